@@ -1,0 +1,124 @@
+// v10 tensor cores: WMMA on TF32 inputs with float32 accumulation.
+//
+// What changed since v8/v9: the multiply-adds run on the tensor cores instead of the FP32
+// pipes. Inputs are rounded to TF32 (10-bit mantissa, float32 range) as each fragment is
+// loaded; products are accumulated in float32. Expect a relative error near 1e-4..1e-3
+// instead of ~1e-6: this stage computes a different (lower-precision) function.
+// Structure: a 256-thread block owns a 128x128 tile of C; its 8 warps form a 2x4 grid and
+// each warp owns 64x32 (4x2 WMMA 16x16 accumulators, 64 floats per thread). K is walked in
+// 32-deep tiles through a 3-stage ring of shared-memory buffers filled with cp.async
+// (16-byte copies that bypass registers), so two tiles are in flight while one is used.
+// Rows of the shared tiles are padded (36 and 132 floats) to spread fragment loads over
+// the banks while keeping the 32-byte alignment that load_matrix_sync requires.
+// Why it should help: an H100/H200 SM's tensor cores do many times the FP32 pipes' work
+// per cycle, even through the pre-Hopper mma.sync path that WMMA compiles to (Hopper's
+// fastest path, wgmma, needs sm_90a and is not used here).
+// Metric to watch: sm__ops_path_tensor_src_tf32 (tensor FLOPs) replaces the ffma counts;
+// sm__pipe_tensor_op_hmma_cycles_active; smsp__sass_thread_inst_executed_op_ffma_pred_on
+// drops to ~0.
+// Ragged sizes: padded on the device to multiples of 128 (M, N) and 32 (K).
+
+#include <mma.h>
+using namespace nvcuda;
+
+#define BM 128
+#define BN 128
+#define BK 32
+#define STAGES 3
+#define NTHREADS 256
+#define A_LD (BK + 4)
+#define B_LD (BN + 4)
+#define A_STAGE (BM * A_LD)
+#define B_STAGE (BK * B_LD)
+
+__device__ __forceinline__ void cp_async16(float* smem, const float* gmem) {
+    const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(addr), "l"(gmem));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+extern "C" __global__ void __launch_bounds__(NTHREADS)
+sgemm_v10(int M, int N, int K, const float* __restrict__ A,
+          const float* __restrict__ B, float* __restrict__ C) {
+    extern __shared__ __align__(128) float smem[];
+    float* As = smem;                      // STAGES x [BM][A_LD]
+    float* Bs = smem + STAGES * A_STAGE;   // STAGES x [BK][B_LD]
+    const int tid = threadIdx.x;
+    const int warp = tid / 32;
+    const int warp_m = warp / 4;  // 0..1: 64 rows each
+    const int warp_n = warp % 4;  // 0..3: 32 columns each
+    const float* Ablk = A + blockIdx.y * BM * K;
+    const float* Bblk = B + blockIdx.x * BN;
+    const int tiles = K / BK;
+
+    auto issue_tile = [&](int t) {
+        const int stage = t % STAGES;
+        const int k0 = t * BK;
+#pragma unroll
+        for (int r = 0; r < BM * BK / 4 / NTHREADS; ++r) {
+            const int e = tid + r * NTHREADS;
+            const int row = e / (BK / 4), col = (e % (BK / 4)) * 4;
+            cp_async16(&As[stage * A_STAGE + row * A_LD + col], &Ablk[row * K + k0 + col]);
+        }
+#pragma unroll
+        for (int r = 0; r < BK * BN / 4 / NTHREADS; ++r) {
+            const int e = tid + r * NTHREADS;
+            const int row = e / (BN / 4), col = (e % (BN / 4)) * 4;
+            cp_async16(&Bs[stage * B_STAGE + row * B_LD + col], &Bblk[(k0 + row) * N + col]);
+        }
+    };
+
+    wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc[4][2];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
+
+    // Prologue: put the first STAGES-1 tiles in flight. Every iteration commits exactly one
+    // group (possibly empty) so that wait_group<STAGES-2> always means "tile t has landed".
+#pragma unroll
+    for (int t = 0; t < STAGES - 1; ++t) {
+        if (t < tiles) issue_tile(t);
+        cp_async_commit();
+    }
+    for (int t = 0; t < tiles; ++t) {
+        cp_async_wait<STAGES - 2>();
+        __syncthreads();  // tile t visible to all; everyone is done with tile t-1's stage
+        if (t + STAGES - 1 < tiles) issue_tile(t + STAGES - 1);
+        cp_async_commit();
+
+        const float* a_tile = As + (t % STAGES) * A_STAGE + warp_m * 64 * A_LD;
+        const float* b_tile = Bs + (t % STAGES) * B_STAGE + warp_n * 32;
+#pragma unroll
+        for (int kk = 0; kk < BK; kk += 8) {
+            wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> fa[4];
+            wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::row_major> fb[2];
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                wmma::load_matrix_sync(fa[i], a_tile + i * 16 * A_LD + kk, A_LD);
+#pragma unroll
+                for (int e = 0; e < fa[i].num_elements; ++e) fa[i].x[e] = wmma::__float_to_tf32(fa[i].x[e]);
+            }
+#pragma unroll
+            for (int j = 0; j < 2; ++j) {
+                wmma::load_matrix_sync(fb[j], b_tile + kk * B_LD + j * 16, B_LD);
+#pragma unroll
+                for (int e = 0; e < fb[j].num_elements; ++e) fb[j].x[e] = wmma::__float_to_tf32(fb[j].x[e]);
+            }
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+#pragma unroll
+                for (int j = 0; j < 2; ++j) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
+        }
+    }
+    cp_async_wait<0>();
+
+    float* Cblk = C + (blockIdx.y * BM + warp_m * 64) * N + blockIdx.x * BN + warp_n * 32;
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 2; ++j)
+            wmma::store_matrix_sync(Cblk + i * 16 * N + j * 16, acc[i][j], N, wmma::mem_row_major);
+}

@@ -1,0 +1,3 @@
+from nsprof.cli import main
+
+main()

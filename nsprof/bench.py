@@ -1,0 +1,138 @@
+"""`nsprof bench`: verify each stage against float64, then time it, at each size.
+
+Returns plain records (dicts) so that the CLI, the JSON file and the profiler all share them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+from pathlib import Path
+from typing import Callable
+
+from nsprof import __version__
+from nsprof.errors import KernelBuildError, NsprofError
+from nsprof.registry import OPS, Stage, stages_for
+from nsprof.sizes import Size, size_label
+
+Progress = Callable[[str], None]
+
+
+def range_name(stage: Stage, size: Size) -> str:
+    """The NVTX range (domain nsprof) around each measured launch: sgemm/v6/4096x4096x4096."""
+    return f"{stage.op}/{stage.stage}/{size_label(size)}"
+
+
+def verify_range_name(stage: Stage, size: Size) -> str:
+    """Verification launches get a range of their own so that filters on measured ranges skip them."""
+    return f"verify/{range_name(stage, size)}"
+
+
+def _record(stage: Stage, size: Size) -> dict:
+    m, n, k = size
+    return {
+        "op": stage.op, "stage": stage.stage, "title": stage.title, "precision": stage.precision,
+        "m": m, "n": n, "k": k, "size": size_label(size), "status": "not run",
+        "rel_error": None, "tolerance": stage.tolerance, "tile": None, "padded": None,
+        "median_ms": None, "tflops": None, "pct_cublas": None, "message": None,
+    }
+
+
+def bench_stage(stage: Stage, size: Size, problem, sm_count: int, *, repeat: int | None,
+                warmup: int | None, tile: str | None = None, nvtx: bool = True) -> dict:
+    """Verify one stage at one size; time it only if it passed."""
+    from nsprof.launch.measure import time_launches, verify
+    from nsprof.launch.sgemm import make_launcher
+
+    rec = _record(stage, size)
+    launcher = make_launcher(stage, problem, sm_count, tile_shape=tile if len(stage.tiles) > 1 else None)
+    rec["tile"], rec["padded"] = launcher.tile_label, launcher.padded_shape is not None
+    problem.refresh()
+    err = verify(launcher, problem, verify_range_name(stage, size) if nvtx else None)
+    rec["rel_error"] = err
+    if not err <= stage.tolerance:  # NaN fails too
+        rec["status"] = "failed"
+        rec["message"] = f"relative error {err:.3g} exceeds {stage.tolerance:g}"
+        return rec
+    timing = time_launches(launcher.run, repeat=repeat, warmup=warmup,
+                           range_name=range_name(stage, size) if nvtx else None)
+    rec.update(timing.summary())
+    rec["status"] = "ok"
+    rec["tflops"] = OPS[stage.op].flops(*size) / (rec["median_ms"] * 1e-3) / 1e12
+    return rec
+
+
+def run_bench(op: str, stages: list[Stage], sizes: list[Size], *, repeat: int | None = None,
+              warmup: int | None = None, baseline: bool = True, tile: str | None = None,
+              nvtx: bool = True, progress: Progress | None = None) -> list[dict]:
+    """Every stage at every size, plus cuBLAS (v9) as the baseline for % of cuBLAS."""
+    from nsprof.launch.gpu import device_info, require_cupy
+    from nsprof.launch.sgemm import SgemmProblem
+
+    cp = require_cupy()
+    sm_count = device_info()["sm_count"]
+    cublas = next(s for s in stages_for(op) if s.backend == "cublas")
+    records: list[dict] = []
+    broken: str | None = None  # set when a CUDA error leaves the context unusable
+    for size in sizes:
+        problem = SgemmProblem(*size)
+        todo = list(stages)
+        if baseline and cublas not in todo:
+            todo.insert(0, cublas)
+        for stage in todo:
+            if progress:
+                progress(f"{stage.op} {stage.stage} {size_label(size)}")
+            if broken:
+                rec = _record(stage, size)
+                rec["status"], rec["message"] = "error", f"not run after an earlier CUDA error: {broken}"
+            else:
+                try:
+                    rec = bench_stage(stage, size, problem, sm_count, repeat=repeat, warmup=warmup,
+                                      tile=tile, nvtx=nvtx)
+                except KernelBuildError as err:
+                    rec = _record(stage, size)
+                    rec["status"], rec["message"] = "error", str(err)
+                except NsprofError:
+                    raise
+                except Exception as err:  # a CUDA error: record it, then stop using the GPU
+                    rec = _record(stage, size)
+                    broken = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+                    rec["status"], rec["message"] = "error", broken
+            rec["baseline_only"] = stage is cublas and cublas not in stages
+            records.append(rec)
+        del problem
+        cp.get_default_memory_pool().free_all_blocks()
+    _add_pct_cublas(records)
+    return records
+
+
+def _add_pct_cublas(records: list[dict]) -> None:
+    base = {r["size"]: r["median_ms"] for r in records if r["stage"] == "v9" and r["status"] == "ok"}
+    for r in records:
+        if r["status"] == "ok" and r["size"] in base:
+            r["pct_cublas"] = 100 * base[r["size"]] / r["median_ms"]
+
+
+def results_document(records: list[dict], env: dict) -> dict:
+    return {
+        "nsprof_version": __version__,
+        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "command": " ".join(["nsprof", *sys.argv[1:]]),
+        "env": env,
+        "results": records,
+    }
+
+
+def save_results(doc: dict, out_dir: Path) -> Path:
+    """Write profiles/bench-<op>-<timestamp>.json without ever replacing an existing file."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    op = doc["results"][0]["op"] if doc["results"] else "none"
+    path = out_dir / f"bench-{op}-{stamp}.json"
+    n = 1
+    while path.exists():
+        n += 1
+        path = out_dir / f"bench-{op}-{stamp}-{n}.json"
+    path.write_text(json.dumps(doc, indent=2) + "\n")
+    return path

@@ -1,0 +1,54 @@
+"""The `nsprof` command line: thin Typer commands over the library.
+
+Project errors (nsprof.errors) are caught once, here, and printed as one line on stderr
+with exit code 1 (2 for usage errors) and no traceback.
+"""
+
+from __future__ import annotations
+
+import typer
+from typer.core import TyperGroup
+
+from nsprof import __version__
+from nsprof.commands.bench import bench
+from nsprof.commands.stages import stages
+from nsprof.errors import NsprofError
+
+
+class _Group(TyperGroup):
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except NsprofError as err:
+            typer.echo(f"error: {err}", err=True)
+            raise typer.Exit(err.exit_code) from None
+
+
+app = typer.Typer(
+    cls=_Group,
+    name="nsprof",
+    help="Run, verify, profile and explain a ladder of CUDA kernels (SGEMM v1..v10) with Nsight tools.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"nsprof {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit.")) -> None:
+    """Run, verify, profile and explain a ladder of CUDA kernels (SGEMM v1..v10) with Nsight tools."""
+
+
+app.command()(stages)
+app.command()(bench)
+
+
+def main() -> None:
+    app()

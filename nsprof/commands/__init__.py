@@ -1,0 +1,1 @@
+"""Thin Typer commands over the library; registered on the app in nsprof/cli.py."""

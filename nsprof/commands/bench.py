@@ -1,0 +1,78 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from nsprof.bench import results_document, run_bench, save_results
+from nsprof.console import stderr, stdout
+from nsprof.registry import select_stages
+from nsprof.sizes import parse_sizes
+
+
+def bench(
+    stage: Optional[List[str]] = typer.Option(None, "--stage", "-s", help="Stage(s): v6, several (v1,v6 or repeated), or all. Default: all."),
+    size: Optional[List[str]] = typer.Option(None, "--size", help="N for N^3, or MxNxK; several as 1024,4096. Default: 4096."),
+    op: str = typer.Option("sgemm", "--op", help="Which ladder."),
+    repeat: Optional[int] = typer.Option(None, "--repeat", min=1, help="Timed launches per stage and size. Default: enough for ~0.25 s (10..500)."),
+    warmup: Optional[int] = typer.Option(None, "--warmup", min=0, help="Untimed launches before timing. Default: 3."),
+    tile: Optional[str] = typer.Option(None, "--tile", help="Force the block tile (e.g. 64x128) of stages that offer several."),
+    baseline: bool = typer.Option(True, "--baseline/--no-baseline", help="Also time cuBLAS (v9) for the '% of cuBLAS' column."),
+    as_json: bool = typer.Option(False, "--json", help="Print the results as JSON instead of a table."),
+    out: Path = typer.Option(Path("profiles"), "--out", help="Directory for the results file bench-<op>-<time>.json."),
+    save: bool = typer.Option(True, "--save/--no-save", help="Write the results file."),
+) -> None:
+    """Verify each stage against a float64 reference, then time it with CUDA events.
+
+    A stage whose relative error exceeds its tolerance (1e-5 fp32, 5e-3 tf32) is reported
+    FAILED, is not timed, and makes the exit code 1.
+    """
+    from nsprof.launch.gpu import device_info
+
+    stages = select_stages(op, stage)
+    sizes = parse_sizes(size)
+    env = device_info()  # fails early, in one line, without a GPU or CuPy
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                  console=stderr(), transient=True) as bar:
+        task = bar.add_task("starting", total=None)
+        records = run_bench(op, stages, sizes, repeat=repeat, warmup=warmup, baseline=baseline,
+                            tile=tile, progress=lambda msg: bar.update(task, description=msg))
+    doc = results_document(records, env)
+    if as_json:
+        typer.echo(json.dumps(doc, indent=2))
+    else:
+        stdout().print(results_table(records, env))
+    if save:
+        path = save_results(doc, out)
+        stderr().print(f"results written to {path}")
+    if any(r["status"] != "ok" for r in records):
+        raise typer.Exit(1)
+
+
+def _fmt(value, spec: str, missing: str = "-") -> str:
+    return missing if value is None else format(value, spec)
+
+
+def results_table(records: list[dict], env: dict) -> Table:
+    table = Table(title=f"{env['device']} (CC {env['compute_capability']}, {env['sm_count']} SMs), CuPy {env['cupy']}, CUDA {env['runtime_cuda']}",
+                  title_justify="left")
+    for col, justify in [("stage", "left"), ("title", "left"), ("size", "left"), ("tile", "left"),
+                         ("status", "left"), ("median ms", "right"), ("spread", "right"),
+                         ("TFLOP/s", "right"), ("% cuBLAS", "right"), ("rel. error", "right")]:
+        table.add_column(col, justify=justify)
+    for r in records:
+        status = {"ok": "ok", "failed": "[red]FAILED[/]", "error": "[red]ERROR[/]"}.get(r["status"], r["status"])
+        table.add_row(
+            r["stage"], r["title"] + (" (baseline)" if r.get("baseline_only") else ""), r["size"],
+            r["tile"] or "-", status, _fmt(r["median_ms"], ".4f"),
+            _fmt(r.get("spread_pct"), ".1f") + ("%" if r.get("spread_pct") is not None else ""),
+            _fmt(r["tflops"], ".2f"), _fmt(r["pct_cublas"], ".0f"), _fmt(r["rel_error"], ".1e"),
+        )
+    failures = [r for r in records if r["status"] != "ok"]
+    if failures:
+        table.caption = "; ".join(f"{r['stage']} {r['size']}: {r['message']}" for r in failures)
+    return table

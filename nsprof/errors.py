@@ -1,0 +1,42 @@
+"""The project's exceptions: each carries the problem and the fix, and the CLI prints them
+as one line on stderr (no traceback) with exit code 1, or 2 for usage errors."""
+
+from __future__ import annotations
+
+
+class NsprofError(Exception):
+    """Base class: `problem` says what is wrong, `fix` says what to do about it."""
+
+    exit_code = 1
+
+    def __init__(self, problem: str, fix: str | None = None):
+        self.problem = problem.rstrip(".")
+        self.fix = fix
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        if not self.fix:
+            return f"{self.problem}."
+        return f"{self.problem}. {self.fix[0].upper()}{self.fix[1:]}"
+
+
+class UsageError(NsprofError):
+    """A bad option value or argument (exit code 2, like Click's own usage errors)."""
+
+    exit_code = 2
+
+
+class GpuUnavailableError(NsprofError):
+    """CuPy is missing, or no CUDA device is visible."""
+
+
+class KernelBuildError(NsprofError):
+    """A stage's CUDA source failed to compile."""
+
+
+class ToolNotFoundError(NsprofError):
+    """nsys or ncu could not be found."""
+
+
+class ParseError(NsprofError):
+    """A file is not what nsprof expected (not SQLite, not ncu CSV, truncated...)."""

@@ -1,0 +1,87 @@
+"""Access to CuPy and the GPU, with one-line errors when either is missing."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+
+from nsprof.errors import GpuUnavailableError
+
+INSTALL_HINT = "Install CuPy for your CUDA major version: pip install 'nsprof[cuda12]' or 'nsprof[cuda13]'"
+
+
+def require_cupy():
+    """Import CuPy and check that a CUDA device is visible."""
+    try:
+        import cupy
+    except ImportError as err:
+        raise GpuUnavailableError(f"CuPy is not installed ({err})", INSTALL_HINT) from None
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as err:  # CUDARuntimeError, missing driver library, ...
+        raise GpuUnavailableError(
+            f"no CUDA GPU is usable ({_first_line(err)})",
+            "Run on a machine with an NVIDIA GPU and driver, or analyze existing profiles with `nsprof analyze`",
+        ) from None
+    if count == 0:
+        raise GpuUnavailableError(
+            "no CUDA GPU is visible",
+            "Check nvidia-smi and CUDA_VISIBLE_DEVICES, or analyze existing profiles with `nsprof analyze`",
+        )
+    return cupy
+
+
+def _first_line(err: Exception) -> str:
+    text = str(err).strip() or type(err).__name__
+    return text.splitlines()[0]
+
+
+def cuda_include_dir() -> str | None:
+    """NVRTC needs -I<cuda>/include for <mma.h> (without it: 'catastrophic error')."""
+    import cupy
+
+    candidates = [os.environ.get("CUDA_PATH"), os.environ.get("CUDA_HOME"), cupy.cuda.get_cuda_path(), "/usr/local/cuda"]
+    for root in candidates:
+        if root and os.path.isfile(os.path.join(root, "include", "mma.h")):
+            return os.path.join(root, "include")
+    return None
+
+
+def device_info() -> dict:
+    """What a result needs to be reproducible: the device, its clocks and the software stack."""
+    cupy = require_cupy()
+    dev = cupy.cuda.Device()
+    props = cupy.cuda.runtime.getDeviceProperties(dev.id)
+    name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+
+    def _version(v: int) -> str:
+        return f"{v // 1000}.{(v % 1000) // 10}"
+
+    clock_khz = props.get("clockRate") or cupy.cuda.runtime.deviceGetAttribute(13, dev.id)  # cudaDevAttrClockRate
+    return {
+        "device": name,
+        "compute_capability": f"{props['major']}.{props['minor']}",
+        "sm_count": props["multiProcessorCount"],
+        "sm_clock_max_mhz": clock_khz // 1000,
+        "memory_gib": round(props["totalGlobalMem"] / 2**30, 1),
+        "l2_mib": round(props.get("l2CacheSize", 0) / 2**20, 1),
+        "driver": nvidia_driver_version(),
+        "driver_cuda": _version(cupy.cuda.runtime.driverGetVersion()),
+        "runtime_cuda": _version(cupy.cuda.runtime.runtimeGetVersion()),
+        "cupy": cupy.__version__,
+        "python": platform.python_version(),
+        "host": platform.node(),
+    }
+
+
+def nvidia_driver_version() -> str | None:
+    """The display-driver version (e.g. 580.159.03), which the CUDA runtime does not report."""
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True, text=True, timeout=20, check=True,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.strip().splitlines()[0] if out.strip() else None

@@ -1,0 +1,85 @@
+"""Verification against the float64 reference and timing with CUDA events."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from nsprof.launch.gpu import require_cupy
+
+NVTX_DOMAIN = "nsprof"
+
+
+def nvtx_range(name: str | None):
+    """A push/pop range in the nsprof domain, or nothing when nvtx is absent or not wanted."""
+    if name is None:
+        return contextlib.nullcontext()
+    try:
+        import nvtx
+    except ImportError:
+        return contextlib.nullcontext()
+    return nvtx.annotate(message=name, domain=NVTX_DOMAIN)
+
+
+def verify(launcher, problem, range_name: str | None = None) -> float:
+    """Poison C with NaN, launch once, and return the relative Frobenius error."""
+    cp = require_cupy()
+    problem.poison_output()
+    with nvtx_range(range_name):
+        launcher.run()
+    cp.cuda.Device().synchronize()
+    return problem.relative_error()
+
+
+@dataclass
+class Timing:
+    times_ms: list[float]
+    warmup: int
+
+    @property
+    def median_ms(self) -> float:
+        return float(np.median(self.times_ms))
+
+    def summary(self) -> dict:
+        t = np.asarray(self.times_ms)
+        q1, med, q3 = np.percentile(t, [25, 50, 75])
+        return {
+            "median_ms": float(med),
+            "q1_ms": float(q1),
+            "q3_ms": float(q3),
+            "min_ms": float(t.min()),
+            "max_ms": float(t.max()),
+            "spread_pct": float(100 * (q3 - q1) / med) if med > 0 else 0.0,
+            "runs": int(t.size),
+            "warmup": self.warmup,
+        }
+
+
+def _event_times(launch, count: int, range_name: str | None) -> list[float]:
+    cp = require_cupy()
+    starts = [cp.cuda.Event() for _ in range(count)]
+    ends = [cp.cuda.Event() for _ in range(count)]
+    for start, end in zip(starts, ends):
+        with nvtx_range(range_name):
+            start.record()
+            launch()
+            end.record()
+    ends[-1].synchronize()
+    return [cp.cuda.get_elapsed_time(s, e) for s, e in zip(starts, ends)]
+
+
+def time_launches(launch, repeat: int | None = None, warmup: int | None = None,
+                  target_s: float = 0.25, range_name: str | None = None) -> Timing:
+    """Warm up (outside any range), then time each launch with its own pair of CUDA events.
+
+    With no `repeat`, run enough launches to fill about `target_s` (10 to 500 launches),
+    using the warm-up launches to estimate the time of one.
+    """
+    n_warm = 3 if warmup is None else warmup
+    warm_times = _event_times(launch, n_warm, None) if n_warm > 0 else []
+    if repeat is None:
+        per_launch_s = max(float(np.median(warm_times)) / 1e3, 1e-6) if warm_times else 1e-3
+        repeat = int(min(500, max(10, target_s / per_launch_s)))
+    return Timing(_event_times(launch, repeat, range_name), len(warm_times))

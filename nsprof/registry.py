@@ -1,0 +1,219 @@
+"""The stage registry: the one place where every stage of every ladder is declared.
+
+Everything else (CLI choices, bench tables, plot labels, `explain`, tests) reads from here.
+A stage names its CUDA source and entry point, the block tiles it can launch with, how it
+handles sizes that are not multiples of its tile, its arithmetic precision, what it changes
+relative to the previous stage and which Nsight Compute metric should show that change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from nsprof.errors import UsageError
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Tile:
+    """One launch configuration: a block computes a bm x bn tile of C in steps of bk.
+
+    `entry` is the kernel's extern "C" name; `threads` the block shape (x, y).
+    Padded stages round M, N up to multiples of bm, bn and K up to a multiple of bk.
+    """
+
+    bm: int
+    bn: int
+    bk: int
+    threads: tuple[int, int]
+    entry: str
+    dynamic_smem_bytes: int = 0
+
+
+@dataclass(frozen=True)
+class Op:
+    """A problem family (SGEMM, ...) with its FLOP and minimum-byte formulas."""
+
+    name: str
+    dtype: str
+    description: str
+
+    def flops(self, m: int, n: int, k: int) -> int:
+        return 2 * m * n * k
+
+    def min_bytes(self, m: int, n: int, k: int) -> int:
+        """Each input read once and the output written once."""
+        return 4 * (m * k + k * n + m * n)
+
+
+@dataclass(frozen=True)
+class Stage:
+    op: str
+    stage: str
+    title: str
+    kernel_file: str | None  # relative to the repository root; None for library calls
+    backend: str  # "nvrtc" (our .cu through CuPy) or "cublas" (through CuPy's matmul)
+    tiles: tuple[Tile, ...]  # first is the default; launch picks among them by size
+    ragged: str  # "bounds-check", "pad" or "library": how M, N, K off the tile are handled
+    precision: str  # "fp32" or "tf32"
+    changes: str  # what this stage changes relative to the previous one
+    why: str  # why that should be faster
+    metric: str  # the Nsight Compute metric that should show the change
+    notes: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.op}/{self.stage}"
+
+    @property
+    def number(self) -> int:
+        return int(self.stage.lstrip("v"))
+
+    @property
+    def tolerance(self) -> float:
+        """Largest relative Frobenius error against the float64 reference that passes."""
+        return TOLERANCE[self.precision]
+
+    def kernel_path(self) -> Path | None:
+        if self.kernel_file is None:
+            return None
+        return _find_kernel(self.kernel_file)
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["tiles"] = [asdict(t) for t in self.tiles]
+        d["tolerance"] = self.tolerance
+        return d
+
+
+TOLERANCE = {"fp32": 1e-5, "tf32": 5e-3}
+
+OPS = {
+    "sgemm": Op("sgemm", "float32", "C = A @ B, row-major float32, A is MxK and B is KxN"),
+}
+
+
+def _find_kernel(rel: str) -> Path:
+    """A source checkout keeps kernels/ at the top; a wheel ships it as nsprof/kernels."""
+    for base in (REPO_ROOT, Path(__file__).resolve().parent):
+        if (base / rel).is_file():
+            return base / rel
+    return REPO_ROOT / rel
+
+
+def _t(bm, bn, bk, threads, entry, smem=0) -> Tile:
+    return Tile(bm, bn, bk, threads, entry, smem)
+
+
+_SGEMM = [
+    Stage(
+        "sgemm", "v1", "naive", "kernels/sgemm/v01_naive.cu", "nvrtc",
+        (_t(32, 32, 1, (32, 32), "sgemm_v1"),), "bounds-check", "fp32",
+        changes="baseline: one thread per element of C, operands read straight from global memory",
+        why="the simplest correct kernel; every FMA requests 8 bytes, so caches do all the reuse",
+        metric="l1tex__t_bytes.sum (bytes requested from L1) dwarfs the FLOPs",
+    ),
+    Stage(
+        "sgemm", "v2", "shared-memory tiling", "kernels/sgemm/v02_smem_tiling.cu", "nvrtc",
+        (_t(32, 32, 32, (32, 32), "sgemm_v2"),), "bounds-check", "fp32",
+        changes="32x32 tiles of A and B staged in shared memory; each loaded float is used 32 times",
+        why="global/L1 traffic falls 32x; shared memory feeds the FMAs",
+        metric="l1tex__t_bytes.sum and lts__t_bytes.sum fall ~32x against v1",
+    ),
+    Stage(
+        "sgemm", "v3", "register tiling", "kernels/sgemm/v03_register_tiling.cu", "nvrtc",
+        (_t(128, 128, 8, (256, 1), "sgemm_v3"),), "pad", "fp32",
+        changes="128x128 block tile, each thread accumulates a contiguous 8x8 block of C in registers",
+        why="64 FMAs per 16 shared-memory loads instead of 1 per 2: the FMA pipe becomes the limit",
+        metric="smsp__sass_inst_executed_op_shared_ld.sum per FLOP falls; sm__throughput rises",
+    ),
+    Stage(
+        "sgemm", "v4", "re-indexed loads", "kernels/sgemm/v04_reindexed_loads.cu", "nvrtc",
+        (_t(128, 128, 8, (256, 1), "sgemm_v4"),), "pad", "fp32",
+        changes="each thread's 8x8 outputs are strided by 16 rows/columns instead of contiguous",
+        why="lanes read consecutive shared-memory words (no bank conflicts) and store C coalesced",
+        metric="l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum falls to ~0",
+    ),
+    Stage(
+        "sgemm", "v5", "float4 loads", "kernels/sgemm/v05_float4_loads.cu", "nvrtc",
+        (_t(128, 128, 8, (256, 1), "sgemm_v5"),), "pad", "fp32",
+        changes="global loads of A and B, shared reads of B and stores of C move 16 bytes each",
+        why="a quarter of the load/store instructions; but A is read with 2-way-conflicted scalars",
+        metric="smsp__sass_inst_executed_op_global_ld.sum falls; shared load conflicts appear",
+    ),
+    Stage(
+        "sgemm", "v6", "bank-conflict-free shared memory", "kernels/sgemm/v06_conflict_free_smem.cu",
+        "nvrtc", (_t(128, 128, 8, (256, 1), "sgemm_v6"),), "pad", "fp32",
+        changes="A tile stored transposed (As[k][m], rows padded to 132 floats), read as float4",
+        why="the A reads become two conflict-free float4 broadcasts instead of 8 conflicted scalars",
+        metric="l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum falls to ~0 against v5",
+    ),
+    Stage(
+        "sgemm", "v7", "outer product from registers", "kernels/sgemm/v07_outer_product.cu", "nvrtc",
+        (_t(128, 128, 8, (256, 1), "sgemm_v7"),), "pad", "fp32",
+        changes="register fragments for step k+1 are loaded while the 8x8 outer product of step k runs",
+        why="shared-memory latency hides behind 64 independent FMAs instead of stalling the warp",
+        metric="smsp__average_warp_latency_issue_stalled_short_scoreboard falls",
+    ),
+    Stage(
+        "sgemm", "v8", "double buffering", "kernels/sgemm/v08_double_buffering.cu", "nvrtc",
+        (
+            _t(128, 128, 8, (256, 1), "sgemm_v8_128x128"),
+            _t(64, 128, 8, (128, 1), "sgemm_v8_64x128"),
+            _t(64, 64, 8, (64, 1), "sgemm_v8_64x64"),
+        ),
+        "pad", "fp32",
+        changes="two shared buffers: the next tile's global loads overlap this tile's FMAs; "
+        "smaller block tiles when 128x128 would leave SMs idle",
+        why="global-load latency is hidden and one barrier per tile remains instead of two",
+        metric="smsp__average_warp_latency_issue_stalled_long_scoreboard and _barrier fall",
+    ),
+    Stage(
+        "sgemm", "v9", "cuBLAS", None, "cublas", (), "library", "fp32",
+        changes="the vendor library (cuBLAS SGEMM through CuPy's matmul, FP32 compute, no TF32)",
+        why="the reference point every hand-written stage is compared with",
+        metric="whatever cuBLAS chose: compare sm__throughput and dram__bytes with v8",
+    ),
+    Stage(
+        "sgemm", "v10", "tensor cores (TF32 WMMA)", "kernels/sgemm/v10_tensor_cores.cu", "nvrtc",
+        (_t(128, 128, 32, (256, 1), "sgemm_v10", 3 * (128 * 36 + 32 * 132) * 4),), "pad", "tf32",
+        changes="WMMA m16n16k8 on TF32-rounded inputs with float32 accumulation, cp.async 3-stage ring",
+        why="tensor cores do many times the FP32 pipes' work per cycle",
+        metric="sm__ops_path_tensor_src_tf32 appears; ffma instruction counts drop to ~0",
+        notes="TF32 rounds inputs to a 10-bit mantissa: expect errors near 1e-4, tolerance 5e-3",
+    ),
+]
+
+STAGES: dict[str, list[Stage]] = {"sgemm": _SGEMM}
+
+
+def stages_for(op: str = "sgemm") -> list[Stage]:
+    if op not in STAGES:
+        raise UsageError(f"unknown op '{op}'", f"choose one of: {', '.join(STAGES)}")
+    return STAGES[op]
+
+
+def get_stage(op: str, stage: str) -> Stage:
+    return select_stages(op, [stage])[0]
+
+
+def select_stages(op: str, names: list[str] | None) -> list[Stage]:
+    """Resolve user-typed stage names ("v6", "6", "V6", "all", "v1,v6") in ladder order."""
+    ladder = stages_for(op)
+    by_name = {s.stage: s for s in ladder}
+    tokens = [t.strip().lower() for n in (names or ["all"]) for t in n.split(",") if t.strip()]
+    if not tokens or "all" in tokens:
+        return list(ladder)
+    chosen = []
+    for token in tokens:
+        name = token if token.startswith("v") else f"v{token}"
+        if name not in by_name:
+            raise UsageError(
+                f"unknown stage '{token}' for {op}",
+                f"choose from {', '.join(by_name)} or 'all' (see `nsprof stages`)",
+            )
+        if by_name[name] not in chosen:
+            chosen.append(by_name[name])
+    return sorted(chosen, key=lambda s: s.number)
