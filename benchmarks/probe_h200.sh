@@ -12,7 +12,7 @@ ncu --version | tail -1; nsys --version
 echo "== ragged + tiny sizes"
 python3 -m nsprof bench --size 1000x1200x800,1x1x1,33x65x17,129x7x300 --repeat 3 --warmup 1 --no-save 2>&1 | tee "$OUT/ragged.txt"
 echo "== main bench"
-python3 -m nsprof bench --size 1024,4096 --json --out "$OUT" > "$OUT/bench.json"; echo "bench exit $?"
+python3 -m nsprof bench --size 1024,4096 --json --no-save > "$OUT/bench.json"; echo "bench exit $?"
 python3 - <<'PY'
 import json, os
 d = json.load(open(os.environ.get("OUT", "/tmp/out") + "/bench.json"))
@@ -32,4 +32,13 @@ echo "== ncu metric set on v5/v6 at 512"
 M=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,l1tex__t_bytes.sum,smsp__sass_thread_inst_executed_op_fadd_pred_on.sum,smsp__sass_thread_inst_executed_op_fmul_pred_on.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,sm__ops_path_tensor_src_fp16.sum,sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,smsp__sass_inst_executed_op_shared_ld.sum,smsp__sass_inst_executed_op_shared_st.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__shared_mem_per_block_static,launch__shared_mem_per_block_dynamic
 time ncu --clock-control none --nvtx --nvtx-include 'regex:nsprof@sgemm/v[0-9]+/.*' --metrics $M --csv --page raw -o "$OUT/ladder512" python3 -m nsprof bench --size 512 --stage v1,v5,v6,v10 --repeat 2 --warmup 1 --no-save --no-baseline > "$OUT/ncu_raw_run.txt" 2>&1; echo "ncu exit $?"
 tail -5 "$OUT/ncu_raw_run.txt"
+ncu --import "$OUT/ladder512.ncu-rep" --csv --page raw --print-units base > "$OUT/ladder512_raw.csv"
+ncu --import "$OUT/ladder512.ncu-rep" --csv --page raw --print-units auto > "$OUT/ladder512_raw_auto.csv"
+ncu --import "$OUT/ladder512.ncu-rep" --csv --page details > "$OUT/ladder512_details.csv"
+ncu --import "$OUT/ladder512.ncu-rep" --csv --page raw --print-nvtx-rename kernel > /dev/null 2>&1
+wc -l "$OUT"/ladder512_*.csv; head -c 1500 "$OUT/ladder512_raw.csv"; echo; head -c 1500 "$OUT/ladder512_details.csv"
+echo "== nsys"
+time nsys profile -t cuda,nvtx --export=sqlite -o "$OUT/nsys_probe" --force-overwrite true python3 -m nsprof bench --size 512 --stage v6 --repeat 3 --warmup 1 --no-save --no-baseline > "$OUT/nsys_run.txt" 2>&1; echo "nsys exit $?"
+tail -3 "$OUT/nsys_run.txt"; ls -la "$OUT"/nsys_probe*
+rm -f "$OUT/probe.csv" "$OUT/nsys_probe.nsys-rep" "$OUT/ncu_raw_run.txt" "$OUT/nsys_run.txt"; ls -la "$OUT"
 ls -la "$OUT"
