@@ -47,6 +47,7 @@ def bench_stage(stage: Stage, size: Size, problem, sm_count: int, *, repeat: int
 
     rec = _record(stage, size)
     launcher = make_launcher(stage, problem, sm_count, tile_shape=tile if len(stage.tiles) > 1 else None)
+    rec["split_k"] = launcher.plan.split_k if launcher.plan else None
     rec["tile"], rec["padded"] = launcher.tile_label, launcher.padded_shape is not None
     problem.refresh()
     err = verify(launcher, problem, verify_range_name(stage, size) if nvtx else None)

@@ -21,7 +21,10 @@ class Tile:
     """One launch configuration: a block computes a bm x bn tile of C in steps of bk.
 
     `entry` is the kernel's extern "C" name; `threads` the block shape (x, y).
-    Padded stages round M, N up to multiples of bm, bn and K up to a multiple of bk.
+    Padded stages round M, N up to multiples of bm, bn and K up to a multiple of bk
+    (times the split-K factor). `max_split_k` > 1 lets the launcher split K over
+    gridDim.z when there are too few tiles to fill the GPU (the kernel then adds its
+    partial sums into a zeroed C).
     """
 
     bm: int
@@ -30,6 +33,11 @@ class Tile:
     threads: tuple[int, int]
     entry: str
     dynamic_smem_bytes: int = 0
+    max_split_k: int = 1
+
+    @property
+    def shape(self) -> str:
+        return f"{self.bm}x{self.bn}"
 
 
 @dataclass(frozen=True)
@@ -103,8 +111,8 @@ def _find_kernel(rel: str) -> Path:
     return REPO_ROOT / rel
 
 
-def _t(bm, bn, bk, threads, entry, smem=0) -> Tile:
-    return Tile(bm, bn, bk, threads, entry, smem)
+def _t(bm, bn, bk, threads, entry, smem=0, max_split_k=1) -> Tile:
+    return Tile(bm, bn, bk, threads, entry, smem, max_split_k)
 
 
 _SGEMM = [
@@ -160,7 +168,7 @@ _SGEMM = [
     Stage(
         "sgemm", "v8", "double buffering", "kernels/sgemm/v08_double_buffering.cu", "nvrtc",
         (
-            _t(128, 128, 8, (256, 1), "sgemm_v8_128x128"),
+            _t(128, 128, 8, (256, 1), "sgemm_v8_128x128", max_split_k=8),
             _t(64, 128, 8, (128, 1), "sgemm_v8_64x128"),
             _t(64, 64, 8, (64, 1), "sgemm_v8_64x64"),
         ),
@@ -178,7 +186,7 @@ _SGEMM = [
     ),
     Stage(
         "sgemm", "v10", "tensor cores (TF32 WMMA)", "kernels/sgemm/v10_tensor_cores.cu", "nvrtc",
-        (_t(128, 128, 32, (256, 1), "sgemm_v10", 3 * (128 * 36 + 32 * 132) * 4),), "pad", "tf32",
+        (_t(128, 128, 32, (256, 1), "sgemm_v10", 3 * (128 * 36 + 32 * 136) * 4),), "pad", "tf32",
         changes="WMMA m16n16k8 on TF32-rounded inputs with float32 accumulation, cp.async 3-stage ring",
         why="tensor cores do many times the FP32 pipes' work per cycle",
         metric="sm__ops_path_tensor_src_tf32 appears; ffma instruction counts drop to ~0",

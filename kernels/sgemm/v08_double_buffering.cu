@@ -15,6 +15,16 @@
 // ..._barrier fall against v7; sm__pipe_fma_cycles_active rises.
 // Ragged sizes: padded on the device to multiples of the block tile and 8 (K).
 
+// Tuning knobs (a tuning run overrides them with -D). The second launch bound
+// (blocks per SM) caps registers at 65536 / (threads * blocks); V8_MIN_BLOCKS lets a tuning
+// run trade a few spilled registers for occupancy.
+#ifndef V8_WARP_ROWS
+#define V8_WARP_ROWS 4
+#endif
+#ifndef V8_MIN_BLOCKS
+#define V8_MIN_BLOCKS 2
+#endif
+
 template <int BM, int BN, int BK>
 struct V8 {
     static constexpr int THREADS = BM * BN / 64;  // each thread owns 8x8 outputs
@@ -33,10 +43,19 @@ __device__ __forceinline__ void sgemm_v8_body(int M, int N, int K,
     __shared__ __align__(16) float As[2][BK][P::A_LD];
     __shared__ __align__(16) float Bs[2][BK][BN];
     const int tid = threadIdx.x;
-    const int tx = tid % (BN / 8);
-    const int ty = tid / (BN / 8);
-    const float* Ablk = A + blockIdx.y * BM * K;
-    const float* Bblk = B + blockIdx.x * BN;
+    // A warp covers WARP_ROWS x (32 / WARP_ROWS) threads of the block's (BM/8) x (BN/8) grid:
+    // 4 x 8 means each k step reads 4 distinct float4 of A and 8 of B per warp (one
+    // wavefront each) instead of 2 and 16 (one and two wavefronts) with 2 x 16.
+    constexpr int LANES_X = 32 / V8_WARP_ROWS;
+    constexpr int WARPS_X = (BN / 8) / LANES_X;
+    const int warp = tid / 32, lane = tid % 32;
+    const int ty = (warp / WARPS_X) * V8_WARP_ROWS + lane / LANES_X;
+    const int tx = (warp % WARPS_X) * LANES_X + lane % LANES_X;
+    // Split-K: blockIdx.z takes the z-th of gridDim.z equal slices of K (a multiple of BK)
+    // and adds its partial sums into C, which the launcher zeroed.
+    const int k_len = K / gridDim.z;
+    const float* Ablk = A + blockIdx.y * BM * K + blockIdx.z * k_len;
+    const float* Bblk = B + blockIdx.x * BN + blockIdx.z * k_len * N;
 
     float4 stage_a[P::A_VECS], stage_b[P::B_VECS];
     auto load_global = [&](int k0) {
@@ -84,8 +103,8 @@ __device__ __forceinline__ void sgemm_v8_body(int M, int N, int K,
     __syncthreads();
     load_fragments(0, 0, 0);
     int buf = 0;
-    for (int k0 = 0; k0 < K; k0 += BK) {
-        const bool has_next = k0 + BK < K;
+    for (int k0 = 0; k0 < k_len; k0 += BK) {
+        const bool has_next = k0 + BK < k_len;
         if (has_next) load_global(k0 + BK);  // in flight during the FMAs below
 #pragma unroll
         for (int k = 0; k < BK; ++k) {
@@ -114,20 +133,21 @@ __device__ __forceinline__ void sgemm_v8_body(int M, int N, int K,
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
         const int row = (i / 4) * (BM / 2) + ty * 4 + i % 4;
-        *reinterpret_cast<float4*>(&Cblk[row * N + tx * 4]) =
-            make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
-        *reinterpret_cast<float4*>(&Cblk[row * N + BN / 2 + tx * 4]) =
-            make_float4(acc[i][4], acc[i][5], acc[i][6], acc[i][7]);
+        const float4 left = make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
+        const float4 right = make_float4(acc[i][4], acc[i][5], acc[i][6], acc[i][7]);
+        float4* c_left = reinterpret_cast<float4*>(&Cblk[row * N + tx * 4]);
+        float4* c_right = reinterpret_cast<float4*>(&Cblk[row * N + BN / 2 + tx * 4]);
+        if (gridDim.z == 1) {
+            *c_left = left;
+            *c_right = right;
+        } else {
+            atomicAdd(c_left, left);  // float4 atomics: sm_90 and later
+            atomicAdd(c_right, right);
+        }
     }
 }
 
-// One entry point per block tile: sgemm_v8_<BM>x<BN> (BK = 8). The second launch bound
-// (blocks per SM) caps registers at 65536 / (threads * blocks); V8_MIN_BLOCKS lets a tuning
-// run trade a few spilled registers for occupancy.
-#ifndef V8_MIN_BLOCKS
-#define V8_MIN_BLOCKS 2
-#endif
-
+// One entry point per block tile: sgemm_v8_<BM>x<BN> (BK = 8).
 extern "C" __global__ void __launch_bounds__(256, V8_MIN_BLOCKS)
 sgemm_v8_128x128(int M, int N, int K, const float* __restrict__ A,
                  const float* __restrict__ B, float* __restrict__ C) {

@@ -8,8 +8,9 @@
 // each warp owns 64x32 (4x2 WMMA 16x16 accumulators, 64 floats per thread). K is walked in
 // 32-deep tiles through a 3-stage ring of shared-memory buffers filled with cp.async
 // (16-byte copies that bypass registers), so two tiles are in flight while one is used.
-// Rows of the shared tiles are padded (36 and 132 floats) to spread fragment loads over
-// the banks while keeping the 32-byte alignment that load_matrix_sync requires.
+// Rows of the shared tiles are padded (36 and 136 floats): a fragment load's 32 lanes then
+// hit 32 different banks (row stride 4 or 8 banks apart), and rows keep the 32-byte
+// alignment that load_matrix_sync requires.
 // Why it should help: an H100/H200 SM's tensor cores do many times the FP32 pipes' work
 // per cycle, even through the pre-Hopper mma.sync path that WMMA compiles to (Hopper's
 // fastest path, wgmma, needs sm_90a and is not used here).
@@ -27,9 +28,19 @@ using namespace nvcuda;
 #define STAGES 3
 #define NTHREADS 256
 #define A_LD (BK + 4)
-#define B_LD (BN + 4)
+#define B_LD (BN + 8)
 #define A_STAGE (BM * A_LD)
 #define B_STAGE (BK * B_LD)
+
+// Tuning knobs (a tuning run overrides them with -D): blocks per SM for the register cap,
+// and whether fragments are rounded to TF32 (1) or passed as float32 bits, which the tensor
+// cores truncate to TF32 (0).
+#ifndef V10_MIN_BLOCKS
+#define V10_MIN_BLOCKS 1
+#endif
+#ifndef V10_ROUND
+#define V10_ROUND 1
+#endif
 
 __device__ __forceinline__ void cp_async16(float* smem, const float* gmem) {
     const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));
@@ -39,7 +50,15 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
-extern "C" __global__ void __launch_bounds__(NTHREADS)
+template <typename Frag>
+__device__ __forceinline__ void to_tf32(Frag& frag) {
+#if V10_ROUND
+#pragma unroll
+    for (int e = 0; e < frag.num_elements; ++e) frag.x[e] = wmma::__float_to_tf32(frag.x[e]);
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(NTHREADS, V10_MIN_BLOCKS)
 sgemm_v10(int M, int N, int K, const float* __restrict__ A,
           const float* __restrict__ B, float* __restrict__ C) {
     extern __shared__ __align__(128) float smem[];
@@ -98,14 +117,12 @@ sgemm_v10(int M, int N, int K, const float* __restrict__ A,
 #pragma unroll
             for (int i = 0; i < 4; ++i) {
                 wmma::load_matrix_sync(fa[i], a_tile + i * 16 * A_LD + kk, A_LD);
-#pragma unroll
-                for (int e = 0; e < fa[i].num_elements; ++e) fa[i].x[e] = wmma::__float_to_tf32(fa[i].x[e]);
+                to_tf32(fa[i]);
             }
 #pragma unroll
             for (int j = 0; j < 2; ++j) {
                 wmma::load_matrix_sync(fb[j], b_tile + kk * B_LD + j * 16, B_LD);
-#pragma unroll
-                for (int e = 0; e < fb[j].num_elements; ++e) fb[j].x[e] = wmma::__float_to_tf32(fb[j].x[e]);
+                to_tf32(fb[j]);
             }
 #pragma unroll
             for (int i = 0; i < 4; ++i)

@@ -55,46 +55,68 @@ class Launcher:
     """One ready-to-call launch of a stage on a problem (padding included, if any)."""
 
     run: Callable[[], None]
-    tile: Tile | None
+    plan: LaunchPlan | None  # None for library calls
     padded_shape: tuple[int, int, int] | None  # None when the kernel runs on A, B, C directly
 
     @property
     def tile_label(self) -> str:
-        return f"{self.tile.bm}x{self.tile.bn}x{self.tile.bk}" if self.tile else "library"
+        if self.plan is None:
+            return "library"
+        t = self.plan.tile
+        split = f"/split{self.plan.split_k}" if self.plan.split_k > 1 else ""
+        return f"{t.bm}x{t.bn}x{t.bk}{split}"
 
 
-def choose_tile(stage: Stage, m: int, n: int, sm_count: int, forced: str | None = None) -> Tile:
-    """The largest block tile that still gives every SM a block; else the smallest tile.
+@dataclass(frozen=True)
+class LaunchPlan:
+    tile: Tile
+    split_k: int = 1
 
-    `forced` ("64x128") picks a tile by its shape, for tuning runs.
+
+def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int,
+                forced_tile: str | None = None, forced_split: int | None = None) -> LaunchPlan:
+    """Pick the block tile (and split-K factor) that keeps every SM busy.
+
+    In registry order (largest tile first), take the first tile that yields at least one
+    block per SM on its own, or with a split of K that the tile allows (each slice at least
+    32 tiles of K deep). Otherwise fall back to the smallest tile. `forced_tile` ("64x128")
+    and `forced_split` override the choice, for tuning runs.
     """
-    if forced:
-        for tile in stage.tiles:
-            if forced == f"{tile.bm}x{tile.bn}":
-                return tile
-        shapes = ", ".join(f"{t.bm}x{t.bn}" for t in stage.tiles)
-        raise UsageError(f"stage {stage.stage} has no {forced} tile", f"choose one of: {shapes}")
-    for tile in stage.tiles:
-        if math.ceil(m / tile.bm) * math.ceil(n / tile.bn) >= sm_count:
-            return tile
-    return stage.tiles[-1]
+    if forced_tile:
+        tiles = [t for t in stage.tiles if t.shape == forced_tile]
+        if not tiles:
+            shapes = ", ".join(t.shape for t in stage.tiles)
+            raise UsageError(f"stage {stage.stage} has no {forced_tile} tile", f"choose one of: {shapes}")
+        if forced_split is not None:
+            return LaunchPlan(tiles[0], forced_split)
+    else:
+        tiles = list(stage.tiles)
+    for tile in tiles:
+        blocks = math.ceil(m / tile.bm) * math.ceil(n / tile.bn)
+        split = 1
+        while blocks * split < sm_count and split * 2 <= tile.max_split_k and k >= split * 2 * 32 * tile.bk:
+            split *= 2
+        if blocks * split >= sm_count or tile is tiles[-1]:
+            return LaunchPlan(tile, split)
+    raise AssertionError("unreachable: the last tile always returns")
 
 
 def _round_up(x: int, multiple: int) -> int:
     return -(-x // multiple) * multiple
 
 
-def make_launcher(stage: Stage, problem: SgemmProblem, sm_count: int,
-                  tile_shape: str | None = None, defines: tuple[str, ...] = ()) -> Launcher:
+def make_launcher(stage: Stage, problem: SgemmProblem, sm_count: int, tile_shape: str | None = None,
+                  split_k: int | None = None, defines: tuple[str, ...] = ()) -> Launcher:
     cp = problem.cp
     m, n, k = problem.m, problem.n, problem.k
     if stage.backend == "cublas":
         return Launcher(lambda: cp.matmul(problem.A, problem.B, out=problem.C), None, None)
 
-    tile = choose_tile(stage, m, n, sm_count, tile_shape)
+    plan = choose_plan(stage, m, n, k, sm_count, tile_shape, split_k)
+    tile, split = plan.tile, plan.split_k
     kernel = load_kernel(stage, tile, defines)
     if stage.ragged == "pad":
-        mp, np_, kp = _round_up(m, tile.bm), _round_up(n, tile.bn), _round_up(k, tile.bk)
+        mp, np_, kp = _round_up(m, tile.bm), _round_up(n, tile.bn), _round_up(k, tile.bk * split)
     else:
         mp, np_, kp = m, n, k
     if max(mp * kp, kp * np_, mp * np_) > INT32_MAX:
@@ -102,15 +124,17 @@ def make_launcher(stage: Stage, problem: SgemmProblem, sm_count: int,
             f"{m}x{n}x{k} is too large for {stage.stage}: its kernels index with 32-bit ints",
             "use matrices with fewer than 2^31 elements each",
         )
-    grid = (math.ceil(np_ / tile.bn), math.ceil(mp / tile.bm), 1)
+    grid = (math.ceil(np_ / tile.bn), math.ceil(mp / tile.bm), split)
     block = (tile.threads[0], tile.threads[1], 1)
 
     def launch(a, b, c, mm, nn, kk):
+        if split > 1:
+            c.fill(0)  # the K slices add their partial sums into C
         kernel(grid, block, (np.int32(mm), np.int32(nn), np.int32(kk), a, b, c),
                shared_mem=tile.dynamic_smem_bytes)
 
     if (mp, np_, kp) == (m, n, k):
-        return Launcher(lambda: launch(problem.A, problem.B, problem.C, m, n, k), tile, None)
+        return Launcher(lambda: launch(problem.A, problem.B, problem.C, m, n, k), plan, None)
 
     # Zero padding on the device: the pad regions stay zero, only the interior is copied
     # per launch; the copies are part of the stage's timed work.
@@ -124,4 +148,4 @@ def make_launcher(stage: Stage, problem: SgemmProblem, sm_count: int,
         launch(a_pad, b_pad, c_pad, mp, np_, kp)
         problem.C[...] = c_pad[:m, :n]
 
-    return Launcher(run_padded, tile, (mp, np_, kp))
+    return Launcher(run_padded, plan, (mp, np_, kp))

@@ -1,0 +1,69 @@
+"""Tuning sweep (GPU): one stage over launch plans x compile-time knobs x sizes.
+
+Each point is verified before it is timed. Used to choose the defaults in
+kernels/sgemm/v08_double_buffering.cu and v10_tensor_cores.cu and the tile rule in
+nsprof.launch.sgemm.choose_plan. Prints one JSON line per point, then a table.
+
+    python3 benchmarks/tune_stage.py --stage v8 --sizes 1024,4096 \\
+        --plans auto,128x128/1,64x128/1 --knobs "V8_WARP_ROWS=2,4;V8_MIN_BLOCKS=1,2"
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+
+from nsprof.launch.gpu import device_info
+from nsprof.launch.measure import time_launches, verify
+from nsprof.launch.sgemm import SgemmProblem, make_launcher
+from nsprof.registry import OPS, get_stage
+from nsprof.sizes import parse_sizes
+
+
+def knob_combinations(spec: str) -> list[tuple[str, ...]]:
+    """"A=1,2;B=3" -> [("A=1", "B=3"), ("A=2", "B=3")]"""
+    if not spec:
+        return [()]
+    axes = [[f"{name}={v}" for v in values.split(",")]
+            for name, values in (part.split("=", 1) for part in spec.split(";"))]
+    return list(itertools.product(*axes))
+
+
+def parse_plan(plan: str) -> tuple[str | None, int | None]:
+    if plan == "auto":
+        return None, None
+    shape, _, split = plan.partition("/")
+    return shape, int(split or 1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--stage", default="v8")
+    parser.add_argument("--sizes", default="1024,2048,4096")
+    parser.add_argument("--plans", default="auto")
+    parser.add_argument("--knobs", default="")
+    args = parser.parse_args()
+    sm_count = device_info()["sm_count"]
+    stage, cublas = get_stage("sgemm", args.stage), get_stage("sgemm", "v9")
+    rows = []
+    for size in parse_sizes([args.sizes]):
+        problem = SgemmProblem(*size)
+        base = time_launches(make_launcher(cublas, problem, sm_count).run).median_ms
+        for plan, knobs in itertools.product(args.plans.split(","), knob_combinations(args.knobs)):
+            shape, split = parse_plan(plan)
+            launcher = make_launcher(stage, problem, sm_count, tile_shape=shape, split_k=split, defines=knobs)
+            problem.refresh()
+            err = verify(launcher, problem)
+            ms = time_launches(launcher.run).median_ms if err <= stage.tolerance else float("nan")
+            row = {"size": size[0], "plan": launcher.tile_label, "knobs": " ".join(knobs), "err": err,
+                   "ms": ms, "tflops": OPS["sgemm"].flops(*size) / ms / 1e9, "pct_cublas": 100 * base / ms}
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    print(f"{'size':>6} {'plan':>18} {'knobs':>34} {'TFLOP/s':>8} {'%cuBLAS':>8} {'err':>9}")
+    for r in rows:
+        print(f"{r['size']:>6} {r['plan']:>18} {r['knobs']:>34} {r['tflops']:>8.2f} {r['pct_cublas']:>8.1f} {r['err']:>9.1e}")
+
+
+if __name__ == "__main__":
+    main()
