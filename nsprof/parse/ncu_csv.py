@@ -1,0 +1,183 @@
+"""Read `ncu --csv` output into one tidy, wide DataFrame: one row per profiled kernel launch.
+
+Two layouts ("pages") are understood, found by their header row:
+
+- `--page raw`: one row per launch, one column per metric (`gpu__time_duration.sum`, ...), and a
+  second row that holds the unit of each column. Numbers carry thousands separators
+  ("16,336,583"); a metric that does not apply reads "n/a".
+- `--page details` (the default page): one row per launch and metric, with columns "ID",
+  "Kernel Name", ..., "Section Name", "Metric Name", "Metric Unit", "Metric Value".
+
+Both start with whatever the profiled program and ncu printed (its stdout, `==PROF==` lines)
+before the header row; that text is skipped.
+
+Columns of `NcuReport.kernels`:
+
+- `id`: ncu's launch id (int); `kernel`: function name as ncu prints it (demangled);
+  `nvtx`: list of the NVTX ranges open at launch, outermost first, `domain:name` outside the
+  default domain (see nsprof.parse.ncu_nvtx);
+- `process_id`, `process_name`, `host`, `context`, `stream`, `block_size`, `grid_size`,
+  `device`, `cc`: launch information, where ncu printed it;
+- then one column per metric, named as ncu names it (raw metric names, or the details page's
+  display names), converted to base units (ns, byte, .../second, hz; see nsprof.parse.ncu_units).
+  `NcuReport.units` maps each metric column to its base unit. A metric whose values are not
+  numbers (a device name) stays text.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from nsprof.errors import ParseError
+from nsprof.parse.ncu_nvtx import PUSH_POP_COLUMN, START_END_COLUMN, push_pop_ranges, start_end_ranges
+from nsprof.parse.ncu_units import base_unit, parse_number
+
+INFO_COLUMNS = {
+    "ID": "id", "Kernel Name": "kernel", "Process ID": "process_id", "Process Name": "process_name",
+    "Host Name": "host", "Context": "context", "Stream": "stream", "Block Size": "block_size",
+    "Grid Size": "grid_size", "Device": "device", "CC": "cc",
+}
+DETAILS_COLUMNS = ("Metric Name", "Metric Unit", "Metric Value")
+_TOOL_LINE = re.compile(r"^==[A-Z]+==")  # ==PROF==, ==WARNING==, ==ERROR==
+_HEADER_START = ('"ID",', "ID,")
+HOW_TO_WRITE = "Write it with ncu --csv --page raw (or --page details) ... > FILE.csv"
+
+
+@dataclass(frozen=True)
+class NcuReport:
+    """One ncu CSV: `kernels` (columns in the module docstring) and each metric's base unit."""
+
+    source: str
+    page: str  # "raw" or "details"
+    kernels: pd.DataFrame
+    units: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def metrics(self) -> list[str]:
+        return list(self.units)
+
+
+def load_ncu_csv(path: str | Path) -> NcuReport:
+    """Read an ncu CSV file (raw or details page). Raises ParseError naming the file."""
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8-sig", errors="replace")
+    except OSError as err:
+        raise ParseError(f"{path}: cannot read ({err.strerror})") from None
+    return parse_ncu_csv(text, source=str(path))
+
+
+def parse_ncu_csv(text: str, source: str = "<ncu csv>") -> NcuReport:
+    """Parse the text of `ncu --csv` output; `source` names it in error messages."""
+    header, rows = _table(text, source)
+    if all(column in header for column in DETAILS_COLUMNS):
+        return _details(header, rows, source)
+    return _raw(header, rows, source)
+
+
+def _table(text: str, source: str) -> tuple[list[str], list[list[str]]]:
+    """The header row and the data rows, skipping everything printed before the header."""
+    lines = text.splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if _is_header(line)), None)
+    if start is None:
+        raise ParseError(f"{source}: not Nsight Compute CSV (no header row starting \"ID\" with a \"Kernel Name\" column)",
+                         HOW_TO_WRITE)
+    body = "".join(line for line in lines[start:] if not _TOOL_LINE.match(line))
+    try:
+        header, *rows = [row for row in csv.reader(io.StringIO(body)) if any(cell.strip() for cell in row)]
+    except csv.Error as err:
+        raise ParseError(f"{source}: malformed CSV ({err})", HOW_TO_WRITE) from None
+    for number, row in enumerate(rows, start=2):
+        if len(row) != len(header):
+            raise ParseError(f"{source}: CSV row {number} has {len(row)} fields, the header {len(header)} (truncated file?)",
+                             HOW_TO_WRITE)
+    return header, rows
+
+
+def _is_header(line: str) -> bool:
+    if not line.startswith(_HEADER_START):
+        return False
+    try:
+        return "Kernel Name" in next(csv.reader([line]))
+    except csv.Error:
+        return False
+
+
+def _raw(header: list[str], rows: list[list[str]], source: str) -> NcuReport:
+    if rows and not rows[0][header.index("ID")].strip():  # the units row
+        units_row, rows = rows[0], rows[1:]
+    else:
+        units_row = [""] * len(header)
+    metric_columns = [i for i, name in enumerate(header) if "__" in name]  # ncu metrics: unit__counter...
+    kernels = _launch_info(header, rows, source)
+    units = {}
+    for i in metric_columns:
+        unit, factor = base_unit(units_row[i])
+        kernels[header[i]] = _values([row[i] for row in rows], factor)
+        units[header[i]] = unit
+    return NcuReport(source, "raw", kernels, units)
+
+
+def _details(header: list[str], rows: list[list[str]], source: str) -> NcuReport:
+    name_at, unit_at, value_at, id_at = (header.index(c) for c in (*DETAILS_COLUMNS, "ID"))
+    metric_rows = [row for row in rows if row[name_at].strip()]  # rule rows have no metric
+    first_row_of_launch = {}
+    for row in metric_rows:
+        first_row_of_launch.setdefault(row[id_at], row)
+    kernels = _launch_info(header, list(first_row_of_launch.values()), source)
+    launch_position = {launch_id: i for i, launch_id in enumerate(first_row_of_launch)}
+    values: dict[str, list] = {}
+    units: dict[str, str] = {}
+    for row in metric_rows:
+        name = row[name_at]
+        unit, factor = base_unit(row[unit_at])
+        column = values.setdefault(name, [math.nan] * len(launch_position))
+        units.setdefault(name, unit)
+        position = launch_position[row[id_at]]
+        if isinstance(column[position], float) and math.isnan(column[position]):  # first value wins
+            number = parse_number(row[value_at])
+            column[position] = row[value_at] if number is None else number * factor
+    for name, column in values.items():
+        kernels[name] = column if all(isinstance(v, float) for v in column) else [_text(v) for v in column]
+    return NcuReport(source, "details", kernels, units)
+
+
+def _launch_info(header: list[str], rows: list[list[str]], source: str) -> pd.DataFrame:
+    """id, kernel, nvtx and the other launch columns ncu printed, one row per launch."""
+    info = {INFO_COLUMNS[name]: [row[i] for row in rows] for i, name in enumerate(header) if name in INFO_COLUMNS}
+    try:
+        info["id"] = [int(value) for value in info["id"]]
+    except ValueError:
+        raise ParseError(f"{source}: an \"ID\" cell is not a launch number", HOW_TO_WRITE) from None
+    info["nvtx"] = [_nvtx(header, row) for row in rows]
+    ordered = ["id", "kernel", "nvtx"] + [c for c in INFO_COLUMNS.values() if c in info and c not in ("id", "kernel")]
+    return pd.DataFrame({column: info[column] for column in ordered})
+
+
+def _nvtx(header: list[str], row: list[str]) -> list[str]:
+    ranges = []
+    for name, cell in zip(header, row):
+        if name.startswith(PUSH_POP_COLUMN):
+            ranges += push_pop_ranges(cell)
+        elif name.startswith(START_END_COLUMN):
+            ranges += start_end_ranges(cell)
+    return ranges
+
+
+def _values(cells: list[str], factor: float) -> list:
+    """Numbers in base units; a column with any non-number (a device name) stays text."""
+    numbers = [parse_number(cell) for cell in cells]
+    if any(number is None for number in numbers):
+        return [cell.strip() for cell in cells]
+    return [number * factor for number in numbers]
+
+
+def _text(value) -> str | None:
+    return None if isinstance(value, float) and math.isnan(value) else str(value)

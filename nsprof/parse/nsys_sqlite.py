@@ -1,0 +1,360 @@
+"""Read an Nsight Systems SQLite export (`nsys profile --export=sqlite`, `nsys export -t sqlite`)
+into pandas DataFrames, one per kind of event.
+
+The schema differs across nsys versions: newer exports leave out the tables of events that did not
+occur (no NVTX_EVENTS at all), only newer ones carry ENUM_* tables, columns get added. So this
+module lists `sqlite_master` before reading a table, selects columns by name, resolves every name
+through `StringIds`, and gives an absent table as an empty DataFrame with the same columns.
+
+Every column, with its unit, is described in COLUMNS. Timestamps are nanoseconds on the capture's
+own clock. nsys serializes thread and process ids into `globalTid`/`globalPid`; the Linux ids are
+`pid = globalTid / 0x1000000 % 0x1000000` and `tid = globalTid % 0x1000000` (nsys documentation).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from nsprof.errors import ParseError
+
+COLUMNS: dict[str, dict[str, str]] = {
+    "kernels": {
+        "start_ns": "kernel start on the GPU",
+        "end_ns": "kernel end on the GPU",
+        "duration_ns": "end_ns - start_ns",
+        "device_id": "CUDA device the kernel ran on",
+        "stream_id": "CUDA stream",
+        "correlation_id": "links the kernel to the API call that launched it (runtime.correlation_id)",
+        "global_pid": "nsys serialized process id",
+        "pid": "Linux process id",
+        "kernel": "demangled function name",
+        "short_name": "function name without template arguments and parameters",
+        "grid_x": "grid size in blocks, x", "grid_y": "grid size, y", "grid_z": "grid size, z",
+        "block_x": "block size in threads, x", "block_y": "block size, y", "block_z": "block size, z",
+        "registers_per_thread": "registers per thread",
+        "static_smem_bytes": "static shared memory per block",
+        "dynamic_smem_bytes": "dynamic shared memory per block",
+    },
+    "memcpys": {
+        "start_ns": "copy start", "end_ns": "copy end", "duration_ns": "end_ns - start_ns",
+        "device_id": "CUDA device", "stream_id": "CUDA stream",
+        "correlation_id": "links the copy to its API call",
+        "global_pid": "nsys serialized process id", "pid": "Linux process id",
+        "bytes": "bytes copied",
+        "copy_kind": "direction, e.g. Host-to-Device",
+    },
+    "memsets": {
+        "start_ns": "memset start", "end_ns": "memset end", "duration_ns": "end_ns - start_ns",
+        "device_id": "CUDA device", "stream_id": "CUDA stream",
+        "correlation_id": "links the memset to its API call",
+        "global_pid": "nsys serialized process id", "pid": "Linux process id",
+        "bytes": "bytes set",
+    },
+    "runtime": {
+        "start_ns": "API call entry on the CPU", "end_ns": "API call return",
+        "duration_ns": "end_ns - start_ns",
+        "correlation_id": "shared with the GPU work this call started",
+        "global_tid": "nsys serialized thread id", "pid": "Linux process id", "tid": "Linux thread id",
+        "api": "CUDA runtime or driver function, e.g. cudaLaunchKernel_v7000",
+    },
+    "nvtx": {
+        "start_ns": "range opened (CPU)", "end_ns": "range closed; <NA> if it never was",
+        "duration_ns": "end_ns - start_ns",
+        "kind": "push_pop (one thread's stack) or start_end (may end on another thread)",
+        "domain": "NVTX domain; None for the default domain",
+        "name": "range message",
+        "range": "name, prefixed 'domain:' outside the default domain (nsprof:sgemm/v6/512x512x512)",
+        "global_tid": "nsys serialized id of the thread that opened the range",
+        "pid": "Linux process id", "tid": "Linux thread id",
+    },
+    "gpus": {
+        "device_id": "CUDA device id", "name": "marketing name, e.g. NVIDIA H200",
+        "chip": "chip name, e.g. GH100", "bus_location": "PCI bus location",
+        "sm_count": "streaming multiprocessors", "clock_hz": "SM clock",
+        "memory_bytes": "device memory", "memory_bandwidth_bytes_per_s": "DRAM bandwidth (driver-reported)",
+        "l2_cache_bytes": "L2 cache size", "compute_capability": "e.g. 9.0",
+    },
+}
+
+# NVTX_EVENTS.eventType values (ENUM_NSYS_EVENT_TYPE in newer exports).
+NVTX_PUSH_POP_RANGE = 59
+NVTX_START_END_RANGE = 60
+NVTX_DOMAIN_CREATE = 75
+NVTX_RANGE_KINDS = {NVTX_PUSH_POP_RANGE: "push_pop", NVTX_START_END_RANGE: "start_end"}
+
+# CUPTI memcpy kinds, for exports older than the ENUM_CUDA_MEMCPY_OPER table.
+MEMCPY_KINDS = {
+    0: "Unknown", 1: "Host-to-Device", 2: "Device-to-Host", 3: "Host-to-Array", 4: "Array-to-Host",
+    5: "Array-to-Array", 6: "Array-to-Device", 7: "Device-to-Array", 8: "Device-to-Device",
+    9: "Host-to-Host", 10: "Peer-to-Peer",
+}
+
+TABLES_SQL = "SELECT name FROM sqlite_master WHERE type = 'table'"
+STRINGS_SQL = "SELECT id, value FROM StringIds"
+MEMCPY_KINDS_SQL = "SELECT id, label FROM ENUM_CUDA_MEMCPY_OPER"
+NVTX_SQL = f"""
+SELECT n.start AS start_ns, n."end" AS end_ns, n.eventType AS event_type,
+       n.globalTid AS global_tid, n.domainId AS domain_id, COALESCE(n.text, s.value) AS name
+FROM NVTX_EVENTS AS n LEFT JOIN StringIds AS s ON s.id = n.textId
+WHERE n.eventType IN ({NVTX_PUSH_POP_RANGE}, {NVTX_START_END_RANGE}, {NVTX_DOMAIN_CREATE})
+"""
+GPUS_SQL = """
+SELECT id AS device_id, name, chipName AS chip, busLocation AS bus_location, smCount AS sm_count,
+       clockRate AS clock_hz, totalMemory AS memory_bytes,
+       memoryBandwidth AS memory_bandwidth_bytes_per_s, l2CacheSize AS l2_cache_bytes,
+       computeMajor || '.' || computeMinor AS compute_capability
+FROM TARGET_INFO_GPU ORDER BY id
+"""
+VERSION_SQL = "SELECT value FROM {table} WHERE name = 'EXPORT_PRODUCT_VERSION'"
+METADATA_TABLES = ("META_DATA_EXPORT", "EXPORT_META_DATA")  # newer name first
+
+# The large event tables are read column by column with one scan:
+#   SELECT count(*), group_concat(col1), group_concat(col2), ... FROM table
+# sqlite3 makes one Python object per value (~0.2 us each), so a 1,000,000-row table read row by
+# row takes seconds; one comma-joined string per column, parsed by numpy, is several times faster,
+# and a single scan feeds every aggregate the same rows in the same order.
+COLUMN_SCAN_SQL = "SELECT count(*), {aggregates} FROM {table}"
+
+
+@dataclass(frozen=True)
+class IntColumns:
+    """Integer columns to read from one table: DataFrame column -> table column."""
+
+    table: str
+    columns: dict[str, str]
+    nullable: frozenset[str] = frozenset()  # may hold NULL (read as <NA>); others must not
+
+
+KERNEL_COLUMNS = IntColumns(
+    "CUPTI_ACTIVITY_KIND_KERNEL",
+    {"start_ns": "start", "end_ns": "end", "device_id": "deviceId", "stream_id": "streamId",
+     "correlation_id": "correlationId", "global_pid": "globalPid",
+     "kernel": "demangledName", "short_name": "shortName",
+     "grid_x": "gridX", "grid_y": "gridY", "grid_z": "gridZ",
+     "block_x": "blockX", "block_y": "blockY", "block_z": "blockZ",
+     "registers_per_thread": "registersPerThread",
+     "static_smem_bytes": "staticSharedMemory", "dynamic_smem_bytes": "dynamicSharedMemory"},
+    frozenset({"correlation_id", "global_pid"}),
+)
+MEMCPY_COLUMNS = IntColumns(
+    "CUPTI_ACTIVITY_KIND_MEMCPY",
+    {"start_ns": "start", "end_ns": "end", "device_id": "deviceId", "stream_id": "streamId",
+     "correlation_id": "correlationId", "global_pid": "globalPid", "bytes": "bytes",
+     "copy_kind": "copyKind"},
+    frozenset({"correlation_id", "global_pid"}),
+)
+MEMSET_COLUMNS = IntColumns(
+    "CUPTI_ACTIVITY_KIND_MEMSET",
+    {"start_ns": "start", "end_ns": "end", "device_id": "deviceId", "stream_id": "streamId",
+     "correlation_id": "correlationId", "global_pid": "globalPid", "bytes": "bytes"},
+    frozenset({"correlation_id", "global_pid"}),
+)
+RUNTIME_COLUMNS = IntColumns(
+    "CUPTI_ACTIVITY_KIND_RUNTIME",
+    {"start_ns": "start", "end_ns": "end", "correlation_id": "correlationId",
+     "global_tid": "globalTid", "api": "nameId"},
+    frozenset({"correlation_id", "global_tid"}),
+)
+
+
+@dataclass(frozen=True)
+class NsysExport:
+    """One nsys SQLite export as DataFrames; their columns are described in COLUMNS."""
+
+    path: Path
+    nsys_version: str | None
+    kernels: pd.DataFrame
+    memcpys: pd.DataFrame
+    memsets: pd.DataFrame
+    runtime: pd.DataFrame
+    nvtx: pd.DataFrame
+    gpus: pd.DataFrame
+
+
+def load_nsys(path: str | Path) -> NsysExport:
+    """Read kernels, memcpys, memsets, CUDA API calls, NVTX ranges and GPUs from an nsys export.
+
+    Raises ParseError (naming the file) for a missing, empty, truncated or non-SQLite file, and for
+    a SQLite file that is not an nsys export.
+    """
+    path = Path(path)
+    with _open_readonly(path) as conn:
+        tables = {name for (name,) in _fetch(conn, path, TABLES_SQL)}
+        if "StringIds" not in tables:
+            raise ParseError(f"{path}: not an Nsight Systems export (no StringIds table)",
+                             "Export the report with: nsys export --type sqlite REPORT.nsys-rep")
+        strings = _strings(conn, path)
+        copy_kinds = _memcpy_kinds(conn, path, tables)
+        kernels = _read_events(conn, path, tables, KERNEL_COLUMNS)
+        for column in ("kernel", "short_name"):
+            kernels[column] = _names(kernels[column], strings)
+        memcpys = _read_events(conn, path, tables, MEMCPY_COLUMNS)
+        memcpys["copy_kind"] = memcpys["copy_kind"].map(copy_kinds)
+        memsets = _read_events(conn, path, tables, MEMSET_COLUMNS)
+        runtime = _read_events(conn, path, tables, RUNTIME_COLUMNS)
+        runtime["api"] = _names(runtime["api"], strings)
+        return NsysExport(
+            path=path,
+            nsys_version=_nsys_version(conn, path, tables),
+            kernels=kernels[list(COLUMNS["kernels"])],
+            memcpys=memcpys[list(COLUMNS["memcpys"])],
+            memsets=memsets[list(COLUMNS["memsets"])],
+            runtime=runtime[list(COLUMNS["runtime"])],
+            nvtx=_nvtx_ranges(conn, path, tables),
+            gpus=_gpus(conn, path, tables),
+        )
+
+
+class _open_readonly:
+    """sqlite3 connection opened read-only (the export is evidence; never modify it), closed on exit."""
+
+    def __init__(self, path: Path):
+        if not path.is_file():
+            raise ParseError(f"{path}: no such file")
+        if path.stat().st_size == 0:
+            raise ParseError(f"{path}: empty file, not an nsys SQLite export")
+        try:
+            self.conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        except sqlite3.Error as err:
+            raise ParseError(f"{path}: cannot open as SQLite ({err})") from None
+
+    def __enter__(self) -> sqlite3.Connection:
+        return self.conn
+
+    def __exit__(self, *exc) -> None:
+        self.conn.close()
+
+
+def _fetch(conn: sqlite3.Connection, path: Path, sql: str) -> list[tuple]:
+    return _execute(conn, path, sql)[1]
+
+
+def _frame(conn: sqlite3.Connection, path: Path, sql: str) -> pd.DataFrame:
+    columns, rows = _execute(conn, path, sql)
+    return pd.DataFrame.from_records(rows, columns=columns)
+
+
+def _execute(conn: sqlite3.Connection, path: Path, sql: str) -> tuple[list[str], list[tuple]]:
+    """Run one query; any SQLite failure (not a database, truncated, malformed) is a ParseError."""
+    try:
+        cursor = conn.execute(sql)
+        return [d[0] for d in cursor.description], cursor.fetchall()
+    except sqlite3.Error as err:
+        raise ParseError(f"{path}: unreadable as an nsys SQLite export ({err})") from None
+
+
+def _strings(conn: sqlite3.Connection, path: Path) -> pd.Series:
+    table = _frame(conn, path, STRINGS_SQL).drop_duplicates("id")
+    return pd.Series(table["value"].to_numpy(dtype=object), index=table["id"].to_numpy())
+
+
+def _names(ids: pd.Series, strings: pd.Series) -> pd.Categorical:
+    """StringIds ids -> names, as a categorical (a million kernels share a few dozen names)."""
+    codes_of_strings, categories = pd.factorize(strings.to_numpy())  # StringIds may repeat a value
+    positions = strings.index.get_indexer(ids.to_numpy(dtype=np.int64, na_value=-1))
+    codes = np.where(positions >= 0, codes_of_strings[positions], -1)
+    return pd.Categorical.from_codes(codes, categories=categories)
+
+
+def _memcpy_kinds(conn: sqlite3.Connection, path: Path, tables: set[str]) -> dict[int, str]:
+    if "ENUM_CUDA_MEMCPY_OPER" not in tables:
+        return MEMCPY_KINDS
+    return {int(i): label for i, label in _fetch(conn, path, MEMCPY_KINDS_SQL)}
+
+
+def _read_events(conn: sqlite3.Connection, path: Path, tables: set[str], spec: IntColumns) -> pd.DataFrame:
+    """Read integer columns of one event table (empty frame if the table is absent), plus
+    duration_ns and the Linux pid/tid of the serialized ids."""
+    if spec.table in tables:
+        frame = _scan_int_columns(conn, path, spec)
+    else:
+        frame = pd.DataFrame({name: np.empty(0, dtype=np.int64) for name in spec.columns})
+        for name in spec.nullable:
+            frame[name] = frame[name].astype("Int64")
+    frame["duration_ns"] = frame["end_ns"] - frame["start_ns"]
+    for serialized in ("global_pid", "global_tid"):
+        if serialized in frame:
+            frame["pid"] = frame[serialized] // 0x1000000 % 0x1000000
+    if "global_tid" in frame:
+        frame["tid"] = frame["global_tid"] % 0x1000000
+    return frame
+
+
+def _scan_int_columns(conn: sqlite3.Connection, path: Path, spec: IntColumns) -> pd.DataFrame:
+    aggregates = ", ".join(
+        f"group_concat(ifnull(\"{source}\", -1))" if name in spec.nullable else f"group_concat(\"{source}\")"
+        for name, source in spec.columns.items()
+    )
+    (row,) = _fetch(conn, path, COLUMN_SCAN_SQL.format(aggregates=aggregates, table=spec.table))
+    count, texts = row[0], row[1:]
+    frame = {}
+    for (name, source), text in zip(spec.columns.items(), texts):
+        values = _parse_ints(text)
+        if values is None or len(values) != count:
+            raise ParseError(f"{path}: column {spec.table}.{source} holds NULL or non-integer values")
+        if name in spec.nullable:
+            values = pd.array(values, dtype="Int64")
+            values[values == -1] = pd.NA  # -1 is the NULL stand-in of the scan (ids are never negative)
+        frame[name] = values
+    return pd.DataFrame(frame)
+
+
+def _parse_ints(text: str | None) -> np.ndarray | None:
+    """Comma-separated integers -> int64 array; None when the text holds anything else."""
+    if text is None:  # group_concat over no rows
+        return np.empty(0, dtype=np.int64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy warns (and stops early) on a malformed number
+        try:
+            return np.fromstring(text, dtype=np.int64, sep=",")
+        except (ValueError, DeprecationWarning):
+            return None
+
+
+def _nvtx_ranges(conn: sqlite3.Connection, path: Path, tables: set[str]) -> pd.DataFrame:
+    columns = list(COLUMNS["nvtx"])
+    if "NVTX_EVENTS" not in tables:
+        return _typed_nvtx(pd.DataFrame(columns=columns))
+    events = _frame(conn, path, NVTX_SQL)
+    for column in ("start_ns", "end_ns", "global_tid", "domain_id"):
+        events[column] = pd.to_numeric(events[column], errors="coerce").astype("Int64")
+    events["process"] = events["global_tid"] // 0x1000000  # domain ids are per process
+    created = events[events["event_type"] == NVTX_DOMAIN_CREATE]
+    domain_names = dict(zip(zip(created["process"], created["domain_id"]), created["name"]))
+    ranges = events[events["event_type"].isin(list(NVTX_RANGE_KINDS))].copy()
+    ranges["kind"] = ranges["event_type"].map(NVTX_RANGE_KINDS)
+    ranges["domain"] = [
+        None if pd.isna(domain_id) or domain_id == 0 else domain_names.get((process, domain_id), f"domain {domain_id}")
+        for process, domain_id in zip(ranges["process"], ranges["domain_id"])
+    ]
+    ranges["name"] = ranges["name"].fillna("")
+    ranges["range"] = [name if domain is None else f"{domain}:{name}" for domain, name in zip(ranges["domain"], ranges["name"])]
+    ranges["duration_ns"] = ranges["end_ns"] - ranges["start_ns"]
+    ranges["pid"] = ranges["global_tid"] // 0x1000000 % 0x1000000
+    ranges["tid"] = ranges["global_tid"] % 0x1000000
+    return _typed_nvtx(ranges.sort_values("start_ns", kind="stable")[columns].reset_index(drop=True))
+
+
+def _typed_nvtx(ranges: pd.DataFrame) -> pd.DataFrame:
+    integers = ["start_ns", "end_ns", "duration_ns", "global_tid", "pid", "tid"]
+    return ranges.astype({column: "Int64" for column in integers} | {"domain": object})
+
+
+def _gpus(conn: sqlite3.Connection, path: Path, tables: set[str]) -> pd.DataFrame:
+    if "TARGET_INFO_GPU" not in tables:
+        return pd.DataFrame(columns=list(COLUMNS["gpus"]))
+    return _frame(conn, path, GPUS_SQL)
+
+
+def _nsys_version(conn: sqlite3.Connection, path: Path, tables: set[str]) -> str | None:
+    for table in METADATA_TABLES:
+        if table in tables:
+            rows = _fetch(conn, path, VERSION_SQL.format(table=table))
+            return rows[0][0] if rows else None
+    return None
