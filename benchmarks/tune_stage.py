@@ -5,19 +5,20 @@ kernels/sgemm/v08_double_buffering.cu and v10_tensor_cores.cu and the tile rule 
 nsprof.launch.sgemm.choose_plan. Prints one JSON line per point, then a table.
 
     python3 benchmarks/tune_stage.py --stage v8 --sizes 1024,4096 \\
-        --plans auto,128x128/1,64x128/1 --knobs "V8_WARP_ROWS=2,4;V8_MIN_BLOCKS=1,2"
+        --plans auto,128x128/1,64x128/1 --knobs "V8_BK=8,16;V8_MIN_BLOCKS=1,2"
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import json
 
 from nsprof.launch.gpu import device_info
 from nsprof.launch.measure import time_launches, verify
 from nsprof.launch.sgemm import SgemmProblem, make_launcher
-from nsprof.registry import OPS, get_stage
+from nsprof.registry import OPS, Stage, _v10_smem, get_stage
 from nsprof.sizes import parse_sizes
 
 
@@ -28,6 +29,20 @@ def knob_combinations(spec: str) -> list[tuple[str, ...]]:
     axes = [[f"{name}={v}" for v in values.split(",")]
             for name, values in (part.split("=", 1) for part in spec.split(";"))]
     return list(itertools.product(*axes))
+
+
+def stage_variant(stage: Stage, knobs: tuple[str, ...]) -> Stage:
+    """The stage as the knobs compile it: a K tile depth or a ring depth changes the
+    padding multiple and the dynamic shared memory the launcher must request."""
+    values = dict(k.split("=", 1) for k in knobs)
+    tiles = []
+    for tile in stage.tiles:
+        if "V8_BK" in values:
+            tile = dataclasses.replace(tile, bk=int(values["V8_BK"]))
+        if "STAGES" in values and stage.stage == "v10":
+            tile = dataclasses.replace(tile, dynamic_smem_bytes=_v10_smem(tile.bm, tile.bn, int(values["STAGES"])))
+        tiles.append(tile)
+    return dataclasses.replace(stage, tiles=tuple(tiles))
 
 
 def parse_plan(plan: str) -> tuple[str | None, int | None]:
@@ -52,7 +67,8 @@ def main() -> None:
         base = time_launches(make_launcher(cublas, problem, sm_count).run).median_ms
         for plan, knobs in itertools.product(args.plans.split(","), knob_combinations(args.knobs)):
             shape, split = parse_plan(plan)
-            launcher = make_launcher(stage, problem, sm_count, tile_shape=shape, split_k=split, defines=knobs)
+            variant = stage_variant(stage, knobs)
+            launcher = make_launcher(variant, problem, sm_count, tile_shape=shape, split_k=split, defines=knobs)
             problem.refresh()
             err = verify(launcher, problem)
             ms = time_launches(launcher.run).median_ms if err <= stage.tolerance else float("nan")

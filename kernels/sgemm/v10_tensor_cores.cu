@@ -26,7 +26,9 @@
 using namespace nvcuda;
 
 #define BK 32
+#ifndef STAGES
 #define STAGES 3
+#endif
 #define NTHREADS 256
 #define A_LD (BK + 4)
 

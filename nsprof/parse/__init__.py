@@ -2,5 +2,6 @@
 
 from nsprof.parse.ncu_csv import NcuReport, load_ncu_csv, parse_ncu_csv
 from nsprof.parse.nsys_sqlite import NsysExport, load_nsys
+from nsprof.parse.profile import Profile, load_profile
 
-__all__ = ["NcuReport", "NsysExport", "load_ncu_csv", "load_nsys", "parse_ncu_csv"]
+__all__ = ["NcuReport", "NsysExport", "Profile", "load_ncu_csv", "load_nsys", "load_profile", "parse_ncu_csv"]

@@ -259,7 +259,7 @@ def _names(ids: pd.Series, strings: pd.Series) -> pd.Categorical:
     codes_of_strings, categories = pd.factorize(strings.to_numpy())  # StringIds may repeat a value
     positions = strings.index.get_indexer(ids.to_numpy(dtype=np.int64, na_value=-1))
     codes = np.where(positions >= 0, codes_of_strings[positions], -1)
-    return pd.Categorical.from_codes(codes, categories=categories)
+    return pd.Categorical.from_codes(codes, categories=categories).remove_unused_categories()
 
 
 def _memcpy_kinds(conn: sqlite3.Connection, path: Path, tables: set[str]) -> dict[int, str]:

@@ -1,0 +1,14 @@
+"""Pure analysis over parsed DataFrames: derived kernel metrics, GPU work per NVTX range,
+datasheet ceilings, per-stage records. No I/O, no plotting."""
+
+from nsprof.analyze.ceilings import Ceiling, datasheet_ceiling, percent_of_peak
+from nsprof.analyze.metrics import kernel_metrics, range_metrics
+from nsprof.analyze.nvtx_attribution import attribute_work, range_summary, summarize_ranges
+from nsprof.analyze.report import ProfileAnalysis, analyze_profile
+from nsprof.analyze.stages import parse_stage_range, stage_records
+
+__all__ = [
+    "Ceiling", "ProfileAnalysis", "analyze_profile", "attribute_work", "datasheet_ceiling",
+    "kernel_metrics", "parse_stage_range", "percent_of_peak", "range_metrics", "range_summary",
+    "stage_records", "summarize_ranges",
+]

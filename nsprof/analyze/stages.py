@@ -1,0 +1,48 @@
+"""One record per measured stage, joining nsys range totals and ncu kernel metrics (pure functions).
+
+nsprof wraps each measured launch in the NVTX range `OP/STAGE/MxNxK` of domain `nsprof`
+(`nsprof:sgemm/v6/4096x4096x4096` as both parsers name it); verification launches use
+`verify/...` and are not stages. Both tools' tables are keyed by that range string.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+STAGE_RANGE = re.compile(r"^nsprof:(?P<op>[^/:]+)/(?P<stage>[^/]+)/(?P<size>\d+x\d+x\d+)$")
+NSYS_COLUMNS = {"count": "launches", "kernels": "nsys_kernels", "gpu_time_ns": "nsys_gpu_time_ns"}
+
+
+def parse_stage_range(range_name: str) -> dict | None:
+    """'nsprof:sgemm/v6/4096x4096x4096' -> {'op': 'sgemm', 'stage': 'v6', 'size': '4096x4096x4096'}."""
+    match = STAGE_RANGE.match(range_name)
+    return match.groupdict() if match else None
+
+
+def stage_records(nsys_ranges: pd.DataFrame | None, ncu_ranges: pd.DataFrame | None) -> pd.DataFrame:
+    """Columns: range, op, stage, size; from nsys (range_summary) `launches` (range instances),
+    `nsys_kernels`, `nsys_gpu_time_ns` and `nsys_gpu_time_per_launch_ns`; from ncu (range_metrics)
+    `ncu_kernels` and the metric totals and ratios. A side that was not captured is NaN."""
+    parts = []
+    if nsys_ranges is not None:
+        parts.append(nsys_ranges.set_index("range")[list(NSYS_COLUMNS)].rename(columns=NSYS_COLUMNS))
+    if ncu_ranges is not None:
+        parts.append(ncu_ranges.set_index("range").rename(columns={"kernels": "ncu_kernels"}))
+    if not parts:
+        return pd.DataFrame(columns=["range", "op", "stage", "size"])
+    joined = pd.concat(parts, axis=1, join="outer")
+    stages = joined[[parse_stage_range(str(name)) is not None for name in joined.index]].copy()
+    if "launches" in stages:
+        stages["nsys_gpu_time_per_launch_ns"] = stages["nsys_gpu_time_ns"] / stages["launches"]
+    keys = pd.DataFrame([parse_stage_range(str(name)) for name in stages.index], index=stages.index,
+                        columns=["op", "stage", "size"])
+    records = pd.concat([keys, stages], axis=1).rename_axis("range").reset_index()
+    sort_key = {i: (row.op, _natural(row.stage), _natural(row.size)) for i, row in records.iterrows()}
+    return records.loc[sorted(records.index, key=sort_key.get)].reset_index(drop=True)
+
+
+def _natural(text: str) -> tuple:
+    """Sort key that puts v2 before v10 and 512x... before 4096x..."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
