@@ -99,15 +99,17 @@ def _window_sums(item_scope: np.ndarray, item_time: np.ndarray, item_values: np.
     with start <= item_time < end. Windows may nest and overlap."""
     if len(item_time) == 0 or len(start) == 0:
         return np.zeros((len(start), item_values.shape[1]), dtype=np.int64)
-    # Dense ranks of every time and scope, so that (scope, time) packs into one sortable int64.
-    times = np.unique(np.concatenate([item_time, start, end]))
-    _, scope_codes = np.unique(np.concatenate([item_scope, scope]), return_inverse=True)
-    width = len(times)
+    # Pack (scope, time) into one sortable int64: scopes get arbitrary codes, times their rank
+    # among all times (equal times share a rank), so no product can overflow.
+    times = np.sort(np.concatenate([item_time, start, end]))
+    scope_codes = pd.factorize(np.concatenate([item_scope, scope]))[0]
+    width = len(times) + 1
     item_key = scope_codes[:len(item_scope)] * width + np.searchsorted(times, item_time)
     window_scope = scope_codes[len(item_scope):] * width
     order = np.argsort(item_key, kind="stable")
     item_key = item_key[order]
-    running = np.vstack([np.zeros((1, item_values.shape[1]), dtype=np.int64), np.cumsum(item_values[order], axis=0)])
+    running = np.zeros((item_values.shape[1], len(order) + 1), dtype=np.int64)
+    np.cumsum(item_values[order].T, axis=1, out=running[:, 1:])
     first = np.searchsorted(item_key, window_scope + np.searchsorted(times, start))
     past_last = np.searchsorted(item_key, window_scope + np.searchsorted(times, end))
-    return running[past_last] - running[first]
+    return (running[:, past_last] - running[:, first]).T

@@ -24,7 +24,8 @@ def parse_stage_range(range_name: str) -> dict | None:
 def stage_records(nsys_ranges: pd.DataFrame | None, ncu_ranges: pd.DataFrame | None) -> pd.DataFrame:
     """Columns: range, op, stage, size; from nsys (range_summary) `launches` (range instances),
     `nsys_kernels`, `nsys_gpu_time_ns` and `nsys_gpu_time_per_launch_ns`; from ncu (range_metrics)
-    `ncu_kernels` and the metric totals and ratios. A side that was not captured is NaN."""
+    `ncu_kernels`, the metric totals and ratios, and `ncu_duration_per_kernel_ns`. Where one tool
+    did not see a stage its columns are missing values; a tool not given adds no columns."""
     parts = []
     if nsys_ranges is not None:
         parts.append(nsys_ranges.set_index("range")[list(NSYS_COLUMNS)].rename(columns=NSYS_COLUMNS))
@@ -34,13 +35,19 @@ def stage_records(nsys_ranges: pd.DataFrame | None, ncu_ranges: pd.DataFrame | N
         return pd.DataFrame(columns=["range", "op", "stage", "size"])
     joined = pd.concat(parts, axis=1, join="outer")
     stages = joined[[parse_stage_range(str(name)) is not None for name in joined.index]].copy()
+    counts = [column for column in ("launches", "nsys_kernels", "nsys_gpu_time_ns", "ncu_kernels") if column in stages]
+    stages[counts] = stages[counts].astype("Int64")  # the outer join made them float
     if "launches" in stages:
         stages["nsys_gpu_time_per_launch_ns"] = stages["nsys_gpu_time_ns"] / stages["launches"]
+    if "ncu_kernels" in stages:
+        stages["ncu_duration_per_kernel_ns"] = stages["duration_ns"] / stages["ncu_kernels"]
     keys = pd.DataFrame([parse_stage_range(str(name)) for name in stages.index], index=stages.index,
                         columns=["op", "stage", "size"])
     records = pd.concat([keys, stages], axis=1).rename_axis("range").reset_index()
-    sort_key = {i: (row.op, _natural(row.stage), _natural(row.size)) for i, row in records.iterrows()}
-    return records.loc[sorted(records.index, key=sort_key.get)].reset_index(drop=True)
+    sort_keys = [(op, _natural(stage), _natural(size))
+                 for op, stage, size in zip(records["op"], records["stage"], records["size"])]
+    order = sorted(range(len(records)), key=sort_keys.__getitem__)
+    return records.iloc[order].reset_index(drop=True)
 
 
 def _natural(text: str) -> tuple:

@@ -1,0 +1,135 @@
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from nsprof.analyze import ProfileAnalysis, analyze_profile
+from nsprof.console import stdout
+from nsprof.parse import load_profile
+
+KERNEL_FIELDS = (
+    "id", "kernel", "nvtx", "duration_ns", "flops", "tensor_flops", "dram_bytes", "l2_bytes",
+    "gflops_per_s", "dram_gbytes_per_s", "intensity_flop_per_byte", "intensity_flop_per_l2_byte",
+    "smem_ld_conflicts", "smem_st_conflicts", "smem_ld_nway", "smem_st_nway",
+    "fp32_pct_of_peak", "tensor_pct_of_peak", "dram_pct_of_peak",
+)
+
+
+def analyze(
+    path: Path = typer.Argument(..., help="A profile directory, an nsys .sqlite export, or an ncu .csv (raw or details page)."),
+    json_: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
+) -> None:
+    """Summarize a profile: GPU work per NVTX range (nsys), derived metrics per kernel (ncu), and
+    one row per measured stage when a directory holds both."""
+    profile = load_profile(path)
+    analysis = analyze_profile(profile.nsys, profile.ncu, profile.manifest)
+    if json_:
+        typer.echo(json.dumps(_document(analysis, profile.is_directory), indent=2))
+        return
+    console = stdout()
+    if analysis.ranges is not None:
+        console.print(_ranges_table(analysis.ranges))
+    if analysis.kernels is not None:
+        console.print(_kernels_table(analysis))
+    if profile.is_directory:
+        console.print(_stages_table(analysis))
+
+
+def _document(analysis: ProfileAnalysis, is_directory: bool) -> dict:
+    doc = {"gpu": analysis.gpu, "ceiling": analysis.ceiling.to_json() if analysis.ceiling else None}
+    if analysis.ranges is not None or is_directory:
+        doc["ranges"] = _records(analysis.ranges)
+    if analysis.kernels is not None or is_directory:
+        kernels = analysis.kernels
+        doc["kernels"] = _records(None if kernels is None else kernels[[c for c in KERNEL_FIELDS if c in kernels]])
+    if is_directory:
+        doc["stages"] = _records(analysis.stages)
+    return doc
+
+
+def _records(frame: pd.DataFrame | None) -> list[dict]:
+    """Rows as JSON-ready dicts: NaN, NA and infinities become null, numpy scalars Python ones."""
+    if frame is None:
+        return []
+    return [{key: _plain(value) for key, value in row.items()} for row in frame.to_dict("records")]
+
+
+def _plain(value):
+    if isinstance(value, list):
+        return value
+    if value is None or value is pd.NA or (isinstance(value, float) and not math.isfinite(value)):
+        return None
+    return value.item() if isinstance(value, np.generic) else value
+
+
+# Table columns: (title, record key, format). Keys ending in _ns are shown in microseconds,
+# bytes in MB.
+RANGE_COLUMNS = (("range", "range", ""), ("count", "count", "d"), ("kernels", "kernels", "d"),
+                 ("GPU time us", "gpu_time_ns", ",.1f"), ("memcpys", "memcpy_count", "d"),
+                 ("memcpy MB", "memcpy_bytes", ",.1f"), ("memsets", "memset_count", "d"))
+KERNEL_COLUMNS = (("id", "id", "d"), ("kernel", "kernel", ""), ("innermost range", "innermost_range", ""),
+                  ("time us", "duration_ns", ".2f"), ("GFLOP/s", "gflops_per_s", ",.0f"),
+                  ("% FP32 peak", "fp32_pct_of_peak", ".1f"), ("DRAM GB/s", "dram_gbytes_per_s", ",.0f"),
+                  ("% DRAM peak", "dram_pct_of_peak", ".1f"), ("FLOP/B", "intensity_flop_per_byte", ".2f"),
+                  ("smem ld n-way", "smem_ld_nway", ".2f"), ("smem st n-way", "smem_st_nway", ".2f"))
+STAGE_COLUMNS = (("op", "op", ""), ("stage", "stage", ""), ("size", "size", ""), ("launches", "launches", ".0f"),
+                 ("nsys us/launch", "nsys_gpu_time_per_launch_ns", ".2f"), ("ncu kernels", "ncu_kernels", ".0f"),
+                 ("ncu us/kernel", "ncu_duration_per_kernel_ns", ".2f"), ("GFLOP/s", "gflops_per_s", ",.0f"),
+                 ("% FP32 peak", "fp32_pct_of_peak", ".1f"), ("DRAM GB/s", "dram_gbytes_per_s", ",.0f"),
+                 ("FLOP/B", "intensity_flop_per_byte", ".2f"),
+                 ("smem ld n-way", "smem_ld_nway", ".2f"), ("smem st n-way", "smem_st_nway", ".2f"))
+
+
+def _ranges_table(ranges: pd.DataFrame) -> Table:
+    caption = "no NVTX ranges in this export" if ranges.empty else None
+    return _table("NVTX ranges (nsys): GPU work launched while each range was open", RANGE_COLUMNS,
+                  ranges.to_dict("records"), caption)
+
+
+def _kernels_table(analysis: ProfileAnalysis) -> Table:
+    rows = [{**row, "innermost_range": row["nvtx"][-1] if row["nvtx"] else None, "kernel": str(row["kernel"])[:60]}
+            for row in analysis.kernels.to_dict("records")]
+    return _table("Kernels (ncu)", KERNEL_COLUMNS, rows, _ceiling_caption(analysis))
+
+
+def _stages_table(analysis: ProfileAnalysis) -> Table:
+    caption = "no nsprof stage ranges (nsprof:OP/STAGE/MxNxK) in this profile" if analysis.stages.empty else None
+    return _table("Stages (NVTX ranges nsprof:OP/STAGE/SIZE)", STAGE_COLUMNS, analysis.stages.to_dict("records"), caption)
+
+
+def _table(title: str, columns: tuple, rows: list[dict], caption: str | None) -> Table:
+    table = Table(title=title, title_justify="left", caption=caption)
+    for heading, _, spec in columns:
+        table.add_column(heading, justify="right" if spec else "left", overflow="fold")
+    for row in rows:
+        table.add_row(*(_cell(row.get(key), key, spec) for _, key, spec in columns))
+    return table
+
+
+def _cell(value, key: str, spec: str) -> str:
+    """'-' for a value that was not measured; ns shown as us, bytes as MB."""
+    value = _plain(value)
+    if value is None:
+        return "-"
+    if not spec:
+        return escape(str(value))
+    if key.endswith("_ns"):
+        value = value / 1e3
+    elif key.endswith("_bytes"):
+        value = value / 1e6
+    return format(value, spec)
+
+
+def _ceiling_caption(analysis: ProfileAnalysis) -> str:
+    c = analysis.ceiling
+    if c is None:
+        return f"% of peak: no datasheet entry for {analysis.gpu or 'an unknown GPU'}"
+    return (f"% of peak against the {c.gpu} {c.source}: {c.fp32_tflop_per_s:g} TFLOP/s FP32, "
+            f"{c.dram_tbyte_per_s:g} TB/s DRAM")

@@ -1,0 +1,92 @@
+"""The command line through Typer's CliRunner: help, tables, JSON and one-line errors."""
+
+import json
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from nsprof import __version__
+from nsprof.cli import app
+from nsprof.registry import stages_for
+
+runner = CliRunner()
+COMMANDS = ["stages", "bench"]
+
+
+def invoke(*args):
+    return runner.invoke(app, list(args))
+
+
+def test_version():
+    result = invoke("--version")
+    assert result.exit_code == 0
+    assert result.stdout.strip() == f"nsprof {__version__}"
+
+
+def test_no_arguments_shows_help():
+    result = invoke()
+    assert "Usage" in result.output
+    for command in COMMANDS:
+        assert command in result.output
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_has_help(command):
+    result = invoke(command, "--help")
+    assert result.exit_code == 0
+    assert "Usage" in result.stdout and "--json" in result.stdout
+
+
+def test_stages_table_lists_the_whole_ladder():
+    result = invoke("stages")
+    assert result.exit_code == 0
+    for stage in stages_for("sgemm"):
+        assert stage.title in result.stdout
+    assert "kernels/sgemm/v06_conflict_free_smem.cu" in result.stdout
+
+
+def test_stages_json_has_the_documented_fields():
+    result = invoke("stages", "--json")
+    assert result.exit_code == 0
+    records = json.loads(result.stdout)
+    assert [r["stage"] for r in records] == [f"v{i}" for i in range(1, 11)]
+    for r in records:
+        assert {"op", "stage", "title", "kernel_file", "changes", "ragged", "precision", "tolerance"} <= r.keys()
+    assert records[8]["kernel_file"] is None  # v9 is cuBLAS
+    assert records[0]["kernel_file"] == "kernels/sgemm/v01_naive.cu"
+
+
+def test_bench_without_cupy_fails_in_one_line(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "cupy", None)  # import cupy now raises ImportError
+    result = invoke("bench", "--stage", "v6", "--out", str(tmp_path))
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("error: CuPy is not installed")
+    assert "pip install 'nsprof[cuda12]'" in lines[0]
+    assert "Traceback" not in result.output
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["bench", "--stage", "v11"], "error: unknown stage 'v11' for sgemm"),
+        (["bench", "--size", "10x2"], "error: bad size '10x2'"),
+        (["bench", "--op", "hgemm"], "error: unknown op 'hgemm'"),
+        (["stages", "--op", "hgemm"], "error: unknown op 'hgemm'"),
+    ],
+)
+def test_bad_input_is_a_one_line_usage_error(args, message, monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", None)  # input is checked before the GPU
+    result = invoke(*args)
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines() == [result.stderr.strip()]
+    assert result.stderr.startswith(message)
+
+
+def test_bench_rejects_a_zero_repeat():
+    result = invoke("bench", "--repeat", "0")
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output

@@ -1,0 +1,89 @@
+import re
+from pathlib import Path
+
+import pytest
+
+from nsprof.errors import UsageError
+from nsprof.registry import OPS, REPO_ROOT, TOLERANCE, select_stages, stages_for
+
+LADDER = stages_for("sgemm")
+NVRTC = [s for s in LADDER if s.backend == "nvrtc"]
+
+
+def test_ladder_is_v1_to_v10_in_order():
+    assert [s.stage for s in LADDER] == [f"v{i}" for i in range(1, 11)]
+
+
+@pytest.mark.parametrize("stage", NVRTC, ids=lambda s: s.stage)
+def test_kernel_file_exists_and_declares_each_entry_point(stage):
+    path = stage.kernel_path()
+    assert path.is_file()
+    assert Path(stage.kernel_file).parts[:2] == ("kernels", "sgemm")
+    source = path.read_text()
+    for tile in stage.tiles:
+        declaration = rf'extern "C" __global__ void(?: __launch_bounds__\([^)]*\))?\s+{tile.entry}\('
+        assert re.search(declaration, source), tile.entry
+
+
+@pytest.mark.parametrize("stage", NVRTC, ids=lambda s: s.stage)
+def test_kernel_file_opens_with_what_changed_and_the_metric(stage):
+    header = stage.kernel_path().read_text().split("\n\n")[0]
+    assert header.startswith(f"// {stage.stage} ")
+    assert "changed" in header.lower() or stage.stage == "v1"
+    assert "Metric to watch" in header
+    assert "Ragged sizes" in header
+
+
+@pytest.mark.parametrize("stage", LADDER, ids=lambda s: s.stage)
+def test_every_stage_declares_its_contract(stage):
+    assert stage.title and stage.changes and stage.why and stage.metric
+    assert stage.precision in TOLERANCE
+    assert stage.ragged in {"bounds-check", "pad", "library"}
+    if stage.backend == "cublas":
+        assert stage.kernel_file is None and stage.tiles == () and stage.ragged == "library"
+    else:
+        assert stage.tiles, "a kernel stage needs at least one launch configuration"
+    for tile in stage.tiles:
+        assert tile.dynamic_smem_bytes <= 227 * 1024  # the H100/H200 per-block limit
+        assert tile.threads[0] * tile.threads[1] <= 1024
+
+
+def test_tolerances_match_the_precision_contract():
+    assert {s.stage: s.tolerance for s in LADDER if s.precision == "tf32"} == {"v10": 5e-3}
+    assert all(s.tolerance == 1e-5 for s in LADDER if s.precision == "fp32")
+
+
+def test_sgemm_formulas():
+    op = OPS["sgemm"]
+    assert op.flops(2, 3, 4) == 2 * 2 * 3 * 4
+    assert op.min_bytes(2, 3, 4) == 4 * (2 * 4 + 4 * 3 + 2 * 3)
+
+
+@pytest.mark.parametrize(
+    "names, expected",
+    [
+        (None, [f"v{i}" for i in range(1, 11)]),
+        (["all"], [f"v{i}" for i in range(1, 11)]),
+        (["6"], ["v6"]),
+        (["V6"], ["v6"]),
+        (["v6,v1"], ["v1", "v6"]),
+        (["v9", "v1", "v9"], ["v1", "v9"]),
+    ],
+)
+def test_select_stages(names, expected):
+    assert [s.stage for s in select_stages("sgemm", names)] == expected
+
+
+@pytest.mark.parametrize("names", [["v11"], ["v0"], ["abc"], ["v6,,x"]])
+def test_select_stages_rejects_unknown_names_with_the_valid_choices(names):
+    with pytest.raises(UsageError, match=r"unknown stage .*Choose from v1, v2, .*v10"):
+        select_stages("sgemm", names)
+
+
+def test_unknown_op_is_a_usage_error():
+    with pytest.raises(UsageError, match="unknown op 'hgemm'"):
+        stages_for("hgemm")
+
+
+def test_repo_root_holds_the_kernels():
+    assert (REPO_ROOT / "kernels" / "sgemm").is_dir()
