@@ -125,8 +125,12 @@ def results_document(records: list[dict], env: dict) -> dict:
     }
 
 
-def save_results(doc: dict, out_dir: Path) -> Path:
-    """Write profiles/bench-<op>-<timestamp>.json without ever replacing an existing file."""
+def save_results(doc: dict, out_dir: Path, path: Path | None = None) -> Path:
+    """Write `path`, or out_dir/bench-<op>-<timestamp>.json without replacing an existing file."""
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(doc, indent=2) + "\n")
+        return path
     out_dir.mkdir(parents=True, exist_ok=True)
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     op = doc["results"][0]["op"] if doc["results"] else "none"

@@ -25,6 +25,7 @@ def bench(
     as_json: bool = typer.Option(False, "--json", help="Print the results as JSON instead of a table."),
     out: Path = typer.Option(Path("profiles"), "--out", help="Directory for the results file bench-<op>-<time>.json."),
     save: bool = typer.Option(True, "--save/--no-save", help="Write the results file."),
+    save_as: Optional[Path] = typer.Option(None, "--save-as", help="Write the results to this file instead of --out/bench-<op>-<time>.json."),
 ) -> None:
     """Verify each stage against a float64 reference, then time it with CUDA events.
 
@@ -47,7 +48,7 @@ def bench(
     else:
         stdout().print(results_table(records, env))
     if save:
-        path = save_results(doc, out)
+        path = save_results(doc, out, save_as)
         stderr().print(f"results written to {path}")
     if any(r["status"] != "ok" for r in records):
         raise typer.Exit(1)
