@@ -22,7 +22,7 @@ for s in v1 v2 v3 v4 v5 v6 v7 v8 v9 v10; do INC+=(--nvtx-include "nsprof@sgemm\/
 time ncu --clock-control none --nvtx "${INC[@]}" --metrics $M -o "$OUT/ncu-ladder-1024" \
   python3 -m nsprof bench --size 1024 --repeat 2 --warmup 1 --no-baseline --no-save > "$OUT/ncu.log" 2>&1; echo "ncu exit $?"
 grep -c "==PROF== Profiling" "$OUT/ncu.log"; grep "==PROF== Profiling" "$OUT/ncu.log" | head -3
-ncu --import "$OUT/ncu-ladder-1024.ncu-rep" --csv --page raw > "$OUT/ncu-raw.csv"
+ncu --import "$OUT/ncu-ladder-1024.ncu-rep" --csv --page raw --print-units base > "$OUT/ncu-raw.csv"
 ncu --import "$OUT/ncu-ladder-1024.ncu-rep" --csv --page raw --print-units auto > "$OUT/ncu-raw-auto.csv"
 ncu --import "$OUT/ncu-ladder-1024.ncu-rep" --csv --page details > "$OUT/ncu-details.csv"
 wc -l "$OUT"/ncu-*.csv

@@ -152,16 +152,16 @@ _SGEMM = [
     Stage(
         "sgemm", "v5", "float4 loads", "kernels/sgemm/v05_float4_loads.cu", "nvrtc",
         (_t(128, 128, 8, (256, 1), "sgemm_v5"),), "pad", "fp32",
-        changes="global loads of A and B, shared reads of B and stores of C move 16 bytes each",
-        why="a quarter of the load/store instructions; but A is read with 2-way-conflicted scalars",
-        metric="smsp__sass_inst_executed_op_global_ld.sum falls; shared load conflicts appear",
+        changes="16-byte loads and stores throughout; A tile stored transposed (As[k][m]) so A is read as float4",
+        why="a quarter of the load/store instructions; the transposing scalar stores are 2-way conflicted",
+        metric="smsp__sass_inst_executed_op_shared_ld.sum falls; shared store bank conflicts appear",
     ),
     Stage(
         "sgemm", "v6", "bank-conflict-free shared memory", "kernels/sgemm/v06_conflict_free_smem.cu",
         "nvrtc", (_t(128, 128, 8, (256, 1), "sgemm_v6"),), "pad", "fp32",
-        changes="A tile stored transposed (As[k][m], rows padded to 132 floats), read as float4",
-        why="the A reads become two conflict-free float4 broadcasts instead of 8 conflicted scalars",
-        metric="l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum falls to ~0 against v5",
+        changes="rows of the transposed A tile padded from 128 to 132 floats",
+        why="the transposing stores of a warp spread over all 32 banks instead of 16 (no 2-way conflict)",
+        metric="l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum falls to ~0 against v5",
     ),
     Stage(
         "sgemm", "v7", "outer product from registers", "kernels/sgemm/v07_outer_product.cu", "nvrtc",

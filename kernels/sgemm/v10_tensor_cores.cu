@@ -29,7 +29,6 @@ using namespace nvcuda;
 #ifndef STAGES
 #define STAGES 3
 #endif
-#define NTHREADS 256
 #define A_LD (BK + 4)
 
 // Tuning knobs (a tuning run overrides them with -D): blocks per SM for the register cap,
@@ -59,23 +58,24 @@ __device__ __forceinline__ void to_tf32(Frag& frag) {
 #endif
 }
 
-// The block's 8 warps form a 2 x 4 grid; each warp owns (BM/2) x (BN/4) of C as
+// The block's warps form a WARPS_M x 4 grid; each warp owns (BM/WARPS_M) x (BN/4) of C as
 // FRAGS_M x FRAGS_N WMMA accumulators of 16x16.
-template <int BM, int BN>
+template <int BM, int BN, int WARPS_M>
 __device__ __forceinline__ void sgemm_v10_body(int M, int N, int K, const float* __restrict__ A,
                                                const float* __restrict__ B, float* __restrict__ C) {
+    constexpr int NTHREADS = WARPS_M * 4 * 32;
     constexpr int B_LD = BN + 8;
     constexpr int A_STAGE = BM * A_LD;
     constexpr int B_STAGE = BK * B_LD;
-    constexpr int WARP_M = BM / 2, WARP_N = BN / 4;
+    constexpr int WARP_M = BM / WARPS_M, WARP_N = BN / 4;
     constexpr int FRAGS_M = WARP_M / 16, FRAGS_N = WARP_N / 16;
     extern __shared__ __align__(128) float smem[];
     float* As = smem;                      // STAGES x [BM][A_LD]
     float* Bs = smem + STAGES * A_STAGE;   // STAGES x [BK][B_LD]
     const int tid = threadIdx.x;
     const int warp = tid / 32;
-    const int warp_m = warp / 4;  // 0..1
-    const int warp_n = warp % 4;  // 0..3
+    const int warp_m = warp / 4;
+    const int warp_n = warp % 4;
     const float* Ablk = A + blockIdx.y * BM * K;
     const float* Bblk = B + blockIdx.x * BN;
     const int tiles = K / BK;
@@ -150,14 +150,19 @@ __device__ __forceinline__ void sgemm_v10_body(int M, int N, int K, const float*
 
 // One entry point per block tile: sgemm_v10_<BM>x<BN>. Dynamic shared memory per block is
 // STAGES * (BM * (BK + 4) + BK * (BN + 8)) * 4 bytes (the registry holds the number).
-extern "C" __global__ void __launch_bounds__(NTHREADS, V10_MIN_BLOCKS)
+// V10_WARPS_M (2: 256 threads, 4: 512 threads with half the accumulators each) is a tuning knob.
+#ifndef V10_WARPS_M
+#define V10_WARPS_M 2
+#endif
+
+extern "C" __global__ void __launch_bounds__(256, V10_MIN_BLOCKS)
 sgemm_v10_128x128(int M, int N, int K, const float* __restrict__ A,
                   const float* __restrict__ B, float* __restrict__ C) {
-    sgemm_v10_body<128, 128>(M, N, K, A, B, C);
+    sgemm_v10_body<128, 128, 2>(M, N, K, A, B, C);
 }
 
-extern "C" __global__ void __launch_bounds__(NTHREADS, 1)
+extern "C" __global__ void __launch_bounds__(V10_WARPS_M * 128, 1)
 sgemm_v10_128x256(int M, int N, int K, const float* __restrict__ A,
                   const float* __restrict__ B, float* __restrict__ C) {
-    sgemm_v10_body<128, 256>(M, N, K, A, B, C);
+    sgemm_v10_body<128, 256, V10_WARPS_M>(M, N, K, A, B, C);
 }

@@ -33,7 +33,7 @@ DATASHEET_CEILINGS: tuple[tuple[str, Ceiling], ...] = (
     (r"H200", Ceiling("H200 SXM", 67.0, 494.7, 989.4, 4.8)),
     (r"H100.*PCIE", Ceiling("H100 PCIe", 51.2, 378.0, 756.0, 2.0)),
     (r"H100", Ceiling("H100 SXM", 67.0, 494.7, 989.4, 3.35)),
-    (r"A100.*PCIE.*80GB", Ceiling("A100 PCIe 80GB", 19.5, 156.0, 312.0, 1.935)),
+    (r"A100(?=.*PCIE)(?=.*80GB)", Ceiling("A100 PCIe 80GB", 19.5, 156.0, 312.0, 1.935)),
     (r"A100.*40GB", Ceiling("A100 40GB", 19.5, 156.0, 312.0, 1.555)),
     (r"A100", Ceiling("A100 SXM 80GB", 19.5, 156.0, 312.0, 2.039)),
 )

@@ -96,6 +96,7 @@ MEMCPY_KINDS = {
 }
 
 TABLES_SQL = "SELECT name FROM sqlite_master WHERE type = 'table'"
+TABLE_COLUMNS_SQL = "SELECT name FROM pragma_table_info('{table}')"
 STRINGS_SQL = "SELECT id, value FROM StringIds"
 MEMCPY_KINDS_SQL = "SELECT id, label FROM ENUM_CUDA_MEMCPY_OPER"
 NVTX_SQL = f"""
@@ -287,8 +288,13 @@ def _read_events(conn: sqlite3.Connection, path: Path, tables: set[str], spec: I
 
 
 def _scan_int_columns(conn: sqlite3.Connection, path: Path, spec: IntColumns) -> pd.DataFrame:
+    present = {name for (name,) in _fetch(conn, path, TABLE_COLUMNS_SQL.format(table=spec.table))}
+    missing = [source for source in spec.columns.values() if source not in present]
+    if missing:
+        raise ParseError(f"{path}: table {spec.table} has no column {', '.join(missing)}",
+                         "Re-export the report with a current nsys (nsys export --type sqlite)")
     aggregates = ", ".join(
-        f"group_concat(ifnull(\"{source}\", -1))" if name in spec.nullable else f"group_concat(\"{source}\")"
+        f"group_concat(ifnull([{source}], -1))" if name in spec.nullable else f"group_concat([{source}])"
         for name, source in spec.columns.items()
     )
     (row,) = _fetch(conn, path, COLUMN_SCAN_SQL.format(aggregates=aggregates, table=spec.table))
@@ -329,12 +335,13 @@ def _nvtx_ranges(conn: sqlite3.Connection, path: Path, tables: set[str]) -> pd.D
     domain_names = dict(zip(zip(created["process"], created["domain_id"]), created["name"]))
     ranges = events[events["event_type"].isin(list(NVTX_RANGE_KINDS))].copy()
     ranges["kind"] = ranges["event_type"].map(NVTX_RANGE_KINDS)
-    ranges["domain"] = [
+    domains = [
         None if pd.isna(domain_id) or domain_id == 0 else domain_names.get((process, domain_id), f"domain {domain_id}")
         for process, domain_id in zip(ranges["process"], ranges["domain_id"])
     ]
+    ranges["domain"] = pd.Series(domains, index=ranges.index, dtype=object)  # None, not NaN, for the default
     ranges["name"] = ranges["name"].fillna("")
-    ranges["range"] = [name if domain is None else f"{domain}:{name}" for domain, name in zip(ranges["domain"], ranges["name"])]
+    ranges["range"] = [name if domain is None else f"{domain}:{name}" for domain, name in zip(domains, ranges["name"])]
     ranges["duration_ns"] = ranges["end_ns"] - ranges["start_ns"]
     ranges["pid"] = ranges["global_tid"] // 0x1000000 % 0x1000000
     ranges["tid"] = ranges["global_tid"] % 0x1000000

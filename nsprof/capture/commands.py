@@ -1,0 +1,102 @@
+"""The exact command lines a capture runs: nsprof's own `bench` as the workload, under nsys or ncu.
+
+Nothing here runs anything, so `--dry-run` and the tests see exactly what a real run executes.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from nsprof.bench import range_name
+from nsprof.capture.request import ProfileRequest
+from nsprof.launch.measure import NVTX_DOMAIN
+from nsprof.registry import Stage
+from nsprof.sizes import Size, size_label
+
+# File names inside a profile directory (see nsprof.capture.layout for the directory itself).
+NSYS_REPORT = "nsys"  # nsys adds .nsys-rep and, with --export=sqlite, .sqlite
+NCU_REPORT = "ncu"  # ncu adds .ncu-rep
+NCU_CSV = "ncu-raw.csv"
+
+
+@dataclass(frozen=True)
+class Command:
+    tool: str  # "nsys" or "ncu"
+    step: str  # "profile", or "export" for ncu --import
+    argv: tuple[str, ...]
+    log: Path  # where the child's output (stderr only, when stdout is redirected) is streamed
+    outputs: tuple[Path, ...]  # files the step must leave behind
+    stdout: Path | None = None  # the step's stdout goes to this file instead of the log
+
+    @property
+    def shell(self) -> str:
+        line = shlex.join(self.argv)
+        return f"{line} > {shlex.quote(str(self.stdout))}" if self.stdout else line
+
+    def to_json(self) -> dict:
+        return {"tool": self.tool, "step": self.step, "argv": list(self.argv), "shell": self.shell,
+                "log": self.log.name, "stdout": self.stdout.name if self.stdout else None,
+                "outputs": [p.name for p in self.outputs]}
+
+
+def bench_results_file(directory: Path, tool: str) -> Path:
+    return directory / f"bench-{tool}.json"
+
+
+def _size_arg(size: Size) -> str:
+    m, n, k = size
+    return str(m) if m == n == k else size_label(size)
+
+
+def workload_argv(request: ProfileRequest, tool: str, directory: Path) -> list[str]:
+    """`nsprof bench`: it verifies each stage (range verify/...) and then times it (range op/stage/MxNxK)."""
+    return [
+        sys.executable, "-m", "nsprof", "bench", "--op", request.op,
+        "--stage", ",".join(s.stage for s in request.stages),
+        "--size", ",".join(_size_arg(s) for s in request.sizes),
+        "--repeat", str(request.repeat[tool]), "--warmup", str(request.warmup),
+        "--no-baseline", "--save-as", str(bench_results_file(directory, tool)),
+    ]
+
+
+def nvtx_include(stage: Stage, size: Size) -> str:
+    """ncu's filter for the measured range of one stage and size: nsprof@sgemm\\/v6\\/4096x4096x4096/.
+
+    In --nvtx-include '/' separates nested push/pop ranges and a trailing '/' marks a push/pop range,
+    so the '/' inside our range names are escaped. Exact names, not a regex: an unanchored regex
+    would also match the verification range verify/sgemm/v6/...
+    """
+    escaped = range_name(stage, size).replace("/", "\\/")
+    return f"{NVTX_DOMAIN}@{escaped}/"
+
+
+def nsys_commands(request: ProfileRequest, nsys: str, directory: Path) -> list[Command]:
+    report = directory / NSYS_REPORT
+    argv = [nsys, "profile", "-t", "cuda,nvtx", "--export=sqlite", "-o", str(report), "--force-overwrite=false",
+            *workload_argv(request, "nsys", directory)]
+    outputs = (report.with_suffix(".nsys-rep"), report.with_suffix(".sqlite"))
+    return [Command("nsys", "profile", tuple(argv), directory / "nsys.log", outputs)]
+
+
+def ncu_commands(request: ProfileRequest, ncu: str, directory: Path) -> list[Command]:
+    report = directory / NCU_REPORT
+    includes = [arg for stage in request.stages for size in request.sizes
+                for arg in ("--nvtx-include", nvtx_include(stage, size))]
+    profile = [ncu, "--clock-control", request.clock_control, "--nvtx", *includes,
+               "--metrics", ",".join(request.metrics), "-o", str(report), *workload_argv(request, "ncu", directory)]
+    rep = report.with_suffix(".ncu-rep")
+    export = [ncu, "--import", str(rep), "--csv", "--page", "raw"]
+    log = directory / "ncu.log"
+    return [
+        Command("ncu", "profile", tuple(profile), log, (rep,)),
+        Command("ncu", "export", tuple(export), log, (directory / NCU_CSV,), stdout=directory / NCU_CSV),
+    ]
+
+
+def build_commands(request: ProfileRequest, tool_paths: dict[str, str], directory: Path) -> list[Command]:
+    """Every command of a capture, in the order it runs (nsys, then ncu)."""
+    builders = {"nsys": nsys_commands, "ncu": ncu_commands}
+    return [cmd for tool in request.tools for cmd in builders[tool](request, tool_paths[tool], directory)]

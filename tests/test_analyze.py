@@ -1,0 +1,309 @@
+"""nsprof.analyze (derived metrics, ceilings, stages, NVTX attribution) and the analyze command."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import typer
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from nsprof.analyze import (attribute_work, datasheet_ceiling, kernel_metrics, parse_stage_range,
+                            percent_of_peak, range_metrics, stage_records)
+from nsprof.analyze.metrics import NCU_METRICS
+from nsprof.commands.analyze import analyze
+from nsprof.errors import ParseError
+from nsprof.parse.nsys_sqlite import load_nsys
+from ncu_builder import PAGES
+from nsys_builder import global_pid, global_tid, write_export
+
+DATA = Path(__file__).parent / "data"
+H200 = DATA / "h200" / "nsys-sgemm-v6-512.sqlite"
+SAXPY = DATA / "nsys-pipit" / "saxpy-mpi-cuda_nsys_perlmutter0.sqlite"
+needs_h200 = pytest.mark.skipif(not H200.exists(), reason="H200 capture not in tests/data/h200")
+
+FADD, FMUL, FFMA = (f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum" for op in ("fadd", "fmul", "ffma"))
+
+
+def ncu_table(rows: list[dict]) -> pd.DataFrame:
+    """An ncu kernels table as nsprof.parse.ncu_csv gives it: id, kernel, nvtx, metric columns."""
+    table = pd.DataFrame([{"id": i, "kernel": f"k{i}", "nvtx": row.pop("nvtx", [])} for i, row in enumerate(rows)])
+    metrics = pd.DataFrame(rows, dtype=float)
+    return pd.concat([table, metrics], axis=1)
+
+
+# --- kernel metrics ---------------------------------------------------------------------------------
+
+def test_kernel_metrics_from_all_counters():
+    kernels = ncu_table([{
+        "gpu__time_duration.sum": 1000.0, FADD: 100.0, FMUL: 50.0, FFMA: 1000.0,
+        "sm__ops_path_tensor_src_fp16.sum": 4000.0, "sm__ops_path_tensor_src_tf32_dst_fp32.sum": 500.0,
+        "dram__bytes_read.sum": 300.0, "dram__bytes_write.sum": 100.0, "lts__t_bytes.sum": 800.0,
+        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": 31.0,
+        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": 0.0,
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": 322.0,
+        "smsp__sass_inst_executed_op_shared_ld.sum": 10.0,
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": 10.0,
+        "smsp__sass_inst_executed_op_shared_st.sum": 10.0,
+    }])
+    m = kernel_metrics(kernels).iloc[0]
+    assert m["flops"] == 100 + 50 + 2 * 1000
+    assert m["tensor_flops"] == 4500 and m["tensor_16bit_flops"] == 4000 and m["tensor_tf32_flops"] == 500
+    assert m["gflops_per_s"] == pytest.approx((2150 + 4500) / 1000)  # FLOP per ns is GFLOP/s
+    assert m["dram_bytes"] == 400 and m["dram_gbytes_per_s"] == pytest.approx(0.4)
+    assert m["intensity_flop_per_byte"] == pytest.approx(6650 / 400)
+    assert m["intensity_flop_per_l2_byte"] == pytest.approx(6650 / 800)
+    assert (m["smem_ld_conflicts"], m["smem_st_conflicts"]) == (31, 0)
+    assert m["smem_ld_nway"] == pytest.approx(32.2) and m["smem_st_nway"] == 1
+
+
+def test_metrics_not_collected_are_nan_not_zero():
+    m = kernel_metrics(ncu_table([{"gpu__time_duration.sum": 1000.0, FFMA: 10.0}])).iloc[0]
+    for column in ("flops", "tensor_flops", "dram_bytes", "l2_bytes", "gflops_per_s", "dram_gbytes_per_s",
+                   "intensity_flop_per_byte", "smem_ld_conflicts", "smem_ld_nway", "smem_st_nway"):
+        assert math.isnan(m[column]), column
+
+
+def test_zero_denominators_give_nan():
+    m = kernel_metrics(ncu_table([{
+        "gpu__time_duration.sum": 0.0, FADD: 0.0, FMUL: 0.0, FFMA: 5.0, "dram__bytes_read.sum": 0.0,
+        "dram__bytes_write.sum": 0.0, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": 0.0,
+        "smsp__sass_inst_executed_op_shared_ld.sum": 0.0}])).iloc[0]
+    assert m["flops"] == 10 and m["dram_bytes"] == 0
+    assert math.isnan(m["gflops_per_s"]) and math.isnan(m["intensity_flop_per_byte"]) and math.isnan(m["smem_ld_nway"])
+
+
+def test_hmma_tf32_counter_serves_when_the_general_one_is_absent():
+    m = kernel_metrics(ncu_table([{"sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32.sum": 64.0}])).iloc[0]
+    assert m["tensor_flops"] == 64 and math.isnan(m["tensor_16bit_flops"])
+
+
+def test_ncu_metric_list_names_real_gh100_metrics():
+    reference = Path("/work/shared/reference/ncu-query-metrics-gh100.txt")
+    if not reference.exists():
+        pytest.skip("reference metric list not available")
+    known = {line.split()[0].split(".")[-1] for line in reference.read_text().splitlines() if line.strip()}
+    assert all(metric.rsplit(".", 1)[0] in known for metric in NCU_METRICS)
+
+
+def test_range_metrics_total_nested_ranges():
+    kernels = kernel_metrics(ncu_table([
+        {"nvtx": ["ladder", "nsprof:sgemm/v6/64x64x64"], "gpu__time_duration.sum": 100.0, FADD: 0.0, FMUL: 0.0, FFMA: 50.0},
+        {"nvtx": ["ladder", "nsprof:sgemm/v6/64x64x64"], "gpu__time_duration.sum": 300.0, FADD: 0.0, FMUL: 0.0, FFMA: 150.0},
+        {"nvtx": ["ladder"], "gpu__time_duration.sum": 600.0},
+        {"nvtx": [], "gpu__time_duration.sum": 5.0},
+    ]))
+    ranges = range_metrics(kernels).set_index("range")
+    assert list(ranges.index) == ["ladder", "nsprof:sgemm/v6/64x64x64"]
+    assert ranges.loc["ladder", "kernels"] == 3 and ranges.loc["ladder", "duration_ns"] == 1000
+    assert ranges.loc["ladder", "flops"] == 400  # the kernel without FLOP counters adds nothing, not NaN
+    stage = ranges.loc["nsprof:sgemm/v6/64x64x64"]
+    assert (stage["kernels"], stage["flops"], stage["gflops_per_s"]) == (2, 400, 1.0)
+    assert math.isnan(stage["dram_bytes"])
+
+
+# --- ceilings ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, expected", [
+    ("NVIDIA H200", "H200 SXM"), ("NVIDIA H100 80GB HBM3", "H100 SXM"), ("NVIDIA H100 PCIe", "H100 PCIe"),
+    ("NVIDIA A100-SXM4-40GB", "A100 40GB"), ("NVIDIA A100-SXM4-80GB", "A100 SXM 80GB"),
+    ("NVIDIA A100 80GB PCIe", "A100 PCIe 80GB"), ("NVIDIA GeForce GTX 1080", None), (None, None),
+])
+def test_datasheet_ceiling_by_name(name, expected):
+    ceiling = datasheet_ceiling(name)
+    assert (ceiling.gpu if ceiling else None) == expected
+    if ceiling:
+        assert ceiling.source == "datasheet"
+
+
+def test_percent_of_peak():
+    h200 = datasheet_ceiling("NVIDIA H200")
+    kernels = kernel_metrics(ncu_table([{
+        "gpu__time_duration.sum": 1e6, FADD: 0.0, FMUL: 0.0, FFMA: 33.5e9 / 2,  # 33.5 TFLOP/s for 1 ms
+        "sm__ops_path_tensor_src_fp16.sum": 494.7e9 / 2, "sm__ops_path_tensor_src_tf32_dst_fp32.sum": 494.7e9 / 4,
+        "dram__bytes_read.sum": 2.4e9, "dram__bytes_write.sum": 0.0}]))
+    row = percent_of_peak(kernels, h200).iloc[0]
+    assert row["fp32_pct_of_peak"] == pytest.approx(100 * 33.5 / 67.0)
+    assert row["dram_pct_of_peak"] == pytest.approx(100 * 2.4 / 4.8)
+    # FP16 work takes 25% of the millisecond at peak, TF32 (half rate) another 25%.
+    assert row["tensor_pct_of_peak"] == pytest.approx(100 * (494.7 / 2 / 989.4 + 494.7 / 4 / 494.7))
+
+
+# --- stages -----------------------------------------------------------------------------------------
+
+def test_parse_stage_range():
+    assert parse_stage_range("nsprof:sgemm/v6/4096x4096x4096") == {"op": "sgemm", "stage": "v6", "size": "4096x4096x4096"}
+    for other in ("sgemm/v6/4096x4096x4096", "nsprof:verify/sgemm/v6/64x64x64", "nsprof:sgemm/v6", "hold:conflict"):
+        assert parse_stage_range(other) is None
+
+
+def test_stage_records_join_both_tools_and_sort_naturally():
+    nsys = pd.DataFrame({"range": ["nsprof:sgemm/v10/64x64x64", "nsprof:sgemm/v2/64x64x64", "nsprof:verify/sgemm/v2/64x64x64"],
+                         "count": [4, 2, 1], "kernels": [4, 2, 1], "gpu_time_ns": [400, 1000, 500]})
+    ncu = range_metrics(kernel_metrics(ncu_table([
+        {"nvtx": ["nsprof:sgemm/v2/64x64x64"], "gpu__time_duration.sum": 480.0},
+        {"nvtx": ["nsprof:sgemm/v2/64x64x64"], "gpu__time_duration.sum": 520.0},
+        {"nvtx": ["nsprof:sgemm/v7/64x64x64"], "gpu__time_duration.sum": 90.0},
+    ])))
+    stages = stage_records(nsys, ncu)
+    assert list(stages["stage"]) == ["v2", "v7", "v10"]
+    v2, v7, v10 = (stages.iloc[i] for i in range(3))
+    assert (v2["launches"], v2["nsys_gpu_time_per_launch_ns"], v2["ncu_kernels"], v2["ncu_duration_per_kernel_ns"]) == (2, 500, 2, 500)
+    assert v7["launches"] is pd.NA and v7["ncu_kernels"] == 1
+    assert v10["ncu_kernels"] is pd.NA and v10["nsys_kernels"] == 4
+    assert stage_records(None, None).empty
+
+
+# --- NVTX attribution: vectorized result equals a plain loop over ranges ------------------------------
+
+THREADS = [global_tid(10, 10), global_tid(10, 11), global_tid(20, 20)]  # two threads of pid 10, one of pid 20
+call_strategy = st.tuples(st.integers(0, 1000), st.integers(0, 2), st.sampled_from(["kernel", "memcpy", "memset", None]),
+                          st.integers(1, 100), st.booleans())
+range_strategy = st.tuples(st.sampled_from([59, 60]), st.integers(0, 2), st.integers(0, 1000),
+                           st.none() | st.integers(0, 500))
+
+
+def expected_work(calls, ranges):
+    """The plain loop the vectorized code must agree with; ranges in start order like load_nsys."""
+    rows = []
+    for kind, thread, start, length in sorted(ranges, key=lambda r: r[2]):
+        end = math.inf if length is None else start + length
+        totals = dict.fromkeys(("kernels", "gpu_time_ns", "memcpy_count", "memcpy_bytes", "memset_count", "memset_bytes"), 0)
+        for call_start, call_thread, work, amount, _ in calls:
+            same_scope = call_thread == thread if kind == 59 else THREADS[call_thread] >> 24 == THREADS[thread] >> 24
+            if work and same_scope and start <= call_start < end:
+                totals[{"kernel": "kernels", "memcpy": "memcpy_count", "memset": "memset_count"}[work]] += 1
+                totals[{"kernel": "gpu_time_ns", "memcpy": "memcpy_bytes", "memset": "memset_bytes"}[work]] += amount
+        rows.append(totals)
+    return rows
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(calls=st.lists(call_strategy, max_size=30), ranges=st.lists(range_strategy, max_size=10))
+def test_attribution_equals_a_loop_over_ranges(calls, ranges):
+    kernels, memcpys, memsets, runtime = [], [], [], []
+    next_id = {10: 1, 20: 1}  # correlation ids restart per process, so they collide across processes
+    for call_start, thread, work, amount, recorded_twice in calls:
+        pid = THREADS[thread] >> 24 & 0xFFFFFF
+        correlation = next_id[pid]
+        next_id[pid] += 1
+        runtime.append((call_start, call_start + 1, THREADS[thread], correlation, 2))
+        if recorded_twice:  # like cudaLaunchKernel + cudaLaunchKernel_v7000: the first one counts
+            runtime.append((call_start + 1, call_start + 2, THREADS[thread], correlation, 2))
+        if work == "kernel":
+            kernels.append((5000, 5000 + amount, correlation, global_pid(pid), 1))
+        elif work == "memcpy":
+            memcpys.append((5000, 5001, correlation, global_pid(pid), amount, 1))
+        elif work == "memset":
+            memsets.append((5000, 5001, correlation, global_pid(pid), amount))
+    nvtx = [(start, None if length is None else start + length, kind, f"r{i}", THREADS[thread], None, 0)
+            for i, (kind, thread, start, length) in enumerate(ranges)]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_export(Path(tmp) / "t.sqlite", {1: "k", 2: "cudaLaunchKernel"}, kernels=kernels,
+                            memcpys=memcpys, memsets=memsets, runtime=runtime, nvtx=nvtx)
+        attributed = attribute_work(load_nsys(path))
+    columns = ["kernels", "gpu_time_ns", "memcpy_count", "memcpy_bytes", "memset_count", "memset_bytes"]
+    assert attributed[columns].to_dict("records") == expected_work(calls, ranges)
+
+
+# --- the analyze command ----------------------------------------------------------------------------
+
+def run(*args: str):
+    app = typer.Typer()
+    app.command()(analyze)
+    app.callback()(lambda: None)  # keep `analyze` a subcommand, as in nsprof's own app
+    return CliRunner().invoke(app, ["analyze", *map(str, args)])
+
+
+def run_json(*args: str) -> dict:
+    result = run(*args, "--json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+@needs_h200
+def test_json_for_an_nsys_export():
+    doc = run_json(H200)
+    assert doc["gpu"] == "NVIDIA H200" and doc["ceiling"]["source"] == "datasheet"
+    assert "kernels" not in doc and "stages" not in doc
+    stage = next(r for r in doc["ranges"] if r["range"] == "nsprof:sgemm/v6/512x512x512")
+    assert stage == {"range": "nsprof:sgemm/v6/512x512x512", "domain": "nsprof", "name": "sgemm/v6/512x512x512",
+                     "count": 3, "kernels": 3, "gpu_time_ns": 217951, "memcpy_bytes": 0, "memcpy_count": 0,
+                     "memset_bytes": 0, "memset_count": 0}
+
+
+@pytest.mark.parametrize("page", ["raw", "details"])
+def test_json_for_an_ncu_csv(tmp_path, page):
+    path = tmp_path / f"{page}.csv"
+    path.write_text(PAGES[page])
+    doc = run_json(path)
+    assert "ranges" not in doc and doc["gpu"] is None and doc["ceiling"] is None
+    first = doc["kernels"][0]
+    assert first["kernel"] == "sgemm_v6" and first["nvtx"] == ["ladder", "nsprof:sgemm/v6/512x512x512"]
+    assert first["duration_ns"] == 72640 and first["dram_bytes"] == 4_200_000
+    assert first["flops"] is None and first["smem_ld_nway"] is None  # not collected: null, not 0
+    assert first["smem_ld_conflicts"] == 0
+    for field in ("kernel", "nvtx", "duration_ns", "flops", "tensor_flops", "dram_bytes", "gflops_per_s",
+                  "dram_gbytes_per_s", "intensity_flop_per_byte", "smem_ld_conflicts", "smem_st_conflicts",
+                  "smem_ld_nway", "smem_st_nway"):
+        assert field in first
+
+
+@needs_h200
+def test_directory_joins_stages(tmp_path):
+    shutil.copy(H200, tmp_path / "nsys.sqlite")
+    (tmp_path / "ncu-raw.csv").write_text(PAGES["raw"])
+    (tmp_path / "ncu-details.csv").write_text(PAGES["details"])  # same run: not counted twice
+    (tmp_path / "manifest.json").write_text(json.dumps({"stage": "v6", "device": {"name": "NVIDIA H200"}}))
+    doc = run_json(tmp_path)
+    assert set(doc) == {"gpu", "ceiling", "ranges", "kernels", "stages"}
+    assert len(doc["kernels"]) == 3
+    (stage,) = doc["stages"]
+    assert (stage["op"], stage["stage"], stage["size"]) == ("sgemm", "v6", "512x512x512")
+    assert (stage["launches"], stage["nsys_kernels"], stage["ncu_kernels"], stage["duration_ns"]) == (3, 3, 1, 72640)
+    assert stage["fp32_pct_of_peak"] is None and stage["dram_pct_of_peak"] == pytest.approx(
+        100 * 4.2e6 / 72640e-9 / 4.8e12)
+
+
+def test_tables_are_printed(tmp_path):
+    shutil.copy(SAXPY, tmp_path / "saxpy.sqlite")
+    (tmp_path / "ncu.csv").write_text(PAGES["raw"])
+    result = run(tmp_path)
+    assert result.exit_code == 0, result.output
+    for text in ("NVTX ranges (nsys)", "MPI:MPI_Send", "Kernels (ncu)", "sgemm_v6", "A100 40GB datasheet",
+                 "Stages", "512x512x512"):  # the stage is seen by ncu only
+        assert text in result.output
+    (tmp_path / "ncu.csv").unlink()
+    assert "no nsprof stage ranges" in run(tmp_path).output
+
+
+@pytest.mark.parametrize("name, content, fragment", [
+    ("empty.sqlite", b"", "empty file"),
+    ("text.sqlite", b"not sqlite at all, just some text\n" * 100, "not a database"),
+    ("bench.csv", b"stage,ms\nv6,1.0\n", "not Nsight Compute CSV"),
+    ("report.json", b"{}", "not a profile"),
+])
+def test_bad_files_are_one_line_parse_errors(tmp_path, name, content, fragment):
+    path = tmp_path / name
+    path.write_bytes(content)
+    result = run(path)
+    assert result.exit_code == 1 and isinstance(result.exception, ParseError)
+    assert str(path) in str(result.exception) and fragment in str(result.exception)
+
+
+def test_directory_without_profiles(tmp_path):
+    (tmp_path / "manifest.json").write_text("{}")
+    result = run(tmp_path)
+    assert isinstance(result.exception, ParseError) and "nothing to analyze" in str(result.exception)
+    (tmp_path / "x.csv").write_text(PAGES["raw"])
+    (tmp_path / "manifest.json").write_text("{not json")
+    assert "unreadable manifest" in str(run(tmp_path).exception)
+    assert "no such file" in str(run(tmp_path / "absent").exception)

@@ -1,0 +1,237 @@
+"""nsprof.parse.nsys_sqlite against real exports of three nsys versions (2022.2 and 2024.5 from
+pipit's test data, 2025.3 from the H200) and against small hand-built ones. Expected counts come
+from direct SQL on the same files, not from the parser."""
+
+from __future__ import annotations
+
+import sqlite3
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nsprof.analyze.nvtx_attribution import range_summary
+from nsprof.errors import ParseError
+from nsprof.parse.nsys_sqlite import COLUMNS, load_nsys
+from nsys_builder import global_pid, global_tid, write_export
+
+DATA = Path(__file__).parent / "data"
+SAXPY = DATA / "nsys-pipit" / "saxpy-mpi-cuda_nsys_perlmutter0.sqlite"  # nsys 2022.2
+CLOVERLEAF = DATA / "nsys-pipit" / "perlmutter-cloverleaf-cuda.sqlite"  # nsys 2024.5, no NVTX_EVENTS
+H200 = DATA / "h200" / "nsys-sgemm-v6-512.sqlite"  # nsys 2025.3, nsprof's own NVTX ranges
+EXPORTS = [SAXPY, CLOVERLEAF] + ([H200] if H200.exists() else [])
+needs_h200 = pytest.mark.skipif(not H200.exists(), reason="H200 capture not in tests/data/h200")
+
+
+def sql(path: Path, query: str) -> list[tuple]:
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+        return conn.execute(query).fetchall()
+
+
+def sql_count(path: Path, query: str) -> int:
+    return sql(path, query)[0][0]
+
+
+# --- real exports -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", EXPORTS, ids=lambda p: p.stem)
+def test_row_counts_match_direct_sql(path):
+    export = load_nsys(path)
+    assert len(export.kernels) == sql_count(path, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL")
+    assert len(export.memcpys) == sql_count(path, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY")
+    assert len(export.runtime) == sql_count(path, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME")
+    assert len(export.gpus) == sql_count(path, "SELECT count(*) FROM TARGET_INFO_GPU")
+    has_nvtx = sql_count(path, "SELECT count(*) FROM sqlite_master WHERE name = 'NVTX_EVENTS'")
+    ranges = sql_count(path, "SELECT count(*) FROM NVTX_EVENTS WHERE eventType IN (59, 60)") if has_nvtx else 0
+    assert len(export.nvtx) == ranges
+
+
+@pytest.mark.parametrize("path", EXPORTS, ids=lambda p: p.stem)
+def test_frames_have_the_documented_columns(path):
+    export = load_nsys(path)
+    for name, columns in COLUMNS.items():
+        assert list(getattr(export, name).columns) == list(columns), name
+
+
+def test_pipit_fixtures_hold_what_their_readme_says():
+    saxpy, cloverleaf = load_nsys(SAXPY), load_nsys(CLOVERLEAF)
+    assert (len(saxpy.kernels), len(saxpy.memcpys)) == (5, 15)
+    assert sql_count(SAXPY, "SELECT count(*) FROM NVTX_EVENTS") == 24  # 22 ranges, a domain, a thread name
+    assert len(saxpy.nvtx) == 22
+    assert (len(cloverleaf.kernels), len(cloverleaf.memcpys), len(cloverleaf.gpus)) == (1312, 279, 4)
+    assert cloverleaf.nvtx.empty and list(cloverleaf.nvtx.columns) == list(COLUMNS["nvtx"])
+    assert (saxpy.nsys_version, cloverleaf.nsys_version) == ("2022.2.1.31", "2024.5.1.113")
+
+
+@pytest.mark.parametrize("path", EXPORTS, ids=lambda p: p.stem)
+def test_kernel_names_resolve_through_string_ids(path):
+    expected = sql(path, "SELECT k.start, s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+                         "JOIN StringIds s ON s.id = k.demangledName ORDER BY k.rowid")
+    kernels = load_nsys(path).kernels
+    assert list(zip(kernels["start_ns"], kernels["kernel"].astype(str))) == expected
+    assert (kernels["duration_ns"] == kernels["end_ns"] - kernels["start_ns"]).all()
+
+
+def test_nvtx_names_come_from_text_or_text_id_and_domains_from_create_events():
+    nvtx = load_nsys(SAXPY).nvtx
+    # 'saxpy' ranges carry their name in `text`, the MPI ranges through `textId`, in domain 'MPI'.
+    assert nvtx["range"].value_counts().to_dict() == {
+        "MPI:MPI_Send": 10, "saxpy": 5, "MPI:MPI_Recv": 5, "MPI:MPI_Init": 1, "MPI:MPI_Finalize": 1}
+    saxpy_ranges = nvtx[nvtx["name"] == "saxpy"]
+    assert saxpy_ranges["domain"].isna().all() and (saxpy_ranges["kind"] == "push_pop").all()
+    assert set(nvtx.loc[nvtx["name"] == "MPI_Send", "domain"]) == {"MPI"}
+    assert (nvtx["pid"] == 1230493).all() and (nvtx["tid"] == 1230493).all()
+
+
+def test_memcpy_kinds_use_the_enum_table_or_the_builtin_labels():
+    # saxpy (2022.2) has no ENUM_* tables; cloverleaf (2024.5) has ENUM_CUDA_MEMCPY_OPER.
+    assert load_nsys(SAXPY).memcpys["copy_kind"].value_counts().to_dict() == {"Host-to-Device": 10, "Device-to-Host": 5}
+    expected = dict(sql(CLOVERLEAF, "SELECT e.label, count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY m "
+                                    "JOIN ENUM_CUDA_MEMCPY_OPER e ON e.id = m.copyKind GROUP BY e.label"))
+    assert load_nsys(CLOVERLEAF).memcpys["copy_kind"].value_counts().to_dict() == expected
+
+
+def test_gpu_info():
+    gpus = load_nsys(CLOVERLEAF).gpus
+    assert list(gpus["name"]) == ["NVIDIA A100-SXM4-80GB"] * 4
+    assert list(gpus["device_id"]) == [0, 1, 2, 3]
+    assert set(gpus["compute_capability"]) == {"8.0"} and set(gpus["sm_count"]) == {108}
+
+
+# --- attribution on real exports, checked by hand against the rows ------------------------------
+
+def test_saxpy_ranges_each_hold_one_kernel():
+    summary = range_summary(load_nsys(SAXPY)).set_index("range")
+    kernels_ns = sql_count(SAXPY, "SELECT sum(end - start) FROM CUPTI_ACTIVITY_KIND_KERNEL")
+    # Each 'saxpy' range holds one cudaLaunchKernel (recorded twice, as cudaLaunchKernel and
+    # cudaLaunchKernel_v7000 with one correlation id: counted once); the memcpys happen outside.
+    assert summary.loc["saxpy", ["count", "kernels", "gpu_time_ns", "memcpy_count"]].tolist() == [5, 5, kernels_ns, 0]
+    assert summary.loc["MPI:MPI_Init", "domain"] == "MPI"
+    assert summary.loc[summary["domain"] == "MPI", ["kernels", "memcpy_count"]].to_numpy().sum() == 0
+
+
+@needs_h200
+def test_h200_stage_ranges_hold_their_launches_and_not_the_warmup():
+    summary = range_summary(load_nsys(H200)).set_index("range")
+    # Three timed sgemm_v6 launches (72,640 + 72,640 + 72,671 ns), each inside its own range; the
+    # warm-up launch just before them is outside every range.
+    assert summary.loc["nsprof:sgemm/v6/512x512x512", ["count", "kernels", "gpu_time_ns"]].tolist() == [3, 3, 217951]
+    assert summary.loc["nsprof:verify/sgemm/v6/512x512x512", ["kernels", "gpu_time_ns"]].tolist() == [1, 75808]
+    # Two cub::DeviceReduce::Sum calls in domain CCCL, two kernels each.
+    assert summary.loc["CCCL:cub::DeviceReduce::Sum", ["domain", "count", "kernels", "gpu_time_ns"]].tolist() == [
+        "CCCL", 2, 4, 1824 + 1184 + 1888 + 1184]
+
+
+# --- hand-built exports ---------------------------------------------------------------------------
+
+THREAD_A, THREAD_B = global_tid(100, 100), global_tid(100, 101)
+OTHER_PROCESS = global_tid(200, 200)
+NAMES = {1: "k_compute(float*)", 2: "cudaLaunchKernel", 3: "outer", 4: "inner", 5: "cudaMemcpy"}
+
+
+def test_hand_built_export_attribution(tmp_path):
+    path = write_export(
+        tmp_path / "t.sqlite", NAMES,
+        kernels=[(1000, 1100, 1, global_pid(100), 1),   # call on A at 10, inside outer and inner
+                 (1200, 1300, 2, global_pid(100), 1),   # call on A at 30, inside outer only
+                 (1400, 1600, 3, global_pid(100), 1),   # call on B at 12: no push/pop range of B
+                 (1700, 1800, 1, global_pid(200), 1)],  # other process, same correlation id as the first
+        memcpys=[(2000, 2100, 4, global_pid(100), 4096, 1)],
+        memsets=[(2200, 2300, 5, global_pid(100), 512)],
+        runtime=[(10, 11, THREAD_A, 1, 2), (30, 31, THREAD_A, 2, 2), (12, 13, THREAD_B, 3, 2),
+                 (15, 16, OTHER_PROCESS, 1, 2), (20, 21, THREAD_A, 4, 5), (50, 51, THREAD_A, 5, 5)],
+        nvtx=[(5, 40, 59, None, THREAD_A, 3, 0),        # outer: push/pop on A
+              (8, 20, 59, None, THREAD_A, 4, 0),        # inner: ends exactly at the memcpy call (excluded)
+              (0, None, 60, "open", THREAD_B, None, 0),  # start/end range never closed: whole process
+              (11, 13, 60, "window", THREAD_B, None, 0)],
+    )
+    export = load_nsys(path)
+    assert len(export.kernels) == 4 and export.gpus.empty
+    summary = range_summary(export).set_index("range")
+    assert summary.loc["outer", ["kernels", "gpu_time_ns", "memcpy_count", "memcpy_bytes"]].tolist() == [2, 200, 1, 4096]
+    assert summary.loc["inner", ["kernels", "gpu_time_ns", "memcpy_count"]].tolist() == [1, 100, 0]
+    assert summary.loc["open", ["kernels", "memcpy_count", "memset_count", "memset_bytes"]].tolist() == [3, 1, 1, 512]
+    assert summary.loc["window", ["kernels", "gpu_time_ns"]].tolist() == [1, 200]  # thread B's call at 12
+
+
+def test_missing_tables_give_empty_frames(tmp_path):
+    path = write_export(tmp_path / "t.sqlite", NAMES, absent=("CUPTI_ACTIVITY_KIND_KERNEL", "NVTX_EVENTS",
+                                                              "CUPTI_ACTIVITY_KIND_MEMSET"))
+    export = load_nsys(path)
+    assert export.kernels.empty and export.nvtx.empty and export.memsets.empty
+    assert range_summary(export).empty
+
+
+# --- bad input: always one ParseError naming the file ------------------------------------------
+
+def assert_parse_error(path: Path, fragment: str = "") -> ParseError:
+    with pytest.raises(ParseError) as caught:
+        load_nsys(path)
+    message = str(caught.value)
+    assert str(path) in message and "\n" not in message and fragment in message
+    return caught.value
+
+
+def test_missing_empty_and_non_sqlite_files(tmp_path):
+    assert_parse_error(tmp_path / "absent.sqlite", "no such file")
+    (tmp_path / "empty.sqlite").write_bytes(b"")
+    assert_parse_error(tmp_path / "empty.sqlite", "empty file")
+    (tmp_path / "text.sqlite").write_text("ID,Kernel Name\n0,k\n")
+    assert_parse_error(tmp_path / "text.sqlite", "not a database")
+
+
+def test_sqlite_that_is_not_an_nsys_export(tmp_path):
+    path = tmp_path / "other.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE t (x)")
+    assert_parse_error(path, "no StringIds table")
+
+
+def test_missing_column_and_null_values(tmp_path):
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT)")
+        conn.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start, end, globalTid, correlationId)")
+    assert_parse_error(path, "has no column nameId")
+    path = write_export(tmp_path / "null.sqlite", NAMES, runtime=[(None, 5, THREAD_A, 1, 2)])
+    assert_parse_error(path, "CUPTI_ACTIVITY_KIND_RUNTIME.start")
+
+
+@pytest.mark.parametrize("fraction", [0.02, 0.3, 0.6, 0.95])
+def test_truncated_real_export(tmp_path, fraction):
+    path = tmp_path / "truncated.sqlite"
+    path.write_bytes(SAXPY.read_bytes()[: int(SAXPY.stat().st_size * fraction)])
+    assert_parse_error(path)
+
+
+def small_export_bytes() -> bytes:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_export(Path(tmp) / "small.sqlite", NAMES,
+                            kernels=[(1000 + i, 1100 + i, i, global_pid(100), 1) for i in range(200)],
+                            runtime=[(i, i + 1, THREAD_A, i, 2) for i in range(200)],
+                            nvtx=[(0, 100, 59, None, THREAD_A, 3, 0)])
+        return path.read_bytes()
+
+
+SMALL_EXPORT = small_export_bytes()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cut=st.none() | st.integers(1, len(SMALL_EXPORT) - 1),
+       flips=st.lists(st.tuples(st.integers(0, len(SMALL_EXPORT) - 1), st.integers(1, 255)), max_size=8))
+def test_mangled_sqlite_bytes_give_parse_error_or_a_valid_export(cut, flips):
+    data = bytearray(SMALL_EXPORT[:cut])
+    for position, mask in flips:
+        data[position % len(data)] ^= mask
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "mangled.sqlite"
+        path.write_bytes(bytes(data))
+        try:
+            export = load_nsys(path)
+        except ParseError as err:
+            assert str(path) in str(err) and "\n" not in str(err)
+        else:
+            assert isinstance(range_summary(export), pd.DataFrame)
