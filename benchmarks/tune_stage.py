@@ -41,8 +41,6 @@ def stage_variant(stage: Stage, knobs: tuple[str, ...]) -> Stage:
             tile = dataclasses.replace(tile, bk=int(values["V8_BK"]))
         if "STAGES" in values and stage.stage == "v10":
             tile = dataclasses.replace(tile, dynamic_smem_bytes=_v10_smem(tile.bm, tile.bn, int(values["STAGES"])))
-        if "V10_WARPS_M" in values and tile.entry == "sgemm_v10_128x256":
-            tile = dataclasses.replace(tile, threads=(int(values["V10_WARPS_M"]) * 128, 1))
         tiles.append(tile)
     return dataclasses.replace(stage, tiles=tuple(tiles))
 

@@ -11,6 +11,8 @@ from typer.core import TyperGroup
 
 from nsprof import __version__
 from nsprof.commands.bench import bench
+from nsprof.commands.doctor import doctor
+from nsprof.commands.profile import profile
 from nsprof.commands.stages import stages
 from nsprof.errors import NsprofError
 
@@ -48,6 +50,8 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
 
 app.command()(stages)
 app.command()(bench)
+app.command()(profile)
+app.command()(doctor)
 
 
 def main() -> None:

@@ -190,16 +190,16 @@ _SGEMM = [
         metric="whatever cuBLAS chose: compare sm__throughput and dram__bytes with v8",
     ),
     Stage(
-        "sgemm", "v10", "tensor cores (TF32 WMMA)", "kernels/sgemm/v10_tensor_cores.cu", "nvrtc",
+        "sgemm", "v10", "tensor cores (TF32 mma.sync)", "kernels/sgemm/v10_tensor_cores.cu", "nvrtc",
         (
             _t(128, 256, 32, (256, 1), "sgemm_v10_128x256", _v10_smem(128, 256)),
             _t(128, 128, 32, (256, 1), "sgemm_v10_128x128", _v10_smem(128, 128)),
         ),
         "pad", "tf32",
-        changes="WMMA m16n16k8 on TF32 inputs with float32 accumulation, cp.async 3-stage ring",
+        changes="warp-level TF32 MMA (mma.sync m16n8k8, ldmatrix) with float32 accumulation, cp.async 3-stage ring",
         why="tensor cores do many times the FP32 pipes' work per cycle",
         metric="sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32 appears; ffma counts drop to ~0",
-        notes="the tensor cores truncate inputs to TF32 (10-bit mantissa): errors near 1e-3, tolerance 5e-3",
+        notes="inputs rounded to TF32 (10-bit mantissa) with cvt.rna: errors near 3e-4, tolerance 5e-3",
     ),
 ]
 

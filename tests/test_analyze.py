@@ -8,7 +8,6 @@ import shutil
 import tempfile
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 import typer

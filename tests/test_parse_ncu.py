@@ -1,8 +1,8 @@
 """nsprof.parse.ncu_csv, ncu_units and ncu_nvtx.
 
-Most tests build CSV text in the layout ncu writes (program output and ==PROF== lines first; raw
-page with a units row; details page with one row per metric) for the same three kernels, printed
-with base units and with auto-scaled units. Real captures dropped anywhere under tests/data/ncu/
+Most tests parse CSV text built by ncu_builder in the layout ncu writes (program output and
+==PROF== lines first; raw page with a units row; details page with one row per metric) for the
+same three kernels, printed with base units and with auto-scaled units. Real captures dropped anywhere under tests/data/ncu/
 are picked up by the last tests: each file must parse, and files in one folder (raw, auto-units
 raw and details pages of one run) must agree on every launch, NVTX stack and shared metric.
 """

@@ -10,7 +10,7 @@ import os
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Mapping
 
 from nsprof.errors import ToolNotFoundError
@@ -40,6 +40,10 @@ class FoundTool:
     name: str
     path: str
     found_by: str  # "--ncu", "NSPROF_NCU" or "PATH"
+    version: str | None = None  # filled by locate_tool
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "version": self.version, "found_by": self.found_by}
 
 
 def find_tool(name: str, option: str | None = None, environ: Mapping[str, str] | None = None) -> FoundTool:
@@ -60,6 +64,12 @@ def find_tool(name: str, option: str | None = None, environ: Mapping[str, str] |
         raise ToolNotFoundError(f"{name} ({spec.product}) not found: not on PATH and {spec.env_var} is not set",
                                 how_to_point)
     return FoundTool(name, path, "PATH")
+
+
+def locate_tool(name: str, option: str | None = None, environ: Mapping[str, str] | None = None) -> FoundTool:
+    """find_tool, then check that it runs by asking its version."""
+    tool = find_tool(name, option, environ)
+    return replace(tool, version=tool_version(tool))
 
 
 def tool_version(tool: FoundTool, timeout_s: float = 30) -> str:

@@ -237,8 +237,9 @@ def _fetch(conn: sqlite3.Connection, path: Path, sql: str) -> list[tuple]:
 
 
 def _frame(conn: sqlite3.Connection, path: Path, sql: str) -> pd.DataFrame:
+    """Query result with Python values as they came (object columns: NULLs never turn ints to float)."""
     columns, rows = _execute(conn, path, sql)
-    return pd.DataFrame.from_records(rows, columns=columns)
+    return pd.DataFrame(rows, columns=columns, dtype=object)
 
 
 def _execute(conn: sqlite3.Connection, path: Path, sql: str) -> tuple[list[str], list[tuple]]:
@@ -246,7 +247,7 @@ def _execute(conn: sqlite3.Connection, path: Path, sql: str) -> tuple[list[str],
     try:
         cursor = conn.execute(sql)
         return [d[0] for d in cursor.description], cursor.fetchall()
-    except sqlite3.Error as err:
+    except (sqlite3.Error, UnicodeError) as err:  # a damaged schema can fail to decode as well
         raise ParseError(f"{path}: unreadable as an nsys SQLite export ({err})") from None
 
 
@@ -329,7 +330,7 @@ def _nvtx_ranges(conn: sqlite3.Connection, path: Path, tables: set[str]) -> pd.D
         return _typed_nvtx(pd.DataFrame(columns=columns))
     events = _frame(conn, path, NVTX_SQL)
     for column in ("start_ns", "end_ns", "global_tid", "domain_id"):
-        events[column] = pd.to_numeric(events[column], errors="coerce").astype("Int64")
+        events[column] = _integers(events[column])
     events["process"] = events["global_tid"] // 0x1000000  # domain ids are per process
     created = events[events["event_type"] == NVTX_DOMAIN_CREATE]
     domain_names = dict(zip(zip(created["process"], created["domain_id"]), created["name"]))
@@ -348,6 +349,12 @@ def _nvtx_ranges(conn: sqlite3.Connection, path: Path, tables: set[str]) -> pd.D
     return _typed_nvtx(ranges.sort_values("start_ns", kind="stable")[columns].reset_index(drop=True))
 
 
+def _integers(values: pd.Series) -> pd.Series:
+    """SQLite values -> Int64, exactly (no detour through float for ns timestamps); NULL and
+    anything that is not an integer (a damaged file) become <NA>."""
+    return pd.Series(pd.array([v if type(v) is int else None for v in values], dtype="Int64"), index=values.index)
+
+
 def _typed_nvtx(ranges: pd.DataFrame) -> pd.DataFrame:
     integers = ["start_ns", "end_ns", "duration_ns", "global_tid", "pid", "tid"]
     return ranges.astype({column: "Int64" for column in integers} | {"domain": object})
@@ -356,7 +363,7 @@ def _typed_nvtx(ranges: pd.DataFrame) -> pd.DataFrame:
 def _gpus(conn: sqlite3.Connection, path: Path, tables: set[str]) -> pd.DataFrame:
     if "TARGET_INFO_GPU" not in tables:
         return pd.DataFrame(columns=list(COLUMNS["gpus"]))
-    return _frame(conn, path, GPUS_SQL)
+    return _frame(conn, path, GPUS_SQL).infer_objects()
 
 
 def _nsys_version(conn: sqlite3.Connection, path: Path, tables: set[str]) -> str | None:

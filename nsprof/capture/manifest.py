@@ -1,0 +1,81 @@
+"""manifest.json: what a profile directory holds and how it was made, so that analysis needs only
+the directory. Written when the capture starts (status "running") and rewritten at the end, so
+that a crash or Ctrl-C still leaves one behind."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from pathlib import Path
+
+from nsprof import __version__
+from nsprof.bench import range_name
+from nsprof.capture.commands import Command, bench_results_file
+from nsprof.capture.request import ProfileRequest
+from nsprof.capture.tools import FoundTool
+from nsprof.launch.measure import NVTX_DOMAIN
+
+MANIFEST = "manifest.json"
+MANIFEST_VERSION = 1
+DEVICE_KEYS = ("compute_capability", "sm_count", "sm_clock_max_mhz", "memory_gib", "l2_mib")
+SOFTWARE_KEYS = ("driver", "driver_cuda", "runtime_cuda", "cupy", "python")
+
+
+def now() -> str:
+    return dt.datetime.now().astimezone().isoformat(timespec="seconds")
+
+
+def new_manifest(request: ProfileRequest, env: dict, tools: dict[str, FoundTool], commands: list[Command]) -> dict:
+    """The manifest before anything ran. `env` is nsprof.launch.gpu.device_info()."""
+    return {
+        "manifest_version": MANIFEST_VERSION,
+        "nsprof_version": __version__,
+        "status": "running",
+        "started": now(),
+        "finished": None,
+        "op": request.op,
+        "dtype": request.dtype,
+        "stages": [s.stage for s in request.stages],
+        "sizes": request.size_labels,
+        "device": {"name": env.get("device"), **{k: env.get(k) for k in DEVICE_KEYS}},
+        "software": {k: env.get(k) for k in SOFTWARE_KEYS},
+        "host": env.get("host"),
+        "tools": {name: tool.to_json() for name, tool in tools.items()},
+        "repeat": dict(request.repeat),
+        "warmup": request.warmup,
+        "nvtx": {"domain": NVTX_DOMAIN,
+                 "ranges": [range_name(stage, size) for stage in request.stages for size in request.sizes]},
+        "metrics": list(request.metrics),
+        "clock_control": request.clock_control if "ncu" in request.tools else None,
+        "commands": [{**c.to_json(), "exit_code": None, "started": None, "finished": None} for c in commands],
+        "replay_passes": [],
+        "verification": [],
+        "outputs": [],
+    }
+
+
+def verification_records(directory: Path, tool: str) -> list[dict]:
+    """Per stage and size, what the workload's own verification found (from bench-<tool>.json)."""
+    path = bench_results_file(directory, tool)
+    try:
+        results = json.loads(path.read_text(encoding="utf-8"))["results"]
+    except (OSError, ValueError, KeyError, TypeError):  # not written (the run stopped early) or cut short
+        return []
+    return [{"tool": tool, **{k: r.get(k) for k in ("stage", "size", "status", "rel_error", "tolerance", "message")}}
+            for r in results]
+
+
+def finish_manifest(manifest: dict, directory: Path) -> None:
+    manifest["finished"] = now()
+    manifest["outputs"] = sorted(p.name for p in directory.iterdir() if p.is_file() and p.name != MANIFEST)
+    write_manifest(manifest, directory)
+
+
+def write_manifest(manifest: dict, directory: Path) -> Path:
+    """Replace manifest.json in one step, so that a reader never sees half a file."""
+    path = directory / MANIFEST
+    tmp = path.with_name(MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,86 @@
+"""Running one tool command as a child process: its output streams into the log file and through a
+ToolOutput (for the progress display); Ctrl-C and fatal tool errors stop the child cleanly."""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import os
+import signal
+import subprocess
+from typing import Callable
+
+from nsprof.capture.commands import Command
+from nsprof.capture.output import ToolOutput
+from nsprof.errors import NsprofError
+
+STOP_GRACE_S = 15.0  # time for nsys/ncu to finish writing what they have after SIGINT
+
+
+def run_command(command: Command, output: ToolOutput, on_output: Callable[[], None] = lambda: None) -> int:
+    """Run `command` to the end and return its exit code.
+
+    The child gets its own process group, so a Ctrl-C in the terminal reaches only nsprof, which then
+    sends the tool exactly one SIGINT (nsys and ncu finish their report on it). The child is also stopped
+    as soon as `output` reports that ncu cannot read the counters: the rest of the run would be wasted.
+    KeyboardInterrupt propagates once the child is stopped.
+    """
+    with open(command.log, "ab") as log, \
+            (open(command.stdout, "wb") if command.stdout else contextlib.nullcontext()) as stdout_file:
+        log.write(f"$ {command.shell}\n".encode())
+        log.flush()
+        try:
+            proc = subprocess.Popen(
+                list(command.argv), stdin=subprocess.DEVNULL,
+                stdout=stdout_file or subprocess.PIPE,
+                stderr=subprocess.PIPE if stdout_file else subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as err:
+            raise NsprofError(f"could not start {command.argv[0]} ({err})",
+                              f"check that it is a working {command.tool} executable") from None
+        with proc:  # closes the pipe at the end
+            try:
+                _stream(proc.stderr if stdout_file else proc.stdout, log, output, on_output)
+                if output.permission_denied:
+                    stop(proc)
+                return proc.wait()
+            finally:
+                if proc.poll() is None:
+                    stop(proc)
+
+
+def _stream(pipe, log, output: ToolOutput, on_output: Callable[[], None]) -> None:
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    fd = pipe.fileno()
+    while chunk := os.read(fd, 65536):
+        log.write(chunk)
+        log.flush()
+        output.feed(decoder.decode(chunk))
+        on_output()
+        if output.permission_denied:
+            return
+    output.feed(decoder.decode(b"", final=True))
+    output.close()
+
+
+def stop(proc: subprocess.Popen, grace_s: float = STOP_GRACE_S) -> None:
+    """SIGINT to the child's process group (tool and workload), as a terminal Ctrl-C would send;
+    SIGTERM, then SIGKILL, if it does not exit in time. A second Ctrl-C skips the wait."""
+    try:
+        for sig, wait_s in ((signal.SIGINT, grace_s), (signal.SIGTERM, 5.0), (signal.SIGKILL, None)):
+            _signal_group(proc, sig)
+            try:
+                proc.wait(timeout=wait_s)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+    except KeyboardInterrupt:
+        _signal_group(proc, signal.SIGKILL)
+        proc.wait()
+        raise
+
+
+def _signal_group(proc: subprocess.Popen, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, sig)

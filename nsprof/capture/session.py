@@ -1,0 +1,124 @@
+"""One capture from start to end: check the GPU, NVTX and the tools, create the profile directory,
+run each command, and keep the manifest up to date whatever happens."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from nsprof.capture.checks import require_nvtx
+from nsprof.capture.commands import Command, build_commands
+from nsprof.capture.layout import create_directory, directory_name, timestamp
+from nsprof.capture.manifest import MANIFEST, finish_manifest, new_manifest, now, verification_records, write_manifest
+from nsprof.capture.output import PERMISSION_FIX, ToolOutput
+from nsprof.capture.request import ProfileRequest
+from nsprof.capture.run import run_command
+from nsprof.capture.tools import FoundTool, find_tool, locate_tool
+from nsprof.errors import NsprofError, ToolNotFoundError
+
+Progress = Callable[[str], None]
+
+
+class ProfileInterrupted(NsprofError):
+    """Ctrl-C during a capture: the child was stopped and what it captured is kept."""
+
+    exit_code = 130
+
+
+class VerificationFailed(NsprofError):
+    """A stage failed the workload's own verification, and a tool had nothing to profile after it."""
+
+
+def dry_run(request: ProfileRequest, out: Path, tool_options: dict[str, str | None]) -> list[Command]:
+    """The commands a capture would run; a tool that cannot be found is shown by its bare name."""
+    paths = {}
+    for name in request.tools:
+        try:
+            paths[name] = find_tool(name, tool_options.get(name)).path
+        except ToolNotFoundError:
+            paths[name] = name
+    return build_commands(request, paths, out / directory_name(request, timestamp()))
+
+
+def capture(request: ProfileRequest, out: Path, tool_options: dict[str, str | None], *, force: bool = False,
+            progress: Progress | None = None) -> tuple[Path, dict]:
+    """Check everything, then create the directory under `out` and run the capture in it."""
+    from nsprof.launch.gpu import device_info
+
+    env = device_info()  # GpuUnavailableError without CuPy or a GPU
+    require_nvtx()
+    tools = {name: locate_tool(name, tool_options.get(name)) for name in request.tools}
+    directory = create_directory(out / directory_name(request, timestamp()), force)
+    return directory, run_capture(request, tools, directory, env, progress)
+
+
+def run_capture(request: ProfileRequest, tools: dict[str, FoundTool], directory: Path, env: dict,
+                progress: Progress | None = None) -> dict:
+    """Run every command into `directory`; return the manifest (status "ok" or "verification failed").
+
+    A tool failure raises NsprofError (status "failed: <problem>"), Ctrl-C ProfileInterrupted; the
+    manifest is written in every case, and nothing captured so far is removed.
+    """
+    commands = build_commands(request, {name: tool.path for name, tool in tools.items()}, directory)
+    manifest = new_manifest(request, env, tools, commands)
+    write_manifest(manifest, directory)
+    try:
+        for number, (command, entry) in enumerate(zip(commands, manifest["commands"]), start=1):
+            label = f"{command.tool} {command.step} [{number}/{len(commands)}]"
+            _run_step(command, entry, manifest, directory, label, progress or (lambda _: None))
+        failed = [v for v in manifest["verification"] if v["status"] == "failed"]
+        manifest["status"] = "verification failed" if failed else "ok"
+    except KeyboardInterrupt:
+        manifest["status"] = "interrupted"
+        raise ProfileInterrupted(f"interrupted; what was captured is kept in {directory}",
+                                 f"see {directory / MANIFEST}") from None
+    except VerificationFailed:
+        manifest["status"] = "verification failed"
+        raise
+    except NsprofError as err:
+        manifest["status"] = f"failed: {err.problem}"
+        raise
+    except Exception as err:  # a bug: the manifest still says what happened
+        manifest["status"] = f"failed: {type(err).__name__}: {err}"
+        raise
+    finally:
+        finish_manifest(manifest, directory)
+    return manifest
+
+
+def _run_step(command: Command, entry: dict, manifest: dict, directory: Path, label: str, progress: Progress) -> None:
+    output = ToolOutput(command.tool)
+    progress(f"{label}: starting")
+    entry["started"] = now()
+    write_manifest(manifest, directory)
+    try:
+        code = run_command(command, output, lambda: progress(f"{label}: {output.activity}"))
+    finally:  # an interrupted step still records what it got through
+        entry["finished"] = now()
+        manifest["replay_passes"].extend(output.replay_passes)
+    entry["exit_code"] = code
+    if command.step == "profile":
+        manifest["verification"].extend(verification_records(directory, command.tool))
+    _check_step(command, code, output, manifest)
+
+
+def _check_step(command: Command, code: int, output: ToolOutput, manifest: dict) -> None:
+    """Raise when the step left nothing usable behind. A non-zero exit that the workload's own
+    verification explains (bench exits 1 when a stage fails) is not a tool failure."""
+    name = "ncu --import" if command.step == "export" else command.tool
+    see_log = f"see {command.log}"
+    if output.permission_denied:
+        raise NsprofError("ncu cannot read the GPU performance counters (ERR_NVGPUCTRPERM)", PERMISSION_FIX)
+    verification_failed = any(v["status"] == "failed" for v in manifest["verification"])
+    if code != 0 and not verification_failed:
+        raise NsprofError(f"{name} exited with code {code}", see_log)
+    missing = ", ".join(p.name for p in command.outputs if not p.is_file())
+    if not missing:
+        return
+    if verification_failed:
+        raise VerificationFailed(f"{name} wrote no {missing} after a stage failed verification",
+                                 "see the verification records in the manifest, and nsprof bench for that stage")
+    if output.no_kernels_profiled:
+        raise NsprofError("ncu profiled no kernels: no launch matched its NVTX filter",
+                          f"check that `python -c 'import nvtx'` works for the workload, and {see_log}")
+    raise NsprofError(f"{name} wrote no {missing}", see_log)

@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from nsprof.capture.checks import environment_checks
+from nsprof.console import stdout
+
+
+def doctor(
+    as_json: bool = typer.Option(False, "--json", help="Print the checks as a JSON list."),
+    nsys: Optional[str] = typer.Option(None, "--nsys", metavar="PATH", help="The nsys executable. Default: $NSPROF_NSYS, then PATH."),
+    ncu: Optional[str] = typer.Option(None, "--ncu", metavar="PATH", help="The ncu executable. Default: $NSPROF_NCU, then PATH."),
+) -> None:
+    """Check what profiling needs: CuPy, a GPU, driver and CUDA, nvtx, nsys, ncu, and permission to
+    read the GPU's performance counters (one tiny kernel under ncu).
+
+    Exit code 0 when every check is ok, 1 otherwise (something is missing or could not be checked).
+    """
+    checks = environment_checks(nsys, ncu)
+    if as_json:
+        typer.echo(json.dumps(checks, indent=2))
+    else:
+        table = Table(title="nsprof doctor", title_justify="left")
+        for col in ("check", "status", "found", "fix"):
+            table.add_column(col, overflow="fold")
+        for c in checks:
+            status = {"ok": "[green]ok[/]", "missing": "[red]missing[/]", "unknown": "[yellow]unknown[/]"}.get(c["status"], c["status"])
+            table.add_row(c["check"], status, escape(c["detail"]), escape(c["fix"] or ""))
+        stdout().print(table)
+    if any(c["status"] != "ok" for c in checks):
+        raise typer.Exit(1)
