@@ -1,7 +1,7 @@
 """Scale benchmark (CPU only): load a large synthetic nsys export and attribute its GPU work to
 NVTX ranges, timing it and measuring peak memory.
 
-    python benchmarks/nsys_scale.py [--kernels 1000000] [--ranges 10000]
+    python benchmarks/nsys_scale.py [--kernels 1000000] [--ranges 10000] [--runs 3]
 
 The synthetic export has the tables and columns nsprof reads, in nsys's own names: every kernel
 launched by a cudaLaunchKernel call on one of two threads of one process; push/pop ranges three
@@ -111,6 +111,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kernels", type=int, default=1_000_000)
     parser.add_argument("--ranges", type=int, default=10_000)
+    parser.add_argument("--runs", type=int, default=3, help="timed runs (the first one starts cold)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "synthetic.sqlite"
@@ -119,14 +120,17 @@ def main() -> None:
         child.start()
         child.join()
         print(f"generated {path.stat().st_size / 1e6:.0f} MB in {time.perf_counter() - started:.1f} s")
-        seconds, kernels, ranges = measure(path)
+        runs = [measure(path) for _ in range(args.runs)]
         peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         tracemalloc.start()
         measure(path)
         traced_peak_mb = tracemalloc.get_traced_memory()[1] / 1e6
         tracemalloc.stop()
+    seconds = sorted(run[0] for run in runs)
+    _, kernels, ranges = runs[0]
     print(f"{kernels:,} kernels, {args.kernels:,} runtime calls, {ranges:,} NVTX ranges")
-    print(f"load_nsys + range_summary: {seconds:.2f} s")
+    print(f"load_nsys + range_summary, {args.runs} runs: median {seconds[len(seconds) // 2]:.2f} s "
+          f"(min {seconds[0]:.2f}, max {seconds[-1]:.2f})")
     print(f"peak resident memory of this process: {peak_rss_mb:.0f} MB; "
           f"peak traced by tracemalloc (Python + numpy allocations): {traced_peak_mb:.0f} MB")
 
