@@ -2,9 +2,10 @@
 
 Most tests parse CSV text built by ncu_builder in the layout ncu writes (program output and
 ==PROF== lines first; raw page with a units row; details page with one row per metric) for the
-same three kernels, printed with base units and with auto-scaled units. Real captures dropped anywhere under tests/data/ncu/
-are picked up by the last tests: each file must parse, and files in one folder (raw, auto-units
-raw and details pages of one run) must agree on every launch, NVTX stack and shared metric.
+same three kernels, printed with base units and with auto-scaled units. Real captures anywhere
+under tests/data/ (every .csv there is ncu output) are picked up by the last tests: each file must
+parse, and the files of one folder (raw, auto-units raw and details pages of one run) must agree
+on every launch, NVTX stack and shared metric.
 """
 
 from __future__ import annotations
@@ -199,8 +200,8 @@ def test_csv_without_an_ncu_header_is_rejected(rows):
 
 # --- real captures (tests/data/ncu/**.csv) ------------------------------------------------------------
 
-REAL = sorted((Path(__file__).parent / "data" / "ncu").rglob("*.csv"))
-no_real_captures = pytest.mark.skip(reason="no real ncu CSV under tests/data/ncu yet")
+REAL = sorted((Path(__file__).parent / "data").rglob("*.csv"))
+no_real_captures = pytest.mark.skip(reason="no real ncu CSV under tests/data yet")
 
 
 @pytest.mark.parametrize("path", REAL or [pytest.param(None, marks=no_real_captures)],

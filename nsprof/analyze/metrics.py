@@ -42,13 +42,6 @@ SMEM_ST_WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"
 SMEM_LD_INSTRUCTIONS = "smsp__sass_inst_executed_op_shared_ld.sum"
 SMEM_ST_INSTRUCTIONS = "smsp__sass_inst_executed_op_shared_st.sum"
 
-# The metrics to ask ncu for (--metrics) so that every derived column can be computed.
-NCU_METRICS = (
-    DURATION, FP32_ADD, FP32_MUL, FP32_FMA, TENSOR_FP16, TENSOR_BF16, TENSOR_TF32[0],
-    DRAM_READ, DRAM_WRITE, L2_BYTES, SMEM_LD_CONFLICTS, SMEM_ST_CONFLICTS,
-    SMEM_LD_WAVEFRONTS, SMEM_ST_WAVEFRONTS, SMEM_LD_INSTRUCTIONS, SMEM_ST_INSTRUCTIONS,
-)
-
 # Columns that add up over kernels; the ratios are recomputed from these totals.
 TOTALS = (
     "duration_ns", "flops", "tensor_16bit_flops", "tensor_tf32_flops", "tensor_flops",

@@ -28,21 +28,28 @@ class ProfileAnalysis:
 def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict | None = None) -> ProfileAnalysis:
     """Attribute nsys GPU work to NVTX ranges, derive ncu kernel metrics, and join both per stage.
 
-    When a directory holds both pages of the same ncu run, only the raw page is used, so that no
-    kernel counts twice.
+    Several ncu CSVs may hold the same launches (the raw and details pages of one run): a launch
+    is kept once, from a raw page if there is one (it carries every metric).
     """
     gpu = gpu_name(nsys, ncu, manifest)
     ceiling = datasheet_ceiling(gpu)
     ranges = summarize_ranges(pd.concat([attribute_work(export) for export in nsys], ignore_index=True)) if nsys else None
     kernels = ncu_ranges = None
-    reports = [report for report in ncu if report.page == "raw"] or ncu
-    if reports:
-        kernels = pd.concat([kernel_metrics(report.kernels) for report in reports], ignore_index=True)
+    if ncu:
+        kernels = kernel_metrics(_distinct_launches(ncu))
         ncu_ranges = range_metrics(kernels)
         if ceiling is not None:
             kernels = percent_of_peak(kernels, ceiling)
             ncu_ranges = percent_of_peak(ncu_ranges, ceiling)
     return ProfileAnalysis(ranges, kernels, stage_records(ranges, ncu_ranges), gpu, ceiling)
+
+
+def _distinct_launches(ncu: list[NcuReport]) -> pd.DataFrame:
+    raw_first = sorted(ncu, key=lambda report: report.page != "raw")
+    launches = pd.concat([report.kernels for report in raw_first], ignore_index=True)
+    # ncu numbers launches from 0 in every run; the process id tells runs apart.
+    key = [column for column in ("process_id", "id", "kernel") if column in launches]
+    return launches.drop_duplicates(subset=key, keep="first").reset_index(drop=True)
 
 
 def gpu_name(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict | None) -> str | None:

@@ -46,7 +46,8 @@ def bench_results_file(directory: Path, tool: str) -> Path:
     return directory / f"bench-{tool}.json"
 
 
-def _size_arg(size: Size) -> str:
+def short_size(size: Size) -> str:
+    """As users type a size: 4096 for 4096^3, MxNxK otherwise."""
     m, n, k = size
     return str(m) if m == n == k else size_label(size)
 
@@ -56,7 +57,7 @@ def workload_argv(request: ProfileRequest, tool: str, directory: Path) -> list[s
     return [
         sys.executable, "-m", "nsprof", "bench", "--op", request.op,
         "--stage", ",".join(s.stage for s in request.stages),
-        "--size", ",".join(_size_arg(s) for s in request.sizes),
+        "--size", ",".join(short_size(s) for s in request.sizes),
         "--repeat", str(request.repeat[tool]), "--warmup", str(request.warmup),
         "--no-baseline", "--save-as", str(bench_results_file(directory, tool)),
     ]

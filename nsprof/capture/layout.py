@@ -6,6 +6,7 @@ import datetime as dt
 import shutil
 from pathlib import Path
 
+from nsprof.capture.commands import short_size
 from nsprof.capture.request import ProfileRequest
 from nsprof.errors import NsprofError
 
@@ -17,7 +18,7 @@ def timestamp() -> str:
 def directory_name(request: ProfileRequest, stamp: str) -> str:
     """sgemm-v1-v6-4096-20261121-010203; "all" for the whole ladder; MxNxK for non-square sizes."""
     stages = "all" if request.all_stages else "-".join(s.stage for s in request.stages)
-    sizes = "-".join(str(m) if m == n == k else f"{m}x{n}x{k}" for m, n, k in request.sizes)
+    sizes = "-".join(short_size(s) for s in request.sizes)
     return f"{request.op}-{stages}-{sizes}-{stamp}"
 
 

@@ -30,12 +30,6 @@ def parse_profiling_line(line: str) -> dict | None:
             "passes": int(passes["passes"]) if passes else None}
 
 
-def replay_passes(text: str) -> list[dict]:
-    """Every completed launch in a log: [{"kernel": "sgemm_v6", "launch": 0, "passes": 9}, ...]."""
-    found = (parse_profiling_line(line) for line in text.splitlines())
-    return [p for p in found if p and p["passes"] is not None]
-
-
 class ToolOutput:
     """Follows one tool's output as it streams in, chunk by chunk."""
 

@@ -6,15 +6,18 @@ from __future__ import annotations
 import codecs
 import contextlib
 import os
+import selectors
 import signal
 import subprocess
-from typing import Callable
+import threading
+from typing import BinaryIO, Callable
 
 from nsprof.capture.commands import Command
 from nsprof.capture.output import ToolOutput
 from nsprof.errors import NsprofError
 
 STOP_GRACE_S = 15.0  # time for nsys/ncu to finish writing what they have after SIGINT
+POLL_S = 0.1
 
 
 def run_command(command: Command, output: ToolOutput, on_output: Callable[[], None] = lambda: None) -> int:
@@ -23,6 +26,7 @@ def run_command(command: Command, output: ToolOutput, on_output: Callable[[], No
     The child gets its own process group, so a Ctrl-C in the terminal reaches only nsprof, which then
     sends the tool exactly one SIGINT (nsys and ncu finish their report on it). The child is also stopped
     as soon as `output` reports that ncu cannot read the counters: the rest of the run would be wasted.
+    A thread copies the output, so that a Ctrl-C in the main thread never loses a chunk that was read.
     KeyboardInterrupt propagates once the child is stopped.
     """
     with open(command.log, "ab") as log, \
@@ -39,29 +43,57 @@ def run_command(command: Command, output: ToolOutput, on_output: Callable[[], No
         except OSError as err:
             raise NsprofError(f"could not start {command.argv[0]} ({err})",
                               f"check that it is a working {command.tool} executable") from None
-        with proc:  # closes the pipe at the end
-            try:
-                _stream(proc.stderr if stdout_file else proc.stdout, log, output, on_output)
+        pipe = proc.stderr if stdout_file else proc.stdout
+        reader = _Reader(pipe, log, output, on_output)
+        reader.start()
+        try:
+            while proc.poll() is None:
                 if output.permission_denied:
                     stop(proc)
-                return proc.wait()
-            finally:
-                if proc.poll() is None:
-                    stop(proc)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=POLL_S)
+            return proc.returncode
+        except KeyboardInterrupt:
+            stop(proc)
+            raise
+        finally:
+            if proc.poll() is None:
+                stop(proc)
+            reader.finish()
+            pipe.close()
 
 
-def _stream(pipe, log, output: ToolOutput, on_output: Callable[[], None]) -> None:
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    fd = pipe.fileno()
-    while chunk := os.read(fd, 65536):
-        log.write(chunk)
-        log.flush()
-        output.feed(decoder.decode(chunk))
-        on_output()
-        if output.permission_denied:
-            return
-    output.feed(decoder.decode(b"", final=True))
-    output.close()
+class _Reader(threading.Thread):
+    """Copies the child's output to the log and the ToolOutput until the pipe closes, or, once the
+    child has exited, until the pipe stays quiet (a helper process may keep it open)."""
+
+    def __init__(self, pipe: BinaryIO, log: BinaryIO, output: ToolOutput, on_output: Callable[[], None]):
+        super().__init__(daemon=True)
+        self.pipe, self.log, self.output, self.on_output = pipe, log, output, on_output
+        self.child_done = threading.Event()
+
+    def run(self) -> None:
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        fd = self.pipe.fileno()
+        with selectors.DefaultSelector() as selector:
+            selector.register(fd, selectors.EVENT_READ)
+            while True:
+                if selector.select(timeout=POLL_S):
+                    chunk = os.read(fd, 65536)
+                    if not chunk:
+                        break
+                    self.log.write(chunk)
+                    self.log.flush()
+                    self.output.feed(decoder.decode(chunk))
+                    self.on_output()
+                elif self.child_done.is_set():
+                    break
+        self.output.feed(decoder.decode(b"", final=True))
+        self.output.close()
+
+    def finish(self) -> None:
+        self.child_done.set()
+        self.join()
 
 
 def stop(proc: subprocess.Popen, grace_s: float = STOP_GRACE_S) -> None:

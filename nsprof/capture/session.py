@@ -6,15 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
+from nsprof.capture import layout
 from nsprof.capture.checks import require_nvtx
 from nsprof.capture.commands import Command, build_commands
-from nsprof.capture.layout import create_directory, directory_name, timestamp
 from nsprof.capture.manifest import MANIFEST, finish_manifest, new_manifest, now, verification_records, write_manifest
 from nsprof.capture.output import PERMISSION_FIX, ToolOutput
 from nsprof.capture.request import ProfileRequest
 from nsprof.capture.run import run_command
 from nsprof.capture.tools import FoundTool, find_tool, locate_tool
 from nsprof.errors import NsprofError, ToolNotFoundError
+from nsprof.launch import gpu
 
 Progress = Callable[[str], None]
 
@@ -26,7 +27,7 @@ class ProfileInterrupted(NsprofError):
 
 
 class VerificationFailed(NsprofError):
-    """A stage failed the workload's own verification, and a tool had nothing to profile after it."""
+    """A stage failed the workload's own verification, so its launches were neither measured nor profiled."""
 
 
 def dry_run(request: ProfileRequest, out: Path, tool_options: dict[str, str | None]) -> list[Command]:
@@ -37,18 +38,16 @@ def dry_run(request: ProfileRequest, out: Path, tool_options: dict[str, str | No
             paths[name] = find_tool(name, tool_options.get(name)).path
         except ToolNotFoundError:
             paths[name] = name
-    return build_commands(request, paths, out / directory_name(request, timestamp()))
+    return build_commands(request, paths, out / layout.directory_name(request, layout.timestamp()))
 
 
 def capture(request: ProfileRequest, out: Path, tool_options: dict[str, str | None], *, force: bool = False,
             progress: Progress | None = None) -> tuple[Path, dict]:
     """Check everything, then create the directory under `out` and run the capture in it."""
-    from nsprof.launch.gpu import device_info
-
-    env = device_info()  # GpuUnavailableError without CuPy or a GPU
+    env = gpu.device_info()  # GpuUnavailableError without CuPy or a GPU
     require_nvtx()
     tools = {name: locate_tool(name, tool_options.get(name)) for name in request.tools}
-    directory = create_directory(out / directory_name(request, timestamp()), force)
+    directory = layout.create_directory(out / layout.directory_name(request, layout.timestamp()), force)
     return directory, run_capture(request, tools, directory, env, progress)
 
 
@@ -103,22 +102,22 @@ def _run_step(command: Command, entry: dict, manifest: dict, directory: Path, la
 
 
 def _check_step(command: Command, code: int, output: ToolOutput, manifest: dict) -> None:
-    """Raise when the step left nothing usable behind. A non-zero exit that the workload's own
-    verification explains (bench exits 1 when a stage fails) is not a tool failure."""
+    """Raise when the step left nothing usable behind. A profile step's non-zero exit that the
+    workload's own verification explains (bench exits 1 when a stage fails) is not a tool failure."""
     name = "ncu --import" if command.step == "export" else command.tool
     see_log = f"see {command.log}"
     if output.permission_denied:
         raise NsprofError("ncu cannot read the GPU performance counters (ERR_NVGPUCTRPERM)", PERMISSION_FIX)
     verification_failed = any(v["status"] == "failed" for v in manifest["verification"])
-    if code != 0 and not verification_failed:
+    if code != 0 and not (command.step == "profile" and verification_failed):
         raise NsprofError(f"{name} exited with code {code}", see_log)
-    missing = ", ".join(p.name for p in command.outputs if not p.is_file())
+    missing = ", ".join(p.name for p in command.outputs if not p.is_file() or p.stat().st_size == 0)
     if not missing:
         return
     if verification_failed:
-        raise VerificationFailed(f"{name} wrote no {missing} after a stage failed verification",
+        raise VerificationFailed(f"{name} left {missing} missing or empty after a stage failed verification",
                                  "see the verification records in the manifest, and nsprof bench for that stage")
     if output.no_kernels_profiled:
         raise NsprofError("ncu profiled no kernels: no launch matched its NVTX filter",
                           f"check that `python -c 'import nvtx'` works for the workload, and {see_log}")
-    raise NsprofError(f"{name} wrote no {missing}", see_log)
+    raise NsprofError(f"{name} left {missing} missing or empty", see_log)

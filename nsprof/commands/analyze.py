@@ -70,21 +70,19 @@ def _plain(value):
 
 
 # Table columns: (title, record key, format). Keys ending in _ns are shown in microseconds,
-# bytes in MB.
+# bytes in MB; "% FP32", "% TC" (tensor cores) and "% DRAM" are of the datasheet peak.
 RANGE_COLUMNS = (("range", "range", ""), ("count", "count", "d"), ("kernels", "kernels", "d"),
                  ("GPU time us", "gpu_time_ns", ",.1f"), ("memcpys", "memcpy_count", "d"),
                  ("memcpy MB", "memcpy_bytes", ",.1f"), ("memsets", "memset_count", "d"))
+_RATES = (("GFLOP/s", "gflops_per_s", ",.0f"), ("% FP32", "fp32_pct_of_peak", ".1f"), ("% TC", "tensor_pct_of_peak", ".1f"),
+          ("DRAM\nGB/s", "dram_gbytes_per_s", ",.0f"), ("% DRAM", "dram_pct_of_peak", ".1f"),
+          ("FLOP/B", "intensity_flop_per_byte", ".1f"), ("smem ld\nn-way", "smem_ld_nway", ".2f"),
+          ("smem st\nn-way", "smem_st_nway", ".2f"))
 KERNEL_COLUMNS = (("id", "id", "d"), ("kernel", "kernel", ""), ("innermost range", "innermost_range", ""),
-                  ("time us", "duration_ns", ".2f"), ("GFLOP/s", "gflops_per_s", ",.0f"),
-                  ("% FP32 peak", "fp32_pct_of_peak", ".1f"), ("DRAM GB/s", "dram_gbytes_per_s", ",.0f"),
-                  ("% DRAM peak", "dram_pct_of_peak", ".1f"), ("FLOP/B", "intensity_flop_per_byte", ".2f"),
-                  ("smem ld n-way", "smem_ld_nway", ".2f"), ("smem st n-way", "smem_st_nway", ".2f"))
-STAGE_COLUMNS = (("op", "op", ""), ("stage", "stage", ""), ("size", "size", ""), ("launches", "launches", ".0f"),
-                 ("nsys us/launch", "nsys_gpu_time_per_launch_ns", ".2f"), ("ncu kernels", "ncu_kernels", ".0f"),
-                 ("ncu us/kernel", "ncu_duration_per_kernel_ns", ".2f"), ("GFLOP/s", "gflops_per_s", ",.0f"),
-                 ("% FP32 peak", "fp32_pct_of_peak", ".1f"), ("DRAM GB/s", "dram_gbytes_per_s", ",.0f"),
-                 ("FLOP/B", "intensity_flop_per_byte", ".2f"),
-                 ("smem ld n-way", "smem_ld_nway", ".2f"), ("smem st n-way", "smem_st_nway", ".2f"))
+                  ("time us", "duration_ns", ",.2f"), *_RATES)
+STAGE_COLUMNS = (("op", "op", ""), ("stage", "stage", ""), ("size", "size", ""), ("launches", "launches", "d"),
+                 ("nsys\nus/launch", "nsys_gpu_time_per_launch_ns", ",.2f"), ("ncu\nkernels", "ncu_kernels", "d"),
+                 ("ncu\nus/kernel", "ncu_duration_per_kernel_ns", ",.2f"), *_RATES)
 
 
 def _ranges_table(ranges: pd.DataFrame) -> Table:
@@ -94,7 +92,7 @@ def _ranges_table(ranges: pd.DataFrame) -> Table:
 
 
 def _kernels_table(analysis: ProfileAnalysis) -> Table:
-    rows = [{**row, "innermost_range": row["nvtx"][-1] if row["nvtx"] else None, "kernel": str(row["kernel"])[:60]}
+    rows = [{**row, "innermost_range": row["nvtx"][-1] if row["nvtx"] else None, "kernel": str(row["kernel"])[:40]}
             for row in analysis.kernels.to_dict("records")]
     return _table("Kernels (ncu)", KERNEL_COLUMNS, rows, _ceiling_caption(analysis))
 
@@ -106,8 +104,9 @@ def _stages_table(analysis: ProfileAnalysis) -> Table:
 
 def _table(title: str, columns: tuple, rows: list[dict], caption: str | None) -> Table:
     table = Table(title=title, title_justify="left", caption=caption)
-    for heading, _, spec in columns:
-        table.add_column(heading, justify="right" if spec else "left", overflow="fold")
+    for heading, key, spec in columns:
+        table.add_column(heading, justify="right" if spec else "left", overflow="fold",
+                         min_width=len("4096x4096x4096") if key == "size" else None)
     for row in rows:
         table.add_row(*(_cell(row.get(key), key, spec) for _, key, spec in columns))
     return table

@@ -116,13 +116,12 @@ def _raw(header: list[str], rows: list[list[str]], source: str) -> NcuReport:
     else:
         units_row = [""] * len(header)
     metric_columns = [i for i, name in enumerate(header) if "__" in name]  # ncu metrics: unit__counter...
-    kernels = _launch_info(header, rows, source)
-    units = {}
+    values, units = {}, {}
     for i in metric_columns:
         unit, factor = base_unit(units_row[i])
-        kernels[header[i]] = _values([row[i] for row in rows], factor)
+        values[header[i]] = _values([row[i] for row in rows], factor)
         units[header[i]] = unit
-    return NcuReport(source, "raw", kernels, units)
+    return NcuReport(source, "raw", _with_metrics(_launch_info(header, rows, source), values), units)
 
 
 def _details(header: list[str], rows: list[list[str]], source: str) -> NcuReport:
@@ -144,9 +143,9 @@ def _details(header: list[str], rows: list[list[str]], source: str) -> NcuReport
         if isinstance(column[position], float) and math.isnan(column[position]):  # first value wins
             number = parse_number(row[value_at])
             column[position] = row[value_at] if number is None else number * factor
-    for name, column in values.items():
-        kernels[name] = column if all(isinstance(v, float) for v in column) else [_text(v) for v in column]
-    return NcuReport(source, "details", kernels, units)
+    values = {name: column if all(isinstance(v, float) for v in column) else [_text(v) for v in column]
+              for name, column in values.items()}
+    return NcuReport(source, "details", _with_metrics(kernels, values), units)
 
 
 def _launch_info(header: list[str], rows: list[list[str]], source: str) -> pd.DataFrame:
@@ -159,6 +158,12 @@ def _launch_info(header: list[str], rows: list[list[str]], source: str) -> pd.Da
     info["nvtx"] = [_nvtx(header, row) for row in rows]
     ordered = ["id", "kernel", "nvtx"] + [c for c in INFO_COLUMNS.values() if c in info and c not in ("id", "kernel")]
     return pd.DataFrame({column: info[column] for column in ordered})
+
+
+def _with_metrics(launches: pd.DataFrame, metrics: dict[str, list]) -> pd.DataFrame:
+    """Launch columns then metric columns, joined at once (hundreds of metrics in a raw page)."""
+    metric_frame = pd.DataFrame(metrics, index=launches.index, columns=[m for m in metrics if m not in launches])
+    return pd.concat([launches, metric_frame], axis=1)
 
 
 def _nvtx(header: list[str], row: list[str]) -> list[str]:

@@ -309,7 +309,7 @@ def _scan_int_columns(conn: sqlite3.Connection, path: Path, spec: IntColumns) ->
             values = pd.array(values, dtype="Int64")
             values[values == -1] = pd.NA  # -1 is the NULL stand-in of the scan (ids are never negative)
         frame[name] = values
-    return pd.DataFrame(frame)
+    return pd.DataFrame(frame, copy=False)  # keep one block per column: consolidating copies them all
 
 
 def _parse_ints(text: str | None) -> np.ndarray | None:

@@ -1,0 +1,1 @@
+"""Render layer: figures from analysis results. Functions return Figures; callers save them."""

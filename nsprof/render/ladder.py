@@ -1,0 +1,54 @@
+"""Bar chart of a bench run: TFLOP/s per stage at each size, with cuBLAS as a reference line."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only: no display needed
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+
+def ladder_chart(records: list[dict], title: str) -> Figure:
+    """One group of bars per stage, one bar per size; dashed lines mark cuBLAS (v9) per size."""
+    ok = [r for r in records if r["status"] == "ok"]
+    stages = list(dict.fromkeys(r["stage"] for r in ok))
+    sizes = list(dict.fromkeys(r["size"] for r in ok))
+    fig, ax = plt.subplots(figsize=(10, 4.8), dpi=110)
+    width = 0.8 / len(sizes)
+    colors = plt.get_cmap("viridis")([0.15 + 0.7 * i / max(1, len(sizes) - 1) for i in range(len(sizes))])
+    for i, size in enumerate(sizes):
+        by_stage = {r["stage"]: r["tflops"] for r in ok if r["size"] == size}
+        xs = [s + (i - (len(sizes) - 1) / 2) * width for s in range(len(stages))]
+        ax.bar(xs, [by_stage.get(s, 0) for s in stages], width, label=_short(size), color=colors[i])
+        cublas = by_stage.get("v9")
+        if cublas:
+            ax.axhline(cublas, color=colors[i], linestyle="--", linewidth=0.9, alpha=0.8)
+    titles = {r["stage"]: r["title"] for r in ok}
+    ax.set_xticks(range(len(stages)), [f"{s}\n{_wrap(titles[s])}" for s in stages], fontsize=8)
+    ax.set_ylabel("TFLOP/s (median)")
+    ax.set_title(title, fontsize=11)
+    ax.legend(title="size (dashed: cuBLAS)", fontsize=8, title_fontsize=8, loc="upper left")
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
+    fig.tight_layout()
+    return fig
+
+
+def _short(size: str) -> str:
+    m, n, k = size.split("x")
+    return f"{m}³" if m == n == k else size
+
+
+def _wrap(text: str, width: int = 12) -> str:
+    """Wrap a stage title under its bars, breaking at spaces and after hyphens."""
+    pieces = text.replace("-", "- ").split()
+    lines, line = [], ""
+    for piece in pieces:
+        joiner = "" if line.endswith("-") or not line else " "
+        if line and len(line) + len(joiner) + len(piece) > width:
+            lines.append(line)
+            line = piece
+        else:
+            line = f"{line}{joiner}{piece}"
+    return "\n".join(lines + [line])
