@@ -20,14 +20,17 @@ from nsprof.analyze import (attribute_work, datasheet_ceiling, kernel_metrics, p
 from nsprof.analyze import metrics
 from nsprof.commands.analyze import analyze
 from nsprof.errors import ParseError
+from nsprof.parse.ncu_csv import load_ncu_csv
 from nsprof.parse.nsys_sqlite import load_nsys
 from ncu_builder import PAGES
 from nsys_builder import global_pid, global_tid, write_export
 
 DATA = Path(__file__).parent / "data"
-H200 = DATA / "h200" / "nsys-sgemm-v6-512.sqlite"
+H200 = DATA / "h200" / "nsys-sgemm-ladder-1024.sqlite"
+H200_NCU = {page: DATA / "h200" / f"ncu-sgemm-ladder-1024-{page}.csv" for page in ("raw", "raw-auto", "details")}
 SAXPY = DATA / "nsys-pipit" / "saxpy-mpi-cuda_nsys_perlmutter0.sqlite"
-needs_h200 = pytest.mark.skipif(not H200.exists(), reason="H200 capture not in tests/data/h200")
+needs_h200 = pytest.mark.skipif(not (H200.exists() and all(p.exists() for p in H200_NCU.values())),
+                                reason="H200 captures not in tests/data/h200")
 
 FADD, FMUL, FFMA = (f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum" for op in ("fadd", "fmul", "ffma"))
 
@@ -235,10 +238,20 @@ def test_json_for_an_nsys_export():
     doc = run_json(H200)
     assert doc["gpu"] == "NVIDIA H200" and doc["ceiling"]["source"] == "datasheet"
     assert "kernels" not in doc and "stages" not in doc
-    stage = next(r for r in doc["ranges"] if r["range"] == "nsprof:sgemm/v6/512x512x512")
-    assert stage == {"range": "nsprof:sgemm/v6/512x512x512", "domain": "nsprof", "name": "sgemm/v6/512x512x512",
-                     "count": 3, "kernels": 3, "gpu_time_ns": 217951, "memcpy_bytes": 0, "memcpy_count": 0,
-                     "memset_bytes": 0, "memset_count": 0}
+    stage = next(r for r in doc["ranges"] if r["range"] == "nsprof:sgemm/v8/1024x1024x1024")
+    assert stage == {"range": "nsprof:sgemm/v8/1024x1024x1024", "domain": "nsprof", "name": "sgemm/v8/1024x1024x1024",
+                     "count": 5, "kernels": 5, "gpu_time_ns": 263325, "memcpy_bytes": 0, "memcpy_count": 0,
+                     "memset_bytes": 5 * 4194304, "memset_count": 5}
+
+
+@needs_h200
+def test_real_ladder_flops_are_exactly_2mnk():
+    kernels = kernel_metrics(load_ncu_csv(H200_NCU["raw"]).kernels)
+    stage = kernels["nvtx"].str[0].str.extract(r"sgemm/(v\d+)/")[0]
+    fp32 = kernels[stage.isin([f"v{i}" for i in range(1, 9)])]
+    assert len(fp32) == 16 and (fp32["flops"] == 2 * 1024**3).all() and (fp32["tensor_flops"] == 0).all()
+    tf32 = kernels[stage == "v10"]  # mma.sync TF32: all of it on tensor cores
+    assert len(tf32) == 2 and (tf32["tensor_flops"] == 2 * 1024**3).all() and (tf32["flops"] == 0).all()
 
 
 @pytest.mark.parametrize("page", ["raw", "details"])
@@ -259,19 +272,33 @@ def test_json_for_an_ncu_csv(tmp_path, page):
 
 
 @needs_h200
-def test_directory_joins_stages(tmp_path):
+def test_directory_joins_stages_of_real_captures(tmp_path):
     shutil.copy(H200, tmp_path / "nsys.sqlite")
-    (tmp_path / "ncu-raw.csv").write_text(PAGES["raw"])
-    (tmp_path / "ncu-details.csv").write_text(PAGES["details"])  # same run: not counted twice
-    (tmp_path / "manifest.json").write_text(json.dumps({"stage": "v6", "device": {"name": "NVIDIA H200"}}))
+    for page, path in H200_NCU.items():  # three pages of one ncu run: each launch counted once
+        shutil.copy(path, tmp_path / f"ncu-{page}.csv")
+    (tmp_path / "manifest.json").write_text(json.dumps({"op": "sgemm", "device": {"name": "NVIDIA H200"}}))
     doc = run_json(tmp_path)
     assert set(doc) == {"gpu", "ceiling", "ranges", "kernels", "stages"}
-    assert len(doc["kernels"]) == 3
-    (stage,) = doc["stages"]
+    assert len(doc["kernels"]) == 20
+    assert [s["stage"] for s in doc["stages"]] == [f"v{i}" for i in range(1, 11)]
+    v8 = next(s for s in doc["stages"] if s["stage"] == "v8")
+    assert (v8["range"], v8["size"], v8["launches"], v8["nsys_kernels"], v8["ncu_kernels"]) == (
+        "nsprof:sgemm/v8/1024x1024x1024", "1024x1024x1024", 5, 5, 2)
+    assert v8["nsys_gpu_time_per_launch_ns"] == 263325 / 5 and v8["flops"] == 2 * 2 * 1024**3
+    assert v8["gflops_per_s"] == pytest.approx(v8["flops"] / v8["duration_ns"])
+    assert v8["fp32_pct_of_peak"] == pytest.approx(100 * v8["gflops_per_s"] / 67e3)
+
+
+def test_directory_with_both_pages_of_one_run(tmp_path):
+    shutil.copy(SAXPY, tmp_path / "saxpy.sqlite")
+    (tmp_path / "ncu-raw.csv").write_text(PAGES["raw"])
+    (tmp_path / "ncu-details.csv").write_text(PAGES["details"])
+    doc = run_json(tmp_path)
+    assert doc["gpu"] == "NVIDIA A100-SXM4-40GB" and len(doc["kernels"]) == 3
+    (stage,) = doc["stages"]  # seen by ncu only: the saxpy export has no nsprof ranges
     assert (stage["op"], stage["stage"], stage["size"]) == ("sgemm", "v6", "512x512x512")
-    assert (stage["launches"], stage["nsys_kernels"], stage["ncu_kernels"], stage["duration_ns"]) == (3, 3, 1, 72640)
-    assert stage["fp32_pct_of_peak"] is None and stage["dram_pct_of_peak"] == pytest.approx(
-        100 * 4.2e6 / 72640e-9 / 4.8e12)
+    assert (stage["launches"], stage["ncu_kernels"], stage["duration_ns"]) == (None, 1, 72640)
+    assert stage["dram_pct_of_peak"] == pytest.approx(100 * 4.2e6 / 72640e-9 / 1.555e12)
 
 
 def test_tables_are_printed(tmp_path):

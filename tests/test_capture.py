@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from nsprof import __version__
-from nsprof.capture.commands import build_commands, ncu_commands, nsys_commands, nvtx_include, workload_argv
+from nsprof.capture.commands import Command, build_commands, ncu_commands, nsys_commands, nvtx_include, workload_argv
 from nsprof.capture.layout import create_directory, directory_name
 from nsprof.capture.manifest import finish_manifest, new_manifest, verification_records, write_manifest
 from nsprof.capture.metrics import PRESETS, resolve_metrics
@@ -163,9 +163,9 @@ def test_ncu_command_lines(tmp_path):
         "--metrics", ",".join(DEFAULT_METRICS), "-o", str(tmp_path / "ncu"),
         *workload_argv(req, "ncu", tmp_path),
     ]
-    assert list(export.argv) == ["/opt/ncu", "--import", str(tmp_path / "ncu.ncu-rep"), "--csv", "--page", "raw"]
+    assert list(export.argv) == ["/opt/ncu", "--import", str(tmp_path / "ncu.ncu-rep"), "--csv", "--page", "raw", "--print-units", "base"]
     assert export.stdout == tmp_path / "ncu-raw.csv"
-    assert export.shell == f"/opt/ncu --import {tmp_path}/ncu.ncu-rep --csv --page raw > {tmp_path}/ncu-raw.csv"
+    assert export.shell == f"/opt/ncu --import {tmp_path}/ncu.ncu-rep --csv --page raw --print-units base > {tmp_path}/ncu-raw.csv"
     assert profile.log == export.log == tmp_path / "ncu.log"
 
 
@@ -409,7 +409,6 @@ def test_nsys_progress_redrawn_with_carriage_returns_shows_the_latest():
 # --- running a command ---------------------------------------------------------------------------
 
 def _command(tmp_path, argv, stdout=None):
-    from nsprof.capture.commands import Command
     return Command("ncu", "export" if stdout else "profile", tuple(argv), tmp_path / "t.log", (), stdout)
 
 

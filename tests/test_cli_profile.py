@@ -91,7 +91,7 @@ def test_dry_run_needs_no_gpu_and_no_tools_and_creates_nothing(tmp_path, monkeyp
     assert lines[1].startswith("ncu --clock-control none --nvtx --nvtx-include 'nsprof@sgemm\\/v1\\/4096x4096x4096/' "
                                "--nvtx-include 'nsprof@sgemm\\/v6\\/4096x4096x4096/' --metrics gpu__time_duration.sum,")
     assert " --repeat 3 --warmup 3 " in lines[1]
-    assert lines[2] == f"ncu --import {directory}/ncu.ncu-rep --csv --page raw > {directory}/ncu-raw.csv"
+    assert lines[2] == f"ncu --import {directory}/ncu.ncu-rep --csv --page raw --print-units base > {directory}/ncu-raw.csv"
     assert not out.exists()
 
 

@@ -140,7 +140,8 @@ def assert_parse_error(text: str, fragment: str = "") -> None:
 def test_not_ncu_csv():
     assert_parse_error("name,value\na,1\n", "not Nsight Compute CSV")
     assert_parse_error("", "not Nsight Compute CSV")
-    assert_parse_error(PREAMBLE, "not Nsight Compute CSV")  # ncu printed no table (no kernel profiled)
+    assert_parse_error(PREAMBLE, "not Nsight Compute CSV")
+    assert_parse_error(PREAMBLE + "==WARNING== No kernels were profiled.\n", "ncu profiled no kernel")
 
 
 def test_truncated_csv():

@@ -21,7 +21,7 @@ from nsys_builder import global_pid, global_tid, write_export
 DATA = Path(__file__).parent / "data"
 SAXPY = DATA / "nsys-pipit" / "saxpy-mpi-cuda_nsys_perlmutter0.sqlite"  # nsys 2022.2
 CLOVERLEAF = DATA / "nsys-pipit" / "perlmutter-cloverleaf-cuda.sqlite"  # nsys 2024.5, no NVTX_EVENTS
-H200 = DATA / "h200" / "nsys-sgemm-v6-512.sqlite"  # nsys 2025.3, nsprof's own NVTX ranges
+H200 = DATA / "h200" / "nsys-sgemm-ladder-1024.sqlite"  # nsys 2025.3, nsprof's own NVTX ranges
 EXPORTS = [SAXPY, CLOVERLEAF] + ([H200] if H200.exists() else [])
 needs_h200 = pytest.mark.skipif(not H200.exists(), reason="H200 capture not in tests/data/h200")
 
@@ -114,15 +114,38 @@ def test_saxpy_ranges_each_hold_one_kernel():
 
 
 @needs_h200
-def test_h200_stage_ranges_hold_their_launches_and_not_the_warmup():
+def test_h200_split_k_stage_ranges_hold_a_memset_and_a_kernel_per_launch():
     summary = range_summary(load_nsys(H200)).set_index("range")
-    # Three timed sgemm_v6 launches (72,640 + 72,640 + 72,671 ns), each inside its own range; the
-    # warm-up launch just before them is outside every range.
-    assert summary.loc["nsprof:sgemm/v6/512x512x512", ["count", "kernels", "gpu_time_ns"]].tolist() == [3, 3, 217951]
-    assert summary.loc["nsprof:verify/sgemm/v6/512x512x512", ["kernels", "gpu_time_ns"]].tolist() == [1, 75808]
-    # Two cub::DeviceReduce::Sum calls in domain CCCL, two kernels each.
-    assert summary.loc["CCCL:cub::DeviceReduce::Sum", ["domain", "count", "kernels", "gpu_time_ns"]].tolist() == [
-        "CCCL", 2, 4, 1824 + 1184 + 1888 + 1184]
+    # v8 (split-K) zeroes C with a 4 MiB memset, then launches sgemm_v8_128x128; five timed launches
+    # of 52,831 + 53,280 + 52,607 + 52,320 + 52,287 ns; the warm-up launches are outside every range.
+    v8 = summary.loc["nsprof:sgemm/v8/1024x1024x1024"]
+    assert v8[["domain", "count", "kernels", "gpu_time_ns", "memset_count", "memset_bytes", "memcpy_count"]].tolist() == [
+        "nsprof", 5, 5, 263325, 5, 5 * 4194304, 0]
+    verify = summary.loc["nsprof:verify/sgemm/v8/1024x1024x1024"]
+    assert verify[["count", "kernels", "gpu_time_ns", "memset_bytes"]].tolist() == [1, 1, 52831, 4194304]
+    assert summary.loc["CCCL:cub::DeviceReduce::Sum", ["count", "kernels"]].tolist() == [20, 40]
+
+
+# The same attribution by plain SQL, for push/pop ranges (all this export has): the kernels whose
+# runtime call started on the range's thread while it was open.
+KERNELS_PER_RANGE_SQL = """
+SELECT CASE WHEN n.domainId = 0 THEN COALESCE(n.text, s.value)
+            ELSE d.text || ':' || COALESCE(n.text, s.value) END AS range,
+       count(DISTINCT n.rowid), count(k.rowid), coalesce(sum(k."end" - k.start), 0)
+FROM NVTX_EVENTS n
+LEFT JOIN StringIds s ON s.id = n.textId
+LEFT JOIN NVTX_EVENTS d ON d.eventType = 75 AND d.domainId = n.domainId
+LEFT JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.globalTid = n.globalTid AND r.start >= n.start AND r.start < n."end"
+LEFT JOIN CUPTI_ACTIVITY_KIND_KERNEL k ON k.correlationId = r.correlationId
+WHERE n.eventType = 59 GROUP BY range ORDER BY range
+"""
+
+
+@needs_h200
+def test_h200_attribution_equals_plain_sql():
+    summary = range_summary(load_nsys(H200))
+    assert list(summary[["range", "count", "kernels", "gpu_time_ns"]].itertuples(index=False, name=None)) == sql(
+        H200, KERNELS_PER_RANGE_SQL)
 
 
 # --- hand-built exports ---------------------------------------------------------------------------

@@ -28,7 +28,8 @@ def stage_records(nsys_ranges: pd.DataFrame | None, ncu_ranges: pd.DataFrame | N
     did not see a stage its columns are missing values; a tool not given adds no columns."""
     parts = []
     if nsys_ranges is not None:
-        parts.append(nsys_ranges.set_index("range")[list(NSYS_COLUMNS)].rename(columns=NSYS_COLUMNS))
+        # grouped, since a default-domain range could be named like another domain's ("x:a")
+        parts.append(nsys_ranges.groupby("range")[list(NSYS_COLUMNS)].sum().rename(columns=NSYS_COLUMNS))
     if ncu_ranges is not None:
         parts.append(ncu_ranges.set_index("range").rename(columns={"kernels": "ncu_kernels"}))
     if not parts:

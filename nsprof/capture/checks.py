@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from importlib import metadata
 
 from nsprof.capture.output import NO_KERNELS, PERMISSION_ERROR, PERMISSION_FIX, parse_profiling_line
 from nsprof.capture.tools import FoundTool, locate_tool
@@ -18,10 +19,13 @@ _PROBE = "import cupy; cupy.ones(256).sum(); cupy.cuda.Device().synchronize()"
 
 def nvtx_version() -> str | None:
     try:
-        import nvtx
+        import nvtx  # noqa: F401  (importable is what the workload needs)
     except ImportError:
         return None
-    return getattr(nvtx, "__version__", "installed")
+    try:
+        return metadata.version("nvtx")  # the package has no __version__
+    except metadata.PackageNotFoundError:
+        return "installed"
 
 
 def require_nvtx() -> None:

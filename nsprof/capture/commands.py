@@ -89,7 +89,8 @@ def ncu_commands(request: ProfileRequest, ncu: str, directory: Path) -> list[Com
     profile = [ncu, "--clock-control", request.clock_control, "--nvtx", *includes,
                "--metrics", ",".join(request.metrics), "-o", str(report), *workload_argv(request, "ncu", directory)]
     rep = report.with_suffix(".ncu-rep")
-    export = [ncu, "--import", str(rep), "--csv", "--page", "raw"]
+    # Base units: the default (auto) scaling rounds values to a few digits.
+    export = [ncu, "--import", str(rep), "--csv", "--page", "raw", "--print-units", "base"]
     log = directory / "ncu.log"
     return [
         Command("ncu", "profile", tuple(profile), log, (rep,)),

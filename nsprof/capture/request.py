@@ -13,7 +13,7 @@ TOOL_CHOICES = {"nsys": ("nsys",), "ncu": ("ncu",), "both": ("nsys", "ncu")}
 CLOCK_CONTROLS = ("none", "base")
 # ncu replays every profiled launch several times, so it gets few; nsys timelines want more.
 DEFAULT_REPEAT = {"nsys": 10, "ncu": 3}
-WARMUP = 3  # untimed launches outside any NVTX range, so neither tool's filter sees them
+WARMUP = 3  # untimed launches before the measured ones, outside any NVTX range (so ncu skips them)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from nsprof.capture.commands import Command
 from nsprof.capture.output import ToolOutput
 from nsprof.errors import NsprofError
 
-STOP_GRACE_S = 15.0  # time for nsys/ncu to finish writing what they have after SIGINT
+STOP_GRACE_S = 30.0  # time for nsys/ncu to finish writing what they have after SIGINT (a second Ctrl-C cuts it short)
 POLL_S = 0.1
 
 

@@ -1,3 +1,5 @@
+"""`nsprof analyze PATH`: tables (or --json) of what a profile directory or file holds."""
+
 from __future__ import annotations
 
 import json

@@ -77,10 +77,11 @@ def summary_lines(directory: Path, manifest: dict) -> list[str]:
         line = f"  {name} {tool['version']}: {files} in {_seconds(steps):.0f} s"
         passes = [p["passes"] for p in manifest["replay_passes"]]
         if name == "ncu" and passes:
-            line += f"; {len(passes)} launches profiled, {min(passes)}-{max(passes)} replay passes each"
+            spread = str(min(passes)) if min(passes) == max(passes) else f"{min(passes)}-{max(passes)}"
+            line += f"; {len(passes)} launches profiled, {spread} replay passes each"
         lines.append(line)
     seen: dict[tuple, dict] = {}
-    for v in manifest["verification"]:  # each tool's workload verified the same stages: show each once, worst first
+    for v in manifest["verification"]:  # each tool's workload verified the same stages: show each once, a failure over an ok
         if (v["stage"], v["size"]) not in seen or v["status"] != "ok":
             seen[(v["stage"], v["size"])] = v
     if seen:

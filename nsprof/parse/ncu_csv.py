@@ -30,7 +30,7 @@ import csv
 import io
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -48,6 +48,7 @@ DETAILS_COLUMNS = ("Metric Name", "Metric Unit", "Metric Value")
 _TOOL_LINE = re.compile(r"^==[A-Z]+==")  # ==PROF==, ==WARNING==, ==ERROR==
 _HEADER_START = ('"ID",', "ID,")
 HOW_TO_WRITE = "Write it with ncu --csv --page raw (or --page details) ... > FILE.csv"
+NO_KERNELS = "No kernels were profiled"
 
 
 @dataclass(frozen=True)
@@ -57,11 +58,7 @@ class NcuReport:
     source: str
     page: str  # "raw" or "details"
     kernels: pd.DataFrame
-    units: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def metrics(self) -> list[str]:
-        return list(self.units)
+    units: dict[str, str]  # metric column -> base unit (ns, byte, byte/second, %, ...)
 
 
 def load_ncu_csv(path: str | Path) -> NcuReport:
@@ -86,6 +83,9 @@ def _table(text: str, source: str) -> tuple[list[str], list[list[str]]]:
     """The header row and the data rows, skipping everything printed before the header."""
     lines = text.splitlines(keepends=True)
     start = next((i for i, line in enumerate(lines) if _is_header(line)), None)
+    if start is None and NO_KERNELS in text:
+        raise ParseError(f"{source}: ncu profiled no kernel (it printed \"{NO_KERNELS}\")",
+                         "Check the --nvtx-include, --kernel-name and --launch-skip/--launch-count filters")
     if start is None:
         raise ParseError(f"{source}: not Nsight Compute CSV (no header row starting \"ID\" with a \"Kernel Name\" column)",
                          HOW_TO_WRITE)

@@ -32,7 +32,7 @@ def base_unit(unit: str) -> tuple[str, float]:
     base, factor = _quantity(numerator)
     for denominator in denominators:
         per, per_factor = _per(denominator)
-        base, factor = f"{base}/{per}", factor / per_factor
+        base, factor = f"{base}/{per}", factor * per_factor
     return base, factor
 
 
@@ -49,10 +49,12 @@ def _quantity(part: str) -> tuple[str, float]:
 
 
 def _per(part: str) -> tuple[str, float]:
-    """A denominator: time becomes 'second' (rates are per second), the rest scales as a quantity."""
+    """A denominator and its factor: time becomes 'second' (rates are per second), so that a value
+    per nsecond is multiplied by 1e9; per Kcycle, a value is divided by 1e3."""
     if part in TIME_IN_NS:
-        return "second", TIME_IN_NS[part] / 1e9
-    return _quantity(part)
+        return "second", 1e9 / TIME_IN_NS[part]
+    base, factor = _quantity(part)
+    return base, 1 / factor
 
 
 def parse_number(text: str) -> float | None:

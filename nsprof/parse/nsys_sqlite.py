@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import sqlite3
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,13 +107,13 @@ SELECT n.start AS start_ns, n."end" AS end_ns, n.eventType AS event_type,
 FROM NVTX_EVENTS AS n LEFT JOIN StringIds AS s ON s.id = n.textId
 WHERE n.eventType IN ({NVTX_PUSH_POP_RANGE}, {NVTX_START_END_RANGE}, {NVTX_DOMAIN_CREATE})
 """
-GPUS_SQL = """
-SELECT id AS device_id, name, chipName AS chip, busLocation AS bus_location, smCount AS sm_count,
-       clockRate AS clock_hz, totalMemory AS memory_bytes,
-       memoryBandwidth AS memory_bandwidth_bytes_per_s, l2CacheSize AS l2_cache_bytes,
-       computeMajor || '.' || computeMinor AS compute_capability
-FROM TARGET_INFO_GPU ORDER BY id
-"""
+GPUS_SQL = "SELECT {columns} FROM TARGET_INFO_GPU"
+GPU_COLUMNS = {  # DataFrame column: TARGET_INFO_GPU column (informational: any may be missing)
+    "device_id": "id", "name": "name", "chip": "chipName", "bus_location": "busLocation",
+    "sm_count": "smCount", "clock_hz": "clockRate", "memory_bytes": "totalMemory",
+    "memory_bandwidth_bytes_per_s": "memoryBandwidth", "l2_cache_bytes": "l2CacheSize",
+    "compute_major": "computeMajor", "compute_minor": "computeMinor",
+}
 VERSION_SQL = "SELECT value FROM {table} WHERE name = 'EXPORT_PRODUCT_VERSION'"
 METADATA_TABLES = ("META_DATA_EXPORT", "EXPORT_META_DATA")  # newer name first
 
@@ -212,24 +214,21 @@ def load_nsys(path: str | Path) -> NsysExport:
         )
 
 
-class _open_readonly:
-    """sqlite3 connection opened read-only (the export is evidence; never modify it), closed on exit."""
-
-    def __init__(self, path: Path):
-        if not path.is_file():
-            raise ParseError(f"{path}: no such file")
-        if path.stat().st_size == 0:
-            raise ParseError(f"{path}: empty file, not an nsys SQLite export")
-        try:
-            self.conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-        except sqlite3.Error as err:
-            raise ParseError(f"{path}: cannot open as SQLite ({err})") from None
-
-    def __enter__(self) -> sqlite3.Connection:
-        return self.conn
-
-    def __exit__(self, *exc) -> None:
-        self.conn.close()
+@contextmanager
+def _open_readonly(path: Path) -> Iterator[sqlite3.Connection]:
+    """The export opened read-only (it is evidence: never modify it), closed afterwards."""
+    if not path.is_file():
+        raise ParseError(f"{path}: no such file")
+    if path.stat().st_size == 0:
+        raise ParseError(f"{path}: empty file, not an nsys SQLite export")
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as err:
+        raise ParseError(f"{path}: cannot open as SQLite ({err})") from None
+    try:
+        yield conn
+    finally:
+        conn.close()
 
 
 def _fetch(conn: sqlite3.Connection, path: Path, sql: str) -> list[tuple]:
@@ -267,7 +266,7 @@ def _names(ids: pd.Series, strings: pd.Series) -> pd.Categorical:
 def _memcpy_kinds(conn: sqlite3.Connection, path: Path, tables: set[str]) -> dict[int, str]:
     if "ENUM_CUDA_MEMCPY_OPER" not in tables:
         return MEMCPY_KINDS
-    return {int(i): label for i, label in _fetch(conn, path, MEMCPY_KINDS_SQL)}
+    return {i: label for i, label in _fetch(conn, path, MEMCPY_KINDS_SQL) if type(i) is int}
 
 
 def _read_events(conn: sqlite3.Connection, path: Path, tables: set[str], spec: IntColumns) -> pd.DataFrame:
@@ -289,7 +288,7 @@ def _read_events(conn: sqlite3.Connection, path: Path, tables: set[str], spec: I
 
 
 def _scan_int_columns(conn: sqlite3.Connection, path: Path, spec: IntColumns) -> pd.DataFrame:
-    present = {name for (name,) in _fetch(conn, path, TABLE_COLUMNS_SQL.format(table=spec.table))}
+    present = _table_columns(conn, path, spec.table)
     missing = [source for source in spec.columns.values() if source not in present]
     if missing:
         raise ParseError(f"{path}: table {spec.table} has no column {', '.join(missing)}",
@@ -363,7 +362,17 @@ def _typed_nvtx(ranges: pd.DataFrame) -> pd.DataFrame:
 def _gpus(conn: sqlite3.Connection, path: Path, tables: set[str]) -> pd.DataFrame:
     if "TARGET_INFO_GPU" not in tables:
         return pd.DataFrame(columns=list(COLUMNS["gpus"]))
-    return _frame(conn, path, GPUS_SQL).infer_objects()
+    present = _table_columns(conn, path, "TARGET_INFO_GPU")
+    columns = ", ".join(f"[{source}] AS {name}" if source in present else f"NULL AS {name}"
+                        for name, source in GPU_COLUMNS.items())
+    gpus = _frame(conn, path, GPUS_SQL.format(columns=columns))
+    gpus["compute_capability"] = [None if major is None else f"{major}.{minor}"
+                                  for major, minor in zip(gpus["compute_major"], gpus["compute_minor"])]
+    return gpus[list(COLUMNS["gpus"])].infer_objects().sort_values("device_id", kind="stable").reset_index(drop=True)
+
+
+def _table_columns(conn: sqlite3.Connection, path: Path, table: str) -> set[str]:
+    return {name for (name,) in _fetch(conn, path, TABLE_COLUMNS_SQL.format(table=table))}
 
 
 def _nsys_version(conn: sqlite3.Connection, path: Path, tables: set[str]) -> str | None:

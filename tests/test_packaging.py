@@ -1,0 +1,18 @@
+"""The wheel must carry every subpackage and the kernel sources."""
+
+from pathlib import Path
+
+import pytest
+
+tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_subpackage_is_listed_in_pyproject():
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    on_disk = {"nsprof." + ".".join(p.parent.relative_to(ROOT / "nsprof").parts)
+               for p in (ROOT / "nsprof").rglob("__init__.py") if p.parent != ROOT / "nsprof"}
+    assert on_disk | {"nsprof", "nsprof.kernels"} == set(config["packages"])
+    assert config["package-dir"] == {"nsprof.kernels": "kernels"}
+    assert config["package-data"]["nsprof.kernels"] == ["*/*.cu"]
