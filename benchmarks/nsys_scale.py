@@ -6,8 +6,8 @@ NVTX ranges, timing it and measuring peak memory.
 The synthetic export has the tables and columns nsprof reads, in nsys's own names: every kernel
 launched by a cudaLaunchKernel call on one of two threads of one process; push/pop ranges three
 deep on the first thread (an outer range holds 3 middle ranges, each holding 2 inner ones); 1% of
-the ranges are process-wide start/end ranges spanning many launches. Generation runs in a child process so
-that the peak resident memory measured here is only nsprof's.
+the ranges are process-wide start/end ranges spanning many launches. Generation runs in a child
+process, so that the peak resident memory measured here is nsprof's alone.
 """
 
 from __future__ import annotations

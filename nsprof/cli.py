@@ -10,6 +10,7 @@ import typer
 from typer.core import TyperGroup
 
 from nsprof import __version__
+from nsprof.commands.analyze import analyze
 from nsprof.commands.bench import bench
 from nsprof.commands.doctor import doctor
 from nsprof.commands.profile import profile
@@ -52,6 +53,7 @@ app.command()(stages)
 app.command()(bench)
 app.command()(profile)
 app.command()(doctor)
+app.command()(analyze)
 
 
 def main() -> None:

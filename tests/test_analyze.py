@@ -37,9 +37,8 @@ FADD, FMUL, FFMA = (f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum" for o
 
 def ncu_table(rows: list[dict]) -> pd.DataFrame:
     """An ncu kernels table as nsprof.parse.ncu_csv gives it: id, kernel, nvtx, metric columns."""
-    table = pd.DataFrame([{"id": i, "kernel": f"k{i}", "nvtx": row.pop("nvtx", [])} for i, row in enumerate(rows)])
-    metrics = pd.DataFrame(rows, dtype=float)
-    return pd.concat([table, metrics], axis=1)
+    launches = pd.DataFrame([{"id": i, "kernel": f"k{i}", "nvtx": row.pop("nvtx", [])} for i, row in enumerate(rows)])
+    return pd.concat([launches, pd.DataFrame(rows, dtype=float)], axis=1)
 
 
 # --- kernel metrics ---------------------------------------------------------------------------------
@@ -324,7 +323,8 @@ def test_bad_files_are_one_line_parse_errors(tmp_path, name, content, fragment):
     path.write_bytes(content)
     result = run(path)
     assert result.exit_code == 1 and isinstance(result.exception, ParseError)
-    assert str(path) in str(result.exception) and fragment in str(result.exception)
+    message = str(result.exception)
+    assert str(path) in message and fragment in message and "\n" not in message
 
 
 def test_directory_without_profiles(tmp_path):

@@ -58,9 +58,9 @@ FAKE_TOOL = textwrap.dedent('''
             "NVIDIA (R) Nsight Compute Command Line Profiler\\nCopyright (c) 2018-2025 NVIDIA Corporation\\n"
             "Version 2025.3.1.0 (build 36398880) (public-release)")
         sys.exit(0)
-    if "--launch-count" in args:  # nsprof doctor's counter probe
+    if "--launch-count" in args:  # nsprof doctor's counter probe (ncu 2025.3 adds "(1/1)" here)
         say("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission" if mode == "permission" else
-            '==PROF== Profiling "cupy_fill" - 0: 0%....50%....100% - 1 pass')
+            '==PROF== Profiling "cupy_fill" - 0 (1/1): 0%....50%....100% - 1 pass')
         sys.exit(0)
     if "--import" in args:
         if not os.path.exists(value("--import")):

@@ -27,7 +27,7 @@ from ncu_builder import KERNELS, LAUNCH_COLUMNS, METRICS, NVTX, PAGES, PREAMBLE,
 
 @pytest.mark.parametrize("unit, expected", [
     ("nsecond", ("ns", 1)), ("usecond", ("ns", 1e3)), ("msecond", ("ns", 1e6)), ("second", ("ns", 1e9)),
-    ("ns", ("ns", 1)), ("byte", ("byte", 1)), ("Kbyte", ("byte", 1e3)), ("Mbyte", ("byte", 1e6)),
+    ("ns", ("ns", 1)), ("us", ("ns", 1e3)), ("byte", ("byte", 1)), ("Kbyte", ("byte", 1e3)), ("Mbyte", ("byte", 1e6)),
     ("Gbyte", ("byte", 1e9)), ("Tbyte", ("byte", 1e12)), ("byte/second", ("byte/second", 1)),
     ("Gbyte/second", ("byte/second", 1e9)), ("Tbyte/second", ("byte/second", 1e12)),
     ("Mbyte/usecond", ("byte/second", 1e12)), ("cycle/nsecond", ("cycle/second", 1e9)),
@@ -100,9 +100,8 @@ def test_pages_give_one_row_per_launch_in_base_units(page):
     assert list(kernels["id"]) == [0, 1, 2]
     assert list(kernels["kernel"]) == [name for _, name, _, _ in KERNELS]
     assert list(kernels["nvtx"]) == NVTX
-    for metric, (base, _, _) in METRICS.items():
-        expected = [math.nan if v[list(METRICS).index(metric)] is None else v[list(METRICS).index(metric)]
-                    for *_, v in KERNELS]
+    for position, (metric, (base, _, _)) in enumerate(METRICS.items()):
+        expected = [math.nan if values[position] is None else values[position] for *_, values in KERNELS]
         assert kernels[metric].tolist() == pytest.approx(expected, nan_ok=True, rel=1e-12), metric
         assert report.units[metric] == base_unit(base)[0]
     assert report.units["gpu__time_duration.sum"] == "ns"
@@ -199,10 +198,24 @@ def test_csv_without_an_ncu_header_is_rejected(rows):
         parse_ncu_csv(text)
 
 
-# --- real captures (tests/data/ncu/**.csv) ------------------------------------------------------------
+# --- real captures (every .csv under tests/data) -------------------------------------------------------
 
 REAL = sorted((Path(__file__).parent / "data").rglob("*.csv"))
 no_real_captures = pytest.mark.skip(reason="no real ncu CSV under tests/data yet")
+H200_RAW = Path(__file__).parent / "data" / "h200" / "ncu-sgemm-ladder-1024-raw.csv"
+
+
+@pytest.mark.skipif(not H200_RAW.exists(), reason="H200 capture not in tests/data/h200")
+def test_h200_raw_page_as_printed():
+    # Read off the file: 557  "nsprof:sgemm/v1/...:REGISTERED:sgemm/v1/1024x1024x1024", "ns" "353,216",
+    # "inst" "1,073,741,824" (1024^3 FMAs), "byte" "8,394,496".
+    report = load_ncu_csv(H200_RAW)
+    first = report.kernels.iloc[0]
+    assert (first["id"], first["kernel"], first["nvtx"]) == (0, "sgemm_v1", ["nsprof:sgemm/v1/1024x1024x1024"])
+    assert first["gpu__time_duration.sum"] == 353216 and report.units["gpu__time_duration.sum"] == "ns"
+    assert first["smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"] == 1024**3
+    assert first["dram__bytes_read.sum"] == 8394496 and first["device__attribute_display_name"] == "NVIDIA H200"
+    assert len(report.kernels) == 20 and report.page == "raw"
 
 
 @pytest.mark.parametrize("path", REAL or [pytest.param(None, marks=no_real_captures)],

@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 
 # ==PROF== Profiling "sgemm_v6" - 0: 0%....50%....100% - 9 passes
+# ==PROF== Profiling "cupy_fill" - 0 (1/1): 0%....50%....100% - 1 pass   (with --launch-count)
 # (the dots arrive one by one, so the line stays incomplete while the launch is replayed)
-_PROFILING = re.compile(r'^==PROF== Profiling "(?P<kernel>.*)" - (?P<launch>\d+):(?P<rest>.*)$')
+_PROFILING = re.compile(r'^==PROF== Profiling "(?P<kernel>.*)" - (?P<launch>\d+)(?: \(\d+/\d+\))?:(?P<rest>.*)$')
 _LINE_END = re.compile(r"\r\n|\n|\r")
 _PASSES = re.compile(r" - (?P<passes>\d+) pass(?:es)?\s*$")
 PERMISSION_ERROR = "ERR_NVGPUCTRPERM"
