@@ -58,9 +58,12 @@ def main() -> None:
     parser.add_argument("--sizes", default="1024,2048,4096")
     parser.add_argument("--plans", default="auto")
     parser.add_argument("--knobs", default="")
+    parser.add_argument("--source", help="compile this .cu instead of the stage's own (same entry points)")
     args = parser.parse_args()
     sm_count = device_info()["sm_count"]
     stage, cublas = get_stage("sgemm", args.stage), get_stage("sgemm", "v9")
+    if args.source:
+        stage = dataclasses.replace(stage, kernel_file=args.source)
     rows = []
     for size in parse_sizes([args.sizes]):
         problem = SgemmProblem(*size)
