@@ -12,8 +12,12 @@ from typer.core import TyperGroup
 from nsprof import __version__
 from nsprof.commands.analyze import analyze
 from nsprof.commands.bench import bench
+from nsprof.commands.ceilings import ceilings
 from nsprof.commands.doctor import doctor
+from nsprof.commands.explain import explain
 from nsprof.commands.profile import profile
+from nsprof.commands.report import report
+from nsprof.commands.roofline import roofline
 from nsprof.commands.stages import stages
 from nsprof.errors import NsprofError
 
@@ -54,6 +58,10 @@ app.command()(bench)
 app.command()(profile)
 app.command()(doctor)
 app.command()(analyze)
+app.command()(explain)
+app.command()(roofline)
+app.command()(report)
+app.command()(ceilings)
 
 
 def main() -> None:

@@ -1,0 +1,312 @@
+"""Per-stage work records for reports and rooflines, and what changed from one stage to the next
+(pure functions over parsed profiles).
+
+A piece of work is every profiled launch inside one nsprof stage range (`nsprof:sgemm/v6/1024x1024x1024`,
+labelled `v6`) or, for launches outside any stage range (another program's ncu CSV), every launch of
+one kernel (labelled by its shortened name). Columns of `work_records` (WORK_COLUMNS):
+
+- `key`: the stage range, or `kernel:<name>`; `label`; `op`, `stage`, `size` (stage work only)
+- `kernel`: the kernel that ran longest (the stage's main kernel); `ncu_kernels`: launches profiled
+- the totals of nsprof.analyze.metrics (`duration_ns`, `flops`, `tensor_*_flops`, `dram_bytes`,
+  `l2_bytes`, shared-memory counts...) plus `l1_bytes` (l1tex__t_bytes.sum), and their ratios
+- `occupancy_pct` (achieved: sm__warps_active.avg.pct_of_peak_sustained_active), `sm_throughput_pct`,
+  and the `stall_*` warp latencies (cycles per instruction) where collected: duration-weighted means
+- `registers_per_thread`, `smem_per_block_bytes` (static + dynamic): of the main kernel
+- `launches`, `nsys_gpu_time_ns`: the range's instances and kernel time as nsys saw them
+- `time_per_launch_ns` and `time_source`: nsys GPU time per range instance where nsys saw the stage
+  (no profiler replay in it), else ncu's duration per launch of the main kernel
+- `tflops_per_s`: the op's FLOPs (2MNK for SGEMM) per launch time for stages, measured FLOPs otherwise
+
+`analyze_ladder` puts it together for the report commands: work records of several profiles
+(the latest of each stage), their roofline points, and where each nsys capture's time went.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from nsprof.analyze.ceilings import Ceiling
+from nsprof.analyze.metrics import TOTALS, kernel_metrics, range_metrics, ratio, sum_measured
+from nsprof.analyze.nvtx_attribution import attribute_work, summarize_ranges
+from nsprof.analyze.report import _distinct_launches, gpu_name
+from nsprof.analyze.roofline import Roof, roofline_points, roofs
+from nsprof.analyze.stages import parse_stage_range
+from nsprof.analyze.timeline import TimeBreakdown, time_breakdown
+from nsprof.errors import UsageError
+from nsprof.parse.sources import Source
+from nsprof.registry import OPS, STAGES
+
+KERNEL_KEY = "kernel:"
+L1_BYTES = "l1tex__t_bytes.sum"
+# Columns averaged over a piece of work's launches, weighted by their durations.
+WEIGHTED = {
+    "occupancy_pct": "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "sm_throughput_pct": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "stall_short_scoreboard": "smsp__average_warp_latency_issue_stalled_short_scoreboard.ratio",
+    "stall_long_scoreboard": "smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio",
+    "stall_barrier": "smsp__average_warp_latency_issue_stalled_barrier.ratio",
+}
+REGISTERS = "launch__registers_per_thread"
+SMEM = ("launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dynamic")
+
+# What each stage's change should move, compared with the stage before it (the registry's
+# `metric`, as the columns that measure it). Time per launch is always compared as well.
+WATCHED: dict[str, tuple[str, ...]] = {
+    "sgemm/v1": ("l1_bytes", "flops"),
+    "sgemm/v2": ("l1_bytes", "l2_bytes"),
+    "sgemm/v3": ("smem_ld_instructions", "sm_throughput_pct"),
+    "sgemm/v4": ("smem_ld_conflicts", "smem_ld_nway"),
+    "sgemm/v5": ("smem_ld_instructions", "smem_st_conflicts", "smem_st_nway"),
+    "sgemm/v6": ("smem_st_conflicts", "smem_st_nway"),
+    "sgemm/v7": ("stall_short_scoreboard",),
+    "sgemm/v8": ("stall_long_scoreboard", "stall_barrier"),
+    "sgemm/v9": ("sm_throughput_pct", "dram_bytes"),
+    "sgemm/v10": ("tensor_flops", "flops"),
+}
+ALWAYS_WATCHED = ("time_per_launch_ns",)
+# Totals over every profiled launch; per_launch divides them by the launches of the main kernel.
+ADDITIVE = frozenset(TOTALS) - {"duration_ns"} | {"l1_bytes"}
+
+
+@dataclass(frozen=True)
+class LadderAnalysis:
+    gpu: str | None
+    ceiling: Ceiling | None
+    roofs: list[Roof]
+    work: pd.DataFrame  # combine's columns
+    points: pd.DataFrame  # nsprof.analyze.roofline.POINT_COLUMNS
+    sources: list[Source]  # the profiles shown: those some work row comes from, or with no work rows at all
+    timelines: dict[str, TimeBreakdown]  # per profile name, for those with an nsys capture
+
+
+def sources_gpu(sources: list[Source]) -> str | None:
+    """The one GPU the profiles were captured on (None if none says). Raises UsageError when they
+    come from several: one roofline has one set of roofs."""
+    names = {}
+    for source in sources:
+        profile = source.profile
+        name = gpu_name(profile.nsys, profile.ncu, profile.manifest)
+        if name:
+            names.setdefault(name, source.name)
+    if len(names) > 1:
+        listed = ", ".join(f"{gpu} ({profile})" for gpu, profile in names.items())
+        raise UsageError(f"the profiles come from several GPUs: {listed}",
+                         "pass --from with the profiles of one GPU")
+    return next(iter(names), None)
+
+
+def analyze_ladder(sources: list[Source], gpu: str | None, ceiling: Ceiling | None,
+                   keep_all: bool = False) -> LadderAnalysis:
+    """Work records of every profile (the latest of each stage unless `keep_all`), their points
+    under the ceiling's roofs (those of `gpu`, see sources_gpu), and the time breakdown of each
+    contributing nsys capture."""
+    records = []
+    for source in sources:
+        profile = source.profile
+        ranges = summarize_ranges(pd.concat([attribute_work(export) for export in profile.nsys], ignore_index=True)) \
+            if profile.nsys else None
+        launches = _distinct_launches(profile.ncu) if profile.ncu else None
+        records.append((source.name, source.started, work_records(launches, ranges)))
+    work = combine(records, keep_all)
+    # A profile all of whose stages later profiles measured again is left out; one with no work
+    # rows at all (an nsys capture of another program) still shows where its time went.
+    shown = set(work["profile"]) | {name for name, _, frame in records if frame.empty}
+    used = [source for source in sources if source.name in shown]
+    timelines = {source.name: breakdown for source in used for export in source.profile.nsys[:1]
+                 if (breakdown := time_breakdown(export)) is not None}
+    return LadderAnalysis(gpu, ceiling, roofs(ceiling), work, roofline_points(work, ceiling), used, timelines)
+
+
+def work_records(launches: pd.DataFrame | None, nsys_ranges: pd.DataFrame | None) -> pd.DataFrame:
+    """One row per piece of work (columns: module docstring), from ncu launches (the parser's
+    kernels table) and nsys range totals (range_summary); either may be None."""
+    parts = []
+    if launches is not None and len(launches):
+        parts.append(_ncu_work(launches))
+    if nsys_ranges is not None:
+        parts.append(_nsys_stage_work(nsys_ranges))
+    if not parts:
+        return pd.DataFrame(columns=["key", "label", "op", "stage", "size"])
+    work = parts[0] if len(parts) == 1 else parts[0].merge(parts[1], on="key", how="outer")
+    described = pd.DataFrame([_describe(key) for key in work["key"]], index=work.index,
+                             columns=["label", "op", "stage", "size"], dtype=object)
+    return _with_times(pd.concat([work[["key"]], described, work.drop(columns="key")], axis=1))
+
+
+def combine(records: list[tuple[str, pd.Timestamp, pd.DataFrame]], keep_all: bool = False) -> pd.DataFrame:
+    """Work records of several profiles (name, start time, records; oldest first) as one table in
+    ladder order, with `profile` and `started` columns. Unless `keep_all`, each piece of work comes
+    from the latest profile that has it; with `keep_all`, repeated labels get a ' #2', ' #3' suffix."""
+    frames = [frame.assign(profile=name, started=started) for name, started, frame in records if len(frame)]
+    if not frames:
+        return pd.DataFrame(columns=["key", "label", "op", "stage", "size", "profile", "started"])
+    work = pd.concat(frames, ignore_index=True)
+    if keep_all:
+        repeat = work.groupby(["label", "size"], dropna=False).cumcount()
+        work["label"] = [label if n == 0 else f"{label} #{n + 1}" for label, n in zip(work["label"], repeat)]
+    else:
+        work = work.drop_duplicates("key", keep="last")
+    order = sorted(range(len(work)), key=lambda i: _ladder_order(work.iloc[i]))
+    return _with_percent_of_library(work.iloc[order].reset_index(drop=True))
+
+
+def _with_percent_of_library(work: pd.DataFrame) -> pd.DataFrame:
+    """Add `pct_of_library`: the library stage's time at the same op and size (cuBLAS, v9, for
+    SGEMM) over each stage's time, in percent (over 100: faster than the library)."""
+    library = {(s.op, s.stage) for stages in STAGES.values() for s in stages if s.backend == "cublas"}
+    is_library = [(op, stage) in library for op, stage in zip(work["op"], work["stage"])]
+    times = work[is_library].drop_duplicates(["op", "size"], keep="last").set_index(["op", "size"])["time_per_launch_ns"]
+    reference = [times.get((op, size), np.nan) for op, size in zip(work["op"], work["size"])]
+    work = work.copy()
+    work["pct_of_library"] = 100 * pd.Series(reference, index=work.index, dtype=float) / work["time_per_launch_ns"]
+    return work
+
+
+def per_launch(work: pd.DataFrame, column: str) -> pd.Series:
+    """A column per launch of the work: ncu counts (bytes, FLOPs, conflicts) are totals over every
+    profiled launch, so they are divided by the launches of the main kernel; others are as they are."""
+    values = pd.to_numeric(work[column], errors="coerce").astype(float) if column in work else pd.Series(np.nan, index=work.index)
+    if column in ADDITIVE:
+        values = ratio(values, _numeric(work, "main_kernel_launches"))
+    return values
+
+
+def stage_changes(work: pd.DataFrame) -> list[dict]:
+    """For each stage, its WATCHED columns (and time per launch) next to the previous stage's at
+    the same op and size, per launch: {"label", "size", "previous", "column", "before", "after"}.
+    Columns that were not collected have None values; a first stage has no previous (None)."""
+    changes = []
+    stages = work[work["stage"].notna()]
+    columns = {column for watched in WATCHED.values() for column in watched} | set(ALWAYS_WATCHED)
+    values = pd.DataFrame({column: per_launch(stages, column) for column in columns}, index=stages.index)
+    for (_, _), group in stages.groupby(["op", "size"], sort=False):
+        previous = None
+        for index, row in group.iterrows():
+            for column in (*WATCHED.get(f"{row['op']}/{row['stage']}", ()), *ALWAYS_WATCHED):
+                changes.append({
+                    "label": row["label"], "size": row["size"],
+                    "previous": None if previous is None else group.at[previous, "label"], "column": column,
+                    "before": None if previous is None else _value(values.at[previous, column]),
+                    "after": _value(values.at[index, column]),
+                })
+            previous = index
+    return changes
+
+
+def short_kernel_name(name: str, width: int = 24) -> str:
+    """'void ns::gemm_kernel<128, 8>(float*, int)' -> 'gemm_kernel'; long names end in '…'."""
+    text = re.sub(r"^void\s+", "", str(name).strip())
+    text = _without_brackets(text, "(", ")")
+    text = _without_brackets(text, "<", ">")
+    text = text.rsplit("::", 1)[-1].strip() or str(name)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _ncu_work(launches: pd.DataFrame) -> pd.DataFrame:
+    launches = launches.reset_index(drop=True)
+    metrics = kernel_metrics(launches)
+    groups = [_group(nvtx, kernel) for nvtx, kernel in zip(metrics["nvtx"], metrics["kernel"])]
+    totals = range_metrics(metrics.assign(nvtx=[[group] for group in groups]))
+    totals = totals.rename(columns={"range": "key", "kernels": "ncu_kernels"}).set_index("key")
+    per_launch = pd.DataFrame({
+        "key": groups, "kernel": metrics["kernel"], "duration_ns": metrics["duration_ns"],
+        "l1_bytes": _metric(launches, L1_BYTES),
+        "registers_per_thread": _metric(launches, REGISTERS),
+        "smem_per_block_bytes": sum_measured(*(_metric(launches, name) for name in SMEM)),
+        **{column: _metric(launches, name) for column, name in WEIGHTED.items()},
+    })
+    grouped = per_launch.groupby("key", sort=False)
+    totals["l1_bytes"] = grouped["l1_bytes"].sum(min_count=1)
+    totals["intensity_flop_per_l1_byte"] = ratio(sum_measured(totals["flops"], totals["tensor_flops"]), totals["l1_bytes"])
+    weight = per_launch["duration_ns"].fillna(0)
+    for column in WEIGHTED:
+        measured = per_launch[column].notna()
+        weighted = (per_launch[column].fillna(0) * weight).groupby(per_launch["key"]).sum()
+        totals[column] = ratio(weighted, weight.where(measured, 0).groupby(per_launch["key"]).sum())
+    main = per_launch.loc[per_launch["duration_ns"].fillna(-1).groupby(per_launch["key"]).idxmax()].set_index("key")
+    totals[["kernel", "registers_per_thread", "smem_per_block_bytes"]] = main[["kernel", "registers_per_thread", "smem_per_block_bytes"]]
+    is_main = per_launch["kernel"].to_numpy() == main.loc[per_launch["key"], "kernel"].to_numpy()
+    totals["main_kernel_launches"] = per_launch[is_main].groupby("key").size()
+    return totals.reset_index()
+
+
+def _nsys_stage_work(ranges: pd.DataFrame) -> pd.DataFrame:
+    if ranges.empty:  # an export without NVTX ranges
+        return pd.DataFrame(columns=["key", "launches", "nsys_kernels", "nsys_gpu_time_ns"])
+    stages = ranges[[parse_stage_range(str(name)) is not None for name in ranges["range"]]]
+    grouped = stages.groupby("range")[["count", "kernels", "gpu_time_ns"]].sum()
+    return grouped.rename(columns={"count": "launches", "kernels": "nsys_kernels",
+                                   "gpu_time_ns": "nsys_gpu_time_ns"}).rename_axis("key").reset_index()
+
+
+def _with_times(work: pd.DataFrame) -> pd.DataFrame:
+    nsys_time = ratio(_numeric(work, "nsys_gpu_time_ns"), _numeric(work, "launches").where(_numeric(work, "nsys_kernels") > 0))
+    ncu_time = ratio(_numeric(work, "duration_ns"), _numeric(work, "main_kernel_launches"))
+    work["time_per_launch_ns"] = nsys_time.fillna(ncu_time)
+    work["time_source"] = np.where(nsys_time.notna(), "nsys", np.where(ncu_time.notna(), "ncu", None))
+    op_flops = [_op_flops(op, size) for op, size in zip(work["op"], work["size"])]
+    measured = ratio(sum_measured(_numeric(work, "flops"), _numeric(work, "tensor_flops")), _numeric(work, "duration_ns"))
+    work["tflops_per_s"] = (ratio(pd.Series(op_flops, index=work.index, dtype=float), work["time_per_launch_ns"])
+                            .fillna(measured) / 1e3)
+    return work
+
+
+def _group(nvtx: list[str], kernel: str) -> str:
+    """The innermost stage range open at a launch, else the kernel's own key."""
+    return next((name for name in reversed(nvtx or []) if parse_stage_range(name)), f"{KERNEL_KEY}{kernel}")
+
+
+def _describe(key: str) -> tuple:
+    """(label, op, stage, size) of a work key."""
+    stage = parse_stage_range(key)
+    if stage:
+        return stage["stage"], stage["op"], stage["stage"], stage["size"]
+    return short_kernel_name(key.removeprefix(KERNEL_KEY)), None, None, None
+
+
+def _op_flops(op, size) -> float:
+    if op not in OPS or not isinstance(size, str):
+        return np.nan
+    m, n, k = (int(part) for part in size.split("x"))
+    return float(OPS[op].flops(m, n, k))
+
+
+def _ladder_order(row: pd.Series) -> tuple:
+    """Stages first (by op, problem size, stage number), then other work, longest first."""
+    if isinstance(row["stage"], str):
+        volume = np.prod([int(part) for part in row["size"].split("x")])
+        return (0, row["op"], volume, int(re.sub(r"\D", "", row["stage"]) or 0), str(row["started"]))
+    return (1, "", 0, -(row.get("duration_ns") if pd.notna(row.get("duration_ns")) else 0), row["label"])
+
+
+def _metric(launches: pd.DataFrame, name: str) -> pd.Series:
+    if name not in launches:
+        return pd.Series(np.nan, index=launches.index)
+    return pd.to_numeric(launches[name], errors="coerce").astype(float)
+
+
+def _numeric(work: pd.DataFrame, column: str) -> pd.Series:
+    if column not in work:
+        return pd.Series(np.nan, index=work.index)
+    return pd.to_numeric(work[column], errors="coerce").astype(float)
+
+
+def _value(value) -> float | None:
+    return None if value is None or pd.isna(value) else float(value)
+
+
+def _without_brackets(text: str, opening: str, closing: str) -> str:
+    """Drop every bracketed part, nested ones included: f<a<b>>(x) -> f(x) for '<', '>'."""
+    depth, kept = 0, []
+    for char in text:
+        if char == opening:
+            depth += 1
+        elif char == closing and depth:
+            depth -= 1
+        elif depth == 0:
+            kept.append(char)
+    return "".join(kept)

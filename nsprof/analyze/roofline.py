@@ -1,0 +1,182 @@
+"""Roofline model (pure): roofs from a GPU's ceilings, one point per piece of work and memory level,
+whether the point sits under a memory roof or the compute roof, and how close it comes to it.
+
+A point's arithmetic intensity is its FLOPs per byte moved at one level of the memory hierarchy
+(DRAM, L2, L1): the same kernel has one intensity per level, all at the same FLOP/s. The roof
+over a point is min(bandwidth x intensity, compute peak); the point is memory-bound when the
+bandwidth term is the smaller one. Its compute peak is the peak of the units that did its FLOPs
+(FP32 pipes or tensor cores); work that mixes them gets the rate at which that mix would run
+(total FLOPs over the sum of each part's time at its own peak).
+
+Input (`work`): one row per piece of work with `label`, `kernel`, `duration_ns`, FLOP counts
+`flops` (FP32), `tensor_tf32_flops`, `tensor_16bit_flops`, and byte counts `dram_bytes`,
+`l2_bytes`, `l1_bytes` (any may be missing or NaN: that level is then not plotted). Optional
+`op`, `stage`, `size`, `profile` are carried through.
+
+Output (POINT_COLUMNS), one row per work row and measured level:
+- `intensity_flop_per_byte`, `gflops_per_s` (all FLOPs over the duration), `duration_ns`
+- `compute_roof`: FP32, TF32 tensor, FP16 tensor or mixed; `compute_gflops_per_s` its peak
+- `roof_gflops_per_s`: the roof above the point; `bound`: memory or compute
+- `pct_of_roof`: 100 x gflops_per_s / roof_gflops_per_s; `roof_source`: where that roof's
+  ceiling comes from (datasheet, or measured on a date by a method)
+Roofs or bounds that need an unknown ceiling are NaN / None.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from nsprof.analyze.ceilings import Ceiling
+from nsprof.analyze.metrics import ratio, sum_measured
+
+
+@dataclass(frozen=True)
+class Level:
+    key: str
+    name: str
+    bytes_column: str
+    ceiling_field: str  # TB/s
+
+
+@dataclass(frozen=True)
+class Unit:
+    key: str
+    name: str
+    flops_column: str
+    ceiling_field: str  # TFLOP/s
+
+
+LEVELS = (
+    Level("dram", "DRAM", "dram_bytes", "dram_tbyte_per_s"),
+    Level("l2", "L2", "l2_bytes", "l2_tbyte_per_s"),
+    Level("l1", "L1", "l1_bytes", "l1_tbyte_per_s"),
+)
+UNITS = (
+    Unit("fp32", "FP32", "flops", "fp32_tflop_per_s"),
+    Unit("tf32", "TF32 tensor", "tensor_tf32_flops", "tf32_tensor_tflop_per_s"),
+    Unit("fp16", "FP16 tensor", "tensor_16bit_flops", "fp16_tensor_tflop_per_s"),
+)
+CARRIED = ("profile", "op", "stage", "size")
+POINT_COLUMNS = ("label", "kernel", *CARRIED, "level", "intensity_flop_per_byte", "gflops_per_s", "duration_ns",
+                 "compute_roof", "compute_gflops_per_s", "roof_gflops_per_s", "bound", "pct_of_roof", "roof_source")
+
+
+@dataclass(frozen=True)
+class Roof:
+    key: str  # a Level or Unit key
+    name: str
+    kind: str  # "memory" (rate in byte/s) or "compute" (FLOP/s)
+    per_second: float
+    source: str
+
+    def gflops_at(self, intensity: np.ndarray | float) -> np.ndarray | float:
+        """The roof's height (GFLOP/s) at an intensity (FLOP/byte)."""
+        if self.kind == "memory":
+            return self.per_second * np.asarray(intensity) / 1e9
+        return np.full_like(np.asarray(intensity, dtype=float), self.per_second / 1e9)
+
+
+def roofs(ceiling: Ceiling | None) -> list[Roof]:
+    """Every roof the ceiling knows: memory levels (byte/s) then compute units (FLOP/s)."""
+    if ceiling is None:
+        return []
+    found = [Roof(level.key, level.name, "memory", getattr(ceiling, level.ceiling_field) * 1e12,
+                  ceiling.source_of(level.ceiling_field))
+             for level in LEVELS if getattr(ceiling, level.ceiling_field)]
+    found += [Roof(unit.key, unit.name, "compute", getattr(ceiling, unit.ceiling_field) * 1e12,
+                   ceiling.source_of(unit.ceiling_field))
+              for unit in UNITS if getattr(ceiling, unit.ceiling_field)]
+    return found
+
+
+def roofline_points(work: pd.DataFrame, ceiling: Ceiling | None) -> pd.DataFrame:
+    """One row per work row and memory level with measured bytes (columns: module docstring).
+    Work without FLOPs or time has no place on a roofline and is left out."""
+    work = work.reset_index(drop=True)
+    parts = {unit.key: _column(work, unit.flops_column) for unit in UNITS}
+    all_flops = sum_measured(*parts.values())
+    peaks = {unit.key: _ceiling(ceiling, unit.ceiling_field) for unit in UNITS}
+    compute_gflops = _mixed_peak(parts, peaks) / 1e9
+    compute_source = _compute_sources(parts, ceiling)
+    gflops = ratio(all_flops, _column(work, "duration_ns"))
+    frames = []
+    for level in LEVELS:
+        level_bytes = _column(work, level.bytes_column)
+        keep = (all_flops > 0) & (gflops > 0) & (level_bytes > 0)
+        if not keep.any():
+            continue
+        intensity = all_flops / level_bytes
+        memory_gflops = _ceiling(ceiling, level.ceiling_field) * intensity / 1e9
+        roof = np.fmin(memory_gflops, compute_gflops).where(memory_gflops.notna() & compute_gflops.notna())
+        memory_bound = memory_gflops < compute_gflops
+        frame = pd.DataFrame({
+            "label": work["label"], "kernel": work["kernel"],
+            **{column: work[column] if column in work else None for column in CARRIED},
+            "level": level.key, "intensity_flop_per_byte": intensity, "gflops_per_s": gflops,
+            "duration_ns": _column(work, "duration_ns"),
+            "compute_roof": _compute_roof_names(parts), "compute_gflops_per_s": compute_gflops,
+            "roof_gflops_per_s": roof,
+            "bound": np.where(roof.isna(), None, np.where(memory_bound, "memory", "compute")),
+            "pct_of_roof": 100 * gflops / roof,
+            "roof_source": np.where(roof.isna(), None, np.where(
+                memory_bound, ceiling.source_of(level.ceiling_field) if ceiling else None, compute_source)),
+        })
+        frames.append(frame[keep])
+    if not frames:
+        return pd.DataFrame(columns=list(POINT_COLUMNS))
+    return pd.concat(frames, ignore_index=True)[list(POINT_COLUMNS)]
+
+
+def ridge_intensity(memory: Roof, compute: Roof) -> float:
+    """The intensity (FLOP/byte) where a memory roof meets a compute roof."""
+    return compute.per_second / memory.per_second
+
+
+def binding_points(points: pd.DataFrame) -> pd.DataFrame:
+    """Per piece of work, the level whose roof its point comes closest to (the highest % of roof):
+    the limit that matters most. Work with no known roof keeps its first level's row."""
+    work = ["label", *CARRIED]
+    first_seen = points.groupby(work, dropna=False, sort=False).ngroup()  # keeps the work's order
+    ranked = points.assign(_work=first_seen, _rank=points["pct_of_roof"].fillna(-1.0))
+    ranked = ranked.sort_values(["_work", "_rank"], ascending=[True, False], kind="stable")
+    return ranked.drop_duplicates("_work").drop(columns=["_work", "_rank"]).reset_index(drop=True)
+
+
+def _column(work: pd.DataFrame, name: str) -> pd.Series:
+    if name not in work:
+        return pd.Series(np.nan, index=work.index)
+    return pd.to_numeric(work[name], errors="coerce").astype(float)
+
+
+def _ceiling(ceiling: Ceiling | None, field: str) -> float:
+    value = getattr(ceiling, field) if ceiling is not None else None
+    return np.nan if value is None else value * 1e12
+
+
+def _mixed_peak(parts: dict[str, pd.Series], peaks: dict[str, float]) -> pd.Series:
+    """FLOP/s at which each row's mix of FP32 and tensor FLOPs would run at peak: total FLOPs over
+    the time each part takes at its own peak. NaN when a part with FLOPs has no known peak."""
+    total = sum_measured(*parts.values())
+    seconds = pd.Series(0.0, index=total.index)
+    for key, flops in parts.items():
+        used = flops.fillna(0) > 0
+        seconds = seconds + np.where(used, flops.fillna(0) / peaks[key], 0.0)
+    return total / seconds.where(seconds > 0)
+
+
+def _compute_sources(parts: dict[str, pd.Series], ceiling: Ceiling | None) -> np.ndarray:
+    """Per row, the sources of the compute peaks its FLOPs used ('; '-joined when several)."""
+    sources = {unit.key: ceiling.source_of(unit.ceiling_field) if ceiling else None for unit in UNITS}
+    used = pd.DataFrame({key: flops.fillna(0) > 0 for key, flops in parts.items()})
+    return np.array(["; ".join(dict.fromkeys(sources[key] for key in used.columns if row[key] and sources[key])) or None
+                     for _, row in used.iterrows()], dtype=object)
+
+
+def _compute_roof_names(parts: dict[str, pd.Series]) -> np.ndarray:
+    used = pd.DataFrame({key: flops.fillna(0) > 0 for key, flops in parts.items()})
+    units_used = used.sum(axis=1)
+    only = used.idxmax(axis=1).map({unit.key: unit.name for unit in UNITS})
+    return np.where(units_used == 1, only, np.where(units_used > 1, "mixed", None))

@@ -1,0 +1,63 @@
+"""`nsprof ceilings`: measure this GPU's roofs and save them for `nsprof roofline` and `nsprof report`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.markup import escape
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from nsprof.analyze.ceilings import MEASURABLE, datasheet_ceiling
+from nsprof.analyze.roofline import LEVELS, UNITS
+from nsprof.console import stderr, stdout
+from nsprof.parse.sources import CEILINGS_DIR
+from nsprof.render import format as fmt
+
+# ceiling field -> (name, unit)
+NAMES = {**{level.ceiling_field: (level.name, "B/s") for level in LEVELS},
+         **{unit.ceiling_field: (unit.name, "FLOP/s") for unit in UNITS}}
+
+
+def ceilings(
+    out: Path = typer.Option(CEILINGS_DIR, "--out", help="Directory for ceilings-<gpu>.json, where the report commands look by default."),
+    save: bool = typer.Option(True, "--save/--no-save", help="Write the file."),
+    as_json: bool = typer.Option(False, "--json", help="Print the measurements as JSON instead of a table."),
+) -> None:
+    """Measure this GPU's ceilings (a few seconds): DRAM bandwidth (device-to-device copy), L2
+    bandwidth (reads of an L2-resident buffer), FP32 peak (an FMA microbenchmark) and tensor-core peak
+    (cuBLAS HGEMM at 8192^3). The roofline and report use them in place of the datasheet's values."""
+    from nsprof.launch.ceilings import measure_ceilings, save_ceilings
+
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                  console=stderr(), transient=True) as bar:
+        task = bar.add_task("starting", total=None)
+        document = measure_ceilings(progress=lambda message: bar.update(task, description=message))
+    if as_json:
+        typer.echo(json.dumps(document, indent=2))
+    else:
+        stdout().print(ceilings_table(document))
+    if save:
+        stderr().print(f"ceilings written to {save_ceilings(document, out)}")
+
+
+def ceilings_table(document: dict) -> Table:
+    device = document["device"]
+    datasheet = datasheet_ceiling(device["device"])
+    table = Table(title=f"{device['device']} ({device['sm_count']} SMs, {device['l2_mib']:g} MiB L2), "
+                        f"CuPy {device['cupy']}, CUDA {device['runtime_cuda']}", title_justify="left")
+    for column, justify in (("ceiling", "left"), ("measured", "right"), ("datasheet", "right"),
+                            ("% of datasheet", "right"), ("spread", "right"), ("method", "left")):
+        table.add_column(column, justify=justify, overflow="fold")
+    for name in MEASURABLE:
+        entry = document["ceilings"].get(name)
+        if entry is None:
+            continue
+        label, unit = NAMES[name]
+        listed = getattr(datasheet, name) if datasheet else None
+        table.add_row(label, fmt.si(entry["value"] * 1e12, unit), fmt.si(listed * 1e12 if listed else None, unit),
+                      fmt.percent(100 * entry["value"] / listed if listed else None, 0),
+                      fmt.percent(entry.get("spread_pct")), escape(entry["method"]))
+    return table

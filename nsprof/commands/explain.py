@@ -1,0 +1,55 @@
+"""`nsprof explain TOPIC`: a topic explained with the ladder's own access patterns and measurements."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from nsprof.access import parse_shape
+from nsprof.console import stdout
+from nsprof.errors import UsageError
+from nsprof.explain.explanation import explain_access, explain_topic, topic_list
+from nsprof.explain.render import to_json, to_markdown, to_terminal
+from nsprof.explain.topics import TOPICS
+
+
+def explain(
+    topic: Optional[str] = typer.Argument(None, help=f"One of: {', '.join(TOPICS)}."),
+    list_: bool = typer.Option(False, "--list", help="List the topics, one line each."),
+    stage: Optional[str] = typer.Option(None, "--stage", "-s", help="A ladder stage (v5): its declared accesses through the model, and its measurements."),
+    shape: Optional[str] = typer.Option(None, "--shape", help="Your array: ROWSxCOLS elements, padding included (32x33). Default: 32x32 (bank-conflicts), 1024x1024 (coalescing)."),
+    access: Optional[str] = typer.Option(None, "--access", help="How lane l indexes it: row (element l in row-major order), column (row l, column 0), broadcast (all lanes on row 0, column 0), or 'ROW,COL' expressions of lane such as 'lane/2,(lane%2)*4'. Default: row."),
+    width: Optional[int] = typer.Option(None, "--width", help="Bytes per element, which is what each lane moves: 4, 8 or 16. Default: 4."),
+    store: bool = typer.Option(False, "--store", help="Model your access as a store (stores never pair lanes up)."),
+    source: Optional[Path] = typer.Option(None, "--from", metavar="PATH", help="Measurements: a profile directory or an ncu CSV. Default: the newest under ./profiles, else the committed H200 example."),
+    json_: bool = typer.Option(False, "--json", help="Print one JSON document instead of formatted text."),
+    markdown: bool = typer.Option(False, "--markdown", help="Print Markdown instead of formatted text."),
+) -> None:
+    """Explain an optimization topic with numbers computed from the ladder's own access patterns
+    (shared-memory banks, global-memory sectors) and measured in a profile.
+
+    With --shape/--access the same models answer for an access you describe:
+    nsprof explain bank-conflicts --shape 32x33 --access column
+    """
+    if json_ and markdown:
+        raise UsageError("--json and --markdown exclude each other", "choose one output format")
+    own_access = any(value is not None for value in (shape, access, width)) or store
+    if list_:
+        explanation = topic_list()
+    elif topic is None:
+        raise UsageError("no topic given", f"choose one of: {', '.join(TOPICS)} (or pass --list)")
+    elif own_access:
+        if stage is not None:
+            raise UsageError("--stage and --shape/--access both describe accesses", "give one or the other")
+        explanation = explain_access(topic, parse_shape(shape) if shape else None, access or "row",
+                                     width or 4, "store" if store else "load")
+    else:
+        explanation = explain_topic(topic, stage, source)
+    if json_:
+        typer.echo(to_json(explanation))
+    elif markdown:
+        typer.echo(to_markdown(explanation), nl=False)
+    else:
+        to_terminal(explanation, stdout())

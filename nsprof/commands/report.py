@@ -1,0 +1,56 @@
+"""`nsprof report [OUT]`: a per-stage report (index.html and report.md) of profiled stages or any ncu CSV."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from nsprof.analyze.ceilings import gpu_slug
+from nsprof.analyze.ladder import LadderAnalysis
+from nsprof.commands.roofline import ALL_HELP, CEILINGS_HELP, FROM_HELP, load_ladder
+from nsprof.errors import ParseError
+
+
+def report(
+    out: Path = typer.Argument(Path("reports"), metavar="OUT", help="Directory that receives the report's own directory."),
+    from_: Optional[List[Path]] = typer.Option(None, "--from", metavar="PATH", help=FROM_HELP),
+    all_: bool = typer.Option(False, "--all", help=ALL_HELP),
+    ceilings: Optional[Path] = typer.Option(None, "--ceilings", metavar="PATH", help=CEILINGS_HELP),
+    name: Optional[str] = typer.Option(None, "--name", help="The report's directory under OUT. Default: the profile's name, or <gpu>-<op> for several profiles."),
+) -> None:
+    """Write OUT/<name>/index.html (self-contained: images inline) and report.md (with its images beside
+    it): every stage's time, TFLOP/s, % of cuBLAS, DRAM bandwidth, intensity, bank conflicts, occupancy,
+    registers and shared memory; what each stage changed and what that moved; what bounds it on the
+    roofline; and where an nsys capture's time went."""
+    ladder = load_ladder(from_, all_, ceilings)
+    if ladder.work.empty and not ladder.timelines:
+        raise ParseError("nothing to report: no stage, kernel or CUDA activity in the profiles given",
+                         "Capture one with `nsprof profile`, or pass a profile directory or an ncu .csv file with --from")
+    directory = out / (name or default_name(ladder))
+    for path in write_report(ladder, directory):
+        typer.echo(f"wrote {path}")
+
+
+def default_name(ladder: LadderAnalysis) -> str:
+    if len(ladder.sources) == 1:
+        return ladder.sources[0].name
+    ops = "-".join(sorted(set(ladder.work["op"].dropna()))) or "kernels"
+    return f"{gpu_slug(ladder.gpu) if ladder.gpu else 'unknown-gpu'}-{ops}"
+
+
+def write_report(ladder: LadderAnalysis, directory: Path) -> list[Path]:
+    """index.html, report.md and the PNG files report.md shows."""
+    from nsprof.render.document import Image, to_html, to_markdown  # matplotlib loads only for the commands that draw
+    from nsprof.render.report import report_document
+
+    title, blocks = report_document(ladder)
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = [directory / "index.html", directory / "report.md"]
+    paths[0].write_text(to_html(blocks, title), encoding="utf-8")
+    paths[1].write_text(to_markdown(blocks), encoding="utf-8")
+    for image in (block for block in blocks if isinstance(block, Image)):
+        paths.append(directory / image.file_name)
+        paths[-1].write_bytes(image.png)
+    return paths

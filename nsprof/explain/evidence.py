@@ -1,0 +1,324 @@
+"""Measured numbers for `nsprof explain`: which profile to read, and what its Nsight Compute (and
+Nsight Systems) data say per ladder stage, per kernel and per optimization step.
+
+Everything is read through nsprof.parse and nsprof.analyze. Per-launch values are averages over
+the launches ncu profiled; "not measured" stays None, never 0.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from nsprof.analyze import Ceiling, analyze_profile, kernel_metrics, parse_stage_range, percent_of_peak
+from nsprof.errors import NsprofError
+from nsprof.explain.occupancy import occupancy
+from nsprof.explain.prediction import MixPrediction, predict_l1_bytes, predict_mix
+from nsprof.parse import load_profile
+from nsprof.parse.ncu_csv import NcuReport
+from nsprof.registry import REPO_ROOT, STAGES, Stage
+
+PROFILES_DIR = Path("profiles")
+EXAMPLE_PROFILE = REPO_ROOT / "profiles" / "examples" / "h200-sgemm-1024"
+
+
+@dataclass(frozen=True)
+class Source:
+    path: Path
+    reason: str  # why this profile was read
+
+
+@dataclass(frozen=True)
+class Measurements:
+    source: Source
+    gpu: str | None
+    ceiling: Ceiling | None  # datasheet peaks of the GPU, if nsprof knows it
+    launches: pd.DataFrame  # one row per ncu launch: kernel_metrics columns, launch columns, op/stage/size
+    stages: pd.DataFrame  # nsprof.analyze.stage_records: nsys and ncu totals per stage and size
+
+
+def find_source(given: Path | None) -> Source | None:
+    """--from if given; else the newest ncu CSV under ./profiles (its directory); else the
+    committed example; None when there is none of these."""
+    if given is not None:
+        return Source(Path(given), "given with --from")
+    csvs = [p for p in PROFILES_DIR.rglob("*.csv") if p.is_file()] if PROFILES_DIR.is_dir() else []
+    if csvs:
+        newest = max(csvs, key=lambda p: p.stat().st_mtime)
+        path = newest if newest.parent == PROFILES_DIR else newest.parent
+        newest_reason = f"the newest profile under {PROFILES_DIR}/ with an ncu CSV"
+        if path.resolve() == EXAMPLE_PROFILE:
+            newest_reason += ": the committed example profile, measured on an NVIDIA H200"
+        return Source(path, f"{newest_reason}; choose another with --from")
+    if EXAMPLE_PROFILE.is_dir():
+        return Source(EXAMPLE_PROFILE, f"no ncu CSV under ./{PROFILES_DIR}, so the committed example profile, "
+                                       "measured on an NVIDIA H200; pass --from for your own")
+    return None
+
+
+def measure(source: Source) -> Measurements:
+    profile = load_profile(source.path)
+    if not profile.ncu:
+        raise NsprofError(f"{source.path}: no Nsight Compute CSV to read measurements from",
+                          "give a profile directory or an ncu .csv (nsprof profile --tool ncu writes one)")
+    analysis = analyze_profile(profile.nsys, profile.ncu, profile.manifest)
+    launches = _launches(profile.ncu)
+    if analysis.ceiling is not None:
+        launches = percent_of_peak(launches, analysis.ceiling)
+    return Measurements(source, analysis.gpu, analysis.ceiling, launches, analysis.stages)
+
+
+def _launches(reports: list[NcuReport]) -> pd.DataFrame:
+    """Derived metrics beside the raw columns, each launch once (a raw page first: it has every metric)."""
+    frames = [pd.concat([kernel_metrics(r.kernels), r.kernels.drop(columns=["id", "kernel", "nvtx"])], axis=1)
+              for r in sorted(reports, key=lambda report: report.page != "raw")]
+    launches = pd.concat(frames, ignore_index=True)
+    key = [column for column in ("process_id", "id", "kernel") if column in launches]
+    launches = launches.drop_duplicates(subset=key, keep="first").reset_index(drop=True)
+    keys = [_stage_keys(ranges) for ranges in launches["nvtx"]]
+    for column in ("op", "stage", "size"):
+        launches[column] = [k[column] if k else None for k in keys]
+    return launches
+
+
+def _stage_keys(ranges: list[str]) -> dict | None:
+    """The innermost nsprof stage range a launch ran in."""
+    return next((keys for keys in map(parse_stage_range, reversed(ranges)) if keys), None)
+
+
+def staged(m: Measurements, names: list[str] | None = None) -> list[tuple[Stage, str, pd.DataFrame]]:
+    """(stage, size, its launches) for each ladder stage measured, in ladder order."""
+    ladder = {s.key: s for op in m.launches["op"].dropna().unique() for s in STAGES.get(op, [])}
+    groups = []
+    for (op, stage, size), group in m.launches.dropna(subset=["stage"]).groupby(["op", "stage", "size"], sort=False):
+        if f"{op}/{stage}" in ladder and (names is None or stage in names):
+            groups.append((ladder[f"{op}/{stage}"], size, group))
+    return sorted(groups, key=lambda g: (g[0].op, g[0].number, [int(d) for d in g[1].split("x")]))
+
+
+# -- shared memory: predicted against measured ---------------------------------------------------
+
+_KINDS = (("load", "ld"), ("store", "st"))
+
+
+def shared_memory_comparison(m: Measurements, names: list[str] | None = None) -> list[dict]:
+    """Per stage, size and op (load/store): the declared mix's prediction beside the kernel's
+    measured shared-memory counters, all per launch. A stage that declares no such access but
+    executed some has its measured side only."""
+    rows = []
+    for stage, size, group in staged(m, names):
+        geometry = launch_geometry(stage, size, group)
+        warp_tiles = None if geometry is None else geometry[0] * geometry[1]
+        for op, kind in _KINDS:
+            mix = predict_mix(stage, op)
+            instructions = _mean(group[f"smem_{kind}_instructions"])
+            if mix is None and not instructions:
+                continue
+            wavefronts = _mean(group[f"smem_{kind}_wavefronts"])
+            rows.append({
+                "stage": stage.stage, "size": size, "op": op, "launches": len(group),
+                "mix": mix.describe() if mix else "not declared in the registry",
+                **_predicted(mix, warp_tiles),
+                "measured_wavefronts_per_instruction": _ratio(wavefronts, instructions),
+                "measured_instructions": instructions,
+                "measured_wavefronts": wavefronts,
+                "measured_conflicts": _mean(group[f"smem_{kind}_conflicts"]),
+            })
+    return rows
+
+
+def _predicted(mix: MixPrediction | None, warp_tiles: int | None) -> dict:
+    if mix is None:
+        return dict.fromkeys(("predicted_wavefronts_per_instruction", "predicted_instructions",
+                              "predicted_wavefronts", "predicted_conflicts"))
+    return {"predicted_wavefronts_per_instruction": round(mix.wavefronts_per_instruction, 4),
+            "predicted_instructions": _times(mix.instructions, warp_tiles),
+            "predicted_wavefronts": _times(mix.wavefronts, warp_tiles),
+            "predicted_conflicts": _times(mix.excess_wavefronts, warp_tiles)}
+
+
+def l1_bytes_comparison(m: Measurements, names: list[str] | None = None) -> list[dict]:
+    """Per stage and size: sector bytes of every declared global access (the sector model) beside
+    l1tex__t_bytes (bytes requested from L1), per launch."""
+    rows = []
+    for stage, size, group in staged(m, names):
+        if not any(a.space == "global" for a in stage.accesses):
+            continue
+        geometry = launch_geometry(stage, size, group)
+        rows.append({"stage": stage.stage, "size": size, "launches": len(group),
+                     "predicted_l1_bytes": None if geometry is None else predict_l1_bytes(stage, *geometry),
+                     "measured_l1_bytes": _column(L1_BYTES)(group)})
+    return rows
+
+
+def launch_geometry(stage: Stage, size: str, group: pd.DataFrame) -> tuple[int, int] | None:
+    """(warps, K tiles per block) of a launch: what per-warp, per-K-tile counts multiply into
+    totals. None when the launch geometry or the kernel's tile is unknown."""
+    tile = next((t for t in stage.tiles if t.entry == group["kernel"].iloc[0]), None)
+    grid, block = (_dims(group[c].iloc[0]) if c in group else None for c in ("grid_size", "block_size"))
+    if tile is None or not grid or not block:
+        return None
+    k = int(size.split("x")[2])
+    split_k = grid[2] if len(grid) > 2 else 1
+    warps = math.prod(grid) * -(-math.prod(block) // 32)
+    return warps, -(-k // (tile.bk * split_k))
+
+
+def _dims(text) -> list[int] | None:
+    """'(8, 8, 4)' -> [8, 8, 4]."""
+    numbers = [int(n) for n in re.findall(r"\d+", str(text))]
+    return numbers or None
+
+
+def kernels_by_conflicts(m: Measurements) -> list[dict]:
+    """Every kernel with shared-memory counters, most bank conflicts per launch first."""
+    measured = m.launches.dropna(subset=["smem_ld_conflicts", "smem_st_conflicts"], how="all")
+    rows = []
+    for kernel, group in measured.groupby("kernel", sort=False):
+        ld, st = _mean(group["smem_ld_conflicts"]), _mean(group["smem_st_conflicts"])
+        rows.append({
+            "kernel": str(kernel), "launches": len(group), "conflicts": (ld or 0) + (st or 0),
+            "ld_conflicts": ld, "st_conflicts": st,
+            "ld_wavefronts_per_instruction": _ratio(_mean(group["smem_ld_wavefronts"]), _mean(group["smem_ld_instructions"])),
+            "st_wavefronts_per_instruction": _ratio(_mean(group["smem_st_wavefronts"]), _mean(group["smem_st_instructions"])),
+        })
+    return sorted(rows, key=lambda row: -row["conflicts"])
+
+
+def step_times(m: Measurements, steps: tuple[tuple[str, str], ...]) -> list[dict]:
+    """Time per launch before and after each optimization step, per size: from nsys (the timeline
+    run) where the profile has it, and ncu's gpu__time_duration (measured under replay)."""
+    rows = []
+    stages = m.stages
+    for before, after in steps:
+        for size in stages.loc[stages["stage"] == before, "size"]:
+            pair = [stages[(stages["stage"] == s) & (stages["size"] == size)] for s in (before, after)]
+            if any(p.empty for p in pair):
+                continue
+            row = {"before": before, "after": after, "size": size}
+            for tool, column in (("nsys", "nsys_gpu_time_per_launch_ns"), ("ncu", "ncu_duration_per_kernel_ns")):
+                b, a = (_plain(p[column].iloc[0]) if column in p else None for p in pair)
+                row[f"{tool}_before_us"] = None if b is None else b / 1e3
+                row[f"{tool}_after_us"] = None if a is None else a / 1e3
+                row[f"{tool}_change_pct"] = None if not (a and b) else 100 * (a - b) / b
+            rows.append(row)
+    return rows
+
+
+# -- other measured quantities, by name (topics list the names they show) -----------------------
+
+@dataclass(frozen=True)
+class Quantity:
+    label: str
+    spec: str  # format spec for tables
+    metrics: tuple[str, ...]  # raw ncu metrics it needs: named in the note when not collected
+    value: Callable[[pd.DataFrame], float | None]  # from one stage's launches
+
+
+def _column(name: str, aggregate: str = "mean") -> Callable[[pd.DataFrame], float | None]:
+    def value(group: pd.DataFrame) -> float | None:
+        if name not in group:
+            return None
+        numbers = pd.to_numeric(group[name], errors="coerce").dropna()
+        return None if numbers.empty else float(getattr(numbers, aggregate)())
+    return value
+
+
+def _per(numerator: str, denominator: str) -> Callable[[pd.DataFrame], float | None]:
+    return lambda group: _ratio(_column(numerator, "sum")(group), _column(denominator, "sum")(group))
+
+
+def _all_flops(group: pd.DataFrame) -> float | None:
+    """FP32 and tensor-core FLOPs together, as nsprof analyze counts them."""
+    parts = [v for v in (_column("flops", "sum")(group), _column("tensor_flops", "sum")(group)) if v is not None]
+    return sum(parts) if parts else None
+
+
+def _model_blocks(group: pd.DataFrame) -> float | None:
+    registers, threads = _column("launch__registers_per_thread")(group), _column("launch__block_size")(group)
+    if registers is None or threads is None:
+        return None
+    return occupancy(int(registers), int(threads)).blocks_by_registers
+
+
+L1_BYTES = "l1tex__t_bytes.sum"
+_LD_SECTORS = ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
+_ST_SECTORS = ("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum")
+_STALL = "smsp__average_warp_latency_issue_stalled_{}.ratio"
+
+QUANTITIES: dict[str, Quantity] = {
+    "gflops_per_s": Quantity("GFLOP/s", ",.0f", ("gpu__time_duration.sum",),
+                             lambda g: _ratio(_all_flops(g), _column("duration_ns", "sum")(g))),
+    "fp32_flops": Quantity("FP32 FLOPs", ",.0f", ("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",), _column("flops")),
+    "tensor_flops": Quantity("tensor FLOPs", ",.0f", ("sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32.sum",),
+                             _column("tensor_flops")),
+    "fp32_pct_of_peak": Quantity("% FP32 peak", ".1f", (), _column("fp32_pct_of_peak")),
+    "tensor_pct_of_peak": Quantity("% tensor peak", ".1f", (), _column("tensor_pct_of_peak")),
+    "dram_pct_of_peak": Quantity("% DRAM peak", ".1f", (), _column("dram_pct_of_peak")),
+    "intensity_flop_per_byte": Quantity("FLOP per DRAM byte", ",.1f", ("dram__bytes_read.sum", "dram__bytes_write.sum"),
+                                        lambda g: _ratio(_all_flops(g), _column("dram_bytes", "sum")(g))),
+    "l1_mbytes": Quantity("L1 MB requested", ",.1f", (L1_BYTES,),
+                          lambda g: None if (v := _column(L1_BYTES)(g)) is None else v / 1e6),
+    "l2_mbytes": Quantity("L2 MB requested", ",.1f", ("lts__t_bytes.sum",),
+                          lambda g: None if (v := _column("l2_bytes")(g)) is None else v / 1e6),
+    "smem_ld_instructions": Quantity("shared load instr.", ",.0f", ("smsp__sass_inst_executed_op_shared_ld.sum",),
+                                     _column("smem_ld_instructions")),
+    "smem_st_instructions": Quantity("shared store instr.", ",.0f", ("smsp__sass_inst_executed_op_shared_st.sum",),
+                                     _column("smem_st_instructions")),
+    "smem_ld_wavefronts": Quantity("shared load wavefronts", ",.0f", ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",),
+                                   _column("smem_ld_wavefronts")),
+    "flops_per_smem_ld": Quantity("FLOPs per shared load", ",.1f", ("smsp__sass_inst_executed_op_shared_ld.sum",),
+                                  _per("flops", "smem_ld_instructions")),
+    "global_ld_sectors_per_request": Quantity("global load sectors/request", ".2f", _LD_SECTORS, _per(*_LD_SECTORS)),
+    "global_st_sectors_per_request": Quantity("global store sectors/request", ".2f", _ST_SECTORS, _per(*_ST_SECTORS)),
+    "registers": Quantity("registers/thread", ".0f", ("launch__registers_per_thread",), _column("launch__registers_per_thread")),
+    "threads_per_block": Quantity("threads/block", ".0f", ("launch__block_size",), _column("launch__block_size")),
+    "blocks": Quantity("blocks", ",.0f", ("launch__grid_size",), _column("launch__grid_size")),
+    "waves": Quantity("waves per SM", ".2f", ("launch__waves_per_multiprocessor",), _column("launch__waves_per_multiprocessor")),
+    "blocks_per_sm_registers_model": Quantity("blocks/SM by registers (model)", ".0f",
+                                              ("launch__registers_per_thread", "launch__block_size"), _model_blocks),
+    "blocks_per_sm_registers_ncu": Quantity("blocks/SM by registers (ncu)", ".0f", ("launch__occupancy_limit_registers",),
+                                            _column("launch__occupancy_limit_registers")),
+    "occupancy_theoretical_pct": Quantity("theoretical occupancy %", ".1f", ("sm__maximum_warps_per_active_cycle_pct",),
+                                          _column("sm__maximum_warps_per_active_cycle_pct")),
+    "occupancy_achieved_pct": Quantity("achieved occupancy %", ".1f", ("sm__warps_active.avg.pct_of_peak_sustained_active",),
+                                       _column("sm__warps_active.avg.pct_of_peak_sustained_active")),
+    **{f"stall_{name}": Quantity(f"{name.replace('_', ' ')} stall (cycles/warp)", ".1f", (_STALL.format(name),),
+                                 _column(_STALL.format(name)))
+       for name in ("short_scoreboard", "long_scoreboard", "barrier")},
+}
+
+
+def stage_quantities(m: Measurements, names: list[str], keys: tuple[str, ...]) -> tuple[list[dict], list[str]]:
+    """Per stage and size, the named quantities; and the raw metrics the profile lacks for them."""
+    rows = [{"stage": stage.stage, "size": size, **{key: QUANTITIES[key].value(group) for key in keys}}
+            for stage, size, group in staged(m, names)]
+    missing = sorted({metric for key in keys for metric in QUANTITIES[key].metrics
+                      if not any(row[key] is not None for row in rows) and not _has(m.launches, metric)})
+    return rows, missing
+
+
+def _has(frame: pd.DataFrame, column: str) -> bool:
+    return column in frame and pd.to_numeric(frame[column], errors="coerce").notna().any()
+
+
+def _mean(series: pd.Series) -> float | None:
+    numbers = pd.to_numeric(series, errors="coerce").dropna()
+    return None if numbers.empty else float(numbers.mean())
+
+
+def _ratio(numerator: float | None, denominator: float | None) -> float | None:
+    return None if numerator is None or not denominator else numerator / denominator
+
+
+def _times(per_warp_tile: int, warp_tiles: int | None) -> int | None:
+    return None if warp_tiles is None else per_warp_tile * warp_tiles
+
+
+def _plain(value) -> float | None:
+    return None if value is None or pd.isna(value) else float(value)

@@ -1,0 +1,113 @@
+"""What a profile measured, as the "Measured" section of an explanation: predicted against measured
+shared-memory counters and L1 bytes, a topic's quantities per stage, the time across each step,
+and for profiles without nsprof stage ranges, kernels ranked by bank conflicts."""
+
+from __future__ import annotations
+
+from nsprof.explain import evidence
+from nsprof.explain.blocks import Section, Table
+from nsprof.explain.evidence import Measurements, Source
+from nsprof.explain.topics import Topic
+from nsprof.registry import Stage
+
+_TIME_COLUMNS = (
+    ("before", "before", ""), ("after", "after", ""), ("size", "size", ""),
+    ("nsys us before", "nsys_before_us", ",.2f"), ("after", "nsys_after_us", ",.2f"), ("change %", "nsys_change_pct", "+.1f"),
+    ("ncu us before", "ncu_before_us", ",.2f"), ("after", "ncu_after_us", ",.2f"), ("change %", "ncu_change_pct", "+.1f"),
+)
+_COMPARISON_COLUMNS = (
+    ("stage", "stage", ""), ("size", "size", ""), ("declared mix per warp per K tile", "mix", ""),
+    ("wavefronts/instr.\npredicted", "predicted_wavefronts_per_instruction", ".2f"),
+    ("measured", "measured_wavefronts_per_instruction", ".2f"),
+    ("instructions\npredicted", "predicted_instructions", ",.0f"), ("measured", "measured_instructions", ",.0f"),
+    ("conflicts\npredicted", "predicted_conflicts", ",.0f"), ("measured", "measured_conflicts", ",.0f"),
+)
+_RANKING_COLUMNS = (("kernel", "kernel", ""), ("launches", "launches", "d"), ("conflicts", "conflicts", ",.0f"),
+                    ("load conflicts", "ld_conflicts", ",.0f"), ("store conflicts", "st_conflicts", ",.0f"),
+                    ("load wavefronts/instr.", "ld_wavefronts_per_instruction", ".2f"),
+                    ("store wavefronts/instr.", "st_wavefronts_per_instruction", ".2f"))
+
+
+def evidence_section(topic: Topic, stages: list[Stage], steps: tuple, found: Source | None,
+                     measured: Measurements | None) -> tuple[Section, dict | None]:
+    """The section, and its records for JSON (None when there was no profile to read)."""
+    if found is None:
+        return Section("Measured", ["No measurements: no ncu CSV under ./profiles and no committed example. "
+                                    "Run `nsprof profile`, or pass --from PATH."]), None
+    names = [s.stage for s in stages]
+    record = {"source": str(found.path), "reason": found.reason, "gpu": measured.gpu}
+    blocks: list = [f"From `{found.path}`: {found.reason}. GPU: {measured.gpu or 'not recorded'}."]
+    measured_stages = list(dict.fromkeys(s.stage for s, _, _ in evidence.staged(measured)))
+    if not measured_stages:
+        blocks += _unstaged(topic, measured, record)
+    elif not set(names) & set(measured_stages):
+        blocks.append(f"This profile measured {', '.join(measured_stages)}, none of {', '.join(names)}: "
+                      "pass --from with a profile of those stages.")
+    elif topic.space == "shared":
+        blocks += _shared_memory(measured, names, steps, record)
+    else:
+        blocks += _l1_bytes(topic, measured, names, record) + _quantities(topic, measured, names, record)
+    record["steps"] = evidence.step_times(measured, steps) if measured_stages else []
+    if record["steps"]:
+        blocks.append(Table("Time per launch across each step", _TIME_COLUMNS, record["steps"],
+                            "nsys: the timeline run; ncu: gpu__time_duration under replay"))
+    return Section("Measured", blocks), record
+
+
+def _shared_memory(measured: Measurements, names: list[str], steps: tuple, record: dict) -> list:
+    rows = evidence.shared_memory_comparison(measured, names)
+    record["shared_memory"] = rows
+    blocks: list = [Table(f"Shared {op}s per launch: predicted from the declared accesses, measured by ncu",
+                          _COMPARISON_COLUMNS, [r for r in rows if r["op"] == op],
+                          f"measured wavefronts/instr. is nsprof analyze's n-way column: every shared {op} "
+                          "of the kernel, averaged")
+                    for op in ("load", "store") if any(r["op"] == op for r in rows)]
+    changes = []
+    for before, after in steps:
+        for op in ("load", "store"):
+            pair = [next((r for r in rows if r["stage"] == s and r["op"] == op), None) for s in (before, after)]
+            if None not in pair and pair[0]["size"] == pair[1]["size"]:
+                changes.append({"step": f"{before} -> {after}", "op": op, "size": pair[0]["size"],
+                                "predicted_change": _difference(pair[1]["predicted_conflicts"], pair[0]["predicted_conflicts"]),
+                                "measured_change": _difference(pair[1]["measured_conflicts"], pair[0]["measured_conflicts"])})
+    record["conflict_changes"] = changes
+    if changes:
+        blocks.append(Table("Bank conflicts per launch removed (-) or added (+) by each step",
+                            (("step", "step", ""), ("op", "op", ""), ("size", "size", ""),
+                             ("predicted", "predicted_change", "+,.0f"), ("measured", "measured_change", "+,.0f")), changes))
+    return blocks
+
+
+def _l1_bytes(topic: Topic, measured: Measurements, names: list[str], record: dict) -> list:
+    """The sector model predicts what l1tex__t_bytes measures: both, where the topic shows L1 bytes."""
+    rows = evidence.l1_bytes_comparison(measured, names) if "l1_mbytes" in topic.quantities else []
+    if not rows:
+        return []
+    record["l1_bytes"] = rows
+    return [Table("L1 bytes requested per launch: the sector model against l1tex__t_bytes",
+                  (("stage", "stage", ""), ("size", "size", ""), ("predicted", "predicted_l1_bytes", ",.0f"),
+                   ("measured", "measured_l1_bytes", ",.0f")), rows)]
+
+
+def _quantities(topic: Topic, measured: Measurements, names: list[str], record: dict) -> list:
+    if not topic.quantities:
+        return []
+    rows, missing = evidence.stage_quantities(measured, names, topic.quantities)
+    record["quantities"], record["missing_metrics"] = rows, missing
+    columns = (("stage", "stage", ""), ("size", "size", ""),
+               *((evidence.QUANTITIES[k].label, k, evidence.QUANTITIES[k].spec) for k in topic.quantities))
+    caption = f"'-': not in this profile; collect with nsprof profile --metrics default,{','.join(missing)}" if missing else None
+    return [Table("Measured per launch (ncu)", columns, rows, caption)]
+
+
+def _unstaged(topic: Topic, measured: Measurements, record: dict) -> list:
+    note = "No nsprof stage ranges (nsprof:OP/STAGE/MxNxK) in this profile, so no stage-by-stage comparison."
+    if topic.space != "shared":
+        return [note]
+    record["kernels"] = evidence.kernels_by_conflicts(measured)
+    return [note + " Kernels ranked by measured shared-memory bank conflicts per launch:",
+            Table("Kernels by bank conflicts (ncu)", _RANKING_COLUMNS, record["kernels"])]
+
+
+def _difference(after, before):
+    return None if after is None or before is None else after - before

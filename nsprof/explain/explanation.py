@@ -1,0 +1,100 @@
+"""Assemble an explanation: a topic's text beside what nsprof computes (the access models, facts
+from the registry) and measures (a profile). The public entry points of nsprof.explain."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nsprof.access import user_access
+from nsprof.errors import UsageError
+from nsprof.explain import evidence
+from nsprof.explain.bank_model import analyze_shared, conflict_free_row_length
+from nsprof.explain.blocks import Bullets, Drawing, Explanation, Section, Table
+from nsprof.explain.coalescing import analyze_global
+from nsprof.explain.drawings import bank_grid, sector_map
+from nsprof.explain.evidence_sections import evidence_section
+from nsprof.explain.facts import topic_facts
+from nsprof.explain.model_sections import BANK_GRID_TITLE, global_model, shared_model, why_banks, why_sectors
+from nsprof.explain.topics import TOPICS, Topic, get_topic
+from nsprof.registry import Stage, get_stage, select_stages
+
+DEFAULT_SHAPES = {"shared": (32, 32), "global": (1024, 1024)}  # a float tile; a matrix as profiled
+
+
+def topic_list() -> Explanation:
+    rows = [{"topic": t.name, "summary": t.summary} for t in TOPICS.values()]
+    table = Table("Topics (nsprof explain TOPIC)", (("topic", "topic", ""), ("summary", "summary", "")), rows)
+    return Explanation("nsprof explain", "Topics, each explained with this ladder's own numbers.",
+                       [Section(None, [table])], {"topics": rows})
+
+
+def explain_topic(name: str, stage_name: str | None = None, source: Path | None = None, op: str = "sgemm") -> Explanation:
+    """The topic's text; the ladder's stages and steps it concerns; the access model on the topic's
+    examples, or on one stage's declared accesses; computed facts; and the measurements in
+    `source` (default: nsprof.explain.evidence.find_source)."""
+    topic = get_topic(name)
+    stage = get_stage(op, stage_name) if stage_name else None
+    steps = tuple(s for s in topic.steps if stage is None or stage.stage in s)
+    focus = [stage.stage, *(n for s in steps for n in s if n != stage.stage)] if stage else list(topic.stages)
+    stages = select_stages(op, focus) if focus else []
+    found = evidence.find_source(source)
+    measured = evidence.measure(found) if found else None
+    doc = {"topic": topic.name, "summary": topic.summary, "text": topic.text, "stage": stage.stage if stage else None}
+
+    ladder, doc["ladder"] = _ladder(topic, stage, steps, op)
+    sections = [Section(None, [topic.text]), ladder]
+    if topic.space == "shared":
+        measured_names = {s.stage for s, _, _ in evidence.staged(measured)} if measured else set()
+        model, records = shared_model(topic, stage, [s for s in stages if s.stage not in measured_names])
+        sections.append(model)
+        doc.update(records)
+    elif topic.space == "global":
+        model, records = global_model(topic, stage, stages)
+        sections.append(model)
+        doc.update(records)
+    doc["facts"] = topic_facts(topic.name, stages, measured)
+    if doc["facts"]:
+        sections.append(Section("Computed for this ladder", [Bullets(doc["facts"])]))
+    measured_section, doc["evidence"] = evidence_section(topic, stages, steps, found, measured)
+    sections.append(measured_section)
+    doc["caveats"], doc["references"] = list(topic.caveats), list(topic.references)
+    sections += [Section(heading, [Bullets(list(items), markdown=True)])
+                 for heading, items in (("Caveats", topic.caveats), ("Sources", topic.references)) if items]
+    title = topic.name + (f": {stage.stage} {stage.title}" if stage else "")
+    return Explanation(title, topic.summary, sections, doc)
+
+
+def explain_access(name: str, shape: tuple[int, int] | None, pattern: str, width: int = 4, op: str = "load") -> Explanation:
+    """An access the user describes (see nsprof.access.user_access) through the topic's model:
+    the numbers, the reasons, and a drawing. The computed fields are at the top of the JSON."""
+    topic = get_topic(name)
+    if topic.space is None:
+        raise UsageError(f"--shape and --access describe a memory access; topic '{name}' has no access model",
+                         "use them with bank-conflicts (shared memory) or coalescing (global memory)")
+    access = user_access(topic.space, shape or DEFAULT_SHAPES[topic.space], pattern, width, op)
+    doc = {"topic": topic.name, "summary": topic.summary, "access": access.source, "shape": list(access.shape),
+           "width": access.width, "op": access.op}
+    if topic.space == "shared":
+        analysis = analyze_shared(access)
+        row_length = conflict_free_row_length([access]) if analysis.n_way > 1 else None
+        doc["conflict_free_row_length"] = row_length
+        why, drawing = why_banks(analysis, row_length), Drawing(BANK_GRID_TITLE, bank_grid(analysis))
+    else:
+        analysis = analyze_global(access)
+        why, drawing = why_sectors(analysis), Drawing("cache lines and sectors touched", sector_map(analysis))
+    doc.update({key: value for key, value in analysis.to_json().items() if key != "access"})
+    doc["explanation"] = why
+    return Explanation(f"{topic.name}: {access.source}", topic.summary, [Section(None, [Bullets(why), drawing])], doc)
+
+
+def _ladder(topic: Topic, stage: Stage | None, steps: tuple, op: str) -> tuple[Section, list[dict]]:
+    """From the registry: what each of the topic's steps changed, or what its stages change."""
+    if steps:
+        rows = [{"step": f"{before} -> {after}", **{k: getattr(get_stage(op, after), k) for k in ("changes", "why", "metric")}}
+                for before, after in steps]
+        columns = (("step", "step", ""), ("what changed", "changes", ""), ("why", "why", ""), ("metric to watch", "metric", ""))
+    else:
+        chosen = [stage] if stage else select_stages(op, list(topic.stages)) if topic.stages else []
+        rows = [{"stage": s.stage, "title": s.title, "changes": s.changes} for s in chosen]
+        columns = (("stage", "stage", ""), ("title", "title", ""), ("what it changes", "changes", ""))
+    return Section("In this ladder", [Table("From the stage registry", columns, rows)] if rows else []), rows

@@ -1,0 +1,124 @@
+"""Statements computed for a topic from the registry (tiles, declared accesses, precision) and,
+where given, the measurements: the numbers that make a topic's text concrete for this ladder."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+from nsprof.explain.coalescing import SECTOR_BYTES, analyze_global
+from nsprof.explain.evidence import Measurements, staged
+from nsprof.explain.prediction import predict_mix, sass_name
+from nsprof.registry import OPS, TOLERANCE, Stage, get_stage
+
+
+def topic_facts(topic: str, stages: list[Stage], m: Measurements | None) -> list[str]:
+    compute = _FACTS.get(topic)
+    return compute(stages, m) if compute else []
+
+
+def _thread_tile_side(stage: Stage) -> int | None:
+    """An FP32 stage's thread tile is side x side outputs of C (default block tile); None otherwise."""
+    if stage.precision != "fp32" or not stage.tiles:
+        return None
+    tile = stage.tiles[0]
+    outputs = tile.bm * tile.bn // (tile.threads[0] * tile.threads[1])
+    side = math.isqrt(outputs)
+    return side if side * side == outputs else None
+
+
+def _register_tiling(stages: list[Stage], m: Measurements | None) -> list[str]:
+    facts = []
+    for stage in stages:
+        side, mix = _thread_tile_side(stage), predict_mix(stage, "load")
+        if side is None:
+            continue
+        outputs = side * side
+        facts.append(f"{stage.stage}: {side}x{side} outputs of C per thread; per step of k, {outputs} "
+                     f"FMA{'s' if outputs > 1 else ''} for {2 * side} values read from shared memory "
+                     f"({outputs / (2 * side):g} per value).")
+        if mix is not None:
+            flops = 2 * 32 * outputs * stage.tiles[0].bk  # per warp and K tile
+            facts.append(f"{stage.stage}: {mix.instructions} shared-load instructions per warp per {stage.tiles[0].bk}-deep "
+                         f"K tile ({mix.describe()}): {flops / mix.instructions:,.1f} FLOPs per shared-load "
+                         "instruction predicted.")
+    return facts
+
+
+def _instruction_mix(stages: list[Stage], m: Measurements | None) -> list[str]:
+    facts = []
+    for stage in stages:
+        parts = [f"{mix.instructions} shared {op}s ({mix.describe()})"
+                 for op in ("load", "store") if (mix := predict_mix(stage, op)) is not None]
+        loads = Counter()
+        for access in stage.accesses:
+            if access.space == "global" and access.op == "load":
+                loads[sass_name(access)] += access.count
+        if loads:
+            parts.append("global loads: " + " + ".join(f"{count} {name}" for name, count in loads.items()))
+        if parts:
+            facts.append(f"{stage.stage}, per warp per K tile: " + "; ".join(parts) + ".")
+    return facts
+
+
+def _tiling(stages: list[Stage], m: Measurements | None) -> list[str]:
+    facts = []
+    for stage in stages:
+        loads = [a for a in stage.accesses if a.space == "global" and a.op == "load"]
+        if not loads:
+            continue
+        sector_bytes = sum(len(analyze_global(a).sectors) * SECTOR_BYTES * a.count for a in loads)
+        bk = stage.tiles[0].bk
+        per_tile = f" ({sector_bytes} per {bk}-deep K tile)" if bk > 1 else ""
+        facts.append(f"{stage.stage}: a warp's global loads touch {sector_bytes / bk:g} bytes of sectors "
+                     f"per step of k{per_tile}.")
+    return facts
+
+
+def _roofline(stages: list[Stage], m: Measurements | None) -> list[str]:
+    facts = []
+    if m is not None and m.ceiling is not None:
+        c = m.ceiling
+        facts.append(f"{c.gpu} ({c.source}): {c.fp32_tflop_per_s:g} TFLOP/s FP32 / {c.dram_tbyte_per_s:g} TB/s = "
+                     f"ridge at {c.fp32_tflop_per_s / c.dram_tbyte_per_s:.1f} FLOP/B.")
+    sizes = ({size for _, size, _ in staged(m)} if m is not None else {"1024x1024x1024", "4096x4096x4096"})
+    sizes = sorted(sizes, key=lambda size: [int(d) for d in size.split("x")])
+    op = OPS["sgemm"]
+    for size in sizes:
+        dims = [int(d) for d in size.split("x")]
+        facts.append(f"SGEMM {size}: {op.flops(*dims):,} FLOPs over at least {op.min_bytes(*dims) / 1e6:,.1f} MB "
+                     f"= {op.flops(*dims) / op.min_bytes(*dims):,.1f} FLOP/B with each matrix moved once.")
+    return facts
+
+
+def _tensor_cores(stages: list[Stage], m: Measurements | None) -> list[str]:
+    v10 = get_stage("sgemm", "v10")
+    facts = [f"v10 computes in {v10.precision} (tolerance {TOLERANCE[v10.precision]:g}, against {TOLERANCE['fp32']:g} "
+             f"for fp32 stages): {v10.notes}."]
+    for stage, size, group in staged(m, ["v10"]) if m is not None else []:
+        expected = OPS[stage.op].flops(*(int(d) for d in size.split("x")))
+        measured = group["tensor_flops"].mean()
+        if not math.isnan(measured):
+            facts.append(f"v10 at {size}: {measured:,.0f} tensor FLOPs per launch measured, 2MNK = {expected:,}.")
+    return facts
+
+
+def _blocks(stages: list[Stage], m: Measurements | None) -> list[str]:
+    if m is None:
+        return []
+    facts = []
+    for stage, size, group in staged(m, [s.stage for s in stages]):
+        blocks, sms = group.get("launch__grid_size"), group.get("launch__sm_count")
+        if blocks is not None and sms is not None:
+            facts.append(f"{stage.stage} at {size}: {blocks.iloc[0]:,.0f} blocks on {sms.iloc[0]:.0f} SMs.")
+    return facts
+
+
+_FACTS = {
+    "register-tiling": _register_tiling,
+    "vectorized-loads": _instruction_mix,
+    "shared-memory-tiling": _tiling,
+    "roofline": _roofline,
+    "tensor-cores": _tensor_cores,
+    "double-buffering": _blocks,
+}

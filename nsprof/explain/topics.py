@@ -1,0 +1,249 @@
+"""The topics of `nsprof explain`: teaching text, kept as data apart from the code that computes.
+
+Each topic names what the explanation computes and shows beside its text: the ladder stages and
+optimization steps it is about, the measured quantities (keys of
+nsprof.explain.evidence.QUANTITIES), worked examples for the access models, caveats, and the
+sources its rules rest on. The text is Markdown; numbers belong in the computed parts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nsprof.errors import UsageError
+
+
+@dataclass(frozen=True)
+class Topic:
+    name: str
+    summary: str  # one line, for --list
+    text: str  # Markdown
+    space: str | None = None  # the access model it uses: "shared" (banks), "global" (sectors) or none
+    stages: tuple[str, ...] = ()  # ladder stages it is about, in ladder order
+    steps: tuple[tuple[str, str], ...] = ()  # (before, after): stage changes it explains
+    quantities: tuple[str, ...] = ()  # measured per stage
+    examples: tuple[tuple[str, str, int], ...] = ()  # (shape, access, width) worked by the model
+    caveats: tuple[str, ...] = ()
+    references: tuple[str, ...] = ()
+
+
+_MEASURE_N_WAY = ("Nsight Compute's bank-conflict counters (`l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld`/`_st`) "
+                  "count only wavefronts above the instruction's minimum: a conflict-free 128-bit load shows 0 conflicts "
+                  "while taking 4 wavefronts. nsprof therefore reads the degree from wavefronts per instruction "
+                  "(`l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld` / `smsp__sass_inst_executed_op_shared_ld`, the "
+                  "'n-way' column of `nsprof analyze`), which equals the n-way conflict only for 32-bit accesses.")
+_AGGREGATE = ("Each counter adds up every shared load (or store) the kernel executes: a kernel's measured wavefronts "
+              "per instruction is the instruction-weighted mean over all its shared accesses. The prediction is made "
+              "for the same mix (every access the stage declares in the registry, with its count), not for one access.")
+_SASS = ("Declared accesses follow the SASS, not the source: the compiler turns v2's `As[ty][k]` and v3/v4's "
+         "contiguous reads into 128-bit loads (`LDS.128`), and the measured instruction counts confirm it.")
+_STORE_EXCESS = ("Measured store wavefronts exceed the prediction by a few percent even where every store is "
+                 "conflict-free (v2..v4), and the excess changes from run to run: compare the columns. The model "
+                 "does not explain it; `l1tex__data_bank_conflicts_type_arbitration` (conflicts from arbitration between "
+                 "L1 data clients) is a counter to collect when investigating it.")
+_WARP0 = ("The model evaluates warp 0 of a block; in the ladder's kernels the other warps repeat its pattern at "
+          "shifted addresses, with the same conflict degree.")
+_PAIRS_64 = ("The 64-bit rules, and same-address pairing for 64-bit loads, follow NVIDIA's description; the H200 "
+             "fixtures verify 32- and 128-bit accesses only.")
+
+TOPICS: dict[str, Topic] = {t.name: t for t in (
+    Topic(
+        "bank-conflicts",
+        "Shared memory serves one 4-byte word per bank per wavefront; lanes needing different words of one bank wait in turn.",
+        """\
+Shared memory is split into **32 banks, 4 bytes wide**: the word at byte address *a* lives in bank
+(a / 4) mod 32. One pass of the shared-memory pipe, a **wavefront**, delivers at most one word from
+each bank (128 bytes), to every lane that asked for that word. A warp instruction therefore takes as
+many wavefronts as the most *distinct* words any one bank must deliver: its **n-way** bank conflict.
+Lanes that ask for the *same* word never conflict: a load broadcasts the word, a store keeps one write.
+
+Wider accesses are split into **phases** first: 64-bit accesses are served a half-warp (16 lanes,
+128 bytes) at a time, 128-bit accesses a quarter-warp (8 lanes) at a time. Only lanes of one phase
+can conflict, and each phase takes at least one wavefront, so even a conflict-free access takes 2
+(64-bit) or 4 (128-bit) wavefronts. A **load** whose lanes come in same-address pairs (every lane n
+with lane n^1, or every lane n with lane n^2) is packed twice as densely: its phases are twice as
+large, and a 128-bit load takes at least 2 wavefronts.
+
+Fixes: pad rows so that consecutive rows start in different banks (a 32x32 float tile declared
+`[32][33]`: a column then covers all 32 banks), change which lane takes which index, or XOR-swizzle
+the column with the row.""",
+        space="shared",
+        stages=("v2", "v3", "v4", "v5", "v6", "v7", "v8"),
+        steps=(("v3", "v4"), ("v5", "v6")),
+        examples=(("32x32", "column", 4), ("32x33", "column", 4), ("32x32", "row", 4), ("32x32", "broadcast", 4),
+                  ("32x32", "row", 8), ("32x32", "row", 16), ("32x32", "broadcast", 16), ("32x32", "column", 16)),
+        caveats=(_MEASURE_N_WAY, _AGGREGATE, _SASS, _STORE_EXCESS, _WARP0, _PAIRS_64),
+        references=(
+            "NVIDIA developer forum, 'Unexpected shared memory bank conflict' (thread 77228): same-address lane "
+            "pairs halve the wavefronts of wide loads; the return path moves 128 bytes per cycle",
+            "NVIDIA developer forum, 'Clarification: bank_conflicts metric vs wavefronts for shared memory LDS.128' "
+            "(thread 359822): conflicts are wavefronts above the minimum of 4",
+            "Nsight Compute Kernel Profiling Guide: requests, wavefronts and the L1TEX shared-memory metrics",
+        ),
+    ),
+    Topic(
+        "coalescing",
+        "A warp's global access costs the 32-byte sectors it touches; adjacent lanes on adjacent addresses touch the fewest.",
+        """\
+A warp's global load or store is **one request** to L1. L1 and L2 move data in **32-byte sectors**,
+four to a **128-byte line**, and a request costs every sector it touches, fetched whole even when the
+lanes use 4 of its 32 bytes. What matters is how many distinct sectors (and lines) the 32 addresses
+fall in, not how many bytes the lanes asked for: the fewest when consecutive lanes take consecutive
+addresses.
+
+Fixes: let `threadIdx.x` run along the contiguous (last) index of a row-major array; stage transposes
+through shared memory so that both the global read and the global write walk rows; use 16-byte
+vector accesses (`float4`) where addresses are 16-byte aligned: as many sectors for the same bytes,
+a quarter of the instructions.""",
+        space="global",
+        stages=("v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8"),
+        steps=(("v3", "v4"),),
+        quantities=("global_ld_sectors_per_request", "global_st_sectors_per_request", "l1_mbytes"),
+        examples=(("1024x1024", "row", 4), ("1024x1024", "column", 4), ("1024x1024", "row", 16),
+                  ("1024x1024", "broadcast", 4)),
+        caveats=(
+            "Sectors are counted for an array that starts on a 128-byte boundary (`cudaMalloc` returns 256-byte "
+            "aligned memory); an offset pointer can add a sector or a line per row.",
+            "`l1tex__t_bytes` (bytes requested from L1) counts whole sectors for every global request of the kernel; "
+            "it is what the declared accesses predict. Sectors per request (`l1tex__t_sectors_pipe_lsu_mem_global_op_ld` "
+            "/ `l1tex__t_requests_pipe_lsu_mem_global_op_ld`) are not in nsprof's default metric set: add them with "
+            "`nsprof profile --metrics default,<names>`.",
+            "Sectors requested measure traffic into L1, not DRAM: re-reads that hit in L1 or L2 (most of v1's) never "
+            "reach DRAM.",
+            _WARP0,
+        ),
+        references=("Nsight Compute Kernel Profiling Guide: sectors, requests and the L1TEX global-memory metrics",
+                    "CUDA C++ Best Practices Guide: coalesced access to global memory"),
+    ),
+    Topic(
+        "shared-memory-tiling",
+        "Stage a tile of each operand in shared memory once, then reuse every loaded element many times.",
+        """\
+In v1 every multiply-add requests its two operands from global memory, and only the caches
+provide reuse. A block that computes a T x T tile of C needs T rows of A and T columns of B: it can
+copy them in T x T tiles into **shared memory**, synchronise, and let each thread read its operands
+from there. Each element fetched from global memory is then used T times, so global (L1/L2) traffic
+falls by about T.
+
+What tiling does not fix: with one output per thread, each multiply-add still needs two shared-memory
+loads, so the shared-memory pipe and the two barriers per tile now limit the kernel (see
+register-tiling).""",
+        stages=("v1", "v2"),
+        steps=(("v1", "v2"),),
+        quantities=("l1_mbytes", "l2_mbytes", "smem_ld_instructions", "gflops_per_s"),
+        caveats=(
+            "`l1tex__t_bytes` counts whole 32-byte sectors per request: v1's A read (one address per warp) already "
+            "costs one sector, not 32 floats, so L1 bytes fall by less than the tile's 32.",
+        ),
+    ),
+    Topic(
+        "register-tiling",
+        "Each thread computes a block of outputs from operands held in registers, so each shared load feeds many FMAs.",
+        """\
+With one output per thread, every multiply-add needs one value of A and one of B from shared
+memory: two loads per FMA. If a thread owns a TM x TN block of C, then per step of k it loads TM
+values of A and TN of B into registers and performs TM x TN multiply-adds with them: TM x TN / (TM + TN)
+FMAs per loaded value, and the shared-memory pipe stops being what limits the math.
+
+The cost is registers: TM x TN accumulators plus the operands per thread. More registers per thread
+mean fewer resident warps (see occupancy); the independent FMAs of one thread hide latency instead.""",
+        stages=("v2", "v3"),
+        steps=(("v2", "v3"),),
+        quantities=("smem_ld_instructions", "flops_per_smem_ld", "registers", "fp32_pct_of_peak", "gflops_per_s"),
+    ),
+    Topic(
+        "vectorized-loads",
+        "One 16-byte load or store (float4) moves what four 4-byte ones did, for a quarter of the instructions.",
+        """\
+`LDG.128`, `LDS.128` and `STG.128` move 16 bytes per lane. The bytes moved stay the same; the
+instructions issued, and the issue slots and memory requests they take, fall by four.
+
+Requirements: the address must be a multiple of 16 bytes (a `float4` starts at a multiple of 4
+floats, and padded rows must stay multiples of 4 floats long), and the four values a thread needs
+must be contiguous: why v5 stores the A tile transposed. Shared memory serves 128-bit accesses a
+quarter-warp at a time, so a conflict-free `LDS.128` still takes 4 wavefronts (2 when lanes pair up):
+wide loads save instructions, not shared-memory bandwidth.""",
+        stages=("v4", "v5"),
+        steps=(("v4", "v5"),),
+        quantities=("smem_ld_instructions", "smem_ld_wavefronts", "smem_st_instructions", "registers", "gflops_per_s"),
+        caveats=("v5 also changes the thread-to-output map and stores A transposed; its time change is not the "
+                 "vector width alone.",),
+    ),
+    Topic(
+        "double-buffering",
+        "Load the next tile while computing on the current one, so global-memory latency overlaps the math.",
+        """\
+In v7 each K tile begins with global loads that the whole block waits for, then a barrier, then
+the math, then another barrier. With **two shared buffers**, a thread issues the next tile's global
+loads into registers, computes the current tile from the other buffer, and only then writes the
+registers to shared memory: the loads' latency (hundreds of cycles) passes behind hundreds of FMAs,
+and one barrier per tile remains.
+
+Costs: twice the shared memory, and the registers that hold the tile in flight.""",
+        stages=("v7", "v8"),
+        steps=(("v7", "v8"),),
+        quantities=("blocks", "waves", "stall_long_scoreboard", "stall_barrier", "occupancy_achieved_pct", "gflops_per_s"),
+        caveats=("Compare launches of equal grids: at 1024^3 v8 also splits K four ways (256 blocks for 132 SMs "
+                 "against v7's 64), so its time change there is not double buffering alone.",),
+    ),
+    Topic(
+        "occupancy",
+        "How many warps an SM holds at once: the tightest of its register, shared-memory, warp and block limits.",
+        """\
+An SM keeps as many blocks resident as its tightest limit allows. On compute capability 9.0 (H100,
+H200): 65,536 registers per SM, allocated per warp in units of 256 and split over 4 schedulers;
+64 warps; 32 blocks; up to 228 KB of shared memory. **Theoretical occupancy** is resident warps
+over 64; **achieved occupancy** is what the SM averaged while running.
+
+Occupancy is a means, not a goal: resident warps give the scheduler others to issue from while one
+waits. A kernel whose threads carry much independent work (register tiling) can run well at 12.5%.
+A grid smaller than the GPU (64 blocks on 132 SMs) leaves SMs idle whatever the occupancy.""",
+        stages=("v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10"),
+        quantities=("registers", "threads_per_block", "blocks_per_sm_registers_model", "blocks_per_sm_registers_ncu",
+                    "occupancy_theoretical_pct", "occupancy_achieved_pct", "blocks", "waves"),
+        caveats=("The shared-memory limit depends on the carveout the driver chose for the launch; nsprof takes it "
+                 "from Nsight Compute.",),
+        references=("CUDA C++ Programming Guide: technical specifications per compute capability",),
+    ),
+    Topic(
+        "roofline",
+        "A kernel is bounded by peak FLOP/s or by bytes times bandwidth; arithmetic intensity says which.",
+        """\
+**Attainable FLOP/s = min(peak FLOP/s, intensity x peak bandwidth)**, where intensity is FLOPs per
+DRAM byte. The ridge point, peak FLOP/s over peak bandwidth, separates memory-bound kernels (left of
+it) from compute-bound ones (right). A kernel far below both roofs is limited by something else:
+latency, instruction issue, shared memory.
+
+SGEMM moves at least 4(MK + KN + MN) bytes for 2MNK FLOPs; at large sizes that is far right of the
+ridge, so the ladder climbs toward the FP32 roof, and v10 moves to another roof (tensor cores).""",
+        stages=("v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10"),
+        quantities=("gflops_per_s", "intensity_flop_per_byte", "fp32_pct_of_peak", "tensor_pct_of_peak", "dram_pct_of_peak"),
+        caveats=(
+            "Peaks are datasheet numbers; measured ceilings are lower (H200 copy: 4.08 of 4.8 TB/s).",
+            "Operands that stay in the 60 MB L2 between launches make measured DRAM bytes smaller than the minimum, "
+            "and intensity higher than the formula's.",
+        ),
+    ),
+    Topic(
+        "tensor-cores",
+        "Warp-wide matrix instructions (mma.sync) do many multiply-adds each, on dedicated units, at lower input precision.",
+        """\
+One `mma.sync.m16n8k8` with TF32 inputs multiplies a 16x8 tile of A by an 8x8 tile of B into a 16x8
+float32 accumulator: 1,024 multiply-adds in one warp instruction, on the tensor cores instead of the
+FP32 pipes. TF32 keeps float32's 8-bit exponent and rounds the mantissa to 10 bits (unit roundoff
+2^-11, about 5e-4): a different function from FP32 SGEMM, checked against a looser tolerance.
+
+Operands must sit in registers in a fixed fragment layout: `ldmatrix` loads them from shared memory,
+`cp.async` fills shared memory without passing through registers. Hopper's fastest path (`wgmma`,
+`sm_90a`) is not used here.""",
+        stages=("v8", "v9", "v10"),
+        steps=(("v9", "v10"),),
+        quantities=("fp32_flops", "tensor_flops", "gflops_per_s", "fp32_pct_of_peak", "tensor_pct_of_peak"),
+    ),
+)}
+
+
+def get_topic(name: str) -> Topic:
+    if name not in TOPICS:
+        raise UsageError(f"unknown topic '{name}'", f"choose one of: {', '.join(TOPICS)} (see nsprof explain --list)")
+    return TOPICS[name]

@@ -1,0 +1,155 @@
+"""Measure the GPU's ceilings: DRAM and L2 bandwidth, the FP32 and tensor-core peaks.
+
+Each is timed with CUDA events after warm-up (nsprof.launch.measure.time_launches); the median
+launch gives the rate. The whole run takes a few seconds:
+
+- DRAM: a device-to-device copy of a buffer far larger than L2, counting bytes read + written.
+- L2: many passes of a read-only reduction over a buffer that fits in L2, loading with
+  ld.global.cg (cached in L2 only), so that passes after the first are not served from L1.
+- FP32: an FMA-bound kernel: every thread runs independent FMA chains (so each scheduler always
+  has an FMA to issue), in enough blocks to fill every SM several times.
+- Tensor cores: cuBLAS HGEMM (cupy.matmul on float16) at 8192^3.
+
+The result is a document for nsprof.analyze.ceilings.with_measurements: each ceiling's value,
+the date, the method, and the timing statistics; plus the device it ran on (device_info).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from nsprof import __version__
+from nsprof.analyze.ceilings import ceilings_file_name
+from nsprof.launch.gpu import device_info, require_cupy
+from nsprof.launch.measure import time_launches
+
+FMA_CHAINS = 8
+FMA_UNROLL = 16  # iterations per loop test (128 FMAs): loop bookkeeping takes issue slots from the FMAs
+FMA_ITERATIONS = 4096
+BLOCK = 256
+COPY_BYTES = 1 << 30
+L2_PASSES = 100
+HGEMM_N = 8192
+WARMUP = 3
+REPEAT = 20
+
+FMA_SOURCE = rf"""
+extern "C" __global__ void fma_peak(float* out, float a, float b, int iterations) {{
+    float x[{FMA_CHAINS}];
+    #pragma unroll
+    for (int c = 0; c < {FMA_CHAINS}; ++c) x[c] = threadIdx.x + c;
+    #pragma unroll {FMA_UNROLL}
+    for (int i = 0; i < iterations; ++i) {{
+        #pragma unroll
+        for (int c = 0; c < {FMA_CHAINS}; ++c) x[c] = fmaf(x[c], a, b);  // chains never wait on each other
+    }}
+    float sum = 0.0f;
+    #pragma unroll
+    for (int c = 0; c < {FMA_CHAINS}; ++c) sum += x[c];
+    if (sum == 1.0e30f) out[blockIdx.x] = sum;  // never true, but the compiler cannot know: keeps every FMA
+}}
+"""
+
+L2_SOURCE = r"""
+extern "C" __global__ void l2_read(const float4* data, long long count, int passes, float* out) {
+    float4 acc = {0.0f, 0.0f, 0.0f, 0.0f};
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (int pass = 0; pass < passes; ++pass) {
+        #pragma unroll 4
+        for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride) {
+            float4 v;
+            // ld.global.cg: cached in L2, not L1, so every pass reads L2; volatile: every pass really loads
+            asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];"
+                         : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(data + i));
+            acc.x += v.x; acc.y += v.y; acc.z += v.z; acc.w += v.w;
+        }
+    }
+    if (acc.x + acc.y + acc.z + acc.w == 1.0e30f) out[0] = acc.x;  // never true for a zeroed buffer
+}
+"""
+
+
+def measure_ceilings(progress: Callable[[str], None] = lambda message: None) -> dict:
+    """Measure every ceiling on the current GPU; the document `save_ceilings` writes."""
+    cp = require_cupy()
+    device = device_info()
+    today = dt.datetime.now(dt.timezone.utc).date().isoformat()
+    steps = (
+        ("DRAM bandwidth (device-to-device copy)", "dram_tbyte_per_s", lambda: measure_dram(cp)),
+        ("L2 bandwidth (reads of an L2-resident buffer)", "l2_tbyte_per_s", lambda: measure_l2(cp, device)),
+        ("FP32 peak (FMA chains)", "fp32_tflop_per_s", lambda: measure_fp32(cp, device)),
+        ("tensor-core peak (cuBLAS HGEMM)", "fp16_tensor_tflop_per_s", lambda: measure_hgemm(cp)),
+    )
+    ceilings = {}
+    for message, name, measure in steps:
+        progress(f"measuring {message}")
+        ceilings[name] = {**measure(), "date": today}
+    return {"nsprof_version": __version__, "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "device": device, "ceilings": ceilings}
+
+
+def save_ceilings(document: dict, directory: Path) -> Path:
+    """Write the document to DIRECTORY/ceilings-<gpu>.json and return the path."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / ceilings_file_name(document["device"]["device"])
+    path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def measure_dram(cp) -> dict:
+    free_bytes, _ = cp.cuda.runtime.memGetInfo()
+    size = min(COPY_BYTES, free_bytes // 4)  # two buffers, with room to spare
+    source = cp.ones(size, dtype=cp.uint8)
+    target = cp.empty_like(source)
+    timing = time_launches(lambda: target.data.copy_from_device_async(source.data, size), REPEAT, WARMUP)
+    moved = 2 * size  # read once, written once
+    return _entry(moved / timing.median_ms / 1e9, timing, bytes_per_launch=moved,
+                  method=f"device-to-device copy of {size / 2**30:g} GiB (bytes read + written)")
+
+
+def measure_l2(cp, device: dict) -> dict:
+    l2_bytes = int(device["l2_mib"] * 2**20)
+    size = int(min(24 * 2**20, max(2**20, l2_bytes // 2.5))) // 16 * 16  # fits in L2 with room to spare
+    data = cp.zeros(size // 4, dtype=cp.float32)
+    out = cp.zeros(1, dtype=cp.float32)
+    kernel = cp.RawKernel(L2_SOURCE, "l2_read")
+    grid = device["sm_count"] * (2048 // BLOCK)  # one full wave: every thread resident at once
+    launch = lambda: kernel((grid,), (BLOCK,), (data, np.int64(size // 16), np.int32(L2_PASSES), out))  # noqa: E731
+    timing = time_launches(launch, REPEAT, WARMUP)
+    moved = L2_PASSES * size
+    return _entry(moved / timing.median_ms / 1e9, timing, bytes_per_launch=moved,
+                  method=f"{L2_PASSES} reads of a {size / 2**20:g} MiB buffer with ld.global.cg (L2, not L1)")
+
+
+def measure_fp32(cp, device: dict) -> dict:
+    out = cp.zeros(1, dtype=cp.float32)
+    kernel = cp.RawKernel(FMA_SOURCE, "fma_peak")
+    blocks = device["sm_count"] * (2048 // BLOCK) * 4  # four full waves
+    launch = lambda: kernel((blocks,), (BLOCK,), (out, np.float32(0.999), np.float32(0.001), np.int32(FMA_ITERATIONS)))  # noqa: E731
+    timing = time_launches(launch, REPEAT, WARMUP)
+    flops = 2 * FMA_CHAINS * FMA_ITERATIONS * blocks * BLOCK
+    return _entry(flops / timing.median_ms / 1e9, timing, flops_per_launch=flops,
+                  method=f"FMA microbenchmark ({FMA_CHAINS} independent chains per thread, {blocks:,} blocks of {BLOCK})")
+
+
+def measure_hgemm(cp) -> dict:
+    rng = cp.random.default_rng(0)
+    a = rng.standard_normal((HGEMM_N, HGEMM_N), dtype=cp.float32).astype(cp.float16)
+    b = rng.standard_normal((HGEMM_N, HGEMM_N), dtype=cp.float32).astype(cp.float16)
+    c = cp.empty((HGEMM_N, HGEMM_N), dtype=cp.float16)
+    timing = time_launches(lambda: cp.matmul(a, b, out=c), REPEAT // 2, WARMUP)
+    flops = 2 * HGEMM_N**3
+    return _entry(flops / timing.median_ms / 1e9, timing, flops_per_launch=flops,
+                  method=f"cuBLAS HGEMM (cupy.matmul, float16) at {HGEMM_N}^3")
+
+
+def _entry(tera_per_s: float, timing, method: str, **amounts) -> dict:
+    """One ceiling (TB/s or TFLOP/s: an amount per launch over the median launch time in ms, / 1e9)."""
+    summary = timing.summary()
+    return {"value": round(tera_per_s, 4), "method": f"{method}, median of {summary['runs']}",
+            **amounts, **{key: summary[key] for key in ("median_ms", "spread_pct", "runs")}}

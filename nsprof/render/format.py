@@ -1,0 +1,84 @@
+"""Numbers for people: 3.2 TB/s, 41.7 µs, 54.1 TFLOP/s, 12.5%, 1.2 M (SI prefixes, 3 digits).
+
+Every report and figure formats through here, so one quantity reads the same everywhere.
+A missing value (None, NaN) reads as MISSING.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+MISSING = "–"
+_LARGE = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+_SMALL = ((1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n"))
+
+
+def si(value: float | None, unit: str, digits: int = 3) -> str:
+    """`value` in `unit` with an SI prefix and `digits` significant digits: si(4.08e12, 'B/s') ->
+    '4.08 TB/s'; si(4.17e-5, 's') -> '41.7 µs'. Values under 1 take m, µ, n only for seconds."""
+    if _missing(value):
+        return MISSING
+    rounded = float(f"{value:.{digits - 1}e}")  # so that 999.96 G reads 1.00 T, not 1000 G
+    prefixes = _LARGE + (_SMALL if unit == "s" else ((1.0, ""),))
+    scale, prefix = next(((s, p) for s, p in prefixes if abs(rounded) >= s), prefixes[-1])
+    return f"{_significant(rounded / scale, digits)} {prefix}{unit}".rstrip()
+
+
+def duration_ns(value: float | None) -> str:
+    """Nanoseconds as a duration: 41700 -> '41.7 µs'."""
+    return MISSING if _missing(value) else si(value * 1e-9, "s")
+
+
+def bytes_per_s(value: float | None) -> str:
+    return si(value, "B/s")
+
+
+def flops_per_s(value: float | None) -> str:
+    return si(value, "FLOP/s")
+
+
+def byte_count(value: float | None) -> str:
+    return si(value, "B")
+
+
+def count(value: float | None) -> str:
+    """A count: exact up to 9,999, then with a prefix (1.2 M)."""
+    if _missing(value):
+        return MISSING
+    return f"{value:,.0f}" if abs(value) < 10_000 else si(value, "")
+
+
+def percent(value: float | None, digits: int = 1) -> str:
+    return MISSING if _missing(value) else f"{value:.{digits}f}%"
+
+
+def ratio(value: float | None, digits: int = 2) -> str:
+    """A plain number with fixed decimals (an n-way degree of 1.68, 255 FLOP/byte)."""
+    if _missing(value):
+        return MISSING
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.{digits}f}"
+
+
+def problem_size(size: str | None) -> str:
+    """'1024x1024x1024' -> '1024³'; other shapes as they are."""
+    if not isinstance(size, str):
+        return MISSING
+    parts = size.split("x")
+    return f"{parts[0]}³" if len(parts) == 3 and len(set(parts)) == 1 else size
+
+
+def truncate(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _significant(value: float, digits: int) -> str:
+    if value == 0:
+        return "0"
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
+    return f"{value:.{decimals}f}"
+
+
+def _missing(value) -> bool:
+    return value is None or bool(pd.isna(value))

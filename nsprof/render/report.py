@@ -1,0 +1,262 @@
+"""The report of a ladder analysis: what every stage measured, how fast it ran against cuBLAS, what
+each stage's change moved, what bounds each stage now, and where an nsys capture's time went.
+
+`report_document` returns the report as blocks (nsprof.render.document) with its figures as
+PNG bytes; the caller writes report.md, index.html and the images.
+"""
+
+from __future__ import annotations
+
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only: no display needed
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from nsprof.analyze.ladder import LadderAnalysis, per_launch, stage_changes  # noqa: E402
+from nsprof.analyze.roofline import LEVELS, binding_points  # noqa: E402
+from nsprof.registry import STAGES, Stage  # noqa: E402
+from nsprof.render import format as fmt  # noqa: E402
+from nsprof.render.document import Block, Bullets, Heading, Image, Paragraph, Table  # noqa: E402
+from nsprof.render.ladder import ladder_chart  # noqa: E402
+from nsprof.render.roofline import roof_rate, roofline_figure  # noqa: E402
+
+PNG_DPI = 150
+LEVEL_NAMES = {level.key: level.name for level in LEVELS}
+# How the report names and formats each column that stage_changes compares.
+CHANGE_COLUMNS = {
+    "time_per_launch_ns": ("time per launch", fmt.duration_ns),
+    "l1_bytes": ("L1 bytes requested (l1tex__t_bytes)", fmt.byte_count),
+    "l2_bytes": ("L2 bytes (lts__t_bytes)", fmt.byte_count),
+    "dram_bytes": ("DRAM bytes read + written", fmt.byte_count),
+    "flops": ("FP32 FLOPs (fadd + fmul + 2 ffma)", fmt.count),
+    "tensor_flops": ("tensor-core FLOPs", fmt.count),
+    "smem_ld_instructions": ("shared-memory load instructions", fmt.count),
+    "smem_ld_conflicts": ("shared-load bank conflicts", fmt.count),
+    "smem_st_conflicts": ("shared-store bank conflicts", fmt.count),
+    "smem_ld_nway": ("shared-load n-way (wavefronts per instruction)", fmt.ratio),
+    "smem_st_nway": ("shared-store n-way (wavefronts per instruction)", fmt.ratio),
+    "sm_throughput_pct": ("SM throughput (% of peak)", fmt.percent),
+    "stall_short_scoreboard": ("short-scoreboard stall (cycles per instruction)", fmt.ratio),
+    "stall_long_scoreboard": ("long-scoreboard stall (cycles per instruction)", fmt.ratio),
+    "stall_barrier": ("barrier stall (cycles per instruction)", fmt.ratio),
+}
+NOT_COLLECTED = "not collected"
+STALLS_HINT = "stall latencies come with `nsprof profile --metrics default,stalls`"
+
+
+def report_document(ladder: LadderAnalysis) -> tuple[str, list[Block]]:
+    """The report's title and blocks."""
+    title = report_title(ladder)
+    stages = ladder.work[ladder.work["stage"].notna()]
+    kernels = ladder.work[ladder.work["stage"].isna()]
+    blocks: list[Block] = [Heading(1, title), *_sources(ladder)]
+    if len(stages):
+        blocks += [Heading(2, "Stages"), _stage_table(stages), Paragraph(_conventions(stages))]
+        chart = ladder_chart(_bench_records(stages), f"TFLOP/s per stage on {ladder.gpu or 'the GPU'}")
+        chart.axes[0].set_ylabel("TFLOP/s (per launch, from the time above)")
+        blocks.append(_image(chart, "tflops.png", "TFLOP/s per stage, dashed line: cuBLAS at the same size"))
+    if len(kernels):
+        blocks += [Heading(2, "Kernels"), _kernel_table(kernels)]
+    if len(ladder.points):
+        blocks += _roofline(ladder)
+    if len(stages):
+        blocks += _stage_sections(ladder, stages)
+    for name, breakdown in ladder.timelines.items():
+        blocks += _time_sections(name, breakdown)
+    return title, blocks
+
+
+def report_title(ladder: LadderAnalysis) -> str:
+    ops = sorted(set(ladder.work["op"].dropna()))
+    subject = " and ".join(f"{op.upper()} ladder" for op in ops) or "Kernels"
+    return f"{subject} on {ladder.gpu or 'an unknown GPU'}"
+
+
+def _sources(ladder: LadderAnalysis) -> list[Block]:
+    items = []
+    for source in ladder.sources:
+        manifest = source.profile.manifest or {}
+        tools = ", ".join(f"{name} {tool.get('version')}" for name, tool in (manifest.get("tools") or {}).items())
+        when = "captured" if manifest.get("started") else "file written"
+        what = f"`{source.name}`, {when} {source.started:%Y-%m-%d %H:%M} UTC" + (f" with {tools}" if tools else "")
+        items.append(what)
+    ceilings = [f"{roof.name}: {roof_rate(roof)} ({roof.source})" for roof in ladder.roofs]
+    blocks: list[Block] = [Paragraph("Profiles:"), Bullets(tuple(items))]
+    if ceilings and len(ladder.points):
+        blocks += [Paragraph("Ceilings (roofs of the roofline, and the '% of roof' columns):"), Bullets(tuple(ceilings))]
+    return blocks
+
+
+def _stage_table(stages: pd.DataFrame) -> Table:
+    titles = _registry_titles()
+    headers = ("stage", "title", "size", "time", "TFLOP/s", "% of cuBLAS", "DRAM", "FLOP per DRAM byte",
+               "bank conflicts (ld + st)", "n-way (ld / st)", "occupancy", "registers", "shared memory")
+    rows = tuple((row["label"], titles.get((row["op"], row["stage"]), ""), fmt.problem_size(row["size"]), *cells)
+                 for (_, row), cells in zip(stages.iterrows(), _measured_cells(stages)))
+    return Table(headers, rows, (False, False, False, *([True] * 10)))
+
+
+def _kernel_table(kernels: pd.DataFrame) -> Table:
+    headers = ("kernel", "time", "TFLOP/s", "% of cuBLAS", "DRAM", "FLOP per DRAM byte",
+               "bank conflicts (ld + st)", "n-way (ld / st)", "occupancy", "registers", "shared memory")
+    rows = tuple((row["label"], *cells) for (_, row), cells in zip(kernels.iterrows(), _measured_cells(kernels)))
+    return Table(headers, rows, (False, *([True] * 10)))
+
+
+def _measured_cells(work: pd.DataFrame) -> list[tuple[str, ...]]:
+    """time, TFLOP/s, % of cuBLAS, DRAM bandwidth, intensity, conflicts, n-way, occupancy,
+    registers, shared memory: per launch."""
+    conflicts = per_launch(work, "smem_ld_conflicts").add(per_launch(work, "smem_st_conflicts"), fill_value=0)
+    conflicts = conflicts.where(work.get("smem_ld_conflicts", pd.Series(index=work.index)).notna())
+    return [(
+        fmt.duration_ns(row.get("time_per_launch_ns")), fmt.ratio(row.get("tflops_per_s"), 1),
+        fmt.percent(row.get("pct_of_library"), 0), fmt.bytes_per_s(_times(row.get("dram_gbytes_per_s"), 1e9)),
+        fmt.ratio(row.get("intensity_flop_per_byte"), 1), fmt.count(conflict),
+        f"{fmt.ratio(row.get('smem_ld_nway'))} / {fmt.ratio(row.get('smem_st_nway'))}",
+        fmt.percent(row.get("occupancy_pct")), fmt.count(row.get("registers_per_thread")),
+        fmt.byte_count(row.get("smem_per_block_bytes")),
+    ) for (_, row), conflict in zip(work.iterrows(), conflicts)]
+
+
+def _conventions(stages: pd.DataFrame) -> str:
+    sources = set(stages["time_source"].dropna())
+    time = {"nsys": "Nsight Systems' GPU time per launch (no profiler replay in it)",
+            "ncu": "Nsight Compute's kernel duration per launch"}
+    said = " or ".join(time[source] for source in sorted(sources, reverse=True))
+    return (f"Time: {said or 'not measured'}. TFLOP/s: the op's FLOPs (2·M·N·K) over that time. "
+            "% of cuBLAS: cuBLAS's time (v9) at the same size over the stage's. DRAM bandwidth, FLOP per "
+            "DRAM byte, bank conflicts and n-way (shared-memory wavefronts per instruction: 1 is conflict-free) "
+            "come from Nsight Compute, per launch; occupancy is achieved (active warps over the maximum); "
+            "registers per thread and shared memory per block are the main kernel's.")
+
+
+def _bench_records(stages: pd.DataFrame) -> list[dict]:
+    """The stages as ladder_chart reads bench results."""
+    titles = _registry_titles()
+    return [{"status": "ok", "stage": row["label"], "size": row["size"], "tflops": row["tflops_per_s"],
+             "title": titles.get((row["op"], row["stage"]), row["label"])}
+            for _, row in stages.iterrows() if pd.notna(row["tflops_per_s"])]
+
+
+def _roofline(ladder: LadderAnalysis) -> list[Block]:
+    figure = roofline_figure(ladder.points, ladder.roofs, ladder.gpu)
+    blocks: list[Block] = [
+        Heading(2, "Roofline"),
+        _image(figure, "roofline.png", "roofline of every stage at each memory level"),
+        Paragraph("Each piece of work is drawn once per memory level whose bytes were measured (its FLOPs per "
+                  "byte moved at that level), all at its FLOP/s; it is bound by whichever roof above it is "
+                  "lowest. The table names, for each, the level whose roof it comes closest to."),
+    ]
+    binding = binding_points(ladder.points)
+    rows = tuple((row["label"], fmt.problem_size(row["size"]), _bound_text(row), LEVEL_NAMES[row["level"]],
+                  fmt.ratio(row["intensity_flop_per_byte"], 1), fmt.flops_per_s(row["gflops_per_s"] * 1e9),
+                  fmt.percent(row["pct_of_roof"]))
+                 for _, row in binding.iterrows())
+    headers = ("work", "size", "bound", "closest roof at", "FLOP per byte there", "achieved", "% of that roof")
+    blocks.append(Table(headers, rows, (False, False, False, False, True, True, True)))
+    return blocks
+
+
+def _stage_sections(ladder: LadderAnalysis, stages: pd.DataFrame) -> list[Block]:
+    """Per stage: what changed and why (registry), what moved against the previous stage, and what
+    bounds it now (roofline)."""
+    registry = {(s.op, s.stage): s for ladder_stages in STAGES.values() for s in ladder_stages}
+    changes = stage_changes(stages)
+    binding = binding_points(ladder.points)
+    blocks: list[Block] = [Heading(2, "Stage by stage")]
+    for (op, stage), rows in stages.groupby(["op", "stage"], sort=False):
+        described: Stage | None = registry.get((op, stage))
+        blocks.append(Heading(3, f"{stage}: {described.title}" if described else stage))
+        if described:
+            blocks.append(Bullets((f"Changed: {described.changes}.", f"Why: {described.why}.",
+                                   f"Should show in: {described.metric}.")))
+        mine = [change for change in changes if change["label"] == stage]
+        if mine:
+            blocks.append(_change_table(mine))
+            if any(change["column"].startswith("stall_") and change["after"] is None for change in mine):
+                blocks.append(Paragraph(f"Not collected in this profile: {STALLS_HINT}."))
+        bounds = [f"{fmt.problem_size(row['size'])}: {_bound_sentence(row)}" for _, row in
+                  binding[(binding["stage"] == stage) & (binding["op"] == op)].iterrows()]
+        if bounds:
+            blocks.append(Paragraph("Bound now: " + "; ".join(bounds) + "."))
+    return blocks
+
+
+def _change_table(changes: list[dict]) -> Table:
+    rows = []
+    for change in changes:
+        name, show = CHANGE_COLUMNS[change["column"]]
+        before = show(change["before"]) if change["previous"] is not None else fmt.MISSING
+        after = show(change["after"]) if change["after"] is not None else NOT_COLLECTED
+        if change["previous"] is not None and change["before"] is None:
+            before = NOT_COLLECTED
+        rows.append((fmt.problem_size(change["size"]), name, _previous_label(change), before, after,
+                     _relative_change(change["before"], change["after"])))
+    return Table(("size", "measured (per launch)", "previous stage", "before", "after", "change"), tuple(rows),
+                 (False, False, False, True, True, True))
+
+
+def _time_sections(name: str, breakdown) -> list[Block]:
+    gpu = tuple((row["activity"], fmt.count(row["count"]), fmt.duration_ns(row["time_ns"]), fmt.percent(row["pct_of_span"]))
+                for _, row in breakdown.gpu.iterrows())
+    gaps = ", ".join(fmt.duration_ns(gap["duration_ns"]) + (f" at +{fmt.duration_ns(gap['start_ns'])}" if gap["start_ns"] else " at the start")
+                     for _, gap in breakdown.gaps.iterrows())
+    kernels = tuple((fmt.truncate(row["kernel"], 120), fmt.count(row["count"]), fmt.duration_ns(row["time_ns"]),
+                     fmt.percent(row["pct_of_gpu_busy"])) for _, row in breakdown.kernels.iterrows())
+    api = tuple((row["api"], fmt.count(row["count"]), fmt.duration_ns(row["time_ns"]), fmt.percent(row["pct_of_span"]))
+                for _, row in breakdown.api.iterrows())
+    return [
+        Heading(2, f"Where the time went: `{name}` (Nsight Systems)"),
+        Paragraph(f"The capture spans {fmt.duration_ns(breakdown.span_ns)}, from the first CUDA call to the end of "
+                  "the last GPU operation. GPU time per activity (overlapping work counted once); idle is the "
+                  "rest: start-up, compilation, host work and launch gaps."),
+        Table(("GPU activity", "count", "time", "% of span"), gpu, (False, True, True, True)),
+        Paragraph(f"Longest idle gaps (time from the span's beginning): {gaps or 'none'}."),
+        Table(("kernel", "launches", "GPU time", "% of GPU busy time"), kernels, (False, True, True, True)),
+        Table(("CUDA API function", "calls", "CPU time inside", "% of span"), api, (False, True, True, True)),
+    ]
+
+
+def _image(figure: Figure, file_name: str, alt: str) -> Image:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=PNG_DPI)
+    plt.close(figure)
+    return Image(file_name, alt, buffer.getvalue())
+
+
+def _bound_text(row: pd.Series) -> str:
+    return f"{row['bound']}" if row["bound"] else "no roof known"
+
+
+def _bound_sentence(row: pd.Series) -> str:
+    level = LEVEL_NAMES[row["level"]]
+    if not row["bound"]:
+        return f"no roof known (at {level}: {fmt.ratio(row['intensity_flop_per_byte'], 1)} FLOP per byte)"
+    roof = f"the {level} roof" if row["bound"] == "memory" else f"the {row['compute_roof']} roof"
+    return (f"{row['bound']}-bound, at {fmt.percent(row['pct_of_roof'])} of {roof} "
+            f"({fmt.ratio(row['intensity_flop_per_byte'], 1)} FLOP per {level} byte)")
+
+
+def _relative_change(before: float | None, after: float | None) -> str:
+    if before is None or after is None:
+        return fmt.MISSING
+    if before == 0:
+        return "unchanged" if after == 0 else "from 0"
+    change = 100 * (after / before - 1)
+    return f"{change:+.1f}%" if abs(change) < 10 else f"{change:+.0f}%"
+
+
+def _previous_label(change: dict) -> str:
+    return change["previous"] or "(first stage)"
+
+
+def _registry_titles() -> dict[tuple[str, str], str]:
+    return {(s.op, s.stage): s.title for stages in STAGES.values() for s in stages}
+
+
+def _times(value, factor: float):
+    return None if value is None or pd.isna(value) else value * factor

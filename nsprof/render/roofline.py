@@ -1,0 +1,294 @@
+"""The roofline figure: roofs, one point per piece of work and memory level, and the ladder's path
+from its first stage to its last.
+
+Marker shape tells the memory level (DRAM, L2, L1: a hierarchical roofline when L2 and L1
+bytes were collected); colour tells the problem size when there are several, else the level too.
+A piece of work has the same FLOP/s at every level, so its points sit on one horizontal line,
+drawn thin; the label goes on its rightmost point (usually DRAM's), and the ladder's path joins
+those labelled points. Past MAX_LABELS pieces of work (another program's many kernels), only the
+longest-running are labelled. Memory roofs run diagonally until they meet the highest compute
+roof; compute roofs run flat from where they meet the fastest memory roof. A tensor-core roof
+appears only when some point used tensor cores.
+"""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only: no display needed
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
+from matplotlib.transforms import Bbox  # noqa: E402
+
+from nsprof.analyze.roofline import CARRIED, LEVELS, UNITS, Roof, ridge_intensity  # noqa: E402
+from nsprof.render import format as fmt  # noqa: E402
+from nsprof.render.labels import Label, merge_close, place_labels  # noqa: E402
+
+MARKERS = {"dram": "o", "l2": "s", "l1": "^"}
+MARKER_PT = 6  # marker diameter (points); scatter sizes are its square
+ROOF_STYLES = {
+    "dram": {"color": "#3b3b3b", "linestyle": "-"},
+    "l2": {"color": "#6f6f6f", "linestyle": "--"},
+    "l1": {"color": "#707070", "linestyle": ":"},
+    "fp32": {"color": "#000000", "linestyle": "-"},
+    "tf32": {"color": "#7b3294", "linestyle": "-."},
+    "fp16": {"color": "#c51b7d", "linestyle": "-."},
+}
+LEVEL_COLORS = {"dram": "#1f77b4", "l2": "#d95f02", "l1": "#1b9e77"}
+SIZE_COLORS = ("#1f77b4", "#d95f02", "#1b9e77", "#7570b3", "#e7298a", "#66a61e", "#a6761d")
+OTHER_COLOR = "#444444"  # work with no problem size (another program's kernels)
+MAX_LABELS = 40  # more labels than this do not fit a readable figure
+TENSOR_NAMES = {unit.name: unit.key for unit in UNITS if unit.key != "fp32"}
+
+
+def roofline_figure(points: pd.DataFrame, roofs: list[Roof], gpu: str | None,
+                    figsize: tuple[float, float] = (10, 6.6), dpi: int = 110) -> Figure:
+    """The roofline of `points` (nsprof.analyze.roofline.roofline_points) under `roofs`."""
+    points = points.reset_index(drop=True)
+    fig = plt.figure(figsize=figsize, dpi=dpi, layout="constrained")
+    ax = fig.add_subplot()
+    shown = _roofs_to_show(points, roofs)
+    xlim, ylim = _limits(points, shown)
+    ax.set(xscale="log", yscale="log", xlim=xlim, ylim=ylim)
+    ax.set_xlabel("arithmetic intensity (FLOP/byte)")
+    ax.set_ylabel("performance (TFLOP/s)")
+    _format_axes(ax)
+    colors = _point_colors(points)
+    labelled = _rightmost_per_work(points)
+    longest = points.loc[labelled, "duration_ns"].fillna(0).rank(ascending=False, method="first")
+    named = labelled[(longest <= MAX_LABELS).to_numpy()]
+    rows = _rows(points)
+    _draw_roofs(ax, shown, xlim)
+    _draw_rows(ax, rows)
+    _draw_paths(ax, points.loc[labelled], _label_colors(points).loc[labelled])
+    for level in LEVELS:
+        at_level = points["level"] == level.key
+        ax.scatter(points.loc[at_level, "intensity_flop_per_byte"], points.loc[at_level, "gflops_per_s"] / 1e3,
+                   s=MARKER_PT ** 2, zorder=4, marker=MARKERS[level.key], c=colors[at_level.to_numpy()],
+                   edgecolors="white", linewidths=0.6)
+    fig.suptitle(_title(points, gpu), fontsize=12, fontweight="bold")
+    ax.set_title(_ceiling_line(shown, points) + _unlabelled_note(len(labelled) - len(named)), fontsize=9, color="#444444")
+    _legend(fig, points)
+    fig.draw_without_rendering()  # settle the layout, then freeze it: labels are placed for this layout
+    fig.set_layout_engine("none")
+    _point_labels(ax, points, named, rows, avoid=_roof_labels(ax, shown, xlim, ylim))
+    return fig
+
+
+def roof_rate(roof: Roof) -> str:
+    """'4.80 TB/s', '67.0 TFLOP/s'."""
+    return fmt.bytes_per_s(roof.per_second) if roof.kind == "memory" else fmt.flops_per_s(roof.per_second)
+
+
+def _roofs_to_show(points: pd.DataFrame, roofs: list[Roof]) -> list[Roof]:
+    """Memory roofs of the levels that have points (DRAM always), FP32, and the tensor roofs of
+    the units some point used."""
+    levels = set(points["level"]) | {"dram"}
+    used = set(points["compute_roof"].dropna())
+    tensor = {key for name, key in TENSOR_NAMES.items() if name in used} | (set(TENSOR_NAMES.values()) if "mixed" in used else set())
+    return [roof for roof in roofs if (roof.kind == "memory" and roof.key in levels)
+            or roof.key == "fp32" or roof.key in tensor]
+
+
+def _limits(points: pd.DataFrame, roofs: list[Roof]) -> tuple[tuple[float, float], tuple[float, float]]:
+    """Axis ranges (x: FLOP/byte, y: TFLOP/s) that hold every point, ridge and roof label."""
+    intensities = list(points["intensity_flop_per_byte"])
+    tflops = list(points["gflops_per_s"] / 1e3)
+    memory = [roof for roof in roofs if roof.kind == "memory"]
+    compute = [roof for roof in roofs if roof.kind == "compute"]
+    intensities += [ridge_intensity(m, c) for m in memory for c in compute]
+    tflops += [c.per_second / 1e12 for c in compute]
+    if not intensities:
+        return (0.1, 1000.0), (0.1, 100.0)
+    low_x, high_x = min(intensities) / 4, max(intensities) * 4
+    low_y, high_y = min(tflops) / 3, max(tflops) * 3
+    return (low_x, high_x), (low_y, high_y)
+
+
+def _format_axes(ax: Axes) -> None:
+    """Plain numbers on log axes (0.1, 1, 10, 100) rather than powers of ten."""
+    plain = FuncFormatter(lambda value, _: f"{value:g}")
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_locator(LogLocator(base=10))
+        axis.set_major_formatter(plain)
+        axis.set_minor_formatter(NullFormatter())
+    ax.grid(which="major", alpha=0.25)
+    ax.grid(which="minor", alpha=0.08)
+    ax.set_axisbelow(True)
+
+
+def _draw_roofs(ax: Axes, roofs: list[Roof], xlim: tuple[float, float]) -> None:
+    memory = [roof for roof in roofs if roof.kind == "memory"]
+    compute = [roof for roof in roofs if roof.kind == "compute"]
+    top = max((roof.per_second for roof in compute), default=None)
+    fastest = max((roof.per_second for roof in memory), default=None)
+    for roof in memory:
+        end = top / roof.per_second if top else xlim[1]
+        xs = np.array([xlim[0], min(end, xlim[1])])
+        ax.plot(xs, roof.gflops_at(xs) / 1e3, linewidth=1.6, zorder=3, **ROOF_STYLES[roof.key])
+    for roof in compute:
+        start = roof.per_second / fastest if fastest else xlim[0]
+        xs = np.array([max(start, xlim[0]), xlim[1]])
+        ax.plot(xs, roof.gflops_at(xs) / 1e3, linewidth=1.6, zorder=3, **ROOF_STYLES[roof.key])
+
+
+def _roof_labels(ax: Axes, roofs: list[Roof], xlim, ylim) -> list[Bbox]:
+    """Name each roof along its line (memory roofs near their low end, compute roofs at the right
+    end) and return the labels' boxes for the point labels to avoid."""
+    renderer = ax.figure.canvas.get_renderer()
+    boxes = []
+    for roof in roofs:
+        style = ROOF_STYLES[roof.key]
+        text = f"{roof.name} {roof_rate(roof)} ({'measured' if roof.source.startswith('measured') else 'datasheet'})"
+        if roof.kind == "compute":
+            label = ax.annotate(text, xy=(xlim[1], roof.per_second / 1e12), xytext=(-6, 3), textcoords="offset points",
+                                ha="right", va="bottom", fontsize=8.5, color=style["color"], zorder=5)
+        else:
+            enter = max(xlim[0], ylim[0] * 1e12 / roof.per_second)  # where the line enters the axes
+            x = enter * (xlim[1] / xlim[0]) ** 0.04
+            y = roof.per_second * x / 1e12
+            label = ax.annotate(text, xy=(x, y), xytext=(0, 4), textcoords="offset points", ha="left", va="bottom",
+                                fontsize=8.5, color=style["color"], zorder=5, rotation=_slope_degrees(ax, roof),
+                                rotation_mode="anchor")
+        boxes.append(label.get_window_extent(renderer).padded(2))
+    return boxes
+
+
+def _slope_degrees(ax: Axes, roof: Roof) -> float:
+    """The on-screen angle of a memory roof (slope 1 in log-log, tilted by the axes' aspect)."""
+    xs = np.array([1.0, 10.0])
+    start, end = ax.transData.transform(np.column_stack([xs, roof.gflops_at(xs) / 1e3]))
+    return float(np.degrees(np.arctan2(end[1] - start[1], end[0] - start[0])))
+
+
+def _draw_rows(ax: Axes, rows: np.ndarray) -> None:
+    for x0, x1, y in rows:
+        ax.plot([x0, x1], [y, y], color="#bdbdbd", linewidth=0.8, zorder=2)
+
+
+def _rows(points: pd.DataFrame) -> np.ndarray:
+    """A line (x0, x1, y) through the points of each piece of work measured at several levels."""
+    spans = points.groupby(_work_keys(points), sort=False).agg(
+        x0=("intensity_flop_per_byte", "min"), x1=("intensity_flop_per_byte", "max"), y=("gflops_per_s", "first"))
+    spans = spans[spans["x1"] > spans["x0"]]
+    return np.column_stack([spans["x0"], spans["x1"], spans["y"] / 1e3])
+
+
+def _draw_paths(ax: Axes, labelled: pd.DataFrame, colors: pd.Series) -> None:
+    """Arrows from each stage to the next (ladder order) at each size, between labelled points."""
+    stages = labelled[labelled["stage"].notna()]
+    for _, path in stages.groupby(["op", "size"], sort=False):
+        xy = list(zip(path["intensity_flop_per_byte"], path["gflops_per_s"] / 1e3))
+        color = colors[path.index[0]]
+        for start, end in zip(xy, xy[1:]):
+            ax.annotate("", xy=end, xytext=start, zorder=2,
+                        arrowprops={"arrowstyle": "-|>,head_length=0.5,head_width=0.22", "color": color,
+                                    "alpha": 0.45, "linewidth": 0.9, "shrinkA": 4, "shrinkB": 5})
+
+
+def _point_labels(ax: Axes, points: pd.DataFrame, labelled: pd.Index, rows: np.ndarray, avoid: list[Bbox]) -> None:
+    chosen = points.loc[labelled]
+    labels = [Label(x, y / 1e3, text, color) for x, y, text, color in
+              zip(chosen["intensity_flop_per_byte"], chosen["gflops_per_s"], chosen["label"], _label_colors(chosen))]
+    labels = merge_close(ax, labels, distance_pt=MARKER_PT)
+    others = points.drop(index=labelled)
+    place_labels(ax, labels, avoid=avoid, hlines=rows,
+                 markers=np.column_stack([others["intensity_flop_per_byte"], others["gflops_per_s"] / 1e3]))
+
+
+def _unlabelled_note(count: int) -> str:
+    return f"\nlabels on the {MAX_LABELS} longest-running; {count} more unlabelled" if count > 0 else ""
+
+
+def _rightmost_per_work(points: pd.DataFrame) -> pd.Index:
+    """Each piece of work's point of highest intensity, in ladder order."""
+    rightmost = points.groupby(_work_keys(points), sort=False)["intensity_flop_per_byte"].idxmax()
+    return pd.Index(sorted(rightmost))
+
+
+def _work_keys(points: pd.DataFrame) -> pd.Series:
+    """One key per piece of work: its label and where it comes from."""
+    columns = [points[column] for column in ("label", *CARRIED)]
+    return pd.Series(["|".join(map(str, values)) for values in zip(*columns)], index=points.index)
+
+
+def _legend(fig: Figure, points: pd.DataFrame) -> None:
+    by_size = _size_colors(points)
+    levels = [level for level in LEVELS if (points["level"] == level.key).any()]
+    gray = "#555555"
+    handles = [Line2D([], [], linestyle="", marker=MARKERS[level.key], markersize=7,
+                      color=gray if by_size else LEVEL_COLORS[level.key], label=f"{level.name} bytes")
+               for level in levels]
+    title = "intensity: FLOPs per byte moved at"
+    if by_size:
+        handles += [Line2D([], [], linestyle="", marker="o", color=color, markersize=7, label=_size_name(size))
+                    for size, color in by_size.items()]
+        title += " (marker) · problem size (colour)"
+    if handles:
+        fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 7), fontsize=8.5,
+                   frameon=False, title=title, title_fontsize=8.5)
+
+
+def _label_colors(points: pd.DataFrame) -> pd.Series:
+    """Label (and path) colours: the size's when there are several sizes, else near-black."""
+    by_size = _size_colors(points)
+    return pd.Series([by_size.get(size, "#222222") for size in _sizes(points)], index=points.index, dtype=object)
+
+
+def _point_colors(points: pd.DataFrame) -> np.ndarray:
+    """One colour per point: its size's when there are several sizes, else its level's."""
+    by_size = _size_colors(points)
+    if by_size:
+        return np.array([by_size[size] for size in _sizes(points)], dtype=object)
+    return points["level"].map(LEVEL_COLORS).to_numpy(dtype=object)
+
+
+def _size_colors(points: pd.DataFrame) -> dict:
+    """Colours of the sizes when points span several (work without a size counts as one), else {}."""
+    sizes = list(dict.fromkeys(_sizes(points)))
+    if len(sizes) < 2:
+        return {}
+    stage_sizes = [size for size in sizes if size is not None]
+    colors = {size: SIZE_COLORS[i % len(SIZE_COLORS)] for i, size in enumerate(stage_sizes)}
+    if None in sizes:
+        colors[None] = OTHER_COLOR
+    return colors
+
+
+def _sizes(points: pd.DataFrame) -> list:
+    return [size if isinstance(size, str) else None for size in points["size"]]
+
+
+def _size_name(size: str | None) -> str:
+    return "other kernels" if size is None else fmt.problem_size(size)
+
+
+def _title(points: pd.DataFrame, gpu: str | None) -> str:
+    ops = sorted(set(points["op"].dropna()))
+    sizes = [size for size in dict.fromkeys(_sizes(points)) if size is not None]
+    subject = f"{', '.join(op.upper() for op in ops)} ladder at {', '.join(_size_name(s) for s in sizes)}" if ops else "kernels"
+    if ops and points["stage"].isna().any():
+        subject += " and other kernels"
+    return f"Roofline: {subject} on {gpu or 'an unknown GPU'}"
+
+
+def _ceiling_line(roofs: list[Roof], points: pd.DataFrame) -> str:
+    """Where the ceilings come from: 'ceilings measured 2026-11-21: DRAM, FP32; from the datasheet:
+    L1, TF32 tensor · no L2 roof (measure it: nsprof ceilings)'."""
+    if not roofs:
+        return "no ceilings known for this GPU: points only (measure them: nsprof ceilings)"
+    by_source: dict[str, list[str]] = {}
+    for roof in roofs:
+        source = roof.source.split(" by ")[0]  # 'measured 2026-11-21': the method is in the CSV and report
+        by_source.setdefault("from the datasheet" if source == "datasheet" else source, []).append(roof.name)
+    line = "ceilings " + "; ".join(f"{source}: {', '.join(names)}" for source, names in by_source.items())
+    known = {roof.key for roof in roofs}
+    missing = [level.name for level in LEVELS if level.key not in known and (points["level"] == level.key).any()]
+    if missing:
+        line += f" · no {', '.join(missing)} roof" + (" (measure it: nsprof ceilings)" if "L2" in missing else "")
+    return line

@@ -1,0 +1,196 @@
+"""`nsprof explain` through Typer's CliRunner: every topic in every format, the models answering
+for described accesses, measured evidence, and one-line usage errors."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nsprof.cli import app
+from nsprof.explain.evidence import EXAMPLE_PROFILE
+from nsprof.explain.topics import TOPICS
+from ncu_builder import write_csv
+
+runner = CliRunner()
+H200_RAW = Path(__file__).parent / "data" / "h200" / "ncu-sgemm-ladder-1024-raw.csv"
+needs_example = pytest.mark.skipif(not EXAMPLE_PROFILE.is_dir(), reason="the committed example profile is missing")
+
+
+def invoke(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def explain_json(*args) -> dict:
+    result = invoke("explain", *args, "--json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def assert_one_line_usage_error(result, *fragments):
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
+    assert "Traceback" not in result.output
+
+
+def test_help_lists_the_options():
+    result = invoke("explain", "--help")
+    assert result.exit_code == 0
+    for option in ("--list", "--stage", "--shape", "--access", "--width", "--from", "--json", "--markdown"):
+        assert option in result.stdout
+
+
+def test_list_names_every_topic_with_its_summary():
+    result = invoke("explain", "--list")
+    assert result.exit_code == 0
+    for topic in TOPICS.values():
+        assert topic.name in result.stdout
+    assert explain_json("--list")["topics"] == [{"topic": t.name, "summary": t.summary} for t in TOPICS.values()]
+    assert len(TOPICS) >= 9 and {"bank-conflicts", "coalescing", "tensor-cores"} <= set(TOPICS)
+
+
+@needs_example
+@pytest.mark.parametrize("topic", list(TOPICS))
+def test_every_topic_renders_in_all_three_formats(topic, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)  # no ./profiles: the committed example is read
+    terminal = invoke("explain", topic)
+    assert terminal.exit_code == 0, terminal.output
+    assert topic in terminal.stdout and "Measured" in terminal.stdout
+    markdown = invoke("explain", topic, "--markdown")
+    assert markdown.exit_code == 0
+    assert markdown.stdout.startswith(f"# {topic}\n") and "## Measured" in markdown.stdout
+    doc = explain_json(topic)
+    assert doc["topic"] == topic and doc["summary"] == TOPICS[topic].summary
+    assert doc["evidence"]["source"] == str(EXAMPLE_PROFILE)
+
+
+@needs_example
+def test_without_from_the_example_profile_is_used_and_named(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    result = invoke("explain", "bank-conflicts")
+    assert result.exit_code == 0
+    text = " ".join(result.stdout.split())
+    assert str(EXAMPLE_PROFILE) in text and "committed example profile" in text
+
+
+def test_the_newest_profile_under_profiles_is_preferred(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    mine = tmp_path / "profiles" / "sgemm-all-1024-20270101-000000"
+    mine.mkdir(parents=True)
+    (mine / "ncu-raw.csv").write_bytes(H200_RAW.read_bytes())
+    evidence = explain_json("bank-conflicts", "--stage", "v3")["evidence"]
+    assert evidence["source"] == str(Path("profiles") / mine.name)
+    assert evidence["reason"].startswith("the newest profile under profiles/")
+
+
+@pytest.mark.parametrize("shape, n_way", [("32x32", 32), ("32x33", 1)])
+def test_a_described_column_read(shape, n_way):
+    doc = explain_json("bank-conflicts", "--shape", shape, "--access", "column")
+    assert doc["n_way"] == n_way
+    assert doc["wavefronts"] == n_way and doc["min_wavefronts"] == 1
+    assert doc["conflict_free_row_length"] == (33 if n_way > 1 else None)
+
+
+def test_described_access_draws_the_lane_to_bank_grid():
+    result = invoke("explain", "bank-conflicts", "--shape", "32x32", "--access", "column")
+    assert result.exit_code == 0
+    assert "32-way" in result.stdout and "Rows padded to 33 elements" in result.stdout
+    grid = [line for line in result.stdout.splitlines() if re.match(r"lane +\d", line)]
+    assert len(grid) == 32 and grid[31].split()[2] == "32"  # lane 31 is served by bank 0 in wavefront 32
+
+
+def test_described_wide_accesses_and_stores():
+    assert explain_json("bank-conflicts", "--shape", "32x32", "--access", "row", "--width", "16")["wavefronts"] == 4
+    assert explain_json("bank-conflicts", "--access", "broadcast", "--width", "16")["wavefronts"] == 2
+    assert explain_json("bank-conflicts", "--access", "broadcast", "--width", "16", "--store")["wavefronts"] == 4
+    # lane l at word 8 * (l / 2) + 4 * (l % 2) = 4l: every 8th lane on the same bank
+    assert explain_json("bank-conflicts", "--access", "lane/2,(lane%2)*4", "--shape", "16x8")["n_way"] == 4
+
+
+def test_described_global_accesses():
+    column = explain_json("coalescing", "--shape", "1024x1024", "--access", "column")
+    assert (column["sectors"], column["lines"], column["efficiency"]) == (32, 32, 0.125)
+    row = invoke("explain", "coalescing", "--access", "row", "--width", "16")
+    assert row.exit_code == 0 and "16 sector(s) of 32 bytes in 4 line(s)" in row.stdout
+
+
+@needs_example
+@pytest.mark.parametrize("stage, store_n_way", [("v5", 2), ("v6", 1)])
+def test_stage_accesses_and_measurements(stage, store_n_way, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    doc = explain_json("bank-conflicts", "--stage", stage)
+    transposing = next(a for a in doc["accesses"] if a["access"]["array"] == "As" and a["access"]["op"] == "store")
+    assert transposing["n_way"] == store_n_way
+    rows = {(r["stage"], r["op"]): r for r in doc["evidence"]["shared_memory"]}
+    assert set(rows) == {(s, op) for s in ("v5", "v6") for op in ("load", "store")}
+    assert rows["v5", "store"]["predicted_wavefronts_per_instruction"] == 2.4
+    assert rows["v6", "store"]["predicted_wavefronts_per_instruction"] == 1.6
+    change = next(c for c in doc["evidence"]["conflict_changes"] if c["op"] == "store")
+    assert change["predicted_change"] == -262_144 and change["measured_change"] < -250_000
+    assert doc["evidence"]["steps"][0]["before"] == "v5" and doc["evidence"]["steps"][0]["nsys_change_pct"] < 0
+
+
+@needs_example
+def test_stage_view_draws_the_conflicted_store_and_suggests_the_padding(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    result = invoke("explain", "bank-conflicts", "--stage", "v5")
+    assert result.exit_code == 0
+    assert "lane -> bank" in result.stdout and "padded from 128 to 132" in result.stdout
+
+
+def test_raw_csv_from_another_program_ranks_kernels_by_conflicts(tmp_path):
+    metrics = ["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+               "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+               "smsp__sass_inst_executed_op_shared_ld.sum", "smsp__sass_inst_executed_op_shared_st.sum"]
+    kernels = [("transpose_padded", [0, 0, 1024, 1024, 1024, 1024]),
+               ("transpose_naive", [31_744, 0, 32_768, 1024, 1024, 1024]),
+               ("reduce", [0, 2_048, 4096, 6144, 4096, 4096])]
+    rows = [["ID", "Kernel Name", *metrics], ["", "", *[""] * len(metrics)],
+            *[[str(i), name, *(f"{v:,}" for v in values)] for i, (name, values) in enumerate(kernels)]]
+    path = tmp_path / "other.csv"
+    path.write_text("==PROF== Connected to process 1\n" + write_csv(rows))
+    doc = explain_json("bank-conflicts", "--from", path)
+    ranked = doc["evidence"]["kernels"]
+    assert [k["kernel"] for k in ranked] == ["transpose_naive", "reduce", "transpose_padded"]
+    assert ranked[0]["ld_wavefronts_per_instruction"] == 32.0
+    result = invoke("explain", "bank-conflicts", "--from", path)
+    assert "ranked by measured shared-memory bank conflicts" in " ".join(result.stdout.split())
+
+
+def test_a_profile_of_other_stages_says_so(tmp_path):
+    header, units, *launches = H200_RAW.read_text().splitlines()
+    path = tmp_path / "v1-only.csv"
+    path.write_text("\n".join([header, units, *(line for line in launches if "/v1/" in line)]) + "\n")
+    result = invoke("explain", "bank-conflicts", "--from", path)
+    assert result.exit_code == 0
+    assert "This profile measured v1, none of v2, v3" in " ".join(result.stdout.split())
+
+
+@pytest.mark.parametrize(
+    "args, fragments",
+    [
+        (["nonsense"], ["unknown topic 'nonsense'", "bank-conflicts", "tensor-cores"]),
+        ([], ["no topic given", "bank-conflicts"]),
+        (["bank-conflicts", "--shape", "32by33"], ["bad shape '32by33'", "ROWSxCOLS"]),
+        (["bank-conflicts", "--access", "diagonal"], ["unknown access 'diagonal'", "row, column, broadcast"]),
+        (["bank-conflicts", "--width", "3"], ["bad width 3", "4, 8, 16"]),
+        (["bank-conflicts", "--shape", "16x32", "--access", "column"], ["outside the 16x32 array"]),
+        (["bank-conflicts", "--stage", "v11"], ["unknown stage 'v11'", "v1, v2"]),
+        (["bank-conflicts", "--stage", "v5", "--shape", "32x32"], ["--stage and --shape/--access"]),
+        (["occupancy", "--shape", "32x32"], ["has no access model", "bank-conflicts", "coalescing"]),
+        (["bank-conflicts", "--json", "--markdown"], ["--json and --markdown"]),
+    ],
+)
+def test_bad_input_is_a_one_line_usage_error(args, fragments):
+    assert_one_line_usage_error(invoke("explain", *args), *fragments)
+
+
+def test_a_missing_profile_is_a_one_line_error(tmp_path):
+    result = invoke("explain", "bank-conflicts", "--from", tmp_path / "nope.csv")
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines() == [result.stderr.strip()]
+    assert "no such file or directory" in result.stderr

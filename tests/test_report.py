@@ -1,0 +1,174 @@
+"""`nsprof report`: the per-stage report (HTML and Markdown) from the H200 captures and the example
+profile, what moved between stages, where the time went, and the formatting of numbers."""
+
+from __future__ import annotations
+
+import re
+import time
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nsprof.analyze.ladder import short_kernel_name, stage_changes
+from nsprof.analyze.timeline import time_breakdown
+from nsprof.cli import app
+from nsprof.commands.roofline import load_ladder
+from nsprof.parse import load_nsys
+from nsprof.registry import stages_for
+from nsprof.render import format as fmt
+from nsprof.render.document import Heading, Image, Paragraph, Table, to_html, to_markdown
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).parent / "data"
+EXAMPLE = REPO / "profiles" / "examples" / "h200-sgemm-1024"
+LADDER = stages_for("sgemm")
+
+runner = CliRunner()
+
+
+def invoke(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+class _Page(HTMLParser):
+    """Every tag, attribute and text of a page."""
+
+    def __init__(self):
+        super().__init__()
+        self.tags, self.sources, self.text = [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.sources += [value for name, value in attrs if name in ("src", "href")]
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+@pytest.fixture(scope="module")
+def fixture_report(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("reports")
+    result = invoke("report", out, "--from", DATA / "h200")
+    assert result.exit_code == 0, result.output
+    return out / "h200"
+
+
+def test_report_files(fixture_report):
+    names = sorted(path.name for path in fixture_report.iterdir())
+    assert names == ["index.html", "report.md", "roofline.png", "tflops.png"]
+    for image in ("roofline.png", "tflops.png"):
+        assert (fixture_report / image).read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_html_is_self_contained_and_has_every_stage(fixture_report):
+    page = _Page()
+    page.feed((fixture_report / "index.html").read_text(encoding="utf-8"))
+    text = " ".join(page.text)
+    assert page.sources and all(source.startswith("data:image/png;base64,") for source in page.sources)
+    assert page.tags.count("img") == 2
+    for stage in LADDER:
+        assert f"{stage.stage}: {stage.title}" in text  # its section
+        assert stage.changes in text
+    assert "Where the time went" in text and "cudaLaunchKernel" in text
+
+
+def test_markdown_stage_table_and_images(fixture_report):
+    markdown = (fixture_report / "report.md").read_text(encoding="utf-8")
+    assert "![roofline of every stage at each memory level](roofline.png)" in markdown
+    table = [line for line in markdown.splitlines() if re.match(r"\| v\d+ \| ", line)]
+    assert [line.split(" | ")[0].lstrip("| ") for line in table[:10]] == [s.stage for s in LADDER]
+    v9 = next(line for line in table if line.startswith("| v9 |"))
+    assert "| 100% |" in v9  # cuBLAS against itself
+
+
+def test_stage_changes_show_what_moved():
+    """v5 -> v6 pads the transposed A tile: the shared-store n-way degree falls from 2.47 to 1.68."""
+    ladder = load_ladder([EXAMPLE], False, None)
+    changes = {(c["label"], c["column"]): c for c in stage_changes(ladder.work)}
+    v6 = changes[("v6", "smem_st_nway")]
+    assert (v6["previous"], round(v6["before"], 2), round(v6["after"], 2)) == ("v5", 2.47, 1.68)
+    v4 = changes[("v4", "smem_ld_conflicts")]
+    assert v4["before"] == pytest.approx(12_582_912 / 3) and v4["after"] == 0  # per launch: ncu ran 3
+    assert changes[("v1", "l1_bytes")]["previous"] is None
+    assert changes[("v7", "stall_short_scoreboard")]["after"] is None  # the stalls preset was not collected
+
+
+def test_report_of_the_example_says_what_bounds_each_stage(tmp_path):
+    result = invoke("report", tmp_path, "--from", EXAMPLE)
+    assert result.exit_code == 0, result.output
+    markdown = (tmp_path / "h200-sgemm-1024" / "report.md").read_text(encoding="utf-8")
+    v1 = markdown[markdown.index("### v1"):markdown.index("### v2")]
+    assert "memory-bound, at 45.3% of the L1 roof" in v1
+    v6 = markdown[markdown.index("### v6"):markdown.index("### v7")]
+    assert "| 2.47 | 1.68 | -32% |" in v6
+    assert "stall latencies come with `nsprof profile --metrics default,stalls`" in markdown
+
+
+def test_roofline_and_report_of_the_full_ladder_are_quick(tmp_path):
+    start = time.perf_counter()
+    assert invoke("roofline", tmp_path, "--from", DATA / "h200").exit_code == 0
+    assert invoke("report", tmp_path, "--from", DATA / "h200").exit_code == 0
+    assert time.perf_counter() - start < 5
+
+
+def test_report_of_an_nsys_capture_without_stages(tmp_path):
+    result = invoke("report", tmp_path, "--from", DATA / "nsys-pipit" / "perlmutter-cloverleaf-cuda.sqlite", "--name", "cloverleaf")
+    assert result.exit_code == 0, result.output
+    markdown = (tmp_path / "cloverleaf" / "report.md").read_text(encoding="utf-8")
+    assert markdown.startswith("# Kernels on NVIDIA A100-SXM4-80GB")
+    assert "| idle |" in markdown and "cudaDeviceSynchronize" in markdown
+
+
+def test_bad_from_is_a_one_line_error(tmp_path):
+    result = invoke("report", tmp_path, "--from", tmp_path / "missing")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.stderr.strip().splitlines() == [f"error: {tmp_path / 'missing'}: no such file or directory. "
+                                                  "Pass a profile directory, a directory of them, or an ncu .csv file with --from"]
+
+
+# --- where the time went ----------------------------------------------------------------------------
+
+def test_time_breakdown_adds_up():
+    export = load_nsys(EXAMPLE / "nsys.sqlite")
+    breakdown = time_breakdown(export)
+    gpu = breakdown.gpu.set_index("activity")
+    assert gpu.loc["kernels", "count"] == len(export.kernels)
+    assert gpu["time_ns"].sum() == pytest.approx(breakdown.span_ns, rel=1e-9)  # busy + idle, no overlaps
+    assert breakdown.gaps["duration_ns"].is_monotonic_decreasing
+    assert breakdown.kernels["time_ns"].sum() == export.kernels["duration_ns"].sum()
+    assert "cudaMalloc" in set(breakdown.api["api"])  # version suffixes (_v3020) dropped
+
+
+# --- formatting and documents -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("value, unit, text", [
+    (4.08e12, "B/s", "4.08 TB/s"), (41.7e-6, "s", "41.7 µs"), (54.06e12, "FLOP/s", "54.1 TFLOP/s"),
+    (999.96e9, "B/s", "1.00 TB/s"), (16_640, "B", "16.6 kB"), (0, "B/s", "0 B/s"), (None, "s", fmt.MISSING),
+    (float("nan"), "B", fmt.MISSING), (3.0, "s", "3.00 s"),
+])
+def test_si(value, unit, text):
+    assert fmt.si(value, unit) == text
+
+
+def test_other_formats():
+    assert fmt.duration_ns(1_061_792) == "1.06 ms"
+    assert (fmt.count(1234), fmt.count(12_582_912)) == ("1,234", "12.6 M")
+    assert (fmt.percent(12.49), fmt.ratio(2.4676), fmt.ratio(255.5)) == ("12.5%", "2.47", "256")
+    assert (fmt.problem_size("1024x1024x1024"), fmt.problem_size("512x256x128")) == ("1024³", "512x256x128")
+
+
+def test_short_kernel_names():
+    assert short_kernel_name("void ns::gemm<128, 8>(float const*, int)") == "gemm"
+    assert short_kernel_name("sgemm_v6") == "sgemm_v6"
+    assert short_kernel_name("sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize128x64x8") == "sm80_xmma_gemm_f32f32_f…"
+
+
+def test_documents_escape_their_text():
+    blocks = [Heading(1, "a <b>"), Paragraph("use `x|y`"), Table(("k", "v"), (("a|b", "1"),), (False, True)),
+              Image("f.png", "alt", b"\x89PNG")]
+    markdown = to_markdown(blocks)
+    assert "| a\\|b | 1 |" in markdown and "| --- | ---: |" in markdown and "![alt](f.png)" in markdown
+    page = to_html(blocks, "t")
+    assert "<h1>a &lt;b&gt;</h1>" in page and "<code>x|y</code>" in page and 'src="data:image/png;base64,iVBORw=="' in page

@@ -1,0 +1,300 @@
+"""The roofline: points and bounds (nsprof.analyze.roofline), the figure and its label placement, and
+`nsprof roofline` on the H200 captures, the committed example profile and another program's CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+import shutil
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.text import Text
+from typer.testing import CliRunner
+
+from nsprof.analyze.ceilings import datasheet_ceiling
+from nsprof.analyze.roofline import binding_points, roofline_points, roofs
+from nsprof.cli import app
+from nsprof.commands.roofline import load_ladder
+from nsprof.render.roofline import MAX_LABELS, roofline_figure
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).parent / "data" / "h200"
+RAW = DATA / "ncu-sgemm-ladder-1024-raw.csv"
+EXAMPLE = REPO / "profiles" / "examples" / "h200-sgemm-1024"
+H200 = datasheet_ceiling("NVIDIA H200")
+PUSH_POP = "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"
+STAGES = [f"v{i}" for i in range(1, 11)]
+
+runner = CliRunner()
+
+
+def invoke(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def one_line_error(result, exit_code: int = 1) -> str:
+    assert result.exit_code == exit_code, result.output
+    assert "Traceback" not in result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+def raw_stage_totals(path: Path, stage: str) -> dict[str, float]:
+    """Sum the raw CSV's own columns over one stage's launches, without nsprof's parser."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
+    header, _units, *rows = csv.reader(lines[start:])
+    launches = [dict(zip(header, row)) for row in rows if f"sgemm/{stage}/" in dict(zip(header, row))[PUSH_POP]]
+    assert launches, stage
+
+    def total(metric: str) -> float:
+        return sum(float(launch[metric].replace(",", "")) for launch in launches)
+
+    fp32 = (total("smsp__sass_thread_inst_executed_op_fadd_pred_on.sum")
+            + total("smsp__sass_thread_inst_executed_op_fmul_pred_on.sum")
+            + 2 * total("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"))
+    flops = fp32 + total("sm__ops_path_tensor_src_fp16.sum") + total("sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32.sum")
+    return {"flops": flops, "fp32": fp32, "ns": total("gpu__time_duration.sum"),
+            "dram": total("dram__bytes_read.sum") + total("dram__bytes_write.sum"),
+            "l2": total("lts__t_bytes.sum"), "l1": total("l1tex__t_bytes.sum")}
+
+
+@pytest.fixture(scope="module")
+def raw_roofline(tmp_path_factory) -> pd.DataFrame:
+    out = tmp_path_factory.mktemp("roofline")
+    result = invoke("roofline", out, "--from", RAW)
+    assert result.exit_code == 0, result.output
+    return pd.read_csv(out / "roofline.csv")
+
+
+def point(table: pd.DataFrame, label: str, level: str) -> pd.Series:
+    rows = table[(table["label"] == label) & (table["level"] == level)]
+    assert len(rows) == 1, (label, level)
+    return rows.iloc[0]
+
+
+# --- the CSV against the raw ncu columns ------------------------------------------------------------
+
+@pytest.mark.parametrize("stage", ["v1", "v6", "v10"])
+@pytest.mark.parametrize("level", ["dram", "l2", "l1"])
+def test_csv_intensity_and_rate_match_the_raw_columns(raw_roofline, stage, level):
+    expected = raw_stage_totals(RAW, stage)
+    row = point(raw_roofline, stage, level)
+    assert row["intensity_flop_per_byte"] == pytest.approx(expected["flops"] / expected[level], rel=1e-5)
+    assert row["gflops_per_s"] == pytest.approx(expected["flops"] / expected["ns"], rel=1e-5)  # FLOP/ns = GFLOP/s
+
+
+def test_csv_bound_and_percent_of_roof_by_hand(raw_roofline):
+    v1 = raw_stage_totals(RAW, "v1")
+    l1_roof = min(H200.l1_tbyte_per_s * 1e3 * v1["flops"] / v1["l1"], H200.fp32_tflop_per_s * 1e3)  # GFLOP/s
+    row = point(raw_roofline, "v1", "l1")
+    assert row["bound"] == "memory"  # v1 reads ~2.5 bytes per FLOP through L1
+    assert row["roof_gflops_per_s"] == pytest.approx(l1_roof, rel=1e-5)
+    assert row["pct_of_roof"] == pytest.approx(100 * v1["flops"] / v1["ns"] / l1_roof, rel=1e-5)
+    v10 = point(raw_roofline, "v10", "dram")
+    assert (v10["bound"], v10["compute_roof"]) == ("compute", "TF32 tensor")
+    assert v10["roof_gflops_per_s"] == pytest.approx(H200.tf32_tensor_tflop_per_s * 1e3)
+    assert v10["roof_source"] == "datasheet"
+
+
+def test_csv_has_every_stage_at_each_level_and_no_l2_roof_without_a_measurement(raw_roofline):
+    assert list(raw_roofline.columns[:7]) == ["label", "kernel", "level", "intensity_flop_per_byte", "gflops_per_s",
+                                              "bound", "pct_of_roof"]
+    for level in ("dram", "l2", "l1"):
+        assert list(raw_roofline[raw_roofline["level"] == level]["label"]) == STAGES
+    assert raw_roofline[raw_roofline["level"] == "l2"]["bound"].isna().all()  # the datasheet has no L2 figure
+    assert point(raw_roofline, "v8", "dram")["kernel"] == "sgemm_v8_128x128"
+
+
+def test_auto_scaled_units_give_the_same_points(raw_roofline, tmp_path):
+    result = invoke("roofline", tmp_path, "--from", DATA / "ncu-sgemm-ladder-1024-raw-auto.csv")
+    assert result.exit_code == 0, result.output
+    auto = pd.read_csv(tmp_path / "roofline.csv")
+    for column in ("intensity_flop_per_byte", "gflops_per_s"):
+        np.testing.assert_allclose(auto[column], raw_roofline[column], rtol=1e-2)  # auto units print 3-4 digits
+
+
+# --- pure model -------------------------------------------------------------------------------------
+
+def work(**columns) -> pd.DataFrame:
+    base = {"label": ["a"], "kernel": ["k"], "duration_ns": [1e6]}
+    return pd.DataFrame({**base, **{key: [value] for key, value in columns.items()}})
+
+
+def test_low_intensity_is_memory_bound_and_high_intensity_compute_bound():
+    # 1e12 FLOP in 1 ms = 1 PFLOP/s... scaled down: 1e9 FLOP in 1 ms = 1000 GFLOP/s
+    low = roofline_points(work(flops=1e9, dram_bytes=1e9), H200).iloc[0]  # 1 FLOP/byte: roof 4.8 TFLOP/s
+    assert (low["bound"], low["roof_gflops_per_s"]) == ("memory", pytest.approx(4800))
+    assert low["pct_of_roof"] == pytest.approx(100 * 1000 / 4800)
+    high = roofline_points(work(flops=1e9, dram_bytes=1e6), H200).iloc[0]  # 1000 FLOP/byte
+    assert (high["bound"], high["roof_gflops_per_s"], high["compute_roof"]) == ("compute", pytest.approx(67000), "FP32")
+
+
+def test_mixed_work_runs_at_the_time_weighted_peak():
+    mixed = roofline_points(work(flops=1e9, tensor_tf32_flops=1e9, dram_bytes=1e3), H200).iloc[0]
+    seconds_at_peak = 1e9 / 67e12 + 1e9 / 494.7e12
+    assert mixed["compute_roof"] == "mixed"
+    assert mixed["compute_gflops_per_s"] == pytest.approx(2e9 / seconds_at_peak / 1e9)
+
+
+def test_unknown_gpu_points_have_no_bound_and_work_without_flops_is_left_out():
+    points = roofline_points(pd.concat([work(flops=1e9, dram_bytes=1e6), work(flops=0.0, dram_bytes=1e6)]), None)
+    assert len(points) == 1 and points["bound"].isna().all() and points["pct_of_roof"].isna().all()
+    assert roofs(None) == []
+
+
+def test_binding_level_is_the_roof_the_work_comes_closest_to():
+    points = roofline_points(work(flops=1e9, dram_bytes=1e6, l1_bytes=1e9), H200)
+    assert list(binding_points(points)["level"]) == ["l1"]
+
+
+# --- figures ----------------------------------------------------------------------------------------
+
+def overlapping_pairs(boxes) -> list[tuple[int, int]]:
+    """Index pairs of boxes that overlap by more than a hair (touching edges do not count)."""
+    return [(i, j) for i in range(len(boxes)) for j in range(i + 1, len(boxes))
+            if min(boxes[i].x1, boxes[j].x1) - max(boxes[i].x0, boxes[j].x0) > 0.01
+            and min(boxes[i].y1, boxes[j].y1) - max(boxes[i].y0, boxes[j].y0) > 0.01]
+
+
+def label_boxes(figure) -> tuple[list[str], list]:
+    """Text and on-screen box of every horizontal text in the axes (point and compute-roof labels);
+    the boxes of the text alone, without the leader lines annotations carry."""
+    figure.canvas.draw()  # annotations take their offsets when drawn, as when saved
+    ax = figure.axes[0]
+    renderer = figure.canvas.get_renderer()
+    texts = [text for text in ax.texts if text.get_text() and text.get_rotation() == 0]
+    return [text.get_text() for text in texts], [Text.get_window_extent(text, renderer) for text in texts]
+
+
+@pytest.fixture(scope="module")
+def example_ladder():
+    return load_ladder([EXAMPLE], False, None)
+
+
+def test_ladder_labels_do_not_overlap_and_name_every_stage(example_ladder):
+    figure = roofline_figure(example_ladder.points, example_ladder.roofs, example_ladder.gpu)
+    texts, boxes = label_boxes(figure)
+    assert overlapping_pairs(boxes) == []
+    named = {stage for text in texts for stage in text.split(", ")}
+    assert set(STAGES) <= named
+    frame = figure.axes[0].get_window_extent(figure.canvas.get_renderer())
+    assert all(frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1 for box in boxes)
+
+
+def test_labels_of_several_sizes_do_not_overlap(example_ladder):
+    """The ladder at four sizes (scaled from the example: the layout is what is tested)."""
+    sizes = []
+    for n in (1024, 2048, 4096, 8192):
+        scale = (n / 1024) ** 3
+        copy = example_ladder.work.copy()
+        copy["size"] = f"{n}x{n}x{n}"
+        for column in ("flops", "tensor_tf32_flops", "tensor_flops", "l2_bytes", "l1_bytes", "duration_ns"):
+            copy[column] = copy[column] * scale
+        copy["dram_bytes"] = copy["dram_bytes"] * (n / 1024) ** 2
+        copy["duration_ns"] = copy["duration_ns"] * (1 + 0.1 * np.arange(len(copy)) * np.log2(n / 512))
+        sizes.append(copy)
+    points = roofline_points(pd.concat(sizes, ignore_index=True), H200)
+    figure = roofline_figure(points, roofs(H200), "NVIDIA H200")
+    texts, boxes = label_boxes(figure)
+    assert overlapping_pairs(boxes) == []
+    assert sum(len(text.split(", ")) for text in texts if text.startswith("v")) == 40
+
+
+def test_many_kernels_label_only_the_longest_running():
+    rng = np.random.default_rng(0)
+    kernels = pd.DataFrame({"label": [f"kernel_{i}" for i in range(120)], "kernel": "k",
+                            "duration_ns": rng.uniform(1e3, 1e6, 120), "flops": rng.uniform(1e6, 1e10, 120),
+                            "dram_bytes": rng.uniform(1e6, 1e9, 120)})
+    figure = roofline_figure(roofline_points(kernels, H200), roofs(H200), "NVIDIA H200")
+    texts, boxes = label_boxes(figure)
+    labels = [text for text in texts if text.startswith("kernel_")]
+    longest = kernels.nlargest(MAX_LABELS, "duration_ns")["label"]
+    assert {name for text in labels for name in text.split(", ")} == set(longest)
+    assert overlapping_pairs(boxes) == []
+    assert "80 more unlabelled" in figure.axes[0].get_title()
+
+
+def test_title_names_the_gpu_and_the_ceilings_source(example_ladder):
+    figure = roofline_figure(example_ladder.points, example_ladder.roofs, example_ladder.gpu)
+    assert "NVIDIA H200" in figure.texts[0].get_text()
+    assert "datasheet" in figure.axes[0].get_title()
+
+
+# --- the command --------------------------------------------------------------------------------------
+
+def test_roofline_files_are_valid_and_not_trivial(tmp_path):
+    result = invoke("roofline", tmp_path, "--from", EXAMPLE)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [f"wrote {tmp_path / name}" for name in ("roofline.png", "roofline.svg", "roofline.csv")]
+    png = (tmp_path / "roofline.png").read_bytes()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 30_000
+    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    assert width >= 1200 and height >= 800
+    svg = ElementTree.parse(tmp_path / "roofline.svg").getroot()
+    assert svg.tag.endswith("svg") and len(list(svg.iter())) > 200
+
+
+def test_default_from_is_profiles_so_it_works_right_after_install(tmp_path, monkeypatch):
+    monkeypatch.chdir(REPO)
+    result = invoke("roofline", tmp_path)
+    assert result.exit_code == 0, result.output
+    table = pd.read_csv(tmp_path / "roofline.csv")
+    assert set(table["label"]) >= set(STAGES)
+
+
+@pytest.mark.parametrize("bad", ["no/such/path", "empty-dir", "not-ncu.csv"])
+def test_bad_from_is_a_one_line_error(tmp_path, bad):
+    (tmp_path / "empty-dir").mkdir()
+    (tmp_path / "not-ncu.csv").write_text("a,b\n1,2\n")
+    result = invoke("roofline", tmp_path / "out", "--from", tmp_path / bad)
+    assert one_line_error(result).startswith("error: ")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_directory_of_profiles_uses_the_latest_of_each_stage_unless_all(tmp_path):
+    for name, started in (("old", "2026-01-01T00:00:00+00:00"), ("new", "2026-02-01T00:00:00+00:00")):
+        directory = tmp_path / "profiles" / "nested" / name
+        directory.mkdir(parents=True)
+        shutil.copy(RAW, directory / "ncu-raw.csv")
+        (directory / "manifest.json").write_text(f'{{"started": "{started}"}}')
+    result = invoke("roofline", tmp_path / "latest", "--from", tmp_path / "profiles")
+    assert result.exit_code == 0, result.output
+    latest = pd.read_csv(tmp_path / "latest" / "roofline.csv")
+    assert set(latest["profile"]) == {"new"} and len(latest) == 30
+    result = invoke("roofline", tmp_path / "all", "--from", tmp_path / "profiles", "--all")
+    assert result.exit_code == 0, result.output
+    every = pd.read_csv(tmp_path / "all" / "roofline.csv")
+    assert len(every) == 60 and {"v6", "v6 #2"} <= set(every["label"])
+
+
+OTHER_PROGRAM = [
+    ["ID", "Kernel Name", "device__attribute_display_name", "gpu__time_duration.sum", "dram__bytes_read.sum",
+     "dram__bytes_write.sum", "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
+     "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum", "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"],
+    ["", "", "", "nsecond", "byte", "byte", "inst", "inst", "inst"],
+    ["0", "void my::gemm_kernel<128, 8>(float const*, float const*, float*, int)", "NVIDIA H200", "100,000", "1,000,000", "0",
+     "0", "0", "500,000,000"],
+    ["1", "void my::gemm_kernel<128, 8>(float const*, float const*, float*, int)", "NVIDIA H200", "100,000", "1,000,000", "0",
+     "0", "0", "500,000,000"],
+    ["2", "copy_kernel", "NVIDIA H200", "500", "2,000,000", "2,000,000", "0", "0", "0"],
+]
+
+
+def test_another_programs_csv_is_labelled_by_kernel_name(tmp_path):
+    text = io.StringIO()
+    csv.writer(text, quoting=csv.QUOTE_ALL).writerows(OTHER_PROGRAM)
+    (tmp_path / "app.csv").write_text("program output\n==PROF== Disconnected\n" + text.getvalue())
+    result = invoke("roofline", tmp_path / "out", "--from", tmp_path / "app.csv")
+    assert result.exit_code == 0, result.output
+    table = pd.read_csv(tmp_path / "out" / "roofline.csv")
+    assert list(table["label"]) == ["gemm_kernel"]  # the copy did no FLOPs: no place on a roofline
+    row = table.iloc[0]
+    assert row["intensity_flop_per_byte"] == pytest.approx(2 * 1e9 / 2e6, rel=1e-5)  # both launches: 2e9 FLOP over 2 MB
+    assert row["gflops_per_s"] == pytest.approx(2e9 / 200_000, rel=1e-5)  # 10 TFLOP/s
+    assert (row["bound"], row["pct_of_roof"]) == ("compute", pytest.approx(100 * 10 / 67, rel=1e-5))
