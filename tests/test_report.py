@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from nsprof.analyze.ladder import short_kernel_name, stage_changes
+from nsprof.analyze.ladder import ALWAYS_WATCHED, WATCHED, short_kernel_name, stage_changes
 from nsprof.analyze.timeline import time_breakdown
 from nsprof.cli import app
 from nsprof.commands.roofline import load_ladder
@@ -19,6 +19,7 @@ from nsprof.parse import load_nsys
 from nsprof.registry import stages_for
 from nsprof.render import format as fmt
 from nsprof.render.document import Heading, Image, Paragraph, Table, to_html, to_markdown
+from nsprof.render.report import CHANGE_COLUMNS
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "data"
@@ -93,6 +94,11 @@ def test_stage_changes_show_what_moved():
     assert v4["before"] == pytest.approx(12_582_912 / 3) and v4["after"] == 0  # per launch: ncu ran 3
     assert changes[("v1", "l1_bytes")]["previous"] is None
     assert changes[("v7", "stall_short_scoreboard")]["after"] is None  # the stalls preset was not collected
+
+
+def test_every_watched_column_has_a_name_in_the_report():
+    watched = {column for columns in WATCHED.values() for column in columns} | set(ALWAYS_WATCHED)
+    assert watched <= set(CHANGE_COLUMNS)
 
 
 def test_report_of_the_example_says_what_bounds_each_stage(tmp_path):

@@ -3,7 +3,7 @@
 
 A piece of work is every profiled launch inside one nsprof stage range (`nsprof:sgemm/v6/1024x1024x1024`,
 labelled `v6`) or, for launches outside any stage range (another program's ncu CSV), every launch of
-one kernel (labelled by its shortened name). Columns of `work_records` (WORK_COLUMNS):
+one kernel (labelled by its shortened name). Columns of `work_records`:
 
 - `key`: the stage range, or `kernel:<name>`; `label`; `op`, `stage`, `size` (stage work only)
 - `kernel`: the kernel that ran longest (the stage's main kernel); `ncu_kernels`: launches profiled
@@ -23,6 +23,7 @@ one kernel (labelled by its shortened name). Columns of `work_records` (WORK_COL
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from dataclasses import dataclass
 
@@ -69,14 +70,13 @@ WATCHED: dict[str, tuple[str, ...]] = {
 }
 ALWAYS_WATCHED = ("time_per_launch_ns",)
 # Totals over every profiled launch; per_launch divides them by the launches of the main kernel.
-ADDITIVE = frozenset(TOTALS) - {"duration_ns"} | {"l1_bytes"}
+ADDITIVE = (frozenset(TOTALS) - {"duration_ns"}) | {"l1_bytes"}
 
 
 @dataclass(frozen=True)
 class LadderAnalysis:
     gpu: str | None
-    ceiling: Ceiling | None
-    roofs: list[Roof]
+    roofs: list[Roof]  # from the GPU's ceilings
     work: pd.DataFrame  # combine's columns
     points: pd.DataFrame  # nsprof.analyze.roofline.POINT_COLUMNS
     sources: list[Source]  # the profiles shown: those some work row comes from, or with no work rows at all
@@ -118,7 +118,7 @@ def analyze_ladder(sources: list[Source], gpu: str | None, ceiling: Ceiling | No
     used = [source for source in sources if source.name in shown]
     timelines = {source.name: breakdown for source in used for export in source.profile.nsys[:1]
                  if (breakdown := time_breakdown(export)) is not None}
-    return LadderAnalysis(gpu, ceiling, roofs(ceiling), work, roofline_points(work, ceiling), used, timelines)
+    return LadderAnalysis(gpu, roofs(ceiling), work, roofline_points(work, ceiling), used, timelines)
 
 
 def work_records(launches: pd.DataFrame | None, nsys_ranges: pd.DataFrame | None) -> pd.DataFrame:
@@ -137,7 +137,7 @@ def work_records(launches: pd.DataFrame | None, nsys_ranges: pd.DataFrame | None
     return _with_times(pd.concat([work[["key"]], described, work.drop(columns="key")], axis=1))
 
 
-def combine(records: list[tuple[str, pd.Timestamp, pd.DataFrame]], keep_all: bool = False) -> pd.DataFrame:
+def combine(records: list[tuple[str, dt.datetime, pd.DataFrame]], keep_all: bool = False) -> pd.DataFrame:
     """Work records of several profiles (name, start time, records; oldest first) as one table in
     ladder order, with `profile` and `started` columns. Unless `keep_all`, each piece of work comes
     from the latest profile that has it; with `keep_all`, repeated labels get a ' #2', ' #3' suffix."""
@@ -169,7 +169,7 @@ def _with_percent_of_library(work: pd.DataFrame) -> pd.DataFrame:
 def per_launch(work: pd.DataFrame, column: str) -> pd.Series:
     """A column per launch of the work: ncu counts (bytes, FLOPs, conflicts) are totals over every
     profiled launch, so they are divided by the launches of the main kernel; others are as they are."""
-    values = pd.to_numeric(work[column], errors="coerce").astype(float) if column in work else pd.Series(np.nan, index=work.index)
+    values = _numeric(work, column)
     if column in ADDITIVE:
         values = ratio(values, _numeric(work, "main_kernel_launches"))
     return values
@@ -212,25 +212,25 @@ def _ncu_work(launches: pd.DataFrame) -> pd.DataFrame:
     groups = [_group(nvtx, kernel) for nvtx, kernel in zip(metrics["nvtx"], metrics["kernel"])]
     totals = range_metrics(metrics.assign(nvtx=[[group] for group in groups]))
     totals = totals.rename(columns={"range": "key", "kernels": "ncu_kernels"}).set_index("key")
-    per_launch = pd.DataFrame({
+    rows = pd.DataFrame({
         "key": groups, "kernel": metrics["kernel"], "duration_ns": metrics["duration_ns"],
-        "l1_bytes": _metric(launches, L1_BYTES),
-        "registers_per_thread": _metric(launches, REGISTERS),
-        "smem_per_block_bytes": sum_measured(*(_metric(launches, name) for name in SMEM)),
-        **{column: _metric(launches, name) for column, name in WEIGHTED.items()},
+        "l1_bytes": _numeric(launches, L1_BYTES),
+        "registers_per_thread": _numeric(launches, REGISTERS),
+        "smem_per_block_bytes": sum_measured(*(_numeric(launches, name) for name in SMEM)),
+        **{column: _numeric(launches, name) for column, name in WEIGHTED.items()},
     })
-    grouped = per_launch.groupby("key", sort=False)
-    totals["l1_bytes"] = grouped["l1_bytes"].sum(min_count=1)
+    by_work = rows.groupby("key", sort=False)
+    totals["l1_bytes"] = by_work["l1_bytes"].sum(min_count=1)
     totals["intensity_flop_per_l1_byte"] = ratio(sum_measured(totals["flops"], totals["tensor_flops"]), totals["l1_bytes"])
-    weight = per_launch["duration_ns"].fillna(0)
+    weight = rows["duration_ns"].fillna(0)
     for column in WEIGHTED:
-        measured = per_launch[column].notna()
-        weighted = (per_launch[column].fillna(0) * weight).groupby(per_launch["key"]).sum()
-        totals[column] = ratio(weighted, weight.where(measured, 0).groupby(per_launch["key"]).sum())
-    main = per_launch.loc[per_launch["duration_ns"].fillna(-1).groupby(per_launch["key"]).idxmax()].set_index("key")
-    totals[["kernel", "registers_per_thread", "smem_per_block_bytes"]] = main[["kernel", "registers_per_thread", "smem_per_block_bytes"]]
-    is_main = per_launch["kernel"].to_numpy() == main.loc[per_launch["key"], "kernel"].to_numpy()
-    totals["main_kernel_launches"] = per_launch[is_main].groupby("key").size()
+        weighted = (rows[column].fillna(0) * weight).groupby(rows["key"]).sum()
+        totals[column] = ratio(weighted, weight.where(rows[column].notna(), 0).groupby(rows["key"]).sum())
+    main = rows.loc[rows["duration_ns"].fillna(-1).groupby(rows["key"]).idxmax()].set_index("key")
+    of_main = ["kernel", "registers_per_thread", "smem_per_block_bytes"]
+    totals[of_main] = main[of_main]
+    is_main = rows["kernel"].to_numpy() == main.loc[rows["key"], "kernel"].to_numpy()
+    totals["main_kernel_launches"] = rows[is_main].groupby("key").size()
     return totals.reset_index()
 
 
@@ -283,16 +283,11 @@ def _ladder_order(row: pd.Series) -> tuple:
     return (1, "", 0, -(row.get("duration_ns") if pd.notna(row.get("duration_ns")) else 0), row["label"])
 
 
-def _metric(launches: pd.DataFrame, name: str) -> pd.Series:
-    if name not in launches:
-        return pd.Series(np.nan, index=launches.index)
-    return pd.to_numeric(launches[name], errors="coerce").astype(float)
-
-
-def _numeric(work: pd.DataFrame, column: str) -> pd.Series:
-    if column not in work:
-        return pd.Series(np.nan, index=work.index)
-    return pd.to_numeric(work[column], errors="coerce").astype(float)
+def _numeric(frame: pd.DataFrame, column: str) -> pd.Series:
+    """A column as floats; all NaN when it is not there (not collected)."""
+    if column not in frame:
+        return pd.Series(np.nan, index=frame.index)
+    return pd.to_numeric(frame[column], errors="coerce").astype(float)
 
 
 def _value(value) -> float | None:

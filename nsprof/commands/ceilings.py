@@ -26,9 +26,11 @@ def ceilings(
     save: bool = typer.Option(True, "--save/--no-save", help="Write the file."),
     as_json: bool = typer.Option(False, "--json", help="Print the measurements as JSON instead of a table."),
 ) -> None:
-    """Measure this GPU's ceilings (a few seconds): DRAM bandwidth (device-to-device copy), L2
-    bandwidth (reads of an L2-resident buffer), FP32 peak (an FMA microbenchmark) and tensor-core peak
-    (cuBLAS HGEMM at 8192^3). The roofline and report use them in place of the datasheet's values."""
+    """Measure this GPU's roofs for `nsprof roofline` and `nsprof report` (a few seconds).
+
+    DRAM bandwidth (a device-to-device copy), L2 bandwidth (reads of an L2-resident buffer), FP32
+    peak (an FMA microbenchmark) and tensor-core peak (cuBLAS HGEMM at 8192^3), each the median of
+    timed runs after warm-up. The reports use them in place of the datasheet's values."""
     from nsprof.launch.ceilings import measure_ceilings, save_ceilings
 
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),

@@ -20,10 +20,11 @@ def report(
     ceilings: Optional[Path] = typer.Option(None, "--ceilings", metavar="PATH", help=CEILINGS_HELP),
     name: Optional[str] = typer.Option(None, "--name", help="The report's directory under OUT. Default: the profile's name, or <gpu>-<op> for several profiles."),
 ) -> None:
-    """Write OUT/<name>/index.html (self-contained: images inline) and report.md (with its images beside
-    it): every stage's time, TFLOP/s, % of cuBLAS, DRAM bandwidth, intensity, bank conflicts, occupancy,
-    registers and shared memory; what each stage changed and what that moved; what bounds it on the
-    roofline; and where an nsys capture's time went."""
+    """Write a per-stage report: OUT/<name>/index.html (self-contained) and report.md.
+
+    Every stage's time, TFLOP/s, % of cuBLAS, DRAM bandwidth, intensity, bank conflicts,
+    occupancy, registers and shared memory; what each stage changed and what that moved; what
+    bounds it on the roofline; and where an nsys capture's time went."""
     ladder = load_ladder(from_, all_, ceilings)
     if ladder.work.empty and not ladder.timelines:
         raise ParseError("nothing to report: no stage, kernel or CUDA activity in the profiles given",

@@ -16,7 +16,7 @@ DEFAULT_FROM = Path("profiles")
 PNG_DPI = 150  # the figure is laid out in points; this only sets the PNG's pixel size
 # The CSV: what each point is, where it sits, what bounds it, then where it came from.
 CSV_COLUMNS = ("label", "kernel", "level", "intensity_flop_per_byte", "gflops_per_s", "bound", "pct_of_roof",
-               "roof_gflops_per_s", "roof_source", "compute_roof", "op", "stage", "size", "profile")
+               "roof_gflops_per_s", "roof_source", "compute_roof", "duration_ns", "op", "stage", "size", "profile")
 
 FROM_HELP = ("A profile directory, a directory holding them (searched at any depth), or an ncu .csv file; "
              "repeatable. Default: profiles/.")
@@ -31,9 +31,11 @@ def roofline(
     all_: bool = typer.Option(False, "--all", help=ALL_HELP),
     ceilings: Optional[Path] = typer.Option(None, "--ceilings", metavar="PATH", help=CEILINGS_HELP),
 ) -> None:
-    """Draw the roofline of profiled stages (or of every kernel in an ncu CSV): one point per stage
-    and memory level (DRAM, and L2 and L1 when their bytes were collected) under the GPU's roofs,
-    with the ladder's path from v1 to v10; and a CSV with each point's bound and % of its roof."""
+    """Draw the roofline of profiled stages, or of every kernel in an ncu CSV.
+
+    One point per stage and memory level (DRAM, and L2 and L1 when their bytes were collected)
+    under the GPU's roofs, with the ladder's path from v1 to v10; and a CSV with each point's
+    bound (memory or compute) and % of the roof above it."""
     ladder = load_ladder(from_, all_, ceilings)
     for path in write_roofline(ladder, out):
         typer.echo(f"wrote {path}")

@@ -32,6 +32,7 @@ FMA_CHAINS = 8
 FMA_UNROLL = 16  # iterations per loop test (128 FMAs): loop bookkeeping takes issue slots from the FMAs
 FMA_ITERATIONS = 4096
 BLOCK = 256
+THREADS_PER_SM = 2048  # resident threads per SM on Ampere and Hopper data-center GPUs
 COPY_BYTES = 1 << 30
 L2_PASSES = 100
 HGEMM_N = 8192
@@ -113,12 +114,12 @@ def measure_dram(cp) -> dict:
 
 
 def measure_l2(cp, device: dict) -> dict:
-    l2_bytes = int(device["l2_mib"] * 2**20)
-    size = int(min(24 * 2**20, max(2**20, l2_bytes // 2.5))) // 16 * 16  # fits in L2 with room to spare
+    l2_bytes = device["l2_mib"] * 2**20
+    size = int(min(24 * 2**20, max(2**20, l2_bytes / 2.5))) // 16 * 16  # fits in L2 with room to spare
     data = cp.zeros(size // 4, dtype=cp.float32)
     out = cp.zeros(1, dtype=cp.float32)
     kernel = cp.RawKernel(L2_SOURCE, "l2_read")
-    grid = device["sm_count"] * (2048 // BLOCK)  # one full wave: every thread resident at once
+    grid = device["sm_count"] * (THREADS_PER_SM // BLOCK)  # one full wave: every thread resident at once
     launch = lambda: kernel((grid,), (BLOCK,), (data, np.int64(size // 16), np.int32(L2_PASSES), out))  # noqa: E731
     timing = time_launches(launch, REPEAT, WARMUP)
     moved = L2_PASSES * size
@@ -129,8 +130,9 @@ def measure_l2(cp, device: dict) -> dict:
 def measure_fp32(cp, device: dict) -> dict:
     out = cp.zeros(1, dtype=cp.float32)
     kernel = cp.RawKernel(FMA_SOURCE, "fma_peak")
-    blocks = device["sm_count"] * (2048 // BLOCK) * 4  # four full waves
-    launch = lambda: kernel((blocks,), (BLOCK,), (out, np.float32(0.999), np.float32(0.001), np.int32(FMA_ITERATIONS)))  # noqa: E731
+    blocks = device["sm_count"] * (THREADS_PER_SM // BLOCK) * 4  # four full waves
+    args = (out, np.float32(0.999), np.float32(0.001), np.int32(FMA_ITERATIONS))  # x = 0.999 x + 0.001 stays finite
+    launch = lambda: kernel((blocks,), (BLOCK,), args)  # noqa: E731
     timing = time_launches(launch, REPEAT, WARMUP)
     flops = 2 * FMA_CHAINS * FMA_ITERATIONS * blocks * BLOCK
     return _entry(flops / timing.median_ms / 1e9, timing, flops_per_launch=flops,

@@ -18,6 +18,7 @@ from matplotlib.figure import Figure  # noqa: E402
 
 from nsprof.analyze.ladder import LadderAnalysis, per_launch, stage_changes  # noqa: E402
 from nsprof.analyze.roofline import LEVELS, binding_points  # noqa: E402
+from nsprof.analyze.timeline import TimeBreakdown  # noqa: E402
 from nsprof.registry import STAGES, Stage  # noqa: E402
 from nsprof.render import format as fmt  # noqa: E402
 from nsprof.render.document import Block, Bullets, Heading, Image, Paragraph, Table  # noqa: E402
@@ -110,11 +111,11 @@ def _kernel_table(kernels: pd.DataFrame) -> Table:
 def _measured_cells(work: pd.DataFrame) -> list[tuple[str, ...]]:
     """time, TFLOP/s, % of cuBLAS, DRAM bandwidth, intensity, conflicts, n-way, occupancy,
     registers, shared memory: per launch."""
-    conflicts = per_launch(work, "smem_ld_conflicts").add(per_launch(work, "smem_st_conflicts"), fill_value=0)
-    conflicts = conflicts.where(work.get("smem_ld_conflicts", pd.Series(index=work.index)).notna())
+    loads = per_launch(work, "smem_ld_conflicts")
+    conflicts = loads.add(per_launch(work, "smem_st_conflicts"), fill_value=0).where(loads.notna())
     return [(
         fmt.duration_ns(row.get("time_per_launch_ns")), fmt.ratio(row.get("tflops_per_s"), 1),
-        fmt.percent(row.get("pct_of_library"), 0), fmt.bytes_per_s(_times(row.get("dram_gbytes_per_s"), 1e9)),
+        fmt.percent(row.get("pct_of_library"), 0), fmt.bytes_per_s(_scaled(row.get("dram_gbytes_per_s"), 1e9)),
         fmt.ratio(row.get("intensity_flop_per_byte"), 1), fmt.count(conflict),
         f"{fmt.ratio(row.get('smem_ld_nway'))} / {fmt.ratio(row.get('smem_st_nway'))}",
         fmt.percent(row.get("occupancy_pct")), fmt.count(row.get("registers_per_thread")),
@@ -168,7 +169,7 @@ def _stage_sections(ladder: LadderAnalysis, stages: pd.DataFrame) -> list[Block]
     changes = stage_changes(stages)
     binding = binding_points(ladder.points)
     blocks: list[Block] = [Heading(2, "Stage by stage")]
-    for (op, stage), rows in stages.groupby(["op", "stage"], sort=False):
+    for (op, stage), _ in stages.groupby(["op", "stage"], sort=False):
         described: Stage | None = registry.get((op, stage))
         blocks.append(Heading(3, f"{stage}: {described.title}" if described else stage))
         if described:
@@ -190,20 +191,22 @@ def _change_table(changes: list[dict]) -> Table:
     rows = []
     for change in changes:
         name, show = CHANGE_COLUMNS[change["column"]]
-        before = show(change["before"]) if change["previous"] is not None else fmt.MISSING
-        after = show(change["after"]) if change["after"] is not None else NOT_COLLECTED
-        if change["previous"] is not None and change["before"] is None:
-            before = NOT_COLLECTED
-        rows.append((fmt.problem_size(change["size"]), name, _previous_label(change), before, after,
+        if change["previous"] is None:
+            before = fmt.MISSING
+        else:
+            before = NOT_COLLECTED if change["before"] is None else show(change["before"])
+        after = NOT_COLLECTED if change["after"] is None else show(change["after"])
+        rows.append((fmt.problem_size(change["size"]), name, change["previous"] or "(first stage)", before, after,
                      _relative_change(change["before"], change["after"])))
     return Table(("size", "measured (per launch)", "previous stage", "before", "after", "change"), tuple(rows),
                  (False, False, False, True, True, True))
 
 
-def _time_sections(name: str, breakdown) -> list[Block]:
+def _time_sections(name: str, breakdown: TimeBreakdown) -> list[Block]:
     gpu = tuple((row["activity"], fmt.count(row["count"]), fmt.duration_ns(row["time_ns"]), fmt.percent(row["pct_of_span"]))
                 for _, row in breakdown.gpu.iterrows())
-    gaps = ", ".join(fmt.duration_ns(gap["duration_ns"]) + (f" at +{fmt.duration_ns(gap['start_ns'])}" if gap["start_ns"] else " at the start")
+    gaps = ", ".join(fmt.duration_ns(gap["duration_ns"]) + (f" at +{fmt.duration_ns(gap['start_ns'])}"
+                                                             if gap["start_ns"] else " at the start")
                      for _, gap in breakdown.gaps.iterrows())
     kernels = tuple((fmt.truncate(row["kernel"], 120), fmt.count(row["count"]), fmt.duration_ns(row["time_ns"]),
                      fmt.percent(row["pct_of_gpu_busy"])) for _, row in breakdown.kernels.iterrows())
@@ -229,7 +232,7 @@ def _image(figure: Figure, file_name: str, alt: str) -> Image:
 
 
 def _bound_text(row: pd.Series) -> str:
-    return f"{row['bound']}" if row["bound"] else "no roof known"
+    return row["bound"] or "no roof known"
 
 
 def _bound_sentence(row: pd.Series) -> str:
@@ -250,13 +253,9 @@ def _relative_change(before: float | None, after: float | None) -> str:
     return f"{change:+.1f}%" if abs(change) < 10 else f"{change:+.0f}%"
 
 
-def _previous_label(change: dict) -> str:
-    return change["previous"] or "(first stage)"
-
-
 def _registry_titles() -> dict[tuple[str, str], str]:
     return {(s.op, s.stage): s.title for stages in STAGES.values() for s in stages}
 
 
-def _times(value, factor: float):
+def _scaled(value, factor: float):
     return None if value is None or pd.isna(value) else value * factor

@@ -90,7 +90,7 @@ def _roofs_to_show(points: pd.DataFrame, roofs: list[Roof]) -> list[Roof]:
     the units some point used."""
     levels = set(points["level"]) | {"dram"}
     used = set(points["compute_roof"].dropna())
-    tensor = {key for name, key in TENSOR_NAMES.items() if name in used} | (set(TENSOR_NAMES.values()) if "mixed" in used else set())
+    tensor = {key for name, key in TENSOR_NAMES.items() if name in used or "mixed" in used}
     return [roof for roof in roofs if (roof.kind == "memory" and roof.key in levels)
             or roof.key == "fp32" or roof.key in tensor]
 
