@@ -26,3 +26,14 @@ def pytest_collection_modifyitems(config, items):
     if reason:
         for item in gpu_items:
             item.add_marker(pytest.mark.skip(reason=f"needs a GPU: {reason}"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_measured_ceilings_by_default(tmp_path_factory):
+    """The repository commits measured H200 ceilings under profiles/; tests that do not ask for
+    them (with --ceilings) must see the datasheet, whatever the working directory."""
+    from nsprof.parse import sources
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sources, "CEILINGS_DIR", tmp_path_factory.mktemp("no-ceilings"))
+        yield

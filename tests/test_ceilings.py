@@ -146,3 +146,15 @@ def test_measured_ceilings_are_plausible(tmp_path):
     path = measure.save_ceilings(document, tmp_path)
     ceiling = ceiling_for(document["device"]["device"], read_measured_ceilings(tmp_path, path.name))
     assert ceiling.source_of("l2_tbyte_per_s").startswith("measured ")
+
+
+def test_saving_again_keeps_the_earlier_measurement(tmp_path):
+    from nsprof.launch.ceilings import save_ceilings
+
+    first = {"created": "2026-11-21T01:37:28+00:00", "device": {"device": "NVIDIA H200"}, "ceilings": {}}
+    second = {**first, "created": "2026-11-22T09:00:00+00:00"}
+    path = save_ceilings(first, tmp_path)
+    assert save_ceilings(second, tmp_path) == path
+    assert json.loads(path.read_text())["created"] == second["created"]
+    kept = tmp_path / "ceilings-nvidia-h200-20261121T013728.json"
+    assert json.loads(kept.read_text())["created"] == first["created"]

@@ -298,3 +298,12 @@ def test_another_programs_csv_is_labelled_by_kernel_name(tmp_path):
     assert row["intensity_flop_per_byte"] == pytest.approx(2 * 1e9 / 2e6, rel=1e-5)  # both launches: 2e9 FLOP over 2 MB
     assert row["gflops_per_s"] == pytest.approx(2e9 / 200_000, rel=1e-5)  # 10 TFLOP/s
     assert (row["bound"], row["pct_of_roof"]) == ("compute", pytest.approx(100 * 10 / 67, rel=1e-5))
+
+
+def test_the_committed_h200_ceilings_give_measured_roofs(tmp_path):
+    result = invoke("roofline", tmp_path, "--from", EXAMPLE, "--ceilings", REPO / "profiles")
+    assert result.exit_code == 0, result.output
+    table = pd.read_csv(tmp_path / "roofline.csv")
+    l2 = table[table["level"] == "l2"]
+    assert l2["bound"].notna().all()  # the measured file has the L2 bandwidth the datasheet lacks
+    assert l2["roof_source"].str.startswith("measured").all()

@@ -95,11 +95,30 @@ def measure_ceilings(progress: Callable[[str], None] = lambda message: None) -> 
 
 
 def save_ceilings(document: dict, directory: Path) -> Path:
-    """Write the document to DIRECTORY/ceilings-<gpu>.json and return the path."""
+    """Write the document to DIRECTORY/ceilings-<gpu>.json and return the path.
+
+    A measurement already there is kept, renamed ceilings-<gpu>-<its creation time>.json: the
+    reports use the newest, and nothing measured earlier is lost.
+    """
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / ceilings_file_name(document["device"]["device"])
+    if path.exists():
+        path.rename(_archived_name(path))
     path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     return path
+
+
+def _archived_name(path: Path) -> Path:
+    try:
+        created = json.loads(path.read_text(encoding="utf-8")).get("created", "")
+    except (OSError, ValueError):
+        created = ""
+    stamp = "".join(c for c in str(created)[:19] if c.isalnum()) or "previous"
+    candidate, n = path.with_name(f"{path.stem}-{stamp}.json"), 1
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.stem}-{stamp}-{n}.json")
+    return candidate
 
 
 def measure_dram(cp) -> dict:
