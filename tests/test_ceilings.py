@@ -81,6 +81,7 @@ def test_roofline_prefers_the_measured_file_in_profiles(tmp_path, monkeypatch):
     (tmp_path / "profiles").mkdir()
     (tmp_path / "profiles" / "ceilings-nvidia-h200.json").write_text(json.dumps(MEASURED))
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("nsprof.parse.sources.CEILINGS_DIR", Path("profiles"))  # the real default (conftest hides it)
     result = runner.invoke(app, ["roofline", "out", "--from", str(EXAMPLE)])
     assert result.exit_code == 0, result.output
     table = pd.read_csv(tmp_path / "out" / "roofline.csv")
