@@ -53,15 +53,9 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
     """Run, verify, profile and explain a ladder of CUDA kernels (SGEMM v1..v10) with Nsight tools."""
 
 
-app.command()(stages)
-app.command()(bench)
-app.command()(profile)
-app.command()(doctor)
-app.command()(analyze)
-app.command()(explain)
-app.command()(roofline)
-app.command()(report)
-app.command()(ceilings)
+# In the order a user meets them: the ladder, running it, profiling it, reading the results.
+for command in (stages, bench, profile, analyze, roofline, report, explain, ceilings, doctor):
+    app.command()(command)
 
 
 def main() -> None:

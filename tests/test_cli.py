@@ -11,7 +11,8 @@ from nsprof.cli import app
 from nsprof.registry import stages_for
 
 runner = CliRunner()
-COMMANDS = ["stages", "bench"]
+COMMANDS = [c.name or c.callback.__name__ for c in app.registered_commands]
+TABLE_COMMANDS = ["stages", "bench", "analyze", "explain", "ceilings", "doctor"]  # every table has a --json twin
 
 
 def invoke(*args):
@@ -31,11 +32,17 @@ def test_no_arguments_shows_help():
         assert command in result.output
 
 
+def test_every_command_is_listed():
+    assert COMMANDS == ["stages", "bench", "profile", "analyze", "roofline", "report", "explain", "ceilings", "doctor"]
+
+
 @pytest.mark.parametrize("command", COMMANDS)
 def test_every_command_has_help(command):
     result = invoke(command, "--help")
     assert result.exit_code == 0
-    assert "Usage" in result.stdout and "--json" in result.stdout
+    assert "Usage" in result.stdout and "Traceback" not in result.output
+    if command in TABLE_COMMANDS:
+        assert "--json" in result.stdout
 
 
 def test_stages_table_lists_the_whole_ladder():

@@ -28,8 +28,10 @@ def analyze(
     path: Path = typer.Argument(..., help="A profile directory, an nsys .sqlite export, or an ncu .csv (raw or details page)."),
     json_: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
 ) -> None:
-    """Summarize a profile: GPU work per NVTX range (nsys), derived metrics per kernel (ncu), and
-    one row per measured stage when a directory holds both."""
+    """Summarize a profile directory, nsys SQLite export or ncu CSV as tables (or --json).
+
+    GPU work per NVTX range (nsys), derived metrics per kernel (ncu), and one row per measured
+    stage when a directory holds both."""
     profile = load_profile(path)
     analysis = analyze_profile(profile.nsys, profile.ncu, profile.manifest)
     if json_:

@@ -16,8 +16,9 @@ def doctor(
     nsys: Optional[str] = typer.Option(None, "--nsys", metavar="PATH", help="The nsys executable. Default: $NSPROF_NSYS, then PATH."),
     ncu: Optional[str] = typer.Option(None, "--ncu", metavar="PATH", help="The ncu executable. Default: $NSPROF_NCU, then PATH."),
 ) -> None:
-    """Check what profiling needs: CuPy, a GPU, driver and CUDA, nvtx, nsys, ncu, and permission to
-    read the GPU's performance counters (one tiny kernel under ncu).
+    """Check what profiling needs: CuPy, GPU, driver, nvtx, nsys, ncu and counter access.
+
+    The counter check profiles one tiny kernel under ncu.
 
     Exit code 0 when every check is ok, 1 otherwise (something is missing or could not be checked).
     """

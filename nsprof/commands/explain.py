@@ -27,8 +27,10 @@ def explain(
     json_: bool = typer.Option(False, "--json", help="Print one JSON document instead of formatted text."),
     markdown: bool = typer.Option(False, "--markdown", help="Print Markdown instead of formatted text."),
 ) -> None:
-    """Explain an optimization topic with numbers computed from the ladder's own access patterns
-    (shared-memory banks, global-memory sectors) and measured in a profile.
+    """Explain an optimization topic with this ladder's access patterns and measurements.
+
+    Numbers are computed from the stages' declared accesses (shared-memory banks, global-memory
+    sectors) and read from a profile.
 
     With --shape/--access the same models answer for an access you describe:
     nsprof explain bank-conflicts --shape 32x33 --access column
