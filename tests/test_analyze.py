@@ -26,6 +26,7 @@ from ncu_builder import PAGES
 from nsys_builder import global_pid, global_tid, write_export
 
 DATA = Path(__file__).parent / "data"
+REPO = Path(__file__).resolve().parents[1]
 H200 = DATA / "h200" / "nsys-sgemm-ladder-1024.sqlite"
 H200_NCU = {page: DATA / "h200" / f"ncu-sgemm-ladder-1024-{page}.csv" for page in ("raw", "raw-auto", "details")}
 SAXPY = DATA / "nsys-pipit" / "saxpy-mpi-cuda_nsys_perlmutter0.sqlite"
@@ -305,7 +306,7 @@ def test_tables_are_printed(tmp_path):
     (tmp_path / "ncu.csv").write_text(PAGES["raw"])
     result = run(tmp_path)
     assert result.exit_code == 0, result.output
-    for text in ("NVTX ranges (nsys)", "MPI:MPI_Send", "Kernels (ncu)", "sgemm_v6", "A100 40GB datasheet",
+    for text in ("NVTX ranges (nsys)", "MPI:MPI_Send", "Kernels (ncu)", "sgemm_v6", "against the A100 40GB", "(datasheet)",
                  "Stages", "512x512x512"):  # the stage is seen by ncu only
         assert text in result.output
     (tmp_path / "ncu.csv").unlink()
@@ -335,3 +336,14 @@ def test_directory_without_profiles(tmp_path):
     (tmp_path / "manifest.json").write_text("{not json")
     assert "unreadable manifest" in str(run(tmp_path).exception)
     assert "no such file" in str(run(tmp_path / "absent").exception)
+
+
+def test_measured_ceilings_replace_the_datasheet_peaks(monkeypatch):
+    """With the H200's committed measurement in the ceilings directory, % of peak uses it."""
+    monkeypatch.setattr("nsprof.parse.sources.CEILINGS_DIR", REPO / "profiles")
+    doc = run_json(REPO / "profiles" / "examples" / "h200-sgemm-1024")
+    measured = json.loads((REPO / "profiles" / "ceilings-nvidia-h200.json").read_text())["ceilings"]
+    assert doc["ceiling"]["fp32_tflop_per_s"] == measured["fp32_tflop_per_s"]["value"]
+    assert doc["ceiling"]["sources"]["fp32_tflop_per_s"].startswith("measured ")
+    v1 = next(k for k in doc["kernels"] if k["kernel"] == "sgemm_v1")
+    assert v1["fp32_pct_of_peak"] == pytest.approx(100 * v1["gflops_per_s"] / 1e3 / measured["fp32_tflop_per_s"]["value"])

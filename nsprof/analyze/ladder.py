@@ -33,7 +33,7 @@ import pandas as pd
 from nsprof.analyze.ceilings import Ceiling
 from nsprof.analyze.metrics import TOTALS, kernel_metrics, range_metrics, ratio, sum_measured
 from nsprof.analyze.nvtx_attribution import attribute_work, summarize_ranges
-from nsprof.analyze.report import _distinct_launches, gpu_name
+from nsprof.analyze.report import distinct_launches, gpu_name
 from nsprof.analyze.roofline import Roof, roofline_points, roofs
 from nsprof.analyze.stages import parse_stage_range
 from nsprof.analyze.timeline import TimeBreakdown, time_breakdown
@@ -109,7 +109,7 @@ def analyze_ladder(sources: list[Source], gpu: str | None, ceiling: Ceiling | No
         profile = source.profile
         ranges = summarize_ranges(pd.concat([attribute_work(export) for export in profile.nsys], ignore_index=True)) \
             if profile.nsys else None
-        launches = _distinct_launches(profile.ncu) if profile.ncu else None
+        launches = distinct_launches(profile.ncu) if profile.ncu else None
         records.append((source.name, source.started, work_records(launches, ranges)))
     work = combine(records, keep_all)
     # A profile all of whose stages later profiles measured again is left out; one with no work

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from nsprof.analyze.ceilings import Ceiling, datasheet_ceiling, percent_of_peak
+from nsprof.analyze.ceilings import Ceiling, ceiling_for, percent_of_peak
 from nsprof.analyze.metrics import kernel_metrics, range_metrics
 from nsprof.analyze.nvtx_attribution import attribute_work, summarize_ranges
 from nsprof.analyze.stages import stage_records
@@ -25,18 +25,20 @@ class ProfileAnalysis:
     ceiling: Ceiling | None
 
 
-def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict | None = None) -> ProfileAnalysis:
+def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict | None = None,
+                    measured_ceilings: dict | None = None) -> ProfileAnalysis:
     """Attribute nsys GPU work to NVTX ranges, derive ncu kernel metrics, and join both per stage.
 
     Several ncu CSVs may hold the same launches (the raw and details pages of one run): a launch
-    is kept once, from a raw page if there is one (it carries every metric).
+    is kept once, from a raw page if there is one (it carries every metric). `measured_ceilings`
+    (a document `nsprof ceilings` saved) replaces datasheet peaks where it applies to this GPU.
     """
     gpu = gpu_name(nsys, ncu, manifest)
-    ceiling = datasheet_ceiling(gpu)
+    ceiling = ceiling_for(gpu, measured_ceilings)
     ranges = summarize_ranges(pd.concat([attribute_work(export) for export in nsys], ignore_index=True)) if nsys else None
     kernels = ncu_ranges = None
     if ncu:
-        kernels = kernel_metrics(_distinct_launches(ncu))
+        kernels = kernel_metrics(distinct_launches(ncu))
         ncu_ranges = range_metrics(kernels)
         if ceiling is not None:
             kernels = percent_of_peak(kernels, ceiling)
@@ -44,7 +46,8 @@ def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict
     return ProfileAnalysis(ranges, kernels, stage_records(ranges, ncu_ranges), gpu, ceiling)
 
 
-def _distinct_launches(ncu: list[NcuReport]) -> pd.DataFrame:
+def distinct_launches(ncu: list[NcuReport]) -> pd.DataFrame:
+    """Every profiled launch once, however many of the CSVs (pages) hold it."""
     raw_first = sorted(ncu, key=lambda report: report.page != "raw")
     launches = pd.concat([report.kernels for report in raw_first], ignore_index=True)
     # ncu numbers launches from 0 in every run; the process id tells runs apart.

@@ -13,8 +13,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from nsprof.analyze import ProfileAnalysis, analyze_profile
+from nsprof.analyze.ceilings import ceilings_file_name
+from nsprof.analyze.report import gpu_name
 from nsprof.console import stdout
 from nsprof.parse import load_profile
+from nsprof.parse.sources import read_measured_ceilings
 
 KERNEL_FIELDS = (
     "id", "kernel", "nvtx", "duration_ns", "flops", "tensor_flops", "dram_bytes", "l2_bytes",
@@ -33,7 +36,9 @@ def analyze(
     GPU work per NVTX range (nsys), derived metrics per kernel (ncu), and one row per measured
     stage when a directory holds both."""
     profile = load_profile(path)
-    analysis = analyze_profile(profile.nsys, profile.ncu, profile.manifest)
+    gpu = gpu_name(profile.nsys, profile.ncu, profile.manifest)
+    measured = read_measured_ceilings(None, ceilings_file_name(gpu)) if gpu else None
+    analysis = analyze_profile(profile.nsys, profile.ncu, profile.manifest, measured)
     if json_:
         typer.echo(json.dumps(_document(analysis, profile.is_directory), indent=2))
         return
@@ -134,5 +139,8 @@ def _ceiling_caption(analysis: ProfileAnalysis) -> str:
     c = analysis.ceiling
     if c is None:
         return f"% of peak: no datasheet entry for {analysis.gpu or 'an unknown GPU'}"
-    return (f"% of peak against the {c.gpu} {c.source}: {c.fp32_tflop_per_s:g} TFLOP/s FP32, "
-            f"{c.dram_tbyte_per_s:g} TB/s DRAM")
+    def source(field: str) -> str:  # "measured <date> by <method>" -> "measured <date>"
+        return c.source_of(field).split(" by ")[0]
+
+    return (f"% of peak against the {c.gpu}: {c.fp32_tflop_per_s:.3g} TFLOP/s FP32 ({source('fp32_tflop_per_s')}), "
+            f"{c.dram_tbyte_per_s:.3g} TB/s DRAM ({source('dram_tbyte_per_s')})")
