@@ -32,7 +32,9 @@ def ceilings(
     peak (an FMA microbenchmark) and tensor-core peak (cuBLAS HGEMM at 8192^3), each the median of
     timed runs after warm-up. The reports use them in place of the datasheet's values."""
     from nsprof.launch.ceilings import measure_ceilings, save_ceilings
+    from nsprof.launch.gpu import device_info
 
+    device_info()  # without CuPy or a GPU: the one-line error, before any progress display
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=stderr(), transient=True) as bar:
         task = bar.add_task("starting", total=None)
