@@ -38,11 +38,12 @@ PRESETS: dict[str, list[str]] = {
     "compute": [_TIME, *_FP32, *_TENSOR, *_UTILIZATION, "sm__inst_executed_pipe_fma.sum",
                 "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active"],
     "smem": [_TIME, *_SMEM],
-    # the latencies that v7 (short scoreboard) and v8 (long scoreboard, barrier) should cut
-    "stalls": [_TIME, "smsp__average_warp_latency_issue_stalled_short_scoreboard.ratio",
-               "smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio",
-               "smsp__average_warp_latency_issue_stalled_barrier.ratio",
-               "sm__warps_active.avg.pct_of_peak_sustained_active"],
+    # why warps did not issue (cycles stalled per issued instruction): v7 should cut short_scoreboard
+    # (shared-memory latency), v8 long_scoreboard (global) and barrier
+    "stalls": [_TIME, *[f"smsp__average_warp_latency_issue_stalled_{reason}.ratio" for reason in (
+                   "short_scoreboard", "long_scoreboard", "barrier", "mio_throttle", "math_pipe_throttle",
+                   "not_selected", "wait", "dispatch_stall")],
+               "smsp__issue_active.avg.pct_of_peak_sustained_active", "sm__warps_active.avg.pct_of_peak_sustained_active"],
 }
 
 
