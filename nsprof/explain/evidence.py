@@ -17,7 +17,7 @@ import pandas as pd
 
 from nsprof.analyze import Ceiling, analyze_profile, kernel_metrics, parse_stage_range, percent_of_peak
 from nsprof.errors import NsprofError
-from nsprof.explain.occupancy import occupancy
+from nsprof.explain.occupancy import blocks_by_registers
 from nsprof.explain.prediction import MixPrediction, predict_l1_bytes, predict_mix
 from nsprof.parse import load_profile
 from nsprof.parse.ncu_csv import NcuReport
@@ -243,7 +243,7 @@ def _model_blocks(group: pd.DataFrame) -> float | None:
     registers, threads = _column("launch__registers_per_thread")(group), _column("launch__block_size")(group)
     if registers is None or threads is None:
         return None
-    return occupancy(int(registers), int(threads)).blocks_by_registers
+    return blocks_by_registers(int(registers), int(threads))
 
 
 L1_BYTES = "l1tex__t_bytes.sum"
