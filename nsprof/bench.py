@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Callable
 
 from nsprof import __version__
-from nsprof.errors import KernelBuildError, NsprofError
+from nsprof.errors import KernelBuildError, NsprofError, UsageError
 from nsprof.registry import OPS, Stage, stages_for
 from nsprof.sizes import Size, size_label
 
@@ -40,7 +40,7 @@ def _record(stage: Stage, size: Size) -> dict:
 
 
 def bench_stage(stage: Stage, size: Size, problem, sm_count: int, *, repeat: int | None,
-                warmup: int | None, tile: str | None = None, nvtx: bool = True) -> dict:
+                warmup: int | None, tile: str | None = None) -> dict:
     """Verify one stage at one size; time it only if it passed."""
     from nsprof.launch.measure import time_launches, verify
     from nsprof.launch.sgemm import make_launcher
@@ -50,14 +50,13 @@ def bench_stage(stage: Stage, size: Size, problem, sm_count: int, *, repeat: int
     rec["split_k"] = launcher.plan.split_k if launcher.plan else None
     rec["tile"], rec["padded"] = launcher.tile_label, launcher.padded_shape is not None
     problem.refresh()
-    err = verify(launcher, problem, verify_range_name(stage, size) if nvtx else None)
+    err = verify(launcher, problem, verify_range_name(stage, size))
     rec["rel_error"] = err
     if not err <= stage.tolerance:  # NaN fails too
         rec["status"] = "failed"
         rec["message"] = f"relative error {err:.3g} exceeds {stage.tolerance:g}"
         return rec
-    timing = time_launches(launcher.run, repeat=repeat, warmup=warmup,
-                           range_name=range_name(stage, size) if nvtx else None)
+    timing = time_launches(launcher.run, repeat=repeat, warmup=warmup, range_name=range_name(stage, size))
     rec.update(timing.summary())
     rec["status"] = "ok"
     rec["tflops"] = OPS[stage.op].flops(*size) / (rec["median_ms"] * 1e-3) / 1e12
@@ -66,7 +65,7 @@ def bench_stage(stage: Stage, size: Size, problem, sm_count: int, *, repeat: int
 
 def run_bench(op: str, stages: list[Stage], sizes: list[Size], *, repeat: int | None = None,
               warmup: int | None = None, baseline: bool = True, tile: str | None = None,
-              nvtx: bool = True, progress: Progress | None = None) -> list[dict]:
+              progress: Progress | None = None) -> list[dict]:
     """Every stage at every size, plus cuBLAS (v9) as the baseline for % of cuBLAS."""
     from nsprof.launch.gpu import device_info, require_cupy
     from nsprof.launch.sgemm import SgemmProblem
@@ -89,8 +88,7 @@ def run_bench(op: str, stages: list[Stage], sizes: list[Size], *, repeat: int | 
                 rec["status"], rec["message"] = "error", f"not run after an earlier CUDA error: {broken}"
             else:
                 try:
-                    rec = bench_stage(stage, size, problem, sm_count, repeat=repeat, warmup=warmup,
-                                      tile=tile, nvtx=nvtx)
+                    rec = bench_stage(stage, size, problem, sm_count, repeat=repeat, warmup=warmup, tile=tile)
                 except KernelBuildError as err:
                     rec = _record(stage, size)
                     rec["status"], rec["message"] = "error", str(err)
@@ -109,10 +107,32 @@ def run_bench(op: str, stages: list[Stage], sizes: list[Size], *, repeat: int | 
 
 
 def _add_pct_cublas(records: list[dict]) -> None:
-    base = {r["size"]: r["median_ms"] for r in records if r["stage"] == "v9" and r["status"] == "ok"}
+    library = {s.stage for r in records for s in stages_for(r["op"]) if s.backend == "cublas"}
+    base = {r["size"]: r["median_ms"] for r in records if r["stage"] in library and r["status"] == "ok"}
     for r in records:
         if r["status"] == "ok" and r["size"] in base:
             r["pct_cublas"] = 100 * base[r["size"]] / r["median_ms"]
+
+
+def check_tile(stages: list[Stage], tile: str | None) -> None:
+    """A forced tile must be one that some selected stage offers (checked before any GPU work)."""
+    if tile is None:
+        return
+    offered = sorted({t.shape for s in stages if len(s.tiles) > 1 for t in s.tiles})
+    if tile not in offered:
+        raise UsageError(f"no selected stage offers a {tile} tile",
+                         f"choose one of {', '.join(offered)} (stages with several tiles: "
+                         f"{', '.join(s.stage for s in stages_for(stages[0].op) if len(s.tiles) > 1)})"
+                         if offered else "select a stage with several tiles (see `nsprof stages --json`)")
+
+
+def check_output(out_dir: Path, path: Path | None) -> None:
+    """Fail before the GPU work, not after it, when the results could not be written."""
+    target_dir = path.parent if path is not None else out_dir
+    if target_dir.exists() and not target_dir.is_dir():
+        raise UsageError(f"{target_dir} is a file, not a directory", "pass a directory for the results")
+    if path is not None and path.is_dir():
+        raise UsageError(f"{path} is a directory", "give --save-as a file name")
 
 
 def results_document(records: list[dict], env: dict) -> dict:

@@ -29,6 +29,10 @@ class _Group(TyperGroup):
         except NsprofError as err:
             typer.echo(f"error: {err}", err=True)
             raise typer.Exit(err.exit_code) from None
+        except OSError as err:  # a path that cannot be read or written
+            where = f"{err.filename}: " if err.filename else ""
+            typer.echo(f"error: {where}{err.strerror or err}. Check the path and its permissions.", err=True)
+            raise typer.Exit(1) from None
 
 
 app = typer.Typer(

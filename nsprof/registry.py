@@ -256,7 +256,7 @@ _SGEMM = [
         "sgemm", "v5", "float4 loads", "kernels/sgemm/v05_float4_loads.cu", "nvrtc",
         (_t(128, 128, 8, (256, 1), "sgemm_v5"),), "pad", "fp32",
         changes="16-byte loads and stores throughout; A tile stored transposed (As[k][m]) so A is read as float4",
-        why="a quarter of the load/store instructions; the transposing scalar stores are 2-way conflicted",
+        why="4 LDS.128 per k where v4 issued 10 loads; but the transposing scalar stores are 2-way conflicted",
         metric="smsp__sass_inst_executed_op_shared_ld.sum falls; shared store bank conflicts appear",
         accesses=_float4_accesses(128),
     ),
@@ -320,7 +320,12 @@ def stages_for(op: str = "sgemm") -> list[Stage]:
 
 
 def get_stage(op: str, stage: str) -> Stage:
-    return select_stages(op, [stage])[0]
+    """One stage by name; "all", a list or nothing is a usage error."""
+    chosen = select_stages(op, [stage]) if stage.strip().lower() not in ("", "all") and "," not in stage else []
+    if len(chosen) != 1:
+        raise UsageError(f"'{stage}' does not name one stage of {op}",
+                         f"give one of {', '.join(s.stage for s in stages_for(op))}")
+    return chosen[0]
 
 
 def select_stages(op: str, names: list[str] | None) -> list[Stage]:

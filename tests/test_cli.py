@@ -2,6 +2,7 @@
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -96,4 +97,30 @@ def test_bad_input_is_a_one_line_usage_error(args, message, monkeypatch):
 def test_bench_rejects_a_zero_repeat():
     result = invoke("bench", "--repeat", "0")
     assert result.exit_code == 2
+    assert "Traceback" not in result.output
+
+
+def test_bench_checks_the_results_location_before_the_gpu(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", None)
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("keep me")
+    result = invoke("bench", "--stage", "v6", "--out", str(not_a_dir))
+    assert result.exit_code == 2
+    assert result.stderr.strip() == f"error: {not_a_dir} is a file, not a directory. Pass a directory for the results"
+    assert not_a_dir.read_text() == "keep me"
+
+
+def test_bench_rejects_a_tile_no_selected_stage_offers(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", None)
+    result = invoke("bench", "--stage", "v8", "--tile", "32x32")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: no selected stage offers a 32x32 tile. Choose one of 128x128, 64x128, 64x64")
+
+
+def test_an_os_error_is_one_line(tmp_path):
+    (tmp_path / "file").write_text("")
+    result = invoke("roofline", str(tmp_path / "file" / "out"), "--from",
+                    str(Path(__file__).parent / "data" / "h200" / "ncu-sgemm-ladder-1024-raw.csv"))
+    assert result.exit_code in (1, 2)
+    assert len(result.stderr.strip().splitlines()) == 1 and result.stderr.startswith("error: ")
     assert "Traceback" not in result.output

@@ -292,3 +292,9 @@ def test_real_capture_on_the_gpu(tmp_path):
     names = load_nsys(directory / "nsys.sqlite").nvtx["range"].tolist()
     for name in ranges:
         assert names.count(name) == m["repeat"]["nsys"], name
+
+
+def test_dry_run_refuses_a_tool_path_that_does_not_work(tmp_path, no_tools):
+    result = invoke("profile", "--stage", "v6", "--dry-run", "--nsys", str(tmp_path / "nope" / "nsys"))
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: ") and len(result.stderr.strip().splitlines()) == 1

@@ -87,3 +87,11 @@ def test_unknown_op_is_a_usage_error():
 
 def test_repo_root_holds_the_kernels():
     assert (REPO_ROOT / "kernels" / "sgemm").is_dir()
+
+
+@pytest.mark.parametrize("name", ["all", "v1,v2", "", "v11"])
+def test_get_stage_needs_exactly_one_stage(name):
+    from nsprof.registry import get_stage
+
+    with pytest.raises(UsageError):
+        get_stage("sgemm", name)

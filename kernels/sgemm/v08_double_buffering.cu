@@ -7,10 +7,12 @@
 // Why it should help: in v7 every tile began with global loads that the whole block waited
 // for (~500+ cycles of DRAM/L2 latency per 8-deep K step). Now that latency overlaps with
 // 512 FMAs per thread, and half the barriers are gone.
-// Tile shape: the kernel is a template over the block tile. 128x128 (256 threads, 8x8
-// outputs each) is used when it yields at least one block per SM; smaller problems get
-// 64x128 or 64x64 tiles so that more SMs have work (1024^3 has only 64 tiles of 128x128
-// for 132 SMs). The registry and the launcher choose; the bench prints which.
+// Tile shape and split-K: the kernel is a template over the block tile. 128x128 (256 threads,
+// 8x8 outputs each) is used when it yields at least one block per SM. With fewer tiles than
+// SMs (1024^3 has 64 tiles of 128x128 for 132 SMs) the launcher splits K over gridDim.z
+// (2, 4 or 8 slices, each at least 256 deep) and the slices add into a zeroed C with float4
+// atomics; only when K is too shallow to split do 64x128 or 64x64 tiles take over. The
+// launcher (nsprof.launch.sgemm.choose_plan) chooses; the bench prints the plan.
 // Metric to watch: smsp__average_warp_latency_issue_stalled_long_scoreboard and
 // ..._barrier fall against v7; sm__pipe_fma_cycles_active rises.
 // Ragged sizes: padded on the device to multiples of the block tile and 8 (K).

@@ -31,12 +31,15 @@ class VerificationFailed(NsprofError):
 
 
 def dry_run(request: ProfileRequest, out: Path, tool_options: dict[str, str | None]) -> list[Command]:
-    """The commands a capture would run; a tool that cannot be found is shown by its bare name."""
+    """The commands a capture would run; a tool that cannot be found is shown by its bare name,
+    unless --nsys/--ncu named it: a path the user typed that does not work is an error."""
     paths = {}
     for name in request.tools:
         try:
             paths[name] = find_tool(name, tool_options.get(name)).path
         except ToolNotFoundError:
+            if tool_options.get(name):
+                raise
             paths[name] = name
     return build_commands(request, paths, out / layout.directory_name(request, layout.timestamp()))
 

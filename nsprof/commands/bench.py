@@ -8,7 +8,7 @@ import typer
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from nsprof.bench import results_document, run_bench, save_results
+from nsprof.bench import check_output, check_tile, results_document, run_bench, save_results
 from nsprof.console import stderr, stdout
 from nsprof.registry import select_stages
 from nsprof.sizes import parse_sizes
@@ -20,7 +20,7 @@ def bench(
     op: str = typer.Option("sgemm", "--op", help="Which ladder."),
     repeat: Optional[int] = typer.Option(None, "--repeat", min=1, help="Timed launches per stage and size. Default: enough for ~0.25 s (10..500)."),
     warmup: Optional[int] = typer.Option(None, "--warmup", min=0, help="Untimed launches before timing. Default: 3."),
-    tile: Optional[str] = typer.Option(None, "--tile", help="Force the block tile (e.g. 64x128) of stages that offer several."),
+    tile: Optional[str] = typer.Option(None, "--tile", help="Force the block tile (e.g. 64x128) of the stages that offer several (v8, v10); others keep theirs."),
     baseline: bool = typer.Option(True, "--baseline/--no-baseline", help="Also time cuBLAS (v9) for the '% of cuBLAS' column."),
     as_json: bool = typer.Option(False, "--json", help="Print the results as JSON instead of a table."),
     out: Path = typer.Option(Path("profiles"), "--out", help="Directory for the results file bench-<op>-<time>.json."),
@@ -36,6 +36,9 @@ def bench(
 
     stages = select_stages(op, stage)
     sizes = parse_sizes(size)
+    check_tile(stages, tile)
+    if save:
+        check_output(out, save_as)
     env = device_info()  # fails early, in one line, without a GPU or CuPy
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=stderr(), transient=True) as bar:

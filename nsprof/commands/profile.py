@@ -12,6 +12,7 @@ from nsprof.capture.metrics import PRESETS
 from nsprof.capture.request import DEFAULT_REPEAT, build_request
 from nsprof.capture.session import VerificationFailed, capture, dry_run
 from nsprof.console import stderr
+from nsprof.launch import gpu
 
 
 class ToolChoice(str, Enum):
@@ -53,6 +54,7 @@ def profile(
         for command in dry_run(request, out, tool_options):
             typer.echo(command.shell)
         return
+    gpu.device_info()  # without CuPy or a GPU: the one-line error, before any progress display
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=stderr(), transient=True) as bar:
         task = bar.add_task("checking the GPU and the tools", total=None)

@@ -7,7 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from nsprof.console import stdout
-from nsprof.registry import stages_for
+from nsprof.registry import OPS, stages_for
 
 
 def stages(
@@ -16,10 +16,11 @@ def stages(
 ) -> None:
     """List the stages of a kernel ladder: what each changes, and how it handles ragged sizes."""
     ladder = stages_for(op)
+    description = OPS[op].description
     if as_json:
         typer.echo(json.dumps([s.to_json() for s in ladder], indent=2))
         return
-    table = Table(title=f"{op} ladder", title_justify="left")
+    table = Table(title=f"{op} ladder: {description}", title_justify="left")
     for col in ("stage", "title", "kernel file", "ragged", "precision", "changes"):
         table.add_column(col, overflow="fold")
     for s in ladder:

@@ -10,6 +10,7 @@ import numpy as np
 from nsprof.launch.gpu import require_cupy
 
 NVTX_DOMAIN = "nsprof"
+TARGET_S = 0.25  # timed launches per stage and size fill about this long by default
 
 
 def nvtx_range(name: str | None):
@@ -71,15 +72,15 @@ def _event_times(launch, count: int, range_name: str | None) -> list[float]:
 
 
 def time_launches(launch, repeat: int | None = None, warmup: int | None = None,
-                  target_s: float = 0.25, range_name: str | None = None) -> Timing:
+                  range_name: str | None = None) -> Timing:
     """Warm up (outside any range), then time each launch with its own pair of CUDA events.
 
-    With no `repeat`, run enough launches to fill about `target_s` (10 to 500 launches),
+    With no `repeat`, run enough launches to fill about TARGET_S (10 to 500 launches),
     using the warm-up launches to estimate the time of one.
     """
     n_warm = 3 if warmup is None else warmup
     warm_times = _event_times(launch, n_warm, None) if n_warm > 0 else []
     if repeat is None:
         per_launch_s = max(float(np.median(warm_times)) / 1e3, 1e-6) if warm_times else 1e-3
-        repeat = int(min(500, max(10, target_s / per_launch_s)))
+        repeat = int(min(500, max(10, TARGET_S / per_launch_s)))
     return Timing(_event_times(launch, repeat, range_name), len(warm_times))
