@@ -13,20 +13,11 @@ from typing import Callable
 
 from nsprof import __version__
 from nsprof.errors import KernelBuildError, NsprofError, UsageError
+from nsprof.ranges import range_name, verify_range_name
 from nsprof.registry import OPS, Stage, stages_for
 from nsprof.sizes import Size, size_label
 
 Progress = Callable[[str], None]
-
-
-def range_name(stage: Stage, size: Size) -> str:
-    """The NVTX range (domain nsprof) around each measured launch: sgemm/v6/4096x4096x4096."""
-    return f"{stage.op}/{stage.stage}/{size_label(size)}"
-
-
-def verify_range_name(stage: Stage, size: Size) -> str:
-    """Verification launches get a range of their own so that filters on measured ranges skip them."""
-    return f"verify/{range_name(stage, size)}"
 
 
 def _record(stage: Stage, size: Size) -> dict:
@@ -50,13 +41,13 @@ def bench_stage(stage: Stage, size: Size, problem, sm_count: int, *, repeat: int
     rec["split_k"] = launcher.plan.split_k if launcher.plan else None
     rec["tile"], rec["padded"] = launcher.tile_label, launcher.padded_shape is not None
     problem.refresh()
-    err = verify(launcher, problem, verify_range_name(stage, size))
+    err = verify(launcher, problem, verify_range_name(stage.op, stage.stage, size))
     rec["rel_error"] = err
     if not err <= stage.tolerance:  # NaN fails too
         rec["status"] = "failed"
         rec["message"] = f"relative error {err:.3g} exceeds {stage.tolerance:g}"
         return rec
-    timing = time_launches(launcher.run, repeat=repeat, warmup=warmup, range_name=range_name(stage, size))
+    timing = time_launches(launcher.run, repeat=repeat, warmup=warmup, range_name=range_name(stage.op, stage.stage, size))
     rec.update(timing.summary())
     rec["status"] = "ok"
     rec["tflops"] = OPS[stage.op].flops(*size) / (rec["median_ms"] * 1e-3) / 1e12

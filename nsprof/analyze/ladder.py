@@ -35,7 +35,7 @@ from nsprof.analyze.metrics import TOTALS, kernel_metrics, range_metrics, ratio,
 from nsprof.analyze.nvtx_attribution import attribute_work, summarize_ranges
 from nsprof.analyze.report import distinct_launches, gpu_name
 from nsprof.analyze.roofline import Roof, roofline_points, roofs
-from nsprof.analyze.stages import parse_stage_range
+from nsprof.ranges import parse_stage_range
 from nsprof.analyze.timeline import TimeBreakdown, time_breakdown
 from nsprof.errors import UsageError
 from nsprof.parse.sources import Source

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from nsprof.parse.nsys_sqlite import NsysExport
+from nsprof.ranges import qualify
 
 WORK_COLUMNS = ("kernels", "gpu_time_ns", "memcpy_count", "memcpy_bytes", "memset_count", "memset_bytes")
 SUMMARY_COLUMNS = ("range", "domain", "name", "count", "kernels", "gpu_time_ns",
@@ -51,8 +52,7 @@ def summarize_ranges(attributed: pd.DataFrame) -> pd.DataFrame:
     summary.insert(0, "count", grouped.size())
     summary = summary.reset_index()
     summary["domain"] = summary["domain"].astype(object).where(summary["domain"].notna(), None)
-    summary["range"] = [name if domain is None else f"{domain}:{name}"
-                        for domain, name in zip(summary["domain"], summary["name"])]
+    summary["range"] = [qualify(domain, name) for domain, name in zip(summary["domain"], summary["name"])]
     return summary[list(SUMMARY_COLUMNS)].sort_values("range", kind="stable").reset_index(drop=True)
 
 

@@ -11,14 +11,9 @@ import re
 
 import pandas as pd
 
-STAGE_RANGE = re.compile(r"^nsprof:(?P<op>[^/:]+)/(?P<stage>[^/]+)/(?P<size>\d+x\d+x\d+)$")
+from nsprof.ranges import parse_stage_range
+
 NSYS_COLUMNS = {"count": "launches", "kernels": "nsys_kernels", "gpu_time_ns": "nsys_gpu_time_ns"}
-
-
-def parse_stage_range(range_name: str) -> dict | None:
-    """'nsprof:sgemm/v6/4096x4096x4096' -> {'op': 'sgemm', 'stage': 'v6', 'size': '4096x4096x4096'}."""
-    match = STAGE_RANGE.match(range_name)
-    return match.groupdict() if match else None
 
 
 def stage_records(nsys_ranges: pd.DataFrame | None, ncu_ranges: pd.DataFrame | None) -> pd.DataFrame:

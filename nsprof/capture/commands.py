@@ -10,9 +10,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from nsprof.bench import range_name
 from nsprof.capture.request import ProfileRequest
-from nsprof.launch.measure import NVTX_DOMAIN
+from nsprof.ranges import NVTX_DOMAIN, range_name
 from nsprof.registry import Stage
 from nsprof.sizes import Size, size_label
 
@@ -70,7 +69,7 @@ def nvtx_include(stage: Stage, size: Size) -> str:
     so the '/' inside our range names are escaped. Exact names, not a regex: an unanchored regex
     would also match the verification range verify/sgemm/v6/...
     """
-    escaped = range_name(stage, size).replace("/", "\\/")
+    escaped = range_name(stage.op, stage.stage, size).replace("/", "\\/")
     return f"{NVTX_DOMAIN}@{escaped}/"
 
 

@@ -10,11 +10,10 @@ import os
 from pathlib import Path
 
 from nsprof import __version__
-from nsprof.bench import range_name
 from nsprof.capture.commands import Command, bench_results_file
 from nsprof.capture.request import ProfileRequest
 from nsprof.capture.tools import FoundTool
-from nsprof.launch.measure import NVTX_DOMAIN
+from nsprof.ranges import NVTX_DOMAIN, range_name
 
 MANIFEST = "manifest.json"
 MANIFEST_VERSION = 1
@@ -45,7 +44,7 @@ def new_manifest(request: ProfileRequest, env: dict, tools: dict[str, FoundTool]
         "repeat": dict(request.repeat),
         "warmup": request.warmup,
         "nvtx": {"domain": NVTX_DOMAIN,
-                 "ranges": [range_name(stage, size) for stage in request.stages for size in request.sizes]},
+                 "ranges": [range_name(stage.op, stage.stage, size) for stage in request.stages for size in request.sizes]},
         "metrics": list(request.metrics),
         "clock_control": request.clock_control if "ncu" in request.tools else None,
         "commands": [{**c.to_json(), "exit_code": None, "started": None, "finished": None} for c in commands],

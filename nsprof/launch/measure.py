@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from nsprof.launch.gpu import require_cupy
+from nsprof.ranges import NVTX_DOMAIN
 
-NVTX_DOMAIN = "nsprof"
 TARGET_S = 0.25  # timed launches per stage and size fill about this long by default
 
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import re
 
+from nsprof.ranges import qualify
+
 PUSH_POP_COLUMN = "thread Domain:Push/Pop_Range"  # header prefixes
 START_END_COLUMN = "Id:Domain:Start/Stop_Range"
 DEFAULT_DOMAIN = "<default domain>"
@@ -55,7 +57,7 @@ def qualified_range(entry: str) -> str:
     if not rest:  # a bare name
         return domain
     name = _range_name(rest.split(":"))
-    return name if domain == DEFAULT_DOMAIN else f"{domain}:{name}"
+    return qualify(None if domain == DEFAULT_DOMAIN else domain, name)
 
 
 def _range_name(fields: list[str]) -> str:

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from nsprof.errors import ParseError
+from nsprof.ranges import qualify
 
 COLUMNS: dict[str, dict[str, str]] = {
     "kernels": {
@@ -341,7 +342,7 @@ def _nvtx_ranges(conn: sqlite3.Connection, path: Path, tables: set[str]) -> pd.D
     ]
     ranges["domain"] = pd.Series(domains, index=ranges.index, dtype=object)  # None, not NaN, for the default
     ranges["name"] = ranges["name"].fillna("")
-    ranges["range"] = [name if domain is None else f"{domain}:{name}" for domain, name in zip(domains, ranges["name"])]
+    ranges["range"] = [qualify(domain, name) for domain, name in zip(domains, ranges["name"])]
     ranges["duration_ns"] = ranges["end_ns"] - ranges["start_ns"]
     ranges["pid"] = ranges["global_tid"] // 0x1000000 % 0x1000000
     ranges["tid"] = ranges["global_tid"] % 0x1000000
