@@ -71,6 +71,8 @@ class Stage:
     changes: str  # what this stage changes relative to the previous one
     why: str  # why that should be faster
     metric: str  # the Nsight Compute metric that should show the change
+    # the same, as columns of nsprof's analysis tables that the report compares with the stage before
+    watch: tuple[str, ...] = ()
     notes: str = ""
     # One warp's loads and stores, shared and global, as the SASS performs them (default tile):
     # all of them, so that their mix predicts the kernel's measured counters. See nsprof.access.
@@ -226,6 +228,7 @@ _SGEMM = [
         changes="baseline: one thread per element of C, operands read straight from global memory",
         why="the simplest correct kernel; every FMA requests 8 bytes, so caches do all the reuse",
         metric="l1tex__t_bytes.sum (bytes requested from L1) dwarfs the FLOPs",
+        watch=('l1_bytes', 'flops'),
         accesses=_V1_ACCESSES,
     ),
     Stage(
@@ -234,6 +237,7 @@ _SGEMM = [
         changes="32x32 tiles of A and B staged in shared memory; each loaded float is used 32 times",
         why="global/L1 traffic falls 32x; shared memory feeds the FMAs",
         metric="l1tex__t_bytes.sum and lts__t_bytes.sum fall ~32x against v1",
+        watch=('l1_bytes', 'l2_bytes'),
         accesses=_V2_ACCESSES,
     ),
     Stage(
@@ -242,6 +246,7 @@ _SGEMM = [
         changes="128x128 block tile, each thread accumulates a contiguous 8x8 block of C in registers",
         why="64 FMAs per 16 shared-memory loads instead of 1 per 2: the FMA pipe becomes the limit",
         metric="smsp__sass_inst_executed_op_shared_ld.sum per FLOP falls; sm__throughput rises",
+        watch=('smem_ld_instructions', 'sm_throughput_pct'),
         accesses=_V3_ACCESSES,
     ),
     Stage(
@@ -250,6 +255,7 @@ _SGEMM = [
         changes="each thread's 8x8 outputs are strided by 16 rows/columns instead of contiguous",
         why="lanes read consecutive shared-memory words (no bank conflicts) and store C coalesced",
         metric="l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum falls to ~0",
+        watch=('smem_ld_conflicts', 'smem_ld_nway'),
         accesses=_V4_ACCESSES,
     ),
     Stage(
@@ -258,6 +264,7 @@ _SGEMM = [
         changes="16-byte loads and stores throughout; A tile stored transposed (As[k][m]) so A is read as float4",
         why="4 LDS.128 per k where v4 issued 10 loads; but the transposing scalar stores are 2-way conflicted",
         metric="smsp__sass_inst_executed_op_shared_ld.sum falls; shared store bank conflicts appear",
+        watch=('smem_ld_instructions', 'smem_st_conflicts', 'smem_st_nway'),
         accesses=_float4_accesses(128),
     ),
     Stage(
@@ -266,6 +273,7 @@ _SGEMM = [
         changes="rows of the transposed A tile padded from 128 to 132 floats",
         why="the transposing stores of a warp spread over all 32 banks instead of 16 (no 2-way conflict)",
         metric="l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum falls to ~0 against v5",
+        watch=('smem_st_conflicts', 'smem_st_nway'),
         accesses=_float4_accesses(132),
     ),
     Stage(
@@ -274,6 +282,7 @@ _SGEMM = [
         changes="register fragments for step k+1 are loaded while the 8x8 outer product of step k runs",
         why="shared-memory latency hides behind 64 independent FMAs instead of stalling the warp",
         metric="smsp__average_warp_latency_issue_stalled_short_scoreboard falls",
+        watch=('stall_short_scoreboard',),
         accesses=_float4_accesses(132),
     ),
     Stage(
@@ -288,6 +297,7 @@ _SGEMM = [
         "smaller block tiles when 128x128 would leave SMs idle",
         why="global-load latency is hidden and one barrier per tile remains instead of two",
         metric="smsp__average_warp_latency_issue_stalled_long_scoreboard and _barrier fall",
+        watch=('stall_long_scoreboard', 'stall_barrier'),
         accesses=_V8_ACCESSES,
     ),
     Stage(
@@ -295,6 +305,7 @@ _SGEMM = [
         changes="the vendor library (cuBLAS SGEMM through CuPy's matmul, FP32 compute, no TF32)",
         why="the reference point every hand-written stage is compared with",
         metric="whatever cuBLAS chose: compare sm__throughput and dram__bytes with v8",
+        watch=('sm_throughput_pct', 'dram_bytes'),
     ),
     Stage(
         "sgemm", "v10", "tensor cores (TF32 mma.sync)", "kernels/sgemm/v10_tensor_cores.cu", "nvrtc",
@@ -306,6 +317,7 @@ _SGEMM = [
         changes="warp-level TF32 MMA (mma.sync m16n8k8, ldmatrix) with float32 accumulation, cp.async 3-stage ring",
         why="tensor cores do many times the FP32 pipes' work per cycle",
         metric="sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32 appears; ffma counts drop to ~0",
+        watch=('tensor_flops', 'flops'),
         notes="inputs rounded to TF32 (10-bit mantissa) with cvt.rna: errors near 3e-4, tolerance 5e-3",
     ),
 ]

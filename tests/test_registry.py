@@ -36,7 +36,7 @@ def test_kernel_file_opens_with_what_changed_and_the_metric(stage):
 
 @pytest.mark.parametrize("stage", LADDER, ids=lambda s: s.stage)
 def test_every_stage_declares_its_contract(stage):
-    assert stage.title and stage.changes and stage.why and stage.metric
+    assert stage.title and stage.changes and stage.why and stage.metric and stage.watch
     assert stage.precision in TOLERANCE
     assert stage.ragged in {"bounds-check", "pad", "library"}
     if stage.backend == "cublas":

@@ -55,19 +55,8 @@ REGISTERS = "launch__registers_per_thread"
 SMEM = ("launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dynamic")
 
 # What each stage's change should move, compared with the stage before it (the registry's
-# `metric`, as the columns that measure it). Time per launch is always compared as well.
-WATCHED: dict[str, tuple[str, ...]] = {
-    "sgemm/v1": ("l1_bytes", "flops"),
-    "sgemm/v2": ("l1_bytes", "l2_bytes"),
-    "sgemm/v3": ("smem_ld_instructions", "sm_throughput_pct"),
-    "sgemm/v4": ("smem_ld_conflicts", "smem_ld_nway"),
-    "sgemm/v5": ("smem_ld_instructions", "smem_st_conflicts", "smem_st_nway"),
-    "sgemm/v6": ("smem_st_conflicts", "smem_st_nway"),
-    "sgemm/v7": ("stall_short_scoreboard",),
-    "sgemm/v8": ("stall_long_scoreboard", "stall_barrier"),
-    "sgemm/v9": ("sm_throughput_pct", "dram_bytes"),
-    "sgemm/v10": ("tensor_flops", "flops"),
-}
+# `watch` columns). Time per launch is always compared as well.
+WATCHED: dict[str, tuple[str, ...]] = {stage.key: stage.watch for ladder in STAGES.values() for stage in ladder}
 ALWAYS_WATCHED = ("time_per_launch_ns",)
 # Totals over every profiled launch; per_launch divides them by the launches of the main kernel.
 ADDITIVE = (frozenset(TOTALS) - {"duration_ns"}) | {"l1_bytes"}
