@@ -62,10 +62,9 @@ def environment_checks(nsys: str | None = None, ncu: str | None = None) -> list[
     (not checked because something it needs is missing)."""
     checks = []
     try:
-        import cupy
-        checks.append(_check("CuPy", "ok", cupy.__version__))
-    except ImportError as err:
-        checks.append(_check("CuPy", "missing", f"not importable ({err})", gpu.INSTALL_HINT))
+        checks.append(_check("CuPy", "ok", gpu.cupy_version()))
+    except NsprofError as err:
+        checks.append(_check("CuPy", "missing", err.problem, err.fix))
     env = None
     if checks[-1]["status"] != "ok":
         checks.append(_check("GPU", "skipped", "needs CuPy"))

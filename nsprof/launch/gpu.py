@@ -32,6 +32,15 @@ def require_cupy():
     return cupy
 
 
+def cupy_version() -> str:
+    """CuPy's version without touching the GPU; GpuUnavailableError when CuPy is not installed."""
+    try:
+        import cupy
+    except ImportError as err:
+        raise GpuUnavailableError(f"CuPy is not installed ({err})", INSTALL_HINT) from None
+    return cupy.__version__
+
+
 def _first_line(err: Exception) -> str:
     text = str(err).strip() or type(err).__name__
     return text.splitlines()[0]
