@@ -2,9 +2,14 @@
 
 The datasheet table holds NVIDIA's published numbers (dense math, no structured sparsity),
 labelled "datasheet": what the card is specified to do, not what it does. `nsprof ceilings`
-measures what it does (nsprof.launch.ceilings; H200: a copy moves 4.08 of the 4.8 TB/s) and
-saves a document that `with_measurements` lays over the datasheet, value by value, so every
-value keeps its own source ("measured 2026-11-21 by ..." or "datasheet").
+measures what it does (nsprof.launch.ceilings; H200: a copy moves 4.25 of the 4.8 TB/s, see
+profiles/ceilings-nvidia-h200.json) and saves a document that `with_measurements` lays over the
+datasheet, value by value, so every value keeps its own source ("measured 2026-11-21 by ..." or
+"datasheet"). Reading that document is I/O, so it happens in nsprof.parse.sources.resolve_ceiling,
+which every command uses; this module only combines.
+
+A value neither source gives stays None (a GPU missing from the datasheet keeps only what was
+measured), and every "% of peak" that needs it is NaN.
 
 L1 bandwidth is not on datasheets; the table derives it from the published per-SM rate:
 SMs x 128 bytes/clock x boost clock (H200: 132 x 128 x 1.98 GHz = 33.4 TB/s). L2 bandwidth is
@@ -13,6 +18,7 @@ not published for these GPUs, so it is known only once measured.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import asdict, dataclass, replace
 
@@ -126,13 +132,26 @@ def percent_of_peak(metrics: pd.DataFrame, ceiling: Ceiling) -> pd.DataFrame:
     """Add fp32_pct_of_peak, tensor_pct_of_peak and dram_pct_of_peak to kernel or range metrics.
 
     Tensor work mixes rates (TF32 runs at half the FP16 rate), so its percentage is the share of
-    the duration that the tensor FLOPs would take at peak.
+    the duration that the tensor FLOPs would take at peak. A percentage whose peak the ceiling
+    lacks (None) is NaN; so is the tensor one of work that ran at a rate with no known peak.
     """
     out = metrics.copy()
     duration_s = out["duration_ns"] * 1e-9
-    out["fp32_pct_of_peak"] = 100 * ratio(out["flops"] / (ceiling.fp32_tflop_per_s * 1e12), duration_s)
-    tensor_s_at_peak = sum_measured(out["tensor_16bit_flops"] / (ceiling.fp16_tensor_tflop_per_s * 1e12),
-                                    out["tensor_tf32_flops"] / (ceiling.tf32_tensor_tflop_per_s * 1e12))
+    out["fp32_pct_of_peak"] = 100 * ratio(_seconds_at_peak(out["flops"], ceiling.fp32_tflop_per_s), duration_s)
+    tensor = ((out["tensor_16bit_flops"], ceiling.fp16_tensor_tflop_per_s),
+              (out["tensor_tf32_flops"], ceiling.tf32_tensor_tflop_per_s))
+    known = [_seconds_at_peak(flops, peak) for flops, peak in tensor if peak is not None]
+    tensor_s_at_peak = sum_measured(*known) if known else pd.Series(math.nan, index=out.index)
+    for flops, peak in tensor:
+        if peak is None:  # work at that rate cannot be placed against a peak
+            tensor_s_at_peak = tensor_s_at_peak.mask(flops.fillna(0) > 0)
     out["tensor_pct_of_peak"] = 100 * ratio(tensor_s_at_peak, duration_s)
-    out["dram_pct_of_peak"] = 100 * ratio(out["dram_bytes"] / (ceiling.dram_tbyte_per_s * 1e12), duration_s)
+    out["dram_pct_of_peak"] = 100 * ratio(_seconds_at_peak(out["dram_bytes"], ceiling.dram_tbyte_per_s), duration_s)
     return out
+
+
+def _seconds_at_peak(amount: pd.Series, peak_tera_per_s: float | None) -> pd.Series:
+    """How long `amount` (FLOPs or bytes) takes at the peak; NaN throughout when the peak is unknown."""
+    if peak_tera_per_s is None:
+        return pd.Series(math.nan, index=amount.index, dtype=float)
+    return amount / (peak_tera_per_s * 1e12)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from nsprof.analyze.ceilings import Ceiling, ceiling_for, percent_of_peak
+from nsprof.analyze.ceilings import Ceiling, datasheet_ceiling, percent_of_peak
 from nsprof.analyze.metrics import kernel_metrics, range_metrics
 from nsprof.analyze.nvtx_attribution import attribute_work, summarize_ranges
 from nsprof.analyze.stages import stage_records
@@ -26,15 +26,16 @@ class ProfileAnalysis:
 
 
 def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict | None = None,
-                    measured_ceilings: dict | None = None) -> ProfileAnalysis:
+                    ceiling: Ceiling | None = None) -> ProfileAnalysis:
     """Attribute nsys GPU work to NVTX ranges, derive ncu kernel metrics, and join both per stage.
 
     Several ncu CSVs may hold the same launches (the raw and details pages of one run): a launch
-    is kept once, from a raw page if there is one (it carries every metric). `measured_ceilings`
-    (a document `nsprof ceilings` saved) replaces datasheet peaks where it applies to this GPU.
+    is kept once, from a raw page if there is one (it carries every metric). `ceiling` is the
+    GPU's as the commands resolve it (nsprof.parse.sources.resolve_ceiling: measured values laid
+    over the datasheet); without one, the datasheet's peaks for the GPU the profile names.
     """
     gpu = gpu_name(nsys, ncu, manifest)
-    ceiling = ceiling_for(gpu, measured_ceilings)
+    ceiling = ceiling if ceiling is not None else datasheet_ceiling(gpu)
     ranges = summarize_ranges(pd.concat([attribute_work(export) for export in nsys], ignore_index=True)) if nsys else None
     kernels = ncu_ranges = None
     if ncu:
@@ -56,14 +57,23 @@ def distinct_launches(ncu: list[NcuReport]) -> pd.DataFrame:
 
 
 def gpu_name(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict | None) -> str | None:
-    """The GPU's name as nsys, ncu (if it collected the device name) or the manifest reports it."""
+    """The GPU's name as nsys, ncu (if it collected the device name) or the manifest reports it;
+    None when none of them names it (a NULL or empty name is no name)."""
     for export in nsys:
-        if len(export.gpus):
-            return str(export.gpus["name"].iloc[0])
+        if "name" in export.gpus and (name := _first_name(export.gpus["name"])):
+            return name
     for report in ncu:
-        if GPU_NAME_METRIC in report.kernels and len(report.kernels):
-            return str(report.kernels[GPU_NAME_METRIC].iloc[0])
+        if GPU_NAME_METRIC in report.kernels and (name := _first_name(report.kernels[GPU_NAME_METRIC])):
+            return name
     device = (manifest or {}).get("device")
     if isinstance(device, dict):
         device = device.get("name")
-    return device if isinstance(device, str) else None
+    return (device.strip() or None) if isinstance(device, str) else None
+
+
+def _first_name(names: pd.Series) -> str | None:
+    return next((str(name).strip() for name in names if not _missing(name) and str(name).strip()), None)
+
+
+def _missing(value) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and value != value)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 import pandas as pd
@@ -13,11 +14,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from nsprof.analyze import ProfileAnalysis, analyze_profile
-from nsprof.analyze.ceilings import ceilings_file_name
 from nsprof.analyze.report import gpu_name
+from nsprof.commands.roofline import CEILINGS_HELP
 from nsprof.console import stdout
 from nsprof.parse import load_profile
-from nsprof.parse.sources import read_measured_ceilings
+from nsprof.parse.sources import resolve_ceiling
 
 KERNEL_FIELDS = (
     "id", "kernel", "nvtx", "duration_ns", "flops", "tensor_flops", "dram_bytes", "l2_bytes",
@@ -30,15 +31,15 @@ KERNEL_FIELDS = (
 def analyze(
     path: Path = typer.Argument(..., help="A profile directory, an nsys .sqlite export, or an ncu .csv (raw or details page)."),
     json_: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
+    ceilings: Optional[Path] = typer.Option(None, "--ceilings", metavar="PATH", help=CEILINGS_HELP),
 ) -> None:
     """Summarize a profile directory, nsys SQLite export or ncu CSV as tables (or --json).
 
     GPU work per NVTX range (nsys), derived metrics per kernel (ncu), and one row per measured
     stage when a directory holds both."""
     profile = load_profile(path)
-    gpu = gpu_name(profile.nsys, profile.ncu, profile.manifest)
-    measured = read_measured_ceilings(None, ceilings_file_name(gpu)) if gpu else None
-    analysis = analyze_profile(profile.nsys, profile.ncu, profile.manifest, measured)
+    ceiling = resolve_ceiling(gpu_name(profile.nsys, profile.ncu, profile.manifest), ceilings)
+    analysis = analyze_profile(profile.nsys, profile.ncu, profile.manifest, ceiling)
     if json_:
         typer.echo(json.dumps(_document(analysis, profile.is_directory), indent=2))
         return
@@ -142,5 +143,11 @@ def _ceiling_caption(analysis: ProfileAnalysis) -> str:
     def source(field: str) -> str:  # "measured <date> by <method>" -> "measured <date>"
         return c.source_of(field).split(" by ")[0]
 
-    return (f"% of peak against the {c.gpu}: {c.fp32_tflop_per_s:.3g} TFLOP/s FP32 ({source('fp32_tflop_per_s')}), "
-            f"{c.dram_tbyte_per_s:.3g} TB/s DRAM ({source('dram_tbyte_per_s')})")
+    peaks = (("fp32_tflop_per_s", "TFLOP/s", "FP32"), ("dram_tbyte_per_s", "TB/s", "DRAM"))
+    known = [f"{getattr(c, field):.3g} {unit} {name} ({source(field)})"
+             for field, unit, name in peaks if getattr(c, field) is not None]
+    unknown = [name for field, _, name in peaks if getattr(c, field) is None]
+    caption = f"% of peak against the {c.gpu}: {', '.join(known)}" if known else f"% of peak against the {c.gpu}"
+    if unknown:
+        caption += f"{';' if known else ':'} no {' or '.join(unknown)} peak known (measure it: nsprof ceilings)"
+    return caption

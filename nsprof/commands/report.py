@@ -10,7 +10,7 @@ import typer
 from nsprof.analyze.ceilings import gpu_slug
 from nsprof.analyze.ladder import LadderAnalysis
 from nsprof.commands.roofline import ALL_HELP, CEILINGS_HELP, FROM_HELP, load_ladder
-from nsprof.errors import ParseError
+from nsprof.errors import ParseError, UsageError
 
 
 def report(
@@ -25,6 +25,7 @@ def report(
     Every stage's time, TFLOP/s, % of cuBLAS, DRAM bandwidth, intensity, bank conflicts,
     occupancy, registers and shared memory; what each stage changed and what that moved; what
     bounds it on the roofline; and where an nsys capture's time went."""
+    name = report_name(name) if name is not None else None
     ladder = load_ladder(from_, all_, ceilings)
     if ladder.work.empty and not ladder.timelines:
         raise ParseError("nothing to report: no stage, kernel or CUDA activity in the profiles given",
@@ -34,7 +35,15 @@ def report(
         typer.echo(f"wrote {path}")
 
 
+def report_name(name: str) -> str:
+    """--name checked to be one directory name, so that the report lands in OUT/<name>."""
+    if not name.strip() or name in (".", "..") or "/" in name or "\\" in name:
+        raise UsageError(f"--name {name!r} is not a directory name", "give one name, without '/' (the report goes under OUT)")
+    return name
+
+
 def default_name(ladder: LadderAnalysis) -> str:
+    """The profile's name (a slug: nsprof.parse.sources.unique_names), or <gpu>-<op> for several."""
     if len(ladder.sources) == 1:
         return ladder.sources[0].name
     ops = "-".join(sorted(set(ladder.work["op"].dropna()))) or "kernels"

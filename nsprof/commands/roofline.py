@@ -7,22 +7,20 @@ from typing import List, Optional
 
 import typer
 
-from nsprof.analyze.ceilings import ceiling_for, ceilings_file_name
 from nsprof.analyze.ladder import LadderAnalysis, analyze_ladder, sources_gpu
 from nsprof.errors import ParseError
-from nsprof.parse.sources import load_sources, read_measured_ceilings
+from nsprof.parse.sources import CEILINGS_DIR, PROFILES_DIR, load_sources, resolve_ceiling
 
-DEFAULT_FROM = Path("profiles")
 PNG_DPI = 150  # the figure is laid out in points; this only sets the PNG's pixel size
 # The CSV: what each point is, where it sits, what bounds it, then where it came from.
 CSV_COLUMNS = ("label", "kernel", "level", "intensity_flop_per_byte", "gflops_per_s", "bound", "pct_of_roof",
                "roof_gflops_per_s", "roof_source", "compute_roof", "duration_ns", "op", "stage", "size", "profile")
 
 FROM_HELP = ("A profile directory, a directory holding them (searched at any depth), or an ncu .csv file; "
-             "repeatable. Default: profiles/.")
+             f"repeatable. Default: {PROFILES_DIR}/.")
 ALL_HELP = "Use every profile's stages; by default each stage (and size) comes from the latest profile that has it."
 CEILINGS_HELP = ("Measured ceilings: a file saved by `nsprof ceilings`, or the directory holding ceilings-<gpu>.json. "
-                 "Default: profiles/. Values not measured come from the datasheet.")
+                 f"Default: {CEILINGS_DIR}/. Values not measured come from the datasheet.")
 
 
 def roofline(
@@ -43,10 +41,9 @@ def roofline(
 
 def load_ladder(paths: list[Path] | None, keep_all: bool, ceilings: Path | None) -> LadderAnalysis:
     """The profiles under `paths` analyzed under the GPU's ceilings (measured where saved)."""
-    sources = load_sources(paths or [DEFAULT_FROM])
+    sources = load_sources(paths or [PROFILES_DIR])
     gpu = sources_gpu(sources)
-    measured = read_measured_ceilings(ceilings, ceilings_file_name(gpu) if gpu else None)
-    return analyze_ladder(sources, gpu, ceiling_for(gpu, measured), keep_all)
+    return analyze_ladder(sources, gpu, resolve_ceiling(gpu, ceilings), keep_all)
 
 
 def write_roofline(ladder: LadderAnalysis, out: Path) -> list[Path]:

@@ -16,15 +16,16 @@ from typing import Callable
 import pandas as pd
 
 from nsprof.analyze import Ceiling, analyze_profile, kernel_metrics, parse_stage_range, percent_of_peak
+from nsprof.analyze.report import distinct_launches, gpu_name
 from nsprof.errors import NsprofError
 from nsprof.explain.occupancy import blocks_by_registers
 from nsprof.explain.prediction import MixPrediction, predict_l1_bytes, predict_mix
 from nsprof.parse import load_profile
 from nsprof.parse.ncu_csv import NcuReport
+from nsprof.parse.sources import PROFILES_DIR, latest_profile, resolve_ceiling
 from nsprof.registry import REPO_ROOT, STAGES, Stage
 
-PROFILES_DIR = Path("profiles")
-EXAMPLE_PROFILE = REPO_ROOT / "profiles" / "examples" / "h200-sgemm-1024"
+EXAMPLE_PROFILE = REPO_ROOT / PROFILES_DIR / "examples" / "h200-sgemm-1024"
 
 
 @dataclass(frozen=True)
@@ -37,36 +38,38 @@ class Source:
 class Measurements:
     source: Source
     gpu: str | None
-    ceiling: Ceiling | None  # datasheet peaks of the GPU, if nsprof knows it
+    ceiling: Ceiling | None  # the GPU's peaks: measured where saved, else the datasheet's (None: unknown GPU)
     launches: pd.DataFrame  # one row per ncu launch: kernel_metrics columns, launch columns, op/stage/size
     stages: pd.DataFrame  # nsprof.analyze.stage_records: nsys and ncu totals per stage and size
 
 
 def find_source(given: Path | None) -> Source | None:
-    """--from if given; else the newest ncu CSV under ./profiles (its directory); else the
-    committed example; None when there is none of these."""
+    """--from if given; else the latest profile under ./profiles with ncu output, found as the
+    report commands find profiles (nsprof.parse.sources.latest_profile: by the manifest's start
+    time); else the committed example; None when there is none of these."""
     if given is not None:
         return Source(Path(given), "given with --from")
-    csvs = [p for p in PROFILES_DIR.rglob("*.csv") if p.is_file()] if PROFILES_DIR.is_dir() else []
-    if csvs:
-        newest = max(csvs, key=lambda p: p.stat().st_mtime)
-        path = newest if newest.parent == PROFILES_DIR else newest.parent
-        newest_reason = f"the newest profile under {PROFILES_DIR}/ with an ncu CSV"
-        if path.resolve() == EXAMPLE_PROFILE:
-            newest_reason += ": the committed example profile, measured on an NVIDIA H200"
-        return Source(path, f"{newest_reason}; choose another with --from")
+    latest = latest_profile(PROFILES_DIR, with_ncu=True)
+    if latest is not None:
+        reason = f"the newest profile under {PROFILES_DIR}/ with an ncu CSV"
+        if latest.path.resolve() == EXAMPLE_PROFILE.resolve():
+            reason += ": the committed example profile, measured on an NVIDIA H200"
+        return Source(latest.path, f"{reason}; choose another with --from")
     if EXAMPLE_PROFILE.is_dir():
         return Source(EXAMPLE_PROFILE, f"no ncu CSV under ./{PROFILES_DIR}, so the committed example profile, "
                                        "measured on an NVIDIA H200; pass --from for your own")
     return None
 
 
-def measure(source: Source) -> Measurements:
+def measure(source: Source, ceilings: Path | None = None) -> Measurements:
+    """The profile's measurements, with % of peak against the GPU's ceilings as every command
+    resolves them (nsprof.parse.sources.resolve_ceiling; `ceilings` is --ceilings)."""
     profile = load_profile(source.path)
     if not profile.ncu:
         raise NsprofError(f"{source.path}: no Nsight Compute CSV to read measurements from",
                           "give a profile directory or an ncu .csv (nsprof profile --tool ncu writes one)")
-    analysis = analyze_profile(profile.nsys, profile.ncu, profile.manifest)
+    ceiling = resolve_ceiling(gpu_name(profile.nsys, profile.ncu, profile.manifest), ceilings)
+    analysis = analyze_profile(profile.nsys, profile.ncu, profile.manifest, ceiling)
     launches = _launches(profile.ncu)
     if analysis.ceiling is not None:
         launches = percent_of_peak(launches, analysis.ceiling)
@@ -74,12 +77,9 @@ def measure(source: Source) -> Measurements:
 
 
 def _launches(reports: list[NcuReport]) -> pd.DataFrame:
-    """Derived metrics beside the raw columns, each launch once (a raw page first: it has every metric)."""
-    frames = [pd.concat([kernel_metrics(r.kernels), r.kernels.drop(columns=["id", "kernel", "nvtx"])], axis=1)
-              for r in sorted(reports, key=lambda report: report.page != "raw")]
-    launches = pd.concat(frames, ignore_index=True)
-    key = [column for column in ("process_id", "id", "kernel") if column in launches]
-    launches = launches.drop_duplicates(subset=key, keep="first").reset_index(drop=True)
+    """Derived metrics beside the raw columns, each launch once (nsprof.analyze.report.distinct_launches)."""
+    launches = distinct_launches(reports)
+    launches = pd.concat([kernel_metrics(launches), launches.drop(columns=["id", "kernel", "nvtx"])], axis=1)
     keys = [_stage_keys(ranges) for ranges in launches["nvtx"]]
     for column in ("op", "stage", "size"):
         launches[column] = [k[column] if k else None for k in keys]

@@ -79,8 +79,13 @@ def _roofline(stages: list[Stage], m: Measurements | None) -> list[str]:
     facts = []
     if m is not None and m.ceiling is not None:
         c = m.ceiling
-        facts.append(f"{c.gpu} ({c.source}): {c.fp32_tflop_per_s:g} TFLOP/s FP32 / {c.dram_tbyte_per_s:g} TB/s = "
-                     f"ridge at {c.fp32_tflop_per_s / c.dram_tbyte_per_s:.1f} FLOP/B.")
+        fp32, dram = c.fp32_tflop_per_s, c.dram_tbyte_per_s
+        if fp32 is not None and dram is not None:
+            facts.append(f"{c.gpu}: {fp32:g} TFLOP/s FP32 ({_source(c, 'fp32_tflop_per_s')}) / {dram:g} TB/s DRAM "
+                         f"({_source(c, 'dram_tbyte_per_s')}) = ridge at {fp32 / dram:.1f} FLOP/B.")
+        else:
+            missing = " and ".join(name for name, value in (("FP32", fp32), ("DRAM", dram)) if value is None)
+            facts.append(f"{c.gpu}: no {missing} peak known, so no ridge point (measure it: nsprof ceilings).")
     sizes = ({size for _, size, _ in staged(m)} if m is not None else {"1024x1024x1024", "4096x4096x4096"})
     sizes = sorted(sizes, key=lambda size: [int(d) for d in size.split("x")])
     op = OPS["sgemm"]
@@ -89,6 +94,11 @@ def _roofline(stages: list[Stage], m: Measurements | None) -> list[str]:
         facts.append(f"SGEMM {size}: {op.flops(*dims):,} FLOPs over at least {op.min_bytes(*dims) / 1e6:,.1f} MB "
                      f"= {op.flops(*dims) / op.min_bytes(*dims):,.1f} FLOP/B with each matrix moved once.")
     return facts
+
+
+def _source(ceiling, field: str) -> str:
+    """'datasheet', or 'measured <date>' (the method is in analyze --json and the report)."""
+    return ceiling.source_of(field).split(" by ")[0]
 
 
 def _tensor_cores(stages: list[Stage], m: Measurements | None) -> list[str]:

@@ -219,7 +219,8 @@ ridge, so the ladder climbs toward the FP32 roof, and v10 moves to another roof 
         stages=("v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10"),
         quantities=("gflops_per_s", "intensity_flop_per_byte", "fp32_pct_of_peak", "tensor_pct_of_peak", "dram_pct_of_peak"),
         caveats=(
-            "Peaks are datasheet numbers; measured ceilings are lower (H200 copy: 4.08 of 4.8 TB/s).",
+            "Peaks are datasheet numbers unless `nsprof ceilings` measured them (the facts say which); measured "
+            "ceilings are lower (H200 copy: 4.25 of 4.8 TB/s).",
             "Operands that stay in the 60 MB L2 between launches make measured DRAM bytes smaller than the minimum, "
             "and intensity higher than the formula's.",
         ),

@@ -49,6 +49,7 @@ _TOOL_LINE = re.compile(r"^==[A-Z]+==")  # ==PROF==, ==WARNING==, ==ERROR==
 _HEADER_START = ('"ID",', "ID,")
 HOW_TO_WRITE = "Write it with ncu --csv --page raw (or --page details) ... > FILE.csv"
 NO_KERNELS = "No kernels were profiled"
+SNIFF_BYTES = 1 << 20  # how far into a .csv is_ncu_csv looks for the header row or a line of ncu's
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,27 @@ def load_ncu_csv(path: str | Path) -> NcuReport:
     except OSError as err:
         raise ParseError(f"{path}: cannot read ({err.strerror})") from None
     return parse_ncu_csv(text, source=str(path))
+
+
+def is_ncu_csv(path: str | Path) -> bool:
+    """Whether a .csv file is ncu output, judged from its first SNIFF_BYTES only: a header row as
+    the parser finds it, or a line ncu itself printed before one (==PROF==, ==WARNING==...; a run
+    that profiled no kernel has only those). Searches for profiles use this to pass over other
+    CSV files (a bench table, a roofline.csv); an unreadable file is not ncu output."""
+    try:
+        with open(path, "rb") as file:
+            budget = SNIFF_BYTES
+            while budget > 0:
+                line = file.readline(budget)  # a header longer than the budget is cut: its start decides
+                if not line:
+                    return False
+                budget -= len(line)
+                text = line.decode("utf-8", errors="replace").lstrip("\ufeff")
+                if _TOOL_LINE.match(text) or _is_header(text):
+                    return True
+    except OSError:
+        return False
+    return False
 
 
 def parse_ncu_csv(text: str, source: str = "<ncu csv>") -> NcuReport:

@@ -1,24 +1,43 @@
-"""What the report commands read: profiles found under `--from` paths, and measured ceilings.
+"""What the report commands and `nsprof explain` read: profiles found under `--from` paths, and the
+GPU's ceilings (measured where `nsprof ceilings` saved them, else the datasheet's).
 
 A `--from` path may be a profile directory (it holds a manifest.json, nsys .sqlite exports or
 ncu .csv files), a directory holding profile directories at any depth (profiles/, whose
 examples/ sits one level down), or one nsys .sqlite or ncu .csv file (another program's
-capture). Directories found by searching that hold no tool output (a capture that failed before
-writing any) are passed over; a named one is an error, as for `nsprof analyze`.
+capture). Which files count as tool output is decided in one place, nsprof.parse.profile.tool_outputs:
+a .csv that ncu did not write (a bench table, a roofline.csv) is passed over when found by
+searching, and is a ParseError only when named outright. Directories found by searching that hold
+no tool output (a capture that failed before writing any) are passed over; a named one is an
+error, as for `nsprof analyze`.
+
+Finding (`find_profiles`) reads no more than each profile's manifest and the start of its CSV
+files; loading (`load_sources`) parses them.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from nsprof.analyze.ceilings import Ceiling, ceiling_for, ceilings_file_name
 from nsprof.errors import ParseError
-from nsprof.parse.profile import MANIFEST, Profile, load_profile
+from nsprof.parse.profile import MANIFEST, Profile, load_profile, tool_outputs
 
-TOOL_OUTPUTS = ("*.sqlite", "*.csv")
-CEILINGS_DIR = Path("profiles")  # where `nsprof ceilings` saves and the reports look by default
+PROFILES_DIR = Path("profiles")  # the default --from: where `nsprof profile` and `nsprof bench` write
+CEILINGS_DIR = PROFILES_DIR  # where `nsprof ceilings` saves and ceilings are looked for by default
+
+
+@dataclass(frozen=True)
+class FoundProfile:
+    """A profile found by searching, not yet parsed."""
+
+    path: Path  # as found: under the --from path it was found below
+    name: str  # a slug (a file or directory name, never a path), unique among those found together
+    started: dt.datetime  # the manifest's start time, else the files' modification time
+    has_ncu: bool  # it holds ncu output (a named .csv file is taken for ncu output)
 
 
 @dataclass(frozen=True)
@@ -26,24 +45,78 @@ class Source:
     """One loaded profile, with the name and time reports show for it."""
 
     profile: Profile
-    name: str  # directory name or the file's stem; the path where two share a name
+    name: str  # FoundProfile.name: reports write OUT/<name>, so never a path
     started: dt.datetime  # the manifest's start time, else the files' modification time
+
+
+def find_profiles(paths: list[Path]) -> list[FoundProfile]:
+    """Every profile under `paths`, oldest first, without parsing them. Raises ParseError for a path
+    that does not exist or holds no profile."""
+    found: dict[Path, Path] = {}  # resolved -> as found
+    for path in paths:
+        for directory_or_file in _profile_paths(Path(path)):
+            found.setdefault(directory_or_file.resolve(), directory_or_file)
+    profiles = [FoundProfile(path, name, _started(path), _has_ncu(path))
+                for path, name in zip(found.values(), unique_names(list(found)))]
+    return sorted(profiles, key=lambda profile: profile.started)
 
 
 def load_sources(paths: list[Path]) -> list[Source]:
     """Every profile under `paths`, oldest first. Raises ParseError for a path that does not exist,
     holds no profile, or holds a file that does not parse."""
-    found: dict[Path, Path] = {}  # resolved -> as found
-    for path in paths:
-        for directory_or_file in _profile_paths(Path(path)):
-            found.setdefault(directory_or_file.resolve(), directory_or_file)
-    names = [path.name if path.is_dir() else path.stem for path in found.values()]
-    sources = []
-    for path, name in zip(found.values(), names):
-        profile = load_profile(path)
-        unique_name = name if names.count(name) == 1 else str(path)  # two profiles/*/x: say which x
-        sources.append(Source(profile, unique_name, _started(profile, path)))
-    return sorted(sources, key=lambda source: source.started)
+    return [Source(load_profile(found.path), found.name, found.started) for found in find_profiles(paths)]
+
+
+def latest_profile(path: Path = PROFILES_DIR, with_ncu: bool = True) -> FoundProfile | None:
+    """The profile under `path` that started last (with ncu output, unless `with_ncu` is False),
+    found as `find_profiles` finds them; None when `path` does not exist or holds no such profile."""
+    if not Path(path).exists():
+        return None
+    try:
+        found = find_profiles([Path(path)])
+    except ParseError:  # no profile at all below it
+        return None
+    candidates = [profile for profile in found if profile.has_ncu or not with_ncu]
+    return candidates[-1] if candidates else None
+
+
+def unique_names(paths: list[Path]) -> list[str]:
+    """A slug per path, unique among them: the directory name or the file's stem, preceded by as
+    many parent directory names as it takes to tell two apart (a/x and b/x: a-x and b-x), then
+    numbered if that is not enough. Never a path: reports write OUT/<name>."""
+    resolved = [Path(path).resolve() for path in paths]
+    parts = [[_slug(path.name if path.is_dir() else path.stem)] + [_slug(p.name) for p in path.parents if p.name]
+             for path in resolved]
+    depth = [1] * len(paths)
+    while True:
+        names = ["-".join(reversed(p[:d])) for p, d in zip(parts, depth)]
+        clashing = [i for i, name in enumerate(names) if names.count(name) > 1 and depth[i] < len(parts[i])]
+        if not clashing:
+            break
+        for i in clashing:
+            depth[i] += 1
+    taken: set[str] = set()
+    for i, name in enumerate(names):  # the same names all the way up (x.csv and x.sqlite side by side)
+        number, candidate = 1, name
+        while candidate in taken:
+            number += 1
+            candidate = f"{name}-{number}"
+        taken.add(candidate)
+        names[i] = candidate
+    return names
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "profile"
+
+
+def resolve_ceiling(gpu_name: str | None, location: Path | None = None) -> Ceiling | None:
+    """The GPU's ceilings as every command uses them: the measured file (`location`, a file saved
+    by `nsprof ceilings` or the directory holding ceilings-<gpu>.json; None: CEILINGS_DIR) laid
+    over the datasheet (nsprof.analyze.ceilings.ceiling_for). None when neither knows the GPU.
+    Raises ParseError for a named location that does not exist or a file that is not ceilings."""
+    measured = read_measured_ceilings(location, ceilings_file_name(gpu_name) if gpu_name else None)
+    return ceiling_for(gpu_name, measured)
 
 
 def read_measured_ceilings(location: Path | None, file_name: str | None) -> dict | None:
@@ -99,17 +172,29 @@ def _is_profile_directory(path: Path) -> bool:
 
 
 def _holds_tool_output(path: Path) -> bool:
-    return any(next(path.glob(pattern), None) is not None for pattern in TOOL_OUTPUTS)
+    return any(tool_outputs(path))
 
 
-def _started(profile: Profile, path: Path) -> dt.datetime:
-    started = (profile.manifest or {}).get("started")
-    if isinstance(started, str):
-        try:
-            moment = dt.datetime.fromisoformat(started)
-            return moment if moment.tzinfo else moment.replace(tzinfo=dt.timezone.utc)
-        except ValueError:
-            pass  # a hand-edited manifest: fall back to the files' time
-    files = [path] if path.is_file() else [file for pattern in TOOL_OUTPUTS for file in path.glob(pattern)]
+def _has_ncu(path: Path) -> bool:
+    if path.is_file():
+        return path.suffix.lower() == ".csv"
+    return bool(tool_outputs(path)[1])
+
+
+def _started(path: Path) -> dt.datetime:
+    started = _manifest_start(path / MANIFEST) if path.is_dir() else None
+    if started is not None:
+        return started
+    files = [path] if path.is_file() else [file for outputs in tool_outputs(path) for file in outputs] or [path]
     newest = max(file.stat().st_mtime for file in files)
     return dt.datetime.fromtimestamp(newest, tz=dt.timezone.utc)
+
+
+def _manifest_start(path: Path) -> dt.datetime | None:
+    """The manifest's "started"; None without one (loading the profile reports a broken manifest)."""
+    try:
+        started = json.loads(path.read_text(encoding="utf-8")).get("started")
+        moment = dt.datetime.fromisoformat(started)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError, TypeError, ValueError):
+        return None  # no manifest, or a hand-edited one: fall back to the files' time
+    return moment if moment.tzinfo else moment.replace(tzinfo=dt.timezone.utc)

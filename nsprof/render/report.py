@@ -231,13 +231,18 @@ def _image(figure: Figure, file_name: str, alt: str) -> Image:
     return Image(file_name, alt, buffer.getvalue())
 
 
+def _bound(row: pd.Series) -> str | None:
+    """'memory' or 'compute'; None (the points hold None or NaN) where no roof above it is known."""
+    return row["bound"] if isinstance(row["bound"], str) and row["bound"] else None
+
+
 def _bound_text(row: pd.Series) -> str:
-    return row["bound"] or "no roof known"
+    return _bound(row) or "no roof known"
 
 
 def _bound_sentence(row: pd.Series) -> str:
     level = LEVEL_NAMES[row["level"]]
-    if not row["bound"]:
+    if not _bound(row):
         return f"no roof known (at {level}: {fmt.ratio(row['intensity_flop_per_byte'], 1)} FLOP per byte)"
     roof = f"the {level} roof" if row["bound"] == "memory" else f"the {row['compute_roof']} roof"
     return (f"{row['bound']}-bound, at {fmt.percent(row['pct_of_roof'])} of {roof} "
