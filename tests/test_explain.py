@@ -15,6 +15,7 @@ from ncu_builder import write_csv
 
 runner = CliRunner()
 H200_RAW = Path(__file__).parent / "data" / "h200" / "ncu-sgemm-ladder-1024-raw.csv"
+EXAMPLE = Path(__file__).resolve().parents[1] / "profiles" / "examples" / "h200-sgemm-1024"
 needs_example = pytest.mark.skipif(not EXAMPLE_PROFILE.is_dir(), reason="the committed example profile is missing")
 
 
@@ -194,3 +195,12 @@ def test_a_missing_profile_is_a_one_line_error(tmp_path):
     assert result.exit_code == 1
     assert result.stderr.strip().splitlines() == [result.stderr.strip()]
     assert "no such file or directory" in result.stderr
+
+
+def test_from_a_directory_of_profiles_reads_its_latest(tmp_path):
+    import shutil
+
+    shutil.copytree(EXAMPLE, tmp_path / "h200-sgemm-1024")
+    result = runner.invoke(app, ["explain", "bank-conflicts", "--stage", "v6", "--from", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert f"the newest profile under {tmp_path}" in " ".join(result.stdout.split())

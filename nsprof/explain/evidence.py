@@ -22,6 +22,7 @@ from nsprof.explain.occupancy import blocks_by_registers
 from nsprof.explain.prediction import MixPrediction, predict_l1_bytes, predict_mix
 from nsprof.parse import load_profile
 from nsprof.parse.ncu_csv import NcuReport
+from nsprof.parse.profile import tool_outputs
 from nsprof.parse.sources import PROFILES_DIR, latest_profile, resolve_ceiling
 from nsprof.registry import REPO_ROOT, STAGES, Stage
 
@@ -44,11 +45,17 @@ class Measurements:
 
 
 def find_source(given: Path | None) -> Source | None:
-    """--from if given; else the latest profile under ./profiles with ncu output, found as the
-    report commands find profiles (nsprof.parse.sources.latest_profile: by the manifest's start
-    time); else the committed example; None when there is none of these."""
+    """--from if given (a profile directory or ncu CSV, or a directory of profiles: then its latest
+    with ncu output, as roofline's --from reads it); else the latest profile under ./profiles with
+    ncu output, found as the report commands find profiles (nsprof.parse.sources.latest_profile: by
+    the manifest's start time); else the committed example; None when there is none of these."""
     if given is not None:
-        return Source(Path(given), "given with --from")
+        given = Path(given)
+        if given.is_dir() and not any(tool_outputs(given)):
+            latest = latest_profile(given, with_ncu=True)
+            if latest is not None:
+                return Source(latest.path, f"the newest profile under {given} with an ncu CSV (--from)")
+        return Source(given, "given with --from")
     latest = latest_profile(PROFILES_DIR, with_ncu=True)
     if latest is not None:
         reason = f"the newest profile under {PROFILES_DIR}/ with an ncu CSV"
