@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from nsprof.analyze.ceilings import datasheet_ceiling
 from nsprof.analyze.roofline import binding_points, roofline_points, roofs
 from nsprof.cli import app
-from nsprof.commands.roofline import load_ladder
+from nsprof.api import load_ladder
 from nsprof.render.roofline import MAX_LABELS, roofline_figure
 
 REPO = Path(__file__).resolve().parent.parent

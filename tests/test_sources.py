@@ -21,6 +21,7 @@ from nsprof.analyze.ceilings import Ceiling, datasheet_ceiling, percent_of_peak,
 from nsprof.analyze.metrics import kernel_metrics
 from nsprof.analyze.report import ProfileAnalysis, gpu_name
 from nsprof.cli import app
+from nsprof.commands import options as shared_options
 from nsprof.commands import roofline as roofline_command
 from nsprof.commands.analyze import _ceiling_caption, analyze
 from nsprof.commands.explain import explain
@@ -248,7 +249,7 @@ def test_resolve_ceiling(tmp_path, monkeypatch):
 def test_analyze_and_explain_take_ceilings_as_roofline_does():
     for command in (analyze, explain):
         option = inspect.signature(command).parameters["ceilings"].default
-        assert option.param_decls == ("--ceilings",) and option.help == roofline_command.CEILINGS_HELP
+        assert option.param_decls == ("--ceilings",) and option.help == shared_options.CEILINGS_HELP
     for command in ("analyze", "explain", "roofline", "report"):
         assert "--ceilings" in ok(command, "--help").stdout
 

@@ -13,12 +13,10 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from nsprof.analyze import ProfileAnalysis, analyze_profile
-from nsprof.analyze.report import gpu_name
-from nsprof.commands.roofline import CEILINGS_HELP
+from nsprof import api
+from nsprof.analyze import ProfileAnalysis
+from nsprof.commands.options import CEILINGS_HELP
 from nsprof.console import stdout
-from nsprof.parse import load_profile
-from nsprof.parse.sources import resolve_ceiling
 
 KERNEL_FIELDS = (
     "id", "kernel", "nvtx", "duration_ns", "flops", "tensor_flops", "dram_bytes", "l2_bytes",
@@ -37,18 +35,17 @@ def analyze(
 
     GPU work per NVTX range (nsys), derived metrics per kernel (ncu), and one row per measured
     stage when a directory holds both."""
-    profile = load_profile(path)
-    ceiling = resolve_ceiling(gpu_name(profile.nsys, profile.ncu, profile.manifest), ceilings)
-    analysis = analyze_profile(profile.nsys, profile.ncu, profile.manifest, ceiling)
+    analysis = api.analyze(path, ceilings)
+    is_directory = Path(path).is_dir()
     if json_:
-        typer.echo(json.dumps(_document(analysis, profile.is_directory), indent=2))
+        typer.echo(json.dumps(_document(analysis, is_directory), indent=2))
         return
     console = stdout()
     if analysis.ranges is not None:
         console.print(_ranges_table(analysis.ranges))
     if analysis.kernels is not None:
         console.print(_kernels_table(analysis))
-    if profile.is_directory:
+    if is_directory:
         console.print(_stages_table(analysis))
 
 

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from nsprof.access import parse_shape
-from nsprof.commands.roofline import CEILINGS_HELP
+from nsprof.commands.options import CEILINGS_HELP
 from nsprof.console import stdout
 from nsprof.errors import UsageError
 from nsprof.explain.explanation import explain_access, explain_topic, topic_list

@@ -7,10 +7,11 @@ from typing import List, Optional
 
 import typer
 
+from nsprof import api
 from nsprof.analyze.ceilings import gpu_slug
 from nsprof.analyze.ladder import LadderAnalysis
-from nsprof.commands.roofline import ALL_HELP, CEILINGS_HELP, FROM_HELP, load_ladder
-from nsprof.errors import ParseError, UsageError
+from nsprof.commands.options import ALL_HELP, CEILINGS_HELP, FROM_HELP
+from nsprof.errors import UsageError
 
 
 def report(
@@ -26,12 +27,8 @@ def report(
     occupancy, registers and shared memory; what each stage changed and what that moved; what
     bounds it on the roofline; and where an nsys capture's time went."""
     name = report_name(name) if name is not None else None
-    ladder = load_ladder(from_, all_, ceilings)
-    if ladder.work.empty and not ladder.timelines:
-        raise ParseError("nothing to report: no stage, kernel or CUDA activity in the profiles given",
-                         "Capture one with `nsprof profile`, or pass a profile directory or an ncu .csv file with --from")
-    directory = out / (name or default_name(ladder))
-    for path in write_report(ladder, directory):
+    ladder = api.load_ladder(from_, all_, ceilings)
+    for path in api.write_report(ladder, out / (name or default_name(ladder))):
         typer.echo(f"wrote {path}")
 
 
@@ -48,19 +45,3 @@ def default_name(ladder: LadderAnalysis) -> str:
         return ladder.sources[0].name
     ops = "-".join(sorted(set(ladder.work["op"].dropna()))) or "kernels"
     return f"{gpu_slug(ladder.gpu) if ladder.gpu else 'unknown-gpu'}-{ops}"
-
-
-def write_report(ladder: LadderAnalysis, directory: Path) -> list[Path]:
-    """index.html, report.md and the PNG files report.md shows."""
-    from nsprof.render.document import Image, to_html, to_markdown  # matplotlib loads only for the commands that draw
-    from nsprof.render.report import report_document
-
-    title, blocks = report_document(ladder)
-    directory.mkdir(parents=True, exist_ok=True)
-    paths = [directory / "index.html", directory / "report.md"]
-    paths[0].write_text(to_html(blocks, title), encoding="utf-8")
-    paths[1].write_text(to_markdown(blocks), encoding="utf-8")
-    for image in (block for block in blocks if isinstance(block, Image)):
-        paths.append(directory / image.file_name)
-        paths[-1].write_bytes(image.png)
-    return paths

@@ -1,0 +1,9 @@
+"""Help texts of the options several commands share (--from, --all, --ceilings)."""
+
+from nsprof.parse.sources import CEILINGS_DIR, PROFILES_DIR
+
+FROM_HELP = ("A profile directory, a directory holding them (searched at any depth), or an ncu .csv file; "
+             f"repeatable. Default: {PROFILES_DIR}/.")
+ALL_HELP = "Use every profile's stages; by default each stage (and size) comes from the latest profile that has it."
+CEILINGS_HELP = ("Measured ceilings: a file saved by `nsprof ceilings`, or the directory holding ceilings-<gpu>.json. "
+                 f"Default: {CEILINGS_DIR}/. Values not measured come from the datasheet.")
