@@ -14,7 +14,7 @@ from typing import Callable
 from nsprof import __version__
 from nsprof.errors import KernelBuildError, NsprofError, UsageError
 from nsprof.ranges import range_name, verify_range_name
-from nsprof.registry import OPS, Stage, stages_for
+from nsprof.registry import OPS, Stage, is_library_stage, library_stage, stages_for
 from nsprof.sizes import Size, size_label
 
 Progress = Callable[[str], None]
@@ -25,7 +25,7 @@ def _record(stage: Stage, size: Size) -> dict:
     return {
         "op": stage.op, "stage": stage.stage, "title": stage.title, "precision": stage.precision,
         "m": m, "n": n, "k": k, "size": size_label(size), "status": "not run",
-        "rel_error": None, "tolerance": stage.tolerance, "tile": None, "padded": None,
+        "rel_error": None, "tolerance": stage.tolerance, "tile": None, "split_k": None, "padded": None,
         "median_ms": None, "tflops": None, "pct_cublas": None, "message": None,
     }
 
@@ -63,7 +63,7 @@ def run_bench(op: str, stages: list[Stage], sizes: list[Size], *, repeat: int | 
 
     cp = require_cupy()
     sm_count = device_info()["sm_count"]
-    cublas = next(s for s in stages_for(op) if s.backend == "cublas")
+    cublas = library_stage(op)
     records: list[dict] = []
     broken: str | None = None  # set when a CUDA error leaves the context unusable
     for size in sizes:
@@ -98,8 +98,7 @@ def run_bench(op: str, stages: list[Stage], sizes: list[Size], *, repeat: int | 
 
 
 def _add_pct_cublas(records: list[dict]) -> None:
-    library = {s.stage for r in records for s in stages_for(r["op"]) if s.backend == "cublas"}
-    base = {r["size"]: r["median_ms"] for r in records if r["stage"] in library and r["status"] == "ok"}
+    base = {r["size"]: r["median_ms"] for r in records if is_library_stage(r["op"], r["stage"]) and r["status"] == "ok"}
     for r in records:
         if r["status"] == "ok" and r["size"] in base:
             r["pct_cublas"] = 100 * base[r["size"]] / r["median_ms"]

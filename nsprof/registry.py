@@ -331,6 +331,15 @@ def stages_for(op: str = "sgemm") -> list[Stage]:
     return STAGES[op]
 
 
+def library_stage(op: str) -> Stage:
+    """The vendor-library stage of a ladder (cuBLAS for SGEMM): the baseline of "% of cuBLAS"."""
+    return next(s for s in stages_for(op) if s.backend == "cublas")
+
+
+def is_library_stage(op: str, stage: str) -> bool:
+    return op in STAGES and library_stage(op).stage == stage
+
+
 def get_stage(op: str, stage: str) -> Stage:
     """One stage by name; "all", a list or nothing is a usage error."""
     chosen = select_stages(op, [stage]) if stage.strip().lower() not in ("", "all") and "," not in stage else []

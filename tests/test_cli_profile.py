@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from nsprof.capture.metrics import PRESETS
 from nsprof.cli import app
+from cli_checks import one_line_error
 from test_capture import FAKE_ENV, make_tool
 
 runner = CliRunner()
@@ -22,13 +23,6 @@ STAMP = "20261121-010203"
 def invoke(*args):
     return runner.invoke(app, [str(a) for a in args])
 
-
-def one_line_error(result, exit_code: int) -> str:
-    assert result.exit_code == exit_code, result.output
-    assert "Traceback" not in result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    return lines[0]
 
 
 @pytest.fixture

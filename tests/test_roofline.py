@@ -20,6 +20,7 @@ from nsprof.analyze.roofline import binding_points, roofline_points, roofs
 from nsprof.cli import app
 from nsprof.api import load_ladder
 from nsprof.render.roofline import MAX_LABELS, roofline_figure
+from cli_checks import one_line_error
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "data" / "h200"
@@ -35,13 +36,6 @@ runner = CliRunner()
 def invoke(*args):
     return runner.invoke(app, [str(a) for a in args])
 
-
-def one_line_error(result, exit_code: int = 1) -> str:
-    assert result.exit_code == exit_code, result.output
-    assert "Traceback" not in result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    return lines[0]
 
 
 def raw_stage_totals(path: Path, stage: str) -> dict[str, float]:

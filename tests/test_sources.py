@@ -32,6 +32,7 @@ from nsprof.parse import ncu_csv, sources
 from nsprof.parse.ncu_csv import is_ncu_csv, load_ncu_csv
 from nsprof.parse.profile import load_profile, tool_outputs
 from nsprof.parse.sources import find_profiles, latest_profile, load_sources, resolve_ceiling, unique_names
+from cli_checks import one_line_error
 from ncu_builder import PAGES
 from nsys_builder import write_export
 
@@ -55,13 +56,6 @@ def ok(*args):
     assert "Traceback" not in result.output
     return result
 
-
-def one_line_error(result, exit_code: int = 1) -> str:
-    assert result.exit_code == exit_code, result.output
-    assert "Traceback" not in result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    return lines[0]
 
 
 def measured_document(gpu: str, **values: float) -> dict:

@@ -35,11 +35,11 @@ from nsprof.analyze.metrics import TOTALS, kernel_metrics, range_metrics, ratio,
 from nsprof.analyze.nvtx_attribution import attribute_work, summarize_ranges
 from nsprof.analyze.report import distinct_launches, gpu_name
 from nsprof.analyze.roofline import Roof, roofline_points, roofs
-from nsprof.ranges import parse_stage_range
 from nsprof.analyze.timeline import TimeBreakdown, time_breakdown
 from nsprof.errors import UsageError
 from nsprof.parse.sources import Source
-from nsprof.registry import OPS, STAGES
+from nsprof.ranges import parse_stage_range
+from nsprof.registry import OPS, STAGES, is_library_stage
 
 KERNEL_KEY = "kernel:"
 L1_BYTES = "l1tex__t_bytes.sum"
@@ -146,8 +146,7 @@ def combine(records: list[tuple[str, dt.datetime, pd.DataFrame]], keep_all: bool
 def _with_percent_of_library(work: pd.DataFrame) -> pd.DataFrame:
     """Add `pct_of_library`: the library stage's time at the same op and size (cuBLAS, v9, for
     SGEMM) over each stage's time, in percent (over 100: faster than the library)."""
-    library = {(s.op, s.stage) for stages in STAGES.values() for s in stages if s.backend == "cublas"}
-    is_library = [(op, stage) in library for op, stage in zip(work["op"], work["stage"])]
+    is_library = [is_library_stage(op, stage) for op, stage in zip(work["op"], work["stage"])]
     times = work[is_library].drop_duplicates(["op", "size"], keep="last").set_index(["op", "size"])["time_per_launch_ns"]
     reference = [times.get((op, size), np.nan) for op, size in zip(work["op"], work["size"])]
     work = work.copy()

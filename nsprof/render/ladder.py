@@ -8,6 +8,8 @@ matplotlib.use("Agg")  # files only: no display needed
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+from nsprof.registry import is_library_stage  # noqa: E402
+
 
 def ladder_chart(records: list[dict], title: str) -> Figure:
     """One group of bars per stage, one bar per size; dashed lines mark cuBLAS (v9) per size."""
@@ -15,13 +17,14 @@ def ladder_chart(records: list[dict], title: str) -> Figure:
     stages = list(dict.fromkeys(r["stage"] for r in ok))
     sizes = list(dict.fromkeys(r["size"] for r in ok))
     fig, ax = plt.subplots(figsize=(10, 4.8), dpi=110)
+    library = next((r["stage"] for r in ok if is_library_stage(r["op"], r["stage"])), None)
     width = 0.8 / len(sizes)
     colors = plt.get_cmap("viridis")([0.15 + 0.7 * i / max(1, len(sizes) - 1) for i in range(len(sizes))])
     for i, size in enumerate(sizes):
         by_stage = {r["stage"]: r["tflops"] for r in ok if r["size"] == size}
         xs = [s + (i - (len(sizes) - 1) / 2) * width for s in range(len(stages))]
         ax.bar(xs, [by_stage.get(s, 0) for s in stages], width, label=_short(size), color=colors[i])
-        cublas = by_stage.get("v9")
+        cublas = by_stage.get(library)
         if cublas:
             ax.axhline(cublas, color=colors[i], linestyle="--", linewidth=0.9, alpha=0.8)
     titles = {r["stage"]: r["title"] for r in ok}

@@ -138,7 +138,7 @@ def _conventions(stages: pd.DataFrame) -> str:
 def _bench_records(stages: pd.DataFrame) -> list[dict]:
     """The stages as ladder_chart reads bench results."""
     titles = _registry_titles()
-    return [{"status": "ok", "stage": row["label"], "size": row["size"], "tflops": row["tflops_per_s"],
+    return [{"status": "ok", "op": row["op"], "stage": row["label"], "size": row["size"], "tflops": row["tflops_per_s"],
              "title": titles.get((row["op"], row["stage"]), row["label"])}
             for _, row in stages.iterrows() if pd.notna(row["tflops_per_s"])]
 
