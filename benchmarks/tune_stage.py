@@ -2,7 +2,7 @@
 
 Each point is verified before it is timed. Used to choose the defaults in
 kernels/sgemm/v08_double_buffering.cu and v10_tensor_cores.cu and the tile rule in
-nsprof.launch.sgemm.choose_plan. Prints one JSON line per point, then a table.
+nsprof.ops.matmul.choose_plan (any op: --op hgemm). Prints one JSON line per point, then a table.
 
     python3 benchmarks/tune_stage.py --stage v8 --sizes 1024,4096 \\
         --plans auto,128x128/1,64x128/1 --knobs "V8_BK=8,16;V8_MIN_BLOCKS=1,2"
@@ -15,10 +15,10 @@ import dataclasses
 import itertools
 import json
 
-from nsprof.launch.gpu import device_info
+from nsprof.launch.gpu import launch_tools
 from nsprof.launch.measure import time_launches, verify
-from nsprof.launch.sgemm import SgemmProblem, make_launcher
-from nsprof.registry import OPS, Stage, _v10_smem, get_stage
+from nsprof.ops.sgemm import _v10_smem
+from nsprof.registry import Stage, get_op, get_stage, library_stage
 from nsprof.sizes import parse_sizes
 
 
@@ -54,29 +54,31 @@ def parse_plan(plan: str) -> tuple[str | None, int | None]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--op", default="sgemm")
     parser.add_argument("--stage", default="v8")
     parser.add_argument("--sizes", default="1024,2048,4096")
     parser.add_argument("--plans", default="auto")
     parser.add_argument("--knobs", default="")
     parser.add_argument("--source", help="compile this .cu instead of the stage's own (same entry points)")
     args = parser.parse_args()
-    sm_count = device_info()["sm_count"]
-    stage, cublas = get_stage("sgemm", args.stage), get_stage("sgemm", "v9")
+    tools = launch_tools()
+    op = get_op(args.op)
+    stage, cublas = get_stage(op.name, args.stage), library_stage(op.name)
     if args.source:
         stage = dataclasses.replace(stage, kernel_file=args.source)
     rows = []
-    for size in parse_sizes([args.sizes]):
-        problem = SgemmProblem(*size)
-        base = time_launches(make_launcher(cublas, problem, sm_count).run).median_ms
+    for size in parse_sizes([args.sizes], op.dims):
+        problem = op.workload.problem(tools.xp, size)
+        base = time_launches(op.workload.launcher(cublas, problem, tools).run).median_ms
         for plan, knobs in itertools.product(args.plans.split(","), knob_combinations(args.knobs)):
             shape, split = parse_plan(plan)
             variant = stage_variant(stage, knobs)
-            launcher = make_launcher(variant, problem, sm_count, tile_shape=shape, split_k=split, defines=knobs)
+            launcher = op.workload.launcher(variant, problem, tools, tile_shape=shape, split_k=split, defines=knobs)
             problem.refresh()
             err = verify(launcher, problem)
-            ms = time_launches(launcher.run).median_ms if err <= stage.tolerance else float("nan")
+            ms = time_launches(launcher.run).median_ms if err <= stage.tolerance(size) else float("nan")
             row = {"size": size[0], "plan": launcher.tile_label, "knobs": " ".join(knobs), "err": err,
-                   "ms": ms, "tflops": OPS["sgemm"].flops(*size) / ms / 1e9, "pct_cublas": 100 * base / ms}
+                   "ms": ms, "tflops": op.flops(size) / ms / 1e9, "pct_cublas": 100 * base / ms}
             rows.append(row)
             print(json.dumps(row), flush=True)
     print(f"{'size':>6} {'plan':>18} {'knobs':>34} {'TFLOP/s':>8} {'%cuBLAS':>8} {'err':>9}")

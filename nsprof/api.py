@@ -20,7 +20,7 @@ from nsprof.analyze.report import gpu_name
 from nsprof.errors import ParseError
 from nsprof.parse import load_profile
 from nsprof.parse.sources import PROFILES_DIR, load_sources, resolve_ceiling
-from nsprof.registry import select_stages
+from nsprof.registry import get_op, select_stages
 from nsprof.sizes import parse_sizes
 
 PNG_DPI = 150  # figures are laid out in points; this only sets the PNG's pixel size
@@ -33,12 +33,12 @@ ROOFLINE_CSV_COLUMNS = ("label", "kernel", "level", "intensity_flop_per_byte", "
 def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: str = "sgemm", **options) -> list[dict]:
     """Verify, then time, each stage at each size (GPU); one record per stage and size.
 
-    `options` are nsprof.bench.run_bench's: repeat, warmup, baseline, tile, progress."""
-    from nsprof.bench import check_tile, run_bench
+    `options` are nsprof.launch.bench.run_bench's: repeat, warmup, baseline, tile, progress."""
+    from nsprof.launch.bench import check_tile, run_bench
 
     chosen = select_stages(op, stages)
     check_tile(chosen, options.get("tile"))
-    return run_bench(op, chosen, parse_sizes(sizes), **options)
+    return run_bench(op, chosen, parse_sizes(sizes, get_op(op).dims), **options)
 
 
 def analyze(path: str | Path, ceilings: str | Path | None = None) -> ProfileAnalysis:

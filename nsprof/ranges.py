@@ -2,7 +2,7 @@
 the capture filters on them, and both parsers read them back.
 
 Each measured launch sits in a push/pop range of domain `nsprof` named `<op>/<stage>/<MxNxK>`
-(`sgemm/v6/4096x4096x4096`); the verification launch in `verify/<op>/<stage>/<MxNxK>`. Parsed
+(`sgemm/v6/4096x4096x4096`, `hgemm/h5/...`); the verification launch in `verify/<op>/<stage>/<MxNxK>`. Parsed
 names are qualified as `domain:name` (`nsprof:sgemm/v6/4096x4096x4096`), bare for the default domain.
 """
 
@@ -13,7 +13,7 @@ import re
 from nsprof.sizes import Size, size_label
 
 NVTX_DOMAIN = "nsprof"
-_STAGE_RANGE = re.compile(rf"^{NVTX_DOMAIN}:(?P<op>[^/:]+)/(?P<stage>[^/]+)/(?P<size>\d+x\d+x\d+)$")
+_STAGE_RANGE = re.compile(rf"^{NVTX_DOMAIN}:(?P<op>[^/:]+)/(?P<stage>[^/]+)/(?P<size>\d+(?:x\d+)*)$")
 
 
 def range_name(op: str, stage: str, size: Size) -> str:

@@ -1,7 +1,12 @@
-"""The stage registry: the one place where every stage of every ladder is declared.
+"""The registry: what an op, a stage and a launch configuration are, and how to look them up.
 
-Everything else (CLI choices, bench tables, plot labels, `explain`, tests) reads from here.
-A stage names its CUDA source and entry point, the block tiles it can launch with, how it
+Each op is one module under nsprof/ops (sgemm, hgemm, ...) that builds an `Op`: its element
+type, how a size is written, its FLOP and minimum-byte formulas, its precisions and their
+tolerances, how its problems are made and launched (`Op.workload`) and its stages. Everything
+else (CLI choices, bench tables, plot labels, `explain`, tests) reads them through the lookups
+here, never through an op module directly.
+
+A stage names its CUDA source and entry points, the block tiles it can launch with, how it
 handles sizes that are not multiples of its tile, its arithmetic precision, what it changes
 relative to the previous stage and which Nsight Compute metric should show that change, and its
 memory accesses, shared and global (what `nsprof explain` models for bank conflicts and coalescing).
@@ -9,13 +14,17 @@ memory accesses, shared and global (what `nsprof explain` models for bank confli
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any, Callable, Mapping
 
 from nsprof.access import MemoryAccess
 from nsprof.errors import UsageError
+from nsprof.sizes import Size  # one problem size, in the op's dimension order
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
 
 
 @dataclass(frozen=True)
@@ -25,8 +34,10 @@ class Tile:
     `entry` is the kernel's extern "C" name; `threads` the block shape (x, y).
     Padded stages round M, N up to multiples of bm, bn and K up to a multiple of bk
     (times the split-K factor). `max_split_k` > 1 lets the launcher split K over
-    gridDim.z when there are too few tiles to fill the GPU (the kernel then adds its
-    partial sums into a zeroed C).
+    gridDim.z when there are too few tiles to fill the GPU. `arch` names a target the
+    entry needs beyond the device's own (sm_90a: wgmma, setmaxnreg), `tma_boxes` the boxes
+    (rows, cols) of the A and B tensor maps when the kernel reads its operands through TMA,
+    with `swizzle` bytes; `persistent` kernels get one block per SM and loop over tiles.
     """
 
     bm: int
@@ -36,6 +47,10 @@ class Tile:
     entry: str
     dynamic_smem_bytes: int = 0
     max_split_k: int = 1
+    arch: str | None = None
+    tma_boxes: tuple[tuple[int, int], tuple[int, int]] | None = None
+    swizzle: int = 0
+    persistent: bool = False
 
     @property
     def shape(self) -> str:
@@ -43,19 +58,18 @@ class Tile:
 
 
 @dataclass(frozen=True)
-class Op:
-    """A problem family (SGEMM, ...) with its FLOP and minimum-byte formulas."""
+class Precision:
+    """How a stage computes, and how close to the float64 reference it must land."""
 
-    name: str
-    dtype: str
-    description: str
+    name: str  # the key stages use: "fp32", "tf32", "fp16"
+    description: str  # what `nsprof stages` says about it
+    rule: str  # the tolerance as a person reads it
+    tolerance: Callable[[Size], float]  # largest relative Frobenius error that passes, per size
+    fixed: float | None = None  # the tolerance when it does not depend on the size
 
-    def flops(self, m: int, n: int, k: int) -> int:
-        return 2 * m * n * k
 
-    def min_bytes(self, m: int, n: int, k: int) -> int:
-        """Each input read once and the output written once."""
-        return 4 * (m * k + k * n + m * n)
+def fixed_precision(name: str, description: str, tolerance: float) -> Precision:
+    return Precision(name, description, f"{tolerance:g}", lambda size: tolerance, tolerance)
 
 
 @dataclass(frozen=True)
@@ -64,10 +78,10 @@ class Stage:
     stage: str
     title: str
     kernel_file: str | None  # relative to the repository root; None for library calls
-    backend: str  # "nvrtc" (our .cu through CuPy) or "cublas" (through CuPy's matmul)
+    backend: str  # "nvrtc" (our .cu through CuPy) or "cublas" (the vendor library through CuPy)
     tiles: tuple[Tile, ...]  # first is the default; launch picks among them by size
-    ragged: str  # "bounds-check", "pad" or "library": how M, N, K off the tile are handled
-    precision: str  # "fp32" or "tf32"
+    ragged: str  # "bounds-check", "pad" or "library": how sizes off the tile are handled
+    precision: str  # a key of the op's precisions
     changes: str  # what this stage changes relative to the previous one
     why: str  # why that should be faster
     metric: str  # the Nsight Compute metric that should show the change
@@ -84,33 +98,51 @@ class Stage:
 
     @property
     def number(self) -> int:
-        return int(self.stage.lstrip("v"))
+        return int(re.sub(r"\D", "", self.stage))
 
-    @property
-    def tolerance(self) -> float:
-        """Largest relative Frobenius error against the float64 reference that passes."""
-        return TOLERANCE[self.precision]
+    def tolerance(self, size: Size) -> float:
+        """Largest relative Frobenius error against the float64 reference that passes at `size`."""
+        return get_op(self.op).precisions[self.precision].tolerance(size)
 
     def kernel_path(self) -> Path | None:
         if self.kernel_file is None:
             return None
-        return _find_kernel(self.kernel_file)
+        return find_kernel(self.kernel_file)
 
     def to_json(self) -> dict:
         d = asdict(self)
         d["tiles"] = [asdict(t) for t in self.tiles]
-        d["tolerance"] = self.tolerance
+        precision = get_op(self.op).precisions[self.precision]
+        d["tolerance"] = precision.fixed
+        d["tolerance_rule"] = precision.rule
+        d["precision_description"] = precision.description
         return d
 
 
-TOLERANCE = {"fp32": 1e-5, "tf32": 5e-3}
+@dataclass(frozen=True)
+class Op:
+    """A problem family (SGEMM, HGEMM, ...): one module under nsprof/ops builds it."""
 
-OPS = {
-    "sgemm": Op("sgemm", "float32", "C = A @ B, row-major float32, A is MxK and B is KxN"),
-}
+    name: str  # "sgemm": CLI choice, NVTX range prefix, JSON key
+    title: str  # "SGEMM": how tables and plots name it
+    description: str  # the computation, its layouts and types
+    dtype: str  # element type of the inputs and the output (a NumPy dtype name)
+    element_bytes: int
+    dims: str  # how a size is written, "MxNxK"; a single number means all dimensions equal
+    stage_prefix: str  # "v" for v1..v10: what a bare stage number ("6") expands to
+    precisions: Mapping[str, Precision]
+    stages: tuple[Stage, ...]
+    flops: Callable[[Size], int]  # the work the op defines (2MNK for a GEMM), whatever a stage executes
+    min_bytes: Callable[[Size], int]  # each input read once and the output written once
+    workload: Any  # makes problems and launchers on the GPU (nsprof.ops.matmul.MatmulWorkload)
+    notes: str = ""
+
+    @property
+    def ndim(self) -> int:
+        return len(self.dims.split("x"))
 
 
-def _find_kernel(rel: str) -> Path:
+def find_kernel(rel: str) -> Path:
     """A source checkout keeps kernels/ at the top; a wheel ships it as nsprof/kernels."""
     for base in (REPO_ROOT, Path(__file__).resolve().parent):
         if (base / rel).is_file():
@@ -118,217 +150,25 @@ def _find_kernel(rel: str) -> Path:
     return REPO_ROOT / rel
 
 
-def _t(bm, bn, bk, threads, entry, smem=0, max_split_k=1) -> Tile:
-    return Tile(bm, bn, bk, threads, entry, smem, max_split_k)
+def all_ops() -> dict[str, Op]:
+    from nsprof.ops import OPS  # the op modules import this one for the dataclasses
+
+    return OPS
 
 
-def _v10_smem(bm: int, bn: int, stages: int = 3, bk: int = 32) -> int:
-    """Bytes of the v10 shared-memory ring: padded A and B tiles per stage (see its source)."""
-    return stages * (bm * (bk + 4) + bk * (bn + 8)) * 4
+def get_op(name: str) -> Op:
+    ops = all_ops()
+    if name not in ops:
+        raise UsageError(f"unknown op '{name}'", f"choose one of: {', '.join(ops)}")
+    return ops[name]
 
 
-# Stage.accesses, per stage: warp 0 of a block. Global arrays are 1024 x 1024 row-major floats,
-# as profiled; shared arrays are the kernel's declarations, padding included.
-def _smem(source, op, array, shape, row, col, width=4, count=1, note="") -> MemoryAccess:
-    return MemoryAccess(source, "shared", op, array, shape, row, col, width, 4, count, False, note)
-
-
-def _gmem(source, op, array, row, col, width=4, count=1, once=False, note="") -> MemoryAccess:
-    return MemoryAccess(source, "global", op, array, (1024, 1024), row, col, width, 4, count, once, note)
-
-
-_V1_ACCESSES = (
-    _gmem("A[m * K + k]", "load", "A", "warp", "0", note="m = ty: the warp's 32 lanes share one address"),
-    _gmem("B[k * N + n]", "load", "B", "0", "lane", note="n = tx: consecutive lanes, consecutive floats"),
-    _gmem("C[m * N + n] = acc", "store", "C", "warp", "lane", once=True),
-)
-# v2: a block is 32 x 32 threads, so warp w is row ty = w and lane is tx.
-_V2_ACCESSES = (
-    _gmem("A[m * K + k0 + tx]", "load", "A", "warp", "lane"),
-    _gmem("B[(k0 + ty) * N + n]", "load", "B", "warp", "lane"),
-    _gmem("C[m * N + n] = acc", "store", "C", "warp", "lane", once=True),
-    _smem("As[ty][tx] = ...", "store", "As", (32, 32), "warp", "lane"),
-    _smem("Bs[ty][tx] = ...", "store", "Bs", (32, 32), "warp", "lane"),
-    _smem("As[ty][k]", "load", "As", (32, 32), "warp", "0", width=16, count=8,
-          note="the compiler reads As[ty][k..k+3] as one LDS.128 (all lanes on one address): "
-               "40 shared loads per warp per tile (32 + 8), as measured"),
-    _smem("Bs[k][tx]", "load", "Bs", (32, 32), "0", "lane", count=32),
-)
-# v3/v4: 256 threads; tx = tid % 16, ty = tid / 16; As[128][8], Bs[8][128]; e = tid + 256 * r.
-_V3_TILE_COPY = (
-    _gmem("Ablk[(e / BK) * K + k0 + e % BK]", "load", "A", "tid / 8", "tid % 8", count=4),
-    _gmem("Bblk[(k0 + e / BN) * N + e % BN]", "load", "B", "tid / 128", "tid % 128", count=4),
-    _smem("As[e / BK][e % BK] = ...", "store", "As", (128, 8), "tid / 8", "tid % 8", count=4),
-    _smem("Bs[e / BN][e % BN] = ...", "store", "Bs", (8, 128), "tid / 128", "tid % 128", count=4),
-)
-_V3_ACCESSES = (
-    *_V3_TILE_COPY,
-    _gmem("Cblk[(ty * TM + i) * N + tx * TN + j] = acc[i][j]", "store", "C", "(tid / 16) * 8", "(tid % 16) * 8",
-          count=64, once=True, note="lanes 8 floats (32 bytes) apart: one sector each, 4 of its 32 bytes used"),
-    _smem("As[ty * TM + i][k]", "load", "As", (128, 8), "(tid / 16) * 8", "0", width=16, count=16,
-          note="the compiler reads a row's 8 values of k as two LDS.128 (16 per tile), as the measured "
-               "instruction count shows"),
-    _smem("Bs[k][tx * TN + j]", "load", "Bs", (8, 128), "0", "(tid % 16) * 8", width=16, count=16,
-          note="a thread's 8 contiguous columns are read as two LDS.128, lanes 8 words apart: two lanes "
-               "of each quarter-warp share every bank (the measured 5.0 wavefronts per load come from this)"),
-)
-_V4_ACCESSES = (
-    *_V3_TILE_COPY,
-    _gmem("Cblk[(ty + 16 * i) * N + tx + 16 * j] = acc[i][j]", "store", "C", "tid / 16", "tid % 16",
-          count=64, once=True),
-    _smem("As[ty + 16 * i][k]", "load", "As", (128, 8), "tid / 16", "0", width=16, count=16,
-          note="read as two LDS.128 per row, as in v3; the two rows of a warp are the two halves"),
-    _smem("Bs[k][tx + 16 * j]", "load", "Bs", (8, 128), "0", "tid % 16", count=64,
-          note="32-bit loads: 16 consecutive words, the two half-warps on the same words (broadcast)"),
-)
-
-# v5..v8 copy one float4 of A (a_row = tid / 2, a_col = (tid % 2) * 4) and of B per thread and tile.
-_FLOAT4_TILE_LOADS = (
-    _gmem("*(float4*)&Ablk[a_row * K + k0 + a_col]", "load", "A", "tid / 2", "(tid % 2) * 4", width=16),
-    _gmem("*(float4*)&Bblk[(k0 + b_row) * N + b_col]", "load", "B", "tid / 32", "(tid % 32) * 4", width=16),
-)
-
-
-def _float4_accesses(a_ld: int) -> tuple[MemoryAccess, ...]:
-    """v5..v7: tx = tid % 16, ty = tid / 16; the A tile stored transposed in rows of a_ld floats."""
-    return (
-        *_FLOAT4_TILE_LOADS,
-        _gmem("*(float4*)&Cblk[row * N + tx * 4] (and + 64) = ...", "store", "C", "(tid / 16) * 4", "(tid % 16) * 4",
-              width=16, count=16, once=True),
-        _smem("As[a_col + i][a_row] = a.x (.y, .z, .w)", "store", "As", (8, a_ld), "(tid % 2) * 4", "tid / 2", count=4,
-              note="transposing scalar stores: even lanes write row i, odd lanes row 4 + i"),
-        _smem("*(float4*)&Bs[b_row][b_col] = ...", "store", "Bs", (8, 128), "tid / 32", "(tid % 32) * 4", width=16),
-        _smem("*(float4*)&As[k][ty * 4] (and [64 + ty * 4])", "load", "As", (8, a_ld), "0", "(tid / 16) * 4",
-              width=16, count=16),
-        _smem("*(float4*)&Bs[k][tx * 4] (and [64 + tx * 4])", "load", "Bs", (8, 128), "0", "(tid % 16) * 4",
-              width=16, count=16),
-    )
-
-
-# v8 (128x128 tile): a warp covers 4 x 8 threads; ty = (warp / 2) * 4 + lane / 8, tx = (warp % 2) * 8 + lane % 8.
-# The two buffers As[2][8][132] and Bs[2][8][128] are modelled as 16 rows; buffer 0 is shown.
-_V8_TY, _V8_TX = "((warp / 2) * 4 + lane / 8)", "((warp % 2) * 8 + lane % 8)"
-_V8_ACCESSES = (
-    *_FLOAT4_TILE_LOADS,
-    _gmem("*(float4*)&Cblk[row * N + tx * 4] (and + BN / 2) = ...", "store", "C", f"{_V8_TY} * 4", f"{_V8_TX} * 4",
-          width=16, count=16, once=True, note="a float4 atomicAdd (RED) instead when K is split over blocks"),
-    _smem("As[buf][col + i][row] = stage_a[r].x (.y, .z, .w)", "store", "As", (16, 132), "(tid % 2) * 4", "tid / 2", count=4),
-    _smem("*(float4*)&Bs[buf][row][col] = stage_b[r]", "store", "Bs", (16, 128), "tid / 32", "(tid % 32) * 4", width=16),
-    _smem("*(float4*)&As[buf][k][ty * 4] (and [BM / 2 + ty * 4])", "load", "As", (16, 132), "0", f"{_V8_TY} * 4",
-          width=16, count=16, note="lanes 8 apart share an address: a paired load, served in half-warps"),
-    _smem("*(float4*)&Bs[buf][k][tx * 4] (and [BN / 2 + tx * 4])", "load", "Bs", (16, 128), "0", f"{_V8_TX} * 4",
-          width=16, count=16),
-)
-
-
-_SGEMM = [
-    Stage(
-        "sgemm", "v1", "naive", "kernels/sgemm/v01_naive.cu", "nvrtc",
-        (_t(32, 32, 1, (32, 32), "sgemm_v1"),), "bounds-check", "fp32",
-        changes="baseline: one thread per element of C, operands read straight from global memory",
-        why="the simplest correct kernel; every FMA requests 8 bytes, so caches do all the reuse",
-        metric="l1tex__t_bytes.sum (bytes requested from L1) dwarfs the FLOPs",
-        watch=('l1_bytes', 'flops'),
-        accesses=_V1_ACCESSES,
-    ),
-    Stage(
-        "sgemm", "v2", "shared-memory tiling", "kernels/sgemm/v02_smem_tiling.cu", "nvrtc",
-        (_t(32, 32, 32, (32, 32), "sgemm_v2"),), "bounds-check", "fp32",
-        changes="32x32 tiles of A and B staged in shared memory; each loaded float is used 32 times",
-        why="global/L1 traffic falls 32x; shared memory feeds the FMAs",
-        metric="l1tex__t_bytes.sum and lts__t_bytes.sum fall ~32x against v1",
-        watch=('l1_bytes', 'l2_bytes'),
-        accesses=_V2_ACCESSES,
-    ),
-    Stage(
-        "sgemm", "v3", "register tiling", "kernels/sgemm/v03_register_tiling.cu", "nvrtc",
-        (_t(128, 128, 8, (256, 1), "sgemm_v3"),), "pad", "fp32",
-        changes="128x128 block tile, each thread accumulates a contiguous 8x8 block of C in registers",
-        why="64 FMAs per 16 shared-memory loads instead of 1 per 2: the FMA pipe becomes the limit",
-        metric="smsp__sass_inst_executed_op_shared_ld.sum per FLOP falls; sm__throughput rises",
-        watch=('smem_ld_instructions', 'sm_throughput_pct'),
-        accesses=_V3_ACCESSES,
-    ),
-    Stage(
-        "sgemm", "v4", "re-indexed loads", "kernels/sgemm/v04_reindexed_loads.cu", "nvrtc",
-        (_t(128, 128, 8, (256, 1), "sgemm_v4"),), "pad", "fp32",
-        changes="each thread's 8x8 outputs are strided by 16 rows/columns instead of contiguous",
-        why="lanes read consecutive shared-memory words (no bank conflicts) and store C coalesced",
-        metric="l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum falls to ~0",
-        watch=('smem_ld_conflicts', 'smem_ld_nway'),
-        accesses=_V4_ACCESSES,
-    ),
-    Stage(
-        "sgemm", "v5", "float4 loads", "kernels/sgemm/v05_float4_loads.cu", "nvrtc",
-        (_t(128, 128, 8, (256, 1), "sgemm_v5"),), "pad", "fp32",
-        changes="16-byte loads and stores throughout; A tile stored transposed (As[k][m]) so A is read as float4",
-        why="4 LDS.128 per k where v4 issued 10 loads; but the transposing scalar stores are 2-way conflicted",
-        metric="smsp__sass_inst_executed_op_shared_ld.sum falls; shared store bank conflicts appear",
-        watch=('smem_ld_instructions', 'smem_st_conflicts', 'smem_st_nway'),
-        accesses=_float4_accesses(128),
-    ),
-    Stage(
-        "sgemm", "v6", "bank-conflict-free shared memory", "kernels/sgemm/v06_conflict_free_smem.cu",
-        "nvrtc", (_t(128, 128, 8, (256, 1), "sgemm_v6"),), "pad", "fp32",
-        changes="rows of the transposed A tile padded from 128 to 132 floats",
-        why="the transposing stores of a warp spread over all 32 banks instead of 16 (no 2-way conflict)",
-        metric="l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum falls to ~0 against v5",
-        watch=('smem_st_conflicts', 'smem_st_nway'),
-        accesses=_float4_accesses(132),
-    ),
-    Stage(
-        "sgemm", "v7", "outer product from registers", "kernels/sgemm/v07_outer_product.cu", "nvrtc",
-        (_t(128, 128, 8, (256, 1), "sgemm_v7"),), "pad", "fp32",
-        changes="register fragments for step k+1 are loaded while the 8x8 outer product of step k runs",
-        why="shared-memory latency hides behind 64 independent FMAs instead of stalling the warp",
-        metric="smsp__average_warp_latency_issue_stalled_short_scoreboard falls",
-        watch=('stall_short_scoreboard',),
-        accesses=_float4_accesses(132),
-    ),
-    Stage(
-        "sgemm", "v8", "double buffering", "kernels/sgemm/v08_double_buffering.cu", "nvrtc",
-        (
-            _t(128, 128, 8, (256, 1), "sgemm_v8_128x128", max_split_k=8),
-            _t(64, 128, 8, (128, 1), "sgemm_v8_64x128"),
-            _t(64, 64, 8, (64, 1), "sgemm_v8_64x64"),
-        ),
-        "pad", "fp32",
-        changes="two shared buffers: the next tile's global loads overlap this tile's FMAs; "
-        "smaller block tiles when 128x128 would leave SMs idle",
-        why="global-load latency is hidden and one barrier per tile remains instead of two",
-        metric="smsp__average_warp_latency_issue_stalled_long_scoreboard and _barrier fall",
-        watch=('stall_long_scoreboard', 'stall_barrier'),
-        accesses=_V8_ACCESSES,
-    ),
-    Stage(
-        "sgemm", "v9", "cuBLAS", None, "cublas", (), "library", "fp32",
-        changes="the vendor library (cuBLAS SGEMM through CuPy's matmul, FP32 compute, no TF32)",
-        why="the reference point every hand-written stage is compared with",
-        metric="whatever cuBLAS chose: compare sm__throughput and dram__bytes with v8",
-        watch=('sm_throughput_pct', 'dram_bytes'),
-    ),
-    Stage(
-        "sgemm", "v10", "tensor cores (TF32 mma.sync)", "kernels/sgemm/v10_tensor_cores.cu", "nvrtc",
-        (
-            _t(128, 256, 32, (256, 1), "sgemm_v10_128x256", _v10_smem(128, 256)),
-            _t(128, 128, 32, (256, 1), "sgemm_v10_128x128", _v10_smem(128, 128)),
-        ),
-        "pad", "tf32",
-        changes="warp-level TF32 MMA (mma.sync m16n8k8, ldmatrix) with float32 accumulation, cp.async 3-stage ring",
-        why="tensor cores do many times the FP32 pipes' work per cycle",
-        metric="sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32 appears; ffma counts drop to ~0",
-        watch=('tensor_flops', 'flops'),
-        notes="inputs rounded to TF32 (10-bit mantissa) with cvt.rna: errors near 3e-4, tolerance 5e-3",
-    ),
-]
-
-STAGES: dict[str, list[Stage]] = {"sgemm": _SGEMM}
+def all_stages() -> list[Stage]:
+    return [stage for op in all_ops().values() for stage in op.stages]
 
 
 def stages_for(op: str = "sgemm") -> list[Stage]:
-    if op not in STAGES:
-        raise UsageError(f"unknown op '{op}'", f"choose one of: {', '.join(STAGES)}")
-    return STAGES[op]
+    return list(get_op(op).stages)
 
 
 def library_stage(op: str) -> Stage:
@@ -337,7 +177,7 @@ def library_stage(op: str) -> Stage:
 
 
 def is_library_stage(op: str, stage: str) -> bool:
-    return op in STAGES and library_stage(op).stage == stage
+    return op in all_ops() and library_stage(op).stage == stage
 
 
 def get_stage(op: str, stage: str) -> Stage:
@@ -352,17 +192,18 @@ def get_stage(op: str, stage: str) -> Stage:
 def select_stages(op: str, names: list[str] | None) -> list[Stage]:
     """Resolve user-typed stage names ("v6", "6", "V6", "all", "v1,v6") in ladder order."""
     ladder = stages_for(op)
+    prefix = get_op(op).stage_prefix
     by_name = {s.stage: s for s in ladder}
     tokens = [t.strip().lower() for n in (names or ["all"]) for t in n.split(",") if t.strip()]
     if not tokens or "all" in tokens:
         return list(ladder)
     chosen = []
     for token in tokens:
-        name = token if token.startswith("v") else f"v{token}"
+        name = f"{prefix}{token}" if token.isdigit() else token
         if name not in by_name:
             raise UsageError(
                 f"unknown stage '{token}' for {op}",
-                f"choose from {', '.join(by_name)} or 'all' (see `nsprof stages`)",
+                f"choose from {', '.join(by_name)} or 'all' (see `nsprof stages --op {op}`)",
             )
         if by_name[name] not in chosen:
             chosen.append(by_name[name])

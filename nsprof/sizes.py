@@ -1,5 +1,6 @@
-"""Problem sizes as users type them: "4096" (square), "1000x1200x800" (M x N x K),
-several separated by commas or given as repeated options."""
+"""Problem sizes as users type them: "4096" (every dimension 4096) or all dimensions in the op's
+order ("1000x1200x800" for a GEMM's M x N x K, "1000x800" for M x K), several separated by commas
+or given as repeated options."""
 
 from __future__ import annotations
 
@@ -7,30 +8,44 @@ import re
 
 from nsprof.errors import UsageError
 
-Size = tuple[int, int, int]
+Size = tuple[int, ...]
 
-_ITEM = re.compile(r"^\d+(x\d+x\d+)?$")
+_ITEM = re.compile(r"^\d+(x\d+)*$")
+_EXAMPLE = (1000, 1200, 800)
 
 
-def parse_sizes(values: list[str] | None, default: str = "4096") -> list[Size]:
+def parse_sizes(values: list[str] | None, dims: str = "MxNxK", default: str = "4096") -> list[Size]:
+    """Sizes of an op whose sizes are written `dims` ("MxNxK"), without repeats, in order."""
+    ndim = len(dims.split("x"))
+    example = "x".join(str(d) for d in _EXAMPLE[:ndim])
     items = [item.strip().lower() for v in (values or [default]) for item in v.split(",") if item.strip()]
     if not items:
-        raise UsageError("no size given", "pass --size 4096 or --size 1000x1200x800")
+        raise UsageError("no size given", f"pass --size 4096 or --size {example}")
     sizes: list[Size] = []
     for item in items:
-        if not _ITEM.match(item):
+        parts = item.split("x")
+        if not _ITEM.match(item) or len(parts) not in (1, ndim):
             raise UsageError(
                 f"bad size '{item}'",
-                "write N for a square problem or MxNxK (e.g. 1000x1200x800); separate several with commas",
+                f"write N for a square problem or {dims} (e.g. {example}); separate several with commas",
             )
-        dims = [int(d) for d in item.split("x")]
-        m, n, k = dims * 3 if len(dims) == 1 else dims
-        if min(m, n, k) < 1:
+        size = tuple(int(d) for d in parts) * (ndim if len(parts) == 1 else 1)
+        if min(size) < 1:
             raise UsageError(f"bad size '{item}': every dimension must be at least 1", "use sizes >= 1")
-        if (m, n, k) not in sizes:
-            sizes.append((m, n, k))
+        if size not in sizes:
+            sizes.append(size)
     return sizes
 
 
 def size_label(size: Size) -> str:
     return "x".join(str(d) for d in size)
+
+
+def short_size(size: Size) -> str:
+    """'4096' when every dimension is equal, else the full label."""
+    return str(size[0]) if len(set(size)) == 1 else size_label(size)
+
+
+def parse_label(label: str) -> Size:
+    """'1000x1200x800' -> (1000, 1200, 800): a label nsprof wrote (a range name, a record)."""
+    return tuple(int(d) for d in label.split("x"))

@@ -82,8 +82,8 @@ def test_bench_without_cupy_fails_in_one_line(monkeypatch, tmp_path):
     [
         (["bench", "--stage", "v11"], "error: unknown stage 'v11' for sgemm"),
         (["bench", "--size", "10x2"], "error: bad size '10x2'"),
-        (["bench", "--op", "hgemm"], "error: unknown op 'hgemm'"),
-        (["stages", "--op", "hgemm"], "error: unknown op 'hgemm'"),
+        (["bench", "--op", "dgemm"], "error: unknown op 'dgemm'"),
+        (["stages", "--op", "dgemm"], "error: unknown op 'dgemm'"),
     ],
 )
 def test_bad_input_is_a_one_line_usage_error(args, message, monkeypatch):

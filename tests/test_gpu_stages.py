@@ -14,29 +14,29 @@ LADDER = stages_for("sgemm")
 
 
 @pytest.fixture(scope="module")
-def sm_count():
-    from nsprof.launch.gpu import device_info
+def tools():
+    from nsprof.launch.gpu import launch_tools
 
-    return device_info()["sm_count"]
+    return launch_tools()
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("stage", LADDER, ids=lambda s: s.stage)
-def test_stage_matches_float64_reference(stage, size, sm_count):
+def test_stage_matches_float64_reference(stage, size, tools):
     from nsprof.launch.measure import verify
-    from nsprof.launch.sgemm import SgemmProblem, make_launcher
+    from nsprof.ops.sgemm import OP
 
-    problem = SgemmProblem(*size, seed=stage.number * 7919 + sum(size))
-    launcher = make_launcher(stage, problem, sm_count)
+    problem = OP.workload.problem(tools.xp, size, seed=stage.number * 7919 + sum(size))
+    launcher = OP.workload.launcher(stage, problem, tools)
     err = verify(launcher, problem)
-    assert err <= stage.tolerance, f"{stage.stage} {size}: relative error {err:.3g}"
+    assert err <= stage.tolerance(size), f"{stage.stage} {size}: relative error {err:.3g}"
 
 
-def test_poisoned_output_catches_a_kernel_that_writes_nothing(sm_count):
+def test_poisoned_output_catches_a_kernel_that_writes_nothing(tools):
     from nsprof.launch.measure import verify
-    from nsprof.launch.sgemm import Launcher, SgemmProblem
+    from nsprof.ops.matmul import Launcher, MatmulProblem
 
-    problem = SgemmProblem(64, 64, 64)
+    problem = MatmulProblem(tools.xp, (64, 64, 64), "float32")
     err = verify(Launcher(run=lambda: None, plan=None, padded_shape=None), problem)
     assert err != err  # NaN: never passes a tolerance check
 

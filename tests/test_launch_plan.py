@@ -3,7 +3,7 @@
 import pytest
 
 from nsprof.errors import UsageError
-from nsprof.launch.sgemm import choose_plan
+from nsprof.ops.matmul import choose_plan
 from nsprof.registry import get_stage
 
 V8 = get_stage("sgemm", "v8")

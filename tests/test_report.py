@@ -4,7 +4,6 @@ profile, what moved between stages, where the time went, and the formatting of n
 from __future__ import annotations
 
 import re
-import time
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -112,11 +111,10 @@ def test_report_of_the_example_says_what_bounds_each_stage(tmp_path):
     assert "stall latencies come with `nsprof profile --metrics default,stalls`" in markdown
 
 
-def test_roofline_and_report_of_the_full_ladder_are_quick(tmp_path):
-    start = time.perf_counter()
+def test_roofline_and_report_of_the_full_ladder(tmp_path):
+    # How long they take is a benchmark's business (benchmarks/h200.md), not a unit test's.
     assert invoke("roofline", tmp_path, "--from", DATA / "h200").exit_code == 0
     assert invoke("report", tmp_path, "--from", DATA / "h200").exit_code == 0
-    assert time.perf_counter() - start < 5
 
 
 def test_report_of_an_nsys_capture_without_stages(tmp_path):

@@ -39,7 +39,8 @@ from nsprof.analyze.timeline import TimeBreakdown, time_breakdown
 from nsprof.errors import UsageError
 from nsprof.parse.sources import Source
 from nsprof.ranges import parse_stage_range
-from nsprof.registry import OPS, STAGES, is_library_stage
+from nsprof.registry import all_ops, all_stages, is_library_stage
+from nsprof.sizes import parse_label
 
 KERNEL_KEY = "kernel:"
 L1_BYTES = "l1tex__t_bytes.sum"
@@ -56,7 +57,7 @@ SMEM = ("launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dyn
 
 # What each stage's change should move, compared with the stage before it (the registry's
 # `watch` columns). Time per launch is always compared as well.
-WATCHED: dict[str, tuple[str, ...]] = {stage.key: stage.watch for ladder in STAGES.values() for stage in ladder}
+WATCHED: dict[str, tuple[str, ...]] = {stage.key: stage.watch for stage in all_stages()}
 ALWAYS_WATCHED = ("time_per_launch_ns",)
 # Totals over every profiled launch; per_launch divides them by the launches of the main kernel.
 ADDITIVE = (frozenset(TOTALS) - {"duration_ns"}) | {"l1_bytes"}
@@ -257,16 +258,15 @@ def _describe(key: str) -> tuple:
 
 
 def _op_flops(op, size) -> float:
-    if op not in OPS or not isinstance(size, str):
+    if op not in all_ops() or not isinstance(size, str):
         return np.nan
-    m, n, k = (int(part) for part in size.split("x"))
-    return float(OPS[op].flops(m, n, k))
+    return float(all_ops()[op].flops(parse_label(size)))
 
 
 def _ladder_order(row: pd.Series) -> tuple:
     """Stages first (by op, problem size, stage number), then other work, longest first."""
     if isinstance(row["stage"], str):
-        volume = np.prod([int(part) for part in row["size"].split("x")])
+        volume = np.prod(parse_label(row["size"]))
         return (0, row["op"], volume, int(re.sub(r"\D", "", row["stage"]) or 0), str(row["started"]))
     return (1, "", 0, -(row.get("duration_ns") if pd.notna(row.get("duration_ns")) else 0), row["label"])
 

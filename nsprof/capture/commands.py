@@ -13,7 +13,7 @@ from pathlib import Path
 from nsprof.capture.request import ProfileRequest
 from nsprof.ranges import NVTX_DOMAIN, range_name
 from nsprof.registry import Stage
-from nsprof.sizes import Size, size_label
+from nsprof.sizes import Size, short_size
 
 # File names inside a profile directory (see nsprof.capture.layout for the directory itself).
 NSYS_REPORT = "nsys"  # nsys adds .nsys-rep and, with --export=sqlite, .sqlite
@@ -43,12 +43,6 @@ class Command:
 
 def bench_results_file(directory: Path, tool: str) -> Path:
     return directory / f"bench-{tool}.json"
-
-
-def short_size(size: Size) -> str:
-    """As users type a size: 4096 for 4096^3, MxNxK otherwise."""
-    m, n, k = size
-    return str(m) if m == n == k else size_label(size)
 
 
 def workload_argv(request: ProfileRequest, tool: str, directory: Path) -> list[str]:

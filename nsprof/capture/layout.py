@@ -6,7 +6,7 @@ import datetime as dt
 import shutil
 from pathlib import Path
 
-from nsprof.capture.commands import short_size
+from nsprof.sizes import short_size
 from nsprof.capture.request import ProfileRequest
 from nsprof.errors import NsprofError
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from nsprof.capture.metrics import resolve_metrics
 from nsprof.errors import UsageError
-from nsprof.registry import OPS, Stage, select_stages, stages_for
+from nsprof.registry import Stage, get_op, select_stages, stages_for
 from nsprof.sizes import Size, parse_sizes, size_label
 
 TOOL_CHOICES = {"nsys": ("nsys",), "ncu": ("ncu",), "both": ("nsys", "ncu")}
@@ -29,7 +29,7 @@ class ProfileRequest:
 
     @property
     def dtype(self) -> str:
-        return OPS[self.op].dtype
+        return get_op(self.op).dtype
 
     @property
     def all_stages(self) -> bool:
@@ -45,7 +45,7 @@ def build_request(op: str = "sgemm", stages: list[str] | None = None, sizes: lis
                   repeat: int | None = None) -> ProfileRequest:
     """Validate what the user typed; every mistake is a UsageError (exit code 2)."""
     chosen = select_stages(op, stages)
-    parsed_sizes = parse_sizes(sizes)
+    parsed_sizes = parse_sizes(sizes, get_op(op).dims)
     if tool not in TOOL_CHOICES:
         raise UsageError(f"unknown tool '{tool}'", f"choose one of: {', '.join(TOOL_CHOICES)}")
     if clock_control not in CLOCK_CONTROLS:

@@ -8,9 +8,9 @@ import typer
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from nsprof.bench import check_output, check_tile, results_document, run_bench, save_results
+from nsprof.launch.bench import check_output, check_tile, results_document, run_bench, save_results
 from nsprof.console import stderr, stdout
-from nsprof.registry import select_stages
+from nsprof.registry import get_op, select_stages
 from nsprof.sizes import parse_sizes
 
 
@@ -35,7 +35,7 @@ def bench(
     from nsprof.launch.gpu import device_info
 
     stages = select_stages(op, stage)
-    sizes = parse_sizes(size)
+    sizes = parse_sizes(size, get_op(op).dims)
     check_tile(stages, tile)
     if save:
         check_output(out, save_as)
@@ -53,7 +53,7 @@ def bench(
     if save:
         path = save_results(doc, out, save_as)
         stderr().print(f"results written to {path}")
-    if any(r["status"] != "ok" for r in records):
+    if any(r["status"] in ("failed", "error") for r in records):
         raise typer.Exit(1)
 
 
@@ -76,7 +76,7 @@ def results_table(records: list[dict], env: dict) -> Table:
             _fmt(r.get("spread_pct"), ".1f") + ("%" if r.get("spread_pct") is not None else ""),
             _fmt(r["tflops"], ".2f"), _fmt(r["pct_cublas"], ".0f"), _fmt(r["rel_error"], ".1e"),
         )
-    failures = [r for r in records if r["status"] != "ok"]
+    failures = [r for r in records if r["status"] != "ok"]  # "not available" says why too
     if failures:
         table.caption = "; ".join(f"{r['stage']} {r['size']}: {r['message']}" for r in failures)
     return table

@@ -7,7 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from nsprof.console import stdout
-from nsprof.registry import OPS, stages_for
+from nsprof.registry import get_op, stages_for
 
 
 def stages(
@@ -16,7 +16,7 @@ def stages(
 ) -> None:
     """List the stages of a kernel ladder: what each changes, and how it handles ragged sizes."""
     ladder = stages_for(op)
-    description = OPS[op].description
+    description = get_op(op).description
     if as_json:
         typer.echo(json.dumps([s.to_json() for s in ladder], indent=2))
         return

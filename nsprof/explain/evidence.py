@@ -24,7 +24,7 @@ from nsprof.parse import load_profile
 from nsprof.parse.ncu_csv import NcuReport
 from nsprof.parse.profile import tool_outputs
 from nsprof.parse.sources import PROFILES_DIR, latest_profile, resolve_ceiling
-from nsprof.registry import REPO_ROOT, STAGES, Stage
+from nsprof.registry import REPO_ROOT, Stage, all_stages
 
 EXAMPLE_PROFILE = REPO_ROOT / PROFILES_DIR / "examples" / "h200-sgemm-1024"
 
@@ -100,7 +100,7 @@ def _stage_keys(ranges: list[str]) -> dict | None:
 
 def staged(m: Measurements, names: list[str] | None = None) -> list[tuple[Stage, str, pd.DataFrame]]:
     """(stage, size, its launches) for each ladder stage measured, in ladder order."""
-    ladder = {s.key: s for op in m.launches["op"].dropna().unique() for s in STAGES.get(op, [])}
+    ladder = {s.key: s for s in all_stages()}
     groups = []
     for (op, stage, size), group in m.launches.dropna(subset=["stage"]).groupby(["op", "stage", "size"], sort=False):
         if f"{op}/{stage}" in ladder and (names is None or stage in names):

@@ -9,7 +9,8 @@ from collections import Counter
 from nsprof.explain.coalescing import SECTOR_BYTES, analyze_global
 from nsprof.explain.evidence import Measurements, staged
 from nsprof.explain.prediction import predict_mix, sass_name
-from nsprof.registry import OPS, TOLERANCE, Stage, get_stage
+from nsprof.registry import Stage, get_op, get_stage
+from nsprof.sizes import parse_label
 
 
 def topic_facts(topic: str, stages: list[Stage], m: Measurements | None) -> list[str]:
@@ -87,12 +88,12 @@ def _roofline(stages: list[Stage], m: Measurements | None) -> list[str]:
             missing = " and ".join(name for name, value in (("FP32", fp32), ("DRAM", dram)) if value is None)
             facts.append(f"{c.gpu}: no {missing} peak known, so no ridge point (measure it: nsprof ceilings).")
     sizes = ({size for _, size, _ in staged(m)} if m is not None else {"1024x1024x1024", "4096x4096x4096"})
-    sizes = sorted(sizes, key=lambda size: [int(d) for d in size.split("x")])
-    op = OPS["sgemm"]
+    sizes = sorted(sizes, key=parse_label)
+    op = get_op("sgemm")
     for size in sizes:
-        dims = [int(d) for d in size.split("x")]
-        facts.append(f"SGEMM {size}: {op.flops(*dims):,} FLOPs over at least {op.min_bytes(*dims) / 1e6:,.1f} MB "
-                     f"= {op.flops(*dims) / op.min_bytes(*dims):,.1f} FLOP/B with each matrix moved once.")
+        dims = parse_label(size)
+        facts.append(f"{op.title} {size}: {op.flops(dims):,} FLOPs over at least {op.min_bytes(dims) / 1e6:,.1f} MB "
+                     f"= {op.flops(dims) / op.min_bytes(dims):,.1f} FLOP/B with each matrix moved once.")
     return facts
 
 
@@ -103,10 +104,11 @@ def _source(ceiling, field: str) -> str:
 
 def _tensor_cores(stages: list[Stage], m: Measurements | None) -> list[str]:
     v10 = get_stage("sgemm", "v10")
-    facts = [f"v10 computes in {v10.precision} (tolerance {TOLERANCE[v10.precision]:g}, against {TOLERANCE['fp32']:g} "
-             f"for fp32 stages): {v10.notes}."]
+    precisions = get_op("sgemm").precisions
+    facts = [f"v10 computes in {v10.precision} (tolerance {precisions[v10.precision].rule}, against "
+             f"{precisions['fp32'].rule} for fp32 stages): {v10.notes}."]
     for stage, size, group in staged(m, ["v10"]) if m is not None else []:
-        expected = OPS[stage.op].flops(*(int(d) for d in size.split("x")))
+        expected = get_op(stage.op).flops(parse_label(size))
         measured = group["tensor_flops"].mean()
         if not math.isnan(measured):
             facts.append(f"v10 at {size}: {measured:,.0f} tensor FLOPs per launch measured, 2MNK = {expected:,}.")

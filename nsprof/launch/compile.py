@@ -1,12 +1,22 @@
-"""Compile a stage's CUDA source with NVRTC through CuPy and cache the result."""
+"""Compile a stage's CUDA source with NVRTC through CuPy and cache the result.
+
+Most kernels compile for the device's own architecture through cupy.RawModule. A kernel that
+needs an architecture-specific target (sm_90a: wgmma, setmaxnreg) is compiled by NVRTC straight
+to a cubin for that target, since RawModule always names the device's plain architecture.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import re
+import tempfile
 from functools import lru_cache
+from pathlib import Path
 
 from nsprof.errors import KernelBuildError
 from nsprof.launch.gpu import cuda_include_dir, require_cupy
-from nsprof.registry import Stage, Tile
+
+_ARCH = re.compile(r"^sm_(\d)(\d+)(a?)$")
 
 
 def nvrtc_options(defines: tuple[str, ...] = ()) -> tuple[str, ...]:
@@ -18,25 +28,66 @@ def nvrtc_options(defines: tuple[str, ...] = ()) -> tuple[str, ...]:
     return tuple(opts)
 
 
+def arch_runs(arch: str | None, compute_capability: str) -> bool:
+    """Whether a GPU of `compute_capability` ("9.0") runs code built for `arch`: any device of at
+    least sm_XY's capability runs sm_XY code; sm_XYa code runs on capability X.Y alone."""
+    if arch is None:
+        return True
+    match = _ARCH.match(arch)
+    if not match:
+        raise ValueError(f"unknown CUDA architecture '{arch}'")
+    major, minor, specific = int(match[1]), int(match[2]), bool(match[3])
+    have = tuple(int(part) for part in compute_capability.split("."))
+    return have == (major, minor) if specific else have >= (major, minor)
+
+
+def _build_error(path: str, log: str) -> KernelBuildError:
+    first = next((line for line in log.splitlines() if "error" in line), (log.splitlines() or ["no log"])[0])
+    return KernelBuildError(f"{path} failed to compile: {first.strip()}", "fix the source; nvcc -arch=sm_90 gives the full log")
+
+
 @lru_cache(maxsize=None)
-def _module(path: str, mtime: float, options: tuple[str, ...]):
+def _module(path: str, mtime: float, options: tuple[str, ...], arch: str | None):
     cupy = require_cupy()
-    with open(path, encoding="utf-8") as f:
-        source = f.read()
+    source = Path(path).read_text(encoding="utf-8")
+    if arch is not None:
+        return cupy.RawModule(path=str(_cubin(path, source, options, arch)))
     module = cupy.RawModule(code=source, options=options)
     try:
         module.compile()
     except cupy.cuda.compiler.CompileException as err:
-        first = next((l for l in str(err).splitlines() if "error" in l), str(err).splitlines()[0])
-        raise KernelBuildError(f"{path} failed to compile: {first.strip()}", "fix the source; nvcc -arch=sm_90 gives the full log") from None
+        raise _build_error(path, str(err)) from None
     return module
 
 
-def load_kernel(stage: Stage, tile: Tile, defines: tuple[str, ...] = ()):
-    """The CuPy RawKernel for one tile of a stage, with its dynamic shared memory allowed."""
-    path = stage.kernel_path()
-    kernel = _module(str(path), path.stat().st_mtime, nvrtc_options(defines)).get_function(tile.entry)
-    if tile.dynamic_smem_bytes > 48 * 1024:
+def _cubin(path: str, source: str, options: tuple[str, ...], arch: str) -> Path:
+    """NVRTC straight to a cubin for `arch`, cached in the temporary directory by content."""
+    from cupy_backends.cuda.libs import nvrtc
+
+    options = (*options, f"-arch={arch}")
+    digest = hashlib.sha256("\0".join((source, *options)).encode()).hexdigest()[:16]
+    target = Path(tempfile.gettempdir()) / f"nsprof-{Path(path).stem}-{arch}-{digest}.cubin"
+    if target.exists():
+        return target
+    program = nvrtc.createProgram(source, Path(path).name, [], [])
+    try:
+        nvrtc.compileProgram(program, list(options))
+        binary = nvrtc.getCUBIN(program)
+    except nvrtc.NVRTCError:
+        raise _build_error(path, nvrtc.getProgramLog(program)) from None
+    finally:
+        nvrtc.destroyProgram(program)
+    partial = target.with_suffix(".partial")
+    partial.write_bytes(binary)
+    partial.replace(target)  # whole or not at all, also with several processes compiling
+    return target
+
+
+def load_kernel(path: Path, entry: str, *, dynamic_smem_bytes: int = 0, arch: str | None = None,
+                defines: tuple[str, ...] = ()):
+    """The CuPy RawKernel `entry` of the source at `path`, with its dynamic shared memory allowed."""
+    kernel = _module(str(path), path.stat().st_mtime, nvrtc_options(defines), arch).get_function(entry)
+    if dynamic_smem_bytes > 48 * 1024:
         # Blocks may use more than 48 KB of shared memory only after opting in.
-        kernel.max_dynamic_shared_size_bytes = tile.dynamic_smem_bytes
+        kernel.max_dynamic_shared_size_bytes = dynamic_smem_bytes
     return kernel

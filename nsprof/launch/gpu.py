@@ -94,3 +94,14 @@ def nvidia_driver_version() -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return out.strip().splitlines()[0] if out.strip() else None
+
+
+def launch_tools():
+    """What an op's launcher borrows from this layer (nsprof.ops.matmul.LaunchTools)."""
+    from nsprof.launch.compile import arch_runs, load_kernel
+    from nsprof.launch.tensor_map import encode_2d
+    from nsprof.ops.matmul import LaunchTools
+
+    info = device_info()
+    cc = info["compute_capability"]
+    return LaunchTools(require_cupy(), info["sm_count"], cc, load_kernel, encode_2d, lambda tile: arch_runs(tile.arch, cc))

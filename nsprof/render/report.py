@@ -19,7 +19,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from nsprof.analyze.ladder import LadderAnalysis, per_launch, stage_changes  # noqa: E402
 from nsprof.analyze.roofline import LEVELS, binding_points  # noqa: E402
 from nsprof.analyze.timeline import TimeBreakdown  # noqa: E402
-from nsprof.registry import STAGES, Stage  # noqa: E402
+from nsprof.registry import Stage, all_stages  # noqa: E402
 from nsprof.render import format as fmt  # noqa: E402
 from nsprof.render.document import Block, Bullets, Heading, Image, Paragraph, Table  # noqa: E402
 from nsprof.render.ladder import ladder_chart  # noqa: E402
@@ -165,7 +165,7 @@ def _roofline(ladder: LadderAnalysis) -> list[Block]:
 def _stage_sections(ladder: LadderAnalysis, stages: pd.DataFrame) -> list[Block]:
     """Per stage: what changed and why (registry), what moved against the previous stage, and what
     bounds it now (roofline)."""
-    registry = {(s.op, s.stage): s for ladder_stages in STAGES.values() for s in ladder_stages}
+    registry = {(s.op, s.stage): s for s in all_stages()}
     changes = stage_changes(stages)
     binding = binding_points(ladder.points)
     blocks: list[Block] = [Heading(2, "Stage by stage")]
@@ -259,7 +259,7 @@ def _relative_change(before: float | None, after: float | None) -> str:
 
 
 def _registry_titles() -> dict[tuple[str, str], str]:
-    return {(s.op, s.stage): s.title for stages in STAGES.values() for s in stages}
+    return {(s.op, s.stage): s.title for s in all_stages()}
 
 
 def _scaled(value, factor: float):

@@ -1,4 +1,4 @@
-"""`nsprof bench`: verify each stage against float64, then time it, at each size.
+"""`nsprof bench`: verify each stage of any op against float64, then time it, at each size.
 
 Returns plain records (dicts) so that the CLI, the JSON file and the profiler all share them.
 """
@@ -14,60 +14,72 @@ from typing import Callable
 from nsprof import __version__
 from nsprof.errors import KernelBuildError, NsprofError, UsageError
 from nsprof.ranges import range_name, verify_range_name
-from nsprof.registry import OPS, Stage, is_library_stage, library_stage, stages_for
+from nsprof.registry import Stage, get_op, is_library_stage, library_stage, stages_for
 from nsprof.sizes import Size, size_label
 
 Progress = Callable[[str], None]
 
 
 def _record(stage: Stage, size: Size) -> dict:
-    m, n, k = size
+    op = get_op(stage.op)
     return {
         "op": stage.op, "stage": stage.stage, "title": stage.title, "precision": stage.precision,
-        "m": m, "n": n, "k": k, "size": size_label(size), "status": "not run",
-        "rel_error": None, "tolerance": stage.tolerance, "tile": None, "split_k": None, "padded": None,
+        **dict(zip(op.dims.lower().split("x"), size)), "size": size_label(size), "status": "not run",
+        "rel_error": None, "tolerance": stage.tolerance(size), "tile": None, "split_k": None, "padded": None,
         "median_ms": None, "tflops": None, "pct_cublas": None, "message": None,
     }
 
 
-def bench_stage(stage: Stage, size: Size, problem, sm_count: int, *, repeat: int | None,
+def bench_stage(stage: Stage, size: Size, problem, tools, *, repeat: int | None,
                 warmup: int | None, tile: str | None = None) -> dict:
-    """Verify one stage at one size; time it only if it passed."""
+    """Verify one stage at one size; time it only if it passed. A stage none of whose launch
+    configurations this GPU can run is recorded "not available", with the reason."""
     from nsprof.launch.measure import time_launches, verify
-    from nsprof.launch.sgemm import make_launcher
 
     rec = _record(stage, size)
-    launcher = make_launcher(stage, problem, sm_count, tile_shape=tile if len(stage.tiles) > 1 else None)
+    missing = unavailable_reason(stage, tools)
+    if missing:
+        rec["status"], rec["message"] = "not available", missing
+        return rec
+    launcher = get_op(stage.op).workload.launcher(stage, problem, tools, tile_shape=tile if len(stage.tiles) > 1 else None)
     rec["split_k"] = launcher.plan.split_k if launcher.plan else None
     rec["tile"], rec["padded"] = launcher.tile_label, launcher.padded_shape is not None
     problem.refresh()
     err = verify(launcher, problem, verify_range_name(stage.op, stage.stage, size))
     rec["rel_error"] = err
-    if not err <= stage.tolerance:  # NaN fails too
+    if not err <= rec["tolerance"]:  # NaN fails too
         rec["status"] = "failed"
-        rec["message"] = f"relative error {err:.3g} exceeds {stage.tolerance:g}"
+        rec["message"] = f"relative error {err:.3g} exceeds {rec['tolerance']:.3g}"
         return rec
     timing = time_launches(launcher.run, repeat=repeat, warmup=warmup, range_name=range_name(stage.op, stage.stage, size))
     rec.update(timing.summary())
     rec["status"] = "ok"
-    rec["tflops"] = OPS[stage.op].flops(*size) / (rec["median_ms"] * 1e-3) / 1e12
+    rec["tflops"] = get_op(stage.op).flops(size) / (rec["median_ms"] * 1e-3) / 1e12
     return rec
+
+
+def unavailable_reason(stage: Stage, tools) -> str | None:
+    """Why this GPU can run none of the stage's launch configurations; None when it can run one."""
+    if not stage.tiles or any(tools.runs(t) for t in stage.tiles):
+        return None
+    needs = sorted({t.arch for t in stage.tiles if t.arch})
+    return f"needs {', '.join(needs)} (compute capability {tools.compute_capability} here)"
 
 
 def run_bench(op: str, stages: list[Stage], sizes: list[Size], *, repeat: int | None = None,
               warmup: int | None = None, baseline: bool = True, tile: str | None = None,
               progress: Progress | None = None) -> list[dict]:
-    """Every stage at every size, plus cuBLAS (v9) as the baseline for % of cuBLAS."""
-    from nsprof.launch.gpu import device_info, require_cupy
-    from nsprof.launch.sgemm import SgemmProblem
+    """Every stage at every size, plus the library stage (cuBLAS) as the baseline for % of cuBLAS."""
+    from nsprof.launch.gpu import launch_tools, require_cupy
 
     cp = require_cupy()
-    sm_count = device_info()["sm_count"]
+    tools = launch_tools()
+    workload = get_op(op).workload
     cublas = library_stage(op)
     records: list[dict] = []
     broken: str | None = None  # set when a CUDA error leaves the context unusable
     for size in sizes:
-        problem = SgemmProblem(*size)
+        problem = workload.problem(cp, size)
         todo = list(stages)
         if baseline and cublas not in todo:
             todo.insert(0, cublas)
@@ -79,7 +91,7 @@ def run_bench(op: str, stages: list[Stage], sizes: list[Size], *, repeat: int | 
                 rec["status"], rec["message"] = "error", f"not run after an earlier CUDA error: {broken}"
             else:
                 try:
-                    rec = bench_stage(stage, size, problem, sm_count, repeat=repeat, warmup=warmup, tile=tile)
+                    rec = bench_stage(stage, size, problem, tools, repeat=repeat, warmup=warmup, tile=tile)
                 except KernelBuildError as err:
                     rec = _record(stage, size)
                     rec["status"], rec["message"] = "error", str(err)

@@ -1,0 +1,80 @@
+// h1 WMMA naive: one warp per 16x16 tile of C, operands straight from global memory.
+//
+// launch: entry=hgemm_h1 bm=64 bn=32 bk=16 threads=256 smem=0 split=1 arch=sm_90
+//
+// What changed: this is the first HGEMM stage. C = A * B with fp16 inputs runs on the
+// tensor cores through the WMMA API (nvcuda::wmma, m16n16k16): each warp owns one 16x16 tile
+// of C and walks K in steps of 16, loading a 16x16 fragment of A and of B with
+// load_matrix_sync straight from global memory (leading dimensions K and N) and issuing one
+// mma_sync per step. A 256-thread block is a 4 x 2 grid of warps (4 down M, 2 across N), so
+// it covers 64 x 32 of C; the block only groups warps that read the same rows of A and
+// columns of B, so that those reads can hit in L1: no shared memory holds the operands.
+// (h2 keeps this block shape, so that the change between the two is the staging alone.)
+// Precision: accumulators are float32 (fragment<accumulator, 16, 16, 16, float>); each product
+// sum is rounded to fp16 once, when C is written. To write C, each warp stores its float tile
+// to a private 1 KB of shared memory, and every lane converts 8 floats of one row and writes
+// them to C as one 16-byte store.
+// Why it is slow: a warp loads 1 KB of operands from L1/L2 for every 8192 FLOPs, and the
+// WMMA global loads are narrow: a fragment is 4 LDG.32 per lane, each touching 8 rows (8
+// cache lines) for 128 useful bytes, so the kernel is bound by the L1 load path, not by the
+// tensor cores.
+// Metric to watch: sm__ops_path_tensor_src_fp16 (tensor FLOPs) replaces the FP32 counts;
+// l1tex__t_bytes is 1-2 KB per 16x16x16 step per warp (8 loads of 8 sectors each), far above
+// the DRAM bytes.
+// Ragged sizes: the launcher pads M to a multiple of 64, N to 32 and K to 16 with zeros;
+// no bounds checks are needed (and every row of A, B and C is 32-byte aligned, as WMMA's
+// 256-bit pointer alignment rule requires).
+// What the seed tutorial got wrong: it accumulated in fp16 (an accumulator fragment of half),
+// whose rounding error grows with K: the running sum is rounded to fp16 after every 16-deep
+// step (a numpy model with unit-normal inputs at K = 4096: 2.5e-3 relative rms error, against
+// 2.1e-4 for a float32 sum rounded once), and it assumed M, N, K were multiples of 16,
+// reading and writing out of bounds otherwise.
+
+#include <cuda_fp16.h>
+#include <mma.h>
+
+using namespace nvcuda;
+
+#define H1_WARPS_M 4
+#define H1_WARPS_N 2
+#define H1_BM (H1_WARPS_M * 16)
+#define H1_BN (H1_WARPS_N * 16)
+
+// Write one warp's 16x16 float accumulator tile to C (row-major, leading dimension ldc) as
+// fp16: through the warp's 16x16 float staging area, then 16 bytes (8 halves) per lane.
+// Lane l converts row l / 2, columns 8 * (l % 2) .. +7.
+__device__ __forceinline__ void h1_store_tile(__half* c, int ldc, float* stage,
+                                              const wmma::fragment<wmma::accumulator, 16, 16, 16, float>& acc) {
+    const int lane = threadIdx.x % 32;
+    wmma::store_matrix_sync(stage, acc, 16, wmma::mem_row_major);
+    __syncwarp();
+    const float* src = stage + (lane / 2) * 16 + (lane % 2) * 8;
+    const float4 lo = *reinterpret_cast<const float4*>(src);
+    const float4 hi = *reinterpret_cast<const float4*>(src + 4);
+    __half2 h[4] = {__floats2half2_rn(lo.x, lo.y), __floats2half2_rn(lo.z, lo.w),
+                    __floats2half2_rn(hi.x, hi.y), __floats2half2_rn(hi.z, hi.w)};
+    *reinterpret_cast<uint4*>(c + (lane / 2) * ldc + (lane % 2) * 8) = *reinterpret_cast<const uint4*>(h);
+}
+
+extern "C" __global__ void __launch_bounds__(256)
+hgemm_h1(int M, int N, int K, const __half* __restrict__ A, const __half* __restrict__ B,
+         __half* __restrict__ C, float* partials) {
+    // One 16x16 float staging tile per warp for the epilogue (32-byte aligned for WMMA).
+    __shared__ __align__(128) float stage[H1_WARPS_M * H1_WARPS_N][16 * 16];
+    const int warp = threadIdx.x / 32;
+    const int row0 = blockIdx.y * H1_BM + (warp / H1_WARPS_N) * 16;  // this warp's tile of C
+    const int col0 = blockIdx.x * H1_BN + (warp % H1_WARPS_N) * 16;
+    const __half* a_ptr = A + (size_t)row0 * K;  // A[row0][0]
+    const __half* b_ptr = B + col0;              // B[0][col0]
+
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> a;
+    wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> b;
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+    wmma::fill_fragment(acc, 0.0f);
+    for (int k = 0; k < K; k += 16) {
+        wmma::load_matrix_sync(a, a_ptr + k, K);               // A[row0 .. +15][k .. +15]
+        wmma::load_matrix_sync(b, b_ptr + (size_t)k * N, N);   // B[k .. +15][col0 .. +15]
+        wmma::mma_sync(acc, a, b, acc);
+    }
+    h1_store_tile(C + (size_t)row0 * N + col0, N, stage[warp], acc);
+}

@@ -1,0 +1,8 @@
+"""The ops nsprof runs, one module each: adding a ladder is its module here, its kernels under
+kernels/<op>/, its tests and its docs."""
+
+from __future__ import annotations
+
+from nsprof.ops import hgemm, sgemm
+
+OPS = {op.name: op for op in (sgemm.OP, hgemm.OP)}

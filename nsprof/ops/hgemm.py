@@ -1,0 +1,117 @@
+"""HGEMM: C = A @ B with fp16 inputs and output and float32 accumulation, on the tensor cores.
+
+The ladder h1 (WMMA straight from global memory) to h6 (wgmma fed by TMA, sm_90a), cuBLAS as the
+library stage; the kernels in kernels/hgemm/, one .cu per stage. Every stage's M, N, K are
+padded on the device to its tile (the copies are timed with the stage), so the kernels need no
+bounds checks and every row is 16-byte aligned for cp.async and TMA.
+"""
+
+from __future__ import annotations
+
+import math
+
+from nsprof.ops import matmul
+from nsprof.registry import Op, Precision, Size, Stage, Tile
+
+UNIT_ROUNDOFF_FP16 = 2.0**-11
+UNIT_ROUNDOFF_FP32 = 2.0**-24
+
+
+def tolerance(size: Size) -> float:
+    """Rounding C to fp16 moves each element by at most 2^-11 of itself; float32 accumulation over
+    K terms adds about sqrt(K) roundings of 2^-24 (4x for margin). Half-precision accumulation,
+    whose error grows like sqrt(K) * 2^-11, fails this from K of a few hundred on."""
+    return UNIT_ROUNDOFF_FP16 + 4 * math.sqrt(size[2]) * UNIT_ROUNDOFF_FP32
+
+
+FP16 = Precision("fp16", "fp16 inputs and output, float32 accumulation",
+                 "2^-11 + 4 sqrt(K) 2^-24 (fp16 rounding of C plus float32 accumulation)", tolerance)
+
+
+
+def _t(bm, bn, bk, threads, entry, smem=0, max_split_k=1, **extra) -> Tile:
+    return Tile(bm, bn, bk, (threads, 1), entry, smem, max_split_k, **extra)
+
+
+_SEED = ("the seed tutorial accumulated in fp16 (its error grows with K: 1.2e-3 at K = 1024, 3.3e-3 at 8192) "
+         "and assumed M, N, K multiples of its tiles")
+
+STAGES = (
+    Stage(
+        "hgemm", "h1", "WMMA from global memory", "kernels/hgemm/h1_wmma_naive.cu", "nvrtc",
+        (_t(64, 32, 16, 256, "hgemm_h1"),), "pad", "fp16",
+        changes="tensor cores through WMMA m16n16k16: one warp per 16x16 tile of C, fragments loaded "
+                "straight from global memory, float32 accumulators",
+        why="the tensor cores do the multiply-adds; each fragment load is narrow and touches 8 cache lines, "
+            "so the L1 load path, not the tensor cores, is the limit",
+        metric="sm__ops_path_tensor_src_fp16 counts the FLOPs; l1tex__t_bytes far above the DRAM bytes",
+        watch=("tensor_flops", "l1_bytes"),
+        notes=_SEED,
+    ),
+    Stage(
+        "hgemm", "h2", "shared-memory strips", "kernels/hgemm/h2_smem_strips.cu", "nvrtc",
+        (_t(64, 32, 16, 256, "hgemm_h2"),), "pad", "fp16",
+        changes="the block's 64x16 strip of A and 16x32 strip of B staged in shared memory each k-step "
+                "(16-byte loads), fragments read from there",
+        why="each operand element is loaded from global memory once per block instead of once per warp",
+        metric="l1tex__t_bytes falls ~5x against h1; shared loads appear, 2- and 4-way bank conflicted",
+        watch=("l1_bytes", "smem_ld_conflicts"),
+        notes=_SEED,
+    ),
+    Stage(
+        "hgemm", "h3", "warp tiles (4x2 fragments per warp)", "kernels/hgemm/h3_warp_tiles.cu", "nvrtc",
+        (_t(128, 128, 32, 256, "hgemm_h3", max_split_k=4),), "pad", "fp16",
+        changes="a 128x128 block tile; each warp owns 64x32 of C as 4x2 accumulator fragments and reuses "
+                "each A fragment twice and each B fragment four times",
+        why="shared-memory traffic per MMA falls from 2 fragments to 0.75; global traffic per FLOP 3x lower",
+        metric="smsp__sass_inst_executed_op_shared_ld per tensor FLOP falls; lts__t_bytes falls",
+        watch=("smem_ld_instructions", "l2_bytes"),
+        notes=_SEED,
+    ),
+    Stage(
+        "hgemm", "h4", "cp.async double buffer, padded", "kernels/hgemm/h4_cp_async_double_buffer.cu", "nvrtc",
+        (_t(128, 128, 64, 256, "hgemm_h4", 71680, 4), _t(64, 128, 64, 256, "hgemm_h4_64x128", 53248, 4)),
+        "pad", "fp16",
+        changes="two shared buffers filled with cp.async while the other feeds the MMAs; rows padded by 8 "
+                "halves; 64-deep k-tiles",
+        why="global latency hides behind tensor-core work, one barrier per tile, no bank conflicts on ldmatrix",
+        metric="l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld ~0; long-scoreboard and barrier stalls fall",
+        watch=("smem_ld_conflicts", "stall_long_scoreboard", "stall_barrier"),
+        notes="the seed tutorial's last stage (267 TFLOP/s at 4096^3 on the H200 with fp16 accumulation)",
+    ),
+    Stage(
+        "hgemm", "h5", "mma.sync, ldmatrix, swizzled 4-stage ring", "kernels/hgemm/h5_mma_sync_swizzle.cu", "nvrtc",
+        (_t(128, 256, 32, 256, "hgemm_h5_128x256", 98304), _t(128, 128, 32, 256, "hgemm_h5_128x128", 65536, 2),
+         _t(64, 128, 32, 128, "hgemm_h5_64x128", 49152, 4)),
+        "pad", "fp16",
+        changes="PTX mma.sync m16n8k16 on ldmatrix(.trans) fragments, 64x64 warp tiles, a 4-stage cp.async ring, "
+                "XOR-swizzled instead of padded shared memory, blocks rasterized in groups of 8 rows",
+        why="fewer shared-memory bytes and instructions per MMA, three tiles of latency in flight, no padding",
+        metric="bank conflicts stay ~0 without padding; sm__pipe_tensor_op_hmma_cycles_active rises against h4",
+        watch=("smem_ld_conflicts", "sm_throughput_pct"),
+    ),
+    Stage(
+        "hgemm", "h7", "cuBLAS", None, "cublas", (), "library", "fp16",
+        changes="the vendor library (cuBLAS HGEMM through CuPy's matmul, float32 accumulation)",
+        why="the reference point every hand-written stage is compared with",
+        metric="whatever cuBLAS chose (HGMMA on Hopper): compare sm__pipe_tensor_op_hmma_cycles_active with h6",
+        watch=("sm_throughput_pct", "dram_bytes"),
+    ),
+)
+
+OP = Op(
+    name="hgemm",
+    title="HGEMM",
+    description="C = A @ B, row-major fp16 inputs and output, float32 accumulation, A is MxK and B is KxN",
+    dtype="float16",
+    element_bytes=2,
+    dims=matmul.DIMS,
+    stage_prefix="h",
+    precisions={"fp16": FP16},
+    stages=STAGES,
+    flops=matmul.flops,
+    min_bytes=matmul.min_bytes(2),
+    workload=matmul.MatmulWorkload("float16", split_k="partials",
+                                   reduce_kernel=("kernels/hgemm/splitk_reduce.cu", "hgemm_splitk_reduce"),
+                                   partials_argument=True),
+)

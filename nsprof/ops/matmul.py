@@ -1,0 +1,251 @@
+"""What the matrix-product ops (SGEMM, HGEMM) share: sizes M x N x K, 2MNK FLOPs, the problem on
+the GPU (random inputs, the float64 reference) and the tiled kernel launcher.
+
+Nothing here imports CuPy: the launch layer hands in the array module (`xp`) and its tools
+(`LaunchTools`: compile a kernel, encode a TMA tensor map, the SM count), so that an op module
+declares how its stages run while CuPy stays inside nsprof.launch.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from nsprof.errors import UsageError
+from nsprof.registry import Size, Stage, Tile, find_kernel
+
+INT32_MAX = 2**31 - 1
+DIMS = "MxNxK"
+MIN_SLICE_K = 256  # a K split keeps each slice at least this deep, so the partial sums stay worth a launch
+
+
+def flops(size: Size) -> int:
+    m, n, k = size
+    return 2 * m * n * k
+
+
+def min_bytes(element_bytes: int) -> Callable[[Size], int]:
+    """Each input read once and the output written once."""
+
+    def formula(size: Size) -> int:
+        m, n, k = size
+        return element_bytes * (m * k + k * n + m * n)
+
+    return formula
+
+
+class MatmulProblem:
+    """A (M x K), B (K x N) drawn from a standard normal and rounded to the op's type, the output
+    buffer C and a lazily computed float64 reference."""
+
+    def __init__(self, xp, size: Size, dtype: str, seed: int = 0):
+        self.xp = xp
+        self.m, self.n, self.k = size
+        self.dtype = dtype
+        self.seed = seed
+        self.C = xp.empty((self.m, self.n), dtype=dtype)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Draw fresh inputs so every verification sees data no earlier stage was tuned on."""
+        rng = self.xp.random.default_rng(self.seed)
+        self.seed += 1
+        f32 = self.xp.float32
+        self.A = rng.standard_normal((self.m, self.k), dtype=f32).astype(self.dtype, copy=False)
+        self.B = rng.standard_normal((self.k, self.n), dtype=f32).astype(self.dtype, copy=False)
+        self._reference = None
+
+    def reference(self):
+        if self._reference is None:
+            f64 = self.xp.float64
+            self._reference = self.xp.matmul(self.A.astype(f64), self.B.astype(f64))
+        return self._reference
+
+    def poison_output(self) -> None:
+        self.C.fill(np.nan)
+
+    def relative_error(self) -> float:
+        """||C - ref||_F / ||ref||_F in float64; NaN anywhere in C gives NaN."""
+        ref = self.reference()
+        diff = self.C.astype(self.xp.float64) - ref
+        return float(self.xp.linalg.norm(diff) / self.xp.linalg.norm(ref))
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    tile: Tile
+    split_k: int = 1
+
+
+@dataclass
+class Launcher:
+    """One ready-to-call launch of a stage on a problem (padding included, if any)."""
+
+    run: Callable[[], None]
+    plan: LaunchPlan | None  # None for library calls
+    padded_shape: tuple[int, int, int] | None  # None when the kernel runs on A, B, C directly
+
+    @property
+    def tile_label(self) -> str:
+        if self.plan is None:
+            return "library"
+        t = self.plan.tile
+        split = f"/split{self.plan.split_k}" if self.plan.split_k > 1 else ""
+        return f"{t.bm}x{t.bn}x{t.bk}{split}"
+
+
+@dataclass(frozen=True)
+class LaunchTools:
+    """What the launch layer lends an op's launcher (see the module docstring)."""
+
+    xp: Any  # CuPy
+    sm_count: int
+    compute_capability: str  # "9.0"
+    load_kernel: Callable[..., Any]  # (path, entry, *, dynamic_smem_bytes, arch, defines) -> kernel
+    encode_tensor_map: Callable[..., bytes]  # nsprof.launch.tensor_map.encode_2d
+    runs: Callable[[Tile], bool]  # whether this GPU can run a tile (its arch)
+
+
+def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile: str | None = None,
+                forced_split: int | None = None, tiles: tuple[Tile, ...] | None = None) -> LaunchPlan:
+    """Pick the block tile (and split-K factor) that keeps every SM busy.
+
+    In registry order (largest tile first), take the first tile that yields at least one
+    block per SM on its own, or with a split of K that the tile allows (each slice at least
+    MIN_SLICE_K deep). Otherwise fall back to the smallest tile. `forced_tile` ("64x128")
+    and `forced_split` override the choice, for tuning runs; `tiles` limits the choice to
+    those this GPU can run.
+    """
+    candidates = stage.tiles if tiles is None else tiles
+    if forced_tile:
+        chosen = [t for t in candidates if t.shape == forced_tile]
+        if not chosen:
+            shapes = ", ".join(t.shape for t in candidates)
+            raise UsageError(f"stage {stage.stage} has no {forced_tile} tile", f"choose one of: {shapes}")
+        if forced_split is not None:
+            return LaunchPlan(chosen[0], forced_split)
+        candidates = tuple(chosen)
+    for tile in candidates:
+        blocks = math.ceil(m / tile.bm) * math.ceil(n / tile.bn)
+        split = 1
+        while blocks * split < sm_count and split * 2 <= tile.max_split_k and k >= split * 2 * MIN_SLICE_K:
+            split *= 2
+        if blocks * split >= sm_count or tile is candidates[-1]:
+            return LaunchPlan(tile, split)
+    raise AssertionError("unreachable: the last tile always returns")
+
+
+def _round_up(x: int, multiple: int) -> int:
+    return -(-x // multiple) * multiple
+
+
+@dataclass(frozen=True)
+class MatmulWorkload:
+    """How a GEMM op's stages run: the element type, and how a kernel adds up a K split.
+
+    `split_k`: "atomic" kernels add their partial sums into a zeroed C themselves (float32 C);
+    "partials" kernels write float32 slices to a workspace, which `reduce_kernel` (file, entry)
+    sums into C. With `partials_argument`, every kernel takes the workspace as a seventh
+    argument (null when K is not split).
+    """
+
+    dtype: str
+    split_k: str = "atomic"
+    reduce_kernel: tuple[str, str] | None = None
+    partials_argument: bool = False
+
+    def problem(self, xp, size: Size, seed: int = 0) -> MatmulProblem:
+        return MatmulProblem(xp, size, self.dtype, seed)
+
+    def launcher(self, stage: Stage, problem: MatmulProblem, tools: LaunchTools, tile_shape: str | None = None,
+                 split_k: int | None = None, defines: tuple[str, ...] = ()) -> Launcher:
+        xp = tools.xp
+        m, n, k = problem.m, problem.n, problem.k
+        if stage.backend == "cublas":
+            return Launcher(lambda: xp.matmul(problem.A, problem.B, out=problem.C), None, None)
+
+        runnable = tuple(t for t in stage.tiles if tools.runs(t))
+        plan = choose_plan(stage, m, n, k, tools.sm_count, tile_shape, split_k, runnable)
+        tile, split = plan.tile, plan.split_k
+        kernel = tools.load_kernel(stage.kernel_path(), tile.entry, dynamic_smem_bytes=tile.dynamic_smem_bytes,
+                                   arch=tile.arch, defines=defines)
+        if stage.ragged == "pad":
+            mp, np_, kp = _round_up(m, tile.bm), _round_up(n, tile.bn), _round_up(k, tile.bk * split)
+        else:
+            mp, np_, kp = m, n, k
+        if max(mp * kp, kp * np_, mp * np_) > INT32_MAX:
+            raise UsageError(
+                f"{m}x{n}x{k} is too large for {stage.stage}: its kernels index with 32-bit ints",
+                "use matrices with fewer than 2^31 elements each",
+            )
+        grid = (tools.sm_count, 1, 1) if tile.persistent else (math.ceil(np_ / tile.bn), math.ceil(mp / tile.bm), split)
+        block = (tile.threads[0], tile.threads[1], 1)
+        add_up = self._split_k_step(tools, split, mp, np_)
+        operands = self._tensor_maps(tools, tile, mp, np_, kp) if tile.tma_boxes else (lambda a, b: (a, b))
+
+        def launch(a, b, c):
+            if split > 1 and self.split_k == "atomic":
+                c.fill(0)  # the K slices add their partial sums into C
+            args = [np.int32(mp), np.int32(np_), np.int32(kp), *operands(a, b), c]
+            if self.partials_argument:
+                args.append(add_up.partials if add_up else np.uint64(0))
+            kernel(grid, block, tuple(args), shared_mem=tile.dynamic_smem_bytes)
+            if split > 1 and self.split_k == "partials":
+                add_up.into(c)
+
+        if (mp, np_, kp) == (m, n, k):
+            return Launcher(lambda: launch(problem.A, problem.B, problem.C), plan, None)
+
+        # Zero padding on the device: the pad regions stay zero, only the interior is copied
+        # per launch; the copies are part of the stage's timed work.
+        a_pad = xp.zeros((mp, kp), dtype=self.dtype)
+        b_pad = xp.zeros((kp, np_), dtype=self.dtype)
+        c_pad = xp.full((mp, np_), np.nan, dtype=self.dtype)
+
+        def run_padded():
+            a_pad[:m, :k] = problem.A
+            b_pad[:k, :n] = problem.B
+            launch(a_pad, b_pad, c_pad)
+            problem.C[...] = c_pad[:m, :n]
+
+        return Launcher(run_padded, plan, (mp, np_, kp))
+
+    def _split_k_step(self, tools: LaunchTools, split: int, mp: int, np_: int) -> SplitKReduction | None:
+        if split == 1 or self.split_k != "partials":
+            return None
+        path, entry = self.reduce_kernel
+        return SplitKReduction(tools, tools.load_kernel(find_kernel(path), entry), split, mp * np_)
+
+    def _tensor_maps(self, tools: LaunchTools, tile: Tile, mp: int, np_: int, kp: int):
+        """Operands of a TMA kernel: the device addresses of A's and B's tensor maps, encoded once
+        per pair of buffers (the maps hold the buffers' addresses)."""
+        xp, elem = tools.xp, np.dtype(self.dtype).itemsize
+        (a_rows, a_cols), (b_rows, b_cols) = tile.tma_boxes
+        cache: dict[tuple[int, int], Any] = {}
+
+        def operands(a, b):
+            key = (a.data.ptr, b.data.ptr)
+            if key not in cache:
+                ta = tools.encode_tensor_map(a.data.ptr, mp, kp, kp * elem, a_rows, a_cols, tile.swizzle, elem)
+                tb = tools.encode_tensor_map(b.data.ptr, kp, np_, np_ * elem, b_rows, b_cols, tile.swizzle, elem)
+                cache[key] = xp.asarray(np.frombuffer(ta + tb, dtype=np.uint8))  # pool blocks are 512-byte aligned
+            base = cache[key].data.ptr
+            return np.uint64(base), np.uint64(base + 128)
+
+        return operands
+
+
+class SplitKReduction:
+    """For "partials" kernels split over K: the float32 workspace of `split` slices of C and the
+    kernel that sums them into C (grid-stride, four elements per thread and step)."""
+
+    def __init__(self, tools: LaunchTools, kernel, split: int, count: int):
+        self.kernel, self.split, self.count = kernel, split, count
+        self.partials = tools.xp.empty(split * count, dtype=tools.xp.float32)
+        self.blocks = min(8 * tools.sm_count, -(-count // (4 * 256)))
+
+    def into(self, c) -> None:
+        self.kernel((self.blocks,), (256,), (np.int32(self.count), np.int32(self.split), self.partials, c))

@@ -1,0 +1,235 @@
+"""SGEMM: C = A @ B in float32, the ladder v1 (naive) to v10 (tensor cores), cuBLAS as v9.
+
+The stages, their launch tiles and their declared memory accesses (what `nsprof explain` models)
+live here; the kernels in kernels/sgemm/, one .cu per stage.
+"""
+
+from __future__ import annotations
+
+from nsprof.access import MemoryAccess
+from nsprof.ops import matmul
+from nsprof.registry import Op, Stage, Tile, fixed_precision
+
+
+def _t(bm, bn, bk, threads, entry, smem=0, max_split_k=1) -> Tile:
+    return Tile(bm, bn, bk, threads, entry, smem, max_split_k)
+
+
+def _v10_smem(bm: int, bn: int, stages: int = 3, bk: int = 32) -> int:
+    """Bytes of the v10 shared-memory ring: padded A and B tiles per stage (see its source)."""
+    return stages * (bm * (bk + 4) + bk * (bn + 8)) * 4
+
+
+# Stage.accesses, per stage: warp 0 of a block. Global arrays are 1024 x 1024 row-major floats,
+# as profiled; shared arrays are the kernel's declarations, padding included.
+def _smem(source, op, array, shape, row, col, width=4, count=1, note="") -> MemoryAccess:
+    return MemoryAccess(source, "shared", op, array, shape, row, col, width, 4, count, False, note)
+
+
+def _gmem(source, op, array, row, col, width=4, count=1, once=False, note="") -> MemoryAccess:
+    return MemoryAccess(source, "global", op, array, (1024, 1024), row, col, width, 4, count, once, note)
+
+
+_V1_ACCESSES = (
+    _gmem("A[m * K + k]", "load", "A", "warp", "0", note="m = ty: the warp's 32 lanes share one address"),
+    _gmem("B[k * N + n]", "load", "B", "0", "lane", note="n = tx: consecutive lanes, consecutive floats"),
+    _gmem("C[m * N + n] = acc", "store", "C", "warp", "lane", once=True),
+)
+# v2: a block is 32 x 32 threads, so warp w is row ty = w and lane is tx.
+_V2_ACCESSES = (
+    _gmem("A[m * K + k0 + tx]", "load", "A", "warp", "lane"),
+    _gmem("B[(k0 + ty) * N + n]", "load", "B", "warp", "lane"),
+    _gmem("C[m * N + n] = acc", "store", "C", "warp", "lane", once=True),
+    _smem("As[ty][tx] = ...", "store", "As", (32, 32), "warp", "lane"),
+    _smem("Bs[ty][tx] = ...", "store", "Bs", (32, 32), "warp", "lane"),
+    _smem("As[ty][k]", "load", "As", (32, 32), "warp", "0", width=16, count=8,
+          note="the compiler reads As[ty][k..k+3] as one LDS.128 (all lanes on one address): "
+               "40 shared loads per warp per tile (32 + 8), as measured"),
+    _smem("Bs[k][tx]", "load", "Bs", (32, 32), "0", "lane", count=32),
+)
+# v3/v4: 256 threads; tx = tid % 16, ty = tid / 16; As[128][8], Bs[8][128]; e = tid + 256 * r.
+_V3_TILE_COPY = (
+    _gmem("Ablk[(e / BK) * K + k0 + e % BK]", "load", "A", "tid / 8", "tid % 8", count=4),
+    _gmem("Bblk[(k0 + e / BN) * N + e % BN]", "load", "B", "tid / 128", "tid % 128", count=4),
+    _smem("As[e / BK][e % BK] = ...", "store", "As", (128, 8), "tid / 8", "tid % 8", count=4),
+    _smem("Bs[e / BN][e % BN] = ...", "store", "Bs", (8, 128), "tid / 128", "tid % 128", count=4),
+)
+_V3_ACCESSES = (
+    *_V3_TILE_COPY,
+    _gmem("Cblk[(ty * TM + i) * N + tx * TN + j] = acc[i][j]", "store", "C", "(tid / 16) * 8", "(tid % 16) * 8",
+          count=64, once=True, note="lanes 8 floats (32 bytes) apart: one sector each, 4 of its 32 bytes used"),
+    _smem("As[ty * TM + i][k]", "load", "As", (128, 8), "(tid / 16) * 8", "0", width=16, count=16,
+          note="the compiler reads a row's 8 values of k as two LDS.128 (16 per tile), as the measured "
+               "instruction count shows"),
+    _smem("Bs[k][tx * TN + j]", "load", "Bs", (8, 128), "0", "(tid % 16) * 8", width=16, count=16,
+          note="a thread's 8 contiguous columns are read as two LDS.128, lanes 8 words apart: two lanes "
+               "of each quarter-warp share every bank (the measured 5.0 wavefronts per load come from this)"),
+)
+_V4_ACCESSES = (
+    *_V3_TILE_COPY,
+    _gmem("Cblk[(ty + 16 * i) * N + tx + 16 * j] = acc[i][j]", "store", "C", "tid / 16", "tid % 16",
+          count=64, once=True),
+    _smem("As[ty + 16 * i][k]", "load", "As", (128, 8), "tid / 16", "0", width=16, count=16,
+          note="read as two LDS.128 per row, as in v3; the two rows of a warp are the two halves"),
+    _smem("Bs[k][tx + 16 * j]", "load", "Bs", (8, 128), "0", "tid % 16", count=64,
+          note="32-bit loads: 16 consecutive words, the two half-warps on the same words (broadcast)"),
+)
+
+# v5..v8 copy one float4 of A (a_row = tid / 2, a_col = (tid % 2) * 4) and of B per thread and tile.
+_FLOAT4_TILE_LOADS = (
+    _gmem("*(float4*)&Ablk[a_row * K + k0 + a_col]", "load", "A", "tid / 2", "(tid % 2) * 4", width=16),
+    _gmem("*(float4*)&Bblk[(k0 + b_row) * N + b_col]", "load", "B", "tid / 32", "(tid % 32) * 4", width=16),
+)
+
+
+def _float4_accesses(a_ld: int) -> tuple[MemoryAccess, ...]:
+    """v5..v7: tx = tid % 16, ty = tid / 16; the A tile stored transposed in rows of a_ld floats."""
+    return (
+        *_FLOAT4_TILE_LOADS,
+        _gmem("*(float4*)&Cblk[row * N + tx * 4] (and + 64) = ...", "store", "C", "(tid / 16) * 4", "(tid % 16) * 4",
+              width=16, count=16, once=True),
+        _smem("As[a_col + i][a_row] = a.x (.y, .z, .w)", "store", "As", (8, a_ld), "(tid % 2) * 4", "tid / 2", count=4,
+              note="transposing scalar stores: even lanes write row i, odd lanes row 4 + i"),
+        _smem("*(float4*)&Bs[b_row][b_col] = ...", "store", "Bs", (8, 128), "tid / 32", "(tid % 32) * 4", width=16),
+        _smem("*(float4*)&As[k][ty * 4] (and [64 + ty * 4])", "load", "As", (8, a_ld), "0", "(tid / 16) * 4",
+              width=16, count=16),
+        _smem("*(float4*)&Bs[k][tx * 4] (and [64 + tx * 4])", "load", "Bs", (8, 128), "0", "(tid % 16) * 4",
+              width=16, count=16),
+    )
+
+
+# v8 (128x128 tile): a warp covers 4 x 8 threads; ty = (warp / 2) * 4 + lane / 8, tx = (warp % 2) * 8 + lane % 8.
+# The two buffers As[2][8][132] and Bs[2][8][128] are modelled as 16 rows; buffer 0 is shown.
+_V8_TY, _V8_TX = "((warp / 2) * 4 + lane / 8)", "((warp % 2) * 8 + lane % 8)"
+_V8_ACCESSES = (
+    *_FLOAT4_TILE_LOADS,
+    _gmem("*(float4*)&Cblk[row * N + tx * 4] (and + BN / 2) = ...", "store", "C", f"{_V8_TY} * 4", f"{_V8_TX} * 4",
+          width=16, count=16, once=True, note="a float4 atomicAdd (RED) instead when K is split over blocks"),
+    _smem("As[buf][col + i][row] = stage_a[r].x (.y, .z, .w)", "store", "As", (16, 132), "(tid % 2) * 4", "tid / 2", count=4),
+    _smem("*(float4*)&Bs[buf][row][col] = stage_b[r]", "store", "Bs", (16, 128), "tid / 32", "(tid % 32) * 4", width=16),
+    _smem("*(float4*)&As[buf][k][ty * 4] (and [BM / 2 + ty * 4])", "load", "As", (16, 132), "0", f"{_V8_TY} * 4",
+          width=16, count=16, note="lanes 8 apart share an address: a paired load, served in half-warps"),
+    _smem("*(float4*)&Bs[buf][k][tx * 4] (and [BN / 2 + tx * 4])", "load", "Bs", (16, 128), "0", f"{_V8_TX} * 4",
+          width=16, count=16),
+)
+
+
+STAGES = (
+    Stage(
+        "sgemm", "v1", "naive", "kernels/sgemm/v01_naive.cu", "nvrtc",
+        (_t(32, 32, 1, (32, 32), "sgemm_v1"),), "bounds-check", "fp32",
+        changes="baseline: one thread per element of C, operands read straight from global memory",
+        why="the simplest correct kernel; every FMA requests 8 bytes, so caches do all the reuse",
+        metric="l1tex__t_bytes.sum (bytes requested from L1) dwarfs the FLOPs",
+        watch=('l1_bytes', 'flops'),
+        accesses=_V1_ACCESSES,
+    ),
+    Stage(
+        "sgemm", "v2", "shared-memory tiling", "kernels/sgemm/v02_smem_tiling.cu", "nvrtc",
+        (_t(32, 32, 32, (32, 32), "sgemm_v2"),), "bounds-check", "fp32",
+        changes="32x32 tiles of A and B staged in shared memory; each loaded float is used 32 times",
+        why="global/L1 traffic falls 32x; shared memory feeds the FMAs",
+        metric="l1tex__t_bytes.sum and lts__t_bytes.sum fall ~32x against v1",
+        watch=('l1_bytes', 'l2_bytes'),
+        accesses=_V2_ACCESSES,
+    ),
+    Stage(
+        "sgemm", "v3", "register tiling", "kernels/sgemm/v03_register_tiling.cu", "nvrtc",
+        (_t(128, 128, 8, (256, 1), "sgemm_v3"),), "pad", "fp32",
+        changes="128x128 block tile, each thread accumulates a contiguous 8x8 block of C in registers",
+        why="64 FMAs per 16 shared-memory loads instead of 1 per 2: the FMA pipe becomes the limit",
+        metric="smsp__sass_inst_executed_op_shared_ld.sum per FLOP falls; sm__throughput rises",
+        watch=('smem_ld_instructions', 'sm_throughput_pct'),
+        accesses=_V3_ACCESSES,
+    ),
+    Stage(
+        "sgemm", "v4", "re-indexed loads", "kernels/sgemm/v04_reindexed_loads.cu", "nvrtc",
+        (_t(128, 128, 8, (256, 1), "sgemm_v4"),), "pad", "fp32",
+        changes="each thread's 8x8 outputs are strided by 16 rows/columns instead of contiguous",
+        why="lanes read consecutive shared-memory words (no bank conflicts) and store C coalesced",
+        metric="l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum falls to ~0",
+        watch=('smem_ld_conflicts', 'smem_ld_nway'),
+        accesses=_V4_ACCESSES,
+    ),
+    Stage(
+        "sgemm", "v5", "float4 loads", "kernels/sgemm/v05_float4_loads.cu", "nvrtc",
+        (_t(128, 128, 8, (256, 1), "sgemm_v5"),), "pad", "fp32",
+        changes="16-byte loads and stores throughout; A tile stored transposed (As[k][m]) so A is read as float4",
+        why="4 LDS.128 per k where v4 issued 10 loads; but the transposing scalar stores are 2-way conflicted",
+        metric="smsp__sass_inst_executed_op_shared_ld.sum falls; shared store bank conflicts appear",
+        watch=('smem_ld_instructions', 'smem_st_conflicts', 'smem_st_nway'),
+        accesses=_float4_accesses(128),
+    ),
+    Stage(
+        "sgemm", "v6", "bank-conflict-free shared memory", "kernels/sgemm/v06_conflict_free_smem.cu",
+        "nvrtc", (_t(128, 128, 8, (256, 1), "sgemm_v6"),), "pad", "fp32",
+        changes="rows of the transposed A tile padded from 128 to 132 floats",
+        why="the transposing stores of a warp spread over all 32 banks instead of 16 (no 2-way conflict)",
+        metric="l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum falls to ~0 against v5",
+        watch=('smem_st_conflicts', 'smem_st_nway'),
+        accesses=_float4_accesses(132),
+    ),
+    Stage(
+        "sgemm", "v7", "outer product from registers", "kernels/sgemm/v07_outer_product.cu", "nvrtc",
+        (_t(128, 128, 8, (256, 1), "sgemm_v7"),), "pad", "fp32",
+        changes="register fragments for step k+1 are loaded while the 8x8 outer product of step k runs",
+        why="shared-memory latency hides behind 64 independent FMAs instead of stalling the warp",
+        metric="smsp__average_warp_latency_issue_stalled_short_scoreboard falls",
+        watch=('stall_short_scoreboard',),
+        accesses=_float4_accesses(132),
+    ),
+    Stage(
+        "sgemm", "v8", "double buffering", "kernels/sgemm/v08_double_buffering.cu", "nvrtc",
+        (
+            _t(128, 128, 8, (256, 1), "sgemm_v8_128x128", max_split_k=8),
+            _t(64, 128, 8, (128, 1), "sgemm_v8_64x128"),
+            _t(64, 64, 8, (64, 1), "sgemm_v8_64x64"),
+        ),
+        "pad", "fp32",
+        changes="two shared buffers: the next tile's global loads overlap this tile's FMAs; "
+        "smaller block tiles when 128x128 would leave SMs idle",
+        why="global-load latency is hidden and one barrier per tile remains instead of two",
+        metric="smsp__average_warp_latency_issue_stalled_long_scoreboard and _barrier fall",
+        watch=('stall_long_scoreboard', 'stall_barrier'),
+        accesses=_V8_ACCESSES,
+    ),
+    Stage(
+        "sgemm", "v9", "cuBLAS", None, "cublas", (), "library", "fp32",
+        changes="the vendor library (cuBLAS SGEMM through CuPy's matmul, FP32 compute, no TF32)",
+        why="the reference point every hand-written stage is compared with",
+        metric="whatever cuBLAS chose: compare sm__throughput and dram__bytes with v8",
+        watch=('sm_throughput_pct', 'dram_bytes'),
+    ),
+    Stage(
+        "sgemm", "v10", "tensor cores (TF32 mma.sync)", "kernels/sgemm/v10_tensor_cores.cu", "nvrtc",
+        (
+            _t(128, 256, 32, (256, 1), "sgemm_v10_128x256", _v10_smem(128, 256)),
+            _t(128, 128, 32, (256, 1), "sgemm_v10_128x128", _v10_smem(128, 128)),
+        ),
+        "pad", "tf32",
+        changes="warp-level TF32 MMA (mma.sync m16n8k8, ldmatrix) with float32 accumulation, cp.async 3-stage ring",
+        why="tensor cores do many times the FP32 pipes' work per cycle",
+        metric="sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32 appears; ffma counts drop to ~0",
+        watch=('tensor_flops', 'flops'),
+        notes="inputs rounded to TF32 (10-bit mantissa) with cvt.rna: errors near 3e-4, tolerance 5e-3",
+    ),
+)
+
+
+OP = Op(
+    name="sgemm",
+    title="SGEMM",
+    description="C = A @ B, row-major float32, A is MxK and B is KxN",
+    dtype="float32",
+    element_bytes=4,
+    dims=matmul.DIMS,
+    stage_prefix="v",
+    precisions={
+        "fp32": fixed_precision("fp32", "float32 multiply-adds", 1e-5),
+        "tf32": fixed_precision("tf32", "inputs rounded to TF32 (10-bit mantissa), float32 accumulation", 5e-3),
+    },
+    stages=STAGES,
+    flops=matmul.flops,
+    min_bytes=matmul.min_bytes(4),
+    workload=matmul.MatmulWorkload("float32", split_k="atomic"),
+)
