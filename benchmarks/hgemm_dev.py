@@ -5,8 +5,8 @@ For each stage (in its own process, so a kernel that breaks the CUDA context cos
 results) and each of its tiles, forced: verify at square, ragged and tall/flat shapes with no
 split and with the tile's largest split (fresh normal inputs, NaN-poisoned output, float64
 reference, the op's tolerance), then time the tile at each size with its own split choice.
-Also: cuBLAS, and the error of half against float accumulation as K grows (cuBLAS with an fp16
-compute type against the float32 one). JSON lines go to --out; a table is printed last.
+Also: cuBLAS, and the error of half against float accumulation as K grows (h1 with the seed's
+half accumulators against h1 as the ladder has it). JSON lines go to --out; a table is printed last.
 
     python3 benchmarks/hgemm_dev.py --out $OUT/hgemm-dev.jsonl [--stages h5,h6] [--sizes 4096,8192]
 """
@@ -26,42 +26,62 @@ TIME = "512x2048x1024,1024,4096,8192"
 ERROR_K = (256, 1024, 4096, 16384, 65536)
 
 
-def sweep_stage(name: str, check: str, sizes: str, out) -> None:
+def variants_of(name: str, path: str | None) -> list[tuple]:
+    """(stage, tile, defines, label) for the stage's own tiles, then for the variants in `path`:
+    a JSON list of {"stage", "label", "entry", "bm", "bn", "bk", "threads", "smem", "split",
+    "defines", "arch"} (a tuning candidate, compiled with its -D defines)."""
+    import dataclasses
+
+    from nsprof.registry import Tile, get_stage
+
+    stage = get_stage("hgemm", name)
+    found = [(stage, tile, (), f"{name} {tile.entry}") for tile in stage.tiles] or [(stage, None, (), f"{name} cuBLAS")]
+    for v in json.load(open(path)) if path else []:
+        if v["stage"] != name:
+            continue
+        tile = Tile(v["bm"], v["bn"], v["bk"], (v["threads"], 1), v["entry"], v.get("smem", 0), v.get("split", 1),
+                    v.get("arch"))
+        found.append((dataclasses.replace(stage, tiles=(tile,)), tile, tuple(v.get("defines", ())), v["label"]))
+    return found
+
+
+def sweep_stage(name: str, check: str, sizes: str, out, variants: str | None = None) -> None:
     from nsprof.launch.gpu import launch_tools
     from nsprof.launch.measure import time_launches, verify
-    from nsprof.registry import get_op, get_stage
+    from nsprof.registry import get_op
     from nsprof.sizes import parse_sizes, size_label
 
     op, tools = get_op("hgemm"), launch_tools()
-    stage = get_stage("hgemm", name)
-    tiles = [t for t in stage.tiles if tools.runs(t)] or [None]
-    if stage.tiles and tiles == [None]:
-        out({"stage": name, "phase": "available", "status": "not available"})
-        return
-    for tile in tiles:
+    for stage, tile, defines, label in variants_of(name, variants):
+        if tile is not None and not tools.runs(tile):
+            out({"stage": name, "entry": label, "phase": "available", "status": "not available"})
+            continue
         shape = tile.shape if tile else None
-        label = f"{name} {tile.entry if tile else 'cuBLAS'}"
         passed = True
         for size in parse_sizes([check], op.dims):
             for split in sorted({1, tile.max_split_k}) if tile else [None]:
                 rec = {"stage": name, "entry": label, "phase": "verify", "size": size_label(size), "split": split}
                 try:
                     problem = op.workload.problem(tools.xp, size, seed=hash((name, size, split)) % 10_000)
-                    launcher = op.workload.launcher(stage, problem, tools, tile_shape=shape, split_k=split)
+                    launcher = op.workload.launcher(stage, problem, tools, tile_shape=shape, split_k=split,
+                                                    defines=defines)
                     err = verify(launcher, problem)
                     ok = err <= stage.tolerance(size)
                     rec.update(rel_error=err, tolerance=stage.tolerance(size), status="ok" if ok else "FAILED")
                     passed &= ok
                 except Exception as exc:  # a build error or a broken context: record, stop this stage
                     out({**rec, "status": "error", "message": f"{type(exc).__name__}: {str(exc)[:1500]}"})
-                    return
+                    if "CUDA" in type(exc).__name__:
+                        return
+                    passed = False
+                    break
                 out(rec)
                 del problem
         if not passed:
             continue
         for size in parse_sizes([sizes], op.dims):
             problem = op.workload.problem(tools.xp, size)
-            launcher = op.workload.launcher(stage, problem, tools, tile_shape=shape)
+            launcher = op.workload.launcher(stage, problem, tools, tile_shape=shape, defines=defines)
             timing = time_launches(launcher.run).summary()
             out({"stage": name, "entry": label, "phase": "time", "size": size_label(size), "tile": launcher.tile_label,
                  "median_ms": timing["median_ms"], "spread_pct": timing["spread_pct"], "runs": timing["runs"],
@@ -71,22 +91,19 @@ def sweep_stage(name: str, check: str, sizes: str, out) -> None:
 
 
 def half_accumulation_error(out) -> None:
-    """Relative error against float64 of cuBLAS HGEMM with fp16 and with float32 compute, per K."""
-    import cupy as cp
-    from cupy._core import _routines_linalg as linalg
+    """Relative error against float64 as K grows: h1 as the seed wrote it (half accumulators,
+    -DH1_HALF_ACCUMULATOR=1) against h1 as the ladder has it (float32 accumulators)."""
+    from nsprof.launch.gpu import launch_tools
+    from nsprof.launch.measure import verify
+    from nsprof.registry import get_op, get_stage
 
-    m = n = 1024
+    op, tools, h1 = get_op("hgemm"), launch_tools(), get_stage("hgemm", "h1")
     for k in ERROR_K:
-        rng = cp.random.default_rng(k)
-        a = rng.standard_normal((m, k), dtype=cp.float32).astype(cp.float16)
-        b = rng.standard_normal((k, n), dtype=cp.float32).astype(cp.float16)
-        ref = a.astype(cp.float64) @ b.astype(cp.float64)
-        rec = {"phase": "accumulation", "size": f"{m}x{n}x{k}"}
-        for name, compute in (("fp32_accumulation", linalg.COMPUTE_TYPE_FP32), ("fp16_accumulation", linalg.COMPUTE_TYPE_FP16)):
-            linalg.set_compute_type(cp.float16, compute)
-            c = a @ b
-            rec[name] = float(cp.linalg.norm(c.astype(cp.float64) - ref) / cp.linalg.norm(ref))
-        linalg.set_compute_type(cp.float16, linalg.COMPUTE_TYPE_DEFAULT)
+        size = (1024, 1024, k)
+        rec = {"phase": "accumulation", "size": "x".join(map(str, size)), "tolerance": h1.tolerance(size)}
+        for name, defines in (("fp32_accumulation", ()), ("fp16_accumulation", ("H1_HALF_ACCUMULATOR=1",))):
+            problem = op.workload.problem(tools.xp, size, seed=k)
+            rec[name] = verify(op.workload.launcher(h1, problem, tools, defines=defines), problem)
         out(rec)
 
 
@@ -96,6 +113,7 @@ def main() -> None:
     ap.add_argument("--stages", default="")
     ap.add_argument("--check", default=CHECK)
     ap.add_argument("--sizes", default=TIME)
+    ap.add_argument("--variants", default=None, help="JSON list of extra tiles to sweep (see variants_of)")
     ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     sink = open(args.out, "a")
@@ -109,7 +127,7 @@ def main() -> None:
         half_accumulation_error(out)
         return
     if args.one:
-        sweep_stage(args.one, args.check, args.sizes, out)
+        sweep_stage(args.one, args.check, args.sizes, out, args.variants)
         return
     from nsprof.registry import stages_for
 
@@ -117,7 +135,7 @@ def main() -> None:
     wanted = [w for w in args.stages.split(",") if w] or names
     for target in [*wanted, "accumulation"]:
         subprocess.run([sys.executable, __file__, "--one", target, "--out", args.out, "--check", args.check,
-                        "--sizes", args.sizes], timeout=500)
+                        "--sizes", args.sizes, *(["--variants", args.variants] if args.variants else [])], timeout=500)
     sink.close()
     rows = [json.loads(line) for line in open(args.out)]
     sizes = args.sizes.split(",")
