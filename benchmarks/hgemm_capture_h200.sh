@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# HGEMM on the H200, second pass (device machine, repository root): the sweep with the tuning
+# variants under benchmarks/dev/, a profile of the whole ladder at 1024^3 under nsys and ncu
+# (default metrics, the stall reasons and the tensor-pipe counters), then the GPU tests.
+set -uo pipefail
+source .devkit/setup.sh
+export PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader | tee "$OUT/gpu.txt"
+python3 -c "import json, glob; print(json.dumps([v for f in sorted(glob.glob('benchmarks/dev/variants-*.json')) for v in json.load(open(f))]))" > /tmp/variants.json
+if [ "${SKIP_SWEEP:-0}" != 1 ]; then
+  python3 benchmarks/hgemm_dev.py --out "$OUT/hgemm-dev.jsonl" --variants /tmp/variants.json ${HGEMM_STAGES:+--stages $HGEMM_STAGES} > "$OUT/hgemm-dev.log" 2>&1
+  grep -E '"status": "(FAILED|error)"' "$OUT/hgemm-dev.jsonl" | cut -c1-400 | head -n 12
+  tail -n 30 "$OUT/hgemm-dev.log"
+fi
+if [ "${SKIP_PROFILE:-0}" != 1 ]; then
+  EXTRA=sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32.sum,sm__ops_path_tensor_op_hgmma_src_fp16.sum,sm__inst_executed_pipe_tensor_op_hmma.sum,sm__inst_executed_pipe_tensor_op_gmma.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
+  timeout 420 python3 -m nsprof profile --op hgemm --stage all --size 1024 --out /tmp/prof --metrics "default,stalls,$EXTRA" > "$OUT/profile.log" 2>&1
+  echo "profile exit $?"; tail -n 5 "$OUT/profile.log"
+  tar czf "$OUT/profile.tgz" -C /tmp/prof --exclude='*.ncu-rep' .
+  ls -la /tmp/prof/*
+fi
+if [ "${SKIP_TESTS:-0}" != 1 ]; then
+  timeout 300 python3 -m pytest -q -m gpu tests/ -p no:cacheprovider > "$OUT/gpu-tests.log" 2>&1
+  tail -n 6 "$OUT/gpu-tests.log"
+fi
