@@ -6,9 +6,18 @@ set -uo pipefail
 source .devkit/setup.sh
 export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader | tee "$OUT/gpu.txt"
-python3 -c "import json, glob; print(json.dumps([v for f in sorted(glob.glob('benchmarks/dev/variants-*.json')) for v in json.load(open(f))]))" > /tmp/variants.json
+python3 - > /tmp/variants.json <<'PY'
+import glob, json, sys
+found = []
+for name in sorted(glob.glob("benchmarks/dev/variants-*.json")):
+    try:
+        found += json.load(open(name))
+    except ValueError as err:
+        print(f"skipping {name}: {err}", file=sys.stderr)
+print(json.dumps(found))
+PY
 if [ "${SKIP_SWEEP:-0}" != 1 ]; then
-  python3 benchmarks/hgemm_dev.py --out "$OUT/hgemm-dev.jsonl" --variants /tmp/variants.json ${HGEMM_STAGES:+--stages $HGEMM_STAGES} > "$OUT/hgemm-dev.log" 2>&1
+  python3 benchmarks/hgemm_dev.py --out "$OUT/hgemm-dev.jsonl" --variants /tmp/variants.json ${HGEMM_STAGES:+--stages $HGEMM_STAGES} ${HGEMM_CHECK:+--check $HGEMM_CHECK} > "$OUT/hgemm-dev.log" 2>&1
   grep -E '"status": "(FAILED|error)"' "$OUT/hgemm-dev.jsonl" | cut -c1-400 | head -n 12
   tail -n 30 "$OUT/hgemm-dev.log"
 fi

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -29,7 +30,8 @@ ERROR_K = (256, 1024, 4096, 16384, 65536)
 def variants_of(name: str, path: str | None) -> list[tuple]:
     """(stage, tile, defines, label) for the stage's own tiles, then for the variants in `path`:
     a JSON list of {"stage", "label", "entry", "bm", "bn", "bk", "threads", "smem", "split",
-    "defines", "arch"} (a tuning candidate, compiled with its -D defines)."""
+    "defines", "arch", "tma_boxes", "swizzle", "persistent"} (a tuning candidate, compiled with its
+    -D defines)."""
     import dataclasses
 
     from nsprof.registry import Tile, get_stage
@@ -39,8 +41,9 @@ def variants_of(name: str, path: str | None) -> list[tuple]:
     for v in json.load(open(path)) if path else []:
         if v["stage"] != name:
             continue
+        boxes = tuple(tuple(box) for box in v["tma_boxes"]) if v.get("tma_boxes") else None
         tile = Tile(v["bm"], v["bn"], v["bk"], (v["threads"], 1), v["entry"], v.get("smem", 0), v.get("split", 1),
-                    v.get("arch"))
+                    v.get("arch"), boxes, v.get("swizzle", 0), v.get("persistent", False))
         found.append((dataclasses.replace(stage, tiles=(tile,)), tile, tuple(v.get("defines", ())), v["label"]))
     return found
 
@@ -134,8 +137,12 @@ def main() -> None:
     names = [s.stage for s in stages_for("hgemm")]
     wanted = [w for w in args.stages.split(",") if w] or names
     for target in [*wanted, "accumulation"]:
-        subprocess.run([sys.executable, __file__, "--one", target, "--out", args.out, "--check", args.check,
-                        "--sizes", args.sizes, *(["--variants", args.variants] if args.variants else [])], timeout=500)
+        try:  # a kernel that hangs is killed with its process; the sweep goes on
+            subprocess.run([sys.executable, __file__, "--one", target, "--out", args.out, "--check", args.check,
+                            "--sizes", args.sizes, *(["--variants", args.variants] if args.variants else [])],
+                           timeout=int(os.environ.get("HGEMM_TIMEOUT", "400")))
+        except subprocess.TimeoutExpired:
+            out({"stage": target, "phase": "sweep", "status": "error", "message": "timed out (a hang?)"})
     sink.close()
     rows = [json.loads(line) for line in open(args.out)]
     sizes = args.sizes.split(",")

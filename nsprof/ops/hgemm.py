@@ -33,6 +33,13 @@ def _t(bm, bn, bk, threads, entry, smem=0, max_split_k=1, **extra) -> Tile:
     return Tile(bm, bn, bk, (threads, 1), entry, smem, max_split_k, **extra)
 
 
+def _h6(bm: int, bn: int, smem: int, persistent: bool = False) -> Tile:
+    """An h6 tile: 3 warpgroups, 64-deep k-tiles; A's TMA box is 128 rows of 64 halves (128 bytes: one
+    swizzle atom), B's 64 rows of 64 columns (a tile of B is bn/64 such boxes)."""
+    return _t(bm, bn, 64, 384, f"hgemm_h6_{bm}x{bn}", smem, arch="sm_90a", tma_boxes=((128, 64), (64, 64)),
+              swizzle=128, persistent=persistent)
+
+
 _SEED = ("the seed tutorial accumulated in fp16 (its error grows with K: 1.2e-3 at K = 1024, 3.3e-3 at 8192) "
          "and assumed M, N, K multiples of its tiles")
 
@@ -89,6 +96,19 @@ STAGES = (
         why="fewer shared-memory bytes and instructions per MMA, three tiles of latency in flight, no padding",
         metric="bank conflicts stay ~0 without padding; sm__pipe_tensor_op_hmma_cycles_active rises against h4",
         watch=("smem_ld_conflicts", "sm_throughput_pct"),
+    ),
+    Stage(
+        "hgemm", "h6", "wgmma fed by TMA, warp-specialized", "kernels/hgemm/h6_wgmma_tma.cu", "nvrtc",
+        (_h6(128, 256, 197888, persistent=True), _h6(128, 128, 165120, persistent=True), _h6(128, 64, 124160)),
+        "pad", "fp16",
+        changes="Hopper's wgmma (m64nNk16, operands read from shared memory by descriptor) fed by TMA into "
+                "128-byte-swizzled shared memory; a producer warpgroup and two consumer warpgroups with "
+                "full/empty mbarriers, setmaxnreg; persistent blocks",
+        why="wgmma issues a 64xNx16 product per warpgroup asynchronously and reads B from shared memory without "
+            "ldmatrix; TMA moves whole tiles with one thread, so the consumers only do math",
+        metric="sm__inst_executed_pipe_tensor_op_gmma replaces _hmma; tensor-pipe active cycles near cuBLAS's",
+        watch=("sm_throughput_pct", "l2_bytes"),
+        notes="needs sm_90a (compute capability 9.0 exactly): on other GPUs it is reported as not available",
     ),
     Stage(
         "hgemm", "h7", "cuBLAS", None, "cublas", (), "library", "fp16",

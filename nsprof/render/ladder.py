@@ -9,10 +9,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from nsprof.registry import is_library_stage  # noqa: E402
+from nsprof.render.format import problem_size  # noqa: E402
 
 
 def ladder_chart(records: list[dict], title: str) -> Figure:
-    """One group of bars per stage, one bar per size; dashed lines mark cuBLAS (v9) per size."""
+    """One group of bars per stage, one bar per size; dashed lines mark the library stage (cuBLAS)
+    per size."""
     ok = [r for r in records if r["status"] == "ok"]
     stages = list(dict.fromkeys(r["stage"] for r in ok))
     sizes = list(dict.fromkeys(r["size"] for r in ok))
@@ -23,7 +25,7 @@ def ladder_chart(records: list[dict], title: str) -> Figure:
     for i, size in enumerate(sizes):
         by_stage = {r["stage"]: r["tflops"] for r in ok if r["size"] == size}
         xs = [s + (i - (len(sizes) - 1) / 2) * width for s in range(len(stages))]
-        ax.bar(xs, [by_stage.get(s, 0) for s in stages], width, label=_short(size), color=colors[i])
+        ax.bar(xs, [by_stage.get(s, 0) for s in stages], width, label=problem_size(size), color=colors[i])
         cublas = by_stage.get(library)
         if cublas:
             ax.axhline(cublas, color=colors[i], linestyle="--", linewidth=0.9, alpha=0.8)
@@ -36,11 +38,6 @@ def ladder_chart(records: list[dict], title: str) -> Figure:
     ax.set_axisbelow(True)
     fig.tight_layout()
     return fig
-
-
-def _short(size: str) -> str:
-    m, n, k = size.split("x")
-    return f"{m}³" if m == n == k else size
 
 
 def _wrap(text: str, width: int = 12) -> str:

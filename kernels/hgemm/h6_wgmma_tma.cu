@@ -1,0 +1,491 @@
+// h6 wgmma + TMA: Hopper's own GEMM path. TMA fills 128-byte-swizzled shared memory, warpgroup
+// MMAs (wgmma.mma_async m64nNk16, f16 in, f32 accumulators) read it there, and the warps are
+// specialised: one producer warpgroup, two consumer warpgroups.
+//
+// launch: entry=hgemm_h6_128x256 bm=128 bn=256 bk=64 threads=384 smem=197888 split=1 arch=sm_90a grid=persistent tmaA=128x64 tmaB=64x64 swizzle=128
+// launch: entry=hgemm_h6_cl2_256x256 bm=256 bn=256 bk=64 threads=384 smem=197888 split=1 arch=sm_90a grid=persistent tmaA=128x64 tmaB=64x64 swizzle=128
+// launch: entry=hgemm_h6_128x128 bm=128 bn=128 bk=64 threads=384 smem=165120 split=1 arch=sm_90a grid=persistent tmaA=128x64 tmaB=64x64 swizzle=128
+// launch: entry=hgemm_h6_128x64 bm=128 bn=64 bk=64 threads=384 smem=124160 split=1 arch=sm_90a tmaA=128x64 tmaB=64x64 swizzle=128
+// launch: entry=hgemm_h6_debug_tma bm=64 bn=64 bk=64 threads=128 smem=17664 split=1 arch=sm_90a tmaA=64x64 tmaB=64x64 swizzle=128
+//
+// What changed since h5 (mma.sync m16n8k16 on ldmatrix fragments, a 4-stage cp.async ring,
+// 128x256 blocks of 8 warps): there every warp copies its A and B fragments from shared
+// memory into registers (ldmatrix, 8 per 32 MMAs) and every thread issues cp.async copies
+// and their address math, all competing with the MMAs for issue slots. Here
+//  * the tensor memory accelerator (TMA) copies whole tiles: one thread issues one
+//    cp.async.bulk.tensor per box, the hardware does the addressing, writes the tile in the
+//    128-byte swizzled layout, and counts the bytes on an mbarrier (complete_tx);
+//  * wgmma reads both operands straight from shared memory through 64-bit matrix
+//    descriptors: one instruction computes a 64 x BN x 16 product for a whole warpgroup
+//    (m64n256k16 = 64 mma.sync m16n8k16 equivalents), asynchronously, so no register
+//    fragments of A or B exist and the issuing warps are free while the tensor cores work;
+//  * warp specialisation: warpgroup 0 only waits for free stages and issues TMA (after
+//    setmaxnreg.dec hands most of its registers back), warpgroups 1 and 2 only wait for full
+//    stages and issue wgmma (setmaxnreg.inc gives them 232 registers: 128 accumulators for
+//    a 64x256 slice plus addressing). Stages are handed over with full/empty mbarriers, so no
+//    block-wide __syncthreads is in the main loop;
+//  * persistent tiles: the 128x256 / 128x128 entries run one block per SM, each walking
+//    tiles in groups of 16 row-tiles (L2 reuse of B across a wave); while the consumers
+//    convert and store one tile, the producer already loads the next one;
+//  * hgemm_h6_cl2_256x256: the same kernel in clusters of two blocks (two vertically
+//    adjacent 128x256 tiles that share B); each block fetches half of B's tile and TMA
+//    multicasts it to both, so L2->SM traffic per tile drops from 48 to 32 KB per k step.
+//    (Use it if it verifies and wins; otherwise hgemm_h6_128x256 is the default.)
+// Layouts: A (row-major M x K) is K-major for wgmma: its TMA box is {64 K = 128 bytes, 128
+// rows}, the canonical K-major 128B-swizzle layout (8-row x 128-byte swizzle atoms, SBO =
+// 1024 bytes, k16 steps advance the start address by 32 bytes). B (row-major K x N) is
+// N-major ("transposed" for wgmma, imm-trans-b = 1): it is loaded as BN/64 boxes of {64 N =
+// 128 bytes, 64 K rows}, 8 KB each, and described as the MN-major 128B-swizzle layout:
+// LBO = 8192 bytes (next 64-column box), SBO = 1024 bytes (next 8 rows of K); a k16 step
+// advances the start by 16 rows = 2048 bytes. B is consumed as given, never transposed.
+// Why it should be faster: the tensor cores are fed at wgmma rate (the only way to the H200's
+// ~990 dense f16 TFLOP/s; mma.sync tops out far lower), operand traffic bypasses the
+// register file, and the latency of loads hides behind 3 (128x256) to 4 stages in flight.
+// Metrics to watch: sm__pipe_tensor_op_gmma_cycles_active (wgmma pipe busy, should approach
+// the elapsed cycles; the hmma pipe drops to zero), smsp__inst_executed drops by >10x
+// (no ldmatrix, no cp.async, no per-thread address math), l1tex__data_bank_conflicts on
+// shared loads ~0 (nothing reads shared memory through the LSU), and lts__t_bytes (L2 -> SM
+// traffic: a third lower for the cl2 entry).
+// Ragged sizes: the launcher pads M, N and K with zeros to multiples of bm, bn and
+// bk*split; nothing is bounds-checked here (the TMA out-of-bounds zero fill would cover it).
+// Precision: products of f16 inputs are accumulated in f32 by the tensor cores; C is
+// rounded to f16 once (the seed tutorial accumulated in f16, whose error grows with K).
+// Shared memory: 1 KB of alignment slack + STAGES x (16 KB of A + BN x 128 bytes of B) + the
+// barriers: 4 x 48 KB (128x256), 5 x 32 KB (128x128), 5 x 24 KB (128x64).
+// Split-K (the non-persistent 128x64 entry, when gridDim.z > 1): slice z walks K tiles
+// [z*K/gridDim.z, (z+1)*K/gridDim.z) and writes float32 partials for the reduce kernel. Its
+// line says split=1: at 512x2048x1024 its 128 blocks already nearly fill the 132 SMs, and a
+// split would run a second wave (one 121 KB block per SM) plus the reduction.
+// hgemm_h6_debug_tma: a slow one-warpgroup check of the TMA half alone (swizzled tiles read
+// back with scalar loads and FMAs, no wgmma): if it verifies and the others do not, the
+// fault is in the wgmma descriptors or the fragment layout, not in the copies.
+
+#include <cuda_fp16.h>
+
+#define H6_BK 64            // 64 halves = 128 bytes: one 128-byte swizzle atom wide
+#define H6_PRODUCER_REGS 40
+#define H6_CONSUMER_REGS 232  // 128 * 40 + 256 * 232 = 64512 <= 65536 registers per SM
+
+// Dynamic shared memory (the launcher passes smem bytes: the tiles plus 1 KB of slack for
+// aligning them to 1024 bytes, which the 128-byte swizzle pattern is defined against).
+extern __shared__ unsigned char h6_smem[];
+
+// ---------------------------------------------------------------------------------------
+// PTX wrappers: shared-memory addresses, mbarriers, TMA, wgmma, cluster.
+// ---------------------------------------------------------------------------------------
+__device__ __forceinline__ unsigned smem_u32(const void* p) {
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
+// Spin until the phase with the given parity has completed (try_wait suspends for a while
+// in hardware before returning false, so the loop does not hammer shared memory).
+__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
+    unsigned done;
+    do {
+        asm volatile(
+            "{\n .reg .pred p;\n"
+            " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+            " selp.u32 %0, 1, 0, p;\n}\n"
+            : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+    } while (!done);
+}
+
+__device__ __forceinline__ void mbar_arrive(unsigned bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
+// Arrive on the barrier at the same offset in another block of the cluster. Default
+// (.release.cta) semantics: the arrival only says "our MMAs finished reading the stage", it
+// publishes no data; .release.cluster would cost a GPU-wide MEMBAR per k tile.
+__device__ __forceinline__ void mbar_arrive_cluster(unsigned bar, unsigned cta) {
+    asm volatile(
+        "{\n .reg .b32 remote;\n"
+        " mapa.shared::cluster.u32 remote, %0, %1;\n"
+        " mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n"
+        ::"r"(bar), "r"(cta) : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive_expect_tx(unsigned bar, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+// One TMA box: global (c0 = column, c1 = row of the row-major matrix) -> shared dst; the
+// bytes are counted on bar (complete_tx).
+__device__ __forceinline__ void tma_load_2d(unsigned dst, const void* tmap, int c0, int c1, unsigned bar) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2, %3}], [%4];\n"
+        ::"r"(dst), "l"(tmap), "r"(c0), "r"(c1), "r"(bar) : "memory");
+}
+
+// The same box written to the same offset (and counted on the same barrier offset) in
+// every block of the cluster named by mask.
+__device__ __forceinline__ void tma_load_2d_multicast(unsigned dst, const void* tmap, int c0, int c1,
+                                                      unsigned bar, unsigned short mask) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%2, %3}], [%4], %5;\n"
+        ::"r"(dst), "l"(tmap), "r"(c0), "r"(c1), "r"(bar), "h"(mask) : "memory");
+}
+
+__device__ __forceinline__ void prefetch_tmap(const void* tmap) {
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(tmap) : "memory");
+}
+
+__device__ __forceinline__ unsigned cluster_rank() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n"
+                 "barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory"); }
+
+// Pins the accumulators at this point of the program: the compiler may not move reads or
+// writes of them across it, so none of them slips between a wgmma and its wait_group.
+template <int R>
+__device__ __forceinline__ void fence_acc(float (&d)[R]) {
+#pragma unroll
+    for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// wgmma matrix descriptor (PTX ISA "Matrix Descriptor Format"): start address >> 4 in bits
+// 0-13, leading-dimension byte offset >> 4 in 16-29, stride-dimension byte offset >> 4 in
+// 32-45, base offset 0 (every swizzle atom we point at starts 1024-byte aligned, or is the
+// standard 32-byte k step inside one), swizzle mode in 62-63 (1 = 128-byte swizzle).
+__device__ __forceinline__ unsigned long long make_desc(unsigned addr, unsigned lbo, unsigned sbo) {
+    return (unsigned long long)((addr & 0x3FFFF) >> 4) | ((unsigned long long)((lbo >> 4) & 0x3FFF) << 16) |
+           ((unsigned long long)((sbo >> 4) & 0x3FFF) << 32) | (1ull << 62);
+}
+
+// D(64 x N, f32) += A(64 x 16, K-major, from desc a) * B(16 x N, N-major, from desc b).
+// scale_d = 0 ignores the old D (first k step of a tile). imm-scale-a/b = 1, imm-trans-a = 0
+// (A is K-major), imm-trans-b = 1 (B is N-major: row-major K x N).
+#define H6_ACC8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), \
+                   "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
+
+__device__ __forceinline__ void wgmma_n256(float (&d)[128], unsigned long long a, unsigned long long b, int scale_d) {
+    asm volatile(
+        "{\n .reg .pred p;\n setp.ne.b32 p, %130, 0;\n"
+        " wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+        "}, %128, %129, p, 1, 1, 0, 1;\n}\n"
+        : H6_ACC8(0), H6_ACC8(8), H6_ACC8(16), H6_ACC8(24), H6_ACC8(32), H6_ACC8(40), H6_ACC8(48),
+          H6_ACC8(56), H6_ACC8(64), H6_ACC8(72), H6_ACC8(80), H6_ACC8(88), H6_ACC8(96), H6_ACC8(104),
+          H6_ACC8(112), H6_ACC8(120)
+        : "l"(a), "l"(b), "r"(scale_d));
+}
+
+__device__ __forceinline__ void wgmma_n128(float (&d)[64], unsigned long long a, unsigned long long b, int scale_d) {
+    asm volatile(
+        "{\n .reg .pred p;\n setp.ne.b32 p, %66, 0;\n"
+        " wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+        "}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+        : H6_ACC8(0), H6_ACC8(8), H6_ACC8(16), H6_ACC8(24), H6_ACC8(32), H6_ACC8(40), H6_ACC8(48),
+          H6_ACC8(56)
+        : "l"(a), "l"(b), "r"(scale_d));
+}
+
+__device__ __forceinline__ void wgmma_n64(float (&d)[32], unsigned long long a, unsigned long long b, int scale_d) {
+    asm volatile(
+        "{\n .reg .pred p;\n setp.ne.b32 p, %34, 0;\n"
+        " wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+        "}, %32, %33, p, 1, 1, 0, 1;\n}\n"
+        : H6_ACC8(0), H6_ACC8(8), H6_ACC8(16), H6_ACC8(24)
+        : "l"(a), "l"(b), "r"(scale_d));
+}
+
+template <int BN>
+__device__ __forceinline__ void wgmma_bn(float (&d)[BN / 2], unsigned long long a, unsigned long long b, int scale_d) {
+    if constexpr (BN == 256) wgmma_n256(d, a, b, scale_d);
+    else if constexpr (BN == 128) wgmma_n128(d, a, b, scale_d);
+    else wgmma_n64(d, a, b, scale_d);
+}
+
+// ---------------------------------------------------------------------------------------
+// Tile order. A "unit" is CLUSTER vertically adjacent 128 x BN tiles (one per block of a
+// cluster). Persistent blocks walk units u = first, first + step, ...; consecutive units go
+// down a group of 16 tile rows before moving right, so one wave of 132 blocks touches about
+// 16 row-tiles of A and 8 column-tiles of B instead of 1 x 132 (better L2 reuse).
+// ---------------------------------------------------------------------------------------
+template <int CLUSTER>
+__device__ __forceinline__ void unit_coords(int u, int units_m, int tiles_n, int& um, int& tn) {
+    constexpr int G = 16 / CLUSTER;
+    const int group = u / (G * tiles_n);
+    const int first = group * G;
+    const int rows = min(units_m - first, G);
+    const int r = u - first * tiles_n;
+    um = first + r % rows;
+    tn = r / rows;
+}
+
+// ---------------------------------------------------------------------------------------
+// The kernel body. Block = 3 warpgroups: 0 = producer, 1 and 2 = consumers (rows 0-63 and
+// 64-127 of the block's 128-row tile, all BN columns each).
+// Shared memory (1024-byte aligned): STAGES x [A 128x64 (16 KB) | B as BN/64 boxes of 64x64
+// (8 KB each)], then the full[STAGES] and empty[STAGES] mbarriers.
+// ---------------------------------------------------------------------------------------
+template <int BN, int STAGES, bool PERSISTENT, int CLUSTER>
+__device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, const void* tmB, __half* C,
+                                        float* partials) {
+    constexpr int BM = 128;
+    constexpr int A_BYTES = BM * H6_BK * 2;            // 16 KB
+    constexpr int B_BOX_BYTES = H6_BK * 64 * 2;        // one 64 (K) x 64 (N) box, 8 KB
+    constexpr int B_BOXES = BN / 64;
+    constexpr int STAGE_BYTES = A_BYTES + B_BOXES * B_BOX_BYTES;
+    constexpr int MY_B_BOXES = B_BOXES / CLUSTER;      // boxes this block fetches (and multicasts)
+    static_assert(B_BOXES % CLUSTER == 0, "B boxes must split evenly over the cluster");
+    static_assert(PERSISTENT || CLUSTER == 1, "clusters only in the persistent form");
+    static_assert(STAGES >= 2, "a stage is released one k tile late (wgmma.wait_group 1)");
+
+    const unsigned base = (smem_u32(h6_smem) + 1023u) & ~1023u;  // 128B swizzle atoms: 1024 B
+    const unsigned full_bar = base + STAGES * STAGE_BYTES;       // full[s] at full_bar + 8 s
+    const unsigned empty_bar = full_bar + 8 * STAGES;            // empty[s] at empty_bar + 8 s
+
+    const int warpgroup = threadIdx.x / 128;
+    const int tid = threadIdx.x % 128;
+    const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0u;
+
+    if (threadIdx.x == 0) {
+#pragma unroll
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(full_bar + 8 * s, 1);                   // the producer's arrive.expect_tx
+            mbar_init(empty_bar + 8 * s, 8 * CLUSTER);        // one arrive per consumer warp, per block
+        }
+        // The inits are generic-proxy writes; TMA's complete_tx (async proxy) and the other
+        // block of the cluster must see them initialised.
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    }
+    if constexpr (CLUSTER > 1) cluster_sync();
+    else __syncthreads();
+
+    // The same unit sequence for producer and consumers (the pipeline's stage/phase counters
+    // run on across units).
+    const int tiles_n = N / BN;
+    const int units_m = M / (BM * CLUSTER);
+    const int num_units = PERSISTENT ? units_m * tiles_n : 1;
+    const int first_unit = PERSISTENT ? (int)(blockIdx.x / CLUSTER) : 0;
+    const int unit_step = PERSISTENT ? (int)(gridDim.x / CLUSTER) : 1;
+    const int slices = PERSISTENT ? 1 : (int)gridDim.z;
+    const int slice = PERSISTENT ? 0 : (int)blockIdx.z;
+    const int k_tiles = K / (H6_BK * slices);
+    const int k_tile0 = slice * k_tiles;
+
+    if (warpgroup == 0) {
+        // ---------------- producer ----------------
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(H6_PRODUCER_REGS));
+        if (tid == 0) {
+            prefetch_tmap(tmA);
+            prefetch_tmap(tmB);
+            int s = 0;
+            unsigned phase = 0;
+            for (int u = first_unit; u < num_units; u += unit_step) {
+                int um, tn;
+                if (PERSISTENT) unit_coords<CLUSTER>(u, units_m, tiles_n, um, tn);
+                else { um = blockIdx.y; tn = blockIdx.x; }
+                const int m0 = (um * CLUSTER + (int)rank) * BM;
+                const int n0 = tn * BN;
+                for (int kt = 0; kt < k_tiles; ++kt) {
+                    // Free once every consumer warp (of every block of the cluster, since our
+                    // B boxes land in all of them) has finished reading it. The first pass
+                    // waits on the phase "before" the first: it returns at once.
+                    mbar_wait(empty_bar + 8 * s, phase ^ 1);
+                    const unsigned fb = full_bar + 8 * s;
+                    const unsigned sa = base + s * STAGE_BYTES;
+                    const int k0 = (k_tile0 + kt) * H6_BK;
+                    // Counts all bytes landing in this block: A, our B boxes and the peers'.
+                    mbar_arrive_expect_tx(fb, STAGE_BYTES);
+                    tma_load_2d(sa, tmA, k0, m0, fb);
+#pragma unroll
+                    for (int j = 0; j < MY_B_BOXES; ++j) {
+                        const int box = (int)rank * MY_B_BOXES + j;
+                        const unsigned dst = sa + A_BYTES + box * B_BOX_BYTES;
+                        if constexpr (CLUSTER > 1)
+                            tma_load_2d_multicast(dst, tmB, n0 + 64 * box, k0, fb, (unsigned short)((1u << CLUSTER) - 1));
+                        else
+                            tma_load_2d(dst, tmB, n0 + 64 * box, k0, fb);
+                    }
+                    if (++s == STAGES) { s = 0; phase ^= 1; }
+                }
+            }
+        }
+        __syncwarp();
+    } else {
+        // ---------------- consumers ----------------
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(H6_CONSUMER_REGS));
+        const int c = warpgroup - 1;  // rows 64c .. 64c+63 of the tile
+        const int warp = tid / 32, lane = tid % 32;
+        // Descriptor templates at stage 0; a stage / k step adds (byte offset >> 4) to the
+        // address field (no carry out of it: shared addresses are < 256 KB).
+        const unsigned long long desc_a0 = make_desc(base + c * 64 * 128, 16, 1024);
+        const unsigned long long desc_b0 = make_desc(base + A_BYTES, B_BOX_BYTES, 1024);
+        float acc[BN / 2];
+        int s = 0;
+        unsigned phase = 0;
+        for (int u = first_unit; u < num_units; u += unit_step) {
+            int um, tn;
+            if (PERSISTENT) unit_coords<CLUSTER>(u, units_m, tiles_n, um, tn);
+            else { um = blockIdx.y; tn = blockIdx.x; }
+            const int m0 = (um * CLUSTER + (int)rank) * BM;
+            const int n0 = tn * BN;
+            int prev = 0;
+            for (int kt = 0; kt < k_tiles; ++kt) {
+                mbar_wait(full_bar + 8 * s, phase);
+                fence_acc(acc);
+                wgmma_fence();  // orders our earlier register accesses before the async MMAs
+#pragma unroll
+                for (int kk = 0; kk < H6_BK / 16; ++kk) {
+                    // A: k16 step = 32 bytes inside the 128-byte swizzled row. B: k16 step =
+                    // 16 rows of 128 bytes = 2048 bytes (two whole 8-row swizzle atoms).
+                    const unsigned long long da = desc_a0 + ((s * STAGE_BYTES + kk * 32) >> 4);
+                    const unsigned long long db = desc_b0 + ((s * STAGE_BYTES + kk * 2048) >> 4);
+                    wgmma_bn<BN>(acc, da, db, (kt | kk) != 0);
+                }
+                wgmma_commit();
+                fence_acc(acc);
+                // Keep this k tile's MMAs in flight; the previous tile's are then done and
+                // its stage can go back to the producer.
+                wgmma_wait<1>();
+                if (kt > 0 && lane == 0) {
+                    mbar_arrive(empty_bar + 8 * prev);
+#pragma unroll
+                    for (int r = 1; r < CLUSTER; ++r) mbar_arrive_cluster(empty_bar + 8 * prev, (rank + r) % CLUSTER);
+                }
+                prev = s;
+                if (++s == STAGES) { s = 0; phase ^= 1; }
+            }
+            wgmma_wait<0>();
+            fence_acc(acc);
+            if (lane == 0) {
+                mbar_arrive(empty_bar + 8 * prev);
+#pragma unroll
+                for (int r = 1; r < CLUSTER; ++r) mbar_arrive_cluster(empty_bar + 8 * prev, (rank + r) % CLUSTER);
+            }
+
+            // Epilogue. wgmma's f32 D fragment (m64nNk16): warp w of the warpgroup holds rows
+            // 16w..16w+15; for each 8-column group j, lane l holds d[4j], d[4j+1] at row
+            // 16w + l/4, columns 8j + 2(l%4) + {0,1}, and d[4j+2], d[4j+3] 8 rows below.
+            const int row = m0 + c * 64 + warp * 16 + lane / 4;
+            const int col = n0 + 2 * (lane % 4);
+            if (slices == 1) {
+                __half* c0 = C + (size_t)row * N + col;
+                __half* c1 = c0 + (size_t)8 * N;
+#pragma unroll
+                for (int j = 0; j < BN / 8; ++j) {
+                    *reinterpret_cast<__half2*>(c0 + 8 * j) = __floats2half2_rn(acc[4 * j], acc[4 * j + 1]);
+                    *reinterpret_cast<__half2*>(c1 + 8 * j) = __floats2half2_rn(acc[4 * j + 2], acc[4 * j + 3]);
+                }
+            } else {
+                float* p0 = partials + (size_t)slice * M * N + (size_t)row * N + col;
+                float* p1 = p0 + (size_t)8 * N;
+#pragma unroll
+                for (int j = 0; j < BN / 8; ++j) {
+                    *reinterpret_cast<float2*>(p0 + 8 * j) = make_float2(acc[4 * j], acc[4 * j + 1]);
+                    *reinterpret_cast<float2*>(p1 + 8 * j) = make_float2(acc[4 * j + 2], acc[4 * j + 3]);
+                }
+            }
+        }
+    }
+    // No block of a cluster may exit while its peer can still arrive on its barriers.
+    if constexpr (CLUSTER > 1) cluster_sync();
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+hgemm_h6_128x256(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
+    h6_body<256, 4, true, 1>(M, N, K, tmA, tmB, C, partials);
+}
+
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
+hgemm_h6_cl2_256x256(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
+    h6_body<256, 4, true, 2>(M, N, K, tmA, tmB, C, partials);
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+hgemm_h6_128x128(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
+    h6_body<128, 5, true, 1>(M, N, K, tmA, tmB, C, partials);
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+hgemm_h6_128x64(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
+    h6_body<64, 5, false, 1>(M, N, K, tmA, tmB, C, partials);
+}
+
+// ---------------------------------------------------------------------------------------
+// Debug entry: TMA only. One warpgroup, a 64x64 tile, one stage: thread 0 loads A's 64x64
+// box and B's 64x64 box, everyone waits on the barrier and reads the swizzled tiles back
+// with ordinary loads (byte (r, c) of a 128-byte-row box sits at r*128 + ((c/16) ^ (r%8))*16
+// + c%16), accumulating in f32 with FMAs. Slow; only for isolating faults.
+// ---------------------------------------------------------------------------------------
+__device__ __forceinline__ float swz_load(const unsigned char* tile, int r, int col) {
+    const int byte = col * 2;
+    return __half2float(*reinterpret_cast<const __half*>(tile + r * 128 + (((byte >> 4) ^ (r & 7)) << 4) + (byte & 15)));
+}
+
+extern "C" __global__ void __launch_bounds__(128)
+hgemm_h6_debug_tma(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
+    const unsigned raw = smem_u32(h6_smem);
+    const unsigned base = (raw + 1023u) & ~1023u;
+    const unsigned char* tA = h6_smem + (base - raw);  // generic pointers to the same bytes
+    const unsigned char* tB = tA + 8192;
+    const unsigned bar = base + 16384;
+    const int t = threadIdx.x;
+    const int r = t / 2, c0 = (t % 2) * 32;  // this thread: row r, columns c0..c0+31
+    const int m0 = blockIdx.y * 64, n0 = blockIdx.x * 64;
+    if (t == 0) {
+        mbar_init(bar, 1);
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    }
+    __syncthreads();
+    float acc[32];
+#pragma unroll
+    for (int j = 0; j < 32; ++j) acc[j] = 0.f;
+    unsigned phase = 0;
+    for (int k0 = 0; k0 < K; k0 += 64) {
+        if (t == 0) {
+            // Our generic-proxy reads of the previous tile (ordered by __syncthreads) must
+            // come before TMA's async-proxy writes into the same bytes.
+            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+            mbar_arrive_expect_tx(bar, 16384);
+            tma_load_2d(base, tmA, k0, m0, bar);
+            tma_load_2d(base + 8192, tmB, n0, k0, bar);
+        }
+        mbar_wait(bar, phase);
+        phase ^= 1;
+        for (int k = 0; k < 64; ++k) {
+            const float a = swz_load(tA, r, k);
+#pragma unroll
+            for (int j = 0; j < 32; ++j) acc[j] = fmaf(a, swz_load(tB, k, c0 + j), acc[j]);
+        }
+        __syncthreads();
+    }
+    __half* out = C + (size_t)(m0 + r) * N + n0 + c0;
+#pragma unroll
+    for (int j = 0; j < 32; j += 2)
+        *reinterpret_cast<__half2*>(out + j) = __floats2half2_rn(acc[j], acc[j + 1]);
+}
