@@ -8,10 +8,12 @@ one kernel (labelled by its shortened name). Columns of `work_records`:
 - `key`: the stage range, or `kernel:<name>`; `label`; `op`, `stage`, `size` (stage work only)
 - `kernel`: the kernel that ran longest (the stage's main kernel); `ncu_kernels`: launches profiled
 - the totals of nsprof.analyze.metrics (`duration_ns`, `flops`, `tensor_*_flops`, `dram_bytes`,
-  `l2_bytes`, shared-memory counts...) plus `l1_bytes` (l1tex__t_bytes.sum), and their ratios
-- `occupancy_pct` (achieved: sm__warps_active.avg.pct_of_peak_sustained_active), `sm_throughput_pct`,
-  and the `stall_*` warp latencies (cycles per instruction) where collected: duration-weighted means
-- `registers_per_thread`, `smem_per_block_bytes` (static + dynamic): of the main kernel
+  `l2_bytes`, shared-memory counts...) and their ratios, with `intensity_flop_per_l1_byte`
+- every other column of the metric catalogue (nsprof.metric_catalog), aggregated over the launches
+  as it says: counters summed (`l1_bytes`...), percentages and ratios averaged weighted by duration
+  (`occupancy_pct` is achieved occupancy, `sm_throughput_pct`, the `stall_*` warp latencies in
+  cycles per instruction...), launch attributes (`registers_per_thread`...) of the main kernel;
+  NaN where not collected. `smem_per_block_bytes`: static + dynamic, of the main kernel
 - `launches`, `nsys_gpu_time_ns`: the range's instances and kernel time as nsys saw them
 - `time_per_launch_ns` and `time_source`: nsys GPU time per range instance where nsys saw the stage
   (no profiler replay in it), else ncu's duration per launch of the main kernel
@@ -30,8 +32,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from nsprof import metric_catalog
 from nsprof.analyze.ceilings import Ceiling
-from nsprof.analyze.metrics import TOTALS, kernel_metrics, range_metrics, ratio, sum_measured
+from nsprof.analyze.metrics import TOTALS, kernel_metrics, measured, range_metrics, ratio, sum_measured
 from nsprof.analyze.nvtx_attribution import attribute_work, summarize_ranges
 from nsprof.analyze.report import distinct_launches, gpu_name
 from nsprof.analyze.roofline import Roof, roofline_points, roofs
@@ -43,24 +46,17 @@ from nsprof.registry import all_ops, all_stages, is_library_stage
 from nsprof.sizes import parse_label
 
 KERNEL_KEY = "kernel:"
-L1_BYTES = "l1tex__t_bytes.sum"
-# Columns averaged over a piece of work's launches, weighted by their durations.
-WEIGHTED = {
-    "occupancy_pct": "sm__warps_active.avg.pct_of_peak_sustained_active",
-    "sm_throughput_pct": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-    "stall_short_scoreboard": "smsp__average_warp_latency_issue_stalled_short_scoreboard.ratio",
-    "stall_long_scoreboard": "smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio",
-    "stall_barrier": "smsp__average_warp_latency_issue_stalled_barrier.ratio",
-}
-REGISTERS = "launch__registers_per_thread"
-SMEM = ("launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dynamic")
+# Catalogued columns a piece of work carries besides range_metrics' totals, by how they aggregate.
+SUMMED = tuple(column for column in metric_catalog.columns(metric_catalog.SUM) if column not in TOTALS)
+WEIGHTED = metric_catalog.columns(metric_catalog.WEIGHTED_MEAN)
+OF_MAIN_KERNEL = metric_catalog.columns(metric_catalog.MAIN_KERNEL)
 
 # What each stage's change should move, compared with the stage before it (the registry's
 # `watch` columns). Time per launch is always compared as well.
 WATCHED: dict[str, tuple[str, ...]] = {stage.key: stage.watch for stage in all_stages()}
 ALWAYS_WATCHED = ("time_per_launch_ns",)
 # Totals over every profiled launch; per_launch divides them by the launches of the main kernel.
-ADDITIVE = (frozenset(TOTALS) - {"duration_ns"}) | {"l1_bytes"}
+ADDITIVE = (frozenset(TOTALS) - {"duration_ns"}) | frozenset(SUMMED)
 
 
 @dataclass(frozen=True)
@@ -201,22 +197,20 @@ def _ncu_work(launches: pd.DataFrame) -> pd.DataFrame:
     groups = [_group(nvtx, kernel) for nvtx, kernel in zip(metrics["nvtx"], metrics["kernel"])]
     totals = range_metrics(metrics.assign(nvtx=[[group] for group in groups]))
     totals = totals.rename(columns={"range": "key", "kernels": "ncu_kernels"}).set_index("key")
-    rows = pd.DataFrame({
-        "key": groups, "kernel": metrics["kernel"], "duration_ns": metrics["duration_ns"],
-        "l1_bytes": _numeric(launches, L1_BYTES),
-        "registers_per_thread": _numeric(launches, REGISTERS),
-        "smem_per_block_bytes": sum_measured(*(_numeric(launches, name) for name in SMEM)),
-        **{column: _numeric(launches, name) for column, name in WEIGHTED.items()},
-    })
+    catalogued = (*SUMMED, *WEIGHTED, *OF_MAIN_KERNEL)
+    rows = pd.DataFrame({"key": groups, "kernel": metrics["kernel"], "duration_ns": metrics["duration_ns"],
+                         **{column: measured(launches, column) for column in catalogued}})
+    rows["smem_per_block_bytes"] = sum_measured(rows["smem_static_per_block_bytes"], rows["smem_dynamic_per_block_bytes"])
     by_work = rows.groupby("key", sort=False)
-    totals["l1_bytes"] = by_work["l1_bytes"].sum(min_count=1)
+    for column in SUMMED:
+        totals[column] = by_work[column].sum(min_count=1)
     totals["intensity_flop_per_l1_byte"] = ratio(sum_measured(totals["flops"], totals["tensor_flops"]), totals["l1_bytes"])
     weight = rows["duration_ns"].fillna(0)
     for column in WEIGHTED:
         weighted = (rows[column].fillna(0) * weight).groupby(rows["key"]).sum()
         totals[column] = ratio(weighted, weight.where(rows[column].notna(), 0).groupby(rows["key"]).sum())
     main = rows.loc[rows["duration_ns"].fillna(-1).groupby(rows["key"]).idxmax()].set_index("key")
-    of_main = ["kernel", "registers_per_thread", "smem_per_block_bytes"]
+    of_main = ["kernel", *OF_MAIN_KERNEL, "smem_per_block_bytes"]
     totals[of_main] = main[of_main]
     is_main = rows["kernel"].to_numpy() == main.loc[rows["key"], "kernel"].to_numpy()
     totals["main_kernel_launches"] = rows[is_main].groupby("key").size()

@@ -1,17 +1,18 @@
 """Derived per-kernel metrics from an ncu table, and their totals per NVTX range (pure functions).
 
-Input: `NcuReport.kernels` (nsprof.parse.ncu_csv), metric columns in base units. A metric that
+Input: `NcuReport.kernels` (nsprof.parse.ncu_csv), metric columns in base units, read through
+the metric catalogue (nsprof.metric_catalog: which ncu names fill which column). A metric that
 was not collected leaves the columns derived from it NaN (null in JSON), never 0: "not measured"
 and "measured zero" are different findings.
 
 Output columns (units in the names):
 
-- `duration_ns`: gpu__time_duration.sum
+- `duration_ns`, `l2_bytes` (L2 requests) and the shared-memory counts below: as catalogued
 - `flops`: FP32 on CUDA cores, fadd + fmul + 2 x ffma (thread instructions with predicate on)
-- `tensor_16bit_flops`, `tensor_tf32_flops`: tensor-core math ops with FP16/BF16 and TF32 sources;
-  ncu counts each multiply-add as 2 ops, so these are FLOPs. `tensor_flops` is their sum.
+- `tensor_16bit_flops` (FP16 + BF16 sources), `tensor_tf32_flops`: tensor-core math ops; ncu
+  counts each multiply-add as 2 ops, so these are FLOPs. `tensor_flops` is their sum.
 - `gflops_per_s`: (flops + tensor_flops) / duration; `dram_bytes`: DRAM read + write;
-  `dram_gbytes_per_s`; `l2_bytes`: lts__t_bytes.sum (L2 requests)
+  `dram_gbytes_per_s`
 - `intensity_flop_per_byte`: (flops + tensor_flops) per DRAM byte; `intensity_flop_per_l2_byte`
 - `smem_ld_conflicts`, `smem_st_conflicts`: shared-memory bank conflicts of loads and stores
 - `smem_ld_wavefronts`, `smem_ld_instructions` (and `_st_`): what the n-way degree divides
@@ -24,56 +25,36 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-DURATION = "gpu__time_duration.sum"
-FP32_ADD = "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum"
-FP32_MUL = "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum"
-FP32_FMA = "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"
-TENSOR_FP16 = "sm__ops_path_tensor_src_fp16.sum"
-TENSOR_BF16 = "sm__ops_path_tensor_src_bf16_dst_fp32.sum"
-# All tensor paths with a TF32 source; the HMMA-only counter serves when that is what was collected.
-TENSOR_TF32 = ("sm__ops_path_tensor_src_tf32_dst_fp32.sum", "sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32.sum")
-DRAM_READ = "dram__bytes_read.sum"
-DRAM_WRITE = "dram__bytes_write.sum"
-L2_BYTES = "lts__t_bytes.sum"
-SMEM_LD_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
-SMEM_ST_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"
-SMEM_LD_WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
-SMEM_ST_WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"
-SMEM_LD_INSTRUCTIONS = "smsp__sass_inst_executed_op_shared_ld.sum"
-SMEM_ST_INSTRUCTIONS = "smsp__sass_inst_executed_op_shared_st.sum"
+from nsprof import metric_catalog
 
+# Shared-memory counts, kept as ncu measured them (catalogued columns).
+SMEM_COUNTS = (
+    "smem_ld_conflicts", "smem_st_conflicts",
+    "smem_ld_wavefronts", "smem_ld_instructions", "smem_st_wavefronts", "smem_st_instructions",
+)
 # Columns that add up over kernels; the ratios are recomputed from these totals.
 TOTALS = (
     "duration_ns", "flops", "tensor_16bit_flops", "tensor_tf32_flops", "tensor_flops",
-    "dram_bytes", "l2_bytes", "smem_ld_conflicts", "smem_st_conflicts",
-    "smem_ld_wavefronts", "smem_ld_instructions", "smem_st_wavefronts", "smem_st_instructions",
+    "dram_bytes", "l2_bytes", *SMEM_COUNTS,
 )
 
 
 def kernel_metrics(kernels: pd.DataFrame) -> pd.DataFrame:
     """One row per kernel launch: id, kernel, nvtx, then the columns of the module docstring."""
 
-    def metric(*names: str) -> pd.Series:
-        """The first of `names` that was collected, as floats; NaN if none was."""
-        for name in names:
-            if name in kernels:
-                return pd.to_numeric(kernels[name], errors="coerce").astype(float)
-        return pd.Series(np.nan, index=kernels.index)
+    def raw(column: str) -> pd.Series:
+        return measured(kernels, column)
 
     out = kernels[["id", "kernel", "nvtx"]].copy()
-    out["duration_ns"] = metric(DURATION)
-    out["flops"] = metric(FP32_ADD) + metric(FP32_MUL) + 2 * metric(FP32_FMA)
-    out["tensor_16bit_flops"] = sum_measured(metric(TENSOR_FP16), metric(TENSOR_BF16))
-    out["tensor_tf32_flops"] = metric(*TENSOR_TF32)
+    out["duration_ns"] = raw("duration_ns")
+    out["flops"] = (raw("fadd_thread_instructions") + raw("fmul_thread_instructions")
+                    + 2 * raw("ffma_thread_instructions"))
+    out["tensor_16bit_flops"] = sum_measured(raw("tensor_fp16_flops"), raw("tensor_bf16_flops"))
+    out["tensor_tf32_flops"] = raw("tensor_tf32_flops")
     out["tensor_flops"] = sum_measured(out["tensor_16bit_flops"], out["tensor_tf32_flops"])
-    out["dram_bytes"] = metric(DRAM_READ) + metric(DRAM_WRITE)
-    out["l2_bytes"] = metric(L2_BYTES)
-    out["smem_ld_conflicts"] = metric(SMEM_LD_CONFLICTS)
-    out["smem_st_conflicts"] = metric(SMEM_ST_CONFLICTS)
-    out["smem_ld_wavefronts"] = metric(SMEM_LD_WAVEFRONTS)
-    out["smem_ld_instructions"] = metric(SMEM_LD_INSTRUCTIONS)
-    out["smem_st_wavefronts"] = metric(SMEM_ST_WAVEFRONTS)
-    out["smem_st_instructions"] = metric(SMEM_ST_INSTRUCTIONS)
+    out["dram_bytes"] = raw("dram_read_bytes") + raw("dram_write_bytes")
+    for column in ("l2_bytes", *SMEM_COUNTS):
+        out[column] = raw(column)
     return _add_ratios(out)
 
 
@@ -96,6 +77,15 @@ def _add_ratios(frame: pd.DataFrame) -> pd.DataFrame:
     frame["smem_ld_nway"] = ratio(frame["smem_ld_wavefronts"], frame["smem_ld_instructions"])
     frame["smem_st_nway"] = ratio(frame["smem_st_wavefronts"], frame["smem_st_instructions"])
     return frame
+
+
+def measured(launches: pd.DataFrame, column: str) -> pd.Series:
+    """A catalogued column of ncu's launch table as floats: the first of its metric names that was
+    collected (nsprof.metric_catalog.names); NaN if none was."""
+    for name in metric_catalog.names(column):
+        if name in launches:
+            return pd.to_numeric(launches[name], errors="coerce").astype(float)
+    return pd.Series(np.nan, index=launches.index)
 
 
 def sum_measured(*parts: pd.Series) -> pd.Series:

@@ -7,11 +7,13 @@ import subprocess
 import sys
 from importlib import metadata
 
+from nsprof import metric_catalog
 from nsprof.capture.output import NO_KERNELS, PERMISSION_ERROR, PERMISSION_FIX, parse_profiling_line
 from nsprof.capture.tools import FoundTool, locate_tool
 from nsprof.errors import NsprofError
 from nsprof.launch import gpu
 
+PROBE_METRIC = metric_catalog.requested("duration_ns")  # every GPU and ncu version has it
 NVTX_FIX = "Install it with pip install nvtx (without it the workload emits no NVTX ranges to filter on)"
 # One tiny CuPy kernel: the least work that makes ncu read a counter.
 _PROBE = "import cupy; cupy.ones(256).sum(); cupy.cuda.Device().synchronize()"
@@ -36,7 +38,7 @@ def require_nvtx() -> None:
 def probe_counters(ncu: str, timeout_s: float = 90) -> tuple[bool | None, str]:
     """Profile one tiny kernel with one metric: (True, detail) if ncu read it, (False, detail) on
     ERR_NVGPUCTRPERM, (None, detail) when the probe itself went wrong."""
-    argv = [ncu, "--clock-control", "none", "--launch-count", "1", "--metrics", "gpu__time_duration.sum",
+    argv = [ncu, "--clock-control", "none", "--launch-count", "1", "--metrics", PROBE_METRIC,
             sys.executable, "-c", _PROBE]
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL)
@@ -48,7 +50,7 @@ def probe_counters(ncu: str, timeout_s: float = 90) -> tuple[bool | None, str]:
     if PERMISSION_ERROR in text:
         return False, f"{PERMISSION_ERROR}: not permitted for this user"
     if any(parse_profiling_line(line) for line in text.splitlines()) and NO_KERNELS not in text:
-        return True, "ncu read gpu__time_duration.sum of a test kernel"
+        return True, f"ncu read {PROBE_METRIC} of a test kernel"
     last = next((line for line in reversed(text.strip().splitlines()) if line.strip()), "no output")
     return None, f"ncu exited with code {done.returncode}: {last.strip()[:120]}"
 

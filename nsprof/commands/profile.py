@@ -8,11 +8,11 @@ from typing import List, Optional
 import typer
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from nsprof.capture.metrics import PRESETS
 from nsprof.capture.request import DEFAULT_REPEAT, build_request
 from nsprof.capture.session import VerificationFailed, capture, dry_run
 from nsprof.console import stderr
 from nsprof.launch import gpu
+from nsprof.metric_catalog import PRESETS
 
 
 class ToolChoice(str, Enum):

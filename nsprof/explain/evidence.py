@@ -15,6 +15,7 @@ from typing import Callable
 
 import pandas as pd
 
+from nsprof import metric_catalog
 from nsprof.analyze import Ceiling, analyze_profile, kernel_metrics, parse_stage_range, percent_of_peak
 from nsprof.analyze.report import distinct_launches, gpu_name
 from nsprof.errors import NsprofError
@@ -159,7 +160,7 @@ def l1_bytes_comparison(m: Measurements, names: list[str] | None = None) -> list
         geometry = launch_geometry(stage, size, group)
         rows.append({"stage": stage.stage, "size": size, "launches": len(group),
                      "predicted_l1_bytes": None if geometry is None else predict_l1_bytes(stage, *geometry),
-                     "measured_l1_bytes": _column(L1_BYTES)(group)})
+                     "measured_l1_bytes": _catalogued("l1_bytes")(group)})
     return rows
 
 
@@ -246,58 +247,66 @@ def _all_flops(group: pd.DataFrame) -> float | None:
     return sum(parts) if parts else None
 
 
+def _catalogued(column: str) -> Callable[[pd.DataFrame], float | None]:
+    """A column of the metric catalogue per launch, from the first of its metric names collected."""
+    names = metric_catalog.names(column)
+
+    def value(group: pd.DataFrame) -> float | None:
+        name = next((name for name in names if name in group), None)
+        return None if name is None else _column(name)(group)
+    return value
+
+
+def _measured(column: str) -> Quantity:
+    """A catalogued metric as ncu measured it, labelled and formatted as the catalogue says."""
+    metric = metric_catalog.BY_COLUMN[column]
+    return Quantity(metric.heading or metric.label, metric.spec, metric_catalog.names(column), _catalogued(column))
+
+
+def _megabytes(value: Callable[[pd.DataFrame], float | None]) -> Callable[[pd.DataFrame], float | None]:
+    return lambda group: None if (v := value(group)) is None else v / 1e6
+
+
 def _model_blocks(group: pd.DataFrame) -> float | None:
-    registers, threads = _column("launch__registers_per_thread")(group), _column("launch__block_size")(group)
+    registers, threads = _catalogued("registers_per_thread")(group), _catalogued("threads_per_block")(group)
     if registers is None or threads is None:
         return None
     return blocks_by_registers(int(registers), int(threads))
 
 
-L1_BYTES = "l1tex__t_bytes.sum"
-_LD_SECTORS = ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
-_ST_SECTORS = ("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum")
-_STALL = "smsp__average_warp_latency_issue_stalled_{}.ratio"
+_NAME = metric_catalog.requested  # the metric name to collect for a column
+_LD_SECTORS = (_NAME("global_ld_sectors"), _NAME("global_ld_requests"))
+_ST_SECTORS = (_NAME("global_st_sectors"), _NAME("global_st_requests"))
 
 QUANTITIES: dict[str, Quantity] = {
-    "gflops_per_s": Quantity("GFLOP/s", ",.0f", ("gpu__time_duration.sum",),
+    "gflops_per_s": Quantity("GFLOP/s", ",.0f", (_NAME("duration_ns"),),
                              lambda g: _ratio(_all_flops(g), _column("duration_ns", "sum")(g))),
-    "fp32_flops": Quantity("FP32 FLOPs", ",.0f", ("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",), _column("flops")),
-    "tensor_flops": Quantity("tensor FLOPs", ",.0f", ("sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32.sum",),
-                             _column("tensor_flops")),
+    "fp32_flops": Quantity("FP32 FLOPs", ",.0f", (_NAME("ffma_thread_instructions"),), _column("flops")),
+    "tensor_flops": Quantity("tensor FLOPs", ",.0f", (_NAME("tensor_tf32_flops"),), _column("tensor_flops")),
     "fp32_pct_of_peak": Quantity("% FP32 peak", ".1f", (), _column("fp32_pct_of_peak")),
     "tensor_pct_of_peak": Quantity("% tensor peak", ".1f", (), _column("tensor_pct_of_peak")),
     "dram_pct_of_peak": Quantity("% DRAM peak", ".1f", (), _column("dram_pct_of_peak")),
-    "intensity_flop_per_byte": Quantity("FLOP per DRAM byte", ",.1f", ("dram__bytes_read.sum", "dram__bytes_write.sum"),
+    "intensity_flop_per_byte": Quantity("FLOP per DRAM byte", ",.1f", (_NAME("dram_read_bytes"), _NAME("dram_write_bytes")),
                                         lambda g: _ratio(_all_flops(g), _column("dram_bytes", "sum")(g))),
-    "l1_mbytes": Quantity("L1 MB requested", ",.1f", (L1_BYTES,),
-                          lambda g: None if (v := _column(L1_BYTES)(g)) is None else v / 1e6),
-    "l2_mbytes": Quantity("L2 MB requested", ",.1f", ("lts__t_bytes.sum",),
-                          lambda g: None if (v := _column("l2_bytes")(g)) is None else v / 1e6),
-    "smem_ld_instructions": Quantity("shared load instr.", ",.0f", ("smsp__sass_inst_executed_op_shared_ld.sum",),
-                                     _column("smem_ld_instructions")),
-    "smem_st_instructions": Quantity("shared store instr.", ",.0f", ("smsp__sass_inst_executed_op_shared_st.sum",),
-                                     _column("smem_st_instructions")),
-    "smem_ld_wavefronts": Quantity("shared load wavefronts", ",.0f", ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",),
-                                   _column("smem_ld_wavefronts")),
-    "flops_per_smem_ld": Quantity("FLOPs per shared load", ",.1f", ("smsp__sass_inst_executed_op_shared_ld.sum",),
+    "l1_mbytes": Quantity("L1 MB requested", ",.1f", (_NAME("l1_bytes"),), _megabytes(_catalogued("l1_bytes"))),
+    "l2_mbytes": Quantity("L2 MB requested", ",.1f", (_NAME("l2_bytes"),), _megabytes(_column("l2_bytes"))),
+    "smem_ld_instructions": _measured("smem_ld_instructions"),
+    "smem_st_instructions": _measured("smem_st_instructions"),
+    "smem_ld_wavefronts": _measured("smem_ld_wavefronts"),
+    "flops_per_smem_ld": Quantity("FLOPs per shared load", ",.1f", (_NAME("smem_ld_instructions"),),
                                   _per("flops", "smem_ld_instructions")),
     "global_ld_sectors_per_request": Quantity("global load sectors/request", ".2f", _LD_SECTORS, _per(*_LD_SECTORS)),
     "global_st_sectors_per_request": Quantity("global store sectors/request", ".2f", _ST_SECTORS, _per(*_ST_SECTORS)),
-    "registers": Quantity("registers/thread", ".0f", ("launch__registers_per_thread",), _column("launch__registers_per_thread")),
-    "threads_per_block": Quantity("threads/block", ".0f", ("launch__block_size",), _column("launch__block_size")),
-    "blocks": Quantity("blocks", ",.0f", ("launch__grid_size",), _column("launch__grid_size")),
-    "waves": Quantity("waves per SM", ".2f", ("launch__waves_per_multiprocessor",), _column("launch__waves_per_multiprocessor")),
+    "registers": _measured("registers_per_thread"),
+    "threads_per_block": _measured("threads_per_block"),
+    "blocks": _measured("blocks"),
+    "waves": _measured("waves_per_sm"),
     "blocks_per_sm_registers_model": Quantity("blocks/SM by registers (model)", ".0f",
-                                              ("launch__registers_per_thread", "launch__block_size"), _model_blocks),
-    "blocks_per_sm_registers_ncu": Quantity("blocks/SM by registers (ncu)", ".0f", ("launch__occupancy_limit_registers",),
-                                            _column("launch__occupancy_limit_registers")),
-    "occupancy_theoretical_pct": Quantity("theoretical occupancy %", ".1f", ("sm__maximum_warps_per_active_cycle_pct",),
-                                          _column("sm__maximum_warps_per_active_cycle_pct")),
-    "occupancy_achieved_pct": Quantity("achieved occupancy %", ".1f", ("sm__warps_active.avg.pct_of_peak_sustained_active",),
-                                       _column("sm__warps_active.avg.pct_of_peak_sustained_active")),
-    **{f"stall_{name}": Quantity(f"{name.replace('_', ' ')} stall (cycles/warp)", ".1f", (_STALL.format(name),),
-                                 _column(_STALL.format(name)))
-       for name in ("short_scoreboard", "long_scoreboard", "barrier")},
+                                              (_NAME("registers_per_thread"), _NAME("threads_per_block")), _model_blocks),
+    "blocks_per_sm_registers_ncu": _measured("blocks_per_sm_by_registers"),
+    "occupancy_theoretical_pct": _measured("occupancy_theoretical_pct"),
+    "occupancy_achieved_pct": _measured("occupancy_pct"),
+    **{f"stall_{name}": _measured(f"stall_{name}") for name in ("short_scoreboard", "long_scoreboard", "barrier")},
 }
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 
+from nsprof import metric_catalog
 from nsprof.explain.coalescing import SECTOR_BYTES, analyze_global
 from nsprof.explain.evidence import Measurements, staged
 from nsprof.explain.prediction import predict_mix, sass_name
@@ -120,7 +121,7 @@ def _blocks(stages: list[Stage], m: Measurements | None) -> list[str]:
         return []
     facts = []
     for stage, size, group in staged(m, [s.stage for s in stages]):
-        blocks, sms = group.get("launch__grid_size"), group.get("launch__sm_count")
+        blocks, sms = (group.get(metric_catalog.BY_COLUMN[column].name) for column in ("blocks", "sm_count"))
         if blocks is not None and sms is not None:
             facts.append(f"{stage.stage} at {size}: {blocks.iloc[0]:,.0f} blocks on {sms.iloc[0]:.0f} SMs.")
     return facts

@@ -61,6 +61,13 @@ def ratio(value: float | None, digits: int = 2) -> str:
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.{digits}f}"
 
 
+def for_unit(unit: str):
+    """The formatter for a metric's unit (nsprof.metric_catalog): a duration, bytes, a percentage,
+    a ratio where the unit has a '/' (cycles per instruction), else a count."""
+    by_unit = {"ns": duration_ns, "byte": byte_count, "%": percent}
+    return by_unit.get(unit, ratio if "/" in unit else count)
+
+
 def problem_size(size: str | None) -> str:
     """'1024x1024x1024' -> '1024³'; other shapes as they are."""
     if not isinstance(size, str):

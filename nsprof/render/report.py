@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+from nsprof import metric_catalog  # noqa: E402
 from nsprof.analyze.ladder import LadderAnalysis, per_launch, stage_changes  # noqa: E402
 from nsprof.analyze.roofline import LEVELS, binding_points  # noqa: E402
 from nsprof.analyze.timeline import TimeBreakdown  # noqa: E402
@@ -27,23 +28,16 @@ from nsprof.render.roofline import roof_rate, roofline_figure  # noqa: E402
 
 PNG_DPI = 150
 LEVEL_NAMES = {level.key: level.name for level in LEVELS}
-# How the report names and formats each column that stage_changes compares.
+# How the report names and formats each column that stage_changes compares: catalogued metrics
+# as the catalogue labels them, formatted for their unit; the derived columns here.
 CHANGE_COLUMNS = {
     "time_per_launch_ns": ("time per launch", fmt.duration_ns),
-    "l1_bytes": ("L1 bytes requested (l1tex__t_bytes)", fmt.byte_count),
-    "l2_bytes": ("L2 bytes (lts__t_bytes)", fmt.byte_count),
+    **{column: (metric.label, fmt.for_unit(metric.unit)) for column, metric in metric_catalog.BY_COLUMN.items()},
     "dram_bytes": ("DRAM bytes read + written", fmt.byte_count),
     "flops": ("FP32 FLOPs (fadd + fmul + 2 ffma)", fmt.count),
     "tensor_flops": ("tensor-core FLOPs", fmt.count),
-    "smem_ld_instructions": ("shared-memory load instructions", fmt.count),
-    "smem_ld_conflicts": ("shared-load bank conflicts", fmt.count),
-    "smem_st_conflicts": ("shared-store bank conflicts", fmt.count),
     "smem_ld_nway": ("shared-load n-way (wavefronts per instruction)", fmt.ratio),
     "smem_st_nway": ("shared-store n-way (wavefronts per instruction)", fmt.ratio),
-    "sm_throughput_pct": ("SM throughput (% of peak)", fmt.percent),
-    "stall_short_scoreboard": ("short-scoreboard stall (cycles per instruction)", fmt.ratio),
-    "stall_long_scoreboard": ("long-scoreboard stall (cycles per instruction)", fmt.ratio),
-    "stall_barrier": ("barrier stall (cycles per instruction)", fmt.ratio),
 }
 NOT_COLLECTED = "not collected"
 STALLS_HINT = "stall latencies come with `nsprof profile --metrics default,stalls`"
