@@ -101,15 +101,16 @@ METRICS: tuple[Metric, ...] = (
     # Notes seen on the H200, where cuBLAS HGEMM 1024^3 and 4096^3 ran sm90 wgmma kernels (nvjet_sm90_hsh_*).
     Metric("sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32.sum", "tensor_hmma_fp16_fp32_flops", "flop", SUM,
            "tensor FLOPs by HMMA (fp16 in, fp32 acc)", ",.0f",
-           note="0 for cuBLAS HGEMM (wgmma); a WMMA 16x16x16 with fp32 accumulator read 8,192 per warp"),
+           note="0 for cuBLAS HGEMM and h6 (wgmma); HGEMM h1-h5 at 1024^3 read exactly 2*1024^3 (H200)"),
     Metric("sm__ops_path_tensor_op_hgmma_src_fp16.sum", "tensor_hgmma_fp16_flops", "flop", SUM,
-           "tensor FLOPs by HGMMA (fp16 in)", ",.0f",
-           note="cuBLAS HGEMM N^3 read exactly 2*N^3 (N = 1024, 4096), as src_fp16 did; 0 for WMMA"),
+           "tensor FLOPs by HGMMA (fp16 in)", ",.0f", (COMPUTE,),
+           note="cuBLAS HGEMM N^3 read exactly 2*N^3 (N = 1024, 4096), as src_fp16 did, and h6 at 1024^3; "
+                "0 for WMMA and mma.sync (h1-h5)"),
     Metric("sm__inst_executed_pipe_tensor_op_hmma.sum", "tensor_mma_instructions", "inst", SUM,
            "tensor-pipe MMA warp instructions (HMMA and wgmma)", ",.0f",
            note="counts wgmma too: equal to the GMMA count for cuBLAS HGEMM; a WMMA 16x16x16 is 2 per warp"),
     Metric("sm__inst_executed_pipe_tensor_op_gmma.sum", "tensor_gmma_instructions", "inst", SUM,
-           "tensor-pipe wgmma warp instructions", ",.0f",
+           "tensor-pipe wgmma warp instructions", ",.0f", (COMPUTE,),
            note="cuBLAS HGEMM 1024^3 read 65,536 (32,768 FLOPs each)"),
     # shared memory: n-way degree = wavefronts per instruction (1: conflict-free, 32: a full 32-way conflict)
     Metric("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "smem_ld_conflicts", "conflict", SUM,
@@ -125,6 +126,10 @@ METRICS: tuple[Metric, ...] = (
            "shared-memory load instructions", ",.0f", (DEFAULT, SMEM), heading="shared load instr."),
     Metric("smsp__sass_inst_executed_op_shared_st.sum", "smem_st_instructions", "inst", SUM,
            "shared-memory store instructions", ",.0f", (DEFAULT, SMEM), heading="shared store instr."),
+    Metric("smsp__sass_inst_executed_op_ldsm.sum", "smem_ldsm_instructions", "inst", SUM,
+           "ldmatrix instructions (tensor-core fragment loads)", ",.0f", (DEFAULT, SMEM), heading="ldmatrix instr.",
+           note="not in op_shared_ld, but its wavefronts and conflicts are in the op_ld counters; an .x4 moves "
+                "four 8x8 matrices of 16-bit values: at least 4 wavefronts (HGEMM h3 on the H200)"),
     # utilization and warp stalls (cycles stalled per issued instruction)
     Metric("sm__throughput.avg.pct_of_peak_sustained_elapsed", "sm_throughput_pct", "%", WEIGHTED_MEAN,
            "SM throughput (% of peak)", ".1f", _MATH),

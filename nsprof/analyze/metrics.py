@@ -15,9 +15,10 @@ Output columns (units in the names):
   `dram_gbytes_per_s`
 - `intensity_flop_per_byte`: (flops + tensor_flops) per DRAM byte; `intensity_flop_per_l2_byte`
 - `smem_ld_conflicts`, `smem_st_conflicts`: shared-memory bank conflicts of loads and stores
-- `smem_ld_wavefronts`, `smem_ld_instructions` (and `_st_`): what the n-way degree divides
-- `smem_ld_nway`, `smem_st_nway`: wavefronts per shared load/store instruction; 1 means
-  conflict-free, 32 a full 32-way conflict
+- `smem_ld_wavefronts`, `smem_ld_instructions` (and `_st_`), `smem_ldsm_instructions`
+  (ldmatrix, which ncu counts apart from other shared loads): what the n-way degree divides
+- `smem_ld_nway`, `smem_st_nway`: wavefronts per shared load/store instruction (ldmatrix
+  included); 1 means conflict-free for 32-bit accesses, 32 a full 32-way conflict
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from nsprof import metric_catalog
 SMEM_COUNTS = (
     "smem_ld_conflicts", "smem_st_conflicts",
     "smem_ld_wavefronts", "smem_ld_instructions", "smem_st_wavefronts", "smem_st_instructions",
+    "smem_ldsm_instructions",
 )
 # Columns that add up over kernels; the ratios are recomputed from these totals.
 TOTALS = (
@@ -74,7 +76,8 @@ def _add_ratios(frame: pd.DataFrame) -> pd.DataFrame:
     frame["dram_gbytes_per_s"] = ratio(frame["dram_bytes"], frame["duration_ns"])
     frame["intensity_flop_per_byte"] = ratio(all_flops, frame["dram_bytes"])
     frame["intensity_flop_per_l2_byte"] = ratio(all_flops, frame["l2_bytes"])
-    frame["smem_ld_nway"] = ratio(frame["smem_ld_wavefronts"], frame["smem_ld_instructions"])
+    loads = sum_measured(frame["smem_ld_instructions"], frame["smem_ldsm_instructions"])
+    frame["smem_ld_nway"] = ratio(frame["smem_ld_wavefronts"], loads)
     frame["smem_st_nway"] = ratio(frame["smem_st_wavefronts"], frame["smem_st_instructions"])
     return frame
 

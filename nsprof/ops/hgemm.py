@@ -71,8 +71,8 @@ STAGES = (
         changes="a 128x128 block tile; each warp owns 64x32 of C as 4x2 accumulator fragments and reuses "
                 "each A fragment twice and each B fragment four times",
         why="shared-memory traffic per MMA falls from 2 fragments to 0.75; global traffic per FLOP 3x lower",
-        metric="smsp__sass_inst_executed_op_shared_ld per tensor FLOP falls; lts__t_bytes falls",
-        watch=("smem_ld_instructions", "l2_bytes"),
+        metric="smsp__sass_inst_executed_op_ldsm (fragment loads) per tensor FLOP falls; lts__t_bytes falls",
+        watch=("smem_ldsm_instructions", "l2_bytes"),
         notes=_SEED,
     ),
     Stage(
