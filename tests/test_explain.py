@@ -9,13 +9,14 @@ import pytest
 from typer.testing import CliRunner
 
 from nsprof.cli import app
-from nsprof.explain.evidence import EXAMPLE_PROFILE
+from nsprof.explain.evidence import EXAMPLE_PROFILES
 from nsprof.explain.topics import TOPICS
 from ncu_builder import write_csv
 
 runner = CliRunner()
 H200_RAW = Path(__file__).parent / "data" / "h200" / "ncu-sgemm-ladder-1024-raw.csv"
 EXAMPLE = Path(__file__).resolve().parents[1] / "profiles" / "examples" / "h200-sgemm-1024"
+EXAMPLE_PROFILE = EXAMPLE_PROFILES["sgemm"]
 needs_example = pytest.mark.skipif(not EXAMPLE_PROFILE.is_dir(), reason="the committed example profile is missing")
 
 

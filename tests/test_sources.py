@@ -27,7 +27,7 @@ from nsprof.commands.analyze import _ceiling_caption, analyze
 from nsprof.commands.explain import explain
 from nsprof.errors import ParseError
 from nsprof.explain import evidence
-from nsprof.explain.evidence import EXAMPLE_PROFILE
+from nsprof.explain.evidence import EXAMPLE_PROFILES
 from nsprof.parse import ncu_csv, sources
 from nsprof.parse.ncu_csv import is_ncu_csv, load_ncu_csv
 from nsprof.parse.profile import load_profile, tool_outputs
@@ -41,6 +41,7 @@ DATA = Path(__file__).parent / "data"
 RAW = DATA / "h200" / "ncu-sgemm-ladder-1024-raw.csv"
 H200_NSYS = DATA / "h200" / "nsys-sgemm-ladder-1024.sqlite"
 RTX = "NVIDIA GeForce RTX 4090"
+EXAMPLE_PROFILE = EXAMPLE_PROFILES["sgemm"]
 needs_example = pytest.mark.skipif(not EXAMPLE_PROFILE.is_dir(), reason="the committed example profile is missing")
 
 runner = CliRunner()
@@ -171,13 +172,27 @@ def test_explain_falls_back_to_the_example_and_says_so(tmp_path, monkeypatch):
     assert latest_profile() is None
     evidence_doc = json.loads(ok("explain", "bank-conflicts", "--json").stdout)["evidence"]
     assert evidence_doc["source"] == str(EXAMPLE_PROFILE)
-    assert evidence_doc["reason"].startswith("no ncu CSV under ./profiles, so the committed example profile")
+    assert evidence_doc["reason"].startswith("no sgemm profile with an ncu CSV under ./profiles, so the committed example")
 
 
 def test_one_constant_for_the_default_folder():
     assert sources.PROFILES_DIR == Path("profiles") and evidence.PROFILES_DIR is sources.PROFILES_DIR
     assert not hasattr(roofline_command, "DEFAULT_FROM")
     assert EXAMPLE_PROFILE == REPO / "profiles" / "examples" / "h200-sgemm-1024"
+    assert EXAMPLE_PROFILES["hgemm"] == REPO / "profiles" / "examples" / "h200-hgemm-1024"
+
+
+def test_explain_takes_the_newest_profile_of_its_own_ladder(tmp_path, monkeypatch):
+    """An HGEMM profile captured later does not hide the SGEMM one from an SGEMM topic."""
+    monkeypatch.chdir(tmp_path)
+    for name, op, started in (("s", "sgemm", "2026-01-01"), ("h", "hgemm", "2026-02-01")):
+        profile = tmp_path / "profiles" / name
+        shutil.copytree(EXAMPLE_PROFILES[op], profile)
+        manifest = json.loads((profile / "manifest.json").read_text())
+        (profile / "manifest.json").write_text(json.dumps({**manifest, "started": f"{started}T00:00:00+00:00"}))
+    assert latest_profile().path.name == "h" and latest_profile(op="sgemm").path.name == "s"
+    evidence_doc = json.loads(ok("explain", "bank-conflicts", "--json").stdout)["evidence"]
+    assert evidence_doc["source"] == str(Path("profiles") / "s")
 
 
 def test_explain_counts_each_launch_once_as_analyze_does(tmp_path):

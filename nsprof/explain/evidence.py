@@ -27,7 +27,7 @@ from nsprof.parse.profile import tool_outputs
 from nsprof.parse.sources import PROFILES_DIR, latest_profile, resolve_ceiling
 from nsprof.registry import REPO_ROOT, Stage, all_stages
 
-EXAMPLE_PROFILE = REPO_ROOT / PROFILES_DIR / "examples" / "h200-sgemm-1024"
+EXAMPLE_PROFILES = {op: REPO_ROOT / PROFILES_DIR / "examples" / f"h200-{op}-1024" for op in ("sgemm", "hgemm")}
 
 
 @dataclass(frozen=True)
@@ -45,11 +45,12 @@ class Measurements:
     stages: pd.DataFrame  # nsprof.analyze.stage_records: nsys and ncu totals per stage and size
 
 
-def find_source(given: Path | None) -> Source | None:
+def find_source(given: Path | None, op: str = "sgemm") -> Source | None:
     """--from if given (a profile directory or ncu CSV, or a directory of profiles: then its latest
-    with ncu output, as roofline's --from reads it); else the latest profile under ./profiles with
-    ncu output, found as the report commands find profiles (nsprof.parse.sources.latest_profile: by
-    the manifest's start time); else the committed example; None when there is none of these."""
+    with ncu output, as roofline's --from reads it); else the latest profile of `op`'s ladder under
+    ./profiles with ncu output, found as the report commands find profiles
+    (nsprof.parse.sources.latest_profile: by the manifest's start time); else the committed example
+    of that ladder; None when there is none of these."""
     if given is not None:
         given = Path(given)
         if given.is_dir() and not any(tool_outputs(given)):
@@ -57,15 +58,16 @@ def find_source(given: Path | None) -> Source | None:
             if latest is not None:
                 return Source(latest.path, f"the newest profile under {given} with an ncu CSV (--from)")
         return Source(given, "given with --from")
-    latest = latest_profile(PROFILES_DIR, with_ncu=True)
+    example = EXAMPLE_PROFILES.get(op)
+    latest = latest_profile(PROFILES_DIR, with_ncu=True, op=op)
     if latest is not None:
-        reason = f"the newest profile under {PROFILES_DIR}/ with an ncu CSV"
-        if latest.path.resolve() == EXAMPLE_PROFILE.resolve():
+        reason = f"the newest profile under {PROFILES_DIR}/ with an ncu CSV, of the {op} ladder or another program"
+        if example is not None and latest.path.resolve() == example.resolve():
             reason += ": the committed example profile, measured on an NVIDIA H200"
         return Source(latest.path, f"{reason}; choose another with --from")
-    if EXAMPLE_PROFILE.is_dir():
-        return Source(EXAMPLE_PROFILE, f"no ncu CSV under ./{PROFILES_DIR}, so the committed example profile, "
-                                       "measured on an NVIDIA H200; pass --from for your own")
+    if example is not None and example.is_dir():
+        return Source(example, f"no {op} profile with an ncu CSV under ./{PROFILES_DIR}, so the committed example "
+                               "profile, measured on an NVIDIA H200; pass --from for your own")
     return None
 
 

@@ -39,7 +39,7 @@ def explain_topic(name: str, stage_name: str | None = None, source: Path | None 
     steps = tuple(s for s in topic.steps if stage is None or stage.stage in s)
     focus = [stage.stage, *(n for s in steps for n in s if n != stage.stage)] if stage else list(topic.stages)
     stages = select_stages(op, focus) if focus else []
-    found = evidence.find_source(source)
+    found = evidence.find_source(source, op)
     measured = evidence.measure(found, ceilings) if found else None
     doc = {"topic": topic.name, "summary": topic.summary, "text": topic.text, "stage": stage.stage if stage else None}
 

@@ -38,6 +38,7 @@ class FoundProfile:
     name: str  # a slug (a file or directory name, never a path), unique among those found together
     started: dt.datetime  # the manifest's start time, else the files' modification time
     has_ncu: bool  # it holds ncu output (a named .csv file is taken for ncu output)
+    op: str | None = None  # the op its manifest names (an nsprof profile); None for other exports
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,7 @@ def find_profiles(paths: list[Path]) -> list[FoundProfile]:
     for path in paths:
         for directory_or_file in _profile_paths(Path(path)):
             found.setdefault(directory_or_file.resolve(), directory_or_file)
-    profiles = [FoundProfile(path, name, _started(path), _has_ncu(path))
+    profiles = [FoundProfile(path, name, _started(path), _has_ncu(path), _manifest_op(path))
                 for path, name in zip(found.values(), unique_names(list(found)))]
     return sorted(profiles, key=lambda profile: profile.started)
 
@@ -67,16 +68,17 @@ def load_sources(paths: list[Path]) -> list[Source]:
     return [Source(load_profile(found.path), found.name, found.started) for found in find_profiles(paths)]
 
 
-def latest_profile(path: Path = PROFILES_DIR, with_ncu: bool = True) -> FoundProfile | None:
-    """The profile under `path` that started last (with ncu output, unless `with_ncu` is False),
-    found as `find_profiles` finds them; None when `path` does not exist or holds no such profile."""
+def latest_profile(path: Path = PROFILES_DIR, with_ncu: bool = True, op: str | None = None) -> FoundProfile | None:
+    """The profile under `path` that started last (with ncu output, unless `with_ncu` is False; not
+    of another ladder than `op`'s when `op` is given), found as `find_profiles` finds them; None when `path` does not
+    exist or holds no such profile."""
     if not Path(path).exists():
         return None
     try:
         found = find_profiles([Path(path)])
     except ParseError:  # no profile at all below it
         return None
-    candidates = [profile for profile in found if profile.has_ncu or not with_ncu]
+    candidates = [profile for profile in found if (profile.has_ncu or not with_ncu) and (op is None or profile.op in (None, op))]
     return candidates[-1] if candidates else None
 
 
@@ -188,6 +190,14 @@ def _started(path: Path) -> dt.datetime:
     files = [path] if path.is_file() else [file for outputs in tool_outputs(path) for file in outputs] or [path]
     newest = max(file.stat().st_mtime for file in files)
     return dt.datetime.fromtimestamp(newest, tz=dt.timezone.utc)
+
+
+def _manifest_op(path: Path) -> str | None:
+    try:
+        op = json.loads((path / MANIFEST).read_text(encoding="utf-8")).get("op") if path.is_dir() else None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+        return None
+    return op if isinstance(op, str) else None
 
 
 def _manifest_start(path: Path) -> dt.datetime | None:
