@@ -67,7 +67,21 @@ def test_every_topic_renders_in_all_three_formats(topic, monkeypatch, tmp_path):
     assert markdown.stdout.startswith(f"# {topic}\n") and "## Measured" in markdown.stdout
     doc = explain_json(topic)
     assert doc["topic"] == topic and doc["summary"] == TOPICS[topic].summary
-    assert doc["evidence"]["source"] == str(EXAMPLE_PROFILE)
+    assert doc["evidence"]["source"] == str(EXAMPLE_PROFILES[TOPICS[topic].op])
+
+
+def test_tensor_cores_walks_the_hgemm_ladder_with_its_measurements():
+    """Padding (h4) and swizzle (h5) remove h3's ldmatrix bank conflicts; h6 and cuBLAS do their FLOPs with
+    wgmma; every stage's tensor FLOPs are exactly 2MNK (the committed H200 capture)."""
+    doc = explain_json("tensor-cores")
+    assert [row["step"] for row in doc["ladder"]] == ["h2 -> h3", "h3 -> h4", "h4 -> h5", "h5 -> h6"]
+    rows = {row["stage"]: row for row in doc["evidence"]["quantities"]}
+    assert all(rows[s]["tensor_flops"] == 2 * 1024**3 for s in ("h1", "h2", "h3", "h4", "h5", "h6", "h7"))
+    assert rows["h3"]["smem_ld_conflicts"] > 100 * rows["h4"]["smem_ld_conflicts"] > 0
+    assert rows["h5"]["smem_ld_conflicts"] < rows["h4"]["smem_ld_conflicts"] and rows["h6"]["smem_ld_conflicts"] == 0
+    assert rows["h6"]["tensor_hgmma_flops"] == rows["h7"]["tensor_hgmma_flops"] == 2 * 1024**3
+    assert rows["h5"]["tensor_hgmma_flops"] == 0
+    assert any("2^-11 + 4 sqrt(K) 2^-24" in fact for fact in doc["facts"])
 
 
 @needs_example

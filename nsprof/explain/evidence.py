@@ -17,6 +17,7 @@ import pandas as pd
 
 from nsprof import metric_catalog
 from nsprof.analyze import Ceiling, analyze_profile, kernel_metrics, parse_stage_range, percent_of_peak
+from nsprof.analyze.metrics import TOTALS
 from nsprof.analyze.report import distinct_launches, gpu_name
 from nsprof.errors import NsprofError
 from nsprof.explain.occupancy import blocks_by_registers
@@ -230,13 +231,35 @@ class Quantity:
     value: Callable[[pd.DataFrame], float | None]  # from one stage's launches
 
 
-def _column(name: str, aggregate: str = "mean") -> Callable[[pd.DataFrame], float | None]:
+def _column(name: str, aggregate: str = "per_launch") -> Callable[[pd.DataFrame], float | None]:
+    """A column over one stage's launches: "sum"; or "per_launch", per launch of the stage: counts
+    (FLOPs, bytes, instructions) summed over every kernel the stage ran (a split-K stage runs its
+    reduction too) and divided by the stage's launches, other figures (percentages, registers)
+    averaged over the launches of its main kernel, the one that ran longest."""
     def value(group: pd.DataFrame) -> float | None:
         if name not in group:
             return None
-        numbers = pd.to_numeric(group[name], errors="coerce").dropna()
-        return None if numbers.empty else float(getattr(numbers, aggregate)())
+        numbers = pd.to_numeric(group[name], errors="coerce")
+        if aggregate == "sum" or _additive(name):
+            present = numbers.dropna()
+            if present.empty:
+                return None
+            return float(present.sum() if aggregate == "sum" else present.sum() / group.groupby("kernel").size().max())
+        main = numbers[group["kernel"] == _main_kernel(group)].dropna()
+        return None if main.empty else float(main.mean())
     return value
+
+
+def _additive(name: str) -> bool:
+    """Whether a column (derived, or a raw ncu metric) adds up over kernels."""
+    metric = metric_catalog.BY_NAME.get(name) or metric_catalog.BY_COLUMN.get(name)
+    return name in TOTALS or (metric is not None and metric.aggregate == metric_catalog.SUM)
+
+
+def _main_kernel(group: pd.DataFrame) -> str:
+    if "duration_ns" not in group:
+        return group["kernel"].iloc[0]
+    return pd.to_numeric(group["duration_ns"], errors="coerce").groupby(group["kernel"]).sum().idxmax()
 
 
 def _per(numerator: str, denominator: str) -> Callable[[pd.DataFrame], float | None]:
@@ -284,7 +307,10 @@ QUANTITIES: dict[str, Quantity] = {
     "gflops_per_s": Quantity("GFLOP/s", ",.0f", (_NAME("duration_ns"),),
                              lambda g: _ratio(_all_flops(g), _column("duration_ns", "sum")(g))),
     "fp32_flops": Quantity("FP32 FLOPs", ",.0f", (_NAME("ffma_thread_instructions"),), _column("flops")),
-    "tensor_flops": Quantity("tensor FLOPs", ",.0f", (_NAME("tensor_tf32_flops"),), _column("tensor_flops")),
+    "tensor_flops": Quantity("tensor FLOPs", ",.0f", (_NAME("tensor_fp16_flops"), _NAME("tensor_tf32_flops")),
+                             _column("tensor_flops")),
+    "tensor_hgmma_flops": Quantity("of which wgmma", ",.0f", (_NAME("tensor_hgmma_fp16_flops"),),
+                                   _catalogued("tensor_hgmma_fp16_flops")),
     "fp32_pct_of_peak": Quantity("% FP32 peak", ".1f", (), _column("fp32_pct_of_peak")),
     "tensor_pct_of_peak": Quantity("% tensor peak", ".1f", (), _column("tensor_pct_of_peak")),
     "dram_pct_of_peak": Quantity("% DRAM peak", ".1f", (), _column("dram_pct_of_peak")),
@@ -295,6 +321,8 @@ QUANTITIES: dict[str, Quantity] = {
     "smem_ld_instructions": _measured("smem_ld_instructions"),
     "smem_st_instructions": _measured("smem_st_instructions"),
     "smem_ld_wavefronts": _measured("smem_ld_wavefronts"),
+    "smem_ldsm_instructions": _measured("smem_ldsm_instructions"),
+    "smem_ld_conflicts": _measured("smem_ld_conflicts"),
     "flops_per_smem_ld": Quantity("FLOPs per shared load", ",.1f", (_NAME("smem_ld_instructions"),),
                                   _per("flops", "smem_ld_instructions")),
     "global_ld_sectors_per_request": Quantity("global load sectors/request", ".2f", _LD_SECTORS, _per(*_LD_SECTORS)),

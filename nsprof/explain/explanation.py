@@ -28,13 +28,14 @@ def topic_list() -> Explanation:
                        [Section(None, [table])], {"topics": rows})
 
 
-def explain_topic(name: str, stage_name: str | None = None, source: Path | None = None, op: str = "sgemm",
+def explain_topic(name: str, stage_name: str | None = None, source: Path | None = None, op: str | None = None,
                   ceilings: Path | None = None) -> Explanation:
     """The topic's text; the ladder's stages and steps it concerns; the access model on the topic's
     examples, or on one stage's declared accesses; computed facts; and the measurements in
     `source` (default: nsprof.explain.evidence.find_source), against the GPU's ceilings (measured
     ones from `ceilings`, a file or directory; default: where `nsprof ceilings` saves them)."""
     topic = get_topic(name)
+    op = op or topic.op
     stage = get_stage(op, stage_name) if stage_name else None
     steps = tuple(s for s in topic.steps if stage is None or stage.stage in s)
     focus = [stage.stage, *(n for s in steps for n in s if n != stage.stage)] if stage else list(topic.stages)

@@ -104,15 +104,20 @@ def _source(ceiling, field: str) -> str:
 
 
 def _tensor_cores(stages: list[Stage], m: Measurements | None) -> list[str]:
-    v10 = get_stage("sgemm", "v10")
-    precisions = get_op("sgemm").precisions
-    facts = [f"v10 computes in {v10.precision} (tolerance {precisions[v10.precision].rule}, against "
-             f"{precisions['fp32'].rule} for fp32 stages): {v10.notes}."]
-    for stage, size, group in staged(m, ["v10"]) if m is not None else []:
-        expected = get_op(stage.op).flops(parse_label(size))
-        measured = group["tensor_flops"].mean()
-        if not math.isnan(measured):
-            facts.append(f"v10 at {size}: {measured:,.0f} tensor FLOPs per launch measured, 2MNK = {expected:,}.")
+    """The precision of each tensor-core ladder, and the tensor FLOPs each measured stage did against
+    the op's count (2MNK): every multiply-add on the tensor cores, none on the FP32 pipes."""
+    facts = []
+    for op in dict.fromkeys(stage.op for stage in stages):
+        for precision in get_op(op).precisions.values():
+            facts.append(f"{get_op(op).title} {precision.name}: {precision.description}; passes at a relative "
+                         f"error of at most {precision.rule}.")
+    for stage, size, group in staged(m, [s.stage for s in stages]) if m is not None else []:
+        if stage.op not in {s.op for s in stages} or "tensor_flops" not in group:
+            continue
+        measured = group["tensor_flops"].sum() / group.groupby("kernel").size().max()
+        if not math.isnan(measured) and measured > 0:
+            expected = get_op(stage.op).flops(parse_label(size))
+            facts.append(f"{stage.stage} at {size}: {measured:,.0f} tensor FLOPs per launch measured, 2MNK = {expected:,}.")
     return facts
 
 

@@ -19,6 +19,7 @@ class Topic:
     summary: str  # one line, for --list
     text: str  # Markdown
     space: str | None = None  # the access model it uses: "shared" (banks), "global" (sectors) or none
+    op: str = "sgemm"  # the ladder whose stages and measurements it uses
     stages: tuple[str, ...] = ()  # ladder stages it is about, in ladder order
     steps: tuple[tuple[str, str], ...] = ()  # (before, after): stage changes it explains
     quantities: tuple[str, ...] = ()  # measured per stage
@@ -227,19 +228,31 @@ ridge, so the ladder climbs toward the FP32 roof, and v10 moves to another roof 
     ),
     Topic(
         "tensor-cores",
-        "Warp-wide matrix instructions (mma.sync) do many multiply-adds each, on dedicated units, at lower input precision.",
+        "Matrix instructions do a whole tile of multiply-adds each; the work is feeding them: fragments, ldmatrix, swizzle, wgmma.",
         """\
-One `mma.sync.m16n8k8` with TF32 inputs multiplies a 16x8 tile of A by an 8x8 tile of B into a 16x8
-float32 accumulator: 1,024 multiply-adds in one warp instruction, on the tensor cores instead of the
-FP32 pipes. TF32 keeps float32's 8-bit exponent and rounds the mantissa to 10 bits (unit roundoff
-2^-11, about 5e-4): a different function from FP32 SGEMM, checked against a looser tolerance.
+A tensor-core instruction multiplies whole tiles: WMMA's m16n16k16 (h1-h4) is 4,096 multiply-adds
+per warp, issued as two `HMMA.16816`; PTX `mma.sync.m16n8k16` (h5) is 2,048 per warp instruction;
+Hopper's `wgmma.m64n256k16` (h6) is 262,144 per instruction of a 4-warp warpgroup, and runs
+asynchronously while the warps go on. fp16 inputs, float32 accumulators: each element of C is
+rounded to fp16 once, at the end (the seed tutorial accumulated in fp16, whose error grows with K).
 
-Operands must sit in registers in a fixed fragment layout: `ldmatrix` loads them from shared memory,
-`cp.async` fills shared memory without passing through registers. Hopper's fastest path (`wgmma`,
-`sm_90a`) is not used here.""",
-        stages=("v8", "v9", "v10"),
-        steps=(("v9", "v10"),),
-        quantities=("fp32_flops", "tensor_flops", "gflops_per_s", "fp32_pct_of_peak", "tensor_pct_of_peak"),
+The math is cheap; feeding it is the work. Operands of `mma.sync` must sit in registers in a fixed
+fragment layout: h1 loads fragments straight from global memory with narrow loads, h2 onwards with
+`ldmatrix`, which moves four 8x8 tiles of 16-bit values per instruction (at least 4 wavefronts,
+one per tile, when conflict-free). Its 8 lanes of a phase read 8 rows of 16 bytes: unpadded rows
+whose pitch is a multiple of 128 bytes put all 8 in the same banks (h3: 4- and 8-way conflicts).
+h4 pads each row by 16 bytes; h5 permutes the 16-byte chunks of each row with an XOR of the row
+(swizzle): conflict-free with no wasted bytes. h6 has no ldmatrix at all: TMA writes tiles in the
+hardware's 128-byte swizzle and `wgmma` reads them from shared memory by descriptor.""",
+        op="hgemm",
+        stages=("h1", "h2", "h3", "h4", "h5", "h6", "h7"),
+        steps=(("h2", "h3"), ("h3", "h4"), ("h4", "h5"), ("h5", "h6")),
+        quantities=("tensor_flops", "tensor_hgmma_flops", "smem_ldsm_instructions", "smem_ld_conflicts",
+                    "gflops_per_s", "tensor_pct_of_peak"),
+        caveats=("SGEMM's v10 uses the same path in TF32 (`mma.sync.m16n8k8`, inputs rounded to a 10-bit mantissa): "
+                 "`nsprof explain roofline` shows it against the FP32 stages.",),
+        references=("PTX ISA: warp-level matrix instructions (mma, ldmatrix) and asynchronous warpgroup "
+                    "matrix instructions (wgmma, matrix descriptors, swizzling modes)",),
     ),
 )}
 
