@@ -20,7 +20,7 @@ from nsprof import metric_catalog  # noqa: E402
 from nsprof.analyze.ladder import LadderAnalysis, per_launch, stage_changes  # noqa: E402
 from nsprof.analyze.roofline import LEVELS, binding_points  # noqa: E402
 from nsprof.analyze.timeline import TimeBreakdown  # noqa: E402
-from nsprof.registry import Stage, all_stages  # noqa: E402
+from nsprof.registry import Stage, all_ops, all_stages, get_op, library_stage  # noqa: E402
 from nsprof.render import format as fmt  # noqa: E402
 from nsprof.render.document import Block, Bullets, Heading, Image, Paragraph, Table  # noqa: E402
 from nsprof.render.ladder import ladder_chart  # noqa: E402
@@ -51,9 +51,13 @@ def report_document(ladder: LadderAnalysis) -> tuple[str, list[Block]]:
     blocks: list[Block] = [Heading(1, title), *_sources(ladder)]
     if len(stages):
         blocks += [Heading(2, "Stages"), _stage_table(stages), Paragraph(_conventions(stages))]
-        chart = ladder_chart(_bench_records(stages), f"TFLOP/s per stage on {ladder.gpu or 'the GPU'}")
-        chart.axes[0].set_ylabel("TFLOP/s (per launch, from the time above)")
-        blocks.append(_image(chart, "tflops.png", "TFLOP/s per stage, dashed line: cuBLAS at the same size"))
+        ops = list(dict.fromkeys(stages["op"]))
+        for op in ops:  # one chart per ladder: an HGEMM bar would dwarf every SGEMM one
+            chart = ladder_chart(_bench_records(stages[stages["op"] == op]),
+                                 f"{op.upper()}: TFLOP/s per stage on {ladder.gpu or 'the GPU'}")
+            chart.axes[0].set_ylabel("TFLOP/s (per launch, from the time above)")
+            blocks.append(_image(chart, "tflops.png" if len(ops) == 1 else f"tflops-{op}.png",
+                                 f"{op.upper()}: TFLOP/s per stage, dashed line: cuBLAS at the same size"))
     if len(kernels):
         blocks += [Heading(2, "Kernels"), _kernel_table(kernels)]
     if len(ladder.points):
@@ -122,8 +126,11 @@ def _conventions(stages: pd.DataFrame) -> str:
     time = {"nsys": "Nsight Systems' GPU time per launch (no profiler replay in it)",
             "ncu": "Nsight Compute's kernel duration per launch"}
     said = " or ".join(time[source] for source in sorted(sources, reverse=True))
+    libraries = " and ".join(f"{library_stage(op).stage} for {get_op(op).title}"
+                             for op in sorted(set(stages["op"].dropna())) if op in all_ops())
     return (f"Time: {said or 'not measured'}. TFLOP/s: the op's FLOPs (2·M·N·K) over that time. "
-            "% of cuBLAS: cuBLAS's time (v9) at the same size over the stage's. DRAM bandwidth, FLOP per "
+            f"% of cuBLAS: cuBLAS's time ({libraries or 'the library stage'}) at the same size over the stage's. "
+            "DRAM bandwidth, FLOP per "
             "DRAM byte, bank conflicts and n-way (shared-memory wavefronts per instruction: 1 is conflict-free) "
             "come from Nsight Compute, per launch; occupancy is achieved (active warps over the maximum); "
             "registers per thread and shared memory per block are the main kernel's.")
