@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# HGEMM on the H200, second pass (device machine, repository root): the sweep with the tuning
-# variants under benchmarks/dev/, a profile of the whole ladder at 1024^3 under nsys and ncu
-# (default metrics, the stall reasons and the tensor-pipe counters), then the GPU tests.
+# HGEMM on the H200 (device machine, repository root): the sweep of every declared tile (and,
+# with VARIANTS=1, the tuning variants under benchmarks/hgemm-variants/), a profile of the whole ladder at 1024^3 under nsys and ncu
+# (default metrics, the stall reasons and the tensor-pipe counters), the benchmark record, then
+# the GPU tests.
 set -uo pipefail
 source .devkit/setup.sh
 export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader | tee "$OUT/gpu.txt"
 python3 - > /tmp/variants.json <<'PY'
-import glob, json, sys
+import glob, json, os, sys
 found = []
-for name in sorted(glob.glob("benchmarks/dev/variants-*.json")):
+for name in sorted(glob.glob("benchmarks/hgemm-variants/*.json")) if os.environ.get("VARIANTS") == "1" else []:
     try:
         found += json.load(open(name))
     except ValueError as err:
@@ -27,6 +28,11 @@ if [ "${SKIP_PROFILE:-0}" != 1 ]; then
   echo "profile exit $?"; tail -n 5 "$OUT/profile.log"
   tar czf "$OUT/profile.tgz" -C /tmp/prof --exclude='*.ncu-rep' .
   ls -la /tmp/prof/*
+fi
+if [ "${SKIP_BENCH:-0}" != 1 ]; then  # the benchmark record: benchmarks/h200-hgemm.json
+  python3 -m nsprof bench --op hgemm --size 512x2048x1024,1024,4096,8192 --json --save-as "$OUT/bench-hgemm.json" > /dev/null 2> "$OUT/bench.log"
+  echo "bench exit $?"
+  python3 -m nsprof bench --op hgemm --size 4096,8192 --stage h5,h6 --no-save 2>&1 | tail -n 12
 fi
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
   timeout 300 python3 -m pytest -q -m gpu tests/ -p no:cacheprovider > "$OUT/gpu-tests.log" 2>&1

@@ -21,7 +21,7 @@ def test_kernel_file_exists_and_declares_each_entry_point(stage):
     assert Path(stage.kernel_file).parts[:2] == ("kernels", stage.op)
     source = path.read_text()
     for tile in stage.tiles:
-        declaration = rf'extern "C" __global__ void(?: __launch_bounds__\([^)]*\))?\s+{tile.entry}\('
+        declaration = rf'extern "C" __global__ void(?:\s+\w+(?:\([^)]*\))?)?\s+{tile.entry}\('
         assert re.search(declaration, source), tile.entry
 
 

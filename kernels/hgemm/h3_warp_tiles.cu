@@ -1,6 +1,6 @@
 // h3 warp tiles: each warp computes a 64x32 block of C (4 x 2 WMMA tiles), reusing fragments.
 //
-// launch: entry=hgemm_h3 bm=128 bn=128 bk=32 threads=256 smem=0 split=4 arch=sm_90
+// Launch configurations (tiles, threads, shared memory): nsprof/ops/hgemm.py.
 //
 // What changed since h2: the block tile grows from 64x32 to 128x128 and each of the 8 warps
 // (now a 2 x 4 grid) owns 64x32 of C as 4 x 2 accumulator fragments (64 float registers per

@@ -1,7 +1,6 @@
 // h4 cp.async double buffer: h3's warp tiles fed by two padded shared buffers filled with cp.async.
 //
-// launch: entry=hgemm_h4 bm=128 bn=128 bk=64 threads=256 smem=71680 split=4 arch=sm_90
-// launch: entry=hgemm_h4_64x128 bm=64 bn=128 bk=64 threads=256 smem=53248 split=4 arch=sm_90
+// Launch configurations (tiles, threads, shared memory): nsprof/ops/hgemm.py.
 //
 // What changed since h3:
 // - Two buffers: shared memory holds two copies of the A and B k-tiles. While the warps run

@@ -2,11 +2,7 @@
 // MMAs (wgmma.mma_async m64nNk16, f16 in, f32 accumulators) read it there, and the warps are
 // specialised: one producer warpgroup, two consumer warpgroups.
 //
-// launch: entry=hgemm_h6_128x256 bm=128 bn=256 bk=64 threads=384 smem=197888 split=1 arch=sm_90a grid=persistent tmaA=128x64 tmaB=64x64 swizzle=128
-// launch: entry=hgemm_h6_cl2_256x256 bm=256 bn=256 bk=64 threads=384 smem=197888 split=1 arch=sm_90a grid=persistent tmaA=128x64 tmaB=64x64 swizzle=128
-// launch: entry=hgemm_h6_128x128 bm=128 bn=128 bk=64 threads=384 smem=165120 split=1 arch=sm_90a grid=persistent tmaA=128x64 tmaB=64x64 swizzle=128
-// launch: entry=hgemm_h6_128x64 bm=128 bn=64 bk=64 threads=384 smem=124160 split=1 arch=sm_90a tmaA=128x64 tmaB=64x64 swizzle=128
-// launch: entry=hgemm_h6_debug_tma bm=64 bn=64 bk=64 threads=128 smem=17664 split=1 arch=sm_90a tmaA=64x64 tmaB=64x64 swizzle=128
+// Launch configurations (tiles, threads, shared memory): nsprof/ops/hgemm.py.
 //
 // What changed since h5 (mma.sync m16n8k16 on ldmatrix fragments, a 4-stage cp.async ring,
 // 128x256 blocks of 8 warps): there every warp copies its A and B fragments from shared
@@ -31,6 +27,19 @@
 //    adjacent 128x256 tiles that share B); each block fetches half of B's tile and TMA
 //    multicasts it to both, so L2->SM traffic per tile drops from 48 to 32 KB per k step.
 //    (Use it if it verifies and wins; otherwise hgemm_h6_128x256 is the default.)
+//  * ping-pong entries (hgemm_h6_pp_*): in the entries above both consumer warpgroups finish
+//    a tile together and store C while the tensor cores idle (about 9% of the time at
+//    4096^3, judging by how much faster the same kernels run at K = 8192). Here each consumer
+//    warpgroup owns whole tiles (128x128 as two m64n128 fragments, or 64x256), the two take
+//    the block's tiles in turn, and two named barriers hand the MMA turn over as soon as one
+//    has issued its last k tile: one warpgroup's epilogue overlaps the other's MMAs. A
+//    warpgroup tile reads more operand bytes per FLOP than 128x256, so the cl2 forms
+//    multicast B to a vertically adjacent pair of blocks (per block and k step: 16 KB of A
+//    + 8 KB of B for 128x128 tiles, 8 + 16 KB for 64x256, against 48 KB for 128x256).
+// Tuning knobs (-D, defaults = the entries as declared): H6_EPI / H6_PP_EPI = 1 stores C
+// through a 2 KB shared tile per warp (stmatrix, then 16-byte stores covering whole 128-byte
+// rows: 8x fewer L2 write requests than the 4-byte fragment stores; +16 KB of shared memory);
+// H6_STAGES_128, H6_PP_STAGES, H6_PP64_STAGES: ring depths; H6_GROUP_ROWS: the tile order.
 // Layouts: A (row-major M x K) is K-major for wgmma: its TMA box is {64 K = 128 bytes, 128
 // rows}, the canonical K-major 128B-swizzle layout (8-row x 128-byte swizzle atoms, SBO =
 // 1024 bytes, k16 steps advance the start address by 32 bytes). B (row-major K x N) is
@@ -51,7 +60,9 @@
 // Precision: products of f16 inputs are accumulated in f32 by the tensor cores; C is
 // rounded to f16 once (the seed tutorial accumulated in f16, whose error grows with K).
 // Shared memory: 1 KB of alignment slack + STAGES x (16 KB of A + BN x 128 bytes of B) + the
-// barriers: 4 x 48 KB (128x256), 5 x 32 KB (128x128), 5 x 24 KB (128x64).
+// barriers: 4 x 48 KB (128x256), 5 x 32 KB (128x128), 5 x 24 KB (128x64); ping-pong: 6 x 32 KB
+// (128x128 warpgroup tiles), 5 x 40 KB (64x256: 8 KB of A). H6_EPI / H6_PP_EPI = 1 add 16 KB.
+// smem = 1024 + STAGES x stage bytes + 16384 x EPI + 256 (at most 232448).
 // Split-K (the non-persistent 128x64 entry, when gridDim.z > 1): slice z walks K tiles
 // [z*K/gridDim.z, (z+1)*K/gridDim.z) and writes float32 partials for the reduce kernel. Its
 // line says split=1: at 512x2048x1024 its 128 blocks already nearly fill the 132 SMs, and a
@@ -65,6 +76,28 @@
 #define H6_BK 64            // 64 halves = 128 bytes: one 128-byte swizzle atom wide
 #define H6_PRODUCER_REGS 40
 #define H6_CONSUMER_REGS 232  // 128 * 40 + 256 * 232 = 64512 <= 65536 registers per SM
+
+// Tuning knobs (a tuning run overrides them with -D; the defaults are the entries as
+// declared above). Each changes the shared memory an entry needs: see "Shared memory".
+#ifndef H6_EPI              // 0: C stored straight from the accumulators (4-byte stores);
+#define H6_EPI 1            // 1: through a 2 KB shared tile per warp (stmatrix, 16-byte stores)
+#endif
+#ifndef H6_STAGES_128       // ring depth of the cooperative 128x128 entry
+#define H6_STAGES_128 6
+#endif
+#ifndef H6_PP_STAGES        // ring depth of the ping-pong entries with 128x128 warpgroup tiles
+#define H6_PP_STAGES 6
+#endif
+#ifndef H6_PP64_STAGES      // ring depth of the ping-pong entry with 64x256 warpgroup tiles
+#define H6_PP64_STAGES 5
+#endif
+#ifndef H6_PP_EPI           // the epilogue of the ping-pong entries (as H6_EPI)
+#define H6_PP_EPI 0
+#endif
+#ifndef H6_GROUP_ROWS       // tile order: rows of C walked down before moving right
+#define H6_GROUP_ROWS 2048
+#endif
+#define H6_EPI_BYTES 16384  // staging for H6_EPI=1: 8 consumer warps x 16 rows x 128 bytes
 
 // Dynamic shared memory (the launcher passes smem bytes: the tiles plus 1 KB of slack for
 // aligning them to 1024 bytes, which the 128-byte swizzle pattern is defined against).
@@ -227,14 +260,15 @@ __device__ __forceinline__ void wgmma_bn(float (&d)[BN / 2], unsigned long long 
 }
 
 // ---------------------------------------------------------------------------------------
-// Tile order. A "unit" is CLUSTER vertically adjacent 128 x BN tiles (one per block of a
-// cluster). Persistent blocks walk units u = first, first + step, ...; consecutive units go
-// down a group of 16 tile rows before moving right, so one wave of 132 blocks touches about
-// 16 row-tiles of A and 8 column-tiles of B instead of 1 x 132 (better L2 reuse).
+// Tile order. A "unit" is CLUSTER vertically adjacent tiles of TILE_M x BN (one per block of
+// a cluster). Persistent blocks walk units u = first, first + step, ...; consecutive units
+// go down a group of H6_GROUP_ROWS rows of C (16 tile rows of 128) before moving right, so
+// one wave of 132 blocks touches about 16 row-tiles of A and 8 column-tiles of B instead of
+// 1 x 132 (better L2 reuse).
 // ---------------------------------------------------------------------------------------
-template <int CLUSTER>
+template <int UNIT_ROWS>
 __device__ __forceinline__ void unit_coords(int u, int units_m, int tiles_n, int& um, int& tn) {
-    constexpr int G = 16 / CLUSTER;
+    constexpr int G = H6_GROUP_ROWS / UNIT_ROWS > 0 ? H6_GROUP_ROWS / UNIT_ROWS : 1;
     const int group = u / (G * tiles_n);
     const int first = group * G;
     const int rows = min(units_m - first, G);
@@ -244,12 +278,89 @@ __device__ __forceinline__ void unit_coords(int u, int units_m, int tiles_n, int
 }
 
 // ---------------------------------------------------------------------------------------
+// Epilogues: one warp stores its 16-row slab of a 64 x BN accumulator fragment (rows row0
+// .. row0+15 of C, columns n0 .. n0+BN-1). wgmma's f32 D fragment (m64nNk16): warp w of
+// the warpgroup holds rows 16w..16w+15; for each 8-column group j, lane l holds d[4j],
+// d[4j+1] at row 16w + l/4, columns 8j + 2(l%4) + {0,1}, and d[4j+2], d[4j+3] 8 rows below.
+// ---------------------------------------------------------------------------------------
+__device__ __forceinline__ unsigned pack_half2(float lo, float hi) {
+    __half2 h = __floats2half2_rn(lo, hi);  // .x (lower 16 bits) = lo: the lower column
+    return *reinterpret_cast<unsigned*>(&h);
+}
+
+// Direct: two 4-byte stores per 8-column group; a warp's store covers 8 rows x 16 bytes.
+template <int BN>
+__device__ __forceinline__ void store_slab_direct(const float (&d)[BN / 2], __half* C, int N, int row0, int n0,
+                                                  int lane) {
+    __half* c0 = C + (size_t)(row0 + lane / 4) * N + n0 + 2 * (lane % 4);
+    __half* c1 = c0 + (size_t)8 * N;
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+        *reinterpret_cast<__half2*>(c0 + 8 * j) = __floats2half2_rn(d[4 * j], d[4 * j + 1]);
+        *reinterpret_cast<__half2*>(c1 + 8 * j) = __floats2half2_rn(d[4 * j + 2], d[4 * j + 3]);
+    }
+}
+
+// Staged: per 64 columns, four stmatrix.x4 write the warp's 16 x 64 halves (the fragment
+// layout stmatrix takes is exactly the D fragment's: lane l holds row l/4, columns 2(l%4)
+// + {0,1} of each 8x8 matrix) into a 2 KB shared tile of 16 rows x 128 bytes, then each
+// lane reads back 16-byte chunks and stores them: a warp's store covers 4 whole 128-byte
+// rows (8 times fewer L2 write requests than the direct form). The 16-byte chunk c of row
+// r sits at chunk c ^ (r % 8): stmatrix's 8 rows of one matrix and the readback's 8 lanes
+// of one row then hit 8 different bank groups (no conflicts).
+template <int BN>
+__device__ __forceinline__ void store_slab_staged(const float (&d)[BN / 2], __half* C, int N, int row0, int n0,
+                                                  int lane, unsigned scratch) {
+    // stmatrix: lanes 8i..8i+7 give the row addresses of matrix i of an x4; matrix i is the
+    // top (i even) or bottom (i odd) 8 rows of 8-column group 2q + i/2 of the chunk.
+    const int mi = lane / 8, rr = lane % 8;
+    const unsigned st_row = scratch + ((mi & 1) * 8 + rr) * 128;
+    // readback: pass it reads row 4it + lane/8, chunk lane%8.
+    const int rd_c = lane % 8;
+#pragma unroll
+    for (int h = 0; h < BN / 64; ++h) {
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            const int j = 8 * h + 2 * q;
+            const unsigned addr = st_row + ((unsigned)((2 * q + (mi >> 1)) ^ rr) << 4);
+            asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n"
+                         ::"r"(addr), "r"(pack_half2(d[4 * j], d[4 * j + 1])),
+                           "r"(pack_half2(d[4 * j + 2], d[4 * j + 3])),
+                           "r"(pack_half2(d[4 * j + 4], d[4 * j + 5])),
+                           "r"(pack_half2(d[4 * j + 6], d[4 * j + 7]))
+                         : "memory");
+        }
+        __syncwarp();
+#pragma unroll
+        for (int it = 0; it < 4; ++it) {
+            const int r = 4 * it + lane / 8;
+            unsigned v0, v1, v2, v3;
+            asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                         : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
+                         : "r"(scratch + r * 128 + ((unsigned)(rd_c ^ (r & 7)) << 4))
+                         : "memory");
+            __half* dst = C + (size_t)(row0 + r) * N + n0 + 64 * h + 8 * rd_c;
+            asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};\n"
+                         ::"l"(dst), "r"(v0), "r"(v1), "r"(v2), "r"(v3) : "memory");
+        }
+        __syncwarp();  // every lane's reads are done before the next chunk overwrites the tile
+    }
+}
+
+template <int BN, int EPI>
+__device__ __forceinline__ void store_slab(const float (&d)[BN / 2], __half* C, int N, int row0, int n0, int lane,
+                                           unsigned scratch) {
+    if constexpr (EPI == 1) store_slab_staged<BN>(d, C, N, row0, n0, lane, scratch);
+    else store_slab_direct<BN>(d, C, N, row0, n0, lane);
+}
+
+// ---------------------------------------------------------------------------------------
 // The kernel body. Block = 3 warpgroups: 0 = producer, 1 and 2 = consumers (rows 0-63 and
 // 64-127 of the block's 128-row tile, all BN columns each).
 // Shared memory (1024-byte aligned): STAGES x [A 128x64 (16 KB) | B as BN/64 boxes of 64x64
 // (8 KB each)], then the full[STAGES] and empty[STAGES] mbarriers.
 // ---------------------------------------------------------------------------------------
-template <int BN, int STAGES, bool PERSISTENT, int CLUSTER>
+template <int BN, int STAGES, bool PERSISTENT, int CLUSTER, int EPI>
 __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, const void* tmB, __half* C,
                                         float* partials) {
     constexpr int BM = 128;
@@ -263,7 +374,8 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     static_assert(STAGES >= 2, "a stage is released one k tile late (wgmma.wait_group 1)");
 
     const unsigned base = (smem_u32(h6_smem) + 1023u) & ~1023u;  // 128B swizzle atoms: 1024 B
-    const unsigned full_bar = base + STAGES * STAGE_BYTES;       // full[s] at full_bar + 8 s
+    const unsigned scratch = base + STAGES * STAGE_BYTES;        // EPI 1: 2 KB per consumer warp
+    const unsigned full_bar = scratch + (EPI == 1 ? H6_EPI_BYTES : 0);  // full[s] at full_bar + 8 s
     const unsigned empty_bar = full_bar + 8 * STAGES;            // empty[s] at empty_bar + 8 s
 
     const int warpgroup = threadIdx.x / 128;
@@ -306,7 +418,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
             unsigned phase = 0;
             for (int u = first_unit; u < num_units; u += unit_step) {
                 int um, tn;
-                if (PERSISTENT) unit_coords<CLUSTER>(u, units_m, tiles_n, um, tn);
+                if (PERSISTENT) unit_coords<BM * CLUSTER>(u, units_m, tiles_n, um, tn);
                 else { um = blockIdx.y; tn = blockIdx.x; }
                 const int m0 = (um * CLUSTER + (int)rank) * BM;
                 const int n0 = tn * BN;
@@ -349,7 +461,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
         unsigned phase = 0;
         for (int u = first_unit; u < num_units; u += unit_step) {
             int um, tn;
-            if (PERSISTENT) unit_coords<CLUSTER>(u, units_m, tiles_n, um, tn);
+            if (PERSISTENT) unit_coords<BM * CLUSTER>(u, units_m, tiles_n, um, tn);
             else { um = blockIdx.y; tn = blockIdx.x; }
             const int m0 = (um * CLUSTER + (int)rank) * BM;
             const int n0 = tn * BN;
@@ -387,20 +499,12 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
                 for (int r = 1; r < CLUSTER; ++r) mbar_arrive_cluster(empty_bar + 8 * prev, (rank + r) % CLUSTER);
             }
 
-            // Epilogue. wgmma's f32 D fragment (m64nNk16): warp w of the warpgroup holds rows
-            // 16w..16w+15; for each 8-column group j, lane l holds d[4j], d[4j+1] at row
-            // 16w + l/4, columns 8j + 2(l%4) + {0,1}, and d[4j+2], d[4j+3] 8 rows below.
-            const int row = m0 + c * 64 + warp * 16 + lane / 4;
-            const int col = n0 + 2 * (lane % 4);
+            // Epilogue (fragment layout: see store_slab_direct).
             if (slices == 1) {
-                __half* c0 = C + (size_t)row * N + col;
-                __half* c1 = c0 + (size_t)8 * N;
-#pragma unroll
-                for (int j = 0; j < BN / 8; ++j) {
-                    *reinterpret_cast<__half2*>(c0 + 8 * j) = __floats2half2_rn(acc[4 * j], acc[4 * j + 1]);
-                    *reinterpret_cast<__half2*>(c1 + 8 * j) = __floats2half2_rn(acc[4 * j + 2], acc[4 * j + 3]);
-                }
+                store_slab<BN, EPI>(acc, C, N, m0 + c * 64 + warp * 16, n0, lane, scratch + (c * 4 + warp) * 2048);
             } else {
+                const int row = m0 + c * 64 + warp * 16 + lane / 4;
+                const int col = n0 + 2 * (lane % 4);
                 float* p0 = partials + (size_t)slice * M * N + (size_t)row * N + col;
                 float* p1 = p0 + (size_t)8 * N;
 #pragma unroll
@@ -415,24 +519,203 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     if constexpr (CLUSTER > 1) cluster_sync();
 }
 
+// ---------------------------------------------------------------------------------------
+// Ping-pong body: the same producer, but each consumer warpgroup owns whole tiles of WM x BN
+// (WM = 128: two m64nBN accumulator fragments, rows 0-63 and 64-127; WM = 64: one), the
+// two taking the block's tiles in turn: warpgroup 1 the block's 1st, 3rd, ... tile, 2 the
+// 2nd, 4th, .... The producer fills the ring in that same order, so each stage is read by
+// one warpgroup (per block of the cluster): empty barriers count 4 warps x CLUSTER.
+// Turn order (two named barriers, 256 threads each): a warpgroup starts a tile's MMAs only
+// after the other one has issued the last k tile of the previous tile (bar.arrive right
+// after that commit; bar.sync before the first full-wait). So its epilogue (convert, store)
+// runs while the other warpgroup keeps the tensor cores busy, and the MMAs of the two never
+// compete. The turn also keeps the mbarrier parity waits sound: when a warpgroup waits on
+// full[s] for ring slot g, every slot before g has been waited on already, so the barrier is
+// at most one phase away from the one it waits for (try_wait.parity cannot tell phases two
+// apart). Each warpgroup steps its ring position over the other's tiles (k_tiles slots).
+// ---------------------------------------------------------------------------------------
+// Barrier ids 1 (warpgroup 1's turn) and 2 (warpgroup 2's); immediate ids, so ptxas
+// reserves 3 hardware barriers rather than all 16.
+__device__ __forceinline__ void named_bar_sync(int id) {
+    if (id == 1) asm volatile("bar.sync 1, 256;\n" ::: "memory");
+    else asm volatile("bar.sync 2, 256;\n" ::: "memory");
+}
+__device__ __forceinline__ void named_bar_arrive(int id) {
+    if (id == 1) asm volatile("bar.arrive 1, 256;\n" ::: "memory");
+    else asm volatile("bar.arrive 2, 256;\n" ::: "memory");
+}
+
+template <int WM, int BN, int STAGES, int CLUSTER, int EPI>
+__device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA, const void* tmB, __half* C) {
+    constexpr int F = WM / 64;                         // m64 accumulator fragments per warpgroup
+    constexpr int A_BYTES = WM * H6_BK * 2;            // one A box of WM rows x 128 bytes
+    constexpr int B_BOX_BYTES = H6_BK * 64 * 2;        // 8 KB
+    constexpr int B_BOXES = BN / 64;
+    constexpr int STAGE_BYTES = A_BYTES + B_BOXES * B_BOX_BYTES;
+    constexpr int MY_B_BOXES = B_BOXES / CLUSTER;
+    static_assert(WM == 64 || WM == 128, "one or two m64 fragments");
+    static_assert(F * BN / 2 <= 128, "at most 128 accumulators per thread");
+    static_assert(B_BOXES % CLUSTER == 0, "B boxes must split evenly over the cluster");
+    static_assert(STAGES >= 2, "a stage is released one k tile late (wgmma.wait_group 1)");
+
+    const unsigned base = (smem_u32(h6_smem) + 1023u) & ~1023u;
+    const unsigned scratch = base + STAGES * STAGE_BYTES;
+    const unsigned full_bar = scratch + (EPI == 1 ? H6_EPI_BYTES : 0);
+    const unsigned empty_bar = full_bar + 8 * STAGES;
+
+    const int warpgroup = threadIdx.x / 128;
+    const int tid = threadIdx.x % 128;
+    const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0u;
+
+    if (threadIdx.x == 0) {
+#pragma unroll
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(full_bar + 8 * s, 1);
+            mbar_init(empty_bar + 8 * s, 4 * CLUSTER);        // the 4 warps of one warpgroup, per block
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    }
+    if constexpr (CLUSTER > 1) cluster_sync();
+    else __syncthreads();
+
+    const int tiles_n = N / BN;
+    const int units_m = M / (WM * CLUSTER);
+    const int num_units = units_m * tiles_n;
+    const int first_unit = (int)(blockIdx.x / CLUSTER);
+    const int unit_step = (int)(gridDim.x / CLUSTER);
+    const int my_units = first_unit < num_units ? (num_units - first_unit + unit_step - 1) / unit_step : 0;
+    const int k_tiles = K / H6_BK;
+
+    if (warpgroup == 0) {
+        // ---------------- producer (as in h6_body; tiles in the block's order) ----------------
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(H6_PRODUCER_REGS));
+        if (tid == 0) {
+            prefetch_tmap(tmA);
+            prefetch_tmap(tmB);
+            int s = 0;
+            unsigned phase = 0;
+            for (int i = 0; i < my_units; ++i) {
+                int um, tn;
+                unit_coords<WM * CLUSTER>(first_unit + i * unit_step, units_m, tiles_n, um, tn);
+                const int m0 = (um * CLUSTER + (int)rank) * WM;
+                const int n0 = tn * BN;
+                for (int kt = 0; kt < k_tiles; ++kt) {
+                    mbar_wait(empty_bar + 8 * s, phase ^ 1);
+                    const unsigned fb = full_bar + 8 * s;
+                    const unsigned sa = base + s * STAGE_BYTES;
+                    const int k0 = kt * H6_BK;
+                    mbar_arrive_expect_tx(fb, STAGE_BYTES);
+                    tma_load_2d(sa, tmA, k0, m0, fb);
+#pragma unroll
+                    for (int j = 0; j < MY_B_BOXES; ++j) {
+                        const int box = (int)rank * MY_B_BOXES + j;
+                        const unsigned dst = sa + A_BYTES + box * B_BOX_BYTES;
+                        if constexpr (CLUSTER > 1)
+                            tma_load_2d_multicast(dst, tmB, n0 + 64 * box, k0, fb, (unsigned short)((1u << CLUSTER) - 1));
+                        else
+                            tma_load_2d(dst, tmB, n0 + 64 * box, k0, fb);
+                    }
+                    if (++s == STAGES) { s = 0; phase ^= 1; }
+                }
+            }
+        }
+        __syncwarp();
+    } else {
+        // ---------------- consumers: tiles in turn ----------------
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(H6_CONSUMER_REGS));
+        const int c = warpgroup - 1;
+        const int warp = tid / 32, lane = tid % 32;
+        const unsigned long long desc_a0 = make_desc(base, 16, 1024);   // fragment f: + f * 8 KB
+        const unsigned long long desc_b0 = make_desc(base + A_BYTES, B_BOX_BYTES, 1024);
+        float acc[F][BN / 2];
+        for (int i = c; i < my_units; i += 2) {
+            int um, tn;
+            unit_coords<WM * CLUSTER>(first_unit + i * unit_step, units_m, tiles_n, um, tn);
+            const int m0 = (um * CLUSTER + (int)rank) * WM;
+            const int n0 = tn * BN;
+            const int g0 = i * k_tiles;  // this tile's first ring slot
+            int s = g0 % STAGES;
+            unsigned phase = (unsigned)(g0 / STAGES) & 1u;
+            if (i > 0) named_bar_sync(1 + c);  // our turn: the other warpgroup issued tile i-1
+            int prev = 0;
+            for (int kt = 0; kt < k_tiles; ++kt) {
+                mbar_wait(full_bar + 8 * s, phase);
+#pragma unroll
+                for (int f = 0; f < F; ++f) fence_acc(acc[f]);
+                wgmma_fence();
+#pragma unroll
+                for (int kk = 0; kk < H6_BK / 16; ++kk) {
+                    const unsigned long long db = desc_b0 + ((s * STAGE_BYTES + kk * 2048) >> 4);
+#pragma unroll
+                    for (int f = 0; f < F; ++f) {
+                        const unsigned long long da = desc_a0 + ((s * STAGE_BYTES + f * 8192 + kk * 32) >> 4);
+                        wgmma_bn<BN>(acc[f], da, db, (kt | kk) != 0);
+                    }
+                }
+                wgmma_commit();
+                if (kt == k_tiles - 1 && i + 1 < my_units) named_bar_arrive(2 - c);  // the other's turn
+#pragma unroll
+                for (int f = 0; f < F; ++f) fence_acc(acc[f]);
+                wgmma_wait<1>();
+                if (kt > 0 && lane == 0) {
+                    mbar_arrive(empty_bar + 8 * prev);
+#pragma unroll
+                    for (int r = 1; r < CLUSTER; ++r) mbar_arrive_cluster(empty_bar + 8 * prev, (rank + r) % CLUSTER);
+                }
+                prev = s;
+                if (++s == STAGES) { s = 0; phase ^= 1; }
+            }
+            wgmma_wait<0>();
+#pragma unroll
+            for (int f = 0; f < F; ++f) fence_acc(acc[f]);
+            if (lane == 0) {
+                mbar_arrive(empty_bar + 8 * prev);
+#pragma unroll
+                for (int r = 1; r < CLUSTER; ++r) mbar_arrive_cluster(empty_bar + 8 * prev, (rank + r) % CLUSTER);
+            }
+#pragma unroll
+            for (int f = 0; f < F; ++f)
+                store_slab<BN, EPI>(acc[f], C, N, m0 + f * 64 + warp * 16, n0, lane, scratch + (c * 4 + warp) * 2048);
+        }
+    }
+    if constexpr (CLUSTER > 1) cluster_sync();
+}
+
 extern "C" __global__ void __launch_bounds__(384, 1)
 hgemm_h6_128x256(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
-    h6_body<256, 4, true, 1>(M, N, K, tmA, tmB, C, partials);
+    h6_body<256, 4, true, 1, H6_EPI>(M, N, K, tmA, tmB, C, partials);
 }
 
 extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
 hgemm_h6_cl2_256x256(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
-    h6_body<256, 4, true, 2>(M, N, K, tmA, tmB, C, partials);
+    h6_body<256, 4, true, 2, H6_EPI>(M, N, K, tmA, tmB, C, partials);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1)
 hgemm_h6_128x128(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
-    h6_body<128, 5, true, 1>(M, N, K, tmA, tmB, C, partials);
+    h6_body<128, H6_STAGES_128, true, 1, H6_EPI>(M, N, K, tmA, tmB, C, partials);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1)
 hgemm_h6_128x64(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
-    h6_body<64, 5, false, 1>(M, N, K, tmA, tmB, C, partials);
+    h6_body<64, 5, false, 1, H6_EPI>(M, N, K, tmA, tmB, C, partials);
+}
+
+// Ping-pong entries (bm x bn = the unit: CLUSTER warpgroup tiles stacked vertically).
+extern "C" __global__ void __launch_bounds__(384, 1)
+hgemm_h6_pp_128x128(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
+    h6_pp_body<128, 128, H6_PP_STAGES, 1, H6_PP_EPI>(M, N, K, tmA, tmB, C);
+}
+
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
+hgemm_h6_pp_cl2_256x128(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
+    h6_pp_body<128, 128, H6_PP_STAGES, 2, H6_PP_EPI>(M, N, K, tmA, tmB, C);
+}
+
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
+hgemm_h6_pp_cl2_128x256(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
+    h6_pp_body<64, 256, H6_PP64_STAGES, 2, H6_PP_EPI>(M, N, K, tmA, tmB, C);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 // Split-K reduction for the HGEMM stages: C = sum over slices of the float32 partial tiles.
 //
-// Not a stage of its own: a stage whose launch line allows split > 1 writes one float32 M x N
+// Not a stage of its own: a stage whose tile allows split > 1 (nsprof/ops/hgemm.py) writes one float32 M x N
 // partial product per K slice (partials[z * M * N + i]) and the launcher runs this kernel after
 // it, inside the same timed launch. Summing in float32 and rounding to half once keeps the
 // error of the split result at the unsplit one's (one fp16 rounding of C).
