@@ -87,7 +87,8 @@ def load_kernel(path: Path, entry: str, *, dynamic_smem_bytes: int = 0, arch: st
                 defines: tuple[str, ...] = ()):
     """The CuPy RawKernel `entry` of the source at `path`, with its dynamic shared memory allowed."""
     kernel = _module(str(path), path.stat().st_mtime, nvrtc_options(defines), arch).get_function(entry)
-    if dynamic_smem_bytes > 48 * 1024:
-        # Blocks may use more than 48 KB of shared memory only after opting in.
+    if dynamic_smem_bytes > 0:
+        # Static and dynamic shared memory together may pass 48 KB only after opting in; a kernel
+        # with 48 KB of dynamic memory and a few static bytes (an mbarrier) needs it too.
         kernel.max_dynamic_shared_size_bytes = dynamic_smem_bytes
     return kernel
