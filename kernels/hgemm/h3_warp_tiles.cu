@@ -18,7 +18,7 @@
 // ldmatrix phase of A is a 4-way and of B an 8-way bank conflict (worse than h2's 2- and
 // 4-way, but amortized over 2.7x more MMAs per fragment load), and the global loads of the next
 // strip do not overlap the MMAs of this one (two blocks per SM hide part of that).
-// Metric to watch: smsp__sass_inst_executed_op_shared_ld per tensor FLOP falls against h2;
+// Metric to watch: smsp__sass_inst_executed_op_ldsm (ldmatrix) per tensor FLOP falls against h2;
 // l2_bytes (lts__t_bytes) falls; sm__ops_path_tensor_src_fp16 per second rises.
 // Split-K: with gridDim.z > 1 (small problems that leave SMs idle) slice z computes
 // k in [z*K/gridDim.z, (z+1)*K/gridDim.z) and stores its float32 tile to

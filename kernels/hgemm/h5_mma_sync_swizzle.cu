@@ -26,8 +26,15 @@
 //   multiples of 8 chunks apart, which the swizzle preserves.
 // - Blocks are rasterized in groups of 8 tile rows (column by column within a group), so the
 //   ~132 co-resident blocks share A rows and B columns in L2 at 8192^3.
-// - The epilogue writes C from the accumulators as packed half2 (h4 staged it in shared
-//   memory for 16-byte stores); it is a small part of the time at these tile sizes.
+// - The epilogue stages C in shared memory with stmatrix (the accumulators are already in its
+//   8x8 layout) and writes it with coalesced 16-byte stores (H5_EPI_SMEM=1), and the per-tile
+//   barrier is an mbarrier each thread arrives at after its last read of a tile and waits on
+//   one k step of MMAs later (H5_SPLIT_BAR=1). Together +2.5% at 8192^3 on the H200 against
+//   half2 stores from the accumulators and __syncthreads (benchmarks/h200-hgemm.md).
+// Measured on the H200: 426-430 TFLOP/s at 4096^3 (57-64% of cuBLAS over three runs), 429 at
+// 8192^3 (66%); ncu at 1024^3: 700 shared-load conflicts (h3: 3.4 M), n-way 4.00, the
+// minimum for ldmatrix.x4. No variant tried (k depth 64, 3-5 stages, 256x128, two blocks of
+// 4 warps) passed ~460 TFLOP/s: mma.sync's ceiling on this chip, which wgmma (h6) lifts.
 // Why it should be faster: fewer shared-memory bytes and instructions per mma, three tiles of
 // latency hiding instead of one, and no register spills at 228 registers/thread (1 block of
 // 8 warps per SM). mma.sync tops out well below wgmma on Hopper (h6's step); the aim here is

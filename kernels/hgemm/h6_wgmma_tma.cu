@@ -39,7 +39,13 @@
 // Tuning knobs (-D, defaults = the entries as declared): H6_EPI / H6_PP_EPI = 1 stores C
 // through a 2 KB shared tile per warp (stmatrix, then 16-byte stores covering whole 128-byte
 // rows: 8x fewer L2 write requests than the 4-byte fragment stores; +16 KB of shared memory);
-// H6_STAGES_128, H6_PP_STAGES, H6_PP64_STAGES: ring depths; H6_GROUP_ROWS: the tile order.
+// H6_EPI=1 is the default (596 -> 640-750 TFLOP/s at 4096^3 on the H200); H6_STAGES_128,
+// H6_PP_STAGES, H6_PP64_STAGES: ring depths (6 for 128x128: 578 -> 626 at 4096^3);
+// H6_GROUP_ROWS: the tile order. The ping-pong (pp) and cluster (cl2) entries are tuning
+// candidates the launcher does not declare: each lost to the cooperative 128x256 kernel with
+// the staged epilogue (benchmarks/h200-hgemm.md, "Tuning sweeps").
+// Measured on the H200: 642 TFLOP/s at 4096^3 (96% of cuBLAS), 598 at 8192^3 (92%; 100% in
+// the run before); at 512x2048x1024 the 128x64 tile runs 195 TFLOP/s, 145% of cuBLAS.
 // Layouts: A (row-major M x K) is K-major for wgmma: its TMA box is {64 K = 128 bytes, 128
 // rows}, the canonical K-major 128B-swizzle layout (8-row x 128-byte swizzle atoms, SBO =
 // 1024 bytes, k16 steps advance the start address by 32 bytes). B (row-major K x N) is
@@ -51,10 +57,11 @@
 // ~990 dense f16 TFLOP/s; mma.sync tops out far lower), operand traffic bypasses the
 // register file, and the latency of loads hides behind 3 (128x256) to 4 stages in flight.
 // Metrics to watch: sm__pipe_tensor_op_gmma_cycles_active (wgmma pipe busy, should approach
-// the elapsed cycles; the hmma pipe drops to zero), smsp__inst_executed drops by >10x
-// (no ldmatrix, no cp.async, no per-thread address math), l1tex__data_bank_conflicts on
-// shared loads ~0 (nothing reads shared memory through the LSU), and lts__t_bytes (L2 -> SM
-// traffic: a third lower for the cl2 entry).
+// the elapsed cycles; the hmma pipe drops to zero), sm__ops_path_tensor_op_hgmma_src_fp16
+// counts all the FLOPs (sm__ops_path_tensor_op_hmma_* none), smsp__inst_executed drops by >10x
+// (no ldmatrix, no cp.async, no per-thread address math), shared-memory bank conflicts come
+// from the staged epilogue alone, and lts__t_bytes (L2 -> SM traffic: a third lower for the
+// cl2 entry).
 // Ragged sizes: the launcher pads M, N and K with zeros to multiples of bm, bn and
 // bk*split; nothing is bounds-checked here (the TMA out-of-bounds zero fill would cover it).
 // Precision: products of f16 inputs are accumulated in f32 by the tensor cores; C is
