@@ -135,6 +135,7 @@ class Op:
     flops: Callable[[Size], int]  # the work the op defines (2MNK for a GEMM), whatever a stage executes
     min_bytes: Callable[[Size], int]  # each input read once and the output written once
     workload: Any  # makes problems and launchers on the GPU (nsprof.ops.matmul.MatmulWorkload)
+    headline: str = "flops"  # the rate bench tables lead with: "flops" (TFLOP/s) or "bytes" (TB/s of min_bytes)
     notes: str = ""
 
     @property

@@ -10,18 +10,18 @@ from rich.table import Table
 
 from nsprof.launch.bench import check_output, check_tile, results_document, run_bench, save_results
 from nsprof.console import stderr, stdout
-from nsprof.registry import get_op, select_stages
+from nsprof.registry import all_ops, get_op, select_stages
 from nsprof.sizes import parse_sizes
 
 
 def bench(
     stage: Optional[List[str]] = typer.Option(None, "--stage", "-s", help="Stage(s): v6, several (v1,v6 or repeated), or all. Default: all."),
-    size: Optional[List[str]] = typer.Option(None, "--size", help="N for N^3, or MxNxK; several as 1024,4096. Default: 4096."),
-    op: str = typer.Option("sgemm", "--op", help="Which ladder."),
+    size: Optional[List[str]] = typer.Option(None, "--size", help="N for every dimension, or all of them (MxNxK for a GEMM); several as 1024,4096. Default: 4096."),
+    op: str = typer.Option("sgemm", "--op", help=f"Which ladder: {', '.join(all_ops())}."),
     repeat: Optional[int] = typer.Option(None, "--repeat", min=1, help="Timed launches per stage and size. Default: enough for ~0.25 s (10..500)."),
     warmup: Optional[int] = typer.Option(None, "--warmup", min=0, help="Untimed launches before timing. Default: 3."),
-    tile: Optional[str] = typer.Option(None, "--tile", help="Force the block tile (e.g. 64x128) of the stages that offer several (v8, v10); others keep theirs."),
-    baseline: bool = typer.Option(True, "--baseline/--no-baseline", help="Also time cuBLAS (v9) for the '% of cuBLAS' column."),
+    tile: Optional[str] = typer.Option(None, "--tile", help="Force the block tile (e.g. 64x128) of the stages that offer several (v8, v10, h4-h6); others keep theirs."),
+    baseline: bool = typer.Option(True, "--baseline/--no-baseline", help="Also time the library stage (cuBLAS: v9, h7) for the '% of cuBLAS' column."),
     as_json: bool = typer.Option(False, "--json", help="Print the results as JSON instead of a table."),
     out: Path = typer.Option(Path("profiles"), "--out", help="Directory for the results file bench-<op>-<time>.json."),
     save: bool = typer.Option(True, "--save/--no-save", help="Write the results file."),
@@ -29,8 +29,10 @@ def bench(
 ) -> None:
     """Verify each stage against a float64 reference, then time it with CUDA events.
 
-    A stage whose relative error exceeds its tolerance (1e-5 fp32, 5e-3 tf32) is reported
-    FAILED, is not timed, and makes the exit code 1.
+    A stage whose relative error exceeds its tolerance (`nsprof stages --op OP` states each
+    precision's: 1e-5 for fp32 SGEMM, 5e-3 for TF32, 2^-11 + 4 sqrt(K) 2^-24 for HGEMM) is reported
+    FAILED, is not timed, and makes the exit code 1. A stage this GPU cannot run (h6 needs
+    sm_90a) is reported "not available" with the reason.
     """
     from nsprof.launch.gpu import device_info
 
@@ -64,9 +66,11 @@ def _fmt(value, spec: str, missing: str = "-") -> str:
 def results_table(records: list[dict], env: dict) -> Table:
     table = Table(title=f"{env['device']} (CC {env['compute_capability']}, {env['sm_count']} SMs), CuPy {env['cupy']}, CUDA {env['runtime_cuda']}",
                   title_justify="left")
+    by_bytes = bool(records) and get_op(records[0]["op"]).headline == "bytes"
+    rate, rate_label = ("tbytes_per_s", "TB/s") if by_bytes else ("tflops", "TFLOP/s")
     for col, justify in [("stage", "left"), ("title", "left"), ("size", "left"), ("tile", "left"),
                          ("status", "left"), ("median ms", "right"), ("spread", "right"),
-                         ("TFLOP/s", "right"), ("% cuBLAS", "right"), ("rel. error", "right")]:
+                         (rate_label, "right"), ("% cuBLAS", "right"), ("rel. error", "right")]:
         table.add_column(col, justify=justify)
     for r in records:
         status = {"ok": "ok", "failed": "[red]FAILED[/]", "error": "[red]ERROR[/]"}.get(r["status"], r["status"])
@@ -74,7 +78,7 @@ def results_table(records: list[dict], env: dict) -> Table:
             r["stage"], r["title"] + (" (baseline)" if r.get("baseline_only") else ""), r["size"],
             r["tile"] or "-", status, _fmt(r["median_ms"], ".4f"),
             _fmt(r.get("spread_pct"), ".1f") + ("%" if r.get("spread_pct") is not None else ""),
-            _fmt(r["tflops"], ".2f"), _fmt(r["pct_cublas"], ".0f"), _fmt(r["rel_error"], ".1e"),
+            _fmt(r[rate], ".2f"), _fmt(r["pct_cublas"], ".0f"), _fmt(r["rel_error"], ".1e"),
         )
     failures = [r for r in records if r["status"] != "ok"]  # "not available" says why too
     if failures:

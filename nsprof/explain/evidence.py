@@ -26,9 +26,9 @@ from nsprof.parse import load_profile
 from nsprof.parse.ncu_csv import NcuReport
 from nsprof.parse.profile import tool_outputs
 from nsprof.parse.sources import PROFILES_DIR, latest_profile, resolve_ceiling
-from nsprof.registry import REPO_ROOT, Stage, all_stages
+from nsprof.registry import REPO_ROOT, Stage, all_ops, all_stages
 
-EXAMPLE_PROFILES = {op: REPO_ROOT / PROFILES_DIR / "examples" / f"h200-{op}-1024" for op in ("sgemm", "hgemm")}
+EXAMPLE_PROFILES = {op: REPO_ROOT / PROFILES_DIR / "examples" / f"h200-{op}-1024" for op in all_ops()}
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ def _record(stage: Stage, size: Size) -> dict:
         "op": stage.op, "stage": stage.stage, "title": stage.title, "precision": stage.precision,
         **dict(zip(op.dims.lower().split("x"), size)), "size": size_label(size), "status": "not run",
         "rel_error": None, "tolerance": stage.tolerance(size), "tile": None, "split_k": None, "padded": None,
-        "median_ms": None, "tflops": None, "pct_cublas": None, "message": None,
+        "median_ms": None, "tflops": None, "tbytes_per_s": None, "pct_cublas": None, "message": None,
     }
 
 
@@ -54,7 +54,9 @@ def bench_stage(stage: Stage, size: Size, problem, tools, *, repeat: int | None,
     timing = time_launches(launcher.run, repeat=repeat, warmup=warmup, range_name=range_name(stage.op, stage.stage, size))
     rec.update(timing.summary())
     rec["status"] = "ok"
-    rec["tflops"] = get_op(stage.op).flops(size) / (rec["median_ms"] * 1e-3) / 1e12
+    seconds = rec["median_ms"] * 1e-3
+    rec["tflops"] = get_op(stage.op).flops(size) / seconds / 1e12
+    rec["tbytes_per_s"] = get_op(stage.op).min_bytes(size) / seconds / 1e12  # each matrix moved once
     return rec
 
 
