@@ -113,6 +113,15 @@ extern __shared__ unsigned char h6_smem[];
 // ---------------------------------------------------------------------------------------
 // PTX wrappers: shared-memory addresses, mbarriers, TMA, wgmma, cluster.
 // ---------------------------------------------------------------------------------------
+// nvcc -arch=sm_90a also runs a plain compute_90 PTX pass, where wgmma and setmaxnreg do not
+// exist: there (no __CUDA_ARCH_FEAT_SM90_ALL) the entries compile to a trap. NVRTC's
+// -arch=sm_90a and nvcc's -gencode=arch=compute_90a,code=sm_90a build the real kernels.
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define H6_SM90A_ONLY(call) __trap()
+#else
+#define H6_SM90A_ONLY(call) call
+#endif
+
 __device__ __forceinline__ unsigned smem_u32(const void* p) {
     return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
@@ -691,38 +700,38 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
 
 extern "C" __global__ void __launch_bounds__(384, 1)
 hgemm_h6_128x256(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
-    h6_body<256, 4, true, 1, H6_EPI>(M, N, K, tmA, tmB, C, partials);
+    H6_SM90A_ONLY((h6_body<256, 4, true, 1, H6_EPI>(M, N, K, tmA, tmB, C, partials)));
 }
 
 extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
 hgemm_h6_cl2_256x256(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
-    h6_body<256, 4, true, 2, H6_EPI>(M, N, K, tmA, tmB, C, partials);
+    H6_SM90A_ONLY((h6_body<256, 4, true, 2, H6_EPI>(M, N, K, tmA, tmB, C, partials)));
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1)
 hgemm_h6_128x128(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
-    h6_body<128, H6_STAGES_128, true, 1, H6_EPI>(M, N, K, tmA, tmB, C, partials);
+    H6_SM90A_ONLY((h6_body<128, H6_STAGES_128, true, 1, H6_EPI>(M, N, K, tmA, tmB, C, partials)));
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1)
 hgemm_h6_128x64(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
-    h6_body<64, 5, false, 1, H6_EPI>(M, N, K, tmA, tmB, C, partials);
+    H6_SM90A_ONLY((h6_body<64, 5, false, 1, H6_EPI>(M, N, K, tmA, tmB, C, partials)));
 }
 
 // Ping-pong entries (bm x bn = the unit: CLUSTER warpgroup tiles stacked vertically).
 extern "C" __global__ void __launch_bounds__(384, 1)
 hgemm_h6_pp_128x128(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
-    h6_pp_body<128, 128, H6_PP_STAGES, 1, H6_PP_EPI>(M, N, K, tmA, tmB, C);
+    H6_SM90A_ONLY((h6_pp_body<128, 128, H6_PP_STAGES, 1, H6_PP_EPI>(M, N, K, tmA, tmB, C)));
 }
 
 extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
 hgemm_h6_pp_cl2_256x128(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
-    h6_pp_body<128, 128, H6_PP_STAGES, 2, H6_PP_EPI>(M, N, K, tmA, tmB, C);
+    H6_SM90A_ONLY((h6_pp_body<128, 128, H6_PP_STAGES, 2, H6_PP_EPI>(M, N, K, tmA, tmB, C)));
 }
 
 extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
 hgemm_h6_pp_cl2_128x256(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
-    h6_pp_body<64, 256, H6_PP64_STAGES, 2, H6_PP_EPI>(M, N, K, tmA, tmB, C);
+    H6_SM90A_ONLY((h6_pp_body<64, 256, H6_PP64_STAGES, 2, H6_PP_EPI>(M, N, K, tmA, tmB, C)));
 }
 
 // ---------------------------------------------------------------------------------------
