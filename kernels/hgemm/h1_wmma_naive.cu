@@ -51,6 +51,8 @@
 #include <cuda_fp16.h>
 #include <mma.h>
 
+#include "wmma_store.cuh"
+
 using namespace nvcuda;
 
 #ifndef H1_WARPS_M
@@ -74,22 +76,6 @@ typedef __half h1_acc_elem_t;  // the seed's choice: the running sum is rounded 
 #else
 typedef float h1_acc_elem_t;
 #endif
-
-// Write one warp's 16x16 float accumulator tile to C (row-major, leading dimension ldc) as
-// fp16: through the warp's 16x16 float staging area, then 16 bytes (8 halves) per lane.
-// Lane l converts row l / 2, columns 8 * (l % 2) .. +7.
-__device__ __forceinline__ void h1_store_tile(__half* c, int ldc, float* stage,
-                                              const wmma::fragment<wmma::accumulator, 16, 16, 16, float>& acc) {
-    const int lane = threadIdx.x % 32;
-    wmma::store_matrix_sync(stage, acc, 16, wmma::mem_row_major);
-    __syncwarp();
-    const float* src = stage + (lane / 2) * 16 + (lane % 2) * 8;
-    const float4 lo = *reinterpret_cast<const float4*>(src);
-    const float4 hi = *reinterpret_cast<const float4*>(src + 4);
-    __half2 h[4] = {__floats2half2_rn(lo.x, lo.y), __floats2half2_rn(lo.z, lo.w),
-                    __floats2half2_rn(hi.x, hi.y), __floats2half2_rn(hi.z, hi.w)};
-    *reinterpret_cast<uint4*>(c + (lane / 2) * ldc + (lane % 2) * 8) = *reinterpret_cast<const uint4*>(h);
-}
 
 #if H1_MIN_BLOCKS > 0
 #define H1_BOUNDS __launch_bounds__(H1_THREADS, H1_MIN_BLOCKS)
@@ -121,6 +107,6 @@ hgemm_h1(int M, int N, int K, const __half* __restrict__ A, const __half* __rest
 #else
     // One 16x16 float staging tile per warp for the epilogue (32-byte aligned for WMMA).
     __shared__ __align__(128) float stage[H1_WARPS_M * H1_WARPS_N][16 * 16];
-    h1_store_tile(C + (size_t)row0 * N + col0, N, stage[warp], acc);
+    wmma_store_tile_fp16(C + (size_t)row0 * N + col0, N, stage[warp], acc);
 #endif
 }

@@ -55,6 +55,8 @@
 #include <cuda_fp16.h>
 #include <mma.h>
 
+#include "wmma_store.cuh"
+
 using namespace nvcuda;
 
 // Tuning knobs (see the header); the defaults are what nsprof/ops/hgemm.py declares.
@@ -123,22 +125,6 @@ __device__ __forceinline__ int h2_b_off(int k, int n) {
 #define H2_LDA H2_BK
 #define H2_LDB H2_BN
 #endif
-
-// Write one warp's 16x16 float accumulator tile to C (row-major, leading dimension ldc) as
-// fp16: through the warp's 16x16 float staging area, then 16 bytes (8 halves) per lane.
-// Lane l converts row l / 2, columns 8 * (l % 2) .. +7.
-__device__ __forceinline__ void h2_store_tile(__half* c, int ldc, float* stage,
-                                              const wmma::fragment<wmma::accumulator, 16, 16, 16, float>& acc) {
-    const int lane = threadIdx.x % 32;
-    wmma::store_matrix_sync(stage, acc, 16, wmma::mem_row_major);
-    __syncwarp();
-    const float* src = stage + (lane / 2) * 16 + (lane % 2) * 8;
-    const float4 lo = *reinterpret_cast<const float4*>(src);
-    const float4 hi = *reinterpret_cast<const float4*>(src + 4);
-    __half2 h[4] = {__floats2half2_rn(lo.x, lo.y), __floats2half2_rn(lo.z, lo.w),
-                    __floats2half2_rn(hi.x, hi.y), __floats2half2_rn(hi.z, hi.w)};
-    *reinterpret_cast<uint4*>(c + (lane / 2) * ldc + (lane % 2) * 8) = *reinterpret_cast<const uint4*>(h);
-}
 
 // Which element chunk c (8 halves) of a strip with W chunks per row copies: (row, col).
 // Plain strips: row by row, so 8 consecutive lanes (one shared-store phase) copy 128
@@ -258,5 +244,5 @@ hgemm_h2(int M, int N, int K, const __half* __restrict__ A, const __half* __rest
     }
     // The loop's last barrier also frees the strips for the staging tiles.
     const int row0 = bm0 + warp_m * 16, col0 = bn0 + warp_n * 16;
-    h2_store_tile(C + (size_t)row0 * N + col0, N, reinterpret_cast<float*>(smem_raw) + warp * 256, acc);
+    wmma_store_tile_fp16(C + (size_t)row0 * N + col0, N, reinterpret_cast<float*>(smem_raw) + warp * 256, acc);
 }

@@ -36,6 +36,8 @@
 #include <cuda_fp16.h>
 #include <mma.h>
 
+#include "wmma_store.cuh"
+
 using namespace nvcuda;
 
 #define H3_BM 128
@@ -50,22 +52,6 @@ using namespace nvcuda;
 #define H3_THREADS 256
 
 typedef wmma::fragment<wmma::accumulator, 16, 16, 16, float> h3_acc_t;
-
-// Write one 16x16 float accumulator tile to C (row-major, leading dimension ldc) as fp16:
-// through the warp's 16x16 float staging area, then 16 bytes (8 halves) per lane.
-// Lane l converts row l / 2, columns 8 * (l % 2) .. +7.
-__device__ __forceinline__ void h3_store_tile(__half* c, int ldc, float* stage, const h3_acc_t& acc) {
-    const int lane = threadIdx.x % 32;
-    wmma::store_matrix_sync(stage, acc, 16, wmma::mem_row_major);
-    __syncwarp();
-    const float* src = stage + (lane / 2) * 16 + (lane % 2) * 8;
-    const float4 lo = *reinterpret_cast<const float4*>(src);
-    const float4 hi = *reinterpret_cast<const float4*>(src + 4);
-    __half2 h[4] = {__floats2half2_rn(lo.x, lo.y), __floats2half2_rn(lo.z, lo.w),
-                    __floats2half2_rn(hi.x, hi.y), __floats2half2_rn(hi.z, hi.w)};
-    *reinterpret_cast<uint4*>(c + (lane / 2) * ldc + (lane % 2) * 8) = *reinterpret_cast<const uint4*>(h);
-    __syncwarp();  // every lane has read the staging area before the next tile overwrites it
-}
 
 extern "C" __global__ void __launch_bounds__(H3_THREADS, 2)
 hgemm_h3(int M, int N, int K, const __half* __restrict__ A, const __half* __restrict__ B,
@@ -158,5 +144,5 @@ hgemm_h3(int M, int N, int K, const __half* __restrict__ A, const __half* __rest
     for (int i = 0; i < H3_FM; ++i)
 #pragma unroll
         for (int j = 0; j < H3_FN; ++j)
-            h3_store_tile(C + (size_t)(row0 + i * 16) * N + col0 + j * 16, N, stage, acc[i][j]);
+            wmma_store_tile_fp16(C + (size_t)(row0 + i * 16) * N + col0 + j * 16, N, stage, acc[i][j]);
 }

@@ -19,11 +19,14 @@ from nsprof.launch.gpu import cuda_include_dir, require_cupy
 _ARCH = re.compile(r"^sm_(\d)(\d+)(a?)$")
 
 
-def nvrtc_options(defines: tuple[str, ...] = ()) -> tuple[str, ...]:
+def nvrtc_options(defines: tuple[str, ...] = (), kernel_dir: Path | None = None) -> tuple[str, ...]:
+    """C++17, CUDA's headers, the kernel's own directory (its shared .cuh files) and -D defines."""
     opts = ["-std=c++17"]
     include = cuda_include_dir()
     if include:
         opts.append(f"-I{include}")
+    if kernel_dir is not None:
+        opts.append(f"-I{kernel_dir}")
     opts += [f"-D{d}" for d in defines]
     return tuple(opts)
 
@@ -65,7 +68,8 @@ def _cubin(path: str, source: str, options: tuple[str, ...], arch: str) -> Path:
     from cupy_backends.cuda.libs import nvrtc
 
     options = (*options, f"-arch={arch}")
-    digest = hashlib.sha256("\0".join((source, *options)).encode()).hexdigest()[:16]
+    headers = [header.read_text(encoding="utf-8") for header in sorted(Path(path).parent.glob("*.cuh"))]
+    digest = hashlib.sha256("\0".join((source, *headers, *options)).encode()).hexdigest()[:16]
     target = Path(tempfile.gettempdir()) / f"nsprof-{Path(path).stem}-{arch}-{digest}.cubin"
     if target.exists():
         return target
@@ -86,7 +90,7 @@ def _cubin(path: str, source: str, options: tuple[str, ...], arch: str) -> Path:
 def load_kernel(path: Path, entry: str, *, dynamic_smem_bytes: int = 0, arch: str | None = None,
                 defines: tuple[str, ...] = ()):
     """The CuPy RawKernel `entry` of the source at `path`, with its dynamic shared memory allowed."""
-    kernel = _module(str(path), path.stat().st_mtime, nvrtc_options(defines), arch).get_function(entry)
+    kernel = _module(str(path), path.stat().st_mtime, nvrtc_options(defines, path.parent), arch).get_function(entry)
     if dynamic_smem_bytes > 0:
         # Static and dynamic shared memory together may pass 48 KB only after opting in; a kernel
         # with 48 KB of dynamic memory and a few static bytes (an mbarrier) needs it too.
