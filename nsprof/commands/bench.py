@@ -19,7 +19,7 @@ def bench(
     size: Optional[List[str]] = typer.Option(None, "--size", help="N for every dimension, or all of them (MxNxK for a GEMM); several as 1024,4096. Default: 4096."),
     op: str = typer.Option("sgemm", "--op", help=f"Which ladder: {', '.join(all_ops())}."),
     repeat: Optional[int] = typer.Option(None, "--repeat", min=1, help="Timed launches per stage and size. Default: enough for ~0.25 s (10..500)."),
-    warmup: Optional[int] = typer.Option(None, "--warmup", min=0, help="Untimed launches before timing. Default: 3."),
+    warmup: Optional[int] = typer.Option(None, "--warmup", min=0, help="Untimed launches before timing. Default: at least 3 and 0.1 s of them (an idle GPU's clocks ramp up first)."),
     tile: Optional[str] = typer.Option(None, "--tile", help="Force the block tile (e.g. 64x128) of the stages that offer several (v8, v10, h4-h6); others keep theirs."),
     baseline: bool = typer.Option(True, "--baseline/--no-baseline", help="Also time the library stage (cuBLAS: v9, h7) for the '% of cuBLAS' column."),
     as_json: bool = typer.Option(False, "--json", help="Print the results as JSON instead of a table."),

@@ -11,6 +11,8 @@ from nsprof.launch.gpu import require_cupy
 from nsprof.ranges import NVTX_DOMAIN
 
 TARGET_S = 0.25  # timed launches per stage and size fill about this long by default
+WARMUP_S = 0.1  # untimed launches fill at least this long by default: an idle GPU's clocks ramp up first
+MAX_WARMUP = 20_000
 
 
 def nvtx_range(name: str | None):
@@ -71,15 +73,24 @@ def _event_times(launch, count: int, range_name: str | None) -> list[float]:
     return [cp.cuda.get_elapsed_time(s, e) for s, e in zip(starts, ends)]
 
 
+def _warm_up(launch) -> list[float]:
+    """At least 3 launches and WARMUP_S of them (at most MAX_WARMUP): microsecond kernels timed
+    right after an idle spell otherwise run at the low clocks the GPU idled at."""
+    times: list[float] = []
+    while len(times) < MAX_WARMUP and (len(times) < 3 or sum(times) < WARMUP_S * 1e3):
+        times += _event_times(launch, min(max(3, len(times)), MAX_WARMUP - len(times)), None)
+    return times
+
+
 def time_launches(launch, repeat: int | None = None, warmup: int | None = None,
                   range_name: str | None = None) -> Timing:
-    """Warm up (outside any range), then time each launch with its own pair of CUDA events.
+    """Warm up (outside any range; by default at least 3 launches and WARMUP_S), then time each
+    launch with its own pair of CUDA events.
 
     With no `repeat`, run enough launches to fill about TARGET_S (10 to 500 launches),
     using the warm-up launches to estimate the time of one.
     """
-    n_warm = 3 if warmup is None else warmup
-    warm_times = _event_times(launch, n_warm, None) if n_warm > 0 else []
+    warm_times = _warm_up(launch) if warmup is None else _event_times(launch, warmup, None) if warmup > 0 else []
     if repeat is None:
         per_launch_s = max(float(np.median(warm_times)) / 1e3, 1e-6) if warm_times else 1e-3
         repeat = int(min(500, max(10, TARGET_S / per_launch_s)))
