@@ -19,7 +19,7 @@
 // B 4-way, 24 shared wavefronts per mma_sync, most of the L1 traffic. So the strips are
 // stored as 16-column panels (H2_PANELS=1, the default): every fragment then has a 32-byte
 // pitch and both operands are 2-way. Measured on the H200: 48.9 TFLOP/s at 4096^3 row-major
-// (the seed's 49.1), 60.2 with panels; ncu at 1024^3: 2.1 M shared-load conflicts, n-way 8.0
+// (the seed's 49.1), 60.2-60.5 with panels; ncu at 1024^3: 2.1 M shared-load conflicts, n-way 8.0
 // (ldmatrix.x4 needs 4 wavefronts when conflict-free).
 // Metric to watch: l1tex__t_bytes (global load traffic) falls ~5x against h1;
 // smsp__sass_inst_executed_op_ldsm (ldmatrix) appears, with

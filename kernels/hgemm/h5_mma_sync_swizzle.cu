@@ -31,8 +31,8 @@
 //   barrier is an mbarrier each thread arrives at after its last read of a tile and waits on
 //   one k step of MMAs later (H5_SPLIT_BAR=1). Together +2.5% at 8192^3 on the H200 against
 //   half2 stores from the accumulators and __syncthreads (benchmarks/h200-hgemm.md).
-// Measured on the H200: 426-430 TFLOP/s at 4096^3 (57-64% of cuBLAS over three runs), 429 at
-// 8192^3 (66%); ncu at 1024^3: 700 shared-load conflicts (h3: 3.4 M), n-way 4.00, the
+// Measured on the H200 over four runs: 421-430 TFLOP/s at 4096^3 (57-65% of cuBLAS), 420-433 at
+// 8192^3 (62-68%); ncu at 1024^3: 700 shared-load conflicts (h3: 3.4 M), n-way 4.00, the
 // minimum for ldmatrix.x4. No variant tried (k depth 64, 3-5 stages, 256x128, two blocks of
 // 4 warps) passed ~460 TFLOP/s: mma.sync's ceiling on this chip, which wgmma (h6) lifts.
 // Why it should be faster: fewer shared-memory bytes and instructions per mma, three tiles of

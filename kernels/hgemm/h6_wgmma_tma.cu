@@ -44,8 +44,8 @@
 // H6_GROUP_ROWS: the tile order. The ping-pong (pp) and cluster (cl2) entries are tuning
 // candidates the launcher does not declare: each lost to the cooperative 128x256 kernel with
 // the staged epilogue (benchmarks/h200-hgemm.md, "Tuning sweeps").
-// Measured on the H200: 642 TFLOP/s at 4096^3 (96% of cuBLAS), 598 at 8192^3 (92%; 100% in
-// the run before); at 512x2048x1024 the 128x64 tile runs 195 TFLOP/s, 145% of cuBLAS.
+// Measured on the H200 over four runs: 588-683 TFLOP/s at 4096^3 (88-104% of cuBLAS), 598-649
+// at 8192^3 (92-101%); at 512x2048x1024 the 128x64 tile runs 197 TFLOP/s, 139% of cuBLAS.
 // Layouts: A (row-major M x K) is K-major for wgmma: its TMA box is {64 K = 128 bytes, 128
 // rows}, the canonical K-major 128B-swizzle layout (8-row x 128-byte swizzle atoms, SBO =
 // 1024 bytes, k16 steps advance the start address by 32 bytes). B (row-major K x N) is
