@@ -15,7 +15,7 @@ import dataclasses
 import itertools
 import json
 
-from nsprof.launch.gpu import launch_tools
+from nsprof.launch.tools import launch_tools
 from nsprof.launch.measure import time_launches, verify
 from nsprof.ops.sgemm import _v10_smem
 from nsprof.registry import Stage, get_op, get_stage, library_stage

@@ -1,159 +1,19 @@
-"""The registry: what an op, a stage and a launch configuration are, and how to look them up.
+"""The registry: every op nsprof runs and the lookups every command uses.
 
-Each op is one module under nsprof/ops (sgemm, hgemm, ...) that builds an `Op`: its element
-type, how a size is written, its FLOP and minimum-byte formulas, its precisions and their
-tolerances, how its problems are made and launched (`Op.workload`) and its stages. Everything
-else (CLI choices, bench tables, plot labels, `explain`, tests) reads them through the lookups
-here, never through an op module directly.
-
-A stage names its CUDA source and entry points, the block tiles it can launch with, how it
-handles sizes that are not multiples of its tile, its arithmetic precision, what it changes
-relative to the previous stage and which Nsight Compute metric should show that change, and its
-memory accesses, shared and global (what `nsprof explain` models for bank conflicts and coalescing).
+The ops are the modules under nsprof/ops (one per ladder); what an op, a stage, a tile and a
+precision are is nsprof.op_model, whose dataclasses this module hands on. Everything else
+(CLI choices, bench tables, plot labels, `explain`, tests) finds ops and stages here, never
+through an op module directly.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import Any, Callable, Mapping
-
-from nsprof.access import MemoryAccess
 from nsprof.errors import UsageError
-from nsprof.sizes import Size  # one problem size, in the op's dimension order
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
-
-
-
-@dataclass(frozen=True)
-class Tile:
-    """One launch configuration: a block computes a bm x bn tile of C in steps of bk.
-
-    `entry` is the kernel's extern "C" name; `threads` the block shape (x, y).
-    Padded stages round M, N up to multiples of bm, bn and K up to a multiple of bk
-    (times the split-K factor). `max_split_k` > 1 lets the launcher split K over
-    gridDim.z when there are too few tiles to fill the GPU. `arch` names a target the
-    entry needs beyond the device's own (sm_90a: wgmma, setmaxnreg), `tma_boxes` the boxes
-    (rows, cols) of the A and B tensor maps when the kernel reads its operands through TMA,
-    with `swizzle` bytes; `persistent` kernels get one block per SM and loop over tiles.
-    """
-
-    bm: int
-    bn: int
-    bk: int
-    threads: tuple[int, int]
-    entry: str
-    dynamic_smem_bytes: int = 0
-    max_split_k: int = 1
-    arch: str | None = None
-    tma_boxes: tuple[tuple[int, int], tuple[int, int]] | None = None
-    swizzle: int = 0
-    persistent: bool = False
-
-    @property
-    def shape(self) -> str:
-        return f"{self.bm}x{self.bn}"
-
-
-@dataclass(frozen=True)
-class Precision:
-    """How a stage computes, and how close to the float64 reference it must land."""
-
-    name: str  # the key stages use: "fp32", "tf32", "fp16"
-    description: str  # what `nsprof stages` says about it
-    rule: str  # the tolerance as a person reads it
-    tolerance: Callable[[Size], float]  # largest relative Frobenius error that passes, per size
-    fixed: float | None = None  # the tolerance when it does not depend on the size
-
-
-def fixed_precision(name: str, description: str, tolerance: float) -> Precision:
-    return Precision(name, description, f"{tolerance:g}", lambda size: tolerance, tolerance)
-
-
-@dataclass(frozen=True)
-class Stage:
-    op: str
-    stage: str
-    title: str
-    kernel_file: str | None  # relative to the repository root; None for library calls
-    backend: str  # "nvrtc" (our .cu through CuPy) or "cublas" (the vendor library through CuPy)
-    tiles: tuple[Tile, ...]  # first is the default; launch picks among them by size
-    ragged: str  # "bounds-check", "pad" or "library": how sizes off the tile are handled
-    precision: str  # a key of the op's precisions
-    changes: str  # what this stage changes relative to the previous one
-    why: str  # why that should be faster
-    metric: str  # the Nsight Compute metric that should show the change
-    # the same, as columns of nsprof's analysis tables that the report compares with the stage before
-    watch: tuple[str, ...] = ()
-    notes: str = ""
-    # One warp's loads and stores, shared and global, as the SASS performs them (default tile):
-    # all of them, so that their mix predicts the kernel's measured counters. See nsprof.access.
-    accesses: tuple[MemoryAccess, ...] = ()
-
-    @property
-    def key(self) -> str:
-        return f"{self.op}/{self.stage}"
-
-    @property
-    def number(self) -> int:
-        return int(re.sub(r"\D", "", self.stage))
-
-    def tolerance(self, size: Size) -> float:
-        """Largest relative Frobenius error against the float64 reference that passes at `size`."""
-        return get_op(self.op).precisions[self.precision].tolerance(size)
-
-    def kernel_path(self) -> Path | None:
-        if self.kernel_file is None:
-            return None
-        return find_kernel(self.kernel_file)
-
-    def to_json(self) -> dict:
-        d = asdict(self)
-        d["tiles"] = [asdict(t) for t in self.tiles]
-        precision = get_op(self.op).precisions[self.precision]
-        d["tolerance"] = precision.fixed
-        d["tolerance_rule"] = precision.rule
-        d["precision_description"] = precision.description
-        return d
-
-
-@dataclass(frozen=True)
-class Op:
-    """A problem family (SGEMM, HGEMM, ...): one module under nsprof/ops builds it."""
-
-    name: str  # "sgemm": CLI choice, NVTX range prefix, JSON key
-    title: str  # "SGEMM": how tables and plots name it
-    description: str  # the computation, its layouts and types
-    dtype: str  # element type of the inputs and the output (a NumPy dtype name)
-    element_bytes: int
-    dims: str  # how a size is written, "MxNxK"; a single number means all dimensions equal
-    stage_prefix: str  # "v" for v1..v10: what a bare stage number ("6") expands to
-    precisions: Mapping[str, Precision]
-    stages: tuple[Stage, ...]
-    flops: Callable[[Size], int]  # the work the op defines (2MNK for a GEMM), whatever a stage executes
-    min_bytes: Callable[[Size], int]  # each input read once and the output written once
-    workload: Any  # makes problems and launchers on the GPU (nsprof.ops.matmul.MatmulWorkload)
-    headline: str = "flops"  # the rate bench tables lead with: "flops" (TFLOP/s) or "bytes" (TB/s of min_bytes)
-    notes: str = ""
-
-    @property
-    def ndim(self) -> int:
-        return len(self.dims.split("x"))
-
-
-def find_kernel(rel: str) -> Path:
-    """A source checkout keeps kernels/ at the top; a wheel ships it as nsprof/kernels."""
-    for base in (REPO_ROOT, Path(__file__).resolve().parent):
-        if (base / rel).is_file():
-            return base / rel
-    return REPO_ROOT / rel
+from nsprof.op_model import REPO_ROOT, Op, Precision, Stage, Tile, find_kernel  # noqa: F401 (handed on)
+from nsprof.ops import OPS
 
 
 def all_ops() -> dict[str, Op]:
-    from nsprof.ops import OPS  # the op modules import this one for the dataclasses
-
     return OPS
 
 

@@ -20,7 +20,7 @@ CASES = [(stage, size) for stage in all_stages() for size in SIZES[stage.op]]
 
 @pytest.fixture(scope="module")
 def tools():
-    from nsprof.launch.gpu import launch_tools
+    from nsprof.launch.tools import launch_tools
 
     return launch_tools()
 

@@ -37,7 +37,7 @@ def test_kernel_file_opens_with_what_changed_and_the_metric(stage):
 @pytest.mark.parametrize("stage", all_stages(), ids=lambda s: s.key)
 def test_every_stage_declares_its_contract(stage):
     assert stage.title and stage.changes and stage.why and stage.metric and stage.watch
-    assert stage.precision in get_op(stage.op).precisions
+    assert get_op(stage.op).precisions[stage.precision.name] is stage.precision
     assert stage.ragged in {"bounds-check", "pad", "library"}
     if stage.backend == "cublas":
         assert stage.kernel_file is None and stage.tiles == () and stage.ragged == "library"
@@ -50,8 +50,8 @@ def test_every_stage_declares_its_contract(stage):
 
 def test_tolerances_match_the_precision_contract():
     size = (1024, 1024, 1024)
-    assert {s.stage: s.tolerance(size) for s in LADDER if s.precision == "tf32"} == {"v10": 5e-3}
-    assert all(s.tolerance(size) == 1e-5 for s in LADDER if s.precision == "fp32")
+    assert {s.stage: s.tolerance(size) for s in LADDER if s.precision.name == "tf32"} == {"v10": 5e-3}
+    assert all(s.tolerance(size) == 1e-5 for s in LADDER if s.precision.name == "fp32")
 
 
 def test_sgemm_formulas():

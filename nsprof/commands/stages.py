@@ -24,7 +24,7 @@ def stages(
     for col in ("stage", "title", "kernel file", "ragged", "precision", "changes"):
         table.add_column(col, overflow="fold")
     for s in ladder:
-        table.add_row(s.stage, s.title, s.kernel_file or "(cuBLAS via CuPy)", s.ragged, s.precision, escape(s.changes))
+        table.add_row(s.stage, s.title, s.kernel_file or "(cuBLAS via CuPy)", s.ragged, s.precision.name, escape(s.changes))
     precisions = get_op(op).precisions.values()
     table.caption = "Passes when the relative error against float64 is at most: " + "; ".join(
         f"{p.name} ({p.description}) {p.rule}" for p in precisions)

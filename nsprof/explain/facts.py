@@ -21,7 +21,7 @@ def topic_facts(topic: str, stages: list[Stage], m: Measurements | None) -> list
 
 def _thread_tile_side(stage: Stage) -> int | None:
     """An FP32 stage's thread tile is side x side outputs of C (default block tile); None otherwise."""
-    if stage.precision != "fp32" or not stage.tiles:
+    if stage.precision.name != "fp32" or not stage.tiles:
         return None
     tile = stage.tiles[0]
     outputs = tile.bm * tile.bn // (tile.threads[0] * tile.threads[1])

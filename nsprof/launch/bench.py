@@ -23,7 +23,7 @@ Progress = Callable[[str], None]
 def _record(stage: Stage, size: Size) -> dict:
     op = get_op(stage.op)
     return {
-        "op": stage.op, "stage": stage.stage, "title": stage.title, "precision": stage.precision,
+        "op": stage.op, "stage": stage.stage, "title": stage.title, "precision": stage.precision.name,
         **dict(zip(op.dims.lower().split("x"), size)), "size": size_label(size), "status": "not run",
         "rel_error": None, "tolerance": stage.tolerance(size), "tile": None, "split_k": None, "padded": None,
         "median_ms": None, "tflops": None, "tbytes_per_s": None, "pct_cublas": None, "message": None,
@@ -72,7 +72,8 @@ def run_bench(op: str, stages: list[Stage], sizes: list[Size], *, repeat: int | 
               warmup: int | None = None, baseline: bool = True, tile: str | None = None,
               progress: Progress | None = None) -> list[dict]:
     """Every stage at every size, plus the library stage (cuBLAS) as the baseline for % of cuBLAS."""
-    from nsprof.launch.gpu import launch_tools, require_cupy
+    from nsprof.launch.gpu import require_cupy
+    from nsprof.launch.tools import launch_tools
 
     cp = require_cupy()
     tools = launch_tools()

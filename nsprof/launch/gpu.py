@@ -95,18 +95,3 @@ def nvidia_driver_version() -> str | None:
         return None
     return out.strip().splitlines()[0] if out.strip() else None
 
-
-def launch_tools():
-    """What an op's launcher borrows from this layer (nsprof.ops.matmul.LaunchTools)."""
-    from nsprof.launch.compile import arch_runs, load_kernel
-    from nsprof.ops.matmul import LaunchTools
-
-    def encode_tensor_map(*args) -> bytes:
-        from nsprof.launch.tensor_map import encode_2d  # ctypes on the driver: only TMA stages need it
-
-        return encode_2d(*args)
-
-    info = device_info()
-    cc = info["compute_capability"]
-    return LaunchTools(require_cupy(), info["sm_count"], cc, load_kernel, encode_tensor_map,
-                       lambda tile: arch_runs(tile.arch, cc))

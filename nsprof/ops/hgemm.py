@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 
 from nsprof.ops import matmul
-from nsprof.registry import Op, Precision, Size, Stage, Tile
+from nsprof.op_model import Op, Precision, Stage, Tile
+from nsprof.sizes import Size
 
 UNIT_ROUNDOFF_FP16 = 2.0**-11
 UNIT_ROUNDOFF_FP32 = 2.0**-24
@@ -46,7 +47,7 @@ _SEED = ("the seed tutorial accumulated in fp16 (its error grows with K: 1.2e-3 
 STAGES = (
     Stage(
         "hgemm", "h1", "WMMA from global memory", "kernels/hgemm/h1_wmma_naive.cu", "nvrtc",
-        (_t(64, 32, 16, 256, "hgemm_h1"),), "pad", "fp16",
+        (_t(64, 32, 16, 256, "hgemm_h1"),), "pad", FP16,
         changes="tensor cores through WMMA m16n16k16: one warp per 16x16 tile of C, fragments loaded "
                 "straight from global memory, float32 accumulators",
         why="the tensor cores do the multiply-adds; each fragment load is narrow and touches 8 cache lines, "
@@ -57,7 +58,7 @@ STAGES = (
     ),
     Stage(
         "hgemm", "h2", "shared-memory strips", "kernels/hgemm/h2_smem_strips.cu", "nvrtc",
-        (_t(64, 32, 16, 256, "hgemm_h2"),), "pad", "fp16",
+        (_t(64, 32, 16, 256, "hgemm_h2"),), "pad", FP16,
         changes="the block's 64x16 strip of A and 16x32 strip of B staged in shared memory each k-step "
                 "(16-byte loads), fragments read from there",
         why="each operand element is loaded from global memory once per block instead of once per warp",
@@ -67,7 +68,7 @@ STAGES = (
     ),
     Stage(
         "hgemm", "h3", "warp tiles (4x2 fragments per warp)", "kernels/hgemm/h3_warp_tiles.cu", "nvrtc",
-        (_t(128, 128, 32, 256, "hgemm_h3", max_split_k=4),), "pad", "fp16",
+        (_t(128, 128, 32, 256, "hgemm_h3", max_split_k=4),), "pad", FP16,
         changes="a 128x128 block tile; each warp owns 64x32 of C as 4x2 accumulator fragments and reuses "
                 "each A fragment twice and each B fragment four times",
         why="shared-memory traffic per MMA falls from 2 fragments to 0.75; global traffic per FLOP 3x lower",
@@ -78,7 +79,7 @@ STAGES = (
     Stage(
         "hgemm", "h4", "cp.async double buffer, padded", "kernels/hgemm/h4_cp_async_double_buffer.cu", "nvrtc",
         (_t(128, 128, 64, 256, "hgemm_h4", 71680, 4), _t(64, 128, 64, 256, "hgemm_h4_64x128", 53248, 4)),
-        "pad", "fp16",
+        "pad", FP16,
         changes="two shared buffers filled with cp.async while the other feeds the MMAs; rows padded by 8 "
                 "halves; 64-deep k-tiles",
         why="global latency hides behind tensor-core work, one barrier per tile, no bank conflicts on ldmatrix",
@@ -90,7 +91,7 @@ STAGES = (
         "hgemm", "h5", "mma.sync, ldmatrix, swizzled 4-stage ring", "kernels/hgemm/h5_mma_sync_swizzle.cu", "nvrtc",
         (_t(128, 256, 32, 256, "hgemm_h5_128x256", 98304), _t(128, 128, 32, 256, "hgemm_h5_128x128", 65536, 2),
          _t(64, 128, 32, 128, "hgemm_h5_64x128", 49152, 4)),
-        "pad", "fp16",
+        "pad", FP16,
         changes="PTX mma.sync m16n8k16 on ldmatrix(.trans) fragments, 64x64 warp tiles, a 4-stage cp.async ring, "
                 "XOR-swizzled instead of padded shared memory, blocks rasterized in groups of 8 rows",
         why="fewer shared-memory bytes and instructions per MMA, three tiles of latency in flight, no padding",
@@ -100,7 +101,7 @@ STAGES = (
     Stage(
         "hgemm", "h6", "wgmma fed by TMA, warp-specialized", "kernels/hgemm/h6_wgmma_tma.cu", "nvrtc",
         (_h6(128, 256, 214272, persistent=True), _h6(128, 128, 214272, persistent=True), _h6(128, 64, 140544)),
-        "pad", "fp16",
+        "pad", FP16,
         changes="Hopper's wgmma (m64nNk16, operands read from shared memory by descriptor) fed by TMA into "
                 "128-byte-swizzled shared memory; a producer warpgroup and two consumer warpgroups with "
                 "full/empty mbarriers, setmaxnreg; persistent blocks",
@@ -111,7 +112,7 @@ STAGES = (
         notes="needs sm_90a (compute capability 9.0 exactly): on other GPUs it is reported as not available",
     ),
     Stage(
-        "hgemm", "h7", "cuBLAS", None, "cublas", (), "library", "fp16",
+        "hgemm", "h7", "cuBLAS", None, "cublas", (), "library", FP16,
         changes="the vendor library (cuBLAS HGEMM through CuPy's matmul, float32 accumulation)",
         why="the reference point every hand-written stage is compared with",
         metric="whatever cuBLAS chose (HGMMA on Hopper): compare sm__pipe_tensor_op_hmma_cycles_active with h6",

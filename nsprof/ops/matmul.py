@@ -15,7 +15,8 @@ from typing import Any, Callable
 import numpy as np
 
 from nsprof.errors import UsageError
-from nsprof.registry import Size, Stage, Tile, find_kernel
+from nsprof.op_model import Stage, Tile, find_kernel
+from nsprof.sizes import Size
 
 INT32_MAX = 2**31 - 1
 DIMS = "MxNxK"

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 from nsprof.access import MemoryAccess
 from nsprof.ops import matmul
-from nsprof.registry import Op, Stage, Tile, fixed_precision
+from nsprof.op_model import Op, Stage, Tile, fixed_precision
+
+
+FP32 = fixed_precision("fp32", "float32 multiply-adds", 1e-5)
+TF32 = fixed_precision("tf32", "inputs rounded to TF32 (10-bit mantissa), float32 accumulation", 5e-3)
 
 
 def _t(bm, bn, bk, threads, entry, smem=0, max_split_k=1) -> Tile:
@@ -117,7 +121,7 @@ _V8_ACCESSES = (
 STAGES = (
     Stage(
         "sgemm", "v1", "naive", "kernels/sgemm/v01_naive.cu", "nvrtc",
-        (_t(32, 32, 1, (32, 32), "sgemm_v1"),), "bounds-check", "fp32",
+        (_t(32, 32, 1, (32, 32), "sgemm_v1"),), "bounds-check", FP32,
         changes="baseline: one thread per element of C, operands read straight from global memory",
         why="the simplest correct kernel; every FMA requests 8 bytes, so caches do all the reuse",
         metric="l1tex__t_bytes.sum (bytes requested from L1) dwarfs the FLOPs",
@@ -126,7 +130,7 @@ STAGES = (
     ),
     Stage(
         "sgemm", "v2", "shared-memory tiling", "kernels/sgemm/v02_smem_tiling.cu", "nvrtc",
-        (_t(32, 32, 32, (32, 32), "sgemm_v2"),), "bounds-check", "fp32",
+        (_t(32, 32, 32, (32, 32), "sgemm_v2"),), "bounds-check", FP32,
         changes="32x32 tiles of A and B staged in shared memory; each loaded float is used 32 times",
         why="global/L1 traffic falls 32x; shared memory feeds the FMAs",
         metric="l1tex__t_bytes.sum and lts__t_bytes.sum fall ~32x against v1",
@@ -135,7 +139,7 @@ STAGES = (
     ),
     Stage(
         "sgemm", "v3", "register tiling", "kernels/sgemm/v03_register_tiling.cu", "nvrtc",
-        (_t(128, 128, 8, (256, 1), "sgemm_v3"),), "pad", "fp32",
+        (_t(128, 128, 8, (256, 1), "sgemm_v3"),), "pad", FP32,
         changes="128x128 block tile, each thread accumulates a contiguous 8x8 block of C in registers",
         why="64 FMAs per 16 shared-memory loads instead of 1 per 2: the FMA pipe becomes the limit",
         metric="smsp__sass_inst_executed_op_shared_ld.sum per FLOP falls; sm__throughput rises",
@@ -144,7 +148,7 @@ STAGES = (
     ),
     Stage(
         "sgemm", "v4", "re-indexed loads", "kernels/sgemm/v04_reindexed_loads.cu", "nvrtc",
-        (_t(128, 128, 8, (256, 1), "sgemm_v4"),), "pad", "fp32",
+        (_t(128, 128, 8, (256, 1), "sgemm_v4"),), "pad", FP32,
         changes="each thread's 8x8 outputs are strided by 16 rows/columns instead of contiguous",
         why="lanes read consecutive shared-memory words (no bank conflicts) and store C coalesced",
         metric="l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum falls to ~0",
@@ -153,7 +157,7 @@ STAGES = (
     ),
     Stage(
         "sgemm", "v5", "float4 loads", "kernels/sgemm/v05_float4_loads.cu", "nvrtc",
-        (_t(128, 128, 8, (256, 1), "sgemm_v5"),), "pad", "fp32",
+        (_t(128, 128, 8, (256, 1), "sgemm_v5"),), "pad", FP32,
         changes="16-byte loads and stores throughout; A tile stored transposed (As[k][m]) so A is read as float4",
         why="4 LDS.128 per k where v4 issued 10 loads; but the transposing scalar stores are 2-way conflicted",
         metric="smsp__sass_inst_executed_op_shared_ld.sum falls; shared store bank conflicts appear",
@@ -162,7 +166,7 @@ STAGES = (
     ),
     Stage(
         "sgemm", "v6", "bank-conflict-free shared memory", "kernels/sgemm/v06_conflict_free_smem.cu",
-        "nvrtc", (_t(128, 128, 8, (256, 1), "sgemm_v6"),), "pad", "fp32",
+        "nvrtc", (_t(128, 128, 8, (256, 1), "sgemm_v6"),), "pad", FP32,
         changes="rows of the transposed A tile padded from 128 to 132 floats",
         why="the transposing stores of a warp spread over all 32 banks instead of 16 (no 2-way conflict)",
         metric="l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum falls to ~0 against v5",
@@ -171,7 +175,7 @@ STAGES = (
     ),
     Stage(
         "sgemm", "v7", "outer product from registers", "kernels/sgemm/v07_outer_product.cu", "nvrtc",
-        (_t(128, 128, 8, (256, 1), "sgemm_v7"),), "pad", "fp32",
+        (_t(128, 128, 8, (256, 1), "sgemm_v7"),), "pad", FP32,
         changes="register fragments for step k+1 are loaded while the 8x8 outer product of step k runs",
         why="shared-memory latency hides behind 64 independent FMAs instead of stalling the warp",
         metric="smsp__average_warp_latency_issue_stalled_short_scoreboard falls",
@@ -185,7 +189,7 @@ STAGES = (
             _t(64, 128, 8, (128, 1), "sgemm_v8_64x128"),
             _t(64, 64, 8, (64, 1), "sgemm_v8_64x64"),
         ),
-        "pad", "fp32",
+        "pad", FP32,
         changes="two shared buffers: the next tile's global loads overlap this tile's FMAs; "
         "smaller block tiles when 128x128 would leave SMs idle",
         why="global-load latency is hidden and one barrier per tile remains instead of two",
@@ -194,7 +198,7 @@ STAGES = (
         accesses=_V8_ACCESSES,
     ),
     Stage(
-        "sgemm", "v9", "cuBLAS", None, "cublas", (), "library", "fp32",
+        "sgemm", "v9", "cuBLAS", None, "cublas", (), "library", FP32,
         changes="the vendor library (cuBLAS SGEMM through CuPy's matmul, FP32 compute, no TF32)",
         why="the reference point every hand-written stage is compared with",
         metric="whatever cuBLAS chose: compare sm__throughput and dram__bytes with v8",
@@ -206,7 +210,7 @@ STAGES = (
             _t(128, 256, 32, (256, 1), "sgemm_v10_128x256", _v10_smem(128, 256)),
             _t(128, 128, 32, (256, 1), "sgemm_v10_128x128", _v10_smem(128, 128)),
         ),
-        "pad", "tf32",
+        "pad", TF32,
         changes="warp-level TF32 MMA (mma.sync m16n8k8, ldmatrix) with float32 accumulation, cp.async 3-stage ring",
         why="tensor cores do many times the FP32 pipes' work per cycle",
         metric="sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32 appears; ffma counts drop to ~0",
@@ -224,10 +228,7 @@ OP = Op(
     element_bytes=4,
     dims=matmul.DIMS,
     stage_prefix="v",
-    precisions={
-        "fp32": fixed_precision("fp32", "float32 multiply-adds", 1e-5),
-        "tf32": fixed_precision("tf32", "inputs rounded to TF32 (10-bit mantissa), float32 accumulation", 5e-3),
-    },
+    precisions={p.name: p for p in (FP32, TF32)},
     stages=STAGES,
     flops=matmul.flops,
     min_bytes=matmul.min_bytes(4),

@@ -1,0 +1,20 @@
+"""What an op's launcher borrows from the launch layer (nsprof.ops.matmul.LaunchTools): CuPy, the
+SM count, the compiler, the tensor-map encoder and which tiles this GPU can run."""
+
+from __future__ import annotations
+
+from nsprof.launch.compile import arch_runs, load_kernel
+from nsprof.launch.gpu import device_info, require_cupy
+from nsprof.ops.matmul import LaunchTools
+
+
+def launch_tools() -> LaunchTools:
+    def encode_tensor_map(*args) -> bytes:
+        from nsprof.launch.tensor_map import encode_2d  # ctypes on the driver: only TMA stages need it
+
+        return encode_2d(*args)
+
+    info = device_info()
+    cc = info["compute_capability"]
+    return LaunchTools(require_cupy(), info["sm_count"], cc, load_kernel, encode_tensor_map,
+                       lambda tile: arch_runs(tile.arch, cc))
