@@ -24,7 +24,6 @@ from nsprof.sizes import Size  # one problem size, in the op's dimension order
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
-
 @dataclass(frozen=True)
 class Tile:
     """One launch configuration: a block computes a bm x bn tile of C in steps of bk.

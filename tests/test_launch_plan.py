@@ -3,6 +3,8 @@
 import pytest
 
 from nsprof.errors import UsageError
+from nsprof.launch.bench import unavailable_reason
+from nsprof.launch.compile import arch_runs
 from nsprof.ops.matmul import choose_plan
 from nsprof.registry import get_stage
 
@@ -39,3 +41,42 @@ def test_forced_tile_and_split():
 def test_unknown_forced_tile_lists_the_choices():
     with pytest.raises(UsageError, match="Choose one of: 128x128, 64x128, 64x64"):
         choose_plan(V8, 64, 64, 64, H200_SMS, forced_tile="32x32")
+
+
+H5 = get_stage("hgemm", "h5")
+H6 = get_stage("hgemm", "h6")
+
+
+@pytest.mark.parametrize(
+    "stage, size, shape, split",
+    [
+        (H5, (4096, 4096, 4096), "128x256", 1),
+        (H5, (512, 2048, 1024), "64x128", 2),  # 32 and 64 tiles, then 128 x 2 slices of 512
+        (H6, (4096, 4096, 4096), "128x256", 1),
+        (H6, (512, 2048, 1024), "128x64", 1),  # 128 blocks: no split declared, the smallest tile
+    ],
+)
+def test_hgemm_plans(stage, size, shape, split):
+    plan = choose_plan(stage, *size, H200_SMS)
+    assert (plan.tile.shape, plan.split_k) == (shape, split)
+
+
+@pytest.mark.parametrize("arch, cc, runs", [
+    (None, "7.5", True), ("sm_90", "9.0", True), ("sm_90", "10.0", True), ("sm_90", "8.9", False),
+    ("sm_90a", "9.0", True), ("sm_90a", "10.0", False), ("sm_90a", "8.9", False), ("sm_100a", "10.0", True),
+])
+def test_arch_specific_code_runs_on_its_own_compute_capability_only(arch, cc, runs):
+    assert arch_runs(arch, cc) is runs
+
+
+def test_a_stage_no_tile_of_which_runs_here_is_not_available_with_the_reason():
+    class Tools:
+        compute_capability = "8.9"
+
+        @staticmethod
+        def runs(tile):
+            return arch_runs(tile.arch, "8.9")
+
+    assert unavailable_reason(H6, Tools) == "needs sm_90a (compute capability 8.9 here)"
+    assert unavailable_reason(H5, Tools) is None
+    assert unavailable_reason(get_stage("hgemm", "h7"), Tools) is None  # the library runs anywhere

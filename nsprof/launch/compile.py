@@ -16,7 +16,7 @@ from pathlib import Path
 from nsprof.errors import KernelBuildError
 from nsprof.launch.gpu import cuda_include_dir, require_cupy
 
-_ARCH = re.compile(r"^sm_(\d)(\d+)(a?)$")
+_ARCH = re.compile(r"^sm_(\d+)(\d)(a?)$")  # sm_90a: major 9, minor 0; sm_100a: 10, 0
 
 
 def nvrtc_options(defines: tuple[str, ...] = (), kernel_dir: Path | None = None) -> tuple[str, ...]:
