@@ -10,6 +10,7 @@ from rich.table import Table
 
 from nsprof.launch.bench import check_output, check_tile, results_document, run_bench, save_results
 from nsprof.console import stderr, stdout
+from nsprof.parse.sources import resolve_ceiling
 from nsprof.registry import all_ops, get_op, select_stages
 from nsprof.sizes import parse_sizes
 
@@ -47,11 +48,12 @@ def bench(
         task = bar.add_task("starting", total=None)
         records = run_bench(op, stages, sizes, repeat=repeat, warmup=warmup, baseline=baseline,
                             tile=tile, progress=lambda msg: bar.update(task, description=msg))
+    dram_source = add_pct_dram(records, env["device"]) if get_op(op).headline == "bytes" else None
     doc = results_document(records, env)
     if as_json:
         typer.echo(json.dumps(doc, indent=2))
     else:
-        stdout().print(results_table(records, env))
+        stdout().print(results_table(records, env, dram_source))
     if save:
         path = save_results(doc, out, save_as)
         stderr().print(f"results written to {path}")
@@ -63,14 +65,15 @@ def _fmt(value, spec: str, missing: str = "-") -> str:
     return missing if value is None else format(value, spec)
 
 
-def results_table(records: list[dict], env: dict) -> Table:
+def results_table(records: list[dict], env: dict, dram_source: str | None = None) -> Table:
     table = Table(title=f"{env['device']} (CC {env['compute_capability']}, {env['sm_count']} SMs), CuPy {env['cupy']}, CUDA {env['runtime_cuda']}",
                   title_justify="left")
     by_bytes = bool(records) and get_op(records[0]["op"]).headline == "bytes"
-    rate, rate_label = ("tbytes_per_s", "TB/s") if by_bytes else ("tflops", "TFLOP/s")
+    rates = [("tbytes_per_s", "TB/s", ".2f"), ("pct_dram", "% DRAM", ".0f"), ("tflops", "TFLOP/s", ".3f")] \
+        if by_bytes else [("tflops", "TFLOP/s", ".2f")]
     for col, justify in [("stage", "left"), ("title", "left"), ("size", "left"), ("tile", "left"),
                          ("status", "left"), ("median ms", "right"), ("spread", "right"),
-                         (rate_label, "right"), ("% cuBLAS", "right"), ("rel. error", "right")]:
+                         *((label, "right") for _, label, _ in rates), ("% cuBLAS", "right"), ("rel. error", "right")]:
         table.add_column(col, justify=justify)
     for r in records:
         status = {"ok": "ok", "failed": "[red]FAILED[/]", "error": "[red]ERROR[/]"}.get(r["status"], r["status"])
@@ -78,9 +81,24 @@ def results_table(records: list[dict], env: dict) -> Table:
             r["stage"], r["title"] + (" (baseline)" if r.get("baseline_only") else ""), r["size"],
             r["tile"] or "-", status, _fmt(r["median_ms"], ".4f"),
             _fmt(r.get("spread_pct"), ".1f") + ("%" if r.get("spread_pct") is not None else ""),
-            _fmt(r[rate], ".2f"), _fmt(r["pct_cublas"], ".0f"), _fmt(r["rel_error"], ".1e"),
+            *(_fmt(r.get(key), spec) for key, _, spec in rates), _fmt(r["pct_cublas"], ".0f"), _fmt(r["rel_error"], ".1e"),
         )
-    failures = [r for r in records if r["status"] != "ok"]  # "not available" says why too
-    if failures:
-        table.caption = "; ".join(f"{r['stage']} {r['size']}: {r['message']}" for r in failures)
+    notes = [f"{r['stage']} {r['size']}: {r['message']}" for r in records if r["status"] != "ok"]  # "not available" says why
+    notes += [f"{r['stage']} {r['size']}: {r['prepare']} {r['prepare_ms']:.4f} ms, timed apart"
+              for r in records if r.get("prepare_ms") is not None]
+    if by_bytes:
+        notes.append("TB/s: 4(MK + M + K) bytes over the median time; % DRAM: of " + (dram_source or "no known ceiling"))
+    table.caption = "; ".join(notes) or None
     return table
+
+
+def add_pct_dram(records: list[dict], device: str) -> str | None:
+    """% of this GPU's DRAM ceiling (measured where `nsprof ceilings` saved it, else the datasheet)
+    for every timed record; returns the ceiling as the table names it."""
+    ceiling = resolve_ceiling(device)
+    if ceiling is None or ceiling.dram_tbyte_per_s is None:
+        return None
+    for r in records:
+        if r.get("tbytes_per_s") is not None:
+            r["pct_dram"] = 100 * r["tbytes_per_s"] / ceiling.dram_tbyte_per_s
+    return f"{ceiling.dram_tbyte_per_s:g} TB/s ({ceiling.source_of('dram_tbyte_per_s')})"

@@ -20,6 +20,7 @@ def explain(
     topic: Optional[str] = typer.Argument(None, help=f"One of: {', '.join(TOPICS)}."),
     list_: bool = typer.Option(False, "--list", help="List the topics, one line each."),
     stage: Optional[str] = typer.Option(None, "--stage", "-s", help="A ladder stage (v5): its declared accesses through the model, and its measurements."),
+    op: Optional[str] = typer.Option(None, "--op", help="The ladder whose stages and measurements it uses. Default: the topic's own (sgemm; hgemm for tensor-cores)."),
     shape: Optional[str] = typer.Option(None, "--shape", help="Your array: ROWSxCOLS elements, padding included (32x33). Default: 32x32 (bank-conflicts), 1024x1024 (coalescing)."),
     access: Optional[str] = typer.Option(None, "--access", help="How lane l indexes it: row (element l in row-major order), column (row l, column 0), broadcast (all lanes on row 0, column 0), or 'ROW,COL' expressions of lane such as 'lane/2,(lane%2)*4'. Default: row."),
     width: Optional[int] = typer.Option(None, "--width", help="Bytes per element, which is what each lane moves: 4, 8 or 16. Default: 4."),
@@ -50,7 +51,7 @@ def explain(
         explanation = explain_access(topic, parse_shape(shape) if shape else None, access or "row",
                                      width or 4, "store" if store else "load")
     else:
-        explanation = explain_topic(topic, stage, source, ceilings=ceilings)
+        explanation = explain_topic(topic, stage, source, op=op, ceilings=ceilings)
     if json_:
         typer.echo(to_json(explanation))
     elif markdown:

@@ -36,9 +36,10 @@ def explain_topic(name: str, stage_name: str | None = None, source: Path | None 
     ones from `ceilings`, a file or directory; default: where `nsprof ceilings` saves them)."""
     topic = get_topic(name)
     op = op or topic.op
+    topic_stages, topic_steps = topic.ladder(op)
     stage = get_stage(op, stage_name) if stage_name else None
-    steps = tuple(s for s in topic.steps if stage is None or stage.stage in s)
-    focus = [stage.stage, *(n for s in steps for n in s if n != stage.stage)] if stage else list(topic.stages)
+    steps = tuple(s for s in topic_steps if stage is None or stage.stage in s)
+    focus = [stage.stage, *(n for s in steps for n in s if n != stage.stage)] if stage else list(topic_stages)
     stages = select_stages(op, focus) if focus else []
     found = evidence.find_source(source, op)
     measured = evidence.measure(found, ceilings) if found else None
@@ -97,7 +98,8 @@ def _ladder(topic: Topic, stage: Stage | None, steps: tuple, op: str) -> tuple[S
                 for before, after in steps]
         columns = (("step", "step", ""), ("what changed", "changes", ""), ("why", "why", ""), ("metric to watch", "metric", ""))
     else:
-        chosen = [stage] if stage else select_stages(op, list(topic.stages)) if topic.stages else []
+        names = topic.ladder(op)[0]
+        chosen = [stage] if stage else select_stages(op, list(names)) if names else []
         rows = [{"stage": s.stage, "title": s.title, "changes": s.changes} for s in chosen]
         columns = (("stage", "stage", ""), ("title", "title", ""), ("what it changes", "changes", ""))
     return Section("In this ladder", [Table("From the stage registry", columns, rows)] if rows else []), rows

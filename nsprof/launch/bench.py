@@ -27,6 +27,7 @@ def _record(stage: Stage, size: Size) -> dict:
         **dict(zip(op.dims.lower().split("x"), size)), "size": size_label(size), "status": "not run",
         "rel_error": None, "tolerance": stage.tolerance(size), "tile": None, "split_k": None, "padded": None,
         "median_ms": None, "tflops": None, "tbytes_per_s": None, "pct_cublas": None, "message": None,
+        "prepare": None, "prepare_ms": None,
     }
 
 
@@ -44,7 +45,10 @@ def bench_stage(stage: Stage, size: Size, problem, tools, *, repeat: int | None,
     launcher = get_op(stage.op).workload.launcher(stage, problem, tools, tile_shape=tile if len(stage.tiles) > 1 else None)
     rec["split_k"] = launcher.plan.split_k if launcher.plan else None
     rec["tile"], rec["padded"] = launcher.tile_label, launcher.padded_shape is not None
+    prepare = getattr(launcher, "prepare", None)  # a step the stage needs first (SGEMV's transpose)
     problem.refresh()
+    if prepare:
+        prepare()
     err = verify(launcher, problem, verify_range_name(stage.op, stage.stage, size))
     rec["rel_error"] = err
     if not err <= rec["tolerance"]:  # NaN fails too
@@ -54,6 +58,8 @@ def bench_stage(stage: Stage, size: Size, problem, tools, *, repeat: int | None,
     timing = time_launches(launcher.run, repeat=repeat, warmup=warmup, range_name=range_name(stage.op, stage.stage, size))
     rec.update(timing.summary())
     rec["status"] = "ok"
+    if prepare:  # timed apart and shown beside the stage, never folded into it or hidden
+        rec["prepare"], rec["prepare_ms"] = launcher.prepare_name, time_launches(prepare, warmup=warmup).median_ms
     seconds = rec["median_ms"] * 1e-3
     rec["tflops"] = get_op(stage.op).flops(size) / seconds / 1e12
     rec["tbytes_per_s"] = get_op(stage.op).min_bytes(size) / seconds / 1e12  # each matrix moved once

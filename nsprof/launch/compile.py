@@ -87,6 +87,12 @@ def _cubin(path: str, source: str, options: tuple[str, ...], arch: str) -> Path:
     return target
 
 
+def module_global(path: Path, name: str, *, arch: str | None = None, defines: tuple[str, ...] = ()):
+    """The device address (a CuPy MemoryPointer) of a __constant__ or __device__ variable of the
+    module that load_kernel compiled from `path` with the same options."""
+    return _module(str(path), path.stat().st_mtime, nvrtc_options(defines, path.parent), arch).get_global(name)
+
+
 def load_kernel(path: Path, entry: str, *, dynamic_smem_bytes: int = 0, arch: str | None = None,
                 defines: tuple[str, ...] = ()):
     """The CuPy RawKernel `entry` of the source at `path`, with its dynamic shared memory allowed."""

@@ -3,7 +3,7 @@ SM count, the compiler, the tensor-map encoder and which tiles this GPU can run.
 
 from __future__ import annotations
 
-from nsprof.launch.compile import arch_runs, load_kernel
+from nsprof.launch.compile import arch_runs, load_kernel, module_global
 from nsprof.launch.gpu import device_info, require_cupy
 from nsprof.ops.matmul import LaunchTools
 
@@ -17,4 +17,4 @@ def launch_tools() -> LaunchTools:
     info = device_info()
     cc = info["compute_capability"]
     return LaunchTools(require_cupy(), info["sm_count"], cc, load_kernel, encode_tensor_map,
-                       lambda tile: arch_runs(tile.arch, cc))
+                       lambda tile: arch_runs(tile.arch, cc), module_global)

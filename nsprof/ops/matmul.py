@@ -108,6 +108,7 @@ class LaunchTools:
     load_kernel: Callable[..., Any]  # (path, entry, *, dynamic_smem_bytes, arch, defines) -> kernel
     encode_tensor_map: Callable[..., bytes]  # nsprof.launch.tensor_map.encode_2d
     runs: Callable[[Tile], bool]  # whether this GPU can run a tile (its arch)
+    module_global: Callable[..., Any]  # (path, name, *, arch, defines) -> a module variable's device address
 
 
 def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile: str | None = None,
