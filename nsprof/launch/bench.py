@@ -47,8 +47,6 @@ def bench_stage(stage: Stage, size: Size, problem, tools, *, repeat: int | None,
     rec["tile"], rec["padded"] = launcher.tile_label, launcher.padded_shape is not None
     prepare = getattr(launcher, "prepare", None)  # a step the stage needs first (SGEMV's transpose)
     problem.refresh()
-    if prepare:
-        prepare()
     err = verify(launcher, problem, verify_range_name(stage.op, stage.stage, size))
     rec["rel_error"] = err
     if not err <= rec["tolerance"]:  # NaN fails too

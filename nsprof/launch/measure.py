@@ -27,9 +27,12 @@ def nvtx_range(name: str | None):
 
 
 def verify(launcher, problem, range_name: str | None = None) -> float:
-    """Poison C with NaN, launch once, and return the relative Frobenius error."""
+    """Poison the output with NaN, run the launcher's preparatory step if it has one (SGEMV's
+    transpose, on the current inputs), launch once, and return the relative Frobenius error."""
     cp = require_cupy()
     problem.poison_output()
+    if getattr(launcher, "prepare", None):
+        launcher.prepare()
     with nvtx_range(range_name):
         launcher.run()
     cp.cuda.Device().synchronize()
