@@ -31,7 +31,8 @@
 // 2. Unrolled by 2 along K (S6_UNROLL): each lane issues 2 float4s of x and 8 float4s of A (128 bytes
 //    of A) before its first FMA. __launch_bounds__(256, 4) caps registers at 64 (no spills), so an SM
 //    holds 4 blocks = 1024 threads = 128 KB of A in flight: ~6x the 22 KB, margin for the loaded
-//    latency and for SMs that get one block fewer than others.
+//    latency and for SMs that get one block fewer than others. (SASS checked with nvcc 13.0 and
+//    NVRTC 13.5: in both entries the 10 loads come before the first FFMA; see s6_rows_aligned.)
 // 3. A is read exactly once, so its loads are ld.global.nc.L1::no_allocate (read-only path, not kept
 //    in L1): L1 is left to x, which every warp of the SM re-reads. x uses __ldg (read-only, cached).
 //    No L2 eviction hint: x is re-read constantly and stays in L2 anyway, and at M = K = 4096, where
@@ -53,8 +54,8 @@
 // Ragged sizes: any M, K >= 1. A warp whose first row is at or past M returns (a whole warp, so
 // every shuffle sees 32 lanes). The fast path (4 rows at once, float4 loads of A and x, no bounds
 // checks in the unrolled body, then a one-float4-per-lane remainder loop) runs when the warp has all
-// 4 rows, K % 4 == 0 and A + m0 * K + k0 and x + k0 are 16-byte aligned (then every row and every
-// float4 of the slice is: split starts are multiples of 128 columns). Otherwise (K % 4 != 0,
+// 4 rows, K % 4 == 0, k0 % 4 == 0 (split starts are multiples of 128 columns) and A + m0 * K and x
+// are 16-byte aligned: then every row and every float4 of the slice is. Otherwise (K % 4 != 0,
 // unaligned bases, or the last warp holding 1-3 rows) the warp does its rows one at a time, each
 // reduced and stored before the next: a scalar head of 0-3 floats up to the row's first 16-byte
 // boundary (computed from the address), a float4 body (4 loads in flight per lane when x is then
@@ -253,8 +254,8 @@ sgemv_s6_splitk(int M, int K, int S, const float* __restrict__ A, const float* _
 }
 
 // y[m] = sum over s of partial[s * M + m]. A block owns 32 rows: warp w adds splits w, w + 8, ...
-// for row 32 * blockIdx.x + lane (coalesced across lanes, up to S / 8 loads in flight per
-// thread), then warp 0 adds the 8 warps' sums through shared memory in a fixed order.
+// for row 32 * blockIdx.x + lane (coalesced across lanes; S / 8 loads per thread, unrolled by 4),
+// then warp 0 adds the 8 warps' sums through shared memory in a fixed order.
 extern "C" __global__ void __launch_bounds__(S6_THREADS)
 sgemv_s6_reduce(int M, int S, const float* __restrict__ partial, float* __restrict__ y) {
     __shared__ float sums[S6_THREADS / 32][32];

@@ -27,6 +27,7 @@ from nsprof.parse.ncu_csv import NcuReport
 from nsprof.parse.profile import tool_outputs
 from nsprof.parse.sources import PROFILES_DIR, latest_profile, resolve_ceiling
 from nsprof.registry import REPO_ROOT, Stage, all_ops, all_stages
+from nsprof.sizes import parse_label
 
 EXAMPLE_PROFILES = {op: REPO_ROOT / PROFILES_DIR / "examples" / f"h200-{op}-1024" for op in all_ops()}
 
@@ -174,7 +175,7 @@ def launch_geometry(stage: Stage, size: str, group: pd.DataFrame) -> tuple[int, 
     grid, block = (_dims(group[c].iloc[0]) if c in group else None for c in ("grid_size", "block_size"))
     if tile is None or not grid or not block:
         return None
-    k = int(size.split("x")[2])
+    k = parse_label(size)[-1]  # K is the last dimension of every op's size
     split_k = grid[2] if len(grid) > 2 else 1
     warps = math.prod(grid) * -(-math.prod(block) // 32)
     return warps, -(-k // (tile.bk * split_k))

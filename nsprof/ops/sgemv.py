@@ -15,6 +15,7 @@ from typing import Callable
 
 import numpy as np
 
+from nsprof.access import MemoryAccess
 from nsprof.op_model import Op, Precision, Stage, Tile, find_kernel
 from nsprof.ops.matmul import LaunchTools
 from nsprof.sizes import Size
@@ -172,10 +173,33 @@ class GemvWorkload:
         return run
 
 
-def _t(rows: int, threads: int, entry: str, smem: int = 0) -> Tile:
-    """A GEMV launch: `rows` rows of y per block of `threads` threads (grid: ceil(M / rows))."""
-    return Tile(rows, 1, 0, (threads, 1), entry, smem)
+def _t(rows: int, threads: int, entry: str, k_step: int, smem: int = 0) -> Tile:
+    """A GEMV launch: `rows` rows of y per block of `threads` threads (grid: ceil(M / rows)); each
+    warp advances `k_step` columns per step of its loop (what the declared accesses are per)."""
+    return Tile(rows, 1, k_step, (threads, 1), entry, smem)
 
+
+def _gmem(source, op, array, shape, row, col, width=4, once=False, note="") -> MemoryAccess:
+    return MemoryAccess(source, "global", op, array, shape, row, col, width, 4, 1, once, note)
+
+
+# Warp 0's global accesses, as profiled (M = K = 4096): one step of its loop over K (see nsprof.access).
+_S1_ACCESSES = (
+    _gmem("A[m * K + k]", "load", "A", (4096, 4096), "lane", "0", note="lane = row: 32 rows, K * 4 bytes apart"),
+    _gmem("x[k]", "load", "x", (1, 4096), "0", "0", note="one address for the warp: broadcast"),
+    _gmem("y[m] = sum", "store", "y", (1, 4096), "0", "lane", once=True),
+)
+_S2_ACCESSES = (
+    _gmem("At[k * M + m]", "load", "At", (4096, 4096), "0", "lane", note="lane = column of the transpose: consecutive"),
+    _gmem("x[k]", "load", "x", (1, 4096), "0", "0", note="one address for the warp: broadcast"),
+    _gmem("y[m] = sum", "store", "y", (1, 4096), "0", "lane", once=True),
+)
+_S5_ACCESSES = (
+    _gmem("*(float4*)&A[m * K + k + 4 * lane]", "load", "A", (4096, 4096), "0", "4 * lane", width=16,
+          note="one row per warp: 512 contiguous bytes per load"),
+    _gmem("*(float4*)&x[k + 4 * lane]", "load", "x", (1, 4096), "0", "4 * lane", width=16),
+    _gmem("y[m] = sum", "store", "y", (1, 4096), "0", "0", once=True, note="lane 0 stores the warp's row"),
+)
 
 _SEED = ("the seed tutorial copied x with M instead of K elements and compared with an absolute 1e-6, "
          "which is why its serial, parallel and cuBLAS results 'disagreed' at K = 12,800")
@@ -183,25 +207,27 @@ _SEED = ("the seed tutorial copied x with M instead of K elements and compared w
 STAGES = (
     Stage(
         "sgemv", "s1", "one thread per row", "kernels/sgemv/s1_thread_per_row.cu", "nvrtc",
-        (_t(128, 128, "sgemv_s1"),), "bounds-check", FP32,
+        (_t(128, 128, "sgemv_s1", 1),), "bounds-check", FP32,
         changes="baseline: thread m walks row m of the row-major A",
         why="at each k a warp's 32 lanes read 32 rows K*4 bytes apart: a sector per lane, 4 of its 32 bytes used",
         metric="l1tex__t_sectors_pipe_lsu_mem_global_op_ld per request near 32 (uncoalesced)",
-        watch=("dram_bytes",),
+        watch=("dram_bytes", "l1_bytes"),
         notes=_SEED,
+        accesses=_S1_ACCESSES,
     ),
     Stage(
         "sgemv", "s2", "transposed, coalesced", "kernels/sgemv/s2_transposed_coalesced.cu", "nvrtc",
-        (_t(32, 512, "sgemv_s2"),), "bounds-check", FP32,
+        (_t(32, 512, "sgemv_s2", 16),), "bounds-check", FP32,
         changes="reads At (K x M, made by a separate transpose kernel timed apart): a warp's lanes read consecutive "
                 "floats; the block's 16 warps split K for its 32 rows and add up in shared memory",
         why="every sector fetched is used whole, and 16 loads per thread are in flight",
         metric="sectors per request of global loads falls from ~32 to ~4",
-        watch=("dram_bytes",),
+        watch=("dram_bytes", "l1_bytes"),
+        accesses=_S2_ACCESSES,
     ),
     Stage(
         "sgemv", "s3", "x in constant memory", "kernels/sgemv/s3_constant_x.cu", "nvrtc",
-        (_t(32, 512, "sgemv_s3"),), "bounds-check", FP32,
+        (_t(32, 512, "sgemv_s3", 16),), "bounds-check", FP32,
         changes="s2 with x read from constant memory, one launch per 16,384-float chunk of x (the seed's worked only "
                 "while K <= 16,384)",
         why="x leaves the global-load path; a warp reads one x[k] per step, which constant memory broadcasts",
@@ -210,7 +236,7 @@ STAGES = (
     ),
     Stage(
         "sgemv", "s4", "x in shared memory", "kernels/sgemv/s4_shared_x.cu", "nvrtc",
-        (_t(32, 512, "sgemv_s4"),), "bounds-check", FP32,
+        (_t(32, 512, "sgemv_s4", 16),), "bounds-check", FP32,
         changes="s2 with x staged in shared memory 4,096 floats at a time, every barrier reached by every thread "
                 "(the seed's sat inside `if (id < M)` and read x past its end)",
         why="as s3, without the chunked launches",
@@ -219,16 +245,17 @@ STAGES = (
     ),
     Stage(
         "sgemv", "s5", "warp per row, float4", "kernels/sgemv/s5_warp_per_row_float4.cu", "nvrtc",
-        (_t(8, 256, "sgemv_s5"),), "bounds-check", FP32,
+        (_t(8, 256, "sgemv_s5", 128),), "bounds-check", FP32,
         changes="back to the row-major A (no transpose): one warp per row, 16-byte loads, a warp-shuffle reduction; "
                 "scalar head and tail for rows that are not 16-byte aligned",
         why="a warp load moves 512 contiguous bytes of one row, with a quarter of s2's load instructions",
         metric="sectors per request of global loads near 4 with a quarter of the requests; no transpose",
-        watch=("dram_bytes",),
+        watch=("dram_bytes", "l1_bytes"),
+        accesses=_S5_ACCESSES,
     ),
     Stage(
         "sgemv", "s6", "bandwidth limit: 4 rows per warp, split K", "kernels/sgemv/s6_bandwidth_limit.cu", "nvrtc",
-        (_t(32, 256, "sgemv_s6"),), "bounds-check", FP32,
+        (_t(32, 256, "sgemv_s6", 256),), "bounds-check", FP32,
         changes="4 rows per warp sharing each float4 of x, 8 float4 loads of A in flight per lane (read once, "
                 "no L1 allocation), and K split over blocks with a second pass when M gives fewer than 256 blocks",
         why="a bandwidth-bound kernel needs ~22 KB of loads in flight per SM at every shape: wide rows, short rows, few rows",
