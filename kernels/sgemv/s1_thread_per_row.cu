@@ -1,6 +1,7 @@
 // s1 thread per row: y = A x with one thread per row of A, reading A in row-major order.
 //
-// launch: entry=sgemv_s1 threads=128 rows=128
+// Launch configuration (threads, rows of y per block): nsprof/ops/sgemv.py, which calls the
+// entries as this header says.
 //
 // What changed: nothing yet; this is the baseline. Thread m walks row m of A (K floats,
 // leading dimension K) from k = 0 to K - 1 and accumulates A[m][k] * x[k] in float32.

@@ -1,6 +1,7 @@
 // s2 transposed, coalesced: read At (K x M) so that a warp's loads are 32 consecutive floats.
 //
-// launch: entry=sgemv_s2 threads=512 rows=32
+// Launch configuration (threads, rows of y per block): nsprof/ops/sgemv.py, which calls the
+// entries as this header says.
 //
 // What changed since s1: the kernel reads At, the K x M row-major transpose of A (made once by
 // sgemv_transpose, timed on its own). Lane l of a warp owns output row m = 32 * block + l, and
@@ -33,7 +34,7 @@
 // per row, each thread the whole K loop, one warp per 32 rows) cannot keep enough loads in
 // flight unless M is large, the reason it stayed far below DRAM bandwidth. Measured for the seed's kernel on the H200 (M = K = 4096 ... 32768):
 // 0.26-1.92 TB/s, against cuBLAS 1.83-4.12 TB/s.
-// Tuning knobs (-D; the launch line above assumes the defaults): S2_THREADS (a multiple of 32,
+// Tuning knobs (-D; nsprof/ops/sgemv.py declares the defaults): S2_THREADS (a multiple of 32,
 // at most 1024; warps per block = S2_THREADS / 32, all on the same 32 rows), S2_UNROLL
 // (loads of At in flight per thread) and S2_MIN_BLOCKS (__launch_bounds__ blocks per SM: 2 caps
 // registers at 64, which keeps all 16 loads of a batch in flight; 4 would cap them at 32, and

@@ -1,6 +1,7 @@
 // s3 constant x: s2 with x read from constant memory, one 16,384-float chunk of K per launch.
 //
-// launch: entry=sgemv_s3 threads=512 rows=32
+// Launch configuration (threads, rows of y per block): nsprof/ops/sgemv.py, which calls the
+// entries as this header says.
 //
 // How the launcher calls it: for k0 = 0, 16384, 32768, ... < K, with kc = min(16384, K - k0):
 // copy x[k0 .. k0 + kc) into the __constant__ array sgemv_x_const (cudaMemcpyToSymbol, or
@@ -30,7 +31,7 @@
 // symbol at all. Here K is walked in chunks of 16,384. Its kernel also kept the
 // one-thread-per-row, whole-K-per-thread layout of its s2 (see s2).
 // Measured for the seed's kernel on the H200 (M = K = 4096 ... 32768): 0.39-1.58 TB/s, against cuBLAS 1.83-4.12 TB/s.
-// Tuning knobs (-D; the launch line assumes the defaults): S3_THREADS, S3_UNROLL, S3_MIN_BLOCKS
+// Tuning knobs (-D; nsprof/ops/sgemv.py declares the defaults): S3_THREADS, S3_UNROLL, S3_MIN_BLOCKS
 // as s2's.
 
 #define S3_CHUNK 16384               // floats of x per launch: 64 KB, all of constant memory

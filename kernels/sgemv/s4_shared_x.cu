@@ -1,6 +1,7 @@
 // s4 shared x: s2 with x staged through shared memory, 4096 floats of x at a time.
 //
-// launch: entry=sgemv_s4 threads=512 rows=32
+// Launch configuration (threads, rows of y per block): nsprof/ops/sgemv.py, which calls the
+// entries as this header says.
 //
 // What changed since s2 (and s3): the block walks K in tiles of S4_TILE = 4096 columns. For each
 // tile, all 512 threads first copy x[t0 .. t0 + 4096) into shared memory (8 floats per thread,
@@ -32,7 +33,7 @@
 // whole of K in one thread).
 // Measured for the seed's kernel on the H200 (M = K = 4096 ... 32768): 0.24-1.85 TB/s, against
 // cuBLAS 1.83-4.12 TB/s.
-// Tuning knobs (-D; the launch line assumes the defaults): S4_THREADS, S4_UNROLL, S4_MIN_BLOCKS
+// Tuning knobs (-D; nsprof/ops/sgemv.py declares the defaults): S4_THREADS, S4_UNROLL, S4_MIN_BLOCKS
 // as s2's; S4_TILE (floats of x per tile, a multiple of S4_THREADS; static shared memory is
 // 4 S4_TILE + 4 S4_THREADS bytes: 18 KB by default).
 

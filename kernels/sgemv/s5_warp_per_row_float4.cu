@@ -1,6 +1,7 @@
 // s5 warp per row, float4: one warp reads one row of the row-major A with 16-byte loads.
 //
-// launch: entry=sgemv_s5 threads=256 rows=8
+// Launch configuration (threads, rows of y per block): nsprof/ops/sgemv.py, which calls the
+// entries as this header says.
 //
 // What changed since s4: back to the row-major A, with no transpose to pay for. Warp w of a
 // block owns row m = 8 * blockIdx.x + w; its 32 lanes walk the row together, lane l reading the

@@ -1,8 +1,7 @@
 // s6 bandwidth limit: 4 rows per warp sharing x, 8 loads of A in flight per lane, split-K for few rows.
 //
-// launch: entry=sgemv_s6 threads=256 rows=32
-// launch2: entry=sgemv_s6_splitk threads=256 grid=S*ceil(M/32) args=(M, K, S, A, x, partial)
-// launch2: entry=sgemv_s6_reduce threads=256 rows=32 grid=ceil(M/32) args=(M, S, partial, y)
+// Launch configuration (threads, rows of y per block): nsprof/ops/sgemv.py, which calls the
+// entries as this header says.
 //
 // How the launcher chooses (a rule on M and K alone; tiles = ceil(M / 32), integer divisions):
 //     S = 1                                     if tiles >= 256 (M > 8160)

@@ -101,4 +101,4 @@ def add_pct_dram(records: list[dict], device: str) -> str | None:
     for r in records:
         if r.get("tbytes_per_s") is not None:
             r["pct_dram"] = 100 * r["tbytes_per_s"] / ceiling.dram_tbyte_per_s
-    return f"{ceiling.dram_tbyte_per_s:g} TB/s ({ceiling.source_of('dram_tbyte_per_s')})"
+    return f"{ceiling.dram_tbyte_per_s:.3g} TB/s ({ceiling.source_of('dram_tbyte_per_s')})"
