@@ -62,3 +62,11 @@ def test_the_transpose_is_timed_apart_and_kept(stage):
     records = json.loads((EXAMPLE / "bench-nsys.json").read_text())["results"]
     rec = next(r for r in records if r["stage"] == stage)
     assert rec["prepare"] == "transpose" and rec["prepare_ms"] > 0 and rec["status"] == "ok"
+
+
+def test_float_sums_cites_each_stages_own_verification_error():
+    facts = explain_json("float-sums")["facts"]
+    errors = {fact.split()[0]: float(fact.split("relative error ")[1].split()[0]) for fact in facts if " at 4096x4096:" in fact}
+    assert set(errors) == {"s1", "s2", "s5", "s6", "s7"}
+    assert errors["s1"] > 3 * errors["s6"]  # a sequential sum of 4,096 terms against a tree of partial sums
+    assert any("max(1e-5, 8 sqrt(K) 2^-24)" in fact for fact in facts)

@@ -29,7 +29,9 @@ from nsprof.parse.sources import PROFILES_DIR, latest_profile, resolve_ceiling
 from nsprof.registry import REPO_ROOT, Stage, all_ops, all_stages
 from nsprof.sizes import parse_label
 
-EXAMPLE_PROFILES = {op: REPO_ROOT / PROFILES_DIR / "examples" / f"h200-{op}-1024" for op in all_ops()}
+_EXAMPLES = REPO_ROOT / PROFILES_DIR / "examples"
+# The committed example capture of each ladder (profiles/examples/h200-<op>-<size>), where there is one.
+EXAMPLE_PROFILES = {op: next(iter(sorted(_EXAMPLES.glob(f"h200-{op}-*"))), _EXAMPLES / f"h200-{op}") for op in all_ops()}
 
 
 @dataclass(frozen=True)

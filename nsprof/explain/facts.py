@@ -3,6 +3,7 @@ where given, the measurements: the numbers that make a topic's text concrete for
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 
@@ -132,7 +133,29 @@ def _blocks(stages: list[Stage], m: Measurements | None) -> list[str]:
     return facts
 
 
+def _float_sums(stages: list[Stage], m: Measurements | None) -> list[str]:
+    """Each precision's tolerance at a few K, and the errors the profile's own verification measured."""
+    facts = []
+    for stage in {stage.precision.name: stage for stage in stages}.values():
+        precision, ndim = stage.precision, get_op(stage.op).ndim
+        at = ", ".join(f"{precision.tolerance((k,) * ndim):.1e} at K = {k:,}" for k in (256, 4096, 2**20))
+        facts.append(f"{precision.name}: passes at a relative error of at most {precision.rule}: {at}.")
+    if m is not None:
+        manifest = m.source.path / "manifest.json"
+        try:
+            checks = json.loads(manifest.read_text(encoding="utf-8")).get("verification", [])
+        except (OSError, ValueError):
+            checks = []
+        names = {stage.stage for stage in stages}
+        for check in checks:
+            if check.get("stage") in names and check.get("tool") == "ncu" and check.get("rel_error") is not None:
+                facts.append(f"{check['stage']} at {check['size']}: relative error {check['rel_error']:.1e} against float64 "
+                             f"(tolerance {check['tolerance']:.1e}).")
+    return facts
+
+
 _FACTS = {
+    "float-sums": _float_sums,
     "register-tiling": _register_tiling,
     "vectorized-loads": _instruction_mix,
     "shared-memory-tiling": _tiling,

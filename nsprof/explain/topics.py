@@ -239,6 +239,26 @@ ridge, so the ladder climbs toward the FP32 roof, and v10 moves to another roof 
         ),
     ),
     Topic(
+        "float-sums",
+        "Float32 sums in another order give other results: check against float64 with a relative tolerance.",
+        """\
+Floating-point addition is not associative: every addition rounds to the nearest float32 (a
+relative error of at most 2^-24), and which sums get rounded depends on the order. s1 adds a row's
+K products one after another; s2 splits them over 16 warps and adds the 16 partial sums; s5 and s6
+keep a partial sum per lane and add them in a butterfly of shuffles; cuBLAS uses its own order. All
+compute the same y to within rounding, and none of them exactly: for random data the error of a
+K-term sum grows like sqrt(K) x 2^-24 (like K x 2^-24 at worst), relative to the size of the sum.
+
+So two correct kernels disagree in their last bits, more as K grows, and an absolute comparison such
+as `|a - b| < 1e-6` says nothing: on large integer-valued data the seed tutorial's three versions
+"disagreed" at K = 12,800, where float32 cannot even hold every partial sum exactly. nsprof compares
+each stage with a float64 reference on fresh random data, by ||y - ref|| / ||ref||, against a
+tolerance that grows with sqrt(K).""",
+        op="sgemv",
+        stages=("s1", "s2", "s5", "s6", "s7"),
+        references=("Higham, Accuracy and Stability of Numerical Algorithms, ch. 4: summation",),
+    ),
+    Topic(
         "tensor-cores",
         "Matrix instructions do a whole tile of multiply-adds each; the work is feeding them: fragments, ldmatrix, swizzle, wgmma.",
         """\
