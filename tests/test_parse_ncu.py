@@ -11,6 +11,7 @@ on every launch, NVTX stack and shared metric.
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -117,9 +118,9 @@ def test_raw_page_keeps_launch_columns_and_text_metrics():
     assert kernels.loc[0, "block_size"] == "(256, 1, 1)" and kernels.loc[0, "process_id"] == "545"
 
 
-def test_no_kernels_is_an_empty_table():
-    report = parse_ncu_csv(write_csv([LAUNCH_COLUMNS + ["gpu__time_duration.sum"]]))
-    assert report.kernels.empty and "gpu__time_duration.sum" in report.kernels
+def test_a_header_without_kernels_is_an_error_not_an_empty_table():
+    with pytest.raises(ParseError, match="a header and no kernel rows"):
+        parse_ncu_csv(write_csv([LAUNCH_COLUMNS + ["gpu__time_duration.sum"]]))
 
 
 def test_a_header_like_line_in_program_output_is_skipped():
@@ -200,7 +201,8 @@ def test_csv_without_an_ncu_header_is_rejected(rows):
 
 # --- real captures (every .csv under tests/data) -------------------------------------------------------
 
-REAL = sorted((Path(__file__).parent / "data").rglob("*.csv"))
+# every ncu CSV under tests/data (nsys stats CSVs beside them are not ncu's)
+REAL = sorted(p for p in (Path(__file__).parent / "data").rglob("*.csv") if "stats_" not in p.name)
 no_real_captures = pytest.mark.skip(reason="no real ncu CSV under tests/data yet")
 H200_RAW = Path(__file__).parent / "data" / "h200" / "ncu-sgemm-ladder-1024-raw.csv"
 
@@ -231,13 +233,18 @@ def test_real_capture_parses(path):
         assert (kernels["gpu__time_duration.sum"] > 0).all()
 
 
-FOLDERS = sorted({path.parent for path in REAL if sum(p.parent == path.parent for p in REAL) > 1})
+def _run(path: Path) -> tuple[Path, str]:
+    """The capture a page belongs to: its folder and its name without the page's suffix."""
+    return path.parent, re.sub(r"-(details|raw|raw-auto)$", "", path.stem)
 
 
-@pytest.mark.parametrize("folder", FOLDERS or [pytest.param(None, marks=no_real_captures)],
-                         ids=lambda p: p.name if p else "none")
-def test_real_pages_of_one_run_agree(folder):
-    reports = [load_ncu_csv(path) for path in sorted(folder.glob("*.csv"))]
+RUNS = sorted({_run(path) for path in REAL if sum(_run(p) == _run(path) for p in REAL) > 1})
+
+
+@pytest.mark.parametrize("run", RUNS or [pytest.param(None, marks=no_real_captures)],
+                         ids=lambda r: f"{r[0].name}/{r[1]}" if r else "none")
+def test_real_pages_of_one_run_agree(run):
+    reports = [load_ncu_csv(path) for path in REAL if _run(path) == run]
     first = reports[0].kernels.set_index("id")
     for report in reports[1:]:
         other = report.kernels.set_index("id")
@@ -248,3 +255,27 @@ def test_real_pages_of_one_run_agree(folder):
             a, b = first[metric], other[metric]
             if a.dtype.kind == "f" and b.dtype.kind == "f":  # auto units print 3-4 significant digits
                 assert b.tolist() == pytest.approx(a.tolist(), rel=1e-2, abs=1e-9, nan_ok=True), (report.source, metric)
+
+
+# --- details pages of captures with rule results (real exports of programs nsprof did not write) ---
+
+USER = Path(__file__).resolve().parent / "data" / "user-programs"
+
+
+@pytest.mark.parametrize("name, launches", [("train-details.csv", 8), ("graph-full-details.csv", 2)])
+def test_details_page_with_rule_columns_parses_every_launch(name, launches):
+    """ncu's default sections (a PyTorch training step) and --set full (a CUDA-graph program) add five
+    rule columns that the metric rows leave off: ragged rows, not a truncated file."""
+    report = load_ncu_csv(USER / name)
+    assert report.page == "details" and len(report.kernels) == launches
+    assert report.kernels["Duration"].notna().all() and (report.kernels["Duration"] > 0).all()
+    assert report.units["Duration"] == "ns"
+
+
+def test_a_header_without_kernel_rows_is_an_error_not_an_empty_table(tmp_path):
+    header = (USER / "train-details.csv").read_text().splitlines()
+    header = next(line for line in header if line.startswith('"ID"'))
+    path = tmp_path / "empty.csv"
+    path.write_text(header + "\n")
+    with pytest.raises(ParseError, match="a header and no kernel rows"):
+        load_ncu_csv(path)

@@ -45,6 +45,9 @@ INFO_COLUMNS = {
     "Grid Size": "grid_size", "Device": "device", "CC": "cc",
 }
 DETAILS_COLUMNS = ("Metric Name", "Metric Unit", "Metric Value")
+# A details page of a capture with rule results ends in these columns; metric rows without a rule
+# stop after "Metric Value" (ncu writes them ragged), rule rows fill them.
+RULE_COLUMNS = ("Rule Name", "Rule Type", "Rule Description", "Estimated Speedup Type", "Estimated Speedup")
 _TOOL_LINE = re.compile(r"^==[A-Z]+==")  # ==PROF==, ==WARNING==, ==ERROR==
 _HEADER_START = ('"ID",', "ID,")
 HOW_TO_WRITE = "Write it with ncu --csv --page raw (or --page details) ... > FILE.csv"
@@ -116,7 +119,13 @@ def _table(text: str, source: str) -> tuple[list[str], list[list[str]]]:
         header, *rows = [row for row in csv.reader(io.StringIO(body)) if any(cell.strip() for cell in row)]
     except csv.Error as err:
         raise ParseError(f"{source}: malformed CSV ({err})", HOW_TO_WRITE) from None
+    if not rows:
+        raise ParseError(f"{source}: Nsight Compute CSV with a header and no kernel rows",
+                         "Profile at least one kernel (check ncu's filters), then export again: " + HOW_TO_WRITE)
+    metric_end = header.index("Metric Value") + 1 if all(c in header for c in (*DETAILS_COLUMNS, *RULE_COLUMNS)) else None
     for number, row in enumerate(rows, start=2):
+        if metric_end and len(row) in (metric_end, metric_end + 1):  # a metric row without a rule: ncu
+            row.extend([""] * (len(header) - len(row)))  # stops after "Metric Value" (and one empty field)
         if len(row) != len(header):
             raise ParseError(f"{source}: CSV row {number} has {len(row)} fields, the header {len(header)} (truncated file?)",
                              HOW_TO_WRITE)
