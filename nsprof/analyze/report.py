@@ -10,6 +10,7 @@ from nsprof.analyze.ceilings import Ceiling, datasheet_ceiling, percent_of_peak
 from nsprof.analyze.metrics import kernel_metrics, range_metrics
 from nsprof.analyze.nvtx_attribution import attribute_work, summarize_ranges
 from nsprof.analyze.stages import stage_records
+from nsprof.analyze.summaries import kernel_summary, memcpy_summary
 from nsprof.parse.ncu_csv import NcuReport
 from nsprof.parse.nsys_sqlite import NsysExport
 
@@ -23,6 +24,8 @@ class ProfileAnalysis:
     stages: pd.DataFrame  # stage_records columns
     gpu: str | None
     ceiling: Ceiling | None
+    kernel_summary: pd.DataFrame | None = None  # nsys: nsprof.analyze.summaries; None without an nsys export
+    memcpy_summary: pd.DataFrame | None = None
 
 
 def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict | None = None,
@@ -44,7 +47,8 @@ def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict
         if ceiling is not None:
             kernels = percent_of_peak(kernels, ceiling)
             ncu_ranges = percent_of_peak(ncu_ranges, ceiling)
-    return ProfileAnalysis(ranges, kernels, stage_records(ranges, ncu_ranges), gpu, ceiling)
+    summaries = (kernel_summary(nsys), memcpy_summary(nsys)) if nsys else (None, None)
+    return ProfileAnalysis(ranges, kernels, stage_records(ranges, ncu_ranges), gpu, ceiling, *summaries)
 
 
 def distinct_launches(ncu: list[NcuReport]) -> pd.DataFrame:

@@ -17,6 +17,7 @@ from nsprof import api
 from nsprof.analyze import ProfileAnalysis
 from nsprof.commands.options import CEILINGS_HELP
 from nsprof.console import stdout
+from nsprof.render.format import truncate
 
 KERNEL_FIELDS = (
     "id", "kernel", "nvtx", "duration_ns", "flops", "tensor_flops", "dram_bytes", "l2_bytes",
@@ -41,6 +42,9 @@ def analyze(
         typer.echo(json.dumps(_document(analysis, is_directory), indent=2))
         return
     console = stdout()
+    if analysis.kernel_summary is not None:
+        console.print(_kernel_summary_table(analysis.kernel_summary))
+        console.print(_memcpy_summary_table(analysis.memcpy_summary))
     if analysis.ranges is not None:
         console.print(_ranges_table(analysis.ranges))
     if analysis.kernels is not None:
@@ -51,6 +55,9 @@ def analyze(
 
 def _document(analysis: ProfileAnalysis, is_directory: bool) -> dict:
     doc = {"gpu": analysis.gpu, "ceiling": analysis.ceiling.to_json() if analysis.ceiling else None}
+    if analysis.kernel_summary is not None:
+        doc["kernel_summary"] = _records(analysis.kernel_summary)
+        doc["memcpy_summary"] = _records(analysis.memcpy_summary)
     if analysis.ranges is not None or is_directory:
         doc["ranges"] = _records(analysis.ranges)
     if analysis.kernels is not None or is_directory:
@@ -90,6 +97,26 @@ KERNEL_COLUMNS = (("id", "id", "d"), ("kernel", "kernel", ""), ("innermost range
 STAGE_COLUMNS = (("op", "op", ""), ("stage", "stage", ""), ("size", "size", ""), ("launches", "launches", "d"),
                  ("nsys\nus/launch", "nsys_gpu_time_per_launch_ns", ",.2f"), ("ncu\nkernels", "ncu_kernels", "d"),
                  ("ncu\nus/kernel", "ncu_duration_per_kernel_ns", ",.2f"), *_RATES)
+
+
+SUMMARY_ROWS = 12  # the terminal shows the kernels with the largest totals; --json has every one
+
+
+def _kernel_summary_table(summary: pd.DataFrame) -> Table:
+    rows = [{**row, "kernel": truncate(row["kernel"], 48)} for row in summary.head(SUMMARY_ROWS).to_dict("records")]
+    caption = (f"{len(summary) - SUMMARY_ROWS} more kernels in --json; " if len(summary) > SUMMARY_ROWS else "") + \
+        "as nsys stats -r cuda_gpu_kern_sum"
+    columns = (("kernel", "kernel", ""), ("count", "count", ",d"), ("total us", "total_ns", ",.1f"),
+               ("avg us", "avg_ns", ",.1f"), ("median us", "median_ns", ",.1f"), ("% of kernel time", "pct", ".1f"))
+    return _table("Kernels by total time (nsys)", columns, rows, caption)
+
+
+def _memcpy_summary_table(summary: pd.DataFrame) -> Table:
+    columns = (("kind", "kind", ""), ("count", "count", ",d"), ("MB", "transfer_bytes", ",.2f"),
+               ("total us", "total_ns", ",.1f"), ("GB/s", "gbytes_per_s", ",.1f"))
+    caption = "no memory transfers in this export" if summary.empty else "as nsys stats -r cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum"
+    rows = [{**row, "transfer_bytes": row["bytes"]} for row in summary.to_dict("records")]  # shown in MB
+    return _table("Memory transfers (nsys)", columns, rows, caption)
 
 
 def _ranges_table(ranges: pd.DataFrame) -> Table:

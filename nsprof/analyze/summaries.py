@@ -1,0 +1,48 @@
+"""Where the GPU time went in an nsys capture, as `nsys stats` reports it (pure functions).
+
+- `kernel_summary`: one row per kernel name (the demangled name, as `cuda_gpu_kern_sum` prints it):
+  `kernel`, `count`, `total_ns`, `avg_ns`, `median_ns`, `min_ns`, `max_ns`, `pct` (of all kernel
+  time), largest total first. Equal to `nsys stats -r cuda_gpu_kern_sum` on the same export.
+- `memcpy_summary`: one row per kind of transfer (Host-to-Device, Device-to-Host, Device-to-Device,
+  ..., and memset): `kind`, `count`, `bytes`, `total_ns`, `gbytes_per_s` (bytes over the summed
+  transfer time). Equal to `cuda_gpu_mem_time_sum` and `cuda_gpu_mem_size_sum` on the same export.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from nsprof.analyze.metrics import ratio
+from nsprof.parse.nsys_sqlite import NsysExport
+
+KERNEL_SUMMARY_COLUMNS = ("kernel", "count", "total_ns", "avg_ns", "median_ns", "min_ns", "max_ns", "pct")
+MEMCPY_SUMMARY_COLUMNS = ("kind", "count", "bytes", "total_ns", "gbytes_per_s")
+MEMSET = "memset"
+
+
+def kernel_summary(exports: list[NsysExport]) -> pd.DataFrame:
+    kernels = pd.concat([export.kernels[["kernel", "duration_ns"]] for export in exports], ignore_index=True)
+    return _summary(kernels, "kernel")[list(KERNEL_SUMMARY_COLUMNS)]
+
+
+def memcpy_summary(exports: list[NsysExport]) -> pd.DataFrame:
+    copies = pd.concat([export.memcpys for export in exports], ignore_index=True)
+    copies = copies.assign(kind=copies["copy_kind"].astype(str))
+    memsets = pd.concat([export.memsets for export in exports], ignore_index=True).assign(kind=MEMSET)
+    transfers = pd.concat([frame[["kind", "duration_ns", "bytes"]] for frame in (copies, memsets) if len(frame)],
+                          ignore_index=True) if len(copies) or len(memsets) else pd.DataFrame(
+                              {"kind": [], "duration_ns": [], "bytes": []})
+    summary = _summary(transfers, "kind")
+    summary["bytes"] = transfers.groupby("kind")["bytes"].sum().reindex(summary["kind"]).to_numpy()
+    summary["gbytes_per_s"] = ratio(summary["bytes"].astype(float), summary["total_ns"].astype(float))  # byte/ns = GB/s
+    return summary[list(MEMCPY_SUMMARY_COLUMNS)]
+
+
+def _summary(events: pd.DataFrame, key: str) -> pd.DataFrame:
+    """Count and duration statistics of `events` per `key`, largest total first."""
+    grouped = events.groupby(events[key].astype(str), sort=False)["duration_ns"]
+    summary = grouped.agg(count="count", total_ns="sum", avg_ns="mean", median_ns="median", min_ns="min",
+                          max_ns="max").reset_index().rename(columns={"index": key})
+    total = summary["total_ns"].sum()
+    summary["pct"] = 100 * summary["total_ns"] / total if total else 0.0
+    return summary.sort_values(["total_ns", key], ascending=[False, True], ignore_index=True)

@@ -1,0 +1,58 @@
+"""nsprof's nsys summaries against `nsys stats` on the same real exports: equal to the nanosecond
+and the byte (tests/data/user-programs: a PyTorch training step, a CUDA-graph program)."""
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from nsprof.analyze.summaries import kernel_summary, memcpy_summary
+from nsprof.parse.nsys_sqlite import load_nsys
+
+USER = Path(__file__).resolve().parent / "data" / "user-programs"
+CAPTURES = ["train", "graph", "graph-node"]
+
+
+def stats(capture: str, report: str) -> pd.DataFrame:
+    return pd.read_csv(USER / f"{capture}-stats_{report}.csv")
+
+
+@pytest.mark.parametrize("capture", CAPTURES)
+def test_kernel_summary_equals_cuda_gpu_kern_sum(capture):
+    ours = kernel_summary([load_nsys(USER / f"{capture}.sqlite")]).set_index("kernel")
+    theirs = stats(capture, "cuda_gpu_kern_sum").set_index("Name")
+    assert sorted(ours.index) == sorted(theirs.index)
+    theirs = theirs.loc[ours.index]
+    assert (ours["count"] == theirs["Instances"]).all()
+    assert (ours["total_ns"] == theirs["Total Time (ns)"]).all()
+    assert (ours["min_ns"] == theirs["Min (ns)"]).all() and (ours["max_ns"] == theirs["Max (ns)"]).all()
+    assert ours["median_ns"].tolist() == pytest.approx(theirs["Med (ns)"].tolist(), abs=0.5)
+    assert ours["pct"].tolist() == pytest.approx(theirs["Time (%)"].tolist(), abs=0.05)
+
+
+@pytest.mark.parametrize("capture", CAPTURES)
+def test_memcpy_summary_equals_cuda_gpu_mem_time_and_size_sums(capture):
+    ours = memcpy_summary([load_nsys(USER / f"{capture}.sqlite")])
+    times = stats(capture, "cuda_gpu_mem_time_sum")
+    sizes = stats(capture, "cuda_gpu_mem_size_sum")
+    name = {kind: f"[CUDA memcpy {kind}]" for kind in ours["kind"]} | {"memset": "[CUDA memset]"}
+    ours["Operation"] = ours["kind"].map(name)
+    merged = ours.merge(times, on="Operation").merge(sizes, on="Operation", suffixes=("", "_size"))
+    assert len(merged) == len(ours) == len(times) > 0
+    assert (merged["count"] == merged["Count"]).all() and (merged["total_ns"] == merged["Total Time (ns)"]).all()
+    assert merged["bytes"].div(1e6).tolist() == pytest.approx(merged["Total (MB)"].tolist(), abs=0.0005)  # stats: MB, 3 decimals
+
+
+def test_analyze_json_carries_both_summaries():
+    from typer.testing import CliRunner
+
+    from nsprof.cli import app
+
+    result = CliRunner().invoke(app, ["analyze", str(USER / "train.sqlite"), "--json"])
+    assert result.exit_code == 0, result.output
+    import json
+
+    doc = json.loads(result.stdout)
+    assert set(doc["kernel_summary"][0]) == {"kernel", "count", "total_ns", "avg_ns", "median_ns", "min_ns", "max_ns", "pct"}
+    assert sum(row["pct"] for row in doc["kernel_summary"]) == pytest.approx(100)
+    assert {row["kind"] for row in doc["memcpy_summary"]} == {"Host-to-Device", "Device-to-Device", "Device-to-Host"}
