@@ -1,12 +1,15 @@
 """nsprof's nsys summaries against `nsys stats` on the same real exports: equal to the nanosecond
 and the byte (tests/data/user-programs: a PyTorch training step, a CUDA-graph program)."""
 
+import json
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from typer.testing import CliRunner
 
 from nsprof.analyze.summaries import kernel_summary, memcpy_summary
+from nsprof.cli import app
 from nsprof.parse.nsys_sqlite import load_nsys
 
 USER = Path(__file__).resolve().parent / "data" / "user-programs"
@@ -44,14 +47,8 @@ def test_memcpy_summary_equals_cuda_gpu_mem_time_and_size_sums(capture):
 
 
 def test_analyze_json_carries_both_summaries():
-    from typer.testing import CliRunner
-
-    from nsprof.cli import app
-
     result = CliRunner().invoke(app, ["analyze", str(USER / "train.sqlite"), "--json"])
     assert result.exit_code == 0, result.output
-    import json
-
     doc = json.loads(result.stdout)
     assert set(doc["kernel_summary"][0]) == {"kernel", "count", "total_ns", "avg_ns", "median_ns", "min_ns", "max_ns", "pct"}
     assert sum(row["pct"] for row in doc["kernel_summary"]) == pytest.approx(100)
