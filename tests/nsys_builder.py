@@ -25,7 +25,7 @@ TABLES = {
         "shortName", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ", "registersPerThread",
         "staticSharedMemory", "dynamicSharedMemory"),
     "CUPTI_ACTIVITY_KIND_MEMCPY": ("start", "end", "deviceId", "contextId", "streamId", "correlationId",
-                                   "globalPid", "bytes", "copyKind"),
+                                   "globalPid", "bytes", "copyKind", "srcKind", "dstKind"),
     "CUPTI_ACTIVITY_KIND_MEMSET": ("start", "end", "deviceId", "contextId", "streamId", "correlationId",
                                    "globalPid", "value", "bytes"),
     "CUPTI_ACTIVITY_KIND_RUNTIME": ("start", "end", "eventClass", "globalTid", "correlationId", "nameId",
@@ -50,7 +50,7 @@ def write_export(path: Path, strings: dict[int, str] | None = None, *, kernels=(
     conn.executemany("INSERT INTO StringIds VALUES (?, ?)", (strings or {}).items())
     rows = {
         "CUPTI_ACTIVITY_KIND_KERNEL": [(s, e, 0, 1, 7, c, p, n, n, 1, 1, 1, 32, 1, 1, 32, 0, 0) for s, e, c, p, n in kernels],
-        "CUPTI_ACTIVITY_KIND_MEMCPY": [(s, e, 0, 1, 7, c, p, b, k) for s, e, c, p, b, k in memcpys],
+        "CUPTI_ACTIVITY_KIND_MEMCPY": [(s, e, 0, 1, 7, c, p, b, k, 1, 2) for s, e, c, p, b, k in memcpys],  # pinned -> device
         "CUPTI_ACTIVITY_KIND_MEMSET": [(s, e, 0, 1, 7, c, p, 0, b) for s, e, c, p, b in memsets],
         "CUPTI_ACTIVITY_KIND_RUNTIME": [(s, e, 1, t, c, n, 0) for s, e, t, c, n in runtime],
         "NVTX_EVENTS": [(s, e, kind, None, text, t, text_id, d) for s, e, kind, text, t, text_id, d in nvtx],

@@ -5,7 +5,9 @@
   time), largest total first. Equal to `nsys stats -r cuda_gpu_kern_sum` on the same export.
 - `memcpy_summary`: one row per kind of transfer (Host-to-Device, Device-to-Host, Device-to-Device,
   ..., and memset): `kind`, `count`, `bytes`, `total_ns`, `gbytes_per_s` (bytes over the summed
-  transfer time). Equal to `cuda_gpu_mem_time_sum` and `cuda_gpu_mem_size_sum` on the same export.
+  transfer time), `pageable_count` (copies from or to pageable host memory: staged by the driver,
+  slower, and never asynchronous). Equal to `cuda_gpu_mem_time_sum` and `cuda_gpu_mem_size_sum` on
+  the same export.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from nsprof.analyze.metrics import ratio
 from nsprof.parse.nsys_sqlite import NsysExport
 
 KERNEL_SUMMARY_COLUMNS = ("kernel", "count", "total_ns", "avg_ns", "median_ns", "min_ns", "max_ns", "pct")
-MEMCPY_SUMMARY_COLUMNS = ("kind", "count", "bytes", "total_ns", "gbytes_per_s")
+MEMCPY_SUMMARY_COLUMNS = ("kind", "count", "bytes", "total_ns", "gbytes_per_s", "pageable_count")
+PAGEABLE = "Pageable"
 MEMSET = "memset"
 
 
@@ -27,13 +30,16 @@ def kernel_summary(exports: list[NsysExport]) -> pd.DataFrame:
 
 def memcpy_summary(exports: list[NsysExport]) -> pd.DataFrame:
     copies = pd.concat([export.memcpys for export in exports], ignore_index=True)
-    copies = copies.assign(kind=copies["copy_kind"].astype(str))
-    memsets = pd.concat([export.memsets for export in exports], ignore_index=True).assign(kind=MEMSET)
-    transfers = pd.concat([frame[["kind", "duration_ns", "bytes"]] for frame in (copies, memsets) if len(frame)],
-                          ignore_index=True) if len(copies) or len(memsets) else pd.DataFrame(
-                              {"kind": [], "duration_ns": [], "bytes": []})
+    copies = copies.assign(kind=copies["copy_kind"].astype(str),
+                           pageable=(copies["src_kind"] == PAGEABLE) | (copies["dst_kind"] == PAGEABLE))
+    memsets = pd.concat([export.memsets for export in exports], ignore_index=True).assign(kind=MEMSET, pageable=False)
+    columns = ["kind", "duration_ns", "bytes", "pageable"]
+    transfers = pd.concat([frame[columns] for frame in (copies, memsets) if len(frame)], ignore_index=True) \
+        if len(copies) or len(memsets) else pd.DataFrame({column: [] for column in columns})
     summary = _summary(transfers, "kind")
-    summary["bytes"] = transfers.groupby("kind")["bytes"].sum().reindex(summary["kind"]).to_numpy()
+    by_kind = transfers.groupby("kind")
+    summary["bytes"] = by_kind["bytes"].sum().reindex(summary["kind"]).to_numpy()
+    summary["pageable_count"] = by_kind["pageable"].sum().reindex(summary["kind"]).astype(int).to_numpy()
     summary["gbytes_per_s"] = ratio(summary["bytes"].astype(float), summary["total_ns"].astype(float))  # byte/ns = GB/s
     return summary[list(MEMCPY_SUMMARY_COLUMNS)]
 

@@ -113,7 +113,7 @@ def _kernel_summary_table(summary: pd.DataFrame) -> Table:
 
 def _memcpy_summary_table(summary: pd.DataFrame) -> Table:
     columns = (("kind", "kind", ""), ("count", "count", ",d"), ("MB", "transfer_bytes", ",.2f"),
-               ("total us", "total_ns", ",.1f"), ("GB/s", "gbytes_per_s", ",.1f"))
+               ("total us", "total_ns", ",.1f"), ("GB/s", "gbytes_per_s", ",.1f"), ("pageable", "pageable_count", ",d"))
     caption = "no memory transfers in this export" if summary.empty else "as nsys stats -r cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum"
     rows = [{**row, "transfer_bytes": row["bytes"]} for row in summary.to_dict("records")]  # shown in MB
     return _table("Memory transfers (nsys)", columns, rows, caption)

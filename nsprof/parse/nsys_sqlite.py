@@ -51,6 +51,8 @@ COLUMNS: dict[str, dict[str, str]] = {
         "global_pid": "nsys serialized process id", "pid": "Linux process id",
         "bytes": "bytes copied",
         "copy_kind": "direction, e.g. Host-to-Device",
+        "src_kind": "memory copied from: Pageable, Pinned, Device, ...",
+        "dst_kind": "memory copied to",
     },
     "memsets": {
         "start_ns": "memset start", "end_ns": "memset end", "duration_ns": "end_ns - start_ns",
@@ -150,9 +152,14 @@ MEMCPY_COLUMNS = IntColumns(
     "CUPTI_ACTIVITY_KIND_MEMCPY",
     {"start_ns": "start", "end_ns": "end", "device_id": "deviceId", "stream_id": "streamId",
      "correlation_id": "correlationId", "global_pid": "globalPid", "bytes": "bytes",
-     "copy_kind": "copyKind"},
-    frozenset({"correlation_id", "global_pid"}),
+     "copy_kind": "copyKind", "src_kind": "srcKind", "dst_kind": "dstKind"},
+    frozenset({"correlation_id", "global_pid", "src_kind", "dst_kind"}),
 )
+# nsys's memory kinds, for exports older than the ENUM_CUDA_MEM_KIND table (the same numbers:
+# 0 is pageable here, unlike CUPTI's own enumeration).
+MEMORY_KINDS = {0: "Pageable", 1: "Pinned", 2: "Device", 3: "Array", 4: "Managed", 5: "Device Static",
+                6: "Managed Static", 7: "Unknown"}
+MEMORY_KINDS_SQL = "SELECT id, label FROM ENUM_CUDA_MEM_KIND"
 MEMSET_COLUMNS = IntColumns(
     "CUPTI_ACTIVITY_KIND_MEMSET",
     {"start_ns": "start", "end_ns": "end", "device_id": "deviceId", "stream_id": "streamId",
@@ -200,6 +207,9 @@ def load_nsys(path: str | Path) -> NsysExport:
             kernels[column] = _names(kernels[column], strings)
         memcpys = _read_events(conn, path, tables, MEMCPY_COLUMNS)
         memcpys["copy_kind"] = memcpys["copy_kind"].map(copy_kinds)
+        memory_kinds = _enum(conn, path, tables, "ENUM_CUDA_MEM_KIND", MEMORY_KINDS_SQL, MEMORY_KINDS)
+        for column in ("src_kind", "dst_kind"):
+            memcpys[column] = memcpys[column].map(memory_kinds)
         memsets = _read_events(conn, path, tables, MEMSET_COLUMNS)
         runtime = _read_events(conn, path, tables, RUNTIME_COLUMNS)
         runtime["api"] = _names(runtime["api"], strings)
@@ -262,6 +272,14 @@ def _names(ids: pd.Series, strings: pd.Series) -> pd.Categorical:
     positions = strings.index.get_indexer(ids.to_numpy(dtype=np.int64, na_value=-1))
     codes = np.where(positions >= 0, codes_of_strings[positions], -1)
     return pd.Categorical.from_codes(codes, categories=categories).remove_unused_categories()
+
+
+def _enum(conn: sqlite3.Connection, path: Path, tables: set[str], table: str, sql: str,
+          default: dict[int, str]) -> dict[int, str]:
+    """An ENUM_* table's labels by id, or `default` for exports that do not carry it."""
+    if table not in tables:
+        return default
+    return {i: label for i, label in _fetch(conn, path, sql) if type(i) is int}
 
 
 def _memcpy_kinds(conn: sqlite3.Connection, path: Path, tables: set[str]) -> dict[int, str]:
