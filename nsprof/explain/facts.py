@@ -11,7 +11,7 @@ from nsprof import metric_catalog
 from nsprof.explain.coalescing import SECTOR_BYTES, analyze_global
 from nsprof.explain.evidence import Measurements, staged
 from nsprof.explain.prediction import predict_mix, sass_name
-from nsprof.registry import Stage, get_op, get_stage
+from nsprof.registry import Stage, get_op
 from nsprof.sizes import parse_label
 
 
