@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from nsprof.analyze.nvtx_attribution import range_summary, unattributed_work
 from nsprof.analyze.summaries import kernel_summary, memcpy_summary
 from nsprof.cli import app
 from nsprof.parse.nsys_sqlite import load_nsys
@@ -57,3 +58,23 @@ def test_analyze_json_carries_both_summaries():
     # the targets come from pageable memory (4 steps) as do PyTorch's small parameter uploads; the batch is pinned
     assert (transfers["Host-to-Device"]["count"], transfers["Host-to-Device"]["pageable_count"]) == (14, 10)
     assert transfers["Device-to-Host"]["pageable_count"] == transfers["Device-to-Device"]["pageable_count"] == 0
+
+
+@pytest.mark.parametrize("capture", CAPTURES)
+def test_unattributed_work_and_the_outermost_ranges_add_up_to_all_kernel_time(capture):
+    """What no range received plus what the top-level ranges received is every kernel, exactly."""
+    export = load_nsys(USER / f"{capture}.sqlite")
+    outside = unattributed_work(export)
+    top = {"train": ["step"], "graph": ["graph_replay", "overlap"], "graph-node": ["graph_replay", "overlap"]}[capture]
+    ranges = range_summary(export).set_index("range").loc[top]
+    assert ranges["kernels"].sum() + outside["kernels"] == len(export.kernels)
+    assert ranges["gpu_time_ns"].sum() + outside["gpu_time_ns"] == export.kernels["duration_ns"].sum()
+
+
+def test_pytorch_backward_kernels_are_outside_the_backward_range():
+    """The autograd thread launches the backward pass: the `backward` range pushed by the Python thread
+    receives 4 of its kernels (one per step), and almost half of the kernel time is in no range."""
+    doc = json.loads(CliRunner().invoke(app, ["analyze", str(USER / "train.sqlite"), "--json"]).stdout)
+    backward = next(row for row in doc["ranges"] if row["range"] == "backward")
+    assert backward["kernels"] == 4 and doc["unattributed"]["kernels"] == 80
+    assert 40 < doc["unattributed"]["pct"] < 55

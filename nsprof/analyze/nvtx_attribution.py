@@ -61,6 +61,37 @@ def range_summary(export: NsysExport) -> pd.DataFrame:
     return summarize_ranges(attribute_work(export))
 
 
+def unattributed_work(export: NsysExport) -> dict:
+    """The kernels no range received, by the same rule as attribute_work (a push/pop range takes its
+    own thread's calls, a start/end range its process's): `kernels`, `gpu_time_ns`, and `pct` of all
+    kernel time, so that what the ranges show and this add up. Kernels nsys matched to no API call
+    count here too. (PyTorch launches the backward pass from its autograd thread: a `backward` range
+    pushed by the Python thread receives none of it.)"""
+    calls = _launching_calls(export)
+    covered = np.zeros(len(calls), dtype=bool)
+    ranges = export.nvtx.dropna(subset=["global_tid", "start_ns"])
+    end = ranges["end_ns"].to_numpy(dtype=np.float64, na_value=np.inf)  # never closed: open to the end
+    thread = ranges["global_tid"].to_numpy(dtype=np.int64)
+    push_pop = (ranges["kind"] == "push_pop").to_numpy()
+    for mine, scope, call_scope in ((push_pop, thread, calls["thread"]), (~push_pop, thread // _THREAD_BITS, calls["process"])):
+        for key in np.unique(scope[mine]):
+            own = mine & (scope == key)
+            covered |= (call_scope == key).to_numpy() & _inside(calls["start_ns"].to_numpy(),
+                                                                 ranges["start_ns"].to_numpy()[own], end[own])
+    total_ns = int(export.kernels["duration_ns"].sum())
+    outside_ns = total_ns - int(calls["gpu_time_ns"][covered].sum())
+    return {"kernels": int(len(export.kernels) - calls["kernels"][covered].sum()), "gpu_time_ns": outside_ns,
+            "pct": 100 * outside_ns / total_ns if total_ns else 0.0}
+
+
+def _inside(times: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Whether each time falls in at least one [start, end) window (windows may overlap)."""
+    order = np.argsort(starts, kind="stable")
+    starts, reach = starts[order], np.maximum.accumulate(ends[order])  # the furthest end of any window begun so far
+    last = np.searchsorted(starts, times, side="right") - 1
+    return (last >= 0) & (times < reach[np.maximum(last, 0)])
+
+
 def _launching_calls(export: NsysExport) -> pd.DataFrame:
     """One row per API call that started GPU work: thread, process, start_ns and WORK_COLUMNS."""
     kernels, memcpys, memsets = export.kernels, export.memcpys, export.memsets

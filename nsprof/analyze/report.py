@@ -8,7 +8,7 @@ import pandas as pd
 
 from nsprof.analyze.ceilings import Ceiling, datasheet_ceiling, percent_of_peak
 from nsprof.analyze.metrics import kernel_metrics, range_metrics
-from nsprof.analyze.nvtx_attribution import attribute_work, summarize_ranges
+from nsprof.analyze.nvtx_attribution import attribute_work, summarize_ranges, unattributed_work
 from nsprof.analyze.stages import stage_records
 from nsprof.analyze.summaries import kernel_summary, memcpy_summary
 from nsprof.parse.ncu_csv import NcuReport
@@ -26,6 +26,7 @@ class ProfileAnalysis:
     ceiling: Ceiling | None
     kernel_summary: pd.DataFrame | None = None  # nsys: nsprof.analyze.summaries; None without an nsys export
     memcpy_summary: pd.DataFrame | None = None
+    unattributed: dict | None = None  # nsys: the kernels no NVTX range received (nvtx_attribution.unattributed_work)
 
 
 def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict | None = None,
@@ -47,8 +48,16 @@ def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict
         if ceiling is not None:
             kernels = percent_of_peak(kernels, ceiling)
             ncu_ranges = percent_of_peak(ncu_ranges, ceiling)
-    summaries = (kernel_summary(nsys), memcpy_summary(nsys)) if nsys else (None, None)
+    summaries = (kernel_summary(nsys), memcpy_summary(nsys), _unattributed(nsys)) if nsys else (None, None, None)
     return ProfileAnalysis(ranges, kernels, stage_records(ranges, ncu_ranges), gpu, ceiling, *summaries)
+
+
+def _unattributed(nsys: list[NsysExport]) -> dict:
+    parts = [unattributed_work(export) for export in nsys]
+    total = sum(int(export.kernels["duration_ns"].sum()) for export in nsys)
+    outside = sum(part["gpu_time_ns"] for part in parts)
+    return {"kernels": sum(part["kernels"] for part in parts), "gpu_time_ns": outside,
+            "pct": 100 * outside / total if total else 0.0}
 
 
 def distinct_launches(ncu: list[NcuReport]) -> pd.DataFrame:

@@ -46,7 +46,7 @@ def analyze(
         console.print(_kernel_summary_table(analysis.kernel_summary))
         console.print(_memcpy_summary_table(analysis.memcpy_summary))
     if analysis.ranges is not None:
-        console.print(_ranges_table(analysis.ranges))
+        console.print(_ranges_table(analysis.ranges, analysis.unattributed))
     if analysis.kernels is not None:
         console.print(_kernels_table(analysis))
     if is_directory:
@@ -58,6 +58,8 @@ def _document(analysis: ProfileAnalysis, is_directory: bool) -> dict:
     if analysis.kernel_summary is not None:
         doc["kernel_summary"] = _records(analysis.kernel_summary)
         doc["memcpy_summary"] = _records(analysis.memcpy_summary)
+    if analysis.unattributed is not None:
+        doc["unattributed"] = analysis.unattributed
     if analysis.ranges is not None or is_directory:
         doc["ranges"] = _records(analysis.ranges)
     if analysis.kernels is not None or is_directory:
@@ -119,8 +121,13 @@ def _memcpy_summary_table(summary: pd.DataFrame) -> Table:
     return _table("Memory transfers (nsys)", columns, rows, caption)
 
 
-def _ranges_table(ranges: pd.DataFrame) -> Table:
+def _ranges_table(ranges: pd.DataFrame, unattributed: dict | None = None) -> Table:
     caption = "no NVTX ranges in this export" if ranges.empty else None
+    if unattributed and unattributed["kernels"]:
+        caption = (f"{caption}; " if caption else "") + (
+            f"in no range: {unattributed['kernels']:,} kernels, {unattributed['gpu_time_ns'] / 1e3:,.1f} us "
+            f"({unattributed['pct']:.0f}% of kernel time): launched outside every range, or by another thread "
+            "than the one that pushed it (PyTorch's backward pass)")
     return _table("NVTX ranges (nsys): GPU work launched while each range was open", RANGE_COLUMNS,
                   ranges.to_dict("records"), caption)
 
