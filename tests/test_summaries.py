@@ -78,3 +78,10 @@ def test_pytorch_backward_kernels_are_outside_the_backward_range():
     backward = next(row for row in doc["ranges"] if row["range"] == "backward")
     assert backward["kernels"] == 4 and doc["unattributed"]["kernels"] == 80
     assert 40 < doc["unattributed"]["pct"] < 55
+
+
+def test_ranges_sort_naturally():
+    doc = json.loads(CliRunner().invoke(app, ["analyze", str(USER.parent.parent.parent / "profiles" / "examples" /
+                                                             "h200-sgemm-1024"), "--json"]).stdout)
+    stages = [row["range"].split("/")[1] for row in doc["ranges"] if row["range"].startswith("nsprof:sgemm/")]
+    assert stages == [f"v{i}" for i in range(1, 11)]

@@ -13,6 +13,8 @@ kernels and ten thousand ranges take well under a second, with no loop over rang
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -53,7 +55,13 @@ def summarize_ranges(attributed: pd.DataFrame) -> pd.DataFrame:
     summary = summary.reset_index()
     summary["domain"] = summary["domain"].astype(object).where(summary["domain"].notna(), None)
     summary["range"] = [qualify(domain, name) for domain, name in zip(summary["domain"], summary["name"])]
-    return summary[list(SUMMARY_COLUMNS)].sort_values("range", kind="stable").reset_index(drop=True)
+    return summary[list(SUMMARY_COLUMNS)].sort_values("range", key=_natural, kind="stable").reset_index(drop=True)
+
+
+def _natural(names: pd.Series) -> pd.Series:
+    """Sort keys that read numbers as numbers: sgemm/v2 before sgemm/v10."""
+    return names.map(lambda name: tuple((0, int(part), "") if part.isdigit() else (1, 0, part)
+                                        for part in re.split(r"(\d+)", str(name)) if part))
 
 
 def range_summary(export: NsysExport) -> pd.DataFrame:
