@@ -64,7 +64,7 @@ def test_analyze_json_carries_both_summaries():
 def test_unattributed_work_and_the_outermost_ranges_add_up_to_all_kernel_time(capture):
     """What no range received plus what the top-level ranges received is every kernel, exactly."""
     export = load_nsys(USER / f"{capture}.sqlite")
-    outside = unattributed_work(export)
+    outside = unattributed_work([export])
     top = {"train": ["step"], "graph": ["graph_replay", "overlap"], "graph-node": ["graph_replay", "overlap"]}[capture]
     ranges = range_summary(export).set_index("range").loc[top]
     assert ranges["kernels"].sum() + outside["kernels"] == len(export.kernels)

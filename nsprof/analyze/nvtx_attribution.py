@@ -69,12 +69,21 @@ def range_summary(export: NsysExport) -> pd.DataFrame:
     return summarize_ranges(attribute_work(export))
 
 
-def unattributed_work(export: NsysExport) -> dict:
+def unattributed_work(exports: list[NsysExport]) -> dict:
     """The kernels no range received, by the same rule as attribute_work (a push/pop range takes its
     own thread's calls, a start/end range its process's): `kernels`, `gpu_time_ns`, and `pct` of all
     kernel time, so that what the ranges show and this add up. Kernels nsys matched to no API call
     count here too. (PyTorch launches the backward pass from its autograd thread: a `backward` range
     pushed by the Python thread receives none of it.)"""
+    outside = [_outside_ranges(export) for export in exports]
+    total_ns = sum(int(export.kernels["duration_ns"].sum()) for export in exports)
+    outside_ns = sum(ns for _, ns in outside)
+    return {"kernels": sum(kernels for kernels, _ in outside), "gpu_time_ns": outside_ns,
+            "pct": 100 * outside_ns / total_ns if total_ns else 0.0}
+
+
+def _outside_ranges(export: NsysExport) -> tuple[int, int]:
+    """(kernels, their GPU time) of one export that no range received."""
     calls = _launching_calls(export)
     covered = np.zeros(len(calls), dtype=bool)
     ranges = export.nvtx.dropna(subset=["global_tid", "start_ns"])
@@ -86,10 +95,8 @@ def unattributed_work(export: NsysExport) -> dict:
             own = mine & (scope == key)
             covered |= (call_scope == key).to_numpy() & _inside(calls["start_ns"].to_numpy(),
                                                                  ranges["start_ns"].to_numpy()[own], end[own])
-    total_ns = int(export.kernels["duration_ns"].sum())
-    outside_ns = total_ns - int(calls["gpu_time_ns"][covered].sum())
-    return {"kernels": int(len(export.kernels) - calls["kernels"][covered].sum()), "gpu_time_ns": outside_ns,
-            "pct": 100 * outside_ns / total_ns if total_ns else 0.0}
+    return (int(len(export.kernels) - calls["kernels"][covered].sum()),
+            int(export.kernels["duration_ns"].sum() - calls["gpu_time_ns"][covered].sum()))
 
 
 def _inside(times: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:

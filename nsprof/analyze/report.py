@@ -48,16 +48,8 @@ def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict
         if ceiling is not None:
             kernels = percent_of_peak(kernels, ceiling)
             ncu_ranges = percent_of_peak(ncu_ranges, ceiling)
-    summaries = (kernel_summary(nsys), memcpy_summary(nsys), _unattributed(nsys)) if nsys else (None, None, None)
+    summaries = (kernel_summary(nsys), memcpy_summary(nsys), unattributed_work(nsys)) if nsys else (None, None, None)
     return ProfileAnalysis(ranges, kernels, stage_records(ranges, ncu_ranges), gpu, ceiling, *summaries)
-
-
-def _unattributed(nsys: list[NsysExport]) -> dict:
-    parts = [unattributed_work(export) for export in nsys]
-    total = sum(int(export.kernels["duration_ns"].sum()) for export in nsys)
-    outside = sum(part["gpu_time_ns"] for part in parts)
-    return {"kernels": sum(part["kernels"] for part in parts), "gpu_time_ns": outside,
-            "pct": 100 * outside / total if total else 0.0}
 
 
 def distinct_launches(ncu: list[NcuReport]) -> pd.DataFrame:

@@ -47,6 +47,7 @@ class Measurements:
     ceiling: Ceiling | None  # the GPU's peaks: measured where saved, else the datasheet's (None: unknown GPU)
     launches: pd.DataFrame  # one row per ncu launch: kernel_metrics columns, launch columns, op/stage/size
     stages: pd.DataFrame  # nsprof.analyze.stage_records: nsys and ncu totals per stage and size
+    manifest: dict | None = None  # the profile directory's manifest.json, where it has one
 
 
 def find_source(given: Path | None, op: str = "sgemm") -> Source | None:
@@ -87,7 +88,7 @@ def measure(source: Source, ceilings: Path | None = None) -> Measurements:
     launches = _launches(profile.ncu)
     if analysis.ceiling is not None:
         launches = percent_of_peak(launches, analysis.ceiling)
-    return Measurements(source, analysis.gpu, analysis.ceiling, launches, analysis.stages)
+    return Measurements(source, analysis.gpu, analysis.ceiling, launches, analysis.stages, profile.manifest)
 
 
 def _launches(reports: list[NcuReport]) -> pd.DataFrame:

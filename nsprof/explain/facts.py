@@ -3,13 +3,12 @@ where given, the measurements: the numbers that make a topic's text concrete for
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
 
 from nsprof import metric_catalog
 from nsprof.explain.coalescing import SECTOR_BYTES, analyze_global
-from nsprof.explain.evidence import Measurements, staged
+from nsprof.explain.evidence import QUANTITIES, Measurements, staged
 from nsprof.explain.prediction import predict_mix, sass_name
 from nsprof.registry import Stage, get_op
 from nsprof.sizes import parse_label
@@ -115,8 +114,8 @@ def _tensor_cores(stages: list[Stage], m: Measurements | None) -> list[str]:
     for stage, size, group in staged(m, [s.stage for s in stages]) if m is not None else []:
         if stage.op not in {s.op for s in stages} or "tensor_flops" not in group:
             continue
-        measured = group["tensor_flops"].sum() / group.groupby("kernel").size().max()
-        if not math.isnan(measured) and measured > 0:
+        measured = QUANTITIES["tensor_flops"].value(group)  # per launch of the stage, as the evidence shows it
+        if measured:
             expected = get_op(stage.op).flops(parse_label(size))
             facts.append(f"{stage.stage} at {size}: {measured:,.0f} tensor FLOPs per launch measured, 2MNK = {expected:,}.")
     return facts
@@ -140,12 +139,8 @@ def _float_sums(stages: list[Stage], m: Measurements | None) -> list[str]:
         precision, ndim = stage.precision, get_op(stage.op).ndim
         at = ", ".join(f"{precision.tolerance((k,) * ndim):.1e} at K = {k:,}" for k in (256, 4096, 2**20))
         facts.append(f"{precision.name}: passes at a relative error of at most {precision.rule}: {at}.")
-    if m is not None:
-        manifest = m.source.path / "manifest.json"
-        try:
-            checks = json.loads(manifest.read_text(encoding="utf-8")).get("verification", [])
-        except (OSError, ValueError):
-            checks = []
+    if m is not None and m.manifest:
+        checks = m.manifest.get("verification", [])
         names = {stage.stage for stage in stages}
         for check in checks:
             if check.get("stage") in names and check.get("tool") == "ncu" and check.get("rel_error") is not None:
