@@ -85,3 +85,14 @@ def test_ranges_sort_naturally():
                                                              "h200-sgemm-1024"), "--json"]).stdout)
     stages = [row["range"].split("/")[1] for row in doc["ranges"] if row["range"].startswith("nsprof:sgemm/")]
     assert stages == [f"v{i}" for i in range(1, 11)]
+
+
+def test_kernel_summary_table_tells_template_instances_apart():
+    """Kokkos launches many instances of one template (the Perlmutter CloverLeaf capture): the table shows
+    base names, numbered where they repeat, and --json keeps the full names."""
+    cloverleaf = USER.parent / "nsys-pipit" / "perlmutter-cloverleaf-cuda.sqlite"
+    text = CliRunner().invoke(app, ["analyze", str(cloverleaf)]).stdout
+    assert "par_ranged2d_kernel [2]" in text and "par_ranged2d_kernel [3]" in text
+    doc = json.loads(CliRunner().invoke(app, ["analyze", str(cloverleaf), "--json"]).stdout)
+    names = [row["kernel"] for row in doc["kernel_summary"]]
+    assert len(names) == len(set(names)) and all("par_ranged2d_kernel" in n for n in names[2:4])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from pathlib import Path
 from typing import Optional
 
@@ -15,9 +16,9 @@ from rich.table import Table
 
 from nsprof import api
 from nsprof.analyze import ProfileAnalysis
+from nsprof.analyze.ladder import short_kernel_name
 from nsprof.commands.options import CEILINGS_HELP
 from nsprof.console import stdout
-from nsprof.render.format import truncate
 
 KERNEL_FIELDS = (
     "id", "kernel", "nvtx", "duration_ns", "flops", "tensor_flops", "dram_bytes", "l2_bytes",
@@ -105,11 +106,15 @@ SUMMARY_ROWS = 12  # the terminal shows the kernels with the largest totals; --j
 
 
 def _kernel_summary_table(summary: pd.DataFrame) -> Table:
-    rows = [{**row, "kernel": truncate(row["kernel"], 48)} for row in summary.head(SUMMARY_ROWS).to_dict("records")]
-    caption = (f"{len(summary) - SUMMARY_ROWS} more kernels in --json; " if len(summary) > SUMMARY_ROWS else "") + \
-        "as nsys stats -r cuda_gpu_kern_sum"
+    rows, seen = [], Counter()
+    for row in summary.head(SUMMARY_ROWS).to_dict("records"):
+        name = short_kernel_name(row["kernel"], 36)
+        seen[name] += 1  # template instances share a base name: number the later ones apart
+        rows.append({**row, "kernel": name if seen[name] == 1 else f"{name} [{seen[name]}]"})
+    more = f" and {len(summary) - SUMMARY_ROWS} more kernels" if len(summary) > SUMMARY_ROWS else ""
+    caption = f"as nsys stats -r cuda_gpu_kern_sum; base names here ([2]: another instance of a template), full names{more} in --json"
     columns = (("kernel", "kernel", ""), ("count", "count", ",d"), ("total us", "total_ns", ",.1f"),
-               ("avg us", "avg_ns", ",.1f"), ("median us", "median_ns", ",.1f"), ("% of kernel time", "pct", ".1f"))
+               ("avg us", "avg_ns", ",.1f"), ("median us", "median_ns", ",.1f"), ("% time", "pct", ".1f"))
     return _table("Kernels by total time (nsys)", columns, rows, caption)
 
 
