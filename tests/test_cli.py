@@ -124,3 +124,23 @@ def test_an_os_error_is_one_line(tmp_path):
     assert result.exit_code in (1, 2)
     assert len(result.stderr.strip().splitlines()) == 1 and result.stderr.startswith("error: ")
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("record", ["h200-sgemm.json", "h200-hgemm.json", "h200-sgemv.json"])
+def test_bench_table_fits_100_columns_without_cutting_a_number(record):
+    """The H200 records through the bench table at a 100-column terminal: titles and tiles give way
+    (they are in --json and `nsprof stages`), every number stays whole."""
+    from rich.console import Console
+
+    from nsprof.commands.bench import add_pct_dram, results_table
+
+    doc = json.loads((Path(__file__).resolve().parents[1] / "benchmarks" / record).read_text())
+    records = [dict(r) for r in doc["results"]]
+    source = add_pct_dram(records, doc["env"]["device"]) if records[0]["op"] == "sgemv" else None
+    console = Console(width=100, record=True, color_system=None)
+    console.print(results_table(records, doc["env"], source, 100))
+    lines = console.export_text().splitlines()
+    assert max(len(line) for line in lines) <= 100
+    text = "\n".join(lines)
+    for r in records:
+        assert f"{r['median_ms']:.4f}" in text and f"{r['rel_error']:.1e}" in text and r["size"] in text

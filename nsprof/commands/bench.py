@@ -7,6 +7,7 @@ from typing import List, Optional
 import typer
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from nsprof.launch.bench import check_output, check_tile, results_document, run_bench, save_results
 from nsprof.console import stderr, stdout
@@ -53,7 +54,8 @@ def bench(
     if as_json:
         typer.echo(json.dumps(doc, indent=2))
     else:
-        stdout().print(results_table(records, env, dram_source))
+        console = stdout()
+        console.print(results_table(records, env, dram_source, console.width))
     if save:
         path = save_results(doc, out, save_as)
         stderr().print(f"results written to {path}")
@@ -65,24 +67,36 @@ def _fmt(value, spec: str, missing: str = "-") -> str:
     return missing if value is None else format(value, spec)
 
 
-def results_table(records: list[dict], env: dict, dram_source: str | None = None) -> Table:
+def results_table(records: list[dict], env: dict, dram_source: str | None = None, width: int = 160) -> Table:
+    """The records as a table `width` columns wide: numbers are never cut (their columns are as wide
+    as their widest cell); below 120 columns the title and the tile are left out (`nsprof stages`
+    and --json have them)."""
+    wide = width >= 120
     table = Table(title=f"{env['device']} (CC {env['compute_capability']}, {env['sm_count']} SMs), CuPy {env['cupy']}, CUDA {env['runtime_cuda']}",
-                  title_justify="left")
+                  title_justify="left", pad_edge=wide, collapse_padding=not wide)
     by_bytes = bool(records) and get_op(records[0]["op"]).headline == "bytes"
     rates = [("tbytes_per_s", "TB/s", ".2f"), ("pct_dram", "% DRAM", ".0f"), ("tflops", "TFLOP/s", ".3f")] \
         if by_bytes else [("tflops", "TFLOP/s", ".2f")]
-    for col, justify in [("stage", "left"), ("title", "left"), ("size", "left"), ("tile", "left"),
-                         ("status", "left"), ("median ms", "right"), ("spread", "right"),
-                         *((label, "right") for _, label, _ in rates), ("% cuBLAS", "right"), ("rel. error", "right")]:
-        table.add_column(col, justify=justify)
+    columns = [("stage", "left"), *([("title", "left")] if wide else []), ("size", "left"), *([("tile", "left")] if wide else []),
+               ("status", "left"), ("median ms", "right"), ("spread", "right"),
+               *((label, "right") for _, label, _ in rates), ("% cuBLAS", "right"), ("rel. error", "right")]
+    rows = []
     for r in records:
         status = {"ok": "ok", "failed": "[red]FAILED[/]", "error": "[red]ERROR[/]"}.get(r["status"], r["status"])
-        table.add_row(
-            r["stage"], r["title"] + (" (baseline)" if r.get("baseline_only") else ""), r["size"],
-            r["tile"] or "-", status, _fmt(r["median_ms"], ".4f"),
+        rows.append([
+            r["stage"] + ("" if wide or not r.get("baseline_only") else " (baseline)"),
+            *([r["title"] + (" (baseline)" if r.get("baseline_only") else "")] if wide else []), r["size"],
+            *([r["tile"] or "-"] if wide else []), status, _fmt(r["median_ms"], ".4f"),
             _fmt(r.get("spread_pct"), ".1f") + ("%" if r.get("spread_pct") is not None else ""),
             *(_fmt(r.get(key), spec) for key, _, spec in rates), _fmt(r["pct_cublas"], ".0f"), _fmt(r["rel_error"], ".1e"),
-        )
+        ])
+    for i, (col, justify) in enumerate(columns):
+        folds = col in ("title", "tile")
+        widest = max((Text.from_markup(row[i]).cell_len for row in rows), default=0)
+        table.add_column(col, justify=justify, overflow="fold" if folds else "ellipsis",
+                         min_width=None if folds else max(widest, *(len(word) for word in col.split())))
+    for row in rows:
+        table.add_row(*row)
     notes = [f"{r['stage']} {r['size']}: {r['message']}" for r in records if r["status"] != "ok"]  # "not available" says why
     notes += [f"{r['stage']} {r['size']}: {r['prepare']} {r['prepare_ms']:.4f} ms, timed apart"
               for r in records if r.get("prepare_ms") is not None]
