@@ -223,3 +223,9 @@ def test_from_a_directory_of_profiles_reads_its_latest(tmp_path):
     result = runner.invoke(app, ["explain", "bank-conflicts", "--stage", "v6", "--from", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert f"the newest profile under {tmp_path}" in " ".join(result.stdout.split())
+
+
+@pytest.mark.parametrize("op, message", [("dgemm", "unknown op 'dgemm'"), ("sgemv", "not about the sgemv ladder")])
+def test_explain_op_errors_are_one_line(op, message):
+    result = invoke("explain", "tensor-cores", "--op", op)
+    assert result.exit_code == 2 and message in result.stderr and len(result.stderr.strip().splitlines()) == 1

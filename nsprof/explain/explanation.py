@@ -16,7 +16,7 @@ from nsprof.explain.evidence_sections import evidence_section
 from nsprof.explain.facts import topic_facts
 from nsprof.explain.model_sections import BANK_GRID_TITLE, global_model, shared_model, why_banks, why_sectors
 from nsprof.explain.topics import TOPICS, Topic, get_topic
-from nsprof.registry import Stage, get_stage, select_stages
+from nsprof.registry import Stage, get_op, get_stage, select_stages
 
 DEFAULT_SHAPES = {"shared": (32, 32), "global": (1024, 1024)}  # a float tile; a matrix as profiled
 
@@ -35,7 +35,7 @@ def explain_topic(name: str, stage_name: str | None = None, source: Path | None 
     `source` (default: nsprof.explain.evidence.find_source), against the GPU's ceilings (measured
     ones from `ceilings`, a file or directory; default: where `nsprof ceilings` saves them)."""
     topic = get_topic(name)
-    op = op or topic.op
+    op = get_op(op or topic.op).name  # an unknown op is named as such before the topic is asked
     topic_stages, topic_steps = topic.ladder(op)
     stage = get_stage(op, stage_name) if stage_name else None
     steps = tuple(s for s in topic_steps if stage is None or stage.stage in s)
