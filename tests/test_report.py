@@ -129,7 +129,8 @@ def test_bad_from_is_a_one_line_error(tmp_path):
     result = invoke("report", tmp_path, "--from", tmp_path / "missing")
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert result.stderr.strip().splitlines() == [f"error: {tmp_path / 'missing'}: no such file or directory. "
-                                                  "Pass a profile directory, a directory of them, or an ncu .csv file with --from"]
+                                                  "Pass a profile directory, a directory of them, or one file "
+                                                  "(nsys .nsys-rep or .sqlite, ncu .ncu-rep or .csv) with --from"]
 
 
 # --- where the time went ----------------------------------------------------------------------------

@@ -22,6 +22,11 @@ Columns of `NcuReport.kernels`:
   display names), converted to base units (ns, byte, .../second, hz; see nsprof.parse.ncu_units).
   `NcuReport.units` maps each metric column to its base unit. A metric whose values are not
   numbers (a device name) stays text.
+
+Columns of `NcuReport.rules` (ncu's rule results: its own advice, from a details page or a report;
+a raw page has none): `id` (the launch), `section`, `rule`, `type` (OPT, WRN, INF, ...), `message`,
+`speedup_type` (global: of the whole kernel, local: of the part the rule looks at) and
+`speedup_pct` (ncu's estimate, % of the kernel's time; NaN where the rule estimates none).
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ import csv
 import io
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -48,6 +53,7 @@ DETAILS_COLUMNS = ("Metric Name", "Metric Unit", "Metric Value")
 # A details page of a capture with rule results ends in these columns; metric rows without a rule
 # stop after "Metric Value" (ncu writes them ragged), rule rows fill them.
 RULE_COLUMNS = ("Rule Name", "Rule Type", "Rule Description", "Estimated Speedup Type", "Estimated Speedup")
+RULE_FIELDS = ("id", "section", "rule", "type", "message", "speedup_type", "speedup_pct")
 _TOOL_LINE = re.compile(r"^==[A-Z]+==")  # ==PROF==, ==WARNING==, ==ERROR==
 _HEADER_START = ('"ID",', "ID,")
 HOW_TO_WRITE = "Write it with ncu --csv --page raw (or --page details) ... > FILE.csv"
@@ -63,6 +69,14 @@ class NcuReport:
     page: str  # "raw" or "details"
     kernels: pd.DataFrame
     units: dict[str, str]  # metric column -> base unit (ns, byte, byte/second, %, ...)
+    rules: pd.DataFrame = field(default_factory=lambda: rule_frame([]))  # RULE_FIELDS, one row per rule result
+
+
+def rule_frame(rows: list[dict]) -> pd.DataFrame:
+    """ncu's rule results as a table of RULE_FIELDS (rows: dicts with those keys)."""
+    frame = pd.DataFrame(rows, columns=list(RULE_FIELDS))
+    frame["speedup_pct"] = pd.to_numeric(frame["speedup_pct"], errors="coerce").astype(float)
+    return frame
 
 
 def load_ncu_csv(path: str | Path) -> NcuReport:
@@ -176,7 +190,19 @@ def _details(header: list[str], rows: list[list[str]], source: str) -> NcuReport
             column[position] = row[value_at] if number is None else number * factor
     values = {name: column if all(isinstance(v, float) for v in column) else [_text(v) for v in column]
               for name, column in values.items()}
-    return NcuReport(source, "details", _with_metrics(kernels, values), units)
+    return NcuReport(source, "details", _with_metrics(kernels, values), units, _rules(header, rows))
+
+
+def _rules(header: list[str], rows: list[list[str]]) -> pd.DataFrame:
+    """The rule rows of a details page (a capture without rules has no rule columns)."""
+    if "Rule Name" not in header:
+        return rule_frame([])
+    at = {name: header.index(name) for name in (*RULE_COLUMNS, "ID", "Section Name")}
+    return rule_frame([{
+        "id": int(row[at["ID"]]), "section": row[at["Section Name"]], "rule": row[at["Rule Name"]],
+        "type": row[at["Rule Type"]], "message": row[at["Rule Description"]],
+        "speedup_type": row[at["Estimated Speedup Type"]] or None, "speedup_pct": parse_number(row[at["Estimated Speedup"]]),
+    } for row in rows if row[at["Rule Name"]].strip()])
 
 
 def _launch_info(header: list[str], rows: list[list[str]], source: str) -> pd.DataFrame:

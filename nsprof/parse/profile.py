@@ -1,9 +1,13 @@
-"""Read what a profile holds: a profile directory (manifest.json beside nsys `*.sqlite` exports and
-ncu `*.csv` files), or one such file on its own.
+"""Read what a profile holds: a profile directory (manifest.json beside nsys and ncu output), or one
+such file on its own. Tool output is: nsys `.sqlite` exports and `.nsys-rep` reports (read through
+their SQLite export, nsprof.parse.nsys_rep), ncu `.ncu-rep` reports (nsprof.parse.ncu_rep) and ncu
+`.csv` pages.
 
 `tool_outputs` is the one place that decides which files in a directory are tool output: every
 search for profiles (nsprof.parse.sources, and so the report commands and `nsprof explain`) goes
-through it, so a CSV that ncu did not write (a bench table, a roofline.csv) is passed over.
+through it, so a CSV that ncu did not write (a bench table, a roofline.csv) is passed over. A report
+and its exports are one capture, read once: X.nsys-rep is passed over beside X.sqlite, and CSV pages
+named after a report beside them (X.csv, X-raw.csv, X_details.csv) beside X.ncu-rep.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from pathlib import Path
 
 from nsprof.errors import ParseError
 from nsprof.parse.ncu_csv import NcuReport, is_ncu_csv, load_ncu_csv
+from nsprof.parse.ncu_rep import load_ncu_rep
+from nsprof.parse.nsys_rep import sqlite_beside, sqlite_for
 from nsprof.parse.nsys_sqlite import NsysExport, load_nsys
 
 MANIFEST = "manifest.json"  # nsprof.capture.manifest, which writes it, names it too (capture does not import parse)
@@ -29,27 +35,52 @@ class Profile:
 
 
 def load_profile(path: str | Path) -> Profile:
-    """Load a profile directory, an nsys .sqlite export or an ncu .csv. Every file must parse:
-    a bad one is a ParseError naming it, as is a directory with nothing to analyze."""
+    """Load a profile directory or one nsys/ncu file (PROFILE_FILES). Every file must parse: a bad
+    one is a ParseError naming it, as is a directory with nothing to analyze."""
     path = Path(path)
     if path.is_dir():
         return _directory(path)
     if not path.exists():
         raise ParseError(f"{path}: no such file or directory")
-    if path.suffix.lower() == ".sqlite":
-        return Profile(path, False, None, [load_nsys(path)], [])
-    if path.suffix.lower() == ".csv":
-        return Profile(path, False, None, [], [load_ncu_csv(path)])
-    raise ParseError(f"{path}: not a profile",
-                     "Give a profile directory, an nsys .sqlite export or an ncu .csv file")
+    suffix = path.suffix.lower()
+    if suffix in NSYS_SUFFIXES:
+        return Profile(path, False, None, [load_nsys_file(path)], [])
+    if suffix in NCU_SUFFIXES:
+        return Profile(path, False, None, [], [load_ncu_file(path)])
+    raise ParseError(f"{path}: not a profile (nsprof reads {PROFILE_FILES})",
+                     "Give a profile directory or one of those files")
+
+
+NSYS_SUFFIXES = (".sqlite", ".nsys-rep")
+NCU_SUFFIXES = (".csv", ".ncu-rep")
+PROFILE_FILES = "nsys .nsys-rep or .sqlite, ncu .ncu-rep or .csv"
+
+
+def load_nsys_file(path: Path) -> NsysExport:
+    return load_nsys(sqlite_for(path) if path.suffix.lower() == ".nsys-rep" else path)
+
+
+def load_ncu_file(path: Path) -> NcuReport:
+    return load_ncu_rep(path) if path.suffix.lower() == ".ncu-rep" else load_ncu_csv(path)
 
 
 def tool_outputs(directory: Path) -> tuple[list[Path], list[Path]]:
-    """The nsys .sqlite exports and the ncu CSV files directly in `directory`, each list sorted.
-    A .csv counts only when ncu wrote it (nsprof.parse.ncu_csv.is_ncu_csv reads its start)."""
-    exports = sorted(file for file in directory.glob("*.sqlite") if file.is_file())
-    tables = sorted(file for file in directory.glob("*.csv") if file.is_file() and is_ncu_csv(file))
-    return exports, tables
+    """The nsys files (.sqlite, .nsys-rep) and the ncu files (.ncu-rep, .csv) directly in `directory`,
+    each list sorted, a report's exports left out (see the module docstring). A .csv counts only
+    when ncu wrote it (nsprof.parse.ncu_csv.is_ncu_csv reads its start)."""
+    files = sorted(file for file in directory.iterdir() if file.is_file())
+    exports = [file for file in files if file.suffix.lower() == ".sqlite"
+               or (file.suffix.lower() == ".nsys-rep" and not sqlite_beside(file).is_file())]
+    reports = [file for file in files if file.suffix.lower() == ".ncu-rep"]
+    tables = [file for file in files if file.suffix.lower() == ".csv"
+              and not _exported_from(file, reports) and is_ncu_csv(file)]
+    return exports, sorted(reports + tables)
+
+
+def _exported_from(table: Path, reports: list[Path]) -> bool:
+    """Whether a CSV page is named after a report beside it (X.csv, X-raw.csv, X_details.csv)."""
+    return any(table.stem == report.stem or table.stem.startswith((report.stem + "-", report.stem + "_"))
+               for report in reports)
 
 
 def _directory(path: Path) -> Profile:
@@ -57,10 +88,10 @@ def _directory(path: Path) -> Profile:
     if not exports and not tables:
         others = sorted(file.name for file in path.glob("*.csv"))
         passed_over = f"; {', '.join(others)} {'is' if len(others) == 1 else 'are'} not ncu output" if others else ""
-        raise ParseError(f"{path}: nothing to analyze (no nsys .sqlite or ncu .csv file in this directory{passed_over})",
-                         "Export nsys reports with --export=sqlite and ncu results with --csv")
+        raise ParseError(f"{path}: nothing to analyze (no {PROFILE_FILES} file in this directory{passed_over})",
+                         "Capture with `nsprof profile`, or put nsys or ncu output in it")
     return Profile(path, True, _manifest(path / MANIFEST),
-                   [load_nsys(file) for file in exports], [load_ncu_csv(file) for file in tables])
+                   [load_nsys_file(file) for file in exports], [load_ncu_file(file) for file in tables])
 
 
 def _manifest(path: Path) -> dict | None:

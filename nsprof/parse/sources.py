@@ -1,10 +1,9 @@
 """What the report commands and `nsprof explain` read: profiles found under `--from` paths, and the
 GPU's ceilings (measured where `nsprof ceilings` saved them, else the datasheet's).
 
-A `--from` path may be a profile directory (it holds a manifest.json, nsys .sqlite exports or
-ncu .csv files), a directory holding profile directories at any depth (profiles/, whose
-examples/ sits one level down), or one nsys .sqlite or ncu .csv file (another program's
-capture). Which files count as tool output is decided in one place, nsprof.parse.profile.tool_outputs:
+A `--from` path may be a profile directory (it holds a manifest.json, nsys .nsys-rep or .sqlite
+files, ncu .ncu-rep or .csv files), a directory holding profile directories at any depth (profiles/,
+whose examples/ sits one level down), or one such file (another program's capture). Which files count as tool output is decided in one place, nsprof.parse.profile.tool_outputs:
 a .csv that ncu did not write (a bench table, a roofline.csv) is passed over when found by
 searching, and is a ParseError only when named outright. Directories found by searching that hold
 no tool output (a capture that failed before writing any) are passed over; a named one is an
@@ -24,7 +23,7 @@ from pathlib import Path
 
 from nsprof.analyze.ceilings import Ceiling, ceiling_for, ceilings_file_name
 from nsprof.errors import ParseError
-from nsprof.parse.profile import MANIFEST, Profile, load_profile, tool_outputs
+from nsprof.parse.profile import MANIFEST, NCU_SUFFIXES, PROFILE_FILES, Profile, load_profile, tool_outputs
 
 PROFILES_DIR = Path("profiles")  # the default --from: where `nsprof profile` and `nsprof bench` write
 CEILINGS_DIR = PROFILES_DIR  # where `nsprof ceilings` saves and ceilings are looked for by default
@@ -37,7 +36,7 @@ class FoundProfile:
     path: Path  # as found: under the --from path it was found below
     name: str  # a slug (a file or directory name, never a path), unique among those found together
     started: dt.datetime  # the manifest's start time, else the files' modification time
-    has_ncu: bool  # it holds ncu output (a named .csv file is taken for ncu output)
+    has_ncu: bool  # it holds ncu output (a named .csv or .ncu-rep file is taken for ncu output)
     op: str | None = None  # the op its manifest names (an nsprof profile); None for other exports
 
 
@@ -147,13 +146,13 @@ def read_measured_ceilings(location: Path | None, file_name: str | None) -> dict
 def _profile_paths(path: Path) -> list[Path]:
     if not path.exists():
         raise ParseError(f"{path}: no such file or directory",
-                         "Pass a profile directory, a directory of them, or an ncu .csv file with --from")
+                         f"Pass a profile directory, a directory of them, or one file ({PROFILE_FILES}) with --from")
     if path.is_file() or _is_profile_directory(path):
         return [path]
     found = sorted(directory for directory in _directories_below(path) if _holds_tool_output(directory))
     if not found:
-        raise ParseError(f"{path}: no profile here (no directory below it holds nsys .sqlite or ncu .csv files)",
-                         "Capture one with `nsprof profile`, or pass a profile directory or an ncu .csv file with --from")
+        raise ParseError(f"{path}: no profile here (no directory below it holds {PROFILE_FILES} files)",
+                         "Capture one with `nsprof profile`, or pass a profile directory or one such file with --from")
     return found
 
 
@@ -179,7 +178,7 @@ def _holds_tool_output(path: Path) -> bool:
 
 def _has_ncu(path: Path) -> bool:
     if path.is_file():
-        return path.suffix.lower() == ".csv"
+        return path.suffix.lower() in NCU_SUFFIXES
     return bool(tool_outputs(path)[1])
 
 
