@@ -43,6 +43,7 @@ class Metric:
     presets: tuple[str, ...] = ()  # the capture presets that collect it
     heading: str = ""  # a shorter label for narrow table columns (explain's), where it has one
     note: str = ""  # facts seen on the GPU machines
+    display: str = ""  # the name ncu's details page (--page details) gives it, where it shows it
 
 
 _ALL = PRESETS
@@ -55,7 +56,8 @@ _STALL_REASONS = ("short_scoreboard", "long_scoreboard", "barrier", "mio_throttl
 # The order sets each preset's order on the ncu command line, which must not change unnoticed
 # (tests/test_metric_catalog.py pins every preset).
 METRICS: tuple[Metric, ...] = (
-    Metric("gpu__time_duration.sum", "duration_ns", "ns", SUM, "kernel duration (gpu__time_duration)", ",.0f", _ALL),
+    Metric("gpu__time_duration.sum", "duration_ns", "ns", SUM, "kernel duration (gpu__time_duration)", ",.0f", _ALL,
+           display="Duration"),
     # memory traffic
     Metric("dram__bytes_read.sum", "dram_read_bytes", "byte", SUM, "DRAM bytes read", ",.0f", _MEM),
     Metric("dram__bytes_write.sum", "dram_write_bytes", "byte", SUM, "DRAM bytes written", ",.0f", _MEM,
@@ -66,7 +68,7 @@ METRICS: tuple[Metric, ...] = (
            note="whole 32-byte sectors of every global request: what the sector model predicts"),
     Metric("lts__t_sector_hit_rate.pct", "l2_hit_rate_pct", "%", WEIGHTED_MEAN, "L2 sector hit rate", ".1f", (MEMORY,)),
     Metric("dram__throughput.avg.pct_of_peak_sustained_elapsed", "dram_throughput_pct", "%", WEIGHTED_MEAN,
-           "DRAM throughput (% of peak)", ".1f", (MEMORY,)),
+           "DRAM throughput (% of peak)", ".1f", (MEMORY,), display="DRAM Throughput"),
     Metric("smsp__sass_inst_executed_op_global_ld.sum", "global_ld_instructions", "inst", SUM,
            "global load instructions", ",.0f", (MEMORY,)),
     Metric("smsp__sass_inst_executed_op_global_st.sum", "global_st_instructions", "inst", SUM,
@@ -131,8 +133,12 @@ METRICS: tuple[Metric, ...] = (
            note="not in op_shared_ld, but its wavefronts and conflicts are in the op_ld counters; an .x4 moves "
                 "four 8x8 matrices of 16-bit values: at least 4 wavefronts (HGEMM h3 on the H200)"),
     # utilization and warp stalls (cycles stalled per issued instruction)
+    # Speed Of Light: the busiest SM unit and the busiest memory unit, % of their peaks (ncu's own first look)
     Metric("sm__throughput.avg.pct_of_peak_sustained_elapsed", "sm_throughput_pct", "%", WEIGHTED_MEAN,
-           "SM throughput (% of peak)", ".1f", _MATH),
+           "SM throughput (% of peak)", ".1f", _MATH, heading="SM %", display="Compute (SM) Throughput"),
+    Metric("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", "memory_throughput_pct", "%",
+           WEIGHTED_MEAN, "memory throughput (% of peak, busiest of DRAM, L2, L1)", ".1f", (DEFAULT, MEMORY),
+           heading="mem %", display="Memory Throughput"),
     *(Metric(_STALL.format(reason), f"stall_{reason}", "cycle/inst", WEIGHTED_MEAN,
              f"{reason.replace('_', '-')} stall (cycles per instruction)", ".1f", (STALLS,),
              heading=f"{reason.replace('_', ' ')} stall (cycles/warp)") for reason in _STALL_REASONS),
@@ -140,27 +146,32 @@ METRICS: tuple[Metric, ...] = (
            "cycles issuing an instruction (% of active cycles)", ".1f", (STALLS,)),
     Metric("sm__warps_active.avg.pct_of_peak_sustained_active", "occupancy_pct", "%", WEIGHTED_MEAN,
            "achieved occupancy (active warps, % of the maximum)", ".1f", (DEFAULT, COMPUTE, STALLS),
-           heading="achieved occupancy %"),
+           heading="achieved occupancy %", display="Achieved Occupancy"),
     Metric("sm__inst_executed_pipe_fma.sum", "fma_pipe_instructions", "inst", SUM,
            "FMA-pipe warp instructions", ",.0f", (COMPUTE,)),
     Metric("sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active", "fma_pipe_active_pct", "%", WEIGHTED_MEAN,
            "FMA pipe active (% of active cycles)", ".1f", (COMPUTE,)),
     # launch attributes
     Metric("launch__registers_per_thread", "registers_per_thread", "register", MAIN_KERNEL,
-           "registers per thread", ".0f", (DEFAULT,), heading="registers/thread"),
+           "registers per thread", ".0f", (DEFAULT,), heading="registers/thread",
+           display="Registers Per Thread"),
     Metric("launch__shared_mem_per_block_static", "smem_static_per_block_bytes", "byte", MAIN_KERNEL,
-           "static shared memory per block", ",.0f", (DEFAULT,)),
+           "static shared memory per block", ",.0f", (DEFAULT,),
+           display="Static Shared Memory Per Block"),
     Metric("launch__shared_mem_per_block_dynamic", "smem_dynamic_per_block_bytes", "byte", MAIN_KERNEL,
-           "dynamic shared memory per block", ",.0f", (DEFAULT,)),
+           "dynamic shared memory per block", ",.0f", (DEFAULT,),
+           display="Dynamic Shared Memory Per Block"),
     Metric("launch__block_size", "threads_per_block", "thread", MAIN_KERNEL, "threads per block", ".0f",
-           heading="threads/block"),
-    Metric("launch__grid_size", "blocks", "block", MAIN_KERNEL, "blocks in the grid", ",.0f", heading="blocks"),
-    Metric("launch__sm_count", "sm_count", "SM", MAIN_KERNEL, "SMs of the GPU", ".0f"),
-    Metric("launch__waves_per_multiprocessor", "waves_per_sm", "wave/SM", MAIN_KERNEL, "waves per SM", ".2f"),
+           heading="threads/block", display="Block Size"),
+    Metric("launch__grid_size", "blocks", "block", MAIN_KERNEL, "blocks in the grid", ",.0f", heading="blocks",
+           display="Grid Size"),
+    Metric("launch__sm_count", "sm_count", "SM", MAIN_KERNEL, "SMs of the GPU", ".0f", display="# SMs"),
+    Metric("launch__waves_per_multiprocessor", "waves_per_sm", "wave/SM", MAIN_KERNEL, "waves per SM", ".2f", display="Waves Per SM"),
     Metric("launch__occupancy_limit_registers", "blocks_per_sm_by_registers", "block/SM", MAIN_KERNEL,
            "blocks per SM the registers allow (ncu)", ".0f", heading="blocks/SM by registers (ncu)"),
     Metric("sm__maximum_warps_per_active_cycle_pct", "occupancy_theoretical_pct", "%", MAIN_KERNEL,
-           "theoretical occupancy (% of the maximum warps)", ".1f", heading="theoretical occupancy %"),
+           "theoretical occupancy (% of the maximum warps)", ".1f", heading="theoretical occupancy %",
+           display="Theoretical Occupancy"),
 )
 
 BY_NAME: dict[str, Metric] = {m.name: m for m in METRICS}
@@ -179,8 +190,10 @@ BY_COLUMN: dict[str, Metric] = {m.column: _filling(m.column)[0] for m in METRICS
 
 
 def names(column: str) -> tuple[str, ...]:
-    """Every metric name that fills `column`, in the order they are read (the first collected serves)."""
-    return tuple(m.name for m in _filling(column))
+    """Every metric name that fills `column`, in the order they are read (the first collected serves):
+    ncu's metric names, then the details page's display names."""
+    filling = _filling(column)
+    return tuple(m.name for m in filling) + tuple(m.display for m in filling if m.display)
 
 
 def requested(column: str) -> str:

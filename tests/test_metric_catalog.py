@@ -32,16 +32,19 @@ SMEM = [f"{counter}_{op}.sum" for counter in ("l1tex__data_bank_conflicts_pipe_l
                                               "smsp__sass_inst_executed_op_shared") for op in ("ld", "st")] + [
     "smsp__sass_inst_executed_op_ldsm.sum"]
 WGMMA = ["sm__ops_path_tensor_op_hgmma_src_fp16.sum", "sm__inst_executed_pipe_tensor_op_gmma.sum"]
-UTILIZATION = ["sm__throughput.avg.pct_of_peak_sustained_elapsed", "sm__warps_active.avg.pct_of_peak_sustained_active"]
+SM_SOL = "sm__throughput.avg.pct_of_peak_sustained_elapsed"
+MEMORY_SOL = "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"  # since issue 11: SOL in default
+OCCUPANCY = "sm__warps_active.avg.pct_of_peak_sustained_active"
 LAUNCH = ["launch__registers_per_thread", "launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dynamic"]
 STALLS = [f"smsp__average_warp_latency_issue_stalled_{reason}.ratio" for reason in (
     "short_scoreboard", "long_scoreboard", "barrier", "mio_throttle", "math_pipe_throttle", "not_selected", "wait",
     "dispatch_stall")]
 EXPECTED_PRESETS = {
-    "default": TIME + MEMORY + FP32 + TENSOR + SMEM + UTILIZATION + LAUNCH,
+    "default": TIME + MEMORY + FP32 + TENSOR + SMEM + [SM_SOL, MEMORY_SOL, OCCUPANCY] + LAUNCH,
     "memory": TIME + MEMORY + ["lts__t_sector_hit_rate.pct", "dram__throughput.avg.pct_of_peak_sustained_elapsed",
-                               "smsp__sass_inst_executed_op_global_ld.sum", "smsp__sass_inst_executed_op_global_st.sum"],
-    "compute": TIME + FP32 + TENSOR + WGMMA + UTILIZATION + ["sm__inst_executed_pipe_fma.sum",
+                               "smsp__sass_inst_executed_op_global_ld.sum", "smsp__sass_inst_executed_op_global_st.sum",
+                               MEMORY_SOL],
+    "compute": TIME + FP32 + TENSOR + WGMMA + [SM_SOL, OCCUPANCY] + ["sm__inst_executed_pipe_fma.sum",
                                                      "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active"],
     "smem": TIME + SMEM,
     "stalls": TIME + STALLS + ["smsp__issue_active.avg.pct_of_peak_sustained_active",

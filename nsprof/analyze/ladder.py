@@ -34,7 +34,7 @@ import pandas as pd
 
 from nsprof import metric_catalog
 from nsprof.analyze.ceilings import Ceiling
-from nsprof.analyze.metrics import TOTALS, kernel_metrics, measured, range_metrics, ratio, sum_measured
+from nsprof.analyze.metrics import all_measured_flops, TOTALS, kernel_metrics, measured, range_metrics, ratio, sum_measured
 from nsprof.analyze.nvtx_attribution import attribute_work, summarize_ranges
 from nsprof.analyze.report import distinct_launches, gpu_name
 from nsprof.analyze.roofline import Roof, roofline_points, roofs
@@ -204,7 +204,7 @@ def _ncu_work(launches: pd.DataFrame) -> pd.DataFrame:
     by_work = rows.groupby("key", sort=False)
     for column in SUMMED:
         totals[column] = by_work[column].sum(min_count=1)
-    totals["intensity_flop_per_l1_byte"] = ratio(sum_measured(totals["flops"], totals["tensor_flops"]), totals["l1_bytes"])
+    totals["intensity_flop_per_l1_byte"] = ratio(all_measured_flops(totals), totals["l1_bytes"])
     weight = rows["duration_ns"].fillna(0)
     for column in WEIGHTED:
         weighted = (rows[column].fillna(0) * weight).groupby(rows["key"]).sum()

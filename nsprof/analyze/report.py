@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from nsprof.analyze.ceilings import Ceiling, datasheet_ceiling, percent_of_peak
+from nsprof.analyze.launch_findings import launch_findings, missing_metrics, rule_results
 from nsprof.analyze.metrics import kernel_metrics, range_metrics
 from nsprof.analyze.nvtx_attribution import attribute_work, summarize_ranges, unattributed_work
 from nsprof.analyze.stages import stage_records
@@ -20,41 +21,45 @@ GPU_NAME_METRIC = "device__attribute_display_name"
 @dataclass(frozen=True)
 class ProfileAnalysis:
     ranges: pd.DataFrame | None  # nsys: range_summary columns; None without an nsys export
-    kernels: pd.DataFrame | None  # ncu: kernel_metrics columns (+ % of peak); None without ncu CSV
+    kernels: pd.DataFrame | None  # ncu: kernel_metrics and launch_findings columns (+ % of peak); None without ncu
     stages: pd.DataFrame  # stage_records columns
     gpu: str | None
     ceiling: Ceiling | None
     kernel_summary: pd.DataFrame | None = None  # nsys: nsprof.analyze.summaries; None without an nsys export
     memcpy_summary: pd.DataFrame | None = None
     unattributed: dict | None = None  # nsys: the kernels no NVTX range received (nvtx_attribution.unattributed_work)
+    rules: pd.DataFrame | None = None  # ncu: launch_findings.rule_results; None without ncu
+    missing_metrics: dict | None = None  # ncu: launch_findings.missing_metrics; None without ncu
 
 
 def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict | None = None,
                     ceiling: Ceiling | None = None) -> ProfileAnalysis:
     """Attribute nsys GPU work to NVTX ranges, derive ncu kernel metrics, and join both per stage.
 
-    Several ncu CSVs may hold the same launches (the raw and details pages of one run): a launch
-    is kept once, from a raw page if there is one (it carries every metric). `ceiling` is the
+    Several ncu files may hold the same launches (the raw and details pages of one run): a launch
+    is kept once, from a report or raw page if there is one (they carry every metric). `ceiling` is the
     GPU's as the commands resolve it (nsprof.parse.sources.resolve_ceiling: measured values laid
     over the datasheet); without one, the datasheet's peaks for the GPU the profile names.
     """
     gpu = gpu_name(nsys, ncu, manifest)
     ceiling = ceiling if ceiling is not None else datasheet_ceiling(gpu)
     ranges = summarize_ranges(pd.concat([attribute_work(export) for export in nsys], ignore_index=True)) if nsys else None
-    kernels = ncu_ranges = None
+    kernels = ncu_ranges = rules = missing = None
     if ncu:
-        kernels = kernel_metrics(distinct_launches(ncu))
+        launches = distinct_launches(ncu)
+        kernels = pd.concat([kernel_metrics(launches), launch_findings(launches)], axis=1)
+        rules, missing = rule_results(ncu), missing_metrics(launches)
         ncu_ranges = range_metrics(kernels)
         if ceiling is not None:
             kernels = percent_of_peak(kernels, ceiling)
             ncu_ranges = percent_of_peak(ncu_ranges, ceiling)
     summaries = (kernel_summary(nsys), memcpy_summary(nsys), unattributed_work(nsys)) if nsys else (None, None, None)
-    return ProfileAnalysis(ranges, kernels, stage_records(ranges, ncu_ranges), gpu, ceiling, *summaries)
+    return ProfileAnalysis(ranges, kernels, stage_records(ranges, ncu_ranges), gpu, ceiling, *summaries, rules, missing)
 
 
 def distinct_launches(ncu: list[NcuReport]) -> pd.DataFrame:
     """Every profiled launch once, however many of the CSVs (pages) hold it."""
-    raw_first = sorted(ncu, key=lambda report: report.page != "raw")
+    raw_first = sorted(ncu, key=lambda report: report.page == "details")  # a report or raw page has every metric
     launches = pd.concat([report.kernels for report in raw_first], ignore_index=True)
     # ncu numbers launches from 0 in every run; the process id tells runs apart.
     key = [column for column in ("process_id", "id", "kernel") if column in launches]

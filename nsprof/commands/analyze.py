@@ -17,6 +17,7 @@ from rich.table import Table
 from nsprof import api
 from nsprof.analyze import ProfileAnalysis
 from nsprof.analyze.ladder import short_kernel_name
+from nsprof.analyze.launch_findings import FINDING_COLUMNS
 from nsprof.commands.options import CEILINGS_HELP
 from nsprof.console import stdout
 
@@ -24,7 +25,7 @@ KERNEL_FIELDS = (
     "id", "kernel", "nvtx", "duration_ns", "flops", "tensor_flops", "dram_bytes", "l2_bytes",
     "gflops_per_s", "dram_gbytes_per_s", "intensity_flop_per_byte", "intensity_flop_per_l2_byte",
     "smem_ld_conflicts", "smem_st_conflicts", "smem_ld_nway", "smem_st_nway",
-    "fp32_pct_of_peak", "tensor_pct_of_peak", "dram_pct_of_peak",
+    "fp32_pct_of_peak", "tensor_pct_of_peak", "dram_pct_of_peak", *FINDING_COLUMNS,
 )
 
 
@@ -49,7 +50,11 @@ def analyze(
     if analysis.ranges is not None:
         console.print(_ranges_table(analysis.ranges, analysis.unattributed))
     if analysis.kernels is not None:
-        console.print(_kernels_table(analysis))
+        console.print(_kernels_table(analysis, console.width))
+        if analysis.rules is not None and len(analysis.rules):
+            console.print(_rules_table(analysis.rules, console.width))
+        if note := _missing_note(analysis.missing_metrics):
+            console.print(note, markup=False, highlight=False, soft_wrap=True)
     if is_directory:
         console.print(_stages_table(analysis))
 
@@ -66,9 +71,19 @@ def _document(analysis: ProfileAnalysis, is_directory: bool) -> dict:
     if analysis.kernels is not None or is_directory:
         kernels = analysis.kernels
         doc["kernels"] = _records(None if kernels is None else kernels[[c for c in KERNEL_FIELDS if c in kernels]])
+        if analysis.rules is not None:
+            for record in doc["kernels"]:
+                record["rules"] = _kernel_rules(analysis.rules, record["id"], record["kernel"])
+            doc["missing_metrics"] = analysis.missing_metrics
     if is_directory:
         doc["stages"] = _records(analysis.stages)
     return doc
+
+
+def _kernel_rules(rules: pd.DataFrame, launch_id: int, kernel: str) -> list[dict]:
+    """ncu's rule results for one launch, largest estimated speedup first."""
+    mine = rules[(rules["id"] == launch_id) & (rules["kernel"] == kernel)]
+    return _records(mine.drop(columns=["id", "kernel"]))
 
 
 def _records(frame: pd.DataFrame | None) -> list[dict]:
@@ -95,27 +110,39 @@ _RATES = (("GFLOP/s", "gflops_per_s", ",.0f"), ("% FP32", "fp32_pct_of_peak", ".
           ("DRAM\nGB/s", "dram_gbytes_per_s", ",.0f"), ("% DRAM", "dram_pct_of_peak", ".1f"),
           ("FLOP/B", "intensity_flop_per_byte", ".1f"), ("smem ld\nn-way", "smem_ld_nway", ".2f"),
           ("smem st\nn-way", "smem_st_nway", ".2f"))
-KERNEL_COLUMNS = (("id", "id", "d"), ("kernel", "kernel", ""), ("innermost range", "innermost_range", ""),
-                  ("time us", "duration_ns", ",.2f"), *_RATES)
+# ncu's Speed Of Light and launch figures, which every capture with its default sections has
+_FINDINGS = (("SM\n%", "sm_throughput_pct", ".1f"), ("mem\n%", "memory_throughput_pct", ".1f"),
+             ("occ.\n%", "occupancy_pct", ".0f"), ("regs", "registers_per_thread", ".0f"), ("bound", "bound", ""))
+KERNEL_COLUMNS = (("id", "id", "d"), ("kernel", "kernel", ""), ("time us", "duration_ns", ",.2f"), *_FINDINGS,
+                  *_RATES, ("innermost range", "innermost_range", ""))
 STAGE_COLUMNS = (("op", "op", ""), ("stage", "stage", ""), ("size", "size", ""), ("launches", "launches", "d"),
                  ("nsys\nus/launch", "nsys_gpu_time_per_launch_ns", ",.2f"), ("ncu\nkernels", "ncu_kernels", "d"),
                  ("ncu\nus/kernel", "ncu_duration_per_kernel_ns", ",.2f"), *_RATES)
-
-
+# Kernel-table columns left out first when the terminal is too narrow (the rest stay in --json).
+KERNEL_DROP_ORDER = ("innermost_range", "smem_st_nway", "tensor_pct_of_peak", "fp32_pct_of_peak", "dram_pct_of_peak",
+                     "intensity_flop_per_byte", "registers_per_thread", "dram_gbytes_per_s", "occupancy_pct")
 SUMMARY_ROWS = 12  # the terminal shows the kernels with the largest totals; --json has every one
+RULE_ROWS = 10  # ncu rule results shown, largest estimated speedup first
 
 
 def _kernel_summary_table(summary: pd.DataFrame) -> Table:
-    rows, seen = [], Counter()
-    for row in summary.head(SUMMARY_ROWS).to_dict("records"):
-        name = short_kernel_name(row["kernel"], 36)
-        seen[name] += 1  # template instances share a base name: number the later ones apart
-        rows.append({**row, "kernel": name if seen[name] == 1 else f"{name} [{seen[name]}]"})
+    rows = [{**row, "kernel": name} for row, name in zip(summary.head(SUMMARY_ROWS).to_dict("records"),
+                                                         _short_names(summary["kernel"].head(SUMMARY_ROWS), 36))]
     more = f" and {len(summary) - SUMMARY_ROWS} more kernels" if len(summary) > SUMMARY_ROWS else ""
     caption = f"as nsys stats -r cuda_gpu_kern_sum; base names here ([2]: another instance of a template), full names{more} in --json"
     columns = (("kernel", "kernel", ""), ("count", "count", ",d"), ("total us", "total_ns", ",.1f"),
                ("avg us", "avg_ns", ",.1f"), ("median us", "median_ns", ",.1f"), ("% time", "pct", ".1f"))
     return _table("Kernels by total time (nsys)", columns, rows, caption)
+
+
+def _short_names(names, width: int) -> list[str]:
+    """Base names, template instances numbered apart ([2]) so that two rows never look alike."""
+    shown, seen = [], Counter()
+    for name in names:
+        short = short_kernel_name(name, width)
+        seen[short] += 1
+        shown.append(short if seen[short] == 1 else f"{short} [{seen[short]}]")
+    return shown
 
 
 def _memcpy_summary_table(summary: pd.DataFrame) -> Table:
@@ -137,10 +164,70 @@ def _ranges_table(ranges: pd.DataFrame, unattributed: dict | None = None) -> Tab
                   ranges.to_dict("records"), caption)
 
 
-def _kernels_table(analysis: ProfileAnalysis) -> Table:
-    rows = [{**row, "innermost_range": row["nvtx"][-1] if row["nvtx"] else None, "kernel": str(row["kernel"])[:40]}
-            for row in analysis.kernels.to_dict("records")]
-    return _table("Kernels (ncu)", KERNEL_COLUMNS, rows, _ceiling_caption(analysis))
+def _kernels_table(analysis: ProfileAnalysis, width: int) -> Table:
+    kernels = analysis.kernels
+    rows = [{**row, "innermost_range": row["nvtx"][-1] if row["nvtx"] else None, "kernel": name}
+            for row, name in zip(kernels.to_dict("records"), _short_names(kernels["kernel"], 28))]
+    present = [column for column in KERNEL_COLUMNS
+               if column[1] in ("id", "kernel", "duration_ns") or any(_plain(row.get(column[1])) is not None for row in rows)]
+    columns = fit_columns(present, rows, width, KERNEL_DROP_ORDER)
+    return _table("Kernels (ncu)", tuple(columns), rows, _ceiling_caption(analysis) + _left_out(present, columns))
+
+
+def _rules_table(rules: pd.DataFrame, width: int) -> Table:
+    """One row per ncu rule: how many launches it fired on, its largest estimated speedup, and its
+    advice for that launch (first sentence)."""
+    grouped = rules.groupby("rule", sort=False)  # rules come largest speedup first: head(1) is the largest
+    rows = [{"rule": rule, "launches": group["id"].nunique(), "advice": _first_sentence(group["message"].iloc[0], 160),
+             "speedup": _speedup(group.iloc[0])} for rule, group in grouped]
+    columns = (("rule", "rule", ""), ("launches", "launches", "d"), ("largest\nspeedup %", "speedup", ""),
+               ("advice where the speedup is largest (per launch: --json)", "advice", ""))
+    caption = "ncu's estimate of the time a fix could save: g of the whole kernel, l of the part the rule looks at"
+    table = _table("ncu's advice (rule results)", columns, rows, caption)
+    table.columns[-1].max_width = max(30, width - 50)
+    return table
+
+
+def _speedup(rule: pd.Series) -> str | None:
+    if _plain(rule["speedup_pct"]) is None:
+        return None
+    return f"{rule['speedup_pct']:.1f}" + (f" {rule['speedup_type'][0]}" if rule["speedup_type"] else "")
+
+
+def _first_sentence(text: str, limit: int) -> str:
+    text = " ".join(str(text).split())
+    end = text.find(". ")
+    text = text if end < 0 else text[: end + 1]
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _missing_note(missing: dict) -> str | None:
+    if not missing or not missing["metrics"]:
+        return None
+    labels = sorted({label.split(" (")[0] for label in missing["labels"]})
+    return (f"Not in this capture: {', '.join(labels)}. FLOP/s, bytes, intensity and bank conflicts need them: "
+            f"capture with `nsprof profile -- CMD`, or add these {len(missing['metrics'])} metrics to ncu's options:\n"
+            f"  {missing['ncu_options']}")
+
+
+def fit_columns(columns: list, rows: list[dict], width: int, drop_order: tuple[str, ...]) -> list:
+    """`columns` less the first of `drop_order` present, then the next, until the table fits `width`
+    terminal columns (each column as wide as its heading's longest line or its widest cell)."""
+    columns = list(columns)
+    def table_width(chosen):
+        return 1 + sum(3 + max(max(len(line) for line in heading.split("\n")),
+                               max((len(_cell(row.get(key), key, spec)) for row in rows), default=1))
+                       for heading, key, spec in chosen)
+    for key in drop_order:
+        if table_width(columns) <= width:
+            break
+        columns = [column for column in columns if column[1] != key]
+    return columns
+
+
+def _left_out(present: list, shown: list) -> str:
+    gone = [heading.replace("\n", " ") for heading, key, _ in present if (heading, key, _) not in shown]
+    return f"; left out to fit the terminal: {', '.join(gone)} (in --json)" if gone else ""
 
 
 def _stages_table(analysis: ProfileAnalysis) -> Table:
@@ -149,7 +236,7 @@ def _stages_table(analysis: ProfileAnalysis) -> Table:
 
 
 def _table(title: str, columns: tuple, rows: list[dict], caption: str | None) -> Table:
-    table = Table(title=title, title_justify="left", caption=caption)
+    table = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
     for heading, key, spec in columns:
         table.add_column(heading, justify="right" if spec else "left", overflow="fold",
                          min_width=len("4096x4096x4096") if key == "size" else None)

@@ -190,16 +190,17 @@ def _details(header: list[str], rows: list[list[str]], source: str) -> NcuReport
             column[position] = row[value_at] if number is None else number * factor
     values = {name: column if all(isinstance(v, float) for v in column) else [_text(v) for v in column]
               for name, column in values.items()}
-    return NcuReport(source, "details", _with_metrics(kernels, values), units, _rules(header, rows))
+    return NcuReport(source, "details", _with_metrics(kernels, values), units, _rules(header, rows, source))
 
 
-def _rules(header: list[str], rows: list[list[str]]) -> pd.DataFrame:
+def _rules(header: list[str], rows: list[list[str]], source: str) -> pd.DataFrame:
     """The rule rows of a details page (a capture without rules has no rule columns)."""
-    if "Rule Name" not in header:
+    needed = (*RULE_COLUMNS, "ID", "Section Name")
+    if not all(name in header for name in needed):
         return rule_frame([])
-    at = {name: header.index(name) for name in (*RULE_COLUMNS, "ID", "Section Name")}
+    at = {name: header.index(name) for name in needed}
     return rule_frame([{
-        "id": int(row[at["ID"]]), "section": row[at["Section Name"]], "rule": row[at["Rule Name"]],
+        "id": _launch_id(row[at["ID"]], source), "section": row[at["Section Name"]], "rule": row[at["Rule Name"]],
         "type": row[at["Rule Type"]], "message": row[at["Rule Description"]],
         "speedup_type": row[at["Estimated Speedup Type"]] or None, "speedup_pct": parse_number(row[at["Estimated Speedup"]]),
     } for row in rows if row[at["Rule Name"]].strip()])
@@ -208,13 +209,17 @@ def _rules(header: list[str], rows: list[list[str]]) -> pd.DataFrame:
 def _launch_info(header: list[str], rows: list[list[str]], source: str) -> pd.DataFrame:
     """id, kernel, nvtx and the other launch columns ncu printed, one row per launch."""
     info = {INFO_COLUMNS[name]: [row[i] for row in rows] for i, name in enumerate(header) if name in INFO_COLUMNS}
-    try:
-        info["id"] = [int(value) for value in info["id"]]
-    except ValueError:
-        raise ParseError(f"{source}: an \"ID\" cell is not a launch number", HOW_TO_WRITE) from None
+    info["id"] = [_launch_id(value, source) for value in info["id"]]
     info["nvtx"] = [_nvtx(header, row) for row in rows]
     ordered = ["id", "kernel", "nvtx"] + [c for c in INFO_COLUMNS.values() if c in info and c not in ("id", "kernel")]
     return pd.DataFrame({column: info[column] for column in ordered})
+
+
+def _launch_id(cell: str, source: str) -> int:
+    try:
+        return int(cell)
+    except ValueError:
+        raise ParseError(f"{source}: an \"ID\" cell is not a launch number", HOW_TO_WRITE) from None
 
 
 def _with_metrics(launches: pd.DataFrame, metrics: dict[str, list]) -> pd.DataFrame:
