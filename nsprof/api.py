@@ -41,12 +41,14 @@ def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: s
     return run_bench(op, chosen, parse_sizes(sizes, get_op(op).dims), **options)
 
 
-def analyze(path: str | Path, ceilings: str | Path | None = None) -> ProfileAnalysis:
-    """A profile directory, nsys SQLite export or ncu CSV: ranges, kernels and stages, with % of
-    peak against the GPU's ceilings (measured where saved, see nsprof.parse.sources.resolve_ceiling)."""
+def analyze(path: str | Path, ceilings: str | Path | None = None, attribution: str = "thread") -> ProfileAnalysis:
+    """A profile directory or one nsys or ncu file: ranges, kernels and stages, with % of peak
+    against the GPU's ceilings (measured where saved, see nsprof.parse.sources.resolve_ceiling).
+    `attribution` ("thread" or "process") says whose CUDA calls an NVTX range counts
+    (nsprof.analyze.nvtx_attribution)."""
     profile = load_profile(Path(path))
     ceiling = resolve_ceiling(gpu_name(profile.nsys, profile.ncu, profile.manifest), _path(ceilings))
-    return analyze_profile(profile.nsys, profile.ncu, profile.manifest, ceiling)
+    return analyze_profile(profile.nsys, profile.ncu, profile.manifest, ceiling, attribution)
 
 
 def load_ladder(paths: list[str | Path] | None = None, keep_all: bool = False,

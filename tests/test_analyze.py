@@ -229,8 +229,9 @@ def test_json_for_an_nsys_export():
     assert "kernels" not in doc and "stages" not in doc
     stage = next(r for r in doc["ranges"] if r["range"] == "nsprof:sgemm/v8/1024x1024x1024")
     assert stage == {"range": "nsprof:sgemm/v8/1024x1024x1024", "domain": "nsprof", "name": "sgemm/v8/1024x1024x1024",
-                     "count": 5, "kernels": 5, "gpu_time_ns": 263325, "memcpy_bytes": 0, "memcpy_count": 0,
-                     "memset_bytes": 5 * 4194304, "memset_count": 5}
+                     "count": 5, "kernels": 5, "graphs": 0, "gpu_time_ns": 263325, "memcpy_bytes": 0, "memcpy_count": 0,
+                     "memset_bytes": 5 * 4194304, "memset_count": 5, "gpu_ops": 10}
+    assert doc["attribution"] == "thread" and doc["gpu_utilization"][0]["device_id"] == 0
 
 
 @needs_h200
@@ -267,8 +268,8 @@ def test_directory_joins_stages_of_real_captures(tmp_path):
         shutil.copy(path, tmp_path / f"ncu-{page}.csv")
     (tmp_path / "manifest.json").write_text(json.dumps({"op": "sgemm", "device": {"name": "NVIDIA H200"}}))
     doc = run_json(tmp_path)
-    assert set(doc) == {"gpu", "ceiling", "kernel_summary", "memcpy_summary", "unattributed", "ranges", "kernels", "stages",
-                        "missing_metrics"}
+    assert set(doc) == {"gpu", "ceiling", "kernel_summary", "memcpy_summary", "gpu_utilization", "unattributed",
+                        "attribution", "ranges", "kernels", "stages", "missing_metrics"}
     assert len(doc["kernels"]) == 20
     assert [s["stage"] for s in doc["stages"]] == [f"v{i}" for i in range(1, 11)]
     v8 = next(s for s in doc["stages"] if s["stage"] == "v8")

@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from nsprof.analyze.nvtx_attribution import range_summary, unattributed_work
+from nsprof.analyze.gpu_utilization import gpu_utilization
+from nsprof.analyze.nvtx_attribution import WORK_COLUMNS, range_summary, unattributed_work
 from nsprof.analyze.summaries import kernel_summary, memcpy_summary
 from nsprof.cli import app
 from nsprof.parse.nsys_sqlite import load_nsys
@@ -23,7 +24,12 @@ def stats(capture: str, report: str) -> pd.DataFrame:
 
 @pytest.mark.parametrize("capture", CAPTURES)
 def test_kernel_summary_equals_cuda_gpu_kern_sum(capture):
-    ours = kernel_summary([load_nsys(USER / f"{capture}.sqlite")]).set_index("kernel")
+    """Every kernel row as nsys stats has it; graphs traced at graph level are rows of their own
+    ("CUDA graph 1") that cuda_gpu_kern_sum leaves out, so % is of kernel and graph time together."""
+    export = load_nsys(USER / f"{capture}.sqlite")
+    summary = kernel_summary([export])
+    graphs = summary[summary["kernel"].str.startswith("CUDA graph ")].set_index("kernel")
+    ours = summary[~summary["kernel"].str.startswith("CUDA graph ")].set_index("kernel")
     theirs = stats(capture, "cuda_gpu_kern_sum").set_index("Name")
     assert sorted(ours.index) == sorted(theirs.index)
     theirs = theirs.loc[ours.index]
@@ -31,7 +37,12 @@ def test_kernel_summary_equals_cuda_gpu_kern_sum(capture):
     assert (ours["total_ns"] == theirs["Total Time (ns)"]).all()
     assert (ours["min_ns"] == theirs["Min (ns)"]).all() and (ours["max_ns"] == theirs["Max (ns)"]).all()
     assert ours["median_ns"].tolist() == pytest.approx(theirs["Med (ns)"].tolist(), abs=0.5)
-    assert ours["pct"].tolist() == pytest.approx(theirs["Time (%)"].tolist(), abs=0.05)
+    kernel_share = ours["total_ns"].sum() / summary["total_ns"].sum()
+    assert (ours["pct"] / kernel_share).tolist() == pytest.approx(theirs["Time (%)"].tolist(), abs=0.05)
+    assert len(graphs) == (1 if capture == "graph" else 0)
+    if capture == "graph":  # five replays of one graph
+        assert graphs.loc["CUDA graph 1", "count"] == 5
+        assert graphs.loc["CUDA graph 1", "total_ns"] == export.graphs["duration_ns"].sum()
 
 
 @pytest.mark.parametrize("capture", CAPTURES)
@@ -67,8 +78,57 @@ def test_unattributed_work_and_the_outermost_ranges_add_up_to_all_kernel_time(ca
     outside = unattributed_work([export])
     top = {"train": ["step"], "graph": ["graph_replay", "overlap"], "graph-node": ["graph_replay", "overlap"]}[capture]
     ranges = range_summary(export).set_index("range").loc[top]
-    assert ranges["kernels"].sum() + outside["kernels"] == len(export.kernels)
-    assert ranges["gpu_time_ns"].sum() + outside["gpu_time_ns"] == export.kernels["duration_ns"].sum()
+    assert ranges["kernels"].sum() + ranges["graphs"].sum() + outside["kernels"] == len(export.kernels) + len(export.graphs)
+    assert ranges["gpu_time_ns"].sum() + outside["gpu_time_ns"] == (export.kernels["duration_ns"].sum()
+                                                                    + export.graphs["duration_ns"].sum())
+
+
+@pytest.mark.parametrize("capture", CAPTURES)
+def test_thread_attribution_equals_nvtx_gpu_proj_sum(capture):
+    """GPU operations per range as nsys stats -r nvtx_gpu_proj_sum counts them (one per API call that
+    started GPU work, a node-traced graph launch being one), and range instances. nsys leaves graph
+    launches traced at graph level out of its projection: graph_replay is absent from its table."""
+    ours = range_summary(load_nsys(USER / f"{capture}.sqlite"), "thread").set_index("range")
+    theirs = stats(capture, "nvtx_gpu_proj_sum")
+    theirs["range"] = theirs["Range"].str.lstrip(":")
+    theirs = theirs.set_index("range")
+    assert set(theirs.index) <= set(ours.index)
+    assert (ours.loc[theirs.index, "gpu_ops"] == theirs["Total GPU Ops"]).all()
+    assert (ours.loc[theirs.index, "count"] == theirs["Range Instances"]).all()
+    left_out = ours.drop(theirs.index)
+    assert (left_out["gpu_ops"] == left_out["graphs"]).all()  # only graph-level graph launches
+    if capture == "graph":
+        assert left_out.loc["graph_replay", "graphs"] == 5 and left_out.loc["graph_replay", "gpu_time_ns"] > 0
+
+
+def test_process_attribution_gives_backward_its_autograd_kernels():
+    export = load_nsys(USER / "train.sqlite")
+    thread, process = (range_summary(export, rule).set_index("range") for rule in ("thread", "process"))
+    assert thread.loc["backward", "kernels"] == 4 and process.loc["backward", "kernels"] == 84
+    work = list(WORK_COLUMNS)
+    assert (process.loc["forward", work] == thread.loc["forward", work]).all()  # forward runs on the Python thread alone
+    assert unattributed_work([export], "process") == {"kernels": 0, "gpu_time_ns": 0, "pct": 0.0}
+    doc = json.loads(CliRunner().invoke(app, ["analyze", str(USER / "train.sqlite"), "--json",
+                                              "--attribution", "process"]).stdout)
+    assert doc["attribution"] == "process"
+    assert next(r for r in doc["ranges"] if r["range"] == "backward")["kernels"] == 84
+
+
+@pytest.mark.parametrize("capture", CAPTURES)
+def test_gpu_utilization_is_the_union_of_gpu_work(capture):
+    """Busy time against a plain sweep over every event, and the idle gaps are real gaps."""
+    export = load_nsys(USER / f"{capture}.sqlite")
+    [device] = gpu_utilization([export])
+    events = sorted((int(s), int(e)) for frame in (export.kernels, export.memcpys, export.memsets, export.graphs)
+                    for s, e in zip(frame["start_ns"], frame["end_ns"]))
+    busy, gaps, (start, end) = 0, [], events[0]
+    for s, e in events[1:]:
+        if s > end:
+            busy, gaps, start = busy + end - start, gaps + [s - end], s
+        end = max(end, e)
+    busy += end - start
+    assert device["busy_ns"] == busy and device["span_ns"] == end - events[0][0]
+    assert [gap["duration_ns"] for gap in device["idle_gaps"]] == sorted(gaps, reverse=True)[:5]
 
 
 def test_pytorch_backward_kernels_are_outside_the_backward_range():

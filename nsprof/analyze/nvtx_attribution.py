@@ -1,10 +1,20 @@
 """Which GPU work happened inside which NVTX range, from an nsys export (pure functions).
 
 GPU work runs later than the CPU code that asked for it, so it is attributed by its CUDA API call,
-matched through `correlation_id` (within one process): a kernel, memcpy or memset belongs to every
-range that was open when its API call started, nested ranges included. A push/pop range counts the
-calls of its own thread; a start/end range, which may end on another thread, counts the calls of
-its whole process.
+matched through `correlation_id` (within one process): a kernel, memcpy, memset or graph launch
+belongs to every range that was open when its API call started, nested ranges included. Whose calls
+a range counts is the attribution:
+
+- THREAD (NVTX's own rule, and `nsys stats -r nvtx_gpu_proj_sum`'s): a push/pop range counts the
+  calls of the thread that pushed it; a start/end range, which may end on another thread, those of
+  its whole process.
+- PROCESS: every range counts the calls of any thread of its process. PyTorch launches the backward
+  pass from its autograd thread, so only this rule gives a `backward` range its kernels.
+
+A graph traced at graph level (nsys's default) is one GPU operation: it counts in `graphs` and its
+execution time in `gpu_time_ns`. `gpu_ops` counts the API calls that started GPU work (a graph
+launch traced node by node is one call, however many kernels it ran), as nvtx_gpu_proj_sum's
+"Total GPU Ops" does, except that nsys leaves graph-level graph launches out of it.
 
 Vectorized: the calls are sorted once by (thread or process, time) with running totals of what
 they launched, and each range's totals are the difference of two binary searches, so a million
@@ -21,22 +31,26 @@ import pandas as pd
 from nsprof.parse.nsys_sqlite import NsysExport
 from nsprof.ranges import qualify
 
-WORK_COLUMNS = ("kernels", "gpu_time_ns", "memcpy_count", "memcpy_bytes", "memset_count", "memset_bytes")
-SUMMARY_COLUMNS = ("range", "domain", "name", "count", "kernels", "gpu_time_ns",
-                   "memcpy_bytes", "memcpy_count", "memset_bytes", "memset_count")
+WORK_COLUMNS = ("kernels", "graphs", "gpu_time_ns", "memcpy_count", "memcpy_bytes", "memset_count", "memset_bytes",
+                "gpu_ops")
+SUMMARY_COLUMNS = ("range", "domain", "name", "count", "kernels", "graphs", "gpu_time_ns",
+                   "memcpy_bytes", "memcpy_count", "memset_bytes", "memset_count", "gpu_ops")
+THREAD, PROCESS = "thread", "process"
+ATTRIBUTIONS = (THREAD, PROCESS)
 _THREAD_BITS = 0x1000000  # serialized id = (process part) * 2**24 + thread id
 
 
-def attribute_work(export: NsysExport) -> pd.DataFrame:
-    """export.nvtx (one row per range instance) plus WORK_COLUMNS: the kernels (count and summed
-    GPU time), memcpys and memsets whose API call started while the range was open."""
+def attribute_work(export: NsysExport, attribution: str = THREAD) -> pd.DataFrame:
+    """export.nvtx (one row per range instance) plus WORK_COLUMNS: the kernels and graph launches
+    (counts and summed GPU time), memcpys and memsets whose API call started while the range was
+    open, on the threads `attribution` gives it (THREAD or PROCESS)."""
     ranges = export.nvtx.reset_index(drop=True)
     calls = _launching_calls(export)
     values = calls[list(WORK_COLUMNS)].to_numpy(dtype=np.int64)
     start = ranges["start_ns"].to_numpy(dtype=np.int64, na_value=0)
     end = ranges["end_ns"].to_numpy(dtype=np.int64, na_value=np.iinfo(np.int64).max)  # never closed
     thread = ranges["global_tid"].to_numpy(dtype=np.int64, na_value=-1)  # -1 matches no call
-    push_pop = (ranges["kind"] == "push_pop").to_numpy()
+    push_pop = _thread_scoped(ranges, attribution)
     scope = np.where(push_pop, thread, np.where(thread >= 0, thread // _THREAD_BITS, -1))
     sums = np.zeros((len(ranges), len(WORK_COLUMNS)), dtype=np.int64)
     sums[push_pop] = _window_sums(calls["thread"].to_numpy(), calls["start_ns"].to_numpy(), values,
@@ -64,39 +78,47 @@ def _natural(names: pd.Series) -> pd.Series:
                                         for part in re.split(r"(\d+)", str(name)) if part))
 
 
-def range_summary(export: NsysExport) -> pd.DataFrame:
+def range_summary(export: NsysExport, attribution: str = THREAD) -> pd.DataFrame:
     """One row per NVTX range name of an export: see summarize_ranges."""
-    return summarize_ranges(attribute_work(export))
+    return summarize_ranges(attribute_work(export, attribution))
 
 
-def unattributed_work(exports: list[NsysExport]) -> dict:
-    """The kernels no range received, by the same rule as attribute_work (a push/pop range takes its
-    own thread's calls, a start/end range its process's): `kernels`, `gpu_time_ns`, and `pct` of all
-    kernel time, so that what the ranges show and this add up. Kernels nsys matched to no API call
-    count here too. (PyTorch launches the backward pass from its autograd thread: a `backward` range
-    pushed by the Python thread receives none of it.)"""
-    outside = [_outside_ranges(export) for export in exports]
-    total_ns = sum(int(export.kernels["duration_ns"].sum()) for export in exports)
+def unattributed_work(exports: list[NsysExport], attribution: str = THREAD) -> dict:
+    """The kernels and graph launches no range received, by the same rule as attribute_work:
+    `kernels` (graph launches included), `gpu_time_ns`, and `pct` of all their GPU time, so that
+    what the ranges show and this add up. Work nsys matched to no API call counts here too. (Under
+    THREAD attribution, PyTorch's backward kernels, launched from its autograd thread, land here.)"""
+    outside = [_outside_ranges(export, attribution) for export in exports]
+    total_ns = sum(int(export.kernels["duration_ns"].sum() + export.graphs["duration_ns"].sum()) for export in exports)
     outside_ns = sum(ns for _, ns in outside)
     return {"kernels": sum(kernels for kernels, _ in outside), "gpu_time_ns": outside_ns,
             "pct": 100 * outside_ns / total_ns if total_ns else 0.0}
 
 
-def _outside_ranges(export: NsysExport) -> tuple[int, int]:
-    """(kernels, their GPU time) of one export that no range received."""
+def _thread_scoped(ranges: pd.DataFrame, attribution: str) -> np.ndarray:
+    """Which ranges count only their own thread's calls (push/pop ones under THREAD attribution)."""
+    if attribution not in ATTRIBUTIONS:
+        raise ValueError(f"attribution must be one of {ATTRIBUTIONS}, not {attribution!r}")
+    return (ranges["kind"] == "push_pop").to_numpy() & (attribution == THREAD)
+
+
+def _outside_ranges(export: NsysExport, attribution: str) -> tuple[int, int]:
+    """(kernels and graph launches, their GPU time) of one export that no range received."""
     calls = _launching_calls(export)
     covered = np.zeros(len(calls), dtype=bool)
     ranges = export.nvtx.dropna(subset=["global_tid", "start_ns"])
     end = ranges["end_ns"].to_numpy(dtype=np.float64, na_value=np.inf)  # never closed: open to the end
     thread = ranges["global_tid"].to_numpy(dtype=np.int64)
-    push_pop = (ranges["kind"] == "push_pop").to_numpy()
+    push_pop = _thread_scoped(ranges, attribution)
     for mine, scope, call_scope in ((push_pop, thread, calls["thread"]), (~push_pop, thread // _THREAD_BITS, calls["process"])):
         for key in np.unique(scope[mine]):
             own = mine & (scope == key)
             covered |= (call_scope == key).to_numpy() & _inside(calls["start_ns"].to_numpy(),
                                                                  ranges["start_ns"].to_numpy()[own], end[own])
-    return (int(len(export.kernels) - calls["kernels"][covered].sum()),
-            int(export.kernels["duration_ns"].sum() - calls["gpu_time_ns"][covered].sum()))
+    launched = calls["kernels"] + calls["graphs"]
+    return (int(len(export.kernels) + len(export.graphs) - launched[covered].sum()),
+            int(export.kernels["duration_ns"].sum() + export.graphs["duration_ns"].sum()
+                - calls["gpu_time_ns"][covered].sum()))
 
 
 def _inside(times: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -109,12 +131,16 @@ def _inside(times: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarr
 
 def _launching_calls(export: NsysExport) -> pd.DataFrame:
     """One row per API call that started GPU work: thread, process, start_ns and WORK_COLUMNS."""
-    kernels, memcpys, memsets = export.kernels, export.memcpys, export.memsets
+    kernels, memcpys, memsets, graphs = export.kernels, export.memcpys, export.memsets, export.graphs
     work = pd.concat([
         _work(kernels, kernels=1, gpu_time_ns=kernels["duration_ns"]),
+        _work(graphs, graphs=1, gpu_time_ns=graphs["duration_ns"]),
         _work(memcpys, memcpy_count=1, memcpy_bytes=memcpys["bytes"]),
         _work(memsets, memset_count=1, memset_bytes=memsets["bytes"]),
     ], ignore_index=True)
+    # one row per call: a graph launch traced node by node started several kernels
+    per_call = [column for column in WORK_COLUMNS if column != "gpu_ops"]
+    work = work.groupby(["process", "correlation_id"], as_index=False, sort=False)[per_call].sum().assign(gpu_ops=1)
     calls = export.runtime[["correlation_id", "global_tid", "start_ns"]].dropna().astype(np.int64)
     calls["process"] = calls["global_tid"] // _THREAD_BITS
     # Older exports record some calls twice (cudaMalloc and cudaMalloc_v3020 share one id).

@@ -9,7 +9,8 @@ import pandas as pd
 from nsprof.analyze.ceilings import Ceiling, datasheet_ceiling, percent_of_peak
 from nsprof.analyze.launch_findings import launch_findings, missing_metrics, rule_results
 from nsprof.analyze.metrics import kernel_metrics, range_metrics
-from nsprof.analyze.nvtx_attribution import attribute_work, summarize_ranges, unattributed_work
+from nsprof.analyze.gpu_utilization import gpu_utilization
+from nsprof.analyze.nvtx_attribution import THREAD, attribute_work, summarize_ranges, unattributed_work
 from nsprof.analyze.stages import stage_records
 from nsprof.analyze.summaries import kernel_summary, memcpy_summary
 from nsprof.parse.ncu_csv import NcuReport
@@ -30,11 +31,14 @@ class ProfileAnalysis:
     unattributed: dict | None = None  # nsys: the kernels no NVTX range received (nvtx_attribution.unattributed_work)
     rules: pd.DataFrame | None = None  # ncu: launch_findings.rule_results; None without ncu
     missing_metrics: dict | None = None  # ncu: launch_findings.missing_metrics; None without ncu
+    gpu_utilization: list[dict] | None = None  # nsys: nsprof.analyze.gpu_utilization, per device
+    attribution: str = THREAD  # whose API calls an NVTX range counts (nsprof.analyze.nvtx_attribution)
 
 
 def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict | None = None,
-                    ceiling: Ceiling | None = None) -> ProfileAnalysis:
-    """Attribute nsys GPU work to NVTX ranges, derive ncu kernel metrics, and join both per stage.
+                    ceiling: Ceiling | None = None, attribution: str = THREAD) -> ProfileAnalysis:
+    """Attribute nsys GPU work to NVTX ranges (by `attribution`: THREAD or PROCESS), derive ncu
+    kernel metrics, and join both per stage.
 
     Several ncu files may hold the same launches (the raw and details pages of one run): a launch
     is kept once, from a report or raw page if there is one (they carry every metric). `ceiling` is the
@@ -43,7 +47,8 @@ def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict
     """
     gpu = gpu_name(nsys, ncu, manifest)
     ceiling = ceiling if ceiling is not None else datasheet_ceiling(gpu)
-    ranges = summarize_ranges(pd.concat([attribute_work(export) for export in nsys], ignore_index=True)) if nsys else None
+    ranges = summarize_ranges(pd.concat([attribute_work(export, attribution) for export in nsys], ignore_index=True)) \
+        if nsys else None
     kernels = ncu_ranges = rules = missing = None
     if ncu:
         launches = distinct_launches(ncu)
@@ -53,8 +58,9 @@ def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict
         if ceiling is not None:
             kernels = percent_of_peak(kernels, ceiling)
             ncu_ranges = percent_of_peak(ncu_ranges, ceiling)
-    summaries = (kernel_summary(nsys), memcpy_summary(nsys), unattributed_work(nsys)) if nsys else (None, None, None)
-    return ProfileAnalysis(ranges, kernels, stage_records(ranges, ncu_ranges), gpu, ceiling, *summaries, rules, missing)
+    summaries = (kernel_summary(nsys), memcpy_summary(nsys), unattributed_work(nsys, attribution)) if nsys else (None,) * 3
+    return ProfileAnalysis(ranges, kernels, stage_records(ranges, ncu_ranges), gpu, ceiling, *summaries, rules, missing,
+                           gpu_utilization(nsys) if nsys else None, attribution)
 
 
 def distinct_launches(ncu: list[NcuReport]) -> pd.DataFrame:

@@ -2,7 +2,9 @@
 
 - `kernel_summary`: one row per kernel name (the demangled name, as `cuda_gpu_kern_sum` prints it):
   `kernel`, `count`, `total_ns`, `avg_ns`, `median_ns`, `min_ns`, `max_ns`, `pct` (of all kernel
-  time), largest total first. Equal to `nsys stats -r cuda_gpu_kern_sum` on the same export.
+  and graph time), largest total first. Equal to `nsys stats -r cuda_gpu_kern_sum` on the same
+  export, but for `pct` where graphs ran: a graph traced at graph level (nsys's default) is one row
+  per graph, named "CUDA graph <id>", which cuda_gpu_kern_sum leaves out.
 - `memcpy_summary`: one row per kind of transfer (Host-to-Device, Device-to-Host, Device-to-Device,
   ..., and memset): `kind`, `count`, `bytes`, `total_ns`, `gbytes_per_s` (bytes over the summed
   transfer time), `pageable_count` (copies from or to pageable host memory: staged by the driver,
@@ -24,7 +26,11 @@ MEMSET = "memset"
 
 
 def kernel_summary(exports: list[NsysExport]) -> pd.DataFrame:
-    kernels = pd.concat([export.kernels[["kernel", "duration_ns"]] for export in exports], ignore_index=True)
+    kernels = pd.concat([frame for export in exports for frame in (
+        export.kernels[["kernel", "duration_ns"]].astype({"kernel": str}),
+        export.graphs[["name", "duration_ns"]].rename(columns={"name": "kernel"})) if len(frame)], ignore_index=True) \
+        if any(len(export.kernels) or len(export.graphs) for export in exports) \
+        else pd.DataFrame({"kernel": pd.Series(dtype=str), "duration_ns": pd.Series(dtype="int64")})
     return _summary(kernels, "kernel")[list(KERNEL_SUMMARY_COLUMNS)]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
+from enum import Enum
 from pathlib import Path
 from typing import Optional
 
@@ -18,8 +19,10 @@ from nsprof import api
 from nsprof.analyze import ProfileAnalysis
 from nsprof.analyze.ladder import short_kernel_name
 from nsprof.analyze.launch_findings import FINDING_COLUMNS
+from nsprof.analyze.nvtx_attribution import PROCESS, THREAD
 from nsprof.commands.options import CEILINGS_HELP
 from nsprof.console import stdout
+from nsprof.parse.nsys_sqlite import GRAPH_NAME
 
 KERNEL_FIELDS = (
     "id", "kernel", "nvtx", "duration_ns", "flops", "tensor_flops", "dram_bytes", "l2_bytes",
@@ -29,16 +32,29 @@ KERNEL_FIELDS = (
 )
 
 
+class Attribution(str, Enum):
+    thread = THREAD
+    process = PROCESS
+
+
 def analyze(
-    path: Path = typer.Argument(..., help="A profile directory, an nsys .sqlite export, or an ncu .csv (raw or details page)."),
+    path: Path = typer.Argument(..., help="A profile directory, or one file: nsys .nsys-rep or .sqlite, "
+                                          "ncu .ncu-rep or .csv (raw or details page)."),
     json_: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
     ceilings: Optional[Path] = typer.Option(None, "--ceilings", metavar="PATH", help=CEILINGS_HELP),
+    attribution: Attribution = typer.Option(
+        Attribution.thread, "--attribution", case_sensitive=False,
+        help="Whose CUDA calls an NVTX range counts. thread: the thread that pushed it (NVTX's rule, as nsys "
+             "stats). process: any thread of its process while it was open (PyTorch's backward pass "
+             "runs on its own thread)."),
 ) -> None:
-    """Summarize a profile directory, nsys SQLite export or ncu CSV as tables (or --json).
+    """Summarize a profile as tables (or --json): where the GPU time went and what bounds each kernel.
 
-    GPU work per NVTX range (nsys), derived metrics per kernel (ncu), and one row per measured
+    From nsys: kernels and transfers by total time (as nsys stats), GPU utilization and idle gaps,
+    GPU work per NVTX range. From ncu: each kernel's throughput, occupancy and bound, ncu's advice,
+    and FLOP/s, bandwidth and bank conflicts where the capture counted them. One row per measured
     stage when a directory holds both."""
-    analysis = api.analyze(path, ceilings)
+    analysis = api.analyze(path, ceilings, attribution.value)
     is_directory = Path(path).is_dir()
     if json_:
         typer.echo(json.dumps(_document(analysis, is_directory), indent=2))
@@ -47,8 +63,9 @@ def analyze(
     if analysis.kernel_summary is not None:
         console.print(_kernel_summary_table(analysis.kernel_summary))
         console.print(_memcpy_summary_table(analysis.memcpy_summary))
+        console.print(_utilization_table(analysis.gpu_utilization))
     if analysis.ranges is not None:
-        console.print(_ranges_table(analysis.ranges, analysis.unattributed))
+        console.print(_ranges_table(analysis.ranges, analysis.unattributed, analysis.attribution))
     if analysis.kernels is not None:
         console.print(_kernels_table(analysis, console.width))
         if analysis.rules is not None and len(analysis.rules):
@@ -64,9 +81,11 @@ def _document(analysis: ProfileAnalysis, is_directory: bool) -> dict:
     if analysis.kernel_summary is not None:
         doc["kernel_summary"] = _records(analysis.kernel_summary)
         doc["memcpy_summary"] = _records(analysis.memcpy_summary)
+        doc["gpu_utilization"] = analysis.gpu_utilization
     if analysis.unattributed is not None:
         doc["unattributed"] = analysis.unattributed
     if analysis.ranges is not None or is_directory:
+        doc["attribution"] = analysis.attribution
         doc["ranges"] = _records(analysis.ranges)
     if analysis.kernels is not None or is_directory:
         kernels = analysis.kernels
@@ -103,9 +122,9 @@ def _plain(value):
 
 # Table columns: (title, record key, format). Keys ending in _ns are shown in microseconds,
 # bytes in MB; "% FP32", "% TC" (tensor cores) and "% DRAM" are of the datasheet peak.
-RANGE_COLUMNS = (("range", "range", ""), ("count", "count", "d"), ("kernels", "kernels", "d"),
-                 ("GPU time us", "gpu_time_ns", ",.1f"), ("memcpys", "memcpy_count", "d"),
-                 ("memcpy MB", "memcpy_bytes", ",.1f"), ("memsets", "memset_count", "d"))
+RANGE_COLUMNS = (("range", "range", ""), ("count", "count", ",d"), ("kernels", "kernels", ",d"),
+                 ("graphs", "graphs", ",d"), ("GPU time us", "gpu_time_ns", ",.1f"), ("memcpys", "memcpy_count", ",d"),
+                 ("memcpy MB", "memcpy_bytes", ",.1f"), ("memsets", "memset_count", ",d"), ("GPU ops", "gpu_ops", ",d"))
 _RATES = (("GFLOP/s", "gflops_per_s", ",.0f"), ("% FP32", "fp32_pct_of_peak", ".1f"), ("% TC", "tensor_pct_of_peak", ".1f"),
           ("DRAM\nGB/s", "dram_gbytes_per_s", ",.0f"), ("% DRAM", "dram_pct_of_peak", ".1f"),
           ("FLOP/B", "intensity_flop_per_byte", ".1f"), ("smem ld\nn-way", "smem_ld_nway", ".2f"),
@@ -130,6 +149,9 @@ def _kernel_summary_table(summary: pd.DataFrame) -> Table:
                                                          _short_names(summary["kernel"].head(SUMMARY_ROWS), 36))]
     more = f" and {len(summary) - SUMMARY_ROWS} more kernels" if len(summary) > SUMMARY_ROWS else ""
     caption = f"as nsys stats -r cuda_gpu_kern_sum; base names here ([2]: another instance of a template), full names{more} in --json"
+    if summary["kernel"].str.startswith(GRAPH_NAME.format("")).any():
+        caption += ("; CUDA graph: launches of one graph traced at graph level (nsys's default), which "
+                    "cuda_gpu_kern_sum leaves out; nsys profile --cuda-graph-trace=node shows their kernels")
     columns = (("kernel", "kernel", ""), ("count", "count", ",d"), ("total us", "total_ns", ",.1f"),
                ("avg us", "avg_ns", ",.1f"), ("median us", "median_ns", ",.1f"), ("% time", "pct", ".1f"))
     return _table("Kernels by total time (nsys)", columns, rows, caption)
@@ -153,15 +175,37 @@ def _memcpy_summary_table(summary: pd.DataFrame) -> Table:
     return _table("Memory transfers (nsys)", columns, rows, caption)
 
 
-def _ranges_table(ranges: pd.DataFrame, unattributed: dict | None = None) -> Table:
-    caption = "no NVTX ranges in this export" if ranges.empty else None
+ATTRIBUTION_WORDS = {THREAD: "by the thread that pushed it", PROCESS: "by any thread of its process"}
+
+
+def _ranges_table(ranges: pd.DataFrame, unattributed: dict | None, attribution: str) -> Table:
+    notes = ["no NVTX ranges in this export"] if ranges.empty else []
     if unattributed and unattributed["kernels"]:
-        caption = (f"{caption}; " if caption else "") + (
-            f"in no range: {unattributed['kernels']:,} kernels, {unattributed['gpu_time_ns'] / 1e3:,.1f} us "
-            f"({unattributed['pct']:.0f}% of kernel time): launched outside every range, or by another thread "
-            "than the one that pushed it (PyTorch's backward pass)")
-    return _table("NVTX ranges (nsys): GPU work launched while each range was open", RANGE_COLUMNS,
-                  ranges.to_dict("records"), caption)
+        what = "kernels and graphs" if len(ranges) and ranges["graphs"].sum() else "kernels"
+        notes.append(f"in no range: {unattributed['kernels']:,} {what}, {unattributed['gpu_time_ns'] / 1e3:,.1f} us "
+                     f"({unattributed['pct']:.0f}% of their GPU time): launched outside every range"
+                     + (", or by another thread than the one that pushed it (PyTorch's backward pass: "
+                        "try --attribution process)" if attribution == THREAD else ""))
+    if len(ranges) and ranges["graphs"].sum():
+        notes.append("graphs: CUDA graph launches traced at graph level, their kernels unseen "
+                     "(nsys profile --cuda-graph-trace=node traces them)")
+    columns = [column for column in RANGE_COLUMNS if column[1] != "graphs" or (len(ranges) and ranges["graphs"].sum())]
+    return _table(f"NVTX ranges (nsys): GPU work launched while each was open, {ATTRIBUTION_WORDS[attribution]}",
+                  tuple(columns), ranges.to_dict("records"), "; ".join(notes) or None)
+
+
+def _utilization_table(devices: list[dict]) -> Table:
+    rows = []
+    for device in devices:
+        gap = device["idle_gaps"][0] if device["idle_gaps"] else None
+        rows.append({**device, "gap_ns": gap and gap["duration_ns"], "gap_at_ns": gap and gap["start_ns"],
+                     "between": gap and f"{short_kernel_name(gap['after'], 22)} → {short_kernel_name(gap['before'], 22)}"})
+    columns = (("GPU", "device_id", "d"), ("busy %", "pct", ".2f"), ("busy us", "busy_ns", ",.1f"),
+               ("span us", "span_ns", ",.1f"), ("longest idle us", "gap_ns", ",.1f"), ("at us", "gap_at_ns", ",.1f"),
+               ("between", "between", ""))
+    caption = ("busy: any kernel, graph, copy or memset running, overlaps counted once; span: first to last "
+               "of them; the longest idle gaps are in --json" if devices else "no GPU work in this export")
+    return _table("GPU utilization (nsys)", columns, rows, caption)
 
 
 def _kernels_table(analysis: ProfileAnalysis, width: int) -> Table:

@@ -78,6 +78,15 @@ COLUMNS: dict[str, dict[str, str]] = {
         "global_tid": "nsys serialized id of the thread that opened the range",
         "pid": "Linux process id", "tid": "Linux thread id",
     },
+    "graphs": {
+        "start_ns": "graph execution start on the GPU", "end_ns": "graph execution end",
+        "duration_ns": "end_ns - start_ns", "device_id": "CUDA device", "stream_id": "CUDA stream",
+        "correlation_id": "links the execution to its cudaGraphLaunch call",
+        "global_pid": "nsys serialized process id", "pid": "Linux process id",
+        "graph_id": "the graph launched", "graph_exec_id": "its executable instance",
+        "name": "'CUDA graph <graph_id>': a graph traced at graph level (nsys's default) is one GPU "
+                "operation whose kernels are not in `kernels`; --cuda-graph-trace=node traces them",
+    },
     "gpus": {
         "device_id": "CUDA device id", "name": "marketing name, e.g. NVIDIA H200",
         "chip": "chip name, e.g. GH100", "bus_location": "PCI bus location",
@@ -166,6 +175,14 @@ MEMSET_COLUMNS = IntColumns(
      "correlation_id": "correlationId", "global_pid": "globalPid", "bytes": "bytes"},
     frozenset({"correlation_id", "global_pid"}),
 )
+GRAPH_COLUMNS = IntColumns(
+    "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
+    {"start_ns": "start", "end_ns": "end", "device_id": "deviceId", "stream_id": "streamId",
+     "correlation_id": "correlationId", "global_pid": "globalPid", "graph_id": "graphId",
+     "graph_exec_id": "graphExecId"},
+    frozenset({"correlation_id", "global_pid"}),
+)
+GRAPH_NAME = "CUDA graph {}"
 RUNTIME_COLUMNS = IntColumns(
     "CUPTI_ACTIVITY_KIND_RUNTIME",
     {"start_ns": "start", "end_ns": "end", "correlation_id": "correlationId",
@@ -186,10 +203,12 @@ class NsysExport:
     runtime: pd.DataFrame
     nvtx: pd.DataFrame
     gpus: pd.DataFrame
+    graphs: pd.DataFrame  # graph launches traced at graph level; empty with node-level tracing
 
 
 def load_nsys(path: str | Path) -> NsysExport:
-    """Read kernels, memcpys, memsets, CUDA API calls, NVTX ranges and GPUs from an nsys export.
+    """Read kernels, memcpys, memsets, graph launches, CUDA API calls, NVTX ranges and GPUs from an
+    nsys export.
 
     Raises ParseError (naming the file) for a missing, empty, truncated or non-SQLite file, and for
     a SQLite file that is not an nsys export.
@@ -211,6 +230,8 @@ def load_nsys(path: str | Path) -> NsysExport:
         for column in ("src_kind", "dst_kind"):
             memcpys[column] = memcpys[column].map(memory_kinds)
         memsets = _read_events(conn, path, tables, MEMSET_COLUMNS)
+        graphs = _read_events(conn, path, tables, GRAPH_COLUMNS)
+        graphs["name"] = pd.Series([GRAPH_NAME.format(graph_id) for graph_id in graphs["graph_id"]], dtype=object)
         runtime = _read_events(conn, path, tables, RUNTIME_COLUMNS)
         runtime["api"] = _names(runtime["api"], strings)
         return NsysExport(
@@ -222,6 +243,7 @@ def load_nsys(path: str | Path) -> NsysExport:
             runtime=runtime[list(COLUMNS["runtime"])],
             nvtx=_nvtx_ranges(conn, path, tables),
             gpus=_gpus(conn, path, tables),
+            graphs=graphs[list(COLUMNS["graphs"])],
         )
 
 

@@ -1,0 +1,66 @@
+"""How busy each GPU was in an nsys capture, and where it sat idle (pure functions).
+
+A GPU is busy while any kernel, copy, memset or graph launch (traced at graph level) runs on it, on
+any stream; overlapping work counts once. Per device:
+
+- `busy_ns` (the union of that work), `span_ns` (first start to last end of it), `pct` (busy / span);
+- `idle_gaps`: the IDLE_GAPS longest stretches between work, longest first, each with its
+  `start_ns` (from the device's first work), `duration_ns`, and the work that ended before it
+  (`after`) and began after it (`before`): what the GPU waited between.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from nsprof.parse.nsys_sqlite import NsysExport
+
+IDLE_GAPS = 5
+
+
+def gpu_utilization(exports: list[NsysExport]) -> list[dict]:
+    """One dict per device (keys in the module docstring), in device order."""
+    work = _device_work(exports)
+    return [_device(device_id, events) for device_id, events in work.groupby("device_id", sort=True)]
+
+
+def _device_work(exports: list[NsysExport]) -> pd.DataFrame:
+    frames = []
+    for export in exports:
+        for events, names in ((export.kernels, export.kernels["kernel"].astype(str)),
+                              (export.graphs, export.graphs["name"]),
+                              (export.memcpys, "memcpy " + export.memcpys["copy_kind"].astype(str)),
+                              (export.memsets, pd.Series("memset", index=export.memsets.index))):
+            if len(events):
+                frames.append(pd.DataFrame({"device_id": events["device_id"].to_numpy(), "start_ns": events["start_ns"].to_numpy(),
+                                            "end_ns": events["end_ns"].to_numpy(), "name": names.to_numpy()}))
+    if not frames:
+        return pd.DataFrame(columns=["device_id", "start_ns", "end_ns", "name"])
+    return pd.concat(frames, ignore_index=True)
+
+
+def _device(device_id: int, events: pd.DataFrame) -> dict:
+    events = events.sort_values(["start_ns", "end_ns"], kind="stable")
+    start, end = events["start_ns"].to_numpy(np.int64), events["end_ns"].to_numpy(np.int64)
+    reach = np.maximum.accumulate(end)  # the latest end of any work begun so far
+    # a gap opens before event i when it starts after everything before it has ended
+    gap_before = np.flatnonzero(start[1:] > reach[:-1]) + 1
+    gap_ns = start[gap_before] - reach[gap_before - 1]
+    first, last = int(start[0]), int(reach[-1])
+    busy = (last - first) - int(gap_ns.sum())
+    names = events["name"].to_numpy()
+    ended_last = _ended_last(end, reach)
+    order = np.argsort(-gap_ns, kind="stable")[:IDLE_GAPS]
+    gaps = [{"start_ns": int(reach[i - 1]) - first, "duration_ns": int(gap_ns[k]),
+             "after": str(names[ended_last[i - 1]]), "before": str(names[i])}
+            for k, i in ((k, gap_before[k]) for k in order)]
+    span = last - first
+    return {"device_id": int(device_id), "busy_ns": busy, "span_ns": span,
+            "pct": 100 * busy / span if span else 100.0, "idle_gaps": gaps}
+
+
+def _ended_last(end: np.ndarray, reach: np.ndarray) -> np.ndarray:
+    """For each position i, the index of the event (among 0..i) whose end is reach[i]."""
+    index = np.where(end == reach, np.arange(len(end)), 0)
+    return np.maximum.accumulate(index)
