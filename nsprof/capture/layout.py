@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 from nsprof.sizes import short_size
+from nsprof.capture.program import ProgramRequest
 from nsprof.capture.request import ProfileRequest
 from nsprof.errors import NsprofError
 
@@ -15,8 +16,11 @@ def timestamp() -> str:
     return dt.datetime.now().strftime("%Y%m%d-%H%M%S")
 
 
-def directory_name(request: ProfileRequest, stamp: str) -> str:
-    """sgemm-v1-v6-4096-20261121-010203; "all" for the whole ladder; MxNxK for non-square sizes."""
+def directory_name(request: ProfileRequest | ProgramRequest, stamp: str) -> str:
+    """sgemm-v1-v6-4096-20261121-010203; "all" for the whole ladder; MxNxK for non-square sizes;
+    a program's: train-20261121-010203 (its script or executable)."""
+    if isinstance(request, ProgramRequest):
+        return f"{request.name}-{stamp}"
     stages = "all" if request.all_stages else "-".join(s.stage for s in request.stages)
     sizes = "-".join(short_size(s) for s in request.sizes)
     return f"{request.op}-{stages}-{sizes}-{stamp}"

@@ -54,6 +54,32 @@ def new_manifest(request: ProfileRequest, env: dict, tools: dict[str, FoundTool]
     }
 
 
+def new_program_manifest(request, env: dict, tools: dict[str, FoundTool], commands: list[Command]) -> dict:
+    """The manifest of a capture of the user's program (nsprof.capture.program.ProgramRequest)
+    before anything ran; `env` is device_info() where CuPy could read the GPU, else {} (nsys and
+    ncu name the GPU in their own output)."""
+    return {
+        "manifest_version": MANIFEST_VERSION,
+        "nsprof_version": __version__,
+        "status": "running",
+        "started": now(),
+        "finished": None,
+        "program": {"argv": list(request.argv), "exit_codes": {}},
+        "device": {"name": env.get("device"), **{k: env.get(k) for k in DEVICE_KEYS}},
+        "software": {k: env.get(k) for k in SOFTWARE_KEYS},
+        "host": env.get("host"),
+        "tools": {name: tool.to_json() for name, tool in tools.items()},
+        "ncu_filters": {"ranges": list(request.ranges), "kernel": request.kernel, "launch_count": request.launch_count}
+        if "ncu" in request.tools else None,
+        "metrics": list(request.metrics),
+        "clock_control": request.clock_control if "ncu" in request.tools else None,
+        "commands": [{**c.to_json(), "exit_code": None, "started": None, "finished": None} for c in commands],
+        "replay_passes": [],
+        "verification": [],
+        "outputs": [],
+    }
+
+
 def verification_records(directory: Path, tool: str) -> list[dict]:
     """Per stage and size, what the workload's own verification found (from bench-<tool>.json)."""
     path = bench_results_file(directory, tool)

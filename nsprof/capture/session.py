@@ -9,12 +9,14 @@ from typing import Callable
 from nsprof.capture import layout
 from nsprof.capture.checks import require_nvtx
 from nsprof.capture.commands import Command, build_commands
-from nsprof.capture.manifest import MANIFEST, finish_manifest, new_manifest, now, verification_records, write_manifest
+from nsprof.capture.manifest import (MANIFEST, finish_manifest, new_manifest, new_program_manifest, now,
+                                     verification_records, write_manifest)
 from nsprof.capture.output import PERMISSION_FIX, ToolOutput
+from nsprof.capture.program import ProgramRequest, program_commands
 from nsprof.capture.request import ProfileRequest
 from nsprof.capture.run import run_command
 from nsprof.capture.tools import FoundTool, find_tool, locate_tool
-from nsprof.errors import NsprofError, ToolNotFoundError
+from nsprof.errors import GpuUnavailableError, NsprofError, ToolNotFoundError
 from nsprof.launch import gpu
 
 Progress = Callable[[str], None]
@@ -30,7 +32,7 @@ class VerificationFailed(NsprofError):
     """A stage failed the workload's own verification, so its launches were neither measured nor profiled."""
 
 
-def dry_run(request: ProfileRequest, out: Path, tool_options: dict[str, str | None]) -> list[Command]:
+def dry_run(request: ProfileRequest | ProgramRequest, out: Path, tool_options: dict[str, str | None]) -> list[Command]:
     """The commands a capture would run; a tool that cannot be found is shown by its bare name,
     unless --nsys/--ncu named it: a path the user typed that does not work is an error."""
     paths = {}
@@ -41,7 +43,24 @@ def dry_run(request: ProfileRequest, out: Path, tool_options: dict[str, str | No
             if tool_options.get(name):
                 raise
             paths[name] = name
-    return build_commands(request, paths, out / layout.directory_name(request, layout.timestamp()))
+    directory = out / layout.directory_name(request, layout.timestamp())
+    if isinstance(request, ProgramRequest):
+        return program_commands(request, paths, directory)
+    return build_commands(request, paths, directory)
+
+
+def capture_program(request: ProgramRequest, out: Path, tool_options: dict[str, str | None], *, force: bool = False,
+                    progress: Progress | None = None) -> tuple[Path, dict]:
+    """Run the user's program under the tools into a new directory under `out`. The GPU is named in
+    the manifest where CuPy can read it; the program itself needs no CuPy."""
+    try:
+        env = gpu.device_info()
+    except GpuUnavailableError:
+        env = {}
+    tools = {name: locate_tool(name, tool_options.get(name)) for name in request.tools}
+    directory = layout.create_directory(out / layout.directory_name(request, layout.timestamp()), force)
+    commands = program_commands(request, {name: tool.path for name, tool in tools.items()}, directory)
+    return directory, execute(commands, new_program_manifest(request, env, tools, commands), directory, progress)
 
 
 def capture(request: ProfileRequest, out: Path, tool_options: dict[str, str | None], *, force: bool = False,
@@ -62,7 +81,11 @@ def run_capture(request: ProfileRequest, tools: dict[str, FoundTool], directory:
     manifest is written in every case, and nothing captured so far is removed.
     """
     commands = build_commands(request, {name: tool.path for name, tool in tools.items()}, directory)
-    manifest = new_manifest(request, env, tools, commands)
+    return execute(commands, new_manifest(request, env, tools, commands), directory, progress)
+
+
+def execute(commands: list[Command], manifest: dict, directory: Path, progress: Progress | None = None) -> dict:
+    """Run `commands` into `directory`, keeping `manifest` written: see run_capture."""
     write_manifest(manifest, directory)
     try:
         for number, (command, entry) in enumerate(zip(commands, manifest["commands"]), start=1):
@@ -101,6 +124,8 @@ def _run_step(command: Command, entry: dict, manifest: dict, directory: Path, la
     entry["exit_code"] = code
     if command.step == "profile":
         manifest["verification"].extend(verification_records(directory, command.tool))
+        if "program" in manifest:  # nsys and ncu exit with the program's own status
+            manifest["program"]["exit_codes"][command.tool] = code
     _check_step(command, code, output, manifest)
 
 
@@ -112,6 +137,9 @@ def _check_step(command: Command, code: int, output: ToolOutput, manifest: dict)
     if output.permission_denied:
         raise NsprofError("ncu cannot read the GPU performance counters (ERR_NVGPUCTRPERM)", PERMISSION_FIX)
     verification_failed = any(v["status"] == "failed" for v in manifest["verification"])
+    if code != 0 and command.step == "profile" and "program" in manifest:
+        raise NsprofError(f"the program exited with code {code} under {command.tool}",
+                          f"its output is in {command.log}; what was captured is kept beside it")
     if code != 0 and not (command.step == "profile" and verification_failed):
         raise NsprofError(f"{name} exited with code {code}", see_log)
     missing = ", ".join(p.name for p in command.outputs if not p.is_file() or p.stat().st_size == 0)

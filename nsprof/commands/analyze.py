@@ -72,7 +72,7 @@ def analyze(
             console.print(_rules_table(analysis.rules, console.width))
         if note := _missing_note(analysis.missing_metrics):
             console.print(note, markup=False, highlight=False, soft_wrap=True)
-    if is_directory:
+    if is_directory and not analysis.stages.empty:  # a capture of another program has no stages
         console.print(_stages_table(analysis))
 
 
@@ -275,8 +275,7 @@ def _left_out(present: list, shown: list) -> str:
 
 
 def _stages_table(analysis: ProfileAnalysis) -> Table:
-    caption = "no nsprof stage ranges (nsprof:OP/STAGE/MxNxK) in this profile" if analysis.stages.empty else None
-    return _table("Stages (NVTX ranges nsprof:OP/STAGE/SIZE)", STAGE_COLUMNS, analysis.stages.to_dict("records"), caption)
+    return _table("Stages (NVTX ranges nsprof:OP/STAGE/SIZE)", STAGE_COLUMNS, analysis.stages.to_dict("records"), None)
 
 
 def _table(title: str, columns: tuple, rows: list[dict], caption: str | None) -> Table:

@@ -25,7 +25,7 @@ def explain(
     access: Optional[str] = typer.Option(None, "--access", help="How lane l indexes it: row (element l in row-major order), column (row l, column 0), broadcast (all lanes on row 0, column 0), or 'ROW,COL' expressions of lane such as 'lane/2,(lane%2)*4'. Default: row."),
     width: Optional[int] = typer.Option(None, "--width", help="Bytes per element, which is what each lane moves: 4, 8 or 16. Default: 4."),
     store: bool = typer.Option(False, "--store", help="Model your access as a store (stores never pair lanes up)."),
-    source: Optional[Path] = typer.Option(None, "--from", metavar="PATH", help="Measurements: a profile directory, a directory of profiles (its latest) or an ncu CSV. Default: the latest profile under ./profiles with an ncu CSV, else the committed H200 example."),
+    source: Optional[Path] = typer.Option(None, "--from", metavar="PATH", help="Measurements: a profile directory, a directory of profiles (its latest), or an ncu .ncu-rep or .csv. Default: the latest profile under ./profiles with ncu output, else the committed H200 example."),
     ceilings: Optional[Path] = typer.Option(None, "--ceilings", metavar="PATH", help=CEILINGS_HELP),
     json_: bool = typer.Option(False, "--json", help="Print one JSON document instead of formatted text."),
     markdown: bool = typer.Option(False, "--markdown", help="Print Markdown instead of formatted text."),

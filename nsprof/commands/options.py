@@ -2,7 +2,7 @@
 
 from nsprof.parse.sources import CEILINGS_DIR, PROFILES_DIR
 
-FROM_HELP = ("A profile directory, a directory holding them (searched at any depth), or an ncu .csv file; "
+FROM_HELP = ("A profile directory, a directory holding them (searched at any depth), or one nsys or ncu file (.nsys-rep, .sqlite, .ncu-rep, .csv); "
              f"repeatable. Default: {PROFILES_DIR}/.")
 ALL_HELP = "Use every profile's stages; by default each stage (and size) comes from the latest profile that has it."
 CEILINGS_HELP = ("Measured ceilings: a file saved by `nsprof ceilings`, or the directory holding ceilings-<gpu>.json. "

@@ -8,9 +8,11 @@ from typing import List, Optional
 import typer
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from nsprof.capture.program import DEFAULT_LAUNCH_COUNT, build_program_request
 from nsprof.capture.request import DEFAULT_REPEAT, build_request
-from nsprof.capture.session import VerificationFailed, capture, dry_run
+from nsprof.capture.session import VerificationFailed, capture, capture_program, dry_run
 from nsprof.console import stderr
+from nsprof.errors import UsageError
 from nsprof.launch import gpu
 from nsprof.metric_catalog import PRESETS
 
@@ -27,9 +29,12 @@ class ClockControl(str, Enum):
 
 
 def profile(
+    program: Optional[List[str]] = typer.Argument(
+        None, metavar="[-- CMD [ARGS]...]",
+        help="Your own program instead of the ladder, after --: nsprof profile -- python train.py --epochs 1."),
     stage: Optional[List[str]] = typer.Option(None, "--stage", "-s", help="Stage(s): v6, several (v1,v6 or repeated), or all. Default: all."),
     size: Optional[List[str]] = typer.Option(None, "--size", help="N for N^3, or MxNxK; several as 1024,4096. Default: 4096."),
-    op: str = typer.Option("sgemm", "--op", help="Which ladder."),
+    op: Optional[str] = typer.Option(None, "--op", help="Which ladder. Default: sgemm."),
     tool: ToolChoice = typer.Option(ToolChoice.both, "--tool", help="Nsight Systems (timeline), Nsight Compute (metrics) or both."),
     out: Path = typer.Option(Path("profiles"), "--out", help="Where the profile directory <op>-<stages>-<sizes>-<time> is created."),
     force: bool = typer.Option(False, "--force", help="Replace a profile directory of the same name."),
@@ -39,17 +44,28 @@ def profile(
     repeat: Optional[int] = typer.Option(None, "--repeat", min=1, help=f"Measured launches per stage and size. Default: {DEFAULT_REPEAT['nsys']} under nsys, {DEFAULT_REPEAT['ncu']} under ncu (each is replayed)."),
     nsys: Optional[str] = typer.Option(None, "--nsys", metavar="PATH", help="The nsys executable. Default: $NSPROF_NSYS, then PATH."),
     ncu: Optional[str] = typer.Option(None, "--ncu", metavar="PATH", help="The ncu executable. Default: $NSPROF_NCU, then PATH."),
+    ranges: Optional[List[str]] = typer.Option(None, "--range", metavar="NAME", help="Your program: ncu profiles only launches inside this NVTX push/pop range (repeatable; DOMAIN@NAME/ for ncu's own syntax). Launches from another thread (PyTorch's backward pass) are not inside it."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", metavar="REGEX", help="Your program: ncu profiles only kernels whose name matches REGEX."),
+    launch_count: Optional[int] = typer.Option(None, "--launch-count", metavar="N", help=f"Your program: ncu profiles at most N launches (each is replayed dozens of times). Default: {DEFAULT_LAUNCH_COUNT}."),
 ) -> None:
-    """Run stages under Nsight Systems and/or Nsight Compute into a new profile directory.
+    """Run the ladder's stages, or your own program, under Nsight Systems and/or Nsight Compute into a new profile directory.
 
-    The workload is `nsprof bench` (verify, then time each stage); each measured launch sits in an NVTX range nsprof@<op>/<stage>/<MxNxK>, and ncu profiles only those ranges.
+    Stages: the workload is `nsprof bench` (verify, then time each stage); each measured launch sits in an NVTX range nsprof@<op>/<stage>/<MxNxK>, and ncu profiles only those ranges.
 
-    The directory holds the tool reports (nsys.nsys-rep, nsys.sqlite, ncu.ncu-rep, ncu-raw.csv), their logs, the workload's results (bench-<tool>.json) and manifest.json: what ran, on what, and how it ended.
+    Your program (after --): nsys traces all of it; ncu collects nsprof's metrics and its Speed Of Light, launch and occupancy sections for the launches --range, --kernel and --launch-count select.
 
-    Exit code 1 when a tool fails or a stage fails verification, 130 when interrupted.
+    The directory holds the tool reports (nsys.nsys-rep, nsys.sqlite, ncu.ncu-rep and its CSV pages), their logs (with the program's output), bench-<tool>.json for stages, and manifest.json: what ran, on what, and how it ended.
+
+    Exit code 1 when a tool or the program fails or a stage fails verification, 130 when interrupted.
     """
-    request = build_request(op, stage, size, tool.value, metrics, clock_control.value, repeat)
     tool_options = {"nsys": nsys, "ncu": ncu}
+    if program:
+        _profile_program(program, locals(), tool_options, out, force, dry_run_)
+        return
+    if ranges or kernel or launch_count is not None:
+        raise UsageError("--range, --kernel and --launch-count select launches of your own program",
+                         "give the program after --: nsprof profile --range step -- python train.py")
+    request = build_request(op or "sgemm", stage, size, tool.value, metrics, clock_control.value, repeat)
     if dry_run_:
         for command in dry_run(request, out, tool_options):
             typer.echo(command.shell)
@@ -69,6 +85,27 @@ def profile(
             f"{first['stage']} {first['size']} failed verification ({first['message']})",
             f"its launches were not measured, so {directory} has no ranges for it; check it with nsprof bench --stage {first['stage']}",
         )
+
+
+def _profile_program(program: list[str], given: dict, tool_options: dict, out: Path, force: bool, dry_run_: bool) -> None:
+    ladder_only = [flag for flag, value in (("--stage", given["stage"]), ("--size", given["size"]), ("--op", given["op"]),
+                                            ("--repeat", given["repeat"])) if value]
+    if ladder_only:
+        raise UsageError(f"{', '.join(ladder_only)} {'is' if len(ladder_only) == 1 else 'are'} for the ladder's stages, not for a program",
+                         "drop them, or drop the program after --")
+    request = build_program_request(program, given["tool"].value, given["metrics"], given["clock_control"].value,
+                                    given["ranges"], given["kernel"], given["launch_count"])
+    if dry_run_:
+        for command in dry_run(request, out, tool_options):
+            typer.echo(command.shell)
+        return
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                  console=stderr(), transient=True) as bar:
+        task = bar.add_task("checking the tools", total=None)
+        directory, manifest = capture_program(request, out, tool_options, force=force,
+                                              progress=lambda msg: bar.update(task, description=msg))
+    for line in summary_lines(directory, manifest):
+        typer.echo(line)
 
 
 def summary_lines(directory: Path, manifest: dict) -> list[str]:

@@ -1,4 +1,4 @@
-"""`nsprof report [OUT]`: a per-stage report (index.html and report.md) of profiled stages or any ncu CSV."""
+"""`nsprof report [OUT]`: a per-stage report (index.html and report.md) of profiled stages or of any nsys or ncu capture."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`nsprof roofline [OUT]`: roofline.png, .svg and .csv of profiled stages or of any ncu CSV."""
+"""`nsprof roofline [OUT]`: roofline.png, .svg and .csv of profiled stages or of any ncu capture."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def roofline(
     all_: bool = typer.Option(False, "--all", help=ALL_HELP),
     ceilings: Optional[Path] = typer.Option(None, "--ceilings", metavar="PATH", help=CEILINGS_HELP),
 ) -> None:
-    """Draw the roofline of profiled stages, or of every kernel in an ncu CSV.
+    """Draw the roofline of profiled stages, or of every kernel in an ncu capture (.ncu-rep or .csv).
 
     One point per stage and memory level (DRAM, and L2 and L1 when their bytes were collected)
     under the GPU's roofs, with the ladder's path from v1 to v10; and a CSV with each point's

@@ -82,7 +82,7 @@ def measure(source: Source, ceilings: Path | None = None) -> Measurements:
     profile = load_profile(source.path)
     if not profile.ncu:
         raise NsprofError(f"{source.path}: no Nsight Compute CSV to read measurements from",
-                          "give a profile directory or an ncu .csv (nsprof profile --tool ncu writes one)")
+                          "give a profile directory, an .ncu-rep or an ncu .csv (nsprof profile --tool ncu writes one)")
     ceiling = resolve_ceiling(gpu_name(profile.nsys, profile.ncu, profile.manifest), ceilings)
     analysis = analyze_profile(profile.nsys, profile.ncu, profile.manifest, ceiling)
     launches = _launches(profile.ncu)

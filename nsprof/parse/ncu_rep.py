@@ -35,6 +35,15 @@ _MESSAGE_TYPES = {0: "", 1: "INF", 2: "OPT", 3: "WRN", 4: "ERR"}  # ncu_report.M
 _SPEEDUP_TYPES = {1: "local", 2: "global"}  # ncu_report.SpeedupType_*
 
 
+def reader_available() -> bool:
+    """Whether NVIDIA's ncu-report can be imported here (it has no wheel for some platforms)."""
+    try:
+        import ncu_report  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def load_ncu_rep(path: str | Path) -> NcuReport:
     """Every kernel launch of an .ncu-rep file. Raises ParseError naming the file."""
     path = Path(path)

@@ -7,7 +7,8 @@ their SQLite export, nsprof.parse.nsys_rep), ncu `.ncu-rep` reports (nsprof.pars
 search for profiles (nsprof.parse.sources, and so the report commands and `nsprof explain`) goes
 through it, so a CSV that ncu did not write (a bench table, a roofline.csv) is passed over. A report
 and its exports are one capture, read once: X.nsys-rep is passed over beside X.sqlite, and CSV pages
-named after a report beside them (X.csv, X-raw.csv, X_details.csv) beside X.ncu-rep.
+named after a report beside them (X.csv, X-raw.csv, X_details.csv) beside X.ncu-rep, which is read
+instead, unless NVIDIA's ncu-report cannot be imported here: then the CSV pages serve.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from nsprof.errors import ParseError
 from nsprof.parse.ncu_csv import NcuReport, is_ncu_csv, load_ncu_csv
-from nsprof.parse.ncu_rep import load_ncu_rep
+from nsprof.parse.ncu_rep import load_ncu_rep, reader_available
 from nsprof.parse.nsys_rep import sqlite_beside, sqlite_for
 from nsprof.parse.nsys_sqlite import NsysExport, load_nsys
 
@@ -72,9 +73,14 @@ def tool_outputs(directory: Path) -> tuple[list[Path], list[Path]]:
     exports = [file for file in files if file.suffix.lower() == ".sqlite"
                or (file.suffix.lower() == ".nsys-rep" and not sqlite_beside(file).is_file())]
     reports = [file for file in files if file.suffix.lower() == ".ncu-rep"]
-    tables = [file for file in files if file.suffix.lower() == ".csv"
-              and not _exported_from(file, reports) and is_ncu_csv(file)]
-    return exports, sorted(reports + tables)
+    tables = [file for file in files if file.suffix.lower() == ".csv" and is_ncu_csv(file)]
+    if not reports:
+        return exports, tables
+    exported = [table for table in tables if _exported_from(table, reports)]
+    if exported and not reader_available():  # the pages stand in for their report
+        reports = [report for report in reports if not any(_exported_from(table, [report]) for table in exported)]
+        return exports, sorted(reports + tables)
+    return exports, sorted(reports + [table for table in tables if table not in exported])
 
 
 def _exported_from(table: Path, reports: list[Path]) -> bool:

@@ -1,0 +1,100 @@
+"""Capturing the user's own program: `nsprof profile -- python train.py --epochs 1`.
+
+The program runs under nsys (timeline: kernels, copies, NVTX ranges, graphs) and under ncu with
+nsprof's default metric preset plus ncu's Speed Of Light, launch and occupancy sections (their rule
+results are ncu's advice), so that `nsprof analyze` can compute everything it knows. ncu profiles
+at most `launch_count` launches, optionally only inside NVTX ranges (`ranges`) and of kernels
+whose name matches `kernel`. The profile directory is the same self-describing one the ladder's
+captures make; its manifest records the program's command line and exit status, and the tools'
+logs hold its output.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from nsprof.capture.commands import NCU_CSV, NCU_REPORT, NSYS_REPORT, Command
+from nsprof.capture.metrics import resolve_metrics
+from nsprof.capture.request import CLOCK_CONTROLS, TOOL_CHOICES
+from nsprof.errors import UsageError
+
+NCU_SECTIONS = ("SpeedOfLight", "LaunchStats", "Occupancy")
+NCU_DETAILS_CSV = "ncu-details.csv"  # the rule results, for a machine without NVIDIA's ncu-report
+DEFAULT_LAUNCH_COUNT = 50  # ncu replays each launch dozens of times: a training loop has thousands
+
+
+@dataclass(frozen=True)
+class ProgramRequest:
+    argv: tuple[str, ...]
+    tools: tuple[str, ...]  # in the order they run: nsys first
+    metrics: tuple[str, ...]  # ncu only
+    clock_control: str
+    ranges: tuple[str, ...]  # ncu profiles only launches inside these NVTX ranges (none: anywhere)
+    kernel: str | None  # ncu profiles only kernels whose name matches this regular expression
+    launch_count: int
+
+    @property
+    def name(self) -> str:
+        """The program's name for the directory: the script of `python x.py`, else the executable's."""
+        named = next((Path(word).stem for word in self.argv[1:] if word.endswith(".py")), Path(self.argv[0]).name)
+        return re.sub(r"[^A-Za-z0-9._-]+", "-", named).strip("-.") or "program"
+
+
+def build_program_request(argv: list[str], tool: str = "both", metrics: list[str] | None = None,
+                          clock_control: str = "none", ranges: list[str] | None = None, kernel: str | None = None,
+                          launch_count: int | None = None) -> ProgramRequest:
+    """Validate what the user typed; every mistake is a UsageError (exit code 2)."""
+    if not argv:
+        raise UsageError("no program given after --", "write the command to profile after --: nsprof profile -- python train.py")
+    tools = TOOL_CHOICES[tool]
+    if clock_control not in CLOCK_CONTROLS:
+        raise UsageError(f"unknown clock control '{clock_control}'", f"choose one of: {', '.join(CLOCK_CONTROLS)}")
+    if "ncu" not in tools and (metrics or ranges or kernel or launch_count is not None or clock_control != "none"):
+        raise UsageError("--metrics, --range, --kernel, --launch-count and --clock-control apply to ncu only",
+                         "drop them or pass --tool ncu or --tool both")
+    if kernel is not None:
+        try:
+            re.compile(kernel)
+        except re.error as err:
+            raise UsageError(f"--kernel {kernel!r} is not a regular expression ({err})", "escape its special characters") from None
+    if launch_count is not None and launch_count < 1:
+        raise UsageError(f"--launch-count {launch_count}: ncu must profile at least one launch", "pass 1 or more")
+    return ProgramRequest(
+        argv=tuple(argv), tools=tools, metrics=tuple(resolve_metrics(metrics)) if "ncu" in tools else (),
+        clock_control=clock_control, ranges=tuple(ranges or ()), kernel=kernel,
+        launch_count=DEFAULT_LAUNCH_COUNT if launch_count is None else launch_count,
+    )
+
+
+def nvtx_filter(name: str) -> str:
+    """ncu's --nvtx-include for a range the user named: a push/pop range (a trailing '/'), as
+    torch.cuda.nvtx.range_push and nvtx.annotate make, unless the name is already in ncu's syntax
+    (it holds '@' for a domain or ends in '/')."""
+    return name if "@" in name or name.endswith("/") else f"{name}/"
+
+
+def program_commands(request: ProgramRequest, tool_paths: dict[str, str], directory: Path) -> list[Command]:
+    """Every command of the capture, in the order it runs (nsys, then ncu and its CSV exports)."""
+    commands = []
+    if "nsys" in request.tools:
+        report = directory / NSYS_REPORT
+        argv = [tool_paths["nsys"], "profile", "-t", "cuda,nvtx", "--export=sqlite", "-o", str(report),
+                "--force-overwrite=false", *request.argv]
+        commands.append(Command("nsys", "profile", tuple(argv), directory / "nsys.log",
+                                (report.with_suffix(".nsys-rep"), report.with_suffix(".sqlite"))))
+    if "ncu" in request.tools:
+        ncu, report = tool_paths["ncu"], directory / NCU_REPORT
+        rep, log = report.with_suffix(".ncu-rep"), directory / "ncu.log"
+        filters = [arg for name in request.ranges for arg in ("--nvtx-include", nvtx_filter(name))]
+        if request.kernel:
+            filters += ["--kernel-name", f"regex:{request.kernel}"]
+        sections = [arg for section in NCU_SECTIONS for arg in ("--section", section)]
+        argv = [ncu, "--clock-control", request.clock_control, "--nvtx", *filters, "--launch-count", str(request.launch_count),
+                *sections, "--metrics", ",".join(request.metrics), "-o", str(report), *request.argv]
+        commands.append(Command("ncu", "profile", tuple(argv), log, (rep,)))
+        for page, csv_file, units in (("raw", NCU_CSV, ["--print-units", "base"]), ("details", NCU_DETAILS_CSV, [])):
+            export = [ncu, "--import", str(rep), "--csv", "--page", page, *units]
+            commands.append(Command("ncu", "export", tuple(export), log, (directory / csv_file,), stdout=directory / csv_file))
+    return commands

@@ -1,0 +1,174 @@
+"""`nsprof profile -- CMD`: capturing the user's own program. The exact command lines, and whole
+captures against stand-in nsys and ncu that run the program for real and write the reports those
+tools wrote for the PyTorch training step on the H200 (tests/data/user-programs), so that the
+directory they leave is analyzed as a real one. The run on the GPU is test_real_program_capture."""
+
+import json
+import shlex
+import shutil
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cli_checks import one_line_error
+from nsprof.capture.program import DEFAULT_LAUNCH_COUNT, NCU_SECTIONS, build_program_request, program_commands
+from nsprof.capture.metrics import PRESETS
+from nsprof.cli import app
+
+USER = Path(__file__).resolve().parent / "data" / "user-programs"
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+STAMP = "20261122-120000"
+
+# Runs the program it is given (its output goes where the tool's goes), then writes what the real
+# tool wrote for the training step, and exits with the program's status, as nsys and ncu do.
+STAND_IN = textwrap.dedent('''
+    import shutil, subprocess, sys
+    tool, args = sys.argv[1], sys.argv[2:]
+    if args == ["--version"]:
+        print("NVIDIA Nsight Systems version 2025.3.1.90" if tool == "nsys" else "Version 2025.3.1.0 (build 1)")
+        sys.exit(0)
+    if "--import" in args:
+        page = args[args.index("--page") + 1]
+        sys.stdout.write(open(f"{USER}/train-{page}.csv").read())
+        sys.exit(0)
+    out = args[args.index("-o") + 1]
+    program = args[args.index("-o") + 2:] if tool == "ncu" else args[args.index("--force-overwrite=false") + 1:]
+    print("==PROF== Connected to process 7" if tool == "ncu" else "Collecting data...", flush=True)
+    code = subprocess.call(program)
+    if tool == "nsys":
+        shutil.copy(f"{USER}/train.nsys-rep", out + ".nsys-rep"); shutil.copy(f"{USER}/train.sqlite", out + ".sqlite")
+    else:
+        shutil.copy(f"{USER}/graph-full.ncu-rep", out + ".ncu-rep")
+    sys.exit(code)
+''').replace("{USER}", str(USER))
+
+
+@pytest.fixture
+def stand_ins(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "stand_in.py").write_text(STAND_IN)
+    for name in ("nsys", "ncu"):
+        exe = bin_dir / name
+        exe.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} {bin_dir / 'stand_in.py'} {name} \"$@\"\n")
+        exe.chmod(0o755)
+        monkeypatch.setenv(f"NSPROF_{name.upper()}", str(exe))
+    monkeypatch.setattr("nsprof.capture.layout.timestamp", lambda: STAMP)
+    monkeypatch.setattr("nsprof.launch.gpu.device_info", _no_gpu)
+
+
+def _no_gpu():
+    from nsprof.errors import GpuUnavailableError
+    raise GpuUnavailableError("CuPy is not installed")  # the program brings its own CUDA: no CuPy needed
+
+
+def program(tmp_path, code=0) -> list[str]:
+    script = tmp_path / "train.py"
+    script.write_text(f"import sys\nprint('epoch 1 loss 0.25')\nsys.exit({code})\n")
+    return [sys.executable, str(script), "--epochs", "1"]
+
+
+def invoke(*args):
+    return CliRunner().invoke(app, ["profile", *map(str, args)])
+
+
+def test_command_lines_collect_the_default_preset_and_the_sol_sections(tmp_path):
+    request = build_program_request(["python3", "train.py", "--epochs", "1"], ranges=["step"], kernel="gemm|nvjet",
+                                    launch_count=8)
+    nsys, ncu, raw, details = program_commands(request, {"nsys": "nsys", "ncu": "ncu"}, tmp_path)
+    assert list(nsys.argv) == ["nsys", "profile", "-t", "cuda,nvtx", "--export=sqlite", "-o", str(tmp_path / "nsys"),
+                               "--force-overwrite=false", "python3", "train.py", "--epochs", "1"]
+    assert list(ncu.argv) == ["ncu", "--clock-control", "none", "--nvtx", "--nvtx-include", "step/",
+                              "--kernel-name", "regex:gemm|nvjet", "--launch-count", "8",
+                              *[a for s in NCU_SECTIONS for a in ("--section", s)],
+                              "--metrics", ",".join(PRESETS["default"]), "-o", str(tmp_path / "ncu"),
+                              "python3", "train.py", "--epochs", "1"]
+    assert raw.shell.endswith(f"--page raw --print-units base > {tmp_path}/ncu-raw.csv")
+    assert details.shell.endswith(f"--page details > {tmp_path}/ncu-details.csv")
+    assert build_program_request(["./a.out"]).launch_count == DEFAULT_LAUNCH_COUNT
+    assert build_program_request(["x"], ranges=["dom@outer/inner/"]).ranges == ("dom@outer/inner/",)
+
+
+def test_dry_run_names_the_directory_after_the_script(tmp_path, monkeypatch):
+    monkeypatch.setattr("nsprof.capture.layout.timestamp", lambda: STAMP)
+    result = invoke("--dry-run", "--tool", "nsys", "--out", tmp_path, "--", "python3", "train.py", "--epochs", "1")
+    assert result.exit_code == 0, result.output
+    assert f"-o {tmp_path}/train-{STAMP}/nsys " in result.stdout and result.stdout.rstrip().endswith("train.py --epochs 1")
+    assert not tmp_path.joinpath(f"train-{STAMP}").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--stage", "v6", "--", "python3", "x.py"], "--stage is for the ladder's stages, not for a program"),
+    (["--range", "step"], "--range, --kernel and --launch-count select launches of your own program"),
+    (["--tool", "nsys", "--kernel", "gemm", "--", "x"], "apply to ncu only"),
+    (["--launch-count", "0", "--", "x"], "--launch-count 0: ncu must profile at least one launch"),
+    (["--kernel", "(", "--", "x"], "is not a regular expression"),
+])
+def test_bad_program_options_are_usage_errors(args, message):
+    line = one_line_error(invoke(*args), exit_code=2)
+    assert message in line
+
+
+def test_capture_keeps_reports_logs_exit_status_and_analyzes(tmp_path, stand_ins):
+    result = invoke("--out", tmp_path, "--", *program(tmp_path))
+    assert result.exit_code == 0, result.output
+    directory = tmp_path / f"train-{STAMP}"
+    manifest = json.loads((directory / "manifest.json").read_text())
+    assert manifest["status"] == "ok" and manifest["program"]["argv"][1:] == [str(tmp_path / "train.py"), "--epochs", "1"]
+    assert manifest["program"]["exit_codes"] == {"nsys": 0, "ncu": 0}
+    assert manifest["ncu_filters"] == {"ranges": [], "kernel": None, "launch_count": DEFAULT_LAUNCH_COUNT}
+    assert manifest["device"]["name"] is None  # no CuPy: nsys and ncu name the GPU
+    for log in ("nsys.log", "ncu.log"):
+        assert "epoch 1 loss 0.25" in (directory / log).read_text()  # the program's own output
+    assert sorted(manifest["outputs"]) == ["ncu-details.csv", "ncu-raw.csv", "ncu.log", "ncu.ncu-rep", "nsys.log",
+                                           "nsys.nsys-rep", "nsys.sqlite"]
+    assert result.stdout.strip().splitlines()[-1] == f"next: nsprof analyze {directory}"
+    doc = json.loads(CliRunner().invoke(app, ["analyze", str(directory), "--json"]).stdout)
+    assert doc["gpu"] == "NVIDIA H200" and doc["kernel_summary"] and doc["ranges"]
+    assert doc["kernels"][0]["bound"] == "compute" and doc["kernels"][0]["rules"]
+
+
+def test_a_failing_program_is_one_line_and_keeps_what_was_captured(tmp_path, stand_ins):
+    line = one_line_error(invoke("--out", tmp_path, "--", *program(tmp_path, code=3)))
+    directory = tmp_path / f"train-{STAMP}"
+    assert line == (f"error: the program exited with code 3 under nsys. Its output is in {directory / 'nsys.log'}; "
+                    "what was captured is kept beside it")
+    manifest = json.loads((directory / "manifest.json").read_text())
+    assert manifest["program"]["exit_codes"] == {"nsys": 3} and manifest["status"].startswith("failed: the program exited")
+    assert (directory / "nsys.sqlite").is_file()
+
+
+def test_without_the_reader_the_csv_pages_serve(tmp_path, stand_ins, monkeypatch):
+    """Where NVIDIA's ncu-report cannot be installed, the CSV pages exported beside the report are read."""
+    invoke("--out", tmp_path, "--", *program(tmp_path))
+    monkeypatch.setitem(sys.modules, "ncu_report", None)
+    result = CliRunner().invoke(app, ["analyze", str(tmp_path / f"train-{STAMP}"), "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert len(doc["kernels"]) == 8 and doc["kernels"][0]["rules"]  # the training step's details page
+
+
+@pytest.mark.gpu
+def test_real_program_capture_of_a_pytorch_training_step(tmp_path):
+    """The PyTorch training step under real nsys and ncu: every range is there, the kernel summary
+    and the ncu findings hold real numbers, and the program's status and output are kept."""
+    pytest.importorskip("torch")
+    if not (shutil.which("nsys") and shutil.which("ncu")):
+        pytest.skip("needs nsys and ncu on PATH")
+    result = invoke("--launch-count", "3", "--out", tmp_path, "--", sys.executable,
+                    str(PROGRAMS / "torch_train_step.py"), "--steps", "2")
+    assert result.exit_code == 0, result.output
+    [directory] = tmp_path.iterdir()
+    manifest = json.loads((directory / "manifest.json").read_text())
+    assert manifest["status"] == "ok" and manifest["program"]["exit_codes"] == {"nsys": 0, "ncu": 0}
+    assert "step 1: loss" in (directory / "nsys.log").read_text()
+    doc = json.loads(CliRunner().invoke(app, ["analyze", str(directory), "--json", "--attribution", "process"]).stdout)
+    ranges = {row["range"]: row for row in doc["ranges"]}
+    assert {"step", "forward", "backward", "optimizer"} <= set(ranges)
+    assert ranges["backward"]["kernels"] > ranges["backward"]["count"]  # the autograd thread's kernels, by process
+    assert len(doc["kernels"]) == 3 and all(k["sm_throughput_pct"] is not None and k["bound"] for k in doc["kernels"])
+    assert all(k["duration_ns"] > 0 and k["dram_bytes"] is not None for k in doc["kernels"])
+    assert doc["missing_metrics"]["metrics"] == []  # nsprof's default preset was collected
