@@ -104,7 +104,7 @@ def test_the_newest_profile_under_profiles_is_preferred(monkeypatch, tmp_path):
     (mine / "ncu-raw.csv").write_bytes(H200_RAW.read_bytes())
     evidence = explain_json("bank-conflicts", "--stage", "v3")["evidence"]
     assert evidence["source"] == str(Path("profiles") / mine.name)
-    assert evidence["reason"].startswith("the newest profile under profiles/")
+    assert evidence["reason"].startswith("the newest capture of another program under profiles/")  # no manifest: no ladder
 
 
 @pytest.mark.parametrize("shape, n_way", [("32x32", 32), ("32x33", 1)])

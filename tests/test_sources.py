@@ -161,7 +161,7 @@ def test_explain_reads_the_profile_roofline_calls_latest(tmp_path, monkeypatch):
     assert latest_profile(with_ncu=False).path == Path("profiles") / "c-nsys-only"
     evidence_doc = json.loads(ok("explain", "bank-conflicts", "--json").stdout)["evidence"]
     assert evidence_doc["source"] == str(Path("profiles") / "b-new")
-    assert evidence_doc["reason"].startswith("the newest profile under profiles/ with an ncu CSV")
+    assert evidence_doc["reason"].startswith("the newest capture of another program under profiles/")  # no op in the manifest
 
 
 @needs_example
@@ -373,3 +373,12 @@ def test_a_null_gpu_name_is_none_not_the_string_none(tmp_path):
     conn.close()
     doc = json.loads(ok("analyze", path, "--json").stdout)
     assert doc["gpu"] is None and doc["ceiling"] is None
+
+
+def test_a_ladder_prefers_its_own_profiles_to_newer_captures_of_other_programs(tmp_path):
+    ladder = profile_dir(tmp_path / "sgemm-v6", "2026-01-01T00:00:00+00:00")
+    (ladder / "manifest.json").write_text(json.dumps({"started": "2026-01-01T00:00:00+00:00", "op": "sgemm"}))
+    profile_dir(tmp_path / "train", "2026-02-01T00:00:00+00:00")  # nsprof profile -- python train.py: no op
+    assert latest_profile(tmp_path, op="sgemm").path == ladder
+    assert latest_profile(tmp_path, op="hgemm").path.name == "train"  # no hgemm profile: the program's
+    assert latest_profile(tmp_path).path.name == "train"

@@ -66,7 +66,8 @@ def find_source(given: Path | None, op: str = "sgemm") -> Source | None:
     example = EXAMPLE_PROFILES.get(op)
     latest = latest_profile(PROFILES_DIR, with_ncu=True, op=op)
     if latest is not None:
-        reason = f"the newest profile under {PROFILES_DIR}/ with an ncu CSV, of the {op} ladder or another program"
+        reason = (f"the newest profile of the {op} ladder under {PROFILES_DIR}/ with ncu output" if latest.op == op else
+                  f"the newest capture of another program under {PROFILES_DIR}/ (there is none of the {op} ladder)")
         if example is not None and latest.path.resolve() == example.resolve():
             reason += ": the committed example profile, measured on an NVIDIA H200"
         return Source(latest.path, f"{reason}; choose another with --from")

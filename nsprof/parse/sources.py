@@ -68,9 +68,9 @@ def load_sources(paths: list[Path]) -> list[Source]:
 
 
 def latest_profile(path: Path = PROFILES_DIR, with_ncu: bool = True, op: str | None = None) -> FoundProfile | None:
-    """The profile under `path` that started last (with ncu output, unless `with_ncu` is False; not
-    of another ladder than `op`'s when `op` is given), found as `find_profiles` finds them; None when `path` does not
-    exist or holds no such profile."""
+    """The profile under `path` that started last (with ncu output, unless `with_ncu` is False), found
+    as `find_profiles` finds them; with `op`, the latest of that ladder, else the latest capture of
+    another program (never of another ladder). None when `path` does not exist or holds no such profile."""
     if not Path(path).exists():
         return None
     try:
@@ -78,6 +78,8 @@ def latest_profile(path: Path = PROFILES_DIR, with_ncu: bool = True, op: str | N
     except ParseError:  # no profile at all below it
         return None
     candidates = [profile for profile in found if (profile.has_ncu or not with_ncu) and (op is None or profile.op in (None, op))]
+    own_ladder = [profile for profile in candidates if op is not None and profile.op == op]
+    candidates = own_ladder or candidates  # another program's capture only where the ladder has none
     return candidates[-1] if candidates else None
 
 
