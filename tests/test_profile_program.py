@@ -172,3 +172,23 @@ def test_real_program_capture_of_a_pytorch_training_step(tmp_path):
     assert len(doc["kernels"]) == 3 and all(k["sm_throughput_pct"] is not None and k["bound"] for k in doc["kernels"])
     assert all(k["duration_ns"] > 0 and k["dram_bytes"] is not None for k in doc["kernels"])
     assert doc["missing_metrics"]["metrics"] == []  # nsprof's default preset was collected
+
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "profiles" / "examples" / "h200-program-torch-train"
+
+
+def test_the_committed_program_capture_analyzes_completely():
+    """The H200 capture of the training step made by `nsprof profile -- CMD`: nsys and both ncu pages
+    (its .ncu-rep is left out), with nothing missing from nsprof's metric set."""
+    manifest = json.loads((EXAMPLE / "manifest.json").read_text())
+    assert manifest["status"] == "ok" and manifest["program"]["exit_codes"] == {"nsys": 0, "ncu": 0}
+    assert manifest["program"]["argv"] == ["python3", "tests/programs/torch_train_step.py", "--steps", "4"]
+    result = CliRunner().invoke(app, ["analyze", str(EXAMPLE), "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["gpu"] == "NVIDIA H200" and doc["missing_metrics"]["metrics"] == []
+    assert len(doc["kernels"]) == manifest["ncu_filters"]["launch_count"] == 12
+    gemm = next(k for k in doc["kernels"] if k["kernel"].startswith("nvjet"))
+    assert gemm["tensor_flops"] > 0 and gemm["registers_per_thread"] == 168 and gemm["rules"]
+    assert {row["range"] for row in doc["ranges"]} == {"step", "forward", "backward", "optimizer"}
+    assert "Stages" not in CliRunner().invoke(app, ["analyze", str(EXAMPLE)]).stdout

@@ -138,8 +138,9 @@ STAGE_COLUMNS = (("op", "op", ""), ("stage", "stage", ""), ("size", "size", ""),
                  ("nsys\nus/launch", "nsys_gpu_time_per_launch_ns", ",.2f"), ("ncu\nkernels", "ncu_kernels", "d"),
                  ("ncu\nus/kernel", "ncu_duration_per_kernel_ns", ",.2f"), *_RATES)
 # Kernel-table columns left out first when the terminal is too narrow (the rest stay in --json).
-KERNEL_DROP_ORDER = ("innermost_range", "smem_st_nway", "tensor_pct_of_peak", "fp32_pct_of_peak", "dram_pct_of_peak",
-                     "intensity_flop_per_byte", "registers_per_thread", "dram_gbytes_per_s", "occupancy_pct")
+KERNEL_DROP_ORDER = ("innermost_range", "smem_st_nway", "smem_ld_nway", "tensor_pct_of_peak", "fp32_pct_of_peak",
+                     "dram_pct_of_peak", "intensity_flop_per_byte", "dram_gbytes_per_s", "registers_per_thread",
+                     "occupancy_pct")
 SUMMARY_ROWS = 12  # the terminal shows the kernels with the largest totals; --json has every one
 RULE_ROWS = 10  # ncu rule results shown, largest estimated speedup first
 
