@@ -73,7 +73,7 @@ def analyze(
         if note := _missing_note(analysis.missing_metrics):
             console.print(note, markup=False, highlight=False, soft_wrap=True)
     if is_directory and not analysis.stages.empty:  # a capture of another program has no stages
-        console.print(_stages_table(analysis))
+        console.print(_stages_table(analysis, console.width))
 
 
 def _document(analysis: ProfileAnalysis, is_directory: bool) -> dict:
@@ -141,6 +141,8 @@ STAGE_COLUMNS = (("op", "op", ""), ("stage", "stage", ""), ("size", "size", ""),
 KERNEL_DROP_ORDER = ("innermost_range", "smem_st_nway", "smem_ld_nway", "tensor_pct_of_peak", "fp32_pct_of_peak",
                      "dram_pct_of_peak", "intensity_flop_per_byte", "dram_gbytes_per_s", "registers_per_thread",
                      "occupancy_pct")
+STAGE_DROP_ORDER = ("smem_st_nway", "tensor_pct_of_peak", "dram_pct_of_peak", "ncu_kernels", "launches", "op",
+                    "intensity_flop_per_byte", "ncu_duration_per_kernel_ns", "smem_ld_nway")
 SUMMARY_ROWS = 12  # the terminal shows the kernels with the largest totals; --json has every one
 RULE_ROWS = 10  # ncu rule results shown, largest estimated speedup first
 
@@ -250,8 +252,8 @@ def _missing_note(missing: dict) -> str | None:
     if not missing or not missing["metrics"]:
         return None
     labels = sorted({label.split(" (")[0] for label in missing["labels"]})
-    return (f"Not in this capture: {', '.join(labels)}. FLOP/s, bytes, intensity and bank conflicts need them: "
-            f"capture with `nsprof profile -- CMD`, or add these {len(missing['metrics'])} metrics to ncu's options:\n"
+    return (f"Not in this capture, and read by nsprof's analysis: {', '.join(labels)}. Capture with `nsprof profile` "
+            f"(-- CMD for your program), or add these {len(missing['metrics'])} metrics to ncu's options:\n"
             f"  {missing['ncu_options']}")
 
 
@@ -275,8 +277,11 @@ def _left_out(present: list, shown: list) -> str:
     return f"; left out to fit the terminal: {', '.join(gone)} (in --json)" if gone else ""
 
 
-def _stages_table(analysis: ProfileAnalysis) -> Table:
-    return _table("Stages (NVTX ranges nsprof:OP/STAGE/SIZE)", STAGE_COLUMNS, analysis.stages.to_dict("records"), None)
+def _stages_table(analysis: ProfileAnalysis, width: int) -> Table:
+    rows = analysis.stages.to_dict("records")
+    columns = fit_columns(list(STAGE_COLUMNS), rows, width, STAGE_DROP_ORDER)
+    return _table("Stages (NVTX ranges nsprof:OP/STAGE/SIZE)", tuple(columns), rows,
+                  _left_out(list(STAGE_COLUMNS), columns).lstrip("; ") or None)
 
 
 def _table(title: str, columns: tuple, rows: list[dict], caption: str | None) -> Table:
