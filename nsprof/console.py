@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import os
+
 from rich.console import Console
+
+PIPE_WIDTH = 160
 
 
 def stdout() -> Console:
-    # Off a terminal (pipes, CliRunner) keep tables wide enough not to wrap every cell.
+    # Off a terminal (pipes, CliRunner) tables are PIPE_WIDTH wide, unless COLUMNS says otherwise.
     console = Console()
-    return console if console.is_terminal else Console(width=160)
+    if console.is_terminal:
+        return console
+    columns = os.environ.get("COLUMNS", "")
+    return Console(width=int(columns) if columns.isdigit() and int(columns) > 0 else PIPE_WIDTH)
 
 
 def stderr() -> Console:

@@ -163,3 +163,19 @@ def test_nsys_report_is_exported_once_beside_it(tmp_path, monkeypatch):
     assert len(calls.read_text().splitlines()) == 1  # the second run reads the cached export
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bin", "calls", "graph.nsys-rep", "graph.sqlite"]
     assert json.loads(result.stdout)["kernel_summary"]
+
+
+@pytest.mark.parametrize("path", [
+    USER / "train.sqlite", USER / "graph.sqlite", USER / "train-details.csv", USER / "train-raw.csv",
+    USER.parents[2] / "profiles" / "examples" / "h200-sgemm-1024",
+    USER.parents[2] / "profiles" / "examples" / "h200-program-torch-train",
+])
+def test_every_analyze_table_fits_100_columns(path):
+    """Tables fit a 100-column terminal: columns are dropped or names shortened, never a number
+    broken across lines (no table line is wider, and no cell of digits wraps)."""
+    result = CliRunner().invoke(app, ["analyze", str(path)], env={"COLUMNS": "100"})
+    assert result.exit_code == 0, result.output
+    table_lines = [line for line in result.stdout.splitlines() if line[:1] in "┏┃┡│└"]
+    assert table_lines and max(len(line) for line in table_lines) <= 100
+    for line in table_lines:  # a wrapped number leaves a cell holding only digits' tail like "│  .15 │"
+        assert not any(cell.strip().startswith((".", ",")) for cell in line.split("│")[1:-1]), line
