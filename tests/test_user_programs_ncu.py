@@ -179,3 +179,19 @@ def test_every_analyze_table_fits_100_columns(path):
     assert table_lines and max(len(line) for line in table_lines) <= 100
     for line in table_lines:  # a wrapped number leaves a cell holding only digits' tail like "│  .15 │"
         assert not any(cell.strip().startswith((".", ",")) for cell in line.split("│")[1:-1]), line
+
+
+@needs_reader
+def test_report_roofline_and_explain_take_a_report(tmp_path):
+    runner = CliRunner()
+    result = runner.invoke(app, ["report", str(tmp_path / "out"), "--from", str(REPORT)])
+    assert result.exit_code == 0, result.output
+    row = next(line for line in (tmp_path / "out" / "graph-full" / "report.md").read_text().splitlines()
+               if line.startswith("| distribution_elementwis"))
+    assert row.split(" | ")[2] == "–"  # TFLOP/s: no FP32 FLOPs counted, so no rate (not 0.0)
+    result = runner.invoke(app, ["explain", "bank-conflicts", "--from", str(REPORT), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["evidence"]["source"] == str(REPORT)
+    # --set full counts no FP32 FLOPs: nothing to place, said in one line with what to collect
+    line = one_line_error(runner.invoke(app, ["roofline", str(tmp_path / "roof"), "--from", str(REPORT)]))
+    assert "nothing to place on a roofline" in line and "FLOP counters" in line

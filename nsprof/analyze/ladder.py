@@ -232,7 +232,9 @@ def _with_times(work: pd.DataFrame) -> pd.DataFrame:
     work["time_per_launch_ns"] = nsys_time.fillna(ncu_time)
     work["time_source"] = np.where(nsys_time.notna(), "nsys", np.where(ncu_time.notna(), "ncu", None))
     op_flops = [_op_flops(op, size) for op, size in zip(work["op"], work["size"])]
-    measured = ratio(sum_measured(_numeric(work, "flops"), _numeric(work, "tensor_flops")), _numeric(work, "duration_ns"))
+    measured = ratio(all_measured_flops(pd.DataFrame({"flops": _numeric(work, "flops"),
+                                                      "tensor_flops": _numeric(work, "tensor_flops")})),
+                     _numeric(work, "duration_ns"))
     work["tflops_per_s"] = (ratio(pd.Series(op_flops, index=work.index, dtype=float), work["time_per_launch_ns"])
                             .fillna(measured) / 1e3)
     return work

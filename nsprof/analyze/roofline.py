@@ -97,7 +97,7 @@ def roofline_points(work: pd.DataFrame, ceiling: Ceiling | None) -> pd.DataFrame
     Work without FLOPs or time has no place on a roofline and is left out."""
     work = work.reset_index(drop=True)
     parts = {unit.key: _column(work, unit.flops_column) for unit in UNITS}
-    all_flops = sum_measured(*parts.values())
+    all_flops = parts["fp32"] + sum_measured(parts["tf32"], parts["fp16"]).fillna(0)  # as all_measured_flops
     peaks = {unit.key: _ceiling(ceiling, unit.ceiling_field) for unit in UNITS}
     compute_gflops = _mixed_peak(parts, peaks) / 1e9
     compute_source = _compute_sources(parts, ceiling)
