@@ -19,6 +19,7 @@ from nsprof.commands.profile import profile
 from nsprof.commands.report import report
 from nsprof.commands.roofline import roofline
 from nsprof.commands.stages import stages
+from nsprof.commands.timeline import timeline
 from nsprof.errors import NsprofError
 
 
@@ -58,7 +59,7 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
 
 
 # In the order a user meets them: the ladder, running it, profiling it, reading the results.
-for command in (stages, bench, profile, analyze, roofline, report, explain, ceilings, doctor):
+for command in (stages, bench, profile, analyze, timeline, roofline, report, explain, ceilings, doctor):
     app.command()(command)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from nsprof.analyze.gpu_events import gpu_events
 from nsprof.parse.nsys_sqlite import NsysExport
 
 IDLE_GAPS = 5
@@ -21,23 +22,8 @@ IDLE_GAPS = 5
 
 def gpu_utilization(exports: list[NsysExport]) -> list[dict]:
     """One dict per device (keys in the module docstring), in device order."""
-    work = _device_work(exports)
+    work = gpu_events(exports)
     return [_device(device_id, events) for device_id, events in work.groupby("device_id", sort=True)]
-
-
-def _device_work(exports: list[NsysExport]) -> pd.DataFrame:
-    frames = []
-    for export in exports:
-        for events, names in ((export.kernels, export.kernels["kernel"].astype(str)),
-                              (export.graphs, export.graphs["name"]),
-                              (export.memcpys, "memcpy " + export.memcpys["copy_kind"].astype(str)),
-                              (export.memsets, pd.Series("memset", index=export.memsets.index))):
-            if len(events):
-                frames.append(pd.DataFrame({"device_id": events["device_id"].to_numpy(), "start_ns": events["start_ns"].to_numpy(),
-                                            "end_ns": events["end_ns"].to_numpy(), "name": names.to_numpy()}))
-    if not frames:
-        return pd.DataFrame(columns=["device_id", "start_ns", "end_ns", "name"])
-    return pd.concat(frames, ignore_index=True)
 
 
 def _device(device_id: int, events: pd.DataFrame) -> dict:

@@ -1,0 +1,96 @@
+"""Every GPU operation of an nsys capture in one table, and the NVTX ranges beside it (pure functions).
+
+The timeline, the Chrome trace, GPU utilization and the pipeline's breakdown all read this one
+table, so that they agree on what ran where.
+
+`gpu_events` columns: `device_id`, `stream_id`, `kind` (KINDS: kernel, the copy directions, memset,
+graph), `name` (the kernel's demangled name, "CUDA graph N", "memcpy Host-to-Device", "memset"), `start_ns`,
+`end_ns`, `duration_ns` (on the capture's clock), `bytes` (copies and memsets; 0 otherwise),
+`correlation_id`, `pid` (Linux process id), sorted by start.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from nsprof.parse.nsys_sqlite import NsysExport
+
+KERNEL, MEMSET, GRAPH = "kernel", "memset", "graph"
+HTOD, DTOH, DTOD = "HtoD", "DtoH", "DtoD"
+COPY_KINDS = {"Host-to-Device": HTOD, "Device-to-Host": DTOH, "Device-to-Device": DTOD}  # others: "copy <kind>"
+KINDS = (KERNEL, GRAPH, HTOD, DTOH, DTOD, MEMSET)
+COLUMNS = ("device_id", "stream_id", "kind", "name", "start_ns", "end_ns", "duration_ns", "bytes", "correlation_id", "pid")
+
+
+def gpu_events(exports: list[NsysExport]) -> pd.DataFrame:
+    """Kernels, graph launches (graph-level tracing), copies and memsets of every export, by start."""
+    frames = []
+    for export in exports:
+        kinds = export.memcpys["copy_kind"].astype(str)
+        copy_kind = kinds.map(lambda kind: COPY_KINDS.get(kind, f"copy {kind}"))
+        for events, kind, name, size in (
+                (export.kernels, KERNEL, export.kernels["kernel"].astype(str), 0),
+                (export.graphs, GRAPH, export.graphs["name"], 0),
+                (export.memcpys, copy_kind, "memcpy " + kinds, export.memcpys["bytes"]),
+                (export.memsets, MEMSET, pd.Series(MEMSET, index=export.memsets.index), export.memsets["bytes"])):
+            if len(events):
+                frames.append(pd.DataFrame({
+                    "device_id": events["device_id"].to_numpy(np.int64), "stream_id": events["stream_id"].to_numpy(np.int64),
+                    "kind": kind if isinstance(kind, str) else kind.to_numpy(), "name": name.to_numpy(dtype=object),
+                    "start_ns": events["start_ns"].to_numpy(np.int64), "end_ns": events["end_ns"].to_numpy(np.int64),
+                    "duration_ns": events["duration_ns"].to_numpy(np.int64),
+                    "bytes": np.broadcast_to(np.asarray(size, dtype=np.int64), len(events)).copy(),
+                    "correlation_id": events["correlation_id"].astype("Int64").to_numpy(),
+                    "pid": events["pid"].astype("Int64").to_numpy(),
+                }))
+    if not frames:
+        return pd.DataFrame({column: pd.Series(dtype=object if column in ("kind", "name") else "int64") for column in COLUMNS})
+    return pd.concat(frames, ignore_index=True).sort_values(["start_ns", "end_ns"], kind="stable", ignore_index=True)
+
+
+def merged_intervals(starts: np.ndarray, ends: np.ndarray, tolerance_ns: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The union of [start, end) intervals as disjoint sorted intervals; intervals closer than
+    `tolerance_ns` are joined too (a timeline joins what it could not draw apart)."""
+    if len(starts) == 0:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+    order = np.argsort(starts, kind="stable")
+    starts, ends = np.asarray(starts, dtype=np.int64)[order], np.asarray(ends, dtype=np.int64)[order]
+    reach = np.maximum.accumulate(ends)
+    new = np.r_[True, starts[1:] > reach[:-1] + tolerance_ns]
+    last_of_group = np.r_[np.flatnonzero(new)[1:] - 1, len(starts) - 1]
+    return starts[new], reach[last_of_group]
+
+
+def covered_ns(starts: np.ndarray, ends: np.ndarray) -> int:
+    """How long at least one interval is open."""
+    merged_start, merged_end = merged_intervals(starts, ends)
+    return int((merged_end - merged_start).sum())
+
+
+def capture_origin(events: pd.DataFrame, ranges: pd.DataFrame) -> int:
+    """Time zero of timelines and traces: the first GPU operation or NVTX range."""
+    starts = [int(frame["start_ns"].dropna().min()) for frame in (events, ranges) if frame["start_ns"].notna().any()]
+    return min(starts) if starts else 0
+
+
+def range_window(exports: list[NsysExport], events: pd.DataFrame, name: str) -> tuple[int, int] | None:
+    """From the first opening of NVTX range `name` (qualified, as `nsprof analyze` shows it, or bare)
+    to the end of the last GPU work its process launched while an instance was open, or of the last
+    instance, whichever is later. None when no range has that name."""
+    start = end = None
+    for export in exports:
+        ranges = export.nvtx[(export.nvtx["range"] == name) | (export.nvtx["name"] == name)].dropna(subset=["start_ns"])
+        if ranges.empty:
+            continue
+        opened, closed = int(ranges["start_ns"].min()), int(ranges["end_ns"].max()) if ranges["end_ns"].notna().any() else None
+        calls = export.runtime.dropna(subset=["correlation_id"])
+        inside = np.zeros(len(calls), dtype=bool)
+        for row in ranges.itertuples(index=False):
+            stop = np.iinfo(np.int64).max if pd.isna(row.end_ns) else int(row.end_ns)
+            inside |= ((calls["pid"] == row.pid) & (calls["start_ns"] >= int(row.start_ns)) & (calls["start_ns"] < stop)).to_numpy()
+        launched = events[events["correlation_id"].isin(set(calls["correlation_id"][inside].astype("int64")))]
+        last = max([closed or opened] + ([int(launched["end_ns"].max())] if len(launched) else []))
+        start = opened if start is None else min(start, opened)
+        end = last if end is None else max(end, last)
+    return None if start is None else (start, end)
