@@ -17,7 +17,7 @@ from pathlib import Path
 from nsprof.analyze import ProfileAnalysis, analyze_profile
 from nsprof.analyze.ladder import LadderAnalysis, analyze_ladder, sources_gpu
 from nsprof.analyze.report import gpu_name
-from nsprof.errors import ParseError
+from nsprof.errors import ParseError, UsageError
 from nsprof.parse import load_profile
 from nsprof.parse.sources import PROFILES_DIR, load_sources, resolve_ceiling
 from nsprof.registry import get_op, select_stages
@@ -104,3 +104,89 @@ def write_report(ladder: LadderAnalysis, directory: str | Path) -> list[Path]:
 
 def _path(value: str | Path | None) -> Path | None:
     return None if value is None else Path(value)
+
+
+def pipeline(op: str = "sgemm", stages: list[str] | None = None, size: str = "1024", *, chunks: int = 4,
+             streams: int = 4, repeat: int | None = None, warmup: int | None = None, cold: bool = True,
+             capture: bool = True, out: str | Path = PROFILES_DIR, nsys: str | None = None,
+             progress=lambda message: None) -> dict:
+    """The whole flow of a matrix product, host to host, in every variant (nsprof.launch.pipeline),
+    against the bus floor, with the breakdown of an nsys capture of the same flows (GPU).
+
+    Default stages: the fastest stage that verifies at this size, and the library's (cuBLAS).
+    Returns {"records", "floor", "gpu", "profile" (the capture's directory or None), "breakdown"
+    (where it came from, or why there is none)}."""
+    from nsprof.analyze.pipeline import against_floor, bus_floor
+    from nsprof.launch.bench import run_bench
+    from nsprof.launch.gpu import device_info
+    from nsprof.launch.pipeline import cold_record, measure_pipeline
+    from nsprof.launch.tools import launch_tools
+    from nsprof.registry import is_library_stage, library_stage
+
+    spec = get_op(op)
+    if spec.dims != "MxNxK":
+        raise UsageError(f"{op} is not a matrix product: the pipeline multiplies two matrices",
+                         "choose --op sgemm or --op hgemm")
+    [parsed] = parse_sizes([size], spec.dims)
+    env = device_info()
+    tools = launch_tools()
+    if stages:
+        chosen = select_stages(op, stages)
+    else:
+        progress("finding the fastest stage that verifies")
+        own = [s for s in select_stages(op, None) if not is_library_stage(op, s.stage)]
+        timed = [r for r in run_bench(op, own, [parsed], repeat=10, warmup=None, baseline=False) if r["status"] == "ok"]
+        fastest = min(timed, key=lambda r: r["median_ms"])["stage"] if timed else None
+        chosen = select_stages(op, [fastest]) if fastest else []
+        chosen.append(library_stage(op))
+    records = []
+    for stage in chosen:
+        records += measure_pipeline(stage, parsed, tools, chunks=chunks, streams=streams, repeat=repeat, warmup=warmup,
+                                    progress=progress)
+        if cold:
+            progress(f"{stage.stage} cold, in a fresh process")
+            records.append(cold_record(stage, parsed))
+    ceiling = resolve_ceiling(env["device"])
+    records = against_floor(records, lambda bytes_in, bytes_out: bus_floor(bytes_in, bytes_out, ceiling))
+    floor = bus_floor(records[0]["bytes_in"], records[0]["bytes_out"], ceiling) if records else None
+    result = {"records": records, "floor": floor, "gpu": env["device"], "device": env, "profile": None,
+              "breakdown": "not captured (--no-nsys)"}
+    if capture:
+        result.update(_pipeline_breakdown(op, chosen, parsed, chunks, streams, records, Path(out), nsys, progress))
+    return result
+
+
+def _pipeline_breakdown(op, stages, size, chunks, streams, records, out: Path, nsys, progress) -> dict:
+    """Run the same flows under nsys (graphs traced node by node) into a profile directory, and
+    join each variant's median breakdown to its record."""
+    import sys
+
+    from nsprof.analyze.gpu_events import gpu_events
+    from nsprof.analyze.pipeline import flow_breakdown
+    from nsprof.capture.program import ProgramRequest
+    from nsprof.capture.session import capture_program
+    from nsprof.capture.tools import find_tool
+    from nsprof.errors import ToolNotFoundError
+    from nsprof.launch.pipeline import RANGE_PREFIX, pipeline_range
+    from nsprof.parse.nsys_sqlite import load_nsys
+    from nsprof.sizes import short_size
+
+    try:
+        find_tool("nsys", nsys)
+    except ToolNotFoundError:
+        return {"breakdown": "no breakdown: nsys was not found (install Nsight Systems, or pass --nsys PATH)"}
+    argv = [sys.executable, "-m", "nsprof", "pipeline", "--op", op, "--stage", ",".join(s.stage for s in stages),
+            "--size", short_size(size), "--chunks", str(chunks), "--streams", str(streams), "--repeat", "20",
+            "--no-nsys", "--no-cold", "--json"]
+    request = ProgramRequest(argv=tuple(argv), tools=("nsys",), metrics=(), clock_control="none", ranges=(), kernel=None,
+                             launch_count=1, label=f"pipeline-{op}-{short_size(size)}",
+                             nsys_options=("--cuda-graph-trace=node",))
+    progress("capturing the flows under nsys")
+    directory, _ = capture_program(request, out, {"nsys": nsys}, progress=progress)
+    export = load_nsys(directory / "nsys.sqlite")
+    breakdown = flow_breakdown(export, gpu_events([export]), RANGE_PREFIX + "/").set_index("range")
+    for record in records:
+        name = pipeline_range(op, record["stage"], record["variant"], size)
+        if name in breakdown.index:
+            record.update({key: float(value) for key, value in breakdown.loc[name].items() if key != "flows"})
+    return {"profile": str(directory), "breakdown": f"nsys capture of the same flows in {directory} (median of 20 flows each)"}

@@ -15,6 +15,7 @@ from nsprof.commands.bench import bench
 from nsprof.commands.ceilings import ceilings
 from nsprof.commands.doctor import doctor
 from nsprof.commands.explain import explain
+from nsprof.commands.pipeline import pipeline
 from nsprof.commands.profile import profile
 from nsprof.commands.report import report
 from nsprof.commands.roofline import roofline
@@ -59,7 +60,7 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
 
 
 # In the order a user meets them: the ladder, running it, profiling it, reading the results.
-for command in (stages, bench, profile, analyze, timeline, roofline, report, explain, ceilings, doctor):
+for command in (stages, bench, profile, pipeline, analyze, timeline, roofline, report, explain, ceilings, doctor):
     app.command()(command)
 
 

@@ -43,6 +43,8 @@ class Ceiling:
     source: str = "datasheet"
     l2_tbyte_per_s: float | None = None
     l1_tbyte_per_s: float | None = None
+    h2d_tbyte_per_s: float | None = None  # pinned host memory to the GPU over the bus (measured only)
+    d2h_tbyte_per_s: float | None = None  # and back
     sources: tuple[tuple[str, str], ...] = ()
 
     def source_of(self, field: str) -> str | None:
@@ -73,7 +75,7 @@ DATASHEET_CEILINGS: tuple[tuple[str, Ceiling], ...] = (
 
 # The values a measured ceilings document may set, in the order reports list them.
 MEASURABLE = ("dram_tbyte_per_s", "l2_tbyte_per_s", "l1_tbyte_per_s", "fp32_tflop_per_s",
-              "tf32_tensor_tflop_per_s", "fp16_tensor_tflop_per_s")
+              "tf32_tensor_tflop_per_s", "fp16_tensor_tflop_per_s", "h2d_tbyte_per_s", "d2h_tbyte_per_s")
 
 
 def datasheet_ceiling(gpu_name: str | None) -> Ceiling | None:

@@ -34,10 +34,14 @@ class ProgramRequest:
     ranges: tuple[str, ...]  # ncu profiles only launches inside these NVTX ranges (none: anywhere)
     kernel: str | None  # ncu profiles only kernels whose name matches this regular expression
     launch_count: int
+    label: str | None = None  # names the directory instead of the program (nsprof pipeline's capture)
+    nsys_options: tuple[str, ...] = ()  # added to nsys profile's options
 
     @property
     def name(self) -> str:
-        """The program's name for the directory: the script of `python x.py`, else the executable's."""
+        """The program's name for the directory: the label, the script of `python x.py`, else the executable's."""
+        if self.label:
+            return self.label
         named = next((Path(word).stem for word in self.argv[1:] if word.endswith(".py")), Path(self.argv[0]).name)
         return re.sub(r"[^A-Za-z0-9._-]+", "-", named).strip("-.") or "program"
 
@@ -80,7 +84,7 @@ def program_commands(request: ProgramRequest, tool_paths: dict[str, str], direct
     commands = []
     if "nsys" in request.tools:
         report = directory / NSYS_REPORT
-        argv = [tool_paths["nsys"], "profile", "-t", "cuda,nvtx", "--export=sqlite", "-o", str(report),
+        argv = [tool_paths["nsys"], "profile", "-t", "cuda,nvtx", *request.nsys_options, "--export=sqlite", "-o", str(report),
                 "--force-overwrite=false", *request.argv]
         commands.append(Command("nsys", "profile", tuple(argv), directory / "nsys.log",
                                 (report.with_suffix(".nsys-rep"), report.with_suffix(".sqlite"))))

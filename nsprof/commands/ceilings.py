@@ -18,7 +18,8 @@ from nsprof.render import format as fmt
 
 # ceiling field -> (name, unit)
 NAMES = {**{level.ceiling_field: (level.name, "B/s") for level in LEVELS},
-         **{unit.ceiling_field: (unit.name, "FLOP/s") for unit in UNITS}}
+         **{unit.ceiling_field: (unit.name, "FLOP/s") for unit in UNITS},
+         "h2d_tbyte_per_s": ("host to device (pinned)", "B/s"), "d2h_tbyte_per_s": ("device to host (pinned)", "B/s")}
 
 
 def ceilings(
@@ -29,8 +30,9 @@ def ceilings(
     """Measure this GPU's roofs for `nsprof roofline` and `nsprof report` (a few seconds).
 
     DRAM bandwidth (a device-to-device copy), L2 bandwidth (reads of an L2-resident buffer), FP32
-    peak (an FMA microbenchmark) and tensor-core peak (cuBLAS HGEMM at 8192^3), each the median of
-    timed runs after warm-up. The reports use them in place of the datasheet's values."""
+    peak (an FMA microbenchmark), tensor-core peak (cuBLAS HGEMM at 8192^3) and the bus each way
+    (pinned copies), each the median of timed runs after warm-up. The reports use them in place
+    of the datasheet's values; `nsprof pipeline` puts its floor against the bus."""
     from nsprof.launch.ceilings import measure_ceilings, save_ceilings
     from nsprof.launch.gpu import device_info
 

@@ -9,6 +9,8 @@ launch gives the rate. The whole run takes a few seconds:
 - FP32: an FMA-bound kernel: every thread runs independent FMA chains (so each scheduler always
   has an FMA to issue), in enough blocks to fill every SM several times.
 - Tensor cores: cuBLAS HGEMM (cupy.matmul on float16) at 8192^3.
+- The bus: asynchronous copies of HOST_COPY_BYTES between pinned host memory and the GPU, each
+  direction alone (what `nsprof pipeline` puts its floor against).
 
 The result is a document for nsprof.analyze.ceilings.with_measurements: each ceiling's value,
 the date, the method, and the timing statistics; plus the device it ran on (device_info).
@@ -36,6 +38,7 @@ THREADS_PER_SM = 2048  # resident threads per SM on Ampere and Hopper data-cente
 COPY_BYTES = 1 << 30
 L2_PASSES = 100
 HGEMM_N = 8192
+HOST_COPY_BYTES = 256 << 20
 WARMUP = 3
 REPEAT = 20
 
@@ -85,6 +88,8 @@ def measure_ceilings(progress: Callable[[str], None] = lambda message: None) -> 
         ("L2 bandwidth (reads of an L2-resident buffer)", "l2_tbyte_per_s", lambda: measure_l2(cp, device)),
         ("FP32 peak (FMA chains)", "fp32_tflop_per_s", lambda: measure_fp32(cp, device)),
         ("tensor-core peak (cuBLAS HGEMM)", "fp16_tensor_tflop_per_s", lambda: measure_hgemm(cp)),
+        ("host-to-device bandwidth (pinned)", "h2d_tbyte_per_s", lambda: measure_host_copy(cp, to_device=True)),
+        ("device-to-host bandwidth (pinned)", "d2h_tbyte_per_s", lambda: measure_host_copy(cp, to_device=False)),
     )
     ceilings = {}
     for message, name, measure in steps:
@@ -167,6 +172,22 @@ def measure_hgemm(cp) -> dict:
     flops = 2 * HGEMM_N**3
     return _entry(flops / timing.median_ms / 1e9, timing, flops_per_launch=flops,
                   method=f"cuBLAS HGEMM (cupy.matmul, float16) at {HGEMM_N}^3")
+
+
+def measure_host_copy(cp, to_device: bool) -> dict:
+    import cupyx
+
+    host = cupyx.empty_pinned(HOST_COPY_BYTES, dtype=np.uint8)
+    host[:] = 1
+    device = cp.empty(HOST_COPY_BYTES, dtype=cp.uint8)
+    if to_device:
+        copy = lambda: device.data.copy_from_host_async(host.ctypes.data, HOST_COPY_BYTES)  # noqa: E731
+    else:
+        copy = lambda: device.data.copy_to_host_async(host.ctypes.data, HOST_COPY_BYTES)  # noqa: E731
+    timing = time_launches(copy, REPEAT, WARMUP)
+    direction = "pinned host to device" if to_device else "device to pinned host"
+    return _entry(HOST_COPY_BYTES / timing.median_ms / 1e9, timing, bytes_per_launch=HOST_COPY_BYTES,
+                  method=f"asynchronous copy of {HOST_COPY_BYTES >> 20} MiB, {direction}")
 
 
 def _entry(tera_per_s: float, timing, method: str, **amounts) -> dict:

@@ -1,0 +1,80 @@
+"""What bounds the whole flow of a matrix product, and where its time went (pure functions).
+
+- `bus_floor`: the least time the bytes that must cross the bus can take at the measured pinned
+  bandwidths (`nsprof ceilings`): `floor_ms` with both directions overlapped (the larger of the
+  two), `sequential_floor_ms` one after the other.
+- `flow_breakdown`: from an nsys capture of `nsprof pipeline`, per variant (NVTX range
+  pipeline/<op>/<stage>/<variant>/<MxNxK>), the median over its flows of the GPU time in
+  host-to-device copies, kernels (memsets and device copies included), device-to-host copies,
+  `overlap_ms` (time two of them ran at once: their sum less their union), and `idle_ms` (the GPU
+  span of the flow, first operation to last, less their union). Work belongs to a flow when its
+  API call started inside the flow's range, on any thread of the process.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from nsprof.analyze.ceilings import Ceiling
+from nsprof.analyze.gpu_events import DTOH, HTOD, covered_ns
+from nsprof.parse.nsys_sqlite import NsysExport
+
+BREAKDOWN_COLUMNS = ("range", "flows", "h2d_ms", "kernel_ms", "d2h_ms", "overlap_ms", "idle_ms", "gpu_span_ms")
+
+
+def bus_floor(bytes_in: int, bytes_out: int, ceiling: Ceiling | None) -> dict:
+    """{"floor_ms", "sequential_floor_ms", "h2d_gbyte_per_s", "d2h_gbyte_per_s", "source"}; the
+    times are None when the bandwidths were not measured."""
+    h2d = getattr(ceiling, "h2d_tbyte_per_s", None)
+    d2h = getattr(ceiling, "d2h_tbyte_per_s", None)
+    if not h2d or not d2h:
+        return {"floor_ms": None, "sequential_floor_ms": None, "h2d_gbyte_per_s": None, "d2h_gbyte_per_s": None,
+                "source": "not measured: run nsprof ceilings on this GPU"}
+    t_in, t_out = bytes_in / (h2d * 1e12) * 1e3, bytes_out / (d2h * 1e12) * 1e3
+    return {"floor_ms": max(t_in, t_out), "sequential_floor_ms": t_in + t_out, "h2d_gbyte_per_s": h2d * 1e3,
+            "d2h_gbyte_per_s": d2h * 1e3, "source": ceiling.source_of("h2d_tbyte_per_s")}
+
+
+def against_floor(records: list[dict], floor_of) -> list[dict]:
+    """Each record with its bus floor (`floor_of(bytes_in, bytes_out)`, bus_floor's dict) and
+    `x_floor`: its time over the overlapped floor. Cold records use their wall clock."""
+    out = []
+    for record in records:
+        floor = floor_of(record.get("bytes_in") or 0, record.get("bytes_out") or 0)
+        time_ms = record.get("median_ms") if record.get("median_ms") is not None else record.get("wall_ms")
+        out.append({**record, "floor_ms": floor["floor_ms"], "sequential_floor_ms": floor["sequential_floor_ms"],
+                    "x_floor": time_ms / floor["floor_ms"] if time_ms is not None and floor["floor_ms"] else None})
+    return out
+
+
+def flow_breakdown(export: NsysExport, events: pd.DataFrame, prefix: str) -> pd.DataFrame:
+    """BREAKDOWN_COLUMNS, one row per range name starting with `prefix`. `events`: gpu_events([export])."""
+    ranges = export.nvtx[export.nvtx["name"].str.startswith(prefix)].dropna(subset=["start_ns", "end_ns"])
+    calls = export.runtime.dropna(subset=["correlation_id"])
+    by_call = events.dropna(subset=["correlation_id"]).groupby("correlation_id")
+    rows = []
+    for name, instances in ranges.groupby("name", sort=False):
+        flows = []
+        for row in instances.itertuples(index=False):
+            inside = calls[(calls["pid"] == row.pid) & (calls["start_ns"] >= row.start_ns) & (calls["start_ns"] < row.end_ns)]
+            ids = [cid for cid in inside["correlation_id"].astype("int64") if cid in by_call.groups]
+            if ids:
+                flows.append(_one_flow(pd.concat([by_call.get_group(cid) for cid in ids])))
+        if flows:
+            rows.append({"range": name, "flows": len(flows),
+                         **{key: float(np.median([flow[key] for flow in flows])) for key in BREAKDOWN_COLUMNS[2:]}})
+    return pd.DataFrame(rows, columns=list(BREAKDOWN_COLUMNS))
+
+
+def _one_flow(work: pd.DataFrame) -> dict:
+    def union(mask) -> int:
+        return covered_ns(work["start_ns"][mask].to_numpy(), work["end_ns"][mask].to_numpy())
+
+    h2d, d2h = union(work["kind"] == HTOD), union(work["kind"] == DTOH)
+    kernel = union(~work["kind"].isin([HTOD, DTOH]))
+    busy = union(np.ones(len(work), dtype=bool))
+    span = int(work["end_ns"].max() - work["start_ns"].min())
+    ms = 1e-6
+    return {"h2d_ms": h2d * ms, "kernel_ms": kernel * ms, "d2h_ms": d2h * ms, "overlap_ms": (h2d + kernel + d2h - busy) * ms,
+            "idle_ms": (span - busy) * ms, "gpu_span_ms": span * ms}

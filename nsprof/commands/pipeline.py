@@ -1,0 +1,91 @@
+"""`nsprof pipeline`: a matrix product from host memory back to host memory, as fast as the bus allows."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from nsprof import api
+from nsprof.console import stderr, stdout
+from nsprof.output import write_atomically
+
+WARM_COLUMNS = (("stage", "stage", ""), ("variant", "variant", ""), ("status", "status", ""),
+                ("median\nms", "median_ms", ".3f"), ("spread", "spread_pct", ".1f%"), ("x\nfloor", "x_floor", ".2f"),
+                ("H2D\nms", "h2d_ms", ".3f"), ("kernel\nms", "kernel_ms", ".3f"), ("D2H\nms", "d2h_ms", ".3f"),
+                ("overlap\nms", "overlap_ms", ".3f"), ("idle\nms", "idle_ms", ".3f"))
+COLD_COLUMNS = (("stage", "stage", ""), ("status", "status", ""), ("wall ms", "wall_ms", ",.1f"),
+                ("context s", "context_s", ".3f"), ("allocation s", "allocation_s", ".3f"),
+                ("module load s", "module_load_s", ".3f"), ("first flow s", "first_flow_s", ".3f"))
+
+
+def pipeline(
+    stage: Optional[List[str]] = typer.Option(None, "--stage", "-s", help="Stage(s) doing the product, e.g. v10,v9. Default: the fastest that verifies at this size, and cuBLAS."),
+    size: str = typer.Option("1024", "--size", help="N for N^3, or MxNxK."),
+    op: str = typer.Option("sgemm", "--op", help="A matrix-product ladder: sgemm or hgemm."),
+    chunks: int = typer.Option(4, "--chunks", min=1, help="Row blocks of A and C streamed in the streams and graph variants."),
+    streams: int = typer.Option(4, "--streams", min=1, help="CUDA streams the row blocks take turns on."),
+    repeat: Optional[int] = typer.Option(None, "--repeat", min=1, help="Timed flows per variant. Default: enough to fill 0.25 s (10 to 500)."),
+    cold: bool = typer.Option(True, "--cold/--no-cold", help="Also time the first flow in a fresh process."),
+    capture: bool = typer.Option(True, "--nsys/--no-nsys", help="Capture the same flows under nsys for the breakdown (needs nsys)."),
+    out: Path = typer.Option(Path("profiles"), "--out", help="Where the nsys capture's profile directory is created."),
+    nsys: Optional[str] = typer.Option(None, "--nsys-path", metavar="PATH", help="The nsys executable. Default: $NSPROF_NSYS, then PATH."),
+    json_: bool = typer.Option(False, "--json", help="Print the results as JSON instead of tables."),
+) -> None:
+    """Multiply two matrices from host memory back to host memory, verified, in variants that each teach one thing: pageable memory, pinned memory, row blocks streamed so copies overlap the product, the same as one CUDA graph, and the cold first call in a fresh process.
+
+    Each warm variant's end-to-end median (CUDA events around the whole flow) is put against the bus floor (the bytes in and out at the pinned bandwidths `nsprof ceilings` measured), with the breakdown of an nsys capture of the same flows: time in H2D copies, kernels, D2H copies, their overlap, and GPU idle."""
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                  console=stderr(), transient=True, disable=json_) as bar:
+        task = bar.add_task("starting", total=None)
+        result = api.pipeline(op, stage, size, chunks=chunks, streams=streams, repeat=repeat, cold=cold, capture=capture,
+                              out=out, nsys=nsys, progress=lambda message: bar.update(task, description=message))
+    if result["profile"]:
+        write_atomically(Path(result["profile"]) / "pipeline.json", json.dumps(result, indent=2, default=str).encode())
+    if json_:
+        typer.echo(json.dumps(result, indent=2, default=str))
+        return
+    console = stdout()
+    warm = [r for r in result["records"] if r["variant"] != "cold"]
+    console.print(_table(f"The whole flow of {warm[0]['size'] if warm else size} on {result['gpu']}: host to device, "
+                         "product, device to host", WARM_COLUMNS, warm, _caption(result)))
+    cold_rows = [r for r in result["records"] if r["variant"] == "cold"]
+    if cold_rows:
+        console.print(_table("Cold: the first flow in a fresh process (wall clock, pageable memory)", COLD_COLUMNS, cold_rows,
+                             "after Python has imported nsprof; the breakdown is of that one call"))
+    failed = [r for r in result["records"] if r["status"] == "failed"]
+    if failed:
+        raise typer.Exit(1)
+
+
+def _caption(result: dict) -> str:
+    floor = result["floor"] or {}
+    if floor.get("floor_ms"):
+        text = (f"floor: {floor['floor_ms']:.3f} ms with both directions overlapped, {floor['sequential_floor_ms']:.3f} ms "
+                f"one after the other (pinned {floor['h2d_gbyte_per_s']:.1f} GB/s in, {floor['d2h_gbyte_per_s']:.1f} GB/s out; "
+                f"{floor['source']})")
+    else:
+        text = f"no floor: {floor.get('source', 'no bandwidth measured')}"
+    return f"{text}; median: CUDA events around the whole flow; breakdown: {result['breakdown']}"
+
+
+def _table(title: str, columns: tuple, rows: list[dict], caption: str | None) -> Table:
+    table = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
+    for heading, _, spec in columns:
+        table.add_column(heading, justify="right" if spec else "left")
+    for row in rows:
+        table.add_row(*(_cell(row.get(key), spec) for _, key, spec in columns))
+    return table
+
+
+def _cell(value, spec: str) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if spec.endswith("%"):
+        return f"{value:{spec[:-1]}}%"
+    return format(value, spec) if spec else str(value)

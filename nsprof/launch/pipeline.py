@@ -1,0 +1,235 @@
+"""The whole flow of a matrix product, C = A·B from host memory back to host memory, in variants
+that each teach one thing (VARIANTS), every one verified against float64 on the C it brings back.
+
+- pageable: pageable host buffers, synchronous cudaMemcpy both ways, the product on the default
+  stream (what the tutorials do): the driver stages every pageable copy through a pinned buffer.
+- pinned: pinned host buffers, asynchronous copies and the product on one stream.
+- streams: pinned; B sent once, then A's row blocks and C's row blocks streamed over several
+  streams, so that copies in both directions overlap the products of other blocks.
+- graph: `streams` captured once as a CUDA graph and replayed: one launch instead of dozens.
+- cold (`cold_start`, in a fresh process): wall clock from before CUDA is touched to C in host
+  memory: context creation, allocation, module load and the first pageable flow.
+
+Warm variants are timed with CUDA events around the whole flow, after warm-up (time_launches);
+each timed flow sits in an NVTX range nsprof@pipeline/<op>/<stage>/<variant>/<MxNxK>, which
+`nsprof pipeline`'s nsys capture reads back for the breakdown (nsprof.analyze.pipeline).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from types import SimpleNamespace
+
+import numpy as np
+
+from nsprof.launch.gpu import require_cupy
+from nsprof.launch.measure import time_launches
+from nsprof.registry import Stage, get_op
+from nsprof.sizes import Size, size_label
+
+PAGEABLE, PINNED, STREAMS, GRAPH, COLD = "pageable", "pinned", "streams", "graph", "cold"
+VARIANTS = (PAGEABLE, PINNED, STREAMS, GRAPH)
+RANGE_PREFIX = "pipeline"
+
+
+def pipeline_range(op: str, stage: str, variant: str, size: Size) -> str:
+    return f"{RANGE_PREFIX}/{op}/{stage}/{variant}/{size_label(size)}"
+
+
+def host_inputs(size: Size, dtype: str, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """A (M x K) and B (K x N) in pageable host memory, as a program would hold them."""
+    m, n, k = size
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((m, k), dtype=np.float32).astype(dtype),
+            rng.standard_normal((k, n), dtype=np.float32).astype(dtype))
+
+
+def relative_error(c: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+    """Relative Frobenius error of C against A·B in float64 (NaN anywhere fails)."""
+    reference = a.astype(np.float64) @ b.astype(np.float64)
+    return float(np.linalg.norm(c.astype(np.float64) - reference) / np.linalg.norm(reference))
+
+
+class Pipeline:
+    """The buffers and flows of one stage at one size. `flows[variant]()` runs the whole flow once
+    (asynchronously, where it can); the result lands in `result[variant]`, a host array."""
+
+    def __init__(self, stage: Stage, size: Size, tools, a: np.ndarray, b: np.ndarray, chunks: int, streams: int):
+        import cupyx
+
+        cp = self.cp = require_cupy()
+        self.stage, self.size, self.a, self.b = stage, size, a, b
+        m, n, k = size
+        workload = get_op(stage.op).workload
+        dtype = a.dtype
+        self.device = SimpleNamespace(m=m, n=n, k=k, A=cp.empty((m, k), dtype), B=cp.empty((k, n), dtype),
+                                      C=cp.empty((m, n), dtype))
+        self.pinned = {name: cupyx.empty_pinned(shape, dtype) for name, shape in (("A", a.shape), ("B", b.shape), ("C", (m, n)))}
+        self.pinned["A"][...] = a
+        self.pinned["B"][...] = b
+        self.pageable_c = np.empty((m, n), dtype)
+        self.whole = workload.launcher(stage, self.device, tools)
+        bounds = np.linspace(0, m, min(chunks, m) + 1).astype(int)
+        self.blocks = [(int(r0), int(r1)) for r0, r1 in zip(bounds[:-1], bounds[1:]) if r1 > r0]
+        self.block_launchers = [workload.launcher(stage, SimpleNamespace(
+            m=r1 - r0, n=n, k=k, A=self.device.A[r0:r1], B=self.device.B, C=self.device.C[r0:r1]), tools)
+            for r0, r1 in self.blocks]
+        self.main = cp.cuda.Stream(non_blocking=True)
+        self.workers = [cp.cuda.Stream(non_blocking=True) for _ in range(max(1, min(streams, len(self.blocks))))]
+        self.fork, self.b_ready = cp.cuda.Event(disable_timing=True), cp.cuda.Event(disable_timing=True)
+        self.joins = [cp.cuda.Event(disable_timing=True) for _ in self.workers]
+        self.graph = None
+        self.result = {PAGEABLE: self.pageable_c, PINNED: self.pinned["C"], STREAMS: self.pinned["C"], GRAPH: self.pinned["C"]}
+        self.flows = {PAGEABLE: self.pageable, PINNED: self.pinned_one_stream, STREAMS: self.streamed, GRAPH: self.replay}
+        self.bytes_in = a.nbytes + b.nbytes
+        self.bytes_out = self.pageable_c.nbytes
+
+    def stream_of(self, variant: str):
+        """Where the flow starts and ends, so CUDA events around it time all of it."""
+        return self.cp.cuda.Stream.null if variant == PAGEABLE else self.main
+
+    def pageable(self) -> None:
+        d = self.device
+        d.A.data.copy_from_host(self.a.ctypes.data, self.a.nbytes)  # cudaMemcpy: returns when the copy is done
+        d.B.data.copy_from_host(self.b.ctypes.data, self.b.nbytes)
+        self.whole.run()  # on the default stream, which the synchronous copies also use
+        d.C.data.copy_to_host(self.pageable_c.ctypes.data, self.pageable_c.nbytes)
+
+    def pinned_one_stream(self) -> None:
+        d, p, s = self.device, self.pinned, self.main
+        d.A.data.copy_from_host_async(p["A"].ctypes.data, p["A"].nbytes, s)
+        d.B.data.copy_from_host_async(p["B"].ctypes.data, p["B"].nbytes, s)
+        with s:
+            self.whole.run()
+        d.C.data.copy_to_host_async(p["C"].ctypes.data, p["C"].nbytes, s)
+
+    def streamed(self) -> None:
+        """B first on the first worker; each row block's A copy, product and C copy on the next
+        worker in turn, the product waiting for B; every worker forked from and joined to main."""
+        d, p = self.device, self.pinned
+        n, k, item = self.size[1], self.size[2], self.a.dtype.itemsize
+        self.fork.record(self.main)
+        for worker in self.workers:
+            worker.wait_event(self.fork)
+        first = self.workers[0]
+        d.B.data.copy_from_host_async(p["B"].ctypes.data, p["B"].nbytes, first)
+        self.b_ready.record(first)
+        for i, ((r0, r1), launcher) in enumerate(zip(self.blocks, self.block_launchers)):
+            worker = self.workers[i % len(self.workers)]
+            d.A[r0:r1].data.copy_from_host_async(p["A"].ctypes.data + r0 * k * item, (r1 - r0) * k * item, worker)
+            if worker is not first:
+                worker.wait_event(self.b_ready)
+            with worker:
+                launcher.run()
+            d.C[r0:r1].data.copy_to_host_async(p["C"].ctypes.data + r0 * n * item, (r1 - r0) * n * item, worker)
+        for worker, joined in zip(self.workers, self.joins):
+            joined.record(worker)
+            self.main.wait_event(joined)
+
+    def capture_graph(self) -> None:
+        self.main.begin_capture()
+        try:
+            self.streamed()
+        finally:
+            self.graph = self.main.end_capture()
+
+    def replay(self) -> None:
+        self.graph.launch(self.main)
+
+
+def measure_pipeline(stage: Stage, size: Size, tools, *, chunks: int, streams: int, repeat: int | None,
+                     warmup: int | None, seed: int = 0, progress=lambda message: None) -> list[dict]:
+    """One record per warm variant: verified on fresh inputs, then timed (see the module docstring)."""
+    a, b = host_inputs(size, get_op(stage.op).dtype, seed)
+    pipeline = Pipeline(stage, size, tools, a, b, chunks, streams)
+    tolerance = stage.tolerance(size)
+    records = []
+    for variant in VARIANTS:
+        progress(f"{stage.stage} {variant}")
+        record = {"op": stage.op, "stage": stage.stage, "size": size_label(size), "variant": variant,
+                  "chunks": len(pipeline.blocks) if variant in (STREAMS, GRAPH) else 1,
+                  "streams": len(pipeline.workers) if variant in (STREAMS, GRAPH) else 1,
+                  "bytes_in": pipeline.bytes_in, "bytes_out": pipeline.bytes_out, "tolerance": tolerance,
+                  "status": "ok", "message": None, "rel_error": None, "median_ms": None}
+        if variant == GRAPH:
+            try:
+                pipeline.capture_graph()
+            except Exception as err:  # a stage whose launch cannot be captured (CuPy raises its own types)
+                record.update(status="not available", message=f"stream capture failed: {err}")
+                records.append(record)
+                continue
+        flow, stream, out = pipeline.flows[variant], pipeline.stream_of(variant), pipeline.result[variant]
+        out[...] = np.nan  # poisoned: a flow that does not bring C back fails
+        with stream:
+            flow()
+        stream.synchronize()
+        record["rel_error"] = relative_error(out, a, b)
+        if not record["rel_error"] <= tolerance:
+            record.update(status="failed", message=f"relative error {record['rel_error']:.3g} exceeds {tolerance:.3g}")
+        else:
+            with stream:
+                timing = time_launches(flow, repeat, warmup, range_name=pipeline_range(stage.op, stage.stage, variant, size))
+            record.update(timing.summary())
+        records.append(record)
+    return records
+
+
+COLD_CHILD = """
+import json, sys, time
+t0 = time.perf_counter()
+from nsprof.launch.pipeline import cold_start
+print(json.dumps(cold_start(t0, *json.loads(sys.argv[1]))))
+"""
+
+
+def cold_record(stage: Stage, size: Size, seed: int = 0, timeout_s: float = 600) -> dict:
+    """The first flow in a fresh Python process, timed there on the wall clock (cold_start)."""
+    argv = [sys.executable, "-c", COLD_CHILD, json.dumps([stage.op, stage.stage, list(size), seed])]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
+    record = {"op": stage.op, "stage": stage.stage, "size": size_label(size), "variant": COLD, "chunks": 1, "streams": 1}
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return {**record, "status": "failed", "message": f"the fresh process failed: {last}"}
+    return {**record, **json.loads(done.stdout.strip().splitlines()[-1])}
+
+
+def cold_start(t0: float, op: str, stage_name: str, size: list[int], seed: int) -> dict:
+    """In a fresh process whose clock started at `t0`: CUDA context, buffers, the stage's module and
+    the first pageable flow, each step on the wall clock (seconds); the host inputs are made first,
+    outside the clock, as a program would already hold them."""
+    from nsprof.registry import get_stage
+
+    stage, size = get_stage(op, stage_name), tuple(size)
+    a, b = host_inputs(size, get_op(op).dtype, seed)
+    start = time.perf_counter()
+    marks = {"python_import_s": start - t0}
+    cp = require_cupy()
+    cp.cuda.runtime.free(0)  # creates the context
+    marks["context_s"] = time.perf_counter() - start
+    from nsprof.launch.tools import launch_tools
+
+    tools = launch_tools()
+    step = time.perf_counter()
+    m, n, k = size
+    device = SimpleNamespace(m=m, n=n, k=k, A=cp.empty((m, k), a.dtype), B=cp.empty((k, n), a.dtype), C=cp.empty((m, n), a.dtype))
+    c = np.empty((m, n), a.dtype)
+    marks["allocation_s"] = time.perf_counter() - step
+    step = time.perf_counter()
+    launcher = get_op(op).workload.launcher(stage, device, tools)
+    marks["module_load_s"] = time.perf_counter() - step
+    step = time.perf_counter()
+    device.A.data.copy_from_host(a.ctypes.data, a.nbytes)
+    device.B.data.copy_from_host(b.ctypes.data, b.nbytes)
+    launcher.run()  # the first launch: cuBLAS creates its handle here
+    device.C.data.copy_to_host(c.ctypes.data, c.nbytes)
+    marks["first_flow_s"] = time.perf_counter() - step
+    wall = time.perf_counter() - start
+    error = relative_error(c, a, b)
+    tolerance = stage.tolerance(size)
+    ok = error <= tolerance
+    return {"status": "ok" if ok else "failed", "message": None if ok else f"relative error {error:.3g} exceeds {tolerance:.3g}",
+            "rel_error": error, "tolerance": tolerance, "wall_ms": wall * 1e3,
+            "bytes_in": a.nbytes + b.nbytes, "bytes_out": c.nbytes, **marks}

@@ -1,0 +1,56 @@
+"""`nsprof pipeline`: the bus floor and, on a GPU, every variant of the whole flow verified."""
+
+import shutil
+
+import pytest
+
+from nsprof.analyze.ceilings import Ceiling
+from nsprof.analyze.pipeline import against_floor, bus_floor
+
+
+def test_floor_is_the_bytes_over_the_pinned_bandwidths():
+    ceiling = Ceiling("H200 SXM", 67.0, 494.7, 989.4, 4.8, h2d_tbyte_per_s=0.055, d2h_tbyte_per_s=0.050,
+                      sources=(("h2d_tbyte_per_s", "measured 2026-11-22"),))
+    floor = bus_floor(8 << 20, 4 << 20, ceiling)
+    assert floor["floor_ms"] == pytest.approx((8 << 20) / 55e9 * 1e3)  # the larger direction, overlapped
+    assert floor["sequential_floor_ms"] == pytest.approx((8 << 20) / 55e9 * 1e3 + (4 << 20) / 50e9 * 1e3)
+    assert floor["source"] == "measured 2026-11-22"
+    [record] = against_floor([{"median_ms": 0.3, "bytes_in": 8 << 20, "bytes_out": 4 << 20}],
+                             lambda i, o: bus_floor(i, o, ceiling))
+    assert record["x_floor"] == pytest.approx(0.3 / floor["floor_ms"])
+
+
+def test_without_measured_bandwidths_there_is_no_floor_and_it_says_why():
+    floor = bus_floor(8 << 20, 4 << 20, Ceiling("H200 SXM", 67.0, 494.7, 989.4, 4.8))
+    assert floor["floor_ms"] is None and "nsprof ceilings" in floor["source"]
+    [record] = against_floor([{"median_ms": 0.3, "bytes_in": 1, "bytes_out": 1}], lambda i, o: floor)
+    assert record["x_floor"] is None
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("op, stage, size", [("sgemm", "v9", "1000x1200x808"), ("sgemm", "v8", "1024"), ("hgemm", "h5", "512")])
+def test_every_warm_variant_brings_back_a_verified_product(op, stage, size):
+    from nsprof import api
+
+    result = api.pipeline(op, [stage], size, chunks=3, streams=2, repeat=5, warmup=2, cold=True, capture=False)
+    by_variant = {r["variant"]: r for r in result["records"]}
+    assert set(by_variant) == {"pageable", "pinned", "streams", "graph", "cold"}
+    for variant, record in by_variant.items():
+        assert record["status"] == "ok", (variant, record)
+        assert record["rel_error"] <= record["tolerance"]
+    assert by_variant["streams"]["chunks"] == 3 and by_variant["streams"]["streams"] == 2
+    assert by_variant["cold"]["wall_ms"] > by_variant["pinned"]["median_ms"]
+
+
+@pytest.mark.gpu
+def test_the_nsys_breakdown_joins_each_variant(tmp_path):
+    from nsprof import api
+
+    if not shutil.which("nsys"):
+        pytest.skip("needs nsys on PATH")
+    result = api.pipeline("sgemm", ["v9"], "512", repeat=5, warmup=2, cold=False, out=tmp_path)
+    for record in result["records"]:
+        assert record["kernel_ms"] > 0 and record["h2d_ms"] > 0 and record["d2h_ms"] > 0, record
+    streamed = next(r for r in result["records"] if r["variant"] == "streams")
+    pageable = next(r for r in result["records"] if r["variant"] == "pageable")
+    assert streamed["overlap_ms"] > 0 and pageable["overlap_ms"] == pytest.approx(0, abs=1e-3)
