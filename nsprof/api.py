@@ -23,6 +23,7 @@ from nsprof.parse.sources import PROFILES_DIR, load_sources, resolve_ceiling
 from nsprof.registry import get_op, select_stages
 from nsprof.sizes import parse_sizes
 
+CAPTURED_FLOWS = 10  # flows per variant (and as many untimed ones before) in the pipeline's nsys capture
 PNG_DPI = 150  # figures are laid out in points; this only sets the PNG's pixel size
 # roofline.csv: what each point is, where it sits, what bounds it, then where it came from.
 ROOFLINE_CSV_COLUMNS = ("label", "kernel", "level", "intensity_flop_per_byte", "gflops_per_s", "bound", "pct_of_roof",
@@ -107,7 +108,7 @@ def _path(value: str | Path | None) -> Path | None:
 
 
 def pipeline(op: str = "sgemm", stages: list[str] | None = None, size: str = "1024", *, chunks: int = 4,
-             streams: int = 4, repeat: int | None = None, warmup: int | None = None, cold: bool = True,
+             repeat: int | None = None, warmup: int | None = None, cold: bool = True,
              capture: bool = True, out: str | Path = PROFILES_DIR, nsys: str | None = None,
              progress=lambda message: None) -> dict:
     """The whole flow of a matrix product, host to host, in every variant (nsprof.launch.pipeline),
@@ -141,8 +142,7 @@ def pipeline(op: str = "sgemm", stages: list[str] | None = None, size: str = "10
         chosen.append(library_stage(op))
     records = []
     for stage in chosen:
-        records += measure_pipeline(stage, parsed, tools, chunks=chunks, streams=streams, repeat=repeat, warmup=warmup,
-                                    progress=progress)
+        records += measure_pipeline(stage, parsed, tools, chunks=chunks, repeat=repeat, warmup=warmup, progress=progress)
         if cold:
             progress(f"{stage.stage} cold, in a fresh process")
             records.append(cold_record(stage, parsed))
@@ -152,11 +152,11 @@ def pipeline(op: str = "sgemm", stages: list[str] | None = None, size: str = "10
     result = {"records": records, "floor": floor, "gpu": env["device"], "device": env, "profile": None,
               "breakdown": "not captured (--no-nsys)"}
     if capture:
-        result.update(_pipeline_breakdown(op, chosen, parsed, chunks, streams, records, Path(out), nsys, progress))
+        result.update(_pipeline_breakdown(op, chosen, parsed, chunks, records, Path(out), nsys, progress))
     return result
 
 
-def _pipeline_breakdown(op, stages, size, chunks, streams, records, out: Path, nsys, progress) -> dict:
+def _pipeline_breakdown(op, stages, size, chunks, records, out: Path, nsys, progress) -> dict:
     """Run the same flows under nsys (graphs traced node by node) into a profile directory, and
     join each variant's median breakdown to its record."""
     import sys
@@ -176,7 +176,7 @@ def _pipeline_breakdown(op, stages, size, chunks, streams, records, out: Path, n
     except ToolNotFoundError:
         return {"breakdown": "no breakdown: nsys was not found (install Nsight Systems, or pass --nsys PATH)"}
     argv = [sys.executable, "-m", "nsprof", "pipeline", "--op", op, "--stage", ",".join(s.stage for s in stages),
-            "--size", short_size(size), "--chunks", str(chunks), "--streams", str(streams), "--repeat", "20",
+            "--size", short_size(size), "--chunks", str(chunks), "--repeat", str(CAPTURED_FLOWS), "--warmup", str(CAPTURED_FLOWS),
             "--no-nsys", "--no-cold", "--json"]
     request = ProgramRequest(argv=tuple(argv), tools=("nsys",), metrics=(), clock_control="none", ranges=(), kernel=None,
                              launch_count=1, label=f"pipeline-{op}-{short_size(size)}",
@@ -189,4 +189,5 @@ def _pipeline_breakdown(op, stages, size, chunks, streams, records, out: Path, n
         name = pipeline_range(op, record["stage"], record["variant"], size)
         if name in breakdown.index:
             record.update({key: float(value) for key, value in breakdown.loc[name].items() if key != "flows"})
-    return {"profile": str(directory), "breakdown": f"nsys capture of the same flows in {directory} (median of 20 flows each)"}
+    return {"profile": str(directory),
+            "breakdown": f"nsys capture of the same flows in {directory} (median of {CAPTURED_FLOWS} flows each)"}

@@ -135,9 +135,12 @@ def test_measured_ceilings_are_plausible(tmp_path):
     document = measure.measure_ceilings()
     assert time.perf_counter() - start < 60
     values = {name: entry["value"] for name, entry in document["ceilings"].items()}
-    assert set(values) == {"dram_tbyte_per_s", "l2_tbyte_per_s", "fp32_tflop_per_s", "fp16_tensor_tflop_per_s"}
+    assert set(values) == {"dram_tbyte_per_s", "l2_tbyte_per_s", "fp32_tflop_per_s", "fp16_tensor_tflop_per_s",
+                           "h2d_tbyte_per_s", "d2h_tbyte_per_s"}
     assert values["l2_tbyte_per_s"] > 1.5 * values["dram_tbyte_per_s"] > 0  # L2 is much faster than DRAM
     assert values["fp16_tensor_tflop_per_s"] > 4 * values["fp32_tflop_per_s"] > 0
+    assert 0.001 < values["h2d_tbyte_per_s"] < values["dram_tbyte_per_s"]  # a bus: GB/s, far below DRAM
+    assert 0.001 < values["d2h_tbyte_per_s"] < values["dram_tbyte_per_s"]
     datasheet = datasheet_ceiling(document["device"]["device"])
     if datasheet is not None:  # a listed GPU: between a fair share of its datasheet peak and a little above it
         for name in ("dram_tbyte_per_s", "fp32_tflop_per_s", "fp16_tensor_tflop_per_s"):

@@ -32,13 +32,16 @@ def test_without_measured_bandwidths_there_is_no_floor_and_it_says_why():
 def test_every_warm_variant_brings_back_a_verified_product(op, stage, size):
     from nsprof import api
 
-    result = api.pipeline(op, [stage], size, chunks=3, streams=2, repeat=5, warmup=2, cold=True, capture=False)
+    result = api.pipeline(op, [stage], size, chunks=3, repeat=5, warmup=2, cold=True, capture=False)
     by_variant = {r["variant"]: r for r in result["records"]}
     assert set(by_variant) == {"pageable", "pinned", "streams", "graph", "cold"}
     for variant, record in by_variant.items():
+        if variant == "graph" and stage == "v9":  # cuBLAS leaves work unjoined in a stream capture
+            assert record["status"] == "not available" and "capture" in record["message"]
+            continue
         assert record["status"] == "ok", (variant, record)
         assert record["rel_error"] <= record["tolerance"]
-    assert by_variant["streams"]["chunks"] == 3 and by_variant["streams"]["streams"] == 2
+    assert by_variant["streams"]["chunks"] == 3 and by_variant["streams"]["streams"] == 3
     assert by_variant["cold"]["wall_ms"] > by_variant["pinned"]["median_ms"]
 
 
@@ -48,9 +51,20 @@ def test_the_nsys_breakdown_joins_each_variant(tmp_path):
 
     if not shutil.which("nsys"):
         pytest.skip("needs nsys on PATH")
-    result = api.pipeline("sgemm", ["v9"], "512", repeat=5, warmup=2, cold=False, out=tmp_path)
+    result = api.pipeline("sgemm", ["v8"], "512", repeat=5, warmup=2, cold=False, out=tmp_path)
     for record in result["records"]:
+        assert record["status"] == "ok", record
         assert record["kernel_ms"] > 0 and record["h2d_ms"] > 0 and record["d2h_ms"] > 0, record
     streamed = next(r for r in result["records"] if r["variant"] == "streams")
     pageable = next(r for r in result["records"] if r["variant"] == "pageable")
     assert streamed["overlap_ms"] > 0 and pageable["overlap_ms"] == pytest.approx(0, abs=1e-3)
+
+
+def test_row_blocks_cover_every_row_once_with_short_ends():
+    from nsprof.launch.pipeline import row_blocks
+
+    for m, chunks in ((1024, 4), (1000, 7), (3, 5), (1, 1), (4096, 2)):
+        blocks = row_blocks(m, chunks)
+        assert blocks[0][0] == 0 and blocks[-1][1] == m
+        assert all(r1 > r0 for r0, r1 in blocks) and all(a[1] == b[0] for a, b in zip(blocks, blocks[1:]))
+    assert row_blocks(1024, 4) == [(0, 171), (171, 512), (512, 853), (853, 1024)]  # halves at both ends

@@ -29,8 +29,8 @@ def pipeline(
     size: str = typer.Option("1024", "--size", help="N for N^3, or MxNxK."),
     op: str = typer.Option("sgemm", "--op", help="A matrix-product ladder: sgemm or hgemm."),
     chunks: int = typer.Option(4, "--chunks", min=1, help="Row blocks of A and C streamed in the streams and graph variants."),
-    streams: int = typer.Option(4, "--streams", min=1, help="CUDA streams the row blocks take turns on."),
     repeat: Optional[int] = typer.Option(None, "--repeat", min=1, help="Timed flows per variant. Default: enough to fill 0.25 s (10 to 500)."),
+    warmup: Optional[int] = typer.Option(None, "--warmup", min=0, help="Untimed flows first. Default: at least 0.1 s of them."),
     cold: bool = typer.Option(True, "--cold/--no-cold", help="Also time the first flow in a fresh process."),
     capture: bool = typer.Option(True, "--nsys/--no-nsys", help="Capture the same flows under nsys for the breakdown (needs nsys)."),
     out: Path = typer.Option(Path("profiles"), "--out", help="Where the nsys capture's profile directory is created."),
@@ -43,7 +43,7 @@ def pipeline(
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=stderr(), transient=True, disable=json_) as bar:
         task = bar.add_task("starting", total=None)
-        result = api.pipeline(op, stage, size, chunks=chunks, streams=streams, repeat=repeat, cold=cold, capture=capture,
+        result = api.pipeline(op, stage, size, chunks=chunks, repeat=repeat, warmup=warmup, cold=cold, capture=capture,
                               out=out, nsys=nsys, progress=lambda message: bar.update(task, description=message))
     if result["profile"]:
         write_atomically(Path(result["profile"]) / "pipeline.json", json.dumps(result, indent=2, default=str).encode())
@@ -52,8 +52,12 @@ def pipeline(
         return
     console = stdout()
     warm = [r for r in result["records"] if r["variant"] != "cold"]
+    shown = [{**r, "status": "n/a" if r["status"] == "not available" else r["status"]} for r in warm]
     console.print(_table(f"The whole flow of {warm[0]['size'] if warm else size} on {result['gpu']}: host to device, "
-                         "product, device to host", WARM_COLUMNS, warm, _caption(result)))
+                         "product, device to host", WARM_COLUMNS, shown, _caption(result)))
+    for record in result["records"]:
+        if record.get("message"):
+            console.print(f"{record['stage']} {record['variant']}: {record['status']}: {record['message']}", markup=False)
     cold_rows = [r for r in result["records"] if r["variant"] == "cold"]
     if cold_rows:
         console.print(_table("Cold: the first flow in a fresh process (wall clock, pageable memory)", COLD_COLUMNS, cold_rows,

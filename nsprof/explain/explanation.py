@@ -35,6 +35,8 @@ def explain_topic(name: str, stage_name: str | None = None, source: Path | None 
     `source` (default: nsprof.explain.evidence.find_source), against the GPU's ceilings (measured
     ones from `ceilings`, a file or directory; default: where `nsprof ceilings` saves them)."""
     topic = get_topic(name)
+    if topic.name == "pipeline":
+        return _pipeline(topic, source)
     op = get_op(op or topic.op).name  # an unknown op is named as such before the topic is asked
     topic_stages, topic_steps = topic.ladder(op)
     stage = get_stage(op, stage_name) if stage_name else None
@@ -66,6 +68,22 @@ def explain_topic(name: str, stage_name: str | None = None, source: Path | None 
                  for heading, items in (("Caveats", topic.caveats), ("Sources", topic.references)) if items]
     title = topic.name + (f": {stage.stage} {stage.title}" if stage else "")
     return Explanation(title, topic.summary, sections, doc)
+
+
+def _pipeline(topic: Topic, source: Path | None) -> Explanation:
+    """The pipeline topic reads an nsys capture, not a ladder's ncu measurements."""
+    from nsprof.explain.pipeline_facts import fact_lines, pipeline_facts, pipeline_source
+
+    path, reason = pipeline_source(source)
+    facts = pipeline_facts(path)
+    lines = fact_lines(facts)
+    doc = {"topic": topic.name, "summary": topic.summary, "text": topic.text, "facts": lines, "measured": facts,
+           "evidence": {"source": str(path), "reason": reason}, "caveats": list(topic.caveats),
+           "references": list(topic.references)}
+    sections = [Section(None, [topic.text]), Section(f"Measured in {path} ({reason})", [Bullets(lines, markdown=True)])]
+    sections += [Section(heading, [Bullets(list(items), markdown=True)])
+                 for heading, items in (("Caveats", topic.caveats), ("Sources", topic.references)) if items]
+    return Explanation(topic.name, topic.summary, sections, doc)
 
 
 def explain_access(name: str, shape: tuple[int, int] | None, pattern: str, width: int = 4, op: str = "load") -> Explanation:

@@ -219,6 +219,35 @@ A grid smaller than the GPU (64 blocks on 132 SMs) leaves SMs idle whatever the 
         references=("CUDA C++ Programming Guide: technical specifications per compute capability",),
     ),
     Topic(
+        "pipeline",
+        "The whole flow, host to device and back: pageable copies are staged, streams and the copy engines overlap, the bus bounds it.",
+        """\
+A kernel is only part of a GPU computation: its inputs cross the bus (PCIe, about 55 GB/s each way
+on the H200) and its result crosses back. For a 1024^3 SGEMM that is 12 MiB against a 0.06 ms
+product, so the flow is bounded by the bus, not the GPU.
+
+**Pageable memory** (a plain `malloc`, a NumPy array) can be moved by the operating system, so the
+GPU cannot read it directly: the driver copies it into a pinned staging buffer and from there over
+the bus, chunk by chunk, and `cudaMemcpy` returns only when it is done. **Pinned memory**
+(`cudaMallocHost`, `cupyx.empty_pinned`) is copied by the GPU's copy engines directly, at the bus's
+full rate, and asynchronously: the call returns at once and the copy runs in its stream.
+
+The GPU has separate **copy engines** for each direction, so a host-to-device copy, a
+device-to-host copy and kernels can all run at once, if they are in different **streams** and
+nothing orders them. Split the work into blocks: while block i is multiplied, block i+1 arrives
+and block i-1 leaves. Copies in the same direction share the bus, so they are best issued in order
+on one stream. The flow is then bounded by the larger of the bytes in and the bytes out over the
+bus's rate (the floor `nsprof pipeline` shows), plus the last block's product and copy, which
+nothing can overlap. A **CUDA graph** replays the whole schedule with one launch, removing the
+host's time to issue dozens of calls.""",
+        caveats=("The floor uses the pinned bandwidths `nsprof ceilings` measured; without them it is not shown.",
+                 "Under nsys the host issues calls more slowly: the breakdown's idle time includes some tracing overhead.",
+                 "cuBLAS calls could not be captured into a CUDA graph on the H200 (cudaErrorStreamCaptureUnjoined): "
+                 "the graph variant runs for the ladder's own kernels only."),
+        references=("CUDA C++ Best Practices Guide: pinned memory, asynchronous transfers and overlapping transfers "
+                    "with computation",),
+    ),
+    Topic(
         "roofline",
         "A kernel is bounded by peak FLOP/s or by bytes times bandwidth; arithmetic intensity says which.",
         """\

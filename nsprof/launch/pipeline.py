@@ -4,8 +4,12 @@ that each teach one thing (VARIANTS), every one verified against float64 on the 
 - pageable: pageable host buffers, synchronous cudaMemcpy both ways, the product on the default
   stream (what the tutorials do): the driver stages every pageable copy through a pinned buffer.
 - pinned: pinned host buffers, asynchronous copies and the product on one stream.
-- streams: pinned; B sent once, then A's row blocks and C's row blocks streamed over several
-  streams, so that copies in both directions overlap the products of other blocks.
+- streams: pinned; B sent once, then A's row blocks and C's row blocks streamed, so that copies in
+  both directions overlap the products of other blocks. One stream per role (host-to-device copies,
+  products, device-to-host copies), linked by events: copies issued in one direction on several
+  streams run side by side on separate copy engines and share the bus, so every block would arrive
+  late; on one stream they arrive in order at the bus's full rate (measured on the H200: 4 blocks
+  round-robin over 4 streams took 0.30 ms, 2 blocks 0.26 ms).
 - graph: `streams` captured once as a CUDA graph and replayed: one launch instead of dozens.
 - cold (`cold_start`, in a fresh process): wall clock from before CUDA is touched to C in host
   memory: context creation, allocation, module load and the first pageable flow.
@@ -53,11 +57,47 @@ def relative_error(c: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
     return float(np.linalg.norm(c.astype(np.float64) - reference) / np.linalg.norm(reference))
 
 
+CUDA_TYPES = {"float32": 0, "float16": 2}  # cudaDataType: CUDA_R_32F, CUDA_R_16F
+CUBLAS_OP_N, CUBLAS_GEMM_DEFAULT = 0, -1
+
+
+def library_gemm(cp, problem) -> SimpleNamespace:
+    """C = A·B (row-major) by cuBLAS called directly: gemmEx on the current stream, accumulating
+    in float32, as C^T = B^T·A^T in cuBLAS's column-major terms. CuPy's matmul leaves work unjoined
+    in a stream capture (so no CUDA graph could hold it) and costs more host time per call."""
+    from cupy_backends.cuda.libs import cublas
+
+    handle = cp.cuda.device.get_cublas_handle()
+    one, zero = np.ones(1, np.float32), np.zeros(1, np.float32)
+    kind = CUDA_TYPES[str(problem.A.dtype)]
+    m, n, k = problem.m, problem.n, problem.k
+
+    def run() -> None:
+        cublas.setStream(handle, cp.cuda.get_current_stream().ptr)
+        cublas.gemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, one.ctypes.data, problem.B.data.ptr, kind, n,
+                      problem.A.data.ptr, kind, k, zero.ctypes.data, problem.C.data.ptr, kind, n,
+                      cublas.CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT)
+
+    return SimpleNamespace(run=run, constants=(one, zero))  # the scalars live as long as the launcher
+
+
+def row_blocks(m: int, chunks: int) -> list[tuple[int, int]]:
+    """`chunks` row blocks of M, the first and last half as tall as the others: the first product
+    starts sooner (so C starts flowing back sooner) and the last product and copy, which nothing
+    overlaps, are shorter."""
+    if chunks <= 2:
+        weights = [1.0] * chunks
+    else:
+        weights = [0.5] + [1.0] * (chunks - 2) + [0.5]
+    bounds = np.round(np.cumsum([0.0] + weights) / sum(weights) * m).astype(int)
+    return [(int(r0), int(r1)) for r0, r1 in zip(bounds[:-1], bounds[1:]) if r1 > r0]
+
+
 class Pipeline:
     """The buffers and flows of one stage at one size. `flows[variant]()` runs the whole flow once
     (asynchronously, where it can); the result lands in `result[variant]`, a host array."""
 
-    def __init__(self, stage: Stage, size: Size, tools, a: np.ndarray, b: np.ndarray, chunks: int, streams: int):
+    def __init__(self, stage: Stage, size: Size, tools, a: np.ndarray, b: np.ndarray, chunks: int):
         import cupyx
 
         cp = self.cp = require_cupy()
@@ -71,16 +111,17 @@ class Pipeline:
         self.pinned["A"][...] = a
         self.pinned["B"][...] = b
         self.pageable_c = np.empty((m, n), dtype)
-        self.whole = workload.launcher(stage, self.device, tools)
-        bounds = np.linspace(0, m, min(chunks, m) + 1).astype(int)
-        self.blocks = [(int(r0), int(r1)) for r0, r1 in zip(bounds[:-1], bounds[1:]) if r1 > r0]
-        self.block_launchers = [workload.launcher(stage, SimpleNamespace(
-            m=r1 - r0, n=n, k=k, A=self.device.A[r0:r1], B=self.device.B, C=self.device.C[r0:r1]), tools)
-            for r0, r1 in self.blocks]
+        launcher = (lambda problem: library_gemm(cp, problem)) if stage.backend == "cublas" else \
+            (lambda problem: workload.launcher(stage, problem, tools))
+        self.whole = launcher(self.device)
+        self.blocks = row_blocks(m, chunks)
+        self.block_launchers = [launcher(SimpleNamespace(m=r1 - r0, n=n, k=k, A=self.device.A[r0:r1], B=self.device.B,
+                                                         C=self.device.C[r0:r1])) for r0, r1 in self.blocks]
         self.main = cp.cuda.Stream(non_blocking=True)
-        self.workers = [cp.cuda.Stream(non_blocking=True) for _ in range(max(1, min(streams, len(self.blocks))))]
-        self.fork, self.b_ready = cp.cuda.Event(disable_timing=True), cp.cuda.Event(disable_timing=True)
-        self.joins = [cp.cuda.Event(disable_timing=True) for _ in self.workers]
+        self.to_device, self.compute, self.to_host = (cp.cuda.Stream(non_blocking=True) for _ in range(3))
+        event = lambda: cp.cuda.Event(disable_timing=True)  # noqa: E731
+        self.fork, self.arrived, self.computed = event(), [event() for _ in self.blocks], [event() for _ in self.blocks]
+        self.joins = [event() for _ in range(3)]
         self.graph = None
         self.result = {PAGEABLE: self.pageable_c, PINNED: self.pinned["C"], STREAMS: self.pinned["C"], GRAPH: self.pinned["C"]}
         self.flows = {PAGEABLE: self.pageable, PINNED: self.pinned_one_stream, STREAMS: self.streamed, GRAPH: self.replay}
@@ -98,35 +139,42 @@ class Pipeline:
         self.whole.run()  # on the default stream, which the synchronous copies also use
         d.C.data.copy_to_host(self.pageable_c.ctypes.data, self.pageable_c.nbytes)
 
+    def copy(self, destination: int, source: int, nbytes: int, to_device: bool, stream) -> None:
+        """cudaMemcpyAsync itself: CuPy's own copy methods refuse host copies inside a stream capture."""
+        runtime = self.cp.cuda.runtime
+        kind = runtime.memcpyHostToDevice if to_device else runtime.memcpyDeviceToHost
+        runtime.memcpyAsync(destination, source, nbytes, kind, stream.ptr)
+
     def pinned_one_stream(self) -> None:
         d, p, s = self.device, self.pinned, self.main
-        d.A.data.copy_from_host_async(p["A"].ctypes.data, p["A"].nbytes, s)
-        d.B.data.copy_from_host_async(p["B"].ctypes.data, p["B"].nbytes, s)
+        self.copy(d.A.data.ptr, p["A"].ctypes.data, p["A"].nbytes, True, s)
+        self.copy(d.B.data.ptr, p["B"].ctypes.data, p["B"].nbytes, True, s)
         with s:
             self.whole.run()
-        d.C.data.copy_to_host_async(p["C"].ctypes.data, p["C"].nbytes, s)
+        self.copy(p["C"].ctypes.data, d.C.data.ptr, p["C"].nbytes, False, s)
 
     def streamed(self) -> None:
-        """B first on the first worker; each row block's A copy, product and C copy on the next
-        worker in turn, the product waiting for B; every worker forked from and joined to main."""
+        """Forked from main: B, then per block its A on the copy-in stream, its product on the
+        compute stream once that A has arrived, its C on the copy-out stream once computed (issued
+        block by block, so the first C is queued early); all three streams joined back to main."""
         d, p = self.device, self.pinned
         n, k, item = self.size[1], self.size[2], self.a.dtype.itemsize
+        roles = (self.to_device, self.compute, self.to_host)
         self.fork.record(self.main)
-        for worker in self.workers:
-            worker.wait_event(self.fork)
-        first = self.workers[0]
-        d.B.data.copy_from_host_async(p["B"].ctypes.data, p["B"].nbytes, first)
-        self.b_ready.record(first)
-        for i, ((r0, r1), launcher) in enumerate(zip(self.blocks, self.block_launchers)):
-            worker = self.workers[i % len(self.workers)]
-            d.A[r0:r1].data.copy_from_host_async(p["A"].ctypes.data + r0 * k * item, (r1 - r0) * k * item, worker)
-            if worker is not first:
-                worker.wait_event(self.b_ready)
-            with worker:
+        for stream in roles:
+            stream.wait_event(self.fork)
+        self.copy(d.B.data.ptr, p["B"].ctypes.data, p["B"].nbytes, True, self.to_device)
+        for (r0, r1), launcher, arrived, computed in zip(self.blocks, self.block_launchers, self.arrived, self.computed):
+            self.copy(d.A[r0:r1].data.ptr, p["A"].ctypes.data + r0 * k * item, (r1 - r0) * k * item, True, self.to_device)
+            arrived.record(self.to_device)
+            self.compute.wait_event(arrived)
+            with self.compute:
                 launcher.run()
-            d.C[r0:r1].data.copy_to_host_async(p["C"].ctypes.data + r0 * n * item, (r1 - r0) * n * item, worker)
-        for worker, joined in zip(self.workers, self.joins):
-            joined.record(worker)
+            computed.record(self.compute)
+            self.to_host.wait_event(computed)
+            self.copy(p["C"].ctypes.data + r0 * n * item, d.C[r0:r1].data.ptr, (r1 - r0) * n * item, False, self.to_host)
+        for stream, joined in zip(roles, self.joins):
+            joined.record(stream)
             self.main.wait_event(joined)
 
     def capture_graph(self) -> None:
@@ -140,18 +188,18 @@ class Pipeline:
         self.graph.launch(self.main)
 
 
-def measure_pipeline(stage: Stage, size: Size, tools, *, chunks: int, streams: int, repeat: int | None,
+def measure_pipeline(stage: Stage, size: Size, tools, *, chunks: int, repeat: int | None,
                      warmup: int | None, seed: int = 0, progress=lambda message: None) -> list[dict]:
     """One record per warm variant: verified on fresh inputs, then timed (see the module docstring)."""
     a, b = host_inputs(size, get_op(stage.op).dtype, seed)
-    pipeline = Pipeline(stage, size, tools, a, b, chunks, streams)
+    pipeline = Pipeline(stage, size, tools, a, b, chunks)
     tolerance = stage.tolerance(size)
     records = []
     for variant in VARIANTS:
         progress(f"{stage.stage} {variant}")
         record = {"op": stage.op, "stage": stage.stage, "size": size_label(size), "variant": variant,
                   "chunks": len(pipeline.blocks) if variant in (STREAMS, GRAPH) else 1,
-                  "streams": len(pipeline.workers) if variant in (STREAMS, GRAPH) else 1,
+                  "streams": 3 if variant in (STREAMS, GRAPH) else 1,
                   "bytes_in": pipeline.bytes_in, "bytes_out": pipeline.bytes_out, "tolerance": tolerance,
                   "status": "ok", "message": None, "rel_error": None, "median_ms": None}
         if variant == GRAPH:

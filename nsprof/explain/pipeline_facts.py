@@ -1,0 +1,93 @@
+"""`nsprof explain pipeline`: why the whole flow of a GPU computation takes the time it does, each
+number read from an nsys capture (the user's, or the committed H200 capture of `nsprof pipeline`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from nsprof.analyze.gpu_events import DTOH, HTOD, KERNEL, covered_ns, gpu_events
+from nsprof.errors import ParseError
+from nsprof.parse import load_profile
+from nsprof.parse.sources import PROFILES_DIR, latest_profile
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "profiles" / "examples" / "h200-pipeline-1024"
+
+
+def pipeline_source(given: Path | None) -> tuple[Path, str]:
+    """--from, else the newest profile under ./profiles with an nsys capture, else the committed example."""
+    if given is not None:
+        return Path(given), "given with --from"
+    latest = latest_profile(PROFILES_DIR, with_ncu=False)
+    if latest is not None and load_profile(latest.path).nsys:
+        return latest.path, f"the newest profile under {PROFILES_DIR}/ with an nsys capture; choose another with --from"
+    if EXAMPLE.is_dir():
+        return EXAMPLE, "the committed capture of `nsprof pipeline` at 1024^3 on an NVIDIA H200; pass --from for your own"
+    raise ParseError("no nsys capture to explain the pipeline with", "capture one with `nsprof pipeline` or `nsprof profile`")
+
+
+def pipeline_facts(path: Path) -> dict:
+    """Copy rates by direction and host-memory kind, how much copies overlapped each other and the
+    kernels, and (for an `nsprof pipeline` capture) each variant against the bus floor."""
+    profile = load_profile(path)
+    if not profile.nsys:
+        raise ParseError(f"{path}: no nsys capture in it", "pass an nsys .nsys-rep or .sqlite, or a profile directory with one")
+    copies = pd.concat([export.memcpys for export in profile.nsys], ignore_index=True)
+    rates = []
+    for (direction, pageable), group in copies.assign(
+            pageable=(copies["src_kind"] == "Pageable") | (copies["dst_kind"] == "Pageable")).groupby(["copy_kind", "pageable"]):
+        if group["bytes"].sum() >= 1 << 20:  # rates of tiny copies are latency, not bandwidth
+            rates.append({"direction": str(direction), "host_memory": "pageable" if pageable else "pinned or device",
+                          "copies": len(group), "bytes": int(group["bytes"].sum()),
+                          "gbytes_per_s": float(group["bytes"].sum() / group["duration_ns"].sum())})
+    events = gpu_events(profile.nsys)
+
+    def union(mask) -> int:
+        return covered_ns(events["start_ns"][mask].to_numpy(), events["end_ns"][mask].to_numpy())
+
+    h2d, d2h, kernels = (union(events["kind"] == kind) for kind in (HTOD, DTOH, KERNEL))
+    both_copies = h2d + d2h - union(events["kind"].isin([HTOD, DTOH]))
+    copy_and_kernel = (h2d + d2h - both_copies) + kernels - union(events["kind"].isin([HTOD, DTOH, KERNEL]))
+    facts = {"source": str(path), "copy_rates": rates, "h2d_ms": h2d / 1e6, "d2h_ms": d2h / 1e6, "kernel_ms": kernels / 1e6,
+             "both_directions_at_once_ms": both_copies / 1e6, "copies_during_kernels_ms": copy_and_kernel / 1e6,
+             "pipeline": None}
+    results = Path(path) / "pipeline.json" if Path(path).is_dir() else None
+    if results is not None and results.is_file():
+        document = json.loads(results.read_text(encoding="utf-8"))
+        warm = [r for r in document["records"] if r.get("median_ms") is not None and r["variant"] != "cold"]
+        if warm:
+            best = min(warm, key=lambda r: r["median_ms"])
+            tutorial = next((r for r in warm if r["variant"] == "pageable" and r["stage"] == best["stage"]), None)
+            facts["pipeline"] = {"size": best["size"], "best": best, "pageable": tutorial, "floor": document.get("floor")}
+    return facts
+
+
+def fact_lines(facts: dict) -> list[str]:
+    """The facts as sentences with their numbers."""
+    lines = []
+    by = {(r["direction"], r["host_memory"]): r for r in facts["copy_rates"]}
+    for direction in ("Host-to-Device", "Device-to-Host"):
+        pageable, pinned = by.get((direction, "pageable")), by.get((direction, "pinned or device"))
+        if pageable and pinned:
+            lines.append(f"{direction}: pageable copies ran at {pageable['gbytes_per_s']:.1f} GB/s, pinned ones at "
+                         f"{pinned['gbytes_per_s']:.1f} GB/s ({pinned['gbytes_per_s'] / pageable['gbytes_per_s']:.1f}x).")
+        elif pinned or pageable:
+            one = pinned or pageable
+            lines.append(f"{direction}: {one['copies']:,} copies from {one['host_memory']} memory at {one['gbytes_per_s']:.1f} GB/s.")
+    lines.append(f"GPU time: {facts['h2d_ms']:.3f} ms copying in, {facts['kernel_ms']:.3f} ms in kernels, {facts['d2h_ms']:.3f} ms "
+                 f"copying out; both directions ran at once for {facts['both_directions_at_once_ms']:.3f} ms and copies ran "
+                 f"during kernels for {facts['copies_during_kernels_ms']:.3f} ms.")
+    run = facts["pipeline"]
+    if run:
+        best, floor = run["best"], run["floor"] or {}
+        line = (f"`nsprof pipeline` at {run['size']}: the fastest flow, {best['stage']} {best['variant']}, took "
+                f"{best['median_ms']:.3f} ms")
+        if floor.get("floor_ms"):
+            line += (f", {best['median_ms'] / floor['floor_ms']:.2f}x the bus floor of {floor['floor_ms']:.3f} ms "
+                     f"({floor['h2d_gbyte_per_s']:.1f} GB/s in, {floor['d2h_gbyte_per_s']:.1f} GB/s out, pinned)")
+        if run["pageable"]:
+            line += f"; the tutorial's pageable flow took {run['pageable']['median_ms']:.3f} ms"
+        lines.append(line + ".")
+    return lines
