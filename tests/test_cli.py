@@ -34,7 +34,8 @@ def test_no_arguments_shows_help():
 
 
 def test_every_command_is_listed():
-    assert COMMANDS == ["stages", "bench", "profile", "analyze", "roofline", "report", "explain", "ceilings", "doctor"]
+    assert COMMANDS == ["stages", "bench", "profile", "pipeline", "analyze", "timeline", "roofline", "report", "explain",
+                        "ceilings", "doctor"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)

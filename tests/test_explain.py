@@ -67,7 +67,11 @@ def test_every_topic_renders_in_all_three_formats(topic, monkeypatch, tmp_path):
     assert markdown.stdout.startswith(f"# {topic}\n") and "## Measured" in markdown.stdout
     doc = explain_json(topic)
     assert doc["topic"] == topic and doc["summary"] == TOPICS[topic].summary
-    assert doc["evidence"]["source"] == str(EXAMPLE_PROFILES[TOPICS[topic].op])
+    if topic == "pipeline":  # an nsys capture of the whole flow, not the ladder's ncu measurements
+        from nsprof.explain.pipeline_facts import EXAMPLE
+        assert doc["evidence"]["source"] == str(EXAMPLE)
+    else:
+        assert doc["evidence"]["source"] == str(EXAMPLE_PROFILES[TOPICS[topic].op])
 
 
 def test_tensor_cores_walks_the_hgemm_ladder_with_its_measurements():

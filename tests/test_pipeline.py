@@ -1,6 +1,8 @@
 """`nsprof pipeline`: the bus floor and, on a GPU, every variant of the whole flow verified."""
 
+import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -68,3 +70,50 @@ def test_row_blocks_cover_every_row_once_with_short_ends():
         assert blocks[0][0] == 0 and blocks[-1][1] == m
         assert all(r1 > r0 for r0, r1 in blocks) and all(a[1] == b[0] for a, b in zip(blocks, blocks[1:]))
     assert row_blocks(1024, 4) == [(0, 171), (171, 512), (512, 853), (853, 1024)]  # halves at both ends
+
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "profiles" / "examples" / "h200-pipeline-1024"
+
+
+def test_breakdown_of_the_committed_capture_is_what_the_run_recorded():
+    """`nsprof pipeline` on the H200 recorded each variant's breakdown from its nsys capture;
+    recomputing it from the committed SQLite export gives the same numbers."""
+    from nsprof.analyze.gpu_events import gpu_events
+    from nsprof.analyze.pipeline import flow_breakdown
+    from nsprof.launch.pipeline import RANGE_PREFIX, pipeline_range
+    from nsprof.parse.nsys_sqlite import load_nsys
+
+    export = load_nsys(EXAMPLE / "nsys.sqlite")
+    breakdown = flow_breakdown(export, gpu_events([export]), RANGE_PREFIX + "/").set_index("range")
+    recorded = json.loads((EXAMPLE / "pipeline.json").read_text())
+    checked = 0
+    for record in recorded["records"]:
+        if record.get("h2d_ms") is None:
+            continue
+        row = breakdown.loc[pipeline_range(record["op"], record["stage"], record["variant"], (1024, 1024, 1024))]
+        assert row["flows"] == 10
+        for key in ("h2d_ms", "kernel_ms", "d2h_ms", "overlap_ms", "idle_ms"):
+            assert row[key] == pytest.approx(record[key]), key
+        checked += 1
+    assert checked == 7  # every warm variant of v10 and v9 but v9's graph (cuBLAS cannot be captured)
+    pinned = breakdown.loc["pipeline/sgemm/v9/pinned/1024x1024x1024"]
+    assert pinned["overlap_ms"] == pytest.approx(0, abs=1e-3)  # one stream: nothing overlaps
+    streamed = breakdown.loc["pipeline/sgemm/v9/streams/1024x1024x1024"]
+    assert streamed["overlap_ms"] > 0.05 and streamed["h2d_ms"] == pytest.approx(8 * 2**20 / 55e9 * 1e3, rel=0.15)
+
+
+def test_explain_pipeline_reads_the_committed_capture(monkeypatch, tmp_path):
+    from typer.testing import CliRunner
+
+    from nsprof.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["explain", "pipeline", "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    rates = {(r["direction"], r["host_memory"]): r["gbytes_per_s"] for r in doc["measured"]["copy_rates"]}
+    assert rates[("Host-to-Device", "pinned or device")] > 2 * rates[("Host-to-Device", "pageable")]
+    best = doc["measured"]["pipeline"]["best"]
+    assert (best["stage"], best["variant"]) == ("v9", "streams") and best["median_ms"] > best["floor_ms"]
+    assert doc["measured"]["pipeline"]["pageable"]["median_ms"] > 4 * best["median_ms"]
+    assert any("bus floor" in line for line in doc["facts"])

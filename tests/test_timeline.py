@@ -16,7 +16,8 @@ from nsprof.render.chrome_trace import GPU_PID_BASE, chrome_trace
 
 DATA = Path(__file__).resolve().parent / "data"
 CAPTURES = [DATA / "user-programs" / f"{name}.sqlite" for name in ("train", "graph", "graph-node")] + [
-    DATA / "nsys-pipit" / "perlmutter-cloverleaf-cuda.sqlite", DATA / "h200" / "nsys-sgemm-ladder-1024.sqlite"]
+    DATA / "nsys-pipit" / "perlmutter-cloverleaf-cuda.sqlite", DATA / "h200" / "nsys-sgemm-ladder-1024.sqlite",
+    DATA / "timeline" / "nsys-12000-kernels.sqlite"]
 
 
 def invoke(*args):

@@ -21,7 +21,7 @@ def pipeline_source(given: Path | None) -> tuple[Path, str]:
     if given is not None:
         return Path(given), "given with --from"
     latest = latest_profile(PROFILES_DIR, with_ncu=False)
-    if latest is not None and load_profile(latest.path).nsys:
+    if latest is not None and latest.path.resolve() != EXAMPLE.resolve() and load_profile(latest.path).nsys:
         return latest.path, f"the newest profile under {PROFILES_DIR}/ with an nsys capture; choose another with --from"
     if EXAMPLE.is_dir():
         return EXAMPLE, "the committed capture of `nsprof pipeline` at 1024^3 on an NVIDIA H200; pass --from for your own"
