@@ -24,7 +24,7 @@ COLORS = {KERNEL: "#1f77b4", GRAPH: "#ff7f0e", HTOD: "#2ca02c", DTOH: "#d62728",
 OTHER_COLOR = "#8c564b"
 NVTX_COLOR = "#bcbd22"
 LANE_INCHES = 0.32
-LABEL_CHARS = 40
+PLOT_WIDTH_CHARS = 190  # characters of the label font across the plot (12 inches, 7-point text)
 
 
 def timeline_figure(events: pd.DataFrame, ranges: pd.DataFrame, window: tuple[int, int], origin: int, title: str):
@@ -56,9 +56,9 @@ def timeline_figure(events: pd.DataFrame, ranges: pd.DataFrame, window: tuple[in
             left, right = max(int(row.start_ns), start), min(int(end if pd.isna(row.end_ns) else row.end_ns), end)
             axes.broken_barh([(to_ms(left), max(right - left, tolerance) / 1e6)], (y + 0.1, 0.8),
                              facecolor=NVTX_COLOR, edgecolor="white", linewidth=0.5)
-            if right - left > span / 12:  # a label only where it fits
-                axes.text(to_ms((left + right) / 2), y + 0.5, str(row.range)[:LABEL_CHARS], ha="center", va="center", fontsize=7,
-                          clip_on=True)
+            label = _fitted(str(row.range), (right - left) / span * PLOT_WIDTH_CHARS)
+            if label:
+                axes.text(to_ms((left + right) / 2), y + 0.5, label, ha="center", va="center", fontsize=7, clip_on=True)
         labels.append(lane_name)
         y += 1
     axes.set_yticks(np.arange(len(labels)) + 0.5, labels, fontsize=8)
@@ -74,6 +74,14 @@ def timeline_figure(events: pd.DataFrame, ranges: pd.DataFrame, window: tuple[in
         axes.legend(handles=legend, loc="lower left", bbox_to_anchor=(0, 1.0), ncol=len(legend), fontsize=8, frameon=False,
                     borderaxespad=0.2)
     return figure
+
+
+def _fitted(text: str, room: float) -> str | None:
+    """The label cut to `room` characters (with an ellipsis), or None when not even a few fit."""
+    room = int(room) - 1
+    if room >= len(text):
+        return text
+    return text[: room - 1] + "…" if room >= 6 else None
 
 
 def _nvtx_lanes(ranges: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
