@@ -35,3 +35,12 @@ def parse_stage_range(qualified: str) -> dict | None:
     """'nsprof:sgemm/v6/4096x4096x4096' -> {'op': 'sgemm', 'stage': 'v6', 'size': '4096x4096x4096'}."""
     match = _STAGE_RANGE.match(qualified)
     return match.groupdict() if match else None
+
+
+PIPELINE_PREFIX = "pipeline"
+
+
+def pipeline_range(op: str, stage: str, variant: str, size: Size) -> str:
+    """The range around each timed flow of `nsprof pipeline`: pipeline/<op>/<stage>/<variant>/<MxNxK>."""
+    return f"{PIPELINE_PREFIX}/{op}/{stage}/{variant}/{size_label(size)}"
+

@@ -80,11 +80,11 @@ def test_breakdown_of_the_committed_capture_is_what_the_run_recorded():
     recomputing it from the committed SQLite export gives the same numbers."""
     from nsprof.analyze.gpu_events import gpu_events
     from nsprof.analyze.pipeline import flow_breakdown
-    from nsprof.launch.pipeline import RANGE_PREFIX, pipeline_range
+    from nsprof.ranges import PIPELINE_PREFIX, pipeline_range
     from nsprof.parse.nsys_sqlite import load_nsys
 
     export = load_nsys(EXAMPLE / "nsys.sqlite")
-    breakdown = flow_breakdown(export, gpu_events([export]), RANGE_PREFIX + "/").set_index("range")
+    breakdown = flow_breakdown(export, gpu_events([export]), PIPELINE_PREFIX + "/").set_index("range")
     recorded = json.loads((EXAMPLE / "pipeline.json").read_text())
     checked = 0
     for record in recorded["records"]:
@@ -117,3 +117,16 @@ def test_explain_pipeline_reads_the_committed_capture(monkeypatch, tmp_path):
     assert (best["stage"], best["variant"]) == ("v9", "streams") and best["median_ms"] > best["floor_ms"]
     assert doc["measured"]["pipeline"]["pageable"]["median_ms"] > 4 * best["median_ms"]
     assert any("bus floor" in line for line in doc["facts"])
+
+
+def test_report_has_the_whole_flow_and_its_fastest_flow_on_the_timeline(tmp_path):
+    from typer.testing import CliRunner
+
+    from nsprof.cli import app
+
+    result = CliRunner().invoke(app, ["report", str(tmp_path), "--from", str(EXAMPLE)])
+    assert result.exit_code == 0, result.output
+    markdown = (tmp_path / "h200-pipeline-1024" / "report.md").read_text()
+    assert "## The whole flow (h200-pipeline-1024)" in markdown
+    assert "| v9 | streams | 243 µs | 1.61 |" in markdown  # the recorded median and its ratio to the floor
+    assert (tmp_path / "h200-pipeline-1024" / "pipeline-h200-pipeline-1024.png").read_bytes()[:4] == b"\x89PNG"

@@ -31,18 +31,12 @@ import numpy as np
 
 from nsprof.launch.gpu import require_cupy
 from nsprof.launch.measure import time_launches
+from nsprof.ranges import pipeline_range
 from nsprof.registry import Stage, get_op
 from nsprof.sizes import Size, size_label
 
 PAGEABLE, PINNED, STREAMS, GRAPH, COLD = "pageable", "pinned", "streams", "graph", "cold"
 VARIANTS = (PAGEABLE, PINNED, STREAMS, GRAPH)
-RANGE_PREFIX = "pipeline"
-
-
-def pipeline_range(op: str, stage: str, variant: str, size: Size) -> str:
-    return f"{RANGE_PREFIX}/{op}/{stage}/{variant}/{size_label(size)}"
-
-
 def host_inputs(size: Size, dtype: str, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """A (M x K) and B (K x N) in pageable host memory, as a program would hold them."""
     m, n, k = size

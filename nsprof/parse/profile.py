@@ -23,6 +23,7 @@ from nsprof.parse.ncu_rep import load_ncu_rep, reader_available
 from nsprof.parse.nsys_rep import sqlite_beside, sqlite_for
 from nsprof.parse.nsys_sqlite import NsysExport, load_nsys
 
+PIPELINE_RESULTS = "pipeline.json"
 MANIFEST = "manifest.json"  # nsprof.capture.manifest, which writes it, names it too (capture does not import parse)
 
 
@@ -33,6 +34,7 @@ class Profile:
     manifest: dict | None
     nsys: list[NsysExport]
     ncu: list[NcuReport]
+    pipeline: dict | None = None  # pipeline.json: what `nsprof pipeline` measured, where it made this capture
 
 
 def load_profile(path: str | Path) -> Profile:
@@ -96,8 +98,17 @@ def _directory(path: Path) -> Profile:
         passed_over = f"; {', '.join(others)} {'is' if len(others) == 1 else 'are'} not ncu output" if others else ""
         raise ParseError(f"{path}: nothing to analyze (no {PROFILE_FILES} file in this directory{passed_over})",
                          "Capture with `nsprof profile`, or put nsys or ncu output in it")
-    return Profile(path, True, _manifest(path / MANIFEST),
-                   [load_nsys_file(file) for file in exports], [load_ncu_file(file) for file in tables])
+    return Profile(path, True, _manifest(path / MANIFEST), [load_nsys_file(file) for file in exports],
+                   [load_ncu_file(file) for file in tables], _pipeline_results(path / PIPELINE_RESULTS))
+
+
+def _pipeline_results(path: Path) -> dict | None:
+    if not path.is_file():
+        return None
+    document = _manifest(path)
+    if not isinstance(document.get("records"), list):
+        raise ParseError(f"{path}: not the results of `nsprof pipeline` (no \"records\" list)")
+    return document
 
 
 def _manifest(path: Path) -> dict | None:

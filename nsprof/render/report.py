@@ -64,9 +64,48 @@ def report_document(ladder: LadderAnalysis) -> tuple[str, list[Block]]:
         blocks += _roofline(ladder)
     if len(stages):
         blocks += _stage_sections(ladder, stages)
+    for source in ladder.sources:
+        if source.profile.pipeline:
+            blocks += _pipeline_section(source)
     for name, breakdown in ladder.timelines.items():
         blocks += _time_sections(name, breakdown)
     return title, blocks
+
+
+PIPELINE_HEADERS = ("stage", "variant", "median", "x floor", "H2D", "kernel", "D2H", "overlap", "idle")
+
+
+def _pipeline_section(source) -> list[Block]:
+    """What `nsprof pipeline` measured (its pipeline.json) and the timeline of its fastest flow."""
+    from nsprof.analyze.gpu_events import capture_origin, gpu_events, range_window
+    from nsprof.ranges import pipeline_range
+    from nsprof.render.timeline import timeline_figure
+    from nsprof.sizes import parse_label
+
+    results = source.profile.pipeline
+    warm = [r for r in results["records"] if r["variant"] != "cold"]
+    def ms(record: dict, key: str) -> str:
+        return fmt.duration_ns(None if record.get(key) is None else record[key] * 1e6)
+
+    rows = tuple((r["stage"], r["variant"], ms(r, "median_ms"), fmt.ratio(r.get("x_floor")),
+                  *(ms(r, key) for key in ("h2d_ms", "kernel_ms", "d2h_ms", "overlap_ms", "idle_ms"))) for r in warm)
+    floor = results.get("floor") or {}
+    said = (f"Floor: {floor['floor_ms']:.3f} ms with both directions overlapped, {floor['sequential_floor_ms']:.3f} ms one "
+            f"after the other ({floor['source']}). " if floor.get("floor_ms") else "No floor: the bus was not measured. ")
+    blocks: list[Block] = [Heading(2, f"The whole flow ({source.name})"), Table(PIPELINE_HEADERS, rows, (False, False, *([True] * 7))),
+                           Paragraph(said + "Median: CUDA events around the whole flow; the rest: " + str(results.get("breakdown")))]
+    timed = [r for r in warm if r.get("median_ms") is not None]
+    if timed and source.profile.nsys:
+        best = min(timed, key=lambda r: r["median_ms"])
+        events = gpu_events(source.profile.nsys)
+        window = range_window(source.profile.nsys, events, pipeline_range(best["op"], best["stage"], best["variant"],
+                                                                           parse_label(best["size"])))
+        if window:
+            ranges = pd.concat([export.nvtx for export in source.profile.nsys], ignore_index=True)
+            figure = timeline_figure(events, ranges, window, capture_origin(events, ranges),
+                                     f"{best['stage']} {best['variant']}: the fastest flow, as nsys saw it")
+            blocks.append(_image(figure, f"pipeline-{source.name}.png", f"{best['stage']} {best['variant']} on the timeline"))
+    return blocks
 
 
 def report_title(ladder: LadderAnalysis) -> str:
