@@ -27,52 +27,47 @@ def now() -> str:
 
 def new_manifest(request: ProfileRequest, env: dict, tools: dict[str, FoundTool], commands: list[Command]) -> dict:
     """The manifest before anything ran. `env` is nsprof.launch.gpu.device_info()."""
-    return {
-        "manifest_version": MANIFEST_VERSION,
-        "nsprof_version": __version__,
-        "status": "running",
-        "started": now(),
-        "finished": None,
+    return _manifest(env, tools, commands, request.metrics, request.clock_control if "ncu" in request.tools else None, {
         "op": request.op,
         "dtype": request.dtype,
         "stages": [s.stage for s in request.stages],
         "sizes": request.size_labels,
-        "device": {"name": env.get("device"), **{k: env.get(k) for k in DEVICE_KEYS}},
-        "software": {k: env.get(k) for k in SOFTWARE_KEYS},
-        "host": env.get("host"),
-        "tools": {name: tool.to_json() for name, tool in tools.items()},
+    }, {
         "repeat": dict(request.repeat),
         "warmup": request.warmup,
         "nvtx": {"domain": NVTX_DOMAIN,
                  "ranges": [range_name(stage.op, stage.stage, size) for stage in request.stages for size in request.sizes]},
-        "metrics": list(request.metrics),
-        "clock_control": request.clock_control if "ncu" in request.tools else None,
-        "commands": [{**c.to_json(), "exit_code": None, "started": None, "finished": None} for c in commands],
-        "replay_passes": [],
-        "verification": [],
-        "outputs": [],
-    }
+    })
 
 
 def new_program_manifest(request, env: dict, tools: dict[str, FoundTool], commands: list[Command]) -> dict:
     """The manifest of a capture of the user's program (nsprof.capture.program.ProgramRequest)
     before anything ran; `env` is device_info() where CuPy could read the GPU, else {} (nsys and
     ncu name the GPU in their own output)."""
+    uses_ncu = "ncu" in request.tools
+    return _manifest(env, tools, commands, request.metrics, request.clock_control if uses_ncu else None,
+                     {"program": {"argv": list(request.argv), "exit_codes": {}}},
+                     {"ncu_filters": {"ranges": list(request.ranges), "kernel": request.kernel,
+                                      "launch_count": request.launch_count} if uses_ncu else None})
+
+
+def _manifest(env: dict, tools: dict[str, FoundTool], commands: list[Command], metrics, clock_control: str | None,
+              what: dict, how: dict) -> dict:
+    """The fields every manifest has, with `what` ran after the times and `how` after the tools."""
     return {
         "manifest_version": MANIFEST_VERSION,
         "nsprof_version": __version__,
         "status": "running",
         "started": now(),
         "finished": None,
-        "program": {"argv": list(request.argv), "exit_codes": {}},
+        **what,
         "device": {"name": env.get("device"), **{k: env.get(k) for k in DEVICE_KEYS}},
         "software": {k: env.get(k) for k in SOFTWARE_KEYS},
         "host": env.get("host"),
         "tools": {name: tool.to_json() for name, tool in tools.items()},
-        "ncu_filters": {"ranges": list(request.ranges), "kernel": request.kernel, "launch_count": request.launch_count}
-        if "ncu" in request.tools else None,
-        "metrics": list(request.metrics),
-        "clock_control": request.clock_control if "ncu" in request.tools else None,
+        **how,
+        "metrics": list(metrics),
+        "clock_control": clock_control,
         "commands": [{**c.to_json(), "exit_code": None, "started": None, "finished": None} for c in commands],
         "replay_passes": [],
         "verification": [],

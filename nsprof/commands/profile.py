@@ -66,18 +66,12 @@ def profile(
         raise UsageError("--range, --kernel and --launch-count select launches of your own program",
                          "give the program after --: nsprof profile --range step -- python train.py")
     request = build_request(op or "sgemm", stage, size, tool.value, metrics, clock_control.value, repeat)
-    if dry_run_:
-        for command in dry_run(request, out, tool_options):
-            typer.echo(command.shell)
+    if not dry_run_:
+        gpu.device_info()  # without CuPy or a GPU: the one-line error, before any progress display
+    result = _run(capture, request, out, tool_options, force, dry_run_, "checking the GPU and the tools")
+    if result is None:
         return
-    gpu.device_info()  # without CuPy or a GPU: the one-line error, before any progress display
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                  console=stderr(), transient=True) as bar:
-        task = bar.add_task("checking the GPU and the tools", total=None)
-        directory, manifest = capture(request, out, tool_options, force=force,
-                                      progress=lambda msg: bar.update(task, description=msg))
-    for line in summary_lines(directory, manifest):
-        typer.echo(line)
+    directory, manifest = result
     failed = [v for v in manifest["verification"] if v["status"] == "failed"]
     if failed:
         first = failed[0]
@@ -95,17 +89,24 @@ def _profile_program(program: list[str], given: dict, tool_options: dict, out: P
                          "drop them, or drop the program after --")
     request = build_program_request(program, given["tool"].value, given["metrics"], given["clock_control"].value,
                                     given["ranges"], given["kernel"], given["launch_count"])
+    _run(capture_program, request, out, tool_options, force, dry_run_, "checking the tools")
+
+
+def _run(run_capture, request, out: Path, tool_options: dict, force: bool, dry_run_: bool, starting: str):
+    """Print the command lines (--dry-run, returns None), or capture with a progress line and print
+    the summary; returns (directory, manifest)."""
     if dry_run_:
         for command in dry_run(request, out, tool_options):
             typer.echo(command.shell)
-        return
+        return None
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=stderr(), transient=True) as bar:
-        task = bar.add_task("checking the tools", total=None)
-        directory, manifest = capture_program(request, out, tool_options, force=force,
-                                              progress=lambda msg: bar.update(task, description=msg))
+        task = bar.add_task(starting, total=None)
+        directory, manifest = run_capture(request, out, tool_options, force=force,
+                                          progress=lambda msg: bar.update(task, description=msg))
     for line in summary_lines(directory, manifest):
         typer.echo(line)
+    return directory, manifest
 
 
 def summary_lines(directory: Path, manifest: dict) -> list[str]:
