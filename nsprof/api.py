@@ -191,3 +191,76 @@ def _pipeline_breakdown(op, stages, size, chunks, records, out: Path, nsys, prog
             record.update({key: float(value) for key, value in breakdown.loc[name].items() if key != "flows"})
     return {"profile": str(directory),
             "breakdown": f"nsys capture of the same flows in {directory} (median of {CAPTURED_FLOWS} flows each)"}
+
+
+def write_timeline(path: str | Path, out: str | Path | None = None, range_: str | None = None, window: str | None = None,
+                   trace: str | Path | None = None, force: bool = False) -> list[str]:
+    """The Gantt chart of an nsys capture (PNG at `out`, default reports/timeline-<name>.png), zoomed
+    to an NVTX range or a START:END window in ms, and its events as a Chrome trace at `trace`.
+    Existing files are kept unless `force`; each is written whole or not at all. Returns what it wrote."""
+    import io
+    import json
+
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from nsprof.analyze.gpu_events import capture_origin, gpu_events, range_window
+    from nsprof.output import write_atomically
+    from nsprof.parse.sources import unique_names
+    from nsprof.render.chrome_trace import chrome_trace
+    from nsprof.render.timeline import timeline_figure
+
+    path = Path(path)
+    profile = load_profile(path)
+    if not profile.nsys:
+        raise ParseError(f"{path}: no Nsight Systems capture to draw (a timeline needs nsys output)",
+                         "Capture one with `nsprof profile --tool nsys`, or pass an .nsys-rep or .sqlite file")
+    name = unique_names([path])[0]
+    out = Path(out) if out else Path("reports") / f"timeline-{name}.png"
+    existing = [str(target) for target in [out] + ([Path(trace)] if trace else []) if target.exists()]
+    if existing and not force:
+        raise UsageError(f"{', '.join(existing)} already exist{'s' if len(existing) == 1 else ''}",
+                         "pass --force to replace, or choose another --out / --trace")
+    events = gpu_events(profile.nsys)
+    ranges = pd.concat([export.nvtx for export in profile.nsys], ignore_index=True)
+    origin = capture_origin(events, ranges)
+    ends = [int(frame["end_ns"].max()) for frame in (events, ranges) if frame["end_ns"].notna().any()]
+    start, end = origin, max(ends + [origin + 1])
+    if range_:
+        found = range_window(profile.nsys, events, range_)
+        if found is None:
+            known = ", ".join(sorted(set(ranges["range"]))[:8]) or "none"
+            raise UsageError(f"no NVTX range named {range_!r} in {path}", f"the capture's ranges: {known}")
+        start, end = found
+    if window:
+        start, end = _window(window, origin, start, end)
+    wrote = []
+    if trace:
+        gpus = {int(row.device_id): row.name for export in profile.nsys for row in export.gpus.itertuples() if row.name}
+        document = chrome_trace(events, ranges, gpus)
+        write_atomically(trace, json.dumps(document).encode())
+        wrote.append(f"wrote {trace} ({sum(e['ph'] == 'X' for e in document['traceEvents']):,} events)")
+    shown = int(((events["end_ns"] > start) & (events["start_ns"] < end)).sum())
+    title = f"{name}: {shown:,} GPU operations, {(start - origin) / 1e6:,.3f} to {(end - origin) / 1e6:,.3f} ms"
+    figure = timeline_figure(events, ranges, (start, end), origin, title)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=PNG_DPI)
+    plt.close(figure)
+    write_atomically(out, buffer.getvalue())
+    return wrote + [f"wrote {out}"]
+
+
+def _window(text: str, origin: int, start: int, end: int) -> tuple[int, int]:
+    """START:END in ms from the capture's start; an empty side keeps the current bound."""
+    left, colon, right = text.partition(":")
+    try:
+        bounds = [None if not side.strip() else origin + round(float(side) * 1e6) for side in (left, right)]
+    except ValueError:
+        bounds = None
+    if not colon or bounds is None:
+        raise UsageError(f"--window {text!r} is not START:END in milliseconds", "write it as 120:135, 120: or :135")
+    new_start = bounds[0] if bounds[0] is not None else start
+    new_end = bounds[1] if bounds[1] is not None else end
+    if new_end <= new_start:
+        raise UsageError(f"--window {text!r} ends before it starts", "give START below END")
+    return new_start, new_end
