@@ -6,6 +6,8 @@
     ladder = api.load_ladder(["profiles/examples/h200-sgemm-1024"])
     api.write_roofline(ladder, "reports")
     api.write_report(ladder, "reports/h200")
+    api.write_timeline("profiles/examples/h200-pipeline-1024", trace="reports/pipeline.json")
+    flows = api.pipeline("sgemm", ["v9"], "1024")                   # needs a GPU (and nsys for the breakdown)
 
 Every function raises nsprof.errors exceptions (with a fix hint) for bad input.
 """
