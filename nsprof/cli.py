@@ -6,6 +6,8 @@ with exit code 1 (2 for usage errors) and no traceback.
 
 from __future__ import annotations
 
+import sys
+
 import typer
 from typer.core import TyperGroup
 
@@ -24,7 +26,31 @@ from nsprof.commands.timeline import timeline
 from nsprof.errors import NsprofError
 
 
+# Click's exception classes, as this Typer has them (newer Typer versions carry their own click).
+_USAGE_ERROR = next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "UsageError")
+_CLICK_EXCEPTION = next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "ClickException")
+
+
 class _Group(TyperGroup):
+    def main(self, *args, standalone_mode: bool = True, **kwargs):
+        """Usage errors and Ctrl-C as one line on stderr (exit 2 and 130), never a box or a traceback."""
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except _USAGE_ERROR as err:
+            where = err.ctx.command_path if err.ctx else "nsprof"
+            typer.echo(f"error: {_sentence(err.format_message())} See '{where} --help'.", err=True)
+            code = 2
+        except (typer.Abort, KeyboardInterrupt):
+            typer.echo("error: interrupted", err=True)
+            code = 130
+        except _CLICK_EXCEPTION as err:
+            typer.echo(f"error: {_sentence(err.format_message())}", err=True)
+            code = err.exit_code
+        code = code if isinstance(code, int) else 0
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
@@ -35,6 +61,9 @@ class _Group(TyperGroup):
             where = f"{err.filename}: " if err.filename else ""
             typer.echo(f"error: {where}{err.strerror or err}. Check the path and its permissions.", err=True)
             raise typer.Exit(1) from None
+        except KeyboardInterrupt:  # Typer would turn it into a silent exit 130
+            typer.echo("error: interrupted", err=True)
+            raise typer.Exit(130) from None
 
 
 app = typer.Typer(
@@ -66,3 +95,8 @@ for command in (stages, bench, profile, pipeline, analyze, timeline, roofline, r
 
 def main() -> None:
     app()
+
+
+def _sentence(message: str) -> str:
+    message = " ".join(message.split())
+    return message if message.endswith((".", "!", "?")) else message + "."

@@ -145,3 +145,33 @@ def test_bench_table_fits_100_columns_without_cutting_a_number(record):
     text = "\n".join(lines)
     for r in records:
         assert f"{r['median_ms']:.4f}" in text and f"{r['rel_error']:.1e}" in text and r["size"] in text
+
+
+@pytest.mark.parametrize("args, message", [
+    (["bench", "--bogus"], "No such option: --bogus"),
+    (["analyze"], "Missing argument 'path'."),
+    (["pipeline", "--chunks", "0"], "Invalid value for '--chunks'"),
+    (["explain", "--list", "extra"], "--list lists every topic; it takes no topic ('extra')"),
+])
+def test_usage_errors_are_one_line_with_exit_2(args, message):
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], result.stderr
+    assert "╭" not in result.output and "Traceback" not in result.output
+
+
+def test_ctrl_c_is_one_line_with_exit_130(monkeypatch):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr("nsprof.api.analyze", interrupted)
+    result = CliRunner().invoke(app, ["analyze", "anything"])
+    assert result.exit_code == 130 and result.stderr.strip() == "error: interrupted"
+
+
+def test_the_executable_runs_through_the_entry_module():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "nsprof", "bench", "--bogus"], capture_output=True, text=True)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr

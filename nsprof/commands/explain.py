@@ -41,6 +41,8 @@ def explain(
     if json_ and markdown:
         raise UsageError("--json and --markdown exclude each other", "choose one output format")
     own_access = any(value is not None for value in (shape, access, width)) or store
+    if list_ and topic is not None:
+        raise UsageError(f"--list lists every topic; it takes no topic ('{topic}')", "drop one of them")
     if list_:
         explanation = topic_list()
     elif topic is None:
