@@ -73,6 +73,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: paragraphs wrapped to the terminal, no boxes
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 

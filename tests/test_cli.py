@@ -73,7 +73,7 @@ def test_bench_without_cupy_fails_in_one_line(monkeypatch, tmp_path):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1
     assert lines[0].startswith("error: CuPy is not installed")
-    assert "pip install 'nsprof[cuda12]'" in lines[0]
+    assert "pip install cupy-cuda13x" in lines[0]
     assert "Traceback" not in result.output
     assert list(tmp_path.iterdir()) == []  # nothing written
 

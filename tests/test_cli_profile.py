@@ -103,7 +103,7 @@ def test_dry_run_shows_a_found_tool_by_its_path(tools, tmp_path):
 def test_no_gpu_is_one_line(tmp_path, monkeypatch, tools):
     monkeypatch.setitem(sys.modules, "cupy", None)
     line = one_line_error(invoke("profile", "--stage", "v6", "--out", tmp_path / "p"), 1)
-    assert line.startswith("error: CuPy is not installed") and "pip install 'nsprof[cuda12]'" in line
+    assert line.startswith("error: CuPy is not installed") and "pip install cupy-cuda13x" in line
     assert not (tmp_path / "p").exists()
 
 
@@ -227,7 +227,7 @@ def test_doctor_without_cupy_gpu_or_tools(monkeypatch, no_tools):
     assert _statuses(result) == {"CuPy": "missing", "GPU": "skipped", "driver / CUDA": "missing", "nvtx": "ok",
                                  "nsys": "missing", "ncu": "missing", "GPU counters": "skipped"}
     checks = {c["check"]: c for c in json.loads(result.stdout)}
-    assert "pip install 'nsprof[cuda12]'" in checks["CuPy"]["fix"]
+    assert "pip install cupy-cuda13x" in checks["CuPy"]["fix"]
     assert "--ncu /path/to/ncu" in checks["ncu"]["fix"]
     table = invoke("doctor")
     assert table.exit_code == 1 and "missing" in table.stdout and "NSPROF_NSYS" in table.stdout

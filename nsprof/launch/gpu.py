@@ -8,7 +8,8 @@ import subprocess
 
 from nsprof.errors import GpuUnavailableError
 
-INSTALL_HINT = "Install CuPy for your CUDA major version: pip install 'nsprof[cuda12]' or 'nsprof[cuda13]'"
+INSTALL_HINT = ("Install CuPy for your CUDA major version: pip install cupy-cuda13x (or cupy-cuda12x); "
+                "from a checkout, pip install -e \".[cuda13]\"")
 
 
 def require_cupy():
