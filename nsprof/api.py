@@ -15,15 +15,14 @@ Every function raises nsprof.errors exceptions (with a fix hint) for bad input.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from nsprof.analyze import ProfileAnalysis, analyze_profile
-from nsprof.analyze.ladder import LadderAnalysis, analyze_ladder, sources_gpu
-from nsprof.analyze.report import gpu_name
 from nsprof.errors import ParseError, UsageError
-from nsprof.parse import load_profile
-from nsprof.parse.sources import PROFILES_DIR, load_sources, resolve_ceiling
-from nsprof.registry import get_op, select_stages
-from nsprof.sizes import parse_sizes
+from nsprof.paths import PROFILES_DIR
+
+if TYPE_CHECKING:  # the libraries load with the calls that need them: `nsprof --help` stays fast
+    from nsprof.analyze import ProfileAnalysis
+    from nsprof.analyze.ladder import LadderAnalysis
 
 CAPTURED_FLOWS = 10  # flows per variant (and as many untimed ones before) in the pipeline's nsys capture
 PNG_DPI = 150  # figures are laid out in points; this only sets the PNG's pixel size
@@ -38,6 +37,8 @@ def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: s
 
     `options` are nsprof.launch.bench.run_bench's: repeat, warmup, baseline, tile, progress."""
     from nsprof.launch.bench import check_tile, run_bench
+    from nsprof.registry import get_op, select_stages
+    from nsprof.sizes import parse_sizes
 
     chosen = select_stages(op, stages)
     check_tile(chosen, options.get("tile"))
@@ -49,6 +50,11 @@ def analyze(path: str | Path, ceilings: str | Path | None = None, attribution: s
     against the GPU's ceilings (measured where saved, see nsprof.parse.sources.resolve_ceiling).
     `attribution` ("thread" or "process") says whose CUDA calls an NVTX range counts
     (nsprof.analyze.nvtx_attribution)."""
+    from nsprof.analyze import analyze_profile
+    from nsprof.analyze.report import gpu_name
+    from nsprof.parse import load_profile
+    from nsprof.parse.sources import resolve_ceiling
+
     profile = load_profile(Path(path))
     ceiling = resolve_ceiling(gpu_name(profile.nsys, profile.ncu, profile.manifest), _path(ceilings))
     return analyze_profile(profile.nsys, profile.ncu, profile.manifest, ceiling, attribution)
@@ -58,6 +64,9 @@ def load_ladder(paths: list[str | Path] | None = None, keep_all: bool = False,
                 ceilings: str | Path | None = None) -> LadderAnalysis:
     """The profiles under `paths` (default profiles/) analyzed under the GPU's ceilings; by default
     each stage and size from the latest profile that has it, every profile's with `keep_all`."""
+    from nsprof.analyze.ladder import analyze_ladder, sources_gpu
+    from nsprof.parse.sources import load_sources, resolve_ceiling
+
     sources = load_sources([Path(p) for p in paths] if paths else [PROFILES_DIR])
     gpu = sources_gpu(sources)
     return analyze_ladder(sources, gpu, resolve_ceiling(gpu, _path(ceilings)), keep_all)
@@ -124,7 +133,9 @@ def pipeline(op: str = "sgemm", stages: list[str] | None = None, size: str = "10
     from nsprof.launch.gpu import device_info
     from nsprof.launch.pipeline import cold_record, measure_pipeline
     from nsprof.launch.tools import launch_tools
-    from nsprof.registry import is_library_stage, library_stage
+    from nsprof.parse.sources import resolve_ceiling
+    from nsprof.registry import get_op, is_library_stage, library_stage, select_stages
+    from nsprof.sizes import parse_sizes
 
     spec = get_op(op)
     if spec.dims != "MxNxK":
@@ -208,6 +219,7 @@ def write_timeline(path: str | Path, out: str | Path | None = None, range_: str 
 
     from nsprof.analyze.gpu_events import capture_origin, gpu_events, range_window
     from nsprof.output import write_atomically
+    from nsprof.parse import load_profile
     from nsprof.parse.sources import unique_names
     from nsprof.render.chrome_trace import chrome_trace
     from nsprof.render.timeline import timeline_figure

@@ -117,3 +117,10 @@ def test_hgemm_tolerance_follows_fp16_rounding_and_grows_with_k():
 def test_hgemm_ladder_ids():
     assert [s.stage for s in stages_for("hgemm")][:5] == ["h1", "h2", "h3", "h4", "h5"]
     assert [s.stage for s in select_stages("hgemm", ["5,h1"])] == ["h1", "h5"]
+
+
+def test_the_help_texts_op_names_are_the_registrys():
+    from nsprof.op_names import OP_NAMES
+    from nsprof.registry import all_ops
+
+    assert list(OP_NAMES) == list(all_ops())

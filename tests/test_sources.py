@@ -23,7 +23,8 @@ from nsprof.analyze.report import ProfileAnalysis, gpu_name
 from nsprof.cli import app
 from nsprof.commands import options as shared_options
 from nsprof.commands import roofline as roofline_command
-from nsprof.commands.analyze import _ceiling_caption, analyze
+from nsprof.commands.analyze import analyze
+from nsprof.render.analysis_tables import _ceiling_caption
 from nsprof.commands.explain import explain
 from nsprof.errors import ParseError
 from nsprof.explain import evidence

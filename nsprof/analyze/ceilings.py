@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, replace
 import pandas as pd
 
 from nsprof.analyze.metrics import ratio, sum_measured
+from nsprof.paths import ceilings_file_name, gpu_slug  # noqa: F401 (file naming: a base module's; kept importable here)
 
 
 @dataclass(frozen=True)
@@ -84,15 +85,6 @@ def datasheet_ceiling(gpu_name: str | None) -> Ceiling | None:
         return None
     name = gpu_name.upper()
     return next((ceiling for pattern, ceiling in DATASHEET_CEILINGS if re.search(pattern, name)), None)
-
-
-def gpu_slug(gpu_name: str) -> str:
-    """'NVIDIA H200' -> 'nvidia-h200': the GPU's part of a measured ceilings file name."""
-    return re.sub(r"[^a-z0-9]+", "-", gpu_name.lower()).strip("-") or "gpu"
-
-
-def ceilings_file_name(gpu_name: str) -> str:
-    return f"ceilings-{gpu_slug(gpu_name)}.json"
 
 
 def ceiling_for(gpu_name: str | None, measured: dict | None = None) -> Ceiling | None:

@@ -9,11 +9,14 @@ import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nsprof.capture.request import ProfileRequest
 from nsprof.ranges import NVTX_DOMAIN, range_name
-from nsprof.registry import Stage
 from nsprof.sizes import Size, short_size
+
+if TYPE_CHECKING:
+    from nsprof.registry import Stage
 
 # File names inside a profile directory (see nsprof.capture.layout for the directory itself).
 NSYS_REPORT = "nsys"  # nsys adds .nsys-rep and, with --export=sqlite, .sqlite

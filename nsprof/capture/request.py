@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from nsprof.capture.metrics import resolve_metrics
 from nsprof.errors import UsageError
-from nsprof.registry import Stage, get_op, select_stages, stages_for
 from nsprof.sizes import Size, parse_sizes, size_label
+
+if TYPE_CHECKING:  # the registry loads the ops (and NumPy): not needed to print `nsprof profile --help`
+    from nsprof.registry import Stage
 
 TOOL_CHOICES = {"nsys": ("nsys",), "ncu": ("ncu",), "both": ("nsys", "ncu")}
 CLOCK_CONTROLS = ("none", "base")
@@ -29,10 +32,14 @@ class ProfileRequest:
 
     @property
     def dtype(self) -> str:
+        from nsprof.registry import get_op
+
         return get_op(self.op).dtype
 
     @property
     def all_stages(self) -> bool:
+        from nsprof.registry import stages_for
+
         return list(self.stages) == stages_for(self.op)
 
     @property
@@ -44,6 +51,8 @@ def build_request(op: str = "sgemm", stages: list[str] | None = None, sizes: lis
                   tool: str = "both", metrics: list[str] | None = None, clock_control: str = "none",
                   repeat: int | None = None) -> ProfileRequest:
     """Validate what the user typed; every mistake is a UsageError (exit code 2)."""
+    from nsprof.registry import get_op, select_stages
+
     chosen = select_stages(op, stages)
     parsed_sizes = parse_sizes(sizes, get_op(op).dims)
     if tool not in TOOL_CHOICES:

@@ -9,17 +9,14 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-from nsprof.launch.bench import check_output, check_tile, results_document, run_bench, save_results
 from nsprof.console import stderr, stdout
-from nsprof.parse.sources import resolve_ceiling
-from nsprof.registry import all_ops, get_op, select_stages
-from nsprof.sizes import parse_sizes
+from nsprof.op_names import OP_NAMES
 
 
 def bench(
     stage: Optional[List[str]] = typer.Option(None, "--stage", "-s", help="Stage(s): v6, several (v1,v6 or repeated), or all. Default: all."),
     size: Optional[List[str]] = typer.Option(None, "--size", help="N for every dimension, or all of them (MxNxK for a GEMM); several as 1024,4096. Default: 4096."),
-    op: str = typer.Option("sgemm", "--op", help=f"Which ladder: {', '.join(all_ops())}."),
+    op: str = typer.Option("sgemm", "--op", help=f"Which ladder: {', '.join(OP_NAMES)}."),
     repeat: Optional[int] = typer.Option(None, "--repeat", min=1, help="Timed launches per stage and size. Default: enough for ~0.25 s (10..500)."),
     warmup: Optional[int] = typer.Option(None, "--warmup", min=0, help="Untimed launches before timing. Default: at least 3 and 0.1 s of them (an idle GPU's clocks ramp up first)."),
     tile: Optional[str] = typer.Option(None, "--tile", help="Force the block tile (e.g. 64x128) of the stages that offer several (v8, v10, h4-h6); others keep theirs."),
@@ -36,7 +33,10 @@ def bench(
     FAILED, is not timed, and makes the exit code 1. A stage this GPU cannot run (h6 needs
     sm_90a) is reported "not available" with the reason.
     """
+    from nsprof.launch.bench import check_output, check_tile, results_document, run_bench, save_results
     from nsprof.launch.gpu import device_info
+    from nsprof.registry import get_op, select_stages
+    from nsprof.sizes import parse_sizes
 
     stages = select_stages(op, stage)
     sizes = parse_sizes(size, get_op(op).dims)
@@ -74,6 +74,8 @@ def results_table(records: list[dict], env: dict, dram_source: str | None = None
     wide = width >= 120
     table = Table(title=f"{env['device']} (CC {env['compute_capability']}, {env['sm_count']} SMs), CuPy {env['cupy']}, CUDA {env['runtime_cuda']}",
                   title_justify="left", pad_edge=wide, collapse_padding=not wide)
+    from nsprof.registry import get_op
+
     by_bytes = bool(records) and get_op(records[0]["op"]).headline == "bytes"
     rates = [("tbytes_per_s", "TB/s", ".2f"), ("pct_dram", "% DRAM", ".0f"), ("tflops", "TFLOP/s", ".3f")] \
         if by_bytes else [("tflops", "TFLOP/s", ".2f")]
@@ -109,6 +111,8 @@ def results_table(records: list[dict], env: dict, dram_source: str | None = None
 def add_pct_dram(records: list[dict], device: str) -> str | None:
     """% of this GPU's DRAM ceiling (measured where `nsprof ceilings` saved it, else the datasheet)
     for every timed record; returns the ceiling as the table names it."""
+    from nsprof.parse.sources import resolve_ceiling
+
     ceiling = resolve_ceiling(device)
     if ceiling is None or ceiling.dram_tbyte_per_s is None:
         return None

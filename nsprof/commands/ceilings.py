@@ -10,16 +10,8 @@ from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from nsprof.analyze.ceilings import MEASURABLE, datasheet_ceiling
-from nsprof.analyze.roofline import LEVELS, UNITS
 from nsprof.console import stderr, stdout
-from nsprof.parse.sources import CEILINGS_DIR
-from nsprof.render import format as fmt
-
-# ceiling field -> (name, unit)
-NAMES = {**{level.ceiling_field: (level.name, "B/s") for level in LEVELS},
-         **{unit.ceiling_field: (unit.name, "FLOP/s") for unit in UNITS},
-         "h2d_tbyte_per_s": ("host to device (pinned)", "B/s"), "d2h_tbyte_per_s": ("device to host (pinned)", "B/s")}
+from nsprof.paths import CEILINGS_DIR
 
 
 def ceilings(
@@ -50,6 +42,13 @@ def ceilings(
 
 
 def ceilings_table(document: dict) -> Table:
+    from nsprof.analyze.ceilings import MEASURABLE, datasheet_ceiling
+    from nsprof.analyze.roofline import LEVELS, UNITS
+    from nsprof.render import format as fmt
+
+    names = {**{level.ceiling_field: (level.name, "B/s") for level in LEVELS},  # ceiling field -> (name, unit)
+             **{unit.ceiling_field: (unit.name, "FLOP/s") for unit in UNITS},
+             "h2d_tbyte_per_s": ("host to device (pinned)", "B/s"), "d2h_tbyte_per_s": ("device to host (pinned)", "B/s")}
     device = document["device"]
     datasheet = datasheet_ceiling(device["device"])
     table = Table(title=f"{device['device']} ({device['sm_count']} SMs, {device['l2_mib']:g} MiB L2), "
@@ -61,7 +60,7 @@ def ceilings_table(document: dict) -> Table:
         entry = document["ceilings"].get(name)
         if entry is None:
             continue
-        label, unit = NAMES[name]
+        label, unit = names[name]
         listed = getattr(datasheet, name) if datasheet else None
         table.add_row(label, fmt.si(entry["value"] * 1e12, unit), fmt.si(listed * 1e12 if listed else None, unit),
                       fmt.percent(100 * entry["value"] / listed if listed else None, 0),

@@ -7,7 +7,6 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from nsprof.capture.checks import environment_checks
 from nsprof.console import stdout
 
 
@@ -22,6 +21,8 @@ def doctor(
 
     Exit code 0 when every check is ok, 1 otherwise (something is missing or could not be checked).
     """
+    from nsprof.capture.checks import environment_checks
+
     checks = environment_checks(nsys, ncu)
     if as_json:
         typer.echo(json.dumps(checks, indent=2))

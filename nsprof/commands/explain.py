@@ -7,12 +7,9 @@ from typing import Optional
 
 import typer
 
-from nsprof.access import parse_shape
 from nsprof.commands.options import CEILINGS_HELP
 from nsprof.console import stdout
 from nsprof.errors import UsageError
-from nsprof.explain.explanation import explain_access, explain_topic, topic_list
-from nsprof.explain.render import to_json, to_markdown, to_terminal
 from nsprof.explain.topics import TOPICS
 
 
@@ -38,21 +35,30 @@ def explain(
     With --shape/--access the same models answer for an access you describe:
     nsprof explain bank-conflicts --shape 32x33 --access column
     """
+    from nsprof.explain.render import to_json, to_markdown, to_terminal
+
     if json_ and markdown:
         raise UsageError("--json and --markdown exclude each other", "choose one output format")
     own_access = any(value is not None for value in (shape, access, width)) or store
     if list_ and topic is not None:
         raise UsageError(f"--list lists every topic; it takes no topic ('{topic}')", "drop one of them")
     if list_:
+        from nsprof.explain.topics import topic_list
+
         explanation = topic_list()
     elif topic is None:
         raise UsageError("no topic given", f"choose one of: {', '.join(TOPICS)} (or pass --list)")
     elif own_access:
+        from nsprof.access import parse_shape
+        from nsprof.explain.explanation import explain_access
+
         if stage is not None:
             raise UsageError("--stage and --shape/--access both describe accesses", "give one or the other")
         explanation = explain_access(topic, parse_shape(shape) if shape else None, access or "row",
                                      width or 4, "store" if store else "load")
     else:
+        from nsprof.explain.explanation import explain_topic
+
         explanation = explain_topic(topic, stage, source, op=op, ceilings=ceilings)
     if json_:
         typer.echo(to_json(explanation))

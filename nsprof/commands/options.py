@@ -1,6 +1,6 @@
 """Help texts of the options several commands share (--from, --all, --ceilings)."""
 
-from nsprof.parse.sources import CEILINGS_DIR, PROFILES_DIR
+from nsprof.paths import CEILINGS_DIR, PROFILES_DIR
 
 FROM_HELP = ("A profile directory, a directory holding them (searched at any depth), or one nsys or ncu file (.nsys-rep, .sqlite, .ncu-rep, .csv); "
              f"repeatable. Default: {PROFILES_DIR}/.")

@@ -10,10 +10,8 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from nsprof.capture.program import DEFAULT_LAUNCH_COUNT, build_program_request
 from nsprof.capture.request import DEFAULT_REPEAT, build_request
-from nsprof.capture.session import VerificationFailed, capture, capture_program, dry_run
 from nsprof.console import stderr
 from nsprof.errors import UsageError
-from nsprof.launch import gpu
 from nsprof.metric_catalog import PRESETS
 
 
@@ -58,6 +56,9 @@ def profile(
 
     Exit code 1 when a tool or the program fails or a stage fails verification, 130 when interrupted.
     """
+    from nsprof.capture.session import VerificationFailed, capture
+    from nsprof.launch import gpu
+
     tool_options = {"nsys": nsys, "ncu": ncu}
     if program:
         _profile_program(program, locals(), tool_options, out, force, dry_run_)
@@ -87,6 +88,8 @@ def _profile_program(program: list[str], given: dict, tool_options: dict, out: P
     if ladder_only:
         raise UsageError(f"{', '.join(ladder_only)} {'is' if len(ladder_only) == 1 else 'are'} for the ladder's stages, not for a program",
                          "drop them, or drop the program after --")
+    from nsprof.capture.session import capture_program
+
     request = build_program_request(program, given["tool"].value, given["metrics"], given["clock_control"].value,
                                     given["ranges"], given["kernel"], given["launch_count"])
     _run(capture_program, request, out, tool_options, force, dry_run_, "checking the tools")
@@ -95,6 +98,8 @@ def _profile_program(program: list[str], given: dict, tool_options: dict, out: P
 def _run(run_capture, request, out: Path, tool_options: dict, force: bool, dry_run_: bool, starting: str):
     """Print the command lines (--dry-run, returns None), or capture with a progress line and print
     the summary; returns (directory, manifest)."""
+    from nsprof.capture.session import dry_run
+
     if dry_run_:
         for command in dry_run(request, out, tool_options):
             typer.echo(command.shell)

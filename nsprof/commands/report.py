@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
 from nsprof import api
-from nsprof.analyze.ceilings import gpu_slug
-from nsprof.analyze.ladder import LadderAnalysis
+from nsprof.paths import gpu_slug
+
+if TYPE_CHECKING:
+    from nsprof.analyze.ladder import LadderAnalysis
 from nsprof.commands.options import ALL_HELP, CEILINGS_HELP, FROM_HELP
 from nsprof.errors import UsageError
 

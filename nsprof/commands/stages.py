@@ -7,7 +7,6 @@ from rich.markup import escape
 from rich.table import Table
 
 from nsprof.console import stdout
-from nsprof.registry import get_op, stages_for
 
 
 def stages(
@@ -15,6 +14,8 @@ def stages(
     as_json: bool = typer.Option(False, "--json", help="Print a JSON list instead of a table."),
 ) -> None:
     """List the stages of a kernel ladder: what each changes, and how it handles ragged sizes."""
+    from nsprof.registry import get_op, stages_for
+
     ladder = stages_for(op)
     description = get_op(op).description
     if as_json:

@@ -15,17 +15,10 @@ from nsprof.explain.drawings import bank_grid, sector_map
 from nsprof.explain.evidence_sections import evidence_section
 from nsprof.explain.facts import topic_facts
 from nsprof.explain.model_sections import BANK_GRID_TITLE, global_model, shared_model, why_banks, why_sectors
-from nsprof.explain.topics import TOPICS, Topic, get_topic
+from nsprof.explain.topics import Topic, get_topic, topic_list  # noqa: F401 (topic_list: its home is topics)
 from nsprof.registry import Stage, get_op, get_stage, select_stages
 
 DEFAULT_SHAPES = {"shared": (32, 32), "global": (1024, 1024)}  # a float tile; a matrix as profiled
-
-
-def topic_list() -> Explanation:
-    rows = [{"topic": t.name, "summary": t.summary} for t in TOPICS.values()]
-    table = Table("Topics (nsprof explain TOPIC)", (("topic", "topic", ""), ("summary", "summary", "")), rows)
-    return Explanation("nsprof explain", "Topics, each explained with this ladder's own numbers.",
-                       [Section(None, [table])], {"topics": rows})
 
 
 def explain_topic(name: str, stage_name: str | None = None, source: Path | None = None, op: str | None = None,

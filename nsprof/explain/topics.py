@@ -322,3 +322,13 @@ def get_topic(name: str) -> Topic:
     if name not in TOPICS:
         raise UsageError(f"unknown topic '{name}'", f"choose one of: {', '.join(TOPICS)} (see nsprof explain --list)")
     return TOPICS[name]
+
+
+def topic_list():
+    """The topics as an explanation (a table of names and summaries): needs none of the models."""
+    from nsprof.explain.blocks import Explanation, Section, Table
+
+    rows = [{"topic": t.name, "summary": t.summary} for t in TOPICS.values()]
+    table = Table("Topics (nsprof explain TOPIC)", (("topic", "topic", ""), ("summary", "summary", "")), rows)
+    return Explanation("nsprof explain", "Topics, each explained with this ladder's own numbers.",
+                       [Section(None, [table])], {"topics": rows})

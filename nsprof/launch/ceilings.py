@@ -26,7 +26,7 @@ from typing import Callable
 import numpy as np
 
 from nsprof import __version__
-from nsprof.analyze.ceilings import ceilings_file_name
+from nsprof.paths import ceilings_file_name
 from nsprof.launch.gpu import device_info, require_cupy
 from nsprof.launch.measure import time_launches
 

@@ -21,12 +21,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from nsprof.analyze.ceilings import Ceiling, ceiling_for, ceilings_file_name
+from nsprof.analyze.ceilings import Ceiling, ceiling_for
+from nsprof.paths import ceilings_file_name
 from nsprof.errors import ParseError
+from nsprof.paths import CEILINGS_DIR, PROFILES_DIR
 from nsprof.parse.profile import MANIFEST, NCU_SUFFIXES, PROFILE_FILES, Profile, load_profile, tool_outputs
 
-PROFILES_DIR = Path("profiles")  # the default --from: where `nsprof profile` and `nsprof bench` write
-CEILINGS_DIR = PROFILES_DIR  # where `nsprof ceilings` saves and ceilings are looked for by default
 
 
 @dataclass(frozen=True)

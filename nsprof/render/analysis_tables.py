@@ -1,0 +1,296 @@
+"""The tables and the JSON document of `nsprof analyze` (render layer: pandas and rich load here,
+when the command runs, never for `nsprof --help`)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+
+import numpy as np
+import pandas as pd
+from rich.markup import escape
+from rich.table import Table
+
+from nsprof.analyze import ProfileAnalysis
+from nsprof.analyze.ladder import short_kernel_name
+from nsprof.analyze.launch_findings import FINDING_COLUMNS
+from nsprof.analyze.nvtx_attribution import PROCESS, THREAD
+from nsprof.parse.nsys_sqlite import GRAPH_NAME
+
+KERNEL_FIELDS = (
+    "id", "kernel", "nvtx", "duration_ns", "flops", "tensor_flops", "dram_bytes", "l2_bytes",
+    "gflops_per_s", "dram_gbytes_per_s", "intensity_flop_per_byte", "intensity_flop_per_l2_byte",
+    "smem_ld_conflicts", "smem_st_conflicts", "smem_ld_nway", "smem_st_nway",
+    "fp32_pct_of_peak", "tensor_pct_of_peak", "dram_pct_of_peak", *FINDING_COLUMNS,
+)
+
+
+def print_analysis(analysis: ProfileAnalysis, is_directory: bool, console) -> None:
+    """Every table the profile has, each fitting the console's width."""
+    if analysis.kernel_summary is not None:
+        console.print(_kernel_summary_table(analysis.kernel_summary))
+        console.print(_memcpy_summary_table(analysis.memcpy_summary))
+        console.print(_utilization_table(analysis.gpu_utilization))
+    if analysis.ranges is not None:
+        console.print(_ranges_table(analysis.ranges, analysis.unattributed, analysis.attribution))
+    if analysis.kernels is not None:
+        console.print(_kernels_table(analysis, console.width))
+        if analysis.rules is not None and len(analysis.rules):
+            console.print(_rules_table(analysis.rules, console.width))
+        if note := _missing_note(analysis.missing_metrics):
+            console.print(note, markup=False, highlight=False, soft_wrap=True)
+    if is_directory and not analysis.stages.empty:  # a capture of another program has no stages
+        console.print(_stages_table(analysis, console.width))
+
+
+def analysis_json(analysis: ProfileAnalysis, is_directory: bool) -> str:
+    return json.dumps(_document(analysis, is_directory), indent=2)
+
+def _document(analysis: ProfileAnalysis, is_directory: bool) -> dict:
+    doc = {"gpu": analysis.gpu, "ceiling": analysis.ceiling.to_json() if analysis.ceiling else None}
+    if analysis.kernel_summary is not None:
+        doc["kernel_summary"] = _records(analysis.kernel_summary)
+        doc["memcpy_summary"] = _records(analysis.memcpy_summary)
+        doc["gpu_utilization"] = analysis.gpu_utilization
+    if analysis.unattributed is not None:
+        doc["unattributed"] = analysis.unattributed
+    if analysis.ranges is not None or is_directory:
+        doc["attribution"] = analysis.attribution
+        doc["ranges"] = _records(analysis.ranges)
+    if analysis.kernels is not None or is_directory:
+        kernels = analysis.kernels
+        doc["kernels"] = _records(None if kernels is None else kernels[[c for c in KERNEL_FIELDS if c in kernels]])
+        if analysis.rules is not None:
+            for record in doc["kernels"]:
+                record["rules"] = _kernel_rules(analysis.rules, record["id"], record["kernel"])
+            doc["missing_metrics"] = analysis.missing_metrics
+    if is_directory:
+        doc["stages"] = _records(analysis.stages)
+    return doc
+
+
+def _kernel_rules(rules: pd.DataFrame, launch_id: int, kernel: str) -> list[dict]:
+    """ncu's rule results for one launch, largest estimated speedup first."""
+    mine = rules[(rules["id"] == launch_id) & (rules["kernel"] == kernel)]
+    return _records(mine.drop(columns=["id", "kernel"]))
+
+
+def _records(frame: pd.DataFrame | None) -> list[dict]:
+    """Rows as JSON-ready dicts: NaN, NA and infinities become null, numpy scalars Python ones."""
+    if frame is None:
+        return []
+    return [{key: _plain(value) for key, value in row.items()} for row in frame.to_dict("records")]
+
+
+def _plain(value):
+    if isinstance(value, list):
+        return value
+    if value is None or value is pd.NA or (isinstance(value, float) and not math.isfinite(value)):
+        return None
+    return value.item() if isinstance(value, np.generic) else value
+
+
+# Table columns: (title, record key, format). Keys ending in _ns are shown in microseconds,
+# bytes in MB; "% FP32", "% TC" (tensor cores) and "% DRAM" are of the datasheet peak.
+RANGE_COLUMNS = (("range", "range", ""), ("count", "count", ",d"), ("kernels", "kernels", ",d"),
+                 ("graphs", "graphs", ",d"), ("GPU time us", "gpu_time_ns", ",.1f"), ("memcpys", "memcpy_count", ",d"),
+                 ("memcpy MB", "memcpy_bytes", ",.1f"), ("memsets", "memset_count", ",d"), ("GPU ops", "gpu_ops", ",d"))
+_RATES = (("GFLOP/s", "gflops_per_s", ",.0f"), ("% FP32", "fp32_pct_of_peak", ".1f"), ("% TC", "tensor_pct_of_peak", ".1f"),
+          ("DRAM\nGB/s", "dram_gbytes_per_s", ",.0f"), ("% DRAM", "dram_pct_of_peak", ".1f"),
+          ("FLOP/B", "intensity_flop_per_byte", ".1f"), ("smem ld\nn-way", "smem_ld_nway", ".2f"),
+          ("smem st\nn-way", "smem_st_nway", ".2f"))
+# ncu's Speed Of Light and launch figures, which every capture with its default sections has
+_FINDINGS = (("SM\n%", "sm_throughput_pct", ".1f"), ("mem\n%", "memory_throughput_pct", ".1f"),
+             ("occ.\n%", "occupancy_pct", ".0f"), ("regs", "registers_per_thread", ".0f"), ("bound", "bound", ""))
+KERNEL_COLUMNS = (("id", "id", "d"), ("kernel", "kernel", ""), ("time us", "duration_ns", ",.2f"), *_FINDINGS,
+                  *_RATES, ("innermost range", "innermost_range", ""))
+STAGE_COLUMNS = (("op", "op", ""), ("stage", "stage", ""), ("size", "size", ""), ("launches", "launches", "d"),
+                 ("nsys\nus/launch", "nsys_gpu_time_per_launch_ns", ",.2f"), ("ncu\nkernels", "ncu_kernels", "d"),
+                 ("ncu\nus/kernel", "ncu_duration_per_kernel_ns", ",.2f"), *_RATES)
+# Kernel-table columns left out first when the terminal is too narrow (the rest stay in --json).
+KERNEL_DROP_ORDER = ("innermost_range", "smem_st_nway", "smem_ld_nway", "tensor_pct_of_peak", "fp32_pct_of_peak",
+                     "dram_pct_of_peak", "intensity_flop_per_byte", "dram_gbytes_per_s", "registers_per_thread",
+                     "occupancy_pct")
+STAGE_DROP_ORDER = ("smem_st_nway", "tensor_pct_of_peak", "dram_pct_of_peak", "ncu_kernels", "launches", "op",
+                    "intensity_flop_per_byte", "ncu_duration_per_kernel_ns", "smem_ld_nway")
+SUMMARY_ROWS = 12  # the terminal shows the kernels with the largest totals; --json has every one
+RULE_ROWS = 10  # ncu rule results shown, largest estimated speedup first
+
+
+def _kernel_summary_table(summary: pd.DataFrame) -> Table:
+    rows = [{**row, "kernel": name} for row, name in zip(summary.head(SUMMARY_ROWS).to_dict("records"),
+                                                         _short_names(summary["kernel"].head(SUMMARY_ROWS), 36))]
+    more = f" and {len(summary) - SUMMARY_ROWS} more kernels" if len(summary) > SUMMARY_ROWS else ""
+    caption = f"as nsys stats -r cuda_gpu_kern_sum; base names here ([2]: another instance of a template), full names{more} in --json"
+    if summary["kernel"].str.startswith(GRAPH_NAME.format("")).any():
+        caption += ("; CUDA graph: launches of one graph traced at graph level (nsys's default), which "
+                    "cuda_gpu_kern_sum leaves out; nsys profile --cuda-graph-trace=node shows their kernels")
+    columns = (("kernel", "kernel", ""), ("count", "count", ",d"), ("total us", "total_ns", ",.1f"),
+               ("avg us", "avg_ns", ",.1f"), ("median us", "median_ns", ",.1f"), ("% time", "pct", ".1f"))
+    return _table("Kernels by total time (nsys)", columns, rows, caption)
+
+
+def _short_names(names, width: int) -> list[str]:
+    """Base names, template instances numbered apart ([2]) so that two rows never look alike."""
+    shown, seen = [], Counter()
+    for name in names:
+        short = short_kernel_name(name, width)
+        seen[short] += 1
+        shown.append(short if seen[short] == 1 else f"{short} [{seen[short]}]")
+    return shown
+
+
+def _memcpy_summary_table(summary: pd.DataFrame) -> Table:
+    columns = (("kind", "kind", ""), ("count", "count", ",d"), ("MB", "transfer_bytes", ",.2f"),
+               ("total us", "total_ns", ",.1f"), ("GB/s", "gbytes_per_s", ",.1f"), ("pageable", "pageable_count", ",d"))
+    caption = "no memory transfers in this export" if summary.empty else "as nsys stats -r cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum"
+    rows = [{**row, "transfer_bytes": row["bytes"]} for row in summary.to_dict("records")]  # shown in MB
+    return _table("Memory transfers (nsys)", columns, rows, caption)
+
+
+ATTRIBUTION_WORDS = {THREAD: "by the thread that pushed it", PROCESS: "by any thread of its process"}
+
+
+def _ranges_table(ranges: pd.DataFrame, unattributed: dict | None, attribution: str) -> Table:
+    notes = ["no NVTX ranges in this export"] if ranges.empty else []
+    if unattributed and unattributed["kernels"]:
+        what = "kernels and graphs" if len(ranges) and ranges["graphs"].sum() else "kernels"
+        notes.append(f"in no range: {unattributed['kernels']:,} {what}, {unattributed['gpu_time_ns'] / 1e3:,.1f} us "
+                     f"({unattributed['pct']:.0f}% of their GPU time): launched outside every range"
+                     + (", or by another thread than the one that pushed it (PyTorch's backward pass: "
+                        "try --attribution process)" if attribution == THREAD else ""))
+    if len(ranges) and ranges["graphs"].sum():
+        notes.append("graphs: CUDA graph launches traced at graph level, their kernels unseen "
+                     "(nsys profile --cuda-graph-trace=node traces them)")
+    columns = [column for column in RANGE_COLUMNS if column[1] != "graphs" or (len(ranges) and ranges["graphs"].sum())]
+    return _table(f"NVTX ranges (nsys): GPU work launched while each was open, {ATTRIBUTION_WORDS[attribution]}",
+                  tuple(columns), ranges.to_dict("records"), "; ".join(notes) or None)
+
+
+def _utilization_table(devices: list[dict]) -> Table:
+    rows = []
+    for device in devices:
+        gap = device["idle_gaps"][0] if device["idle_gaps"] else None
+        rows.append({**device, "gap_ns": gap and gap["duration_ns"], "gap_at_ns": gap and gap["start_ns"],
+                     "between": gap and f"{short_kernel_name(gap['after'], 22)} → {short_kernel_name(gap['before'], 22)}"})
+    columns = (("GPU", "device_id", "d"), ("busy %", "pct", ".2f"), ("busy us", "busy_ns", ",.1f"),
+               ("span us", "span_ns", ",.1f"), ("longest idle us", "gap_ns", ",.1f"), ("at us", "gap_at_ns", ",.1f"),
+               ("between", "between", ""))
+    caption = ("busy: any kernel, graph, copy or memset running, overlaps counted once; span: first to last "
+               "of them; the longest idle gaps are in --json" if devices else "no GPU work in this export")
+    return _table("GPU utilization (nsys)", columns, rows, caption)
+
+
+def _kernels_table(analysis: ProfileAnalysis, width: int) -> Table:
+    kernels = analysis.kernels
+    rows = [{**row, "innermost_range": row["nvtx"][-1] if row["nvtx"] else None, "kernel": name}
+            for row, name in zip(kernels.to_dict("records"), _short_names(kernels["kernel"], 28))]
+    present = [column for column in KERNEL_COLUMNS
+               if column[1] in ("id", "kernel", "duration_ns") or any(_plain(row.get(column[1])) is not None for row in rows)]
+    columns = fit_columns(present, rows, width, KERNEL_DROP_ORDER)
+    return _table("Kernels (ncu)", tuple(columns), rows, _ceiling_caption(analysis) + _left_out(present, columns))
+
+
+def _rules_table(rules: pd.DataFrame, width: int) -> Table:
+    """One row per ncu rule: how many launches it fired on, its largest estimated speedup, and its
+    advice for that launch (first sentence)."""
+    grouped = rules.groupby("rule", sort=False)  # rules come largest speedup first: head(1) is the largest
+    rows = [{"rule": rule, "launches": group["id"].nunique(), "advice": _first_sentence(group["message"].iloc[0], 160),
+             "speedup": _speedup(group.iloc[0])} for rule, group in grouped]
+    columns = (("rule", "rule", ""), ("launches", "launches", "d"), ("largest\nspeedup %", "speedup", ""),
+               ("advice where the speedup is largest (per launch: --json)", "advice", ""))
+    caption = "ncu's estimate of the time a fix could save: g of the whole kernel, l of the part the rule looks at"
+    table = _table("ncu's advice (rule results)", columns, rows, caption)
+    table.columns[-1].max_width = max(30, width - 50)
+    return table
+
+
+def _speedup(rule: pd.Series) -> str | None:
+    if _plain(rule["speedup_pct"]) is None:
+        return None
+    return f"{rule['speedup_pct']:.1f}" + (f" {rule['speedup_type'][0]}" if rule["speedup_type"] else "")
+
+
+def _first_sentence(text: str, limit: int) -> str:
+    text = " ".join(str(text).split())
+    end = text.find(". ")
+    text = text if end < 0 else text[: end + 1]
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _missing_note(missing: dict) -> str | None:
+    if not missing or not missing["metrics"]:
+        return None
+    labels = sorted({label.split(" (")[0] for label in missing["labels"]})
+    return (f"Not in this capture, and read by nsprof's analysis: {', '.join(labels)}. Capture with `nsprof profile` "
+            f"(-- CMD for your program), or add these {len(missing['metrics'])} metrics to ncu's options:\n"
+            f"  {missing['ncu_options']}")
+
+
+def fit_columns(columns: list, rows: list[dict], width: int, drop_order: tuple[str, ...]) -> list:
+    """`columns` less the first of `drop_order` present, then the next, until the table fits `width`
+    terminal columns (each column as wide as its heading's longest line or its widest cell)."""
+    columns = list(columns)
+    def table_width(chosen):
+        return 1 + sum(3 + max(max(len(line) for line in heading.split("\n")),
+                               max((len(_cell(row.get(key), key, spec)) for row in rows), default=1))
+                       for heading, key, spec in chosen)
+    for key in drop_order:
+        if table_width(columns) <= width:
+            break
+        columns = [column for column in columns if column[1] != key]
+    return columns
+
+
+def _left_out(present: list, shown: list) -> str:
+    gone = [heading.replace("\n", " ") for heading, key, _ in present if (heading, key, _) not in shown]
+    return f"; left out to fit the terminal: {', '.join(gone)} (in --json)" if gone else ""
+
+
+def _stages_table(analysis: ProfileAnalysis, width: int) -> Table:
+    rows = analysis.stages.to_dict("records")
+    columns = fit_columns(list(STAGE_COLUMNS), rows, width, STAGE_DROP_ORDER)
+    return _table("Stages (NVTX ranges nsprof:OP/STAGE/SIZE)", tuple(columns), rows,
+                  _left_out(list(STAGE_COLUMNS), columns).lstrip("; ") or None)
+
+
+def _table(title: str, columns: tuple, rows: list[dict], caption: str | None) -> Table:
+    table = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
+    for heading, key, spec in columns:
+        table.add_column(heading, justify="right" if spec else "left", overflow="fold",
+                         min_width=len("4096x4096x4096") if key == "size" else None)
+    for row in rows:
+        table.add_row(*(_cell(row.get(key), key, spec) for _, key, spec in columns))
+    return table
+
+
+def _cell(value, key: str, spec: str) -> str:
+    """'-' for a value that was not measured; ns shown as us, bytes as MB."""
+    value = _plain(value)
+    if value is None:
+        return "-"
+    if not spec:
+        return escape(str(value))
+    if key.endswith("_ns"):
+        value = value / 1e3
+    elif key.endswith("_bytes"):
+        value = value / 1e6
+    return format(value, spec)
+
+
+def _ceiling_caption(analysis: ProfileAnalysis) -> str:
+    c = analysis.ceiling
+    if c is None:
+        return f"% of peak: no datasheet entry for {analysis.gpu or 'an unknown GPU'}"
+    def source(field: str) -> str:  # "measured <date> by <method>" -> "measured <date>"
+        return c.source_of(field).split(" by ")[0]
+
+    peaks = (("fp32_tflop_per_s", "TFLOP/s", "FP32"), ("dram_tbyte_per_s", "TB/s", "DRAM"))
+    known = [f"{getattr(c, field):.3g} {unit} {name} ({source(field)})"
+             for field, unit, name in peaks if getattr(c, field) is not None]
+    unknown = [name for field, _, name in peaks if getattr(c, field) is None]
+    caption = f"% of peak against the {c.gpu}: {', '.join(known)}" if known else f"% of peak against the {c.gpu}"
+    if unknown:
+        caption += f"{';' if known else ':'} no {' or '.join(unknown)} peak known (measure it: nsprof ceilings)"
+    return caption
