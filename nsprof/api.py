@@ -72,8 +72,9 @@ def load_ladder(paths: list[str | Path] | None = None, keep_all: bool = False,
     return analyze_ladder(sources, gpu, resolve_ceiling(gpu, _path(ceilings)), keep_all)
 
 
-def write_roofline(ladder: LadderAnalysis, out: str | Path) -> list[Path]:
-    """OUT/roofline.png, .svg and .csv. Raises ParseError when no kernel has FLOPs, bytes and time."""
+def write_roofline(ladder: LadderAnalysis, out: str | Path, force: bool = False) -> list[Path]:
+    """OUT/roofline.png, .svg and .csv, written as a set (see nsprof.output.write_set): earlier ones
+    are kept unless `force`. Raises ParseError when no kernel has FLOPs, bytes and time."""
     if ladder.points.empty:
         names = ", ".join(source.name for source in ladder.sources) or "the profiles given"
         raise ParseError(f"nothing to place on a roofline in {names} (no ncu kernel with FLOP counts, bytes and a duration)",
@@ -83,35 +84,35 @@ def write_roofline(ladder: LadderAnalysis, out: str | Path) -> list[Path]:
 
     from nsprof.render.roofline import roofline_figure
 
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    import io
+
+    from nsprof.output import write_set
+
     figure = roofline_figure(ladder.points, ladder.roofs, ladder.gpu)
-    paths = [out / "roofline.png", out / "roofline.svg", out / "roofline.csv"]
-    figure.savefig(paths[0], dpi=PNG_DPI)
-    figure.savefig(paths[1])
+    png, svg = io.BytesIO(), io.BytesIO()
+    figure.savefig(png, format="png", dpi=PNG_DPI)
+    figure.savefig(svg, format="svg")
     plt.close(figure)
-    ladder.points[list(ROOFLINE_CSV_COLUMNS)].to_csv(paths[2], index=False, float_format="%.6g")
-    return paths
+    table = ladder.points[list(ROOFLINE_CSV_COLUMNS)].to_csv(index=False, float_format="%.6g").encode()
+    return write_set(Path(out), {"roofline.png": png.getvalue(), "roofline.svg": svg.getvalue(), "roofline.csv": table},
+                     force)
 
 
-def write_report(ladder: LadderAnalysis, directory: str | Path) -> list[Path]:
-    """DIRECTORY/index.html (self-contained), report.md and the PNG files report.md shows."""
+def write_report(ladder: LadderAnalysis, directory: str | Path, force: bool = False) -> list[Path]:
+    """DIRECTORY/index.html (self-contained), report.md and the PNG files report.md shows, written
+    as a set (see nsprof.output.write_set): an earlier report there is kept unless `force`."""
     from nsprof.render.document import Image, to_html, to_markdown  # matplotlib loads only for the calls that draw
     from nsprof.render.report import report_document
 
     if ladder.work.empty and not ladder.timelines:
         raise ParseError("nothing to report: no stage, kernel or CUDA activity in the profiles given",
                          "Capture one with `nsprof profile`, or pass a profile directory or an ncu .csv file with --from")
+    from nsprof.output import write_set
+
     title, blocks = report_document(ladder)
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    paths = [directory / "index.html", directory / "report.md"]
-    paths[0].write_text(to_html(blocks, title), encoding="utf-8")
-    paths[1].write_text(to_markdown(blocks), encoding="utf-8")
-    for image in (block for block in blocks if isinstance(block, Image)):
-        paths.append(directory / image.file_name)
-        paths[-1].write_bytes(image.png)
-    return paths
+    files = {"index.html": to_html(blocks, title).encode(), "report.md": to_markdown(blocks).encode(),
+             **{block.file_name: block.png for block in blocks if isinstance(block, Image)}}
+    return write_set(Path(directory), files, force)
 
 
 def _path(value: str | Path | None) -> Path | None:

@@ -19,3 +19,28 @@ def write_atomically(path: str | Path, data: bytes) -> Path:
     finally:
         Path(temporary).unlink(missing_ok=True)
     return path
+
+
+def write_set(directory: str | Path, files: dict[str, bytes], force: bool = False) -> list[Path]:
+    """Files that belong together (a figure and its table) into `directory`: all of them, or none.
+    They are written to a temporary directory beside it first, then moved into place, so a failure
+    leaves the earlier set whole. Files already there are kept unless `force` (a UsageError says so)."""
+    from nsprof.errors import UsageError
+
+    directory = Path(directory)
+    existing = [name for name in files if (directory / name).exists()]
+    if existing and not force:
+        raise UsageError(f"{directory}: {', '.join(existing)} already there",
+                         "pass --force to replace them, or choose another output directory")
+    directory.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".nsprof-", dir=directory))
+    try:
+        for name, data in files.items():
+            (staging / name).write_bytes(data)
+        for name in files:
+            os.replace(staging / name, directory / name)
+    finally:
+        for leftover in staging.iterdir():
+            leftover.unlink()
+        staging.rmdir()
+    return [directory / name for name in files]

@@ -177,3 +177,32 @@ def test_documents_escape_their_text():
     assert "| a\\|b | 1 |" in markdown and "| --- | ---: |" in markdown and "![alt](f.png)" in markdown
     page = to_html(blocks, "t")
     assert "<h1>a &lt;b&gt;</h1>" in page and "<code>x|y</code>" in page and 'src="data:image/png;base64,iVBORw=="' in page
+
+
+def test_earlier_output_is_kept_unless_force(tmp_path):
+    source = DATA / "nsys-pipit" / "perlmutter-cloverleaf-cuda.sqlite"
+    assert invoke("report", tmp_path, "--from", source, "--name", "c").exit_code == 0
+    page = tmp_path / "c" / "index.html"
+    page.write_text("earlier")
+    result = invoke("report", tmp_path, "--from", source, "--name", "c")
+    assert result.exit_code == 2 and "already there" in result.stderr and "--force" in result.stderr
+    assert page.read_text() == "earlier"
+    assert invoke("report", tmp_path, "--from", source, "--name", "c", "--force").exit_code == 0
+    assert page.read_text().startswith("<!DOCTYPE html>") or "<html" in page.read_text()
+    assert not [p for p in (tmp_path / "c").iterdir() if p.name.startswith(".nsprof-")]  # no staging left
+
+
+def test_a_failing_write_leaves_the_earlier_set_whole(tmp_path, monkeypatch):
+    from nsprof.output import write_set
+
+    write_set(tmp_path, {"a.png": b"old a", "a.csv": b"old csv"})
+    real_replace = __import__("os").replace
+
+    def failing_replace(src, dst):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr("nsprof.output.os.replace", failing_replace)
+    with pytest.raises(OSError):
+        write_set(tmp_path, {"a.png": b"new a", "a.csv": b"new csv"}, force=True)
+    monkeypatch.setattr("nsprof.output.os.replace", real_replace)
+    assert (tmp_path / "a.png").read_bytes() == b"old a" and (tmp_path / "a.csv").read_bytes() == b"old csv"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.csv", "a.png"]

@@ -282,7 +282,7 @@ def test_every_command_uses_the_measured_ceilings(tmp_path, monkeypatch):
             assert v1["fp32_pct_of_peak"] == pytest.approx(100 * v1["gflops_per_s"] / 60e3)
             facts = json.loads(ok("explain", "roofline", "--from", RAW, "--json", *args).stdout)["facts"]
             assert any(ridge in fact for fact in facts), facts
-            ok("roofline", tmp_path / "r", "--from", RAW, *args)
+            ok("roofline", tmp_path / "r", "--from", RAW, "--force", *args)  # the same folder each time
             table = pd.read_csv(tmp_path / "r" / "roofline.csv")
             assert table.loc[table["level"] == "dram", "roof_source"].str.startswith("measured").any()
     facts = json.loads(ok("explain", "roofline", "--from", RAW, "--json").stdout)["facts"]  # conftest: none saved

@@ -21,6 +21,7 @@ def report(
     from_: Optional[List[Path]] = typer.Option(None, "--from", metavar="PATH", help=FROM_HELP),
     all_: bool = typer.Option(False, "--all", help=ALL_HELP),
     ceilings: Optional[Path] = typer.Option(None, "--ceilings", metavar="PATH", help=CEILINGS_HELP),
+    force: bool = typer.Option(False, "--force", help="Replace the files of an earlier run there (kept by default)."),
     name: Optional[str] = typer.Option(None, "--name", help="The report's directory under OUT. Default: the profile's name, or <gpu>-<op> for several profiles."),
 ) -> None:
     """Write a per-stage report: OUT/<name>/index.html (self-contained) and report.md.
@@ -30,7 +31,7 @@ def report(
     bounds it on the roofline; and where an nsys capture's time went."""
     name = report_name(name) if name is not None else None
     ladder = api.load_ladder(from_, all_, ceilings)
-    for path in api.write_report(ladder, out / (name or default_name(ladder))):
+    for path in api.write_report(ladder, out / (name or default_name(ladder)), force):
         typer.echo(f"wrote {path}")
 
 

@@ -16,11 +16,12 @@ def roofline(
     from_: Optional[List[Path]] = typer.Option(None, "--from", metavar="PATH", help=FROM_HELP),
     all_: bool = typer.Option(False, "--all", help=ALL_HELP),
     ceilings: Optional[Path] = typer.Option(None, "--ceilings", metavar="PATH", help=CEILINGS_HELP),
+    force: bool = typer.Option(False, "--force", help="Replace the files of an earlier run there (kept by default)."),
 ) -> None:
     """Draw the roofline of profiled stages, or of every kernel in an ncu capture (.ncu-rep or .csv).
 
     One point per stage and memory level (DRAM, and L2 and L1 when their bytes were collected)
     under the GPU's roofs, with the ladder's path from v1 to v10; and a CSV with each point's
     bound (memory or compute) and % of the roof above it."""
-    for path in api.write_roofline(api.load_ladder(from_, all_, ceilings), out):
+    for path in api.write_roofline(api.load_ladder(from_, all_, ceilings), out, force):
         typer.echo(f"wrote {path}")
