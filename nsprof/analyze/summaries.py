@@ -26,11 +26,10 @@ MEMSET = "memset"
 
 
 def kernel_summary(exports: list[NsysExport]) -> pd.DataFrame:
-    kernels = pd.concat([frame for export in exports for frame in (
+    kernels = _stacked([frame for export in exports for frame in (
         export.kernels[["kernel", "duration_ns"]].astype({"kernel": str}),
-        export.graphs[["name", "duration_ns"]].rename(columns={"name": "kernel"})) if len(frame)], ignore_index=True) \
-        if any(len(export.kernels) or len(export.graphs) for export in exports) \
-        else pd.DataFrame({"kernel": pd.Series(dtype=str), "duration_ns": pd.Series(dtype="int64")})
+        export.graphs[["name", "duration_ns"]].rename(columns={"name": "kernel"}))],
+        pd.DataFrame({"kernel": pd.Series(dtype=str), "duration_ns": pd.Series(dtype="int64")}))
     return _summary(kernels, "kernel")[list(KERNEL_SUMMARY_COLUMNS)]
 
 
@@ -40,14 +39,20 @@ def memcpy_summary(exports: list[NsysExport]) -> pd.DataFrame:
                            pageable=(copies["src_kind"] == PAGEABLE) | (copies["dst_kind"] == PAGEABLE))
     memsets = pd.concat([export.memsets for export in exports], ignore_index=True).assign(kind=MEMSET, pageable=False)
     columns = ["kind", "duration_ns", "bytes", "pageable"]
-    transfers = pd.concat([frame[columns] for frame in (copies, memsets) if len(frame)], ignore_index=True) \
-        if len(copies) or len(memsets) else pd.DataFrame({column: [] for column in columns})
+    transfers = _stacked([frame[columns] for frame in (copies, memsets)], pd.DataFrame({column: [] for column in columns}))
     summary = _summary(transfers, "kind")
     by_kind = transfers.groupby("kind")
     summary["bytes"] = by_kind["bytes"].sum().reindex(summary["kind"]).to_numpy()
     summary["pageable_count"] = by_kind["pageable"].sum().reindex(summary["kind"]).astype(int).to_numpy()
     summary["gbytes_per_s"] = ratio(summary["bytes"].astype(float), summary["total_ns"].astype(float))  # byte/ns = GB/s
     return summary[list(MEMCPY_SUMMARY_COLUMNS)]
+
+
+def _stacked(frames: list[pd.DataFrame], empty: pd.DataFrame) -> pd.DataFrame:
+    """The non-empty frames one under the other (empty ones would blur the column types), or
+    `empty` when all are empty."""
+    frames = [frame for frame in frames if len(frame)]
+    return pd.concat(frames, ignore_index=True) if frames else empty
 
 
 def _summary(events: pd.DataFrame, key: str) -> pd.DataFrame:

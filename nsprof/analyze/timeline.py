@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from nsprof.analyze.gpu_events import merged_intervals
 from nsprof.parse.nsys_sqlite import NsysExport
 
 TOP = 8  # rows kept in the kernel and API tables; the rest are summed as "(other)"
@@ -57,16 +58,8 @@ def time_breakdown(export: NsysExport, gaps: int = 3) -> TimeBreakdown | None:
 
 def _union(intervals: pd.DataFrame) -> pd.Series:
     """Lengths of the merged intervals (overlapping or touching intervals merged)."""
-    if intervals.empty:
-        return pd.Series([], dtype="int64")
-    ordered = intervals.sort_values("start_ns").to_numpy(dtype=np.int64)
-    starts, ends = ordered[:, 0], np.maximum.accumulate(ordered[:, 1])
-    new = np.r_[True, starts[1:] > ends[:-1]]
-    group = np.cumsum(new) - 1
-    merged_start = starts[new]
-    merged_end = pd.Series(ends).groupby(group).max().to_numpy()
-    return pd.Series(merged_end - merged_start)
-
+    starts, ends = merged_intervals(intervals["start_ns"].to_numpy(np.int64), intervals["end_ns"].to_numpy(np.int64))
+    return pd.Series(ends - starts, dtype="int64")
 
 def _largest_gaps(work: dict[str, pd.DataFrame], start: int, end: int, count: int) -> pd.DataFrame:
     """The longest stretches with no GPU work, from the span's start to its end."""

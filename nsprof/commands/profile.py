@@ -60,8 +60,16 @@ def profile(
     from nsprof.launch import gpu
 
     tool_options = {"nsys": nsys, "ncu": ncu}
-    if program:
-        _profile_program(program, locals(), tool_options, out, force, dry_run_)
+    if program:  # your own program: the ladder's options do not apply
+        ladder_only = [flag for flag, value in (("--stage", stage), ("--size", size), ("--op", op), ("--repeat", repeat))
+                       if value]
+        if ladder_only:
+            raise UsageError(f"{', '.join(ladder_only)} {'is' if len(ladder_only) == 1 else 'are'} for the ladder's stages, "
+                             "not for a program", "drop them, or drop the program after --")
+        from nsprof.capture.session import capture_program
+
+        request = build_program_request(program, tool.value, metrics, clock_control.value, ranges, kernel, launch_count)
+        _run(capture_program, request, out, tool_options, force, dry_run_, "checking the tools")
         return
     if ranges or kernel or launch_count is not None:
         raise UsageError("--range, --kernel and --launch-count select launches of your own program",
@@ -80,19 +88,6 @@ def profile(
             f"{first['stage']} {first['size']} failed verification ({first['message']})",
             f"its launches were not measured, so {directory} has no ranges for it; check it with nsprof bench --stage {first['stage']}",
         )
-
-
-def _profile_program(program: list[str], given: dict, tool_options: dict, out: Path, force: bool, dry_run_: bool) -> None:
-    ladder_only = [flag for flag, value in (("--stage", given["stage"]), ("--size", given["size"]), ("--op", given["op"]),
-                                            ("--repeat", given["repeat"])) if value]
-    if ladder_only:
-        raise UsageError(f"{', '.join(ladder_only)} {'is' if len(ladder_only) == 1 else 'are'} for the ladder's stages, not for a program",
-                         "drop them, or drop the program after --")
-    from nsprof.capture.session import capture_program
-
-    request = build_program_request(program, given["tool"].value, given["metrics"], given["clock_control"].value,
-                                    given["ranges"], given["kernel"], given["launch_count"])
-    _run(capture_program, request, out, tool_options, force, dry_run_, "checking the tools")
 
 
 def _run(run_capture, request, out: Path, tool_options: dict, force: bool, dry_run_: bool, starting: str):
