@@ -82,8 +82,8 @@ def fact_lines(facts: dict) -> list[str]:
     run = facts["pipeline"]
     if run:
         best, floor = run["best"], run["floor"] or {}
-        line = (f"`nsprof pipeline` at {run['size']}: the fastest flow, {best['stage']} {best['variant']}, took "
-                f"{best['median_ms']:.3f} ms")
+        line = (f"`nsprof pipeline` at {run['size']}: the fastest variant, {best['stage']} {best['variant']}, took "
+                f"{best['median_ms']:.3f} ms (median, CUDA events around each flow)")
         if floor.get("floor_ms"):
             line += (f", {best['median_ms'] / floor['floor_ms']:.2f}x the bus floor of {floor['floor_ms']:.3f} ms "
                      f"({floor['h2d_gbyte_per_s']:.1f} GB/s in, {floor['d2h_gbyte_per_s']:.1f} GB/s out, pinned)")

@@ -76,7 +76,7 @@ PIPELINE_HEADERS = ("stage", "variant", "median", "x floor", "H2D", "kernel", "D
 
 
 def _pipeline_section(source) -> list[Block]:
-    """What `nsprof pipeline` measured (its pipeline.json) and the timeline of its fastest flow."""
+    """What `nsprof pipeline` measured (its pipeline.json) and the timeline of its fastest variant's flows."""
     from nsprof.analyze.gpu_events import capture_origin, gpu_events, range_window
     from nsprof.ranges import pipeline_range
     from nsprof.render.timeline import timeline_figure
@@ -103,7 +103,7 @@ def _pipeline_section(source) -> list[Block]:
         if window:
             ranges = pd.concat([export.nvtx for export in source.profile.nsys], ignore_index=True)
             figure = timeline_figure(events, ranges, window, capture_origin(events, ranges),
-                                     f"{best['stage']} {best['variant']}: the fastest flow, as nsys saw it")
+                                     f"{best['stage']} {best['variant']}, the fastest variant: its flows as nsys saw them")
             blocks.append(_image(figure, f"pipeline-{source.name}.png", f"{best['stage']} {best['variant']} on the timeline"))
     return blocks
 
