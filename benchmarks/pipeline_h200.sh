@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `nsprof pipeline` on the H200: the bus measured by `nsprof ceilings`, the whole flow of a matrix
 # product at 1024^3 and 4096^3 in every variant with its nsys breakdown, a sweep of the row-block
-# count, and the GPU tests of the pipeline and the ceilings.
+# count, the bus with both directions busy, other schedules, and the GPU tests of the pipeline and the ceilings.
 # Run from the repository root on the GPU machine with .devkit and .whl carried.
 set -uo pipefail
 source .devkit/setup.sh
@@ -34,6 +34,9 @@ for f in sorted(glob.glob(sys.argv[1] + "/sweep-*.json")):
     except Exception as e: print(f, "unreadable", e); continue
     print(f.split("/")[-1], [(r["variant"], r["status"], round(r["median_ms"] or 0, 4), (r.get("message") or "")[:50]) for r in d["records"]])
 PY
+# the bus with both directions at once, and the schedules tried beside the default (benchmarks/h200-pipeline.md)
+PYTHONPATH=$PWD:$PYTHONPATH python3 benchmarks/experiments/pipeline_tiles.py direct > "$R/direct.txt" 2>&1
+PYTHONPATH=$PWD:$PYTHONPATH python3 benchmarks/experiments/pipeline_tiles.py > "$R/tiles.txt" 2>&1
 timeout 300 python3 -m pytest -q -m gpu tests/test_pipeline.py tests/test_ceilings.py -p no:cacheprovider > "$R/gpu-tests.txt" 2>&1; echo "gpu tests exit $?" >> "$R/gpu-tests.txt"
 tar czf "$OUT/run.tgz" -C "$OUT" run
 tar czf "$OUT/captures.tgz" --exclude=nsys.nsys-rep -C /tmp pipe pipe4

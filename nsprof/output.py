@@ -7,6 +7,13 @@ import tempfile
 from pathlib import Path
 
 
+def give_default_mode(path: str | Path) -> None:
+    """The permissions a plain open() would have given (mkstemp makes files private to their owner)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, 0o666 & ~umask)
+
+
 def write_atomically(path: str | Path, data: bytes) -> Path:
     """`data` into `path` in one step (a reader sees the old file or the new one, never a part)."""
     path = Path(path)
@@ -15,6 +22,7 @@ def write_atomically(path: str | Path, data: bytes) -> Path:
     try:
         with os.fdopen(handle, "wb") as file:
             file.write(data)
+        give_default_mode(temporary)
         os.replace(temporary, path)
     finally:
         Path(temporary).unlink(missing_ok=True)

@@ -206,3 +206,15 @@ def test_a_failing_write_leaves_the_earlier_set_whole(tmp_path, monkeypatch):
     monkeypatch.setattr("nsprof.output.os.replace", real_replace)
     assert (tmp_path / "a.png").read_bytes() == b"old a" and (tmp_path / "a.csv").read_bytes() == b"old csv"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.csv", "a.png"]
+
+
+def test_a_file_written_atomically_gets_the_permissions_a_plain_write_would(tmp_path):
+    import os
+    import stat
+
+    from nsprof.output import write_atomically
+
+    plain = tmp_path / "plain.json"
+    plain.write_bytes(b"{}")
+    atomic = write_atomically(tmp_path / "atomic.json", b"{}")
+    assert stat.S_IMODE(os.stat(atomic).st_mode) == stat.S_IMODE(os.stat(plain).st_mode)

@@ -242,8 +242,8 @@ nothing can overlap. A **CUDA graph** replays the whole schedule with one launch
 host's time to issue dozens of calls.""",
         caveats=("The floor uses the pinned bandwidths `nsprof ceilings` measured; without them it is not shown.",
                  "Under nsys the host issues calls more slowly: the breakdown's idle time includes some tracing overhead.",
-                 "cuBLAS calls could not be captured into a CUDA graph on the H200 (cudaErrorStreamCaptureUnjoined): "
-                 "the graph variant runs for the ladder's own kernels only."),
+                 "Copies in both directions at once do not each keep their full rate: the floor, which assumes they "
+                 "do, is a bound no flow reaches (benchmarks/h200-pipeline.md measures by how much)."),
         references=("CUDA C++ Best Practices Guide: pinned memory, asynchronous transfers and overlapping transfers "
                     "with computation",),
     ),

@@ -51,28 +51,14 @@ def relative_error(c: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
     return float(np.linalg.norm(c.astype(np.float64) - reference) / np.linalg.norm(reference))
 
 
-CUDA_TYPES = {"float32": 0, "float16": 2}  # cudaDataType: CUDA_R_32F, CUDA_R_16F
-CUBLAS_OP_N, CUBLAS_GEMM_DEFAULT = 0, -1
-
-
 def library_gemm(cp, problem) -> SimpleNamespace:
-    """C = A·B (row-major) by cuBLAS called directly: gemmEx on the current stream, accumulating
-    in float32, as C^T = B^T·A^T in cuBLAS's column-major terms. CuPy's matmul leaves work unjoined
-    in a stream capture (so no CUDA graph could hold it) and costs more host time per call."""
-    from cupy_backends.cuda.libs import cublas
+    """C = A·B by cuBLAS's gemmEx on the current stream, called through ctypes so that a CUDA graph
+    can hold it (CuPy's bindings refuse calls during a stream capture; nsprof.launch.capturable_cublas)."""
+    from nsprof.launch.capturable_cublas import RowMajorGemm
 
-    handle = cp.cuda.device.get_cublas_handle()
-    one, zero = np.ones(1, np.float32), np.zeros(1, np.float32)
-    kind = CUDA_TYPES[str(problem.A.dtype)]
-    m, n, k = problem.m, problem.n, problem.k
-
-    def run() -> None:
-        cublas.setStream(handle, cp.cuda.get_current_stream().ptr)
-        cublas.gemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, one.ctypes.data, problem.B.data.ptr, kind, n,
-                      problem.A.data.ptr, kind, k, zero.ctypes.data, problem.C.data.ptr, kind, n,
-                      cublas.CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT)
-
-    return SimpleNamespace(run=run, constants=(one, zero))  # the scalars live as long as the launcher
+    gemm = RowMajorGemm(problem.m, problem.n, problem.k, problem.A.data.ptr, problem.B.data.ptr, problem.C.data.ptr,
+                        str(problem.A.dtype))
+    return SimpleNamespace(run=lambda: gemm.run(cp.cuda.get_current_stream().ptr), gemm=gemm)
 
 
 def row_blocks(m: int, chunks: int) -> list[tuple[int, int]]:

@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 from nsprof.errors import ParseError
+from nsprof.output import give_default_mode
 
 EXPORT_TIMEOUT_S = 600
 
@@ -51,6 +52,7 @@ def sqlite_for(report: str | Path) -> Path:
             last = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no message"]
             raise ParseError(f"{report}: nsys export failed ({last[0]})",
                              f"Check the report opens in Nsight Systems, or run `{' '.join(command)}` yourself")
+        give_default_mode(temporary)
         os.replace(temporary, sqlite)
     except subprocess.TimeoutExpired:
         raise ParseError(f"{report}: nsys export took over {EXPORT_TIMEOUT_S} s",
