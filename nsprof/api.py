@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nsprof.errors import ParseError, UsageError
-from nsprof.paths import PROFILES_DIR
+from nsprof.paths import PROFILES_DIR, REPORTS_DIR
 
 if TYPE_CHECKING:  # the libraries load with the calls that need them: `nsprof --help` stays fast
     from nsprof.analyze import ProfileAnalysis
@@ -231,7 +231,9 @@ def write_timeline(path: str | Path, out: str | Path | None = None, range_: str 
         raise ParseError(f"{path}: no Nsight Systems capture to draw (a timeline needs nsys output)",
                          "Capture one with `nsprof profile --tool nsys`, or pass an .nsys-rep or .sqlite file")
     name = unique_names([path])[0]
-    out = Path(out) if out else Path("reports") / f"timeline-{name}.png"
+    out = Path(out) if out else Path(REPORTS_DIR)
+    if out.is_dir() or not out.suffix:  # a directory: the chart goes inside it under its default name
+        out = out / f"timeline-{name}.png"
     existing = [str(target) for target in [out] + ([Path(trace)] if trace else []) if target.exists()]
     if existing and not force:
         raise UsageError(f"{', '.join(existing)} already exist{'s' if len(existing) == 1 else ''}",
@@ -249,11 +251,11 @@ def write_timeline(path: str | Path, out: str | Path | None = None, range_: str 
         start, end = found
     if window:
         start, end = _window(window, origin, start, end)
-    wrote = []
+    files, wrote = {}, []  # everything is drawn before anything is written
     if trace:
         gpus = {int(row.device_id): row.name for export in profile.nsys for row in export.gpus.itertuples() if row.name}
         document = chrome_trace(events, ranges, gpus)
-        write_atomically(trace, json.dumps(document).encode())
+        files[Path(trace)] = json.dumps(document).encode()
         wrote.append(f"wrote {trace} ({sum(e['ph'] == 'X' for e in document['traceEvents']):,} events)")
     shown = int(((events["end_ns"] > start) & (events["start_ns"] < end)).sum())
     title = f"{name}: {shown:,} GPU operations, {(start - origin) / 1e6:,.3f} to {(end - origin) / 1e6:,.3f} ms"
@@ -261,7 +263,9 @@ def write_timeline(path: str | Path, out: str | Path | None = None, range_: str 
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=PNG_DPI)
     plt.close(figure)
-    write_atomically(out, buffer.getvalue())
+    files[out] = buffer.getvalue()
+    for target, data in files.items():
+        write_atomically(target, data)
     return wrote + [f"wrote {out}"]
 
 

@@ -112,3 +112,18 @@ def test_earlier_output_is_kept_without_force(tmp_path):
     assert out.read_bytes() == b"earlier"
     assert invoke(path, "--out", out, "--window", "100:130", "--force").exit_code == 0
     assert out.read_bytes()[:4] == b"\x89PNG" and not list(tmp_path.glob(".t.png-*"))  # no temporary left
+
+
+def test_out_may_name_a_directory_and_a_failed_drawing_writes_nothing(tmp_path, monkeypatch):
+    path = DATA / "user-programs" / "graph.sqlite"
+    result = invoke(path, "--out", tmp_path, "--window", "100:130")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "timeline-graph.png").read_bytes()[:4] == b"\x89PNG"
+
+    def broken(*args, **kwargs):
+        raise MemoryError("drawing failed")
+    monkeypatch.setattr("nsprof.render.timeline.timeline_figure", broken)
+    with pytest.raises(MemoryError):
+        from nsprof import api
+        api.write_timeline(path, tmp_path / "b.png", trace=tmp_path / "b.json")
+    assert not (tmp_path / "b.json").exists() and not (tmp_path / "b.png").exists()  # the trace waits for the chart

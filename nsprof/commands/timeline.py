@@ -12,7 +12,7 @@ from nsprof import api
 
 def timeline(
     path: Path = typer.Argument(..., help="An nsys capture: a profile directory, an .nsys-rep or a .sqlite export."),
-    out: Optional[Path] = typer.Option(None, "--out", metavar="FILE.png", help="Where to draw the chart. Default: reports/timeline-<name>.png."),
+    out: Optional[Path] = typer.Option(None, "--out", metavar="FILE.png", help="Where to draw the chart: a .png file, or a directory to hold timeline-<name>.png. Default: reports/."),
     range_: Optional[str] = typer.Option(None, "--range", metavar="NAME", help="Zoom to an NVTX range: from its first opening to the end of the GPU work launched inside it."),
     window: Optional[str] = typer.Option(None, "--window", metavar="START:END", help="Zoom to milliseconds from the start of the capture, e.g. 120:135 (either side may be left empty)."),
     trace: Optional[Path] = typer.Option(None, "--trace", metavar="FILE.json", help="Also write every event in the Chrome trace format (open it in ui.perfetto.dev or chrome://tracing)."),
