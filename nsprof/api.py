@@ -56,7 +56,7 @@ def analyze(path: str | Path, ceilings: str | Path | None = None, attribution: s
     from nsprof.parse.sources import resolve_ceiling
 
     profile = load_profile(Path(path))
-    ceiling = resolve_ceiling(gpu_name(profile.nsys, profile.ncu, profile.manifest), _path(ceilings))
+    ceiling = resolve_ceiling(gpu_name(profile.nsys, profile.ncu, profile.manifest), _path(ceilings), [profile.manifest])
     return analyze_profile(profile.nsys, profile.ncu, profile.manifest, ceiling, attribution)
 
 
@@ -69,7 +69,8 @@ def load_ladder(paths: list[str | Path] | None = None, keep_all: bool = False,
 
     sources = load_sources([Path(p) for p in paths] if paths else [PROFILES_DIR])
     gpu = sources_gpu(sources)
-    return analyze_ladder(sources, gpu, resolve_ceiling(gpu, _path(ceilings)), keep_all)
+    manifests = [source.profile.manifest for source in sources]  # oldest first: the newest's ceilings win
+    return analyze_ladder(sources, gpu, resolve_ceiling(gpu, _path(ceilings), manifests), keep_all)
 
 
 def write_roofline(ladder: LadderAnalysis, out: str | Path, force: bool = False) -> list[Path]:

@@ -1,12 +1,13 @@
-"""Where nsprof reads and writes by default, shared by every layer (no imports: the command line
-names these in its help before any library loads)."""
+"""Where nsprof reads and writes by default, shared by every layer (no nsprof imports: the command
+line names these in its help before any library loads)."""
 
+import os
 import re
 from pathlib import Path
 
 PROFILES_DIR = Path("profiles")  # the default --from: where `nsprof profile` and `nsprof bench` write
-CEILINGS_DIR = PROFILES_DIR  # where `nsprof ceilings` saves and ceilings are looked for by default
 REPORTS_DIR = Path("reports")  # where roofline, report and timeline write by default
+DATA_DIR_ENV = "NSPROF_DATA_DIR"  # overrides data_dir() (tests, or a shared location for a cluster)
 
 
 def gpu_slug(gpu_name: str) -> str:
@@ -14,5 +15,18 @@ def gpu_slug(gpu_name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", gpu_name.lower()).strip("-") or "gpu"
 
 
-def ceilings_file_name(gpu_name: str) -> str:
-    return f"ceilings-{gpu_slug(gpu_name)}.json"
+def data_dir() -> Path:
+    """What belongs to the machine rather than to a working directory (measured ceilings):
+    $NSPROF_DATA_DIR if set, else the user's data directory (~/.local/share/nsprof on Linux)."""
+    override = os.environ.get(DATA_DIR_ENV)
+    if override:
+        return Path(override).expanduser()
+    try:
+        import platformdirs  # imported here: only the commands that read or save ceilings need it
+    except ImportError:
+        # The benchmark GPU machines have no platformdirs and cannot install it; this is where it
+        # would point on Linux (XDG base directories), so both find the same files.
+        xdg = os.environ.get("XDG_DATA_HOME", "")
+        base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".local" / "share"
+        return base / "nsprof"
+    return platformdirs.user_data_path("nsprof", appauthor=False)

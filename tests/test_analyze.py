@@ -331,7 +331,7 @@ def test_directory_without_profiles(tmp_path):
 
 def test_measured_ceilings_replace_the_datasheet_peaks(monkeypatch):
     """With the H200's committed measurement in the ceilings directory, % of peak uses it."""
-    monkeypatch.setattr("nsprof.parse.sources.CEILINGS_DIR", REPO / "profiles")
+    monkeypatch.setenv("NSPROF_DATA_DIR", str(REPO / "profiles"))
     doc = run_json(REPO / "profiles" / "examples" / "h200-sgemm-1024")
     measured = json.loads((REPO / "profiles" / "ceilings-nvidia-h200.json").read_text())["ceilings"]
     assert doc["ceiling"]["fp32_tflop_per_s"] == measured["fp32_tflop_per_s"]["value"]

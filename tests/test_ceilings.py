@@ -1,5 +1,7 @@
-"""Ceilings: measured values laid over the datasheet (each with its source), the measured file found
-and preferred by the report commands, the microbenchmark kernels, and `nsprof ceilings` on a GPU."""
+"""Ceilings: measured values laid over the datasheet (each with its source), where the commands find
+measured ones (--ceilings, the profile's manifest, nsprof's data directory; never the current
+directory), the copy a capture makes into its manifest, the microbenchmark kernels, and `nsprof
+ceilings` on a GPU."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -14,11 +17,12 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from nsprof.analyze.ceilings import ceiling_for, ceilings_file_name, datasheet_ceiling, gpu_slug
+from nsprof.ceilings_files import ceilings_file_name, manifest_copy, named_ceilings, save_ceilings, saved_ceilings
 from nsprof.cli import app
 from nsprof.errors import ParseError
+from nsprof.gpu_ceilings import ceiling_for, datasheet_ceiling
 from nsprof.launch import ceilings as measure
-from nsprof.parse.sources import read_measured_ceilings
+from nsprof.paths import data_dir, gpu_slug
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "profiles" / "examples" / "h200-sgemm-1024"
@@ -61,45 +65,152 @@ def test_a_file_for_another_gpu_is_ignored_and_an_unknown_gpu_gets_only_what_was
 
 def test_reading_the_measured_file(tmp_path):
     (tmp_path / "ceilings-nvidia-h200.json").write_text(json.dumps(MEASURED))
-    name = ceilings_file_name("NVIDIA H200")
-    assert read_measured_ceilings(tmp_path, name) == MEASURED
-    assert read_measured_ceilings(tmp_path / "ceilings-nvidia-h200.json", name) == MEASURED
-    assert read_measured_ceilings(tmp_path, ceilings_file_name("NVIDIA A100")) is None
+    assert named_ceilings(tmp_path, "NVIDIA H200") == (MEASURED, tmp_path / "ceilings-nvidia-h200.json")
+    assert named_ceilings(tmp_path / "ceilings-nvidia-h200.json", "NVIDIA A100")[0] == MEASURED  # a file is taken as named
+    assert named_ceilings(tmp_path, "NVIDIA A100") is None
     with pytest.raises(ParseError, match="no such ceilings file"):
-        read_measured_ceilings(tmp_path / "missing.json", name)
+        named_ceilings(tmp_path / "missing.json", "NVIDIA H200")
     (tmp_path / "broken.json").write_text("{")
     with pytest.raises(ParseError, match="unreadable ceilings file"):
-        read_measured_ceilings(tmp_path / "broken.json", name)
+        named_ceilings(tmp_path / "broken.json", "NVIDIA H200")
+    (tmp_path / "other.json").write_text(json.dumps({"records": []}))
+    with pytest.raises(ParseError, match="not a ceilings file"):
+        named_ceilings(tmp_path / "other.json", "NVIDIA H200")
 
 
-def test_the_default_location_may_be_absent(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # no profiles/ here
-    assert read_measured_ceilings(None, ceilings_file_name("NVIDIA H200")) is None
+def test_the_data_directory(tmp_path, monkeypatch):
+    monkeypatch.setenv("NSPROF_DATA_DIR", str(tmp_path / "data"))
+    assert data_dir() == tmp_path / "data"
+    assert saved_ceilings("NVIDIA H200") is None  # the directory need not exist
+    monkeypatch.delenv("NSPROF_DATA_DIR")
+    assert data_dir().name == "nsprof" and data_dir().is_absolute()
 
 
-def test_roofline_prefers_the_measured_file_in_profiles(tmp_path, monkeypatch):
-    (tmp_path / "profiles").mkdir()
-    (tmp_path / "profiles" / "ceilings-nvidia-h200.json").write_text(json.dumps(MEASURED))
+def test_without_platformdirs_the_data_directory_is_the_xdg_one(tmp_path, monkeypatch):
+    """The benchmark GPU machines have no platformdirs: the same place it gives on Linux."""
+    monkeypatch.delenv("NSPROF_DATA_DIR", raising=False)
+    monkeypatch.setitem(sys.modules, "platformdirs", None)  # import platformdirs now raises ImportError
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert data_dir() == tmp_path / "xdg" / "nsprof"
+    monkeypatch.delenv("XDG_DATA_HOME")
+    assert data_dir() == Path.home() / ".local" / "share" / "nsprof"
+
+
+def test_roofline_uses_the_file_in_the_data_directory_for_a_profile_without_ceilings(tmp_path, monkeypatch):
+    """A profile whose manifest holds no ceilings (captured before manifests carried them, or on a
+    machine where none were measured) gets the data directory's; the current directory plays no part."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "ceilings-nvidia-h200.json").write_text(json.dumps(MEASURED))
+    (tmp_path / "profiles").mkdir()  # where they were looked for before: now ignored
+    (tmp_path / "profiles" / "ceilings-nvidia-h200.json").write_text(json.dumps(
+        {**MEASURED, "ceilings": {"fp32_tflop_per_s": {"value": 1.0, "date": "2026-11-20", "method": "x"}}}))
+    monkeypatch.setenv("NSPROF_DATA_DIR", str(data))
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr("nsprof.parse.sources.CEILINGS_DIR", Path("profiles"))  # the real default (conftest hides it)
-    result = runner.invoke(app, ["roofline", "out", "--from", str(EXAMPLE)])
+    profile = without_manifest_ceilings(EXAMPLE, tmp_path / "example")
+    result = runner.invoke(app, ["roofline", "out", "--from", str(profile)])
     assert result.exit_code == 0, result.output
     table = pd.read_csv(tmp_path / "out" / "roofline.csv")
     fp32 = table[(table["level"] == "dram") & (table["label"] == "v6")].iloc[0]
     assert (fp32["bound"], fp32["roof_gflops_per_s"]) == ("compute", 60_000)
-    assert fp32["roof_source"] == "measured 2026-11-21 by FMA microbenchmark"
+    assert fp32["roof_source"] == f"measured 2026-11-21 by FMA microbenchmark; from {data / 'ceilings-nvidia-h200.json'}"
     assert table[table["level"] == "l2"]["roof_gflops_per_s"].notna().all()  # an L2 roof now exists
     v10 = table[(table["level"] == "dram") & (table["label"] == "v10")].iloc[0]
     assert v10["roof_source"] == "datasheet"  # TF32 was not measured
 
 
-def test_ceilings_option_names_the_file(tmp_path):
+def test_ceilings_option_overrides_the_manifest(tmp_path):
     (tmp_path / "mine.json").write_text(json.dumps(MEASURED))
     result = runner.invoke(app, ["roofline", str(tmp_path / "out"), "--from", str(EXAMPLE), "--ceilings", str(tmp_path / "mine.json")])
     assert result.exit_code == 0, result.output
-    assert set(pd.read_csv(tmp_path / "out" / "roofline.csv")["roof_source"].dropna().str[:8]) >= {"measured"}
+    table = pd.read_csv(tmp_path / "out" / "roofline.csv")
+    fp32 = table[(table["level"] == "dram") & (table["label"] == "v6")].iloc[0]
+    assert fp32["roof_gflops_per_s"] == 60_000  # the file's, not the manifest's 63.1 TFLOP/s
+    assert fp32["roof_source"].endswith(f"; from {tmp_path / 'mine.json'} (--ceilings)")
+    doc = json.loads(runner.invoke(app, ["analyze", str(EXAMPLE), "--json", "--ceilings", str(tmp_path / "mine.json")]).stdout)
+    assert doc["ceiling"]["fp32_tflop_per_s"] == 60.0 and doc["ceiling"]["dram_tbyte_per_s"] == 4.08
     result = runner.invoke(app, ["roofline", str(tmp_path / "out"), "--from", str(EXAMPLE), "--ceilings", str(tmp_path / "nope.json")])
     assert result.exit_code == 1 and len(result.stderr.strip().splitlines()) == 1
+    assert "no such ceilings file" in result.stderr
+
+
+def test_percent_of_peak_does_not_depend_on_the_current_directory(tmp_path, monkeypatch):
+    """The issue: from the repository root v8 was at 62.8% of the measured FP32 ceiling, from
+    elsewhere at 59.2% of the datasheet. The example's manifest now carries the H200's ceilings."""
+    committed = json.loads((REPO / "profiles" / "ceilings-nvidia-h200.json").read_text())["ceilings"]
+    docs = []
+    for directory in (REPO, tmp_path):
+        monkeypatch.chdir(directory)
+        result = runner.invoke(app, ["analyze", str(EXAMPLE), "--json"])
+        assert result.exit_code == 0, result.output
+        docs.append(json.loads(result.stdout))
+    at_root, elsewhere = docs
+    assert at_root["kernels"] == elsewhere["kernels"] and at_root["ceiling"] == elsewhere["ceiling"]
+    assert elsewhere["ceiling"]["fp32_tflop_per_s"] == committed["fp32_tflop_per_s"]["value"]
+    assert elsewhere["ceiling"]["sources"]["fp32_tflop_per_s"].endswith("; from the profile's manifest")
+    v8 = next(k for k in elsewhere["kernels"] if k["kernel"].startswith("sgemm_v8"))
+    assert v8["fp32_pct_of_peak"] == pytest.approx(100 * v8["gflops_per_s"] / 1e3 / committed["fp32_tflop_per_s"]["value"])
+
+
+def test_every_example_manifest_carries_the_committed_h200_ceilings():
+    committed = json.loads((REPO / "profiles" / "ceilings-nvidia-h200.json").read_text())
+    examples = sorted((REPO / "profiles" / "examples").glob("*/manifest.json"))
+    assert len(examples) >= 5
+    for path in examples:
+        copied = json.loads(path.read_text())["ceilings"]
+        assert copied["copied_from"] == "profiles/ceilings-nvidia-h200.json" and "not during this capture" in copied["note"]
+        assert {key: copied[key] for key in committed} == committed
+
+
+def test_a_capture_copies_the_saved_ceilings_into_its_manifest(tmp_path, monkeypatch):
+    from nsprof.capture.manifest import new_manifest, new_program_manifest
+    from nsprof.capture.program import ProgramRequest
+    from nsprof.capture.request import build_request
+
+    gpu = "NVIDIA Test GPU 9000"
+    document = {**MEASURED, "device": {"device": gpu}}
+    monkeypatch.setenv("NSPROF_DATA_DIR", str(tmp_path))
+    env = {"device": gpu, "host": "box"}
+    request = build_request(stages=["v6"], sizes=["256"], tool="nsys")
+    assert new_manifest(request, env, {}, [])["ceilings"] is None  # none saved yet
+    path = save_ceilings(document)
+    assert path == tmp_path / "ceilings-nvidia-test-gpu-9000.json"
+    manifest = new_manifest(request, env, {}, [])
+    assert manifest["ceilings"] == {"copied_from": str(path), **document}
+    assert json.loads(json.dumps(manifest))["ceilings"]["ceilings"] == MEASURED["ceilings"]
+    program = ProgramRequest(argv=("python", "x.py"), tools=("nsys",), metrics=(), clock_control="none", ranges=(),
+                             kernel=None, launch_count=1, label="x")
+    assert new_program_manifest(program, env, {}, [])["ceilings"]["copied_from"] == str(path)
+    assert new_program_manifest(program, {}, {}, [])["ceilings"] is None  # the GPU is not known before the capture
+    assert new_manifest(request, {**env, "device": "NVIDIA H200"}, {}, [])["ceilings"] is None  # another GPU's file
+    path.write_text("{")  # a broken file is not copied; the capture goes on
+    assert manifest_copy(gpu) is None
+
+
+def test_the_manifest_copy_is_what_the_commands_use(tmp_path, monkeypatch):
+    """A profile captured with ceilings in its manifest keeps them when the data directory's change."""
+    monkeypatch.setenv("NSPROF_DATA_DIR", str(tmp_path / "data"))
+    profile = without_manifest_ceilings(EXAMPLE, tmp_path / "example")
+    manifest = json.loads((profile / "manifest.json").read_text())
+    manifest["ceilings"] = {"copied_from": "elsewhere", **MEASURED}
+    (profile / "manifest.json").write_text(json.dumps(manifest))
+    save_ceilings({**MEASURED, "ceilings": {"fp32_tflop_per_s": {"value": 1.0, "date": "2026-12-01", "method": "x"}}})
+    doc = json.loads(runner.invoke(app, ["analyze", str(profile), "--json"]).stdout)
+    assert doc["ceiling"]["fp32_tflop_per_s"] == 60.0
+    manifest["ceilings"] = {"ceilings": "not a document"}
+    (profile / "manifest.json").write_text(json.dumps(manifest))
+    result = runner.invoke(app, ["analyze", str(profile)])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert len(result.stderr.strip().splitlines()) == 1 and "manifest.json" in result.stderr
+
+
+def without_manifest_ceilings(example: Path, target: Path) -> Path:
+    """A copy of a committed example whose manifest holds no ceilings."""
+    shutil.copytree(example, target)
+    manifest = json.loads((target / "manifest.json").read_text())
+    del manifest["ceilings"]
+    (target / "manifest.json").write_text(json.dumps(manifest))
+    return target
 
 
 # --- the microbenchmarks ----------------------------------------------------------------------------
@@ -147,14 +258,12 @@ def test_measured_ceilings_are_plausible(tmp_path):
             assert 0.5 * getattr(datasheet, name) < values[name] < 1.05 * getattr(datasheet, name), name
     for entry in document["ceilings"].values():
         assert entry["method"] and entry["date"] and entry["runs"] >= 10 and entry["spread_pct"] < 10
-    path = measure.save_ceilings(document, tmp_path)
-    ceiling = ceiling_for(document["device"]["device"], read_measured_ceilings(tmp_path, path.name))
+    path = save_ceilings(document, tmp_path)
+    ceiling = ceiling_for(document["device"]["device"], named_ceilings(path, None)[0])
     assert ceiling.source_of("l2_tbyte_per_s").startswith("measured ")
 
 
 def test_saving_again_keeps_the_earlier_measurement(tmp_path):
-    from nsprof.launch.ceilings import save_ceilings
-
     first = {"created": "2026-11-21T01:37:28+00:00", "device": {"device": "NVIDIA H200"}, "ceilings": {}}
     second = {**first, "created": "2026-11-22T09:00:00+00:00"}
     path = save_ceilings(first, tmp_path)

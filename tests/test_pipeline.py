@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from nsprof.analyze.ceilings import Ceiling
+from nsprof.gpu_ceilings import Ceiling
 from nsprof.analyze.pipeline import against_floor, bus_floor
 
 

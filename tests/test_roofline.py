@@ -15,7 +15,7 @@ import pytest
 from matplotlib.text import Text
 from typer.testing import CliRunner
 
-from nsprof.analyze.ceilings import datasheet_ceiling
+from nsprof.gpu_ceilings import datasheet_ceiling
 from nsprof.analyze.roofline import binding_points, roofline_points, roofs
 from nsprof.cli import app
 from nsprof.api import load_ladder

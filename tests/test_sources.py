@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from nsprof.analyze import report as analyze_report
-from nsprof.analyze.ceilings import Ceiling, datasheet_ceiling, percent_of_peak, with_measurements
+from nsprof.analyze.ceilings import percent_of_peak
 from nsprof.analyze.metrics import kernel_metrics
 from nsprof.analyze.report import ProfileAnalysis, gpu_name
 from nsprof.cli import app
@@ -29,6 +29,7 @@ from nsprof.commands.explain import explain
 from nsprof.errors import ParseError
 from nsprof.explain import evidence
 from nsprof.explain.evidence import EXAMPLE_PROFILES
+from nsprof.gpu_ceilings import Ceiling, datasheet_ceiling, with_measurements
 from nsprof.parse import ncu_csv, sources
 from nsprof.parse.ncu_csv import is_ncu_csv, load_ncu_csv
 from nsprof.parse.profile import load_profile, tool_outputs
@@ -244,11 +245,11 @@ def test_report_name_must_be_one_directory_name(tmp_path, name):
 
 def test_resolve_ceiling(tmp_path, monkeypatch):
     (tmp_path / "ceilings-nvidia-h200.json").write_text(json.dumps(measured_document("NVIDIA H200", fp32_tflop_per_s=60.0)))
-    assert resolve_ceiling("NVIDIA H200").fp32_tflop_per_s == 67.0  # conftest: the default folder holds none
+    assert resolve_ceiling("NVIDIA H200").fp32_tflop_per_s == 67.0  # conftest: the data directory holds none
     for location in (tmp_path, tmp_path / "ceilings-nvidia-h200.json"):
         ceiling = resolve_ceiling("NVIDIA H200", location)
         assert ceiling.fp32_tflop_per_s == 60.0 and ceiling.dram_tbyte_per_s == 4.8
-    monkeypatch.setattr(sources, "CEILINGS_DIR", tmp_path)
+    monkeypatch.setenv("NSPROF_DATA_DIR", str(tmp_path))
     assert resolve_ceiling("NVIDIA H200").fp32_tflop_per_s == 60.0
     assert resolve_ceiling("NVIDIA A100-SXM4-40GB") == datasheet_ceiling("NVIDIA A100-SXM4-40GB")
     assert resolve_ceiling(None) is None and resolve_ceiling(RTX) is None
@@ -265,7 +266,7 @@ def test_analyze_and_explain_take_ceilings_as_roofline_does():
 
 
 def test_every_command_uses_the_measured_ceilings(tmp_path, monkeypatch):
-    """analyze, explain, roofline and report all see the measured file in the default folder, and
+    """analyze, explain, roofline and report all see the measured file in the data directory, and
     the one --ceilings names."""
     document = measured_document("NVIDIA H200", fp32_tflop_per_s=60.0, dram_tbyte_per_s=4.0)
     saved = tmp_path / "saved"
@@ -275,7 +276,7 @@ def test_every_command_uses_the_measured_ceilings(tmp_path, monkeypatch):
     for args, patch in (([], True), (["--ceilings", saved / "ceilings-nvidia-h200.json"], False)):
         with monkeypatch.context() as m:
             if patch:
-                m.setattr(sources, "CEILINGS_DIR", saved)
+                m.setenv("NSPROF_DATA_DIR", str(saved))
             doc = json.loads(ok("analyze", RAW, "--json", *args).stdout)
             assert doc["ceiling"]["fp32_tflop_per_s"] == 60.0 and doc["ceiling"]["dram_tbyte_per_s"] == 4.0
             v1 = next(k for k in doc["kernels"] if k["kernel"] == "sgemm_v1")
@@ -297,11 +298,11 @@ def test_every_command_uses_the_measured_ceilings(tmp_path, monkeypatch):
 def test_analyze_a_gpu_the_datasheet_lacks_once_ceilings_are_measured(tmp_path, monkeypatch):
     """The review's reproduction: TF32 tensor and L1 were not measured, so they stay None."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sources, "CEILINGS_DIR", Path("profiles"))  # the real default (conftest hides it)
-    (tmp_path / "profiles").mkdir()
+    monkeypatch.setenv("NSPROF_DATA_DIR", str(tmp_path / "data"))
+    (tmp_path / "data").mkdir()
     committed = json.loads((REPO / "profiles" / "ceilings-nvidia-h200.json").read_text())
     committed["device"]["device"] = RTX
-    (tmp_path / "profiles" / "ceilings-nvidia-geforce-rtx-4090.json").write_text(json.dumps(committed))
+    (tmp_path / "data" / "ceilings-nvidia-geforce-rtx-4090.json").write_text(json.dumps(committed))
     profile = tmp_path / "rtx"
     profile.mkdir()
     (profile / "ncu-raw.csv").write_text(RAW.read_text().replace("NVIDIA H200", RTX))

@@ -1,125 +1,13 @@
-"""Peaks per GPU, for "% of peak" columns and roofline roofs (pure data and arithmetic).
-
-The datasheet table holds NVIDIA's published numbers (dense math, no structured sparsity),
-labelled "datasheet": what the card is specified to do, not what it does. `nsprof ceilings`
-measures what it does (nsprof.launch.ceilings; H200: a copy moves 4.25 of the 4.8 TB/s, see
-profiles/ceilings-nvidia-h200.json) and saves a document that `with_measurements` lays over the
-datasheet, value by value, so every value keeps its own source ("measured 2026-11-21 by ..." or
-"datasheet"). Reading that document is I/O, so it happens in nsprof.parse.sources.resolve_ceiling,
-which every command uses; this module only combines.
-
-A value neither source gives stays None (a GPU missing from the datasheet keeps only what was
-measured), and every "% of peak" that needs it is NaN.
-
-L1 bandwidth is not on datasheets; the table derives it from the published per-SM rate:
-SMs x 128 bytes/clock x boost clock (H200: 132 x 128 x 1.98 GHz = 33.4 TB/s). L2 bandwidth is
-not published for these GPUs, so it is known only once measured.
-"""
+"""% of peak: kernel or range metrics placed against a GPU's ceilings (nsprof.gpu_ceilings)."""
 
 from __future__ import annotations
 
 import math
-import re
-from dataclasses import asdict, dataclass, replace
 
 import pandas as pd
 
 from nsprof.analyze.metrics import ratio, sum_measured
-from nsprof.paths import ceilings_file_name, gpu_slug  # noqa: F401 (file naming: a base module's; kept importable here)
-
-
-@dataclass(frozen=True)
-class Ceiling:
-    """A GPU's peaks; None where neither the datasheet nor a measurement gives the value.
-
-    `source` is where the values come from unless `sources` names another for a value
-    (field name -> "measured <date> by <method>"); `source_of` answers for one value.
-    """
-
-    gpu: str
-    fp32_tflop_per_s: float | None
-    tf32_tensor_tflop_per_s: float | None
-    fp16_tensor_tflop_per_s: float | None  # BF16 runs at the same rate
-    dram_tbyte_per_s: float | None
-    source: str = "datasheet"
-    l2_tbyte_per_s: float | None = None
-    l1_tbyte_per_s: float | None = None
-    h2d_tbyte_per_s: float | None = None  # pinned host memory to the GPU over the bus (measured only)
-    d2h_tbyte_per_s: float | None = None  # and back
-    sources: tuple[tuple[str, str], ...] = ()
-
-    def source_of(self, field: str) -> str | None:
-        if getattr(self, field) is None:
-            return None
-        return dict(self.sources).get(field, self.source)
-
-    def to_json(self) -> dict:
-        doc = asdict(self)
-        doc["sources"] = dict(self.sources)
-        return doc
-
-
-def _l1(sms: int, boost_ghz: float) -> float:
-    """L1 bandwidth in TB/s from the per-SM rate of 128 bytes per clock."""
-    return round(sms * 128 * boost_ghz / 1000, 1)
-
-
-# First match wins, so a specific pattern precedes the general one for the same chip.
-DATASHEET_CEILINGS: tuple[tuple[str, Ceiling], ...] = (
-    (r"H200", Ceiling("H200 SXM", 67.0, 494.7, 989.4, 4.8, l1_tbyte_per_s=_l1(132, 1.98))),
-    (r"H100.*PCIE", Ceiling("H100 PCIe", 51.2, 378.0, 756.0, 2.0, l1_tbyte_per_s=_l1(114, 1.755))),
-    (r"H100", Ceiling("H100 SXM", 67.0, 494.7, 989.4, 3.35, l1_tbyte_per_s=_l1(132, 1.98))),
-    (r"A100(?=.*PCIE)(?=.*80GB)", Ceiling("A100 PCIe 80GB", 19.5, 156.0, 312.0, 1.935, l1_tbyte_per_s=_l1(108, 1.41))),
-    (r"A100.*40GB", Ceiling("A100 40GB", 19.5, 156.0, 312.0, 1.555, l1_tbyte_per_s=_l1(108, 1.41))),
-    (r"A100", Ceiling("A100 SXM 80GB", 19.5, 156.0, 312.0, 2.039, l1_tbyte_per_s=_l1(108, 1.41))),
-)
-
-# The values a measured ceilings document may set, in the order reports list them.
-MEASURABLE = ("dram_tbyte_per_s", "l2_tbyte_per_s", "l1_tbyte_per_s", "fp32_tflop_per_s",
-              "tf32_tensor_tflop_per_s", "fp16_tensor_tflop_per_s", "h2d_tbyte_per_s", "d2h_tbyte_per_s")
-
-
-def datasheet_ceiling(gpu_name: str | None) -> Ceiling | None:
-    """The datasheet peaks of a GPU by its reported name ('NVIDIA H200'), None if not listed."""
-    if not gpu_name:
-        return None
-    name = gpu_name.upper()
-    return next((ceiling for pattern, ceiling in DATASHEET_CEILINGS if re.search(pattern, name)), None)
-
-
-def ceiling_for(gpu_name: str | None, measured: dict | None = None) -> Ceiling | None:
-    """The GPU's ceilings: measured values (a document `nsprof ceilings` saved for this GPU) where
-    there are some, datasheet values for the rest; None when neither knows the GPU."""
-    datasheet = datasheet_ceiling(gpu_name)
-    taken_on = measured_gpu(measured) if measured else None
-    if gpu_name is None or taken_on is None or gpu_slug(taken_on) != gpu_slug(gpu_name):
-        return datasheet
-    return with_measurements(datasheet, measured)
-
-
-def measured_gpu(document: dict) -> str | None:
-    """The device name a measured ceilings document was taken on."""
-    device = document.get("device")
-    name = device.get("device") if isinstance(device, dict) else None
-    return name if isinstance(name, str) else None
-
-
-def with_measurements(base: Ceiling | None, document: dict) -> Ceiling:
-    """`base` (or nothing) with each value the document measured replaced, and its source noted.
-
-    The document's "ceilings" maps a MEASURABLE name to {"value", "date", "method", ...}; entries
-    without a positive value are ignored.
-    """
-    values = {name: (getattr(base, name) if base else None) for name in MEASURABLE}
-    sources = dict(base.sources) if base else {}
-    for name, entry in (document.get("ceilings") or {}).items():
-        value = entry.get("value") if isinstance(entry, dict) else None
-        if name in MEASURABLE and isinstance(value, (int, float)) and value > 0:
-            values[name] = float(value)
-            sources[name] = f"measured {entry.get('date', '(undated)')} by {entry.get('method', 'an unnamed method')}"
-    if base is None:
-        base = Ceiling(measured_gpu(document) or "unknown GPU", None, None, None, None, source="unknown")
-    return replace(base, **values, sources=tuple(sorted(sources.items())))
+from nsprof.gpu_ceilings import Ceiling
 
 
 def percent_of_peak(metrics: pd.DataFrame, ceiling: Ceiling) -> pd.DataFrame:

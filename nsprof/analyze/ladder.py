@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from nsprof import metric_catalog
-from nsprof.analyze.ceilings import Ceiling
+from nsprof.gpu_ceilings import Ceiling
 from nsprof.analyze.metrics import all_measured_flops, TOTALS, kernel_metrics, measured, range_metrics, ratio, sum_measured
 from nsprof.analyze.nvtx_attribution import attribute_work, summarize_ranges
 from nsprof.analyze.report import distinct_launches, gpu_name

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from nsprof.analyze.ceilings import Ceiling
+from nsprof.gpu_ceilings import Ceiling
 from nsprof.analyze.gpu_events import DTOH, HTOD, covered_ns
 from nsprof.parse.nsys_sqlite import NsysExport
 

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from nsprof.analyze.ceilings import Ceiling, datasheet_ceiling, percent_of_peak
+from nsprof.analyze.ceilings import percent_of_peak
+from nsprof.gpu_ceilings import Ceiling, datasheet_ceiling
 from nsprof.analyze.launch_findings import launch_findings, missing_metrics, rule_results
 from nsprof.analyze.metrics import kernel_metrics, range_metrics
 from nsprof.analyze.gpu_utilization import gpu_utilization

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from nsprof.analyze.ceilings import Ceiling
+from nsprof.gpu_ceilings import Ceiling
 from nsprof.analyze.metrics import ratio, sum_measured
 
 

@@ -1,6 +1,10 @@
 """manifest.json: what a profile directory holds and how it was made, so that analysis needs only
 the directory. Written when the capture starts (status "running") and rewritten at the end, so
-that a crash or Ctrl-C still leaves one behind."""
+that a crash or Ctrl-C still leaves one behind.
+
+"ceilings" is a copy of the ceilings `nsprof ceilings` measured on this GPU (from nsprof's data
+directory, with "copied_from" naming the file), null where none were saved or the GPU is not known
+before the capture: % of peak then uses what the profile was captured under, wherever it is read."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ import os
 from pathlib import Path
 
 from nsprof import __version__
+from nsprof.ceilings_files import manifest_copy
 from nsprof.capture.commands import Command, bench_results_file
 from nsprof.capture.request import ProfileRequest
 from nsprof.capture.tools import FoundTool
@@ -64,6 +69,7 @@ def _manifest(env: dict, tools: dict[str, FoundTool], commands: list[Command], m
         "device": {"name": env.get("device"), **{k: env.get(k) for k in DEVICE_KEYS}},
         "software": {k: env.get(k) for k in SOFTWARE_KEYS},
         "host": env.get("host"),
+        "ceilings": manifest_copy(env.get("device")),
         "tools": {name: tool.to_json() for name, tool in tools.items()},
         **how,
         "metrics": list(metrics),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Optional
 
 import typer
 from rich.markup import escape
@@ -11,12 +12,12 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from nsprof.console import stderr, stdout
-from nsprof.paths import CEILINGS_DIR
+from nsprof.paths import DATA_DIR_ENV
 
 
 def ceilings(
-    out: Path = typer.Option(CEILINGS_DIR, "--out", help="Directory for ceilings-<gpu>.json, where the report commands look by default."),
-    save: bool = typer.Option(True, "--save/--no-save", help="Write the file."),
+    out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help=f"Directory for ceilings-<gpu>.json. Default: nsprof's data directory (${DATA_DIR_ENV} if set, else the user data directory, ~/.local/share/nsprof on Linux), where the other commands look."),
+    save: bool = typer.Option(True, "--save/--no-save", help="Write the file (a file measured earlier is kept beside it, renamed by its date)."),
     as_json: bool = typer.Option(False, "--json", help="Print the measurements as JSON instead of a table."),
 ) -> None:
     """Measure this GPU's roofs for `nsprof roofline` and `nsprof report` (a few seconds).
@@ -24,8 +25,14 @@ def ceilings(
     DRAM bandwidth (a device-to-device copy), L2 bandwidth (reads of an L2-resident buffer), FP32
     peak (an FMA microbenchmark), tensor-core peak (cuBLAS HGEMM at 8192^3) and the bus each way
     (pinned copies), each the median of timed runs after warm-up. The reports use them in place
-    of the datasheet's values; `nsprof pipeline` puts its floor against the bus."""
-    from nsprof.launch.ceilings import measure_ceilings, save_ceilings
+    of the datasheet's values; `nsprof pipeline` puts its floor against the bus.
+
+    The file is saved in nsprof's data directory, never the current one: the ceilings belong to
+    the GPU. Captures (`nsprof profile`, `nsprof pipeline`) copy them into the profile's manifest,
+    so a profile keeps the ceilings it was captured under; --ceilings on the report commands
+    overrides both."""
+    from nsprof.ceilings_files import save_ceilings
+    from nsprof.launch.ceilings import measure_ceilings
     from nsprof.launch.gpu import device_info
 
     device_info()  # without CuPy or a GPU: the one-line error, before any progress display
@@ -42,8 +49,8 @@ def ceilings(
 
 
 def ceilings_table(document: dict) -> Table:
-    from nsprof.analyze.ceilings import MEASURABLE, datasheet_ceiling
     from nsprof.analyze.roofline import LEVELS, UNITS
+    from nsprof.gpu_ceilings import MEASURABLE, datasheet_ceiling
     from nsprof.render import format as fmt
 
     names = {**{level.ceiling_field: (level.name, "B/s") for level in LEVELS},  # ceiling field -> (name, unit)

@@ -84,7 +84,7 @@ def measure(source: Source, ceilings: Path | None = None) -> Measurements:
     if not profile.ncu:
         raise NsprofError(f"{source.path}: no Nsight Compute CSV to read measurements from",
                           "give a profile directory, an .ncu-rep or an ncu .csv (nsprof profile --tool ncu writes one)")
-    ceiling = resolve_ceiling(gpu_name(profile.nsys, profile.ncu, profile.manifest), ceilings)
+    ceiling = resolve_ceiling(gpu_name(profile.nsys, profile.ncu, profile.manifest), ceilings, [profile.manifest])
     analysis = analyze_profile(profile.nsys, profile.ncu, profile.manifest, ceiling)
     launches = _launches(profile.ncu)
     if analysis.ceiling is not None:

@@ -12,21 +12,19 @@ launch gives the rate. The whole run takes a few seconds:
 - The bus: asynchronous copies of HOST_COPY_BYTES between pinned host memory and the GPU, each
   direction alone (what `nsprof pipeline` puts its floor against).
 
-The result is a document for nsprof.analyze.ceilings.with_measurements: each ceiling's value,
-the date, the method, and the timing statistics; plus the device it ran on (device_info).
+The result is a document for nsprof.gpu_ceilings.with_measurements: each ceiling's value, the
+date, the method, and the timing statistics; plus the device it ran on (device_info).
+nsprof.ceilings_files.save_ceilings writes it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
-from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
 from nsprof import __version__
-from nsprof.paths import ceilings_file_name
 from nsprof.launch.gpu import device_info, require_cupy
 from nsprof.launch.measure import time_launches
 
@@ -79,7 +77,7 @@ extern "C" __global__ void l2_read(const float4* data, long long count, int pass
 
 
 def measure_ceilings(progress: Callable[[str], None] = lambda message: None) -> dict:
-    """Measure every ceiling on the current GPU; the document `save_ceilings` writes."""
+    """Measure every ceiling on the current GPU; the document nsprof.ceilings_files.save_ceilings writes."""
     cp = require_cupy()
     device = device_info()
     today = dt.datetime.now(dt.timezone.utc).date().isoformat()
@@ -97,33 +95,6 @@ def measure_ceilings(progress: Callable[[str], None] = lambda message: None) -> 
         ceilings[name] = {**measure(), "date": today}
     return {"nsprof_version": __version__, "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "device": device, "ceilings": ceilings}
-
-
-def save_ceilings(document: dict, directory: Path) -> Path:
-    """Write the document to DIRECTORY/ceilings-<gpu>.json and return the path.
-
-    A measurement already there is kept, renamed ceilings-<gpu>-<its creation time>.json: the
-    reports use the newest, and nothing measured earlier is lost.
-    """
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / ceilings_file_name(document["device"]["device"])
-    if path.exists():
-        path.rename(_archived_name(path))
-    path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-    return path
-
-
-def _archived_name(path: Path) -> Path:
-    try:
-        created = json.loads(path.read_text(encoding="utf-8")).get("created", "")
-    except (OSError, ValueError):
-        created = ""
-    stamp = "".join(c for c in str(created)[:19] if c.isalnum()) or "previous"
-    candidate, n = path.with_name(f"{path.stem}-{stamp}.json"), 1
-    while candidate.exists():
-        n += 1
-        candidate = path.with_name(f"{path.stem}-{stamp}-{n}.json")
-    return candidate
 
 
 def measure_dram(cp) -> dict:
