@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 from nsprof import __version__
 from nsprof.commands.analyze import analyze
@@ -66,6 +66,46 @@ class _Group(TyperGroup):
             raise typer.Exit(130) from None
 
 
+class _Option(TyperOption):
+    def display_type(self, ctx) -> str:
+        """What follows an option that takes a value when it has no metavar: its choices, N for a
+        number, PATH for a path, else its name in capitals; never Typer's <str> or <int> tags."""
+        desc = self.type_descriptor
+        if desc.is_choice:
+            return "[" + "|".join(str(getattr(c, "value", c)) for c in desc.choices or ()) + "]"
+        if desc.annotation is int:
+            return "N"
+        if desc.is_path:
+            return "PATH"
+        return max(self.opts, key=len).lstrip("-").upper()
+
+
+class _Argument(TyperArgument):
+    @property
+    def display_name_raw(self) -> str:  # help, usage line and error messages: PATH, as Click names it
+        return self.metavar or self.name.upper()
+
+    def display_type(self, ctx) -> str:  # the name alone, no <path> tag after it
+        return ""
+
+    def get_usage_pieces(self, ctx) -> list[str]:
+        """PATH when required, [OUT] when not (Typer writes {path}); a metavar in brackets as written."""
+        name = self.display_name_raw + ("..." if self.nargs != 1 and not self.metavar else "")
+        return [name if self.required or name.startswith("[") else f"[{name}]"]
+
+
+class _Command(TyperCommand):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Typer builds the parameters itself and takes no class for them: give its own ours, so
+        # every command's help shows metavars instead of type tags.
+        for param in self.params:
+            if type(param) is TyperOption:
+                param.__class__ = _Option
+            elif type(param) is TyperArgument:
+                param.__class__ = _Argument
+
+
 app = typer.Typer(
     cls=_Group,
     name="nsprof",
@@ -91,7 +131,7 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
 
 # In the order a user meets them: the ladder, running it, profiling it, reading the results.
 for command in (stages, bench, profile, pipeline, analyze, timeline, roofline, report, explain, ceilings, doctor):
-    app.command()(command)
+    app.command(cls=_Command)(command)
 
 
 def main() -> None:

@@ -149,7 +149,7 @@ def test_bench_table_fits_100_columns_without_cutting_a_number(record):
 
 @pytest.mark.parametrize("args, message", [
     (["bench", "--bogus"], "No such option: --bogus"),
-    (["analyze"], "Missing argument 'path'."),
+    (["analyze"], "Missing argument 'PATH'."),
     (["pipeline", "--chunks", "0"], "Invalid value for '--chunks'"),
     (["explain", "--list", "extra"], "--list lists every topic; it takes no topic ('extra')"),
 ])

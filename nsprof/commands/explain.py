@@ -20,7 +20,7 @@ def explain(
     op: Optional[str] = typer.Option(None, "--op", help="The ladder whose stages and measurements it uses. Default: the topic's own (sgemm; hgemm for tensor-cores)."),
     shape: Optional[str] = typer.Option(None, "--shape", help="Your array: ROWSxCOLS elements, padding included (32x33). Default: 32x32 (bank-conflicts), 1024x1024 (coalescing)."),
     access: Optional[str] = typer.Option(None, "--access", help="How lane l indexes it: row (element l in row-major order), column (row l, column 0), broadcast (all lanes on row 0, column 0), or 'ROW,COL' expressions of lane such as 'lane/2,(lane%2)*4'. Default: row."),
-    width: Optional[int] = typer.Option(None, "--width", help="Bytes per element, which is what each lane moves: 4, 8 or 16. Default: 4."),
+    width: Optional[int] = typer.Option(None, "--width", min=1, help="Bytes per element, which is what each lane moves: 4, 8 or 16. Default: 4."),
     store: bool = typer.Option(False, "--store", help="Model your access as a store (stores never pair lanes up)."),
     source: Optional[Path] = typer.Option(None, "--from", metavar="PATH", help="Measurements: a profile directory, a directory of profiles (its latest), or an ncu .ncu-rep or .csv. Default: the latest profile under ./profiles with ncu output, else the committed H200 example."),
     ceilings: Optional[Path] = typer.Option(None, "--ceilings", metavar="PATH", help=CEILINGS_HELP),
@@ -55,7 +55,7 @@ def explain(
         if stage is not None:
             raise UsageError("--stage and --shape/--access both describe accesses", "give one or the other")
         explanation = explain_access(topic, parse_shape(shape) if shape else None, access or "row",
-                                     width or 4, "store" if store else "load")
+                                     4 if width is None else width, "store" if store else "load")
     else:
         from nsprof.explain.explanation import explain_topic
 
