@@ -28,8 +28,8 @@ CAPTURED_FLOWS = 10  # flows per variant (and as many untimed ones before) in th
 PNG_DPI = 150  # figures are laid out in points; this only sets the PNG's pixel size
 # roofline.csv: what each point is, where it sits, what bounds it, then where it came from.
 ROOFLINE_CSV_COLUMNS = ("label", "kernel", "level", "intensity_flop_per_byte", "gflops_per_s", "bound", "pct_of_roof",
-                        "roof_gflops_per_s", "roof_source", "compute_roof", "duration_ns", "op", "stage", "size",
-                        "profile")
+                        "roof_gflops_per_s", "roof_source", "compute_roof", "duration_ns", "time_source", "op", "stage",
+                        "size", "profile")
 
 
 def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: str = "sgemm", **options) -> list[dict]:
@@ -51,7 +51,7 @@ def analyze(path: str | Path, ceilings: str | Path | None = None, attribution: s
     `attribution` ("thread" or "process") says whose CUDA calls an NVTX range counts
     (nsprof.analyze.nvtx_attribution)."""
     from nsprof.analyze import analyze_profile
-    from nsprof.analyze.report import gpu_name
+    from nsprof.analyze.capture_facts import gpu_name
     from nsprof.parse import load_profile
     from nsprof.parse.sources import resolve_ceiling
 
@@ -81,14 +81,14 @@ def write_roofline(ladder: LadderAnalysis, out: str | Path, force: bool = False)
         raise ParseError(f"nothing to place on a roofline in {names} (no ncu kernel with FLOP counts, bytes and a duration)",
                          "Profile with `nsprof profile --tool ncu` (or both), or pass an ncu CSV that has "
                          "gpu__time_duration.sum, dram__bytes_read.sum/_write.sum and the FP32 or tensor FLOP counters")
-    import matplotlib.pyplot as plt  # matplotlib loads only for the calls that draw
-
-    from nsprof.render.roofline import roofline_figure
-
     import io
 
-    from nsprof.output import write_set
+    import matplotlib.pyplot as plt  # matplotlib loads only for the calls that draw
 
+    from nsprof.output import write_set
+    from nsprof.render.roofline import roofline_figure
+
+    _outside_profiles(out)
     figure = roofline_figure(ladder.points, ladder.roofs, ladder.gpu)
     png, svg = io.BytesIO(), io.BytesIO()
     figure.savefig(png, format="png", dpi=PNG_DPI)
@@ -110,10 +110,29 @@ def write_report(ladder: LadderAnalysis, directory: str | Path, force: bool = Fa
                          "Capture one with `nsprof profile`, or pass a profile directory or an ncu .csv file with --from")
     from nsprof.output import write_set
 
+    _outside_profiles(directory)
     title, blocks = report_document(ladder)
     files = {"index.html": to_html(blocks, title).encode(), "report.md": to_markdown(blocks).encode(),
              **{block.file_name: block.png for block in blocks if isinstance(block, Image)}}
     return write_set(Path(directory), files, force)
+
+
+def unplaced_lines(ladder: LadderAnalysis) -> list[str]:
+    """One line per piece of work the roofline could not place, and why."""
+    from nsprof.analyze.roofline import unplaced_work
+
+    return [f"not on the roofline: {row.label}" + (f" ({row.size})" if isinstance(row.size, str) else "") + f": {row.reason}"
+            for row in unplaced_work(ladder.work).itertuples()]
+
+
+def _outside_profiles(target: str | Path) -> None:
+    """Refuse to write into a profile (a capture is evidence: it keeps only what the tools wrote)."""
+    from nsprof.parse.profile import enclosing_profile
+
+    profile = enclosing_profile(Path(target))
+    if profile is not None:
+        raise UsageError(f"{target} is inside the profile {profile}: nsprof writes nothing into a profile",
+                         f"choose another output directory (the default is {REPORTS_DIR}/)")
 
 
 def _path(value: str | Path | None) -> Path | None:
@@ -235,6 +254,8 @@ def write_timeline(path: str | Path, out: str | Path | None = None, range_: str 
     out = Path(out) if out else Path(REPORTS_DIR)
     if out.is_dir() or not out.suffix:  # a directory: the chart goes inside it under its default name
         out = out / f"timeline-{name}.png"
+    for target in [out] + ([Path(trace)] if trace else []):
+        _outside_profiles(target.parent)
     existing = [str(target) for target in [out] + ([Path(trace)] if trace else []) if target.exists()]
     if existing and not force:
         raise UsageError(f"{', '.join(existing)} already exist{'s' if len(existing) == 1 else ''}",

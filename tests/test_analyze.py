@@ -15,8 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from nsprof.analyze import (attribute_work, datasheet_ceiling, kernel_metrics, parse_stage_range,
-                            percent_of_peak, range_metrics, stage_records)
+from nsprof.analyze import attribute_work, datasheet_ceiling, kernel_metrics, percent_of_peak, range_metrics
+from nsprof.analyze.ladder import combine, work_records
+from nsprof.ranges import parse_stage_range
 from nsprof.commands.analyze import analyze
 from nsprof.errors import ParseError
 from nsprof.parse.ncu_csv import load_ncu_csv
@@ -138,21 +139,26 @@ def test_parse_stage_range():
         assert parse_stage_range(other) is None
 
 
-def test_stage_records_join_both_tools_and_sort_naturally():
+def test_stage_work_joins_both_tools_with_one_time_and_speed_per_stage():
+    """Each stage's time is nsys's where nsys saw it (no replay), else ncu's; its speed is the op's
+    FLOPs over that time, whatever else ncu measured."""
     nsys = pd.DataFrame({"range": ["nsprof:sgemm/v10/64x64x64", "nsprof:sgemm/v2/64x64x64", "nsprof:verify/sgemm/v2/64x64x64"],
                          "count": [4, 2, 1], "kernels": [4, 2, 1], "gpu_time_ns": [400, 1000, 500]})
-    ncu = range_metrics(kernel_metrics(ncu_table([
+    ncu = ncu_table([
         {"nvtx": ["nsprof:sgemm/v2/64x64x64"], "gpu__time_duration.sum": 480.0},
-        {"nvtx": ["nsprof:sgemm/v2/64x64x64"], "gpu__time_duration.sum": 520.0},
+        {"nvtx": ["nsprof:sgemm/v2/64x64x64"], "gpu__time_duration.sum": 560.0},
         {"nvtx": ["nsprof:sgemm/v7/64x64x64"], "gpu__time_duration.sum": 90.0},
-    ])))
-    stages = stage_records(nsys, ncu)
+    ]).assign(kernel=["sgemm_v2", "sgemm_v2", "sgemm_v7"])
+    stages = combine([("p", None, work_records(ncu, nsys))])
     assert list(stages["stage"]) == ["v2", "v7", "v10"]
     v2, v7, v10 = (stages.iloc[i] for i in range(3))
-    assert (v2["launches"], v2["nsys_gpu_time_per_launch_ns"], v2["ncu_kernels"], v2["ncu_duration_per_kernel_ns"]) == (2, 500, 2, 500)
-    assert v7["launches"] is pd.NA and v7["ncu_kernels"] == 1
-    assert v10["ncu_kernels"] is pd.NA and v10["nsys_kernels"] == 4
-    assert stage_records(None, None).empty
+    assert (v2["launches"], v2["nsys_time_per_launch_ns"], v2["ncu_kernels"], v2["ncu_time_per_launch_ns"]) == (2, 500, 2, 520)
+    assert (v2["time_per_launch_ns"], v2["time_source"]) == (500, "nsys")  # warm nsys time, not ncu's replay
+    assert (v7["time_per_launch_ns"], v7["time_source"]) == (90, "ncu") and pd.isna(v7["launches"])
+    assert (v10["time_per_launch_ns"], v10["time_source"]) == (100, "nsys") and pd.isna(v10["ncu_kernels"])
+    for row in (v2, v7, v10):
+        assert row["tflops_per_s"] == pytest.approx(2 * 64**3 / row["time_per_launch_ns"] / 1e3)
+    assert work_records(None, None).empty
 
 
 # --- NVTX attribution: vectorized result equals a plain loop over ranges ------------------------------
@@ -273,11 +279,11 @@ def test_directory_joins_stages_of_real_captures(tmp_path):
     assert len(doc["kernels"]) == 20
     assert [s["stage"] for s in doc["stages"]] == [f"v{i}" for i in range(1, 11)]
     v8 = next(s for s in doc["stages"] if s["stage"] == "v8")
-    assert (v8["range"], v8["size"], v8["launches"], v8["nsys_kernels"], v8["ncu_kernels"]) == (
+    assert (v8["key"], v8["size"], v8["launches"], v8["nsys_kernels"], v8["ncu_kernels"]) == (
         "nsprof:sgemm/v8/1024x1024x1024", "1024x1024x1024", 5, 5, 2)
-    assert v8["nsys_gpu_time_per_launch_ns"] == 263325 / 5 and v8["flops"] == 2 * 2 * 1024**3
-    assert v8["gflops_per_s"] == pytest.approx(v8["flops"] / v8["duration_ns"])
-    assert v8["fp32_pct_of_peak"] == pytest.approx(100 * v8["gflops_per_s"] / 67e3)
+    assert v8["time_per_launch_ns"] == 263325 / 5 and v8["time_source"] == "nsys" and v8["flops"] == 2 * 2 * 1024**3
+    assert v8["tflops_per_s"] == pytest.approx(2 * 1024**3 / v8["time_per_launch_ns"] / 1e3)
+    assert v8["pct_of_compute_peak"] == pytest.approx(100 * v8["tflops_per_s"] / 67)  # the datasheet's FP32 peak
 
 
 def test_directory_with_both_pages_of_one_run(tmp_path):
@@ -289,6 +295,7 @@ def test_directory_with_both_pages_of_one_run(tmp_path):
     (stage,) = doc["stages"]  # seen by ncu only: the saxpy export has no nsprof ranges
     assert (stage["op"], stage["stage"], stage["size"]) == ("sgemm", "v6", "512x512x512")
     assert (stage["launches"], stage["ncu_kernels"], stage["duration_ns"]) == (None, 1, 72640)
+    assert (stage["time_per_launch_ns"], stage["time_source"]) == (72640, "ncu")
     assert stage["dram_pct_of_peak"] == pytest.approx(100 * 4.2e6 / 72640e-9 / 1.555e12)
 
 

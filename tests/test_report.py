@@ -164,6 +164,15 @@ def test_other_formats():
     assert (fmt.problem_size("1024x1024x1024"), fmt.problem_size("512x256x128")) == ("1024³", "512x256x128")
 
 
+def test_rates_read_in_one_unit_each():
+    """FLOP rates always in TFLOP/s and bandwidths always in GB/s, so no table mixes GFLOP/s and TFLOP/s."""
+    assert (fmt.flops_per_s(1.2678e13), fmt.flops_per_s(6.1e9), fmt.flops_per_s(7.63e14)) == (
+        "12.7 TFLOP/s", "0.00610 TFLOP/s", "763 TFLOP/s")
+    assert (fmt.bytes_per_s(4.2551e12), fmt.bytes_per_s(55.5e9), fmt.bytes_per_s(24.04e9, unit=False)) == (
+        "4,255 GB/s", "55.5 GB/s", "24.0")
+    assert fmt.flops_per_s(None) == fmt.bytes_per_s(float("nan")) == fmt.MISSING
+
+
 def test_short_kernel_names():
     assert short_kernel_name("void ns::gemm<128, 8>(float const*, int)") == "gemm"
     assert short_kernel_name("sgemm_v6") == "sgemm_v6"

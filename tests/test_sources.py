@@ -272,7 +272,7 @@ def test_every_command_uses_the_measured_ceilings(tmp_path, monkeypatch):
     saved = tmp_path / "saved"
     saved.mkdir()
     (saved / "ceilings-nvidia-h200.json").write_text(json.dumps(document))
-    ridge = "60 TFLOP/s FP32 (measured 2026-11-21) / 4 TB/s DRAM (measured 2026-11-21) = ridge at 15.0 FLOP/B"
+    ridge = "60.0 TFLOP/s FP32 (measured 2026-11-21) / 4,000 GB/s DRAM (measured 2026-11-21) = ridge at 15.0 FLOP/B"
     for args, patch in (([], True), (["--ceilings", saved / "ceilings-nvidia-h200.json"], False)):
         with monkeypatch.context() as m:
             if patch:
@@ -287,7 +287,7 @@ def test_every_command_uses_the_measured_ceilings(tmp_path, monkeypatch):
             table = pd.read_csv(tmp_path / "r" / "roofline.csv")
             assert table.loc[table["level"] == "dram", "roof_source"].str.startswith("measured").any()
     facts = json.loads(ok("explain", "roofline", "--from", RAW, "--json").stdout)["facts"]  # conftest: none saved
-    assert any("67 TFLOP/s FP32 (datasheet) / 4.8 TB/s DRAM (datasheet)" in fact for fact in facts), facts
+    assert any("67.0 TFLOP/s FP32 (datasheet) / 4,800 GB/s DRAM (datasheet)" in fact for fact in facts), facts
     assert "no such ceilings file" in one_line_error(invoke("analyze", RAW, "--ceilings", tmp_path / "nope.json"))
     assert "no such ceilings file" in one_line_error(invoke("explain", "roofline", "--from", RAW,
                                                             "--ceilings", tmp_path / "nope.json"))
@@ -309,7 +309,7 @@ def test_analyze_a_gpu_the_datasheet_lacks_once_ceilings_are_measured(tmp_path, 
     (profile / "manifest.json").write_text(json.dumps({"device": {"name": RTX}}))
 
     table = ok("analyze", profile).stdout
-    assert f"% of peak against the {RTX}: 63.1 TFLOP/s FP32 (measured 2026-11-21), 4.25 TB/s DRAM" in " ".join(table.split())
+    assert f"% of peak against the {RTX}: 63.1 TFLOP/s FP32 (measured 2026-11-21), 4,252 GB/s DRAM" in " ".join(table.split())
     doc = json.loads(ok("analyze", profile, "--json").stdout)
     assert doc["gpu"] == RTX and doc["ceiling"]["tf32_tensor_tflop_per_s"] is None
     v10 = [k for k in doc["kernels"] if k["kernel"].startswith("sgemm_v10")]
@@ -346,12 +346,12 @@ def test_caption_copes_with_missing_peaks():
         return _ceiling_caption(ProfileAnalysis(None, None, pd.DataFrame(), RTX, ceiling))
 
     dram_only = with_measurements(None, measured_document(RTX, dram_tbyte_per_s=1.0))
-    assert caption(dram_only) == (f"% of peak against the {RTX}: 1 TB/s DRAM (measured 2026-11-21); "
+    assert caption(dram_only) == (f"% of peak against the {RTX}: 1,000 GB/s DRAM (measured 2026-11-21); "
                                   "no FP32 peak known (measure it: nsprof ceilings)")
     assert caption(Ceiling(RTX, None, None, None, None)) == (
         f"% of peak against the {RTX}: no FP32 or DRAM peak known (measure it: nsprof ceilings)")
     assert caption(datasheet_ceiling("NVIDIA H200")) == (
-        "% of peak against the H200 SXM: 67 TFLOP/s FP32 (datasheet), 4.8 TB/s DRAM (datasheet)")
+        "% of peak against the H200 SXM: 67.0 TFLOP/s FP32 (datasheet), 4,800 GB/s DRAM (datasheet)")
 
 
 # --- a NULL GPU name is no name ---------------------------------------------------------------------

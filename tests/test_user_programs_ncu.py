@@ -188,7 +188,7 @@ def test_report_roofline_and_explain_take_a_report(tmp_path):
     assert result.exit_code == 0, result.output
     row = next(line for line in (tmp_path / "out" / "graph-full" / "report.md").read_text().splitlines()
                if line.startswith("| distribution_elementwis"))
-    assert row.split(" | ")[2] == "–"  # TFLOP/s: no FP32 FLOPs counted, so no rate (not 0.0)
+    assert row.split(" | ")[3] == "–"  # TFLOP/s: no FP32 FLOPs counted, so no rate (not 0.0)
     result = runner.invoke(app, ["explain", "bank-conflicts", "--from", str(REPORT), "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["evidence"]["source"] == str(REPORT)

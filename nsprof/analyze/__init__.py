@@ -6,10 +6,8 @@ from nsprof.analyze.metrics import kernel_metrics, range_metrics
 from nsprof.analyze.nvtx_attribution import attribute_work, range_summary, summarize_ranges
 from nsprof.analyze.report import ProfileAnalysis, analyze_profile
 from nsprof.gpu_ceilings import Ceiling, datasheet_ceiling
-from nsprof.analyze.stages import parse_stage_range, stage_records
 
 __all__ = [
     "Ceiling", "ProfileAnalysis", "analyze_profile", "attribute_work", "datasheet_ceiling",
-    "kernel_metrics", "parse_stage_range", "percent_of_peak", "range_metrics", "range_summary",
-    "stage_records", "summarize_ranges",
+    "kernel_metrics", "percent_of_peak", "range_metrics", "range_summary", "summarize_ranges",
 ]

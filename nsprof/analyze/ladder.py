@@ -15,9 +15,15 @@ one kernel (labelled by its shortened name). Columns of `work_records`:
   cycles per instruction...), launch attributes (`registers_per_thread`...) of the main kernel;
   NaN where not collected. `smem_per_block_bytes`: static + dynamic, of the main kernel
 - `launches`, `nsys_gpu_time_ns`: the range's instances and kernel time as nsys saw them
-- `time_per_launch_ns` and `time_source`: nsys GPU time per range instance where nsys saw the stage
-  (no profiler replay in it), else ncu's duration per launch of the main kernel
-- `tflops_per_s`: the op's FLOPs (2MNK for SGEMM) per launch time for stages, measured FLOPs otherwise
+- `nsys_time_per_launch_ns`: nsys GPU time per range instance (warm, no profiler replay in it);
+  `ncu_time_per_launch_ns`: ncu's duration per launch (replayed with caches flushed, so longer)
+- `time_per_launch_ns` and `time_source`: the work's time, the nsys one where nsys saw the stage,
+  else the ncu one. Every table, chart and roofline shows this time and names its source.
+- `tflops_per_s`: the work's speed: the op's FLOPs (2MNK for SGEMM) over that time for stages,
+  counted FLOPs over ncu's duration otherwise
+- `bank_conflicts_per_launch`: shared-memory bank conflicts (loads + stores) per launch: the
+  excess wavefronts over each access width's minimum, which the n-way degree alone hides
+- with_peaks adds `compute_roof`, `pct_of_compute_peak` and `dram_pct_of_peak`
 
 `analyze_ladder` puts it together for the report commands: work records of several profiles
 (the latest of each stage), their roofline points, and where each nsys capture's time went.
@@ -36,8 +42,8 @@ from nsprof import metric_catalog
 from nsprof.gpu_ceilings import Ceiling
 from nsprof.analyze.metrics import all_measured_flops, TOTALS, kernel_metrics, measured, range_metrics, ratio, sum_measured
 from nsprof.analyze.nvtx_attribution import attribute_work, summarize_ranges
-from nsprof.analyze.report import distinct_launches, gpu_name
-from nsprof.analyze.roofline import Roof, roofline_points, roofs
+from nsprof.analyze.capture_facts import distinct_launches, gpu_name
+from nsprof.analyze.roofline import Roof, compute_peak, roofline_points, roofs
 from nsprof.analyze.timeline import TimeBreakdown, time_breakdown
 from nsprof.errors import UsageError
 from nsprof.parse.sources import Source
@@ -104,6 +110,7 @@ def analyze_ladder(sources: list[Source], gpu: str | None, ceiling: Ceiling | No
     used = [source for source in sources if source.name in shown]
     timelines = {source.name: breakdown for source in used for export in source.profile.nsys[:1]
                  if (breakdown := time_breakdown(export)) is not None}
+    work = with_peaks(work, ceiling)
     return LadderAnalysis(gpu, roofs(ceiling), work, roofline_points(work, ceiling), used, timelines)
 
 
@@ -120,7 +127,12 @@ def work_records(launches: pd.DataFrame | None, nsys_ranges: pd.DataFrame | None
     work = parts[0] if len(parts) == 1 else parts[0].merge(parts[1], on="key", how="outer")
     described = pd.DataFrame([_describe(key) for key in work["key"]], index=work.index,
                              columns=["label", "op", "stage", "size"], dtype=object)
-    return _with_times(pd.concat([work[["key"]], described, work.drop(columns="key")], axis=1))
+    repeat = described.groupby(["label", "size"], dropna=False).cumcount()  # kernels whose short names look alike: numbered apart
+    described["label"] = [label if n == 0 else f"{label} [{n + 1}]" for label, n in zip(described["label"], repeat)]
+    work = _with_times(pd.concat([work[["key"]], described, work.drop(columns="key")], axis=1))
+    loads = per_launch(work, "smem_ld_conflicts")
+    work["bank_conflicts_per_launch"] = loads.add(per_launch(work, "smem_st_conflicts"), fill_value=0).where(loads.notna())
+    return work
 
 
 def combine(records: list[tuple[str, dt.datetime, pd.DataFrame]], keep_all: bool = False) -> pd.DataFrame:
@@ -227,8 +239,10 @@ def _nsys_stage_work(ranges: pd.DataFrame) -> pd.DataFrame:
 
 
 def _with_times(work: pd.DataFrame) -> pd.DataFrame:
+    """The work's time and speed, decided here once for every table and figure (module docstring)."""
     nsys_time = ratio(_numeric(work, "nsys_gpu_time_ns"), _numeric(work, "launches").where(_numeric(work, "nsys_kernels") > 0))
     ncu_time = ratio(_numeric(work, "duration_ns"), _numeric(work, "main_kernel_launches"))
+    work["nsys_time_per_launch_ns"], work["ncu_time_per_launch_ns"] = nsys_time, ncu_time
     work["time_per_launch_ns"] = nsys_time.fillna(ncu_time)
     work["time_source"] = np.where(nsys_time.notna(), "nsys", np.where(ncu_time.notna(), "ncu", None))
     op_flops = [_op_flops(op, size) for op, size in zip(work["op"], work["size"])]
@@ -238,6 +252,17 @@ def _with_times(work: pd.DataFrame) -> pd.DataFrame:
     work["tflops_per_s"] = (ratio(pd.Series(op_flops, index=work.index, dtype=float), work["time_per_launch_ns"])
                             .fillna(measured) / 1e3)
     return work
+
+
+def with_peaks(work: pd.DataFrame, ceiling: Ceiling | None) -> pd.DataFrame:
+    """`work` with how close it comes to the GPU's peaks, from the same speed every table shows:
+    `compute_roof` (the units that did its counted FLOPs) and `pct_of_compute_peak` (tflops_per_s
+    over that roof's peak), `dram_pct_of_peak` (ncu's DRAM bandwidth over the DRAM peak)."""
+    peak = compute_peak(work, ceiling)
+    dram_peak = ceiling.dram_tbyte_per_s if ceiling is not None and ceiling.dram_tbyte_per_s else np.nan
+    return work.assign(compute_roof=peak["compute_roof"],
+                       pct_of_compute_peak=100 * _numeric(work, "tflops_per_s") * 1e3 / peak["compute_gflops_per_s"],
+                       dram_pct_of_peak=100 * _numeric(work, "dram_gbytes_per_s") / (dram_peak * 1e3))
 
 
 def _group(nvtx: list[str], kernel: str) -> str:

@@ -8,13 +8,16 @@ bandwidth term is the smaller one. Its compute peak is the peak of the units tha
 (FP32 pipes or tensor cores); work that mixes them gets the rate at which that mix would run
 (total FLOPs over the sum of each part's time at its own peak).
 
-Input (`work`): one row per piece of work with `label`, `kernel`, `duration_ns`, FLOP counts
-`flops` (FP32), `tensor_tf32_flops`, `tensor_16bit_flops`, and byte counts `dram_bytes`,
-`l2_bytes`, `l1_bytes` (any may be missing or NaN: that level is then not plotted). Optional
-`op`, `stage`, `size`, `profile` are carried through.
+Input (`work`): one row per piece of work with `label`, `kernel`, FLOP counts `flops` (FP32),
+`tensor_tf32_flops`, `tensor_16bit_flops`, byte counts `dram_bytes`, `l2_bytes`, `l1_bytes` (any
+may be missing or NaN: that level is then not plotted), and its speed: `tflops_per_s` with
+`time_per_launch_ns` and `time_source` (nsprof.analyze.ladder: the one figure every table shows),
+or else `duration_ns`, over which the counted FLOPs give the speed. Optional `op`, `stage`, `size`,
+`profile` and `key` (the work's identity) are carried through.
 
 Output (POINT_COLUMNS), one row per work row and measured level:
-- `intensity_flop_per_byte`, `gflops_per_s` (all FLOPs over the duration), `duration_ns`
+- `intensity_flop_per_byte` (counted FLOPs per byte), `gflops_per_s` (the work's speed),
+  `duration_ns` (the time that speed is over) and `time_source` (nsys or ncu)
 - `compute_roof`: FP32, TF32 tensor, FP16 tensor or mixed; `compute_gflops_per_s` its peak
 - `roof_gflops_per_s`: the roof above the point; `bound`: memory or compute
 - `pct_of_roof`: 100 x gflops_per_s / roof_gflops_per_s; `roof_source`: where that roof's
@@ -59,9 +62,9 @@ UNITS = (
     Unit("tf32", "TF32 tensor", "tensor_tf32_flops", "tf32_tensor_tflop_per_s"),
     Unit("fp16", "FP16 tensor", "tensor_16bit_flops", "fp16_tensor_tflop_per_s"),
 )
-CARRIED = ("profile", "op", "stage", "size")
+CARRIED = ("key", "profile", "op", "stage", "size")  # `key` tells apart work whose labels look alike
 POINT_COLUMNS = ("label", "kernel", *CARRIED, "level", "intensity_flop_per_byte", "gflops_per_s", "duration_ns",
-                 "compute_roof", "compute_gflops_per_s", "roof_gflops_per_s", "bound", "pct_of_roof", "roof_source")
+                 "time_source", "compute_roof", "compute_gflops_per_s", "roof_gflops_per_s", "bound", "pct_of_roof", "roof_source")
 
 
 @dataclass(frozen=True)
@@ -92,16 +95,34 @@ def roofs(ceiling: Ceiling | None) -> list[Roof]:
     return found
 
 
+def compute_peak(work: pd.DataFrame, ceiling: Ceiling | None) -> pd.DataFrame:
+    """Per work row, the compute roof of the units that did its counted FLOPs: `compute_roof`
+    (FP32, TF32 tensor, FP16 tensor or mixed), `compute_gflops_per_s` and `compute_source`. NaN /
+    None where no FLOPs were counted or the peak is unknown."""
+    parts = {unit.key: _column(work, unit.flops_column) for unit in UNITS}
+    peaks = {unit.key: _ceiling(ceiling, unit.ceiling_field) for unit in UNITS}
+    return pd.DataFrame({"compute_roof": _compute_roof_names(parts), "compute_gflops_per_s": _mixed_peak(parts, peaks) / 1e9,
+                         "compute_source": _compute_sources(parts, ceiling)}, index=work.index)
+
+
+def work_speed(work: pd.DataFrame) -> tuple[pd.Series, pd.Series, pd.Series]:
+    """(GFLOP/s, the time it is over in ns, that time's source) per work row: the work's own
+    `tflops_per_s` over `time_per_launch_ns` where it has them, else counted FLOPs over `duration_ns`."""
+    by_count = ratio(_counted_flops(work), _column(work, "duration_ns"))
+    if "tflops_per_s" not in work:
+        return by_count, _column(work, "duration_ns"), pd.Series("ncu", index=work.index, dtype=object)
+    return (_column(work, "tflops_per_s") * 1e3).fillna(by_count), _column(work, "time_per_launch_ns"), work["time_source"]
+
+
 def roofline_points(work: pd.DataFrame, ceiling: Ceiling | None) -> pd.DataFrame:
     """One row per work row and memory level with measured bytes (columns: module docstring).
-    Work without FLOPs or time has no place on a roofline and is left out."""
+    Work without counted FLOPs, speed or bytes has no place on a roofline and is left out
+    (unplaced_work says which and why)."""
     work = work.reset_index(drop=True)
-    parts = {unit.key: _column(work, unit.flops_column) for unit in UNITS}
-    all_flops = parts["fp32"] + sum_measured(parts["tf32"], parts["fp16"]).fillna(0)  # as all_measured_flops
-    peaks = {unit.key: _ceiling(ceiling, unit.ceiling_field) for unit in UNITS}
-    compute_gflops = _mixed_peak(parts, peaks) / 1e9
-    compute_source = _compute_sources(parts, ceiling)
-    gflops = ratio(all_flops, _column(work, "duration_ns"))
+    all_flops = _counted_flops(work)
+    peak = compute_peak(work, ceiling)
+    compute_gflops = peak["compute_gflops_per_s"]
+    gflops, duration, time_source = work_speed(work)
     frames = []
     for level in LEVELS:
         level_bytes = _column(work, level.bytes_column)
@@ -116,18 +137,31 @@ def roofline_points(work: pd.DataFrame, ceiling: Ceiling | None) -> pd.DataFrame
             "label": work["label"], "kernel": work["kernel"],
             **{column: work[column] if column in work else None for column in CARRIED},
             "level": level.key, "intensity_flop_per_byte": intensity, "gflops_per_s": gflops,
-            "duration_ns": _column(work, "duration_ns"),
-            "compute_roof": _compute_roof_names(parts), "compute_gflops_per_s": compute_gflops,
+            "duration_ns": duration, "time_source": time_source,
+            "compute_roof": peak["compute_roof"], "compute_gflops_per_s": compute_gflops,
             "roof_gflops_per_s": roof,
             "bound": np.where(roof.isna(), None, np.where(memory_bound, "memory", "compute")),
             "pct_of_roof": 100 * gflops / roof,
             "roof_source": np.where(roof.isna(), None, np.where(
-                memory_bound, ceiling.source_of(level.ceiling_field) if ceiling else None, compute_source)),
+                memory_bound, ceiling.source_of(level.ceiling_field) if ceiling else None, peak["compute_source"])),
         })
         frames.append(frame[keep])
     if not frames:
         return pd.DataFrame(columns=list(POINT_COLUMNS))
     return pd.concat(frames, ignore_index=True)[list(POINT_COLUMNS)]
+
+
+def unplaced_work(work: pd.DataFrame) -> pd.DataFrame:
+    """The work rows roofline_points leaves out, with `label`, `kernel`, `size` and `reason`."""
+    work = work.reset_index(drop=True)
+    flops, (gflops, _, _) = _counted_flops(work), work_speed(work)
+    measured_bytes = pd.concat([_column(work, level.bytes_column) > 0 for level in LEVELS], axis=1).any(axis=1)
+    reasons = np.select([~(flops > 0), ~(gflops > 0), ~measured_bytes],
+                        ["no FLOPs counted (no floating-point math, or ncu did not count it)",
+                         "no time measured", "no bytes measured at any memory level"], default="")
+    out = pd.DataFrame({"label": work["label"], "kernel": work["kernel"],
+                        "size": work["size"] if "size" in work else None, "reason": reasons})
+    return out[out["reason"] != ""].reset_index(drop=True)
 
 
 def ridge_intensity(memory: Roof, compute: Roof) -> float:
@@ -143,6 +177,11 @@ def binding_points(points: pd.DataFrame) -> pd.DataFrame:
     ranked = points.assign(_work=first_seen, _rank=points["pct_of_roof"].fillna(-1.0))
     ranked = ranked.sort_values(["_work", "_rank"], ascending=[True, False], kind="stable")
     return ranked.drop_duplicates("_work").drop(columns=["_work", "_rank"]).reset_index(drop=True)
+
+
+def _counted_flops(work: pd.DataFrame) -> pd.Series:
+    """FP32 plus tensor FLOPs; NaN where FP32 FLOPs were not counted (as metrics.all_measured_flops)."""
+    return _column(work, "flops") + sum_measured(_column(work, "tensor_tf32_flops"), _column(work, "tensor_16bit_flops")).fillna(0)
 
 
 def _column(work: pd.DataFrame, name: str) -> pd.Series:

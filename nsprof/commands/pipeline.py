@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from nsprof import api
 from nsprof.console import stderr, stdout
 from nsprof.output import write_atomically
+from nsprof.render.terminal_table import rich_table
 
 WARM_COLUMNS = (("stage", "stage", ""), ("variant", "variant", ""), ("status", "status", ""),
                 ("median\nms", "median_ms", ".3f"), ("spread", "spread_pct", ".1f%"), ("x\nfloor", "x_floor", ".2f"),
@@ -53,14 +52,14 @@ def pipeline(
     console = stdout()
     warm = [r for r in result["records"] if r["variant"] != "cold"]
     shown = [{**r, "status": "n/a" if r["status"] == "not available" else r["status"]} for r in warm]
-    console.print(_table(f"The whole flow of {warm[0]['size'] if warm else size} on {result['gpu']}: host to device, "
+    console.print(rich_table(f"The whole flow of {warm[0]['size'] if warm else size} on {result['gpu']}: host to device, "
                          "product, device to host", WARM_COLUMNS, shown, _caption(result)))
     for record in result["records"]:
         if record.get("message"):
             console.print(f"{record['stage']} {record['variant']}: {record['status']}: {record['message']}", markup=False)
     cold_rows = [r for r in result["records"] if r["variant"] == "cold"]
     if cold_rows:
-        console.print(_table("Cold: the first flow in a fresh process (wall clock, pageable memory)", COLD_COLUMNS, cold_rows,
+        console.print(rich_table("Cold: the first flow in a fresh process (wall clock, pageable memory)", COLD_COLUMNS, cold_rows,
                              "after Python has imported nsprof; the breakdown is of that one call"))
     failed = [r for r in result["records"] if r["status"] == "failed"]
     if failed:
@@ -76,20 +75,3 @@ def _caption(result: dict) -> str:
     else:
         text = f"no floor: {floor.get('source', 'no bandwidth measured')}"
     return f"{text}; median: CUDA events around the whole flow; breakdown: {result['breakdown']}"
-
-
-def _table(title: str, columns: tuple, rows: list[dict], caption: str | None) -> Table:
-    table = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
-    for heading, _, spec in columns:
-        table.add_column(heading, justify="right" if spec else "left")
-    for row in rows:
-        table.add_row(*(_cell(row.get(key), spec) for _, key, spec in columns))
-    return table
-
-
-def _cell(value, spec: str) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    if spec.endswith("%"):
-        return f"{value:{spec[:-1]}}%"
-    return format(value, spec) if spec else str(value)

@@ -13,11 +13,12 @@ from nsprof.paths import gpu_slug
 if TYPE_CHECKING:
     from nsprof.analyze.ladder import LadderAnalysis
 from nsprof.commands.options import ALL_HELP, CEILINGS_HELP, FROM_HELP
+from nsprof.commands.output_argument import output_and_inputs
 from nsprof.errors import UsageError
 
 
 def report(
-    out: Path = typer.Argument(Path("reports"), metavar="OUT", help="Directory that receives the report's own directory."),
+    out: Path = typer.Argument(Path("reports"), metavar="OUT", help="Directory that receives the report's own directory. A profile given here is read as --from instead."),
     from_: Optional[List[Path]] = typer.Option(None, "--from", metavar="PATH", help=FROM_HELP),
     all_: bool = typer.Option(False, "--all", help=ALL_HELP),
     ceilings: Optional[Path] = typer.Option(None, "--ceilings", metavar="PATH", help=CEILINGS_HELP),
@@ -30,6 +31,7 @@ def report(
     occupancy, registers and shared memory; what each stage changed and what that moved; what
     bounds it on the roofline; and where an nsys capture's time went."""
     name = report_name(name) if name is not None else None
+    out, from_ = output_and_inputs(out, from_)
     ladder = api.load_ladder(from_, all_, ceilings)
     for path in api.write_report(ladder, out / (name or default_name(ladder)), force):
         typer.echo(f"wrote {path}")

@@ -9,10 +9,11 @@ import typer
 
 from nsprof import api
 from nsprof.commands.options import ALL_HELP, CEILINGS_HELP, FROM_HELP
+from nsprof.commands.output_argument import output_and_inputs
 
 
 def roofline(
-    out: Path = typer.Argument(Path("reports"), metavar="OUT", help="Directory to write roofline.png, roofline.svg and roofline.csv into."),
+    out: Path = typer.Argument(Path("reports"), metavar="OUT", help="Directory to write roofline.png, roofline.svg and roofline.csv into. A profile given here is read as --from instead."),
     from_: Optional[List[Path]] = typer.Option(None, "--from", metavar="PATH", help=FROM_HELP),
     all_: bool = typer.Option(False, "--all", help=ALL_HELP),
     ceilings: Optional[Path] = typer.Option(None, "--ceilings", metavar="PATH", help=CEILINGS_HELP),
@@ -23,5 +24,9 @@ def roofline(
     One point per stage and memory level (DRAM, and L2 and L1 when their bytes were collected)
     under the GPU's roofs, with the ladder's path from v1 to v10; and a CSV with each point's
     bound (memory or compute) and % of the roof above it."""
-    for path in api.write_roofline(api.load_ladder(from_, all_, ceilings), out, force):
+    out, from_ = output_and_inputs(out, from_)
+    ladder = api.load_ladder(from_, all_, ceilings)
+    for path in api.write_roofline(ladder, out, force):
         typer.echo(f"wrote {path}")
+    for line in api.unplaced_lines(ladder):
+        typer.echo(line, err=True)

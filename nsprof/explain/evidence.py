@@ -16,9 +16,9 @@ from typing import Callable
 import pandas as pd
 
 from nsprof import metric_catalog
-from nsprof.analyze import Ceiling, analyze_profile, kernel_metrics, parse_stage_range, percent_of_peak
+from nsprof.analyze import Ceiling, analyze_profile, kernel_metrics, percent_of_peak
+from nsprof.analyze.capture_facts import distinct_launches, gpu_name
 from nsprof.analyze.metrics import TOTALS
-from nsprof.analyze.report import distinct_launches, gpu_name
 from nsprof.errors import NsprofError
 from nsprof.explain.occupancy import blocks_by_registers
 from nsprof.explain.prediction import MixPrediction, predict_l1_bytes, predict_mix
@@ -26,6 +26,8 @@ from nsprof.parse import load_profile
 from nsprof.parse.ncu_csv import NcuReport
 from nsprof.parse.profile import tool_outputs
 from nsprof.parse.sources import PROFILES_DIR, latest_profile, resolve_ceiling
+from nsprof.ranges import parse_stage_range
+from nsprof.render.format import flops_per_s
 from nsprof.registry import REPO_ROOT, Stage, all_ops, all_stages
 from nsprof.sizes import parse_label
 
@@ -46,7 +48,7 @@ class Measurements:
     gpu: str | None
     ceiling: Ceiling | None  # the GPU's peaks: measured where saved, else the datasheet's (None: unknown GPU)
     launches: pd.DataFrame  # one row per ncu launch: kernel_metrics columns, launch columns, op/stage/size
-    stages: pd.DataFrame  # nsprof.analyze.stage_records: nsys and ncu totals per stage and size
+    stages: pd.DataFrame  # per stage and size: nsprof.analyze.ladder's work columns (ProfileAnalysis.stages)
     manifest: dict | None = None  # the profile directory's manifest.json, where it has one
 
 
@@ -217,7 +219,7 @@ def step_times(m: Measurements, steps: tuple[tuple[str, str], ...]) -> list[dict
             if any(p.empty for p in pair):
                 continue
             row = {"before": before, "after": after, "size": size}
-            for tool, column in (("nsys", "nsys_gpu_time_per_launch_ns"), ("ncu", "ncu_duration_per_kernel_ns")):
+            for tool, column in (("nsys", "nsys_time_per_launch_ns"), ("ncu", "ncu_time_per_launch_ns")):
                 b, a = (_plain(p[column].iloc[0]) if column in p else None for p in pair)
                 row[f"{tool}_before_us"] = None if b is None else b / 1e3
                 row[f"{tool}_after_us"] = None if a is None else a / 1e3
@@ -231,9 +233,10 @@ def step_times(m: Measurements, steps: tuple[tuple[str, str], ...]) -> list[dict
 @dataclass(frozen=True)
 class Quantity:
     label: str
-    spec: str  # format spec for tables
+    spec: str | Callable  # format spec (or function) for tables: nsprof.render.terminal_table.cell
     metrics: tuple[str, ...]  # raw ncu metrics it needs: named in the note when not collected
-    value: Callable[[pd.DataFrame], float | None]  # from one stage's launches
+    value: Callable[[pd.DataFrame], float | None] | None  # from one stage's launches
+    stage_column: str | None = None  # or the stage's own figure (Measurements.stages), as every report shows it
 
 
 def _column(name: str, aggregate: str = "per_launch") -> Callable[[pd.DataFrame], float | None]:
@@ -309,15 +312,16 @@ _LD_SECTORS = (_NAME("global_ld_sectors"), _NAME("global_ld_requests"))
 _ST_SECTORS = (_NAME("global_st_sectors"), _NAME("global_st_requests"))
 
 QUANTITIES: dict[str, Quantity] = {
-    "gflops_per_s": Quantity("GFLOP/s", ",.0f", (_NAME("duration_ns"),),
-                             lambda g: _ratio(_all_flops(g), _column("duration_ns", "sum")(g))),
+    # the stage's time and speed as report, roofline and analyze show them (nsprof.analyze.ladder)
+    "time_per_launch_us": Quantity("time per launch us", ",.1f", (), None, "time_per_launch_us"),
+    "time_source": Quantity("time from", "", (), None, "time_source"),
+    "tflops_per_s": Quantity("TFLOP/s", lambda value: flops_per_s(value * 1e12, unit=False), (), None, "tflops_per_s"),
+    "pct_of_compute_peak": Quantity("% of peak", ".1f", (), None, "pct_of_compute_peak"),
     "fp32_flops": Quantity("FP32 FLOPs", ",.0f", (_NAME("ffma_thread_instructions"),), _column("flops")),
     "tensor_flops": Quantity("tensor FLOPs", ",.0f", (_NAME("tensor_fp16_flops"), _NAME("tensor_tf32_flops")),
                              _column("tensor_flops")),
     "tensor_hgmma_flops": Quantity("of which wgmma", ",.0f", (_NAME("tensor_hgmma_fp16_flops"),),
                                    _catalogued("tensor_hgmma_fp16_flops")),
-    "fp32_pct_of_peak": Quantity("% FP32 peak", ".1f", (), _column("fp32_pct_of_peak")),
-    "tensor_pct_of_peak": Quantity("% tensor peak", ".1f", (), _column("tensor_pct_of_peak")),
     "dram_pct_of_peak": Quantity("% DRAM peak", ".1f", (), _column("dram_pct_of_peak")),
     "intensity_flop_per_byte": Quantity("FLOP per DRAM byte", ",.1f", (_NAME("dram_read_bytes"), _NAME("dram_write_bytes")),
                                         lambda g: _ratio(_all_flops(g), _column("dram_bytes", "sum")(g))),
@@ -347,7 +351,13 @@ QUANTITIES: dict[str, Quantity] = {
 
 def stage_quantities(m: Measurements, names: list[str], keys: tuple[str, ...]) -> tuple[list[dict], list[str]]:
     """Per stage and size, the named quantities; and the raw metrics the profile lacks for them."""
-    rows = [{"stage": stage.stage, "size": size, **{key: QUANTITIES[key].value(group) for key in keys}}
+    figures = m.stages.assign(time_per_launch_us=m.stages["time_per_launch_ns"] / 1e3).set_index(["stage", "size"])
+    def value(key: str, stage: Stage, size: str, group: pd.DataFrame):
+        quantity = QUANTITIES[key]
+        if quantity.stage_column is None:
+            return quantity.value(group)
+        return _plain(figures[quantity.stage_column].get((stage.stage, size))) if quantity.stage_column in figures else None
+    rows = [{"stage": stage.stage, "size": size, **{key: value(key, stage, size, group) for key in keys}}
             for stage, size, group in staged(m, names)]
     missing = sorted({metric for key in keys for metric in QUANTITIES[key].metrics
                       if not any(row[key] is not None for row in rows) and not _has(m.launches, metric)})

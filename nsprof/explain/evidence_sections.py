@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from nsprof.explain import evidence
 from nsprof.explain.blocks import Section, Table
+from nsprof.render.format import MISSING
 from nsprof.explain.evidence import Measurements, Source
 from nsprof.explain.topics import Topic
 from nsprof.registry import Stage
@@ -96,8 +97,11 @@ def _quantities(topic: Topic, measured: Measurements, names: list[str], record: 
     record["quantities"], record["missing_metrics"] = rows, missing
     columns = (("stage", "stage", ""), ("size", "size", ""),
                *((evidence.QUANTITIES[k].label, k, evidence.QUANTITIES[k].spec) for k in topic.quantities))
-    caption = f"'-': not in this profile; collect with nsprof profile --metrics default,{','.join(missing)}" if missing else None
-    return [Table("Measured per launch (ncu)", columns, rows, caption)]
+    notes = [f"{MISSING}: not in this profile; collect with nsprof profile --metrics default,{','.join(missing)}"] if missing else []
+    if any(evidence.QUANTITIES[k].stage_column for k in topic.quantities):
+        notes.append("TFLOP/s and % of peak: the op's FLOPs over the stage's time (nsys where it saw the stage, "
+                     "else ncu), as report and roofline show them")
+    return [Table("Measured per launch (Nsight Compute, unless said)", columns, rows, "; ".join(notes) or None)]
 
 
 def _unstaged(topic: Topic, measured: Measurements, record: dict) -> list:

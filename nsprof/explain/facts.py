@@ -11,6 +11,7 @@ from nsprof.explain.coalescing import SECTOR_BYTES, analyze_global
 from nsprof.explain.evidence import QUANTITIES, Measurements, staged
 from nsprof.explain.prediction import predict_mix, sass_name
 from nsprof.registry import Stage, get_op
+from nsprof.render.format import bytes_per_s, flops_per_s
 from nsprof.sizes import parse_label
 
 
@@ -83,7 +84,7 @@ def _roofline(stages: list[Stage], m: Measurements | None) -> list[str]:
         c = m.ceiling
         fp32, dram = c.fp32_tflop_per_s, c.dram_tbyte_per_s
         if fp32 is not None and dram is not None:
-            facts.append(f"{c.gpu}: {fp32:g} TFLOP/s FP32 ({_source(c, 'fp32_tflop_per_s')}) / {dram:g} TB/s DRAM "
+            facts.append(f"{c.gpu}: {flops_per_s(fp32 * 1e12)} FP32 ({_source(c, 'fp32_tflop_per_s')}) / {bytes_per_s(dram * 1e12)} DRAM "
                          f"({_source(c, 'dram_tbyte_per_s')}) = ridge at {fp32 / dram:.1f} FLOP/B.")
         else:
             missing = " and ".join(name for name, value in (("FP32", fp32), ("DRAM", dram)) if value is None)

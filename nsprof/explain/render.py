@@ -13,6 +13,7 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from nsprof.explain.blocks import Bullets, Drawing, Explanation, Table
+from nsprof.render.terminal_table import cell, rich_table
 
 def to_terminal(explanation: Explanation, console: Console) -> None:
     console.rule(f"[bold]{escape(explanation.title)}")
@@ -58,30 +59,18 @@ def to_json(explanation: Explanation) -> str:
 
 
 def _rich_table(table: Table) -> RichTable:
-    out = RichTable(title=table.title, title_justify="left", caption=table.caption)
-    for heading, _, spec in table.columns:
-        out.add_column(heading, justify="right" if spec else "left", overflow="fold")
-    for row in table.rows:
-        out.add_row(*(escape(_cell(row.get(key), spec)) for _, key, spec in table.columns))
-    return out
+    return rich_table(table.title, table.columns, table.rows, table.caption)
 
 
 def _markdown_table(table: Table) -> str:
     headings = [heading.replace("\n", " ") for heading, _, _ in table.columns]
     lines = [f"**{_escape(table.title)}**", "", "| " + " | ".join(headings) + " |",
              "| " + " | ".join("---:" if spec else "---" for _, _, spec in table.columns) + " |"]
-    lines += ["| " + " | ".join(_escape(_cell(row.get(key), spec)) for _, key, spec in table.columns) + " |"
+    lines += ["| " + " | ".join(_escape(cell(row.get(key), spec)) for _, key, spec in table.columns) + " |"
               for row in table.rows]
     if table.caption:
         lines += ["", f"*{_escape(table.caption)}*"]
     return "\n".join(lines)
-
-
-def _cell(value, spec: str) -> str:
-    """'-' for what was not measured; numbers formatted by the column's spec."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    return format(value, spec) if spec and isinstance(value, (int, float)) else str(value)
 
 
 def _escape(text: str) -> str:

@@ -143,7 +143,7 @@ loads, so the shared-memory pipe and the two barriers per tile now limit the ker
 register-tiling).""",
         stages=("v1", "v2"),
         steps=(("v1", "v2"),),
-        quantities=("l1_mbytes", "l2_mbytes", "smem_ld_instructions", "gflops_per_s"),
+        quantities=("l1_mbytes", "l2_mbytes", "smem_ld_instructions", "tflops_per_s"),
         caveats=(
             "`l1tex__t_bytes` counts whole 32-byte sectors per request: v1's A read (one address per warp) already "
             "costs one sector, not 32 floats, so L1 bytes fall by less than the tile's 32.",
@@ -162,7 +162,7 @@ The cost is registers: TM x TN accumulators plus the operands per thread. More r
 mean fewer resident warps (see occupancy); the independent FMAs of one thread hide latency instead.""",
         stages=("v2", "v3"),
         steps=(("v2", "v3"),),
-        quantities=("smem_ld_instructions", "flops_per_smem_ld", "registers", "fp32_pct_of_peak", "gflops_per_s"),
+        quantities=("smem_ld_instructions", "flops_per_smem_ld", "registers", "pct_of_compute_peak", "tflops_per_s"),
     ),
     Topic(
         "vectorized-loads",
@@ -178,7 +178,7 @@ quarter-warp at a time, so a conflict-free `LDS.128` still takes 4 wavefronts (2
 wide loads save instructions, not shared-memory bandwidth.""",
         stages=("v4", "v5"),
         steps=(("v4", "v5"),),
-        quantities=("smem_ld_instructions", "smem_ld_wavefronts", "smem_st_instructions", "registers", "gflops_per_s"),
+        quantities=("smem_ld_instructions", "smem_ld_wavefronts", "smem_st_instructions", "registers", "tflops_per_s"),
         caveats=("v5 also changes the thread-to-output map and stores A transposed; its time change is not the "
                  "vector width alone.",),
     ),
@@ -195,7 +195,7 @@ and one barrier per tile remains.
 Costs: twice the shared memory, and the registers that hold the tile in flight.""",
         stages=("v7", "v8"),
         steps=(("v7", "v8"),),
-        quantities=("blocks", "waves", "stall_long_scoreboard", "stall_barrier", "occupancy_achieved_pct", "gflops_per_s"),
+        quantities=("blocks", "waves", "stall_long_scoreboard", "stall_barrier", "occupancy_achieved_pct", "tflops_per_s"),
         caveats=("Compare launches of equal grids: at 1024^3 v8 also splits K four ways (256 blocks for 132 SMs "
                  "against v7's 64), so its time change there is not double buffering alone.",),
     ),
@@ -259,7 +259,7 @@ latency, instruction issue, shared memory.
 SGEMM moves at least 4(MK + KN + MN) bytes for 2MNK FLOPs; at large sizes that is far right of the
 ridge, so the ladder climbs toward the FP32 roof, and v10 moves to another roof (tensor cores).""",
         stages=("v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10"),
-        quantities=("gflops_per_s", "intensity_flop_per_byte", "fp32_pct_of_peak", "tensor_pct_of_peak", "dram_pct_of_peak"),
+        quantities=("tflops_per_s", "intensity_flop_per_byte", "pct_of_compute_peak", "dram_pct_of_peak"),
         caveats=(
             "Peaks are datasheet numbers unless `nsprof ceilings` measured them (the facts say which); measured "
             "ceilings are lower (H200 copy: 4.25 of 4.8 TB/s).",
@@ -309,7 +309,7 @@ hardware's 128-byte swizzle and `wgmma` reads them from shared memory by descrip
         stages=("h1", "h2", "h3", "h4", "h5", "h6", "h7"),
         steps=(("h2", "h3"), ("h3", "h4"), ("h4", "h5"), ("h5", "h6")),
         quantities=("tensor_flops", "tensor_hgmma_flops", "smem_ldsm_instructions", "smem_ld_conflicts",
-                    "gflops_per_s", "tensor_pct_of_peak"),
+                    "tflops_per_s", "pct_of_compute_peak"),
         caveats=("SGEMM's v10 uses the same path in TF32 (`mma.sync.m16n8k8`, inputs rounded to a 10-bit mantissa): "
                  "`nsprof explain roofline` shows it against the FP32 stages.",),
         references=("PTX ISA: warp-level matrix instructions (mma, ldmatrix) and asynchronous warpgroup "

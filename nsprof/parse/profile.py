@@ -67,6 +67,24 @@ def load_ncu_file(path: Path) -> NcuReport:
     return load_ncu_rep(path) if path.suffix.lower() == ".ncu-rep" else load_ncu_csv(path)
 
 
+def is_profile(path: Path) -> bool:
+    """A capture nsprof reads: an nsys or ncu file, or a directory holding a manifest or their output."""
+    path = Path(path)
+    if path.is_file():
+        return path.suffix.lower() in NSYS_SUFFIXES + NCU_SUFFIXES
+    return path.is_dir() and ((path / MANIFEST).is_file() or any(tool_outputs(path)))
+
+
+def enclosing_profile(path: Path) -> Path | None:
+    """The profile directory `path` is or lies in: `path` itself if it is a profile, or the nearest
+    directory above it with a manifest (only nsprof's own captures count there: a home directory
+    holding a stray .sqlite is no profile)."""
+    path = Path(path).absolute()
+    if is_profile(path) and path.is_dir():
+        return path
+    return next((parent for parent in path.parents if (parent / MANIFEST).is_file()), None)
+
+
 def tool_outputs(directory: Path) -> tuple[list[Path], list[Path]]:
     """The nsys files (.sqlite, .nsys-rep) and the ncu files (.ncu-rep, .csv) directly in `directory`,
     each list sorted, a report's exports left out (see the module docstring). A .csv counts only

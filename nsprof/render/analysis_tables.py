@@ -4,12 +4,9 @@ when the command runs, never for `nsprof --help`)."""
 from __future__ import annotations
 
 import json
-import math
 from collections import Counter
 
-import numpy as np
 import pandas as pd
-from rich.markup import escape
 from rich.table import Table
 
 from nsprof.analyze import ProfileAnalysis
@@ -17,6 +14,8 @@ from nsprof.analyze.ladder import short_kernel_name
 from nsprof.analyze.launch_findings import FINDING_COLUMNS
 from nsprof.analyze.nvtx_attribution import PROCESS, THREAD
 from nsprof.parse.nsys_sqlite import GRAPH_NAME
+from nsprof.render import format as fmt
+from nsprof.render.terminal_table import cell, plain, rich_table
 
 KERNEL_FIELDS = (
     "id", "kernel", "nvtx", "duration_ns", "flops", "tensor_flops", "dram_bytes", "l2_bytes",
@@ -80,40 +79,45 @@ def _records(frame: pd.DataFrame | None) -> list[dict]:
     """Rows as JSON-ready dicts: NaN, NA and infinities become null, numpy scalars Python ones."""
     if frame is None:
         return []
-    return [{key: _plain(value) for key, value in row.items()} for row in frame.to_dict("records")]
+    return [{key: plain(value) for key, value in row.items()} for row in frame.to_dict("records")]
 
 
-def _plain(value):
-    if isinstance(value, list):
-        return value
-    if value is None or value is pd.NA or (isinstance(value, float) and not math.isfinite(value)):
-        return None
-    return value.item() if isinstance(value, np.generic) else value
+def _tflops(gflops_per_s) -> str:
+    return fmt.flops_per_s(gflops_per_s * 1e9, unit=False)
 
 
-# Table columns: (title, record key, format). Keys ending in _ns are shown in microseconds,
-# bytes in MB; "% FP32", "% TC" (tensor cores) and "% DRAM" are of the datasheet peak.
+def _gbytes(gbytes_per_s) -> str:
+    return fmt.bytes_per_s(gbytes_per_s * 1e9, unit=False)
+
+
+# Table columns: (title, record key, format: a format spec, a function of the value, or "" for
+# text). Keys ending in _ns are shown in microseconds, bytes in MB; rates in one unit everywhere
+# (nsprof.render.format: TFLOP/s, GB/s); "% FP32", "% TC" (tensor cores), "% DRAM" are of the peak.
 RANGE_COLUMNS = (("range", "range", ""), ("count", "count", ",d"), ("kernels", "kernels", ",d"),
                  ("graphs", "graphs", ",d"), ("GPU time us", "gpu_time_ns", ",.1f"), ("memcpys", "memcpy_count", ",d"),
                  ("memcpy MB", "memcpy_bytes", ",.1f"), ("memsets", "memset_count", ",d"), ("GPU ops", "gpu_ops", ",d"))
-_RATES = (("GFLOP/s", "gflops_per_s", ",.0f"), ("% FP32", "fp32_pct_of_peak", ".1f"), ("% TC", "tensor_pct_of_peak", ".1f"),
-          ("DRAM\nGB/s", "dram_gbytes_per_s", ",.0f"), ("% DRAM", "dram_pct_of_peak", ".1f"),
-          ("FLOP/B", "intensity_flop_per_byte", ".1f"), ("smem ld\nn-way", "smem_ld_nway", ".2f"),
-          ("smem st\nn-way", "smem_st_nway", ".2f"))
+_NWAY = (("smem ld\nn-way", "smem_ld_nway", ".2f"), ("smem st\nn-way", "smem_st_nway", ".2f"))
+_RATES = (("TFLOP/s", "gflops_per_s", _tflops), ("% FP32", "fp32_pct_of_peak", ".1f"), ("% TC", "tensor_pct_of_peak", ".1f"),
+          ("DRAM\nGB/s", "dram_gbytes_per_s", _gbytes), ("% DRAM", "dram_pct_of_peak", ".1f"),
+          ("FLOP/B", "intensity_flop_per_byte", ".1f"), *_NWAY)
 # ncu's Speed Of Light and launch figures, which every capture with its default sections has
 _FINDINGS = (("SM\n%", "sm_throughput_pct", ".1f"), ("mem\n%", "memory_throughput_pct", ".1f"),
              ("occ.\n%", "occupancy_pct", ".0f"), ("regs", "registers_per_thread", ".0f"), ("bound", "bound", ""))
 KERNEL_COLUMNS = (("id", "id", "d"), ("kernel", "kernel", ""), ("time us", "duration_ns", ",.2f"), *_FINDINGS,
                   *_RATES, ("innermost range", "innermost_range", ""))
+# A stage's figures as the report and the roofline show them (nsprof.analyze.ladder: one time, one speed).
 STAGE_COLUMNS = (("op", "op", ""), ("stage", "stage", ""), ("size", "size", ""), ("launches", "launches", "d"),
-                 ("nsys\nus/launch", "nsys_gpu_time_per_launch_ns", ",.2f"), ("ncu\nkernels", "ncu_kernels", "d"),
-                 ("ncu\nus/kernel", "ncu_duration_per_kernel_ns", ",.2f"), *_RATES)
+                 ("time us", "time_per_launch_ns", ",.2f"), ("from", "time_source", ""),
+                 ("TFLOP/s", "tflops_per_s", lambda value: fmt.flops_per_s(value * 1e12, unit=False)),
+                 ("% peak", "pct_of_compute_peak", ".1f"), ("DRAM\nGB/s", "dram_gbytes_per_s", _gbytes),
+                 ("% DRAM", "dram_pct_of_peak", ".1f"), ("FLOP/B", "intensity_flop_per_byte", ".1f"), *_NWAY,
+                 ("bank\nconflicts", "bank_conflicts_per_launch", lambda value: fmt.count(value)))
 # Kernel-table columns left out first when the terminal is too narrow (the rest stay in --json).
 KERNEL_DROP_ORDER = ("innermost_range", "smem_st_nway", "smem_ld_nway", "tensor_pct_of_peak", "fp32_pct_of_peak",
                      "dram_pct_of_peak", "intensity_flop_per_byte", "dram_gbytes_per_s", "registers_per_thread",
                      "occupancy_pct")
-STAGE_DROP_ORDER = ("smem_st_nway", "tensor_pct_of_peak", "dram_pct_of_peak", "ncu_kernels", "launches", "op",
-                    "intensity_flop_per_byte", "ncu_duration_per_kernel_ns", "smem_ld_nway")
+STAGE_DROP_ORDER = ("smem_st_nway", "dram_pct_of_peak", "launches", "op", "intensity_flop_per_byte", "smem_ld_nway",
+                    "bank_conflicts_per_launch")
 SUMMARY_ROWS = 12  # the terminal shows the kernels with the largest totals; --json has every one
 RULE_ROWS = 10  # ncu rule results shown, largest estimated speedup first
 
@@ -187,9 +191,10 @@ def _kernels_table(analysis: ProfileAnalysis, width: int) -> Table:
     rows = [{**row, "innermost_range": row["nvtx"][-1] if row["nvtx"] else None, "kernel": name}
             for row, name in zip(kernels.to_dict("records"), _short_names(kernels["kernel"], 28))]
     present = [column for column in KERNEL_COLUMNS
-               if column[1] in ("id", "kernel", "duration_ns") or any(_plain(row.get(column[1])) is not None for row in rows)]
+               if column[1] in ("id", "kernel", "duration_ns") or any(plain(row.get(column[1])) is not None for row in rows)]
     columns = fit_columns(present, rows, width, KERNEL_DROP_ORDER)
-    return _table("Kernels (ncu)", tuple(columns), rows, _ceiling_caption(analysis) + _left_out(present, columns))
+    caption = "each launch as ncu replayed it (caches flushed): its duration and the rates over it; " + _ceiling_caption(analysis)
+    return _table("Kernels (ncu)", tuple(columns), rows, caption + _left_out(present, columns))
 
 
 def _rules_table(rules: pd.DataFrame, width: int) -> Table:
@@ -207,7 +212,7 @@ def _rules_table(rules: pd.DataFrame, width: int) -> Table:
 
 
 def _speedup(rule: pd.Series) -> str | None:
-    if _plain(rule["speedup_pct"]) is None:
+    if plain(rule["speedup_pct"]) is None:
         return None
     return f"{rule['speedup_pct']:.1f}" + (f" {rule['speedup_type'][0]}" if rule["speedup_type"] else "")
 
@@ -251,32 +256,27 @@ def _left_out(present: list, shown: list) -> str:
 def _stages_table(analysis: ProfileAnalysis, width: int) -> Table:
     rows = analysis.stages.to_dict("records")
     columns = fit_columns(list(STAGE_COLUMNS), rows, width, STAGE_DROP_ORDER)
-    return _table("Stages (NVTX ranges nsprof:OP/STAGE/SIZE)", tuple(columns), rows,
-                  _left_out(list(STAGE_COLUMNS), columns).lstrip("; ") or None)
+    said = ("time: nsys GPU time per launch (warm, no replay) where nsys saw the stage, else ncu's duration "
+            "(replayed, caches flushed); TFLOP/s: the op's FLOPs over that time, as report and roofline show it; "
+            "% peak: of the units that did the FLOPs (FP32 or tensor cores); DRAM: ncu's bytes over its own duration; "
+            "n-way: shared-memory wavefronts per instruction, at least 1, 2 or 4 for 32-, 64- or 128-bit accesses; "
+            "bank conflicts: the wavefronts over that least, per launch (nsprof explain bank-conflicts)")
+    return _table("Stages (NVTX ranges nsprof:OP/STAGE/SIZE)", tuple(columns), rows, said + _left_out(list(STAGE_COLUMNS), columns))
 
 
 def _table(title: str, columns: tuple, rows: list[dict], caption: str | None) -> Table:
-    table = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
-    for heading, key, spec in columns:
-        table.add_column(heading, justify="right" if spec else "left", overflow="fold",
-                         min_width=len("4096x4096x4096") if key == "size" else None)
-    for row in rows:
-        table.add_row(*(_cell(row.get(key), key, spec) for _, key, spec in columns))
-    return table
+    return rich_table(title, columns, rows, caption, _cell)
 
 
-def _cell(value, key: str, spec: str) -> str:
-    """'-' for a value that was not measured; ns shown as us, bytes as MB."""
-    value = _plain(value)
-    if value is None:
-        return "-"
-    if not spec:
-        return escape(str(value))
-    if key.endswith("_ns"):
-        value = value / 1e3
-    elif key.endswith("_bytes"):
-        value = value / 1e6
-    return format(value, spec)
+def _cell(value, key: str, spec) -> str:
+    """A cell with this module's unit conventions: keys ending in _ns shown in microseconds, bytes in MB."""
+    value = plain(value)
+    if value is not None and spec and not callable(spec):
+        if key.endswith("_ns"):
+            value = value / 1e3
+        elif key.endswith("_bytes"):
+            value = value / 1e6
+    return cell(value, spec)
 
 
 def _ceiling_caption(analysis: ProfileAnalysis) -> str:
@@ -286,9 +286,9 @@ def _ceiling_caption(analysis: ProfileAnalysis) -> str:
     def source(field: str) -> str:  # "measured <date> by <method>" -> "measured <date>"
         return c.source_of(field).split(" by ")[0]
 
-    peaks = (("fp32_tflop_per_s", "TFLOP/s", "FP32"), ("dram_tbyte_per_s", "TB/s", "DRAM"))
-    known = [f"{getattr(c, field):.3g} {unit} {name} ({source(field)})"
-             for field, unit, name in peaks if getattr(c, field) is not None]
+    peaks = (("fp32_tflop_per_s", fmt.flops_per_s, "FP32"), ("dram_tbyte_per_s", fmt.bytes_per_s, "DRAM"))
+    known = [f"{shown(getattr(c, field) * 1e12)} {name} ({source(field)})"
+             for field, shown, name in peaks if getattr(c, field) is not None]
     unknown = [name for field, _, name in peaks if getattr(c, field) is None]
     caption = f"% of peak against the {c.gpu}: {', '.join(known)}" if known else f"% of peak against the {c.gpu}"
     if unknown:

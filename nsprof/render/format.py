@@ -1,7 +1,9 @@
-"""Numbers for people: 3.2 TB/s, 41.7 µs, 54.1 TFLOP/s, 12.5%, 1.2 M (SI prefixes, 3 digits).
+"""Numbers for people: 41.7 µs, 54.1 TFLOP/s, 4,255 GB/s, 12.5%, 1.2 M (3 significant digits).
 
-Every report and figure formats through here, so one quantity reads the same everywhere.
-A missing value (None, NaN) reads as MISSING.
+Every table, report and figure formats through here, so one quantity reads the same everywhere:
+FLOP rates always in TFLOP/s, bandwidths always in GB/s (a copy's 55.5 GB/s and DRAM's 4,255 GB/s
+side by side), durations and byte counts with an SI prefix. A missing value (None, NaN) reads as
+MISSING.
 """
 
 from __future__ import annotations
@@ -31,12 +33,19 @@ def duration_ns(value: float | None) -> str:
     return MISSING if _missing(value) else si(value * 1e-9, "s")
 
 
-def bytes_per_s(value: float | None) -> str:
-    return si(value, "B/s")
+def bytes_per_s(value: float | None, unit: bool = True) -> str:
+    """Bytes per second in GB/s: 4.255e12 -> '4,255 GB/s' (just '4,255' without `unit`, under a
+    heading that names it)."""
+    return _fixed(value, 1e9, " GB/s" if unit else "")
 
 
-def flops_per_s(value: float | None) -> str:
-    return si(value, "FLOP/s")
+def flops_per_s(value: float | None, unit: bool = True) -> str:
+    """FLOP per second in TFLOP/s: 1.27e13 -> '12.7 TFLOP/s'; 6.1e9 -> '0.00610 TFLOP/s'."""
+    return _fixed(value, 1e12, " TFLOP/s" if unit else "")
+
+
+def _fixed(value: float | None, scale: float, unit: str) -> str:
+    return MISSING if _missing(value) else _significant(value / scale, 3) + unit
 
 
 def byte_count(value: float | None) -> str:
@@ -81,10 +90,11 @@ def truncate(text: str, width: int) -> str:
 
 
 def _significant(value: float, digits: int) -> str:
+    """At least `digits` significant digits, thousands separated: 4255.3 -> '4,255', 12.71 -> '12.7'."""
     if value == 0:
         return "0"
     decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
-    return f"{value:.{decimals}f}"
+    return f"{value:,.{decimals}f}"
 
 
 def _missing(value) -> bool:

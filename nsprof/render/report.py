@@ -17,8 +17,8 @@ import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from nsprof import metric_catalog  # noqa: E402
-from nsprof.analyze.ladder import LadderAnalysis, per_launch, stage_changes  # noqa: E402
-from nsprof.analyze.roofline import LEVELS, binding_points  # noqa: E402
+from nsprof.analyze.ladder import LadderAnalysis, stage_changes  # noqa: E402
+from nsprof.analyze.roofline import LEVELS, binding_points, unplaced_work  # noqa: E402
 from nsprof.analyze.timeline import TimeBreakdown  # noqa: E402
 from nsprof.registry import Stage, all_ops, all_stages, get_op, library_stage  # noqa: E402
 from nsprof.render import format as fmt  # noqa: E402
@@ -129,50 +129,58 @@ def _sources(ladder: LadderAnalysis) -> list[Block]:
     return blocks
 
 
+MEASURED_HEADERS = ("time", "from", "TFLOP/s", "% of peak", "% of cuBLAS", "DRAM GB/s", "FLOP per DRAM byte",
+                    "bank conflicts (ld + st)", "n-way (ld / st)", "occupancy", "registers", "shared memory")
+
+
 def _stage_table(stages: pd.DataFrame) -> Table:
     titles = _registry_titles()
-    headers = ("stage", "title", "size", "time", "TFLOP/s", "% of cuBLAS", "DRAM", "FLOP per DRAM byte",
-               "bank conflicts (ld + st)", "n-way (ld / st)", "occupancy", "registers", "shared memory")
     rows = tuple((row["label"], titles.get((row["op"], row["stage"]), ""), fmt.problem_size(row["size"]), *cells)
                  for (_, row), cells in zip(stages.iterrows(), _measured_cells(stages)))
-    return Table(headers, rows, (False, False, False, *([True] * 10)))
+    return Table(("stage", "title", "size", *MEASURED_HEADERS), rows, (False, False, False, False, False, *([True] * 10)))
 
 
 def _kernel_table(kernels: pd.DataFrame) -> Table:
-    headers = ("kernel", "time", "TFLOP/s", "% of cuBLAS", "DRAM", "FLOP per DRAM byte",
-               "bank conflicts (ld + st)", "n-way (ld / st)", "occupancy", "registers", "shared memory")
     rows = tuple((row["label"], *cells) for (_, row), cells in zip(kernels.iterrows(), _measured_cells(kernels)))
-    return Table(headers, rows, (False, *([True] * 10)))
+    return Table(("kernel", *MEASURED_HEADERS), rows, (False, False, False, *([True] * 10)))
 
 
 def _measured_cells(work: pd.DataFrame) -> list[tuple[str, ...]]:
-    """time, TFLOP/s, % of cuBLAS, DRAM bandwidth, intensity, conflicts, n-way, occupancy,
-    registers, shared memory: per launch."""
-    loads = per_launch(work, "smem_ld_conflicts")
-    conflicts = loads.add(per_launch(work, "smem_st_conflicts"), fill_value=0).where(loads.notna())
+    """MEASURED_HEADERS' cells, per launch, from the work's one time and speed (nsprof.analyze.ladder)."""
     return [(
-        fmt.duration_ns(row.get("time_per_launch_ns")), fmt.ratio(row.get("tflops_per_s"), 1),
-        fmt.percent(row.get("pct_of_library"), 0), fmt.bytes_per_s(_scaled(row.get("dram_gbytes_per_s"), 1e9)),
-        fmt.ratio(row.get("intensity_flop_per_byte"), 1), fmt.count(conflict),
+        fmt.duration_ns(row.get("time_per_launch_ns")), row.get("time_source") or fmt.MISSING,
+        fmt.flops_per_s(_scaled(row.get("tflops_per_s"), 1e12), unit=False), _peak_cell(row),
+        fmt.percent(row.get("pct_of_library"), 0), fmt.bytes_per_s(_scaled(row.get("dram_gbytes_per_s"), 1e9), unit=False),
+        fmt.ratio(row.get("intensity_flop_per_byte"), 1), fmt.count(row.get("bank_conflicts_per_launch")),
         f"{fmt.ratio(row.get('smem_ld_nway'))} / {fmt.ratio(row.get('smem_st_nway'))}",
         fmt.percent(row.get("occupancy_pct")), fmt.count(row.get("registers_per_thread")),
         fmt.byte_count(row.get("smem_per_block_bytes")),
-    ) for (_, row), conflict in zip(work.iterrows(), conflicts)]
+    ) for _, row in work.iterrows()]
+
+
+def _peak_cell(row: pd.Series) -> str:
+    """'62.8% FP32': the work's speed against the peak of the units that did its FLOPs."""
+    shown = fmt.percent(row.get("pct_of_compute_peak"))
+    roof = row.get("compute_roof")
+    return f"{shown} {roof}" if shown != fmt.MISSING and isinstance(roof, str) else shown
 
 
 def _conventions(stages: pd.DataFrame) -> str:
     sources = set(stages["time_source"].dropna())
-    time = {"nsys": "Nsight Systems' GPU time per launch (no profiler replay in it)",
-            "ncu": "Nsight Compute's kernel duration per launch"}
-    said = " or ".join(time[source] for source in sorted(sources, reverse=True))
+    time = {"nsys": "nsys: Nsight Systems' GPU time per launch (warm, no profiler replay in it)",
+            "ncu": "ncu: Nsight Compute's kernel duration per launch (replayed with caches flushed, so longer)"}
+    said = "; ".join(time[source] for source in sorted(sources, reverse=True))
     libraries = " and ".join(f"{library_stage(op).stage} for {get_op(op).title}"
                              for op in sorted(set(stages["op"].dropna())) if op in all_ops())
-    return (f"Time: {said or 'not measured'}. TFLOP/s: the op's FLOPs (2·M·N·K) over that time. "
+    return (f"Time, from: {said or 'not measured'}. TFLOP/s: the op's FLOPs (2·M·N·K) over that time, the speed the "
+            "chart, the roofline and `nsprof analyze` show too. % of peak: that speed over the peak of the units that "
+            "did the FLOPs (FP32 pipes or tensor cores; the ceilings above). "
             f"% of cuBLAS: cuBLAS's time ({libraries or 'the library stage'}) at the same size over the stage's. "
-            "DRAM bandwidth, FLOP per "
-            "DRAM byte, bank conflicts and n-way (shared-memory wavefronts per instruction: 1 is conflict-free) "
-            "come from Nsight Compute, per launch; occupancy is achieved (active warps over the maximum); "
-            "registers per thread and shared memory per block are the main kernel's.")
+            "DRAM bandwidth (Nsight Compute's bytes over its own duration), FLOP per DRAM byte and bank conflicts come "
+            "from Nsight Compute, per launch. n-way: shared-memory wavefronts per instruction; the least an access can "
+            "take is 1 for 32-bit, 2 for 64-bit and 4 for 128-bit accesses, so only the excess over that minimum is "
+            "conflict (the conflicts column counts it; `nsprof explain bank-conflicts`). Occupancy is achieved "
+            "(active warps over the maximum); registers per thread and shared memory per block are the main kernel's.")
 
 
 def _bench_records(stages: pd.DataFrame) -> list[dict]:
@@ -189,17 +197,30 @@ def _roofline(ladder: LadderAnalysis) -> list[Block]:
         Heading(2, "Roofline"),
         _image(figure, "roofline.png", "roofline of every stage at each memory level"),
         Paragraph("Each piece of work is drawn once per memory level whose bytes were measured (its FLOPs per "
-                  "byte moved at that level), all at its FLOP/s; it is bound by whichever roof above it is "
-                  "lowest. The table names, for each, the level whose roof it comes closest to."),
+                  "byte moved at that level), all at its speed (the TFLOP/s above); it is bound by whichever roof "
+                  "above it is lowest. The table shows, for each, the level where it comes closest to the roof "
+                  "above it, and which roof that is: a memory level's bandwidth or a compute peak."),
     ]
     binding = binding_points(ladder.points)
-    rows = tuple((row["label"], fmt.problem_size(row["size"]), _bound_text(row), LEVEL_NAMES[row["level"]],
-                  fmt.ratio(row["intensity_flop_per_byte"], 1), fmt.flops_per_s(row["gflops_per_s"] * 1e9),
+    rows = tuple((row["label"], fmt.problem_size(row["size"]), _bound_text(row), _roof_name(row),
+                  f"{fmt.ratio(row['intensity_flop_per_byte'], 1)} at {LEVEL_NAMES[row['level']]}",
+                  fmt.flops_per_s(row["gflops_per_s"] * 1e9, unit=False), row["time_source"] or fmt.MISSING,
                   fmt.percent(row["pct_of_roof"]))
                  for _, row in binding.iterrows())
-    headers = ("work", "size", "bound", "closest roof at", "FLOP per byte there", "achieved", "% of that roof")
-    blocks.append(Table(headers, rows, (False, False, False, False, True, True, True)))
+    headers = ("work", "size", "bound", "roof above it", "FLOP per byte", "TFLOP/s", "time from", "% of that roof")
+    blocks.append(Table(headers, rows, (False, False, False, False, True, True, False, True)))
+    if len(unplaced := unplaced_work(ladder.work)):
+        blocks.append(Paragraph("Not on the roofline: " + "; ".join(
+            f"{row['label']}" + (f" ({fmt.problem_size(row['size'])})" if isinstance(row["size"], str) else "")
+            + f": {row['reason']}" for _, row in unplaced.iterrows()) + "."))
     return blocks
+
+
+def _roof_name(row: pd.Series) -> str:
+    """The roof over the point: its level's bandwidth when memory-bound, the compute peak otherwise."""
+    if not _bound(row):
+        return fmt.MISSING
+    return f"{LEVEL_NAMES[row['level']]} bandwidth" if row["bound"] == "memory" else f"{row['compute_roof']} peak"
 
 
 def _stage_sections(ladder: LadderAnalysis, stages: pd.DataFrame) -> list[Block]:
