@@ -50,14 +50,9 @@ def analyze(path: str | Path, ceilings: str | Path | None = None, attribution: s
     against the GPU's ceilings (measured where saved, see nsprof.parse.sources.resolve_ceiling).
     `attribution` ("thread" or "process") says whose CUDA calls an NVTX range counts
     (nsprof.analyze.nvtx_attribution)."""
-    from nsprof.analyze import analyze_profile
-    from nsprof.analyze.capture_facts import gpu_name
-    from nsprof.parse import load_profile
-    from nsprof.parse.sources import resolve_ceiling
+    from nsprof.profile_analysis import analyzed_profile
 
-    profile = load_profile(Path(path))
-    ceiling = resolve_ceiling(gpu_name(profile.nsys, profile.ncu, profile.manifest), _path(ceilings), [profile.manifest])
-    return analyze_profile(profile.nsys, profile.ncu, profile.manifest, ceiling, attribution)
+    return analyzed_profile(Path(path), _path(ceilings), attribution)[1]
 
 
 def load_ladder(paths: list[str | Path] | None = None, keep_all: bool = False,

@@ -16,10 +16,11 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from nsprof.analyze import report as analyze_report
+from nsprof import api
 from nsprof.analyze.ceilings import percent_of_peak
 from nsprof.analyze.metrics import kernel_metrics
-from nsprof.analyze.report import ProfileAnalysis, gpu_name
+from nsprof.analyze.capture_facts import gpu_name
+from nsprof.analyze.report import ProfileAnalysis
 from nsprof.cli import app
 from nsprof.commands import options as shared_options
 from nsprof.commands import roofline as roofline_command
@@ -198,14 +199,15 @@ def test_explain_takes_the_newest_profile_of_its_own_ladder(tmp_path, monkeypatc
 
 
 def test_explain_counts_each_launch_once_as_analyze_does(tmp_path):
-    assert evidence.distinct_launches is analyze_report.distinct_launches
     pages = DATA / "h200"
     profile = tmp_path / "p"
     profile.mkdir()
     for path in pages.glob("ncu-*.csv"):  # three pages of one run
         shutil.copy(path, profile / path.name)
     measured = evidence.measure(evidence.Source(profile, "test"))
-    assert len(measured.launches) == 20 == len(analyze_report.distinct_launches(load_profile(profile).ncu))
+    analyzed = api.analyze(profile)  # explain reads the analysis analyze prints
+    assert len(measured.launches) == 20 == len(analyzed.kernels)
+    assert measured.stages.equals(analyzed.stages)
 
 
 # --- names are slugs, and the report lands under OUT --------------------------------------------------

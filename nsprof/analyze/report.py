@@ -33,6 +33,7 @@ class ProfileAnalysis:
     missing_metrics: dict | None = None  # ncu: launch_findings.missing_metrics; None without ncu
     gpu_utilization: list[dict] | None = None  # nsys: nsprof.analyze.gpu_utilization, per device
     attribution: str = THREAD  # whose API calls an NVTX range counts (nsprof.analyze.nvtx_attribution)
+    launches: pd.DataFrame | None = None  # ncu: every profiled launch once, with its raw metric columns
 
 
 def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict | None = None,
@@ -60,4 +61,4 @@ def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict
     work = with_peaks(combine([("", None, work_records(launches, ranges))]), ceiling)
     stages = work[work["stage"].notna()].reset_index(drop=True)
     return ProfileAnalysis(ranges, kernels, stages, gpu, ceiling, *summaries, rules, missing,
-                           gpu_utilization(nsys) if nsys else None, attribution)
+                           gpu_utilization(nsys) if nsys else None, attribution, launches)

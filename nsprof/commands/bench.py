@@ -63,8 +63,11 @@ def bench(
         raise typer.Exit(1)
 
 
-def _fmt(value, spec: str, missing: str = "-") -> str:
-    return missing if value is None else format(value, spec)
+def _fmt(value, spec) -> str:
+    """A cell: `spec` a format spec or a function (nsprof.render.terminal_table.cell)."""
+    from nsprof.render.terminal_table import cell
+
+    return cell(value, spec)
 
 
 def results_table(records: list[dict], env: dict, dram_source: str | None = None, width: int = 160) -> Table:
@@ -77,8 +80,12 @@ def results_table(records: list[dict], env: dict, dram_source: str | None = None
     from nsprof.registry import get_op
 
     by_bytes = bool(records) and get_op(records[0]["op"]).headline == "bytes"
-    rates = [("tbytes_per_s", "TB/s", ".2f"), ("pct_dram", "% DRAM", ".0f"), ("tflops", "TFLOP/s", ".3f")] \
-        if by_bytes else [("tflops", "TFLOP/s", ".2f")]
+    from nsprof.render import format as fmt
+
+    gbytes = lambda tbytes: fmt.bytes_per_s(tbytes * 1e12, unit=False)  # noqa: E731 (one unit for bandwidth: GB/s)
+    tflops = lambda value: fmt.flops_per_s(value * 1e12, unit=False)  # noqa: E731
+    rates = [("tbytes_per_s", "GB/s", gbytes), ("pct_dram", "% DRAM", ".0f"), ("tflops", "TFLOP/s", tflops)] \
+        if by_bytes else [("tflops", "TFLOP/s", tflops)]
     columns = [("stage", "left"), *([("title", "left")] if wide else []), ("size", "left"), *([("tile", "left")] if wide else []),
                ("status", "left"), ("median ms", "right"), ("spread", "right"),
                *((label, "right") for _, label, _ in rates), ("% cuBLAS", "right"), ("rel. error", "right")]
@@ -88,8 +95,8 @@ def results_table(records: list[dict], env: dict, dram_source: str | None = None
         rows.append([
             r["stage"] + ("" if wide or not r.get("baseline_only") else " (baseline)"),
             *([r["title"] + (" (baseline)" if r.get("baseline_only") else "")] if wide else []), r["size"],
-            *([r["tile"] or "-"] if wide else []), status, _fmt(r["median_ms"], ".4f"),
-            _fmt(r.get("spread_pct"), ".1f") + ("%" if r.get("spread_pct") is not None else ""),
+            *([_fmt(r["tile"], "")] if wide else []), status, _fmt(r["median_ms"], ".4f"),
+            _fmt(r.get("spread_pct"), ".1f%"),
             *(_fmt(r.get(key), spec) for key, _, spec in rates), _fmt(r["pct_cublas"], ".0f"), _fmt(r["rel_error"], ".1e"),
         ])
     for i, (col, justify) in enumerate(columns):
@@ -103,7 +110,7 @@ def results_table(records: list[dict], env: dict, dram_source: str | None = None
     notes += [f"{r['stage']} {r['size']}: {r['prepare']} {r['prepare_ms']:.4f} ms, timed apart"
               for r in records if r.get("prepare_ms") is not None]
     if by_bytes:
-        notes.append("TB/s: 4(MK + M + K) bytes over the median time; % DRAM: of " + (dram_source or "no known ceiling"))
+        notes.append("GB/s: 4(MK + M + K) bytes over the median time; % DRAM: of " + (dram_source or "no known ceiling"))
     table.caption = "; ".join(notes) or None
     return table
 
@@ -119,4 +126,6 @@ def add_pct_dram(records: list[dict], device: str) -> str | None:
     for r in records:
         if r.get("tbytes_per_s") is not None:
             r["pct_dram"] = 100 * r["tbytes_per_s"] / ceiling.dram_tbyte_per_s
-    return f"{ceiling.dram_tbyte_per_s:.3g} TB/s ({ceiling.source_of('dram_tbyte_per_s')})"
+    from nsprof.render.format import bytes_per_s
+
+    return f"{bytes_per_s(ceiling.dram_tbyte_per_s * 1e12)} ({ceiling.source_of('dram_tbyte_per_s')})"

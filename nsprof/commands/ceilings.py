@@ -53,9 +53,10 @@ def ceilings_table(document: dict) -> Table:
     from nsprof.gpu_ceilings import MEASURABLE, datasheet_ceiling
     from nsprof.render import format as fmt
 
-    names = {**{level.ceiling_field: (level.name, "B/s") for level in LEVELS},  # ceiling field -> (name, unit)
-             **{unit.ceiling_field: (unit.name, "FLOP/s") for unit in UNITS},
-             "h2d_tbyte_per_s": ("host to device (pinned)", "B/s"), "d2h_tbyte_per_s": ("device to host (pinned)", "B/s")}
+    names = {**{level.ceiling_field: (level.name, fmt.bytes_per_s) for level in LEVELS},  # field -> (name, formatter)
+             **{unit.ceiling_field: (unit.name, fmt.flops_per_s) for unit in UNITS},
+             "h2d_tbyte_per_s": ("host to device (pinned)", fmt.bytes_per_s),
+             "d2h_tbyte_per_s": ("device to host (pinned)", fmt.bytes_per_s)}
     device = document["device"]
     datasheet = datasheet_ceiling(device["device"])
     table = Table(title=f"{device['device']} ({device['sm_count']} SMs, {device['l2_mib']:g} MiB L2), "
@@ -67,9 +68,9 @@ def ceilings_table(document: dict) -> Table:
         entry = document["ceilings"].get(name)
         if entry is None:
             continue
-        label, unit = names[name]
+        label, shown = names[name]
         listed = getattr(datasheet, name) if datasheet else None
-        table.add_row(label, fmt.si(entry["value"] * 1e12, unit), fmt.si(listed * 1e12 if listed else None, unit),
+        table.add_row(label, shown(entry["value"] * 1e12), shown(listed * 1e12 if listed else None),
                       fmt.percent(100 * entry["value"] / listed if listed else None, 0),
                       fmt.percent(entry.get("spread_pct")), escape(entry["method"]))
     return table

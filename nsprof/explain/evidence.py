@@ -16,16 +16,14 @@ from typing import Callable
 import pandas as pd
 
 from nsprof import metric_catalog
-from nsprof.analyze import Ceiling, analyze_profile, kernel_metrics, percent_of_peak
-from nsprof.analyze.capture_facts import distinct_launches, gpu_name
+from nsprof.analyze import Ceiling, ProfileAnalysis
 from nsprof.analyze.metrics import TOTALS
 from nsprof.errors import NsprofError
 from nsprof.explain.occupancy import blocks_by_registers
 from nsprof.explain.prediction import MixPrediction, predict_l1_bytes, predict_mix
-from nsprof.parse import load_profile
-from nsprof.parse.ncu_csv import NcuReport
 from nsprof.parse.profile import tool_outputs
-from nsprof.parse.sources import PROFILES_DIR, latest_profile, resolve_ceiling
+from nsprof.parse.sources import PROFILES_DIR, latest_profile
+from nsprof.profile_analysis import analyzed_profile
 from nsprof.ranges import parse_stage_range
 from nsprof.render.format import flops_per_s
 from nsprof.registry import REPO_ROOT, Stage, all_ops, all_stages
@@ -80,24 +78,19 @@ def find_source(given: Path | None, op: str = "sgemm") -> Source | None:
 
 
 def measure(source: Source, ceilings: Path | None = None) -> Measurements:
-    """The profile's measurements, with % of peak against the GPU's ceilings as every command
-    resolves them (nsprof.parse.sources.resolve_ceiling; `ceilings` is --ceilings)."""
-    profile = load_profile(source.path)
+    """The profile's measurements, analyzed as `nsprof analyze` analyzes it (nsprof.profile_analysis),
+    with % of peak against the GPU's ceilings (`ceilings` is --ceilings)."""
+    profile, analysis = analyzed_profile(source.path, ceilings)
     if not profile.ncu:
         raise NsprofError(f"{source.path}: no Nsight Compute CSV to read measurements from",
                           "give a profile directory, an .ncu-rep or an ncu .csv (nsprof profile --tool ncu writes one)")
-    ceiling = resolve_ceiling(gpu_name(profile.nsys, profile.ncu, profile.manifest), ceilings, [profile.manifest])
-    analysis = analyze_profile(profile.nsys, profile.ncu, profile.manifest, ceiling)
-    launches = _launches(profile.ncu)
-    if analysis.ceiling is not None:
-        launches = percent_of_peak(launches, analysis.ceiling)
-    return Measurements(source, analysis.gpu, analysis.ceiling, launches, analysis.stages, profile.manifest)
+    return Measurements(source, analysis.gpu, analysis.ceiling, _launches(analysis), analysis.stages, profile.manifest)
 
 
-def _launches(reports: list[NcuReport]) -> pd.DataFrame:
-    """Derived metrics beside the raw columns, each launch once (nsprof.analyze.report.distinct_launches)."""
-    launches = distinct_launches(reports)
-    launches = pd.concat([kernel_metrics(launches), launches.drop(columns=["id", "kernel", "nvtx"])], axis=1)
+def _launches(analysis: ProfileAnalysis) -> pd.DataFrame:
+    """The analysis's kernel metrics beside each launch's raw columns, with the stage it ran in."""
+    raw = analysis.launches
+    launches = pd.concat([analysis.kernels, raw.drop(columns=[c for c in raw if c in analysis.kernels])], axis=1)
     keys = [_stage_keys(ranges) for ranges in launches["nvtx"]]
     for column in ("op", "stage", "size"):
         launches[column] = [k[column] if k else None for k in keys]

@@ -1,0 +1,26 @@
+"""A profile read and analyzed under its GPU's ceilings: what `nsprof analyze` and `nsprof explain`
+both start from (parse and analyze put together; the layers above call this, never repeat it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from nsprof.analyze.report import ProfileAnalysis
+    from nsprof.parse.profile import Profile
+
+
+def analyzed_profile(path: Path, ceilings: Path | None = None, attribution: str = "thread") -> tuple[Profile, ProfileAnalysis]:
+    """The profile at `path` (a directory or one nsys or ncu file) and its analysis, with % of peak
+    against the GPU's ceilings as every command resolves them (nsprof.parse.sources.resolve_ceiling;
+    `ceilings` is --ceilings). `attribution` ("thread" or "process") says whose CUDA calls an NVTX
+    range counts (nsprof.analyze.nvtx_attribution)."""
+    from nsprof.analyze import analyze_profile
+    from nsprof.analyze.capture_facts import gpu_name
+    from nsprof.parse import load_profile
+    from nsprof.parse.sources import resolve_ceiling
+
+    profile = load_profile(Path(path))
+    ceiling = resolve_ceiling(gpu_name(profile.nsys, profile.ncu, profile.manifest), ceilings, [profile.manifest])
+    return profile, analyze_profile(profile.nsys, profile.ncu, profile.manifest, ceiling, attribution)
