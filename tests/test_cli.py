@@ -175,3 +175,42 @@ def test_the_executable_runs_through_the_entry_module():
 
     done = subprocess.run([sys.executable, "-m", "nsprof", "bench", "--bogus"], capture_output=True, text=True)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+
+
+def test_an_error_a_library_raises_after_ctrl_c_is_the_interrupt(monkeypatch, capsys):
+    """Interrupted while it loaded, a library may fail later with its own error (matplotlib once
+    raised ValueError): still one line and exit 130."""
+    import os
+    import signal
+
+    from nsprof import entry
+
+    def half_loaded():
+        try:
+            os.kill(os.getpid(), signal.SIGINT)  # the Ctrl-C, delivered to entry's handler
+        except BaseException:
+            raise ValueError("a module left half-initialized") from None
+    monkeypatch.setattr("nsprof.cli.main", half_loaded)
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        with pytest.raises(SystemExit) as exited:
+            entry.main()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert exited.value.code == 130 and capsys.readouterr().err == "error: interrupted\n"
+
+
+def test_an_error_without_ctrl_c_is_not_hidden(monkeypatch):
+    import signal
+
+    from nsprof import entry
+
+    def broken():
+        raise ValueError("a real bug")
+    monkeypatch.setattr("nsprof.cli.main", broken)
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        with pytest.raises(ValueError, match="a real bug"):
+            entry.main()
+    finally:
+        signal.signal(signal.SIGINT, previous)
