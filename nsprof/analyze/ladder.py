@@ -208,7 +208,8 @@ def _ncu_work(launches: pd.DataFrame) -> pd.DataFrame:
     metrics = kernel_metrics(launches)
     groups = [_group(nvtx, kernel) for nvtx, kernel in zip(metrics["nvtx"], metrics["kernel"])]
     totals = range_metrics(metrics.assign(nvtx=[[group] for group in groups]))
-    totals = totals.rename(columns={"range": "key", "kernels": "ncu_kernels"}).set_index("key")
+    # ncu's own rate (counted FLOPs over its replayed duration) is not the work's speed: _with_times decides that
+    totals = totals.rename(columns={"range": "key", "kernels": "ncu_kernels"}).drop(columns="gflops_per_s").set_index("key")
     catalogued = (*SUMMED, *WEIGHTED, *OF_MAIN_KERNEL)
     rows = pd.DataFrame({"key": groups, "kernel": metrics["kernel"], "duration_ns": metrics["duration_ns"],
                          **{column: measured(launches, column) for column in catalogued}})

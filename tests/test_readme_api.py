@@ -1,0 +1,44 @@
+"""The README's "From Python" section names columns the frames really have."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from nsprof import api
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "profiles" / "examples" / "h200-sgemm-1024"
+TORCH = ROOT / "profiles" / "examples" / "h200-program-torch-train"
+
+
+def _documented() -> dict[str, set[str]]:
+    """frame -> the backticked column names of its bullet in the README's From Python section."""
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## From Python"):]
+    section = section[:section.index("\n## ", 3)]
+    bullets = re.split(r"\n- ", section.split("What the frames hold")[1])[1:]
+    found = {}
+    for bullet in bullets:
+        names = re.findall(r"`([a-z_.]+)`", bullet)
+        for frame in [name for name in names if "." in name]:
+            found[frame] = {name for name in names if "." not in name}
+    return found
+
+
+@pytest.fixture(scope="module")
+def frames():
+    analysis, torch = api.analyze(EXAMPLE), api.analyze(TORCH)
+    ladder = api.load_ladder([EXAMPLE])
+    return {"analysis.stages": analysis.stages, "analysis.kernels": analysis.kernels, "analysis.ranges": analysis.ranges,
+            "analysis.kernel_summary": analysis.kernel_summary, "analysis.memcpy_summary": analysis.memcpy_summary,
+            "analysis.rules": torch.rules, "ladder.work": ladder.work, "ladder.points": ladder.points}
+
+
+def test_every_documented_column_exists(frames):
+    documented = _documented()
+    assert set(documented) == set(frames)
+    summaries = set(frames["analysis.kernel_summary"]) | set(frames["analysis.memcpy_summary"])
+    for frame, columns in documented.items():
+        have = summaries if frame.endswith("_summary") else set(frames[frame])
+        assert columns <= have, (frame, sorted(columns - have))
