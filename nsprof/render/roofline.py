@@ -56,7 +56,7 @@ def roofline_figure(points: pd.DataFrame, roofs: list[Roof], gpu: str | None,
     xlim, ylim = _limits(points, shown)
     ax.set(xscale="log", yscale="log", xlim=xlim, ylim=ylim)
     ax.set_xlabel("arithmetic intensity (FLOP/byte)")
-    ax.set_ylabel("performance (TFLOP/s)")
+    ax.set_ylabel(f"performance (TFLOP/s{_time_sources(points)})")
     _format_axes(ax)
     colors = _point_colors(points)
     labelled = _rightmost_per_work(points)
@@ -78,6 +78,13 @@ def roofline_figure(points: pd.DataFrame, roofs: list[Roof], gpu: str | None,
     fig.set_layout_engine("none")
     _point_labels(ax, points, named, rows, avoid=_roof_labels(ax, shown, xlim, ylim))
     return fig
+
+
+def _time_sources(points: pd.DataFrame) -> str:
+    """Which time the speeds are over, for the axis label: every table shows the same speed."""
+    names = {"nsys": "nsys time per launch", "ncu": "ncu duration"}
+    used = [names[source] for source in ("nsys", "ncu") if (points["time_source"] == source).any()]
+    return f", over {' or '.join(used)}" if used else ""
 
 
 def roof_rate(roof: Roof) -> str:
