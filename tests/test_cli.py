@@ -214,3 +214,16 @@ def test_an_error_without_ctrl_c_is_not_hidden(monkeypatch):
             entry.main()
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.parametrize("args", [["--help"], ["explain", "--list"], ["analyze", "--help"]])
+def test_help_loads_no_data_library(args):
+    """`nsprof --help` stays fast: pandas, NumPy and matplotlib load only in the commands that use them."""
+    import subprocess
+    import sys
+
+    probe = ("import sys; from nsprof.cli import app\n"
+             "try:\n    app(" + repr(args) + ")\nexcept SystemExit:\n    pass\n"
+             "print(sorted(m for m in ('pandas', 'numpy', 'matplotlib') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout[-500:] + done.stderr[-500:]

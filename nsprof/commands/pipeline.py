@@ -12,7 +12,6 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from nsprof import api
 from nsprof.console import stderr, stdout
 from nsprof.output import write_atomically
-from nsprof.render.terminal_table import rich_table
 
 WARM_COLUMNS = (("stage", "stage", ""), ("variant", "variant", ""), ("status", "status", ""),
                 ("median\nms", "median_ms", ".3f"), ("spread", "spread_pct", ".1f%"), ("x\nfloor", "x_floor", ".2f"),
@@ -49,6 +48,8 @@ def pipeline(
     if json_:
         typer.echo(json.dumps(result, indent=2, default=str))
         return
+    from nsprof.render.terminal_table import rich_table
+
     console = stdout()
     warm = [r for r in result["records"] if r["variant"] != "cold"]
     shown = [{**r, "status": "n/a" if r["status"] == "not available" else r["status"]} for r in warm]

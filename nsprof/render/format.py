@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 
-import pandas as pd
 
 MISSING = "–"
 _LARGE = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
@@ -98,4 +97,11 @@ def _significant(value: float, digits: int) -> str:
 
 
 def _missing(value) -> bool:
-    return value is None or bool(pd.isna(value))
+    """None, NaN (Python's or NumPy's) or pandas' NA; checked without importing pandas, so that the
+    command line starts fast."""
+    if value is None or type(value).__name__ in ("NAType", "NaTType"):
+        return True
+    try:
+        return math.isnan(value)
+    except TypeError:  # not a number: a label
+        return False

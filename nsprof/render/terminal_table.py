@@ -20,7 +20,7 @@ def plain(value):
     """A value as Python holds it: None for NaN, NA and infinities, numpy scalars as Python ones."""
     if isinstance(value, list):
         return value
-    if value is None or value is _NA or (isinstance(value, float) and not math.isfinite(value)):
+    if value is None or type(value).__name__ == "NAType" or (isinstance(value, float) and not math.isfinite(value)):
         return None
     return value.item() if hasattr(value, "item") and not isinstance(value, (str, bytes)) else value
 
@@ -39,7 +39,7 @@ def cell(value, spec) -> str:
     return format(value, spec) if isinstance(value, (int, float)) else str(value)
 
 
-def rich_table(title: str, columns: tuple, rows: list[dict], caption: str | None = None,
+def rich_table(title: str | None, columns: tuple, rows: list[dict], caption: str | None = None,
                cell_of: Callable[[object, str, object], str] | None = None) -> Table:
     """A rich Table: numbers right-aligned, text folded; `cell_of(value, key, spec)` may stand in
     for `cell` (a table that scales some keys first)."""
@@ -51,9 +51,3 @@ def rich_table(title: str, columns: tuple, rows: list[dict], caption: str | None
         table.add_row(*(escape(cell_of(row.get(key), key, spec) if cell_of else cell(row.get(key), spec))
                         for _, key, spec in columns))
     return table
-
-
-try:  # pandas' missing-value marker, where pandas is loaded (the command line starts without it)
-    from pandas import NA as _NA
-except ImportError:  # pragma: no cover
-    _NA = object()
