@@ -97,7 +97,7 @@ def write_roofline(ladder: LadderAnalysis, out: str | Path, force: bool = False)
 def write_report(ladder: LadderAnalysis, directory: str | Path, force: bool = False) -> list[Path]:
     """DIRECTORY/index.html (self-contained), report.md and the PNG files report.md shows, written
     as a set (see nsprof.output.write_set): an earlier report there is kept unless `force`."""
-    from nsprof.render.document import Image, to_html, to_markdown  # matplotlib loads only for the calls that draw
+    from nsprof.render.document_writers import Image, to_html, to_markdown  # matplotlib loads only for the calls that draw
     from nsprof.render.report import report_document
 
     if ladder.work.empty and not ladder.timelines:

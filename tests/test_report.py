@@ -17,7 +17,8 @@ from nsprof.api import load_ladder
 from nsprof.parse import load_nsys
 from nsprof.registry import stages_for
 from nsprof.render import format as fmt
-from nsprof.render.document import Heading, Image, Paragraph, Table, to_html, to_markdown
+from nsprof.render.document import Heading, Image, Paragraph, Table
+from nsprof.render.document_writers import to_html, to_markdown
 from nsprof.render.report import CHANGE_COLUMNS
 
 REPO = Path(__file__).resolve().parent.parent
@@ -180,7 +181,7 @@ def test_short_kernel_names():
 
 
 def test_documents_escape_their_text():
-    blocks = [Heading(1, "a <b>"), Paragraph("use `x|y`"), Table(("k", "v"), (("a|b", "1"),), (False, True)),
+    blocks = [Heading(1, "a <b>"), Paragraph("use `x|y`"), Table.preformatted(("k", "v"), (("a|b", "1"),), (False, True)),
               Image("f.png", "alt", b"\x89PNG")]
     markdown = to_markdown(blocks)
     assert "| a\\|b | 1 |" in markdown and "| --- | ---: |" in markdown and "![alt](f.png)" in markdown

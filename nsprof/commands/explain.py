@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Optional
 
@@ -35,7 +36,7 @@ def explain(
     With --shape/--access the same models answer for an access you describe:
     nsprof explain bank-conflicts --shape 32x33 --access column
     """
-    from nsprof.explain.render import to_json, to_markdown, to_terminal
+    from nsprof.render.document_writers import json_ready, to_markdown, to_terminal
 
     if json_ and markdown:
         raise UsageError("--json and --markdown exclude each other", "choose one output format")
@@ -61,8 +62,8 @@ def explain(
 
         explanation = explain_topic(topic, stage, source, op=op, ceilings=ceilings)
     if json_:
-        typer.echo(to_json(explanation))
+        typer.echo(json.dumps(json_ready(explanation.document), indent=2))
     elif markdown:
-        typer.echo(to_markdown(explanation), nl=False)
+        typer.echo(to_markdown(explanation.page()), nl=False)
     else:
-        to_terminal(explanation, stdout())
+        to_terminal(explanation.page(), stdout())

@@ -5,11 +5,12 @@ and for profiles without nsprof stage ranges, kernels ranked by bank conflicts."
 from __future__ import annotations
 
 from nsprof.explain import evidence
-from nsprof.explain.blocks import Section, Table
-from nsprof.render.format import MISSING
 from nsprof.explain.evidence import Measurements, Source
+from nsprof.explain.page import prose, section
 from nsprof.explain.topics import Topic
 from nsprof.registry import Stage
+from nsprof.render.document import Block, Table
+from nsprof.render.format import MISSING
 
 _TIME_COLUMNS = (
     ("before", "before", ""), ("after", "after", ""), ("size", "size", ""),
@@ -30,20 +31,20 @@ _RANKING_COLUMNS = (("kernel", "kernel", ""), ("launches", "launches", "d"), ("c
 
 
 def evidence_section(topic: Topic, stages: list[Stage], steps: tuple, found: Source | None,
-                     measured: Measurements | None) -> tuple[Section, dict | None]:
+                     measured: Measurements | None) -> tuple[list[Block], dict | None]:
     """The section, and its records for JSON (None when there was no profile to read)."""
     if found is None:
-        return Section("Measured", ["No measurements: no ncu CSV under ./profiles and no committed example. "
-                                    "Run `nsprof profile`, or pass --from PATH."]), None
+        return section("Measured", [prose("No measurements: no ncu CSV under ./profiles and no committed example. "
+                                          "Run `nsprof profile`, or pass --from PATH.")]), None
     names = [s.stage for s in stages]
     record = {"source": str(found.path), "reason": found.reason, "gpu": measured.gpu}
-    blocks: list = [f"From `{found.path}`: {found.reason}. GPU: {measured.gpu or 'not recorded'}."]
+    blocks: list[Block] = [prose(f"From `{found.path}`: {found.reason}. GPU: {measured.gpu or 'not recorded'}.")]
     measured_stages = list(dict.fromkeys(s.stage for s, _, _ in evidence.staged(measured)))
     if not measured_stages:
         blocks += _unstaged(topic, measured, record)
     elif not set(names) & set(measured_stages):
-        blocks.append(f"This profile measured {', '.join(measured_stages)}, none of {', '.join(names)}: "
-                      "pass --from with a profile of those stages.")
+        blocks.append(prose(f"This profile measured {', '.join(measured_stages)}, none of {', '.join(names)}: "
+                            "pass --from with a profile of those stages."))
     elif topic.space == "shared":
         blocks += _shared_memory(measured, names, steps, record)
     else:
@@ -52,17 +53,17 @@ def evidence_section(topic: Topic, stages: list[Stage], steps: tuple, found: Sou
     if record["steps"]:
         blocks.append(Table("Time per launch across each step", _TIME_COLUMNS, record["steps"],
                             "nsys: the timeline run; ncu: gpu__time_duration under replay"))
-    return Section("Measured", blocks), record
+    return section("Measured", blocks), record
 
 
-def _shared_memory(measured: Measurements, names: list[str], steps: tuple, record: dict) -> list:
+def _shared_memory(measured: Measurements, names: list[str], steps: tuple, record: dict) -> list[Block]:
     rows = evidence.shared_memory_comparison(measured, names)
     record["shared_memory"] = rows
-    blocks: list = [Table(f"Shared {op}s per launch: predicted from the declared accesses, measured by ncu",
-                          _COMPARISON_COLUMNS, [r for r in rows if r["op"] == op],
-                          f"measured wavefronts/instr. is nsprof analyze's n-way column: every shared {op} "
-                          "of the kernel, averaged")
-                    for op in ("load", "store") if any(r["op"] == op for r in rows)]
+    blocks: list[Block] = [Table(f"Shared {op}s per launch: predicted from the declared accesses, measured by ncu",
+                                 _COMPARISON_COLUMNS, [r for r in rows if r["op"] == op],
+                                 f"measured wavefronts/instr. is nsprof analyze's n-way column: every shared {op} "
+                                 "of the kernel, averaged")
+                           for op in ("load", "store") if any(r["op"] == op for r in rows)]
     changes = []
     for before, after in steps:
         for op in ("load", "store"):
@@ -79,7 +80,7 @@ def _shared_memory(measured: Measurements, names: list[str], steps: tuple, recor
     return blocks
 
 
-def _l1_bytes(topic: Topic, measured: Measurements, names: list[str], record: dict) -> list:
+def _l1_bytes(topic: Topic, measured: Measurements, names: list[str], record: dict) -> list[Block]:
     """The sector model predicts what l1tex__t_bytes measures: both, where the topic shows L1 bytes."""
     rows = evidence.l1_bytes_comparison(measured, names) if "l1_mbytes" in topic.quantities else []
     if not rows:
@@ -90,7 +91,7 @@ def _l1_bytes(topic: Topic, measured: Measurements, names: list[str], record: di
                    ("measured", "measured_l1_bytes", ",.0f")), rows)]
 
 
-def _quantities(topic: Topic, measured: Measurements, names: list[str], record: dict) -> list:
+def _quantities(topic: Topic, measured: Measurements, names: list[str], record: dict) -> list[Block]:
     if not topic.quantities:
         return []
     rows, missing = evidence.stage_quantities(measured, names, topic.quantities)
@@ -104,12 +105,12 @@ def _quantities(topic: Topic, measured: Measurements, names: list[str], record: 
     return [Table("Measured per launch (Nsight Compute, unless said)", columns, rows, "; ".join(notes) or None)]
 
 
-def _unstaged(topic: Topic, measured: Measurements, record: dict) -> list:
+def _unstaged(topic: Topic, measured: Measurements, record: dict) -> list[Block]:
     note = "No nsprof stage ranges (nsprof:OP/STAGE/MxNxK) in this profile, so no stage-by-stage comparison."
     if topic.space != "shared":
-        return [note]
+        return [prose(note)]
     record["kernels"] = evidence.kernels_by_conflicts(measured)
-    return [note + " Kernels ranked by measured shared-memory bank conflicts per launch:",
+    return [prose(note + " Kernels ranked by measured shared-memory bank conflicts per launch:"),
             Table("Kernels by bank conflicts (ncu)", _RANKING_COLUMNS, record["kernels"])]
 
 

@@ -9,14 +9,15 @@ from nsprof.access import user_access
 from nsprof.errors import UsageError
 from nsprof.explain import evidence
 from nsprof.explain.bank_model import analyze_shared, conflict_free_row_length
-from nsprof.explain.blocks import Bullets, Drawing, Explanation, Section, Table
 from nsprof.explain.coalescing import analyze_global
 from nsprof.explain.drawings import bank_grid, sector_map
 from nsprof.explain.evidence_sections import evidence_section
 from nsprof.explain.facts import topic_facts
 from nsprof.explain.model_sections import BANK_GRID_TITLE, global_model, shared_model, why_banks, why_sectors
+from nsprof.explain.page import Explanation, prose, section
 from nsprof.explain.topics import Topic, get_topic, topic_list  # noqa: F401 (topic_list: its home is topics)
 from nsprof.registry import Stage, get_op, get_stage, select_stages
+from nsprof.render.document import Block, Bullets, Drawing, Table
 
 DEFAULT_SHAPES = {"shared": (32, 32), "global": (1024, 1024)}  # a float tile; a matrix as profiled
 
@@ -41,26 +42,25 @@ def explain_topic(name: str, stage_name: str | None = None, source: Path | None 
     doc = {"topic": topic.name, "summary": topic.summary, "text": topic.text, "stage": stage.stage if stage else None}
 
     ladder, doc["ladder"] = _ladder(topic, stage, steps, op)
-    sections = [Section(None, [topic.text]), ladder]
+    blocks = [prose(topic.text), *ladder]
     if topic.space == "shared":
         measured_names = {s.stage for s, _, _ in evidence.staged(measured)} if measured else set()
         model, records = shared_model(topic, stage, [s for s in stages if s.stage not in measured_names])
-        sections.append(model)
+        blocks += model
         doc.update(records)
     elif topic.space == "global":
         model, records = global_model(topic, stage, stages)
-        sections.append(model)
+        blocks += model
         doc.update(records)
     doc["facts"] = topic_facts(topic.name, stages, measured)
     if doc["facts"]:
-        sections.append(Section("Computed for this ladder", [Bullets(doc["facts"])]))
+        blocks += section("Computed for this ladder", [Bullets(doc["facts"])])
     measured_section, doc["evidence"] = evidence_section(topic, stages, steps, found, measured)
-    sections.append(measured_section)
+    blocks += measured_section
     doc["caveats"], doc["references"] = list(topic.caveats), list(topic.references)
-    sections += [Section(heading, [Bullets(list(items), markdown=True)])
-                 for heading, items in (("Caveats", topic.caveats), ("Sources", topic.references)) if items]
+    blocks += _caveats_and_sources(topic)
     title = topic.name + (f": {stage.stage} {stage.title}" if stage else "")
-    return Explanation(title, topic.summary, sections, doc)
+    return Explanation(title, topic.summary, blocks, doc)
 
 
 def _pipeline(topic: Topic, source: Path | None) -> Explanation:
@@ -73,10 +73,9 @@ def _pipeline(topic: Topic, source: Path | None) -> Explanation:
     doc = {"topic": topic.name, "summary": topic.summary, "text": topic.text, "facts": lines, "measured": facts,
            "evidence": {"source": str(path), "reason": reason}, "caveats": list(topic.caveats),
            "references": list(topic.references)}
-    sections = [Section(None, [topic.text]), Section(f"Measured in {path} ({reason})", [Bullets(lines, markdown=True)])]
-    sections += [Section(heading, [Bullets(list(items), markdown=True)])
-                 for heading, items in (("Caveats", topic.caveats), ("Sources", topic.references)) if items]
-    return Explanation(topic.name, topic.summary, sections, doc)
+    blocks = [prose(topic.text), *section(f"Measured in {path} ({reason})", [Bullets(lines, markdown=True)]),
+              *_caveats_and_sources(topic)]
+    return Explanation(topic.name, topic.summary, blocks, doc)
 
 
 def explain_access(name: str, shape: tuple[int, int] | None, pattern: str, width: int = 4, op: str = "load") -> Explanation:
@@ -99,10 +98,19 @@ def explain_access(name: str, shape: tuple[int, int] | None, pattern: str, width
         why, drawing = why_sectors(analysis), Drawing("cache lines and sectors touched", sector_map(analysis))
     doc.update({key: value for key, value in analysis.to_json().items() if key != "access"})
     doc["explanation"] = why
-    return Explanation(f"{topic.name}: {access.source}", topic.summary, [Section(None, [Bullets(why), drawing])], doc)
+    return Explanation(f"{topic.name}: {access.source}", topic.summary, [Bullets(why), drawing], doc)
 
 
-def _ladder(topic: Topic, stage: Stage | None, steps: tuple, op: str) -> tuple[Section, list[dict]]:
+def _caveats_and_sources(topic: Topic) -> list[Block]:
+    """A section of the topic's caveats and one of its sources, each where it has any (Markdown)."""
+    blocks: list[Block] = []
+    for heading, items in (("Caveats", topic.caveats), ("Sources", topic.references)):
+        if items:
+            blocks += section(heading, [Bullets(list(items), markdown=True)])
+    return blocks
+
+
+def _ladder(topic: Topic, stage: Stage | None, steps: tuple, op: str) -> tuple[list[Block], list[dict]]:
     """From the registry: what each of the topic's steps changed, or what its stages change."""
     if steps:
         rows = [{"step": f"{before} -> {after}", **{k: getattr(get_stage(op, after), k) for k in ("changes", "why", "metric")}}
@@ -113,4 +121,4 @@ def _ladder(topic: Topic, stage: Stage | None, steps: tuple, op: str) -> tuple[S
         chosen = [stage] if stage else select_stages(op, list(names)) if names else []
         rows = [{"stage": s.stage, "title": s.title, "changes": s.changes} for s in chosen]
         columns = (("stage", "stage", ""), ("title", "title", ""), ("what it changes", "changes", ""))
-    return Section("In this ladder", [Table("From the stage registry", columns, rows)] if rows else []), rows
+    return section("In this ladder", [Table("From the stage registry", columns, rows)] if rows else []), rows

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from nsprof.access import parse_shape, user_access
 from nsprof.explain.bank_model import BankAnalysis, analyze_shared, conflict_free_row_length
-from nsprof.explain.blocks import Bullets, Drawing, Section, Table
 from nsprof.explain.coalescing import SectorAnalysis, analyze_global
 from nsprof.explain.drawings import bank_grid, sector_map
+from nsprof.explain.page import prose, section
 from nsprof.explain.prediction import predict_mix, sass_name
 from nsprof.explain.topics import Topic
 from nsprof.registry import Stage, get_stage
+from nsprof.render.document import Block, Bullets, Drawing, Table
 
 BANK_GRID_TITLE = "lane -> bank (wavefront that serves it)"
 _BANK_COLUMNS = (("access (warp 0)", "source", ""), ("SASS", "sass", ""), ("per K tile", "count", "d"),
@@ -21,17 +22,17 @@ _SECTOR_COLUMNS = (("sectors", "sectors", "d"), ("lines", "lines", "d"), ("fewes
                    ("bytes used / moved", "efficiency", ".0%"))
 
 
-def shared_model(topic: Topic, stage: Stage | None, unmeasured: list[Stage]) -> tuple[Section, dict]:
+def shared_model(topic: Topic, stage: Stage | None, unmeasured: list[Stage]) -> tuple[list[Block], dict]:
     """The bank model on `stage`'s shared accesses, or on the topic's examples; the kernel-wide
     prediction for `unmeasured` stages (measured ones get it beside the measurement)."""
-    blocks: list = []
+    blocks: list[Block] = []
     records: dict = {}
     if stage is not None:
         analyses = [analyze_shared(a) for a in stage.accesses if a.space == "shared"]
         records["accesses"] = [{"stage": stage.stage, **a.to_json()} for a in analyses]
         if not analyses:
             note = f"{stage.stage} declares no shared-memory access."
-            return Section(f"{stage.stage}'s shared-memory accesses", [note]), records
+            return section(f"{stage.stage}'s shared-memory accesses", [prose(note)]), records
         blocks.append(Table(f"{stage.stage}: every shared access, one warp", _BANK_COLUMNS, [_bank_row(a) for a in analyses]))
         notes = [f"{a.source}: {a.note}" for a in stage.accesses if a.note and a.space == "shared"]
         blocks += [Bullets(notes)] if notes else []
@@ -53,24 +54,24 @@ def shared_model(topic: Topic, stage: Stage | None, unmeasured: list[Stage]) -> 
                             (("stage", "stage", ""), ("op", "op", ""), ("mix per warp per K tile", "mix", ""),
                              ("wavefronts/instr.", "wavefronts_per_instruction", ".2f"),
                              ("conflicts/instr.", "conflicts_per_instruction", ".2f")), predictions))
-    return Section("The bank model", blocks), records
+    return section("The bank model", blocks), records
 
 
-def global_model(topic: Topic, stage: Stage | None, stages: list[Stage]) -> tuple[Section, dict]:
+def global_model(topic: Topic, stage: Stage | None, stages: list[Stage]) -> tuple[list[Block], dict]:
     """The sector model on `stage`'s global accesses, or on the topic's examples and every global
     access of `stages`."""
     if stage is not None:
         analyses = [analyze_global(a) for a in stage.accesses if a.space == "global"]
         records = {"accesses": [{"stage": stage.stage, **a.to_json()} for a in analyses]}
         if not analyses:
-            return Section(f"{stage.stage}'s global accesses", [f"{stage.stage} declares no global access."]), records
+            return section(f"{stage.stage}'s global accesses", [prose(f"{stage.stage} declares no global access.")]), records
         partners = _partners(topic, stage)
         blocks = [Table(f"{stage.stage}: every global access, one warp request",
                         (("access (warp 0)", "source", ""), ("SASS", "sass", ""), ("count", "count", ""), *_SECTOR_COLUMNS),
                         [_sector_row(a) for a in analyses])]
         blocks += [Drawing(f"{a.access.source}: sectors touched", sector_map(a))
                    for a in analyses if a.efficiency < 1 or _changed(a, partners)]
-        return Section("The sector model", blocks), records
+        return section("The sector model", blocks), records
     examples = [{"shape": shape, "access": pattern, "width": width,
                  **_sector_row(analyze_global(user_access("global", parse_shape(shape), pattern, width)))}
                 for shape, pattern, width in topic.examples]
@@ -81,7 +82,7 @@ def global_model(topic: Topic, stage: Stage | None, stages: list[Stage]) -> tupl
               Table("Every global access of the ladder, one warp request",
                     (("stage", "stage", ""), ("access (warp 0)", "source", ""), ("SASS", "sass", ""),
                      ("count", "count", ""), *_SECTOR_COLUMNS), ladder)]
-    return Section("The sector model", blocks), {"examples": examples, "predictions": ladder}
+    return section("The sector model", blocks), {"examples": examples, "predictions": ladder}
 
 
 def why_banks(a: BankAnalysis, row_length: int | None) -> list[str]:

@@ -326,9 +326,10 @@ def get_topic(name: str) -> Topic:
 
 def topic_list():
     """The topics as an explanation (a table of names and summaries): needs none of the models."""
-    from nsprof.explain.blocks import Explanation, Section, Table
+    from nsprof.explain.page import Explanation
+    from nsprof.render.document import Table
 
     rows = [{"topic": t.name, "summary": t.summary} for t in TOPICS.values()]
     table = Table("Topics (nsprof explain TOPIC)", (("topic", "topic", ""), ("summary", "summary", "")), rows)
     return Explanation("nsprof explain", "Topics, each explained with this ladder's own numbers.",
-                       [Section(None, [table])], {"topics": rows})
+                       [table], {"topics": rows})

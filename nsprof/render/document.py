@@ -1,111 +1,80 @@
-"""A report as a list of blocks (headings, paragraphs, lists, tables, images), written out as
-Markdown or as one self-contained HTML page (images inline as base64 PNG).
+"""The one document model: what a report or an explanation says, as a list of blocks (headings,
+paragraphs, bullet lists, tables, text drawings, images) that nsprof.render.document_writers
+writes to a terminal, as Markdown, as one HTML page, or as JSON.
 
-Text is plain; `code` in backticks stays code in both outputs.
+Text is plain unless a block says it is Markdown. Plain text is shown literally, except that
+`code` in backticks stays code, so a report can name a command or a file in running text.
+
+Tables keep their values raw (numbers, None for not measured) beside how each column formats
+them: the terminal, Markdown and HTML show the formatted cells, JSON the values.
 """
 
 from __future__ import annotations
 
-import base64
-import html
-import re
 from dataclasses import dataclass
+from typing import Callable, Sequence
 
-_CODE = re.compile(r"`([^`]+)`")
-_RIGHT = ' class="r"'
+# A table column: (heading, record key, format). The format is "" for text (left-aligned), a format
+# spec such as ",.1f" (one ending in "%" appends a percent sign) or a function of the value; a
+# column with a format is right-aligned. nsprof.render.terminal_table.cell applies it, and shows
+# a missing value as nsprof.render.format.MISSING whatever the column.
+Column = tuple[str, str, str | Callable[[object], str]]
 
-STYLE = """
-body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 1080px; margin: 2em auto;
-       padding: 0 1em; color: #1a1a1a; line-height: 1.45; }
-h1 { font-size: 1.6em; } h2 { margin-top: 2em; border-bottom: 1px solid #ddd; } h3 { margin-top: 1.6em; }
-table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.9em; }
-th, td { padding: 0.25em 0.6em; border-bottom: 1px solid #e4e4e4; }
-th { text-align: left; background: #f5f5f5; } td.r, th.r { text-align: right; font-variant-numeric: tabular-nums; }
-img { max-width: 100%; height: auto; } code { background: #f3f3f3; padding: 0 0.2em; border-radius: 3px; }
-"""
+# The format of a column whose cells were formatted already: shown as they are, right-aligned
+# as the numbers they hold.
+AS_NUMBER: Callable[[object], str] = str
 
 
 @dataclass(frozen=True)
 class Heading:
-    level: int
+    level: int  # 1: the document's title; 2: a section; 3: a part of one
     text: str
 
 
 @dataclass(frozen=True)
 class Paragraph:
     text: str
+    markdown: bool = False  # written text (a topic's prose) is Markdown; computed sentences are plain
+    emphasis: bool = False  # plain text set in italics: a document's one-line summary
 
 
 @dataclass(frozen=True)
 class Bullets:
-    items: tuple[str, ...]
+    items: Sequence[str]
+    markdown: bool = False
 
 
 @dataclass(frozen=True)
 class Table:
-    headers: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
-    right: tuple[bool, ...]  # right-align this column (numbers)
+    title: str | None
+    columns: Sequence[Column]
+    rows: Sequence[dict]  # records: a column's key picks its value
+    caption: str | None = None  # a note under the table
+
+    @classmethod
+    def preformatted(cls, headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool],
+                     title: str | None = None, caption: str | None = None) -> Table:
+        """A table of cells formatted already, each row in the headers' order; `right` aligns a
+        column right (numbers). The headers are the records' keys, so they must differ."""
+        if len(set(headers)) != len(headers):
+            raise ValueError(f"a preformatted table needs distinct headers: {headers}")
+        columns = tuple((header, header, AS_NUMBER if flush_right else "") for header, flush_right in zip(headers, right))
+        return cls(title, columns, [dict(zip(headers, row)) for row in rows], caption)
+
+
+@dataclass(frozen=True)
+class Drawing:
+    """Monospace lines (a bank grid, a sector map): never re-wrapped, never re-spaced."""
+
+    title: str
+    lines: Sequence[str]
 
 
 @dataclass(frozen=True)
 class Image:
-    file_name: str  # what Markdown links to; the caller writes the file beside report.md
+    file_name: str  # what Markdown links to; the caller writes the file beside the Markdown
     alt: str
-    png: bytes
+    png: bytes  # HTML carries it inline
 
 
-Block = Heading | Paragraph | Bullets | Table | Image
-
-
-def to_markdown(blocks: list[Block]) -> str:
-    parts = []
-    for block in blocks:
-        if isinstance(block, Heading):
-            parts.append(f"{'#' * block.level} {block.text}")
-        elif isinstance(block, Paragraph):
-            parts.append(block.text)
-        elif isinstance(block, Bullets):
-            parts.append("\n".join(f"- {item}" for item in block.items))
-        elif isinstance(block, Table):
-            parts.append(_markdown_table(block))
-        else:
-            parts.append(f"![{block.alt}]({block.file_name})")
-    return "\n\n".join(parts) + "\n"
-
-
-def to_html(blocks: list[Block], title: str) -> str:
-    body = []
-    for block in blocks:
-        if isinstance(block, Heading):
-            body.append(f"<h{block.level}>{_inline(block.text)}</h{block.level}>")
-        elif isinstance(block, Paragraph):
-            body.append(f"<p>{_inline(block.text)}</p>")
-        elif isinstance(block, Bullets):
-            body.append("<ul>" + "".join(f"<li>{_inline(item)}</li>" for item in block.items) + "</ul>")
-        elif isinstance(block, Table):
-            body.append(_html_table(block))
-        else:
-            data = base64.b64encode(block.png).decode("ascii")
-            body.append(f'<p><img alt="{html.escape(block.alt)}" src="data:image/png;base64,{data}"></p>')
-    return (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{html.escape(title)}</title>\n"
-            f"<style>{STYLE}</style>\n</head>\n<body>\n" + "\n".join(body) + "\n</body>\n</html>\n")
-
-
-def _markdown_table(table: Table) -> str:
-    def row(cells):
-        return "| " + " | ".join(cell.replace("|", "\\|").replace("\n", " ") for cell in cells) + " |"
-    rule = "| " + " | ".join("---:" if right else "---" for right in table.right) + " |"
-    return "\n".join([row(table.headers), rule, *(row(cells) for cells in table.rows)])
-
-
-def _html_table(table: Table) -> str:
-    def cells(tag, values):
-        return "".join(f"<{tag}{_RIGHT if right else ''}>{_inline(value)}</{tag}>" for value, right in zip(values, table.right))
-    rows = "".join(f"<tr>{cells('td', row)}</tr>" for row in table.rows)
-    return f"<table><thead><tr>{cells('th', table.headers)}</tr></thead><tbody>{rows}</tbody></table>"
-
-
-def _inline(text: str) -> str:
-    """Escaped text with `code` spans and line breaks kept."""
-    return _CODE.sub(lambda match: f"<code>{match.group(1)}</code>", html.escape(text)).replace("\n", "<br>")
+Block = Heading | Paragraph | Bullets | Table | Drawing | Image

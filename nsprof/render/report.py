@@ -92,7 +92,8 @@ def _pipeline_section(source) -> list[Block]:
     floor = results.get("floor") or {}
     said = (f"Floor: {floor['floor_ms']:.3f} ms with both directions overlapped, {floor['sequential_floor_ms']:.3f} ms one "
             f"after the other ({floor['source']}). " if floor.get("floor_ms") else "No floor: the bus was not measured. ")
-    blocks: list[Block] = [Heading(2, f"The whole flow ({source.name})"), Table(PIPELINE_HEADERS, rows, (False, False, *([True] * 7))),
+    blocks: list[Block] = [Heading(2, f"The whole flow ({source.name})"),
+                           Table.preformatted(PIPELINE_HEADERS, rows, (False, False, *([True] * 7))),
                            Paragraph(said + "Median: CUDA events around the whole flow; the rest: " + str(results.get("breakdown")))]
     timed = [r for r in warm if r.get("median_ms") is not None]
     if timed and source.profile.nsys:
@@ -137,12 +138,13 @@ def _stage_table(stages: pd.DataFrame) -> Table:
     titles = _registry_titles()
     rows = tuple((row["label"], titles.get((row["op"], row["stage"]), ""), fmt.problem_size(row["size"]), *cells)
                  for (_, row), cells in zip(stages.iterrows(), _measured_cells(stages)))
-    return Table(("stage", "title", "size", *MEASURED_HEADERS), rows, (False, False, False, False, False, *([True] * 10)))
+    return Table.preformatted(("stage", "title", "size", *MEASURED_HEADERS), rows,
+                              (False, False, False, False, False, *([True] * 10)))
 
 
 def _kernel_table(kernels: pd.DataFrame) -> Table:
     rows = tuple((row["label"], *cells) for (_, row), cells in zip(kernels.iterrows(), _measured_cells(kernels)))
-    return Table(("kernel", *MEASURED_HEADERS), rows, (False, False, False, *([True] * 10)))
+    return Table.preformatted(("kernel", *MEASURED_HEADERS), rows, (False, False, False, *([True] * 10)))
 
 
 def _measured_cells(work: pd.DataFrame) -> list[tuple[str, ...]]:
@@ -208,7 +210,7 @@ def _roofline(ladder: LadderAnalysis) -> list[Block]:
                   fmt.percent(row["pct_of_roof"]))
                  for _, row in binding.iterrows())
     headers = ("work", "size", "bound", "roof above it", "FLOP per byte", "TFLOP/s", "time from", "% of that roof")
-    blocks.append(Table(headers, rows, (False, False, False, False, True, True, False, True)))
+    blocks.append(Table.preformatted(headers, rows, (False, False, False, False, True, True, False, True)))
     if len(unplaced := unplaced_work(ladder.work)):
         blocks.append(Paragraph("Not on the roofline: " + "; ".join(
             f"{row['label']}" + (f" ({fmt.problem_size(row['size'])})" if isinstance(row["size"], str) else "")
@@ -259,8 +261,8 @@ def _change_table(changes: list[dict]) -> Table:
         after = NOT_COLLECTED if change["after"] is None else show(change["after"])
         rows.append((fmt.problem_size(change["size"]), name, change["previous"] or "(first stage)", before, after,
                      _relative_change(change["before"], change["after"])))
-    return Table(("size", "measured (per launch)", "previous stage", "before", "after", "change"), tuple(rows),
-                 (False, False, False, True, True, True))
+    return Table.preformatted(("size", "measured (per launch)", "previous stage", "before", "after", "change"), rows,
+                              (False, False, False, True, True, True))
 
 
 def _time_sections(name: str, breakdown: TimeBreakdown) -> list[Block]:
@@ -278,10 +280,10 @@ def _time_sections(name: str, breakdown: TimeBreakdown) -> list[Block]:
         Paragraph(f"The capture spans {fmt.duration_ns(breakdown.span_ns)}, from the first CUDA call to the end of "
                   "the last GPU operation. GPU time per activity (overlapping work counted once); idle is the "
                   "rest: start-up, compilation, host work and launch gaps."),
-        Table(("GPU activity", "count", "time", "% of span"), gpu, (False, True, True, True)),
+        Table.preformatted(("GPU activity", "count", "time", "% of span"), gpu, (False, True, True, True)),
         Paragraph(f"Longest idle gaps (time from the span's beginning): {gaps or 'none'}."),
-        Table(("kernel", "launches", "GPU time", "% of GPU busy time"), kernels, (False, True, True, True)),
-        Table(("CUDA API function", "calls", "CPU time inside", "% of span"), api, (False, True, True, True)),
+        Table.preformatted(("kernel", "launches", "GPU time", "% of GPU busy time"), kernels, (False, True, True, True)),
+        Table.preformatted(("CUDA API function", "calls", "CPU time inside", "% of span"), api, (False, True, True, True)),
     ]
 
 

@@ -1,0 +1,205 @@
+"""Write a document (blocks of nsprof.render.document) four ways: to a terminal (rich), as
+Markdown, as one self-contained HTML page (images inline as base64 PNG), or as JSON-ready data.
+
+Every table goes through nsprof.render.terminal_table's `cell`, so a value reads the same in
+each format, and one not measured reads as nsprof.render.format.MISSING (null in JSON).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+import re
+
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.markup import escape as rich_escape
+from rich.text import Text
+
+from nsprof.render.document import Block, Bullets, Drawing, Heading, Image, Paragraph, Table
+from nsprof.render.terminal_table import cell, plain, rich_table
+
+_CODE_SPAN = re.compile(r"(`[^`]+`)")
+# What Markdown could read as markup in plain text (a backtick left outside a code span is a lone one)
+_MARKUP = re.compile(r"[\\`*\[\]|<]|_+")
+_RIGHT = ' class="r"'  # numbers: right-aligned (STYLE)
+
+STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 1080px; margin: 2em auto;
+       padding: 0 1em; color: #1a1a1a; line-height: 1.45; }
+h1 { font-size: 1.6em; } h2 { margin-top: 2em; border-bottom: 1px solid #ddd; } h3 { margin-top: 1.6em; }
+table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.9em; }
+th, td { padding: 0.25em 0.6em; border-bottom: 1px solid #e4e4e4; }
+th { text-align: left; background: #f5f5f5; } td.r, th.r { text-align: right; font-variant-numeric: tabular-nums; }
+img { max-width: 100%; height: auto; } code { background: #f3f3f3; padding: 0 0.2em; border-radius: 3px; }
+"""
+
+
+# --- terminal ----------------------------------------------------------------------------------
+
+def to_terminal(blocks: list[Block], console: Console) -> None:
+    """Headings bold (the title as a rule), Markdown rendered, tables as every command prints them."""
+    for index, block in enumerate(blocks):
+        previous = blocks[index - 1] if index else None
+        if previous is not None and not (isinstance(previous, Heading) and previous.level == 1):
+            console.print()  # a blank line between blocks; a title's rule sets itself apart
+        if isinstance(block, Heading) and block.level == 1:
+            console.rule(f"[bold]{rich_escape(block.text)}")
+        elif isinstance(block, Heading):
+            console.print(Text(block.text, style="bold underline" if block.level == 2 else "bold"))
+        elif isinstance(block, Paragraph):
+            console.print(Markdown(block.text) if block.markdown else
+                          Text(block.text, style="italic" if block.emphasis else ""))
+        elif isinstance(block, Bullets):
+            console.print(Markdown(_markdown_list(block.items)) if block.markdown else
+                          Text("\n".join(f"• {item}" for item in block.items)))
+        elif isinstance(block, Table):
+            console.print(rich_table(block.title, block.columns, block.rows, block.caption))
+        elif isinstance(block, Drawing):
+            console.print(Text(block.title, style="bold"))
+            console.print(Text("\n".join(block.lines)), soft_wrap=True)  # a grid re-wrapped is no grid
+        else:
+            console.print(Text(f"[image {block.file_name}: {block.alt}]", style="dim"))
+
+
+# --- Markdown ----------------------------------------------------------------------------------
+
+def to_markdown(blocks: list[Block]) -> str:
+    return "\n\n".join(_markdown_block(block) for block in blocks) + "\n"
+
+
+def _markdown_block(block: Block) -> str:
+    if isinstance(block, Heading):
+        return f"{'#' * block.level} {markdown_text(block.text)}"
+    if isinstance(block, Paragraph):
+        if block.markdown:
+            return block.text
+        return f"*{markdown_text(block.text)}*" if block.emphasis else markdown_text(block.text)
+    if isinstance(block, Bullets):
+        return _markdown_list(block.items if block.markdown else [markdown_text(item) for item in block.items])
+    if isinstance(block, Table):
+        return _markdown_table(block)
+    if isinstance(block, Drawing):
+        return f"**{markdown_text(block.title)}**\n\n```\n" + "\n".join(block.lines) + "\n```"
+    return f"![{block.alt}]({block.file_name})"
+
+
+def _markdown_table(table: Table) -> str:
+    def row(cells):
+        return "| " + " | ".join(markdown_text(text, in_table=True) for text in cells) + " |"
+    lines = [f"**{markdown_text(table.title)}**", ""] if table.title else []
+    lines += [row(heading for heading, _, _ in table.columns),
+              "| " + " | ".join("---:" if spec else "---" for _, _, spec in table.columns) + " |"]
+    lines += [row(cell(record.get(key), spec) for _, key, spec in table.columns) for record in table.rows]
+    if table.caption:
+        lines += ["", f"*{markdown_text(table.caption)}*"]
+    return "\n".join(lines)
+
+
+def _markdown_list(items) -> str:
+    return "\n".join(f"- {item}" for item in items)
+
+
+def markdown_text(text: str, in_table: bool = False) -> str:
+    """Plain text made literal in Markdown, its `code` spans kept code. In a table cell a line
+    break becomes a space and `|` is escaped inside code spans too (a pipe ends a cell there)."""
+    parts = _CODE_SPAN.split(text)
+    for index, part in enumerate(parts):
+        if index % 2 == 0:
+            parts[index] = _MARKUP.sub(_escaped, part)
+        elif in_table:
+            parts[index] = part.replace("|", "\\|")
+    joined = "".join(parts)
+    return joined.replace("\n", " ") if in_table else joined
+
+
+def _escaped(match: re.Match) -> str:
+    """A markup character backslash-escaped; underscores inside a word (sgemm_v1, l1tex__t_bytes)
+    left alone, as Markdown never reads them as emphasis, so names stay readable in the file."""
+    text, start, end = match.string, match.start(), match.end()
+    if match.group().startswith("_") and 0 < start and end < len(text) and text[start - 1].isalnum() and text[end].isalnum():
+        return match.group()
+    return "".join(f"\\{character}" for character in match.group())
+
+
+# --- HTML --------------------------------------------------------------------------------------
+
+def to_html(blocks: list[Block], title: str) -> str:
+    body = "\n".join(_html_block(block) for block in blocks)
+    return (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{html.escape(title)}</title>\n"
+            f"<style>{STYLE}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n")
+
+
+def _html_block(block: Block) -> str:
+    if isinstance(block, Heading):
+        return f"<h{block.level}>{_inline(block.text)}</h{block.level}>"
+    if isinstance(block, Paragraph):
+        if block.markdown:
+            return _markdown_parser().render(block.text).rstrip("\n")
+        return f"<p><em>{_inline(block.text)}</em></p>" if block.emphasis else f"<p>{_inline(block.text)}</p>"
+    if isinstance(block, Bullets):
+        show = _markdown_parser().renderInline if block.markdown else _inline
+        return "<ul>" + "".join(f"<li>{show(item)}</li>" for item in block.items) + "</ul>"
+    if isinstance(block, Table):
+        return _html_table(block)
+    if isinstance(block, Drawing):
+        return f"<p><strong>{_inline(block.title)}</strong></p>\n<pre>{html.escape(chr(10).join(block.lines))}</pre>"
+    data = base64.b64encode(block.png).decode("ascii")
+    return f'<p><img alt="{html.escape(block.alt)}" src="data:image/png;base64,{data}"></p>'
+
+
+def _html_table(table: Table) -> str:
+    def cells(tag, texts):
+        return "".join(f"<{tag}{_RIGHT if spec else ''}>{_inline(text)}</{tag}>"
+                       for text, (_, _, spec) in zip(texts, table.columns))
+    head = cells("th", [heading for heading, _, _ in table.columns])
+    rows = "".join(f"<tr>{cells('td', [cell(record.get(key), spec) for _, key, spec in table.columns])}</tr>"
+                   for record in table.rows)
+    title = f"<p><strong>{_inline(table.title)}</strong></p>\n" if table.title else ""
+    caption = f"\n<p><em>{_inline(table.caption)}</em></p>" if table.caption else ""
+    return f"{title}<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>{caption}"
+
+
+def _inline(text: str) -> str:
+    """Plain text escaped, its `code` spans and line breaks kept."""
+    return _CODE_SPAN.sub(lambda match: f"<code>{match.group(1)[1:-1]}</code>", html.escape(text)).replace("\n", "<br>")
+
+
+def _markdown_parser():
+    """CommonMark with tables, raw HTML shown as text (markdown-it-py: what rich renders Markdown with)."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": False}).enable("table")
+
+
+# --- JSON --------------------------------------------------------------------------------------
+
+def to_json(blocks: list[Block]) -> list[dict]:
+    """The blocks as JSON-ready data: tables as records of their columns' raw values, images by
+    file name (the PNG is a file beside the document)."""
+    return [_json_block(block) for block in blocks]
+
+
+def _json_block(block: Block) -> dict:
+    if isinstance(block, Table):
+        keys = [key for _, key, _ in block.columns]
+        return {"type": "table", "title": block.title, "caption": block.caption,
+                "columns": [{"heading": heading, "key": key} for heading, key, _ in block.columns],
+                "rows": [{key: json_ready(record.get(key)) for key in keys} for record in block.rows]}
+    if isinstance(block, Image):
+        return {"type": "image", "file_name": block.file_name, "alt": block.alt}
+    fields = {Heading: ("level", "text"), Paragraph: ("text", "markdown", "emphasis"), Bullets: ("items", "markdown"),
+              Drawing: ("title", "lines")}[type(block)]
+    return {"type": type(block).__name__.lower(), **{name: json_ready(getattr(block, name)) for name in fields}}
+
+
+def json_ready(value):
+    """`value` as json.dumps takes it: NaN, NA and infinities as None, numpy scalars as Python
+    ones, tuples as lists, through dicts and lists."""
+    if isinstance(value, dict):
+        return {key: json_ready(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_ready(item) for item in value]
+    value = plain(value)
+    return None if isinstance(value, float) and not math.isfinite(value) else value
