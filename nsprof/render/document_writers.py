@@ -13,7 +13,6 @@ import math
 import re
 
 from rich.console import Console
-from rich.markdown import Markdown
 from rich.markup import escape as rich_escape
 from rich.text import Text
 
@@ -49,10 +48,10 @@ def to_terminal(blocks: list[Block], console: Console) -> None:
         elif isinstance(block, Heading):
             console.print(Text(block.text, style="bold underline" if block.level == 2 else "bold"))
         elif isinstance(block, Paragraph):
-            console.print(Markdown(block.text) if block.markdown else
+            console.print(_rich_markdown(block.text) if block.markdown else
                           Text(block.text, style="italic" if block.emphasis else ""))
         elif isinstance(block, Bullets):
-            console.print(Markdown(_markdown_list(block.items)) if block.markdown else
+            console.print(_rich_markdown(_markdown_list(block.items)) if block.markdown else
                           Text("\n".join(f"• {item}" for item in block.items)))
         elif isinstance(block, Table):
             console.print(rich_table(block.title, block.columns, block.rows, block.caption))
@@ -61,6 +60,13 @@ def to_terminal(blocks: list[Block], console: Console) -> None:
             console.print(Text("\n".join(block.lines)), soft_wrap=True)  # a grid re-wrapped is no grid
         else:
             console.print(Text(f"[image {block.file_name}: {block.alt}]", style="dim"))
+
+
+def _rich_markdown(text: str):
+    """rich's Markdown, loaded when a page has some (its parser costs start-up time: `explain --list` has none)."""
+    from rich.markdown import Markdown
+
+    return Markdown(text)
 
 
 # --- Markdown ----------------------------------------------------------------------------------
