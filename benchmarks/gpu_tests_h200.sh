@@ -14,5 +14,5 @@ python3 -m nsprof ceilings > "$R/ceilings.txt" 2>&1; echo "exit $?" >> "$R/ceili
 python3 -m nsprof profile --stage v1,v9 --size 512 --out /tmp/caps > "$R/profile.txt" 2>&1; echo "exit $?" >> "$R/profile.txt"
 cap=$(ls -d /tmp/caps/*/ | head -1)
 python3 -c "import json,sys; m=json.load(open(sys.argv[1])); c=m.get('ceilings'); print('manifest ceilings:', None if c is None else (c.get('copied_from'), sorted(c['ceilings'])))" "$cap/manifest.json" >> "$R/profile.txt" 2>&1
-(cd /tmp && NSPROF_DATA_DIR=/tmp/empty python3 -m nsprof analyze "$cap") > "$R/analyze.txt" 2>&1; echo "exit $?" >> "$R/analyze.txt"
+(cd /tmp && PYTHONPATH=$OLDPWD:$PYTHONPATH NSPROF_DATA_DIR=/tmp/empty python3 -m nsprof analyze "$cap") > "$R/analyze.txt" 2>&1; echo "exit $?" >> "$R/analyze.txt"
 tar czf "$OUT/run.tgz" -C "$OUT" run
