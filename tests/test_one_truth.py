@@ -134,3 +134,16 @@ def _table_rows(markdown: str, header_start: str) -> list[list[str]]:
             break
         rows.append([cell.strip() for cell in line.strip("|").split(" | ")])
     return rows
+
+
+def test_analyze_prints_through_the_one_document_model():
+    """analyze's tables are document blocks, so the report's Markdown writer writes them as well,
+    with the same numbers the terminal shows."""
+    from nsprof import api
+    from nsprof.render.analysis_tables import analysis_blocks
+    from nsprof.render.document_writers import to_markdown
+
+    analysis = api.analyze(SGEMM)
+    markdown = to_markdown(analysis_blocks(analysis, True, 200))
+    v3 = next(line for line in markdown.splitlines() if line.startswith("| sgemm | v3 |"))
+    assert "| nsys | 12.7 |" in v3

@@ -7,7 +7,6 @@ import json
 from collections import Counter
 
 import pandas as pd
-from rich.table import Table
 
 from nsprof.analyze import ProfileAnalysis
 from nsprof.analyze.ladder import short_kernel_name
@@ -15,7 +14,9 @@ from nsprof.analyze.launch_findings import FINDING_COLUMNS
 from nsprof.analyze.nvtx_attribution import PROCESS, THREAD
 from nsprof.parse.nsys_sqlite import GRAPH_NAME
 from nsprof.render import format as fmt
-from nsprof.render.terminal_table import cell, plain, rich_table
+from nsprof.render.document import Block, Drawing, Table
+from nsprof.render.document_writers import to_terminal
+from nsprof.render.terminal_table import cell, plain
 
 KERNEL_FIELDS = (
     "id", "kernel", "nvtx", "duration_ns", "flops", "tensor_flops", "dram_bytes", "l2_bytes",
@@ -27,20 +28,26 @@ KERNEL_FIELDS = (
 
 def print_analysis(analysis: ProfileAnalysis, is_directory: bool, console) -> None:
     """Every table the profile has, each fitting the console's width."""
+    to_terminal(analysis_blocks(analysis, is_directory, console.width), console, spaced=False)
+
+
+def analysis_blocks(analysis: ProfileAnalysis, is_directory: bool, width: int) -> list[Block]:
+    """The tables (and the note on missing metrics) as document blocks, `width` columns wide."""
+    blocks: list[Block] = []
     if analysis.kernel_summary is not None:
-        console.print(_kernel_summary_table(analysis.kernel_summary))
-        console.print(_memcpy_summary_table(analysis.memcpy_summary))
-        console.print(_utilization_table(analysis.gpu_utilization))
+        blocks += [_kernel_summary_table(analysis.kernel_summary), _memcpy_summary_table(analysis.memcpy_summary),
+                   _utilization_table(analysis.gpu_utilization)]
     if analysis.ranges is not None:
-        console.print(_ranges_table(analysis.ranges, analysis.unattributed, analysis.attribution))
+        blocks.append(_ranges_table(analysis.ranges, analysis.unattributed, analysis.attribution))
     if analysis.kernels is not None:
-        console.print(_kernels_table(analysis, console.width))
+        blocks.append(_kernels_table(analysis, width))
         if analysis.rules is not None and len(analysis.rules):
-            console.print(_rules_table(analysis.rules, console.width))
+            blocks.append(_rules_table(analysis.rules))
         if note := _missing_note(analysis.missing_metrics):
-            console.print(note, markup=False, highlight=False, soft_wrap=True)
+            blocks.append(note)
     if is_directory and not analysis.stages.empty:  # a capture of another program has no stages
-        console.print(_stages_table(analysis, console.width))
+        blocks.append(_stages_table(analysis, width))
+    return blocks
 
 
 def analysis_json(analysis: ProfileAnalysis, is_directory: bool) -> str:
@@ -82,6 +89,15 @@ def _records(frame: pd.DataFrame | None) -> list[dict]:
     return [{key: plain(value) for key, value in row.items()} for row in frame.to_dict("records")]
 
 
+def _us(spec: str):
+    """Nanoseconds shown in microseconds (the tables' headings say us)."""
+    return lambda ns: format(ns / 1e3, spec)
+
+
+def _mb(spec: str):
+    return lambda nbytes: format(nbytes / 1e6, spec)
+
+
 def _tflops(gflops_per_s) -> str:
     return fmt.flops_per_s(gflops_per_s * 1e9, unit=False)
 
@@ -94,8 +110,8 @@ def _gbytes(gbytes_per_s) -> str:
 # text). Keys ending in _ns are shown in microseconds, bytes in MB; rates in one unit everywhere
 # (nsprof.render.format: TFLOP/s, GB/s); "% FP32", "% TC" (tensor cores), "% DRAM" are of the peak.
 RANGE_COLUMNS = (("range", "range", ""), ("count", "count", ",d"), ("kernels", "kernels", ",d"),
-                 ("graphs", "graphs", ",d"), ("GPU time us", "gpu_time_ns", ",.1f"), ("memcpys", "memcpy_count", ",d"),
-                 ("memcpy MB", "memcpy_bytes", ",.1f"), ("memsets", "memset_count", ",d"), ("GPU ops", "gpu_ops", ",d"))
+                 ("graphs", "graphs", ",d"), ("GPU time us", "gpu_time_ns", _us(",.1f")), ("memcpys", "memcpy_count", ",d"),
+                 ("memcpy MB", "memcpy_bytes", _mb(",.1f")), ("memsets", "memset_count", ",d"), ("GPU ops", "gpu_ops", ",d"))
 _NWAY = (("smem ld\nn-way", "smem_ld_nway", ".2f"), ("smem st\nn-way", "smem_st_nway", ".2f"))
 _RATES = (("TFLOP/s", "gflops_per_s", _tflops), ("% FP32", "fp32_pct_of_peak", ".1f"), ("% TC", "tensor_pct_of_peak", ".1f"),
           ("DRAM\nGB/s", "dram_gbytes_per_s", _gbytes), ("% DRAM", "dram_pct_of_peak", ".1f"),
@@ -103,11 +119,11 @@ _RATES = (("TFLOP/s", "gflops_per_s", _tflops), ("% FP32", "fp32_pct_of_peak", "
 # ncu's Speed Of Light and launch figures, which every capture with its default sections has
 _FINDINGS = (("SM\n%", "sm_throughput_pct", ".1f"), ("mem\n%", "memory_throughput_pct", ".1f"),
              ("occ.\n%", "occupancy_pct", ".0f"), ("regs", "registers_per_thread", ".0f"), ("bound", "bound", ""))
-KERNEL_COLUMNS = (("id", "id", "d"), ("kernel", "kernel", ""), ("time us", "duration_ns", ",.2f"), *_FINDINGS,
+KERNEL_COLUMNS = (("id", "id", "d"), ("kernel", "kernel", ""), ("time us", "duration_ns", _us(",.2f")), *_FINDINGS,
                   *_RATES, ("innermost range", "innermost_range", ""))
 # A stage's figures as the report and the roofline show them (nsprof.analyze.ladder: one time, one speed).
 STAGE_COLUMNS = (("op", "op", ""), ("stage", "stage", ""), ("size", "size", ""), ("launches", "launches", "d"),
-                 ("time us", "time_per_launch_ns", ",.2f"), ("from", "time_source", ""),
+                 ("time us", "time_per_launch_ns", _us(",.2f")), ("from", "time_source", ""),
                  ("TFLOP/s", "tflops_per_s", lambda value: fmt.flops_per_s(value * 1e12, unit=False)),
                  ("% peak", "pct_of_compute_peak", ".1f"), ("DRAM\nGB/s", "dram_gbytes_per_s", _gbytes),
                  ("% DRAM", "dram_pct_of_peak", ".1f"), ("FLOP/B", "intensity_flop_per_byte", ".1f"), *_NWAY,
@@ -130,8 +146,8 @@ def _kernel_summary_table(summary: pd.DataFrame) -> Table:
     if summary["kernel"].str.startswith(GRAPH_NAME.format("")).any():
         caption += ("; CUDA graph: launches of one graph traced at graph level (nsys's default), which "
                     "cuda_gpu_kern_sum leaves out; nsys profile --cuda-graph-trace=node shows their kernels")
-    columns = (("kernel", "kernel", ""), ("count", "count", ",d"), ("total us", "total_ns", ",.1f"),
-               ("avg us", "avg_ns", ",.1f"), ("median us", "median_ns", ",.1f"), ("% time", "pct", ".1f"))
+    columns = (("kernel", "kernel", ""), ("count", "count", ",d"), ("total us", "total_ns", _us(",.1f")),
+               ("avg us", "avg_ns", _us(",.1f")), ("median us", "median_ns", _us(",.1f")), ("% time", "pct", ".1f"))
     return _table("Kernels by total time (nsys)", columns, rows, caption)
 
 
@@ -146,8 +162,8 @@ def _short_names(names, width: int) -> list[str]:
 
 
 def _memcpy_summary_table(summary: pd.DataFrame) -> Table:
-    columns = (("kind", "kind", ""), ("count", "count", ",d"), ("MB", "transfer_bytes", ",.2f"),
-               ("total us", "total_ns", ",.1f"), ("GB/s", "gbytes_per_s", ",.1f"), ("pageable", "pageable_count", ",d"))
+    columns = (("kind", "kind", ""), ("count", "count", ",d"), ("MB", "transfer_bytes", _mb(",.2f")),
+               ("total us", "total_ns", _us(",.1f")), ("GB/s", "gbytes_per_s", ",.1f"), ("pageable", "pageable_count", ",d"))
     caption = "no memory transfers in this export" if summary.empty else "as nsys stats -r cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum"
     rows = [{**row, "transfer_bytes": row["bytes"]} for row in summary.to_dict("records")]  # shown in MB
     return _table("Memory transfers (nsys)", columns, rows, caption)
@@ -178,8 +194,8 @@ def _utilization_table(devices: list[dict]) -> Table:
         gap = device["idle_gaps"][0] if device["idle_gaps"] else None
         rows.append({**device, "gap_ns": gap and gap["duration_ns"], "gap_at_ns": gap and gap["start_ns"],
                      "between": gap and f"{short_kernel_name(gap['after'], 22)} → {short_kernel_name(gap['before'], 22)}"})
-    columns = (("GPU", "device_id", "d"), ("busy %", "pct", ".2f"), ("busy us", "busy_ns", ",.1f"),
-               ("span us", "span_ns", ",.1f"), ("longest idle us", "gap_ns", ",.1f"), ("at us", "gap_at_ns", ",.1f"),
+    columns = (("GPU", "device_id", "d"), ("busy %", "pct", ".2f"), ("busy us", "busy_ns", _us(",.1f")),
+               ("span us", "span_ns", _us(",.1f")), ("longest idle us", "gap_ns", _us(",.1f")), ("at us", "gap_at_ns", _us(",.1f")),
                ("between", "between", ""))
     caption = ("busy: any kernel, graph, copy or memset running, overlaps counted once; span: first to last "
                "of them; the longest idle gaps are in --json" if devices else "no GPU work in this export")
@@ -197,7 +213,7 @@ def _kernels_table(analysis: ProfileAnalysis, width: int) -> Table:
     return _table("Kernels (ncu)", tuple(columns), rows, caption + _left_out(present, columns))
 
 
-def _rules_table(rules: pd.DataFrame, width: int) -> Table:
+def _rules_table(rules: pd.DataFrame) -> Table:
     """One row per ncu rule: how many launches it fired on, its largest estimated speedup, and its
     advice for that launch (first sentence)."""
     grouped = rules.groupby("rule", sort=False)  # rules come largest speedup first: head(1) is the largest
@@ -206,9 +222,7 @@ def _rules_table(rules: pd.DataFrame, width: int) -> Table:
     columns = (("rule", "rule", ""), ("launches", "launches", "d"), ("largest\nspeedup %", "speedup", ""),
                ("advice where the speedup is largest (per launch: --json)", "advice", ""))
     caption = "ncu's estimate of the time a fix could save: g of the whole kernel, l of the part the rule looks at"
-    table = _table("ncu's advice (rule results)", columns, rows, caption)
-    table.columns[-1].max_width = max(30, width - 50)
-    return table
+    return _table("ncu's advice (rule results)", columns, rows, caption)
 
 
 def _speedup(rule: pd.Series) -> str | None:
@@ -224,13 +238,14 @@ def _first_sentence(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _missing_note(missing: dict) -> str | None:
+def _missing_note(missing: dict) -> Drawing | None:
+    """What the capture lacks, with ncu's option on a line of its own that is never wrapped (to copy)."""
     if not missing or not missing["metrics"]:
         return None
     labels = sorted({label.split(" (")[0] for label in missing["labels"]})
-    return (f"Not in this capture, and read by nsprof's analysis: {', '.join(labels)}. Capture with `nsprof profile` "
-            f"(-- CMD for your program), or add these {len(missing['metrics'])} metrics to ncu's options:\n"
-            f"  {missing['ncu_options']}")
+    return Drawing(f"Not in this capture, and read by nsprof's analysis: {', '.join(labels)}. Capture with `nsprof profile` "
+                   f"(-- CMD for your program), or add these {len(missing['metrics'])} metrics to ncu's options:",
+                   [f"  {missing['ncu_options']}"])
 
 
 def fit_columns(columns: list, rows: list[dict], width: int, drop_order: tuple[str, ...]) -> list:
@@ -239,7 +254,7 @@ def fit_columns(columns: list, rows: list[dict], width: int, drop_order: tuple[s
     columns = list(columns)
     def table_width(chosen):
         return 1 + sum(3 + max(max(len(line) for line in heading.split("\n")),
-                               max((len(_cell(row.get(key), key, spec)) for row in rows), default=1))
+                               max((len(cell(row.get(key), spec)) for row in rows), default=1))
                        for heading, key, spec in chosen)
     for key in drop_order:
         if table_width(columns) <= width:
@@ -265,18 +280,7 @@ def _stages_table(analysis: ProfileAnalysis, width: int) -> Table:
 
 
 def _table(title: str, columns: tuple, rows: list[dict], caption: str | None) -> Table:
-    return rich_table(title, columns, rows, caption, _cell)
-
-
-def _cell(value, key: str, spec) -> str:
-    """A cell with this module's unit conventions: keys ending in _ns shown in microseconds, bytes in MB."""
-    value = plain(value)
-    if value is not None and spec and not callable(spec):
-        if key.endswith("_ns"):
-            value = value / 1e3
-        elif key.endswith("_bytes"):
-            value = value / 1e6
-    return cell(value, spec)
+    return Table(title, columns, rows, caption)
 
 
 def _ceiling_caption(analysis: ProfileAnalysis) -> str:

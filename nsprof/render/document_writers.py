@@ -37,11 +37,12 @@ img { max-width: 100%; height: auto; } code { background: #f3f3f3; padding: 0 0.
 
 # --- terminal ----------------------------------------------------------------------------------
 
-def to_terminal(blocks: list[Block], console: Console) -> None:
-    """Headings bold (the title as a rule), Markdown rendered, tables as every command prints them."""
+def to_terminal(blocks: list[Block], console: Console, spaced: bool = True) -> None:
+    """Headings bold (the title as a rule), Markdown rendered, tables as every command prints them;
+    a blank line between blocks unless not `spaced` (a run of tables, as `nsprof analyze` prints)."""
     for index, block in enumerate(blocks):
         previous = blocks[index - 1] if index else None
-        if previous is not None and not (isinstance(previous, Heading) and previous.level == 1):
+        if spaced and previous is not None and not (isinstance(previous, Heading) and previous.level == 1):
             console.print()  # a blank line between blocks; a title's rule sets itself apart
         if isinstance(block, Heading) and block.level == 1:
             console.rule(f"[bold]{rich_escape(block.text)}")
