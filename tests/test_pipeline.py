@@ -133,3 +133,23 @@ def test_report_has_the_whole_flow_and_its_fastest_flow_on_the_timeline(tmp_path
     # the recorded median and its ratio to the floor, as the run recorded them
     assert f"| {best['stage']} | {best['variant']} | {duration_ns(best['median_ms'] * 1e6)} | {ratio(best['x_floor'])} |" in markdown
     assert (tmp_path / "h200-pipeline-1024" / "pipeline-h200-pipeline-1024.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_pipeline_tables_render_the_committed_record_on_any_machine():
+    """What `nsprof pipeline` prints, from the record the H200 run saved (document blocks, terminal writer)."""
+    import io
+
+    from rich.console import Console
+
+    from nsprof.commands.pipeline import pipeline_blocks
+    from nsprof.render.document_writers import to_terminal
+
+    recorded = json.loads((EXAMPLE / "pipeline.json").read_text())
+    console = Console(width=100, record=True, file=io.StringIO(), color_system=None)
+    to_terminal(pipeline_blocks(recorded, "1024"), console, spaced=False)
+    text = console.export_text()
+    assert max(len(line.rstrip()) for line in text.splitlines()) <= 100
+    for record in recorded["records"]:
+        if record["variant"] != "cold":
+            assert f"{record['median_ms']:.3f}" in text, record["variant"]
+    assert "Cold: the first flow in a fresh process" in text and "floor: 0.151 ms" in text

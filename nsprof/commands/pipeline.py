@@ -48,23 +48,30 @@ def pipeline(
     if json_:
         typer.echo(json.dumps(result, indent=2, default=str))
         return
-    from nsprof.render.terminal_table import rich_table
+    from nsprof.render.document_writers import to_terminal
 
-    console = stdout()
-    warm = [r for r in result["records"] if r["variant"] != "cold"]
-    shown = [{**r, "status": "n/a" if r["status"] == "not available" else r["status"]} for r in warm]
-    console.print(rich_table(f"The whole flow of {warm[0]['size'] if warm else size} on {result['gpu']}: host to device, "
-                         "product, device to host", WARM_COLUMNS, shown, _caption(result)))
-    for record in result["records"]:
-        if record.get("message"):
-            console.print(f"{record['stage']} {record['variant']}: {record['status']}: {record['message']}", markup=False)
-    cold_rows = [r for r in result["records"] if r["variant"] == "cold"]
-    if cold_rows:
-        console.print(rich_table("Cold: the first flow in a fresh process (wall clock, pageable memory)", COLD_COLUMNS, cold_rows,
-                             "after Python has imported nsprof; the breakdown is of that one call"))
+    to_terminal(pipeline_blocks(result, size), stdout(), spaced=False)
     failed = [r for r in result["records"] if r["status"] == "failed"]
     if failed:
         raise typer.Exit(1)
+
+
+def pipeline_blocks(result: dict, size: str) -> list:
+    """The warm variants' table, a line per record with a message, and the cold runs' table, as
+    document blocks (nsprof.render.document)."""
+    from nsprof.render.document import Paragraph, Table
+
+    warm = [r for r in result["records"] if r["variant"] != "cold"]
+    shown = [{**r, "status": "n/a" if r["status"] == "not available" else r["status"]} for r in warm]
+    blocks = [Table(f"The whole flow of {warm[0]['size'] if warm else size} on {result['gpu']}: host to device, "
+                    "product, device to host", WARM_COLUMNS, shown, _caption(result))]
+    blocks += [Paragraph(f"{r['stage']} {r['variant']}: {r['status']}: {r['message']}")
+               for r in result["records"] if r.get("message")]
+    cold_rows = [r for r in result["records"] if r["variant"] == "cold"]
+    if cold_rows:
+        blocks.append(Table("Cold: the first flow in a fresh process (wall clock, pageable memory)", COLD_COLUMNS, cold_rows,
+                            "after Python has imported nsprof; the breakdown is of that one call"))
+    return blocks
 
 
 def _caption(result: dict) -> str:
