@@ -41,7 +41,7 @@ class _Group(TyperGroup):
             typer.echo(f"error: {_sentence(err.format_message())} See '{where} --help'.", err=True)
             code = 2
         except (typer.Abort, KeyboardInterrupt):
-            typer.echo("error: interrupted", err=True)
+            _say_interrupted()
             code = 130
         except _CLICK_EXCEPTION as err:
             typer.echo(f"error: {_sentence(err.format_message())}", err=True)
@@ -50,6 +50,13 @@ class _Group(TyperGroup):
         if standalone_mode:
             sys.exit(code)
         return code
+
+    def make_context(self, *args, **kwargs):
+        try:
+            return super().make_context(*args, **kwargs)
+        except KeyboardInterrupt:  # while the arguments are parsed: Typer would exit 130 without a word
+            _say_interrupted()
+            raise typer.Exit(130) from None
 
     def invoke(self, ctx):
         try:
@@ -62,7 +69,7 @@ class _Group(TyperGroup):
             typer.echo(f"error: {where}{err.strerror or err}. Check the path and its permissions.", err=True)
             raise typer.Exit(1) from None
         except KeyboardInterrupt:  # Typer would turn it into a silent exit 130
-            typer.echo("error: interrupted", err=True)
+            _say_interrupted()
             raise typer.Exit(130) from None
 
 
@@ -136,6 +143,10 @@ for command in (stages, bench, profile, pipeline, analyze, timeline, roofline, r
 
 def main() -> None:
     app()
+
+
+def _say_interrupted() -> None:
+    typer.echo("error: interrupted", err=True)
 
 
 def _sentence(message: str) -> str:

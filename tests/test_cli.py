@@ -227,3 +227,14 @@ def test_help_loads_no_data_library(args):
              "print(sorted(m for m in ('pandas', 'numpy', 'matplotlib') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout[-500:] + done.stderr[-500:]
+
+
+def test_ctrl_c_while_the_arguments_are_parsed_is_one_line_too(monkeypatch):
+    """Typer turns an interrupt during parsing into a silent exit 130; nsprof says it."""
+    from typer.core import TyperGroup
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(TyperGroup, "make_context", interrupted)
+    result = CliRunner().invoke(app, ["analyze", "anything"])
+    assert result.exit_code == 130 and result.stderr.strip() == "error: interrupted"
