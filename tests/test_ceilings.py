@@ -271,3 +271,19 @@ def test_saving_again_keeps_the_earlier_measurement(tmp_path):
     assert json.loads(path.read_text())["created"] == second["created"]
     kept = tmp_path / "ceilings-nvidia-h200-20261121T013728.json"
     assert json.loads(kept.read_text())["created"] == first["created"]
+
+
+def test_the_ceilings_table_of_the_committed_h200_measurement():
+    """What `nsprof ceilings` prints, from the H200's saved document: measured beside the datasheet,
+    bandwidths in GB/s and FLOP rates in TFLOP/s like every other table."""
+    import json
+    from pathlib import Path
+
+    from nsprof.commands.ceilings import ceilings_table
+    from nsprof.render.document_writers import to_markdown
+
+    document = json.loads((Path(__file__).resolve().parents[1] / "profiles" / "ceilings-nvidia-h200.json").read_text())
+    markdown = to_markdown([ceilings_table(document)])
+    assert "| DRAM | 4,252 GB/s | 4,800 GB/s | 89% |" in markdown
+    assert "| FP32 | 63.1 TFLOP/s | 67.0 TFLOP/s | 94% |" in markdown
+    assert "| host to device (pinned) | 55.5 GB/s | – | – |" in markdown

@@ -7,9 +7,7 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from nsprof.console import stderr, stdout
 from nsprof.paths import DATA_DIR_ENV
@@ -43,15 +41,19 @@ def ceilings(
     if as_json:
         typer.echo(json.dumps(document, indent=2))
     else:
-        stdout().print(ceilings_table(document))
+        from nsprof.render.document_writers import to_terminal
+
+        to_terminal([ceilings_table(document)], stdout())
     if save:
         stderr().print(f"ceilings written to {save_ceilings(document, out)}")
 
 
-def ceilings_table(document: dict) -> Table:
+def ceilings_table(document: dict):
+    """What was measured beside the datasheet, as a document table (nsprof.render.document)."""
     from nsprof.analyze.roofline import LEVELS, UNITS
     from nsprof.gpu_ceilings import MEASURABLE, datasheet_ceiling
     from nsprof.render import format as fmt
+    from nsprof.render.document import Table
 
     names = {**{level.ceiling_field: (level.name, fmt.bytes_per_s) for level in LEVELS},  # field -> (name, formatter)
              **{unit.ceiling_field: (unit.name, fmt.flops_per_s) for unit in UNITS},
@@ -59,18 +61,17 @@ def ceilings_table(document: dict) -> Table:
              "d2h_tbyte_per_s": ("device to host (pinned)", fmt.bytes_per_s)}
     device = document["device"]
     datasheet = datasheet_ceiling(device["device"])
-    table = Table(title=f"{device['device']} ({device['sm_count']} SMs, {device['l2_mib']:g} MiB L2), "
-                        f"CuPy {device['cupy']}, CUDA {device['runtime_cuda']}", title_justify="left")
-    for column, justify in (("ceiling", "left"), ("measured", "right"), ("datasheet", "right"),
-                            ("% of datasheet", "right"), ("spread", "right"), ("method", "left")):
-        table.add_column(column, justify=justify, overflow="fold")
+    rows = []
     for name in MEASURABLE:
         entry = document["ceilings"].get(name)
         if entry is None:
             continue
         label, shown = names[name]
         listed = getattr(datasheet, name) if datasheet else None
-        table.add_row(label, shown(entry["value"] * 1e12), shown(listed * 1e12 if listed else None),
-                      fmt.percent(100 * entry["value"] / listed if listed else None, 0),
-                      fmt.percent(entry.get("spread_pct")), escape(entry["method"]))
-    return table
+        rows.append((label, shown(entry["value"] * 1e12), shown(listed * 1e12 if listed else None),
+                     fmt.percent(100 * entry["value"] / listed if listed else None, 0), fmt.percent(entry.get("spread_pct")),
+                     entry["method"]))
+    return Table.preformatted(("ceiling", "measured", "datasheet", "% of datasheet", "spread", "method"), rows,
+                              (False, True, True, True, True, False),
+                              title=f"{device['device']} ({device['sm_count']} SMs, {device['l2_mib']:g} MiB L2), "
+                                    f"CuPy {device['cupy']}, CUDA {device['runtime_cuda']}")

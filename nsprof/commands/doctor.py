@@ -4,8 +4,6 @@ import json
 from typing import Optional
 
 import typer
-from rich.markup import escape
-from rich.table import Table
 
 from nsprof.console import stdout
 
@@ -27,12 +25,10 @@ def doctor(
     if as_json:
         typer.echo(json.dumps(checks, indent=2))
     else:
-        table = Table(title="nsprof doctor", title_justify="left")
-        for col in ("check", "status", "found", "fix"):
-            table.add_column(col, overflow="fold")
-        for c in checks:
-            status = {"ok": "[green]ok[/]", "missing": "[red]missing[/]", "unknown": "[yellow]unknown[/]"}.get(c["status"], c["status"])
-            table.add_row(c["check"], status, escape(c["detail"]), escape(c["fix"] or ""))
-        stdout().print(table)
+        from nsprof.render.document import Table
+        from nsprof.render.document_writers import to_terminal
+
+        columns = (("check", "check", ""), ("status", "status", ""), ("found", "detail", ""), ("fix", "fix", ""))
+        to_terminal([Table("nsprof doctor", columns, checks)], stdout())
     if any(c["status"] != "ok" for c in checks):
         raise typer.Exit(1)

@@ -1,10 +1,10 @@
+"""`nsprof stages`: the stages of a ladder, from the registry."""
+
 from __future__ import annotations
 
 import json
 
 import typer
-from rich.markup import escape
-from rich.table import Table
 
 from nsprof.console import stdout
 
@@ -21,12 +21,13 @@ def stages(
     if as_json:
         typer.echo(json.dumps([s.to_json() for s in ladder], indent=2))
         return
-    table = Table(title=f"{op} ladder: {description}", title_justify="left")
-    for col in ("stage", "title", "kernel file", "ragged", "precision", "changes"):
-        table.add_column(col, overflow="fold")
-    for s in ladder:
-        table.add_row(s.stage, s.title, s.kernel_file or "(cuBLAS via CuPy)", s.ragged, s.precision.name, escape(s.changes))
+    from nsprof.render.document import Table
+    from nsprof.render.document_writers import to_terminal
+
+    columns = tuple((heading, heading, "") for heading in ("stage", "title", "kernel file", "ragged", "precision", "changes"))
+    rows = [{"stage": s.stage, "title": s.title, "kernel file": s.kernel_file or "(cuBLAS via CuPy)", "ragged": s.ragged,
+             "precision": s.precision.name, "changes": s.changes} for s in ladder]
     precisions = get_op(op).precisions.values()
-    table.caption = "Passes when the relative error against float64 is at most: " + "; ".join(
+    caption = "Passes when the relative error against float64 is at most: " + "; ".join(
         f"{p.name} ({p.description}) {p.rule}" for p in precisions)
-    stdout().print(table)
+    to_terminal([Table(f"{op} ladder: {description}", columns, rows, caption)], stdout())
