@@ -119,3 +119,15 @@ def test_a_preformatted_table_aligns_as_told_and_keys_its_records_by_header():
     assert '<td>v1</td><td class="r">4.96 ms</td>' in to_html([table], "t")
     with pytest.raises(ValueError, match="distinct headers"):
         Table.preformatted(("a", "a"), (), (False, False))
+
+
+def test_a_numpy_float32_nan_is_missing_everywhere():
+    """NumPy's float32 is no Python float: its NaN must still read as missing, not 'nan'."""
+    import numpy as np
+
+    from nsprof.render.document_writers import json_ready
+    from nsprof.render.format import MISSING
+    from nsprof.render.terminal_table import cell
+
+    assert cell(np.float32("nan"), ".1f") == MISSING and json_ready([np.float32("inf")]) == [None]
+    assert cell(np.float32(2.5), ".1f") == "2.5"

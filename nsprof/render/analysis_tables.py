@@ -15,7 +15,7 @@ from nsprof.analyze.nvtx_attribution import PROCESS, THREAD
 from nsprof.parse.nsys_sqlite import GRAPH_NAME
 from nsprof.render import format as fmt
 from nsprof.render.document import Block, Drawing, Table
-from nsprof.render.document_writers import to_terminal
+from nsprof.render.document_writers import json_ready, to_terminal
 from nsprof.render.terminal_table import cell, plain
 
 KERNEL_FIELDS = (
@@ -53,6 +53,7 @@ def analysis_blocks(analysis: ProfileAnalysis, is_directory: bool, width: int) -
 def analysis_json(analysis: ProfileAnalysis, is_directory: bool) -> str:
     return json.dumps(_document(analysis, is_directory), indent=2)
 
+
 def _document(analysis: ProfileAnalysis, is_directory: bool) -> dict:
     doc = {"gpu": analysis.gpu, "ceiling": analysis.ceiling.to_json() if analysis.ceiling else None}
     if analysis.kernel_summary is not None:
@@ -86,7 +87,7 @@ def _records(frame: pd.DataFrame | None) -> list[dict]:
     """Rows as JSON-ready dicts: NaN, NA and infinities become null, numpy scalars Python ones."""
     if frame is None:
         return []
-    return [{key: plain(value) for key, value in row.items()} for row in frame.to_dict("records")]
+    return [json_ready(row) for row in frame.to_dict("records")]
 
 
 def _us(spec: str):
@@ -148,7 +149,7 @@ def _kernel_summary_table(summary: pd.DataFrame) -> Table:
                     "cuda_gpu_kern_sum leaves out; nsys profile --cuda-graph-trace=node shows their kernels")
     columns = (("kernel", "kernel", ""), ("count", "count", ",d"), ("total us", "total_ns", _us(",.1f")),
                ("avg us", "avg_ns", _us(",.1f")), ("median us", "median_ns", _us(",.1f")), ("% time", "pct", ".1f"))
-    return _table("Kernels by total time (nsys)", columns, rows, caption)
+    return Table("Kernels by total time (nsys)", columns, rows, caption)
 
 
 def _short_names(names, width: int) -> list[str]:
@@ -166,7 +167,7 @@ def _memcpy_summary_table(summary: pd.DataFrame) -> Table:
                ("total us", "total_ns", _us(",.1f")), ("GB/s", "gbytes_per_s", ",.1f"), ("pageable", "pageable_count", ",d"))
     caption = "no memory transfers in this export" if summary.empty else "as nsys stats -r cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum"
     rows = [{**row, "transfer_bytes": row["bytes"]} for row in summary.to_dict("records")]  # shown in MB
-    return _table("Memory transfers (nsys)", columns, rows, caption)
+    return Table("Memory transfers (nsys)", columns, rows, caption)
 
 
 ATTRIBUTION_WORDS = {THREAD: "by the thread that pushed it", PROCESS: "by any thread of its process"}
@@ -184,8 +185,8 @@ def _ranges_table(ranges: pd.DataFrame, unattributed: dict | None, attribution: 
         notes.append("graphs: CUDA graph launches traced at graph level, their kernels unseen "
                      "(nsys profile --cuda-graph-trace=node traces them)")
     columns = [column for column in RANGE_COLUMNS if column[1] != "graphs" or (len(ranges) and ranges["graphs"].sum())]
-    return _table(f"NVTX ranges (nsys): GPU work launched while each was open, {ATTRIBUTION_WORDS[attribution]}",
-                  tuple(columns), ranges.to_dict("records"), "; ".join(notes) or None)
+    return Table(f"NVTX ranges (nsys): GPU work launched while each was open, {ATTRIBUTION_WORDS[attribution]}",
+                 tuple(columns), ranges.to_dict("records"), "; ".join(notes) or None)
 
 
 def _utilization_table(devices: list[dict]) -> Table:
@@ -199,7 +200,7 @@ def _utilization_table(devices: list[dict]) -> Table:
                ("between", "between", ""))
     caption = ("busy: any kernel, graph, copy or memset running, overlaps counted once; span: first to last "
                "of them; the longest idle gaps are in --json" if devices else "no GPU work in this export")
-    return _table("GPU utilization (nsys)", columns, rows, caption)
+    return Table("GPU utilization (nsys)", columns, rows, caption)
 
 
 def _kernels_table(analysis: ProfileAnalysis, width: int) -> Table:
@@ -210,7 +211,7 @@ def _kernels_table(analysis: ProfileAnalysis, width: int) -> Table:
                if column[1] in ("id", "kernel", "duration_ns") or any(plain(row.get(column[1])) is not None for row in rows)]
     columns = fit_columns(present, rows, width, KERNEL_DROP_ORDER)
     caption = "each launch as ncu replayed it (caches flushed): its duration and the rates over it; " + _ceiling_caption(analysis)
-    return _table("Kernels (ncu)", tuple(columns), rows, caption + _left_out(present, columns))
+    return Table("Kernels (ncu)", tuple(columns), rows, caption + _left_out(present, columns))
 
 
 def _rules_table(rules: pd.DataFrame) -> Table:
@@ -222,7 +223,7 @@ def _rules_table(rules: pd.DataFrame) -> Table:
     columns = (("rule", "rule", ""), ("launches", "launches", "d"), ("largest\nspeedup %", "speedup", ""),
                ("advice where the speedup is largest (per launch: --json)", "advice", ""))
     caption = "ncu's estimate of the time a fix could save: g of the whole kernel, l of the part the rule looks at"
-    return _table("ncu's advice (rule results)", columns, rows, caption)
+    return Table("ncu's advice (rule results)", columns, rows, caption)
 
 
 def _speedup(rule: pd.Series) -> str | None:
@@ -276,11 +277,7 @@ def _stages_table(analysis: ProfileAnalysis, width: int) -> Table:
             "% peak: of the units that did the FLOPs (FP32 or tensor cores); DRAM: ncu's bytes over its own duration; "
             "n-way: shared-memory wavefronts per instruction, at least 1, 2 or 4 for 32-, 64- or 128-bit accesses; "
             "bank conflicts: the wavefronts over that least, per launch (nsprof explain bank-conflicts)")
-    return _table("Stages (NVTX ranges nsprof:OP/STAGE/SIZE)", tuple(columns), rows, said + _left_out(list(STAGE_COLUMNS), columns))
-
-
-def _table(title: str, columns: tuple, rows: list[dict], caption: str | None) -> Table:
-    return Table(title, columns, rows, caption)
+    return Table("Stages (NVTX ranges nsprof:OP/STAGE/SIZE)", tuple(columns), rows, said + _left_out(list(STAGE_COLUMNS), columns))
 
 
 def _ceiling_caption(analysis: ProfileAnalysis) -> str:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import base64
 import html
-import math
 import re
+from functools import cache
 
 from rich.console import Console
 from rich.markup import escape as rich_escape
@@ -173,6 +173,7 @@ def _inline(text: str) -> str:
     return _CODE_SPAN.sub(lambda match: f"<code>{match.group(1)[1:-1]}</code>", html.escape(text)).replace("\n", "<br>")
 
 
+@cache
 def _markdown_parser():
     """CommonMark with tables, raw HTML shown as text (markdown-it-py: what rich renders Markdown with)."""
     from markdown_it import MarkdownIt
@@ -208,5 +209,4 @@ def json_ready(value):
         return {key: json_ready(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [json_ready(item) for item in value]
-    value = plain(value)
-    return None if isinstance(value, float) and not math.isfinite(value) else value
+    return plain(value)

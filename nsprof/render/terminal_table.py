@@ -8,8 +8,6 @@ nsprof.render.format.MISSING, whatever the table.
 from __future__ import annotations
 
 import math
-from typing import Callable
-
 from rich.markup import escape
 from rich.table import Table
 
@@ -20,9 +18,11 @@ def plain(value):
     """A value as Python holds it: None for NaN, NA and infinities, numpy scalars as Python ones."""
     if isinstance(value, list):
         return value
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):  # a NumPy scalar (float32 is no float)
+        value = value.item()
     if value is None or type(value).__name__ == "NAType" or (isinstance(value, float) and not math.isfinite(value)):
         return None
-    return value.item() if hasattr(value, "item") and not isinstance(value, (str, bytes)) else value
+    return value
 
 
 def cell(value, spec) -> str:
@@ -39,15 +39,12 @@ def cell(value, spec) -> str:
     return format(value, spec) if isinstance(value, (int, float)) else str(value)
 
 
-def rich_table(title: str | None, columns: tuple, rows: list[dict], caption: str | None = None,
-               cell_of: Callable[[object, str, object], str] | None = None) -> Table:
-    """A rich Table: numbers right-aligned, text folded; `cell_of(value, key, spec)` may stand in
-    for `cell` (a table that scales some keys first)."""
+def rich_table(title: str | None, columns: tuple, rows: list[dict], caption: str | None = None) -> Table:
+    """A rich Table: numbers right-aligned, text folded."""
     table = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
     for heading, key, spec in columns:
         table.add_column(heading, justify="right" if spec else "left", overflow="fold",
                          min_width=len("4096x4096x4096") if key == "size" else None)
     for row in rows:
-        table.add_row(*(escape(cell_of(row.get(key), key, spec) if cell_of else cell(row.get(key), spec))
-                        for _, key, spec in columns))
+        table.add_row(*(escape(cell(row.get(key), spec)) for _, key, spec in columns))
     return table
