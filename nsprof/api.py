@@ -176,8 +176,10 @@ def pipeline(op: str = "sgemm", stages: list[str] | None = None, size: str = "10
             progress(f"{stage.stage} cold, in a fresh process")
             records.append(cold_record(stage, parsed))
     ceiling = resolve_ceiling(env["device"])
-    records = against_floor(records, lambda bytes_in, bytes_out: bus_floor(bytes_in, bytes_out, ceiling))
-    floor = bus_floor(records[0]["bytes_in"], records[0]["bytes_out"], ceiling) if records else None
+    def floor_of(bytes_in: int, bytes_out: int) -> dict:
+        return bus_floor(bytes_in, bytes_out, ceiling)
+    records = against_floor(records, floor_of)
+    floor = floor_of(records[0]["bytes_in"], records[0]["bytes_out"]) if records else None
     result = {"records": records, "floor": floor, "gpu": env["device"], "device": env, "profile": None,
               "breakdown": "not captured (--no-nsys)"}
     if capture:
@@ -249,9 +251,10 @@ def write_timeline(path: str | Path, out: str | Path | None = None, range_: str 
     out = Path(out) if out else Path(REPORTS_DIR)
     if out.is_dir() or not out.suffix:  # a directory: the chart goes inside it under its default name
         out = out / f"timeline-{name}.png"
-    for target in [out] + ([Path(trace)] if trace else []):
+    targets = [out] + ([Path(trace)] if trace else [])
+    for target in targets:
         _outside_profiles(target.parent)
-    existing = [str(target) for target in [out] + ([Path(trace)] if trace else []) if target.exists()]
+    existing = [str(target) for target in targets if target.exists()]
     if existing and not force:
         raise UsageError(f"{', '.join(existing)} already exist{'s' if len(existing) == 1 else ''}",
                          "pass --force to replace, or choose another --out / --trace")

@@ -71,7 +71,7 @@ def range_metrics(metrics: pd.DataFrame) -> pd.DataFrame:
 
 
 def _add_ratios(frame: pd.DataFrame) -> pd.DataFrame:
-    all_flops = all_measured_flops(frame)
+    all_flops = all_measured_flops(frame["flops"], frame["tensor_flops"])
     frame["gflops_per_s"] = ratio(all_flops, frame["duration_ns"])  # FLOP/ns = GFLOP/s
     frame["dram_gbytes_per_s"] = ratio(frame["dram_bytes"], frame["duration_ns"])
     frame["intensity_flop_per_byte"] = ratio(all_flops, frame["dram_bytes"])
@@ -82,11 +82,11 @@ def _add_ratios(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def all_measured_flops(frame: pd.DataFrame) -> pd.Series:
+def all_measured_flops(flops: pd.Series, tensor_flops: pd.Series) -> pd.Series:
     """FP32 plus tensor FLOPs (tensor ones where counted); NaN when FP32 FLOPs were not counted:
     ncu's --set full counts tensor ops but no FP32 FLOPs, and its tensor count alone would read as
     a rate of 0 for a kernel busy with FP32 math."""
-    return frame["flops"] + frame["tensor_flops"].fillna(0)
+    return flops + tensor_flops.fillna(0)
 
 
 def measured(launches: pd.DataFrame, column: str) -> pd.Series:

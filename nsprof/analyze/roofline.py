@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from nsprof.gpu_ceilings import Ceiling
-from nsprof.analyze.metrics import ratio, sum_measured
+from nsprof.analyze.metrics import all_measured_flops, ratio, sum_measured
 
 
 @dataclass(frozen=True)
@@ -180,8 +180,9 @@ def binding_points(points: pd.DataFrame) -> pd.DataFrame:
 
 
 def _counted_flops(work: pd.DataFrame) -> pd.Series:
-    """FP32 plus tensor FLOPs; NaN where FP32 FLOPs were not counted (as metrics.all_measured_flops)."""
-    return _column(work, "flops") + sum_measured(_column(work, "tensor_tf32_flops"), _column(work, "tensor_16bit_flops")).fillna(0)
+    """FP32 plus tensor FLOPs; NaN where FP32 FLOPs were not counted."""
+    return all_measured_flops(_column(work, "flops"), sum_measured(_column(work, "tensor_tf32_flops"),
+                                                                    _column(work, "tensor_16bit_flops")))
 
 
 def _column(work: pd.DataFrame, name: str) -> pd.Series:

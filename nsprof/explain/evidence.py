@@ -306,8 +306,6 @@ _ST_SECTORS = (_NAME("global_st_sectors"), _NAME("global_st_requests"))
 
 QUANTITIES: dict[str, Quantity] = {
     # the stage's time and speed as report, roofline and analyze show them (nsprof.analyze.ladder)
-    "time_per_launch_us": Quantity("time per launch us", ",.1f", (), None, "time_per_launch_us"),
-    "time_source": Quantity("time from", "", (), None, "time_source"),
     "tflops_per_s": Quantity("TFLOP/s", lambda value: flops_per_s(value * 1e12, unit=False), (), None, "tflops_per_s"),
     "pct_of_compute_peak": Quantity("% of peak", ".1f", (), None, "pct_of_compute_peak"),
     "fp32_flops": Quantity("FP32 FLOPs", ",.0f", (_NAME("ffma_thread_instructions"),), _column("flops")),
@@ -344,7 +342,7 @@ QUANTITIES: dict[str, Quantity] = {
 
 def stage_quantities(m: Measurements, names: list[str], keys: tuple[str, ...]) -> tuple[list[dict], list[str]]:
     """Per stage and size, the named quantities; and the raw metrics the profile lacks for them."""
-    figures = m.stages.assign(time_per_launch_us=m.stages["time_per_launch_ns"] / 1e3).set_index(["stage", "size"])
+    figures = m.stages.set_index(["stage", "size"])
     def value(key: str, stage: Stage, size: str, group: pd.DataFrame):
         quantity = QUANTITIES[key]
         if quantity.stage_column is None:

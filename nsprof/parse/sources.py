@@ -3,8 +3,9 @@ GPU's ceilings (measured ones where there are some, else the datasheet's; see re
 
 A `--from` path may be a profile directory (it holds a manifest.json, nsys .nsys-rep or .sqlite
 files, ncu .ncu-rep or .csv files), a directory holding profile directories at any depth (profiles/,
-whose examples/ sits one level down), or one such file (another program's capture). Which files count as tool output is decided in one place, nsprof.parse.profile.tool_outputs:
-a .csv that ncu did not write (a bench table, a roofline.csv) is passed over when found by
+whose examples/ sits one level down), or one such file (another program's capture). Which files
+count as tool output is decided in one place, nsprof.parse.profile.tool_outputs: a .csv that ncu
+did not write (a bench table, a roofline.csv) is passed over when found by
 searching, and is a ParseError only when named outright. Directories found by searching that hold
 no tool output (a capture that failed before writing any) are passed over; a named one is an
 error, as for `nsprof analyze`.
