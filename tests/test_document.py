@@ -13,9 +13,9 @@ from rich.console import Console
 
 from nsprof.render.document import Bullets, Drawing, Heading, Image, Paragraph, Table
 from nsprof.render.document_writers import json_ready, markdown_text, to_html, to_json, to_markdown, to_terminal
-from nsprof.render.format import MISSING
+from nsprof.render.format import MISSING, percent
 
-COLUMNS = (("kernel", "kernel", ""), ("time us", "time_us", ",.2f"), ("share", "share", ".1f%"))
+COLUMNS = (("kernel", "kernel", ""), ("time us", "time_us", ",.2f"), ("share", "share", percent))
 ROWS = [{"kernel": "gemm<float>|v2", "time_us": 1234.5, "share": 25.0},
         {"kernel": "sgemm_v1", "time_us": float("nan"), "share": None}]
 GRID = ["bank  " + " ".join(f"{b:2d}" for b in range(32)), "lane 0 " + "  ·" * 32]
@@ -123,11 +123,14 @@ def test_a_preformatted_table_aligns_as_told_and_keys_its_records_by_header():
 
 def test_a_numpy_float32_nan_is_missing_everywhere():
     """NumPy's float32 is no Python float: its NaN must still read as missing, not 'nan'."""
-    import numpy as np
-
-    from nsprof.render.document_writers import json_ready
-    from nsprof.render.format import MISSING
     from nsprof.render.terminal_table import cell
 
     assert cell(np.float32("nan"), ".1f") == MISSING and json_ready([np.float32("inf")]) == [None]
     assert cell(np.float32(2.5), ".1f") == "2.5"
+
+
+def test_a_percent_format_spec_is_pythons():
+    """'.0%' shows a fraction as a percentage (explain's coalescing table: 1.0 is 100%)."""
+    from nsprof.render.terminal_table import cell
+
+    assert (cell(1.0, ".0%"), cell(0.125, ".1%")) == ("100%", "12.5%")

@@ -96,7 +96,7 @@ def results_table(records: list[dict], env: dict, dram_source: str | None = None
             r["stage"] + ("" if wide or not r.get("baseline_only") else " (baseline)"),
             *([r["title"] + (" (baseline)" if r.get("baseline_only") else "")] if wide else []), r["size"],
             *([_fmt(r["tile"], "")] if wide else []), status, _fmt(r["median_ms"], ".4f"),
-            _fmt(r.get("spread_pct"), ".1f%"),
+            _fmt(r.get("spread_pct"), fmt.percent),
             *(_fmt(r.get(key), spec) for key, _, spec in rates), _fmt(r["pct_cublas"], ".0f"), _fmt(r["rel_error"], ".1e"),
         ])
     for i, (col, justify) in enumerate(columns):

@@ -12,9 +12,10 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from nsprof import api
 from nsprof.console import stderr, stdout
 from nsprof.output import write_atomically
+from nsprof.render.format import percent
 
 WARM_COLUMNS = (("stage", "stage", ""), ("variant", "variant", ""), ("status", "status", ""),
-                ("median\nms", "median_ms", ".3f"), ("spread", "spread_pct", ".1f%"), ("x\nfloor", "x_floor", ".2f"),
+                ("median\nms", "median_ms", ".3f"), ("spread", "spread_pct", percent), ("x\nfloor", "x_floor", ".2f"),
                 ("H2D\nms", "h2d_ms", ".3f"), ("kernel\nms", "kernel_ms", ".3f"), ("D2H\nms", "d2h_ms", ".3f"),
                 ("overlap\nms", "overlap_ms", ".3f"), ("idle\nms", "idle_ms", ".3f"))
 COLD_COLUMNS = (("stage", "stage", ""), ("status", "status", ""), ("wall ms", "wall_ms", ",.1f"),

@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-# A table column: (heading, record key, format). The format is "" for text (left-aligned), a format
-# spec such as ",.1f" (one ending in "%" appends a percent sign) or a function of the value; a
+# A table column: (heading, record key, format). The format is "" for text (left-aligned), a Python
+# format spec such as ",.1f" (".0%" shows a fraction as a percentage) or a function of the value; a
 # column with a format is right-aligned. nsprof.render.terminal_table.cell applies it, and shows
 # a missing value as nsprof.render.format.MISSING whatever the column.
 Column = tuple[str, str, str | Callable[[object], str]]

@@ -1,7 +1,7 @@
 """Tables for the terminal, the one way every command prints one (analyze, pipeline, explain).
 
-A column is (heading, record key, format): "" for text, a format spec (",.1f"; one ending in "%"
-appends a percent sign), or a function of the value. A value that was not measured reads as
+A column is (heading, record key, format): "" for text, a Python format spec (",.1f"; ".0%" shows
+a fraction as a percentage), or a function of the value (nsprof.render.format's). A value that was not measured reads as
 nsprof.render.format.MISSING, whatever the table.
 """
 
@@ -34,8 +34,6 @@ def cell(value, spec) -> str:
         return str(value)
     if callable(spec):
         return spec(value)
-    if spec.endswith("%"):
-        return f"{value:{spec[:-1]}}%"
     return format(value, spec) if isinstance(value, (int, float)) else str(value)
 
 
@@ -43,8 +41,9 @@ def rich_table(title: str | None, columns: tuple, rows: list[dict], caption: str
     """A rich Table: numbers right-aligned, text folded."""
     table = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
     for heading, key, spec in columns:
-        table.add_column(heading, justify="right" if spec else "left", overflow="fold",
-                         min_width=len("4096x4096x4096") if key == "size" else None)
+        # a problem size is never folded (no_wrap: rich then narrows the other columns; a min_width
+        # would make it crop the table's right edge instead)
+        table.add_column(heading, justify="right" if spec else "left", overflow="fold", no_wrap=key == "size")
     for row in rows:
         table.add_row(*(escape(cell(row.get(key), spec)) for _, key, spec in columns))
     return table
