@@ -25,7 +25,7 @@ from nsprof.parse.profile import tool_outputs
 from nsprof.parse.sources import PROFILES_DIR, latest_profile
 from nsprof.profile_analysis import analyzed_profile
 from nsprof.ranges import parse_stage_range
-from nsprof.render.format import flops_per_s
+from nsprof.render.format import count, flops_per_s  # FLOP counts as the report shows them: 2.15 G
 from nsprof.registry import REPO_ROOT, Stage, all_ops, all_stages
 from nsprof.sizes import parse_label
 
@@ -308,10 +308,10 @@ QUANTITIES: dict[str, Quantity] = {
     # the stage's time and speed as report, roofline and analyze show them (nsprof.analyze.ladder)
     "tflops_per_s": Quantity("TFLOP/s", lambda value: flops_per_s(value * 1e12, unit=False), (), None, "tflops_per_s"),
     "pct_of_compute_peak": Quantity("% of peak", ".1f", (), None, "pct_of_compute_peak"),
-    "fp32_flops": Quantity("FP32 FLOPs", ",.0f", (_NAME("ffma_thread_instructions"),), _column("flops")),
-    "tensor_flops": Quantity("tensor FLOPs", ",.0f", (_NAME("tensor_fp16_flops"), _NAME("tensor_tf32_flops")),
+    "fp32_flops": Quantity("FP32 FLOPs", count, (_NAME("ffma_thread_instructions"),), _column("flops")),
+    "tensor_flops": Quantity("tensor FLOPs", count, (_NAME("tensor_fp16_flops"), _NAME("tensor_tf32_flops")),
                              _column("tensor_flops")),
-    "tensor_hgmma_flops": Quantity("of which wgmma", ",.0f", (_NAME("tensor_hgmma_fp16_flops"),),
+    "tensor_hgmma_flops": Quantity("of which wgmma", count, (_NAME("tensor_hgmma_fp16_flops"),),
                                    _catalogued("tensor_hgmma_fp16_flops")),
     "dram_pct_of_peak": Quantity("% DRAM peak", ".1f", (), _column("dram_pct_of_peak")),
     "intensity_flop_per_byte": Quantity("FLOP per DRAM byte", ",.1f", (_NAME("dram_read_bytes"), _NAME("dram_write_bytes")),
