@@ -13,6 +13,8 @@ from nsprof.analyze.ladder import combine, with_peaks, work_records
 from nsprof.analyze.launch_findings import launch_findings, missing_metrics, rule_results
 from nsprof.analyze.metrics import kernel_metrics
 from nsprof.analyze.gpu_utilization import gpu_utilization
+from nsprof.analyze.harness import harness_kernels
+from nsprof.analyze.hot_kernels import hot_kernels, nsys_kernel_rows
 from nsprof.analyze.nvtx_attribution import THREAD, attribute_work, summarize_ranges, unattributed_work
 from nsprof.analyze.summaries import kernel_summary, memcpy_summary
 from nsprof.parse.ncu_csv import NcuReport
@@ -34,6 +36,8 @@ class ProfileAnalysis:
     gpu_utilization: list[dict] | None = None  # nsys: nsprof.analyze.gpu_utilization, per device
     attribution: str = THREAD  # whose API calls an NVTX range counts (nsprof.analyze.nvtx_attribution)
     launches: pd.DataFrame | None = None  # ncu: every profiled launch once, with its raw metric columns
+    hot_kernels: pd.DataFrame | None = None  # nsys (+ ncu): nsprof.analyze.hot_kernels; None without nsys
+    harness: dict | None = None  # nsys: nsprof's own work in a ladder capture (harness_summary); None without nsys
 
 
 def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict | None = None,
@@ -60,5 +64,17 @@ def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict
     summaries = (kernel_summary(nsys), memcpy_summary(nsys), unattributed_work(nsys, attribution)) if nsys else (None,) * 3
     work = with_peaks(combine([("", None, work_records(launches, ranges))]), ceiling)
     stages = work[work["stage"].notna()].reset_index(drop=True)
+    hot = harness = None
+    if nsys:
+        rows = nsys_kernel_rows(nsys, harness_kernels(nsys))
+        hot, harness = hot_kernels(rows, kernels, rules), harness_summary(rows)
     return ProfileAnalysis(ranges, kernels, stages, gpu, ceiling, *summaries, rules, missing,
-                           gpu_utilization(nsys) if nsys else None, attribution, launches)
+                           gpu_utilization(nsys) if nsys else None, attribution, launches, hot, harness)
+
+
+def harness_summary(rows: pd.DataFrame) -> dict:
+    """nsprof's own work in a ladder capture (nsprof.analyze.harness): its kernel names, launches,
+    time and share of all kernel time; no kernels for another program's capture."""
+    mine = rows[rows["harness"]]
+    return {"kernels": sorted(set(mine["kernel"])), "launches": int(mine["launches"].sum()),
+            "total_ns": int(mine["total_ns"].sum()), "pct": float(mine["pct"].sum())}

@@ -33,7 +33,14 @@ def print_analysis(analysis: ProfileAnalysis, is_directory: bool, console) -> No
 
 def analysis_blocks(analysis: ProfileAnalysis, is_directory: bool, width: int) -> list[Block]:
     """The tables (and the note on missing metrics) as document blocks, `width` columns wide."""
+    from nsprof.render.hot_kernels_table import hot_kernels_table
+
     blocks: list[Block] = []
+    ladder = is_directory and not analysis.stages.empty  # a ladder's analysis leads with its stages
+    if ladder:
+        blocks.append(_stages_table(analysis, width))
+    if analysis.hot_kernels is not None and len(analysis.hot_kernels):
+        blocks.append(hot_kernels_table(analysis.hot_kernels, width, analysis.harness))
     if analysis.kernel_summary is not None:
         blocks += [_kernel_summary_table(analysis.kernel_summary), _memcpy_summary_table(analysis.memcpy_summary),
                    _utilization_table(analysis.gpu_utilization)]
@@ -45,8 +52,6 @@ def analysis_blocks(analysis: ProfileAnalysis, is_directory: bool, width: int) -
             blocks.append(_rules_table(analysis.rules))
         if note := _missing_note(analysis.missing_metrics):
             blocks.append(note)
-    if is_directory and not analysis.stages.empty:  # a capture of another program has no stages
-        blocks.append(_stages_table(analysis, width))
     return blocks
 
 
@@ -56,6 +61,9 @@ def analysis_json(analysis: ProfileAnalysis, is_directory: bool) -> str:
 
 def _document(analysis: ProfileAnalysis, is_directory: bool) -> dict:
     doc = {"gpu": analysis.gpu, "ceiling": analysis.ceiling.to_json() if analysis.ceiling else None}
+    if analysis.hot_kernels is not None:
+        doc["hot_kernels"] = _records(analysis.hot_kernels)
+        doc["harness"] = analysis.harness
     if analysis.kernel_summary is not None:
         doc["kernel_summary"] = _records(analysis.kernel_summary)
         doc["memcpy_summary"] = _records(analysis.memcpy_summary)
@@ -253,15 +261,19 @@ def fit_columns(columns: list, rows: list[dict], width: int, drop_order: tuple[s
     """`columns` less the first of `drop_order` present, then the next, until the table fits `width`
     terminal columns (each column as wide as its heading's longest line or its widest cell)."""
     columns = list(columns)
-    def table_width(chosen):
-        return 1 + sum(3 + max(max(len(line) for line in heading.split("\n")),
-                               max((len(cell(row.get(key), spec)) for row in rows), default=1))
-                       for heading, key, spec in chosen)
     for key in drop_order:
-        if table_width(columns) <= width:
+        if table_width(columns, rows) <= width:
             break
         columns = [column for column in columns if column[1] != key]
     return columns
+
+
+def table_width(columns: list, rows: list[dict]) -> int:
+    """Terminal columns a table takes: each column as wide as its heading's longest line or its
+    widest cell, plus rich's borders and padding."""
+    return 1 + sum(3 + max(max(len(line) for line in heading.split("\n")),
+                           max((len(cell(row.get(key), spec)) for row in rows), default=1))
+                   for heading, key, spec in columns)
 
 
 def _left_out(present: list, shown: list) -> str:

@@ -1,0 +1,54 @@
+"""Which kernels of a ladder capture are nsprof's own harness, not the stages being measured.
+
+`nsprof bench` makes random inputs (curand), computes the float64 reference and reduces the error
+on the GPU; in a ladder capture that work is 22-40% of kernel time, and `init_curand` can lead
+the kernel table above every stage. A stage's kernels are the ones launched inside its measured
+NVTX range (nsprof:OP/STAGE/SIZE, nsprof.ranges); every kernel whose name never ran inside such a
+range is harness work. (Newer captures also wrap it in nsprof:harness/... ranges, which say so on
+the timeline; the rule above needs none, so older captures are read the same way.)
+
+A capture with no stage ranges (the user's own program) has no harness.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from nsprof.parse.nsys_sqlite import NsysExport
+from nsprof.ranges import parse_stage_range
+
+
+def stage_kernel_names(export: NsysExport) -> set[str] | None:
+    """The names of the kernels launched inside a measured stage range (by the thread that pushed
+    it), or None when the export has no stage range at all."""
+    nvtx = export.nvtx
+    stage = nvtx[[parse_stage_range(name) is not None for name in nvtx["range"]]].dropna(subset=["end_ns"])
+    if stage.empty:
+        return None
+    calls = export.runtime[["correlation_id", "global_tid", "start_ns"]].dropna(subset=["correlation_id"])
+    kernels = export.kernels[["correlation_id", "pid", "kernel"]].dropna(subset=["correlation_id"])
+    launched = kernels.merge(calls.assign(pid=calls["global_tid"] // 0x1000000 % 0x1000000),
+                             on=["pid", "correlation_id"], how="inner")
+    names: set[str] = set()
+    for thread, ranges in stage.groupby("global_tid"):  # stage ranges of one thread never overlap
+        ranges = ranges.sort_values("start_ns")
+        starts = ranges["start_ns"].to_numpy(dtype=np.int64)
+        ends = ranges["end_ns"].to_numpy(dtype=np.int64)
+        mine = launched[launched["global_tid"] == thread]
+        times = mine["start_ns"].to_numpy(dtype=np.int64)
+        slot = np.searchsorted(starts, times, side="right") - 1
+        inside = (slot >= 0) & (times <= ends[np.clip(slot, 0, None)])
+        names.update(mine["kernel"].astype(str)[inside])
+    return names
+
+
+def harness_kernels(exports: list[NsysExport]) -> set[str]:
+    """Kernel names that are harness work in these exports (see the module docstring); empty for
+    a capture with no stage ranges."""
+    harness: set[str] = set()
+    for export in exports:
+        stage_names = stage_kernel_names(export)
+        if stage_names is not None:
+            harness.update(set(pd.unique(export.kernels["kernel"].astype(str))) - stage_names)
+    return harness

@@ -1,0 +1,177 @@
+"""Where the time goes and what to fix first: nsys's time per kernel joined with ncu's findings.
+
+One row per kernel and launch configuration (full name, grid, block). From nsys: `launches`,
+`total_ns`, `median_ns` and `pct` of all kernel time (graph launches traced at graph level
+included). From ncu, over the launches it profiled of that kernel and configuration
+(`ncu_launches`): the medians of `sm_throughput_pct`, `memory_throughput_pct`, `occupancy_pct`,
+the `bound` those SOL medians give (nsprof.analyze.launch_findings.bound), the FLOP rate and DRAM
+bandwidth with the % of the roof that bounds the kernel, and ncu's rule with the largest
+estimated speedup (`top_rule`, `speedup_pct`, `speedup_type`: global estimates, of the whole
+kernel, are preferred over local ones, of the part a rule looks at). `saving_ns` is the time a
+fix could save: nsys's total time of the kernel times ncu's estimated speedup.
+
+Rows are ranked by `saving_ns`, then by total time: the kernels ncu did not profile come after
+the ones it did, and say why (`note`).
+
+The hot kernels are the fewest rows that together make up at least COVERAGE of kernel time, at
+most `top`: the same rule picks what the guided capture (`nsprof profile -- CMD`) hands to ncu
+(`hot_rows`). nsprof's own harness work in a ladder capture (nsprof.analyze.harness) is never hot.
+
+nsys and ncu demangle names differently (nsys: `at::native::f<(int)8>`, ncu: `at::f<8>`), so the
+join compares `kernel_key`s: the name without namespaces, integer casts and spacing.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from nsprof.analyze.launch_findings import bound
+from nsprof.parse.nsys_sqlite import NsysExport
+
+COVERAGE_PCT = 80.0
+DEFAULT_TOP = 10
+HOT_KERNEL_COLUMNS = ("kernel", "grid", "block", "launches", "total_ns", "median_ns", "pct", "ncu_launches", "bound",
+                      "sm_throughput_pct", "memory_throughput_pct", "occupancy_pct", "tflops_per_s",
+                      "dram_gbytes_per_s", "pct_of_roof", "roof", "top_rule", "speedup_pct", "speedup_type",
+                      "saving_ns", "note")
+NOT_PROFILED = "not profiled by ncu"
+GRAPH_LEVEL = "a CUDA graph traced at graph level: its kernels are unseen (nsys --cuda-graph-trace=node)"
+
+_NAMESPACE = re.compile(r"(?:\b[A-Za-z_]\w*|<unnamed>|\(anonymous namespace\))::(?!\[)")
+_INTEGER_CAST = re.compile(r"\((?:(?:unsigned|signed) )?(?:char|short|int|long|long long)\)(?=-?\d)")
+_BOOL_CAST = {"(bool)1": "true", "(bool)0": "false"}
+
+
+def kernel_key(name: str) -> str:
+    """A demangled name as both tools would agree on it: namespaces, integer casts and spacing gone."""
+    text = str(name)
+    for cast, word in _BOOL_CAST.items():
+        text = text.replace(cast, word)
+    text = _INTEGER_CAST.sub("", text)
+    return " ".join(_NAMESPACE.sub("", text).split())
+
+
+def launch_config(x, y, z) -> str:
+    """'(x, y, z)' as ncu writes a grid or block size."""
+    return f"({int(x)}, {int(y)}, {int(z)})"
+
+
+def nsys_kernel_rows(exports: list[NsysExport], harness: set[str] = frozenset()) -> pd.DataFrame:
+    """One row per kernel and launch configuration of nsys's trace (and per graph traced at graph
+    level): kernel, grid, block, launches, total_ns, median_ns, pct (of all kernel and graph time,
+    harness included), harness (bool), largest total first."""
+    frames = []
+    for export in exports:
+        kernels = export.kernels
+        frames.append(pd.DataFrame({
+            "kernel": kernels["kernel"].astype(str).to_numpy(),
+            "grid": _configs(kernels, "grid"), "block": _configs(kernels, "block"),
+            "duration_ns": kernels["duration_ns"].to_numpy(dtype=np.int64)}))
+        graphs = export.graphs
+        frames.append(pd.DataFrame({"kernel": graphs["name"].astype(str).to_numpy(), "grid": None, "block": None,
+                                    "duration_ns": graphs["duration_ns"].to_numpy(dtype=np.int64)}))
+    events = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["kernel", "grid", "block",
+                                                                                           "duration_ns"])
+    events = events.astype({"duration_ns": "int64"})
+    grouped = events.groupby(["kernel", "grid", "block"], dropna=False, sort=False)["duration_ns"]
+    rows = grouped.agg(launches="count", total_ns="sum", median_ns="median").reset_index()
+    total = rows["total_ns"].sum()
+    rows["pct"] = 100 * rows["total_ns"] / total if total else 0.0
+    rows["harness"] = rows["kernel"].isin(harness)
+    return rows.sort_values(["total_ns", "kernel"], ascending=[False, True], ignore_index=True)
+
+
+def _configs(kernels: pd.DataFrame, prefix: str) -> np.ndarray:
+    parts = [kernels[f"{prefix}_{axis}"].to_numpy(dtype=np.int64) for axis in "xyz"]
+    return np.array([launch_config(x, y, z) for x, y, z in zip(*parts)], dtype=object)
+
+
+def hot_rows(rows: pd.DataFrame, top: int = DEFAULT_TOP, coverage_pct: float = COVERAGE_PCT) -> pd.DataFrame:
+    """The fewest of nsys_kernel_rows' rows (harness left out) that make up at least `coverage_pct`
+    of the non-harness kernel time, largest first, at most `top`."""
+    work = rows[~rows["harness"]].sort_values("total_ns", ascending=False, kind="stable")
+    total = work["total_ns"].sum()
+    if work.empty or total == 0:
+        return work.head(0)
+    before = 100 * (work["total_ns"].cumsum() - work["total_ns"]) / total  # the share of the rows above
+    return work[(before < coverage_pct).to_numpy()].head(top)
+
+
+def hot_kernels(rows: pd.DataFrame, kernels: pd.DataFrame | None, rules: pd.DataFrame | None,
+                top: int = DEFAULT_TOP) -> pd.DataFrame:
+    """HOT_KERNEL_COLUMNS for the hot rows plus every row ncu profiled, ranked as the module
+    docstring says. `kernels` is ProfileAnalysis.kernels (one row per ncu launch, % of peak
+    added), `rules` ProfileAnalysis.rules; both None for a capture without ncu."""
+    hot = hot_rows(rows, top)
+    findings = _ncu_findings(kernels, rules)
+    keyed = rows.assign(key=[kernel_key(name) for name in rows["kernel"]])
+    joined = keyed.merge(findings, how="left", left_on=["key", "grid", "block"], right_index=True)
+    chosen = joined[joined.index.isin(hot.index) | (joined["ncu_launches"].fillna(0) > 0) & ~joined["harness"]]
+    chosen = chosen.assign(
+        saving_ns=chosen["total_ns"] * chosen["speedup_pct"] / 100,
+        ncu_launches=chosen["ncu_launches"].fillna(0).astype(int),
+        note=[_note(row) for row in chosen.itertuples()])
+    ranked = chosen.sort_values(["saving_ns", "total_ns"], ascending=[False, False], na_position="last", kind="stable")
+    return ranked[list(HOT_KERNEL_COLUMNS)].reset_index(drop=True)
+
+
+def _note(row) -> str | None:
+    if row.grid is None or (isinstance(row.grid, float) and np.isnan(row.grid)):
+        return GRAPH_LEVEL
+    return NOT_PROFILED if not row.ncu_launches else None
+
+
+def _ncu_findings(kernels: pd.DataFrame | None, rules: pd.DataFrame | None) -> pd.DataFrame:
+    """Per (kernel_key, grid, block): ncu's launches and the medians and rule of the module docstring."""
+    columns = [column for column in HOT_KERNEL_COLUMNS[7:] if column not in ("saving_ns", "note")]
+    if kernels is None or kernels.empty:
+        return pd.DataFrame(columns=columns, index=pd.MultiIndex.from_tuples([], names=["key", "grid", "block"]))
+    launches = kernels.assign(key=[kernel_key(name) for name in kernels["kernel"]])
+    groups = launches.groupby(["key", "grid", "block"], sort=False)
+    found = groups[["sm_throughput_pct", "memory_throughput_pct", "occupancy_pct", "gflops_per_s",
+                    "dram_gbytes_per_s", *_PEAKS]].median()
+    found.insert(0, "ncu_launches", groups.size())
+    found["bound"] = [bound(sm, memory)[0] for sm, memory in zip(found["sm_throughput_pct"],
+                                                                 found["memory_throughput_pct"])]
+    found["tflops_per_s"] = found["gflops_per_s"] / 1e3
+    roofs = [_roof(row) for row in found.itertuples()]
+    found["pct_of_roof"] = [pct for pct, _ in roofs]
+    found["roof"] = [name for _, name in roofs]
+    top_rules = _top_rules(launches, rules)
+    found = found.join(top_rules)
+    return found[columns]
+
+
+_PEAKS = ("fp32_pct_of_peak", "tensor_pct_of_peak", "dram_pct_of_peak")
+_ROOF_NAMES = {"fp32_pct_of_peak": "FP32 peak", "tensor_pct_of_peak": "tensor peak", "dram_pct_of_peak": "DRAM bandwidth"}
+
+
+def _roof(row) -> tuple[float | None, str | None]:
+    """The roof the kernel is closest to: the largest of its % of the FP32, tensor and DRAM peaks."""
+    known = {name: getattr(row, name) for name in _PEAKS if name in row._fields and not pd.isna(getattr(row, name))}
+    if not known:
+        return None, None
+    name = max(known, key=known.get)
+    return float(known[name]), _ROOF_NAMES[name]
+
+
+def _top_rules(launches: pd.DataFrame, rules: pd.DataFrame | None) -> pd.DataFrame:
+    """Per (key, grid, block): the rule with the largest median estimated speedup over the launches
+    it fired on, global estimates before local ones."""
+    empty = pd.DataFrame(columns=["top_rule", "speedup_pct", "speedup_type"],
+                         index=pd.MultiIndex.from_tuples([], names=["key", "grid", "block"]))
+    if rules is None or rules.empty:
+        return empty
+    estimated = rules.dropna(subset=["speedup_pct"]).merge(
+        launches[["id", "kernel", "key", "grid", "block"]], on=["id", "kernel"], how="inner")
+    if estimated.empty:
+        return empty
+    medians = estimated.groupby(["key", "grid", "block", "rule", "speedup_type"], sort=False)["speedup_pct"].median()
+    medians = medians.reset_index()
+    medians["is_global"] = medians["speedup_type"].eq("global")
+    best = medians.sort_values(["is_global", "speedup_pct"], ascending=[False, False], kind="stable")
+    best = best.drop_duplicates(["key", "grid", "block"]).set_index(["key", "grid", "block"])
+    return best.rename(columns={"rule": "top_rule"})[["top_rule", "speedup_pct", "speedup_type"]]

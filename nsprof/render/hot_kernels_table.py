@@ -1,0 +1,83 @@
+"""`nsprof analyze`'s and the report's first table: where the time goes and what to fix first
+(nsprof.analyze.hot_kernels, nsys and ncu joined per kernel and launch configuration)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from nsprof.analyze.hot_kernels import COVERAGE_PCT, GRAPH_LEVEL, NOT_PROFILED
+from nsprof.render import format as fmt
+from nsprof.render.document import Table
+from nsprof.render.kernel_names import numbered_names
+
+HOT_ROWS = 10  # the terminal shows the first ten ranked; --json has every row
+
+
+def _us(ns) -> str:
+    return f"{ns / 1e3:,.1f}"
+
+
+def _rate(row: dict) -> str | None:
+    """TFLOP/s for a kernel whose closest roof is a FLOP peak, GB/s for one closest to DRAM's."""
+    if row.get("roof") == "DRAM bandwidth":
+        return fmt.bytes_per_s(row["dram_gbytes_per_s"] * 1e9)
+    if row.get("roof") is not None:
+        return fmt.flops_per_s(row["tflops_per_s"] * 1e12)
+    return None
+
+
+def _speedup(row: dict) -> str | None:
+    if row.get("top_rule") is None or pd.isna(row.get("speedup_pct")):
+        return None
+    return f"{row['speedup_pct']:.0f} {str(row['speedup_type'])[:1]}"
+
+
+def _grid(config) -> str | None:
+    """'(1024, 1, 1)' -> '1024', '(8, 12, 1)' -> '8x12': the grid, short."""
+    if not isinstance(config, str):
+        return None
+    sizes = [part.strip() for part in config.strip("()").split(",")]
+    while len(sizes) > 1 and sizes[-1] == "1":
+        sizes.pop()
+    return "x".join(sizes)
+
+
+COLUMNS = (("kernel", "label", ""), ("grid", "grid_short", ""), ("launches", "launches", ",d"),
+           ("total us", "total_ns", _us), ("% time", "pct", ".1f"), ("bound", "bound", ""),
+           ("SM\n%", "sm_throughput_pct", ".0f"), ("mem\n%", "memory_throughput_pct", ".0f"),
+           ("occ.\n%", "occupancy_pct", ".0f"), ("rate", "rate", ""), ("% of\nroof", "pct_of_roof", ".0f"),
+           ("top rule (ncu)", "top_rule", ""), ("est.\nspeedup %", "speedup", ""), ("saving\nus", "saving_ns", _us))
+# Left out first when the terminal is too narrow (every value stays in --json).
+# The grid stays: rows of one kernel differ by it.
+DROP_ORDER = ("occupancy_pct", "memory_throughput_pct", "launches", "sm_throughput_pct", "pct_of_roof", "rate",
+              "speedup", "bound")
+LABEL_WIDTHS = (30, 24, 18, 14, 12)  # kernel names are shortened further only when the columns above are gone
+
+
+def hot_kernels_table(hot: pd.DataFrame, width: int, harness: dict | None = None) -> Table:
+    from nsprof.render.analysis_tables import _left_out as left_out, fit_columns, table_width
+
+    shown = hot.head(HOT_ROWS)
+    for label_width in LABEL_WIDTHS:
+        rows = [{**row, "label": label, "grid_short": _grid(row["grid"]), "rate": _rate(row), "speedup": _speedup(row)}
+                for row, label in zip(shown.to_dict("records"), numbered_names(shown["kernel"], label_width))]
+        columns = fit_columns(list(COLUMNS), rows, width, DROP_ORDER)
+        if table_width(columns, rows) <= width:
+            break
+    notes = [f"the fewest kernels (name and launch configuration) that make {COVERAGE_PCT:.0f}% of kernel time, "
+             "and every one ncu profiled, ranked by saving: nsys's total time x ncu's estimated speedup of the "
+             "top rule (g: of the whole kernel, l: of the part the rule looks at)",
+             "time and launches: nsys, every launch; bound, SM, mem, occ., rate and % of roof: medians over the "
+             "launches ncu replayed"]
+    unprofiled = int((shown["note"] == NOT_PROFILED).sum())
+    if unprofiled:
+        notes.append(f"{unprofiled} {'row' if unprofiled == 1 else 'rows'} {NOT_PROFILED} (no ncu columns)")
+    if (shown["note"] == GRAPH_LEVEL).any():
+        notes.append(f"CUDA graph: {GRAPH_LEVEL}")
+    if harness and harness["kernels"]:
+        notes.append(f"left out: nsprof's own harness (inputs, reference, checks), {harness['pct']:.0f}% of "
+                     "kernel time")
+    if len(hot) > HOT_ROWS:
+        notes.append(f"{len(hot) - HOT_ROWS} more in --json")
+    return Table("Where the time goes and what to fix first (nsys + ncu)", tuple(columns), rows,
+                 "; ".join(notes) + left_out(list(COLUMNS), columns))
