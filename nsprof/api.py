@@ -23,6 +23,7 @@ from nsprof.paths import PROFILES_DIR, REPORTS_DIR
 if TYPE_CHECKING:  # the libraries load with the calls that need them: `nsprof --help` stays fast
     from nsprof.analyze import ProfileAnalysis
     from nsprof.analyze.ladder import LadderAnalysis
+    from nsprof.capture.program import GuidedChoice
 
 CAPTURED_FLOWS = 10  # flows per variant (and as many untimed ones before) in the pipeline's nsys capture
 PNG_DPI = 150  # figures are laid out in points; this only sets the PNG's pixel size
@@ -222,6 +223,27 @@ def _pipeline_breakdown(op, stages, size, chunks, records, out: Path, nsys, prog
             record.update({key: float(value) for key, value in breakdown.loc[name].items() if key != "flows"})
     return {"profile": str(directory),
             "breakdown": f"nsys capture of the same flows in {directory} (median of {CAPTURED_FLOWS} flows each)"}
+
+
+def choose_hot_kernels(nsys_export: str | Path, top: int) -> GuidedChoice:
+    """What a guided capture hands to ncu: the hot kernels of an nsys export (the fewest that make
+    up COVERAGE_PCT of kernel time, at most `top`; nsprof.analyze.hot_kernels.hot_rows), and how
+    many launches of each configuration to pass over so that ncu sees a steady-state one."""
+    from nsprof.analyze.harness import harness_kernels
+    from nsprof.analyze.hot_kernels import COVERAGE_PCT, hot_rows, nsys_kernel_rows
+    from nsprof.capture.program import STEADY_SKIP, GuidedChoice
+    from nsprof.parse.nsys_sqlite import load_nsys
+
+    exports = [load_nsys(Path(nsys_export))]
+    hot = hot_rows(nsys_kernel_rows(exports, harness_kernels(exports)), top)
+    hot = hot[hot["mangled_name"].notna()]  # graphs traced at graph level, and exports without the symbols
+    kernels = tuple({"kernel": row.kernel, "mangled_name": row.mangled_name, "grid": row.grid, "block": row.block,
+                     "launches": int(row.launches), "total_ns": int(row.total_ns), "pct": round(float(row.pct), 2)}
+                    for row in hot.itertuples())
+    skip = max(0, min([STEADY_SKIP, *(k["launches"] - 1 for k in kernels)]))
+    rule = (f"the fewest kernels (name and launch configuration) that make {COVERAGE_PCT:.0f}% of kernel time, "
+            f"at most {top}; each configuration of them profiled once, after its first {skip} launches")
+    return GuidedChoice(kernels, round(float(hot["pct"].sum()), 2), skip, rule)
 
 
 def write_timeline(path: str | Path, out: str | Path | None = None, range_: str | None = None, window: str | None = None,

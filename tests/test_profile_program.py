@@ -102,7 +102,9 @@ def test_dry_run_names_the_directory_after_the_script(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("args, message", [
     (["--stage", "v6", "--", "python3", "x.py"], "--stage is for the ladder's stages, not for a program"),
-    (["--range", "step"], "--range, --kernel and --launch-count select launches of your own program"),
+    (["--range", "step"], "--range, --kernel, --launch-count and --top select launches of your own program"),
+    (["--top", "0", "--", "x"], "--top 0: ncu must profile at least one kernel"),
+    (["--top", "3", "--kernel", "gemm", "--", "x"], "--top picks the hot kernels nsys finds"),
     (["--tool", "nsys", "--kernel", "gemm", "--", "x"], "apply to ncu only"),
     (["--launch-count", "0", "--", "x"], "--launch-count 0: ncu must profile at least one launch"),
     (["--kernel", "(", "--", "x"], "is not a regular expression"),
@@ -192,3 +194,22 @@ def test_the_committed_program_capture_analyzes_completely():
     assert gemm["tensor_flops"] > 0 and gemm["registers_per_thread"] == 168 and gemm["rules"]
     assert {row["range"] for row in doc["ranges"]} == {"step", "forward", "backward", "optimizer"}
     assert "Stages" not in CliRunner().invoke(app, ["analyze", str(EXAMPLE)]).stdout
+
+
+@pytest.mark.gpu
+def test_real_guided_capture_profiles_every_hot_kernel(tmp_path):
+    """Without --range, --kernel or --launch-count, ncu profiles the hot kernels nsys found: every
+    kernel and configuration the guide chose has a launch in ncu's report."""
+    pytest.importorskip("torch")
+    if not (shutil.which("nsys") and shutil.which("ncu")):
+        pytest.skip("needs nsys and ncu on PATH")
+    result = invoke("--top", "4", "--out", tmp_path, "--", sys.executable, str(PROGRAMS / "torch_train_step.py"),
+                    "--steps", "4")
+    assert result.exit_code == 0, result.output
+    [directory] = tmp_path.iterdir()
+    manifest = json.loads((directory / "manifest.json").read_text())
+    chosen = manifest["guided"]["kernels"]
+    assert 1 <= len(chosen) <= 4 and manifest["ncu_filters"] == {"guided": True, "top": 4}
+    doc = json.loads(CliRunner().invoke(app, ["analyze", str(directory), "--json"]).stdout)
+    profiled = {(row["kernel"], row["grid"], row["block"]): row["ncu_launches"] for row in doc["hot_kernels"]}
+    assert all(profiled.get((k["kernel"], k["grid"], k["block"]), 0) >= 1 for k in chosen), (chosen, profiled)

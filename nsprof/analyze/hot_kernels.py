@@ -61,23 +61,27 @@ def launch_config(x, y, z) -> str:
 
 def nsys_kernel_rows(exports: list[NsysExport], harness: set[str] = frozenset()) -> pd.DataFrame:
     """One row per kernel and launch configuration of nsys's trace (and per graph traced at graph
-    level): kernel, grid, block, launches, total_ns, median_ns, pct (of all kernel and graph time,
-    harness included), harness (bool), largest total first."""
+    level): kernel, grid, block, launches, total_ns, median_ns, mangled_name (None where the export
+    lacks it), pct (of all kernel and graph time, harness included), harness (bool), largest total
+    first."""
     frames = []
     for export in exports:
         kernels = export.kernels
         frames.append(pd.DataFrame({
             "kernel": kernels["kernel"].astype(str).to_numpy(),
             "grid": _configs(kernels, "grid"), "block": _configs(kernels, "block"),
+            "mangled_name": kernels["mangled_name"].astype(object).to_numpy(),
             "duration_ns": kernels["duration_ns"].to_numpy(dtype=np.int64)}))
         graphs = export.graphs
         frames.append(pd.DataFrame({"kernel": graphs["name"].astype(str).to_numpy(), "grid": None, "block": None,
-                                    "duration_ns": graphs["duration_ns"].to_numpy(dtype=np.int64)}))
-    events = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["kernel", "grid", "block",
-                                                                                           "duration_ns"])
+                                    "mangled_name": None, "duration_ns": graphs["duration_ns"].to_numpy(dtype=np.int64)}))
+    events = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        columns=["kernel", "grid", "block", "mangled_name", "duration_ns"])
     events = events.astype({"duration_ns": "int64"})
-    grouped = events.groupby(["kernel", "grid", "block"], dropna=False, sort=False)["duration_ns"]
-    rows = grouped.agg(launches="count", total_ns="sum", median_ns="median").reset_index()
+    grouped = events.groupby(["kernel", "grid", "block"], dropna=False, sort=False)
+    rows = grouped["duration_ns"].agg(launches="count", total_ns="sum", median_ns="median")
+    rows["mangled_name"] = grouped["mangled_name"].first()
+    rows = rows.reset_index()
     total = rows["total_ns"].sum()
     rows["pct"] = 100 * rows["total_ns"] / total if total else 0.0
     rows["harness"] = rows["kernel"].isin(harness)

@@ -52,8 +52,15 @@ def new_program_manifest(request, env: dict, tools: dict[str, FoundTool], comman
     uses_ncu = "ncu" in request.tools
     return _manifest(env, tools, commands, request.metrics, request.clock_control if uses_ncu else None,
                      {"program": {"argv": list(request.argv), "exit_codes": {}}},
-                     {"ncu_filters": {"ranges": list(request.ranges), "kernel": request.kernel,
-                                      "launch_count": request.launch_count} if uses_ncu else None})
+                     {"ncu_filters": _ncu_filters(request) if uses_ncu else None})
+
+
+def _ncu_filters(request) -> dict:
+    """How the launches ncu profiles are chosen: guided (the chosen kernels follow in "guided") or by hand."""
+    if request.guided:
+        return {"guided": True, "top": request.top}
+    return {"guided": False, "ranges": list(request.ranges), "kernel": request.kernel,
+            "launch_count": request.launch_count}
 
 
 def _manifest(env: dict, tools: dict[str, FoundTool], commands: list[Command], metrics, clock_control: str | None,
@@ -74,11 +81,16 @@ def _manifest(env: dict, tools: dict[str, FoundTool], commands: list[Command], m
         **how,
         "metrics": list(metrics),
         "clock_control": clock_control,
-        "commands": [{**c.to_json(), "exit_code": None, "started": None, "finished": None} for c in commands],
+        "commands": [new_command_entry(c) for c in commands],
         "replay_passes": [],
         "verification": [],
         "outputs": [],
     }
+
+
+def new_command_entry(command: Command) -> dict:
+    """A command's record before it ran."""
+    return {**command.to_json(), "exit_code": None, "started": None, "finished": None}
 
 
 def verification_records(directory: Path, tool: str) -> list[dict]:

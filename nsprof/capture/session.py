@@ -9,10 +9,10 @@ from typing import Callable
 from nsprof.capture import layout
 from nsprof.capture.checks import require_nvtx
 from nsprof.capture.commands import Command, build_commands
-from nsprof.capture.manifest import (MANIFEST, finish_manifest, new_manifest, new_program_manifest, now,
-                                     verification_records, write_manifest)
+from nsprof.capture.manifest import (MANIFEST, finish_manifest, new_command_entry, new_manifest, new_program_manifest,
+                                     now, verification_records, write_manifest)
 from nsprof.capture.output import PERMISSION_FIX, ToolOutput
-from nsprof.capture.program import ProgramRequest, program_commands
+from nsprof.capture.program import GuidedChoice, ProgramRequest, program_commands
 from nsprof.capture.request import ProfileRequest
 from nsprof.capture.run import run_command
 from nsprof.capture.tools import FoundTool, find_tool, locate_tool
@@ -49,18 +49,39 @@ def dry_run(request: ProfileRequest | ProgramRequest, out: Path, tool_options: d
     return build_commands(request, paths, directory)
 
 
+# A guided capture's chooser: nsys's SQLite export and the most kernels to pick -> what ncu profiles
+# (nsprof.api.choose_hot_kernels: parse and analyze, which this layer does not import).
+Chooser = Callable[[Path, int], GuidedChoice]
+
+
 def capture_program(request: ProgramRequest, out: Path, tool_options: dict[str, str | None], *, force: bool = False,
-                    progress: Progress | None = None) -> tuple[Path, dict]:
+                    progress: Progress | None = None, chooser: Chooser | None = None) -> tuple[Path, dict]:
     """Run the user's program under the tools into a new directory under `out`. The GPU is named in
-    the manifest where CuPy can read it; the program itself needs no CuPy."""
+    the manifest where CuPy can read it; the program itself needs no CuPy. A guided request needs
+    `chooser`: after nsys, it picks the kernels ncu profiles (nsprof.capture.program)."""
     try:
         env = gpu.device_info()
     except GpuUnavailableError:
         env = {}
     tools = {name: locate_tool(name, tool_options.get(name)) for name in request.tools}
     directory = layout.create_directory(out / layout.directory_name(request, layout.timestamp()), force)
-    commands = program_commands(request, {name: tool.path for name, tool in tools.items()}, directory)
-    return directory, execute(commands, new_program_manifest(request, env, tools, commands), directory, progress)
+    paths = {name: tool.path for name, tool in tools.items()}
+    commands = program_commands(request, paths, directory)
+    manifest = new_program_manifest(request, env, tools, commands)
+
+    def then(done: Command) -> list[Command]:
+        """After nsys, a guided capture's ncu commands for the hot kernels nsys saw."""
+        if not (request.guided and done.tool == "nsys" and done.step == "profile"):
+            return []
+        if chooser is None:
+            raise NsprofError("a guided capture needs a chooser of hot kernels", "call it through nsprof.api")
+        choice = chooser(done.outputs[-1], request.top)  # nsys.sqlite
+        manifest["guided"] = choice.to_json()
+        if not choice.names:
+            return []
+        return program_commands(request, paths, directory, choice)[len(commands):]
+
+    return directory, execute(commands, manifest, directory, progress, then)
 
 
 def capture(request: ProfileRequest, out: Path, tool_options: dict[str, str | None], *, force: bool = False,
@@ -84,13 +105,22 @@ def run_capture(request: ProfileRequest, tools: dict[str, FoundTool], directory:
     return execute(commands, new_manifest(request, env, tools, commands), directory, progress)
 
 
-def execute(commands: list[Command], manifest: dict, directory: Path, progress: Progress | None = None) -> dict:
-    """Run `commands` into `directory`, keeping `manifest` written: see run_capture."""
+def execute(commands: list[Command], manifest: dict, directory: Path, progress: Progress | None = None,
+            then: Callable[[Command], list[Command]] | None = None) -> dict:
+    """Run `commands` into `directory`, keeping `manifest` written: see run_capture. `then` gives
+    the commands to run after one that finished (a guided capture's ncu steps), added to both."""
     write_manifest(manifest, directory)
+    queue = list(commands)
     try:
-        for number, (command, entry) in enumerate(zip(commands, manifest["commands"]), start=1):
-            label = f"{command.tool} {command.step} [{number}/{len(commands)}]"
+        number = 0
+        while number < len(queue):
+            command, entry = queue[number], manifest["commands"][number]
+            number += 1
+            label = f"{command.tool} {command.step} [{number}/{len(queue)}]"
             _run_step(command, entry, manifest, directory, label, progress or (lambda _: None))
+            added = then(command) if then else []
+            queue += added
+            manifest["commands"] += [new_command_entry(c) for c in added]
         failed = [v for v in manifest["verification"] if v["status"] == "failed"]
         manifest["status"] = "verification failed" if failed else "ok"
     except KeyboardInterrupt:

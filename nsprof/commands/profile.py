@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from nsprof.capture.program import DEFAULT_LAUNCH_COUNT, build_program_request
+from nsprof.capture.program import DEFAULT_LAUNCH_COUNT, DEFAULT_TOP, build_program_request
 from nsprof.capture.request import DEFAULT_REPEAT, build_request
 from nsprof.console import stderr
 from nsprof.errors import UsageError
@@ -44,13 +44,14 @@ def profile(
     ncu: Optional[str] = typer.Option(None, "--ncu", metavar="PATH", help="The ncu executable. Default: $NSPROF_NCU, then PATH."),
     ranges: Optional[List[str]] = typer.Option(None, "--range", metavar="NAME", help="Your program: ncu profiles only launches inside this NVTX push/pop range (repeatable; DOMAIN@NAME/ for ncu's own syntax). Launches from another thread (PyTorch's backward pass) are not inside it."),
     kernel: Optional[str] = typer.Option(None, "--kernel", metavar="REGEX", help="Your program: ncu profiles only kernels whose name matches REGEX."),
-    launch_count: Optional[int] = typer.Option(None, "--launch-count", metavar="N", help=f"Your program: ncu profiles at most N launches (each is replayed dozens of times). Default: {DEFAULT_LAUNCH_COUNT}."),
+    launch_count: Optional[int] = typer.Option(None, "--launch-count", metavar="N", help=f"Your program: ncu profiles at most N launches (each is replayed dozens of times). Default: {DEFAULT_LAUNCH_COUNT} when --range or --kernel is given; without any of the three, the hot kernels nsys found."),
+    top: Optional[int] = typer.Option(None, "--top", metavar="N", help=f"Your program: ncu profiles the fewest kernels that make 80% of nsys's kernel time, at most N. Default: {DEFAULT_TOP}."),
 ) -> None:
     """Run the ladder's stages, or your own program, under Nsight Systems and/or Nsight Compute into a new profile directory.
 
     Stages: the workload is `nsprof bench` (verify, then time each stage); each measured launch sits in an NVTX range nsprof@<op>/<stage>/<MxNxK>, and ncu profiles only those ranges.
 
-    Your program (after --): nsys traces all of it; ncu collects nsprof's metrics and its Speed Of Light, launch and occupancy sections for the launches --range, --kernel and --launch-count select.
+    Your program (after --): nsys traces all of it (the kernels inside CUDA graphs too), then ncu collects nsprof's metrics and its Speed Of Light, launch and occupancy sections on the hot kernels nsys found: the fewest that make 80% of kernel time (at most --top), one steady-state launch of each launch configuration. --range, --kernel and --launch-count choose the launches by hand instead.
 
     The directory holds the tool reports (nsys.nsys-rep, nsys.sqlite, ncu.ncu-rep and its CSV pages), their logs (with the program's output), bench-<tool>.json for stages, and manifest.json: what ran, on what, and how it ended.
 
@@ -68,11 +69,16 @@ def profile(
                              "not for a program", "drop them, or drop the program after --")
         from nsprof.capture.session import capture_program
 
-        request = build_program_request(program, tool.value, metrics, clock_control.value, ranges, kernel, launch_count)
-        _run(capture_program, request, out, tool_options, force, dry_run_, "checking the tools")
+        from functools import partial
+
+        from nsprof import api
+
+        request = build_program_request(program, tool.value, metrics, clock_control.value, ranges, kernel, launch_count, top)
+        _run(partial(capture_program, chooser=api.choose_hot_kernels), request, out, tool_options, force, dry_run_,
+             "checking the tools")
         return
-    if ranges or kernel or launch_count is not None:
-        raise UsageError("--range, --kernel and --launch-count select launches of your own program",
+    if ranges or kernel or launch_count is not None or top is not None:
+        raise UsageError("--range, --kernel, --launch-count and --top select launches of your own program",
                          "give the program after --: nsprof profile --range step -- python train.py")
     request = build_request(op or "sgemm", stage, size, tool.value, metrics, clock_control.value, repeat)
     if not dry_run_:
@@ -98,6 +104,9 @@ def _run(run_capture, request, out: Path, tool_options: dict, force: bool, dry_r
     if dry_run_:
         for command in dry_run(request, out, tool_options):
             typer.echo(command.shell)
+        if getattr(request, "guided", False):
+            typer.echo(f"# then ncu on the hot kernels nsys finds: the fewest that make 80% of kernel time, at most "
+                       f"{request.top}, one steady-state launch per configuration (see the manifest's \"guided\")")
         return None
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=stderr(), transient=True) as bar:
@@ -120,6 +129,9 @@ def summary_lines(directory: Path, manifest: dict) -> list[str]:
             spread = str(min(passes)) if min(passes) == max(passes) else f"{min(passes)}-{max(passes)}"
             line += f"; {len(passes)} launches profiled, {spread} replay passes each"
         lines.append(line)
+    if guided := manifest.get("guided"):
+        lines.append(f"  ncu chose {len(guided['kernels'])} hot kernels and configurations from nsys, "
+                     f"{guided['covered_pct']:.0f}% of kernel time")
     seen: dict[tuple, dict] = {}
     for v in manifest["verification"]:  # each tool's workload verified the same stages: show each once, a failure over an ok
         if (v["stage"], v["size"]) not in seen or v["status"] != "ok":

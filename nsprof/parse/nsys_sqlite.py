@@ -38,6 +38,8 @@ COLUMNS: dict[str, dict[str, str]] = {
         "pid": "Linux process id",
         "kernel": "demangled function name",
         "short_name": "function name without template arguments and parameters",
+        "mangled_name": "the symbol as compiled (ncu --kernel-name-base mangled matches it); <NA> where the "
+                        "export lacks it",
         "grid_x": "grid size in blocks, x", "grid_y": "grid size, y", "grid_z": "grid size, z",
         "block_x": "block size in threads, x", "block_y": "block size, y", "block_z": "block size, z",
         "registers_per_thread": "registers per thread",
@@ -144,18 +146,20 @@ class IntColumns:
     table: str
     columns: dict[str, str]
     nullable: frozenset[str] = frozenset()  # may hold NULL (read as <NA>); others must not
+    optional: frozenset[str] = frozenset()  # may be absent from the table (read as <NA>); must be nullable
 
 
 KERNEL_COLUMNS = IntColumns(
     "CUPTI_ACTIVITY_KIND_KERNEL",
     {"start_ns": "start", "end_ns": "end", "device_id": "deviceId", "stream_id": "streamId",
      "correlation_id": "correlationId", "global_pid": "globalPid",
-     "kernel": "demangledName", "short_name": "shortName",
+     "kernel": "demangledName", "short_name": "shortName", "mangled_name": "mangledName",
      "grid_x": "gridX", "grid_y": "gridY", "grid_z": "gridZ",
      "block_x": "blockX", "block_y": "blockY", "block_z": "blockZ",
      "registers_per_thread": "registersPerThread",
      "static_smem_bytes": "staticSharedMemory", "dynamic_smem_bytes": "dynamicSharedMemory"},
-    frozenset({"correlation_id", "global_pid"}),
+    frozenset({"correlation_id", "global_pid", "mangled_name"}),
+    frozenset({"mangled_name"}),
 )
 MEMCPY_COLUMNS = IntColumns(
     "CUPTI_ACTIVITY_KIND_MEMCPY",
@@ -222,7 +226,7 @@ def load_nsys(path: str | Path) -> NsysExport:
         strings = _strings(conn, path)
         copy_kinds = _memcpy_kinds(conn, path, tables)
         kernels = _read_events(conn, path, tables, KERNEL_COLUMNS)
-        for column in ("kernel", "short_name"):
+        for column in ("kernel", "short_name", "mangled_name"):
             kernels[column] = _names(kernels[column], strings)
         memcpys = _read_events(conn, path, tables, MEMCPY_COLUMNS)
         memcpys["copy_kind"] = memcpys["copy_kind"].map(copy_kinds)
@@ -330,12 +334,13 @@ def _read_events(conn: sqlite3.Connection, path: Path, tables: set[str], spec: I
 
 def _scan_int_columns(conn: sqlite3.Connection, path: Path, spec: IntColumns) -> pd.DataFrame:
     present = _table_columns(conn, path, spec.table)
-    missing = [source for source in spec.columns.values() if source not in present]
+    missing = [source for name, source in spec.columns.items() if source not in present and name not in spec.optional]
     if missing:
         raise ParseError(f"{path}: table {spec.table} has no column {', '.join(missing)}",
                          "Re-export the report with a current nsys (nsys export --type sqlite)")
     aggregates = ", ".join(
-        f"group_concat(ifnull([{source}], -1))" if name in spec.nullable else f"group_concat([{source}])"
+        ("group_concat(-1)" if source not in present else f"group_concat(ifnull([{source}], -1))")
+        if name in spec.nullable else f"group_concat([{source}])"
         for name, source in spec.columns.items()
     )
     (row,) = _fetch(conn, path, COLUMN_SCAN_SQL.format(aggregates=aggregates, table=spec.table))
