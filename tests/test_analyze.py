@@ -143,7 +143,7 @@ def test_stage_work_joins_both_tools_with_one_time_and_speed_per_stage():
     """Each stage's time is nsys's where nsys saw it (no replay), else ncu's; its speed is the op's
     FLOPs over that time, whatever else ncu measured."""
     nsys = pd.DataFrame({"range": ["nsprof:sgemm/v10/64x64x64", "nsprof:sgemm/v2/64x64x64", "nsprof:verify/sgemm/v2/64x64x64"],
-                         "count": [4, 2, 1], "kernels": [4, 2, 1], "gpu_time_ns": [400, 1000, 500]})
+                         "count": [4, 2, 1], "kernels": [4, 2, 1], "kernel_ns": [400, 1000, 500]})
     ncu = ncu_table([
         {"nvtx": ["nsprof:sgemm/v2/64x64x64"], "gpu__time_duration.sum": 480.0},
         {"nvtx": ["nsprof:sgemm/v2/64x64x64"], "gpu__time_duration.sum": 560.0},
@@ -170,17 +170,24 @@ range_strategy = st.tuples(st.sampled_from([59, 60]), st.integers(0, 2), st.inte
                            st.none() | st.integers(0, 500))
 
 
+ATTRIBUTED = ["kernels", "kernel_ns", "copy_ns", "gpu_time_ns", "memcpy_count", "memcpy_bytes", "memset_count", "memset_bytes"]
+
+
 def expected_work(calls, ranges):
     """The plain loop the vectorized code must agree with; ranges in start order like load_nsys."""
     rows = []
     for kind, thread, start, length in sorted(ranges, key=lambda r: r[2]):
         end = math.inf if length is None else start + length
-        totals = dict.fromkeys(("kernels", "gpu_time_ns", "memcpy_count", "memcpy_bytes", "memset_count", "memset_bytes"), 0)
+        totals = dict.fromkeys(ATTRIBUTED, 0)
         for call_start, call_thread, work, amount, _ in calls:
             same_scope = call_thread == thread if kind == 59 else THREADS[call_thread] >> 24 == THREADS[thread] >> 24
             if work and same_scope and start <= call_start < end:
                 totals[{"kernel": "kernels", "memcpy": "memcpy_count", "memset": "memset_count"}[work]] += 1
-                totals[{"kernel": "gpu_time_ns", "memcpy": "memcpy_bytes", "memset": "memset_bytes"}[work]] += amount
+                if work != "kernel":
+                    totals[f"{work}_bytes"] += amount
+                duration = amount if work == "kernel" else amount % 7 + 1  # a copy's bytes and time differ
+                totals["kernel_ns" if work == "kernel" else "copy_ns"] += duration
+                totals["gpu_time_ns"] += duration
         rows.append(totals)
     return rows
 
@@ -200,17 +207,16 @@ def test_attribution_equals_a_loop_over_ranges(calls, ranges):
         if work == "kernel":
             kernels.append((5000, 5000 + amount, correlation, global_pid(pid), 1))
         elif work == "memcpy":
-            memcpys.append((5000, 5001, correlation, global_pid(pid), amount, 1))
+            memcpys.append((5000, 5000 + amount % 7 + 1, correlation, global_pid(pid), amount, 1))
         elif work == "memset":
-            memsets.append((5000, 5001, correlation, global_pid(pid), amount))
+            memsets.append((5000, 5000 + amount % 7 + 1, correlation, global_pid(pid), amount))
     nvtx = [(start, None if length is None else start + length, kind, f"r{i}", THREADS[thread], None, 0)
             for i, (kind, thread, start, length) in enumerate(ranges)]
     with tempfile.TemporaryDirectory() as tmp:
         path = write_export(Path(tmp) / "t.sqlite", {1: "k", 2: "cudaLaunchKernel"}, kernels=kernels,
                             memcpys=memcpys, memsets=memsets, runtime=runtime, nvtx=nvtx)
         attributed = attribute_work(load_nsys(path))
-    columns = ["kernels", "gpu_time_ns", "memcpy_count", "memcpy_bytes", "memset_count", "memset_bytes"]
-    assert attributed[columns].to_dict("records") == expected_work(calls, ranges)
+    assert attributed[ATTRIBUTED].to_dict("records") == expected_work(calls, ranges)
 
 
 # --- the analyze command ----------------------------------------------------------------------------
@@ -234,9 +240,12 @@ def test_json_for_an_nsys_export():
     assert doc["gpu"] == "NVIDIA H200" and doc["ceiling"]["source"] == "datasheet"
     assert "kernels" not in doc and "stages" not in doc
     stage = next(r for r in doc["ranges"] if r["range"] == "nsprof:sgemm/v8/1024x1024x1024")
+    copy_ns = stage["copy_ns"]  # its five memsets' time (equal to plain SQL: test_parse_nsys)
     assert stage == {"range": "nsprof:sgemm/v8/1024x1024x1024", "domain": "nsprof", "name": "sgemm/v8/1024x1024x1024",
-                     "count": 5, "kernels": 5, "graphs": 0, "gpu_time_ns": 263325, "memcpy_bytes": 0, "memcpy_count": 0,
-                     "memset_bytes": 5 * 4194304, "memset_count": 5, "gpu_ops": 10}
+                     "count": 5, "kernels": 5, "graphs": 0, "gpu_time_ns": 263325 + copy_ns, "kernel_ns": 263325,
+                     "copy_ns": copy_ns, "memcpy_bytes": 0, "memcpy_count": 0, "memset_bytes": 5 * 4194304,
+                     "memset_count": 5, "gpu_ops": 10}
+    assert copy_ns > 0
     assert doc["attribution"] == "thread" and doc["gpu_utilization"][0]["device_id"] == 0
 
 

@@ -115,7 +115,8 @@ def test_saxpy_ranges_each_hold_one_kernel():
     kernels_ns = sql_count(SAXPY, "SELECT sum(end - start) FROM CUPTI_ACTIVITY_KIND_KERNEL")
     # Each 'saxpy' range holds one cudaLaunchKernel (recorded twice, as cudaLaunchKernel and
     # cudaLaunchKernel_v7000 with one correlation id: counted once); the memcpys happen outside.
-    assert summary.loc["saxpy", ["count", "kernels", "gpu_time_ns", "memcpy_count"]].tolist() == [5, 5, kernels_ns, 0]
+    assert summary.loc["saxpy", ["count", "kernels", "kernel_ns", "copy_ns", "gpu_time_ns", "memcpy_count"]].tolist() == [
+        5, 5, kernels_ns, 0, kernels_ns, 0]
     assert summary.loc["MPI:MPI_Init", "domain"] == "MPI"
     assert summary.loc[summary["domain"] == "MPI", ["kernels", "memcpy_count"]].to_numpy().sum() == 0
 
@@ -126,10 +127,11 @@ def test_h200_split_k_stage_ranges_hold_a_memset_and_a_kernel_per_launch():
     # v8 (split-K) zeroes C with a 4 MiB memset, then launches sgemm_v8_128x128; five timed launches
     # of 52,831 + 53,280 + 52,607 + 52,320 + 52,287 ns; the warm-up launches are outside every range.
     v8 = summary.loc["nsprof:sgemm/v8/1024x1024x1024"]
-    assert v8[["domain", "count", "kernels", "gpu_time_ns", "memset_count", "memset_bytes", "memcpy_count"]].tolist() == [
+    assert v8[["domain", "count", "kernels", "kernel_ns", "memset_count", "memset_bytes", "memcpy_count"]].tolist() == [
         "nsprof", 5, 5, 263325, 5, 5 * 4194304, 0]
+    assert v8["copy_ns"] > 0 and v8["gpu_time_ns"] == 263325 + v8["copy_ns"]  # the memsets' time: copy_ns, by SQL below
     verify = summary.loc["nsprof:verify/sgemm/v8/1024x1024x1024"]
-    assert verify[["count", "kernels", "gpu_time_ns", "memset_bytes"]].tolist() == [1, 1, 52831, 4194304]
+    assert verify[["count", "kernels", "kernel_ns", "memset_bytes"]].tolist() == [1, 1, 52831, 4194304]
     assert summary.loc["CCCL:cub::DeviceReduce::Sum", ["count", "kernels"]].tolist() == [20, 40]
 
 
@@ -151,7 +153,7 @@ WHERE n.eventType = 59 GROUP BY range ORDER BY range
 @needs_h200
 def test_h200_attribution_equals_plain_sql():
     summary = range_summary(load_nsys(H200))  # in natural order (v2 before v10), SQL's in plain text order
-    assert sorted(summary[["range", "count", "kernels", "gpu_time_ns"]].itertuples(index=False, name=None)) == sorted(
+    assert sorted(summary[["range", "count", "kernels", "kernel_ns"]].itertuples(index=False, name=None)) == sorted(
         sql(H200, KERNELS_PER_RANGE_SQL))
 
 
@@ -181,10 +183,12 @@ def test_hand_built_export_attribution(tmp_path):
     export = load_nsys(path)
     assert len(export.kernels) == 4 and export.gpus.empty
     summary = range_summary(export).set_index("range")
-    assert summary.loc["outer", ["kernels", "gpu_time_ns", "memcpy_count", "memcpy_bytes"]].tolist() == [2, 200, 1, 4096]
-    assert summary.loc["inner", ["kernels", "gpu_time_ns", "memcpy_count"]].tolist() == [1, 100, 0]
-    assert summary.loc["open", ["kernels", "memcpy_count", "memset_count", "memset_bytes"]].tolist() == [3, 1, 1, 512]
-    assert summary.loc["window", ["kernels", "gpu_time_ns"]].tolist() == [1, 200]  # thread B's call at 12
+    time = ["kernel_ns", "copy_ns", "gpu_time_ns"]
+    assert summary.loc["outer", ["kernels", "memcpy_count", "memcpy_bytes", *time]].tolist() == [2, 1, 4096, 200, 100, 300]
+    assert summary.loc["inner", ["kernels", "memcpy_count", *time]].tolist() == [1, 0, 100, 0, 100]
+    assert summary.loc["open", ["kernels", "memcpy_count", "memset_count", "memset_bytes", *time]].tolist() == [
+        3, 1, 1, 512, 400, 200, 600]
+    assert summary.loc["window", ["kernels", *time]].tolist() == [1, 200, 0, 200]  # thread B's call at 12
 
 
 def test_missing_tables_give_empty_frames(tmp_path):

@@ -79,8 +79,8 @@ def test_unattributed_work_and_the_outermost_ranges_add_up_to_all_kernel_time(ca
     top = {"train": ["step"], "graph": ["graph_replay", "overlap"], "graph-node": ["graph_replay", "overlap"]}[capture]
     ranges = range_summary(export).set_index("range").loc[top]
     assert ranges["kernels"].sum() + ranges["graphs"].sum() + outside["kernels"] == len(export.kernels) + len(export.graphs)
-    assert ranges["gpu_time_ns"].sum() + outside["gpu_time_ns"] == (export.kernels["duration_ns"].sum()
-                                                                    + export.graphs["duration_ns"].sum())
+    assert ranges["kernel_ns"].sum() + outside["kernel_ns"] == (export.kernels["duration_ns"].sum()
+                                                                + export.graphs["duration_ns"].sum())
 
 
 @pytest.mark.parametrize("capture", CAPTURES)
@@ -107,7 +107,7 @@ def test_process_attribution_gives_backward_its_autograd_kernels():
     assert thread.loc["backward", "kernels"] == 4 and process.loc["backward", "kernels"] == 84
     work = list(WORK_COLUMNS)
     assert (process.loc["forward", work] == thread.loc["forward", work]).all()  # forward runs on the Python thread alone
-    assert unattributed_work([export], "process") == {"kernels": 0, "gpu_time_ns": 0, "pct": 0.0}
+    assert unattributed_work([export], "process") == {"kernels": 0, "kernel_ns": 0, "pct": 0.0}
     doc = json.loads(CliRunner().invoke(app, ["analyze", str(USER / "train.sqlite"), "--json",
                                               "--attribution", "process"]).stdout)
     assert doc["attribution"] == "process"

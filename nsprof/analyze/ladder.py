@@ -234,9 +234,9 @@ def _nsys_stage_work(ranges: pd.DataFrame) -> pd.DataFrame:
     if ranges.empty:  # an export without NVTX ranges
         return pd.DataFrame(columns=["key", "launches", "nsys_kernels", "nsys_gpu_time_ns"])
     stages = ranges[[parse_stage_range(str(name)) is not None for name in ranges["range"]]]
-    grouped = stages.groupby("range")[["count", "kernels", "gpu_time_ns"]].sum()
+    grouped = stages.groupby("range")[["count", "kernels", "kernel_ns"]].sum()  # a stage's time: its kernels', not its memsets'
     return grouped.rename(columns={"count": "launches", "kernels": "nsys_kernels",
-                                   "gpu_time_ns": "nsys_gpu_time_ns"}).rename_axis("key").reset_index()
+                                   "kernel_ns": "nsys_gpu_time_ns"}).rename_axis("key").reset_index()
 
 
 def _with_times(work: pd.DataFrame) -> pd.DataFrame:

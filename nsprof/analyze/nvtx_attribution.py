@@ -11,10 +11,14 @@ a range counts is the attribution:
 - PROCESS: every range counts the calls of any thread of its process. PyTorch launches the backward
   pass from its autograd thread, so only this rule gives a `backward` range its kernels.
 
-A graph traced at graph level (nsys's default) is one GPU operation: it counts in `graphs` and its
-execution time in `gpu_time_ns`. `gpu_ops` counts the API calls that started GPU work (a graph
-launch traced node by node is one call, however many kernels it ran), as nvtx_gpu_proj_sum's
-"Total GPU Ops" does, except that nsys leaves graph-level graph launches out of it.
+Time is summed over the work a range received, each operation's duration in full: `kernel_ns`
+(kernels, and graphs traced at graph level, nsys's default: one GPU operation each, counted in
+`graphs`), `copy_ns` (memcpys and memsets, graph nodes included) and `gpu_time_ns`, their sum, so a
+range that only copies has GPU time. Work that overlaps counts in full, so `gpu_time_ns` may exceed
+the range's span on the GPU: it is not nvtx_gpu_proj_sum's "Proj Time" (first operation's start to
+last one's end). `gpu_ops` counts the API calls that started GPU work (a graph launch traced node by
+node is one call, however many kernels it ran), as nvtx_gpu_proj_sum's "Total GPU Ops" does, except
+that nsys leaves graph-level graph launches out of it.
 
 Vectorized: the calls are sorted once by (thread or process, time) with running totals of what
 they launched, and each range's totals are the difference of two binary searches, so a million
@@ -31,9 +35,9 @@ import pandas as pd
 from nsprof.parse.nsys_sqlite import NsysExport
 from nsprof.ranges import qualify
 
-WORK_COLUMNS = ("kernels", "graphs", "gpu_time_ns", "memcpy_count", "memcpy_bytes", "memset_count", "memset_bytes",
-                "gpu_ops")
-SUMMARY_COLUMNS = ("range", "domain", "name", "count", "kernels", "graphs", "gpu_time_ns",
+WORK_COLUMNS = ("kernels", "graphs", "gpu_time_ns", "kernel_ns", "copy_ns", "memcpy_count", "memcpy_bytes",
+                "memset_count", "memset_bytes", "gpu_ops")
+SUMMARY_COLUMNS = ("range", "domain", "name", "count", "kernels", "graphs", "gpu_time_ns", "kernel_ns", "copy_ns",
                    "memcpy_bytes", "memcpy_count", "memset_bytes", "memset_count", "gpu_ops")
 THREAD, PROCESS = "thread", "process"
 ATTRIBUTIONS = (THREAD, PROCESS)
@@ -41,9 +45,9 @@ _THREAD_BITS = 0x1000000  # serialized id = (process part) * 2**24 + thread id
 
 
 def attribute_work(export: NsysExport, attribution: str = THREAD) -> pd.DataFrame:
-    """export.nvtx (one row per range instance) plus WORK_COLUMNS: the kernels and graph launches
-    (counts and summed GPU time), memcpys and memsets whose API call started while the range was
-    open, on the threads `attribution` gives it (THREAD or PROCESS)."""
+    """export.nvtx (one row per range instance) plus WORK_COLUMNS: the kernels and graph launches,
+    memcpys and memsets (counts, bytes, summed durations: module docstring) whose API call started
+    while the range was open, on the threads `attribution` gives it (THREAD or PROCESS)."""
     ranges = export.nvtx.reset_index(drop=True)
     calls = _launching_calls(export)
     values = calls[list(WORK_COLUMNS)].to_numpy(dtype=np.int64)
@@ -85,13 +89,14 @@ def range_summary(export: NsysExport, attribution: str = THREAD) -> pd.DataFrame
 
 def unattributed_work(exports: list[NsysExport], attribution: str = THREAD) -> dict:
     """The kernels and graph launches no range received, by the same rule as attribute_work:
-    `kernels` (graph launches included), `gpu_time_ns`, and `pct` of all their GPU time, so that
-    what the ranges show and this add up. Work nsys matched to no API call counts here too. (Under
-    THREAD attribution, PyTorch's backward kernels, launched from its autograd thread, land here.)"""
+    `kernels` (graph launches included), `kernel_ns`, and `pct` of all kernel and graph time, so
+    that the ranges' kernel_ns and this add up. Work nsys matched to no API call counts here too.
+    (Under THREAD attribution, PyTorch's backward kernels, launched from its autograd thread, land
+    here.)"""
     outside = [_outside_ranges(export, attribution) for export in exports]
     total_ns = sum(int(export.kernels["duration_ns"].sum() + export.graphs["duration_ns"].sum()) for export in exports)
     outside_ns = sum(ns for _, ns in outside)
-    return {"kernels": sum(kernels for kernels, _ in outside), "gpu_time_ns": outside_ns,
+    return {"kernels": sum(kernels for kernels, _ in outside), "kernel_ns": outside_ns,
             "pct": 100 * outside_ns / total_ns if total_ns else 0.0}
 
 
@@ -118,7 +123,7 @@ def _outside_ranges(export: NsysExport, attribution: str) -> tuple[int, int]:
     launched = calls["kernels"] + calls["graphs"]
     return (int(len(export.kernels) + len(export.graphs) - launched[covered].sum()),
             int(export.kernels["duration_ns"].sum() + export.graphs["duration_ns"].sum()
-                - calls["gpu_time_ns"][covered].sum()))
+                - calls["kernel_ns"][covered].sum()))
 
 
 def _inside(times: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -133,14 +138,15 @@ def _launching_calls(export: NsysExport) -> pd.DataFrame:
     """One row per API call that started GPU work: thread, process, start_ns and WORK_COLUMNS."""
     kernels, memcpys, memsets, graphs = export.kernels, export.memcpys, export.memsets, export.graphs
     work = pd.concat([
-        _work(kernels, kernels=1, gpu_time_ns=kernels["duration_ns"]),
-        _work(graphs, graphs=1, gpu_time_ns=graphs["duration_ns"]),
-        _work(memcpys, memcpy_count=1, memcpy_bytes=memcpys["bytes"]),
-        _work(memsets, memset_count=1, memset_bytes=memsets["bytes"]),
+        _work(kernels, kernels=1, kernel_ns=kernels["duration_ns"]),
+        _work(graphs, graphs=1, kernel_ns=graphs["duration_ns"]),
+        _work(memcpys, memcpy_count=1, memcpy_bytes=memcpys["bytes"], copy_ns=memcpys["duration_ns"]),
+        _work(memsets, memset_count=1, memset_bytes=memsets["bytes"], copy_ns=memsets["duration_ns"]),
     ], ignore_index=True)
-    # one row per call: a graph launch traced node by node started several kernels
-    per_call = [column for column in WORK_COLUMNS if column != "gpu_ops"]
-    work = work.groupby(["process", "correlation_id"], as_index=False, sort=False)[per_call].sum().assign(gpu_ops=1)
+    # one row per call: a graph launch traced node by node started several kernels (and copies)
+    per_call = [column for column in WORK_COLUMNS if column not in ("gpu_ops", "gpu_time_ns")]
+    work = work.groupby(["process", "correlation_id"], as_index=False, sort=False)[per_call].sum()
+    work = work.assign(gpu_ops=1, gpu_time_ns=work["kernel_ns"] + work["copy_ns"])
     calls = export.runtime[["correlation_id", "global_tid", "start_ns"]].dropna().astype(np.int64)
     calls["process"] = calls["global_tid"] // _THREAD_BITS
     # Older exports record some calls twice (cudaMalloc and cudaMalloc_v3020 share one id).

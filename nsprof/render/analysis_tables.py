@@ -45,7 +45,7 @@ def analysis_blocks(analysis: ProfileAnalysis, is_directory: bool, width: int) -
         blocks += [_kernel_summary_table(analysis.kernel_summary), _memcpy_summary_table(analysis.memcpy_summary),
                    _utilization_table(analysis.gpu_utilization)]
     if analysis.ranges is not None:
-        blocks.append(_ranges_table(analysis.ranges, analysis.unattributed, analysis.attribution))
+        blocks.append(_ranges_table(analysis.ranges, analysis.unattributed, analysis.attribution, width))
     if analysis.kernels is not None:
         blocks.append(_kernels_table(analysis, width))
         if analysis.rules is not None and len(analysis.rules):
@@ -119,8 +119,10 @@ def _gbytes(gbytes_per_s) -> str:
 # text). Keys ending in _ns are shown in microseconds, bytes in MB; rates in one unit everywhere
 # (nsprof.render.format: TFLOP/s, GB/s); "% FP32", "% TC" (tensor cores), "% DRAM" are of the peak.
 RANGE_COLUMNS = (("range", "range", ""), ("count", "count", ",d"), ("kernels", "kernels", ",d"),
-                 ("graphs", "graphs", ",d"), ("GPU time us", "gpu_time_ns", _us(",.1f")), ("memcpys", "memcpy_count", ",d"),
-                 ("memcpy MB", "memcpy_bytes", _mb(",.1f")), ("memsets", "memset_count", ",d"), ("GPU ops", "gpu_ops", ",d"))
+                 ("graphs", "graphs", ",d"), ("GPU\ntime us", "gpu_time_ns", _us(",.1f")),
+                 ("kernel\nus", "kernel_ns", _us(",.1f")), ("copy\nus", "copy_ns", _us(",.1f")),
+                 ("memcpys", "memcpy_count", ",d"), ("memcpy\nMB", "memcpy_bytes", _mb(",.1f")),
+                 ("memsets", "memset_count", ",d"), ("GPU\nops", "gpu_ops", ",d"))
 _NWAY = (("smem ld\nn-way", "smem_ld_nway", ".2f"), ("smem st\nn-way", "smem_st_nway", ".2f"))
 _RATES = (("TFLOP/s", "gflops_per_s", _tflops), ("% FP32", "fp32_pct_of_peak", ".1f"), ("% TC", "tensor_pct_of_peak", ".1f"),
           ("DRAM\nGB/s", "dram_gbytes_per_s", _gbytes), ("% DRAM", "dram_pct_of_peak", ".1f"),
@@ -141,6 +143,10 @@ STAGE_COLUMNS = (("op", "op", ""), ("stage", "stage", ""), ("size", "size", ""),
 KERNEL_DROP_ORDER = ("innermost_range", "smem_st_nway", "smem_ld_nway", "tensor_pct_of_peak", "fp32_pct_of_peak",
                      "dram_pct_of_peak", "intensity_flop_per_byte", "dram_gbytes_per_s", "registers_per_thread",
                      "occupancy_pct")
+# Range-table columns left out, in this order, once long range names are down to RANGE_NAME_MIN
+# characters; the range and its three times always stay.
+RANGE_DROP_ORDER = ("memset_count", "gpu_ops", "memcpy_count", "memcpy_bytes", "count", "kernels", "graphs")
+RANGE_NAME_MIN = 28
 STAGE_DROP_ORDER = ("smem_st_nway", "dram_pct_of_peak", "launches", "op", "intensity_flop_per_byte", "smem_ld_nway",
                     "bank_conflicts_per_launch")
 SUMMARY_ROWS = 12  # the terminal shows the kernels with the largest totals; --json has every one
@@ -181,20 +187,45 @@ def _memcpy_summary_table(summary: pd.DataFrame) -> Table:
 ATTRIBUTION_WORDS = {THREAD: "by the thread that pushed it", PROCESS: "by any thread of its process"}
 
 
-def _ranges_table(ranges: pd.DataFrame, unattributed: dict | None, attribution: str) -> Table:
-    notes = ["no NVTX ranges in this export"] if ranges.empty else []
+def _ranges_table(ranges: pd.DataFrame, unattributed: dict | None, attribution: str, width: int) -> Table:
+    notes = ["no NVTX ranges in this export"] if ranges.empty else [
+        "GPU time = kernel (kernels, graph launches) + copy (memcpys, memsets): durations summed, "
+        "overlapping work in full, not nvtx_gpu_proj_sum's first-to-last span"]
+    has_graphs = bool(len(ranges) and ranges["graphs"].sum())
     if unattributed and unattributed["kernels"]:
-        what = "kernels and graphs" if len(ranges) and ranges["graphs"].sum() else "kernels"
-        notes.append(f"in no range: {unattributed['kernels']:,} {what}, {unattributed['gpu_time_ns'] / 1e3:,.1f} us "
-                     f"({unattributed['pct']:.0f}% of their GPU time): launched outside every range"
+        what = "kernels and graphs" if has_graphs else "kernels"
+        notes.append(f"in no range: {unattributed['kernels']:,} {what}, {unattributed['kernel_ns'] / 1e3:,.1f} us "
+                     f"({unattributed['pct']:.0f}% of all kernel time): launched outside every range"
                      + (", or by another thread than the one that pushed it (PyTorch's backward pass: "
                         "try --attribution process)" if attribution == THREAD else ""))
-    if len(ranges) and ranges["graphs"].sum():
+    if has_graphs:
         notes.append("graphs: CUDA graph launches traced at graph level, their kernels unseen "
                      "(nsys profile --cuda-graph-trace=node traces them)")
-    columns = [column for column in RANGE_COLUMNS if column[1] != "graphs" or (len(ranges) and ranges["graphs"].sum())]
+    present = [column for column in RANGE_COLUMNS if column[1] != "graphs" or has_graphs]
+    columns, rows = _fit_ranges(present, ranges.to_dict("records"), width)
+    if any(row["range"] != name for row, name in zip(rows, ranges["range"])):
+        notes.append("long range names keep their end (full names in --json)")
     return Table(f"NVTX ranges (nsys): GPU work launched while each was open, {ATTRIBUTION_WORDS[attribution]}",
-                 tuple(columns), ranges.to_dict("records"), "; ".join(notes) or None)
+                 tuple(columns), rows, "; ".join(notes) + _left_out(present, columns))
+
+
+def _fit_ranges(present: list, rows: list[dict], width: int) -> tuple[list, list[dict]]:
+    """The columns and rows that fit `width`: range names shortened (their start cut, as the end
+    tells ranges apart) to no fewer than RANGE_NAME_MIN characters, then columns left out in
+    RANGE_DROP_ORDER, then names shortened further (to 8). Narrower than that, the terminal folds."""
+    longest = max((len(row["range"]) for row in rows), default=0)
+    for dropped in range(len(RANGE_DROP_ORDER) + 1):
+        columns = [column for column in present if column[1] not in RANGE_DROP_ORDER[:dropped]]
+        shortest = RANGE_NAME_MIN if dropped < len(RANGE_DROP_ORDER) else 8
+        for name_width in range(longest, min(longest, shortest) - 1, -1):
+            shown = [{**row, "range": _tail(row["range"], name_width)} for row in rows]
+            if fit_columns(columns, shown, width, ("range",)) == columns:  # nothing had to go: it fits
+                return columns, shown
+    return columns, shown
+
+
+def _tail(name: str, width: int) -> str:
+    return name if len(name) <= width else "…" + name[len(name) - width + 1:]
 
 
 def _utilization_table(devices: list[dict]) -> Table:
