@@ -9,6 +9,7 @@ import pandas as pd
 from nsprof.analyze.capture_facts import distinct_launches, gpu_name
 from nsprof.analyze.ceilings import percent_of_peak
 from nsprof.gpu_ceilings import Ceiling, datasheet_ceiling
+from nsprof.analyze.kernel_groups import kernel_groups
 from nsprof.analyze.ladder import combine, with_peaks, work_records
 from nsprof.analyze.launch_findings import launch_findings, missing_metrics, rule_results
 from nsprof.analyze.metrics import kernel_metrics
@@ -34,6 +35,7 @@ class ProfileAnalysis:
     gpu_utilization: list[dict] | None = None  # nsys: nsprof.analyze.gpu_utilization, per device
     attribution: str = THREAD  # whose API calls an NVTX range counts (nsprof.analyze.nvtx_attribution)
     launches: pd.DataFrame | None = None  # ncu: every profiled launch once, with its raw metric columns
+    kernel_groups: pd.DataFrame | None = None  # ncu: `kernels` per kernel and launch configuration (nsprof.analyze.kernel_groups)
 
 
 def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict | None = None,
@@ -61,4 +63,5 @@ def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict
     work = with_peaks(combine([("", None, work_records(launches, ranges))]), ceiling)
     stages = work[work["stage"].notna()].reset_index(drop=True)
     return ProfileAnalysis(ranges, kernels, stages, gpu, ceiling, *summaries, rules, missing,
-                           gpu_utilization(nsys) if nsys else None, attribution, launches)
+                           gpu_utilization(nsys) if nsys else None, attribution, launches,
+                           None if kernels is None else kernel_groups(kernels))
