@@ -19,7 +19,7 @@ from nsprof.render.document_writers import json_ready, to_terminal
 from nsprof.render.terminal_table import cell, plain
 
 KERNEL_FIELDS = (
-    "id", "kernel", "nvtx", "duration_ns", "flops", "tensor_flops", "dram_bytes", "l2_bytes",
+    "id", "kernel", "nvtx", "duration_ns", "flops", "fp16_flops", "tensor_flops", "dram_bytes", "l2_bytes",
     "gflops_per_s", "dram_gbytes_per_s", "intensity_flop_per_byte", "intensity_flop_per_l2_byte",
     "smem_ld_conflicts", "smem_st_conflicts", "smem_ld_nway", "smem_st_nway",
     "fp32_pct_of_peak", "tensor_pct_of_peak", "dram_pct_of_peak", *FINDING_COLUMNS,
