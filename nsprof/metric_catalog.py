@@ -89,13 +89,18 @@ METRICS: tuple[Metric, ...] = (
     Metric("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", "ffma_thread_instructions", "inst", SUM,
            "FP32 fused multiply-add thread instructions", ",.0f", _MATH,
            note="cuBLAS SGEMM 512^3 read exactly 134,217,728 (512^3) on the H200"),
-    # FP16 on CUDA cores (HADD, HMUL, HFMA): collected for the half-precision FLOP rule
+    # FP16 on CUDA cores (not tensor cores): thread instructions with the predicate on; FLOPs per
+    # instruction as nsprof.analyze.metrics.HALF_FLOPS_PER_INST says. gh100 has no bf16 counter
+    # outside the tensor cores (no op_bf16 or op_hadd_bf16 in ncu --query-metrics --chip gh100).
     Metric("smsp__sass_thread_inst_executed_op_hadd_pred_on.sum", "hadd_thread_instructions", "inst", SUM,
-           "FP16 add thread instructions", ",.0f", _MATH),
+           "FP16 add thread instructions (CUDA cores)", ",.0f", _MATH),
     Metric("smsp__sass_thread_inst_executed_op_hmul_pred_on.sum", "hmul_thread_instructions", "inst", SUM,
-           "FP16 multiply thread instructions", ",.0f", _MATH),
+           "FP16 multiply thread instructions (CUDA cores)", ",.0f", _MATH),
     Metric("smsp__sass_thread_inst_executed_op_hfma_pred_on.sum", "hfma_thread_instructions", "inst", SUM,
-           "FP16 fused multiply-add thread instructions", ",.0f", _MATH),
+           "FP16 fused multiply-add thread instructions (CUDA cores)", ",.0f", _MATH,
+           note="whether a packed HFMA2 (two half lanes) counts as one thread instruction is not yet "
+                "measured; gh100 lists no separate bf16 counter, so bf16 math outside the tensor cores "
+                "is counted here only if ncu files HFMA2.BF16 under HFMA (unverified)"),
     # Tensor cores: ncu counts a multiply-add as 2 ops, so these are FLOPs.
     Metric("sm__ops_path_tensor_src_fp16.sum", "tensor_fp16_flops", "flop", SUM, "tensor FLOPs (fp16 in)", ",.0f", _MATH,
            note="HMMA and HGMMA alike: cuBLAS HGEMM 1024^3 read exactly 2*1024^3 on the H200"),

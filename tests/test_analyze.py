@@ -17,6 +17,9 @@ from typer.testing import CliRunner
 
 from nsprof.analyze import attribute_work, datasheet_ceiling, kernel_metrics, percent_of_peak, range_metrics
 from nsprof.analyze.ladder import combine, work_records
+from nsprof.analyze.metrics import HALF_FLOPS_PER_INST, half_flops_rule
+from nsprof.analyze.report import analyze_profile
+from nsprof.parse.profile import load_profile
 from nsprof.ranges import parse_stage_range
 from nsprof.commands.analyze import analyze
 from nsprof.errors import ParseError
@@ -67,9 +70,41 @@ def test_kernel_metrics_from_all_counters():
     assert m["smem_ld_nway"] == pytest.approx(32.2) and m["smem_st_nway"] == 1
 
 
+HADD, HMUL, HFMA = (f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum" for op in ("hadd", "hmul", "hfma"))
+TORCH = REPO / "profiles" / "examples" / "h200-program-torch-train"
+
+
+def test_half_precision_rule_is_fp32s_until_measured():
+    """Pinned: the owner's GPU measurement (is a packed HFMA2 one thread instruction?) changes it on purpose."""
+    assert HALF_FLOPS_PER_INST == {"hadd": 1, "hmul": 1, "hfma": 2}
+    assert half_flops_rule() == "hadd + hmul + 2 hfma"
+
+
+def test_fp16_flops_join_the_total_rate_but_not_the_fp32_or_tensor_percentages():
+    """The real training-step launches (captured before the FP16 counters) with FP16 counts added."""
+    launches = analyze_profile([], load_profile(TORCH).ncu).launches
+    h200 = datasheet_ceiling("NVIDIA H200")
+    before = percent_of_peak(kernel_metrics(launches), h200)
+    counted = launches.assign(**{HADD: 1000.0 * launches["id"], HMUL: 300.0, HFMA: 5000.0})
+    after = percent_of_peak(kernel_metrics(counted), h200)
+    assert before["fp16_flops"].isna().all()  # not collected: unknown, not 0
+    fp16 = 1000.0 * launches["id"] + 300 + 2 * 5000
+    assert after["fp16_flops"].tolist() == fp16.tolist()
+    duration = pd.to_numeric(launches["gpu__time_duration.sum"])
+    assert (after["gflops_per_s"] - before["gflops_per_s"]).tolist() == pytest.approx((fp16 / duration).tolist())
+    fp32 = pd.to_numeric(launches[FADD]) + pd.to_numeric(launches[FMUL]) + 2 * pd.to_numeric(launches[FFMA])
+    tensor = pd.to_numeric(launches["sm__ops_path_tensor_src_fp16.sum"])  # + TF32's, 0 in this capture
+    assert before["gflops_per_s"].tolist() == pytest.approx(((fp32 + tensor) / duration).tolist())
+    for column in ("fp32_pct_of_peak", "tensor_pct_of_peak", "flops", "tensor_flops"):
+        assert after[column].tolist() == before[column].tolist(), column
+    totals = range_metrics(kernel_metrics(counted).assign(nvtx=[["all"]] * len(counted))).iloc[0]
+    assert totals["fp16_flops"] == fp16.sum()
+    assert totals["gflops_per_s"] == pytest.approx((fp32.sum() + fp16.sum() + tensor.sum()) / duration.sum())
+
+
 def test_metrics_not_collected_are_nan_not_zero():
     m = kernel_metrics(ncu_table([{"gpu__time_duration.sum": 1000.0, FFMA: 10.0}])).iloc[0]
-    for column in ("flops", "tensor_flops", "dram_bytes", "l2_bytes", "gflops_per_s", "dram_gbytes_per_s",
+    for column in ("flops", "fp16_flops", "tensor_flops", "dram_bytes", "l2_bytes", "gflops_per_s", "dram_gbytes_per_s",
                    "intensity_flop_per_byte", "smem_ld_conflicts", "smem_ld_nway", "smem_st_nway"):
         assert math.isnan(m[column]), column
 
@@ -284,7 +319,7 @@ def test_directory_joins_stages_of_real_captures(tmp_path):
     (tmp_path / "manifest.json").write_text(json.dumps({"op": "sgemm", "device": {"name": "NVIDIA H200"}}))
     doc = run_json(tmp_path)
     assert set(doc) == {"gpu", "ceiling", "kernel_summary", "memcpy_summary", "gpu_utilization", "unattributed",
-                        "attribution", "ranges", "kernels", "stages", "missing_metrics"}
+                        "attribution", "ranges", "kernels", "kernel_groups", "stages", "missing_metrics"}
     assert len(doc["kernels"]) == 20
     assert [s["stage"] for s in doc["stages"]] == [f"v{i}" for i in range(1, 11)]
     v8 = next(s for s in doc["stages"] if s["stage"] == "v8")

@@ -22,10 +22,12 @@ GH100_METRICS = Path(__file__).resolve().parents[2] / "shared" / "reference" / "
 NOT_QUERYABLE = re.compile(r"launch__\w+|sm__maximum_warps_per_active_cycle_pct")
 
 # The presets, pinned: the ncu command lines change only on purpose (since the catalogue: ldmatrix
-# instructions in default and smem, HGEMM's wgmma counters in compute).
+# instructions in default and smem, HGEMM's wgmma counters in compute; since issue 18, FP16 on CUDA
+# cores in default and compute).
 TIME = ["gpu__time_duration.sum"]
 MEMORY = ["dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum", "l1tex__t_bytes.sum"]
 FP32 = [f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum" for op in ("fadd", "fmul", "ffma")]
+FP16 = [f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum" for op in ("hadd", "hmul", "hfma")]
 TENSOR = ["sm__ops_path_tensor_src_fp16.sum", "sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32.sum"]
 SMEM = [f"{counter}_{op}.sum" for counter in ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op",
                                               "l1tex__data_pipe_lsu_wavefronts_mem_shared_op",
@@ -40,11 +42,11 @@ STALLS = [f"smsp__average_warp_latency_issue_stalled_{reason}.ratio" for reason 
     "short_scoreboard", "long_scoreboard", "barrier", "mio_throttle", "math_pipe_throttle", "not_selected", "wait",
     "dispatch_stall")]
 EXPECTED_PRESETS = {
-    "default": TIME + MEMORY + FP32 + TENSOR + SMEM + [SM_SOL, MEMORY_SOL, OCCUPANCY] + LAUNCH,
+    "default": TIME + MEMORY + FP32 + FP16 + TENSOR + SMEM + [SM_SOL, MEMORY_SOL, OCCUPANCY] + LAUNCH,
     "memory": TIME + MEMORY + ["lts__t_sector_hit_rate.pct", "dram__throughput.avg.pct_of_peak_sustained_elapsed",
                                "smsp__sass_inst_executed_op_global_ld.sum", "smsp__sass_inst_executed_op_global_st.sum",
                                MEMORY_SOL],
-    "compute": TIME + FP32 + TENSOR + WGMMA + [SM_SOL, OCCUPANCY] + ["sm__inst_executed_pipe_fma.sum",
+    "compute": TIME + FP32 + FP16 + TENSOR + WGMMA + [SM_SOL, OCCUPANCY] + ["sm__inst_executed_pipe_fma.sum",
                                                      "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active"],
     "smem": TIME + SMEM,
     "stalls": TIME + STALLS + ["smsp__issue_active.avg.pct_of_peak_sustained_active",

@@ -30,7 +30,8 @@ def _documented() -> dict[str, set[str]]:
 def frames():
     analysis, torch = api.analyze(EXAMPLE), api.analyze(TORCH)
     ladder = api.load_ladder([EXAMPLE])
-    return {"analysis.stages": analysis.stages, "analysis.kernels": analysis.kernels, "analysis.ranges": analysis.ranges,
+    return {"analysis.stages": analysis.stages, "analysis.kernels": analysis.kernels,
+            "analysis.kernel_groups": analysis.kernel_groups, "analysis.ranges": analysis.ranges,
             "analysis.kernel_summary": analysis.kernel_summary, "analysis.memcpy_summary": analysis.memcpy_summary,
             "analysis.rules": torch.rules, "ladder.work": ladder.work, "ladder.points": ladder.points}
 

@@ -136,6 +136,17 @@ def test_mixed_work_runs_at_the_time_weighted_peak():
     assert mixed["compute_gflops_per_s"] == pytest.approx(2e9 / seconds_at_peak / 1e9)
 
 
+def test_fp16_math_on_cuda_cores_is_placed_against_no_peak():
+    """Its FLOPs count in the point's speed and intensity, but nsprof keeps no FP16 CUDA-core peak
+    (it hinges on the unmeasured HALF_FLOPS_PER_INST), so its work has no compute roof."""
+    half, mixed = (roofline_points(work(flops=fp32, fp16_flops=1e9, dram_bytes=1e6), H200).iloc[0] for fp32 in (0.0, 1e9))
+    assert (half["compute_roof"], mixed["compute_roof"]) == ("FP16 CUDA cores", "mixed")
+    assert half["gflops_per_s"] == pytest.approx(1000) and mixed["intensity_flop_per_byte"] == pytest.approx(2000)
+    for point in (half, mixed):
+        assert np.isnan(point["compute_gflops_per_s"]) and point["bound"] is None and np.isnan(point["pct_of_roof"])
+    assert "half" not in {roof.key for roof in roofs(H200)}
+
+
 def test_unknown_gpu_points_have_no_bound_and_work_without_flops_is_left_out():
     points = roofline_points(pd.concat([work(flops=1e9, dram_bytes=1e6), work(flops=0.0, dram_bytes=1e6)]), None)
     assert len(points) == 1 and points["bound"].isna().all() and points["pct_of_roof"].isna().all()

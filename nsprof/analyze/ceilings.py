@@ -13,6 +13,9 @@ from nsprof.gpu_ceilings import Ceiling
 def percent_of_peak(metrics: pd.DataFrame, ceiling: Ceiling) -> pd.DataFrame:
     """Add fp32_pct_of_peak, tensor_pct_of_peak and dram_pct_of_peak to kernel or range metrics.
 
+    fp32_pct_of_peak is of FP32 FLOPs only: FP16 math on CUDA cores (fp16_flops) is placed against
+    no peak (nsprof.analyze.roofline says why), though it counts in gflops_per_s.
+
     Tensor work mixes rates (TF32 runs at half the FP16 rate), so its percentage is the share of
     the duration that the tensor FLOPs would take at peak. A percentage whose peak the ceiling
     lacks (None) is NaN; so is the tensor one of work that ran at a rate with no known peak.

@@ -217,7 +217,8 @@ def _ncu_work(launches: pd.DataFrame) -> pd.DataFrame:
     by_work = rows.groupby("key", sort=False)
     for column in SUMMED:
         totals[column] = by_work[column].sum(min_count=1)
-    totals["intensity_flop_per_l1_byte"] = ratio(all_measured_flops(totals["flops"], totals["tensor_flops"]), totals["l1_bytes"])
+    counted = all_measured_flops(totals["flops"], totals["fp16_flops"], totals["tensor_flops"])
+    totals["intensity_flop_per_l1_byte"] = ratio(counted, totals["l1_bytes"])
     weight = rows["duration_ns"].fillna(0)
     for column in WEIGHTED:
         weighted = (rows[column].fillna(0) * weight).groupby(rows["key"]).sum()
@@ -247,7 +248,8 @@ def _with_times(work: pd.DataFrame) -> pd.DataFrame:
     work["time_per_launch_ns"] = nsys_time.fillna(ncu_time)
     work["time_source"] = np.where(nsys_time.notna(), "nsys", np.where(ncu_time.notna(), "ncu", None))
     op_flops = [_op_flops(op, size) for op, size in zip(work["op"], work["size"])]
-    measured = ratio(all_measured_flops(_numeric(work, "flops"), _numeric(work, "tensor_flops")), _numeric(work, "duration_ns"))
+    counted = all_measured_flops(_numeric(work, "flops"), _numeric(work, "fp16_flops"), _numeric(work, "tensor_flops"))
+    measured = ratio(counted, _numeric(work, "duration_ns"))
     work["tflops_per_s"] = (ratio(pd.Series(op_flops, index=work.index, dtype=float), work["time_per_launch_ns"])
                             .fillna(measured) / 1e3)
     return work

@@ -9,11 +9,14 @@ Output columns (units in the names):
 
 - `duration_ns`, `l2_bytes` (L2 requests) and the shared-memory counts below: as catalogued
 - `flops`: FP32 on CUDA cores, fadd + fmul + 2 x ffma (thread instructions with predicate on)
+- `fp16_flops`: FP16 on CUDA cores (not tensor cores), hadd, hmul and hfma thread instructions
+  weighted by HALF_FLOPS_PER_INST (for now hadd + hmul + 2 x hfma, FP32's rule); NaN when the
+  capture lacks the counters (they joined nsprof's default preset after the committed captures)
 - `tensor_16bit_flops` (FP16 + BF16 sources), `tensor_tf32_flops`: tensor-core math ops; ncu
   counts each multiply-add as 2 ops, so these are FLOPs. `tensor_flops` is their sum.
-- `gflops_per_s`: (flops + tensor_flops) / duration; `dram_bytes`: DRAM read + write;
-  `dram_gbytes_per_s`
-- `intensity_flop_per_byte`: (flops + tensor_flops) per DRAM byte; `intensity_flop_per_l2_byte`
+- `gflops_per_s`: all counted FLOPs (all_measured_flops: flops + fp16_flops + tensor_flops) /
+  duration; `dram_bytes`: DRAM read + write; `dram_gbytes_per_s`
+- `intensity_flop_per_byte`: all counted FLOPs per DRAM byte; `intensity_flop_per_l2_byte`
 - `smem_ld_conflicts`, `smem_st_conflicts`: shared-memory bank conflicts of loads and stores
 - `smem_ld_wavefronts`, `smem_ld_instructions` (and `_st_`), `smem_ldsm_instructions`
   (ldmatrix, which ncu counts apart from other shared loads): what the n-way degree divides
@@ -34,9 +37,21 @@ SMEM_COUNTS = (
     "smem_ld_wavefronts", "smem_ld_instructions", "smem_st_wavefronts", "smem_st_instructions",
     "smem_ldsm_instructions",
 )
+# FLOPs per FP16 thread instruction on CUDA cores. MUST MATCH THE GPU MEASUREMENT, not yet made:
+# whether ncu counts a packed HFMA2 (two half lanes) as one thread instruction. If it does, packed
+# code does 2 FLOPs per hadd/hmul and 4 per hfma instruction ({"hadd": 2, "hmul": 2, "hfma": 4}),
+# and unpacked code 1, 1, 2. Until measured: FP32's rule, 1, 1 and 2 (an undercount if it does).
+HALF_FLOPS_PER_INST = {"hadd": 1, "hmul": 1, "hfma": 2}
+
+
+def half_flops_rule() -> str:
+    """HALF_FLOPS_PER_INST in words, for labels: 'hadd + hmul + 2 hfma'."""
+    return " + ".join(op if flops == 1 else f"{flops} {op}" for op, flops in HALF_FLOPS_PER_INST.items())
+
+
 # Columns that add up over kernels; the ratios are recomputed from these totals.
 TOTALS = (
-    "duration_ns", "flops", "tensor_16bit_flops", "tensor_tf32_flops", "tensor_flops",
+    "duration_ns", "flops", "fp16_flops", "tensor_16bit_flops", "tensor_tf32_flops", "tensor_flops",
     "dram_bytes", "l2_bytes", *SMEM_COUNTS,
 )
 
@@ -51,6 +66,7 @@ def kernel_metrics(kernels: pd.DataFrame) -> pd.DataFrame:
     out["duration_ns"] = raw("duration_ns")
     out["flops"] = (raw("fadd_thread_instructions") + raw("fmul_thread_instructions")
                     + 2 * raw("ffma_thread_instructions"))
+    out["fp16_flops"] = sum(per_inst * raw(f"{op}_thread_instructions") for op, per_inst in HALF_FLOPS_PER_INST.items())
     out["tensor_16bit_flops"] = sum_measured(raw("tensor_fp16_flops"), raw("tensor_bf16_flops"))
     out["tensor_tf32_flops"] = raw("tensor_tf32_flops")
     out["tensor_flops"] = sum_measured(out["tensor_16bit_flops"], out["tensor_tf32_flops"])
@@ -71,7 +87,7 @@ def range_metrics(metrics: pd.DataFrame) -> pd.DataFrame:
 
 
 def _add_ratios(frame: pd.DataFrame) -> pd.DataFrame:
-    all_flops = all_measured_flops(frame["flops"], frame["tensor_flops"])
+    all_flops = all_measured_flops(frame["flops"], frame["fp16_flops"], frame["tensor_flops"])
     frame["gflops_per_s"] = ratio(all_flops, frame["duration_ns"])  # FLOP/ns = GFLOP/s
     frame["dram_gbytes_per_s"] = ratio(frame["dram_bytes"], frame["duration_ns"])
     frame["intensity_flop_per_byte"] = ratio(all_flops, frame["dram_bytes"])
@@ -82,11 +98,13 @@ def _add_ratios(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def all_measured_flops(flops: pd.Series, tensor_flops: pd.Series) -> pd.Series:
-    """FP32 plus tensor FLOPs (tensor ones where counted); NaN when FP32 FLOPs were not counted:
-    ncu's --set full counts tensor ops but no FP32 FLOPs, and its tensor count alone would read as
-    a rate of 0 for a kernel busy with FP32 math."""
-    return flops + tensor_flops.fillna(0)
+def all_measured_flops(flops: pd.Series, fp16_flops: pd.Series, tensor_flops: pd.Series) -> pd.Series:
+    """FP32 plus FP16 (CUDA cores) plus tensor FLOPs, the last two where counted; NaN when FP32
+    FLOPs were not counted: ncu's --set full counts tensor ops but no FP32 FLOPs, and its tensor
+    count alone would read as a rate of 0 for a kernel busy with FP32 math. A capture without the
+    FP16 counters (older than them in the default preset) counts FP32 and tensor FLOPs only, and
+    launch_findings.missing_metrics names them."""
+    return flops + fp16_flops.fillna(0) + tensor_flops.fillna(0)
 
 
 def measured(launches: pd.DataFrame, column: str) -> pd.Series:

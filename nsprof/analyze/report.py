@@ -9,6 +9,7 @@ import pandas as pd
 from nsprof.analyze.capture_facts import distinct_launches, gpu_name
 from nsprof.analyze.ceilings import percent_of_peak
 from nsprof.gpu_ceilings import Ceiling, datasheet_ceiling
+from nsprof.analyze.kernel_groups import kernel_groups
 from nsprof.analyze.ladder import combine, with_peaks, work_records
 from nsprof.analyze.launch_findings import launch_findings, missing_metrics, rule_results
 from nsprof.analyze.metrics import kernel_metrics
@@ -36,6 +37,7 @@ class ProfileAnalysis:
     gpu_utilization: list[dict] | None = None  # nsys: nsprof.analyze.gpu_utilization, per device
     attribution: str = THREAD  # whose API calls an NVTX range counts (nsprof.analyze.nvtx_attribution)
     launches: pd.DataFrame | None = None  # ncu: every profiled launch once, with its raw metric columns
+    kernel_groups: pd.DataFrame | None = None  # ncu: `kernels` per kernel and launch configuration (nsprof.analyze.kernel_groups)
     hot_kernels: pd.DataFrame | None = None  # nsys (+ ncu): nsprof.analyze.hot_kernels; None without nsys
     harness: dict | None = None  # nsys: nsprof's own work in a ladder capture (harness_summary); None without nsys
 
@@ -69,7 +71,8 @@ def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict
         rows = nsys_kernel_rows(nsys, harness_kernels(nsys))
         hot, harness = hot_kernels(rows, kernels, rules), harness_summary(rows)
     return ProfileAnalysis(ranges, kernels, stages, gpu, ceiling, *summaries, rules, missing,
-                           gpu_utilization(nsys) if nsys else None, attribution, launches, hot, harness)
+                           gpu_utilization(nsys) if nsys else None, attribution, launches,
+                           None if kernels is None else kernel_groups(kernels), hot, harness)
 
 
 def harness_summary(rows: pd.DataFrame) -> dict:

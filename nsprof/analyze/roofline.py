@@ -6,10 +6,13 @@ A point's arithmetic intensity is its FLOPs per byte moved at one level of the m
 over a point is min(bandwidth x intensity, compute peak); the point is memory-bound when the
 bandwidth term is the smaller one. Its compute peak is the peak of the units that did its FLOPs
 (FP32 pipes or tensor cores); work that mixes them gets the rate at which that mix would run
-(total FLOPs over the sum of each part's time at its own peak).
+(total FLOPs over the sum of each part's time at its own peak). FP16 math on CUDA cores is placed
+against no peak: nsprof keeps none for it (whether its counted FLOPs could reach the datasheet's
+FP16 rate hinges on nsprof.analyze.metrics.HALF_FLOPS_PER_INST, not yet measured), so work with
+such FLOPs has no compute roof.
 
 Input (`work`): one row per piece of work with `label`, `kernel`, FLOP counts `flops` (FP32),
-`tensor_tf32_flops`, `tensor_16bit_flops`, byte counts `dram_bytes`, `l2_bytes`, `l1_bytes` (any
+`fp16_flops` (FP16 on CUDA cores), `tensor_tf32_flops`, `tensor_16bit_flops`, byte counts `dram_bytes`, `l2_bytes`, `l1_bytes` (any
 may be missing or NaN: that level is then not plotted), and its speed: `tflops_per_s` with
 `time_per_launch_ns` and `time_source` (nsprof.analyze.ladder: the one figure every table shows),
 or else `duration_ns`, over which the counted FLOPs give the speed. Optional `op`, `stage`, `size`,
@@ -18,7 +21,8 @@ or else `duration_ns`, over which the counted FLOPs give the speed. Optional `op
 Output (POINT_COLUMNS), one row per work row and measured level:
 - `intensity_flop_per_byte` (counted FLOPs per byte), `gflops_per_s` (the work's speed),
   `duration_ns` (the time that speed is over) and `time_source` (nsys or ncu)
-- `compute_roof`: FP32, TF32 tensor, FP16 tensor or mixed; `compute_gflops_per_s` its peak
+- `compute_roof`: FP32, FP16 CUDA cores, TF32 tensor, FP16 tensor or mixed; `compute_gflops_per_s`
+  its peak
 - `roof_gflops_per_s`: the roof above the point; `bound`: memory or compute
 - `pct_of_roof`: 100 x gflops_per_s / roof_gflops_per_s; `roof_source`: where that roof's
   ceiling comes from (datasheet, or measured on a date by a method)
@@ -49,7 +53,7 @@ class Unit:
     key: str
     name: str
     flops_column: str
-    ceiling_field: str  # TFLOP/s
+    ceiling_field: str | None  # TFLOP/s; None: nsprof keeps no peak for the unit
 
 
 LEVELS = (
@@ -59,6 +63,7 @@ LEVELS = (
 )
 UNITS = (
     Unit("fp32", "FP32", "flops", "fp32_tflop_per_s"),
+    Unit("half", "FP16 CUDA cores", "fp16_flops", None),
     Unit("tf32", "TF32 tensor", "tensor_tf32_flops", "tf32_tensor_tflop_per_s"),
     Unit("fp16", "FP16 tensor", "tensor_16bit_flops", "fp16_tensor_tflop_per_s"),
 )
@@ -91,13 +96,13 @@ def roofs(ceiling: Ceiling | None) -> list[Roof]:
              for level in LEVELS if getattr(ceiling, level.ceiling_field)]
     found += [Roof(unit.key, unit.name, "compute", getattr(ceiling, unit.ceiling_field) * 1e12,
                    ceiling.source_of(unit.ceiling_field))
-              for unit in UNITS if getattr(ceiling, unit.ceiling_field)]
+              for unit in UNITS if unit.ceiling_field and getattr(ceiling, unit.ceiling_field)]
     return found
 
 
 def compute_peak(work: pd.DataFrame, ceiling: Ceiling | None) -> pd.DataFrame:
     """Per work row, the compute roof of the units that did its counted FLOPs: `compute_roof`
-    (FP32, TF32 tensor, FP16 tensor or mixed), `compute_gflops_per_s` and `compute_source`. NaN /
+    (a Unit's name or mixed), `compute_gflops_per_s` and `compute_source`. NaN /
     None where no FLOPs were counted or the peak is unknown."""
     parts = {unit.key: _column(work, unit.flops_column) for unit in UNITS}
     peaks = {unit.key: _ceiling(ceiling, unit.ceiling_field) for unit in UNITS}
@@ -180,9 +185,9 @@ def binding_points(points: pd.DataFrame) -> pd.DataFrame:
 
 
 def _counted_flops(work: pd.DataFrame) -> pd.Series:
-    """FP32 plus tensor FLOPs; NaN where FP32 FLOPs were not counted."""
-    return all_measured_flops(_column(work, "flops"), sum_measured(_column(work, "tensor_tf32_flops"),
-                                                                    _column(work, "tensor_16bit_flops")))
+    """FP32, FP16 (CUDA cores) and tensor FLOPs; NaN where FP32 FLOPs were not counted."""
+    tensor = sum_measured(_column(work, "tensor_tf32_flops"), _column(work, "tensor_16bit_flops"))
+    return all_measured_flops(_column(work, "flops"), _column(work, "fp16_flops"), tensor)
 
 
 def _column(work: pd.DataFrame, name: str) -> pd.Series:
@@ -191,8 +196,8 @@ def _column(work: pd.DataFrame, name: str) -> pd.Series:
     return pd.to_numeric(work[name], errors="coerce").astype(float)
 
 
-def _ceiling(ceiling: Ceiling | None, field: str) -> float:
-    value = getattr(ceiling, field) if ceiling is not None else None
+def _ceiling(ceiling: Ceiling | None, field: str | None) -> float:
+    value = getattr(ceiling, field) if ceiling is not None and field else None
     return np.nan if value is None else value * 1e12
 
 
@@ -209,7 +214,8 @@ def _mixed_peak(parts: dict[str, pd.Series], peaks: dict[str, float]) -> pd.Seri
 
 def _compute_sources(parts: dict[str, pd.Series], ceiling: Ceiling | None) -> np.ndarray:
     """Per row, the sources of the compute peaks its FLOPs used ('; '-joined when several)."""
-    sources = {unit.key: ceiling.source_of(unit.ceiling_field) if ceiling else None for unit in UNITS}
+    sources = {unit.key: ceiling.source_of(unit.ceiling_field) if ceiling and unit.ceiling_field else None
+               for unit in UNITS}
     used = pd.DataFrame({key: flops.fillna(0) > 0 for key, flops in parts.items()})
     return np.array(["; ".join(dict.fromkeys(sources[key] for key in used.columns if row[key] and sources[key])) or None
                      for _, row in used.iterrows()], dtype=object)

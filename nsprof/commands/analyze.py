@@ -28,13 +28,16 @@ def analyze(
         help="Whose CUDA calls an NVTX range counts. thread: the thread that pushed it (NVTX's rule, as nsys "
              "stats). process: any thread of its process while it was open (PyTorch's backward pass "
              "runs on its own thread)."),
+    launches: bool = typer.Option(False, "--launches", help="ncu's kernels table: one row per launch, not one per "
+                                                            "kernel and launch configuration (--json has both)."),
 ) -> None:
     """Summarize a profile as tables (or --json): where the GPU time went and what bounds each kernel.
 
     From nsys: kernels and transfers by total time (as nsys stats), GPU utilization and idle gaps,
     GPU work per NVTX range. From ncu: each kernel's throughput, occupancy and bound, ncu's advice,
-    and FLOP/s, bandwidth and bank conflicts where the capture counted them. One row per measured
-    stage when a directory holds both."""
+    and FLOP/s, bandwidth and bank conflicts where the capture counted them, one row per kernel and
+    launch configuration (medians over its launches) or, with --launches, per launch. One row per
+    measured stage when a directory holds both."""
     from nsprof.render.analysis_tables import analysis_json, print_analysis
 
     analysis = api.analyze(path, ceilings, attribution.value)
@@ -42,4 +45,4 @@ def analyze(
     if json_:
         typer.echo(analysis_json(analysis, is_directory))
         return
-    print_analysis(analysis, is_directory, stdout())
+    print_analysis(analysis, is_directory, stdout(), launches)

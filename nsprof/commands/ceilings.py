@@ -56,7 +56,7 @@ def ceilings_table(document: dict):
     from nsprof.render.document import Table
 
     names = {**{level.ceiling_field: (level.name, fmt.bytes_per_s) for level in LEVELS},  # field -> (name, formatter)
-             **{unit.ceiling_field: (unit.name, fmt.flops_per_s) for unit in UNITS},
+             **{unit.ceiling_field: (unit.name, fmt.flops_per_s) for unit in UNITS if unit.ceiling_field},
              "h2d_tbyte_per_s": ("host to device (pinned)", fmt.bytes_per_s),
              "d2h_tbyte_per_s": ("device to host (pinned)", fmt.bytes_per_s)}
     device = document["device"]

@@ -4,7 +4,6 @@ when the command runs, never for `nsprof --help`)."""
 from __future__ import annotations
 
 import json
-from collections import Counter
 
 import pandas as pd
 
@@ -16,23 +15,31 @@ from nsprof.parse.nsys_sqlite import GRAPH_NAME
 from nsprof.render import format as fmt
 from nsprof.render.document import Block, Drawing, Table
 from nsprof.render.document_writers import json_ready, to_terminal
+from nsprof.render.kernel_names import short_names
 from nsprof.render.terminal_table import cell, plain
 
 KERNEL_FIELDS = (
-    "id", "kernel", "nvtx", "duration_ns", "flops", "tensor_flops", "dram_bytes", "l2_bytes",
+    "id", "kernel", "nvtx", "duration_ns", "flops", "fp16_flops", "tensor_flops", "dram_bytes", "l2_bytes",
     "gflops_per_s", "dram_gbytes_per_s", "intensity_flop_per_byte", "intensity_flop_per_l2_byte",
     "smem_ld_conflicts", "smem_st_conflicts", "smem_ld_nway", "smem_st_nway",
     "fp32_pct_of_peak", "tensor_pct_of_peak", "dram_pct_of_peak", *FINDING_COLUMNS,
 )
 
+# kernel_groups' records: the group, its times, the medians of the launch records' other figures, its launch ids
+GROUP_FIELDS = ("kernel", "grid", "block", "launches", "median_ns", "min_ns", "max_ns",
+                *(field for field in KERNEL_FIELDS if field not in ("id", "kernel", "nvtx", "duration_ns", "grid", "block")),
+                "ids")
 
-def print_analysis(analysis: ProfileAnalysis, is_directory: bool, console) -> None:
+
+def print_analysis(analysis: ProfileAnalysis, is_directory: bool, console, launches: bool = False) -> None:
     """Every table the profile has, each fitting the console's width."""
-    to_terminal(analysis_blocks(analysis, is_directory, console.width), console, spaced=False)
+    to_terminal(analysis_blocks(analysis, is_directory, console.width, launches), console, spaced=False)
 
 
-def analysis_blocks(analysis: ProfileAnalysis, is_directory: bool, width: int) -> list[Block]:
-    """The tables (and the note on missing metrics) as document blocks, `width` columns wide."""
+def analysis_blocks(analysis: ProfileAnalysis, is_directory: bool, width: int, launches: bool = False) -> list[Block]:
+    """The tables (and the note on missing metrics) as document blocks, `width` columns wide: a
+    ladder's stages first, then where the time goes (nsys and ncu joined), then each tool's own;
+    ncu's kernels one row per kernel and launch configuration, or per launch with `launches`."""
     from nsprof.render.hot_kernels_table import hot_kernels_table
 
     blocks: list[Block] = []
@@ -47,7 +54,7 @@ def analysis_blocks(analysis: ProfileAnalysis, is_directory: bool, width: int) -
     if analysis.ranges is not None:
         blocks.append(_ranges_table(analysis.ranges, analysis.unattributed, analysis.attribution, width))
     if analysis.kernels is not None:
-        blocks.append(_kernels_table(analysis, width))
+        blocks.append(_launches_table(analysis, width) if launches else _kernel_groups_table(analysis, width))
         if analysis.rules is not None and len(analysis.rules):
             blocks.append(_rules_table(analysis.rules))
         if note := _missing_note(analysis.missing_metrics):
@@ -76,6 +83,8 @@ def _document(analysis: ProfileAnalysis, is_directory: bool) -> dict:
     if analysis.kernels is not None or is_directory:
         kernels = analysis.kernels
         doc["kernels"] = _records(None if kernels is None else kernels[[c for c in KERNEL_FIELDS if c in kernels]])
+        groups = analysis.kernel_groups
+        doc["kernel_groups"] = _records(None if groups is None else groups[[c for c in GROUP_FIELDS if c in groups]])
         if analysis.rules is not None:
             for record in doc["kernels"]:
                 record["rules"] = _kernel_rules(analysis.rules, record["id"], record["kernel"])
@@ -107,6 +116,14 @@ def _mb(spec: str):
     return lambda nbytes: format(nbytes / 1e6, spec)
 
 
+def _dims(text: str) -> str:
+    """'(64, 4, 1)' -> '64x4', '(128, 1, 1)' -> '128': a grid or block without its trailing 1s."""
+    parts = [part.strip() for part in str(text).strip("()").split(",")]
+    while len(parts) > 1 and parts[-1] == "1":
+        parts.pop()
+    return "x".join(parts)
+
+
 def _tflops(gflops_per_s) -> str:
     return fmt.flops_per_s(gflops_per_s * 1e9, unit=False)
 
@@ -132,6 +149,9 @@ _FINDINGS = (("SM\n%", "sm_throughput_pct", ".1f"), ("mem\n%", "memory_throughpu
              ("occ.\n%", "occupancy_pct", ".0f"), ("regs", "registers_per_thread", ".0f"), ("bound", "bound", ""))
 KERNEL_COLUMNS = (("id", "id", "d"), ("kernel", "kernel", ""), ("time us", "duration_ns", _us(",.2f")), *_FINDINGS,
                   *_RATES, ("innermost range", "innermost_range", ""))
+GROUP_COLUMNS = (("kernel", "kernel", ""), ("grid", "grid", _dims), ("block", "block", _dims), ("count", "launches", ",d"),
+                 ("median\nus", "median_ns", _us(",.2f")), ("min\nus", "min_ns", _us(",.2f")),
+                 ("max\nus", "max_ns", _us(",.2f")), *_FINDINGS, *_RATES)
 # A stage's figures as the report and the roofline show them (nsprof.analyze.ladder: one time, one speed).
 STAGE_COLUMNS = (("op", "op", ""), ("stage", "stage", ""), ("size", "size", ""), ("launches", "launches", "d"),
                  ("time us", "time_per_launch_ns", _us(",.2f")), ("from", "time_source", ""),
@@ -139,6 +159,7 @@ STAGE_COLUMNS = (("op", "op", ""), ("stage", "stage", ""), ("size", "size", ""),
                  ("% peak", "pct_of_compute_peak", ".1f"), ("DRAM\nGB/s", "dram_gbytes_per_s", _gbytes),
                  ("% DRAM", "dram_pct_of_peak", ".1f"), ("FLOP/B", "intensity_flop_per_byte", ".1f"), *_NWAY,
                  ("bank\nconflicts", "bank_conflicts_per_launch", lambda value: fmt.count(value)))
+RATES_SAID = "TFLOP/s: FP32, FP16 (CUDA cores) and tensor FLOPs; % FP32 and % TC: their own only"
 # Kernel-table columns left out first when the terminal is too narrow (the rest stay in --json).
 KERNEL_DROP_ORDER = ("innermost_range", "smem_st_nway", "smem_ld_nway", "tensor_pct_of_peak", "fp32_pct_of_peak",
                      "dram_pct_of_peak", "intensity_flop_per_byte", "dram_gbytes_per_s", "registers_per_thread",
@@ -147,6 +168,10 @@ KERNEL_DROP_ORDER = ("innermost_range", "smem_st_nway", "smem_ld_nway", "tensor_
 # characters; the range and its three times always stay.
 RANGE_DROP_ORDER = ("memset_count", "gpu_ops", "memcpy_count", "memcpy_bytes", "count", "kernels", "graphs")
 RANGE_NAME_MIN = 28
+GROUP_DROP_ORDER = ("smem_st_nway", "smem_ld_nway", "tensor_pct_of_peak", "fp32_pct_of_peak", "dram_pct_of_peak",
+                    "intensity_flop_per_byte", "min_ns", "dram_gbytes_per_s", "registers_per_thread", "occupancy_pct",
+                    "max_ns", "memory_throughput_pct", "sm_throughput_pct")
+NAME_WIDTH = 26  # ncu's kernels tables: a base name this long at most, then ' [2]' where one is needed
 STAGE_DROP_ORDER = ("smem_st_nway", "dram_pct_of_peak", "launches", "op", "intensity_flop_per_byte", "smem_ld_nway",
                     "bank_conflicts_per_launch")
 SUMMARY_ROWS = 12  # the terminal shows the kernels with the largest totals; --json has every one
@@ -155,25 +180,16 @@ RULE_ROWS = 10  # ncu rule results shown, largest estimated speedup first
 
 def _kernel_summary_table(summary: pd.DataFrame) -> Table:
     rows = [{**row, "kernel": name} for row, name in zip(summary.head(SUMMARY_ROWS).to_dict("records"),
-                                                         _short_names(summary["kernel"].head(SUMMARY_ROWS), 36))]
+                                                         short_names(summary["kernel"].head(SUMMARY_ROWS), 36))]
     more = f" and {len(summary) - SUMMARY_ROWS} more kernels" if len(summary) > SUMMARY_ROWS else ""
-    caption = f"as nsys stats -r cuda_gpu_kern_sum; base names here ([2]: another instance of a template), full names{more} in --json"
+    caption = (f"as nsys stats -r cuda_gpu_kern_sum; base names here ([2]: another kernel of the same base name, "
+               f"such as another instance of a template), full names{more} in --json")
     if summary["kernel"].str.startswith(GRAPH_NAME.format("")).any():
         caption += ("; CUDA graph: launches of one graph traced at graph level (nsys's default), which "
                     "cuda_gpu_kern_sum leaves out; nsys profile --cuda-graph-trace=node shows their kernels")
     columns = (("kernel", "kernel", ""), ("count", "count", ",d"), ("total us", "total_ns", _us(",.1f")),
                ("avg us", "avg_ns", _us(",.1f")), ("median us", "median_ns", _us(",.1f")), ("% time", "pct", ".1f"))
     return Table("Kernels by total time (nsys)", columns, rows, caption)
-
-
-def _short_names(names, width: int) -> list[str]:
-    """Base names, template instances numbered apart ([2]) so that two rows never look alike."""
-    shown, seen = [], Counter()
-    for name in names:
-        short = short_kernel_name(name, width)
-        seen[short] += 1
-        shown.append(short if seen[short] == 1 else f"{short} [{seen[short]}]")
-    return shown
 
 
 def _memcpy_summary_table(summary: pd.DataFrame) -> Table:
@@ -242,15 +258,31 @@ def _utilization_table(devices: list[dict]) -> Table:
     return Table("GPU utilization (nsys)", columns, rows, caption)
 
 
-def _kernels_table(analysis: ProfileAnalysis, width: int) -> Table:
+def _launches_table(analysis: ProfileAnalysis, width: int) -> Table:
     kernels = analysis.kernels
     rows = [{**row, "innermost_range": row["nvtx"][-1] if row["nvtx"] else None, "kernel": name}
-            for row, name in zip(kernels.to_dict("records"), _short_names(kernels["kernel"], 28))]
-    present = [column for column in KERNEL_COLUMNS
-               if column[1] in ("id", "kernel", "duration_ns") or any(plain(row.get(column[1])) is not None for row in rows)]
-    columns = fit_columns(present, rows, width, KERNEL_DROP_ORDER)
-    caption = "each launch as ncu replayed it (caches flushed): its duration and the rates over it; " + _ceiling_caption(analysis)
-    return Table("Kernels (ncu)", tuple(columns), rows, caption + _left_out(present, columns))
+            for row, name in zip(kernels.to_dict("records"), short_names(kernels["kernel"], NAME_WIDTH))]
+    caption = f"each launch as ncu replayed it (caches flushed): its duration and the rates over it; {RATES_SAID}; "
+    return _fitted("Kernel launches (ncu)", KERNEL_COLUMNS, rows, width, KERNEL_DROP_ORDER, caption + _ceiling_caption(analysis))
+
+
+def _kernel_groups_table(analysis: ProfileAnalysis, width: int) -> Table:
+    groups = analysis.kernel_groups
+    rows = [{**row, "kernel": name} for row, name in zip(groups.to_dict("records"), short_names(groups["kernel"], NAME_WIDTH))]
+    caption = ("one row per kernel and launch configuration (grid, block: trailing 1s left out), as ncu replayed it "
+               "(caches flushed): count of launches, their median, min and max duration, every other column the "
+               f"median over the launches (each launch: --launches); {RATES_SAID}; ")
+    return _fitted("Kernels (ncu)", GROUP_COLUMNS, rows, width, GROUP_DROP_ORDER, caption + _ceiling_caption(analysis))
+
+
+def _fitted(title: str, columns: tuple, rows: list[dict], width: int, drop_order: tuple[str, ...], caption: str) -> Table:
+    """A kernels table of the columns some row has a value in (and the kernel's name and time),
+    fitted to `width` (fit_columns), its caption saying which were left out."""
+    always = ("id", "kernel", "duration_ns", "launches", "median_ns")
+    present = [column for column in columns
+               if column[1] in always or any(plain(row.get(column[1])) is not None for row in rows)]
+    shown = fit_columns(present, rows, width, drop_order)
+    return Table(title, tuple(shown), rows, caption + _left_out(present, shown))
 
 
 def _rules_table(rules: pd.DataFrame) -> Table:

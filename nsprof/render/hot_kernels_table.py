@@ -8,7 +8,7 @@ import pandas as pd
 from nsprof.analyze.hot_kernels import COVERAGE_PCT, GRAPH_LEVEL, NOT_PROFILED
 from nsprof.render import format as fmt
 from nsprof.render.document import Table
-from nsprof.render.kernel_names import numbered_names
+from nsprof.render.kernel_names import short_names
 
 HOT_ROWS = 10  # the terminal shows the first ten ranked; --json has every row
 
@@ -60,7 +60,7 @@ def hot_kernels_table(hot: pd.DataFrame, width: int, harness: dict | None = None
     shown = hot.head(HOT_ROWS)
     for label_width in LABEL_WIDTHS:
         rows = [{**row, "label": label, "grid_short": _grid(row["grid"]), "rate": _rate(row), "speedup": _speedup(row)}
-                for row, label in zip(shown.to_dict("records"), numbered_names(shown["kernel"], label_width))]
+                for row, label in zip(shown.to_dict("records"), short_names(shown["kernel"], label_width))]
         columns = fit_columns(list(COLUMNS), rows, width, DROP_ORDER)
         if table_width(columns, rows) <= width:
             break

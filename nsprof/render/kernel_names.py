@@ -5,7 +5,7 @@ from __future__ import annotations
 from nsprof.analyze.ladder import short_kernel_name
 
 
-def numbered_names(names, width: int) -> list[str]:
+def short_names(names, width: int) -> list[str]:
     """Base names (short_kernel_name); different full names that shorten alike are numbered apart
     ("reduce_kernel [2]") in the order they come, while every row of one full name keeps one label."""
     labels: dict[str, str] = {}

@@ -18,6 +18,7 @@ from matplotlib.figure import Figure  # noqa: E402
 
 from nsprof import metric_catalog  # noqa: E402
 from nsprof.analyze.ladder import LadderAnalysis, stage_changes  # noqa: E402
+from nsprof.analyze.metrics import half_flops_rule  # noqa: E402
 from nsprof.analyze.roofline import LEVELS, binding_points, unplaced_work  # noqa: E402
 from nsprof.analyze.timeline import TimeBreakdown  # noqa: E402
 from nsprof.registry import Stage, all_ops, all_stages, get_op, library_stage  # noqa: E402
@@ -35,6 +36,7 @@ CHANGE_COLUMNS = {
     **{column: (metric.label, fmt.for_unit(metric.unit)) for column, metric in metric_catalog.BY_COLUMN.items()},
     "dram_bytes": ("DRAM bytes read + written", fmt.byte_count),
     "flops": ("FP32 FLOPs (fadd + fmul + 2 ffma)", fmt.count),
+    "fp16_flops": (f"FP16 FLOPs on CUDA cores ({half_flops_rule()})", fmt.count),
     "tensor_flops": ("tensor-core FLOPs", fmt.count),
     "smem_ld_nway": ("shared-load n-way (wavefronts per instruction)", fmt.ratio),
     "smem_st_nway": ("shared-store n-way (wavefronts per instruction)", fmt.ratio),

@@ -43,7 +43,7 @@ LEVEL_COLORS = {"dram": "#1f77b4", "l2": "#d95f02", "l1": "#1b9e77"}
 SIZE_COLORS = ("#1f77b4", "#d95f02", "#1b9e77", "#7570b3", "#e7298a", "#66a61e", "#a6761d")
 OTHER_COLOR = "#444444"  # work with no problem size (another program's kernels)
 MAX_LABELS = 40  # more labels than this do not fit a readable figure
-TENSOR_NAMES = {unit.name: unit.key for unit in UNITS if unit.key != "fp32"}
+TENSOR_NAMES = {unit.name: unit.key for unit in UNITS if unit.key != "fp32" and unit.ceiling_field}
 
 
 def roofline_figure(points: pd.DataFrame, roofs: list[Roof], gpu: str | None,
