@@ -134,6 +134,28 @@ def write_report(ladder: LadderAnalysis, directory: str | Path, force: bool = Fa
     return write_set(Path(directory), files, force)
 
 
+def write_diff(result, directory: str | Path, force: bool = False) -> list[Path]:
+    """DIRECTORY/index.html (self-contained), diff.md and the chart diff.md shows, written as a set
+    (nsprof.output.write_set): an earlier diff there is kept unless `force`."""
+    import io
+
+    import matplotlib.pyplot as plt  # noqa: F401  (the backend loads with the first figure)
+
+    from nsprof.output import write_set
+    from nsprof.render.diff_chart import diff_chart
+    from nsprof.render.diff_tables import CHART_FILE, diff_blocks, diff_title
+    from nsprof.render.document_writers import to_html, to_markdown
+
+    _outside_profiles(directory)
+    rows, label = (result.kernels, "kernel") if result.kernels else (result.stages, "stage")
+    png = io.BytesIO()
+    diff_chart(rows, label, diff_title(result)).savefig(png, format="png", dpi=PNG_DPI)
+    blocks = diff_blocks(result, 100, png.getvalue())
+    files = {"index.html": to_html(blocks, diff_title(result)).encode(),
+             "diff.md": to_markdown(blocks).encode(), CHART_FILE: png.getvalue()}
+    return write_set(Path(directory), files, force)
+
+
 def unplaced_lines(ladder: LadderAnalysis) -> list[str]:
     """One line per piece of work the roofline could not place, and why."""
     from nsprof.analyze.roofline import unplaced_work

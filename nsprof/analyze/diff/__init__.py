@@ -39,7 +39,7 @@ FASTER, SLOWER, SAME, ADDED, REMOVED = "faster", "slower", "same", "added", "rem
 DEFAULT_MIN_CHANGE_PCT = 2.0
 TOP_CONTRIBUTORS = 5
 ROW_FIELDS = ("a_count", "b_count", "a_median_ns", "b_median_ns", "change_pct", "ci_low_pct", "ci_high_pct",
-              "status", "testable")
+              "status", "testable", "significant")
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ class DiffResult:
                 f"[{row['ci_low_pct']:+.1f}%, {row['ci_high_pct']:+.1f}%]"
                 for section, label, rows in (("kernels", "kernel", self.kernels), ("ranges", "range", self.ranges),
                                              ("stages", "stage", self.stages))
-                for row in rows if row["status"] == SLOWER and row["change_pct"] > pct]
+                for row in rows if row["significant"] and row["change_pct"] > pct]
 
 
 def diff_captures(a: Capture, b: Capture, min_change_pct: float = DEFAULT_MIN_CHANGE_PCT,
@@ -84,9 +84,16 @@ def diff_captures(a: Capture, b: Capture, min_change_pct: float = DEFAULT_MIN_CH
         raise UsageError(f"{a.name} and {b.name} are not the same kind of capture (a bench record and a profile)",
                          "compare two profiles, or two `nsprof bench` records")
     if a.bench is not None:
-        stages = _stage_rows(compare_summaries(_bench_frame(a.bench), _bench_frame(b.bench)), {}, {}, min_change_pct,
-                             stage_pair, {})
-        return DiffResult(a.name, b.name, [], [], stages, [], [], _bench_warnings(a, b), SUMMARY_METHOD,
+        frames = [_bench_frame(a.bench), _bench_frame(b.bench)]
+        if stage_pair:
+            frames = [_rekeyed(frame, stage, stage_pair) for frame, stage in zip(frames, stage_pair)]
+        common = set(frames[0]["key"]) & set(frames[1]["key"])
+        only = [len(set(frame["key"]) - common) for frame in frames]
+        skipped = [f"{n} stage and size record{'s' if n > 1 else ''} only in {side}, not compared"
+                   for n, side in zip(only, "AB") if n]
+        frames = [frame[frame["key"].isin(common)] for frame in frames]
+        stages = _stage_rows(compare_summaries(*frames), {}, {}, min_change_pct, stage_pair, {})
+        return DiffResult(a.name, b.name, [], [], stages, [], [], _bench_warnings(a, b) + skipped, SUMMARY_METHOD,
                           min_change_pct, stage_pair, {"a": "bench", "b": "bench"})
     instances = {side: _instances(capture, attribution) for side, capture in (("a", a), ("b", b))}
     stage_a, stage_b = (_rekeyed(instances["a"]["stages"], stage_pair[0], stage_pair),
@@ -161,7 +168,8 @@ def _with_status(stats: pd.DataFrame, min_change_pct: float) -> pd.DataFrame:
         [stats["a_count"] == 0, stats["b_count"] == 0,
          testable & (low > 0) & (change >= min_change_pct), testable & (high < 0) & (change <= -min_change_pct)],
         [ADDED, REMOVED, SLOWER, FASTER], SAME)
-    return stats.assign(status=status)
+    # significant: the interval excludes zero, however small the change (a status needs min_change_pct too)
+    return stats.assign(status=status, significant=testable & ((low > 0) | (high < 0)))
 
 
 def _ordered(rows: pd.DataFrame) -> pd.DataFrame:
@@ -261,8 +269,8 @@ def _stage_rows(stats: pd.DataFrame, counters: dict, rules: dict, min_change_pct
 
 
 def _stage_label(parsed: dict, stage_pair: tuple[str, str] | None) -> str:
-    stage = f"{stage_pair[0]} -> {stage_pair[1]}" if stage_pair else parsed.get("stage", "?")
-    return f"{parsed.get('op', '?')} {stage} {parsed.get('size', '')}".strip()
+    """The stage part of a row's name: v5, or v5 -> v6 for a stage pair."""
+    return f"{stage_pair[0]} -> {stage_pair[1]}" if stage_pair else parsed.get("stage", "?")
 
 
 def _stage_order(key: str) -> tuple:

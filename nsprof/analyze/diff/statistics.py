@@ -66,7 +66,7 @@ def compare_samples(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
 def compare_summaries(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     """STAT_COLUMNS per `key` from two frames of (key, median_ns, q1_ns, q3_ns, runs): one
     summary per key and side (compare_summaries' interval: module docstring)."""
-    merged = a.set_index("key").join(b.set_index("key"), how="outer", lsuffix="_a", rsuffix="_b")
+    merged = a.merge(b, on="key", how="outer", suffixes=("_a", "_b")).set_index("key")
     out = pd.DataFrame(index=merged.index)
     for side in ("a", "b"):
         out[f"{side}_count"] = merged[f"runs_{side}"].fillna(0).astype(int)
