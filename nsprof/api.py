@@ -56,13 +56,13 @@ def analyze(path: str | Path, ceilings: str | Path | None = None, attribution: s
 
 
 def diff(a: str | Path, b: str | Path | None = None, stages: tuple[str, str] | None = None,
-         min_change_pct: float = 2.0, attribution: str = "thread", ceilings: str | Path | None = None):
+         min_change_pct: float = 2.0, attribution: str = "thread"):
     """`nsprof diff`: two captures (profile directories, nsys or ncu files, or two `nsprof bench`
     records), or with `stages` (X, Y) stage X of A against stage Y of B (B defaults to A).
     Returns nsprof.analyze.diff.DiffResult: kernels, ranges, stages, totals and warnings."""
-    from nsprof.analyze.diff import Capture, diff_captures
+    from nsprof.analyze.diff import Capture, diff_captures, profile_capture
+    from nsprof.parse import load_profile
     from nsprof.parse.bench_record import is_bench_record, load_bench_record
-    from nsprof.profile_analysis import analyzed_profile
 
     if b is None and stages is None:
         raise UsageError("diff needs two captures, or one with --stages X,Y", "nsprof diff A B, or nsprof diff A --stages v5,v6")
@@ -72,8 +72,7 @@ def diff(a: str | Path, b: str | Path | None = None, stages: tuple[str, str] | N
         if is_bench_record(path):
             captures.append(Capture(str(path), bench=load_bench_record(path)))
         else:
-            profile, analysis = analyzed_profile(path, _path(ceilings), attribution)
-            captures.append(Capture(str(path), profile, analysis))
+            captures.append(profile_capture(str(path), load_profile(path), attribution))
     return diff_captures(*captures, min_change_pct=min_change_pct, stage_pair=stages, attribution=attribution)
 
 

@@ -9,7 +9,6 @@ import typer
 
 from nsprof import api
 from nsprof.commands.analyze import Attribution
-from nsprof.commands.options import CEILINGS_HELP
 from nsprof.console import stdout
 from nsprof.errors import UsageError
 
@@ -25,7 +24,6 @@ def diff(
     out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help="Also write DIR/diff.md, DIR/index.html and the chart DIR/diff-chart.png."),
     force: bool = typer.Option(False, "--force", help="Replace the files of an earlier --out there (kept by default)."),
     attribution: Attribution = typer.Option(Attribution.thread, "--attribution", case_sensitive=False, help="Whose CUDA calls an NVTX range counts (as `nsprof analyze --attribution`)."),
-    ceilings: Optional[Path] = typer.Option(None, "--ceilings", metavar="PATH", help=CEILINGS_HELP),
 ) -> None:
     """Compare two captures: per kernel, NVTX range and ladder stage, the change in median time
     with a 95% interval (a percentile bootstrap of the ratio of medians over the per-launch times),
@@ -38,7 +36,7 @@ def diff(
     if json_ and markdown:
         raise UsageError("--json and --markdown exclude each other", "choose one output format")
     pair = _stage_pair(stages) if stages else None
-    result = api.diff(a, b, pair, min_change, attribution.value, ceilings)
+    result = api.diff(a, b, pair, min_change, attribution.value)
     if out is not None:
         for path in api.write_diff(result, out, force):
             typer.echo(f"wrote {path}", err=True)

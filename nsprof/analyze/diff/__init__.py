@@ -50,6 +50,31 @@ class Capture:
     profile: Profile | None = None
     analysis: ProfileAnalysis | None = None
     bench: dict | None = None  # {"env", "results", ...} as `nsprof bench --save-as` writes it
+    attributed: pd.DataFrame | None = None  # nvtx_attribution.attribute_work of every export, once
+
+
+def profile_capture(name: str, profile: Profile, attribution: str = "thread") -> Capture:
+    """A profile with the parts of its analysis a diff reads (those of nsprof.analyze.report, each
+    computed once: attribution is the costly part at a million kernels), no ceilings needed."""
+    from nsprof.analyze.capture_facts import distinct_launches, gpu_name
+    from nsprof.analyze.gpu_utilization import gpu_utilization
+    from nsprof.analyze.ladder import work_records
+    from nsprof.analyze.launch_findings import launch_findings, rule_results
+    from nsprof.analyze.metrics import kernel_metrics
+    from nsprof.analyze.nvtx_attribution import summarize_ranges
+
+    attributed = pd.concat([attribute_work(export, attribution) for export in profile.nsys], ignore_index=True) \
+        if profile.nsys else None
+    ranges = summarize_ranges(attributed) if attributed is not None else None
+    launches = distinct_launches(profile.ncu) if profile.ncu else None
+    kernels = pd.concat([kernel_metrics(launches), launch_findings(launches)], axis=1) if launches is not None else None
+    work = work_records(launches, ranges)
+    stages = work[work["stage"].notna()].reset_index(drop=True) if "stage" in work else work
+    analysis = ProfileAnalysis(ranges, kernels, stages, gpu_name(profile.nsys, profile.ncu, profile.manifest), None,
+                               rules=rule_results(profile.ncu) if profile.ncu else None,
+                               gpu_utilization=gpu_utilization(profile.nsys) if profile.nsys else None,
+                               attribution=attribution, launches=launches)
+    return Capture(name, profile, analysis, attributed=attributed)
 
 
 @dataclass(frozen=True)
@@ -135,7 +160,8 @@ def _instances(capture: Capture, attribution: str) -> dict:
             frames.append(pd.DataFrame({"name": export.graphs["name"].astype(str), "is_graph": True,
                                         "start_ns": export.graphs["start_ns"], "value_ns": export.graphs["duration_ns"]}))
         launches, source = pd.concat(frames, ignore_index=True), "nsys"
-        attributed = pd.concat([attribute_work(export, attribution) for export in profile.nsys], ignore_index=True)
+        attributed = capture.attributed if capture.attributed is not None else \
+            pd.concat([attribute_work(export, attribution) for export in profile.nsys], ignore_index=True)
         gpu_time = attributed["gpu_time_ns"] + (attributed["copy_ns"] if "copy_ns" in attributed else 0)
         instances = pd.DataFrame({"key": attributed["range"].astype(str), "gpu_time_ns": gpu_time,
                                   "duration_ns": attributed["duration_ns"].astype("float64")})
@@ -414,4 +440,4 @@ def _software_warnings(a: dict, b: dict) -> list[str]:
     return [f"different {key}: A {ours[key]}, B {theirs[key]}" for key in ours if key in theirs and ours[key] != theirs[key]]
 
 
-__all__ = ["ADDED", "Capture", "DiffResult", "FASTER", "MIN_SAMPLES", "REMOVED", "SAME", "SLOWER", "diff_captures"]
+__all__ = ["ADDED", "Capture", "DiffResult", "FASTER", "MIN_SAMPLES", "REMOVED", "SAME", "SLOWER", "diff_captures", "profile_capture"]

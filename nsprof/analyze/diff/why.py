@@ -19,7 +19,7 @@ from nsprof.analyze.metrics import sum_measured
 MOVED_PCT = 5.0
 # DRAM and L2 bytes, bank conflicts, occupancy, SOL throughput, FLOP rate, tensor-core use.
 KERNEL_COUNTERS = ("dram_bytes", "l2_bytes", "bank_conflicts_per_launch", "occupancy_pct", "sm_throughput_pct",
-                   "memory_throughput_pct", "gflops_per_s", "tensor_flops", "tensor_pct_of_peak")
+                   "memory_throughput_pct", "gflops_per_s", "tensor_flops")
 STAGE_COUNTERS = ("dram_bytes", "l2_bytes", "bank_conflicts_per_launch", "occupancy_pct", "sm_throughput_pct",
                   "memory_throughput_pct", "tflops_per_s", "tensor_flops")
 
