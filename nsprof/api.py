@@ -56,6 +56,27 @@ def analyze(path: str | Path, ceilings: str | Path | None = None, attribution: s
     return analyzed_profile(Path(path), _path(ceilings), attribution)[1]
 
 
+def diff(a: str | Path, b: str | Path | None = None, stages: tuple[str, str] | None = None,
+         min_change_pct: float = 2.0, attribution: str = "thread"):
+    """`nsprof diff`: two captures (profile directories, nsys or ncu files, or two `nsprof bench`
+    records), or with `stages` (X, Y) stage X of A against stage Y of B (B defaults to A).
+    Returns nsprof.analyze.diff.DiffResult: kernels, ranges, stages, totals and warnings."""
+    from nsprof.analyze.diff import Capture, diff_captures, profile_capture
+    from nsprof.parse import load_profile
+    from nsprof.parse.bench_record import is_bench_record, load_bench_record
+
+    if b is None and stages is None:
+        raise UsageError("diff needs two captures, or one with --stages X,Y", "nsprof diff A B, or nsprof diff A --stages v5,v6")
+    paths = [Path(a), Path(b if b is not None else a)]
+    captures = []
+    for path in paths:
+        if is_bench_record(path):
+            captures.append(Capture(str(path), bench=load_bench_record(path)))
+        else:
+            captures.append(profile_capture(str(path), load_profile(path), attribution))
+    return diff_captures(*captures, min_change_pct=min_change_pct, stage_pair=stages, attribution=attribution)
+
+
 def load_ladder(paths: list[str | Path] | None = None, keep_all: bool = False,
                 ceilings: str | Path | None = None) -> LadderAnalysis:
     """The profiles under `paths` (default profiles/) analyzed under the GPU's ceilings; by default
@@ -110,6 +131,28 @@ def write_report(ladder: LadderAnalysis, directory: str | Path, force: bool = Fa
     title, blocks = report_document(ladder)
     files = {"index.html": to_html(blocks, title).encode(), "report.md": to_markdown(blocks).encode(),
              **{block.file_name: block.png for block in blocks if isinstance(block, Image)}}
+    return write_set(Path(directory), files, force)
+
+
+def write_diff(result, directory: str | Path, force: bool = False) -> list[Path]:
+    """DIRECTORY/index.html (self-contained), diff.md and the chart diff.md shows, written as a set
+    (nsprof.output.write_set): an earlier diff there is kept unless `force`."""
+    import io
+
+    import matplotlib.pyplot as plt  # noqa: F401  (the backend loads with the first figure)
+
+    from nsprof.output import write_set
+    from nsprof.render.diff_chart import diff_chart
+    from nsprof.render.diff_tables import CHART_FILE, diff_blocks, diff_title
+    from nsprof.render.document_writers import to_html, to_markdown
+
+    _outside_profiles(directory)
+    rows, label = (result.kernels, "kernel") if result.kernels else (result.stages, "stage")
+    png = io.BytesIO()
+    diff_chart(rows, label, diff_title(result)).savefig(png, format="png", dpi=PNG_DPI)
+    blocks = diff_blocks(result, 100, png.getvalue())
+    files = {"index.html": to_html(blocks, diff_title(result)).encode(),
+             "diff.md": to_markdown(blocks).encode(), CHART_FILE: png.getvalue()}
     return write_set(Path(directory), files, force)
 
 

@@ -15,6 +15,7 @@ from nsprof import __version__
 from nsprof.commands.analyze import analyze
 from nsprof.commands.bench import bench
 from nsprof.commands.ceilings import ceilings
+from nsprof.commands.diff import diff
 from nsprof.commands.doctor import doctor
 from nsprof.commands.explain import explain
 from nsprof.commands.pipeline import pipeline
@@ -137,7 +138,7 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
 
 
 # In the order a user meets them: the ladder, running it, profiling it, reading the results.
-for command in (stages, bench, profile, pipeline, analyze, timeline, roofline, report, explain, ceilings, doctor):
+for command in (stages, bench, profile, pipeline, analyze, diff, timeline, roofline, report, explain, ceilings, doctor):
     app.command(cls=_Command)(command)
 
 

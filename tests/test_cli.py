@@ -34,7 +34,7 @@ def test_no_arguments_shows_help():
 
 
 def test_every_command_is_listed():
-    assert COMMANDS == ["stages", "bench", "profile", "pipeline", "analyze", "timeline", "roofline", "report", "explain",
+    assert COMMANDS == ["stages", "bench", "profile", "pipeline", "analyze", "diff", "timeline", "roofline", "report", "explain",
                         "ceilings", "doctor"]
 
 

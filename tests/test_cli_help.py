@@ -23,7 +23,7 @@ def help_of(name):
 
 
 def test_every_command_is_checked():
-    assert len(COMMANDS) == 11 and "timeline" in COMMANDS
+    assert len(COMMANDS) == 12 and "timeline" in COMMANDS and "diff" in COMMANDS
 
 
 @pytest.mark.parametrize("name", COMMANDS)

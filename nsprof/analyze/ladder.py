@@ -206,7 +206,7 @@ def short_kernel_name(name: str, width: int = 24) -> str:
 def _ncu_work(launches: pd.DataFrame) -> pd.DataFrame:
     launches = launches.reset_index(drop=True)
     metrics = kernel_metrics(launches)
-    groups = [_group(nvtx, kernel) for nvtx, kernel in zip(metrics["nvtx"], metrics["kernel"])]
+    groups = [work_key(nvtx, kernel) for nvtx, kernel in zip(metrics["nvtx"], metrics["kernel"])]
     totals = range_metrics(metrics.assign(nvtx=[[group] for group in groups]))
     # ncu's own rate (counted FLOPs over its replayed duration) is not the work's speed: _with_times decides that
     totals = totals.rename(columns={"range": "key", "kernels": "ncu_kernels"}).drop(columns="gflops_per_s").set_index("key")
@@ -266,7 +266,7 @@ def with_peaks(work: pd.DataFrame, ceiling: Ceiling | None) -> pd.DataFrame:
                        dram_pct_of_peak=100 * _numeric(work, "dram_gbytes_per_s") / (dram_peak * 1e3))
 
 
-def _group(nvtx: list[str], kernel: str) -> str:
+def work_key(nvtx: list[str], kernel: str) -> str:
     """The innermost stage range open at a launch, else the kernel's own key."""
     return next((name for name in reversed(nvtx or []) if parse_stage_range(name)), f"{KERNEL_KEY}{kernel}")
 

@@ -1,0 +1,62 @@
+"""`nsprof diff A B`: did the change make it faster, how sure is that, and why."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from nsprof import api
+from nsprof.commands.analyze import Attribution
+from nsprof.console import stdout
+from nsprof.errors import UsageError
+
+
+def diff(
+    a: Path = typer.Argument(..., metavar="A", help="The baseline: a profile directory, an nsys .nsys-rep or .sqlite, an ncu .ncu-rep or .csv, or an `nsprof bench` record (.json)."),
+    b: Optional[Path] = typer.Argument(None, metavar="[B]", help="The new version, of the same kind as A. Default with --stages: A itself."),
+    stages: Optional[str] = typer.Option(None, "--stages", metavar="X,Y", help="Compare ladder stage X (of A) with stage Y (of B, or of A again): nsprof diff PROFILE --stages v5,v6."),
+    min_change: float = typer.Option(2.0, "--min-change", metavar="PCT", min=0, help="The smallest change in median time called faster or slower, in percent (its interval must exclude 0 as well)."),
+    fail_if_slower: Optional[float] = typer.Option(None, "--fail-if-slower", metavar="PCT", min=0, help="Exit 1 when a kernel, range or stage is significantly slower by more than PCT percent, naming each on one line (for CI)."),
+    json_: bool = typer.Option(False, "--json", help="Print one JSON object (kernels, ranges, stages, totals) instead of tables."),
+    markdown: bool = typer.Option(False, "--markdown", help="Print the diff as Markdown instead of tables."),
+    out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help="Also write DIR/diff.md, DIR/index.html and the chart DIR/diff-chart.png."),
+    force: bool = typer.Option(False, "--force", help="Replace the files of an earlier --out there (kept by default)."),
+    attribution: Attribution = typer.Option(Attribution.thread, "--attribution", case_sensitive=False, help="Whose CUDA calls an NVTX range counts (as `nsprof analyze --attribution`)."),
+) -> None:
+    """Compare two captures: per kernel, NVTX range and ladder stage, the change in median time
+    with a 95% interval (a percentile bootstrap of the ratio of medians over the per-launch times),
+    whether it is faster, slower or the same, and why: the ncu counters that moved with it and the
+    ncu rules that appeared or went away. Totals of GPU busy, kernel, copy and idle time, and the
+    kernels that account for most of the change."""
+    from nsprof.render.diff_tables import diff_blocks, diff_json
+    from nsprof.render.document_writers import to_markdown, to_terminal
+
+    if json_ and markdown:
+        raise UsageError("--json and --markdown exclude each other", "choose one output format")
+    pair = _stage_pair(stages) if stages else None
+    result = api.diff(a, b, pair, min_change, attribution.value)
+    if out is not None:
+        for path in api.write_diff(result, out, force):
+            typer.echo(f"wrote {path}", err=True)
+    if json_:
+        typer.echo(diff_json(result))
+    elif markdown:
+        typer.echo(to_markdown(diff_blocks(result, 100)), nl=False)
+    else:
+        console = stdout()
+        to_terminal(diff_blocks(result, console.width), console)
+    if fail_if_slower is not None:
+        slower = result.slower_than(fail_if_slower)
+        for line in slower:
+            typer.echo(f"slower by more than {fail_if_slower:g}%: {line}", err=True)
+        if slower:
+            raise typer.Exit(1)
+
+
+def _stage_pair(text: str) -> tuple[str, str]:
+    parts = [part.strip() for part in text.replace(":", ",").split(",")]
+    if len(parts) != 2 or not all(parts):
+        raise UsageError(f"--stages {text!r} is not two stages", "write it as X,Y, e.g. --stages v5,v6")
+    return parts[0], parts[1]

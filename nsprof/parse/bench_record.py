@@ -1,0 +1,27 @@
+"""Read what `nsprof bench --save-as` writes: {"nsprof_version", "created", "command", "env",
+"results": one record per stage and size (median_ms, q1_ms, q3_ms, runs, ...)}."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from nsprof.errors import ParseError
+
+
+def is_bench_record(path: Path) -> bool:
+    """A .json file (`nsprof bench` saves JSON; no capture nsprof reads is JSON)."""
+    return Path(path).is_file() and Path(path).suffix.lower() == ".json"
+
+
+def load_bench_record(path: Path) -> dict:
+    try:
+        document = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ParseError(f"{path}: unreadable JSON ({err})") from None
+    results = document.get("results") if isinstance(document, dict) else None
+    if not isinstance(results, list) or not all(isinstance(r, dict) and "median_ms" in r and "stage" in r
+                                                for r in results):
+        raise ParseError(f"{path}: not a record of `nsprof bench` (no \"results\" list of timed stages)",
+                         "save one with `nsprof bench --save-as FILE.json`")
+    return document

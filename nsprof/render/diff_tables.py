@@ -1,0 +1,218 @@
+"""What `nsprof diff` prints: document blocks (terminal, Markdown, HTML through
+nsprof.render.document_writers) and the JSON document (render layer; loads with the command).
+
+Tables fit the width given: names are shortened with an ellipsis, and below NAME_MIN characters
+for a name the two median columns go (JSON keeps full names and every figure)."""
+
+from __future__ import annotations
+
+import json
+
+from nsprof.analyze.diff import DiffResult
+from nsprof.analyze.diff.statistics import MIN_SAMPLES
+from nsprof.analyze.ladder import short_kernel_name
+from nsprof.render import format as fmt
+from nsprof.render.document import Block, Bullets, Heading, Image, Paragraph, Table
+
+NAME_MIN = 16
+CHART_FILE = "diff-chart.png"
+
+
+def diff_json(result: DiffResult) -> str:
+    from nsprof.render.document_writers import json_ready
+
+    document = {
+        "a": result.a, "b": result.b, "method": result.method, "min_change_pct": result.min_change_pct,
+        "stage_pair": list(result.stage_pair) if result.stage_pair else None, "time_source": result.time_source,
+        "warnings": result.warnings, "kernels": result.kernels, "ranges": result.ranges, "stages": result.stages,
+        "totals": {"rows": result.totals, "top_contributors": result.contributors},
+    }
+    return json.dumps(json_ready(document), indent=2)
+
+
+def diff_blocks(result: DiffResult, width: int, chart_png: bytes | None = None) -> list[Block]:
+    """The answer first (a summary), then warnings, totals, kernels, ranges, stages, and why."""
+    blocks: list[Block] = [Heading(1, diff_title(result)),
+                           Paragraph(" ".join(summary(result)), emphasis=True)]
+    if result.warnings:
+        blocks.append(Bullets([f"warning: {line}" for line in result.warnings]))
+    if result.totals:
+        blocks.append(_totals_table(result))
+    if result.contributors:
+        blocks.append(_contributors_table(result, width))
+    for title, label, rows in (("Kernels", "kernel", result.kernels), ("NVTX ranges", "range", result.ranges),
+                               ("Stages", "stage", result.stages)):
+        if rows:
+            blocks.append(_change_table(title, label, rows, result, width))
+    blocks += _why_blocks(result, width)
+    if chart_png is not None:
+        blocks.append(Image(CHART_FILE, "change in median time per kernel, with its 95% interval", chart_png))
+    blocks.append(Paragraph(f"Intervals: {result.method}. A change is called faster or slower when its interval "
+                            f"excludes 0 and it is at least {result.min_change_pct:g}%; with fewer than {MIN_SAMPLES} "
+                            "launches on a side no interval is computed and nothing is called (n<3)."))
+    return blocks
+
+
+def diff_title(result: DiffResult) -> str:
+    if result.stage_pair and result.a == result.b:
+        return f"nsprof diff: {result.a}, stage {result.stage_pair[0]} -> {result.stage_pair[1]}"
+    return f"nsprof diff: {result.a} vs {result.b}"
+
+
+def summary(result: DiffResult) -> list[str]:
+    """Sentences that answer: faster or not, how sure, and why."""
+    lines = []
+    if result.stage_pair:
+        for row in result.stages:
+            lines.append(f"{_row_label(row)}: time {fmt.duration_ns(row['a_median_ns'])} -> "
+                         f"{fmt.duration_ns(row['b_median_ns'])}, {_change(row)} ({_verdict(row, result.min_change_pct)})"
+                         + "".join(f"; {_counter_phrase(name, values)}" for name, values in
+                                   _top_counters(row.get("metrics", {}))) + ".")
+        return lines
+    for section, label, rows in (("kernels", "kernel", result.kernels), ("stages", "stage", result.stages)):
+        if not rows:
+            continue
+        counts = {status: sum(row["status"] == status for row in rows)
+                  for status in ("faster", "slower", "same", "added", "removed")}
+        lines.append(f"{len(rows)} {section}: " + ", ".join(f"{n} {status}" for status, n in counts.items() if n) + ".")
+        called = [row for row in rows if row["status"] in ("faster", "slower")][:3]
+        for row in called:
+            name = _row_label(row) if label == "stage" else short_kernel_name(row[label], 40)
+            lines.append(f"{name} {row['status']}: {_change(row)}.")
+        untestable = sum(not row["testable"] and row["a_count"] and row["b_count"] for row in rows)
+        if untestable:
+            lines.append(f"{untestable} {section} ran fewer than {MIN_SAMPLES} times on a side: nothing can be "
+                         "called for them.")
+    kernel_time = next((row for row in result.totals if row["quantity"] == "kernel_ns"), None)
+    if kernel_time and kernel_time["change_pct"] is not None:
+        lines.append(f"Total kernel time {fmt.duration_ns(kernel_time['a_ns'])} -> "
+                     f"{fmt.duration_ns(kernel_time['b_ns'])} ({kernel_time['change_pct']:+.1f}%).")
+    return lines
+
+
+def _verdict(row: dict, min_change: float) -> str:
+    if not row["testable"]:
+        return f"fewer than {MIN_SAMPLES} launches on a side: not testable"
+    if row["status"] in ("faster", "slower"):
+        return row["status"]
+    if row["significant"]:
+        return f"a real change, its interval excludes 0, but under --min-change {min_change:g}%"
+    return "no change the launches can tell apart from noise"
+
+
+def _change(row: dict) -> str:
+    if row["change_pct"] is None:
+        return row["status"]
+    if row["ci_low_pct"] is None:
+        return f"{row['change_pct']:+.1f}%"
+    return f"{row['change_pct']:+.1f}% [{row['ci_low_pct']:+.1f}%, {row['ci_high_pct']:+.1f}%]"
+
+
+def _top_counters(metrics: dict) -> list[tuple[str, dict]]:
+    """The bank conflicts first (the ladder's teaching counter), then the largest moves."""
+    shown = {name: values for name, values in metrics.items()
+             if name not in ("smem_ld_conflicts", "smem_st_conflicts") or "bank_conflicts_per_launch" not in metrics}
+    ranked = sorted(shown.items(), key=lambda item: (item[0] != "bank_conflicts_per_launch",
+                                                      -abs(item[1]["change_pct"] or 1e9)))
+    return ranked[:3]
+
+
+def _counter_phrase(name: str, values: dict) -> str:
+    label = name.replace("_per_launch", "").replace("_", " ")
+    return f"{label} {_counter_value(name, values['a'])} -> {_counter_value(name, values['b'])}"
+
+
+def _counter_value(name: str, value) -> str:
+    if name.endswith("_bytes"):
+        return fmt.byte_count(value)
+    if name.endswith("_pct"):
+        return fmt.percent(value)
+    if name == "gflops_per_s":
+        return fmt.flops_per_s(value * 1e9)
+    if name == "tflops_per_s":
+        return fmt.flops_per_s(value * 1e12)
+    if name.endswith("_nway") or name.startswith("stall_"):
+        return fmt.ratio(value)
+    return fmt.count(value)
+
+
+def _row_label(row: dict) -> str:
+    if "label" in row:
+        return f"{row['op']} {row['label']} {fmt.problem_size(row['size'])}"
+    return str(row.get("kernel") or row.get("range"))
+
+
+def _interval(row: dict) -> str:
+    if row["a_count"] and row["b_count"] and not row["testable"]:
+        return "n<3"
+    if row["ci_low_pct"] is None:
+        return fmt.MISSING
+    return f"[{row['ci_low_pct']:+.1f}, {row['ci_high_pct']:+.1f}]%"
+
+
+def _status(row: dict) -> str:
+    return "same*" if row["status"] == "same" and row["significant"] else row["status"]
+
+
+def _change_table(title: str, label: str, rows: list[dict], result: DiffResult, width: int) -> Table:
+    headers = [label, "n A/B", "A median", "B median", "change", "95% CI", "status"]
+    cells = [[_row_label(row) if label == "stage" else str(row[label]), f"{row['a_count']}/{row['b_count']}",
+              fmt.duration_ns(row["a_median_ns"]), fmt.duration_ns(row["b_median_ns"]),
+              fmt.MISSING if row["change_pct"] is None else f"{row['change_pct']:+.1f}%", _interval(row), _status(row)]
+             for row in rows]
+    headers, cells = _fitted(headers, cells, width, drop=(2, 3))
+    caption = None
+    if any(_status(row) == "same*" for row in rows):
+        caption = f"same*: a real change (its interval excludes 0) under --min-change {result.min_change_pct:g}%"
+    return Table.preformatted(headers, cells, [False] + [True] * (len(headers) - 1), title=title, caption=caption)
+
+
+def _totals_table(result: DiffResult) -> Table:
+    names = {"gpu_busy_ns": "GPU busy", "kernel_ns": "kernels", "copy_ns": "copies and memsets", "idle_ns": "GPU idle"}
+    cells = [[names[row["quantity"]], fmt.duration_ns(row["a_ns"]), fmt.duration_ns(row["b_ns"]),
+              fmt.MISSING if row["change_pct"] is None else f"{row['change_pct']:+.1f}%"] for row in result.totals]
+    return Table.preformatted(["total", "A", "B", "change"], cells, [False, True, True, True], title="Totals")
+
+
+def _contributors_table(result: DiffResult, width: int) -> Table:
+    cells = [[row["kernel"], ("+" if row["delta_ns"] > 0 else "-") + fmt.duration_ns(abs(row["delta_ns"])),
+              fmt.percent(row["share_pct"])] for row in result.contributors]
+    headers, cells = _fitted(["kernel", "time change", "share"], cells, width)
+    return Table.preformatted(headers, cells, [False, True, True], title="Top contributors (kernel time)")
+
+
+def _why_blocks(result: DiffResult, width: int) -> list[Block]:
+    cells, rules = [], []
+    for label, rows in (("kernel", result.kernels), ("stage", result.stages)):
+        for row in rows:
+            name = _row_label(row) if label == "stage" else str(row[label])
+            for counter, values in (row.get("metrics") or {}).items():
+                change = values["change_pct"]
+                cells.append([name, counter, _counter_value(counter, values["a"]), _counter_value(counter, values["b"]),
+                              fmt.MISSING if change is None else f"{change:+.1f}%"])
+            for key, word in (("rules_appeared", "appeared"), ("rules_gone", "went away")):
+                if row.get(key):
+                    rules.append(f"{name}: ncu rule{'s' if len(row[key]) > 1 else ''} {', '.join(row[key])} {word}")
+    blocks: list[Block] = []
+    if cells:
+        headers, cells = _fitted(["what", "counter", "A", "B", "change"], cells, width)
+        blocks.append(Table.preformatted(headers, cells, [False, False, True, True, True],
+                                         title="Why: the ncu counters that moved (per launch)"))
+    if rules:
+        blocks.append(Bullets(rules))
+    return blocks
+
+
+def _fitted(headers: list[str], cells: list[list[str]], width: int, drop: tuple[int, ...] = ()) -> tuple[list, list]:
+    """Shorten the first column (ellipsis) so the table fits `width`; below NAME_MIN for it, drop
+    the `drop` columns first."""
+    def others(columns: list[int]) -> int:
+        return sum(max(len(headers[i]), *(len(row[i]) for row in cells)) for i in columns) + 3 * (len(columns) + 1) + 1
+
+    kept = list(range(1, len(headers)))
+    if drop and width - others(kept) < NAME_MIN:
+        kept = [i for i in kept if i not in drop]
+    name_width = max(NAME_MIN, width - others(kept))
+    kept = [0] + kept
+    return ([headers[i] for i in kept],
+            [[fmt.truncate(row[0], name_width)] + [row[i] for i in kept[1:]] for row in cells])
