@@ -3,7 +3,7 @@
 Names drawn side by side often share long stretches: nsprof:sgemm/v1/1024x1024x1024 and
 .../v10/..., kernels of one template. A name too long for its bar first drops the words every
 name shares at its start, then at its end (v10/streams), then those it shares with its most alike
-other name (streams), keeping the part that tells it apart, then words from its end. Cuts fall
+names (streams), keeping the part that tells it apart, then words from its end. Cuts fall
 only between a word and a separator (/ : _ , space brackets . -), so v10 never reads v1.
 """
 
@@ -35,16 +35,21 @@ Part = tuple[int, int]  # where a name's telling part starts and ends
 
 def shared_parts(names) -> dict[str, list[Part]]:
     """For each distinct name, its parts that tell it apart, longest first: between the words every
-    name shares at the start and at the end, then between those it shares with its most alike
-    other names (left out where the two meet: then no one part tells it apart)."""
+    name shares at the start and at the end; then after the words it shares with its most alike
+    other name and before those its siblings (the names that share them too) share at the end."""
     distinct = sorted(set(names))
-    by_end = sorted(distinct, key=lambda name: name[::-1])
-    head = _common_prefix(distinct[0], distinct[-1]) if len(distinct) > 1 else 0
-    tail = _common_prefix(by_end[0][::-1], by_end[-1][::-1]) if len(distinct) > 1 else 0
-    prefix = _shared(distinct, _common_prefix)
-    suffix = _shared(by_end, lambda a, b: _common_prefix(a[::-1], b[::-1]))
-    return {name: list(dict.fromkeys((start, len(name) - end) for start, end in ((head, tail), (prefix[name], suffix[name]))
-                                     if start + end < len(name))) for name in distinct}
+    prefix = {name: max((_common_prefix(name, other) for other in distinct[max(at - 1, 0):at] + distinct[at + 1:at + 2]),
+                        default=0) for at, name in enumerate(distinct)}  # sorted: the most alike name is a neighbour
+    siblings: dict[str, list[str]] = {}
+    for name in distinct:
+        siblings.setdefault(name[:prefix[name]], []).append(name)
+    tail = {start: _common_suffix(group) for start, group in siblings.items()}
+    everyone = (_common_prefix(distinct[0], distinct[-1]), _common_suffix(distinct)) if len(distinct) > 1 else (0, 0)
+    parts = {}
+    for name in distinct:
+        shared = (everyone, (prefix[name], tail[name[:prefix[name]]]))
+        parts[name] = list(dict.fromkeys((start, len(name) - end) for start, end in shared if start + end < len(name)))
+    return parts
 
 
 def fitted(name: str, room: float, parts: list[Part] = ()) -> str | None:
@@ -66,14 +71,12 @@ def fitted(name: str, room: float, parts: list[Part] = ()) -> str | None:
     return None
 
 
-def _shared(ordered: list[str], common) -> dict[str, int]:
-    """The longest common part of each name with its neighbours in `ordered` (sorted so that the
-    most alike name is a neighbour)."""
-    shared = {}
-    for at, name in enumerate(ordered):
-        neighbours = ordered[max(at - 1, 0):at] + ordered[at + 1:at + 2]
-        shared[name] = max((common(name, other) for other in neighbours), default=0)
-    return shared
+def _common_suffix(names: list[str]) -> int:
+    """How many trailing characters all `names` share, from a word boundary (0 for one name)."""
+    if len(names) < 2:
+        return 0
+    by_end = sorted(name[::-1] for name in names)
+    return _common_prefix(by_end[0], by_end[-1])
 
 
 def _common_prefix(a: str, b: str) -> int:

@@ -71,9 +71,7 @@ def timeline_figure(events: pd.DataFrame, ranges: pd.DataFrame, window: tuple[in
         labels.append(f"GPU {device} stream {stream}")
     for lane_name, lane in nvtx_lanes:
         lane_end = lane["end_ns"].fillna(end).to_numpy(np.float64).astype(np.int64)
-        shade = np.arange(len(lane)) % 2
-        for which, color in enumerate(NVTX_COLORS):
-            bars.add(len(labels), lane["start_ns"].to_numpy(np.int64)[shade == which], lane_end[shade == which], color)
+        bars.add(len(labels), lane["start_ns"].to_numpy(np.int64), lane_end, np.array(NVTX_COLORS)[np.arange(len(lane)) % 2])
         bars.draw()
         lane_start = lane["start_ns"].to_numpy(np.int64)
         wide = bars.wide(lane_start, lane_end)
@@ -124,14 +122,16 @@ class _Bars:
 
     def __init__(self, axes, start: int, end: int, origin: int, pixel: float):
         self.axes, self.start, self.end, self.origin, self.pixel = axes, start, end, origin, pixel
-        self.parts: list[tuple[np.ndarray, np.ndarray, int, str]] = []
+        self.parts: list[tuple[np.ndarray, np.ndarray, int, str | np.ndarray]] = []
 
     def ms(self, ns) -> np.ndarray:
         return (np.asarray(ns, dtype=np.float64) - self.origin) / 1e6
 
-    def add(self, lane: int, starts: np.ndarray, ends: np.ndarray, color: str) -> None:
-        left = np.maximum(starts, self.start).astype(np.float64)
-        right = np.maximum(np.minimum(ends, self.end), left + MIN_BAR_PIXELS * self.pixel)
+    def add(self, lane: int, starts: np.ndarray, ends: np.ndarray, color: str | np.ndarray) -> None:
+        """Bars in `lane`, of one colour or one each, drawn in the order given."""
+        narrowest = MIN_BAR_PIXELS * self.pixel
+        left = np.minimum(np.maximum(starts, self.start), self.end - narrowest).astype(np.float64)  # none lost at the edge
+        right = np.maximum(np.minimum(ends, self.end), left + narrowest)
         self.parts.append((left, right, lane, color))
 
     def draw(self) -> None:
@@ -141,7 +141,7 @@ class _Bars:
         left = np.concatenate([part[0] for part in self.parts])
         right = np.concatenate([part[1] for part in self.parts])
         lane = np.concatenate([np.full(len(part[0]), part[2], dtype=np.float64) for part in self.parts])
-        colors = np.concatenate([np.repeat(part[3], len(part[0])) for part in self.parts])
+        colors = np.concatenate([np.broadcast_to(part[3], len(part[0])) for part in self.parts])
         x0, x1 = self.ms(left), self.ms(right)
         y0, y1 = lane + BAR[0], lane + BAR[0] + BAR[1]
         corners = np.stack([np.column_stack(corner) for corner in ((x0, y0), (x0, y1), (x1, y1), (x1, y0))], axis=1)
