@@ -26,7 +26,6 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from nsprof import api  # noqa: E402
 from nsprof.parse.nsys_sqlite import load_nsys  # noqa: E402
 
 REAL = ROOT / "tests" / "data" / "timeline" / "nsys-12000-kernels.sqlite"
@@ -135,7 +134,8 @@ def main() -> None:
     print("kernels  ranges  load s  draw s  png s  write_timeline s (median of runs; whole capture)")
     with tempfile.TemporaryDirectory() as tmp:
         for ranges in args.ranges:
-            path = Path(tmp) / f"synthetic-{ranges}.sqlite"
+            path = Path(tmp) / "exports" / f"synthetic-{ranges}.sqlite"  # apart from the charts: nsprof never writes into a capture
+            path.parent.mkdir(exist_ok=True)
             write_export(path, args.kernels, ranges)
             export = load_nsys(path)
             out = (args.keep or Path(tmp)) / f"timeline-{args.kernels}-{ranges}.png"
