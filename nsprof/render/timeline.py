@@ -70,10 +70,10 @@ def timeline_figure(events: pd.DataFrame, ranges: pd.DataFrame, window: tuple[in
         bars.draw()
         labels.append(f"GPU {device} stream {stream}")
     for lane_name, lane in nvtx_lanes:
-        lane_end = lane["end_ns"].fillna(end).to_numpy(np.float64).astype(np.int64)
-        bars.add(len(labels), lane["start_ns"].to_numpy(np.int64), lane_end, np.array(NVTX_COLORS)[np.arange(len(lane)) % 2])
-        bars.draw()
         lane_start = lane["start_ns"].to_numpy(np.int64)
+        lane_end = lane["end_ns"].fillna(end).to_numpy(np.float64).astype(np.int64)
+        bars.add(len(labels), lane_start, lane_end, np.array(NVTX_COLORS)[np.arange(len(lane)) % 2])
+        bars.draw()
         wide = bars.wide(lane_start, lane_end)
         for left, right, name in zip(lane_start[wide], lane_end[wide], lane["range"].to_numpy()[wide]):
             bars.label(len(labels), int(left), int(right), str(name), range_parts, "black")
@@ -102,7 +102,8 @@ def window_caption(window: tuple[int, int], capture: tuple[int, int], why: str) 
     digits = max(0, 3 - int(np.floor(np.log10(max(end - start, 1) / 1e6))))
     text = f"window {(start - first) / 1e6:,.{digits}f}-{(end - first) / 1e6:,.{digits}f} ms: {why}"
     if start > first or end < last:
-        text += f"; --window all for the whole {(last - first) / 1e6:,.{digits if last - first < 1e7 else 0}f} ms capture"
+        whole_digits = digits if last - first < 1e7 else 0  # a capture of 10 ms or more in whole ms
+        text += f"; --window all for the whole {(last - first) / 1e6:,.{whole_digits}f} ms capture"
     elif why != WHOLE:
         text += f" ({WHOLE})"
     return text
