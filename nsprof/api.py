@@ -290,22 +290,25 @@ def choose_hot_kernels(nsys_export: str | Path, top: int) -> GuidedChoice:
 
 
 def write_timeline(path: str | Path, out: str | Path | None = None, range_: str | None = None, window: str | None = None,
-                   trace: str | Path | None = None, force: bool = False) -> list[str]:
-    """The Gantt chart of an nsys capture (PNG at `out`, default reports/timeline-<name>.png), zoomed
-    to an NVTX range or a START:END window in ms, and its events as a Chrome trace at `trace`.
-    Existing files are kept unless `force`; each is written whole or not at all. Returns what it wrote."""
+                   trace: str | Path | None = None, force: bool = False) -> tuple[str, list[str]]:
+    """The Gantt chart of an nsys capture (PNG at `out`, default reports/timeline-<name>.png) and its
+    events as a Chrome trace at `trace`. The chart shows where the GPU work and NVTX ranges are
+    (nsprof.analyze.timeline_window), an NVTX range `range_`, a START:END `window` in ms, or "all".
+    Existing files are kept unless `force`; each is written whole or not at all. Returns the
+    window drawn and why, and what it wrote."""
     import io
     import json
 
     import matplotlib.pyplot as plt
     import pandas as pd
 
-    from nsprof.analyze.gpu_events import capture_origin, gpu_events, range_window
+    from nsprof.analyze.gpu_events import gpu_events, range_window
+    from nsprof.analyze.timeline_window import capture_span, default_window
     from nsprof.output import write_atomically
     from nsprof.parse import load_profile
     from nsprof.parse.sources import unique_names
     from nsprof.render.chrome_trace import chrome_trace
-    from nsprof.render.timeline import timeline_figure
+    from nsprof.render.timeline import WHOLE, default_reason, timeline_figure, window_caption
 
     path = Path(path)
     profile = load_profile(path)
@@ -325,17 +328,20 @@ def write_timeline(path: str | Path, out: str | Path | None = None, range_: str 
                          "pass --force to replace, or choose another --out / --trace")
     events = gpu_events(profile.nsys)
     ranges = pd.concat([export.nvtx for export in profile.nsys], ignore_index=True)
-    origin = capture_origin(events, ranges)
-    ends = [int(frame["end_ns"].max()) for frame in (events, ranges) if frame["end_ns"].notna().any()]
-    start, end = origin, max(ends + [origin + 1])
+    capture = capture_span(events, ranges)
+    (start, end), why = capture, WHOLE
     if range_:
         found = range_window(profile.nsys, events, range_)
         if found is None:
             known = ", ".join(sorted(set(ranges["range"]))[:8]) or "none"
             raise UsageError(f"no NVTX range named {range_!r} in {path}", f"the capture's ranges: {known}")
-        start, end = found
-    if window:
-        start, end = _window(window, origin, start, end)
+        (start, end), why = found, f"NVTX range {range_!r} and the GPU work launched inside it"
+    if window and window.strip().lower() != "all":
+        (start, end), why = _window(window, capture, start, end), "as --window asked"
+    elif window is None and not range_:
+        chosen = default_window(events, ranges)
+        (start, end), why = (chosen.start_ns, chosen.end_ns), default_reason(chosen.left_out, chosen.idle_ns)
+    caption = window_caption((start, end), capture, why)
     files, wrote = {}, []  # everything is drawn before anything is written
     if trace:
         gpus = {int(row.device_id): row.name for export in profile.nsys for row in export.gpus.itertuples() if row.name}
@@ -343,28 +349,31 @@ def write_timeline(path: str | Path, out: str | Path | None = None, range_: str 
         files[Path(trace)] = json.dumps(document).encode()
         wrote.append(f"wrote {trace} ({sum(e['ph'] == 'X' for e in document['traceEvents']):,} events)")
     shown = int(((events["end_ns"] > start) & (events["start_ns"] < end)).sum())
-    title = f"{name}: {shown:,} GPU operations, {(start - origin) / 1e6:,.3f} to {(end - origin) / 1e6:,.3f} ms"
-    figure = timeline_figure(events, ranges, (start, end), origin, title)
+    figure = timeline_figure(events, ranges, (start, end), capture[0], f"{name}: {shown:,} GPU operations", caption)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=PNG_DPI)
     plt.close(figure)
     files[out] = buffer.getvalue()
     for target, data in files.items():
         write_atomically(target, data)
-    return wrote + [f"wrote {out}"]
+    return caption, wrote + [f"wrote {out}"]
 
 
-def _window(text: str, origin: int, start: int, end: int) -> tuple[int, int]:
+def _window(text: str, capture: tuple[int, int], start: int, end: int) -> tuple[int, int]:
     """START:END in ms from the capture's start; an empty side keeps the current bound."""
+    first, last = capture
     left, colon, right = text.partition(":")
     try:
-        bounds = [None if not side.strip() else origin + round(float(side) * 1e6) for side in (left, right)]
+        bounds = [None if not side.strip() else first + round(float(side) * 1e6) for side in (left, right)]
     except ValueError:
         bounds = None
     if not colon or bounds is None:
-        raise UsageError(f"--window {text!r} is not START:END in milliseconds", "write it as 120:135, 120: or :135")
+        raise UsageError(f"--window {text!r} is not START:END in milliseconds", "write it as 120:135, 120:, :135 or all")
     new_start = bounds[0] if bounds[0] is not None else start
     new_end = bounds[1] if bounds[1] is not None else end
     if new_end <= new_start:
         raise UsageError(f"--window {text!r} ends before it starts", "give START below END")
+    if new_end <= first or new_start >= last:
+        raise UsageError(f"--window {text!r} is outside the capture, which runs 0 to {(last - first) / 1e6:,.3f} ms",
+                         "give a window inside it, or --window all")
     return new_start, new_end

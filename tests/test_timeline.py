@@ -127,3 +127,127 @@ def test_out_may_name_a_directory_and_a_failed_drawing_writes_nothing(tmp_path, 
         from nsprof import api
         api.write_timeline(path, tmp_path / "b.png", trace=tmp_path / "b.json")
     assert not (tmp_path / "b.json").exists() and not (tmp_path / "b.png").exists()  # the trace waits for the chart
+
+
+TORCH = Path(__file__).resolve().parents[1] / "profiles" / "examples" / "h200-program-torch-train" / "nsys.sqlite"
+
+
+def test_default_window_leaves_out_the_start_up_copies_before_the_idle_stretch_and_says_so(tmp_path):
+    """The torch capture: 6 host-to-device copies in its first 6 ms, 3.5 s of compilation and
+    start-up, then 4 training steps. The default window starts at the steps and says why."""
+    from nsprof.analyze.timeline_window import default_window
+
+    export = load_nsys(TORCH)
+    events = gpu_events([export])
+    window = default_window(events, export.nvtx)
+    first_step = export.nvtx[export.nvtx["range"] == "step"]["start_ns"].min()
+    early = events[events["end_ns"] < first_step]
+    assert len(early) == 6 and set(early["kind"]) == {"HtoD"}  # read from the export, not from the rule
+    assert window.left_out == 6 and window.idle_ns > 3e9
+    assert window.start_ns <= first_step and window.end_ns >= events["end_ns"].max()
+    assert window.start_ns > early["end_ns"].max()
+    inside = events[events["start_ns"] >= window.start_ns]
+    busy_start, busy_end = merged_intervals(inside["start_ns"].to_numpy(), inside["end_ns"].to_numpy())
+    assert (busy_start[1:] - busy_end[:-1]).max() * 2 <= window.end_ns - window.start_ns  # no idle stretch over half
+
+    result = invoke(TORCH.parent, "--out", tmp_path / "t.png")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == f"wrote {tmp_path / 't.png'}"
+    caption = result.stderr.strip()
+    origin, last = events["start_ns"].min(), events["end_ns"].max()  # the capture: a copy opens it, a copy ends it
+    shown = first_step - (last - first_step) * 0.02  # from the first step, with the 2% margin
+    assert caption.startswith(f"window {(shown - origin) / 1e6:,.1f}-{(last - origin) / 1e6:,.1f} ms: where the GPU "
+                              "work and NVTX ranges are (6 GPU operations left out")
+    assert caption.endswith("--window all for the whole 3,824 ms capture")
+    whole = invoke(TORCH.parent, "--out", tmp_path / "all.png", "--window", "all")
+    assert whole.exit_code == 0 and whole.stderr.strip() == "window 0-3,824 ms: the whole capture"
+
+
+def test_a_window_outside_the_capture_is_a_one_line_error(tmp_path):
+    line = one_line_error(invoke(TORCH.parent, "--out", tmp_path / "t.png", "--window", "9000:9100"), 2)
+    assert "is outside the capture, which runs 0 to 3,823.938 ms" in line
+    assert not (tmp_path / "t.png").exists()
+    result = invoke(TORCH.parent, "--out", tmp_path / "t.png", "--window", "3800:")  # open-ended: to the capture's end
+    assert result.exit_code == 0 and result.stderr.startswith("window 3,800.00-3,823.94 ms: as --window asked")
+
+
+def _lanes(figure) -> dict[str, list[tuple[float, float, tuple]]]:
+    """Each lane's drawn rectangles: (left, right, RGBA), x in ms, keyed by the lane's tick label."""
+    axes = figure.axes[0]
+    names = [tick.get_text() for tick in axes.get_yticklabels()]
+    lanes = {name: [] for name in names}
+    for collection in axes.collections:
+        for path, color in zip(collection.get_paths(), np.broadcast_to(collection.get_facecolors(), (len(collection.get_paths()), 4))):
+            (left, bottom), (right, _) = path.vertices.min(axis=0), path.vertices.max(axis=0)
+            lanes[names[int(bottom)]].append((left, right, tuple(color)))
+    return lanes
+
+
+@pytest.mark.parametrize("path", [DATA / "timeline" / "nsys-12000-kernels.sqlite", TORCH], ids=lambda p: p.parent.name)
+def test_bars_drawn_are_the_events(path):
+    """Every GPU operation lies inside a bar of its kind's colour on its stream's lane, every bar
+    starts where one of them starts; every NVTX range is one bar on its thread's lanes. (The window
+    reaches a little past the last event: a bar at its very end is moved in to stay visible.)"""
+    from matplotlib.colors import to_rgba
+
+    from nsprof.analyze.gpu_events import capture_origin
+    from nsprof.render.timeline import COLORS, timeline_figure
+
+    export = load_nsys(path)
+    events = gpu_events([export])
+    origin = capture_origin(events, export.nvtx)
+    end = int(max(events["end_ns"].max(), export.nvtx["end_ns"].max()))
+    end += (end - origin) // 100
+    lanes = _lanes(timeline_figure(events, export.nvtx, (origin, end), origin, "t"))
+    for (device, stream), lane in events.groupby(["device_id", "stream_id"]):
+        drawn = lanes[f"GPU {device} stream {stream}"]
+        for kind, group in lane.groupby("kind"):
+            bars = np.array(sorted((left, right) for left, right, color in drawn if color == to_rgba(COLORS[kind])))
+            starts, ends = (group["start_ns"].to_numpy() - origin) / 1e6, (group["end_ns"].to_numpy() - origin) / 1e6
+            which = np.searchsorted(bars[:, 0], starts + 1e-9, side="right") - 1
+            assert (which >= 0).all() and (ends <= bars[which, 1] + 1e-9).all()
+            assert np.isin(np.round(bars[:, 0], 9), np.round(starts, 9)).all()
+    nvtx = [bar for name, bars in lanes.items() if name.startswith("NVTX") for bar in bars]
+    assert len(nvtx) == len(export.nvtx) > 0
+    assert sorted(left for left, _, _ in nvtx) == pytest.approx(sorted((export.nvtx["start_ns"] - origin) / 1e6))
+    threads = {f"NVTX thread {tid}" for tid in export.nvtx["tid"]}
+    assert {name.split(" (")[0] for name, bars in lanes.items() if name.startswith("NVTX") and bars} == threads
+
+
+@pytest.mark.parametrize("window", ["all", None, "3809.8:3812"])
+def test_every_nvtx_level_shows_at_any_zoom(window, tmp_path):
+    """Rendered, every NVTX range in the window colours pixels of its lane where it starts, nested
+    ones of a fraction of a pixel included (the whole torch capture: 0.2 ms ranges in 3.8 s)."""
+    from matplotlib.colors import to_rgb
+
+    from nsprof.analyze.gpu_events import capture_origin
+    from nsprof.analyze.timeline_window import capture_span, default_window
+    from nsprof.render.timeline import NVTX_COLORS, _nvtx_lanes, timeline_figure
+
+    export = load_nsys(TORCH)
+    events = gpu_events([export])
+    origin = capture_origin(events, export.nvtx)
+    if window == "all":
+        start, end = capture_span(events, export.nvtx)
+    elif window is None:
+        chosen = default_window(events, export.nvtx)
+        start, end = chosen.start_ns, chosen.end_ns
+    else:
+        start, end = (origin + round(float(side) * 1e6) for side in window.split(":"))
+    figure = timeline_figure(events, export.nvtx, (start, end), origin, "t")
+    figure.canvas.draw()
+    pixels = np.asarray(figure.canvas.buffer_rgba())[:, :, :3].astype(float) / 255
+    axes = figure.axes[0]
+    shades = np.array([to_rgb(color) for color in NVTX_COLORS])
+    ranges = export.nvtx[(export.nvtx["end_ns"] > start) & (export.nvtx["start_ns"] < end)]
+    levels = _nvtx_lanes(ranges)
+    assert len(levels) == 2  # step; forward, backward and optimizer inside it
+    names = [tick.get_text() for tick in axes.get_yticklabels()]
+    for name, level in levels:
+        row = names.index(name)
+        for left in level["start_ns"]:
+            x = axes.transData.transform([((max(left, start) - origin) / 1e6, row + 0.5)])[0]
+            column, middle = int(round(x[0])), int(round(pixels.shape[0] - x[1]))
+            patch = pixels[middle - 2:middle + 3, column - 2:column + 3].reshape(-1, 3)
+            distance = np.abs(patch[:, None, :] - shades[None, :, :]).max(axis=2).min(axis=1)
+            assert (distance < 0.1).any(), f"{name}: range at {(left - origin) / 1e6:.3f} ms not drawn"

@@ -1,9 +1,13 @@
 """A Gantt chart of an nsys capture: one lane per CUDA stream (kernels, copies by direction,
-memsets, graph launches), with the NVTX ranges of each thread as a band above.
+memsets, graph launches), with the NVTX ranges of each thread as a band above, one lane per
+nesting depth.
 
-Readable at any number of events: within a lane, work of one kind closer together than
-MERGE_FRACTION of the window is drawn as one bar (a million kernels become a few hundred bars),
-and every bar is at least that wide, so nothing that ran disappears.
+Readable and quick at any number of events: each lane is one collection of rectangles, so the
+cost grows with the events, not faster; within a GPU lane, work of one kind closer together than
+a pixel is drawn as one bar (a million kernels become a few hundred bars); every bar is at least
+MIN_BAR_PIXELS wide, so nothing that ran disappears at any zoom, nested NVTX ranges included.
+Neighbouring NVTX ranges alternate two shades rather than being parted by edges, which would
+cover a thin bar. Labels go on bars wide enough for a word, cut so that bars stay told apart.
 """
 
 from __future__ import annotations
@@ -15,23 +19,32 @@ matplotlib.use("Agg")  # files only, never a window
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.collections import PolyCollection  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from nsprof.analyze.gpu_events import DTOD, DTOH, GRAPH, HTOD, KERNEL, MEMSET, merged_intervals  # noqa: E402
+from nsprof.render.bar_labels import fitted, kernel_label, shared_parts  # noqa: E402
 
-MERGE_FRACTION = 1 / 1500  # about a pixel of the figure's width
+PIXEL_FRACTION = 1 / 1500  # about a pixel of the plot's width
+MIN_BAR_PIXELS = 2
 COLORS = {KERNEL: "#1f77b4", GRAPH: "#ff7f0e", HTOD: "#2ca02c", DTOH: "#d62728", DTOD: "#9467bd", MEMSET: "#7f7f7f"}
 OTHER_COLOR = "#8c564b"
-NVTX_COLOR = "#bcbd22"
+NVTX_COLORS = ("#bcbd22", "#dbdb8d")  # neighbouring ranges alternate
 LANE_INCHES = 0.32
-PLOT_WIDTH_CHARS = 190  # characters of the label font across the plot (12 inches, 7-point text)
+BAR = (0.1, 0.8)  # a bar's offset and height within its lane
+PLOT_WIDTH_CHARS = 175  # characters of the label font across the plot (12 inches, 7-point text), with room to spare
+LABEL_CHARS = 3  # the fewest characters worth a label
+WHOLE = "the whole capture"
+LABELLED = (KERNEL, GRAPH)  # copies and memsets are told by their colour
 
 
-def timeline_figure(events: pd.DataFrame, ranges: pd.DataFrame, window: tuple[int, int], origin: int, title: str):
+def timeline_figure(events: pd.DataFrame, ranges: pd.DataFrame, window: tuple[int, int], origin: int, title: str,
+                    caption: str | None = None):
     """The figure for [window) (ns on the capture's clock); x in ms from `origin`."""
     start, end = window
     span = max(end - start, 1)
-    tolerance = int(span * MERGE_FRACTION)
+    pixel = span * PIXEL_FRACTION
+    every_event, every_range = events, ranges
     events = events[(events["end_ns"] > start) & (events["start_ns"] < end)]
     ranges = ranges.dropna(subset=["start_ns"])
     ranges = ranges[(ranges["end_ns"].fillna(end) > start) & (ranges["start_ns"] < end)]
@@ -39,49 +52,127 @@ def timeline_figure(events: pd.DataFrame, ranges: pd.DataFrame, window: tuple[in
     gpu_lanes = sorted(events.groupby(["device_id", "stream_id"]).groups) if len(events) else []
     lanes = len(nvtx_lanes) + len(gpu_lanes)
     figure, axes = plt.subplots(figsize=(12, max(2.5, 1.4 + LANE_INCHES * max(lanes, 1))), layout="constrained")
-    to_ms = lambda ns: (np.asarray(ns, dtype=np.float64) - origin) / 1e6  # noqa: E731
-    labels, y = [], 0
-    used = set()
+    bars = _Bars(axes, start, end, origin, pixel)
+    kernel_parts = shared_parts(kernel_label(name) for name in every_event["name"].unique())  # stable as one zooms
+    range_parts = shared_parts(str(name) for name in every_range["range"].dropna().unique())
+    labels, used = [], set()
     for (device, stream) in reversed(gpu_lanes):
         lane = events[(events["device_id"] == device) & (events["stream_id"] == stream)]
         for kind, group in lane.groupby("kind", sort=False):
-            bar_start, bar_end = merged_intervals(np.maximum(group["start_ns"], start), np.minimum(group["end_ns"], end), tolerance)
-            widths = np.maximum(bar_end - bar_start, tolerance) / 1e6
-            axes.broken_barh(list(zip(to_ms(bar_start), widths)), (y + 0.1, 0.8), color=COLORS.get(kind, OTHER_COLOR), linewidth=0)
+            group = group.sort_values("start_ns", kind="stable")
+            bar_start, bar_end = merged_intervals(group["start_ns"].to_numpy(np.int64), group["end_ns"].to_numpy(np.int64),
+                                                  int(pixel))
+            bars.add(len(labels), bar_start, bar_end, COLORS.get(kind, OTHER_COLOR))
+            wide = bars.wide(bar_start, bar_end) & (kind in LABELLED)
+            for left, right, name in _single_name_bars(group, bar_start[wide], bar_end[wide]):
+                bars.label(len(labels), left, right, kernel_label(name), kernel_parts, "white")
             used.add(kind)
+        bars.draw()
         labels.append(f"GPU {device} stream {stream}")
-        y += 1
     for lane_name, lane in nvtx_lanes:
-        for row in lane.itertuples(index=False):
-            left, right = max(int(row.start_ns), start), min(int(end if pd.isna(row.end_ns) else row.end_ns), end)
-            axes.broken_barh([(to_ms(left), max(right - left, tolerance) / 1e6)], (y + 0.1, 0.8),
-                             facecolor=NVTX_COLOR, edgecolor="white", linewidth=0.5)
-            label = _fitted(str(row.range), (right - left) / span * PLOT_WIDTH_CHARS)
-            if label:
-                axes.text(to_ms((left + right) / 2), y + 0.5, label, ha="center", va="center", fontsize=7, clip_on=True)
+        lane_start = lane["start_ns"].to_numpy(np.int64)
+        lane_end = lane["end_ns"].fillna(end).to_numpy(np.float64).astype(np.int64)
+        bars.add(len(labels), lane_start, lane_end, np.array(NVTX_COLORS)[np.arange(len(lane)) % 2])
+        bars.draw()
+        wide = bars.wide(lane_start, lane_end)
+        for left, right, name in zip(lane_start[wide], lane_end[wide], lane["range"].to_numpy()[wide]):
+            bars.label(len(labels), int(left), int(right), str(name), range_parts, "black")
         labels.append(lane_name)
-        y += 1
     axes.set_yticks(np.arange(len(labels)) + 0.5, labels, fontsize=8)
     axes.set_ylim(0, max(len(labels), 1))
-    axes.set_xlim(to_ms(start), to_ms(end))
+    axes.set_xlim(bars.ms(start), bars.ms(end))
     axes.set_xlabel("time (ms from the start of the capture)")
     figure.suptitle(title, fontsize=11)
+    if caption:
+        figure.supxlabel(caption, fontsize=8)
     axes.grid(axis="x", alpha=0.3)
     legend = [Patch(color=COLORS.get(kind, OTHER_COLOR), label=kind) for kind in (*COLORS, *sorted(used - set(COLORS))) if kind in used]
     if len(nvtx_lanes):
-        legend.append(Patch(color=NVTX_COLOR, label="NVTX range"))
+        legend.append(Patch(color=NVTX_COLORS[0], label="NVTX range"))
     if legend:
         axes.legend(handles=legend, loc="lower left", bbox_to_anchor=(0, 1.0), ncol=len(legend), fontsize=8, frameon=False,
                     borderaxespad=0.2)
     return figure
 
 
-def _fitted(text: str, room: float) -> str | None:
-    """The label cut to `room` characters (with an ellipsis), or None when not even a few fit."""
-    room = int(room) - 1
-    if room >= len(text):
-        return text
-    return text[: room - 1] + "…" if room >= 6 else None
+def window_caption(window: tuple[int, int], capture: tuple[int, int], why: str) -> str:
+    """'window 3,546.0-3,823.9 ms: <why>; --window all for the whole 3,824 ms capture' (ms from the
+    capture's start, to a precision that shows the window's length to 4 digits)."""
+    (start, end), (first, last) = window, capture
+    digits = max(0, 3 - int(np.floor(np.log10(max(end - start, 1) / 1e6))))
+    text = f"window {(start - first) / 1e6:,.{digits}f}-{(end - first) / 1e6:,.{digits}f} ms: {why}"
+    if start > first or end < last:
+        whole_digits = digits if last - first < 1e7 else 0  # a capture of 10 ms or more in whole ms
+        text += f"; --window all for the whole {(last - first) / 1e6:,.{whole_digits}f} ms capture"
+    elif why != WHOLE:
+        text += f" ({WHOLE})"
+    return text
+
+
+def default_reason(left_out: int, idle_ns: int) -> str:
+    """Why the default window is where it is (nsprof.analyze.timeline_window's rule, in words)."""
+    if not left_out:
+        return "where the GPU work and NVTX ranges are"
+    return (f"where the GPU work and NVTX ranges are ({left_out:,} GPU operation{'s' if left_out > 1 else ''} "
+            f"left out, across an idle stretch of {idle_ns / 1e6:,.1f} ms)")
+
+
+class _Bars:
+    """Collects a lane's rectangles, clipped to the window and at least MIN_BAR_PIXELS wide, and
+    draws them as one collection; puts labels on those wide enough."""
+
+    def __init__(self, axes, start: int, end: int, origin: int, pixel: float):
+        self.axes, self.start, self.end, self.origin, self.pixel = axes, start, end, origin, pixel
+        self.parts: list[tuple[np.ndarray, np.ndarray, int, str | np.ndarray]] = []
+
+    def ms(self, ns) -> np.ndarray:
+        return (np.asarray(ns, dtype=np.float64) - self.origin) / 1e6
+
+    def add(self, lane: int, starts: np.ndarray, ends: np.ndarray, color: str | np.ndarray) -> None:
+        """Bars in `lane`, of one colour or one each, drawn in the order given."""
+        narrowest = MIN_BAR_PIXELS * self.pixel
+        left = np.minimum(np.maximum(starts, self.start), self.end - narrowest).astype(np.float64)  # none lost at the edge
+        right = np.maximum(np.minimum(ends, self.end), left + narrowest)
+        self.parts.append((left, right, lane, color))
+
+    def draw(self) -> None:
+        """One PolyCollection for every rectangle added since the last call."""
+        if not self.parts:
+            return
+        left = np.concatenate([part[0] for part in self.parts])
+        right = np.concatenate([part[1] for part in self.parts])
+        lane = np.concatenate([np.full(len(part[0]), part[2], dtype=np.float64) for part in self.parts])
+        colors = np.concatenate([np.broadcast_to(part[3], len(part[0])) for part in self.parts])
+        x0, x1 = self.ms(left), self.ms(right)
+        y0, y1 = lane + BAR[0], lane + BAR[0] + BAR[1]
+        corners = np.stack([np.column_stack(corner) for corner in ((x0, y0), (x0, y1), (x1, y1), (x1, y0))], axis=1)
+        self.axes.add_collection(PolyCollection(corners, facecolors=colors, edgecolors="none", linewidths=0,
+                                                gid="timeline-bars"), autolim=False)
+        self.parts = []
+
+    def wide(self, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+        """Which bars may be wide enough for a label (in the window)."""
+        shown = np.minimum(ends, self.end) - np.maximum(starts, self.start)
+        return shown >= (LABEL_CHARS + 1) / PLOT_WIDTH_CHARS * (self.end - self.start)
+
+    def label(self, lane: int, left: int, right: int, name: str, parts: dict, color: str) -> None:
+        left, right = max(left, self.start), min(right, self.end)
+        room = (right - left) / (self.end - self.start) * PLOT_WIDTH_CHARS - 1
+        text = fitted(name, room, parts.get(name, ())) if room >= LABEL_CHARS else None
+        if text:
+            self.axes.text(float(self.ms((left + right) / 2)), lane + 0.5, text, ha="center", va="center", fontsize=7,
+                           color=color, clip_on=True)
+
+
+def _single_name_bars(group: pd.DataFrame, bar_start: np.ndarray, bar_end: np.ndarray):
+    """(start, end, name) of the bars whose events all have one name (`group` sorted by start)."""
+    starts = group["start_ns"].to_numpy(np.int64)
+    names = group["name"].to_numpy(dtype=object)
+    for left, right in zip(bar_start, bar_end):
+        first, stop = np.searchsorted(starts, [left, right])
+        inside = set(names[first:stop])
+        if len(inside) == 1:
+            yield int(left), int(right), str(inside.pop())
 
 
 def _nvtx_lanes(ranges: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:

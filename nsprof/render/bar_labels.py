@@ -1,0 +1,92 @@
+"""Labels cut to fit their bars while bars stay told apart.
+
+Names drawn side by side often share long stretches: nsprof:sgemm/v1/1024x1024x1024 and
+.../v10/..., kernels of one template. A name too long for its bar first drops the words every
+name shares at its start, then at its end (v10/streams), then those it shares with its most alike
+names (streams), keeping the part that tells it apart, then words from its end. Cuts fall
+only between a word and a separator (/ : _ , space brackets . -), so v10 never reads v1.
+"""
+
+from __future__ import annotations
+
+import re
+
+SEPARATORS = frozenset("/:_,;. -<>()[]{}@|")
+ELLIPSIS = "…"
+_VOID = re.compile(r"^void\s+")
+_NAMESPACE = re.compile(r"\b[A-Za-z_]\w*::(?=[A-Za-z_~])")  # at::native::add -> add
+
+
+def kernel_label(name: str) -> str:
+    """A demangled kernel name without `void`, namespaces and its parameter list, which seldom tell
+    kernels apart (template arguments do, and stay)."""
+    text = _NAMESPACE.sub("", _VOID.sub("", name.strip()))
+    if text.endswith(")"):
+        depth = 0
+        for at in range(len(text) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(text[at], 0)
+            if depth == 0:
+                return text[:at].rstrip() or text
+    return text
+
+
+Part = tuple[int, int]  # where a name's telling part starts and ends
+
+
+def shared_parts(names) -> dict[str, list[Part]]:
+    """For each distinct name, its parts that tell it apart, longest first: between the words every
+    name shares at the start and at the end; then after the words it shares with its most alike
+    other name and before those its siblings (the names that share them too) share at the end."""
+    distinct = sorted(set(names))
+    prefix = {name: max((_common_prefix(name, other) for other in distinct[max(at - 1, 0):at] + distinct[at + 1:at + 2]),
+                        default=0) for at, name in enumerate(distinct)}  # sorted: the most alike name is a neighbour
+    siblings: dict[str, list[str]] = {}
+    for name in distinct:
+        siblings.setdefault(name[:prefix[name]], []).append(name)
+    tail = {start: _common_suffix(group) for start, group in siblings.items()}
+    everyone = (_common_prefix(distinct[0], distinct[-1]), _common_suffix(distinct)) if len(distinct) > 1 else (0, 0)
+    parts = {}
+    for name in distinct:
+        shared = (everyone, (prefix[name], tail[name[:prefix[name]]]))
+        parts[name] = list(dict.fromkeys((start, len(name) - end) for start, end in shared if start + end < len(name)))
+    return parts
+
+
+def fitted(name: str, room: float, parts: list[Part] = ()) -> str | None:
+    """`name` in at most `room` characters: whole, else without what all names share at its start,
+    then at its end, then without what it shares with its most alike names, else its last part cut
+    between words; None when not even one word of it fits."""
+    candidates = [name]
+    for start, end in parts:
+        lead = ELLIPSIS if start else ""
+        candidates += [lead + name[start:], lead + name[start:end] + (ELLIPSIS if end < len(name) else "")]
+    for text in candidates:
+        if len(text) <= room:
+            return text
+    start, end = parts[-1] if parts else (0, len(name))
+    lead, middle = ELLIPSIS if start else "", name[start:end]
+    for cut in range(min(len(middle) - 1, int(room) - len(lead) - 1), 0, -1):
+        if middle[cut - 1] in SEPARATORS or middle[cut] in SEPARATORS:
+            return lead + middle[:cut].rstrip() + ELLIPSIS
+    return None
+
+
+def _common_suffix(names: list[str]) -> int:
+    """How many trailing characters all `names` share, from a word boundary (0 for one name)."""
+    if len(names) < 2:
+        return 0
+    by_end = sorted(name[::-1] for name in names)
+    return _common_prefix(by_end[0], by_end[-1])
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """How many leading characters `a` and `b` share, backed off to a word boundary: the shared part
+    ends with a separator (for reversed names: the shared end begins with one)."""
+    length = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        length += 1
+    while length and a[length - 1] not in SEPARATORS:
+        length -= 1
+    return length
