@@ -4,6 +4,7 @@ tools wrote for the PyTorch training step on the H200 (tests/data/user-programs)
 directory they leave is analyzed as a real one. The run on the GPU is test_real_program_capture."""
 
 import json
+import re
 import shlex
 import shutil
 import sys
@@ -79,7 +80,7 @@ def test_command_lines_collect_the_default_preset_and_the_sol_sections(tmp_path)
     request = build_program_request(["python3", "train.py", "--epochs", "1"], ranges=["step"], kernel="gemm|nvjet",
                                     launch_count=8)
     nsys, ncu, raw, details = program_commands(request, {"nsys": "nsys", "ncu": "ncu"}, tmp_path)
-    assert list(nsys.argv) == ["nsys", "profile", "-t", "cuda,nvtx", "--export=sqlite", "-o", str(tmp_path / "nsys"),
+    assert list(nsys.argv) == ["nsys", "profile", "-t", "cuda,nvtx", "--cuda-graph-trace=node", "--export=sqlite", "-o", str(tmp_path / "nsys"),
                                "--force-overwrite=false", "python3", "train.py", "--epochs", "1"]
     assert list(ncu.argv) == ["ncu", "--clock-control", "none", "--nvtx", "--nvtx-include", "step/",
                               "--kernel-name", "regex:gemm|nvjet", "--launch-count", "8",
@@ -121,7 +122,15 @@ def test_capture_keeps_reports_logs_exit_status_and_analyzes(tmp_path, stand_ins
     manifest = json.loads((directory / "manifest.json").read_text())
     assert manifest["status"] == "ok" and manifest["program"]["argv"][1:] == [str(tmp_path / "train.py"), "--epochs", "1"]
     assert manifest["program"]["exit_codes"] == {"nsys": 0, "ncu": 0}
-    assert manifest["ncu_filters"] == {"ranges": [], "kernel": None, "launch_count": DEFAULT_LAUNCH_COUNT}
+    assert manifest["ncu_filters"] == {"guided": True, "top": 10}  # no --range, --kernel or --launch-count
+    # the stand-in nsys wrote the training step's export: its hot kernels, chosen by their mangled names
+    chosen = manifest["guided"]["kernels"]
+    assert 1 <= len(chosen) <= 10 and all(k["mangled_name"] for k in chosen)
+    assert manifest["guided"]["covered_pct"] == pytest.approx(sum(k["pct"] for k in chosen), abs=0.1)
+    ncu = next(c["argv"] for c in manifest["commands"] if c["tool"] == "ncu" and c["step"] == "profile")
+    pattern = ncu[ncu.index("--kernel-name") + 1]
+    assert all(re.search(pattern.removeprefix("regex:"), k["mangled_name"]) for k in chosen)
+    assert ncu[ncu.index("--filter-mode") + 1] == "per-launch-config" and "--nvtx-include" not in ncu
     assert manifest["device"]["name"] is None  # no CuPy: nsys and ncu name the GPU
     for log in ("nsys.log", "ncu.log"):
         assert "epoch 1 loss 0.25" in (directory / log).read_text()  # the program's own output

@@ -23,7 +23,8 @@ def stage_kernel_names(export: NsysExport) -> set[str] | None:
     """The names of the kernels launched inside a measured stage range (by the thread that pushed
     it), or None when the export has no stage range at all."""
     nvtx = export.nvtx
-    stage = nvtx[[parse_stage_range(name) is not None for name in nvtx["range"]]].dropna(subset=["end_ns"])
+    is_stage = pd.Series([parse_stage_range(str(name)) is not None for name in nvtx["range"]], index=nvtx.index, dtype=bool)
+    stage = nvtx[is_stage].dropna(subset=["end_ns"])
     if stage.empty:
         return None
     calls = export.runtime[["correlation_id", "global_tid", "start_ns"]].dropna(subset=["correlation_id"])

@@ -54,6 +54,10 @@ def kernel_key(name: str) -> str:
     return " ".join(_NAMESPACE.sub("", text).split())
 
 
+def _keys(names: pd.Series) -> pd.Series:
+    return pd.Series([kernel_key(name) for name in names], index=names.index, dtype=object)
+
+
 def launch_config(x, y, z) -> str:
     """'(x, y, z)' as ncu writes a grid or block size."""
     return f"({int(x)}, {int(y)}, {int(z)})"
@@ -111,7 +115,7 @@ def hot_kernels(rows: pd.DataFrame, kernels: pd.DataFrame | None, rules: pd.Data
     added), `rules` ProfileAnalysis.rules; both None for a capture without ncu."""
     hot = hot_rows(rows, top)
     findings = _ncu_findings(kernels, rules)
-    keyed = rows.assign(key=[kernel_key(name) for name in rows["kernel"]])
+    keyed = rows.assign(key=_keys(rows["kernel"]))
     joined = keyed.merge(findings, how="left", left_on=["key", "grid", "block"], right_index=True)
     chosen = joined[joined.index.isin(hot.index) | (joined["ncu_launches"].fillna(0) > 0) & ~joined["harness"]]
     chosen = chosen.assign(
@@ -133,7 +137,7 @@ def _ncu_findings(kernels: pd.DataFrame | None, rules: pd.DataFrame | None) -> p
     columns = [column for column in HOT_KERNEL_COLUMNS[7:] if column not in ("saving_ns", "note")]
     if kernels is None or kernels.empty:
         return pd.DataFrame(columns=columns, index=pd.MultiIndex.from_tuples([], names=["key", "grid", "block"]))
-    launches = kernels.assign(key=[kernel_key(name) for name in kernels["kernel"]])
+    launches = kernels.assign(key=_keys(kernels["kernel"]))
     groups = launches.groupby(["key", "grid", "block"], sort=False)
     found = groups[["sm_throughput_pct", "memory_throughput_pct", "occupancy_pct", "gflops_per_s",
                     "dram_gbytes_per_s", *_PEAKS]].median()
