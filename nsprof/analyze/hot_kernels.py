@@ -28,7 +28,11 @@ import re
 import numpy as np
 import pandas as pd
 
-from nsprof.analyze.launch_findings import bound
+from nsprof.analyze.ceilings import percent_of_peak
+from nsprof.analyze.harness import harness_kernels
+from nsprof.analyze.launch_findings import bound, launch_findings
+from nsprof.analyze.metrics import kernel_metrics
+from nsprof.gpu_ceilings import Ceiling
 from nsprof.parse.nsys_sqlite import NsysExport
 
 COVERAGE_PCT = 80.0
@@ -52,6 +56,28 @@ def kernel_key(name: str) -> str:
         text = text.replace(cast, word)
     text = _INTEGER_CAST.sub("", text)
     return " ".join(_NAMESPACE.sub("", text).split())
+
+
+def launch_table(launches: pd.DataFrame, ceiling: Ceiling | None) -> pd.DataFrame:
+    """ncu's launches with their derived metrics, findings and % of peak: ProfileAnalysis.kernels."""
+    kernels = pd.concat([kernel_metrics(launches), launch_findings(launches)], axis=1)
+    return percent_of_peak(kernels, ceiling) if ceiling is not None else kernels
+
+
+def capture_hot_kernels(nsys: list[NsysExport], kernels: pd.DataFrame | None, rules: pd.DataFrame | None,
+                        top: int = DEFAULT_TOP) -> tuple[pd.DataFrame, dict]:
+    """A capture's hot kernels (hot_kernels) and its harness (harness_summary), from its nsys exports
+    and ncu's launch table and rules (None without ncu)."""
+    rows = nsys_kernel_rows(nsys, harness_kernels(nsys))
+    return hot_kernels(rows, kernels, rules, top), harness_summary(rows)
+
+
+def harness_summary(rows: pd.DataFrame) -> dict:
+    """nsprof's own work in a ladder capture (nsprof.analyze.harness): its kernel names, launches,
+    time and share of all kernel time; no kernels for another program's capture."""
+    mine = rows[rows["harness"]]
+    return {"kernels": sorted(set(mine["kernel"])), "launches": int(mine["launches"].sum()),
+            "total_ns": int(mine["total_ns"].sum()), "pct": float(mine["pct"].sum())}
 
 
 def _keys(names: pd.Series) -> pd.Series:

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -43,6 +43,8 @@ from nsprof.gpu_ceilings import Ceiling
 from nsprof.analyze.metrics import all_measured_flops, TOTALS, kernel_metrics, measured, range_metrics, ratio, sum_measured
 from nsprof.analyze.nvtx_attribution import attribute_work, summarize_ranges
 from nsprof.analyze.capture_facts import distinct_launches, gpu_name
+from nsprof.analyze.hot_kernels import capture_hot_kernels, launch_table
+from nsprof.analyze.launch_findings import rule_results
 from nsprof.analyze.roofline import Roof, compute_peak, roofline_points, roofs
 from nsprof.analyze.timeline import TimeBreakdown, time_breakdown
 from nsprof.errors import UsageError
@@ -73,6 +75,8 @@ class LadderAnalysis:
     points: pd.DataFrame  # nsprof.analyze.roofline.POINT_COLUMNS
     sources: list[Source]  # the profiles shown: those some work row comes from, or with no work rows at all
     timelines: dict[str, TimeBreakdown]  # per profile name, for those with an nsys capture
+    hot_kernels: dict[str, tuple[pd.DataFrame, dict]] = field(default_factory=dict)  # per profile name with
+    # an nsys capture: nsprof.analyze.hot_kernels.capture_hot_kernels (where the time goes, the harness)
 
 
 def sources_gpu(sources: list[Source]) -> str | None:
@@ -111,7 +115,10 @@ def analyze_ladder(sources: list[Source], gpu: str | None, ceiling: Ceiling | No
     timelines = {source.name: breakdown for source in used for export in source.profile.nsys[:1]
                  if (breakdown := time_breakdown(export)) is not None}
     work = with_peaks(work, ceiling)
-    return LadderAnalysis(gpu, roofs(ceiling), work, roofline_points(work, ceiling), used, timelines)
+    hot = {source.name: capture_hot_kernels(
+        source.profile.nsys, launch_table(distinct_launches(source.profile.ncu), ceiling) if source.profile.ncu else None,
+        rule_results(source.profile.ncu) if source.profile.ncu else None) for source in used if source.profile.nsys}
+    return LadderAnalysis(gpu, roofs(ceiling), work, roofline_points(work, ceiling), used, timelines, hot)
 
 
 def work_records(launches: pd.DataFrame | None, nsys_ranges: pd.DataFrame | None) -> pd.DataFrame:

@@ -14,8 +14,7 @@ from nsprof.analyze.ladder import combine, with_peaks, work_records
 from nsprof.analyze.launch_findings import launch_findings, missing_metrics, rule_results
 from nsprof.analyze.metrics import kernel_metrics
 from nsprof.analyze.gpu_utilization import gpu_utilization
-from nsprof.analyze.harness import harness_kernels
-from nsprof.analyze.hot_kernels import hot_kernels, nsys_kernel_rows
+from nsprof.analyze.hot_kernels import capture_hot_kernels, launch_table
 from nsprof.analyze.nvtx_attribution import THREAD, attribute_work, summarize_ranges, unattributed_work
 from nsprof.analyze.summaries import kernel_summary, memcpy_summary
 from nsprof.parse.ncu_csv import NcuReport
@@ -59,25 +58,13 @@ def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict
     kernels = rules = missing = launches = None
     if ncu:
         launches = distinct_launches(ncu)
-        kernels = pd.concat([kernel_metrics(launches), launch_findings(launches)], axis=1)
+        kernels = launch_table(launches, ceiling)
         rules, missing = rule_results(ncu), missing_metrics(launches)
-        if ceiling is not None:
-            kernels = percent_of_peak(kernels, ceiling)
     summaries = (kernel_summary(nsys), memcpy_summary(nsys), unattributed_work(nsys, attribution)) if nsys else (None,) * 3
     work = with_peaks(combine([("", None, work_records(launches, ranges))]), ceiling)
     stages = work[work["stage"].notna()].reset_index(drop=True)
-    hot = harness = None
-    if nsys:
-        rows = nsys_kernel_rows(nsys, harness_kernels(nsys))
-        hot, harness = hot_kernels(rows, kernels, rules), harness_summary(rows)
+    hot, harness = capture_hot_kernels(nsys, kernels, rules) if nsys else (None, None)
     return ProfileAnalysis(ranges, kernels, stages, gpu, ceiling, *summaries, rules, missing,
                            gpu_utilization(nsys) if nsys else None, attribution, launches,
                            None if kernels is None else kernel_groups(kernels), hot, harness)
 
-
-def harness_summary(rows: pd.DataFrame) -> dict:
-    """nsprof's own work in a ladder capture (nsprof.analyze.harness): its kernel names, launches,
-    time and share of all kernel time; no kernels for another program's capture."""
-    mine = rows[rows["harness"]]
-    return {"kernels": sorted(set(mine["kernel"])), "launches": int(mine["launches"].sum()),
-            "total_ns": int(mine["total_ns"].sum()), "pct": float(mine["pct"].sum())}

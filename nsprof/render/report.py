@@ -24,6 +24,9 @@ from nsprof.analyze.timeline import TimeBreakdown  # noqa: E402
 from nsprof.registry import Stage, all_ops, all_stages, get_op, library_stage  # noqa: E402
 from nsprof.render import format as fmt  # noqa: E402
 from nsprof.render.document import Block, Bullets, Heading, Image, Paragraph, Table  # noqa: E402
+
+REPORT_WIDTH = 200  # the report's tables have room: every column of the hot-kernel table is shown
+from nsprof.render.hot_kernels_table import hot_kernels_table  # noqa: E402
 from nsprof.render.ladder import ladder_chart  # noqa: E402
 from nsprof.render.roofline import roof_rate, roofline_figure  # noqa: E402
 
@@ -62,6 +65,10 @@ def report_document(ladder: LadderAnalysis) -> tuple[str, list[Block]]:
                                  f"{op.upper()}: TFLOP/s per stage, dashed line: cuBLAS at the same size"))
     if len(kernels):
         blocks += [Heading(2, "Kernels"), _kernel_table(kernels)]
+    for name, (hot, harness) in ladder.hot_kernels.items():
+        if len(hot):
+            blocks += [Heading(2, f"Where the time goes and what to fix first: {name}"),
+                       hot_kernels_table(hot, REPORT_WIDTH, harness)]
     if len(ladder.points):
         blocks += _roofline(ladder)
     if len(stages):
