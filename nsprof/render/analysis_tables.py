@@ -16,7 +16,7 @@ from nsprof.render import format as fmt
 from nsprof.render.document import Block, Drawing, Table
 from nsprof.render.document_writers import json_ready, to_terminal
 from nsprof.render.kernel_names import short_names
-from nsprof.render.terminal_table import cell, plain
+from nsprof.render.terminal_table import fit_columns, left_out, plain
 
 KERNEL_FIELDS = (
     "id", "kernel", "nvtx", "duration_ns", "flops", "fp16_flops", "tensor_flops", "dram_bytes", "l2_bytes",
@@ -222,7 +222,7 @@ def _ranges_table(ranges: pd.DataFrame, unattributed: dict | None, attribution: 
     if any(row["range"] != name for row, name in zip(rows, ranges["range"])):
         notes.append("long range names keep their end (full names in --json)")
     return Table(f"NVTX ranges (nsys): GPU work launched while each was open, {ATTRIBUTION_WORDS[attribution]}",
-                 tuple(columns), rows, "; ".join(notes) + _left_out(present, columns))
+                 tuple(columns), rows, "; ".join(notes) + left_out(present, columns))
 
 
 def _fit_ranges(present: list, rows: list[dict], width: int) -> tuple[list, list[dict]]:
@@ -282,7 +282,7 @@ def _fitted(title: str, columns: tuple, rows: list[dict], width: int, drop_order
     present = [column for column in columns
                if column[1] in always or any(plain(row.get(column[1])) is not None for row in rows)]
     shown = fit_columns(present, rows, width, drop_order)
-    return Table(title, tuple(shown), rows, caption + _left_out(present, shown))
+    return Table(title, tuple(shown), rows, caption + left_out(present, shown))
 
 
 def _rules_table(rules: pd.DataFrame) -> Table:
@@ -320,30 +320,6 @@ def _missing_note(missing: dict) -> Drawing | None:
                    [f"  {missing['ncu_options']}"])
 
 
-def fit_columns(columns: list, rows: list[dict], width: int, drop_order: tuple[str, ...]) -> list:
-    """`columns` less the first of `drop_order` present, then the next, until the table fits `width`
-    terminal columns (each column as wide as its heading's longest line or its widest cell)."""
-    columns = list(columns)
-    for key in drop_order:
-        if table_width(columns, rows) <= width:
-            break
-        columns = [column for column in columns if column[1] != key]
-    return columns
-
-
-def table_width(columns: list, rows: list[dict]) -> int:
-    """Terminal columns a table takes: each column as wide as its heading's longest line or its
-    widest cell, plus rich's borders and padding."""
-    return 1 + sum(3 + max(max(len(line) for line in heading.split("\n")),
-                           max((len(cell(row.get(key), spec)) for row in rows), default=1))
-                   for heading, key, spec in columns)
-
-
-def _left_out(present: list, shown: list) -> str:
-    gone = [heading.replace("\n", " ") for heading, key, _ in present if (heading, key, _) not in shown]
-    return f"; left out to fit the terminal: {', '.join(gone)} (in --json)" if gone else ""
-
-
 def _stages_table(analysis: ProfileAnalysis, width: int) -> Table:
     rows = analysis.stages.to_dict("records")
     columns = fit_columns(list(STAGE_COLUMNS), rows, width, STAGE_DROP_ORDER)
@@ -352,7 +328,7 @@ def _stages_table(analysis: ProfileAnalysis, width: int) -> Table:
             "% peak: of the units that did the FLOPs (FP32 or tensor cores); DRAM: ncu's bytes over its own duration; "
             "n-way: shared-memory wavefronts per instruction, at least 1, 2 or 4 for 32-, 64- or 128-bit accesses; "
             "bank conflicts: the wavefronts over that least, per launch (nsprof explain bank-conflicts)")
-    return Table("Stages (NVTX ranges nsprof:OP/STAGE/SIZE)", tuple(columns), rows, said + _left_out(list(STAGE_COLUMNS), columns))
+    return Table("Stages (NVTX ranges nsprof:OP/STAGE/SIZE)", tuple(columns), rows, said + left_out(list(STAGE_COLUMNS), columns))
 
 
 def _ceiling_caption(analysis: ProfileAnalysis) -> str:

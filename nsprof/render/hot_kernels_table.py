@@ -8,6 +8,7 @@ import pandas as pd
 from nsprof.analyze.hot_kernels import COVERAGE_PCT, GRAPH_LEVEL, NOT_PROFILED
 from nsprof.render import format as fmt
 from nsprof.render.document import Table
+from nsprof.render.terminal_table import fit_columns, left_out, table_width
 from nsprof.render.kernel_names import short_names
 
 HOT_ROWS = 10  # the terminal shows the first ten ranked; --json has every row
@@ -55,8 +56,6 @@ LABEL_WIDTHS = (30, 24, 18, 14, 12)  # kernel names are shortened further only w
 
 
 def hot_kernels_table(hot: pd.DataFrame, width: int, harness: dict | None = None) -> Table:
-    from nsprof.render.analysis_tables import _left_out as left_out, fit_columns, table_width
-
     shown = hot.head(HOT_ROWS)
     for label_width in LABEL_WIDTHS:
         rows = [{**row, "label": label, "grid_short": _grid(row["grid"]), "rate": _rate(row), "speedup": _speedup(row)}

@@ -1,4 +1,5 @@
-"""Tables for the terminal, the one way every command prints one (analyze, pipeline, explain).
+"""Tables for the terminal, the one way every command prints one (analyze, pipeline, explain), and
+how a table is fitted to the terminal's width (columns left out in a stated order).
 
 A column is (heading, record key, format): "" for text, a Python format spec (",.1f"; ".0%" shows
 a fraction as a percentage), or a function of the value (nsprof.render.format's). A value that was not measured reads as
@@ -47,3 +48,28 @@ def rich_table(title: str | None, columns: tuple, rows: list[dict], caption: str
     for row in rows:
         table.add_row(*(escape(cell(row.get(key), spec)) for _, key, spec in columns))
     return table
+
+
+def fit_columns(columns: list, rows: list[dict], width: int, drop_order: tuple[str, ...]) -> list:
+    """`columns` less the first of `drop_order` present, then the next, until the table fits `width`
+    terminal columns (each column as wide as its heading's longest line or its widest cell)."""
+    columns = list(columns)
+    for key in drop_order:
+        if table_width(columns, rows) <= width:
+            break
+        columns = [column for column in columns if column[1] != key]
+    return columns
+
+
+def table_width(columns: list, rows: list[dict]) -> int:
+    """Terminal columns a table takes: each column as wide as its heading's longest line or its
+    widest cell, plus rich's borders and padding."""
+    return 1 + sum(3 + max(max(len(line) for line in heading.split("\n")),
+                           max((len(cell(row.get(key), spec)) for row in rows), default=1))
+                   for heading, key, spec in columns)
+
+
+def left_out(present: list, shown: list) -> str:
+    """A caption's note naming the columns fit_columns left out."""
+    gone = [heading.replace("\n", " ") for heading, key, _ in present if (heading, key, _) not in shown]
+    return f"; left out to fit the terminal: {', '.join(gone)} (in --json)" if gone else ""
