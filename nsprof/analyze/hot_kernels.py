@@ -3,8 +3,8 @@
 One row per kernel and launch configuration (full name, grid, block). From nsys: `launches`,
 `total_ns`, `median_ns` and `pct` of all kernel time (graph launches traced at graph level
 included). From ncu, over the launches it profiled of that kernel and configuration
-(`ncu_launches`): the medians of `sm_throughput_pct`, `memory_throughput_pct`, `occupancy_pct`,
-the `bound` those SOL medians give (nsprof.analyze.launch_findings.bound), the FLOP rate and DRAM
+(`ncu_launches`, grouped by nsprof.analyze.kernel_groups): the medians of `sm_throughput_pct`,
+`memory_throughput_pct`, `occupancy_pct`, the `bound` those SOL medians give, the FLOP rate and DRAM
 bandwidth with the % of the roof that bounds the kernel, and ncu's rule with the largest
 estimated speedup (`top_rule`, `speedup_pct`, `speedup_type`: global estimates, of the whole
 kernel, are preferred over local ones, of the part a rule looks at). `saving_ns` is the time a
@@ -30,7 +30,8 @@ import pandas as pd
 
 from nsprof.analyze.ceilings import percent_of_peak
 from nsprof.analyze.harness import harness_kernels
-from nsprof.analyze.launch_findings import bound, launch_findings
+from nsprof.analyze.kernel_groups import kernel_groups
+from nsprof.analyze.launch_findings import launch_findings
 from nsprof.analyze.metrics import kernel_metrics
 from nsprof.gpu_ceilings import Ceiling
 from nsprof.parse.nsys_sqlite import NsysExport
@@ -164,12 +165,9 @@ def _ncu_findings(kernels: pd.DataFrame | None, rules: pd.DataFrame | None) -> p
     if kernels is None or kernels.empty:
         return pd.DataFrame(columns=columns, index=pd.MultiIndex.from_tuples([], names=["key", "grid", "block"]))
     launches = kernels.assign(key=_keys(kernels["kernel"]))
-    groups = launches.groupby(["key", "grid", "block"], sort=False)
-    found = groups[["sm_throughput_pct", "memory_throughput_pct", "occupancy_pct", "gflops_per_s",
-                    "dram_gbytes_per_s", *_PEAKS]].median()
-    found.insert(0, "ncu_launches", groups.size())
-    found["bound"] = [bound(sm, memory)[0] for sm, memory in zip(found["sm_throughput_pct"],
-                                                                 found["memory_throughput_pct"])]
+    # kernel_groups' medians and bound, over the launches whose names agree on the key
+    found = kernel_groups(launches.assign(kernel=launches["key"])).rename(columns={"kernel": "key", "launches": "ncu_launches"})
+    found = found.set_index(["key", "grid", "block"])
     found["tflops_per_s"] = found["gflops_per_s"] / 1e3
     roofs = [_roof(row) for row in found.itertuples()]
     found["pct_of_roof"] = [pct for pct, _ in roofs]
