@@ -100,12 +100,12 @@ def analyze_ladder(sources: list[Source], gpu: str | None, ceiling: Ceiling | No
     """Work records of every profile (the latest of each stage unless `keep_all`), their points
     under the ceiling's roofs (those of `gpu`, see sources_gpu), and the time breakdown of each
     contributing nsys capture."""
-    records = []
+    records, launch_tables = [], {}
     for source in sources:
         profile = source.profile
         ranges = summarize_ranges(pd.concat([attribute_work(export) for export in profile.nsys], ignore_index=True)) \
             if profile.nsys else None
-        launches = distinct_launches(profile.ncu) if profile.ncu else None
+        launches = launch_tables[source.name] = distinct_launches(profile.ncu) if profile.ncu else None
         records.append((source.name, source.started, work_records(launches, ranges)))
     work = combine(records, keep_all)
     # A profile all of whose stages later profiles measured again is left out; one with no work
@@ -115,9 +115,11 @@ def analyze_ladder(sources: list[Source], gpu: str | None, ceiling: Ceiling | No
     timelines = {source.name: breakdown for source in used for export in source.profile.nsys[:1]
                  if (breakdown := time_breakdown(export)) is not None}
     work = with_peaks(work, ceiling)
-    hot = {source.name: capture_hot_kernels(
-        source.profile.nsys, launch_table(distinct_launches(source.profile.ncu), ceiling) if source.profile.ncu else None,
-        rule_results(source.profile.ncu) if source.profile.ncu else None) for source in used if source.profile.nsys}
+    hot = {}
+    for source in (source for source in used if source.profile.nsys):
+        launches = launch_tables[source.name]
+        hot[source.name] = capture_hot_kernels(source.profile.nsys, None if launches is None else launch_table(launches, ceiling),
+                                               rule_results(source.profile.ncu) if source.profile.ncu else None)
     return LadderAnalysis(gpu, roofs(ceiling), work, roofline_points(work, ceiling), used, timelines, hot)
 
 
