@@ -519,3 +519,18 @@ def test_ncu_profiling_nothing_is_explained(tmp_path, monkeypatch):
     with pytest.raises(NsprofError, match="ncu profiled no kernels: no launch matched its NVTX filter"):
         go()
     assert _manifest(directory)["status"] == "failed: ncu profiled no kernels: no launch matched its NVTX filter"
+
+
+def test_progress_lines_of_every_ncu_filter_mode_are_read():
+    """ncu numbers each launch it profiles, except under --filter-mode per-launch-config (the guided
+    capture), whose lines name the kernel alone: the H200 torch.compile capture's log holds three."""
+    from nsprof.capture.output import ToolOutput, parse_profiling_line
+
+    assert parse_profiling_line('==PROF== Profiling "sgemm_v6" - 0: 0%....50%....100% - 9 passes') == \
+        {"kernel": "sgemm_v6", "launch": 0, "passes": 9}
+    log = (Path(__file__).resolve().parents[1] / "profiles" / "examples" / "h200-program-torch-compile" / "ncu.log")
+    output = ToolOutput("ncu")
+    output.feed(log.read_text())
+    output.close()
+    assert [(p["kernel"][:13], p["launch"], p["passes"]) for p in output.replay_passes] == [
+        ("nvjet_sm90_hs", None, 13), ("cudnn_generat", None, 13), ("triton_poi_fu", None, 13)]

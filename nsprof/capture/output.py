@@ -7,8 +7,9 @@ import re
 
 # ==PROF== Profiling "sgemm_v6" - 0: 0%....50%....100% - 9 passes
 # ==PROF== Profiling "cupy_fill" - 0 (1/1): 0%....50%....100% - 1 pass   (with --launch-count)
+# ==PROF== Profiling "triton_poi_fused_gelu_view_2": 0%....50%....100% - 13 passes   (--filter-mode per-launch-config)
 # (the dots arrive one by one, so the line stays incomplete while the launch is replayed)
-_PROFILING = re.compile(r'^==PROF== Profiling "(?P<kernel>.*)" - (?P<launch>\d+)(?: \(\d+/\d+\))?:(?P<rest>.*)$')
+_PROFILING = re.compile(r'^==PROF== Profiling "(?P<kernel>.*)"(?: - (?P<launch>\d+)(?: \(\d+/\d+\))?)?:(?P<rest>.*)$')
 _LINE_END = re.compile(r"\r\n|\n|\r")
 _PASSES = re.compile(r" - (?P<passes>\d+) pass(?:es)?\s*$")
 PERMISSION_ERROR = "ERR_NVGPUCTRPERM"
@@ -22,12 +23,13 @@ PERMISSION_FIX = (
 
 
 def parse_profiling_line(line: str) -> dict | None:
-    """{"kernel", "launch", "passes"} from one ==PROF== Profiling line; passes is None until it completes."""
+    """{"kernel", "launch", "passes"} from one ==PROF== Profiling line; passes is None until it completes,
+    launch None where ncu numbers no launch (its guided capture's per-launch-config filter)."""
     match = _PROFILING.match(line.strip())
     if not match:
         return None
     passes = _PASSES.search(match["rest"])
-    return {"kernel": match["kernel"], "launch": int(match["launch"]),
+    return {"kernel": match["kernel"], "launch": int(match["launch"]) if match["launch"] else None,
             "passes": int(passes["passes"]) if passes else None}
 
 
@@ -63,7 +65,7 @@ class ToolOutput:
             self.no_kernels_profiled = True
         launch = parse_profiling_line(line)
         if launch:
-            self.activity = f"{launch['kernel']} (launch {launch['launch']})"
+            self.activity = launch["kernel"] + (f" (launch {launch['launch']})" if launch["launch"] is not None else "")
             if complete and launch["passes"] is not None:
                 self.replay_passes.append(launch)
                 self.activity += f", {launch['passes']} passes"
