@@ -53,6 +53,12 @@ _STALL = "smsp__average_warp_latency_issue_stalled_{}.ratio"
 _STALL_REASONS = ("short_scoreboard", "long_scoreboard", "barrier", "mio_throttle", "math_pipe_throttle",
                   "not_selected", "wait", "dispatch_stall")
 
+def _thread_instructions(op: str, what: str, where: str = "", note: str = "") -> Metric:
+    """Math on the CUDA cores: the thread instructions of one SASS op with the predicate on."""
+    return Metric(f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum", f"{op}_thread_instructions", "inst", SUM,
+                  f"{what} thread instructions{where}", ",.0f", _MATH, note=note)
+
+
 # The order sets each preset's order on the ncu command line, which must not change unnoticed
 # (tests/test_metric_catalog.py pins every preset).
 METRICS: tuple[Metric, ...] = (
@@ -82,25 +88,19 @@ METRICS: tuple[Metric, ...] = (
     Metric("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", "global_st_requests", "request", SUM,
            "global store requests", ",.0f"),
     # FP32 on CUDA cores: thread instructions with the predicate on (FLOPs = fadd + fmul + 2 ffma)
-    Metric("smsp__sass_thread_inst_executed_op_fadd_pred_on.sum", "fadd_thread_instructions", "inst", SUM,
-           "FP32 add thread instructions", ",.0f", _MATH),
-    Metric("smsp__sass_thread_inst_executed_op_fmul_pred_on.sum", "fmul_thread_instructions", "inst", SUM,
-           "FP32 multiply thread instructions", ",.0f", _MATH),
-    Metric("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", "ffma_thread_instructions", "inst", SUM,
-           "FP32 fused multiply-add thread instructions", ",.0f", _MATH,
-           note="cuBLAS SGEMM 512^3 read exactly 134,217,728 (512^3) on the H200"),
+    _thread_instructions("fadd", "FP32 add"),
+    _thread_instructions("fmul", "FP32 multiply"),
+    _thread_instructions("ffma", "FP32 fused multiply-add",
+                         note="cuBLAS SGEMM 512^3 read exactly 134,217,728 (512^3) on the H200"),
     # FP16 on CUDA cores (not tensor cores): thread instructions with the predicate on; FLOPs per
     # instruction as nsprof.analyze.metrics.HALF_FLOPS_PER_INST says. gh100 has no bf16 counter
     # outside the tensor cores (no op_bf16 or op_hadd_bf16 in ncu --query-metrics --chip gh100).
-    Metric("smsp__sass_thread_inst_executed_op_hadd_pred_on.sum", "hadd_thread_instructions", "inst", SUM,
-           "FP16 add thread instructions (CUDA cores)", ",.0f", _MATH),
-    Metric("smsp__sass_thread_inst_executed_op_hmul_pred_on.sum", "hmul_thread_instructions", "inst", SUM,
-           "FP16 multiply thread instructions (CUDA cores)", ",.0f", _MATH),
-    Metric("smsp__sass_thread_inst_executed_op_hfma_pred_on.sum", "hfma_thread_instructions", "inst", SUM,
-           "FP16 fused multiply-add thread instructions (CUDA cores)", ",.0f", _MATH,
-           note="whether a packed HFMA2 (two half lanes) counts as one thread instruction is not yet "
-                "measured; gh100 lists no separate bf16 counter, so bf16 math outside the tensor cores "
-                "is counted here only if ncu files HFMA2.BF16 under HFMA (unverified)"),
+    _thread_instructions("hadd", "FP16 add", " (CUDA cores)",
+                         note="conversions count too: a PyTorch fp16 add of 2^24 elements read 2^25 (H200)"),
+    _thread_instructions("hmul", "FP16 multiply", " (CUDA cores)"),
+    _thread_instructions("hfma", "FP16 fused multiply-add", " (CUDA cores)",
+                         note="a packed HFMA2 (two half lanes) counts once: 2^24 HFMA read 16,777,216 and the same "
+                              "2^24 multiply-adds as 2^23 HFMA2 read 8,388,608 (H200, benchmarks/h200-fp16-counters.md)"),
     # Tensor cores: ncu counts a multiply-add as 2 ops, so these are FLOPs.
     Metric("sm__ops_path_tensor_src_fp16.sum", "tensor_fp16_flops", "flop", SUM, "tensor FLOPs (fp16 in)", ",.0f", _MATH,
            note="HMMA and HGMMA alike: cuBLAS HGEMM 1024^3 read exactly 2*1024^3 on the H200"),

@@ -138,7 +138,7 @@ def test_mixed_work_runs_at_the_time_weighted_peak():
 
 def test_fp16_math_on_cuda_cores_is_placed_against_no_peak():
     """Its FLOPs count in the point's speed and intensity, but nsprof keeps no FP16 CUDA-core peak
-    (it hinges on the unmeasured HALF_FLOPS_PER_INST), so its work has no compute roof."""
+    (its counted FLOPs are a lower bound for packed code, HALF_FLOPS_PER_INST), so its work has no compute roof."""
     half, mixed = (roofline_points(work(flops=fp32, fp16_flops=1e9, dram_bytes=1e6), H200).iloc[0] for fp32 in (0.0, 1e9))
     assert (half["compute_roof"], mixed["compute_roof"]) == ("FP16 CUDA cores", "mixed")
     assert half["gflops_per_s"] == pytest.approx(1000) and mixed["intensity_flop_per_byte"] == pytest.approx(2000)

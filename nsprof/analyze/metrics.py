@@ -10,7 +10,7 @@ Output columns (units in the names):
 - `duration_ns`, `l2_bytes` (L2 requests) and the shared-memory counts below: as catalogued
 - `flops`: FP32 on CUDA cores, fadd + fmul + 2 x ffma (thread instructions with predicate on)
 - `fp16_flops`: FP16 on CUDA cores (not tensor cores), hadd, hmul and hfma thread instructions
-  weighted by HALF_FLOPS_PER_INST (for now hadd + hmul + 2 x hfma, FP32's rule); NaN when the
+  weighted by HALF_FLOPS_PER_INST (hadd + hmul + 2 x hfma, FP32's rule: a lower bound for packed half2 code); NaN when the
   capture lacks the counters (they joined nsprof's default preset after the committed captures)
 - `tensor_16bit_flops` (FP16 + BF16 sources), `tensor_tf32_flops`: tensor-core math ops; ncu
   counts each multiply-add as 2 ops, so these are FLOPs. `tensor_flops` is their sum.
@@ -37,10 +37,10 @@ SMEM_COUNTS = (
     "smem_ld_wavefronts", "smem_ld_instructions", "smem_st_wavefronts", "smem_st_instructions",
     "smem_ldsm_instructions",
 )
-# FLOPs per FP16 thread instruction on CUDA cores. MUST MATCH THE GPU MEASUREMENT, not yet made:
-# whether ncu counts a packed HFMA2 (two half lanes) as one thread instruction. If it does, packed
-# code does 2 FLOPs per hadd/hmul and 4 per hfma instruction ({"hadd": 2, "hmul": 2, "hfma": 4}),
-# and unpacked code 1, 1, 2. Until measured: FP32's rule, 1, 1 and 2 (an undercount if it does).
+# FLOPs per FP16 thread instruction on CUDA cores, FP32's rule. Measured on the H200
+# (benchmarks/h200-fp16-counters.md): ncu counts a packed HFMA2 (two half lanes, 4 FLOPs) as one
+# thread instruction, as it does a scalar HFMA (2 FLOPs), and no counter tells them apart; so for
+# packed code this is a lower bound (up to half the true count). Conversions count as HADD.
 HALF_FLOPS_PER_INST = {"hadd": 1, "hmul": 1, "hfma": 2}
 
 

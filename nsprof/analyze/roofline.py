@@ -7,9 +7,9 @@ over a point is min(bandwidth x intensity, compute peak); the point is memory-bo
 bandwidth term is the smaller one. Its compute peak is the peak of the units that did its FLOPs
 (FP32 pipes or tensor cores); work that mixes them gets the rate at which that mix would run
 (total FLOPs over the sum of each part's time at its own peak). FP16 math on CUDA cores is placed
-against no peak: nsprof keeps none for it (whether its counted FLOPs could reach the datasheet's
-FP16 rate hinges on nsprof.analyze.metrics.HALF_FLOPS_PER_INST, not yet measured), so work with
-such FLOPs has no compute roof.
+against no peak: nsprof keeps none for it (its counted FLOPs are a lower bound for packed half2
+code, nsprof.analyze.metrics.HALF_FLOPS_PER_INST, so a % of the datasheet's FP16 rate would mean
+little), and work with such FLOPs has no compute roof.
 
 Input (`work`): one row per piece of work with `label`, `kernel`, FLOP counts `flops` (FP32),
 `fp16_flops` (FP16 on CUDA cores), `tensor_tf32_flops`, `tensor_16bit_flops`, byte counts `dram_bytes`, `l2_bytes`, `l1_bytes` (any
