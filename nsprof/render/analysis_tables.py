@@ -16,7 +16,7 @@ from nsprof.render import format as fmt
 from nsprof.render.document import Block, Drawing, Table
 from nsprof.render.document_writers import json_ready, to_terminal
 from nsprof.render.kernel_names import short_names
-from nsprof.render.terminal_table import fit_columns, left_out, plain
+from nsprof.render.terminal_table import fit_columns, fit_named, left_out, plain
 
 KERNEL_FIELDS = (
     "id", "kernel", "nvtx", "duration_ns", "flops", "fp16_flops", "tensor_flops", "dram_bytes", "l2_bytes",
@@ -171,7 +171,7 @@ RANGE_NAME_MIN = 28
 GROUP_DROP_ORDER = ("smem_st_nway", "smem_ld_nway", "tensor_pct_of_peak", "fp32_pct_of_peak", "dram_pct_of_peak",
                     "intensity_flop_per_byte", "min_ns", "dram_gbytes_per_s", "registers_per_thread", "occupancy_pct",
                     "max_ns", "memory_throughput_pct", "sm_throughput_pct")
-NAME_WIDTH = 26  # ncu's kernels tables: a base name this long at most, then ' [2]' where one is needed
+NAME_WIDTHS = (26, 20, 16, 12)  # ncu's kernels tables: base names this long at most (then ' [2]' where needed)
 STAGE_DROP_ORDER = ("smem_st_nway", "dram_pct_of_peak", "launches", "op", "intensity_flop_per_byte", "smem_ld_nway",
                     "bank_conflicts_per_launch")
 SUMMARY_ROWS = 12  # the terminal shows the kernels with the largest totals; --json has every one
@@ -260,28 +260,32 @@ def _utilization_table(devices: list[dict]) -> Table:
 
 def _launches_table(analysis: ProfileAnalysis, width: int) -> Table:
     kernels = analysis.kernels
-    rows = [{**row, "innermost_range": row["nvtx"][-1] if row["nvtx"] else None, "kernel": name}
-            for row, name in zip(kernels.to_dict("records"), short_names(kernels["kernel"], NAME_WIDTH))]
+    records = [{**row, "innermost_range": row["nvtx"][-1] if row["nvtx"] else None} for row in kernels.to_dict("records")]
     caption = f"each launch as ncu replayed it (caches flushed): its duration and the rates over it; {RATES_SAID}; "
-    return _fitted("Kernel launches (ncu)", KERNEL_COLUMNS, rows, width, KERNEL_DROP_ORDER, caption + _ceiling_caption(analysis))
+    return _fitted("Kernel launches (ncu)", KERNEL_COLUMNS, records, width, KERNEL_DROP_ORDER, caption + _ceiling_caption(analysis))
 
 
 def _kernel_groups_table(analysis: ProfileAnalysis, width: int) -> Table:
-    groups = analysis.kernel_groups
-    rows = [{**row, "kernel": name} for row, name in zip(groups.to_dict("records"), short_names(groups["kernel"], NAME_WIDTH))]
+    records = analysis.kernel_groups.to_dict("records")
     caption = ("one row per kernel and launch configuration (grid, block: trailing 1s left out), as ncu replayed it "
                "(caches flushed): count of launches, their median, min and max duration, every other column the "
                f"median over the launches (each launch: --launches); {RATES_SAID}; ")
-    return _fitted("Kernels (ncu)", GROUP_COLUMNS, rows, width, GROUP_DROP_ORDER, caption + _ceiling_caption(analysis))
+    return _fitted("Kernels (ncu)", GROUP_COLUMNS, records, width, GROUP_DROP_ORDER, caption + _ceiling_caption(analysis))
 
 
-def _fitted(title: str, columns: tuple, rows: list[dict], width: int, drop_order: tuple[str, ...], caption: str) -> Table:
-    """A kernels table of the columns some row has a value in (and the kernel's name and time),
-    fitted to `width` (fit_columns), its caption saying which were left out."""
+def _fitted(title: str, columns: tuple, records: list[dict], width: int, drop_order: tuple[str, ...], caption: str) -> Table:
+    """A kernels table of the columns some record has a value in (and the kernel's name and time),
+    fitted to `width`: columns left out in `drop_order`, then base names shortened (NAME_WIDTHS)
+    rather than broken across lines; its caption says which columns were left out."""
     always = ("id", "kernel", "duration_ns", "launches", "median_ns")
     present = [column for column in columns
-               if column[1] in always or any(plain(row.get(column[1])) is not None for row in rows)]
-    shown = fit_columns(present, rows, width, drop_order)
+               if column[1] in always or any(plain(record.get(column[1])) is not None for record in records)]
+    names = [record["kernel"] for record in records]
+
+    def rows_for(name_width: int) -> list[dict]:
+        return [{**record, "kernel": name} for record, name in zip(records, short_names(names, name_width))]
+
+    shown, rows = fit_named(present, rows_for, NAME_WIDTHS, width, drop_order)
     return Table(title, tuple(shown), rows, caption + left_out(present, shown))
 
 

@@ -8,7 +8,7 @@ import pandas as pd
 from nsprof.analyze.hot_kernels import COVERAGE_PCT, GRAPH_LEVEL, NOT_PROFILED
 from nsprof.render import format as fmt
 from nsprof.render.document import Table
-from nsprof.render.terminal_table import fit_columns, left_out, table_width
+from nsprof.render.terminal_table import fit_named, left_out
 from nsprof.render.kernel_names import short_names
 
 HOT_ROWS = 10  # the terminal shows the first ten ranked; --json has every row
@@ -57,12 +57,11 @@ LABEL_WIDTHS = (30, 24, 18, 14, 12)  # kernel names are shortened further only w
 
 def hot_kernels_table(hot: pd.DataFrame, width: int, harness: dict | None = None) -> Table:
     shown = hot.head(HOT_ROWS)
-    for label_width in LABEL_WIDTHS:
-        rows = [{**row, "label": label, "grid_short": _grid(row["grid"]), "rate": _rate(row), "speedup": _speedup(row)}
+    def rows_for(label_width: int) -> list[dict]:
+        return [{**row, "label": label, "grid_short": _grid(row["grid"]), "rate": _rate(row), "speedup": _speedup(row)}
                 for row, label in zip(shown.to_dict("records"), short_names(shown["kernel"], label_width))]
-        columns = fit_columns(list(COLUMNS), rows, width, DROP_ORDER)
-        if table_width(columns, rows) <= width:
-            break
+
+    columns, rows = fit_named(list(COLUMNS), rows_for, LABEL_WIDTHS, width, DROP_ORDER)
     notes = [f"the fewest kernels (name and launch configuration) that make {COVERAGE_PCT:.0f}% of kernel time, "
              "and every one ncu profiled, ranked by saving: nsys's total time x ncu's estimated speedup of the "
              "top rule (g: of the whole kernel, l: of the part the rule looks at)",

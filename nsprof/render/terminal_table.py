@@ -61,6 +61,19 @@ def fit_columns(columns: list, rows: list[dict], width: int, drop_order: tuple[s
     return columns
 
 
+def fit_named(columns: list, rows_for, name_widths: tuple[int, ...], width: int,
+              drop_order: tuple[str, ...]) -> tuple[list, list[dict]]:
+    """Columns and rows of a table whose names shorten: `rows_for(name_width)` gives the rows with
+    names at most that wide; each width of `name_widths` in turn gets fit_columns' drops, and the
+    first that fits is kept (else the last: the terminal then folds)."""
+    for name_width in name_widths:
+        rows = rows_for(name_width)
+        columns_shown = fit_columns(columns, rows, width, drop_order)
+        if table_width(columns_shown, rows) <= width:
+            break
+    return columns_shown, rows
+
+
 def table_width(columns: list, rows: list[dict]) -> int:
     """Terminal columns a table takes: each column as wide as its heading's longest line or its
     widest cell, plus rich's borders and padding."""
