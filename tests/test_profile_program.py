@@ -226,3 +226,16 @@ def test_real_guided_capture_profiles_every_hot_kernel(tmp_path):
     doc = json.loads(CliRunner().invoke(app, ["analyze", str(directory), "--json"]).stdout)
     profiled = {(row["kernel"], row["grid"], row["block"]): row["ncu_launches"] for row in doc["hot_kernels"]}
     assert all(profiled.get((k["kernel"], k["grid"], k["block"]), 0) >= 1 for k in chosen), (chosen, profiled)
+
+
+def test_a_guided_capture_with_nothing_to_hand_ncu_says_so(tmp_path, stand_ins, monkeypatch):
+    """An export that names no kernel by its mangled symbol leaves the guide nothing to choose: ncu
+    does not run, and the summary says why and how to choose by hand."""
+    from nsprof.capture.program import GuidedChoice
+
+    monkeypatch.setattr("nsprof.api.choose_hot_kernels", lambda export, top: GuidedChoice((), 0.0, 0, "none"))
+    result = invoke("--out", tmp_path, "--", *program(tmp_path))
+    assert result.exit_code == 0, result.output
+    assert "ncu did not run: nsys saw no kernel to hand it" in result.output
+    manifest = json.loads((tmp_path / f"train-{STAMP}" / "manifest.json").read_text())
+    assert [c["tool"] for c in manifest["commands"]] == ["nsys"] and manifest["guided"]["kernels"] == []

@@ -129,9 +129,12 @@ def summary_lines(directory: Path, manifest: dict) -> list[str]:
             spread = str(min(passes)) if min(passes) == max(passes) else f"{min(passes)}-{max(passes)}"
             line += f"; {len(passes)} launches profiled, {spread} replay passes each"
         lines.append(line)
-    if guided := manifest.get("guided"):
+    if (guided := manifest.get("guided")) and guided["kernels"]:
         lines.append(f"  ncu chose {len(guided['kernels'])} hot kernels and configurations from nsys, "
                      f"{guided['covered_pct']:.0f}% of kernel time")
+    elif guided:
+        lines.append("  ncu did not run: nsys saw no kernel to hand it (none was launched, or the export "
+                     "names none by its mangled symbol); choose by hand with --kernel or --launch-count")
     seen: dict[tuple, dict] = {}
     for v in manifest["verification"]:  # each tool's workload verified the same stages: show each once, a failure over an ok
         if (v["stage"], v["size"]) not in seen or v["status"] != "ok":
