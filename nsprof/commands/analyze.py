@@ -33,6 +33,10 @@ def analyze(
 ) -> None:
     """Summarize a profile as tables (or --json): where the GPU time went and what bounds each kernel.
 
+    First, where the time goes and what to fix first: nsys's time per kernel and launch configuration
+    joined with ncu's findings, ranked by the time a fix could save (a ladder's stages come before it,
+    and nsprof's own harness kernels stay out of it).
+
     From nsys: kernels and transfers by total time (as nsys stats), GPU utilization and idle gaps,
     GPU work per NVTX range. From ncu: each kernel's throughput, occupancy and bound, ncu's advice,
     and FLOP/s, bandwidth and bank conflicts where the capture counted them, one row per kernel and

@@ -66,7 +66,8 @@ def hot_kernels_table(hot: pd.DataFrame, width: int, harness: dict | None = None
              "and every one ncu profiled, ranked by saving: nsys's total time x ncu's estimated speedup of the "
              "top rule (g: of the whole kernel, l: of the part the rule looks at)",
              "time and launches: nsys, every launch; bound, SM, mem, occ., rate and % of roof: medians over the "
-             "launches ncu replayed"]
+             "launches ncu replayed, % of the nearest roof (FP32 or tensor peak, DRAM bandwidth) of the GPU's "
+             "ceilings, as ncu's kernels table names them"]
     unprofiled = int((shown["note"] == NOT_PROFILED).sum())
     if unprofiled:
         notes.append(f"{unprofiled} {'row' if unprofiled == 1 else 'rows'} {NOT_PROFILED} (no ncu columns)")
