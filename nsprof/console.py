@@ -3,20 +3,49 @@
 from __future__ import annotations
 
 import os
+import re
+import sys
 
 from rich.console import Console
 
 PIPE_WIDTH = 160
+_SPACES_BEFORE_NEWLINE = re.compile(r" +\n")
 
 
 def stdout() -> Console:
-    # Off a terminal (pipes, CliRunner) tables are PIPE_WIDTH wide, unless COLUMNS says otherwise.
+    # Off a terminal (pipes, files, CliRunner) output is PIPE_WIDTH wide unless COLUMNS says
+    # otherwise, and lines carry no padding after their last character.
     console = Console()
     if console.is_terminal:
         return console
     columns = os.environ.get("COLUMNS", "")
-    return Console(width=int(columns) if columns.isdigit() and int(columns) > 0 else PIPE_WIDTH)
+    return Console(file=_Trimmed(sys.stdout), width=int(columns) if columns.isdigit() and int(columns) > 0 else PIPE_WIDTH)
 
 
 def stderr() -> Console:
     return Console(stderr=True)
+
+
+class _Trimmed:
+    """A text file that drops the spaces rich pads lines with (titles and captions are padded to
+    their table's width): spaces at the end of a write are held until the next shows whether a
+    newline follows them."""
+
+    def __init__(self, file) -> None:
+        self._file, self._spaces = file, ""
+
+    def write(self, text: str) -> int:
+        text = _SPACES_BEFORE_NEWLINE.sub("\n", self._spaces + text)
+        body = text.rstrip(" ")
+        self._spaces = text[len(body):]
+        self._file.write(body)
+        return len(text)
+
+    def flush(self) -> None:
+        self._file.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        return self._file.fileno()

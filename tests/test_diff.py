@@ -4,6 +4,7 @@ records, the CLI's exit codes and widths."""
 from __future__ import annotations
 
 import json
+import sqlite3
 
 import numpy as np
 import pandas as pd
@@ -18,6 +19,8 @@ from nsprof.parse import load_profile
 
 SGEMM = "profiles/examples/h200-sgemm-1024"
 SGEMM_AGAIN = "tests/data/h200/nsys-sgemm-ladder-1024.sqlite"
+PAIRS = "tests/data/diff-pairs"
+EAGER, COMPILED = f"{PAIRS}/compile-block-eager.sqlite", "profiles/examples/h200-program-torch-compile/nsys.sqlite"
 runner = CliRunner()
 
 
@@ -45,15 +48,62 @@ def test_too_few_launches_have_no_interval():
     assert not stats["testable"] and np.isnan(stats["ci_low_pct"])
 
 
-def test_a_changed_template_argument_pairs_by_base_name_and_graphs_pair_as_graphs():
-    a = pd.DataFrame({"name": ["gemm<128>(float*)", "CUDA graph 3", "only_a(int)"], "is_graph": [False, True, False],
-                      "start_ns": [1, 2, 3]})
-    b = pd.DataFrame({"name": ["gemm<64>(float*)", "CUDA graph 7", "only_b(int)"], "is_graph": [False, True, False],
-                      "start_ns": [1, 2, 3]})
-    keys = match_kernels(a, b).set_index(["side", "name"])["key"]
-    assert keys["a", "gemm<128>(float*)"] == "gemm<64>(float*)"
-    assert keys["a", "CUDA graph 3"] == "CUDA graph 7"
-    assert keys["a", "only_a(int)"] == "only_a(int)" and keys["b", "only_b(int)"] == "only_b(int)"
+def test_a_changed_template_argument_pairs_up_and_graphs_pair_as_graphs():
+    a = pd.DataFrame({"name": ["gemm<128>(float*)", "CUDA graph 3", "only_a(int)", "ns::scale<float>(float*)"],
+                      "start_ns": [1, 2, 3, 4]})
+    b = pd.DataFrame({"name": ["gemm<64>(float*)", "CUDA graph 7", "only_b(int)", "ns::scale<half>(half*)"],
+                      "start_ns": [1, 2, 3, 4]})
+    matches = match_kernels(a, b).set_index(["side", "name"])
+    assert matches.loc[("a", "gemm<128>(float*)"), "key"] == "gemm<64>(float*)"
+    assert matches.loc[("a", "CUDA graph 3"), "key"] == "CUDA graph 7"
+    # one kernel of a base name left on each side: the same kernel in another type
+    assert matches.loc[("a", "ns::scale<float>(float*)"), ["key", "matched_by"]].tolist() == \
+        ["ns::scale<half>(half*)", "base name"]
+    assert matches.loc[("a", "only_a(int)"), "key"] == "only_a(int)" and matches.loc[("b", "only_b(int)"), "key"] == "only_b(int)"
+
+
+def _sql_kernel_times(path: str, name_like: str = "%") -> np.ndarray:
+    """Kernel durations straight from an export's tables, not through nsprof's parser."""
+    with sqlite3.connect(path) as db:
+        return np.array([row[0] for row in db.execute(
+            "SELECT k.end - k.start FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.demangledName "
+            "WHERE s.value LIKE ?", (name_like,))], dtype=float)
+
+
+def test_a_program_run_twice_unchanged_calls_no_kernel_and_no_range_changed():
+    result = api.diff(f"{PAIRS}/train-a.sqlite", f"{PAIRS}/train-b.sqlite")
+    assert len(result.kernels) == 20 and len(result.ranges) == 4
+    assert all(row["status"] == "same" for row in result.kernels + result.ranges)
+    assert result.slower_than(2.0) == []
+    assert runner.invoke(app, ["diff", f"{PAIRS}/train-a.sqlite", f"{PAIRS}/train-b.sqlite", "--fail-if-slower", "2"]
+                         ).exit_code == 0
+
+
+def test_eager_to_compiled_finds_the_fused_kernels_and_the_real_changes():
+    result = api.diff(EAGER, COMPILED)
+    rows = {row["kernel"]: row for row in result.kernels}
+    status = {name: row["status"] for name, row in rows.items()}
+    # torch.compile fused layer norm and GELU into Triton kernels: eager's are removed, Triton's added
+    assert {status[name] for name in rows if "layer_norm_kernel<" in name or "GeluCUDAKernelImpl" in name} == {"removed"}
+    assert {status[name] for name in rows if name.startswith("triton_")} == {"added"}
+    # PyTorch's elementwise template with a fill and with an add share a base name: never paired
+    fill, add = (next(name for name in rows if functor in name) for functor in ("FillFunctor", "CUDAFunctor_add"))
+    assert (status[fill], status[add]) == ("added", "removed")
+    # the attention kernel ran 20 times on each side: its change is the ratio of the medians SQL reads
+    sdpa = next(row for name, row in rows.items() if name.startswith("cudnn_generated_fort_native_sdpa"))
+    a, b = (_sql_kernel_times(path, "cudnn_generated_fort_native_sdpa%") for path in (EAGER, COMPILED))
+    assert sdpa["change_pct"] == pytest.approx(100 * (np.median(b) / np.median(a) - 1))
+    assert sdpa["status"] == "slower" and sdpa["ci_low_pct"] > 0
+    totals = {row["quantity"]: row for row in result.totals}
+    assert (totals["kernel_ns"]["a_ns"], totals["kernel_ns"]["b_ns"]) == (_sql_kernel_times(EAGER).sum(),
+                                                                          _sql_kernel_times(COMPILED).sum())
+    # the step's GPU time fell a little, and surely: its whole interval is below zero
+    step = next(row for row in result.ranges if row["range"] == "block:step")
+    assert step["change_pct"] < 0 and step["ci_high_pct"] < 0 and step["significant"]
+    assert all(0 < row["share_pct"] <= 100 for row in result.contributors)
+    failed = runner.invoke(app, ["diff", EAGER, COMPILED, "--fail-if-slower", "2"])
+    assert failed.exit_code == 1 and "cudnn_generated_fort_native_sdpa" in failed.stderr
+    assert runner.invoke(app, ["diff", EAGER, COMPILED, "--fail-if-slower", "5"]).exit_code == 0
 
 
 def test_the_same_ladder_captured_twice_calls_nothing_faster_or_slower():
@@ -101,5 +151,12 @@ def test_cli_tables_fit_80_columns_and_bad_input_is_one_line():
                            env={"COLUMNS": "80"})
     assert result.exit_code == 0, result.output
     assert max(len(line) for line in result.stdout.splitlines()) <= 80
+    fused = runner.invoke(app, ["diff", EAGER, COMPILED], env={"COLUMNS": "80"})
+    lines = fused.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80 and not any(line.endswith(" ") for line in lines if "│" not in line)
+    # every kernel row keeps a label of its own: the part of the name that tells it apart
+    table = lines[lines.index("Kernels") + 4:]
+    labels = [line.split("│")[1].strip() for line in table[:len(api.diff(EAGER, COMPILED).kernels)]]
+    assert len(set(labels)) == len(labels) and any("GeluCUDAKernelImpl" in label for label in labels)
     missing = runner.invoke(app, ["diff", SGEMM, "nowhere.sqlite"])
     assert missing.exit_code == 1 and missing.stderr.count("\n") == 1 and "Traceback" not in missing.output

@@ -13,6 +13,7 @@ from nsprof.analyze.diff.statistics import MIN_SAMPLES
 from nsprof.analyze.ladder import short_kernel_name
 from nsprof.render import format as fmt
 from nsprof.render.document import Block, Bullets, Heading, Image, Paragraph, Table
+from nsprof.render.kernel_names import telling_names
 
 NAME_MIN = 16
 CHART_FILE = "diff-chart.png"
@@ -160,7 +161,7 @@ def _change_table(title: str, label: str, rows: list[dict], result: DiffResult, 
               fmt.duration_ns(row["a_median_ns"]), fmt.duration_ns(row["b_median_ns"]),
               fmt.MISSING if row["change_pct"] is None else f"{row['change_pct']:+.1f}%", _interval(row), _status(row)]
              for row in rows]
-    headers, cells = _fitted(headers, cells, width, drop=(2, 3))
+    headers, cells = _fitted(headers, cells, width, drop=(2, 3), kernels=label == "kernel")
     caption = None
     if any(_status(row) == "same*" for row in rows):
         caption = f"same*: a real change (its interval excludes 0) under --min-change {result.min_change_pct:g}%"
@@ -178,7 +179,8 @@ def _contributors_table(result: DiffResult, width: int) -> Table:
     cells = [[row["kernel"], ("+" if row["delta_ns"] > 0 else "-") + fmt.duration_ns(abs(row["delta_ns"])),
               fmt.percent(row["share_pct"])] for row in result.contributors]
     headers, cells = _fitted(["kernel", "time change", "share"], cells, width)
-    return Table.preformatted(headers, cells, [False, True, True], title="Top contributors (kernel time)")
+    return Table.preformatted(headers, cells, [False, True, True], title="Top contributors (kernel time)",
+                              caption="share: of the summed absolute changes of every kernel")
 
 
 def _why_blocks(result: DiffResult, width: int) -> list[Block]:
@@ -203,9 +205,10 @@ def _why_blocks(result: DiffResult, width: int) -> list[Block]:
     return blocks
 
 
-def _fitted(headers: list[str], cells: list[list[str]], width: int, drop: tuple[int, ...] = ()) -> tuple[list, list]:
-    """Shorten the first column (ellipsis) so the table fits `width`; below NAME_MIN for it, drop
-    the `drop` columns first."""
+def _fitted(headers: list[str], cells: list[list[str]], width: int, drop: tuple[int, ...] = (),
+            kernels: bool = True) -> tuple[list, list]:
+    """Shorten the first column's names (kernel_names.telling_names: the part that tells them
+    apart stays) so the table fits `width`; below NAME_MIN for it, drop the `drop` columns first."""
     def others(columns: list[int]) -> int:
         return sum(max(len(headers[i]), *(len(row[i]) for row in cells)) for i in columns) + 3 * (len(columns) + 1) + 1
 
@@ -214,5 +217,5 @@ def _fitted(headers: list[str], cells: list[list[str]], width: int, drop: tuple[
         kept = [i for i in kept if i not in drop]
     name_width = max(NAME_MIN, width - others(kept))
     kept = [0] + kept
-    return ([headers[i] for i in kept],
-            [[fmt.truncate(row[0], name_width)] + [row[i] for i in kept[1:]] for row in cells])
+    names = telling_names([row[0] for row in cells], name_width, kernels)
+    return [headers[i] for i in kept], [[name] + [row[i] for i in kept[1:]] for name, row in zip(names, cells)]

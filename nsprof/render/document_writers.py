@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import html
 import re
+import textwrap
 from functools import cache
 
 from rich.console import Console
@@ -50,10 +51,10 @@ def to_terminal(blocks: list[Block], console: Console, spaced: bool = True) -> N
             console.print(Text(block.text, style="bold underline" if block.level == 2 else "bold"))
         elif isinstance(block, Paragraph):
             console.print(_rich_markdown(block.text) if block.markdown else
-                          Text(block.text, style="italic" if block.emphasis else ""))
+                          Text(prose(block.text, console.width), style="italic" if block.emphasis else ""))
         elif isinstance(block, Bullets):
             console.print(_rich_markdown(_markdown_list(block.items)) if block.markdown else
-                          Text("\n".join(f"• {item}" for item in block.items)))
+                          Text("\n".join(prose(item, console.width, "• ", "  ") for item in block.items)))
         elif isinstance(block, Table):
             console.print(rich_table(block.title, block.columns, block.rows, block.caption))
         elif isinstance(block, Drawing):
@@ -61,6 +62,18 @@ def to_terminal(blocks: list[Block], console: Console, spaced: bool = True) -> N
             console.print(Text("\n".join(block.lines)), soft_wrap=True)  # a grid re-wrapped is no grid
         else:
             console.print(Text(f"[image {block.file_name}: {block.alt}]", style="dim"))
+
+
+_NUMBER_AND_UNIT = re.compile(r"(\d) (?=(?:[kMGTPµnm]?(?:s|B|B/s|FLOP/s|FLOP)|[kMGTP])(?!\w))")
+
+
+def prose(text: str, width: int, first: str = "", rest: str = "") -> str:
+    """`text` wrapped to `width` at spaces, never between a number and its unit ("284 k", "146 µs"),
+    with no trailing spaces (rich would break "284 k" across lines, and pad them)."""
+    glued = _NUMBER_AND_UNIT.sub("\\1\u00a0", text)  # textwrap breaks only at ASCII whitespace
+    lines = textwrap.wrap(glued, width, initial_indent=first, subsequent_indent=rest, break_long_words=False,
+                          break_on_hyphens=False) or [first.rstrip()]
+    return "\n".join(line.replace("\u00a0", " ") for line in lines)
 
 
 def _rich_markdown(text: str):

@@ -11,7 +11,8 @@ parsed and analyzed captures; nsprof.api.diff reads them).
 - `stages`: per ladder stage range, over its instances, the same; or the stages of two `nsprof
   bench` records; or one stage against another (`stage_pair`, v5 -> v6: the teaching answer).
 - `totals`: GPU busy time, kernel time, copy time and idle time of each capture, and the kernels
-  that account for most of the change in kernel time (`contributors`).
+  that account for most of the change in kernel time (`contributors`, each with its share of the
+  summed absolute changes).
 
 A status is `faster` or `slower` only when the interval excludes zero and the change is at least
 `min_change_pct`; `added` and `removed` are kernels (ranges, stages) one side lacks; else `same`.
@@ -149,15 +150,15 @@ def diff_captures(a: Capture, b: Capture, min_change_pct: float = DEFAULT_MIN_CH
 
 
 def _instances(capture: Capture, attribution: str) -> dict:
-    """Per-launch kernel times ("launches": name, is_graph, start_ns, value_ns, and "source"),
+    """Per-launch kernel times ("launches": name, start_ns, value_ns, and "source"),
     and per-instance range and stage figures ("ranges", "stages": key, gpu_time_ns, duration_ns)."""
     profile, analysis = capture.profile, capture.analysis
     if profile.nsys:
         frames = []
         for export in profile.nsys:
-            frames.append(pd.DataFrame({"name": export.kernels["kernel"].astype(str), "is_graph": False,
+            frames.append(pd.DataFrame({"name": export.kernels["kernel"].astype(str),
                                         "start_ns": export.kernels["start_ns"], "value_ns": export.kernels["duration_ns"]}))
-            frames.append(pd.DataFrame({"name": export.graphs["name"].astype(str), "is_graph": True,
+            frames.append(pd.DataFrame({"name": export.graphs["name"].astype(str),
                                         "start_ns": export.graphs["start_ns"], "value_ns": export.graphs["duration_ns"]}))
         launches, source = pd.concat(frames, ignore_index=True), "nsys"
         attributed = capture.attributed if capture.attributed is not None else \
@@ -169,7 +170,7 @@ def _instances(capture: Capture, attribution: str) -> dict:
         ranges, stages = instances[~is_stage], instances[is_stage]
     elif analysis.kernels is not None:
         kernels = analysis.kernels
-        launches = pd.DataFrame({"name": kernels["kernel"].astype(str), "is_graph": False,
+        launches = pd.DataFrame({"name": kernels["kernel"].astype(str),
                                  "start_ns": np.arange(len(kernels)), "value_ns": kernels["duration_ns"]}).dropna()
         source = "ncu"
         keys = pd.Series([work_key(nvtx, kernel) for nvtx, kernel in zip(kernels["nvtx"], kernels["kernel"])])
@@ -384,11 +385,13 @@ def _capture_totals(capture: Capture) -> dict:
 
 
 def _contributors(kernels: list[dict]) -> list[dict]:
-    """The kernels whose total time changed most, each with its share of the whole change."""
+    """The kernels whose total time changed most, each with its share of all the movement (the sum
+    of every kernel's absolute change): a net change can be small while kernels moved a lot both
+    ways (fused kernels added, their eager parts removed), and a share of the net would pass 100%."""
     deltas = [(row["kernel"], row["b_total_ns"] - row["a_total_ns"]) for row in kernels]
-    total = sum(delta for _, delta in deltas)
+    moved_ns = sum(abs(delta) for _, delta in deltas)
     ranked = sorted(deltas, key=lambda item: -abs(item[1]))[:TOP_CONTRIBUTORS]
-    return [{"kernel": name, "delta_ns": delta, "share_pct": 100 * delta / total if total else None}
+    return [{"kernel": name, "delta_ns": delta, "share_pct": 100 * abs(delta) / moved_ns}
             for name, delta in ranked if delta]
 
 

@@ -1,48 +1,74 @@
 """Which kernel of A is which kernel of B (pure pandas).
 
-Full names first: a kernel of the same demangled name on both sides is one row. Then base names
-(nsprof.analyze.ladder.short_kernel_name: no template arguments, parameters or namespaces), so a
-kernel whose template argument changed (gemm<128> -> gemm<64>) still pairs up: the leftovers of
-one base name on each side are paired in the order of their first launch. CUDA graphs traced at
-graph level ("CUDA graph <id>") pair the same way as graphs, whatever their ids: a program that
-builds its graphs in another order, or another number of them, still compares graph with graph.
-What pairs with nothing is `added` (only in B) or `removed` (only in A).
+Three passes, each over what the earlier ones left unpaired:
+
+1. Full names: a kernel of the same demangled name on both sides is one row.
+2. The same name up to its numbers (`gemm<128>(float*)` and `gemm<64>(float*)`; cuBLAS's
+   `nvjet_..._128x64_...` and `..._256x128_...`): a changed template argument or tile choice still
+   pairs up. Several of one such shape on a side pair in the order of their first launch.
+3. Base names (nsprof.analyze.ladder.short_kernel_name: no template arguments, parameters or
+   namespaces), only where exactly one kernel of that base name is left on each side. PyTorch's
+   `vectorized_elementwise_kernel<.., FillFunctor>` and `<.., CUDAFunctor_add>` share a base name
+   and are different work: with several candidates the base name alone cannot say which is which.
+
+CUDA graphs traced at graph level ("CUDA graph <id>") pair by id first, then (pass 2) as graphs
+whatever their ids, in the order of their first launch: a program that builds its graphs in another
+order, or another number of them, still compares graph with graph. What pairs with nothing is `added` (only in B) or
+`removed` (only in A).
 """
 
 from __future__ import annotations
+
+import re
 
 import pandas as pd
 
 from nsprof.analyze.ladder import short_kernel_name
 
-GRAPH_BASE = "CUDA graph"
-NAME, BASE_NAME = "name", "base name"
+NAME, NUMBERS, BASE_NAME = "name", "name but numbers", "base name"
+_NUMBER = re.compile(r"\d+")
 
 
 def match_kernels(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
-    """From each side's launches (name, is_graph, start_ns): one row per name of either side,
+    """From each side's launches (name, start_ns): one row per name of either side,
     `side` ("a" or "b"), `name`, `key` (the row it compares in: B's name where it paired),
-    `matched_by` (NAME, BASE_NAME or None when it paired with nothing)."""
-    firsts = {side: frame.groupby("name", sort=False, observed=True).agg(
-                  start_ns=("start_ns", "min"), is_graph=("is_graph", "first")).reset_index()
-              for side, frame in (("a", a), ("b", b))}
-    common = set(firsts["a"]["name"]) & set(firsts["b"]["name"])
-    rows = []
-    leftovers = {}
-    for side, names in firsts.items():
-        names = names.assign(name=names["name"].astype(str))
-        same = names["name"].isin(common)
-        rows += [{"side": side, "name": name, "key": name, "matched_by": NAME} for name in names["name"][same]]
-        left = names[~same].sort_values("start_ns", kind="stable")
-        left = left.assign(base=[GRAPH_BASE if graph else short_kernel_name(name, 10**6)
-                                 for name, graph in zip(left["name"], left["is_graph"])])
-        left["order"] = left.groupby("base").cumcount()
-        leftovers[side] = left
-    paired = leftovers["a"].merge(leftovers["b"], on=["base", "order"], suffixes=("_a", "_b"))
-    key_of = {("a", a_name): b_name for a_name, b_name in zip(paired["name_a"], paired["name_b"])}
-    key_of |= {("b", b_name): b_name for b_name in paired["name_b"]}
-    for side, left in leftovers.items():
-        for name in left["name"]:
-            key = key_of.get((side, name))
-            rows.append({"side": side, "name": name, "key": key or name, "matched_by": BASE_NAME if key else None})
+    `matched_by` (NAME, NUMBERS, BASE_NAME or None when it paired with nothing)."""
+    left = {}
+    for side, frame in (("a", a), ("b", b)):
+        firsts = frame.groupby("name", sort=False, observed=True)["start_ns"].min().reset_index()
+        firsts["name"] = firsts["name"].astype(str)
+        left[side] = firsts.sort_values("start_ns", kind="stable").reset_index(drop=True)
+    pairs: list[tuple[str, str, str]] = []
+    for rule, shape, unique_only in ((NAME, str, False), (NUMBERS, _numbers_masked, False),
+                                     (BASE_NAME, _base_name, True)):
+        found = _pair_by(left["a"], left["b"], shape, unique_only)
+        pairs += [(a_name, b_name, rule) for a_name, b_name in found]
+        left = {side: names[~names["name"].isin({pair[index] for pair in found})]
+                for index, (side, names) in enumerate(left.items())}
+    rows = [{"side": "a", "name": a_name, "key": b_name, "matched_by": rule} for a_name, b_name, rule in pairs]
+    rows += [{"side": "b", "name": b_name, "key": b_name, "matched_by": rule} for _, b_name, rule in pairs]
+    rows += [{"side": side, "name": name, "key": name, "matched_by": None}
+             for side, names in left.items() for name in names["name"]]
     return pd.DataFrame(rows, columns=["side", "name", "key", "matched_by"])
+
+
+def _pair_by(a: pd.DataFrame, b: pd.DataFrame, shape, unique_only: bool) -> list[tuple[str, str]]:
+    """(A name, B name) pairs of equal shape, the n-th of a shape on each side together (both
+    frames are in order of first launch); with `unique_only`, only shapes one of on each side."""
+    keyed = []
+    for names in (a, b):
+        frame = pd.DataFrame({"name": names["name"], "shape": names["name"].map(shape)})
+        frame["order"] = frame.groupby("shape").cumcount()
+        if unique_only:
+            frame = frame[frame.groupby("shape")["name"].transform("size") == 1]
+        keyed.append(frame)
+    paired = keyed[0].merge(keyed[1], on=["shape", "order"], suffixes=("_a", "_b"))
+    return list(zip(paired["name_a"], paired["name_b"]))
+
+
+def _numbers_masked(name: str) -> str:
+    return _NUMBER.sub("#", name)
+
+
+def _base_name(name: str) -> str:
+    return short_kernel_name(name, 10**6)
