@@ -70,10 +70,20 @@ def _sql_kernel_times(path: str, name_like: str = "%") -> np.ndarray:
             "WHERE s.value LIKE ?", (name_like,))], dtype=float)
 
 
+def _sql_range_durations(path: str, text: str) -> np.ndarray:
+    with sqlite3.connect(path) as db:
+        return np.array([row[0] for row in db.execute(
+            "SELECT e.end - e.start FROM NVTX_EVENTS e LEFT JOIN StringIds s ON s.id = e.textId "
+            "WHERE COALESCE(e.text, s.value) = ? AND e.end IS NOT NULL", (text,))], dtype=float)
+
+
 def test_a_program_run_twice_unchanged_calls_no_kernel_and_no_range_changed():
     result = api.diff(f"{PAIRS}/train-a.sqlite", f"{PAIRS}/train-b.sqlite")
     assert len(result.kernels) == 20 and len(result.ranges) == 4
     assert all(row["status"] == "same" for row in result.kernels + result.ranges)
+    # run to run, CPU time drifts far beyond its interval from one run: why own durations are never called
+    step = next(row for row in result.ranges if row["range"] == "step")["duration"]
+    assert step["significant"] and step["change_pct"] > 5 and step["status"] == "not called"
     assert result.slower_than(2.0) == []
     assert runner.invoke(app, ["diff", f"{PAIRS}/train-a.sqlite", f"{PAIRS}/train-b.sqlite", "--fail-if-slower", "2"]
                          ).exit_code == 0
@@ -100,6 +110,12 @@ def test_eager_to_compiled_finds_the_fused_kernels_and_the_real_changes():
     # the step's GPU time fell a little, and surely: its whole interval is below zero
     step = next(row for row in result.ranges if row["range"] == "block:step")
     assert step["change_pct"] < 0 and step["ci_high_pct"] < 0 and step["significant"]
+    # ...while the step's own duration (CPU: CUDA graphs replace eager launches) more than halved
+    own = [np.median(_sql_range_durations(path, "step")) for path in (EAGER, COMPILED)]
+    assert step["duration"]["change_pct"] == pytest.approx(100 * (own[1] / own[0] - 1))
+    assert step["duration"]["significant"] and step["duration"]["change_pct"] < -50
+    # CPU time is shown, never called: the unchanged pair's step read +12% (the next test)
+    assert step["duration"]["status"] == "not called"
     assert all(0 < row["share_pct"] <= 100 for row in result.contributors)
     failed = runner.invoke(app, ["diff", EAGER, COMPILED, "--fail-if-slower", "2"])
     assert failed.exit_code == 1 and "cudnn_generated_fort_native_sdpa" in failed.stderr

@@ -28,8 +28,9 @@ def diff(
     """Compare two captures: per kernel, NVTX range and ladder stage, the change in median time
     with a 95% interval (a percentile bootstrap of the ratio of medians over the per-launch times),
     whether it is faster, slower or the same, and why: the ncu counters that moved with it and the
-    ncu rules that appeared or went away. Totals of GPU busy, kernel, copy and idle time, and the
-    kernels that account for most of the change."""
+    ncu rules that appeared or went away. NVTX ranges are judged by their GPU time; their own
+    duration (CPU time, which drifts between runs) is shown but never called. Totals of GPU busy,
+    kernel, copy and idle time, and the kernels that account for most of the change."""
     from nsprof.render.diff_tables import diff_blocks, diff_json
     from nsprof.render.document_writers import to_markdown, to_terminal
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from nsprof.analyze.diff import DiffResult
+from nsprof.analyze.diff import NOT_CALLED, DiffResult
 from nsprof.analyze.diff.statistics import MIN_SAMPLES
 from nsprof.analyze.ladder import short_kernel_name
 from nsprof.render import format as fmt
@@ -70,16 +70,19 @@ def summary(result: DiffResult) -> list[str]:
                          + "".join(f"; {_counter_phrase(name, values)}" for name, values in
                                    _top_counters(row.get("metrics", {}))) + ".")
         return lines
-    for section, label, rows in (("kernels", "kernel", result.kernels), ("stages", "stage", result.stages)):
+    for section, label, rows in (("kernels", "kernel", result.kernels), ("ranges", "range", result.ranges),
+                                 ("stages", "stage", result.stages)):
         if not rows:
             continue
         counts = {status: sum(row["status"] == status for row in rows)
                   for status in ("faster", "slower", "same", "added", "removed")}
         lines.append(f"{len(rows)} {section}: " + ", ".join(f"{n} {status}" for status, n in counts.items() if n) + ".")
-        called = [row for row in rows if row["status"] in ("faster", "slower")][:3]
-        for row in called:
+        views = [view for row in rows for view in (_range_views(row) if label == "range" else [row])]
+        for row in [view for view in views if view["status"] in ("faster", "slower")][:3]:
             name = _row_label(row) if label == "stage" else short_kernel_name(row[label], 40)
             lines.append(f"{name} {row['status']}: {_change(row)}.")
+        for row in [view for view in views if view["status"] == NOT_CALLED and view["significant"]][:3]:
+            lines.append(f"{row[label]}'s own duration (CPU, not called): {_change(row)}.")
         untestable = sum(not row["testable"] and row["a_count"] and row["b_count"] for row in rows)
         if untestable:
             lines.append(f"{untestable} {section} ran fewer than {MIN_SAMPLES} times on a side: nothing can be "
@@ -156,16 +159,34 @@ def _status(row: dict) -> str:
 
 
 def _change_table(title: str, label: str, rows: list[dict], result: DiffResult, width: int) -> Table:
+    """One row per kernel or stage; a range has a row for its GPU time and one for its own
+    duration (`time`: GPU or own), the range alone having no GPU work only the latter."""
     headers = [label, "n A/B", "A median", "B median", "change", "95% CI", "status"]
-    cells = [[_row_label(row) if label == "stage" else str(row[label]), f"{row['a_count']}/{row['b_count']}",
-              fmt.duration_ns(row["a_median_ns"]), fmt.duration_ns(row["b_median_ns"]),
+    shown = [(row, _row_label(row) if label == "stage" else str(row[label]), None) for row in rows]
+    if label == "range":
+        headers.insert(1, "time")
+        shown = [(view, name, "own" if view is not row or row["basis"] == "duration" else "GPU")
+                 for row, name, _ in shown for view in _range_views(row)]
+    cells = [[name] + ([] if kind is None else [kind]) +
+             [f"{row['a_count']}/{row['b_count']}", fmt.duration_ns(row["a_median_ns"]), fmt.duration_ns(row["b_median_ns"]),
               fmt.MISSING if row["change_pct"] is None else f"{row['change_pct']:+.1f}%", _interval(row), _status(row)]
-             for row in rows]
-    headers, cells = _fitted(headers, cells, width, drop=(2, 3), kernels=label == "kernel")
-    caption = None
-    if any(_status(row) == "same*" for row in rows):
-        caption = f"same*: a real change (its interval excludes 0) under --min-change {result.min_change_pct:g}%"
-    return Table.preformatted(headers, cells, [False] + [True] * (len(headers) - 1), title=title, caption=caption)
+             for row, name, kind in shown]
+    medians = (headers.index("A median"), headers.index("B median"))
+    headers, cells = _fitted(headers, cells, width, drop=medians, kernels=label == "kernel")
+    notes = []
+    if any(_status(row) == "same*" for row, _, _ in shown):
+        notes.append(f"same*: a real change (its interval excludes 0) under --min-change {result.min_change_pct:g}%")
+    if label == "range":
+        notes.append("GPU: the kernels, graphs and copies the range launched; own: the range's own duration, "
+                     "CPU time, which drifts between runs more than its interval (from one run) says: never called")
+    return Table.preformatted(headers, cells, [header not in (label, "time") for header in headers], title=title,
+                              caption="; ".join(notes) or None)
+
+
+def _range_views(row: dict) -> list[dict]:
+    """A range row, then its own duration where that is not the row already."""
+    own = row.get("duration")
+    return [row] + ([{**own, "range": row["range"]}] if row["basis"] == "gpu_time" and own else [])
 
 
 def _totals_table(result: DiffResult) -> Table:

@@ -16,6 +16,7 @@ parsed and analyzed captures; nsprof.api.diff reads them).
 
 A status is `faster` or `slower` only when the interval excludes zero and the change is at least
 `min_change_pct`; `added` and `removed` are kernels (ranges, stages) one side lacks; else `same`.
+Own durations (CPU time, and ranges that launched no GPU work) are `not called` (_not_called).
 With fewer than MIN_SAMPLES launches on a side there is no interval and nothing is significant.
 """
 
@@ -37,6 +38,7 @@ from nsprof.parse.profile import Profile
 from nsprof.ranges import parse_stage_range
 
 FASTER, SLOWER, SAME, ADDED, REMOVED = "faster", "slower", "same", "added", "removed"
+NOT_CALLED = "not called"  # a CPU-side duration: shown with its interval, never called (_not_called)
 DEFAULT_MIN_CHANGE_PCT = 2.0
 TOP_CONTRIBUTORS = 5
 ROW_FIELDS = ("a_count", "b_count", "a_median_ns", "b_median_ns", "change_pct", "ci_low_pct", "ci_high_pct",
@@ -199,9 +201,18 @@ def _with_status(stats: pd.DataFrame, min_change_pct: float) -> pd.DataFrame:
     return stats.assign(status=status, significant=testable & ((low > 0) | (high < 0)))
 
 
+def _not_called(stats: pd.DataFrame) -> pd.DataFrame:
+    """Own durations (CPU time) keep their change and interval but are never called faster or
+    slower: CPU time drifts between runs far more than the interval, taken within one run, says
+    (the same training step run twice, unchanged, read +12% [+8%, +19%])."""
+    called = stats["status"].isin([FASTER, SLOWER, SAME])
+    return stats.assign(status=stats["status"].where(~called, NOT_CALLED))
+
+
 def _ordered(rows: pd.DataFrame) -> pd.DataFrame:
     """Largest changes first: significant ones, then added and removed (by time), then the rest."""
     rank = rows["status"].map({FASTER: 0, SLOWER: 0, ADDED: 1, REMOVED: 1}).fillna(2)
+    rank = rank.where(~(rows["status"] == NOT_CALLED) | ~rows["significant"].astype(bool), 0)
     size = rows["change_pct"].abs().fillna(-1).where(rank != 1, rows[["a_total_ns", "b_total_ns"]].max(axis=1))
     return rows.assign(_rank=rank, _size=-size).sort_values(["_rank", "_size"], kind="stable").drop(columns=["_rank", "_size"])
 
@@ -258,7 +269,7 @@ def _kernel_rows(a: Capture, b: Capture, instances: dict, rules: dict, min_chang
 
 def _range_rows(a: pd.DataFrame, b: pd.DataFrame, min_change_pct: float) -> list[dict]:
     gpu = _with_status(compare_samples(*_values(a, b, "gpu_time_ns")), min_change_pct)
-    own = _with_status(compare_samples(*_values(a, b, "duration_ns")), min_change_pct)
+    own = _not_called(_with_status(compare_samples(*_values(a, b, "duration_ns")), min_change_pct))
     # A range that launched no GPU work is compared by its own duration.
     no_work = (gpu["a_median_ns"].fillna(0) == 0) & (gpu["b_median_ns"].fillna(0) == 0)
     basis = pd.Series(np.where(no_work, "duration", "gpu_time"), index=gpu.index)
@@ -289,8 +300,8 @@ def _stage_rows(stats: pd.DataFrame, counters: dict, rules: dict, min_change_pct
         record.update(rule_changes(*(None if rules.get(side) is None or kernel is None else rules[side].get(kernel, set())
                                      for side, kernel in zip(("a", "b"), kernels))))
         if durations is not None and key in durations.index and durations.at[key, "a_count"] and durations.at[key, "b_count"]:
-            record["duration"] = {column: _plain(value) for column, value in
-                                  _with_status(durations.loc[[key]], min_change_pct).iloc[0].items() if column in ROW_FIELDS}
+            own = _not_called(_with_status(durations.loc[[key]], min_change_pct))
+            record["duration"] = {column: _plain(value) for column, value in own.iloc[0].items() if column in ROW_FIELDS}
         rows.append(record)
     return rows
 
@@ -443,4 +454,4 @@ def _software_warnings(a: dict, b: dict) -> list[str]:
     return [f"different {key}: A {ours[key]}, B {theirs[key]}" for key in ours if key in theirs and ours[key] != theirs[key]]
 
 
-__all__ = ["ADDED", "Capture", "DiffResult", "FASTER", "MIN_SAMPLES", "REMOVED", "SAME", "SLOWER", "diff_captures", "profile_capture"]
+__all__ = ["ADDED", "Capture", "NOT_CALLED", "DiffResult", "FASTER", "MIN_SAMPLES", "REMOVED", "SAME", "SLOWER", "diff_captures", "profile_capture"]
