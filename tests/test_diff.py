@@ -176,3 +176,10 @@ def test_cli_tables_fit_80_columns_and_bad_input_is_one_line():
     assert len(set(labels)) == len(labels) and any("GeluCUDAKernelImpl" in label for label in labels)
     missing = runner.invoke(app, ["diff", SGEMM, "nowhere.sqlite"])
     assert missing.exit_code == 1 and missing.stderr.count("\n") == 1 and "Traceback" not in missing.output
+
+
+def test_captures_of_different_gpus_and_nsys_versions_compare_with_a_warning_naming_each():
+    result = api.diff("tests/data/nsys-pipit/saxpy-mpi-cuda_nsys_perlmutter0.sqlite", "tests/data/user-programs/train.sqlite")
+    assert "different GPUs: A ran on NVIDIA A100-SXM4-40GB, B on NVIDIA H200" in result.warnings
+    assert any(line.startswith("different nsys versions: A 2022.2") for line in result.warnings)
+    assert not any("different" in line for line in api.diff(f"{PAIRS}/train-a.sqlite", f"{PAIRS}/train-b.sqlite").warnings)
