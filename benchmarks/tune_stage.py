@@ -5,7 +5,7 @@ kernels/sgemm/v08_double_buffering.cu and v10_tensor_cores.cu and the tile rule 
 nsprof.ops.matmul.choose_plan (any op: --op hgemm). Prints one JSON line per point, then a table.
 
     python3 benchmarks/tune_stage.py --stage v8 --sizes 1024,4096 \\
-        --plans auto,128x128/1,64x128/1 --knobs "V8_BK=8,16;V8_MIN_BLOCKS=1,2"
+        --plans auto,128x128/1,64x128/1 --knobs "V8_BK=8,16;V8_MIN_BLOCKS=1,2" --knobs "V8_TN=16"
 """
 
 from __future__ import annotations
@@ -33,16 +33,21 @@ def knob_combinations(spec: str) -> list[tuple[str, ...]]:
 
 def stage_variant(stage: Stage, knobs: tuple[str, ...]) -> Stage:
     """The stage as the knobs compile it: a K tile depth or a ring depth changes the
-    padding multiple and the dynamic shared memory the launcher must request."""
+    padding multiple and the dynamic shared memory the launcher must request; V8_TN the
+    threads of v8's 128x128 tile (8 x V8_TN outputs each). V8_PAD=1 is no compile knob: it
+    makes the launcher pad A, B and C to whole tiles (what v8 did before issue 22)."""
     values = dict(k.split("=", 1) for k in knobs)
     tiles = []
     for tile in stage.tiles:
         if "V8_BK" in values:
             tile = dataclasses.replace(tile, bk=int(values["V8_BK"]))
+        if "V8_TN" in values and tile.shape == "128x128":
+            tile = dataclasses.replace(tile, threads=(128 * 128 // (8 * int(values["V8_TN"])), 1))
         if "STAGES" in values and stage.stage == "v10":
             tile = dataclasses.replace(tile, dynamic_smem_bytes=_v10_smem(tile.bm, tile.bn, int(values["STAGES"])))
         tiles.append(tile)
-    return dataclasses.replace(stage, tiles=tuple(tiles))
+    ragged = "pad" if values.get("V8_PAD") == "1" else stage.ragged
+    return dataclasses.replace(stage, tiles=tuple(tiles), ragged=ragged)
 
 
 def parse_plan(plan: str) -> tuple[str | None, int | None]:
@@ -58,8 +63,10 @@ def main() -> None:
     parser.add_argument("--stage", default="v8")
     parser.add_argument("--sizes", default="1024,2048,4096")
     parser.add_argument("--plans", default="auto")
-    parser.add_argument("--knobs", default="")
+    parser.add_argument("--knobs", action="append",
+                        help='"A=1,2;B=3": every combination; repeat the option for a union of such sets')
     parser.add_argument("--source", help="compile this .cu instead of the stage's own (same entry points)")
+    parser.add_argument("--verify-only", action="store_true", help="verify every point, time none (no cuBLAS)")
     args = parser.parse_args()
     tools = launch_tools()
     op = get_op(args.op)
@@ -69,21 +76,34 @@ def main() -> None:
     rows = []
     for size in parse_sizes([args.sizes], op.dims):
         problem = op.workload.problem(tools.xp, size)
-        base = time_launches(op.workload.launcher(cublas, problem, tools).run).median_ms
-        for plan, knobs in itertools.product(args.plans.split(","), knob_combinations(args.knobs)):
+        label = "x".join(map(str, size))
+        if not args.verify_only:
+            base = time_launches(op.workload.launcher(cublas, problem, tools).run).median_ms
+        variants = [combo for spec in args.knobs or [""] for combo in knob_combinations(spec)]
+        for plan, knobs in itertools.product(args.plans.split(","), variants):
             shape, split = parse_plan(plan)
             variant = stage_variant(stage, knobs)
-            launcher = op.workload.launcher(variant, problem, tools, tile_shape=shape, split_k=split, defines=knobs)
-            problem.refresh()
-            err = verify(launcher, problem)
-            ms = time_launches(launcher.run).median_ms if err <= stage.tolerance(size) else float("nan")
-            row = {"size": size[0], "plan": launcher.tile_label, "knobs": " ".join(knobs), "err": err,
-                   "ms": ms, "tflops": op.flops(size) / ms / 1e9, "pct_cublas": 100 * base / ms}
+            try:
+                launcher = op.workload.launcher(variant, problem, tools, tile_shape=shape, split_k=split, defines=knobs)
+                problem.refresh()
+                err = verify(launcher, problem)
+            except Exception as exc:  # a knob that does not compile is one failed point, not a failed sweep
+                row = {"size": label, "plan": plan, "knobs": " ".join(knobs), "err": float("nan"), "ok": False,
+                       "error": f"{type(exc).__name__}: {exc}"[:300], "ms": float("nan"), "tflops": float("nan"),
+                       "pct_cublas": float("nan")}
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+                continue
+            ok = err <= stage.tolerance(size)
+            ms = time_launches(launcher.run).median_ms if ok and not args.verify_only else float("nan")
+            row = {"size": label, "plan": launcher.tile_label, "knobs": " ".join(knobs), "err": err, "ok": ok,
+                   "padded": launcher.padded_shape is not None, "ms": ms, "tflops": op.flops(size) / ms / 1e9,
+                   "pct_cublas": float("nan") if args.verify_only else 100 * base / ms}
             rows.append(row)
             print(json.dumps(row), flush=True)
-    print(f"{'size':>6} {'plan':>18} {'knobs':>34} {'TFLOP/s':>8} {'%cuBLAS':>8} {'err':>9}")
+    print(f"{'size':>14} {'plan':>18} {'knobs':>34} {'TFLOP/s':>8} {'%cuBLAS':>8} {'err':>9}")
     for r in rows:
-        print(f"{r['size']:>6} {r['plan']:>18} {r['knobs']:>34} {r['tflops']:>8.2f} {r['pct_cublas']:>8.1f} {r['err']:>9.1e}")
+        print(f"{r['size']:>14} {r['plan']:>18} {r['knobs']:>34} {r['tflops']:>8.2f} {r['pct_cublas']:>8.1f} {r['err']:>9.1e}")
 
 
 if __name__ == "__main__":

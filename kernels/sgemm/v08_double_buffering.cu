@@ -12,69 +12,236 @@
 // SMs (1024^3 has 64 tiles of 128x128 for 132 SMs) the launcher splits K over gridDim.z
 // (2, 4 or 8 slices, each at least 256 deep) and the slices add into a zeroed C with float4
 // atomics; only when K is too shallow to split do 64x128 or 64x64 tiles take over. The
-// launcher (nsprof.launch.sgemm.choose_plan) chooses; the bench prints the plan.
+// launcher (nsprof.ops.matmul.choose_plan) chooses; the bench prints the plan.
 // Metric to watch: smsp__average_warp_latency_issue_stalled_long_scoreboard and
 // ..._barrier fall against v7; sm__pipe_fma_cycles_active rises.
-// Ragged sizes: padded on the device to multiples of the block tile and 8 (K).
-
-// Tuning knobs (a tuning run overrides them with -D): V8_BK is the depth of a K tile;
-// the second launch bound (blocks per SM) caps registers at 65536 / (threads * blocks), and
-// V8_MIN_BLOCKS = 2 trades a few spilled registers for twice the warps per SM (measured on
-// the H200 at 4096^3: 45.1 TFLOP/s against 34.0 with 1).
+//
+// Ragged sizes (changed, issue 22): every global load and store is bounds-checked, so the
+// kernel runs on A, B and C as they are. Until then the launcher zero-padded A and B to whole
+// tiles and copied C back on every launch: five extra copy/fill kernels, which at 1000x1200x800
+// cost about as much as the product. Loads outside the matrix (or outside this block's K
+// slice) read zeros; rows whose length is not a multiple of 4 floats (K % 4 or N % 4 != 0)
+// cannot be read as aligned float4, and take a scalar path chosen once per launch.
+//
+// Tuning knobs (issue 22; a tuning run overrides them with -D, benchmarks/sgemm_fp32_h200.sh
+// sweeps them). The defaults are the configuration measured on the H200 before them (45.2
+// TFLOP/s at 4096^3); the levers under test are:
+//   V8_BK          depth of a K tile (8 or 16): half the barriers with 16, but twice the
+//                  staging registers in the register-staged path (measured: 43.2 against 45.1).
+//   V8_MIN_BLOCKS  blocks per SM that __launch_bounds__ promises for the 128x128 tile, which caps
+//                  registers at 65536 / (threads * blocks). 2 with 8x8 outputs per thread trades a
+//                  few spilled registers for twice the warps (45.1 against 34.0 with 1).
+//   V8_TN          outputs per thread along N in the 128x128 tile (8 or 16). 16 gives 128 threads
+//                  of 8x16: 128 FMAs per 6 shared loads instead of 64 per 4, fewer instructions
+//                  that are not FMAs, and (with V8_MIN_BLOCKS 2) up to 255 registers, as cuBLAS's
+//                  own SIMT kernels run (8 warps per SM, ~224 registers). The 64-row tiles keep 8x8.
+//   V8_ASYNC       1: a V8_STAGES-deep ring filled by cp.async instead of register staging. The
+//                  transposed A tile is copied 4 bytes at a time (cp.async.ca), each copy landing
+//                  at its transposed place, so no register holds a tile in flight and the compute
+//                  loop is unchanged. (An earlier experiment, benchmarks/experiments/v8_async.cu,
+//                  kept A k-minor instead and lost: its float4 reads along k cost registers.)
+//   V8_STAGES      ring depth with V8_ASYNC (2..4); static shared memory must stay under 48 KB.
+//   V8_SWIZZLE     0: blocks in row order. G > 0: bands of G block rows are walked column by
+//                  column, so blocks running together share A and B tiles in L2 (for 8192^3).
 #ifndef V8_BK
 #define V8_BK 8
 #endif
 #ifndef V8_MIN_BLOCKS
 #define V8_MIN_BLOCKS 2
 #endif
+#ifndef V8_TN
+#define V8_TN 8
+#endif
+#ifndef V8_ASYNC
+#define V8_ASYNC 0
+#endif
+#ifndef V8_STAGES
+#define V8_STAGES 3
+#endif
+#ifndef V8_SWIZZLE
+#define V8_SWIZZLE 0
+#endif
 
-template <int BM, int BN, int BK>
+template <int BM, int BN, int BK, int TN>
 struct V8 {
-    static constexpr int THREADS = BM * BN / 64;  // each thread owns 8x8 outputs
-    static constexpr int A_LD = BM + 4;           // transposed A rows, padded (see v6)
-    static constexpr int A_VECS = BM * BK / 4 / THREADS;  // float4 per thread per tile
+    static constexpr int TM = 8;
+    static constexpr int THREADS = BM * BN / (TM * TN);   // each thread owns TM x TN outputs
+    static constexpr int A_LD = BM + 4;                    // transposed A rows, padded (see v6)
+    static constexpr int A_VECS = BM * BK / 4 / THREADS;   // float4 per thread per tile
     static constexpr int B_VECS = BK * BN / 4 / THREADS;
-    static_assert(A_VECS >= 1 && B_VECS >= 1, "tile too small for the thread count");
+    static constexpr int A_WORDS = BM * BK / THREADS;      // 4-byte copies per thread (V8_ASYNC)
+    static constexpr int BUFFERS = V8_ASYNC ? V8_STAGES : 2;
+    static constexpr int GROUPS_N = TN / 4;                // a thread's float4 column groups
+    static constexpr int GROUP_STRIDE_N = BN / GROUPS_N;   // ... spread evenly over the tile
+    static_assert(A_VECS >= 1 && B_VECS >= 1 && A_VECS * 4 * THREADS == BM * BK &&
+                  B_VECS * 4 * THREADS == BK * BN, "tile too small for the thread count");
+    static_assert(BK % 8 == 0 && TN % 4 == 0, "BK must be a multiple of 8, TN of 4");
+    static_assert(BUFFERS >= 2 && BUFFERS * BK * (A_LD + BN) * 4 <= 48 * 1024,
+                  "static shared memory over 48 KB: fewer V8_STAGES or a smaller V8_BK");
 };
 
-template <int BM, int BN, int BK>
+// Four floats of row `row` from column `col` of a row-major matrix with leading dimension ld,
+// zero outside rows x cols. `vec`: cols and col are multiples of 4 and the rows 16-byte aligned.
+__device__ __forceinline__ float4 load4(const float* __restrict__ base, int ld, int row, int col,
+                                        int rows, int cols, bool vec) {
+    float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (row < rows) {
+        const float* p = base + row * ld + col;
+        if (vec) {
+            if (col < cols) v = *reinterpret_cast<const float4*>(p);
+        } else {
+            if (col + 0 < cols) v.x = p[0];
+            if (col + 1 < cols) v.y = p[1];
+            if (col + 2 < cols) v.z = p[2];
+            if (col + 3 < cols) v.w = p[3];
+        }
+    }
+    return v;
+}
+
+// cp.async with a source size: 0 bytes read fill the destination with zeros.
+__device__ __forceinline__ void cp_async4(float* smem, const float* gmem, bool in) {
+    const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(addr), "l"(gmem), "r"(in ? 4 : 0));
+}
+__device__ __forceinline__ void cp_async16(float* smem, const float* gmem, bool in) {
+    const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(addr), "l"(gmem), "r"(in ? 16 : 0));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+template <int BM, int BN, int BK, int TN>
 __device__ __forceinline__ void sgemm_v8_body(int M, int N, int K,
                                               const float* __restrict__ A,
                                               const float* __restrict__ B,
                                               float* __restrict__ C) {
-    using P = V8<BM, BN, BK>;
-    __shared__ __align__(16) float As[2][BK][P::A_LD];
-    __shared__ __align__(16) float Bs[2][BK][BN];
+    using P = V8<BM, BN, BK, TN>;
+    __shared__ __align__(16) float As[P::BUFFERS][BK][P::A_LD];
+    __shared__ __align__(16) float Bs[P::BUFFERS][BK][BN];
     const int tid = threadIdx.x;
-    // A warp covers 4 x 8 threads of the block's (BM/8) x (BN/8) grid, so each k step reads
+    // A warp covers 4 x 8 threads of the block's (BM/8) x (BN/TN) grid, so each k step reads
     // 4 distinct float4 of A and 8 of B per warp (v7's 2 x 16 layout: 2 and 16). Measured on
     // the H200 both layouts ran at the same speed (45.1 TFLOP/s at 4096^3); 4 x 8 is kept
     // because it also works for 64-wide tiles.
     constexpr int LANES_X = 8;
-    constexpr int WARPS_X = (BN / 8) / LANES_X;
-    static_assert(WARPS_X >= 1, "BN must be at least 64");
+    constexpr int WARPS_X = (BN / TN) / LANES_X;
+    static_assert(WARPS_X >= 1, "BN / TN must be at least 8");
     const int warp = tid / 32, lane = tid % 32;
     const int ty = (warp / WARPS_X) * 4 + lane / LANES_X;
     const int tx = (warp % WARPS_X) * LANES_X + lane % LANES_X;
-    // Split-K: blockIdx.z takes the z-th of gridDim.z equal slices of K (a multiple of BK)
-    // and adds its partial sums into C, which the launcher zeroed.
-    const int k_len = K / gridDim.z;
-    const float* Ablk = A + blockIdx.y * BM * K + blockIdx.z * k_len;
-    const float* Bblk = B + blockIdx.x * BN + blockIdx.z * k_len * N;
 
+    int bx = blockIdx.x, by = blockIdx.y;
+#if V8_SWIZZLE > 0
+    {   // bands of V8_SWIZZLE block rows, walked column by column (see the knobs above)
+        const int band = V8_SWIZZLE * gridDim.x, b = by * gridDim.x + bx;
+        const int first = b / band * V8_SWIZZLE, rows = min(static_cast<int>(gridDim.y) - first, V8_SWIZZLE);
+        by = first + b % band % rows;
+        bx = b % band / rows;
+    }
+#endif
+    const int m0 = by * BM, n0 = bx * BN;
+    // Split-K: blockIdx.z takes the z-th slice of K (whole BK tiles; the last may be short)
+    // and adds its partial sums into C, which the launcher zeroed.
+    const int k_len = (K + gridDim.z * BK - 1) / (gridDim.z * BK) * BK;
+    const int k_begin = blockIdx.z * k_len, k_end = min(K, k_begin + k_len);
+    const int tiles = (k_end - k_begin + BK - 1) / BK;
+    if (tiles <= 0) return;  // an empty trailing slice (tiny K): nothing to add
+    const bool vec_b = N % 4 == 0;
+
+    auto compute_tile = [&](int buf, float (&acc)[8][TN]) {
+        float4 frag_a[2][2], frag_b[2][P::GROUPS_N];
+        auto load_fragments = [&](int k, int slot) {
+            frag_a[slot][0] = *reinterpret_cast<const float4*>(&As[buf][k][ty * 4]);
+            frag_a[slot][1] = *reinterpret_cast<const float4*>(&As[buf][k][BM / 2 + ty * 4]);
+#pragma unroll
+            for (int h = 0; h < P::GROUPS_N; ++h)
+                frag_b[slot][h] = *reinterpret_cast<const float4*>(&Bs[buf][k][h * P::GROUP_STRIDE_N + tx * 4]);
+        };
+        load_fragments(0, 0);
+#pragma unroll
+        for (int k = 0; k < BK; ++k) {
+            if (k + 1 < BK) load_fragments(k + 1, (k + 1) % 2);  // in flight during the FMAs below
+            const float av[8] = {frag_a[k % 2][0].x, frag_a[k % 2][0].y, frag_a[k % 2][0].z,
+                                 frag_a[k % 2][0].w, frag_a[k % 2][1].x, frag_a[k % 2][1].y,
+                                 frag_a[k % 2][1].z, frag_a[k % 2][1].w};
+            float bv[TN];
+#pragma unroll
+            for (int h = 0; h < P::GROUPS_N; ++h) {
+                bv[h * 4 + 0] = frag_b[k % 2][h].x;
+                bv[h * 4 + 1] = frag_b[k % 2][h].y;
+                bv[h * 4 + 2] = frag_b[k % 2][h].z;
+                bv[h * 4 + 3] = frag_b[k % 2][h].w;
+            }
+#pragma unroll
+            for (int i = 0; i < 8; ++i) {
+#pragma unroll
+                for (int j = 0; j < TN; ++j) acc[i][j] += av[i] * bv[j];
+            }
+        }
+    };
+
+    float acc[8][TN] = {};
+#if V8_ASYNC
+    // A ring of BUFFERS tiles: the copies of tile t + BUFFERS - 1 are issued while tile t is computed.
+    auto issue = [&](int buf, int k0) {
+#pragma unroll
+        for (int r = 0; r < P::A_WORDS; ++r) {
+            // 8 lanes cover 8 consecutive k of one row (a 32-byte sector), 4 rows per warp; the
+            // transposed stores of a warp then hit 32 distinct banks (rows are BM + 4 floats).
+            const int e = tid + r * P::THREADS;
+            const int kk = e % 8 + 8 * (e / (8 * BM)), row = e / 8 % BM;
+            const bool in = m0 + row < M && k0 + kk < k_end;
+            cp_async4(&As[buf][kk][row], in ? &A[(m0 + row) * K + k0 + kk] : A, in);
+        }
+#pragma unroll
+        for (int r = 0; r < P::B_VECS; ++r) {
+            const int e = tid + r * P::THREADS;
+            const int row = e / (BN / 4), col = (e % (BN / 4)) * 4;
+            const int gk = k0 + row, gn = n0 + col;
+            if (vec_b) {
+                const bool in = gk < k_end && gn < N;
+                cp_async16(&Bs[buf][row][col], in ? &B[gk * N + gn] : B, in);
+            } else {
+#pragma unroll
+                for (int c = 0; c < 4; ++c) {
+                    const bool in = gk < k_end && gn + c < N;
+                    cp_async4(&Bs[buf][row][col + c], in ? &B[gk * N + gn + c] : B, in);
+                }
+            }
+        }
+    };
+#pragma unroll
+    for (int t = 0; t < P::BUFFERS - 1; ++t) {
+        if (t < tiles) issue(t, k_begin + t * BK);
+        cp_async_commit();  // empty groups keep the wait count below uniform
+    }
+    int read = 0, write = P::BUFFERS - 1;
+    for (int t = 0; t < tiles; ++t) {
+        cp_async_wait<P::BUFFERS - 2>();  // tile t has landed (for this thread) ...
+        __syncthreads();                  // ... for every thread; buffer `write` was read at t - 1
+        if (t + P::BUFFERS - 1 < tiles) issue(write, k_begin + (t + P::BUFFERS - 1) * BK);
+        cp_async_commit();
+        compute_tile(read, acc);
+        read = read + 1 == P::BUFFERS ? 0 : read + 1;
+        write = write + 1 == P::BUFFERS ? 0 : write + 1;
+    }
+#else
+    const bool vec_a = K % 4 == 0;
     float4 stage_a[P::A_VECS], stage_b[P::B_VECS];
     auto load_global = [&](int k0) {
 #pragma unroll
         for (int r = 0; r < P::A_VECS; ++r) {
             const int e = tid + r * P::THREADS;
             const int row = e / (BK / 4), col = (e % (BK / 4)) * 4;
-            stage_a[r] = *reinterpret_cast<const float4*>(&Ablk[row * K + k0 + col]);
+            stage_a[r] = load4(A, K, m0 + row, k0 + col, M, k_end, vec_a);
         }
 #pragma unroll
         for (int r = 0; r < P::B_VECS; ++r) {
             const int e = tid + r * P::THREADS;
             const int row = e / (BN / 4), col = (e % (BN / 4)) * 4;
-            stage_b[r] = *reinterpret_cast<const float4*>(&Bblk[(k0 + row) * N + col]);
+            stage_b[r] = load4(B, N, k0 + row, n0 + col, k_end, N, vec_b);
         }
     };
     auto store_shared = [&](int buf) {
@@ -94,79 +261,65 @@ __device__ __forceinline__ void sgemm_v8_body(int M, int N, int K,
             *reinterpret_cast<float4*>(&Bs[buf][row][col]) = stage_b[r];
         }
     };
-    float4 frag_a[2][2], frag_b[2][2];
-    auto load_fragments = [&](int buf, int k, int slot) {
-        frag_a[slot][0] = *reinterpret_cast<const float4*>(&As[buf][k][ty * 4]);
-        frag_a[slot][1] = *reinterpret_cast<const float4*>(&As[buf][k][BM / 2 + ty * 4]);
-        frag_b[slot][0] = *reinterpret_cast<const float4*>(&Bs[buf][k][tx * 4]);
-        frag_b[slot][1] = *reinterpret_cast<const float4*>(&Bs[buf][k][BN / 2 + tx * 4]);
-    };
-
-    float acc[8][8] = {};
-    load_global(0);
+    load_global(k_begin);
     store_shared(0);
     __syncthreads();
-    load_fragments(0, 0, 0);
     int buf = 0;
-    for (int k0 = 0; k0 < k_len; k0 += BK) {
-        const bool has_next = k0 + BK < k_len;
-        if (has_next) load_global(k0 + BK);  // in flight during the FMAs below
-#pragma unroll
-        for (int k = 0; k < BK; ++k) {
-            if (k + 1 < BK) load_fragments(buf, k + 1, (k + 1) % 2);
-            const float av[8] = {frag_a[k % 2][0].x, frag_a[k % 2][0].y, frag_a[k % 2][0].z,
-                                 frag_a[k % 2][0].w, frag_a[k % 2][1].x, frag_a[k % 2][1].y,
-                                 frag_a[k % 2][1].z, frag_a[k % 2][1].w};
-            const float bv[8] = {frag_b[k % 2][0].x, frag_b[k % 2][0].y, frag_b[k % 2][0].z,
-                                 frag_b[k % 2][0].w, frag_b[k % 2][1].x, frag_b[k % 2][1].y,
-                                 frag_b[k % 2][1].z, frag_b[k % 2][1].w};
-#pragma unroll
-            for (int i = 0; i < 8; ++i) {
-#pragma unroll
-                for (int j = 0; j < 8; ++j) acc[i][j] += av[i] * bv[j];
-            }
-        }
+    for (int t = 0; t < tiles; ++t) {
+        const bool has_next = t + 1 < tiles;
+        if (has_next) load_global(k_begin + (t + 1) * BK);  // in flight during the FMAs below
+        compute_tile(buf, acc);
         if (has_next) {
             // The other buffer was last read before the previous barrier: safe to overwrite.
             store_shared(buf ^ 1);
             __syncthreads();
             buf ^= 1;
-            load_fragments(buf, 0, 0);
         }
     }
-    float* Cblk = C + blockIdx.y * BM * N + blockIdx.x * BN;
+#endif
+    const bool vec_c = N % 4 == 0;
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
-        const int row = (i / 4) * (BM / 2) + ty * 4 + i % 4;
-        const float4 left = make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
-        const float4 right = make_float4(acc[i][4], acc[i][5], acc[i][6], acc[i][7]);
-        float4* c_left = reinterpret_cast<float4*>(&Cblk[row * N + tx * 4]);
-        float4* c_right = reinterpret_cast<float4*>(&Cblk[row * N + BN / 2 + tx * 4]);
-        if (gridDim.z == 1) {
-            *c_left = left;
-            *c_right = right;
-        } else {
-            atomicAdd(c_left, left);  // float4 atomics: sm_90 and later
-            atomicAdd(c_right, right);
+        const int row = m0 + (i / 4) * (BM / 2) + ty * 4 + i % 4;
+        if (row >= M) continue;
+#pragma unroll
+        for (int h = 0; h < P::GROUPS_N; ++h) {
+            const int col = n0 + h * P::GROUP_STRIDE_N + tx * 4;
+            const float4 v = make_float4(acc[i][h * 4], acc[i][h * 4 + 1], acc[i][h * 4 + 2], acc[i][h * 4 + 3]);
+            float* c = &C[row * N + col];
+            if (vec_c) {
+                if (col >= N) continue;
+                if (gridDim.z == 1) *reinterpret_cast<float4*>(c) = v;
+                else atomicAdd(reinterpret_cast<float4*>(c), v);  // float4 atomics: sm_90 and later
+            } else {
+                const float vs[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    if (col + j >= N) continue;
+                    if (gridDim.z == 1) c[j] = vs[j];
+                    else atomicAdd(c + j, vs[j]);
+                }
+            }
         }
     }
 }
 
 // One entry point per block tile: sgemm_v8_<BM>x<BN>.
-extern "C" __global__ void __launch_bounds__(256, V8_MIN_BLOCKS)
+#define V8_THREADS_128 (128 * 128 / (8 * V8_TN))
+extern "C" __global__ void __launch_bounds__(V8_THREADS_128, V8_MIN_BLOCKS)
 sgemm_v8_128x128(int M, int N, int K, const float* __restrict__ A,
                  const float* __restrict__ B, float* __restrict__ C) {
-    sgemm_v8_body<128, 128, V8_BK>(M, N, K, A, B, C);
+    sgemm_v8_body<128, 128, V8_BK, V8_TN>(M, N, K, A, B, C);
 }
 
 extern "C" __global__ void __launch_bounds__(128, 2 * V8_MIN_BLOCKS)
 sgemm_v8_64x128(int M, int N, int K, const float* __restrict__ A,
                 const float* __restrict__ B, float* __restrict__ C) {
-    sgemm_v8_body<64, 128, V8_BK>(M, N, K, A, B, C);
+    sgemm_v8_body<64, 128, V8_BK, 8>(M, N, K, A, B, C);
 }
 
 extern "C" __global__ void __launch_bounds__(64, 4 * V8_MIN_BLOCKS)
 sgemm_v8_64x64(int M, int N, int K, const float* __restrict__ A,
                const float* __restrict__ B, float* __restrict__ C) {
-    sgemm_v8_body<64, 64, V8_BK>(M, N, K, A, B, C);
+    sgemm_v8_body<64, 64, V8_BK, 8>(M, N, K, A, B, C);
 }

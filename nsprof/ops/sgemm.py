@@ -189,7 +189,7 @@ STAGES = (
             _t(64, 128, 8, (128, 1), "sgemm_v8_64x128"),
             _t(64, 64, 8, (64, 1), "sgemm_v8_64x64"),
         ),
-        "pad", FP32,
+        "bounds-check", FP32,
         changes="two shared buffers: the next tile's global loads overlap this tile's FMAs; "
         "smaller block tiles when 128x128 would leave SMs idle",
         why="global-load latency is hidden and one barrier per tile remains instead of two",
