@@ -1,11 +1,14 @@
 """Tuning sweep (GPU): one stage over launch plans x compile-time knobs x sizes.
 
-Each point is verified before it is timed. Used to choose the defaults in
-kernels/sgemm/v08_double_buffering.cu and v10_tensor_cores.cu and the tile rule in
-nsprof.ops.matmul.choose_plan (any op: --op hgemm). Prints one JSON line per point, then a table.
+Each point is verified before it is timed, and compared with cuBLAS in the stage's own precision
+(v9t, cuBLAS TF32, for v10 and v11). Used to choose the defaults in
+kernels/sgemm/v08_double_buffering.cu, v10_tensor_cores.cu and v11_wgmma_tma.cu and the tile rule
+in nsprof.ops.matmul.choose_plan (any op: --op hgemm). Prints one JSON line per point, then a table.
 
     python3 benchmarks/tune_stage.py --stage v8 --sizes 1024,4096 \\
         --plans auto,128x128/1,64x128/1 --knobs "V8_BK=8,16;V8_MIN_BLOCKS=1,2" --knobs "V8_TN=16"
+    python3 benchmarks/tune_stage.py --stage v11 --sizes 4096 --plans 128x256/1,128x128/1 \\
+        --knobs "V11_STAGES_256=3,4;V11_STAGES_128=5,6"
 """
 
 from __future__ import annotations
@@ -17,8 +20,8 @@ import json
 
 from nsprof.launch.tools import launch_tools
 from nsprof.launch.measure import time_launches, verify
-from nsprof.ops.sgemm import _v10_smem
-from nsprof.registry import Stage, get_op, get_stage, library_stage
+from nsprof.ops.sgemm import _v10_smem, _v11_smem
+from nsprof.registry import Stage, baseline_stage, get_op, get_stage
 from nsprof.sizes import parse_sizes
 
 
@@ -35,7 +38,8 @@ def stage_variant(stage: Stage, knobs: tuple[str, ...]) -> Stage:
     """The stage as the knobs compile it: a K tile depth or a ring depth changes the
     padding multiple and the dynamic shared memory the launcher must request; V8_TN the
     threads of v8's 128x128 tile (8 x V8_TN outputs each). V8_PAD=1 is no compile knob: it
-    makes the launcher pad A, B and C to whole tiles (what v8 did before issue 22)."""
+    makes the launcher pad A, B and C to whole tiles (what v8 did before issue 22); v11: the ring
+    depth of each tile width, V11_STAGES_<bn>."""
     values = dict(k.split("=", 1) for k in knobs)
     tiles = []
     for tile in stage.tiles:
@@ -45,6 +49,8 @@ def stage_variant(stage: Stage, knobs: tuple[str, ...]) -> Stage:
             tile = dataclasses.replace(tile, threads=(128 * 128 // (8 * int(values["V8_TN"])), 1))
         if "STAGES" in values and stage.stage == "v10":
             tile = dataclasses.replace(tile, dynamic_smem_bytes=_v10_smem(tile.bm, tile.bn, int(values["STAGES"])))
+        if f"V11_STAGES_{tile.bn}" in values and stage.stage == "v11":
+            tile = dataclasses.replace(tile, dynamic_smem_bytes=_v11_smem(tile.bn, int(values[f"V11_STAGES_{tile.bn}"])))
         tiles.append(tile)
     ragged = "pad" if values.get("V8_PAD") == "1" else stage.ragged
     return dataclasses.replace(stage, tiles=tuple(tiles), ragged=ragged)
@@ -70,7 +76,8 @@ def main() -> None:
     args = parser.parse_args()
     tools = launch_tools()
     op = get_op(args.op)
-    stage, cublas = get_stage(op.name, args.stage), library_stage(op.name)
+    stage = get_stage(op.name, args.stage)
+    cublas = baseline_stage(op.name, stage.precision.name)
     if args.source:
         stage = dataclasses.replace(stage, kernel_file=args.source)
     rows = []
@@ -90,7 +97,7 @@ def main() -> None:
             except Exception as exc:  # a knob that does not compile is one failed point, not a failed sweep
                 row = {"size": label, "plan": plan, "knobs": " ".join(knobs), "err": float("nan"), "ok": False,
                        "error": f"{type(exc).__name__}: {exc}"[:300], "ms": float("nan"), "tflops": float("nan"),
-                       "pct_cublas": float("nan")}
+                       "pct_cublas": float("nan"), "baseline": cublas.stage}
                 rows.append(row)
                 print(json.dumps(row), flush=True)
                 continue
@@ -98,7 +105,8 @@ def main() -> None:
             ms = time_launches(launcher.run).median_ms if ok and not args.verify_only else float("nan")
             row = {"size": label, "plan": launcher.tile_label, "knobs": " ".join(knobs), "err": err, "ok": ok,
                    "padded": launcher.padded_shape is not None, "ms": ms, "tflops": op.flops(size) / ms / 1e9,
-                   "pct_cublas": float("nan") if args.verify_only else 100 * base / ms}
+                   "pct_cublas": float("nan") if args.verify_only else 100 * base / ms,
+                   "baseline": cublas.stage}
             rows.append(row)
             print(json.dumps(row), flush=True)
     print(f"{'size':>14} {'plan':>18} {'knobs':>34} {'TFLOP/s':>8} {'%cuBLAS':>8} {'err':>9}")

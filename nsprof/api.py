@@ -185,7 +185,7 @@ def pipeline(op: str = "sgemm", stages: list[str] | None = None, size: str = "10
     """The whole flow of a matrix product, host to host, in every variant (nsprof.launch.pipeline),
     against the bus floor, with the breakdown of an nsys capture of the same flows (GPU).
 
-    Default stages: the fastest stage that verifies at this size, and the library's (cuBLAS).
+    Default stages: the fastest stage that verifies at this size, and the library's (cuBLAS) in its precision.
     Returns {"records", "floor", "gpu", "profile" (the capture's directory or None), "breakdown"
     (where it came from, or why there is none)}."""
     from nsprof.analyze.pipeline import against_floor, bus_floor
@@ -194,7 +194,7 @@ def pipeline(op: str = "sgemm", stages: list[str] | None = None, size: str = "10
     from nsprof.launch.pipeline import cold_record, measure_pipeline
     from nsprof.launch.tools import launch_tools
     from nsprof.parse.sources import resolve_ceiling
-    from nsprof.registry import get_op, is_library_stage, library_stage, select_stages
+    from nsprof.registry import baseline_stage, baseline_stages, get_op, is_baseline_stage, select_stages
     from nsprof.sizes import parse_sizes
 
     spec = get_op(op)
@@ -208,11 +208,11 @@ def pipeline(op: str = "sgemm", stages: list[str] | None = None, size: str = "10
         chosen = select_stages(op, stages)
     else:
         progress("finding the fastest stage that verifies")
-        own = [s for s in select_stages(op, None) if not is_library_stage(op, s.stage)]
+        own = [s for s in select_stages(op, None) if not is_baseline_stage(op, s.stage)]
         timed = [r for r in run_bench(op, own, [parsed], repeat=10, warmup=None, baseline=False) if r["status"] == "ok"]
         fastest = min(timed, key=lambda r: r["median_ms"])["stage"] if timed else None
         chosen = select_stages(op, [fastest]) if fastest else []
-        chosen.append(library_stage(op))
+        chosen.append(baseline_stage(op, chosen[0].precision.name) if chosen else baseline_stages(op)[0])
     records = []
     for stage in chosen:
         records += measure_pipeline(stage, parsed, tools, chunks=chunks, repeat=repeat, warmup=warmup, progress=progress)

@@ -48,10 +48,21 @@ class Tile:
     tma_boxes: tuple[tuple[int, int], tuple[int, int]] | None = None
     swizzle: int = 0
     persistent: bool = False
+    b_k_major: bool = False
 
     @property
     def shape(self) -> str:
         return f"{self.bm}x{self.bn}"
+
+
+_STAGE_NAME = re.compile(r"^[a-z]*(\d+)([a-z]*)$")
+
+
+def stage_order(name: str) -> tuple[int, str]:
+    """'v9t' -> (9, 't'), 'v10' -> (10, ''): the sort key of a stage name (numbers read as numbers,
+    a suffix after its number's plain stage); (0, name) for a name of another form."""
+    match = _STAGE_NAME.match(str(name).lower())
+    return (int(match[1]), match[2]) if match else (0, str(name))
 
 
 @dataclass(frozen=True)
@@ -77,7 +88,9 @@ class Stage:
     kernel_file: str | None  # relative to the repository root; None for library calls
     backend: str  # "nvrtc" (our .cu through CuPy) or "cublas" (the vendor library through CuPy)
     tiles: tuple[Tile, ...]  # first is the default; launch picks among them by size
-    ragged: str  # "bounds-check", "pad" or "library": how sizes off the tile are handled
+    # how sizes off the tile are handled: "bounds-check", "pad", "tma-fill" (TMA zero-fills reads past
+    # the edges, stores are bounds-checked; padded only where a row is not 16-byte aligned) or "library"
+    ragged: str
     precision: Precision  # how it computes and the tolerance it is held to (one of the op's precisions)
     changes: str  # what this stage changes relative to the previous one
     why: str  # why that should be faster
@@ -95,7 +108,13 @@ class Stage:
 
     @property
     def number(self) -> int:
-        return int(re.sub(r"\D", "", self.stage))
+        """The stage's number: 9 for v9 and for v9t (cuBLAS TF32, the baseline beside v9)."""
+        return stage_order(self.stage)[0]
+
+    @property
+    def order(self) -> tuple[int, str]:
+        """Its place in the ladder: by number, then suffix (v9, v9t, v10)."""
+        return stage_order(self.stage)
 
     def tolerance(self, size: Size) -> float:
         """Largest relative Frobenius error against the float64 reference that passes at `size`."""
@@ -127,12 +146,14 @@ class Op:
     dtype: str  # element type of the inputs and the output (a NumPy dtype name)
     element_bytes: int
     dims: str  # how a size is written, "MxNxK"; a single number means all dimensions equal
-    stage_prefix: str  # "v" for v1..v10: what a bare stage number ("6") expands to
+    stage_prefix: str  # "v" for v1..v11: what a bare stage name ("6", "9t") expands to
     precisions: Mapping[str, Precision]  # by name, the ones its stages use
     stages: tuple[Stage, ...]
     flops: Callable[[Size], int]  # the work the op defines (2MNK for a GEMM), whatever a stage executes
     min_bytes: Callable[[Size], int]  # each input read once and the output written once
     workload: Any  # makes problems and launchers on the GPU (nsprof.ops.matmul.MatmulWorkload)
+    # precision -> the library stage its stages are compared with ("% of cuBLAS"): each precision's own
+    baselines: Mapping[str, str]
     headline: str = "flops"  # the rate bench tables lead with: "flops" (TFLOP/s) or "bytes" (TB/s of min_bytes)
     notes: str = ""
 

@@ -9,7 +9,7 @@ through an op module directly.
 from __future__ import annotations
 
 from nsprof.errors import UsageError
-from nsprof.op_model import REPO_ROOT, Op, Precision, Stage, Tile, find_kernel  # noqa: F401 (handed on)
+from nsprof.op_model import REPO_ROOT, Op, Precision, Stage, Tile, find_kernel, stage_order  # noqa: F401 (handed on)
 from nsprof.ops import OPS
 
 
@@ -32,13 +32,31 @@ def stages_for(op: str = "sgemm") -> list[Stage]:
     return list(get_op(op).stages)
 
 
-def library_stage(op: str) -> Stage:
-    """The vendor-library stage of a ladder (cuBLAS for SGEMM): the baseline of "% of cuBLAS"."""
-    return next(s for s in stages_for(op) if s.backend == "cublas")
+def baseline_stage(op: str, precision: str) -> Stage:
+    """The library stage that the op's stages of `precision` are compared with ("% of cuBLAS"), as
+    the op declares it (Op.baselines: cuBLAS FP32 for SGEMM's fp32 stages, cuBLAS TF32 for its tf32)."""
+    spec = get_op(op)
+    if precision not in spec.baselines:
+        raise UsageError(f"{op} declares no baseline for {precision}",
+                         f"its baselines: {', '.join(f'{p} ({s})' for p, s in spec.baselines.items())}")
+    return get_stage(op, spec.baselines[precision])
 
 
-def is_library_stage(op: str, stage: str) -> bool:
-    return op in all_ops() and library_stage(op).stage == stage
+def baseline_of(op: str, stage: str) -> Stage | None:
+    """The baseline a stage of the registry is compared with (itself for a baseline); None for a
+    name the op does not have."""
+    found = next((s for s in all_ops()[op].stages if s.stage == stage), None) if op in all_ops() else None
+    return baseline_stage(op, found.precision.name) if found else None
+
+
+def baseline_stages(op: str) -> list[Stage]:
+    """The op's baselines, in ladder order."""
+    names = set(get_op(op).baselines.values())
+    return [s for s in stages_for(op) if s.stage in names]
+
+
+def is_baseline_stage(op: str, stage: str) -> bool:
+    return op in all_ops() and stage in all_ops()[op].baselines.values()
 
 
 def get_stage(op: str, stage: str) -> Stage:
@@ -51,7 +69,7 @@ def get_stage(op: str, stage: str) -> Stage:
 
 
 def select_stages(op: str, names: list[str] | None) -> list[Stage]:
-    """Resolve user-typed stage names ("v6", "6", "V6", "all", "v1,v6") in ladder order."""
+    """Resolve user-typed stage names ("v6", "6", "V6", "9t", "all", "v1,v6") in ladder order."""
     ladder = stages_for(op)
     prefix = get_op(op).stage_prefix
     by_name = {s.stage: s for s in ladder}
@@ -60,7 +78,7 @@ def select_stages(op: str, names: list[str] | None) -> list[Stage]:
         return list(ladder)
     chosen = []
     for token in tokens:
-        name = f"{prefix}{token}" if token.isdigit() else token
+        name = f"{prefix}{token}" if token[:1].isdigit() else token
         if name not in by_name:
             raise UsageError(
                 f"unknown stage '{token}' for {op}",
@@ -68,4 +86,4 @@ def select_stages(op: str, names: list[str] | None) -> list[Stage]:
             )
         if by_name[name] not in chosen:
             chosen.append(by_name[name])
-    return sorted(chosen, key=lambda s: s.number)
+    return sorted(chosen, key=lambda s: s.order)

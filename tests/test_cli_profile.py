@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from nsprof.capture.metrics import PRESETS
 from nsprof.cli import app
+from nsprof.registry import stages_for
 from cli_checks import one_line_error
 from test_capture import FAKE_ENV, make_tool
 
@@ -131,7 +132,7 @@ def test_missing_nvtx_is_one_line(tmp_path, monkeypatch, fake_gpu, tools):
     (["--repeat", "0"], "Invalid value for '--repeat'"),
     (["--metrics", "bogus"], "error: unknown metric preset 'bogus'"),
     (["--tool", "nsys", "--metrics", "smem"], "error: --metrics and --clock-control apply to ncu only"),
-    (["--stage", "v11"], "error: unknown stage 'v11' for sgemm"),
+    (["--stage", "v12"], "error: unknown stage 'v12' for sgemm"),
 ])
 def test_bad_options_are_usage_errors(args, message, monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy", None)
@@ -165,7 +166,7 @@ def test_profile_with_ncu_alone_needs_no_nsys(tmp_path, monkeypatch, fake_gpu, t
     assert result.exit_code == 0, result.output
     m = manifest_of(tmp_path / f"sgemm-all-4096-{STAMP}")
     assert list(m["tools"]) == ["ncu"] and m["status"] == "ok"
-    assert len(m["replay_passes"]) == 10 * 3
+    assert len(m["replay_passes"]) == len(stages_for("sgemm")) * 3
 
 
 def test_an_existing_directory_is_not_overwritten_without_force(tmp_path, fake_gpu, tools):

@@ -203,7 +203,7 @@ def test_a_profile_of_other_stages_says_so(tmp_path):
         (["bank-conflicts", "--access", "diagonal"], ["unknown access 'diagonal'", "row, column, broadcast"]),
         (["bank-conflicts", "--width", "3"], ["bad width 3", "4, 8, 16"]),
         (["bank-conflicts", "--shape", "16x32", "--access", "column"], ["outside the 16x32 array"]),
-        (["bank-conflicts", "--stage", "v11"], ["unknown stage 'v11'", "v1, v2"]),
+        (["bank-conflicts", "--stage", "v12"], ["unknown stage 'v12'", "v1, v2"]),
         (["bank-conflicts", "--stage", "v5", "--shape", "32x32"], ["--stage and --shape/--access"]),
         (["occupancy", "--shape", "32x32"], ["has no access model", "bank-conflicts", "coalescing"]),
         (["bank-conflicts", "--json", "--markdown"], ["--json and --markdown"]),
@@ -233,3 +233,17 @@ def test_from_a_directory_of_profiles_reads_its_latest(tmp_path):
 def test_explain_op_errors_are_one_line(op, message):
     result = invoke("explain", "tensor-cores", "--op", op)
     assert result.exit_code == 2 and message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_tensor_cores_on_the_sgemm_ladder_states_v11s_wgmma_and_its_k_major_layouts():
+    """The facts come from v11's declared tiles: the instruction's N is the tile's width and its K is one
+    32-byte step of TF32 (8); B is read transposed (K-major), unlike h6's N-major B; the ring fits the memory."""
+    doc = explain_json("tensor-cores", "--op", "sgemm")
+    assert [row["step"] for row in doc["ladder"]] == ["v10 -> v11"]
+    v11 = [fact for fact in doc["facts"] if fact.startswith("v11 ")]
+    assert [fact.split(":")[0] for fact in v11] == ["v11 128x256", "v11 128x128", "v11 128x64"]
+    assert "wgmma m64n256k8 (131,072 multiply-adds" in v11[0] and 64 * 256 * 8 == 131_072
+    assert all("Bt (B transposed to N x K first)" in fact and "K-major like A" in fact for fact in v11)
+    assert "48 KB per stage, 4 stages" in v11[0]  # (128 + 256) rows x 128 bytes; 4 x 48 KB + 1 KB <= 193 KB
+    h6 = [fact for fact in explain_json("tensor-cores")["facts"] if fact.startswith("h6 128x256")]
+    assert h6 and "wgmma m64n256k16" in h6[0] and "N-major, imm-trans-b" in h6[0]

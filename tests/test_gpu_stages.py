@@ -13,11 +13,15 @@ pytestmark = pytest.mark.gpu
 SIZES = {
     "sgemm": [(256, 256, 256), (1000, 1200, 800), (4095, 4097, 4093), (1, 1, 1), (17, 33, 9), (33, 65, 17),
               (129, 7, 300), (128, 4096, 1024), (4096, 128, 1024), (1024, 1024, 1024)],
+    # the TF32 stages also at the shapes of issue 22: ragged with K % 4 == 0 (TMA's zero fill, no padding) and
+    # not (padded), tall and flat
+    "tf32": [(1000, 1200, 808), (4096, 4096, 4096)],
     "hgemm": [(256, 256, 256), (1000, 1200, 808), (4095, 4097, 4093), (1, 1, 1), (17, 33, 9), (128, 4096, 1024),
               (4096, 128, 1024), (1024, 1024, 1024)],
     "sgemv": [(1000, 1001), (4097, 3), (3, 4097), (1, 1), (2**20, 256), (256, 2**20), (4096, 4096), (4099, 16387)],
 }
-CASES = [(stage, size) for stage in all_stages() for size in SIZES[stage.op]]
+CASES = [(stage, size) for stage in all_stages()
+         for size in SIZES[stage.op] + (SIZES["tf32"] if stage.precision.name == "tf32" else [])]
 
 
 @pytest.fixture(scope="module")
@@ -92,3 +96,64 @@ def test_bench_of_the_hgemm_ladder_against_cublas(tmp_path):
     assert by_stage["h7"]["baseline_only"] and by_stage["h7"]["pct_cublas"] == pytest.approx(100)
     assert by_stage["h5"]["status"] == "ok" and by_stage["h5"]["rel_error"] < by_stage["h5"]["tolerance"]
     assert (by_stage["h5"]["m"], by_stage["h5"]["n"], by_stage["h5"]["k"]) == (512, 2048, 1024)
+
+
+def test_cublas_tf32_rounds_and_fp32_cublas_is_restored_after_it(tools):
+    """v9t computes in TF32 (an error far above FP32's, within TF32's tolerance); v9 right after it is FP32
+    again (CuPy's compute type was put back)."""
+    from nsprof.launch.measure import verify
+    from nsprof.registry import get_stage
+
+    op, size = get_op("sgemm"), (1024, 1024, 1024)
+    problem = op.workload.problem(tools.xp, size, seed=22)
+    errors = {name: verify(op.workload.launcher(get_stage("sgemm", name), problem, tools), problem)
+              for name in ("v9t", "v9")}
+    assert 1e-5 < errors["v9t"] <= 5e-3, errors
+    assert errors["v9"] <= 1e-5, errors
+
+
+def test_v11_runs_ragged_sizes_without_padding_when_rows_are_16_byte_aligned(tools):
+    """K % 4 == 0: TMA's zero fill and bounds-checked stores, no padded copies, the transpose timed with it;
+    K % 4 != 0: the launcher pads."""
+    from nsprof.launch.bench import unavailable_reason
+    from nsprof.launch.measure import verify
+    from nsprof.registry import get_stage
+
+    stage, op = get_stage("sgemm", "v11"), get_op("sgemm")
+    if reason := unavailable_reason(stage, tools):
+        pytest.skip(reason)
+    for size, padded in (((1000, 1200, 800), False), ((1000, 1200, 808), False), ((17, 33, 9), True)):
+        problem = op.workload.problem(tools.xp, size, seed=sum(size))
+        launcher = op.workload.launcher(stage, problem, tools)
+        assert (launcher.padded_shape is not None) == padded, size
+        assert list(launcher.steps) == ([] if padded else ["transpose B"])
+        assert verify(launcher, problem) <= stage.tolerance(size)
+
+
+@pytest.mark.parametrize("tile", ["128x256", "128x128", "128x64"])
+def test_every_v11_tile_verifies_at_a_ragged_size(tile, tools):
+    from nsprof.launch.bench import unavailable_reason
+    from nsprof.launch.measure import verify
+    from nsprof.registry import get_stage
+
+    stage, op, size = get_stage("sgemm", "v11"), get_op("sgemm"), (1000, 1200, 808)
+    if reason := unavailable_reason(stage, tools):
+        pytest.skip(reason)
+    problem = op.workload.problem(tools.xp, size, seed=11)
+    launcher = op.workload.launcher(stage, problem, tools, tile_shape=tile)
+    assert launcher.plan.tile.shape == tile
+    assert verify(launcher, problem) <= stage.tolerance(size)
+
+
+def test_bench_compares_tf32_stages_with_cublas_tf32(tmp_path):
+    from typer.testing import CliRunner
+
+    from nsprof.cli import app
+
+    result = CliRunner().invoke(app, ["bench", "--stage", "v8,v10", "--size", "512", "--repeat", "5",
+                                      "--json", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    by_stage = {r["stage"]: r for r in json.loads(result.stdout)["results"]}
+    assert by_stage["v9"]["baseline_only"] and by_stage["v9t"]["baseline_only"]
+    assert by_stage["v8"]["baseline"] == "v9" and by_stage["v10"]["baseline"] == "v9t"
+    assert by_stage["v10"]["pct_cublas"] == pytest.approx(100 * by_stage["v9t"]["median_ms"] / by_stage["v10"]["median_ms"])

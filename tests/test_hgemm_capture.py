@@ -66,6 +66,6 @@ def test_report_walks_through_the_hgemm_ladder(tmp_path):
     assert result.exit_code == 0, result.output
     markdown = (tmp_path / "hgemm" / "report.md").read_text(encoding="utf-8")
     assert markdown.startswith("# HGEMM ladder on NVIDIA H200")
-    assert "cuBLAS's time (h7 for HGEMM)" in markdown
+    assert "the time of cuBLAS in the stage's own precision (h7 (cuBLAS) for HGEMM's fp16 stages)" in markdown
     for stage in LADDER[:-1]:
         assert f"### {stage}: " in markdown

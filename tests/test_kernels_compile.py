@@ -24,3 +24,19 @@ def test_compiles_for_sm90a(stage, tmp_path):
     assert result.returncode == 0, result.stderr
     for tile in stage.tiles:  # every entry point was emitted
         assert f"Compiling entry function '{tile.entry}'" in result.stderr
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
+@pytest.mark.parametrize("arch", ["sm_90", "sm_80"])
+def test_v11_builds_elsewhere_with_its_gemm_entries_reduced_to_a_trap(arch, tmp_path):
+    """Off sm_90a (no __CUDA_ARCH_FEAT_SM90_ALL) v11's GEMM entries compile to a trap and hold no wgmma; the
+    launcher never runs them there (bench reports the stage "not available"); the transpose compiles anyway."""
+    from nsprof.registry import get_stage
+
+    ptx = tmp_path / "v11.ptx"
+    result = subprocess.run([NVCC, f"-arch={arch}", "-std=c++17", "-ptx", str(get_stage("sgemm", "v11").kernel_path()),
+                             "-o", str(ptx)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    text = ptx.read_text()
+    assert "wgmma" not in text and "cp.async.bulk.tensor" not in text and text.count("trap;") == 3
+    assert "cvt.rna.tf32.f32" in text  # the transpose rounds B to TF32

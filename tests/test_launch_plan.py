@@ -69,14 +69,17 @@ def test_arch_specific_code_runs_on_its_own_compute_capability_only(arch, cc, ru
     assert arch_runs(arch, cc) is runs
 
 
-def test_a_stage_no_tile_of_which_runs_here_is_not_available_with_the_reason():
+@pytest.mark.parametrize("cc", ["8.9", "10.0"])
+def test_a_stage_no_tile_of_which_runs_here_is_not_available_with_the_reason(cc):
     class Tools:
-        compute_capability = "8.9"
+        compute_capability = cc
 
         @staticmethod
         def runs(tile):
-            return arch_runs(tile.arch, "8.9")
+            return arch_runs(tile.arch, cc)
 
-    assert unavailable_reason(H6, Tools) == "needs sm_90a (compute capability 8.9 here)"
+    assert unavailable_reason(H6, Tools) == f"needs sm_90a (compute capability {cc} here)"
+    assert unavailable_reason(get_stage("sgemm", "v11"), Tools) == f"needs sm_90a (compute capability {cc} here)"
+    assert unavailable_reason(get_stage("sgemm", "v9t"), Tools) is None
     assert unavailable_reason(H5, Tools) is None
     assert unavailable_reason(get_stage("hgemm", "h7"), Tools) is None  # the library runs anywhere

@@ -4,14 +4,18 @@ from pathlib import Path
 import pytest
 
 from nsprof.errors import UsageError
-from nsprof.registry import REPO_ROOT, all_ops, all_stages, get_op, library_stage, select_stages, stages_for
+from nsprof.registry import (REPO_ROOT, all_ops, all_stages, baseline_of, baseline_stage, get_op, is_baseline_stage,
+                             select_stages, stage_order, stages_for)
 
 LADDER = stages_for("sgemm")
 NVRTC = [s for s in all_stages() if s.backend == "nvrtc"]
 
 
-def test_ladder_is_v1_to_v10_in_order():
-    assert [s.stage for s in LADDER] == [f"v{i}" for i in range(1, 11)]
+LADDER_NAMES = [*(f"v{i}" for i in range(1, 10)), "v9t", "v10", "v11"]
+
+
+def test_ladder_is_v1_to_v11_with_the_tf32_baseline_beside_v9():
+    assert [s.stage for s in LADDER] == LADDER_NAMES
 
 
 @pytest.mark.parametrize("stage", NVRTC, ids=lambda s: s.key)
@@ -38,7 +42,7 @@ def test_kernel_file_opens_with_what_changed_and_the_metric(stage):
 def test_every_stage_declares_its_contract(stage):
     assert stage.title and stage.changes and stage.why and stage.metric and stage.watch
     assert get_op(stage.op).precisions[stage.precision.name] is stage.precision
-    assert stage.ragged in {"bounds-check", "pad", "library"}
+    assert stage.ragged in {"bounds-check", "pad", "tma-fill", "library"}
     if stage.backend == "cublas":
         assert stage.kernel_file is None and stage.tiles == () and stage.ragged == "library"
     else:
@@ -50,7 +54,8 @@ def test_every_stage_declares_its_contract(stage):
 
 def test_tolerances_match_the_precision_contract():
     size = (1024, 1024, 1024)
-    assert {s.stage: s.tolerance(size) for s in LADDER if s.precision.name == "tf32"} == {"v10": 5e-3}
+    assert {s.stage: s.tolerance(size) for s in LADDER if s.precision.name == "tf32"} == {"v9t": 5e-3, "v10": 5e-3,
+                                                                                          "v11": 5e-3}
     assert all(s.tolerance(size) == 1e-5 for s in LADDER if s.precision.name == "fp32")
 
 
@@ -63,9 +68,11 @@ def test_sgemm_formulas():
 @pytest.mark.parametrize(
     "names, expected",
     [
-        (None, [f"v{i}" for i in range(1, 11)]),
-        (["all"], [f"v{i}" for i in range(1, 11)]),
+        (None, LADDER_NAMES),
+        (["all"], LADDER_NAMES),
         (["6"], ["v6"]),
+        (["9t"], ["v9t"]),
+        (["v11,V9T,v10,9"], ["v9", "v9t", "v10", "v11"]),
         (["V6"], ["v6"]),
         (["v6,v1"], ["v1", "v6"]),
         (["v9", "v1", "v9"], ["v1", "v9"]),
@@ -75,9 +82,9 @@ def test_select_stages(names, expected):
     assert [s.stage for s in select_stages("sgemm", names)] == expected
 
 
-@pytest.mark.parametrize("names", [["v11"], ["v0"], ["abc"], ["v6,,x"]])
+@pytest.mark.parametrize("names", [["v12"], ["v0"], ["abc"], ["v6,,x"], ["9x"]])
 def test_select_stages_rejects_unknown_names_with_the_valid_choices(names):
-    with pytest.raises(UsageError, match=r"unknown stage .*Choose from v1, v2, .*v10"):
+    with pytest.raises(UsageError, match=r"unknown stage .*Choose from v1, v2, .*v9t, v10, v11"):
         select_stages("sgemm", names)
 
 
@@ -90,7 +97,7 @@ def test_repo_root_holds_the_kernels():
     assert (REPO_ROOT / "kernels" / "sgemm").is_dir()
 
 
-@pytest.mark.parametrize("name", ["all", "v1,v2", "", "v11"])
+@pytest.mark.parametrize("name", ["all", "v1,v2", "", "v12"])
 def test_get_stage_needs_exactly_one_stage(name):
     from nsprof.registry import get_stage
 
@@ -99,10 +106,42 @@ def test_get_stage_needs_exactly_one_stage(name):
 
 
 @pytest.mark.parametrize("op", all_ops().values(), ids=lambda op: op.name)
-def test_every_op_has_one_library_stage_and_ordered_stage_ids(op):
-    assert sum(s.backend == "cublas" for s in op.stages) == 1 and library_stage(op.name).backend == "cublas"
-    assert [s.number for s in op.stages] == list(range(1, len(op.stages) + 1))
+def test_every_op_declares_a_library_baseline_per_precision_and_orders_its_stages(op):
+    used = {s.precision.name for s in op.stages}
+    assert set(op.baselines) == used
+    for precision, name in op.baselines.items():
+        base = baseline_stage(op.name, precision)
+        assert (base.stage, base.backend, base.precision.name) == (name, "cublas", precision)
+    assert all(baseline_of(op.name, s.stage).precision is s.precision for s in op.stages)
+    assert [s.backend == "cublas" for s in op.stages].count(True) == len(op.baselines)
+    assert all(is_baseline_stage(op.name, s.stage) == (s.backend == "cublas") for s in op.stages)
+    orders = [s.order for s in op.stages]
+    assert orders == sorted(orders) and len(set(orders)) == len(orders)
     assert all(s.stage.startswith(op.stage_prefix) and s.op == op.name for s in op.stages)
+
+
+def test_sgemm_compares_each_precision_with_its_own_cublas():
+    assert baseline_of("sgemm", "v8").stage == "v9" and baseline_of("sgemm", "v9").stage == "v9"
+    assert baseline_of("sgemm", "v10").stage == "v9t" and baseline_of("sgemm", "v11").stage == "v9t"
+    assert baseline_of("sgemm", "v99") is None and baseline_of("dgemm", "v1") is None
+
+
+@pytest.mark.parametrize("name, key", [("v9", (9, "")), ("v9t", (9, "t")), ("v10", (10, "")), ("h7", (7, "")),
+                                       ("custom", (0, "custom"))])
+def test_stage_order_reads_numbers_as_numbers_and_a_suffix_after_them(name, key):
+    assert stage_order(name) == key
+
+
+def test_v11_tiles_read_both_operands_k_major_through_128_byte_swizzled_tma_boxes():
+    v11 = get_op("sgemm").stages[-1]
+    assert v11.stage == "v11" and v11.ragged == "tma-fill" and v11.precision.name == "tf32"
+    for tile in v11.tiles:
+        (a_rows, a_cols), (b_rows, b_cols) = tile.tma_boxes
+        assert tile.b_k_major and tile.arch == "sm_90a" and tile.swizzle == 128
+        assert a_cols * 4 == b_cols * 4 == tile.swizzle  # one 128-byte swizzle atom of K per row
+        assert (a_rows, b_rows) == (tile.bm, tile.bn) and b_rows <= 256  # a TMA box has at most 256 rows
+        stage_bytes = (a_rows + b_rows) * 128
+        assert tile.dynamic_smem_bytes >= 1024 + 2 * stage_bytes  # alignment slack and at least 2 stages
 
 
 def test_hgemm_tolerance_follows_fp16_rounding_and_grows_with_k():

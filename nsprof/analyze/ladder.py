@@ -50,7 +50,7 @@ from nsprof.analyze.timeline import TimeBreakdown, time_breakdown
 from nsprof.errors import UsageError
 from nsprof.parse.sources import Source
 from nsprof.ranges import parse_stage_range
-from nsprof.registry import all_ops, all_stages, is_library_stage
+from nsprof.registry import all_ops, all_stages, baseline_of, stage_order
 from nsprof.sizes import parse_label
 
 KERNEL_KEY = "kernel:"
@@ -162,12 +162,15 @@ def combine(records: list[tuple[str, dt.datetime, pd.DataFrame]], keep_all: bool
 
 
 def _with_percent_of_library(work: pd.DataFrame) -> pd.DataFrame:
-    """Add `pct_of_library`: the library stage's time at the same op and size (cuBLAS, v9, for
-    SGEMM) over each stage's time, in percent (over 100: faster than the library)."""
-    is_library = [is_library_stage(op, stage) for op, stage in zip(work["op"], work["stage"])]
-    times = work[is_library].drop_duplicates(["op", "size"], keep="last").set_index(["op", "size"])["time_per_launch_ns"]
-    reference = [times.get((op, size), np.nan) for op, size in zip(work["op"], work["size"])]
+    """Add `baseline` (the library stage a stage is compared with: cuBLAS in the stage's own precision,
+    v9 for SGEMM's fp32 stages, v9t for its TF32 ones) and `pct_of_library`: that stage's time at the
+    same op and size over each stage's time, in percent (over 100: faster than the library)."""
     work = work.copy()
+    baselines = [baseline_of(op, stage) if isinstance(stage, str) else None for op, stage in zip(work["op"], work["stage"])]
+    work["baseline"] = [b.stage if b else None for b in baselines]
+    times = work.drop_duplicates(["op", "stage", "size"], keep="last").set_index(["op", "stage", "size"])["time_per_launch_ns"]
+    reference = [times.get((op, base, size), np.nan) if base else np.nan
+                 for op, base, size in zip(work["op"], work["baseline"], work["size"])]
     work["pct_of_library"] = 100 * pd.Series(reference, index=work.index, dtype=float) / work["time_per_launch_ns"]
     return work
 
@@ -298,7 +301,7 @@ def _ladder_order(row: pd.Series) -> tuple:
     """Stages first (by op, problem size, stage number), then other work, longest first."""
     if isinstance(row["stage"], str):
         volume = np.prod(parse_label(row["size"]))
-        return (0, row["op"], volume, int(re.sub(r"\D", "", row["stage"]) or 0), str(row["started"]))
+        return (0, row["op"], volume, stage_order(row["stage"]), str(row["started"]))
     return (1, "", 0, -(row.get("duration_ns") if pd.notna(row.get("duration_ns")) else 0), row["label"])
 
 

@@ -20,7 +20,7 @@ def bench(
     repeat: Optional[int] = typer.Option(None, "--repeat", min=1, help="Timed launches per stage and size. Default: enough for ~0.25 s (10..500)."),
     warmup: Optional[int] = typer.Option(None, "--warmup", min=0, help="Untimed launches before timing. Default: at least 3 and 0.1 s of them (an idle GPU's clocks ramp up first)."),
     tile: Optional[str] = typer.Option(None, "--tile", help="Force the block tile (e.g. 64x128) of the stages that offer several (v8, v10, h4-h6); others keep theirs."),
-    baseline: bool = typer.Option(True, "--baseline/--no-baseline", help="Also time the library stage (cuBLAS: v9, h7) for the '% of cuBLAS' column."),
+    baseline: bool = typer.Option(True, "--baseline/--no-baseline", help="Also time the baselines of the chosen stages' precisions (cuBLAS: v9 for fp32, v9t for TF32, h7) for the '% cuBLAS' column."),
     as_json: bool = typer.Option(False, "--json", help="Print the results as JSON instead of a table."),
     out: Path = typer.Option(Path("profiles"), "--out", help="Directory for the results file bench-<op>-<time>.json."),
     save: bool = typer.Option(True, "--save/--no-save", help="Write the results file."),
@@ -30,8 +30,9 @@ def bench(
 
     A stage whose relative error exceeds its tolerance (`nsprof stages --op OP` states each
     precision's: 1e-5 for fp32 SGEMM, 5e-3 for TF32, 2^-11 + 4 sqrt(K) 2^-24 for HGEMM) is reported
-    FAILED, is not timed, and makes the exit code 1. A stage this GPU cannot run (h6 needs
-    sm_90a) is reported "not available" with the reason.
+    FAILED, is not timed, and makes the exit code 1. A stage this GPU cannot run (h6 and v11
+    need sm_90a) is reported "not available" with the reason. % cuBLAS compares each stage with
+    cuBLAS in its own precision (TF32 stages with cuBLAS TF32, v9t).
     """
     from nsprof.launch.bench import check_output, check_tile, results_document, run_bench, save_results
     from nsprof.launch.gpu import device_info
@@ -109,10 +110,26 @@ def results_table(records: list[dict], env: dict, dram_source: str | None = None
     notes = [f"{r['stage']} {r['size']}: {r['message']}" for r in records if r["status"] != "ok"]  # "not available" says why
     notes += [f"{r['stage']} {r['size']}: {r['prepare']} {r['prepare_ms']:.4f} ms, timed apart"
               for r in records if r.get("prepare_ms") is not None]
+    notes += [f"{r['stage']} {r['size']}: includes {name} {ms:.4f} ms"
+              for r in records if r.get("steps_ms") for name, ms in r["steps_ms"].items()]
+    if baselines := baseline_note(records):
+        notes.append(baselines)
     if by_bytes:
         notes.append("GB/s: 4(MK + M + K) bytes over the median time; % DRAM: of " + (dram_source or "no known ceiling"))
     table.caption = "; ".join(notes) or None
     return table
+
+
+def baseline_note(records: list[dict]) -> str | None:
+    """'% cuBLAS: of v9 (cuBLAS) for fp32 stages, of v9t (cuBLAS TF32) for tf32 stages', when the
+    records compare with more than one baseline (each precision with its own)."""
+    pairs = dict.fromkeys((r["precision"], r["baseline"]) for r in records if r.get("baseline"))
+    if len({baseline for _, baseline in pairs}) < 2:
+        return None
+    titles = {(r["op"], r["stage"]): r["title"] for r in records}
+    op = records[0]["op"]
+    return "% cuBLAS: " + ", ".join(f"of {baseline} ({titles.get((op, baseline), baseline)}) for {precision} stages"
+                                    for precision, baseline in pairs)
 
 
 def add_pct_dram(records: list[dict], device: str) -> str | None:

@@ -109,7 +109,7 @@ def staged(m: Measurements, names: list[str] | None = None) -> list[tuple[Stage,
     for (op, stage, size), group in m.launches.dropna(subset=["stage"]).groupby(["op", "stage", "size"], sort=False):
         if f"{op}/{stage}" in ladder and (names is None or stage in names):
             groups.append((ladder[f"{op}/{stage}"], size, group))
-    return sorted(groups, key=lambda g: (g[0].op, g[0].number, [int(d) for d in g[1].split("x")]))
+    return sorted(groups, key=lambda g: (g[0].op, g[0].order, [int(d) for d in g[1].split("x")]))
 
 
 # -- shared memory: predicted against measured ---------------------------------------------------

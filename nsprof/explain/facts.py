@@ -104,14 +104,46 @@ def _source(ceiling, field: str) -> str:
     return ceiling.source_of(field).split(" by ")[0]
 
 
+SWIZZLE_ATOM_ROWS = 8  # a 128-byte swizzle repeats every 8 rows: 1,024-byte atoms
+WGMMA_K_BYTES = 32  # one wgmma k step reads 32 bytes of each operand row: k16 in fp16, k8 in TF32
+
+
+def _wgmma_operands(stage: Stage) -> list[str]:
+    """What a wgmma + TMA stage's tiles declare, as the instruction and the shared-memory layout they imply."""
+    facts = []
+    elem = get_op(stage.op).element_bytes
+    k = WGMMA_K_BYTES // elem
+    for tile in stage.tiles:
+        if not tile.tma_boxes or tile.arch != "sm_90a":
+            continue
+        (a_rows, a_cols), (b_rows, b_cols) = tile.tma_boxes
+        per_stage = (tile.bm * a_cols + tile.bn * tile.bk) * elem
+        ring = (tile.dynamic_smem_bytes - 1024) // per_stage
+        if tile.b_k_major:
+            b = (f"Bt (B transposed to N x K first) in boxes of {b_rows} rows x {b_cols * elem} bytes of K, "
+                 "K-major like A")
+        else:
+            b = f"B as given (N-major, imm-trans-b) in boxes of {b_rows} rows of K x {b_cols * elem} bytes of N"
+        facts.append(
+            f"{stage.stage} {tile.shape}: wgmma m64n{tile.bn}k{k} ({64 * tile.bn * k:,} multiply-adds per warpgroup "
+            f"instruction, {tile.bk // k} per k tile of {tile.bk}); A in TMA boxes of {a_rows} rows x {a_cols * elem} bytes "
+            f"of K (K-major, {tile.swizzle}-byte swizzle: {SWIZZLE_ATOM_ROWS}-row atoms of {SWIZZLE_ATOM_ROWS * tile.swizzle:,} "
+            f"bytes, a k step {WGMMA_K_BYTES} bytes); {b}; {per_stage // 1024} KB per stage, {ring} stages in its "
+            f"{tile.dynamic_smem_bytes / 1024:.0f} KB of shared memory.")
+    return facts
+
+
 def _tensor_cores(stages: list[Stage], m: Measurements | None) -> list[str]:
-    """The precision of each tensor-core ladder, and the tensor FLOPs each measured stage did against
-    the op's count (2MNK): every multiply-add on the tensor cores, none on the FP32 pipes."""
+    """The precision of each tensor-core ladder, what each wgmma stage's tiles declare (instruction,
+    operand layouts, ring), and the tensor FLOPs each measured stage did against the op's count
+    (2MNK): every multiply-add on the tensor cores, none on the FP32 pipes."""
     facts = []
     for op in dict.fromkeys(stage.op for stage in stages):
         for precision in get_op(op).precisions.values():
             facts.append(f"{get_op(op).title} {precision.name}: {precision.description}; passes at a relative "
                          f"error of at most {precision.rule}.")
+    for stage in stages:
+        facts += _wgmma_operands(stage)
     for stage, size, group in staged(m, [s.stage for s in stages]) if m is not None else []:
         if stage.op not in {s.op for s in stages} or "tensor_flops" not in group:
             continue

@@ -304,14 +304,28 @@ one per tile, when conflict-free). Its 8 lanes of a phase read 8 rows of 16 byte
 whose pitch is a multiple of 128 bytes put all 8 in the same banks (h3: 4- and 8-way conflicts).
 h4 pads each row by 16 bytes; h5 permutes the 16-byte chunks of each row with an XOR of the row
 (swizzle): conflict-free with no wasted bytes. h6 has no ldmatrix at all: TMA writes tiles in the
-hardware's 128-byte swizzle and `wgmma` reads them from shared memory by descriptor.""",
+hardware's 128-byte swizzle and `wgmma` reads them from shared memory by descriptor.
+
+`wgmma` is asynchronous: a warpgroup issues it, commits the group and goes on; `wgmma.wait_group`
+later says which groups are done, and only then may their shared-memory stage be refilled. So the
+kernels split the warps: a producer warpgroup issues TMA copies into a ring of stages, consumer
+warpgroups issue `wgmma` on full stages, and mbarriers hand each stage back and forth. The layout is
+the contract between the two: a matrix descriptor names a start address and the 1,024-byte stride
+between 8-row x 128-byte swizzle atoms, and each k step moves the start by 32 bytes inside the
+swizzled rows. An operand whose K runs along those 128-byte rows is K-major. For fp16 either
+operand may instead be MN-major (h6 reads the row-major B that way, `imm-trans-b`); for TF32
+(SGEMM's v11, `--op sgemm`) there is no transpose immediate: both operands must be K-major, so v11
+transposes B into an N x K matrix first and pays for it in its time.""",
         op="hgemm",
         stages=("h1", "h2", "h3", "h4", "h5", "h6", "h7"),
         steps=(("h2", "h3"), ("h3", "h4"), ("h4", "h5"), ("h5", "h6")),
+        other_ladders={"sgemm": (("v9", "v9t", "v10", "v11"), (("v10", "v11"),))},
         quantities=("tensor_flops", "tensor_hgmma_flops", "smem_ldsm_instructions", "smem_ld_conflicts",
                     "tflops_per_s", "pct_of_compute_peak"),
         caveats=("SGEMM's v10 uses the same path in TF32 (`mma.sync.m16n8k8`, inputs rounded to a 10-bit mantissa): "
-                 "`nsprof explain roofline` shows it against the FP32 stages.",),
+                 "`nsprof explain roofline` shows it against the FP32 stages.",
+                 "A TF32 `wgmma` does half the multiply-adds of an fp16 one per cycle (k8 against k16 per "
+                 "instruction), so v11's ceiling is about half of h6's.",),
         references=("PTX ISA: warp-level matrix instructions (mma, ldmatrix) and asynchronous warpgroup "
                     "matrix instructions (wgmma, matrix descriptors, swizzling modes)",),
     ),

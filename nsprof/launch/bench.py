@@ -14,7 +14,7 @@ from typing import Callable
 from nsprof import __version__
 from nsprof.errors import KernelBuildError, NsprofError, UsageError
 from nsprof.ranges import range_name, verify_range_name
-from nsprof.registry import Stage, get_op, is_library_stage, library_stage, stages_for
+from nsprof.registry import Stage, baseline_stage, get_op, stages_for
 from nsprof.sizes import Size, size_label
 
 Progress = Callable[[str], None]
@@ -26,8 +26,9 @@ def _record(stage: Stage, size: Size) -> dict:
         "op": stage.op, "stage": stage.stage, "title": stage.title, "precision": stage.precision.name,
         **dict(zip(op.dims.lower().split("x"), size)), "size": size_label(size), "status": "not run",
         "rel_error": None, "tolerance": stage.tolerance(size), "tile": None, "split_k": None, "padded": None,
-        "median_ms": None, "tflops": None, "tbytes_per_s": None, "pct_cublas": None, "message": None,
-        "prepare": None, "prepare_ms": None,
+        "median_ms": None, "tflops": None, "tbytes_per_s": None, "pct_cublas": None,
+        "baseline": baseline_stage(stage.op, stage.precision.name).stage, "message": None,
+        "prepare": None, "prepare_ms": None, "steps_ms": None,
     }
 
 
@@ -58,6 +59,9 @@ def bench_stage(stage: Stage, size: Size, problem, tools, *, repeat: int | None,
     rec["status"] = "ok"
     if prepare:  # timed apart and shown beside the stage, never folded into it or hidden
         rec["prepare"], rec["prepare_ms"] = launcher.prepare_name, time_launches(prepare, warmup=warmup).median_ms
+    steps = getattr(launcher, "steps", None)  # work inside the stage's time (v11's transpose), timed alone too
+    if steps:
+        rec["steps_ms"] = {name: time_launches(step, warmup=warmup).median_ms for name, step in steps.items()}
     seconds = rec["median_ms"] * 1e-3
     rec["tflops"] = get_op(stage.op).flops(size) / seconds / 1e12
     rec["tbytes_per_s"] = get_op(stage.op).min_bytes(size) / seconds / 1e12  # each matrix moved once
@@ -75,21 +79,20 @@ def unavailable_reason(stage: Stage, tools) -> str | None:
 def run_bench(op: str, stages: list[Stage], sizes: list[Size], *, repeat: int | None = None,
               warmup: int | None = None, baseline: bool = True, tile: str | None = None,
               progress: Progress | None = None) -> list[dict]:
-    """Every stage at every size, plus the library stage (cuBLAS) as the baseline for % of cuBLAS."""
+    """Every stage at every size, plus the baselines of their precisions (cuBLAS FP32, cuBLAS TF32)
+    for % of cuBLAS."""
     from nsprof.launch.gpu import require_cupy
     from nsprof.launch.tools import launch_tools
 
     cp = require_cupy()
     tools = launch_tools()
     workload = get_op(op).workload
-    cublas = library_stage(op)
+    baselines = list(dict.fromkeys(baseline_stage(op, s.precision.name) for s in stages)) if baseline else []
     records: list[dict] = []
     broken: str | None = None  # set when a CUDA error leaves the context unusable
     for size in sizes:
         problem = workload.problem(cp, size)
-        todo = list(stages)
-        if baseline and cublas not in todo:
-            todo.insert(0, cublas)
+        todo = [b for b in baselines if b not in stages] + list(stages)
         for stage in todo:
             if progress:
                 progress(f"{stage.op} {stage.stage} {size_label(size)}")
@@ -108,7 +111,7 @@ def run_bench(op: str, stages: list[Stage], sizes: list[Size], *, repeat: int | 
                     rec = _record(stage, size)
                     broken = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
                     rec["status"], rec["message"] = "error", broken
-            rec["baseline_only"] = stage is cublas and cublas not in stages
+            rec["baseline_only"] = stage not in stages
             records.append(rec)
         del problem
         cp.get_default_memory_pool().free_all_blocks()
@@ -117,10 +120,13 @@ def run_bench(op: str, stages: list[Stage], sizes: list[Size], *, repeat: int | 
 
 
 def _add_pct_cublas(records: list[dict]) -> None:
-    base = {r["size"]: r["median_ms"] for r in records if is_library_stage(r["op"], r["stage"]) and r["status"] == "ok"}
+    """pct_cublas: the time of the record's baseline (cuBLAS in the stage's own precision, named in
+    `baseline`) at the same size over the stage's, in percent."""
+    times = {(r["op"], r["stage"], r["size"]): r["median_ms"] for r in records if r["status"] == "ok"}
     for r in records:
-        if r["status"] == "ok" and r["size"] in base:
-            r["pct_cublas"] = 100 * base[r["size"]] / r["median_ms"]
+        base = times.get((r["op"], r["baseline"], r["size"]))
+        if r["status"] == "ok" and base is not None:
+            r["pct_cublas"] = 100 * base / r["median_ms"]
 
 
 def check_tile(stages: list[Stage], tile: str | None) -> None:

@@ -14,7 +14,7 @@ import ctypes.util
 from functools import cache
 
 CUDA_TYPES = {"float32": 0, "float16": 2}  # cudaDataType: CUDA_R_32F, CUDA_R_16F
-CUBLAS_OP_N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT = 0, 68, -1
+CUBLAS_OP_N, CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT = 0, 68, 77, -1
 WORKSPACE_BYTES = 32 << 20  # what cuBLAS's documentation recommends for Hopper
 
 
@@ -66,9 +66,11 @@ def _check(status: int, call: str) -> None:
 class RowMajorGemm:
     """C = A·B for row-major A (m x k), B (k x n), C (m x n) of one dtype, accumulated in float32,
     as C^T = B^T·A^T in cuBLAS's column-major terms. `run(stream_ptr)` issues it on that stream.
-    Rows of B and C are n elements apart unless `row_pitch` says otherwise (a column block of both)."""
+    Rows of B and C are n elements apart unless `row_pitch` says otherwise (a column block of both);
+    precision "tf32" lets cuBLAS round float32 inputs to TF32 (CUBLAS_COMPUTE_32F_FAST_TF32)."""
 
-    def __init__(self, m: int, n: int, k: int, a_ptr: int, b_ptr: int, c_ptr: int, dtype: str, row_pitch: int | None = None):
+    def __init__(self, m: int, n: int, k: int, a_ptr: int, b_ptr: int, c_ptr: int, dtype: str, row_pitch: int | None = None,
+                 precision: str = "fp32"):
         import numpy as np
 
         self.lib = _library()
@@ -76,7 +78,8 @@ class RowMajorGemm:
         self.one, self.zero = np.ones(1, np.float32), np.zeros(1, np.float32)  # host scalars, read when issued
         kind, pitch = CUDA_TYPES[dtype], row_pitch or n
         self.arguments = (self.handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, self.one.ctypes.data, b_ptr, kind, pitch,
-                          a_ptr, kind, k, self.zero.ctypes.data, c_ptr, kind, pitch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT)
+                          a_ptr, kind, k, self.zero.ctypes.data, c_ptr, kind, pitch,
+                          CUBLAS_COMPUTE_32F_FAST_TF32 if precision == "tf32" else CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT)
 
     def run(self, stream_ptr: int) -> None:
         lib = self.lib

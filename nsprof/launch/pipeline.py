@@ -51,13 +51,13 @@ def relative_error(c: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
     return float(np.linalg.norm(c.astype(np.float64) - reference) / np.linalg.norm(reference))
 
 
-def library_gemm(cp, problem) -> SimpleNamespace:
+def library_gemm(cp, problem, precision: str = "fp32") -> SimpleNamespace:
     """C = A·B by cuBLAS's gemmEx on the current stream, called through ctypes so that a CUDA graph
     can hold it (CuPy's bindings refuse calls during a stream capture; nsprof.launch.capturable_cublas)."""
     from nsprof.launch.capturable_cublas import RowMajorGemm
 
     gemm = RowMajorGemm(problem.m, problem.n, problem.k, problem.A.data.ptr, problem.B.data.ptr, problem.C.data.ptr,
-                        str(problem.A.dtype))
+                        str(problem.A.dtype), precision=precision)
     return SimpleNamespace(run=lambda: gemm.run(cp.cuda.get_current_stream().ptr))
 
 
@@ -87,7 +87,7 @@ class Pipeline:
         self.pinned["A"][...] = a
         self.pinned["B"][...] = b
         self.pageable_c = np.empty((m, n), dtype)
-        launcher = (lambda problem: library_gemm(cp, problem)) if stage.backend == "cublas" else \
+        launcher = (lambda problem: library_gemm(cp, problem, stage.precision.name)) if stage.backend == "cublas" else \
             (lambda problem: workload.launcher(stage, problem, tools))
         self.whole = launcher(self.device)
         self.blocks = row_blocks(m, chunks)

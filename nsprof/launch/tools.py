@@ -1,10 +1,12 @@
 """What an op's launcher borrows from the launch layer (nsprof.ops.matmul.LaunchTools): CuPy, the
-SM count, the compiler, the tensor-map encoder and which tiles this GPU can run."""
+SM count, the compiler, the tensor-map encoder, which tiles this GPU can run and the library's
+matrix product in a given precision."""
 
 from __future__ import annotations
 
 from nsprof.launch.compile import arch_runs, load_kernel, module_global
 from nsprof.launch.gpu import device_info, require_cupy
+from nsprof.launch.library import library_matmul
 from nsprof.ops.matmul import LaunchTools
 
 
@@ -17,4 +19,4 @@ def launch_tools() -> LaunchTools:
     info = device_info()
     cc = info["compute_capability"]
     return LaunchTools(require_cupy(), info["sm_count"], cc, load_kernel, encode_tensor_map,
-                       lambda tile: arch_runs(tile.arch, cc), module_global)
+                       lambda tile: arch_runs(tile.arch, cc), module_global, library_matmul)

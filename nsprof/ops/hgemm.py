@@ -130,6 +130,7 @@ OP = Op(
     stage_prefix="h",
     precisions={"fp16": FP16},
     stages=STAGES,
+    baselines={"fp16": "h7"},
     flops=matmul.flops,
     min_bytes=matmul.min_bytes(2),
     workload=matmul.MatmulWorkload("float16", split_k="partials",

@@ -9,7 +9,7 @@ declares how its stages run while CuPy stays inside nsprof.launch.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
@@ -88,6 +88,9 @@ class Launcher:
     run: Callable[[], None]
     plan: LaunchPlan | None  # None for library calls
     padded_shape: tuple[int, int, int] | None  # None when the kernel runs on A, B, C directly
+    # work that `run` includes beside the GEMM kernel (v11's transpose of B), each callable alone
+    # so that its share of the stage's time can be measured
+    steps: dict[str, Callable[[], None]] = field(default_factory=dict)
 
     @property
     def tile_label(self) -> str:
@@ -109,6 +112,7 @@ class LaunchTools:
     encode_tensor_map: Callable[..., bytes]  # nsprof.launch.tensor_map.encode_2d
     runs: Callable[[Tile], bool]  # whether this GPU can run a tile (its arch)
     module_global: Callable[..., Any]  # (path, name, *, arch, defines) -> a module variable's device address
+    library_matmul: Callable[..., None]  # (a, b, out, precision): cuBLAS through CuPy in that precision
 
 
 def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile: str | None = None,
@@ -167,14 +171,15 @@ class MatmulWorkload:
         xp = tools.xp
         m, n, k = problem.m, problem.n, problem.k
         if stage.backend == "cublas":
-            return Launcher(lambda: xp.matmul(problem.A, problem.B, out=problem.C), None, None)
+            precision = stage.precision.name
+            return Launcher(lambda: tools.library_matmul(problem.A, problem.B, problem.C, precision), None, None)
 
         runnable = tuple(t for t in stage.tiles if tools.runs(t))
         plan = choose_plan(stage, m, n, k, tools.sm_count, tile_shape, split_k, runnable)
         tile, split = plan.tile, plan.split_k
         kernel = tools.load_kernel(stage.kernel_path(), tile.entry, dynamic_smem_bytes=tile.dynamic_smem_bytes,
                                    arch=tile.arch, defines=defines)
-        if stage.ragged == "pad":
+        if stage.ragged == "pad" or (stage.ragged == "tma-fill" and not self.tma_rows_aligned(k)):
             mp, np_, kp = _round_up(m, tile.bm), _round_up(n, tile.bn), _round_up(k, tile.bk * split)
         else:
             mp, np_, kp = m, n, k
@@ -187,10 +192,13 @@ class MatmulWorkload:
         block = (tile.threads[0], tile.threads[1], 1)
         add_up = self._split_k_step(tools, split, mp, np_)
         operands = self._tensor_maps(tools, tile, mp, np_, kp) if tile.tma_boxes else (lambda a, b: (a, b))
+        transpose_b = self._transposer(stage, tools, tile, kp, np_, defines) if tile.b_k_major else None
 
         def launch(a, b, c):
             if split > 1 and self.split_k == "atomic":
                 c.fill(0)  # the K slices add their partial sums into C
+            if transpose_b:
+                b = transpose_b(b)  # the kernel reads B as Bt (N x K)
             args = [np.int32(mp), np.int32(np_), np.int32(kp), *operands(a, b), c]
             if self.partials_argument:
                 args.append(add_up.partials if add_up else np.uint64(0))
@@ -198,8 +206,9 @@ class MatmulWorkload:
             if split > 1 and self.split_k == "partials":
                 add_up.into(c)
 
+        steps = {"transpose B": lambda: transpose_b(problem.B)} if transpose_b and (mp, np_, kp) == (m, n, k) else {}
         if (mp, np_, kp) == (m, n, k):
-            return Launcher(lambda: launch(problem.A, problem.B, problem.C), plan, None)
+            return Launcher(lambda: launch(problem.A, problem.B, problem.C), plan, None, steps)
 
         # Zero padding on the device: the pad regions stay zero, only the interior is copied
         # per launch; the copies are part of the stage's timed work.
@@ -215,6 +224,26 @@ class MatmulWorkload:
 
         return Launcher(run_padded, plan, (mp, np_, kp))
 
+    def tma_rows_aligned(self, k: int) -> bool:
+        """Whether rows of K elements start 16 bytes apart, as a TMA tensor map needs (K % 4 == 0 in float32)."""
+        return k * np.dtype(self.dtype).itemsize % 16 == 0
+
+    @staticmethod
+    def _transposer(stage: Stage, tools: LaunchTools, tile: Tile, kp: int, np_: int,
+                    defines: tuple[str, ...]) -> Callable[[Any], Any]:
+        """For kernels that read B K-major: b (kp x np_) -> Bt (np_ x kp) by the stage's own
+        <prefix>_transpose_b entry (grid of 32 x 32 tiles, block 32 x 8), into one buffer."""
+        bt = tools.xp.empty((np_, kp), dtype=tools.xp.float32)
+        entry = tile.entry.rsplit("_", 1)[0] + "_transpose_b"  # sgemm_v11_128x256 -> sgemm_v11_transpose_b
+        kernel = tools.load_kernel(stage.kernel_path(), entry, arch=tile.arch, defines=defines)
+        grid = (math.ceil(np_ / 32), math.ceil(kp / 32), 1)
+
+        def transpose(b):
+            kernel(grid, (32, 8, 1), (np.int32(kp), np.int32(np_), b, bt))
+            return bt
+
+        return transpose
+
     def _split_k_step(self, tools: LaunchTools, split: int, mp: int, np_: int) -> SplitKReduction | None:
         if split == 1 or self.split_k != "partials":
             return None
@@ -223,16 +252,18 @@ class MatmulWorkload:
 
     def _tensor_maps(self, tools: LaunchTools, tile: Tile, mp: int, np_: int, kp: int):
         """Operands of a TMA kernel: the device addresses of A's and B's tensor maps, encoded once
-        per pair of buffers (the maps hold the buffers' addresses)."""
+        per pair of buffers (the maps hold the buffers' addresses). B is K x N, or N x K for a
+        kernel that reads it K-major. The maps have the matrices' true sizes: TMA reads zeros past them."""
         xp, elem = tools.xp, np.dtype(self.dtype).itemsize
         (a_rows, a_cols), (b_rows, b_cols) = tile.tma_boxes
+        b_shape = (np_, kp) if tile.b_k_major else (kp, np_)
         cache: dict[tuple[int, int], Any] = {}
 
         def operands(a, b):
             key = (a.data.ptr, b.data.ptr)
             if key not in cache:
                 ta = tools.encode_tensor_map(a.data.ptr, mp, kp, kp * elem, a_rows, a_cols, tile.swizzle, elem)
-                tb = tools.encode_tensor_map(b.data.ptr, kp, np_, np_ * elem, b_rows, b_cols, tile.swizzle, elem)
+                tb = tools.encode_tensor_map(b.data.ptr, *b_shape, b_shape[1] * elem, b_rows, b_cols, tile.swizzle, elem)
                 cache[key] = xp.asarray(np.frombuffer(ta + tb, dtype=np.uint8))  # pool blocks are 512-byte aligned
             base = cache[key].data.ptr
             return np.uint64(base), np.uint64(base + 128)

@@ -1,4 +1,5 @@
-"""SGEMM: C = A @ B in float32, the ladder v1 (naive) to v10 (tensor cores), cuBLAS as v9.
+"""SGEMM: C = A @ B in float32, the ladder v1 (naive) to v11 (wgmma on TF32): cuBLAS as v9 (FP32)
+and v9t (TF32), the baselines of the FP32 and the TF32 stages.
 
 The stages, their launch tiles and their declared memory accesses (what `nsprof explain` models)
 live here; the kernels in kernels/sgemm/, one .cu per stage.
@@ -22,6 +23,19 @@ def _t(bm, bn, bk, threads, entry, smem=0, max_split_k=1) -> Tile:
 def _v10_smem(bm: int, bn: int, stages: int = 3, bk: int = 32) -> int:
     """Bytes of the v10 shared-memory ring: padded A and B tiles per stage (see its source)."""
     return stages * (bm * (bk + 4) + bk * (bn + 8)) * 4
+
+
+def _v11_smem(bn: int, stages: int) -> int:
+    """Bytes v11 asks for: 1 KB of alignment slack, the ring (16 KB of A and bn x 128 bytes of Bt per
+    stage) and its mbarriers (see its source)."""
+    return 1024 + stages * (128 * 32 * 4 + bn * 32 * 4) + 256
+
+
+def _v11(bn: int, stages: int, persistent: bool) -> Tile:
+    """A v11 tile: 3 warpgroups; both TMA boxes 32 floats (128 bytes: one swizzle atom) wide, A's
+    128 rows, Bt's bn rows (B transposed to N x K first: b_k_major)."""
+    return Tile(128, bn, 32, (384, 1), f"sgemm_v11_128x{bn}", _v11_smem(bn, stages), arch="sm_90a",
+                tma_boxes=((128, 32), (bn, 32)), swizzle=128, persistent=persistent, b_k_major=True)
 
 
 # Stage.accesses, per stage: warp 0 of a block. Global arrays are 1024 x 1024 row-major floats,
@@ -205,6 +219,14 @@ STAGES = (
         watch=('sm_throughput_pct', 'dram_bytes'),
     ),
     Stage(
+        "sgemm", "v9t", "cuBLAS TF32", None, "cublas", (), "library", TF32,
+        changes="the vendor library in TF32: CuPy's matmul with cuBLAS's TF32 compute type "
+        "(CUBLAS_COMPUTE_32F_FAST_TF32), restored to FP32 after each call",
+        why="the baseline of the TF32 stages: v10 and v11 are compared with cuBLAS computing what they compute",
+        metric="whatever cuBLAS chose (wgmma on Hopper): compare sm__pipe_tensor_op_gmma_cycles_active with v11",
+        watch=('tensor_flops', 'sm_throughput_pct'),
+    ),
+    Stage(
         "sgemm", "v10", "tensor cores (TF32 mma.sync)", "kernels/sgemm/v10_tensor_cores.cu", "nvrtc",
         (
             _t(128, 256, 32, (256, 1), "sgemm_v10_128x256", _v10_smem(128, 256)),
@@ -216,6 +238,20 @@ STAGES = (
         metric="sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32 appears; ffma counts drop to ~0",
         watch=('tensor_flops', 'flops'),
         notes="inputs rounded to TF32 (10-bit mantissa) with cvt.rna: errors near 3e-4, tolerance 5e-3",
+    ),
+    Stage(
+        "sgemm", "v11", "wgmma + TMA (TF32, Hopper)", "kernels/sgemm/v11_wgmma_tma.cu", "nvrtc",
+        (_v11(256, 4, True), _v11(128, 6, True), _v11(64, 5, False)),
+        "tma-fill", TF32,
+        changes="warpgroup MMAs (wgmma m64nNk8 on TF32) read both operands from shared memory, which TMA fills in "
+        "the 128-byte swizzle; a producer warpgroup loads, two consumer warpgroups multiply; B is transposed to "
+        "N x K first (timed with the stage), since TF32 wgmma takes only K-major operands",
+        why="mma.sync cannot keep Hopper's tensor cores busy; wgmma runs asynchronously at full rate, with no "
+        "fragments in registers and no per-thread copies or address math",
+        metric="sm__pipe_tensor_op_gmma_cycles_active approaches the elapsed cycles; smsp__inst_executed falls >10x against v10",
+        watch=('tensor_flops', 'sm_throughput_pct'),
+        notes="sm_90a only; A's float32 bits are read as TF32 (truncated), B is rounded with cvt.rna in the transpose; "
+        "ragged M, N, K by TMA's zero fill and bounds-checked stores, padded only when K % 4 != 0",
     ),
 )
 
@@ -230,6 +266,7 @@ OP = Op(
     stage_prefix="v",
     precisions={p.name: p for p in (FP32, TF32)},
     stages=STAGES,
+    baselines={"fp32": "v9", "tf32": "v9t"},
     flops=matmul.flops,
     min_bytes=matmul.min_bytes(4),
     workload=matmul.MatmulWorkload("float32", split_k="atomic"),

@@ -281,6 +281,7 @@ OP = Op(
     stage_prefix="s",
     precisions={"fp32": FP32},
     stages=STAGES,
+    baselines={"fp32": "s7"},
     flops=flops,
     min_bytes=min_bytes,
     workload=GemvWorkload({"sgemv_s2": TRANSPOSED, "sgemv_s3": CONSTANT, "sgemv_s4": TRANSPOSED, "sgemv_s6": SPLIT}),

@@ -1,4 +1,5 @@
-"""Bar chart of a bench run: TFLOP/s per stage at each size, with cuBLAS as a reference line."""
+"""Bar chart of a bench run: TFLOP/s per stage at each size, with cuBLAS as reference lines (one per
+precision: FP32 dashed, TF32 dotted)."""
 
 from __future__ import annotations
 
@@ -8,32 +9,34 @@ matplotlib.use("Agg")  # files only: no display needed
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from nsprof.registry import is_library_stage  # noqa: E402
+from nsprof.registry import is_baseline_stage  # noqa: E402
 from nsprof.render.format import problem_size  # noqa: E402
 
 
 def ladder_chart(records: list[dict], title: str) -> Figure:
-    """One group of bars per stage, one bar per size; dashed lines mark the library stage (cuBLAS)
-    per size."""
+    """One group of bars per stage, one bar per size; lines mark the baselines (cuBLAS) per size: the
+    first baseline in the records dashed, a second (cuBLAS TF32) dotted."""
     ok = [r for r in records if r["status"] == "ok"]
     stages = list(dict.fromkeys(r["stage"] for r in ok))
     sizes = list(dict.fromkeys(r["size"] for r in ok))
     fig, ax = plt.subplots(figsize=(10, 4.8), dpi=110)
-    library = next((r["stage"] for r in ok if is_library_stage(r["op"], r["stage"])), None)
+    libraries = list(dict.fromkeys(r["stage"] for r in ok if is_baseline_stage(r["op"], r["stage"])))[:2]
+    styles = dict(zip(libraries, ("--", ":")))
     width = 0.8 / len(sizes)
     colors = plt.get_cmap("viridis")([0.15 + 0.7 * i / max(1, len(sizes) - 1) for i in range(len(sizes))])
     for i, size in enumerate(sizes):
         by_stage = {r["stage"]: r["tflops"] for r in ok if r["size"] == size}
         xs = [s + (i - (len(sizes) - 1) / 2) * width for s in range(len(stages))]
         ax.bar(xs, [by_stage.get(s, 0) for s in stages], width, label=problem_size(size), color=colors[i])
-        cublas = by_stage.get(library)
-        if cublas:
-            ax.axhline(cublas, color=colors[i], linestyle="--", linewidth=0.9, alpha=0.8)
+        for library, style in styles.items():
+            if by_stage.get(library):
+                ax.axhline(by_stage[library], color=colors[i], linestyle=style, linewidth=0.9, alpha=0.8)
     titles = {r["stage"]: r["title"] for r in ok}
     ax.set_xticks(range(len(stages)), [f"{s}\n{_wrap(titles[s])}" for s in stages], fontsize=8)
     ax.set_ylabel("TFLOP/s (median)")
     ax.set_title(title, fontsize=11)
-    ax.legend(title="size (dashed: cuBLAS)", fontsize=8, title_fontsize=8, loc="upper left")
+    lines = ", ".join(f"{'dashed' if style == '--' else 'dotted'}: {library}" for library, style in styles.items())
+    ax.legend(title=f"size ({lines or 'no cuBLAS'})", fontsize=8, title_fontsize=8, loc="upper left")
     ax.grid(axis="y", alpha=0.3)
     ax.set_axisbelow(True)
     fig.tight_layout()

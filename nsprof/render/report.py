@@ -21,7 +21,7 @@ from nsprof.analyze.ladder import LadderAnalysis, stage_changes  # noqa: E402
 from nsprof.analyze.metrics import half_flops_rule  # noqa: E402
 from nsprof.analyze.roofline import LEVELS, binding_points, unplaced_work  # noqa: E402
 from nsprof.analyze.timeline import TimeBreakdown  # noqa: E402
-from nsprof.registry import Stage, all_ops, all_stages, get_op, library_stage  # noqa: E402
+from nsprof.registry import Stage, all_ops, all_stages, baseline_stages, get_op  # noqa: E402
 from nsprof.render import format as fmt  # noqa: E402
 from nsprof.render.document import Block, Bullets, Heading, Image, Paragraph, Table  # noqa: E402
 
@@ -181,12 +181,13 @@ def _conventions(stages: pd.DataFrame) -> str:
     time = {"nsys": "nsys: Nsight Systems' GPU time per launch (warm, no profiler replay in it)",
             "ncu": "ncu: Nsight Compute's kernel duration per launch (replayed with caches flushed, so longer)"}
     said = "; ".join(time[source] for source in sorted(sources, reverse=True))
-    libraries = " and ".join(f"{library_stage(op).stage} for {get_op(op).title}"
-                             for op in sorted(set(stages["op"].dropna())) if op in all_ops())
+    libraries = "; ".join(f"{b.stage} ({b.title}) for {get_op(op).title}'s {b.precision.name} stages"
+                          for op in sorted(set(stages["op"].dropna())) if op in all_ops() for b in baseline_stages(op))
     return (f"Time, from: {said or 'not measured'}. TFLOP/s: the op's FLOPs (2·M·N·K) over that time, the speed the "
             "chart, the roofline and `nsprof analyze` show too. % of peak: that speed over the peak of the units that "
             "did the FLOPs (FP32 pipes or tensor cores; the ceilings above). "
-            f"% of cuBLAS: cuBLAS's time ({libraries or 'the library stage'}) at the same size over the stage's. "
+            f"% of cuBLAS: the time of cuBLAS in the stage's own precision ({libraries or 'the library stage'}) "
+            "at the same size over the stage's. "
             "DRAM bandwidth (Nsight Compute's bytes over its own duration), FLOP per DRAM byte and bank conflicts come "
             "from Nsight Compute, per launch. n-way: shared-memory wavefronts per instruction; the least an access can "
             "take is 1 for 32-bit, 2 for 64-bit and 4 for 128-bit accesses, so only the excess over that minimum is "
