@@ -202,7 +202,7 @@ def test_csv_without_an_ncu_header_is_rejected(rows):
 # --- real captures (every .csv under tests/data) -------------------------------------------------------
 
 # every ncu CSV under tests/data (nsys stats CSVs beside them are not ncu's)
-REAL = sorted(p for p in (Path(__file__).parent / "data").rglob("*.csv") if not p.name.startswith("stats"))
+REAL = sorted(p for p in (Path(__file__).parent / "data").rglob("*.csv") if "stats_" not in p.name and not p.name.startswith("stats-"))
 no_real_captures = pytest.mark.skip(reason="no real ncu CSV under tests/data yet")
 H200_RAW = Path(__file__).parent / "data" / "h200" / "ncu-sgemm-ladder-1024-raw.csv"
 
