@@ -39,8 +39,11 @@ def telling_names(names, width: int, kernels: bool = True) -> list[str]:
             (start, end), (group_start, group_end) = parts[text][-1] if parts[text] else (0, len(text)), group[0]
             start, end = min(start, group_start), max(end, group_end)
             lead, trail = ELLIPSIS if start else "", ELLIPSIS if end < len(text) else ""
-            widened = [lead + text[start:], lead + text[start:end] + trail]  # whole, never cut further
-            labels[name] = next((label for label in widened if len(label) <= width), labels[name])
+            # whole words only, never cut further: from the telling part on, the telling part
+            # alone, or the name's start up to it (where its end is another name's end too)
+            widened = [lead + text[start:], lead + text[start:end] + trail, text[:end] + trail]
+            labels[name] = next((label for label in widened if len(label) <= width and not any(
+                _reads_as(label, other) for other in texts.values() if other != text)), labels[name])
     taken: dict[str, int] = {}
     for name, text in texts.items():
         label = labels[name]
