@@ -16,8 +16,10 @@ from nsprof.render.document import Block, Bullets, Drawing, Table
 
 BANK_GRID_TITLE = "lane -> bank (wavefront that serves it)"
 _BANK_COLUMNS = (("access (warp 0)", "source", ""), ("SASS", "sass", ""), ("per K\ntile", "count", "d"),
-                 ("wave-\nfronts", "wavefronts", "d"), ("mini-\nmum", "min_wavefronts", "d"), ("n-way", "n_way", "d"),
+                 ("wave-\nfronts", "wavefronts", "d"), ("minimum", "min_wavefronts", "d"), ("n-way", "n_way", "d"),
                  ("counted as\nconflicts", "excess_wavefronts", "d"))
+# where the terminal is narrow: the conflict degree and what is counted as conflicts stay longest
+_BANK_DROP_ORDER = ("min_wavefronts", "count", "sass", "wavefronts")
 _SECTOR_COLUMNS = (("sectors", "sectors", "d"), ("lines", "lines", "d"), ("fewest sectors", "min_sectors", "d"),
                    ("bytes used / moved", "efficiency", ".0%"))
 
@@ -33,7 +35,8 @@ def shared_model(topic: Topic, stage: Stage | None, unmeasured: list[Stage]) -> 
         if not analyses:
             note = f"{stage.stage} declares no shared-memory access."
             return section(f"{stage.stage}'s shared-memory accesses", [prose(note)]), records
-        blocks.append(Table(f"{stage.stage}: every shared access, one warp", _BANK_COLUMNS, [_bank_row(a) for a in analyses]))
+        blocks.append(Table(f"{stage.stage}: every shared access, one warp", _BANK_COLUMNS, [_bank_row(a) for a in analyses],
+                            None, _BANK_DROP_ORDER))
         notes = [f"{a.source}: {a.note}" for a in stage.accesses if a.note and a.space == "shared"]
         blocks += [Bullets(notes)] if notes else []
         partners = _partners(topic, stage)

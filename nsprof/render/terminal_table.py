@@ -138,5 +138,5 @@ def terminal_table(title: str | None, columns: tuple, rows: list[dict], caption:
 
 def left_out(present: list, shown: list) -> str:
     """A caption's note naming the columns fit_columns left out."""
-    gone = [heading.replace("\n", " ") for heading, key, _ in present if (heading, key, _) not in shown]
+    gone = [heading.replace("-\n", "").replace("\n", " ") for heading, key, _ in present if (heading, key, _) not in shown]
     return f"; left out to fit the terminal: {', '.join(gone)} (in --json)" if gone else ""
