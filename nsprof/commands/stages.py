@@ -42,7 +42,7 @@ def stages(
                 for row in rows]
         caption = f"Kernel files in {', '.join(f + '/' for f in folders)}. " + caption
         drop_order = NARROW_DROP_ORDER
-    to_terminal([Table(f"{op} ladder: {description}", columns, rows, caption, drop_order)], console)
+    to_terminal([Table(f"{op} ladder: {description}", columns, rows, caption, drop_order, whole=("title",))], console)
 
 
 # Where the changes must wrap, these columns are left out, in this order, while the changes would

@@ -52,6 +52,7 @@ class Table:
     caption: str | None = None  # a note under the table
     # record keys of the columns a terminal too narrow leaves out, in this order (the caption says which)
     drop_order: tuple[str, ...] = ()
+    whole: tuple[str, ...] = ()  # keys of text columns never wrapped on a terminal (short phrases: titles)
 
     @classmethod
     def preformatted(cls, headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool],

@@ -57,7 +57,7 @@ def to_terminal(blocks: list[Block], console: Console, spaced: bool = True) -> N
                           Text("\n".join(prose(item, console.width, "• ", "  ") for item in block.items)))
         elif isinstance(block, Table):
             console.print(terminal_table(block.title, block.columns, block.rows, block.caption, console.width,
-                                         block.drop_order))
+                                         block.drop_order, block.whole))
         elif isinstance(block, Drawing):
             console.print(Text(block.title, style="bold"))
             wide = max(map(len, block.lines), default=0) > console.width
