@@ -38,6 +38,12 @@ class _Group(TyperGroup):
         try:
             code = super().main(*args, standalone_mode=False, **kwargs)
         except _USAGE_ERROR as err:
+            if type(err).__name__ == "NoArgsIsHelpError" and err.ctx:  # bare `nsprof`: the help, as --help prints it
+                typer.echo(err.ctx.get_help())
+                code = 2
+                if standalone_mode:
+                    sys.exit(code)
+                return code
             where = err.ctx.command_path if err.ctx else "nsprof"
             typer.echo(f"error: {_sentence(err.format_message())} See '{where} --help'.", err=True)
             code = 2
