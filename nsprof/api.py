@@ -125,8 +125,14 @@ def write_report(ladder: LadderAnalysis, directory: str | Path, force: bool = Fa
     if ladder.work.empty and not ladder.timelines:
         raise ParseError("nothing to report: no stage, kernel or CUDA activity in the profiles given",
                          "Capture one with `nsprof profile`, or pass a profile directory or an ncu .csv file with --from")
+    from nsprof.analyze.untimed import untimed_ladder
     from nsprof.output import write_set
 
+    untimed = untimed_ladder(ladder.work, ladder.sources)
+    if untimed:
+        raise ParseError(f"no stage has a time to report: {untimed}",
+                         "Capture the stages with `nsprof profile` (nsys times them), or pass ncu output that has "
+                         "gpu__time_duration.sum")
     _outside_profiles(directory)
     title, blocks = report_document(ladder)
     files = {"index.html": to_html(blocks, title).encode(), "report.md": to_markdown(blocks).encode(),

@@ -353,6 +353,10 @@ def _read_events(conn: sqlite3.Connection, path: Path, tables: set[str], spec: I
         for name in spec.nullable:
             frame[name] = frame[name].astype("Int64")
     frame["duration_ns"] = frame["end_ns"] - frame["start_ns"]
+    backwards = int((frame["duration_ns"] < 0).sum())
+    if backwards:
+        raise ParseError(f"{path}: {backwards} of the {len(frame)} rows of {spec.table} end before they start; "
+                         "the export is damaged", RE_EXPORT)
     for serialized in ("global_pid", "global_tid"):
         if serialized in frame:
             frame["pid"] = frame[serialized] // 0x1000000 % 0x1000000

@@ -13,11 +13,11 @@ instead, unless NVIDIA's ncu-report cannot be imported here: then the CSV pages 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from nsprof.errors import ParseError
+from nsprof.parse.documents import read_manifest, read_pipeline_results
 from nsprof.parse.ncu_csv import NcuReport, is_ncu_csv, load_ncu_csv
 from nsprof.parse.ncu_rep import load_ncu_rep, reader_available
 from nsprof.parse.nsys_rep import sqlite_beside, sqlite_for
@@ -116,26 +116,5 @@ def _directory(path: Path) -> Profile:
         passed_over = f"; {', '.join(others)} {'is' if len(others) == 1 else 'are'} not ncu output" if others else ""
         raise ParseError(f"{path}: nothing to analyze (no {PROFILE_FILES} file in this directory{passed_over})",
                          "Capture with `nsprof profile`, or put nsys or ncu output in it")
-    return Profile(path, True, _manifest(path / MANIFEST), [load_nsys_file(file) for file in exports],
-                   [load_ncu_file(file) for file in tables], _pipeline_results(path / PIPELINE_RESULTS))
-
-
-def _pipeline_results(path: Path) -> dict | None:
-    if not path.is_file():
-        return None
-    document = _manifest(path)
-    if not isinstance(document.get("records"), list):
-        raise ParseError(f"{path}: not the results of `nsprof pipeline` (no \"records\" list)")
-    return document
-
-
-def _manifest(path: Path) -> dict | None:
-    if not path.is_file():
-        return None
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ParseError(f"{path}: unreadable manifest ({err})") from None
-    if not isinstance(manifest, dict):
-        raise ParseError(f"{path}: the manifest is not a JSON object")
-    return manifest
+    return Profile(path, True, read_manifest(path / MANIFEST), [load_nsys_file(file) for file in exports],
+                   [load_ncu_file(file) for file in tables], read_pipeline_results(path / PIPELINE_RESULTS))
