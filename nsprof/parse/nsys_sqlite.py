@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from nsprof.errors import ParseError
+from nsprof.paths import missing_reason
 from nsprof.ranges import qualify
 
 COLUMNS: dict[str, dict[str, str]] = {
@@ -256,7 +257,7 @@ def load_nsys(path: str | Path) -> NsysExport:
 def _open_readonly(path: Path) -> Iterator[sqlite3.Connection]:
     """The export opened read-only (it is evidence: never modify it), closed afterwards."""
     if not path.is_file():
-        raise ParseError(f"{path}: no such file")
+        raise ParseError(f"{path}: {missing_reason(path)}")
     if path.stat().st_size == 0:
         raise ParseError(f"{path}: empty file, not an nsys SQLite export")
     try:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nsprof.errors import ParseError
+from nsprof.paths import missing_reason
 from nsprof.parse.documents import read_manifest, read_pipeline_results
 from nsprof.parse.ncu_csv import NcuReport, is_ncu_csv, load_ncu_csv
 from nsprof.parse.ncu_rep import load_ncu_rep, reader_available
@@ -44,7 +45,7 @@ def load_profile(path: str | Path) -> Profile:
     if path.is_dir():
         return _directory(path)
     if not path.exists():
-        raise ParseError(f"{path}: no such file or directory")
+        raise ParseError(f"{path}: {missing_reason(path)}")
     suffix = path.suffix.lower()
     if suffix in NSYS_SUFFIXES:
         return Profile(path, False, None, [load_nsys_file(path)], [])
