@@ -61,7 +61,16 @@ PROFILE_FILES = "nsys .nsys-rep or .sqlite, ncu .ncu-rep or .csv"
 
 
 def load_nsys_file(path: Path) -> NsysExport:
-    return load_nsys(sqlite_for(path) if path.suffix.lower() == ".nsys-rep" else path)
+    """An nsys export, or a report read through its export; errors name the file the user gave."""
+    if path.suffix.lower() != ".nsys-rep":
+        return load_nsys(path)
+    sqlite = sqlite_for(path)
+    try:
+        return load_nsys(sqlite)
+    except ParseError as err:
+        problem = err.problem.removeprefix(f"{sqlite}: ")
+        raise ParseError(f"{path}: its SQLite export {sqlite.name}: {problem}",
+                         f"Delete {sqlite.name} and run again: nsprof exports the report anew where nsys is installed") from None
 
 
 def load_ncu_file(path: Path) -> NcuReport:
