@@ -104,6 +104,7 @@ def write_roofline(ladder: LadderAnalysis, out: str | Path, force: bool = False)
     import matplotlib.pyplot as plt  # matplotlib loads only for the calls that draw
 
     from nsprof.output import write_set
+    from nsprof.render.csv_table import csv_bytes
     from nsprof.render.roofline import roofline_figure
 
     _outside_profiles(out)
@@ -112,7 +113,7 @@ def write_roofline(ladder: LadderAnalysis, out: str | Path, force: bool = False)
     figure.savefig(png, format="png", dpi=PNG_DPI)
     figure.savefig(svg, format="svg")
     plt.close(figure)
-    table = ladder.points[list(ROOFLINE_CSV_COLUMNS)].to_csv(index=False, float_format="%.6g").encode()
+    table = csv_bytes(ladder.points[list(ROOFLINE_CSV_COLUMNS)])
     return write_set(Path(out), {"roofline.png": png.getvalue(), "roofline.svg": svg.getvalue(), "roofline.csv": table},
                      force)
 
