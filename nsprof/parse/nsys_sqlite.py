@@ -216,8 +216,9 @@ def load_nsys(path: str | Path) -> NsysExport:
     """Read kernels, memcpys, memsets, graph launches, CUDA API calls, NVTX ranges and GPUs from an
     nsys export.
 
-    Raises ParseError (naming the file) for a missing, empty, truncated or non-SQLite file, and for
-    a SQLite file that is not an nsys export.
+    Raises ParseError (naming the file) for a missing, empty, truncated or non-SQLite file, for
+    a SQLite file that is not an nsys export, and for a damaged one: names that are not text or
+    point at no StringIds row, events that end before they start.
     """
     path = Path(path)
     with _open_readonly(path) as conn:
