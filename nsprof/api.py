@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # the libraries load with the calls that need them: `nsprof -
 
 CAPTURED_FLOWS = 10  # flows per variant (and as many untimed ones before) in the pipeline's nsys capture
 PNG_DPI = 150  # figures are laid out in points; this only sets the PNG's pixel size
+CHART_FORMATS = ("png", "svg", "pdf")  # what a timeline is drawn as, by --out's suffix (matplotlib writes each)
 # roofline.csv: what each point is, where it sits, what bounds it, then where it came from.
 ROOFLINE_CSV_COLUMNS = ("label", "kernel", "level", "intensity_flop_per_byte", "gflops_per_s", "bound", "pct_of_roof",
                         "roof_gflops_per_s", "roof_source", "compute_roof", "duration_ns", "time_source", "op", "stage",
@@ -103,6 +104,7 @@ def write_roofline(ladder: LadderAnalysis, out: str | Path, force: bool = False)
     import matplotlib.pyplot as plt  # matplotlib loads only for the calls that draw
 
     from nsprof.output import write_set
+    from nsprof.render.csv_table import csv_bytes
     from nsprof.render.roofline import roofline_figure
 
     _outside_profiles(out)
@@ -111,7 +113,7 @@ def write_roofline(ladder: LadderAnalysis, out: str | Path, force: bool = False)
     figure.savefig(png, format="png", dpi=PNG_DPI)
     figure.savefig(svg, format="svg")
     plt.close(figure)
-    table = ladder.points[list(ROOFLINE_CSV_COLUMNS)].to_csv(index=False, float_format="%.6g").encode()
+    table = csv_bytes(ladder.points[list(ROOFLINE_CSV_COLUMNS)])
     return write_set(Path(out), {"roofline.png": png.getvalue(), "roofline.svg": svg.getvalue(), "roofline.csv": table},
                      force)
 
@@ -125,8 +127,14 @@ def write_report(ladder: LadderAnalysis, directory: str | Path, force: bool = Fa
     if ladder.work.empty and not ladder.timelines:
         raise ParseError("nothing to report: no stage, kernel or CUDA activity in the profiles given",
                          "Capture one with `nsprof profile`, or pass a profile directory or an ncu .csv file with --from")
+    from nsprof.analyze.untimed import untimed_ladder
     from nsprof.output import write_set
 
+    untimed = untimed_ladder(ladder.work, ladder.sources)
+    if untimed:
+        raise ParseError(f"no stage has a time to report: {untimed}",
+                         "Capture the stages with `nsprof profile` (nsys times them), or pass ncu output that has "
+                         "gpu__time_duration.sum")
     _outside_profiles(directory)
     title, blocks = report_document(ladder)
     files = {"index.html": to_html(blocks, title).encode(), "report.md": to_markdown(blocks).encode(),
@@ -319,6 +327,10 @@ def write_timeline(path: str | Path, out: str | Path | None = None, range_: str 
     out = Path(out) if out else Path(REPORTS_DIR)
     if out.is_dir() or not out.suffix:  # a directory: the chart goes inside it under its default name
         out = out / f"timeline-{name}.png"
+    chart_format = out.suffix.lower().lstrip(".")
+    if chart_format not in CHART_FORMATS:
+        raise UsageError(f"--out {out}: nsprof draws a timeline as {', '.join('.' + f for f in CHART_FORMATS)}, "
+                         f"not .{chart_format}", "name the file with one of those suffixes, or give a directory")
     targets = [out] + ([Path(trace)] if trace else [])
     for target in targets:
         _outside_profiles(target.parent)
@@ -338,6 +350,7 @@ def write_timeline(path: str | Path, out: str | Path | None = None, range_: str 
         (start, end), why = found, f"NVTX range {range_!r} and the GPU work launched inside it"
     if window and window.strip().lower() != "all":
         (start, end), why = _window(window, capture, start, end), "as --window asked"
+        _nothing_in_window(window, events, ranges, start, end, capture)
     elif window is None and not range_:
         chosen = default_window(events, ranges)
         (start, end), why = (chosen.start_ns, chosen.end_ns), default_reason(chosen.left_out, chosen.idle_ns)
@@ -345,18 +358,27 @@ def write_timeline(path: str | Path, out: str | Path | None = None, range_: str 
     files, wrote = {}, []  # everything is drawn before anything is written
     if trace:
         gpus = {int(row.device_id): row.name for export in profile.nsys for row in export.gpus.itertuples() if row.name}
-        document = chrome_trace(events, ranges, gpus)
+        zoomed = bool(range_) or (window is not None and window.strip().lower() != "all")  # the trace keeps to it
+        traced_events, traced_ranges = (_within(events, start, end), _within(ranges, start, end)) if zoomed else (events, ranges)
+        document = chrome_trace(traced_events, traced_ranges, gpus, origin=capture[0])
         files[Path(trace)] = json.dumps(document).encode()
-        wrote.append(f"wrote {trace} ({sum(e['ph'] == 'X' for e in document['traceEvents']):,} events)")
+        wrote.append(f"wrote {trace} ({sum(e['ph'] == 'X' for e in document['traceEvents']):,} events"
+                     + (f", those in the window drawn)" if zoomed else ")"))
     shown = int(((events["end_ns"] > start) & (events["start_ns"] < end)).sum())
     figure = timeline_figure(events, ranges, (start, end), capture[0], f"{name}: {shown:,} GPU operations", caption)
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=PNG_DPI)
+    figure.savefig(buffer, format=chart_format, dpi=PNG_DPI)
     plt.close(figure)
     files[out] = buffer.getvalue()
     for target, data in files.items():
         write_atomically(target, data)
     return caption, wrote + [f"wrote {out}"]
+
+
+def _within(frame, start: int, end: int):
+    """The rows of events or NVTX ranges that overlap [start, end) (a range never closed runs on)."""
+    ends = frame["end_ns"].astype("Float64").fillna(float("inf"))
+    return frame[(ends > start) & (frame["start_ns"] < end)]
 
 
 def _window(text: str, capture: tuple[int, int], start: int, end: int) -> tuple[int, int]:
@@ -371,9 +393,22 @@ def _window(text: str, capture: tuple[int, int], start: int, end: int) -> tuple[
         raise UsageError(f"--window {text!r} is not START:END in milliseconds", "write it as 120:135, 120:, :135 or all")
     new_start = bounds[0] if bounds[0] is not None else start
     new_end = bounds[1] if bounds[1] is not None else end
-    if new_end <= new_start:
-        raise UsageError(f"--window {text!r} ends before it starts", "give START below END")
-    if new_end <= first or new_start >= last:
+    if new_end <= first or new_start >= last:  # before "ends before it starts": 5000: past the end is outside
         raise UsageError(f"--window {text!r} is outside the capture, which runs 0 to {(last - first) / 1e6:,.3f} ms",
                          "give a window inside it, or --window all")
+    if new_end <= new_start:
+        raise UsageError(f"--window {text!r} ends before it starts", "give START below END")
     return new_start, new_end
+
+
+def _nothing_in_window(window: str, events, ranges, start: int, end: int, capture: tuple[int, int]) -> None:
+    """Refuse a --window that holds no GPU work and no NVTX range: the chart would be empty."""
+    def overlapping(frame) -> bool:
+        return bool(((frame["end_ns"].fillna(capture[1]) > start) & (frame["start_ns"] < end)).any())
+
+    if overlapping(events) or overlapping(ranges):
+        return
+    work = f"{(events['start_ns'].min() - capture[0]) / 1e6:,.3f} to {(events['end_ns'].max() - capture[0]) / 1e6:,.3f} ms" \
+        if len(events) else "nowhere"
+    raise UsageError(f"--window {window!r} holds no GPU work and no NVTX range (the capture runs 0 to "
+                     f"{(capture[1] - capture[0]) / 1e6:,.3f} ms, its GPU work {work})", "give a window over them, or --window all")

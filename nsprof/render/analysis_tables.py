@@ -222,8 +222,9 @@ def _ranges_table(ranges: pd.DataFrame, unattributed: dict | None, attribution: 
         what = "kernels and graphs" if has_graphs else "kernels"
         notes.append(f"in no range: {unattributed['kernels']:,} {what}, {unattributed['kernel_ns'] / 1e3:,.1f} us "
                      f"({unattributed['pct']:.0f}% of all kernel time): launched outside every range"
-                     + (", or by another thread than the one that pushed it (PyTorch's backward pass: "
-                        "try --attribution process)" if attribution == THREAD else ""))
+                     + (f", or ({unattributed['other_thread_kernels']:,} of them) by another thread than the one "
+                        "that pushed it, as PyTorch's backward pass does: try --attribution process"
+                        if attribution == THREAD and unattributed.get("other_thread_kernels") else ""))
     if has_graphs:
         notes.append("graphs: CUDA graph launches traced at graph level, their kernels unseen "
                      "(nsys profile --cuda-graph-trace=node traces them)")
@@ -334,9 +335,17 @@ def _missing_note(missing: dict, width: int) -> Drawing | None:
     if not missing or not missing["metrics"]:
         return None
     labels = sorted({label.split(" (")[0] for label in missing["labels"]})
-    return Drawing(f"Not in this capture, and read by nsprof's analysis: {', '.join(labels)}. Capture with `nsprof profile` "
-                   f"(-- CMD for your program), or add these {len(missing['metrics'])} metrics to ncu's options:",
-                   continued_lines(missing["ncu_options"], width))
+    said = f"Not in this capture, and read by nsprof's analysis: {', '.join(labels)}."
+    if "asked" not in missing:  # another tool's capture
+        return Drawing(f"{said} Capture with `nsprof profile` (-- CMD for your program), or add these "
+                       f"{len(missing['metrics'])} metrics to ncu's options:", continued_lines(missing["ncu_options"], width))
+    if len(missing["asked"]) == len(missing["metrics"]):
+        return Drawing(f"{said} This nsprof capture asked ncu for them and ncu gave no value (they do not apply to "
+                       "these kernels, or this ncu does not know them).", [])
+    version = f" (nsprof {missing['nsprof_version']})" if missing.get("nsprof_version") else ""
+    return Drawing(f"{said} This capture{version} did not ask ncu for them: capture again with `nsprof profile "
+                   f"--metrics default` (the preset that collects them, with the same other options), or add to ncu's "
+                   "options:", continued_lines(missing["ncu_options"], width))
 
 
 def continued_lines(option: str, width: int) -> list[str]:
