@@ -107,14 +107,10 @@ def _move_ledger(staging: Path, directory: Path, text: bytes) -> None:
 
 def _refuse_kept(reasons: dict[Path, str | None]) -> None:
     kept = {path: why for path, why in reasons.items() if why}
-    if not kept:
-        return
-    directories = {path.parent for path in kept}
-    where = f"{next(iter(directories))}: " if len(directories) == 1 else ""
-    named = ", ".join(f"{path.name if where else path} ({why})" for path, why in kept.items())
-    them = "it" if len(kept) == 1 else "them"
-    raise UsageError(f"{where}kept {named}", f"pass force=True to replace {them}, or choose another output path",
-                     cli_fix=f"pass --force to replace {them}, or choose another output path")
+    if kept:
+        them = "it" if len(kept) == 1 else "them"
+        raise UsageError(_kept(kept), f"pass force=True to replace {them}, or choose another output path",
+                         cli_fix=f"pass --force to replace {them}, or choose another output path")
 
 
 def _refuse_raced(since: Outputs | None, paths: list[Path]) -> None:
@@ -122,8 +118,16 @@ def _refuse_raced(since: Outputs | None, paths: list[Path]) -> None:
         return
     changed = [path for path in paths if path.absolute() in since.seen and _seen(path) != since.seen[path.absolute()]]
     if changed:
-        raise NsprofError(f"{', '.join(map(str, changed))}: written by another nsprof run while this one ran, kept",
+        raise NsprofError(_kept({path: "" for path in changed}) + " (written by another nsprof run while this one ran)",
                           "run again to replace them, or choose another output path")
+
+
+def _kept(reasons: dict[Path, str]) -> str:
+    """"DIR: kept a.png (why), b.csv (why)", or whole paths when they are in several directories."""
+    directories = {path.parent for path in reasons}
+    where = f"{next(iter(directories))}: " if len(directories) == 1 else ""
+    return where + "kept " + ", ".join(f"{path.name if where else path}{f' ({why})' if why else ''}"
+                                       for path, why in reasons.items())
 
 
 def write_atomically(path: str | Path, data: bytes) -> Path:
