@@ -25,7 +25,7 @@ def bench(
     out: Path = typer.Option(Path("profiles"), "--out", help="Directory for the results file bench-<op>-<time>.json."),
     save: bool = typer.Option(True, "--save/--no-save", help="Write the results file."),
     save_as: Optional[Path] = typer.Option(None, "--save-as", help="Write the results to this file instead of --out/bench-<op>-<time>.json (replacing it if nsprof wrote it)."),
-    force: bool = typer.Option(False, "--force", help="Let --save-as replace a file nsprof did not write (kept by default)."),
+    force: bool = typer.Option(False, "--force", help="Let --save-as replace a file that nsprof did not write, or that was edited since (kept by default)."),
 ) -> None:
     """Verify each stage against a float64 reference, then time it with CUDA events.
 

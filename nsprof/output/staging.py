@@ -98,6 +98,8 @@ def locked(directory: Path, wait_s: float = LOCK_WAIT_S):
                     raise NsprofError(f"{directory}: another nsprof process has been writing there for over "
                                       f"{wait_s:.0f} s", "try again when it has finished, or write elsewhere") from None
                 time.sleep(0.05)
+            except OSError:  # a file system without flock on directories (some network ones): unserialized
+                break
         yield
     finally:
         os.close(handle)  # closing releases the lock
