@@ -71,7 +71,7 @@ class _Group(TyperGroup):
         try:
             return super().invoke(ctx)
         except NsprofError as err:
-            typer.echo(f"error: {err}", err=True)
+            typer.echo(f"error: {err.for_cli()}", err=True)
             raise typer.Exit(err.exit_code) from None
         except OSError as err:  # a path that cannot be read or written
             where = f"{user_path(err)}: " if err.filename else ""
