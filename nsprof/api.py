@@ -27,6 +27,8 @@ if TYPE_CHECKING:  # the libraries load with the calls that need them: `nsprof -
 
 CAPTURED_FLOWS = 10  # flows per variant (and as many untimed ones before) in the pipeline's nsys capture
 PNG_DPI = 150  # figures are laid out in points; this only sets the PNG's pixel size
+CHART_FORMATS = ("png", "svg", "pdf")  # what a timeline is drawn as, by --out's suffix (matplotlib writes each)
+ROOFLINE_FILES = ("roofline.png", "roofline.svg", "roofline.csv")
 # roofline.csv: what each point is, where it sits, what bounds it, then where it came from.
 ROOFLINE_CSV_COLUMNS = ("label", "kernel", "level", "intensity_flop_per_byte", "gflops_per_s", "bound", "pct_of_roof",
                         "roof_gflops_per_s", "roof_source", "compute_roof", "duration_ns", "time_source", "op", "stage",
@@ -91,8 +93,9 @@ def load_ladder(paths: list[str | Path] | None = None, keep_all: bool = False,
 
 
 def write_roofline(ladder: LadderAnalysis, out: str | Path, force: bool = False) -> list[Path]:
-    """OUT/roofline.png, .svg and .csv, written as a set (see nsprof.output.write_set): earlier ones
-    are kept unless `force`. Raises ParseError when no kernel has FLOPs, bytes and time."""
+    """OUT/roofline.png, .svg and .csv, written as a set (see nsprof.output): files nsprof wrote
+    there before are replaced, any other file in the way is kept (a UsageError names it) unless
+    `force`. Raises ParseError when no kernel has FLOPs, bytes and time."""
     if ladder.points.empty:
         names = ", ".join(source.name for source in ladder.sources) or "the profiles given"
         raise ParseError(f"nothing to place on a roofline in {names} (no ncu kernel with FLOP counts, bytes and a duration)",
@@ -102,58 +105,69 @@ def write_roofline(ladder: LadderAnalysis, out: str | Path, force: bool = False)
 
     import matplotlib.pyplot as plt  # matplotlib loads only for the calls that draw
 
-    from nsprof.output import write_set
+    from nsprof.output import check_outputs, write_set
+    from nsprof.render.csv_table import csv_bytes
     from nsprof.render.roofline import roofline_figure
 
     _outside_profiles(out)
+    since = check_outputs([Path(out) / name for name in ROOFLINE_FILES], force)
     figure = roofline_figure(ladder.points, ladder.roofs, ladder.gpu)
     png, svg = io.BytesIO(), io.BytesIO()
     figure.savefig(png, format="png", dpi=PNG_DPI)
     figure.savefig(svg, format="svg")
     plt.close(figure)
-    table = ladder.points[list(ROOFLINE_CSV_COLUMNS)].to_csv(index=False, float_format="%.6g").encode()
-    return write_set(Path(out), {"roofline.png": png.getvalue(), "roofline.svg": svg.getvalue(), "roofline.csv": table},
-                     force)
+    table = csv_bytes(ladder.points[list(ROOFLINE_CSV_COLUMNS)])
+    return write_set(Path(out), dict(zip(ROOFLINE_FILES, (png.getvalue(), svg.getvalue(), table))), force, since)
 
 
 def write_report(ladder: LadderAnalysis, directory: str | Path, force: bool = False) -> list[Path]:
     """DIRECTORY/index.html (self-contained), report.md and the PNG files report.md shows, written
-    as a set (see nsprof.output.write_set): an earlier report there is kept unless `force`."""
+    as a set (see nsprof.output): an earlier report nsprof wrote there is replaced, any other file
+    in the way is kept unless `force`."""
     from nsprof.render.document_writers import Image, to_html, to_markdown  # matplotlib loads only for the calls that draw
     from nsprof.render.report import report_document
 
     if ladder.work.empty and not ladder.timelines:
         raise ParseError("nothing to report: no stage, kernel or CUDA activity in the profiles given",
                          "Capture one with `nsprof profile`, or pass a profile directory or an ncu .csv file with --from")
-    from nsprof.output import write_set
+    from nsprof.analyze.untimed import untimed_ladder
+    from nsprof.output import check_outputs, write_set
 
+    untimed = untimed_ladder(ladder.work, ladder.sources)
+    if untimed:
+        raise ParseError(f"no stage has a time to report: {untimed}",
+                         "Capture the stages with `nsprof profile` (nsys times them), or pass ncu output that has "
+                         "gpu__time_duration.sum")
     _outside_profiles(directory)
+    since = check_outputs([Path(directory) / "index.html", Path(directory) / "report.md"], force)
     title, blocks = report_document(ladder)
     files = {"index.html": to_html(blocks, title).encode(), "report.md": to_markdown(blocks).encode(),
              **{block.file_name: block.png for block in blocks if isinstance(block, Image)}}
-    return write_set(Path(directory), files, force)
+    return write_set(Path(directory), files, force, since)
 
 
 def write_diff(result, directory: str | Path, force: bool = False) -> list[Path]:
     """DIRECTORY/index.html (self-contained), diff.md and the chart diff.md shows, written as a set
-    (nsprof.output.write_set): an earlier diff there is kept unless `force`."""
+    (see nsprof.output): an earlier diff nsprof wrote there is replaced, any other file in the way
+    is kept unless `force`."""
     import io
 
     import matplotlib.pyplot as plt  # noqa: F401  (the backend loads with the first figure)
 
-    from nsprof.output import write_set
+    from nsprof.output import check_outputs, write_set
     from nsprof.render.diff_chart import diff_chart
     from nsprof.render.diff_tables import CHART_FILE, diff_blocks, diff_title
     from nsprof.render.document_writers import to_html, to_markdown
 
     _outside_profiles(directory)
+    since = check_outputs([Path(directory) / name for name in ("index.html", "diff.md", CHART_FILE)], force)
     rows, label = (result.kernels, "kernel") if result.kernels else (result.stages, "stage")
     png = io.BytesIO()
     diff_chart(rows, label, diff_title(result)).savefig(png, format="png", dpi=PNG_DPI)
     blocks = diff_blocks(result, 100, png.getvalue())
     files = {"index.html": to_html(blocks, diff_title(result)).encode(),
              "diff.md": to_markdown(blocks).encode(), CHART_FILE: png.getvalue()}
-    return write_set(Path(directory), files, force)
+    return write_set(Path(directory), files, force, since)
 
 
 def unplaced_lines(ladder: LadderAnalysis) -> list[str]:
@@ -291,11 +305,12 @@ def choose_hot_kernels(nsys_export: str | Path, top: int) -> GuidedChoice:
 
 def write_timeline(path: str | Path, out: str | Path | None = None, range_: str | None = None, window: str | None = None,
                    trace: str | Path | None = None, force: bool = False) -> tuple[str, list[str]]:
-    """The Gantt chart of an nsys capture (PNG at `out`, default reports/timeline-<name>.png) and its
-    events as a Chrome trace at `trace`. The chart shows where the GPU work and NVTX ranges are
-    (nsprof.analyze.timeline_window), an NVTX range `range_`, a START:END `window` in ms, or "all".
-    Existing files are kept unless `force`; each is written whole or not at all. Returns the
-    window drawn and why, and what it wrote."""
+    """The Gantt chart of an nsys capture (PNG at `out`, default reports/timeline-<name>.png, with
+    the range or window in the name when one is asked for) and its events as a Chrome trace at
+    `trace`. The chart shows where the GPU work and NVTX ranges are (nsprof.analyze.timeline_window),
+    an NVTX range `range_`, a START:END `window` in ms, or "all". Files nsprof wrote there before
+    are replaced, any other file in the way is kept unless `force` (see nsprof.output); each is
+    written whole or not at all. Returns the window drawn and why, and what it wrote."""
     import io
     import json
 
@@ -304,7 +319,7 @@ def write_timeline(path: str | Path, out: str | Path | None = None, range_: str 
 
     from nsprof.analyze.gpu_events import gpu_events, range_window
     from nsprof.analyze.timeline_window import capture_span, default_window
-    from nsprof.output import write_atomically
+    from nsprof.output import check_outputs, write_outputs
     from nsprof.parse import load_profile
     from nsprof.parse.sources import unique_names
     from nsprof.render.chrome_trace import chrome_trace
@@ -318,14 +333,15 @@ def write_timeline(path: str | Path, out: str | Path | None = None, range_: str 
     name = unique_names([path])[0]
     out = Path(out) if out else Path(REPORTS_DIR)
     if out.is_dir() or not out.suffix:  # a directory: the chart goes inside it under its default name
-        out = out / f"timeline-{name}.png"
+        out = out / timeline_file_name(name, range_, window)
+    chart_format = out.suffix.lower().lstrip(".")
+    if chart_format not in CHART_FORMATS:
+        raise UsageError(f"--out {out}: nsprof draws a timeline as {', '.join('.' + f for f in CHART_FORMATS)}, "
+                         f"not .{chart_format}", "name the file with one of those suffixes, or give a directory")
     targets = [out] + ([Path(trace)] if trace else [])
     for target in targets:
         _outside_profiles(target.parent)
-    existing = [str(target) for target in targets if target.exists()]
-    if existing and not force:
-        raise UsageError(f"{', '.join(existing)} already exist{'s' if len(existing) == 1 else ''}",
-                         "pass --force to replace, or choose another --out / --trace")
+    since = check_outputs(targets, force)
     events = gpu_events(profile.nsys)
     ranges = pd.concat([export.nvtx for export in profile.nsys], ignore_index=True)
     capture = capture_span(events, ranges)
@@ -338,6 +354,7 @@ def write_timeline(path: str | Path, out: str | Path | None = None, range_: str 
         (start, end), why = found, f"NVTX range {range_!r} and the GPU work launched inside it"
     if window and window.strip().lower() != "all":
         (start, end), why = _window(window, capture, start, end), "as --window asked"
+        _nothing_in_window(window, events, ranges, start, end, capture)
     elif window is None and not range_:
         chosen = default_window(events, ranges)
         (start, end), why = (chosen.start_ns, chosen.end_ns), default_reason(chosen.left_out, chosen.idle_ns)
@@ -345,18 +362,39 @@ def write_timeline(path: str | Path, out: str | Path | None = None, range_: str 
     files, wrote = {}, []  # everything is drawn before anything is written
     if trace:
         gpus = {int(row.device_id): row.name for export in profile.nsys for row in export.gpus.itertuples() if row.name}
-        document = chrome_trace(events, ranges, gpus)
+        zoomed = bool(range_) or (window is not None and window.strip().lower() != "all")  # the trace keeps to it
+        traced_events, traced_ranges = (_within(events, start, end), _within(ranges, start, end)) if zoomed else (events, ranges)
+        document = chrome_trace(traced_events, traced_ranges, gpus, origin=capture[0])
         files[Path(trace)] = json.dumps(document).encode()
-        wrote.append(f"wrote {trace} ({sum(e['ph'] == 'X' for e in document['traceEvents']):,} events)")
+        wrote.append(f"wrote {trace} ({sum(e['ph'] == 'X' for e in document['traceEvents']):,} events"
+                     + (f", those in the window drawn)" if zoomed else ")"))
     shown = int(((events["end_ns"] > start) & (events["start_ns"] < end)).sum())
     figure = timeline_figure(events, ranges, (start, end), capture[0], f"{name}: {shown:,} GPU operations", caption)
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=PNG_DPI)
+    figure.savefig(buffer, format=chart_format, dpi=PNG_DPI)
     plt.close(figure)
     files[out] = buffer.getvalue()
-    for target, data in files.items():
-        write_atomically(target, data)
+    write_outputs(files, force, since)
     return caption, wrote + [f"wrote {out}"]
+
+
+def _within(frame, start: int, end: int):
+    """The rows of events or NVTX ranges that overlap [start, end) (a range never closed runs on)."""
+    ends = frame["end_ns"].astype("Float64").fillna(float("inf"))
+    return frame[(ends > start) & (frame["start_ns"] < end)]
+
+
+def timeline_file_name(name: str, range_: str | None, window: str | None) -> str:
+    """timeline-<name>.png, with the range or the window asked for (timeline-<name>-<range>.png,
+    timeline-<name>-120-135ms.png), so that charts of one capture do not replace each other."""
+    import re
+
+    parts = [name]
+    if range_:
+        parts.append(range_)
+    if window:
+        parts.append("all" if window.strip().lower() == "all" else window.strip().replace(":", "-") + "ms")
+    return "timeline-" + "-".join(re.sub(r"[^A-Za-z0-9._]+", "-", part).strip("-.") for part in parts) + ".png"
 
 
 def _window(text: str, capture: tuple[int, int], start: int, end: int) -> tuple[int, int]:
@@ -371,9 +409,22 @@ def _window(text: str, capture: tuple[int, int], start: int, end: int) -> tuple[
         raise UsageError(f"--window {text!r} is not START:END in milliseconds", "write it as 120:135, 120:, :135 or all")
     new_start = bounds[0] if bounds[0] is not None else start
     new_end = bounds[1] if bounds[1] is not None else end
-    if new_end <= new_start:
-        raise UsageError(f"--window {text!r} ends before it starts", "give START below END")
-    if new_end <= first or new_start >= last:
+    if new_end <= first or new_start >= last:  # before "ends before it starts": 5000: past the end is outside
         raise UsageError(f"--window {text!r} is outside the capture, which runs 0 to {(last - first) / 1e6:,.3f} ms",
                          "give a window inside it, or --window all")
+    if new_end <= new_start:
+        raise UsageError(f"--window {text!r} ends before it starts", "give START below END")
     return new_start, new_end
+
+
+def _nothing_in_window(window: str, events, ranges, start: int, end: int, capture: tuple[int, int]) -> None:
+    """Refuse a --window that holds no GPU work and no NVTX range: the chart would be empty."""
+    def overlapping(frame) -> bool:
+        return bool(((frame["end_ns"].fillna(capture[1]) > start) & (frame["start_ns"] < end)).any())
+
+    if overlapping(events) or overlapping(ranges):
+        return
+    work = f"{(events['start_ns'].min() - capture[0]) / 1e6:,.3f} to {(events['end_ns'].max() - capture[0]) / 1e6:,.3f} ms" \
+        if len(events) else "nowhere"
+    raise UsageError(f"--window {window!r} holds no GPU work and no NVTX range (the capture runs 0 to "
+                     f"{(capture[1] - capture[0]) / 1e6:,.3f} ms, its GPU work {work})", "give a window over them, or --window all")

@@ -6,7 +6,9 @@ with exit code 1 (2 for usage errors) and no traceback.
 
 from __future__ import annotations
 
+import re
 import sys
+from pathlib import Path
 
 import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
@@ -38,6 +40,12 @@ class _Group(TyperGroup):
         try:
             code = super().main(*args, standalone_mode=False, **kwargs)
         except _USAGE_ERROR as err:
+            if type(err).__name__ == "NoArgsIsHelpError" and err.ctx:  # bare `nsprof`: the help, as --help prints it
+                typer.echo(err.ctx.get_help())
+                code = 2
+                if standalone_mode:
+                    sys.exit(code)
+                return code
             where = err.ctx.command_path if err.ctx else "nsprof"
             typer.echo(f"error: {_sentence(err.format_message())} See '{where} --help'.", err=True)
             code = 2
@@ -63,10 +71,10 @@ class _Group(TyperGroup):
         try:
             return super().invoke(ctx)
         except NsprofError as err:
-            typer.echo(f"error: {err}", err=True)
+            typer.echo(f"error: {err.for_cli()}", err=True)
             raise typer.Exit(err.exit_code) from None
         except OSError as err:  # a path that cannot be read or written
-            where = f"{err.filename}: " if err.filename else ""
+            where = f"{user_path(err)}: " if err.filename else ""
             typer.echo(f"error: {where}{err.strerror or err}. Check the path and its permissions.", err=True)
             raise typer.Exit(1) from None
         except KeyboardInterrupt:  # Typer would turn it into a silent exit 130
@@ -144,6 +152,26 @@ for command in (stages, bench, profile, pipeline, analyze, diff, timeline, roofl
 
 def main() -> None:
     app()
+
+
+# The hidden names nsprof writes under before moving a result into place (tempfile's 8 random
+# characters): a staging directory .nsprof-XXXXXXXX, a file .NAME-XXXXXXXX beside NAME.
+_STAGING_DIRECTORY = re.compile(r"\.nsprof-[a-z0-9_]{8}")
+_STAGING_FILE = re.compile(r"\.(.+)-[a-z0-9_]{8}")
+
+
+def user_path(err: OSError) -> str:
+    """The path an OSError is about, as the user knows it: the result being written, never the
+    temporary name it was staged under."""
+    if err.filename2 is not None:  # os.replace(staged, target): the target is the user's
+        return str(err.filename2)
+    parts = []
+    for part in Path(err.filename).parts:
+        if _STAGING_DIRECTORY.fullmatch(part):
+            continue
+        staged_file = _STAGING_FILE.fullmatch(part)
+        parts.append(staged_file.group(1) if staged_file else part)
+    return str(Path(*parts)) if parts else str(err.filename)
 
 
 def _say_interrupted() -> None:

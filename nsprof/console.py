@@ -8,7 +8,7 @@ import sys
 
 from rich.console import Console
 
-PIPE_WIDTH = 160
+PIPE_WIDTH = 100
 _SPACES_BEFORE_NEWLINE = re.compile(r" +\n")
 
 

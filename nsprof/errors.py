@@ -9,15 +9,23 @@ class NsprofError(Exception):
 
     exit_code = 1
 
-    def __init__(self, problem: str, fix: str | None = None):
+    def __init__(self, problem: str, fix: str | None = None, cli_fix: str | None = None):
         self.problem = problem.rstrip(".")
         self.fix = fix
+        self.cli_fix = cli_fix  # the fix in the command line's words (--force) where they differ from Python's (force=True)
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        if not self.fix:
+        return self._sentence(self.fix)
+
+    def for_cli(self) -> str:
+        """The message as the command line prints it."""
+        return self._sentence(self.cli_fix or self.fix)
+
+    def _sentence(self, fix: str | None) -> str:
+        if not fix:
             return f"{self.problem}."
-        return f"{self.problem}. {self.fix[0].upper()}{self.fix[1:]}"
+        return f"{self.problem}. {fix[0].upper()}{fix[1:]}"
 
 
 class UsageError(NsprofError):

@@ -1,6 +1,7 @@
 """Where nsprof reads and writes by default, shared by every layer (no nsprof imports: the command
 line names these in its help before any library loads)."""
 
+import errno
 import os
 import re
 from pathlib import Path
@@ -30,3 +31,17 @@ def data_dir() -> Path:
         base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".local" / "share"
         return base / "nsprof"
     return platformdirs.user_data_path("nsprof", appauthor=False)
+
+
+def missing_reason(path: Path) -> str:
+    """Why `path` cannot be opened, in words: a symbolic link that loops or points nowhere says so
+    (Path.exists() is False for both, and "no such file" would send the user looking for a file)."""
+    try:
+        os.stat(path)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            return "symlink loop (a link that leads back to itself)"
+        if os.path.islink(path):
+            return f"broken symlink (to {os.readlink(path)}, which does not exist)"
+        return err.strerror.lower() if err.strerror else "no such file or directory"
+    return "no such file or directory"

@@ -80,6 +80,11 @@ def select_stages(op: str, names: list[str] | None) -> list[Stage]:
     for token in tokens:
         name = f"{prefix}{token}" if token[:1].isdigit() else token
         if name not in by_name:
+            owners = [other for other, ladder_op in all_ops().items() if other != op
+                      and any(stage.stage == token for stage in ladder_op.stages)]
+            if owners:  # a stage of another ladder: the --op is what is missing
+                raise UsageError(f"'{token}' is a stage of {' and '.join(owners)}, not of {op}",
+                                 f"pass --op {owners[0]}")
             raise UsageError(
                 f"unknown stage '{token}' for {op}",
                 f"choose from {', '.join(by_name)} or 'all' (see `nsprof stages --op {op}`)",

@@ -59,7 +59,7 @@ def fixture_report(tmp_path_factory) -> Path:
 
 def test_report_files(fixture_report):
     names = sorted(path.name for path in fixture_report.iterdir())
-    assert names == ["index.html", "report.md", "roofline.png", "tflops.png"]
+    assert names == [".nsprof-written.json", "index.html", "report.md", "roofline.png", "tflops.png"]
     for image in ("roofline.png", "tflops.png"):
         assert (fixture_report / image).read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
 
@@ -196,11 +196,12 @@ def test_earlier_output_is_kept_unless_force(tmp_path):
     page = tmp_path / "c" / "index.html"
     page.write_text("earlier")
     result = invoke("report", tmp_path, "--from", source, "--name", "c")
-    assert result.exit_code == 2 and "already there" in result.stderr and "--force" in result.stderr
-    assert page.read_text() == "earlier"
+    assert result.stderr == (f"error: {tmp_path / 'c'}: kept index.html (changed since nsprof wrote it). "
+                             "Pass --force to replace it, or choose another output path\n")
+    assert result.exit_code == 2 and page.read_text() == "earlier"
     assert invoke("report", tmp_path, "--from", source, "--name", "c", "--force").exit_code == 0
     assert page.read_text().startswith("<!DOCTYPE html>") or "<html" in page.read_text()
-    assert not [p for p in (tmp_path / "c").iterdir() if p.name.startswith(".nsprof-")]  # no staging left
+    assert not [p for p in (tmp_path / "c").iterdir() if p.name.startswith(".nsprof-") and p.name != ".nsprof-written.json"]
 
 
 def test_a_failing_write_leaves_the_earlier_set_whole(tmp_path, monkeypatch):
@@ -211,12 +212,12 @@ def test_a_failing_write_leaves_the_earlier_set_whole(tmp_path, monkeypatch):
 
     def failing_replace(src, dst):
         raise OSError(28, "No space left on device")
-    monkeypatch.setattr("nsprof.output.os.replace", failing_replace)
+    monkeypatch.setattr("nsprof.output.writing.os.replace", failing_replace)
     with pytest.raises(OSError):
         write_set(tmp_path, {"a.png": b"new a", "a.csv": b"new csv"}, force=True)
-    monkeypatch.setattr("nsprof.output.os.replace", real_replace)
+    monkeypatch.setattr("nsprof.output.writing.os.replace", real_replace)
     assert (tmp_path / "a.png").read_bytes() == b"old a" and (tmp_path / "a.csv").read_bytes() == b"old csv"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.csv", "a.png"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".nsprof-written.json", "a.csv", "a.png"]
 
 
 def test_a_file_written_atomically_gets_the_permissions_a_plain_write_would(tmp_path):

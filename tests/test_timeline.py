@@ -104,21 +104,31 @@ def test_window_and_range_errors_are_one_line(tmp_path):
     assert not (tmp_path / "a.png").exists()
 
 
-def test_earlier_output_is_kept_without_force(tmp_path):
+def test_a_file_nsprof_did_not_write_is_kept_without_force(tmp_path):
     path = DATA / "user-programs" / "graph.sqlite"
     out = tmp_path / "t.png"
     out.write_bytes(b"earlier")
-    assert "already exists" in one_line_error(invoke(path, "--out", out), 2)
+    assert one_line_error(invoke(path, "--out", out), 2) == (
+        f"error: {tmp_path}: kept t.png (not written by nsprof). Pass --force to replace it, or choose another output path")
     assert out.read_bytes() == b"earlier"
     assert invoke(path, "--out", out, "--window", "100:130", "--force").exit_code == 0
-    assert out.read_bytes()[:4] == b"\x89PNG" and not list(tmp_path.glob(".t.png-*"))  # no temporary left
+    assert out.read_bytes()[:4] == b"\x89PNG"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".nsprof-") and p.name != ".nsprof-written.json"]
+
+
+def test_charts_of_one_capture_are_named_for_their_range_and_window(tmp_path):
+    path = DATA / "user-programs" / "graph.sqlite"
+    for args in ((), ("--window", "100:130"), ("--window", "all")):
+        assert invoke(path, "--out", tmp_path, *args).exit_code == 0
+    assert sorted(p.name for p in tmp_path.glob("*.png")) == [
+        "timeline-graph-100-130ms.png", "timeline-graph-all.png", "timeline-graph.png"]
 
 
 def test_out_may_name_a_directory_and_a_failed_drawing_writes_nothing(tmp_path, monkeypatch):
     path = DATA / "user-programs" / "graph.sqlite"
     result = invoke(path, "--out", tmp_path, "--window", "100:130")
     assert result.exit_code == 0, result.output
-    assert (tmp_path / "timeline-graph.png").read_bytes()[:4] == b"\x89PNG"
+    assert (tmp_path / "timeline-graph-100-130ms.png").read_bytes()[:4] == b"\x89PNG"
 
     def broken(*args, **kwargs):
         raise MemoryError("drawing failed")

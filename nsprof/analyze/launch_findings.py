@@ -74,17 +74,22 @@ def rule_results(reports: list[NcuReport]) -> pd.DataFrame:
         list(RULE_COLUMNS)].reset_index(drop=True)
 
 
-def missing_metrics(launches: pd.DataFrame) -> dict:
+def missing_metrics(launches: pd.DataFrame, manifest: dict | None = None) -> dict:
     """The metrics of nsprof's default capture preset that no launch has (`metrics`, with the
-    catalogue's `labels`), and `ncu_options` that collect them; empty lists when none is missing."""
+    catalogue's `labels`), and `ncu_options` that collect them; empty lists when none is missing.
+    For nsprof's own capture (a `manifest` listing the metrics it asked ncu for): `nsprof_version`
+    that captured it, and `asked`, those of `metrics` it asked for (ncu gave them no value)."""
     missing = {}
     for name in metric_catalog.preset(metric_catalog.DEFAULT):
         column = metric_catalog.BY_NAME[name].column
         if column not in missing and measured(launches, column).isna().all():
             missing[column] = metric_catalog.requested(column)
     names = list(dict.fromkeys(missing.values()))
-    return {"metrics": names, "labels": [metric_catalog.BY_NAME[name].label for name in names],
-            "ncu_options": f"--metrics {','.join(names)}" if names else ""}
+    found = {"metrics": names, "labels": [metric_catalog.BY_NAME[name].label for name in names],
+             "ncu_options": f"--metrics {','.join(names)}" if names else ""}
+    if manifest and isinstance(manifest.get("metrics"), list):
+        found |= {"nsprof_version": manifest.get("nsprof_version"), "asked": [n for n in names if n in manifest["metrics"]]}
+    return found
 
 
 def _text(launches: pd.DataFrame, column: str) -> pd.Series:

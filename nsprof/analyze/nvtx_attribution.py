@@ -90,14 +90,19 @@ def range_summary(export: NsysExport, attribution: str = THREAD) -> pd.DataFrame
 def unattributed_work(exports: list[NsysExport], attribution: str = THREAD) -> dict:
     """The kernels and graph launches no range received, by the same rule as attribute_work:
     `kernels` (graph launches included), `kernel_ns`, and `pct` of all kernel and graph time, so
-    that the ranges' kernel_ns and this add up. Work nsys matched to no API call counts here too.
+    that the ranges' kernel_ns and this add up, and `other_thread_kernels`: how many of them another
+    thread launched while a range of its process was open. Work nsys matched to no API call counts here too.
     (Under THREAD attribution, PyTorch's backward kernels, launched from its autograd thread, land
     here.)"""
     outside = [_outside_ranges(export, attribution) for export in exports]
     total_ns = sum(int(export.kernels["duration_ns"].sum() + export.graphs["duration_ns"].sum()) for export in exports)
     outside_ns = sum(ns for _, ns in outside)
-    return {"kernels": sum(kernels for kernels, _ in outside), "kernel_ns": outside_ns,
-            "pct": 100 * outside_ns / total_ns if total_ns else 0.0}
+    kernels = sum(kernels for kernels, _ in outside)
+    # Of those, the ones PROCESS attribution would give a range: launched by another thread of a
+    # process while one of its ranges was open (the case --attribution process is for).
+    by_process = kernels if attribution == PROCESS else sum(n for n, _ in (_outside_ranges(e, PROCESS) for e in exports))
+    return {"kernels": kernels, "kernel_ns": outside_ns, "pct": 100 * outside_ns / total_ns if total_ns else 0.0,
+            "other_thread_kernels": kernels - by_process}
 
 
 def _thread_scoped(ranges: pd.DataFrame, attribution: str) -> np.ndarray:

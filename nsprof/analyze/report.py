@@ -57,7 +57,7 @@ def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict
     if ncu:
         launches = distinct_launches(ncu)
         kernels = launch_table(launches, ceiling)
-        rules, missing = rule_results(ncu), missing_metrics(launches)
+        rules, missing = rule_results(ncu), missing_metrics(launches, manifest)
     summaries = (kernel_summary(nsys), memcpy_summary(nsys), unattributed_work(nsys, attribution)) if nsys else (None,) * 3
     work = with_peaks(combine([("", None, work_records(launches, ranges))]), ceiling)
     stages = work[work["stage"].notna()].reset_index(drop=True)

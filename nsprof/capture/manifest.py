@@ -106,7 +106,8 @@ def verification_records(directory: Path, tool: str) -> list[dict]:
 
 def finish_manifest(manifest: dict, directory: Path) -> None:
     manifest["finished"] = now()
-    manifest["outputs"] = sorted(p.name for p in directory.iterdir() if p.is_file() and p.name != MANIFEST)
+    manifest["outputs"] = sorted(p.name for p in directory.iterdir()  # hidden: bookkeeping (nsprof.output)
+                                 if p.is_file() and p.name != MANIFEST and not p.name.startswith("."))
     write_manifest(manifest, directory)
 
 

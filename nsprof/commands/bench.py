@@ -24,7 +24,8 @@ def bench(
     as_json: bool = typer.Option(False, "--json", help="Print the results as JSON instead of a table."),
     out: Path = typer.Option(Path("profiles"), "--out", help="Directory for the results file bench-<op>-<time>.json."),
     save: bool = typer.Option(True, "--save/--no-save", help="Write the results file."),
-    save_as: Optional[Path] = typer.Option(None, "--save-as", help="Write the results to this file instead of --out/bench-<op>-<time>.json."),
+    save_as: Optional[Path] = typer.Option(None, "--save-as", help="Write the results to this file instead of --out/bench-<op>-<time>.json (replacing it if nsprof wrote it)."),
+    force: bool = typer.Option(False, "--force", help="Let --save-as replace a file that nsprof did not write, or that was edited since (kept by default)."),
 ) -> None:
     """Verify each stage against a float64 reference, then time it with CUDA events.
 
@@ -42,8 +43,7 @@ def bench(
     stages = select_stages(op, stage)
     sizes = parse_sizes(size, get_op(op).dims)
     check_tile(stages, tile)
-    if save:
-        check_output(out, save_as)
+    since = check_output(out, save_as, force) if save else None
     env = device_info()  # fails early, in one line, without a GPU or CuPy
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=stderr(), transient=True) as bar:
@@ -58,7 +58,7 @@ def bench(
         console = stdout()
         console.print(results_table(records, env, dram_source, console.width))
     if save:
-        path = save_results(doc, out, save_as)
+        path = save_results(doc, out, save_as, force, since)
         stderr().print(f"results written to {path}")
     if any(r["status"] in ("failed", "error") for r in records):
         raise typer.Exit(1)

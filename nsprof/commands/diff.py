@@ -22,7 +22,7 @@ def diff(
     json_: bool = typer.Option(False, "--json", help="Print one JSON object (kernels, ranges, stages, totals) instead of tables."),
     markdown: bool = typer.Option(False, "--markdown", help="Print the diff as Markdown instead of tables."),
     out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help="Also write DIR/diff.md, DIR/index.html and the chart DIR/diff-chart.png."),
-    force: bool = typer.Option(False, "--force", help="Replace the files of an earlier --out there (kept by default)."),
+    force: bool = typer.Option(False, "--force", help="Also replace files in the way that nsprof did not write, or that were edited since (its own earlier files are replaced anyway)."),
     attribution: Attribution = typer.Option(Attribution.thread, "--attribution", case_sensitive=False, help="Whose CUDA calls an NVTX range counts (as `nsprof analyze --attribution`)."),
 ) -> None:
     """Compare two captures: per kernel, NVTX range and ladder stage, the change in median time

@@ -22,7 +22,7 @@ def report(
     from_: Optional[List[Path]] = typer.Option(None, "--from", metavar="PATH", help=FROM_HELP),
     all_: bool = typer.Option(False, "--all", help=ALL_HELP),
     ceilings: Optional[Path] = typer.Option(None, "--ceilings", metavar="PATH", help=CEILINGS_HELP),
-    force: bool = typer.Option(False, "--force", help="Replace the files of an earlier run there (kept by default)."),
+    force: bool = typer.Option(False, "--force", help="Also replace files in the way that nsprof did not write, or that were edited since (its own earlier files are replaced anyway)."),
     name: Optional[str] = typer.Option(None, "--name", help="The report's directory under OUT. Default: the profile's name, or <gpu>-<op> for several profiles."),
 ) -> None:
     """Write a per-stage report: OUT/<name>/index.html (self-contained) and report.md.

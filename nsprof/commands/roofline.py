@@ -17,7 +17,7 @@ def roofline(
     from_: Optional[List[Path]] = typer.Option(None, "--from", metavar="PATH", help=FROM_HELP),
     all_: bool = typer.Option(False, "--all", help=ALL_HELP),
     ceilings: Optional[Path] = typer.Option(None, "--ceilings", metavar="PATH", help=CEILINGS_HELP),
-    force: bool = typer.Option(False, "--force", help="Replace the files of an earlier run there (kept by default)."),
+    force: bool = typer.Option(False, "--force", help="Also replace files in the way that nsprof did not write, or that were edited since (its own earlier files are replaced anyway)."),
 ) -> None:
     """Draw the roofline of profiled stages, or of every kernel in an ncu capture (.ncu-rep or .csv).
 

@@ -6,25 +6,35 @@ from __future__ import annotations
 from nsprof.access import lane_elements
 from nsprof.explain.bank_model import BANKS, BankAnalysis
 from nsprof.explain.coalescing import LINE_BYTES, SECTOR_BYTES, SectorAnalysis
+from nsprof.render.document import Drawing
 
 USED, UNUSED = "█", "·"  # a 4-byte word a lane asked for / fetched with its sector but not asked for
 
 
-def bank_grid(analysis: BankAnalysis) -> list[str]:
+def bank_drawing(title: str, analysis: BankAnalysis) -> Drawing:
+    """The bank grid, and for a narrow terminal the same grid in two halves of 16 banks."""
+    return Drawing(title, bank_grid(analysis), narrow=bank_grid(analysis, halves=True))
+
+
+def bank_grid(analysis: BankAnalysis, halves: bool = False) -> list[str]:
     """One row per lane, one column per bank: the wavefront (1, 2, ...) in which the bank serves the
     lane's word, '·' where the lane does not touch the bank. Phases are separated by a rule; a
-    column with several numbers inside one phase is a bank conflict."""
+    column with several numbers inside one phase is a bank conflict. With `halves`, banks 0-15 and
+    then banks 16-31, every lane in each (a terminal of 80 columns holds 16 banks a row)."""
     elements = lane_elements(analysis.access)
-    header = "bank    " + "".join(f"{bank:>3}" for bank in range(BANKS))
-    lines = [header]
-    for index, phase in enumerate(analysis.phases):
-        if index:
-            lines.append("-" * len(header))
-        for lane in phase:
-            served = dict(zip(analysis.lanes[lane].banks, analysis.lanes[lane].wavefronts))
-            cells = "".join(f"{served[bank]:>3}" if bank in served else f"{UNUSED:>3}" for bank in range(BANKS))
-            row, col = elements[lane]
-            lines.append(f"lane {lane:>2} {cells}   [{row}][{col}]")
+    half = BANKS // 2
+    lines: list[str] = []
+    for banks in ([range(half), range(half, BANKS)] if halves else [range(BANKS)]):
+        header = "bank    " + "".join(f"{bank:>3}" for bank in banks)
+        lines += ([""] if lines else []) + [header]
+        for index, phase in enumerate(analysis.phases):
+            if index:
+                lines.append("-" * len(header))
+            for lane in phase:
+                served = dict(zip(analysis.lanes[lane].banks, analysis.lanes[lane].wavefronts))
+                cells = "".join(f"{served[bank]:>3}" if bank in served else f"{UNUSED:>3}" for bank in banks)
+                row, col = elements[lane]
+                lines.append(f"lane {lane:>2} {cells}   [{row}][{col}]")
     per_phase = " + ".join(map(str, analysis.phase_wavefronts))
     total = f"{per_phase} = {analysis.wavefronts}" if len(analysis.phases) > 1 else per_phase
     lines.append(f"wavefronts: {total} (minimum {analysis.min_wavefronts})")

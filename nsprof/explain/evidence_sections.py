@@ -14,16 +14,23 @@ from nsprof.render.format import MISSING
 
 _TIME_COLUMNS = (
     ("before", "before", ""), ("after", "after", ""), ("size", "size", ""),
-    ("nsys us before", "nsys_before_us", ",.2f"), ("after", "nsys_after_us", ",.2f"), ("change %", "nsys_change_pct", "+.1f"),
-    ("ncu us before", "ncu_before_us", ",.2f"), ("after", "ncu_after_us", ",.2f"), ("change %", "ncu_change_pct", "+.1f"),
+    ("nsys us\nbefore", "nsys_before_us", ",.2f"), ("\nafter", "nsys_after_us", ",.2f"), ("\nchange %", "nsys_change_pct", "+.1f"),
+    ("ncu us\nbefore", "ncu_before_us", ",.2f"), ("\nafter", "ncu_after_us", ",.2f"), ("\nchange %", "ncu_change_pct", "+.1f"),
 )
+# Left out in this order where the terminal is narrow: ncu's replayed times after the size (the
+# warm nsys times stay: the ones every page shows)
+_TIME_DROP_ORDER = ("size", "ncu_before_us", "ncu_after_us", "ncu_change_pct")
 _COMPARISON_COLUMNS = (
-    ("stage", "stage", ""), ("size", "size", ""), ("declared mix per warp per K tile", "mix", ""),
+    ("stage", "stage", ""), ("size", "size", ""), ("declared mix per\nwarp per K tile", "mix", ""),
     ("wavefronts/instr.\npredicted", "predicted_wavefronts_per_instruction", ".2f"),
     ("measured", "measured_wavefronts_per_instruction", ".2f"),
     ("instructions\npredicted", "predicted_instructions", ",.0f"), ("measured", "measured_instructions", ",.0f"),
     ("conflicts\npredicted", "predicted_conflicts", ",.0f"), ("measured", "measured_conflicts", ",.0f"),
 )
+# Left out in this order where the terminal is narrow: conflicts and wavefronts, what the topic is
+# about, stay longest
+_COMPARISON_DROP_ORDER = ("size", "predicted_instructions", "measured_instructions", "mix")
+_RANKING_DROP_ORDER = ("st_wavefronts_per_instruction", "ld_wavefronts_per_instruction", "launches")
 _RANKING_COLUMNS = (("kernel", "kernel", ""), ("launches", "launches", "d"), ("conflicts", "conflicts", ",.0f"),
                     ("load conflicts", "ld_conflicts", ",.0f"), ("store conflicts", "st_conflicts", ",.0f"),
                     ("load wavefronts/instr.", "ld_wavefronts_per_instruction", ".2f"),
@@ -52,7 +59,7 @@ def evidence_section(topic: Topic, stages: list[Stage], steps: tuple, found: Sou
     record["steps"] = evidence.step_times(measured, steps) if measured_stages else []
     if record["steps"]:
         blocks.append(Table("Time per launch across each step", _TIME_COLUMNS, record["steps"],
-                            "nsys: the timeline run; ncu: gpu__time_duration under replay"))
+                            "nsys: the timeline run; ncu: gpu__time_duration under replay", _TIME_DROP_ORDER))
     return section("Measured", blocks), record
 
 
@@ -62,7 +69,7 @@ def _shared_memory(measured: Measurements, names: list[str], steps: tuple, recor
     blocks: list[Block] = [Table(f"Shared {op}s per launch: predicted from the declared accesses, measured by ncu",
                                  _COMPARISON_COLUMNS, [r for r in rows if r["op"] == op],
                                  f"measured wavefronts/instr. is nsprof analyze's n-way column: every shared {op} "
-                                 "of the kernel, averaged")
+                                 "of the kernel, averaged", _COMPARISON_DROP_ORDER)
                            for op in ("load", "store") if any(r["op"] == op for r in rows)]
     changes = []
     for before, after in steps:
@@ -76,7 +83,8 @@ def _shared_memory(measured: Measurements, names: list[str], steps: tuple, recor
     if changes:
         blocks.append(Table("Bank conflicts per launch removed (-) or added (+) by each step",
                             (("step", "step", ""), ("op", "op", ""), ("size", "size", ""),
-                             ("predicted", "predicted_change", "+,.0f"), ("measured", "measured_change", "+,.0f")), changes))
+                             ("predicted", "predicted_change", "+,.0f"), ("measured", "measured_change", "+,.0f")), changes,
+                            None, ("size",)))
     return blocks
 
 
@@ -111,7 +119,7 @@ def _unstaged(topic: Topic, measured: Measurements, record: dict) -> list[Block]
         return [prose(note)]
     record["kernels"] = evidence.kernels_by_conflicts(measured)
     return [prose(note + " Kernels ranked by measured shared-memory bank conflicts per launch:"),
-            Table("Kernels by bank conflicts (ncu)", _RANKING_COLUMNS, record["kernels"])]
+            Table("Kernels by bank conflicts (ncu)", _RANKING_COLUMNS, record["kernels"], None, _RANKING_DROP_ORDER)]
 
 
 def _difference(after, before):

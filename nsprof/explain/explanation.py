@@ -10,7 +10,7 @@ from nsprof.errors import UsageError
 from nsprof.explain import evidence
 from nsprof.explain.bank_model import analyze_shared, conflict_free_row_length
 from nsprof.explain.coalescing import analyze_global
-from nsprof.explain.drawings import bank_grid, sector_map
+from nsprof.explain.drawings import bank_drawing, sector_map
 from nsprof.explain.evidence_sections import evidence_section
 from nsprof.explain.facts import topic_facts
 from nsprof.explain.model_sections import BANK_GRID_TITLE, global_model, shared_model, why_banks, why_sectors
@@ -92,7 +92,7 @@ def explain_access(name: str, shape: tuple[int, int] | None, pattern: str, width
         analysis = analyze_shared(access)
         row_length = conflict_free_row_length([access]) if analysis.n_way > 1 else None
         doc["conflict_free_row_length"] = row_length
-        why, drawing = why_banks(analysis, row_length), Drawing(BANK_GRID_TITLE, bank_grid(analysis))
+        why, drawing = why_banks(analysis, row_length), bank_drawing(BANK_GRID_TITLE, analysis)
     else:
         analysis = analyze_global(access)
         why, drawing = why_sectors(analysis), Drawing("cache lines and sectors touched", sector_map(analysis))
@@ -121,4 +121,6 @@ def _ladder(topic: Topic, stage: Stage | None, steps: tuple, op: str) -> tuple[l
         chosen = [stage] if stage else select_stages(op, list(names)) if names else []
         rows = [{"stage": s.stage, "title": s.title, "changes": s.changes} for s in chosen]
         columns = (("stage", "stage", ""), ("title", "title", ""), ("what it changes", "changes", ""))
-    return section("In this ladder", [Table("From the stage registry", columns, rows)] if rows else []), rows
+    # where the terminal is narrow, why goes first, then what changed: the metric to watch stays whole
+    table = Table("From the stage registry", columns, rows, None, ("why", "changes") if steps else ("title",))
+    return section("In this ladder", [table] if rows else []), rows

@@ -7,7 +7,7 @@ from __future__ import annotations
 from nsprof.access import parse_shape, user_access
 from nsprof.explain.bank_model import BankAnalysis, analyze_shared, conflict_free_row_length
 from nsprof.explain.coalescing import SectorAnalysis, analyze_global
-from nsprof.explain.drawings import bank_grid, sector_map
+from nsprof.explain.drawings import bank_drawing, sector_map
 from nsprof.explain.page import prose, section
 from nsprof.explain.prediction import predict_mix, sass_name
 from nsprof.explain.topics import Topic
@@ -15,9 +15,11 @@ from nsprof.registry import Stage, get_stage
 from nsprof.render.document import Block, Bullets, Drawing, Table
 
 BANK_GRID_TITLE = "lane -> bank (wavefront that serves it)"
-_BANK_COLUMNS = (("access (warp 0)", "source", ""), ("SASS", "sass", ""), ("per K tile", "count", "d"),
-                 ("wavefronts", "wavefronts", "d"), ("minimum", "min_wavefronts", "d"), ("n-way", "n_way", "d"),
-                 ("counted as conflicts", "excess_wavefronts", "d"))
+_BANK_COLUMNS = (("access (warp 0)", "source", ""), ("SASS", "sass", ""), ("per K\ntile", "count", "d"),
+                 ("wave-\nfronts", "wavefronts", "d"), ("minimum", "min_wavefronts", "d"), ("n-way", "n_way", "d"),
+                 ("counted as\nconflicts", "excess_wavefronts", "d"))
+# where the terminal is narrow: the conflict degree and what is counted as conflicts stay longest
+_BANK_DROP_ORDER = ("min_wavefronts", "count", "sass", "wavefronts")
 _SECTOR_COLUMNS = (("sectors", "sectors", "d"), ("lines", "lines", "d"), ("fewest sectors", "min_sectors", "d"),
                    ("bytes used / moved", "efficiency", ".0%"))
 
@@ -33,11 +35,12 @@ def shared_model(topic: Topic, stage: Stage | None, unmeasured: list[Stage]) -> 
         if not analyses:
             note = f"{stage.stage} declares no shared-memory access."
             return section(f"{stage.stage}'s shared-memory accesses", [prose(note)]), records
-        blocks.append(Table(f"{stage.stage}: every shared access, one warp", _BANK_COLUMNS, [_bank_row(a) for a in analyses]))
+        blocks.append(Table(f"{stage.stage}: every shared access, one warp", _BANK_COLUMNS, [_bank_row(a) for a in analyses],
+                            None, _BANK_DROP_ORDER))
         notes = [f"{a.source}: {a.note}" for a in stage.accesses if a.note and a.space == "shared"]
         blocks += [Bullets(notes)] if notes else []
         partners = _partners(topic, stage)
-        blocks += [Drawing(f"{a.access.source}: {BANK_GRID_TITLE}", bank_grid(a))
+        blocks += [bank_drawing(f"{a.access.source}: {BANK_GRID_TITLE}", a)
                    for a in analyses if a.n_way > 1 or _changed(a, partners)]
         padding = _padding_facts(analyses)
         blocks += [Bullets(padding)] if padding else []

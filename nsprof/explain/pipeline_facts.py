@@ -3,7 +3,6 @@ number read from an nsys capture (the user's, or the committed H200 capture of `
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
@@ -53,9 +52,8 @@ def pipeline_facts(path: Path) -> dict:
     facts = {"source": str(path), "copy_rates": rates, "h2d_ms": h2d / 1e6, "d2h_ms": d2h / 1e6, "kernel_ms": kernels / 1e6,
              "both_directions_at_once_ms": both_copies / 1e6, "copies_during_kernels_ms": copy_and_kernel / 1e6,
              "pipeline": None}
-    results = Path(path) / "pipeline.json" if Path(path).is_dir() else None
-    if results is not None and results.is_file():
-        document = json.loads(results.read_text(encoding="utf-8"))
+    document = profile.pipeline
+    if document is not None:
         warm = [r for r in document["records"] if r.get("median_ms") is not None and r["variant"] != "cold"]
         if warm:
             best = min(warm, key=lambda r: r["median_ms"])

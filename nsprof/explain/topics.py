@@ -8,6 +8,7 @@ sources its rules rest on. The text is Markdown; numbers belong in the computed 
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 
 from nsprof.errors import UsageError
@@ -334,7 +335,9 @@ transposes B into an N x K matrix first and pays for it in its time.""",
 
 def get_topic(name: str) -> Topic:
     if name not in TOPICS:
-        raise UsageError(f"unknown topic '{name}'", f"choose one of: {', '.join(TOPICS)} (see nsprof explain --list)")
+        close = difflib.get_close_matches(name.lower(), list(TOPICS), n=1)
+        guess = f"did you mean {close[0]}? Or choose" if close else "choose"
+        raise UsageError(f"unknown topic '{name}'", f"{guess} one of: {', '.join(TOPICS)} (see nsprof explain --list)")
     return TOPICS[name]
 
 

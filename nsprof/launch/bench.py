@@ -141,13 +141,17 @@ def check_tile(stages: list[Stage], tile: str | None) -> None:
                          if offered else "select a stage with several tiles (see `nsprof stages --json`)")
 
 
-def check_output(out_dir: Path, path: Path | None) -> None:
-    """Fail before the GPU work, not after it, when the results could not be written."""
+def check_output(out_dir: Path, path: Path | None, force: bool = False):
+    """Fail before the GPU work, not after it, when the results could not be written (a file in
+    the way of `path` that nsprof did not write, see nsprof.output). Returns what save_results checks again."""
+    from nsprof.output import check_outputs
+
     target_dir = path.parent if path is not None else out_dir
     if target_dir.exists() and not target_dir.is_dir():
         raise UsageError(f"{target_dir} is a file, not a directory", "pass a directory for the results")
     if path is not None and path.is_dir():
         raise UsageError(f"{path} is a directory", "give --save-as a file name")
+    return check_outputs([path], force) if path is not None else None
 
 
 def results_document(records: list[dict], env: dict) -> dict:
@@ -160,11 +164,13 @@ def results_document(records: list[dict], env: dict) -> dict:
     }
 
 
-def save_results(doc: dict, out_dir: Path, path: Path | None = None) -> Path:
-    """Write `path`, or out_dir/bench-<op>-<timestamp>.json without replacing an existing file."""
+def save_results(doc: dict, out_dir: Path, path: Path | None = None, force: bool = False, since=None) -> Path:
+    """Write `path` (replacing it only where nsprof wrote it, or with `force`; `since` from
+    check_output), or out_dir/bench-<op>-<timestamp>.json without replacing an existing file."""
+    from nsprof.output import write_outputs
+
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(doc, indent=2) + "\n")
+        write_outputs({path: (json.dumps(doc, indent=2) + "\n").encode()}, force, since)
         return path
     out_dir.mkdir(parents=True, exist_ok=True)
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")

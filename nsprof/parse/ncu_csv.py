@@ -113,8 +113,16 @@ def is_ncu_csv(path: str | Path) -> bool:
 def parse_ncu_csv(text: str, source: str = "<ncu csv>") -> NcuReport:
     """Parse the text of `ncu --csv` output; `source` names it in error messages."""
     header, rows = _table(text, source)
-    if all(column in header for column in DETAILS_COLUMNS):
+    details = [column for column in DETAILS_COLUMNS if column in header]
+    if len(details) == len(DETAILS_COLUMNS):
         return _details(header, rows, source)
+    if details:  # a details page with a column cut out: as a raw page it would hold no metric at all
+        missing = ", ".join(f'"{column}"' for column in DETAILS_COLUMNS if column not in details)
+        raise ParseError(f"{source}: a details page without its {missing} column", HOW_TO_WRITE)
+    if not any("__" in name for name in header):
+        raise ParseError(f"{source}: ncu CSV with no metric: neither a raw page (no metric column such as "
+                         f"gpu__time_duration.sum) nor a details page (no {', '.join(DETAILS_COLUMNS)} columns)",
+                         HOW_TO_WRITE)
     return _raw(header, rows, source)
 
 

@@ -12,7 +12,10 @@ NcuReport.rules, as from a details page.
 
 from __future__ import annotations
 
+import os
 import re
+import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
@@ -20,6 +23,7 @@ import pandas as pd
 from nsprof import metric_catalog
 from nsprof.errors import ParseError
 from nsprof.parse.ncu_csv import NcuReport, rule_frame
+from nsprof.parse.ncu_rep_file import REWRITE_HINT, declared_launches
 from nsprof.parse.ncu_units import base_unit
 from nsprof.ranges import qualify
 
@@ -47,20 +51,26 @@ def reader_available() -> bool:
 def load_ncu_rep(path: str | Path) -> NcuReport:
     """Every kernel launch of an .ncu-rep file. Raises ParseError naming the file."""
     path = Path(path)
+    declared = declared_launches(path)  # an empty, foreign or cut file, named before the reader is needed
     try:
         import ncu_report
     except ImportError:
         raise ParseError(f"{path}: reading an .ncu-rep file needs the ncu-report package", INSTALL_HINT) from None
-    try:
-        context = ncu_report.load_report(str(path))
-    except Exception as err:  # the native reader raises its own types for unreadable files
-        raise ParseError(f"{path}: not a readable Nsight Compute report ({err})",
-                         "Check the file was written completely by ncu -o; " + INSTALL_HINT) from None
-    actions = [context.range_by_idx(r).action_by_idx(a)
-               for r in range(context.num_ranges()) for a in range(context.range_by_idx(r).num_actions())]
-    if not actions:
+    with _native_stderr_silenced():  # the reader logs protobuf failures straight to fd 2
+        try:
+            context = ncu_report.load_report(str(path))
+        except Exception as err:  # the native reader raises its own types for unreadable files
+            raise ParseError(f"{path}: not a readable Nsight Compute report ({err})",
+                             "Check the file was written completely by ncu -o; " + INSTALL_HINT) from None
+        actions = [context.range_by_idx(r).action_by_idx(a)
+                   for r in range(context.num_ranges()) for a in range(context.range_by_idx(r).num_actions())]
+        readable = [action for action in actions if action.name() is not None and action.metric_names()]
+    if declared == 0 and not actions:
         raise ParseError(f"{path}: the report holds no profiled kernel",
                          "Check ncu's filters (--kernel-name, --nvtx-include, --launch-skip/--launch-count)")
+    if len(readable) < max(declared, len(actions)):
+        raise ParseError(f"{path}: damaged: {len(readable)} of the {max(declared, len(actions))} kernel launches it "
+                         "holds can be read", REWRITE_HINT)
     wanted = sorted({metric.name for metric in metric_catalog.METRICS} | {GPU_NAME_METRIC})
     launches, values, units = [], {name: [] for name in wanted}, {}
     rules = []
@@ -76,6 +86,20 @@ def load_ncu_rep(path: str | Path) -> NcuReport:
     metrics = pd.DataFrame({name: _column(column) for name, column in values.items()})
     kernels = pd.concat([pd.DataFrame(launches), metrics], axis=1)
     return NcuReport(str(path), "report", kernels, {name: units.get(name, "") for name in values}, rule_frame(rules))
+
+
+@contextmanager
+def _native_stderr_silenced():
+    """File descriptor 2 sent to /dev/null: a damaged report is named once, by nsprof, in one line."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def _launch_info(launch_id: int, action, ncu_report) -> dict:

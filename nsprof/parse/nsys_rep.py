@@ -31,6 +31,9 @@ def export_command(report: Path, output: Path) -> list[str]:
 def sqlite_for(report: str | Path) -> Path:
     """The SQLite export of `report`, exported now if it is missing or stale."""
     report = Path(report)
+    if report.is_file() and report.stat().st_size == 0:
+        raise ParseError(f"{report}: empty file, not an Nsight Systems report",
+                         "Capture it again with nsys profile (an interrupted nsys or copy leaves such a file)")
     sqlite = sqlite_beside(report)
     if sqlite.is_file() and sqlite.stat().st_mtime >= report.stat().st_mtime:
         return sqlite

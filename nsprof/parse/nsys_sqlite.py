@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from nsprof.errors import ParseError
+from nsprof.paths import missing_reason
 from nsprof.ranges import qualify
 
 COLUMNS: dict[str, dict[str, str]] = {
@@ -137,6 +138,7 @@ METADATA_TABLES = ("META_DATA_EXPORT", "EXPORT_META_DATA")  # newer name first
 # row takes seconds; one comma-joined string per column, parsed by numpy, is several times faster,
 # and a single scan feeds every aggregate the same rows in the same order.
 COLUMN_SCAN_SQL = "SELECT count(*), {aggregates} FROM {table}"
+RE_EXPORT = "Export the report again: nsys export --type sqlite --force-overwrite true REPORT.nsys-rep"
 
 
 @dataclass(frozen=True)
@@ -214,8 +216,9 @@ def load_nsys(path: str | Path) -> NsysExport:
     """Read kernels, memcpys, memsets, graph launches, CUDA API calls, NVTX ranges and GPUs from an
     nsys export.
 
-    Raises ParseError (naming the file) for a missing, empty, truncated or non-SQLite file, and for
-    a SQLite file that is not an nsys export.
+    Raises ParseError (naming the file) for a missing, empty, truncated or non-SQLite file, for
+    a SQLite file that is not an nsys export, and for a damaged one: names that are not text or
+    point at no StringIds row, events that end before they start.
     """
     path = Path(path)
     with _open_readonly(path) as conn:
@@ -227,7 +230,7 @@ def load_nsys(path: str | Path) -> NsysExport:
         copy_kinds = _memcpy_kinds(conn, path, tables)
         kernels = _read_events(conn, path, tables, KERNEL_COLUMNS)
         for column in ("kernel", "short_name", "mangled_name"):
-            kernels[column] = _names(kernels[column], strings)
+            kernels[column] = _names(kernels[column], strings, path, column.replace("_", " "))
         memcpys = _read_events(conn, path, tables, MEMCPY_COLUMNS)
         memcpys["copy_kind"] = memcpys["copy_kind"].map(copy_kinds)
         memory_kinds = _enum(conn, path, tables, "ENUM_CUDA_MEM_KIND", MEMORY_KINDS_SQL, MEMORY_KINDS)
@@ -237,7 +240,7 @@ def load_nsys(path: str | Path) -> NsysExport:
         graphs = _read_events(conn, path, tables, GRAPH_COLUMNS)
         graphs["name"] = pd.Series([GRAPH_NAME.format(graph_id) for graph_id in graphs["graph_id"]], dtype=object)
         runtime = _read_events(conn, path, tables, RUNTIME_COLUMNS)
-        runtime["api"] = _names(runtime["api"], strings)
+        runtime["api"] = _names(runtime["api"], strings, path, "CUDA API name")
         return NsysExport(
             path=path,
             nsys_version=_nsys_version(conn, path, tables),
@@ -255,7 +258,7 @@ def load_nsys(path: str | Path) -> NsysExport:
 def _open_readonly(path: Path) -> Iterator[sqlite3.Connection]:
     """The export opened read-only (it is evidence: never modify it), closed afterwards."""
     if not path.is_file():
-        raise ParseError(f"{path}: no such file")
+        raise ParseError(f"{path}: {missing_reason(path)}")
     if path.stat().st_size == 0:
         raise ParseError(f"{path}: empty file, not an nsys SQLite export")
     try:
@@ -288,15 +291,43 @@ def _execute(conn: sqlite3.Connection, path: Path, sql: str) -> tuple[list[str],
 
 
 def _strings(conn: sqlite3.Connection, path: Path) -> pd.Series:
-    table = _frame(conn, path, STRINGS_SQL).drop_duplicates("id")
-    return pd.Series(table["value"].to_numpy(dtype=object), index=table["id"].to_numpy())
+    """StringIds as id -> text. A row that is not text (a BLOB, a number) is a damaged export."""
+    conn.text_factory = bytes  # decode here, so a BLOB or bad UTF-8 names its row instead of failing deep in pandas
+    try:
+        table = _frame(conn, path, STRINGS_SQL).drop_duplicates("id")
+    finally:
+        conn.text_factory = str
+    values = [_text(value) for value in table["value"]]
+    damaged = next((i for i, text in enumerate(values) if text is None), None)
+    if damaged is not None:
+        value = table["value"].iloc[damaged]
+        what = "bytes that are not UTF-8" if isinstance(value, bytes) else f"a {type(value).__name__}"
+        raise ParseError(f"{path}: StringIds row {table['id'].iloc[damaged]} holds {what}, not text; "
+                         "the export is damaged", RE_EXPORT)
+    return pd.Series(np.array(values, dtype=object), index=table["id"].to_numpy())
 
 
-def _names(ids: pd.Series, strings: pd.Series) -> pd.Categorical:
-    """StringIds ids -> names, as a categorical (a million kernels share a few dozen names)."""
+def _text(value) -> str | None:
+    """A StringIds value as text; None for anything else (NULL, a number, bytes that are not UTF-8)."""
+    if not isinstance(value, bytes):
+        return None
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _names(ids: pd.Series, strings: pd.Series, path: Path, column: str) -> pd.Categorical:
+    """StringIds ids -> names, as a categorical (a million kernels share a few dozen names).
+    Raises ParseError when an id has no StringIds row (an emptied or cut StringIds table)."""
     codes_of_strings, categories = pd.factorize(strings.to_numpy())  # StringIds may repeat a value
+    known = ids.notna().to_numpy()
     positions = strings.index.get_indexer(ids.to_numpy(dtype=np.int64, na_value=-1))
-    codes = np.where(positions >= 0, codes_of_strings[positions], -1)
+    unresolved = known & (positions < 0)
+    if unresolved.any():
+        raise ParseError(f"{path}: {int(unresolved.sum())} {column} ids have no row in StringIds "
+                         f"({len(strings)} rows); the export is damaged", RE_EXPORT)
+    codes = np.where(positions >= 0, codes_of_strings[np.maximum(positions, 0)], -1)
     return pd.Categorical.from_codes(codes, categories=categories).remove_unused_categories()
 
 
@@ -324,6 +355,10 @@ def _read_events(conn: sqlite3.Connection, path: Path, tables: set[str], spec: I
         for name in spec.nullable:
             frame[name] = frame[name].astype("Int64")
     frame["duration_ns"] = frame["end_ns"] - frame["start_ns"]
+    backwards = int((frame["duration_ns"] < 0).sum())
+    if backwards:
+        raise ParseError(f"{path}: {backwards} of the {len(frame)} rows of {spec.table} end before they start; "
+                         "the export is damaged", RE_EXPORT)
     for serialized in ("global_pid", "global_tid"):
         if serialized in frame:
             frame["pid"] = frame[serialized] // 0x1000000 % 0x1000000
@@ -374,6 +409,9 @@ def _nvtx_ranges(conn: sqlite3.Connection, path: Path, tables: set[str]) -> pd.D
     if "NVTX_EVENTS" not in tables:
         return _typed_nvtx(pd.DataFrame(columns=columns))
     events = _frame(conn, path, NVTX_SQL)
+    if not all(name is None or isinstance(name, str) for name in events["name"]):
+        raise ParseError(f"{path}: an NVTX range name is not text (a BLOB in NVTX_EVENTS or StringIds); "
+                         "the export is damaged", RE_EXPORT)
     for column in ("start_ns", "end_ns", "global_tid", "domain_id"):
         events[column] = _integers(events[column])
     events["process"] = events["global_tid"] // 0x1000000  # domain ids are per process

@@ -13,11 +13,12 @@ instead, unless NVIDIA's ncu-report cannot be imported here: then the CSV pages 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from nsprof.errors import ParseError
+from nsprof.paths import missing_reason
+from nsprof.parse.documents import read_manifest, read_pipeline_results
 from nsprof.parse.ncu_csv import NcuReport, is_ncu_csv, load_ncu_csv
 from nsprof.parse.ncu_rep import load_ncu_rep, reader_available
 from nsprof.parse.nsys_rep import sqlite_beside, sqlite_for
@@ -44,7 +45,7 @@ def load_profile(path: str | Path) -> Profile:
     if path.is_dir():
         return _directory(path)
     if not path.exists():
-        raise ParseError(f"{path}: no such file or directory")
+        raise ParseError(f"{path}: {missing_reason(path)}")
     suffix = path.suffix.lower()
     if suffix in NSYS_SUFFIXES:
         return Profile(path, False, None, [load_nsys_file(path)], [])
@@ -60,7 +61,16 @@ PROFILE_FILES = "nsys .nsys-rep or .sqlite, ncu .ncu-rep or .csv"
 
 
 def load_nsys_file(path: Path) -> NsysExport:
-    return load_nsys(sqlite_for(path) if path.suffix.lower() == ".nsys-rep" else path)
+    """An nsys export, or a report read through its export; errors name the file the user gave."""
+    if path.suffix.lower() != ".nsys-rep":
+        return load_nsys(path)
+    sqlite = sqlite_for(path)
+    try:
+        return load_nsys(sqlite)
+    except ParseError as err:
+        problem = err.problem.removeprefix(f"{sqlite}: ")
+        raise ParseError(f"{path}: its SQLite export {sqlite.name}: {problem}",
+                         f"Delete {sqlite.name} and run again: nsprof exports the report anew where nsys is installed") from None
 
 
 def load_ncu_file(path: Path) -> NcuReport:
@@ -116,26 +126,5 @@ def _directory(path: Path) -> Profile:
         passed_over = f"; {', '.join(others)} {'is' if len(others) == 1 else 'are'} not ncu output" if others else ""
         raise ParseError(f"{path}: nothing to analyze (no {PROFILE_FILES} file in this directory{passed_over})",
                          "Capture with `nsprof profile`, or put nsys or ncu output in it")
-    return Profile(path, True, _manifest(path / MANIFEST), [load_nsys_file(file) for file in exports],
-                   [load_ncu_file(file) for file in tables], _pipeline_results(path / PIPELINE_RESULTS))
-
-
-def _pipeline_results(path: Path) -> dict | None:
-    if not path.is_file():
-        return None
-    document = _manifest(path)
-    if not isinstance(document.get("records"), list):
-        raise ParseError(f"{path}: not the results of `nsprof pipeline` (no \"records\" list)")
-    return document
-
-
-def _manifest(path: Path) -> dict | None:
-    if not path.is_file():
-        return None
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ParseError(f"{path}: unreadable manifest ({err})") from None
-    if not isinstance(manifest, dict):
-        raise ParseError(f"{path}: the manifest is not a JSON object")
-    return manifest
+    return Profile(path, True, read_manifest(path / MANIFEST), [load_nsys_file(file) for file in exports],
+                   [load_ncu_file(file) for file in tables], read_pipeline_results(path / PIPELINE_RESULTS))

@@ -27,7 +27,7 @@ from nsprof.ceilings_files import is_ceilings_document, named_ceilings, saved_ce
 from nsprof.errors import ParseError
 from nsprof.gpu_ceilings import Ceiling, ceiling_for, datasheet_ceiling, measured_on
 from nsprof.parse.profile import MANIFEST, NCU_SUFFIXES, PROFILE_FILES, Profile, load_profile, tool_outputs
-from nsprof.paths import PROFILES_DIR
+from nsprof.paths import PROFILES_DIR, missing_reason
 
 
 @dataclass(frozen=True)
@@ -151,7 +151,7 @@ def manifest_ceilings(manifest: dict | None) -> dict | None:
 
 def _profile_paths(path: Path) -> list[Path]:
     if not path.exists():
-        raise ParseError(f"{path}: no such file or directory",
+        raise ParseError(f"{path}: {missing_reason(path)}",
                          f"Pass a profile directory, a directory of them, or one file ({PROFILE_FILES}) with --from")
     if path.is_file() or _is_profile_directory(path):
         return [path]
@@ -162,15 +162,18 @@ def _profile_paths(path: Path) -> list[Path]:
     return found
 
 
-def _directories_below(path: Path) -> list[Path]:
-    """Sub-directories at any depth, not descending into profile directories or hidden ones."""
+def _directories_below(path: Path, visited: set[Path] | None = None) -> list[Path]:
+    """Sub-directories at any depth, not descending into profile directories or hidden ones. A
+    directory reached twice through symbolic links (`ln -s . a` makes a loop) is walked once."""
+    visited = {path.resolve()} if visited is None else visited
     below = []
     for child in sorted(path.iterdir()):
-        if not child.is_dir() or child.name.startswith("."):
+        if not child.is_dir() or child.name.startswith(".") or child.resolve() in visited:
             continue
+        visited.add(child.resolve())
         below.append(child)
         if not _is_profile_directory(child):
-            below += _directories_below(child)
+            below += _directories_below(child, visited)
     return below
 
 

@@ -8,15 +8,14 @@ import json
 import pandas as pd
 
 from nsprof.analyze import ProfileAnalysis
-from nsprof.analyze.ladder import short_kernel_name
 from nsprof.analyze.launch_findings import FINDING_COLUMNS
 from nsprof.analyze.nvtx_attribution import PROCESS, THREAD
 from nsprof.parse.nsys_sqlite import GRAPH_NAME
 from nsprof.render import format as fmt
 from nsprof.render.document import Block, Drawing, Table
 from nsprof.render.document_writers import json_ready, to_terminal
-from nsprof.render.kernel_names import short_names
-from nsprof.render.terminal_table import fit_columns, fit_named, left_out, plain
+from nsprof.render.kernel_names import short_names, telling_names
+from nsprof.render.terminal_table import fit_columns, fit_named, left_out, plain, table_width
 
 KERNEL_FIELDS = (
     "id", "kernel", "nvtx", "duration_ns", "flops", "fp16_flops", "tensor_flops", "dram_bytes", "l2_bytes",
@@ -49,15 +48,15 @@ def analysis_blocks(analysis: ProfileAnalysis, is_directory: bool, width: int, l
     if analysis.hot_kernels is not None and len(analysis.hot_kernels):
         blocks.append(hot_kernels_table(analysis.hot_kernels, width, analysis.harness))
     if analysis.kernel_summary is not None:
-        blocks += [_kernel_summary_table(analysis.kernel_summary), _memcpy_summary_table(analysis.memcpy_summary),
-                   _utilization_table(analysis.gpu_utilization)]
+        blocks += [_kernel_summary_table(analysis.kernel_summary, width), _memcpy_summary_table(analysis.memcpy_summary),
+                   _utilization_table(analysis.gpu_utilization, width)]
     if analysis.ranges is not None:
         blocks.append(_ranges_table(analysis.ranges, analysis.unattributed, analysis.attribution, width))
     if analysis.kernels is not None:
         blocks.append(_launches_table(analysis, width) if launches else _kernel_groups_table(analysis, width))
         if analysis.rules is not None and len(analysis.rules):
             blocks.append(_rules_table(analysis.rules))
-        if note := _missing_note(analysis.missing_metrics):
+        if note := _missing_note(analysis.missing_metrics, width):
             blocks.append(note)
     return blocks
 
@@ -167,29 +166,40 @@ KERNEL_DROP_ORDER = ("innermost_range", "smem_st_nway", "smem_ld_nway", "tensor_
 # Range-table columns left out, in this order, once long range names are down to RANGE_NAME_MIN
 # characters; the range and its three times always stay.
 RANGE_DROP_ORDER = ("memset_count", "gpu_ops", "memcpy_count", "memcpy_bytes", "count", "kernels", "graphs")
+RANGE_SECONDARY = 4  # the copy and op counts: left out before a name is cut below RANGE_NAME_MIN
 RANGE_NAME_MIN = 28
+RANGE_NAME_WIDTHS = (64, 48, 40, 34, 28, 24, 20, 16, 12)
 GROUP_DROP_ORDER = ("smem_st_nway", "smem_ld_nway", "tensor_pct_of_peak", "fp32_pct_of_peak", "dram_pct_of_peak",
                     "intensity_flop_per_byte", "min_ns", "dram_gbytes_per_s", "registers_per_thread", "occupancy_pct",
                     "max_ns", "memory_throughput_pct", "sm_throughput_pct")
 NAME_WIDTHS = (26, 20, 16, 12)  # ncu's kernels tables: base names this long at most (then ' [2]' where needed)
+# Stage-table columns left out first when the terminal is too narrow: bank conflicts, what the
+# ladder teaches, go last (after where the time came from and DRAM bandwidth, both in --json).
 STAGE_DROP_ORDER = ("smem_st_nway", "dram_pct_of_peak", "launches", "op", "intensity_flop_per_byte", "smem_ld_nway",
-                    "bank_conflicts_per_launch")
+                    "time_source", "dram_gbytes_per_s", "pct_of_compute_peak", "bank_conflicts_per_launch")
+SUMMARY_NAME_WIDTHS = (48, 40, 32, 28, 24, 20, 16)  # nsys's kernel summary: names this long at most
+BETWEEN_NAME_WIDTHS = (32, 24, 20, 16, 12)  # the kernels either side of the longest idle gap, each
 SUMMARY_ROWS = 12  # the terminal shows the kernels with the largest totals; --json has every one
 RULE_ROWS = 10  # ncu rule results shown, largest estimated speedup first
 
 
-def _kernel_summary_table(summary: pd.DataFrame) -> Table:
-    rows = [{**row, "kernel": name} for row, name in zip(summary.head(SUMMARY_ROWS).to_dict("records"),
-                                                         short_names(summary["kernel"].head(SUMMARY_ROWS), 36))]
+def _kernel_summary_table(summary: pd.DataFrame, width: int) -> Table:
+    records = summary.head(SUMMARY_ROWS).to_dict("records")
     more = f" and {len(summary) - SUMMARY_ROWS} more kernels" if len(summary) > SUMMARY_ROWS else ""
-    caption = (f"as nsys stats -r cuda_gpu_kern_sum; base names here ([2]: another kernel of the same base name, "
-               f"such as another instance of a template), full names{more} in --json")
+    caption = (f"as nsys stats -r cuda_gpu_kern_sum; names keep the part that tells kernels apart "
+               f"([2]: another kernel that reads alike, such as another instance of a template), full names{more} in --json")
     if summary["kernel"].str.startswith(GRAPH_NAME.format("")).any():
         caption += ("; CUDA graph: launches of one graph traced at graph level (nsys's default), which "
                     "cuda_gpu_kern_sum leaves out; nsys profile --cuda-graph-trace=node shows their kernels")
-    columns = (("kernel", "kernel", ""), ("count", "count", ",d"), ("total us", "total_ns", _us(",.1f")),
-               ("avg us", "avg_ns", _us(",.1f")), ("median us", "median_ns", _us(",.1f")), ("% time", "pct", ".1f"))
-    return Table("Kernels by total time (nsys)", columns, rows, caption)
+    columns = [("kernel", "kernel", ""), ("count", "count", ",d"), ("total us", "total_ns", _us(",.1f")),
+               ("avg us", "avg_ns", _us(",.1f")), ("median us", "median_ns", _us(",.1f")), ("% time", "pct", ".1f")]
+    names = [record["kernel"] for record in records]
+
+    def rows_for(name_width: int) -> list[dict]:
+        return [{**record, "kernel": name} for record, name in zip(records, telling_names(names, name_width))]
+
+    shown, rows = fit_named(columns, rows_for, SUMMARY_NAME_WIDTHS, width, ("avg_ns",))
+    return Table("Kernels by total time (nsys)", tuple(shown), rows, caption + left_out(columns, shown))
 
 
 def _memcpy_summary_table(summary: pd.DataFrame) -> Table:
@@ -212,50 +222,55 @@ def _ranges_table(ranges: pd.DataFrame, unattributed: dict | None, attribution: 
         what = "kernels and graphs" if has_graphs else "kernels"
         notes.append(f"in no range: {unattributed['kernels']:,} {what}, {unattributed['kernel_ns'] / 1e3:,.1f} us "
                      f"({unattributed['pct']:.0f}% of all kernel time): launched outside every range"
-                     + (", or by another thread than the one that pushed it (PyTorch's backward pass: "
-                        "try --attribution process)" if attribution == THREAD else ""))
+                     + (f", or ({unattributed['other_thread_kernels']:,} of them) by another thread than the one "
+                        "that pushed it, as PyTorch's backward pass does: try --attribution process"
+                        if attribution == THREAD and unattributed.get("other_thread_kernels") else ""))
     if has_graphs:
         notes.append("graphs: CUDA graph launches traced at graph level, their kernels unseen "
                      "(nsys profile --cuda-graph-trace=node traces them)")
     present = [column for column in RANGE_COLUMNS if column[1] != "graphs" or has_graphs]
     columns, rows = _fit_ranges(present, ranges.to_dict("records"), width)
     if any(row["range"] != name for row, name in zip(rows, ranges["range"])):
-        notes.append("long range names keep their end (full names in --json)")
+        notes.append("long range names keep the part that tells them apart (full names in --json)")
     return Table(f"NVTX ranges (nsys): GPU work launched while each was open, {ATTRIBUTION_WORDS[attribution]}",
                  tuple(columns), rows, "; ".join(notes) + left_out(present, columns))
 
 
 def _fit_ranges(present: list, rows: list[dict], width: int) -> tuple[list, list[dict]]:
-    """The columns and rows that fit `width`: range names shortened (their start cut, as the end
-    tells ranges apart) to no fewer than RANGE_NAME_MIN characters, then columns left out in
-    RANGE_DROP_ORDER, then names shortened further (to 8). Narrower than that, the terminal folds."""
-    longest = max((len(row["range"]) for row in rows), default=0)
-    for dropped in range(len(RANGE_DROP_ORDER) + 1):
-        columns = [column for column in present if column[1] not in RANGE_DROP_ORDER[:dropped]]
-        shortest = RANGE_NAME_MIN if dropped < len(RANGE_DROP_ORDER) else 8
-        for name_width in range(longest, min(longest, shortest) - 1, -1):
-            shown = [{**row, "range": _tail(row["range"], name_width)} for row in rows]
-            if fit_columns(columns, shown, width, ("range",)) == columns:  # nothing had to go: it fits
-                return columns, shown
+    """The columns and rows that fit `width`: range names shortened to the part that tells them
+    apart (kernel_names.telling_names, never cut inside a word) down to RANGE_NAME_MIN characters
+    while the copy and op counts are left out (RANGE_DROP_ORDER's first RANGE_SECONDARY), then
+    shorter still while the rest of RANGE_DROP_ORDER goes too. Narrower than that, the terminal folds."""
+    names = [row["range"] for row in rows]
+    longest = max(map(len, names), default=1)
+
+    def rows_for(name_width: int) -> list[dict]:
+        return [{**row, "range": name} for row, name in zip(rows, telling_names(names, name_width, kernels=False))]
+
+    first = tuple(w for w in (longest, *RANGE_NAME_WIDTHS) if w <= longest and w >= RANGE_NAME_MIN) or (longest,)
+    columns, shown = fit_named(present, rows_for, first, width, RANGE_DROP_ORDER[:RANGE_SECONDARY])
+    if table_width(columns, shown) > width:
+        columns, shown = fit_named(present, rows_for, (*first, *(w for w in RANGE_NAME_WIDTHS if w < RANGE_NAME_MIN)),
+                                   width, RANGE_DROP_ORDER)
     return columns, shown
 
 
-def _tail(name: str, width: int) -> str:
-    return name if len(name) <= width else "…" + name[len(name) - width + 1:]
+def _utilization_table(devices: list[dict], width: int) -> Table:
+    gaps = [device["idle_gaps"][0] if device["idle_gaps"] else None for device in devices]
+    ends = [name for gap in gaps if gap for name in (gap["after"], gap["before"])]
 
+    def rows_for(name_width: int) -> list[dict]:
+        shown = iter(telling_names(ends, name_width))
+        return [{**device, "gap_ns": gap and gap["duration_ns"], "gap_at_ns": gap and gap["start_ns"],
+                 "between": gap and f"{next(shown)} → {next(shown)}"} for device, gap in zip(devices, gaps)]
 
-def _utilization_table(devices: list[dict]) -> Table:
-    rows = []
-    for device in devices:
-        gap = device["idle_gaps"][0] if device["idle_gaps"] else None
-        rows.append({**device, "gap_ns": gap and gap["duration_ns"], "gap_at_ns": gap and gap["start_ns"],
-                     "between": gap and f"{short_kernel_name(gap['after'], 22)} → {short_kernel_name(gap['before'], 22)}"})
-    columns = (("GPU", "device_id", "d"), ("busy %", "pct", ".2f"), ("busy us", "busy_ns", _us(",.1f")),
-               ("span us", "span_ns", _us(",.1f")), ("longest idle us", "gap_ns", _us(",.1f")), ("at us", "gap_at_ns", _us(",.1f")),
-               ("between", "between", ""))
+    columns = [("GPU", "device_id", "d"), ("busy %", "pct", ".2f"), ("busy us", "busy_ns", _us(",.1f")),
+               ("span us", "span_ns", _us(",.1f")), ("longest\nidle us", "gap_ns", _us(",.1f")),
+               ("at us", "gap_at_ns", _us(",.1f")), ("between", "between", "")]
+    shown, rows = fit_named(columns, rows_for, BETWEEN_NAME_WIDTHS, width, ("gap_at_ns", "span_ns"))
     caption = ("busy: any kernel, graph, copy or memset running, overlaps counted once; span: first to last "
                "of them; the longest idle gaps are in --json" if devices else "no GPU work in this export")
-    return Table("GPU utilization (nsys)", columns, rows, caption)
+    return Table("GPU utilization (nsys)", tuple(shown), rows, caption + left_out(columns, shown))
 
 
 def _launches_table(analysis: ProfileAnalysis, width: int) -> Table:
@@ -314,14 +329,37 @@ def _first_sentence(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _missing_note(missing: dict) -> Drawing | None:
-    """What the capture lacks, with ncu's option on a line of its own that is never wrapped (to copy)."""
+def _missing_note(missing: dict, width: int) -> Drawing | None:
+    """What the capture lacks, with ncu's option on lines of their own that copy as one (continued
+    with a backslash between metrics, never inside a name, so they fit `width` where a name does)."""
     if not missing or not missing["metrics"]:
         return None
     labels = sorted({label.split(" (")[0] for label in missing["labels"]})
-    return Drawing(f"Not in this capture, and read by nsprof's analysis: {', '.join(labels)}. Capture with `nsprof profile` "
-                   f"(-- CMD for your program), or add these {len(missing['metrics'])} metrics to ncu's options:",
-                   [f"  {missing['ncu_options']}"])
+    said = f"Not in this capture, and read by nsprof's analysis: {', '.join(labels)}."
+    if "asked" not in missing:  # another tool's capture
+        return Drawing(f"{said} Capture with `nsprof profile` (-- CMD for your program), or add these "
+                       f"{len(missing['metrics'])} metrics to ncu's options:", continued_lines(missing["ncu_options"], width))
+    if len(missing["asked"]) == len(missing["metrics"]):
+        return Drawing(f"{said} This nsprof capture asked ncu for them and ncu gave no value (they do not apply to "
+                       "these kernels, or this ncu does not know them).", [])
+    version = f" (nsprof {missing['nsprof_version']})" if missing.get("nsprof_version") else ""
+    return Drawing(f"{said} This capture{version} did not ask ncu for them: capture again with `nsprof profile "
+                   f"--metrics default` (the preset that collects them, with the same other options), or add to ncu's "
+                   "options:", continued_lines(missing["ncu_options"], width))
+
+
+def continued_lines(option: str, width: int) -> list[str]:
+    """`--metrics a,b,c` as shell lines of at most `width` characters: broken after a comma with a
+    backslash, the lines after the first flush left (a shell joins them back into one word)."""
+    flag, _, value = option.partition(" ")
+    lines, line = [], f"  {flag} "
+    for metric in value.split(","):
+        piece = metric if line.endswith(" ") else "," + metric
+        if len(line) + len(piece) + 2 > width and not line.endswith(" "):  # room for ",\\"
+            lines.append(line + ",\\")
+            line, piece = "", metric
+        line += piece
+    return lines + [line]
 
 
 def _stages_table(analysis: ProfileAnalysis, width: int) -> Table:

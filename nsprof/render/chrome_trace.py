@@ -16,10 +16,13 @@ import pandas as pd
 GPU_PID_BASE = 1_000_000  # GPU tracks' process ids, apart from the host's real ones
 
 
-def chrome_trace(events: pd.DataFrame, ranges: pd.DataFrame, gpu_names: dict[int, str] | None = None) -> dict:
-    """`events`: nsprof.analyze.gpu_events.gpu_events; `ranges`: NVTX ranges (NsysExport.nvtx rows)."""
-    starts = [frame["start_ns"].dropna().min() for frame in (events, ranges) if len(frame)]
-    origin = int(min(starts)) if starts else 0
+def chrome_trace(events: pd.DataFrame, ranges: pd.DataFrame, gpu_names: dict[int, str] | None = None,
+                 origin: int | None = None) -> dict:
+    """`events`: nsprof.analyze.gpu_events.gpu_events; `ranges`: NVTX ranges (NsysExport.nvtx rows).
+    Times count from `origin` (ns), by default the first event's start."""
+    if origin is None:
+        starts = [frame["start_ns"].dropna().min() for frame in (events, ranges) if len(frame)]
+        origin = int(min(starts)) if starts else 0
     last = int(max([events["end_ns"].max()] if len(events) else [origin]))
     trace = []
     for (device, stream), group in events.groupby(["device_id", "stream_id"], sort=True):

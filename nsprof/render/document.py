@@ -50,6 +50,9 @@ class Table:
     columns: Sequence[Column]
     rows: Sequence[dict]  # records: a column's key picks its value
     caption: str | None = None  # a note under the table
+    # record keys of the columns a terminal too narrow leaves out, in this order (the caption says which)
+    drop_order: tuple[str, ...] = ()
+    whole: tuple[str, ...] = ()  # keys of text columns never wrapped on a terminal (short phrases: titles)
 
     @classmethod
     def preformatted(cls, headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool],
@@ -68,6 +71,7 @@ class Drawing:
 
     title: str
     lines: Sequence[str]
+    narrow: Sequence[str] = ()  # the same picture for a terminal narrower than `lines` (none: lines)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from rich.markup import escape as rich_escape
 from rich.text import Text
 
 from nsprof.render.document import Block, Bullets, Drawing, Heading, Image, Paragraph, Table
-from nsprof.render.terminal_table import cell, plain, rich_table
+from nsprof.render.terminal_table import cell, plain, terminal_table
 
 _CODE_SPAN = re.compile(r"(`[^`]+`)")
 # What Markdown could read as markup in plain text (a backtick left outside a code span is a lone one)
@@ -56,10 +56,13 @@ def to_terminal(blocks: list[Block], console: Console, spaced: bool = True) -> N
             console.print(_rich_markdown(_markdown_list(block.items)) if block.markdown else
                           Text("\n".join(prose(item, console.width, "• ", "  ") for item in block.items)))
         elif isinstance(block, Table):
-            console.print(rich_table(block.title, block.columns, block.rows, block.caption))
+            console.print(terminal_table(block.title, block.columns, block.rows, block.caption, console.width,
+                                         block.drop_order, block.whole))
         elif isinstance(block, Drawing):
             console.print(Text(block.title, style="bold"))
-            console.print(Text("\n".join(block.lines)), soft_wrap=True)  # a grid re-wrapped is no grid
+            wide = max(map(len, block.lines), default=0) > console.width
+            lines = block.narrow if wide and block.narrow else block.lines
+            console.print(Text("\n".join(lines)), soft_wrap=True)  # a grid re-wrapped is no grid
         else:
             console.print(Text(f"[image {block.file_name}: {block.alt}]", style="dim"))
 

@@ -58,8 +58,10 @@ def report_document(ladder: LadderAnalysis) -> tuple[str, list[Block]]:
         blocks += [Heading(2, "Stages"), _stage_table(stages), Paragraph(_conventions(stages))]
         ops = list(dict.fromkeys(stages["op"]))
         for op in ops:  # one chart per ladder: an HGEMM bar would dwarf every SGEMM one
-            chart = ladder_chart(_bench_records(stages[stages["op"] == op]),
-                                 f"{op.upper()}: TFLOP/s per stage on {ladder.gpu or 'the GPU'}")
+            records = _bench_records(stages[stages["op"] == op])
+            if not records:  # no stage of this ladder has a time: its table says so, nothing to draw
+                continue
+            chart = ladder_chart(records, f"{op.upper()}: TFLOP/s per stage on {ladder.gpu or 'the GPU'}")
             chart.axes[0].set_ylabel("TFLOP/s (per launch, from the time above)")
             blocks.append(_image(chart, "tflops.png" if len(ops) == 1 else f"tflops-{op}.png",
                                  f"{op.upper()}: TFLOP/s per stage, dashed line: cuBLAS at the same size"))

@@ -38,24 +38,31 @@ def cell(value, spec) -> str:
     return format(value, spec) if isinstance(value, (int, float)) else str(value)
 
 
-def rich_table(title: str | None, columns: tuple, rows: list[dict], caption: str | None = None) -> Table:
-    """A rich Table: numbers right-aligned, text folded."""
+def rich_table(title: str | None, columns: tuple, rows: list[dict], caption: str | None = None,
+               width: int | None = None, whole: tuple[str, ...] = ()) -> Table:
+    """A rich Table: numbers right-aligned, text folded. Given the terminal's `width`, a table too
+    wide for it wraps its prose columns (text with spaces) at spaces and keeps every other column
+    whole (rich would narrow the widest column first, breaking a name or a number)."""
     table = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
-    for heading, key, spec in columns:
+    fixed = _prose_widths(columns, rows, width, whole) if width else None
+    for index, (heading, key, spec) in enumerate(columns):
         # a problem size is never folded (no_wrap: rich then narrows the other columns; a min_width
         # would make it crop the table's right edge instead)
-        table.add_column(heading, justify="right" if spec else "left", overflow="fold", no_wrap=key == "size")
+        table.add_column(heading, justify="right" if spec else "left", overflow="fold", no_wrap=key == "size",
+                         width=fixed[index] if fixed else None)
     for row in rows:
         table.add_row(*(escape(cell(row.get(key), spec)) for _, key, spec in columns))
     return table
 
 
-def fit_columns(columns: list, rows: list[dict], width: int, drop_order: tuple[str, ...]) -> list:
+def fit_columns(columns: list, rows: list[dict], width: int, drop_order: tuple[str, ...], prose: bool = False,
+                whole: tuple[str, ...] = ()) -> list:
     """`columns` less the first of `drop_order` present, then the next, until the table fits `width`
-    terminal columns (each column as wide as its heading's longest line or its widest cell)."""
+    terminal columns (each column as wide as its heading's longest line or its widest cell; with
+    `prose`, prose columns as wide as their longest word: table_width)."""
     columns = list(columns)
     for key in drop_order:
-        if table_width(columns, rows) <= width:
+        if table_width(columns, rows, prose, whole) <= width:
             break
         columns = [column for column in columns if column[1] != key]
     return columns
@@ -74,15 +81,67 @@ def fit_named(columns: list, rows_for, name_widths: tuple[int, ...], width: int,
     return columns_shown, rows
 
 
-def table_width(columns: list, rows: list[dict]) -> int:
+def table_width(columns: list, rows: list[dict], prose: bool = False, whole: tuple[str, ...] = ()) -> int:
     """Terminal columns a table takes: each column as wide as its heading's longest line or its
-    widest cell, plus rich's borders and padding."""
-    return 1 + sum(3 + max(max(len(line) for line in heading.split("\n")),
-                           max((len(cell(row.get(key), spec)) for row in rows), default=1))
-                   for heading, key, spec in columns)
+    widest cell, plus rich's borders and padding; with `prose`, a prose column (text with spaces)
+    only as wide as its longest word, as rich_table wraps it."""
+    return 1 + sum(3 + width for width in (_least(columns, rows, whole) if prose else _natural(columns, rows)))
+
+
+def _natural(columns: list, rows: list[dict]) -> list[int]:
+    return [max(max(len(line) for line in heading.split("\n")), max((len(cell(row.get(key), spec)) for row in rows), default=1))
+            for heading, key, spec in columns]
+
+
+PROSE_MIN = 24  # a prose column narrower than this reads as a word a line: columns go first
+
+
+def _least(columns: list, rows: list[dict], whole: tuple[str, ...] = ()) -> list[int]:
+    """Each column's narrowest without breaking a word: headings wrap at spaces; a prose column's
+    cells too, to their longest word or PROSE_MIN where their text is longer; other cells whole."""
+    widths = []
+    for heading, key, spec in columns:
+        texts = [cell(row.get(key), spec) for row in rows] or [""]
+        heading_word = max(len(word) for word in heading.split() or [""])
+        if not spec and key not in whole and any(" " in text for text in texts):
+            longest_word = max(len(word) for text in texts for word in text.split() or [""])
+            natural = max(len(text) for text in texts)
+            widths.append(max(heading_word, longest_word, min(natural, PROSE_MIN)))
+        else:
+            widths.append(max(heading_word, max(map(len, texts))))
+    return widths
+
+
+def _prose_widths(columns: tuple, rows: list[dict], width: int, whole: tuple[str, ...] = ()) -> list[int] | None:
+    """Content widths that fit `width`: each column at its least (_least), what is left shared in
+    proportion to how much wider each would be whole; None where the table fits as it is, or
+    cannot fit even so."""
+    natural, least = _natural(columns, rows), _least(columns, rows, whole)
+    room = width - 1 - 3 * len(columns)
+    if sum(natural) <= room or sum(least) > room:
+        return None
+    widths = list(least)
+    spare = room - sum(least)
+    wanted = sum(n - l for n, l in zip(natural, least))
+    for index, (n, l) in enumerate(zip(natural, least)):
+        widths[index] += (n - l) * spare // wanted if wanted else 0
+    return widths
+
+
+def terminal_table(title: str | None, columns: tuple, rows: list[dict], caption: str | None, width: int,
+                   drop_order: tuple[str, ...] = (), whole: tuple[str, ...] = ()) -> Table:
+    """A document table for a `width`-column terminal: columns of `drop_order` left out in that
+    order until it fits with its prose wrapped (the caption names them), then rich_table. A table
+    that states no order and cannot fit loses its columns from the right, the first one staying."""
+    if not drop_order and table_width(list(columns), rows, True, whole) > width:
+        drop_order = tuple(key for _, key, _ in reversed(columns[1:]))
+    shown = fit_columns(list(columns), rows, width, drop_order, True, whole) if drop_order else list(columns)
+    note = left_out(list(columns), shown)
+    caption = (caption + note) if caption else note.removeprefix("; ") or None
+    return rich_table(title, tuple(shown), rows, caption, width, whole)
 
 
 def left_out(present: list, shown: list) -> str:
     """A caption's note naming the columns fit_columns left out."""
-    gone = [heading.replace("\n", " ") for heading, key, _ in present if (heading, key, _) not in shown]
+    gone = [heading.replace("-\n", "").replace("\n", " ") for heading, key, _ in present if (heading, key, _) not in shown]
     return f"; left out to fit the terminal: {', '.join(gone)} (in --json)" if gone else ""

@@ -1,0 +1,44 @@
+"""Why a ladder's stages have no time: the inputs each time could have come from, and what each lacks.
+
+A stage's time comes from nsys (the kernels whose launch call ran inside its NVTX range, tied by
+correlation id) or else from ncu (gpu__time_duration.sum): see nsprof.analyze.ladder._with_times.
+"""
+
+from __future__ import annotations
+
+from nsprof.parse.profile import Profile
+from nsprof.parse.sources import Source
+
+NCU_TIME_METRIC = "gpu__time_duration.sum"
+
+
+def untimed_ladder(work, sources: list[Source]) -> str | None:
+    """Why no stage of `work` (nsprof.analyze.ladder's records) has a time, naming each capture they
+    come from; None when some stage has one, or there is no stage."""
+    stages = work[work["stage"].notna()]
+    if stages.empty or stages["time_per_launch_ns"].notna().any():
+        return None
+    profiles = set(stages["profile"])
+    causes = [cause for source in sources if source.name in profiles for cause in untimed_causes(source.profile)]
+    return "; ".join(dict.fromkeys(causes))
+
+
+def untimed_causes(profile: Profile) -> list[str]:
+    """What keeps each of the profile's captures from timing a stage, one phrase per capture."""
+    causes = [_nsys_cause(export) for export in profile.nsys]
+    causes += [f"{report.source} has no {NCU_TIME_METRIC} (kernel duration)" for report in profile.ncu
+               if NCU_TIME_METRIC not in report.kernels or report.kernels[NCU_TIME_METRIC].isna().all()]
+    if not profile.nsys:
+        causes.append("there is no nsys capture to time them")
+    return causes
+
+
+def _nsys_cause(export) -> str:
+    if export.kernels.empty:
+        return f"{export.path} holds no kernel (no CUPTI_ACTIVITY_KIND_KERNEL rows)"
+    if export.runtime.empty:
+        return (f"{export.path} holds no CUDA API call (no CUPTI_ACTIVITY_KIND_RUNTIME rows) to tie its kernels "
+                "to the NVTX ranges that launched them")
+    if export.kernels["correlation_id"].isna().all():
+        return f"{export.path}'s kernels have no correlation ids (NULL) to tie them to their launch calls"
+    return f"no kernel of {export.path} was launched inside a stage's NVTX range"

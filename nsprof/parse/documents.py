@@ -1,0 +1,89 @@
+"""nsprof's own JSON documents in a profile directory: manifest.json and pipeline.json.
+
+They are read once, here, and their shape checked where the rest of nsprof relies on it, so that a
+hand-edited or damaged document is one ParseError naming the file and the field, not an
+AttributeError or KeyError in whichever command meets it first.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from nsprof.errors import ParseError
+
+# The manifest's fields that commands read, with the JSON type each must have where present.
+MANIFEST_FIELDS = {"op": str, "started": str, "status": str, "stages": list, "sizes": list, "device": (dict, str),
+                   "software": dict, "tools": dict, "verification": list, "ceilings": dict}
+MANIFEST_MAPS = {"tools": dict, "verification": dict}  # what each entry of these holds
+# What a pipeline.json record must hold (nsprof.ranges.pipeline_range names its flows by them).
+PIPELINE_RECORD_FIELDS = ("op", "stage", "size", "variant")
+RECAPTURE = "Restore the file, or capture the profile again with `nsprof profile` / `nsprof pipeline`"
+_JSON_TYPES = {dict: "an object", list: "a list", str: "a string"}
+
+
+def read_manifest(path: Path) -> dict | None:
+    """manifest.json as a dict, its fields checked (MANIFEST_FIELDS); None where there is none."""
+    manifest = _read_object(path, "manifest")
+    if manifest is None:
+        return None
+    for field, kind in MANIFEST_FIELDS.items():
+        value = manifest.get(field)
+        if value is not None and not isinstance(value, kind):
+            raise ParseError(f"{path}: \"{field}\" is {_json_type(value)}, not {_kinds(kind)}", RECAPTURE)
+    for field, kind in MANIFEST_MAPS.items():
+        entries = manifest.get(field) or {}
+        for key, entry in (entries.items() if isinstance(entries, dict) else enumerate(entries)):
+            if not isinstance(entry, kind):
+                raise ParseError(f"{path}: \"{field}\" entry {key!r} is {_json_type(entry)}, not {_kinds(kind)}",
+                                 RECAPTURE)
+    return manifest
+
+
+def read_pipeline_results(path: Path) -> dict | None:
+    """pipeline.json (what `nsprof pipeline` measured), every record checked to name its flow;
+    None where there is none."""
+    document = _read_object(path, "pipeline results")
+    if document is None:
+        return None
+    records = document.get("records")
+    if not isinstance(records, list):
+        raise ParseError(f"{path}: not the results of `nsprof pipeline` (no \"records\" list)", RECAPTURE)
+    for number, record in enumerate(records, 1):
+        if not isinstance(record, dict):
+            raise ParseError(f"{path}: record {number} is {_json_type(record)}, not an object", RECAPTURE)
+        missing = [field for field in PIPELINE_RECORD_FIELDS if not isinstance(record.get(field), str)]
+        if missing:
+            raise ParseError(f"{path}: record {number} has no {', '.join(missing)}", RECAPTURE)
+        median = record.get("median_ms")
+        if median is not None and not isinstance(median, (int, float)):
+            raise ParseError(f"{path}: record {number}'s median_ms is {_json_type(median)}, not a number", RECAPTURE)
+    if not isinstance(document.get("floor") or {}, dict):
+        raise ParseError(f"{path}: \"floor\" is {_json_type(document['floor'])}, not an object", RECAPTURE)
+    return document
+
+
+def _read_object(path: Path, what: str) -> dict | None:
+    if not path.is_file():
+        return None
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ParseError(f"{path}: unreadable {what} ({err})", RECAPTURE) from None
+    if not isinstance(document, dict):
+        raise ParseError(f"{path}: the {what} is {_json_type(document)}, not a JSON object", RECAPTURE)
+    return document
+
+
+def _json_type(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return _JSON_TYPES.get(type(value), type(value).__name__)
+
+
+def _kinds(kind) -> str:
+    return " or ".join(_JSON_TYPES[k] for k in (kind if isinstance(kind, tuple) else (kind,)))

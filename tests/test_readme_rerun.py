@@ -1,0 +1,76 @@
+"""The README's "Without a GPU" block, its `timeline --range` example and its Python example, read
+from README.md itself and run as written, twice over, in a fresh directory: a user regenerating
+their reports gets them regenerated. The directory sees the repository's profiles/ through a
+symbolic link (nothing copied); everything the commands write lands in it."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nsprof.cli import app
+
+REPO = Path(__file__).resolve().parent.parent
+README = (REPO / "README.md").read_text()
+
+
+def _section(title: str) -> str:
+    text = README[README.index(f"\n## {title}\n"):]
+    return text[:text.index("\n## ", 4)]
+
+
+def without_a_gpu() -> list[list[str]]:
+    """The first indented block of "## Without a GPU": one nsprof command a line."""
+    block = re.search(r"\n\n((?:    nsprof .*\n)+)", _section("Without a GPU"))[1]
+    return [shlex.split(line)[1:] for line in block.splitlines()]
+
+
+def range_example() -> list[str]:
+    [line] = re.findall(r"^\$ (nsprof timeline .*--range .*)$", README, re.MULTILINE)
+    return shlex.split(line)[1:]
+
+
+def python_example() -> str:
+    """The `>>>` lines of "## From Python", but the one that needs a GPU."""
+    block = re.search(r"```python\n(.*?)```", _section("From Python"), re.DOTALL)[1]
+    return "\n".join(line[4:] for line in block.splitlines() if line.startswith(">>> ") and "on a GPU" not in line)
+
+
+def test_the_readme_gives_what_this_test_runs():
+    commands = without_a_gpu()
+    assert [c[0] for c in commands] == ["analyze", "roofline", "report", "explain", "explain", "explain", "timeline",
+                                        "explain"]
+    assert range_example()[0] == "timeline" and "write_roofline" in python_example()
+
+
+@pytest.fixture
+def fresh_directory(tmp_path, monkeypatch):
+    (tmp_path / "profiles").symlink_to(REPO / "profiles")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_the_readme_block_runs_twice_and_then_the_python_example(fresh_directory):
+    runner = CliRunner()
+    written = {1: [], 2: []}
+    for run in written:
+        for args in [*without_a_gpu(), range_example()]:
+            result = runner.invoke(app, args)
+            assert result.exit_code == 0, (run, args, result.output)
+            written[run] += [line.split()[1] for line in result.stdout.splitlines() if line.startswith("wrote ")]
+    assert written[1] == written[2] and all(Path(path).is_file() for path in written[1])
+    reports = fresh_directory / "reports"
+    charts = sorted(p.name for p in reports.glob("timeline-*.png"))
+    assert len(charts) == 2  # the range's chart did not replace the whole capture's
+    assert (reports / "roofline.png").is_file() and (reports / "h200-sgemm-1024" / "index.html").is_file()
+
+    before = (reports / "roofline.csv").stat().st_mtime_ns
+    namespace: dict = {}
+    exec(compile(python_example(), "README.md (From Python)", "exec"), namespace)  # after the CLI block
+    exec(compile(python_example(), "README.md (From Python)", "exec"), namespace)  # and again
+    assert (reports / "roofline.csv").stat().st_mtime_ns > before
+    assert (reports / "t.png").read_bytes()[:4] == b"\x89PNG" and (reports / "t.json").is_file()
