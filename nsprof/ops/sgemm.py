@@ -219,8 +219,7 @@ STAGES = (
         ),
         "bounds-check", FP32,
         changes="two shared buffers: the next tile's global loads overlap this tile's FMAs; "
-        "smaller block tiles when 128x128 would leave SMs idle; bounds checks only where the size "
-        "is not whole tiles",
+        "smaller block tiles when 128x128 would leave SMs idle",
         why="global-load latency is hidden and one barrier per tile remains instead of two",
         metric="smsp__average_warp_latency_issue_stalled_long_scoreboard and _barrier fall",
         watch=('stall_long_scoreboard', 'stall_barrier'),
