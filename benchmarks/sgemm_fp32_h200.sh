@@ -19,8 +19,10 @@ T="python3 benchmarks/tune_stage.py --stage v8"
 START=$SECONDS
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv,noheader
 
-# Knob variants (";" separates knobs). Defaults: register-staged double buffer, 8x8 outputs per
-# thread, BK 8, 2 blocks per SM (the 45.2 TFLOP/s configuration), now with bounds checks.
+# Knob variants (";" separates knobs). Defaults when this sweep ran (2026-11-24): register-staged
+# double buffer, 8x8 outputs per thread, BK 8, 2 blocks per SM, bounds checks on every launch. The
+# defaults it chose (BK 16, unchecked entries for whole tiles) are checked by sgemm_fp32_check_h200.sh;
+# "" here now means those.
 VARIANTS=(
   ""
   "V8_BK=16"

@@ -103,7 +103,8 @@ def main() -> None:
                 continue
             ok = err <= stage.tolerance(size)
             ms = time_launches(launcher.run).median_ms if ok and not args.verify_only else float("nan")
-            row = {"size": label, "plan": launcher.tile_label, "knobs": " ".join(knobs), "err": err, "ok": ok,
+            row = {"size": label, "plan": launcher.tile_label, "entry": launcher.entry, "knobs": " ".join(knobs),
+                   "err": err, "ok": ok,
                    "padded": launcher.padded_shape is not None, "ms": ms, "tflops": op.flops(size) / ms / 1e9,
                    "pct_cublas": float("nan") if args.verify_only else 100 * base / ms,
                    "baseline": cublas.stage}

@@ -35,6 +35,9 @@ class Tile:
     entry needs beyond the device's own (sm_90a: wgmma, setmaxnreg), `tma_boxes` the boxes
     (rows, cols) of the A and B tensor maps when the kernel reads its operands through TMA,
     with `swizzle` bytes; `persistent` kernels get one block per SM and loop over tiles.
+    `unchecked_entry` names the same kernel without bounds checks, which the launcher runs
+    instead when M, N and K are whole tiles (K of bk x the split-K factor; with bn and bk
+    multiples of 4, whole tiles also keep float32 rows float4-aligned).
     """
 
     bm: int
@@ -49,10 +52,22 @@ class Tile:
     swizzle: int = 0
     persistent: bool = False
     b_k_major: bool = False
+    unchecked_entry: str | None = None
 
     @property
     def shape(self) -> str:
         return f"{self.bm}x{self.bn}"
+
+    @property
+    def entries(self) -> tuple[str, ...]:
+        """Every kernel name a launch of this tile can show in a profile."""
+        return (self.entry,) if self.unchecked_entry is None else (self.entry, self.unchecked_entry)
+
+    def entry_for(self, m: int, n: int, k: int, split_k: int = 1) -> str:
+        """The entry that runs an M x N x K product (K split in split_k slices): the unchecked one
+        when there is one and the product is whole tiles, whole bk-deep steps in every K slice."""
+        whole = m % self.bm == 0 and n % self.bn == 0 and k % (self.bk * split_k) == 0
+        return self.unchecked_entry if self.unchecked_entry and whole else self.entry
 
 
 _STAGE_NAME = re.compile(r"^[a-z]*(\d+)([a-z]*)$")

@@ -72,6 +72,23 @@ def test_bench_reports_timing_and_percent_of_cublas(tmp_path):
     assert len(saved) == 1 and json.loads(saved[0].read_text())["results"] == doc["results"]
 
 
+@pytest.mark.parametrize("tile", ["128x128", "64x128", "64x64"])
+@pytest.mark.parametrize("size, split, checked", [((512, 512, 512), 2, False), ((512, 512, 528), 2, True),
+                                                  ((520, 512, 512), 1, True), ((512, 516, 512), 1, True)])
+def test_v8_runs_unchecked_on_whole_tiles_and_checked_otherwise(tile, size, split, checked, tools):
+    """Each v8 tile, forced: whole tiles take the entry without bounds checks, a short K slice or a ragged
+    M or N the checked one, and both verify."""
+    from nsprof.launch.measure import verify
+    from nsprof.registry import get_stage
+
+    op, stage = get_op("sgemm"), get_stage("sgemm", "v8")
+    problem = op.workload.problem(tools.xp, size, seed=sum(size) + split)
+    launcher = op.workload.launcher(stage, problem, tools, tile_shape=tile, split_k=split)
+    assert launcher.entry == f"sgemm_v8_{tile}" + ("" if checked else "_unchecked")
+    err = verify(launcher, problem)
+    assert err <= stage.tolerance(size), f"{launcher.entry} {size}/{split}: relative error {err:.3g}"
+
+
 @pytest.mark.parametrize("name, tile, split", [("h3", "128x128", 4), ("h4", "64x128", 4), ("h5", "64x128", 4)])
 def test_hgemm_split_k_slices_add_up_to_c(name, tile, split, tools):
     from nsprof.launch.measure import verify

@@ -2,6 +2,7 @@
 absent), and every entry point is emitted. That target also builds plain compute_90 PTX, where
 h6 compiles its wgmma entries to a trap."""
 
+import re
 import shutil
 import subprocess
 
@@ -22,8 +23,33 @@ def test_compiles_for_sm90a(stage, tmp_path):
         capture_output=True, text=True, timeout=300,
     )
     assert result.returncode == 0, result.stderr
-    for tile in stage.tiles:  # every entry point was emitted
-        assert f"Compiling entry function '{tile.entry}'" in result.stderr
+    for entry in (e for tile in stage.tiles for e in tile.entries):  # every entry point was emitted
+        assert f"Compiling entry function '{entry}'" in result.stderr
+
+
+def _ptxas_report(stderr: str) -> dict[str, str]:
+    """ptxas -v's lines per entry function."""
+    report, entry = {}, None
+    for line in stderr.splitlines():
+        if match := re.search(r"Compiling entry function '(\w+)'", line):
+            entry = match[1]
+        elif entry:
+            report[entry] = report.get(entry, "") + line + "\n"
+    return report
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
+def test_v8_128x128_entries_spill_no_registers(tmp_path):
+    """The tile that runs every large size: 16-deep K tiles staged in two parts fit in its 128 registers."""
+    from nsprof.registry import get_stage
+
+    result = subprocess.run([NVCC, "-arch=sm_90", "-std=c++17", "-Xptxas", "-v", "-c",
+                             str(get_stage("sgemm", "v8").kernel_path()), "-o", str(tmp_path / "v8.o")],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    report = _ptxas_report(result.stderr)
+    for entry in ("sgemm_v8_128x128", "sgemm_v8_128x128_unchecked"):
+        assert "0 bytes spill stores, 0 bytes spill loads" in report[entry], report[entry]
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")

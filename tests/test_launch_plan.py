@@ -28,6 +28,34 @@ def test_v8_plan(size, shape, split):
     assert (plan.tile.shape, plan.split_k) == (shape, split)
 
 
+@pytest.mark.parametrize(
+    "size, unchecked",
+    [
+        ((4096, 4096, 4096), True),
+        ((1024, 1024, 1024), True),  # 4 slices of 256: whole 16-deep steps
+        ((512, 512, 128), True),  # 64x64 tiles
+        ((1000, 1200, 800), False),  # ragged M
+        ((4096, 4096, 4104), False),  # K % 16 == 8: the last K tile is short
+        ((4095, 4097, 4093), False),
+    ],
+)
+def test_v8_runs_its_unchecked_entry_only_on_whole_tiles(size, unchecked):
+    plan = choose_plan(V8, *size, H200_SMS)
+    entry = plan.tile.entry_for(*size, plan.split_k)
+    assert entry == f"sgemm_v8_{plan.tile.shape}" + ("_unchecked" if unchecked else "")
+
+
+def test_a_k_split_into_slices_of_partial_tiles_takes_the_checked_entry():
+    tile = V8.tiles[0]
+    assert 1040 % tile.bk == 0 and 1040 % (2 * tile.bk) != 0
+    assert tile.entry_for(1024, 1024, 1040, 1) == "sgemm_v8_128x128_unchecked"
+    assert tile.entry_for(1024, 1024, 1040, 2) == "sgemm_v8_128x128"
+
+
+def test_a_tile_without_an_unchecked_entry_always_runs_its_own():
+    assert all(t.entry_for(4096, 4096, 4096) == t.entry for t in V10.tiles)
+
+
 def test_v10_prefers_the_wide_tile_when_it_fills_the_gpu():
     assert choose_plan(V10, 4096, 4096, 4096, H200_SMS).tile.shape == "128x256"
     assert choose_plan(V10, 1024, 1024, 1024, H200_SMS).tile.shape == "128x128"

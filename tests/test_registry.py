@@ -24,9 +24,18 @@ def test_kernel_file_exists_and_declares_each_entry_point(stage):
     assert path.is_file()
     assert Path(stage.kernel_file).parts[:2] == ("kernels", stage.op)
     source = path.read_text()
-    for tile in stage.tiles:
-        declaration = rf'extern "C" __global__ void(?:\s+\w+(?:\([^)]*\))?)?\s+{tile.entry}\('
-        assert re.search(declaration, source), tile.entry
+    for entry in (e for tile in stage.tiles for e in tile.entries):
+        declaration = rf'extern "C" __global__ void(?:\s+\w+(?:\([^)]*\))?)?\s+{entry}\('
+        assert re.search(declaration, source), entry
+
+
+def test_v8_tiles_declare_the_k_depth_the_kernel_compiles_by_default():
+    """The launcher's whole-tile test and explain's K-tile counts use the registry's bk."""
+    from nsprof.registry import get_stage
+
+    stage = get_stage("sgemm", "v8")
+    default = re.search(r"#define V8_BK (\d+)", stage.kernel_path().read_text())
+    assert {tile.bk for tile in stage.tiles} == {int(default[1])}
 
 
 @pytest.mark.parametrize("stage", NVRTC, ids=lambda s: s.key)

@@ -2,7 +2,7 @@
 //
 // What changed since v7: shared memory holds two copies of the A and B tiles. At the top
 // of each K step a thread issues the global loads of the next tile into registers, computes
-// the current tile's 8 outer products from the other shared buffer, and only then writes the
+// the current tile's outer products from the other shared buffer, and only then writes the
 // registers to shared memory; one __syncthreads() per tile instead of two.
 // Why it should help: in v7 every tile began with global loads that the whole block waited
 // for (~500+ cycles of DRAM/L2 latency per 8-deep K step). Now that latency overlaps with
@@ -16,35 +16,57 @@
 // Metric to watch: smsp__average_warp_latency_issue_stalled_long_scoreboard and
 // ..._barrier fall against v7; sm__pipe_fma_cycles_active rises.
 //
-// Ragged sizes (changed, issue 22): every global load and store is bounds-checked, so the
-// kernel runs on A, B and C as they are. Until then the launcher zero-padded A and B to whole
-// tiles and copied C back on every launch: five extra copy/fill kernels, which at 1000x1200x800
-// cost about as much as the product. Loads outside the matrix (or outside this block's K
-// slice) read zeros; rows whose length is not a multiple of 4 floats (K % 4 or N % 4 != 0)
-// cannot be read as aligned float4, and take a scalar path chosen once per launch.
+// Ragged sizes (changed, issue 22): the kernel runs on A, B and C as they are. Until then the
+// launcher zero-padded A and B to whole tiles and copied C back on every launch: five extra
+// copy/fill kernels, which at 1000x1200x800 cost about as much as the product (58.9% of cuBLAS
+// padded against 70.9% bounds-checked, same plan). Each tile has two entries: sgemm_v8_<tile>
+// checks every global load and store (outside the matrix, or this block's K slice, reads
+// zeros; rows whose length is not a multiple of 4 floats take a scalar path chosen once per
+// launch), and sgemm_v8_<tile>_unchecked, for sizes of whole tiles (M, N and every K slice),
+// has no checks at all. The launcher picks one per launch. Why two: the checks alone cost
+// about 10% at aligned sizes (BK 8, 4096^3: 77.9% of cuBLAS checked, 88% unchecked and padded in
+// the record, benchmarks/h200-sgemm.md).
+//
+// K tiles of 16 (changed, issue 22; V8_BK was 8): half the barriers and loop overhead per FMA,
+// and the checks' cost spread over twice the work. A 16-deep tile is staged in two parts of
+// 8 k: part p's global loads fly during part p's FMAs and land in the other buffer right
+// after, so a thread holds 8 k in registers as with BK 8 (staged whole, the 128x128 tile
+// spilled at its 128-register cap). A's copy is laid out in warp chunks of 16 rows x 8 k, so
+// the transposing shared stores stay conflict-free at BK 16 (rows of 4 float4 put k 0 and 8
+// in one bank). Measured with the checks on every launch, on the H200 by
+// benchmarks/sgemm_fp32_h200.sh on 2026-11-24 (% of cuBLAS fp32, BK 8 -> BK 16, staged whole):
+// 1024^3 (128x128 split 4) 88.4 -> 98.1, 4096^3 77.9 -> 86.7, 8192^3 79.2 -> 87.5,
+// 1000x1200x800 (64x128 split 2) 84.2 -> 83.4, (128x128 split 2, the automatic plan) 70.9 -> 77.6.
+// Before the checks, BK 16 staged whole lost (43.2 against 45.1 TFLOP/s at 4096^3, unchecked).
+// The two-part staging and the unchecked entries are not in those numbers:
+// benchmarks/sgemm_fp32_check_h200.sh measures the defaults as they now are.
 //
 // Tuning knobs (issue 22; a tuning run overrides them with -D, benchmarks/sgemm_fp32_h200.sh
-// sweeps them). The defaults are the configuration measured on the H200 before them (45.2
-// TFLOP/s at 4096^3); the levers under test are:
-//   V8_BK          depth of a K tile (8 or 16): half the barriers with 16, but twice the
-//                  staging registers in the register-staged path (measured: 43.2 against 45.1).
+// sweeps them). The other results of that sweep (same date, checked entries):
+//   V8_BK          depth of a K tile (8 or 16), see above.
 //   V8_MIN_BLOCKS  blocks per SM that __launch_bounds__ promises for the 128x128 tile, which caps
-//                  registers at 65536 / (threads * blocks). 2 with 8x8 outputs per thread trades a
-//                  few spilled registers for twice the warps (45.1 against 34.0 with 1).
+//                  registers at 65536 / (threads * blocks). 2 with 8x8 outputs per thread: twice
+//                  the warps of 1 (45.1 against 34.0 TFLOP/s); 3 with V8_TN 16 lost (60% at 4096^3).
 //   V8_TN          outputs per thread along N in the 128x128 tile (8 or 16). 16 gives 128 threads
-//                  of 8x16: 128 FMAs per 6 shared loads instead of 64 per 4, fewer instructions
-//                  that are not FMAs, and (with V8_MIN_BLOCKS 2) up to 255 registers, as cuBLAS's
-//                  own SIMT kernels run (8 warps per SM, ~224 registers). The 64-row tiles keep 8x8.
+//                  of 8x16: 128 FMAs per 6 shared loads instead of 64 per 4, and up to 255
+//                  registers, as cuBLAS's own SIMT kernels run. With BK 16 it tied (96.3 / 87.0 /
+//                  88.1% at 1024 / 4096 / 8192^3 against 98.1 / 86.7 / 87.5): 8 stays, the 64-row
+//                  tiles keep 8x8 either way.
 //   V8_ASYNC       1: a V8_STAGES-deep ring filled by cp.async instead of register staging. The
 //                  transposed A tile is copied 4 bytes at a time (cp.async.ca), each copy landing
 //                  at its transposed place, so no register holds a tile in flight and the compute
 //                  loop is unchanged. (An earlier experiment, benchmarks/experiments/v8_async.cu,
 //                  kept A k-minor instead and lost: its float4 reads along k cost registers.)
+//                  With BK 8, STAGES 2: no gain at aligned sizes (79.8% at 4096^3), but the best
+//                  ragged result, 89.6% at 1000x1200x800 (128x128 split 4): cp.async's zero fill
+//                  checks bounds without branches. Not the default: BK 16 with it spills.
 //   V8_STAGES      ring depth with V8_ASYNC (2..4); static shared memory must stay under 48 KB.
 //   V8_SWIZZLE     0: blocks in row order. G > 0: bands of G block rows are walked column by
-//                  column, so blocks running together share A and B tiles in L2 (for 8192^3).
+//                  column, so blocks running together share A and B tiles in L2 (+2-3% at 8192^3).
+#include <type_traits>
+
 #ifndef V8_BK
-#define V8_BK 8
+#define V8_BK 16
 #endif
 #ifndef V8_MIN_BLOCKS
 #define V8_MIN_BLOCKS 2
@@ -76,14 +98,18 @@ struct V8 {
     static_assert(A_VECS >= 1 && B_VECS >= 1 && A_VECS * 4 * THREADS == BM * BK &&
                   B_VECS * 4 * THREADS == BK * BN, "tile too small for the thread count");
     static_assert(BK % 8 == 0 && TN % 4 == 0, "BK must be a multiple of 8, TN of 4");
+    static_assert(BM % 16 == 0 && BM * BK / 4 % 32 == 0, "A is staged in warp chunks of 16 rows x 8 k");
     static_assert(BUFFERS >= 2 && BUFFERS * BK * (A_LD + BN) * 4 <= 48 * 1024,
                   "static shared memory over 48 KB: fewer V8_STAGES or a smaller V8_BK");
 };
 
 // Four floats of row `row` from column `col` of a row-major matrix with leading dimension ld,
 // zero outside rows x cols. `vec`: cols and col are multiples of 4 and the rows 16-byte aligned.
+// Unchecked (whole tiles, see the entries): one float4 load, no compare.
+template <bool CHECKED>
 __device__ __forceinline__ float4 load4(const float* __restrict__ base, int ld, int row, int col,
                                         int rows, int cols, bool vec) {
+    if (!CHECKED) return *reinterpret_cast<const float4*>(base + row * ld + col);
     float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
     if (row < rows) {
         const float* p = base + row * ld + col;
@@ -112,7 +138,7 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
-template <int BM, int BN, int BK, int TN>
+template <int BM, int BN, int BK, int TN, bool CHECKED>
 __device__ __forceinline__ void sgemm_v8_body(int M, int N, int K,
                                               const float* __restrict__ A,
                                               const float* __restrict__ B,
@@ -148,9 +174,11 @@ __device__ __forceinline__ void sgemm_v8_body(int M, int N, int K,
     const int k_begin = blockIdx.z * k_len, k_end = min(K, k_begin + k_len);
     const int tiles = (k_end - k_begin + BK - 1) / BK;
     if (tiles <= 0) return;  // an empty trailing slice (tiny K): nothing to add
-    const bool vec_b = N % 4 == 0;
+    const bool vec_b = !CHECKED || N % 4 == 0;
 
-    auto compute_tile = [&](int buf, float (&acc)[8][TN]) {
+    // FMAs of k steps [k_lo, k_lo + STEPS) of the tile in buffer buf (constants after unrolling).
+    auto compute_steps = [&](int buf, int k_lo, auto steps, float (&acc)[8][TN]) {
+        constexpr int STEPS = decltype(steps)::value;
         float4 frag_a[2][2], frag_b[2][P::GROUPS_N];
         auto load_fragments = [&](int k, int slot) {
             frag_a[slot][0] = *reinterpret_cast<const float4*>(&As[buf][k][ty * 4]);
@@ -159,10 +187,10 @@ __device__ __forceinline__ void sgemm_v8_body(int M, int N, int K,
             for (int h = 0; h < P::GROUPS_N; ++h)
                 frag_b[slot][h] = *reinterpret_cast<const float4*>(&Bs[buf][k][h * P::GROUP_STRIDE_N + tx * 4]);
         };
-        load_fragments(0, 0);
+        load_fragments(k_lo, 0);
 #pragma unroll
-        for (int k = 0; k < BK; ++k) {
-            if (k + 1 < BK) load_fragments(k + 1, (k + 1) % 2);  // in flight during the FMAs below
+        for (int k = 0; k < STEPS; ++k) {
+            if (k + 1 < STEPS) load_fragments(k_lo + k + 1, (k + 1) % 2);  // in flight during the FMAs below
             const float av[8] = {frag_a[k % 2][0].x, frag_a[k % 2][0].y, frag_a[k % 2][0].z,
                                  frag_a[k % 2][0].w, frag_a[k % 2][1].x, frag_a[k % 2][1].y,
                                  frag_a[k % 2][1].z, frag_a[k % 2][1].w};
@@ -182,6 +210,10 @@ __device__ __forceinline__ void sgemm_v8_body(int M, int N, int K,
         }
     };
 
+    auto compute_tile = [&](int buf, float (&acc)[8][TN]) {
+        compute_steps(buf, 0, std::integral_constant<int, BK>{}, acc);
+    };
+
     float acc[8][TN] = {};
 #if V8_ASYNC
     // A ring of BUFFERS tiles: the copies of tile t + BUFFERS - 1 are issued while tile t is computed.
@@ -192,7 +224,7 @@ __device__ __forceinline__ void sgemm_v8_body(int M, int N, int K,
             // transposed stores of a warp then hit 32 distinct banks (rows are BM + 4 floats).
             const int e = tid + r * P::THREADS;
             const int kk = e % 8 + 8 * (e / (8 * BM)), row = e / 8 % BM;
-            const bool in = m0 + row < M && k0 + kk < k_end;
+            const bool in = !CHECKED || (m0 + row < M && k0 + kk < k_end);
             cp_async4(&As[buf][kk][row], in ? &A[(m0 + row) * K + k0 + kk] : A, in);
         }
 #pragma unroll
@@ -201,7 +233,7 @@ __device__ __forceinline__ void sgemm_v8_body(int M, int N, int K,
             const int row = e / (BN / 4), col = (e % (BN / 4)) * 4;
             const int gk = k0 + row, gn = n0 + col;
             if (vec_b) {
-                const bool in = gk < k_end && gn < N;
+                const bool in = !CHECKED || (gk < k_end && gn < N);
                 cp_async16(&Bs[buf][row][col], in ? &B[gk * N + gn] : B, in);
             } else {
 #pragma unroll
@@ -228,67 +260,89 @@ __device__ __forceinline__ void sgemm_v8_body(int M, int N, int K,
         write = write + 1 == P::BUFFERS ? 0 : write + 1;
     }
 #else
-    const bool vec_a = K % 4 == 0;
-    float4 stage_a[P::A_VECS], stage_b[P::B_VECS];
-    auto load_global = [&](int k0) {
+    // A tile of BK 16 is staged in two parts of 8 k: the global loads of part p of the next tile
+    // fly during the FMAs of part p of this one and land in the other buffer right after, so a
+    // thread holds 8 k of a tile in registers at any BK (BK 16 staged whole spilled at 128
+    // registers) while the block still meets one barrier per BK.
+    constexpr int PARTS = BK / 8, A_PART = P::A_VECS / PARTS, B_PART = P::B_VECS / PARTS;
+    const bool vec_a = !CHECKED || K % 4 == 0;
+    float4 stage_a[A_PART], stage_b[B_PART];
+    // The A tile goes in warp chunks of 16 rows x 8 k (lane: row lane / 2, k (lane % 2) * 4; one
+    // 32-byte sector per row), down the rows first, then along k. The transposed stores of a warp
+    // then hit 32 distinct banks at any BK (bank 4 * k + row, rows BM + 4 floats apart); reading
+    // rows of BK / 4 float4 instead made BK 16 store k 0 and 8 to the same bank, 2-way.
+    auto a_place = [&](int r, int& row, int& col) {
+        const int chunk = warp + r * (P::THREADS / 32);  // THREADS is a whole number of warps
+        row = chunk % (BM / 16) * 16 + lane / 2;
+        col = (chunk / (BM / 16) * 2 + lane % 2) * 4;
+    };
+    // Part p holds vectors [p * A_PART, (p + 1) * A_PART) of A (A's chunks p * BM / 16 on: k 8p..8p+7)
+    // and [p * B_PART, (p + 1) * B_PART) of B (rows 8p..8p+7).
+    auto load_global = [&](int k0, int part) {
 #pragma unroll
-        for (int r = 0; r < P::A_VECS; ++r) {
-            const int e = tid + r * P::THREADS;
-            const int row = e / (BK / 4), col = (e % (BK / 4)) * 4;
-            stage_a[r] = load4(A, K, m0 + row, k0 + col, M, k_end, vec_a);
+        for (int r = 0; r < A_PART; ++r) {
+            int row, col;
+            a_place(part * A_PART + r, row, col);
+            stage_a[r] = load4<CHECKED>(A, K, m0 + row, k0 + col, M, k_end, vec_a);
         }
 #pragma unroll
-        for (int r = 0; r < P::B_VECS; ++r) {
-            const int e = tid + r * P::THREADS;
+        for (int r = 0; r < B_PART; ++r) {
+            const int e = tid + (part * B_PART + r) * P::THREADS;
             const int row = e / (BN / 4), col = (e % (BN / 4)) * 4;
-            stage_b[r] = load4(B, N, k0 + row, n0 + col, k_end, N, vec_b);
+            stage_b[r] = load4<CHECKED>(B, N, k0 + row, n0 + col, k_end, N, vec_b);
         }
     };
-    auto store_shared = [&](int buf) {
+    auto store_shared = [&](int buf, int part) {
 #pragma unroll
-        for (int r = 0; r < P::A_VECS; ++r) {
-            const int e = tid + r * P::THREADS;
-            const int row = e / (BK / 4), col = (e % (BK / 4)) * 4;
+        for (int r = 0; r < A_PART; ++r) {
+            int row, col;
+            a_place(part * A_PART + r, row, col);
             As[buf][col + 0][row] = stage_a[r].x;
             As[buf][col + 1][row] = stage_a[r].y;
             As[buf][col + 2][row] = stage_a[r].z;
             As[buf][col + 3][row] = stage_a[r].w;
         }
 #pragma unroll
-        for (int r = 0; r < P::B_VECS; ++r) {
-            const int e = tid + r * P::THREADS;
+        for (int r = 0; r < B_PART; ++r) {
+            const int e = tid + (part * B_PART + r) * P::THREADS;
             const int row = e / (BN / 4), col = (e % (BN / 4)) * 4;
             *reinterpret_cast<float4*>(&Bs[buf][row][col]) = stage_b[r];
         }
     };
-    load_global(k_begin);
-    store_shared(0);
+#pragma unroll
+    for (int part = 0; part < PARTS; ++part) {
+        load_global(k_begin, part);
+        store_shared(0, part);
+    }
     __syncthreads();
     int buf = 0;
     for (int t = 0; t < tiles; ++t) {
         const bool has_next = t + 1 < tiles;
-        if (has_next) load_global(k_begin + (t + 1) * BK);  // in flight during the FMAs below
-        compute_tile(buf, acc);
-        if (has_next) {
+#pragma unroll
+        for (int part = 0; part < PARTS; ++part) {
+            if (has_next) load_global(k_begin + (t + 1) * BK, part);  // in flight during the FMAs below
+            compute_steps(buf, part * 8, std::integral_constant<int, 8>{}, acc);
             // The other buffer was last read before the previous barrier: safe to overwrite.
-            store_shared(buf ^ 1);
+            if (has_next) store_shared(buf ^ 1, part);
+        }
+        if (has_next) {
             __syncthreads();
             buf ^= 1;
         }
     }
 #endif
-    const bool vec_c = N % 4 == 0;
+    const bool vec_c = !CHECKED || N % 4 == 0;
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
         const int row = m0 + (i / 4) * (BM / 2) + ty * 4 + i % 4;
-        if (row >= M) continue;
+        if (CHECKED && row >= M) continue;
 #pragma unroll
         for (int h = 0; h < P::GROUPS_N; ++h) {
             const int col = n0 + h * P::GROUP_STRIDE_N + tx * 4;
             const float4 v = make_float4(acc[i][h * 4], acc[i][h * 4 + 1], acc[i][h * 4 + 2], acc[i][h * 4 + 3]);
             float* c = &C[row * N + col];
             if (vec_c) {
-                if (col >= N) continue;
+                if (CHECKED && col >= N) continue;
                 if (gridDim.z == 1) *reinterpret_cast<float4*>(c) = v;
                 else atomicAdd(reinterpret_cast<float4*>(c), v);  // float4 atomics: sm_90 and later
             } else {
@@ -304,22 +358,23 @@ __device__ __forceinline__ void sgemm_v8_body(int M, int N, int K,
     }
 }
 
-// One entry point per block tile: sgemm_v8_<BM>x<BN>.
+// Two entry points per block tile: sgemm_v8_<BM>x<BN> checks every access (any M, N, K);
+// sgemm_v8_<BM>x<BN>_unchecked assumes whole tiles (M % BM == N % BN == K % (BK * split) == 0,
+// so every row is also float4-aligned) and carries no bounds checks. The launcher picks one per
+// launch (nsprof.ops.matmul: Tile.unchecked_entry).
 #define V8_THREADS_128 (128 * 128 / (8 * V8_TN))
+#define V8_ARGS int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C
 extern "C" __global__ void __launch_bounds__(V8_THREADS_128, V8_MIN_BLOCKS)
-sgemm_v8_128x128(int M, int N, int K, const float* __restrict__ A,
-                 const float* __restrict__ B, float* __restrict__ C) {
-    sgemm_v8_body<128, 128, V8_BK, V8_TN>(M, N, K, A, B, C);
-}
+sgemm_v8_128x128(V8_ARGS) { sgemm_v8_body<128, 128, V8_BK, V8_TN, true>(M, N, K, A, B, C); }
+extern "C" __global__ void __launch_bounds__(V8_THREADS_128, V8_MIN_BLOCKS)
+sgemm_v8_128x128_unchecked(V8_ARGS) { sgemm_v8_body<128, 128, V8_BK, V8_TN, false>(M, N, K, A, B, C); }
 
 extern "C" __global__ void __launch_bounds__(128, 2 * V8_MIN_BLOCKS)
-sgemm_v8_64x128(int M, int N, int K, const float* __restrict__ A,
-                const float* __restrict__ B, float* __restrict__ C) {
-    sgemm_v8_body<64, 128, V8_BK, 8>(M, N, K, A, B, C);
-}
+sgemm_v8_64x128(V8_ARGS) { sgemm_v8_body<64, 128, V8_BK, 8, true>(M, N, K, A, B, C); }
+extern "C" __global__ void __launch_bounds__(128, 2 * V8_MIN_BLOCKS)
+sgemm_v8_64x128_unchecked(V8_ARGS) { sgemm_v8_body<64, 128, V8_BK, 8, false>(M, N, K, A, B, C); }
 
 extern "C" __global__ void __launch_bounds__(64, 4 * V8_MIN_BLOCKS)
-sgemm_v8_64x64(int M, int N, int K, const float* __restrict__ A,
-               const float* __restrict__ B, float* __restrict__ C) {
-    sgemm_v8_body<64, 64, V8_BK, 8>(M, N, K, A, B, C);
-}
+sgemm_v8_64x64(V8_ARGS) { sgemm_v8_body<64, 64, V8_BK, 8, true>(M, N, K, A, B, C); }
+extern "C" __global__ void __launch_bounds__(64, 4 * V8_MIN_BLOCKS)
+sgemm_v8_64x64_unchecked(V8_ARGS) { sgemm_v8_body<64, 64, V8_BK, 8, false>(M, N, K, A, B, C); }

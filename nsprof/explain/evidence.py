@@ -170,7 +170,7 @@ def l1_bytes_comparison(m: Measurements, names: list[str] | None = None) -> list
 def launch_geometry(stage: Stage, size: str, group: pd.DataFrame) -> tuple[int, int] | None:
     """(warps, K tiles per block) of a launch: what per-warp, per-K-tile counts multiply into
     totals. None when the launch geometry or the kernel's tile is unknown."""
-    tile = next((t for t in stage.tiles if t.entry == group["kernel"].iloc[0]), None)
+    tile = next((t for t in stage.tiles if group["kernel"].iloc[0] in t.entries), None)
     grid, block = (_dims(group[c].iloc[0]) if c in group else None for c in ("grid_size", "block_size"))
     if tile is None or not grid or not block:
         return None

@@ -91,6 +91,7 @@ class Launcher:
     # work that `run` includes beside the GEMM kernel (v11's transpose of B), each callable alone
     # so that its share of the stage's time can be measured
     steps: dict[str, Callable[[], None]] = field(default_factory=dict)
+    entry: str | None = None  # the kernel launched (None for library calls)
 
     @property
     def tile_label(self) -> str:
@@ -177,12 +178,13 @@ class MatmulWorkload:
         runnable = tuple(t for t in stage.tiles if tools.runs(t))
         plan = choose_plan(stage, m, n, k, tools.sm_count, tile_shape, split_k, runnable)
         tile, split = plan.tile, plan.split_k
-        kernel = tools.load_kernel(stage.kernel_path(), tile.entry, dynamic_smem_bytes=tile.dynamic_smem_bytes,
-                                   arch=tile.arch, defines=defines)
         if stage.ragged == "pad" or (stage.ragged == "tma-fill" and not self.tma_rows_aligned(k)):
             mp, np_, kp = _round_up(m, tile.bm), _round_up(n, tile.bn), _round_up(k, tile.bk * split)
         else:
             mp, np_, kp = m, n, k
+        entry = tile.entry_for(mp, np_, kp, split)  # no bounds checks on whole tiles, where the kernel has such an entry
+        kernel = tools.load_kernel(stage.kernel_path(), entry, dynamic_smem_bytes=tile.dynamic_smem_bytes,
+                                   arch=tile.arch, defines=defines)
         if max(mp * kp, kp * np_, mp * np_) > INT32_MAX:
             raise UsageError(
                 f"{m}x{n}x{k} is too large for {stage.stage}: its kernels index with 32-bit ints",
@@ -208,7 +210,7 @@ class MatmulWorkload:
 
         steps = {"transpose B": lambda: transpose_b(problem.B)} if transpose_b and (mp, np_, kp) == (m, n, k) else {}
         if (mp, np_, kp) == (m, n, k):
-            return Launcher(lambda: launch(problem.A, problem.B, problem.C), plan, None, steps)
+            return Launcher(lambda: launch(problem.A, problem.B, problem.C), plan, None, steps, entry)
 
         # Zero padding on the device: the pad regions stay zero, only the interior is copied
         # per launch; the copies are part of the stage's timed work.
@@ -222,7 +224,7 @@ class MatmulWorkload:
             launch(a_pad, b_pad, c_pad)
             problem.C[...] = c_pad[:m, :n]
 
-        return Launcher(run_padded, plan, (mp, np_, kp))
+        return Launcher(run_padded, plan, (mp, np_, kp), entry=entry)
 
     def tma_rows_aligned(self, k: int) -> bool:
         """Whether rows of K elements start 16 bytes apart, as a TMA tensor map needs (K % 4 == 0 in float32)."""

@@ -7,6 +7,8 @@ live here; the kernels in kernels/sgemm/, one .cu per stage.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from nsprof.access import MemoryAccess
 from nsprof.ops import matmul
 from nsprof.op_model import Op, Stage, Tile, fixed_precision
@@ -117,19 +119,31 @@ def _float4_accesses(a_ld: int) -> tuple[MemoryAccess, ...]:
 
 
 # v8 (128x128 tile): a warp covers 4 x 8 threads; ty = (warp / 2) * 4 + lane / 8, tx = (warp % 2) * 8 + lane % 8.
-# The two buffers As[2][8][132] and Bs[2][8][128] are modelled as 16 rows; buffer 0 is shown.
+# K tiles of V8_BK = 16, staged in two parts of 8 k: per part a thread copies one float4 of A and one
+# of B, as v5..v7 do per tile (part 1: the same rows of A at k + 8, rows of B 8 further down).
+# The two buffers As[2][16][132] and Bs[2][16][128] are modelled as 32 rows; buffer 0 is shown.
+V8_BK = 16  # the kernel's V8_BK default
 _V8_TY, _V8_TX = "((warp / 2) * 4 + lane / 8)", "((warp % 2) * 8 + lane % 8)"
+_V8_PARTS = V8_BK // 8
 _V8_ACCESSES = (
-    *_FLOAT4_TILE_LOADS,
+    *(replace(access, count=_V8_PARTS) for access in _FLOAT4_TILE_LOADS),
     _gmem("*(float4*)&Cblk[row * N + tx * 4] (and + BN / 2) = ...", "store", "C", f"{_V8_TY} * 4", f"{_V8_TX} * 4",
           width=16, count=16, once=True, note="a float4 atomicAdd (RED) instead when K is split over blocks"),
-    _smem("As[buf][col + i][row] = stage_a[r].x (.y, .z, .w)", "store", "As", (16, 132), "(tid % 2) * 4", "tid / 2", count=4),
-    _smem("*(float4*)&Bs[buf][row][col] = stage_b[r]", "store", "Bs", (16, 128), "tid / 32", "(tid % 32) * 4", width=16),
-    _smem("*(float4*)&As[buf][k][ty * 4] (and [BM / 2 + ty * 4])", "load", "As", (16, 132), "0", f"{_V8_TY} * 4",
-          width=16, count=16, note="lanes 8 apart share an address: a paired load, served in half-warps"),
-    _smem("*(float4*)&Bs[buf][k][tx * 4] (and [BN / 2 + tx * 4])", "load", "Bs", (16, 128), "0", f"{_V8_TX} * 4",
-          width=16, count=16),
+    _smem("As[buf][col + i][row] = stage_a[r].x (.y, .z, .w)", "store", "As", (2 * V8_BK, 132), "(tid % 2) * 4",
+          "tid / 2", count=4 * _V8_PARTS),
+    _smem("*(float4*)&Bs[buf][row][col] = stage_b[r]", "store", "Bs", (2 * V8_BK, 128), "tid / 32", "(tid % 32) * 4",
+          width=16, count=_V8_PARTS),
+    _smem("*(float4*)&As[buf][k][ty * 4] (and [BM / 2 + ty * 4])", "load", "As", (2 * V8_BK, 132), "0", f"{_V8_TY} * 4",
+          width=16, count=2 * V8_BK, note="lanes 8 apart share an address: a paired load, served in half-warps"),
+    _smem("*(float4*)&Bs[buf][k][tx * 4] (and [BN / 2 + tx * 4])", "load", "Bs", (2 * V8_BK, 128), "0", f"{_V8_TX} * 4",
+          width=16, count=2 * V8_BK),
 )
+
+
+def _v8(bm: int, bn: int, threads: int, max_split_k: int = 1) -> Tile:
+    """A v8 tile: sgemm_v8_<bm>x<bn> checks bounds (any size), its _unchecked twin runs whole tiles."""
+    entry = f"sgemm_v8_{bm}x{bn}"
+    return Tile(bm, bn, V8_BK, (threads, 1), entry, max_split_k=max_split_k, unchecked_entry=f"{entry}_unchecked")
 
 
 STAGES = (
@@ -199,9 +213,9 @@ STAGES = (
     Stage(
         "sgemm", "v8", "double buffering", "kernels/sgemm/v08_double_buffering.cu", "nvrtc",
         (
-            _t(128, 128, 8, (256, 1), "sgemm_v8_128x128", max_split_k=8),
-            _t(64, 128, 8, (128, 1), "sgemm_v8_64x128"),
-            _t(64, 64, 8, (64, 1), "sgemm_v8_64x64"),
+            _v8(128, 128, 256, max_split_k=8),
+            _v8(64, 128, 128),
+            _v8(64, 64, 64),
         ),
         "bounds-check", FP32,
         changes="two shared buffers: the next tile's global loads overlap this tile's FMAs; "
