@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from nsprof.errors import UsageError
+from nsprof.errors import SchedulerError, UsageError
 
 # a rank in a file name: rank0, rank_3, rank-12, RANK3, or -r0 / _r1 / .r2 before the suffix or another part
 RANK_PATTERNS = (re.compile(r"rank[_-]?(\d+)", re.IGNORECASE), re.compile(r"(?:^|[_.-])r(\d+)(?=$|[_.-])"))
@@ -136,7 +136,7 @@ class _client:
             else:
                 self.client = Client(self.scheduler, timeout="10s")
         except OSError as err:
-            raise UsageError(f"cannot reach the Dask scheduler {self.scheduler} ({err})",
+            raise SchedulerError(f"cannot reach the Dask scheduler {self.scheduler} ({err})",
                              "start one with `dask scheduler` and `dask worker ADDRESS`, or leave out --scheduler "
                              "for a local cluster") from None
         return self.client
