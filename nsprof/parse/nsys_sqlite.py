@@ -139,7 +139,7 @@ METADATA_TABLES = ("META_DATA_EXPORT", "EXPORT_META_DATA")  # newer name first
 # order. Chunks bound the text held at once (a 10M-row table's whole text would be gigabytes).
 ROWIDS_SQL = "SELECT min(rowid), max(rowid) FROM {table}"
 COLUMN_SCAN_SQL = "SELECT count(*), {aggregates} FROM {table} WHERE rowid >= {first} AND rowid < {past}"
-SCAN_CHUNK_ROWS = 1_000_000
+SCAN_CHUNK_ROWS = 250_000
 
 
 @dataclass(frozen=True)
