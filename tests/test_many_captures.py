@@ -183,3 +183,23 @@ def test_report_has_the_section_and_the_chart(ranks_dir, tmp_path, scheduler, mo
 ])
 def test_ranks_from_file_names(names, expected):
     assert ranks(names) == expected
+
+
+RANKS = Path(__file__).parent / "data" / "ranks"  # four real ranks (gloo on one H200); rank 1 slow on steps 5, 9, 13 (0-based)
+
+
+def test_the_real_four_rank_run(scheduler):
+    import pandas as pd
+
+    result = api.analyze_many(RANKS, scheduler=scheduler)
+    assert list(result.captures["rank"]) == [0, 1, 2, 3]
+    latest = result.stragglers.sort_values("late_by_ns", ascending=False).head(3)
+    assert set(latest["step"]) == {6, 10, 14} and set(latest["rank"]) == {1}  # 1-based instances of `step`
+    assert set(result.captures["comm_source"]) == {"nvtx ranges"}  # gloo's allreduce, wrapped in NVTX
+    merged = result.kernels.set_index("kernel")
+    stats = [pd.read_csv(RANKS / f"stats-rank{rank}_cuda_gpu_kern_sum.csv") for rank in range(4)]
+    for row in result.captures.to_dict("records"):  # each rank's kernel time as nsys stats gives it
+        assert row["kernel_ns"] == stats[row["rank"]]["Total Time (ns)"].sum()
+    totals = pd.concat(stats).groupby("Name")["Total Time (ns)"]
+    assert (merged["total_ns"].sort_index() == totals.sum().sort_index()).all()
+    assert (merged["max_ns"].sort_index() == totals.max().sort_index()).all()

@@ -16,7 +16,9 @@ Stragglers (`stragglers`): where every capture has the same step range (an NVTX 
 contains "step", the one with the longest median instance, or the name given), the n-th instance on
 each rank is one step. A rank's `wait_ns` in a step is its communication started inside the step
 (NVTX collectives by their start, NCCL kernels by their launching call's start); its `compute_ns` is
-the step's duration less that wait. In a synchronous step the collective ends when the last rank
+the step's duration less that wait, or the GPU time of the (other) kernels launched inside the step
+where that is longer (a rank whose kernels run long returns to the CPU quickly and then waits for
+its own GPU inside the collective). In a synchronous step the collective ends when the last rank
 arrives, so the rank with the most compute finished last, and the others waited inside collectives
 for it: per step, the last rank, `late_by_ns` (its compute less the median of the others'), and
 `others_wait_ns` (the median of the others' wait). Durations, not timestamps, are compared: each
@@ -31,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from nsprof.analyze.gpu_events import covered_ns
+from nsprof.analyze.nvtx_attribution import launching_calls
 from nsprof.parse.nsys_sqlite import NsysExport
 
 COLLECTIVE_RANGE = re.compile(r"all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|broadcast|barrier|nccl|gloo",
@@ -112,8 +115,16 @@ def step_table(export: NsysExport, comm: tuple[str, pd.DataFrame], step_range: s
     start, end = ranges["start_ns"].to_numpy(np.int64), ranges["end_ns"].to_numpy(np.int64)
     wait = running[np.searchsorted(anchor, end, side="left")] - running[np.searchsorted(anchor, start, side="left")]
     step_ns = end - start
+    # GPU compute launched in the step (any thread: PyTorch's backward launches from its own): a
+    # rank whose kernels run long may return to the CPU quickly and wait for them inside the collective
+    calls = launching_calls(export).sort_values("start_ns", kind="stable")
+    call_start = calls["start_ns"].to_numpy(np.int64)
+    launched = np.r_[0, np.cumsum(calls["kernel_ns"].to_numpy(np.int64))]
+    gpu_ns = launched[np.searchsorted(call_start, end)] - launched[np.searchsorted(call_start, start)]
+    if comm[0] == NCCL:
+        gpu_ns = gpu_ns - wait  # the NCCL kernels are the wait, not compute
     table = pd.DataFrame({"step_range": ranges["range"].astype(str).to_numpy(), "step_ns": step_ns, "wait_ns": wait,
-                          "compute_ns": np.maximum(step_ns - wait, 0)})
+                          "compute_ns": np.maximum(np.maximum(step_ns - wait, gpu_ns), 0)})
     table.insert(1, "step", table.groupby("step_range", sort=False).cumcount() + 1)
     return table[list(STEP_COLUMNS)]
 
