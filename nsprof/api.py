@@ -58,6 +58,40 @@ def analyze(path: str | Path, ceilings: str | Path | None = None, attribution: s
     return analyzed_profile(Path(path), _path(ceilings), attribution)[1]
 
 
+def analyze_many(directory: str | Path, scheduler: str | None = None, workers: int | None = None,
+                 memory_limit: str | None = None, step_range: str | None = None, progress: bool = False):
+    """A directory of several nsys captures (one per rank or run), each analyzed as a Dask task on a
+    local cluster of `workers` processes with `memory_limit` each, or on the cluster at `scheduler`
+    (an address or a scheduler file). Returns nsprof.many.ManyCaptures: captures, kernels (merged),
+    step_range and stragglers."""
+    from nsprof.many import WORKER_MEMORY, analyze_many as run
+
+    return run(Path(directory), scheduler, workers, memory_limit or WORKER_MEMORY, step_range, progress)
+
+
+def is_many_captures(path: str | Path) -> bool:
+    """Whether `path` is a directory of several nsys captures (and no profile manifest)."""
+    from nsprof.many import is_many
+
+    return is_many(Path(path))
+
+
+def write_captures_report(result, directory: str | Path, force: bool = False) -> list[Path]:
+    """DIRECTORY/index.html, report.md and the per-rank chart of analyze_many's result, written as
+    a set (nsprof.output.write_set): an earlier report there is kept unless `force`."""
+    from nsprof.output import write_set
+    from nsprof.render.captures import CHART_FILE, captures_blocks, rank_chart
+    from nsprof.render.document import Heading
+    from nsprof.render.document_writers import to_html, to_markdown
+
+    _outside_profiles(directory)
+    chart = rank_chart(result)
+    title = f"{len(result.captures)} captures"
+    blocks = [Heading(1, title), *captures_blocks(result, 100, chart)]
+    files = {"index.html": to_html(blocks, title).encode(), "report.md": to_markdown(blocks).encode(), CHART_FILE: chart}
+    return write_set(Path(directory), files, force)
+
+
 def diff(a: str | Path, b: str | Path | None = None, stages: tuple[str, str] | None = None,
          min_change_pct: float = 2.0, attribution: str = "thread"):
     """`nsprof diff`: two captures (profile directories, nsys or ncu files, or two `nsprof bench`

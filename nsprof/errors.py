@@ -48,3 +48,7 @@ class ToolNotFoundError(NsprofError):
 
 class ParseError(NsprofError):
     """A file is not what nsprof expected (not SQLite, not ncu CSV, truncated...)."""
+
+
+class SchedulerError(NsprofError):
+    """The Dask scheduler given for many captures cannot be reached."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from nsprof.analyze.categorical import as_categorical, stack_categorical
 from nsprof.parse.nsys_sqlite import NsysExport
 
 KERNEL, MEMSET, GRAPH = "kernel", "memset", "graph"
@@ -30,14 +31,17 @@ def gpu_events(exports: list[NsysExport]) -> pd.DataFrame:
         kinds = export.memcpys["copy_kind"].astype(str)
         copy_kind = kinds.map(lambda kind: COPY_KINDS.get(kind, f"copy {kind}"))
         for events, kind, name, size in (
-                (export.kernels, KERNEL, export.kernels["kernel"].astype(str), 0),
+                (export.kernels, KERNEL, export.kernels["kernel"], 0),
                 (export.graphs, GRAPH, export.graphs["name"], 0),
                 (export.memcpys, copy_kind, "memcpy " + kinds, export.memcpys["bytes"]),
                 (export.memsets, MEMSET, pd.Series(MEMSET, index=export.memsets.index), export.memsets["bytes"])):
             if len(events):
                 frames.append(pd.DataFrame({
                     "device_id": events["device_id"].to_numpy(np.int64), "stream_id": events["stream_id"].to_numpy(np.int64),
-                    "kind": kind if isinstance(kind, str) else kind.to_numpy(), "name": name.to_numpy(dtype=object),
+                    # names and kinds as categories: a few hundred names for millions of events
+                    "kind": pd.Categorical.from_codes(np.zeros(len(events), dtype=np.int8), [kind])
+                    if isinstance(kind, str) else as_categorical(kind),
+                    "name": as_categorical(name.astype(object) if name.dtype != "category" else name),
                     "start_ns": events["start_ns"].to_numpy(np.int64), "end_ns": events["end_ns"].to_numpy(np.int64),
                     "duration_ns": events["duration_ns"].to_numpy(np.int64),
                     "bytes": np.broadcast_to(np.asarray(size, dtype=np.int64), len(events)).copy(),
@@ -46,7 +50,9 @@ def gpu_events(exports: list[NsysExport]) -> pd.DataFrame:
                 }))
     if not frames:
         return pd.DataFrame({column: pd.Series(dtype=object if column in ("kind", "name") else "int64") for column in COLUMNS})
-    return pd.concat(frames, ignore_index=True).sort_values(["start_ns", "end_ns"], kind="stable", ignore_index=True)
+    events = stack_categorical(frames, ["kind", "name"])
+    order = np.lexsort((events["end_ns"].to_numpy(), events["start_ns"].to_numpy()))  # stable: by start, then end
+    return events.take(order).reset_index(drop=True)
 
 
 def merged_intervals(starts: np.ndarray, ends: np.ndarray, tolerance_ns: int = 0) -> tuple[np.ndarray, np.ndarray]:

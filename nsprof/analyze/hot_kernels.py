@@ -28,6 +28,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from nsprof.analyze.categorical import stack_categorical
 from nsprof.analyze.ceilings import percent_of_peak
 from nsprof.analyze.harness import harness_kernels
 from nsprof.analyze.kernel_groups import kernel_groups
@@ -95,33 +96,39 @@ def nsys_kernel_rows(exports: list[NsysExport], harness: set[str] = frozenset())
     level): kernel, grid, block, launches, total_ns, median_ns, mangled_name (None where the export
     lacks it), pct (of all kernel and graph time, harness included), harness (bool), largest total
     first."""
+    # Group on the name's category code and the integer launch sizes, and format the few groups'
+    # configurations afterwards: no Python object per launch (10M launches are 10M strings otherwise).
+    config = [f"{prefix}_{axis}" for prefix in ("grid", "block") for axis in "xyz"]
     frames = []
     for export in exports:
         kernels = export.kernels
         frames.append(pd.DataFrame({
-            "kernel": kernels["kernel"].astype(str).to_numpy(),
-            "grid": _configs(kernels, "grid"), "block": _configs(kernels, "block"),
-            "mangled_name": kernels["mangled_name"].astype(object).to_numpy(),
+            "kernel": kernels["kernel"].astype("category").array,
+            **{column: kernels[column].to_numpy(dtype=np.int64) for column in config},
+            "mangled_name": kernels["mangled_name"].astype("category").array,
             "duration_ns": kernels["duration_ns"].to_numpy(dtype=np.int64)}))
         graphs = export.graphs
-        frames.append(pd.DataFrame({"kernel": graphs["name"].astype(str).to_numpy(), "grid": None, "block": None,
-                                    "mangled_name": None, "duration_ns": graphs["duration_ns"].to_numpy(dtype=np.int64)}))
-    events = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
-        columns=["kernel", "grid", "block", "mangled_name", "duration_ns"])
-    events = events.astype({"duration_ns": "int64"})
-    grouped = events.groupby(["kernel", "grid", "block"], dropna=False, sort=False)
+        frames.append(pd.DataFrame({"kernel": pd.Categorical(graphs["name"].astype(object)),
+                                    **{column: np.full(len(graphs), -1, dtype=np.int64) for column in config},
+                                    "mangled_name": pd.Categorical([None] * len(graphs)),
+                                    "duration_ns": graphs["duration_ns"].to_numpy(dtype=np.int64)}))
+    events = stack_categorical(frames, ["kernel", "mangled_name"]) if frames else pd.DataFrame(
+        {column: pd.Series(dtype=object if column in ("kernel", "mangled_name") else "int64")
+         for column in ["kernel", *config, "mangled_name", "duration_ns"]})
+    grouped = events.groupby(["kernel", *config], sort=False, observed=True)
     rows = grouped["duration_ns"].agg(launches="count", total_ns="sum", median_ns="median")
     rows["mangled_name"] = grouped["mangled_name"].first()
     rows = rows.reset_index()
+    rows["kernel"] = rows["kernel"].astype(object).astype(str)
+    rows["mangled_name"] = rows["mangled_name"].astype(object).where(rows["mangled_name"].notna(), None)
+    for prefix in ("grid", "block"):  # graphs traced at graph level (-1) have no launch configuration
+        rows[prefix] = pd.Series([None if x < 0 else launch_config(x, y, z)
+                                  for x, y, z in zip(*(rows[f"{prefix}_{axis}"] for axis in "xyz"))], dtype=object)
+    rows = rows.drop(columns=config)[["kernel", "grid", "block", "launches", "total_ns", "median_ns", "mangled_name"]]
     total = rows["total_ns"].sum()
     rows["pct"] = 100 * rows["total_ns"] / total if total else 0.0
     rows["harness"] = rows["kernel"].isin(harness)
     return rows.sort_values(["total_ns", "kernel"], ascending=[False, True], ignore_index=True)
-
-
-def _configs(kernels: pd.DataFrame, prefix: str) -> np.ndarray:
-    parts = [kernels[f"{prefix}_{axis}"].to_numpy(dtype=np.int64) for axis in "xyz"]
-    return np.array([launch_config(x, y, z) for x, y, z in zip(*parts)], dtype=object)
 
 
 def hot_rows(rows: pd.DataFrame, top: int = DEFAULT_TOP, coverage_pct: float = COVERAGE_PCT) -> pd.DataFrame:

@@ -44,12 +44,13 @@ ATTRIBUTIONS = (THREAD, PROCESS)
 _THREAD_BITS = 0x1000000  # serialized id = (process part) * 2**24 + thread id
 
 
-def attribute_work(export: NsysExport, attribution: str = THREAD) -> pd.DataFrame:
+def attribute_work(export: NsysExport, attribution: str = THREAD, calls: pd.DataFrame | None = None) -> pd.DataFrame:
     """export.nvtx (one row per range instance) plus WORK_COLUMNS: the kernels and graph launches,
     memcpys and memsets (counts, bytes, summed durations: module docstring) whose API call started
-    while the range was open, on the threads `attribution` gives it (THREAD or PROCESS)."""
+    while the range was open, on the threads `attribution` gives it (THREAD or PROCESS). `calls` is
+    launching_calls(export), where the caller has it already (the join is the costly part)."""
     ranges = export.nvtx.reset_index(drop=True)
-    calls = _launching_calls(export)
+    calls = launching_calls(export) if calls is None else calls
     values = calls[list(WORK_COLUMNS)].to_numpy(dtype=np.int64)
     start = ranges["start_ns"].to_numpy(dtype=np.int64, na_value=0)
     end = ranges["end_ns"].to_numpy(dtype=np.int64, na_value=np.iinfo(np.int64).max)  # never closed
@@ -87,14 +88,16 @@ def range_summary(export: NsysExport, attribution: str = THREAD) -> pd.DataFrame
     return summarize_ranges(attribute_work(export, attribution))
 
 
-def unattributed_work(exports: list[NsysExport], attribution: str = THREAD) -> dict:
+def unattributed_work(exports: list[NsysExport], attribution: str = THREAD,
+                      calls: list[pd.DataFrame] | None = None) -> dict:
     """The kernels and graph launches no range received, by the same rule as attribute_work:
     `kernels` (graph launches included), `kernel_ns`, and `pct` of all kernel and graph time, so
     that the ranges' kernel_ns and this add up, and `other_thread_kernels`: how many of them another
     thread launched while a range of its process was open. Work nsys matched to no API call counts here too.
     (Under THREAD attribution, PyTorch's backward kernels, launched from its autograd thread, land
     here.)"""
-    outside = [_outside_ranges(export, attribution) for export in exports]
+    calls = [launching_calls(export) for export in exports] if calls is None else calls
+    outside = [_outside_ranges(export, attribution, launched) for export, launched in zip(exports, calls)]
     total_ns = sum(int(export.kernels["duration_ns"].sum() + export.graphs["duration_ns"].sum()) for export in exports)
     outside_ns = sum(ns for _, ns in outside)
     kernels = sum(kernels for kernels, _ in outside)
@@ -112,9 +115,8 @@ def _thread_scoped(ranges: pd.DataFrame, attribution: str) -> np.ndarray:
     return (ranges["kind"] == "push_pop").to_numpy() & (attribution == THREAD)
 
 
-def _outside_ranges(export: NsysExport, attribution: str) -> tuple[int, int]:
+def _outside_ranges(export: NsysExport, attribution: str, calls: pd.DataFrame) -> tuple[int, int]:
     """(kernels and graph launches, their GPU time) of one export that no range received."""
-    calls = _launching_calls(export)
     covered = np.zeros(len(calls), dtype=bool)
     ranges = export.nvtx.dropna(subset=["global_tid", "start_ns"])
     end = ranges["end_ns"].to_numpy(dtype=np.float64, na_value=np.inf)  # never closed: open to the end
@@ -139,41 +141,61 @@ def _inside(times: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarr
     return (last >= 0) & (times < reach[np.maximum(last, 0)])
 
 
-def _launching_calls(export: NsysExport) -> pd.DataFrame:
-    """One row per API call that started GPU work: thread, process, start_ns and WORK_COLUMNS."""
+def launching_calls(export: NsysExport) -> pd.DataFrame:
+    """One row per API call that started GPU work: thread, process, start_ns and WORK_COLUMNS.
+
+    Sorted NumPy arrays, no pandas group-by or merge: this join is the largest cost of the
+    attribution on a 10M-kernel export."""
     kernels, memcpys, memsets, graphs = export.kernels, export.memcpys, export.memsets, export.graphs
-    work = pd.concat([
-        _work(kernels, kernels=1, kernel_ns=kernels["duration_ns"]),
-        _work(graphs, graphs=1, kernel_ns=graphs["duration_ns"]),
-        _work(memcpys, memcpy_count=1, memcpy_bytes=memcpys["bytes"], copy_ns=memcpys["duration_ns"]),
-        _work(memsets, memset_count=1, memset_bytes=memsets["bytes"], copy_ns=memsets["duration_ns"]),
-    ], ignore_index=True)
+    parts = [_work(kernels, kernels=1, kernel_ns=kernels["duration_ns"]),
+             _work(graphs, graphs=1, kernel_ns=graphs["duration_ns"]),
+             _work(memcpys, memcpy_count=1, memcpy_bytes=memcpys["bytes"], copy_ns=memcpys["duration_ns"]),
+             _work(memsets, memset_count=1, memset_bytes=memsets["bytes"], copy_ns=memsets["duration_ns"])]
+    work_process = np.concatenate([process for process, _, _ in parts])
+    work_id = np.concatenate([ids for _, ids, _ in parts])
+    values = np.concatenate([columns for _, _, columns in parts])
+    calls = export.runtime[["correlation_id", "global_tid", "start_ns"]].dropna()
+    call_id, thread, start = (calls[column].to_numpy(dtype=np.int64) for column in ("correlation_id", "global_tid", "start_ns"))
+    call_process = thread // _THREAD_BITS
+    # (process, correlation id) packed into one sortable key: processes get small codes
+    codes, _ = pd.factorize(np.concatenate([work_process, call_process]))
+    width = int(max(work_id.max(initial=0), call_id.max(initial=0))) + 1
+    work_key = codes[:len(work_process)] * width + work_id
+    call_key = codes[len(work_process):] * width + call_id
     # one row per call: a graph launch traced node by node started several kernels (and copies)
-    per_call = [column for column in WORK_COLUMNS if column not in ("gpu_ops", "gpu_time_ns")]
-    work = work.groupby(["process", "correlation_id"], as_index=False, sort=False)[per_call].sum()
-    work = work.assign(gpu_ops=1, gpu_time_ns=work["kernel_ns"] + work["copy_ns"])
-    calls = export.runtime[["correlation_id", "global_tid", "start_ns"]].dropna().astype(np.int64)
-    calls["process"] = calls["global_tid"] // _THREAD_BITS
-    # Older exports record some calls twice (cudaMalloc and cudaMalloc_v3020 share one id).
-    calls = calls.sort_values("start_ns", kind="stable").drop_duplicates(["process", "correlation_id"])
-    matched = work.merge(calls, on=["process", "correlation_id"], how="inner")
+    order = np.argsort(work_key, kind="stable")
+    work_key = work_key[order]
+    first = np.flatnonzero(np.r_[True, work_key[1:] != work_key[:-1]]) if len(work_key) else np.empty(0, dtype=np.int64)
+    per_call = np.add.reduceat(values[order], first, axis=0) if len(first) else values[:0]
+    work_key = work_key[first]
+    # Older exports record some calls twice (cudaMalloc and cudaMalloc_v3020 share one id): the first call counts.
+    order = np.lexsort((start, call_key))
+    call_key, thread, start = call_key[order], thread[order], start[order]
+    unique = np.r_[True, call_key[1:] != call_key[:-1]] if len(call_key) else np.empty(0, dtype=bool)
+    call_key, thread, start = call_key[unique], thread[unique], start[unique]
+    at = np.minimum(np.searchsorted(call_key, work_key), max(len(call_key) - 1, 0))
+    matched = (at < len(call_key)) & (call_key[at] == work_key) if len(call_key) else np.zeros(len(work_key), dtype=bool)
+    at, per_call = at[matched], per_call[matched]
+    summed = dict(zip(_PER_CALL, per_call.T))
     return pd.DataFrame({
-        "thread": matched["global_tid"].to_numpy(dtype=np.int64),
-        "process": matched["process"].to_numpy(dtype=np.int64),
-        "start_ns": matched["start_ns"].to_numpy(dtype=np.int64),
-        **{column: matched[column].to_numpy(dtype=np.int64) for column in WORK_COLUMNS},
-    })
+        "thread": thread[at], "process": thread[at] // _THREAD_BITS, "start_ns": start[at],
+        **{column: summed[column] if column in summed else None for column in WORK_COLUMNS},
+        "gpu_ops": np.ones(len(at), dtype=np.int64), "gpu_time_ns": summed["kernel_ns"] + summed["copy_ns"],
+    })[["thread", "process", "start_ns", *WORK_COLUMNS]]
 
 
-def _work(events: pd.DataFrame, **values) -> pd.DataFrame:
-    work = pd.DataFrame({
-        "correlation_id": events["correlation_id"],
-        "process": events["global_pid"] // _THREAD_BITS,
-        **{column: 0 for column in WORK_COLUMNS},
-    })
+_PER_CALL = [column for column in WORK_COLUMNS if column not in ("gpu_ops", "gpu_time_ns")]
+
+
+def _work(events: pd.DataFrame, **values) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(process, correlation id, _PER_CALL values) of the events nsys matched to a call."""
+    known = (events["correlation_id"].notna() & events["global_pid"].notna()).to_numpy()
+    columns = np.zeros((int(known.sum()), len(_PER_CALL)), dtype=np.int64)
     for column, value in values.items():
-        work[column] = value
-    return work.dropna(subset=["correlation_id", "process"]).astype(np.int64)
+        column_values = value.to_numpy(dtype=np.int64, na_value=0)[known] if isinstance(value, pd.Series) else value
+        columns[:, _PER_CALL.index(column)] = column_values
+    return (events["global_pid"].to_numpy(dtype=np.int64, na_value=-1)[known] // _THREAD_BITS,
+            events["correlation_id"].to_numpy(dtype=np.int64, na_value=-1)[known], columns)
 
 
 def _window_sums(item_scope: np.ndarray, item_time: np.ndarray, item_values: np.ndarray,

@@ -13,7 +13,8 @@ from nsprof.analyze.ladder import combine, with_peaks, work_records
 from nsprof.analyze.launch_findings import missing_metrics, rule_results
 from nsprof.analyze.gpu_utilization import gpu_utilization
 from nsprof.analyze.hot_kernels import capture_hot_kernels, launch_table
-from nsprof.analyze.nvtx_attribution import THREAD, attribute_work, summarize_ranges, unattributed_work
+from nsprof.analyze.nvtx_attribution import (THREAD, attribute_work, launching_calls, summarize_ranges,
+                                            unattributed_work)
 from nsprof.analyze.summaries import kernel_summary, memcpy_summary
 from nsprof.parse.ncu_csv import NcuReport
 from nsprof.parse.nsys_sqlite import NsysExport
@@ -51,14 +52,15 @@ def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict
     """
     gpu = gpu_name(nsys, ncu, manifest)
     ceiling = ceiling if ceiling is not None else datasheet_ceiling(gpu)
-    ranges = summarize_ranges(pd.concat([attribute_work(export, attribution) for export in nsys], ignore_index=True)) \
-        if nsys else None
+    calls = [launching_calls(export) for export in nsys]  # joined once: the ranges and what they missed both read it
+    ranges = summarize_ranges(pd.concat([attribute_work(export, attribution, launched)
+                                         for export, launched in zip(nsys, calls)], ignore_index=True)) if nsys else None
     kernels = rules = missing = launches = None
     if ncu:
         launches = distinct_launches(ncu)
         kernels = launch_table(launches, ceiling)
         rules, missing = rule_results(ncu), missing_metrics(launches, manifest)
-    summaries = (kernel_summary(nsys), memcpy_summary(nsys), unattributed_work(nsys, attribution)) if nsys else (None,) * 3
+    summaries = (kernel_summary(nsys), memcpy_summary(nsys), unattributed_work(nsys, attribution, calls)) if nsys else (None,) * 3
     work = with_peaks(combine([("", None, work_records(launches, ranges))]), ceiling)
     stages = work[work["stage"].notna()].reset_index(drop=True)
     hot, harness = capture_hot_kernels(nsys, kernels, rules) if nsys else (None, None)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from nsprof.analyze.categorical import as_categorical, stack_categorical
 from nsprof.analyze.metrics import ratio
 from nsprof.parse.nsys_sqlite import NsysExport
 
@@ -27,7 +28,7 @@ MEMSET = "memset"
 
 def kernel_summary(exports: list[NsysExport]) -> pd.DataFrame:
     kernels = _stacked([frame for export in exports for frame in (
-        export.kernels[["kernel", "duration_ns"]].astype({"kernel": str}),
+        export.kernels[["kernel", "duration_ns"]],
         export.graphs[["name", "duration_ns"]].rename(columns={"name": "kernel"}))],
         pd.DataFrame({"kernel": pd.Series(dtype=str), "duration_ns": pd.Series(dtype="int64")}))
     return _summary(kernels, "kernel")[list(KERNEL_SUMMARY_COLUMNS)]
@@ -41,7 +42,7 @@ def memcpy_summary(exports: list[NsysExport]) -> pd.DataFrame:
     columns = ["kind", "duration_ns", "bytes", "pageable"]
     transfers = _stacked([frame[columns] for frame in (copies, memsets)], pd.DataFrame({column: [] for column in columns}))
     summary = _summary(transfers, "kind")
-    by_kind = transfers.groupby("kind")
+    by_kind = transfers.groupby("kind", observed=True)
     summary["bytes"] = by_kind["bytes"].sum().reindex(summary["kind"]).to_numpy()
     summary["pageable_count"] = by_kind["pageable"].sum().reindex(summary["kind"]).astype(int).to_numpy()
     summary["gbytes_per_s"] = ratio(summary["bytes"].astype(float), summary["total_ns"].astype(float))  # byte/ns = GB/s
@@ -52,14 +53,18 @@ def _stacked(frames: list[pd.DataFrame], empty: pd.DataFrame) -> pd.DataFrame:
     """The non-empty frames one under the other (empty ones would blur the column types), or
     `empty` when all are empty."""
     frames = [frame for frame in frames if len(frame)]
-    return pd.concat(frames, ignore_index=True) if frames else empty
+    if not frames:
+        return empty
+    names = [column for column in frames[0] if not pd.api.types.is_numeric_dtype(frames[0][column])]
+    return stack_categorical(frames, names)  # names stay codes: no Python object per event
 
 
 def _summary(events: pd.DataFrame, key: str) -> pd.DataFrame:
     """Count and duration statistics of `events` per `key`, largest total first."""
-    grouped = events.groupby(events[key].astype(str), sort=False)["duration_ns"]
+    grouped = events.groupby(as_categorical(events[key]), sort=False, observed=True)["duration_ns"]
     summary = grouped.agg(count="count", total_ns="sum", avg_ns="mean", median_ns="median", min_ns="min",
-                          max_ns="max").reset_index().rename(columns={"index": key})
+                          max_ns="max").reset_index(names=key)
+    summary[key] = summary[key].astype(object).astype(str)
     total = summary["total_ns"].sum()
     summary["pct"] = 100 * summary["total_ns"] / total if total else 0.0
     return summary.sort_values(["total_ns", key], ascending=[False, True], ignore_index=True)

@@ -30,6 +30,16 @@ def analyze(
              "runs on its own thread)."),
     launches: bool = typer.Option(False, "--launches", help="ncu's kernels table: one row per launch, not one per "
                                                             "kernel and launch configuration (--json has both)."),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", metavar="ADDRESS",
+                                            help="A directory of captures: run on this Dask scheduler (tcp://host:8786, "
+                                                 "or a scheduler file) instead of a local cluster."),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1,
+                                          help="A directory of captures: local cluster processes (default: one per core)."),
+    worker_memory: str = typer.Option("4GiB", "--worker-memory", metavar="SIZE",
+                                      help="A directory of captures: memory limit of each local worker."),
+    step_range: Optional[str] = typer.Option(None, "--step-range", metavar="NAME",
+                                             help="A directory of captures: the NVTX range that is one training step "
+                                                  "(default: the longest range named like 'step' on every capture)."),
 ) -> None:
     """Summarize a profile as tables (or --json): where the GPU time went and what bounds each kernel.
 
@@ -41,8 +51,25 @@ def analyze(
     GPU work per NVTX range. From ncu: each kernel's throughput, occupancy and bound, ncu's advice,
     and FLOP/s, bandwidth and bank conflicts where the capture counted them, one row per kernel and
     launch configuration (medians over its launches) or, with --launches, per launch. One row per
-    measured stage when a directory holds both."""
+    measured stage when a directory holds both.
+
+    A directory of several nsys captures (one per rank, e.g. rank0.sqlite, rank1.sqlite, or a
+    sweep's runs) is one job: each capture is analyzed as a Dask task (a local cluster, or
+    --scheduler), then one row per capture (GPU busy, kernel, copy and communication time, their
+    overlap, idle time, top kernel), the kernel summary across captures (min, median, max per
+    rank), and stragglers: per training step, the rank that finished its compute last."""
     from nsprof.render.analysis_tables import analysis_json, print_analysis
+
+    if api.is_many_captures(path):
+        from nsprof.render.captures import captures_blocks, captures_json
+        from nsprof.render.document_writers import to_terminal
+
+        result = api.analyze_many(path, scheduler, workers, worker_memory, step_range, progress=True)
+        if json_:
+            typer.echo(captures_json(result))
+        else:
+            to_terminal(captures_blocks(result, stdout().width), stdout(), spaced=False)
+        return
 
     analysis = api.analyze(path, ceilings, attribution.value)
     is_directory = Path(path).is_dir()

@@ -32,6 +32,11 @@ def report(
     bounds it on the roofline; and where an nsys capture's time went."""
     name = report_name(name) if name is not None else None
     out, from_ = output_and_inputs(out, from_)
+    if from_ and len(from_) == 1 and api.is_many_captures(from_[0]):  # one row and one bar per capture
+        result = api.analyze_many(from_[0], progress=True)
+        for path in api.write_captures_report(result, out / (name or Path(from_[0]).resolve().name), force):
+            typer.echo(f"wrote {path}")
+        return
     ladder = api.load_ladder(from_, all_, ceilings)
     for path in api.write_report(ladder, out / (name or default_name(ladder)), force):
         typer.echo(f"wrote {path}")

@@ -132,12 +132,15 @@ GPU_COLUMNS = {  # DataFrame column: TARGET_INFO_GPU column (informational: any 
 VERSION_SQL = "SELECT value FROM {table} WHERE name = 'EXPORT_PRODUCT_VERSION'"
 METADATA_TABLES = ("META_DATA_EXPORT", "EXPORT_META_DATA")  # newer name first
 
-# The large event tables are read column by column with one scan:
-#   SELECT count(*), group_concat(col1), group_concat(col2), ... FROM table
+# The large event tables are read column by column, one scan per chunk of rows:
+#   SELECT count(*), group_concat(col1), group_concat(col2), ... FROM table WHERE rowid in a chunk
 # sqlite3 makes one Python object per value (~0.2 us each), so a 1,000,000-row table read row by
-# row takes seconds; one comma-joined string per column, parsed by numpy, is several times faster,
-# and a single scan feeds every aggregate the same rows in the same order.
-COLUMN_SCAN_SQL = "SELECT count(*), {aggregates} FROM {table}"
+# row takes seconds; one comma-joined string per column, parsed by numpy straight into the column's
+# array, is several times faster, and a single scan feeds every aggregate the same rows in the same
+# order. Chunks bound the text held at once (a 10M-row table's whole text would be gigabytes).
+ROWIDS_SQL = "SELECT min(rowid), max(rowid) FROM {table}"
+COLUMN_SCAN_SQL = "SELECT count(*), {aggregates} FROM {table} WHERE rowid >= {first} AND rowid < {past}"
+SCAN_CHUNK_ROWS = 250_000
 RE_EXPORT = "Export the report again: nsys export --type sqlite --force-overwrite true REPORT.nsys-rep"
 
 
@@ -232,10 +235,10 @@ def load_nsys(path: str | Path) -> NsysExport:
         for column in ("kernel", "short_name", "mangled_name"):
             kernels[column] = _names(kernels[column], strings, path, column.replace("_", " "))
         memcpys = _read_events(conn, path, tables, MEMCPY_COLUMNS)
-        memcpys["copy_kind"] = memcpys["copy_kind"].map(copy_kinds)
+        memcpys["copy_kind"] = _labels(memcpys["copy_kind"], copy_kinds)
         memory_kinds = _enum(conn, path, tables, "ENUM_CUDA_MEM_KIND", MEMORY_KINDS_SQL, MEMORY_KINDS)
         for column in ("src_kind", "dst_kind"):
-            memcpys[column] = memcpys[column].map(memory_kinds)
+            memcpys[column] = _labels(memcpys[column], memory_kinds)
         memsets = _read_events(conn, path, tables, MEMSET_COLUMNS)
         graphs = _read_events(conn, path, tables, GRAPH_COLUMNS)
         graphs["name"] = pd.Series([GRAPH_NAME.format(graph_id) for graph_id in graphs["graph_id"]], dtype=object)
@@ -331,6 +334,14 @@ def _names(ids: pd.Series, strings: pd.Series, path: Path, column: str) -> pd.Ca
     return pd.Categorical.from_codes(codes, categories=categories).remove_unused_categories()
 
 
+def _labels(ids: pd.Series, labels: dict[int, str]) -> pd.Categorical:
+    """Enum ids -> their labels, as a categorical (<NA> for NULL and unknown ids)."""
+    known = sorted(labels)
+    codes = pd.Index(known).get_indexer(ids.to_numpy(dtype=np.int64, na_value=-1))
+    return pd.Categorical.from_codes(codes, categories=pd.Index([labels[i] for i in known], dtype=object)
+                                     ).remove_unused_categories()
+
+
 def _enum(conn: sqlite3.Connection, path: Path, tables: set[str], table: str, sql: str,
           default: dict[int, str]) -> dict[int, str]:
     """An ENUM_* table's labels by id, or `default` for exports that do not carry it."""
@@ -378,16 +389,27 @@ def _scan_int_columns(conn: sqlite3.Connection, path: Path, spec: IntColumns) ->
         if name in spec.nullable else f"group_concat([{source}])"
         for name, source in spec.columns.items()
     )
-    (row,) = _fetch(conn, path, COLUMN_SCAN_SQL.format(aggregates=aggregates, table=spec.table))
-    count, texts = row[0], row[1:]
+    ((first, last),) = _fetch(conn, path, ROWIDS_SQL.format(table=spec.table))
+    chunks = []  # per chunk, the column arrays
+    for start in range(first or 0, (last or -1) + 1, SCAN_CHUNK_ROWS):
+        sql = COLUMN_SCAN_SQL.format(aggregates=aggregates, table=spec.table, first=start, past=start + SCAN_CHUNK_ROWS)
+        (row,) = _fetch(conn, path, sql)
+        count, texts = row[0], row[1:]
+        arrays = []
+        for (name, source), text in zip(spec.columns.items(), texts):
+            values = _parse_ints(text)
+            if values is None or len(values) != count:
+                raise ParseError(f"{path}: column {spec.table}.{source} holds NULL or non-integer values")
+            arrays.append(values)
+        del row, texts  # the text of this chunk goes before the next is read
+        chunks.append(arrays)
     frame = {}
-    for (name, source), text in zip(spec.columns.items(), texts):
-        values = _parse_ints(text)
-        if values is None or len(values) != count:
-            raise ParseError(f"{path}: column {spec.table}.{source} holds NULL or non-integer values")
+    for i, name in enumerate(spec.columns):
+        values = np.concatenate([arrays[i] for arrays in chunks]) if chunks else np.empty(0, dtype=np.int64)
+        for arrays in chunks:
+            arrays[i] = None  # each chunk's array is freed once it is copied
         if name in spec.nullable:
-            values = pd.array(values, dtype="Int64")
-            values[values == -1] = pd.NA  # -1 is the NULL stand-in of the scan (ids are never negative)
+            values = pd.arrays.IntegerArray(values, values == -1)  # -1: the scan's NULL (ids are never negative)
         frame[name] = values
     return pd.DataFrame(frame, copy=False)  # keep one block per column: consolidating copies them all
 

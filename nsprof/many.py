@@ -1,0 +1,165 @@
+"""Many captures as one job: each nsys capture of a directory analyzed as one Dask task, the results
+reduced by nsprof.analyze.captures (the shape of `nsys recipe`: a mapper per report, a pandas reducer).
+
+By default the tasks run on a distributed.LocalCluster of worker processes on this machine, each
+with bounded memory; with `scheduler` (an address such as tcp://host:8786, or a scheduler file
+written by `dask scheduler --scheduler-file`) they run on that cluster, whose workers must see the
+same paths and have nsprof installed. Only small results travel back: a capture's row, its kernel
+summary and its step table, never its events.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from nsprof.errors import SchedulerError, UsageError
+
+# a rank in a file name: rank0, rank_3, rank-12, RANK3, or -r0 / _r1 / .r2 before the suffix or another part
+RANK_PATTERNS = (re.compile(r"rank[_-]?(\d+)", re.IGNORECASE), re.compile(r"(?:^|[_.-])r(\d+)(?=$|[_.-])"))
+WORKER_MEMORY = "4GiB"
+
+
+@dataclass(frozen=True)
+class CaptureResult:
+    """What one task sends back (small): file, rank, the row, its kernel summary and step table."""
+
+    file: str
+    rank: int | None
+    row: dict
+    kernels: pd.DataFrame
+    steps: pd.DataFrame
+
+
+@dataclass(frozen=True)
+class ManyCaptures:
+    captures: pd.DataFrame  # nsprof.analyze.captures.CAPTURE_COLUMNS, by rank then file
+    kernels: pd.DataFrame  # MERGED_COLUMNS
+    step_range: str | None  # the step range compared across ranks, None without one
+    stragglers: pd.DataFrame  # STRAGGLER_COLUMNS, one row per step
+    scheduler: str  # where the tasks ran
+
+
+def ranks(names: list[str]) -> list[int | None]:
+    """Each file's rank, from its name: rank0, rank_3, -r1 ...; otherwise, where the names differ
+    only by one number (trace.0.sqlite, trace.1.sqlite, as nsys's %q{RANK} writes them), that number."""
+    stems = [name.split(".sqlite")[0].split(".nsys-rep")[0] for name in names]
+    found = [next((int(m.group(1)) for pattern in RANK_PATTERNS for m in [pattern.search(stem)] if m), None)
+             for stem in stems]
+    if all(rank is not None for rank in found) and len(set(found)) == len(found):
+        return found
+    shapes = [re.sub(r"\d+", "#", stem) for stem in stems]
+    numbers = [re.findall(r"\d+", stem) for stem in stems]
+    if len(set(shapes)) == 1 and numbers[0]:
+        varying = [i for i in range(len(numbers[0])) if len({n[i] for n in numbers}) > 1]
+        if len(varying) == 1:
+            return [int(n[varying[0]]) for n in numbers]
+    return found
+
+
+def capture_files(directory: Path) -> list[Path]:
+    """The nsys captures directly in `directory` (an .nsys-rep beside its export counts once)."""
+    from nsprof.parse.profile import tool_outputs
+
+    return tool_outputs(directory)[0]
+
+
+def is_many(path: Path) -> bool:
+    """A directory of several nsys captures and no manifest (one capture keeps `analyze`'s meaning)."""
+    from nsprof.parse.profile import MANIFEST
+
+    return path.is_dir() and not (path / MANIFEST).is_file() and len(capture_files(path)) > 1
+
+
+def analyze_capture(path: str, rank: int | None, step_range: str | None = None) -> CaptureResult:
+    """One task: a capture read and reduced to what the reducer needs (runs on a worker)."""
+    from nsprof.analyze.captures import capture_row, communication, step_table
+    from nsprof.analyze.gpu_utilization import gpu_utilization
+    from nsprof.analyze.summaries import kernel_summary, memcpy_summary
+    from nsprof.parse.profile import load_nsys_file
+
+    export = load_nsys_file(Path(path))
+    kernels = kernel_summary([export])
+    comm = communication(export)
+    row = capture_row(export, kernels, memcpy_summary([export]), gpu_utilization([export]), comm)
+    return CaptureResult(Path(path).name, rank, row, kernels, step_table(export, comm, step_range))
+
+
+def analyze_many(directory: Path, scheduler: str | None = None, workers: int | None = None,
+                 memory_limit: str = WORKER_MEMORY, step_range: str | None = None, progress: bool = True) -> ManyCaptures:
+    """Every capture of `directory` as one Dask task (module docstring), reduced."""
+    from nsprof.analyze.captures import CAPTURE_COLUMNS, merged_kernels, stragglers
+
+    files = capture_files(directory)
+    if not files:
+        raise UsageError(f"{directory}: no nsys capture (.sqlite or .nsys-rep) in this directory",
+                         "pass a directory that holds one nsys export or report per rank")
+    file_ranks = ranks([file.name for file in files])
+    with _client(scheduler, workers, memory_limit) as client:
+        futures = client.map(analyze_capture, [str(file) for file in files], file_ranks,
+                             step_range=step_range, pure=False)
+        results = _gather(client, futures, progress)
+        where = client.scheduler.address if scheduler is None else scheduler
+    results.sort(key=lambda result: (result.rank is None, result.rank if result.rank is not None else 0, result.file))
+    captures = pd.DataFrame([{"file": r.file, "rank": r.rank, **r.row} for r in results])[list(CAPTURE_COLUMNS)]
+    step_range_name, late = stragglers([r.steps for r in results], [(r.file, r.rank) for r in results])
+    return ManyCaptures(captures, merged_kernels([r.kernels for r in results]), step_range_name, late,
+                        "local cluster" if scheduler is None else where)
+
+
+class _client:
+    """A distributed.Client on the scheduler given (an address or a scheduler file), or on a
+    LocalCluster of `workers` processes (default: one per core, up to the captures) that it closes."""
+
+    def __init__(self, scheduler: str | None, workers: int | None, memory_limit: str):
+        self.scheduler, self.workers, self.memory_limit = scheduler, workers, memory_limit
+        self.cluster = None
+
+    def __enter__(self):
+        import logging
+
+        from distributed import Client, LocalCluster
+
+        logging.getLogger("distributed").setLevel(logging.ERROR)  # the cluster's chatter is not nsprof's output
+        try:
+            if self.scheduler is None:
+                self.cluster = LocalCluster(n_workers=self.workers or os.cpu_count() or 1, threads_per_worker=1,
+                                            processes=True, memory_limit=self.memory_limit, dashboard_address=None)
+                self.client = Client(self.cluster)
+            elif Path(self.scheduler).is_file():
+                self.client = Client(scheduler_file=self.scheduler, timeout="10s")
+            else:
+                self.client = Client(self.scheduler, timeout="10s")
+        except OSError as err:
+            raise SchedulerError(f"cannot reach the Dask scheduler {self.scheduler} ({err})",
+                             "start one with `dask scheduler` and `dask worker ADDRESS`, or leave out --scheduler "
+                             "for a local cluster") from None
+        return self.client
+
+    def __exit__(self, *exc):
+        self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+
+def _gather(client, futures, progress: bool) -> list[CaptureResult]:
+    """The tasks' results as they finish, with a progress bar on stderr; a task's nsprof error is
+    raised as itself (a damaged export names its file)."""
+    from distributed import as_completed
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    results = []
+    bar = Progress(TextColumn("analyzing captures"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=Console(file=sys.stderr), disable=not progress, transient=True)
+    with bar:
+        task = bar.add_task("captures", total=len(futures))
+        for future in as_completed(futures):
+            results.append(future.result())
+            bar.advance(task)
+    return results
