@@ -103,7 +103,8 @@ def unattributed_work(exports: list[NsysExport], attribution: str = THREAD,
     kernels = sum(kernels for kernels, _ in outside)
     # Of those, the ones PROCESS attribution would give a range: launched by another thread of a
     # process while one of its ranges was open (the case --attribution process is for).
-    by_process = kernels if attribution == PROCESS else sum(n for n, _ in (_outside_ranges(e, PROCESS) for e in exports))
+    by_process = kernels if attribution == PROCESS else \
+        sum(n for n, _ in (_outside_ranges(e, PROCESS, launched) for e, launched in zip(exports, calls)))
     return {"kernels": kernels, "kernel_ns": outside_ns, "pct": 100 * outside_ns / total_ns if total_ns else 0.0,
             "other_thread_kernels": kernels - by_process}
 
