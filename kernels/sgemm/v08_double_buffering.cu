@@ -63,7 +63,8 @@
 //   V8_STAGES      ring depth with V8_ASYNC (2..4); static shared memory must stay under 48 KB.
 //   V8_SWIZZLE     0: blocks in row order. G > 0: bands of G block rows are walked column by
 //                  column, so blocks running together share A and B tiles in L2 (+2-3% at 8192^3).
-#include <type_traits>
+// NVRTC has no <type_traits>: a k-step count passed as a type, so the lambda below unrolls on it.
+template <int N> struct Steps { static constexpr int value = N; };
 
 #ifndef V8_BK
 #define V8_BK 16
@@ -211,7 +212,7 @@ __device__ __forceinline__ void sgemm_v8_body(int M, int N, int K,
     };
 
     auto compute_tile = [&](int buf, float (&acc)[8][TN]) {
-        compute_steps(buf, 0, std::integral_constant<int, BK>{}, acc);
+        compute_steps(buf, 0, Steps<BK>{}, acc);
     };
 
     float acc[8][TN] = {};
@@ -321,7 +322,7 @@ __device__ __forceinline__ void sgemm_v8_body(int M, int N, int K,
 #pragma unroll
         for (int part = 0; part < PARTS; ++part) {
             if (has_next) load_global(k_begin + (t + 1) * BK, part);  // in flight during the FMAs below
-            compute_steps(buf, part * 8, std::integral_constant<int, 8>{}, acc);
+            compute_steps(buf, part * 8, Steps<8>{}, acc);
             // The other buffer was last read before the previous barrier: safe to overwrite.
             if (has_next) store_shared(buf ^ 1, part);
         }
