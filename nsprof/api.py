@@ -401,7 +401,7 @@ def write_timeline(path: str | Path, out: str | Path | None = None, range_: str 
         document = chrome_trace(traced_events, traced_ranges, gpus, origin=capture[0])
         files[Path(trace)] = json.dumps(document).encode()
         wrote.append(f"wrote {trace} ({sum(e['ph'] == 'X' for e in document['traceEvents']):,} events"
-                     + (f", those in the window drawn)" if zoomed else ")"))
+                     + (", those in the window drawn)" if zoomed else ")"))
     shown = int(((events["end_ns"] > start) & (events["start_ns"] < end)).sum())
     figure = timeline_figure(events, ranges, (start, end), capture[0], f"{name}: {shown:,} GPU operations", caption)
     buffer = io.BytesIO()

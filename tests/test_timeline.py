@@ -12,7 +12,7 @@ from cli_checks import one_line_error
 from nsprof.analyze.gpu_events import KINDS, gpu_events, merged_intervals, range_window
 from nsprof.cli import app
 from nsprof.parse.nsys_sqlite import load_nsys
-from nsprof.render.chrome_trace import GPU_PID_BASE, chrome_trace
+from nsprof.render.chrome_trace import GPU_PID_BASE
 
 DATA = Path(__file__).resolve().parent / "data"
 CAPTURES = [DATA / "user-programs" / f"{name}.sqlite" for name in ("train", "graph", "graph-node")] + [

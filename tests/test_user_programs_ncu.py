@@ -15,7 +15,6 @@ from cli_checks import one_line_error
 from nsprof import api, metric_catalog
 from nsprof.analyze.launch_findings import BUSY_PCT, bound
 from nsprof.cli import app
-from nsprof.errors import ParseError
 from nsprof.parse.ncu_csv import load_ncu_csv
 from nsprof.parse.profile import load_profile, tool_outputs
 

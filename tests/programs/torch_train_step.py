@@ -30,7 +30,7 @@ def main() -> None:
     batch = torch.randn(args.batch, args.width).pin_memory()
     targets = torch.randint(0, 10, (args.batch,))  # pageable
     for step in range(args.steps):
-        torch.cuda.nvtx.range_push(f"step")
+        torch.cuda.nvtx.range_push("step")
         x = batch.to(device, non_blocking=True)
         y = targets.to(device)
         torch.cuda.nvtx.range_push("forward")
