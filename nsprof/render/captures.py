@@ -113,7 +113,7 @@ def rank_chart(result) -> bytes:
     labels = [_label(row) for row in captures.to_dict("records")]
     parts = (("kernel_ns", "kernels", "#4c72b0"), ("copy_ns", "copies", "#dd8452"), ("comm_ns", "communication", "#55a868"),
              ("idle_ns", "GPU idle", "#c7c7c7"))
-    figure, axis = plt.subplots(figsize=(7, 0.35 * len(labels) + 1.4))
+    figure, axis = plt.subplots(figsize=(8.5, 0.35 * len(labels) + 1.4))
     left = [0.0] * len(labels)
     for key, name, color in parts:
         values = (captures[key] / 1e6).tolist()
@@ -121,12 +121,17 @@ def rank_chart(result) -> bytes:
         left = [a + b for a, b in zip(left, values)]
     axis.invert_yaxis()
     axis.set_xlabel("ms (communication may overlap the others)")
-    axis.legend(loc="lower right", fontsize="small")
+    axis.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small")  # beside the bars, never over them
     late = result.stragglers
     if len(late):
-        counts = late["file"].value_counts()
-        axis.set_title(f"per capture; last to finish compute most often: {counts.index[0]} ({counts.iloc[0]} steps)",
-                       fontsize="small")
+        # the straggler is the capture whose lateness adds up most, not the one last most often: on
+        # near-even steps "last" is decided by microseconds
+        worst = late.groupby("file")["late_by_ns"].sum().idxmax()
+        own = late[late["file"] == worst]
+        steps = ", ".join(str(step) for step in own.nlargest(3, "late_by_ns")["step"].sort_values())
+        name = labels[captures["file"].tolist().index(worst)] if worst in captures["file"].tolist() else worst
+        axis.set_title(f"per capture; the others waited most for {name}: late by {own['late_by_ns'].sum() / 1e6:,.0f} ms "
+                       f"in all (most on steps {steps})", fontsize="small")
     figure.tight_layout()
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=PNG_DPI)
