@@ -68,7 +68,9 @@ def _cubin(path: str, source: str, options: tuple[str, ...], arch: str) -> Path:
     from cupy_backends.cuda.libs import nvrtc
 
     options = (*options, f"-arch={arch}")
-    headers = [header.read_text(encoding="utf-8") for header in sorted(Path(path).parent.glob("*.cuh"))]
+    kernel_dir = Path(path).parent  # its own .cuh files, and those kernels/common shares between ops
+    files = sorted(kernel_dir.glob("*.cuh")) + sorted((kernel_dir.parent / "common").glob("*.cuh"))
+    headers = [header.read_text(encoding="utf-8") for header in files]
     digest = hashlib.sha256("\0".join((source, *headers, *options)).encode()).hexdigest()[:16]
     target = Path(tempfile.gettempdir()) / f"nsprof-{Path(path).stem}-{arch}-{digest}.cubin"
     if target.exists():
