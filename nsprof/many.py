@@ -125,11 +125,13 @@ class _client:
 
         from distributed import Client, LocalCluster
 
-        logging.getLogger("distributed").setLevel(logging.ERROR)  # the cluster's chatter is not nsprof's output
+        # the cluster's chatter is not nsprof's output: a failed task is reported by nsprof, in one line
+        logging.getLogger("distributed").setLevel(logging.CRITICAL)
         try:
             if self.scheduler is None:
                 self.cluster = LocalCluster(n_workers=self.workers or os.cpu_count() or 1, threads_per_worker=1,
-                                            processes=True, memory_limit=self.memory_limit, dashboard_address=None)
+                                            processes=True, memory_limit=self.memory_limit, dashboard_address=None,
+                                            silence_logs=logging.CRITICAL)  # the workers' own logs too
                 self.client = Client(self.cluster)
             elif Path(self.scheduler).is_file():
                 self.client = Client(scheduler_file=self.scheduler, timeout="10s")

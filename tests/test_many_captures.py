@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -160,6 +162,19 @@ def test_a_scheduler_that_is_not_there_is_one_line(ranks_dir):
     result = runner.invoke(app, ["analyze", str(ranks_dir), "--scheduler", "tcp://127.0.0.1:9"])
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert "cannot reach the Dask scheduler" in result.output
+
+
+def test_a_damaged_rank_on_the_local_cluster_is_one_line_naming_it(tmp_path):
+    """The default local cluster: the workers' own logs of the failed task stay silent; nsprof names the file."""
+    for rank in (0, 1):
+        shutil.copy(f"tests/data/ranks/rank{rank}.sqlite", tmp_path / f"rank{rank}.sqlite")
+    (tmp_path / "rank2.sqlite").write_bytes(Path("tests/data/ranks/rank2.sqlite").read_bytes()[:200_000])
+    # a real process: the workers write to its stderr, which CliRunner would not see
+    result = subprocess.run([sys.executable, "-m", "nsprof", "analyze", str(tmp_path), "--workers", "2"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1 and "Traceback" not in result.stderr + result.stdout
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "rank2.sqlite" in lines[0] and "malformed" in lines[0], result.stderr
 
 
 def test_report_has_the_section_and_the_chart(ranks_dir, tmp_path, scheduler, monkeypatch):
