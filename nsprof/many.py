@@ -130,7 +130,10 @@ class _client:
         try:
             if self.scheduler is None:
                 self.cluster = LocalCluster(n_workers=self.workers or os.cpu_count() or 1, threads_per_worker=1,
-                                            processes=True, memory_limit=self.memory_limit, dashboard_address=None,
+                                            processes=True, memory_limit=self.memory_limit,
+                                            # the scheduler's HTTP server starts even without a dashboard:
+                                            # on a free port it never clashes with another cluster's 8787
+                                            dashboard_address=":0",
                                             silence_logs=logging.CRITICAL)  # the workers' own logs too
                 self.client = Client(self.cluster)
             elif Path(self.scheduler).is_file():
