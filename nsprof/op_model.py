@@ -52,6 +52,7 @@ class Tile:
     swizzle: int = 0
     persistent: bool = False
     b_k_major: bool = False
+    a_m_major: bool = False  # the kernel reads A as At (K x M, rows padded to 4 floats), written by a first kernel
     unchecked_entry: str | None = None
 
     @property
@@ -104,7 +105,8 @@ class Stage:
     backend: str  # "nvrtc" (our .cu through CuPy) or "cublas" (the vendor library through CuPy)
     tiles: tuple[Tile, ...]  # first is the default; launch picks among them by size
     # how sizes off the tile are handled: "bounds-check", "pad", "tma-fill" (TMA zero-fills reads past
-    # the edges, stores are bounds-checked; padded only where a row is not 16-byte aligned) or "library"
+    # the edges, stores are bounds-checked; padded only where a row is not 16-byte aligned), "async-fill"
+    # (the same with cp.async's zero fill) or "library"
     ragged: str
     precision: Precision  # how it computes and the tolerance it is held to (one of the op's precisions)
     changes: str  # what this stage changes relative to the previous one

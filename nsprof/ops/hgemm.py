@@ -101,7 +101,7 @@ STAGES = (
     Stage(
         "hgemm", "h6", "wgmma fed by TMA, warp-specialized", "kernels/hgemm/h6_wgmma_tma.cu", "nvrtc",
         (_h6(128, 256, 214272, persistent=True), _h6(128, 128, 214272, persistent=True), _h6(128, 64, 140544)),
-        "pad", FP16,
+        "tma-fill", FP16,
         changes="Hopper's wgmma (m64nNk16, operands read from shared memory by descriptor) fed by TMA into "
                 "128-byte-swizzled shared memory; a producer warpgroup and two consumer warpgroups with "
                 "full/empty mbarriers, setmaxnreg; persistent blocks",
