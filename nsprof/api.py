@@ -50,7 +50,7 @@ def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: s
 
 def analyze(path: str | Path, ceilings: str | Path | None = None, attribution: str = "thread") -> ProfileAnalysis:
     """A profile directory or one nsys or ncu file: ranges, kernels and stages, with % of peak
-    against the GPU's ceilings (measured where saved, see nsprof.parse.sources.resolve_ceiling).
+    against the GPU's ceilings (measured where saved, see nsprof.ceilings.resolve.resolve_ceiling).
     `attribution` ("thread" or "process") says whose CUDA calls an NVTX range counts
     (nsprof.analyze.nvtx_attribution)."""
     from nsprof.profile_analysis import analyzed_profile
@@ -118,7 +118,8 @@ def load_ladder(paths: list[str | Path] | None = None, keep_all: bool = False,
     """The profiles under `paths` (default profiles/) analyzed under the GPU's ceilings; by default
     each stage and size from the latest profile that has it, every profile's with `keep_all`."""
     from nsprof.analyze.ladder import analyze_ladder, sources_gpu
-    from nsprof.parse.sources import load_sources, resolve_ceiling
+    from nsprof.ceilings.resolve import resolve_ceiling
+    from nsprof.parse.sources import load_sources
 
     sources = load_sources([Path(p) for p in paths] if paths else [PROFILES_DIR])
     gpu = sources_gpu(sources)
@@ -241,7 +242,7 @@ def pipeline(op: str = "sgemm", stages: list[str] | None = None, size: str = "10
     from nsprof.launch.gpu import device_info
     from nsprof.launch.pipeline import cold_record, measure_pipeline
     from nsprof.launch.tools import launch_tools
-    from nsprof.parse.sources import resolve_ceiling
+    from nsprof.ceilings.resolve import resolve_ceiling
     from nsprof.registry import baseline_stage, baseline_stages, get_op, is_baseline_stage, select_stages
     from nsprof.sizes import parse_sizes
 

@@ -15,8 +15,8 @@ import pytest
 from matplotlib.text import Text
 from typer.testing import CliRunner
 
-from nsprof.gpu_ceilings import datasheet_ceiling
 from nsprof.analyze.roofline import binding_points, roofline_points, roofs
+from nsprof.ceilings.peaks import datasheet_ceiling
 from nsprof.cli import app
 from nsprof.api import load_ladder
 from nsprof.render.roofline import MAX_LABELS, roofline_figure

@@ -39,7 +39,6 @@ import numpy as np
 import pandas as pd
 
 from nsprof import metric_catalog
-from nsprof.gpu_ceilings import Ceiling
 from nsprof.analyze.metrics import all_measured_flops, TOTALS, kernel_metrics, measured, range_metrics, ratio, sum_measured
 from nsprof.analyze.nvtx_attribution import attribute_work, summarize_ranges
 from nsprof.analyze.capture_facts import distinct_launches, gpu_name
@@ -47,6 +46,7 @@ from nsprof.analyze.hot_kernels import capture_hot_kernels, launch_table
 from nsprof.analyze.launch_findings import rule_results
 from nsprof.analyze.roofline import Roof, compute_peak, roofline_points, roofs
 from nsprof.analyze.timeline import TimeBreakdown, time_breakdown
+from nsprof.ceilings.peaks import Ceiling
 from nsprof.errors import UsageError
 from nsprof.parse.sources import Source
 from nsprof.ranges import parse_stage_range

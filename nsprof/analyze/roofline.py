@@ -36,8 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from nsprof.gpu_ceilings import Ceiling
 from nsprof.analyze.metrics import all_measured_flops, ratio, sum_measured
+from nsprof.ceilings.peaks import Ceiling
 
 
 @dataclass(frozen=True)

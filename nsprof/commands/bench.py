@@ -135,7 +135,7 @@ def baseline_note(records: list[dict]) -> str | None:
 def add_pct_dram(records: list[dict], device: str) -> str | None:
     """% of this GPU's DRAM ceiling (measured where `nsprof ceilings` saved it, else the datasheet)
     for every timed record; returns the ceiling as the table names it."""
-    from nsprof.parse.sources import resolve_ceiling
+    from nsprof.ceilings.resolve import resolve_ceiling
 
     ceiling = resolve_ceiling(device)
     if ceiling is None or ceiling.dram_tbyte_per_s is None:

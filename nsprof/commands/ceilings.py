@@ -29,8 +29,8 @@ def ceilings(
     the GPU. Captures (`nsprof profile`, `nsprof pipeline`) copy them into the profile's manifest,
     so a profile keeps the ceilings it was captured under; --ceilings on the report commands
     overrides both."""
-    from nsprof.ceilings_files import save_ceilings
-    from nsprof.launch.ceilings import measure_ceilings
+    from nsprof.ceilings.files import save_ceilings
+    from nsprof.ceilings.measure import measure_ceilings
     from nsprof.launch.gpu import device_info
 
     device_info()  # without CuPy or a GPU: the one-line error, before any progress display
@@ -51,7 +51,7 @@ def ceilings(
 def ceilings_table(document: dict):
     """What was measured beside the datasheet, as a document table (nsprof.render.document)."""
     from nsprof.analyze.roofline import LEVELS, UNITS
-    from nsprof.gpu_ceilings import MEASURABLE, datasheet_ceiling
+    from nsprof.ceilings.peaks import MEASURABLE, datasheet_ceiling
     from nsprof.render import format as fmt
     from nsprof.render.document import Table
 
