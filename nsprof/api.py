@@ -14,8 +14,9 @@ Every function raises nsprof.errors exceptions (with a fix hint) for bad input.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from nsprof.errors import ParseError, UsageError
 from nsprof.paths import PROFILES_DIR, REPORTS_DIR
@@ -24,6 +25,7 @@ if TYPE_CHECKING:  # the libraries load with the calls that need them: `nsprof -
     from nsprof.analyze import ProfileAnalysis
     from nsprof.analyze.ladder import LadderAnalysis
     from nsprof.capture.program import GuidedChoice
+    from nsprof.gpu_ceilings import Ceiling
 
 CAPTURED_FLOWS = 10  # flows per variant (and as many untimed ones before) in the pipeline's nsys capture
 PNG_DPI = 150  # figures are laid out in points; this only sets the PNG's pixel size
@@ -35,17 +37,53 @@ ROOFLINE_CSV_COLUMNS = ("label", "kernel", "level", "intensity_flop_per_byte", "
                         "size", "profile")
 
 
-def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: str = "sgemm", **options) -> list[dict]:
-    """Verify, then time, each stage at each size (GPU); one record per stage and size.
+@dataclass
+class BenchRun:
+    """What `bench` measured: the results document (what --json prints and the saved file holds:
+    env, results), the DRAM ceiling that records' pct_dram is of (ops whose headline is bytes),
+    and the files written."""
 
-    `options` are nsprof.launch.bench.run_bench's: repeat, warmup, baseline, tile, progress."""
-    from nsprof.launch.bench import check_tile, run_bench
+    document: dict
+    dram_ceiling: Ceiling | None
+    written: list[Path]
+
+    @property
+    def records(self) -> list[dict]:
+        """One record per stage and size (nsprof.launch.bench), baselines included."""
+        return self.document["results"]
+
+    @property
+    def failed(self) -> bool:
+        return any(r["status"] in ("failed", "error") for r in self.records)
+
+
+def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: str = "sgemm", *,
+          repeat: int | None = None, warmup: int | None = None, baseline: bool = True, tile: str | None = None,
+          out: str | Path | None = None, save_as: str | Path | None = None, force: bool = False,
+          progress: Callable[[str], None] | None = None) -> BenchRun:
+    """Verify, then time, each stage at each size (GPU), with the baselines of their precisions
+    (`baseline`) for % of the library; `tile` forces a block tile. The results are saved to
+    OUT/bench-<op>-<time>.json with `out`, or to `save_as` (replaced only where nsprof wrote it,
+    or with `force`); a file in the way is found before any GPU work."""
+    from nsprof.launch.bench import add_pct_dram, check_output, check_tile, results_document, run_bench, save_results
+    from nsprof.launch.gpu import device_info
+    from nsprof.parse.sources import resolve_ceiling
     from nsprof.registry import get_op, select_stages
     from nsprof.sizes import parse_sizes
 
     chosen = select_stages(op, stages)
-    check_tile(chosen, options.get("tile"))
-    return run_bench(op, chosen, parse_sizes(sizes, get_op(op).dims), **options)
+    parsed = parse_sizes(sizes, get_op(op).dims)
+    check_tile(chosen, tile)
+    save = out is not None or save_as is not None
+    directory = Path(out) if out is not None else PROFILES_DIR
+    since = check_output(directory, _path(save_as), force) if save else None
+    env = device_info()  # fails early, in one line, without a GPU or CuPy
+    records = run_bench(op, chosen, parsed, repeat=repeat, warmup=warmup, baseline=baseline, tile=tile, progress=progress)
+    ceiling = resolve_ceiling(env["device"]) if get_op(op).headline == "bytes" else None
+    add_pct_dram(records, ceiling)
+    document = results_document(records, env)
+    written = [save_results(document, directory, _path(save_as), force, since)] if save else []
+    return BenchRun(document, ceiling, written)
 
 
 def analyze(path: str | Path, ceilings: str | Path | None = None, attribution: str = "thread") -> ProfileAnalysis:
