@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # the libraries load with the calls that need them: `nsprof -
     from nsprof.analyze.ladder import LadderAnalysis
     from nsprof.capture.program import GuidedChoice
     from nsprof.gpu_ceilings import Ceiling
+    from nsprof.op_model import Op
 
 CAPTURED_FLOWS = 10  # flows per variant (and as many untimed ones before) in the pipeline's nsys capture
 PNG_DPI = 150  # figures are laid out in points; this only sets the PNG's pixel size
@@ -84,6 +85,123 @@ def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: s
     document = results_document(records, env)
     written = [save_results(document, directory, _path(save_as), force, since)] if save else []
     return BenchRun(document, ceiling, written)
+
+
+def stages(op: str = "sgemm") -> Op:
+    """The ladder `op` as the registry declares it: its stages, precisions, baselines, formulas."""
+    from nsprof.registry import get_op
+
+    return get_op(op)
+
+
+def doctor(nsys: str | None = None, ncu: str | None = None) -> list[dict]:
+    """What profiling needs, checked (CuPy, GPU, driver, nvtx, nsys, ncu, counter access): one
+    record per check (check, status, detail, fix), as `nsprof doctor --json` prints them."""
+    from nsprof.capture.checks import environment_checks
+
+    return environment_checks(nsys, ncu)
+
+
+def measure_ceilings(out: str | Path | None = None, save: bool = True,
+                     progress: Callable[[str], None] | None = None) -> tuple[dict, list[Path]]:
+    """This GPU's roofs, measured (GPU): the document `nsprof ceilings --json` prints, and the file
+    it was saved to in nsprof's data directory (or `out`) when `save`."""
+    from nsprof.ceilings_files import save_ceilings
+    from nsprof.launch.ceilings import measure_ceilings as measure
+    from nsprof.launch.gpu import device_info
+
+    device_info()  # without CuPy or a GPU: the one-line error, before any progress
+    document = measure(progress=progress or (lambda message: None))
+    return document, [save_ceilings(document, _path(out))] if save else []
+
+
+def explain(topic: str | None = None, stage: str | None = None, source: str | Path | None = None, *,
+            op: str | None = None, ceilings: str | Path | None = None, shape: str | None = None,
+            access: str | None = None, width: int | None = None, store: bool = False, list_topics: bool = False):
+    """`nsprof explain`: a topic with the ladder's declared accesses and measurements (from `source`,
+    by default the latest profile), or with `shape`/`access`/`width`/`store` the same models on an
+    access you describe, or with `list_topics` the list of topics. Returns
+    nsprof.explain.explanation.Explanation (its `document` is the JSON, `page()` the blocks)."""
+    from nsprof.explain.topics import TOPICS
+
+    own_access = any(value is not None for value in (shape, access, width)) or store
+    if list_topics and topic is not None:
+        raise UsageError(f"--list lists every topic; it takes no topic ('{topic}')", "drop one of them")
+    if list_topics:
+        from nsprof.explain.topics import topic_list
+
+        return topic_list()
+    if topic is None:
+        raise UsageError("no topic given", f"choose one of: {', '.join(TOPICS)} (or pass --list)")
+    if own_access:
+        from nsprof.access import parse_shape
+        from nsprof.explain.explanation import explain_access
+
+        if stage is not None:
+            raise UsageError("--stage and --shape/--access both describe accesses", "give one or the other")
+        return explain_access(topic, parse_shape(shape) if shape else None, access or "row",
+                              4 if width is None else width, "store" if store else "load")
+    from nsprof.explain.explanation import explain_topic
+
+    return explain_topic(topic, stage, _path(source), op=op, ceilings=_path(ceilings))
+
+
+def profile_request(program: list[str] | None = None, stages: list[str] | None = None, sizes: list[str] | None = None,
+                    op: str | None = None, *, tool: str = "both", metrics: list[str] | None = None,
+                    clock_control: str = "none", repeat: int | None = None, ranges: list[str] | None = None,
+                    kernel: str | None = None, launch_count: int | None = None, top: int | None = None):
+    """What `profile` should capture, checked: the ladder's stages at sizes (ProfileRequest), or
+    the user's `program` (argv; ProgramRequest). Options of the other kind are a UsageError."""
+    if program:  # your own program: the ladder's options do not apply
+        from nsprof.capture.program import build_program_request
+
+        ladder_only = [flag for flag, value in (("--stage", stages), ("--size", sizes), ("--op", op), ("--repeat", repeat))
+                       if value]
+        if ladder_only:
+            raise UsageError(f"{', '.join(ladder_only)} {'is' if len(ladder_only) == 1 else 'are'} for the ladder's stages, "
+                             "not for a program", "drop them, or drop the program after --")
+        return build_program_request(program, tool, metrics, clock_control, ranges, kernel, launch_count, top)
+    if ranges or kernel or launch_count is not None or top is not None:
+        raise UsageError("--range, --kernel, --launch-count and --top select launches of your own program",
+                         "give the program after --: nsprof profile --range step -- python train.py")
+    from nsprof.capture.request import build_request
+
+    return build_request(op or "sgemm", stages, sizes, tool, metrics, clock_control, repeat)
+
+
+def profile_commands(request, out: str | Path = PROFILES_DIR, nsys: str | None = None, ncu: str | None = None) -> list[str]:
+    """The command lines `profile` would run for `request` (from profile_request), one shell line
+    each; runs nothing and needs no GPU."""
+    from nsprof.capture.session import dry_run
+
+    return [command.shell for command in dry_run(request, Path(out), {"nsys": nsys, "ncu": ncu})]
+
+
+def profile(request, out: str | Path = PROFILES_DIR, nsys: str | None = None, ncu: str | None = None, *,
+            force: bool = False, progress: Callable[[str], None] | None = None) -> tuple[Path, dict]:
+    """Capture `request` (from profile_request) under nsys and/or ncu into a new profile directory
+    under `out`; returns the directory and its manifest. A guided program capture hands ncu the hot
+    kernels nsys found (choose_hot_kernels)."""
+    from nsprof.capture.program import ProgramRequest
+    from nsprof.capture.session import capture, capture_program
+
+    tools = {"nsys": nsys, "ncu": ncu}
+    if isinstance(request, ProgramRequest):
+        return capture_program(request, Path(out), tools, force=force, progress=progress, chooser=choose_hot_kernels)
+    return capture(request, Path(out), tools, force=force, progress=progress)
+
+
+def check_verified(directory: Path, manifest: dict) -> None:
+    """Raise VerificationFailed for the first stage of a capture that failed its verification."""
+    from nsprof.capture.session import VerificationFailed
+
+    failed = [v for v in manifest["verification"] if v["status"] == "failed"]
+    if failed:
+        first = failed[0]
+        raise VerificationFailed(
+            f"{first['stage']} {first['size']} failed verification ({first['message']})",
+            f"its launches were not measured, so {directory} has no ranges for it; check it with nsprof bench --stage {first['stage']}",
+        )
 
 
 def analyze(path: str | Path, ceilings: str | Path | None = None, attribution: str = "thread") -> ProfileAnalysis:
@@ -272,8 +390,9 @@ def pipeline(op: str = "sgemm", stages: list[str] | None = None, size: str = "10
     against the bus floor, with the breakdown of an nsys capture of the same flows (GPU).
 
     Default stages: the fastest stage that verifies at this size, and the library's (cuBLAS) in its precision.
-    Returns {"records", "floor", "gpu", "profile" (the capture's directory or None), "breakdown"
-    (where it came from, or why there is none)}."""
+    Returns its JSON document, {"records", "floor", "gpu", "profile" (the capture's directory or None),
+    "breakdown" (where it came from, or why there is none)}, which the capture's directory keeps as
+    pipeline.json."""
     from nsprof.analyze.pipeline import against_floor, bus_floor
     from nsprof.launch.bench import run_bench
     from nsprof.launch.gpu import device_info
@@ -313,7 +432,13 @@ def pipeline(op: str = "sgemm", stages: list[str] | None = None, size: str = "10
     result = {"records": records, "floor": floor, "gpu": env["device"], "device": env, "profile": None,
               "breakdown": "not captured (--no-nsys)"}
     if capture:
+        import json
+
+        from nsprof.output import write_atomically
+
         result.update(_pipeline_breakdown(op, chosen, parsed, chunks, records, Path(out), nsys, progress))
+        if result["profile"]:  # None when nsys was not found
+            write_atomically(Path(result["profile"]) / "pipeline.json", json.dumps(result, indent=2, default=str).encode())
     return result
 
 
