@@ -27,10 +27,10 @@ if TYPE_CHECKING:  # the libraries load with the calls that need them: `nsprof -
     from nsprof.capture.program import GuidedChoice
     from nsprof.gpu_ceilings import Ceiling
     from nsprof.op_model import Op
+    from nsprof.timeline import Timeline
 
 CAPTURED_FLOWS = 10  # flows per variant (and as many untimed ones before) in the pipeline's nsys capture
 PNG_DPI = 150  # figures are laid out in points; this only sets the PNG's pixel size
-CHART_FORMATS = ("png", "svg", "pdf")  # what a timeline is drawn as, by --out's suffix (matplotlib writes each)
 ROOFLINE_FILES = ("roofline.png", "roofline.svg", "roofline.csv")
 # roofline.csv: what each point is, where it sits, what bounds it, then where it came from.
 ROOFLINE_CSV_COLUMNS = ("label", "kernel", "level", "intensity_flop_per_byte", "gflops_per_s", "bound", "pct_of_roof",
@@ -500,128 +500,32 @@ def choose_hot_kernels(nsys_export: str | Path, top: int) -> GuidedChoice:
     return GuidedChoice(kernels, round(float(hot["pct"].sum()), 2), skip, rule)
 
 
-def write_timeline(path: str | Path, out: str | Path | None = None, range_: str | None = None, window: str | None = None,
-                   trace: str | Path | None = None, force: bool = False) -> tuple[str, list[str]]:
-    """The Gantt chart of an nsys capture (PNG at `out`, default reports/timeline-<name>.png, with
-    the range or window in the name when one is asked for) and its events as a Chrome trace at
-    `trace`. The chart shows where the GPU work and NVTX ranges are (nsprof.analyze.timeline_window),
-    an NVTX range `range_`, a START:END `window` in ms, or "all". Files nsprof wrote there before
-    are replaced, any other file in the way is kept unless `force` (see nsprof.output); each is
-    written whole or not at all. Returns the window drawn and why, and what it wrote."""
-    import io
-    import json
+def load_timeline(path: str | Path, range_: str | None = None, window: str | None = None) -> Timeline:
+    """What a timeline of an nsys capture draws (nsprof.timeline.Timeline): its GPU events and NVTX
+    ranges, and the window: where the GPU work and NVTX ranges are (nsprof.analyze.timeline_window),
+    an NVTX range `range_`, a START:END `window` in ms, or "all"; with the caption that says why."""
+    from nsprof.timeline import load_timeline as load
 
-    import matplotlib.pyplot as plt
-    import pandas as pd
+    return load(Path(path), range_, window)
 
-    from nsprof.analyze.gpu_events import gpu_events, range_window
-    from nsprof.analyze.timeline_window import capture_span, default_window
+
+def write_timeline(timeline: Timeline | str | Path, out: str | Path | None = None, range_: str | None = None,
+                   window: str | None = None, trace: str | Path | None = None, force: bool = False) -> list[Path]:
+    """The Gantt chart of a timeline (from load_timeline, or of the capture at a path, with
+    `range_` and `window` as load_timeline's) as PNG, SVG or PDF at `out` (default
+    reports/timeline-<name>.png, with the range or window in the name), and with `trace` its events
+    as a Chrome trace. Files nsprof wrote there before are replaced, any other file in the way is
+    kept unless `force` (see nsprof.output); each is written whole or not at all. Returns the
+    files written, the trace first."""
     from nsprof.output import check_outputs, write_outputs
-    from nsprof.parse import load_profile
-    from nsprof.parse.sources import unique_names
-    from nsprof.render.chrome_trace import chrome_trace
-    from nsprof.render.timeline import WHOLE, default_reason, timeline_figure, window_caption
+    from nsprof.timeline import Timeline, chart_path, timeline_files
 
-    path = Path(path)
-    profile = load_profile(path)
-    if not profile.nsys:
-        raise ParseError(f"{path}: no Nsight Systems capture to draw (a timeline needs nsys output)",
-                         "Capture one with `nsprof profile --tool nsys`, or pass an .nsys-rep or .sqlite file")
-    name = unique_names([path])[0]
-    out = Path(out) if out else Path(REPORTS_DIR)
-    if out.is_dir() or not out.suffix:  # a directory: the chart goes inside it under its default name
-        out = out / timeline_file_name(name, range_, window)
-    chart_format = out.suffix.lower().lstrip(".")
-    if chart_format not in CHART_FORMATS:
-        raise UsageError(f"--out {out}: nsprof draws a timeline as {', '.join('.' + f for f in CHART_FORMATS)}, "
-                         f"not .{chart_format}", "name the file with one of those suffixes, or give a directory")
-    targets = [out] + ([Path(trace)] if trace else [])
+    view = timeline if isinstance(timeline, Timeline) else load_timeline(timeline, range_, window)
+    chart = chart_path(view, out)
+    targets = ([Path(trace)] if trace else []) + [chart]
     for target in targets:
         _outside_profiles(target.parent)
     since = check_outputs(targets, force)
-    events = gpu_events(profile.nsys)
-    ranges = pd.concat([export.nvtx for export in profile.nsys], ignore_index=True)
-    capture = capture_span(events, ranges)
-    (start, end), why = capture, WHOLE
-    if range_:
-        found = range_window(profile.nsys, events, range_)
-        if found is None:
-            known = ", ".join(sorted(set(ranges["range"]))[:8]) or "none"
-            raise UsageError(f"no NVTX range named {range_!r} in {path}", f"the capture's ranges: {known}")
-        (start, end), why = found, f"NVTX range {range_!r} and the GPU work launched inside it"
-    if window and window.strip().lower() != "all":
-        (start, end), why = _window(window, capture, start, end), "as --window asked"
-        _nothing_in_window(window, events, ranges, start, end, capture)
-    elif window is None and not range_:
-        chosen = default_window(events, ranges)
-        (start, end), why = (chosen.start_ns, chosen.end_ns), default_reason(chosen.left_out, chosen.idle_ns)
-    caption = window_caption((start, end), capture, why)
-    files, wrote = {}, []  # everything is drawn before anything is written
-    if trace:
-        gpus = {int(row.device_id): row.name for export in profile.nsys for row in export.gpus.itertuples() if row.name}
-        zoomed = bool(range_) or (window is not None and window.strip().lower() != "all")  # the trace keeps to it
-        traced_events, traced_ranges = (_within(events, start, end), _within(ranges, start, end)) if zoomed else (events, ranges)
-        document = chrome_trace(traced_events, traced_ranges, gpus, origin=capture[0])
-        files[Path(trace)] = json.dumps(document).encode()
-        wrote.append(f"wrote {trace} ({sum(e['ph'] == 'X' for e in document['traceEvents']):,} events"
-                     + (", those in the window drawn)" if zoomed else ")"))
-    shown = int(((events["end_ns"] > start) & (events["start_ns"] < end)).sum())
-    figure = timeline_figure(events, ranges, (start, end), capture[0], f"{name}: {shown:,} GPU operations", caption)
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format=chart_format, dpi=PNG_DPI)
-    plt.close(figure)
-    files[out] = buffer.getvalue()
+    files = timeline_files(view, chart, _path(trace), PNG_DPI)  # everything is drawn before anything is written
     write_outputs(files, force, since)
-    return caption, wrote + [f"wrote {out}"]
-
-
-def _within(frame, start: int, end: int):
-    """The rows of events or NVTX ranges that overlap [start, end) (a range never closed runs on)."""
-    ends = frame["end_ns"].astype("Float64").fillna(float("inf"))
-    return frame[(ends > start) & (frame["start_ns"] < end)]
-
-
-def timeline_file_name(name: str, range_: str | None, window: str | None) -> str:
-    """timeline-<name>.png, with the range or the window asked for (timeline-<name>-<range>.png,
-    timeline-<name>-120-135ms.png), so that charts of one capture do not replace each other."""
-    import re
-
-    parts = [name]
-    if range_:
-        parts.append(range_)
-    if window:
-        parts.append("all" if window.strip().lower() == "all" else window.strip().replace(":", "-") + "ms")
-    return "timeline-" + "-".join(re.sub(r"[^A-Za-z0-9._]+", "-", part).strip("-.") for part in parts) + ".png"
-
-
-def _window(text: str, capture: tuple[int, int], start: int, end: int) -> tuple[int, int]:
-    """START:END in ms from the capture's start; an empty side keeps the current bound."""
-    first, last = capture
-    left, colon, right = text.partition(":")
-    try:
-        bounds = [None if not side.strip() else first + round(float(side) * 1e6) for side in (left, right)]
-    except ValueError:
-        bounds = None
-    if not colon or bounds is None:
-        raise UsageError(f"--window {text!r} is not START:END in milliseconds", "write it as 120:135, 120:, :135 or all")
-    new_start = bounds[0] if bounds[0] is not None else start
-    new_end = bounds[1] if bounds[1] is not None else end
-    if new_end <= first or new_start >= last:  # before "ends before it starts": 5000: past the end is outside
-        raise UsageError(f"--window {text!r} is outside the capture, which runs 0 to {(last - first) / 1e6:,.3f} ms",
-                         "give a window inside it, or --window all")
-    if new_end <= new_start:
-        raise UsageError(f"--window {text!r} ends before it starts", "give START below END")
-    return new_start, new_end
-
-
-def _nothing_in_window(window: str, events, ranges, start: int, end: int, capture: tuple[int, int]) -> None:
-    """Refuse a --window that holds no GPU work and no NVTX range: the chart would be empty."""
-    def overlapping(frame) -> bool:
-        return bool(((frame["end_ns"].fillna(capture[1]) > start) & (frame["start_ns"] < end)).any())
-
-    if overlapping(events) or overlapping(ranges):
-        return
-    work = f"{(events['start_ns'].min() - capture[0]) / 1e6:,.3f} to {(events['end_ns'].max() - capture[0]) / 1e6:,.3f} ms" \
-        if len(events) else "nowhere"
-    raise UsageError(f"--window {window!r} holds no GPU work and no NVTX range (the capture runs 0 to "
-                     f"{(capture[1] - capture[0]) / 1e6:,.3f} ms, its GPU work {work})", "give a window over them, or --window all")
+    return list(files)
