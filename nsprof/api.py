@@ -1,7 +1,7 @@
 """nsprof's public API: what the commands do, callable the same way from a notebook or a script.
 
     from nsprof import api
-    records = api.bench(["v6", "v9"], ["4096"])                 # needs a GPU
+    run = api.bench(["v6", "v9"], ["4096"])                     # needs a GPU: run.records
     analysis = api.analyze("profiles/examples/h200-sgemm-1024")   # any machine
     ladder = api.load_ladder(["profiles/examples/h200-sgemm-1024"])
     api.write_roofline(ladder, "reports")
@@ -9,6 +9,16 @@
     api.write_timeline("profiles/examples/h200-pipeline-1024", trace="reports/pipeline.json")
     flows = api.pipeline("sgemm", ["v9"], "1024")                   # needs a GPU (and nsys for the breakdown)
 
+Every command of the CLI is a thin wrapper over one of these. What they return, by kind:
+- what reads or computes returns one result object that render/ turns into tables and JSON:
+  analyze (ProfileAnalysis), analyze_many (ManyCaptures), diff (DiffResult), load_ladder
+  (LadderAnalysis), load_timeline (nsprof.timeline.Timeline), explain (Explanation), stages (Op),
+  choose_hot_kernels (GuidedChoice);
+- what runs on the GPU returns its JSON document, as --json prints it: bench (BenchRun, whose
+  `document` it is, with `written`), pipeline (dict), measure_ceilings (dict, and the files
+  written), doctor (a list of check records), profile (the profile directory and its manifest);
+- what writes files returns the list[Path] it wrote, in order: write_roofline, write_report,
+  write_diff, write_captures_report, write_timeline.
 Every function raises nsprof.errors exceptions (with a fix hint) for bad input.
 """
 
