@@ -532,7 +532,7 @@ def write_timeline(timeline: Timeline | str | Path, out: str | Path | None = Non
 
     view = timeline if isinstance(timeline, Timeline) else load_timeline(timeline, range_, window)
     chart = chart_path(view, out)
-    targets = ([Path(trace)] if trace else []) + [chart]
+    targets = [chart] + ([Path(trace)] if trace else [])
     for target in targets:
         _outside_profiles(target.parent)
     since = check_outputs(targets, force)
