@@ -2,7 +2,7 @@
 the GPU (random inputs, the float64 reference) and the tiled kernel launcher.
 
 Nothing here imports CuPy: the launch layer hands in the array module (`xp`) and its tools
-(`LaunchTools`: compile a kernel, encode a TMA tensor map, the SM count), so that an op module
+(nsprof.op_model.LaunchTools: compile a kernel, encode a TMA tensor map, the SM count), so that an op module
 declares how its stages run while CuPy stays inside nsprof.launch.
 """
 
@@ -15,7 +15,8 @@ from typing import Any, Callable
 import numpy as np
 
 from nsprof.errors import UsageError
-from nsprof.op_model import Stage, Tile, find_kernel
+from nsprof.op_model import LaunchTools, Stage, find_kernel  # noqa: F401 (LaunchTools handed on)
+from nsprof.ops.tiles import Tile
 from nsprof.sizes import Size
 
 INT32_MAX = 2**31 - 1
@@ -42,6 +43,11 @@ def min_bytes(element_bytes: int) -> Callable[[Size], int]:
         return element_bytes * (m * k + k * n + m * n)
 
     return formula
+
+
+def min_bytes_rule(element_bytes: int) -> str:
+    """min_bytes as a caption states it."""
+    return f"{element_bytes}(MK + KN + MN)"
 
 
 class MatmulProblem:
@@ -98,6 +104,12 @@ class Launcher:
     # so that its share of the stage's time can be measured
     steps: dict[str, Callable[[], None]] = field(default_factory=dict)
     entry: str | None = None  # the kernel launched (None for library calls)
+    prepare: None = None  # nothing runs before the stage, timed apart (nsprof.op_model.Launcher)
+    prepare_name: None = None
+
+    @property
+    def split_k(self) -> int | None:
+        return self.plan.split_k if self.plan else None
 
     @property
     def tile_label(self) -> str:
@@ -106,20 +118,6 @@ class Launcher:
         t = self.plan.tile
         split = f"/split{self.plan.split_k}" if self.plan.split_k > 1 else ""
         return f"{t.bm}x{t.bn}x{t.bk}{split}"
-
-
-@dataclass(frozen=True)
-class LaunchTools:
-    """What the launch layer lends an op's launcher (see the module docstring)."""
-
-    xp: Any  # CuPy
-    sm_count: int
-    compute_capability: str  # "9.0"
-    load_kernel: Callable[..., Any]  # (path, entry, *, dynamic_smem_bytes, arch, defines) -> kernel
-    encode_tensor_map: Callable[..., bytes]  # nsprof.launch.tensor_map.encode_2d
-    runs: Callable[[Tile], bool]  # whether this GPU can run a tile (its arch)
-    module_global: Callable[..., Any]  # (path, name, *, arch, defines) -> a module variable's device address
-    library_matmul: Callable[..., None]  # (a, b, out, precision): cuBLAS through CuPy in that precision
 
 
 def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile: str | None = None,

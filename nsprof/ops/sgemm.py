@@ -7,11 +7,11 @@ live here; the kernels in kernels/sgemm/, one .cu per stage.
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 from nsprof.access import MemoryAccess
 from nsprof.ops import matmul
-from nsprof.op_model import Op, Stage, Tile, fixed_precision
+from nsprof.op_model import Op, Stage, fixed_precision
+from nsprof.ops.tiles import Tile
 
 
 FP32 = fixed_precision("fp32", "float32 multiply-adds", 1e-5)
@@ -292,5 +292,6 @@ OP = Op(
     baselines={"fp32": "v9", "tf32": "v9t"},
     flops=matmul.flops,
     min_bytes=matmul.min_bytes(4),
+    min_bytes_rule=matmul.min_bytes_rule(4),
     workload=matmul.MatmulWorkload("float32", split_k="atomic"),
 )
