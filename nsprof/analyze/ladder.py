@@ -254,7 +254,7 @@ def _nsys_stage_work(ranges: pd.DataFrame) -> pd.DataFrame:
     stages = ranges[[parse_stage_range(str(name)) is not None for name in ranges["range"]]]
     by_range = stages.groupby("range")
     grouped = by_range[["count", "kernels", "kernel_ns"]].sum()  # a stage's time: its kernels', not its memsets'
-    grouped["host_ns_per_launch"] = by_range["median_ns"].max()
+    grouped["host_ns_per_launch"] = by_range["median_ns"].max() if "median_ns" in stages else np.nan
     return grouped.rename(columns={"count": "launches", "kernels": "nsys_kernels",
                                    "kernel_ns": "nsys_gpu_time_ns"}).rename_axis("key").reset_index()
 
