@@ -43,7 +43,7 @@ CAPTURED_FLOWS = 10  # flows per variant (and as many untimed ones before) in th
 PNG_DPI = 150  # figures are laid out in points; this only sets the PNG's pixel size
 ROOFLINE_FILES = ("roofline.png", "roofline.svg", "roofline.csv")
 # roofline.csv: what each point is, where it sits, what bounds it, then where it came from.
-ROOFLINE_CSV_COLUMNS = ("label", "kernel", "level", "intensity_flop_per_byte", "gflops_per_s", "bound", "pct_of_roof",
+ROOFLINE_CSV_COLUMNS = ("label", "kernel", "level", "intensity_flop_per_byte", "flops_source", "gflops_per_s", "bound", "pct_of_roof",
                         "roof_gflops_per_s", "roof_source", "compute_roof", "duration_ns", "time_source", "op", "stage",
                         "size", "profile")
 
