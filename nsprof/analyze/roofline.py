@@ -22,7 +22,7 @@ Output (POINT_COLUMNS), one row per work row and measured level:
 - `intensity_flop_per_byte` (counted FLOPs per byte), `gflops_per_s` (the work's speed),
   `duration_ns` (the time that speed is over) and `time_source` (nsys or ncu)
 - `compute_roof`: FP32, FP16 CUDA cores, TF32 tensor, FP16 tensor or mixed; `compute_gflops_per_s`
-  its peak
+  its peak; `main_unit`: the unit that did most of its FLOPs (the roof a chart of it shows)
 - `roof_gflops_per_s`: the roof above the point; `bound`: memory or compute
 - `pct_of_roof`: 100 x gflops_per_s / roof_gflops_per_s; `roof_source`: where that roof's
   ceiling comes from (datasheet, or measured on a date by a method)
@@ -69,7 +69,7 @@ UNITS = (
 )
 CARRIED = ("key", "profile", "op", "stage", "size")  # `key` tells apart work whose labels look alike
 POINT_COLUMNS = ("label", "kernel", *CARRIED, "level", "intensity_flop_per_byte", "gflops_per_s", "duration_ns",
-                 "time_source", "compute_roof", "compute_gflops_per_s", "roof_gflops_per_s", "bound", "pct_of_roof", "roof_source")
+                 "time_source", "compute_roof", "main_unit", "compute_gflops_per_s", "roof_gflops_per_s", "bound", "pct_of_roof", "roof_source")
 
 
 @dataclass(frozen=True)
@@ -102,11 +102,13 @@ def roofs(ceiling: Ceiling | None) -> list[Roof]:
 
 def compute_peak(work: pd.DataFrame, ceiling: Ceiling | None) -> pd.DataFrame:
     """Per work row, the compute roof of the units that did its counted FLOPs: `compute_roof`
-    (a Unit's name or mixed), `compute_gflops_per_s` and `compute_source`. NaN /
-    None where no FLOPs were counted or the peak is unknown."""
+    (a Unit's name or mixed), `main_unit` (the name of the unit that did most of them),
+    `compute_gflops_per_s` and `compute_source`. NaN / None where no FLOPs were counted or the
+    peak is unknown."""
     parts = {unit.key: _column(work, unit.flops_column) for unit in UNITS}
     peaks = {unit.key: _ceiling(ceiling, unit.ceiling_field) for unit in UNITS}
-    return pd.DataFrame({"compute_roof": _compute_roof_names(parts), "compute_gflops_per_s": _mixed_peak(parts, peaks) / 1e9,
+    return pd.DataFrame({"compute_roof": _compute_roof_names(parts), "main_unit": _main_unit_names(parts),
+                         "compute_gflops_per_s": _mixed_peak(parts, peaks) / 1e9,
                          "compute_source": _compute_sources(parts, ceiling)}, index=work.index)
 
 
@@ -143,7 +145,7 @@ def roofline_points(work: pd.DataFrame, ceiling: Ceiling | None) -> pd.DataFrame
             **{column: work[column] if column in work else None for column in CARRIED},
             "level": level.key, "intensity_flop_per_byte": intensity, "gflops_per_s": gflops,
             "duration_ns": duration, "time_source": time_source,
-            "compute_roof": peak["compute_roof"], "compute_gflops_per_s": compute_gflops,
+            "compute_roof": peak["compute_roof"], "main_unit": peak["main_unit"], "compute_gflops_per_s": compute_gflops,
             "roof_gflops_per_s": roof,
             "bound": np.where(roof.isna(), None, np.where(memory_bound, "memory", "compute")),
             "pct_of_roof": 100 * gflops / roof,
@@ -172,6 +174,17 @@ def unplaced_work(work: pd.DataFrame) -> pd.DataFrame:
 def ridge_intensity(memory: Roof, compute: Roof) -> float:
     """The intensity (FLOP/byte) where a memory roof meets a compute roof."""
     return compute.per_second / memory.per_second
+
+
+def chart_groups(points: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """The points split into one roofline each, in the order they come: a ladder's stages (every
+    profile and size of that op: its own precision, its own roofs) and, per profile, the other
+    kernels it captured. Keys: the op, or the profile's name ('kernels' when it has none)."""
+    stage = points["stage"].notna() if "stage" in points else pd.Series(False, index=points.index)
+    profile = points["profile"] if "profile" in points else pd.Series(None, index=points.index)
+    keys = pd.Series(np.where(stage, points["op"].astype(object) if "op" in points else None,
+                              profile.where(profile.notna(), "kernels").astype(object)), index=points.index)
+    return [(str(key), points[keys == key]) for key in dict.fromkeys(keys)]
 
 
 def binding_points(points: pd.DataFrame) -> pd.DataFrame:
@@ -219,6 +232,13 @@ def _compute_sources(parts: dict[str, pd.Series], ceiling: Ceiling | None) -> np
     used = pd.DataFrame({key: flops.fillna(0) > 0 for key, flops in parts.items()})
     return np.array(["; ".join(dict.fromkeys(sources[key] for key in used.columns if row[key] and sources[key])) or None
                      for _, row in used.iterrows()], dtype=object)
+
+
+def _main_unit_names(parts: dict[str, pd.Series]) -> np.ndarray:
+    """Per row, the name of the unit with the most counted FLOPs; None where none counted any."""
+    flops = pd.DataFrame({key: values.fillna(0) for key, values in parts.items()})
+    main = flops.idxmax(axis=1).map({unit.key: unit.name for unit in UNITS})
+    return np.where(flops.max(axis=1) > 0, main, None)
 
 
 def _compute_roof_names(parts: dict[str, pd.Series]) -> np.ndarray:
