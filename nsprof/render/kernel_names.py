@@ -2,23 +2,7 @@
 
 from __future__ import annotations
 
-from nsprof.analyze.ladder import short_kernel_name
 from nsprof.render.bar_labels import ELLIPSIS, SEPARATORS, fitted, kernel_label, shared_parts
-
-
-def short_names(names, width: int) -> list[str]:
-    """Base names (short_kernel_name); different full names that shorten alike are numbered apart
-    ("reduce_kernel [2]") in the order they come, while every row of one full name keeps one label."""
-    labels: dict[str, str] = {}
-    taken: dict[str, int] = {}
-    shown = []
-    for name in map(str, names):
-        if name not in labels:
-            short = short_kernel_name(name, width)
-            taken[short] = taken.get(short, 0) + 1
-            labels[name] = short if taken[short] == 1 else f"{short} [{taken[short]}]"
-        shown.append(labels[name])
-    return shown
 
 
 def telling_names(names, width: int, kernels: bool = True) -> list[str]:
@@ -55,7 +39,9 @@ def telling_names(names, width: int, kernels: bool = True) -> list[str]:
 
 
 def _fit(text: str, width: int, parts) -> str:
-    return fitted(text, width, parts) or text[: max(width - 1, 1)] + ELLIPSIS
+    """Its telling part; where not one word of that fits, its start cut between words; only a
+    first word longer than `width` is cut inside."""
+    return fitted(text, width, parts) or fitted(text, width) or text[: max(width - 1, 1)] + ELLIPSIS
 
 
 def _reads_as(label: str, name: str) -> bool:
