@@ -34,14 +34,14 @@
 // spilled at its 128-register cap). A's copy is laid out in warp chunks of 16 rows x 8 k, so
 // the transposing shared stores stay conflict-free at BK 16 (rows of 4 float4 put k 0 and 8
 // in one bank). Measured with the checks on every launch, on the H200 by
-// benchmarks/sgemm_fp32_h200.sh on 2026-11-24 (% of cuBLAS fp32, BK 8 -> BK 16, staged whole):
+// benchmarks/gpu/sgemm_fp32_h200.sh on 2026-11-24 (% of cuBLAS fp32, BK 8 -> BK 16, staged whole):
 // 1024^3 (128x128 split 4) 88.4 -> 98.1, 4096^3 77.9 -> 86.7, 8192^3 79.2 -> 87.5,
 // 1000x1200x800 (64x128 split 2) 84.2 -> 83.4, (128x128 split 2, the automatic plan) 70.9 -> 77.6.
 // Before the checks, BK 16 staged whole lost (43.2 against 45.1 TFLOP/s at 4096^3, unchecked).
 // The two-part staging and the unchecked entries are not in those numbers:
-// benchmarks/sgemm_fp32_check_h200.sh measures the defaults as they now are.
+// benchmarks/gpu/sgemm_fp32_check_h200.sh measures the defaults as they now are.
 //
-// Tuning knobs (issue 22; a tuning run overrides them with -D, benchmarks/sgemm_fp32_h200.sh
+// Tuning knobs (issue 22; a tuning run overrides them with -D, benchmarks/gpu/sgemm_fp32_h200.sh
 // sweeps them). The other results of that sweep (same date, checked entries):
 //   V8_BK          depth of a K tile (8 or 16), see above.
 //   V8_MIN_BLOCKS  blocks per SM that __launch_bounds__ promises for the 128x128 tile, which caps
@@ -55,7 +55,7 @@
 //   V8_ASYNC       1: a V8_STAGES-deep ring filled by cp.async instead of register staging. The
 //                  transposed A tile is copied 4 bytes at a time (cp.async.ca), each copy landing
 //                  at its transposed place, so no register holds a tile in flight and the compute
-//                  loop is unchanged. (An earlier experiment, benchmarks/experiments/v8_async.cu,
+//                  loop is unchanged. (An earlier experiment, benchmarks/gpu/experiments/v8_async.cu,
 //                  kept A k-minor instead and lost: its float4 reads along k cost registers.)
 //                  With BK 8, STAGES 2: no gain at aligned sizes (79.8% at 4096^3), but the best
 //                  ragged result, 89.6% at 1000x1200x800 (128x128 split 4): cp.async's zero fill

@@ -8,7 +8,7 @@ set -uo pipefail
 source .devkit/setup.sh
 export PYTHONPATH=$PWD:${PYTHONPATH:-} PYTHONUNBUFFERED=1 COLUMNS=120
 SIZES=1024,4096,8192,1000x1200x800,1024x1280x768
-echo "== v8 check"; timeout 200 bash benchmarks/sgemm_fp32_check_h200.sh > "$OUT/fp32-check.txt" 2>&1; tail -25 "$OUT/fp32-check.txt"
+echo "== v8 check"; timeout 200 bash benchmarks/gpu/sgemm_fp32_check_h200.sh > "$OUT/fp32-check.txt" 2>&1; tail -25 "$OUT/fp32-check.txt"
 echo "== gpu tests"; timeout 120 python3 -m pytest -q -m gpu tests/test_gpu_stages.py -k "sgemm" -p no:cacheprovider > "$OUT/gpu-tests.txt" 2>&1; tail -3 "$OUT/gpu-tests.txt"
 for run in 1 2; do
   echo "== bench run $run"
