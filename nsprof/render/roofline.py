@@ -259,8 +259,9 @@ def _point_colors(points: pd.DataFrame) -> np.ndarray:
 
 
 def _mark_colors(points: pd.DataFrame) -> pd.Series | None:
-    """Per point, its size's colour when the points span several sizes, else its ladder's (other
-    kernels grey) when some are stages; None for kernels alone (their level colours them)."""
+    """Per point, its size's colour when the stages of one ladder span several sizes, else its
+    ladder's (other kernels grey) when some are stages; None for kernels alone (their level
+    colours them)."""
     by_size = _size_colors(points)
     if by_size:
         return pd.Series([by_size[size] for size in _sizes(points)], index=points.index, dtype=object)
@@ -290,9 +291,10 @@ def _ladder_colors() -> dict[str, str]:
 
 
 def _size_colors(points: pd.DataFrame) -> dict:
-    """Colours of the sizes when points span several (work without a size counts as one), else {}."""
+    """Colours of the sizes when points span several (work without a size counts as one), else {};
+    {} too when stages of several ladders share the chart: the ladder's colour tells them apart."""
     sizes = list(dict.fromkeys(_sizes(points)))
-    if len(sizes) < 2:
+    if len(sizes) < 2 or points.loc[points["stage"].notna(), "op"].nunique() > 1:
         return {}
     stage_sizes = [size for size in sizes if size is not None]
     colors = {size: SIZE_COLORS[i % len(SIZE_COLORS)] for i, size in enumerate(stage_sizes)}
