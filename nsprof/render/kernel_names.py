@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from nsprof.render.bar_labels import ELLIPSIS, SEPARATORS, fitted, kernel_label, shared_parts
 
 
@@ -15,7 +17,12 @@ def telling_names(names, width: int, kernels: bool = True) -> list[str]:
     names = [str(name) for name in names]
     texts = {name: kernel_label(name) if kernels else name for name in dict.fromkeys(names)}
     parts = shared_parts(texts.values())
-    labels = {name: _fit(text, width, parts[text]) for name, text in texts.items()}
+
+    def fit(text: str, room: int) -> str:
+        label = _fit(text, room, parts[text])
+        return _with_base(label, text, room) if kernels else label
+
+    labels = {name: fit(text, width) for name, text in texts.items()}
     for name, text in texts.items():
         alike = [other for other in set(texts.values()) if other != text and _reads_as(labels[name], other)]
         if alike:  # widen the telling part to what tells it from the names it reads as
@@ -34,8 +41,23 @@ def telling_names(names, width: int, kernels: bool = True) -> list[str]:
         taken[label] = taken.get(label, 0) + 1
         if taken[label] > 1:
             mark = f" [{taken[label]}]"
-            labels[name] = _fit(text, width - len(mark), parts[text]) + mark
+            labels[name] = fit(text, width - len(mark)) + mark
     return [labels[name] for name in names]
+
+
+def _with_base(label: str, text: str, width: int) -> str:
+    """A kernel's label cut at its start gets the kernel's own name back in front where there is
+    room: "par_ranged2d_kernel…2)]>" rather than "…2)]>" (instances of one Kokkos template)."""
+    base = _BASE.match(text)
+    if not label.startswith(ELLIPSIS) or not base:
+        return label
+    kept = label[1:].split(ELLIPSIS)[0]
+    at = text.find(kept)
+    whole = text[:at] + label[1:] if 0 <= at < base.end() else base.group() + label  # cut inside its name: restore the name
+    return whole if len(whole) <= width else label
+
+
+_BASE = re.compile(r"[^<(\s]+")  # a kernel label's name, before its template arguments
 
 
 def _fit(text: str, width: int, parts) -> str:
