@@ -13,13 +13,13 @@ if TYPE_CHECKING:
 
 def analyzed_profile(path: Path, ceilings: Path | None = None, attribution: str = "thread") -> tuple[Profile, ProfileAnalysis]:
     """The profile at `path` (a directory or one nsys or ncu file) and its analysis, with % of peak
-    against the GPU's ceilings as every command resolves them (nsprof.parse.sources.resolve_ceiling;
+    against the GPU's ceilings as every command resolves them (nsprof.ceilings.resolve.resolve_ceiling;
     `ceilings` is --ceilings). `attribution` ("thread" or "process") says whose CUDA calls an NVTX
     range counts (nsprof.analyze.nvtx_attribution)."""
     from nsprof.analyze import analyze_profile
     from nsprof.analyze.capture_facts import gpu_name
     from nsprof.parse import load_profile
-    from nsprof.parse.sources import resolve_ceiling
+    from nsprof.ceilings.resolve import resolve_ceiling
 
     profile = load_profile(Path(path))
     ceiling = resolve_ceiling(gpu_name(profile.nsys, profile.ncu, profile.manifest), ceilings, [profile.manifest])

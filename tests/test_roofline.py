@@ -15,8 +15,8 @@ import pytest
 from matplotlib.text import Text
 from typer.testing import CliRunner
 
-from nsprof.gpu_ceilings import datasheet_ceiling
 from nsprof.analyze.roofline import binding_points, roofline_points, roofs
+from nsprof.ceilings.peaks import datasheet_ceiling
 from nsprof.cli import app
 from nsprof.api import load_ladder
 from nsprof.render.roofline import MAX_LABELS, roofline_figure
@@ -97,8 +97,8 @@ def test_csv_bound_and_percent_of_roof_by_hand(raw_roofline):
 
 
 def test_csv_has_every_stage_at_each_level_and_no_l2_roof_without_a_measurement(raw_roofline):
-    assert list(raw_roofline.columns[:7]) == ["label", "kernel", "level", "intensity_flop_per_byte", "gflops_per_s",
-                                              "bound", "pct_of_roof"]
+    assert list(raw_roofline.columns[:8]) == ["label", "kernel", "level", "intensity_flop_per_byte", "flops_source",
+                                              "gflops_per_s", "bound", "pct_of_roof"]
     for level in ("dram", "l2", "l1"):
         assert list(raw_roofline[raw_roofline["level"] == level]["label"]) == STAGES
     assert raw_roofline[raw_roofline["level"] == "l2"]["bound"].isna().all()  # the datasheet has no L2 figure

@@ -45,6 +45,8 @@ def stage_variant(stage: Stage, knobs: tuple[str, ...]) -> Stage:
     for tile in stage.tiles:
         if "V8_BK" in values:
             tile = dataclasses.replace(tile, bk=int(values["V8_BK"]))
+        if "V8_ASYNC" in values:  # only V8_ASYNC 2 (the default) reads A transposed
+            tile = dataclasses.replace(tile, a_m_major=values["V8_ASYNC"] == "2")
         if "V8_TN" in values and tile.shape == "128x128":
             tile = dataclasses.replace(tile, threads=(128 * 128 // (8 * int(values["V8_TN"])), 1))
         if "STAGES" in values and stage.stage == "v10":

@@ -21,6 +21,7 @@ from nsprof.analyze.metrics import TOTALS
 from nsprof.errors import NsprofError
 from nsprof.explain.occupancy import blocks_by_registers
 from nsprof.explain.prediction import MixPrediction, predict_l1_bytes, predict_mix
+from nsprof.ops.tiles import Tile  # a block tile: what the launch geometry is counted in
 from nsprof.parse.profile import tool_outputs
 from nsprof.parse.sources import PROFILES_DIR, latest_profile
 from nsprof.profile_analysis import analyzed_profile
@@ -170,7 +171,7 @@ def l1_bytes_comparison(m: Measurements, names: list[str] | None = None) -> list
 def launch_geometry(stage: Stage, size: str, group: pd.DataFrame) -> tuple[int, int] | None:
     """(warps, K tiles per block) of a launch: what per-warp, per-K-tile counts multiply into
     totals. None when the launch geometry or the kernel's tile is unknown."""
-    tile = next((t for t in stage.tiles if group["kernel"].iloc[0] in t.entries), None)
+    tile = next((t for t in stage.tiles if group["kernel"].iloc[0] in t.entries and isinstance(t, Tile)), None)
     grid, block = (_dims(group[c].iloc[0]) if c in group else None for c in ("grid_size", "block_size"))
     if tile is None or not grid or not block:
         return None

@@ -15,6 +15,7 @@ from nsprof.render import format as fmt
 from nsprof.render.document import Block, Drawing, Table
 from nsprof.render.document_writers import json_ready, to_terminal
 from nsprof.render.kernel_names import telling_names
+from nsprof.render.stage_notes import PEAK_SAID, stage_notes
 from nsprof.render.terminal_table import fit_columns, fit_named, left_out, plain, table_width
 
 KERNEL_FIELDS = (
@@ -336,6 +337,8 @@ def _missing_note(missing: dict, width: int) -> Drawing | None:
         return None
     labels = sorted({label.split(" (")[0] for label in missing["labels"]})
     said = f"Not in this capture, and read by nsprof's analysis: {', '.join(labels)}."
+    for name, blind_to in missing.get("partial", {}).items():
+        said += f" It has {name}, which does not count {blind_to}."
     if "asked" not in missing:  # another tool's capture
         return Drawing(f"{said} Capture with `nsprof profile` (-- CMD for your program), or add these "
                        f"{len(missing['metrics'])} metrics to ncu's options:", continued_lines(missing["ncu_options"], width))
@@ -367,9 +370,10 @@ def _stages_table(analysis: ProfileAnalysis, width: int) -> Table:
     columns = fit_columns(list(STAGE_COLUMNS), rows, width, STAGE_DROP_ORDER)
     said = ("time: nsys GPU time per launch (warm, no replay) where nsys saw the stage, else ncu's duration "
             "(replayed, caches flushed); TFLOP/s: the op's FLOPs over that time, as report and roofline show it; "
-            "% peak: of the units that did the FLOPs (FP32 or tensor cores); DRAM: ncu's bytes over its own duration; "
+            f"{PEAK_SAID}; DRAM: ncu's bytes over its own duration; "
             "n-way: shared-memory wavefronts per instruction, at least 1, 2 or 4 for 32-, 64- or 128-bit accesses; "
             "bank conflicts: the wavefronts over that least, per launch (nsprof explain bank-conflicts)")
+    said += "".join(f"; {note}" for note in stage_notes(analysis.stages))
     return Table("Stages (NVTX ranges nsprof:OP/STAGE/SIZE)", tuple(columns), rows, said + left_out(list(STAGE_COLUMNS), columns))
 
 

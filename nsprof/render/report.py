@@ -30,6 +30,7 @@ REPORT_WIDTH = 200  # the report's tables have room: every column of the hot-ker
 from nsprof.render.hot_kernels_table import hot_kernels_table  # noqa: E402
 from nsprof.render.ladder import ladder_chart  # noqa: E402
 from nsprof.render.roofline import roof_rate, roofline_figure  # noqa: E402
+from nsprof.render.stage_notes import stage_notes  # noqa: E402
 
 PNG_DPI = 150
 LEVEL_NAMES = {level.key: level.name for level in LEVELS}
@@ -187,15 +188,16 @@ def _conventions(stages: pd.DataFrame) -> str:
     libraries = "; ".join(f"{b.stage} ({b.title}) for {get_op(op).title}'s {b.precision.name} stages"
                           for op in sorted(set(stages["op"].dropna())) if op in all_ops() for b in baseline_stages(op))
     return (f"Time, from: {said or 'not measured'}. TFLOP/s: the op's FLOPs (2·M·N·K) over that time, the speed the "
-            "chart, the roofline and `nsprof analyze` show too. % of peak: that speed over the peak of the units that "
-            "did the FLOPs (FP32 pipes or tensor cores; the ceilings above). "
+            "chart, the roofline and `nsprof analyze` show too. % of peak: that speed over the peak of the units the "
+            "stage's precision runs on (FP32 pipes for fp32, tensor cores for tf32 and fp16; the ceilings above). "
             f"% of cuBLAS: the time of cuBLAS in the stage's own precision ({libraries or 'the library stage'}) "
             "at the same size over the stage's. "
             "DRAM bandwidth (Nsight Compute's bytes over its own duration), FLOP per DRAM byte and bank conflicts come "
             "from Nsight Compute, per launch. n-way: shared-memory wavefronts per instruction; the least an access can "
             "take is 1 for 32-bit, 2 for 64-bit and 4 for 128-bit accesses, so only the excess over that minimum is "
             "conflict (the conflicts column counts it; `nsprof explain bank-conflicts`). Occupancy is achieved "
-            "(active warps over the maximum); registers per thread and shared memory per block are the main kernel's.")
+            "(active warps over the maximum); registers per thread and shared memory per block are the main kernel's."
+            + "".join(f" {note}." for note in stage_notes(stages)))
 
 
 def _bench_records(stages: pd.DataFrame) -> list[dict]:
