@@ -3,7 +3,7 @@
 # (cp.async zero fill) and h6 (TMA zero fill) verified by the GPU tests of every SGEMM and HGEMM
 # stage; v8's V8_ASYNC=2 (A transposed first, both tiles by 16-byte cp.async) verified at ragged and
 # extreme shapes, then v8's variants and launch plans timed against cuBLAS FP32
-# (benchmarks/tune_stage.py); the TF32 stages and h6 benchmarked at the ragged sizes and their
+# (benchmarks/gpu/tune_stage.py); the TF32 stages and h6 benchmarked at the ragged sizes and their
 # nearest aligned ones, twice. Run from the repository root with .devkit carried; results in $OUT.
 set -uo pipefail
 source .devkit/setup.sh
@@ -15,7 +15,7 @@ echo "== gpu tests (sgemm, hgemm)"
 timeout 240 python3 -m pytest -q -m gpu tests/test_gpu_stages.py -k "sgemm or hgemm or h6 or v10 or v8 or v11" -p no:cacheprovider \
   > "$OUT/gpu-tests.txt" 2>&1; echo "exit $?"; tail -4 "$OUT/gpu-tests.txt"; echo "($((SECONDS - START)) s)"
 
-T="python3 benchmarks/tune_stage.py --stage v8"
+T="python3 benchmarks/gpu/tune_stage.py --stage v8"
 CHECK=17x33x9,1x1x1,1000x1200x800,4095x4097x4093,128x4096x1024,4096x128x1024,1024
 echo "== verify v8 variants at $CHECK"
 for v in "V8_ASYNC=2;V8_BK=8;V8_STAGES=3" "V8_ASYNC=2;V8_BK=8;V8_STAGES=4" "V8_ASYNC=2;V8_BK=16;V8_STAGES=2" \

@@ -32,7 +32,7 @@
 // sgemm_v8_<tile>_unchecked, for sizes of whole tiles (M, N and every K slice), computes no copy
 // bounds. The launcher picks one per launch.
 //
-// Tuning knobs (issue 22; a tuning run overrides them with -D: benchmarks/tune_stage.py, swept by
+// Tuning knobs (issue 22; a tuning run overrides them with -D: benchmarks/gpu/tune_stage.py, swept by
 // benchmarks/gpu/sgemm_fp32_h200.sh and sgemm_peak_h200.sh on the H200, 2026-11-24; % of cuBLAS fp32):
 //   V8_ASYNC       2 (default): At and B by 16-byte cp.async, as above.
 //                  0: register staging, the earlier v8. Its K tile of 16 is staged in two parts of

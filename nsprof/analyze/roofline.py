@@ -23,7 +23,7 @@ Output (POINT_COLUMNS), one row per work row and measured level:
   declared, the op's 2MNK for a stage whose precision's FLOPs ncu did not count), `gflops_per_s` (the work's speed),
   `duration_ns` (the time that speed is over) and `time_source` (nsys or ncu)
 - `compute_roof`: FP32, FP16 CUDA cores, TF32 tensor, FP16 tensor or mixed; `compute_gflops_per_s`
-  its peak
+  its peak; `main_unit`: the unit that did most of its FLOPs (the roof a chart of it shows)
 - `roof_gflops_per_s`: the roof above the point; `bound`: memory or compute
 - `pct_of_roof`: 100 x gflops_per_s / roof_gflops_per_s; `roof_source`: where that roof's
   ceiling comes from (datasheet, or measured on a date by a method)
@@ -70,7 +70,7 @@ UNITS = (
 )
 CARRIED = ("key", "profile", "op", "stage", "size")  # `key` tells apart work whose labels look alike
 POINT_COLUMNS = ("label", "kernel", *CARRIED, "level", "intensity_flop_per_byte", "flops_source", "gflops_per_s", "duration_ns",
-                 "time_source", "compute_roof", "compute_gflops_per_s", "roof_gflops_per_s", "bound", "pct_of_roof", "roof_source")
+                 "time_source", "compute_roof", "main_unit", "compute_gflops_per_s", "roof_gflops_per_s", "bound", "pct_of_roof", "roof_source")
 
 
 @dataclass(frozen=True)
@@ -108,20 +108,21 @@ def precision_unit(precision) -> Unit | None:
 
 
 def compute_peak(work: pd.DataFrame, ceiling: Ceiling | None) -> pd.DataFrame:
-    """Per work row, its compute roof: `compute_roof` (a Unit's name or mixed), `compute_gflops_per_s`
-    and `compute_source`. A stage's is its declared `precision`'s unit (precision_unit), whatever
+    """Per work row, its compute roof: `compute_roof` (a Unit's name or mixed), `main_unit` (the
+    unit that did most of its FLOPs), `compute_gflops_per_s` and `compute_source`. A stage's is its declared `precision`'s unit (precision_unit), whatever
     ncu counted (a capture may miss its FLOPs: cuBLAS TF32's wgmma under the HMMA-only counter);
     other work's is that of the units that did its counted FLOPs. NaN / None where no FLOPs were
     counted or the peak is unknown."""
     parts = {unit.key: _column(work, unit.flops_column) for unit in UNITS}
     peaks = {unit.key: _ceiling(ceiling, unit.ceiling_field) for unit in UNITS}
-    out = pd.DataFrame({"compute_roof": _compute_roof_names(parts), "compute_gflops_per_s": _mixed_peak(parts, peaks) / 1e9,
+    out = pd.DataFrame({"compute_roof": _compute_roof_names(parts), "main_unit": _main_unit_names(parts),
+                        "compute_gflops_per_s": _mixed_peak(parts, peaks) / 1e9,
                         "compute_source": _compute_sources(parts, ceiling)}, index=work.index)
     declared = work["precision"] if "precision" in work else pd.Series(None, index=work.index, dtype=object)
     for index, precision in declared.items():
         if unit := precision_unit(precision):
-            out.loc[index, ["compute_roof", "compute_gflops_per_s", "compute_source"]] = [
-                unit.name, _ceiling(ceiling, unit.ceiling_field) / 1e9,
+            out.loc[index, ["compute_roof", "main_unit", "compute_gflops_per_s", "compute_source"]] = [
+                unit.name, unit.name, _ceiling(ceiling, unit.ceiling_field) / 1e9,
                 ceiling.source_of(unit.ceiling_field) if ceiling and unit.ceiling_field else None]
     return out
 
@@ -160,7 +161,7 @@ def roofline_points(work: pd.DataFrame, ceiling: Ceiling | None) -> pd.DataFrame
             "level": level.key, "intensity_flop_per_byte": intensity,
             "flops_source": work["flops_source"] if "flops_source" in work else "ncu", "gflops_per_s": gflops,
             "duration_ns": duration, "time_source": time_source,
-            "compute_roof": peak["compute_roof"], "compute_gflops_per_s": compute_gflops,
+            "compute_roof": peak["compute_roof"], "main_unit": peak["main_unit"], "compute_gflops_per_s": compute_gflops,
             "roof_gflops_per_s": roof,
             "bound": np.where(roof.isna(), None, np.where(memory_bound, "memory", "compute")),
             "pct_of_roof": 100 * gflops / roof,
@@ -189,6 +190,17 @@ def unplaced_work(work: pd.DataFrame) -> pd.DataFrame:
 def ridge_intensity(memory: Roof, compute: Roof) -> float:
     """The intensity (FLOP/byte) where a memory roof meets a compute roof."""
     return compute.per_second / memory.per_second
+
+
+def chart_groups(points: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """The points split into one roofline each, in the order they come: a ladder's stages (every
+    profile and size of that op: its own precision, its own roofs) and, per profile, the other
+    kernels it captured. Keys: the op, or the profile's name ('kernels' when it has none)."""
+    stage = points["stage"].notna() if "stage" in points else pd.Series(False, index=points.index)
+    profile = points["profile"] if "profile" in points else pd.Series(None, index=points.index)
+    keys = pd.Series(np.where(stage, points["op"].astype(object) if "op" in points else None,
+                              profile.where(profile.notna(), "kernels").astype(object)), index=points.index)
+    return [(str(key), points[keys == key]) for key in dict.fromkeys(keys)]
 
 
 def binding_points(points: pd.DataFrame) -> pd.DataFrame:
@@ -240,6 +252,13 @@ def _compute_sources(parts: dict[str, pd.Series], ceiling: Ceiling | None) -> np
     used = pd.DataFrame({key: flops.fillna(0) > 0 for key, flops in parts.items()})
     return np.array(["; ".join(dict.fromkeys(sources[key] for key in used.columns if row[key] and sources[key])) or None
                      for _, row in used.iterrows()], dtype=object)
+
+
+def _main_unit_names(parts: dict[str, pd.Series]) -> np.ndarray:
+    """Per row, the name of the unit with the most counted FLOPs; None where none counted any."""
+    flops = pd.DataFrame({key: values.fillna(0) for key, values in parts.items()})
+    main = flops.idxmax(axis=1).map({unit.key: unit.name for unit in UNITS})
+    return np.where(flops.max(axis=1) > 0, main, None)
 
 
 def _compute_roof_names(parts: dict[str, pd.Series]) -> np.ndarray:

@@ -14,7 +14,7 @@ from nsprof.parse.nsys_sqlite import GRAPH_NAME
 from nsprof.render import format as fmt
 from nsprof.render.document import Block, Drawing, Table
 from nsprof.render.document_writers import json_ready, to_terminal
-from nsprof.render.kernel_names import short_names, telling_names
+from nsprof.render.kernel_names import telling_names
 from nsprof.render.stage_notes import PEAK_SAID, stage_notes
 from nsprof.render.terminal_table import fit_columns, fit_named, left_out, plain, table_width
 
@@ -173,7 +173,7 @@ RANGE_NAME_WIDTHS = (64, 48, 40, 34, 28, 24, 20, 16, 12)
 GROUP_DROP_ORDER = ("smem_st_nway", "smem_ld_nway", "tensor_pct_of_peak", "fp32_pct_of_peak", "dram_pct_of_peak",
                     "intensity_flop_per_byte", "min_ns", "dram_gbytes_per_s", "registers_per_thread", "occupancy_pct",
                     "max_ns", "memory_throughput_pct", "sm_throughput_pct")
-NAME_WIDTHS = (26, 20, 16, 12)  # ncu's kernels tables: base names this long at most (then ' [2]' where needed)
+NAME_WIDTHS = (26, 20, 16, 12)  # ncu's kernels tables: names this long at most (then ' [2]' where needed)
 # Stage-table columns left out first when the terminal is too narrow: bank conflicts, what the
 # ladder teaches, go last (after where the time came from and DRAM bandwidth, both in --json).
 STAGE_DROP_ORDER = ("smem_st_nway", "dram_pct_of_peak", "launches", "op", "intensity_flop_per_byte", "smem_ld_nway",
@@ -291,7 +291,7 @@ def _kernel_groups_table(analysis: ProfileAnalysis, width: int) -> Table:
 
 def _fitted(title: str, columns: tuple, records: list[dict], width: int, drop_order: tuple[str, ...], caption: str) -> Table:
     """A kernels table of the columns some record has a value in (and the kernel's name and time),
-    fitted to `width`: columns left out in `drop_order`, then base names shortened (NAME_WIDTHS)
+    fitted to `width`: columns left out in `drop_order`, then names shortened to the part that tells them apart (NAME_WIDTHS)
     rather than broken across lines; its caption says which columns were left out."""
     always = ("id", "kernel", "duration_ns", "launches", "median_ns")
     present = [column for column in columns
@@ -299,7 +299,7 @@ def _fitted(title: str, columns: tuple, records: list[dict], width: int, drop_or
     names = [record["kernel"] for record in records]
 
     def rows_for(name_width: int) -> list[dict]:
-        return [{**record, "kernel": name} for record, name in zip(records, short_names(names, name_width))]
+        return [{**record, "kernel": name} for record, name in zip(records, telling_names(names, name_width))]
 
     shown, rows = fit_named(present, rows_for, NAME_WIDTHS, width, drop_order)
     return Table(title, tuple(shown), rows, caption + left_out(present, shown))

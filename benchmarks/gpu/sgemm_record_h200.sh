@@ -3,9 +3,9 @@
 # every ladder (square, ragged, extreme shapes; v8's cp.async path, v10's and h6's zero-filled ragged
 # paths), every SGEMM stage and both baselines benchmarked twice at 1024^3, 4096^3, 8192^3, the
 # ragged 1000x1200x800 and the nearest aligned 1024x1280x768 (the spread across runs), h6 and cuBLAS
-# at the ragged 1000x1200x808 and 1024x1280x768 twice, and the example capture of the SGEMM ladder
-# (v1..v10 at 1024^3, nsys and ncu) re-taken for the new v8, and the TF32 stages' capture (v9t, v10, v11). Run from the repository root with .devkit
-# carried; one archive, results.tgz, comes back in $OUT.
+# at the ragged 1000x1200x808 and 1024x1280x768 twice, the example capture of the SGEMM ladder
+# (v1..v10 at 1024^3, nsys and ncu) re-taken for the new v8, and the TF32 stages' capture (v9t, v10,
+# v11). Run from the repository root with .devkit carried; one archive, results.tgz, comes back in $OUT.
 set -uo pipefail
 source .devkit/setup.sh
 export PYTHONPATH=$PWD:${PYTHONPATH:-} PYTHONUNBUFFERED=1 COLUMNS=120
