@@ -26,6 +26,12 @@ def verify_range_name(op: str, stage: str, size: Size) -> str:
     return f"verify/{range_name(op, stage, size)}"
 
 
+def step_range_name(op: str, stage: str, size: Size, step: str) -> str:
+    """A stage's step (v8's transpose of A) or prepare work timed alone, beside the stage: in a range of its
+    own, so that a capture shows those launches as the harness's timing, not the stage's."""
+    return f"step/{range_name(op, stage, size)}/{re.sub(r'[^A-Za-z0-9]+', '-', step)}"
+
+
 def qualify(domain: str | None, name: str) -> str:
     """'domain:name' as both parsers write a range; the bare name for the default domain."""
     return name if domain is None else f"{domain}:{name}"

@@ -20,7 +20,7 @@ from nsprof.analyze.ladder import combine, work_records
 from nsprof.analyze.metrics import HALF_FLOPS_PER_INST, half_flops_rule
 from nsprof.analyze.report import analyze_profile
 from nsprof.parse.profile import load_profile
-from nsprof.ranges import parse_stage_range
+from nsprof.ranges import parse_stage_range, step_range_name
 from nsprof.commands.analyze import analyze
 from nsprof.errors import ParseError
 from nsprof.parse.ncu_csv import load_ncu_csv
@@ -171,7 +171,9 @@ def test_percent_of_peak():
 
 def test_parse_stage_range():
     assert parse_stage_range("nsprof:sgemm/v6/4096x4096x4096") == {"op": "sgemm", "stage": "v6", "size": "4096x4096x4096"}
-    for other in ("sgemm/v6/4096x4096x4096", "nsprof:verify/sgemm/v6/64x64x64", "nsprof:sgemm/v6", "hold:conflict"):
+    step = "nsprof:" + step_range_name("sgemm", "v8", (64, 64, 64), "transpose A")  # timed alone: not the stage
+    assert step == "nsprof:step/sgemm/v8/64x64x64/transpose-A"
+    for other in ("sgemm/v6/4096x4096x4096", "nsprof:verify/sgemm/v6/64x64x64", "nsprof:sgemm/v6", "hold:conflict", step):
         assert parse_stage_range(other) is None
 
 

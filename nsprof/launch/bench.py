@@ -13,7 +13,7 @@ from typing import Callable
 
 from nsprof import __version__
 from nsprof.errors import KernelBuildError, NsprofError, UsageError
-from nsprof.ranges import range_name, verify_range_name
+from nsprof.ranges import range_name, step_range_name, verify_range_name
 from nsprof.registry import Stage, baseline_stage, get_op, stages_for
 from nsprof.sizes import Size, size_label
 
@@ -57,11 +57,17 @@ def bench_stage(stage: Stage, size: Size, problem, tools, *, repeat: int | None,
     timing = time_launches(launcher.run, repeat=repeat, warmup=warmup, range_name=range_name(stage.op, stage.stage, size))
     rec.update(timing.summary())
     rec["status"] = "ok"
+    # Timed alone as often as the stage (a capture then holds as many of them as of the stage's launches),
+    # each in a step/... range of its own
+    def alone(name: str, launch) -> float:
+        return time_launches(launch, repeat=repeat, warmup=warmup,
+                             range_name=step_range_name(stage.op, stage.stage, size, name)).median_ms
+
     if prepare:  # timed apart and shown beside the stage, never folded into it or hidden
-        rec["prepare"], rec["prepare_ms"] = launcher.prepare_name, time_launches(prepare, warmup=warmup).median_ms
+        rec["prepare"], rec["prepare_ms"] = launcher.prepare_name, alone(launcher.prepare_name, prepare)
     steps = launcher.steps  # work inside the stage's time (v11's transpose), timed alone too
     if steps:
-        rec["steps_ms"] = {name: time_launches(step, warmup=warmup).median_ms for name, step in steps.items()}
+        rec["steps_ms"] = {name: alone(name, step) for name, step in steps.items()}
     seconds = rec["median_ms"] * 1e-3
     rec["tflops"] = get_op(stage.op).flops(size) / seconds / 1e12
     rec["tbytes_per_s"] = get_op(stage.op).min_bytes(size) / seconds / 1e12  # each matrix moved once
