@@ -24,8 +24,10 @@ KINDS = (KERNEL, GRAPH, HTOD, DTOH, DTOD, MEMSET)
 COLUMNS = ("device_id", "stream_id", "kind", "name", "start_ns", "end_ns", "duration_ns", "bytes", "correlation_id", "pid")
 
 
-def gpu_events(exports: list[NsysExport]) -> pd.DataFrame:
-    """Kernels, graph launches (graph-level tracing), copies and memsets of every export, by start."""
+def gpu_events(exports: list[NsysExport], columns: tuple[str, ...] = COLUMNS) -> pd.DataFrame:
+    """Kernels, graph launches (graph-level tracing), copies and memsets of every export, by start;
+    only `columns` of COLUMNS (in their order), for a caller that reads a few of a 10M-row table's."""
+    columns = tuple(column for column in COLUMNS if column in columns)
     frames = []
     for export in exports:
         kinds = export.memcpys["copy_kind"].astype(str)
@@ -36,21 +38,25 @@ def gpu_events(exports: list[NsysExport]) -> pd.DataFrame:
                 (export.memcpys, copy_kind, "memcpy " + kinds, export.memcpys["bytes"]),
                 (export.memsets, MEMSET, pd.Series(MEMSET, index=export.memsets.index), export.memsets["bytes"])):
             if len(events):
-                frames.append(pd.DataFrame({
-                    "device_id": events["device_id"].to_numpy(np.int64), "stream_id": events["stream_id"].to_numpy(np.int64),
+                make = {
+                    "device_id": lambda: events["device_id"].to_numpy(np.int64),
+                    "stream_id": lambda: events["stream_id"].to_numpy(np.int64),
                     # names and kinds as categories: a few hundred names for millions of events
-                    "kind": pd.Categorical.from_codes(np.zeros(len(events), dtype=np.int8), [kind])
+                    "kind": lambda: pd.Categorical.from_codes(np.zeros(len(events), dtype=np.int8), [kind])
                     if isinstance(kind, str) else as_categorical(kind),
-                    "name": as_categorical(name.astype(object) if name.dtype != "category" else name),
-                    "start_ns": events["start_ns"].to_numpy(np.int64), "end_ns": events["end_ns"].to_numpy(np.int64),
-                    "duration_ns": events["duration_ns"].to_numpy(np.int64),
-                    "bytes": np.broadcast_to(np.asarray(size, dtype=np.int64), len(events)).copy(),
-                    "correlation_id": events["correlation_id"].astype("Int64").to_numpy(),
-                    "pid": events["pid"].astype("Int64").to_numpy(),
-                }))
+                    "name": lambda: as_categorical(name.astype(object) if name.dtype != "category" else name),
+                    "start_ns": lambda: events["start_ns"].to_numpy(np.int64),
+                    "end_ns": lambda: events["end_ns"].to_numpy(np.int64),
+                    "duration_ns": lambda: events["duration_ns"].to_numpy(np.int64),
+                    "bytes": lambda: np.broadcast_to(np.asarray(size, dtype=np.int64), len(events)).copy(),
+                    "correlation_id": lambda: events["correlation_id"].astype("Int64").to_numpy(),
+                    "pid": lambda: events["pid"].astype("Int64").to_numpy(),
+                }
+                frames.append(pd.DataFrame({column: make[column]() for column in columns}, copy=False))
     if not frames:
-        return pd.DataFrame({column: pd.Series(dtype=object if column in ("kind", "name") else "int64") for column in COLUMNS})
-    events = stack_categorical(frames, ["kind", "name"])
+        return pd.DataFrame({column: pd.Series(dtype=object if column in ("kind", "name") else "int64") for column in columns})
+    events = stack_categorical(frames, [column for column in ("kind", "name") if column in columns])
+    del frames
     order = np.lexsort((events["end_ns"].to_numpy(), events["start_ns"].to_numpy()))  # stable: by start, then end
     return events.take(order).reset_index(drop=True)
 

@@ -22,12 +22,16 @@ IDLE_GAPS = 5
 
 def gpu_utilization(exports: list[NsysExport]) -> list[dict]:
     """One dict per device (keys in the module docstring), in device order."""
-    work = gpu_events(exports)
-    return [_device(device_id, events) for device_id, events in work.groupby("device_id", sort=True)]
+    work = gpu_events(exports, ("device_id", "name", "start_ns", "end_ns"))  # sorted by start, then end
+    device = work["device_id"].to_numpy()
+    devices = np.unique(device)
+    if len(devices) == 1:  # the common case: no copy of a 10M-event table
+        return [_device(int(devices[0]), work)]
+    return [_device(int(device_id), work[device == device_id]) for device_id in devices]
 
 
 def _device(device_id: int, events: pd.DataFrame) -> dict:
-    events = events.sort_values(["start_ns", "end_ns"], kind="stable")
+    """`events`: one device's gpu_events rows, by start, then end."""
     start, end = events["start_ns"].to_numpy(np.int64), events["end_ns"].to_numpy(np.int64)
     reach = np.maximum.accumulate(end)  # the latest end of any work begun so far
     # a gap opens before event i when it starts after everything before it has ended
@@ -35,7 +39,7 @@ def _device(device_id: int, events: pd.DataFrame) -> dict:
     gap_ns = start[gap_before] - reach[gap_before - 1]
     first, last = int(start[0]), int(reach[-1])
     busy = (last - first) - int(gap_ns.sum())
-    names = events["name"].to_numpy()
+    names = events["name"].array  # categorical: a name is looked up only for the gaps shown
     ended_last = _ended_last(end, reach)
     order = np.argsort(-gap_ns, kind="stable")[:IDLE_GAPS]
     gaps = [{"start_ns": int(reach[i - 1]) - first, "duration_ns": int(gap_ns[k]),

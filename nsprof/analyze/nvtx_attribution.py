@@ -51,18 +51,25 @@ def attribute_work(export: NsysExport, attribution: str = THREAD, calls: pd.Data
     launching_calls(export), where the caller has it already (the join is the costly part)."""
     ranges = export.nvtx.reset_index(drop=True)
     calls = launching_calls(export) if calls is None else calls
-    values = calls[list(WORK_COLUMNS)].to_numpy(dtype=np.int64)
     start = ranges["start_ns"].to_numpy(dtype=np.int64, na_value=0)
     end = ranges["end_ns"].to_numpy(dtype=np.int64, na_value=np.iinfo(np.int64).max)  # never closed
     thread = ranges["global_tid"].to_numpy(dtype=np.int64, na_value=-1)  # -1 matches no call
     push_pop = _thread_scoped(ranges, attribution)
     scope = np.where(push_pop, thread, np.where(thread >= 0, thread // _THREAD_BITS, -1))
-    sums = np.zeros((len(ranges), len(WORK_COLUMNS)), dtype=np.int64)
-    sums[push_pop] = _window_sums(calls["thread"].to_numpy(), calls["start_ns"].to_numpy(), values,
-                                  scope[push_pop], start[push_pop], end[push_pop])
-    sums[~push_pop] = _window_sums(calls["process"].to_numpy(), calls["start_ns"].to_numpy(), values,
-                                   scope[~push_pop], start[~push_pop], end[~push_pop])
-    return pd.concat([ranges, pd.DataFrame(sums, columns=list(WORK_COLUMNS))], axis=1)
+    # gpu_ops counts the calls (each call's 1), gpu_time_ns adds kernel and copy time: sums of sums
+    columns = ["gpu_ops", *(column for column in _PER_CALL if column in calls)]
+    sums = np.zeros((len(ranges), len(columns)), dtype=np.int64)
+    for rows, item_scope in ((push_pop, "thread"), (~push_pop, "process")):
+        if rows.any():
+            sums[rows] = _window_sums(calls[item_scope].to_numpy(), calls["start_ns"].to_numpy(),
+                                      [calls[column].to_numpy() for column in columns[1:]],
+                                      scope[rows], start[rows], end[rows])
+    work = pd.DataFrame(sums, columns=columns)
+    for column in _PER_CALL:
+        if column not in work:
+            work[column] = np.zeros(len(ranges), dtype=np.int64)
+    work["gpu_time_ns"] = work["kernel_ns"] + work["copy_ns"]
+    return pd.concat([ranges, work[list(WORK_COLUMNS)]], axis=1)
 
 
 def summarize_ranges(attributed: pd.DataFrame) -> pd.DataFrame:
@@ -123,15 +130,21 @@ def _outside_ranges(export: NsysExport, attribution: str, calls: pd.DataFrame) -
     end = ranges["end_ns"].to_numpy(dtype=np.float64, na_value=np.inf)  # never closed: open to the end
     thread = ranges["global_tid"].to_numpy(dtype=np.int64)
     push_pop = _thread_scoped(ranges, attribution)
+    call_start = calls["start_ns"].to_numpy()
     for mine, scope, call_scope in ((push_pop, thread, calls["thread"]), (~push_pop, thread // _THREAD_BITS, calls["process"])):
+        call_scope = call_scope.to_numpy()
         for key in np.unique(scope[mine]):
             own = mine & (scope == key)
-            covered |= (call_scope == key).to_numpy() & _inside(calls["start_ns"].to_numpy(),
-                                                                 ranges["start_ns"].to_numpy()[own], end[own])
-    launched = calls["kernels"] + calls["graphs"]
-    return (int(len(export.kernels) + len(export.graphs) - launched[covered].sum()),
+            covered |= (call_scope == key) & _inside(call_start, ranges["start_ns"].to_numpy()[own], end[own])
+    launched = sum(work_column(calls, column)[covered].sum() for column in ("kernels", "graphs"))
+    return (int(len(export.kernels) + len(export.graphs) - launched),
             int(export.kernels["duration_ns"].sum() + export.graphs["duration_ns"].sum()
-                - calls["kernel_ns"][covered].sum()))
+                - work_column(calls, "kernel_ns")[covered].sum()))
+
+
+def work_column(calls: pd.DataFrame, column: str) -> np.ndarray:
+    """A work column of launching_calls' table as int64 (zeros where the table leaves it out)."""
+    return calls[column].to_numpy(np.int64) if column in calls else np.zeros(len(calls), dtype=np.int64)
 
 
 def _inside(times: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -143,68 +156,74 @@ def _inside(times: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarr
 
 
 def launching_calls(export: NsysExport) -> pd.DataFrame:
-    """One row per API call that started GPU work: thread, process, start_ns and WORK_COLUMNS.
+    """One row per API call that started GPU work: `thread`, `process`, `start_ns` and what it
+    started (_PER_CALL: `kernels`, `graphs`, `kernel_ns`, `copy_ns`, `memcpy_count`, `memcpy_bytes`,
+    `memset_count`, `memset_bytes`), leaving out the columns that are zero for every call (a
+    capture without memsets has no memset columns: a 10M-call table is 80 MB a column).
 
-    Sorted NumPy arrays, no pandas group-by or merge: this join is the largest cost of the
-    attribution on a 10M-kernel export."""
+    Sorted NumPy arrays, column by column, no pandas group-by or merge: this join is the largest
+    cost of the attribution on a 10M-kernel export."""
     kernels, memcpys, memsets, graphs = export.kernels, export.memcpys, export.memsets, export.graphs
-    parts = [_work(kernels, kernels=1, kernel_ns=kernels["duration_ns"]),
-             _work(graphs, graphs=1, kernel_ns=graphs["duration_ns"]),
-             _work(memcpys, memcpy_count=1, memcpy_bytes=memcpys["bytes"], copy_ns=memcpys["duration_ns"]),
-             _work(memsets, memset_count=1, memset_bytes=memsets["bytes"], copy_ns=memsets["duration_ns"])]
-    work_process = np.concatenate([process for process, _, _ in parts])
-    work_id = np.concatenate([ids for _, ids, _ in parts])
-    values = np.concatenate([columns for _, _, columns in parts])
-    calls = export.runtime[["correlation_id", "global_tid", "start_ns"]].dropna()
-    call_id, thread, start = (calls[column].to_numpy(dtype=np.int64) for column in ("correlation_id", "global_tid", "start_ns"))
-    call_process = thread // _THREAD_BITS
+    parts = [(kernels, {"kernels": 1, "kernel_ns": "duration_ns"}), (graphs, {"graphs": 1, "kernel_ns": "duration_ns"}),
+             (memcpys, {"memcpy_count": 1, "memcpy_bytes": "bytes", "copy_ns": "duration_ns"}),
+             (memsets, {"memset_count": 1, "memset_bytes": "bytes", "copy_ns": "duration_ns"})]
+    known = [(events["correlation_id"].notna() & events["global_pid"].notna()).to_numpy() for events, _ in parts]
+    process = [events["global_pid"].to_numpy(dtype=np.int64, na_value=-1)[mine] // _THREAD_BITS
+               for (events, _), mine in zip(parts, known)]
+    calls = export.runtime
+    has_call = (calls["correlation_id"].notna() & calls["global_tid"].notna() & calls["start_ns"].notna()).to_numpy()
+    thread = calls["global_tid"].to_numpy(dtype=np.int64, na_value=-1)[has_call]
+    call_id = calls["correlation_id"].to_numpy(dtype=np.int64, na_value=-1)[has_call]
     # (process, correlation id) packed into one sortable key: processes get small codes
-    codes, _ = pd.factorize(np.concatenate([work_process, call_process]))
-    width = int(max(work_id.max(initial=0), call_id.max(initial=0))) + 1
-    work_key = codes[:len(work_process)] * width + work_id
-    call_key = codes[len(work_process):] * width + call_id
+    processes = np.unique(np.concatenate([*(np.unique(p) for p in process), np.unique(thread // _THREAD_BITS)]))
+    width = int(max([call_id.max(initial=0)] + [events["correlation_id"].max() if mine.any() else 0
+                                                for (events, _), mine in zip(parts, known)])) + 1
+    call_key = np.searchsorted(processes, thread // _THREAD_BITS) * width + call_id
+    del call_id
+    work_key = np.concatenate([np.searchsorted(processes, p) * width
+                               + events["correlation_id"].to_numpy(dtype=np.int64, na_value=-1)[mine]
+                               for (events, _), p, mine in zip(parts, process, known)])
+    del process
     # one row per call: a graph launch traced node by node started several kernels (and copies)
     order = np.argsort(work_key, kind="stable")
     work_key = work_key[order]
     first = np.flatnonzero(np.r_[True, work_key[1:] != work_key[:-1]]) if len(work_key) else np.empty(0, dtype=np.int64)
-    per_call = np.add.reduceat(values[order], first, axis=0) if len(first) else values[:0]
     work_key = work_key[first]
+    per_call = {}
+    for column in _PER_CALL:
+        values = [np.ones(int(mine.sum()), dtype=np.int64) if spec.get(column) == 1
+                  else events[spec[column]].to_numpy(dtype=np.int64, na_value=0)[mine] if column in spec
+                  else None for (events, spec), mine in zip(parts, known)]
+        if all(v is None or not v.any() for v in values):
+            continue  # zero for every call: left out
+        values = np.concatenate([v if v is not None else np.zeros(int(mine.sum()), dtype=np.int64)
+                                 for v, mine in zip(values, known)])
+        per_call[column] = np.add.reduceat(values[order], first) if len(first) else values[:0]
+    del order
     # Older exports record some calls twice (cudaMalloc and cudaMalloc_v3020 share one id): the first call counts.
+    start = calls["start_ns"].to_numpy(dtype=np.int64, na_value=0)[has_call]
     order = np.lexsort((start, call_key))
     call_key, thread, start = call_key[order], thread[order], start[order]
+    del order
     unique = np.r_[True, call_key[1:] != call_key[:-1]] if len(call_key) else np.empty(0, dtype=bool)
     call_key, thread, start = call_key[unique], thread[unique], start[unique]
     at = np.minimum(np.searchsorted(call_key, work_key), max(len(call_key) - 1, 0))
     matched = (at < len(call_key)) & (call_key[at] == work_key) if len(call_key) else np.zeros(len(work_key), dtype=bool)
-    at, per_call = at[matched], per_call[matched]
-    summed = dict(zip(_PER_CALL, per_call.T))
-    return pd.DataFrame({
-        "thread": thread[at], "process": thread[at] // _THREAD_BITS, "start_ns": start[at],
-        **{column: summed[column] if column in summed else None for column in WORK_COLUMNS},
-        "gpu_ops": np.ones(len(at), dtype=np.int64), "gpu_time_ns": summed["kernel_ns"] + summed["copy_ns"],
-    })[["thread", "process", "start_ns", *WORK_COLUMNS]]
+    at = at[matched]
+    return pd.DataFrame({"thread": thread[at], "process": thread[at] // _THREAD_BITS, "start_ns": start[at],
+                         **{column: values[matched] for column, values in per_call.items()}})
 
 
 _PER_CALL = [column for column in WORK_COLUMNS if column not in ("gpu_ops", "gpu_time_ns")]
 
 
-def _work(events: pd.DataFrame, **values) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(process, correlation id, _PER_CALL values) of the events nsys matched to a call."""
-    known = (events["correlation_id"].notna() & events["global_pid"].notna()).to_numpy()
-    columns = np.zeros((int(known.sum()), len(_PER_CALL)), dtype=np.int64)
-    for column, value in values.items():
-        column_values = value.to_numpy(dtype=np.int64, na_value=0)[known] if isinstance(value, pd.Series) else value
-        columns[:, _PER_CALL.index(column)] = column_values
-    return (events["global_pid"].to_numpy(dtype=np.int64, na_value=-1)[known] // _THREAD_BITS,
-            events["correlation_id"].to_numpy(dtype=np.int64, na_value=-1)[known], columns)
-
-
-def _window_sums(item_scope: np.ndarray, item_time: np.ndarray, item_values: np.ndarray,
+def _window_sums(item_scope: np.ndarray, item_time: np.ndarray, item_values: list[np.ndarray],
                  scope: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """For each window (scope, start, end): the sum of item_values over items of the same scope
-    with start <= item_time < end. Windows may nest and overlap."""
+    """For each window (scope, start, end): how many items of the same scope have start <= item_time
+    < end, then the sum of each of item_values over them. Windows may nest and overlap."""
+    sums = np.zeros((len(start), 1 + len(item_values)), dtype=np.int64)
     if len(item_time) == 0 or len(start) == 0:
-        return np.zeros((len(start), item_values.shape[1]), dtype=np.int64)
+        return sums
     # Pack (scope, time) into one sortable int64: scopes get arbitrary codes, times their rank
     # among all times (equal times share a rank), so no product can overflow.
     times = np.sort(np.concatenate([item_time, start, end]))
@@ -214,8 +233,12 @@ def _window_sums(item_scope: np.ndarray, item_time: np.ndarray, item_values: np.
     window_scope = scope_codes[len(item_scope):] * width
     order = np.argsort(item_key, kind="stable")
     item_key = item_key[order]
-    running = np.zeros((item_values.shape[1], len(order) + 1), dtype=np.int64)
-    np.cumsum(item_values[order].T, axis=1, out=running[:, 1:])
     first = np.searchsorted(item_key, window_scope + np.searchsorted(times, start))
     past_last = np.searchsorted(item_key, window_scope + np.searchsorted(times, end))
-    return (running[:, past_last] - running[:, first]).T
+    del item_key, times
+    sums[:, 0] = past_last - first
+    running = np.zeros(len(order) + 1, dtype=np.int64)
+    for i, values in enumerate(item_values, start=1):  # one column at a time: a 10M-call table is wide
+        np.cumsum(values[order], out=running[1:])
+        sums[:, i] = running[past_last] - running[first]
+    return sums
