@@ -59,9 +59,9 @@ def attribute_work(export: NsysExport, attribution: str = THREAD, calls: pd.Data
     # gpu_ops counts the calls (each call's 1), gpu_time_ns adds kernel and copy time: sums of sums
     columns = ["gpu_ops", *(column for column in _PER_CALL if column in calls)]
     sums = np.zeros((len(ranges), len(columns)), dtype=np.int64)
-    for rows, item_scope in ((push_pop, "thread"), (~push_pop, "process")):
+    for rows, by_process in ((push_pop, False), (~push_pop, True)):
         if rows.any():
-            sums[rows] = _window_sums(calls[item_scope].to_numpy(), calls["start_ns"].to_numpy(),
+            sums[rows] = _window_sums(_call_scope(calls, by_process), calls["start_ns"].to_numpy(),
                                       [calls[column].to_numpy() for column in columns[1:]],
                                       scope[rows], start[rows], end[rows])
     work = pd.DataFrame(sums, columns=columns)
@@ -131,8 +131,10 @@ def _outside_ranges(export: NsysExport, attribution: str, calls: pd.DataFrame) -
     thread = ranges["global_tid"].to_numpy(dtype=np.int64)
     push_pop = _thread_scoped(ranges, attribution)
     call_start = calls["start_ns"].to_numpy()
-    for mine, scope, call_scope in ((push_pop, thread, calls["thread"]), (~push_pop, thread // _THREAD_BITS, calls["process"])):
-        call_scope = call_scope.to_numpy()
+    for mine, scope, by_process in ((push_pop, thread, False), (~push_pop, thread // _THREAD_BITS, True)):
+        if not mine.any():
+            continue
+        call_scope = _call_scope(calls, by_process)
         for key in np.unique(scope[mine]):
             own = mine & (scope == key)
             covered |= (call_scope == key) & _inside(call_start, ranges["start_ns"].to_numpy()[own], end[own])
@@ -140,6 +142,12 @@ def _outside_ranges(export: NsysExport, attribution: str, calls: pd.DataFrame) -
     return (int(len(export.kernels) + len(export.graphs) - launched),
             int(export.kernels["duration_ns"].sum() + export.graphs["duration_ns"].sum()
                 - work_column(calls, "kernel_ns")[covered].sum()))
+
+
+def _call_scope(calls: pd.DataFrame, by_process: bool) -> np.ndarray:
+    """Each call's thread, or its process (the serialized thread id's process part)."""
+    thread = calls["thread"].to_numpy()
+    return thread // _THREAD_BITS if by_process else thread
 
 
 def work_column(calls: pd.DataFrame, column: str) -> np.ndarray:
@@ -156,62 +164,74 @@ def _inside(times: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarr
 
 
 def launching_calls(export: NsysExport) -> pd.DataFrame:
-    """One row per API call that started GPU work: `thread`, `process`, `start_ns` and what it
-    started (_PER_CALL: `kernels`, `graphs`, `kernel_ns`, `copy_ns`, `memcpy_count`, `memcpy_bytes`,
-    `memset_count`, `memset_bytes`), leaving out the columns that are zero for every call (a
-    capture without memsets has no memset columns: a 10M-call table is 80 MB a column).
+    """One row per API call that started GPU work, by (process, correlation id): `thread` (its
+    serialized id: the process is thread // 2**24), `start_ns` and what it started (_PER_CALL: `kernels`, `graphs`, `kernel_ns`,
+    `copy_ns`, `memcpy_count`, `memcpy_bytes`, `memset_count`, `memset_bytes`), leaving out the
+    columns that are zero for every call (a capture without memsets has no memset columns: a
+    10M-call table is 80 MB a column).
 
     Sorted NumPy arrays, column by column, no pandas group-by or merge: this join is the largest
-    cost of the attribution on a 10M-kernel export."""
-    kernels, memcpys, memsets, graphs = export.kernels, export.memcpys, export.memsets, export.graphs
-    parts = [(kernels, {"kernels": 1, "kernel_ns": "duration_ns"}), (graphs, {"graphs": 1, "kernel_ns": "duration_ns"}),
-             (memcpys, {"memcpy_count": 1, "memcpy_bytes": "bytes", "copy_ns": "duration_ns"}),
-             (memsets, {"memset_count": 1, "memset_bytes": "bytes", "copy_ns": "duration_ns"})]
-    known = [(events["correlation_id"].notna() & events["global_pid"].notna()).to_numpy() for events, _ in parts]
-    process = [events["global_pid"].to_numpy(dtype=np.int64, na_value=-1)[mine] // _THREAD_BITS
-               for (events, _), mine in zip(parts, known)]
-    calls = export.runtime
-    has_call = (calls["correlation_id"].notna() & calls["global_tid"].notna() & calls["start_ns"].notna()).to_numpy()
-    thread = calls["global_tid"].to_numpy(dtype=np.int64, na_value=-1)[has_call]
-    call_id = calls["correlation_id"].to_numpy(dtype=np.int64, na_value=-1)[has_call]
+    cost of the attribution on a 10M-kernel export. Each event finds its call by binary search in
+    the sorted calls, and a call's totals are bincounts over its events."""
+    parts = [(export.kernels, {"kernels": 1, "kernel_ns": "duration_ns"}),
+             (export.graphs, {"graphs": 1, "kernel_ns": "duration_ns"}),
+             (export.memcpys, {"memcpy_count": 1, "memcpy_bytes": "bytes", "copy_ns": "duration_ns"}),
+             (export.memsets, {"memset_count": 1, "memset_bytes": "bytes", "copy_ns": "duration_ns"})]
+    runtime = export.runtime
+    has_call = (runtime["correlation_id"].notna() & runtime["global_tid"].notna() & runtime["start_ns"].notna()).to_numpy()
+    thread = runtime["global_tid"].to_numpy(dtype=np.int64, na_value=-1)[has_call]
     # (process, correlation id) packed into one sortable key: processes get small codes
-    processes = np.unique(np.concatenate([*(np.unique(p) for p in process), np.unique(thread // _THREAD_BITS)]))
-    width = int(max([call_id.max(initial=0)] + [events["correlation_id"].max() if mine.any() else 0
-                                                for (events, _), mine in zip(parts, known)])) + 1
-    call_key = np.searchsorted(processes, thread // _THREAD_BITS) * width + call_id
-    del call_id
-    work_key = np.concatenate([np.searchsorted(processes, p) * width
-                               + events["correlation_id"].to_numpy(dtype=np.int64, na_value=-1)[mine]
-                               for (events, _), p, mine in zip(parts, process, known)])
-    del process
-    # one row per call: a graph launch traced node by node started several kernels (and copies)
-    order = np.argsort(work_key, kind="stable")
-    work_key = work_key[order]
-    first = np.flatnonzero(np.r_[True, work_key[1:] != work_key[:-1]]) if len(work_key) else np.empty(0, dtype=np.int64)
-    work_key = work_key[first]
-    per_call = {}
-    for column in _PER_CALL:
-        values = [np.ones(int(mine.sum()), dtype=np.int64) if spec.get(column) == 1
-                  else events[spec[column]].to_numpy(dtype=np.int64, na_value=0)[mine] if column in spec
-                  else None for (events, spec), mine in zip(parts, known)]
-        if all(v is None or not v.any() for v in values):
-            continue  # zero for every call: left out
-        values = np.concatenate([v if v is not None else np.zeros(int(mine.sum()), dtype=np.int64)
-                                 for v, mine in zip(values, known)])
-        per_call[column] = np.add.reduceat(values[order], first) if len(first) else values[:0]
-    del order
+    known = [(events["correlation_id"].notna() & events["global_pid"].notna()).to_numpy() for events, _ in parts]
+    processes = np.unique(np.concatenate([np.unique(thread // _THREAD_BITS)] + [
+        np.unique(events["global_pid"].to_numpy(dtype=np.int64, na_value=-1)[mine] // _THREAD_BITS)
+        for (events, _), mine in zip(parts, known)]))
+    width = 1 + max([int(runtime["correlation_id"].max()) if has_call.any() else 0] +
+                    [int(events["correlation_id"].max()) if mine.any() else 0 for (events, _), mine in zip(parts, known)])
+    call_key = _call_keys(processes, width, thread, runtime["correlation_id"].to_numpy(dtype=np.int64, na_value=-1)[has_call])
+    start = runtime["start_ns"].to_numpy(dtype=np.int64, na_value=0)[has_call]
     # Older exports record some calls twice (cudaMalloc and cudaMalloc_v3020 share one id): the first call counts.
-    start = calls["start_ns"].to_numpy(dtype=np.int64, na_value=0)[has_call]
     order = np.lexsort((start, call_key))
     call_key, thread, start = call_key[order], thread[order], start[order]
     del order
     unique = np.r_[True, call_key[1:] != call_key[:-1]] if len(call_key) else np.empty(0, dtype=bool)
     call_key, thread, start = call_key[unique], thread[unique], start[unique]
-    at = np.minimum(np.searchsorted(call_key, work_key), max(len(call_key) - 1, 0))
-    matched = (at < len(call_key)) & (call_key[at] == work_key) if len(call_key) else np.zeros(len(work_key), dtype=bool)
-    at = at[matched]
-    return pd.DataFrame({"thread": thread[at], "process": thread[at] // _THREAD_BITS, "start_ns": start[at],
-                         **{column: values[matched] for column, values in per_call.items()}})
+    # each event's call (events nsys matched to no call, or to one the runtime table lacks, count for none)
+    sums: dict[str, np.ndarray] = {}
+    for (events, spec), mine in zip(parts, known):
+        if not mine.any() or not len(call_key):
+            continue
+        key = _call_keys(processes, width, events["global_pid"].to_numpy(dtype=np.int64, na_value=-1)[mine],
+                         events["correlation_id"].to_numpy(dtype=np.int64, na_value=-1)[mine])
+        at = np.minimum(np.searchsorted(call_key, key), len(call_key) - 1)
+        matched = call_key[at] == key
+        del key
+        at = at[matched]
+        for column, source in spec.items():
+            if source == 1:
+                summed = np.bincount(at, minlength=len(call_key))
+            else:  # float64 sums are exact below 2**53 (104 days of ns, 9 PB) per call
+                weights = events[source].to_numpy(dtype=np.int64, na_value=0)[mine][matched]
+                summed = np.bincount(at, weights=weights, minlength=len(call_key)).astype(np.int64)
+            sums[column] = sums[column] + summed if column in sums else summed
+    launched = sum((sums[column] for column in ("kernels", "graphs", "memcpy_count", "memset_count") if column in sums),
+                   np.zeros(len(call_key), dtype=np.int64)) > 0
+    del call_key
+    calls = {"thread": thread[launched], "start_ns": start[launched]}
+    del thread, start
+    for column in _PER_CALL:  # one column at a time: each call's totals go as its column is made
+        summed = sums.pop(column, None)
+        if summed is not None and summed.any():
+            calls[column] = summed[launched].astype(np.int64, copy=False)
+    return pd.DataFrame(calls, copy=False)
+
+
+def _call_keys(processes: np.ndarray, width: int, serialized: np.ndarray, correlation: np.ndarray) -> np.ndarray:
+    """(process, correlation id) as one int64: the process's index in `processes`, times `width`
+    (above every correlation id), plus the id."""
+    key = np.searchsorted(processes, serialized // _THREAD_BITS)
+    key *= width
+    key += correlation
+    return key
 
 
 _PER_CALL = [column for column in WORK_COLUMNS if column not in ("gpu_ops", "gpu_time_ns")]
@@ -224,18 +244,18 @@ def _window_sums(item_scope: np.ndarray, item_time: np.ndarray, item_values: lis
     sums = np.zeros((len(start), 1 + len(item_values)), dtype=np.int64)
     if len(item_time) == 0 or len(start) == 0:
         return sums
-    # Pack (scope, time) into one sortable int64: scopes get arbitrary codes, times their rank
-    # among all times (equal times share a rank), so no product can overflow.
-    times = np.sort(np.concatenate([item_time, start, end]))
-    scope_codes = pd.factorize(np.concatenate([item_scope, scope]))[0]
-    width = len(times) + 1
-    item_key = scope_codes[:len(item_scope)] * width + np.searchsorted(times, item_time)
-    window_scope = scope_codes[len(item_scope):] * width
-    order = np.argsort(item_key, kind="stable")
-    item_key = item_key[order]
-    first = np.searchsorted(item_key, window_scope + np.searchsorted(times, start))
-    past_last = np.searchsorted(item_key, window_scope + np.searchsorted(times, end))
-    del item_key, times
+    # Items sorted by (scope, time): each scope's items are one slice, sorted by time, and a
+    # window's items are the part of its scope's slice between two binary searches.
+    order = np.lexsort((item_time, item_scope))
+    item_scope, item_time = item_scope[order], item_time[order]
+    first, past_last = np.zeros(len(start), dtype=np.int64), np.zeros(len(start), dtype=np.int64)
+    for key in np.unique(scope):
+        windows = np.flatnonzero(scope == key)
+        low, high = np.searchsorted(item_scope, key, side="left"), np.searchsorted(item_scope, key, side="right")
+        times = item_time[low:high]
+        first[windows] = low + np.searchsorted(times, start[windows], side="left")
+        past_last[windows] = low + np.searchsorted(times, end[windows], side="left")
+    del item_scope, item_time
     sums[:, 0] = past_last - first
     running = np.zeros(len(order) + 1, dtype=np.int64)
     for i, values in enumerate(item_values, start=1):  # one column at a time: a 10M-call table is wide

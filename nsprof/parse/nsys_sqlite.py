@@ -146,6 +146,10 @@ SCAN_CHUNK_ROWS = 250_000
 # SQLite runs a query without Python's lock, so chunks read on their own connections in two
 # threads take about 60% of the time one thread takes on two cores.
 SCAN_THREADS = 2
+# Sizes and ids that CUDA keeps within 32 bits (device, stream, grid and block sizes, registers,
+# shared memory): int32 columns, so that a 10M-kernel frame is 280 MB smaller.
+SMALL_COLUMNS = frozenset({"device_id", "stream_id", "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z",
+                           "registers_per_thread", "static_smem_bytes", "dynamic_smem_bytes"})
 EVENT_TABLES = ("kernels", "memcpys", "memsets", "runtime", "graphs")
 # Derived columns and the table columns they are computed from (as DataFrame columns).
 DERIVED = {"duration_ns": ("start_ns", "end_ns"), "pid": ("global_pid", "global_tid"), "tid": ("global_tid",),
@@ -415,16 +419,21 @@ def _read_events(conn: sqlite3.Connection, path: Path, tables: set[str], spec: I
         frame = pd.DataFrame({name: np.empty(0, dtype=np.int64) for name in spec.columns})
         for name in spec.nullable:
             frame[name] = frame[name].astype("Int64")
-    frame["duration_ns"] = frame["end_ns"] - frame["start_ns"]
-    backwards = int((frame["duration_ns"] < 0).sum())
+    backwards = int((frame["end_ns"].to_numpy() < frame["start_ns"].to_numpy()).sum())
     if backwards:
         raise ParseError(f"{path}: {backwards} of the {len(frame)} rows of {spec.table} end before they start; "
                          "the export is damaged", RE_EXPORT)
-    for serialized in ("global_pid", "global_tid"):
-        if serialized in frame:
-            frame["pid"] = frame[serialized] // 0x1000000 % 0x1000000
-    if "global_tid" in frame:
+    if "duration_ns" in wanted:
+        frame["duration_ns"] = frame["end_ns"] - frame["start_ns"]
+    if "pid" in wanted:
+        serialized = "global_pid" if "global_pid" in frame else "global_tid"
+        frame["pid"] = frame[serialized] // 0x1000000 % 0x1000000
+    if "tid" in wanted:
         frame["tid"] = frame["global_tid"] % 0x1000000
+    for name in SMALL_COLUMNS & set(frame.columns):  # int32 where every value fits: 4 bytes a row saved
+        values = frame[name].to_numpy()
+        if len(values) == 0 or (values.min() >= np.iinfo(np.int32).min and values.max() <= np.iinfo(np.int32).max):
+            frame[name] = values.astype(np.int32)
     return frame
 
 
