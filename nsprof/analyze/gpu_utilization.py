@@ -40,17 +40,15 @@ def _device(device_id: int, events: pd.DataFrame) -> dict:
     first, last = int(start[0]), int(reach[-1])
     busy = (last - first) - int(gap_ns.sum())
     names = events["name"].array  # categorical: a name is looked up only for the gaps shown
-    ended_last = _ended_last(end, reach)
     order = np.argsort(-gap_ns, kind="stable")[:IDLE_GAPS]
     gaps = [{"start_ns": int(reach[i - 1]) - first, "duration_ns": int(gap_ns[k]),
-             "after": str(names[ended_last[i - 1]]), "before": str(names[i])}
+             "after": str(names[_ended_last(end, reach, i - 1)]), "before": str(names[i])}
             for k, i in ((k, gap_before[k]) for k in order)]
     span = last - first
     return {"device_id": int(device_id), "busy_ns": busy, "span_ns": span,
             "pct": 100 * busy / span if span else 100.0, "idle_gaps": gaps}
 
 
-def _ended_last(end: np.ndarray, reach: np.ndarray) -> np.ndarray:
-    """For each position i, the index of the event (among 0..i) whose end is reach[i]."""
-    index = np.where(end == reach, np.arange(len(end)), 0)
-    return np.maximum.accumulate(index)
+def _ended_last(end: np.ndarray, reach: np.ndarray, i: int) -> int:
+    """The last event among 0..i whose end is reach[i] (the work the GPU finished last by then)."""
+    return int(np.flatnonzero(end[:i + 1] == reach[i])[-1])

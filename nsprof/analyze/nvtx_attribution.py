@@ -124,24 +124,24 @@ def _thread_scoped(ranges: pd.DataFrame, attribution: str) -> np.ndarray:
 
 
 def _outside_ranges(export: NsysExport, attribution: str, calls: pd.DataFrame) -> tuple[int, int]:
-    """(kernels and graph launches, their GPU time) of one export that no range received."""
+    """(kernels and graph launches, their GPU time) of one export that no range received. `calls`
+    is launching_calls(export): sorted by thread, so a thread's or a process's calls are one slice."""
     covered = np.zeros(len(calls), dtype=bool)
     ranges = export.nvtx.dropna(subset=["global_tid", "start_ns"])
     end = ranges["end_ns"].to_numpy(dtype=np.float64, na_value=np.inf)  # never closed: open to the end
     thread = ranges["global_tid"].to_numpy(dtype=np.int64)
     push_pop = _thread_scoped(ranges, attribution)
-    call_start = calls["start_ns"].to_numpy()
-    for mine, scope, by_process in ((push_pop, thread, False), (~push_pop, thread // _THREAD_BITS, True)):
-        if not mine.any():
-            continue
-        call_scope = _call_scope(calls, by_process)
+    call_thread, call_start = calls["thread"].to_numpy(), calls["start_ns"].to_numpy()
+    for mine, scope, bits in ((push_pop, thread, 1), (~push_pop, thread // _THREAD_BITS, _THREAD_BITS)):
         for key in np.unique(scope[mine]):
             own = mine & (scope == key)
-            covered |= (call_scope == key) & _inside(call_start, ranges["start_ns"].to_numpy()[own], end[own])
-    launched = sum(work_column(calls, column)[covered].sum() for column in ("kernels", "graphs"))
+            # the scope's calls: threads key * bits up to (key + 1) * bits (a thread, or a process's threads)
+            low, high = np.searchsorted(call_thread, [key * bits, (key + 1) * bits], side="left")
+            covered[low:high] |= _inside(call_start[low:high], ranges["start_ns"].to_numpy()[own], end[own])
+    launched = sum(int(work_column(calls, column).sum(where=covered)) for column in ("kernels", "graphs"))
     return (int(len(export.kernels) + len(export.graphs) - launched),
             int(export.kernels["duration_ns"].sum() + export.graphs["duration_ns"].sum()
-                - work_column(calls, "kernel_ns")[covered].sum()))
+                - work_column(calls, "kernel_ns").sum(where=covered)))
 
 
 def _call_scope(calls: pd.DataFrame, by_process: bool) -> np.ndarray:
@@ -168,7 +168,7 @@ def launching_calls(export: NsysExport) -> pd.DataFrame:
     serialized id: the process is thread // 2**24), `start_ns` and what it started (_PER_CALL: `kernels`, `graphs`, `kernel_ns`,
     `copy_ns`, `memcpy_count`, `memcpy_bytes`, `memset_count`, `memset_bytes`), leaving out the
     columns that are zero for every call (a capture without memsets has no memset columns: a
-    10M-call table is 80 MB a column).
+    10M-call table is 80 MB a column); sorted by thread, then start.
 
     Sorted NumPy arrays, column by column, no pandas group-by or merge: this join is the largest
     cost of the attribution on a 10M-kernel export. Each event finds its call by binary search in
@@ -216,12 +216,15 @@ def launching_calls(export: NsysExport) -> pd.DataFrame:
     launched = sum((sums[column] for column in ("kernels", "graphs", "memcpy_count", "memset_count") if column in sums),
                    np.zeros(len(call_key), dtype=np.int64)) > 0
     del call_key
-    calls = {"thread": thread[launched], "start_ns": start[launched]}
+    # by thread, then time: the order attribute_work's thread-scoped window sums need, so they sort nothing
+    thread, start = thread[launched], start[launched]
+    order = np.lexsort((start, thread))
+    calls = {"thread": thread[order], "start_ns": start[order]}
     del thread, start
     for column in _PER_CALL:  # one column at a time: each call's totals go as its column is made
         summed = sums.pop(column, None)
         if summed is not None and summed.any():
-            calls[column] = summed[launched].astype(np.int64, copy=False)
+            calls[column] = summed[launched][order].astype(np.int64, copy=False)
     return pd.DataFrame(calls, copy=False)
 
 
@@ -245,9 +248,11 @@ def _window_sums(item_scope: np.ndarray, item_time: np.ndarray, item_values: lis
     if len(item_time) == 0 or len(start) == 0:
         return sums
     # Items sorted by (scope, time): each scope's items are one slice, sorted by time, and a
-    # window's items are the part of its scope's slice between two binary searches.
-    order = np.lexsort((item_time, item_scope))
-    item_scope, item_time = item_scope[order], item_time[order]
+    # window's items are the part of its scope's slice between two binary searches. (Items that
+    # come sorted, launching_calls' by thread, are not copied.)
+    order = None if _sorted_by(item_scope, item_time) else np.lexsort((item_time, item_scope))
+    if order is not None:
+        item_scope, item_time = item_scope[order], item_time[order]
     first, past_last = np.zeros(len(start), dtype=np.int64), np.zeros(len(start), dtype=np.int64)
     for key in np.unique(scope):
         windows = np.flatnonzero(scope == key)
@@ -257,8 +262,16 @@ def _window_sums(item_scope: np.ndarray, item_time: np.ndarray, item_values: lis
         past_last[windows] = low + np.searchsorted(times, end[windows], side="left")
     del item_scope, item_time
     sums[:, 0] = past_last - first
-    running = np.zeros(len(order) + 1, dtype=np.int64)
+    running = np.zeros(len(item_values[0]) + 1 if item_values else 1, dtype=np.int64)
     for i, values in enumerate(item_values, start=1):  # one column at a time: a 10M-call table is wide
-        np.cumsum(values[order], out=running[1:])
+        np.cumsum(values if order is None else values[order], out=running[1:])
         sums[:, i] = running[past_last] - running[first]
     return sums
+
+
+def _sorted_by(scope: np.ndarray, time: np.ndarray) -> bool:
+    """Whether items are sorted by scope, then time."""
+    if not (scope[1:] >= scope[:-1]).all():
+        return False
+    same = scope[1:] == scope[:-1]
+    return bool((time[1:][same] >= time[:-1][same]).all())
