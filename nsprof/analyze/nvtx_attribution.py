@@ -200,18 +200,26 @@ def launching_calls(export: NsysExport) -> pd.DataFrame:
     for (events, spec), mine in zip(parts, known):
         if not mine.any() or not len(call_key):
             continue
-        key = _call_keys(processes, width, events["global_pid"].to_numpy(dtype=np.int64, na_value=-1)[mine],
-                         events["correlation_id"].to_numpy(dtype=np.int64, na_value=-1)[mine])
-        at = np.minimum(np.searchsorted(call_key, key), len(call_key) - 1)
+        every = bool(mine.all())  # the usual case: no masked copy of each column
+
+        def known_values(column: str, missing: int = -1) -> np.ndarray:
+            """The column over the events kept so far (`every` and `mine` narrow as they are matched)."""
+            values = events[column].to_numpy(dtype=np.int64, na_value=missing)
+            return values if every else values[mine]
+
+        key = _call_keys(processes, width, known_values("global_pid"), known_values("correlation_id"))
+        at = np.searchsorted(call_key, key)
+        np.minimum(at, len(call_key) - 1, out=at)
         matched = call_key[at] == key
         del key
-        at = at[matched]
+        every = every and bool(matched.all())
+        mine = mine if every else np.flatnonzero(mine)[matched]
+        at = at if every else at[matched]
         for column, source in spec.items():
-            if source == 1:
-                summed = np.bincount(at, minlength=len(call_key))
+            if source == 1:  # counts: int32 (a call starts a few operations), 4 bytes a call saved
+                summed = np.bincount(at, minlength=len(call_key)).astype(np.int32)
             else:  # float64 sums are exact below 2**53 (104 days of ns, 9 PB) per call
-                weights = events[source].to_numpy(dtype=np.int64, na_value=0)[mine][matched]
-                summed = np.bincount(at, weights=weights, minlength=len(call_key)).astype(np.int64)
+                summed = np.bincount(at, weights=known_values(source, 0), minlength=len(call_key)).astype(np.int64)
             sums[column] = sums[column] + summed if column in sums else summed
     launched = sum((sums[column] for column in ("kernels", "graphs", "memcpy_count", "memset_count") if column in sums),
                    np.zeros(len(call_key), dtype=np.int64)) > 0
@@ -224,7 +232,7 @@ def launching_calls(export: NsysExport) -> pd.DataFrame:
     for column in _PER_CALL:  # one column at a time: each call's totals go as its column is made
         summed = sums.pop(column, None)
         if summed is not None and summed.any():
-            calls[column] = summed[launched][order].astype(np.int64, copy=False)
+            calls[column] = summed[launched][order]
     return pd.DataFrame(calls, copy=False)
 
 
