@@ -28,6 +28,7 @@ kernels and ten thousand ranges take well under a second, with no loop over rang
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 import numpy as np
 import pandas as pd
@@ -62,7 +63,7 @@ def attribute_work(export: NsysExport, attribution: str = THREAD, calls: pd.Data
     for rows, by_process in ((push_pop, False), (~push_pop, True)):
         if rows.any():
             sums[rows] = _window_sums(_call_scope(calls, by_process), calls["start_ns"].to_numpy(),
-                                      [calls[column].to_numpy() for column in columns[1:]],
+                                      [calls[column] for column in columns[1:]],
                                       scope[rows], start[rows], end[rows])
     work = pd.DataFrame(sums, columns=columns)
     for column in _PER_CALL:
@@ -181,12 +182,11 @@ def launching_calls(export: NsysExport) -> pd.DataFrame:
     has_call = (runtime["correlation_id"].notna() & runtime["global_tid"].notna() & runtime["start_ns"].notna()).to_numpy()
     thread = runtime["global_tid"].to_numpy(dtype=np.int64, na_value=-1)[has_call]
     # (process, correlation id) packed into one sortable key: processes get small codes
-    known = [(events["correlation_id"].notna() & events["global_pid"].notna()).to_numpy() for events, _ in parts]
     processes = np.unique(np.concatenate([np.unique(thread // _THREAD_BITS)] + [
-        np.unique(events["global_pid"].to_numpy(dtype=np.int64, na_value=-1)[mine] // _THREAD_BITS)
-        for (events, _), mine in zip(parts, known)]))
-    width = 1 + max([int(runtime["correlation_id"].max()) if has_call.any() else 0] +
-                    [int(events["correlation_id"].max()) if mine.any() else 0 for (events, _), mine in zip(parts, known)])
+        np.unique(chunk["global_pid"][chunk["known"]] // _THREAD_BITS)
+        for events, _ in parts for chunk in _event_chunks(events, ["global_pid"])]))
+    ids = [runtime["correlation_id"].max()] + [events["correlation_id"].max() for events, _ in parts if len(events)]
+    width = 1 + max([0] + [int(i) for i in ids if not pd.isna(i)])
     call_key = _call_keys(processes, width, thread, runtime["correlation_id"].to_numpy(dtype=np.int64, na_value=-1)[has_call])
     start = runtime["start_ns"].to_numpy(dtype=np.int64, na_value=0)[has_call]
     # Older exports record some calls twice (cudaMalloc and cudaMalloc_v3020 share one id): the first call counts.
@@ -195,32 +195,28 @@ def launching_calls(export: NsysExport) -> pd.DataFrame:
     del order
     unique = np.r_[True, call_key[1:] != call_key[:-1]] if len(call_key) else np.empty(0, dtype=bool)
     call_key, thread, start = call_key[unique], thread[unique], start[unique]
-    # each event's call (events nsys matched to no call, or to one the runtime table lacks, count for none)
+    # each event's call (events nsys matched to no call, or to one the runtime table lacks, count for none),
+    # a chunk of events at a time: the keys of a 10M-kernel table are 80 MB each
     sums: dict[str, np.ndarray] = {}
-    for (events, spec), mine in zip(parts, known):
-        if not mine.any() or not len(call_key):
-            continue
-        every = bool(mine.all())  # the usual case: no masked copy of each column
-
-        def known_values(column: str, missing: int = -1) -> np.ndarray:
-            """The column over the events kept so far (`every` and `mine` narrow as they are matched)."""
-            values = events[column].to_numpy(dtype=np.int64, na_value=missing)
-            return values if every else values[mine]
-
-        key = _call_keys(processes, width, known_values("global_pid"), known_values("correlation_id"))
-        at = np.searchsorted(call_key, key)
-        np.minimum(at, len(call_key) - 1, out=at)
-        matched = call_key[at] == key
-        del key
-        every = every and bool(matched.all())
-        mine = mine if every else np.flatnonzero(mine)[matched]
-        at = at if every else at[matched]
-        for column, source in spec.items():
-            if source == 1:  # counts: int32 (a call starts a few operations), 4 bytes a call saved
-                summed = np.bincount(at, minlength=len(call_key)).astype(np.int32)
-            else:  # float64 sums are exact below 2**53 (104 days of ns, 9 PB) per call
-                summed = np.bincount(at, weights=known_values(source, 0), minlength=len(call_key)).astype(np.int64)
-            sums[column] = sums[column] + summed if column in sums else summed
+    for events, spec in parts:
+        sources = [source for source in spec.values() if source != 1]
+        for chunk in _event_chunks(events, ["global_pid", "correlation_id", *sources]):
+            known = chunk["known"]
+            if not known.any() or not len(call_key):
+                continue
+            key = _call_keys(processes, width, chunk["global_pid"][known], chunk["correlation_id"][known])
+            at = np.minimum(np.searchsorted(call_key, key), len(call_key) - 1)
+            matched = call_key[at] == key
+            at = at[matched]
+            for column, source in spec.items():
+                if source == 1:  # counts: int32 (a call starts a few operations), 4 bytes a call saved
+                    summed = np.bincount(at, minlength=len(call_key)).astype(np.int32)
+                else:  # float64 sums are exact below 2**53 (104 days of ns, 9 PB) per call
+                    summed = np.bincount(at, weights=chunk[source][known][matched], minlength=len(call_key)).astype(np.int64)
+                if column in sums:
+                    sums[column] += summed
+                else:
+                    sums[column] = summed
     launched = sum((sums[column] for column in ("kernels", "graphs", "memcpy_count", "memset_count") if column in sums),
                    np.zeros(len(call_key), dtype=np.int64)) > 0
     del call_key
@@ -232,8 +228,28 @@ def launching_calls(export: NsysExport) -> pd.DataFrame:
     for column in _PER_CALL:  # one column at a time: each call's totals go as its column is made
         summed = sums.pop(column, None)
         if summed is not None and summed.any():
-            calls[column] = summed[launched][order]
+            summed = summed[launched][order]
+            # mostly zeros (copies beside millions of kernels): kept sparse, dense only while read
+            sparse = np.count_nonzero(summed) < len(summed) // SPARSE_BELOW
+            calls[column] = pd.arrays.SparseArray(summed, fill_value=0) if sparse else summed
     return pd.DataFrame(calls, copy=False)
+
+
+SPARSE_BELOW = 8  # a work column with fewer than 1 call in 8 nonzero is stored sparse
+
+
+EVENT_CHUNK_ROWS = 1_000_000
+
+
+def _event_chunks(events: pd.DataFrame, columns: list[str]) -> Iterator[dict[str, np.ndarray]]:
+    """The columns as int64 arrays (<NA> as 0), EVENT_CHUNK_ROWS rows at a time, with `known`:
+    the rows whose correlation id and process nsys recorded."""
+    for first in range(0, len(events), EVENT_CHUNK_ROWS):
+        rows = slice(first, first + EVENT_CHUNK_ROWS)
+        chunk = {column: events[column].array[rows].to_numpy(dtype=np.int64, na_value=0) for column in columns}
+        chunk["known"] = ~(np.asarray(events["correlation_id"].array[rows].isna())
+                           | np.asarray(events["global_pid"].array[rows].isna()))
+        yield chunk
 
 
 def _call_keys(processes: np.ndarray, width: int, serialized: np.ndarray, correlation: np.ndarray) -> np.ndarray:
@@ -248,10 +264,11 @@ def _call_keys(processes: np.ndarray, width: int, serialized: np.ndarray, correl
 _PER_CALL = [column for column in WORK_COLUMNS if column not in ("gpu_ops", "gpu_time_ns")]
 
 
-def _window_sums(item_scope: np.ndarray, item_time: np.ndarray, item_values: list[np.ndarray],
+def _window_sums(item_scope: np.ndarray, item_time: np.ndarray, item_values: list,
                  scope: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
     """For each window (scope, start, end): how many items of the same scope have start <= item_time
-    < end, then the sum of each of item_values over them. Windows may nest and overlap."""
+    < end, then the sum of each of item_values (arrays or Series, made dense one at a time) over
+    them. Windows may nest and overlap."""
     sums = np.zeros((len(start), 1 + len(item_values)), dtype=np.int64)
     if len(item_time) == 0 or len(start) == 0:
         return sums
@@ -272,6 +289,7 @@ def _window_sums(item_scope: np.ndarray, item_time: np.ndarray, item_values: lis
     sums[:, 0] = past_last - first
     running = np.zeros(len(item_values[0]) + 1 if item_values else 1, dtype=np.int64)
     for i, values in enumerate(item_values, start=1):  # one column at a time: a 10M-call table is wide
+        values = np.asarray(values, dtype=np.int64)  # a sparse column is dense only here
         np.cumsum(values if order is None else values[order], out=running[1:])
         sums[:, i] = running[past_last] - running[first]
     return sums
