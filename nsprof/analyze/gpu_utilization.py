@@ -34,19 +34,41 @@ def _device(device_id: int, events: pd.DataFrame) -> dict:
     """`events`: one device's gpu_events rows, by start, then end."""
     start, end = events["start_ns"].to_numpy(np.int64), events["end_ns"].to_numpy(np.int64)
     reach = np.maximum.accumulate(end)  # the latest end of any work begun so far
-    # a gap opens before event i when it starts after everything before it has ended
-    gap_before = np.flatnonzero(start[1:] > reach[:-1]) + 1
-    gap_ns = start[gap_before] - reach[gap_before - 1]
+    gap_before, gap_ns, idle = _longest_gaps(start, reach)
     first, last = int(start[0]), int(reach[-1])
-    busy = (last - first) - int(gap_ns.sum())
+    busy = (last - first) - idle
     names = events["name"].array  # categorical: a name is looked up only for the gaps shown
-    order = np.argsort(-gap_ns, kind="stable")[:IDLE_GAPS]
-    gaps = [{"start_ns": int(reach[i - 1]) - first, "duration_ns": int(gap_ns[k]),
+    gaps = [{"start_ns": int(reach[i - 1]) - first, "duration_ns": int(ns),
              "after": str(names[_ended_last(end, reach, i - 1)]), "before": str(names[i])}
-            for k, i in ((k, gap_before[k]) for k in order)]
+            for i, ns in zip(gap_before, gap_ns)]
     span = last - first
     return {"device_id": int(device_id), "busy_ns": busy, "span_ns": span,
             "pct": 100 * busy / span if span else 100.0, "idle_gaps": gaps}
+
+
+GAP_CHUNK_ROWS = 1_000_000
+
+
+def _longest_gaps(start: np.ndarray, reach: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """(where, how long) of the IDLE_GAPS longest gaps, longest first (the earlier of equal ones
+    first), and all gaps' total. A gap opens before event i when it starts after everything before
+    it has ended. A chunk of events at a time: millions of short gaps are not held at once."""
+    where, lengths, idle = [], [], 0
+    for first in range(1, len(start), GAP_CHUNK_ROWS):
+        past = min(first + GAP_CHUNK_ROWS, len(start))
+        gap = start[first:past] - reach[first - 1:past - 1]
+        opened = np.flatnonzero(gap > 0)
+        gap = gap[opened]
+        idle += int(gap.sum())
+        if len(gap) > IDLE_GAPS:  # this chunk's candidates: its longest, and every gap as long as its shortest one
+            kept = gap >= np.partition(gap, len(gap) - IDLE_GAPS)[len(gap) - IDLE_GAPS]
+            opened, gap = opened[kept], gap[kept]
+        where.append(opened + first)
+        lengths.append(gap)
+    where = np.concatenate(where) if where else np.empty(0, dtype=np.int64)
+    lengths = np.concatenate(lengths) if lengths else np.empty(0, dtype=np.int64)
+    order = np.argsort(-lengths, kind="stable")[:IDLE_GAPS]
+    return where[order], lengths[order], idle
 
 
 def _ended_last(end: np.ndarray, reach: np.ndarray, i: int) -> int:

@@ -180,21 +180,33 @@ def launching_calls(export: NsysExport) -> pd.DataFrame:
              (export.memsets, {"memset_count": 1, "memset_bytes": "bytes", "copy_ns": "duration_ns"})]
     runtime = export.runtime
     has_call = (runtime["correlation_id"].notna() & runtime["global_tid"].notna() & runtime["start_ns"].notna()).to_numpy()
-    thread = runtime["global_tid"].to_numpy(dtype=np.int64, na_value=-1)[has_call]
+
+    def call_column(column: str) -> np.ndarray:
+        values = runtime[column].to_numpy(dtype=np.int64, na_value=-1)
+        return values if has_call.all() else values[has_call]
+
+    # Arrays the length of the runtime table are made and reordered one at a time (each is 80 MB
+    # for 10M calls).
+    thread = call_column("global_tid")
     # (process, correlation id) packed into one sortable key: processes get small codes
-    processes = np.unique(np.concatenate([np.unique(thread // _THREAD_BITS)] + [
-        np.unique(chunk["global_pid"][chunk["known"]] // _THREAD_BITS)
+    processes = np.unique(np.concatenate([pd.unique(thread // _THREAD_BITS)] + [
+        pd.unique(chunk["global_pid"][chunk["known"]] // _THREAD_BITS)
         for events, _ in parts for chunk in _event_chunks(events, ["global_pid"])]))
     ids = [runtime["correlation_id"].max()] + [events["correlation_id"].max() for events, _ in parts if len(events)]
     width = 1 + max([0] + [int(i) for i in ids if not pd.isna(i)])
-    call_key = _call_keys(processes, width, thread, runtime["correlation_id"].to_numpy(dtype=np.int64, na_value=-1)[has_call])
-    start = runtime["start_ns"].to_numpy(dtype=np.int64, na_value=0)[has_call]
+    call_key = _call_keys(processes, width, thread, call_column("correlation_id"))
+    start = call_column("start_ns")
     # Older exports record some calls twice (cudaMalloc and cudaMalloc_v3020 share one id): the first call counts.
     order = np.lexsort((start, call_key))
-    call_key, thread, start = call_key[order], thread[order], start[order]
+    call_key = call_key[order]
+    thread = thread[order]
+    start = start[order]
     del order
     unique = np.r_[True, call_key[1:] != call_key[:-1]] if len(call_key) else np.empty(0, dtype=bool)
-    call_key, thread, start = call_key[unique], thread[unique], start[unique]
+    if not unique.all():
+        call_key = call_key[unique]
+        thread = thread[unique]
+        start = start[unique]
     # each event's call (events nsys matched to no call, or to one the runtime table lacks, count for none),
     # a chunk of events at a time: the keys of a 10M-kernel table are 80 MB each
     sums: dict[str, np.ndarray] = {}
@@ -255,7 +267,9 @@ def _event_chunks(events: pd.DataFrame, columns: list[str]) -> Iterator[dict[str
 def _call_keys(processes: np.ndarray, width: int, serialized: np.ndarray, correlation: np.ndarray) -> np.ndarray:
     """(process, correlation id) as one int64: the process's index in `processes`, times `width`
     (above every correlation id), plus the id."""
-    key = np.searchsorted(processes, serialized // _THREAD_BITS)
+    process = serialized // _THREAD_BITS
+    key = np.searchsorted(processes, process)
+    del process
     key *= width
     key += correlation
     return key
