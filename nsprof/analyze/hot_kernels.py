@@ -120,8 +120,15 @@ def nsys_kernel_rows(exports: list[NsysExport], harness: set[str] = frozenset())
     key = names.codes.astype(np.int64)
     for values in sizes:  # codes in order of first appearance, as a sort=False group-by numbers its groups
         codes, uniques = pd.factorize(values)
-        key = pd.factorize(key * len(uniques) + codes)[0]
-    rows = duration.groupby(key, sort=True).agg(launches="count", total_ns="sum", median_ns="median").reset_index(drop=True)
+        key *= len(uniques)  # in place: each of these arrays is 80 MB for 10M launches
+        key += codes
+        del codes
+        key = pd.factorize(key)[0]
+    grouped = duration.groupby(key, sort=True)
+    rows = pd.DataFrame({"launches": grouped.count(), "total_ns": grouped.sum()})  # one statistic at a time
+    rows["median_ns"] = grouped.median()
+    rows = rows.reset_index(drop=True)
+    del grouped
     first = pd.Series(key).drop_duplicates().index.to_numpy()  # each group's first launch, group by group
     rows.insert(0, "kernel", np.asarray(names.take(first), dtype=object).astype(str))
     has_mangled = mangled.codes >= 0  # the group's first mangled name (a group-by's `first` skips missing ones)

@@ -220,27 +220,36 @@ def launching_calls(export: NsysExport) -> pd.DataFrame:
             at = np.minimum(np.searchsorted(call_key, key), len(call_key) - 1)
             matched = call_key[at] == key
             at = at[matched]
+            if not len(at):
+                continue
+            # this chunk's calls lie in [low, high]: bincounts over that range only, added in place
+            low, high = int(at.min()), int(at.max()) + 1
+            at -= low
             for column, source in spec.items():
-                if source == 1:  # counts: int32 (a call starts a few operations), 4 bytes a call saved
-                    summed = np.bincount(at, minlength=len(call_key)).astype(np.int32)
+                if column not in sums:  # counts int32 (a call starts a few operations): 4 bytes a call saved
+                    sums[column] = np.zeros(len(call_key), dtype=np.int32 if source == 1 else np.int64)
+                if source == 1:
+                    summed = np.bincount(at, minlength=high - low)
                 else:  # float64 sums are exact below 2**53 (104 days of ns, 9 PB) per call
-                    summed = np.bincount(at, weights=chunk[source][known][matched], minlength=len(call_key)).astype(np.int64)
-                if column in sums:
-                    sums[column] += summed
-                else:
-                    sums[column] = summed
-    launched = sum((sums[column] for column in ("kernels", "graphs", "memcpy_count", "memset_count") if column in sums),
-                   np.zeros(len(call_key), dtype=np.int64)) > 0
+                    summed = np.bincount(at, weights=chunk[source][known][matched], minlength=high - low)
+                sums[column][low:high] += summed.astype(sums[column].dtype)
     del call_key
+    launched = np.zeros(len(thread), dtype=bool)
+    for column in ("kernels", "graphs", "memcpy_count", "memset_count"):
+        if column in sums:
+            launched |= sums[column] > 0
     # by thread, then time: the order attribute_work's thread-scoped window sums need, so they sort nothing
-    thread, start = thread[launched], start[launched]
-    order = np.lexsort((start, thread))
-    calls = {"thread": thread[order], "start_ns": start[order]}
-    del thread, start
+    chosen = np.flatnonzero(launched)
+    del launched
+    chosen = chosen[np.lexsort((start[chosen], thread[chosen]))]
+    calls = {"thread": thread[chosen]}
+    del thread
+    calls["start_ns"] = start[chosen]
+    del start
     for column in _PER_CALL:  # one column at a time: each call's totals go as its column is made
         summed = sums.pop(column, None)
         if summed is not None and summed.any():
-            summed = summed[launched][order]
+            summed = summed[chosen]
             # mostly zeros (copies beside millions of kernels): kept sparse, dense only while read
             sparse = np.count_nonzero(summed) < len(summed) // SPARSE_BELOW
             calls[column] = pd.arrays.SparseArray(summed, fill_value=0) if sparse else summed
