@@ -405,7 +405,7 @@ def _subset(spec: IntColumns, wanted: list[str]) -> IntColumns:
     needed = {"start_ns", "end_ns", *wanted}
     needed |= {source for name in wanted for source in DERIVED.get(name, ())}
     return IntColumns(spec.table, {name: source for name, source in spec.columns.items() if name in needed},
-                      spec.nullable, spec.optional)
+                      spec.nullable & needed, spec.optional & needed)
 
 
 def _read_events(conn: sqlite3.Connection, path: Path, tables: set[str], spec: IntColumns,
