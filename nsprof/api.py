@@ -1,7 +1,7 @@
 """nsprof's public API: what the commands do, callable the same way from a notebook or a script.
 
     from nsprof import api
-    records = api.bench(["v6", "v9"], ["4096"])                 # needs a GPU
+    run = api.bench(["v6", "v9"], ["4096"])                     # needs a GPU: run.records
     analysis = api.analyze("profiles/examples/h200-sgemm-1024")   # any machine
     ladder = api.load_ladder(["profiles/examples/h200-sgemm-1024"])
     api.write_roofline(ladder, "reports")
@@ -9,13 +9,24 @@
     api.write_timeline("profiles/examples/h200-pipeline-1024", trace="reports/pipeline.json")
     flows = api.pipeline("sgemm", ["v9"], "1024")                   # needs a GPU (and nsys for the breakdown)
 
+Every command of the CLI is a thin wrapper over one of these. What they return, by kind:
+- what reads or computes returns one result object that render/ turns into tables and JSON:
+  analyze (ProfileAnalysis), analyze_many (ManyCaptures), diff (DiffResult), load_ladder
+  (LadderAnalysis), load_timeline (nsprof.timeline.Timeline), explain (Explanation), stages (Op),
+  choose_hot_kernels (GuidedChoice);
+- what runs on the GPU returns its JSON document, as --json prints it: bench (BenchRun, whose
+  `document` it is, with `written`), pipeline (dict), measure_ceilings (dict, and the files
+  written), doctor (a list of check records), profile (the profile directory and its manifest);
+- what writes files returns the list[Path] it wrote, in order: write_roofline, write_report,
+  write_diff, write_captures_report, write_timeline.
 Every function raises nsprof.errors exceptions (with a fix hint) for bad input.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from nsprof.errors import ParseError, UsageError
 from nsprof.paths import PROFILES_DIR, REPORTS_DIR
@@ -24,33 +35,188 @@ if TYPE_CHECKING:  # the libraries load with the calls that need them: `nsprof -
     from nsprof.analyze import ProfileAnalysis
     from nsprof.analyze.ladder import LadderAnalysis
     from nsprof.capture.program import GuidedChoice
+    from nsprof.ceilings.peaks import Ceiling
+    from nsprof.op_model import Op
+    from nsprof.timeline import Timeline
 
 CAPTURED_FLOWS = 10  # flows per variant (and as many untimed ones before) in the pipeline's nsys capture
 PNG_DPI = 150  # figures are laid out in points; this only sets the PNG's pixel size
-CHART_FORMATS = ("png", "svg", "pdf")  # what a timeline is drawn as, by --out's suffix (matplotlib writes each)
 ROOFLINE_FILES = ("roofline.png", "roofline.svg", "roofline.csv")
 # roofline.csv: what each point is, where it sits, what bounds it, then where it came from.
-ROOFLINE_CSV_COLUMNS = ("label", "kernel", "level", "intensity_flop_per_byte", "gflops_per_s", "bound", "pct_of_roof",
+ROOFLINE_CSV_COLUMNS = ("label", "kernel", "level", "intensity_flop_per_byte", "flops_source", "gflops_per_s", "bound", "pct_of_roof",
                         "roof_gflops_per_s", "roof_source", "compute_roof", "duration_ns", "time_source", "op", "stage",
                         "size", "profile")
 
 
-def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: str = "sgemm", **options) -> list[dict]:
-    """Verify, then time, each stage at each size (GPU); one record per stage and size.
+@dataclass
+class BenchRun:
+    """What `bench` measured: the results document (what --json prints and the saved file holds:
+    env, results), the DRAM ceiling that records' pct_dram is of (ops whose headline is bytes),
+    and the files written."""
 
-    `options` are nsprof.launch.bench.run_bench's: repeat, warmup, baseline, tile, progress."""
-    from nsprof.launch.bench import check_tile, run_bench
+    document: dict
+    dram_ceiling: Ceiling | None
+    written: list[Path]
+
+    @property
+    def records(self) -> list[dict]:
+        """One record per stage and size (nsprof.launch.bench), baselines included."""
+        return self.document["results"]
+
+    @property
+    def failed(self) -> bool:
+        return any(r["status"] in ("failed", "error") for r in self.records)
+
+
+def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: str = "sgemm", *,
+          repeat: int | None = None, warmup: int | None = None, baseline: bool = True, tile: str | None = None,
+          out: str | Path | None = None, save_as: str | Path | None = None, force: bool = False,
+          progress: Callable[[str], None] | None = None) -> BenchRun:
+    """Verify, then time, each stage at each size (GPU), with the baselines of their precisions
+    (`baseline`) for % of the library; `tile` forces a block tile. The results are saved to
+    OUT/bench-<op>-<time>.json with `out`, or to `save_as` (replaced only where nsprof wrote it,
+    or with `force`); a file in the way is found before any GPU work."""
+    from nsprof.launch.bench import add_pct_dram, check_output, check_tile, results_document, run_bench, save_results
+    from nsprof.launch.gpu import device_info
+    from nsprof.ceilings.resolve import resolve_ceiling
     from nsprof.registry import get_op, select_stages
     from nsprof.sizes import parse_sizes
 
     chosen = select_stages(op, stages)
-    check_tile(chosen, options.get("tile"))
-    return run_bench(op, chosen, parse_sizes(sizes, get_op(op).dims), **options)
+    parsed = parse_sizes(sizes, get_op(op).dims)
+    check_tile(chosen, tile)
+    save = out is not None or save_as is not None
+    directory = Path(out) if out is not None else PROFILES_DIR
+    since = check_output(directory, _path(save_as), force) if save else None
+    env = device_info()  # fails early, in one line, without a GPU or CuPy
+    records = run_bench(op, chosen, parsed, repeat=repeat, warmup=warmup, baseline=baseline, tile=tile, progress=progress)
+    ceiling = resolve_ceiling(env["device"]) if get_op(op).headline == "bytes" else None
+    add_pct_dram(records, ceiling)
+    document = results_document(records, env)
+    written = [save_results(document, directory, _path(save_as), force, since)] if save else []
+    return BenchRun(document, ceiling, written)
+
+
+def stages(op: str = "sgemm") -> Op:
+    """The ladder `op` as the registry declares it: its stages, precisions, baselines, formulas."""
+    from nsprof.registry import get_op
+
+    return get_op(op)
+
+
+def doctor(nsys: str | None = None, ncu: str | None = None) -> list[dict]:
+    """What profiling needs, checked (CuPy, GPU, driver, nvtx, nsys, ncu, counter access): one
+    record per check (check, status, detail, fix), as `nsprof doctor --json` prints them."""
+    from nsprof.capture.checks import environment_checks
+
+    return environment_checks(nsys, ncu)
+
+
+def measure_ceilings(out: str | Path | None = None, save: bool = True,
+                     progress: Callable[[str], None] | None = None) -> tuple[dict, list[Path]]:
+    """This GPU's roofs, measured (GPU): the document `nsprof ceilings --json` prints, and the file
+    it was saved to in nsprof's data directory (or `out`) when `save`."""
+    from nsprof.ceilings.files import save_ceilings
+    from nsprof.ceilings.measure import measure_ceilings as measure
+    from nsprof.launch.gpu import device_info
+
+    device_info()  # without CuPy or a GPU: the one-line error, before any progress
+    document = measure(progress=progress or (lambda message: None))
+    return document, [save_ceilings(document, _path(out))] if save else []
+
+
+def explain(topic: str | None = None, stage: str | None = None, source: str | Path | None = None, *,
+            op: str | None = None, ceilings: str | Path | None = None, shape: str | None = None,
+            access: str | None = None, width: int | None = None, store: bool = False, list_topics: bool = False):
+    """`nsprof explain`: a topic with the ladder's declared accesses and measurements (from `source`,
+    by default the latest profile), or with `shape`/`access`/`width`/`store` the same models on an
+    access you describe, or with `list_topics` the list of topics. Returns
+    nsprof.explain.explanation.Explanation (its `document` is the JSON, `page()` the blocks)."""
+    from nsprof.explain.topics import TOPICS
+
+    own_access = any(value is not None for value in (shape, access, width)) or store
+    if list_topics and topic is not None:
+        raise UsageError(f"--list lists every topic; it takes no topic ('{topic}')", "drop one of them")
+    if list_topics:
+        from nsprof.explain.topics import topic_list
+
+        return topic_list()
+    if topic is None:
+        raise UsageError("no topic given", f"choose one of: {', '.join(TOPICS)} (or pass --list)")
+    if own_access:
+        from nsprof.access import parse_shape
+        from nsprof.explain.explanation import explain_access
+
+        if stage is not None:
+            raise UsageError("--stage and --shape/--access both describe accesses", "give one or the other")
+        return explain_access(topic, parse_shape(shape) if shape else None, access or "row",
+                              4 if width is None else width, "store" if store else "load")
+    from nsprof.explain.explanation import explain_topic
+
+    return explain_topic(topic, stage, _path(source), op=op, ceilings=_path(ceilings))
+
+
+def profile_request(program: list[str] | None = None, stages: list[str] | None = None, sizes: list[str] | None = None,
+                    op: str | None = None, *, tool: str = "both", metrics: list[str] | None = None,
+                    clock_control: str = "none", repeat: int | None = None, ranges: list[str] | None = None,
+                    kernel: str | None = None, launch_count: int | None = None, top: int | None = None):
+    """What `profile` should capture, checked: the ladder's stages at sizes (ProfileRequest), or
+    the user's `program` (argv; ProgramRequest). Options of the other kind are a UsageError."""
+    if program:  # your own program: the ladder's options do not apply
+        from nsprof.capture.program import build_program_request
+
+        ladder_only = [flag for flag, value in (("--stage", stages), ("--size", sizes), ("--op", op), ("--repeat", repeat))
+                       if value]
+        if ladder_only:
+            raise UsageError(f"{', '.join(ladder_only)} {'is' if len(ladder_only) == 1 else 'are'} for the ladder's stages, "
+                             "not for a program", "drop them, or drop the program after --")
+        return build_program_request(program, tool, metrics, clock_control, ranges, kernel, launch_count, top)
+    if ranges or kernel or launch_count is not None or top is not None:
+        raise UsageError("--range, --kernel, --launch-count and --top select launches of your own program",
+                         "give the program after --: nsprof profile --range step -- python train.py")
+    from nsprof.capture.request import build_request
+
+    return build_request(op or "sgemm", stages, sizes, tool, metrics, clock_control, repeat)
+
+
+def profile_commands(request, out: str | Path = PROFILES_DIR, nsys: str | None = None, ncu: str | None = None) -> list[str]:
+    """The command lines `profile` would run for `request` (from profile_request), one shell line
+    each; runs nothing and needs no GPU."""
+    from nsprof.capture.session import dry_run
+
+    return [command.shell for command in dry_run(request, Path(out), {"nsys": nsys, "ncu": ncu})]
+
+
+def profile(request, out: str | Path = PROFILES_DIR, nsys: str | None = None, ncu: str | None = None, *,
+            force: bool = False, progress: Callable[[str], None] | None = None) -> tuple[Path, dict]:
+    """Capture `request` (from profile_request) under nsys and/or ncu into a new profile directory
+    under `out`; returns the directory and its manifest. A guided program capture hands ncu the hot
+    kernels nsys found (choose_hot_kernels)."""
+    from nsprof.capture.program import ProgramRequest
+    from nsprof.capture.session import capture, capture_program
+
+    tools = {"nsys": nsys, "ncu": ncu}
+    if isinstance(request, ProgramRequest):
+        return capture_program(request, Path(out), tools, force=force, progress=progress, chooser=choose_hot_kernels)
+    return capture(request, Path(out), tools, force=force, progress=progress)
+
+
+def check_verified(directory: Path, manifest: dict) -> None:
+    """Raise VerificationFailed for the first stage of a capture that failed its verification."""
+    from nsprof.capture.session import VerificationFailed
+
+    failed = [v for v in manifest["verification"] if v["status"] == "failed"]
+    if failed:
+        first = failed[0]
+        raise VerificationFailed(
+            f"{first['stage']} {first['size']} failed verification ({first['message']})",
+            f"its launches were not measured, so {directory} has no ranges for it; check it with nsprof bench --stage {first['stage']}",
+        )
 
 
 def analyze(path: str | Path, ceilings: str | Path | None = None, attribution: str = "thread") -> ProfileAnalysis:
     """A profile directory or one nsys or ncu file: ranges, kernels and stages, with % of peak
-    against the GPU's ceilings (measured where saved, see nsprof.parse.sources.resolve_ceiling).
+    against the GPU's ceilings (measured where saved, see nsprof.ceilings.resolve.resolve_ceiling).
     `attribution` ("thread" or "process") says whose CUDA calls an NVTX range counts
     (nsprof.analyze.nvtx_attribution)."""
     from nsprof.profile_analysis import analyzed_profile
@@ -118,7 +284,8 @@ def load_ladder(paths: list[str | Path] | None = None, keep_all: bool = False,
     """The profiles under `paths` (default profiles/) analyzed under the GPU's ceilings; by default
     each stage and size from the latest profile that has it, every profile's with `keep_all`."""
     from nsprof.analyze.ladder import analyze_ladder, sources_gpu
-    from nsprof.parse.sources import load_sources, resolve_ceiling
+    from nsprof.ceilings.resolve import resolve_ceiling
+    from nsprof.parse.sources import load_sources
 
     sources = load_sources([Path(p) for p in paths] if paths else [PROFILES_DIR])
     gpu = sources_gpu(sources)
@@ -234,14 +401,15 @@ def pipeline(op: str = "sgemm", stages: list[str] | None = None, size: str = "10
     against the bus floor, with the breakdown of an nsys capture of the same flows (GPU).
 
     Default stages: the fastest stage that verifies at this size, and the library's (cuBLAS) in its precision.
-    Returns {"records", "floor", "gpu", "profile" (the capture's directory or None), "breakdown"
-    (where it came from, or why there is none)}."""
+    Returns its JSON document, {"records", "floor", "gpu", "profile" (the capture's directory or None),
+    "breakdown" (where it came from, or why there is none)}, which the capture's directory keeps as
+    pipeline.json."""
     from nsprof.analyze.pipeline import against_floor, bus_floor
     from nsprof.launch.bench import run_bench
     from nsprof.launch.gpu import device_info
     from nsprof.launch.pipeline import cold_record, measure_pipeline
     from nsprof.launch.tools import launch_tools
-    from nsprof.parse.sources import resolve_ceiling
+    from nsprof.ceilings.resolve import resolve_ceiling
     from nsprof.registry import baseline_stage, baseline_stages, get_op, is_baseline_stage, select_stages
     from nsprof.sizes import parse_sizes
 
@@ -275,7 +443,13 @@ def pipeline(op: str = "sgemm", stages: list[str] | None = None, size: str = "10
     result = {"records": records, "floor": floor, "gpu": env["device"], "device": env, "profile": None,
               "breakdown": "not captured (--no-nsys)"}
     if capture:
+        import json
+
+        from nsprof.output import write_atomically
+
         result.update(_pipeline_breakdown(op, chosen, parsed, chunks, records, Path(out), nsys, progress))
+        if result["profile"]:  # None when nsys was not found
+            write_atomically(Path(result["profile"]) / "pipeline.json", json.dumps(result, indent=2, default=str).encode())
     return result
 
 
@@ -337,128 +511,32 @@ def choose_hot_kernels(nsys_export: str | Path, top: int) -> GuidedChoice:
     return GuidedChoice(kernels, round(float(hot["pct"].sum()), 2), skip, rule)
 
 
-def write_timeline(path: str | Path, out: str | Path | None = None, range_: str | None = None, window: str | None = None,
-                   trace: str | Path | None = None, force: bool = False) -> tuple[str, list[str]]:
-    """The Gantt chart of an nsys capture (PNG at `out`, default reports/timeline-<name>.png, with
-    the range or window in the name when one is asked for) and its events as a Chrome trace at
-    `trace`. The chart shows where the GPU work and NVTX ranges are (nsprof.analyze.timeline_window),
-    an NVTX range `range_`, a START:END `window` in ms, or "all". Files nsprof wrote there before
-    are replaced, any other file in the way is kept unless `force` (see nsprof.output); each is
-    written whole or not at all. Returns the window drawn and why, and what it wrote."""
-    import io
-    import json
+def load_timeline(path: str | Path, range_: str | None = None, window: str | None = None) -> Timeline:
+    """What a timeline of an nsys capture draws (nsprof.timeline.Timeline): its GPU events and NVTX
+    ranges, and the window: where the GPU work and NVTX ranges are (nsprof.analyze.timeline_window),
+    an NVTX range `range_`, a START:END `window` in ms, or "all"; with the caption that says why."""
+    from nsprof.timeline import load_timeline as load
 
-    import matplotlib.pyplot as plt
-    import pandas as pd
+    return load(Path(path), range_, window)
 
-    from nsprof.analyze.gpu_events import gpu_events, range_window
-    from nsprof.analyze.timeline_window import capture_span, default_window
+
+def write_timeline(timeline: Timeline | str | Path, out: str | Path | None = None, range_: str | None = None,
+                   window: str | None = None, trace: str | Path | None = None, force: bool = False) -> list[Path]:
+    """The Gantt chart of a timeline (from load_timeline, or of the capture at a path, with
+    `range_` and `window` as load_timeline's) as PNG, SVG or PDF at `out` (default
+    reports/timeline-<name>.png, with the range or window in the name), and with `trace` its events
+    as a Chrome trace. Files nsprof wrote there before are replaced, any other file in the way is
+    kept unless `force` (see nsprof.output); each is written whole or not at all. Returns the
+    files written, the trace first."""
     from nsprof.output import check_outputs, write_outputs
-    from nsprof.parse import load_profile
-    from nsprof.parse.sources import unique_names
-    from nsprof.render.chrome_trace import chrome_trace
-    from nsprof.render.timeline import WHOLE, default_reason, timeline_figure, window_caption
+    from nsprof.timeline import Timeline, chart_path, timeline_files
 
-    path = Path(path)
-    profile = load_profile(path)
-    if not profile.nsys:
-        raise ParseError(f"{path}: no Nsight Systems capture to draw (a timeline needs nsys output)",
-                         "Capture one with `nsprof profile --tool nsys`, or pass an .nsys-rep or .sqlite file")
-    name = unique_names([path])[0]
-    out = Path(out) if out else Path(REPORTS_DIR)
-    if out.is_dir() or not out.suffix:  # a directory: the chart goes inside it under its default name
-        out = out / timeline_file_name(name, range_, window)
-    chart_format = out.suffix.lower().lstrip(".")
-    if chart_format not in CHART_FORMATS:
-        raise UsageError(f"--out {out}: nsprof draws a timeline as {', '.join('.' + f for f in CHART_FORMATS)}, "
-                         f"not .{chart_format}", "name the file with one of those suffixes, or give a directory")
-    targets = [out] + ([Path(trace)] if trace else [])
+    view = timeline if isinstance(timeline, Timeline) else load_timeline(timeline, range_, window)
+    chart = chart_path(view, out)
+    targets = [chart] + ([Path(trace)] if trace else [])
     for target in targets:
         _outside_profiles(target.parent)
     since = check_outputs(targets, force)
-    events = gpu_events(profile.nsys)
-    ranges = pd.concat([export.nvtx for export in profile.nsys], ignore_index=True)
-    capture = capture_span(events, ranges)
-    (start, end), why = capture, WHOLE
-    if range_:
-        found = range_window(profile.nsys, events, range_)
-        if found is None:
-            known = ", ".join(sorted(set(ranges["range"]))[:8]) or "none"
-            raise UsageError(f"no NVTX range named {range_!r} in {path}", f"the capture's ranges: {known}")
-        (start, end), why = found, f"NVTX range {range_!r} and the GPU work launched inside it"
-    if window and window.strip().lower() != "all":
-        (start, end), why = _window(window, capture, start, end), "as --window asked"
-        _nothing_in_window(window, events, ranges, start, end, capture)
-    elif window is None and not range_:
-        chosen = default_window(events, ranges)
-        (start, end), why = (chosen.start_ns, chosen.end_ns), default_reason(chosen.left_out, chosen.idle_ns)
-    caption = window_caption((start, end), capture, why)
-    files, wrote = {}, []  # everything is drawn before anything is written
-    if trace:
-        gpus = {int(row.device_id): row.name for export in profile.nsys for row in export.gpus.itertuples() if row.name}
-        zoomed = bool(range_) or (window is not None and window.strip().lower() != "all")  # the trace keeps to it
-        traced_events, traced_ranges = (_within(events, start, end), _within(ranges, start, end)) if zoomed else (events, ranges)
-        document = chrome_trace(traced_events, traced_ranges, gpus, origin=capture[0])
-        files[Path(trace)] = json.dumps(document).encode()
-        wrote.append(f"wrote {trace} ({sum(e['ph'] == 'X' for e in document['traceEvents']):,} events"
-                     + (", those in the window drawn)" if zoomed else ")"))
-    shown = int(((events["end_ns"] > start) & (events["start_ns"] < end)).sum())
-    figure = timeline_figure(events, ranges, (start, end), capture[0], f"{name}: {shown:,} GPU operations", caption)
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format=chart_format, dpi=PNG_DPI)
-    plt.close(figure)
-    files[out] = buffer.getvalue()
+    files = timeline_files(view, chart, _path(trace), PNG_DPI)  # everything is drawn before anything is written
     write_outputs(files, force, since)
-    return caption, wrote + [f"wrote {out}"]
-
-
-def _within(frame, start: int, end: int):
-    """The rows of events or NVTX ranges that overlap [start, end) (a range never closed runs on)."""
-    ends = frame["end_ns"].astype("Float64").fillna(float("inf"))
-    return frame[(ends > start) & (frame["start_ns"] < end)]
-
-
-def timeline_file_name(name: str, range_: str | None, window: str | None) -> str:
-    """timeline-<name>.png, with the range or the window asked for (timeline-<name>-<range>.png,
-    timeline-<name>-120-135ms.png), so that charts of one capture do not replace each other."""
-    import re
-
-    parts = [name]
-    if range_:
-        parts.append(range_)
-    if window:
-        parts.append("all" if window.strip().lower() == "all" else window.strip().replace(":", "-") + "ms")
-    return "timeline-" + "-".join(re.sub(r"[^A-Za-z0-9._]+", "-", part).strip("-.") for part in parts) + ".png"
-
-
-def _window(text: str, capture: tuple[int, int], start: int, end: int) -> tuple[int, int]:
-    """START:END in ms from the capture's start; an empty side keeps the current bound."""
-    first, last = capture
-    left, colon, right = text.partition(":")
-    try:
-        bounds = [None if not side.strip() else first + round(float(side) * 1e6) for side in (left, right)]
-    except ValueError:
-        bounds = None
-    if not colon or bounds is None:
-        raise UsageError(f"--window {text!r} is not START:END in milliseconds", "write it as 120:135, 120:, :135 or all")
-    new_start = bounds[0] if bounds[0] is not None else start
-    new_end = bounds[1] if bounds[1] is not None else end
-    if new_end <= first or new_start >= last:  # before "ends before it starts": 5000: past the end is outside
-        raise UsageError(f"--window {text!r} is outside the capture, which runs 0 to {(last - first) / 1e6:,.3f} ms",
-                         "give a window inside it, or --window all")
-    if new_end <= new_start:
-        raise UsageError(f"--window {text!r} ends before it starts", "give START below END")
-    return new_start, new_end
-
-
-def _nothing_in_window(window: str, events, ranges, start: int, end: int, capture: tuple[int, int]) -> None:
-    """Refuse a --window that holds no GPU work and no NVTX range: the chart would be empty."""
-    def overlapping(frame) -> bool:
-        return bool(((frame["end_ns"].fillna(capture[1]) > start) & (frame["start_ns"] < end)).any())
-
-    if overlapping(events) or overlapping(ranges):
-        return
-    work = f"{(events['start_ns'].min() - capture[0]) / 1e6:,.3f} to {(events['end_ns'].max() - capture[0]) / 1e6:,.3f} ms" \
-        if len(events) else "nowhere"
-    raise UsageError(f"--window {window!r} holds no GPU work and no NVTX range (the capture runs 0 to "
-                     f"{(capture[1] - capture[0]) / 1e6:,.3f} ms, its GPU work {work})", "give a window over them, or --window all")
+    return list(files)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import re
 import sys
+from contextlib import contextmanager
+from typing import Callable, Iterator
 
 from rich.console import Console
 
@@ -24,6 +26,30 @@ def stdout() -> Console:
 
 def stderr() -> Console:
     return Console(stderr=True)
+
+
+@contextmanager
+def progress_line(disable: bool = False) -> Iterator[Callable[[str], None]]:
+    """A transient spinner on stderr showing the latest message it is handed, with the time taken.
+    It starts at the first message, so that input checked before the long work fails in one line
+    (a spinner leaves a blank line behind)."""
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                   console=stderr(), transient=True, disable=disable)
+    tasks = []
+
+    def update(message: str) -> None:
+        if not tasks:
+            bar.start()
+            tasks.append(bar.add_task(message, total=None))
+        bar.update(tasks[0], description=message)
+
+    try:
+        yield update
+    finally:
+        if tasks:
+            bar.stop()
 
 
 class _Trimmed:

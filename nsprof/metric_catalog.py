@@ -44,6 +44,10 @@ class Metric:
     heading: str = ""  # a shorter label for narrow table columns (explain's), where it has one
     note: str = ""  # facts seen on the GPU machines
     display: str = ""  # the name ncu's details page (--page details) gives it, where it shows it
+    # a narrower counter read where the general one was not collected: what it cannot see. Its zero
+    # is no measurement (nsprof.analyze.metrics.measured reads it as NaN), and a capture it serves
+    # still lacks the general one (nsprof.analyze.launch_findings.missing_metrics)
+    partial: str = ""
 
 
 _ALL = PRESETS
@@ -106,11 +110,16 @@ METRICS: tuple[Metric, ...] = (
            note="HMMA and HGMMA alike: cuBLAS HGEMM 1024^3 read exactly 2*1024^3 on the H200"),
     Metric("sm__ops_path_tensor_src_bf16_dst_fp32.sum", "tensor_bf16_flops", "flop", SUM,
            "tensor FLOPs (bf16 in, fp32 acc)", ",.0f"),
-    # every tensor path with a TF32 source first; the HMMA-only counter serves when it is what was collected
+    # every tensor path with a TF32 source first (mma.sync's HMMA and wgmma's HGMMA, as src_fp16 counts
+    # both); the HMMA-only counter, which captures before issue 22 collected, serves when it is all there is
     Metric("sm__ops_path_tensor_src_tf32_dst_fp32.sum", "tensor_tf32_flops", "flop", SUM,
-           "tensor FLOPs (tf32 in, fp32 acc)", ",.0f"),
+           "TF32 tensor FLOPs (mma.sync and wgmma, fp32 acc)", ",.0f", _MATH),
     Metric("sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32.sum", "tensor_tf32_flops", "flop", SUM,
-           "tensor FLOPs by HMMA (tf32 in, fp32 acc)", ",.0f", _MATH),
+           "tensor FLOPs by HMMA (tf32 in, fp32 acc)", ",.0f",
+           note="SGEMM v10 (mma.sync) at 1024^3 read exactly 2*1024^3 on the H200",
+           partial="wgmma (HGMMA) TF32 math: cuBLAS TF32 (sm90_xmma) and v11 read 0 on the H200"),
+    Metric("sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32.sum", "tensor_hgmma_tf32_flops", "flop", SUM,
+           "tensor FLOPs by HGMMA (tf32 in, fp32 acc)", ",.0f", (COMPUTE,)),
     # for the HGEMM ladder: which instructions did the FP16 math, mma.sync/WMMA (HMMA) or Hopper's wgmma (HGMMA).
     # Notes seen on the H200, where cuBLAS HGEMM 1024^3 and 4096^3 ran sm90 wgmma kernels (nvjet_sm90_hsh_*).
     Metric("sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32.sum", "tensor_hmma_fp16_fp32_flops", "flop", SUM,

@@ -1,14 +1,18 @@
-"""What an op, a stage, a launch configuration and a precision are (the dataclasses).
+"""The op contract: what an op, a stage and a precision are (dataclasses), and what an op's
+workload and launch configurations must offer the harness (protocols).
 
 Each op is one module under nsprof/ops (sgemm, hgemm, ...) that builds an `Op` from these: its
-element type, how a size is written, its FLOP and minimum-byte formulas, its precisions and
-their tolerances, how its problems are made and launched (`Op.workload`) and its stages.
-nsprof.registry looks them up; everything else reads them through it.
+element type, how a size is written, its FLOP and minimum-byte formulas (and the byte formula as a
+caption states it), its precisions and their tolerances, its baselines (per precision), how its
+problems are made, checked and launched (`Op.workload`, a `Workload`) and its stages.
+nsprof.registry looks them up (and registers one: `register_op`); everything else reads them
+through it, so that a new ladder touches only its own files.
 
-A stage names its CUDA source and entry points, the block tiles it can launch with, how it
-handles sizes that are not multiples of its tile, its arithmetic precision, what it changes
-relative to the previous stage and which Nsight Compute metric should show that change, and its
-memory accesses, shared and global (what `nsprof explain` models for bank conflicts and coalescing).
+A stage names its CUDA source and entry points, the launch configurations it can run with (a
+`LaunchConfig`: the GEMM and GEMV ladders' is nsprof.ops.tiles.Tile), how it handles sizes that
+are not multiples of its tile, its arithmetic precision, what it changes relative to the previous
+stage and which Nsight Compute metric should show that change, and its memory accesses, shared and
+global (what `nsprof explain` models for bank conflicts and coalescing).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Protocol, runtime_checkable
 
 from nsprof.access import MemoryAccess
 from nsprof.sizes import Size  # one problem size, in the op's dimension order
@@ -24,50 +28,70 @@ from nsprof.sizes import Size  # one problem size, in the op's dimension order
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
+@runtime_checkable
+class LaunchConfig(Protocol):
+    """What the generic code asks of one launch configuration of a stage (a frozen dataclass, which
+    `nsprof stages --json` writes whole): the name `--tile` picks it by, the kernel names a launch
+    of it can show in a profile, and the target it needs beyond the device's own (None for none)."""
+
+    @property
+    def shape(self) -> str: ...
+
+    @property
+    def entries(self) -> tuple[str, ...]: ...
+
+    @property
+    def arch(self) -> str | None: ...
+
+
+@runtime_checkable
+class Problem(Protocol):
+    """One problem on the GPU: inputs, an output and a float64 reference (verification)."""
+
+    def refresh(self) -> None:
+        """Draw fresh inputs (each verification sees data no earlier stage was tuned on)."""
+
+    def poison_output(self) -> None:
+        """Fill the output with NaN, so that a launch that writes nothing fails."""
+
+    def relative_error(self) -> float:
+        """||output - reference|| / ||reference||, in float64; NaN anywhere gives NaN."""
+
+
+class Launcher(Protocol):
+    """One ready launch of a stage on a problem, as `nsprof bench` verifies and times it."""
+
+    run: Callable[[], None]  # the stage's timed work
+    tile_label: str  # the launch configuration as the bench table shows it ("library" for a library call)
+    split_k: int | None  # how many slices K was split into (None where nothing was chosen)
+    padded_shape: tuple[int, ...] | None  # the size the kernel ran on when it was padded, else None
+    prepare: Callable[[], None] | None  # a step the stage needs first, timed apart (SGEMV's transpose)
+    prepare_name: str | None
+    steps: Mapping[str, Callable[[], None]]  # work inside `run` that is also timed alone (v11's transpose of B)
+
+
+@runtime_checkable
+class Workload(Protocol):
+    """How an op's problems are made and its stages launched (the launch layer lends `tools`)."""
+
+    def problem(self, xp, size: Size, seed: int = 0) -> Problem: ...
+
+    def launcher(self, stage: Stage, problem: Problem, tools: LaunchTools, tile_shape: str | None = None,
+                 split_k: int | None = None, defines: tuple[str, ...] = ()) -> Launcher: ...
+
+
 @dataclass(frozen=True)
-class Tile:
-    """One launch configuration: a block computes a bm x bn tile of C in steps of bk.
+class LaunchTools:
+    """What the launch layer lends an op's workload, so that CuPy stays inside nsprof.launch."""
 
-    `entry` is the kernel's extern "C" name; `threads` the block shape (x, y).
-    Padded stages round M, N up to multiples of bm, bn and K up to a multiple of bk
-    (times the split-K factor). `max_split_k` > 1 lets the launcher split K over
-    gridDim.z when there are too few tiles to fill the GPU. `arch` names a target the
-    entry needs beyond the device's own (sm_90a: wgmma, setmaxnreg), `tma_boxes` the boxes
-    (rows, cols) of the A and B tensor maps when the kernel reads its operands through TMA,
-    with `swizzle` bytes; `persistent` kernels get one block per SM and loop over tiles.
-    `unchecked_entry` names the same kernel without bounds checks, which the launcher runs
-    instead when M, N and K are whole tiles (K of bk x the split-K factor; with bn and bk
-    multiples of 4, whole tiles also keep float32 rows float4-aligned).
-    """
-
-    bm: int
-    bn: int
-    bk: int
-    threads: tuple[int, int]
-    entry: str
-    dynamic_smem_bytes: int = 0
-    max_split_k: int = 1
-    arch: str | None = None
-    tma_boxes: tuple[tuple[int, int], tuple[int, int]] | None = None
-    swizzle: int = 0
-    persistent: bool = False
-    b_k_major: bool = False
-    unchecked_entry: str | None = None
-
-    @property
-    def shape(self) -> str:
-        return f"{self.bm}x{self.bn}"
-
-    @property
-    def entries(self) -> tuple[str, ...]:
-        """Every kernel name a launch of this tile can show in a profile."""
-        return (self.entry,) if self.unchecked_entry is None else (self.entry, self.unchecked_entry)
-
-    def entry_for(self, m: int, n: int, k: int, split_k: int = 1) -> str:
-        """The entry that runs an M x N x K product (K split in split_k slices): the unchecked one
-        when there is one and the product is whole tiles, whole bk-deep steps in every K slice."""
-        whole = m % self.bm == 0 and n % self.bn == 0 and k % (self.bk * split_k) == 0
-        return self.unchecked_entry if self.unchecked_entry and whole else self.entry
+    xp: Any  # CuPy
+    sm_count: int
+    compute_capability: str  # "9.0"
+    load_kernel: Callable[..., Any]  # (path, entry, *, dynamic_smem_bytes, arch, defines) -> kernel
+    encode_tensor_map: Callable[..., bytes]  # nsprof.launch.tensor_map.encode_2d
+    runs: Callable[[LaunchConfig], bool]  # whether this GPU can run a launch configuration (its arch)
+    module_global: Callable[..., Any]  # (path, name, *, arch, defines) -> a module variable's device address
+    library_matmul: Callable[..., None]  # (a, b, out, precision): cuBLAS through CuPy in that precision
 
 
 _STAGE_NAME = re.compile(r"^[a-z]*(\d+)([a-z]*)$")
@@ -102,9 +126,10 @@ class Stage:
     title: str
     kernel_file: str | None  # relative to the repository root; None for library calls
     backend: str  # "nvrtc" (our .cu through CuPy) or "cublas" (the vendor library through CuPy)
-    tiles: tuple[Tile, ...]  # first is the default; launch picks among them by size
+    tiles: tuple[LaunchConfig, ...]  # first is the default; launch picks among them by size
     # how sizes off the tile are handled: "bounds-check", "pad", "tma-fill" (TMA zero-fills reads past
-    # the edges, stores are bounds-checked; padded only where a row is not 16-byte aligned) or "library"
+    # the edges, stores are bounds-checked; padded only where a row is not 16-byte aligned), "async-fill"
+    # (the same with cp.async's zero fill) or "library"
     ragged: str
     precision: Precision  # how it computes and the tolerance it is held to (one of the op's precisions)
     changes: str  # what this stage changes relative to the previous one
@@ -166,10 +191,12 @@ class Op:
     stages: tuple[Stage, ...]
     flops: Callable[[Size], int]  # the work the op defines (2MNK for a GEMM), whatever a stage executes
     min_bytes: Callable[[Size], int]  # each input read once and the output written once
-    workload: Any  # makes problems and launchers on the GPU (nsprof.ops.matmul.MatmulWorkload)
+    min_bytes_rule: str  # min_bytes as a caption states it: "4(MK + M + K)"
+    workload: Workload  # makes problems and launchers on the GPU (nsprof.ops.matmul.MatmulWorkload)
     # precision -> the library stage its stages are compared with ("% of cuBLAS"): each precision's own
     baselines: Mapping[str, str]
     headline: str = "flops"  # the rate bench tables lead with: "flops" (TFLOP/s) or "bytes" (TB/s of min_bytes)
+    library: str = "cuBLAS"  # what the baselines are, as headings name them ("% cuBLAS")
     notes: str = ""
 
     @property

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 def analyzed_profile(path: Path, ceilings: Path | None = None, attribution: str = "thread") -> tuple[Profile, ProfileAnalysis]:
     """The profile at `path` (a directory or one nsys or ncu file) and its analysis, with % of peak
-    against the GPU's ceilings as every command resolves them (nsprof.parse.sources.resolve_ceiling;
+    against the GPU's ceilings as every command resolves them (nsprof.ceilings.resolve.resolve_ceiling;
     `ceilings` is --ceilings). `attribution` ("thread" or "process") says whose CUDA calls an NVTX
     range counts (nsprof.analyze.nvtx_attribution). The profile's nsys frames hold the columns the
     analysis reads (nsprof.analyze.report.ANALYSIS_COLUMNS), not every column."""
@@ -21,7 +21,7 @@ def analyzed_profile(path: Path, ceilings: Path | None = None, attribution: str 
     from nsprof.analyze.capture_facts import gpu_name
     from nsprof.analyze.report import ANALYSIS_COLUMNS
     from nsprof.parse import load_profile
-    from nsprof.parse.sources import resolve_ceiling
+    from nsprof.ceilings.resolve import resolve_ceiling
 
     profile = load_profile(Path(path), ANALYSIS_COLUMNS)  # only the nsys columns the analysis reads
     ceiling = resolve_ceiling(gpu_name(profile.nsys, profile.ncu, profile.manifest), ceilings, [profile.manifest])

@@ -3,18 +3,59 @@
 The ops are the modules under nsprof/ops (one per ladder); what an op, a stage, a tile and a
 precision are is nsprof.op_model, whose dataclasses this module hands on. Everything else
 (CLI choices, bench tables, plot labels, `explain`, tests) finds ops and stages here, never
-through an op module directly.
+through an op module directly. `register_op` adds one from outside nsprof/ops (a test's own).
 """
 
 from __future__ import annotations
 
 from nsprof.errors import UsageError
-from nsprof.op_model import REPO_ROOT, Op, Precision, Stage, Tile, find_kernel, stage_order  # noqa: F401 (handed on)
+from nsprof.op_model import (REPO_ROOT, LaunchConfig, Op, Precision, Stage, Workload, find_kernel,  # noqa: F401 (handed on)
+                             stage_order)
 from nsprof.ops import OPS
+from nsprof.ops.tiles import Tile  # noqa: F401 (handed on)
 
 
 def all_ops() -> dict[str, Op]:
     return OPS
+
+
+def register_op(op: Op) -> Op:
+    """Add a ladder from outside nsprof/ops (a plug-in, a test's own), under a name not taken,
+    once op_problems finds nothing wrong with it."""
+    problems = [f"the name {op.name!r} is taken", *op_problems(op)] if op.name in OPS else op_problems(op)
+    if problems:
+        raise UsageError(f"op {op.name!r} cannot be registered: {'; '.join(problems)}",
+                         "fix its declaration (see nsprof.op_model)")
+    OPS[op.name] = op
+    return op
+
+
+def op_problems(op: Op) -> list[str]:
+    """What breaks the op contract that the rest of nsprof relies on: stages that name this op,
+    each once, in precisions the op declares, with launch configurations that are LaunchConfigs;
+    for each of their precisions a baseline that is one of its own stages in that precision; a
+    workload that is a Workload; a headline rate nsprof knows."""
+    problems = []
+    names = [s.stage for s in op.stages]
+    problems += [f"stage {n} is listed twice" for n in sorted({n for n in names if names.count(n) > 1})]
+    for stage in op.stages:
+        if stage.op != op.name:
+            problems.append(f"stage {stage.stage} names op {stage.op!r}")
+        if op.precisions.get(stage.precision.name) is not stage.precision:
+            problems.append(f"stage {stage.stage} computes in {stage.precision.name}, which the op does not declare")
+        problems += [f"stage {stage.stage}: {config!r} is not a LaunchConfig (shape, entries, arch)"
+                     for config in stage.tiles if not isinstance(config, LaunchConfig)]
+    by_name = {s.stage: s for s in op.stages}
+    for precision, name in op.baselines.items():
+        if name not in by_name or by_name[name].precision.name != precision:
+            problems.append(f"the {precision} baseline {name} is not a {precision} stage of {op.name}")
+    problems += [f"no baseline for {p} stages" for p in dict.fromkeys(s.precision.name for s in op.stages)
+                 if p not in op.baselines]
+    if not isinstance(op.workload, Workload):
+        problems.append("its workload has no problem() and launcher() (nsprof.op_model.Workload)")
+    if op.headline not in ("flops", "bytes"):
+        problems.append(f"headline {op.headline!r} is neither 'flops' nor 'bytes'")
+    return problems
 
 
 def get_op(name: str) -> Op:

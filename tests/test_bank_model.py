@@ -118,7 +118,8 @@ LADDER = stages_for("sgemm")
 
 @pytest.mark.parametrize("stage", [s for s in LADDER if 2 <= s.number <= 8], ids=lambda s: s.stage)
 def test_stages_v2_to_v8_declare_their_shared_loads_and_stores(stage):
-    assert predict_mix(stage, "load") and predict_mix(stage, "store")
+    # v8's tiles arrive by cp.async (LDGSTS), which writes shared memory without a store instruction
+    assert predict_mix(stage, "load") and (predict_mix(stage, "store") is None) == (stage.stage == "v8")
 
 
 @pytest.mark.parametrize("stage", [s for s in LADDER if s.accesses], ids=lambda s: s.stage)

@@ -3,7 +3,7 @@ the caption that names the baselines when there are two."""
 
 import pytest
 
-from nsprof.commands.bench import baseline_note
+from nsprof.render.bench_table import baseline_note
 from nsprof.launch.bench import _add_pct_cublas, _record
 from nsprof.registry import get_stage
 

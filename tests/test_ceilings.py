@@ -1,10 +1,11 @@
 """Ceilings: measured values laid over the datasheet (each with its source), where the commands find
 measured ones (--ceilings, the profile's manifest, nsprof's data directory; never the current
-directory), the copy a capture makes into its manifest, the microbenchmark kernels, and `nsprof
-ceilings` on a GPU."""
+directory), the copy a capture makes into its manifest, the microbenchmark kernels, `nsprof
+ceilings` on a GPU, and which layers each module of nsprof.ceilings loads."""
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import shutil
@@ -17,11 +18,11 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from nsprof.ceilings_files import ceilings_file_name, manifest_copy, named_ceilings, save_ceilings, saved_ceilings
+from nsprof.ceilings import measure
+from nsprof.ceilings.files import ceilings_file_name, manifest_copy, named_ceilings, save_ceilings, saved_ceilings
+from nsprof.ceilings.peaks import ceiling_for, datasheet_ceiling
 from nsprof.cli import app
 from nsprof.errors import ParseError
-from nsprof.gpu_ceilings import ceiling_for, datasheet_ceiling
-from nsprof.launch import ceilings as measure
 from nsprof.paths import data_dir, gpu_slug
 
 REPO = Path(__file__).resolve().parent.parent
@@ -148,8 +149,10 @@ def test_percent_of_peak_does_not_depend_on_the_current_directory(tmp_path, monk
     assert at_root["kernels"] == elsewhere["kernels"] and at_root["ceiling"] == elsewhere["ceiling"]
     assert elsewhere["ceiling"]["fp32_tflop_per_s"] == committed["fp32_tflop_per_s"]["value"]
     assert elsewhere["ceiling"]["sources"]["fp32_tflop_per_s"].endswith("; from the profile's manifest")
-    v8 = next(k for k in elsewhere["kernels"] if k["kernel"].startswith("sgemm_v8"))
-    assert v8["fp32_pct_of_peak"] == pytest.approx(100 * v8["gflops_per_s"] / 1e3 / committed["fp32_tflop_per_s"]["value"])
+    # FP32 FLOPs only: ptxas's HFMA2.MMA register moves count as FP16 work in gflops_per_s, never in % FP32
+    v8 = next(k for k in elsewhere["kernels"] if k["kernel"] == "sgemm_v8_128x128_unchecked")
+    tflops = v8["flops"] / v8["duration_ns"] / 1e3
+    assert v8["fp32_pct_of_peak"] == pytest.approx(100 * tflops / committed["fp32_tflop_per_s"]["value"])
 
 
 def test_every_example_manifest_carries_the_committed_h200_ceilings():
@@ -213,6 +216,28 @@ def without_manifest_ceilings(example: Path, target: Path) -> Path:
     return target
 
 
+# --- the package's layers ---------------------------------------------------------------------------
+
+LAYERS = ("parse", "analyze", "render", "capture", "launch", "explain", "commands", "api", "cli", "profile_analysis")
+# The layers each module of nsprof.ceilings may load (its __init__ says why); the two on top count as theirs.
+CEILINGS_MODULES = {"peaks": set(), "files": set(), "resolve": set(), "percent": {"analyze"}, "measure": {"launch"}}
+
+
+@pytest.mark.parametrize("module", sorted(CEILINGS_MODULES))
+def test_each_ceilings_module_loads_only_its_own_layer(module):
+    """Imported first, in a fresh interpreter (as a cycle or a layer violation would show), each module
+    loads no layer but its own, the base never loads percent or measure, and nothing loads CuPy."""
+    probe = (f"import sys; import nsprof.ceilings.{module}\n"
+             "print(sorted(m for m in sys.modules if m.startswith('nsprof.') or m.split('.')[0] in ('cupy', 'cupyx')))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-1000:]
+    loaded = ast.literal_eval(done.stdout.strip().splitlines()[-1])
+    on_top = {"nsprof.ceilings.percent": "analyze", "nsprof.ceilings.measure": "launch"}
+    layers = {on_top.get(name) or name.split(".")[1] for name in loaded}
+    assert f"nsprof.ceilings.{module}" in loaded and not any(name.startswith("cupy") for name in loaded)
+    assert layers & set(LAYERS) == CEILINGS_MODULES[module], loaded
+
+
 # --- the microbenchmarks ----------------------------------------------------------------------------
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
@@ -229,7 +254,7 @@ def test_microbenchmark_kernels_compile_and_keep_their_work(tmp_path):
 
 def test_ceilings_without_a_gpu_is_a_one_line_error(monkeypatch):
     monkeypatch.setattr("nsprof.launch.gpu.require_cupy", _no_cupy)
-    monkeypatch.setattr("nsprof.launch.ceilings.require_cupy", _no_cupy)
+    monkeypatch.setattr("nsprof.ceilings.measure.require_cupy", _no_cupy)
     result = runner.invoke(app, ["ceilings", "--no-save"])
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert result.stderr.strip().splitlines() == ["error: no CUDA GPU is visible. Check nvidia-smi"]

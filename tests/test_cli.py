@@ -136,13 +136,16 @@ def test_bench_table_fits_100_columns_without_cutting_a_number(record):
     (they are in --json and `nsprof stages`), every number stays whole."""
     from rich.console import Console
 
-    from nsprof.commands.bench import add_pct_dram, results_table
+    from nsprof.launch.bench import add_pct_dram
+    from nsprof.ceilings.resolve import resolve_ceiling
+    from nsprof.render.bench_table import results_table
 
     doc = json.loads((Path(__file__).resolve().parents[1] / "benchmarks" / record).read_text())
     records = [dict(r) for r in doc["results"]]
-    source = add_pct_dram(records, doc["env"]["device"]) if records[0]["op"] == "sgemv" else None
+    ceiling = resolve_ceiling(doc["env"]["device"]) if records[0]["op"] == "sgemv" else None
+    add_pct_dram(records, ceiling)
     console = Console(width=100, record=True, color_system=None)
-    console.print(results_table(records, doc["env"], source, 100))
+    console.print(results_table(records, doc["env"], ceiling, 100))
     lines = console.export_text().splitlines()
     assert max(len(line) for line in lines) <= 100
     text = "\n".join(lines)

@@ -280,8 +280,17 @@ def test_timeline_refuses_a_format_it_cannot_draw(tmp_path):
     nothing_written(tmp_path)
 
 
-@pytest.mark.parametrize("window, cause", [("5000:", "outside the capture, which runs 0 to 326.158 ms"),
-                                           ("100:101", "holds no GPU work and no NVTX range")])
+def _gpu_span_ms(export) -> str:
+    """From the first GPU event's start to the last one's end, read by SQL."""
+    with sqlite3.connect(export) as db:
+        spans = [db.execute(f"SELECT MIN(start), MAX(end) FROM {table}").fetchone()
+                 for table in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")]
+    return f"{(max(e for _, e in spans) - min(s for s, _ in spans)) / 1e6:.3f}"
+
+
+@pytest.mark.parametrize("window, cause", [
+    ("5000:", f"outside the capture, which runs 0 to {_gpu_span_ms(SGEMM / 'nsys.sqlite')} ms"),
+    ("100:101", "holds no GPU work and no NVTX range")])
 def test_timeline_refuses_an_empty_window(tmp_path, window, cause):
     fails(invoke("timeline", SGEMM / "nsys.sqlite", "--out", tmp_path / "t.png", f"--window={window}"), cause)
     nothing_written(tmp_path)
@@ -342,7 +351,8 @@ def test_attribution_hint_only_where_another_thread_launched_kernels():
 
 
 def test_nsprofs_own_capture_is_not_told_to_capture_with_nsprof():
-    text = " ".join(invoke("analyze", SGEMM).stdout.split())
+    # the HGEMM example predates the FP16 counters of today's preset, so it is missing some
+    text = " ".join(invoke("analyze", EXAMPLES / "h200-hgemm-1024").stdout.split())
     assert "did not ask ncu for them: capture again with `nsprof profile --metrics default`" in text
     assert "-- CMD for your program" not in text
 

@@ -20,6 +20,7 @@ from nsprof.parse import load_profile
 SGEMM = "profiles/examples/h200-sgemm-1024"
 SGEMM_AGAIN = "tests/data/h200/nsys-sgemm-ladder-1024.sqlite"
 PAIRS = "tests/data/diff-pairs"
+SGEMM_BEFORE = f"{PAIRS}/sgemm-ladder-1024-before-v8-cp-async.sqlite"  # the same code as SGEMM_AGAIN
 EAGER, COMPILED = f"{PAIRS}/compile-block-eager.sqlite", "profiles/examples/h200-program-torch-compile/nsys.sqlite"
 runner = CliRunner()
 
@@ -123,13 +124,26 @@ def test_eager_to_compiled_finds_the_fused_kernels_and_the_real_changes():
 
 
 def test_the_same_ladder_captured_twice_calls_nothing_faster_or_slower():
-    result = api.diff(f"{SGEMM}/nsys.sqlite", SGEMM_AGAIN)
+    result = api.diff(SGEMM_BEFORE, SGEMM_AGAIN)
     assert {row["status"] for row in result.kernels + result.stages} == {"same"}
     # the two captures ran 10 and 5 timed launches per stage (their manifests' repeat), plus 4 others
     v1 = next(row for row in result.kernels if row["kernel"] == "sgemm_v1")
     assert (v1["a_count"], v1["b_count"]) == (14, 7)
     assert any("different number of times" in line for line in result.warnings)
     assert result.slower_than(2.0) == []
+
+
+def test_the_ladder_before_and_after_v8s_cp_async_calls_only_v8_faster():
+    """v8 changed between the two captures (A transposed first, tiles by cp.async, an unchecked entry);
+    v10 only took its unchecked entry's name; every other stage ran the same code."""
+    result = api.diff(SGEMM_BEFORE, f"{SGEMM}/nsys.sqlite")
+    by_stage = {row["label"]: row for row in result.stages}
+    assert by_stage["v8"]["status"] == "faster" and by_stage["v8"]["change_pct"] < 0
+    assert {name for name, row in by_stage.items() if row["status"] != "same"} == {"v8"}
+    status = {row["kernel"]: row["status"] for row in result.kernels}
+    assert status["sgemm_v8_128x128"] == status["sgemm_v10_128x128"] == "removed"
+    assert {status[k] for k in ("sgemm_v8_128x128_unchecked", "sgemm_v8_transpose_a", "sgemm_v10_128x128_unchecked")} \
+        == {"added"}
 
 
 def test_v5_to_v6_is_a_small_real_speedup_with_store_conflicts_cut():

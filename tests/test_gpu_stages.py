@@ -147,6 +147,47 @@ def test_v11_runs_ragged_sizes_without_padding_when_rows_are_16_byte_aligned(too
         assert verify(launcher, problem) <= stage.tolerance(size)
 
 
+@pytest.mark.parametrize("tile", ["128x256", "128x128"])
+@pytest.mark.parametrize("size, padded, entry_suffix", [((1000, 1200, 800), False, ""), ((1000, 1200, 804), False, ""),
+                                                         ((1024, 1280, 768), False, "_unchecked"),
+                                                         ((1000, 1202, 800), True, "_unchecked")])
+def test_v10_runs_ragged_sizes_by_cp_async_zero_fill(tile, size, padded, entry_suffix, tools):
+    """K % 4 == N % 4 == 0: no padded copies, the checked entry (the unchecked one on whole tiles); otherwise the
+    launcher pads to whole tiles and runs the unchecked entry on them."""
+    from nsprof.launch.measure import verify
+    from nsprof.registry import get_stage
+
+    stage, op = get_stage("sgemm", "v10"), get_op("sgemm")
+    problem = op.workload.problem(tools.xp, size, seed=sum(size))
+    launcher = op.workload.launcher(stage, problem, tools, tile_shape=tile)
+    assert (launcher.padded_shape is not None) == padded, size
+    assert launcher.entry == f"sgemm_v10_{tile}{entry_suffix}"
+    assert verify(launcher, problem) <= stage.tolerance(size)
+
+
+@pytest.mark.parametrize("tile, split", [("128x256", 1), ("128x128", 1), ("128x64", 1), ("128x64", 2), ("128x64", 4)])
+@pytest.mark.parametrize("size, padded", [((1000, 1200, 808), False), ((300, 520, 1096), False),
+                                          ((300, 520, 296), False), ((1000, 1200, 804), True)])
+def test_h6_runs_ragged_sizes_by_tma_zero_fill(tile, split, size, padded, tools):
+    """K % 8 == N % 8 == 0: TMA's zero fill and bounds-checked stores, no padded copies, also split over K (the
+    persistent tiles take no split): K 1096 is 18 k tiles, the last partly zeros, and a split of 4 leaves the
+    last slice 3; K 296 is 5 k tiles, so a split of 4 leaves the last slice none (it adds zeros); otherwise
+    padded."""
+    if split > 1 and tile != "128x64":
+        pytest.skip("the persistent tiles take no split")
+    from nsprof.launch.bench import unavailable_reason
+    from nsprof.launch.measure import verify
+    from nsprof.registry import get_stage
+
+    stage, op = get_stage("hgemm", "h6"), get_op("hgemm")
+    if reason := unavailable_reason(stage, tools):
+        pytest.skip(reason)
+    problem = op.workload.problem(tools.xp, size, seed=sum(size) + split)
+    launcher = op.workload.launcher(stage, problem, tools, tile_shape=tile, split_k=split)
+    assert (launcher.padded_shape is not None) == padded, size
+    assert verify(launcher, problem) <= stage.tolerance(size)
+
+
 @pytest.mark.parametrize("tile", ["128x256", "128x128", "128x64"])
 def test_every_v11_tile_verifies_at_a_ragged_size(tile, tools):
     from nsprof.launch.bench import unavailable_reason

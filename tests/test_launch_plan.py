@@ -5,7 +5,7 @@ import pytest
 from nsprof.errors import UsageError
 from nsprof.launch.bench import unavailable_reason
 from nsprof.launch.compile import arch_runs
-from nsprof.ops.matmul import choose_plan
+from nsprof.ops.matmul import choose_plan, spreads_evenly
 from nsprof.registry import get_stage
 
 V8 = get_stage("sgemm", "v8")
@@ -19,7 +19,9 @@ H200_SMS = 132
         ((4096, 4096, 4096), "128x128", 1),  # 1024 tiles: no help needed
         ((2048, 2048, 2048), "128x128", 1),  # 256 tiles
         ((1024, 1024, 1024), "128x128", 4),  # 64 tiles: 4 K slices give 256 blocks
-        ((1000, 1200, 800), "128x128", 2),  # 80 tiles, K=800 allows 2 slices of >= 256
+        ((1000, 1200, 800), "128x128", 4),  # 80 tiles: 2 slices put 2 blocks on 28 SMs and 1 on the rest; 4 spread
+        ((1024, 1280, 768), "128x128", 4),  # the same with slices of 192
+        ((128, 4096, 1024), "128x128", 8),  # 32 tiles: 8 slices of 128, the shallowest allowed
         ((512, 512, 128), "64x64", 1),  # too shallow to split: smaller tiles instead
     ],
 )
@@ -53,12 +55,20 @@ def test_a_k_split_into_slices_of_partial_tiles_takes_the_checked_entry():
 
 
 def test_a_tile_without_an_unchecked_entry_always_runs_its_own():
-    assert all(t.entry_for(4096, 4096, 4096) == t.entry for t in V10.tiles)
+    v11 = get_stage("sgemm", "v11")
+    assert all(t.unchecked_entry is None and t.entry_for(4096, 4096, 4096) == t.entry for t in v11.tiles)
 
 
 def test_v10_prefers_the_wide_tile_when_it_fills_the_gpu():
     assert choose_plan(V10, 4096, 4096, 4096, H200_SMS).tile.shape == "128x256"
     assert choose_plan(V10, 1024, 1024, 1024, H200_SMS).tile.shape == "128x128"
+
+
+@pytest.mark.parametrize("blocks, even", [(131, False), (132, True), (160, False), (256, True), (320, True),
+                                          (1024, True), (1100, True)])
+def test_a_grid_spreads_evenly_when_the_average_sm_is_near_the_busiest(blocks, even):
+    # 160 blocks: 28 SMs run two, 104 one (average 1.21 of 2); 320: 2.42 of 3; 1100: 8.3 of 9
+    assert spreads_evenly(blocks, H200_SMS) is even
 
 
 def test_forced_tile_and_split():

@@ -28,12 +28,13 @@ TIME = ["gpu__time_duration.sum"]
 MEMORY = ["dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum", "l1tex__t_bytes.sum"]
 FP32 = [f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum" for op in ("fadd", "fmul", "ffma")]
 FP16 = [f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum" for op in ("hadd", "hmul", "hfma")]
-TENSOR = ["sm__ops_path_tensor_src_fp16.sum", "sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32.sum"]
+TENSOR = ["sm__ops_path_tensor_src_fp16.sum", "sm__ops_path_tensor_src_tf32_dst_fp32.sum"]  # since issue 22: every TF32 path
 SMEM = [f"{counter}_{op}.sum" for counter in ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op",
                                               "l1tex__data_pipe_lsu_wavefronts_mem_shared_op",
                                               "smsp__sass_inst_executed_op_shared") for op in ("ld", "st")] + [
     "smsp__sass_inst_executed_op_ldsm.sum"]
-WGMMA = ["sm__ops_path_tensor_op_hgmma_src_fp16.sum", "sm__inst_executed_pipe_tensor_op_gmma.sum"]
+WGMMA = ["sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32.sum", "sm__ops_path_tensor_op_hgmma_src_fp16.sum",
+         "sm__inst_executed_pipe_tensor_op_gmma.sum"]
 SM_SOL = "sm__throughput.avg.pct_of_peak_sustained_elapsed"
 MEMORY_SOL = "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"  # since issue 11: SOL in default
 OCCUPANCY = "sm__warps_active.avg.pct_of_peak_sustained_active"
@@ -86,7 +87,7 @@ def test_metrics_that_fill_one_column_agree_on_it():
         assert {(m.unit, m.aggregate) for m in alternatives} == {(first.unit, first.aggregate)}, column
     assert catalog.names("tensor_tf32_flops") == ("sm__ops_path_tensor_src_tf32_dst_fp32.sum",
                                                   "sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32.sum")
-    assert catalog.requested("tensor_tf32_flops") == "sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32.sum"  # default's
+    assert catalog.requested("tensor_tf32_flops") == "sm__ops_path_tensor_src_tf32_dst_fp32.sum"  # default's
     with pytest.raises(KeyError):
         catalog.names("not_a_column")
 

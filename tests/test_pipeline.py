@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from nsprof.gpu_ceilings import Ceiling
 from nsprof.analyze.pipeline import against_floor, bus_floor
+from nsprof.ceilings.peaks import Ceiling
 
 
 def test_floor_is_the_bytes_over_the_pinned_bandwidths():

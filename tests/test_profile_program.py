@@ -191,8 +191,9 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "profiles" / "examples" / "h200-
 def test_the_committed_program_capture_analyzes_completely():
     """The H200 capture of the training step made by `nsprof profile -- CMD`: nsys and both ncu pages
     (its .ncu-rep is left out), with nothing missing from nsprof's metric set of its day: the FP16
-    CUDA-core counters joined the default preset after it (issue 18), so only they are missing, and
-    its FP16 FLOPs are unknown (null), not 0."""
+    CUDA-core counters joined the default preset after it (issue 18), and the every-path TF32 counter
+    (issue 22) took the HMMA-only one's place, so only they are missing, and its FP16 FLOPs are
+    unknown (null), not 0."""
     manifest = json.loads((EXAMPLE / "manifest.json").read_text())
     assert manifest["status"] == "ok" and manifest["program"]["exit_codes"] == {"nsys": 0, "ncu": 0}
     assert manifest["program"]["argv"] == ["python3", "tests/programs/torch_train_step.py", "--steps", "4"]
@@ -200,7 +201,9 @@ def test_the_committed_program_capture_analyzes_completely():
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     fp16 = [f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum" for op in ("hadd", "hmul", "hfma")]
-    assert doc["gpu"] == "NVIDIA H200" and doc["missing_metrics"]["metrics"] == fp16
+    tf32 = "sm__ops_path_tensor_src_tf32_dst_fp32.sum"
+    assert doc["gpu"] == "NVIDIA H200" and doc["missing_metrics"]["metrics"] == [*fp16, tf32]
+    assert list(doc["missing_metrics"]["partial"]) == ["sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32.sum"]
     assert all(k["fp16_flops"] is None for k in doc["kernels"]) and all(k["flops"] is not None for k in doc["kernels"])
     assert len(doc["kernels"]) == manifest["ncu_filters"]["launch_count"] == 12
     gemm = next(k for k in doc["kernels"] if k["kernel"].startswith("nvjet"))

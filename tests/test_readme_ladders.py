@@ -13,7 +13,8 @@ import pytest
 from nsprof.registry import all_ops, stages_for
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-RAGGED_WORDS = {"bounds-check": "bounds checks", "pad": "device padding", "tma-fill": "TMA zero fill", "library": "library"}
+RAGGED_WORDS = {"bounds-check": "bounds checks", "pad": "device padding", "tma-fill": "TMA zero fill",
+                "async-fill": "cp.async zero fill", "library": "library"}
 
 
 def ladder_tables(text: str) -> dict[str, list[dict[str, str]]]:

@@ -3,6 +3,7 @@ profile, what moved between stages, where the time went, and the formatting of n
 
 from __future__ import annotations
 
+import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -78,7 +79,7 @@ def test_html_is_self_contained_and_has_every_stage(fixture_report):
 
 def test_markdown_stage_table_and_images(fixture_report):
     markdown = (fixture_report / "report.md").read_text(encoding="utf-8")
-    assert "![roofline of every stage at each memory level](roofline.png)" in markdown
+    assert "![roofline of the SGEMM ladder](roofline.png)" in markdown
     table = [line for line in markdown.splitlines() if re.match(r"\| v\d+ \| ", line)]
     assert [line.split(" | ")[0].lstrip("| ") for line in table[:10]] == [s.stage for s in LADDER]
     v9 = next(line for line in table if line.startswith("| v9 |"))
@@ -107,7 +108,13 @@ def test_report_of_the_example_says_what_bounds_each_stage(tmp_path):
     assert result.exit_code == 0, result.output
     markdown = (tmp_path / "h200-sgemm-1024" / "report.md").read_text(encoding="utf-8")
     v1 = markdown[markdown.index("### v1"):markdown.index("### v2")]
-    assert "memory-bound, at 45.3% of the L1 roof" in v1
+    # memory-bound on L1: the share of the L1 bandwidth its bytes per launch take in the stage's time
+    doc = json.loads(invoke("analyze", EXAMPLE, "--json").stdout)
+    stage = next(s for s in doc["stages"] if s["stage"] == "v1")
+    ceiling = doc["ceiling"]["l1_tbyte_per_s"]
+    expected = 100 * stage["l1_bytes"] / stage["ncu_kernels"] / stage["time_per_launch_ns"] / (ceiling * 1e3)
+    said = re.search(r"memory-bound, at ([\d.]+)% of the L1 roof", v1)
+    assert said and float(said[1]) == pytest.approx(expected, abs=0.1)
     v6 = markdown[markdown.index("### v6"):markdown.index("### v7")]
     assert "| 2.47 | 1.68 | -32% |" in v6
     assert "stall latencies come with `nsprof profile --metrics default,stalls`" in markdown

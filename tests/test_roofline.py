@@ -15,8 +15,8 @@ import pytest
 from matplotlib.text import Text
 from typer.testing import CliRunner
 
-from nsprof.gpu_ceilings import datasheet_ceiling
 from nsprof.analyze.roofline import binding_points, roofline_points, roofs
+from nsprof.ceilings.peaks import datasheet_ceiling
 from nsprof.cli import app
 from nsprof.api import load_ladder
 from nsprof.render.roofline import MAX_LABELS, roofline_figure
@@ -97,8 +97,8 @@ def test_csv_bound_and_percent_of_roof_by_hand(raw_roofline):
 
 
 def test_csv_has_every_stage_at_each_level_and_no_l2_roof_without_a_measurement(raw_roofline):
-    assert list(raw_roofline.columns[:7]) == ["label", "kernel", "level", "intensity_flop_per_byte", "gflops_per_s",
-                                              "bound", "pct_of_roof"]
+    assert list(raw_roofline.columns[:8]) == ["label", "kernel", "level", "intensity_flop_per_byte", "flops_source",
+                                              "gflops_per_s", "bound", "pct_of_roof"]
     for level in ("dram", "l2", "l1"):
         assert list(raw_roofline[raw_roofline["level"] == level]["label"]) == STAGES
     assert raw_roofline[raw_roofline["level"] == "l2"]["bound"].isna().all()  # the datasheet has no L2 figure
@@ -312,3 +312,77 @@ def test_the_committed_h200_ceilings_give_measured_roofs(tmp_path):
     l2 = table[table["level"] == "l2"]
     assert l2["bound"].notna().all()  # the measured file has the L2 bandwidth the datasheet lacks
     assert l2["roof_source"].str.startswith("measured").all()
+
+
+# --- the report of every committed capture: one roofline per ladder -----------------------------------
+
+@pytest.fixture(scope="module")
+def every_example():
+    from nsprof.render.report import roofline_charts
+
+    ladder = load_ladder([REPO / "profiles" / "examples"], False, None)
+    return ladder, roofline_charts(ladder)
+
+
+def test_report_of_every_example_draws_one_roofline_per_ladder_and_capture(every_example):
+    from nsprof.registry import stages_for
+
+    ladder, charts = every_example
+    ladders = {chart.file_name: chart for chart in charts}
+    assert sorted(ladders) == ["roofline-h200-program-torch-compile.png", "roofline-h200-program-torch-train.png",
+                               "roofline-hgemm.png", "roofline-sgemm.png", "roofline-sgemv.png"]
+    for op in ("sgemm", "hgemm", "sgemv"):
+        chart = ladders[f"roofline-{op}.png"]
+        own = {stage.stage for stage in stages_for(op)}  # the registry's stages of this op, not the chart's grouping
+        texts, _ = label_boxes(chart.figure)
+        named = {name for text in texts if "TFLOP/s" not in text for name in text.split(", ")}
+        assert named and named <= own, (op, named - own)
+        drawn = np.vstack([collection.get_offsets() for collection in chart.figure.axes[0].collections])
+        expected = ladder.points[ladder.points["stage"].isin(own) & (ladder.points["op"] == op)]
+        assert len(drawn) == len(expected)  # every point of the ladder, and no other ladder's
+        assert chart.subject == f"the {op.upper()} ladder" and op.upper() in chart.figure.texts[0].get_text()
+    train = ladders["roofline-h200-program-torch-train.png"]
+    assert set(train.points["profile"]) == {"h200-program-torch-train"} and train.points["stage"].isna().all()
+
+
+def test_each_ladder_chart_shows_the_roofs_of_its_own_precision(every_example):
+    """HGEMM does its FLOPs on FP16 tensor cores (h3-h5's few FP32 epilogue FLOPs bring no FP32
+    roof), SGEMM on FP32 pipes and, from v10, TF32 tensor cores; SGEMV on FP32 pipes only."""
+    _, charts = every_example
+    roofs_drawn = {}
+    for chart in charts:
+        texts, _ = label_boxes(chart.figure)
+        roofs_drawn[chart.file_name] = {text.split(" ")[0] + (" tensor" if " tensor " in text else "")
+                                        for text in texts if "TFLOP/s" in text}
+    assert roofs_drawn["roofline-hgemm.png"] == {"FP16 tensor"}
+    assert roofs_drawn["roofline-sgemm.png"] == {"FP32", "TF32 tensor"}
+    assert roofs_drawn["roofline-sgemv.png"] == {"FP32"}
+
+
+def test_every_chart_names_its_sources_and_its_labels_do_not_overlap(every_example):
+    _, charts = every_example
+    colors = set()
+    for chart in charts:
+        texts, boxes = label_boxes(chart.figure)
+        assert overlapping_pairs(boxes) == [], (chart.file_name, [(texts[i], texts[j]) for i, j in overlapping_pairs(boxes)])
+        frame = chart.figure.axes[0].get_window_extent(chart.figure.canvas.get_renderer())
+        assert all(frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1 for box in boxes)
+        subtitle = chart.figure.axes[0].get_title()
+        assert all(profile in subtitle for profile in set(chart.points["profile"]))  # which capture
+        assert "ceilings measured" in subtitle  # which ceilings
+        source = {"nsys": "nsys time per launch", "ncu": "ncu duration"}
+        assert all(source[time] in chart.figure.axes[0].get_ylabel() for time in set(chart.points["time_source"]))
+        if chart.points["stage"].notna().all():
+            colors.add(tuple(chart.figure.axes[0].collections[0].get_facecolors()[0]))
+    assert len(colors) == 3  # SGEMM, HGEMM and SGEMV each in a colour of its own
+
+
+def test_merged_labels_read_in_ladder_order(every_example):
+    """SGEMV's s2..s7 sit within a marker of each other at 0.5 FLOP/byte: one label, in stage order."""
+    _, charts = every_example
+    sgemv = next(chart for chart in charts if chart.file_name == "roofline-sgemv.png")
+    texts, _ = label_boxes(sgemv.figure)
+    for text in texts:
+        names = text.split(", ")
+        if len(names) > 1:
+            assert names == sorted(names, key=lambda name: int(name[1:]))

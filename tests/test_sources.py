@@ -1,6 +1,7 @@
-"""Finding profiles and ceilings (nsprof.parse.sources, nsprof.parse.profile.tool_outputs): which CSV
-files are ncu output, one discovery for the report commands and `nsprof explain`, one ceilings
-lookup for every command, and profile names that are never paths."""
+"""Finding profiles and ceilings (nsprof.parse.sources, nsprof.ceilings.resolve,
+nsprof.parse.profile.tool_outputs): which CSV files are ncu output, one discovery for the report
+commands and `nsprof explain`, one ceilings lookup for every command, and profile names that are
+never paths."""
 
 from __future__ import annotations
 
@@ -17,10 +18,12 @@ import pytest
 from typer.testing import CliRunner
 
 from nsprof import api
-from nsprof.analyze.ceilings import percent_of_peak
 from nsprof.analyze.metrics import kernel_metrics
 from nsprof.analyze.capture_facts import gpu_name
 from nsprof.analyze.report import ProfileAnalysis
+from nsprof.ceilings.peaks import Ceiling, datasheet_ceiling, with_measurements
+from nsprof.ceilings.percent import percent_of_peak
+from nsprof.ceilings.resolve import resolve_ceiling
 from nsprof.cli import app
 from nsprof.commands import options as shared_options
 from nsprof.commands import roofline as roofline_command
@@ -30,11 +33,10 @@ from nsprof.commands.explain import explain
 from nsprof.errors import ParseError
 from nsprof.explain import evidence
 from nsprof.explain.evidence import EXAMPLE_PROFILES
-from nsprof.gpu_ceilings import Ceiling, datasheet_ceiling, with_measurements
 from nsprof.parse import ncu_csv, sources
 from nsprof.parse.ncu_csv import is_ncu_csv, load_ncu_csv
 from nsprof.parse.profile import load_profile, tool_outputs
-from nsprof.parse.sources import find_profiles, latest_profile, load_sources, resolve_ceiling, unique_names
+from nsprof.parse.sources import find_profiles, latest_profile, load_sources, unique_names
 from cli_checks import one_line_error
 from ncu_builder import PAGES
 from nsys_builder import write_export
@@ -386,3 +388,13 @@ def test_a_ladder_prefers_its_own_profiles_to_newer_captures_of_other_programs(t
     assert latest_profile(tmp_path, op="sgemm").path == ladder
     assert latest_profile(tmp_path, op="hgemm").path.name == "train"  # no hgemm profile: the program's
     assert latest_profile(tmp_path).path.name == "train"
+
+
+def test_the_latest_profile_of_a_ladder_that_captured_the_stages_asked_for():
+    """The TF32 example (v9t, v10, v11) was captured a minute after the FP32 one (v1..v10): asked for v7
+    and v8, the newest capture that holds them is the FP32 one; asked for nothing, the newest."""
+    examples = Path(__file__).resolve().parents[1] / "profiles" / "examples"
+    assert latest_profile(examples, op="sgemm").path.name == "h200-sgemm-tf32-1024"
+    assert latest_profile(examples, op="sgemm", stages=["v7", "v8"]).path.name == "h200-sgemm-1024"
+    assert latest_profile(examples, op="sgemm", stages=["v11"]).path.name == "h200-sgemm-tf32-1024"
+    assert latest_profile(examples, op="sgemm", stages=["v99"]).path.name == "h200-sgemm-tf32-1024"  # none: newest

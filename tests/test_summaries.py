@@ -151,11 +151,16 @@ def test_ranges_sort_naturally():
 
 
 def test_kernel_summary_table_tells_template_instances_apart():
-    """Kokkos launches many instances of one template (the Perlmutter CloverLeaf capture): the table shows
-    base names, numbered where they repeat, and --json keeps the full names."""
+    """Kokkos launches many instances of one template (the Perlmutter CloverLeaf capture): the table names
+    each by the template's name and the part that tells the instance apart ("par_ranged2d_kernel…2)]>"),
+    every instance differently, and --json keeps the full names."""
     cloverleaf = USER.parent / "nsys-pipit" / "perlmutter-cloverleaf-cuda.sqlite"
-    text = CliRunner().invoke(app, ["analyze", str(cloverleaf)]).stdout
-    assert "par_ranged2d_kernel [2]" in text and "par_ranged2d_kernel [3]" in text
+    lines = CliRunner().invoke(app, ["analyze", str(cloverleaf)]).stdout.splitlines()
+    start = lines.index("Kernels by total time (nsys)")
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("└"))
+    labels = [line.split("│")[1].strip() for line in lines[start:end] if line.startswith("│")]
+    ranged = [label for label in labels if label.startswith("par_ranged2d_kernel…")]
+    assert len(ranged) >= 5 and len(set(ranged)) == len(ranged), labels
     doc = json.loads(CliRunner().invoke(app, ["analyze", str(cloverleaf), "--json"]).stdout)
     names = [row["kernel"] for row in doc["kernel_summary"]]
     assert len(names) == len(set(names)) and all("par_ranged2d_kernel" in n for n in names[2:4])

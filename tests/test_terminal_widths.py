@@ -3,6 +3,7 @@ no name or number broken across lines, on the committed real captures (CliRunner
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -30,9 +31,14 @@ COMMANDS = [
 
 
 def run(args: list[str], width: int) -> list[str]:
-    result = CliRunner().invoke(app, args, env={"COLUMNS": str(width)})
+    return list(_run(tuple(args), width))
+
+
+@functools.lru_cache(maxsize=None)  # several tests read one command's output at one width
+def _run(args: tuple[str, ...], width: int) -> tuple[str, ...]:
+    result = CliRunner().invoke(app, list(args), env={"COLUMNS": str(width)})
     assert result.exit_code == 0, result.output
-    return result.stdout.splitlines()
+    return tuple(result.stdout.splitlines())
 
 
 def table_words(lines: list[str]) -> set[str]:
@@ -98,7 +104,7 @@ def test_the_stage_table_keeps_bank_conflicts_at_80_columns():
 def test_the_missing_metrics_hint_copies_as_one_option():
     """The ncu option is broken over lines with backslashes between metrics: joined as a shell
     joins them it is the option the JSON names."""
-    lines = run(["analyze", str(EXAMPLES / "h200-sgemm-1024")], 80)
+    lines = run(["analyze", str(EXAMPLES / "h200-hgemm-1024")], 80)  # captured before the FP16 counters of today's preset
     start = next(i for i, line in enumerate(lines) if line.startswith("  --metrics"))
     block = []
     for line in lines[start:]:
@@ -106,7 +112,7 @@ def test_the_missing_metrics_hint_copies_as_one_option():
         if not line.endswith("\\"):
             break
     joined = "".join(line[:-1] if line.endswith("\\") else line for line in block).strip()
-    document = json.loads(CliRunner().invoke(app, ["analyze", str(EXAMPLES / "h200-sgemm-1024"), "--json"]).stdout)
+    document = json.loads(CliRunner().invoke(app, ["analyze", str(EXAMPLES / "h200-hgemm-1024"), "--json"]).stdout)
     assert joined == document["missing_metrics"]["ncu_options"]
     assert len(block) > 1 and max(map(len, block)) <= 80
 
@@ -165,3 +171,46 @@ def test_bare_nsprof_prints_its_help():
     assert result.exit_code in (0, 2)
     assert "Usage: nsprof" in result.output and "analyze" in result.output
     assert "error:" not in result.output
+
+
+def _column_cells(lines: list[str], title: str, column: int) -> list[str]:
+    """A column's cells in the table titled `title`, a row each (continuation lines, blank there,
+    left out)."""
+    start = next(i for i, line in enumerate(lines) if line.strip() == title)
+    body = next(i for i in range(start, len(lines)) if lines[i].startswith("┡"))
+    end = next(i for i in range(body, len(lines)) if lines[i].startswith("└"))
+    return [cell for line in lines[body + 1:end] if line.startswith("│") and (cell := line.split("│")[1 + column].strip())]
+
+
+NCU_EXAMPLES = [path for path in sorted(EXAMPLES.iterdir()) if any(path.glob("ncu*.csv"))]
+KERNEL_TABLES = (  # title, the --json records it shows (in order), the option that shows it
+    ("Where the time goes and what to fix first (nsys + ncu)", "hot_kernels", None),
+    ("Kernels (ncu)", "kernel_groups", None),
+    ("Kernel launches (ncu)", "kernels", "--launches"),
+)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("path", NCU_EXAMPLES, ids=lambda path: path.name)
+def test_kernel_tables_keep_the_part_that_tells_kernels_apart(path, width):
+    """The hot-kernel and ncu kernel tables name each kernel by a shortening of its own name (whole
+    words, an ellipsis where cut: kernel_names.telling_names), one label per kernel, different
+    kernels different labels, at 80, 100 and 120 columns on every real capture with ncu output."""
+    from nsprof.render.bar_labels import kernel_label
+    from nsprof.render.hot_kernels_table import HOT_ROWS
+    from nsprof.render.kernel_names import _reads_as
+
+    for title, key, option in KERNEL_TABLES:
+        args = ["analyze", str(path), *([option] if option else [])]
+        lines = run(args, width)
+        assert not [line for line in lines if len(line) > width]
+        assert not broken_words(lines, run(args, 1000))
+        names = [row["kernel"] for row in json.loads("\n".join(run([*args, "--json"], 1000)))[key]]
+        names = names[:HOT_ROWS] if key == "hot_kernels" else names
+        labels = _column_cells(lines, title, 1 if key == "kernels" else 0)  # the launches table: after the id
+        assert len(labels) == len(names), (title, labels)
+        for label, name in zip(labels, names):
+            assert _reads_as(re.sub(r" \[\d+\]$", "", label), kernel_label(name)), (title, label, name)
+        by_name = dict(zip(names, labels))
+        assert all(by_name[name] == label for name, label in zip(names, labels))  # one label per kernel
+        assert len(set(by_name.values())) == len(by_name), (title, by_name)  # different kernels read differently

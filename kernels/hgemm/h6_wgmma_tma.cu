@@ -62,8 +62,14 @@
 // (no ldmatrix, no cp.async, no per-thread address math), shared-memory bank conflicts come
 // from the staged epilogue alone, and lts__t_bytes (L2 -> SM traffic: a third lower for the
 // cl2 entry).
-// Ragged sizes: the launcher pads M, N and K with zeros to multiples of bm, bn and
-// bk*split; nothing is bounds-checked here (the TMA out-of-bounds zero fill would cover it).
+// Ragged sizes (changed, issue 22): no padding copies when K and N are multiples of 8 (rows of
+// A and B 16-byte aligned, as a tensor map needs). The tensor maps carry the true sizes, so TMA
+// fills the parts of a box past M, N or K with zeros (the last k tile is partly zeros, which add
+// nothing); the tile counts round up, and the epilogues store only rows < M and columns < N (with
+// N % 8 == 0 a 16-byte chunk or a column pair is wholly inside or outside). A K slice of split-K
+// past the last k tile has no tiles: its consumers write zero partials. Before, the launcher
+// zero-padded A, B and C to whole tiles on every launch (48% of cuBLAS at 1000x1200x808). When
+// K % 8 != 0 or N % 8 != 0 the launcher still pads.
 // Precision: products of f16 inputs are accumulated in f32 by the tensor cores; C is
 // rounded to f16 once (the seed tutorial accumulated in f16, whose error grows with K).
 // Shared memory: 1 KB of alignment slack + STAGES x (16 KB of A + BN x 128 bytes of B) + the
@@ -253,14 +259,16 @@ __device__ __forceinline__ unsigned pack_half2(float lo, float hi) {
 
 // Direct: two 4-byte stores per 8-column group; a warp's store covers 8 rows x 16 bytes.
 template <int BN>
-__device__ __forceinline__ void store_slab_direct(const float (&d)[BN / 2], __half* C, int N, int row0, int n0,
-                                                  int lane) {
-    __half* c0 = C + (size_t)(row0 + lane / 4) * N + n0 + 2 * (lane % 4);
+__device__ __forceinline__ void store_slab_direct(const float (&d)[BN / 2], __half* C, int M, int N, int row0,
+                                                  int n0, int lane) {
+    const int r0 = row0 + lane / 4, col0 = n0 + 2 * (lane % 4);
+    __half* c0 = C + (size_t)r0 * N + col0;
     __half* c1 = c0 + (size_t)8 * N;
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) {
-        *reinterpret_cast<__half2*>(c0 + 8 * j) = __floats2half2_rn(d[4 * j], d[4 * j + 1]);
-        *reinterpret_cast<__half2*>(c1 + 8 * j) = __floats2half2_rn(d[4 * j + 2], d[4 * j + 3]);
+        if (col0 + 8 * j >= N) break;  // N % 8 == 0: the pair is wholly inside or outside
+        if (r0 < M) *reinterpret_cast<__half2*>(c0 + 8 * j) = __floats2half2_rn(d[4 * j], d[4 * j + 1]);
+        if (r0 + 8 < M) *reinterpret_cast<__half2*>(c1 + 8 * j) = __floats2half2_rn(d[4 * j + 2], d[4 * j + 3]);
     }
 }
 
@@ -272,8 +280,8 @@ __device__ __forceinline__ void store_slab_direct(const float (&d)[BN / 2], __ha
 // r sits at chunk c ^ (r % 8): stmatrix's 8 rows of one matrix and the readback's 8 lanes
 // of one row then hit 8 different bank groups (no conflicts).
 template <int BN>
-__device__ __forceinline__ void store_slab_staged(const float (&d)[BN / 2], __half* C, int N, int row0, int n0,
-                                                  int lane, unsigned scratch) {
+__device__ __forceinline__ void store_slab_staged(const float (&d)[BN / 2], __half* C, int M, int N, int row0,
+                                                  int n0, int lane, unsigned scratch) {
     // stmatrix: lanes 8i..8i+7 give the row addresses of matrix i of an x4; matrix i is the
     // top (i even) or bottom (i odd) 8 rows of 8-column group 2q + i/2 of the chunk.
     const int mi = lane / 8, rr = lane % 8;
@@ -302,19 +310,21 @@ __device__ __forceinline__ void store_slab_staged(const float (&d)[BN / 2], __ha
                          : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
                          : "r"(scratch + r * 128 + ((unsigned)(rd_c ^ (r & 7)) << 4))
                          : "memory");
-            __half* dst = C + (size_t)(row0 + r) * N + n0 + 64 * h + 8 * rd_c;
-            asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};\n"
-                         ::"l"(dst), "r"(v0), "r"(v1), "r"(v2), "r"(v3) : "memory");
+            const int col = n0 + 64 * h + 8 * rd_c;  // N % 8 == 0: the chunk is wholly inside or outside
+            __half* dst = C + (size_t)(row0 + r) * N + col;
+            if (row0 + r < M && col < N)
+                asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};\n"
+                             ::"l"(dst), "r"(v0), "r"(v1), "r"(v2), "r"(v3) : "memory");
         }
         __syncwarp();  // every lane's reads are done before the next chunk overwrites the tile
     }
 }
 
 template <int BN, int EPI>
-__device__ __forceinline__ void store_slab(const float (&d)[BN / 2], __half* C, int N, int row0, int n0, int lane,
-                                           unsigned scratch) {
-    if constexpr (EPI == 1) store_slab_staged<BN>(d, C, N, row0, n0, lane, scratch);
-    else store_slab_direct<BN>(d, C, N, row0, n0, lane);
+__device__ __forceinline__ void store_slab(const float (&d)[BN / 2], __half* C, int M, int N, int row0, int n0,
+                                           int lane, unsigned scratch) {
+    if constexpr (EPI == 1) store_slab_staged<BN>(d, C, M, N, row0, n0, lane, scratch);
+    else store_slab_direct<BN>(d, C, M, N, row0, n0, lane);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -361,15 +371,17 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
 
     // The same unit sequence for producer and consumers (the pipeline's stage/phase counters
     // run on across units).
-    const int tiles_n = N / BN;
-    const int units_m = M / (BM * CLUSTER);
+    const int tiles_n = (N + BN - 1) / BN;
+    const int units_m = (M + BM * CLUSTER - 1) / (BM * CLUSTER);
     const int num_units = PERSISTENT ? units_m * tiles_n : 1;
     const int first_unit = PERSISTENT ? (int)(blockIdx.x / CLUSTER) : 0;
     const int unit_step = PERSISTENT ? (int)(gridDim.x / CLUSTER) : 1;
     const int slices = PERSISTENT ? 1 : (int)gridDim.z;
     const int slice = PERSISTENT ? 0 : (int)blockIdx.z;
-    const int k_tiles = K / (H6_BK * slices);
-    const int k_tile0 = slice * k_tiles;
+    const int all_k_tiles = (K + H6_BK - 1) / H6_BK;  // the last one zero-filled past K
+    const int per_slice = (all_k_tiles + slices - 1) / slices;
+    const int k_tile0 = slice * per_slice;
+    const int k_tiles = max(0, min(per_slice, all_k_tiles - k_tile0));
 
     if (warpgroup == 0) {
         // ---------------- producer ----------------
@@ -429,6 +441,10 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
             const int m0 = (um * CLUSTER + (int)rank) * BM;
             const int n0 = tn * BN;
             int prev = 0;
+            if (k_tiles == 0) {  // a K slice past the last k tile adds zeros
+#pragma unroll
+                for (int j = 0; j < BN / 2; ++j) acc[j] = 0.f;
+            }
             for (int kt = 0; kt < k_tiles; ++kt) {
                 mbar_wait(full_bar + 8 * s, phase);
                 fence_acc(acc);
@@ -456,7 +472,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
             }
             wgmma_wait<0>();
             fence_acc(acc);
-            if (lane == 0) {
+            if (lane == 0 && k_tiles > 0) {
                 mbar_arrive(empty_bar + 8 * prev);
 #pragma unroll
                 for (int r = 1; r < CLUSTER; ++r) mbar_arrive_cluster(empty_bar + 8 * prev, (rank + r) % CLUSTER);
@@ -464,7 +480,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
 
             // Epilogue (fragment layout: see store_slab_direct).
             if (slices == 1) {
-                store_slab<BN, EPI>(acc, C, N, m0 + c * 64 + warp * 16, n0, lane, scratch + (c * 4 + warp) * 2048);
+                store_slab<BN, EPI>(acc, C, M, N, m0 + c * 64 + warp * 16, n0, lane, scratch + (c * 4 + warp) * 2048);
             } else {
                 const int row = m0 + c * 64 + warp * 16 + lane / 4;
                 const int col = n0 + 2 * (lane % 4);
@@ -472,8 +488,9 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
                 float* p1 = p0 + (size_t)8 * N;
 #pragma unroll
                 for (int j = 0; j < BN / 8; ++j) {
-                    *reinterpret_cast<float2*>(p0 + 8 * j) = make_float2(acc[4 * j], acc[4 * j + 1]);
-                    *reinterpret_cast<float2*>(p1 + 8 * j) = make_float2(acc[4 * j + 2], acc[4 * j + 3]);
+                    if (col + 8 * j >= N) break;
+                    if (row < M) *reinterpret_cast<float2*>(p0 + 8 * j) = make_float2(acc[4 * j], acc[4 * j + 1]);
+                    if (row + 8 < M) *reinterpret_cast<float2*>(p1 + 8 * j) = make_float2(acc[4 * j + 2], acc[4 * j + 3]);
                 }
             }
         }
@@ -542,13 +559,13 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
     if constexpr (CLUSTER > 1) cluster_sync();
     else __syncthreads();
 
-    const int tiles_n = N / BN;
-    const int units_m = M / (WM * CLUSTER);
+    const int tiles_n = (N + BN - 1) / BN;
+    const int units_m = (M + WM * CLUSTER - 1) / (WM * CLUSTER);
     const int num_units = units_m * tiles_n;
     const int first_unit = (int)(blockIdx.x / CLUSTER);
     const int unit_step = (int)(gridDim.x / CLUSTER);
     const int my_units = first_unit < num_units ? (num_units - first_unit + unit_step - 1) / unit_step : 0;
-    const int k_tiles = K / H6_BK;
+    const int k_tiles = (K + H6_BK - 1) / H6_BK;  // the last one zero-filled past K
 
     if (warpgroup == 0) {
         // ---------------- producer (as in h6_body; tiles in the block's order) ----------------
@@ -639,7 +656,7 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
             }
 #pragma unroll
             for (int f = 0; f < F; ++f)
-                store_slab<BN, EPI>(acc[f], C, N, m0 + f * 64 + warp * 16, n0, lane, scratch + (c * 4 + warp) * 2048);
+                store_slab<BN, EPI>(acc[f], C, M, N, m0 + f * 64 + warp * 16, n0, lane, scratch + (c * 4 + warp) * 2048);
         }
     }
     if constexpr (CLUSTER > 1) cluster_sync();

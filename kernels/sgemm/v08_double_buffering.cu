@@ -1,68 +1,59 @@
 // v8 double buffering: the next K-tile is fetched while the current one is computed.
 //
-// What changed since v7: shared memory holds two copies of the A and B tiles. At the top
-// of each K step a thread issues the global loads of the next tile into registers, computes
-// the current tile's outer products from the other shared buffer, and only then writes the
-// registers to shared memory; one __syncthreads() per tile instead of two.
-// Why it should help: in v7 every tile began with global loads that the whole block waited
-// for (~500+ cycles of DRAM/L2 latency per 8-deep K step). Now that latency overlaps with
-// 512 FMAs per thread, and half the barriers are gone.
+// What changed since v7: shared memory holds two copies of the A and B tiles. At the top of each
+// K step the threads issue the copies of the next tile into the other buffer with cp.async
+// (16-byte copies from global to shared memory that bypass the registers and complete in the
+// background), compute the current tile's outer products, and wait for the copies only at the
+// next step; one __syncthreads() per tile instead of two.
+// Why it should help: in v7 every tile began with global loads that the whole block waited for
+// (~500+ cycles of DRAM/L2 latency per K step). Now that latency overlaps with 1024 FMAs per
+// thread (8x8 outputs x 16 k), half the barriers are gone, and no register holds a tile in flight.
+// A is read transposed (changed, issue 22): the FMAs read A k-major (As[k][m], as since v5), and a
+// 16-byte copy can only move 4 consecutive floats, so a first kernel, sgemm_v8_transpose_a, writes
+// At (K x M, rows padded to a multiple of 4 floats); the launcher runs it and it is timed with the
+// stage (at 4096^3 about 1% of the time). Both tiles then arrive by 16-byte cp.async already in
+// the layout the FMAs read. Copies past the matrix (or this block's K slice) have a source size of
+// 0, which cp.async turns into zeros: ragged sizes need no padding and no branches in the copies.
+// Before, v8 loaded the next tile into registers (float4 global loads) and wrote A into shared
+// memory with transposing scalar stores after the FMAs (V8_ASYNC=0 below). On the H200
+// (benchmarks/gpu/sgemm_peak_h200.sh, 2026-11-24, % of cuBLAS fp32, verified at every point):
+// 4096^3 88.9 -> 96.9, 8192^3 89.9 -> 98.5, 1024^3 (128x128 split 4) 101 -> 103,
+// 1000x1200x800 (128x128 split 4) 79.0 -> 99.1.
 // Tile shape and split-K: the kernel is a template over the block tile. 128x128 (256 threads,
-// 8x8 outputs each) is used when it yields at least one block per SM. With fewer tiles than
-// SMs (1024^3 has 64 tiles of 128x128 for 132 SMs) the launcher splits K over gridDim.z
-// (2, 4 or 8 slices, each at least 256 deep) and the slices add into a zeroed C with float4
-// atomics; only when K is too shallow to split do 64x128 or 64x64 tiles take over. The
-// launcher (nsprof.ops.matmul.choose_plan) chooses; the bench prints the plan.
-// Metric to watch: smsp__average_warp_latency_issue_stalled_long_scoreboard and
-// ..._barrier fall against v7; sm__pipe_fma_cycles_active rises.
+// 8x8 outputs each) is used when its blocks spread evenly over the SMs. With too few tiles (1024^3
+// has 64 tiles of 128x128 for 132 SMs) the launcher splits K over gridDim.z (2, 4 or 8 slices)
+// and the slices add into a zeroed C with float4 atomics; only when K is too shallow to split do
+// 64x128 or 64x64 tiles take over. The launcher (nsprof.ops.matmul.choose_plan) chooses; the
+// bench prints the plan.
+// Metric to watch: smsp__average_warp_latency_issue_stalled_long_scoreboard and ..._barrier fall
+// against v7; sm__pipe_fma_cycles_active rises.
 //
-// Ragged sizes (changed, issue 22): the kernel runs on A, B and C as they are. Until then the
-// launcher zero-padded A and B to whole tiles and copied C back on every launch: five extra
-// copy/fill kernels, which at 1000x1200x800 cost about as much as the product (58.9% of cuBLAS
-// padded against 70.9% bounds-checked, same plan). Each tile has two entries: sgemm_v8_<tile>
-// checks every global load and store (outside the matrix, or this block's K slice, reads
-// zeros; rows whose length is not a multiple of 4 floats take a scalar path chosen once per
-// launch), and sgemm_v8_<tile>_unchecked, for sizes of whole tiles (M, N and every K slice),
-// has no checks at all. The launcher picks one per launch. Why two: the checks alone cost
-// about 10% at aligned sizes (BK 8, 4096^3: 77.9% of cuBLAS checked, 88% unchecked and padded in
-// the record, benchmarks/h200-sgemm.md).
+// Each tile has two entries: sgemm_v8_<tile> checks bounds (any M, N, K), and
+// sgemm_v8_<tile>_unchecked, for sizes of whole tiles (M, N and every K slice), computes no copy
+// bounds. The launcher picks one per launch.
 //
-// K tiles of 16 (changed, issue 22; V8_BK was 8): half the barriers and loop overhead per FMA,
-// and the checks' cost spread over twice the work. A 16-deep tile is staged in two parts of
-// 8 k: part p's global loads fly during part p's FMAs and land in the other buffer right
-// after, so a thread holds 8 k in registers as with BK 8 (staged whole, the 128x128 tile
-// spilled at its 128-register cap). A's copy is laid out in warp chunks of 16 rows x 8 k, so
-// the transposing shared stores stay conflict-free at BK 16 (rows of 4 float4 put k 0 and 8
-// in one bank). Measured with the checks on every launch, on the H200 by
-// benchmarks/sgemm_fp32_h200.sh on 2026-11-24 (% of cuBLAS fp32, BK 8 -> BK 16, staged whole):
-// 1024^3 (128x128 split 4) 88.4 -> 98.1, 4096^3 77.9 -> 86.7, 8192^3 79.2 -> 87.5,
-// 1000x1200x800 (64x128 split 2) 84.2 -> 83.4, (128x128 split 2, the automatic plan) 70.9 -> 77.6.
-// Before the checks, BK 16 staged whole lost (43.2 against 45.1 TFLOP/s at 4096^3, unchecked).
-// The two-part staging and the unchecked entries are not in those numbers:
-// benchmarks/sgemm_fp32_check_h200.sh measures the defaults as they now are.
-//
-// Tuning knobs (issue 22; a tuning run overrides them with -D, benchmarks/sgemm_fp32_h200.sh
-// sweeps them). The other results of that sweep (same date, checked entries):
-//   V8_BK          depth of a K tile (8 or 16), see above.
+// Tuning knobs (issue 22; a tuning run overrides them with -D: benchmarks/gpu/tune_stage.py, swept by
+// benchmarks/gpu/sgemm_fp32_h200.sh and sgemm_peak_h200.sh on the H200, 2026-11-24; % of cuBLAS fp32):
+//   V8_ASYNC       2 (default): At and B by 16-byte cp.async, as above.
+//                  0: register staging, the earlier v8. Its K tile of 16 is staged in two parts of
+//                  8 k (part p's global loads fly during part p's FMAs and land in the other buffer
+//                  right after; staged whole it spilled at the 128-register cap), and A's copy is
+//                  laid out in warp chunks of 16 rows x 8 k so the transposing stores stay
+//                  conflict-free. Best: 90.6% at 4096^3 and 90.4% at 8192^3 (BK 8).
+//                  1: a ring filled by cp.async from A as it is: the transposed A tile is copied 4
+//                  bytes at a time (each landing at its transposed place): 79.8% at 4096^3.
+//   V8_BK          depth of a K tile (8 or 16). With V8_ASYNC 2: 16 (96.9 / 98.5% at 4096 / 8192^3)
+//                  against 8 (87.8 / 89.2%, 3 stages).
+//   V8_STAGES      ring depth with V8_ASYNC 1 or 2 (2..4; static shared memory stays under 48 KB,
+//                  so BK 16 allows 2). BK 8 with 3 or 4 stages: within 0.5% of each other.
 //   V8_MIN_BLOCKS  blocks per SM that __launch_bounds__ promises for the 128x128 tile, which caps
 //                  registers at 65536 / (threads * blocks). 2 with 8x8 outputs per thread: twice
-//                  the warps of 1 (45.1 against 34.0 TFLOP/s); 3 with V8_TN 16 lost (60% at 4096^3).
-//   V8_TN          outputs per thread along N in the 128x128 tile (8 or 16). 16 gives 128 threads
-//                  of 8x16: 128 FMAs per 6 shared loads instead of 64 per 4, and up to 255
-//                  registers, as cuBLAS's own SIMT kernels run. With BK 16 it tied (96.3 / 87.0 /
-//                  88.1% at 1024 / 4096 / 8192^3 against 98.1 / 86.7 / 87.5): 8 stays, the 64-row
-//                  tiles keep 8x8 either way.
-//   V8_ASYNC       1: a V8_STAGES-deep ring filled by cp.async instead of register staging. The
-//                  transposed A tile is copied 4 bytes at a time (cp.async.ca), each copy landing
-//                  at its transposed place, so no register holds a tile in flight and the compute
-//                  loop is unchanged. (An earlier experiment, benchmarks/experiments/v8_async.cu,
-//                  kept A k-minor instead and lost: its float4 reads along k cost registers.)
-//                  With BK 8, STAGES 2: no gain at aligned sizes (79.8% at 4096^3), but the best
-//                  ragged result, 89.6% at 1000x1200x800 (128x128 split 4): cp.async's zero fill
-//                  checks bounds without branches. Not the default: BK 16 with it spills.
-//   V8_STAGES      ring depth with V8_ASYNC (2..4); static shared memory must stay under 48 KB.
+//                  the warps of 1 (45.1 against 34.0 TFLOP/s, register staging).
+//   V8_TN          outputs per thread along N in the 128x128 tile (8 or 16). 16: 128 threads of 8x16,
+//                  128 FMAs per 6 shared loads; with V8_ASYNC 2 it ties (96.0 / 97.2%): 8 stays.
 //   V8_SWIZZLE     0: blocks in row order. G > 0: bands of G block rows are walked column by
-//                  column, so blocks running together share A and B tiles in L2 (+2-3% at 8192^3).
+//                  column, so blocks running together share A and B tiles in L2. With V8_ASYNC 2
+//                  it lost (94.9 / 96.4% with G = 8).
 // NVRTC has no <type_traits>: a k-step count passed as a type, so the lambda below unrolls on it.
 template <int N> struct Steps { static constexpr int value = N; };
 
@@ -76,10 +67,10 @@ template <int N> struct Steps { static constexpr int value = N; };
 #define V8_TN 8
 #endif
 #ifndef V8_ASYNC
-#define V8_ASYNC 0
+#define V8_ASYNC 2
 #endif
 #ifndef V8_STAGES
-#define V8_STAGES 3
+#define V8_STAGES 2
 #endif
 #ifndef V8_SWIZZLE
 #define V8_SWIZZLE 0
@@ -219,6 +210,16 @@ __device__ __forceinline__ void sgemm_v8_body(int M, int N, int K,
 #if V8_ASYNC
     // A ring of BUFFERS tiles: the copies of tile t + BUFFERS - 1 are issued while tile t is computed.
     auto issue = [&](int buf, int k0) {
+#if V8_ASYNC == 2
+        const int lda = (M + 3) & ~3;  // At's rows (see sgemm_v8_transpose_a)
+#pragma unroll
+        for (int r = 0; r < P::A_VECS; ++r) {
+            const int e = tid + r * P::THREADS;
+            const int kk = e / (BM / 4), col = (e % (BM / 4)) * 4;
+            const bool in = !CHECKED || (k0 + kk < k_end && m0 + col < lda);
+            cp_async16(&As[buf][kk][col], in ? &A[(k0 + kk) * lda + m0 + col] : A, in);
+        }
+#else
 #pragma unroll
         for (int r = 0; r < P::A_WORDS; ++r) {
             // 8 lanes cover 8 consecutive k of one row (a 32-byte sector), 4 rows per warp; the
@@ -228,6 +229,7 @@ __device__ __forceinline__ void sgemm_v8_body(int M, int N, int K,
             const bool in = !CHECKED || (m0 + row < M && k0 + kk < k_end);
             cp_async4(&As[buf][kk][row], in ? &A[(m0 + row) * K + k0 + kk] : A, in);
         }
+#endif
 #pragma unroll
         for (int r = 0; r < P::B_VECS; ++r) {
             const int e = tid + r * P::THREADS;
@@ -379,3 +381,23 @@ extern "C" __global__ void __launch_bounds__(64, 4 * V8_MIN_BLOCKS)
 sgemm_v8_64x64(V8_ARGS) { sgemm_v8_body<64, 64, V8_BK, 8, true>(M, N, K, A, B, C); }
 extern "C" __global__ void __launch_bounds__(64, 4 * V8_MIN_BLOCKS)
 sgemm_v8_64x64_unchecked(V8_ARGS) { sgemm_v8_body<64, 64, V8_BK, 8, false>(M, N, K, A, B, C); }
+
+// V8_ASYNC 2: A (M x K) -> At (K x lda), lda = M rounded up to 4 floats (zeros in columns M..lda-1),
+// through a 32 x 33 shared tile (coalesced both ways, no bank conflicts); grid (ceil(K / 32),
+// ceil(lda / 32)), block 32 x 8.
+extern "C" __global__ void sgemm_v8_transpose_a(int M, int K, const float* __restrict__ A, float* __restrict__ At) {
+    __shared__ float tile[32][33];
+    const int lda = (M + 3) & ~3;
+    const int m0 = blockIdx.y * 32, k0 = blockIdx.x * 32;
+#pragma unroll
+    for (int p = 0; p < 32; p += 8) {
+        const int m = m0 + threadIdx.y + p, k = k0 + threadIdx.x;
+        tile[threadIdx.y + p][threadIdx.x] = (m < M && k < K) ? A[m * K + k] : 0.f;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int p = 0; p < 32; p += 8) {
+        const int k = k0 + threadIdx.y + p, m = m0 + threadIdx.x;
+        if (k < K && m < lda) At[k * lda + m] = tile[threadIdx.x][threadIdx.y + p];
+    }
+}

@@ -1,11 +1,11 @@
 """Pure analysis over parsed DataFrames: derived kernel metrics, GPU work per NVTX range,
 datasheet ceilings, per-stage records. No I/O, no plotting."""
 
-from nsprof.analyze.ceilings import percent_of_peak
 from nsprof.analyze.metrics import kernel_metrics, range_metrics
 from nsprof.analyze.nvtx_attribution import attribute_work, range_summary, summarize_ranges
 from nsprof.analyze.report import ProfileAnalysis, analyze_profile
-from nsprof.gpu_ceilings import Ceiling, datasheet_ceiling
+from nsprof.ceilings.peaks import Ceiling, datasheet_ceiling
+from nsprof.ceilings.percent import percent_of_peak
 
 __all__ = [
     "Ceiling", "ProfileAnalysis", "analyze_profile", "attribute_work", "datasheet_ceiling",

@@ -31,12 +31,12 @@ import pandas as pd
 from pandas.api.types import union_categoricals
 
 from nsprof.analyze.categorical import as_categorical
-from nsprof.analyze.ceilings import percent_of_peak
 from nsprof.analyze.harness import harness_kernels
 from nsprof.analyze.kernel_groups import kernel_groups
 from nsprof.analyze.launch_findings import launch_findings
 from nsprof.analyze.metrics import kernel_metrics
-from nsprof.gpu_ceilings import Ceiling
+from nsprof.ceilings.peaks import Ceiling
+from nsprof.ceilings.percent import percent_of_peak
 from nsprof.parse.nsys_sqlite import NsysExport
 
 COVERAGE_PCT = 80.0

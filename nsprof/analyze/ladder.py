@@ -21,6 +21,11 @@ one kernel (labelled by its shortened name). Columns of `work_records`:
   else the ncu one. Every table, chart and roofline shows this time and names its source.
 - `tflops_per_s`: the work's speed: the op's FLOPs (2MNK for SGEMM) over that time for stages,
   counted FLOPs over ncu's duration otherwise
+- `precision`: what the op declares the stage computes in (fp32, tf32, fp16), which picks its
+  compute roof; `work_flops` and `flops_source`: the FLOPs the intensities divide, ncu's count or,
+  for a stage whose precision's FLOPs the capture did not count, "declared" (the op's FLOPs)
+- `host_ns_per_launch`: the median time a stage's range was open on the CPU per instance (launch
+  and timing calls included); above the GPU time, the launch, not the kernel, sets the pace
 - `bank_conflicts_per_launch`: shared-memory bank conflicts (loads + stores) per launch: the
   excess wavefronts over each access width's minimum, which the n-way degree alone hides
 - with_peaks adds `compute_roof`, `pct_of_compute_peak` and `dram_pct_of_peak`
@@ -39,14 +44,14 @@ import numpy as np
 import pandas as pd
 
 from nsprof import metric_catalog
-from nsprof.gpu_ceilings import Ceiling
 from nsprof.analyze.metrics import all_measured_flops, TOTALS, kernel_metrics, measured, range_metrics, ratio, sum_measured
 from nsprof.analyze.nvtx_attribution import attribute_work, summarize_ranges
 from nsprof.analyze.capture_facts import distinct_launches, gpu_name
 from nsprof.analyze.hot_kernels import capture_hot_kernels, launch_table
 from nsprof.analyze.launch_findings import rule_results
-from nsprof.analyze.roofline import Roof, compute_peak, roofline_points, roofs
+from nsprof.analyze.roofline import Roof, compute_peak, precision_unit, roofline_points, roofs
 from nsprof.analyze.timeline import TimeBreakdown, time_breakdown
+from nsprof.ceilings.peaks import Ceiling
 from nsprof.errors import UsageError
 from nsprof.parse.sources import Source
 from nsprof.ranges import parse_stage_range
@@ -132,10 +137,10 @@ def work_records(launches: pd.DataFrame | None, nsys_ranges: pd.DataFrame | None
     if nsys_ranges is not None:
         parts.append(_nsys_stage_work(nsys_ranges))
     if not parts:
-        return pd.DataFrame(columns=["key", "label", "op", "stage", "size"])
+        return pd.DataFrame(columns=["key", "label", "op", "stage", "size", "precision"])
     work = parts[0] if len(parts) == 1 else parts[0].merge(parts[1], on="key", how="outer")
     described = pd.DataFrame([_describe(key) for key in work["key"]], index=work.index,
-                             columns=["label", "op", "stage", "size"], dtype=object)
+                             columns=["label", "op", "stage", "size", "precision"], dtype=object)
     repeat = described.groupby(["label", "size"], dropna=False).cumcount()  # kernels whose short names look alike: numbered apart
     described["label"] = [label if n == 0 else f"{label} [{n + 1}]" for label, n in zip(described["label"], repeat)]
     work = _with_times(pd.concat([work[["key"]], described, work.drop(columns="key")], axis=1))
@@ -245,9 +250,11 @@ def _ncu_work(launches: pd.DataFrame) -> pd.DataFrame:
 
 def _nsys_stage_work(ranges: pd.DataFrame) -> pd.DataFrame:
     if ranges.empty:  # an export without NVTX ranges
-        return pd.DataFrame(columns=["key", "launches", "nsys_kernels", "nsys_gpu_time_ns"])
+        return pd.DataFrame(columns=["key", "launches", "nsys_kernels", "nsys_gpu_time_ns", "host_ns_per_launch"])
     stages = ranges[[parse_stage_range(str(name)) is not None for name in ranges["range"]]]
-    grouped = stages.groupby("range")[["count", "kernels", "kernel_ns"]].sum()  # a stage's time: its kernels', not its memsets'
+    by_range = stages.groupby("range")
+    grouped = by_range[["count", "kernels", "kernel_ns"]].sum()  # a stage's time: its kernels', not its memsets'
+    grouped["host_ns_per_launch"] = by_range["median_ns"].max() if "median_ns" in stages else np.nan
     return grouped.rename(columns={"count": "launches", "kernels": "nsys_kernels",
                                    "kernel_ns": "nsys_gpu_time_ns"}).rename_axis("key").reset_index()
 
@@ -259,11 +266,32 @@ def _with_times(work: pd.DataFrame) -> pd.DataFrame:
     work["nsys_time_per_launch_ns"], work["ncu_time_per_launch_ns"] = nsys_time, ncu_time
     work["time_per_launch_ns"] = nsys_time.fillna(ncu_time)
     work["time_source"] = np.where(nsys_time.notna(), "nsys", np.where(ncu_time.notna(), "ncu", None))
-    op_flops = [_op_flops(op, size) for op, size in zip(work["op"], work["size"])]
+    op_flops = pd.Series([_op_flops(op, size) for op, size in zip(work["op"], work["size"])], index=work.index, dtype=float)
     counted = all_measured_flops(_numeric(work, "flops"), _numeric(work, "fp16_flops"), _numeric(work, "tensor_flops"))
     measured = ratio(counted, _numeric(work, "duration_ns"))
-    work["tflops_per_s"] = (ratio(pd.Series(op_flops, index=work.index, dtype=float), work["time_per_launch_ns"])
-                            .fillna(measured) / 1e3)
+    work["tflops_per_s"] = ratio(op_flops, work["time_per_launch_ns"]).fillna(measured) / 1e3
+    return _with_work_flops(work, counted, op_flops)
+
+
+def _with_work_flops(work: pd.DataFrame, counted: pd.Series, op_flops: pd.Series) -> pd.DataFrame:
+    """`work_flops`, the FLOPs over the profiled launches that the intensities divide, and their
+    `flops_source`: ncu's count, or "declared" (the op's FLOPs per launch x launches) for a stage
+    whose own precision's FLOPs ncu did not count (NaN: not collected, or a partial counter's
+    zero). Such a stage's counts of that unit stay NaN, never a 0 that reads as measured."""
+    declared = op_flops * _numeric(work, "main_kernel_launches")
+    uncounted = pd.Series(False, index=work.index)
+    for index, precision in work["precision"].items():
+        unit = precision_unit(precision)
+        if unit is None or pd.isna(declared[index]) or pd.notna(_numeric(work, unit.flops_column)[index]):
+            continue
+        uncounted[index] = True
+        tensor = unit.key != "fp32"  # a tensor unit's FLOPs are part of tensor_flops too
+        work.loc[index, [unit.flops_column, *(("tensor_flops",) if tensor else ())]] = np.nan
+    work["work_flops"] = counted.where(~uncounted, declared)
+    work["flops_source"] = np.where(uncounted, "declared", np.where(counted > 0, "ncu", None))
+    for column, denominator in (("intensity_flop_per_byte", "dram_bytes"), ("intensity_flop_per_l2_byte", "l2_bytes"),
+                                ("intensity_flop_per_l1_byte", "l1_bytes")):
+        work[column] = ratio(work["work_flops"], _numeric(work, denominator))
     return work
 
 
@@ -287,8 +315,14 @@ def _describe(key: str) -> tuple:
     """(label, op, stage, size) of a work key."""
     stage = parse_stage_range(key)
     if stage:
-        return stage["stage"], stage["op"], stage["stage"], stage["size"]
-    return short_kernel_name(key.removeprefix(KERNEL_KEY)), None, None, None
+        return stage["stage"], stage["op"], stage["stage"], stage["size"], _precision(stage["op"], stage["stage"])
+    return short_kernel_name(key.removeprefix(KERNEL_KEY)), None, None, None, None
+
+
+def _precision(op: str, stage: str) -> str | None:
+    """The precision the op declares for the stage (fp32, tf32, fp16); None for a stage it lacks."""
+    spec = all_ops().get(op)
+    return next((s.precision.name for s in spec.stages if s.stage == stage), None) if spec else None
 
 
 def _op_flops(op, size) -> float:

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from nsprof import metric_catalog
-from nsprof.analyze.metrics import measured, sum_measured
+from nsprof.analyze.metrics import is_partial, measured, served, sum_measured
 from nsprof.parse.ncu_csv import RULE_FIELDS, NcuReport
 
 BUSY_PCT = 60.0
@@ -77,16 +77,21 @@ def rule_results(reports: list[NcuReport]) -> pd.DataFrame:
 def missing_metrics(launches: pd.DataFrame, manifest: dict | None = None) -> dict:
     """The metrics of nsprof's default capture preset that no launch has (`metrics`, with the
     catalogue's `labels`), and `ncu_options` that collect them; empty lists when none is missing.
+    A column filled only by a partial counter counts as missing; `partial` names each such counter
+    the capture has, with what it cannot see.
     For nsprof's own capture (a `manifest` listing the metrics it asked ncu for): `nsprof_version`
     that captured it, and `asked`, those of `metrics` it asked for (ncu gave them no value)."""
-    missing = {}
+    missing, partial = {}, {}
     for name in metric_catalog.preset(metric_catalog.DEFAULT):
         column = metric_catalog.BY_NAME[name].column
-        if column not in missing and measured(launches, column).isna().all():
+        narrower = served(launches, column)  # a partial counter in its place is no substitute
+        if column not in missing and (measured(launches, column).isna().all() or is_partial(narrower or "")):
             missing[column] = metric_catalog.requested(column)
+            if is_partial(narrower or ""):
+                partial[narrower] = metric_catalog.BY_NAME[narrower].partial
     names = list(dict.fromkeys(missing.values()))
     found = {"metrics": names, "labels": [metric_catalog.BY_NAME[name].label for name in names],
-             "ncu_options": f"--metrics {','.join(names)}" if names else ""}
+             "ncu_options": f"--metrics {','.join(names)}" if names else "", "partial": partial}
     if manifest and isinstance(manifest.get("metrics"), list):
         found |= {"nsprof_version": manifest.get("nsprof_version"), "asked": [n for n in names if n in manifest["metrics"]]}
     return found

@@ -14,8 +14,10 @@ Output columns (units in the names):
   capture lacks the counters (they joined nsprof's default preset after the committed captures)
 - `tensor_16bit_flops` (FP16 + BF16 sources), `tensor_tf32_flops`: tensor-core math ops; ncu
   counts each multiply-add as 2 ops, so these are FLOPs. `tensor_flops` is their sum.
+  `tensor_tf32_flops` is NaN where only the HMMA-only counter was collected and it read 0: it cannot
+  see wgmma's TF32 math (Metric.partial), so that 0 is no measurement
 - `gflops_per_s`: all counted FLOPs (all_measured_flops: flops + fp16_flops + tensor_flops) /
-  duration; `dram_bytes`: DRAM read + write; `dram_gbytes_per_s`
+  duration; NaN, not 0, where none were counted and the TF32 tensor ones were not measured; `dram_bytes`: DRAM read + write; `dram_gbytes_per_s`
 - `intensity_flop_per_byte`: all counted FLOPs per DRAM byte; `intensity_flop_per_l2_byte`
 - `smem_ld_conflicts`, `smem_st_conflicts`: shared-memory bank conflicts of loads and stores
 - `smem_ld_wavefronts`, `smem_ld_instructions` (and `_st_`), `smem_ldsm_instructions`
@@ -88,6 +90,9 @@ def range_metrics(metrics: pd.DataFrame) -> pd.DataFrame:
 
 def _add_ratios(frame: pd.DataFrame) -> pd.DataFrame:
     all_flops = all_measured_flops(frame["flops"], frame["fp16_flops"], frame["tensor_flops"])
+    # no FLOPs counted while the TF32 tensor ones were not (or only by HMMA's counter, blind to wgmma):
+    # unknown, not a measured 0 FLOP/s (v11's wgmma kernel in the committed TF32 capture)
+    all_flops = all_flops.mask((all_flops == 0) & frame["tensor_tf32_flops"].isna())
     frame["gflops_per_s"] = ratio(all_flops, frame["duration_ns"])  # FLOP/ns = GFLOP/s
     frame["dram_gbytes_per_s"] = ratio(frame["dram_bytes"], frame["duration_ns"])
     frame["intensity_flop_per_byte"] = ratio(all_flops, frame["dram_bytes"])
@@ -109,11 +114,23 @@ def all_measured_flops(flops: pd.Series, fp16_flops: pd.Series, tensor_flops: pd
 
 def measured(launches: pd.DataFrame, column: str) -> pd.Series:
     """A catalogued column of ncu's launch table as floats: the first of its metric names that was
-    collected (nsprof.metric_catalog.names); NaN if none was."""
-    for name in metric_catalog.names(column):
-        if name in launches:
-            return pd.to_numeric(launches[name], errors="coerce").astype(float)
-    return pd.Series(np.nan, index=launches.index)
+    collected (nsprof.metric_catalog.names); NaN if none was. A partial counter's zero is NaN too:
+    the HMMA-only TF32 counter reads 0 for wgmma's TF32 math, which it cannot see."""
+    name = served(launches, column)
+    if name is None:
+        return pd.Series(np.nan, index=launches.index)
+    values = pd.to_numeric(launches[name], errors="coerce").astype(float)
+    return values.mask(values == 0) if is_partial(name) else values
+
+
+def served(launches: pd.DataFrame, column: str) -> str | None:
+    """The metric name that fills `column` in this launch table (the first collected), or None."""
+    return next((name for name in metric_catalog.names(column) if name in launches), None)
+
+
+def is_partial(name: str) -> bool:
+    """Whether a metric name is a narrower counter than its column asks for (Metric.partial)."""
+    return bool(name in metric_catalog.BY_NAME and metric_catalog.BY_NAME[name].partial)
 
 
 def sum_measured(*parts: pd.Series) -> pd.Series:

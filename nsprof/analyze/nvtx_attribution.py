@@ -38,8 +38,8 @@ from nsprof.ranges import qualify
 
 WORK_COLUMNS = ("kernels", "graphs", "gpu_time_ns", "kernel_ns", "copy_ns", "memcpy_count", "memcpy_bytes",
                 "memset_count", "memset_bytes", "gpu_ops")
-SUMMARY_COLUMNS = ("range", "domain", "name", "count", "kernels", "graphs", "gpu_time_ns", "kernel_ns", "copy_ns",
-                   "memcpy_bytes", "memcpy_count", "memset_bytes", "memset_count", "gpu_ops")
+SUMMARY_COLUMNS = ("range", "domain", "name", "count", "median_ns", "kernels", "graphs", "gpu_time_ns", "kernel_ns",
+                   "copy_ns", "memcpy_bytes", "memcpy_count", "memset_bytes", "memset_count", "gpu_ops")
 THREAD, PROCESS = "thread", "process"
 ATTRIBUTIONS = (THREAD, PROCESS)
 _THREAD_BITS = 0x1000000  # serialized id = (process part) * 2**24 + thread id
@@ -74,11 +74,14 @@ def attribute_work(export: NsysExport, attribution: str = THREAD, calls: pd.Data
 
 
 def summarize_ranges(attributed: pd.DataFrame) -> pd.DataFrame:
-    """One row per range name (SUMMARY_COLUMNS): `count` instances, and their attributed work
+    """One row per range name (SUMMARY_COLUMNS): `count` instances, their `median_ns` time open on
+    the CPU (nsys stats -r nvtx_sum's Med; NaN for ranges never closed), and their attributed work
     summed. A range nested in itself (recursion) counts its work once per instance."""
     grouped = attributed.groupby(["domain", "name"], dropna=False, sort=False)
     summary = grouped[list(WORK_COLUMNS)].sum()
     summary.insert(0, "count", grouped.size())
+    open_ns = (pd.to_numeric(attributed["end_ns"], errors="coerce") - pd.to_numeric(attributed["start_ns"], errors="coerce"))
+    summary.insert(1, "median_ns", open_ns.groupby([attributed["domain"], attributed["name"]], dropna=False, sort=False).median())
     summary = summary.reset_index()
     summary["domain"] = summary["domain"].astype(object).where(summary["domain"].notna(), None)
     summary["range"] = [qualify(domain, name) for domain, name in zip(summary["domain"], summary["name"])]

@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from nsprof.gpu_ceilings import Ceiling
 from nsprof.analyze.gpu_events import DTOH, HTOD, covered_ns
+from nsprof.ceilings.peaks import Ceiling
 from nsprof.parse.nsys_sqlite import NsysExport
 
 BREAKDOWN_COLUMNS = ("range", "flows", "h2d_ms", "kernel_ms", "d2h_ms", "overlap_ms", "idle_ms", "gpu_span_ms")

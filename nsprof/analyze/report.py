@@ -7,7 +7,6 @@ from dataclasses import dataclass
 import pandas as pd
 
 from nsprof.analyze.capture_facts import distinct_launches, gpu_name
-from nsprof.gpu_ceilings import Ceiling, datasheet_ceiling
 from nsprof.analyze.kernel_groups import kernel_groups
 from nsprof.analyze.ladder import combine, with_peaks, work_records
 from nsprof.analyze.launch_findings import missing_metrics, rule_results
@@ -16,6 +15,7 @@ from nsprof.analyze.hot_kernels import capture_hot_kernels, launch_table
 from nsprof.analyze.nvtx_attribution import (THREAD, attribute_work, launching_calls, summarize_ranges,
                                             unattributed_work)
 from nsprof.analyze.summaries import kernel_summary, memcpy_summary
+from nsprof.ceilings.peaks import Ceiling, datasheet_ceiling
 from nsprof.parse.ncu_csv import NcuReport
 from nsprof.parse.nsys_sqlite import NsysExport
 
@@ -56,7 +56,7 @@ def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict
 
     Several ncu files may hold the same launches (the raw and details pages of one run): a launch
     is kept once, from a report or raw page if there is one (they carry every metric). `ceiling` is the
-    GPU's as the commands resolve it (nsprof.parse.sources.resolve_ceiling: measured values laid
+    GPU's as the commands resolve it (nsprof.ceilings.resolve.resolve_ceiling: measured values laid
     over the datasheet); without one, the datasheet's peaks for the GPU the profile names.
     """
     gpu = gpu_name(nsys, ncu, manifest)

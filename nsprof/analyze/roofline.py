@@ -5,7 +5,7 @@ A point's arithmetic intensity is its FLOPs per byte moved at one level of the m
 (DRAM, L2, L1): the same kernel has one intensity per level, all at the same FLOP/s. The roof
 over a point is min(bandwidth x intensity, compute peak); the point is memory-bound when the
 bandwidth term is the smaller one. Its compute peak is the peak of the units that did its FLOPs
-(FP32 pipes or tensor cores); work that mixes them gets the rate at which that mix would run
+(FP32 pipes or tensor cores; for a stage, the units of its declared precision); work that mixes them gets the rate at which that mix would run
 (total FLOPs over the sum of each part's time at its own peak). FP16 math on CUDA cores is placed
 against no peak: nsprof keeps none for it (its counted FLOPs are a lower bound for packed half2
 code, nsprof.analyze.metrics.HALF_FLOPS_PER_INST, so a % of the datasheet's FP16 rate would mean
@@ -19,10 +19,11 @@ or else `duration_ns`, over which the counted FLOPs give the speed. Optional `op
 `profile` and `key` (the work's identity) are carried through.
 
 Output (POINT_COLUMNS), one row per work row and measured level:
-- `intensity_flop_per_byte` (counted FLOPs per byte), `gflops_per_s` (the work's speed),
+- `intensity_flop_per_byte` (FLOPs per byte), `flops_source` (whose FLOPs: ncu, counted, or
+  declared, the op's 2MNK for a stage whose precision's FLOPs ncu did not count), `gflops_per_s` (the work's speed),
   `duration_ns` (the time that speed is over) and `time_source` (nsys or ncu)
 - `compute_roof`: FP32, FP16 CUDA cores, TF32 tensor, FP16 tensor or mixed; `compute_gflops_per_s`
-  its peak
+  its peak; `main_unit`: the unit that did most of its FLOPs (the roof a chart of it shows)
 - `roof_gflops_per_s`: the roof above the point; `bound`: memory or compute
 - `pct_of_roof`: 100 x gflops_per_s / roof_gflops_per_s; `roof_source`: where that roof's
   ceiling comes from (datasheet, or measured on a date by a method)
@@ -36,8 +37,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from nsprof.gpu_ceilings import Ceiling
 from nsprof.analyze.metrics import all_measured_flops, ratio, sum_measured
+from nsprof.ceilings.peaks import Ceiling
 
 
 @dataclass(frozen=True)
@@ -68,8 +69,8 @@ UNITS = (
     Unit("fp16", "FP16 tensor", "tensor_16bit_flops", "fp16_tensor_tflop_per_s"),
 )
 CARRIED = ("key", "profile", "op", "stage", "size")  # `key` tells apart work whose labels look alike
-POINT_COLUMNS = ("label", "kernel", *CARRIED, "level", "intensity_flop_per_byte", "gflops_per_s", "duration_ns",
-                 "time_source", "compute_roof", "compute_gflops_per_s", "roof_gflops_per_s", "bound", "pct_of_roof", "roof_source")
+POINT_COLUMNS = ("label", "kernel", *CARRIED, "level", "intensity_flop_per_byte", "flops_source", "gflops_per_s", "duration_ns",
+                 "time_source", "compute_roof", "main_unit", "compute_gflops_per_s", "roof_gflops_per_s", "bound", "pct_of_roof", "roof_source")
 
 
 @dataclass(frozen=True)
@@ -100,14 +101,30 @@ def roofs(ceiling: Ceiling | None) -> list[Roof]:
     return found
 
 
+def precision_unit(precision) -> Unit | None:
+    """The unit a stage of a declared precision (nsprof.op_model.Precision.name) computes on: fp32 on
+    the FP32 pipes, tf32 and fp16 on the tensor cores; None for another name or none."""
+    return next((unit for unit in UNITS if unit.key == precision), None) if isinstance(precision, str) else None
+
+
 def compute_peak(work: pd.DataFrame, ceiling: Ceiling | None) -> pd.DataFrame:
-    """Per work row, the compute roof of the units that did its counted FLOPs: `compute_roof`
-    (a Unit's name or mixed), `compute_gflops_per_s` and `compute_source`. NaN /
-    None where no FLOPs were counted or the peak is unknown."""
+    """Per work row, its compute roof: `compute_roof` (a Unit's name or mixed), `main_unit` (the
+    unit that did most of its FLOPs), `compute_gflops_per_s` and `compute_source`. A stage's is its declared `precision`'s unit (precision_unit), whatever
+    ncu counted (a capture may miss its FLOPs: cuBLAS TF32's wgmma under the HMMA-only counter);
+    other work's is that of the units that did its counted FLOPs. NaN / None where no FLOPs were
+    counted or the peak is unknown."""
     parts = {unit.key: _column(work, unit.flops_column) for unit in UNITS}
     peaks = {unit.key: _ceiling(ceiling, unit.ceiling_field) for unit in UNITS}
-    return pd.DataFrame({"compute_roof": _compute_roof_names(parts), "compute_gflops_per_s": _mixed_peak(parts, peaks) / 1e9,
-                         "compute_source": _compute_sources(parts, ceiling)}, index=work.index)
+    out = pd.DataFrame({"compute_roof": _compute_roof_names(parts), "main_unit": _main_unit_names(parts),
+                        "compute_gflops_per_s": _mixed_peak(parts, peaks) / 1e9,
+                        "compute_source": _compute_sources(parts, ceiling)}, index=work.index)
+    declared = work["precision"] if "precision" in work else pd.Series(None, index=work.index, dtype=object)
+    for index, precision in declared.items():
+        if unit := precision_unit(precision):
+            out.loc[index, ["compute_roof", "main_unit", "compute_gflops_per_s", "compute_source"]] = [
+                unit.name, unit.name, _ceiling(ceiling, unit.ceiling_field) / 1e9,
+                ceiling.source_of(unit.ceiling_field) if ceiling and unit.ceiling_field else None]
+    return out
 
 
 def work_speed(work: pd.DataFrame) -> tuple[pd.Series, pd.Series, pd.Series]:
@@ -141,9 +158,10 @@ def roofline_points(work: pd.DataFrame, ceiling: Ceiling | None) -> pd.DataFrame
         frame = pd.DataFrame({
             "label": work["label"], "kernel": work["kernel"],
             **{column: work[column] if column in work else None for column in CARRIED},
-            "level": level.key, "intensity_flop_per_byte": intensity, "gflops_per_s": gflops,
+            "level": level.key, "intensity_flop_per_byte": intensity,
+            "flops_source": work["flops_source"] if "flops_source" in work else "ncu", "gflops_per_s": gflops,
             "duration_ns": duration, "time_source": time_source,
-            "compute_roof": peak["compute_roof"], "compute_gflops_per_s": compute_gflops,
+            "compute_roof": peak["compute_roof"], "main_unit": peak["main_unit"], "compute_gflops_per_s": compute_gflops,
             "roof_gflops_per_s": roof,
             "bound": np.where(roof.isna(), None, np.where(memory_bound, "memory", "compute")),
             "pct_of_roof": 100 * gflops / roof,
@@ -174,6 +192,17 @@ def ridge_intensity(memory: Roof, compute: Roof) -> float:
     return compute.per_second / memory.per_second
 
 
+def chart_groups(points: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """The points split into one roofline each, in the order they come: a ladder's stages (every
+    profile and size of that op: its own precision, its own roofs) and, per profile, the other
+    kernels it captured. Keys: the op, or the profile's name ('kernels' when it has none)."""
+    stage = points["stage"].notna() if "stage" in points else pd.Series(False, index=points.index)
+    profile = points["profile"] if "profile" in points else pd.Series(None, index=points.index)
+    keys = pd.Series(np.where(stage, points["op"].astype(object) if "op" in points else None,
+                              profile.where(profile.notna(), "kernels").astype(object)), index=points.index)
+    return [(str(key), points[keys == key]) for key in dict.fromkeys(keys)]
+
+
 def binding_points(points: pd.DataFrame) -> pd.DataFrame:
     """Per piece of work, the level whose roof its point comes closest to (the highest % of roof):
     the limit that matters most. Work with no known roof keeps its first level's row."""
@@ -185,7 +214,11 @@ def binding_points(points: pd.DataFrame) -> pd.DataFrame:
 
 
 def _counted_flops(work: pd.DataFrame) -> pd.Series:
-    """FP32, FP16 (CUDA cores) and tensor FLOPs; NaN where FP32 FLOPs were not counted."""
+    """The work's FLOPs over its bytes: `work_flops` where the work has it (nsprof.analyze.ladder: a
+    stage's declared FLOPs where ncu did not count its precision's), else FP32, FP16 (CUDA cores) and
+    tensor FLOPs; NaN where FP32 FLOPs were not counted."""
+    if "work_flops" in work:
+        return _column(work, "work_flops")
     tensor = sum_measured(_column(work, "tensor_tf32_flops"), _column(work, "tensor_16bit_flops"))
     return all_measured_flops(_column(work, "flops"), _column(work, "fp16_flops"), tensor)
 
@@ -219,6 +252,13 @@ def _compute_sources(parts: dict[str, pd.Series], ceiling: Ceiling | None) -> np
     used = pd.DataFrame({key: flops.fillna(0) > 0 for key, flops in parts.items()})
     return np.array(["; ".join(dict.fromkeys(sources[key] for key in used.columns if row[key] and sources[key])) or None
                      for _, row in used.iterrows()], dtype=object)
+
+
+def _main_unit_names(parts: dict[str, pd.Series]) -> np.ndarray:
+    """Per row, the name of the unit with the most counted FLOPs; None where none counted any."""
+    flops = pd.DataFrame({key: values.fillna(0) for key, values in parts.items()})
+    main = flops.idxmax(axis=1).map({unit.key: unit.name for unit in UNITS})
+    return np.where(flops.max(axis=1) > 0, main, None)
 
 
 def _compute_roof_names(parts: dict[str, pd.Series]) -> np.ndarray:

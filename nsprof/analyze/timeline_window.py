@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from nsprof.analyze.gpu_events import capture_origin, merged_intervals
+from nsprof.errors import UsageError
 
 NVTX_REACH = 1 / 4  # how far NVTX ranges may widen the GPU work's stretch, as a fraction of it
 MARGIN = 0.02
@@ -71,3 +72,42 @@ def default_window(events: pd.DataFrame, ranges: pd.DataFrame) -> TimelineWindow
     start, end = max(start, first), min(max(end, start + 1), last)
     left_out = int(((events["end_ns"] <= start) | (events["start_ns"] >= end)).sum())
     return TimelineWindow(start, end, left_out, idle)
+
+
+def within(frame, start: int, end: int):
+    """The rows of events or NVTX ranges that overlap [start, end) (a range never closed runs on)."""
+    ends = frame["end_ns"].astype("Float64").fillna(float("inf"))
+    return frame[(ends > start) & (frame["start_ns"] < end)]
+
+
+def window_from_text(text: str, capture: tuple[int, int], start: int, end: int) -> tuple[int, int]:
+    """--window START:END in ms from the capture's start; an empty side keeps the current bound."""
+    first, last = capture
+    left, colon, right = text.partition(":")
+    try:
+        bounds = [None if not side.strip() else first + round(float(side) * 1e6) for side in (left, right)]
+    except ValueError:
+        bounds = None
+    if not colon or bounds is None:
+        raise UsageError(f"--window {text!r} is not START:END in milliseconds", "write it as 120:135, 120:, :135 or all")
+    new_start = bounds[0] if bounds[0] is not None else start
+    new_end = bounds[1] if bounds[1] is not None else end
+    if new_end <= first or new_start >= last:  # before "ends before it starts": 5000: past the end is outside
+        raise UsageError(f"--window {text!r} is outside the capture, which runs 0 to {(last - first) / 1e6:,.3f} ms",
+                         "give a window inside it, or --window all")
+    if new_end <= new_start:
+        raise UsageError(f"--window {text!r} ends before it starts", "give START below END")
+    return new_start, new_end
+
+
+def check_window_has_work(window: str, events, ranges, start: int, end: int, capture: tuple[int, int]) -> None:
+    """Refuse a --window that holds no GPU work and no NVTX range: the chart would be empty."""
+    def overlapping(frame) -> bool:
+        return bool(((frame["end_ns"].fillna(capture[1]) > start) & (frame["start_ns"] < end)).any())
+
+    if overlapping(events) or overlapping(ranges):
+        return
+    work = f"{(events['start_ns'].min() - capture[0]) / 1e6:,.3f} to {(events['end_ns'].max() - capture[0]) / 1e6:,.3f} ms" \
+        if len(events) else "nowhere"
+    raise UsageError(f"--window {window!r} holds no GPU work and no NVTX range (the capture runs 0 to "
+                     f"{(capture[1] - capture[0]) / 1e6:,.3f} ms, its GPU work {work})", "give a window over them, or --window all")

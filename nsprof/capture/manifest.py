@@ -14,10 +14,10 @@ import os
 from pathlib import Path
 
 from nsprof import __version__
-from nsprof.ceilings_files import manifest_copy
 from nsprof.capture.commands import Command, bench_results_file
 from nsprof.capture.request import ProfileRequest
 from nsprof.capture.tools import FoundTool
+from nsprof.ceilings.files import manifest_copy
 from nsprof.ranges import NVTX_DOMAIN, range_name
 
 MANIFEST = "manifest.json"

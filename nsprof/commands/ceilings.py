@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from nsprof.console import stderr, stdout
+from nsprof import api
+from nsprof.console import progress_line, stderr, stdout
 from nsprof.paths import DATA_DIR_ENV
 
 
@@ -29,29 +29,22 @@ def ceilings(
     the GPU. Captures (`nsprof profile`, `nsprof pipeline`) copy them into the profile's manifest,
     so a profile keeps the ceilings it was captured under; --ceilings on the report commands
     overrides both."""
-    from nsprof.ceilings_files import save_ceilings
-    from nsprof.launch.ceilings import measure_ceilings
-    from nsprof.launch.gpu import device_info
-
-    device_info()  # without CuPy or a GPU: the one-line error, before any progress display
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                  console=stderr(), transient=True) as bar:
-        task = bar.add_task("starting", total=None)
-        document = measure_ceilings(progress=lambda message: bar.update(task, description=message))
+    with progress_line() as progress:
+        document, written = api.measure_ceilings(out, save, progress)
     if as_json:
         typer.echo(json.dumps(document, indent=2))
     else:
         from nsprof.render.document_writers import to_terminal
 
         to_terminal([ceilings_table(document)], stdout())
-    if save:
-        stderr().print(f"ceilings written to {save_ceilings(document, out)}")
+    for path in written:
+        stderr().print(f"ceilings written to {path}")
 
 
 def ceilings_table(document: dict):
     """What was measured beside the datasheet, as a document table (nsprof.render.document)."""
     from nsprof.analyze.roofline import LEVELS, UNITS
-    from nsprof.gpu_ceilings import MEASURABLE, datasheet_ceiling
+    from nsprof.ceilings.peaks import MEASURABLE, datasheet_ceiling
     from nsprof.render import format as fmt
     from nsprof.render.document import Table
 

@@ -1,3 +1,5 @@
+"""`nsprof doctor`: what profiling needs, checked (api.doctor)."""
+
 from __future__ import annotations
 
 import json
@@ -5,6 +7,7 @@ from typing import Optional
 
 import typer
 
+from nsprof import api
 from nsprof.console import stdout
 
 
@@ -19,9 +22,7 @@ def doctor(
 
     Exit code 0 when every check is ok, 1 otherwise (something is missing or could not be checked).
     """
-    from nsprof.capture.checks import environment_checks
-
-    checks = environment_checks(nsys, ncu)
+    checks = api.doctor(nsys, ncu)
     if as_json:
         typer.echo(json.dumps(checks, indent=2))
     else:

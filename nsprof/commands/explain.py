@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 
+from nsprof import api
 from nsprof.commands.options import CEILINGS_HELP
 from nsprof.console import stdout
 from nsprof.errors import UsageError
@@ -40,27 +41,8 @@ def explain(
 
     if json_ and markdown:
         raise UsageError("--json and --markdown exclude each other", "choose one output format")
-    own_access = any(value is not None for value in (shape, access, width)) or store
-    if list_ and topic is not None:
-        raise UsageError(f"--list lists every topic; it takes no topic ('{topic}')", "drop one of them")
-    if list_:
-        from nsprof.explain.topics import topic_list
-
-        explanation = topic_list()
-    elif topic is None:
-        raise UsageError("no topic given", f"choose one of: {', '.join(TOPICS)} (or pass --list)")
-    elif own_access:
-        from nsprof.access import parse_shape
-        from nsprof.explain.explanation import explain_access
-
-        if stage is not None:
-            raise UsageError("--stage and --shape/--access both describe accesses", "give one or the other")
-        explanation = explain_access(topic, parse_shape(shape) if shape else None, access or "row",
-                                     4 if width is None else width, "store" if store else "load")
-    else:
-        from nsprof.explain.explanation import explain_topic
-
-        explanation = explain_topic(topic, stage, source, op=op, ceilings=ceilings)
+    explanation = api.explain(topic, stage, source, op=op, ceilings=ceilings, shape=shape, access=access, width=width,
+                              store=store, list_topics=list_)
     if json_:
         typer.echo(json.dumps(json_ready(explanation.document), indent=2))
     elif markdown:

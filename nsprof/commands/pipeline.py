@@ -7,11 +7,9 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from nsprof import api
-from nsprof.console import stderr, stdout
-from nsprof.output import write_atomically
+from nsprof.console import progress_line, stdout
 from nsprof.render.format import percent
 
 WARM_COLUMNS = (("stage", "stage", ""), ("variant", "variant", ""), ("status", "status", ""),
@@ -39,13 +37,9 @@ def pipeline(
     """Multiply two matrices from host memory back to host memory, verified, in variants that each teach one thing: pageable memory, pinned memory, row blocks streamed so copies overlap the product, the same as one CUDA graph, and the cold first call in a fresh process.
 
     Each warm variant's end-to-end median (CUDA events around the whole flow) is put against the bus floor (the bytes in and out at the pinned bandwidths `nsprof ceilings` measured), with the breakdown of an nsys capture of the same flows: time in H2D copies, kernels, D2H copies, their overlap, and GPU idle."""
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                  console=stderr(), transient=True, disable=json_) as bar:
-        task = bar.add_task("starting", total=None)
+    with progress_line(disable=json_) as progress:
         result = api.pipeline(op, stage, size, chunks=chunks, repeat=repeat, warmup=warmup, cold=cold, capture=capture,
-                              out=out, nsys=nsys, progress=lambda message: bar.update(task, description=message))
-    if result["profile"]:
-        write_atomically(Path(result["profile"]) / "pipeline.json", json.dumps(result, indent=2, default=str).encode())
+                              out=out, nsys=nsys, progress=progress)
     if json_:
         typer.echo(json.dumps(result, indent=2, default=str))
         return

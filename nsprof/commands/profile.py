@@ -6,12 +6,11 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from nsprof.capture.program import DEFAULT_LAUNCH_COUNT, DEFAULT_TOP, build_program_request
-from nsprof.capture.request import DEFAULT_REPEAT, build_request
-from nsprof.console import stderr
-from nsprof.errors import UsageError
+from nsprof import api
+from nsprof.capture.program import DEFAULT_LAUNCH_COUNT, DEFAULT_TOP
+from nsprof.capture.request import DEFAULT_REPEAT
+from nsprof.console import progress_line
 from nsprof.metric_catalog import PRESETS
 
 
@@ -57,65 +56,21 @@ def profile(
 
     Exit code 1 when a tool or the program fails or a stage fails verification, 130 when interrupted.
     """
-    from nsprof.capture.session import VerificationFailed, capture
-    from nsprof.launch import gpu
-
-    tool_options = {"nsys": nsys, "ncu": ncu}
-    if program:  # your own program: the ladder's options do not apply
-        ladder_only = [flag for flag, value in (("--stage", stage), ("--size", size), ("--op", op), ("--repeat", repeat))
-                       if value]
-        if ladder_only:
-            raise UsageError(f"{', '.join(ladder_only)} {'is' if len(ladder_only) == 1 else 'are'} for the ladder's stages, "
-                             "not for a program", "drop them, or drop the program after --")
-        from nsprof.capture.session import capture_program
-
-        from functools import partial
-
-        from nsprof import api
-
-        request = build_program_request(program, tool.value, metrics, clock_control.value, ranges, kernel, launch_count, top)
-        _run(partial(capture_program, chooser=api.choose_hot_kernels), request, out, tool_options, force, dry_run_,
-             "checking the tools")
-        return
-    if ranges or kernel or launch_count is not None or top is not None:
-        raise UsageError("--range, --kernel, --launch-count and --top select launches of your own program",
-                         "give the program after --: nsprof profile --range step -- python train.py")
-    request = build_request(op or "sgemm", stage, size, tool.value, metrics, clock_control.value, repeat)
-    if not dry_run_:
-        gpu.device_info()  # without CuPy or a GPU: the one-line error, before any progress display
-    result = _run(capture, request, out, tool_options, force, dry_run_, "checking the GPU and the tools")
-    if result is None:
-        return
-    directory, manifest = result
-    failed = [v for v in manifest["verification"] if v["status"] == "failed"]
-    if failed:
-        first = failed[0]
-        raise VerificationFailed(
-            f"{first['stage']} {first['size']} failed verification ({first['message']})",
-            f"its launches were not measured, so {directory} has no ranges for it; check it with nsprof bench --stage {first['stage']}",
-        )
-
-
-def _run(run_capture, request, out: Path, tool_options: dict, force: bool, dry_run_: bool, starting: str):
-    """Print the command lines (--dry-run, returns None), or capture with a progress line and print
-    the summary; returns (directory, manifest)."""
-    from nsprof.capture.session import dry_run
-
+    request = api.profile_request(program, stage, size, op, tool=tool.value, metrics=metrics,
+                                  clock_control=clock_control.value, repeat=repeat, ranges=ranges, kernel=kernel,
+                                  launch_count=launch_count, top=top)
     if dry_run_:
-        for command in dry_run(request, out, tool_options):
-            typer.echo(command.shell)
+        for line in api.profile_commands(request, out, nsys, ncu):
+            typer.echo(line)
         if getattr(request, "guided", False):
             typer.echo(f"# then ncu on the hot kernels nsys finds: the fewest that make 80% of kernel time, at most "
                        f"{request.top}, one steady-state launch per configuration (see the manifest's \"guided\")")
-        return None
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                  console=stderr(), transient=True) as bar:
-        task = bar.add_task(starting, total=None)
-        directory, manifest = run_capture(request, out, tool_options, force=force,
-                                          progress=lambda msg: bar.update(task, description=msg))
+        return
+    with progress_line() as progress:
+        directory, manifest = api.profile(request, out, nsys, ncu, force=force, progress=progress)
     for line in summary_lines(directory, manifest):
         typer.echo(line)
-    return directory, manifest
+    api.check_verified(directory, manifest)
 
 
 def summary_lines(directory: Path, manifest: dict) -> list[str]:

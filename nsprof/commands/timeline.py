@@ -21,7 +21,11 @@ def timeline(
     """Draw where the GPU time went: one lane per CUDA stream (kernels, copies by direction, memsets, CUDA graph launches), the NVTX ranges of each thread above them, one lane per nesting depth.
 
     By default the chart leaves out start-up and compilation: it spans the GPU work and the NVTX ranges open over it, dropping work cut off by an idle stretch longer than all the rest. Any number of events stays readable: work closer together than a pixel is drawn as one bar, and no bar is thinner than two pixels."""
-    caption, wrote = api.write_timeline(path, out, range_, window, trace, force)
-    typer.echo(caption, err=True)
-    for line in wrote:
-        typer.echo(line)
+    timeline = api.load_timeline(path, range_, window)
+    written_files = api.write_timeline(timeline, out, trace=trace, force=force)
+    typer.echo(timeline.caption, err=True)
+    for written in written_files:
+        if trace is not None and written == Path(trace):
+            typer.echo(f"wrote {written} ({timeline.trace_events:,} events" + (", those in the window drawn)" if timeline.zoomed else ")"))
+        else:
+            typer.echo(f"wrote {written}")

@@ -11,7 +11,7 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Collection
 
 import pandas as pd
 
@@ -21,6 +21,7 @@ from nsprof.analyze.metrics import TOTALS
 from nsprof.errors import NsprofError
 from nsprof.explain.occupancy import blocks_by_registers
 from nsprof.explain.prediction import MixPrediction, predict_l1_bytes, predict_mix
+from nsprof.ops.tiles import Tile  # a block tile: what the launch geometry is counted in
 from nsprof.parse.profile import tool_outputs
 from nsprof.parse.sources import PROFILES_DIR, latest_profile
 from nsprof.profile_analysis import analyzed_profile
@@ -50,11 +51,12 @@ class Measurements:
     manifest: dict | None = None  # the profile directory's manifest.json, where it has one
 
 
-def find_source(given: Path | None, op: str = "sgemm") -> Source | None:
+def find_source(given: Path | None, op: str = "sgemm", stages: Collection[str] = ()) -> Source | None:
     """--from if given (a profile directory or ncu CSV, or a directory of profiles: then its latest
     with ncu output, as roofline's --from reads it); else the latest profile of `op`'s ladder under
     ./profiles with ncu output, found as the report commands find profiles
-    (nsprof.parse.sources.latest_profile: by the manifest's start time); else the committed example
+    (nsprof.parse.sources.latest_profile: by the manifest's start time; of those that captured any of
+    `stages`, where one did); else the committed example
     of that ladder; None when there is none of these."""
     if given is not None:
         given = Path(given)
@@ -64,7 +66,7 @@ def find_source(given: Path | None, op: str = "sgemm") -> Source | None:
                 return Source(latest.path, f"the newest profile under {given} with an ncu CSV (--from)")
         return Source(given, "given with --from")
     example = EXAMPLE_PROFILES.get(op)
-    latest = latest_profile(PROFILES_DIR, with_ncu=True, op=op)
+    latest = latest_profile(PROFILES_DIR, with_ncu=True, op=op, stages=stages)
     if latest is not None:
         reason = (f"the newest profile of the {op} ladder under {PROFILES_DIR}/ with ncu output" if latest.op == op else
                   f"the newest capture of another program under {PROFILES_DIR}/ (there is none of the {op} ladder)")
@@ -170,7 +172,7 @@ def l1_bytes_comparison(m: Measurements, names: list[str] | None = None) -> list
 def launch_geometry(stage: Stage, size: str, group: pd.DataFrame) -> tuple[int, int] | None:
     """(warps, K tiles per block) of a launch: what per-warp, per-K-tile counts multiply into
     totals. None when the launch geometry or the kernel's tile is unknown."""
-    tile = next((t for t in stage.tiles if group["kernel"].iloc[0] in t.entries), None)
+    tile = next((t for t in stage.tiles if group["kernel"].iloc[0] in t.entries and isinstance(t, Tile)), None)
     grid, block = (_dims(group[c].iloc[0]) if c in group else None for c in ("grid_size", "block_size"))
     if tile is None or not grid or not block:
         return None

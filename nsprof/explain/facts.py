@@ -10,6 +10,7 @@ from nsprof import metric_catalog
 from nsprof.explain.coalescing import SECTOR_BYTES, analyze_global
 from nsprof.explain.evidence import QUANTITIES, Measurements, staged
 from nsprof.explain.prediction import predict_mix, sass_name
+from nsprof.ops.tiles import Tile  # the block tile's geometry: what these facts are about
 from nsprof.registry import Stage, get_op
 from nsprof.render.format import bytes_per_s, flops_per_s
 from nsprof.sizes import parse_label
@@ -22,7 +23,7 @@ def topic_facts(topic: str, stages: list[Stage], m: Measurements | None) -> list
 
 def _thread_tile_side(stage: Stage) -> int | None:
     """An FP32 stage's thread tile is side x side outputs of C (default block tile); None otherwise."""
-    if stage.precision.name != "fp32" or not stage.tiles:
+    if stage.precision.name != "fp32" or not stage.tiles or not isinstance(stage.tiles[0], Tile):
         return None
     tile = stage.tiles[0]
     outputs = tile.bm * tile.bn // (tile.threads[0] * tile.threads[1])
@@ -68,7 +69,7 @@ def _tiling(stages: list[Stage], m: Measurements | None) -> list[str]:
     facts = []
     for stage in stages:
         loads = [a for a in stage.accesses if a.space == "global" and a.op == "load"]
-        if not loads:
+        if not loads or not isinstance(stage.tiles[0], Tile):
             continue
         sector_bytes = sum(len(analyze_global(a).sectors) * SECTOR_BYTES * a.count for a in loads)
         bk = stage.tiles[0].bk
@@ -114,7 +115,7 @@ def _wgmma_operands(stage: Stage) -> list[str]:
     elem = get_op(stage.op).element_bytes
     k = WGMMA_K_BYTES // elem
     for tile in stage.tiles:
-        if not tile.tma_boxes or tile.arch != "sm_90a":
+        if not isinstance(tile, Tile) or not tile.tma_boxes or tile.arch != "sm_90a":
             continue
         (a_rows, a_cols), (b_rows, b_cols) = tile.tma_boxes
         per_stage = (tile.bm * a_cols + tile.bn * tile.bk) * elem

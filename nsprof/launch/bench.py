@@ -44,9 +44,9 @@ def bench_stage(stage: Stage, size: Size, problem, tools, *, repeat: int | None,
         rec["status"], rec["message"] = "not available", missing
         return rec
     launcher = get_op(stage.op).workload.launcher(stage, problem, tools, tile_shape=tile if len(stage.tiles) > 1 else None)
-    rec["split_k"] = launcher.plan.split_k if launcher.plan else None
+    rec["split_k"] = launcher.split_k
     rec["tile"], rec["padded"] = launcher.tile_label, launcher.padded_shape is not None
-    prepare = getattr(launcher, "prepare", None)  # a step the stage needs first (SGEMV's transpose)
+    prepare = launcher.prepare  # a step the stage needs first (SGEMV's transpose)
     problem.refresh()
     err = verify(launcher, problem, verify_range_name(stage.op, stage.stage, size))
     rec["rel_error"] = err
@@ -59,7 +59,7 @@ def bench_stage(stage: Stage, size: Size, problem, tools, *, repeat: int | None,
     rec["status"] = "ok"
     if prepare:  # timed apart and shown beside the stage, never folded into it or hidden
         rec["prepare"], rec["prepare_ms"] = launcher.prepare_name, time_launches(prepare, warmup=warmup).median_ms
-    steps = getattr(launcher, "steps", None)  # work inside the stage's time (v11's transpose), timed alone too
+    steps = launcher.steps  # work inside the stage's time (v11's transpose), timed alone too
     if steps:
         rec["steps_ms"] = {name: time_launches(step, warmup=warmup).median_ms for name, step in steps.items()}
     seconds = rec["median_ms"] * 1e-3
@@ -127,6 +127,16 @@ def _add_pct_cublas(records: list[dict]) -> None:
         base = times.get((r["op"], r["baseline"], r["size"]))
         if r["status"] == "ok" and base is not None:
             r["pct_cublas"] = 100 * base / r["median_ms"]
+
+
+def add_pct_dram(records: list[dict], ceiling) -> None:
+    """pct_dram: each timed record's bandwidth (min_bytes over its time) as a percentage of the DRAM
+    ceiling (a nsprof Ceiling, measured or the datasheet's); nothing when none is known."""
+    if ceiling is None or ceiling.dram_tbyte_per_s is None:
+        return
+    for r in records:
+        if r.get("tbytes_per_s") is not None:
+            r["pct_dram"] = 100 * r["tbytes_per_s"] / ceiling.dram_tbyte_per_s
 
 
 def check_tile(stages: list[Stage], tile: str | None) -> None:

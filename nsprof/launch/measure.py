@@ -31,7 +31,7 @@ def verify(launcher, problem, range_name: str | None = None) -> float:
     transpose, on the current inputs), launch once, and return the relative Frobenius error."""
     cp = require_cupy()
     problem.poison_output()
-    if getattr(launcher, "prepare", None):
+    if launcher.prepare:
         launcher.prepare()
     with nvtx_range(range_name):
         launcher.run()

@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 
 from nsprof.ops import matmul
-from nsprof.op_model import Op, Precision, Stage, Tile
+from nsprof.op_model import Op, Precision, Stage
+from nsprof.ops.tiles import Tile
 from nsprof.sizes import Size
 
 UNIT_ROUNDOFF_FP16 = 2.0**-11
@@ -101,7 +102,7 @@ STAGES = (
     Stage(
         "hgemm", "h6", "wgmma fed by TMA, warp-specialized", "kernels/hgemm/h6_wgmma_tma.cu", "nvrtc",
         (_h6(128, 256, 214272, persistent=True), _h6(128, 128, 214272, persistent=True), _h6(128, 64, 140544)),
-        "pad", FP16,
+        "tma-fill", FP16,
         changes="Hopper's wgmma (m64nNk16, operands read from shared memory by descriptor) fed by TMA into "
                 "128-byte-swizzled shared memory; a producer warpgroup and two consumer warpgroups with "
                 "full/empty mbarriers, setmaxnreg; persistent blocks",
@@ -133,6 +134,7 @@ OP = Op(
     baselines={"fp16": "h7"},
     flops=matmul.flops,
     min_bytes=matmul.min_bytes(2),
+    min_bytes_rule=matmul.min_bytes_rule(2),
     workload=matmul.MatmulWorkload("float16", split_k="partials",
                                    reduce_kernel=("kernels/hgemm/splitk_reduce.cu", "hgemm_splitk_reduce"),
                                    partials_argument=True),

@@ -2,7 +2,7 @@
 the GPU (random inputs, the float64 reference) and the tiled kernel launcher.
 
 Nothing here imports CuPy: the launch layer hands in the array module (`xp`) and its tools
-(`LaunchTools`: compile a kernel, encode a TMA tensor map, the SM count), so that an op module
+(nsprof.op_model.LaunchTools: compile a kernel, encode a TMA tensor map, the SM count), so that an op module
 declares how its stages run while CuPy stays inside nsprof.launch.
 """
 
@@ -15,12 +15,19 @@ from typing import Any, Callable
 import numpy as np
 
 from nsprof.errors import UsageError
-from nsprof.op_model import Stage, Tile, find_kernel
+from nsprof.op_model import LaunchTools, Stage, find_kernel  # noqa: F401 (LaunchTools handed on)
+from nsprof.ops.tiles import Tile
 from nsprof.sizes import Size
 
 INT32_MAX = 2**31 - 1
 DIMS = "MxNxK"
-MIN_SLICE_K = 256  # a K split keeps each slice at least this deep, so the partial sums stay worth a launch
+# ragged policies whose kernels read zeros past the edges (TMA boxes, cp.async with a source size of
+# 0) and check their stores: they run on A, B and C as they are wherever rows_aligned holds
+ZERO_FILL = ("tma-fill", "async-fill")
+MIN_SLICE_K = 128  # a K split keeps each slice at least this deep, so the partial sums stay worth a launch
+# A grid fills the GPU evenly when the SMs' average block count is at least this share of the busiest SM's
+# (blocks spread round-robin): 1.94 of 2 per SM (0.97) runs at full speed, 1.21 of 2 (0.61) does not.
+EVEN_SPREAD = 0.8
 
 
 def flops(size: Size) -> int:
@@ -36,6 +43,11 @@ def min_bytes(element_bytes: int) -> Callable[[Size], int]:
         return element_bytes * (m * k + k * n + m * n)
 
     return formula
+
+
+def min_bytes_rule(element_bytes: int) -> str:
+    """min_bytes as a caption states it."""
+    return f"{element_bytes}(MK + KN + MN)"
 
 
 class MatmulProblem:
@@ -92,6 +104,12 @@ class Launcher:
     # so that its share of the stage's time can be measured
     steps: dict[str, Callable[[], None]] = field(default_factory=dict)
     entry: str | None = None  # the kernel launched (None for library calls)
+    prepare: None = None  # nothing runs before the stage, timed apart (nsprof.op_model.Launcher)
+    prepare_name: None = None
+
+    @property
+    def split_k(self) -> int | None:
+        return self.plan.split_k if self.plan else None
 
     @property
     def tile_label(self) -> str:
@@ -102,29 +120,20 @@ class Launcher:
         return f"{t.bm}x{t.bn}x{t.bk}{split}"
 
 
-@dataclass(frozen=True)
-class LaunchTools:
-    """What the launch layer lends an op's launcher (see the module docstring)."""
-
-    xp: Any  # CuPy
-    sm_count: int
-    compute_capability: str  # "9.0"
-    load_kernel: Callable[..., Any]  # (path, entry, *, dynamic_smem_bytes, arch, defines) -> kernel
-    encode_tensor_map: Callable[..., bytes]  # nsprof.launch.tensor_map.encode_2d
-    runs: Callable[[Tile], bool]  # whether this GPU can run a tile (its arch)
-    module_global: Callable[..., Any]  # (path, name, *, arch, defines) -> a module variable's device address
-    library_matmul: Callable[..., None]  # (a, b, out, precision): cuBLAS through CuPy in that precision
-
-
 def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile: str | None = None,
                 forced_split: int | None = None, tiles: tuple[Tile, ...] | None = None) -> LaunchPlan:
     """Pick the block tile (and split-K factor) that keeps every SM busy.
 
     In registry order (largest tile first), take the first tile that yields at least one
     block per SM on its own, or with a split of K that the tile allows (each slice at least
-    MIN_SLICE_K deep). Otherwise fall back to the smallest tile. `forced_tile` ("64x128")
-    and `forced_split` override the choice, for tuning runs; `tiles` limits the choice to
-    those this GPU can run.
+    MIN_SLICE_K deep). A tile that can split K splits until its blocks also spread evenly over
+    the SMs (`spreads_evenly`), or as far as it may. Otherwise fall back to the smallest tile.
+    `forced_tile` ("64x128") and `forced_split` override the choice, for tuning runs; `tiles`
+    limits the choice to those this GPU can run.
+
+    Why the even spread (measured on the H200 with v8, issue 22, benchmarks/gpu/sgemm_peak_h200.sh):
+    at 1000x1200x800, 80 tiles of 128x128 split in 2 give 160 blocks, so 28 SMs run two blocks and
+    104 run one, at 79% of cuBLAS; split in 4 (320 blocks, 2.4 per SM) the same kernel reads 99%.
     """
     candidates = stage.tiles if tiles is None else tiles
     if forced_tile:
@@ -138,11 +147,17 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
     for tile in candidates:
         blocks = math.ceil(m / tile.bm) * math.ceil(n / tile.bn)
         split = 1
-        while blocks * split < sm_count and split * 2 <= tile.max_split_k and k >= split * 2 * MIN_SLICE_K:
+        while not spreads_evenly(blocks * split, sm_count) and split * 2 <= tile.max_split_k \
+                and k >= split * 2 * MIN_SLICE_K:
             split *= 2
         if blocks * split >= sm_count or tile is candidates[-1]:
             return LaunchPlan(tile, split)
     raise AssertionError("unreachable: the last tile always returns")
+
+
+def spreads_evenly(blocks: int, sm_count: int) -> bool:
+    """At least one block per SM, and the average SM's share at least EVEN_SPREAD of the busiest one's."""
+    return blocks >= sm_count and blocks / sm_count / math.ceil(blocks / sm_count) >= EVEN_SPREAD
 
 
 def _round_up(x: int, multiple: int) -> int:
@@ -178,7 +193,7 @@ class MatmulWorkload:
         runnable = tuple(t for t in stage.tiles if tools.runs(t))
         plan = choose_plan(stage, m, n, k, tools.sm_count, tile_shape, split_k, runnable)
         tile, split = plan.tile, plan.split_k
-        if stage.ragged == "pad" or (stage.ragged == "tma-fill" and not self.tma_rows_aligned(k)):
+        if stage.ragged == "pad" or (stage.ragged in ZERO_FILL and not self.rows_aligned(tile, n, k)):
             mp, np_, kp = _round_up(m, tile.bm), _round_up(n, tile.bn), _round_up(k, tile.bk * split)
         else:
             mp, np_, kp = m, n, k
@@ -194,11 +209,16 @@ class MatmulWorkload:
         block = (tile.threads[0], tile.threads[1], 1)
         add_up = self._split_k_step(tools, split, mp, np_)
         operands = self._tensor_maps(tools, tile, mp, np_, kp) if tile.tma_boxes else (lambda a, b: (a, b))
-        transpose_b = self._transposer(stage, tools, tile, kp, np_, defines) if tile.b_k_major else None
+        # kernels that read an operand transposed get it from a first kernel of their own, timed with the stage
+        transpose_a = self._transposer(stage, tools, tile, "a", mp, kp, (kp, _round_up(mp, 4)), defines) \
+            if tile.a_m_major else None
+        transpose_b = self._transposer(stage, tools, tile, "b", kp, np_, (np_, kp), defines) if tile.b_k_major else None
 
         def launch(a, b, c):
             if split > 1 and self.split_k == "atomic":
                 c.fill(0)  # the K slices add their partial sums into C
+            if transpose_a:
+                a = transpose_a(a)  # the kernel reads A as At (K x M, rows padded to 4 floats)
             if transpose_b:
                 b = transpose_b(b)  # the kernel reads B as Bt (N x K)
             args = [np.int32(mp), np.int32(np_), np.int32(kp), *operands(a, b), c]
@@ -208,7 +228,12 @@ class MatmulWorkload:
             if split > 1 and self.split_k == "partials":
                 add_up.into(c)
 
-        steps = {"transpose B": lambda: transpose_b(problem.B)} if transpose_b and (mp, np_, kp) == (m, n, k) else {}
+        steps = {}
+        if (mp, np_, kp) == (m, n, k):
+            if transpose_a:
+                steps["transpose A"] = lambda: transpose_a(problem.A)
+            if transpose_b:
+                steps["transpose B"] = lambda: transpose_b(problem.B)
         if (mp, np_, kp) == (m, n, k):
             return Launcher(lambda: launch(problem.A, problem.B, problem.C), plan, None, steps, entry)
 
@@ -226,23 +251,28 @@ class MatmulWorkload:
 
         return Launcher(run_padded, plan, (mp, np_, kp), entry=entry)
 
-    def tma_rows_aligned(self, k: int) -> bool:
-        """Whether rows of K elements start 16 bytes apart, as a TMA tensor map needs (K % 4 == 0 in float32)."""
-        return k * np.dtype(self.dtype).itemsize % 16 == 0
+    def rows_aligned(self, tile: Tile, n: int, k: int) -> bool:
+        """Whether every row the kernel copies in 16-byte pieces starts 16 bytes apart, as a TMA tensor
+        map or a 16-byte cp.async needs: A's rows of K elements, and B's of N (of K when the kernel
+        reads B transposed). In float32 that is K % 4 == 0 (and N % 4 == 0); in float16, % 8."""
+        item = np.dtype(self.dtype).itemsize
+        b_row = k if tile.b_k_major else n
+        return k * item % 16 == 0 and b_row * item % 16 == 0
 
     @staticmethod
-    def _transposer(stage: Stage, tools: LaunchTools, tile: Tile, kp: int, np_: int,
-                    defines: tuple[str, ...]) -> Callable[[Any], Any]:
-        """For kernels that read B K-major: b (kp x np_) -> Bt (np_ x kp) by the stage's own
-        <prefix>_transpose_b entry (grid of 32 x 32 tiles, block 32 x 8), into one buffer."""
-        bt = tools.xp.empty((np_, kp), dtype=tools.xp.float32)
-        entry = tile.entry.rsplit("_", 1)[0] + "_transpose_b"  # sgemm_v11_128x256 -> sgemm_v11_transpose_b
+    def _transposer(stage: Stage, tools: LaunchTools, tile: Tile, operand: str, rows: int, cols: int,
+                    shape: tuple[int, int], defines: tuple[str, ...]) -> Callable[[Any], Any]:
+        """For kernels that read an operand transposed: x (rows x cols) -> its transpose, of `shape`
+        (cols x rows, or rows rounded up as the kernel's leading dimension), by the stage's own
+        <prefix>_transpose_<operand> entry (grid of 32 x 32 tiles, block 32 x 8), into one buffer."""
+        out = tools.xp.empty(shape, dtype=tools.xp.float32)
+        entry = tile.entry.rsplit("_", 1)[0] + f"_transpose_{operand}"  # sgemm_v11_128x256 -> sgemm_v11_transpose_b
         kernel = tools.load_kernel(stage.kernel_path(), entry, arch=tile.arch, defines=defines)
-        grid = (math.ceil(np_ / 32), math.ceil(kp / 32), 1)
+        grid = (math.ceil(cols / 32), math.ceil(shape[1] / 32), 1)
 
-        def transpose(b):
-            kernel(grid, (32, 8, 1), (np.int32(kp), np.int32(np_), b, bt))
-            return bt
+        def transpose(x):
+            kernel(grid, (32, 8, 1), (np.int32(rows), np.int32(cols), x, out))
+            return out
 
         return transpose
 

@@ -16,8 +16,8 @@ from typing import Callable
 import numpy as np
 
 from nsprof.access import MemoryAccess
-from nsprof.op_model import Op, Precision, Stage, Tile, find_kernel
-from nsprof.ops.matmul import LaunchTools
+from nsprof.op_model import LaunchTools, Op, Precision, Stage, find_kernel
+from nsprof.ops.tiles import Tile
 from nsprof.sizes import Size
 
 UNIT_ROUNDOFF_FP32 = 2.0**-24
@@ -85,8 +85,9 @@ class GemvLauncher:
     tile_label: str
     prepare: Callable[[], None] | None = None  # the transpose of A for s2-s4
     prepare_name: str | None = None
-    plan: None = None  # no tiles or K splits chosen from a list, as a GEMM's launcher does
+    split_k: None = None  # no K split chosen from a list, as a GEMM's launcher does (s6 says its own in tile_label)
     padded_shape: None = None  # nothing is padded
+    steps: dict = field(default_factory=dict)  # nothing inside the stage's time is timed alone
 
 
 # How the launcher calls each kernel entry (the kernels' headers say the same).
@@ -284,6 +285,7 @@ OP = Op(
     baselines={"fp32": "s7"},
     flops=flops,
     min_bytes=min_bytes,
+    min_bytes_rule="4(MK + M + K)",
     workload=GemvWorkload({"sgemv_s2": TRANSPOSED, "sgemv_s3": CONSTANT, "sgemv_s4": TRANSPOSED, "sgemv_s6": SPLIT}),
     headline="bytes",
 )

@@ -1,5 +1,4 @@
-"""What the report commands and `nsprof explain` read: profiles found under `--from` paths, and the
-GPU's ceilings (measured ones where there are some, else the datasheet's; see resolve_ceiling).
+"""What the report commands and `nsprof explain` read: profiles found under `--from` paths.
 
 A `--from` path may be a profile directory (it holds a manifest.json, nsys .nsys-rep or .sqlite
 files, ncu .ncu-rep or .csv files), a directory holding profile directories at any depth (profiles/,
@@ -19,13 +18,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
-from nsprof.ceilings_files import is_ceilings_document, named_ceilings, saved_ceilings
 from nsprof.errors import ParseError
-from nsprof.gpu_ceilings import Ceiling, ceiling_for, datasheet_ceiling, measured_on
 from nsprof.parse.profile import MANIFEST, NCU_SUFFIXES, PROFILE_FILES, Profile, load_profile, tool_outputs
 from nsprof.paths import PROFILES_DIR, missing_reason
 
@@ -68,10 +65,12 @@ def load_sources(paths: list[Path]) -> list[Source]:
     return [Source(load_profile(found.path), found.name, found.started) for found in find_profiles(paths)]
 
 
-def latest_profile(path: Path = PROFILES_DIR, with_ncu: bool = True, op: str | None = None) -> FoundProfile | None:
+def latest_profile(path: Path = PROFILES_DIR, with_ncu: bool = True, op: str | None = None,
+                   stages: Collection[str] = ()) -> FoundProfile | None:
     """The profile under `path` that started last (with ncu output, unless `with_ncu` is False), found
     as `find_profiles` finds them; with `op`, the latest of that ladder, else the latest capture of
-    another program (never of another ladder). None when `path` does not exist or holds no such profile."""
+    another program (never of another ladder); with `stages`, the latest of those that captured any of
+    them, where one did. None when `path` does not exist or holds no such profile."""
     if not Path(path).exists():
         return None
     try:
@@ -81,6 +80,8 @@ def latest_profile(path: Path = PROFILES_DIR, with_ncu: bool = True, op: str | N
     candidates = [profile for profile in found if (profile.has_ncu or not with_ncu) and (op is None or profile.op in (None, op))]
     own_ladder = [profile for profile in candidates if op is not None and profile.op == op]
     candidates = own_ladder or candidates  # another program's capture only where the ladder has none
+    if stages:  # a newer capture of other stages of the ladder must not hide the one that measured these
+        candidates = [p for p in candidates if set(stages) & _manifest_stages(p.path)] or candidates
     return candidates[-1] if candidates else None
 
 
@@ -112,41 +113,6 @@ def unique_names(paths: list[Path]) -> list[str]:
 
 def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "profile"
-
-
-def resolve_ceiling(gpu_name: str | None, location: Path | None = None,
-                    manifests: Sequence[dict | None] = ()) -> Ceiling | None:
-    """The GPU's ceilings as every command uses them: the datasheet's, with measured values laid
-    over them (nsprof.gpu_ceilings.ceiling_for) from the first of
-
-    1. `location` (--ceilings): a file `nsprof ceilings` saved, or a directory holding ceilings-<gpu>.json;
-    2. the profiles' `manifests` (oldest first): the newest holding ceilings measured on this GPU,
-       copied there at capture;
-    3. ceilings-<gpu>.json in nsprof's data directory (nsprof.paths.data_dir).
-
-    Never the current directory. Each measured value's source ends with where it was found. None
-    when neither the datasheet nor a measurement knows the GPU. Raises ParseError for a --ceilings
-    path that does not exist, or a file or manifest entry that is not a ceilings document."""
-    if location is not None:
-        found = named_ceilings(location, gpu_name)
-        return ceiling_for(gpu_name, found[0], f"{found[1]} (--ceilings)") if found else datasheet_ceiling(gpu_name)
-    for manifest in reversed(manifests):
-        document = manifest_ceilings(manifest)
-        if measured_on(document, gpu_name):
-            return ceiling_for(gpu_name, document, "the profile's manifest")
-    found = saved_ceilings(gpu_name)
-    return ceiling_for(gpu_name, found[0], str(found[1])) if found else datasheet_ceiling(gpu_name)
-
-
-def manifest_ceilings(manifest: dict | None) -> dict | None:
-    """The ceilings document a capture copied into its manifest ("ceilings"), None where it has none."""
-    document = (manifest or {}).get("ceilings")
-    if document is None:
-        return None
-    if not is_ceilings_document(document):
-        raise ParseError("a profile's manifest.json holds \"ceilings\" that are not what `nsprof ceilings` saves",
-                         "remove that entry, or pass --ceilings")
-    return document
 
 
 def _profile_paths(path: Path) -> list[Path]:
@@ -206,6 +172,15 @@ def _manifest_op(path: Path) -> str | None:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
         return None
     return op if isinstance(op, str) else None
+
+
+def _manifest_stages(path: Path) -> set[str]:
+    """The stages a profile's manifest says it captured; none without a readable one."""
+    try:
+        stages = json.loads((path / MANIFEST).read_text(encoding="utf-8")).get("stages") if path.is_dir() else None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+        return set()
+    return {s for s in stages if isinstance(s, str)} if isinstance(stages, list) else set()
 
 
 def _manifest_start(path: Path) -> dt.datetime | None:

@@ -14,7 +14,8 @@ from nsprof.parse.nsys_sqlite import GRAPH_NAME
 from nsprof.render import format as fmt
 from nsprof.render.document import Block, Drawing, Table
 from nsprof.render.document_writers import json_ready, to_terminal
-from nsprof.render.kernel_names import short_names, telling_names
+from nsprof.render.kernel_names import telling_names
+from nsprof.render.stage_notes import PEAK_SAID, stage_notes
 from nsprof.render.terminal_table import fit_columns, fit_named, left_out, plain, table_width
 
 KERNEL_FIELDS = (
@@ -172,7 +173,7 @@ RANGE_NAME_WIDTHS = (64, 48, 40, 34, 28, 24, 20, 16, 12)
 GROUP_DROP_ORDER = ("smem_st_nway", "smem_ld_nway", "tensor_pct_of_peak", "fp32_pct_of_peak", "dram_pct_of_peak",
                     "intensity_flop_per_byte", "min_ns", "dram_gbytes_per_s", "registers_per_thread", "occupancy_pct",
                     "max_ns", "memory_throughput_pct", "sm_throughput_pct")
-NAME_WIDTHS = (26, 20, 16, 12)  # ncu's kernels tables: base names this long at most (then ' [2]' where needed)
+NAME_WIDTHS = (26, 20, 16, 12)  # ncu's kernels tables: names this long at most (then ' [2]' where needed)
 # Stage-table columns left out first when the terminal is too narrow: bank conflicts, what the
 # ladder teaches, go last (after where the time came from and DRAM bandwidth, both in --json).
 STAGE_DROP_ORDER = ("smem_st_nway", "dram_pct_of_peak", "launches", "op", "intensity_flop_per_byte", "smem_ld_nway",
@@ -290,7 +291,7 @@ def _kernel_groups_table(analysis: ProfileAnalysis, width: int) -> Table:
 
 def _fitted(title: str, columns: tuple, records: list[dict], width: int, drop_order: tuple[str, ...], caption: str) -> Table:
     """A kernels table of the columns some record has a value in (and the kernel's name and time),
-    fitted to `width`: columns left out in `drop_order`, then base names shortened (NAME_WIDTHS)
+    fitted to `width`: columns left out in `drop_order`, then names shortened to the part that tells them apart (NAME_WIDTHS)
     rather than broken across lines; its caption says which columns were left out."""
     always = ("id", "kernel", "duration_ns", "launches", "median_ns")
     present = [column for column in columns
@@ -298,7 +299,7 @@ def _fitted(title: str, columns: tuple, records: list[dict], width: int, drop_or
     names = [record["kernel"] for record in records]
 
     def rows_for(name_width: int) -> list[dict]:
-        return [{**record, "kernel": name} for record, name in zip(records, short_names(names, name_width))]
+        return [{**record, "kernel": name} for record, name in zip(records, telling_names(names, name_width))]
 
     shown, rows = fit_named(present, rows_for, NAME_WIDTHS, width, drop_order)
     return Table(title, tuple(shown), rows, caption + left_out(present, shown))
@@ -336,6 +337,8 @@ def _missing_note(missing: dict, width: int) -> Drawing | None:
         return None
     labels = sorted({label.split(" (")[0] for label in missing["labels"]})
     said = f"Not in this capture, and read by nsprof's analysis: {', '.join(labels)}."
+    for name, blind_to in missing.get("partial", {}).items():
+        said += f" It has {name}, which does not count {blind_to}."
     if "asked" not in missing:  # another tool's capture
         return Drawing(f"{said} Capture with `nsprof profile` (-- CMD for your program), or add these "
                        f"{len(missing['metrics'])} metrics to ncu's options:", continued_lines(missing["ncu_options"], width))
@@ -367,9 +370,10 @@ def _stages_table(analysis: ProfileAnalysis, width: int) -> Table:
     columns = fit_columns(list(STAGE_COLUMNS), rows, width, STAGE_DROP_ORDER)
     said = ("time: nsys GPU time per launch (warm, no replay) where nsys saw the stage, else ncu's duration "
             "(replayed, caches flushed); TFLOP/s: the op's FLOPs over that time, as report and roofline show it; "
-            "% peak: of the units that did the FLOPs (FP32 or tensor cores); DRAM: ncu's bytes over its own duration; "
+            f"{PEAK_SAID}; DRAM: ncu's bytes over its own duration; "
             "n-way: shared-memory wavefronts per instruction, at least 1, 2 or 4 for 32-, 64- or 128-bit accesses; "
             "bank conflicts: the wavefronts over that least, per launch (nsprof explain bank-conflicts)")
+    said += "".join(f"; {note}" for note in stage_notes(analysis.stages))
     return Table("Stages (NVTX ranges nsprof:OP/STAGE/SIZE)", tuple(columns), rows, said + left_out(list(STAGE_COLUMNS), columns))
 
 

@@ -10,7 +10,7 @@ import json
 from nsprof.analyze.captures import NCCL, NO_COMM
 from nsprof.render.document import Block, Image, Paragraph, Table
 from nsprof.render.document_writers import json_ready
-from nsprof.render.kernel_names import short_names
+from nsprof.render.kernel_names import telling_names
 from nsprof.render.terminal_table import fit_columns, fit_named, left_out
 
 KERNEL_ROWS = 10
@@ -53,7 +53,9 @@ def _captures_table(result, width: int) -> Table:
                ("idle ms", "idle_ns", _ms), ("top kernel", "top", "")]
 
     def rows_for(name_width: int) -> list[dict]:
-        tops = short_names(captures["top_kernel"].fillna(""), name_width)
+        names = captures["top_kernel"].fillna("").tolist()
+        told = iter(telling_names([name for name in names if name], name_width))  # a capture with no kernel: no label
+        tops = [next(told) if name else None for name in names]
         return [{**row, "capture": _label(row), "top": f"{top} {row['top_kernel_pct']:.0f}%" if top else None}
                 for row, top in zip(captures.to_dict("records"), tops)]
 
@@ -75,7 +77,7 @@ def _kernels_table(result, width: int) -> Table:
 
     def rows_for(name_width: int) -> list[dict]:
         return [{**row, "kernel": name} for row, name in zip(kernels.to_dict("records"),
-                                                             short_names(kernels["kernel"], name_width))]
+                                                             telling_names(kernels["kernel"], name_width))]
 
     shown, rows = fit_named(columns, rows_for, (30, 22, 16), width, ("count", "pct"))
     more = f"; {len(result.kernels) - KERNEL_ROWS} more kernels" if len(result.kernels) > KERNEL_ROWS else ""

@@ -9,7 +9,7 @@ from nsprof.analyze.hot_kernels import COVERAGE_PCT, GRAPH_LEVEL, NOT_PROFILED
 from nsprof.render import format as fmt
 from nsprof.render.document import Table
 from nsprof.render.terminal_table import fit_named, left_out
-from nsprof.render.kernel_names import short_names
+from nsprof.render.kernel_names import telling_names
 
 HOT_ROWS = 10  # the terminal shows the first ten ranked; --json has every row
 
@@ -59,7 +59,7 @@ def hot_kernels_table(hot: pd.DataFrame, width: int, harness: dict | None = None
     shown = hot.head(HOT_ROWS)
     def rows_for(label_width: int) -> list[dict]:
         return [{**row, "label": label, "grid_short": _grid(row["grid"]), "rate": _rate(row), "speedup": _speedup(row)}
-                for row, label in zip(shown.to_dict("records"), short_names(shown["kernel"], label_width))]
+                for row, label in zip(shown.to_dict("records"), telling_names(shown["kernel"], label_width))]
 
     columns, rows = fit_named(list(COLUMNS), rows_for, LABEL_WIDTHS, width, DROP_ORDER)
     notes = [f"the fewest kernels (name and launch configuration) that make {COVERAGE_PCT:.0f}% of kernel time, "

@@ -2,23 +2,9 @@
 
 from __future__ import annotations
 
-from nsprof.analyze.ladder import short_kernel_name
+import re
+
 from nsprof.render.bar_labels import ELLIPSIS, SEPARATORS, fitted, kernel_label, shared_parts
-
-
-def short_names(names, width: int) -> list[str]:
-    """Base names (short_kernel_name); different full names that shorten alike are numbered apart
-    ("reduce_kernel [2]") in the order they come, while every row of one full name keeps one label."""
-    labels: dict[str, str] = {}
-    taken: dict[str, int] = {}
-    shown = []
-    for name in map(str, names):
-        if name not in labels:
-            short = short_kernel_name(name, width)
-            taken[short] = taken.get(short, 0) + 1
-            labels[name] = short if taken[short] == 1 else f"{short} [{taken[short]}]"
-        shown.append(labels[name])
-    return shown
 
 
 def telling_names(names, width: int, kernels: bool = True) -> list[str]:
@@ -31,7 +17,12 @@ def telling_names(names, width: int, kernels: bool = True) -> list[str]:
     names = [str(name) for name in names]
     texts = {name: kernel_label(name) if kernels else name for name in dict.fromkeys(names)}
     parts = shared_parts(texts.values())
-    labels = {name: _fit(text, width, parts[text]) for name, text in texts.items()}
+
+    def fit(text: str, room: int) -> str:
+        label = _fit(text, room, parts[text])
+        return _with_base(label, text, room) if kernels else label
+
+    labels = {name: fit(text, width) for name, text in texts.items()}
     for name, text in texts.items():
         alike = [other for other in set(texts.values()) if other != text and _reads_as(labels[name], other)]
         if alike:  # widen the telling part to what tells it from the names it reads as
@@ -50,12 +41,29 @@ def telling_names(names, width: int, kernels: bool = True) -> list[str]:
         taken[label] = taken.get(label, 0) + 1
         if taken[label] > 1:
             mark = f" [{taken[label]}]"
-            labels[name] = _fit(text, width - len(mark), parts[text]) + mark
+            labels[name] = fit(text, width - len(mark)) + mark
     return [labels[name] for name in names]
 
 
+def _with_base(label: str, text: str, width: int) -> str:
+    """A kernel's label cut at its start gets the kernel's own name back in front where there is
+    room: "par_ranged2d_kernel…2)]>" rather than "…2)]>" (instances of one Kokkos template)."""
+    base = _BASE.match(text)
+    if not label.startswith(ELLIPSIS) or not base:
+        return label
+    kept = label[1:].split(ELLIPSIS)[0]
+    at = text.find(kept)
+    whole = text[:at] + label[1:] if 0 <= at < base.end() else base.group() + label  # cut inside its name: restore the name
+    return whole if len(whole) <= width else label
+
+
+_BASE = re.compile(r"[^<(\s]+")  # a kernel label's name, before its template arguments
+
+
 def _fit(text: str, width: int, parts) -> str:
-    return fitted(text, width, parts) or text[: max(width - 1, 1)] + ELLIPSIS
+    """Its telling part; where not one word of that fits, its start cut between words; only a
+    first word longer than `width` is cut inside."""
+    return fitted(text, width, parts) or fitted(text, width) or text[: max(width - 1, 1)] + ELLIPSIS
 
 
 def _reads_as(label: str, name: str) -> bool:

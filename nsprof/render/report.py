@@ -8,6 +8,7 @@ PNG bytes; the caller writes report.md, index.html and the images.
 from __future__ import annotations
 
 import io
+from dataclasses import dataclass
 
 import matplotlib
 
@@ -19,7 +20,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from nsprof import metric_catalog  # noqa: E402
 from nsprof.analyze.ladder import LadderAnalysis, stage_changes  # noqa: E402
 from nsprof.analyze.metrics import half_flops_rule  # noqa: E402
-from nsprof.analyze.roofline import LEVELS, binding_points, unplaced_work  # noqa: E402
+from nsprof.analyze.roofline import LEVELS, binding_points, chart_groups, unplaced_work  # noqa: E402
 from nsprof.analyze.timeline import TimeBreakdown  # noqa: E402
 from nsprof.registry import Stage, all_ops, all_stages, baseline_stages, get_op  # noqa: E402
 from nsprof.render import format as fmt  # noqa: E402
@@ -29,6 +30,7 @@ REPORT_WIDTH = 200  # the report's tables have room: every column of the hot-ker
 from nsprof.render.hot_kernels_table import hot_kernels_table  # noqa: E402
 from nsprof.render.ladder import ladder_chart  # noqa: E402
 from nsprof.render.roofline import roof_rate, roofline_figure  # noqa: E402
+from nsprof.render.stage_notes import stage_notes  # noqa: E402
 
 PNG_DPI = 150
 LEVEL_NAMES = {level.key: level.name for level in LEVELS}
@@ -186,15 +188,16 @@ def _conventions(stages: pd.DataFrame) -> str:
     libraries = "; ".join(f"{b.stage} ({b.title}) for {get_op(op).title}'s {b.precision.name} stages"
                           for op in sorted(set(stages["op"].dropna())) if op in all_ops() for b in baseline_stages(op))
     return (f"Time, from: {said or 'not measured'}. TFLOP/s: the op's FLOPs (2·M·N·K) over that time, the speed the "
-            "chart, the roofline and `nsprof analyze` show too. % of peak: that speed over the peak of the units that "
-            "did the FLOPs (FP32 pipes or tensor cores; the ceilings above). "
+            "chart, the roofline and `nsprof analyze` show too. % of peak: that speed over the peak of the units the "
+            "stage's precision runs on (FP32 pipes for fp32, tensor cores for tf32 and fp16; the ceilings above). "
             f"% of cuBLAS: the time of cuBLAS in the stage's own precision ({libraries or 'the library stage'}) "
             "at the same size over the stage's. "
             "DRAM bandwidth (Nsight Compute's bytes over its own duration), FLOP per DRAM byte and bank conflicts come "
             "from Nsight Compute, per launch. n-way: shared-memory wavefronts per instruction; the least an access can "
             "take is 1 for 32-bit, 2 for 64-bit and 4 for 128-bit accesses, so only the excess over that minimum is "
             "conflict (the conflicts column counts it; `nsprof explain bank-conflicts`). Occupancy is achieved "
-            "(active warps over the maximum); registers per thread and shared memory per block are the main kernel's.")
+            "(active warps over the maximum); registers per thread and shared memory per block are the main kernel's."
+            + "".join(f" {note}." for note in stage_notes(stages)))
 
 
 def _bench_records(stages: pd.DataFrame) -> list[dict]:
@@ -206,28 +209,53 @@ def _bench_records(stages: pd.DataFrame) -> list[dict]:
 
 
 def _roofline(ladder: LadderAnalysis) -> list[Block]:
-    figure = roofline_figure(ladder.points, ladder.roofs, ladder.gpu)
+    """One roofline per ladder (its own precision's roofs) and per capture of other kernels, each
+    with the table of where its work is bound."""
     blocks: list[Block] = [
         Heading(2, "Roofline"),
-        _image(figure, "roofline.png", "roofline of every stage at each memory level"),
         Paragraph("Each piece of work is drawn once per memory level whose bytes were measured (its FLOPs per "
                   "byte moved at that level), all at its speed (the TFLOP/s above); it is bound by whichever roof "
-                  "above it is lowest. The table shows, for each, the level where it comes closest to the roof "
-                  "above it, and which roof that is: a memory level's bandwidth or a compute peak."),
+                  "above it is lowest. Each chart shows the roofs of the units its work did most FLOPs on. The "
+                  "tables show, for each, the level where it comes closest to the roof above it, and which roof "
+                  "that is: a memory level's bandwidth or a compute peak."),
     ]
-    binding = binding_points(ladder.points)
-    rows = tuple((row["label"], fmt.problem_size(row["size"]), _bound_text(row), _roof_name(row),
-                  f"{fmt.ratio(row['intensity_flop_per_byte'], 1)} at {LEVEL_NAMES[row['level']]}",
-                  fmt.flops_per_s(row["gflops_per_s"] * 1e9, unit=False), row["time_source"] or fmt.MISSING,
-                  fmt.percent(row["pct_of_roof"]))
-                 for _, row in binding.iterrows())
     headers = ("work", "size", "bound", "roof above it", "FLOP per byte", "TFLOP/s", "time from", "% of that roof")
-    blocks.append(Table.preformatted(headers, rows, (False, False, False, False, True, True, False, True)))
+    for chart in roofline_charts(ladder):
+        blocks += [Heading(3, f"Roofline: {chart.subject}"), _image(chart.figure, chart.file_name, f"roofline of {chart.subject}")]
+        rows = tuple((row["label"], fmt.problem_size(row["size"]), _bound_text(row), _roof_name(row),
+                      f"{fmt.ratio(row['intensity_flop_per_byte'], 1)} at {LEVEL_NAMES[row['level']]}",
+                      fmt.flops_per_s(row["gflops_per_s"] * 1e9, unit=False), row["time_source"] or fmt.MISSING,
+                      fmt.percent(row["pct_of_roof"]))
+                     for _, row in binding_points(chart.points).iterrows())
+        blocks.append(Table.preformatted(headers, rows, (False, False, False, False, True, True, False, True)))
     if len(unplaced := unplaced_work(ladder.work)):
         blocks.append(Paragraph("Not on the roofline: " + "; ".join(
             f"{row['label']}" + (f" ({fmt.problem_size(row['size'])})" if isinstance(row["size"], str) else "")
             + f": {row['reason']}" for _, row in unplaced.iterrows()) + "."))
     return blocks
+
+
+@dataclass(frozen=True)
+class RooflineChart:
+    subject: str  # 'the SGEMM ladder'
+    file_name: str
+    points: pd.DataFrame  # the ladder's points only
+    figure: Figure
+
+
+def roofline_charts(ladder: LadderAnalysis) -> list[RooflineChart]:
+    """One roofline per ladder (every profile and size of one op) and per capture of other kernels:
+    a ladder's roofs are those of its own precision, and ladders at one size do not share a cloud."""
+    groups = chart_groups(ladder.points)
+    return [RooflineChart(_group_subject(key, points), "roofline.png" if len(groups) == 1 else f"roofline-{key}.png",
+                          points, roofline_figure(points, ladder.roofs, ladder.gpu)) for key, points in groups]
+
+
+def _group_subject(key: str, points: pd.DataFrame) -> str:
+    """'the SGEMM ladder', or 'the other kernels of h200-program-torch-train'."""
+    if points["stage"].notna().any():
+        return f"the {key.upper()} ladder"
+    return "the kernels" if key == "kernels" else f"the kernels of {key}"
 
 
 def _roof_name(row: pd.Series) -> str:

@@ -2,13 +2,15 @@
 from its first stage to its last.
 
 Marker shape tells the memory level (DRAM, L2, L1: a hierarchical roofline when L2 and L1
-bytes were collected); colour tells the problem size when there are several, else the level too.
+bytes were collected); colour tells the problem size when there are several, else the ladder
+(each op keeps one colour in every chart), else, for other programs' kernels, the level too.
 A piece of work has the same FLOP/s at every level, so its points sit on one horizontal line,
 drawn thin; the label goes on its rightmost point (usually DRAM's), and the ladder's path joins
 those labelled points. Past MAX_LABELS pieces of work (another program's many kernels), only the
 longest-running are labelled. Memory roofs run diagonally until they meet the highest compute
-roof; compute roofs run flat from where they meet the fastest memory roof. A tensor-core roof
-appears only when some point used tensor cores.
+roof; compute roofs run flat from where they meet the fastest memory roof. A compute roof
+appears only when some point did most of its FLOPs on those units (an HGEMM's few FP32 epilogue
+FLOPs do not bring the FP32 roof into its chart).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: 
 from matplotlib.transforms import Bbox  # noqa: E402
 
 from nsprof.analyze.roofline import CARRIED, LEVELS, UNITS, Roof, ridge_intensity  # noqa: E402
+from nsprof.registry import all_ops  # noqa: E402
 from nsprof.render import format as fmt  # noqa: E402
 from nsprof.render.labels import Label, merge_close, place_labels  # noqa: E402
 
@@ -42,8 +45,9 @@ ROOF_STYLES = {
 LEVEL_COLORS = {"dram": "#1f77b4", "l2": "#d95f02", "l1": "#1b9e77"}
 SIZE_COLORS = ("#1f77b4", "#d95f02", "#1b9e77", "#7570b3", "#e7298a", "#66a61e", "#a6761d")
 OTHER_COLOR = "#444444"  # work with no problem size (another program's kernels)
+LADDER_COLORS = ("#1f77b4", "#d95f02", "#1b9e77", "#a6761d", "#66a61e")  # none a roof's colour  # by the op's place in the registry
 MAX_LABELS = 40  # more labels than this do not fit a readable figure
-TENSOR_NAMES = {unit.name: unit.key for unit in UNITS if unit.key != "fp32" and unit.ceiling_field}
+UNIT_KEYS = {unit.name: unit.key for unit in UNITS if unit.ceiling_field}
 
 
 def roofline_figure(points: pd.DataFrame, roofs: list[Roof], gpu: str | None,
@@ -72,7 +76,8 @@ def roofline_figure(points: pd.DataFrame, roofs: list[Roof], gpu: str | None,
                    s=MARKER_PT ** 2, zorder=4, marker=MARKERS[level.key], c=colors[at_level.to_numpy()],
                    edgecolors="white", linewidths=0.6)
     fig.suptitle(_title(points, gpu), fontsize=12, fontweight="bold")
-    ax.set_title(_ceiling_line(shown, points) + _unlabelled_note(len(labelled) - len(named)), fontsize=9, color="#444444")
+    ax.set_title(_sources_line(points) + _ceiling_line(shown, points) + _unlabelled_note(len(labelled) - len(named)),
+                 fontsize=9, color="#444444")
     _legend(fig, points)
     fig.draw_without_rendering()  # settle the layout, then freeze it: labels are placed for this layout
     fig.set_layout_engine("none")
@@ -93,13 +98,11 @@ def roof_rate(roof: Roof) -> str:
 
 
 def _roofs_to_show(points: pd.DataFrame, roofs: list[Roof]) -> list[Roof]:
-    """Memory roofs of the levels that have points (DRAM always), FP32, and the tensor roofs of
-    the units some point used."""
+    """Memory roofs of the levels that have points (DRAM always) and the compute roofs of the
+    units that did most of some point's FLOPs."""
     levels = set(points["level"]) | {"dram"}
-    used = set(points["compute_roof"].dropna())
-    tensor = {key for name, key in TENSOR_NAMES.items() if name in used or "mixed" in used}
-    return [roof for roof in roofs if (roof.kind == "memory" and roof.key in levels)
-            or roof.key == "fp32" or roof.key in tensor]
+    units = {UNIT_KEYS[name] for name in points["main_unit"].dropna() if name in UNIT_KEYS}
+    return [roof for roof in roofs if (roof.kind == "memory" and roof.key in levels) or roof.key in units]
 
 
 def _limits(points: pd.DataFrame, roofs: list[Roof]) -> tuple[tuple[float, float], tuple[float, float]]:
@@ -215,7 +218,7 @@ def _unlabelled_note(count: int) -> str:
 def _rightmost_per_work(points: pd.DataFrame) -> pd.Index:
     """Each piece of work's point of highest intensity, in ladder order."""
     rightmost = points.groupby(_work_keys(points), sort=False)["intensity_flop_per_byte"].idxmax()
-    return pd.Index(sorted(rightmost))
+    return pd.Index(rightmost.to_numpy())  # first-seen order: a shared label reads 's2, s3, s4
 
 
 def _work_keys(points: pd.DataFrame) -> pd.Series:
@@ -225,40 +228,73 @@ def _work_keys(points: pd.DataFrame) -> pd.Series:
 
 
 def _legend(fig: Figure, points: pd.DataFrame) -> None:
-    by_size = _size_colors(points)
+    colored = _color_names(points)
     levels = [level for level in LEVELS if (points["level"] == level.key).any()]
     gray = "#555555"
     handles = [Line2D([], [], linestyle="", marker=MARKERS[level.key], markersize=7,
-                      color=gray if by_size else LEVEL_COLORS[level.key], label=f"{level.name} bytes")
+                      color=gray if colored else LEVEL_COLORS[level.key], label=f"{level.name} bytes")
                for level in levels]
     title = "intensity: FLOPs per byte moved at"
-    if by_size:
-        handles += [Line2D([], [], linestyle="", marker="o", color=color, markersize=7, label=_size_name(size))
-                    for size, color in by_size.items()]
-        title += " (marker) · problem size (colour)"
+    if len(colored) > 1:
+        handles += [Line2D([], [], linestyle="", marker="o", color=color, markersize=7, label=name)
+                    for name, color in colored.items()]
+        title += " (marker) · " + ("problem size" if len(_size_colors(points)) else "ladder") + " (colour)"
     if handles:
         fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 7), fontsize=8.5,
                    frameon=False, title=title, title_fontsize=8.5)
 
 
 def _label_colors(points: pd.DataFrame) -> pd.Series:
-    """Label (and path) colours: the size's when there are several sizes, else near-black."""
-    by_size = _size_colors(points)
-    return pd.Series([by_size.get(size, "#222222") for size in _sizes(points)], index=points.index, dtype=object)
+    """Label (and path) colours: the size's when there are several sizes, else the ladder's, else near-black."""
+    colors = _mark_colors(points)
+    return colors if colors is not None else pd.Series("#222222", index=points.index, dtype=object)
 
 
 def _point_colors(points: pd.DataFrame) -> np.ndarray:
-    """One colour per point: its size's when there are several sizes, else its level's."""
-    by_size = _size_colors(points)
-    if by_size:
-        return np.array([by_size[size] for size in _sizes(points)], dtype=object)
+    """One colour per point: its size's when there are several sizes, else its ladder's, else its level's."""
+    colors = _mark_colors(points)
+    if colors is not None:
+        return colors.to_numpy(dtype=object)
     return points["level"].map(LEVEL_COLORS).to_numpy(dtype=object)
 
 
+def _mark_colors(points: pd.DataFrame) -> pd.Series | None:
+    """Per point, its size's colour when the stages of one ladder span several sizes, else its
+    ladder's (other kernels grey) when some are stages; None for kernels alone (their level
+    colours them)."""
+    by_size = _size_colors(points)
+    if by_size:
+        return pd.Series([by_size[size] for size in _sizes(points)], index=points.index, dtype=object)
+    if not points["stage"].notna().any():
+        return None
+    by_op = _ladder_colors()
+    return pd.Series([by_op.get(op, OTHER_COLOR) if isinstance(stage, str) else OTHER_COLOR
+                      for op, stage in zip(points["op"], points["stage"])], index=points.index, dtype=object)
+
+
+def _color_names(points: pd.DataFrame) -> dict[str, str]:
+    """The legend's colour entries (name -> colour), in the points' order; {} when level colours them."""
+    by_size = _size_colors(points)
+    if by_size:
+        return {_size_name(size): color for size, color in by_size.items()}
+    colors = _mark_colors(points)
+    if colors is None:
+        return {}
+    names = [f"{op.upper()} ladder" if isinstance(stage, str) else "other kernels"
+             for op, stage in zip(points["op"], points["stage"])]
+    return dict(zip(names, colors))
+
+
+def _ladder_colors() -> dict[str, str]:
+    """One colour per op, the same in every chart: by its place in the registry."""
+    return {op: LADDER_COLORS[i % len(LADDER_COLORS)] for i, op in enumerate(all_ops())}
+
+
 def _size_colors(points: pd.DataFrame) -> dict:
-    """Colours of the sizes when points span several (work without a size counts as one), else {}."""
+    """Colours of the sizes when points span several (work without a size counts as one), else {};
+    {} too when stages of several ladders share the chart: the ladder's colour tells them apart."""
     sizes = list(dict.fromkeys(_sizes(points)))
-    if len(sizes) < 2:
+    if len(sizes) < 2 or points.loc[points["stage"].notna(), "op"].nunique() > 1:
         return {}
     stage_sizes = [size for size in sizes if size is not None]
     colors = {size: SIZE_COLORS[i % len(SIZE_COLORS)] for i, size in enumerate(stage_sizes)}
@@ -282,6 +318,12 @@ def _title(points: pd.DataFrame, gpu: str | None) -> str:
     if ops and points["stage"].isna().any():
         subject += " and other kernels"
     return f"Roofline: {subject} on {gpu or 'an unknown GPU'}"
+
+
+def _sources_line(points: pd.DataFrame) -> str:
+    """'from h200-sgemm-1024, h200-sgemm-tf32-1024\n': the profiles the points come from."""
+    profiles = [name for name in dict.fromkeys(points["profile"]) if isinstance(name, str)]
+    return f"from {', '.join(profiles)}\n" if profiles else ""
 
 
 def _ceiling_line(roofs: list[Roof], points: pd.DataFrame) -> str:

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Issue 22, fp32 SIMT: check v8's defaults (kernels/sgemm/v08_double_buffering.cu: BK 16 staged in
 # two parts, an unchecked entry for whole tiles) on the H200 in one short device call (< 3 min).
-#   bash benchmarks/sgemm_fp32_check_h200.sh        (JSON lines and the table land in $OUT)
+#   bash benchmarks/gpu/sgemm_fp32_check_h200.sh        (JSON lines and the table land in $OUT)
 # 1. verify the defaults at the issue's shapes (ragged, extreme, whole tiles with and without a
 #    short K slice) with the automatic plan and forced ones: checked and unchecked entries;
 # 2. time v8 against cuBLAS fp32 (tune_stage.py) at 1024^3, 4096^3, 8192^3 and 1000x1200x800 with
@@ -13,7 +13,7 @@ export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 [ -f .devkit/setup.sh ] && source .devkit/setup.sh
 export PYTHONPATH=$PWD:${PYTHONPATH:-}
-T="python3 benchmarks/tune_stage.py --stage v8"
+T="python3 benchmarks/gpu/tune_stage.py --stage v8"
 START=$SECONDS
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv,noheader
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SGEMM's TF32 stages on the H200 (issue 22), in one run of under 8 minutes; installs nothing (the
 # device has CuPy and CUDA 13) and writes to $OUT only. Run from the repository root:
-#   bash benchmarks/sgemm_tf32_h200.sh
+#   bash benchmarks/gpu/sgemm_tf32_h200.sh
 # 1. verify: v11 (each of its tiles, forced) and v9t (cuBLAS TF32) at square, ragged and extreme
 #    shapes, each point on fresh inputs against float64 (verify.jsonl; a kernel that breaks the CUDA
 #    context costs only its own stage: one process per stage);
@@ -9,7 +9,7 @@
 # 3. nsprof bench of every SGEMM stage and both baselines at 1024, 4096, 8192, 1000x1200x800 and the
 #    nearest aligned size 1024x1280x768 (bench-sgemm.json; v11 alone in bench-sgemm-v11.json, so that
 #    a fault there cannot stop the others' records);
-# 4. a small knob sweep of v11 with benchmarks/tune_stage.py (tune-v11-*.txt);
+# 4. a small knob sweep of v11 with benchmarks/gpu/tune_stage.py (tune-v11-*.txt);
 # then a compact summary (also in summary.txt).
 set -uo pipefail
 [ -f .devkit/setup.sh ] && source .devkit/setup.sh
@@ -70,11 +70,11 @@ step "bench sgemm" 200 python3 -m nsprof bench --op sgemm --stage 1,2,3,4,5,6,7,
 step "bench v11" 60 python3 -m nsprof bench --op sgemm --stage v11 --size $SIZES \
     --save-as "$OUT/bench-sgemm-v11.json" > "$OUT/bench-sgemm-v11.txt" 2>&1
 
-step "tune v11 tiles" 45 python3 benchmarks/tune_stage.py --stage v11 --sizes 4096,8192,1000x1200x800 \
+step "tune v11 tiles" 45 python3 benchmarks/gpu/tune_stage.py --stage v11 --sizes 4096,8192,1000x1200x800 \
     --plans auto,128x256/1,128x128/1,128x64/1 > "$OUT/tune-v11-tiles.txt" 2>&1
-step "tune v11 128x256" 50 python3 benchmarks/tune_stage.py --stage v11 --sizes 4096,8192 --plans 128x256/1 \
+step "tune v11 128x256" 50 python3 benchmarks/gpu/tune_stage.py --stage v11 --sizes 4096,8192 --plans 128x256/1 \
     --knobs "V11_STAGES_256=3,4;V11_GROUP_ROWS=1024,2048,4096" > "$OUT/tune-v11-256.txt" 2>&1
-step "tune v11 128x128" 40 python3 benchmarks/tune_stage.py --stage v11 --sizes 4096,8192 --plans 128x128/1 \
+step "tune v11 128x128" 40 python3 benchmarks/gpu/tune_stage.py --stage v11 --sizes 4096,8192 --plans 128x128/1 \
     --knobs "V11_STAGES_128=4,6,7" > "$OUT/tune-v11-128.txt" 2>&1
 
 python3 - "$OUT" <<'EOF' | tee "$OUT/summary.txt"

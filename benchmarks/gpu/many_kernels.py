@@ -1,7 +1,7 @@
 """12,000 small kernels on 4 streams inside 30 NVTX ranges: the capture behind
 tests/data/timeline/nsys-12000-kernels.sqlite, made on the H200 with
 
-    nsys profile -t cuda,nvtx --export=sqlite -o many python3 benchmarks/many_kernels.py
+    nsys profile -t cuda,nvtx --export=sqlite -o many python3 benchmarks/gpu/many_kernels.py
 """
 
 import cupy as cp

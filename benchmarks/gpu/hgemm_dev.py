@@ -8,7 +8,7 @@ reference, the op's tolerance), then time the tile at each size with its own spl
 Also: cuBLAS, and the error of half against float accumulation as K grows (h1 with the seed's
 half accumulators against h1 as the ladder has it). JSON lines go to --out; a table is printed last.
 
-    python3 benchmarks/hgemm_dev.py --out $OUT/hgemm-dev.jsonl [--stages h5,h6] [--sizes 4096,8192]
+    python3 benchmarks/gpu/hgemm_dev.py --out $OUT/hgemm-dev.jsonl [--stages h5,h6] [--sizes 4096,8192]
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root
 
 CHECK = "1x1x1,17x33x9,1000x1200x808,4095x4097x4093,128x4096x1024,4096x128x1024,512x2048x1024,1024"
 TIME = "512x2048x1024,1024,4096,8192"

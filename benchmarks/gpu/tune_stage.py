@@ -5,9 +5,9 @@ Each point is verified before it is timed, and compared with cuBLAS in the stage
 kernels/sgemm/v08_double_buffering.cu, v10_tensor_cores.cu and v11_wgmma_tma.cu and the tile rule
 in nsprof.ops.matmul.choose_plan (any op: --op hgemm). Prints one JSON line per point, then a table.
 
-    python3 benchmarks/tune_stage.py --stage v8 --sizes 1024,4096 \\
+    python3 benchmarks/gpu/tune_stage.py --stage v8 --sizes 1024,4096 \\
         --plans auto,128x128/1,64x128/1 --knobs "V8_BK=8,16;V8_MIN_BLOCKS=1,2" --knobs "V8_TN=16"
-    python3 benchmarks/tune_stage.py --stage v11 --sizes 4096 --plans 128x256/1,128x128/1 \\
+    python3 benchmarks/gpu/tune_stage.py --stage v11 --sizes 4096 --plans 128x256/1,128x128/1 \\
         --knobs "V11_STAGES_256=3,4;V11_STAGES_128=5,6"
 """
 
@@ -45,6 +45,8 @@ def stage_variant(stage: Stage, knobs: tuple[str, ...]) -> Stage:
     for tile in stage.tiles:
         if "V8_BK" in values:
             tile = dataclasses.replace(tile, bk=int(values["V8_BK"]))
+        if "V8_ASYNC" in values:  # only V8_ASYNC 2 (the default) reads A transposed
+            tile = dataclasses.replace(tile, a_m_major=values["V8_ASYNC"] == "2")
         if "V8_TN" in values and tile.shape == "128x128":
             tile = dataclasses.replace(tile, threads=(128 * 128 // (8 * int(values["V8_TN"])), 1))
         if "STAGES" in values and stage.stage == "v10":

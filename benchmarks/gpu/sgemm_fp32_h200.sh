@@ -1,11 +1,11 @@
 #!/bin/bash
 # Issue 22, fp32 SIMT: sweep v8's knobs (kernels/sgemm/v08_double_buffering.cu) x launch plans on
 # the H200 against cuBLAS fp32, in one device call of about 5 minutes (budget: under 8).
-#   bash benchmarks/sgemm_fp32_h200.sh        (JSON lines and the tables land in $OUT)
+#   bash benchmarks/gpu/sgemm_fp32_h200.sh        (JSON lines and the tables land in $OUT)
 # 1. every knob variant is verified (no timing) at ragged and extreme shapes, with the automatic
 #    plan, the 128x128 tile alone and split in 4 (short and empty K slices), one process per
 #    variant (a kernel fault ends only its own variant); a variant that fails anywhere is dropped;
-# 2. the survivors are verified and timed by benchmarks/tune_stage.py at 4096^3, 8192^3, 1024^3
+# 2. the survivors are verified and timed by benchmarks/gpu/tune_stage.py at 4096^3, 8192^3, 1024^3
 #    and 1000x1200x800 (several plans where the grid is small), plus the padding-vs-bounds-check
 #    comparison at the ragged sizes and the L2 tile-order knob at 8192^3;
 # 3. a table per variant: % of cuBLAS fp32 at each size (best plan), then every plan at the
@@ -15,7 +15,7 @@ export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 [ -f .devkit/setup.sh ] && source .devkit/setup.sh
 export PYTHONPATH=$PWD:${PYTHONPATH:-}
-T="python3 benchmarks/tune_stage.py --stage v8"
+T="python3 benchmarks/gpu/tune_stage.py --stage v8"
 START=$SECONDS
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv,noheader
 

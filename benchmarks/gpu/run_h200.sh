@@ -2,7 +2,7 @@
 # The H200 record run: GPU tests, the full benchmark table, and small real captures of the
 # SGEMM ladder at 1024^3 under ncu (raw, auto-unit and details CSV) and nsys (SQLite).
 # Run from the repository root through the device tool with .devkit carried:
-#   bash benchmarks/run_h200.sh      (results land in $OUT)
+#   bash benchmarks/gpu/run_h200.sh      (results land in $OUT)
 set -u
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"

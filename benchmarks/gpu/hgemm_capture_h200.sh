@@ -18,7 +18,7 @@ for name in sorted(glob.glob("benchmarks/hgemm-variants/*.json")) if os.environ.
 print(json.dumps(found))
 PY
 if [ "${SKIP_SWEEP:-0}" != 1 ]; then
-  python3 benchmarks/hgemm_dev.py --out "$OUT/hgemm-dev.jsonl" --variants /tmp/variants.json ${HGEMM_STAGES:+--stages $HGEMM_STAGES} ${HGEMM_CHECK:+--check $HGEMM_CHECK} > "$OUT/hgemm-dev.log" 2>&1
+  python3 benchmarks/gpu/hgemm_dev.py --out "$OUT/hgemm-dev.jsonl" --variants /tmp/variants.json ${HGEMM_STAGES:+--stages $HGEMM_STAGES} ${HGEMM_CHECK:+--check $HGEMM_CHECK} > "$OUT/hgemm-dev.log" 2>&1
   grep -E '"status": "(FAILED|error)"' "$OUT/hgemm-dev.jsonl" | cut -c1-400 | head -n 12
   tail -n 30 "$OUT/hgemm-dev.log"
 fi

@@ -1,4 +1,5 @@
-"""Measure the GPU's ceilings: DRAM and L2 bandwidth, the FP32 and tensor-core peaks.
+"""Measure the GPU's ceilings: DRAM and L2 bandwidth, the FP32 and tensor-core peaks. Launch-level
+(see nsprof.ceilings): CuPy is loaded when a measurement runs (nsprof.launch.gpu.require_cupy).
 
 Each is timed with CUDA events after warm-up (nsprof.launch.measure.time_launches); the median
 launch gives the rate. The whole run takes a few seconds:
@@ -12,9 +13,9 @@ launch gives the rate. The whole run takes a few seconds:
 - The bus: asynchronous copies of HOST_COPY_BYTES between pinned host memory and the GPU, each
   direction alone (what `nsprof pipeline` puts its floor against).
 
-The result is a document for nsprof.gpu_ceilings.with_measurements: each ceiling's value, the
+The result is a document for nsprof.ceilings.peaks.with_measurements: each ceiling's value, the
 date, the method, and the timing statistics; plus the device it ran on (device_info).
-nsprof.ceilings_files.save_ceilings writes it.
+nsprof.ceilings.files.save_ceilings writes it.
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ extern "C" __global__ void l2_read(const float4* data, long long count, int pass
 
 
 def measure_ceilings(progress: Callable[[str], None] = lambda message: None) -> dict:
-    """Measure every ceiling on the current GPU; the document nsprof.ceilings_files.save_ceilings writes."""
+    """Measure every ceiling on the current GPU; the document nsprof.ceilings.files.save_ceilings writes."""
     cp = require_cupy()
     device = device_info()
     today = dt.datetime.now(dt.timezone.utc).date().isoformat()

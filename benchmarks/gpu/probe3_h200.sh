@@ -6,7 +6,7 @@ export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 source .devkit/setup.sh
 export PYTHONPATH=$PWD:$PYTHONPATH
-T="python3 benchmarks/tune_stage.py"
+T="python3 benchmarks/gpu/tune_stage.py"
 echo "== v8 sweep"  # the V8_WARP_ROWS knob it also swept is gone: v8 keeps the 4x8 warp layout
 for mb in 1 2; do for size in 1024 4096; do
   plans="128x128/1"; [ $size = 1024 ] && plans="128x128/2,128x128/4,128x128/8,64x128/1,64x64/1"

@@ -1,0 +1,56 @@
+"""The block tile: the launch configuration of the matrix-product ladders (SGEMM, HGEMM) and of
+SGEMV, whose blocks cover rows of y. An op-side detail, not part of the generic model: nsprof.op_model
+only asks a stage's launch configurations for what nsprof.op_model.LaunchConfig names (a shape, the
+kernel entries, an arch); a ladder of another shape declares its own configuration type."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Tile:
+    """One launch configuration: a block computes a bm x bn tile of C in steps of bk.
+
+    `entry` is the kernel's extern "C" name; `threads` the block shape (x, y).
+    Padded stages round M, N up to multiples of bm, bn and K up to a multiple of bk
+    (times the split-K factor). `max_split_k` > 1 lets the launcher split K over
+    gridDim.z when there are too few tiles to fill the GPU. `arch` names a target the
+    entry needs beyond the device's own (sm_90a: wgmma, setmaxnreg), `tma_boxes` the boxes
+    (rows, cols) of the A and B tensor maps when the kernel reads its operands through TMA,
+    with `swizzle` bytes; `persistent` kernels get one block per SM and loop over tiles.
+    `unchecked_entry` names the same kernel without bounds checks, which the launcher runs
+    instead when M, N and K are whole tiles (K of bk x the split-K factor; with bn and bk
+    multiples of 4, whole tiles also keep float32 rows float4-aligned).
+    """
+
+    bm: int
+    bn: int
+    bk: int
+    threads: tuple[int, int]
+    entry: str
+    dynamic_smem_bytes: int = 0
+    max_split_k: int = 1
+    arch: str | None = None
+    tma_boxes: tuple[tuple[int, int], tuple[int, int]] | None = None
+    swizzle: int = 0
+    persistent: bool = False
+    b_k_major: bool = False
+    a_m_major: bool = False  # the kernel reads A as At (K x M, rows padded to 4 floats), written by a first kernel
+    unchecked_entry: str | None = None
+
+    @property
+    def shape(self) -> str:
+        return f"{self.bm}x{self.bn}"
+
+    @property
+    def entries(self) -> tuple[str, ...]:
+        """Every kernel name a launch of this tile can show in a profile."""
+        return (self.entry,) if self.unchecked_entry is None else (self.entry, self.unchecked_entry)
+
+    def entry_for(self, m: int, n: int, k: int, split_k: int = 1) -> str:
+        """The entry that runs an M x N x K product (K split in split_k slices): the unchecked one
+        when there is one and the product is whole tiles, whole bk-deep steps in every K slice."""
+        whole = m % self.bm == 0 and n % self.bn == 0 and k % (self.bk * split_k) == 0
+        return self.unchecked_entry if self.unchecked_entry and whole else self.entry
+

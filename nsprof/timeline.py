@@ -1,0 +1,128 @@
+"""A timeline of an nsys capture: what it draws (its GPU events, NVTX ranges and the window, with
+why), and the chart and Chrome trace drawn from it as bytes. api.load_timeline and
+api.write_timeline are the use cases over it; choosing the window is nsprof.analyze.timeline_window's,
+drawing nsprof.render.timeline's and nsprof.render.chrome_trace's."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import pandas as pd
+
+from nsprof.errors import ParseError, UsageError
+from nsprof.paths import REPORTS_DIR
+
+CHART_FORMATS = ("png", "svg", "pdf")  # what a timeline is drawn as, by --out's suffix (matplotlib writes each)
+
+
+@dataclass
+class Timeline:
+    name: str  # the capture's slug (nsprof.parse.sources.unique_names): the chart's default file name
+    nsys: list  # the capture's nsys exports (nsprof.parse.nsys_sqlite.NsysExport)
+    events: pd.DataFrame  # GPU events (nsprof.analyze.gpu_events)
+    ranges: pd.DataFrame  # NVTX ranges
+    window: tuple[int, int]  # what the chart spans, ns on the capture's clock
+    capture: tuple[int, int]  # what the capture spans
+    caption: str  # the window and why it was chosen
+    zoomed: bool  # a range or a window was asked for: the trace keeps to it
+    range_: str | None = None
+    window_text: str | None = None
+
+    @cached_property
+    def trace(self) -> dict:
+        """The events (those in the window when zoomed) as a Chrome trace document."""
+        from nsprof.analyze.timeline_window import within
+        from nsprof.render.chrome_trace import chrome_trace
+
+        gpus = {int(row.device_id): row.name for export in self.nsys for row in export.gpus.itertuples() if row.name}
+        start, end = self.window
+        events, ranges = (within(self.events, start, end), within(self.ranges, start, end)) if self.zoomed \
+            else (self.events, self.ranges)
+        return chrome_trace(events, ranges, gpus, origin=self.capture[0])
+
+    @property
+    def trace_events(self) -> int:
+        """The trace's complete events (kernels, copies, ranges...)."""
+        return sum(event["ph"] == "X" for event in self.trace["traceEvents"])
+
+
+def load_timeline(path: Path, range_: str | None, window: str | None) -> Timeline:
+    """The capture at `path` and the window to draw: the NVTX range `range_`, the START:END
+    `window` in ms ("all": the whole capture), or by default where the GPU work and ranges are."""
+    from nsprof.analyze.gpu_events import gpu_events, range_window
+    from nsprof.analyze.timeline_window import capture_span, check_window_has_work, default_window, window_from_text
+    from nsprof.parse import load_profile
+    from nsprof.parse.sources import unique_names
+    from nsprof.render.timeline import WHOLE, default_reason, window_caption
+
+    profile = load_profile(path)
+    if not profile.nsys:
+        raise ParseError(f"{path}: no Nsight Systems capture to draw (a timeline needs nsys output)",
+                         "Capture one with `nsprof profile --tool nsys`, or pass an .nsys-rep or .sqlite file")
+    events = gpu_events(profile.nsys)
+    ranges = pd.concat([export.nvtx for export in profile.nsys], ignore_index=True)
+    capture = capture_span(events, ranges)
+    (start, end), why = capture, WHOLE
+    if range_:
+        found = range_window(profile.nsys, events, range_)
+        if found is None:
+            known = ", ".join(sorted(set(ranges["range"]))[:8]) or "none"
+            raise UsageError(f"no NVTX range named {range_!r} in {path}", f"the capture's ranges: {known}")
+        (start, end), why = found, f"NVTX range {range_!r} and the GPU work launched inside it"
+    whole = window is not None and window.strip().lower() == "all"
+    if window and not whole:
+        (start, end), why = window_from_text(window, capture, start, end), "as --window asked"
+        check_window_has_work(window, events, ranges, start, end, capture)
+    elif window is None and not range_:
+        chosen = default_window(events, ranges)
+        (start, end), why = (chosen.start_ns, chosen.end_ns), default_reason(chosen.left_out, chosen.idle_ns)
+    return Timeline(unique_names([path])[0], profile.nsys, events, ranges, (start, end), capture,
+                    window_caption((start, end), capture, why), bool(range_) or (window is not None and not whole),
+                    range_, window)
+
+
+def chart_path(timeline: Timeline, out: str | Path | None) -> Path:
+    """Where the chart goes: `out`, or inside the directory `out` (default reports/) under its default name."""
+    path = Path(out) if out else Path(REPORTS_DIR)
+    if path.is_dir() or not path.suffix:
+        path = path / timeline_file_name(timeline.name, timeline.range_, timeline.window_text)
+    chart_format = path.suffix.lower().lstrip(".")
+    if chart_format not in CHART_FORMATS:
+        raise UsageError(f"--out {path}: nsprof draws a timeline as {', '.join('.' + f for f in CHART_FORMATS)}, "
+                         f"not .{chart_format}", "name the file with one of those suffixes, or give a directory")
+    return path
+
+
+def timeline_files(timeline: Timeline, chart: Path, trace: Path | None, dpi: int) -> dict[Path, bytes]:
+    """The Chrome trace (with `trace`) and the chart, drawn in the format `chart`'s suffix names."""
+    import matplotlib.pyplot as plt
+
+    from nsprof.render.timeline import timeline_figure
+
+    files = {trace: json.dumps(timeline.trace).encode()} if trace else {}
+    start, end = timeline.window
+    events = timeline.events
+    shown = int(((events["end_ns"] > start) & (events["start_ns"] < end)).sum())
+    figure = timeline_figure(events, timeline.ranges, timeline.window, timeline.capture[0],
+                             f"{timeline.name}: {shown:,} GPU operations", timeline.caption)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format=chart.suffix.lower().lstrip("."), dpi=dpi)
+    plt.close(figure)
+    files[chart] = buffer.getvalue()
+    return files
+
+
+def timeline_file_name(name: str, range_: str | None, window: str | None) -> str:
+    """timeline-<name>.png, with the range or the window asked for (timeline-<name>-<range>.png,
+    timeline-<name>-120-135ms.png), so that charts of one capture do not replace each other."""
+    parts = [name]
+    if range_:
+        parts.append(range_)
+    if window:
+        parts.append("all" if window.strip().lower() == "all" else window.strip().replace(":", "-") + "ms")
+    return "timeline-" + "-".join(re.sub(r"[^A-Za-z0-9._]+", "-", part).strip("-.") for part in parts) + ".png"
