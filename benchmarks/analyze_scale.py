@@ -48,12 +48,19 @@ def run_command(argv: list[str]) -> tuple[float, float, bytes]:
 
 
 def measure(path: Path, runs: int) -> dict:
+    """Median and spread of the wall time over `runs` runs, the largest peak RSS, and the 1-minute
+    load average before each run (other work on the machine slows the runs down, never the memory)."""
     argv = [sys.executable, "-m", "nsprof", "analyze", str(path), "--json"]
-    results = [run_command(argv) for _ in range(runs)]
+    results, loads = [], []
+    for _ in range(runs):
+        loads.append(round(os.getloadavg()[0], 2))
+        results.append(run_command(argv))
     analysis = json.loads(results[0][2])
     launches = sum(row["count"] for row in analysis["kernel_summary"])
-    return {"kernels": launches, "seconds": round(statistics.median(r[0] for r in results), 2),
-            "peak_rss_mb": round(max(r[1] for r in results)), "runs": runs}
+    seconds = [r[0] for r in results]
+    return {"kernels": launches, "seconds": round(statistics.median(seconds), 2),
+            "seconds_min": round(min(seconds), 2), "seconds_max": round(max(seconds), 2),
+            "peak_rss_mb": round(max(r[1] for r in results)), "runs": runs, "load_avg_1min": loads}
 
 
 def main() -> None:
@@ -77,7 +84,8 @@ def main() -> None:
             path.unlink()
             rows.append(row)
             print(f"{kernels:>11,} kernels ({row['export_mb']:,} MB, built in {built:.0f} s): "
-                  f"{row['seconds']:.2f} s, peak {row['peak_rss_mb']:,} MB", flush=True)
+                  f"{row['seconds']:.2f} s ({row['seconds_min']:.2f}-{row['seconds_max']:.2f}), peak {row['peak_rss_mb']:,} MB, "
+                  f"load {row['load_avg_1min']}", flush=True)
     if args.record:
         recorded = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
         recorded[args.label] = {"machine": f"{os.cpu_count()} cores, {platform.processor() or platform.machine()}",

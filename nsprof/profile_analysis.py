@@ -15,12 +15,14 @@ def analyzed_profile(path: Path, ceilings: Path | None = None, attribution: str 
     """The profile at `path` (a directory or one nsys or ncu file) and its analysis, with % of peak
     against the GPU's ceilings as every command resolves them (nsprof.ceilings.resolve.resolve_ceiling;
     `ceilings` is --ceilings). `attribution` ("thread" or "process") says whose CUDA calls an NVTX
-    range counts (nsprof.analyze.nvtx_attribution)."""
+    range counts (nsprof.analyze.nvtx_attribution). The profile's nsys frames hold the columns the
+    analysis reads (nsprof.analyze.report.ANALYSIS_COLUMNS), not every column."""
     from nsprof.analyze import analyze_profile
     from nsprof.analyze.capture_facts import gpu_name
+    from nsprof.analyze.report import ANALYSIS_COLUMNS
     from nsprof.parse import load_profile
     from nsprof.ceilings.resolve import resolve_ceiling
 
-    profile = load_profile(Path(path))
+    profile = load_profile(Path(path), ANALYSIS_COLUMNS)  # only the nsys columns the analysis reads
     ceiling = resolve_ceiling(gpu_name(profile.nsys, profile.ncu, profile.manifest), ceilings, [profile.manifest])
     return profile, analyze_profile(profile.nsys, profile.ncu, profile.manifest, ceiling, attribution)

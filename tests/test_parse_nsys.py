@@ -56,6 +56,43 @@ def test_row_counts_match_direct_sql(path):
     assert len(export.nvtx) == rows_in(path, "NVTX_EVENTS", "WHERE eventType IN (59, 60)")
 
 
+# every committed real export: nsys 2022.2 to 2025.3, kernels, copies, memsets, graphs, several ranks
+REAL_EXPORTS = sorted(DATA.glob("*/*.sqlite")) + sorted((DATA.parents[1] / "profiles" / "examples").glob("*/nsys.sqlite"))
+
+
+@pytest.mark.parametrize("path", REAL_EXPORTS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_column_subset_reads_the_same_values_as_the_whole_table(path):
+    """load_nsys(columns=...) (what `nsprof analyze` reads) gives exactly the whole frames' columns:
+    same values, dtypes and order, derived columns (duration_ns, pid) included."""
+    subset = {"kernels": ("kernel", "duration_ns", "grid_x", "block_z", "correlation_id", "global_pid", "mangled_name"),
+              "runtime": ("start_ns", "correlation_id", "global_tid", "pid"), "memcpys": ("bytes", "src_kind")}
+    full, lean = load_nsys(path), load_nsys(path, subset)
+    for table in ("kernels", "memcpys", "memsets", "runtime", "graphs"):
+        whole = getattr(full, table)
+        wanted = [column for column in COLUMNS[table] if column in subset.get(table, whole.columns)]
+        pd.testing.assert_frame_equal(getattr(lean, table), whole[wanted])
+    pd.testing.assert_frame_equal(lean.nvtx, full.nvtx)
+
+
+def test_column_subset_names_only_known_tables_and_columns():
+    with pytest.raises(ValueError, match="kernels has no column"):
+        load_nsys(H200 if H200.exists() else SAXPY, {"kernels": ("no_such_column",)})
+    with pytest.raises(ValueError, match="no event table"):
+        load_nsys(SAXPY, {"nvtx": ("name",)})
+
+
+@pytest.mark.parametrize("path", REAL_EXPORTS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_kernel_sizes_are_int32_with_the_values_sql_holds(path):
+    """Sizes and ids CUDA keeps within 32 bits are int32 columns, value for value as the table has them."""
+    kernels = load_nsys(path).kernels
+    for column, source in (("grid_x", "gridX"), ("block_x", "blockX"), ("device_id", "deviceId"),
+                           ("dynamic_smem_bytes", "dynamicSharedMemory")):
+        assert kernels[column].dtype == "int32"
+        expected = [value for (value,) in sql(path, f"SELECT {source} FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY rowid")] \
+            if rows_in(path, "CUPTI_ACTIVITY_KIND_KERNEL") else []
+        assert kernels[column].tolist() == expected
+
+
 @pytest.mark.parametrize("path", EXPORTS, ids=lambda p: p.stem)
 def test_frames_have_the_documented_columns(path):
     export = load_nsys(path)

@@ -261,3 +261,17 @@ def test_every_nvtx_level_shows_at_any_zoom(window, tmp_path):
             patch = pixels[middle - 2:middle + 3, column - 2:column + 3].reshape(-1, 3)
             distance = np.abs(patch[:, None, :] - shades[None, :, :]).max(axis=2).min(axis=1)
             assert (distance < 0.1).any(), f"{name}: range at {(left - origin) / 1e6:.3f} ms not drawn"
+
+
+@pytest.mark.parametrize("path", CAPTURES, ids=lambda p: p.stem)
+def test_gpu_events_column_subset_is_the_whole_tables_columns(path):
+    """gpu_utilization reads four of gpu_events' columns: built alone they are the whole table's,
+    row for row, and the table holds every operation, by start then end."""
+    exports = [load_nsys(path)]
+    whole = gpu_events(exports)
+    columns = ("device_id", "name", "start_ns", "end_ns")
+    pd.testing.assert_frame_equal(gpu_events(exports, columns), whole[list(columns)])
+    export = exports[0]
+    assert len(whole) == len(export.kernels) + len(export.memcpys) + len(export.memsets) + len(export.graphs)
+    keys = list(zip(whole["start_ns"], whole["end_ns"]))
+    assert keys == sorted(keys)

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from nsprof.analyze.gpu_events import covered_ns
-from nsprof.analyze.nvtx_attribution import launching_calls
+from nsprof.analyze.nvtx_attribution import launching_calls, work_column
 from nsprof.parse.nsys_sqlite import NsysExport
 
 COLLECTIVE_RANGE = re.compile(r"all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|broadcast|barrier|nccl|gloo",
@@ -119,7 +119,7 @@ def step_table(export: NsysExport, comm: tuple[str, pd.DataFrame], step_range: s
     # rank whose kernels run long may return to the CPU quickly and wait for them inside the collective
     calls = launching_calls(export).sort_values("start_ns", kind="stable")
     call_start = calls["start_ns"].to_numpy(np.int64)
-    launched = np.r_[0, np.cumsum(calls["kernel_ns"].to_numpy(np.int64))]
+    launched = np.r_[0, np.cumsum(work_column(calls, "kernel_ns"))]
     gpu_ns = launched[np.searchsorted(call_start, end)] - launched[np.searchsorted(call_start, start)]
     if comm[0] == NCCL:
         gpu_ns = gpu_ns - wait  # the NCCL kernels are the wait, not compute

@@ -14,7 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from nsprof.analyze.categorical import as_categorical, stack_categorical
+from pandas.api.types import union_categoricals
+
+from nsprof.analyze.categorical import as_categorical
 from nsprof.parse.nsys_sqlite import NsysExport
 
 KERNEL, MEMSET, GRAPH = "kernel", "memset", "graph"
@@ -24,35 +26,48 @@ KINDS = (KERNEL, GRAPH, HTOD, DTOH, DTOD, MEMSET)
 COLUMNS = ("device_id", "stream_id", "kind", "name", "start_ns", "end_ns", "duration_ns", "bytes", "correlation_id", "pid")
 
 
-def gpu_events(exports: list[NsysExport]) -> pd.DataFrame:
-    """Kernels, graph launches (graph-level tracing), copies and memsets of every export, by start."""
-    frames = []
+def gpu_events(exports: list[NsysExport], columns: tuple[str, ...] = COLUMNS) -> pd.DataFrame:
+    """Kernels, graph launches (graph-level tracing), copies and memsets of every export, by start
+    (then end); only `columns` of COLUMNS (in their order), for a caller that reads a few of a
+    10M-row table's. Each column is put in order as it is made: no unsorted copy of the table."""
+    columns = tuple(column for column in COLUMNS if column in columns)
+    parts = []
     for export in exports:
         kinds = export.memcpys["copy_kind"].astype(str)
         copy_kind = kinds.map(lambda kind: COPY_KINDS.get(kind, f"copy {kind}"))
-        for events, kind, name, size in (
-                (export.kernels, KERNEL, export.kernels["kernel"], 0),
-                (export.graphs, GRAPH, export.graphs["name"], 0),
-                (export.memcpys, copy_kind, "memcpy " + kinds, export.memcpys["bytes"]),
-                (export.memsets, MEMSET, pd.Series(MEMSET, index=export.memsets.index), export.memsets["bytes"])):
-            if len(events):
-                frames.append(pd.DataFrame({
-                    "device_id": events["device_id"].to_numpy(np.int64), "stream_id": events["stream_id"].to_numpy(np.int64),
-                    # names and kinds as categories: a few hundred names for millions of events
-                    "kind": pd.Categorical.from_codes(np.zeros(len(events), dtype=np.int8), [kind])
-                    if isinstance(kind, str) else as_categorical(kind),
-                    "name": as_categorical(name.astype(object) if name.dtype != "category" else name),
-                    "start_ns": events["start_ns"].to_numpy(np.int64), "end_ns": events["end_ns"].to_numpy(np.int64),
-                    "duration_ns": events["duration_ns"].to_numpy(np.int64),
-                    "bytes": np.broadcast_to(np.asarray(size, dtype=np.int64), len(events)).copy(),
-                    "correlation_id": events["correlation_id"].astype("Int64").to_numpy(),
-                    "pid": events["pid"].astype("Int64").to_numpy(),
-                }))
-    if not frames:
-        return pd.DataFrame({column: pd.Series(dtype=object if column in ("kind", "name") else "int64") for column in COLUMNS})
-    events = stack_categorical(frames, ["kind", "name"])
-    order = np.lexsort((events["end_ns"].to_numpy(), events["start_ns"].to_numpy()))  # stable: by start, then end
-    return events.take(order).reset_index(drop=True)
+        parts += [part for part in (
+            (export.kernels, KERNEL, export.kernels["kernel"], 0),
+            (export.graphs, GRAPH, export.graphs["name"], 0),
+            (export.memcpys, copy_kind, "memcpy " + kinds, export.memcpys["bytes"]),
+            (export.memsets, MEMSET, pd.Series(MEMSET, index=export.memsets.index), export.memsets["bytes"]))
+            if len(part[0])]
+    if not parts:
+        return pd.DataFrame({column: pd.Series(dtype=object if column in ("kind", "name") else "int64") for column in columns})
+
+    def column(name: str):
+        """One column over all parts, unsorted."""
+        if name in ("kind", "name"):  # names and kinds as categories: a few hundred names for millions of events
+            return union_categoricals([
+                as_categorical(pd.Categorical.from_codes(np.zeros(len(events), dtype=np.int8), [kind])
+                               if isinstance(kind, str) else kind) if name == "kind"
+                else as_categorical(label.astype(object) if label.dtype != "category" else label)
+                for events, kind, label, _ in parts], ignore_order=True)
+        if name == "bytes":
+            return np.concatenate([np.broadcast_to(np.asarray(size, dtype=np.int64), len(events)) for events, _, _, size in parts])
+        if name in ("correlation_id", "pid"):
+            # int64, or objects (<NA>) where nsys left some out
+            return pd.array(np.concatenate([events[name].astype("Int64").array for events, _, _, _ in parts]),
+                            dtype="Int64").to_numpy()
+        return np.concatenate([events[name].to_numpy(np.int64) for events, _, _, _ in parts])
+
+    start, end = column("start_ns"), column("end_ns")
+    order = np.lexsort((end, start))  # stable: by start, then end
+    events = {}
+    for name in columns:
+        values = start if name == "start_ns" else end if name == "end_ns" else column(name)
+        events[name] = values.take(order)
+    del start, end
+    return pd.DataFrame(events, copy=False)
 
 
 def merged_intervals(starts: np.ndarray, ends: np.ndarray, tolerance_ns: int = 0) -> tuple[np.ndarray, np.ndarray]:

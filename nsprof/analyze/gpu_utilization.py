@@ -22,31 +22,55 @@ IDLE_GAPS = 5
 
 def gpu_utilization(exports: list[NsysExport]) -> list[dict]:
     """One dict per device (keys in the module docstring), in device order."""
-    work = gpu_events(exports)
-    return [_device(device_id, events) for device_id, events in work.groupby("device_id", sort=True)]
+    work = gpu_events(exports, ("device_id", "name", "start_ns", "end_ns"))  # sorted by start, then end
+    device = work["device_id"].to_numpy()
+    devices = np.unique(device)
+    if len(devices) == 1:  # the common case: no copy of a 10M-event table
+        return [_device(int(devices[0]), work)]
+    return [_device(int(device_id), work[device == device_id]) for device_id in devices]
 
 
 def _device(device_id: int, events: pd.DataFrame) -> dict:
-    events = events.sort_values(["start_ns", "end_ns"], kind="stable")
+    """`events`: one device's gpu_events rows, by start, then end."""
     start, end = events["start_ns"].to_numpy(np.int64), events["end_ns"].to_numpy(np.int64)
     reach = np.maximum.accumulate(end)  # the latest end of any work begun so far
-    # a gap opens before event i when it starts after everything before it has ended
-    gap_before = np.flatnonzero(start[1:] > reach[:-1]) + 1
-    gap_ns = start[gap_before] - reach[gap_before - 1]
+    gap_before, gap_ns, idle = _longest_gaps(start, reach)
     first, last = int(start[0]), int(reach[-1])
-    busy = (last - first) - int(gap_ns.sum())
-    names = events["name"].to_numpy()
-    ended_last = _ended_last(end, reach)
-    order = np.argsort(-gap_ns, kind="stable")[:IDLE_GAPS]
-    gaps = [{"start_ns": int(reach[i - 1]) - first, "duration_ns": int(gap_ns[k]),
-             "after": str(names[ended_last[i - 1]]), "before": str(names[i])}
-            for k, i in ((k, gap_before[k]) for k in order)]
+    busy = (last - first) - idle
+    names = events["name"].array  # categorical: a name is looked up only for the gaps shown
+    gaps = [{"start_ns": int(reach[i - 1]) - first, "duration_ns": int(ns),
+             "after": str(names[_ended_last(end, reach, i - 1)]), "before": str(names[i])}
+            for i, ns in zip(gap_before, gap_ns)]
     span = last - first
     return {"device_id": int(device_id), "busy_ns": busy, "span_ns": span,
             "pct": 100 * busy / span if span else 100.0, "idle_gaps": gaps}
 
 
-def _ended_last(end: np.ndarray, reach: np.ndarray) -> np.ndarray:
-    """For each position i, the index of the event (among 0..i) whose end is reach[i]."""
-    index = np.where(end == reach, np.arange(len(end)), 0)
-    return np.maximum.accumulate(index)
+GAP_CHUNK_ROWS = 1_000_000
+
+
+def _longest_gaps(start: np.ndarray, reach: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """(where, how long) of the IDLE_GAPS longest gaps, longest first (the earlier of equal ones
+    first), and all gaps' total. A gap opens before event i when it starts after everything before
+    it has ended. A chunk of events at a time: millions of short gaps are not held at once."""
+    where, lengths, idle = [], [], 0
+    for first in range(1, len(start), GAP_CHUNK_ROWS):
+        past = min(first + GAP_CHUNK_ROWS, len(start))
+        gap = start[first:past] - reach[first - 1:past - 1]
+        opened = np.flatnonzero(gap > 0)
+        gap = gap[opened]
+        idle += int(gap.sum())
+        if len(gap) > IDLE_GAPS:  # this chunk's candidates: its longest, and every gap as long as its shortest one
+            kept = gap >= np.partition(gap, len(gap) - IDLE_GAPS)[len(gap) - IDLE_GAPS]
+            opened, gap = opened[kept], gap[kept]
+        where.append(opened + first)
+        lengths.append(gap)
+    where = np.concatenate(where) if where else np.empty(0, dtype=np.int64)
+    lengths = np.concatenate(lengths) if lengths else np.empty(0, dtype=np.int64)
+    order = np.argsort(-lengths, kind="stable")[:IDLE_GAPS]
+    return where[order], lengths[order], idle
+
+
+def _ended_last(end: np.ndarray, reach: np.ndarray, i: int) -> int:
+    """The last event among 0..i whose end is reach[i] (the work the GPU finished last by then)."""
+    return int(np.flatnonzero(end[:i + 1] == reach[i])[-1])

@@ -28,7 +28,8 @@ def stage_kernel_names(export: NsysExport) -> set[str] | None:
     if stage.empty:
         return None
     calls = export.runtime[["correlation_id", "global_tid", "start_ns"]].dropna(subset=["correlation_id"])
-    kernels = export.kernels[["correlation_id", "pid", "kernel"]].dropna(subset=["correlation_id"])
+    kernels = export.kernels[["correlation_id", "global_pid", "kernel"]].dropna(subset=["correlation_id"])
+    kernels = kernels.assign(pid=kernels["global_pid"] // 0x1000000 % 0x1000000)  # as nsys_sqlite derives it
     launched = kernels.merge(calls.assign(pid=calls["global_tid"] // 0x1000000 % 0x1000000),
                              on=["pid", "correlation_id"], how="inner")
     names: set[str] = set()

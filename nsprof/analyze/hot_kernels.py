@@ -28,7 +28,9 @@ import re
 import numpy as np
 import pandas as pd
 
-from nsprof.analyze.categorical import stack_categorical
+from pandas.api.types import union_categoricals
+
+from nsprof.analyze.categorical import as_categorical
 from nsprof.analyze.harness import harness_kernels
 from nsprof.analyze.kernel_groups import kernel_groups
 from nsprof.analyze.launch_findings import launch_findings
@@ -96,39 +98,55 @@ def nsys_kernel_rows(exports: list[NsysExport], harness: set[str] = frozenset())
     level): kernel, grid, block, launches, total_ns, median_ns, mangled_name (None where the export
     lacks it), pct (of all kernel and graph time, harness included), harness (bool), largest total
     first."""
-    # Group on the name's category code and the integer launch sizes, and format the few groups'
-    # configurations afterwards: no Python object per launch (10M launches are 10M strings otherwise).
+    # Group on one integer key per launch (name code and launch sizes, factorized), and format the
+    # few groups' names and configurations afterwards: no Python object and no copy of the table per
+    # launch (10M launches are 10M strings, or a gigabyte of grouping columns, otherwise).
     config = [f"{prefix}_{axis}" for prefix in ("grid", "block") for axis in "xyz"]
-    frames = []
-    for export in exports:
-        kernels = export.kernels
-        frames.append(pd.DataFrame({
-            "kernel": kernels["kernel"].astype("category").array,
-            **{column: kernels[column].to_numpy(dtype=np.int64) for column in config},
-            "mangled_name": kernels["mangled_name"].astype("category").array,
-            "duration_ns": kernels["duration_ns"].to_numpy(dtype=np.int64)}))
-        graphs = export.graphs
-        frames.append(pd.DataFrame({"kernel": pd.Categorical(graphs["name"].astype(object)),
-                                    **{column: np.full(len(graphs), -1, dtype=np.int64) for column in config},
-                                    "mangled_name": pd.Categorical([None] * len(graphs)),
-                                    "duration_ns": graphs["duration_ns"].to_numpy(dtype=np.int64)}))
-    events = stack_categorical(frames, ["kernel", "mangled_name"]) if frames else pd.DataFrame(
-        {column: pd.Series(dtype=object if column in ("kernel", "mangled_name") else "int64")
-         for column in ["kernel", *config, "mangled_name", "duration_ns"]})
-    grouped = events.groupby(["kernel", *config], sort=False, observed=True)
-    rows = grouped["duration_ns"].agg(launches="count", total_ns="sum", median_ns="median")
-    rows["mangled_name"] = grouped["mangled_name"].first()
-    rows = rows.reset_index()
-    rows["kernel"] = rows["kernel"].astype(object).astype(str)
-    rows["mangled_name"] = rows["mangled_name"].astype(object).where(rows["mangled_name"].notna(), None)
-    for prefix in ("grid", "block"):  # graphs traced at graph level (-1) have no launch configuration
-        rows[prefix] = pd.Series([None if x < 0 else launch_config(x, y, z)
-                                  for x, y, z in zip(*(rows[f"{prefix}_{axis}"] for axis in "xyz"))], dtype=object)
-    rows = rows.drop(columns=config)[["kernel", "grid", "block", "launches", "total_ns", "median_ns", "mangled_name"]]
+    parts = [part for export in exports for part in (
+        (export.kernels["kernel"], export.kernels["mangled_name"], [export.kernels[column].to_numpy() for column in config],
+         export.kernels["duration_ns"]),
+        (export.graphs["name"].astype(object), pd.Series([None] * len(export.graphs), dtype=object),
+         [np.full(len(export.graphs), -1, dtype=np.int32)] * len(config), export.graphs["duration_ns"])) if len(part[3])]
+    if not parts:
+        return pd.DataFrame({column: pd.Series(dtype=object if column in ("kernel", "grid", "block", "mangled_name") else
+                                               "float64" if column in ("median_ns", "pct") else "bool" if column == "harness"
+                                               else "int64")
+                             for column in ["kernel", "grid", "block", "launches", "total_ns", "median_ns", "mangled_name",
+                                            "pct", "harness"]})
+    names = union_categoricals([as_categorical(name) for name, _, _, _ in parts], ignore_order=True)
+    mangled = union_categoricals([as_categorical(name) for _, name, _, _ in parts], ignore_order=True)
+    sizes = [_stack([sizes[i] for _, _, sizes, _ in parts]) for i in range(len(config))]
+    duration = pd.Series(_stack([d.to_numpy(dtype=np.int64) for _, _, _, d in parts]))
+    key = names.codes.astype(np.int64)
+    for values in sizes:  # codes in order of first appearance, as a sort=False group-by numbers its groups
+        codes, uniques = pd.factorize(values)
+        key *= len(uniques)  # in place: each of these arrays is 80 MB for 10M launches
+        key += codes
+        del codes
+        key = pd.factorize(key)[0]
+    grouped = duration.groupby(key, sort=True)
+    rows = pd.DataFrame({"launches": grouped.count(), "total_ns": grouped.sum()})  # one statistic at a time
+    rows["median_ns"] = grouped.median()
+    rows = rows.reset_index(drop=True)
+    del grouped
+    first = pd.Series(key).drop_duplicates().index.to_numpy()  # each group's first launch, group by group
+    rows.insert(0, "kernel", np.asarray(names.take(first), dtype=object).astype(str))
+    has_mangled = mangled.codes >= 0  # the group's first mangled name (a group-by's `first` skips missing ones)
+    found = pd.Series(mangled.codes[has_mangled]).groupby(key[has_mangled], sort=True).first()
+    codes = found.reindex(range(len(rows)), fill_value=-1).to_numpy()
+    rows["mangled_name"] = pd.Series(pd.Categorical.from_codes(codes, mangled.categories), dtype=object).where(codes >= 0, None)
+    for prefix, axes in (("grid", sizes[:3]), ("block", sizes[3:])):  # graphs traced at graph level (-1): none
+        rows.insert(1 if prefix == "grid" else 2, prefix,
+                    pd.Series([None if x < 0 else launch_config(x, y, z) for x, y, z in zip(*(a[first] for a in axes))],
+                              dtype=object))
     total = rows["total_ns"].sum()
     rows["pct"] = 100 * rows["total_ns"] / total if total else 0.0
     rows["harness"] = rows["kernel"].isin(harness)
     return rows.sort_values(["total_ns", "kernel"], ascending=[False, True], ignore_index=True)
+
+
+def _stack(arrays: list[np.ndarray]) -> np.ndarray:
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
 
 
 def hot_rows(rows: pd.DataFrame, top: int = DEFAULT_TOP, coverage_pct: float = COVERAGE_PCT) -> pd.DataFrame:

@@ -28,6 +28,7 @@ kernels and ten thousand ranges take well under a second, with no loop over rang
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 import numpy as np
 import pandas as pd
@@ -51,18 +52,25 @@ def attribute_work(export: NsysExport, attribution: str = THREAD, calls: pd.Data
     launching_calls(export), where the caller has it already (the join is the costly part)."""
     ranges = export.nvtx.reset_index(drop=True)
     calls = launching_calls(export) if calls is None else calls
-    values = calls[list(WORK_COLUMNS)].to_numpy(dtype=np.int64)
     start = ranges["start_ns"].to_numpy(dtype=np.int64, na_value=0)
     end = ranges["end_ns"].to_numpy(dtype=np.int64, na_value=np.iinfo(np.int64).max)  # never closed
     thread = ranges["global_tid"].to_numpy(dtype=np.int64, na_value=-1)  # -1 matches no call
     push_pop = _thread_scoped(ranges, attribution)
     scope = np.where(push_pop, thread, np.where(thread >= 0, thread // _THREAD_BITS, -1))
-    sums = np.zeros((len(ranges), len(WORK_COLUMNS)), dtype=np.int64)
-    sums[push_pop] = _window_sums(calls["thread"].to_numpy(), calls["start_ns"].to_numpy(), values,
-                                  scope[push_pop], start[push_pop], end[push_pop])
-    sums[~push_pop] = _window_sums(calls["process"].to_numpy(), calls["start_ns"].to_numpy(), values,
-                                   scope[~push_pop], start[~push_pop], end[~push_pop])
-    return pd.concat([ranges, pd.DataFrame(sums, columns=list(WORK_COLUMNS))], axis=1)
+    # gpu_ops counts the calls (each call's 1), gpu_time_ns adds kernel and copy time: sums of sums
+    columns = ["gpu_ops", *(column for column in _PER_CALL if column in calls)]
+    sums = np.zeros((len(ranges), len(columns)), dtype=np.int64)
+    for rows, by_process in ((push_pop, False), (~push_pop, True)):
+        if rows.any():
+            sums[rows] = _window_sums(_call_scope(calls, by_process), calls["start_ns"].to_numpy(),
+                                      [calls[column] for column in columns[1:]],
+                                      scope[rows], start[rows], end[rows])
+    work = pd.DataFrame(sums, columns=columns)
+    for column in _PER_CALL:
+        if column not in work:
+            work[column] = np.zeros(len(ranges), dtype=np.int64)
+    work["gpu_time_ns"] = work["kernel_ns"] + work["copy_ns"]
+    return pd.concat([ranges, work[list(WORK_COLUMNS)]], axis=1)
 
 
 def summarize_ranges(attributed: pd.DataFrame) -> pd.DataFrame:
@@ -120,21 +128,35 @@ def _thread_scoped(ranges: pd.DataFrame, attribution: str) -> np.ndarray:
 
 
 def _outside_ranges(export: NsysExport, attribution: str, calls: pd.DataFrame) -> tuple[int, int]:
-    """(kernels and graph launches, their GPU time) of one export that no range received."""
+    """(kernels and graph launches, their GPU time) of one export that no range received. `calls`
+    is launching_calls(export): sorted by thread, so a thread's or a process's calls are one slice."""
     covered = np.zeros(len(calls), dtype=bool)
     ranges = export.nvtx.dropna(subset=["global_tid", "start_ns"])
     end = ranges["end_ns"].to_numpy(dtype=np.float64, na_value=np.inf)  # never closed: open to the end
     thread = ranges["global_tid"].to_numpy(dtype=np.int64)
     push_pop = _thread_scoped(ranges, attribution)
-    for mine, scope, call_scope in ((push_pop, thread, calls["thread"]), (~push_pop, thread // _THREAD_BITS, calls["process"])):
+    call_thread, call_start = calls["thread"].to_numpy(), calls["start_ns"].to_numpy()
+    for mine, scope, bits in ((push_pop, thread, 1), (~push_pop, thread // _THREAD_BITS, _THREAD_BITS)):
         for key in np.unique(scope[mine]):
             own = mine & (scope == key)
-            covered |= (call_scope == key).to_numpy() & _inside(calls["start_ns"].to_numpy(),
-                                                                 ranges["start_ns"].to_numpy()[own], end[own])
-    launched = calls["kernels"] + calls["graphs"]
-    return (int(len(export.kernels) + len(export.graphs) - launched[covered].sum()),
+            # the scope's calls: threads key * bits up to (key + 1) * bits (a thread, or a process's threads)
+            low, high = np.searchsorted(call_thread, [key * bits, (key + 1) * bits], side="left")
+            covered[low:high] |= _inside(call_start[low:high], ranges["start_ns"].to_numpy()[own], end[own])
+    launched = sum(int(work_column(calls, column).sum(where=covered)) for column in ("kernels", "graphs"))
+    return (int(len(export.kernels) + len(export.graphs) - launched),
             int(export.kernels["duration_ns"].sum() + export.graphs["duration_ns"].sum()
-                - calls["kernel_ns"][covered].sum()))
+                - work_column(calls, "kernel_ns").sum(where=covered)))
+
+
+def _call_scope(calls: pd.DataFrame, by_process: bool) -> np.ndarray:
+    """Each call's thread, or its process (the serialized thread id's process part)."""
+    thread = calls["thread"].to_numpy()
+    return thread // _THREAD_BITS if by_process else thread
+
+
+def work_column(calls: pd.DataFrame, column: str) -> np.ndarray:
+    """A work column of launching_calls' table as int64 (zeros where the table leaves it out)."""
+    return calls[column].to_numpy(np.int64) if column in calls else np.zeros(len(calls), dtype=np.int64)
 
 
 def _inside(times: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -146,79 +168,162 @@ def _inside(times: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarr
 
 
 def launching_calls(export: NsysExport) -> pd.DataFrame:
-    """One row per API call that started GPU work: thread, process, start_ns and WORK_COLUMNS.
+    """One row per API call that started GPU work, by (process, correlation id): `thread` (its
+    serialized id: the process is thread // 2**24), `start_ns` and what it started (_PER_CALL: `kernels`, `graphs`, `kernel_ns`,
+    `copy_ns`, `memcpy_count`, `memcpy_bytes`, `memset_count`, `memset_bytes`), leaving out the
+    columns that are zero for every call (a capture without memsets has no memset columns: a
+    10M-call table is 80 MB a column); sorted by thread, then start.
 
-    Sorted NumPy arrays, no pandas group-by or merge: this join is the largest cost of the
-    attribution on a 10M-kernel export."""
-    kernels, memcpys, memsets, graphs = export.kernels, export.memcpys, export.memsets, export.graphs
-    parts = [_work(kernels, kernels=1, kernel_ns=kernels["duration_ns"]),
-             _work(graphs, graphs=1, kernel_ns=graphs["duration_ns"]),
-             _work(memcpys, memcpy_count=1, memcpy_bytes=memcpys["bytes"], copy_ns=memcpys["duration_ns"]),
-             _work(memsets, memset_count=1, memset_bytes=memsets["bytes"], copy_ns=memsets["duration_ns"])]
-    work_process = np.concatenate([process for process, _, _ in parts])
-    work_id = np.concatenate([ids for _, ids, _ in parts])
-    values = np.concatenate([columns for _, _, columns in parts])
-    calls = export.runtime[["correlation_id", "global_tid", "start_ns"]].dropna()
-    call_id, thread, start = (calls[column].to_numpy(dtype=np.int64) for column in ("correlation_id", "global_tid", "start_ns"))
-    call_process = thread // _THREAD_BITS
+    Sorted NumPy arrays, column by column, no pandas group-by or merge: this join is the largest
+    cost of the attribution on a 10M-kernel export. Each event finds its call by binary search in
+    the sorted calls, and a call's totals are bincounts over its events."""
+    parts = [(export.kernels, {"kernels": 1, "kernel_ns": "duration_ns"}),
+             (export.graphs, {"graphs": 1, "kernel_ns": "duration_ns"}),
+             (export.memcpys, {"memcpy_count": 1, "memcpy_bytes": "bytes", "copy_ns": "duration_ns"}),
+             (export.memsets, {"memset_count": 1, "memset_bytes": "bytes", "copy_ns": "duration_ns"})]
+    runtime = export.runtime
+    has_call = (runtime["correlation_id"].notna() & runtime["global_tid"].notna() & runtime["start_ns"].notna()).to_numpy()
+
+    def call_column(column: str) -> np.ndarray:
+        values = runtime[column].to_numpy(dtype=np.int64, na_value=-1)
+        return values if has_call.all() else values[has_call]
+
+    # Arrays the length of the runtime table are made and reordered one at a time (each is 80 MB
+    # for 10M calls).
+    thread = call_column("global_tid")
     # (process, correlation id) packed into one sortable key: processes get small codes
-    codes, _ = pd.factorize(np.concatenate([work_process, call_process]))
-    width = int(max(work_id.max(initial=0), call_id.max(initial=0))) + 1
-    work_key = codes[:len(work_process)] * width + work_id
-    call_key = codes[len(work_process):] * width + call_id
-    # one row per call: a graph launch traced node by node started several kernels (and copies)
-    order = np.argsort(work_key, kind="stable")
-    work_key = work_key[order]
-    first = np.flatnonzero(np.r_[True, work_key[1:] != work_key[:-1]]) if len(work_key) else np.empty(0, dtype=np.int64)
-    per_call = np.add.reduceat(values[order], first, axis=0) if len(first) else values[:0]
-    work_key = work_key[first]
+    processes = np.unique(np.concatenate([pd.unique(thread // _THREAD_BITS)] + [
+        pd.unique(chunk["global_pid"][chunk["known"]] // _THREAD_BITS)
+        for events, _ in parts for chunk in _event_chunks(events, ["global_pid"])]))
+    ids = [runtime["correlation_id"].max()] + [events["correlation_id"].max() for events, _ in parts if len(events)]
+    width = 1 + max([0] + [int(i) for i in ids if not pd.isna(i)])
+    call_key = _call_keys(processes, width, thread, call_column("correlation_id"))
+    start = call_column("start_ns")
     # Older exports record some calls twice (cudaMalloc and cudaMalloc_v3020 share one id): the first call counts.
     order = np.lexsort((start, call_key))
-    call_key, thread, start = call_key[order], thread[order], start[order]
+    call_key = call_key[order]
+    thread = thread[order]
+    start = start[order]
+    del order
     unique = np.r_[True, call_key[1:] != call_key[:-1]] if len(call_key) else np.empty(0, dtype=bool)
-    call_key, thread, start = call_key[unique], thread[unique], start[unique]
-    at = np.minimum(np.searchsorted(call_key, work_key), max(len(call_key) - 1, 0))
-    matched = (at < len(call_key)) & (call_key[at] == work_key) if len(call_key) else np.zeros(len(work_key), dtype=bool)
-    at, per_call = at[matched], per_call[matched]
-    summed = dict(zip(_PER_CALL, per_call.T))
-    return pd.DataFrame({
-        "thread": thread[at], "process": thread[at] // _THREAD_BITS, "start_ns": start[at],
-        **{column: summed[column] if column in summed else None for column in WORK_COLUMNS},
-        "gpu_ops": np.ones(len(at), dtype=np.int64), "gpu_time_ns": summed["kernel_ns"] + summed["copy_ns"],
-    })[["thread", "process", "start_ns", *WORK_COLUMNS]]
+    if not unique.all():
+        call_key = call_key[unique]
+        thread = thread[unique]
+        start = start[unique]
+    # each event's call (events nsys matched to no call, or to one the runtime table lacks, count for none),
+    # a chunk of events at a time: the keys of a 10M-kernel table are 80 MB each
+    sums: dict[str, np.ndarray] = {}
+    for events, spec in parts:
+        sources = [source for source in spec.values() if source != 1]
+        for chunk in _event_chunks(events, ["global_pid", "correlation_id", *sources]):
+            known = chunk["known"]
+            if not known.any() or not len(call_key):
+                continue
+            key = _call_keys(processes, width, chunk["global_pid"][known], chunk["correlation_id"][known])
+            at = np.minimum(np.searchsorted(call_key, key), len(call_key) - 1)
+            matched = call_key[at] == key
+            at = at[matched]
+            if not len(at):
+                continue
+            # this chunk's calls lie in [low, high]: bincounts over that range only, added in place
+            low, high = int(at.min()), int(at.max()) + 1
+            at -= low
+            for column, source in spec.items():
+                if column not in sums:  # counts int32 (a call starts a few operations): 4 bytes a call saved
+                    sums[column] = np.zeros(len(call_key), dtype=np.int32 if source == 1 else np.int64)
+                if source == 1:
+                    summed = np.bincount(at, minlength=high - low)
+                else:  # float64 sums are exact below 2**53 (104 days of ns, 9 PB) per call
+                    summed = np.bincount(at, weights=chunk[source][known][matched], minlength=high - low)
+                sums[column][low:high] += summed.astype(sums[column].dtype)
+    del call_key
+    launched = np.zeros(len(thread), dtype=bool)
+    for column in ("kernels", "graphs", "memcpy_count", "memset_count"):
+        if column in sums:
+            launched |= sums[column] > 0
+    # by thread, then time: the order attribute_work's thread-scoped window sums need, so they sort nothing
+    chosen = np.flatnonzero(launched)
+    del launched
+    chosen = chosen[np.lexsort((start[chosen], thread[chosen]))]
+    calls = {"thread": thread[chosen]}
+    del thread
+    calls["start_ns"] = start[chosen]
+    del start
+    for column in _PER_CALL:  # one column at a time: each call's totals go as its column is made
+        summed = sums.pop(column, None)
+        if summed is not None and summed.any():
+            summed = summed[chosen]
+            # mostly zeros (copies beside millions of kernels): kept sparse, dense only while read
+            sparse = np.count_nonzero(summed) < len(summed) // SPARSE_BELOW
+            calls[column] = pd.arrays.SparseArray(summed, fill_value=0) if sparse else summed
+    return pd.DataFrame(calls, copy=False)
+
+
+SPARSE_BELOW = 8  # a work column with fewer than 1 call in 8 nonzero is stored sparse
+
+
+EVENT_CHUNK_ROWS = 1_000_000
+
+
+def _event_chunks(events: pd.DataFrame, columns: list[str]) -> Iterator[dict[str, np.ndarray]]:
+    """The columns as int64 arrays (<NA> as 0), EVENT_CHUNK_ROWS rows at a time, with `known`:
+    the rows whose correlation id and process nsys recorded."""
+    for first in range(0, len(events), EVENT_CHUNK_ROWS):
+        rows = slice(first, first + EVENT_CHUNK_ROWS)
+        chunk = {column: events[column].array[rows].to_numpy(dtype=np.int64, na_value=0) for column in columns}
+        chunk["known"] = ~(np.asarray(events["correlation_id"].array[rows].isna())
+                           | np.asarray(events["global_pid"].array[rows].isna()))
+        yield chunk
+
+
+def _call_keys(processes: np.ndarray, width: int, serialized: np.ndarray, correlation: np.ndarray) -> np.ndarray:
+    """(process, correlation id) as one int64: the process's index in `processes`, times `width`
+    (above every correlation id), plus the id."""
+    process = serialized // _THREAD_BITS
+    key = np.searchsorted(processes, process)
+    del process
+    key *= width
+    key += correlation
+    return key
 
 
 _PER_CALL = [column for column in WORK_COLUMNS if column not in ("gpu_ops", "gpu_time_ns")]
 
 
-def _work(events: pd.DataFrame, **values) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(process, correlation id, _PER_CALL values) of the events nsys matched to a call."""
-    known = (events["correlation_id"].notna() & events["global_pid"].notna()).to_numpy()
-    columns = np.zeros((int(known.sum()), len(_PER_CALL)), dtype=np.int64)
-    for column, value in values.items():
-        column_values = value.to_numpy(dtype=np.int64, na_value=0)[known] if isinstance(value, pd.Series) else value
-        columns[:, _PER_CALL.index(column)] = column_values
-    return (events["global_pid"].to_numpy(dtype=np.int64, na_value=-1)[known] // _THREAD_BITS,
-            events["correlation_id"].to_numpy(dtype=np.int64, na_value=-1)[known], columns)
-
-
-def _window_sums(item_scope: np.ndarray, item_time: np.ndarray, item_values: np.ndarray,
+def _window_sums(item_scope: np.ndarray, item_time: np.ndarray, item_values: list,
                  scope: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """For each window (scope, start, end): the sum of item_values over items of the same scope
-    with start <= item_time < end. Windows may nest and overlap."""
+    """For each window (scope, start, end): how many items of the same scope have start <= item_time
+    < end, then the sum of each of item_values (arrays or Series, made dense one at a time) over
+    them. Windows may nest and overlap."""
+    sums = np.zeros((len(start), 1 + len(item_values)), dtype=np.int64)
     if len(item_time) == 0 or len(start) == 0:
-        return np.zeros((len(start), item_values.shape[1]), dtype=np.int64)
-    # Pack (scope, time) into one sortable int64: scopes get arbitrary codes, times their rank
-    # among all times (equal times share a rank), so no product can overflow.
-    times = np.sort(np.concatenate([item_time, start, end]))
-    scope_codes = pd.factorize(np.concatenate([item_scope, scope]))[0]
-    width = len(times) + 1
-    item_key = scope_codes[:len(item_scope)] * width + np.searchsorted(times, item_time)
-    window_scope = scope_codes[len(item_scope):] * width
-    order = np.argsort(item_key, kind="stable")
-    item_key = item_key[order]
-    running = np.zeros((item_values.shape[1], len(order) + 1), dtype=np.int64)
-    np.cumsum(item_values[order].T, axis=1, out=running[:, 1:])
-    first = np.searchsorted(item_key, window_scope + np.searchsorted(times, start))
-    past_last = np.searchsorted(item_key, window_scope + np.searchsorted(times, end))
-    return (running[:, past_last] - running[:, first]).T
+        return sums
+    # Items sorted by (scope, time): each scope's items are one slice, sorted by time, and a
+    # window's items are the part of its scope's slice between two binary searches. (Items that
+    # come sorted, launching_calls' by thread, are not copied.)
+    order = None if _sorted_by(item_scope, item_time) else np.lexsort((item_time, item_scope))
+    if order is not None:
+        item_scope, item_time = item_scope[order], item_time[order]
+    first, past_last = np.zeros(len(start), dtype=np.int64), np.zeros(len(start), dtype=np.int64)
+    for key in np.unique(scope):
+        windows = np.flatnonzero(scope == key)
+        low, high = np.searchsorted(item_scope, key, side="left"), np.searchsorted(item_scope, key, side="right")
+        times = item_time[low:high]
+        first[windows] = low + np.searchsorted(times, start[windows], side="left")
+        past_last[windows] = low + np.searchsorted(times, end[windows], side="left")
+    del item_scope, item_time
+    sums[:, 0] = past_last - first
+    running = np.zeros(len(item_values[0]) + 1 if item_values else 1, dtype=np.int64)
+    for i, values in enumerate(item_values, start=1):  # one column at a time: a 10M-call table is wide
+        values = np.asarray(values, dtype=np.int64)  # a sparse column is dense only here
+        np.cumsum(values if order is None else values[order], out=running[1:])
+        sums[:, i] = running[past_last] - running[first]
+    return sums
+
+
+def _sorted_by(scope: np.ndarray, time: np.ndarray) -> bool:
+    """Whether items are sorted by scope, then time."""
+    if not (scope[1:] >= scope[:-1]).all():
+        return False
+    same = scope[1:] == scope[:-1]
+    return bool((time[1:][same] >= time[:-1][same]).all())

@@ -20,6 +20,15 @@ from nsprof.parse.ncu_csv import NcuReport
 from nsprof.parse.nsys_sqlite import NsysExport
 
 
+# The nsys columns analyze_profile reads (nsprof.parse.nsys_sqlite.load_nsys's `columns`): a
+# 10M-kernel export's whole kernels and runtime frames would not fit the memory it is analyzed in.
+ANALYSIS_COLUMNS = {
+    "kernels": ("start_ns", "end_ns", "duration_ns", "device_id", "correlation_id", "global_pid", "kernel", "mangled_name",
+                "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"),
+    "runtime": ("start_ns", "correlation_id", "global_tid"),
+}
+
+
 @dataclass(frozen=True)
 class ProfileAnalysis:
     ranges: pd.DataFrame | None  # nsys: range_summary columns; None without an nsys export
@@ -55,12 +64,14 @@ def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict
     calls = [launching_calls(export) for export in nsys]  # joined once: the ranges and what they missed both read it
     ranges = summarize_ranges(pd.concat([attribute_work(export, attribution, launched)
                                          for export, launched in zip(nsys, calls)], ignore_index=True)) if nsys else None
+    unattributed = unattributed_work(nsys, attribution, calls) if nsys else None
+    del calls  # a call table per export: freed before the other analyses build theirs
     kernels = rules = missing = launches = None
     if ncu:
         launches = distinct_launches(ncu)
         kernels = launch_table(launches, ceiling)
         rules, missing = rule_results(ncu), missing_metrics(launches, manifest)
-    summaries = (kernel_summary(nsys), memcpy_summary(nsys), unattributed_work(nsys, attribution, calls)) if nsys else (None,) * 3
+    summaries = (kernel_summary(nsys), memcpy_summary(nsys), unattributed) if nsys else (None,) * 3
     work = with_peaks(combine([("", None, work_records(launches, ranges))]), ceiling)
     stages = work[work["stage"].notna()].reset_index(drop=True)
     hot, harness = capture_hot_kernels(nsys, kernels, rules) if nsys else (None, None)

@@ -14,8 +14,10 @@ own clock. nsys serializes thread and process ids into `globalTid`/`globalPid`; 
 from __future__ import annotations
 
 import sqlite3
+import threading
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -141,6 +143,17 @@ METADATA_TABLES = ("META_DATA_EXPORT", "EXPORT_META_DATA")  # newer name first
 ROWIDS_SQL = "SELECT min(rowid), max(rowid) FROM {table}"
 COLUMN_SCAN_SQL = "SELECT count(*), {aggregates} FROM {table} WHERE rowid >= {first} AND rowid < {past}"
 SCAN_CHUNK_ROWS = 250_000
+# SQLite runs a query without Python's lock, so chunks read on their own connections in two
+# threads take about 60% of the time one thread takes on two cores.
+SCAN_THREADS = 2
+# Sizes and ids that CUDA keeps within 32 bits (device, stream, grid and block sizes, registers,
+# shared memory): int32 columns, so that a 10M-kernel frame is 280 MB smaller.
+SMALL_COLUMNS = frozenset({"device_id", "stream_id", "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z",
+                           "registers_per_thread", "static_smem_bytes", "dynamic_smem_bytes"})
+EVENT_TABLES = ("kernels", "memcpys", "memsets", "runtime", "graphs")
+# Derived columns and the table columns they are computed from (as DataFrame columns).
+DERIVED = {"duration_ns": ("start_ns", "end_ns"), "pid": ("global_pid", "global_tid"), "tid": ("global_tid",),
+           "name": ("graph_id",)}
 RE_EXPORT = "Export the report again: nsys export --type sqlite --force-overwrite true REPORT.nsys-rep"
 
 
@@ -215,9 +228,14 @@ class NsysExport:
     graphs: pd.DataFrame  # graph launches traced at graph level; empty with node-level tracing
 
 
-def load_nsys(path: str | Path) -> NsysExport:
+def load_nsys(path: str | Path, columns: Mapping[str, Iterable[str]] | None = None) -> NsysExport:
     """Read kernels, memcpys, memsets, graph launches, CUDA API calls, NVTX ranges and GPUs from an
     nsys export.
+
+    `columns` names, for any of the event tables (EVENT_TABLES: kernels, memcpys, memsets, runtime,
+    graphs), the only columns of COLUMNS[table] to read; the tables it does not name are read
+    whole. A 10M-kernel export's full kernels frame alone is over a gigabyte, and each column is a
+    scan of the table, so an analysis reads what it uses.
 
     Raises ParseError (naming the file) for a missing, empty, truncated or non-SQLite file, for
     a SQLite file that is not an nsys export, and for a damaged one: names that are not text or
@@ -229,31 +247,37 @@ def load_nsys(path: str | Path) -> NsysExport:
         if "StringIds" not in tables:
             raise ParseError(f"{path}: not an Nsight Systems export (no StringIds table)",
                              "Export the report with: nsys export --type sqlite REPORT.nsys-rep")
+        wanted = _wanted_columns(columns)
         strings = _strings(conn, path)
         copy_kinds = _memcpy_kinds(conn, path, tables)
-        kernels = _read_events(conn, path, tables, KERNEL_COLUMNS)
+        kernels = _read_events(conn, path, tables, KERNEL_COLUMNS, wanted["kernels"])
         for column in ("kernel", "short_name", "mangled_name"):
-            kernels[column] = _names(kernels[column], strings, path, column.replace("_", " "))
-        memcpys = _read_events(conn, path, tables, MEMCPY_COLUMNS)
-        memcpys["copy_kind"] = _labels(memcpys["copy_kind"], copy_kinds)
+            if column in kernels:
+                kernels[column] = _names(kernels[column], strings, path, column.replace("_", " "))
+        memcpys = _read_events(conn, path, tables, MEMCPY_COLUMNS, wanted["memcpys"])
+        if "copy_kind" in memcpys:
+            memcpys["copy_kind"] = _labels(memcpys["copy_kind"], copy_kinds)
         memory_kinds = _enum(conn, path, tables, "ENUM_CUDA_MEM_KIND", MEMORY_KINDS_SQL, MEMORY_KINDS)
         for column in ("src_kind", "dst_kind"):
-            memcpys[column] = _labels(memcpys[column], memory_kinds)
-        memsets = _read_events(conn, path, tables, MEMSET_COLUMNS)
-        graphs = _read_events(conn, path, tables, GRAPH_COLUMNS)
-        graphs["name"] = pd.Series([GRAPH_NAME.format(graph_id) for graph_id in graphs["graph_id"]], dtype=object)
-        runtime = _read_events(conn, path, tables, RUNTIME_COLUMNS)
-        runtime["api"] = _names(runtime["api"], strings, path, "CUDA API name")
+            if column in memcpys:
+                memcpys[column] = _labels(memcpys[column], memory_kinds)
+        memsets = _read_events(conn, path, tables, MEMSET_COLUMNS, wanted["memsets"])
+        graphs = _read_events(conn, path, tables, GRAPH_COLUMNS, wanted["graphs"])
+        if "name" in wanted["graphs"]:
+            graphs["name"] = pd.Series([GRAPH_NAME.format(graph_id) for graph_id in graphs["graph_id"]], dtype=object)
+        runtime = _read_events(conn, path, tables, RUNTIME_COLUMNS, wanted["runtime"])
+        if "api" in runtime:
+            runtime["api"] = _names(runtime["api"], strings, path, "CUDA API name")
         return NsysExport(
             path=path,
             nsys_version=_nsys_version(conn, path, tables),
-            kernels=kernels[list(COLUMNS["kernels"])],
-            memcpys=memcpys[list(COLUMNS["memcpys"])],
-            memsets=memsets[list(COLUMNS["memsets"])],
-            runtime=runtime[list(COLUMNS["runtime"])],
+            kernels=kernels[wanted["kernels"]],
+            memcpys=memcpys[wanted["memcpys"]],
+            memsets=memsets[wanted["memsets"]],
+            runtime=runtime[wanted["runtime"]],
             nvtx=_nvtx_ranges(conn, path, tables),
             gpus=_gpus(conn, path, tables),
-            graphs=graphs[list(COLUMNS["graphs"])],
+            graphs=graphs[wanted["graphs"]],
         )
 
 
@@ -264,14 +288,18 @@ def _open_readonly(path: Path) -> Iterator[sqlite3.Connection]:
         raise ParseError(f"{path}: {missing_reason(path)}")
     if path.stat().st_size == 0:
         raise ParseError(f"{path}: empty file, not an nsys SQLite export")
-    try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    except sqlite3.Error as err:
-        raise ParseError(f"{path}: cannot open as SQLite ({err})") from None
+    conn = _connect(path)
     try:
         yield conn
     finally:
         conn.close()
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    try:  # a reader thread's connection is used in that thread only, and closed by the one that made the threads
+        return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+    except sqlite3.Error as err:
+        raise ParseError(f"{path}: cannot open as SQLite ({err})") from None
 
 
 def _fetch(conn: sqlite3.Connection, path: Path, sql: str) -> list[tuple]:
@@ -356,25 +384,56 @@ def _memcpy_kinds(conn: sqlite3.Connection, path: Path, tables: set[str]) -> dic
     return {i: label for i, label in _fetch(conn, path, MEMCPY_KINDS_SQL) if type(i) is int}
 
 
-def _read_events(conn: sqlite3.Connection, path: Path, tables: set[str], spec: IntColumns) -> pd.DataFrame:
+def _wanted_columns(columns: Mapping[str, Iterable[str]] | None) -> dict[str, list[str]]:
+    """Per event table, the DataFrame columns to give, in COLUMNS order."""
+    columns = dict(columns or {})
+    unknown = set(columns) - set(EVENT_TABLES)
+    if unknown:
+        raise ValueError(f"columns: no event table {', '.join(sorted(unknown))} (one of {EVENT_TABLES})")
+    wanted = {}
+    for table in EVENT_TABLES:
+        names = set(columns.get(table, COLUMNS[table]))
+        if names - set(COLUMNS[table]):
+            raise ValueError(f"columns: {table} has no column {', '.join(sorted(names - set(COLUMNS[table])))}")
+        wanted[table] = [name for name in COLUMNS[table] if name in names]
+    return wanted
+
+
+def _subset(spec: IntColumns, wanted: list[str]) -> IntColumns:
+    """`spec` reduced to the table columns `wanted` needs (derived columns need their sources);
+    start and end are always read: events that end before they start are a damaged export."""
+    needed = {"start_ns", "end_ns", *wanted}
+    needed |= {source for name in wanted for source in DERIVED.get(name, ())}
+    return IntColumns(spec.table, {name: source for name, source in spec.columns.items() if name in needed},
+                      spec.nullable & needed, spec.optional & needed)
+
+
+def _read_events(conn: sqlite3.Connection, path: Path, tables: set[str], spec: IntColumns,
+                 wanted: list[str]) -> pd.DataFrame:
     """Read integer columns of one event table (empty frame if the table is absent), plus
-    duration_ns and the Linux pid/tid of the serialized ids."""
+    duration_ns and the Linux pid/tid of the serialized ids; only the columns `wanted` needs."""
+    spec = _subset(spec, wanted)
     if spec.table in tables:
         frame = _scan_int_columns(conn, path, spec)
     else:
         frame = pd.DataFrame({name: np.empty(0, dtype=np.int64) for name in spec.columns})
         for name in spec.nullable:
             frame[name] = frame[name].astype("Int64")
-    frame["duration_ns"] = frame["end_ns"] - frame["start_ns"]
-    backwards = int((frame["duration_ns"] < 0).sum())
+    backwards = int((frame["end_ns"].to_numpy() < frame["start_ns"].to_numpy()).sum())
     if backwards:
         raise ParseError(f"{path}: {backwards} of the {len(frame)} rows of {spec.table} end before they start; "
                          "the export is damaged", RE_EXPORT)
-    for serialized in ("global_pid", "global_tid"):
-        if serialized in frame:
-            frame["pid"] = frame[serialized] // 0x1000000 % 0x1000000
-    if "global_tid" in frame:
+    if "duration_ns" in wanted:
+        frame["duration_ns"] = frame["end_ns"] - frame["start_ns"]
+    if "pid" in wanted:
+        serialized = "global_pid" if "global_pid" in frame else "global_tid"
+        frame["pid"] = frame[serialized] // 0x1000000 % 0x1000000
+    if "tid" in wanted:
         frame["tid"] = frame["global_tid"] % 0x1000000
+    for name in SMALL_COLUMNS & set(frame.columns):  # int32 where every value fits: 4 bytes a row saved
+        values = frame[name].to_numpy()
+        if len(values) == 0 or (values.min() >= np.iinfo(np.int32).min and values.max() <= np.iinfo(np.int32).max):
+            frame[name] = values.astype(np.int32)
     return frame
 
 
@@ -390,10 +449,15 @@ def _scan_int_columns(conn: sqlite3.Connection, path: Path, spec: IntColumns) ->
         for name, source in spec.columns.items()
     )
     ((first, last),) = _fetch(conn, path, ROWIDS_SQL.format(table=spec.table))
-    chunks = []  # per chunk, the column arrays
-    for start in range(first or 0, (last or -1) + 1, SCAN_CHUNK_ROWS):
+    ((rows,),) = _fetch(conn, path, f"SELECT count(*) FROM {spec.table}")
+    local = threading.local()
+
+    def read_chunk(start: int) -> list[np.ndarray]:
+        if not hasattr(local, "conn"):  # a connection per thread (sqlite3 connections stay in theirs)
+            local.conn = _connect(path)
+            opened.append(local.conn)
         sql = COLUMN_SCAN_SQL.format(aggregates=aggregates, table=spec.table, first=start, past=start + SCAN_CHUNK_ROWS)
-        (row,) = _fetch(conn, path, sql)
+        (row,) = _fetch(local.conn, path, sql)
         count, texts = row[0], row[1:]
         arrays = []
         for (name, source), text in zip(spec.columns.items(), texts):
@@ -401,13 +465,28 @@ def _scan_int_columns(conn: sqlite3.Connection, path: Path, spec: IntColumns) ->
             if values is None or len(values) != count:
                 raise ParseError(f"{path}: column {spec.table}.{source} holds NULL or non-integer values")
             arrays.append(values)
-        del row, texts  # the text of this chunk goes before the next is read
-        chunks.append(arrays)
+        return arrays
+
+    # Each chunk's arrays are copied into the whole columns as it arrives and then freed: the
+    # table is held once, plus the chunks in flight.
+    columns = [np.empty(rows, dtype=np.int64) for _ in spec.columns]
+    filled, opened = 0, []
+    try:
+        with ThreadPoolExecutor(SCAN_THREADS) as pool:
+            for arrays in pool.map(read_chunk, range(first or 0, (last or -1) + 1, SCAN_CHUNK_ROWS)):
+                count = len(arrays[0])
+                if filled + count > rows:
+                    raise ParseError(f"{path}: table {spec.table} changed while it was read")
+                for column, values in zip(columns, arrays):
+                    column[filled:filled + count] = values
+                filled += count
+    finally:
+        for opened_conn in opened:
+            opened_conn.close()
+    if filled != rows:
+        raise ParseError(f"{path}: table {spec.table} changed while it was read")
     frame = {}
-    for i, name in enumerate(spec.columns):
-        values = np.concatenate([arrays[i] for arrays in chunks]) if chunks else np.empty(0, dtype=np.int64)
-        for arrays in chunks:
-            arrays[i] = None  # each chunk's array is freed once it is copied
+    for name, values in zip(spec.columns, columns):
         if name in spec.nullable:
             values = pd.arrays.IntegerArray(values, values == -1)  # -1: the scan's NULL (ids are never negative)
         frame[name] = values

@@ -13,6 +13,7 @@ instead, unless NVIDIA's ncu-report cannot be imported here: then the CSV pages 
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,17 +39,18 @@ class Profile:
     pipeline: dict | None = None  # pipeline.json: what `nsprof pipeline` measured, where it made this capture
 
 
-def load_profile(path: str | Path) -> Profile:
+def load_profile(path: str | Path, nsys_columns: Mapping[str, Iterable[str]] | None = None) -> Profile:
     """Load a profile directory or one nsys/ncu file (PROFILE_FILES). Every file must parse: a bad
-    one is a ParseError naming it, as is a directory with nothing to analyze."""
+    one is a ParseError naming it, as is a directory with nothing to analyze. `nsys_columns`: the
+    nsys event columns to read (nsprof.parse.nsys_sqlite.load_nsys's `columns`; default all)."""
     path = Path(path)
     if path.is_dir():
-        return _directory(path)
+        return _directory(path, nsys_columns)
     if not path.exists():
         raise ParseError(f"{path}: {missing_reason(path)}")
     suffix = path.suffix.lower()
     if suffix in NSYS_SUFFIXES:
-        return Profile(path, False, None, [load_nsys_file(path)], [])
+        return Profile(path, False, None, [load_nsys_file(path, nsys_columns)], [])
     if suffix in NCU_SUFFIXES:
         return Profile(path, False, None, [], [load_ncu_file(path)])
     raise ParseError(f"{path}: not a profile (nsprof reads {PROFILE_FILES})",
@@ -60,13 +62,13 @@ NCU_SUFFIXES = (".csv", ".ncu-rep")
 PROFILE_FILES = "nsys .nsys-rep or .sqlite, ncu .ncu-rep or .csv"
 
 
-def load_nsys_file(path: Path) -> NsysExport:
+def load_nsys_file(path: Path, columns: Mapping[str, Iterable[str]] | None = None) -> NsysExport:
     """An nsys export, or a report read through its export; errors name the file the user gave."""
     if path.suffix.lower() != ".nsys-rep":
-        return load_nsys(path)
+        return load_nsys(path, columns)
     sqlite = sqlite_for(path)
     try:
-        return load_nsys(sqlite)
+        return load_nsys(sqlite, columns)
     except ParseError as err:
         problem = err.problem.removeprefix(f"{sqlite}: ")
         raise ParseError(f"{path}: its SQLite export {sqlite.name}: {problem}",
@@ -119,12 +121,12 @@ def _exported_from(table: Path, reports: list[Path]) -> bool:
                for report in reports)
 
 
-def _directory(path: Path) -> Profile:
+def _directory(path: Path, nsys_columns: Mapping[str, Iterable[str]] | None = None) -> Profile:
     exports, tables = tool_outputs(path)
     if not exports and not tables:
         others = sorted(file.name for file in path.glob("*.csv"))
         passed_over = f"; {', '.join(others)} {'is' if len(others) == 1 else 'are'} not ncu output" if others else ""
         raise ParseError(f"{path}: nothing to analyze (no {PROFILE_FILES} file in this directory{passed_over})",
                          "Capture with `nsprof profile`, or put nsys or ncu output in it")
-    return Profile(path, True, read_manifest(path / MANIFEST), [load_nsys_file(file) for file in exports],
+    return Profile(path, True, read_manifest(path / MANIFEST), [load_nsys_file(file, nsys_columns) for file in exports],
                    [load_ncu_file(file) for file in tables], read_pipeline_results(path / PIPELINE_RESULTS))
