@@ -15,9 +15,13 @@ FINAL=$OUT; OUT=/tmp/many; rm -rf "$OUT"; mkdir -p "$OUT"
 echo "== 256 captures x 200k kernels on 16 workers"
 timeout 420 python3 benchmarks/analyze_many_scale.py --captures 256 --kernels 200000 --workers 16 --record 2>&1 | tail -5 | tee "$OUT/many.txt"
 cp benchmarks/analyze_many_scale.json "$OUT/"
-echo "== v8 at 8192^3 and 4096^3"
-timeout 150 python3 benchmarks/gpu/tune_stage.py --stage v8 --sizes 8192,4096 --plans auto \
-  --knobs "" --knobs "V8_SWIZZLE=2,4" --knobs "V8_TN=16;V8_SWIZZLE=4" 2>"$OUT/tune.err" | grep '^{' > "$OUT/tune.jsonl"
+echo "== v8 at 8192^3 and 4096^3 (the ring in dynamic shared memory: verified first)"
+timeout 60 python3 benchmarks/gpu/tune_stage.py --stage v8 --verify-only --sizes 17x33x9,1000x1200x800,4095x4097x4093,128x4096x1024,1024 \
+  --plans auto,128x128/1,64x128/2,64x64/1 --knobs "V8_DYN_SMEM=1;V8_STAGES=3,4" 2>"$OUT/verify.err" | grep '^{' > "$OUT/verify.jsonl"
+echo "$(wc -l < "$OUT/verify.jsonl") points verified, $(grep -vc '"ok": true' "$OUT/verify.jsonl") failed"
+timeout 200 python3 benchmarks/gpu/tune_stage.py --stage v8 --sizes 8192,4096 --plans auto \
+  --knobs "" --knobs "V8_SWIZZLE=2,4" --knobs "V8_TN=16;V8_SWIZZLE=4" --knobs "V8_DYN_SMEM=1;V8_STAGES=3,4" \
+  --knobs "V8_DYN_SMEM=1;V8_STAGES=3;V8_SWIZZLE=4" 2>"$OUT/tune.err" | grep '^{' > "$OUT/tune.jsonl"
 python3 -c 'import json, sys
 for line in open(sys.argv[1]):
     r = json.loads(line); print("%14s %14s %-24s %6.2f TFLOP/s %5.1f%%" % (r["size"], r["plan"], r["knobs"] or "defaults", r["tflops"], r["pct_cublas"]))' "$OUT/tune.jsonl"

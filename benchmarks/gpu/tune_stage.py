@@ -45,6 +45,9 @@ def stage_variant(stage: Stage, knobs: tuple[str, ...]) -> Stage:
     for tile in stage.tiles:
         if "V8_BK" in values:
             tile = dataclasses.replace(tile, bk=int(values["V8_BK"]))
+        if values.get("V8_DYN_SMEM") == "1":  # the ring's bytes, asked for at launch (see the kernel's V8 struct)
+            bk, stages, tn = int(values.get("V8_BK", tile.bk)), int(values.get("V8_STAGES", 2)), int(values.get("V8_TN", 8))
+            tile = dataclasses.replace(tile, dynamic_smem_bytes=stages * bk * (tile.bm + 4 + tile.bn) * 4)
         if "V8_ASYNC" in values:  # only V8_ASYNC 2 (the default) reads A transposed
             tile = dataclasses.replace(tile, a_m_major=values["V8_ASYNC"] == "2")
         if "V8_TN" in values and tile.shape == "128x128":

@@ -51,6 +51,8 @@
 //                  the warps of 1 (45.1 against 34.0 TFLOP/s, register staging).
 //   V8_TN          outputs per thread along N in the 128x128 tile (8 or 16). 16: 128 threads of 8x16,
 //                  128 FMAs per 6 shared loads; with V8_ASYNC 2 it ties (96.0 / 97.2%): 8 stays.
+//   V8_DYN_SMEM    1: the ring in dynamic shared memory, so that BK 16 can take 3 or 4 stages (the
+//                  launcher asks for the bytes; benchmarks/gpu/tune_stage.py declares them).
 //   V8_SWIZZLE     0: blocks in row order. G > 0: bands of G block rows are walked column by
 //                  column, so blocks running together share A and B tiles in L2. With V8_ASYNC 2
 //                  it lost (94.9 / 96.4% with G = 8).
@@ -75,6 +77,9 @@ template <int N> struct Steps { static constexpr int value = N; };
 #ifndef V8_SWIZZLE
 #define V8_SWIZZLE 0
 #endif
+#ifndef V8_DYN_SMEM
+#define V8_DYN_SMEM 0  // 1: the buffers in dynamic shared memory (the launcher asks for it), past 48 KB
+#endif
 
 template <int BM, int BN, int BK, int TN>
 struct V8 {
@@ -91,8 +96,9 @@ struct V8 {
                   B_VECS * 4 * THREADS == BK * BN, "tile too small for the thread count");
     static_assert(BK % 8 == 0 && TN % 4 == 0, "BK must be a multiple of 8, TN of 4");
     static_assert(BM % 16 == 0 && BM * BK / 4 % 32 == 0, "A is staged in warp chunks of 16 rows x 8 k");
-    static_assert(BUFFERS >= 2 && BUFFERS * BK * (A_LD + BN) * 4 <= 48 * 1024,
-                  "static shared memory over 48 KB: fewer V8_STAGES or a smaller V8_BK");
+    static constexpr int SMEM_BYTES = BUFFERS * BK * (A_LD + BN) * 4;
+    static_assert(BUFFERS >= 2 && SMEM_BYTES <= (V8_DYN_SMEM ? 227 : 48) * 1024,
+                  "shared memory over the limit (48 KB static, V8_DYN_SMEM 1: 227 KB): fewer V8_STAGES or a smaller V8_BK");
 };
 
 // Four floats of row `row` from column `col` of a row-major matrix with leading dimension ld,
@@ -136,8 +142,14 @@ __device__ __forceinline__ void sgemm_v8_body(int M, int N, int K,
                                               const float* __restrict__ B,
                                               float* __restrict__ C) {
     using P = V8<BM, BN, BK, TN>;
+#if V8_DYN_SMEM
+    extern __shared__ __align__(16) float v8_smem[];
+    auto& As = *reinterpret_cast<float (*)[P::BUFFERS][BK][P::A_LD]>(v8_smem);
+    auto& Bs = *reinterpret_cast<float (*)[P::BUFFERS][BK][BN]>(v8_smem + P::BUFFERS * BK * P::A_LD);
+#else
     __shared__ __align__(16) float As[P::BUFFERS][BK][P::A_LD];
     __shared__ __align__(16) float Bs[P::BUFFERS][BK][BN];
+#endif
     const int tid = threadIdx.x;
     // A warp covers 4 x 8 threads of the block's (BM/8) x (BN/TN) grid, so each k step reads
     // 4 distinct float4 of A and 8 of B per warp (v7's 2 x 16 layout: 2 and 16). Measured on
