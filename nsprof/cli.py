@@ -28,7 +28,6 @@ from nsprof.commands.stages import stages
 from nsprof.commands.timeline import timeline
 from nsprof.errors import NsprofError
 
-
 # Click's exception classes, as this Typer has them (newer Typer versions carry their own click).
 _USAGE_ERROR = next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "UsageError")
 _CLICK_EXCEPTION = next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "ClickException")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Callable, Iterator
 
 from rich.console import Console
 

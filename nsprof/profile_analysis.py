@@ -18,8 +18,8 @@ def analyzed_profile(path: Path, ceilings: Path | None = None, attribution: str 
     range counts (nsprof.analyze.nvtx_attribution)."""
     from nsprof.analyze import analyze_profile
     from nsprof.analyze.capture_facts import gpu_name
-    from nsprof.parse import load_profile
     from nsprof.ceilings.resolve import resolve_ceiling
+    from nsprof.parse import load_profile
 
     profile = load_profile(Path(path))
     ceiling = resolve_ceiling(gpu_name(profile.nsys, profile.ncu, profile.manifest), ceilings, [profile.manifest])

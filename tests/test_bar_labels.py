@@ -91,6 +91,6 @@ def test_a_zoomed_stage_labels_its_ranges_and_kernels_with_its_version():
     window = range_window([export], events, "sgemm/v10/1024x1024x1024")
     figure = timeline_figure(events, export.nvtx, window, capture_span(events, export.nvtx)[0], "v10")
     texts = [text.get_text() for text in figure.axes[0].texts]
-    assert sum("sgemm_v10_128x128" == text for text in texts) == 5  # its five launches, named whole
+    assert sum(text == "sgemm_v10_128x128" for text in texts) == 5  # its five launches, named whole
     assert [text for text in texts if "nsprof" in text or "v10/" in text] and all(
         "v10" in text for text in texts if text.startswith(("nsprof", ELLIPSIS)))

@@ -7,9 +7,9 @@ import re
 from pathlib import Path
 
 import pytest
+from cli_checks import one_line_error
 from typer.testing import CliRunner
 
-from cli_checks import one_line_error
 from nsprof.cli import app
 from nsprof.render.format import duration_ns, flops_per_s
 

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_checks import one_line_error
 from typer.testing import CliRunner
 
 from nsprof import api
@@ -22,8 +23,6 @@ from nsprof.errors import NsprofError, UsageError
 from nsprof.output import write_set
 from nsprof.output.ledger import LEDGER
 from nsprof.output.staging import STALE_AFTER_S, locked
-
-from cli_checks import one_line_error
 
 REPO = Path(__file__).resolve().parent.parent
 SGEMM = REPO / "profiles" / "examples" / "h200-sgemm-1024"

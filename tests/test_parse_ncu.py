@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from ncu_builder import KERNELS, LAUNCH_COLUMNS, METRICS, NVTX, PAGES, PREAMBLE, raw_page, write_csv
 
 from nsprof.errors import ParseError
 from nsprof.parse.ncu_csv import load_ncu_csv, parse_ncu_csv
 from nsprof.parse.ncu_nvtx import push_pop_ranges, qualified_range, start_end_ranges
 from nsprof.parse.ncu_units import base_unit, parse_number
-from ncu_builder import KERNELS, LAUNCH_COLUMNS, METRICS, NVTX, PAGES, PREAMBLE, raw_page, write_csv
 
 # --- units and numbers ----------------------------------------------------------------------------
 

@@ -78,8 +78,8 @@ def test_breakdown_of_the_committed_capture_is_what_the_run_recorded():
     recomputing it from the committed SQLite export gives the same numbers."""
     from nsprof.analyze.gpu_events import gpu_events
     from nsprof.analyze.pipeline import flow_breakdown
-    from nsprof.ranges import PIPELINE_PREFIX, pipeline_range
     from nsprof.parse.nsys_sqlite import load_nsys
+    from nsprof.ranges import PIPELINE_PREFIX, pipeline_range
 
     export = load_nsys(EXAMPLE / "nsys.sqlite")
     breakdown = flow_breakdown(export, gpu_events([export]), PIPELINE_PREFIX + "/").set_index("range")

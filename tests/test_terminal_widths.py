@@ -34,7 +34,7 @@ def run(args: list[str], width: int) -> list[str]:
     return list(_run(tuple(args), width))
 
 
-@functools.lru_cache(maxsize=None)  # several tests read one command's output at one width
+@functools.cache  # several tests read one command's output at one width
 def _run(args: tuple[str, ...], width: int) -> tuple[str, ...]:
     result = CliRunner().invoke(app, list(args), env={"COLUMNS": str(width)})
     assert result.exit_code == 0, result.output

@@ -6,9 +6,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from cli_checks import one_line_error
 from typer.testing import CliRunner
 
-from cli_checks import one_line_error
 from nsprof.analyze.gpu_events import KINDS, gpu_events, merged_intervals, range_window
 from nsprof.cli import app
 from nsprof.parse.nsys_sqlite import load_nsys

@@ -49,8 +49,8 @@ def variants_of(name: str, path: str | None) -> list[tuple]:
 
 
 def sweep_stage(name: str, check: str, sizes: str, out, variants: str | None = None) -> None:
-    from nsprof.launch.tools import launch_tools
     from nsprof.launch.measure import time_launches, verify
+    from nsprof.launch.tools import launch_tools
     from nsprof.registry import get_op
     from nsprof.sizes import parse_sizes, size_label
 
@@ -96,8 +96,8 @@ def sweep_stage(name: str, check: str, sizes: str, out, variants: str | None = N
 def half_accumulation_error(out) -> None:
     """Relative error against float64 as K grows: h1 as the seed wrote it (half accumulators,
     -DH1_HALF_ACCUMULATOR=1) against h1 as the ladder has it (float32 accumulators)."""
-    from nsprof.launch.tools import launch_tools
     from nsprof.launch.measure import verify
+    from nsprof.launch.tools import launch_tools
     from nsprof.registry import get_op, get_stage
 
     op, tools, h1 = get_op("hgemm"), launch_tools(), get_stage("hgemm", "h1")

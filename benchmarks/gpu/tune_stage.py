@@ -18,8 +18,8 @@ import dataclasses
 import itertools
 import json
 
-from nsprof.launch.tools import launch_tools
 from nsprof.launch.measure import time_launches, verify
+from nsprof.launch.tools import launch_tools
 from nsprof.ops.sgemm import _v10_smem, _v11_smem
 from nsprof.registry import Stage, baseline_stage, get_op, get_stage
 from nsprof.sizes import parse_sizes

@@ -8,8 +8,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from nsprof import __version__
 from nsprof.errors import KernelBuildError, NsprofError, UsageError

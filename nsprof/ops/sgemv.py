@@ -10,8 +10,8 @@ The kernels, in kernels/sgemv/, handle any M, K >= 1 themselves: nothing is padd
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 

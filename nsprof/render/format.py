@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 
-
 MISSING = "–"
 _LARGE = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 _SMALL = ((1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n"))

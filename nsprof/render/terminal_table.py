@@ -9,6 +9,7 @@ nsprof.render.format.MISSING, whatever the table.
 from __future__ import annotations
 
 import math
+
 from rich.markup import escape
 from rich.table import Table
 

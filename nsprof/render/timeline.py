@@ -16,14 +16,14 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only, never a window
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.collections import PolyCollection  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.collections import PolyCollection
+from matplotlib.patches import Patch
 
-from nsprof.analyze.gpu_events import DTOD, DTOH, GRAPH, HTOD, KERNEL, MEMSET, merged_intervals  # noqa: E402
-from nsprof.render.bar_labels import fitted, kernel_label, shared_parts  # noqa: E402
+from nsprof.analyze.gpu_events import DTOD, DTOH, GRAPH, HTOD, KERNEL, MEMSET, merged_intervals
+from nsprof.render.bar_labels import fitted, kernel_label, shared_parts
 
 PIXEL_FRACTION = 1 / 1500  # about a pixel of the plot's width
 MIN_BAR_PIXELS = 2

@@ -6,13 +6,19 @@ called through ctypes (capturable in a graph), on the GPU; the numbers are in be
   copy back starts before all of B is in;
 - `direct`: the bus alone (8 MiB in, 4 MiB out, and both at once), and C written by cuBLAS straight
   into mapped pinned host memory, with no copy back at all."""
-import json, sys, time, traceback
-import numpy as np
+import json
+import sys
+import time
+import traceback
+
 import cupy as cp
 import cupyx
+import numpy as np
+
 from nsprof.launch import pipeline as P
-from nsprof.launch.measure import time_launches
 from nsprof.launch.capturable_cublas import RowMajorGemm
+from nsprof.launch.measure import time_launches
+
 rt = cp.cuda.runtime
 
 def gemm(stream, m, n, k, a_ptr, lda, b_ptr, ldb, c_ptr, ldc):
