@@ -59,7 +59,7 @@ def test_v10_never_reads_v1_at_any_width():
 
 
 def test_names_sharing_long_parts_keep_what_tells_them_apart():
-    ranges, kernels = _names(LADDER)
+    ranges, _kernels = _names(LADDER)
     stages = [f"nsprof:sgemm/v{n}/1024x1024x1024" for n in range(1, 11)]
     assert set(stages) <= set(ranges)
     parts = shared_parts(ranges)

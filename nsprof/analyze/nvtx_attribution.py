@@ -183,7 +183,7 @@ def launching_calls(export: NsysExport) -> pd.DataFrame:
     summed = dict(zip(_PER_CALL, per_call.T))
     return pd.DataFrame({
         "thread": thread[at], "process": thread[at] // _THREAD_BITS, "start_ns": start[at],
-        **{column: summed[column] if column in summed else None for column in WORK_COLUMNS},
+        **{column: summed.get(column) for column in WORK_COLUMNS},
         "gpu_ops": np.ones(len(at), dtype=np.int64), "gpu_time_ns": summed["kernel_ns"] + summed["copy_ns"],
     })[["thread", "process", "start_ns", *WORK_COLUMNS]]
 

@@ -12,6 +12,8 @@ from nsprof.capture.request import DEFAULT_REPEAT
 from nsprof.console import progress_line
 from nsprof.metric_catalog import PRESETS
 
+METRICS_HELP = f"ncu metrics: presets ({', '.join(PRESETS)}) and raw metric names, comma separated. Default: default."
+
 
 class ToolChoice(str, Enum):
     nsys = "nsys"
@@ -35,7 +37,7 @@ def profile(
     out: Path = typer.Option(Path("profiles"), "--out", help="Where the profile directory <op>-<stages>-<sizes>-<time> is created."),
     force: bool = typer.Option(False, "--force", help="Replace a profile directory of the same name."),
     dry_run_: bool = typer.Option(False, "--dry-run", help="Print the command lines, one per line, and run nothing (needs no GPU and no tools)."),
-    metrics: list[str] | None = typer.Option(None, "--metrics", help=f"ncu metrics: presets ({', '.join(PRESETS)}) and raw metric names, comma separated. Default: default."),
+    metrics: list[str] | None = typer.Option(None, "--metrics", help=METRICS_HELP),
     clock_control: ClockControl = typer.Option(ClockControl.none, "--clock-control", help="ncu --clock-control: none keeps the GPU's own clocks; base locks them to base."),
     repeat: int | None = typer.Option(None, "--repeat", min=1, help=f"Measured launches per stage and size. Default: {DEFAULT_REPEAT['nsys']} under nsys, {DEFAULT_REPEAT['ncu']} under ncu (each is replayed)."),
     nsys: str | None = typer.Option(None, "--nsys", metavar="PATH", help="The nsys executable. Default: $NSPROF_NSYS, then PATH."),

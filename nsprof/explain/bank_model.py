@@ -74,8 +74,8 @@ class BankAnalysis:
             "min_wavefronts": self.min_wavefronts, "excess_wavefronts": self.excess_wavefronts,
             "paired": self.paired, "phases": [list(p) for p in self.phases],
             "phase_wavefronts": list(self.phase_wavefronts),
-            "lanes": [{"lane": l.lane, "banks": list(l.banks), "words": list(l.words), "wavefronts": list(l.wavefronts)}
-                      for l in self.lanes],
+            "lanes": [{"lane": lane.lane, "banks": list(lane.banks), "words": list(lane.words),
+                       "wavefronts": list(lane.wavefronts)} for lane in self.lanes],
         }
 
 

@@ -129,10 +129,10 @@ class GemvWorkload:
             transpose((math.ceil(k / 32), math.ceil(m / 32)), (32, 8), (*dims, problem.A, at))
 
         if form == TRANSPOSED:
-            run = lambda: kernel(grid, block, (*dims, at, problem.x, problem.y), shared_mem=tile.dynamic_smem_bytes)
-        else:
-            constant = tools.module_global(stage.kernel_path(), "sgemv_x_const", defines=defines)
-            run = self._chunked(kernel, constant, grid, block, problem, at, tile)
+            return GemvLauncher(lambda: kernel(grid, block, (*dims, at, problem.x, problem.y),
+                                               shared_mem=tile.dynamic_smem_bytes), label, prepare, "transpose")
+        constant = tools.module_global(stage.kernel_path(), "sgemv_x_const", defines=defines)
+        run = self._chunked(kernel, constant, grid, block, problem, at, tile)
         return GemvLauncher(run, label, prepare, "transpose")
 
     @staticmethod

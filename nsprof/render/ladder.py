@@ -54,4 +54,4 @@ def _wrap(text: str, width: int = 12) -> str:
             line = piece
         else:
             line = f"{line}{joiner}{piece}"
-    return "\n".join(lines + [line])
+    return "\n".join([*lines, line])

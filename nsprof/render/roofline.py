@@ -18,6 +18,8 @@ from __future__ import annotations
 import matplotlib
 
 matplotlib.use("Agg")  # files only: no display needed
+import itertools
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -195,7 +197,7 @@ def _draw_paths(ax: Axes, labelled: pd.DataFrame, colors: pd.Series) -> None:
     for _, path in stages.groupby(["op", "size"], sort=False):
         xy = list(zip(path["intensity_flop_per_byte"], path["gflops_per_s"] / 1e3))
         color = colors[path.index[0]]
-        for start, end in zip(xy, xy[1:]):
+        for start, end in itertools.pairwise(xy):
             ax.annotate("", xy=end, xytext=start, zorder=2,
                         arrowprops={"arrowstyle": "-|>,head_length=0.5,head_width=0.22", "color": color,
                                     "alpha": 0.45, "linewidth": 0.9, "shrinkA": 4, "shrinkB": 5})

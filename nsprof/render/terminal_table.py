@@ -123,9 +123,9 @@ def _prose_widths(columns: tuple, rows: list[dict], width: int, whole: tuple[str
         return None
     widths = list(least)
     spare = room - sum(least)
-    wanted = sum(n - l for n, l in zip(natural, least))
-    for index, (n, l) in enumerate(zip(natural, least)):
-        widths[index] += (n - l) * spare // wanted if wanted else 0
+    wanted = sum(n - low for n, low in zip(natural, least))
+    for index, (n, low) in enumerate(zip(natural, least)):
+        widths[index] += (n - low) * spare // wanted if wanted else 0
     return widths
 
 

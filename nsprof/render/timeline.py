@@ -179,7 +179,7 @@ def _nvtx_lanes(ranges: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     """One lane per thread and nesting depth (outermost at the top): ranges of one thread that
     overlap go to different lanes."""
     lanes = []
-    for (pid, tid), thread in ranges.groupby(["pid", "tid"], sort=True):
+    for (_pid, tid), thread in ranges.groupby(["pid", "tid"], sort=True):
         thread = thread.sort_values("start_ns", kind="stable")
         lane_ends: list[int] = []  # per depth, where its last range ends
         depth = []

@@ -165,7 +165,7 @@ def _instances(capture: Capture, attribution: str) -> dict:
         launches, source = pd.concat(frames, ignore_index=True), "nsys"
         attributed = capture.attributed if capture.attributed is not None else \
             pd.concat([attribute_work(export, attribution) for export in profile.nsys], ignore_index=True)
-        gpu_time = attributed["gpu_time_ns"] + (attributed["copy_ns"] if "copy_ns" in attributed else 0)
+        gpu_time = attributed["gpu_time_ns"] + attributed.get("copy_ns", 0)
         instances = pd.DataFrame({"key": attributed["range"].astype(str), "gpu_time_ns": gpu_time,
                                   "duration_ns": attributed["duration_ns"].astype("float64")})
         is_stage = np.array([parse_stage_range(key) is not None for key in instances["key"]], dtype=bool)
