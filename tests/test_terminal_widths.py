@@ -85,7 +85,7 @@ def test_sgemm_ranges_keep_v10_and_verify_apart(width):
     start = next(i for i, line in enumerate(lines) if line.startswith("NVTX ranges"))
     end = next(i for i in range(start, len(lines)) if lines[i].startswith("└"))
     labels = [line.split("│")[1].strip() for line in lines[start:end] if line.startswith("│")]
-    document = json.loads(CliRunner().invoke(app, ["analyze", str(EXAMPLES / "h200-hgemm-1024"), "--json"]).stdout)
+    document = json.loads(CliRunner().invoke(app, ["analyze", str(EXAMPLES / "h200-sgemm-1024"), "--json"]).stdout)
     names = [row["range"] for row in document["ranges"]]
     assert len(labels) == len(names)
     from nsprof.render.kernel_names import _reads_as
@@ -95,7 +95,7 @@ def test_sgemm_ranges_keep_v10_and_verify_apart(width):
 
 
 def test_the_stage_table_keeps_bank_conflicts_at_80_columns():
-    lines = run(["analyze", str(EXAMPLES / "h200-hgemm-1024")], 80)  # captured before the FP16 counters of today's preset
+    lines = run(["analyze", str(EXAMPLES / "h200-sgemm-1024")], 80)
     header = " ".join(line for line in lines[:4] if line.startswith("┃"))
     assert "bank" in header and "conflicts" in header
     caption = " ".join(lines[lines.index(next(line for line in lines if line.startswith("└"))) + 1:][:12])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,11 +51,12 @@ class Measurements:
     manifest: dict | None = None  # the profile directory's manifest.json, where it has one
 
 
-def find_source(given: Path | None, op: str = "sgemm") -> Source | None:
+def find_source(given: Path | None, op: str = "sgemm", stages: Collection[str] = ()) -> Source | None:
     """--from if given (a profile directory or ncu CSV, or a directory of profiles: then its latest
     with ncu output, as roofline's --from reads it); else the latest profile of `op`'s ladder under
     ./profiles with ncu output, found as the report commands find profiles
-    (nsprof.parse.sources.latest_profile: by the manifest's start time); else the committed example
+    (nsprof.parse.sources.latest_profile: by the manifest's start time; of those that captured any of
+    `stages`, where one did); else the committed example
     of that ladder; None when there is none of these."""
     if given is not None:
         given = Path(given)
@@ -65,7 +66,7 @@ def find_source(given: Path | None, op: str = "sgemm") -> Source | None:
                 return Source(latest.path, f"the newest profile under {given} with an ncu CSV (--from)")
         return Source(given, "given with --from")
     example = EXAMPLE_PROFILES.get(op)
-    latest = latest_profile(PROFILES_DIR, with_ncu=True, op=op)
+    latest = latest_profile(PROFILES_DIR, with_ncu=True, op=op, stages=stages)
     if latest is not None:
         reason = (f"the newest profile of the {op} ladder under {PROFILES_DIR}/ with ncu output" if latest.op == op else
                   f"the newest capture of another program under {PROFILES_DIR}/ (there is none of the {op} ladder)")

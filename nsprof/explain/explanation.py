@@ -37,7 +37,7 @@ def explain_topic(name: str, stage_name: str | None = None, source: Path | None 
     steps = tuple(s for s in topic_steps if stage is None or stage.stage in s)
     focus = [stage.stage, *(n for s in steps for n in s if n != stage.stage)] if stage else list(topic_stages)
     stages = select_stages(op, focus) if focus else []
-    found = evidence.find_source(source, op)
+    found = evidence.find_source(source, op, [s.stage for s in stages])
     measured = evidence.measure(found, ceilings) if found else None
     doc = {"topic": topic.name, "summary": topic.summary, "text": topic.text, "stage": stage.stage if stage else None}
 

@@ -188,12 +188,18 @@ wide loads save instructions, not shared-memory bandwidth.""",
         "Load the next tile while computing on the current one, so global-memory latency overlaps the math.",
         """\
 In v7 each K tile begins with global loads that the whole block waits for, then a barrier, then
-the math, then another barrier. With **two shared buffers**, a thread issues the next tile's global
-loads into registers, computes the current tile from the other buffer, and only then writes the
-registers to shared memory: the loads' latency (hundreds of cycles) passes behind hundreds of FMAs,
-and one barrier per tile remains.
+the math, then another barrier. With **two shared buffers**, the next tile is fetched into one while
+the current tile is computed from the other: the loads' latency (hundreds of cycles) passes behind
+hundreds of FMAs, and one barrier per tile remains.
 
-Costs: twice the shared memory, and the registers that hold the tile in flight.""",
+Two ways to fetch: through registers (each thread loads the next tile into registers before its
+FMAs and stores them to shared memory after), or with **cp.async** (sm_80 on), which copies global
+to shared memory in the background and is waited for only at the next tile. v8 uses cp.async: no
+register holds a tile in flight and no shared store is issued. A 16-byte cp.async moves 4
+consecutive floats as they lie, so v8 first transposes A (a short kernel timed with the stage) to
+have its tile arrive in the k-major layout the FMAs read.
+
+Costs: twice the shared memory, and (through registers) the registers that hold the tile in flight.""",
         stages=("v7", "v8"),
         steps=(("v7", "v8"),),
         quantities=("blocks", "waves", "stall_long_scoreboard", "stall_barrier", "occupancy_achieved_pct", "tflops_per_s"),

@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,10 +65,12 @@ def load_sources(paths: list[Path]) -> list[Source]:
     return [Source(load_profile(found.path), found.name, found.started) for found in find_profiles(paths)]
 
 
-def latest_profile(path: Path = PROFILES_DIR, with_ncu: bool = True, op: str | None = None) -> FoundProfile | None:
+def latest_profile(path: Path = PROFILES_DIR, with_ncu: bool = True, op: str | None = None,
+                   stages: Collection[str] = ()) -> FoundProfile | None:
     """The profile under `path` that started last (with ncu output, unless `with_ncu` is False), found
     as `find_profiles` finds them; with `op`, the latest of that ladder, else the latest capture of
-    another program (never of another ladder). None when `path` does not exist or holds no such profile."""
+    another program (never of another ladder); with `stages`, the latest of those that captured any of
+    them, where one did. None when `path` does not exist or holds no such profile."""
     if not Path(path).exists():
         return None
     try:
@@ -77,6 +80,8 @@ def latest_profile(path: Path = PROFILES_DIR, with_ncu: bool = True, op: str | N
     candidates = [profile for profile in found if (profile.has_ncu or not with_ncu) and (op is None or profile.op in (None, op))]
     own_ladder = [profile for profile in candidates if op is not None and profile.op == op]
     candidates = own_ladder or candidates  # another program's capture only where the ladder has none
+    if stages:  # a newer capture of other stages of the ladder must not hide the one that measured these
+        candidates = [p for p in candidates if set(stages) & _manifest_stages(p.path)] or candidates
     return candidates[-1] if candidates else None
 
 
@@ -167,6 +172,15 @@ def _manifest_op(path: Path) -> str | None:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
         return None
     return op if isinstance(op, str) else None
+
+
+def _manifest_stages(path: Path) -> set[str]:
+    """The stages a profile's manifest says it captured; none without a readable one."""
+    try:
+        stages = json.loads((path / MANIFEST).read_text(encoding="utf-8")).get("stages") if path.is_dir() else None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+        return set()
+    return {s for s in stages if isinstance(s, str)} if isinstance(stages, list) else set()
 
 
 def _manifest_start(path: Path) -> dt.datetime | None:
