@@ -55,7 +55,8 @@ def timeline_figure(events: pd.DataFrame, ranges: pd.DataFrame, window: tuple[in
     bars = _Bars(axes, start, end, origin, pixel)
     kernel_parts = shared_parts(kernel_label(name) for name in every_event["name"].unique())  # stable as one zooms
     range_parts = shared_parts(str(name) for name in every_range["range"].dropna().unique())
-    labels, used = [], set()
+    labels: list[str] = []
+    used: set[str] = set()
     for (device, stream) in reversed(gpu_lanes):
         lane = events[(events["device_id"] == device) & (events["stream_id"] == stream)]
         for kind, group in lane.groupby("kind", sort=False):
