@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 
 def table(doc: dict) -> str:
@@ -48,4 +49,4 @@ def bandwidth_table(doc: dict) -> str:
 
 
 if __name__ == "__main__":
-    print(table(json.load(open(sys.argv[1]))))
+    print(table(json.loads(Path(sys.argv[1]).read_text())))

@@ -26,8 +26,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from nsprof.analyze.nvtx_attribution import range_summary  # noqa: E402
-from nsprof.parse.nsys_sqlite import load_nsys  # noqa: E402
+from nsprof.analyze.nvtx_attribution import range_summary
+from nsprof.parse.nsys_sqlite import load_nsys
 
 PROCESS = (1 << 24) + 4242  # serialized: hardware/VM part 1, pid 4242
 THREADS = (PROCESS << 24) + 4242, (PROCESS << 24) + 4243

@@ -24,9 +24,10 @@ Every function raises nsprof.errors exceptions (with a fix hint) for bad input.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from nsprof.errors import ParseError, UsageError
 from nsprof.paths import PROFILES_DIR, REPORTS_DIR
@@ -76,9 +77,9 @@ def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: s
     (`baseline`) for % of the library; `tile` forces a block tile. The results are saved to
     OUT/bench-<op>-<time>.json with `out`, or to `save_as` (replaced only where nsprof wrote it,
     or with `force`); a file in the way is found before any GPU work."""
+    from nsprof.ceilings.resolve import resolve_ceiling
     from nsprof.launch.bench import add_pct_dram, check_output, check_tile, results_document, run_bench, save_results
     from nsprof.launch.gpu import device_info
-    from nsprof.ceilings.resolve import resolve_ceiling
     from nsprof.registry import get_op, select_stages
     from nsprof.sizes import parse_sizes
 
@@ -230,7 +231,8 @@ def analyze_many(directory: str | Path, scheduler: str | None = None, workers: i
     local cluster of `workers` processes with `memory_limit` each, or on the cluster at `scheduler`
     (an address or a scheduler file). Returns nsprof.many.ManyCaptures: captures, kernels (merged),
     step_range and stragglers."""
-    from nsprof.many import WORKER_MEMORY, analyze_many as run
+    from nsprof.many import WORKER_MEMORY
+    from nsprof.many import analyze_many as run
 
     return run(Path(directory), scheduler, workers, memory_limit or WORKER_MEMORY, step_range, progress)
 
@@ -405,11 +407,11 @@ def pipeline(op: str = "sgemm", stages: list[str] | None = None, size: str = "10
     "breakdown" (where it came from, or why there is none)}, which the capture's directory keeps as
     pipeline.json."""
     from nsprof.analyze.pipeline import against_floor, bus_floor
+    from nsprof.ceilings.resolve import resolve_ceiling
     from nsprof.launch.bench import run_bench
     from nsprof.launch.gpu import device_info
     from nsprof.launch.pipeline import cold_record, measure_pipeline
     from nsprof.launch.tools import launch_tools
-    from nsprof.ceilings.resolve import resolve_ceiling
     from nsprof.registry import baseline_stage, baseline_stages, get_op, is_baseline_stage, select_stages
     from nsprof.sizes import parse_sizes
 
@@ -464,8 +466,8 @@ def _pipeline_breakdown(op, stages, size, chunks, records, out: Path, nsys, prog
     from nsprof.capture.session import capture_program
     from nsprof.capture.tools import find_tool
     from nsprof.errors import ToolNotFoundError
-    from nsprof.ranges import PIPELINE_PREFIX, pipeline_range
     from nsprof.parse.nsys_sqlite import load_nsys
+    from nsprof.ranges import PIPELINE_PREFIX, pipeline_range
     from nsprof.sizes import short_size
 
     try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
@@ -28,17 +29,17 @@ from nsprof.commands.stages import stages
 from nsprof.commands.timeline import timeline
 from nsprof.errors import NsprofError
 
-
 # Click's exception classes, as this Typer has them (newer Typer versions carry their own click).
-_USAGE_ERROR = next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "UsageError")
-_CLICK_EXCEPTION = next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "ClickException")
+# (type[Any]: which click they come from is known only at run time)
+_USAGE_ERROR: type[Any] = next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "UsageError")
+_CLICK_EXCEPTION: type[Any] = next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "ClickException")
 
 
 class _Group(TyperGroup):
     def main(self, *args, standalone_mode: bool = True, **kwargs):
         """Usage errors and Ctrl-C as one line on stderr (exit 2 and 130), never a box or a traceback."""
         try:
-            code = super().main(*args, standalone_mode=False, **kwargs)
+            code = super().main(*args, **{**kwargs, "standalone_mode": False})
         except _USAGE_ERROR as err:
             if type(err).__name__ == "NoArgsIsHelpError" and err.ctx:  # bare `nsprof`: the help, as --help prints it
                 typer.echo(err.ctx.get_help())

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Callable, Iterator
 
 from rich.console import Console
 
@@ -33,11 +33,11 @@ def progress_line(disable: bool = False) -> Iterator[Callable[[str], None]]:
     """A transient spinner on stderr showing the latest message it is handed, with the time taken.
     It starts at the first message, so that input checked before the long work fails in one line
     (a spinner leaves a blank line behind)."""
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 
     bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                    console=stderr(), transient=True, disable=disable)
-    tasks = []
+    tasks: list[TaskID] = []
 
     def update(message: str) -> None:
         if not tasks:

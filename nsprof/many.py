@@ -15,10 +15,14 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from nsprof.errors import SchedulerError, UsageError
+
+if TYPE_CHECKING:
+    from distributed import LocalCluster
 
 # a rank in a file name: rank0, rank_3, rank-12, RANK3, or -r0 / _r1 / .r2 before the suffix or another part
 RANK_PATTERNS = (re.compile(r"rank[_-]?(\d+)", re.IGNORECASE), re.compile(r"(?:^|[_.-])r(\d+)(?=$|[_.-])"))
@@ -118,7 +122,7 @@ class _client:
 
     def __init__(self, scheduler: str | None, workers: int | None, memory_limit: str):
         self.scheduler, self.workers, self.memory_limit = scheduler, workers, memory_limit
-        self.cluster = None
+        self.cluster: LocalCluster | None = None
 
     def __enter__(self):
         import logging

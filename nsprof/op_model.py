@@ -18,9 +18,10 @@ global (what `nsprof explain` models for bank conflicts and coalescing).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any, Callable, Mapping, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from nsprof.access import MemoryAccess
 from nsprof.sizes import Size  # one problem size, in the op's dimension order

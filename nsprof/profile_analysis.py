@@ -20,8 +20,8 @@ def analyzed_profile(path: Path, ceilings: Path | None = None, attribution: str 
     from nsprof.analyze import analyze_profile
     from nsprof.analyze.capture_facts import gpu_name
     from nsprof.analyze.report import ANALYSIS_COLUMNS
-    from nsprof.parse import load_profile
     from nsprof.ceilings.resolve import resolve_ceiling
+    from nsprof.parse import load_profile
 
     profile = load_profile(Path(path), ANALYSIS_COLUMNS)  # only the nsys columns the analysis reads
     ceiling = resolve_ceiling(gpu_name(profile.nsys, profile.ncu, profile.manifest), ceilings, [profile.manifest])

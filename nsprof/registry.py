@@ -9,8 +9,7 @@ through an op module directly. `register_op` adds one from outside nsprof/ops (a
 from __future__ import annotations
 
 from nsprof.errors import UsageError
-from nsprof.op_model import (REPO_ROOT, LaunchConfig, Op, Precision, Stage, Workload, find_kernel,  # noqa: F401 (handed on)
-                             stage_order)
+from nsprof.op_model import REPO_ROOT, LaunchConfig, Op, Precision, Stage, Workload, find_kernel, stage_order  # noqa: F401 (handed on)
 from nsprof.ops import OPS
 from nsprof.ops.tiles import Tile  # noqa: F401 (handed on)
 

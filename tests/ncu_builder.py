@@ -68,15 +68,15 @@ def raw_page(auto: bool) -> str:
 
 
 def details_page() -> str:
-    header = LAUNCH_COLUMNS + ["Section Name", "Metric Name", "Metric Unit", "Metric Value", "Rule Name",
-                               "Rule Type", "Rule Description", "Estimated Speedup Type", "Estimated Speedup"]
+    header = [*LAUNCH_COLUMNS, "Section Name", "Metric Name", "Metric Unit", "Metric Value", "Rule Name",
+              "Rule Type", "Rule Description", "Estimated Speedup Type", "Estimated Speedup"]
     rows = [header]
     for i, name, cell, values in KERNELS:
         for metric, value, (_, unit, scale) in zip(METRICS, values, METRICS.values()):
-            rows.append(launch_cells(i, name, cell) + ["Command line profiler metrics", metric, unit,
-                                                       printed(value, scale, True), "", "", "", "", ""])
-        rows.append(launch_cells(i, name, cell) + ["SOL", "", "", "", "SOLBottleneck", "OPT",
-                                                   "Compute is the bottleneck, sentence, with a comma", "local", "12"])
+            rows.append([*launch_cells(i, name, cell), "Command line profiler metrics", metric, unit,
+                         printed(value, scale, True), "", "", "", "", ""])
+        rows.append([*launch_cells(i, name, cell), "SOL", "", "", "", "SOLBottleneck", "OPT",
+                     "Compute is the bottleneck, sentence, with a comma", "local", "12"])
     return PREAMBLE + write_csv(rows)
 
 

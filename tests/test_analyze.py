@@ -13,20 +13,20 @@ import pytest
 import typer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from ncu_builder import PAGES
+from nsys_builder import global_pid, global_tid, write_export
 from typer.testing import CliRunner
 
 from nsprof.analyze import attribute_work, datasheet_ceiling, kernel_metrics, percent_of_peak, range_metrics
 from nsprof.analyze.ladder import combine, work_records
 from nsprof.analyze.metrics import HALF_FLOPS_PER_INST, half_flops_rule
 from nsprof.analyze.report import analyze_profile
-from nsprof.parse.profile import load_profile
-from nsprof.ranges import parse_stage_range, step_range_name
 from nsprof.commands.analyze import analyze
 from nsprof.errors import ParseError
 from nsprof.parse.ncu_csv import load_ncu_csv
 from nsprof.parse.nsys_sqlite import load_nsys
-from ncu_builder import PAGES
-from nsys_builder import global_pid, global_tid, write_export
+from nsprof.parse.profile import load_profile
+from nsprof.ranges import parse_stage_range, step_range_name
 
 DATA = Path(__file__).parent / "data"
 REPO = Path(__file__).resolve().parents[1]

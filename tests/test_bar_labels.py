@@ -59,7 +59,7 @@ def test_v10_never_reads_v1_at_any_width():
 
 
 def test_names_sharing_long_parts_keep_what_tells_them_apart():
-    ranges, kernels = _names(LADDER)
+    ranges, _kernels = _names(LADDER)
     stages = [f"nsprof:sgemm/v{n}/1024x1024x1024" for n in range(1, 11)]
     assert set(stages) <= set(ranges)
     parts = shared_parts(ranges)
@@ -91,6 +91,6 @@ def test_a_zoomed_stage_labels_its_ranges_and_kernels_with_its_version():
     window = range_window([export], events, "sgemm/v10/1024x1024x1024")
     figure = timeline_figure(events, export.nvtx, window, capture_span(events, export.nvtx)[0], "v10")
     texts = [text.get_text() for text in figure.axes[0].texts]
-    assert sum("sgemm_v10_128x128" == text for text in texts) == 5  # its five launches, named whole
+    assert sum(text == "sgemm_v10_128x128" for text in texts) == 5  # its five launches, named whole
     assert [text for text in texts if "nsprof" in text or "v10/" in text] and all(
         "v10" in text for text in texts if text.startswith(("nsprof", ELLIPSIS)))

@@ -3,9 +3,9 @@ the caption that names the baselines when there are two."""
 
 import pytest
 
-from nsprof.render.bench_table import baseline_note
 from nsprof.launch.bench import _add_pct_cublas, _record
 from nsprof.registry import get_stage
+from nsprof.render.bench_table import baseline_note
 
 
 def _timed(name: str, size: tuple[int, int, int], ms: float | None) -> dict:

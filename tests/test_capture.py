@@ -306,7 +306,7 @@ def test_an_existing_directory_is_kept_unless_forced(tmp_path):
     target = tmp_path / "sgemm-v6-4096-X"
     target.mkdir()
     (target / "old.txt").write_text("old")
-    with pytest.raises(NsprofError, match="already exists. Pass --force"):
+    with pytest.raises(NsprofError, match=r"already exists\. Pass --force"):
         create_directory(target)
     assert (target / "old.txt").exists()
     create_directory(target, force=True)
@@ -506,7 +506,7 @@ def test_ctrl_c_stops_the_tool_and_keeps_what_was_captured(tmp_path, monkeypatch
 
 
 def test_a_stage_that_fails_verification_is_recorded(tmp_path, monkeypatch):
-    directory, go = _capture(tmp_path, monkeypatch, mode="verify-fail")
+    _directory, go = _capture(tmp_path, monkeypatch, mode="verify-fail")
     m = go()
     assert m["status"] == "verification failed"
     assert [c["exit_code"] for c in m["commands"]] == [1, 1, 0]  # bench's own exit code passes through

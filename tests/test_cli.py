@@ -136,8 +136,8 @@ def test_bench_table_fits_100_columns_without_cutting_a_number(record):
     (they are in --json and `nsprof stages`), every number stays whole."""
     from rich.console import Console
 
-    from nsprof.launch.bench import add_pct_dram
     from nsprof.ceilings.resolve import resolve_ceiling
+    from nsprof.launch.bench import add_pct_dram
     from nsprof.render.bench_table import results_table
 
     doc = json.loads((Path(__file__).resolve().parents[1] / "benchmarks" / record).read_text())

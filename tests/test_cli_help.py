@@ -4,10 +4,10 @@ import re
 
 import pytest
 import typer
+from cli_checks import one_line_error
 from typer.core import TyperArgument, TyperOption
 from typer.testing import CliRunner
 
-from cli_checks import one_line_error
 from nsprof.cli import app
 
 runner = CliRunner()

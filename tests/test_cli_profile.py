@@ -9,13 +9,13 @@ import sys
 import types
 
 import pytest
+from cli_checks import one_line_error
+from test_capture import FAKE_ENV, make_tool
 from typer.testing import CliRunner
 
 from nsprof.capture.metrics import PRESETS
 from nsprof.cli import app
 from nsprof.registry import stages_for
-from cli_checks import one_line_error
-from test_capture import FAKE_ENV, make_tool
 
 runner = CliRunner()
 STAMP = "20261121-010203"

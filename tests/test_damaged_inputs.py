@@ -331,7 +331,8 @@ def test_roofline_csv_escapes_names_a_spreadsheet_would_run(tmp_path):
         csv.writer(file, quoting=csv.QUOTE_ALL).writerows(rows)
     result = invoke("roofline", tmp_path / "out", "--from", path)
     assert result.exit_code == 0, result.output
-    table = list(csv.DictReader(open(tmp_path / "out" / "roofline.csv", newline="")))
+    with open(tmp_path / "out" / "roofline.csv", newline="") as page:
+        table = list(csv.DictReader(page))
     names = {row["kernel"] for row in table}
     assert names and names <= {"'" + name for name in evil}
     assert all(not cell.startswith(("=", "+", "-", "@")) for row in table for cell in row.values())

@@ -42,7 +42,7 @@ def terminal(blocks, width=200) -> str:
 def test_a_missing_value_reads_as_missing_in_text_and_null_in_json():
     text = terminal(BLOCKS)
     assert "1,234.50" in text and "25.0%" in text
-    assert [line for line in text.splitlines() if "sgemm_v1" in line][0].count(MISSING) == 2
+    assert next(line for line in text.splitlines() if "sgemm_v1" in line).count(MISSING) == 2
     markdown = to_markdown(BLOCKS)
     assert f"| sgemm_v1 | {MISSING} | {MISSING} |" in markdown
     table = next(block for block in to_json(BLOCKS) if block["type"] == "table")

@@ -6,12 +6,12 @@ import re
 from pathlib import Path
 
 import pytest
+from ncu_builder import write_csv
 from typer.testing import CliRunner
 
 from nsprof.cli import app
 from nsprof.explain.evidence import EXAMPLE_PROFILES
 from nsprof.explain.topics import TOPICS
-from ncu_builder import write_csv
 
 runner = CliRunner()
 H200_RAW = Path(__file__).parent / "data" / "h200" / "ncu-sgemm-ladder-1024-raw.csv"

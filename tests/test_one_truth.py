@@ -7,9 +7,9 @@ import re
 from pathlib import Path
 
 import pytest
+from cli_checks import one_line_error
 from typer.testing import CliRunner
 
-from cli_checks import one_line_error
 from nsprof.cli import app
 from nsprof.render.format import duration_ns, flops_per_s
 
@@ -58,7 +58,7 @@ def test_every_page_shows_each_stage_at_one_speed_from_one_named_time(pages):
 
 def test_v3_no_longer_has_two_speeds(pages):
     """The issue's example: 12.7 TFLOP/s in the report's stage table, 10.3 in the roofline and analyze."""
-    stages, markdown, points = pages
+    stages, markdown, _points = pages
     v3 = next(s for s in stages if s["stage"] == "v3")
     assert round(v3["tflops_per_s"], 1) == 12.7
     roofline_rows = {cells[0]: cells for cells in _table_rows(markdown, "| work | size | bound | roof above it |")}
@@ -76,7 +76,7 @@ def test_the_roofline_table_names_the_roof_its_percentage_is_of(pages):
 
 
 def test_missing_values_read_alike_on_every_page(pages):
-    stages, markdown, _ = pages
+    _stages, markdown, _ = pages
     shown = invoke("analyze", SGEMM).stdout
     assert re.search(r"│\s+–\s+│", shown) and "| – / – |" in markdown  # v1 has no shared memory: no n-way
     assert not re.search(r"│\s+-\s+│", shown)  # never the other dash

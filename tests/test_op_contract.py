@@ -18,8 +18,17 @@ from nsprof.cli import app
 from nsprof.errors import UsageError
 from nsprof.launch.bench import _add_pct_cublas, _record, add_pct_dram
 from nsprof.op_model import Op, Stage, fixed_precision
-from nsprof.registry import (all_ops, baseline_of, baseline_stage, baseline_stages, get_op, is_baseline_stage,
-                             op_problems, register_op, select_stages)
+from nsprof.registry import (
+    all_ops,
+    baseline_of,
+    baseline_stage,
+    baseline_stages,
+    get_op,
+    is_baseline_stage,
+    op_problems,
+    register_op,
+    select_stages,
+)
 from nsprof.render.bench_table import results_table
 from nsprof.sizes import parse_sizes
 

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_checks import one_line_error
 from typer.testing import CliRunner
 
 from nsprof import api
@@ -22,8 +23,6 @@ from nsprof.errors import NsprofError, UsageError
 from nsprof.output import write_set
 from nsprof.output.ledger import LEDGER
 from nsprof.output.staging import STALE_AFTER_S, locked
-
-from cli_checks import one_line_error
 
 REPO = Path(__file__).resolve().parent.parent
 SGEMM = REPO / "profiles" / "examples" / "h200-sgemm-1024"
@@ -131,9 +130,9 @@ def test_two_writers_racing_into_one_directory_never_both_succeed_nor_mix_their_
 
 def test_a_second_writer_waits_for_the_first_and_says_so_when_it_waits_too_long(tmp_path):
     with locked(tmp_path):
-        with pytest.raises(NsprofError, match=f"^{tmp_path}: another nsprof process has been writing there for over 0 s"):
-            with locked(tmp_path, wait_s=0.2):
-                pass
+        with (pytest.raises(NsprofError, match=f"^{tmp_path}: another nsprof process has been writing there for over 0 s"),
+              locked(tmp_path, wait_s=0.2)):
+            pass
         waiting = subprocess.Popen([sys.executable, "-c", "import sys; from nsprof.output import write_set; "
                                     "write_set(sys.argv[1], {'a.txt': b'after'})", str(tmp_path)], env=ENV)
         time.sleep(1.5)

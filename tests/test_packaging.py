@@ -18,3 +18,12 @@ def test_every_subpackage_is_listed_in_pyproject():
     patterns = config["package-data"]["nsprof.kernels"]
     sources = [p.relative_to(ROOT / "kernels") for p in (ROOT / "kernels").rglob("*") if p.suffix in (".cu", ".cuh")]
     assert sources and all(any(source.match(pattern) for pattern in patterns) for source in sources)
+
+
+def test_the_readme_runs_the_checks_ci_runs_and_the_test_extra_installs_them():
+    command = (ROOT / ".ci" / "run").read_text().strip().splitlines()[-1]
+    assert f"\n    {command}\n" in (ROOT / "README.md").read_text()
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["test"]
+    installed = {requirement.split(">")[0].split("<")[0].split("=")[0] for requirement in extra}
+    tools = {step.split()[0] for step in command.split("&&")} - {"pip", "python"}
+    assert tools == {"ruff", "mypy"} and tools <= installed

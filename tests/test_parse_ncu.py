@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from ncu_builder import KERNELS, LAUNCH_COLUMNS, METRICS, NVTX, PAGES, PREAMBLE, raw_page, write_csv
 
 from nsprof.errors import ParseError
 from nsprof.parse.ncu_csv import load_ncu_csv, parse_ncu_csv
 from nsprof.parse.ncu_nvtx import push_pop_ranges, qualified_range, start_end_ranges
 from nsprof.parse.ncu_units import base_unit, parse_number
-from ncu_builder import KERNELS, LAUNCH_COLUMNS, METRICS, NVTX, PAGES, PREAMBLE, raw_page, write_csv
 
 # --- units and numbers ----------------------------------------------------------------------------
 
@@ -120,7 +120,7 @@ def test_raw_page_keeps_launch_columns_and_text_metrics():
 
 def test_a_header_without_kernels_is_an_error_not_an_empty_table():
     with pytest.raises(ParseError, match="a header and no kernel rows"):
-        parse_ncu_csv(write_csv([LAUNCH_COLUMNS + ["gpu__time_duration.sum"]]))
+        parse_ncu_csv(write_csv([[*LAUNCH_COLUMNS, "gpu__time_duration.sum"]]))
 
 
 def test_a_header_like_line_in_program_output_is_skipped():
@@ -183,7 +183,7 @@ def test_arbitrary_text(text):
 
 @settings(max_examples=300, deadline=None)
 @given(page=st.sampled_from(list(PAGES)), cut=st.integers(0, 5000), span=st.integers(0, 200),
-       insert=st.text(alphabet=st.sampled_from(list('",\n\r x0123456789n/a=PROF') + ["\x00", "é"]), max_size=20))
+       insert=st.text(alphabet=st.sampled_from([*list('",\n\r x0123456789n/a=PROF'), "\x00", "é"]), max_size=20))
 def test_mangled_ncu_csv(page, cut, span, insert):
     text = PAGES[page]
     cut %= len(text)

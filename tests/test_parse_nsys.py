@@ -13,11 +13,11 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from nsys_builder import global_pid, global_tid, write_export
 
 from nsprof.analyze.nvtx_attribution import range_summary
 from nsprof.errors import ParseError
 from nsprof.parse.nsys_sqlite import COLUMNS, load_nsys
-from nsys_builder import global_pid, global_tid, write_export
 
 DATA = Path(__file__).parent / "data"
 SAXPY = DATA / "nsys-pipit" / "saxpy-mpi-cuda_nsys_perlmutter0.sqlite"  # nsys 2022.2

@@ -1,5 +1,6 @@
 """`nsprof pipeline`: the bus floor and, on a GPU, every variant of the whole flow verified."""
 
+import itertools
 import json
 import shutil
 from pathlib import Path
@@ -65,7 +66,7 @@ def test_row_blocks_cover_every_row_once():
     for m, chunks in ((1024, 4), (1000, 7), (3, 5), (1, 1), (4096, 2)):
         blocks = row_blocks(m, chunks)
         assert blocks[0][0] == 0 and blocks[-1][1] == m
-        assert all(r1 > r0 for r0, r1 in blocks) and all(a[1] == b[0] for a, b in zip(blocks, blocks[1:]))
+        assert all(r1 > r0 for r0, r1 in blocks) and all(a[1] == b[0] for a, b in itertools.pairwise(blocks))
     assert row_blocks(1024, 4) == [(0, 256), (256, 512), (512, 768), (768, 1024)]
     assert row_blocks(3, 5) == [(0, 1), (1, 2), (2, 3)]  # never an empty block
 
@@ -78,8 +79,8 @@ def test_breakdown_of_the_committed_capture_is_what_the_run_recorded():
     recomputing it from the committed SQLite export gives the same numbers."""
     from nsprof.analyze.gpu_events import gpu_events
     from nsprof.analyze.pipeline import flow_breakdown
-    from nsprof.ranges import PIPELINE_PREFIX, pipeline_range
     from nsprof.parse.nsys_sqlite import load_nsys
+    from nsprof.ranges import PIPELINE_PREFIX, pipeline_range
 
     export = load_nsys(EXAMPLE / "nsys.sqlite")
     breakdown = flow_breakdown(export, gpu_events([export]), PIPELINE_PREFIX + "/").set_index("range")

@@ -12,11 +12,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from cli_checks import one_line_error
 from typer.testing import CliRunner
 
-from cli_checks import one_line_error
-from nsprof.capture.program import DEFAULT_LAUNCH_COUNT, NCU_SECTIONS, build_program_request, program_commands
 from nsprof.capture.metrics import PRESETS
+from nsprof.capture.program import DEFAULT_LAUNCH_COUNT, NCU_SECTIONS, build_program_request, program_commands
 from nsprof.cli import app
 
 USER = Path(__file__).resolve().parent / "data" / "user-programs"

@@ -10,13 +10,13 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
+from nsys_builder import global_pid, global_tid, write_export
 from typer.testing import CliRunner
 
 from nsprof.analyze.nvtx_attribution import range_summary
 from nsprof.cli import app
 from nsprof.parse.nsys_sqlite import load_nsys
 from nsprof.render.analysis_tables import RANGE_COLUMNS, RANGE_DROP_ORDER
-from nsys_builder import global_pid, global_tid, write_export
 
 ROOT = Path(__file__).resolve().parents[1]
 USER = ROOT / "tests" / "data" / "user-programs"

@@ -4,8 +4,18 @@ from pathlib import Path
 import pytest
 
 from nsprof.errors import UsageError
-from nsprof.registry import (REPO_ROOT, all_ops, all_stages, baseline_of, baseline_stage, get_op, is_baseline_stage,
-                             select_stages, stage_order, stages_for)
+from nsprof.registry import (
+    REPO_ROOT,
+    all_ops,
+    all_stages,
+    baseline_of,
+    baseline_stage,
+    get_op,
+    is_baseline_stage,
+    select_stages,
+    stage_order,
+    stages_for,
+)
 
 LADDER = stages_for("sgemm")
 NVRTC = [s for s in all_stages() if s.backend == "nvrtc"]

@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from nsprof.analyze.ladder import ALWAYS_WATCHED, WATCHED, short_kernel_name, stage_changes
 from nsprof.analyze.timeline import time_breakdown
-from nsprof.cli import app
 from nsprof.api import load_ladder
+from nsprof.cli import app
 from nsprof.parse import load_nsys
 from nsprof.registry import stages_for
 from nsprof.render import format as fmt

@@ -12,15 +12,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from cli_checks import one_line_error
 from matplotlib.text import Text
 from typer.testing import CliRunner
 
 from nsprof.analyze.roofline import binding_points, roofline_points, roofs
+from nsprof.api import load_ladder
 from nsprof.ceilings.peaks import datasheet_ceiling
 from nsprof.cli import app
-from nsprof.api import load_ladder
 from nsprof.render.roofline import MAX_LABELS, roofline_figure
-from cli_checks import one_line_error
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "data" / "h200"

@@ -15,11 +15,14 @@ from types import SimpleNamespace
 
 import pandas as pd
 import pytest
+from cli_checks import one_line_error
+from ncu_builder import PAGES
+from nsys_builder import write_export
 from typer.testing import CliRunner
 
 from nsprof import api
-from nsprof.analyze.metrics import kernel_metrics
 from nsprof.analyze.capture_facts import gpu_name
+from nsprof.analyze.metrics import kernel_metrics
 from nsprof.analyze.report import ProfileAnalysis
 from nsprof.ceilings.peaks import Ceiling, datasheet_ceiling, with_measurements
 from nsprof.ceilings.percent import percent_of_peak
@@ -28,7 +31,6 @@ from nsprof.cli import app
 from nsprof.commands import options as shared_options
 from nsprof.commands import roofline as roofline_command
 from nsprof.commands.analyze import analyze
-from nsprof.render.analysis_tables import _ceiling_caption
 from nsprof.commands.explain import explain
 from nsprof.errors import ParseError
 from nsprof.explain import evidence
@@ -37,9 +39,7 @@ from nsprof.parse import ncu_csv, sources
 from nsprof.parse.ncu_csv import is_ncu_csv, load_ncu_csv
 from nsprof.parse.profile import load_profile, tool_outputs
 from nsprof.parse.sources import find_profiles, latest_profile, load_sources, unique_names
-from cli_checks import one_line_error
-from ncu_builder import PAGES
-from nsys_builder import write_export
+from nsprof.render.analysis_tables import _ceiling_caption
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "data"
@@ -181,7 +181,7 @@ def test_explain_falls_back_to_the_example_and_says_so(tmp_path, monkeypatch):
 
 
 def test_one_constant_for_the_default_folder():
-    assert sources.PROFILES_DIR == Path("profiles") and evidence.PROFILES_DIR is sources.PROFILES_DIR
+    assert Path("profiles") == sources.PROFILES_DIR and evidence.PROFILES_DIR is sources.PROFILES_DIR
     assert not hasattr(roofline_command, "DEFAULT_FROM")
     assert EXAMPLE_PROFILE == REPO / "profiles" / "examples" / "h200-sgemm-1024"
     assert EXAMPLE_PROFILES["hgemm"] == REPO / "profiles" / "examples" / "h200-hgemm-1024"

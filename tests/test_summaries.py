@@ -127,7 +127,7 @@ def test_gpu_utilization_is_the_union_of_gpu_work(capture):
     busy, gaps, (start, end) = 0, [], events[0]
     for s, e in events[1:]:
         if s > end:
-            busy, gaps, start = busy + end - start, gaps + [s - end], s
+            busy, gaps, start = busy + end - start, [*gaps, s - end], s
         end = max(end, e)
     busy += end - start
     assert device["busy_ns"] == busy and device["span_ns"] == end - events[0][0]

@@ -4,6 +4,7 @@ no name or number broken across lines, on the committed real captures (CliRunner
 from __future__ import annotations
 
 import functools
+import io
 import json
 import re
 from pathlib import Path
@@ -34,7 +35,7 @@ def run(args: list[str], width: int) -> list[str]:
     return list(_run(tuple(args), width))
 
 
-@functools.lru_cache(maxsize=None)  # several tests read one command's output at one width
+@functools.cache  # several tests read one command's output at one width
 def _run(args: tuple[str, ...], width: int) -> tuple[str, ...]:
     result = CliRunner().invoke(app, list(args), env={"COLUMNS": str(width)})
     assert result.exit_code == 0, result.output
@@ -68,7 +69,7 @@ def test_the_checker_sees_a_folded_name():
     from nsprof.render.terminal_table import rich_table
 
     def drawn(width: int) -> list[str]:
-        console = Console(width=width, record=True, file=open("/dev/null", "w"))
+        console = Console(width=width, record=True, file=io.StringIO())
         console.print(rich_table(None, (("range", "range", ""), ("us", "us", ",.1f")),
                                  [{"range": "nsprof:verify/sgemm/v10/1024x1024x1024", "us": 38.4}]))
         return console.export_text().splitlines()
@@ -142,7 +143,7 @@ def test_the_v5_lane_grid_fits_80_columns_and_matches_the_declaration():
                 mark = cells[3 * index: 3 * index + 3].strip()
                 if mark != "·":
                     seen[lane] = (bank, int(mark))
-    rows, cols = access.shape
+    _rows, cols = access.shape
     for lane, (row, col) in enumerate(lane_elements(access)):
         assert seen[lane][0] == (row * cols + col) % 32  # 4-byte words
         assert seen[lane][1] == analysis.lanes[lane].wavefronts[0]

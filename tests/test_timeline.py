@@ -6,9 +6,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from cli_checks import one_line_error
 from typer.testing import CliRunner
 
-from cli_checks import one_line_error
 from nsprof.analyze.gpu_events import KINDS, gpu_events, merged_intervals, range_window
 from nsprof.cli import app
 from nsprof.parse.nsys_sqlite import load_nsys
@@ -257,7 +257,7 @@ def test_every_nvtx_level_shows_at_any_zoom(window, tmp_path):
         row = names.index(name)
         for left in level["start_ns"]:
             x = axes.transData.transform([((max(left, start) - origin) / 1e6, row + 0.5)])[0]
-            column, middle = int(round(x[0])), int(round(pixels.shape[0] - x[1]))
+            column, middle = round(x[0]), round(pixels.shape[0] - x[1])
             patch = pixels[middle - 2:middle + 3, column - 2:column + 3].reshape(-1, 3)
             distance = np.abs(patch[:, None, :] - shades[None, :, :]).max(axis=2).min(axis=1)
             assert (distance < 0.1).any(), f"{name}: range at {(left - origin) / 1e6:.3f} ms not drawn"

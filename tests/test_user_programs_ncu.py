@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_checks import one_line_error
 from typer.testing import CliRunner
 
-from cli_checks import one_line_error
 from nsprof import api, metric_catalog
 from nsprof.analyze.launch_findings import BUSY_PCT, bound
 from nsprof.cli import app

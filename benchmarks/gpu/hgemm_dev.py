@@ -38,7 +38,7 @@ def variants_of(name: str, path: str | None) -> list[tuple]:
 
     stage = get_stage("hgemm", name)
     found = [(stage, tile, (), f"{name} {tile.entry}") for tile in stage.tiles] or [(stage, None, (), f"{name} cuBLAS")]
-    for v in json.load(open(path)) if path else []:
+    for v in json.loads(Path(path).read_text()) if path else []:
         if v["stage"] != name:
             continue
         boxes = tuple(tuple(box) for box in v["tma_boxes"]) if v.get("tma_boxes") else None
@@ -49,8 +49,8 @@ def variants_of(name: str, path: str | None) -> list[tuple]:
 
 
 def sweep_stage(name: str, check: str, sizes: str, out, variants: str | None = None) -> None:
-    from nsprof.launch.tools import launch_tools
     from nsprof.launch.measure import time_launches, verify
+    from nsprof.launch.tools import launch_tools
     from nsprof.registry import get_op
     from nsprof.sizes import parse_sizes, size_label
 
@@ -96,8 +96,8 @@ def sweep_stage(name: str, check: str, sizes: str, out, variants: str | None = N
 def half_accumulation_error(out) -> None:
     """Relative error against float64 as K grows: h1 as the seed wrote it (half accumulators,
     -DH1_HALF_ACCUMULATOR=1) against h1 as the ladder has it (float32 accumulators)."""
-    from nsprof.launch.tools import launch_tools
     from nsprof.launch.measure import verify
+    from nsprof.launch.tools import launch_tools
     from nsprof.registry import get_op, get_stage
 
     op, tools, h1 = get_op("hgemm"), launch_tools(), get_stage("hgemm", "h1")
@@ -119,11 +119,9 @@ def main() -> None:
     ap.add_argument("--variants", default=None, help="JSON list of extra tiles to sweep (see variants_of)")
     ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    sink = open(args.out, "a")
-
-    def out(rec):
-        sink.write(json.dumps(rec) + "\n")
-        sink.flush()
+    def out(rec):  # opened per record: the --one subprocesses append to the same file
+        with open(args.out, "a") as sink:
+            sink.write(json.dumps(rec) + "\n")
         print("  ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in rec.items()), flush=True)
 
     if args.one == "accumulation":
@@ -143,8 +141,7 @@ def main() -> None:
                            timeout=int(os.environ.get("HGEMM_TIMEOUT", "400")))
         except subprocess.TimeoutExpired:
             out({"stage": target, "phase": "sweep", "status": "error", "message": "timed out (a hang?)"})
-    sink.close()
-    rows = [json.loads(line) for line in open(args.out)]
+    rows = [json.loads(line) for line in Path(args.out).read_text().splitlines()]
     sizes = args.sizes.split(",")
     print(f"\n{'TFLOP/s (median)':<28}" + "".join(f"{s:>22}" for s in sizes))
     for entry in dict.fromkeys(r["entry"] for r in rows if "entry" in r):

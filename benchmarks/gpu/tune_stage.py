@@ -18,8 +18,8 @@ import dataclasses
 import itertools
 import json
 
-from nsprof.launch.tools import launch_tools
 from nsprof.launch.measure import time_launches, verify
+from nsprof.launch.tools import launch_tools
 from nsprof.ops.sgemm import _v10_smem, _v11_smem
 from nsprof.registry import Stage, baseline_stage, get_op, get_stage
 from nsprof.sizes import parse_sizes
@@ -46,7 +46,7 @@ def stage_variant(stage: Stage, knobs: tuple[str, ...]) -> Stage:
         if "V8_BK" in values:
             tile = dataclasses.replace(tile, bk=int(values["V8_BK"]))
         if values.get("V8_DYN_SMEM") == "1":  # the ring's bytes, asked for at launch (see the kernel's V8 struct)
-            bk, stages, tn = int(values.get("V8_BK", tile.bk)), int(values.get("V8_STAGES", 2)), int(values.get("V8_TN", 8))
+            bk, stages = int(values.get("V8_BK", tile.bk)), int(values.get("V8_STAGES", 2))
             tile = dataclasses.replace(tile, dynamic_smem_bytes=stages * bk * (tile.bm + 4 + tile.bn) * 4)
         if "V8_ASYNC" in values:  # only V8_ASYNC 2 (the default) reads A transposed
             tile = dataclasses.replace(tile, a_m_major=values["V8_ASYNC"] == "2")

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-
 from pandas.api.types import union_categoricals
 
 from nsprof.analyze.categorical import as_categorical

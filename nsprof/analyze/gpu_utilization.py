@@ -53,7 +53,9 @@ def _longest_gaps(start: np.ndarray, reach: np.ndarray) -> tuple[np.ndarray, np.
     """(where, how long) of the IDLE_GAPS longest gaps, longest first (the earlier of equal ones
     first), and all gaps' total. A gap opens before event i when it starts after everything before
     it has ended. A chunk of events at a time: millions of short gaps are not held at once."""
-    where, lengths, idle = [], [], 0
+    where_parts: list[np.ndarray] = []
+    length_parts: list[np.ndarray] = []
+    idle = 0
     for first in range(1, len(start), GAP_CHUNK_ROWS):
         past = min(first + GAP_CHUNK_ROWS, len(start))
         gap = start[first:past] - reach[first - 1:past - 1]
@@ -63,10 +65,10 @@ def _longest_gaps(start: np.ndarray, reach: np.ndarray) -> tuple[np.ndarray, np.
         if len(gap) > IDLE_GAPS:  # this chunk's candidates: its longest, and every gap as long as its shortest one
             kept = gap >= np.partition(gap, len(gap) - IDLE_GAPS)[len(gap) - IDLE_GAPS]
             opened, gap = opened[kept], gap[kept]
-        where.append(opened + first)
-        lengths.append(gap)
-    where = np.concatenate(where) if where else np.empty(0, dtype=np.int64)
-    lengths = np.concatenate(lengths) if lengths else np.empty(0, dtype=np.int64)
+        where_parts.append(opened + first)
+        length_parts.append(gap)
+    where = np.concatenate(where_parts) if where_parts else np.empty(0, dtype=np.int64)
+    lengths = np.concatenate(length_parts) if length_parts else np.empty(0, dtype=np.int64)
     order = np.argsort(-lengths, kind="stable")[:IDLE_GAPS]
     return where[order], lengths[order], idle
 

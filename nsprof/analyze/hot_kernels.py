@@ -24,10 +24,10 @@ join compares `kernel_key`s: the name without namespaces, integer casts and spac
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 import numpy as np
 import pandas as pd
-
 from pandas.api.types import union_categoricals
 
 from nsprof.analyze.categorical import as_categorical
@@ -93,7 +93,7 @@ def launch_config(x, y, z) -> str:
     return f"({int(x)}, {int(y)}, {int(z)})"
 
 
-def nsys_kernel_rows(exports: list[NsysExport], harness: set[str] = frozenset()) -> pd.DataFrame:
+def nsys_kernel_rows(exports: list[NsysExport], harness: Collection[str] = frozenset()) -> pd.DataFrame:
     """One row per kernel and launch configuration of nsys's trace (and per graph traced at graph
     level): kernel, grid, block, launches, total_ns, median_ns, mangled_name (None where the export
     lacks it), pct (of all kernel and graph time, harness included), harness (bool), largest total

@@ -44,11 +44,11 @@ import numpy as np
 import pandas as pd
 
 from nsprof import metric_catalog
-from nsprof.analyze.metrics import all_measured_flops, TOTALS, kernel_metrics, measured, range_metrics, ratio, sum_measured
-from nsprof.analyze.nvtx_attribution import attribute_work, summarize_ranges
 from nsprof.analyze.capture_facts import distinct_launches, gpu_name
 from nsprof.analyze.hot_kernels import capture_hot_kernels, launch_table
 from nsprof.analyze.launch_findings import rule_results
+from nsprof.analyze.metrics import TOTALS, all_measured_flops, kernel_metrics, measured, range_metrics, ratio, sum_measured
+from nsprof.analyze.nvtx_attribution import attribute_work, summarize_ranges
 from nsprof.analyze.roofline import Roof, compute_peak, precision_unit, roofline_points, roofs
 from nsprof.analyze.timeline import TimeBreakdown, time_breakdown
 from nsprof.ceilings.peaks import Ceiling

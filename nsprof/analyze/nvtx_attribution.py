@@ -177,7 +177,8 @@ def launching_calls(export: NsysExport) -> pd.DataFrame:
     Sorted NumPy arrays, column by column, no pandas group-by or merge: this join is the largest
     cost of the attribution on a 10M-kernel export. Each event finds its call by binary search in
     the sorted calls, and a call's totals are bincounts over its events."""
-    parts = [(export.kernels, {"kernels": 1, "kernel_ns": "duration_ns"}),
+    # each event table, and per output column the event column it sums (1: counts the events)
+    parts: list[tuple[pd.DataFrame, dict[str, str | int]]] = [(export.kernels, {"kernels": 1, "kernel_ns": "duration_ns"}),
              (export.graphs, {"graphs": 1, "kernel_ns": "duration_ns"}),
              (export.memcpys, {"memcpy_count": 1, "memcpy_bytes": "bytes", "copy_ns": "duration_ns"}),
              (export.memsets, {"memset_count": 1, "memset_bytes": "bytes", "copy_ns": "duration_ns"})]
@@ -214,7 +215,7 @@ def launching_calls(export: NsysExport) -> pd.DataFrame:
     # a chunk of events at a time: the keys of a 10M-kernel table are 80 MB each
     sums: dict[str, np.ndarray] = {}
     for events, spec in parts:
-        sources = [source for source in spec.values() if source != 1]
+        sources = [source for source in spec.values() if isinstance(source, str)]
         for chunk in _event_chunks(events, ["global_pid", "correlation_id", *sources]):
             known = chunk["known"]
             if not known.any() or not len(call_key):
@@ -231,10 +232,10 @@ def launching_calls(export: NsysExport) -> pd.DataFrame:
             for column, source in spec.items():
                 if column not in sums:  # counts int32 (a call starts a few operations): 4 bytes a call saved
                     sums[column] = np.zeros(len(call_key), dtype=np.int32 if source == 1 else np.int64)
-                if source == 1:
-                    summed = np.bincount(at, minlength=high - low)
-                else:  # float64 sums are exact below 2**53 (104 days of ns, 9 PB) per call
+                if isinstance(source, str):  # float64 sums are exact below 2**53 (104 days of ns, 9 PB) per call
                     summed = np.bincount(at, weights=chunk[source][known][matched], minlength=high - low)
+                else:
+                    summed = np.bincount(at, minlength=high - low)
                 sums[column][low:high] += summed.astype(sums[column].dtype)
     del call_key
     launched = np.zeros(len(thread), dtype=bool)
@@ -250,9 +251,9 @@ def launching_calls(export: NsysExport) -> pd.DataFrame:
     calls["start_ns"] = start[chosen]
     del start
     for column in _PER_CALL:  # one column at a time: each call's totals go as its column is made
-        summed = sums.pop(column, None)
-        if summed is not None and summed.any():
-            summed = summed[chosen]
+        total: np.ndarray | None = sums.pop(column, None)
+        if total is not None and total.any():
+            summed = total[chosen]
             # mostly zeros (copies beside millions of kernels): kept sparse, dense only while read
             sparse = np.count_nonzero(summed) < len(summed) // SPARSE_BELOW
             calls[column] = pd.arrays.SparseArray(summed, fill_value=0) if sparse else summed

@@ -7,18 +7,16 @@ from dataclasses import dataclass
 import pandas as pd
 
 from nsprof.analyze.capture_facts import distinct_launches, gpu_name
+from nsprof.analyze.gpu_utilization import gpu_utilization
+from nsprof.analyze.hot_kernels import capture_hot_kernels, launch_table
 from nsprof.analyze.kernel_groups import kernel_groups
 from nsprof.analyze.ladder import combine, with_peaks, work_records
 from nsprof.analyze.launch_findings import missing_metrics, rule_results
-from nsprof.analyze.gpu_utilization import gpu_utilization
-from nsprof.analyze.hot_kernels import capture_hot_kernels, launch_table
-from nsprof.analyze.nvtx_attribution import (THREAD, attribute_work, launching_calls, summarize_ranges,
-                                            unattributed_work)
+from nsprof.analyze.nvtx_attribution import THREAD, attribute_work, launching_calls, summarize_ranges, unattributed_work
 from nsprof.analyze.summaries import kernel_summary, memcpy_summary
 from nsprof.ceilings.peaks import Ceiling, datasheet_ceiling
 from nsprof.parse.ncu_csv import NcuReport
 from nsprof.parse.nsys_sqlite import NsysExport
-
 
 # The nsys columns analyze_profile reads (nsprof.parse.nsys_sqlite.load_nsys's `columns`): a
 # 10M-kernel export's whole kernels and runtime frames would not fit the memory it is analyzed in.

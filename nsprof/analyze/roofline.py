@@ -157,9 +157,9 @@ def roofline_points(work: pd.DataFrame, ceiling: Ceiling | None) -> pd.DataFrame
         memory_bound = memory_gflops < compute_gflops
         frame = pd.DataFrame({
             "label": work["label"], "kernel": work["kernel"],
-            **{column: work[column] if column in work else None for column in CARRIED},
+            **{column: work.get(column) for column in CARRIED},
             "level": level.key, "intensity_flop_per_byte": intensity,
-            "flops_source": work["flops_source"] if "flops_source" in work else "ncu", "gflops_per_s": gflops,
+            "flops_source": work.get("flops_source", "ncu"), "gflops_per_s": gflops,
             "duration_ns": duration, "time_source": time_source,
             "compute_roof": peak["compute_roof"], "main_unit": peak["main_unit"], "compute_gflops_per_s": compute_gflops,
             "roof_gflops_per_s": roof,
@@ -183,7 +183,7 @@ def unplaced_work(work: pd.DataFrame) -> pd.DataFrame:
                         ["no FLOPs counted (no floating-point math, or ncu did not count it)",
                          "no time measured", "no bytes measured at any memory level"], default="")
     out = pd.DataFrame({"label": work["label"], "kernel": work["kernel"],
-                        "size": work["size"] if "size" in work else None, "reason": reasons})
+                        "size": work.get("size"), "reason": reasons})
     return out[out["reason"] != ""].reset_index(drop=True)
 
 

@@ -38,7 +38,7 @@ def capture_span(events: pd.DataFrame, ranges: pd.DataFrame) -> tuple[int, int]:
     """From the first GPU operation or NVTX range to the end of the last (an unclosed range ends nowhere)."""
     start = capture_origin(events, ranges)
     ends = [int(frame["end_ns"].max()) for frame in (events, ranges) if frame["end_ns"].notna().any()]
-    return start, max(ends + [start + 1])
+    return start, max([*ends, start + 1])
 
 
 def default_window(events: pd.DataFrame, ranges: pd.DataFrame) -> TimelineWindow:

@@ -6,10 +6,10 @@ import datetime as dt
 import shutil
 from pathlib import Path
 
-from nsprof.sizes import short_size
 from nsprof.capture.program import ProgramRequest
 from nsprof.capture.request import ProfileRequest
 from nsprof.errors import NsprofError
+from nsprof.sizes import short_size
 
 
 def timestamp() -> str:

@@ -10,7 +10,8 @@ import selectors
 import signal
 import subprocess
 import threading
-from typing import BinaryIO, Callable
+from collections.abc import Callable
+from typing import BinaryIO
 
 from nsprof.capture.commands import Command
 from nsprof.capture.output import ToolOutput

@@ -3,14 +3,22 @@ run each command, and keep the manifest up to date whatever happens."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from nsprof.capture import layout
 from nsprof.capture.checks import require_nvtx
 from nsprof.capture.commands import Command, build_commands
-from nsprof.capture.manifest import (MANIFEST, finish_manifest, new_command_entry, new_manifest, new_program_manifest,
-                                     now, verification_records, write_manifest)
+from nsprof.capture.manifest import (
+    MANIFEST,
+    finish_manifest,
+    new_command_entry,
+    new_manifest,
+    new_program_manifest,
+    now,
+    verification_records,
+    write_manifest,
+)
 from nsprof.capture.output import PERMISSION_FIX, ToolOutput
 from nsprof.capture.program import GuidedChoice, ProgramRequest, program_commands
 from nsprof.capture.request import ProfileRequest

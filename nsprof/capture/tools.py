@@ -10,8 +10,8 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Mapping
 
 from nsprof.errors import ToolNotFoundError
 

@@ -21,7 +21,7 @@ nsprof.ceilings.files.save_ceilings writes it.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -5,8 +5,8 @@ command that shows a % of peak or a roof gets its ceiling here.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from nsprof.ceilings.files import is_ceilings_document, named_ceilings, saved_ceilings
 from nsprof.ceilings.peaks import Ceiling, ceiling_for, datasheet_ceiling, measured_on

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -22,7 +21,7 @@ def analyze(
     path: Path = typer.Argument(..., help="A profile directory, or one file: nsys .nsys-rep or .sqlite, "
                                           "ncu .ncu-rep or .csv (raw or details page)."),
     json_: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
-    ceilings: Optional[Path] = typer.Option(None, "--ceilings", metavar="PATH", help=CEILINGS_HELP),
+    ceilings: Path | None = typer.Option(None, "--ceilings", metavar="PATH", help=CEILINGS_HELP),
     attribution: Attribution = typer.Option(
         Attribution.thread, "--attribution", case_sensitive=False,
         help="Whose CUDA calls an NVTX range counts. thread: the thread that pushed it (NVTX's rule, as nsys "
@@ -30,14 +29,14 @@ def analyze(
              "runs on its own thread)."),
     launches: bool = typer.Option(False, "--launches", help="ncu's kernels table: one row per launch, not one per "
                                                             "kernel and launch configuration (--json has both)."),
-    scheduler: Optional[str] = typer.Option(None, "--scheduler", metavar="ADDRESS",
+    scheduler: str | None = typer.Option(None, "--scheduler", metavar="ADDRESS",
                                             help="A directory of captures: run on this Dask scheduler (tcp://host:8786, "
                                                  "or a scheduler file) instead of a local cluster."),
-    workers: Optional[int] = typer.Option(None, "--workers", min=1,
+    workers: int | None = typer.Option(None, "--workers", min=1,
                                           help="A directory of captures: local cluster processes (default: one per core)."),
     worker_memory: str = typer.Option("4GiB", "--worker-memory", metavar="SIZE",
                                       help="A directory of captures: memory limit of each local worker."),
-    step_range: Optional[str] = typer.Option(None, "--step-range", metavar="NAME",
+    step_range: str | None = typer.Option(None, "--step-range", metavar="NAME",
                                              help="A directory of captures: the NVTX range that is one training step "
                                                   "(default: the longest range named like 'step' on every capture)."),
 ) -> None:

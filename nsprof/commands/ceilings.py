@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -14,7 +13,7 @@ from nsprof.paths import DATA_DIR_ENV
 
 
 def ceilings(
-    out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help=f"Directory for ceilings-<gpu>.json. Default: nsprof's data directory (${DATA_DIR_ENV} if set, else the user data directory, ~/.local/share/nsprof on Linux), where the other commands look."),
+    out: Path | None = typer.Option(None, "--out", metavar="DIR", help=f"Directory for ceilings-<gpu>.json. Default: nsprof's data directory (${DATA_DIR_ENV} if set, else the user data directory, ~/.local/share/nsprof on Linux), where the other commands look."),
     save: bool = typer.Option(True, "--save/--no-save", help="Write the file (a file measured earlier is kept beside it, renamed by its date)."),
     as_json: bool = typer.Option(False, "--json", help="Print the measurements as JSON instead of a table."),
 ) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -15,13 +14,13 @@ from nsprof.errors import UsageError
 
 def diff(
     a: Path = typer.Argument(..., metavar="A", help="The baseline: a profile directory, an nsys .nsys-rep or .sqlite, an ncu .ncu-rep or .csv, or an `nsprof bench` record (.json)."),
-    b: Optional[Path] = typer.Argument(None, metavar="[B]", help="The new version, of the same kind as A. Default with --stages: A itself."),
-    stages: Optional[str] = typer.Option(None, "--stages", metavar="X,Y", help="Compare ladder stage X (of A) with stage Y (of B, or of A again): nsprof diff PROFILE --stages v5,v6."),
+    b: Path | None = typer.Argument(None, metavar="[B]", help="The new version, of the same kind as A. Default with --stages: A itself."),
+    stages: str | None = typer.Option(None, "--stages", metavar="X,Y", help="Compare ladder stage X (of A) with stage Y (of B, or of A again): nsprof diff PROFILE --stages v5,v6."),
     min_change: float = typer.Option(2.0, "--min-change", metavar="PCT", min=0, help="The smallest change in median time called faster or slower, in percent (its interval must exclude 0 as well)."),
-    fail_if_slower: Optional[float] = typer.Option(None, "--fail-if-slower", metavar="PCT", min=0, help="Exit 1 when a kernel, range or stage is significantly slower by more than PCT percent, naming each on one line (for CI)."),
+    fail_if_slower: float | None = typer.Option(None, "--fail-if-slower", metavar="PCT", min=0, help="Exit 1 when a kernel, range or stage is significantly slower by more than PCT percent, naming each on one line (for CI)."),
     json_: bool = typer.Option(False, "--json", help="Print one JSON object (kernels, ranges, stages, totals) instead of tables."),
     markdown: bool = typer.Option(False, "--markdown", help="Print the diff as Markdown instead of tables."),
-    out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help="Also write DIR/diff.md, DIR/index.html and the chart DIR/diff-chart.png."),
+    out: Path | None = typer.Option(None, "--out", metavar="DIR", help="Also write DIR/diff.md, DIR/index.html and the chart DIR/diff-chart.png."),
     force: bool = typer.Option(False, "--force", help="Also replace files in the way that nsprof did not write, or that were edited since (its own earlier files are replaced anyway)."),
     attribution: Attribution = typer.Option(Attribution.thread, "--attribution", case_sensitive=False, help="Whose CUDA calls an NVTX range counts (as `nsprof analyze --attribution`)."),
 ) -> None:

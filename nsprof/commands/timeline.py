@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -12,10 +11,10 @@ from nsprof import api
 
 def timeline(
     path: Path = typer.Argument(..., help="An nsys capture: a profile directory, an .nsys-rep or a .sqlite export."),
-    out: Optional[Path] = typer.Option(None, "--out", metavar="FILE.png", help="Where to draw the chart: a .png, .svg or .pdf file, or a directory to hold timeline-<name>.png (timeline-<name>-<range or window>.png for --range or --window). Default: reports/."),
-    range_: Optional[str] = typer.Option(None, "--range", metavar="NAME", help="Zoom to an NVTX range: from its first opening to the end of the GPU work launched inside it."),
-    window: Optional[str] = typer.Option(None, "--window", metavar="START:END|all", help="Draw milliseconds from the start of the capture, e.g. 120:135 (either side may be left empty), or `all` for the whole capture. Default: where the GPU work and NVTX ranges are (said on stderr)."),
-    trace: Optional[Path] = typer.Option(None, "--trace", metavar="FILE.json", help="Also write the events in the Chrome trace format (open it in ui.perfetto.dev or chrome://tracing): every event, or with --range or --window those in the window drawn."),
+    out: Path | None = typer.Option(None, "--out", metavar="FILE.png", help="Where to draw the chart: a .png, .svg or .pdf file, or a directory to hold timeline-<name>.png (timeline-<name>-<range or window>.png for --range or --window). Default: reports/."),
+    range_: str | None = typer.Option(None, "--range", metavar="NAME", help="Zoom to an NVTX range: from its first opening to the end of the GPU work launched inside it."),
+    window: str | None = typer.Option(None, "--window", metavar="START:END|all", help="Draw milliseconds from the start of the capture, e.g. 120:135 (either side may be left empty), or `all` for the whole capture. Default: where the GPU work and NVTX ranges are (said on stderr)."),
+    trace: Path | None = typer.Option(None, "--trace", metavar="FILE.json", help="Also write the events in the Chrome trace format (open it in ui.perfetto.dev or chrome://tracing): every event, or with --range or --window those in the window drawn."),
     force: bool = typer.Option(False, "--force", help="Also replace files in the way that nsprof did not write, or that were edited since (its own earlier files are replaced anyway)."),
 ) -> None:
     """Draw where the GPU time went: one lane per CUDA stream (kernels, copies by direction, memsets, CUDA graph launches), the NVTX ranges of each thread above them, one lane per nesting depth.

@@ -74,8 +74,8 @@ class BankAnalysis:
             "min_wavefronts": self.min_wavefronts, "excess_wavefronts": self.excess_wavefronts,
             "paired": self.paired, "phases": [list(p) for p in self.phases],
             "phase_wavefronts": list(self.phase_wavefronts),
-            "lanes": [{"lane": l.lane, "banks": list(l.banks), "words": list(l.words), "wavefronts": list(l.wavefronts)}
-                      for l in self.lanes],
+            "lanes": [{"lane": lane.lane, "banks": list(lane.banks), "words": list(lane.words),
+                       "wavefronts": list(lane.wavefronts)} for lane in self.lanes],
         }
 
 
@@ -87,7 +87,7 @@ def analyze_shared(access: MemoryAccess) -> BankAnalysis:
     phases = tuple(tuple(range(first, first + lanes_per_phase)) for first in range(0, WARP_SIZE, lanes_per_phase))
     words = [tuple(range(start // BANK_BYTES, end // BANK_BYTES)) for start, end in ranges]
     served: dict[tuple[int, int], int] = {}  # (lane, word) -> wavefront
-    phase_wavefronts = []
+    phase_wavefronts: list[int] = []
     for phase in phases:
         offset = sum(phase_wavefronts)
         per_bank: dict[int, list[int]] = {}  # bank -> its distinct words, in the order lanes ask

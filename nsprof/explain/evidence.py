@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Collection
 
 import pandas as pd
 
@@ -26,8 +26,8 @@ from nsprof.parse.profile import tool_outputs
 from nsprof.parse.sources import PROFILES_DIR, latest_profile
 from nsprof.profile_analysis import analyzed_profile
 from nsprof.ranges import parse_stage_range
-from nsprof.render.format import count, flops_per_s  # FLOP counts as the report shows them: 2.15 G
 from nsprof.registry import REPO_ROOT, Stage, all_ops, all_stages
+from nsprof.render.format import count, flops_per_s  # FLOP counts as the report shows them: 2.15 G
 from nsprof.sizes import parse_label
 
 _EXAMPLES = REPO_ROOT / PROFILES_DIR / "examples"

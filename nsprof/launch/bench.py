@@ -8,8 +8,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from nsprof import __version__
 from nsprof.errors import KernelBuildError, NsprofError, UsageError
@@ -64,7 +64,7 @@ def bench_stage(stage: Stage, size: Size, problem, tools, *, repeat: int | None,
                              range_name=step_range_name(stage.op, stage.stage, size, name)).median_ms
 
     if prepare:  # timed apart and shown beside the stage, never folded into it or hidden
-        rec["prepare"], rec["prepare_ms"] = launcher.prepare_name, alone(launcher.prepare_name, prepare)
+        rec["prepare"], rec["prepare_ms"] = launcher.prepare_name, alone(launcher.prepare_name or "prepare", prepare)
     steps = launcher.steps  # work inside the stage's time (v11's transpose), timed alone too
     if steps:
         rec["steps_ms"] = {name: alone(name, step) for name, step in steps.items()}

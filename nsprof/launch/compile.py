@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 import tempfile
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from nsprof.errors import KernelBuildError
@@ -49,7 +49,7 @@ def _build_error(path: str, log: str) -> KernelBuildError:
     return KernelBuildError(f"{path} failed to compile: {first.strip()}", "fix the source; nvcc -arch=sm_90 gives the full log")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _module(path: str, mtime: float, options: tuple[str, ...], arch: str | None):
     cupy = require_cupy()
     source = Path(path).read_text(encoding="utf-8")

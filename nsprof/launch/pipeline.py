@@ -21,6 +21,7 @@ each timed flow sits in an NVTX range nsprof@pipeline/<op>/<stage>/<variant>/<Mx
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -66,7 +67,7 @@ def row_blocks(m: int, chunks: int) -> list[tuple[int, int]]:
     copy back sooner and shorten the tail, measured slower on the H200 with cuBLAS: 0.239 against
     0.228 ms at 1024^3, as cuBLAS picks a slower kernel for 341 rows; benchmarks/h200-pipeline.md.)"""
     bounds = np.linspace(0, m, min(chunks, m) + 1).round().astype(int)
-    return [(int(r0), int(r1)) for r0, r1 in zip(bounds[:-1], bounds[1:]) if r1 > r0]
+    return [(int(r0), int(r1)) for r0, r1 in itertools.pairwise(bounds) if r1 > r0]
 
 
 class Pipeline:

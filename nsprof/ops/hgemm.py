@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 
-from nsprof.ops import matmul
 from nsprof.op_model import Op, Precision, Stage
+from nsprof.ops import matmul
 from nsprof.ops.tiles import Tile
 from nsprof.sizes import Size
 

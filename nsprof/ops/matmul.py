@@ -9,13 +9,14 @@ declares how its stages run while CuPy stays inside nsprof.launch.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from nsprof.errors import UsageError
-from nsprof.op_model import LaunchTools, Stage, find_kernel  # noqa: F401 (LaunchTools handed on)
+from nsprof.op_model import LaunchTools, Stage, find_kernel
 from nsprof.ops.tiles import Tile
 from nsprof.sizes import Size
 

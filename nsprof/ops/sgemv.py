@@ -10,8 +10,8 @@ The kernels, in kernels/sgemv/, handle any M, K >= 1 themselves: nothing is padd
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
@@ -129,10 +129,10 @@ class GemvWorkload:
             transpose((math.ceil(k / 32), math.ceil(m / 32)), (32, 8), (*dims, problem.A, at))
 
         if form == TRANSPOSED:
-            run = lambda: kernel(grid, block, (*dims, at, problem.x, problem.y), shared_mem=tile.dynamic_smem_bytes)
-        else:
-            constant = tools.module_global(stage.kernel_path(), "sgemv_x_const", defines=defines)
-            run = self._chunked(kernel, constant, grid, block, problem, at, tile)
+            return GemvLauncher(lambda: kernel(grid, block, (*dims, at, problem.x, problem.y),
+                                               shared_mem=tile.dynamic_smem_bytes), label, prepare, "transpose")
+        constant = tools.module_global(stage.kernel_path(), "sgemv_x_const", defines=defines)
+        run = self._chunked(kernel, constant, grid, block, problem, at, tile)
         return GemvLauncher(run, label, prepare, "transpose")
 
     @staticmethod

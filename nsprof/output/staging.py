@@ -17,6 +17,7 @@ import re
 import shutil
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from nsprof.errors import NsprofError
@@ -24,7 +25,7 @@ from nsprof.errors import NsprofError
 try:
     import fcntl
 except ImportError:  # not POSIX: writers are not serialized
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]  # the usual optional-module idiom; every use checks for None
 
 STALE_AFTER_S = 24 * 3600
 LOCK_WAIT_S = 60.0
@@ -50,11 +51,12 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def clean_stale(directory: Path, names: list[str] = ()) -> list[Path]:
+def clean_stale(directory: Path, names: Sequence[str] = ()) -> list[Path]:
     """Remove what killed writers left in `directory`: staging folders of dead processes or older
     than STALE_AFTER_S, and temporary files `.<name>-XXXXXXXX` of the `names` being written that
     earlier versions of nsprof left (by age alone). Returns what was removed."""
-    removed, old = [], time.time() - STALE_AFTER_S
+    removed: list[Path] = []
+    old = time.time() - STALE_AFTER_S
     try:
         entries = list(os.scandir(directory))
     except OSError:
@@ -69,7 +71,7 @@ def clean_stale(directory: Path, names: list[str] = ()) -> list[Path]:
         if match:
             stale = int(match[1]) != os.getpid() and (aged or not _alive(int(match[1])))
         else:
-            stale = aged and (_EARLIER.fullmatch(entry.name) or any(p.fullmatch(entry.name) for p in earlier))
+            stale = aged and bool(_EARLIER.fullmatch(entry.name) or any(p.fullmatch(entry.name) for p in earlier))
         if stale:
             path = Path(entry.path)
             if entry.is_dir(follow_symlinks=False):

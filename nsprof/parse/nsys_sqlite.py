@@ -460,7 +460,7 @@ def _scan_int_columns(conn: sqlite3.Connection, path: Path, spec: IntColumns) ->
         (row,) = _fetch(local.conn, path, sql)
         count, texts = row[0], row[1:]
         arrays = []
-        for (name, source), text in zip(spec.columns.items(), texts):
+        for source, text in zip(spec.columns.values(), texts):
             values = _parse_ints(text)
             if values is None or len(values) != count:
                 raise ParseError(f"{path}: column {spec.table}.{source} holds NULL or non-integer values")

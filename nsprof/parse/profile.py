@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nsprof.errors import ParseError
-from nsprof.paths import missing_reason
 from nsprof.parse.documents import read_manifest, read_pipeline_results
 from nsprof.parse.ncu_csv import NcuReport, is_ncu_csv, load_ncu_csv
 from nsprof.parse.ncu_rep import load_ncu_rep, reader_available
 from nsprof.parse.nsys_rep import sqlite_beside, sqlite_for
 from nsprof.parse.nsys_sqlite import NsysExport, load_nsys
+from nsprof.paths import missing_reason
 
 PIPELINE_RESULTS = "pipeline.json"
 MANIFEST = "manifest.json"  # nsprof.capture.manifest, which writes it, names it too (capture does not import parse)

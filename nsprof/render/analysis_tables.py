@@ -362,7 +362,7 @@ def continued_lines(option: str, width: int) -> list[str]:
             lines.append(line + ",\\")
             line, piece = "", metric
         line += piece
-    return lines + [line]
+    return [*lines, line]
 
 
 def _stages_table(analysis: ProfileAnalysis, width: int) -> Table:

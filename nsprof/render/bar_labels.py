@@ -10,6 +10,7 @@ only between a word and a separator (/ : _ , space brackets . -), so v10 never r
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 SEPARATORS = frozenset("/:_,;. -<>()[]{}@|")
 ELLIPSIS = "…"
@@ -52,7 +53,7 @@ def shared_parts(names) -> dict[str, list[Part]]:
     return parts
 
 
-def fitted(name: str, room: float, parts: list[Part] = ()) -> str | None:
+def fitted(name: str, room: float, parts: Sequence[Part] = ()) -> str | None:
     """`name` in at most `room` characters: whole, else without what all names share at its start,
     then at its end, then without what it shares with its most alike names, else its last part cut
     between words; None when not even one word of it fits."""

@@ -237,6 +237,6 @@ def _fitted(headers: list[str], cells: list[list[str]], width: int, drop: tuple[
     if drop and width - others(kept) < NAME_MIN:
         kept = [i for i in kept if i not in drop]
     name_width = max(NAME_MIN, width - others(kept))
-    kept = [0] + kept
+    kept = [0, *kept]
     names = telling_names([row[0] for row in cells], name_width, kernels)
     return [headers[i] for i in kept], [[name] + [row[i] for i in kept[1:]] for name, row in zip(names, cells)]

@@ -11,8 +11,8 @@ them: the terminal, Markdown and HTML show the formatted cells, JSON the values.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 # A table column: (heading, record key, format). The format is "" for text (left-aligned), a Python
 # format spec such as ",.1f" (".0%" shows a fraction as a percentage) or a function of the value; a

@@ -141,7 +141,7 @@ def _escaped(match: re.Match) -> str:
     """A markup character backslash-escaped; underscores inside a word (sgemm_v1, l1tex__t_bytes)
     left alone, as Markdown never reads them as emphasis, so names stay readable in the file."""
     text, start, end = match.string, match.start(), match.end()
-    if match.group().startswith("_") and 0 < start and end < len(text) and text[start - 1].isalnum() and text[end].isalnum():
+    if match.group().startswith("_") and start > 0 and end < len(text) and text[start - 1].isalnum() and text[end].isalnum():
         return match.group()
     return "".join(f"\\{character}" for character in match.group())
 

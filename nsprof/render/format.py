@@ -9,7 +9,7 @@ MISSING.
 from __future__ import annotations
 
 import math
-
+from typing import TypeGuard
 
 MISSING = "–"
 _LARGE = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
@@ -29,7 +29,7 @@ def si(value: float | None, unit: str, digits: int = 3) -> str:
 
 def duration_ns(value: float | None) -> str:
     """Nanoseconds as a duration: 41700 -> '41.7 µs'."""
-    return MISSING if _missing(value) else si(value * 1e-9, "s")
+    return si(value * 1e-9, "s") if _present(value) else MISSING
 
 
 def bytes_per_s(value: float | None, unit: bool = True) -> str:
@@ -44,7 +44,7 @@ def flops_per_s(value: float | None, unit: bool = True) -> str:
 
 
 def _fixed(value: float | None, scale: float, unit: str) -> str:
-    return MISSING if _missing(value) else _significant(value / scale, 3) + unit
+    return _significant(value / scale, 3) + unit if _present(value) else MISSING
 
 
 def byte_count(value: float | None) -> str:
@@ -53,7 +53,7 @@ def byte_count(value: float | None) -> str:
 
 def count(value: float | None) -> str:
     """A count: exact up to 9,999, then with a prefix (1.2 M)."""
-    if _missing(value):
+    if not _present(value):
         return MISSING
     return f"{value:,.0f}" if abs(value) < 10_000 else si(value, "")
 
@@ -64,7 +64,7 @@ def percent(value: float | None, digits: int = 1) -> str:
 
 def ratio(value: float | None, digits: int = 2) -> str:
     """A plain number with fixed decimals (an n-way degree of 1.68, 255 FLOP/byte)."""
-    if _missing(value):
+    if not _present(value):
         return MISSING
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.{digits}f}"
 
@@ -94,6 +94,10 @@ def _significant(value: float, digits: int) -> str:
         return "0"
     decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
     return f"{value:,.{decimals}f}"
+
+
+def _present(value: float | None) -> TypeGuard[float]:
+    return not _missing(value)
 
 
 def _missing(value) -> bool:

@@ -8,8 +8,8 @@ import pandas as pd
 from nsprof.analyze.hot_kernels import COVERAGE_PCT, GRAPH_LEVEL, NOT_PROFILED
 from nsprof.render import format as fmt
 from nsprof.render.document import Table
-from nsprof.render.terminal_table import fit_named, left_out
 from nsprof.render.kernel_names import telling_names
+from nsprof.render.terminal_table import fit_named, left_out
 
 HOT_ROWS = 10  # the terminal shows the first ten ranked; --json has every row
 

@@ -80,7 +80,7 @@ def _reads_as(label: str, name: str) -> bool:
         if found < 0 or (index == 0 and found != 0):
             return False
         at = found + len(piece)
-    return not pieces[-1] or name.endswith(pieces[-1]) and at == len(name)
+    return not pieces[-1] or (name.endswith(pieces[-1]) and at == len(name))
 
 
 def _on_boundaries(name: str, start: int, end: int) -> bool:

@@ -15,6 +15,7 @@ axis limits are final: positions are computed for that layout.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,7 +44,7 @@ class Label:
     color: str = "black"
 
 
-def place_labels(ax: Axes, labels: list[Label], avoid: list[Bbox] = (), markers: np.ndarray | None = None,
+def place_labels(ax: Axes, labels: list[Label], avoid: Sequence[Bbox] = (), markers: np.ndarray | None = None,
                  hlines: np.ndarray | None = None, fontsize: float = 8.5) -> None:
     """Annotate `ax` with `labels`. `markers` (data coordinates, one row per point) are kept clear
     as well as the labelled points, and so are horizontal lines `hlines` (rows of x0, x1, y in data

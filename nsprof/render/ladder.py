@@ -6,11 +6,11 @@ from __future__ import annotations
 import matplotlib
 
 matplotlib.use("Agg")  # files only: no display needed
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
 
-from nsprof.registry import is_baseline_stage  # noqa: E402
-from nsprof.render.format import problem_size  # noqa: E402
+from nsprof.registry import is_baseline_stage
+from nsprof.render.format import problem_size
 
 
 def ladder_chart(records: list[dict], title: str) -> Figure:
@@ -55,4 +55,4 @@ def _wrap(text: str, width: int = 12) -> str:
             line = piece
         else:
             line = f"{line}{joiner}{piece}"
-    return "\n".join(lines + [line])
+    return "\n".join([*lines, line])

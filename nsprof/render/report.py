@@ -13,18 +13,18 @@ from dataclasses import dataclass
 import matplotlib
 
 matplotlib.use("Agg")  # files only: no display needed
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import matplotlib.pyplot as plt
+import pandas as pd
+from matplotlib.figure import Figure
 
-from nsprof import metric_catalog  # noqa: E402
-from nsprof.analyze.ladder import LadderAnalysis, stage_changes  # noqa: E402
-from nsprof.analyze.metrics import half_flops_rule  # noqa: E402
-from nsprof.analyze.roofline import LEVELS, binding_points, chart_groups, unplaced_work  # noqa: E402
-from nsprof.analyze.timeline import TimeBreakdown  # noqa: E402
-from nsprof.registry import Stage, all_ops, all_stages, baseline_stages, get_op  # noqa: E402
-from nsprof.render import format as fmt  # noqa: E402
-from nsprof.render.document import Block, Bullets, Heading, Image, Paragraph, Table  # noqa: E402
+from nsprof import metric_catalog
+from nsprof.analyze.ladder import LadderAnalysis, stage_changes
+from nsprof.analyze.metrics import half_flops_rule
+from nsprof.analyze.roofline import LEVELS, binding_points, chart_groups, unplaced_work
+from nsprof.analyze.timeline import TimeBreakdown
+from nsprof.registry import Stage, all_ops, all_stages, baseline_stages, get_op
+from nsprof.render import format as fmt
+from nsprof.render.document import Block, Bullets, Heading, Image, Paragraph, Table
 
 REPORT_WIDTH = 200  # the report's tables have room: every column of the hot-kernel table is shown
 from nsprof.render.hot_kernels_table import hot_kernels_table  # noqa: E402

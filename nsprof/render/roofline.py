@@ -18,19 +18,21 @@ from __future__ import annotations
 import matplotlib
 
 matplotlib.use("Agg")  # files only: no display needed
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.axes import Axes  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.lines import Line2D  # noqa: E402
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
-from matplotlib.transforms import Bbox  # noqa: E402
+import itertools
 
-from nsprof.analyze.roofline import CARRIED, LEVELS, UNITS, Roof, ridge_intensity  # noqa: E402
-from nsprof.registry import all_ops  # noqa: E402
-from nsprof.render import format as fmt  # noqa: E402
-from nsprof.render.labels import Label, merge_close, place_labels  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+from matplotlib.transforms import Bbox
+
+from nsprof.analyze.roofline import CARRIED, LEVELS, UNITS, Roof, ridge_intensity
+from nsprof.registry import all_ops
+from nsprof.render import format as fmt
+from nsprof.render.labels import Label, merge_close, place_labels
 
 MARKERS = {"dram": "o", "l2": "s", "l1": "^"}
 MARKER_PT = 6  # marker diameter (points); scatter sizes are its square
@@ -195,7 +197,7 @@ def _draw_paths(ax: Axes, labelled: pd.DataFrame, colors: pd.Series) -> None:
     for _, path in stages.groupby(["op", "size"], sort=False):
         xy = list(zip(path["intensity_flop_per_byte"], path["gflops_per_s"] / 1e3))
         color = colors[path.index[0]]
-        for start, end in zip(xy, xy[1:]):
+        for start, end in itertools.pairwise(xy):
             ax.annotate("", xy=end, xytext=start, zorder=2,
                         arrowprops={"arrowstyle": "-|>,head_length=0.5,head_width=0.22", "color": color,
                                     "alpha": 0.45, "linewidth": 0.9, "shrinkA": 4, "shrinkB": 5})

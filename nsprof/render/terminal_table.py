@@ -9,6 +9,8 @@ nsprof.render.format.MISSING, whatever the table.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+
 from rich.markup import escape
 from rich.table import Table
 
@@ -88,7 +90,7 @@ def table_width(columns: list, rows: list[dict], prose: bool = False, whole: tup
     return 1 + sum(3 + width for width in (_least(columns, rows, whole) if prose else _natural(columns, rows)))
 
 
-def _natural(columns: list, rows: list[dict]) -> list[int]:
+def _natural(columns: Sequence, rows: Sequence[dict]) -> list[int]:
     return [max(max(len(line) for line in heading.split("\n")), max((len(cell(row.get(key), spec)) for row in rows), default=1))
             for heading, key, spec in columns]
 
@@ -96,7 +98,7 @@ def _natural(columns: list, rows: list[dict]) -> list[int]:
 PROSE_MIN = 24  # a prose column narrower than this reads as a word a line: columns go first
 
 
-def _least(columns: list, rows: list[dict], whole: tuple[str, ...] = ()) -> list[int]:
+def _least(columns: Sequence, rows: Sequence[dict], whole: tuple[str, ...] = ()) -> list[int]:
     """Each column's narrowest without breaking a word: headings wrap at spaces; a prose column's
     cells too, to their longest word or PROSE_MIN where their text is longer; other cells whole."""
     widths = []
@@ -122,13 +124,13 @@ def _prose_widths(columns: tuple, rows: list[dict], width: int, whole: tuple[str
         return None
     widths = list(least)
     spare = room - sum(least)
-    wanted = sum(n - l for n, l in zip(natural, least))
-    for index, (n, l) in enumerate(zip(natural, least)):
-        widths[index] += (n - l) * spare // wanted if wanted else 0
+    wanted = sum(n - low for n, low in zip(natural, least))
+    for index, (n, low) in enumerate(zip(natural, least)):
+        widths[index] += (n - low) * spare // wanted if wanted else 0
     return widths
 
 
-def terminal_table(title: str | None, columns: tuple, rows: list[dict], caption: str | None, width: int,
+def terminal_table(title: str | None, columns: Sequence, rows: Sequence[dict], caption: str | None, width: int,
                    drop_order: tuple[str, ...] = (), whole: tuple[str, ...] = ()) -> Table:
     """A document table for a `width`-column terminal: columns of `drop_order` left out in that
     order until it fits with its prose wrapped (the caption names them), then rich_table. A table

@@ -16,14 +16,14 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only, never a window
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.collections import PolyCollection  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.collections import PolyCollection
+from matplotlib.patches import Patch
 
-from nsprof.analyze.gpu_events import DTOD, DTOH, GRAPH, HTOD, KERNEL, MEMSET, merged_intervals  # noqa: E402
-from nsprof.render.bar_labels import fitted, kernel_label, shared_parts  # noqa: E402
+from nsprof.analyze.gpu_events import DTOD, DTOH, GRAPH, HTOD, KERNEL, MEMSET, merged_intervals
+from nsprof.render.bar_labels import fitted, kernel_label, shared_parts
 
 PIXEL_FRACTION = 1 / 1500  # about a pixel of the plot's width
 MIN_BAR_PIXELS = 2
@@ -55,7 +55,8 @@ def timeline_figure(events: pd.DataFrame, ranges: pd.DataFrame, window: tuple[in
     bars = _Bars(axes, start, end, origin, pixel)
     kernel_parts = shared_parts(kernel_label(name) for name in every_event["name"].unique())  # stable as one zooms
     range_parts = shared_parts(str(name) for name in every_range["range"].dropna().unique())
-    labels, used = [], set()
+    labels: list[str] = []
+    used: set[str] = set()
     for (device, stream) in reversed(gpu_lanes):
         lane = events[(events["device_id"] == device) & (events["stream_id"] == stream)]
         for kind, group in lane.groupby("kind", sort=False):
@@ -179,7 +180,7 @@ def _nvtx_lanes(ranges: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     """One lane per thread and nesting depth (outermost at the top): ranges of one thread that
     overlap go to different lanes."""
     lanes = []
-    for (pid, tid), thread in ranges.groupby(["pid", "tid"], sort=True):
+    for (_pid, tid), thread in ranges.groupby(["pid", "tid"], sort=True):
         thread = thread.sort_values("start_ns", kind="stable")
         lane_ends: list[int] = []  # per depth, where its last range ends
         depth = []

@@ -6,13 +6,20 @@ called through ctypes (capturable in a graph), on the GPU; the numbers are in be
   copy back starts before all of B is in;
 - `direct`: the bus alone (8 MiB in, 4 MiB out, and both at once), and C written by cuBLAS straight
   into mapped pinned host memory, with no copy back at all."""
-import json, sys, time, traceback
-import numpy as np
+import itertools
+import json
+import sys
+import time
+import traceback
+
 import cupy as cp
 import cupyx
+import numpy as np
+
 from nsprof.launch import pipeline as P
-from nsprof.launch.measure import time_launches
 from nsprof.launch.capturable_cublas import RowMajorGemm
+from nsprof.launch.measure import time_launches
+
 rt = cp.cuda.runtime
 
 def gemm(stream, m, n, k, a_ptr, lda, b_ptr, ldb, c_ptr, ldc):
@@ -33,12 +40,13 @@ hA[...] = a; hB[...] = b
 dA, dB, dC = cp.empty((M, K), np.float32), cp.empty((K, N), np.float32), cp.empty((M, N), np.float32)
 main = cp.cuda.Stream(non_blocking=True)
 s_in, s_mm, s_out = (cp.cuda.Stream(non_blocking=True) for _ in range(3))
-ev = lambda: cp.cuda.Event(disable_timing=True)
+def ev():
+    return cp.cuda.Event(disable_timing=True)
 
 def schedule(lead, pieces, rest):
     assert lead + sum(rest) == M
     cols = np.linspace(0, N, pieces + 1).astype(int)
-    bounds = np.cumsum([lead] + rest) if lead else np.cumsum([0] + rest)
+    bounds = np.cumsum([lead, *rest]) if lead else np.cumsum([0, *rest])
     blocks = list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
     nev = 2 * pieces + 2 * len(blocks) + 4
     evs = [ev() for _ in range(nev)]
@@ -48,7 +56,7 @@ def schedule(lead, pieces, rest):
         for s in (s_in, s_mm, s_out): s.wait_event(fork)
         if lead:
             rt.memcpyAsync(dA.data.ptr, hA.ctypes.data, lead * K * it, 1, s_in.ptr)
-            for c0, c1 in zip(cols[:-1], cols[1:]):
+            for c0, c1 in itertools.pairwise(cols):
                 w = int(c1 - c0) * it
                 if pieces == 1:
                     rt.memcpyAsync(dB.data.ptr, hB.ctypes.data, K * N * it, 1, s_in.ptr)
@@ -84,7 +92,7 @@ def run(name, lead, pieces, rest):
 def direct(rest):
     """C written by cuBLAS straight into mapped pinned host memory: no copy-out at all."""
     hc_dev = hC.ctypes.data  # pinned memory is mapped at the same address under UVA
-    bounds = np.cumsum([0] + rest)
+    bounds = np.cumsum([0, *rest])
     blocks = list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
     evs = [ev() for _ in range(len(blocks) + 4)]
     def flow():

@@ -165,7 +165,7 @@ def _instances(capture: Capture, attribution: str) -> dict:
         launches, source = pd.concat(frames, ignore_index=True), "nsys"
         attributed = capture.attributed if capture.attributed is not None else \
             pd.concat([attribute_work(export, attribution) for export in profile.nsys], ignore_index=True)
-        gpu_time = attributed["gpu_time_ns"] + (attributed["copy_ns"] if "copy_ns" in attributed else 0)
+        gpu_time = attributed["gpu_time_ns"] + attributed.get("copy_ns", 0)
         instances = pd.DataFrame({"key": attributed["range"].astype(str), "gpu_time_ns": gpu_time,
                                   "duration_ns": attributed["duration_ns"].astype("float64")})
         is_stage = np.array([parse_stage_range(key) is not None for key in instances["key"]], dtype=bool)
@@ -454,4 +454,4 @@ def _software_warnings(a: dict, b: dict) -> list[str]:
     return [f"different {key}: A {ours[key]}, B {theirs[key]}" for key in ours if key in theirs and ours[key] != theirs[key]]
 
 
-__all__ = ["ADDED", "Capture", "NOT_CALLED", "DiffResult", "FASTER", "MIN_SAMPLES", "REMOVED", "SAME", "SLOWER", "diff_captures", "profile_capture"]
+__all__ = ["ADDED", "FASTER", "MIN_SAMPLES", "NOT_CALLED", "REMOVED", "SAME", "SLOWER", "Capture", "DiffResult", "diff_captures", "profile_capture"]

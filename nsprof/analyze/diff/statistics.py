@@ -48,7 +48,7 @@ def compare_samples(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
         order = np.lexsort((values, codes))
         sides[side] = _medians(codes[order], values[order], len(keys), rng)
     out = pd.DataFrame(index=keys)
-    for side, (count, median, total, draws) in sides.items():
+    for side, (count, median, total, _draws) in sides.items():
         out[f"{side}_count"], out[f"{side}_median_ns"], out[f"{side}_total_ns"] = count, median, total
     with np.errstate(divide="ignore", invalid="ignore"):
         out["change_pct"] = 100 * (sides["b"][1] / sides["a"][1] - 1)
