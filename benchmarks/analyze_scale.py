@@ -34,7 +34,7 @@ RESULTS = ROOT / "benchmarks/analyze_scale.json"
 
 def run_command(argv: list[str]) -> tuple[float, float, bytes]:
     """(seconds, peak RSS in MB, stdout) of one command in a fresh process."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     started = time.perf_counter()
     with tempfile.TemporaryFile() as out:
         process = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE, env=env, cwd=ROOT)
