@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import Field, asdict, dataclass, fields
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 from nsprof.access import MemoryAccess
 from nsprof.sizes import Size  # one problem size, in the op's dimension order
@@ -34,6 +34,8 @@ class LaunchConfig(Protocol):
     """What the generic code asks of one launch configuration of a stage (a frozen dataclass, which
     `nsprof stages --json` writes whole): the name `--tile` picks it by, the kernel names a launch
     of it can show in a profile, and the target it needs beyond the device's own (None for none)."""
+
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]  # a dataclass: `nsprof stages --json` writes asdict()
 
     @property
     def shape(self) -> str: ...
@@ -60,24 +62,42 @@ class Problem(Protocol):
 
 
 class Launcher(Protocol):
-    """One ready launch of a stage on a problem, as `nsprof bench` verifies and times it."""
+    """One ready launch of a stage on a problem, as `nsprof bench` verifies and times it (read-only:
+    an op's launcher may compute any of these)."""
 
-    run: Callable[[], None]  # the stage's timed work
-    tile_label: str  # the launch configuration as the bench table shows it ("library" for a library call)
-    split_k: int | None  # how many slices K was split into (None where nothing was chosen)
-    padded_shape: tuple[int, ...] | None  # the size the kernel ran on when it was padded, else None
-    prepare: Callable[[], None] | None  # a step the stage needs first, timed apart (SGEMV's transpose)
-    prepare_name: str | None
-    steps: Mapping[str, Callable[[], None]]  # work inside `run` that is also timed alone (v11's transpose of B)
+    @property
+    def run(self) -> Callable[[], None]: ...  # the stage's timed work
+
+    @property
+    def tile_label(self) -> str: ...  # the launch configuration as the bench table shows it ("library" for a library call)
+
+    @property
+    def split_k(self) -> int | None: ...  # how many slices K was split into (None where nothing was chosen)
+
+    @property
+    def padded_shape(self) -> tuple[int, ...] | None: ...  # the size the kernel ran on when it was padded, else None
+
+    @property
+    def prepare(self) -> Callable[[], None] | None: ...  # a step the stage needs first, timed apart (SGEMV's transpose)
+
+    @property
+    def prepare_name(self) -> str | None: ...
+
+    @property
+    def steps(self) -> Mapping[str, Callable[[], None]]: ...  # work inside `run` that is also timed alone (v11's transpose of B)
+
+
+# the problem type of one op's workload: its launcher takes the problems its problem() makes
+P = TypeVar("P", bound=Problem)
 
 
 @runtime_checkable
-class Workload(Protocol):
+class Workload(Protocol[P]):
     """How an op's problems are made and its stages launched (the launch layer lends `tools`)."""
 
-    def problem(self, xp, size: Size, seed: int = 0) -> Problem: ...
+    def problem(self, xp, size: Size, seed: int = 0) -> P: ...
 
-    def launcher(self, stage: Stage, problem: Problem, tools: LaunchTools, tile_shape: str | None = None,
+    def launcher(self, stage: Stage, problem: P, tools: LaunchTools, tile_shape: str | None = None,
                  split_k: int | None = None, defines: tuple[str, ...] = ()) -> Launcher: ...
 
 
@@ -193,7 +213,7 @@ class Op:
     flops: Callable[[Size], int]  # the work the op defines (2MNK for a GEMM), whatever a stage executes
     min_bytes: Callable[[Size], int]  # each input read once and the output written once
     min_bytes_rule: str  # min_bytes as a caption states it: "4(MK + M + K)"
-    workload: Workload  # makes problems and launchers on the GPU (nsprof.ops.matmul.MatmulWorkload)
+    workload: Workload[Any]  # makes problems and launchers on the GPU (nsprof.ops.matmul.MatmulWorkload)
     # precision -> the library stage its stages are compared with ("% of cuBLAS"): each precision's own
     baselines: Mapping[str, str]
     headline: str = "flops"  # the rate bench tables lead with: "flops" (TFLOP/s) or "bytes" (TB/s of min_bytes)

@@ -17,7 +17,7 @@ import numpy as np
 
 from nsprof.errors import UsageError
 from nsprof.op_model import LaunchTools, Stage, find_kernel
-from nsprof.ops.tiles import Tile
+from nsprof.ops.tiles import Tile, as_tiles
 from nsprof.sizes import Size
 
 INT32_MAX = 2**31 - 1
@@ -136,7 +136,7 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
     at 1000x1200x800, 80 tiles of 128x128 split in 2 give 160 blocks, so 28 SMs run two blocks and
     104 run one, at 79% of cuBLAS; split in 4 (320 blocks, 2.4 per SM) the same kernel reads 99%.
     """
-    candidates = stage.tiles if tiles is None else tiles
+    candidates = as_tiles(stage.tiles) if tiles is None else tiles
     if forced_tile:
         chosen = [t for t in candidates if t.shape == forced_tile]
         if not chosen:
@@ -191,7 +191,7 @@ class MatmulWorkload:
             precision = stage.precision.name
             return Launcher(lambda: tools.library_matmul(problem.A, problem.B, problem.C, precision), None, None)
 
-        runnable = tuple(t for t in stage.tiles if tools.runs(t))
+        runnable = tuple(t for t in as_tiles(stage.tiles) if tools.runs(t))
         plan = choose_plan(stage, m, n, k, tools.sm_count, tile_shape, split_k, runnable)
         tile, split = plan.tile, plan.split_k
         if stage.ragged == "pad" or (stage.ragged in ZERO_FILL and not self.rows_aligned(tile, n, k)):
@@ -209,7 +209,7 @@ class MatmulWorkload:
         grid = (tools.sm_count, 1, 1) if tile.persistent else (math.ceil(np_ / tile.bn), math.ceil(mp / tile.bm), split)
         block = (tile.threads[0], tile.threads[1], 1)
         add_up = self._split_k_step(tools, split, mp, np_)
-        operands = self._tensor_maps(tools, tile, mp, np_, kp) if tile.tma_boxes else (lambda a, b: (a, b))
+        operands = self._tensor_maps(tools, tile, tile.tma_boxes, mp, np_, kp) if tile.tma_boxes else (lambda a, b: (a, b))
         # kernels that read an operand transposed get it from a first kernel of their own, timed with the stage
         transpose_a = self._transposer(stage, tools, tile, "a", mp, kp, (kp, _round_up(mp, 4)), defines) \
             if tile.a_m_major else None
@@ -226,7 +226,7 @@ class MatmulWorkload:
             if self.partials_argument:
                 args.append(add_up.partials if add_up else np.uint64(0))
             kernel(grid, block, tuple(args), shared_mem=tile.dynamic_smem_bytes)
-            if split > 1 and self.split_k == "partials":
+            if add_up is not None:  # split over K into partials
                 add_up.into(c)
 
         steps = {}
@@ -280,15 +280,18 @@ class MatmulWorkload:
     def _split_k_step(self, tools: LaunchTools, split: int, mp: int, np_: int) -> SplitKReduction | None:
         if split == 1 or self.split_k != "partials":
             return None
+        if self.reduce_kernel is None:
+            raise TypeError("a workload whose kernels write split-K partials needs a reduce_kernel")
         path, entry = self.reduce_kernel
         return SplitKReduction(tools, tools.load_kernel(find_kernel(path), entry), split, mp * np_)
 
-    def _tensor_maps(self, tools: LaunchTools, tile: Tile, mp: int, np_: int, kp: int):
+    def _tensor_maps(self, tools: LaunchTools, tile: Tile, boxes: tuple[tuple[int, int], tuple[int, int]],
+                     mp: int, np_: int, kp: int):
         """Operands of a TMA kernel: the device addresses of A's and B's tensor maps, encoded once
         per pair of buffers (the maps hold the buffers' addresses). B is K x N, or N x K for a
         kernel that reads it K-major. The maps have the matrices' true sizes: TMA reads zeros past them."""
         xp, elem = tools.xp, np.dtype(self.dtype).itemsize
-        (a_rows, a_cols), (b_rows, b_cols) = tile.tma_boxes
+        (a_rows, a_cols), (b_rows, b_cols) = boxes
         b_shape = (np_, kp) if tile.b_k_major else (kp, np_)
         cache: dict[tuple[int, int], Any] = {}
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from nsprof.access import MemoryAccess
 from nsprof.op_model import LaunchTools, Op, Precision, Stage, find_kernel
-from nsprof.ops.tiles import Tile
+from nsprof.ops.tiles import Tile, as_tile
 from nsprof.sizes import Size
 
 UNIT_ROUNDOFF_FP32 = 2.0**-24
@@ -110,7 +110,7 @@ class GemvWorkload:
         xp, m, k = tools.xp, problem.m, problem.k
         if stage.backend == "cublas":
             return GemvLauncher(lambda: xp.matmul(problem.A, problem.x, out=problem.y), "library")
-        tile = stage.tiles[0]
+        tile = as_tile(stage.tiles[0])
         kernel = tools.load_kernel(stage.kernel_path(), tile.entry, dynamic_smem_bytes=tile.dynamic_smem_bytes,
                                    defines=defines)
         grid, block = (math.ceil(m / tile.bm),), (tile.threads[0],)

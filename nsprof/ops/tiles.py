@@ -5,7 +5,10 @@ kernel entries, an arch); a ladder of another shape declares its own configurati
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+from nsprof.op_model import LaunchConfig
 
 
 @dataclass(frozen=True)
@@ -54,3 +57,15 @@ class Tile:
         whole = m % self.bm == 0 and n % self.bn == 0 and k % (self.bk * split_k) == 0
         return self.unchecked_entry if self.unchecked_entry and whole else self.entry
 
+
+
+def as_tile(config: LaunchConfig) -> Tile:
+    """A stage's launch configuration as the Tile the GEMM and GEMV launchers read (the op contract
+    types it as any LaunchConfig); a configuration of another type is a declaration error."""
+    if not isinstance(config, Tile):
+        raise TypeError(f"{config!r} is not a nsprof.ops.tiles.Tile, which this op's launcher needs")
+    return config
+
+
+def as_tiles(configs: Iterable[LaunchConfig]) -> tuple[Tile, ...]:
+    return tuple(as_tile(config) for config in configs)
