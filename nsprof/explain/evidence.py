@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from nsprof import metric_catalog
-from nsprof.analyze import Ceiling, ProfileAnalysis
+from nsprof.analyze import Ceiling
 from nsprof.analyze.metrics import TOTALS
 from nsprof.errors import NsprofError
 from nsprof.explain.occupancy import blocks_by_registers
@@ -83,16 +83,16 @@ def measure(source: Source, ceilings: Path | None = None) -> Measurements:
     """The profile's measurements, analyzed as `nsprof analyze` analyzes it (nsprof.profile_analysis),
     with % of peak against the GPU's ceilings (`ceilings` is --ceilings)."""
     profile, analysis = analyzed_profile(source.path, ceilings)
-    if not profile.ncu:
+    if analysis.kernels is None or analysis.launches is None:  # the profile has no ncu output
         raise NsprofError(f"{source.path}: no Nsight Compute CSV to read measurements from",
                           "give a profile directory, an .ncu-rep or an ncu .csv (nsprof profile --tool ncu writes one)")
-    return Measurements(source, analysis.gpu, analysis.ceiling, _launches(analysis), analysis.stages, profile.manifest)
+    launches = _launches(analysis.kernels, analysis.launches)
+    return Measurements(source, analysis.gpu, analysis.ceiling, launches, analysis.stages, profile.manifest)
 
 
-def _launches(analysis: ProfileAnalysis) -> pd.DataFrame:
+def _launches(kernels: pd.DataFrame, raw: pd.DataFrame) -> pd.DataFrame:
     """The analysis's kernel metrics beside each launch's raw columns, with the stage it ran in."""
-    raw = analysis.launches
-    launches = pd.concat([analysis.kernels, raw.drop(columns=[c for c in raw if c in analysis.kernels])], axis=1)
+    launches = pd.concat([kernels, raw.drop(columns=[c for c in raw if c in kernels])], axis=1)
     keys = [_stage_keys(ranges) for ranges in launches["nvtx"]]
     for column in ("op", "stage", "size"):
         launches[column] = [k[column] if k else None for k in keys]
@@ -230,7 +230,7 @@ class Quantity:
     label: str
     spec: str | Callable  # format spec (or function) for tables: nsprof.render.terminal_table.cell
     metrics: tuple[str, ...]  # raw ncu metrics it needs: named in the note when not collected
-    value: Callable[[pd.DataFrame], float | None] | None  # from one stage's launches
+    value: Callable[[pd.DataFrame], float | None] | None  # from one stage's launches; None for a stage column
     stage_column: str | None = None  # or the stage's own figure (Measurements.stages), as every report shows it
 
 
@@ -347,7 +347,7 @@ def stage_quantities(m: Measurements, names: list[str], keys: tuple[str, ...]) -
     figures = m.stages.set_index(["stage", "size"])
     def value(key: str, stage: Stage, size: str, group: pd.DataFrame):
         quantity = QUANTITIES[key]
-        if quantity.stage_column is None:
+        if quantity.value is not None:
             return quantity.value(group)
         return _plain(figures[quantity.stage_column].get((stage.stage, size))) if quantity.stage_column in figures else None
     rows = [{"stage": stage.stage, "size": size, **{key: value(key, stage, size, group) for key in keys}}

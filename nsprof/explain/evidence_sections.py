@@ -4,6 +4,8 @@ and for profiles without nsprof stage ranges, kernels ranked by bank conflicts."
 
 from __future__ import annotations
 
+from typing import Any
+
 from nsprof.explain import evidence
 from nsprof.explain.evidence import Measurements, Source
 from nsprof.explain.page import prose, section
@@ -40,11 +42,11 @@ _RANKING_COLUMNS = (("kernel", "kernel", ""), ("launches", "launches", "d"), ("c
 def evidence_section(topic: Topic, stages: list[Stage], steps: tuple, found: Source | None,
                      measured: Measurements | None) -> tuple[list[Block], dict | None]:
     """The section, and its records for JSON (None when there was no profile to read)."""
-    if found is None:
+    if found is None or measured is None:  # both are None, or neither
         return section("Measured", [prose("No measurements: no ncu CSV under ./profiles and no committed example. "
                                           "Run `nsprof profile`, or pass --from PATH.")]), None
     names = [s.stage for s in stages]
-    record = {"source": str(found.path), "reason": found.reason, "gpu": measured.gpu}
+    record: dict[str, Any] = {"source": str(found.path), "reason": found.reason, "gpu": measured.gpu}
     blocks: list[Block] = [prose(f"From `{found.path}`: {found.reason}. GPU: {measured.gpu or 'not recorded'}.")]
     measured_stages = list(dict.fromkeys(s.stage for s, _, _ in evidence.staged(measured)))
     if not measured_stages:
@@ -74,11 +76,11 @@ def _shared_memory(measured: Measurements, names: list[str], steps: tuple, recor
     changes = []
     for before, after in steps:
         for op in ("load", "store"):
-            pair = [next((r for r in rows if r["stage"] == s and r["op"] == op), None) for s in (before, after)]
-            if None not in pair and pair[0]["size"] == pair[1]["size"]:
-                changes.append({"step": f"{before} -> {after}", "op": op, "size": pair[0]["size"],
-                                "predicted_change": _difference(pair[1]["predicted_conflicts"], pair[0]["predicted_conflicts"]),
-                                "measured_change": _difference(pair[1]["measured_conflicts"], pair[0]["measured_conflicts"])})
+            was, now = (next((r for r in rows if r["stage"] == s and r["op"] == op), None) for s in (before, after))
+            if was is not None and now is not None and was["size"] == now["size"]:
+                changes.append({"step": f"{before} -> {after}", "op": op, "size": was["size"],
+                                "predicted_change": _difference(now["predicted_conflicts"], was["predicted_conflicts"]),
+                                "measured_change": _difference(now["measured_conflicts"], was["measured_conflicts"])})
     record["conflict_changes"] = changes
     if changes:
         blocks.append(Table("Bank conflicts per launch removed (-) or added (+) by each step",

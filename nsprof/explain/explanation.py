@@ -4,6 +4,7 @@ from the registry) and measures (a profile). The public entry points of nsprof.e
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from nsprof.access import user_access
 from nsprof.errors import UsageError
@@ -39,7 +40,8 @@ def explain_topic(name: str, stage_name: str | None = None, source: Path | None 
     stages = select_stages(op, focus) if focus else []
     found = evidence.find_source(source, op, [s.stage for s in stages])
     measured = evidence.measure(found, ceilings) if found else None
-    doc = {"topic": topic.name, "summary": topic.summary, "text": topic.text, "stage": stage.stage if stage else None}
+    doc: dict[str, Any] = {"topic": topic.name, "summary": topic.summary, "text": topic.text,
+                           "stage": stage.stage if stage else None}
 
     ladder, doc["ladder"] = _ladder(topic, stage, steps, op)
     blocks = [prose(topic.text), *ladder]
@@ -89,14 +91,15 @@ def explain_access(name: str, shape: tuple[int, int] | None, pattern: str, width
     doc = {"topic": topic.name, "summary": topic.summary, "access": access.source, "shape": list(access.shape),
            "width": access.width, "op": access.op}
     if topic.space == "shared":
-        analysis = analyze_shared(access)
-        row_length = conflict_free_row_length([access]) if analysis.n_way > 1 else None
+        banks = analyze_shared(access)
+        row_length = conflict_free_row_length([access]) if banks.n_way > 1 else None
         doc["conflict_free_row_length"] = row_length
-        why, drawing = why_banks(analysis, row_length), bank_drawing(BANK_GRID_TITLE, analysis)
+        why, drawing, computed = why_banks(banks, row_length), bank_drawing(BANK_GRID_TITLE, banks), banks.to_json()
     else:
-        analysis = analyze_global(access)
-        why, drawing = why_sectors(analysis), Drawing("cache lines and sectors touched", sector_map(analysis))
-    doc.update({key: value for key, value in analysis.to_json().items() if key != "access"})
+        sectors = analyze_global(access)
+        why, drawing = why_sectors(sectors), Drawing("cache lines and sectors touched", sector_map(sectors))
+        computed = sectors.to_json()
+    doc.update({key: value for key, value in computed.items() if key != "access"})
     doc["explanation"] = why
     return Explanation(f"{topic.name}: {access.source}", topic.summary, [Bullets(why), drawing], doc)
 
@@ -115,7 +118,8 @@ def _ladder(topic: Topic, stage: Stage | None, steps: tuple, op: str) -> tuple[l
     if steps:
         rows = [{"step": f"{before} -> {after}", **{k: getattr(get_stage(op, after), k) for k in ("changes", "why", "metric")}}
                 for before, after in steps]
-        columns = (("step", "step", ""), ("what changed", "changes", ""), ("why", "why", ""), ("metric to watch", "metric", ""))
+        columns: tuple[tuple[str, str, str], ...] = (("step", "step", ""), ("what changed", "changes", ""),
+                                                     ("why", "why", ""), ("metric to watch", "metric", ""))
     else:
         names = topic.ladder(op)[0]
         chosen = [stage] if stage else select_stages(op, list(names)) if names else []

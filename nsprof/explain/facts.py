@@ -21,11 +21,17 @@ def topic_facts(topic: str, stages: list[Stage], m: Measurements | None) -> list
     return compute(stages, m) if compute else []
 
 
+def _block_tile(stage: Stage) -> Tile | None:
+    """The stage's default launch configuration where it is a block tile; None otherwise."""
+    config = stage.tiles[0] if stage.tiles else None
+    return config if isinstance(config, Tile) else None
+
+
 def _thread_tile_side(stage: Stage) -> int | None:
     """An FP32 stage's thread tile is side x side outputs of C (default block tile); None otherwise."""
-    if stage.precision.name != "fp32" or not stage.tiles or not isinstance(stage.tiles[0], Tile):
+    tile = _block_tile(stage)
+    if stage.precision.name != "fp32" or tile is None:
         return None
-    tile = stage.tiles[0]
     outputs = tile.bm * tile.bn // (tile.threads[0] * tile.threads[1])
     side = math.isqrt(outputs)
     return side if side * side == outputs else None
@@ -34,16 +40,16 @@ def _thread_tile_side(stage: Stage) -> int | None:
 def _register_tiling(stages: list[Stage], m: Measurements | None) -> list[str]:
     facts = []
     for stage in stages:
-        side, mix = _thread_tile_side(stage), predict_mix(stage, "load")
-        if side is None:
+        side, mix, tile = _thread_tile_side(stage), predict_mix(stage, "load"), _block_tile(stage)
+        if side is None or tile is None:  # a side is only found on a block tile
             continue
         outputs = side * side
         facts.append(f"{stage.stage}: {side}x{side} outputs of C per thread; per step of k, {outputs} "
                      f"FMA{'s' if outputs > 1 else ''} for {2 * side} values read from shared memory "
                      f"({outputs / (2 * side):g} per value).")
         if mix is not None:
-            flops = 2 * 32 * outputs * stage.tiles[0].bk  # per warp and K tile
-            facts.append(f"{stage.stage}: {mix.instructions} shared-load instructions per warp per {stage.tiles[0].bk}-deep "
+            flops = 2 * 32 * outputs * tile.bk  # per warp and K tile
+            facts.append(f"{stage.stage}: {mix.instructions} shared-load instructions per warp per {tile.bk}-deep "
                          f"K tile ({mix.describe()}): {flops / mix.instructions:,.1f} FLOPs per shared-load "
                          "instruction predicted.")
     return facts
@@ -54,7 +60,7 @@ def _instruction_mix(stages: list[Stage], m: Measurements | None) -> list[str]:
     for stage in stages:
         parts = [f"{mix.instructions} shared {op}s ({mix.describe()})"
                  for op in ("load", "store") if (mix := predict_mix(stage, op)) is not None]
-        loads = Counter()
+        loads: Counter[str] = Counter()
         for access in stage.accesses:
             if access.space == "global" and access.op == "load":
                 loads[sass_name(access)] += access.count
@@ -68,11 +74,11 @@ def _instruction_mix(stages: list[Stage], m: Measurements | None) -> list[str]:
 def _tiling(stages: list[Stage], m: Measurements | None) -> list[str]:
     facts = []
     for stage in stages:
-        loads = [a for a in stage.accesses if a.space == "global" and a.op == "load"]
-        if not loads or not isinstance(stage.tiles[0], Tile):
+        loads, tile = [a for a in stage.accesses if a.space == "global" and a.op == "load"], _block_tile(stage)
+        if not loads or tile is None:
             continue
         sector_bytes = sum(len(analyze_global(a).sectors) * SECTOR_BYTES * a.count for a in loads)
-        bk = stage.tiles[0].bk
+        bk = tile.bk
         per_tile = f" ({sector_bytes} per {bk}-deep K tile)" if bk > 1 else ""
         facts.append(f"{stage.stage}: a warp's global loads touch {sector_bytes / bk:g} bytes of sectors "
                      f"per step of k{per_tile}.")
@@ -90,8 +96,8 @@ def _roofline(stages: list[Stage], m: Measurements | None) -> list[str]:
         else:
             missing = " and ".join(name for name, value in (("FP32", fp32), ("DRAM", dram)) if value is None)
             facts.append(f"{c.gpu}: no {missing} peak known, so no ridge point (measure it: nsprof ceilings).")
-    sizes = ({size for _, size, _ in staged(m)} if m is not None else {"1024x1024x1024", "4096x4096x4096"})
-    sizes = sorted(sizes, key=parse_label)
+    measured = {size for _, size, _ in staged(m)} if m is not None else {"1024x1024x1024", "4096x4096x4096"}
+    sizes = sorted(measured, key=parse_label)
     op = get_op("sgemm")
     for size in sizes:
         dims = parse_label(size)
@@ -145,10 +151,11 @@ def _tensor_cores(stages: list[Stage], m: Measurements | None) -> list[str]:
                          f"error of at most {precision.rule}.")
     for stage in stages:
         facts += _wgmma_operands(stage)
+    tensor_flops = QUANTITIES["tensor_flops"].value  # per launch of the stage, as the evidence shows it
     for stage, size, group in staged(m, [s.stage for s in stages]) if m is not None else []:
-        if stage.op not in {s.op for s in stages} or "tensor_flops" not in group:
+        if stage.op not in {s.op for s in stages} or "tensor_flops" not in group or tensor_flops is None:
             continue
-        measured = QUANTITIES["tensor_flops"].value(group)  # per launch of the stage, as the evidence shows it
+        measured = tensor_flops(group)
         if measured:
             expected = get_op(stage.op).flops(parse_label(size))
             facts.append(f"{stage.stage} at {size}: {measured:,.0f} tensor FLOPs per launch measured, 2MNK = {expected:,}.")

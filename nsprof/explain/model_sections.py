@@ -9,7 +9,7 @@ from nsprof.explain.bank_model import BankAnalysis, analyze_shared, conflict_fre
 from nsprof.explain.coalescing import SectorAnalysis, analyze_global
 from nsprof.explain.drawings import bank_drawing, sector_map
 from nsprof.explain.page import prose, section
-from nsprof.explain.prediction import predict_mix, sass_name
+from nsprof.explain.prediction import MixPrediction, predict_mix, sass_name
 from nsprof.explain.topics import Topic
 from nsprof.registry import Stage, get_stage
 from nsprof.render.document import Block, Bullets, Drawing, Table
@@ -50,7 +50,8 @@ def shared_model(topic: Topic, stage: Stage | None, unmeasured: list[Stage]) -> 
         blocks.append(Table("Worked by the model (one warp, 4-byte banks)",
                             (("shape", "shape", ""), ("access", "access", ""), ("bytes/lane", "width", "d"),
                              *_BANK_COLUMNS[3:]), examples))
-    predictions = [_mix_row(s, op) for s in unmeasured for op in ("load", "store") if predict_mix(s, op)]
+    predictions = [_mix_row(s, op, mix) for s in unmeasured for op in ("load", "store")
+                   if (mix := predict_mix(s, op)) is not None]
     records["predictions"] = predictions
     if predictions:
         blocks.append(Table("Predicted for the whole kernel (not measured in this profile)",
@@ -63,6 +64,7 @@ def shared_model(topic: Topic, stage: Stage | None, unmeasured: list[Stage]) -> 
 def global_model(topic: Topic, stage: Stage | None, stages: list[Stage]) -> tuple[list[Block], dict]:
     """The sector model on `stage`'s global accesses, or on the topic's examples and every global
     access of `stages`."""
+    blocks: list[Block]
     if stage is not None:
         analyses = [analyze_global(a) for a in stage.accesses if a.space == "global"]
         records = {"accesses": [{"stage": stage.stage, **a.to_json()} for a in analyses]}
@@ -127,8 +129,7 @@ def _bank_example(shape: str, pattern: str, width: int) -> dict:
             "min_wavefronts": a.min_wavefronts, "n_way": a.n_way, "excess_wavefronts": a.excess_wavefronts}
 
 
-def _mix_row(stage: Stage, op: str) -> dict:
-    mix = predict_mix(stage, op)
+def _mix_row(stage: Stage, op: str, mix: MixPrediction) -> dict:
     return {"stage": stage.stage, "op": op, "mix": mix.describe(),
             "wavefronts_per_instruction": mix.wavefronts_per_instruction,
             "conflicts_per_instruction": mix.excess_wavefronts / mix.instructions}
@@ -148,7 +149,7 @@ def _partners(topic: Topic, stage: Stage) -> list[Stage]:
 def _changed(analysis: BankAnalysis | SectorAnalysis, partners: list[Stage]) -> bool:
     """The same array and op costs differently (wavefronts or sectors) in a partner stage."""
     a = analysis.access
-    mine = analysis.wavefronts if a.space == "shared" else len(analysis.sectors)
+    mine = analysis.wavefronts if isinstance(analysis, BankAnalysis) else len(analysis.sectors)  # shared, global
     for partner in partners:
         for other in partner.accesses:
             if (other.space, other.op, other.array) == (a.space, a.op, a.array):
