@@ -24,7 +24,7 @@ Every function raises nsprof.errors exceptions (with a fix hint) for bad input.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -278,10 +278,10 @@ def diff(a: str | Path, b: str | Path | None = None, stages: tuple[str, str] | N
             captures.append(Capture(str(path), bench=load_bench_record(path)))
         else:
             captures.append(profile_capture(str(path), load_profile(path), attribution))
-    return diff_captures(*captures, min_change_pct=min_change_pct, stage_pair=stages, attribution=attribution)
+    return diff_captures(captures[0], captures[1], min_change_pct=min_change_pct, stage_pair=stages, attribution=attribution)
 
 
-def load_ladder(paths: list[str | Path] | None = None, keep_all: bool = False,
+def load_ladder(paths: Sequence[str | Path] | None = None, keep_all: bool = False,
                 ceilings: str | Path | None = None) -> LadderAnalysis:
     """The profiles under `paths` (default profiles/) analyzed under the GPU's ceilings; by default
     each stage and size from the latest profile that has it, every profile's with `keep_all`."""

@@ -11,7 +11,7 @@ import signal
 import subprocess
 import threading
 from collections.abc import Callable
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 from nsprof.capture.commands import Command
 from nsprof.capture.output import ToolOutput
@@ -45,6 +45,7 @@ def run_command(command: Command, output: ToolOutput, on_output: Callable[[], No
             raise NsprofError(f"could not start {command.argv[0]} ({err})",
                               f"check that it is a working {command.tool} executable") from None
         pipe = proc.stderr if stdout_file else proc.stdout
+        assert pipe is not None  # the stream opened with subprocess.PIPE above
         reader = _Reader(pipe, log, output, on_output)
         reader.start()
         try:
@@ -68,7 +69,7 @@ class _Reader(threading.Thread):
     """Copies the child's output to the log and the ToolOutput until the pipe closes, or, once the
     child has exited, until the pipe stays quiet (a helper process may keep it open)."""
 
-    def __init__(self, pipe: BinaryIO, log: BinaryIO, output: ToolOutput, on_output: Callable[[], None]):
+    def __init__(self, pipe: IO[bytes], log: BinaryIO, output: ToolOutput, on_output: Callable[[], None]):
         super().__init__(daemon=True)
         self.pipe, self.log, self.output, self.on_output = pipe, log, output, on_output
         self.child_done = threading.Event()

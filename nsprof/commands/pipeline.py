@@ -53,12 +53,12 @@ def pipeline(
 def pipeline_blocks(result: dict, size: str) -> list:
     """The warm variants' table, a line per record with a message, and the cold runs' table, as
     document blocks (nsprof.render.document)."""
-    from nsprof.render.document import Paragraph, Table
+    from nsprof.render.document import Block, Paragraph, Table
 
     warm = [r for r in result["records"] if r["variant"] != "cold"]
     shown = [{**r, "status": "n/a" if r["status"] == "not available" else r["status"]} for r in warm]
-    blocks = [Table(f"The whole flow of {warm[0]['size'] if warm else size} on {result['gpu']}: host to device, "
-                    "product, device to host", WARM_COLUMNS, shown, _caption(result))]
+    blocks: list[Block] = [Table(f"The whole flow of {warm[0]['size'] if warm else size} on {result['gpu']}: host to device, "
+                                 "product, device to host", WARM_COLUMNS, shown, _caption(result))]
     blocks += [Paragraph(f"{r['stage']} {r['variant']}: {r['status']}: {r['message']}")
                for r in result["records"] if r.get("message")]
     cold_rows = [r for r in result["records"] if r["variant"] == "cold"]

@@ -99,7 +99,7 @@ class Pipeline:
         event = lambda: cp.cuda.Event(disable_timing=True)  # noqa: E731
         self.fork, self.arrived, self.computed = event(), [event() for _ in self.blocks], [event() for _ in self.blocks]
         self.joins = [event() for _ in range(3)]
-        self.graph = None
+        self.graph = None  # a CUDA graph of `streamed`, once capture_graph has run
         self.result = {PAGEABLE: self.pageable_c, PINNED: self.pinned["C"], STREAMS: self.pinned["C"], GRAPH: self.pinned["C"]}
         self.flows = {PAGEABLE: self.pageable, PINNED: self.pinned_one_stream, STREAMS: self.streamed, GRAPH: self.replay}
         self.bytes_in = a.nbytes + b.nbytes
@@ -162,6 +162,8 @@ class Pipeline:
             self.graph = self.main.end_capture()
 
     def replay(self) -> None:
+        if self.graph is None:
+            raise RuntimeError("the graph flow replays what capture_graph() captured: capture it first")
         self.graph.launch(self.main)
 
 
@@ -191,9 +193,9 @@ def measure_pipeline(stage: Stage, size: Size, tools, *, chunks: int, repeat: in
         with stream:
             flow()
         stream.synchronize()
-        record["rel_error"] = relative_error(out, a, b)
-        if not record["rel_error"] <= tolerance:
-            record.update(status="failed", message=f"relative error {record['rel_error']:.3g} exceeds {tolerance:.3g}")
+        error = record["rel_error"] = relative_error(out, a, b)
+        if not error <= tolerance:
+            record.update(status="failed", message=f"relative error {error:.3g} exceeds {tolerance:.3g}")
         else:
             with stream:
                 timing = time_launches(flow, repeat, warmup, range_name=pipeline_range(stage.op, stage.stage, variant, size))
@@ -227,8 +229,8 @@ def cold_start(t0: float, op: str, stage_name: str, size: list[int], seed: int) 
     outside the clock, as a program would already hold them."""
     from nsprof.registry import get_stage
 
-    stage, size = get_stage(op, stage_name), tuple(size)
-    a, b = host_inputs(size, get_op(op).dtype, seed)
+    stage, dims = get_stage(op, stage_name), tuple(size)
+    a, b = host_inputs(dims, get_op(op).dtype, seed)
     start = time.perf_counter()
     marks = {"python_import_s": start - t0}
     cp = require_cupy()
@@ -238,7 +240,7 @@ def cold_start(t0: float, op: str, stage_name: str, size: list[int], seed: int) 
 
     tools = launch_tools()
     step = time.perf_counter()
-    m, n, k = size
+    m, n, k = dims
     device = SimpleNamespace(m=m, n=n, k=k, A=cp.empty((m, k), a.dtype), B=cp.empty((k, n), a.dtype), C=cp.empty((m, n), a.dtype))
     c = np.empty((m, n), a.dtype)
     marks["allocation_s"] = time.perf_counter() - step
@@ -253,7 +255,7 @@ def cold_start(t0: float, op: str, stage_name: str, size: list[int], seed: int) 
     marks["first_flow_s"] = time.perf_counter() - step
     wall = time.perf_counter() - start
     error = relative_error(c, a, b)
-    tolerance = stage.tolerance(size)
+    tolerance = stage.tolerance(dims)
     ok = error <= tolerance
     return {"status": "ok" if ok else "failed", "message": None if ok else f"relative error {error:.3g} exceeds {tolerance:.3g}",
             "rel_error": error, "tolerance": tolerance, "wall_ms": wall * 1e3,

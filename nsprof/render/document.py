@@ -13,12 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 # A table column: (heading, record key, format). The format is "" for text (left-aligned), a Python
 # format spec such as ",.1f" (".0%" shows a fraction as a percentage) or a function of the value; a
 # column with a format is right-aligned. nsprof.render.terminal_table.cell applies it, and shows
-# a missing value as nsprof.render.format.MISSING whatever the column.
-Column = tuple[str, str, str | Callable[[object], str]]
+# a missing value as nsprof.render.format.MISSING whatever the column (so a function gets only
+# values the column holds, of whatever type it holds).
+Column = tuple[str, str, str | Callable[[Any], str]]
 
 # The format of a column whose cells were formatted already: shown as they are, right-aligned
 # as the numbers they hold.
