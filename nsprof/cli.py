@@ -126,7 +126,8 @@ class _Command(TyperCommand):
 app = typer.Typer(
     cls=_Group,
     name="nsprof",
-    help="Run, verify, profile and explain ladders of CUDA kernels (SGEMM, HGEMM, SGEMV) with Nsight tools, and analyze the nsys and ncu captures of any program.",
+    help="Run, verify, profile and explain ladders of CUDA kernels (SGEMM, HGEMM, SGEMV) with Nsight tools, "
+         "and analyze the nsys and ncu captures of any program.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -142,8 +143,10 @@ def _version(value: bool) -> None:
 
 
 @app.callback()
-def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit.")) -> None:
-    """Run, verify, profile and explain ladders of CUDA kernels (SGEMM, HGEMM, SGEMV) with Nsight tools, and analyze the nsys and ncu captures of any program."""
+def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print the version and exit.")) -> None:
+    """Run, verify, profile and explain ladders of CUDA kernels (SGEMM, HGEMM, SGEMV) with Nsight tools, and
+    analyze the nsys and ncu captures of any program."""
 
 
 # In the order a user meets them: the ladder, running it, profiling it, reading the results.

@@ -13,18 +13,29 @@ from nsprof.op_names import OP_NAMES
 
 
 def bench(
-    stage: list[str] | None = typer.Option(None, "--stage", "-s", help="Stage(s): v6, several (v1,v6 or repeated), or all. Default: all."),
-    size: list[str] | None = typer.Option(None, "--size", help="N for every dimension, or all of them (MxNxK for a GEMM); several as 1024,4096. Default: 4096."),
+    stage: list[str] | None = typer.Option(None, "--stage", "-s", help="Stage(s): v6, several (v1,v6 or "
+                                                                       "repeated), or all. Default: all."),
+    size: list[str] | None = typer.Option(None, "--size", help="N for every dimension, or all of them (MxNxK for "
+                                                               "a GEMM); several as 1024,4096. Default: 4096."),
     op: str = typer.Option("sgemm", "--op", help=f"Which ladder: {', '.join(OP_NAMES)}."),
-    repeat: int | None = typer.Option(None, "--repeat", min=1, help="Timed launches per stage and size. Default: enough for ~0.25 s (10..500)."),
-    warmup: int | None = typer.Option(None, "--warmup", min=0, help="Untimed launches before timing. Default: at least 3 and 0.1 s of them (an idle GPU's clocks ramp up first)."),
-    tile: str | None = typer.Option(None, "--tile", help="Force the block tile (e.g. 64x128) of the stages that offer several (v8, v10, h4-h6); others keep theirs."),
-    baseline: bool = typer.Option(True, "--baseline/--no-baseline", help="Also time the baselines of the chosen stages' precisions (cuBLAS: v9 for fp32, v9t for TF32, h7) for the '% cuBLAS' column."),
+    repeat: int | None = typer.Option(None, "--repeat", min=1, help="Timed launches per stage and size. "
+                                                                    "Default: enough for ~0.25 s (10..500)."),
+    warmup: int | None = typer.Option(None, "--warmup", min=0, help="Untimed launches before timing. Default: at least 3 "
+                                                                    "and 0.1 s of them (an idle GPU's clocks ramp up first)."),
+    tile: str | None = typer.Option(None, "--tile", help="Force the block tile (e.g. 64x128) of the stages that "
+                                                         "offer several (v8, v10, h4-h6); others keep theirs."),
+    baseline: bool = typer.Option(
+        True, "--baseline/--no-baseline",
+        help="Also time the baselines of the chosen stages' precisions (cuBLAS: "
+             "v9 for fp32, v9t for TF32, h7) for the '% cuBLAS' column."),
     as_json: bool = typer.Option(False, "--json", help="Print the results as JSON instead of a table."),
     out: Path = typer.Option(Path("profiles"), "--out", help="Directory for the results file bench-<op>-<time>.json."),
     save: bool = typer.Option(True, "--save/--no-save", help="Write the results file."),
-    save_as: Path | None = typer.Option(None, "--save-as", help="Write the results to this file instead of --out/bench-<op>-<time>.json (replacing it if nsprof wrote it)."),
-    force: bool = typer.Option(False, "--force", help="Let --save-as replace a file that nsprof did not write, or that was edited since (kept by default)."),
+    save_as: Path | None = typer.Option(
+        None, "--save-as",
+        help="Write the results to this file instead of --out/bench-<op>-<time>.json (replacing it if nsprof wrote it)."),
+    force: bool = typer.Option(False, "--force", help="Let --save-as replace a file that nsprof did not "
+                                                      "write, or that was edited since (kept by default)."),
 ) -> None:
     """Verify each stage against a float64 reference, then time it with CUDA events.
 

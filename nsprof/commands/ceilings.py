@@ -13,8 +13,12 @@ from nsprof.paths import DATA_DIR_ENV
 
 
 def ceilings(
-    out: Path | None = typer.Option(None, "--out", metavar="DIR", help=f"Directory for ceilings-<gpu>.json. Default: nsprof's data directory (${DATA_DIR_ENV} if set, else the user data directory, ~/.local/share/nsprof on Linux), where the other commands look."),
-    save: bool = typer.Option(True, "--save/--no-save", help="Write the file (a file measured earlier is kept beside it, renamed by its date)."),
+    out: Path | None = typer.Option(
+        None, "--out", metavar="DIR",
+        help=f"Directory for ceilings-<gpu>.json. Default: nsprof's data directory (${DATA_DIR_ENV} if set, "
+             "else the user data directory, ~/.local/share/nsprof on Linux), where the other commands look."),
+    save: bool = typer.Option(True, "--save/--no-save", help="Write the file (a file measured earlier "
+                                                             "is kept beside it, renamed by its date)."),
     as_json: bool = typer.Option(False, "--json", help="Print the measurements as JSON instead of a table."),
 ) -> None:
     """Measure this GPU's roofs for `nsprof roofline` and `nsprof report` (a few seconds).

@@ -13,16 +13,30 @@ from nsprof.errors import UsageError
 
 
 def diff(
-    a: Path = typer.Argument(..., metavar="A", help="The baseline: a profile directory, an nsys .nsys-rep or .sqlite, an ncu .ncu-rep or .csv, or an `nsprof bench` record (.json)."),
-    b: Path | None = typer.Argument(None, metavar="[B]", help="The new version, of the same kind as A. Default with --stages: A itself."),
-    stages: str | None = typer.Option(None, "--stages", metavar="X,Y", help="Compare ladder stage X (of A) with stage Y (of B, or of A again): nsprof diff PROFILE --stages v5,v6."),
-    min_change: float = typer.Option(2.0, "--min-change", metavar="PCT", min=0, help="The smallest change in median time called faster or slower, in percent (its interval must exclude 0 as well)."),
-    fail_if_slower: float | None = typer.Option(None, "--fail-if-slower", metavar="PCT", min=0, help="Exit 1 when a kernel, range or stage is significantly slower by more than PCT percent, naming each on one line (for CI)."),
-    json_: bool = typer.Option(False, "--json", help="Print one JSON object (kernels, ranges, stages, totals) instead of tables."),
+    a: Path = typer.Argument(..., metavar="A", help="The baseline: a profile directory, an nsys .nsys-rep or .sqlite, "
+                                                    "an ncu .ncu-rep or .csv, or an `nsprof bench` record (.json)."),
+    b: Path | None = typer.Argument(None, metavar="[B]", help="The new version, of the same kind as "
+                                                              "A. Default with --stages: A itself."),
+    stages: str | None = typer.Option(
+        None, "--stages", metavar="X,Y",
+        help="Compare ladder stage X (of A) with stage Y (of B, or of A again): nsprof diff PROFILE --stages v5,v6."),
+    min_change: float = typer.Option(
+        2.0, "--min-change", metavar="PCT", min=0,
+        help="The smallest change in median time called faster or slower, in percent (its interval must exclude 0 as well)."),
+    fail_if_slower: float | None = typer.Option(
+        None, "--fail-if-slower", metavar="PCT", min=0,
+        help="Exit 1 when a kernel, range or stage is significantly slower "
+             "by more than PCT percent, naming each on one line (for CI)."),
+    json_: bool = typer.Option(False, "--json", help="Print one JSON object (kernels, ranges, "
+                                                     "stages, totals) instead of tables."),
     markdown: bool = typer.Option(False, "--markdown", help="Print the diff as Markdown instead of tables."),
-    out: Path | None = typer.Option(None, "--out", metavar="DIR", help="Also write DIR/diff.md, DIR/index.html and the chart DIR/diff-chart.png."),
-    force: bool = typer.Option(False, "--force", help="Also replace files in the way that nsprof did not write, or that were edited since (its own earlier files are replaced anyway)."),
-    attribution: Attribution = typer.Option(Attribution.thread, "--attribution", case_sensitive=False, help="Whose CUDA calls an NVTX range counts (as `nsprof analyze --attribution`)."),
+    out: Path | None = typer.Option(None, "--out", metavar="DIR", help="Also write DIR/diff.md, DIR/index.html "
+                                                                       "and the chart DIR/diff-chart.png."),
+    force: bool = typer.Option(False, "--force", help="Also replace files in the way that nsprof did not write, or that "
+                                                      "were edited since (its own earlier files are replaced anyway)."),
+    attribution: Attribution = typer.Option(
+        Attribution.thread, "--attribution", case_sensitive=False,
+        help="Whose CUDA calls an NVTX range counts (as `nsprof analyze --attribution`)."),
 ) -> None:
     """Compare two captures: per kernel, NVTX range and ladder stage, the change in median time
     with a 95% interval (a percentile bootstrap of the ratio of medians over the per-launch times),

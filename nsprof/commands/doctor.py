@@ -12,7 +12,8 @@ from nsprof.console import stdout
 
 def doctor(
     as_json: bool = typer.Option(False, "--json", help="Print the checks as a JSON list."),
-    nsys: str | None = typer.Option(None, "--nsys", metavar="PATH", help="The nsys executable. Default: $NSPROF_NSYS, then PATH."),
+    nsys: str | None = typer.Option(None, "--nsys", metavar="PATH", help="The nsys executable. Default: "
+                                                                         "$NSPROF_NSYS, then PATH."),
     ncu: str | None = typer.Option(None, "--ncu", metavar="PATH", help="The ncu executable. Default: $NSPROF_NCU, then PATH."),
 ) -> None:
     """Check what profiling needs: CuPy, GPU, driver, nvtx, nsys, ncu and counter access.

@@ -21,21 +21,29 @@ COLD_COLUMNS = (("stage", "stage", ""), ("status", "status", ""), ("wall ms", "w
 
 
 def pipeline(
-    stage: list[str] | None = typer.Option(None, "--stage", "-s", help="Stage(s) doing the product, e.g. v10,v9. Default: the fastest that verifies at this size, and cuBLAS."),
+    stage: list[str] | None = typer.Option(None, "--stage", "-s", help="Stage(s) doing the product, e.g. v10,v9. Default: "
+                                                                       "the fastest that verifies at this size, and cuBLAS."),
     size: str = typer.Option("1024", "--size", help="N for N^3, or MxNxK."),
     op: str = typer.Option("sgemm", "--op", help="A matrix-product ladder: sgemm or hgemm."),
     chunks: int = typer.Option(4, "--chunks", min=1, help="Row blocks of A and C streamed in the streams and graph variants."),
-    repeat: int | None = typer.Option(None, "--repeat", min=1, help="Timed flows per variant. Default: enough to fill 0.25 s (10 to 500)."),
+    repeat: int | None = typer.Option(None, "--repeat", min=1, help="Timed flows per variant. Default: "
+                                                                    "enough to fill 0.25 s (10 to 500)."),
     warmup: int | None = typer.Option(None, "--warmup", min=0, help="Untimed flows first. Default: at least 0.1 s of them."),
     cold: bool = typer.Option(True, "--cold/--no-cold", help="Also time the first flow in a fresh process."),
-    capture: bool = typer.Option(True, "--nsys/--no-nsys", help="Capture the same flows under nsys for the breakdown (needs nsys)."),
+    capture: bool = typer.Option(True, "--nsys/--no-nsys", help="Capture the same flows under nsys "
+                                                                "for the breakdown (needs nsys)."),
     out: Path = typer.Option(Path("profiles"), "--out", help="Where the nsys capture's profile directory is created."),
-    nsys: str | None = typer.Option(None, "--nsys-path", metavar="PATH", help="The nsys executable. Default: $NSPROF_NSYS, then PATH."),
+    nsys: str | None = typer.Option(None, "--nsys-path", metavar="PATH", help="The nsys executable. Default: "
+                                                                              "$NSPROF_NSYS, then PATH."),
     json_: bool = typer.Option(False, "--json", help="Print the results as JSON instead of tables."),
 ) -> None:
-    """Multiply two matrices from host memory back to host memory, verified, in variants that each teach one thing: pageable memory, pinned memory, row blocks streamed so copies overlap the product, the same as one CUDA graph, and the cold first call in a fresh process.
+    """Multiply two matrices from host memory back to host memory, verified, in variants that each teach one
+    thing: pageable memory, pinned memory, row blocks streamed so copies overlap the product, the same as one
+    CUDA graph, and the cold first call in a fresh process.
 
-    Each warm variant's end-to-end median (CUDA events around the whole flow) is put against the bus floor (the bytes in and out at the pinned bandwidths `nsprof ceilings` measured), with the breakdown of an nsys capture of the same flows: time in H2D copies, kernels, D2H copies, their overlap, and GPU idle."""
+    Each warm variant's end-to-end median (CUDA events around the whole flow) is put against the bus floor (the
+    bytes in and out at the pinned bandwidths `nsprof ceilings` measured), with the breakdown of an nsys capture
+    of the same flows: time in H2D copies, kernels, D2H copies, their overlap, and GPU idle."""
     with progress_line(disable=json_) as progress:
         result = api.pipeline(op, stage, size, chunks=chunks, repeat=repeat, warmup=warmup, cold=cold, capture=capture,
                               out=out, nsys=nsys, progress=progress)

@@ -30,30 +30,56 @@ def profile(
     program: list[str] | None = typer.Argument(
         None, metavar="[-- CMD [ARGS]...]",
         help="Your own program instead of the ladder, after --: nsprof profile -- python train.py --epochs 1."),
-    stage: list[str] | None = typer.Option(None, "--stage", "-s", help="Stage(s): v6, several (v1,v6 or repeated), or all. Default: all."),
+    stage: list[str] | None = typer.Option(None, "--stage", "-s", help="Stage(s): v6, several (v1,v6 or "
+                                                                       "repeated), or all. Default: all."),
     size: list[str] | None = typer.Option(None, "--size", help="N for N^3, or MxNxK; several as 1024,4096. Default: 4096."),
     op: str | None = typer.Option(None, "--op", help="Which ladder. Default: sgemm."),
-    tool: ToolChoice = typer.Option(ToolChoice.both, "--tool", help="Nsight Systems (timeline), Nsight Compute (metrics) or both."),
-    out: Path = typer.Option(Path("profiles"), "--out", help="Where the profile directory <op>-<stages>-<sizes>-<time> is created."),
+    tool: ToolChoice = typer.Option(ToolChoice.both, "--tool", help="Nsight Systems (timeline), "
+                                                                    "Nsight Compute (metrics) or both."),
+    out: Path = typer.Option(Path("profiles"), "--out", help="Where the profile directory "
+                                                             "<op>-<stages>-<sizes>-<time> is created."),
     force: bool = typer.Option(False, "--force", help="Replace a profile directory of the same name."),
-    dry_run_: bool = typer.Option(False, "--dry-run", help="Print the command lines, one per line, and run nothing (needs no GPU and no tools)."),
+    dry_run_: bool = typer.Option(False, "--dry-run", help="Print the command lines, one per line, and "
+                                                           "run nothing (needs no GPU and no tools)."),
     metrics: list[str] | None = typer.Option(None, "--metrics", help=METRICS_HELP),
-    clock_control: ClockControl = typer.Option(ClockControl.none, "--clock-control", help="ncu --clock-control: none keeps the GPU's own clocks; base locks them to base."),
-    repeat: int | None = typer.Option(None, "--repeat", min=1, help=f"Measured launches per stage and size. Default: {DEFAULT_REPEAT['nsys']} under nsys, {DEFAULT_REPEAT['ncu']} under ncu (each is replayed)."),
-    nsys: str | None = typer.Option(None, "--nsys", metavar="PATH", help="The nsys executable. Default: $NSPROF_NSYS, then PATH."),
+    clock_control: ClockControl = typer.Option(
+        ClockControl.none, "--clock-control",
+        help="ncu --clock-control: none keeps the GPU's own clocks; base locks them to base."),
+    repeat: int | None = typer.Option(
+        None, "--repeat", min=1,
+        help=f"Measured launches per stage and size. Default: {DEFAULT_REPEAT['nsys']} "
+             f"under nsys, {DEFAULT_REPEAT['ncu']} under ncu (each is replayed)."),
+    nsys: str | None = typer.Option(None, "--nsys", metavar="PATH", help="The nsys executable. Default: "
+                                                                         "$NSPROF_NSYS, then PATH."),
     ncu: str | None = typer.Option(None, "--ncu", metavar="PATH", help="The ncu executable. Default: $NSPROF_NCU, then PATH."),
-    ranges: list[str] | None = typer.Option(None, "--range", metavar="NAME", help="Your program: ncu profiles only launches inside this NVTX push/pop range (repeatable; DOMAIN@NAME/ for ncu's own syntax). Launches from another thread (PyTorch's backward pass) are not inside it."),
-    kernel: str | None = typer.Option(None, "--kernel", metavar="REGEX", help="Your program: ncu profiles only kernels whose name matches REGEX."),
-    launch_count: int | None = typer.Option(None, "--launch-count", metavar="N", help=f"Your program: ncu profiles at most N launches (each is replayed dozens of times). Default: {DEFAULT_LAUNCH_COUNT} when --range or --kernel is given; without any of the three, the hot kernels nsys found."),
-    top: int | None = typer.Option(None, "--top", metavar="N", help=f"Your program: ncu profiles the fewest kernels that make 80% of nsys's kernel time, at most N. Default: {DEFAULT_TOP}."),
+    ranges: list[str] | None = typer.Option(
+        None, "--range", metavar="NAME",
+        help="Your program: ncu profiles only launches inside this NVTX push/pop range (repeatable; DOMAIN@NAME/ "
+             "for ncu's own syntax). Launches from another thread (PyTorch's backward pass) are not inside it."),
+    kernel: str | None = typer.Option(None, "--kernel", metavar="REGEX", help="Your program: ncu profiles only "
+                                                                              "kernels whose name matches REGEX."),
+    launch_count: int | None = typer.Option(
+        None, "--launch-count", metavar="N",
+        help="Your program: ncu profiles at most N launches (each is replayed dozens of times). Default: "
+             f"{DEFAULT_LAUNCH_COUNT} when --range or --kernel is given; without any of the three, the hot kernels nsys found."),
+    top: int | None = typer.Option(
+        None, "--top", metavar="N",
+        help="Your program: ncu profiles the fewest kernels that make 80% "
+             f"of nsys's kernel time, at most N. Default: {DEFAULT_TOP}."),
 ) -> None:
     """Run the ladder's stages, or your own program, under Nsight Systems and/or Nsight Compute into a new profile directory.
 
-    Stages: the workload is `nsprof bench` (verify, then time each stage); each measured launch sits in an NVTX range nsprof@<op>/<stage>/<MxNxK>, and ncu profiles only those ranges.
+    Stages: the workload is `nsprof bench` (verify, then time each stage); each measured launch sits in an NVTX
+    range nsprof@<op>/<stage>/<MxNxK>, and ncu profiles only those ranges.
 
-    Your program (after --): nsys traces all of it (the kernels inside CUDA graphs too), then ncu collects nsprof's metrics and its Speed Of Light, launch and occupancy sections on the hot kernels nsys found: the fewest that make 80% of kernel time (at most --top), one steady-state launch of each launch configuration. --range, --kernel and --launch-count choose the launches by hand instead.
+    Your program (after --): nsys traces all of it (the kernels inside CUDA graphs too), then ncu collects
+    nsprof's metrics and its Speed Of Light, launch and occupancy sections on the hot kernels nsys found: the
+    fewest that make 80% of kernel time (at most --top), one steady-state launch of each launch configuration.
+    --range, --kernel and --launch-count choose the launches by hand instead.
 
-    The directory holds the tool reports (nsys.nsys-rep, nsys.sqlite, ncu.ncu-rep and its CSV pages), their logs (with the program's output), bench-<tool>.json for stages, and manifest.json: what ran, on what, and how it ended.
+    The directory holds the tool reports (nsys.nsys-rep, nsys.sqlite, ncu.ncu-rep and its CSV pages), their logs
+    (with the program's output), bench-<tool>.json for stages, and manifest.json: what ran, on what, and how it
+    ended.
 
     Exit code 1 when a tool or the program fails or a stage fails verification, 130 when interrupted.
     """

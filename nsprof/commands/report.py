@@ -18,12 +18,15 @@ from nsprof.errors import UsageError
 
 
 def report(
-    out: Path = typer.Argument(Path("reports"), metavar="OUT", help="Directory that receives the report's own directory. A profile given here is read as --from instead."),
+    out: Path = typer.Argument(Path("reports"), metavar="OUT", help="Directory that receives the report's own directory. "
+                                                                    "A profile given here is read as --from instead."),
     from_: list[Path] | None = typer.Option(None, "--from", metavar="PATH", help=FROM_HELP),
     all_: bool = typer.Option(False, "--all", help=ALL_HELP),
     ceilings: Path | None = typer.Option(None, "--ceilings", metavar="PATH", help=CEILINGS_HELP),
-    force: bool = typer.Option(False, "--force", help="Also replace files in the way that nsprof did not write, or that were edited since (its own earlier files are replaced anyway)."),
-    name: str | None = typer.Option(None, "--name", help="The report's directory under OUT. Default: the profile's name, or <gpu>-<op> for several profiles."),
+    force: bool = typer.Option(False, "--force", help="Also replace files in the way that nsprof did not write, or that "
+                                                      "were edited since (its own earlier files are replaced anyway)."),
+    name: str | None = typer.Option(None, "--name", help="The report's directory under OUT. Default: the "
+                                                         "profile's name, or <gpu>-<op> for several profiles."),
 ) -> None:
     """Write a per-stage report: OUT/<name>/index.html (self-contained) and report.md.
 

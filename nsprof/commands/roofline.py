@@ -12,11 +12,15 @@ from nsprof.commands.output_argument import output_and_inputs
 
 
 def roofline(
-    out: Path = typer.Argument(Path("reports"), metavar="OUT", help="Directory to write roofline.png, roofline.svg and roofline.csv into. A profile given here is read as --from instead."),
+    out: Path = typer.Argument(
+        Path("reports"), metavar="OUT",
+        help="Directory to write roofline.png, roofline.svg and roofline.csv "
+             "into. A profile given here is read as --from instead."),
     from_: list[Path] | None = typer.Option(None, "--from", metavar="PATH", help=FROM_HELP),
     all_: bool = typer.Option(False, "--all", help=ALL_HELP),
     ceilings: Path | None = typer.Option(None, "--ceilings", metavar="PATH", help=CEILINGS_HELP),
-    force: bool = typer.Option(False, "--force", help="Also replace files in the way that nsprof did not write, or that were edited since (its own earlier files are replaced anyway)."),
+    force: bool = typer.Option(False, "--force", help="Also replace files in the way that nsprof did not write, or that "
+                                                      "were edited since (its own earlier files are replaced anyway)."),
 ) -> None:
     """Draw the roofline of profiled stages, or of every kernel in an ncu capture (.ncu-rep or .csv).
 
