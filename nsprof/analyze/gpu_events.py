@@ -98,7 +98,7 @@ def range_window(exports: list[NsysExport], events: pd.DataFrame, name: str) -> 
     """From the first opening of NVTX range `name` (qualified, as `nsprof analyze` shows it, or bare)
     to the end of the last GPU work its process launched while an instance was open, or of the last
     instance, whichever is later. None when no range has that name."""
-    start = end = None
+    window: tuple[int, int] | None = None
     for export in exports:
         ranges = export.nvtx[(export.nvtx["range"] == name) | (export.nvtx["name"] == name)].dropna(subset=["start_ns"])
         if ranges.empty:
@@ -111,6 +111,5 @@ def range_window(exports: list[NsysExport], events: pd.DataFrame, name: str) -> 
             inside |= ((calls["pid"] == row.pid) & (calls["start_ns"] >= int(row.start_ns)) & (calls["start_ns"] < stop)).to_numpy()
         launched = events[events["correlation_id"].isin(set(calls["correlation_id"][inside].astype("int64")))]
         last = max([closed or opened] + ([int(launched["end_ns"].max())] if len(launched) else []))
-        start = opened if start is None else min(start, opened)
-        end = last if end is None else max(end, last)
-    return None if start is None else (start, end)
+        window = (opened, last) if window is None else (min(window[0], opened), max(window[1], last))
+    return window

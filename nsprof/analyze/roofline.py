@@ -92,12 +92,13 @@ def roofs(ceiling: Ceiling | None) -> list[Roof]:
     """Every roof the ceiling knows: memory levels (byte/s) then compute units (FLOP/s)."""
     if ceiling is None:
         return []
-    found = [Roof(level.key, level.name, "memory", getattr(ceiling, level.ceiling_field) * 1e12,
-                  ceiling.source_of(level.ceiling_field))
-             for level in LEVELS if getattr(ceiling, level.ceiling_field)]
-    found += [Roof(unit.key, unit.name, "compute", getattr(ceiling, unit.ceiling_field) * 1e12,
-                   ceiling.source_of(unit.ceiling_field))
-              for unit in UNITS if unit.ceiling_field and getattr(ceiling, unit.ceiling_field)]
+    # a value the ceiling holds has a source (source_of is None only where the value is)
+    found = [Roof(level.key, level.name, "memory", getattr(ceiling, level.ceiling_field) * 1e12, source)
+             for level in LEVELS
+             if getattr(ceiling, level.ceiling_field) and (source := ceiling.source_of(level.ceiling_field))]
+    found += [Roof(unit.key, unit.name, "compute", getattr(ceiling, unit.ceiling_field) * 1e12, source)
+              for unit in UNITS if unit.ceiling_field and getattr(ceiling, unit.ceiling_field)
+              and (source := ceiling.source_of(unit.ceiling_field))]
     return found
 
 
@@ -163,9 +164,10 @@ def roofline_points(work: pd.DataFrame, ceiling: Ceiling | None) -> pd.DataFrame
             "duration_ns": duration, "time_source": time_source,
             "compute_roof": peak["compute_roof"], "main_unit": peak["main_unit"], "compute_gflops_per_s": compute_gflops,
             "roof_gflops_per_s": roof,
-            "bound": np.where(roof.isna(), None, np.where(memory_bound, "memory", "compute")),
+            # numpy's stubs refuse None as a choice of np.where (an object array takes it)
+            "bound": np.where(roof.isna(), None, np.where(memory_bound, "memory", "compute")),  # type: ignore[call-overload]
             "pct_of_roof": 100 * gflops / roof,
-            "roof_source": np.where(roof.isna(), None, np.where(
+            "roof_source": np.where(roof.isna(), None, np.where(  # type: ignore[call-overload]
                 memory_bound, ceiling.source_of(level.ceiling_field) if ceiling else None, peak["compute_source"])),
         })
         frames.append(frame[keep])
@@ -247,10 +249,10 @@ def _mixed_peak(parts: dict[str, pd.Series], peaks: dict[str, float]) -> pd.Seri
 
 def _compute_sources(parts: dict[str, pd.Series], ceiling: Ceiling | None) -> np.ndarray:
     """Per row, the sources of the compute peaks its FLOPs used ('; '-joined when several)."""
-    sources = {unit.key: ceiling.source_of(unit.ceiling_field) if ceiling and unit.ceiling_field else None
-               for unit in UNITS}
+    sources = {unit.key: source for unit in UNITS
+               if ceiling and unit.ceiling_field and (source := ceiling.source_of(unit.ceiling_field))}
     used = pd.DataFrame({key: flops.fillna(0) > 0 for key, flops in parts.items()})
-    return np.array(["; ".join(dict.fromkeys(sources[key] for key in used.columns if row[key] and sources[key])) or None
+    return np.array(["; ".join(dict.fromkeys(sources[key] for key in used.columns if row[key] and key in sources)) or None
                      for _, row in used.iterrows()], dtype=object)
 
 
@@ -258,11 +260,13 @@ def _main_unit_names(parts: dict[str, pd.Series]) -> np.ndarray:
     """Per row, the name of the unit with the most counted FLOPs; None where none counted any."""
     flops = pd.DataFrame({key: values.fillna(0) for key, values in parts.items()})
     main = flops.idxmax(axis=1).map({unit.key: unit.name for unit in UNITS})
-    return np.where(flops.max(axis=1) > 0, main, None)
+    # numpy's stubs refuse None as a choice of np.where (an object array takes it)
+    return np.where(flops.max(axis=1) > 0, main, None)  # type: ignore[return-value]
 
 
 def _compute_roof_names(parts: dict[str, pd.Series]) -> np.ndarray:
     used = pd.DataFrame({key: flops.fillna(0) > 0 for key, flops in parts.items()})
     units_used = used.sum(axis=1)
     only = used.idxmax(axis=1).map({unit.key: unit.name for unit in UNITS})
-    return np.where(units_used == 1, only, np.where(units_used > 1, "mixed", None))
+    # numpy's stubs refuse None as a choice of np.where (an object array takes it)
+    return np.where(units_used == 1, only, np.where(units_used > 1, "mixed", None))  # type: ignore[call-overload, return-value]
