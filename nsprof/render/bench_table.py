@@ -4,6 +4,7 @@ a new ladder's table needs no change here."""
 
 from __future__ import annotations
 
+from rich.console import JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
@@ -26,9 +27,11 @@ def results_table(records: list[dict], env: dict, dram_ceiling=None, width: int 
     rates = [("tbytes_per_s", "GB/s", gbytes), ("pct_dram", "% DRAM", ".0f"), ("tflops", "TFLOP/s", tflops)] \
         if by_bytes else [("tflops", "TFLOP/s", tflops)]
     library = op.library if op else "cuBLAS"
-    columns = [("stage", "left"), *([("title", "left")] if wide else []), ("size", "left"), *([("tile", "left")] if wide else []),
-               ("status", "left"), ("median ms", "right"), ("spread", "right"),
-               *((label, "right") for _, label, _ in rates), (f"% {library}", "right"), ("rel. error", "right")]
+    left: JustifyMethod = "left"
+    right: JustifyMethod = "right"
+    columns = [("stage", left), *([("title", left)] if wide else []), ("size", left), *([("tile", left)] if wide else []),
+               ("status", left), ("median ms", right), ("spread", right),
+               *((label, right) for _, label, _ in rates), (f"% {library}", right), ("rel. error", right)]
     rows = []
     for r in records:
         status = {"ok": "ok", "failed": "[red]FAILED[/]", "error": "[red]ERROR[/]"}.get(r["status"], r["status"])
@@ -53,7 +56,7 @@ def results_table(records: list[dict], env: dict, dram_ceiling=None, width: int 
               for r in records if r.get("steps_ms") for name, ms in r["steps_ms"].items()]
     if baselines := baseline_note(records):
         notes.append(baselines)
-    if by_bytes:
+    if by_bytes and op is not None:
         notes.append(f"GB/s: {op.min_bytes_rule} bytes over the median time; % DRAM: of {_dram_source(dram_ceiling)}")
     table.caption = "; ".join(notes) or None
     return table
