@@ -52,7 +52,8 @@ def gpu_events(exports: list[NsysExport], columns: tuple[str, ...] = COLUMNS) ->
                 else as_categorical(label.astype(object) if label.dtype != "category" else label)
                 for events, kind, label, _ in parts], ignore_order=True)
         if name == "bytes":
-            return np.concatenate([np.broadcast_to(np.asarray(size, dtype=np.int64), len(events)) for events, _, _, size in parts])
+            return np.concatenate([np.broadcast_to(np.asarray(size, dtype=np.int64), len(events))
+                                   for events, _, _, size in parts])
         if name in ("correlation_id", "pid"):
             # int64, or objects (<NA>) where nsys left some out
             return pd.array(np.concatenate([events[name].astype("Int64").array for events, _, _, _ in parts]),
@@ -108,7 +109,8 @@ def range_window(exports: list[NsysExport], events: pd.DataFrame, name: str) -> 
         inside = np.zeros(len(calls), dtype=bool)
         for row in ranges.itertuples(index=False):
             stop = np.iinfo(np.int64).max if pd.isna(row.end_ns) else int(row.end_ns)
-            inside |= ((calls["pid"] == row.pid) & (calls["start_ns"] >= int(row.start_ns)) & (calls["start_ns"] < stop)).to_numpy()
+            inside |= ((calls["pid"] == row.pid) & (calls["start_ns"] >= int(row.start_ns))
+                       & (calls["start_ns"] < stop)).to_numpy()
         launched = events[events["correlation_id"].isin(set(calls["correlation_id"][inside].astype("int64")))]
         last = max([closed or opened] + ([int(launched["end_ns"].max())] if len(launched) else []))
         window = (opened, last) if window is None else (min(window[0], opened), max(window[1], last))

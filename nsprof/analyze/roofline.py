@@ -5,14 +5,16 @@ A point's arithmetic intensity is its FLOPs per byte moved at one level of the m
 (DRAM, L2, L1): the same kernel has one intensity per level, all at the same FLOP/s. The roof
 over a point is min(bandwidth x intensity, compute peak); the point is memory-bound when the
 bandwidth term is the smaller one. Its compute peak is the peak of the units that did its FLOPs
-(FP32 pipes or tensor cores; for a stage, the units of its declared precision); work that mixes them gets the rate at which that mix would run
+(FP32 pipes or tensor cores; for a stage, the units of its declared precision); work that mixes
+them gets the rate at which that mix would run
 (total FLOPs over the sum of each part's time at its own peak). FP16 math on CUDA cores is placed
 against no peak: nsprof keeps none for it (its counted FLOPs are a lower bound for packed half2
 code, nsprof.analyze.metrics.HALF_FLOPS_PER_INST, so a % of the datasheet's FP16 rate would mean
 little), and work with such FLOPs has no compute roof.
 
 Input (`work`): one row per piece of work with `label`, `kernel`, FLOP counts `flops` (FP32),
-`fp16_flops` (FP16 on CUDA cores), `tensor_tf32_flops`, `tensor_16bit_flops`, byte counts `dram_bytes`, `l2_bytes`, `l1_bytes` (any
+`fp16_flops` (FP16 on CUDA cores), `tensor_tf32_flops`, `tensor_16bit_flops`, byte counts `dram_bytes`,
+`l2_bytes`, `l1_bytes` (any
 may be missing or NaN: that level is then not plotted), and its speed: `tflops_per_s` with
 `time_per_launch_ns` and `time_source` (nsprof.analyze.ladder: the one figure every table shows),
 or else `duration_ns`, over which the counted FLOPs give the speed. Optional `op`, `stage`, `size`,
@@ -70,7 +72,8 @@ UNITS = (
 )
 CARRIED = ("key", "profile", "op", "stage", "size")  # `key` tells apart work whose labels look alike
 POINT_COLUMNS = ("label", "kernel", *CARRIED, "level", "intensity_flop_per_byte", "flops_source", "gflops_per_s", "duration_ns",
-                 "time_source", "compute_roof", "main_unit", "compute_gflops_per_s", "roof_gflops_per_s", "bound", "pct_of_roof", "roof_source")
+                 "time_source", "compute_roof", "main_unit", "compute_gflops_per_s", "roof_gflops_per_s", "bound", "pct_of_roof",
+                 "roof_source")
 
 
 @dataclass(frozen=True)
@@ -110,7 +113,8 @@ def precision_unit(precision) -> Unit | None:
 
 def compute_peak(work: pd.DataFrame, ceiling: Ceiling | None) -> pd.DataFrame:
     """Per work row, its compute roof: `compute_roof` (a Unit's name or mixed), `main_unit` (the
-    unit that did most of its FLOPs), `compute_gflops_per_s` and `compute_source`. A stage's is its declared `precision`'s unit (precision_unit), whatever
+    unit that did most of its FLOPs), `compute_gflops_per_s` and `compute_source`. A stage's is its
+    declared `precision`'s unit (precision_unit), whatever
     ncu counted (a capture may miss its FLOPs: cuBLAS TF32's wgmma under the HMMA-only counter);
     other work's is that of the units that did its counted FLOPs. NaN / None where no FLOPs were
     counted or the peak is unknown."""

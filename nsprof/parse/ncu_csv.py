@@ -216,7 +216,8 @@ def _rules(header: list[str], rows: list[list[str]], source: str) -> pd.DataFram
 
 def _launch_info(header: list[str], rows: list[list[str]], source: str) -> pd.DataFrame:
     """id, kernel, nvtx and the other launch columns ncu printed, one row per launch."""
-    info: dict[str, list] = {INFO_COLUMNS[name]: [row[i] for row in rows] for i, name in enumerate(header) if name in INFO_COLUMNS}
+    info: dict[str, list] = {INFO_COLUMNS[name]: [row[i] for row in rows]
+                             for i, name in enumerate(header) if name in INFO_COLUMNS}
     info["id"] = [_launch_id(value, source) for value in info["id"]]
     info["nvtx"] = [_nvtx(header, row) for row in rows]
     ordered = ["id", "kernel", "nvtx"] + [c for c in INFO_COLUMNS.values() if c in info and c not in ("id", "kernel")]

@@ -207,7 +207,8 @@ def _kernel_summary_table(summary: pd.DataFrame, width: int) -> Table:
 def _memcpy_summary_table(summary: pd.DataFrame) -> Table:
     columns = (("kind", "kind", ""), ("count", "count", ",d"), ("MB", "transfer_bytes", _mb(",.2f")),
                ("total us", "total_ns", _us(",.1f")), ("GB/s", "gbytes_per_s", ",.1f"), ("pageable", "pageable_count", ",d"))
-    caption = "no memory transfers in this export" if summary.empty else "as nsys stats -r cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum"
+    caption = "no memory transfers in this export" if summary.empty else \
+        "as nsys stats -r cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum"
     rows = [{**row, "transfer_bytes": row["bytes"]} for row in summary.to_dict("records")]  # shown in MB
     return Table("Memory transfers (nsys)", columns, rows, caption)
 
@@ -280,7 +281,8 @@ def _launches_table(analysis: ProfileAnalysis, width: int) -> Table:
     assert kernels is not None  # analysis_blocks shows launches only of an analysis with ncu's
     records = [{**row, "innermost_range": row["nvtx"][-1] if row["nvtx"] else None} for row in kernels.to_dict("records")]
     caption = f"each launch as ncu replayed it (caches flushed): its duration and the rates over it; {RATES_SAID}; "
-    return _fitted("Kernel launches (ncu)", KERNEL_COLUMNS, records, width, KERNEL_DROP_ORDER, caption + _ceiling_caption(analysis))
+    return _fitted("Kernel launches (ncu)", KERNEL_COLUMNS, records, width, KERNEL_DROP_ORDER,
+                   caption + _ceiling_caption(analysis))
 
 
 def _kernel_groups_table(analysis: ProfileAnalysis, width: int) -> Table:

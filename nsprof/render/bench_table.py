@@ -18,7 +18,8 @@ def results_table(records: list[dict], env: dict, dram_ceiling=None, width: int 
     as their widest cell); below 120 columns the title and the tile are left out (`nsprof stages`
     and --json have them). `dram_ceiling`: the Ceiling that % DRAM is of (nsprof.launch.bench.add_pct_dram)."""
     wide = width >= 120
-    table = Table(title=f"{env['device']} (CC {env['compute_capability']}, {env['sm_count']} SMs), CuPy {env['cupy']}, CUDA {env['runtime_cuda']}",
+    table = Table(title=f"{env['device']} (CC {env['compute_capability']}, {env['sm_count']} SMs), "
+                        f"CuPy {env['cupy']}, CUDA {env['runtime_cuda']}",
                   title_justify="left", pad_edge=wide, collapse_padding=not wide)
     op = get_op(records[0]["op"]) if records else None
     by_bytes = op is not None and op.headline == "bytes"
@@ -76,5 +77,5 @@ def baseline_note(records: list[dict]) -> str | None:
         return None
     titles = {(r["op"], r["stage"]): r["title"] for r in records}
     op = records[0]["op"]
-    return f"% {get_op(op).library}: " + ", ".join(f"of {baseline} ({titles.get((op, baseline), baseline)}) for {precision} stages"
-                                                   for precision, baseline in pairs)
+    return f"% {get_op(op).library}: " + ", ".join(
+        f"of {baseline} ({titles.get((op, baseline), baseline)}) for {precision} stages" for precision, baseline in pairs)

@@ -48,7 +48,8 @@ ROOF_STYLES: dict[str, dict[str, Any]] = {  # Line2D properties
 LEVEL_COLORS = {"dram": "#1f77b4", "l2": "#d95f02", "l1": "#1b9e77"}
 SIZE_COLORS = ("#1f77b4", "#d95f02", "#1b9e77", "#7570b3", "#e7298a", "#66a61e", "#a6761d")
 OTHER_COLOR = "#444444"  # work with no problem size (another program's kernels)
-LADDER_COLORS = ("#1f77b4", "#d95f02", "#1b9e77", "#a6761d", "#66a61e")  # none a roof's colour  # by the op's place in the registry
+# by the op's place in the registry; none a roof's colour
+LADDER_COLORS = ("#1f77b4", "#d95f02", "#1b9e77", "#a6761d", "#66a61e")
 MAX_LABELS = 40  # more labels than this do not fit a readable figure
 UNIT_KEYS = {unit.name: unit.key for unit in UNITS if unit.ceiling_field}
 

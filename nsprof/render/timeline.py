@@ -87,7 +87,8 @@ def timeline_figure(events: pd.DataFrame, ranges: pd.DataFrame, window: tuple[in
     if caption:
         figure.supxlabel(caption, fontsize=8)
     axes.grid(axis="x", alpha=0.3)
-    legend = [Patch(color=COLORS.get(kind, OTHER_COLOR), label=kind) for kind in (*COLORS, *sorted(used - set(COLORS))) if kind in used]
+    legend = [Patch(color=COLORS.get(kind, OTHER_COLOR), label=kind)
+              for kind in (*COLORS, *sorted(used - set(COLORS))) if kind in used]
     if len(nvtx_lanes):
         legend.append(Patch(color=NVTX_COLORS[0], label="NVTX range"))
     if legend:

@@ -464,4 +464,5 @@ def _software_warnings(a: dict, b: dict) -> list[str]:
     return [f"different {key}: A {ours[key]}, B {theirs[key]}" for key in ours if key in theirs and ours[key] != theirs[key]]
 
 
-__all__ = ["ADDED", "FASTER", "MIN_SAMPLES", "NOT_CALLED", "REMOVED", "SAME", "SLOWER", "Capture", "DiffResult", "diff_captures", "profile_capture"]
+__all__ = ["ADDED", "FASTER", "MIN_SAMPLES", "NOT_CALLED", "REMOVED", "SAME", "SLOWER", "Capture", "DiffResult", "diff_captures",
+           "profile_capture"]
