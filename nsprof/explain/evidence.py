@@ -105,12 +105,17 @@ def _stage_keys(ranges: list[str]) -> dict | None:
 
 
 def staged(m: Measurements, names: list[str] | None = None) -> list[tuple[Stage, str, pd.DataFrame]]:
-    """(stage, size, its launches) for each ladder stage measured, in ladder order."""
+    """(stage, size, its launches) for each ladder stage measured, in ladder order. The launches are
+    the stage's own kernel's where it declares one: a step it also runs (v8's and v11's transposes)
+    is another kernel, which the stage's declared accesses do not describe."""
     ladder = {s.key: s for s in all_stages()}
     groups = []
     for (op, stage, size), group in m.launches.dropna(subset=["stage"]).groupby(["op", "stage", "size"], sort=False):
         if f"{op}/{stage}" in ladder and (names is None or stage in names):
-            groups.append((ladder[f"{op}/{stage}"], size, group))
+            declared = ladder[f"{op}/{stage}"]
+            entries = {entry for tile in declared.tiles for entry in tile.entries}
+            own = group[group["kernel"].astype(str).isin(entries)]
+            groups.append((declared, size, own if len(own) else group))
     return sorted(groups, key=lambda g: (g[0].op, g[0].order, [int(d) for d in g[1].split("x")]))
 
 
