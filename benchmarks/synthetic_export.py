@@ -40,7 +40,8 @@ def write_export(path: Path, kernels: int, memcpys: int = 0, ranges: int | None 
     repeats = -(-kernels // base)
     first, span = conn.execute("SELECT min(start), max(end) - min(start) + 1000 FROM CUPTI_ACTIVITY_KIND_RUNTIME").fetchone()
     ids = conn.execute("SELECT max(correlationId) + 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME").fetchone()[0]
-    longer = "" if slower_name_id is None else f" + CASE WHEN demangledName = {int(slower_name_id)} THEN (end - start) / 20 ELSE 0 END"
+    longer = "" if slower_name_id is None else \
+        f" + CASE WHEN demangledName = {int(slower_name_id)} THEN (end - start) / 20 ELSE 0 END"
     _tile(conn, "CUPTI_ACTIVITY_KIND_KERNEL", repeats, span, ids, kernels, {"end": f"end + k * {span}{longer}"})
     _tile(conn, "CUPTI_ACTIVITY_KIND_RUNTIME", repeats, span, ids, None, {})
     _tile(conn, "NVTX_EVENTS", repeats, span, ids, None, {})

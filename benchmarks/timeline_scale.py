@@ -82,7 +82,8 @@ def _insert_like(conn: sqlite3.Connection, table: str, values: dict, where: str 
     template = conn.execute(f"SELECT * FROM real.{table} WHERE {where} LIMIT 1").fetchone()
     rows = len(next(value for value in values.values() if value is not None))
     data = [values[column] if column in values else [template[i]] * rows for i, column in enumerate(columns)]
-    data = [[None] * rows if column is None else (column.tolist() if isinstance(column, np.ndarray) else column) for column in data]
+    data = [[None] * rows if column is None else (column.tolist() if isinstance(column, np.ndarray) else column)
+            for column in data]
     conn.executemany(f"INSERT INTO main.{table} VALUES ({', '.join('?' * len(columns))})", zip(*data))
 
 
@@ -134,7 +135,8 @@ def main() -> None:
     print("kernels  ranges  load s  draw s  png s  write_timeline s (median of runs; whole capture)")
     with tempfile.TemporaryDirectory() as tmp:
         for ranges in args.ranges:
-            path = Path(tmp) / "exports" / f"synthetic-{ranges}.sqlite"  # apart from the charts: nsprof never writes into a capture
+            # apart from the charts: nsprof never writes into a capture
+            path = Path(tmp) / "exports" / f"synthetic-{ranges}.sqlite"
             path.parent.mkdir(exist_ok=True)
             write_export(path, args.kernels, ranges)
             export = load_nsys(path)

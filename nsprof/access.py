@@ -146,12 +146,15 @@ def _compile(expression: str) -> ast.expr:
 
 
 def _evaluate(node: ast.expr, names: dict[str, int]) -> int:
+    # _compile admits only integer constants, the names, negation and binary operators
     if isinstance(node, ast.Constant):
+        assert type(node.value) is int
         return node.value
     if isinstance(node, ast.Name):
         return names[node.id]
     if isinstance(node, ast.UnaryOp):
         return -_evaluate(node.operand, names)
+    assert isinstance(node, ast.BinOp)
     left, right = _evaluate(node.left, names), _evaluate(node.right, names)
     if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and right == 0:
         raise UsageError("an index expression divides by zero", _ACCESS_CHOICES)

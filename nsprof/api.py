@@ -44,9 +44,9 @@ CAPTURED_FLOWS = 10  # flows per variant (and as many untimed ones before) in th
 PNG_DPI = 150  # figures are laid out in points; this only sets the PNG's pixel size
 ROOFLINE_FILES = ("roofline.png", "roofline.svg", "roofline.csv")
 # roofline.csv: what each point is, where it sits, what bounds it, then where it came from.
-ROOFLINE_CSV_COLUMNS = ("label", "kernel", "level", "intensity_flop_per_byte", "flops_source", "gflops_per_s", "bound", "pct_of_roof",
-                        "roof_gflops_per_s", "roof_source", "compute_roof", "duration_ns", "time_source", "op", "stage",
-                        "size", "profile")
+ROOFLINE_CSV_COLUMNS = ("label", "kernel", "level", "intensity_flop_per_byte", "flops_source", "gflops_per_s",
+                        "bound", "pct_of_roof", "roof_gflops_per_s", "roof_source", "compute_roof", "duration_ns",
+                        "time_source", "op", "stage", "size", "profile")
 
 
 @dataclass
@@ -211,7 +211,8 @@ def check_verified(directory: Path, manifest: dict) -> None:
         first = failed[0]
         raise VerificationFailed(
             f"{first['stage']} {first['size']} failed verification ({first['message']})",
-            f"its launches were not measured, so {directory} has no ranges for it; check it with nsprof bench --stage {first['stage']}",
+            f"its launches were not measured, so {directory} has no ranges for it; "
+            f"check it with nsprof bench --stage {first['stage']}",
         )
 
 

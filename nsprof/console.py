@@ -7,6 +7,7 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import IO, cast
 
 from rich.console import Console
 
@@ -21,7 +22,9 @@ def stdout() -> Console:
     if console.is_terminal:
         return console
     columns = os.environ.get("COLUMNS", "")
-    return Console(file=_Trimmed(sys.stdout), width=int(columns) if columns.isdigit() and int(columns) > 0 else PIPE_WIDTH)
+    # rich asks for an IO[str] but only writes, flushes and asks isatty and fileno: _Trimmed's methods
+    trimmed = cast(IO[str], _Trimmed(sys.stdout))
+    return Console(file=trimmed, width=int(columns) if columns.isdigit() and int(columns) > 0 else PIPE_WIDTH)
 
 
 def stderr() -> Console:

@@ -153,7 +153,8 @@ def test_predicted_instruction_counts_match_the_h200_exactly(h200):
 
 
 @needs_h200
-@pytest.mark.parametrize("stage, n_way", [("v2", 1.2), ("v3", 5.0), ("v4", 1.2), ("v5", 3.0), ("v6", 3.0), ("v7", 3.0), ("v8", 3.0)])
+@pytest.mark.parametrize("stage, n_way", [("v2", 1.2), ("v3", 5.0), ("v4", 1.2), ("v5", 3.0), ("v6", 3.0), ("v7", 3.0),
+                                          ("v8", 3.0)])
 def test_predicted_load_wavefronts_per_instruction_match_the_h200(h200, stage, n_way):
     row = next(r for r in shared_memory_comparison(h200, [stage]) if r["op"] == "load")
     assert row["predicted_wavefronts_per_instruction"] == pytest.approx(n_way)

@@ -66,7 +66,8 @@ def test_names_sharing_long_parts_keep_what_tells_them_apart():
     assert [fitted(name, 6, parts[name]) for name in stages] == [f"…v{n}…" for n in range(1, 11)]
     pipeline = sorted(set(load_nsys(PIPELINE).nvtx["range"]))
     parts = shared_parts(pipeline)
-    assert fitted("nsprof:pipeline/sgemm/v10/streams/1024x1024x1024", 14, parts["nsprof:pipeline/sgemm/v10/streams/1024x1024x1024"]) == "…v10/streams…"
+    streams = "nsprof:pipeline/sgemm/v10/streams/1024x1024x1024"
+    assert fitted(streams, 14, parts[streams]) == "…v10/streams…"
     torch = _names(TORCH)[1]
     elementwise = [name for name in torch if name.startswith("vectorized_elementwise_kernel<")]
     assert len(elementwise) >= 2
@@ -76,7 +77,8 @@ def test_names_sharing_long_parts_keep_what_tells_them_apart():
 
 
 def test_kernel_label_drops_void_namespaces_and_parameters():
-    name = ("void at::native::vectorized_elementwise_kernel<(int)8, at::native::float16_copy_kernel_cuda(at::TensorIteratorBase &)"
+    name = ("void at::native::vectorized_elementwise_kernel<(int)8, "
+            "at::native::float16_copy_kernel_cuda(at::TensorIteratorBase &)"
             "::[lambda(float) (instance 1)], std::array<char *, (unsigned long)2>>(int, T2, T3)")
     assert kernel_label(name) == ("vectorized_elementwise_kernel<(int)8, float16_copy_kernel_cuda(TensorIteratorBase &)"
                                   "::[lambda(float) (instance 1)], array<char *, (unsigned long)2>>")

@@ -37,7 +37,8 @@ DEFAULT_METRICS = [
     "smsp__sass_inst_executed_op_shared_ld.sum", "smsp__sass_inst_executed_op_shared_st.sum",
     "smsp__sass_inst_executed_op_ldsm.sum",
     "sm__throughput.avg.pct_of_peak_sustained_elapsed", "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
-    "sm__warps_active.avg.pct_of_peak_sustained_active", "launch__registers_per_thread", "launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dynamic",
+    "sm__warps_active.avg.pct_of_peak_sustained_active", "launch__registers_per_thread", "launch__shared_mem_per_block_static",
+    "launch__shared_mem_per_block_dynamic",
 ]
 FAKE_ENV = {
     "device": "NVIDIA H200", "compute_capability": "9.0", "sm_count": 132, "sm_clock_max_mhz": 1980,
@@ -77,7 +78,8 @@ FAKE_TOOL = textwrap.dedent('''
     stages = value("--stage").split(",")
     sizes = [s if "x" in s else f"{s}x{s}x{s}" for s in value("--size").split(",")]
     if mode == "permission":
-        say("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters on the target device 0.")
+        say("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters "
+            "on the target device 0.")
         time.sleep(60)
     if mode == "fail":
         say("fatal: something broke")
@@ -166,9 +168,11 @@ def test_ncu_command_lines(tmp_path):
         "--metrics", ",".join(DEFAULT_METRICS), "-o", str(tmp_path / "ncu"),
         *workload_argv(req, "ncu", tmp_path),
     ]
-    assert list(export.argv) == ["/opt/ncu", "--import", str(tmp_path / "ncu.ncu-rep"), "--csv", "--page", "raw", "--print-units", "base"]
+    assert list(export.argv) == ["/opt/ncu", "--import", str(tmp_path / "ncu.ncu-rep"), "--csv", "--page", "raw",
+                                 "--print-units", "base"]
     assert export.stdout == tmp_path / "ncu-raw.csv"
-    assert export.shell == f"/opt/ncu --import {tmp_path}/ncu.ncu-rep --csv --page raw --print-units base > {tmp_path}/ncu-raw.csv"
+    assert export.shell == (f"/opt/ncu --import {tmp_path}/ncu.ncu-rep --csv --page raw --print-units base "
+                            f"> {tmp_path}/ncu-raw.csv")
     assert profile.log == export.log == tmp_path / "ncu.log"
 
 
@@ -416,7 +420,8 @@ def _command(tmp_path, argv, stdout=None):
 
 
 def test_run_command_streams_output_to_the_log_and_returns_the_exit_code(tmp_path):
-    script = "import sys; print('==PROF== Profiling \"k\" - 0: 0%....100% - 4 passes'); print('bye', file=sys.stderr); sys.exit(5)"
+    script = ("import sys; print('==PROF== Profiling \"k\" - 0: 0%....100% - 4 passes'); "
+              "print('bye', file=sys.stderr); sys.exit(5)")
     out = ToolOutput("ncu")
     seen = []
     code = run_command(_command(tmp_path, [PY, "-c", script]), out, lambda: seen.append(out.activity))

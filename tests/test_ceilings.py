@@ -122,7 +122,8 @@ def test_roofline_uses_the_file_in_the_data_directory_for_a_profile_without_ceil
 
 def test_ceilings_option_overrides_the_manifest(tmp_path):
     (tmp_path / "mine.json").write_text(json.dumps(MEASURED))
-    result = runner.invoke(app, ["roofline", str(tmp_path / "out"), "--from", str(EXAMPLE), "--ceilings", str(tmp_path / "mine.json")])
+    result = runner.invoke(app, ["roofline", str(tmp_path / "out"), "--from", str(EXAMPLE),
+                                 "--ceilings", str(tmp_path / "mine.json")])
     assert result.exit_code == 0, result.output
     table = pd.read_csv(tmp_path / "out" / "roofline.csv")
     fp32 = table[(table["level"] == "dram") & (table["label"] == "v6")].iloc[0]
@@ -130,7 +131,8 @@ def test_ceilings_option_overrides_the_manifest(tmp_path):
     assert fp32["roof_source"].endswith(f"; from {tmp_path / 'mine.json'} (--ceilings)")
     doc = json.loads(runner.invoke(app, ["analyze", str(EXAMPLE), "--json", "--ceilings", str(tmp_path / "mine.json")]).stdout)
     assert doc["ceiling"]["fp32_tflop_per_s"] == 60.0 and doc["ceiling"]["dram_tbyte_per_s"] == 4.08
-    result = runner.invoke(app, ["roofline", str(tmp_path / "out"), "--from", str(EXAMPLE), "--ceilings", str(tmp_path / "nope.json")])
+    result = runner.invoke(app, ["roofline", str(tmp_path / "out"), "--from", str(EXAMPLE),
+                                 "--ceilings", str(tmp_path / "nope.json")])
     assert result.exit_code == 1 and len(result.stderr.strip().splitlines()) == 1
     assert "no such ceilings file" in result.stderr
 

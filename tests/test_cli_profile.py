@@ -96,7 +96,8 @@ def test_dry_run_shows_a_found_tool_by_its_path(tools, tmp_path):
     assert result.exit_code == 0, result.output
     lines = result.stdout.strip().splitlines()
     assert [line.split()[0] for line in lines] == [str(tools["ncu"])] * 2
-    assert f"--clock-control base --nvtx --nvtx-include 'nsprof@sgemm\\/v6\\/4096x4096x4096/' --metrics {','.join(PRESETS['smem'])} -o" in lines[0]
+    assert (f"--clock-control base --nvtx --nvtx-include 'nsprof@sgemm\\/v6\\/4096x4096x4096/' "
+            f"--metrics {','.join(PRESETS['smem'])} -o") in lines[0]
 
 
 # --- errors before anything is created -----------------------------------------------------------

@@ -224,7 +224,8 @@ def looped(tmp_path) -> Path:
 def test_directory_symlink_loops_are_walked_once(looped, tmp_path, command):
     name, argument = command
     with deadline(60):
-        result = invoke(name, tmp_path / "out" if argument == "OUT" else argument, "--from", looped, "--json" if name == "explain" else "--force")
+        result = invoke(name, tmp_path / "out" if argument == "OUT" else argument, "--from", looped,
+                        "--json" if name == "explain" else "--force")
     assert result.exit_code == 0, result.output
     if name == "report":  # the one profile found once (a second copy would be named p-2 or a-p)
         assert [path.name for path in (tmp_path / "out").iterdir()] == ["p"]

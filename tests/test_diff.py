@@ -161,7 +161,8 @@ def test_bench_records_compare_per_stage_and_size():
     result = api.diff("benchmarks/h200-sgemm.json", f"{SGEMM}/bench-nsys.json")
     assert len(result.stages) == 10 and all(row["size"] == "1024x1024x1024" for row in result.stages)
     assert any("only in A" in line for line in result.warnings)
-    records = {r["stage"]: r for r in json.loads(Path("benchmarks/h200-sgemm.json").read_text())["results"] if r["size"] == "1024x1024x1024"}
+    records = {r["stage"]: r for r in json.loads(Path("benchmarks/h200-sgemm.json").read_text())["results"]
+               if r["size"] == "1024x1024x1024"}
     v6 = next(row for row in result.stages if row["label"] == "v6")
     assert v6["a_median_ns"] == pytest.approx(records["v6"]["median_ms"] * 1e6)
 

@@ -168,7 +168,8 @@ def test_stage_view_draws_the_conflicted_store_and_suggests_the_padding(monkeypa
 
 
 def test_raw_csv_from_another_program_ranks_kernels_by_conflicts(tmp_path):
-    metrics = ["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+    metrics = ["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+               "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
                "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
                "smsp__sass_inst_executed_op_shared_ld.sum", "smsp__sass_inst_executed_op_shared_st.sum"]
     kernels = [("transpose_padded", [0, 0, 1024, 1024, 1024, 1024]),

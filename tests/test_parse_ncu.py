@@ -59,7 +59,8 @@ def test_text_is_not_a_number():
 # --- NVTX column ----------------------------------------------------------------------------------
 
 def test_push_pop_cell_from_the_reference_notes():
-    cell = '545  "<default domain>:ladder:none:none:RGB:0xff:REGISTERED:ladder"  "hold:conflict:none:none:RGB:0xff:REGISTERED:conflict" '
+    cell = ('545  "<default domain>:ladder:none:none:RGB:0xff:REGISTERED:ladder"  '
+            '"hold:conflict:none:none:RGB:0xff:REGISTERED:conflict" ')
     assert push_pop_ranges(cell) == ["ladder", "hold:conflict"]
 
 
@@ -112,7 +113,8 @@ def test_pages_give_one_row_per_launch_in_base_units(page):
 def test_raw_page_keeps_launch_columns_and_text_metrics():
     text = raw_page(auto=False).replace('"sm__throughput.avg.pct_of_peak_sustained_elapsed"',
                                         '"device__attribute_display_name"')
-    text = text.replace('"61.50"\n', '"NVIDIA H200"\n').replace('"88.25"\n', '"NVIDIA H200"\n').replace('"1.50"\n', '"NVIDIA H200"\n')
+    for number in ("61.50", "88.25", "1.50"):
+        text = text.replace(f'"{number}"\n', '"NVIDIA H200"\n')
     kernels = parse_ncu_csv(text).kernels
     assert list(kernels["device__attribute_display_name"]) == ["NVIDIA H200"] * 3
     assert kernels.loc[0, "block_size"] == "(256, 1, 1)" and kernels.loc[0, "process_id"] == "545"
@@ -202,7 +204,8 @@ def test_csv_without_an_ncu_header_is_rejected(rows):
 # --- real captures (every .csv under tests/data) -------------------------------------------------------
 
 # every ncu CSV under tests/data (nsys stats CSVs beside them are not ncu's)
-REAL = sorted(p for p in (Path(__file__).parent / "data").rglob("*.csv") if "stats_" not in p.name and not p.name.startswith("stats-"))
+REAL = sorted(p for p in (Path(__file__).parent / "data").rglob("*.csv")
+              if "stats_" not in p.name and not p.name.startswith("stats-"))
 no_real_captures = pytest.mark.skip(reason="no real ncu CSV under tests/data yet")
 H200_RAW = Path(__file__).parent / "data" / "h200" / "ncu-sgemm-ladder-1024-raw.csv"
 

@@ -80,7 +80,8 @@ def test_command_lines_collect_the_default_preset_and_the_sol_sections(tmp_path)
     request = build_program_request(["python3", "train.py", "--epochs", "1"], ranges=["step"], kernel="gemm|nvjet",
                                     launch_count=8)
     nsys, ncu, raw, details = program_commands(request, {"nsys": "nsys", "ncu": "ncu"}, tmp_path)
-    assert list(nsys.argv) == ["nsys", "profile", "-t", "cuda,nvtx", "--cuda-graph-trace=node", "--export=sqlite", "-o", str(tmp_path / "nsys"),
+    assert list(nsys.argv) == ["nsys", "profile", "-t", "cuda,nvtx", "--cuda-graph-trace=node", "--export=sqlite",
+                               "-o", str(tmp_path / "nsys"),
                                "--force-overwrite=false", "python3", "train.py", "--epochs", "1"]
     assert list(ncu.argv) == ["ncu", "--clock-control", "none", "--nvtx", "--nvtx-include", "step/",
                               "--kernel-name", "regex:gemm|nvjet", "--launch-count", "8",

@@ -78,7 +78,8 @@ def test_the_training_step_range_holds_its_host_to_device_copies():
     """The PyTorch step uploads its batch and targets: 18 copies in 4 steps, 121 us of copy time that
     the range's GPU time now holds (it held only the kernels' 264.5 us)."""
     step = range_summary(load_nsys(EXAMPLES / "h200-program-torch-train" / "nsys.sqlite")).set_index("range").loc["step"]
-    assert (step["memcpy_count"], step["copy_ns"]) == (18, copies_per_range(EXAMPLES / "h200-program-torch-train" / "nsys.sqlite")["step"][1])
+    copied = copies_per_range(EXAMPLES / "h200-program-torch-train" / "nsys.sqlite")["step"][1]
+    assert (step["memcpy_count"], step["copy_ns"]) == (18, copied)
     assert step["copy_ns"] > 100_000 and step["gpu_time_ns"] == step["kernel_ns"] + step["copy_ns"]
 
 
@@ -99,7 +100,8 @@ def test_a_range_that_only_copies_has_gpu_time(tmp_path):
     record = next(row for row in json.loads(result.stdout)["ranges"] if row["range"] == "h2d")
     assert (record["gpu_time_ns"], record["kernel_ns"], record["copy_ns"]) == (770_000, 0, 770_000)
     row = next(line for line in ranges_table(path, 80) if line.startswith("│ h2d "))
-    assert [cell.strip() for cell in row.split("│")[1:6]] == ["h2d", "1", "0", "770.0", "0.0"]  # range, count, kernels, GPU, kernel
+    # range, count, kernels, GPU, kernel
+    assert [cell.strip() for cell in row.split("│")[1:6]] == ["h2d", "1", "0", "770.0", "0.0"]
     assert row.split("│")[6].strip() == "770.0"  # copy us
 
 

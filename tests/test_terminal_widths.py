@@ -25,7 +25,8 @@ COMMANDS = [
     *(["stages", "--op", op] for op in ("sgemm", "hgemm", "sgemv")),
     ["explain", "--list"], ["explain", "bank-conflicts", "--stage", "v5"], ["explain", "coalescing", "--op", "sgemv"],
     *(["explain", topic] for topic in TOPICS),
-    ["diff", str(ROOT / "tests/data/diff-pairs/compile-block-eager.sqlite"), str(EXAMPLES / "h200-program-torch-compile/nsys.sqlite")],
+    ["diff", str(ROOT / "tests/data/diff-pairs/compile-block-eager.sqlite"),
+     str(EXAMPLES / "h200-program-torch-compile/nsys.sqlite")],
     ["diff", str(EXAMPLES / "h200-sgemm-1024"), "--stages", "v5,v6"],
     ["diff", str(ROOT / "benchmarks/h200-sgemm.json"), str(EXAMPLES / "h200-sgemm-1024/bench-nsys.json")],
 ]

@@ -40,7 +40,8 @@ def _ranges_sql(stage: str, capture: Path = EXAMPLE) -> list[tuple[int, int, int
             LEFT JOIN CUPTI_ACTIVITY_KIND_RUNTIME r
               ON r.globalTid = n.globalTid AND r.start >= n.start AND r.start < n.end
             LEFT JOIN CUPTI_ACTIVITY_KIND_KERNEL k ON k.correlationId = r.correlationId
-            WHERE COALESCE(n.text, s.value) = ? GROUP BY n.start, n.end ORDER BY n.start""", (f"sgemm/{stage}/1024x1024x1024",)).fetchall()
+            WHERE COALESCE(n.text, s.value) = ? GROUP BY n.start, n.end ORDER BY n.start""",
+            (f"sgemm/{stage}/1024x1024x1024",)).fetchall()
 
 
 def _ncu_rows(capture: Path = EXAMPLE) -> tuple[list[str], list[dict]]:
@@ -147,5 +148,6 @@ def test_v9t_nsys_time_is_its_one_kernel_and_the_bench_time_is_the_host(pages):
     assert event_ns == pytest.approx(host_ns, rel=0.05)  # CUDA events time the host's launch, not the kernel
     assert stages["v10"]["host_ns_per_launch"] < stages["v10"]["time_per_launch_ns"]  # GPU-bound: not named
     said = {stage: (f"{statistics.median(e - s for s, e, _ in _ranges_sql(stage)) / 1e3:.1f} µs on the CPU, "
-                    f"{statistics.mean(k for _, _, k in _ranges_sql(stage)) / 1e3:.1f} µs on the GPU") for stage in ("v9t", "v11")}
+                    f"{statistics.mean(k for _, _, k in _ranges_sql(stage)) / 1e3:.1f} µs on the GPU")
+            for stage in ("v9t", "v11")}
     assert f"v9t ({said['v9t']}), v11 ({said['v11']}) per call (median): host-bound" in markdown

@@ -187,7 +187,8 @@ def _lanes(figure) -> dict[str, list[tuple[float, float, tuple]]]:
     names = [tick.get_text() for tick in axes.get_yticklabels()]
     lanes = {name: [] for name in names}
     for collection in axes.collections:
-        for path, color in zip(collection.get_paths(), np.broadcast_to(collection.get_facecolors(), (len(collection.get_paths()), 4))):
+        colors = np.broadcast_to(collection.get_facecolors(), (len(collection.get_paths()), 4))
+        for path, color in zip(collection.get_paths(), colors):
             (left, bottom), (right, _) = path.vertices.min(axis=0), path.vertices.max(axis=0)
             lanes[names[int(bottom)]].append((left, right, tuple(color)))
     return lanes

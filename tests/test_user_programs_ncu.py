@@ -36,7 +36,9 @@ def test_report_holds_the_same_metrics_as_its_raw_page():
     compared = 0
     for metric in metric_catalog.METRICS:
         if metric.name in raw.kernels and metric.name in report.kernels:
-            assert report.kernels[metric.name].tolist() == pytest.approx(raw.kernels[metric.name].tolist(), rel=1e-6, abs=0.005), metric.name  # the page rounds % to 2 decimals
+            # the page rounds % to 2 decimals
+            expected = pytest.approx(raw.kernels[metric.name].tolist(), rel=1e-6, abs=0.005)
+            assert report.kernels[metric.name].tolist() == expected, metric.name
             compared += 1
     assert compared >= 20
     assert report.kernels["device__attribute_display_name"].tolist() == ["NVIDIA H200"] * 2
@@ -49,7 +51,8 @@ def test_report_rules_equal_the_details_page_rules():
     report = load_profile(REPORT).ncu[0].rules
     details = load_ncu_csv(USER / "graph-full-details.csv").rules
     def keyed(rules):
-        return sorted((row.id, row.rule, row.type, row.speedup_type or "", round(row.speedup_pct, 2) if row.speedup_pct == row.speedup_pct else None)
+        return sorted((row.id, row.rule, row.type, row.speedup_type or "",
+                       round(row.speedup_pct, 2) if row.speedup_pct == row.speedup_pct else None)
                       for row in rules.itertuples())
     assert len(report) == len(details) == 23
     assert [(k[0], k[1], k[2], k[3]) for k in keyed(report)] == [(k[0], k[1], k[2], k[3]) for k in keyed(details)]
@@ -143,7 +146,8 @@ def test_nsys_report_without_nsys_names_the_export_command(tmp_path, monkeypatch
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     line = one_line_error(CliRunner().invoke(app, ["analyze", str(tmp_path / "graph.nsys-rep")]))
     assert "needs Nsight Systems' nsys, which is not on PATH" in line
-    assert f"nsys export --type sqlite --force-overwrite true --output {tmp_path / 'graph.sqlite'} {tmp_path / 'graph.nsys-rep'}" in line
+    assert (f"nsys export --type sqlite --force-overwrite true --output {tmp_path / 'graph.sqlite'} "
+            f"{tmp_path / 'graph.nsys-rep'}") in line
 
 
 def test_nsys_report_is_exported_once_beside_it(tmp_path, monkeypatch):

@@ -52,7 +52,8 @@ def gpu_events(exports: list[NsysExport], columns: tuple[str, ...] = COLUMNS) ->
                 else as_categorical(label.astype(object) if label.dtype != "category" else label)
                 for events, kind, label, _ in parts], ignore_order=True)
         if name == "bytes":
-            return np.concatenate([np.broadcast_to(np.asarray(size, dtype=np.int64), len(events)) for events, _, _, size in parts])
+            return np.concatenate([np.broadcast_to(np.asarray(size, dtype=np.int64), len(events))
+                                   for events, _, _, size in parts])
         if name in ("correlation_id", "pid"):
             # int64, or objects (<NA>) where nsys left some out
             return pd.array(np.concatenate([events[name].astype("Int64").array for events, _, _, _ in parts]),
@@ -98,7 +99,7 @@ def range_window(exports: list[NsysExport], events: pd.DataFrame, name: str) -> 
     """From the first opening of NVTX range `name` (qualified, as `nsprof analyze` shows it, or bare)
     to the end of the last GPU work its process launched while an instance was open, or of the last
     instance, whichever is later. None when no range has that name."""
-    start = end = None
+    window: tuple[int, int] | None = None
     for export in exports:
         ranges = export.nvtx[(export.nvtx["range"] == name) | (export.nvtx["name"] == name)].dropna(subset=["start_ns"])
         if ranges.empty:
@@ -108,9 +109,9 @@ def range_window(exports: list[NsysExport], events: pd.DataFrame, name: str) -> 
         inside = np.zeros(len(calls), dtype=bool)
         for row in ranges.itertuples(index=False):
             stop = np.iinfo(np.int64).max if pd.isna(row.end_ns) else int(row.end_ns)
-            inside |= ((calls["pid"] == row.pid) & (calls["start_ns"] >= int(row.start_ns)) & (calls["start_ns"] < stop)).to_numpy()
+            inside |= ((calls["pid"] == row.pid) & (calls["start_ns"] >= int(row.start_ns))
+                       & (calls["start_ns"] < stop)).to_numpy()
         launched = events[events["correlation_id"].isin(set(calls["correlation_id"][inside].astype("int64")))]
         last = max([closed or opened] + ([int(launched["end_ns"].max())] if len(launched) else []))
-        start = opened if start is None else min(start, opened)
-        end = last if end is None else max(end, last)
-    return None if start is None else (start, end)
+        window = (opened, last) if window is None else (min(window[0], opened), max(window[1], last))
+    return window

@@ -211,7 +211,7 @@ def _roof(row) -> tuple[float | None, str | None]:
     known = {name: getattr(row, name) for name in _PEAKS if name in row._fields and not pd.isna(getattr(row, name))}
     if not known:
         return None, None
-    name = max(known, key=known.get)
+    name = max(known, key=known.__getitem__)
     return float(known[name]), _ROOF_NAMES[name]
 
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -87,7 +88,7 @@ class LadderAnalysis:
 def sources_gpu(sources: list[Source]) -> str | None:
     """The one GPU the profiles were captured on (None if none says). Raises UsageError when they
     come from several: one roofline has one set of roofs."""
-    names = {}
+    names: dict[str, str] = {}
     for source in sources:
         profile = source.profile
         name = gpu_name(profile.nsys, profile.ncu, profile.manifest)
@@ -149,8 +150,8 @@ def work_records(launches: pd.DataFrame | None, nsys_ranges: pd.DataFrame | None
     return work
 
 
-def combine(records: list[tuple[str, dt.datetime, pd.DataFrame]], keep_all: bool = False) -> pd.DataFrame:
-    """Work records of several profiles (name, start time, records; oldest first) as one table in
+def combine(records: Sequence[tuple[str, dt.datetime | None, pd.DataFrame]], keep_all: bool = False) -> pd.DataFrame:
+    """Work records of several profiles (name, start time or None, records; oldest first) as one table in
     ladder order, with `profile` and `started` columns. Unless `keep_all`, each piece of work comes
     from the latest profile that has it; with `keep_all`, repeated labels get a ' #2', ' #3' suffix."""
     frames = [frame.assign(profile=name, started=started) for name, started, frame in records if len(frame)]
@@ -265,7 +266,8 @@ def _with_times(work: pd.DataFrame) -> pd.DataFrame:
     ncu_time = ratio(_numeric(work, "duration_ns"), _numeric(work, "main_kernel_launches"))
     work["nsys_time_per_launch_ns"], work["ncu_time_per_launch_ns"] = nsys_time, ncu_time
     work["time_per_launch_ns"] = nsys_time.fillna(ncu_time)
-    work["time_source"] = np.where(nsys_time.notna(), "nsys", np.where(ncu_time.notna(), "ncu", None))
+    # numpy's stubs refuse None as a choice of np.where (an object array takes it)
+    work["time_source"] = np.where(nsys_time.notna(), "nsys", np.where(ncu_time.notna(), "ncu", None))  # type: ignore[call-overload]
     op_flops = pd.Series([_op_flops(op, size) for op, size in zip(work["op"], work["size"])], index=work.index, dtype=float)
     counted = all_measured_flops(_numeric(work, "flops"), _numeric(work, "fp16_flops"), _numeric(work, "tensor_flops"))
     measured = ratio(counted, _numeric(work, "duration_ns"))
@@ -288,7 +290,8 @@ def _with_work_flops(work: pd.DataFrame, counted: pd.Series, op_flops: pd.Series
         tensor = unit.key != "fp32"  # a tensor unit's FLOPs are part of tensor_flops too
         work.loc[index, [unit.flops_column, *(("tensor_flops",) if tensor else ())]] = np.nan
     work["work_flops"] = counted.where(~uncounted, declared)
-    work["flops_source"] = np.where(uncounted, "declared", np.where(counted > 0, "ncu", None))
+    # numpy's stubs refuse None as a choice of np.where (an object array takes it)
+    work["flops_source"] = np.where(uncounted, "declared", np.where(counted > 0, "ncu", None))  # type: ignore[call-overload]
     for column, denominator in (("intensity_flop_per_byte", "dram_bytes"), ("intensity_flop_per_l2_byte", "l2_bytes"),
                                 ("intensity_flop_per_l1_byte", "l1_bytes")):
         work[column] = ratio(work["work_flops"], _numeric(work, denominator))

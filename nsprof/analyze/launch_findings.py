@@ -87,10 +87,10 @@ def missing_metrics(launches: pd.DataFrame, manifest: dict | None = None) -> dic
         narrower = served(launches, column)  # a partial counter in its place is no substitute
         if column not in missing and (measured(launches, column).isna().all() or is_partial(narrower or "")):
             missing[column] = metric_catalog.requested(column)
-            if is_partial(narrower or ""):
+            if narrower and is_partial(narrower):
                 partial[narrower] = metric_catalog.BY_NAME[narrower].partial
     names = list(dict.fromkeys(missing.values()))
-    found = {"metrics": names, "labels": [metric_catalog.BY_NAME[name].label for name in names],
+    found: dict = {"metrics": names, "labels": [metric_catalog.BY_NAME[name].label for name in names],
              "ncu_options": f"--metrics {','.join(names)}" if names else "", "partial": partial}
     if manifest and isinstance(manifest.get("metrics"), list):
         found |= {"nsprof_version": manifest.get("nsprof_version"), "asked": [n for n in names if n in manifest["metrics"]]}

@@ -17,7 +17,8 @@ Output columns (units in the names):
   `tensor_tf32_flops` is NaN where only the HMMA-only counter was collected and it read 0: it cannot
   see wgmma's TF32 math (Metric.partial), so that 0 is no measurement
 - `gflops_per_s`: all counted FLOPs (all_measured_flops: flops + fp16_flops + tensor_flops) /
-  duration; NaN, not 0, where none were counted and the TF32 tensor ones were not measured; `dram_bytes`: DRAM read + write; `dram_gbytes_per_s`
+  duration; NaN, not 0, where none were counted and the TF32 tensor ones were not measured;
+  `dram_bytes`: DRAM read + write; `dram_gbytes_per_s`
 - `intensity_flop_per_byte`: all counted FLOPs per DRAM byte; `intensity_flop_per_l2_byte`
 - `smem_ld_conflicts`, `smem_st_conflicts`: shared-memory bank conflicts of loads and stores
 - `smem_ld_wavefronts`, `smem_ld_instructions` (and `_st_`), `smem_ldsm_instructions`

@@ -26,9 +26,9 @@ BREAKDOWN_COLUMNS = ("range", "flows", "h2d_ms", "kernel_ms", "d2h_ms", "overlap
 def bus_floor(bytes_in: int, bytes_out: int, ceiling: Ceiling | None) -> dict:
     """{"floor_ms", "sequential_floor_ms", "h2d_gbyte_per_s", "d2h_gbyte_per_s", "source"}; the
     times are None when the bandwidths were not measured."""
-    h2d = getattr(ceiling, "h2d_tbyte_per_s", None)
-    d2h = getattr(ceiling, "d2h_tbyte_per_s", None)
-    if not h2d or not d2h:
+    h2d = ceiling.h2d_tbyte_per_s if ceiling else None
+    d2h = ceiling.d2h_tbyte_per_s if ceiling else None
+    if ceiling is None or not h2d or not d2h:
         return {"floor_ms": None, "sequential_floor_ms": None, "h2d_gbyte_per_s": None, "d2h_gbyte_per_s": None,
                 "source": "not measured: run nsprof ceilings on this GPU"}
     t_in, t_out = bytes_in / (h2d * 1e12) * 1e3, bytes_out / (d2h * 1e12) * 1e3

@@ -69,7 +69,8 @@ def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict
         launches = distinct_launches(ncu)
         kernels = launch_table(launches, ceiling)
         rules, missing = rule_results(ncu), missing_metrics(launches, manifest)
-    summaries = (kernel_summary(nsys), memcpy_summary(nsys), unattributed) if nsys else (None,) * 3
+    summaries: tuple[pd.DataFrame | None, pd.DataFrame | None, dict | None] = (
+        (kernel_summary(nsys), memcpy_summary(nsys), unattributed) if nsys else (None, None, None))
     work = with_peaks(combine([("", None, work_records(launches, ranges))]), ceiling)
     stages = work[work["stage"].notna()].reset_index(drop=True)
     hot, harness = capture_hot_kernels(nsys, kernels, rules) if nsys else (None, None)

@@ -5,14 +5,16 @@ A point's arithmetic intensity is its FLOPs per byte moved at one level of the m
 (DRAM, L2, L1): the same kernel has one intensity per level, all at the same FLOP/s. The roof
 over a point is min(bandwidth x intensity, compute peak); the point is memory-bound when the
 bandwidth term is the smaller one. Its compute peak is the peak of the units that did its FLOPs
-(FP32 pipes or tensor cores; for a stage, the units of its declared precision); work that mixes them gets the rate at which that mix would run
+(FP32 pipes or tensor cores; for a stage, the units of its declared precision); work that mixes
+them gets the rate at which that mix would run
 (total FLOPs over the sum of each part's time at its own peak). FP16 math on CUDA cores is placed
 against no peak: nsprof keeps none for it (its counted FLOPs are a lower bound for packed half2
 code, nsprof.analyze.metrics.HALF_FLOPS_PER_INST, so a % of the datasheet's FP16 rate would mean
 little), and work with such FLOPs has no compute roof.
 
 Input (`work`): one row per piece of work with `label`, `kernel`, FLOP counts `flops` (FP32),
-`fp16_flops` (FP16 on CUDA cores), `tensor_tf32_flops`, `tensor_16bit_flops`, byte counts `dram_bytes`, `l2_bytes`, `l1_bytes` (any
+`fp16_flops` (FP16 on CUDA cores), `tensor_tf32_flops`, `tensor_16bit_flops`, byte counts `dram_bytes`,
+`l2_bytes`, `l1_bytes` (any
 may be missing or NaN: that level is then not plotted), and its speed: `tflops_per_s` with
 `time_per_launch_ns` and `time_source` (nsprof.analyze.ladder: the one figure every table shows),
 or else `duration_ns`, over which the counted FLOPs give the speed. Optional `op`, `stage`, `size`,
@@ -70,7 +72,8 @@ UNITS = (
 )
 CARRIED = ("key", "profile", "op", "stage", "size")  # `key` tells apart work whose labels look alike
 POINT_COLUMNS = ("label", "kernel", *CARRIED, "level", "intensity_flop_per_byte", "flops_source", "gflops_per_s", "duration_ns",
-                 "time_source", "compute_roof", "main_unit", "compute_gflops_per_s", "roof_gflops_per_s", "bound", "pct_of_roof", "roof_source")
+                 "time_source", "compute_roof", "main_unit", "compute_gflops_per_s", "roof_gflops_per_s", "bound", "pct_of_roof",
+                 "roof_source")
 
 
 @dataclass(frozen=True)
@@ -92,12 +95,13 @@ def roofs(ceiling: Ceiling | None) -> list[Roof]:
     """Every roof the ceiling knows: memory levels (byte/s) then compute units (FLOP/s)."""
     if ceiling is None:
         return []
-    found = [Roof(level.key, level.name, "memory", getattr(ceiling, level.ceiling_field) * 1e12,
-                  ceiling.source_of(level.ceiling_field))
-             for level in LEVELS if getattr(ceiling, level.ceiling_field)]
-    found += [Roof(unit.key, unit.name, "compute", getattr(ceiling, unit.ceiling_field) * 1e12,
-                   ceiling.source_of(unit.ceiling_field))
-              for unit in UNITS if unit.ceiling_field and getattr(ceiling, unit.ceiling_field)]
+    # a value the ceiling holds has a source (source_of is None only where the value is)
+    found = [Roof(level.key, level.name, "memory", getattr(ceiling, level.ceiling_field) * 1e12, source)
+             for level in LEVELS
+             if getattr(ceiling, level.ceiling_field) and (source := ceiling.source_of(level.ceiling_field))]
+    found += [Roof(unit.key, unit.name, "compute", getattr(ceiling, unit.ceiling_field) * 1e12, source)
+              for unit in UNITS if unit.ceiling_field and getattr(ceiling, unit.ceiling_field)
+              and (source := ceiling.source_of(unit.ceiling_field))]
     return found
 
 
@@ -109,7 +113,8 @@ def precision_unit(precision) -> Unit | None:
 
 def compute_peak(work: pd.DataFrame, ceiling: Ceiling | None) -> pd.DataFrame:
     """Per work row, its compute roof: `compute_roof` (a Unit's name or mixed), `main_unit` (the
-    unit that did most of its FLOPs), `compute_gflops_per_s` and `compute_source`. A stage's is its declared `precision`'s unit (precision_unit), whatever
+    unit that did most of its FLOPs), `compute_gflops_per_s` and `compute_source`. A stage's is its
+    declared `precision`'s unit (precision_unit), whatever
     ncu counted (a capture may miss its FLOPs: cuBLAS TF32's wgmma under the HMMA-only counter);
     other work's is that of the units that did its counted FLOPs. NaN / None where no FLOPs were
     counted or the peak is unknown."""
@@ -163,9 +168,10 @@ def roofline_points(work: pd.DataFrame, ceiling: Ceiling | None) -> pd.DataFrame
             "duration_ns": duration, "time_source": time_source,
             "compute_roof": peak["compute_roof"], "main_unit": peak["main_unit"], "compute_gflops_per_s": compute_gflops,
             "roof_gflops_per_s": roof,
-            "bound": np.where(roof.isna(), None, np.where(memory_bound, "memory", "compute")),
+            # numpy's stubs refuse None as a choice of np.where (an object array takes it)
+            "bound": np.where(roof.isna(), None, np.where(memory_bound, "memory", "compute")),  # type: ignore[call-overload]
             "pct_of_roof": 100 * gflops / roof,
-            "roof_source": np.where(roof.isna(), None, np.where(
+            "roof_source": np.where(roof.isna(), None, np.where(  # type: ignore[call-overload]
                 memory_bound, ceiling.source_of(level.ceiling_field) if ceiling else None, peak["compute_source"])),
         })
         frames.append(frame[keep])
@@ -247,10 +253,10 @@ def _mixed_peak(parts: dict[str, pd.Series], peaks: dict[str, float]) -> pd.Seri
 
 def _compute_sources(parts: dict[str, pd.Series], ceiling: Ceiling | None) -> np.ndarray:
     """Per row, the sources of the compute peaks its FLOPs used ('; '-joined when several)."""
-    sources = {unit.key: ceiling.source_of(unit.ceiling_field) if ceiling and unit.ceiling_field else None
-               for unit in UNITS}
+    sources = {unit.key: source for unit in UNITS
+               if ceiling and unit.ceiling_field and (source := ceiling.source_of(unit.ceiling_field))}
     used = pd.DataFrame({key: flops.fillna(0) > 0 for key, flops in parts.items()})
-    return np.array(["; ".join(dict.fromkeys(sources[key] for key in used.columns if row[key] and sources[key])) or None
+    return np.array(["; ".join(dict.fromkeys(sources[key] for key in used.columns if row[key] and key in sources)) or None
                      for _, row in used.iterrows()], dtype=object)
 
 
@@ -258,11 +264,13 @@ def _main_unit_names(parts: dict[str, pd.Series]) -> np.ndarray:
     """Per row, the name of the unit with the most counted FLOPs; None where none counted any."""
     flops = pd.DataFrame({key: values.fillna(0) for key, values in parts.items()})
     main = flops.idxmax(axis=1).map({unit.key: unit.name for unit in UNITS})
-    return np.where(flops.max(axis=1) > 0, main, None)
+    # numpy's stubs refuse None as a choice of np.where (an object array takes it)
+    return np.where(flops.max(axis=1) > 0, main, None)  # type: ignore[return-value]
 
 
 def _compute_roof_names(parts: dict[str, pd.Series]) -> np.ndarray:
     used = pd.DataFrame({key: flops.fillna(0) > 0 for key, flops in parts.items()})
     units_used = used.sum(axis=1)
     only = used.idxmax(axis=1).map({unit.key: unit.name for unit in UNITS})
-    return np.where(units_used == 1, only, np.where(units_used > 1, "mixed", None))
+    # numpy's stubs refuse None as a choice of np.where (an object array takes it)
+    return np.where(units_used == 1, only, np.where(units_used > 1, "mixed", None))  # type: ignore[call-overload, return-value]

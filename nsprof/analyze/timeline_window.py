@@ -110,4 +110,5 @@ def check_window_has_work(window: str, events, ranges, start: int, end: int, cap
     work = f"{(events['start_ns'].min() - capture[0]) / 1e6:,.3f} to {(events['end_ns'].max() - capture[0]) / 1e6:,.3f} ms" \
         if len(events) else "nowhere"
     raise UsageError(f"--window {window!r} holds no GPU work and no NVTX range (the capture runs 0 to "
-                     f"{(capture[1] - capture[0]) / 1e6:,.3f} ms, its GPU work {work})", "give a window over them, or --window all")
+                     f"{(capture[1] - capture[0]) / 1e6:,.3f} ms, its GPU work {work})",
+                     "give a window over them, or --window all")

@@ -73,12 +73,14 @@ def environment_checks(nsys: str | None = None, ncu: str | None = None) -> list[
     else:
         try:
             env = gpu.device_info()
-            checks.append(_check("GPU", "ok", f"{env['device']}, compute capability {env['compute_capability']}, {env['sm_count']} SMs"))
+            checks.append(_check("GPU", "ok",
+                                 f"{env['device']}, compute capability {env['compute_capability']}, {env['sm_count']} SMs"))
         except NsprofError as err:
             checks.append(_check("GPU", "missing", err.problem, err.fix))
     driver = env["driver"] if env else gpu.nvidia_driver_version()
     if env:
-        checks.append(_check("driver / CUDA", "ok", f"driver {driver or 'unknown'} (CUDA {env['driver_cuda']}), CUDA runtime {env['runtime_cuda']}"))
+        checks.append(_check("driver / CUDA", "ok",
+                             f"driver {driver or 'unknown'} (CUDA {env['driver_cuda']}), CUDA runtime {env['runtime_cuda']}"))
     elif driver:
         checks.append(_check("driver / CUDA", "ok", f"driver {driver}"))
     else:
@@ -104,4 +106,5 @@ def _counters_check(have_gpu: bool, ncu: FoundTool | None) -> dict:
         return _check("GPU counters", "ok", detail)
     if readable is False:
         return _check("GPU counters", "missing", detail, PERMISSION_FIX)
-    return _check("GPU counters", "unknown", detail, f"Try a kernel by hand: {ncu.path} --launch-count 1 python -c 'import cupy; cupy.ones(1).sum()'")
+    return _check("GPU counters", "unknown", detail,
+                  f"Try a kernel by hand: {ncu.path} --launch-count 1 python -c 'import cupy; cupy.ones(1).sum()'")

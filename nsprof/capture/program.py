@@ -101,7 +101,8 @@ def build_program_request(argv: list[str], tool: str = "both", metrics: list[str
         try:
             re.compile(kernel)
         except re.error as err:
-            raise UsageError(f"--kernel {kernel!r} is not a regular expression ({err})", "escape its special characters") from None
+            raise UsageError(f"--kernel {kernel!r} is not a regular expression ({err})",
+                             "escape its special characters") from None
     if launch_count is not None and launch_count < 1:
         raise UsageError(f"--launch-count {launch_count}: ncu must profile at least one launch", "pass 1 or more")
     by_hand = bool(ranges or kernel or launch_count is not None)

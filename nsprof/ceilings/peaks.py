@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 from nsprof.paths import gpu_slug
 
@@ -90,7 +91,7 @@ def ceiling_for(gpu_name: str | None, measured: dict | None = None, origin: str 
     measured on another GPU is ignored. `origin` says where the document was found (see
     with_measurements)."""
     datasheet = datasheet_ceiling(gpu_name)
-    if not measured_on(measured, gpu_name):
+    if measured is None or not measured_on(measured, gpu_name):
         return datasheet
     return with_measurements(datasheet, measured, origin)
 
@@ -116,7 +117,8 @@ def with_measurements(base: Ceiling | None, document: dict, origin: str | None =
     The document's "ceilings" maps a MEASURABLE name to {"value", "date", "method", ...}; entries
     without a positive value are ignored.
     """
-    values = {name: (getattr(base, name) if base else None) for name in MEASURABLE}
+    # float | None each; Any because replace() below takes them as keywords of every field's type
+    values: dict[str, Any] = {name: (getattr(base, name) if base else None) for name in MEASURABLE}
     sources = dict(base.sources) if base else {}
     for name, entry in (document.get("ceilings") or {}).items():
         value = entry.get("value") if isinstance(entry, dict) else None

@@ -16,7 +16,8 @@ from nsprof.render.format import MISSING
 
 _TIME_COLUMNS = (
     ("before", "before", ""), ("after", "after", ""), ("size", "size", ""),
-    ("nsys us\nbefore", "nsys_before_us", ",.2f"), ("\nafter", "nsys_after_us", ",.2f"), ("\nchange %", "nsys_change_pct", "+.1f"),
+    ("nsys us\nbefore", "nsys_before_us", ",.2f"), ("\nafter", "nsys_after_us", ",.2f"),
+    ("\nchange %", "nsys_change_pct", "+.1f"),
     ("ncu us\nbefore", "ncu_before_us", ",.2f"), ("\nafter", "ncu_after_us", ",.2f"), ("\nchange %", "ncu_change_pct", "+.1f"),
 )
 # Left out in this order where the terminal is narrow: ncu's replayed times after the size (the
@@ -108,7 +109,8 @@ def _quantities(topic: Topic, measured: Measurements, names: list[str], record: 
     record["quantities"], record["missing_metrics"] = rows, missing
     columns = (("stage", "stage", ""), ("size", "size", ""),
                *((evidence.QUANTITIES[k].label, k, evidence.QUANTITIES[k].spec) for k in topic.quantities))
-    notes = [f"{MISSING}: not in this profile; collect with nsprof profile --metrics default,{','.join(missing)}"] if missing else []
+    notes = [f"{MISSING}: not in this profile; collect with nsprof profile --metrics default,{','.join(missing)}"] \
+        if missing else []
     if any(evidence.QUANTITIES[k].stage_column for k in topic.quantities):
         notes.append("TFLOP/s and % of peak: the op's FLOPs over the stage's time (nsys where it saw the stage, "
                      "else ncu), as report and roofline show them")

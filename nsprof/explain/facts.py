@@ -91,7 +91,8 @@ def _roofline(stages: list[Stage], m: Measurements | None) -> list[str]:
         c = m.ceiling
         fp32, dram = c.fp32_tflop_per_s, c.dram_tbyte_per_s
         if fp32 is not None and dram is not None:
-            facts.append(f"{c.gpu}: {flops_per_s(fp32 * 1e12)} FP32 ({_source(c, 'fp32_tflop_per_s')}) / {bytes_per_s(dram * 1e12)} DRAM "
+            facts.append(f"{c.gpu}: {flops_per_s(fp32 * 1e12)} FP32 ({_source(c, 'fp32_tflop_per_s')}) / "
+                         f"{bytes_per_s(dram * 1e12)} DRAM "
                          f"({_source(c, 'dram_tbyte_per_s')}) = ridge at {fp32 / dram:.1f} FLOP/B.")
         else:
             missing = " and ".join(name for name, value in (("FP32", fp32), ("DRAM", dram)) if value is None)

@@ -143,7 +143,8 @@ def _sector_row(a: SectorAnalysis) -> dict:
 
 def _partners(topic: Topic, stage: Stage) -> list[Stage]:
     """The stages on the other side of the topic's steps that involve `stage`."""
-    return [get_stage(stage.op, name) for step in topic.ladder(stage.op)[1] if stage.stage in step for name in step if name != stage.stage]
+    return [get_stage(stage.op, name) for step in topic.ladder(stage.op)[1] if stage.stage in step
+            for name in step if name != stage.stage]
 
 
 def _changed(analysis: BankAnalysis | SectorAnalysis, partners: list[Stage]) -> bool:

@@ -72,8 +72,10 @@ def fact_lines(facts: dict) -> list[str]:
             lines.append(f"{direction}: pageable copies ran at {pageable['gbytes_per_s']:.1f} GB/s, pinned ones at "
                          f"{pinned['gbytes_per_s']:.1f} GB/s ({pinned['gbytes_per_s'] / pageable['gbytes_per_s']:.1f}x).")
         elif one := pinned or pageable:
-            lines.append(f"{direction}: {one['copies']:,} copies from {one['host_memory']} memory at {one['gbytes_per_s']:.1f} GB/s.")
-    lines.append(f"GPU time: {facts['h2d_ms']:.3f} ms copying in, {facts['kernel_ms']:.3f} ms in kernels, {facts['d2h_ms']:.3f} ms "
+            lines.append(f"{direction}: {one['copies']:,} copies from {one['host_memory']} memory "
+                         f"at {one['gbytes_per_s']:.1f} GB/s.")
+    lines.append(f"GPU time: {facts['h2d_ms']:.3f} ms copying in, {facts['kernel_ms']:.3f} ms in kernels, "
+                 f"{facts['d2h_ms']:.3f} ms "
                  f"copying out; both directions ran at once for {facts['both_directions_at_once_ms']:.3f} ms and copies ran "
                  f"during kernels for {facts['copies_during_kernels_ms']:.3f} ms.")
     run = facts["pipeline"]

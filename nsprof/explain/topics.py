@@ -227,7 +227,8 @@ A grid smaller than the GPU (64 blocks on 132 SMs) leaves SMs idle whatever the 
     ),
     Topic(
         "pipeline",
-        "The whole flow, host to device and back: pageable copies are staged, streams and the copy engines overlap, the bus bounds it.",
+        "The whole flow, host to device and back: pageable copies are staged, streams and the copy engines overlap, "
+        "the bus bounds it.",
         """\
 A kernel is only part of a GPU computation: its inputs cross the bus (PCIe, about 55 GB/s each way
 on the H200) and its result crosses back. For a 1024^3 SGEMM that is 12 MiB against a 0.06 ms
@@ -296,7 +297,8 @@ tolerance that grows with sqrt(K).""",
     ),
     Topic(
         "tensor-cores",
-        "Matrix instructions do a whole tile of multiply-adds each; the work is feeding them: fragments, ldmatrix, swizzle, wgmma.",
+        "Matrix instructions do a whole tile of multiply-adds each; the work is feeding them: "
+        "fragments, ldmatrix, swizzle, wgmma.",
         """\
 A tensor-core instruction multiplies whole tiles: WMMA's m16n16k16 (h1-h4) is 4,096 multiply-adds
 per warp, issued as two `HMMA.16816`; PTX `mma.sync.m16n8k16` (h5) is 2,048 per warp instruction;

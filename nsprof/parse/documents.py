@@ -13,13 +13,14 @@ from pathlib import Path
 from nsprof.errors import ParseError
 
 # The manifest's fields that commands read, with the JSON type each must have where present.
-MANIFEST_FIELDS = {"op": str, "started": str, "status": str, "stages": list, "sizes": list, "device": (dict, str),
-                   "software": dict, "tools": dict, "verification": list, "ceilings": dict}
-MANIFEST_MAPS = {"tools": dict, "verification": dict}  # what each entry of these holds
+MANIFEST_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "op": str, "started": str, "status": str, "stages": list, "sizes": list, "device": (dict, str),
+    "software": dict, "tools": dict, "verification": list, "ceilings": dict}
+MANIFEST_MAPS: dict[str, type] = {"tools": dict, "verification": dict}  # what each entry of these holds
 # What a pipeline.json record must hold (nsprof.ranges.pipeline_range names its flows by them).
 PIPELINE_RECORD_FIELDS = ("op", "stage", "size", "variant")
 RECAPTURE = "Restore the file, or capture the profile again with `nsprof profile` / `nsprof pipeline`"
-_JSON_TYPES = {dict: "an object", list: "a list", str: "a string"}
+_JSON_TYPES: dict[type, str] = {dict: "an object", list: "a list", str: "a string"}
 
 
 def read_manifest(path: Path) -> dict | None:

@@ -180,7 +180,7 @@ def _raw(header: list[str], rows: list[list[str]], source: str) -> NcuReport:
 def _details(header: list[str], rows: list[list[str]], source: str) -> NcuReport:
     name_at, unit_at, value_at, id_at = (header.index(c) for c in (*DETAILS_COLUMNS, "ID"))
     metric_rows = [row for row in rows if row[name_at].strip()]  # rule rows have no metric
-    first_row_of_launch = {}
+    first_row_of_launch: dict[str, list[str]] = {}
     for row in metric_rows:
         first_row_of_launch.setdefault(row[id_at], row)
     kernels = _launch_info(header, list(first_row_of_launch.values()), source)
@@ -216,7 +216,8 @@ def _rules(header: list[str], rows: list[list[str]], source: str) -> pd.DataFram
 
 def _launch_info(header: list[str], rows: list[list[str]], source: str) -> pd.DataFrame:
     """id, kernel, nvtx and the other launch columns ncu printed, one row per launch."""
-    info = {INFO_COLUMNS[name]: [row[i] for row in rows] for i, name in enumerate(header) if name in INFO_COLUMNS}
+    info: dict[str, list] = {INFO_COLUMNS[name]: [row[i] for row in rows]
+                             for i, name in enumerate(header) if name in INFO_COLUMNS}
     info["id"] = [_launch_id(value, source) for value in info["id"]]
     info["nvtx"] = [_nvtx(header, row) for row in rows]
     ordered = ["id", "kernel", "nvtx"] + [c for c in INFO_COLUMNS.values() if c in info and c not in ("id", "kernel")]
@@ -248,8 +249,8 @@ def _nvtx(header: list[str], row: list[str]) -> list[str]:
 
 def _values(cells: list[str], factor: float) -> list:
     """Numbers in base units; a column with any non-number (a device name) stays text."""
-    numbers = [parse_number(cell) for cell in cells]
-    if any(number is None for number in numbers):
+    numbers = [number for number in map(parse_number, cells) if number is not None]
+    if len(numbers) < len(cells):
         return [cell.strip() for cell in cells]
     return [number * factor for number in numbers]
 

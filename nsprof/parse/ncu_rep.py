@@ -72,8 +72,10 @@ def load_ncu_rep(path: str | Path) -> NcuReport:
         raise ParseError(f"{path}: damaged: {len(readable)} of the {max(declared, len(actions))} kernel launches it "
                          "holds can be read", REWRITE_HINT)
     wanted = sorted({metric.name for metric in metric_catalog.METRICS} | {GPU_NAME_METRIC})
-    launches, values, units = [], {name: [] for name in wanted}, {}
-    rules = []
+    launches: list[dict] = []
+    values: dict[str, list] = {name: [] for name in wanted}
+    units: dict[str, str] = {}
+    rules: list[dict] = []
     for launch_id, action in enumerate(actions):
         launches.append(_launch_info(launch_id, action, ncu_report))
         for name in wanted:
@@ -159,13 +161,13 @@ def _nvtx(action) -> list[str]:
 def _rules(launch_id: int, action) -> list[dict]:
     rows = []
     for result in action.rule_results_as_dicts():
-        message = result.get("rule_message") or {}
-        speedup = result.get("speedup_estimation") or {}
+        message: dict = result.get("rule_message") or {}
+        speedup: dict = result.get("speedup_estimation") or {}
         text = _URL_LINK.sub(r"\1 (\2)", _SECTION_LINK.sub(r"\1", message.get("message", "")))
         if not text and not speedup:
             continue
         rows.append({"id": launch_id, "section": result.get("section_identifier", ""),
-                     "rule": result.get("rule_identifier", ""), "type": _MESSAGE_TYPES.get(message.get("type"), ""),
-                     "message": text, "speedup_type": _SPEEDUP_TYPES.get(speedup.get("type")),
+                     "rule": result.get("rule_identifier", ""), "type": _MESSAGE_TYPES.get(message.get("type", 0), ""),
+                     "message": text, "speedup_type": _SPEEDUP_TYPES.get(speedup.get("type", 0)),
                      "speedup_pct": speedup.get("speedup")})
     return rows

@@ -470,7 +470,8 @@ def _scan_int_columns(conn: sqlite3.Connection, path: Path, spec: IntColumns) ->
     # Each chunk's arrays are copied into the whole columns as it arrives and then freed: the
     # table is held once, plus the chunks in flight.
     columns = [np.empty(rows, dtype=np.int64) for _ in spec.columns]
-    filled, opened = 0, []
+    filled = 0
+    opened: list[sqlite3.Connection] = []
     try:
         with ThreadPoolExecutor(SCAN_THREADS) as pool:
             for arrays in pool.map(read_chunk, range(first or 0, (last or -1) + 1, SCAN_CHUNK_ROWS)):

@@ -4,6 +4,7 @@ when the command runs, never for `nsprof --help`)."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pandas as pd
 
@@ -50,7 +51,7 @@ def analysis_blocks(analysis: ProfileAnalysis, is_directory: bool, width: int, l
         blocks.append(hot_kernels_table(analysis.hot_kernels, width, analysis.harness))
     if analysis.kernel_summary is not None:
         blocks += [_kernel_summary_table(analysis.kernel_summary, width), _memcpy_summary_table(analysis.memcpy_summary),
-                   _utilization_table(analysis.gpu_utilization, width)]
+                   _utilization_table(analysis.gpu_utilization or [], width)]
     if analysis.ranges is not None:
         blocks.append(_ranges_table(analysis.ranges, analysis.unattributed, analysis.attribution, width))
     if analysis.kernels is not None:
@@ -67,7 +68,7 @@ def analysis_json(analysis: ProfileAnalysis, is_directory: bool) -> str:
 
 
 def _document(analysis: ProfileAnalysis, is_directory: bool) -> dict:
-    doc = {"gpu": analysis.gpu, "ceiling": analysis.ceiling.to_json() if analysis.ceiling else None}
+    doc: dict[str, Any] = {"gpu": analysis.gpu, "ceiling": analysis.ceiling.to_json() if analysis.ceiling else None}
     if analysis.hot_kernels is not None:
         doc["hot_kernels"] = _records(analysis.hot_kernels)
         doc["harness"] = analysis.harness
@@ -206,7 +207,8 @@ def _kernel_summary_table(summary: pd.DataFrame, width: int) -> Table:
 def _memcpy_summary_table(summary: pd.DataFrame) -> Table:
     columns = (("kind", "kind", ""), ("count", "count", ",d"), ("MB", "transfer_bytes", _mb(",.2f")),
                ("total us", "total_ns", _us(",.1f")), ("GB/s", "gbytes_per_s", ",.1f"), ("pageable", "pageable_count", ",d"))
-    caption = "no memory transfers in this export" if summary.empty else "as nsys stats -r cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum"
+    caption = "no memory transfers in this export" if summary.empty else \
+        "as nsys stats -r cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum"
     rows = [{**row, "transfer_bytes": row["bytes"]} for row in summary.to_dict("records")]  # shown in MB
     return Table("Memory transfers (nsys)", columns, rows, caption)
 
@@ -276,13 +278,17 @@ def _utilization_table(devices: list[dict], width: int) -> Table:
 
 def _launches_table(analysis: ProfileAnalysis, width: int) -> Table:
     kernels = analysis.kernels
+    assert kernels is not None  # analysis_blocks shows launches only of an analysis with ncu's
     records = [{**row, "innermost_range": row["nvtx"][-1] if row["nvtx"] else None} for row in kernels.to_dict("records")]
     caption = f"each launch as ncu replayed it (caches flushed): its duration and the rates over it; {RATES_SAID}; "
-    return _fitted("Kernel launches (ncu)", KERNEL_COLUMNS, records, width, KERNEL_DROP_ORDER, caption + _ceiling_caption(analysis))
+    return _fitted("Kernel launches (ncu)", KERNEL_COLUMNS, records, width, KERNEL_DROP_ORDER,
+                   caption + _ceiling_caption(analysis))
 
 
 def _kernel_groups_table(analysis: ProfileAnalysis, width: int) -> Table:
-    records = analysis.kernel_groups.to_dict("records")
+    groups = analysis.kernel_groups
+    assert groups is not None  # analyze_profile groups the kernels wherever there are some
+    records = groups.to_dict("records")
     caption = ("one row per kernel and launch configuration (grid, block: trailing 1s left out), as ncu replayed it "
                "(caches flushed): count of launches, their median, min and max duration, every other column the "
                f"median over the launches (each launch: --launches); {RATES_SAID}; ")
@@ -330,7 +336,7 @@ def _first_sentence(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _missing_note(missing: dict, width: int) -> Drawing | None:
+def _missing_note(missing: dict | None, width: int) -> Drawing | None:
     """What the capture lacks, with ncu's option on lines of their own that copy as one (continued
     with a backslash between metrics, never inside a name, so they fit `width` where a name does)."""
     if not missing or not missing["metrics"]:
@@ -382,7 +388,7 @@ def _ceiling_caption(analysis: ProfileAnalysis) -> str:
     if c is None:
         return f"% of peak: no datasheet entry for {analysis.gpu or 'an unknown GPU'}"
     def source(field: str) -> str:  # "measured <date> by <method>" -> "measured <date>"
-        return c.source_of(field).split(" by ")[0]
+        return (c.source_of(field) or "").split(" by ")[0]
 
     peaks = (("fp32_tflop_per_s", fmt.flops_per_s, "FP32"), ("dram_tbyte_per_s", fmt.bytes_per_s, "DRAM"))
     known = [f"{shown(getattr(c, field) * 1e12)} {name} ({source(field)})"

@@ -4,6 +4,7 @@ a new ladder's table needs no change here."""
 
 from __future__ import annotations
 
+from rich.console import JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
@@ -17,7 +18,8 @@ def results_table(records: list[dict], env: dict, dram_ceiling=None, width: int 
     as their widest cell); below 120 columns the title and the tile are left out (`nsprof stages`
     and --json have them). `dram_ceiling`: the Ceiling that % DRAM is of (nsprof.launch.bench.add_pct_dram)."""
     wide = width >= 120
-    table = Table(title=f"{env['device']} (CC {env['compute_capability']}, {env['sm_count']} SMs), CuPy {env['cupy']}, CUDA {env['runtime_cuda']}",
+    table = Table(title=f"{env['device']} (CC {env['compute_capability']}, {env['sm_count']} SMs), "
+                        f"CuPy {env['cupy']}, CUDA {env['runtime_cuda']}",
                   title_justify="left", pad_edge=wide, collapse_padding=not wide)
     op = get_op(records[0]["op"]) if records else None
     by_bytes = op is not None and op.headline == "bytes"
@@ -26,9 +28,11 @@ def results_table(records: list[dict], env: dict, dram_ceiling=None, width: int 
     rates = [("tbytes_per_s", "GB/s", gbytes), ("pct_dram", "% DRAM", ".0f"), ("tflops", "TFLOP/s", tflops)] \
         if by_bytes else [("tflops", "TFLOP/s", tflops)]
     library = op.library if op else "cuBLAS"
-    columns = [("stage", "left"), *([("title", "left")] if wide else []), ("size", "left"), *([("tile", "left")] if wide else []),
-               ("status", "left"), ("median ms", "right"), ("spread", "right"),
-               *((label, "right") for _, label, _ in rates), (f"% {library}", "right"), ("rel. error", "right")]
+    left: JustifyMethod = "left"
+    right: JustifyMethod = "right"
+    columns = [("stage", left), *([("title", left)] if wide else []), ("size", left), *([("tile", left)] if wide else []),
+               ("status", left), ("median ms", right), ("spread", right),
+               *((label, right) for _, label, _ in rates), (f"% {library}", right), ("rel. error", right)]
     rows = []
     for r in records:
         status = {"ok": "ok", "failed": "[red]FAILED[/]", "error": "[red]ERROR[/]"}.get(r["status"], r["status"])
@@ -53,7 +57,7 @@ def results_table(records: list[dict], env: dict, dram_ceiling=None, width: int 
               for r in records if r.get("steps_ms") for name, ms in r["steps_ms"].items()]
     if baselines := baseline_note(records):
         notes.append(baselines)
-    if by_bytes:
+    if by_bytes and op is not None:
         notes.append(f"GB/s: {op.min_bytes_rule} bytes over the median time; % DRAM: of {_dram_source(dram_ceiling)}")
     table.caption = "; ".join(notes) or None
     return table
@@ -73,5 +77,5 @@ def baseline_note(records: list[dict]) -> str | None:
         return None
     titles = {(r["op"], r["stage"]): r["title"] for r in records}
     op = records[0]["op"]
-    return f"% {get_op(op).library}: " + ", ".join(f"of {baseline} ({titles.get((op, baseline), baseline)}) for {precision} stages"
-                                                   for precision, baseline in pairs)
+    return f"% {get_op(op).library}: " + ", ".join(
+        f"of {baseline} ({titles.get((op, baseline), baseline)}) for {precision} stages" for precision, baseline in pairs)

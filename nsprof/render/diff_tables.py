@@ -162,7 +162,8 @@ def _change_table(title: str, label: str, rows: list[dict], result: DiffResult, 
     """One row per kernel or stage; a range has a row for its GPU time and one for its own
     duration (`time`: GPU or own), the range alone having no GPU work only the latter."""
     headers = [label, "n A/B", "A median", "B median", "change", "95% CI", "status"]
-    shown = [(row, _row_label(row) if label == "stage" else str(row[label]), None) for row in rows]
+    shown: list[tuple[dict, str, str | None]] = [(row, _row_label(row) if label == "stage" else str(row[label]), None)
+                                                 for row in rows]
     if label == "range":
         headers.insert(1, "time")
         shown = [(view, name, "own" if view is not row or row["basis"] == "duration" else "GPU")

@@ -50,9 +50,10 @@ def place_labels(ax: Axes, labels: list[Label], avoid: Sequence[Bbox] = (), mark
     as well as the labelled points, and so are horizontal lines `hlines` (rows of x0, x1, y in data
     coordinates)."""
     figure = ax.figure
-    renderer = figure.canvas.get_renderer()
+    # matplotlib's stubs type the canvas as FigureCanvasBase; nsprof draws on Agg's, which has get_renderer
+    renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
     px = figure.dpi / 72  # pixels per point
-    frame = ax.get_window_extent(renderer).padded(-2).extents
+    frame = np.asarray(ax.get_window_extent(renderer).padded(-2).extents)
     anchors = ax.transData.transform([(label.x, label.y) for label in labels]) if labels else np.empty((0, 2))
     points = np.vstack([anchors, ax.transData.transform(markers) if markers is not None and len(markers) else np.empty((0, 2))])
     half = MARKER_PT * px / 2

@@ -107,7 +107,8 @@ def _pipeline_section(source) -> list[Block]:
             f"after the other ({floor['source']}). " if floor.get("floor_ms") else "No floor: the bus was not measured. ")
     blocks: list[Block] = [Heading(2, f"The whole flow ({source.name})"),
                            Table.preformatted(PIPELINE_HEADERS, rows, (False, False, *([True] * 7))),
-                           Paragraph(said + "Median: CUDA events around the whole flow; the rest: " + str(results.get("breakdown")))]
+                           Paragraph(said + "Median: CUDA events around the whole flow; the rest: "
+                                     + str(results.get("breakdown")))]
     timed = [r for r in warm if r.get("median_ms") is not None]
     if timed and source.profile.nsys:
         best = min(timed, key=lambda r: r["median_ms"])
@@ -221,7 +222,8 @@ def _roofline(ladder: LadderAnalysis) -> list[Block]:
     ]
     headers = ("work", "size", "bound", "roof above it", "FLOP per byte", "TFLOP/s", "time from", "% of that roof")
     for chart in roofline_charts(ladder):
-        blocks += [Heading(3, f"Roofline: {chart.subject}"), _image(chart.figure, chart.file_name, f"roofline of {chart.subject}")]
+        blocks += [Heading(3, f"Roofline: {chart.subject}"),
+                   _image(chart.figure, chart.file_name, f"roofline of {chart.subject}")]
         rows = tuple((row["label"], fmt.problem_size(row["size"]), _bound_text(row), _roof_name(row),
                       f"{fmt.ratio(row['intensity_flop_per_byte'], 1)} at {LEVEL_NAMES[row['level']]}",
                       fmt.flops_per_s(row["gflops_per_s"] * 1e9, unit=False), row["time_source"] or fmt.MISSING,

@@ -19,6 +19,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only: no display needed
 import itertools
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -36,7 +37,7 @@ from nsprof.render.labels import Label, merge_close, place_labels
 
 MARKERS = {"dram": "o", "l2": "s", "l1": "^"}
 MARKER_PT = 6  # marker diameter (points); scatter sizes are its square
-ROOF_STYLES = {
+ROOF_STYLES: dict[str, dict[str, Any]] = {  # Line2D properties
     "dram": {"color": "#3b3b3b", "linestyle": "-"},
     "l2": {"color": "#6f6f6f", "linestyle": "--"},
     "l1": {"color": "#707070", "linestyle": ":"},
@@ -47,7 +48,8 @@ ROOF_STYLES = {
 LEVEL_COLORS = {"dram": "#1f77b4", "l2": "#d95f02", "l1": "#1b9e77"}
 SIZE_COLORS = ("#1f77b4", "#d95f02", "#1b9e77", "#7570b3", "#e7298a", "#66a61e", "#a6761d")
 OTHER_COLOR = "#444444"  # work with no problem size (another program's kernels)
-LADDER_COLORS = ("#1f77b4", "#d95f02", "#1b9e77", "#a6761d", "#66a61e")  # none a roof's colour  # by the op's place in the registry
+# by the op's place in the registry; none a roof's colour
+LADDER_COLORS = ("#1f77b4", "#d95f02", "#1b9e77", "#a6761d", "#66a61e")
 MAX_LABELS = 40  # more labels than this do not fit a readable figure
 UNIT_KEYS = {unit.name: unit.key for unit in UNITS if unit.ceiling_field}
 
@@ -152,7 +154,8 @@ def _draw_roofs(ax: Axes, roofs: list[Roof], xlim: tuple[float, float]) -> None:
 def _roof_labels(ax: Axes, roofs: list[Roof], xlim, ylim) -> list[Bbox]:
     """Name each roof along its line (memory roofs near their low end, compute roofs at the right
     end) and return the labels' boxes for the point labels to avoid."""
-    renderer = ax.figure.canvas.get_renderer()
+    # matplotlib's stubs type the canvas as FigureCanvasBase; nsprof draws on Agg's, which has get_renderer
+    renderer = ax.figure.canvas.get_renderer()  # type: ignore[attr-defined]
     boxes = []
     for roof in roofs:
         style = ROOF_STYLES[roof.key]

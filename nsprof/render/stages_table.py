@@ -13,7 +13,8 @@ from nsprof.render.terminal_table import table_width
 # wrap narrower than terminal_table.PROSE_MIN (all in --json)
 NARROW_DROP_ORDER = ("precision", "ragged", "title")
 COLUMNS = tuple((heading, key, "") for heading, key in (("stage", "stage"), ("title", "title"), ("kernel file", "file"),
-                                                         ("ragged", "ragged"), ("precision", "precision"), ("changes", "changes")))
+                                                         ("ragged", "ragged"), ("precision", "precision"),
+                                                         ("changes", "changes")))
 
 
 def stages_table(op: Op, width: int) -> Table:

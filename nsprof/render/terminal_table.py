@@ -40,7 +40,7 @@ def cell(value, spec) -> str:
     return format(value, spec) if isinstance(value, (int, float)) else str(value)
 
 
-def rich_table(title: str | None, columns: tuple, rows: list[dict], caption: str | None = None,
+def rich_table(title: str | None, columns: tuple, rows: Sequence[dict], caption: str | None = None,
                width: int | None = None, whole: tuple[str, ...] = ()) -> Table:
     """A rich Table: numbers right-aligned, text folded. Given the terminal's `width`, a table too
     wide for it wraps its prose columns (text with spaces) at spaces and keeps every other column
@@ -57,7 +57,7 @@ def rich_table(title: str | None, columns: tuple, rows: list[dict], caption: str
     return table
 
 
-def fit_columns(columns: list, rows: list[dict], width: int, drop_order: tuple[str, ...], prose: bool = False,
+def fit_columns(columns: list, rows: Sequence[dict], width: int, drop_order: tuple[str, ...], prose: bool = False,
                 whole: tuple[str, ...] = ()) -> list:
     """`columns` less the first of `drop_order` present, then the next, until the table fits `width`
     terminal columns (each column as wide as its heading's longest line or its widest cell; with
@@ -83,7 +83,7 @@ def fit_named(columns: list, rows_for, name_widths: tuple[int, ...], width: int,
     return columns_shown, rows
 
 
-def table_width(columns: list, rows: list[dict], prose: bool = False, whole: tuple[str, ...] = ()) -> int:
+def table_width(columns: list, rows: Sequence[dict], prose: bool = False, whole: tuple[str, ...] = ()) -> int:
     """Terminal columns a table takes: each column as wide as its heading's longest line or its
     widest cell, plus rich's borders and padding; with `prose`, a prose column (text with spaces)
     only as wide as its longest word, as rich_table wraps it."""
@@ -114,7 +114,7 @@ def _least(columns: Sequence, rows: Sequence[dict], whole: tuple[str, ...] = ())
     return widths
 
 
-def _prose_widths(columns: tuple, rows: list[dict], width: int, whole: tuple[str, ...] = ()) -> list[int] | None:
+def _prose_widths(columns: tuple, rows: Sequence[dict], width: int, whole: tuple[str, ...] = ()) -> list[int] | None:
     """Content widths that fit `width`: each column at its least (_least), what is left shared in
     proportion to how much wider each would be whole; None where the table fits as it is, or
     cannot fit even so."""

@@ -81,13 +81,14 @@ def timeline_figure(events: pd.DataFrame, ranges: pd.DataFrame, window: tuple[in
         labels.append(lane_name)
     axes.set_yticks(np.arange(len(labels)) + 0.5, labels, fontsize=8)
     axes.set_ylim(0, max(len(labels), 1))
-    axes.set_xlim(bars.ms(start), bars.ms(end))
+    axes.set_xlim(float(bars.ms(start)), float(bars.ms(end)))
     axes.set_xlabel("time (ms from the start of the capture)")
     figure.suptitle(title, fontsize=11)
     if caption:
         figure.supxlabel(caption, fontsize=8)
     axes.grid(axis="x", alpha=0.3)
-    legend = [Patch(color=COLORS.get(kind, OTHER_COLOR), label=kind) for kind in (*COLORS, *sorted(used - set(COLORS))) if kind in used]
+    legend = [Patch(color=COLORS.get(kind, OTHER_COLOR), label=kind)
+              for kind in (*COLORS, *sorted(used - set(COLORS))) if kind in used]
     if len(nvtx_lanes):
         legend.append(Patch(color=NVTX_COLORS[0], label="NVTX range"))
     if legend:
@@ -147,8 +148,10 @@ class _Bars:
         x0, x1 = self.ms(left), self.ms(right)
         y0, y1 = lane + BAR[0], lane + BAR[0] + BAR[1]
         corners = np.stack([np.column_stack(corner) for corner in ((x0, y0), (x0, y1), (x1, y1), (x1, y0))], axis=1)
-        self.axes.add_collection(PolyCollection(corners, facecolors=colors, edgecolors="none", linewidths=0,
-                                                gid="timeline-bars"), autolim=False)
+        # matplotlib's stubs ask for a sequence of polygons; an (n, 4, 2) array is one, as it documents
+        polygons = PolyCollection(corners, facecolors=colors, edgecolors="none", linewidths=0,  # type: ignore[arg-type]
+                                  gid="timeline-bars")
+        self.axes.add_collection(polygons, autolim=False)
         self.parts = []
 
     def wide(self, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:

@@ -55,6 +55,12 @@ class Capture:
     bench: dict | None = None  # {"env", "results", ...} as `nsprof bench --save-as` writes it
     attributed: pd.DataFrame | None = None  # nvtx_attribution.attribute_work of every export, once
 
+    def profiled(self) -> tuple[Profile, ProfileAnalysis]:
+        """The profile and its analysis (diff_captures reads them only when neither side is a bench record)."""
+        if self.profile is None or self.analysis is None:
+            raise TypeError(f"{self.name} is a bench record, not a profile")
+        return self.profile, self.analysis
+
 
 def profile_capture(name: str, profile: Profile, attribution: str = "thread") -> Capture:
     """A profile with the parts of its analysis a diff reads (those of nsprof.analyze.report, each
@@ -111,7 +117,7 @@ def diff_captures(a: Capture, b: Capture, min_change_pct: float = DEFAULT_MIN_CH
     if (a.bench is None) != (b.bench is None):
         raise UsageError(f"{a.name} and {b.name} are not the same kind of capture (a bench record and a profile)",
                          "compare two profiles, or two `nsprof bench` records")
-    if a.bench is not None:
+    if a.bench is not None and b.bench is not None:
         frames = [_bench_frame(a.bench), _bench_frame(b.bench)]
         if stage_pair:
             frames = [_rekeyed(frame, stage, stage_pair) for frame, stage in zip(frames, stage_pair)]
@@ -121,19 +127,20 @@ def diff_captures(a: Capture, b: Capture, min_change_pct: float = DEFAULT_MIN_CH
                    for n, side in zip(only, "AB") if n]
         frames = [frame[frame["key"].isin(common)] for frame in frames]
         stages = _stage_rows(compare_summaries(*frames), {}, {}, min_change_pct, stage_pair, {})
-        return DiffResult(a.name, b.name, [], [], stages, [], [], _bench_warnings(a, b) + skipped, SUMMARY_METHOD,
+        return DiffResult(a.name, b.name, [], [], stages, [], [], _bench_warnings(a.bench, b.bench) + skipped, SUMMARY_METHOD,
                           min_change_pct, stage_pair, {"a": "bench", "b": "bench"})
     instances = {side: _instances(capture, attribution) for side, capture in (("a", a), ("b", b))}
     stage_a, stage_b = (_rekeyed(instances["a"]["stages"], stage_pair[0], stage_pair),
                         _rekeyed(instances["b"]["stages"], stage_pair[1], stage_pair)) if stage_pair else \
         (instances["a"]["stages"], instances["b"]["stages"])
-    counters = {side: stage_counters(capture.analysis.stages) for side, capture in (("a", a), ("b", b))}
+    analyses = {"a": a.profiled()[1], "b": b.profiled()[1]}
+    counters = {side: stage_counters(analyses[side].stages) for side in ("a", "b")}
     if stage_pair:
         counters = {"a": _rekeyed_index(counters["a"], stage_pair[0], stage_pair),
                     "b": _rekeyed_index(counters["b"], stage_pair[1], stage_pair)}
-    main_kernels = {side: _main_kernels(capture.analysis.stages, stage_pair[index] if stage_pair else None, stage_pair)
-                    for index, (side, capture) in enumerate((("a", a), ("b", b)))}
-    rules = {side: _rules_of(capture.analysis) for side, capture in (("a", a), ("b", b))}
+    main_kernels = {side: _main_kernels(analyses[side].stages, stage_pair[index] if stage_pair else None, stage_pair)
+                    for index, side in enumerate(("a", "b"))}
+    rules = {side: _rules_of(analyses[side]) for side in ("a", "b")}
     stages = _stage_rows(compare_samples(*_values(stage_a, stage_b, "gpu_time_ns")), counters, rules, min_change_pct,
                          stage_pair, main_kernels, compare_samples(*_values(stage_a, stage_b, "duration_ns")))
     warnings = _warnings(a, b)
@@ -154,7 +161,7 @@ def diff_captures(a: Capture, b: Capture, min_change_pct: float = DEFAULT_MIN_CH
 def _instances(capture: Capture, attribution: str) -> dict:
     """Per-launch kernel times ("launches": name, start_ns, value_ns, and "source"),
     and per-instance range and stage figures ("ranges", "stages": key, gpu_time_ns, duration_ns)."""
-    profile, analysis = capture.profile, capture.analysis
+    profile, analysis = capture.profiled()
     if profile.nsys:
         frames = []
         for export in profile.nsys:
@@ -249,7 +256,7 @@ def _kernel_rows(a: Capture, b: Capture, instances: dict, rules: dict, min_chang
     stats[["a_total_ns", "b_total_ns"]] = stats[["a_total_ns", "b_total_ns"]].fillna(0)
     a_names = matches[(matches["side"] == "a")].set_index("key")["name"]
     matched_by = matches.drop_duplicates("key", keep="last").set_index("key")["matched_by"]
-    counters = {side: kernel_counters(capture.analysis.kernels) for side, capture in (("a", a), ("b", b))}
+    counters = {side: kernel_counters(capture.profiled()[1].kernels) for side, capture in (("a", a), ("b", b))}
     rows = []
     for record, (key, row) in zip(_records(stats, "kernel"), stats.iterrows()):
         a_name = a_names.get(key)
@@ -324,6 +331,7 @@ def _stage_order(key: str) -> tuple:
 def _pair_key(key: str, stage_pair: tuple[str, str]) -> str:
     """A stage range re-keyed so that stage X of A and stage Y of B compare in one row."""
     parsed = parse_stage_range(key)
+    assert parsed is not None  # _rekeyed keeps only stage ranges
     return f"nsprof:{parsed['op']}/{stage_pair[0]}->{stage_pair[1]}/{parsed['size']}"
 
 
@@ -382,7 +390,7 @@ def _totals(a: Capture, b: Capture) -> list[dict]:
 
 
 def _capture_totals(capture: Capture) -> dict:
-    profile, analysis = capture.profile, capture.analysis
+    profile, analysis = capture.profiled()
     if not profile.nsys:
         kernels = analysis.kernels
         return {"kernel_ns": float(kernels["duration_ns"].sum())} if kernels is not None else {}
@@ -421,18 +429,20 @@ def _count_warnings(kernels: list[dict]) -> list[str]:
 
 def _warnings(a: Capture, b: Capture) -> list[str]:
     warnings = []
-    if a.analysis.gpu != b.analysis.gpu:
-        warnings.append(f"different GPUs: A ran on {a.analysis.gpu or 'an unnamed GPU'}, "
-                        f"B on {b.analysis.gpu or 'an unnamed GPU'}")
-    versions = [sorted({e.nsys_version for e in c.profile.nsys if e.nsys_version}) for c in (a, b)]
+    (a_profile, a_analysis), (b_profile, b_analysis) = a.profiled(), b.profiled()
+    if a_analysis.gpu != b_analysis.gpu:
+        warnings.append(f"different GPUs: A ran on {a_analysis.gpu or 'an unnamed GPU'}, "
+                        f"B on {b_analysis.gpu or 'an unnamed GPU'}")
+    versions = [sorted({e.nsys_version for e in p.nsys if e.nsys_version}) for p in (a_profile, b_profile)]
     if all(versions) and versions[0] != versions[1]:
         warnings.append(f"different nsys versions: A {', '.join(versions[0])}, B {', '.join(versions[1])}")
-    warnings += _software_warnings(*(c.profile.manifest or {} for c in (a, b)))
+    warnings += _software_warnings(*(p.manifest or {} for p in (a_profile, b_profile)))
     return warnings
 
 
-def _bench_warnings(a: Capture, b: Capture) -> list[str]:
-    envs = [c.bench.get("env") or {} for c in (a, b)]
+def _bench_warnings(a: dict, b: dict) -> list[str]:
+    """What differs between the environments two bench records ran in."""
+    envs = [bench.get("env") or {} for bench in (a, b)]
     warnings = []
     if envs[0].get("device") != envs[1].get("device"):
         warnings.append(f"different GPUs: A ran on {envs[0].get('device')}, B on {envs[1].get('device')}")
@@ -454,4 +464,5 @@ def _software_warnings(a: dict, b: dict) -> list[str]:
     return [f"different {key}: A {ours[key]}, B {theirs[key]}" for key in ours if key in theirs and ours[key] != theirs[key]]
 
 
-__all__ = ["ADDED", "FASTER", "MIN_SAMPLES", "NOT_CALLED", "REMOVED", "SAME", "SLOWER", "Capture", "DiffResult", "diff_captures", "profile_capture"]
+__all__ = ["ADDED", "FASTER", "MIN_SAMPLES", "NOT_CALLED", "REMOVED", "SAME", "SLOWER", "Capture", "DiffResult", "diff_captures",
+           "profile_capture"]

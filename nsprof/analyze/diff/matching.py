@@ -45,7 +45,8 @@ def match_kernels(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
         pairs += [(a_name, b_name, rule) for a_name, b_name in found]
         left = {side: names[~names["name"].isin({pair[index] for pair in found})]
                 for index, (side, names) in enumerate(left.items())}
-    rows = [{"side": "a", "name": a_name, "key": b_name, "matched_by": rule} for a_name, b_name, rule in pairs]
+    rows: list[dict[str, str | None]] = [{"side": "a", "name": a_name, "key": b_name, "matched_by": rule}
+                                         for a_name, b_name, rule in pairs]
     rows += [{"side": "b", "name": b_name, "key": b_name, "matched_by": rule} for _, b_name, rule in pairs]
     rows += [{"side": side, "name": name, "key": name, "matched_by": None}
              for side, names in left.items() for name in names["name"]]
