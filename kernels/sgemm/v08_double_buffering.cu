@@ -53,6 +53,8 @@
 //                  128 FMAs per 6 shared loads; with V8_ASYNC 2 it ties (96.0 / 97.2%): 8 stays.
 //   V8_DYN_SMEM    1: the ring in dynamic shared memory, so that BK 16 can take 3 or 4 stages (the
 //                  launcher asks for the bytes; benchmarks/gpu/tune_stage.py declares them).
+//   (Tried and dropped: the copies' .L2::128B prefetch hint, 98.6 / 96.9% at 8192 / 4096^3 with
+//   and without it.)
 //   V8_SWIZZLE     0: blocks in row order. G > 0: bands of G block rows are walked column by
 //                  column, so blocks running together share A and B tiles in L2. With V8_ASYNC 2
 //                  it lost (94.9 / 96.4% with G = 8).
