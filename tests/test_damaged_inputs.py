@@ -286,11 +286,14 @@ def _gpu_span_ms(export) -> str:
     with sqlite3.connect(export) as db:
         spans = [db.execute(f"SELECT MIN(start), MAX(end) FROM {table}").fetchone()
                  for table in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")]
-    return f"{(max(e for _, e in spans) - min(s for s, _ in spans)) / 1e6:.3f}"
+    return f"{(max(e for _, e in spans) - min(s for s, _ in spans)) / 1e6:,.3f}"
+
+
+_SPAN_MS = _gpu_span_ms(SGEMM / "nsys.sqlite")
 
 
 @pytest.mark.parametrize("window, cause", [
-    ("5000:", f"outside the capture, which runs 0 to {_gpu_span_ms(SGEMM / 'nsys.sqlite')} ms"),
+    (f"{float(_SPAN_MS.replace(',', '')) + 1000:.0f}:", f"outside the capture, which runs 0 to {_SPAN_MS} ms"),
     ("100:101", "holds no GPU work and no NVTX range")])
 def test_timeline_refuses_an_empty_window(tmp_path, window, cause):
     fails(invoke("timeline", SGEMM / "nsys.sqlite", "--out", tmp_path / "t.png", f"--window={window}"), cause)

@@ -145,7 +145,8 @@ def test_v9t_nsys_time_is_its_one_kernel_and_the_bench_time_is_the_host(pages):
     assert got["host_ns_per_launch"] == pytest.approx(host_ns) and got["time_per_launch_ns"] < host_ns / 2
     bench = json.loads((EXAMPLE / "bench-nsys.json").read_text())
     event_ns = next(r for r in bench["results"] if r["stage"] == "v9t")["median_ms"] * 1e6
-    assert event_ns == pytest.approx(host_ns, rel=0.05)  # CUDA events time the host's launch, not the kernel
+    # CUDA events time the host's launch, not the kernel: near the range's CPU time, far above the GPU's
+    assert event_ns == pytest.approx(host_ns, rel=0.15) and event_ns > 2 * got["time_per_launch_ns"]
     assert stages["v10"]["host_ns_per_launch"] < stages["v10"]["time_per_launch_ns"]  # GPU-bound: not named
     said = {stage: (f"{statistics.median(e - s for s, e, _ in _ranges_sql(stage)) / 1e3:.1f} µs on the CPU, "
                     f"{statistics.mean(k for _, _, k in _ranges_sql(stage)) / 1e3:.1f} µs on the GPU")
