@@ -71,8 +71,9 @@ def _shared_memory(measured: Measurements, names: list[str], steps: tuple, recor
     record["shared_memory"] = rows
     blocks: list[Block] = [Table(f"Shared {op}s per launch: predicted from the declared accesses, measured by ncu",
                                  _COMPARISON_COLUMNS, [r for r in rows if r["op"] == op],
-                                 f"measured wavefronts/instr. is nsprof analyze's n-way column: every shared {op} "
-                                 "of the kernel, averaged", _COMPARISON_DROP_ORDER)
+                                 f"measured wavefronts/instr.: every shared {op} of the stage's own kernel, averaged "
+                                 "(nsprof analyze's n-way column, which also counts a step the stage runs, such "
+                                 "as v8's transpose of A)", _COMPARISON_DROP_ORDER)
                            for op in ("load", "store") if any(r["op"] == op for r in rows)]
     changes = []
     for before, after in steps:
