@@ -1,7 +1,8 @@
 // Hopper asynchronous-copy and warpgroup-MMA primitives shared by h6 (HGEMM) and v11 (SGEMM TF32):
-// shared-memory addresses, mbarriers, TMA boxes and the wgmma fences. Included by path
-// ("../common/hopper_async.cuh"), so nvcc finds it beside the including file and NVRTC through
-// the kernel directory on its include path; nsprof.launch.compile hashes it with the kernel.
+// shared-memory addresses, mbarriers, TMA boxes, the wgmma fences and instructions, and the
+// persistent tile order. Included by path ("../common/hopper_async.cuh"), so nvcc finds it beside
+// the including file and NVRTC through the kernel directory on its include path;
+// nsprof.launch.compile hashes it with the kernel.
 #pragma once
 
 __device__ __forceinline__ unsigned smem_u32(const void* p) {
@@ -57,4 +58,62 @@ template <int R>
 __device__ __forceinline__ void fence_acc(float (&d)[R]) {
 #pragma unroll
     for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// wgmma.mma_async m64nNk{K} with float32 accumulators in registers (N/2 per thread), A and B from
+// shared memory by descriptor: HOPPER_WGMMA(K, TYPES, IMMS) defines wgmma_n256, wgmma_n128 and
+// wgmma_n64 for one instruction (its K and types, e.g. "16", "f32.f16.f16") and wgmma_bn<BN>, which
+// picks one by tile width. scale_d = 0 ignores the old D (a tile's first k step); imm-scale-a/b = 1;
+// IMMS holds whatever immediates the types add (f16's imm-trans-a/b: ", 0, 1"; tf32 has none).
+#define HOPPER_D32 \
+    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define HOPPER_D64 HOPPER_D32 ", " \
+    "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define HOPPER_D128 HOPPER_D64 ", " \
+    "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
+    "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
+    "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
+    "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+#define HOPPER_ACC8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), \
+                       "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
+#define HOPPER_ACC32 HOPPER_ACC8(0), HOPPER_ACC8(8), HOPPER_ACC8(16), HOPPER_ACC8(24)
+#define HOPPER_ACC64 HOPPER_ACC32, HOPPER_ACC8(32), HOPPER_ACC8(40), HOPPER_ACC8(48), HOPPER_ACC8(56)
+#define HOPPER_ACC128 HOPPER_ACC64, HOPPER_ACC8(64), HOPPER_ACC8(72), HOPPER_ACC8(80), HOPPER_ACC8(88), \
+                      HOPPER_ACC8(96), HOPPER_ACC8(104), HOPPER_ACC8(112), HOPPER_ACC8(120)
+// One width: D's operands are %0..%(N/2 - 1), then the descriptors a, b and scale_d.
+#define HOPPER_WGMMA_N(N, K, TYPES, IMMS, D, ACC, A, B, P)                                                   \
+    __device__ __forceinline__ void wgmma_n##N(float (&d)[N / 2], unsigned long long a, unsigned long long b, \
+                                               int scale_d) {                                                \
+        asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, " P ", 0;\n"                                        \
+                     " wgmma.mma_async.sync.aligned.m64n" #N "k" K "." TYPES " {" D "}, " A ", " B           \
+                     ", p, 1, 1" IMMS ";\n}\n"                                                               \
+                     : ACC                                                                                    \
+                     : "l"(a), "l"(b), "r"(scale_d));                                                        \
+    }
+#define HOPPER_WGMMA(K, TYPES, IMMS)                                                                         \
+    HOPPER_WGMMA_N(256, K, TYPES, IMMS, HOPPER_D128, HOPPER_ACC128, "%128", "%129", "%130")                 \
+    HOPPER_WGMMA_N(128, K, TYPES, IMMS, HOPPER_D64, HOPPER_ACC64, "%64", "%65", "%66")                       \
+    HOPPER_WGMMA_N(64, K, TYPES, IMMS, HOPPER_D32, HOPPER_ACC32, "%32", "%33", "%34")                        \
+    template <int BN>                                                                                        \
+    __device__ __forceinline__ void wgmma_bn(float (&d)[BN / 2], unsigned long long a, unsigned long long b, \
+                                             int scale_d) {                                                  \
+        if constexpr (BN == 256) wgmma_n256(d, a, b, scale_d);                                               \
+        else if constexpr (BN == 128) wgmma_n128(d, a, b, scale_d);                                          \
+        else wgmma_n64(d, a, b, scale_d);                                                                    \
+    }
+
+// Persistent tile order: unit u of a units_m x tiles_n grid (a unit is UNIT_ROWS rows of C) goes
+// down a group of GROUP_ROWS rows of C before moving right, so the blocks of one wave share few
+// tiles of A and B in L2.
+template <int GROUP_ROWS, int UNIT_ROWS>
+__device__ __forceinline__ void grouped_coords(int u, int units_m, int tiles_n, int& um, int& tn) {
+    constexpr int G = GROUP_ROWS / UNIT_ROWS > 0 ? GROUP_ROWS / UNIT_ROWS : 1;
+    const int group = u / (G * tiles_n);
+    const int first = group * G;
+    const int rows = min(units_m - first, G);
+    const int r = u - first * tiles_n;
+    um = first + r % rows;
+    tn = r / rows;
 }

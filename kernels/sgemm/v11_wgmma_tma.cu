@@ -125,74 +125,15 @@ __device__ __forceinline__ unsigned long long make_desc(unsigned addr) {
            ((unsigned long long)(1024 >> 4) << 32) | (1ull << 62);
 }
 
-// D(64 x N, f32) += A(64 x 8, K-major) * B(8 x N, K-major), both tf32 from shared memory.
-// scale_d = 0 ignores the old D (a tile's first k step); imm-scale-a/b = 1. No transpose
-// immediates: .tf32 has none (both operands K-major).
-#define V11_ACC8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), \
-                    "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
-
-__device__ __forceinline__ void wgmma_n256(float (&d)[128], unsigned long long a, unsigned long long b, int scale_d) {
-    asm volatile(
-        "{\n .reg .pred p;\n setp.ne.b32 p, %130, 0;\n"
-        " wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
-        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
-        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-        "}, %128, %129, p, 1, 1;\n}\n"
-        : V11_ACC8(0), V11_ACC8(8), V11_ACC8(16), V11_ACC8(24), V11_ACC8(32), V11_ACC8(40), V11_ACC8(48),
-          V11_ACC8(56), V11_ACC8(64), V11_ACC8(72), V11_ACC8(80), V11_ACC8(88), V11_ACC8(96), V11_ACC8(104),
-          V11_ACC8(112), V11_ACC8(120)
-        : "l"(a), "l"(b), "r"(scale_d));
-}
-
-__device__ __forceinline__ void wgmma_n128(float (&d)[64], unsigned long long a, unsigned long long b, int scale_d) {
-    asm volatile(
-        "{\n .reg .pred p;\n setp.ne.b32 p, %66, 0;\n"
-        " wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-        "}, %64, %65, p, 1, 1;\n}\n"
-        : V11_ACC8(0), V11_ACC8(8), V11_ACC8(16), V11_ACC8(24), V11_ACC8(32), V11_ACC8(40), V11_ACC8(48),
-          V11_ACC8(56)
-        : "l"(a), "l"(b), "r"(scale_d));
-}
-
-__device__ __forceinline__ void wgmma_n64(float (&d)[32], unsigned long long a, unsigned long long b, int scale_d) {
-    asm volatile(
-        "{\n .reg .pred p;\n setp.ne.b32 p, %34, 0;\n"
-        " wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-        "}, %32, %33, p, 1, 1;\n}\n"
-        : V11_ACC8(0), V11_ACC8(8), V11_ACC8(16), V11_ACC8(24)
-        : "l"(a), "l"(b), "r"(scale_d));
-}
-
-template <int BN>
-__device__ __forceinline__ void wgmma_bn(float (&d)[BN / 2], unsigned long long a, unsigned long long b, int scale_d) {
-    if constexpr (BN == 256) wgmma_n256(d, a, b, scale_d);
-    else if constexpr (BN == 128) wgmma_n128(d, a, b, scale_d);
-    else wgmma_n64(d, a, b, scale_d);
-}
+// D(64 x N, f32) += A(64 x 8, K-major) * B(8 x N, K-major), both tf32 from shared memory. No
+// transpose immediates: .tf32 has none (both operands K-major).
+HOPPER_WGMMA("8", "f32.tf32.tf32", "")
 
 // Tile order of the persistent entries: consecutive tiles go down a group of V11_GROUP_ROWS
 // rows of C before moving right, so one wave of blocks shares few column tiles of Bt.
 template <int BM>
 __device__ __forceinline__ void tile_coords(int u, int tiles_m, int tiles_n, int& tm, int& tn) {
-    constexpr int G = V11_GROUP_ROWS / BM > 0 ? V11_GROUP_ROWS / BM : 1;
-    const int group = u / (G * tiles_n);
-    const int first = group * G;
-    const int rows = min(tiles_m - first, G);
-    const int r = u - first * tiles_n;
-    tm = first + r % rows;
-    tn = r / rows;
+    grouped_coords<V11_GROUP_ROWS, BM>(u, tiles_m, tiles_n, tm, tn);
 }
 
 // Epilogue: one warp stores its 16-row slab of a 64 x BN f32 accumulator fragment. wgmma's D
