@@ -126,18 +126,7 @@ __device__ __forceinline__ float4 load4(const float* __restrict__ base, int ld, 
     return v;
 }
 
-// cp.async with a source size: 0 bytes read fill the destination with zeros.
-__device__ __forceinline__ void cp_async4(float* smem, const float* gmem, bool in) {
-    const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(addr), "l"(gmem), "r"(in ? 4 : 0));
-}
-__device__ __forceinline__ void cp_async16(float* smem, const float* gmem, bool in) {
-    const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(addr), "l"(gmem), "r"(in ? 16 : 0));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+#include "../common/cp_async.cuh"  // cp_async4/16 with zero fill, commit, wait
 
 template <int BM, int BN, int BK, int TN, bool CHECKED>
 __device__ __forceinline__ void sgemm_v8_body(int M, int N, int K,

@@ -47,14 +47,7 @@
 #define V10_ROUND 1
 #endif
 
-// A 16-byte copy; `in` false reads nothing (source size 0) and writes 16 zero bytes.
-__device__ __forceinline__ void cp_async16(float* smem, const float* gmem, bool in) {
-    const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(addr), "l"(gmem), "r"(in ? 16 : 0));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+#include "../common/cp_async.cuh"  // cp_async16 with zero fill (`in` false: 16 zero bytes), commit, wait
 
 // The tensor-core instructions, written as PTX: mma.sync m16n8k8 on TF32 with float32
 // accumulators, and ldmatrix, which loads four 8x4-word tiles of A per instruction.
