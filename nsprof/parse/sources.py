@@ -36,6 +36,7 @@ class FoundProfile:
     started: dt.datetime  # the manifest's start time, else the files' modification time
     has_ncu: bool  # it holds ncu output (a named .csv or .ncu-rep file is taken for ncu output)
     op: str | None = None  # the op its manifest names (an nsprof profile); None for other exports
+    stages: frozenset[str] = frozenset()  # the stages its manifest says it captured
 
 
 @dataclass(frozen=True)
@@ -54,8 +55,7 @@ def find_profiles(paths: list[Path]) -> list[FoundProfile]:
     for path in paths:
         for directory_or_file in _profile_paths(Path(path)):
             found.setdefault(directory_or_file.resolve(), directory_or_file)
-    profiles = [FoundProfile(path, name, _started(path), _has_ncu(path), _manifest_op(path))
-                for path, name in zip(found.values(), unique_names(list(found)))]
+    profiles = [_found(path, name) for path, name in zip(found.values(), unique_names(list(found)))]
     return sorted(profiles, key=lambda profile: profile.started)
 
 
@@ -81,7 +81,7 @@ def latest_profile(path: Path = PROFILES_DIR, with_ncu: bool = True, op: str | N
     own_ladder = [profile for profile in candidates if op is not None and profile.op == op]
     candidates = own_ladder or candidates  # another program's capture only where the ladder has none
     if stages:  # a newer capture of other stages of the ladder must not hide the one that measured these
-        candidates = [p for p in candidates if set(stages) & _manifest_stages(p.path)] or candidates
+        candidates = [p for p in candidates if p.stages & set(stages)] or candidates
     return candidates[-1] if candidates else None
 
 
@@ -157,37 +157,35 @@ def _has_ncu(path: Path) -> bool:
     return bool(tool_outputs(path)[1])
 
 
-def _started(path: Path) -> dt.datetime:
-    started = _manifest_start(path / MANIFEST) if path.is_dir() else None
-    if started is not None:
-        return started
+def _started(path: Path, manifest: dict) -> dt.datetime:
+    """The manifest's "started", else the newest output file's modification time (no manifest, or a
+    hand-edited one)."""
+    try:
+        started = dt.datetime.fromisoformat(manifest["started"])
+        return started if started.tzinfo else started.replace(tzinfo=dt.timezone.utc)
+    except (KeyError, TypeError, ValueError):
+        pass
     files = [path] if path.is_file() else [file for outputs in tool_outputs(path) for file in outputs] or [path]
     newest = max(file.stat().st_mtime for file in files)
     return dt.datetime.fromtimestamp(newest, tz=dt.timezone.utc)
 
 
-def _manifest_op(path: Path) -> str | None:
+def _found(path: Path, name: str) -> FoundProfile:
+    """A profile as found: its manifest read once, for its start time, op and stages."""
+    manifest = _read_manifest(path)
+    op, stages = manifest.get("op"), manifest.get("stages")
+    captured = frozenset(s for s in stages if isinstance(s, str)) if isinstance(stages, list) else frozenset()
+    return FoundProfile(path, name, _started(path, manifest), _has_ncu(path), op if isinstance(op, str) else None,
+                        captured)
+
+
+def _read_manifest(path: Path) -> dict:
+    """A profile directory's manifest, read once when profiles are searched; {} without one or when
+    it does not parse (loading the profile reports a broken manifest)."""
+    if not path.is_dir():
+        return {}
     try:
-        op = json.loads((path / MANIFEST).read_text(encoding="utf-8")).get("op") if path.is_dir() else None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
-        return None
-    return op if isinstance(op, str) else None
-
-
-def _manifest_stages(path: Path) -> set[str]:
-    """The stages a profile's manifest says it captured; none without a readable one."""
-    try:
-        stages = json.loads((path / MANIFEST).read_text(encoding="utf-8")).get("stages") if path.is_dir() else None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
-        return set()
-    return {s for s in stages if isinstance(s, str)} if isinstance(stages, list) else set()
-
-
-def _manifest_start(path: Path) -> dt.datetime | None:
-    """The manifest's "started"; None without one (loading the profile reports a broken manifest)."""
-    try:
-        started = json.loads(path.read_text(encoding="utf-8")).get("started")
-        moment = dt.datetime.fromisoformat(started)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError, TypeError, ValueError):
-        return None  # no manifest, or a hand-edited one: fall back to the files' time
-    return moment if moment.tzinfo else moment.replace(tzinfo=dt.timezone.utc)
+        manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return {}
+    return manifest if isinstance(manifest, dict) else {}
