@@ -73,11 +73,13 @@ def test_bench_reports_timing_and_percent_of_cublas(tmp_path):
 
 
 @pytest.mark.parametrize("tile", ["128x128", "64x128", "64x64"])
-@pytest.mark.parametrize("size, split, checked", [((512, 512, 512), 2, False), ((512, 512, 528), 2, True),
-                                                  ((520, 512, 512), 1, True), ((512, 516, 512), 1, True)])
+@pytest.mark.parametrize("size, split, checked", [((512, 512, 512), 2, False), ((512, 512, 520), 2, True),
+                                                  ((512, 512, 528), 2, False), ((520, 512, 512), 1, True),
+                                                  ((512, 516, 512), 1, True)])
 def test_v8_runs_unchecked_on_whole_tiles_and_checked_otherwise(tile, size, split, checked, tools):
-    """Each v8 tile, forced: whole tiles take the entry without bounds checks, a short K slice or a ragged
-    M or N the checked one, and both verify."""
+    """Each v8 tile, forced: whole tiles take the entry without bounds checks, a short last k step or a
+    ragged M or N the checked one, and both verify. K 528 split in 2 is 16.5 steps a slice: stream-K cuts
+    between whole steps (a block's run crosses into the next tile), so it stays unchecked."""
     from nsprof.launch.measure import verify
     from nsprof.registry import get_stage
 
@@ -87,6 +89,26 @@ def test_v8_runs_unchecked_on_whole_tiles_and_checked_otherwise(tile, size, spli
     assert launcher.entry == f"sgemm_v8_{tile}" + ("" if checked else "_unchecked")
     err = verify(launcher, problem)
     assert err <= stage.tolerance(size), f"{launcher.entry} {size}/{split}: relative error {err:.3g}"
+
+
+@pytest.mark.parametrize("tile", ["128x128", "64x128", "64x64"])
+@pytest.mark.parametrize("size", [(512, 512, 512), (1000, 1200, 808), (300, 4100, 1000), (2048, 4096, 264)])
+@pytest.mark.parametrize("tail", [1, 5, 10_000])
+def test_v8_tiles_shared_out_by_stream_k_add_up_to_c(tile, size, tail, tools):
+    """The last `tail` tiles (all, at 10,000) shared by one block per slot: runs of k steps that end
+    mid-tile, cross into the next tiles (all shared at 2048x4096: about two tiles a block at 128x128)
+    or are empty (5 tiles over 1056 blocks at 64x64), at whole and ragged sizes and a short last step."""
+    from nsprof.launch.measure import verify
+    from nsprof.registry import get_stage
+
+    op, stage = get_op("sgemm"), get_stage("sgemm", "v8")
+    problem = op.workload.problem(tools.xp, size, seed=sum(size) + tail)
+    launcher = op.workload.launcher(stage, problem, tools, tile_shape=tile, split_k=1, tail=tail)
+    plan = launcher.plan
+    bm, bn = map(int, tile.split("x"))
+    assert plan.shared_tiles == min(tail, -(-size[0] // bm) * -(-size[1] // bn))
+    err = verify(launcher, problem)
+    assert err <= stage.tolerance(size), f"{launcher.tile_label} {size}: relative error {err:.3g}"
 
 
 @pytest.mark.parametrize("name, tile, split", [("h3", "128x128", 4), ("h4", "64x128", 4), ("h5", "64x128", 4)])

@@ -48,10 +48,44 @@ def test_v8_runs_its_unchecked_entry_only_on_whole_tiles(size, unchecked):
 
 
 def test_a_k_split_into_slices_of_partial_tiles_takes_the_checked_entry():
+    tile = next(t for t in V10.tiles if t.unchecked_entry)
+    assert 1056 % tile.bk == 0 and 1056 % (2 * tile.bk) != 0
+    assert tile.entry_for(1024, 1024, 1056, 1) == tile.unchecked_entry
+    assert tile.entry_for(1024, 1024, 1056, 2) == tile.entry
+
+
+def test_stream_k_cuts_k_between_whole_steps_so_any_split_of_whole_steps_runs_unchecked():
     tile = V8.tiles[0]
-    assert 1040 % tile.bk == 0 and 1040 % (2 * tile.bk) != 0
-    assert tile.entry_for(1024, 1024, 1040, 1) == "sgemm_v8_128x128_unchecked"
-    assert tile.entry_for(1024, 1024, 1040, 2) == "sgemm_v8_128x128"
+    assert tile.stream_k and 1040 % (2 * tile.bk) != 0
+    assert tile.entry_for(1024, 1024, 1040, 2) == "sgemm_v8_128x128_unchecked"
+    assert tile.entry_for(1024, 1024, 1048, 2) == "sgemm_v8_128x128"  # 65.5 steps: the last one short
+
+
+@pytest.mark.parametrize(
+    "size, shared",
+    [
+        ((8192, 8192, 8192), 136),  # 4096 tiles = 15 waves of 264 + 136: the last wave's tiles are shared
+        ((4096, 4096, 4096), 232),  # 3 waves + 232
+        ((3072, 3072, 3072), 48 + 264),  # 2 waves + 48: under half a wave, so the wave before is shared too
+        ((8000, 8000, 8000), 9 + 264),  # 63 x 63 tiles, ragged
+        ((7680, 8448, 8192), 0),  # 3960 tiles: 15 whole waves
+        ((2048, 2048, 2048), 0),  # 256 tiles: under two waves, nothing to even out
+    ],
+)
+def test_v8_shares_out_the_last_wave_by_stream_k(size, shared):
+    plan = choose_plan(V8, *size, H200_SMS)
+    assert (plan.split_k, plan.shared_tiles, plan.shared_blocks) == (1, shared, 264 if shared else 0)
+
+
+def test_a_split_of_a_stream_k_tile_shares_every_tile():
+    plan = choose_plan(V8, 1024, 1024, 1024, H200_SMS)  # 64 tiles, split in 4
+    assert (plan.split_k, plan.shared_tiles, plan.shared_blocks) == (4, 64, 256)
+    assert choose_plan(V10, 8192, 8192, 8192, H200_SMS).shared_tiles == 0  # no stream-K entry
+
+
+def test_forced_tail_is_capped_at_the_tile_count():
+    plan = choose_plan(V8, 512, 512, 512, H200_SMS, forced_tile="64x64", forced_split=1, forced_tail=1000)
+    assert (plan.shared_tiles, plan.shared_blocks) == (64, 132 * 8)
 
 
 def test_a_tile_without_an_unchecked_entry_always_runs_its_own():

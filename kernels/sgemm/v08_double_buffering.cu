@@ -77,9 +77,6 @@ template <int N> struct Steps { static constexpr int value = N; };
 #ifndef V8_STAGES
 #define V8_STAGES 2
 #endif
-#ifndef V8_SWIZZLE
-#define V8_SWIZZLE 0
-#endif
 #ifndef V8_DYN_SMEM
 #define V8_DYN_SMEM 0  // 1: the buffers in dynamic shared memory (the launcher asks for it), past 48 KB
 #endif
@@ -128,11 +125,16 @@ __device__ __forceinline__ float4 load4(const float* __restrict__ base, int ld, 
 
 #include "../common/cp_async.cuh"  // cp_async4/16 with zero fill, commit, wait
 
+// What one call of the body computes: the BM x BN tile at block row `by`, column `bx`, over
+// k in [k_begin, k_end) (whole BK steps, the last may be short), stored into C or, for a part of
+// K (`add`), added into C, which the launcher zeroed.
+struct V8Work { int by, bx, k_begin, k_end; bool add; };
+
 template <int BM, int BN, int BK, int TN, bool CHECKED>
 __device__ __forceinline__ void sgemm_v8_body(int M, int N, int K,
                                               const float* __restrict__ A,
                                               const float* __restrict__ B,
-                                              float* __restrict__ C) {
+                                              float* __restrict__ C, const V8Work& work) {
     using P = V8<BM, BN, BK, TN>;
 #if V8_DYN_SMEM
     extern __shared__ __align__(16) float v8_smem[];
@@ -154,20 +156,8 @@ __device__ __forceinline__ void sgemm_v8_body(int M, int N, int K,
     const int ty = (warp / WARPS_X) * 4 + lane / LANES_X;
     const int tx = (warp % WARPS_X) * LANES_X + lane % LANES_X;
 
-    int bx = blockIdx.x, by = blockIdx.y;
-#if V8_SWIZZLE > 0
-    {   // bands of V8_SWIZZLE block rows, walked column by column (see the knobs above)
-        const int band = V8_SWIZZLE * gridDim.x, b = by * gridDim.x + bx;
-        const int first = b / band * V8_SWIZZLE, rows = min(static_cast<int>(gridDim.y) - first, V8_SWIZZLE);
-        by = first + b % band % rows;
-        bx = b % band / rows;
-    }
-#endif
-    const int m0 = by * BM, n0 = bx * BN;
-    // Split-K: blockIdx.z takes the z-th slice of K (whole BK tiles; the last may be short)
-    // and adds its partial sums into C, which the launcher zeroed.
-    const int k_len = (K + gridDim.z * BK - 1) / (gridDim.z * BK) * BK;
-    const int k_begin = blockIdx.z * k_len, k_end = min(K, k_begin + k_len);
+    const int m0 = work.by * BM, n0 = work.bx * BN;
+    const int k_begin = work.k_begin, k_end = work.k_end;
     const int tiles = (k_end - k_begin + BK - 1) / BK;
     if (tiles <= 0) return;  // an empty trailing slice (tiny K): nothing to add
     const bool vec_b = !CHECKED || N % 4 == 0;
@@ -350,14 +340,14 @@ __device__ __forceinline__ void sgemm_v8_body(int M, int N, int K,
             float* c = &C[row * N + col];
             if (vec_c) {
                 if (CHECKED && col >= N) continue;
-                if (gridDim.z == 1) *reinterpret_cast<float4*>(c) = v;
+                if (!work.add) *reinterpret_cast<float4*>(c) = v;
                 else atomicAdd(reinterpret_cast<float4*>(c), v);  // float4 atomics: sm_90 and later
             } else {
                 const float vs[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
                 for (int j = 0; j < 4; ++j) {
                     if (col + j >= N) continue;
-                    if (gridDim.z == 1) c[j] = vs[j];
+                    if (!work.add) c[j] = vs[j];
                     else atomicAdd(c + j, vs[j]);
                 }
             }
@@ -365,26 +355,60 @@ __device__ __forceinline__ void sgemm_v8_body(int M, int N, int K,
     }
 }
 
+// The blocks' work (a 1-D grid; the launcher, nsprof.ops.matmul, chooses the numbers):
+// blocks [0, whole_tiles) each compute one tile over all of K, in row order; the tiles after them
+// are shared out over the next `shared_blocks` blocks by k steps (stream-K): block u takes the
+// u-th of shared_blocks equal runs of those tiles' BK-deep steps, laid end to end tile after tile,
+// and adds its sums into C for each tile its run touches. With whole_tiles = 0 and shared_blocks =
+// split x tiles this is split-K; with the last partial wave's tiles (or that and one more wave)
+// shared by one block per slot of the GPU, the last wave ends evenly instead of leaving SMs idle.
+template <int BM, int BN, bool CHECKED>
+__device__ __forceinline__ void sgemm_v8_blocks(int M, int N, int K, const float* __restrict__ A,
+                                                const float* __restrict__ B, float* __restrict__ C,
+                                                int whole_tiles, int shared_blocks) {
+    const int tiles_x = (N + BN - 1) / BN;
+    const long long steps = (K + V8_BK - 1) / V8_BK;  // k steps per tile
+    const int b = blockIdx.x;
+    // This block's run of k steps, counted from the first step of tile `base`.
+    int base = 0;
+    long long step = b * steps, end = step + steps;
+    bool add = false;
+    if (b >= whole_tiles) {
+        const long long shared = (tiles_x * ((M + BM - 1) / BM) - whole_tiles) * steps;
+        const int u = b - whole_tiles;
+        base = whole_tiles;
+        step = shared * u / shared_blocks;
+        end = shared * (u + 1) / shared_blocks;
+        add = true;
+    }
+    while (step < end) {  // one pass per tile the run touches (a whole tile: one pass)
+        const int tile = base + static_cast<int>(step / steps);
+        const long long first = step % steps, last = min(steps, first + end - step);
+        sgemm_v8_body<BM, BN, V8_BK, BM == 128 ? V8_TN : 8, CHECKED>(
+            M, N, K, A, B, C, {tile / tiles_x, tile % tiles_x, static_cast<int>(first * V8_BK),
+                               static_cast<int>(min(static_cast<long long>(K), last * V8_BK)), add});
+        step += last - first;
+        if (step < end) __syncthreads();  // the next pass refills the shared buffers
+    }
+}
+
 // Two entry points per block tile: sgemm_v8_<BM>x<BN> checks every access (any M, N, K);
-// sgemm_v8_<BM>x<BN>_unchecked assumes whole tiles (M % BM == N % BN == K % (BK * split) == 0,
-// so every row is also float4-aligned) and carries no bounds checks. The launcher picks one per
-// launch (nsprof.ops.matmul: Tile.unchecked_entry).
+// sgemm_v8_<BM>x<BN>_unchecked assumes whole tiles (M % BM == N % BN == K % BK == 0, so every row
+// is also float4-aligned) and carries no bounds checks. The launcher picks one per launch
+// (nsprof.ops.matmul: Tile.unchecked_entry).
 #define V8_THREADS_128 (128 * 128 / (8 * V8_TN))
-#define V8_ARGS int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C
-extern "C" __global__ void __launch_bounds__(V8_THREADS_128, V8_MIN_BLOCKS)
-sgemm_v8_128x128(V8_ARGS) { sgemm_v8_body<128, 128, V8_BK, V8_TN, true>(M, N, K, A, B, C); }
-extern "C" __global__ void __launch_bounds__(V8_THREADS_128, V8_MIN_BLOCKS)
-sgemm_v8_128x128_unchecked(V8_ARGS) { sgemm_v8_body<128, 128, V8_BK, V8_TN, false>(M, N, K, A, B, C); }
-
-extern "C" __global__ void __launch_bounds__(128, 2 * V8_MIN_BLOCKS)
-sgemm_v8_64x128(V8_ARGS) { sgemm_v8_body<64, 128, V8_BK, 8, true>(M, N, K, A, B, C); }
-extern "C" __global__ void __launch_bounds__(128, 2 * V8_MIN_BLOCKS)
-sgemm_v8_64x128_unchecked(V8_ARGS) { sgemm_v8_body<64, 128, V8_BK, 8, false>(M, N, K, A, B, C); }
-
-extern "C" __global__ void __launch_bounds__(64, 4 * V8_MIN_BLOCKS)
-sgemm_v8_64x64(V8_ARGS) { sgemm_v8_body<64, 64, V8_BK, 8, true>(M, N, K, A, B, C); }
-extern "C" __global__ void __launch_bounds__(64, 4 * V8_MIN_BLOCKS)
-sgemm_v8_64x64_unchecked(V8_ARGS) { sgemm_v8_body<64, 64, V8_BK, 8, false>(M, N, K, A, B, C); }
+#define V8_ARGS int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, \
+                int whole_tiles, int shared_blocks
+#define V8_ENTRY(NAME, BM, BN, THREADS, MIN_BLOCKS, CHECKED)                                         \
+    extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) NAME(V8_ARGS) {                \
+        sgemm_v8_blocks<BM, BN, CHECKED>(M, N, K, A, B, C, whole_tiles, shared_blocks);              \
+    }
+V8_ENTRY(sgemm_v8_128x128, 128, 128, V8_THREADS_128, V8_MIN_BLOCKS, true)
+V8_ENTRY(sgemm_v8_128x128_unchecked, 128, 128, V8_THREADS_128, V8_MIN_BLOCKS, false)
+V8_ENTRY(sgemm_v8_64x128, 64, 128, 128, 2 * V8_MIN_BLOCKS, true)
+V8_ENTRY(sgemm_v8_64x128_unchecked, 64, 128, 128, 2 * V8_MIN_BLOCKS, false)
+V8_ENTRY(sgemm_v8_64x64, 64, 64, 64, 4 * V8_MIN_BLOCKS, true)
+V8_ENTRY(sgemm_v8_64x64_unchecked, 64, 64, 64, 4 * V8_MIN_BLOCKS, false)
 
 // V8_ASYNC 2: A (M x K) -> At (K x lda), lda = M rounded up to 4 floats (zeros in columns M..lda-1),
 // through a 32 x 33 shared tile (coalesced both ways, no bank conflicts); grid (ceil(K / 32),

@@ -90,8 +90,14 @@ class MatmulProblem:
 
 @dataclass(frozen=True)
 class LaunchPlan:
+    """How a product is cut into blocks: the tile, the K split and, for a stream_k tile, the last
+    `shared_tiles` tiles whose k steps `shared_blocks` blocks share out evenly (a K split of a
+    stream_k tile shares every tile: split x tiles blocks)."""
+
     tile: Tile
     split_k: int = 1
+    shared_tiles: int = 0
+    shared_blocks: int = 0
 
 
 @dataclass
@@ -116,21 +122,24 @@ class Launcher:
     def tile_label(self) -> str:
         if self.plan is None:
             return "library"
-        t = self.plan.tile
-        split = f"/split{self.plan.split_k}" if self.plan.split_k > 1 else ""
-        return f"{t.bm}x{t.bn}x{t.bk}{split}"
+        t, plan = self.plan.tile, self.plan
+        split = f"/split{plan.split_k}" if plan.split_k > 1 else ""
+        tail = f"/tail{plan.shared_tiles}" if plan.shared_tiles and plan.split_k == 1 else ""
+        return f"{t.bm}x{t.bn}x{t.bk}{split}{tail}"
 
 
 def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile: str | None = None,
-                forced_split: int | None = None, tiles: tuple[Tile, ...] | None = None) -> LaunchPlan:
+                forced_split: int | None = None, tiles: tuple[Tile, ...] | None = None,
+                forced_tail: int | None = None) -> LaunchPlan:
     """Pick the block tile (and split-K factor) that keeps every SM busy.
 
     In registry order (largest tile first), take the first tile that yields at least one
     block per SM on its own, or with a split of K that the tile allows (each slice at least
     MIN_SLICE_K deep). A tile that can split K splits until its blocks also spread evenly over
     the SMs (`spreads_evenly`), or as far as it may. Otherwise fall back to the smallest tile.
-    `forced_tile` ("64x128") and `forced_split` override the choice, for tuning runs; `tiles`
-    limits the choice to those this GPU can run.
+    `forced_tile` ("64x128"), `forced_split` and `forced_tail` (tiles shared at the end) override
+    the choice, for tuning runs; `tiles` limits the choice to those this GPU can run. A stream_k
+    tile that needs no split shares its last tiles out (`stream_k_tail`).
 
     Why the even spread (measured on the H200 with v8, issue 22, benchmarks/gpu/sgemm_peak_h200.sh):
     at 1000x1200x800, 80 tiles of 128x128 split in 2 give 160 blocks, so 28 SMs run two blocks and
@@ -143,7 +152,7 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
             shapes = ", ".join(t.shape for t in candidates)
             raise UsageError(f"stage {stage.stage} has no {forced_tile} tile", f"choose one of: {shapes}")
         if forced_split is not None:
-            return LaunchPlan(chosen[0], forced_split)
+            return _with_sharing(chosen[0], m, n, forced_split, sm_count, forced_tail)
         candidates = tuple(chosen)
     for tile in candidates:
         blocks = math.ceil(m / tile.bm) * math.ceil(n / tile.bn)
@@ -152,8 +161,34 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
                 and k >= split * 2 * MIN_SLICE_K:
             split *= 2
         if blocks * split >= sm_count or tile is candidates[-1]:
-            return LaunchPlan(tile, split)
+            return _with_sharing(tile, m, n, split, sm_count, forced_tail)
     raise AssertionError("unreachable: the last tile always returns")
+
+
+def _with_sharing(tile: Tile, m: int, n: int, split: int, sm_count: int, forced_tail: int | None) -> LaunchPlan:
+    """The plan of a tile and split; a stream_k tile also says which tiles its blocks share."""
+    if not tile.stream_k:
+        return LaunchPlan(tile, split)
+    tiles = math.ceil(m / tile.bm) * math.ceil(n / tile.bn)
+    if split > 1:
+        return LaunchPlan(tile, split, tiles, tiles * split)
+    slots = sm_count * tile.blocks_per_sm
+    shared = stream_k_tail(tiles, slots) if forced_tail is None else min(forced_tail, tiles)
+    return LaunchPlan(tile, 1, shared, slots if shared else 0)
+
+
+def stream_k_tail(tiles: int, slots: int) -> int:
+    """How many of the last tiles one block per slot shares out by k steps: the last, partial wave's
+    when it is at least half a wave, else that and the wave before, so that every sharing block
+    still does half a tile or more. None when the tiles fill whole waves or less than two.
+
+    Why (measured on the H200, issue 22, benchmarks/gpu/v8_tail_probe_h200.sh): at 8192^3, 4096
+    tiles of 128x128 fill 15.5 waves of 264 slots; the last half wave ran one block on most SMs.
+    """
+    if tiles < 2 * slots or tiles % slots == 0:
+        return 0
+    rest = tiles % slots
+    return rest if 2 * rest >= slots else rest + slots
 
 
 def spreads_evenly(blocks: int, sm_count: int) -> bool:
@@ -184,7 +219,7 @@ class MatmulWorkload:
         return MatmulProblem(xp, size, self.dtype, seed)
 
     def launcher(self, stage: Stage, problem: MatmulProblem, tools: LaunchTools, tile_shape: str | None = None,
-                 split_k: int | None = None, defines: tuple[str, ...] = ()) -> Launcher:
+                 split_k: int | None = None, defines: tuple[str, ...] = (), tail: int | None = None) -> Launcher:
         xp = tools.xp
         m, n, k = problem.m, problem.n, problem.k
         if stage.backend == "cublas":
@@ -192,7 +227,7 @@ class MatmulWorkload:
             return Launcher(lambda: tools.library_matmul(problem.A, problem.B, problem.C, precision), None, None)
 
         runnable = tuple(t for t in as_tiles(stage.tiles) if tools.runs(t))
-        plan = choose_plan(stage, m, n, k, tools.sm_count, tile_shape, split_k, runnable)
+        plan = choose_plan(stage, m, n, k, tools.sm_count, tile_shape, split_k, runnable, tail)
         tile, split = plan.tile, plan.split_k
         if stage.ragged == "pad" or (stage.ragged in ZERO_FILL and not self.rows_aligned(tile, n, k)):
             mp, np_, kp = _round_up(m, tile.bm), _round_up(n, tile.bn), _round_up(k, tile.bk * split)
@@ -206,7 +241,15 @@ class MatmulWorkload:
                 f"{m}x{n}x{k} is too large for {stage.stage}: its kernels index with 32-bit ints",
                 "use matrices with fewer than 2^31 elements each",
             )
-        grid = (tools.sm_count, 1, 1) if tile.persistent else (math.ceil(np_ / tile.bn), math.ceil(mp / tile.bm), split)
+        tiles_x, tiles = math.ceil(np_ / tile.bn), math.ceil(np_ / tile.bn) * math.ceil(mp / tile.bm)
+        whole_tiles = tiles - plan.shared_tiles
+        if tile.persistent:
+            grid = (tools.sm_count, 1, 1)
+        elif tile.stream_k:
+            grid = (whole_tiles + plan.shared_blocks, 1, 1)
+        else:
+            grid = (tiles_x, math.ceil(mp / tile.bm), split)
+        shared_rows = whole_tiles // tiles_x * tile.bm  # the first row of C that shared tiles add into
         block = (tile.threads[0], tile.threads[1], 1)
         add_up = self._split_k_step(tools, split, mp, np_)
         operands = self._tensor_maps(tools, tile, tile.tma_boxes, mp, np_, kp) if tile.tma_boxes else (lambda a, b: (a, b))
@@ -216,7 +259,9 @@ class MatmulWorkload:
         transpose_b = self._transposer(stage, tools, tile, "b", kp, np_, (np_, kp), defines) if tile.b_k_major else None
 
         def launch(a, b, c):
-            if split > 1 and self.split_k == "atomic":
+            if plan.shared_tiles:
+                c[shared_rows:].fill(0)  # blocks that share tiles add their sums into C
+            elif split > 1 and self.split_k == "atomic":
                 c.fill(0)  # the K slices add their partial sums into C
             if transpose_a:
                 a = transpose_a(a)  # the kernel reads A as At (K x M, rows padded to 4 floats)
@@ -225,6 +270,8 @@ class MatmulWorkload:
             args = [np.int32(mp), np.int32(np_), np.int32(kp), *operands(a, b), c]
             if self.partials_argument:
                 args.append(add_up.partials if add_up else np.uint64(0))
+            if tile.stream_k:
+                args += [np.int32(whole_tiles), np.int32(plan.shared_blocks)]
             kernel(grid, block, tuple(args), shared_mem=tile.dynamic_smem_bytes)
             if add_up is not None:  # split over K into partials
                 add_up.into(c)

@@ -143,12 +143,13 @@ _V8_ACCESSES = (
 )
 
 
-def _v8(bm: int, bn: int, threads: int, max_split_k: int = 1) -> Tile:
+def _v8(bm: int, bn: int, threads: int, blocks_per_sm: int, max_split_k: int = 1) -> Tile:
     """A v8 tile: sgemm_v8_<bm>x<bn> checks bounds (any size), its _unchecked twin runs whole tiles; both
-    read A transposed (At, written by sgemm_v8_transpose_a first: a_m_major)."""
+    read A transposed (At, written by sgemm_v8_transpose_a first: a_m_major) and share out K by
+    stream-K (`blocks_per_sm`: their __launch_bounds__, 2, 4 and 8 blocks of 128 registers a thread)."""
     entry = f"sgemm_v8_{bm}x{bn}"
     return Tile(bm, bn, V8_BK, (threads, 1), entry, max_split_k=max_split_k, unchecked_entry=f"{entry}_unchecked",
-                a_m_major=True)
+                a_m_major=True, stream_k=True, blocks_per_sm=blocks_per_sm)
 
 
 STAGES = (
@@ -218,9 +219,9 @@ STAGES = (
     Stage(
         "sgemm", "v8", "double buffering", "kernels/sgemm/v08_double_buffering.cu", "nvrtc",
         (
-            _v8(128, 128, 256, max_split_k=8),
-            _v8(64, 128, 128),
-            _v8(64, 64, 64),
+            _v8(128, 128, 256, 2, max_split_k=8),
+            _v8(64, 128, 128, 4),
+            _v8(64, 64, 64, 8),
         ),
         "bounds-check", FP32,
         changes="two shared buffers filled by cp.async: the next tile's copies overlap this tile's FMAs; A is "

@@ -25,6 +25,10 @@ class Tile:
     `unchecked_entry` names the same kernel without bounds checks, which the launcher runs
     instead when M, N and K are whole tiles (K of bk x the split-K factor; with bn and bk
     multiples of 4, whole tiles also keep float32 rows float4-aligned).
+    `stream_k` entries take a 1-D grid and two more arguments, (whole_tiles, shared_blocks): the
+    first blocks compute whole tiles, the rest share the remaining tiles' k steps out evenly
+    (split-K, or the last wave's tiles; nsprof.ops.matmul.choose_plan). `blocks_per_sm` is what the
+    entry's __launch_bounds__ promise to fit on one SM: a wave of the grid is SMs x that.
     """
 
     bm: int
@@ -41,6 +45,8 @@ class Tile:
     b_k_major: bool = False
     a_m_major: bool = False  # the kernel reads A as At (K x M, rows padded to 4 floats), written by a first kernel
     unchecked_entry: str | None = None
+    stream_k: bool = False
+    blocks_per_sm: int = 1
 
     @property
     def shape(self) -> str:
@@ -53,8 +59,10 @@ class Tile:
 
     def entry_for(self, m: int, n: int, k: int, split_k: int = 1) -> str:
         """The entry that runs an M x N x K product (K split in split_k slices): the unchecked one
-        when there is one and the product is whole tiles, whole bk-deep steps in every K slice."""
-        whole = m % self.bm == 0 and n % self.bn == 0 and k % (self.bk * split_k) == 0
+        when there is one and the product is whole tiles, whole bk-deep steps in every K slice
+        (a stream_k entry cuts K only between whole steps)."""
+        depth = self.bk if self.stream_k else self.bk * split_k  # stream-K slices are whole k steps
+        whole = m % self.bm == 0 and n % self.bn == 0 and k % depth == 0
         return self.unchecked_entry if self.unchecked_entry and whole else self.entry
 
 
