@@ -66,10 +66,11 @@ def test_stream_k_cuts_k_between_whole_steps_so_any_split_of_whole_steps_runs_un
     [
         ((8192, 8192, 8192), 136),  # 4096 tiles = 15 waves of 264 + 136: the last wave's tiles are shared
         ((4096, 4096, 4096), 232),  # 3 waves + 232
-        ((3072, 3072, 3072), 48 + 264),  # 2 waves + 48: under half a wave, so the wave before is shared too
-        ((8000, 8000, 8000), 9 + 264),  # 63 x 63 tiles, ragged
+        ((3072, 3072, 3072), 48),  # 2 waves + 48
+        ((8000, 8000, 8000), 9),  # 63 x 63 tiles, ragged
+        ((2048, 4096, 2048), 248),  # 512 tiles: one wave + 248
         ((7680, 8448, 8192), 0),  # 3960 tiles: 15 whole waves
-        ((2048, 2048, 2048), 0),  # 256 tiles: under two waves, nothing to even out
+        ((2048, 2048, 2048), 0),  # 256 tiles, one wave of 264 slots: nothing to even out
     ],
 )
 def test_v8_shares_out_the_last_wave_by_stream_k(size, shared):

@@ -77,6 +77,9 @@ template <int N> struct Steps { static constexpr int value = N; };
 #ifndef V8_STAGES
 #define V8_STAGES 2
 #endif
+#ifndef V8_WIDE
+#define V8_WIDE 0  // 1: also the 256x128 tile of 256 threads (8x16 outputs each), one block per SM
+#endif
 #ifndef V8_DYN_SMEM
 #define V8_DYN_SMEM 0  // 1: the buffers in dynamic shared memory (the launcher asks for it), past 48 KB
 #endif
@@ -362,7 +365,7 @@ __device__ __forceinline__ void sgemm_v8_body(int M, int N, int K,
 // and adds its sums into C for each tile its run touches. With whole_tiles = 0 and shared_blocks =
 // split x tiles this is split-K; with the last partial wave's tiles (or that and one more wave)
 // shared by one block per slot of the GPU, the last wave ends evenly instead of leaving SMs idle.
-template <int BM, int BN, bool CHECKED>
+template <int BM, int BN, int TN, bool CHECKED>
 __device__ __forceinline__ void sgemm_v8_blocks(int M, int N, int K, const float* __restrict__ A,
                                                 const float* __restrict__ B, float* __restrict__ C,
                                                 int whole_tiles, int shared_blocks) {
@@ -384,7 +387,7 @@ __device__ __forceinline__ void sgemm_v8_blocks(int M, int N, int K, const float
     while (step < end) {  // one pass per tile the run touches (a whole tile: one pass)
         const int tile = base + static_cast<int>(step / steps);
         const long long first = step % steps, last = min(steps, first + end - step);
-        sgemm_v8_body<BM, BN, V8_BK, BM == 128 ? V8_TN : 8, CHECKED>(
+        sgemm_v8_body<BM, BN, V8_BK, TN, CHECKED>(
             M, N, K, A, B, C, {tile / tiles_x, tile % tiles_x, static_cast<int>(first * V8_BK),
                                static_cast<int>(min(static_cast<long long>(K), last * V8_BK)), add});
         step += last - first;
@@ -396,19 +399,23 @@ __device__ __forceinline__ void sgemm_v8_blocks(int M, int N, int K, const float
 // sgemm_v8_<BM>x<BN>_unchecked assumes whole tiles (M % BM == N % BN == K % BK == 0, so every row
 // is also float4-aligned) and carries no bounds checks. The launcher picks one per launch
 // (nsprof.ops.matmul: Tile.unchecked_entry).
-#define V8_THREADS_128 (128 * 128 / (8 * V8_TN))
 #define V8_ARGS int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, \
                 int whole_tiles, int shared_blocks
-#define V8_ENTRY(NAME, BM, BN, THREADS, MIN_BLOCKS, CHECKED)                                         \
-    extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) NAME(V8_ARGS) {                \
-        sgemm_v8_blocks<BM, BN, CHECKED>(M, N, K, A, B, C, whole_tiles, shared_blocks);              \
+#define V8_ENTRY(NAME, BM, BN, TN, MIN_BLOCKS, CHECKED)                                              \
+    extern "C" __global__ void __launch_bounds__(BM * BN / (8 * TN), MIN_BLOCKS) NAME(V8_ARGS) {    \
+        sgemm_v8_blocks<BM, BN, TN, CHECKED>(M, N, K, A, B, C, whole_tiles, shared_blocks);          \
     }
-V8_ENTRY(sgemm_v8_128x128, 128, 128, V8_THREADS_128, V8_MIN_BLOCKS, true)
-V8_ENTRY(sgemm_v8_128x128_unchecked, 128, 128, V8_THREADS_128, V8_MIN_BLOCKS, false)
-V8_ENTRY(sgemm_v8_64x128, 64, 128, 128, 2 * V8_MIN_BLOCKS, true)
-V8_ENTRY(sgemm_v8_64x128_unchecked, 64, 128, 128, 2 * V8_MIN_BLOCKS, false)
-V8_ENTRY(sgemm_v8_64x64, 64, 64, 64, 4 * V8_MIN_BLOCKS, true)
-V8_ENTRY(sgemm_v8_64x64_unchecked, 64, 64, 64, 4 * V8_MIN_BLOCKS, false)
+V8_ENTRY(sgemm_v8_128x128, 128, 128, V8_TN, V8_MIN_BLOCKS, true)
+V8_ENTRY(sgemm_v8_128x128_unchecked, 128, 128, V8_TN, V8_MIN_BLOCKS, false)
+V8_ENTRY(sgemm_v8_64x128, 64, 128, 8, 2 * V8_MIN_BLOCKS, true)
+V8_ENTRY(sgemm_v8_64x128_unchecked, 64, 128, 8, 2 * V8_MIN_BLOCKS, false)
+V8_ENTRY(sgemm_v8_64x64, 64, 64, 8, 4 * V8_MIN_BLOCKS, true)
+V8_ENTRY(sgemm_v8_64x64_unchecked, 64, 64, 8, 4 * V8_MIN_BLOCKS, false)
+#if V8_WIDE
+// cuBLAS's shape at 8192^3 (ncu: 256x128 tiles, 256 threads, one block per SM): 8x16 outputs a thread
+V8_ENTRY(sgemm_v8_256x128, 256, 128, 16, 1, true)
+V8_ENTRY(sgemm_v8_256x128_unchecked, 256, 128, 16, 1, false)
+#endif
 
 // V8_ASYNC 2: A (M x K) -> At (K x lda), lda = M rounded up to 4 floats (zeros in columns M..lda-1),
 // through a 32 x 33 shared tile (coalesced both ways, no bank conflicts); grid (ceil(K / 32),

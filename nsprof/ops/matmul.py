@@ -178,17 +178,16 @@ def _with_sharing(tile: Tile, m: int, n: int, split: int, sm_count: int, forced_
 
 
 def stream_k_tail(tiles: int, slots: int) -> int:
-    """How many of the last tiles one block per slot shares out by k steps: the last, partial wave's
-    when it is at least half a wave, else that and the wave before, so that every sharing block
-    still does half a tile or more. None when the tiles fill whole waves or less than two.
+    """How many of the last tiles one block per slot shares out by k steps: those of the last, partial
+    wave, when there is more than one wave (with fewer tiles than slots, `spreads_evenly` decides).
 
-    Why (measured on the H200, issue 22, benchmarks/gpu/v8_tail_probe_h200.sh): at 8192^3, 4096
-    tiles of 128x128 fill 15.5 waves of 264 slots; the last half wave ran one block on most SMs.
+    Why (measured on the H200, issue 22, benchmarks/gpu/v8_tail_probe_h200.sh, v8 against cuBLAS
+    FP32): at 8192^3, 4096 tiles of 128x128 fill 15.5 waves of 264 slots, and the last half wave ran
+    one block on most SMs: 97.2% with whole tiles only, 98.0-98.3% sharing the last 136; 4096^3
+    95.5 -> 97.2%, 3072^3 96.5 -> 110.8% (48 tiles shared). Sharing one more wave's tiles as well
+    (each sharing block then does more than a tile) was slower at every size: 97.7, 95.8, 107.4%.
     """
-    if tiles < 2 * slots or tiles % slots == 0:
-        return 0
-    rest = tiles % slots
-    return rest if 2 * rest >= slots else rest + slots
+    return tiles % slots if tiles > slots else 0
 
 
 def spreads_evenly(blocks: int, sm_count: int) -> bool:
