@@ -162,6 +162,9 @@ class Stage:
     # One warp's loads and stores, shared and global, as the SASS performs them (default tile):
     # all of them, so that their mix predicts the kernel's measured counters. See nsprof.access.
     accesses: tuple[MemoryAccess, ...] = ()
+    # the shape of the tile `accesses` describe, where it is not the first (v8: 128x128, the tile of its
+    # 1024^3 captures, behind the 256x128 tile that larger sizes take)
+    modelled_tile: str | None = None
 
     @property
     def key(self) -> str:

@@ -44,6 +44,8 @@ def op_problems(op: Op) -> list[str]:
             problems.append(f"stage {stage.stage} computes in {stage.precision.name}, which the op does not declare")
         problems += [f"stage {stage.stage}: {config!r} is not a LaunchConfig (shape, entries, arch)"
                      for config in stage.tiles if not isinstance(config, LaunchConfig)]
+        if stage.modelled_tile and stage.modelled_tile not in {config.shape for config in stage.tiles}:
+            problems.append(f"stage {stage.stage} models its accesses on a {stage.modelled_tile} tile it does not have")
     by_name = {s.stage: s for s in op.stages}
     for precision, name in op.baselines.items():
         if name not in by_name or by_name[name].precision.name != precision:

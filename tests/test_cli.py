@@ -118,7 +118,7 @@ def test_bench_rejects_a_tile_no_selected_stage_offers(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy", None)
     result = invoke("bench", "--stage", "v8", "--tile", "32x32")
     assert result.exit_code == 2
-    assert result.stderr.startswith("error: no selected stage offers a 32x32 tile. Choose one of 128x128, 64x128, 64x64")
+    assert result.stderr.startswith("error: no selected stage offers a 32x32 tile. Choose one of 128x128, 256x128, 64x128, 64x64")
 
 
 def test_an_os_error_is_one_line(tmp_path):

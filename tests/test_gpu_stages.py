@@ -72,7 +72,7 @@ def test_bench_reports_timing_and_percent_of_cublas(tmp_path):
     assert len(saved) == 1 and json.loads(saved[0].read_text())["results"] == doc["results"]
 
 
-@pytest.mark.parametrize("tile", ["128x128", "64x128", "64x64"])
+@pytest.mark.parametrize("tile", ["256x128", "128x128", "64x128", "64x64"])
 @pytest.mark.parametrize("size, split, checked", [((512, 512, 512), 2, False), ((512, 512, 520), 2, True),
                                                   ((512, 512, 528), 2, False), ((520, 512, 512), 1, True),
                                                   ((512, 516, 512), 1, True)])
@@ -91,7 +91,7 @@ def test_v8_runs_unchecked_on_whole_tiles_and_checked_otherwise(tile, size, spli
     assert err <= stage.tolerance(size), f"{launcher.entry} {size}/{split}: relative error {err:.3g}"
 
 
-@pytest.mark.parametrize("tile", ["128x128", "64x128", "64x64"])
+@pytest.mark.parametrize("tile", ["256x128", "128x128", "64x128", "64x64"])
 @pytest.mark.parametrize("size", [(512, 512, 512), (1000, 1200, 808), (300, 4100, 1000), (2048, 4096, 264)])
 @pytest.mark.parametrize("tail", [1, 5, 10_000])
 def test_v8_tiles_shared_out_by_stream_k_add_up_to_c(tile, size, tail, tools):

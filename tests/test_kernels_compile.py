@@ -39,8 +39,9 @@ def _ptxas_report(stderr: str) -> dict[str, str]:
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
-def test_v8_128x128_entries_spill_no_registers(tmp_path):
-    """The tile that runs every large size: 16-deep K tiles staged in two parts fit in its 128 registers."""
+def test_v8_large_tile_entries_spill_no_registers(tmp_path):
+    """The tiles that run the large sizes fit their registers: 128x128 in 128 a thread (two blocks an SM),
+    256x128 (8x16 outputs a thread) in 255, with stream-K's loop over the tiles a block's run touches."""
     from nsprof.registry import get_stage
 
     result = subprocess.run([NVCC, "-arch=sm_90", "-std=c++17", "-Xptxas", "-v", "-c",
@@ -48,7 +49,7 @@ def test_v8_128x128_entries_spill_no_registers(tmp_path):
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     report = _ptxas_report(result.stderr)
-    for entry in ("sgemm_v8_128x128", "sgemm_v8_128x128_unchecked"):
+    for entry in ("sgemm_v8_128x128", "sgemm_v8_128x128_unchecked", "sgemm_v8_256x128", "sgemm_v8_256x128_unchecked"):
         assert "0 bytes spill stores, 0 bytes spill loads" in report[entry], report[entry]
 
 

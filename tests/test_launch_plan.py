@@ -16,8 +16,8 @@ H200_SMS = 132
 @pytest.mark.parametrize(
     "size, shape, split",
     [
-        ((4096, 4096, 4096), "128x128", 1),  # 1024 tiles: no help needed
-        ((2048, 2048, 2048), "128x128", 1),  # 256 tiles
+        ((4096, 4096, 4096), "256x128", 1),  # 512 tiles of the widest: no help needed
+        ((2048, 2048, 2048), "128x128", 1),  # 128 tiles of 256x128 leave SMs idle; 256 of 128x128
         ((1024, 1024, 1024), "128x128", 4),  # 64 tiles: 4 K slices give 256 blocks
         ((1000, 1200, 800), "128x128", 4),  # 80 tiles: 2 slices put 2 blocks on 28 SMs and 1 on the rest; 4 spread
         ((1024, 1280, 768), "128x128", 4),  # the same with slices of 192
@@ -34,6 +34,7 @@ def test_v8_plan(size, shape, split):
     "size, unchecked",
     [
         ((4096, 4096, 4096), True),
+        ((2048, 2048, 2048), True),
         ((1024, 1024, 1024), True),  # 4 slices of 256: whole 16-deep steps
         ((512, 512, 128), True),  # 64x64 tiles
         ((1000, 1200, 800), False),  # ragged M
@@ -55,27 +56,34 @@ def test_a_k_split_into_slices_of_partial_tiles_takes_the_checked_entry():
 
 
 def test_stream_k_cuts_k_between_whole_steps_so_any_split_of_whole_steps_runs_unchecked():
-    tile = V8.tiles[0]
+    tile = next(t for t in V8.tiles if t.shape == "128x128")
     assert tile.stream_k and 1040 % (2 * tile.bk) != 0
     assert tile.entry_for(1024, 1024, 1040, 2) == "sgemm_v8_128x128_unchecked"
     assert tile.entry_for(1024, 1024, 1048, 2) == "sgemm_v8_128x128"  # 65.5 steps: the last one short
 
 
 @pytest.mark.parametrize(
-    "size, shared",
+    "size, shape, shared",
     [
-        ((8192, 8192, 8192), 136),  # 4096 tiles = 15 waves of 264 + 136: the last wave's tiles are shared
-        ((4096, 4096, 4096), 232),  # 3 waves + 232
-        ((3072, 3072, 3072), 48),  # 2 waves + 48
-        ((8000, 8000, 8000), 9),  # 63 x 63 tiles, ragged
-        ((2048, 4096, 2048), 248),  # 512 tiles: one wave + 248
-        ((7680, 8448, 8192), 0),  # 3960 tiles: 15 whole waves
-        ((2048, 2048, 2048), 0),  # 256 tiles, one wave of 264 slots: nothing to even out
+        ((8192, 8192, 8192), "256x128", 68),  # 2048 tiles = 15 waves of 132 + 68: the last wave's are shared
+        ((4096, 4096, 4096), "256x128", 116),  # 3 waves + 116
+        ((3072, 3072, 3072), "256x128", 24),  # 2 waves + 24
+        ((8000, 8000, 8000), "256x128", 36),  # 32 x 63 tiles, ragged
+        ((7680, 8448, 8192), "256x128", 0),  # 1980 tiles: 15 whole waves
+        ((2048, 2048, 2048), "128x128", 0),  # 256 tiles, one wave of 264 slots (2 per SM): nothing to even out
+        ((2048, 4096, 2048), "256x128", 124),  # 256 tiles: one wave + 124
     ],
 )
-def test_v8_shares_out_the_last_wave_by_stream_k(size, shared):
+def test_v8_shares_out_the_last_wave_by_stream_k(size, shape, shared):
     plan = choose_plan(V8, *size, H200_SMS)
-    assert (plan.split_k, plan.shared_tiles, plan.shared_blocks) == (1, shared, 264 if shared else 0)
+    slots = H200_SMS * plan.tile.blocks_per_sm
+    assert (plan.tile.shape, plan.split_k, plan.shared_tiles, plan.shared_blocks) == \
+        (shape, 1, shared, slots if shared else 0)
+
+
+def test_the_128x128_tile_forced_shares_its_own_last_wave():
+    plan = choose_plan(V8, 8192, 8192, 8192, H200_SMS, forced_tile="128x128")  # 4096 tiles: 15 waves of 264 + 136
+    assert (plan.shared_tiles, plan.shared_blocks) == (136, 264)
 
 
 def test_a_split_of_a_stream_k_tile_shares_every_tile():
@@ -112,7 +120,7 @@ def test_forced_tile_and_split():
 
 
 def test_unknown_forced_tile_lists_the_choices():
-    with pytest.raises(UsageError, match="Choose one of: 128x128, 64x128, 64x64"):
+    with pytest.raises(UsageError, match="Choose one of: 256x128, 128x128, 64x128, 64x64"):
         choose_plan(V8, 64, 64, 64, H200_SMS, forced_tile="32x32")
 
 

@@ -20,7 +20,7 @@ import json
 
 from nsprof.launch.measure import time_launches, verify
 from nsprof.launch.tools import launch_tools
-from nsprof.ops.sgemm import _v10_smem, _v11_smem
+from nsprof.ops.sgemm import V8_STAGES, _v8_smem, _v10_smem, _v11_smem
 from nsprof.registry import Stage, baseline_stage, get_op, get_stage
 from nsprof.sizes import parse_sizes
 
@@ -45,9 +45,9 @@ def stage_variant(stage: Stage, knobs: tuple[str, ...]) -> Stage:
     for tile in stage.tiles:
         if "V8_BK" in values:
             tile = dataclasses.replace(tile, bk=int(values["V8_BK"]))
-        if values.get("V8_DYN_SMEM") == "1":  # the ring's bytes, asked for at launch (see the kernel's V8 struct)
-            bk, stages = int(values.get("V8_BK", tile.bk)), int(values.get("V8_STAGES", 2))
-            tile = dataclasses.replace(tile, dynamic_smem_bytes=stages * bk * (tile.bm + 4 + tile.bn) * 4)
+        if stage.stage == "v8" and ("V8_BK" in values or "V8_STAGES" in values):  # the ring's bytes, asked for at launch
+            bk, stages = int(values.get("V8_BK", tile.bk)), int(values.get("V8_STAGES", V8_STAGES))
+            tile = dataclasses.replace(tile, dynamic_smem_bytes=_v8_smem(tile.bm, tile.bn, bk, stages))
         if "V8_ASYNC" in values:  # only V8_ASYNC 2 (the default) reads A transposed
             tile = dataclasses.replace(tile, a_m_major=values["V8_ASYNC"] == "2")
         if "V8_TN" in values and tile.shape == "128x128":

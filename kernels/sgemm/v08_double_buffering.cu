@@ -19,12 +19,20 @@
 // (benchmarks/gpu/sgemm_peak_h200.sh, 2026-11-24, % of cuBLAS fp32, verified at every point):
 // 4096^3 88.9 -> 96.9, 8192^3 89.9 -> 98.5, 1024^3 (128x128 split 4) 101 -> 103,
 // 1000x1200x800 (128x128 split 4) 79.0 -> 99.1.
-// Tile shape and split-K: the kernel is a template over the block tile. 128x128 (256 threads,
-// 8x8 outputs each) is used when its blocks spread evenly over the SMs. With too few tiles (1024^3
-// has 64 tiles of 128x128 for 132 SMs) the launcher splits K over gridDim.z (2, 4 or 8 slices)
-// and the slices add into a zeroed C with float4 atomics; only when K is too shallow to split do
-// 64x128 or 64x64 tiles take over. The launcher (nsprof.ops.matmul.choose_plan) chooses; the
-// bench prints the plan.
+// Tile shape and how K is shared out (issue 22): the kernel is a template over the block tile.
+// 256x128 (256 threads of 8x16 outputs, one block per SM: cuBLAS's own shape here, read off ncu)
+// takes every size it fills the GPU at, 128x128 (256 threads of 8x8, two blocks per SM) the ones
+// it spreads evenly, and 64x128 or 64x64 only K too shallow to split. The grid is 1-D and a block's
+// work is a run of BK-deep k steps (sgemm_v8_blocks, "stream-K"): the first blocks compute whole
+// tiles; the tiles of the last, partial wave are shared out evenly over one block per slot of the
+// GPU, each adding its sums into C (zeroed there) with float4 atomics, so the last wave ends evenly
+// instead of leaving SMs idle; with too few tiles (1024^3: 64 of 128x128 for 132 SMs) every tile is
+// shared by 2, 4 or 8 blocks, which is split-K. The launcher (nsprof.ops.matmul.choose_plan)
+// chooses and the bench prints the plan ("256x128x16/tail68": 68 tiles shared). On the H200
+// (benchmarks/gpu/v8_tail_probe_h200.sh, 2026-11-24, % of cuBLAS fp32 in the same process):
+// 128x128 alone 97.2 / 95.5% at 8192 / 4096^3, sharing its last wave 98.0-98.3 / 97.2%, the 256x128
+// tile sharing its last wave 99.8-99.9 / 98.5%; at a size of whole waves (7680x8448x8192) 128x128
+// reads 94.7% and 256x128 96.7%: cuBLAS's tiles are faster, its last wave is not shared.
 // Metric to watch: smsp__average_warp_latency_issue_stalled_long_scoreboard and ..._barrier fall
 // against v7; sm__pipe_fma_cycles_active rises.
 //
@@ -44,21 +52,19 @@
 //                  bytes at a time (each landing at its transposed place): 79.8% at 4096^3.
 //   V8_BK          depth of a K tile (8 or 16). With V8_ASYNC 2: 16 (96.9 / 98.5% at 4096 / 8192^3)
 //                  against 8 (87.8 / 89.2%, 3 stages).
-//   V8_STAGES      ring depth with V8_ASYNC 1 or 2 (2..4; static shared memory stays under 48 KB,
-//                  so BK 16 allows 2). BK 8 with 3 or 4 stages: within 0.5% of each other.
+//   V8_STAGES      ring depth with V8_ASYNC 1 or 2 (2..4). BK 8 with 3 or 4 stages: within 0.5% of
+//                  each other; BK 16 with 3 or 4 (128x128): 98.2 / 97.8% against 2's 98.5% at 8192^3;
+//                  the 256x128 tile with 3: 99.5-99.6% against 2's 99.8-99.9% (at 8000^3 100.2 / 99.1%).
 //   V8_MIN_BLOCKS  blocks per SM that __launch_bounds__ promises for the 128x128 tile, which caps
 //                  registers at 65536 / (threads * blocks). 2 with 8x8 outputs per thread: twice
 //                  the warps of 1 (45.1 against 34.0 TFLOP/s, register staging).
 //   V8_TN          outputs per thread along N in the 128x128 tile (8 or 16). 16: 128 threads of 8x16,
 //                  128 FMAs per 6 shared loads; with V8_ASYNC 2 it ties (96.0 / 97.2%): 8 stays.
-//   V8_DYN_SMEM    1: the ring in dynamic shared memory, so that BK 16 can take 3 or 4 stages (the
-//                  launcher asks for the bytes; benchmarks/gpu/tune_stage.py declares them).
 //   (Tried and dropped: the copies' .L2::128B prefetch hint, 98.6 / 96.9% at 8192 / 4096^3 with
-//   and without it; a 256x128 tile of 512 threads (8x8 outputs each, the ring in dynamic shared
-//   memory), 93.0 / 91.9%, its 16 warps meeting at one barrier per tile.)
-//   V8_SWIZZLE     0: blocks in row order. G > 0: bands of G block rows are walked column by
-//                  column, so blocks running together share A and B tiles in L2. With V8_ASYNC 2
-//                  it lost (94.9 / 96.4% with G = 8).
+//   and without it; a 256x128 tile of 512 threads (8x8 outputs each), 93.0 / 91.9%, its 16 warps
+//   meeting at one barrier per tile; the 256x128 tile with cuBLAS's K tiles of 8 in 3 stages,
+//   94.6 / 93.3%; blocks walked in bands of 8 block rows, so that blocks running together share
+//   A and B tiles in L2, 94.9 / 96.4% with the 128x128 tile.)
 // NVRTC has no <type_traits>: a k-step count passed as a type, so the lambda below unrolls on it.
 template <int N> struct Steps { static constexpr int value = N; };
 
@@ -77,12 +83,6 @@ template <int N> struct Steps { static constexpr int value = N; };
 #ifndef V8_STAGES
 #define V8_STAGES 2
 #endif
-#ifndef V8_WIDE
-#define V8_WIDE 0  // 1: also the 256x128 tile of 256 threads (8x16 outputs each), one block per SM
-#endif
-#ifndef V8_DYN_SMEM
-#define V8_DYN_SMEM 0  // 1: the buffers in dynamic shared memory (the launcher asks for it), past 48 KB
-#endif
 
 template <int BM, int BN, int BK, int TN>
 struct V8 {
@@ -100,8 +100,8 @@ struct V8 {
     static_assert(BK % 8 == 0 && TN % 4 == 0, "BK must be a multiple of 8, TN of 4");
     static_assert(BM % 16 == 0 && BM * BK / 4 % 32 == 0, "A is staged in warp chunks of 16 rows x 8 k");
     static constexpr int SMEM_BYTES = BUFFERS * BK * (A_LD + BN) * 4;
-    static_assert(BUFFERS >= 2 && SMEM_BYTES <= (V8_DYN_SMEM ? 227 : 48) * 1024,
-                  "shared memory over the limit (48 KB static, V8_DYN_SMEM 1: 227 KB): fewer V8_STAGES or a smaller V8_BK");
+    static_assert(BUFFERS >= 2 && SMEM_BYTES <= 227 * 1024, "over the 227 KB of shared memory a block may have: "
+                  "fewer V8_STAGES or a smaller V8_BK");
 };
 
 // Four floats of row `row` from column `col` of a row-major matrix with leading dimension ld,
@@ -139,14 +139,11 @@ __device__ __forceinline__ void sgemm_v8_body(int M, int N, int K,
                                               const float* __restrict__ B,
                                               float* __restrict__ C, const V8Work& work) {
     using P = V8<BM, BN, BK, TN>;
-#if V8_DYN_SMEM
+    // The ring lives in dynamic shared memory (the launcher asks for P::SMEM_BYTES: nsprof.ops.sgemm
+    // _v8_smem): the 256x128 tile's two buffers of 16 k take 49,664 bytes, past the 48 KB of static.
     extern __shared__ __align__(16) float v8_smem[];
     auto& As = *reinterpret_cast<float (*)[P::BUFFERS][BK][P::A_LD]>(v8_smem);
     auto& Bs = *reinterpret_cast<float (*)[P::BUFFERS][BK][BN]>(v8_smem + P::BUFFERS * BK * P::A_LD);
-#else
-    __shared__ __align__(16) float As[P::BUFFERS][BK][P::A_LD];
-    __shared__ __align__(16) float Bs[P::BUFFERS][BK][BN];
-#endif
     const int tid = threadIdx.x;
     // A warp covers 4 x 8 threads of the block's (BM/8) x (BN/TN) grid, so each k step reads
     // 4 distinct float4 of A and 8 of B per warp (v7's 2 x 16 layout: 2 and 16). Measured on
@@ -401,21 +398,25 @@ __device__ __forceinline__ void sgemm_v8_blocks(int M, int N, int K, const float
 // (nsprof.ops.matmul: Tile.unchecked_entry).
 #define V8_ARGS int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, \
                 int whole_tiles, int shared_blocks
-#define V8_ENTRY(NAME, BM, BN, TN, MIN_BLOCKS, CHECKED)                                              \
-    extern "C" __global__ void __launch_bounds__(BM * BN / (8 * TN), MIN_BLOCKS) NAME(V8_ARGS) {    \
-        sgemm_v8_blocks<BM, BN, TN, CHECKED>(M, N, K, A, B, C, whole_tiles, shared_blocks);          \
-    }
-V8_ENTRY(sgemm_v8_128x128, 128, 128, V8_TN, V8_MIN_BLOCKS, true)
-V8_ENTRY(sgemm_v8_128x128_unchecked, 128, 128, V8_TN, V8_MIN_BLOCKS, false)
-V8_ENTRY(sgemm_v8_64x128, 64, 128, 8, 2 * V8_MIN_BLOCKS, true)
-V8_ENTRY(sgemm_v8_64x128_unchecked, 64, 128, 8, 2 * V8_MIN_BLOCKS, false)
-V8_ENTRY(sgemm_v8_64x64, 64, 64, 8, 4 * V8_MIN_BLOCKS, true)
-V8_ENTRY(sgemm_v8_64x64_unchecked, 64, 64, 8, 4 * V8_MIN_BLOCKS, false)
-#if V8_WIDE
-// cuBLAS's shape at 8192^3 (ncu: 256x128 tiles, 256 threads, one block per SM): 8x16 outputs a thread
-V8_ENTRY(sgemm_v8_256x128, 256, 128, 16, 1, true)
-V8_ENTRY(sgemm_v8_256x128_unchecked, 256, 128, 16, 1, false)
-#endif
+// The 256x128 tile is cuBLAS's shape for this product on the H200 (ncu at 8192^3: 256 threads,
+// one block per SM): 8x16 outputs a thread, 128 FMAs per 6 shared loads, up to 255 registers.
+#define V8_THREADS_128 (128 * 128 / (8 * V8_TN))
+extern "C" __global__ void __launch_bounds__(256, 1)
+sgemm_v8_256x128(V8_ARGS) { sgemm_v8_blocks<256, 128, 16, true>(M, N, K, A, B, C, whole_tiles, shared_blocks); }
+extern "C" __global__ void __launch_bounds__(256, 1)
+sgemm_v8_256x128_unchecked(V8_ARGS) { sgemm_v8_blocks<256, 128, 16, false>(M, N, K, A, B, C, whole_tiles, shared_blocks); }
+extern "C" __global__ void __launch_bounds__(V8_THREADS_128, V8_MIN_BLOCKS)
+sgemm_v8_128x128(V8_ARGS) { sgemm_v8_blocks<128, 128, V8_TN, true>(M, N, K, A, B, C, whole_tiles, shared_blocks); }
+extern "C" __global__ void __launch_bounds__(V8_THREADS_128, V8_MIN_BLOCKS)
+sgemm_v8_128x128_unchecked(V8_ARGS) { sgemm_v8_blocks<128, 128, V8_TN, false>(M, N, K, A, B, C, whole_tiles, shared_blocks); }
+extern "C" __global__ void __launch_bounds__(128, 2 * V8_MIN_BLOCKS)
+sgemm_v8_64x128(V8_ARGS) { sgemm_v8_blocks<64, 128, 8, true>(M, N, K, A, B, C, whole_tiles, shared_blocks); }
+extern "C" __global__ void __launch_bounds__(128, 2 * V8_MIN_BLOCKS)
+sgemm_v8_64x128_unchecked(V8_ARGS) { sgemm_v8_blocks<64, 128, 8, false>(M, N, K, A, B, C, whole_tiles, shared_blocks); }
+extern "C" __global__ void __launch_bounds__(64, 4 * V8_MIN_BLOCKS)
+sgemm_v8_64x64(V8_ARGS) { sgemm_v8_blocks<64, 64, 8, true>(M, N, K, A, B, C, whole_tiles, shared_blocks); }
+extern "C" __global__ void __launch_bounds__(64, 4 * V8_MIN_BLOCKS)
+sgemm_v8_64x64_unchecked(V8_ARGS) { sgemm_v8_blocks<64, 64, 8, false>(M, N, K, A, B, C, whole_tiles, shared_blocks); }
 
 // V8_ASYNC 2: A (M x K) -> At (K x lda), lda = M rounded up to 4 floats (zeros in columns M..lda-1),
 // through a 32 x 33 shared tile (coalesced both ways, no bank conflicts); grid (ceil(K / 32),

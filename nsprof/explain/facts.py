@@ -22,8 +22,10 @@ def topic_facts(topic: str, stages: list[Stage], m: Measurements | None) -> list
 
 
 def _block_tile(stage: Stage) -> Tile | None:
-    """The stage's default launch configuration where it is a block tile; None otherwise."""
-    config = stage.tiles[0] if stage.tiles else None
+    """The block tile the stage's declared accesses describe (`modelled_tile`, else its default, the
+    first); None where that is no block tile."""
+    wanted = stage.modelled_tile or (stage.tiles[0].shape if stage.tiles else None)
+    config = next((c for c in stage.tiles if c.shape == wanted), None)
     return config if isinstance(config, Tile) else None
 
 

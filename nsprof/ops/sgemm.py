@@ -122,7 +122,8 @@ def _float4_accesses(a_ld: int) -> tuple[MemoryAccess, ...]:
     )
 
 
-# v8 (128x128 tile): a warp covers 4 x 8 threads; ty = (warp / 2) * 4 + lane / 8, tx = (warp % 2) * 8 + lane % 8.
+# v8 (128x128 tile, the one its 1024^3 launches use; modelled_tile): a warp covers 4 x 8 threads;
+# ty = (warp / 2) * 4 + lane / 8, tx = (warp % 2) * 8 + lane % 8.
 # K tiles of V8_BK = 16 arrive by 16-byte cp.async: per tile a thread copies two float4 of At (A transposed
 # first, K x M: a warp copies 512 consecutive bytes of one row) and two of B. cp.async writes shared memory
 # without STS instructions, so only the FMAs' shared loads are declared as shared accesses.
@@ -143,13 +144,22 @@ _V8_ACCESSES = (
 )
 
 
+V8_STAGES = 2  # the kernel's V8_STAGES default
+
+
+def _v8_smem(bm: int, bn: int, bk: int = V8_BK, stages: int = V8_STAGES) -> int:
+    """Bytes of v8's shared-memory ring (dynamic): per stage a bk x (bm + 4) tile of At and bk x bn of B."""
+    return stages * bk * (bm + 4 + bn) * 4
+
+
 def _v8(bm: int, bn: int, threads: int, blocks_per_sm: int, max_split_k: int = 1) -> Tile:
     """A v8 tile: sgemm_v8_<bm>x<bn> checks bounds (any size), its _unchecked twin runs whole tiles; both
     read A transposed (At, written by sgemm_v8_transpose_a first: a_m_major) and share out K by
-    stream-K (`blocks_per_sm`: their __launch_bounds__, 2, 4 and 8 blocks of 128 registers a thread)."""
+    stream-K (`blocks_per_sm`: what their __launch_bounds__ promise, 1 block of 256 threads for 256x128,
+    else blocks of 128 registers a thread)."""
     entry = f"sgemm_v8_{bm}x{bn}"
-    return Tile(bm, bn, V8_BK, (threads, 1), entry, max_split_k=max_split_k, unchecked_entry=f"{entry}_unchecked",
-                a_m_major=True, stream_k=True, blocks_per_sm=blocks_per_sm)
+    return Tile(bm, bn, V8_BK, (threads, 1), entry, _v8_smem(bm, bn), max_split_k=max_split_k,
+                unchecked_entry=f"{entry}_unchecked", a_m_major=True, stream_k=True, blocks_per_sm=blocks_per_sm)
 
 
 STAGES = (
@@ -219,6 +229,7 @@ STAGES = (
     Stage(
         "sgemm", "v8", "double buffering", "kernels/sgemm/v08_double_buffering.cu", "nvrtc",
         (
+            _v8(256, 128, 256, 1),
             _v8(128, 128, 256, 2, max_split_k=8),
             _v8(64, 128, 128, 4),
             _v8(64, 64, 64, 8),
@@ -226,12 +237,15 @@ STAGES = (
         "bounds-check", FP32,
         changes="two shared buffers filled by cp.async: the next tile's copies overlap this tile's FMAs; A is "
         "transposed first (timed with the stage) so both tiles arrive as 16-byte copies in the layout the FMAs "
-        "read; K split over blocks, or smaller tiles, when 128x128 tiles would not spread evenly over the SMs",
+        "read; 256x128 tiles (8x16 outputs a thread, one block per SM) where they fill the GPU, the last "
+        "partial wave's tiles shared out by k steps (stream-K), and K split, or smaller tiles, where 128x128 "
+        "tiles would not spread evenly over the SMs",
         why="global-load latency is hidden, one barrier per tile remains instead of two, and no register or "
         "shared store is spent on moving tiles",
         metric="smsp__average_warp_latency_issue_stalled_long_scoreboard and _barrier fall",
         watch=('stall_long_scoreboard', 'stall_barrier'),
         accesses=_V8_ACCESSES,
+        modelled_tile="128x128",
     ),
     Stage(
         "sgemm", "v9", "cuBLAS", None, "cublas", (), "library", FP32,

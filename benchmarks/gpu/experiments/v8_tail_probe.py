@@ -4,7 +4,8 @@ Two questions, one run:
 - Is it the last wave? 8192^3 has 4096 tiles of 128x128 for 264 block slots (132 SMs x 2), 15.5
   waves. At 7680x8448x8192 (3960 tiles, 15 waves exactly) and 4096x4224x4096 (4 waves) the tail
   is gone: if v8 matches cuBLAS there, the tail is the gap. v8 with its last tiles shared out by
-  k steps (stream-K: the last wave's) is timed beside it, and (--wide) cuBLAS's tile shape.
+  k steps (stream-K: the last wave's) is timed beside it, with each of its large tiles (the
+  256x128 tile has cuBLAS's shape there: the first run's ncu).
 - Is it the clock? The SM clock and board power are sampled (nvidia-smi, every 50 ms) while each
   variant is timed.
 
@@ -15,9 +16,7 @@ Two questions, one run:
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
-import math
 import subprocess
 import threading
 import time
@@ -26,7 +25,6 @@ import numpy as np
 
 from nsprof.launch.measure import time_launches, verify
 from nsprof.launch.tools import launch_tools
-from nsprof.ops.tiles import Tile
 from nsprof.registry import baseline_stage, get_op, get_stage
 from nsprof.sizes import parse_sizes
 
@@ -58,34 +56,16 @@ class Sampler:
         return {"clock_mhz": float(np.median(c)), "power_w": float(np.median(p)), "samples": len(inside)}
 
 
-# cuBLAS's own shape at 8192^3 (the first run's ncu: 256x128 tiles of 256 threads, one block per SM,
-# 3 stages of 8 k): v8's body with 8x16 outputs a thread, in three rings
-WIDE = [("V8_WIDE=1", "V8_BK=8", "V8_STAGES=3"), ("V8_WIDE=1", "V8_DYN_SMEM=1", "V8_BK=16", "V8_STAGES=2"),
-        ("V8_WIDE=1", "V8_DYN_SMEM=1", "V8_BK=16", "V8_STAGES=3")]
-
-
-def wide_stage(v8, knobs: tuple[str, ...]):
-    """v8 with only the 256x128 tile, compiled with `knobs` (its K depth, ring and shared memory)."""
-    values = dict(k.split("=") for k in knobs)
-    bk, stages = int(values["V8_BK"]), int(values["V8_STAGES"])
-    dynamic = stages * bk * (256 + 4 + 128) * 4 if values.get("V8_DYN_SMEM") == "1" else 0
-    tile = Tile(256, 128, bk, (256, 1), "sgemm_v8_256x128", dynamic, unchecked_entry="sgemm_v8_256x128_unchecked",
-                a_m_major=True, stream_k=True, blocks_per_sm=1)
-    return dataclasses.replace(v8, tiles=(tile,))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="8192,7680x8448x8192,4096,4096x4224x4096")
-    parser.add_argument("--tails", default="0", help="tiles shared at the end, beside the last wave's and one more")
+    parser.add_argument("--tiles", default="256x128,128x128", help="v8's tiles to force (split 1)")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--wide", action="store_true", help="also the 256x128 tile of WIDE's variants")
     parser.add_argument("--ncu", help="one launch of cuBLAS and of v8 at this size, between profiler start and stop")
     args = parser.parse_args()
     tools = launch_tools()
     op = get_op("sgemm")
     v8, cublas = get_stage("sgemm", "v8"), baseline_stage("sgemm", "fp32")
-    slots = 2 * tools.sm_count
     if args.ncu:
         import cupy
 
@@ -106,16 +86,12 @@ def main() -> None:
     for size in parse_sizes([args.sizes], op.dims):
         problem = op.workload.problem(tools.xp, size)
         label = "x".join(map(str, size))
-        tiles = math.ceil(size[0] / 128) * math.ceil(size[1] / 128)
-        rest = tiles % slots
-        variants = {"cuBLAS": op.workload.launcher(cublas, problem, tools)}
-        for tail in sorted({0, rest, *map(int, args.tails.split(","))}):
-            launcher = op.workload.launcher(v8, problem, tools, tail=tail)
-            variants[launcher.tile_label] = launcher
-        if args.wide:
-            for knobs in WIDE:
-                launcher = op.workload.launcher(wide_stage(v8, knobs), problem, tools, defines=knobs)
-                variants[f"{launcher.tile_label} {' '.join(knobs[1:])}"] = launcher
+        variants = {"cuBLAS": op.workload.launcher(cublas, problem, tools),
+                    "v8 (plan)": op.workload.launcher(v8, problem, tools)}
+        for shape in args.tiles.split(","):  # each tile with the last wave's tiles shared (the rule) and without
+            for tail in (None, 0):
+                launcher = op.workload.launcher(v8, problem, tools, tile_shape=shape, split_k=1, tail=tail)
+                variants.setdefault(launcher.tile_label, launcher)
         errors = {}
         for name, launcher in variants.items():
             problem.refresh()
