@@ -64,7 +64,10 @@
 //   and without it; a 256x128 tile of 512 threads (8x8 outputs each), 93.0 / 91.9%, its 16 warps
 //   meeting at one barrier per tile; the 256x128 tile with cuBLAS's K tiles of 8 in 3 stages,
 //   94.6 / 93.3%; blocks walked in bands of 8 block rows, so that blocks running together share
-//   A and B tiles in L2, 94.9 / 96.4% with the 128x128 tile.)
+//   A and B tiles in L2, 94.9 / 96.4% with the 128x128 tile; A read as it is, with no transpose
+//   (V8_ASYNC 3 in commit fb52c34: rows of A in shared memory, one float4 holding 4 k of a row, a
+//   thread's rows ty + 32 i so a warp's loads were conflict-free; verified at 180 points), 82.7 /
+//   82.2 / 91.7% at 8192 / 4096 / 1024^3 against this path's 99.5 / 98.1 / 99.4%.)
 // NVRTC has no <type_traits>: a k-step count passed as a type, so the lambda below unrolls on it.
 template <int N> struct Steps { static constexpr int value = N; };
 
@@ -89,9 +92,6 @@ struct V8 {
     static constexpr int TM = 8;
     static constexpr int THREADS = BM * BN / (TM * TN);   // each thread owns TM x TN outputs
     static constexpr int A_LD = BM + 4;                    // transposed A rows, padded (see v6)
-    static constexpr int A_ROW = BK + 4;                   // V8_ASYNC 3: A's rows as they are, padded
-    static constexpr int TY = BM / TM;                     // threads down the tile
-    static constexpr int A_FLOATS = V8_ASYNC == 3 ? BM * A_ROW : BK * A_LD;  // one buffer of A
     static constexpr int A_VECS = BM * BK / 4 / THREADS;   // float4 per thread per tile
     static constexpr int B_VECS = BK * BN / 4 / THREADS;
     static constexpr int A_WORDS = BM * BK / THREADS;      // 4-byte copies per thread (V8_ASYNC)
@@ -102,7 +102,7 @@ struct V8 {
                   B_VECS * 4 * THREADS == BK * BN, "tile too small for the thread count");
     static_assert(BK % 8 == 0 && TN % 4 == 0, "BK must be a multiple of 8, TN of 4");
     static_assert(BM % 16 == 0 && BM * BK / 4 % 32 == 0, "A is staged in warp chunks of 16 rows x 8 k");
-    static constexpr int SMEM_BYTES = BUFFERS * (A_FLOATS + BK * BN) * 4;
+    static constexpr int SMEM_BYTES = BUFFERS * BK * (A_LD + BN) * 4;
     static_assert(BUFFERS >= 2 && SMEM_BYTES <= 227 * 1024, "over the 227 KB of shared memory a block may have: "
                   "fewer V8_STAGES or a smaller V8_BK");
 };
@@ -145,9 +145,8 @@ __device__ __forceinline__ void sgemm_v8_body(int M, int N, int K,
     // The ring lives in dynamic shared memory (the launcher asks for P::SMEM_BYTES: nsprof.ops.sgemm
     // _v8_smem): the 256x128 tile's two buffers of 16 k take 49,664 bytes, past the 48 KB of static.
     extern __shared__ __align__(16) float v8_smem[];
-    auto& As = *reinterpret_cast<float (*)[P::BUFFERS][BK][P::A_LD]>(v8_smem);   // A transposed (k-major)
-    auto& Ar = *reinterpret_cast<float (*)[P::BUFFERS][BM][P::A_ROW]>(v8_smem);  // A as it is (V8_ASYNC 3)
-    auto& Bs = *reinterpret_cast<float (*)[P::BUFFERS][BK][BN]>(v8_smem + P::BUFFERS * P::A_FLOATS);
+    auto& As = *reinterpret_cast<float (*)[P::BUFFERS][BK][P::A_LD]>(v8_smem);
+    auto& Bs = *reinterpret_cast<float (*)[P::BUFFERS][BK][BN]>(v8_smem + P::BUFFERS * BK * P::A_LD);
     const int tid = threadIdx.x;
     // A warp covers 4 x 8 threads of the block's (BM/8) x (BN/TN) grid, so each k step reads
     // 4 distinct float4 of A and 8 of B per warp (v7's 2 x 16 layout: 2 and 16). Measured on
@@ -200,80 +199,15 @@ __device__ __forceinline__ void sgemm_v8_body(int M, int N, int K,
         }
     };
 
-#if V8_ASYNC == 3
-    // A as it is: a thread's 8 rows are ty + TY * i, so the 4 rows a warp reads at once are
-    // neighbours (A_ROW = 20 floats apart: banks 0, 20, 8, 28, conflict-free); each float4 holds 4 k
-    // of one row, so 8 loads of A serve 4 k steps: 2 a step, as many as the transposed layout.
-    auto compute_tile = [&](int buf, float (&acc)[8][TN]) {
-        float4 frag_b[2][P::GROUPS_N];
-        auto load_b = [&](int k, int slot) {
-#pragma unroll
-            for (int h = 0; h < P::GROUPS_N; ++h)
-                frag_b[slot][h] = *reinterpret_cast<const float4*>(&Bs[buf][k][h * P::GROUP_STRIDE_N + tx * 4]);
-        };
-        load_b(0, 0);
-#pragma unroll
-        for (int q = 0; q < BK / 4; ++q) {
-            float4 a4[8];
-#pragma unroll
-            for (int i = 0; i < 8; ++i) a4[i] = *reinterpret_cast<const float4*>(&Ar[buf][ty + P::TY * i][q * 4]);
-#pragma unroll
-            for (int kk = 0; kk < 4; ++kk) {
-                const int k = q * 4 + kk;
-                if (k + 1 < BK) load_b(k + 1, (k + 1) % 2);  // in flight during the FMAs below
-                float av[8];
-#pragma unroll
-                for (int i = 0; i < 8; ++i)
-                    av[i] = kk == 0 ? a4[i].x : kk == 1 ? a4[i].y : kk == 2 ? a4[i].z : a4[i].w;
-                float bv[TN];
-#pragma unroll
-                for (int h = 0; h < P::GROUPS_N; ++h) {
-                    bv[h * 4 + 0] = frag_b[k % 2][h].x;
-                    bv[h * 4 + 1] = frag_b[k % 2][h].y;
-                    bv[h * 4 + 2] = frag_b[k % 2][h].z;
-                    bv[h * 4 + 3] = frag_b[k % 2][h].w;
-                }
-#pragma unroll
-                for (int i = 0; i < 8; ++i) {
-#pragma unroll
-                    for (int j = 0; j < TN; ++j) acc[i][j] += av[i] * bv[j];
-                }
-            }
-        }
-    };
-    // the output row of a thread's i-th accumulator row
-    auto out_row = [&](int i) { return m0 + ty + P::TY * i; };
-#else
-    auto out_row = [&](int i) { return m0 + (i / 4) * (BM / 2) + ty * 4 + i % 4; };
     auto compute_tile = [&](int buf, float (&acc)[8][TN]) {
         compute_steps(buf, 0, Steps<BK>{}, acc);
     };
-#endif
 
     float acc[8][TN] = {};
 #if V8_ASYNC
     // A ring of BUFFERS tiles: the copies of tile t + BUFFERS - 1 are issued while tile t is computed.
     auto issue = [&](int buf, int k0) {
-#if V8_ASYNC == 3
-        // A's rows as they are: a 16-byte copy is 4 k of one row (K % 4 == 0), else 4-byte copies
-        const bool vec_a = !CHECKED || K % 4 == 0;
-#pragma unroll
-        for (int r = 0; r < P::A_VECS; ++r) {
-            const int e = tid + r * P::THREADS;
-            const int row = e / (BK / 4), col = (e % (BK / 4)) * 4;
-            const int gm = m0 + row, gk = k0 + col;
-            if (vec_a) {
-                const bool in = !CHECKED || (gm < M && gk < k_end);
-                cp_async16(&Ar[buf][row][col], in ? &A[gm * K + gk] : A, in);
-            } else {
-#pragma unroll
-                for (int c = 0; c < 4; ++c) {
-                    const bool in = gm < M && gk + c < k_end;
-                    cp_async4(&Ar[buf][row][col + c], in ? &A[gm * K + gk + c] : A, in);
-                }
-            }
-        }
-#elif V8_ASYNC == 2
+#if V8_ASYNC == 2
         const int lda = (M + 3) & ~3;  // At's rows (see sgemm_v8_transpose_a)
 #pragma unroll
         for (int r = 0; r < P::A_VECS; ++r) {
@@ -400,7 +334,7 @@ __device__ __forceinline__ void sgemm_v8_body(int M, int N, int K,
     const bool vec_c = !CHECKED || N % 4 == 0;
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
-        const int row = out_row(i);
+        const int row = m0 + (i / 4) * (BM / 2) + ty * 4 + i % 4;
         if (CHECKED && row >= M) continue;
 #pragma unroll
         for (int h = 0; h < P::GROUPS_N; ++h) {

@@ -16,7 +16,6 @@ Two questions, one run:
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import itertools
 import json
 import subprocess
@@ -58,23 +57,12 @@ class Sampler:
         return {"clock_mhz": float(np.median(c)), "power_w": float(np.median(p)), "samples": len(inside)}
 
 
-def rows_variant(v8):
-    """v8 compiled with V8_ASYNC=3: A read as it is (rows of 4-k float4 in shared memory), no transpose."""
-    tiles = tuple(dataclasses.replace(t, a_m_major=False, dynamic_smem_bytes=2 * (t.bm * (t.bk + 4) + t.bk * t.bn) * 4)
-                  for t in v8.tiles)
-    return dataclasses.replace(v8, tiles=tiles)
-
-
-ROWS = ("V8_ASYNC=3",)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="8192,7680x8448x8192,4096,4096x4224x4096")
     parser.add_argument("--tiles", default="256x128,128x128", help="v8's tiles to force (split 1)")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--rows", action="store_true", help="also v8 with V8_ASYNC=3 (A as it is, no transpose)")
-    parser.add_argument("--verify", help="only verify v8 (and --rows) at these sizes, every tile, split 1 and 2")
+    parser.add_argument("--verify", help="only verify v8 at these sizes, every tile, split 1 and 2")
     parser.add_argument("--ncu", help="one launch of cuBLAS and of v8 at this size, between profiler start and stop")
     args = parser.parse_args()
     tools = launch_tools()
@@ -97,15 +85,13 @@ def main() -> None:
         return
 
     if args.verify:
-        stages = [("v8", v8, ())] + ([("rows", rows_variant(v8), ROWS)] if args.rows else [])
         for size in parse_sizes([args.verify], op.dims):
             problem = op.workload.problem(tools.xp, size, seed=sum(size))
-            for (name, stage, defines), tile, split in itertools.product(stages, [None, *[t.shape for t in v8.tiles]], (1, 2)):
-                launcher = op.workload.launcher(stage, problem, tools, tile_shape=tile, split_k=split if tile else None,
-                                                defines=defines)
+            for tile, split in itertools.product([None, *[t.shape for t in v8.tiles]], (1, 2)):
+                launcher = op.workload.launcher(v8, problem, tools, tile_shape=tile, split_k=split if tile else None)
                 problem.refresh()
                 err = verify(launcher, problem)
-                print(json.dumps({"size": "x".join(map(str, size)), "variant": name, "plan": launcher.tile_label,
+                print(json.dumps({"size": "x".join(map(str, size)), "plan": launcher.tile_label,
                                   "entry": launcher.entry, "err": err, "ok": err <= v8.tolerance(size)}), flush=True)
         return
 
@@ -119,12 +105,6 @@ def main() -> None:
             for tail in (None, 0):
                 launcher = op.workload.launcher(v8, problem, tools, tile_shape=shape, split_k=1, tail=tail)
                 variants.setdefault(launcher.tile_label, launcher)
-                if args.rows:
-                    launcher = op.workload.launcher(rows_variant(v8), problem, tools, tile_shape=shape, split_k=1,
-                                                    tail=tail, defines=ROWS)
-                    variants.setdefault("rows " + launcher.tile_label, launcher)
-        if args.rows:
-            variants["rows (plan)"] = op.workload.launcher(rows_variant(v8), problem, tools, defines=ROWS)
         errors = {}
         for name, launcher in variants.items():
             problem.refresh()
