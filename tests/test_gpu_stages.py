@@ -91,13 +91,13 @@ def test_v8_runs_unchecked_on_whole_tiles_and_checked_otherwise(tile, size, spli
     assert err <= stage.tolerance(size), f"{launcher.entry} {size}/{split}: relative error {err:.3g}"
 
 
-@pytest.mark.parametrize("tile", ["256x128", "128x128", "64x128", "64x64"])
+@pytest.mark.parametrize("tile", ["256x128"])
 @pytest.mark.parametrize("size", [(512, 512, 512), (1000, 1200, 808), (300, 4100, 1000), (2048, 4096, 264)])
 @pytest.mark.parametrize("tail", [1, 5, 10_000])
 def test_v8_tiles_shared_out_by_stream_k_add_up_to_c(tile, size, tail, tools):
-    """The last `tail` tiles (all, at 10,000) shared by one block per slot: runs of k steps that end
-    mid-tile, cross into the next tiles (all shared at 2048x4096: about two tiles a block at 128x128)
-    or are empty (5 tiles over 1056 blocks at 64x64), at whole and ragged sizes and a short last step."""
+    """The last `tail` tiles (all, at 10,000) shared by one block per SM: runs of k steps that end
+    mid-tile, cross into the next tiles (all shared at 2048x4096: about two tiles a block) or are empty
+    (one tile of 32 k steps at 512^3 over 132 blocks), at whole and ragged sizes and a short last step."""
     from nsprof.launch.measure import verify
     from nsprof.registry import get_stage
 

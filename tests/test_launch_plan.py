@@ -56,10 +56,10 @@ def test_a_k_split_into_slices_of_partial_tiles_takes_the_checked_entry():
 
 
 def test_stream_k_cuts_k_between_whole_steps_so_any_split_of_whole_steps_runs_unchecked():
-    tile = next(t for t in V8.tiles if t.shape == "128x128")
+    tile = next(t for t in V8.tiles if t.shape == "256x128")
     assert tile.stream_k and 1040 % (2 * tile.bk) != 0
-    assert tile.entry_for(1024, 1024, 1040, 2) == "sgemm_v8_128x128_unchecked"
-    assert tile.entry_for(1024, 1024, 1048, 2) == "sgemm_v8_128x128"  # 65.5 steps: the last one short
+    assert tile.entry_for(1024, 1024, 1040, 2) == "sgemm_v8_256x128_unchecked"
+    assert tile.entry_for(1024, 1024, 1048, 2) == "sgemm_v8_256x128"  # 65.5 steps: the last one short
 
 
 @pytest.mark.parametrize(
@@ -81,20 +81,21 @@ def test_v8_shares_out_the_last_wave_by_stream_k(size, shape, shared):
         (shape, 1, shared, slots if shared else 0)
 
 
-def test_the_128x128_tile_forced_shares_its_own_last_wave():
+def test_only_the_stream_k_tile_shares_its_last_wave():
     plan = choose_plan(V8, 8192, 8192, 8192, H200_SMS, forced_tile="128x128")  # 4096 tiles: 15 waves of 264 + 136
-    assert (plan.shared_tiles, plan.shared_blocks) == (136, 264)
+    assert (plan.tile.stream_k, plan.shared_tiles, plan.shared_blocks) == (False, 0, 0)
 
 
 def test_a_split_of_a_stream_k_tile_shares_every_tile():
-    plan = choose_plan(V8, 1024, 1024, 1024, H200_SMS)  # 64 tiles, split in 4
-    assert (plan.split_k, plan.shared_tiles, plan.shared_blocks) == (4, 64, 256)
-    assert choose_plan(V10, 8192, 8192, 8192, H200_SMS).shared_tiles == 0  # no stream-K entry
+    plan = choose_plan(V8, 4096, 4096, 4096, H200_SMS, forced_tile="256x128", forced_split=2)  # 512 tiles
+    assert (plan.split_k, plan.shared_tiles, plan.shared_blocks) == (2, 512, 1024)
+    plan = choose_plan(V8, 1024, 1024, 1024, H200_SMS)  # 64 tiles of 128x128 (a grid tile), split in 4 over gridDim.z
+    assert (plan.tile.shape, plan.split_k, plan.shared_tiles) == ("128x128", 4, 0)
 
 
 def test_forced_tail_is_capped_at_the_tile_count():
-    plan = choose_plan(V8, 512, 512, 512, H200_SMS, forced_tile="64x64", forced_split=1, forced_tail=1000)
-    assert (plan.shared_tiles, plan.shared_blocks) == (64, 132 * 8)
+    plan = choose_plan(V8, 512, 512, 512, H200_SMS, forced_tile="256x128", forced_split=1, forced_tail=1000)
+    assert (plan.shared_tiles, plan.shared_blocks) == (8, 132)
 
 
 def test_a_tile_without_an_unchecked_entry_always_runs_its_own():

@@ -22,17 +22,19 @@
 // Tile shape and how K is shared out (issue 22): the kernel is a template over the block tile.
 // 256x128 (256 threads of 8x16 outputs, one block per SM: cuBLAS's own shape here, read off ncu)
 // takes every size it fills the GPU at, 128x128 (256 threads of 8x8, two blocks per SM) the ones
-// it spreads evenly, and 64x128 or 64x64 only K too shallow to split. The grid is 1-D and a block's
-// work is a run of BK-deep k steps (sgemm_v8_blocks, "stream-K"): the first blocks compute whole
-// tiles; the tiles of the last, partial wave are shared out evenly over one block per slot of the
-// GPU, each adding its sums into C (zeroed there) with float4 atomics, so the last wave ends evenly
-// instead of leaving SMs idle; with too few tiles (1024^3: 64 of 128x128 for 132 SMs) every tile is
-// shared by 2, 4 or 8 blocks, which is split-K. The launcher (nsprof.ops.matmul.choose_plan)
-// chooses and the bench prints the plan ("256x128x16/tail68": 68 tiles shared). On the H200
+// it spreads evenly, and 64x128 or 64x64 only K too shallow to split. The 256x128 tile's grid is
+// 1-D and a block's work is a run of BK-deep k steps (sgemm_v8_blocks, "stream-K"): the first
+// blocks compute whole tiles; the tiles of the last, partial wave are shared out evenly over one
+// block per SM, each adding its sums into C (zeroed there) with float4 atomics, so the last wave
+// ends evenly instead of leaving SMs idle. The smaller tiles keep a 3-D grid whose z splits K
+// when there are too few tiles (1024^3: 64 of 128x128 for 132 SMs, split in 4), the slices adding
+// into a zeroed C. The launcher (nsprof.ops.matmul.choose_plan) chooses and the bench prints the
+// plan ("256x128x16/tail68": the last 68 tiles shared). On the H200
 // (benchmarks/gpu/v8_tail_probe_h200.sh, 2026-11-24, % of cuBLAS fp32 in the same process):
 // 128x128 alone 97.2 / 95.5% at 8192 / 4096^3, sharing its last wave 98.0-98.3 / 97.2%, the 256x128
-// tile sharing its last wave 99.8-99.9 / 98.5%; at a size of whole waves (7680x8448x8192) 128x128
-// reads 94.7% and 256x128 96.7%: cuBLAS's tiles are faster, its last wave is not shared.
+// tile sharing its last wave 99.5-99.9 / 98.1-98.5%; at a size of whole waves (7680x8448x8192)
+// 128x128 reads 94.7% and 256x128 96.5-96.7%: cuBLAS's tiles are faster, but its last wave is
+// not shared.
 // Metric to watch: smsp__average_warp_latency_issue_stalled_long_scoreboard and ..._barrier fall
 // against v7; sm__pipe_fma_cycles_active rises.
 //
@@ -136,7 +138,12 @@ __device__ __forceinline__ float4 load4(const float* __restrict__ base, int ld, 
 // K (`add`), added into C, which the launcher zeroed.
 struct V8Work { int by, bx, k_begin, k_end; bool add; };
 
-template <int BM, int BN, int BK, int TN, bool CHECKED>
+// GRID: the block's work comes from a 3-D grid instead (the 128x128, 64x128 and 64x64 tiles):
+// tile (blockIdx.y, blockIdx.x), K slice blockIdx.z of gridDim.z, added into C when K is split.
+// Those tiles keep that simple form: at 128 registers a thread, the stream-K loop (sgemm_v8_blocks)
+// cost the 128x128 tile 3-7% at 1024^3 (split in 4) on the H200, and `work` kept live costs
+// the 64x128 tile spilled registers.
+template <int BM, int BN, int BK, int TN, bool CHECKED, bool GRID = false>
 __device__ __forceinline__ void sgemm_v8_body(int M, int N, int K,
                                               const float* __restrict__ A,
                                               const float* __restrict__ B,
@@ -159,8 +166,11 @@ __device__ __forceinline__ void sgemm_v8_body(int M, int N, int K,
     const int ty = (warp / WARPS_X) * 4 + lane / LANES_X;
     const int tx = (warp % WARPS_X) * LANES_X + lane % LANES_X;
 
-    const int m0 = work.by * BM, n0 = work.bx * BN;
-    const int k_begin = work.k_begin, k_end = work.k_end;
+    const int m0 = (GRID ? static_cast<int>(blockIdx.y) : work.by) * BM;
+    const int n0 = (GRID ? static_cast<int>(blockIdx.x) : work.bx) * BN;
+    const int k_len = (K + gridDim.z * BK - 1) / (gridDim.z * BK) * BK;  // GRID: a slice's depth
+    const int k_begin = GRID ? blockIdx.z * k_len : work.k_begin;
+    const int k_end = GRID ? min(K, k_begin + k_len) : work.k_end;
     const int tiles = (k_end - k_begin + BK - 1) / BK;
     if (tiles <= 0) return;  // an empty trailing slice (tiny K): nothing to add
     const bool vec_b = !CHECKED || N % 4 == 0;
@@ -343,14 +353,14 @@ __device__ __forceinline__ void sgemm_v8_body(int M, int N, int K,
             float* c = &C[row * N + col];
             if (vec_c) {
                 if (CHECKED && col >= N) continue;
-                if (!work.add) *reinterpret_cast<float4*>(c) = v;
+                if (GRID ? gridDim.z == 1 : !work.add) *reinterpret_cast<float4*>(c) = v;
                 else atomicAdd(reinterpret_cast<float4*>(c), v);  // float4 atomics: sm_90 and later
             } else {
                 const float vs[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
                 for (int j = 0; j < 4; ++j) {
                     if (col + j >= N) continue;
-                    if (!work.add) c[j] = vs[j];
+                    if (GRID ? gridDim.z == 1 : !work.add) c[j] = vs[j];
                     else atomicAdd(c + j, vs[j]);
                 }
             }
@@ -369,27 +379,27 @@ template <int BM, int BN, int TN, bool CHECKED>
 __device__ __forceinline__ void sgemm_v8_blocks(int M, int N, int K, const float* __restrict__ A,
                                                 const float* __restrict__ B, float* __restrict__ C,
                                                 int whole_tiles, int shared_blocks) {
+    // 32-bit counts suffice: the launcher keeps M x K, K x N and M x N under 2^31, so tiles x steps
+    // stays under 2^31 for any tile of 64 x 64 x 16 or more.
     const int tiles_x = (N + BN - 1) / BN;
-    const long long steps = (K + V8_BK - 1) / V8_BK;  // k steps per tile
+    const int steps = (K + V8_BK - 1) / V8_BK;  // k steps per tile
     const int b = blockIdx.x;
     // This block's run of k steps, counted from the first step of tile `base`.
-    int base = 0;
-    long long step = b * steps, end = step + steps;
+    int base = 0, step = b * steps, end = step + steps;
     bool add = false;
-    if (b >= whole_tiles) {
-        const long long shared = (tiles_x * ((M + BM - 1) / BM) - whole_tiles) * steps;
-        const int u = b - whole_tiles;
+    if (b >= whole_tiles) {  // shared: q steps a block, the first r blocks one more
+        const int shared = (tiles_x * ((M + BM - 1) / BM) - whole_tiles) * steps;
+        const int u = b - whole_tiles, q = shared / shared_blocks, r = shared % shared_blocks;
         base = whole_tiles;
-        step = shared * u / shared_blocks;
-        end = shared * (u + 1) / shared_blocks;
+        step = u * q + min(u, r);
+        end = step + q + (u < r);
         add = true;
     }
     while (step < end) {  // one pass per tile the run touches (a whole tile: one pass)
-        const int tile = base + static_cast<int>(step / steps);
-        const long long first = step % steps, last = min(steps, first + end - step);
+        const int tile = base + step / steps;
+        const int first = step % steps, last = min(steps, first + end - step);
         sgemm_v8_body<BM, BN, V8_BK, TN, CHECKED>(
-            M, N, K, A, B, C, {tile / tiles_x, tile % tiles_x, static_cast<int>(first * V8_BK),
-                               static_cast<int>(min(static_cast<long long>(K), last * V8_BK)), add});
+            M, N, K, A, B, C, {tile / tiles_x, tile % tiles_x, first * V8_BK, min(K, last * V8_BK), add});
         step += last - first;
         if (step < end) __syncthreads();  // the next pass refills the shared buffers
     }
@@ -399,27 +409,26 @@ __device__ __forceinline__ void sgemm_v8_blocks(int M, int N, int K, const float
 // sgemm_v8_<BM>x<BN>_unchecked assumes whole tiles (M % BM == N % BN == K % BK == 0, so every row
 // is also float4-aligned) and carries no bounds checks. The launcher picks one per launch
 // (nsprof.ops.matmul: Tile.unchecked_entry).
-#define V8_ARGS int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, \
-                int whole_tiles, int shared_blocks
+#define V8_ARGS int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C
 // The 256x128 tile is cuBLAS's shape for this product on the H200 (ncu at 8192^3: 256 threads,
 // one block per SM): 8x16 outputs a thread, 128 FMAs per 6 shared loads, up to 255 registers.
 #define V8_THREADS_128 (128 * 128 / (8 * V8_TN))
 extern "C" __global__ void __launch_bounds__(256, 1)
-sgemm_v8_256x128(V8_ARGS) { sgemm_v8_blocks<256, 128, 16, true>(M, N, K, A, B, C, whole_tiles, shared_blocks); }
+sgemm_v8_256x128(V8_ARGS, int whole_tiles, int shared_blocks) { sgemm_v8_blocks<256, 128, 16, true>(M, N, K, A, B, C, whole_tiles, shared_blocks); }
 extern "C" __global__ void __launch_bounds__(256, 1)
-sgemm_v8_256x128_unchecked(V8_ARGS) { sgemm_v8_blocks<256, 128, 16, false>(M, N, K, A, B, C, whole_tiles, shared_blocks); }
+sgemm_v8_256x128_unchecked(V8_ARGS, int whole_tiles, int shared_blocks) { sgemm_v8_blocks<256, 128, 16, false>(M, N, K, A, B, C, whole_tiles, shared_blocks); }
 extern "C" __global__ void __launch_bounds__(V8_THREADS_128, V8_MIN_BLOCKS)
-sgemm_v8_128x128(V8_ARGS) { sgemm_v8_blocks<128, 128, V8_TN, true>(M, N, K, A, B, C, whole_tiles, shared_blocks); }
+sgemm_v8_128x128(V8_ARGS) { sgemm_v8_body<128, 128, V8_BK, V8_TN, true, true>(M, N, K, A, B, C, {}); }
 extern "C" __global__ void __launch_bounds__(V8_THREADS_128, V8_MIN_BLOCKS)
-sgemm_v8_128x128_unchecked(V8_ARGS) { sgemm_v8_blocks<128, 128, V8_TN, false>(M, N, K, A, B, C, whole_tiles, shared_blocks); }
+sgemm_v8_128x128_unchecked(V8_ARGS) { sgemm_v8_body<128, 128, V8_BK, V8_TN, false, true>(M, N, K, A, B, C, {}); }
 extern "C" __global__ void __launch_bounds__(128, 2 * V8_MIN_BLOCKS)
-sgemm_v8_64x128(V8_ARGS) { sgemm_v8_blocks<64, 128, 8, true>(M, N, K, A, B, C, whole_tiles, shared_blocks); }
+sgemm_v8_64x128(V8_ARGS) { sgemm_v8_body<64, 128, V8_BK, 8, true, true>(M, N, K, A, B, C, {}); }
 extern "C" __global__ void __launch_bounds__(128, 2 * V8_MIN_BLOCKS)
-sgemm_v8_64x128_unchecked(V8_ARGS) { sgemm_v8_blocks<64, 128, 8, false>(M, N, K, A, B, C, whole_tiles, shared_blocks); }
+sgemm_v8_64x128_unchecked(V8_ARGS) { sgemm_v8_body<64, 128, V8_BK, 8, false, true>(M, N, K, A, B, C, {}); }
 extern "C" __global__ void __launch_bounds__(64, 4 * V8_MIN_BLOCKS)
-sgemm_v8_64x64(V8_ARGS) { sgemm_v8_blocks<64, 64, 8, true>(M, N, K, A, B, C, whole_tiles, shared_blocks); }
+sgemm_v8_64x64(V8_ARGS) { sgemm_v8_body<64, 64, V8_BK, 8, true, true>(M, N, K, A, B, C, {}); }
 extern "C" __global__ void __launch_bounds__(64, 4 * V8_MIN_BLOCKS)
-sgemm_v8_64x64_unchecked(V8_ARGS) { sgemm_v8_blocks<64, 64, 8, false>(M, N, K, A, B, C, whole_tiles, shared_blocks); }
+sgemm_v8_64x64_unchecked(V8_ARGS) { sgemm_v8_body<64, 64, V8_BK, 8, false, true>(M, N, K, A, B, C, {}); }
 
 // V8_ASYNC 2: A (M x K) -> At (K x lda), lda = M rounded up to 4 floats (zeros in columns M..lda-1),
 // through a 32 x 33 shared tile (coalesced both ways, no bank conflicts); grid (ceil(K / 32),

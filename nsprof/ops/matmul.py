@@ -249,6 +249,9 @@ class MatmulWorkload:
         else:
             grid = (tiles_x, math.ceil(mp / tile.bm), split)
         shared_rows = whole_tiles // tiles_x * tile.bm  # the first row of C that shared tiles add into
+        sizes = (np.int32(mp), np.int32(np_), np.int32(kp))
+        sharing = (np.int32(whole_tiles), np.int32(plan.shared_blocks)) if tile.stream_k else ()
+        zeroed: dict[int, Any] = {}  # per output buffer, the rows that shared tiles add into (a view, made once)
         block = (tile.threads[0], tile.threads[1], 1)
         add_up = self._split_k_step(tools, split, mp, np_)
         operands = self._tensor_maps(tools, tile, tile.tma_boxes, mp, np_, kp) if tile.tma_boxes else (lambda a, b: (a, b))
@@ -258,20 +261,20 @@ class MatmulWorkload:
         transpose_b = self._transposer(stage, tools, tile, "b", kp, np_, (np_, kp), defines) if tile.b_k_major else None
 
         def launch(a, b, c):
-            if plan.shared_tiles:
-                c[shared_rows:].fill(0)  # blocks that share tiles add their sums into C
+            if plan.shared_tiles:  # blocks that share tiles add their sums into C
+                if c.data.ptr not in zeroed:
+                    zeroed[c.data.ptr] = c[shared_rows:] if shared_rows else c
+                zeroed[c.data.ptr].fill(0)
             elif split > 1 and self.split_k == "atomic":
                 c.fill(0)  # the K slices add their partial sums into C
             if transpose_a:
                 a = transpose_a(a)  # the kernel reads A as At (K x M, rows padded to 4 floats)
             if transpose_b:
                 b = transpose_b(b)  # the kernel reads B as Bt (N x K)
-            args = [np.int32(mp), np.int32(np_), np.int32(kp), *operands(a, b), c]
+            args = [*sizes, *operands(a, b), c]
             if self.partials_argument:
                 args.append(add_up.partials if add_up else np.uint64(0))
-            if tile.stream_k:
-                args += [np.int32(whole_tiles), np.int32(plan.shared_blocks)]
-            kernel(grid, block, tuple(args), shared_mem=tile.dynamic_smem_bytes)
+            kernel(grid, block, (*args, *sharing), shared_mem=tile.dynamic_smem_bytes)
             if add_up is not None:  # split over K into partials
                 add_up.into(c)
 

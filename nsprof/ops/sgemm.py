@@ -152,14 +152,14 @@ def _v8_smem(bm: int, bn: int, bk: int = V8_BK, stages: int = V8_STAGES) -> int:
     return stages * bk * (bm + 4 + bn) * 4
 
 
-def _v8(bm: int, bn: int, threads: int, blocks_per_sm: int, max_split_k: int = 1) -> Tile:
+def _v8(bm: int, bn: int, threads: int, blocks_per_sm: int, max_split_k: int = 1, stream_k: bool = False) -> Tile:
     """A v8 tile: sgemm_v8_<bm>x<bn> checks bounds (any size), its _unchecked twin runs whole tiles; both
-    read A transposed (At, written by sgemm_v8_transpose_a first: a_m_major) and share out K by
-    stream-K (`blocks_per_sm`: what their __launch_bounds__ promise, 1 block of 256 threads for 256x128,
-    else blocks of 128 registers a thread)."""
+    read A transposed (At, written by sgemm_v8_transpose_a first: a_m_major). `stream_k`: the tile's last
+    wave is shared out by k steps (256x128 only: see the kernel's header); `blocks_per_sm`: what its
+    __launch_bounds__ promise."""
     entry = f"sgemm_v8_{bm}x{bn}"
     return Tile(bm, bn, V8_BK, (threads, 1), entry, _v8_smem(bm, bn), max_split_k=max_split_k,
-                unchecked_entry=f"{entry}_unchecked", a_m_major=True, stream_k=True, blocks_per_sm=blocks_per_sm)
+                unchecked_entry=f"{entry}_unchecked", a_m_major=True, stream_k=stream_k, blocks_per_sm=blocks_per_sm)
 
 
 STAGES = (
@@ -229,7 +229,7 @@ STAGES = (
     Stage(
         "sgemm", "v8", "double buffering", "kernels/sgemm/v08_double_buffering.cu", "nvrtc",
         (
-            _v8(256, 128, 256, 1),
+            _v8(256, 128, 256, 1, stream_k=True),
             _v8(128, 128, 256, 2, max_split_k=8),
             _v8(64, 128, 128, 4),
             _v8(64, 64, 64, 8),
