@@ -74,12 +74,15 @@ def test_bench_reports_timing_and_percent_of_cublas(tmp_path):
 
 @pytest.mark.parametrize("tile", ["256x128", "128x128", "64x128", "64x64"])
 @pytest.mark.parametrize("size, split, checked", [((512, 512, 512), 2, False), ((512, 512, 520), 2, True),
-                                                  ((512, 512, 528), 2, False), ((520, 512, 512), 1, True),
+                                                  ((512, 512, 528), 2, None), ((520, 512, 512), 1, True),
                                                   ((512, 516, 512), 1, True)])
 def test_v8_runs_unchecked_on_whole_tiles_and_checked_otherwise(tile, size, split, checked, tools):
     """Each v8 tile, forced: whole tiles take the entry without bounds checks, a short last k step or a
-    ragged M or N the checked one, and both verify. K 528 split in 2 is 16.5 steps a slice: stream-K cuts
-    between whole steps (a block's run crosses into the next tile), so it stays unchecked."""
+    ragged M or N the checked one, and both verify. K 528 split in 2 is 16.5 steps a slice: the grid
+    tiles' slices end mid-step (checked), while 256x128's stream-K cuts between whole steps (a block's
+    run crosses into the next tile), so it stays unchecked."""
+    if checked is None:
+        checked = tile != "256x128"
     from nsprof.launch.measure import verify
     from nsprof.registry import get_stage
 
