@@ -32,7 +32,7 @@
 // plan ("256x128x16/tail68": the last 68 tiles shared). On the H200
 // (benchmarks/gpu/v8_tail_probe_h200.sh, 2026-11-24, % of cuBLAS fp32 in the same process):
 // 128x128 alone 97.2 / 95.5% at 8192 / 4096^3, sharing its last wave 98.0-98.3 / 97.2%, the 256x128
-// tile sharing its last wave 99.5-99.9 / 98.1-98.5%; at a size of whole waves (7680x8448x8192)
+// tile sharing its last wave 99.5-100.9 / 98.1-98.8%; at a size of whole waves (7680x8448x8192)
 // 128x128 reads 94.7% and 256x128 96.5-96.7%: cuBLAS's tiles are faster, but its last wave is
 // not shared.
 // Metric to watch: smsp__average_warp_latency_issue_stalled_long_scoreboard and ..._barrier fall

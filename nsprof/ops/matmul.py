@@ -181,11 +181,11 @@ def stream_k_tail(tiles: int, slots: int) -> int:
     """How many of the last tiles one block per slot shares out by k steps: those of the last, partial
     wave, when there is more than one wave (with fewer tiles than slots, `spreads_evenly` decides).
 
-    Why (measured on the H200, issue 22, benchmarks/gpu/v8_tail_probe_h200.sh, v8 against cuBLAS
-    FP32): at 8192^3, 4096 tiles of 128x128 fill 15.5 waves of 264 slots, and the last half wave ran
-    one block on most SMs: 97.2% with whole tiles only, 98.0-98.3% sharing the last 136; 4096^3
-    95.5 -> 97.2%, 3072^3 96.5 -> 110.8% (48 tiles shared). Sharing one more wave's tiles as well
-    (each sharing block then does more than a tile) was slower at every size: 97.7, 95.8, 107.4%.
+    Why (measured on the H200, issue 22, benchmarks/h200-sgemm-tail-probe.json, v8 against cuBLAS
+    FP32): at 8192^3, 2048 tiles of 256x128 fill 15.5 waves of 132 slots; whole tiles only read 97.0-
+    97.7%, sharing the last 68 99.5-100.3%; 4096^3 95.8-96.2 -> 98.1-98.8%, 3072^3 81.4 -> 110.2-110.7%
+    (24 shared). With 128x128 tiles (264 slots) the same rule gave 97.2 -> 98.0-98.3% at 8192^3;
+    sharing one more wave's tiles as well was slower at every size (97.7, 95.8, 107.4%).
     """
     return tiles % slots if tiles > slots else 0
 
