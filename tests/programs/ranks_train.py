@@ -1,12 +1,13 @@
-"""Data-parallel training as several processes on one GPU, one rank per process, for capturing one
-Nsight Systems report per rank (`nsprof analyze DIR` across ranks, stragglers).
+"""Data-parallel training, one rank per process, for capturing one Nsight Systems report per rank
+(`nsprof analyze DIR` across ranks, stragglers).
 
 Each rank trains the same fp16-autocast MLP on its own batch and averages its gradients with the
-others through torch.distributed's gloo backend (a real all-reduce: gloo stages the CUDA gradients
-through host memory). NCCL cannot run two ranks on one GPU, so there are no NCCL kernels here: the
-communication is the NVTX range `allreduce`. Ranges per step: step > forward, backward, allreduce,
-optimizer. On the steps of --slow-steps, rank --slow-rank does extra GPU work in its forward pass,
-so it reaches the all-reduce late and the other ranks wait inside it: the straggler to find.
+others. With --backend gloo (the default) the ranks may share one GPU: gloo stages the CUDA gradients
+through host memory, there are no NCCL kernels, and the communication is the NVTX range `allreduce`.
+With --backend nccl each rank takes GPU `rank` and the all-reduce is an NCCL kernel on it.
+Ranges per step: step > forward, backward, allreduce, optimizer. On the steps of --slow-steps, rank
+--slow-rank does extra GPU work in its forward pass, so it reaches the all-reduce late and the other
+ranks wait inside it: the straggler to find.
 
     python3 tests/programs/ranks_train.py --rank 0 --world 2 --port 29512 &
     python3 tests/programs/ranks_train.py --rank 1 --world 2 --port 29512
@@ -24,6 +25,7 @@ def main() -> None:
     parser.add_argument("--rank", type=int, required=True)
     parser.add_argument("--world", type=int, required=True)
     parser.add_argument("--port", type=int, default=29512)
+    parser.add_argument("--backend", choices=("gloo", "nccl"), default="gloo")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--width", type=int, default=2048)
     parser.add_argument("--batch", type=int, default=512)
@@ -32,7 +34,9 @@ def main() -> None:
     parser.add_argument("--slow-matmuls", type=int, default=40, help="extra 4096^2 matmuls on a slow step")
     args = parser.parse_args()
     slow_steps = {int(step) for step in args.slow_steps.split(",") if step}
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{args.port}", rank=args.rank,
+    if args.backend == "nccl":
+        torch.cuda.set_device(args.rank)  # NCCL: one GPU per rank
+    dist.init_process_group(args.backend, init_method=f"tcp://127.0.0.1:{args.port}", rank=args.rank,
                             world_size=args.world, timeout=datetime.timedelta(minutes=5))
     torch.manual_seed(0)  # the same initial weights on every rank
     device = torch.device("cuda")
@@ -62,7 +66,7 @@ def main() -> None:
         torch.cuda.nvtx.range_pop()
         torch.cuda.nvtx.range_push("allreduce")
         grads = torch.cat([p.grad.flatten() for p in model.parameters()])
-        dist.all_reduce(grads)  # gloo: waits here for the slowest rank
+        dist.all_reduce(grads)  # gloo waits here for the slowest rank; NCCL's kernel waits on the GPU
         grads /= args.world
         offset = 0
         for p in model.parameters():
