@@ -218,3 +218,26 @@ def test_the_real_four_rank_run(scheduler):
     totals = pd.concat(stats).groupby("Name")["Total Time (ns)"]
     assert (merged["total_ns"].sort_index() == totals.sum().sort_index()).all()
     assert (merged["max_ns"].sort_index() == totals.max().sort_index()).all()
+
+
+RANKS_NCCL = Path(__file__).parent / "data" / "ranks-nccl"  # two real ranks, one H200 each, NCCL; rank 1 slow likewise
+
+
+def test_the_real_two_gpu_nccl_run(scheduler):
+    """The other rank waits inside NCCL's all-reduce kernel on its GPU: comm is read from the NCCL
+    kernels, the steps it waited longest in are rank 1's slow ones, and its kernel time is nsys's."""
+    import pandas as pd
+
+    result = api.analyze_many(RANKS_NCCL, scheduler=scheduler)
+    assert list(result.captures["rank"]) == [0, 1]
+    assert set(result.captures["comm_source"]) == {"nccl kernels"}
+    waited = result.stragglers.sort_values("others_wait_ns", ascending=False).head(3)
+    assert set(waited["step"]) == {6, 10, 14} and set(waited["rank"]) == {1}
+    assert (waited["others_wait_ns"] > 100e6).all()  # 40 extra 4096^2 matmuls: over 100 ms each
+    by_rank = result.captures.set_index("rank")
+    assert by_rank.loc[0, "comm_ns"] > 50 * by_rank.loc[1, "comm_ns"]  # rank 0 did the waiting
+    for rank in (0, 1):
+        stats = pd.read_csv(RANKS_NCCL / f"stats-rank{rank}_cuda_gpu_kern_sum.csv")
+        assert by_rank.loc[rank, "kernel_ns"] == stats["Total Time (ns)"].sum()
+        nccl = stats[stats["Name"].str.startswith("ncclDevKernel_AllReduce")]
+        assert by_rank.loc[rank, "comm_ns"] == nccl["Total Time (ns)"].sum()
