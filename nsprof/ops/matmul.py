@@ -251,7 +251,6 @@ class MatmulWorkload:
         shared_rows = whole_tiles // tiles_x * tile.bm  # the first row of C that shared tiles add into
         sizes = (np.int32(mp), np.int32(np_), np.int32(kp))
         sharing = (np.int32(whole_tiles), np.int32(plan.shared_blocks)) if tile.stream_k else ()
-        zeroed: dict[int, Any] = {}  # per output buffer, the rows that shared tiles add into (a view, made once)
         block = (tile.threads[0], tile.threads[1], 1)
         add_up = self._split_k_step(tools, split, mp, np_)
         operands = self._tensor_maps(tools, tile, tile.tma_boxes, mp, np_, kp) if tile.tma_boxes else (lambda a, b: (a, b))
@@ -261,10 +260,8 @@ class MatmulWorkload:
         transpose_b = self._transposer(stage, tools, tile, "b", kp, np_, (np_, kp), defines) if tile.b_k_major else None
 
         def launch(a, b, c):
-            if plan.shared_tiles:  # blocks that share tiles add their sums into C
-                if c.data.ptr not in zeroed:
-                    zeroed[c.data.ptr] = c[shared_rows:] if shared_rows else c
-                zeroed[c.data.ptr].fill(0)
+            if plan.shared_tiles:
+                c[shared_rows:].fill(0)  # blocks that share tiles add their sums into C
             elif split > 1 and self.split_k == "atomic":
                 c.fill(0)  # the K slices add their partial sums into C
             if transpose_a:
