@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Issue 22, third pass (one device call, about 5 minutes): the v8 GPU tests (stream-K entries);
-# then benchmarks/gpu/experiments/v8_tail_probe.py twice: v8 with no tiles shared and with the last
-# wave's tiles shared, and (--wide) cuBLAS's 256x128 tile shape, against cuBLAS FP32 at sizes with a
-# partial last wave and with whole waves, with the SM clock and power. (The second run of this
-# script also timed sharing one more wave's tiles: slower everywhere, see nsprof.ops.matmul.stream_k_tail.)
+# then benchmarks/gpu/experiments/v8_tail_probe.py twice: v8's 256x128 and 128x128 tiles with no
+# tiles shared and with the last wave's tiles shared, against cuBLAS FP32 at sizes with a partial
+# last wave and with whole waves, with the SM clock and power. (Earlier runs of this script timed
+# sharing one more wave's tiles, slower everywhere (nsprof.ops.matmul.stream_k_tail), and the
+# 256x128 tile in three rings before it joined v8: benchmarks/h200-sgemm-tail-probe.json.)
 # (The first run of this probe, with a prototype that split the last wave's tiles in 2-8 K slices,
 # also took one launch of cuBLAS and of v8 at 8192^3 under ncu --clock-control none: see
 # benchmarks/h200-sgemm.md.)
@@ -17,7 +18,7 @@ FINAL=$OUT; OUT=/tmp/v8-tail; rm -rf "$OUT"; mkdir -p "$OUT"
 timeout 200 python3 -m pytest -q -m gpu tests/test_gpu_stages.py -k "v8" -p no:cacheprovider > "$OUT/gpu-tests.txt" 2>&1
 echo "gpu tests exit $?: $(tail -1 "$OUT/gpu-tests.txt") ($((SECONDS - START)) s)"
 for run in 1 2; do
-  timeout 240 python3 benchmarks/gpu/experiments/v8_tail_probe.py --sizes 8192,4096,6144,8000,7680x8448x8192 --wide \
+  timeout 240 python3 benchmarks/gpu/experiments/v8_tail_probe.py --sizes 8192,4096,6144,8000,7680x8448x8192 \
     > "$OUT/probe-run$run.jsonl" 2> "$OUT/probe-run$run.err"
   echo "probe $run exit $? ($((SECONDS - START)) s)"
   python3 -c 'import json, sys
