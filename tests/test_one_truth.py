@@ -2,13 +2,12 @@
 their source named, for the committed H200 example; and no command writes into a profile."""
 
 import csv
-import json
 import re
 import sqlite3
 from pathlib import Path
 
 import pytest
-from cli_checks import one_line_error
+from cli_checks import analysis_pages, one_line_error
 from typer.testing import CliRunner
 
 from nsprof.cli import app
@@ -37,14 +36,8 @@ def _nsys_tflops(stage: str) -> float:
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory):
     """analyze --json, the report's Markdown and the roofline's CSV of the example, one run each."""
-    out = tmp_path_factory.mktemp("pages")
-    analyzed = invoke("analyze", SGEMM, "--json")
-    assert analyzed.exit_code == 0, analyzed.output
-    assert invoke("report", out, "--from", SGEMM).exit_code == 0
-    assert invoke("roofline", out, "--from", SGEMM).exit_code == 0
-    with open(out / "roofline.csv", newline="") as file:
-        points = list(csv.DictReader(file))
-    return json.loads(analyzed.stdout)["stages"], (out / SGEMM.name / "report.md").read_text(), points
+    doc, markdown, points = analysis_pages(SGEMM, tmp_path_factory.mktemp("pages"))
+    return doc["stages"], markdown, points
 
 
 def test_every_page_shows_each_stage_at_one_speed_from_one_named_time(pages):

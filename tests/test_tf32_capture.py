@@ -12,6 +12,7 @@ import statistics
 from pathlib import Path
 
 import pytest
+from cli_checks import analysis_pages
 from typer.testing import CliRunner
 
 from nsprof.cli import app
@@ -53,14 +54,8 @@ def _ncu_rows(capture: Path = EXAMPLE) -> tuple[list[str], list[dict]]:
 
 
 def _pages(capture: Path, out: Path):
-    analyzed = invoke("analyze", capture, "--json")
-    assert analyzed.exit_code == 0, analyzed.output
-    assert invoke("report", out, "--from", capture).exit_code == 0
-    assert invoke("roofline", out, "--from", capture).exit_code == 0
-    with open(out / "roofline.csv", newline="") as file:
-        points = list(csv.DictReader(file))
-    doc = json.loads(analyzed.stdout)
-    return {s["stage"]: s for s in doc["stages"]}, doc, (out / capture.name / "report.md").read_text(), points
+    doc, markdown, points = analysis_pages(capture, out)
+    return {s["stage"]: s for s in doc["stages"]}, doc, markdown, points
 
 
 @pytest.fixture(scope="module")
