@@ -6,7 +6,7 @@ of nsprof naming it. No GPU: nothing is launched."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -140,13 +140,17 @@ def test_bench_records_and_table_caption_come_from_its_declarations(rowsum):
 
 
 def test_a_broken_declaration_is_refused_with_every_reason():
+    modelled_elsewhere = replace(_stage("r3", "c", None, "nvrtc", (RowBlock(128, 128, "rowsum_r3"),)),
+                                modelled_tile="64x64")
     broken = _op(baselines={"fp32": "r1x"}, stages=(_stage("r1", "a", None, "nvrtc", (object(),)),
-                                                    _stage("r1", "b", None, "cub", ())), workload=object())
+                                                    _stage("r1", "b", None, "cub", ()), modelled_elsewhere),
+                 workload=object())
     with pytest.raises(UsageError) as refused:
         register_op(broken)
     message = str(refused.value)
     for reason in ("stage r1 is listed twice", "is not a LaunchConfig", "the fp32 baseline r1x is not a fp32 stage",
-                   "its workload has no problem() and launcher()"):
+                   "its workload has no problem() and launcher()",
+                   "stage r3 models its accesses on a 64x64 tile it does not have"):
         assert reason in message
     assert "rowsum" not in all_ops()
     with pytest.raises(UsageError, match="the name 'sgemm' is taken"):
