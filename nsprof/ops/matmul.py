@@ -240,14 +240,14 @@ class MatmulWorkload:
                 f"{m}x{n}x{k} is too large for {stage.stage}: its kernels index with 32-bit ints",
                 "use matrices with fewer than 2^31 elements each",
             )
-        tiles_x, tiles = math.ceil(np_ / tile.bn), math.ceil(np_ / tile.bn) * math.ceil(mp / tile.bm)
-        whole_tiles = tiles - plan.shared_tiles
+        tiles_x, tiles_y = math.ceil(np_ / tile.bn), math.ceil(mp / tile.bm)
+        whole_tiles = tiles_x * tiles_y - plan.shared_tiles
         if tile.persistent:
             grid = (tools.sm_count, 1, 1)
         elif tile.stream_k:
             grid = (whole_tiles + plan.shared_blocks, 1, 1)
         else:
-            grid = (tiles_x, math.ceil(mp / tile.bm), split)
+            grid = (tiles_x, tiles_y, split)
         shared_rows = whole_tiles // tiles_x * tile.bm  # the first row of C that shared tiles add into
         sizes = (np.int32(mp), np.int32(np_), np.int32(kp))
         sharing = (np.int32(whole_tiles), np.int32(plan.shared_blocks)) if tile.stream_k else ()
