@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import lzma
+import shutil
+from pathlib import Path
+
 import pytest
 
 
@@ -36,3 +40,27 @@ def no_measured_ceilings_by_default(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("NSPROF_DATA_DIR", str(tmp_path_factory.mktemp("no-ceilings")))
         yield
+
+
+REAL_PROGRAMS = Path(__file__).parent / "data" / "real-programs"
+
+
+@pytest.fixture(scope="session")
+def real_program(tmp_path_factory):
+    """A real capture of tests/data/real-programs (jax-a, jax-b, triton) as a profile directory:
+    its files copied and its nsys.sqlite.xz unpacked, once a session per capture."""
+    made: dict[str, Path] = {}
+
+    def directory(name: str) -> Path:
+        if name not in made:
+            target = tmp_path_factory.mktemp(name)
+            for source in (REAL_PROGRAMS / name).iterdir():
+                if source.name.endswith(".xz"):
+                    with lzma.open(source) as packed, open(target / source.name[:-3], "wb") as out:
+                        shutil.copyfileobj(packed, out)
+                else:
+                    shutil.copyfile(source, target / source.name)
+            made[name] = target
+        return made[name]
+
+    return directory

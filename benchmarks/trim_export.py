@@ -1,0 +1,67 @@
+"""Trim a real Nsight Systems SQLite export into a test fixture: keep the tables nsprof reads and the
+events that start before the end of the program's Nth NVTX range of a given name (a training
+step), then VACUUM and xz it. StringIds is kept whole (names stay resolvable).
+
+    python3 benchmarks/trim_export.py full.sqlite tests/data/jax/jax-a.sqlite.xz --range step --keep 4
+"""
+
+from __future__ import annotations
+
+import argparse
+import lzma
+import shutil
+import sqlite3
+import tempfile
+from pathlib import Path
+
+KEPT = ("StringIds", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+        "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE", "NVTX_EVENTS", "TARGET_INFO_GPU",
+        "TARGET_INFO_CUDA_DEVICE", "TARGET_INFO_SESSION_START_TIME", "ENUM_CUDA_MEMCPY_OPER", "ENUM_CUDA_MEM_KIND",
+        "ENUM_NSYS_EVENT_TYPE", "ThreadNames", "PROCESSES", "META_DATA_CAPTURE", "META_DATA_EXPORT")
+WORK = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE")
+TIMED = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+         "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE", "NVTX_EVENTS")
+
+
+def trim(source: Path, target: Path, range_name: str, keep: int) -> dict:
+    with tempfile.TemporaryDirectory() as scratch:
+        work = Path(scratch) / "trimmed.sqlite"
+        shutil.copyfile(source, work)
+        conn = sqlite3.connect(work)
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        ends = [row[0] for row in conn.execute(
+            "SELECT n.end FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId "
+            "WHERE coalesce(n.text, s.value) = ? ORDER BY n.start", (range_name,))]
+        if len(ends) < keep:
+            raise SystemExit(f"{source}: {len(ends)} ranges named {range_name!r}, fewer than {keep}")
+        cut = ends[keep - 1]
+        for table in tables - set(KEPT):
+            conn.execute(f"DROP TABLE {table}")
+        for table in set(TIMED) & tables:
+            conn.execute(f"DELETE FROM {table} WHERE start > ?", (cut,))
+        # runtime calls that started no GPU work (event queries, synchronizations) are most of the
+        # rows and only feed the timeline's API table: the fixture keeps the launches and copies
+        conn.execute("DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE correlationId NOT IN ("
+                     + " UNION ".join(f"SELECT correlationId FROM {t} WHERE correlationId IS NOT NULL" for t in WORK if t in tables) + ")")
+        counts = {table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in sorted(set(TIMED) & tables)}
+        conn.commit()
+        conn.execute("VACUUM")
+        conn.close()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(work, "rb") as raw, lzma.open(target, "wb", preset=9) as packed:
+            shutil.copyfileobj(raw, packed)
+    return counts
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("source", type=Path)
+    parser.add_argument("target", type=Path)
+    parser.add_argument("--range", default="step")
+    parser.add_argument("--keep", type=int, default=4, help="keep events up to the end of this many ranges")
+    args = parser.parse_args()
+    print(trim(args.source, args.target, args.range, args.keep), args.target.stat().st_size)
+
+
+if __name__ == "__main__":
+    main()
