@@ -192,7 +192,9 @@ def profile(request, out: str | Path = PROFILES_DIR, nsys: str | None = None, nc
             force: bool = False, progress: Callable[[str], None] | None = None) -> tuple[Path, dict]:
     """Capture `request` (from profile_request) under nsys and/or ncu into a new profile directory
     under `out`; returns the directory and its manifest. A guided program capture hands ncu the hot
-    kernels nsys found (choose_hot_kernels)."""
+    kernels nsys found (choose_hot_kernels). A program that ran under nsys but died under ncu is
+    returned too, not raised: its status says "partial: ..." and its "partial" entry how it died, the
+    last kernel ncu reported and what to try (nsprof.capture.partial); `nsprof profile` exits 3."""
     from nsprof.capture.program import ProgramRequest
     from nsprof.capture.session import capture, capture_program
 
@@ -495,23 +497,38 @@ def _pipeline_breakdown(op, stages, size, chunks, records, out: Path, nsys, prog
 
 def choose_hot_kernels(nsys_export: str | Path, top: int) -> GuidedChoice:
     """What a guided capture hands to ncu: the hot kernels of an nsys export (the fewest that make
-    up COVERAGE_PCT of kernel time, at most `top`; nsprof.analyze.hot_kernels.hot_rows), and how
-    many launches of each configuration to pass over so that ncu sees a steady-state one."""
+    up COVERAGE_PCT of the kernel time that is not harness work, at most `top`;
+    nsprof.analyze.hot_kernels.hot_rows), of its steady state where the program has one
+    (nsprof.analyze.program_harness.steady_state), and how many launches of each configuration to
+    pass over so that ncu profiles a steady-state one."""
     from nsprof.analyze.harness import harness_kernels
     from nsprof.analyze.hot_kernels import COVERAGE_PCT, hot_rows, nsys_kernel_rows
+    from nsprof.analyze.program_harness import steady_part
     from nsprof.capture.program import STEADY_SKIP, GuidedChoice
     from nsprof.parse.nsys_sqlite import load_nsys
 
     exports = [load_nsys(Path(nsys_export))]
-    hot = hot_rows(nsys_kernel_rows(exports, harness_kernels(exports)), top)
+    harness = harness_kernels(exports)
+    steady, state = steady_part(exports)
+    ranked = nsys_kernel_rows(steady, harness)
+    hot = hot_rows(ranked, top)
     hot = hot[hot["mangled_name"].notna()]  # graphs traced at graph level, and exports without the symbols
+    # launches of each chosen configuration before the steady state: ncu passes over as many
+    whole = nsys_kernel_rows(exports, harness).set_index(["kernel", "grid", "block"])["launches"]
+    before = [int(whole.get((row.kernel, row.grid, row.block), row.launches)) - int(row.launches) for row in hot.itertuples()]
     kernels = tuple({"kernel": row.kernel, "mangled_name": row.mangled_name, "grid": row.grid, "block": row.block,
-                     "launches": int(row.launches), "total_ns": int(row.total_ns), "pct": round(float(row.pct), 2)}
-                    for row in hot.itertuples())
-    skip = max(0, min([STEADY_SKIP, *(k["launches"] - 1 for k in kernels)]))
-    rule = (f"the fewest kernels (name and launch configuration) that make {COVERAGE_PCT:.0f}% of kernel time, "
-            f"at most {top}; each configuration of them profiled once, after its first {skip} launches")
-    return GuidedChoice(kernels, round(float(hot["pct"].sum()), 2), skip, rule)
+                     "launches": int(row.launches), "launches_before_steady_state": early,
+                     "total_ns": int(row.total_ns), "pct": round(float(row.pct), 2)}
+                    for row, early in zip(hot.itertuples(), before))
+    skip = max(0, min([max([STEADY_SKIP, *before]), *(k["launches"] + k["launches_before_steady_state"] - 1
+                                                       for k in kernels)]))
+    work = ranked.loc[~ranked["harness"], "total_ns"].sum()
+    covered = round(float(100 * hot["total_ns"].sum() / work), 2) if work else 0.0
+    rule = (f"the fewest kernels (name and launch configuration) that make {COVERAGE_PCT:.0f}% of the kernel time "
+            f"that is not harness work (nsprof.analyze.harness), at most {top}"
+            + (f", in the steady state ({state.to_json()['rule']})" if state else "")
+            + f"; each configuration of them profiled once, after its first {skip} launches")
+    return GuidedChoice(kernels, covered, skip, rule)
 
 
 def load_timeline(path: str | Path, range_: str | None = None, window: str | None = None) -> Timeline:

@@ -16,7 +16,7 @@ from cli_checks import one_line_error
 from typer.testing import CliRunner
 
 from nsprof.capture.metrics import PRESETS
-from nsprof.capture.program import DEFAULT_LAUNCH_COUNT, NCU_SECTIONS, build_program_request, program_commands
+from nsprof.capture.program import DEFAULT_LAUNCH_COUNT, DEFAULT_TOP, NCU_SECTIONS, build_program_request, program_commands
 from nsprof.cli import app
 
 USER = Path(__file__).resolve().parent / "data" / "user-programs"
@@ -123,10 +123,10 @@ def test_capture_keeps_reports_logs_exit_status_and_analyzes(tmp_path, stand_ins
     manifest = json.loads((directory / "manifest.json").read_text())
     assert manifest["status"] == "ok" and manifest["program"]["argv"][1:] == [str(tmp_path / "train.py"), "--epochs", "1"]
     assert manifest["program"]["exit_codes"] == {"nsys": 0, "ncu": 0}
-    assert manifest["ncu_filters"] == {"guided": True, "top": 10}  # no --range, --kernel or --launch-count
+    assert manifest["ncu_filters"] == {"guided": True, "top": DEFAULT_TOP}  # no --range, --kernel or --launch-count
     # the stand-in nsys wrote the training step's export: its hot kernels, chosen by their mangled names
     chosen = manifest["guided"]["kernels"]
-    assert 1 <= len(chosen) <= 10 and all(k["mangled_name"] for k in chosen)
+    assert 1 <= len(chosen) <= DEFAULT_TOP and all(k["mangled_name"] for k in chosen)
     assert manifest["guided"]["covered_pct"] == pytest.approx(sum(k["pct"] for k in chosen), abs=0.1)
     ncu = next(c["argv"] for c in manifest["commands"] if c["tool"] == "ncu" and c["step"] == "profile")
     pattern = ncu[ncu.index("--kernel-name") + 1]

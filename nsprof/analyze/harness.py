@@ -7,7 +7,8 @@ NVTX range (nsprof:OP/STAGE/SIZE, nsprof.ranges); every kernel whose name never 
 range is harness work. (Newer captures also wrap it in nsprof:harness/... ranges, which say so on
 the timeline; the rule above needs none, so older captures are read the same way.)
 
-A capture with no stage ranges (the user's own program) has no harness.
+A capture with no stage ranges (the user's own program) is read by nsprof.analyze.program_harness
+instead: the autotuners and benchmark harnesses inside it, each by its own rule.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from nsprof.analyze.program_harness import HARNESS_RULES, program_harness
 from nsprof.parse.nsys_sqlite import NsysExport
 from nsprof.ranges import parse_stage_range
 
@@ -45,12 +47,21 @@ def stage_kernel_names(export: NsysExport) -> set[str] | None:
     return names
 
 
-def harness_kernels(exports: list[NsysExport]) -> set[str]:
-    """Kernel names that are harness work in these exports (see the module docstring); empty for
-    a capture with no stage ranges."""
-    harness: set[str] = set()
+NSPROF_HARNESS = "nsprof-harness"
+HARNESS_RULE_WORDS = {NSPROF_HARNESS: "nsprof's own harness (inputs, reference, checks): never launched inside a "
+                                      "stage's measured range", **HARNESS_RULES}
+
+
+def harness_kernels(exports: list[NsysExport]) -> dict[str, str]:
+    """Kernel name -> the rule that makes it harness work in these exports (HARNESS_RULE_WORDS):
+    nsprof's own in a ladder capture (the module docstring), else a program's autotuners and
+    benchmark harnesses (nsprof.analyze.program_harness)."""
+    harness: dict[str, str] = {}
     for export in exports:
         stage_names = stage_kernel_names(export)
         if stage_names is not None:
-            harness.update(set(pd.unique(export.kernels["kernel"].astype(str))) - stage_names)
+            harness.update(dict.fromkeys(set(pd.unique(export.kernels["kernel"].astype(str))) - stage_names, NSPROF_HARNESS))
+        else:
+            for name, rule in program_harness(export).items():
+                harness.setdefault(name, rule)
     return harness

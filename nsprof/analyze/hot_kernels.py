@@ -15,7 +15,8 @@ the ones it did, and say why (`note`).
 
 The hot kernels are the fewest rows that together make up at least COVERAGE of kernel time, at
 most `top`: the same rule picks what the guided capture (`nsprof profile -- CMD`) hands to ncu
-(`hot_rows`). nsprof's own harness work in a ladder capture (nsprof.analyze.harness) is never hot.
+(`hot_rows`). Harness work (nsprof.analyze.harness: nsprof's own in a ladder capture, autotuners'
+and benchmark harnesses' in a program's) is never hot.
 
 nsys and ncu demangle names differently (nsys: `at::native::f<(int)8>`, ncu: `at::f<8>`), so the
 join compares `kernel_key`s: the name without namespaces, integer casts and spacing.
@@ -24,23 +25,24 @@ join compares `kernel_key`s: the name without namespaces, integer casts and spac
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
 from pandas.api.types import union_categoricals
 
 from nsprof.analyze.categorical import as_categorical
-from nsprof.analyze.harness import harness_kernels
+from nsprof.analyze.harness import HARNESS_RULE_WORDS, harness_kernels
 from nsprof.analyze.kernel_groups import kernel_groups
 from nsprof.analyze.launch_findings import launch_findings
 from nsprof.analyze.metrics import kernel_metrics
+from nsprof.analyze.program_harness import steady_part
 from nsprof.ceilings.peaks import Ceiling
 from nsprof.ceilings.percent import percent_of_peak
 from nsprof.parse.nsys_sqlite import NsysExport
 
 COVERAGE_PCT = 80.0
-DEFAULT_TOP = 10
+DEFAULT_TOP = 100  # a JAX ResNet-50's steady state needs 78 configurations for 80% of its kernel time
 HOT_KERNEL_COLUMNS = ("kernel", "grid", "block", "launches", "total_ns", "median_ns", "pct", "ncu_launches", "bound",
                       "sm_throughput_pct", "memory_throughput_pct", "occupancy_pct", "tflops_per_s",
                       "dram_gbytes_per_s", "pct_of_roof", "roof", "top_rule", "speedup_pct", "speedup_type",
@@ -71,17 +73,30 @@ def launch_table(launches: pd.DataFrame, ceiling: Ceiling | None) -> pd.DataFram
 def capture_hot_kernels(nsys: list[NsysExport], kernels: pd.DataFrame | None, rules: pd.DataFrame | None,
                         top: int = DEFAULT_TOP) -> tuple[pd.DataFrame, dict]:
     """A capture's hot kernels (hot_kernels) and its harness (harness_summary), from its nsys exports
-    and ncu's launch table and rules (None without ncu)."""
-    rows = nsys_kernel_rows(nsys, harness_kernels(nsys))
-    return hot_kernels(rows, kernels, rules, top), harness_summary(rows)
+    and ncu's launch table and rules (None without ncu). A program with a steady state
+    (nsprof.analyze.program_harness.steady_state) is ranked by its steady-state launches only;
+    the harness's share is of the whole capture's kernel time."""
+    harness = harness_kernels(nsys)
+    rows = nsys_kernel_rows(nsys, harness)
+    steady, state = steady_part(nsys)
+    ranked = nsys_kernel_rows(steady, harness) if state is not None else rows
+    return hot_kernels(ranked, kernels, rules, top), {**harness_summary(rows),
+                                                       "steady_state": state.to_json() if state is not None else None}
 
 
 def harness_summary(rows: pd.DataFrame) -> dict:
-    """nsprof's own work in a ladder capture (nsprof.analyze.harness): its kernel names, launches,
-    time and share of all kernel time; no kernels for another program's capture."""
+    """The harness work (nsprof.analyze.harness: nsprof's own in a ladder capture, autotuners' and
+    benchmark harnesses' in a program's): its kernel names, launches, time and share of all kernel
+    time, and per rule that found some (`rules`: rule, says, kernels, launches, total_ns, pct);
+    no kernels where there is none."""
     mine = rows[rows["harness"]]
+    rules = [{"rule": rule, "says": HARNESS_RULE_WORDS[rule], "kernels": sorted(set(found["kernel"])),
+              "launches": int(found["launches"].sum()), "total_ns": int(found["total_ns"].sum()),
+              "pct": float(found["pct"].sum())}
+             for rule, found in mine.groupby("harness_rule", sort=False)]
     return {"kernels": sorted(set(mine["kernel"])), "launches": int(mine["launches"].sum()),
-            "total_ns": int(mine["total_ns"].sum()), "pct": float(mine["pct"].sum())}
+            "total_ns": int(mine["total_ns"].sum()), "pct": float(mine["pct"].sum()),
+            "rules": sorted(rules, key=lambda rule: -rule["total_ns"])}
 
 
 def _keys(names: pd.Series) -> pd.Series:
@@ -93,11 +108,13 @@ def launch_config(x, y, z) -> str:
     return f"({int(x)}, {int(y)}, {int(z)})"
 
 
-def nsys_kernel_rows(exports: list[NsysExport], harness: Collection[str] = frozenset()) -> pd.DataFrame:
+def nsys_kernel_rows(exports: list[NsysExport], harness: Mapping[str, str] | None = None) -> pd.DataFrame:
     """One row per kernel and launch configuration of nsys's trace (and per graph traced at graph
     level): kernel, grid, block, launches, total_ns, median_ns, mangled_name (None where the export
-    lacks it), pct (of all kernel and graph time, harness included), harness (bool), largest total
-    first."""
+    lacks it), pct (of all kernel and graph time, harness included), harness (bool) and harness_rule
+    (the rule of nsprof.analyze.harness that found it, None for the rest; `harness` maps kernel names
+    to rules), largest total first."""
+    harness = harness or {}
     # Group on one integer key per launch (name code and launch sizes, factorized), and format the
     # few groups' names and configurations afterwards: no Python object and no copy of the table per
     # launch (10M launches are 10M strings, or a gigabyte of grouping columns, otherwise).
@@ -112,7 +129,7 @@ def nsys_kernel_rows(exports: list[NsysExport], harness: Collection[str] = froze
                                                "float64" if column in ("median_ns", "pct") else "bool" if column == "harness"
                                                else "int64")
                              for column in ["kernel", "grid", "block", "launches", "total_ns", "median_ns", "mangled_name",
-                                            "pct", "harness"]})
+                                            "pct", "harness"]}).assign(harness_rule=pd.Series(dtype=object))
     names = union_categoricals([as_categorical(name) for name, _, _, _ in parts], ignore_order=True)
     mangled = union_categoricals([as_categorical(name) for _, name, _, _ in parts], ignore_order=True)
     sizes = [_stack([sizes[i] for _, _, sizes, _ in parts]) for i in range(len(config))]
@@ -141,7 +158,8 @@ def nsys_kernel_rows(exports: list[NsysExport], harness: Collection[str] = froze
                               dtype=object))
     total = rows["total_ns"].sum()
     rows["pct"] = 100 * rows["total_ns"] / total if total else 0.0
-    rows["harness"] = rows["kernel"].isin(harness)
+    rows["harness_rule"] = rows["kernel"].map(harness).astype(object).where(rows["kernel"].isin(harness), None)
+    rows["harness"] = rows["harness_rule"].notna()
     return rows.sort_values(["total_ns", "kernel"], ascending=[False, True], ignore_index=True)
 
 

@@ -33,6 +33,7 @@ from collections.abc import Iterator
 import numpy as np
 import pandas as pd
 
+from nsprof.analyze.families import family_column
 from nsprof.parse.nsys_sqlite import NsysExport
 from nsprof.ranges import qualify
 
@@ -86,6 +87,25 @@ def summarize_ranges(attributed: pd.DataFrame) -> pd.DataFrame:
     summary["domain"] = summary["domain"].astype(object).where(summary["domain"].notna(), None)
     summary["range"] = [qualify(domain, name) for domain, name in zip(summary["domain"], summary["name"])]
     return summary[list(SUMMARY_COLUMNS)].sort_values("range", key=_natural, kind="stable").reset_index(drop=True)
+
+
+def summarize_range_families(attributed: pd.DataFrame) -> pd.DataFrame:
+    """summarize_ranges over name families (nsprof.analyze.families: names that differ only in
+    per-instance arguments or ids are one row), plus `names`, how many distinct names a family
+    holds, and `members`, their full (domain-qualified) names. Without such names, one row per
+    name, as summarize_ranges gives."""
+    names = attributed["name"].astype(str)
+    family = family_column(names)
+    summary = summarize_ranges(attributed.assign(name=family))
+    pairs = pd.DataFrame({"domain": attributed["domain"].astype(object), "name": names, "family": family}).drop_duplicates()
+    pairs["range"] = [qualify(domain if isinstance(domain, str) else None, family)
+                      for domain, family in zip(pairs["domain"], pairs["family"])]
+    pairs["member"] = [qualify(domain if isinstance(domain, str) else None, name)
+                       for domain, name in zip(pairs["domain"], pairs["name"])]
+    members = pairs.groupby("range", sort=False)["member"].agg(list)
+    summary["members"] = summary["range"].map(members)
+    summary.insert(summary.columns.get_loc("count"), "names", summary["members"].map(len))
+    return summary
 
 
 def _natural(names: pd.Series) -> pd.Series:

@@ -12,7 +12,14 @@ from nsprof.analyze.hot_kernels import capture_hot_kernels, launch_table
 from nsprof.analyze.kernel_groups import kernel_groups
 from nsprof.analyze.ladder import combine, with_peaks, work_records
 from nsprof.analyze.launch_findings import missing_metrics, rule_results
-from nsprof.analyze.nvtx_attribution import THREAD, attribute_work, launching_calls, summarize_ranges, unattributed_work
+from nsprof.analyze.nvtx_attribution import (
+    THREAD,
+    attribute_work,
+    launching_calls,
+    summarize_range_families,
+    summarize_ranges,
+    unattributed_work,
+)
 from nsprof.analyze.summaries import kernel_summary, memcpy_summary
 from nsprof.ceilings.peaks import Ceiling, datasheet_ceiling
 from nsprof.parse.ncu_csv import NcuReport
@@ -21,7 +28,8 @@ from nsprof.parse.nsys_sqlite import NsysExport
 # The nsys columns analyze_profile reads (nsprof.parse.nsys_sqlite.load_nsys's `columns`): a
 # 10M-kernel export's whole kernels and runtime frames would not fit the memory it is analyzed in.
 ANALYSIS_COLUMNS = {
-    "kernels": ("start_ns", "end_ns", "duration_ns", "device_id", "correlation_id", "global_pid", "kernel", "mangled_name",
+    "kernels": ("start_ns", "end_ns", "duration_ns", "device_id", "stream_id", "correlation_id", "global_pid", "kernel",
+                "mangled_name",
                 "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"),
     "runtime": ("start_ns", "correlation_id", "global_tid"),
 }
@@ -44,7 +52,8 @@ class ProfileAnalysis:
     launches: pd.DataFrame | None = None  # ncu: every profiled launch once, with its raw metric columns
     kernel_groups: pd.DataFrame | None = None  # ncu: `kernels` per kernel and launch configuration (nsprof.analyze.kernel_groups)
     hot_kernels: pd.DataFrame | None = None  # nsys (+ ncu): nsprof.analyze.hot_kernels; None without nsys
-    harness: dict | None = None  # nsys: nsprof's own work in a ladder capture (harness_summary); None without nsys
+    harness: dict | None = None  # nsys: harness work, nsprof's own and programs' (harness_summary); None without nsys
+    range_families: pd.DataFrame | None = None  # nsys: nvtx_attribution.summarize_range_families; None without nsys
 
 
 def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict | None = None,
@@ -60,8 +69,11 @@ def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict
     gpu = gpu_name(nsys, ncu, manifest)
     ceiling = ceiling if ceiling is not None else datasheet_ceiling(gpu)
     calls = [launching_calls(export) for export in nsys]  # joined once: the ranges and what they missed both read it
-    ranges = summarize_ranges(pd.concat([attribute_work(export, attribution, launched)
-                                         for export, launched in zip(nsys, calls)], ignore_index=True)) if nsys else None
+    attributed = pd.concat([attribute_work(export, attribution, launched)
+                            for export, launched in zip(nsys, calls)], ignore_index=True) if nsys else None
+    ranges = summarize_ranges(attributed) if attributed is not None else None
+    families = summarize_range_families(attributed) if attributed is not None else None
+    del attributed
     unattributed = unattributed_work(nsys, attribution, calls) if nsys else None
     del calls  # a call table per export: freed before the other analyses build theirs
     kernels = rules = missing = launches = None
@@ -76,5 +88,5 @@ def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict
     hot, harness = capture_hot_kernels(nsys, kernels, rules) if nsys else (None, None)
     return ProfileAnalysis(ranges, kernels, stages, gpu, ceiling, *summaries, rules, missing,
                            gpu_utilization(nsys) if nsys else None, attribution, launches,
-                           None if kernels is None else kernel_groups(kernels), hot, harness)
+                           None if kernels is None else kernel_groups(kernels), hot, harness, families)
 

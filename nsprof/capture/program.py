@@ -33,7 +33,7 @@ from nsprof.errors import UsageError
 NCU_SECTIONS = ("SpeedOfLight", "LaunchStats", "Occupancy")
 NCU_DETAILS_CSV = "ncu-details.csv"  # the rule results, for a machine without NVIDIA's ncu-report
 DEFAULT_LAUNCH_COUNT = 50  # ncu replays each launch dozens of times: a training loop has thousands
-DEFAULT_TOP = 10  # the guided capture's hot kernels, at most (nsprof.analyze.hot_kernels.DEFAULT_TOP)
+DEFAULT_TOP = 100  # the guided capture's hot kernels, at most (nsprof.analyze.hot_kernels.DEFAULT_TOP)
 STEADY_SKIP = 2  # launches of each configuration passed over before the one ncu profiles (start-up, caches)
 NODE_TRACE = ("--cuda-graph-trace=node",)  # kernels inside CUDA graphs seen by name
 

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from nsprof.analyze import ProfileAnalysis
+from nsprof.analyze.families import rules_applied
 from nsprof.analyze.launch_findings import FINDING_COLUMNS
 from nsprof.analyze.nvtx_attribution import PROCESS, THREAD
 from nsprof.parse.nsys_sqlite import GRAPH_NAME
@@ -53,7 +54,8 @@ def analysis_blocks(analysis: ProfileAnalysis, is_directory: bool, width: int, l
         blocks += [_kernel_summary_table(analysis.kernel_summary, width), _memcpy_summary_table(analysis.memcpy_summary),
                    _utilization_table(analysis.gpu_utilization or [], width)]
     if analysis.ranges is not None:
-        blocks.append(_ranges_table(analysis.ranges, analysis.unattributed, analysis.attribution, width))
+        ranges = analysis.range_families if analysis.range_families is not None else analysis.ranges
+        blocks.append(_ranges_table(ranges, analysis.unattributed, analysis.attribution, width))
     if analysis.kernels is not None:
         blocks.append(_launches_table(analysis, width) if launches else _kernel_groups_table(analysis, width))
         if analysis.rules is not None and len(analysis.rules):
@@ -81,6 +83,8 @@ def _document(analysis: ProfileAnalysis, is_directory: bool) -> dict:
     if analysis.ranges is not None or is_directory:
         doc["attribution"] = analysis.attribution
         doc["ranges"] = _records(analysis.ranges)
+        if analysis.range_families is not None:
+            doc["range_families"] = _records(analysis.range_families)
     if analysis.kernels is not None or is_directory:
         kernels = analysis.kernels
         doc["kernels"] = _records(None if kernels is None else kernels[[c for c in KERNEL_FIELDS if c in kernels]])
@@ -136,7 +140,7 @@ def _gbytes(gbytes_per_s) -> str:
 # Table columns: (title, record key, format: a format spec, a function of the value, or "" for
 # text). Keys ending in _ns are shown in microseconds, bytes in MB; rates in one unit everywhere
 # (nsprof.render.format: TFLOP/s, GB/s); "% FP32", "% TC" (tensor cores), "% DRAM" are of the peak.
-RANGE_COLUMNS = (("range", "range", ""), ("count", "count", ",d"), ("kernels", "kernels", ",d"),
+RANGE_COLUMNS = (("range", "range", ""), ("names", "names", ",d"), ("count", "count", ",d"), ("kernels", "kernels", ",d"),
                  ("graphs", "graphs", ",d"), ("GPU\ntime us", "gpu_time_ns", _us(",.1f")),
                  ("kernel\nus", "kernel_ns", _us(",.1f")), ("copy\nus", "copy_ns", _us(",.1f")),
                  ("memcpys", "memcpy_count", ",d"), ("memcpy\nMB", "memcpy_bytes", _mb(",.1f")),
@@ -167,7 +171,7 @@ KERNEL_DROP_ORDER = ("innermost_range", "smem_st_nway", "smem_ld_nway", "tensor_
                      "occupancy_pct")
 # Range-table columns left out, in this order, once long range names are down to RANGE_NAME_MIN
 # characters; the range and its three times always stay.
-RANGE_DROP_ORDER = ("memset_count", "gpu_ops", "memcpy_count", "memcpy_bytes", "count", "kernels", "graphs")
+RANGE_DROP_ORDER = ("memset_count", "gpu_ops", "memcpy_count", "memcpy_bytes", "count", "names", "kernels", "graphs")
 RANGE_SECONDARY = 4  # the copy and op counts: left out before a name is cut below RANGE_NAME_MIN
 RANGE_NAME_MIN = 28
 RANGE_NAME_WIDTHS = (64, 48, 40, 34, 28, 24, 20, 16, 12)
@@ -216,11 +220,26 @@ def _memcpy_summary_table(summary: pd.DataFrame) -> Table:
 ATTRIBUTION_WORDS = {THREAD: "by the thread that pushed it", PROCESS: "by any thread of its process"}
 
 
+RANGE_ROWS = 25  # about a screenful: beyond it, the families with the most GPU time (all in --json)
+
+
 def _ranges_table(ranges: pd.DataFrame, unattributed: dict | None, attribution: str, width: int) -> Table:
+    """One row per range family (summarize_range_families; or per name, from summarize_ranges),
+    the RANGE_ROWS with the most GPU time where there are more."""
     notes = ["no NVTX ranges in this export"] if ranges.empty else [
         "GPU time = kernel (kernels, graph launches) + copy (memcpys, memsets): durations summed, "
         "overlapping work in full, not nvtx_gpu_proj_sum's first-to-last span"]
     has_graphs = bool(len(ranges) and ranges["graphs"].sum())
+    grouped = "names" in ranges and bool((ranges["names"] > 1).any())
+    if grouped:
+        merged = [name for members in ranges.loc[ranges["names"] > 1, "members"] for name in members]
+        notes.append(f"{int(ranges['names'].sum()):,} range names in {len(ranges):,} families (names: how many), "
+                     "one row each: " + "; ".join(rules_applied(merged)))
+    shown = ranges
+    if len(ranges) > RANGE_ROWS:
+        shown = ranges.sort_values(["gpu_time_ns", "count"], ascending=False, kind="stable").head(RANGE_ROWS)
+        notes.append(f"the {RANGE_ROWS} {'families' if grouped else 'ranges'} with the most GPU time; "
+                     f"{len(ranges) - RANGE_ROWS:,} more in --json ({'range_families' if grouped else 'ranges'})")
     if unattributed and unattributed["kernels"]:
         what = "kernels and graphs" if has_graphs else "kernels"
         notes.append(f"in no range: {unattributed['kernels']:,} {what}, {unattributed['kernel_ns'] / 1e3:,.1f} us "
@@ -231,9 +250,9 @@ def _ranges_table(ranges: pd.DataFrame, unattributed: dict | None, attribution: 
     if has_graphs:
         notes.append("graphs: CUDA graph launches traced at graph level, their kernels unseen "
                      "(nsys profile --cuda-graph-trace=node traces them)")
-    present = [column for column in RANGE_COLUMNS if column[1] != "graphs" or has_graphs]
-    columns, rows = _fit_ranges(present, ranges.to_dict("records"), width)
-    if any(row["range"] != name for row, name in zip(rows, ranges["range"])):
+    present = [column for column in RANGE_COLUMNS if (column[1] != "graphs" or has_graphs) and (column[1] != "names" or grouped)]
+    columns, rows = _fit_ranges(present, shown.to_dict("records"), width)
+    if any(row["range"] != name for row, name in zip(rows, shown["range"])):
         notes.append("long range names keep the part that tells them apart (full names in --json)")
     return Table(f"NVTX ranges (nsys): GPU work launched while each was open, {ATTRIBUTION_WORDS[attribution]}",
                  tuple(columns), rows, "; ".join(notes) + left_out(present, columns))

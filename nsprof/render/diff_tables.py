@@ -158,9 +158,15 @@ def _status(row: dict) -> str:
     return "same*" if row["status"] == "same" and row["significant"] else row["status"]
 
 
+CHANGE_ROWS = 25  # about a screenful of the largest changes (the rows come ordered); the rest in --json
+
+
 def _change_table(title: str, label: str, rows: list[dict], result: DiffResult, width: int) -> Table:
     """One row per kernel or stage; a range has a row for its GPU time and one for its own
-    duration (`time`: GPU or own), the range alone having no GPU work only the latter."""
+    duration (`time`: GPU or own), the range alone having no GPU work only the latter. The first
+    CHANGE_ROWS (significant changes first, then added and removed, then the rest)."""
+    more = len(rows) - CHANGE_ROWS
+    rows = rows[:CHANGE_ROWS]
     headers = [label, "n A/B", "A median", "B median", "change", "95% CI", "status"]
     shown: list[tuple[dict, str, str | None]] = [(row, _row_label(row) if label == "stage" else str(row[label]), None)
                                                  for row in rows]
@@ -180,6 +186,8 @@ def _change_table(title: str, label: str, rows: list[dict], result: DiffResult, 
     if label == "range":
         notes.append("GPU: the kernels, graphs and copies the range launched; own: the range's own duration, "
                      "CPU time, which drifts between runs more than its interval (from one run) says: never called")
+    if more > 0:
+        notes.append(f"the {CHANGE_ROWS} largest changes; {more:,} more {label}s in --json ({label}s)")
     return Table.preformatted(headers, cells, [header not in (label, "time") for header in headers], title=title,
                               caption="; ".join(notes) or None)
 

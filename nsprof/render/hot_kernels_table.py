@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from nsprof.analyze.harness import NSPROF_HARNESS
 from nsprof.analyze.hot_kernels import COVERAGE_PCT, GRAPH_LEVEL, NOT_PROFILED
 from nsprof.render import format as fmt
 from nsprof.render.document import Table
@@ -55,17 +56,31 @@ DROP_ORDER = ("occupancy_pct", "memory_throughput_pct", "launches", "sm_throughp
 LABEL_WIDTHS = (30, 24, 18, 14, 12)  # kernel names are shortened further only when the columns above are gone
 
 
+def harness_note(harness: dict) -> str:
+    """What the ranking leaves out as harness work, by rule (nsprof.analyze.harness)."""
+    rules = harness.get("rules") or []
+    if [rule["rule"] for rule in rules] == [NSPROF_HARNESS] or not rules:
+        return f"left out: nsprof's own harness (inputs, reference, checks), {harness['pct']:.0f}% of kernel time"
+    found = "; ".join(f"{rule['says']}: {len(rule['kernels']):,} {'kernel' if len(rule['kernels']) == 1 else 'kernels'}, "
+                      f"{rule['pct']:.0f}%" for rule in rules)
+    return (f"left out as harness work, {harness['pct']:.0f}% of kernel time (each kernel and its rule in --json's "
+            f"harness): {found}")
+
+
 def hot_kernels_table(hot: pd.DataFrame, width: int, harness: dict | None = None) -> Table:
     shown = hot.head(HOT_ROWS)
+
     def rows_for(label_width: int) -> list[dict]:
         return [{**row, "label": label, "grid_short": _grid(row["grid"]), "rate": _rate(row), "speedup": _speedup(row)}
                 for row, label in zip(shown.to_dict("records"), telling_names(shown["kernel"], label_width))]
 
     columns, rows = fit_named(list(COLUMNS), rows_for, LABEL_WIDTHS, width, DROP_ORDER)
+    steady = (harness or {}).get("steady_state")
     notes = [f"the fewest kernels (name and launch configuration) that make {COVERAGE_PCT:.0f}% of kernel time, "
              "and every one ncu profiled, ranked by saving: nsys's total time x ncu's estimated speedup of the "
              "top rule (g: of the whole kernel, l: of the part the rule looks at)",
-             "time and launches: nsys, every launch; bound, SM, mem, occ., rate and % of roof: medians over the "
+             ("time and launches: nsys, every launch of the steady state, " + steady["rule"] if steady else
+              "time and launches: nsys, every launch") + "; bound, SM, mem, occ., rate and % of roof: medians over the "
              "launches ncu replayed, % of the nearest roof (FP32 or tensor peak, DRAM bandwidth) of the GPU's "
              "ceilings, as ncu's kernels table names them"]
     unprofiled = int((shown["note"] == NOT_PROFILED).sum())
@@ -74,8 +89,7 @@ def hot_kernels_table(hot: pd.DataFrame, width: int, harness: dict | None = None
     if (shown["note"] == GRAPH_LEVEL).any():
         notes.append(f"CUDA graph: {GRAPH_LEVEL}")
     if harness and harness["kernels"]:
-        notes.append(f"left out: nsprof's own harness (inputs, reference, checks), {harness['pct']:.0f}% of "
-                     "kernel time")
+        notes.append(harness_note(harness))
     if len(hot) > HOT_ROWS:
         notes.append(f"{len(hot) - HOT_ROWS} more in --json")
     return Table("Where the time goes and what to fix first (nsys + ncu)", tuple(columns), rows,

@@ -5,7 +5,8 @@ parsed and analyzed captures; nsprof.api.diff reads them).
   each side from every launch's duration (nsys's where the capture has nsys, else ncu's), the
   change and its interval (nsprof.analyze.diff.statistics), its status, and for ncu captures the
   counters that moved and the rules that appeared or went away (nsprof.analyze.diff.why).
-- `ranges`: per NVTX range name (not the ladder's stage ranges), over its instances: GPU time
+- `ranges`: per NVTX range family (nsprof.analyze.families: names that differ only in per-instance
+  ids, such as XLA's, are one row; not the ladder's stage ranges), over its instances: GPU time
   (the kernels and graphs its calls launched, nsprof.analyze.nvtx_attribution; copies too where
   attribution counts their time as `copy_ns`), and the range's own duration as `duration`.
 - `stages`: per ladder stage range, over its instances, the same; or the stages of two `nsprof
@@ -30,6 +31,7 @@ import pandas as pd
 from nsprof.analyze.diff.matching import match_kernels
 from nsprof.analyze.diff.statistics import METHOD, MIN_SAMPLES, SUMMARY_METHOD, compare_samples, compare_summaries
 from nsprof.analyze.diff.why import kernel_counters, kernel_rules, moved, rule_changes, stage_counters
+from nsprof.analyze.families import family_column
 from nsprof.analyze.ladder import work_key
 from nsprof.analyze.nvtx_attribution import attribute_work
 from nsprof.analyze.report import ProfileAnalysis
@@ -173,9 +175,11 @@ def _instances(capture: Capture, attribution: str) -> dict:
         attributed = capture.attributed if capture.attributed is not None else \
             pd.concat([attribute_work(export, attribution) for export in profile.nsys], ignore_index=True)
         gpu_time = attributed["gpu_time_ns"] + attributed.get("copy_ns", 0)
-        instances = pd.DataFrame({"key": attributed["range"].astype(str), "gpu_time_ns": gpu_time,
+        # ranges pair by family (nsprof.analyze.families): XLA's ids differ between runs of one program
+        instances = pd.DataFrame({"key": family_column(attributed["range"]), "gpu_time_ns": gpu_time,
                                   "duration_ns": attributed["duration_ns"].astype("float64")})
-        is_stage = np.array([parse_stage_range(key) is not None for key in instances["key"]], dtype=bool)
+        stage_keys = {key for key in pd.unique(instances["key"]) if parse_stage_range(key) is not None}
+        is_stage = instances["key"].isin(stage_keys).to_numpy()
         ranges, stages = instances[~is_stage], instances[is_stage]
     elif analysis.kernels is not None:
         kernels = analysis.kernels

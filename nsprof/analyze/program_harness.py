@@ -1,0 +1,182 @@
+"""Harness work inside users' programs: autotuners and benchmark harnesses, told apart from the
+work the program is about by evidence in the capture, each by a rule that says what it saw.
+
+What to fix first should be the program's own steady-state kernels. In real captures it was not:
+XLA's autotuner took over half of a short JAX run's kernel time (`RedzoneAllocatorKernelImpl`
+checking buffers, `DelayKernel` holding a stream while it times, then cuDNN's candidate
+algorithms, each launched a few times), and `triton.testing.do_bench` zero-fills 256 MB before
+every timed launch (`FillFunctor<int>`: 45% of a Triton tutorial's kernel time).
+
+The rules (HARNESS_RULES), each over one nsys export, each naming kernels:
+
+- `xla-autotuner`: the kernels XLA's autotuner itself launches (stream_executor's redzone checks,
+  delay kernels, buffer fills and result comparisons), by name.
+- `l2-flush`: a fill (a kernel named fill, zero or memset) launched at least FLUSH_MIN_LAUNCHES
+  times, most of them right before a launch of another kernel on the same stream, each long enough
+  to write the whole L2 at the GPU's memory bandwidth: a benchmark emptying the cache before each
+  timed launch.
+- `before-steady-state`: kernels launched only before the program's steady state, which starts at
+  the second instance of its iteration range (steady_state: the NVTX range that repeats on one
+  thread and is still open at the last launch): start-up, compilation and autotuning (XLA launches
+  cuDNN's candidate algorithms there). A program without such a range gets no such rule.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from nsprof.analyze.families import family_column
+from nsprof.parse.nsys_sqlite import NsysExport
+from nsprof.ranges import parse_stage_range
+
+XLA_AUTOTUNER = re.compile(r"stream_executor::gpu::(?:<unnamed>::)?(?:RedzoneAllocator\w*|DelayKernel|RepeatBuffer\w*|"
+                           r"xla_\w+_comparison)\b")
+FILL = re.compile(r"fill|zero|memset", re.IGNORECASE)
+FLUSH_MIN_LAUNCHES = 5
+FLUSH_BEFORE_SHARE = 0.8  # of a fill's launches, followed on their stream by another kernel
+STEADY_MIN_INSTANCES = 3
+_PROCESS_BITS = 0x1000000  # a serialized id is (process part) * 2**24 + thread id
+
+
+@dataclass(frozen=True)
+class SteadyState:
+    """Where a program's steady state starts: the second instance of its iteration range."""
+
+    range: str  # the range (family) that repeats
+    instances: int
+    start_ns: int
+
+    def to_json(self) -> dict:
+        return {"range": self.range, "instances": self.instances, "start_ns": self.start_ns,
+                "rule": f"from the second of {self.instances} instances of {self.range} (the NVTX range that repeats "
+                        "on one thread and is open at the last kernel launch)"}
+
+
+HARNESS_RULES = {
+    "xla-autotuner": "XLA's autotuner: stream_executor's redzone checks, delay kernels, buffer fills and result "
+                     "comparisons",
+    "l2-flush": "a fill long enough to write the whole L2, launched before each launch of another kernel: "
+                "a benchmark's cache flush (triton.testing.do_bench zeroes 256 MB)",
+    "before-steady-state": "launched only before the steady state (from the second instance of the program's "
+                           "repeating NVTX range): start-up, compilation and autotuning",
+}
+
+
+def program_harness(export: NsysExport) -> dict[str, str]:
+    """Kernel name -> the rule (HARNESS_RULES) that makes it harness work, for one export."""
+    names = export.kernels["kernel"].astype(str)
+    found: dict[str, str] = {}
+    for name in pd.unique(names):
+        if XLA_AUTOTUNER.search(name):
+            found[name] = "xla-autotuner"
+    for name in l2_flushes(export):
+        found.setdefault(name, "l2-flush")
+    steady = steady_state(export)
+    if steady is not None:
+        before = export.kernels["start_ns"].to_numpy(dtype=np.int64) < steady.start_ns
+        late = set(pd.unique(names[~before]))
+        for name in pd.unique(names[before]):
+            if name not in late:
+                found.setdefault(name, "before-steady-state")
+    return found
+
+
+def l2_flushes(export: NsysExport) -> set[str]:
+    """The fills that flush the L2 before each launch of another kernel (the `l2-flush` rule)."""
+    kernels = export.kernels
+    names = kernels["kernel"].astype(str)
+    fills = [name for name in pd.unique(names) if FILL.search(_base(name))]
+    seconds_to_fill = _l2_fill_ns(export)
+    if not fills or seconds_to_fill is None:
+        return set()
+    ordered = kernels.assign(name=names).sort_values(["stream_id", "start_ns"], kind="stable")
+    following = ordered["name"].shift(-1).where(ordered["stream_id"].shift(-1) == ordered["stream_id"])
+    flushes = set()
+    for name in fills:
+        mine = (ordered["name"] == name).to_numpy()
+        if mine.sum() < FLUSH_MIN_LAUNCHES:
+            continue
+        before_other = (following[mine].notna() & (following[mine] != name)).mean()
+        long_enough = (ordered["duration_ns"][mine].median() >= seconds_to_fill)
+        if before_other >= FLUSH_BEFORE_SHARE and long_enough:
+            flushes.add(name)
+    return flushes
+
+
+def _l2_fill_ns(export: NsysExport) -> float | None:
+    """The least time that writing the whole L2 takes at the GPU's memory bandwidth (nsys's
+    TARGET_INFO_GPU), or None where the export does not say."""
+    gpus = export.gpus
+    if gpus.empty or not {"l2_cache_bytes", "memory_bandwidth_bytes_per_s"} <= set(gpus):
+        return None
+    l2 = pd.to_numeric(gpus["l2_cache_bytes"], errors="coerce").max()
+    bandwidth = pd.to_numeric(gpus["memory_bandwidth_bytes_per_s"], errors="coerce").max()
+    if not (l2 > 0 and bandwidth > 0):
+        return None
+    return float(1e9 * l2 / bandwidth)
+
+
+def _base(name: str) -> str:
+    """A kernel's name and template arguments, without its parameter list."""
+    return name.split("(", 1)[0] if "<" not in name else name
+
+
+def steady_state(export: NsysExport) -> SteadyState | None:
+    """The program's steady state (module docstring), or None without a repeating range. The
+    iteration range is the one that repeats (STEADY_MIN_INSTANCES or more instances on one thread,
+    none inside another) and is still open at the program's last kernel launch, over the longest
+    span: a compiler's ranges repeat too (XLA compiles module after module) but end before the
+    program's last steps, and ranges inside a step (XLA's thunks) span less."""
+    ranges = export.nvtx.dropna(subset=["start_ns", "end_ns", "global_tid"])
+    ranges = ranges[ranges["kind"] == "push_pop"]
+    last_launch = _last_launch_ns(export)
+    if ranges.empty or last_launch is None:
+        return None
+    frame = pd.DataFrame({"family": family_column(ranges["range"]), "thread": ranges["global_tid"].to_numpy(),
+                          "start": ranges["start_ns"].to_numpy(dtype=np.int64),
+                          "end": ranges["end_ns"].to_numpy(dtype=np.int64)}).sort_values("start", kind="stable")
+    best: SteadyState | None = None
+    best_span = -1
+    for (family, _), loop in frame.groupby(["family", "thread"], sort=False):
+        if len(loop) < STEADY_MIN_INSTANCES:
+            continue
+        starts, ends = loop["start"].to_numpy(), loop["end"].to_numpy()
+        if (starts[1:] < ends[:-1]).any() or not starts[-1] <= last_launch <= ends[-1]:
+            continue  # nested in itself or overlapping (not a loop's iterations), or over before the end
+        span = int(ends[-1] - starts[0])
+        if span > best_span:
+            best, best_span = SteadyState(str(family), len(loop), int(starts[1])), span
+    return best
+
+
+def steady_part(exports: list[NsysExport]) -> tuple[list[NsysExport], SteadyState | None]:
+    """The exports' kernels and graph launches from the steady state on, and the steady state, for
+    a single program's capture with one (steady_state); else (a ladder's capture, whose stages are
+    timed after their own warm-up, or several exports) the exports as they are and None."""
+    state = steady_state(exports[0]) if len(exports) == 1 and not _has_stages(exports[0]) else None
+    if state is None:
+        return exports, None
+    export = exports[0]
+    return [replace(export, kernels=export.kernels[export.kernels["start_ns"] >= state.start_ns],
+                    graphs=export.graphs[export.graphs["start_ns"] >= state.start_ns])], state
+
+
+def _has_stages(export: NsysExport) -> bool:
+    return any(parse_stage_range(str(name)) is not None for name in pd.unique(export.nvtx["range"]))
+
+
+def _last_launch_ns(export: NsysExport) -> int | None:
+    """When the API call that launched the program's last kernel started (CPU clock)."""
+    kernels = export.kernels.dropna(subset=["correlation_id"])
+    if kernels.empty:
+        return None
+    last = kernels.loc[kernels["start_ns"].idxmax()]
+    runtime = export.runtime
+    # correlation ids are per process: the process part of nsys's serialized ids (nsys_sqlite)
+    calls = runtime[(runtime["correlation_id"] == last["correlation_id"])
+                    & (runtime["global_tid"] // _PROCESS_BITS == last["global_pid"] // _PROCESS_BITS)]
+    return int(calls["start_ns"].max()) if len(calls) else None
