@@ -18,7 +18,8 @@ KEPT = ("StringIds", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
         "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE", "NVTX_EVENTS", "TARGET_INFO_GPU",
         "TARGET_INFO_CUDA_DEVICE", "TARGET_INFO_SESSION_START_TIME", "ENUM_CUDA_MEMCPY_OPER", "ENUM_CUDA_MEM_KIND",
         "ENUM_NSYS_EVENT_TYPE", "ThreadNames", "PROCESSES", "META_DATA_CAPTURE", "META_DATA_EXPORT")
-WORK = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE")
+WORK = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+        "CUPTI_ACTIVITY_KIND_GRAPH_TRACE")
 TIMED = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
          "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE", "NVTX_EVENTS")
 
@@ -41,8 +42,9 @@ def trim(source: Path, target: Path, range_name: str, keep: int) -> dict:
             conn.execute(f"DELETE FROM {table} WHERE start > ?", (cut,))
         # runtime calls that started no GPU work (event queries, synchronizations) are most of the
         # rows and only feed the timeline's API table: the fixture keeps the launches and copies
-        conn.execute("DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE correlationId NOT IN ("
-                     + " UNION ".join(f"SELECT correlationId FROM {t} WHERE correlationId IS NOT NULL" for t in WORK if t in tables) + ")")
+        launched = " UNION ".join(f"SELECT correlationId FROM {t} WHERE correlationId IS NOT NULL"
+                                  for t in WORK if t in tables)
+        conn.execute(f"DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE correlationId NOT IN ({launched})")
         counts = {table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in sorted(set(TIMED) & tables)}
         conn.commit()
         conn.execute("VACUUM")

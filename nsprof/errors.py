@@ -3,6 +3,10 @@ as one line on stderr (no traceback) with exit code 1, or 2 for usage errors."""
 
 from __future__ import annotations
 
+# Not an error: `nsprof profile` kept a partial profile (the program ran under nsys, then died under
+# ncu; nsprof.capture.partial) and printed it as usual. 1 stays for failures, 2 usage, 130 Ctrl-C.
+PARTIAL_EXIT_CODE = 3
+
 
 class NsprofError(Exception):
     """Base class: `problem` says what is wrong, `fix` says what to do about it."""

@@ -1,5 +1,6 @@
 """Reading what nsys and ncu print while they run: ncu's `==PROF==` progress lines (kernel,
-launch, replay passes) and the failures worth a clear message (no counter permission, nothing profiled)."""
+launch, replay passes) and the failures worth a clear message (no counter permission, nothing profiled);
+and, after a crash, the last kernel ncu's log names."""
 
 from __future__ import annotations
 
@@ -31,6 +32,13 @@ def parse_profiling_line(line: str) -> dict | None:
     passes = _PASSES.search(match["rest"])
     return {"kernel": match["kernel"], "launch": int(match["launch"]) if match["launch"] else None,
             "passes": int(passes["passes"]) if passes else None}
+
+
+def last_profiled_kernel(log: str) -> str | None:
+    """The kernel of ncu's last ==PROF== Profiling line in its log, finished or not (a crash mid-replay
+    leaves the line without its passes); None when ncu reported no kernel."""
+    kernels = [launch["kernel"] for line in _LINE_END.split(log) if (launch := parse_profiling_line(line))]
+    return kernels[-1] if kernels else None
 
 
 class ToolOutput:

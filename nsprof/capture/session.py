@@ -20,6 +20,7 @@ from nsprof.capture.manifest import (
     write_manifest,
 )
 from nsprof.capture.output import PERMISSION_FIX, ToolOutput
+from nsprof.capture.partial import ProgramDiedUnderNcu, died_under_ncu, exit_code_words, partial_record, partial_status
 from nsprof.capture.program import GuidedChoice, ProgramRequest, program_commands
 from nsprof.capture.request import ProfileRequest
 from nsprof.capture.run import run_command
@@ -66,7 +67,8 @@ def capture_program(request: ProgramRequest, out: Path, tool_options: dict[str, 
                     progress: Progress | None = None, chooser: Chooser | None = None) -> tuple[Path, dict]:
     """Run the user's program under the tools into a new directory under `out`. The GPU is named in
     the manifest where CuPy can read it; the program itself needs no CuPy. A guided request needs
-    `chooser`: after nsys, it picks the kernels ncu profiles (nsprof.capture.program)."""
+    `chooser`: after nsys, it picks the kernels ncu profiles (nsprof.capture.program). A program that
+    dies under ncu after nsys traced it leaves a partial capture (nsprof.capture.partial)."""
     try:
         env = gpu.device_info()
     except GpuUnavailableError:
@@ -116,7 +118,9 @@ def run_capture(request: ProfileRequest, tools: dict[str, FoundTool], directory:
 def execute(commands: list[Command], manifest: dict, directory: Path, progress: Progress | None = None,
             then: Callable[[Command], list[Command]] | None = None) -> dict:
     """Run `commands` into `directory`, keeping `manifest` written: see run_capture. `then` gives
-    the commands to run after one that finished (a guided capture's ncu steps), added to both."""
+    the commands to run after one that finished (a guided capture's ncu steps), added to both.
+    A program that ran under nsys but died under ncu ends the capture early with status "partial: ..."
+    and a "partial" entry (nsprof.capture.partial): returned, not raised, as its nsys half is whole."""
     write_manifest(manifest, directory)
     queue = list(commands)
     try:
@@ -131,6 +135,8 @@ def execute(commands: list[Command], manifest: dict, directory: Path, progress: 
             manifest["commands"] += [new_command_entry(c) for c in added]
         failed = [v for v in manifest["verification"] if v["status"] == "failed"]
         manifest["status"] = "verification failed" if failed else "ok"
+    except ProgramDiedUnderNcu as died:
+        manifest["status"], manifest["partial"] = partial_status(died.record), died.record
     except KeyboardInterrupt:
         manifest["status"] = "interrupted"
         raise ProfileInterrupted(f"interrupted; what was captured is kept in {directory}",
@@ -169,17 +175,20 @@ def _run_step(command: Command, entry: dict, manifest: dict, directory: Path, la
 
 def _check_step(command: Command, code: int, output: ToolOutput, manifest: dict) -> None:
     """Raise when the step left nothing usable behind. A profile step's non-zero exit that the
-    workload's own verification explains (bench exits 1 when a stage fails) is not a tool failure."""
+    workload's own verification explains (bench exits 1 when a stage fails) is not a tool failure;
+    a program that died under ncu after nsys traced it raises ProgramDiedUnderNcu (a partial capture)."""
     name = "ncu --import" if command.step == "export" else command.tool
     see_log = f"see {command.log}"
     if output.permission_denied:
         raise NsprofError("ncu cannot read the GPU performance counters (ERR_NVGPUCTRPERM)", PERMISSION_FIX)
+    if died_under_ncu(command, code, manifest):
+        raise ProgramDiedUnderNcu(partial_record(command, code))
     verification_failed = any(v["status"] == "failed" for v in manifest["verification"])
     if code != 0 and command.step == "profile" and "program" in manifest:
-        raise NsprofError(f"the program exited with code {code} under {command.tool}",
+        raise NsprofError(f"the program exited with {exit_code_words(code)} under {command.tool}",
                           f"its output is in {command.log}; what was captured is kept beside it")
     if code != 0 and not (command.step == "profile" and verification_failed):
-        raise NsprofError(f"{name} exited with code {code}", see_log)
+        raise NsprofError(f"{name} exited with {exit_code_words(code)}", see_log)
     missing = ", ".join(p.name for p in command.outputs if not p.is_file() or p.stat().st_size == 0)
     if not missing:
         return

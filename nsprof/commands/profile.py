@@ -7,9 +7,11 @@ from pathlib import Path
 import typer
 
 from nsprof import api
+from nsprof.capture.partial import partial_status
 from nsprof.capture.program import DEFAULT_LAUNCH_COUNT, DEFAULT_TOP
 from nsprof.capture.request import DEFAULT_REPEAT
 from nsprof.console import progress_line
+from nsprof.errors import PARTIAL_EXIT_CODE
 from nsprof.metric_catalog import PRESETS
 
 METRICS_HELP = f"ncu metrics: presets ({', '.join(PRESETS)}) and raw metric names, comma separated. Default: default."
@@ -81,7 +83,9 @@ def profile(
     (with the program's output), bench-<tool>.json for stages, and manifest.json: what ran, on what, and how it
     ended.
 
-    Exit code 1 when a tool or the program fails or a stage fails verification, 130 when interrupted.
+    Exit code 1 when a tool or the program fails or a stage fails verification; 3 when the program ran
+    under nsys but died under ncu: the profile keeps nsys's half, and a line says what to try; 130 when
+    interrupted.
     """
     request = api.profile_request(program, stage, size, op, tool=tool.value, metrics=metrics,
                                   clock_control=clock_control.value, repeat=repeat, ranges=ranges, kernel=kernel,
@@ -98,13 +102,16 @@ def profile(
     for line in summary_lines(directory, manifest):
         typer.echo(line)
     api.check_verified(directory, manifest)
+    if manifest.get("partial"):
+        raise typer.Exit(PARTIAL_EXIT_CODE)
 
 
 def summary_lines(directory: Path, manifest: dict) -> list[str]:
     lines = [f"profile written to {directory} (status: {manifest['status']})"]
     for name, tool in manifest["tools"].items():
         steps = [c for c in manifest["commands"] if c["tool"] == name]
-        files = ", ".join(f for c in steps for f in c["outputs"])
+        # only what is there: a step that died wrote nothing whole (a partial capture)
+        files = ", ".join(f for c in steps for f in c["outputs"] if f in manifest["outputs"]) or "no report"
         line = f"  {name} {tool['version']}: {files} in {_seconds(steps):.0f} s"
         passes = [p["passes"] for p in manifest["replay_passes"]]
         if name == "ncu" and passes:
@@ -125,8 +132,19 @@ def summary_lines(directory: Path, manifest: dict) -> list[str]:
         lines.append("  verification: " + ", ".join(
             f"{v['stage']} {v['size']} {v['status']}" + (f" ({v['rel_error']:.1e})" if v["rel_error"] is not None else "")
             for v in seen.values()))
+    if partial := manifest.get("partial"):
+        lines.append(partial_line(partial))
     lines.append(f"next: nsprof analyze {directory}")
     return lines
+
+
+def partial_line(partial: dict) -> str:
+    """One line on a program that died under ncu after nsys traced it: how, where, and what to try
+    (the manifest's "partial" entry, nsprof.capture.partial)."""
+    where = (f'after ncu reported kernel "{partial["last_kernel"]}"' if partial["last_kernel"]
+             else "before ncu profiled any kernel")
+    return (f"{partial_status(partial)} {where}, so the profile holds nsys's timeline only. Try --tool nsys "
+            "(the timeline alone), or --kernel REGEX or --launch-count N to profile fewer launches")
 
 
 def _seconds(steps: list[dict]) -> float:

@@ -1,0 +1,111 @@
+"""Programs people actually profile, at their real size (tests/data/real-programs: a JAX ResNet-50
+training loop run twice, Triton's autotuned matmul timed by do_bench; real H200 exports): name
+families, harness work kept out of what to fix, the steady state, and tables that stay a screenful."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from typer.testing import CliRunner
+
+from nsprof.analyze.families import family_of, rules_applied
+from nsprof.analyze.harness import harness_kernels
+from nsprof.analyze.hot_kernels import COVERAGE_PCT
+from nsprof.analyze.program_harness import steady_state
+from nsprof.api import choose_hot_kernels
+from nsprof.cli import app
+from nsprof.parse.nsys_sqlite import load_nsys
+from nsprof.render.analysis_tables import RANGE_ROWS
+from nsprof.render.diff_tables import CHANGE_ROWS
+
+
+def run(*args: str, columns: int = 100):
+    return CliRunner().invoke(app, list(args), env={"COLUMNS": str(columns)})
+
+
+def test_families_drop_ids_and_numbers_but_keep_what_differs():
+    assert family_of("XlaModule:#hlo_module=jit_update,program_id=65645#") == "XlaModule:#hlo_module=jit_update#"
+    assert family_of("Thunk:#hlo_op=copy.1,unique_hlo_op_id=4294967297#") == "Thunk:#hlo_op=copy.N#"
+    assert family_of("Thunk:#hlo_op=cudnn-conv.114#") == family_of("Thunk:#hlo_op=cudnn-conv.7#")
+    assert family_of("Thunk:#hlo_op=cudnn-conv.114#") != family_of("XlaModule:#hlo_module=cudnn-conv.114#")
+    assert family_of("input_reduce_fusion_47") == "input_reduce_fusion_N"
+    assert family_of("triton_poi_fused_add_view_3") != family_of("triton_poi_fused_gelu_view_2")
+    assert family_of("aten::addmm, seq = 12, op_id = 40") == "aten::addmm"
+    for name in ("nsprof:sgemm/v10/1024x1024x1024", "nsprof:sgemm/v1/1024x1024x1024", "bench:matmul 4096",
+                 "sgemm_v8_128x128_unchecked", "void gemv2T_kernel_val<int, int, float, 128, 16, 4>(float *)"):
+        assert family_of(name) == name  # the ladder's names and sizes stay apart
+    assert rules_applied(["nsprof:sgemm/v1/64x64x64"]) == []
+
+
+def test_a_jax_capture_prints_at_a_terminal_with_a_screenful_of_range_families(real_program):
+    directory = real_program("jax-a")
+    doc = json.loads(run("analyze", str(directory), "--json").stdout)
+    names = {member for family in doc["range_families"] for member in family["members"]}
+    assert len(doc["ranges"]) == len(names) > 80_000 and len(doc["range_families"]) < 3_000
+    thunks = next(f for f in doc["range_families"] if f["range"] == "TSL:Thunk:#hlo_op=cudnn-conv.N#")
+    assert thunks["names"] == len(thunks["members"]) > 1
+    assert all(re.fullmatch(r"TSL:Thunk:#hlo_op=cudnn-conv\.\d+#", member) for member in thunks["members"])
+    for columns in (80, 120):
+        result = run("analyze", str(directory), columns=columns)
+        assert result.exit_code == 0, result.output
+        assert max(map(len, result.stdout.splitlines())) <= columns
+        text = " ".join(result.stdout.split())
+        more = len(doc["range_families"]) - RANGE_ROWS
+        assert f"{more:,} more in --json (range_families)" in text and "XLA's #...# arguments without their ids" in text
+
+
+def test_xla_autotuner_and_start_up_are_harness_and_the_ranking_is_the_steady_state(real_program):
+    directory = real_program("jax-a")
+    export = load_nsys(directory / "nsys.sqlite")
+    state = steady_state(export)
+    assert state is not None and state.range == "train:step" and state.instances == 3
+    harness = harness_kernels([export])
+    assert harness["stream_executor::gpu::RedzoneAllocatorKernelImpl(unsigned char *, unsigned char, unsigned long, "
+                   "unsigned int *)"] == "xla-autotuner"
+    # cuDNN's slow candidates, tried while XLA autotuned in the first step, never ran again
+    direct = [name for name in harness if "grouped_direct_kernel" in name]
+    assert direct and all(harness[name] == "before-steady-state" for name in direct)
+    doc = json.loads(run("analyze", str(directory), "--json").stdout)
+    assert {rule["rule"] for rule in doc["harness"]["rules"]} == {"xla-autotuner", "before-steady-state"}
+    assert doc["harness"]["pct"] > 50 and doc["harness"]["steady_state"]["range"] == "train:step"
+    hot = {row["kernel"] for row in doc["hot_kernels"]}
+    assert hot and not hot & set(doc["harness"]["kernels"])
+    steady_launches = export.kernels["start_ns"] >= state.start_ns
+    late = set(export.kernels.loc[steady_launches, "kernel"].astype(str))
+    assert hot <= late  # every ranked kernel ran in the steady state
+
+
+def test_the_guided_choice_covers_the_steady_state(real_program):
+    jax = choose_hot_kernels(real_program("jax-a") / "nsys.sqlite", 100)
+    assert jax.covered_pct >= COVERAGE_PCT and "train:step" in jax.rule
+    assert not any("Redzone" in k["kernel"] or "grouped_direct" in k["kernel"] for k in jax.kernels)
+    triton = choose_hot_kernels(real_program("triton") / "nsys.sqlite", 100)
+    assert triton.covered_pct >= COVERAGE_PCT
+    assert not any("FillFunctor" in k["kernel"] for k in triton.kernels)  # do_bench's L2 flush
+    assert {k["kernel"] for k in triton.kernels} >= {"matmul_kernel"}
+
+
+def test_do_bench_l2_flush_is_harness_work(real_program):
+    directory = real_program("triton")
+    harness = harness_kernels([load_nsys(directory / "nsys.sqlite")])
+    assert list(harness.values()) == ["l2-flush"] and "FillFunctor<int>" in next(iter(harness))
+    doc = json.loads(run("analyze", str(directory), "--json").stdout)
+    flush = doc["harness"]["rules"][0]
+    assert flush["rule"] == "l2-flush" and 40 < flush["pct"] < 50  # 44.8% of kernel time in this capture
+    assert not any("FillFunctor" in row["kernel"] for row in doc["hot_kernels"])
+    text = " ".join(run("analyze", str(directory)).stdout.split())
+    assert "left out as harness work" in text and "a benchmark's cache flush" in text
+
+
+def test_two_runs_of_a_jax_program_pair_every_range_family(real_program):
+    a, b = real_program("jax-a"), real_program("jax-b")
+    result = run("diff", str(a), str(b), "--json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    statuses = {row["status"] for row in doc["ranges"]}
+    assert len(doc["ranges"]) > 2_000 and not statuses & {"added", "removed"}
+    assert not {row["status"] for row in doc["kernels"]} & {"added", "removed"}
+    text = run("diff", str(a), str(b)).stdout
+    more = f"{len(doc['ranges']) - CHANGE_ROWS:,} more ranges in --json"
+    assert len(text.splitlines()) < 200 and more in " ".join(text.split())
