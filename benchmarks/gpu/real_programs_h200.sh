@@ -5,11 +5,14 @@
 #                (the second run for `nsprof diff`); nsys stats of the first.
 #   PART=triton: Triton's autotuned matmul timed by do_bench beside torch.matmul
 #                (tests/programs/triton_matmul_bench.py), both tools, guided ncu choice.
+#   PART=after:  both programs again with both tools once the fixes were in (the JAX run ends in a
+#                partial profile, exit 3; the Triton run's guided choice), their summaries, manifests
+#                and analyses (no exports).
 # Then `nsprof analyze` of each, terminal and --json, timed. Run from the repository root on the
 # GPU machine with .devkit carried (nsprof reads ncu's CSV pages there); results in $OUT
 # (exports compressed and split under 16 MB a file).
 set -uo pipefail
-source .devkit/setup.sh
+source ${DEVKIT:-.devkit}/setup.sh
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD:$PYTHONPATH
 PART=${PART:-jax}
 R=/tmp/run-$PART; rm -rf "$R"; mkdir -p "$R"
@@ -19,9 +22,9 @@ cat "$R/versions.txt"
 
 analyze() {  # $1: profile directory, $2: name
   for cols in 80 120; do
-    ( time COLUMNS=$cols timeout 120 python3 -m nsprof analyze "$1" ) > "$R/$2-analyze-$cols.txt" 2>&1
+    ( time COLUMNS=$cols timeout 200 python3 -m nsprof analyze "$1" ) > "$R/$2-analyze-$cols.txt" 2>&1
   done
-  ( time timeout 120 python3 -m nsprof analyze "$1" --json > "$R/$2-analyze.json" ) > "$R/$2-analyze-json.txt" 2>&1
+  ( time timeout 200 python3 -m nsprof analyze "$1" --json > "$R/$2-analyze.json" ) > "$R/$2-analyze-json.txt" 2>&1
 }
 
 if [ "$PART" = jax ]; then
@@ -35,6 +38,15 @@ if [ "$PART" = jax ]; then
   analyze "$A" jax-a
   tar cf - --exclude="*.nsys-rep" --exclude="*.qdstrm" -C /tmp jax-a jax-b | xz -T16 -6 > /tmp/jax.tar.xz
   ls -la /tmp/jax.tar.xz; split -b 15M -d /tmp/jax.tar.xz "$OUT/jax.tar.xz."
+elif [ "$PART" = after ]; then
+  for prog in jax_resnet_train triton_matmul_bench; do
+    args=$([ $prog = jax_resnet_train ] && echo "--steps 30")
+    ( time timeout 400 python3 -m nsprof profile --out /tmp/after-$prog -- python3 tests/programs/$prog.py $args ) > "$R/$prog-profile.txt" 2>&1
+    echo "exit $?" >> "$R/$prog-profile.txt"; tail -8 "$R/$prog-profile.txt"
+    D=$(ls -d /tmp/after-$prog/*/ | head -1); cp "$D/manifest.json" "$R/$prog-manifest.json"; cp "$D"/*.log "$R/" 2>/dev/null
+    for f in "$D"/*.log; do cp "$f" "$R/$prog-$(basename "$f")"; done
+    analyze "$D" "$prog"
+  done
 else
   ( time timeout 400 python3 -m nsprof profile --out /tmp/triton -- python3 tests/programs/triton_matmul_bench.py ) > "$R/triton-profile.txt" 2>&1
   echo "exit $?" >> "$R/triton-profile.txt"; tail -5 "$R/triton-profile.txt"
