@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections import defaultdict
+from collections.abc import Callable
 
-from nsprof.render.bar_labels import ELLIPSIS, SEPARATORS, fitted, kernel_label, shared_parts
+from nsprof.render.bar_labels import ELLIPSIS, SEPARATORS, WORD, Part, fitted, kernel_label, shared_parts
 
 
 def telling_names(names, width: int, kernels: bool = True) -> list[str]:
@@ -13,10 +15,13 @@ def telling_names(names, width: int, kernels: bool = True) -> list[str]:
     lose `void`, namespaces and parameter lists. A label that another name reads as too (the
     range nsprof:verify/sgemm/v1/... cut to "…v1/1024x1024x1024" reads as nsprof:sgemm/v1/...)
     keeps also what tells it from those names ("…verify/sgemm/v1…"). Different names that still
-    read alike are numbered apart ("…add_kernel… [2]"), every row of one name keeping one label."""
+    read alike are numbered apart ("…add_kernel… [2]"), every row of one name keeping one label.
+    A label is tried only on the names that have its words (_WordIndex), so that the tens of
+    thousands of range names of a JAX capture take seconds, not hours."""
     names = [str(name) for name in names]
     texts = {name: kernel_label(name) if kernels else name for name in dict.fromkeys(names)}
     parts = shared_parts(texts.values())
+    index = _WordIndex(texts.values())
 
     def fit(text: str, room: int) -> str:
         label = _fit(text, room, parts[text])
@@ -24,25 +29,44 @@ def telling_names(names, width: int, kernels: bool = True) -> list[str]:
 
     labels = {name: fit(text, width) for name, text in texts.items()}
     for name, text in texts.items():
-        alike = [other for other in set(texts.values()) if other != text and _reads_as(labels[name], other)]
-        if alike:  # widen the telling part to what tells it from the names it reads as
-            group = shared_parts([text, *alike])[text][:1] or [(0, len(text))]
+        if index.reads_as_another(labels[name], text):  # widen the telling part to what tells it from the names it reads as
+            group = index.parts_among(labels[name], text)[:1] or [(0, len(text))]
             (start, end), (group_start, group_end) = parts[text][-1] if parts[text] else (0, len(text)), group[0]
             start, end = min(start, group_start), max(end, group_end)
             lead, trail = ELLIPSIS if start else "", ELLIPSIS if end < len(text) else ""
             # whole words only, never cut further: from the telling part on, the telling part
             # alone, or the name's start up to it (where its end is another name's end too)
             widened = [lead + text[start:], lead + text[start:end] + trail, text[:end] + trail]
-            labels[name] = next((label for label in widened if len(label) <= width and not any(
-                _reads_as(label, other) for other in texts.values() if other != text)), labels[name])
-    taken: dict[str, int] = {}
+            labels[name] = next((label for label in widened
+                                 if len(label) <= width and not index.reads_as_another(label, text)), labels[name])
+    labels = _numbered_apart(labels, texts, width, fit)
+    return [labels[name] for name in names]
+
+
+def _numbered_apart(labels: dict[str, str], texts: dict[str, str], width: int,
+                    fit: Callable[[str, int], str]) -> dict[str, str]:
+    """`labels` with every name after the first of a label numbered: fitted again into the room
+    its mark leaves, " [2]", " [3]"... A number whose label is taken already (two labels fitted
+    shorter alike) is skipped, jumping past the highest one given after that label."""
+    numbered = dict(labels)
+    taken = set(labels.values())
+    names_of: dict[str, int] = {}  # names of each label so far
+    highest: dict[str, int] = {}  # the highest number given after each refitted label
     for name, text in texts.items():
         label = labels[name]
-        taken[label] = taken.get(label, 0) + 1
-        if taken[label] > 1:
-            mark = f" [{taken[label]}]"
-            labels[name] = fit(text, width - len(mark)) + mark
-    return [labels[name] for name in names]
+        names_of[label] = number = names_of.get(label, 0) + 1
+        if number == 1:
+            continue
+        while True:
+            mark = f" [{number}]"
+            refitted = fit(text, width - len(mark))
+            if refitted + mark not in taken:
+                break
+            number = max(number + 1, highest.get(refitted, 0) + 1)
+        highest[refitted] = max(highest.get(refitted, 0), number)
+        numbered[name] = refitted + mark
+        taken.add(numbered[name])
+    return numbered
 
 
 def _with_base(label: str, text: str, width: int) -> str:
@@ -81,6 +105,50 @@ def _reads_as(label: str, name: str) -> bool:
             return False
         at = found + len(piece)
     return not pieces[-1] or (name.endswith(pieces[-1]) and at == len(name))
+
+
+class _WordIndex:
+    """Which of `names` a label reads as (_reads_as), tried only on the names that have every word
+    of the label, the few an index from words to names gives: the label's pieces are found on word
+    boundaries, so their words are whole words of any name it reads as. Answers are kept, as many
+    names share a label."""
+
+    def __init__(self, names):
+        self._everyone = frozenset(names)
+        self._having: dict[str, set[str]] = defaultdict(set)  # each word: the names that have it
+        for name in self._everyone:
+            for word in WORD.findall(name):
+                self._having[word].add(name)
+        self._read_as: dict[str, frozenset[str]] = {}
+        self._parts: dict[str, dict[str, list[Part]]] = {}
+
+    def read_as(self, label: str) -> frozenset[str]:
+        """The names `label` reads as."""
+        if label not in self._read_as:
+            self._read_as[label] = frozenset(name for name in self._candidates(label) if _reads_as(label, name))
+        return self._read_as[label]
+
+    def reads_as_another(self, label: str, name: str) -> bool:
+        """Whether `label` reads as a name besides `name`."""
+        read_as = self.read_as(label)
+        return len(read_as) > (name in read_as)
+
+    def parts_among(self, label: str, name: str) -> list[Part]:
+        """`name`'s telling parts among itself and the names `label` reads as (shared_parts), worked
+        out once for all the names of that label where `name` is one it reads as."""
+        group = self.read_as(label)
+        if name not in group:
+            return shared_parts([name, *group])[name]
+        if label not in self._parts:
+            self._parts[label] = shared_parts(group)
+        return self._parts[label][name]
+
+    def _candidates(self, label: str) -> frozenset[str] | set[str]:
+        words = set(WORD.findall(label.replace(ELLIPSIS, " ")))  # an ellipsis ends a word as a separator does
+        if not words:  # no word at all ("…/…"): any name might
+            return self._everyone
+        having = sorted((self._having.get(word, set()) for word in words), key=len)
+        return having[0].intersection(*having[1:])  # smallest first: no more work than the rarest word's names
 
 
 def _on_boundaries(name: str, start: int, end: int) -> bool:
