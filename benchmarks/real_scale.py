@@ -22,7 +22,8 @@ that one command cannot take a shared machine's memory); a cut-off run is not re
 per run: wall time (time.perf_counter around the process), exit status, the child's peak resident
 memory (os.wait4's rusage), the 1-minute load average before it.
 
-Results go under --label in benchmarks/real_scale.json (that label's rows replaced), with the
+Results go under --label in benchmarks/real_scale.json (the rows measured replace that label's;
+its other rows stay if the same nsprof tree and commit measured them, else they go), with the
 date, this machine (CPU model and cores from /proc/cpuinfo, memory), Python, pandas, numpy and
 SQLite versions, the nsprof tree timed (its path and commit), the command lines, and the shape
 statistics of both pairs' A (benchmarks/export_shape.py); real_scale.md is rewritten from it.
@@ -362,15 +363,25 @@ def main() -> None:
             print(f"{capture}: {a.name}, {b.name}")
             for name in args.commands:
                 rows.append({"capture": capture, "name": name, **measure(
-                    name, a, b, env, args.runs, args.timeout, args.memory_gb * 1024)})
+                    name, a, b, env, args.runs, args.timeout, args.memory_gb * 1024),
+                    "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds")})
     shutil.rmtree(env["NSPROF_DATA_DIR"], ignore_errors=True)
-    loads = [r["load_avg_1min"] for row in rows for r in row["runs"]]
     labels = recorded.setdefault("labels", {})
+    old = labels.get(args.label, {})
+    same = (old.get("versions", {}).get("nsprof_file"), old.get("versions", {}).get("nsprof_commit")) == (
+        found["nsprof_file"], found["nsprof_commit"])
+    if same:  # the same nsprof again: the rows measured now replace theirs, the others stay
+        measured = {(row["capture"], row["name"]) for row in rows}
+        rows += [row for row in old["rows"] if (row["capture"], row["name"]) not in measured]
+        captures = old.get("captures", {}) | captures
+    order = {name: i for i, name in enumerate(COMMANDS)}
+    rows.sort(key=lambda row: (row["capture"] != "real", order.get(row["name"], len(order))))
+    loads = [r["load_avg_1min"] for row in rows for r in row["runs"]]
     labels[args.label] = {
         "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"), "machine": machine(),
         "versions": found, "runs_per_command": args.runs, "timeout_s": args.timeout, "memory_limit_gb": args.memory_gb,
         "load_range": f"{min(loads, default=0)}-{max(loads, default=0)}", "captures": captures, "rows": rows,
-        **({"note": args.note} if args.note else {})}
+        **({"note": note} if (note := args.note or (old.get("note") if same else None)) else {})}
     recorded["shapes"] = shapes
     RESULTS.write_text(json.dumps(recorded, indent=1) + "\n")
     write_record(recorded)
