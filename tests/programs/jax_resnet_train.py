@@ -11,31 +11,13 @@ momentum), XLA's command buffers (CUDA graphs) and its own NVTX ranges (`TSL:Xla
 from __future__ import annotations
 
 import argparse
-import contextlib
 import time
 
 import jax
 import jax.numpy as jnp
+from program_ranges import range_maker
 
-try:  # the nvtx package names a domain; else PyTorch's NVTX calls (default domain), else none
-    import nvtx
-
-    def nvtx_range(name: str):
-        return nvtx.annotate(message=name, domain="train")
-except ImportError:  # pragma: no cover - where the nvtx package is missing
-    try:
-        from torch.cuda import nvtx as torch_nvtx
-
-        @contextlib.contextmanager
-        def nvtx_range(name: str):
-            torch_nvtx.range_push(name)
-            try:
-                yield
-            finally:
-                torch_nvtx.range_pop()
-    except ImportError:
-        def nvtx_range(name: str):
-            return contextlib.nullcontext()
+nvtx_range = range_maker("train")
 
 STAGES = ((3, 64), (4, 128), (6, 256), (3, 512))  # ResNet-50: blocks per stage, bottleneck width
 

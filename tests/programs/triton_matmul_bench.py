@@ -10,32 +10,14 @@ accumulation, one NVTX range per size.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import functools
 
 import torch
 import triton
 import triton.language as tl
+from program_ranges import range_maker
 
-try:  # the nvtx package names a domain; else PyTorch's NVTX calls (default domain), else none
-    import nvtx
-
-    def nvtx_range(name: str):
-        return nvtx.annotate(message=name, domain="bench")
-except ImportError:  # pragma: no cover - where the nvtx package is missing
-    try:
-        from torch.cuda import nvtx as torch_nvtx
-
-        @contextlib.contextmanager
-        def nvtx_range(name: str):
-            torch_nvtx.range_push(name)
-            try:
-                yield
-            finally:
-                torch_nvtx.range_pop()
-    except ImportError:
-        def nvtx_range(name: str):
-            return contextlib.nullcontext()
+nvtx_range = range_maker("bench")
 
 CONFIGS = [
     triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8}, num_stages=s, num_warps=w)
