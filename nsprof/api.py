@@ -508,8 +508,8 @@ def choose_hot_kernels(nsys_export: str | Path, top: int) -> GuidedChoice:
     from nsprof.parse.nsys_sqlite import load_nsys
 
     exports = [load_nsys(Path(nsys_export))]
-    harness = harness_kernels(exports)
     steady, state = steady_part(exports)
+    harness = harness_kernels(exports, state)
     ranked = nsys_kernel_rows(steady, harness)
     hot = hot_rows(ranked, top)
     hot = hot[hot["mangled_name"].notna()]  # graphs traced at graph level, and exports without the symbols

@@ -60,7 +60,7 @@ def test_xla_autotuner_and_start_up_are_harness_and_the_ranking_is_the_steady_st
     export = load_nsys(directory / "nsys.sqlite")
     state = steady_state(export)
     assert state is not None and state.range == "train:step" and state.instances == 3
-    harness = harness_kernels([export])
+    harness = harness_kernels([export], state)
     assert harness["stream_executor::gpu::RedzoneAllocatorKernelImpl(unsigned char *, unsigned char, unsigned long, "
                    "unsigned int *)"] == "xla-autotuner"
     # cuDNN's slow candidates, tried while XLA autotuned in the first step, never ran again
@@ -88,8 +88,10 @@ def test_the_guided_choice_covers_the_steady_state(real_program):
 
 def test_do_bench_l2_flush_is_harness_work(real_program):
     directory = real_program("triton")
-    harness = harness_kernels([load_nsys(directory / "nsys.sqlite")])
-    assert list(harness.values()) == ["l2-flush"] and "FillFunctor<int>" in next(iter(harness))
+    export = load_nsys(directory / "nsys.sqlite")
+    harness = harness_kernels([export], steady_state(export))
+    flushes = [name for name, rule in harness.items() if rule == "l2-flush"]
+    assert len(flushes) == 1 and "FillFunctor<int>" in flushes[0]
     doc = json.loads(run("analyze", str(directory), "--json").stdout)
     flush = doc["harness"]["rules"][0]
     assert flush["rule"] == "l2-flush" and 40 < flush["pct"] < 50  # 44.8% of kernel time in this capture
@@ -109,3 +111,44 @@ def test_two_runs_of_a_jax_program_pair_every_range_family(real_program):
     text = run("diff", str(a), str(b)).stdout
     more = f"{len(doc['ranges']) - CHANGE_ROWS:,} more ranges in --json"
     assert len(text.splitlines()) < 200 and more in " ".join(text.split())
+
+
+def test_triton_autotune_trials_are_harness_and_the_kept_configurations_are_ranked(real_program):
+    """@triton.autotune tried 8 configurations at each of 3 sizes; the kept ones are those it
+    returned to (2048, 4096) or tried last (1024: its trial and its use are one run)."""
+    directory = real_program("triton")
+    export = load_nsys(directory / "nsys.sqlite")
+    kernels = export.kernels[export.kernels["kernel"].astype(str) == "matmul_kernel"]
+    configurations = {(f"({g}, 1, 1)", f"({b}, 1, 1)") for g, b in zip(kernels["grid_x"], kernels["block_x"])}
+    kept = {("(64, 1, 1)", "(256, 1, 1)"), ("(128, 1, 1)", "(256, 1, 1)"), ("(512, 1, 1)", "(256, 1, 1)")}
+    trials = {key[1:] for key, rule in harness_kernels([export], None).items() if rule == "autotune-trials"}
+    assert trials == configurations - kept and len(trials) == 13
+    doc = json.loads(run("analyze", str(directory), "--json").stdout)
+    ranked = {(row["grid"], row["block"]) for row in doc["hot_kernels"] if row["kernel"] == "matmul_kernel"}
+    assert ranked == kept
+    rule = next(rule for rule in doc["harness"]["rules"] if rule["rule"] == "autotune-trials")
+    assert rule["kernels"] == [] and len(rule["configurations"]) == 13 and "matmul_kernel" not in doc["harness"]["kernels"]
+    text = " ".join(run("analyze", str(directory)).stdout.split())
+    assert "an autotuner's trials" in text and "13 configurations of kept kernels" in text
+
+
+def test_numbered_kernels_are_one_family_row_with_their_members(real_program):
+    directory = real_program("jax-a")
+    doc = json.loads(run("analyze", str(directory), "--json").stdout)
+    families, names = doc["kernel_families"], doc["kernel_summary"]
+    assert sum(row["names"] for row in families) == len(names) > len(families)
+    assert sum(row["count"] for row in families) == sum(row["count"] for row in names)
+    fusions = next(row for row in families if row["kernel"] == "input_reduce_fusion_N")
+    members = {row["kernel"]: row for row in names if row["kernel"] in fusions["members"]}
+    assert len(members) == fusions["names"] > 10 and all(re.fullmatch(r"input_reduce_fusion_\d+", m) for m in members)
+    assert fusions["total_ns"] == sum(row["total_ns"] for row in members.values())
+    text = " ".join(run("analyze", str(directory), columns=80).stdout.split())
+    assert f"{len(names):,} kernel names in {len(families):,} families" in text and "numbered by their compiler" in text
+
+
+def test_without_ncu_the_hot_table_has_no_ncu_columns(real_program):
+    text = run("analyze", str(real_program("jax-a")), columns=80).stdout
+    title = next(i for i, line in enumerate(text.splitlines()) if line.startswith("Where the time goes"))
+    header = " ".join(text.splitlines()[title:title + 6])
+    assert "(nsys only)" in header and "launches" in header and "top rule" not in header and "saving" not in header
+    assert "ranked by total time (no ncu data" in " ".join(text.split())

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from nsprof.analyze.program_harness import HARNESS_RULES, program_harness
+from nsprof.analyze.program_harness import HARNESS_RULES, HarnessKey, SteadyState, program_harness, steady_state
 from nsprof.parse.nsys_sqlite import NsysExport
 from nsprof.ranges import parse_stage_range
 
@@ -52,16 +52,19 @@ HARNESS_RULE_WORDS = {NSPROF_HARNESS: "nsprof's own harness (inputs, reference, 
                                       "stage's measured range", **HARNESS_RULES}
 
 
-def harness_kernels(exports: list[NsysExport]) -> dict[str, str]:
-    """Kernel name -> the rule that makes it harness work in these exports (HARNESS_RULE_WORDS):
-    nsprof's own in a ladder capture (the module docstring), else a program's autotuners and
-    benchmark harnesses (nsprof.analyze.program_harness)."""
-    harness: dict[str, str] = {}
+def harness_kernels(exports: list[NsysExport], steady: SteadyState | None) -> dict[HarnessKey, str]:
+    """Kernel name, or (kernel, grid, block) -> the rule that makes it harness work in these exports
+    (HARNESS_RULE_WORDS): nsprof's own in a ladder capture (the module docstring), else a program's
+    autotuners and benchmark harnesses (nsprof.analyze.program_harness). `steady` is the steady
+    state of a single export (nsprof.analyze.program_harness.steady_part), found once by the caller;
+    several exports have theirs found here."""
+    harness: dict[HarnessKey, str] = {}
     for export in exports:
         stage_names = stage_kernel_names(export)
         if stage_names is not None:
             harness.update(dict.fromkeys(set(pd.unique(export.kernels["kernel"].astype(str))) - stage_names, NSPROF_HARNESS))
         else:
-            for name, rule in program_harness(export).items():
+            state = steady if len(exports) == 1 else steady_state(export)
+            for name, rule in program_harness(export, state).items():
                 harness.setdefault(name, rule)
     return harness

@@ -31,12 +31,13 @@ import numpy as np
 import pandas as pd
 from pandas.api.types import union_categoricals
 
+from nsprof.analyze.autotune_trials import launch_config
 from nsprof.analyze.categorical import as_categorical
 from nsprof.analyze.harness import HARNESS_RULE_WORDS, harness_kernels
 from nsprof.analyze.kernel_groups import kernel_groups
 from nsprof.analyze.launch_findings import launch_findings
 from nsprof.analyze.metrics import kernel_metrics
-from nsprof.analyze.program_harness import steady_part
+from nsprof.analyze.program_harness import HarnessKey, steady_part
 from nsprof.ceilings.peaks import Ceiling
 from nsprof.ceilings.percent import percent_of_peak
 from nsprof.parse.nsys_sqlite import NsysExport
@@ -76,9 +77,9 @@ def capture_hot_kernels(nsys: list[NsysExport], kernels: pd.DataFrame | None, ru
     and ncu's launch table and rules (None without ncu). A program with a steady state
     (nsprof.analyze.program_harness.steady_state) is ranked by its steady-state launches only;
     the harness's share is of the whole capture's kernel time."""
-    harness = harness_kernels(nsys)
-    rows = nsys_kernel_rows(nsys, harness)
     steady, state = steady_part(nsys)
+    harness = harness_kernels(nsys, state)
+    rows = nsys_kernel_rows(nsys, harness)
     ranked = nsys_kernel_rows(steady, harness) if state is not None else rows
     return hot_kernels(ranked, kernels, rules, top), {**harness_summary(rows),
                                                        "steady_state": state.to_json() if state is not None else None}
@@ -87,14 +88,19 @@ def capture_hot_kernels(nsys: list[NsysExport], kernels: pd.DataFrame | None, ru
 def harness_summary(rows: pd.DataFrame) -> dict:
     """The harness work (nsprof.analyze.harness: nsprof's own in a ladder capture, autotuners' and
     benchmark harnesses' in a program's): its kernel names, launches, time and share of all kernel
-    time, and per rule that found some (`rules`: rule, says, kernels, launches, total_ns, pct);
-    no kernels where there is none."""
+    time, and per rule that found some (`rules`: rule, says, kernels, configurations (kernel, grid,
+    block: for the rules that name configurations, such as an autotuner's trials), launches,
+    total_ns, pct); no kernels where there is none. A kernel whose every configuration is harness
+    work is one of `kernels`."""
     mine = rows[rows["harness"]]
-    rules = [{"rule": rule, "says": HARNESS_RULE_WORDS[rule], "kernels": sorted(set(found["kernel"])),
+    kept = set(rows.loc[~rows["harness"], "kernel"])
+    rules = [{"rule": rule, "says": HARNESS_RULE_WORDS[rule], "kernels": sorted(set(found["kernel"]) - kept),
+              "configurations": [{"kernel": row.kernel, "grid": row.grid, "block": row.block}
+                                 for row in found[found["kernel"].isin(kept)].itertuples()],
               "launches": int(found["launches"].sum()), "total_ns": int(found["total_ns"].sum()),
               "pct": float(found["pct"].sum())}
              for rule, found in mine.groupby("harness_rule", sort=False)]
-    return {"kernels": sorted(set(mine["kernel"])), "launches": int(mine["launches"].sum()),
+    return {"kernels": sorted(set(mine["kernel"]) - kept), "launches": int(mine["launches"].sum()),
             "total_ns": int(mine["total_ns"].sum()), "pct": float(mine["pct"].sum()),
             "rules": sorted(rules, key=lambda rule: -rule["total_ns"])}
 
@@ -103,17 +109,12 @@ def _keys(names: pd.Series) -> pd.Series:
     return pd.Series([kernel_key(name) for name in names], index=names.index, dtype=object)
 
 
-def launch_config(x, y, z) -> str:
-    """'(x, y, z)' as ncu writes a grid or block size."""
-    return f"({int(x)}, {int(y)}, {int(z)})"
-
-
-def nsys_kernel_rows(exports: list[NsysExport], harness: Mapping[str, str] | None = None) -> pd.DataFrame:
+def nsys_kernel_rows(exports: list[NsysExport], harness: Mapping[HarnessKey, str] | None = None) -> pd.DataFrame:
     """One row per kernel and launch configuration of nsys's trace (and per graph traced at graph
     level): kernel, grid, block, launches, total_ns, median_ns, mangled_name (None where the export
     lacks it), pct (of all kernel and graph time, harness included), harness (bool) and harness_rule
-    (the rule of nsprof.analyze.harness that found it, None for the rest; `harness` maps kernel names
-    to rules), largest total first."""
+    (the rule of nsprof.analyze.harness that found it, None for the rest; `harness` maps kernel names,
+    or (kernel, grid, block) configurations, to rules), largest total first."""
     harness = harness or {}
     # Group on one integer key per launch (name code and launch sizes, factorized), and format the
     # few groups' names and configurations afterwards: no Python object and no copy of the table per
@@ -158,7 +159,9 @@ def nsys_kernel_rows(exports: list[NsysExport], harness: Mapping[str, str] | Non
                               dtype=object))
     total = rows["total_ns"].sum()
     rows["pct"] = 100 * rows["total_ns"] / total if total else 0.0
-    rows["harness_rule"] = rows["kernel"].map(harness).astype(object).where(rows["kernel"].isin(harness), None)
+    rows["harness_rule"] = pd.Series([harness.get(kernel, harness.get((kernel, grid, block)))
+                                      for kernel, grid, block in zip(rows["kernel"], rows["grid"], rows["block"])],
+                                     dtype=object)
     rows["harness"] = rows["harness_rule"].notna()
     return rows.sort_values(["total_ns", "kernel"], ascending=[False, True], ignore_index=True)
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from nsprof.analyze.autotune_trials import Configuration, autotune_trials
 from nsprof.analyze.families import family_column
 from nsprof.parse.nsys_sqlite import NsysExport
 from nsprof.ranges import parse_stage_range
@@ -63,25 +64,30 @@ HARNESS_RULES = {
                 "a benchmark's cache flush (triton.testing.do_bench zeroes 256 MB)",
     "before-steady-state": "launched only before the steady state (from the second instance of the program's "
                            "repeating NVTX range): start-up, compilation and autotuning",
+    "autotune-trials": "an autotuner's trials: launch configurations of a kernel tried one after another, each in "
+                       "one run, and dropped for the one it returned to (Triton's @triton.autotune)",
 }
+HarnessKey = str | Configuration  # a kernel name, or one launch configuration of a kernel
 
 
-def program_harness(export: NsysExport) -> dict[str, str]:
-    """Kernel name -> the rule (HARNESS_RULES) that makes it harness work, for one export."""
+def program_harness(export: NsysExport, steady: SteadyState | None) -> dict[HarnessKey, str]:
+    """Kernel name, or (kernel, grid, block) -> the rule (HARNESS_RULES) that makes it harness
+    work, for one export whose steady state is `steady` (steady_state)."""
     names = export.kernels["kernel"].astype(str)
-    found: dict[str, str] = {}
+    found: dict[HarnessKey, str] = {}
     for name in pd.unique(names):
         if XLA_AUTOTUNER.search(name):
             found[name] = "xla-autotuner"
     for name in l2_flushes(export):
         found.setdefault(name, "l2-flush")
-    steady = steady_state(export)
     if steady is not None:
         before = export.kernels["start_ns"].to_numpy(dtype=np.int64) < steady.start_ns
         late = set(pd.unique(names[~before]))
         for name in pd.unique(names[before]):
             if name not in late:
                 found.setdefault(name, "before-steady-state")
+    for configuration in autotune_trials(export, {name for name in found if isinstance(name, str)}):
+        found.setdefault(configuration, "autotune-trials")
     return found
 
 

@@ -20,7 +20,7 @@ from nsprof.analyze.nvtx_attribution import (
     summarize_ranges,
     unattributed_work,
 )
-from nsprof.analyze.summaries import kernel_summary, memcpy_summary
+from nsprof.analyze.summaries import kernel_family_summary, kernel_summary, memcpy_summary
 from nsprof.ceilings.peaks import Ceiling, datasheet_ceiling
 from nsprof.parse.ncu_csv import NcuReport
 from nsprof.parse.nsys_sqlite import NsysExport
@@ -54,6 +54,7 @@ class ProfileAnalysis:
     hot_kernels: pd.DataFrame | None = None  # nsys (+ ncu): nsprof.analyze.hot_kernels; None without nsys
     harness: dict | None = None  # nsys: harness work, nsprof's own and programs' (harness_summary); None without nsys
     range_families: pd.DataFrame | None = None  # nsys: nvtx_attribution.summarize_range_families; None without nsys
+    kernel_families: pd.DataFrame | None = None  # nsys: summaries.kernel_family_summary; None without families
 
 
 def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict | None = None,
@@ -88,5 +89,6 @@ def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict
     hot, harness = capture_hot_kernels(nsys, kernels, rules) if nsys else (None, None)
     return ProfileAnalysis(ranges, kernels, stages, gpu, ceiling, *summaries, rules, missing,
                            gpu_utilization(nsys) if nsys else None, attribution, launches,
-                           None if kernels is None else kernel_groups(kernels), hot, harness, families)
+                           None if kernels is None else kernel_groups(kernels), hot, harness, families,
+                           kernel_family_summary(nsys) if nsys else None)
 

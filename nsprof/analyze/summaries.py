@@ -5,6 +5,8 @@
   and graph time), largest total first. Equal to `nsys stats -r cuda_gpu_kern_sum` on the same
   export, but for `pct` where graphs ran: a graph traced at graph level (nsys's default) is one row
   per graph, named "CUDA graph <id>", which cuda_gpu_kern_sum leaves out.
+- `kernel_family_summary`: the same per name family (nsprof.analyze.families), with `names` and
+  `members`, where a family holds several names.
 - `memcpy_summary`: one row per kind of transfer (Host-to-Device, Device-to-Host, Device-to-Device,
   ..., and memset): `kind`, `count`, `bytes`, `total_ns`, `gbytes_per_s` (bytes over the summed
   transfer time), `pageable_count` (copies from or to pageable host memory: staged by the driver,
@@ -17,6 +19,7 @@ from __future__ import annotations
 import pandas as pd
 
 from nsprof.analyze.categorical import as_categorical, stack_categorical
+from nsprof.analyze.families import family_of
 from nsprof.analyze.metrics import ratio
 from nsprof.parse.nsys_sqlite import NsysExport
 
@@ -27,11 +30,33 @@ MEMSET = "memset"
 
 
 def kernel_summary(exports: list[NsysExport]) -> pd.DataFrame:
-    kernels = _stacked([frame for export in exports for frame in (
+    return _summary(_kernel_launches(exports), "kernel")[list(KERNEL_SUMMARY_COLUMNS)]
+
+
+def kernel_family_summary(exports: list[NsysExport]) -> pd.DataFrame | None:
+    """kernel_summary over name families (nsprof.analyze.families: XLA's and torch.compile's
+    numbered kernels, `loop_add_fusion_12`, are one row), plus `names`, how many distinct names a
+    family holds, and `members`, those names; None where no family holds two names."""
+    launches = _kernel_launches(exports)
+    names = as_categorical(launches["kernel"])
+    family = pd.Series(names.categories.astype(str)).map(family_of)
+    if not family.duplicated().any():
+        return None
+    codes, families = pd.factorize(family)
+    grouped = pd.Categorical.from_codes(codes[names.codes], families)
+    summary = _summary(launches.assign(kernel=grouped), "kernel")[list(KERNEL_SUMMARY_COLUMNS)]
+    members = pd.Series(names.categories.astype(str)).groupby(family.to_numpy(), sort=False).agg(list)
+    summary["members"] = summary["kernel"].map(members)
+    summary.insert(1, "names", summary["members"].map(len))
+    return summary
+
+
+def _kernel_launches(exports: list[NsysExport]) -> pd.DataFrame:
+    """Every kernel launch and graph launch traced at graph level: kernel, duration_ns."""
+    return _stacked([frame for export in exports for frame in (
         export.kernels[["kernel", "duration_ns"]],
         export.graphs[["name", "duration_ns"]].rename(columns={"name": "kernel"}))],
         pd.DataFrame({"kernel": pd.Series(dtype=str), "duration_ns": pd.Series(dtype="int64")}))
-    return _summary(kernels, "kernel")[list(KERNEL_SUMMARY_COLUMNS)]
 
 
 def memcpy_summary(exports: list[NsysExport]) -> pd.DataFrame:

@@ -51,7 +51,8 @@ def analysis_blocks(analysis: ProfileAnalysis, is_directory: bool, width: int, l
     if analysis.hot_kernels is not None and len(analysis.hot_kernels):
         blocks.append(hot_kernels_table(analysis.hot_kernels, width, analysis.harness))
     if analysis.kernel_summary is not None:
-        blocks += [_kernel_summary_table(analysis.kernel_summary, width), _memcpy_summary_table(analysis.memcpy_summary),
+        summary = analysis.kernel_families if analysis.kernel_families is not None else analysis.kernel_summary
+        blocks += [_kernel_summary_table(summary, width), _memcpy_summary_table(analysis.memcpy_summary),
                    _utilization_table(analysis.gpu_utilization or [], width)]
     if analysis.ranges is not None:
         ranges = analysis.range_families if analysis.range_families is not None else analysis.ranges
@@ -76,6 +77,8 @@ def _document(analysis: ProfileAnalysis, is_directory: bool) -> dict:
         doc["harness"] = analysis.harness
     if analysis.kernel_summary is not None:
         doc["kernel_summary"] = _records(analysis.kernel_summary)
+        if analysis.kernel_families is not None:
+            doc["kernel_families"] = _records(analysis.kernel_families)
         doc["memcpy_summary"] = _records(analysis.memcpy_summary)
         doc["gpu_utilization"] = analysis.gpu_utilization
     if analysis.unattributed is not None:
@@ -190,15 +193,23 @@ RULE_ROWS = 10  # ncu rule results shown, largest estimated speedup first
 
 
 def _kernel_summary_table(summary: pd.DataFrame, width: int) -> Table:
+    """One row per kernel name (kernel_summary), or per name family (kernel_family_summary)."""
     records = summary.head(SUMMARY_ROWS).to_dict("records")
-    more = f" and {len(summary) - SUMMARY_ROWS} more kernels" if len(summary) > SUMMARY_ROWS else ""
+    grouped = "names" in summary
+    what = "kernel families" if grouped else "kernels"
+    more = f" and {len(summary) - SUMMARY_ROWS} more {what}" if len(summary) > SUMMARY_ROWS else ""
     caption = (f"as nsys stats -r cuda_gpu_kern_sum; names keep the part that tells kernels apart "
-               f"([2]: another kernel that reads alike, such as another instance of a template), full names{more} in --json")
+               f"([2]: another kernel that reads alike, such as another instance of a template), full names{more} in --json"
+               + (f" (kernel_families; kernel_summary: one row per name); {int(summary['names'].sum()):,} kernel names "
+                  f"in {len(summary):,} families (names: how many), one row each: "
+                  + "; ".join(rules_applied(name for members in summary.loc[summary["names"] > 1, "members"]
+                                            for name in members)) if grouped else ""))
     if summary["kernel"].str.startswith(GRAPH_NAME.format("")).any():
         caption += ("; CUDA graph: launches of one graph traced at graph level (nsys's default), which "
                     "cuda_gpu_kern_sum leaves out; nsys profile --cuda-graph-trace=node shows their kernels")
-    columns = [("kernel", "kernel", ""), ("count", "count", ",d"), ("total us", "total_ns", _us(",.1f")),
-               ("avg us", "avg_ns", _us(",.1f")), ("median us", "median_ns", _us(",.1f")), ("% time", "pct", ".1f")]
+    columns = [("kernel", "kernel", ""), *([("names", "names", ",d")] if grouped else []), ("count", "count", ",d"),
+               ("total us", "total_ns", _us(",.1f")), ("avg us", "avg_ns", _us(",.1f")),
+               ("median us", "median_ns", _us(",.1f")), ("% time", "pct", ".1f")]
     names = [record["kernel"] for record in records]
 
     def rows_for(name_width: int) -> list[dict]:

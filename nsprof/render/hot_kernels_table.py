@@ -53,6 +53,8 @@ COLUMNS = (("kernel", "label", ""), ("grid", "grid_short", ""), ("launches", "la
 # The grid stays: rows of one kernel differ by it.
 DROP_ORDER = ("occupancy_pct", "memory_throughput_pct", "launches", "sm_throughput_pct", "pct_of_roof", "rate",
               "speedup", "bound")
+NCU_COLUMNS = ("bound", "sm_throughput_pct", "memory_throughput_pct", "occupancy_pct", "rate", "pct_of_roof",
+               "top_rule", "speedup", "saving_ns")  # empty on every row of a capture without ncu: not shown
 LABEL_WIDTHS = (30, 24, 18, 14, 12)  # kernel names are shortened further only when the columns above are gone
 
 
@@ -61,10 +63,18 @@ def harness_note(harness: dict) -> str:
     rules = harness.get("rules") or []
     if [rule["rule"] for rule in rules] == [NSPROF_HARNESS] or not rules:
         return f"left out: nsprof's own harness (inputs, reference, checks), {harness['pct']:.0f}% of kernel time"
-    found = "; ".join(f"{rule['says']}: {len(rule['kernels']):,} {'kernel' if len(rule['kernels']) == 1 else 'kernels'}, "
-                      f"{rule['pct']:.0f}%" for rule in rules)
+    found = "; ".join(f"{rule['says']}: {_count(rule)}, {rule['pct']:.0f}%" for rule in rules)
     return (f"left out as harness work, {harness['pct']:.0f}% of kernel time (each kernel and its rule in --json's "
             f"harness): {found}")
+
+
+def _count(rule: dict) -> str:
+    """'N kernels' and 'M configurations of other kernels', as the rule found them."""
+    kernels, configurations = len(rule["kernels"]), len(rule.get("configurations", ()))
+    parts = [f"{kernels:,} {'kernel' if kernels == 1 else 'kernels'}"] if kernels or not configurations else []
+    if configurations:
+        parts.append(f"{configurations:,} {'configuration' if configurations == 1 else 'configurations'} of kept kernels")
+    return " and ".join(parts)
 
 
 def hot_kernels_table(hot: pd.DataFrame, width: int, harness: dict | None = None) -> Table:
@@ -74,11 +84,14 @@ def hot_kernels_table(hot: pd.DataFrame, width: int, harness: dict | None = None
         return [{**row, "label": label, "grid_short": _grid(row["grid"]), "rate": _rate(row), "speedup": _speedup(row)}
                 for row, label in zip(shown.to_dict("records"), telling_names(shown["kernel"], label_width))]
 
-    columns, rows = fit_named(list(COLUMNS), rows_for, LABEL_WIDTHS, width, DROP_ORDER)
+    profiled = bool((hot["ncu_launches"] > 0).any())
+    wanted = [column for column in COLUMNS if profiled or column[1] not in NCU_COLUMNS]
+    columns, rows = fit_named(wanted, rows_for, LABEL_WIDTHS, width, DROP_ORDER)
     steady = (harness or {}).get("steady_state")
-    notes = [f"the fewest kernels (name and launch configuration) that make {COVERAGE_PCT:.0f}% of kernel time, "
-             "and every one ncu profiled, ranked by saving: nsys's total time x ncu's estimated speedup of the "
-             "top rule (g: of the whole kernel, l: of the part the rule looks at)",
+    ranking = ("and every one ncu profiled, ranked by saving: nsys's total time x ncu's estimated speedup of the top "
+               "rule (g: of the whole kernel, l: of the part the rule looks at)" if profiled else
+               "ranked by total time (no ncu data, so no ncu columns and no estimated saving)")
+    notes = [f"the fewest kernels (name and launch configuration) that make {COVERAGE_PCT:.0f}% of kernel time, {ranking}",
              ("time and launches: nsys, every launch of the steady state, " + steady["rule"] if steady else
               "time and launches: nsys, every launch") + "; bound, SM, mem, occ., rate and % of roof: medians over the "
              "launches ncu replayed, % of the nearest roof (FP32 or tensor peak, DRAM bandwidth) of the GPU's "
@@ -88,9 +101,10 @@ def hot_kernels_table(hot: pd.DataFrame, width: int, harness: dict | None = None
         notes.append(f"{unprofiled} {'row' if unprofiled == 1 else 'rows'} {NOT_PROFILED} (no ncu columns)")
     if (shown["note"] == GRAPH_LEVEL).any():
         notes.append(f"CUDA graph: {GRAPH_LEVEL}")
-    if harness and harness["kernels"]:
+    if harness and harness.get("rules"):
         notes.append(harness_note(harness))
     if len(hot) > HOT_ROWS:
         notes.append(f"{len(hot) - HOT_ROWS} more in --json")
-    return Table("Where the time goes and what to fix first (nsys + ncu)", tuple(columns), rows,
-                 "; ".join(notes) + left_out(list(COLUMNS), columns))
+    sources = "nsys + ncu" if profiled else "nsys only"
+    return Table(f"Where the time goes and what to fix first ({sources})", tuple(columns), rows,
+                 "; ".join(notes) + left_out(wanted, columns))

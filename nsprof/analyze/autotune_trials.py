@@ -1,0 +1,82 @@
+"""An autotuner's trials: the launch configurations of one kernel that were tried and dropped.
+
+Triton's `@triton.autotune` launches one kernel name with each of its configurations in turn (each
+timed by do_bench, so in one unbroken run of launches with only the L2 flush between them), then
+keeps one: the program's own launches use the kept configuration, and in the capture all of them
+read `matmul_kernel`. Ranked as they are, the dropped configurations fill the hot ranking (ten of
+a Triton benchmark's eleven hot rows were trials).
+
+A kernel's *session* is a stretch of its launches with no launch of another kernel between them
+(harness work such as the L2 flush aside: it runs between every trial). A session whose
+configurations (grid and block) each come in one unbroken run and then return to one of them is an
+autotuner choosing: the configuration it returns to is kept, the others are trials. Once a kernel
+has shown that, each of its other sessions that goes through AUTOTUNE_MIN_CONFIGS or more
+configurations, each once, is its autotuning of another problem (another key), whose last
+configuration is kept (the kept one was tried last, so its trial and its use are one run). A
+configuration is harness work only where every one of its launches was a trial. A loop that
+alternates configurations (X Y X Y) never matches: its configurations come back more than once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from nsprof.parse.nsys_sqlite import NsysExport
+
+AUTOTUNE_MIN_CONFIGS = 3  # configurations tried before one is kept
+
+Configuration = tuple[str, str, str]  # kernel name, grid, block as nsprof.analyze.hot_kernels writes them
+
+
+def launch_config(x, y, z) -> str:
+    """'(x, y, z)' as ncu writes a grid or block size."""
+    return f"({int(x)}, {int(y)}, {int(z)})"
+
+
+def autotune_trials(export: NsysExport, harness_names: set[str]) -> set[Configuration]:
+    """The (kernel, grid, block) configurations of the export whose every launch was an autotuner's
+    trial (module docstring); `harness_names` are kernels already found to be harness work."""
+    kernels = export.kernels
+    kernels = kernels[~kernels["kernel"].astype(str).isin(harness_names).to_numpy()]
+    kernels = kernels.sort_values("start_ns", kind="stable").reset_index(drop=True)
+    if kernels.empty:
+        return set()
+    name, names = pd.factorize(kernels["kernel"].astype(str))
+    config = kernels.groupby(list(_SIZES), sort=False).ngroup().to_numpy()
+    new_session = np.r_[True, name[1:] != name[:-1]]
+    new_run = new_session | np.r_[True, config[1:] != config[:-1]]
+    runs = pd.DataFrame({"name": name[new_run], "config": config[new_run], "session": np.cumsum(new_session)[new_run],
+                         "trial": False})
+    several = runs[runs.groupby("session")["config"].transform("size").to_numpy() >= 2]
+    sessions = [(int(group["name"].iat[0]), group["config"].tolist(), group.index)
+                for _, group in several.groupby("session", sort=False)]
+    tuned = {kernel for kernel, order, _ in sessions if _returns(order)}
+    for kernel, order, index in sessions:
+        if kernel in tuned:
+            dropped = set(_dropped(order))
+            runs.loc[index, "trial"] = [config in dropped for config in order]
+    trial_only = runs.groupby(["name", "config"])["trial"].all()
+    trials = set(trial_only[trial_only].index)
+    first = pd.DataFrame({"name": name, "config": config}).drop_duplicates()  # each configuration's first launch
+    return {(str(names[row.name]), launch_config(*kernels.loc[row.Index, list(_SIZES[:3])]),
+             launch_config(*kernels.loc[row.Index, list(_SIZES[3:])]))
+            for row in first.itertuples() if (row.name, row.config) in trials}
+
+
+_SIZES = tuple(f"{part}_{axis}" for part in ("grid", "block") for axis in "xyz")
+
+
+def _returns(order: list[str]) -> bool:
+    """Configurations each in one run, then a return to one of them."""
+    tried, last = order[:-1], order[-1]
+    return len(set(tried)) == len(tried) >= AUTOTUNE_MIN_CONFIGS and last in tried[:-1]
+
+
+def _dropped(order: list[str]) -> list[str]:
+    """The configurations a session tried and did not keep (none where it is not an autotuning)."""
+    if _returns(order):
+        return [config for config in order[:-1] if config != order[-1]]
+    if len(set(order)) == len(order) >= AUTOTUNE_MIN_CONFIGS:
+        return order[:-1]
+    return []
