@@ -8,7 +8,8 @@ problems are made, checked and launched (`Op.workload`, a `Workload`) and its st
 nsprof.registry looks them up (and registers one: `register_op`); everything else reads them
 through it, so that a new ladder touches only its own files.
 
-A stage names its CUDA source and entry points, the launch configurations it can run with (a
+A stage names its kind (nsprof.stage_kinds: an NVRTC source, a library call, a Triton kernel), its
+source and entry points, the launch configurations it can run with (a
 `LaunchConfig`: the GEMM and GEMV ladders' is nsprof.ops.tiles.Tile), how it handles sizes that
 are not multiples of its tile, its arithmetic precision, what it changes relative to the previous
 stage and which Nsight Compute metric should show that change, and its memory accesses, shared and
@@ -25,6 +26,7 @@ from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 from nsprof.access import MemoryAccess
 from nsprof.sizes import Size  # one problem size, in the op's dimension order
+from nsprof.stage_kinds import StageKind
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -98,7 +100,9 @@ class Workload(Protocol[P]):
     def problem(self, xp, size: Size, seed: int = 0) -> P: ...
 
     def launcher(self, stage: Stage, problem: P, tools: LaunchTools, tile_shape: str | None = None,
-                 split_k: int | None = None, defines: tuple[str, ...] = ()) -> Launcher: ...
+                 split_k: int | None = None, defines: tuple[str, ...] = ()) -> Launcher: ...  # an NVRTC stage
+
+    def library_launcher(self, stage: Stage, problem: P, tools: LaunchTools) -> Launcher: ...  # a library stage
 
 
 @dataclass(frozen=True)
@@ -146,8 +150,8 @@ class Stage:
     stage: str
     title: str
     kernel_file: str | None  # relative to the repository root; None for library calls
-    backend: str  # "nvrtc" (our .cu through CuPy) or "cublas" (the vendor library through CuPy)
-    tiles: tuple[LaunchConfig, ...]  # first is the default; launch picks among them by size
+    kind: StageKind  # what the work is: nsprof.stage_kinds (NVRTC source, library call, Triton kernel)
+    tiles: tuple[LaunchConfig, ...]  # first is the default; launch picks among them by size (a Triton stage's: tried)
     # how sizes off the tile are handled: "bounds-check", "pad", "tma-fill" (TMA zero-fills reads past
     # the edges, stores are bounds-checked; padded only where a row is not 16-byte aligned), "async-fill"
     # (the same with cp.async's zero fill) or "library"
@@ -191,6 +195,7 @@ class Stage:
 
     def to_json(self) -> dict:
         d = {f.name: getattr(self, f.name) for f in fields(self)}
+        d["kind"] = self.kind.name
         d["tiles"] = [asdict(t) for t in self.tiles]
         d["accesses"] = [asdict(a) for a in self.accesses]
         d["precision"] = self.precision.name

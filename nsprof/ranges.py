@@ -32,6 +32,12 @@ def step_range_name(op: str, stage: str, size: Size, step: str) -> str:
     return f"step/{range_name(op, stage, size)}/{re.sub(r'[^A-Za-z0-9]+', '-', step)}"
 
 
+def tune_range_name(op: str, stage: str, size: Size, config: str) -> str:
+    """A Triton stage's autotuning trial of one configuration, timed before the stage: in a range of
+    its own, so that a capture shows those launches as the harness's."""
+    return f"tune/{range_name(op, stage, size)}/{re.sub(r'[^A-Za-z0-9]+', '-', config)}"
+
+
 def qualify(domain: str | None, name: str) -> str:
     """'domain:name' as both parsers write a range; the bare name for the default domain."""
     return name if domain is None else f"{domain}:{name}"

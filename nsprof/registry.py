@@ -12,6 +12,7 @@ from nsprof.errors import UsageError
 from nsprof.op_model import REPO_ROOT, LaunchConfig, Op, Precision, Stage, Workload, find_kernel, stage_order  # noqa: F401 (handed on)
 from nsprof.ops import OPS
 from nsprof.ops.tiles import Tile  # noqa: F401 (handed on)
+from nsprof.stage_kinds import STAGE_KINDS
 
 
 def all_ops() -> dict[str, Op]:
@@ -31,7 +32,9 @@ def register_op(op: Op) -> Op:
 
 def op_problems(op: Op) -> list[str]:
     """What breaks the op contract that the rest of nsprof relies on: stages that name this op,
-    each once, in precisions the op declares, with launch configurations that are LaunchConfigs;
+    each once, in precisions the op declares, of a declared kind whose own rules they keep
+    (nsprof.stage_kinds: an NVRTC stage's .cu file, a library call's lack of one), with launch
+    configurations that are LaunchConfigs;
     for each of their precisions a baseline that is one of its own stages in that precision; a
     workload that is a Workload; a headline rate nsprof knows."""
     problems = []
@@ -44,6 +47,11 @@ def op_problems(op: Op) -> list[str]:
             problems.append(f"stage {stage.stage} computes in {stage.precision.name}, which the op does not declare")
         problems += [f"stage {stage.stage}: {config!r} is not a LaunchConfig (shape, entries, arch)"
                      for config in stage.tiles if not isinstance(config, LaunchConfig)]
+        if STAGE_KINDS.get(str(getattr(stage.kind, "name", ""))) is not stage.kind:
+            problems.append(f"stage {stage.stage} is of kind {stage.kind!r}, not one of nsprof.stage_kinds "
+                            f"({', '.join(STAGE_KINDS)})")
+        else:
+            problems += stage.kind.problems(stage)
         if stage.modelled_tile and stage.modelled_tile not in {config.shape for config in stage.tiles}:
             problems.append(f"stage {stage.stage} models its accesses on a {stage.modelled_tile} tile it does not have")
     by_name = {s.stage: s for s in op.stages}

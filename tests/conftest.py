@@ -1,4 +1,5 @@
-"""Tests marked `gpu` need CuPy and a CUDA device; without them they are skipped with the reason."""
+"""Tests marked `gpu` need CuPy and a CUDA device; without them they are skipped with the reason.
+The large real captures of tests/data are unpacked from tests/data-packed first (packed_data.py)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,12 @@ def _gpu_missing_reason() -> str | None:
     except Exception as err:  # no driver
         return f"no usable CUDA device ({str(err).splitlines()[0] if str(err) else type(err).__name__})"
     return None
+
+
+def pytest_sessionstart(session):
+    from packed_data import unpack  # tests/ is on sys.path for its conftest
+
+    unpack()
 
 
 def pytest_collection_modifyitems(config, items):

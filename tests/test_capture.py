@@ -233,7 +233,7 @@ def test_presets_and_raw_names_combine_in_order_without_repeats():
     ({"tool": "perf"}, "unknown tool 'perf'"),
     ({"clock_control": "boost"}, "unknown clock control 'boost'"),
     ({"repeat": 0}, "--repeat 0"),
-    ({"stages": ["v12"]}, "unknown stage 'v12'"),
+    ({"stages": ["v13"]}, "unknown stage 'v13'"),
 ])
 def test_bad_requests_are_usage_errors(kw, message):
     with pytest.raises(UsageError) as err:

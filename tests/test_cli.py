@@ -53,7 +53,7 @@ def test_stages_table_lists_the_whole_ladder():
     for stage in stages_for("sgemm"):
         assert stage.title in wide.stdout
     # file names without their folder, which the caption names once
-    assert "v06_conflict_free_smem.cu" in wide.stdout and "Kernel files in kernels/sgemm/." in wide.stdout
+    assert "v06_conflict_free_smem.cu" in wide.stdout and "Kernel files in kernels/common/, kernels/sgemm/." in wide.stdout
     piped = invoke("stages")  # 100 columns: titles go before a file name or the changes would break
     assert max(map(len, piped.stdout.splitlines())) <= 100 and "v06_conflict_free_smem.cu" in piped.stdout
 
@@ -62,9 +62,10 @@ def test_stages_json_has_the_documented_fields():
     result = invoke("stages", "--json")
     assert result.exit_code == 0
     records = json.loads(result.stdout)
-    assert [r["stage"] for r in records] == [*(f"v{i}" for i in range(1, 10)), "v9t", "v10", "v11"]
+    assert [r["stage"] for r in records] == [*(f"v{i}" for i in range(1, 10)), "v9t", "v10", "v11", "v12", "v12t"]
     for r in records:
-        assert {"op", "stage", "title", "kernel_file", "changes", "ragged", "precision", "tolerance"} <= r.keys()
+        assert {"op", "stage", "title", "kernel_file", "kind", "changes", "ragged", "precision", "tolerance"} <= r.keys()
+    assert [r["kind"] for r in records].count("triton") == 2 and records[-1]["tiles"][0]["entry"] == "matmul_kernel"
     assert records[8]["kernel_file"] is None  # v9 is cuBLAS
     assert records[0]["kernel_file"] == "kernels/sgemm/v01_naive.cu"
 
@@ -84,7 +85,7 @@ def test_bench_without_cupy_fails_in_one_line(monkeypatch, tmp_path):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["bench", "--stage", "v12"], "error: unknown stage 'v12' for sgemm"),
+        (["bench", "--stage", "v13"], "error: unknown stage 'v13' for sgemm"),
         (["bench", "--size", "10x2"], "error: bad size '10x2'"),
         (["bench", "--op", "dgemm"], "error: unknown op 'dgemm'"),
         (["stages", "--op", "dgemm"], "error: unknown op 'dgemm'"),

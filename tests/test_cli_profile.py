@@ -133,7 +133,7 @@ def test_missing_nvtx_is_one_line(tmp_path, monkeypatch, fake_gpu, tools):
     (["--repeat", "0"], "Invalid value for '--repeat'"),
     (["--metrics", "bogus"], "error: unknown metric preset 'bogus'"),
     (["--tool", "nsys", "--metrics", "smem"], "error: --metrics and --clock-control apply to ncu only"),
-    (["--stage", "v12"], "error: unknown stage 'v12' for sgemm"),
+    (["--stage", "v13"], "error: unknown stage 'v13' for sgemm"),
 ])
 def test_bad_options_are_usage_errors(args, message, monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy", None)

@@ -205,7 +205,7 @@ def test_a_profile_of_other_stages_says_so(tmp_path):
         (["bank-conflicts", "--access", "diagonal"], ["unknown access 'diagonal'", "row, column, broadcast"]),
         (["bank-conflicts", "--width", "3"], ["bad width 3", "4, 8, 16"]),
         (["bank-conflicts", "--shape", "16x32", "--access", "column"], ["outside the 16x32 array"]),
-        (["bank-conflicts", "--stage", "v12"], ["unknown stage 'v12'", "v1, v2"]),
+        (["bank-conflicts", "--stage", "v13"], ["unknown stage 'v13'", "v1, v2"]),
         (["bank-conflicts", "--stage", "v5", "--shape", "32x32"], ["--stage and --shape/--access"]),
         (["occupancy", "--shape", "32x32"], ["has no access model", "bank-conflicts", "coalescing"]),
         (["bank-conflicts", "--json", "--markdown"], ["--json and --markdown"]),

@@ -35,12 +35,14 @@ def tools():
 def test_stage_matches_float64_reference(stage, size, tools):
     from nsprof.launch.bench import unavailable_reason
     from nsprof.launch.measure import verify
+    from nsprof.launch.stage_launch import stage_launcher
 
     if reason := unavailable_reason(stage, tools):
         pytest.skip(reason)
     op = get_op(stage.op)
     problem = op.workload.problem(tools.xp, size, seed=stage.number * 7919 + sum(size))
-    launcher = op.workload.launcher(stage, problem, tools)
+    launcher = stage_launcher(stage, problem, tools)
+    problem.refresh()  # inputs no tuning saw (a Triton stage picks its configuration on the first ones)
     err = verify(launcher, problem)
     assert err <= stage.tolerance(size), f"{stage.stage} {size}: relative error {err:.3g}"
 
@@ -240,3 +242,28 @@ def test_bench_compares_tf32_stages_with_cublas_tf32(tmp_path):
     assert by_stage["v9"]["baseline_only"] and by_stage["v9t"]["baseline_only"]
     assert by_stage["v8"]["baseline"] == "v9" and by_stage["v10"]["baseline"] == "v9t"
     assert by_stage["v10"]["pct_cublas"] == pytest.approx(100 * by_stage["v9t"]["median_ms"] / by_stage["v10"]["median_ms"])
+
+
+@pytest.mark.parametrize("name", ["sgemm/v12t", "hgemm/h8", "sgemv/s8"])
+def test_a_triton_stage_is_tuned_before_timing_and_says_what_it_compiled(name, tmp_path):
+    """bench records every trial, the kept configuration (the fastest verified one) as the tile, and
+    what Triton compiled; on Hopper the tensor-core stages' SASS holds wgmma (HGMMA)."""
+    from typer.testing import CliRunner
+
+    from nsprof.cli import app
+
+    op, stage = name.split("/")
+    size = "2048" if op != "sgemv" else "8192x8192"
+    result = CliRunner().invoke(app, ["bench", "--op", op, "--stage", stage, "--size", size, "--repeat", "5",
+                                      "--json", "--out", str(tmp_path)])
+    if "not installed: triton" in result.output:
+        pytest.skip("triton is not installed")
+    assert result.exit_code == 0, result.output
+    record = next(r for r in json.loads(result.stdout)["results"] if r["stage"] == stage)
+    assert record["status"] == "ok", record["message"]
+    tuning, compiled = record["details"]["autotune"], record["details"]["compiled"]
+    timed = [trial for trial in tuning["trials"] if trial["status"] == "ok"]
+    assert record["tile"] == tuning["kept"] == min(timed, key=lambda trial: trial["median_ms"])["config"]
+    assert compiled["num_warps"] and compiled["registers"] and compiled["spills"] == 0
+    if op != "sgemv" and json.loads(result.stdout)["env"]["compute_capability"] == "9.0":
+        assert compiled["sass"]["wgmma"] > 0 and compiled["sass"]["ffma"] < compiled["sass"]["wgmma"] * 4

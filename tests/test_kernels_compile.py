@@ -9,13 +9,14 @@ import subprocess
 import pytest
 
 from nsprof.registry import all_stages
+from nsprof.stage_kinds import NVRTC
 
 NVCC = shutil.which("nvcc")
-NVRTC = [s for s in all_stages() if s.backend == "nvrtc"]
+NVRTC_STAGES = [s for s in all_stages() if s.kind is NVRTC]
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
-@pytest.mark.parametrize("stage", NVRTC, ids=lambda s: s.key)
+@pytest.mark.parametrize("stage", NVRTC_STAGES, ids=lambda s: s.key)
 def test_compiles_for_sm90a(stage, tmp_path):
     result = subprocess.run(
         [NVCC, "-arch=sm_90a", "-std=c++17", "-Xptxas", "-v", "-c", str(stage.kernel_path()),

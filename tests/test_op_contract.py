@@ -9,11 +9,13 @@ import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
 from nsprof.analyze import Ceiling
+from nsprof.analyze.ladder import watched
 from nsprof.cli import app
 from nsprof.errors import UsageError
 from nsprof.launch.bench import _add_pct_cublas, _record, add_pct_dram
@@ -31,6 +33,7 @@ from nsprof.registry import (
 )
 from nsprof.render.bench_table import results_table
 from nsprof.sizes import parse_sizes
+from nsprof.stage_kinds import LIBRARY, NVRTC, TRITON
 
 PACKAGE = Path(__file__).resolve().parents[1] / "nsprof"
 FP32 = fixed_precision("fp32", "float32 adds, any order", 1e-6)
@@ -63,9 +66,12 @@ class RowSumWorkload:
     def launcher(self, stage, problem, tools, tile_shape=None, split_k=None, defines=()):
         raise AssertionError("no GPU work in this test")
 
+    def library_launcher(self, stage, problem, tools):
+        raise AssertionError("no GPU work in this test")
 
-def _stage(name, title, kernel_file, backend, tiles) -> Stage:
-    return Stage("rowsum", name, title, kernel_file, backend, tiles, "bounds-check", FP32,
+
+def _stage(name, title, kernel_file, kind, tiles) -> Stage:
+    return Stage("rowsum", name, title, kernel_file, kind, tiles, "bounds-check", FP32,
                  changes=f"{title} (a test's stage)", why="none", metric="dram__throughput")
 
 
@@ -73,8 +79,8 @@ def _op(**changes) -> Op:
     fields = dict(
         name="rowsum", title="ROWSUM", description="y_r = sum of row r of A, float32, A is RxC", dtype="float32",
         element_bytes=4, dims="RxC", stage_prefix="r", precisions={"fp32": FP32},
-        stages=(_stage("r1", "one thread per row", "kernels/rowsum/r1.cu", "nvrtc", (RowBlock(128, 128, "rowsum_r1"),)),
-                _stage("r2", "CUB", None, "cub", ())),
+        stages=(_stage("r1", "one thread per row", "kernels/rowsum/r1.cu", NVRTC, (RowBlock(128, 128, "rowsum_r1"),)),
+                _stage("r2", "CUB", None, LIBRARY, ())),
         flops=lambda size: size[0] * size[1], min_bytes=lambda size: 4 * (size[0] * size[1] + size[0]),
         min_bytes_rule="4(RC + R)", workload=RowSumWorkload(), baselines={"fp32": "r2"}, headline="bytes",
         library="CUB")
@@ -140,17 +146,25 @@ def test_bench_records_and_table_caption_come_from_its_declarations(rowsum):
 
 
 def test_a_broken_declaration_is_refused_with_every_reason():
-    modelled_elsewhere = replace(_stage("r3", "c", None, "nvrtc", (RowBlock(128, 128, "rowsum_r3"),)),
+    modelled_elsewhere = replace(_stage("r3", "c", "kernels/rowsum/r3.cu", NVRTC, (RowBlock(128, 128, "rowsum_r3"),)),
                                 modelled_tile="64x64")
-    broken = _op(baselines={"fp32": "r1x"}, stages=(_stage("r1", "a", None, "nvrtc", (object(),)),
-                                                    _stage("r1", "b", None, "cub", ()), modelled_elsewhere),
+    block = RowBlock(128, 128, "rowsum_r4")
+    broken = _op(baselines={"fp32": "r1x"}, stages=(_stage("r1", "a", None, NVRTC, (object(),)),
+                                                    _stage("r1", "b", None, LIBRARY, ()), modelled_elsewhere,
+                                                    _stage("r4", "d", "kernels/rowsum/r4.cu", LIBRARY, (block,)),
+                                                    _stage("r5", "e", "kernels/rowsum/r5.py", "cub", ()),
+                                                    _stage("r6", "f", "kernels/rowsum/r6.py", TRITON, (block,))),
                  workload=object())
     with pytest.raises(UsageError) as refused:
         register_op(broken)
     message = str(refused.value)
     for reason in ("stage r1 is listed twice", "is not a LaunchConfig", "the fp32 baseline r1x is not a fp32 stage",
                    "its workload has no problem() and launcher()",
-                   "stage r3 models its accesses on a 64x64 tile it does not have"):
+                   "stage r3 models its accesses on a 64x64 tile it does not have",
+                   "stage r1 is a nvrtc stage without a .cu kernel file",
+                   "stage r4 is a library call with a kernel file", "stage r4 is a library call with tiles",
+                   "stage r5 is of kind 'cub', not one of nsprof.stage_kinds (nvrtc, library, triton)",
+                   "stage r6: RowBlock(rows=128, threads=128, entry='rowsum_r4', arch=None) is not a TritonConfig"):
         assert reason in message
     assert "rowsum" not in all_ops()
     with pytest.raises(UsageError, match="the name 'sgemm' is taken"):
@@ -159,3 +173,13 @@ def test_a_broken_declaration_is_refused_with_every_reason():
 
 def test_the_built_in_ladders_keep_the_contract():
     assert {name: op_problems(op) for name, op in all_ops().items()} == {"sgemm": [], "hgemm": [], "sgemv": []}
+
+
+def test_a_registered_ladder_gets_its_watched_counters_in_diff(rowsum):
+    """The watched columns are read from the registry when asked, not when nsprof was imported."""
+    from nsprof.analyze.diff.why import stage_counters
+
+    stages = pd.DataFrame({"op": ["rowsum"], "stage": ["r1"], "key": ["nsprof:rowsum/r1/1000x4096"],
+                           "dram_bytes": [4e6], "launches": [2], "main_kernel_launches": [2]})
+    assert "dram_bytes" in stage_counters(stages).columns
+    assert watched()["rowsum/r1"] == rowsum.stages[0].watch

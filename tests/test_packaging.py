@@ -16,7 +16,7 @@ def test_every_subpackage_is_listed_in_pyproject():
     assert on_disk | {"nsprof", "nsprof.kernels"} == set(config["packages"])
     assert config["package-dir"] == {"nsprof.kernels": "kernels"}
     patterns = config["package-data"]["nsprof.kernels"]
-    sources = [p.relative_to(ROOT / "kernels") for p in (ROOT / "kernels").rglob("*") if p.suffix in (".cu", ".cuh")]
+    sources = [p.relative_to(ROOT / "kernels") for p in (ROOT / "kernels").rglob("*") if p.suffix in (".cu", ".cuh", ".py")]
     assert sources and all(any(source.match(pattern) for pattern in patterns) for source in sources)
 
 

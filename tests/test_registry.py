@@ -4,6 +4,7 @@ from pathlib import Path
 import pytest
 
 from nsprof.errors import UsageError
+from nsprof.ops.tiles import Tile
 from nsprof.registry import (
     REPO_ROOT,
     all_ops,
@@ -11,24 +12,27 @@ from nsprof.registry import (
     baseline_of,
     baseline_stage,
     get_op,
+    get_stage,
     is_baseline_stage,
     select_stages,
     stage_order,
     stages_for,
 )
+from nsprof.stage_kinds import LIBRARY, NVRTC, TRITON
+from nsprof.triton_config import TritonConfig
 
 LADDER = stages_for("sgemm")
-NVRTC = [s for s in all_stages() if s.backend == "nvrtc"]
+NVRTC_STAGES = [s for s in all_stages() if s.kind is NVRTC]
 
 
-LADDER_NAMES = [*(f"v{i}" for i in range(1, 10)), "v9t", "v10", "v11"]
+LADDER_NAMES = [*(f"v{i}" for i in range(1, 10)), "v9t", "v10", "v11", "v12", "v12t"]
 
 
-def test_ladder_is_v1_to_v11_with_the_tf32_baseline_beside_v9():
+def test_ladder_is_v1_to_v12t_with_the_tf32_baseline_beside_v9():
     assert [s.stage for s in LADDER] == LADDER_NAMES
 
 
-@pytest.mark.parametrize("stage", NVRTC, ids=lambda s: s.key)
+@pytest.mark.parametrize("stage", NVRTC_STAGES, ids=lambda s: s.key)
 def test_kernel_file_exists_and_declares_each_entry_point(stage):
     path = stage.kernel_path()
     assert path.is_file()
@@ -48,7 +52,7 @@ def test_v8_tiles_declare_the_k_depth_the_kernel_compiles_by_default():
     assert {tile.bk for tile in stage.tiles} == {int(default[1])}
 
 
-@pytest.mark.parametrize("stage", NVRTC, ids=lambda s: s.key)
+@pytest.mark.parametrize("stage", NVRTC_STAGES, ids=lambda s: s.key)
 def test_kernel_file_opens_with_what_changed_and_the_metric(stage):
     header = "\n".join(line for line in stage.kernel_path().read_text().splitlines() if line.startswith("//"))
     assert header.startswith(f"// {stage.stage} ")
@@ -62,19 +66,22 @@ def test_every_stage_declares_its_contract(stage):
     assert stage.title and stage.changes and stage.why and stage.metric and stage.watch
     assert get_op(stage.op).precisions[stage.precision.name] is stage.precision
     assert stage.ragged in {"bounds-check", "pad", "tma-fill", "async-fill", "library"}
-    if stage.backend == "cublas":
+    assert stage.kind.problems(stage) == []
+    if stage.kind is LIBRARY:
         assert stage.kernel_file is None and stage.tiles == () and stage.ragged == "library"
     else:
         assert stage.tiles, "a kernel stage needs at least one launch configuration"
-    for tile in stage.tiles:
+    for tile in (tile for tile in stage.tiles if isinstance(tile, Tile)):
         assert tile.dynamic_smem_bytes <= 227 * 1024  # the H100/H200 per-block limit
         assert tile.threads[0] * tile.threads[1] <= 1024
+    for config in (config for config in stage.tiles if isinstance(config, TritonConfig)):
+        assert config.num_warps in (1, 2, 4, 8, 16) and all(value > 0 for _, value in config.blocks)
 
 
 def test_tolerances_match_the_precision_contract():
     size = (1024, 1024, 1024)
-    assert {s.stage: s.tolerance(size) for s in LADDER if s.precision.name == "tf32"} == {"v9t": 5e-3, "v10": 5e-3,
-                                                                                          "v11": 5e-3}
+    assert {s.stage: s.tolerance(size) for s in LADDER if s.precision.name == "tf32"} == {
+        "v9t": 5e-3, "v10": 5e-3, "v11": 5e-3, "v12t": 5e-3}
     assert all(s.tolerance(size) == 1e-5 for s in LADDER if s.precision.name == "fp32")
 
 
@@ -101,9 +108,9 @@ def test_select_stages(names, expected):
     assert [s.stage for s in select_stages("sgemm", names)] == expected
 
 
-@pytest.mark.parametrize("names", [["v12"], ["v0"], ["abc"], ["v6,,x"], ["9x"]])
+@pytest.mark.parametrize("names", [["v13"], ["v0"], ["abc"], ["v6,,x"], ["9x"]])
 def test_select_stages_rejects_unknown_names_with_the_valid_choices(names):
-    with pytest.raises(UsageError, match=r"unknown stage .*Choose from v1, v2, .*v9t, v10, v11"):
+    with pytest.raises(UsageError, match=r"unknown stage .*Choose from v1, v2, .*v9t, v10, v11, v12, v12t"):
         select_stages("sgemm", names)
 
 
@@ -116,7 +123,7 @@ def test_repo_root_holds_the_kernels():
     assert (REPO_ROOT / "kernels" / "sgemm").is_dir()
 
 
-@pytest.mark.parametrize("name", ["all", "v1,v2", "", "v12"])
+@pytest.mark.parametrize("name", ["all", "v1,v2", "", "v13"])
 def test_get_stage_needs_exactly_one_stage(name):
     from nsprof.registry import get_stage
 
@@ -130,10 +137,10 @@ def test_every_op_declares_a_library_baseline_per_precision_and_orders_its_stage
     assert set(op.baselines) == used
     for precision, name in op.baselines.items():
         base = baseline_stage(op.name, precision)
-        assert (base.stage, base.backend, base.precision.name) == (name, "cublas", precision)
+        assert (base.stage, base.kind, base.precision.name) == (name, LIBRARY, precision)
     assert all(baseline_of(op.name, s.stage).precision is s.precision for s in op.stages)
-    assert [s.backend == "cublas" for s in op.stages].count(True) == len(op.baselines)
-    assert all(is_baseline_stage(op.name, s.stage) == (s.backend == "cublas") for s in op.stages)
+    assert [s.kind is LIBRARY for s in op.stages].count(True) == len(op.baselines)
+    assert all(is_baseline_stage(op.name, s.stage) == (s.kind is LIBRARY) for s in op.stages)
     orders = [s.order for s in op.stages]
     assert orders == sorted(orders) and len(set(orders)) == len(orders)
     assert all(s.stage.startswith(op.stage_prefix) and s.op == op.name for s in op.stages)
@@ -152,7 +159,7 @@ def test_stage_order_reads_numbers_as_numbers_and_a_suffix_after_them(name, key)
 
 
 def test_v11_tiles_read_both_operands_k_major_through_128_byte_swizzled_tma_boxes():
-    v11 = get_op("sgemm").stages[-1]
+    v11 = get_stage("sgemm", "v11")
     assert v11.stage == "v11" and v11.ragged == "tma-fill" and v11.precision.name == "tf32"
     for tile in v11.tiles:
         (a_rows, a_cols), (b_rows, b_cols) = tile.tma_boxes
@@ -182,3 +189,46 @@ def test_the_help_texts_op_names_are_the_registrys():
     from nsprof.registry import all_ops
 
     assert list(OP_NAMES) == list(all_ops())
+
+
+TRITON_STAGES = [s for s in all_stages() if s.kind is TRITON]
+
+
+def test_the_triton_stages_are_sgemm_fp32_and_tf32_hgemm_and_sgemv():
+    assert {(s.op, s.stage, s.precision.name) for s in TRITON_STAGES} == {
+        ("sgemm", "v12", "fp32"), ("sgemm", "v12t", "tf32"), ("hgemm", "h8", "fp16"), ("sgemv", "s8", "fp32")}
+
+
+@pytest.mark.parametrize("stage", TRITON_STAGES, ids=lambda s: s.key)
+def test_a_triton_stage_file_defines_its_kernel_and_launcher(stage):
+    """Read without importing Triton: the @triton.jit function each configuration names, taking
+    every constexpr the configurations set, and the launcher(problem, config, precision) contract."""
+    import ast
+
+    tree = ast.parse(stage.kernel_path().read_text())
+    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    assert [arg.arg for arg in functions["launcher"].args.args] == ["problem", "config", "precision"]
+    for config in stage.tiles:
+        kernel = functions[config.entry]
+        assert any(ast.unparse(decorator) == "triton.jit" for decorator in kernel.decorator_list)
+        assert set(config.meta) <= {arg.arg for arg in kernel.args.args}
+    assert len({config.shape for config in stage.tiles}) == len(stage.tiles)
+
+
+def test_without_triton_its_stages_are_not_available_and_say_how_to_install(monkeypatch):
+    import importlib.util
+
+    from nsprof.launch.bench import unavailable_reason
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *args: None if name == "triton" else real(name, *args))
+    reason = unavailable_reason(get_stage("hgemm", "h8"), tools=None)
+    assert reason == 'not installed: triton (pip install -e ".[cuda13,triton]")'
+    assert get_stage("hgemm", "h6").kind.unavailable() is None
+
+
+def test_every_stage_kind_has_a_launcher():
+    from nsprof.launch.stage_launch import LAUNCHERS
+    from nsprof.stage_kinds import STAGE_KINDS
+
+    assert set(LAUNCHERS) == set(STAGE_KINDS) and {s.kind.name for s in all_stages()} == set(STAGE_KINDS)

@@ -5,7 +5,9 @@ on the GPU; in a ladder capture that work is 22-40% of kernel time, and `init_cu
 the kernel table above every stage. A stage's kernels are the ones launched inside its measured
 NVTX range (nsprof:OP/STAGE/SIZE, nsprof.ranges); every kernel whose name never ran inside such a
 range is harness work. (Newer captures also wrap it in nsprof:harness/... ranges, which say so on
-the timeline; the rule above needs none, so older captures are read the same way.)
+the timeline; the rule above needs none, so older captures are read the same way.) A launch
+configuration of a measured kernel that never ran inside a stage range (a Triton stage's
+autotuning trials, in tune/... ranges) is harness work too.
 
 A capture with no stage ranges (the user's own program) is read by nsprof.analyze.program_harness
 instead: the autotuners and benchmark harnesses inside it, each by its own rule.
@@ -16,25 +18,27 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from nsprof.analyze.autotune_trials import Configuration, launch_config
 from nsprof.analyze.program_harness import HARNESS_RULES, HarnessKey, SteadyState, program_harness, steady_state
 from nsprof.parse.nsys_sqlite import NsysExport
 from nsprof.ranges import parse_stage_range
 
 
-def stage_kernel_names(export: NsysExport) -> set[str] | None:
-    """The names of the kernels launched inside a measured stage range (by the thread that pushed
-    it), or None when the export has no stage range at all."""
+def stage_kernels(export: NsysExport) -> set[Configuration] | None:
+    """The (kernel, grid, block) configurations launched inside a measured stage range (by the
+    thread that pushed it), or None when the export has no stage range at all."""
     nvtx = export.nvtx
     is_stage = pd.Series([parse_stage_range(str(name)) is not None for name in nvtx["range"]], index=nvtx.index, dtype=bool)
     stage = nvtx[is_stage].dropna(subset=["end_ns"])
     if stage.empty:
         return None
     calls = export.runtime[["correlation_id", "global_tid", "start_ns"]].dropna(subset=["correlation_id"])
-    kernels = export.kernels[["correlation_id", "global_pid", "kernel"]].dropna(subset=["correlation_id"])
+    sizes = [f"{part}_{axis}" for part in ("grid", "block") for axis in "xyz"]
+    kernels = export.kernels[["correlation_id", "global_pid", "kernel", *sizes]].dropna(subset=["correlation_id"])
     kernels = kernels.assign(pid=kernels["global_pid"] // 0x1000000 % 0x1000000)  # as nsys_sqlite derives it
     launched = kernels.merge(calls.assign(pid=calls["global_tid"] // 0x1000000 % 0x1000000),
                              on=["pid", "correlation_id"], how="inner")
-    names: set[str] = set()
+    found: set[Configuration] = set()
     for thread, ranges in stage.groupby("global_tid"):  # stage ranges of one thread never overlap
         ranges = ranges.sort_values("start_ns")
         starts = ranges["start_ns"].to_numpy(dtype=np.int64)
@@ -42,9 +46,10 @@ def stage_kernel_names(export: NsysExport) -> set[str] | None:
         mine = launched[launched["global_tid"] == thread]
         times = mine["start_ns"].to_numpy(dtype=np.int64)
         slot = np.searchsorted(starts, times, side="right") - 1
-        inside = (slot >= 0) & (times <= ends[np.clip(slot, 0, None)])
-        names.update(mine["kernel"].astype(str)[inside])
-    return names
+        inside = mine[(slot >= 0) & (times <= ends[np.clip(slot, 0, None)])].drop_duplicates(["kernel", *sizes])
+        found.update((str(row.kernel), launch_config(row.grid_x, row.grid_y, row.grid_z),
+                      launch_config(row.block_x, row.block_y, row.block_z)) for row in inside.itertuples())
+    return found
 
 
 NSPROF_HARNESS = "nsprof-harness"
@@ -60,11 +65,22 @@ def harness_kernels(exports: list[NsysExport], steady: SteadyState | None) -> di
     several exports have theirs found here."""
     harness: dict[HarnessKey, str] = {}
     for export in exports:
-        stage_names = stage_kernel_names(export)
-        if stage_names is not None:
-            harness.update(dict.fromkeys(set(pd.unique(export.kernels["kernel"].astype(str))) - stage_names, NSPROF_HARNESS))
+        measured = stage_kernels(export)
+        if measured is not None:
+            names = {name for name, _, _ in measured}
+            harness.update(dict.fromkeys(set(pd.unique(export.kernels["kernel"].astype(str))) - names, NSPROF_HARNESS))
+            # configurations of a measured kernel that ran only outside the stages: a Triton stage's tuning trials
+            harness.update(dict.fromkeys((configuration for configuration in _configurations(export)
+                                          if configuration[0] in names and configuration not in measured), NSPROF_HARNESS))
         else:
             state = steady if len(exports) == 1 else steady_state(export)
             for name, rule in program_harness(export, state).items():
                 harness.setdefault(name, rule)
     return harness
+
+
+def _configurations(export: NsysExport) -> set[Configuration]:
+    sizes = [f"{part}_{axis}" for part in ("grid", "block") for axis in "xyz"]
+    distinct = export.kernels[["kernel", *sizes]].drop_duplicates()
+    return {(str(row.kernel), launch_config(row.grid_x, row.grid_y, row.grid_z),
+             launch_config(row.block_x, row.block_y, row.block_z)) for row in distinct.itertuples()}

@@ -65,9 +65,6 @@ SUMMED = tuple(column for column in metric_catalog.columns(metric_catalog.SUM) i
 WEIGHTED = metric_catalog.columns(metric_catalog.WEIGHTED_MEAN)
 OF_MAIN_KERNEL = metric_catalog.columns(metric_catalog.MAIN_KERNEL)
 
-# What each stage's change should move, compared with the stage before it (the registry's
-# `watch` columns). Time per launch is always compared as well.
-WATCHED: dict[str, tuple[str, ...]] = {stage.key: stage.watch for stage in all_stages()}
 ALWAYS_WATCHED = ("time_per_launch_ns",)
 # Totals over every profiled launch; per_launch divides them by the launches of the main kernel.
 ADDITIVE = (frozenset(TOTALS) - {"duration_ns"}) | frozenset(SUMMED)
@@ -190,18 +187,26 @@ def per_launch(work: pd.DataFrame, column: str) -> pd.Series:
     return values
 
 
+def watched() -> dict[str, tuple[str, ...]]:
+    """What each stage's change should move, compared with the stage before it (the registry's
+    `watch` columns), read when asked, so that an op registered after import has its own. Time per
+    launch (ALWAYS_WATCHED) is compared as well."""
+    return {stage.key: stage.watch for stage in all_stages()}
+
+
 def stage_changes(work: pd.DataFrame) -> list[dict]:
-    """For each stage, its WATCHED columns (and time per launch) next to the previous stage's at
+    """For each stage, its watched() columns (and time per launch) next to the previous stage's at
     the same op and size, per launch: {"label", "size", "previous", "column", "before", "after"}.
     Columns that were not collected have None values; a first stage has no previous (None)."""
     changes = []
     stages = work[work["stage"].notna()]
-    columns = {column for watched in WATCHED.values() for column in watched} | set(ALWAYS_WATCHED)
+    watch = watched()
+    columns = {column for columns in watch.values() for column in columns} | set(ALWAYS_WATCHED)
     values = pd.DataFrame({column: per_launch(stages, column) for column in columns}, index=stages.index)
     for (_, _), group in stages.groupby(["op", "size"], sort=False):
         previous = None
         for index, row in group.iterrows():
-            for column in (*WATCHED.get(f"{row['op']}/{row['stage']}", ()), *ALWAYS_WATCHED):
+            for column in (*watch.get(f"{row['op']}/{row['stage']}", ()), *ALWAYS_WATCHED):
                 changes.append({
                     "label": row["label"], "size": row["size"],
                     "previous": None if previous is None else group.at[previous, "label"], "column": column,

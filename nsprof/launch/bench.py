@@ -37,14 +37,16 @@ def bench_stage(stage: Stage, size: Size, problem, tools, *, repeat: int | None,
     """Verify one stage at one size; time it only if it passed. A stage none of whose launch
     configurations this GPU can run is recorded "not available", with the reason."""
     from nsprof.launch.measure import time_launches, verify
+    from nsprof.launch.stage_launch import stage_launcher
 
     rec = _record(stage, size)
     missing = unavailable_reason(stage, tools)
     if missing:
         rec["status"], rec["message"] = "not available", missing
         return rec
-    launcher = get_op(stage.op).workload.launcher(stage, problem, tools, tile_shape=tile if len(stage.tiles) > 1 else None)
+    launcher = stage_launcher(stage, problem, tools, tile if len(stage.tiles) > 1 else None)
     rec["split_k"] = launcher.split_k
+    rec["details"] = getattr(launcher, "details", None)  # a Triton stage's tuning and what it compiled to
     rec["tile"], rec["padded"] = launcher.tile_label, launcher.padded_shape is not None
     prepare = launcher.prepare  # a step the stage needs first (SGEMV's transpose)
     problem.refresh()
@@ -75,7 +77,11 @@ def bench_stage(stage: Stage, size: Size, problem, tools, *, repeat: int | None,
 
 
 def unavailable_reason(stage: Stage, tools) -> str | None:
-    """Why this GPU can run none of the stage's launch configurations; None when it can run one."""
+    """Why the stage cannot run here: its kind's package is missing (Triton), or this GPU can run
+    none of its launch configurations; None when it can run."""
+    missing = stage.kind.unavailable()
+    if missing:
+        return missing
     if not stage.tiles or any(tools.runs(t) for t in stage.tiles):
         return None
     needs = sorted({t.arch for t in stage.tiles if t.arch})

@@ -32,9 +32,11 @@ import numpy as np
 
 from nsprof.launch.gpu import require_cupy
 from nsprof.launch.measure import time_launches
+from nsprof.launch.stage_launch import stage_launcher
 from nsprof.ranges import pipeline_range
 from nsprof.registry import Stage, get_op
 from nsprof.sizes import Size, size_label
+from nsprof.stage_kinds import LIBRARY
 
 PAGEABLE, PINNED, STREAMS, GRAPH, COLD = "pageable", "pinned", "streams", "graph", "cold"
 VARIANTS = (PAGEABLE, PINNED, STREAMS, GRAPH)
@@ -80,7 +82,6 @@ class Pipeline:
         cp = self.cp = require_cupy()
         self.stage, self.size, self.a, self.b = stage, size, a, b
         m, n, k = size
-        workload = get_op(stage.op).workload
         dtype = a.dtype
         self.device = SimpleNamespace(m=m, n=n, k=k, A=cp.empty((m, k), dtype), B=cp.empty((k, n), dtype),
                                       C=cp.empty((m, n), dtype))
@@ -88,8 +89,8 @@ class Pipeline:
         self.pinned["A"][...] = a
         self.pinned["B"][...] = b
         self.pageable_c = np.empty((m, n), dtype)
-        launcher = (lambda problem: library_gemm(cp, problem, stage.precision.name)) if stage.backend == "cublas" else \
-            (lambda problem: workload.launcher(stage, problem, tools))
+        launcher = (lambda problem: library_gemm(cp, problem, stage.precision.name)) if stage.kind is LIBRARY else \
+            (lambda problem: stage_launcher(stage, problem, tools))
         self.whole = launcher(self.device)
         self.blocks = row_blocks(m, chunks)
         self.block_launchers = [launcher(SimpleNamespace(m=r1 - r0, n=n, k=k, A=self.device.A[r0:r1], B=self.device.B,
@@ -245,7 +246,7 @@ def cold_start(t0: float, op: str, stage_name: str, size: list[int], seed: int) 
     c = np.empty((m, n), a.dtype)
     marks["allocation_s"] = time.perf_counter() - step
     step = time.perf_counter()
-    launcher = get_op(op).workload.launcher(stage, device, tools)
+    launcher = stage_launcher(stage, device, tools)
     marks["module_load_s"] = time.perf_counter() - step
     step = time.perf_counter()
     device.A.data.copy_from_host(a.ctypes.data, a.nbytes)

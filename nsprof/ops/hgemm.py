@@ -14,6 +14,7 @@ from nsprof.op_model import Op, Precision, Stage
 from nsprof.ops import matmul
 from nsprof.ops.tiles import Tile
 from nsprof.sizes import Size
+from nsprof.stage_kinds import LIBRARY, NVRTC, TRITON
 
 UNIT_ROUNDOFF_FP16 = 2.0**-11
 UNIT_ROUNDOFF_FP32 = 2.0**-24
@@ -47,7 +48,7 @@ _SEED = ("the seed tutorial accumulated in fp16 (its error grows with K: 1.2e-3 
 
 STAGES = (
     Stage(
-        "hgemm", "h1", "WMMA from global memory", "kernels/hgemm/h1_wmma_naive.cu", "nvrtc",
+        "hgemm", "h1", "WMMA from global memory", "kernels/hgemm/h1_wmma_naive.cu", NVRTC,
         (_t(64, 32, 16, 256, "hgemm_h1"),), "pad", FP16,
         changes="tensor cores through WMMA m16n16k16: one warp per 16x16 tile of C, fragments loaded "
                 "straight from global memory, float32 accumulators",
@@ -58,7 +59,7 @@ STAGES = (
         notes=_SEED,
     ),
     Stage(
-        "hgemm", "h2", "shared-memory strips", "kernels/hgemm/h2_smem_strips.cu", "nvrtc",
+        "hgemm", "h2", "shared-memory strips", "kernels/hgemm/h2_smem_strips.cu", NVRTC,
         (_t(64, 32, 16, 256, "hgemm_h2"),), "pad", FP16,
         changes="the block's 64x16 strip of A and 16x32 strip of B staged in shared memory each k-step "
                 "(16-byte loads), fragments read from there",
@@ -68,7 +69,7 @@ STAGES = (
         notes=_SEED,
     ),
     Stage(
-        "hgemm", "h3", "warp tiles (4x2 fragments per warp)", "kernels/hgemm/h3_warp_tiles.cu", "nvrtc",
+        "hgemm", "h3", "warp tiles (4x2 fragments per warp)", "kernels/hgemm/h3_warp_tiles.cu", NVRTC,
         (_t(128, 128, 32, 256, "hgemm_h3", max_split_k=4),), "pad", FP16,
         changes="a 128x128 block tile; each warp owns 64x32 of C as 4x2 accumulator fragments and reuses "
                 "each A fragment twice and each B fragment four times",
@@ -78,7 +79,7 @@ STAGES = (
         notes=_SEED,
     ),
     Stage(
-        "hgemm", "h4", "cp.async double buffer, padded", "kernels/hgemm/h4_cp_async_double_buffer.cu", "nvrtc",
+        "hgemm", "h4", "cp.async double buffer, padded", "kernels/hgemm/h4_cp_async_double_buffer.cu", NVRTC,
         (_t(128, 128, 64, 256, "hgemm_h4", 71680, 4), _t(64, 128, 64, 256, "hgemm_h4_64x128", 53248, 4)),
         "pad", FP16,
         changes="two shared buffers filled with cp.async while the other feeds the MMAs; rows padded by 8 "
@@ -89,7 +90,7 @@ STAGES = (
         notes="the seed tutorial's last stage (267 TFLOP/s at 4096^3 on the H200 with fp16 accumulation)",
     ),
     Stage(
-        "hgemm", "h5", "mma.sync, ldmatrix, swizzled 4-stage ring", "kernels/hgemm/h5_mma_sync_swizzle.cu", "nvrtc",
+        "hgemm", "h5", "mma.sync, ldmatrix, swizzled 4-stage ring", "kernels/hgemm/h5_mma_sync_swizzle.cu", NVRTC,
         (_t(128, 256, 32, 256, "hgemm_h5_128x256", 98304), _t(128, 128, 32, 256, "hgemm_h5_128x128", 65536, 2),
          _t(64, 128, 32, 128, "hgemm_h5_64x128", 49152, 4)),
         "pad", FP16,
@@ -100,7 +101,7 @@ STAGES = (
         watch=("smem_ld_conflicts", "sm_throughput_pct"),
     ),
     Stage(
-        "hgemm", "h6", "wgmma fed by TMA, warp-specialized", "kernels/hgemm/h6_wgmma_tma.cu", "nvrtc",
+        "hgemm", "h6", "wgmma fed by TMA, warp-specialized", "kernels/hgemm/h6_wgmma_tma.cu", NVRTC,
         (_h6(128, 256, 214272, persistent=True), _h6(128, 128, 214272, persistent=True), _h6(128, 64, 140544)),
         "tma-fill", FP16,
         changes="Hopper's wgmma (m64nNk16, operands read from shared memory by descriptor) fed by TMA into "
@@ -113,11 +114,25 @@ STAGES = (
         notes="needs sm_90a (compute capability 9.0 exactly): on other GPUs it is reported as not available",
     ),
     Stage(
-        "hgemm", "h7", "cuBLAS", None, "cublas", (), "library", FP16,
+        "hgemm", "h7", "cuBLAS", None, LIBRARY, (), "library", FP16,
         changes="the vendor library (cuBLAS HGEMM through CuPy's matmul, float32 accumulation)",
         why="the reference point every hand-written stage is compared with",
         metric="whatever cuBLAS chose (HGMMA on Hopper): compare sm__pipe_tensor_op_hmma_cycles_active with h6",
         watch=("sm_throughput_pct", "dram_bytes"),
+    ),
+    Stage(
+        "hgemm", "h8", "Triton", "kernels/common/triton_matmul.py", TRITON,
+        tuple(matmul.triton_config(*config) for config in ((128, 256, 64, 8, 3), (256, 128, 64, 8, 3), (128, 128, 64, 8, 4),
+                                                 (64, 256, 32, 4, 4), (128, 128, 32, 4, 4), (128, 64, 32, 4, 4),
+                                                 (64, 128, 32, 4, 4))),
+        "bounds-check", FP16,
+        changes="the product written in Triton (its matmul tutorial's kernel): tl.dot on fp16 tiles in groups of 8 "
+                "rows, autotuned over the declared tiles before timing",
+        why="Triton generates the wgmma, TMA or cp.async pipeline h5 and h6 write by hand: how close a few lines "
+            "come to cuBLAS and to h6",
+        metric="sm__pipe_tensor_op_gmma_cycles_active against h6's and cuBLAS's; the SASS holds HGMMA",
+        watch=("sm_throughput_pct", "l2_bytes"),
+        notes="needs the triton extra",
     ),
 )
 

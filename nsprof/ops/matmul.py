@@ -19,6 +19,7 @@ from nsprof.errors import UsageError
 from nsprof.op_model import LaunchTools, Stage, find_kernel
 from nsprof.ops.tiles import Tile, as_tiles
 from nsprof.sizes import Size
+from nsprof.triton_config import TritonConfig
 
 INT32_MAX = 2**31 - 1
 DIMS = "MxNxK"
@@ -177,6 +178,12 @@ def _with_sharing(tile: Tile, m: int, n: int, split: int, sm_count: int, forced_
     return LaunchPlan(tile, 1, shared, slots if shared else 0)
 
 
+def triton_config(bm: int, bn: int, bk: int, warps: int, stages: int) -> TritonConfig:
+    """A configuration of the Triton matmul (kernels/common/triton_matmul.py) that the SGEMM and HGEMM
+    Triton stages are tuned over: a bm x bn tile of C in bk-deep steps, tiles in groups of 8 rows."""
+    return TritonConfig("matmul_kernel", (("BLOCK_M", bm), ("BLOCK_N", bn), ("BLOCK_K", bk), ("GROUP_M", 8)), warps, stages)
+
+
 def stream_k_tail(tiles: int, slots: int) -> int:
     """How many of the last tiles one block per slot shares out by k steps: those of the last, partial
     wave, when there is more than one wave (with fewer tiles than slots, `spreads_evenly` decides).
@@ -221,10 +228,6 @@ class MatmulWorkload:
                  split_k: int | None = None, defines: tuple[str, ...] = (), tail: int | None = None) -> Launcher:
         xp = tools.xp
         m, n, k = problem.m, problem.n, problem.k
-        if stage.backend == "cublas":
-            precision = stage.precision.name
-            return Launcher(lambda: tools.library_matmul(problem.A, problem.B, problem.C, precision), None, None)
-
         runnable = tuple(t for t in as_tiles(stage.tiles) if tools.runs(t))
         plan = choose_plan(stage, m, n, k, tools.sm_count, tile_shape, split_k, runnable, tail)
         tile, split = plan.tile, plan.split_k
@@ -297,6 +300,10 @@ class MatmulWorkload:
             problem.C[...] = c_pad[:m, :n]
 
         return Launcher(run_padded, plan, (mp, np_, kp), entry=entry)
+
+    def library_launcher(self, stage: Stage, problem: MatmulProblem, tools: LaunchTools) -> Launcher:
+        precision = stage.precision.name
+        return Launcher(lambda: tools.library_matmul(problem.A, problem.B, problem.C, precision), None, None)
 
     def rows_aligned(self, tile: Tile, n: int, k: int) -> bool:
         """Whether every row the kernel copies in 16-byte pieces starts 16 bytes apart, as a TMA tensor

@@ -11,6 +11,7 @@ from nsprof.access import MemoryAccess
 from nsprof.op_model import Op, Stage, fixed_precision
 from nsprof.ops import matmul
 from nsprof.ops.tiles import Tile
+from nsprof.stage_kinds import LIBRARY, NVRTC, TRITON
 
 FP32 = fixed_precision("fp32", "float32 multiply-adds", 1e-5)
 TF32 = fixed_precision("tf32", "inputs rounded to TF32 (10-bit mantissa), float32 accumulation", 5e-3)
@@ -164,7 +165,7 @@ def _v8(bm: int, bn: int, threads: int, blocks_per_sm: int, max_split_k: int = 1
 
 STAGES = (
     Stage(
-        "sgemm", "v1", "naive", "kernels/sgemm/v01_naive.cu", "nvrtc",
+        "sgemm", "v1", "naive", "kernels/sgemm/v01_naive.cu", NVRTC,
         (_t(32, 32, 1, (32, 32), "sgemm_v1"),), "bounds-check", FP32,
         changes="baseline: one thread per element of C, operands read straight from global memory",
         why="the simplest correct kernel; every FMA requests 8 bytes, so caches do all the reuse",
@@ -173,7 +174,7 @@ STAGES = (
         accesses=_V1_ACCESSES,
     ),
     Stage(
-        "sgemm", "v2", "shared-memory tiling", "kernels/sgemm/v02_smem_tiling.cu", "nvrtc",
+        "sgemm", "v2", "shared-memory tiling", "kernels/sgemm/v02_smem_tiling.cu", NVRTC,
         (_t(32, 32, 32, (32, 32), "sgemm_v2"),), "bounds-check", FP32,
         changes="32x32 tiles of A and B staged in shared memory; each loaded float is used 32 times",
         why="global/L1 traffic falls 32x; shared memory feeds the FMAs",
@@ -182,7 +183,7 @@ STAGES = (
         accesses=_V2_ACCESSES,
     ),
     Stage(
-        "sgemm", "v3", "register tiling", "kernels/sgemm/v03_register_tiling.cu", "nvrtc",
+        "sgemm", "v3", "register tiling", "kernels/sgemm/v03_register_tiling.cu", NVRTC,
         (_t(128, 128, 8, (256, 1), "sgemm_v3"),), "pad", FP32,
         changes="128x128 block tile, each thread accumulates a contiguous 8x8 block of C in registers",
         why="64 FMAs per 16 shared-memory loads instead of 1 per 2: the FMA pipe becomes the limit",
@@ -191,7 +192,7 @@ STAGES = (
         accesses=_V3_ACCESSES,
     ),
     Stage(
-        "sgemm", "v4", "re-indexed loads", "kernels/sgemm/v04_reindexed_loads.cu", "nvrtc",
+        "sgemm", "v4", "re-indexed loads", "kernels/sgemm/v04_reindexed_loads.cu", NVRTC,
         (_t(128, 128, 8, (256, 1), "sgemm_v4"),), "pad", FP32,
         changes="each thread's 8x8 outputs are strided by 16 rows/columns instead of contiguous",
         why="lanes read consecutive shared-memory words (no bank conflicts) and store C coalesced",
@@ -200,7 +201,7 @@ STAGES = (
         accesses=_V4_ACCESSES,
     ),
     Stage(
-        "sgemm", "v5", "float4 loads", "kernels/sgemm/v05_float4_loads.cu", "nvrtc",
+        "sgemm", "v5", "float4 loads", "kernels/sgemm/v05_float4_loads.cu", NVRTC,
         (_t(128, 128, 8, (256, 1), "sgemm_v5"),), "pad", FP32,
         changes="16-byte loads and stores throughout; A tile stored transposed (As[k][m]) so A is read as float4",
         why="4 LDS.128 per k where v4 issued 10 loads; but the transposing scalar stores are 2-way conflicted",
@@ -210,7 +211,7 @@ STAGES = (
     ),
     Stage(
         "sgemm", "v6", "bank-conflict-free shared memory", "kernels/sgemm/v06_conflict_free_smem.cu",
-        "nvrtc", (_t(128, 128, 8, (256, 1), "sgemm_v6"),), "pad", FP32,
+        NVRTC, (_t(128, 128, 8, (256, 1), "sgemm_v6"),), "pad", FP32,
         changes="rows of the transposed A tile padded from 128 to 132 floats",
         why="the transposing stores of a warp spread over all 32 banks instead of 16 (no 2-way conflict)",
         metric="l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum falls to ~0 against v5",
@@ -218,7 +219,7 @@ STAGES = (
         accesses=_float4_accesses(132),
     ),
     Stage(
-        "sgemm", "v7", "outer product from registers", "kernels/sgemm/v07_outer_product.cu", "nvrtc",
+        "sgemm", "v7", "outer product from registers", "kernels/sgemm/v07_outer_product.cu", NVRTC,
         (_t(128, 128, 8, (256, 1), "sgemm_v7"),), "pad", FP32,
         changes="register fragments for step k+1 are loaded while the 8x8 outer product of step k runs",
         why="shared-memory latency hides behind 64 independent FMAs instead of stalling the warp",
@@ -227,7 +228,7 @@ STAGES = (
         accesses=_float4_accesses(132),
     ),
     Stage(
-        "sgemm", "v8", "double buffering", "kernels/sgemm/v08_double_buffering.cu", "nvrtc",
+        "sgemm", "v8", "double buffering", "kernels/sgemm/v08_double_buffering.cu", NVRTC,
         (
             _v8(256, 128, 256, 1, stream_k=True),
             _v8(128, 128, 256, 2, max_split_k=8),
@@ -248,14 +249,14 @@ STAGES = (
         modelled_tile="128x128",
     ),
     Stage(
-        "sgemm", "v9", "cuBLAS", None, "cublas", (), "library", FP32,
+        "sgemm", "v9", "cuBLAS", None, LIBRARY, (), "library", FP32,
         changes="the vendor library (cuBLAS SGEMM through CuPy's matmul, FP32 compute, no TF32)",
         why="the reference point every hand-written stage is compared with",
         metric="whatever cuBLAS chose: compare sm__throughput and dram__bytes with v8",
         watch=('sm_throughput_pct', 'dram_bytes'),
     ),
     Stage(
-        "sgemm", "v9t", "cuBLAS TF32", None, "cublas", (), "library", TF32,
+        "sgemm", "v9t", "cuBLAS TF32", None, LIBRARY, (), "library", TF32,
         changes="the vendor library in TF32: CuPy's matmul with cuBLAS's TF32 compute type "
         "(CUBLAS_COMPUTE_32F_FAST_TF32), restored to FP32 after each call",
         why="the baseline of the TF32 stages: v10 and v11 are compared with cuBLAS computing what they compute",
@@ -263,7 +264,7 @@ STAGES = (
         watch=('tensor_flops', 'sm_throughput_pct'),
     ),
     Stage(
-        "sgemm", "v10", "tensor cores (TF32 mma.sync)", "kernels/sgemm/v10_tensor_cores.cu", "nvrtc",
+        "sgemm", "v10", "tensor cores (TF32 mma.sync)", "kernels/sgemm/v10_tensor_cores.cu", NVRTC,
         (
             _v10(128, 256),
             _v10(128, 128),
@@ -276,7 +277,7 @@ STAGES = (
         notes="inputs rounded to TF32 (10-bit mantissa) with cvt.rna: errors near 3e-4, tolerance 5e-3",
     ),
     Stage(
-        "sgemm", "v11", "wgmma + TMA (TF32, Hopper)", "kernels/sgemm/v11_wgmma_tma.cu", "nvrtc",
+        "sgemm", "v11", "wgmma + TMA (TF32, Hopper)", "kernels/sgemm/v11_wgmma_tma.cu", NVRTC,
         (_v11(256, 4, True), _v11(128, 6, True), _v11(64, 5, False)),
         "tma-fill", TF32,
         changes="warpgroup MMAs (wgmma m64nNk8 on TF32) read both operands from shared memory, which TMA fills in "
@@ -288,6 +289,31 @@ STAGES = (
         watch=('tensor_flops', 'sm_throughput_pct'),
         notes="sm_90a only; A's float32 bits are read as TF32 (truncated), B is rounded with cvt.rna in the transpose; "
         "ragged M, N, K by TMA's zero fill and bounds-checked stores, padded only when K % 4 != 0",
+    ),
+    Stage(
+        "sgemm", "v12", "Triton (FP32)", "kernels/common/triton_matmul.py", TRITON,
+        tuple(matmul.triton_config(*config) for config in ((128, 128, 32, 8, 3), (128, 64, 32, 4, 3),
+                                                           (64, 128, 32, 4, 3), (64, 64, 32, 4, 4))),
+        "bounds-check", FP32,
+        changes="the product written in Triton: a block-tiled tl.dot loop in IEEE float32, tiles in groups of 8 "
+        "rows for L2 reuse, autotuned over the declared tiles before timing",
+        why="what a Triton kernel of a few lines reaches against the hand-tuned v8 and cuBLAS: Triton plans "
+        "shared memory, vector loads and pipelining itself",
+        metric="ffma counts as v8's (IEEE float32 has no tensor-core path); compare sm__throughput with v8 and v9",
+        watch=('sm_throughput_pct', 'flops'),
+        notes="needs the triton extra; tl.dot on float32 defaults to TF32: this stage asks for input_precision='ieee'",
+    ),
+    Stage(
+        "sgemm", "v12t", "Triton TF32", "kernels/common/triton_matmul.py", TRITON,
+        tuple(matmul.triton_config(*config) for config in ((128, 256, 32, 8, 3), (128, 128, 32, 8, 3), (128, 128, 64, 8, 3),
+                                                           (128, 64, 32, 4, 4), (64, 128, 32, 4, 4))),
+        "bounds-check", TF32,
+        changes="the same Triton kernel with tl.dot in TF32, which Triton lowers to Hopper's wgmma fed by TMA or "
+        "cp.async, autotuned over the declared tiles before timing",
+        why="the tensor-core path v10 and v11 write by hand, generated: how close it comes to cuBLAS TF32 and v11",
+        metric="sm__pipe_tensor_op_gmma_cycles_active as v11's; the SASS holds HGMMA (nsprof stages: what it compiled)",
+        watch=('tensor_flops', 'sm_throughput_pct'),
+        notes="needs the triton extra",
     ),
 )
 

@@ -19,6 +19,8 @@ from nsprof.access import MemoryAccess
 from nsprof.op_model import LaunchTools, Op, Precision, Stage, find_kernel
 from nsprof.ops.tiles import Tile, as_tile
 from nsprof.sizes import Size
+from nsprof.stage_kinds import LIBRARY, NVRTC, TRITON
+from nsprof.triton_config import TritonConfig
 
 UNIT_ROUNDOFF_FP32 = 2.0**-24
 CONSTANT_CHUNK = 16_384  # floats of x per launch of s3: 64 KB, all of constant memory
@@ -108,8 +110,6 @@ class GemvWorkload:
     def launcher(self, stage: Stage, problem: GemvProblem, tools: LaunchTools, tile_shape: str | None = None,
                  split_k: int | None = None, defines: tuple[str, ...] = ()) -> GemvLauncher:
         xp, m, k = tools.xp, problem.m, problem.k
-        if stage.backend == "cublas":
-            return GemvLauncher(lambda: xp.matmul(problem.A, problem.x, out=problem.y), "library")
         tile = as_tile(stage.tiles[0])
         kernel = tools.load_kernel(stage.kernel_path(), tile.entry, dynamic_smem_bytes=tile.dynamic_smem_bytes,
                                    defines=defines)
@@ -134,6 +134,9 @@ class GemvWorkload:
         constant = tools.module_global(stage.kernel_path(), "sgemv_x_const", defines=defines)
         run = self._chunked(kernel, constant, grid, block, problem, at, tile)
         return GemvLauncher(run, label, prepare, "transpose")
+
+    def library_launcher(self, stage: Stage, problem: GemvProblem, tools: LaunchTools) -> GemvLauncher:
+        return GemvLauncher(lambda: tools.xp.matmul(problem.A, problem.x, out=problem.y), "library")
 
     @staticmethod
     def _split(stage: Stage, tile: Tile, kernel, problem: GemvProblem, tools: LaunchTools,
@@ -207,7 +210,7 @@ _SEED = ("the seed tutorial copied x with M instead of K elements and compared w
 
 STAGES = (
     Stage(
-        "sgemv", "s1", "one thread per row", "kernels/sgemv/s1_thread_per_row.cu", "nvrtc",
+        "sgemv", "s1", "one thread per row", "kernels/sgemv/s1_thread_per_row.cu", NVRTC,
         (_t(128, 128, "sgemv_s1", 1),), "bounds-check", FP32,
         changes="baseline: thread m walks row m of the row-major A",
         why="at each k a warp's 32 lanes read 32 rows K*4 bytes apart: a sector per lane, 4 of its 32 bytes used",
@@ -217,7 +220,7 @@ STAGES = (
         accesses=_S1_ACCESSES,
     ),
     Stage(
-        "sgemv", "s2", "transposed, coalesced", "kernels/sgemv/s2_transposed_coalesced.cu", "nvrtc",
+        "sgemv", "s2", "transposed, coalesced", "kernels/sgemv/s2_transposed_coalesced.cu", NVRTC,
         (_t(32, 512, "sgemv_s2", 16),), "bounds-check", FP32,
         changes="reads At (K x M, made by a separate transpose kernel timed apart): a warp's lanes read consecutive "
                 "floats; the block's 16 warps split K for its 32 rows and add up in shared memory",
@@ -227,7 +230,7 @@ STAGES = (
         accesses=_S2_ACCESSES,
     ),
     Stage(
-        "sgemv", "s3", "x in constant memory", "kernels/sgemv/s3_constant_x.cu", "nvrtc",
+        "sgemv", "s3", "x in constant memory", "kernels/sgemv/s3_constant_x.cu", NVRTC,
         (_t(32, 512, "sgemv_s3", 16),), "bounds-check", FP32,
         changes="s2 with x read from constant memory, one launch per 16,384-float chunk of x (the seed's worked only "
                 "while K <= 16,384)",
@@ -236,7 +239,7 @@ STAGES = (
         watch=("dram_bytes",),
     ),
     Stage(
-        "sgemv", "s4", "x in shared memory", "kernels/sgemv/s4_shared_x.cu", "nvrtc",
+        "sgemv", "s4", "x in shared memory", "kernels/sgemv/s4_shared_x.cu", NVRTC,
         (_t(32, 512, "sgemv_s4", 16),), "bounds-check", FP32,
         changes="s2 with x staged in shared memory 4,096 floats at a time, every barrier reached by every thread "
                 "(the seed's sat inside `if (id < M)` and read x past its end)",
@@ -245,7 +248,7 @@ STAGES = (
         watch=("dram_bytes",),
     ),
     Stage(
-        "sgemv", "s5", "warp per row, float4", "kernels/sgemv/s5_warp_per_row_float4.cu", "nvrtc",
+        "sgemv", "s5", "warp per row, float4", "kernels/sgemv/s5_warp_per_row_float4.cu", NVRTC,
         (_t(8, 256, "sgemv_s5", 128),), "bounds-check", FP32,
         changes="back to the row-major A (no transpose): one warp per row, 16-byte loads, a warp-shuffle reduction; "
                 "scalar head and tail for rows that are not 16-byte aligned",
@@ -255,7 +258,7 @@ STAGES = (
         accesses=_S5_ACCESSES,
     ),
     Stage(
-        "sgemv", "s6", "bandwidth limit: 4 rows per warp, split K", "kernels/sgemv/s6_bandwidth_limit.cu", "nvrtc",
+        "sgemv", "s6", "bandwidth limit: 4 rows per warp, split K", "kernels/sgemv/s6_bandwidth_limit.cu", NVRTC,
         (_t(32, 256, "sgemv_s6", 256),), "bounds-check", FP32,
         changes="4 rows per warp sharing each float4 of x, 8 float4 loads of A in flight per lane (read once, "
                 "no L1 allocation), and K split over blocks with a second pass when M gives fewer than 256 blocks",
@@ -264,11 +267,25 @@ STAGES = (
         watch=("dram_bytes",),
     ),
     Stage(
-        "sgemv", "s7", "cuBLAS", None, "cublas", (), "library", FP32,
+        "sgemv", "s7", "cuBLAS", None, LIBRARY, (), "library", FP32,
         changes="the vendor library (cuBLAS SGEMV through CuPy's matmul)",
         why="the reference point every hand-written stage is compared with",
         metric="dram__throughput against the copy bandwidth",
         watch=("dram_bytes",),
+    ),
+    Stage(
+        "sgemv", "s8", "Triton", "kernels/sgemv/triton_sgemv.py", TRITON,
+        tuple(TritonConfig("sgemv_kernel", (("BLOCK_M", bm), ("BLOCK_K", bk)), warps, stages)
+              for bm, bk, warps, stages in ((1, 1024, 4, 1), (4, 512, 4, 2), (8, 256, 4, 2), (8, 512, 8, 2),
+                                            (16, 256, 8, 3), (32, 128, 8, 3))),
+        "bounds-check", FP32,
+        changes="the product written in Triton: each program streams BLOCK_M rows of A in BLOCK_K-wide tiles "
+                "against a slice of x, autotuned over the declared tiles before timing",
+        why="a bandwidth-bound kernel in a dozen lines: Triton picks the vector loads and the layout s5 and s6 "
+            "write by hand",
+        metric="dram__throughput.avg.pct_of_peak_sustained_elapsed against s6's and cuBLAS's",
+        watch=("dram_bytes",),
+        notes="needs the triton extra",
     ),
 )
 

@@ -37,6 +37,7 @@ def results_table(records: list[dict], env: dict, dram_ceiling=None, width: int 
               for r in records if r.get("prepare_ms") is not None]
     notes += [f"{r['stage']} {r['size']}: includes {name} {ms:.4f} ms"
               for r in records if r.get("steps_ms") for name, ms in r["steps_ms"].items()]
+    notes += [tuning_note(r) for r in records if r.get("details")]
     if baselines := baseline_note(records):
         notes.append(baselines)
     if by_bytes and op is not None:
@@ -63,3 +64,23 @@ def baseline_note(records: list[dict]) -> str | None:
     op = records[0]["op"]
     return f"% {get_op(op).library}: " + ", ".join(
         f"of {baseline} ({titles.get((op, baseline), baseline)}) for {precision} stages" for precision, baseline in pairs)
+
+
+def tuning_note(record: dict) -> str:
+    """A Triton stage's tuning and what it compiled to (nsprof.launch.triton_stage): 'v12t 4096^3:
+    kept 128x256x32 w8 s3 of 5 tried (5 verified, the fastest; tuning never timed as the stage),
+    168 registers, 0 spills, 192 KB shared; SASS: 512 HGMMA (wgmma), 64 UTMALDG (TMA)'."""
+    tuning, compiled = record["details"]["autotune"], record["details"]["compiled"]
+    verified = sum(trial["status"] == "ok" for trial in tuning["trials"])
+    text = (f"{record['stage']} {record['size']}: kept {tuning['kept']} of {len(tuning['trials'])} tried ({verified} "
+            f"verified, the fastest; tuning never timed as the stage), {compiled['registers']} registers, "
+            f"{compiled['spills']} spills, {(compiled['shared_bytes'] or 0) / 1024:.0f} KB shared")
+    sass = compiled.get("sass")
+    if sass:
+        counts = [f"{sass[name]:,} {opcode}" for name, opcode in SASS_WORDS.items() if sass.get(name)]
+        text += "; SASS: " + (", ".join(counts) if counts else "none of " + ", ".join(SASS_WORDS.values()))
+    return text
+
+
+SASS_WORDS = {"wgmma": "HGMMA (wgmma)", "mma_sync": "HMMA (mma.sync)", "tma_load": "UTMALDG (TMA)",
+              "cp_async": "LDGSTS (cp.async)", "ffma": "FFMA"}  # what says which path the kernel took

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from nsprof.analyze.ladder import WATCHED, per_launch
+from nsprof.analyze.ladder import per_launch, watched
 from nsprof.analyze.metrics import sum_measured
 
 MOVED_PCT = 5.0
@@ -40,9 +40,10 @@ def stage_counters(stages: pd.DataFrame) -> pd.DataFrame:
     """STAGE_COUNTERS and each stage's watched columns, per launch, indexed by the stage range."""
     if stages is None or stages.empty:
         return pd.DataFrame(columns=list(STAGE_COUNTERS))
-    watched = [column for key in (f"{op}/{stage}" for op, stage in zip(stages["op"], stages["stage"]))
-               for column in WATCHED.get(key, ())]
-    columns = list(dict.fromkeys([*STAGE_COUNTERS, *watched]))
+    watch = watched()  # from the registry now: an op registered after import has its own
+    columns = list(dict.fromkeys([*STAGE_COUNTERS, *(column for key in (f"{op}/{stage}" for op, stage in
+                                                                         zip(stages["op"], stages["stage"]))
+                                                     for column in watch.get(key, ()))]))
     return pd.DataFrame({column: per_launch(stages, column).to_numpy() for column in columns}, index=stages["key"])
 
 

@@ -1,0 +1,74 @@
+"""Triton matrix product: C = A @ B for the SGEMM stages (float32 in and out: FP32 on the CUDA
+cores, or TF32 on the tensor cores) and the HGEMM stage (float16 in and out, float32 sums).
+
+The idea is Triton's matmul tutorial's (03-matrix-multiplication): one program per BLOCK_M x
+BLOCK_N tile of C, K walked in BLOCK_K steps by `tl.dot`, which Triton lowers to the tensor cores
+(wgmma fed by TMA or cp.async on Hopper, mma.sync before) or, for `input_precision="ieee"` on
+float32, to FFMAs; programs are numbered in groups of GROUP_M tile rows so that consecutive ones
+share columns of B in L2. Pipelining (num_stages) and warp count are the configuration's.
+
+What differs from the tutorial: its float32 product runs in TF32 unless told otherwise
+(`tl.dot`'s default input precision for float32 is "tf32", `allow_tf32=True` in older Triton), so a
+"float32" Triton matmul is 10-bit-mantissa TF32 and fails a float32 tolerance; here the stage's
+precision picks it: "fp32" is IEEE float32 ("ieee"), "tf32" is TF32. Like the tutorial, rows and
+columns past M and N wrap (`% M`, `% N`) so that loads need no mask on them (those rows are computed
+and never stored) and K's last step is masked, so ragged sizes compute exactly. Offsets are 32-bit:
+the launcher refuses a matrix of 2^31 elements or more, as the CUDA stages do.
+
+nsprof's contract for a Triton stage's file (nsprof.launch.triton_stage): `launcher(problem,
+config, precision)` returns a function that launches once and returns what Triton compiled.
+"""
+
+import triton
+import triton.language as tl
+
+from nsprof.launch.triton_stage import TritonPointer
+
+INPUT_PRECISION = {"fp32": "ieee", "tf32": "tf32", "fp16": "ieee"}
+
+
+@triton.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                  GROUP_M: tl.constexpr, PRECISION: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    tiles_m = tl.cdiv(M, BLOCK_M)
+    tiles_n = tl.cdiv(N, BLOCK_N)
+    per_group = GROUP_M * tiles_n
+    first_m = (pid // per_group) * GROUP_M
+    group_m = min(tiles_m - first_m, GROUP_M)
+    tile_m = first_m + (pid % per_group) % group_m
+    tile_n = (pid % per_group) // group_m
+    rows = (tile_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    cols = (tile_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    depth = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + rows[:, None] * K + depth[None, :]
+    b_ptrs = b_ptr + depth[:, None] * N + cols[None, :]
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        left = K - k * BLOCK_K
+        a = tl.load(a_ptrs, mask=depth[None, :] < left, other=0.0)
+        b = tl.load(b_ptrs, mask=depth[:, None] < left, other=0.0)
+        acc = tl.dot(a, b, acc, input_precision=PRECISION)
+        a_ptrs += BLOCK_K
+        b_ptrs += BLOCK_K * N
+    out_rows = tile_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    out_cols = tile_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    c_ptrs = c_ptr + out_rows[:, None] * N + out_cols[None, :]
+    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(out_rows[:, None] < M) & (out_cols[None, :] < N))
+
+
+def launcher(problem, config, precision: str):
+    """Launch matmul_kernel once on the problem's current A, B and C in `config`; returns what
+    Triton compiled (the problem draws new arrays between verifications: read at each launch)."""
+    m, n, k = problem.m, problem.n, problem.k
+    if max(m * k, k * n, m * n) >= 2**31:
+        raise ValueError(f"{m}x{n}x{k}: a matrix of 2^31 elements or more overflows the kernel's 32-bit offsets")
+    grid = (triton.cdiv(m, config.meta["BLOCK_M"]) * triton.cdiv(n, config.meta["BLOCK_N"]),)
+    options = {**config.meta, "PRECISION": INPUT_PRECISION[precision], "num_warps": config.num_warps,
+               "num_stages": config.num_stages}
+
+    def launch():
+        a, b, c = (TritonPointer(array) for array in (problem.A, problem.B, problem.C))
+        return matmul_kernel[grid](a, b, c, m, n, k, **options)
+
+    return launch

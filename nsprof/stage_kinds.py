@@ -1,0 +1,67 @@
+"""Stage kinds: what a stage's work is, declared with the stage and checked when its op registers.
+
+- NVRTC: a CUDA C++ source under kernels/ (`.cu`), compiled at run time through CuPy, launched by
+  the op's workload with one of the stage's tiles (nsprof.ops.tiles.Tile).
+- LIBRARY: a vendor library call (cuBLAS through CuPy), launched by the op's workload's
+  `library_launcher`; no source and no tiles.
+- TRITON: a Python file under kernels/ holding a `@triton.jit` kernel and a `launcher(problem,
+  config, precision)` function; its tiles are the configurations it is autotuned over
+  (nsprof.triton_config.TritonConfig). Triton is an optional extra: without it these stages are
+  "not available" and everything else works.
+
+Every kind is launched on the stream nsprof times and measured by the same CUDA events
+(nsprof.launch.stage_launch picks the launcher by kind: a new kind adds its entry there and its
+own files, never a branch in an op's workload).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class StageKind:
+    name: str  # "nvrtc", "library", "triton": `nsprof stages --json` writes it
+    says: str  # what `nsprof stages` says a stage of this kind is
+    problems: Callable[[Any], list[str]]  # what breaks this kind's declaration in a stage (registration)
+    needs: str | None = None  # the Python package it needs beyond nsprof's own
+    install: str | None = None  # how to get that package
+
+    def unavailable(self) -> str | None:
+        """Why no stage of this kind can run here (its package is missing); None when one can."""
+        if self.needs is None or importlib.util.find_spec(self.needs) is not None:
+            return None
+        return f"not installed: {self.needs} ({self.install})"
+
+
+def _source(suffix: str) -> Callable[[Any], list[str]]:
+    def problems(stage) -> list[str]:
+        found = []
+        if not (stage.kernel_file or "").endswith(suffix):
+            found.append(f"stage {stage.stage} is a {stage.kind.name} stage without a {suffix} kernel file")
+        if not stage.tiles:
+            found.append(f"stage {stage.stage} declares no launch configuration")
+        return found
+    return problems
+
+
+def _library(stage) -> list[str]:
+    return [f"stage {stage.stage} is a library call with {what}" for what, bad in
+            (("a kernel file", stage.kernel_file is not None), ("tiles", bool(stage.tiles))) if bad]
+
+
+def _triton(stage) -> list[str]:
+    from nsprof.triton_config import TritonConfig
+
+    return _source(".py")(stage) + [f"stage {stage.stage}: {config!r} is not a TritonConfig"
+                                    for config in stage.tiles if not isinstance(config, TritonConfig)]
+
+
+NVRTC = StageKind("nvrtc", "CUDA C++ compiled at run time (NVRTC through CuPy)", _source(".cu"))
+LIBRARY = StageKind("library", "a vendor library call (cuBLAS through CuPy)", _library)
+TRITON = StageKind("triton", "a Triton kernel, autotuned over its declared configurations before timing", _triton,
+                   needs="triton", install='pip install -e ".[cuda13,triton]"')
+STAGE_KINDS = {kind.name: kind for kind in (NVRTC, LIBRARY, TRITON)}

@@ -1,0 +1,89 @@
+"""The large real captures under tests/data are kept xz-packed in tests/data-packed (a SQLite export
+packs 5-10x), so that the repository, and the working tree sent to the GPU machine, stay small.
+Running the tests unpacks them in place (tests/conftest.py); so does this script:
+
+    python3 tests/packed_data.py             # unpack every packed file into tests/data (once)
+    python3 tests/packed_data.py --pack F..  # pack files of tests/data (maintainers)
+
+tests/data-packed/SHA256SUMS holds each unpacked file's hash: a file whose hash differs (missing,
+or left from an older checkout) is unpacked again, through a temporary file renamed into place.
+tests/data/.gitignore lists the unpacked files, so git never tracks them twice.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import lzma
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+DATA = TESTS / "data"
+PACKED = TESTS / "data-packed"
+SUMS = PACKED / "SHA256SUMS"
+IGNORE = DATA / ".gitignore"
+
+
+def _sums() -> dict[str, str]:
+    if not SUMS.is_file():
+        return {}
+    return {name: digest for digest, name in (line.split("  ", 1) for line in SUMS.read_text().splitlines() if line)}
+
+
+def _digest(path: Path) -> str:
+    hasher = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            hasher.update(block)
+    return hasher.hexdigest()
+
+
+def unpack() -> list[Path]:
+    """Unpack each packed file whose unpacked copy is missing or differs; the files unpacked."""
+    done = []
+    for name, digest in _sums().items():
+        target = DATA / name
+        if target.is_file() and _digest(target) == digest:
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_name(f".{target.name}.{os.getpid()}.part")
+        with lzma.open(PACKED / f"{name}.xz") as packed, open(partial, "wb") as out:
+            shutil.copyfileobj(packed, out, 1 << 20)
+        os.replace(partial, target)
+        done.append(target)
+    return done
+
+
+def pack(paths: list[Path]) -> None:
+    """Move files of tests/data into tests/data-packed (xz), record their hashes, ignore the
+    unpacked copies and untrack them."""
+    sums = _sums()
+    for path in paths:
+        name = path.resolve().relative_to(DATA).as_posix()
+        (PACKED / name).parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "rb") as source, lzma.open(PACKED / f"{name}.xz", "wb", preset=9 | lzma.PRESET_EXTREME) as out:
+            shutil.copyfileobj(source, out, 1 << 20)
+        sums[name] = _digest(path)
+        subprocess.run(["git", "rm", "-q", "--cached", str(path)], cwd=TESTS.parent, check=False)
+    SUMS.write_text("".join(f"{digest}  {name}\n" for name, digest in sorted(sums.items())))
+    IGNORE.write_text("# unpacked from tests/data-packed by tests/packed_data.py (the tests run it)\n"
+                      + "".join(f"/{name}\n" for name in sorted(sums)))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pack", nargs="+", type=Path, metavar="FILE", help="pack these files of tests/data")
+    args = parser.parse_args()
+    if args.pack:
+        pack(args.pack)
+    else:
+        print(f"unpacked {len(unpack())} files into {DATA}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
