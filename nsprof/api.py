@@ -72,13 +72,22 @@ class BenchRun:
 def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: str = "sgemm", *,
           repeat: int | None = None, warmup: int | None = None, baseline: bool = True, tile: str | None = None,
           out: str | Path | None = None, save_as: str | Path | None = None, force: bool = False,
-          progress: Callable[[str], None] | None = None) -> BenchRun:
+          tuned: str | Path | None = None, progress: Callable[[str], None] | None = None) -> BenchRun:
     """Verify, then time, each stage at each size (GPU), with the baselines of their precisions
-    (`baseline`) for % of the library; `tile` forces a block tile. The results are saved to
+    (`baseline`) for % of the library; `tile` forces a block tile; `tuned`, a bench record whose
+    kept Triton configurations are reused instead of tuning again. The results are saved to
     OUT/bench-<op>-<time>.json with `out`, or to `save_as` (replaced only where nsprof wrote it,
     or with `force`); a file in the way is found before any GPU work."""
     from nsprof.ceilings.resolve import resolve_ceiling
-    from nsprof.launch.bench import add_pct_dram, check_output, check_tile, results_document, run_bench, save_results
+    from nsprof.launch.bench import (
+        add_pct_dram,
+        check_output,
+        check_tile,
+        kept_configurations,
+        results_document,
+        run_bench,
+        save_results,
+    )
     from nsprof.launch.gpu import device_info
     from nsprof.registry import get_op, select_stages
     from nsprof.sizes import parse_sizes
@@ -89,8 +98,10 @@ def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: s
     save = out is not None or save_as is not None
     directory = Path(out) if out is not None else PROFILES_DIR
     since = check_output(directory, _path(save_as), force) if save else None
+    kept = kept_configurations(Path(tuned)) if tuned is not None else {}
     env = device_info()  # fails early, in one line, without a GPU or CuPy
-    records = run_bench(op, chosen, parsed, repeat=repeat, warmup=warmup, baseline=baseline, tile=tile, progress=progress)
+    records = run_bench(op, chosen, parsed, repeat=repeat, warmup=warmup, baseline=baseline, tile=tile, kept=kept,
+                        progress=progress)
     ceiling = resolve_ceiling(env["device"]) if get_op(op).headline == "bytes" else None
     add_pct_dram(records, ceiling)
     document = results_document(records, env)

@@ -148,6 +148,29 @@ def test_workload_is_nsprof_bench_with_the_tools_repeat(tmp_path):
     assert workload_argv(req, "nsys", tmp_path)[11] == "10"
 
 
+def test_the_ncu_pass_reuses_the_triton_configurations_the_nsys_pass_kept(tmp_path):
+    both = request(stages=["v11,v12t"], tool="both")
+    assert workload_argv(both, "ncu", tmp_path)[-2:] == ["--tuned", str(tmp_path / "bench-nsys.json")]
+    assert "--tuned" not in workload_argv(both, "nsys", tmp_path)
+    assert "--tuned" not in workload_argv(request(stages=["v12t"], tool="ncu"), "ncu", tmp_path)  # no nsys pass
+    assert "--tuned" not in workload_argv(request(tool="both"), "ncu", tmp_path)  # no Triton stage
+
+
+def test_kept_configurations_are_read_from_a_bench_record(tmp_path):
+    from nsprof.launch.bench import kept_configurations
+
+    tuning = {"autotune": {"kept": "128x256x64 w8 s3", "trials": []}, "compiled": {}}
+    records = [{"op": "hgemm", "stage": "h8", "size": "1024x1024x1024", "status": "ok", "details": tuning},
+               {"op": "hgemm", "stage": "h6", "size": "1024x1024x1024", "status": "ok", "details": None},
+               {"op": "hgemm", "stage": "h8", "size": "4096x4096x4096", "status": "failed", "details": tuning}]
+    path = tmp_path / "bench-nsys.json"
+    path.write_text(json.dumps({"results": records}))
+    assert kept_configurations(path) == {("hgemm", "h8", "1024x1024x1024"): "128x256x64 w8 s3"}
+    path.write_text("[1, 2]")
+    with pytest.raises(UsageError, match="cannot read the kept configurations of .*bench-nsys.json"):
+        kept_configurations(path)
+
+
 def test_nsys_command_line(tmp_path):
     [cmd] = nsys_commands(request(tool="nsys"), "/opt/nsys", tmp_path)
     assert list(cmd.argv) == [

@@ -146,11 +146,12 @@ def test_cublas_tf32_rounds_and_fp32_cublas_is_restored_after_it(tools):
     """v9t computes in TF32 (an error far above FP32's, within TF32's tolerance); v9 right after it is FP32
     again (CuPy's compute type was put back)."""
     from nsprof.launch.measure import verify
+    from nsprof.launch.stage_launch import stage_launcher
     from nsprof.registry import get_stage
 
     op, size = get_op("sgemm"), (1024, 1024, 1024)
     problem = op.workload.problem(tools.xp, size, seed=22)
-    errors = {name: verify(op.workload.launcher(get_stage("sgemm", name), problem, tools), problem)
+    errors = {name: verify(stage_launcher(get_stage("sgemm", name), problem, tools), problem)
               for name in ("v9t", "v9")}
     assert 1e-5 < errors["v9t"] <= 5e-3, errors
     assert errors["v9"] <= 1e-5, errors

@@ -10,24 +10,24 @@
 set -uo pipefail
 source .devkit/setup.sh
 export PYTHONUNBUFFERED=1 COLUMNS=120 PYTHONPATH=$PWD:${PYTHONPATH:-}
-R=$OUT/run; mkdir -p "$R"
+R=/tmp/run; rm -rf "$R"; mkdir -p "$R"
 { date -u; nvidia-smi -L; nvidia-smi --query-gpu=driver_version --format=csv,noheader; nsys --version; ncu --version | tail -1
   python3 -c "import cupy, triton, torch; print('cupy', cupy.__version__, 'triton', triton.__version__, 'torch', torch.__version__)"; } > "$R/versions.txt" 2>&1
 cat "$R/versions.txt"
-timeout 420 python3 -m pytest -q -m gpu tests/test_gpu_stages.py -p no:cacheprovider -x > "$R/gpu-tests.txt" 2>&1
+timeout 420 python3 -m pytest -q -m gpu tests/test_gpu_stages.py -p no:cacheprovider > "$R/gpu-tests.txt" 2>&1
 echo "gpu tests exit $?" >> "$R/gpu-tests.txt"; tail -3 "$R/gpu-tests.txt"
 for run in 1 2; do
   timeout 300 python3 -m nsprof bench --op sgemm --stage v8,v11,v12,v12t --size 4096,8192 --save-as "$R/bench-sgemm-$run.json" > "$R/bench-sgemm-$run.txt" 2>&1
   timeout 300 python3 -m nsprof bench --op hgemm --stage h6,h8 --size 4096,8192 --save-as "$R/bench-hgemm-$run.json" > "$R/bench-hgemm-$run.txt" 2>&1
   timeout 200 python3 -m nsprof bench --op sgemv --stage s6,s8 --size 16384x16384 --save-as "$R/bench-sgemv-$run.json" > "$R/bench-sgemv-$run.txt" 2>&1
 done
-tail -20 "$R/bench-sgemm-1.txt" "$R/bench-hgemm-1.txt" "$R/bench-sgemv-1.txt"
+cat "$R/bench-sgemm-1.txt" "$R/bench-hgemm-1.txt" "$R/bench-sgemv-1.txt"
 mkdir -p /tmp/caps
 timeout 300 python3 -m nsprof profile --op sgemm --stage v8,v11,v12,v12t --size 1024 --out /tmp/caps > "$R/profile-sgemm.txt" 2>&1
 timeout 300 python3 -m nsprof profile --op hgemm --stage h6,h8 --size 1024 --out /tmp/caps > "$R/profile-hgemm.txt" 2>&1
 timeout 300 python3 -m nsprof profile --op sgemv --stage s6,s8 --size 4096 --out /tmp/caps > "$R/profile-sgemv.txt" 2>&1
-tail -4 "$R"/profile-*.txt
+for f in "$R"/profile-*.txt; do tail -4 "$f"; done
 for cap in /tmp/caps/*/; do COLUMNS=100 timeout 100 python3 -m nsprof analyze "$cap" > "$R/analyze-$(basename "$cap").txt" 2>&1; done
 tar czf "$OUT/caps.tgz" --exclude='*.ncu-rep' -C /tmp caps
-tar czf "$OUT/run.tgz" -C "$OUT" run
+tar czf "$OUT/run.tgz" -C /tmp run
 ls -la "$OUT"

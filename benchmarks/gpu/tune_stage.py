@@ -90,7 +90,7 @@ def main() -> None:
         problem = op.workload.problem(tools.xp, size)
         label = "x".join(map(str, size))
         if not args.verify_only:
-            base = time_launches(op.workload.launcher(cublas, problem, tools).run).median_ms
+            base = time_launches(op.workload.library_launcher(cublas, problem, tools).run).median_ms
         variants = [combo for spec in args.knobs or [""] for combo in knob_combinations(spec)]
         for plan, knobs in itertools.product(args.plans.split(","), variants):
             shape, split = parse_plan(plan)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from nsprof.capture.request import ProfileRequest
 from nsprof.ranges import NVTX_DOMAIN, range_name
 from nsprof.sizes import Size, short_size
+from nsprof.stage_kinds import TRITON
 
 if TYPE_CHECKING:
     from nsprof.registry import Stage
@@ -49,13 +50,17 @@ def bench_results_file(directory: Path, tool: str) -> Path:
 
 
 def workload_argv(request: ProfileRequest, tool: str, directory: Path) -> list[str]:
-    """`nsprof bench`: it verifies each stage (range verify/...) and then times it (range op/stage/MxNxK)."""
+    """`nsprof bench`: it verifies each stage (range verify/...) and then times it (range op/stage/MxNxK).
+    After an nsys pass, the ncu pass reuses the Triton configurations it kept (a tuning under ncu's
+    instrumentation can keep another one, and the tools would measure different kernels)."""
+    tuned = ["--tuned", str(bench_results_file(directory, "nsys"))] \
+        if tool == "ncu" and "nsys" in request.tools and any(s.kind is TRITON for s in request.stages) else []
     return [
         sys.executable, "-m", "nsprof", "bench", "--op", request.op,
         "--stage", ",".join(s.stage for s in request.stages),
         "--size", ",".join(short_size(s) for s in request.sizes),
         "--repeat", str(request.repeat[tool]), "--warmup", str(request.warmup),
-        "--no-baseline", "--save-as", str(bench_results_file(directory, tool)),
+        "--no-baseline", "--save-as", str(bench_results_file(directory, tool)), *tuned,
     ]
 
 

@@ -35,7 +35,8 @@ def _record(stage: Stage, size: Size) -> dict:
 def bench_stage(stage: Stage, size: Size, problem, tools, *, repeat: int | None,
                 warmup: int | None, tile: str | None = None) -> dict:
     """Verify one stage at one size; time it only if it passed. A stage none of whose launch
-    configurations this GPU can run is recorded "not available", with the reason."""
+    configurations this GPU can run is recorded "not available", with the reason. `tile` forces a
+    launch configuration (a Triton stage then tries that one alone)."""
     from nsprof.launch.measure import time_launches, verify
     from nsprof.launch.stage_launch import stage_launcher
 
@@ -90,9 +91,11 @@ def unavailable_reason(stage: Stage, tools) -> str | None:
 
 def run_bench(op: str, stages: list[Stage], sizes: list[Size], *, repeat: int | None = None,
               warmup: int | None = None, baseline: bool = True, tile: str | None = None,
-              progress: Progress | None = None) -> list[dict]:
+              kept: dict[tuple[str, str, str], str] | None = None, progress: Progress | None = None) -> list[dict]:
     """Every stage at every size, plus the baselines of their precisions (cuBLAS FP32, cuBLAS TF32)
-    for % of cuBLAS."""
+    for % of cuBLAS. `kept` ((op, stage, size label) -> configuration, kept_configurations) pins
+    Triton stages to the configurations an earlier run kept."""
+    kept = kept or {}
     from nsprof.launch.gpu import require_cupy
     from nsprof.launch.tools import launch_tools
 
@@ -113,7 +116,8 @@ def run_bench(op: str, stages: list[Stage], sizes: list[Size], *, repeat: int | 
                 rec["status"], rec["message"] = "error", f"not run after an earlier CUDA error: {broken}"
             else:
                 try:
-                    rec = bench_stage(stage, size, problem, tools, repeat=repeat, warmup=warmup, tile=tile)
+                    pinned = kept.get((stage.op, stage.stage, size_label(size)), tile)
+                    rec = bench_stage(stage, size, problem, tools, repeat=repeat, warmup=warmup, tile=pinned)
                 except KernelBuildError as err:
                     rec = _record(stage, size)
                     rec["status"], rec["message"] = "error", str(err)
@@ -129,6 +133,19 @@ def run_bench(op: str, stages: list[Stage], sizes: list[Size], *, repeat: int | 
         cp.get_default_memory_pool().free_all_blocks()
     _add_pct_cublas(records)
     return records
+
+
+def kept_configurations(path: Path) -> dict[tuple[str, str, str], str]:
+    """(op, stage, size label) -> the configuration a bench record's Triton stages kept (their
+    tuning's), so that another run (`nsprof profile`'s ncu pass after its nsys pass) measures the
+    same kernels instead of tuning again under another tool's timing."""
+    try:
+        records = json.loads(path.read_text())["results"]
+        return {(r["op"], r["stage"], r["size"]): r["details"]["autotune"]["kept"] for r in records
+                if r.get("status") == "ok" and (r.get("details") or {}).get("autotune")}
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise UsageError(f"cannot read the kept configurations of {path} ({type(err).__name__}: {err})",
+                         "pass a results file that nsprof bench wrote") from None
 
 
 def _add_pct_cublas(records: list[dict]) -> None:

@@ -15,10 +15,13 @@ FFMA: whether it used Hopper's tensor-core path).
 
 Triton launches on PyTorch's current stream; each launch makes that stream CuPy's current one, so
 the kernel runs on the stream nsprof's events time (the null stream in `bench`, the pipeline's own).
+A file's launch may carry `steps` (name -> function): work inside the launch that is also timed
+alone (the TF32 matmul's transpose of B), as nsprof.op_model.Launcher.steps.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import re
 import sys
@@ -87,7 +90,7 @@ def triton_launcher(stage: Stage, problem, tile_shape: str | None = None) -> Tri
     def run() -> None:
         launch()
 
-    return TritonLauncher(run, best["config"], details)
+    return TritonLauncher(run, best["config"], details, steps=dict(getattr(launch, "steps", {})))
 
 
 def _trial(stage: Stage, problem, config: TritonConfig, module: ModuleType, size) -> tuple[dict, Callable, object]:
@@ -139,13 +142,15 @@ def _on_cupy_stream(launch: Callable[[], object]) -> Callable[[], object]:
 
     cp = require_cupy()
 
-    def on_stream():
+    def on_stream(call=launch):
         stream = cp.cuda.get_current_stream().ptr
         if stream == torch.cuda.current_stream().cuda_stream:
-            return launch()
+            return call()
         with torch.cuda.stream(_external_stream(stream)):
-            return launch()
+            return call()
 
+    on_stream.steps = {name: functools.partial(on_stream, step)  # type: ignore[attr-defined]
+                       for name, step in getattr(launch, "steps", {}).items()}
     return on_stream
 
 
