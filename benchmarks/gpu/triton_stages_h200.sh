@@ -6,6 +6,8 @@
 #      v12t with cuBLAS FP32 and TF32 at 4096^3 and 8192^3; HGEMM h6, h8 with cuBLAS; SGEMV s6, s8
 #      with cuBLAS at 16384^2;
 #   3. the example captures (nsys + ncu) of the Triton stages beside the stages they compare with.
+#   PART=all (default) runs 1-3; PART=captures runs 3 and the GPU tests of the Triton stages;
+#   PART=tma runs benchmarks/gpu/experiments/triton_hgemm_tma.py (h8 against TMA variants).
 # Run from the repository root on the GPU machine with .devkit carried; results in $OUT.
 set -uo pipefail
 source .devkit/setup.sh
@@ -14,14 +16,20 @@ R=/tmp/run; rm -rf "$R"; mkdir -p "$R"
 { date -u; nvidia-smi -L; nvidia-smi --query-gpu=driver_version --format=csv,noheader; nsys --version; ncu --version | tail -1
   python3 -c "import cupy, triton, torch; print('cupy', cupy.__version__, 'triton', triton.__version__, 'torch', torch.__version__)"; } > "$R/versions.txt" 2>&1
 cat "$R/versions.txt"
-timeout 420 python3 -m pytest -q -m gpu tests/test_gpu_stages.py -p no:cacheprovider > "$R/gpu-tests.txt" 2>&1
+PART=${PART:-all}
+if [ "$PART" = tma ]; then
+  timeout 500 python3 benchmarks/gpu/experiments/triton_hgemm_tma.py "$R/tma.json" > "$R/tma.txt" 2>&1
+  echo "exit $?" >> "$R/tma.txt"; cat "$R/tma.txt"; tar czf "$OUT/run.tgz" -C /tmp run; exit 0
+fi
+K=; [ "$PART" = captures ] && K="v12 or h8 or s8 or triton"
+timeout 420 python3 -m pytest -q -m gpu tests/test_gpu_stages.py ${K:+-k "$K"} -p no:cacheprovider > "$R/gpu-tests.txt" 2>&1
 echo "gpu tests exit $?" >> "$R/gpu-tests.txt"; tail -3 "$R/gpu-tests.txt"
-for run in 1 2; do
+[ "$PART" = captures ] || for run in 1 2; do
   timeout 300 python3 -m nsprof bench --op sgemm --stage v8,v11,v12,v12t --size 4096,8192 --save-as "$R/bench-sgemm-$run.json" > "$R/bench-sgemm-$run.txt" 2>&1
   timeout 300 python3 -m nsprof bench --op hgemm --stage h6,h8 --size 4096,8192 --save-as "$R/bench-hgemm-$run.json" > "$R/bench-hgemm-$run.txt" 2>&1
   timeout 200 python3 -m nsprof bench --op sgemv --stage s6,s8 --size 16384x16384 --save-as "$R/bench-sgemv-$run.json" > "$R/bench-sgemv-$run.txt" 2>&1
 done
-cat "$R/bench-sgemm-1.txt" "$R/bench-hgemm-1.txt" "$R/bench-sgemv-1.txt"
+[ "$PART" = captures ] || cat "$R/bench-sgemm-1.txt" "$R/bench-hgemm-1.txt" "$R/bench-sgemv-1.txt"
 mkdir -p /tmp/caps
 timeout 300 python3 -m nsprof profile --op sgemm --stage v8,v11,v12,v12t --size 1024 --out /tmp/caps > "$R/profile-sgemm.txt" 2>&1
 timeout 300 python3 -m nsprof profile --op hgemm --stage h6,h8 --size 1024 --out /tmp/caps > "$R/profile-hgemm.txt" 2>&1

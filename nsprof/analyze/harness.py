@@ -15,46 +15,63 @@ instead: the autotuners and benchmark harnesses inside it, each by its own rule.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 
 from nsprof.analyze.autotune_trials import Configuration, launch_config
 from nsprof.analyze.program_harness import HARNESS_RULES, HarnessKey, SteadyState, program_harness, steady_state
 from nsprof.parse.nsys_sqlite import NsysExport
-from nsprof.ranges import parse_stage_range
+from nsprof.ranges import NVTX_DOMAIN, parse_stage_range
 
 
-def stage_kernels(export: NsysExport) -> set[Configuration] | None:
-    """The (kernel, grid, block) configurations launched inside a measured stage range (by the
-    thread that pushed it), or None when the export has no stage range at all."""
+def launched_inside(export: NsysExport, wanted: Callable[[str], bool]) -> np.ndarray | None:
+    """For each of export.kernels' rows, whether the API call that launched it ran inside a push/pop
+    range of the launching thread whose name `wanted` accepts (such ranges of one thread never
+    overlap: nsprof's stage and tune ranges); None when no range is wanted."""
     nvtx = export.nvtx
-    is_stage = pd.Series([parse_stage_range(str(name)) is not None for name in nvtx["range"]], index=nvtx.index, dtype=bool)
-    stage = nvtx[is_stage].dropna(subset=["end_ns"])
-    if stage.empty:
+    chosen = nvtx[pd.Series([wanted(str(name)) for name in nvtx["range"]], index=nvtx.index, dtype=bool)]
+    chosen = chosen.dropna(subset=["end_ns"])
+    if chosen.empty:
         return None
     calls = export.runtime[["correlation_id", "global_tid", "start_ns"]].dropna(subset=["correlation_id"])
-    sizes = [f"{part}_{axis}" for part in ("grid", "block") for axis in "xyz"]
-    kernels = export.kernels[["correlation_id", "global_pid", "kernel", *sizes]].dropna(subset=["correlation_id"])
-    kernels = kernels.assign(pid=kernels["global_pid"] // 0x1000000 % 0x1000000)  # as nsys_sqlite derives it
-    launched = kernels.merge(calls.assign(pid=calls["global_tid"] // 0x1000000 % 0x1000000),
-                             on=["pid", "correlation_id"], how="inner")
-    found: set[Configuration] = set()
-    for thread, ranges in stage.groupby("global_tid"):  # stage ranges of one thread never overlap
+    kernels = export.kernels[["correlation_id", "global_pid"]].reset_index(drop=True)
+    kernels = kernels.assign(row=np.arange(len(kernels)), pid=kernels["global_pid"] // 0x1000000 % 0x1000000)
+    launched = kernels.dropna(subset=["correlation_id"]).merge(  # the process part, as nsys_sqlite derives it
+        calls.assign(pid=calls["global_tid"] // 0x1000000 % 0x1000000), on=["pid", "correlation_id"], how="inner")
+    inside = np.zeros(len(kernels), dtype=bool)
+    for thread, ranges in chosen.groupby("global_tid"):
         ranges = ranges.sort_values("start_ns")
         starts = ranges["start_ns"].to_numpy(dtype=np.int64)
         ends = ranges["end_ns"].to_numpy(dtype=np.int64)
         mine = launched[launched["global_tid"] == thread]
         times = mine["start_ns"].to_numpy(dtype=np.int64)
         slot = np.searchsorted(starts, times, side="right") - 1
-        inside = mine[(slot >= 0) & (times <= ends[np.clip(slot, 0, None)])].drop_duplicates(["kernel", *sizes])
-        found.update((str(row.kernel), launch_config(row.grid_x, row.grid_y, row.grid_z),
-                      launch_config(row.block_x, row.block_y, row.block_z)) for row in inside.itertuples())
-    return found
+        inside[mine["row"].to_numpy()[(slot >= 0) & (times <= ends[np.clip(slot, 0, None)])]] = True
+    return inside
+
+
+def is_tuning_range(name: str) -> bool:
+    """A Triton stage's tuning trial (nsprof.ranges.tune_range_name)."""
+    return name.startswith(f"{NVTX_DOMAIN}:tune/")
+
+
+def stage_kernels(export: NsysExport) -> set[Configuration] | None:
+    """The (kernel, grid, block) configurations launched inside a measured stage range (by the
+    thread that pushed it), or None when the export has no stage range at all."""
+    inside = launched_inside(export, lambda name: parse_stage_range(name) is not None)
+    if inside is None:
+        return None
+    return _configurations(export, inside)
 
 
 NSPROF_HARNESS = "nsprof-harness"
+NSPROF_TUNING = "nsprof-tuning"
 HARNESS_RULE_WORDS = {NSPROF_HARNESS: "nsprof's own harness (inputs, reference, checks): never launched inside a "
-                                      "stage's measured range", **HARNESS_RULES}
+                                      "stage's measured range",
+                      NSPROF_TUNING: "a Triton stage's tuning trials (tune/... ranges), timed before the stage and "
+                                     "never as it", **HARNESS_RULES}
 
 
 def harness_kernels(exports: list[NsysExport], steady: SteadyState | None) -> dict[HarnessKey, str]:
@@ -79,8 +96,10 @@ def harness_kernels(exports: list[NsysExport], steady: SteadyState | None) -> di
     return harness
 
 
-def _configurations(export: NsysExport) -> set[Configuration]:
+def _configurations(export: NsysExport, rows: np.ndarray | None = None) -> set[Configuration]:
+    """The distinct (kernel, grid, block) of the export's kernels (those `rows` selects)."""
     sizes = [f"{part}_{axis}" for part in ("grid", "block") for axis in "xyz"]
-    distinct = export.kernels[["kernel", *sizes]].drop_duplicates()
+    kernels = export.kernels if rows is None else export.kernels[rows]
+    distinct = kernels[["kernel", *sizes]].drop_duplicates()
     return {(str(row.kernel), launch_config(row.grid_x, row.grid_y, row.grid_z),
              launch_config(row.block_x, row.block_y, row.block_z)) for row in distinct.itertuples()}

@@ -33,7 +33,7 @@ from pandas.api.types import union_categoricals
 
 from nsprof.analyze.autotune_trials import launch_config
 from nsprof.analyze.categorical import as_categorical
-from nsprof.analyze.harness import HARNESS_RULE_WORDS, harness_kernels
+from nsprof.analyze.harness import HARNESS_RULE_WORDS, NSPROF_TUNING, harness_kernels, is_tuning_range, launched_inside
 from nsprof.analyze.kernel_groups import kernel_groups
 from nsprof.analyze.launch_findings import launch_findings
 from nsprof.analyze.metrics import kernel_metrics
@@ -79,7 +79,7 @@ def capture_hot_kernels(nsys: list[NsysExport], kernels: pd.DataFrame | None, ru
     the harness's share is of the whole capture's kernel time."""
     steady, state = steady_part(nsys)
     harness = harness_kernels(nsys, state)
-    rows = nsys_kernel_rows(nsys, harness)
+    rows = nsys_kernel_rows(nsys, harness, [launched_inside(export, is_tuning_range) for export in nsys])
     ranked = nsys_kernel_rows(steady, harness) if state is not None else rows
     return hot_kernels(ranked, kernels, rules, top), {**harness_summary(rows),
                                                        "steady_state": state.to_json() if state is not None else None}
@@ -109,22 +109,29 @@ def _keys(names: pd.Series) -> pd.Series:
     return pd.Series([kernel_key(name) for name in names], index=names.index, dtype=object)
 
 
-def nsys_kernel_rows(exports: list[NsysExport], harness: Mapping[HarnessKey, str] | None = None) -> pd.DataFrame:
+def nsys_kernel_rows(exports: list[NsysExport], harness: Mapping[HarnessKey, str] | None = None,
+                     tuning: list[np.ndarray | None] | None = None) -> pd.DataFrame:
     """One row per kernel and launch configuration of nsys's trace (and per graph traced at graph
     level): kernel, grid, block, launches, total_ns, median_ns, mangled_name (None where the export
     lacks it), pct (of all kernel and graph time, harness included), harness (bool) and harness_rule
     (the rule of nsprof.analyze.harness that found it, None for the rest; `harness` maps kernel names,
-    or (kernel, grid, block) configurations, to rules), largest total first."""
+    or (kernel, grid, block) configurations, to rules), largest total first. `tuning`, per export, the
+    kernel launches of a Triton stage's tuning (nsprof.analyze.harness.launched_inside): rows of their
+    own, harness work by NSPROF_TUNING, apart from the same configuration's measured launches."""
     harness = harness or {}
+    tuning = tuning or [None] * len(exports)
     # Group on one integer key per launch (name code and launch sizes, factorized), and format the
     # few groups' names and configurations afterwards: no Python object and no copy of the table per
     # launch (10M launches are 10M strings, or a gigabyte of grouping columns, otherwise).
     config = [f"{prefix}_{axis}" for prefix in ("grid", "block") for axis in "xyz"]
-    parts = [part for export in exports for part in (
-        (export.kernels["kernel"], export.kernels["mangled_name"], [export.kernels[column].to_numpy() for column in config],
+    parts = [part for export, tuned in zip(exports, tuning) for part in (
+        (export.kernels["kernel"], export.kernels["mangled_name"],
+         [*(export.kernels[column].to_numpy() for column in config),
+          np.zeros(len(export.kernels), dtype=np.int8) if tuned is None else tuned.astype(np.int8)],
          export.kernels["duration_ns"]),
         (export.graphs["name"].astype(object), pd.Series([None] * len(export.graphs), dtype=object),
-         [np.full(len(export.graphs), -1, dtype=np.int32)] * len(config), export.graphs["duration_ns"])) if len(part[3])]
+         [*[np.full(len(export.graphs), -1, dtype=np.int32)] * len(config), np.zeros(len(export.graphs), dtype=np.int8)],
+         export.graphs["duration_ns"])) if len(part[3])]
     if not parts:
         return pd.DataFrame({column: pd.Series(dtype=object if column in ("kernel", "grid", "block", "mangled_name") else
                                                "float64" if column in ("median_ns", "pct") else "bool" if column == "harness"
@@ -133,7 +140,8 @@ def nsys_kernel_rows(exports: list[NsysExport], harness: Mapping[HarnessKey, str
                                             "pct", "harness"]}).assign(harness_rule=pd.Series(dtype=object))
     names = union_categoricals([as_categorical(name) for name, _, _, _ in parts], ignore_order=True)
     mangled = union_categoricals([as_categorical(name) for _, name, _, _ in parts], ignore_order=True)
-    sizes = [_stack([sizes[i] for _, _, sizes, _ in parts]) for i in range(len(config))]
+    sizes: list[np.ndarray] = [_stack([list(sizes)[i] for _, _, sizes, _ in parts])  # and the tuning flag
+                               for i in range(len(config) + 1)]
     duration = pd.Series(_stack([d.to_numpy(dtype=np.int64) for _, _, _, d in parts]))
     key = names.codes.astype(np.int64)
     for values in sizes:  # codes in order of first appearance, as a sort=False group-by numbers its groups
@@ -153,15 +161,16 @@ def nsys_kernel_rows(exports: list[NsysExport], harness: Mapping[HarnessKey, str
     found = pd.Series(mangled.codes[has_mangled]).groupby(key[has_mangled], sort=True).first()
     codes = found.reindex(range(len(rows)), fill_value=-1).to_numpy()
     rows["mangled_name"] = pd.Series(pd.Categorical.from_codes(codes, mangled.categories), dtype=object).where(codes >= 0, None)
-    for prefix, axes in (("grid", sizes[:3]), ("block", sizes[3:])):  # graphs traced at graph level (-1): none
+    for prefix, axes in (("grid", sizes[:3]), ("block", sizes[3:6])):  # graphs traced at graph level (-1): none
         rows.insert(1 if prefix == "grid" else 2, prefix,
                     pd.Series([None if x < 0 else launch_config(x, y, z) for x, y, z in zip(*(a[first] for a in axes))],
                               dtype=object))
     total = rows["total_ns"].sum()
     rows["pct"] = 100 * rows["total_ns"] / total if total else 0.0
-    rows["harness_rule"] = pd.Series([harness.get(kernel, harness.get((kernel, grid, block)))
-                                      for kernel, grid, block in zip(rows["kernel"], rows["grid"], rows["block"])],
-                                     dtype=object)
+    tuned = sizes[len(config)][first].astype(bool)
+    rows["harness_rule"] = pd.Series([NSPROF_TUNING if apart else harness.get(kernel, harness.get((kernel, grid, block)))
+                                      for kernel, grid, block, apart in zip(rows["kernel"], rows["grid"], rows["block"],
+                                                                            tuned)], dtype=object)
     rows["harness"] = rows["harness_rule"].notna()
     return rows.sort_values(["total_ns", "kernel"], ascending=[False, True], ignore_index=True)
 

@@ -7,8 +7,9 @@ arrays in one configuration (nsprof.triton_config.TritonConfig) and returns what
 Autotuning is nsprof's, not `@triton.autotune`'s, so that it is recorded and never timed as the
 stage: each declared configuration is compiled (first launch), verified against the float64
 reference with a poisoned output (one that fails is out), then timed with the CUDA events every
-stage is timed with (TUNE_WARMUP, TUNE_REPEAT), each in an NVTX range tune/<op>/<stage>/<size>/
-<configuration> of its own so that a capture shows the trials as harness work. The fastest median
+stage is timed with (TUNE_WARMUP, TUNE_REPEAT); every launch of a trial is in an NVTX range
+tune/<op>/<stage>/<size>/<configuration> of its own, so that a capture counts the trials as harness
+work (nsprof.analyze.harness.NSPROF_TUNING). The fastest median
 is kept. `details` records every trial and, for the kept configuration, what Triton compiled:
 warps, stages, registers, spills, shared memory and its SASS instruction mix (wgmma, TMA, mma.sync,
 FFMA: whether it used Hopper's tensor-core path).
@@ -33,7 +34,7 @@ from types import ModuleType
 
 from nsprof.errors import KernelBuildError
 from nsprof.launch.gpu import require_cupy
-from nsprof.launch.measure import time_launches
+from nsprof.launch.measure import nvtx_range, time_launches
 from nsprof.op_model import Stage
 from nsprof.ranges import tune_range_name
 from nsprof.triton_config import TritonConfig
@@ -98,21 +99,21 @@ def _trial(stage: Stage, problem, config: TritonConfig, module: ModuleType, size
     Triton compiled); a configuration that fails says why in the record."""
     cp = require_cupy()
     trial: dict = {"config": config.shape, "status": "ok", "message": None, "median_ms": None, "rel_error": None}
-    try:
-        launch = _on_cupy_stream(module.launcher(problem, config, stage.precision.name))
-        compiled = launch()  # compiles: never timed
-        problem.poison_output()
-        launch()
-        cp.cuda.Device().synchronize()
-    except Exception as err:  # a configuration Triton cannot compile or launch here (too much shared memory)
-        return {**trial, "status": "error", "message": _first_line(err)}, _never, None
-    error = problem.relative_error()
-    trial["rel_error"] = error
-    if not error <= stage.tolerance(size):
-        message = f"relative error {error:.3g} exceeds {stage.tolerance(size):.3g}"
-        return {**trial, "status": "failed", "message": message}, _never, None
-    timing = time_launches(launch, repeat=TUNE_REPEAT, warmup=TUNE_WARMUP,
-                           range_name=tune_range_name(stage.op, stage.stage, size, config.shape))
+    with nvtx_range(tune_range_name(stage.op, stage.stage, size, config.shape)):  # every launch of the trial
+        try:
+            launch = _on_cupy_stream(module.launcher(problem, config, stage.precision.name))
+            compiled = launch()  # compiles: never timed
+            problem.poison_output()
+            launch()
+            cp.cuda.Device().synchronize()
+        except Exception as err:  # a configuration Triton cannot compile or launch here (too much shared memory)
+            return {**trial, "status": "error", "message": _first_line(err)}, _never, None
+        error = problem.relative_error()
+        trial["rel_error"] = error
+        if not error <= stage.tolerance(size):
+            message = f"relative error {error:.3g} exceeds {stage.tolerance(size):.3g}"
+            return {**trial, "status": "failed", "message": message}, _never, None
+        timing = time_launches(launch, repeat=TUNE_REPEAT, warmup=TUNE_WARMUP)
     return {**trial, "median_ms": timing.median_ms}, launch, compiled
 
 
