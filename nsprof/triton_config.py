@@ -14,12 +14,13 @@ class TritonConfig:
     num_warps: int = 4
     num_stages: int = 3
     arch: str | None = None  # Triton compiles for the device it runs on
+    variant: str = ""  # what sets this kernel apart from the file's others ("tma"), as the shape ends
 
     @property
     def shape(self) -> str:
         """'128x128x32 w8 s3': the BLOCK_ sizes, warps and stages, as --tile picks one."""
         sizes = "x".join(str(value) for name, value in self.blocks if name.startswith("BLOCK_"))
-        return f"{sizes} w{self.num_warps} s{self.num_stages}"
+        return f"{sizes} w{self.num_warps} s{self.num_stages}" + (f" {self.variant}" if self.variant else "")
 
     @property
     def entries(self) -> tuple[str, ...]:

@@ -22,12 +22,18 @@ What differs from the tutorial:
   compute exactly. Offsets are 32-bit: the launcher refuses a matrix of 2^31 elements or more, as
   the CUDA stages do.
 
+The stages also tune over the kernel's persistent TMA form (`matmul_kernel_tma`, configurations
+marked "tma"): one program per SM walks the tiles and reads them through tensor descriptors
+(Triton's tutorial 09); TMA zero-fills reads past the edges, so it needs no masks, but it needs rows
+16 bytes apart: where K or N is not, those configurations fail their trial and the others are kept.
+
 nsprof's contract for a Triton stage's file (nsprof.launch.triton_stage): `launcher(problem,
 config, precision)` returns a function that launches once and returns what Triton compiled.
 """
 
 import triton
 import triton.language as tl
+from triton.tools.tensor_descriptor import TensorDescriptor
 
 from nsprof.launch.triton_stage import TritonPointer
 
@@ -65,6 +71,31 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_bk, stride_bn, BLOCK_M: t
 
 
 @triton.jit
+def matmul_kernel_tma(a_desc, b_desc, c_desc, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                      BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, B_K_MAJOR: tl.constexpr, NUM_SMS: tl.constexpr,
+                      PRECISION: tl.constexpr):
+    """The same product, persistent (one program per SM walks the tiles) and fed by TMA through
+    tensor descriptors, which read zeros past the matrices' edges and store only inside them."""
+    tiles_m = tl.cdiv(M, BLOCK_M)
+    tiles_n = tl.cdiv(N, BLOCK_N)
+    per_group = GROUP_M * tiles_n
+    for tile in tl.range(tl.program_id(axis=0), tiles_m * tiles_n, NUM_SMS, flatten=True):
+        first_m = (tile // per_group) * GROUP_M
+        group_m = min(tiles_m - first_m, GROUP_M)
+        tile_m = first_m + (tile % per_group) % group_m
+        tile_n = (tile % per_group) // group_m
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for k in range(0, tl.cdiv(K, BLOCK_K)):
+            a = a_desc.load([tile_m * BLOCK_M, k * BLOCK_K])
+            if B_K_MAJOR:
+                b = tl.trans(b_desc.load([tile_n * BLOCK_N, k * BLOCK_K]))
+            else:
+                b = b_desc.load([k * BLOCK_K, tile_n * BLOCK_N])
+            acc = tl.dot(a, b, acc, input_precision=PRECISION)
+        c_desc.store([tile_m * BLOCK_M, tile_n * BLOCK_N], acc.to(c_desc.dtype))
+
+
+@triton.jit
 def transpose_kernel(src, dst, R, C, BLOCK: tl.constexpr):
     """dst (C x R) = src (R x C) transposed, a BLOCK x BLOCK tile per program."""
     r = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -99,6 +130,22 @@ def launcher(problem, config, precision: str):
             transpose()
         a, b, c = (TritonPointer(array) for array in (problem.A, bt if k_major else problem.B, problem.C))
         return matmul_kernel[grid](a, b, c, m, n, k, *b_strides, **options)
+
+    def launch_tma():
+        if k_major:
+            transpose()
+        bm, bn, bk = (config.meta[name] for name in ("BLOCK_M", "BLOCK_N", "BLOCK_K"))
+        a = TensorDescriptor(TritonPointer(problem.A), [m, k], [k, 1], [bm, bk])
+        b = TensorDescriptor(TritonPointer(bt), [n, k], [k, 1], [bn, bk]) if k_major else \
+            TensorDescriptor(TritonPointer(problem.B), [k, n], [n, 1], [bk, bn])
+        c = TensorDescriptor(TritonPointer(problem.C), [m, n], [n, 1], [bm, bn])
+        return matmul_kernel_tma[(min(sms, grid[0]),)](a, b, c, m, n, k, B_K_MAJOR=k_major, NUM_SMS=sms, **options)
+
+    if config.entry == "matmul_kernel_tma":
+        if any(extent * problem.A.dtype.itemsize % 16 for extent in (k, n)):
+            raise ValueError("TMA needs rows that start 16 bytes apart (K and N multiples of 16 bytes)")
+        sms = problem.xp.cuda.Device().attributes["MultiProcessorCount"]
+        launch = launch_tma
 
     launch.steps = {"transpose B": transpose} if k_major else {}
     return launch

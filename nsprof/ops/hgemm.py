@@ -124,7 +124,8 @@ STAGES = (
         "hgemm", "h8", "Triton", "kernels/common/triton_matmul.py", TRITON,
         tuple(matmul.triton_config(*config) for config in ((128, 256, 64, 8, 3), (256, 128, 64, 8, 3), (128, 128, 64, 8, 4),
                                                  (64, 256, 32, 4, 4), (128, 128, 32, 4, 4), (128, 64, 32, 4, 4),
-                                                 (64, 128, 32, 4, 4))),
+                                                 (64, 128, 32, 4, 4), (128, 256, 64, 8, 3, True),
+                                                 (128, 128, 64, 4, 4, True), (128, 256, 32, 8, 4, True))),
         "bounds-check", FP16,
         changes="the product written in Triton (its matmul tutorial's kernel): tl.dot on fp16 tiles in groups of 8 "
                 "rows, autotuned over the declared tiles before timing",

@@ -178,10 +178,12 @@ def _with_sharing(tile: Tile, m: int, n: int, split: int, sm_count: int, forced_
     return LaunchPlan(tile, 1, shared, slots if shared else 0)
 
 
-def triton_config(bm: int, bn: int, bk: int, warps: int, stages: int) -> TritonConfig:
+def triton_config(bm: int, bn: int, bk: int, warps: int, stages: int, tma: bool = False) -> TritonConfig:
     """A configuration of the Triton matmul (kernels/common/triton_matmul.py) that the SGEMM and HGEMM
-    Triton stages are tuned over: a bm x bn tile of C in bk-deep steps, tiles in groups of 8 rows."""
-    return TritonConfig("matmul_kernel", (("BLOCK_M", bm), ("BLOCK_N", bn), ("BLOCK_K", bk), ("GROUP_M", 8)), warps, stages)
+    Triton stages are tuned over: a bm x bn tile of C in bk-deep steps, tiles in groups of 8 rows;
+    with `tma`, its persistent kernel that reads through TMA tensor descriptors."""
+    blocks = (("BLOCK_M", bm), ("BLOCK_N", bn), ("BLOCK_K", bk), ("GROUP_M", 8))
+    return TritonConfig("matmul_kernel_tma" if tma else "matmul_kernel", blocks, warps, stages, variant="tma" if tma else "")
 
 
 def stream_k_tail(tiles: int, slots: int) -> int:

@@ -306,7 +306,8 @@ STAGES = (
     Stage(
         "sgemm", "v12t", "Triton TF32", "kernels/common/triton_matmul.py", TRITON,
         tuple(matmul.triton_config(*config) for config in ((128, 256, 32, 8, 3), (256, 128, 32, 8, 3), (128, 128, 64, 8, 3),
-                                                           (128, 64, 32, 4, 4), (64, 128, 32, 4, 4))),
+                                                           (128, 64, 32, 4, 4), (64, 128, 32, 4, 4),
+                                                           (128, 256, 32, 8, 3, True), (128, 128, 32, 8, 4, True))),
         "bounds-check", TF32,
         changes="the same Triton kernel with tl.dot in TF32, which Triton lowers to Hopper's wgmma fed by TMA or "
         "cp.async, autotuned over the declared tiles before timing",
