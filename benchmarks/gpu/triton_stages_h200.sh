@@ -7,7 +7,8 @@
 #      with cuBLAS at 16384^2;
 #   3. the example captures (nsys + ncu) of the Triton stages beside the stages they compare with.
 #   PART=all (default) runs 1-3; PART=captures runs 3 and the GPU tests of the Triton stages;
-#   PART=tma runs benchmarks/gpu/experiments/triton_hgemm_tma.py (h8 against TMA variants).
+#   PART=tma runs benchmarks/gpu/experiments/triton_hgemm_tma.py (h8 against TMA variants);
+#   PART=sgemv-shapes benches s6, s8 and cuBLAS twice at the README table's SGEMV shapes.
 # Run from the repository root on the GPU machine with .devkit carried; results in $OUT.
 set -uo pipefail
 source .devkit/setup.sh
@@ -20,6 +21,12 @@ PART=${PART:-all}
 if [ "$PART" = tma ]; then
   timeout 500 python3 benchmarks/gpu/experiments/triton_hgemm_tma.py "$R/tma.json" > "$R/tma.txt" 2>&1
   echo "exit $?" >> "$R/tma.txt"; cat "$R/tma.txt"; tar czf "$OUT/run.tgz" -C /tmp run; exit 0
+fi
+if [ "$PART" = sgemv-shapes ]; then
+  for run in 1 2; do
+    timeout 250 python3 -m nsprof bench --op sgemv --stage s6,s8 --size 32768x32768,256x1048576 --save-as "$R/bench-sgemv-shapes-$run.json" > "$R/bench-sgemv-shapes-$run.txt" 2>&1
+  done
+  cat "$R"/bench-sgemv-shapes-*.txt; tar czf "$OUT/run.tgz" -C /tmp run; exit 0
 fi
 K=; [ "$PART" = captures ] && K="v12 or h8 or s8 or triton"
 timeout 420 python3 -m pytest -q -m gpu tests/test_gpu_stages.py ${K:+-k "$K"} -p no:cacheprovider > "$R/gpu-tests.txt" 2>&1
