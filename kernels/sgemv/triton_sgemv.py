@@ -7,6 +7,9 @@ times a BLOCK_K slice of x, summed along K into BLOCK_M float32 partial sums, so
 ladder's s5/s6 idea (a warp streams one row in 16-byte loads) is what Triton's layout of that tile
 gives. Masks on M and on K's last step make ragged sizes exact; nothing is written past y.
 
+What it lacks is s6's split over K: with few rows (256 x 2^20) there are few programs, about two per
+SM, too few loads in flight, and it reaches about half of cuBLAS there (benchmarks/h200-triton.md).
+
 nsprof's contract for a Triton stage's file (nsprof.launch.triton_stage): `launcher(problem,
 config, precision)` returns a function that launches once and returns what Triton compiled.
 """

@@ -49,6 +49,7 @@ class Measurements:
     launches: pd.DataFrame  # one row per ncu launch: kernel_metrics columns, launch columns, op/stage/size
     stages: pd.DataFrame  # per stage and size: nsprof.analyze.ladder's work columns (ProfileAnalysis.stages)
     manifest: dict | None = None  # the profile directory's manifest.json, where it has one
+    tuning: dict | None = None  # its Triton stages' tuning, (stage, size) -> details (nsprof.parse.documents.read_tuning)
 
 
 def find_source(given: Path | None, op: str = "sgemm", stages: Collection[str] = ()) -> Source | None:
@@ -87,7 +88,7 @@ def measure(source: Source, ceilings: Path | None = None) -> Measurements:
         raise NsprofError(f"{source.path}: no Nsight Compute CSV to read measurements from",
                           "give a profile directory, an .ncu-rep or an ncu .csv (nsprof profile --tool ncu writes one)")
     launches = _launches(analysis.kernels, analysis.launches)
-    return Measurements(source, analysis.gpu, analysis.ceiling, launches, analysis.stages, profile.manifest)
+    return Measurements(source, analysis.gpu, analysis.ceiling, launches, analysis.stages, profile.manifest, profile.tuning)
 
 
 def _launches(kernels: pd.DataFrame, raw: pd.DataFrame) -> pd.DataFrame:

@@ -12,8 +12,10 @@ from nsprof.explain.evidence import QUANTITIES, Measurements, staged
 from nsprof.explain.prediction import predict_mix, sass_name
 from nsprof.ops.tiles import Tile  # the block tile's geometry: what these facts are about
 from nsprof.registry import Stage, get_op
+from nsprof.render.bench_table import SASS_WORDS
 from nsprof.render.format import bytes_per_s, flops_per_s
 from nsprof.sizes import parse_label
+from nsprof.stage_kinds import TRITON
 
 
 def topic_facts(topic: str, stages: list[Stage], m: Measurements | None) -> list[str]:
@@ -193,7 +195,41 @@ def _float_sums(stages: list[Stage], m: Measurements | None) -> list[str]:
     return facts
 
 
+def _triton(stages: list[Stage], m: Measurements | None) -> list[str]:
+    """Each Triton stage's configurations and, from the profile's bench record, what its tuning kept
+    and what Triton compiled it to; and how far each is from the hand-written stage beside it."""
+    facts = []
+    for stage in stages:
+        if stage.kind is TRITON:
+            facts.append(f"{stage.stage} is tuned over {len(stage.tiles)} configurations: "
+                         + ", ".join(config.shape for config in stage.tiles) + ".")
+    for (name, size), details in sorted((m.tuning or {}).items()) if m is not None else []:
+        tuning, compiled = details["autotune"], details.get("compiled") or {}
+        sass = compiled.get("sass") or {}
+        path = ", ".join(f"{sass[key]:,} {opcode}" for key, opcode in SASS_WORDS.items() if sass.get(key)) or "not read"
+        facts.append(f"{name} at {size}: kept {tuning['kept']} of {len(tuning['trials'])} tried; {compiled.get('registers')} "
+                     f"registers, {compiled.get('spills')} spills, {(compiled.get('shared_bytes') or 0) / 1024:.0f} KB "
+                     f"shared memory; its SASS: {path}.")
+    if m is not None and not m.stages.empty:
+        figures = m.stages.set_index(["stage", "size"])
+        for stage in (s for s in stages if s.kind is TRITON):
+            hand = _HAND_WRITTEN.get(stage.key)
+            for (other, size), row in figures.iterrows():
+                if other != hand or (stage.stage, size) not in figures.index:
+                    continue
+                mine = figures.loc[(stage.stage, size)]
+                sources = " and ".join(dict.fromkeys((str(mine["time_source"]), str(row["time_source"]))))
+                facts.append(f"{stage.stage} at {size}: {100 * row['time_per_launch_ns'] / mine['time_per_launch_ns']:.0f}% "
+                             f"of {hand}'s speed, the same work in {mine['time_per_launch_ns'] / 1e3:.2f} µs against "
+                             f"{row['time_per_launch_ns'] / 1e3:.2f} µs (time per launch, {sources}).")
+    return facts
+
+
+_HAND_WRITTEN = {"hgemm/h8": "h6", "sgemm/v12t": "v11", "sgemm/v12": "v8", "sgemv/s8": "s6"}  # the stage teaching the same idea
+
+
 _FACTS = {
+    "triton": _triton,
     "float-sums": _float_sums,
     "register-tiling": _register_tiling,
     "vectorized-loads": _instruction_mix,

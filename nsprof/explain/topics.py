@@ -338,6 +338,40 @@ transposes B into an N x K matrix first and pays for it in its time.""",
         references=("PTX ISA: warp-level matrix instructions (mma, ldmatrix) and asynchronous warpgroup "
                     "matrix instructions (wgmma, matrix descriptors, swizzling modes)",),
     ),
+    Topic(
+        "triton",
+        "A Triton kernel states the tile and the dot; the compiler writes the pipeline: how close it "
+        "comes to the hand-written stage and cuBLAS, and why.",
+        """A Triton kernel is written per block of the output: load a tile, `tl.dot` it, store it. Everything
+the CUDA ladder does by hand below that line, Triton's compiler does: the shared-memory layout and
+its swizzle, the vector width of each load, the software pipeline of `num_stages` buffers filled by
+`cp.async` (or TMA, when the kernel reads through tensor descriptors), the fragment layouts, and on
+Hopper the choice of `wgmma` for `tl.dot`. What is left to the author is the tile (BLOCK_M x BLOCK_N x
+BLOCK_K), the warps and stages, the order of the tiles (GROUP_M rows at a time, for L2 reuse), and
+the precision: `tl.dot` on float32 is TF32 unless told `input_precision="ieee"`.
+
+So a Triton stage is tuned, not written: nsprof compiles each declared configuration, verifies it
+and times it before the stage is timed, and keeps the fastest. The measured gap to the hand-written
+stage beside it is what the compiler did not do: h6 (wgmma fed by TMA, warp-specialized producer and
+consumers, persistent) against h8; v11 against v12t, where TF32 `wgmma` needs both operands K-major
+and B must be transposed first, as v11 does (fed the row-major B, Triton shuffled every tile through
+registers and ran at a quarter of cuBLAS); s6 against s8, where s8 lacks s6's split over K and falls
+to half of cuBLAS when rows are few. At small sizes a Triton launch is host-bound: its Python launch
+path takes tens of microseconds, longer than the kernel.""",
+        op="hgemm",
+        stages=("h6", "h7", "h8"),
+        steps=(("h6", "h8"),),
+        other_ladders={"sgemm": (("v8", "v9", "v12", "v9t", "v11", "v12t"), (("v8", "v12"), ("v11", "v12t"))),
+                       "sgemv": (("s6", "s7", "s8"), (("s6", "s8"),))},
+        quantities=("tflops_per_s", "pct_of_compute_peak", "tensor_flops", "tensor_hgmma_flops", "registers",
+                    "smem_ld_conflicts", "dram_pct_of_peak"),
+        caveats=("The stage's tuning picks by 20 launches after 5 warm-up; on a noisy GPU two configurations within "
+                 "a few percent can swap between runs (benchmarks/h200-triton.md shows v12t's do).",
+                 "A Triton stage's kernel name is its @triton.jit function's: the SGEMM and HGEMM stages share "
+                 "`matmul_kernel`, told apart in a capture by their stage's NVTX range and launch configuration."),
+        references=("Triton tutorials 03 (matrix multiplication) and 09 (persistent matmul with TMA descriptors)",
+                    "PTX ISA: wgmma operand layouts (K-major and MN-major, TF32's K-major-only rule)"),
+    ),
 )}
 
 

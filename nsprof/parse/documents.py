@@ -64,6 +64,22 @@ def read_pipeline_results(path: Path) -> dict | None:
     return document
 
 
+def read_tuning(path: Path) -> dict[tuple[str, str], dict] | None:
+    """What a capture's bench record (bench-nsys.json, written by the nsys pass; the ncu pass reuses
+    it) says of its Triton stages: (stage, size) -> `details` (the tuning's trials and kept
+    configuration, and what Triton compiled: nsprof.launch.triton_stage); None without the file.
+    Records without details (the other stages) are left out."""
+    document = _read_object(path, "bench results")
+    if document is None:
+        return None
+    records = document.get("results")
+    if not isinstance(records, list):
+        raise ParseError(f"{path}: not the results of `nsprof bench` (no \"results\" list)", RECAPTURE)
+    return {(str(record.get("stage")), str(record.get("size"))): record["details"] for record in records
+            if isinstance(record, dict) and isinstance(record.get("details"), dict)
+            and isinstance(record["details"].get("autotune"), dict)}
+
+
 def _read_object(path: Path, what: str) -> dict | None:
     if not path.is_file():
         return None

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nsprof.errors import ParseError
-from nsprof.parse.documents import read_manifest, read_pipeline_results
+from nsprof.parse.documents import read_manifest, read_pipeline_results, read_tuning
 from nsprof.parse.ncu_csv import NcuReport, is_ncu_csv, load_ncu_csv
 from nsprof.parse.ncu_rep import load_ncu_rep, reader_available
 from nsprof.parse.nsys_rep import sqlite_beside, sqlite_for
@@ -26,6 +26,7 @@ from nsprof.parse.nsys_sqlite import NsysExport, load_nsys
 from nsprof.paths import missing_reason
 
 PIPELINE_RESULTS = "pipeline.json"
+BENCH_RESULTS = "bench-nsys.json"  # the nsys pass's bench record (nsprof.capture.commands.bench_results_file)
 MANIFEST = "manifest.json"  # nsprof.capture.manifest, which writes it, names it too (capture does not import parse)
 
 
@@ -37,6 +38,7 @@ class Profile:
     nsys: list[NsysExport]
     ncu: list[NcuReport]
     pipeline: dict | None = None  # pipeline.json: what `nsprof pipeline` measured, where it made this capture
+    tuning: dict | None = None  # bench-nsys.json's Triton stages: (stage, size) -> their tuning (documents.read_tuning)
 
 
 def load_profile(path: str | Path, nsys_columns: Mapping[str, Iterable[str]] | None = None) -> Profile:
@@ -129,4 +131,5 @@ def _directory(path: Path, nsys_columns: Mapping[str, Iterable[str]] | None = No
         raise ParseError(f"{path}: nothing to analyze (no {PROFILE_FILES} file in this directory{passed_over})",
                          "Capture with `nsprof profile`, or put nsys or ncu output in it")
     return Profile(path, True, read_manifest(path / MANIFEST), [load_nsys_file(file, nsys_columns) for file in exports],
-                   [load_ncu_file(file) for file in tables], read_pipeline_results(path / PIPELINE_RESULTS))
+                   [load_ncu_file(file) for file in tables], read_pipeline_results(path / PIPELINE_RESULTS),
+                   read_tuning(path / BENCH_RESULTS))

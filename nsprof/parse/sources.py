@@ -69,8 +69,8 @@ def latest_profile(path: Path = PROFILES_DIR, with_ncu: bool = True, op: str | N
                    stages: Collection[str] = ()) -> FoundProfile | None:
     """The profile under `path` that started last (with ncu output, unless `with_ncu` is False), found
     as `find_profiles` finds them; with `op`, the latest of that ladder, else the latest capture of
-    another program (never of another ladder); with `stages`, the latest of those that captured any of
-    them, where one did. None when `path` does not exist or holds no such profile."""
+    another program (never of another ladder); with `stages`, the latest of those that captured the
+    most of them, where one captured any. None when `path` does not exist or holds no such profile."""
     if not Path(path).exists():
         return None
     try:
@@ -80,8 +80,9 @@ def latest_profile(path: Path = PROFILES_DIR, with_ncu: bool = True, op: str | N
     candidates = [profile for profile in found if (profile.has_ncu or not with_ncu) and (op is None or profile.op in (None, op))]
     own_ladder = [profile for profile in candidates if op is not None and profile.op == op]
     candidates = own_ladder or candidates  # another program's capture only where the ladder has none
-    if stages:  # a newer capture of other stages of the ladder must not hide the one that measured these
-        candidates = [p for p in candidates if p.stages & set(stages)] or candidates
+    if stages:  # a newer capture of other stages, or of fewer of these, must not hide the one that measured most
+        most = max(len(p.stages & set(stages)) for p in candidates) if candidates else 0
+        candidates = [p for p in candidates if len(p.stages & set(stages)) == most] if most else candidates
     return candidates[-1] if candidates else None
 
 
