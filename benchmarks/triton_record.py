@@ -28,7 +28,8 @@ def load() -> dict:
                 found = [next(r for r in doc["results"] if r["stage"] == stage and r["size"] == size) for doc in docs]
                 rows.append({"op": op, "stage": stage, "title": found[0]["title"], "size": size,
                              "runs": [_run(r) for r in found]})
-    return {"recorded": sorted(doc["created"] for docs in runs.values() for doc in docs), "device": first["env"], "versions": (RUNS / "versions.txt").read_text(),
+    return {"recorded": sorted(doc["created"] for docs in runs.values() for doc in docs), "device": first["env"],
+            "versions": (RUNS / "versions.txt").read_text(),
             "commands": sorted({doc["command"] for docs in runs.values() for doc in docs}),
             "script": "benchmarks/gpu/triton_stages_h200.sh", "targets": TARGETS, "rows": rows,
             "gpu_tests": (RUNS / "gpu-tests.txt").read_text().strip().splitlines()[-2]}
@@ -49,7 +50,8 @@ def markdown(doc: dict) -> str:
     env = doc["device"]
     lines = [
         "# Triton stages on the NVIDIA H200 (issue 29)", "",
-        f"Recorded {doc['recorded'][0]} to {doc['recorded'][-1]} on the lent H200 ({env['device']}, {env['sm_count']} SMs, driver {env['driver']}, "
+        f"Recorded {doc['recorded'][0]} to {doc['recorded'][-1]} on the lent H200 ({env['device']}, "
+        f"{env['sm_count']} SMs, driver {env['driver']}, "
         f"CUDA runtime {env['runtime_cuda']}, CuPy {env['cupy']}; Triton 3.6.0, PyTorch 2.11.0 for Triton's driver) by "
         f"`{doc['script']}`: two runs of each command, in fresh processes:", "",
         *[f"    {command}" for command in doc["commands"]], "",

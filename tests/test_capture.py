@@ -167,7 +167,7 @@ def test_kept_configurations_are_read_from_a_bench_record(tmp_path):
     path.write_text(json.dumps({"results": records}))
     assert kept_configurations(path) == {("hgemm", "h8", "1024x1024x1024"): "128x256x64 w8 s3"}
     path.write_text("[1, 2]")
-    with pytest.raises(UsageError, match="cannot read the kept configurations of .*bench-nsys.json"):
+    with pytest.raises(UsageError, match=r"cannot read the kept configurations of .*bench-nsys\.json"):
         kept_configurations(path)
 
 
