@@ -8,7 +8,8 @@
 #   3. the example captures (nsys + ncu) of the Triton stages beside the stages they compare with.
 #   PART=all (default) runs 1-3; PART=captures runs 3 and the GPU tests of the Triton stages;
 #   PART=tma runs benchmarks/gpu/experiments/triton_hgemm_tma.py (h8 against TMA variants);
-#   PART=sgemv-shapes benches s6, s8 and cuBLAS twice at the README table's SGEMV shapes.
+#   PART=sgemv-shapes benches s6, s8 and cuBLAS twice at the README table's SGEMV shapes;
+#   PART=counters runs benchmarks/gpu/experiments/tensor_precision_counters.py under ncu (BF16, FP8, INT8).
 # Run from the repository root on the GPU machine with .devkit carried; results in $OUT.
 set -uo pipefail
 source .devkit/setup.sh
@@ -21,6 +22,14 @@ PART=${PART:-all}
 if [ "$PART" = tma ]; then
   timeout 500 python3 benchmarks/gpu/experiments/triton_hgemm_tma.py "$R/tma.json" > "$R/tma.txt" 2>&1
   echo "exit $?" >> "$R/tma.txt"; cat "$R/tma.txt"; tar czf "$OUT/run.tgz" -C /tmp run; exit 0
+fi
+if [ "$PART" = counters ]; then
+  M=sm__ops_path_tensor_src_bf16_dst_fp32.sum,sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32.sum,sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32.sum
+  M=$M,sm__ops_path_tensor_src_fp8.sum,sm__ops_path_tensor_src_int8.sum,sm__ops_path_tensor_op_igmma_src_int8.sum,sm__ops_path_tensor_op_imma_src_int8.sum
+  M=$M,sm__ops_path_tensor_src_fp16.sum,sm__ops_path_tensor_src_tf32_dst_fp32.sum,sm__inst_executed_pipe_tensor_op_gmma.sum,gpu__time_duration.sum
+  timeout 300 ncu --nvtx --nvtx-include "probe-bf16/" --nvtx-include "probe-fp8/" --nvtx-include "probe-int8/" --metrics "$M" --csv \
+    python3 benchmarks/gpu/experiments/tensor_precision_counters.py > "$R/counters.csv" 2> "$R/counters.log"
+  echo "exit $?" >> "$R/counters.log"; cat "$R/counters.csv" "$R/counters.log" | tail -60; tar czf "$OUT/run.tgz" -C /tmp run; exit 0
 fi
 if [ "$PART" = sgemv-shapes ]; then
   for run in 1 2; do
