@@ -109,6 +109,12 @@ NOTES = """
   stays just under the 90% target (88-89%); the order and length of timing is issue 33's question.
 - **s8 at 256 x 2^20** reaches 52% of cuBLAS (2.21 TB/s) against 110% at 32768^2: it does not split K, so
   256 rows make 256 programs, about two per SM, too few loads in flight; s6 splits K there (103%).
+- **BF16, FP8 and INT8 tensor counters** (`h200-triton/tensor-counters.json`, ncu on a 1024^3 product of
+  each through PyTorch): a bf16 `torch.mm` (cuBLAS `nvjet_sm90_tst`, wgmma) read 2,147,483,648 =
+  2*1024^3 by `sm__ops_path_tensor_src_bf16_dst_fp32`; an e4m3 `torch._scaled_mm` (`nvjet_sm90_qqtst`)
+  the same by `sm__ops_path_tensor_src_fp8`; a `torch._int_mm` (CUTLASS IMMA) the same by
+  `sm__ops_path_tensor_src_int8`. All three joined nsprof's default metrics; each counts against its
+  own roof (FP8 and INT8: 1,979 dense TFLOP/s and TOPS on the H200's datasheet).
 - At 1024^3 every Triton stage is host-bound: Triton's Python launch takes 30-40 us (analyze's stage table,
   `profiles/examples/h200-*-triton-*`), longer than the kernel.
 """

@@ -109,7 +109,15 @@ METRICS: tuple[Metric, ...] = (
     Metric("sm__ops_path_tensor_src_fp16.sum", "tensor_fp16_flops", "flop", SUM, "tensor FLOPs (fp16 in)", ",.0f", _MATH,
            note="HMMA and HGMMA alike: cuBLAS HGEMM 1024^3 read exactly 2*1024^3 on the H200"),
     Metric("sm__ops_path_tensor_src_bf16_dst_fp32.sum", "tensor_bf16_flops", "flop", SUM,
-           "tensor FLOPs (bf16 in, fp32 acc)", ",.0f"),
+           "tensor FLOPs (bf16 in, fp32 acc)", ",.0f", _MATH,
+           note="a bf16 torch.mm 1024^3 (cuBLAS, wgmma) read exactly 2*1024^3 on the H200 "
+                "(benchmarks/h200-triton/tensor-counters.json)"),
+    Metric("sm__ops_path_tensor_src_fp8.sum", "tensor_fp8_flops", "flop", SUM, "tensor FLOPs (fp8 in)", ",.0f", _MATH,
+           note="an e4m3 torch._scaled_mm 1024^3 (cuBLASLt, wgmma) read exactly 2*1024^3 on the H200 "
+                "(benchmarks/h200-triton/tensor-counters.json)"),
+    Metric("sm__ops_path_tensor_src_int8.sum", "tensor_int8_ops", "op", SUM, "tensor ops (int8 in)", ",.0f", _MATH,
+           note="a torch._int_mm 1024^3 (CUTLASS, IMMA) read exactly 2*1024^3 on the H200 "
+                "(benchmarks/h200-triton/tensor-counters.json)"),
     # every tensor path with a TF32 source first (mma.sync's HMMA and wgmma's HGMMA, as src_fp16 counts
     # both); the HMMA-only counter, which captures before issue 22 collected, serves when it is all there is
     Metric("sm__ops_path_tensor_src_tf32_dst_fp32.sum", "tensor_tf32_flops", "flop", SUM,

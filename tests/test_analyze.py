@@ -167,6 +167,26 @@ def test_percent_of_peak():
     assert row["tensor_pct_of_peak"] == pytest.approx(100 * (494.7 / 2 / 989.4 + 494.7 / 4 / 494.7))
 
 
+def test_fp8_bf16_and_int8_tensor_work_each_count_against_their_own_roof():
+    """The counters a bf16, an fp8 and an int8 product of 1024^3 read on the H200 (2 * 1024^3 each, by
+    sm__ops_path_tensor_src_bf16_dst_fp32, _src_fp8 and _src_int8: benchmarks/h200-triton.md's probe)."""
+    h200 = datasheet_ceiling("NVIDIA H200")
+    work = 2 * 1024**3
+    no_fp32 = {FADD: 0.0, FMUL: 0.0, FFMA: 0.0}
+    kernels = kernel_metrics(ncu_table([
+        {"gpu__time_duration.sum": 8832.0, "sm__ops_path_tensor_src_bf16_dst_fp32.sum": float(work), **no_fp32},
+        {"gpu__time_duration.sum": 8128.0, "sm__ops_path_tensor_src_fp8.sum": float(work), **no_fp32},
+        {"gpu__time_duration.sum": 53632.0, "sm__ops_path_tensor_src_int8.sum": float(work), **no_fp32}]))
+    rows = percent_of_peak(kernels, h200)
+    assert rows["tensor_flops"].tolist() == [work] * 3
+    assert rows["gflops_per_s"].tolist() == pytest.approx([work / 8832, work / 8128, work / 53632])
+    roofs = [h200.fp16_tensor_tflop_per_s, h200.fp8_tensor_tflop_per_s, h200.int8_tensor_tops]
+    assert roofs == [989.4, 1978.9, 1978.9]  # BF16 at FP16's rate; FP8 and INT8 twice it (dense)
+    expected = [100 * work / 1e12 / roof / (ns * 1e-9) for roof, ns in zip(roofs, (8832, 8128, 53632))]
+    assert rows["tensor_pct_of_peak"].tolist() == pytest.approx(expected)
+    assert datasheet_ceiling("NVIDIA A100-SXM4-80GB").fp8_tensor_tflop_per_s is None  # no FP8 on Ampere
+
+
 # --- stages -----------------------------------------------------------------------------------------
 
 def test_parse_stage_range():

@@ -28,7 +28,10 @@ TIME = ["gpu__time_duration.sum"]
 MEMORY = ["dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum", "l1tex__t_bytes.sum"]
 FP32 = [f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum" for op in ("fadd", "fmul", "ffma")]
 FP16 = [f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum" for op in ("hadd", "hmul", "hfma")]
-TENSOR = ["sm__ops_path_tensor_src_fp16.sum", "sm__ops_path_tensor_src_tf32_dst_fp32.sum"]  # since issue 22: every TF32 path
+TENSOR = ["sm__ops_path_tensor_src_fp16.sum",
+          # since issue 29: BF16, FP8 and INT8 sources, each read 2MNK on the H200
+          "sm__ops_path_tensor_src_bf16_dst_fp32.sum", "sm__ops_path_tensor_src_fp8.sum", "sm__ops_path_tensor_src_int8.sum",
+          "sm__ops_path_tensor_src_tf32_dst_fp32.sum"]  # since issue 22: every TF32 path
 SMEM = [f"{counter}_{op}.sum" for counter in ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op",
                                               "l1tex__data_pipe_lsu_wavefronts_mem_shared_op",
                                               "smsp__sass_inst_executed_op_shared") for op in ("ld", "st")] + [

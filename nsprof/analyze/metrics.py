@@ -12,8 +12,10 @@ Output columns (units in the names):
 - `fp16_flops`: FP16 on CUDA cores (not tensor cores), hadd, hmul and hfma thread instructions
   weighted by HALF_FLOPS_PER_INST (hadd + hmul + 2 x hfma, FP32's rule: a lower bound for packed half2 code); NaN when the
   capture lacks the counters (they joined nsprof's default preset after the committed captures)
-- `tensor_16bit_flops` (FP16 + BF16 sources), `tensor_tf32_flops`: tensor-core math ops; ncu
-  counts each multiply-add as 2 ops, so these are FLOPs. `tensor_flops` is their sum.
+- `tensor_16bit_flops` (FP16 + BF16 sources), `tensor_tf32_flops`, `tensor_fp8_flops` and
+  `tensor_int8_ops` (integer ops, counted with the FLOPs: a rate of "FLOP/s" includes them):
+  tensor-core math ops; ncu counts each multiply-add as 2 ops, so these are FLOPs. `tensor_flops`
+  is their sum; each precision has its own roof (nsprof.ceilings.percent, nsprof.analyze.roofline).
   `tensor_tf32_flops` is NaN where only the HMMA-only counter was collected and it read 0: it cannot
   see wgmma's TF32 math (Metric.partial), so that 0 is no measurement
 - `gflops_per_s`: all counted FLOPs (all_measured_flops: flops + fp16_flops + tensor_flops) /
@@ -52,9 +54,12 @@ def half_flops_rule() -> str:
     return " + ".join(op if flops == 1 else f"{flops} {op}" for op, flops in HALF_FLOPS_PER_INST.items())
 
 
+# Tensor-core work by source precision, each against its own roof; tensor_flops is their sum.
+TENSOR_COLUMNS = ("tensor_16bit_flops", "tensor_tf32_flops", "tensor_fp8_flops", "tensor_int8_ops")
 # Columns that add up over kernels; the ratios are recomputed from these totals.
 TOTALS = (
-    "duration_ns", "flops", "fp16_flops", "tensor_16bit_flops", "tensor_tf32_flops", "tensor_flops",
+    "duration_ns", "flops", "fp16_flops", "tensor_16bit_flops", "tensor_tf32_flops", "tensor_fp8_flops",
+    "tensor_int8_ops", "tensor_flops",
     "dram_bytes", "l2_bytes", *SMEM_COUNTS,
 )
 
@@ -72,7 +77,9 @@ def kernel_metrics(kernels: pd.DataFrame) -> pd.DataFrame:
     out["fp16_flops"] = sum(per_inst * raw(f"{op}_thread_instructions") for op, per_inst in HALF_FLOPS_PER_INST.items())
     out["tensor_16bit_flops"] = sum_measured(raw("tensor_fp16_flops"), raw("tensor_bf16_flops"))
     out["tensor_tf32_flops"] = raw("tensor_tf32_flops")
-    out["tensor_flops"] = sum_measured(out["tensor_16bit_flops"], out["tensor_tf32_flops"])
+    out["tensor_fp8_flops"] = raw("tensor_fp8_flops")
+    out["tensor_int8_ops"] = raw("tensor_int8_ops")
+    out["tensor_flops"] = sum_measured(*(out[column] for column in TENSOR_COLUMNS))
     out["dram_bytes"] = raw("dram_read_bytes") + raw("dram_write_bytes")
     for column in ("l2_bytes", *SMEM_COUNTS):
         out[column] = raw(column)

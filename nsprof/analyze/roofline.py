@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from nsprof.analyze.metrics import all_measured_flops, ratio, sum_measured
+from nsprof.analyze.metrics import TENSOR_COLUMNS, all_measured_flops, ratio, sum_measured
 from nsprof.ceilings.peaks import Ceiling
 
 
@@ -69,6 +69,8 @@ UNITS = (
     Unit("half", "FP16 CUDA cores", "fp16_flops", None),
     Unit("tf32", "TF32 tensor", "tensor_tf32_flops", "tf32_tensor_tflop_per_s"),
     Unit("fp16", "FP16 tensor", "tensor_16bit_flops", "fp16_tensor_tflop_per_s"),
+    Unit("fp8", "FP8 tensor", "tensor_fp8_flops", "fp8_tensor_tflop_per_s"),
+    Unit("int8", "INT8 tensor", "tensor_int8_ops", "int8_tensor_tops"),
 )
 CARRIED = ("key", "profile", "op", "stage", "size")  # `key` tells apart work whose labels look alike
 POINT_COLUMNS = ("label", "kernel", *CARRIED, "level", "intensity_flop_per_byte", "flops_source", "gflops_per_s", "duration_ns",
@@ -225,7 +227,7 @@ def _counted_flops(work: pd.DataFrame) -> pd.Series:
     tensor FLOPs; NaN where FP32 FLOPs were not counted."""
     if "work_flops" in work:
         return _column(work, "work_flops")
-    tensor = sum_measured(_column(work, "tensor_tf32_flops"), _column(work, "tensor_16bit_flops"))
+    tensor = sum_measured(*(_column(work, column) for column in TENSOR_COLUMNS))
     return all_measured_flops(_column(work, "flops"), _column(work, "fp16_flops"), tensor)
 
 

@@ -30,7 +30,9 @@ def percent_of_peak(metrics: pd.DataFrame, ceiling: Ceiling) -> pd.DataFrame:
     duration_s = out["duration_ns"] * 1e-9
     out["fp32_pct_of_peak"] = 100 * ratio(_seconds_at_peak(out["flops"], ceiling.fp32_tflop_per_s), duration_s)
     tensor = ((out["tensor_16bit_flops"], ceiling.fp16_tensor_tflop_per_s),
-              (out["tensor_tf32_flops"], ceiling.tf32_tensor_tflop_per_s))
+              (out["tensor_tf32_flops"], ceiling.tf32_tensor_tflop_per_s),
+              (_column(out, "tensor_fp8_flops"), ceiling.fp8_tensor_tflop_per_s),
+              (_column(out, "tensor_int8_ops"), ceiling.int8_tensor_tops))
     known = [_seconds_at_peak(flops, peak) for flops, peak in tensor if peak is not None]
     tensor_s_at_peak = sum_measured(*known) if known else pd.Series(math.nan, index=out.index)
     for flops, peak in tensor:
@@ -46,3 +48,8 @@ def _seconds_at_peak(amount: pd.Series, peak_tera_per_s: float | None) -> pd.Ser
     if peak_tera_per_s is None:
         return pd.Series(math.nan, index=amount.index, dtype=float)
     return amount / (peak_tera_per_s * 1e12)
+
+
+def _column(frame: pd.DataFrame, name: str) -> pd.Series:
+    """A column, or NaN throughout where an older table lacks it (not measured)."""
+    return frame[name] if name in frame else pd.Series(math.nan, index=frame.index)
