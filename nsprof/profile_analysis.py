@@ -25,4 +25,4 @@ def analyzed_profile(path: Path, ceilings: Path | None = None, attribution: str 
 
     profile = load_profile(Path(path), ANALYSIS_COLUMNS)  # only the nsys columns the analysis reads
     ceiling = resolve_ceiling(gpu_name(profile.nsys, profile.ncu, profile.manifest), ceilings, [profile.manifest])
-    return profile, analyze_profile(profile.nsys, profile.ncu, profile.manifest, ceiling, attribution)
+    return profile, analyze_profile(profile.nsys, profile.ncu, profile.manifest, ceiling, attribution, profile.triton)

@@ -21,6 +21,7 @@ from nsprof.analyze.nvtx_attribution import (
     unattributed_work,
 )
 from nsprof.analyze.summaries import kernel_family_summary, kernel_summary, memcpy_summary
+from nsprof.analyze.triton_kernels import triton_kernels
 from nsprof.ceilings.peaks import Ceiling, datasheet_ceiling
 from nsprof.parse.ncu_csv import NcuReport
 from nsprof.parse.nsys_sqlite import NsysExport
@@ -30,7 +31,7 @@ from nsprof.parse.nsys_sqlite import NsysExport
 ANALYSIS_COLUMNS = {
     "kernels": ("start_ns", "end_ns", "duration_ns", "device_id", "stream_id", "correlation_id", "global_pid", "kernel",
                 "mangled_name",
-                "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"),
+                "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "dynamic_smem_bytes"),
     "runtime": ("start_ns", "correlation_id", "global_tid"),
 }
 
@@ -55,17 +56,20 @@ class ProfileAnalysis:
     harness: dict | None = None  # nsys: harness work, nsprof's own and programs' (harness_summary); None without nsys
     range_families: pd.DataFrame | None = None  # nsys: nvtx_attribution.summarize_range_families; None without nsys
     kernel_families: pd.DataFrame | None = None  # nsys: summaries.kernel_family_summary; None without families
+    triton_kernels: pd.DataFrame | None = None  # nsys + the capture's Triton cache: nsprof.analyze.triton_kernels
 
 
 def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict | None = None,
-                    ceiling: Ceiling | None = None, attribution: str = THREAD) -> ProfileAnalysis:
+                    ceiling: Ceiling | None = None, attribution: str = THREAD,
+                    triton: pd.DataFrame | None = None) -> ProfileAnalysis:
     """Attribute nsys GPU work to NVTX ranges (by `attribution`: THREAD or PROCESS), derive ncu
     kernel metrics, and each stage's figures as every report shows them (nsprof.analyze.ladder).
 
     Several ncu files may hold the same launches (the raw and details pages of one run): a launch
     is kept once, from a report or raw page if there is one (they carry every metric). `ceiling` is the
     GPU's as the commands resolve it (nsprof.ceilings.resolve.resolve_ceiling: measured values laid
-    over the datasheet); without one, the datasheet's peaks for the GPU the profile names.
+    over the datasheet); without one, the datasheet's peaks for the GPU the profile names. `triton`:
+    the kernels the program's Triton compiled (nsprof.parse.triton_cache), where the capture kept them.
     """
     gpu = gpu_name(nsys, ncu, manifest)
     ceiling = ceiling if ceiling is not None else datasheet_ceiling(gpu)
@@ -90,5 +94,6 @@ def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict
     return ProfileAnalysis(ranges, kernels, stages, gpu, ceiling, *summaries, rules, missing,
                            gpu_utilization(nsys) if nsys else None, attribution, launches,
                            None if kernels is None else kernel_groups(kernels), hot, harness, families,
-                           kernel_family_summary(nsys) if nsys else None)
+                           kernel_family_summary(nsys) if nsys else None,
+                           triton_kernels(nsys, triton) if nsys and triton is not None else None)
 

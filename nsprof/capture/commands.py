@@ -33,14 +33,17 @@ class Command:
     log: Path  # where the child's output (stderr only, when stdout is redirected) is streamed
     outputs: tuple[Path, ...]  # files the step must leave behind
     stdout: Path | None = None  # the step's stdout goes to this file instead of the log
+    env: tuple[tuple[str, str], ...] = ()  # variables set for the step beside nsprof's own environment
 
     @property
     def shell(self) -> str:
         line = shlex.join(self.argv)
+        if self.env:
+            line = " ".join(f"{name}={shlex.quote(value)}" for name, value in self.env) + " " + line
         return f"{line} > {shlex.quote(str(self.stdout))}" if self.stdout else line
 
     def to_json(self) -> dict:
-        return {"tool": self.tool, "step": self.step, "argv": list(self.argv), "shell": self.shell,
+        return {"tool": self.tool, "step": self.step, "argv": list(self.argv), "shell": self.shell, "env": dict(self.env),
                 "log": self.log.name, "stdout": self.stdout.name if self.stdout else None,
                 "outputs": [p.name for p in self.outputs]}
 

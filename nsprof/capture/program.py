@@ -36,6 +36,7 @@ DEFAULT_LAUNCH_COUNT = 50  # ncu replays each launch dozens of times: a training
 DEFAULT_TOP = 100  # the guided capture's hot kernels, at most (nsprof.analyze.hot_kernels.DEFAULT_TOP)
 STEADY_SKIP = 2  # launches of each configuration passed over before the one ncu profiles (start-up, caches)
 NODE_TRACE = ("--cuda-graph-trace=node",)  # kernels inside CUDA graphs seen by name
+TRITON_CACHE = "triton-cache"  # the nsys run's Triton cache, inside the profile (triton_cache)
 
 
 @dataclass(frozen=True)
@@ -142,7 +143,7 @@ def program_commands(request: ProgramRequest, tool_paths: dict[str, str], direct
         argv = [tool_paths["nsys"], "profile", "-t", "cuda,nvtx", *request.nsys_options, "--export=sqlite", "-o", str(report),
                 "--force-overwrite=false", *request.argv]
         commands.append(Command("nsys", "profile", tuple(argv), directory / "nsys.log",
-                                (report.with_suffix(".nsys-rep"), report.with_suffix(".sqlite"))))
+                                (report.with_suffix(".nsys-rep"), report.with_suffix(".sqlite")), env=triton_cache(directory)))
     if "ncu" in request.tools:
         filters = [arg for name in request.ranges for arg in ("--nvtx-include", nvtx_filter(name))]
         if request.kernel:
@@ -150,6 +151,14 @@ def program_commands(request: ProgramRequest, tool_paths: dict[str, str], direct
         commands += _ncu_commands(request, tool_paths["ncu"], directory,
                                   [*filters, "--launch-count", str(request.launch_count)])
     return commands
+
+
+def triton_cache(directory: Path) -> tuple[tuple[str, str], ...]:
+    """Where the program's Triton compiles to during the nsys run: the profile's own TRITON_CACHE_DIR
+    (TRITON_CACHE), so that the metadata Triton keeps of every kernel it compiled (warps, stages,
+    shared memory, its source) travels with the capture (nsprof.parse.triton_cache); a fresh cache
+    also means every kernel the program uses is compiled, and seen, in this run."""
+    return (("TRITON_CACHE_DIR", str(directory / TRITON_CACHE)),)
 
 
 def _ncu_commands(request: ProgramRequest, ncu: str, directory: Path, filters: list[str]) -> list[Command]:

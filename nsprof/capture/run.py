@@ -36,7 +36,7 @@ def run_command(command: Command, output: ToolOutput, on_output: Callable[[], No
         log.flush()
         try:
             proc = subprocess.Popen(
-                list(command.argv), stdin=subprocess.DEVNULL,
+                list(command.argv), stdin=subprocess.DEVNULL, env={**os.environ, **dict(command.env)} if command.env else None,
                 stdout=stdout_file or subprocess.PIPE,
                 stderr=subprocess.PIPE if stdout_file else subprocess.STDOUT,
                 start_new_session=True,

@@ -17,16 +17,20 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
+
 from nsprof.errors import ParseError
 from nsprof.parse.documents import read_manifest, read_pipeline_results, read_tuning
 from nsprof.parse.ncu_csv import NcuReport, is_ncu_csv, load_ncu_csv
 from nsprof.parse.ncu_rep import load_ncu_rep, reader_available
 from nsprof.parse.nsys_rep import sqlite_beside, sqlite_for
 from nsprof.parse.nsys_sqlite import NsysExport, load_nsys
+from nsprof.parse.triton_cache import load_triton_cache
 from nsprof.paths import missing_reason
 
 PIPELINE_RESULTS = "pipeline.json"
 BENCH_RESULTS = "bench-nsys.json"  # the nsys pass's bench record (nsprof.capture.commands.bench_results_file)
+TRITON_CACHE = "triton-cache"  # the program's Triton cache during the nsys run (nsprof.capture.program.TRITON_CACHE)
 MANIFEST = "manifest.json"  # nsprof.capture.manifest, which writes it, names it too (capture does not import parse)
 
 
@@ -39,6 +43,7 @@ class Profile:
     ncu: list[NcuReport]
     pipeline: dict | None = None  # pipeline.json: what `nsprof pipeline` measured, where it made this capture
     tuning: dict | None = None  # bench-nsys.json's Triton stages: (stage, size) -> their tuning (documents.read_tuning)
+    triton: pd.DataFrame | None = None  # triton-cache/: the kernels the program's Triton compiled (triton_cache)
 
 
 def load_profile(path: str | Path, nsys_columns: Mapping[str, Iterable[str]] | None = None) -> Profile:
@@ -132,4 +137,5 @@ def _directory(path: Path, nsys_columns: Mapping[str, Iterable[str]] | None = No
                          "Capture with `nsprof profile`, or put nsys or ncu output in it")
     return Profile(path, True, read_manifest(path / MANIFEST), [load_nsys_file(file, nsys_columns) for file in exports],
                    [load_ncu_file(file) for file in tables], read_pipeline_results(path / PIPELINE_RESULTS),
-                   read_tuning(path / BENCH_RESULTS))
+                   read_tuning(path / BENCH_RESULTS),
+                   load_triton_cache(path / TRITON_CACHE) if (path / TRITON_CACHE).is_dir() else None)

@@ -50,6 +50,8 @@ def analysis_blocks(analysis: ProfileAnalysis, is_directory: bool, width: int, l
         blocks.append(_stages_table(analysis, width))
     if analysis.hot_kernels is not None and len(analysis.hot_kernels):
         blocks.append(hot_kernels_table(analysis.hot_kernels, width, analysis.harness))
+    if analysis.triton_kernels is not None and len(analysis.triton_kernels):
+        blocks.append(_triton_table(analysis.triton_kernels, width))
     if analysis.kernel_summary is not None:
         summary = analysis.kernel_families if analysis.kernel_families is not None else analysis.kernel_summary
         blocks += [_kernel_summary_table(summary, width), _memcpy_summary_table(analysis.memcpy_summary),
@@ -75,6 +77,8 @@ def _document(analysis: ProfileAnalysis, is_directory: bool) -> dict:
     if analysis.hot_kernels is not None:
         doc["hot_kernels"] = _records(analysis.hot_kernels)
         doc["harness"] = analysis.harness
+    if analysis.triton_kernels is not None:
+        doc["triton_kernels"] = _records(analysis.triton_kernels)
     if analysis.kernel_summary is not None:
         doc["kernel_summary"] = _records(analysis.kernel_summary)
         if analysis.kernel_families is not None:
@@ -217,6 +221,35 @@ def _kernel_summary_table(summary: pd.DataFrame, width: int) -> Table:
 
     shown, rows = fit_named(columns, rows_for, SUMMARY_NAME_WIDTHS, width, ("avg_ns",))
     return Table("Kernels by total time (nsys)", tuple(shown), rows, caption + left_out(columns, shown))
+
+
+TRITON_ROWS = 12  # the Triton kernels with the most time; --json has every one
+
+
+def _triton_table(kernels: pd.DataFrame, width: int) -> Table:
+    """One row per Triton kernel, launch configuration and shared memory, with what Triton compiled
+    (nsprof.analyze.triton_kernels): the configurations of one @triton.jit function told apart."""
+    from nsprof.render.hot_kernels_table import short_size
+
+    records = [{**row, "grid": short_size(row["grid"]), "block": short_size(row["block"]),
+                "shared_kb": row["shared_bytes"] / 1024} for row in kernels.head(TRITON_ROWS).to_dict("records")]
+    columns = [("kernel", "kernel", ""), ("grid", "grid", ""), ("block", "block", ""), ("warps", "num_warps", ""),
+               ("stages", "num_stages", ""), ("shared\nKB", "shared_kb", ",.0f"), ("launches", "launches", ",d"),
+               ("total us", "total_ns", _us(",.1f")), ("% time", "pct", ".1f"), ("source", "source", "")]
+    names = [record["kernel"] for record in records]
+
+    def rows_for(name_width: int) -> list[dict]:
+        return [{**record, "kernel": name} for record, name in zip(records, telling_names(names, name_width))]
+
+    shown, rows = fit_named(columns, rows_for, SUMMARY_NAME_WIDTHS, width, ("source", "launches", "stages"))
+    ambiguous = int((kernels["compiled"] != 1).sum())
+    caption = ("Triton's metadata of each kernel it compiled in this run (the profile's triton-cache/), matched "
+               "by name, block (warps x 32 threads) and dynamic shared memory; every launch, autotuning trials "
+               "included (the hot-kernel table leaves those out)"
+               + (f"; {ambiguous} {'row matches' if ambiguous == 1 else 'rows match'} no compiled kernel, or "
+                  "several (no warps or stages shown)" if ambiguous else "")
+               + (f"; {len(kernels) - TRITON_ROWS} more in --json (triton_kernels)" if len(kernels) > TRITON_ROWS else ""))
+    return Table("Triton kernels (nsys + Triton's cache)", tuple(shown), rows, caption + left_out(columns, shown))
 
 
 def _memcpy_summary_table(summary: pd.DataFrame) -> Table:

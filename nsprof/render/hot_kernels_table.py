@@ -34,7 +34,7 @@ def _speedup(row: dict) -> str | None:
     return f"{row['speedup_pct']:.0f} {str(row['speedup_type'])[:1]}"
 
 
-def _grid(config) -> str | None:
+def short_size(config) -> str | None:
     """'(1024, 1, 1)' -> '1024', '(8, 12, 1)' -> '8x12': the grid, short."""
     if not isinstance(config, str):
         return None
@@ -81,7 +81,7 @@ def hot_kernels_table(hot: pd.DataFrame, width: int, harness: dict | None = None
     shown = hot.head(HOT_ROWS)
 
     def rows_for(label_width: int) -> list[dict]:
-        return [{**row, "label": label, "grid_short": _grid(row["grid"]), "rate": _rate(row), "speedup": _speedup(row)}
+        return [{**row, "label": label, "grid_short": short_size(row["grid"]), "rate": _rate(row), "speedup": _speedup(row)}
                 for row, label in zip(shown.to_dict("records"), telling_names(shown["kernel"], label_width))]
 
     profiled = bool((hot["ncu_launches"] > 0).any())
