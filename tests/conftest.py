@@ -65,6 +65,8 @@ def real_program(tmp_path_factory):
                 if source.name.endswith(".xz"):
                     with lzma.open(source) as packed, open(target / source.name[:-3], "wb") as out:
                         shutil.copyfileobj(packed, out)
+                elif source.is_dir():  # the program's Triton cache
+                    shutil.copytree(source, target / source.name)
                 else:
                     shutil.copyfile(source, target / source.name)
             made[name] = target

@@ -88,6 +88,9 @@ def test_command_lines_collect_the_default_preset_and_the_sol_sections(tmp_path)
                               *[a for s in NCU_SECTIONS for a in ("--section", s)],
                               "--metrics", ",".join(PRESETS["default"]), "-o", str(tmp_path / "ncu"),
                               "python3", "train.py", "--epochs", "1"]
+    # the program's Triton compiles into the profile during the nsys run, so its metadata travels with it
+    assert nsys.env == (("TRITON_CACHE_DIR", str(tmp_path / "triton-cache")),) and not ncu.env
+    assert nsys.shell.startswith(f"TRITON_CACHE_DIR={tmp_path}/triton-cache nsys profile")
     assert raw.shell.endswith(f"--page raw --print-units base > {tmp_path}/ncu-raw.csv")
     assert details.shell.endswith(f"--page details > {tmp_path}/ncu-details.csv")
     assert build_program_request(["./a.out"]).launch_count == DEFAULT_LAUNCH_COUNT

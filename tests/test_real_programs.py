@@ -152,3 +152,23 @@ def test_without_ncu_the_hot_table_has_no_ncu_columns(real_program):
     header = " ".join(text.splitlines()[title:title + 6])
     assert "(nsys only)" in header and "launches" in header and "top rule" not in header and "saving" not in header
     assert "ranked by total time (no ncu data" in " ".join(text.split())
+
+
+def test_triton_kernels_are_told_apart_by_what_triton_compiled(real_program):
+    """Each launch configuration of `matmul_kernel` matches exactly one kernel of the capture's Triton
+    cache by block (warps x 32) and dynamic shared memory: configurations with the same grid and block
+    (64 x 128 threads, one with 80 KB of shared memory, one with 64 KB: 3 and 4 stages of different
+    tiles) are two rows, each with its warps and stages, and the source names the @triton.jit function."""
+    directory = real_program("triton")
+    doc = json.loads(run("analyze", str(directory), "--json").stdout)
+    rows = doc["triton_kernels"]
+    assert rows and all(row["compiled"] == 1 for row in rows)
+    assert {row["source"] for row in rows} == {"triton_matmul_bench.py:31"}  # `def matmul_kernel(` in the program
+    assert all(row["num_warps"] * 32 == int(row["block"].strip("()").split(",")[0]) for row in rows)
+    alike = [row for row in rows if (row["grid"], row["block"]) == ("(64, 1, 1)", "(128, 1, 1)")]
+    assert sorted(row["shared_bytes"] for row in alike) == [65536, 81920]
+    export = load_nsys(directory / "nsys.sqlite")
+    matmul = export.kernels[export.kernels["kernel"].astype(str) == "matmul_kernel"]
+    assert sum(row["launches"] for row in rows) == len(matmul)
+    text = " ".join(run("analyze", str(directory), columns=80).stdout.split())
+    assert "Triton kernels (nsys + Triton's cache)" in text and "matched by name, block" in text
