@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from nsprof.analyze.harness import NSPROF_TUNING, is_tuning_range, launched_inside
@@ -64,3 +65,15 @@ def test_explain_triton_puts_each_triton_stage_beside_its_hand_written_one():
     assert f"s8 at 4096x4096: kept {kept} of 6 tried" in text
     hgemm = " ".join(run("explain", "triton").stdout.split())
     assert "h8 at 1024x1024x1024" in hgemm and "HGMMA (wgmma)" in hgemm and "h200-hgemm-triton-1024" in hgemm
+
+
+def test_diff_compares_a_triton_stage_with_the_hand_written_one():
+    """h6 -> h8 in one capture: the Triton stage is a stage like any other to `diff --stages`."""
+    result = run("diff", str(HGEMM), "--stages", "h6,h8", "--json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    (row,) = doc["stages"]
+    stages = {s["stage"]: s for s in json.loads(run("analyze", str(HGEMM), "--json").stdout)["stages"]}
+    assert row["a_median_ns"] < row["b_median_ns"] and row["status"] == "slower"  # h8 is 14% slower at 1024^3
+    assert row["b_median_ns"] / row["a_median_ns"] == pytest.approx(
+        stages["h8"]["time_per_launch_ns"] / stages["h6"]["time_per_launch_ns"], rel=0.05)
