@@ -131,15 +131,23 @@ def launcher(problem, config, precision: str):
         a, b, c = (TritonPointer(array) for array in (problem.A, bt if k_major else problem.B, problem.C))
         return matmul_kernel[grid](a, b, c, m, n, k, *b_strides, **options)
 
+    descriptors = {}  # per set of arrays (the problem draws new ones between verifications): built once
+
     def launch_tma():
         if k_major:
             transpose()
-        bm, bn, bk = (config.meta[name] for name in ("BLOCK_M", "BLOCK_N", "BLOCK_K"))
-        a = TensorDescriptor(TritonPointer(problem.A), [m, k], [k, 1], [bm, bk])
-        b = TensorDescriptor(TritonPointer(bt), [n, k], [k, 1], [bn, bk]) if k_major else \
-            TensorDescriptor(TritonPointer(problem.B), [k, n], [n, 1], [bk, bn])
-        c = TensorDescriptor(TritonPointer(problem.C), [m, n], [n, 1], [bm, bn])
-        return matmul_kernel_tma[(min(sms, grid[0]),)](a, b, c, m, n, k, B_K_MAJOR=k_major, NUM_SMS=sms, **options)
+        b_array = bt if k_major else problem.B
+        key = (problem.A.data.ptr, b_array.data.ptr, problem.C.data.ptr)
+        if key not in descriptors:
+            bm, bn, bk = (config.meta[name] for name in ("BLOCK_M", "BLOCK_N", "BLOCK_K"))
+            descriptors.clear()
+            descriptors[key] = (
+                TensorDescriptor(TritonPointer(problem.A), [m, k], [k, 1], [bm, bk]),
+                TensorDescriptor(TritonPointer(b_array), [n, k], [k, 1], [bn, bk]) if k_major else
+                TensorDescriptor(TritonPointer(b_array), [k, n], [n, 1], [bk, bn]),
+                TensorDescriptor(TritonPointer(problem.C), [m, n], [n, 1], [bm, bn]))
+        return matmul_kernel_tma[(min(sms, grid[0]),)](*descriptors[key], m, n, k, B_K_MAJOR=k_major, NUM_SMS=sms,
+                                                       **options)
 
     if config.entry == "matmul_kernel_tma":
         if any(extent * problem.A.dtype.itemsize % 16 for extent in (k, n)):
