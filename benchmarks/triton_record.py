@@ -104,9 +104,11 @@ NOTES = """
   `benchmarks/gpu/experiments/triton_hgemm_tma.py` measured them on this H200 (50 launches after 10, each
   configuration): at 4096^3, cuBLAS 0.1826 ms, h8's cp.async kernel 0.1909 ms (96%), TMA 0.1874 ms, persistent
   TMA 0.1845 ms (99%); at 8192^3, cuBLAS 1.6034 ms (7% spread; 1.7105 ms when timed again after), cp.async
-  1.7472 ms, persistent TMA 1.6593 ms. In `bench`'s longer timing (about 0.25 s of launches per stage, after
-  cuBLAS and h6) h8 runs 11-15% slower than in those short bursts while cuBLAS runs 2% slower: at 4096^3 h8
-  stays just under the 90% target (88-89%); the order and length of timing is issue 33's question.
+  1.7472 ms, persistent TMA 1.6593 ms.
+- **Host time per launch.** The first record with the TMA kernel (the same day) had h8 at 88-89% of cuBLAS
+  at 4096^3: it built its three tensor descriptors at every launch, and Triton encodes a TMA descriptor on
+  the host for each, so the launches did not keep the GPU fed. Built once per set of arrays (this record),
+  h8 runs 0.1995-0.2081 ms there (93-100%; cuBLAS itself spread 11-12% in those runs).
 - **s8 at 256 x 2^20** reaches 52% of cuBLAS (2.21 TB/s) against 110% at 32768^2: it does not split K, so
   256 rows make 256 programs, about two per SM, too few loads in flight; s6 splits K there (103%).
 - **BF16, FP8 and INT8 tensor counters** (`h200-triton/tensor-counters.json`, ncu on a 1024^3 product of
