@@ -4,6 +4,7 @@ line names these in its help before any library loads)."""
 import errno
 import os
 import re
+import stat
 from pathlib import Path
 
 PROFILES_DIR = Path("profiles")  # the default --from: where `nsprof profile` and `nsprof bench` write
@@ -45,3 +46,19 @@ def missing_reason(path: Path) -> str:
             return f"broken symlink (to {os.readlink(path)}, which does not exist)"
         return err.strerror.lower() if err.strerror else "no such file or directory"
     return "no such file or directory"
+
+
+def special_file_reason(path: Path) -> str | None:
+    """What `path` is when it exists but is neither a regular file nor a directory (reading a FIFO
+    waits for a writer forever, /dev/zero never ends), in words; None for files and directories."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None  # missing: missing_reason says why
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    kinds = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+    kind = next((words for test, words in kinds if test(mode)), "not a regular file")
+    return f"{kind}, not a regular file" if kind != "not a regular file" else kind
+

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from nsprof.errors import ParseError
 from nsprof.output import write_atomically
-from nsprof.paths import data_dir, gpu_slug, missing_reason
+from nsprof.paths import data_dir, gpu_slug, missing_reason, special_file_reason
 
 MEASURE_AGAIN = "Measure them again with `nsprof ceilings`"
 
@@ -39,7 +39,7 @@ def named_ceilings(location: Path, gpu_name: str | None) -> tuple[dict, Path] | 
     if location.is_file():
         return read_ceilings_file(location), location
     if not location.is_dir():
-        reason = missing_reason(location)
+        reason = special_file_reason(location) or missing_reason(location)
         raise ParseError(f"{location}: " + ("no such ceilings file or directory" if reason.startswith("no such") else reason),
                          "Measure them with `nsprof ceilings`, or leave --ceilings out")
     path = location / ceilings_file_name(gpu_name) if gpu_name else None

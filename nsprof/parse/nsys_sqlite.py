@@ -141,7 +141,11 @@ METADATA_TABLES = ("META_DATA_EXPORT", "EXPORT_META_DATA")  # newer name first
 # array, is several times faster, and a single scan feeds every aggregate the same rows in the same
 # order. Chunks bound the text held at once (a 10M-row table's whole text would be gigabytes).
 ROWIDS_SQL = "SELECT min(rowid), max(rowid) FROM {table}"
-COLUMN_SCAN_SQL = "SELECT count(*), {aggregates} FROM {table} WHERE rowid >= {first} AND rowid < {past}"
+COLUMN_SCAN_SQL = "SELECT count(*), {aggregates} FROM {table} WHERE rowid >= {first} AND rowid <= {last}"
+# Where rowids are sparse (a damaged or edited export: one rowid of 2^63 - 1), chunks of SCAN_CHUNK_ROWS
+# rows start at every SCAN_CHUNK_ROWS-th rowid, found in one pass, instead of one per range of rowids.
+CHUNK_STARTS_SQL = ("SELECT rowid FROM (SELECT rowid, row_number() OVER (ORDER BY rowid) - 1 AS n FROM {table}) "
+                    "WHERE n % {chunk} = 0 ORDER BY rowid")
 SCAN_CHUNK_ROWS = 250_000
 # SQLite runs a query without Python's lock, so chunks read on their own connections in two
 # threads take about 60% of the time one thread takes on two cores.
@@ -452,11 +456,12 @@ def _scan_int_columns(conn: sqlite3.Connection, path: Path, spec: IntColumns) ->
     ((rows,),) = _fetch(conn, path, f"SELECT count(*) FROM {spec.table}")
     local = threading.local()
 
-    def read_chunk(start: int) -> list[np.ndarray]:
+    def read_chunk(chunk: tuple[int, int]) -> list[np.ndarray]:
         if not hasattr(local, "conn"):  # a connection per thread (sqlite3 connections stay in theirs)
             local.conn = _connect(path)
             opened.append(local.conn)
-        sql = COLUMN_SCAN_SQL.format(aggregates=aggregates, table=spec.table, first=start, past=start + SCAN_CHUNK_ROWS)
+        start, stop = chunk
+        sql = COLUMN_SCAN_SQL.format(aggregates=aggregates, table=spec.table, first=start, last=stop)
         (row,) = _fetch(local.conn, path, sql)
         count, texts = row[0], row[1:]
         arrays = []
@@ -474,7 +479,7 @@ def _scan_int_columns(conn: sqlite3.Connection, path: Path, spec: IntColumns) ->
     opened: list[sqlite3.Connection] = []
     try:
         with ThreadPoolExecutor(SCAN_THREADS) as pool:
-            for arrays in pool.map(read_chunk, range(first or 0, (last or -1) + 1, SCAN_CHUNK_ROWS)):
+            for arrays in pool.map(read_chunk, _chunks(conn, path, spec.table, first, last, rows)):
                 count = len(arrays[0])
                 if filled + count > rows:
                     raise ParseError(f"{path}: table {spec.table} changed while it was read")
@@ -492,6 +497,19 @@ def _scan_int_columns(conn: sqlite3.Connection, path: Path, spec: IntColumns) ->
             values = pd.arrays.IntegerArray(values, values == -1)  # -1: the scan's NULL (ids are never negative)
         frame[name] = values
     return pd.DataFrame(frame, copy=False)  # keep one block per column: consolidating copies them all
+
+
+def _chunks(conn: sqlite3.Connection, path: Path, table: str, first: int | None, last: int | None,
+            rows: int) -> list[tuple[int, int]]:
+    """(first rowid, last rowid) of each chunk of about SCAN_CHUNK_ROWS rows: ranges of rowids where
+    they are dense (the exports nsys writes), chunks found by row number where they are not."""
+    if not rows or first is None or last is None:
+        return []
+    if last - first < 2 * rows + SCAN_CHUNK_ROWS:
+        starts = list(range(first, last + 1, SCAN_CHUNK_ROWS))
+    else:
+        starts = [start for (start,) in _fetch(conn, path, CHUNK_STARTS_SQL.format(table=table, chunk=SCAN_CHUNK_ROWS))]
+    return list(zip(starts, [start - 1 for start in starts[1:]] + [last]))
 
 
 def _parse_ints(text: str | None) -> np.ndarray | None:

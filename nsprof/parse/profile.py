@@ -26,7 +26,7 @@ from nsprof.parse.ncu_rep import load_ncu_rep, reader_available
 from nsprof.parse.nsys_rep import sqlite_beside, sqlite_for
 from nsprof.parse.nsys_sqlite import NsysExport, load_nsys
 from nsprof.parse.triton_cache import load_triton_cache
-from nsprof.paths import missing_reason
+from nsprof.paths import missing_reason, special_file_reason
 
 PIPELINE_RESULTS = "pipeline.json"
 BENCH_RESULTS = "bench-nsys.json"  # the nsys pass's bench record (nsprof.capture.commands.bench_results_file)
@@ -55,6 +55,8 @@ def load_profile(path: str | Path, nsys_columns: Mapping[str, Iterable[str]] | N
         return _directory(path, nsys_columns)
     if not path.exists():
         raise ParseError(f"{path}: {missing_reason(path)}")
+    if special := special_file_reason(path):
+        raise ParseError(f"{path}: {special}", "Pass a profile directory or one nsys or ncu file")
     suffix = path.suffix.lower()
     if suffix in NSYS_SUFFIXES:
         return Profile(path, False, None, [load_nsys_file(path, nsys_columns)], [])

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from nsprof.errors import ParseError
 from nsprof.parse.profile import MANIFEST, NCU_SUFFIXES, PROFILE_FILES, Profile, load_profile, tool_outputs
-from nsprof.paths import PROFILES_DIR, missing_reason
+from nsprof.paths import PROFILES_DIR, missing_reason, special_file_reason
 
 
 @dataclass(frozen=True)
@@ -119,6 +119,9 @@ def _slug(name: str) -> str:
 def _profile_paths(path: Path) -> list[Path]:
     if not path.exists():
         raise ParseError(f"{path}: {missing_reason(path)}",
+                         f"Pass a profile directory, a directory of them, or one file ({PROFILE_FILES}) with --from")
+    if special := special_file_reason(path):
+        raise ParseError(f"{path}: {special}",
                          f"Pass a profile directory, a directory of them, or one file ({PROFILE_FILES}) with --from")
     if path.is_file() or _is_profile_directory(path):
         return [path]

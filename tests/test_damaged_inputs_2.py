@@ -1,0 +1,76 @@
+"""Damaged inputs, round 2 (issue 30): each built in tmp_path from a committed capture and run as a
+user runs it, in a fresh process with a time limit, so that a hang fails the test instead of stalling
+it. Each must end in seconds with one line on stderr naming the real cause and a non-zero exit, or,
+where the damage is harmless, give the same answer as the undamaged capture."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SGEMM = ROOT / "profiles" / "examples" / "h200-sgemm-1024"
+LIMIT_S = 60
+
+
+def nsprof(*args) -> tuple[subprocess.CompletedProcess, float]:
+    start = time.perf_counter()
+    result = subprocess.run([sys.executable, "-m", "nsprof", *map(str, args)], capture_output=True, text=True,
+                            timeout=LIMIT_S, cwd=ROOT, env={**os.environ, "COLUMNS": "100"})
+    return result, time.perf_counter() - start
+
+
+def one_line_error(result: subprocess.CompletedProcess, *causes: str) -> str:
+    assert result.returncode != 0, result.stdout[-500:]
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert all(cause in lines[0] for cause in causes), lines[0]
+    return lines[0]
+
+
+def test_d01_a_sparse_rowid_reads_in_seconds_and_gives_the_same_answer(tmp_path):
+    """One kernel's rowid set to 2^63 - 1 and one copy's to a negative number: the scan used to make a
+    chunk per 250,000 rowids over the whole range and ran out of memory; now it reads the rows there are."""
+    damaged = tmp_path / "nsys.sqlite"
+    shutil.copy(SGEMM / "nsys.sqlite", damaged)
+    with sqlite3.connect(damaged) as conn:
+        conn.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET rowid = 9223372036854775807 WHERE rowid = 350")
+        conn.execute("UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET rowid = -5 "
+                     "WHERE rowid = (SELECT min(rowid) FROM CUPTI_ACTIVITY_KIND_MEMCPY)")
+    result, seconds = nsprof("analyze", damaged, "--json")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert seconds < 30
+    undamaged, _ = nsprof("analyze", SGEMM / "nsys.sqlite", "--json")
+    doc, expected = json.loads(result.stdout), json.loads(undamaged.stdout)
+    assert doc["kernel_summary"] == expected["kernel_summary"] and doc["memcpy_summary"] == expected["memcpy_summary"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
+@pytest.mark.parametrize("name", ["x.csv", "x.sqlite", "x.ncu-rep", "x.json"])
+def test_d02_a_fifo_is_named_as_one_instead_of_read_forever(tmp_path, name):
+    fifo = tmp_path / name
+    os.mkfifo(fifo)
+    for args in (("analyze", fifo), ("diff", fifo, fifo), ("report", tmp_path / "out", "--from", fifo)):
+        result, seconds = nsprof(*args)
+        one_line_error(result, str(fifo), "a FIFO (named pipe), not a regular file")
+        assert seconds < 20
+    result, _ = nsprof("analyze", SGEMM, "--ceilings", fifo)
+    one_line_error(result, "a FIFO (named pipe), not a regular file", "--ceilings")
+    assert not (tmp_path / "out").exists()  # nothing written
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero")
+def test_d02_an_endless_device_linked_as_a_capture_is_named_as_one(tmp_path):
+    link = tmp_path / "x.csv"
+    link.symlink_to("/dev/zero")
+    result, seconds = nsprof("analyze", link)
+    one_line_error(result, str(link), "a character device, not a regular file")
+    assert seconds < 20
