@@ -74,3 +74,68 @@ def test_d02_an_endless_device_linked_as_a_capture_is_named_as_one(tmp_path):
     result, seconds = nsprof("analyze", link)
     one_line_error(result, str(link), "a character device, not a regular file")
     assert seconds < 20
+
+
+@pytest.mark.parametrize("table", ["ENUM_CUDA_MEMCPY_OPER", "ENUM_CUDA_MEM_KIND"])
+@pytest.mark.parametrize("damage", ["NULL", "duplicated"])
+def test_d04_a_damaged_enum_label_is_read_around(tmp_path, table, damage):
+    """A NULL label reads as an unknown kind, labels shared by several ids as one: the copies are still
+    counted in full (the same count and bytes as the undamaged export)."""
+    damaged = tmp_path / "nsys.sqlite"
+    shutil.copy(SGEMM / "nsys.sqlite", damaged)
+    with sqlite3.connect(damaged) as conn:
+        value = "NULL" if damage == "NULL" else f"(SELECT label FROM {table} LIMIT 1)"
+        where = f"WHERE rowid = (SELECT min(rowid) FROM {table})" if damage == "NULL" else ""
+        conn.execute(f"UPDATE {table} SET label = {value} {where}")
+    result, _ = nsprof("analyze", damaged, "--json")
+    assert result.returncode == 0, result.stderr[-2000:]
+    undamaged, _ = nsprof("analyze", SGEMM / "nsys.sqlite", "--json")
+    copies = [json.loads(out)["memcpy_summary"] for out in (result.stdout, undamaged.stdout)]
+    assert len({(sum(row["count"] for row in summary), sum(row["bytes"] for row in summary)) for summary in copies}) == 1
+    assert sum(row["count"] for row in json.loads(result.stdout)["kernel_summary"]) == \
+        sum(row["count"] for row in json.loads(undamaged.stdout)["kernel_summary"])
+
+
+DEEP = "[" * 200_000 + "]" * 200_000
+
+
+def test_d04_json_nested_too_deeply_is_one_line_each(tmp_path):
+    profile = tmp_path / "profile"
+    shutil.copytree(SGEMM, profile)
+    (profile / "manifest.json").write_text('{"a": ' + DEEP + "}")
+    one_line_error(nsprof("analyze", profile)[0], "manifest.json: unreadable manifest (nested too deeply to read)")
+    ceilings = tmp_path / "ceilings.json"
+    ceilings.write_text('{"ceilings": ' + DEEP + "}")
+    one_line_error(nsprof("analyze", SGEMM, "--ceilings", ceilings)[0], "nested too deeply to read", "nsprof ceilings")
+    bench = tmp_path / "bench.json"
+    bench.write_text('{"results": ' + DEEP + "}")
+    one_line_error(nsprof("diff", bench, bench)[0], "nested too deeply to read", "nsprof bench --save-as")
+
+
+def test_d04_an_infinite_ceiling_in_a_manifest_is_ignored(tmp_path):
+    profile = tmp_path / "profile"
+    shutil.copytree(SGEMM, profile)
+    manifest = json.loads((profile / "manifest.json").read_text())
+    manifest["ceilings"]["ceilings"]["dram_tbyte_per_s"]["value"] = float("inf")
+    (profile / "manifest.json").write_text(json.dumps(manifest))
+    result, _ = nsprof("analyze", profile, "--json")
+    assert result.returncode == 0, result.stderr[-2000:]
+    ceiling = json.loads(result.stdout)["ceiling"]
+    assert ceiling["dram_tbyte_per_s"] == 4.8 and ceiling["sources"].get("dram_tbyte_per_s") is None  # the datasheet's
+
+
+@pytest.mark.parametrize("median", ["fast", -1.0, 0, True])
+def test_d04_a_bench_median_that_is_no_time_is_named(tmp_path, median):
+    record = {"results": [{"op": "sgemm", "stage": "v1", "size": "1024x1024x1024", "median_ms": median,
+                           "status": "ok"}], "env": {}}
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps(record))
+    one_line_error(nsprof("diff", path, path)[0], f"result 1 (v1) has median_ms {median!r}, not a positive time")
+
+
+@pytest.mark.parametrize("window", ["0:1e309", "0:1e300", "nan:5", "-inf:"])
+def test_d04_a_window_past_any_time_is_a_usage_error(tmp_path, window):
+    result, _ = nsprof("timeline", SGEMM, "--window", window, "--out", tmp_path / "t.png")
+    assert result.returncode == 2
+    one_line_error(result, f"--window '{window}' is not START:END in milliseconds")
+    assert not (tmp_path / "t.png").exists()

@@ -80,12 +80,18 @@ def within(frame, start: int, end: int):
     return frame[(ends > start) & (frame["start_ns"] < end)]
 
 
+MAX_WINDOW_MS = 1e12  # about 30 years: any larger (or infinite) time is no bound of a capture
+
+
 def window_from_text(text: str, capture: tuple[int, int], start: int, end: int) -> tuple[int, int]:
     """--window START:END in ms from the capture's start; an empty side keeps the current bound."""
     first, last = capture
     left, colon, right = text.partition(":")
     try:
-        bounds = [None if not side.strip() else first + round(float(side) * 1e6) for side in (left, right)]
+        values = [None if not side.strip() else float(side) for side in (left, right)]
+        if any(value is not None and not abs(value) <= MAX_WINDOW_MS for value in values):  # inf, nan, 1e300
+            raise ValueError
+        bounds = [None if value is None else first + round(value * 1e6) for value in values]
     except ValueError:
         bounds = None
     if not colon or bounds is None:

@@ -98,7 +98,7 @@ def verification_records(directory: Path, tool: str) -> list[dict]:
     path = bench_results_file(directory, tool)
     try:
         results = json.loads(path.read_text(encoding="utf-8"))["results"]
-    except (OSError, ValueError, KeyError, TypeError):  # not written (the run stopped early) or cut short
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):  # not written (stopped early) or cut short
         return []
     return [{"tool": tool, **{k: r.get(k) for k in ("stage", "size", "status", "rel_error", "tolerance", "message")}}
             for r in results]

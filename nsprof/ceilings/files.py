@@ -50,6 +50,8 @@ def read_ceilings_file(path: Path) -> dict:
     """One saved document; ParseError when it is unreadable or not a ceilings document."""
     try:
         document = json.loads(Path(path).read_text(encoding="utf-8"))
+    except RecursionError:
+        raise ParseError(f"{path}: unreadable ceilings file (nested too deeply to read)", MEASURE_AGAIN) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise ParseError(f"{path}: unreadable ceilings file ({err})", MEASURE_AGAIN) from None
     if not is_ceilings_document(document):

@@ -19,6 +19,7 @@ not published for these GPUs, so it is known only once measured.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import asdict, dataclass, replace
 from typing import Any
@@ -121,14 +122,15 @@ def with_measurements(base: Ceiling | None, document: dict, origin: str | None =
     found (so that a caption can tell a profile's own ceilings from a file's).
 
     The document's "ceilings" maps a MEASURABLE name to {"value", "date", "method", ...}; entries
-    without a positive value are ignored.
+    without a positive finite number (an Infinity, a boolean) are ignored.
     """
     # float | None each; Any because replace() below takes them as keywords of every field's type
     values: dict[str, Any] = {name: (getattr(base, name) if base else None) for name in MEASURABLE}
     sources = dict(base.sources) if base else {}
     for name, entry in (document.get("ceilings") or {}).items():
         value = entry.get("value") if isinstance(entry, dict) else None
-        if name in MEASURABLE and isinstance(value, (int, float)) and value > 0:
+        if name in MEASURABLE and isinstance(value, (int, float)) and not isinstance(value, bool) \
+                and math.isfinite(value) and value > 0:
             values[name] = float(value)
             source = f"measured {entry.get('date', '(undated)')} by {entry.get('method', 'an unnamed method')}"
             sources[name] = f"{source}; from {origin}" if origin else source

@@ -143,7 +143,7 @@ def kept_configurations(path: Path) -> dict[tuple[str, str, str], str]:
         records = json.loads(path.read_text())["results"]
         return {(r["op"], r["stage"], r["size"]): r["details"]["autotune"]["kept"] for r in records
                 if r.get("status") == "ok" and (r.get("details") or {}).get("autotune")}
-    except (OSError, ValueError, KeyError, TypeError) as err:
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as err:
         raise UsageError(f"cannot read the kept configurations of {path} ({type(err).__name__}: {err})",
                          "pass a results file that nsprof bench wrote") from None
 

@@ -37,7 +37,7 @@ def read_ledger(directory: Path) -> dict[str, dict]:
     try:
         document = json.loads((directory / LEDGER).read_text(encoding="utf-8"))
         files = document["files"]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return {}
     return {name: entry for name, entry in files.items() if isinstance(entry, dict)} if isinstance(files, dict) else {}
 

@@ -85,6 +85,8 @@ def _read_object(path: Path, what: str) -> dict | None:
         return None
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise ParseError(f"{path}: unreadable {what} (nested too deeply to read)", RECAPTURE) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise ParseError(f"{path}: unreadable {what} ({err})", RECAPTURE) from None
     if not isinstance(document, dict):

@@ -367,11 +367,13 @@ def _names(ids: pd.Series, strings: pd.Series, path: Path, column: str) -> pd.Ca
 
 
 def _labels(ids: pd.Series, labels: dict[int, str]) -> pd.Categorical:
-    """Enum ids -> their labels, as a categorical (<NA> for NULL and unknown ids)."""
+    """Enum ids -> their labels, as a categorical (<NA> for NULL and unknown ids; ids that share a
+    label, as a damaged ENUM table can have them, share its category)."""
     known = sorted(labels)
-    codes = pd.Index(known).get_indexer(ids.to_numpy(dtype=np.int64, na_value=-1))
-    return pd.Categorical.from_codes(codes, categories=pd.Index([labels[i] for i in known], dtype=object)
-                                     ).remove_unused_categories()
+    names = list(dict.fromkeys(labels[i] for i in known))
+    code_of = np.array([names.index(labels[i]) for i in known] + [-1], dtype=np.int64)  # the last: unknown ids
+    codes = code_of[pd.Index(known).get_indexer(ids.to_numpy(dtype=np.int64, na_value=-1))]
+    return pd.Categorical.from_codes(codes, categories=pd.Index(names, dtype=object)).remove_unused_categories()
 
 
 def _enum(conn: sqlite3.Connection, path: Path, tables: set[str], table: str, sql: str,
@@ -379,13 +381,13 @@ def _enum(conn: sqlite3.Connection, path: Path, tables: set[str], table: str, sq
     """An ENUM_* table's labels by id, or `default` for exports that do not carry it."""
     if table not in tables:
         return default
-    return {i: label for i, label in _fetch(conn, path, sql) if type(i) is int}
+    return {i: label for i, label in _fetch(conn, path, sql) if type(i) is int and isinstance(label, str)}
 
 
 def _memcpy_kinds(conn: sqlite3.Connection, path: Path, tables: set[str]) -> dict[int, str]:
     if "ENUM_CUDA_MEMCPY_OPER" not in tables:
         return MEMCPY_KINDS
-    return {i: label for i, label in _fetch(conn, path, MEMCPY_KINDS_SQL) if type(i) is int}
+    return {i: label for i, label in _fetch(conn, path, MEMCPY_KINDS_SQL) if type(i) is int and isinstance(label, str)}
 
 
 def _wanted_columns(columns: Mapping[str, Iterable[str]] | None) -> dict[str, list[str]]:

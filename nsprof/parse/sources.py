@@ -190,6 +190,6 @@ def _read_manifest(path: Path) -> dict:
         return {}
     try:
         manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return {}
     return manifest if isinstance(manifest, dict) else {}
