@@ -15,16 +15,26 @@ PIPE_WIDTH = 100
 _SPACES_BEFORE_NEWLINE = re.compile(r" +\n")
 
 
+class _Stdout(Console):
+    def on_broken_pipe(self) -> None:
+        """The reader went away (`nsprof analyze X | head -3`): end quietly with 0, as other tools
+        do, where rich would exit 1 with nothing said. Python's advice: point stdout at devnull,
+        so that the exit's own flush does not fail again."""
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise SystemExit(0)
+
+
 def stdout() -> Console:
     # Off a terminal (pipes, files, CliRunner) output is PIPE_WIDTH wide unless COLUMNS says
     # otherwise, and lines carry no padding after their last character.
-    console = Console()
+    console = _Stdout()
     if console.is_terminal:
         return console
     columns = os.environ.get("COLUMNS", "")
     # rich asks for an IO[str] but only writes, flushes and asks isatty and fileno: _Trimmed's methods
     trimmed = cast(IO[str], _Trimmed(sys.stdout))
-    return Console(file=trimmed, width=int(columns) if columns.isdigit() and int(columns) > 0 else PIPE_WIDTH)
+    return _Stdout(file=trimmed, width=int(columns) if columns.isdigit() and int(columns) > 0 else PIPE_WIDTH)
 
 
 def stderr() -> Console:

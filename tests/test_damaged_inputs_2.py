@@ -139,3 +139,14 @@ def test_d04_a_window_past_any_time_is_a_usage_error(tmp_path, window):
     assert result.returncode == 2
     one_line_error(result, f"--window '{window}' is not START:END in milliseconds")
     assert not (tmp_path / "t.png").exists()
+
+
+def test_a_reader_that_goes_away_ends_the_output_quietly():
+    """`nsprof analyze X | head -1`: exit 0 and nothing on stderr, as other tools end on a closed pipe."""
+    process = subprocess.Popen([sys.executable, "-m", "nsprof", "analyze", str(SGEMM)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, cwd=ROOT, env={**os.environ, "COLUMNS": "100"})
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.readline()
+    process.stdout.close()  # as head does after its lines
+    assert process.wait(timeout=LIMIT_S) == 0
+    assert process.stderr.read() == b""
