@@ -6,6 +6,9 @@ from __future__ import annotations
 # Not an error: `nsprof profile` kept a partial profile (the program ran under nsys, then died under
 # ncu; nsprof.capture.partial) and printed it as usual. 1 stays for failures, 2 usage, 130 Ctrl-C.
 PARTIAL_EXIT_CODE = 3
+# `nsprof diff --fail-if-slower`: the two sides shared nothing, so the gate compared nothing (a CI
+# job must not pass on that, nor read it as a regression: a code of its own).
+NOTHING_COMPARED_EXIT_CODE = 4
 
 
 class NsprofError(Exception):

@@ -150,3 +150,19 @@ def test_a_reader_that_goes_away_ends_the_output_quietly():
     process.stdout.close()  # as head does after its lines
     assert process.wait(timeout=LIMIT_S) == 0
     assert process.stderr.read() == b""
+
+
+def test_d17_a_gate_that_compared_nothing_fails_with_its_own_code(tmp_path):
+    """Two bench records with no stage in common: --fail-if-slower must not pass (exit 0) having
+    compared nothing, nor read as a regression (1): exit 4, saying so."""
+    def record(stage: str) -> dict:
+        return {"results": [{"op": "sgemm", "stage": stage, "size": "1024x1024x1024", "median_ms": 1.0, "status": "ok",
+                             "runs": 10, "q1_ms": 1.0, "q3_ms": 1.0}], "env": {}}
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(record("v1")))
+    b.write_text(json.dumps(record("v2")))
+    result, _ = nsprof("diff", a, b, "--fail-if-slower", "5")
+    assert result.returncode == 4
+    one_line_error(result, "share no kernel, range or stage, so --fail-if-slower compared nothing")
+    same, _ = nsprof("diff", a, a, "--fail-if-slower", "5")
+    assert same.returncode == 0, same.stderr

@@ -9,7 +9,7 @@ import typer
 from nsprof import api
 from nsprof.commands.analyze import Attribution
 from nsprof.console import stdout
-from nsprof.errors import UsageError
+from nsprof.errors import NOTHING_COMPARED_EXIT_CODE, UsageError
 
 
 def diff(
@@ -62,6 +62,10 @@ def diff(
         console = stdout()
         to_terminal(diff_blocks(result, console.width), console)
     if fail_if_slower is not None:
+        if not result.compared():
+            typer.echo(f"error: {result.a} and {result.b} share no kernel, range or stage, so --fail-if-slower "
+                       "compared nothing. Compare two captures of the same program or ladder", err=True)
+            raise typer.Exit(NOTHING_COMPARED_EXIT_CODE)
         slower = result.slower_than(fail_if_slower)
         for line in slower:
             typer.echo(f"slower by more than {fail_if_slower:g}%: {line}", err=True)

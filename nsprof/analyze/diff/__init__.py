@@ -103,6 +103,11 @@ class DiffResult:
     stage_pair: tuple[str, str] | None = None
     time_source: dict = field(default_factory=dict)  # side -> "nsys", "ncu" or "bench"
 
+    def compared(self) -> int:
+        """How many kernels, ranges and stages both sides have (what a change could be measured on)."""
+        return sum(row["status"] not in (ADDED, REMOVED) for rows in (self.kernels, self.ranges, self.stages)
+                   for row in rows)
+
     def slower_than(self, pct: float) -> list[str]:
         """One line per kernel, range or stage significantly slower by more than `pct` percent."""
         return [f"{section[:-1]} {row[label]}: {row['change_pct']:+.1f}% "
