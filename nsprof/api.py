@@ -564,6 +564,9 @@ def write_timeline(timeline: Timeline | str | Path, out: str | Path | None = Non
 
     view = timeline if isinstance(timeline, Timeline) else load_timeline(timeline, range_, window)
     chart = chart_path(view, out)
+    if trace and Path(trace).resolve() == chart.resolve():
+        raise UsageError(f"--out and --trace are the same file, {chart}: the chart would replace the events",
+                         "give the trace a name of its own, such as events.json")
     targets = [chart] + ([Path(trace)] if trace else [])
     for target in targets:
         _outside_profiles(target.parent)

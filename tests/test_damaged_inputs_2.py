@@ -166,3 +166,11 @@ def test_d17_a_gate_that_compared_nothing_fails_with_its_own_code(tmp_path):
     one_line_error(result, "share no kernel, range or stage, so --fail-if-slower compared nothing")
     same, _ = nsprof("diff", a, a, "--fail-if-slower", "5")
     assert same.returncode == 0, same.stderr
+
+
+def test_d19_a_trace_named_as_the_chart_is_refused_before_anything_is_written(tmp_path):
+    target = tmp_path / "x.png"
+    result, _ = nsprof("timeline", ROOT / "profiles" / "examples" / "h200-pipeline-1024", "--out", target, "--trace", target)
+    assert result.returncode == 2
+    one_line_error(result, "--out and --trace are the same file", "give the trace a name of its own")
+    assert not target.exists()
