@@ -172,5 +172,5 @@ def test_d19_a_trace_named_as_the_chart_is_refused_before_anything_is_written(tm
     target = tmp_path / "x.png"
     result, _ = nsprof("timeline", ROOT / "profiles" / "examples" / "h200-pipeline-1024", "--out", target, "--trace", target)
     assert result.returncode == 2
-    one_line_error(result, "--out and --trace are the same file", "give the trace a name of its own")
+    one_line_error(result, "--out and --trace are the same file", "Give the trace a name of its own")
     assert not target.exists()
