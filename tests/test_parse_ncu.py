@@ -10,6 +10,8 @@ on every launch, NVTX stack and shared metric.
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 import re
 from pathlib import Path
@@ -173,8 +175,24 @@ def parses_or_raises_parse_error(text: str) -> None:
         report = parse_ncu_csv(text, source="fuzz.csv")
     except ParseError as err:
         assert str(err).startswith("fuzz.csv: ") and "\n" not in str(err)
-    else:
-        assert len(report.kernels) == report.kernels["id"].size
+    else:  # what was parsed is what the CSV holds: every launch ID of its data rows, by its kernel name
+        expected = csv_launches(text)
+        if expected is not None:
+            assert dict(zip(report.kernels["id"].astype(int), report.kernels["kernel"].astype(str))) == expected
+
+
+def csv_launches(text: str) -> dict[int, str] | None:
+    """The oracle, read with Python's csv module alone: launch ID -> kernel name of every data row
+    (a row under the "ID ... Kernel Name" header whose ID is a number); None where the text before
+    the header is no CSV at all (the parser skips it)."""
+    try:
+        rows = list(csv.reader(io.StringIO(text)))
+    except csv.Error:
+        return None
+    header_at = next(i for i, row in enumerate(rows) if row[:1] == ["ID"] and "Kernel Name" in row)
+    name_column = rows[header_at].index("Kernel Name")
+    return {int(row[0]): row[name_column] for row in rows[header_at + 1:]
+            if len(row) > name_column and row[0].strip().isdigit()}
 
 
 @settings(max_examples=200, deadline=None)
@@ -282,3 +300,13 @@ def test_a_header_without_kernel_rows_is_an_error_not_an_empty_table(tmp_path):
     path.write_text(header + "\n")
     with pytest.raises(ParseError, match="a header and no kernel rows"):
         load_ncu_csv(path)
+
+
+@pytest.mark.parametrize("page", sorted(PAGES))
+def test_the_fuzz_oracle_compares_real_launches(page):
+    """The oracle of parses_or_raises_parse_error is not empty on text that parses: it holds every
+    launch of the page, which the parser read too."""
+    report = parse_ncu_csv(PAGES[page], source="page.csv")
+    expected = csv_launches(PAGES[page])
+    assert expected and len(expected) == len(report.kernels) == 3
+    assert dict(zip(report.kernels["id"].astype(int), report.kernels["kernel"].astype(str))) == expected
