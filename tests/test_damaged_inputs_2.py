@@ -174,3 +174,26 @@ def test_d19_a_trace_named_as_the_chart_is_refused_before_anything_is_written(tm
     assert result.returncode == 2
     one_line_error(result, "--out and --trace are the same file", "Give the trace a name of its own")
     assert not target.exists()
+
+
+def test_d10_a_wal_mode_export_is_read_without_writing_beside_it(tmp_path):
+    """SQLite opens a WAL-mode database read-only by creating -shm and -wal files beside it; nsprof
+    opens exports immutable, so the profile directory is left as it was, and the answer is the same."""
+    export = tmp_path / "nsys.sqlite"
+    shutil.copy(SGEMM / "nsys.sqlite", export)
+    with sqlite3.connect(export) as conn:
+        assert conn.execute("PRAGMA journal_mode=WAL").fetchone() == ("wal",)
+    before = sorted(path.name for path in tmp_path.iterdir())
+    result, _ = nsprof("analyze", export, "--json")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert sorted(path.name for path in tmp_path.iterdir()) == before == ["nsys.sqlite"]
+    undamaged, _ = nsprof("analyze", SGEMM / "nsys.sqlite", "--json")
+    assert json.loads(result.stdout)["kernel_summary"] == json.loads(undamaged.stdout)["kernel_summary"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file: no permission to deny")
+def test_d09_an_unreadable_export_says_permission_denied(tmp_path):
+    export = tmp_path / "nsys.sqlite"
+    shutil.copy(SGEMM / "nsys.sqlite", export)
+    export.chmod(0)
+    one_line_error(nsprof("analyze", export)[0], "permission denied", "Check the file's permissions")

@@ -13,6 +13,7 @@ own clock. nsys serializes thread and process ids into `globalTid`/`globalPid`; 
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import warnings
@@ -292,6 +293,8 @@ def _open_readonly(path: Path) -> Iterator[sqlite3.Connection]:
         raise ParseError(f"{path}: {missing_reason(path)}")
     if path.stat().st_size == 0:
         raise ParseError(f"{path}: empty file, not an nsys SQLite export")
+    if not os.access(path, os.R_OK):
+        raise ParseError(f"{path}: permission denied", "Check the file's permissions (it must be readable)")
     conn = _connect(path)
     try:
         yield conn
@@ -300,8 +303,13 @@ def _open_readonly(path: Path) -> Iterator[sqlite3.Connection]:
 
 
 def _connect(path: Path) -> sqlite3.Connection:
+    """Read-only, and immutable where no write-ahead log lies beside it: SQLite then writes nothing
+    into the profile directory (a WAL-mode export otherwise gets -shm and -wal files, and fails in a
+    read-only directory). A -wal file beside it may hold pages the export still needs: read it then."""
+    resolved = path.resolve()
+    immutable = "" if resolved.with_name(resolved.name + "-wal").exists() else "&immutable=1"
     try:  # a reader thread's connection is used in that thread only, and closed by the one that made the threads
-        return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+        return sqlite3.connect(f"{resolved.as_uri()}?mode=ro{immutable}", uri=True, check_same_thread=False)
     except sqlite3.Error as err:
         raise ParseError(f"{path}: cannot open as SQLite ({err})") from None
 
