@@ -197,3 +197,42 @@ def test_d09_an_unreadable_export_says_permission_denied(tmp_path):
     shutil.copy(SGEMM / "nsys.sqlite", export)
     export.chmod(0)
     one_line_error(nsprof("analyze", export)[0], "permission denied", "Check the file's permissions")
+
+
+def test_d15_a_view_in_place_of_an_event_table_is_named(tmp_path):
+    damaged = tmp_path / "nsys.sqlite"
+    shutil.copy(SGEMM / "nsys.sqlite", damaged)
+    with sqlite3.connect(damaged) as conn:
+        conn.execute("ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL RENAME TO kernels_elsewhere")
+        conn.execute("CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS SELECT * FROM kernels_elsewhere")
+    one_line_error(nsprof("analyze", damaged)[0], "CUPTI_ACTIVITY_KIND_KERNEL is a view, not the table nsys writes",
+                   "nsys export")
+
+
+def test_d15_nvtx_ranges_that_end_before_they_start_are_damage(tmp_path):
+    damaged = tmp_path / "nsys.sqlite"
+    shutil.copy(SGEMM / "nsys.sqlite", damaged)
+    with sqlite3.connect(damaged) as conn:
+        conn.execute("UPDATE NVTX_EVENTS SET end = start - 5 "
+                     "WHERE rowid IN (SELECT rowid FROM NVTX_EVENTS WHERE end IS NOT NULL LIMIT 2)")
+    one_line_error(nsprof("analyze", damaged)[0], "2 of the", "NVTX ranges end before they start", "damaged")
+
+
+@pytest.mark.parametrize("damage, cause", [
+    ("ALTER TABLE StringIds RENAME COLUMN value TO v2", "no such column: value"),
+    ("ALTER TABLE NVTX_EVENTS RENAME COLUMN text TO t2", "no such column"),
+    ("WITHOUT ROWID", "no such column: rowid"),
+])
+def test_d20_a_missing_column_or_rowid_names_the_fix(tmp_path, damage, cause):
+    damaged = tmp_path / "nsys.sqlite"
+    shutil.copy(SGEMM / "nsys.sqlite", damaged)
+    with sqlite3.connect(damaged) as conn:
+        if damage == "WITHOUT ROWID":  # the memset table rebuilt without rowids
+            columns = ", ".join(f"{row[1]} INTEGER" for row in conn.execute("PRAGMA table_info(CUPTI_ACTIVITY_KIND_MEMSET)"))
+            conn.execute(f"CREATE TABLE m ({columns}, PRIMARY KEY (start, end, correlationId)) WITHOUT ROWID")
+            conn.execute("INSERT INTO m SELECT * FROM CUPTI_ACTIVITY_KIND_MEMSET")
+            conn.execute("DROP TABLE CUPTI_ACTIVITY_KIND_MEMSET")
+            conn.execute("ALTER TABLE m RENAME TO CUPTI_ACTIVITY_KIND_MEMSET")
+        else:
+            conn.execute(damage)
+    one_line_error(nsprof("analyze", damaged)[0], cause, "Export the report again: nsys export")

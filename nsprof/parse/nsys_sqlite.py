@@ -116,6 +116,7 @@ MEMCPY_KINDS = {
 }
 
 TABLES_SQL = "SELECT name FROM sqlite_master WHERE type = 'table'"
+VIEWS_SQL = "SELECT name FROM sqlite_master WHERE type = 'view'"
 TABLE_COLUMNS_SQL = "SELECT name FROM pragma_table_info('{table}')"
 STRINGS_SQL = "SELECT id, value FROM StringIds"
 MEMCPY_KINDS_SQL = "SELECT id, label FROM ENUM_CUDA_MEMCPY_OPER"
@@ -217,6 +218,11 @@ RUNTIME_COLUMNS = IntColumns(
     frozenset({"correlation_id", "global_tid"}),
 )
 
+# Every table the parse reads: one of these that is a VIEW (a damaged or edited export) is refused.
+READ_TABLES = frozenset({spec.table for spec in (KERNEL_COLUMNS, MEMCPY_COLUMNS, MEMSET_COLUMNS, GRAPH_COLUMNS,
+                                                RUNTIME_COLUMNS)} | {"StringIds", "NVTX_EVENTS", "TARGET_INFO_GPU",
+                                                                     "ENUM_CUDA_MEMCPY_OPER", "ENUM_CUDA_MEM_KIND"})
+
 
 @dataclass(frozen=True)
 class NsysExport:
@@ -249,6 +255,10 @@ def load_nsys(path: str | Path, columns: Mapping[str, Iterable[str]] | None = No
     path = Path(path)
     with _open_readonly(path) as conn:
         tables = {name for (name,) in _fetch(conn, path, TABLES_SQL)}
+        views = sorted({name for (name,) in _fetch(conn, path, VIEWS_SQL)} & READ_TABLES)
+        if views:  # read as absent, a view would make an empty table of events without a word
+            raise ParseError(f"{path}: {', '.join(views)} {'is a view' if len(views) == 1 else 'are views'}, not "
+                             "the table nsys writes; the export is damaged", RE_EXPORT)
         if "StringIds" not in tables:
             raise ParseError(f"{path}: not an Nsight Systems export (no StringIds table)",
                              "Export the report with: nsys export --type sqlite REPORT.nsys-rep")
@@ -330,7 +340,7 @@ def _execute(conn: sqlite3.Connection, path: Path, sql: str) -> tuple[list[str],
         cursor = conn.execute(sql)
         return [d[0] for d in cursor.description], cursor.fetchall()
     except (sqlite3.Error, UnicodeError) as err:  # a damaged schema can fail to decode as well
-        raise ParseError(f"{path}: unreadable as an nsys SQLite export ({err})") from None
+        raise ParseError(f"{path}: unreadable as an nsys SQLite export ({err})", RE_EXPORT) from None
 
 
 def _strings(conn: sqlite3.Connection, path: Path) -> pd.Series:
@@ -557,6 +567,10 @@ def _nvtx_ranges(conn: sqlite3.Connection, path: Path, tables: set[str]) -> pd.D
     ranges["name"] = ranges["name"].fillna("")
     ranges["range"] = [qualify(domain, name) for domain, name in zip(domains, ranges["name"])]
     ranges["duration_ns"] = ranges["end_ns"] - ranges["start_ns"]
+    backwards = int((ranges["duration_ns"] < 0).sum())  # <NA> (a range still open, a mark) is no end
+    if backwards:
+        raise ParseError(f"{path}: {backwards} of the {len(ranges)} NVTX ranges end before they start; the export is "
+                         "damaged", RE_EXPORT)
     ranges["pid"] = ranges["global_tid"] // 0x1000000 % 0x1000000
     ranges["tid"] = ranges["global_tid"] % 0x1000000
     return _typed_nvtx(ranges.sort_values("start_ns", kind="stable")[columns].reset_index(drop=True))
