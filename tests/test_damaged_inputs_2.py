@@ -236,3 +236,13 @@ def test_d20_a_missing_column_or_rowid_names_the_fix(tmp_path, damage, cause):
         else:
             conn.execute(damage)
     one_line_error(nsprof("analyze", damaged)[0], cause, "Export the report again: nsys export")
+
+
+def test_d07_an_absurd_time_is_damage_not_a_negative_share(tmp_path):
+    """A kernel ending at 2^63 - 1 ns: its duration overflowed the int64 sums into a "% time" of -4827.8."""
+    damaged = tmp_path / "nsys.sqlite"
+    shutil.copy(SGEMM / "nsys.sqlite", damaged)
+    with sqlite3.connect(damaged) as conn:
+        conn.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = 9223372036854775807 WHERE rowid = 5")
+    one_line_error(nsprof("analyze", damaged)[0], "1 of the 350 rows of CUPTI_ACTIVITY_KIND_KERNEL last longer than a week",
+                   "damaged")

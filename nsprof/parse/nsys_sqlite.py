@@ -160,6 +160,7 @@ EVENT_TABLES = ("kernels", "memcpys", "memsets", "runtime", "graphs")
 # Derived columns and the table columns they are computed from (as DataFrame columns).
 DERIVED = {"duration_ns": ("start_ns", "end_ns"), "pid": ("global_pid", "global_tid"), "tid": ("global_tid",),
            "name": ("graph_id",)}
+MAX_EVENT_NS = 7 * 24 * 3600 * 10**9  # a week: longer GPU work or API calls are damage, not data
 RE_EXPORT = "Export the report again: nsys export --type sqlite --force-overwrite true REPORT.nsys-rep"
 
 
@@ -446,6 +447,11 @@ def _read_events(conn: sqlite3.Connection, path: Path, tables: set[str], spec: I
     backwards = int((frame["end_ns"].to_numpy() < frame["start_ns"].to_numpy()).sum())
     if backwards:
         raise ParseError(f"{path}: {backwards} of the {len(frame)} rows of {spec.table} end before they start; "
+                         "the export is damaged", RE_EXPORT)
+    # int64 ns sums of absurd times overflow (a "% time" of -4827.8): no GPU event outlasts a week
+    endless = int(((frame["end_ns"].to_numpy() - frame["start_ns"].to_numpy()) > MAX_EVENT_NS).sum())
+    if endless:
+        raise ParseError(f"{path}: {endless} of the {len(frame)} rows of {spec.table} last longer than a week; "
                          "the export is damaged", RE_EXPORT)
     if "duration_ns" in wanted:
         frame["duration_ns"] = frame["end_ns"] - frame["start_ns"]
