@@ -22,7 +22,7 @@ from nsprof.cli import app
 from nsprof.errors import NsprofError, UsageError
 from nsprof.output import write_set
 from nsprof.output.ledger import LEDGER
-from nsprof.output.staging import STALE_AFTER_S, locked
+from nsprof.output.staging import MARKER, STALE_AFTER_S, locked
 
 REPO = Path(__file__).resolve().parent.parent
 SGEMM = REPO / "profiles" / "examples" / "h200-sgemm-1024"
@@ -182,10 +182,11 @@ def test_what_a_killed_writer_left_is_removed_by_the_next_write_which_still_repl
 def test_staging_of_a_live_writer_is_left_alone_unless_older_than_a_day(tmp_path):
     live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        young, old = tmp_path / f".nsprof-{live.pid}-young", tmp_path / f".nsprof-{live.pid}-old"
+        young, old = tmp_path / f".nsprof-{live.pid}-young123", tmp_path / f".nsprof-{live.pid}-old45678"
         earlier = tmp_path / ".t.json-ab12cd34"  # a temporary file of an nsprof before staging folders
         for path in (young, old):
             path.mkdir()
+            (path / MARKER).touch()
         earlier.write_bytes(b"{" * 100)
         day_ago = time.time() - STALE_AFTER_S - 60
         for path in (old, earlier):
@@ -195,3 +196,16 @@ def test_staging_of_a_live_writer_is_left_alone_unless_older_than_a_day(tmp_path
     finally:
         live.kill()
         live.wait()
+
+
+def test_a_users_folder_that_looks_like_staging_is_never_removed(tmp_path):
+    """Staging folders hold a marker: `.nsprof-2024-backup`, or one with an 8-character tail, of a
+    process long gone and a day old, survives every write when it holds none."""
+    mine = [tmp_path / ".nsprof-2024-backup", tmp_path / ".nsprof-99999999-keepthis"]
+    day_ago = time.time() - STALE_AFTER_S - 60
+    for path in mine:
+        path.mkdir()
+        (path / "notes.txt").write_text("mine")
+        os.utime(path, (day_ago, day_ago))
+    write_set(tmp_path, {"t.json": b"{}"})
+    assert all((path / "notes.txt").read_text() == "mine" for path in mine)

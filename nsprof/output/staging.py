@@ -1,7 +1,8 @@
 """Where a write is prepared before it is moved into place, and who may write a directory now.
 
 A staging folder is named `.nsprof-<pid>-<random>` after the process that made it, inside the
-output directory (so that the final move is a rename on one file system). A process killed
+output directory (so that the final move is a rename on one file system), and holds a MARKER file:
+a folder of the user's that happens to look alike (`.nsprof-2024-backup`) is never removed. A process killed
 mid-write leaves its folder behind; the next write into that directory removes the folders of
 processes no longer running, and any older than STALE_AFTER_S (a process id can be reused).
 
@@ -29,12 +30,15 @@ except ImportError:  # not POSIX: writers are not serialized
 
 STALE_AFTER_S = 24 * 3600
 LOCK_WAIT_S = 60.0
-_OURS = re.compile(r"\.nsprof-(\d+)-[A-Za-z0-9_]+")
+_OURS = re.compile(r"\.nsprof-(\d+)-[a-z0-9_]{8}")  # tempfile.mkdtemp's 8 random characters
+MARKER = ".nsprof-staging"  # inside every staging folder: a user's own `.nsprof-2024-backup` holds none
 _EARLIER = re.compile(r"\.nsprof-[a-z0-9_]{8}")  # staging of earlier nsprof versions, named without a pid
 
 
 def new_staging(directory: Path) -> Path:
-    return Path(tempfile.mkdtemp(prefix=f".nsprof-{os.getpid()}-", dir=directory))
+    staging = Path(tempfile.mkdtemp(prefix=f".nsprof-{os.getpid()}-", dir=directory))
+    (staging / MARKER).touch()
+    return staging
 
 
 def remove_staging(staging: Path) -> None:
@@ -69,7 +73,8 @@ def clean_stale(directory: Path, names: Sequence[str] = ()) -> list[Path]:
         except OSError:
             continue
         if match:
-            stale = int(match[1]) != os.getpid() and (aged or not _alive(int(match[1])))
+            ours = entry.is_dir(follow_symlinks=False) and os.path.exists(os.path.join(entry.path, MARKER))
+            stale = ours and int(match[1]) != os.getpid() and (aged or not _alive(int(match[1])))
         else:
             stale = aged and bool(_EARLIER.fullmatch(entry.name) or any(p.fullmatch(entry.name) for p in earlier))
         if stale:
