@@ -6,6 +6,7 @@ with exit code 1 (2 for usage errors) and no traceback.
 
 from __future__ import annotations
 
+import errno
 import re
 import sys
 from pathlib import Path
@@ -76,7 +77,9 @@ class _Group(TyperGroup):
             raise typer.Exit(err.exit_code) from None
         except OSError as err:  # a path that cannot be read or written
             where = f"{user_path(err)}: " if err.filename else ""
-            typer.echo(f"error: {where}{err.strerror or err}. Check the path and its permissions.", err=True)
+            fix = "Free space there, or write elsewhere" if err.errno == errno.ENOSPC else \
+                "Check the path and its permissions"
+            typer.echo(f"error: {where}{err.strerror or err}. {fix}.", err=True)
             raise typer.Exit(1) from None
         except KeyboardInterrupt:  # Typer would turn it into a silent exit 130
             _say_interrupted()
@@ -159,8 +162,9 @@ def main() -> None:
 
 
 # The hidden names nsprof writes under before moving a result into place (tempfile's 8 random
-# characters): a staging directory .nsprof-XXXXXXXX, a file .NAME-XXXXXXXX beside NAME.
-_STAGING_DIRECTORY = re.compile(r"\.nsprof-[a-z0-9_]{8}")
+# characters): a staging directory .nsprof-<pid>-XXXXXXXX (.nsprof-XXXXXXXX before it carried the
+# writer's pid), a file .NAME-XXXXXXXX beside NAME.
+_STAGING_DIRECTORY = re.compile(r"\.nsprof-(?:\d+-)?[a-z0-9_]{8}")
 _STAGING_FILE = re.compile(r"\.(.+)-[a-z0-9_]{8}")
 
 

@@ -246,3 +246,30 @@ def test_d07_an_absurd_time_is_damage_not_a_negative_share(tmp_path):
         conn.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = 9223372036854775807 WHERE rowid = 5")
     one_line_error(nsprof("analyze", damaged)[0], "1 of the 350 rows of CUPTI_ACTIVITY_KIND_KERNEL last longer than a week",
                    "damaged")
+
+
+def test_d14_write_errors_name_the_result_not_its_staging_folder():
+    from nsprof.cli import user_path
+
+    staged = OSError(13, "Permission denied", "/out/.nsprof-4242-ab12cd34/roofline.png")
+    assert user_path(staged) == "/out/roofline.png"
+    assert user_path(OSError(13, "Permission denied", "/out/.nsprof-ab12cd34/report.md")) == "/out/report.md"
+
+
+def test_d14_a_full_disk_says_so_and_what_to_do(tmp_path, monkeypatch):
+    import errno
+
+    from typer.testing import CliRunner
+
+    from nsprof import api
+    from nsprof.cli import app
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "timeline.png"))
+
+    monkeypatch.setattr(api, "write_timeline", full)
+    result = CliRunner().invoke(app, ["timeline", str(ROOT / "profiles" / "examples" / "h200-pipeline-1024"),
+                                      "--out", str(tmp_path / "timeline.png")])
+    assert result.exit_code == 1
+    assert result.output.strip() == (f"error: {tmp_path / 'timeline.png'}: No space left on device. Free space there, "
+                                     "or write elsewhere.")
