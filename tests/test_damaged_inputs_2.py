@@ -112,11 +112,12 @@ def test_d04_json_nested_too_deeply_is_one_line_each(tmp_path):
     one_line_error(nsprof("diff", bench, bench)[0], "nested too deeply to read", "nsprof bench --save-as")
 
 
-def test_d04_an_infinite_ceiling_in_a_manifest_is_ignored(tmp_path):
+@pytest.mark.parametrize("value", [float("inf"), True, 1e-300])
+def test_d04_d18_a_ceiling_that_is_no_measurement_is_ignored(tmp_path, value):
     profile = tmp_path / "profile"
     shutil.copytree(SGEMM, profile)
     manifest = json.loads((profile / "manifest.json").read_text())
-    manifest["ceilings"]["ceilings"]["dram_tbyte_per_s"]["value"] = float("inf")
+    manifest["ceilings"]["ceilings"]["dram_tbyte_per_s"]["value"] = value
     (profile / "manifest.json").write_text(json.dumps(manifest))
     result, _ = nsprof("analyze", profile, "--json")
     assert result.returncode == 0, result.stderr[-2000:]
@@ -273,3 +274,13 @@ def test_d14_a_full_disk_says_so_and_what_to_do(tmp_path, monkeypatch):
     assert result.exit_code == 1
     assert result.output.strip() == (f"error: {tmp_path / 'timeline.png'}: No space left on device. Free space there, "
                                      "or write elsewhere.")
+
+
+def test_d18_a_huge_manifest_is_refused_before_it_is_read(tmp_path):
+    profile = tmp_path / "profile"
+    shutil.copytree(SGEMM, profile)
+    with open(profile / "manifest.json", "r+b") as manifest:
+        manifest.truncate(80 * 2**20)  # sparse: 80 MiB on paper, nothing on disk
+    result, seconds = nsprof("analyze", profile)
+    one_line_error(result, "manifest.json: a manifest of 80 MiB, larger than any nsprof writes")
+    assert seconds < 20

@@ -80,6 +80,7 @@ DATASHEET_CEILINGS: tuple[tuple[str, Ceiling], ...] = (
 )  # FP8 and INT8: dense, as for the others (the datasheets' sparse figures are twice these); A100 has no FP8
 
 # The values a measured ceilings document may set, in the order reports list them.
+LEAST_MEASURED = 1e-3  # TB/s or TFLOP/s: 1 GB/s or 1 GFLOP/s; a "measured" value below it (1e-300) is no measurement
 MEASURABLE = ("dram_tbyte_per_s", "l2_tbyte_per_s", "l1_tbyte_per_s", "fp32_tflop_per_s",
               "tf32_tensor_tflop_per_s", "fp16_tensor_tflop_per_s", "h2d_tbyte_per_s", "d2h_tbyte_per_s")
 
@@ -122,7 +123,7 @@ def with_measurements(base: Ceiling | None, document: dict, origin: str | None =
     found (so that a caption can tell a profile's own ceilings from a file's).
 
     The document's "ceilings" maps a MEASURABLE name to {"value", "date", "method", ...}; entries
-    without a positive finite number (an Infinity, a boolean) are ignored.
+    without a finite number of at least LEAST_MEASURED (an Infinity, a boolean, 1e-300) are ignored.
     """
     # float | None each; Any because replace() below takes them as keywords of every field's type
     values: dict[str, Any] = {name: (getattr(base, name) if base else None) for name in MEASURABLE}
@@ -130,7 +131,7 @@ def with_measurements(base: Ceiling | None, document: dict, origin: str | None =
     for name, entry in (document.get("ceilings") or {}).items():
         value = entry.get("value") if isinstance(entry, dict) else None
         if name in MEASURABLE and isinstance(value, (int, float)) and not isinstance(value, bool) \
-                and math.isfinite(value) and value > 0:
+                and math.isfinite(value) and value >= LEAST_MEASURED:
             values[name] = float(value)
             source = f"measured {entry.get('date', '(undated)')} by {entry.get('method', 'an unnamed method')}"
             sources[name] = f"{source}; from {origin}" if origin else source

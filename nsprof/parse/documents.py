@@ -80,9 +80,16 @@ def read_tuning(path: Path) -> dict[tuple[str, str], dict] | None:
             and isinstance(record["details"].get("autotune"), dict)}
 
 
+MAX_DOCUMENT_BYTES = 64 * 2**20  # the manifests and records nsprof writes are kilobytes: a larger one is no such file
+
+
 def _read_object(path: Path, what: str) -> dict | None:
     if not path.is_file():
         return None
+    size = path.stat().st_size
+    if size > MAX_DOCUMENT_BYTES:  # read whole, a 1 GiB file took 2 GB
+        raise ParseError(f"{path}: a {what} of {size / 2**20:,.0f} MiB, larger than any nsprof writes "
+                         f"({MAX_DOCUMENT_BYTES // 2**20} MiB at most)", RECAPTURE)
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except RecursionError:
