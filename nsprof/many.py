@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from nsprof.errors import SchedulerError, UsageError
+from nsprof.errors import NsprofError, ParseError, SchedulerError, UsageError
 
 if TYPE_CHECKING:
     from distributed import LocalCluster
@@ -47,6 +47,7 @@ class ManyCaptures:
     step_range: str | None  # the step range compared across ranks, None without one
     stragglers: pd.DataFrame  # STRAGGLER_COLUMNS, one row per step
     scheduler: str  # where the tasks ran
+    failed: tuple[str, ...] = ()  # "file: why" of each capture that could not be read (the others are above)
 
 
 def ranks(names: list[str]) -> list[int | None]:
@@ -107,13 +108,16 @@ def analyze_many(directory: Path, scheduler: str | None = None, workers: int | N
     with _client(scheduler, workers, memory_limit) as client:
         futures = client.map(analyze_capture, [str(file) for file in files], file_ranks,
                              step_range=step_range, pure=False)
-        results = _gather(client, futures, progress)
+        results, failed = _gather(client, dict(zip(futures, files)), progress)
         where = client.scheduler.address if scheduler is None else scheduler
+    if not results:
+        raise ParseError(f"{directory}: none of its {len(files)} captures could be read: {'; '.join(failed)}",
+                         "re-export them (nsys export --type sqlite), or pass a directory of readable captures")
     results.sort(key=lambda result: (result.rank is None, result.rank if result.rank is not None else 0, result.file))
     captures = pd.DataFrame([{"file": r.file, "rank": r.rank, **r.row} for r in results])[list(CAPTURE_COLUMNS)]
     step_range_name, late = stragglers([r.steps for r in results], [(r.file, r.rank) for r in results])
     return ManyCaptures(captures, merged_kernels([r.kernels for r in results]), step_range_name, late,
-                        "local cluster" if scheduler is None else where)
+                        "local cluster" if scheduler is None else where, tuple(failed))
 
 
 class _client:
@@ -156,19 +160,33 @@ class _client:
             self.cluster.close()
 
 
-def _gather(client, futures, progress: bool) -> list[CaptureResult]:
-    """The tasks' results as they finish, with a progress bar on stderr; a task's nsprof error is
-    raised as itself (a damaged export names its file)."""
+def _gather(client, futures: dict, progress: bool) -> tuple[list[CaptureResult], list[str]]:
+    """The tasks' results as they finish, with a progress bar on stderr, and "file: why" for each
+    task that failed (its nsprof error, another error, or a worker that died under it): one bad
+    capture among hundreds does not stop the others, and every bad one is named."""
     from distributed import as_completed
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    results = []
+    results, failed = [], []
     bar = Progress(TextColumn("analyzing captures"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    console=Console(file=sys.stderr), disable=not progress, transient=True)
     with bar:
         task = bar.add_task("captures", total=len(futures))
-        for future in as_completed(futures):
-            results.append(future.result())
+        for future in as_completed(list(futures)):
+            file = futures[future]
+            try:
+                results.append(future.result())
+            except Exception as err:  # a task's failure is its capture's, named below; the others go on
+                failed.append(f"{file.name}: {_why(err, file)}")
             bar.advance(task)
-    return results
+    return results, sorted(failed)
+
+
+def _why(err: Exception, file: Path) -> str:
+    """A failed task in words, without the path the line already names."""
+    if type(err).__name__ == "KilledWorker":  # distributed's: the worker died under the task (memory, a crash)
+        return "the worker analyzing it died (out of memory? raise --worker-memory)"
+    text = err.problem if isinstance(err, NsprofError) else f"{type(err).__name__}: {err}"
+    text = " ".join(str(text).split()).replace(f"{file}: ", "").replace(str(file), file.name)
+    return text[:200]

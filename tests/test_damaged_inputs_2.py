@@ -284,3 +284,20 @@ def test_d18_a_huge_manifest_is_refused_before_it_is_read(tmp_path):
     result, seconds = nsprof("analyze", profile)
     one_line_error(result, "manifest.json: a manifest of 80 MiB, larger than any nsprof writes")
     assert seconds < 20
+
+
+def test_d16_one_bad_capture_among_many_is_named_and_the_rest_analyzed(tmp_path):
+    """On a real local cluster: two real ranks, a file that is no database and a truncated export.
+    The two are analyzed and shown, both bad files are named on one line, and the exit is 1."""
+    ranks = ROOT / "tests" / "data" / "ranks"
+    for rank in (0, 1):
+        shutil.copy(ranks / f"rank{rank}.sqlite", tmp_path / f"rank{rank}.sqlite")
+    (tmp_path / "rank2.sqlite").write_text("not a database")
+    (tmp_path / "rank3.sqlite").write_bytes((ranks / "rank0.sqlite").read_bytes()[:5000])
+    result, _ = nsprof("analyze", tmp_path, "--workers", "2", "--json")
+    line = one_line_error(result, "2 of the 4 captures could not be read", "rank2.sqlite: unreadable",
+                          "rank3.sqlite: unreadable", "Re-export them")
+    assert str(tmp_path / "rank2.sqlite") not in line  # each named once, by its name
+    doc = json.loads(result.stdout)
+    assert [row["file"] for row in doc["captures"]] == ["rank0.sqlite", "rank1.sqlite"]
+    assert [entry.split(":")[0] for entry in doc["failed"]] == ["rank2.sqlite", "rank3.sqlite"]

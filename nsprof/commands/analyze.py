@@ -68,6 +68,12 @@ def analyze(
             typer.echo(captures_json(result))
         else:
             to_terminal(captures_blocks(result, stdout().width), stdout(), spaced=False)
+        if result.failed:  # the readable captures are above; the rest are named, and the exit says so
+            total = len(result.failed) + len(result.captures)
+            typer.echo(f"error: {len(result.failed)} of the {total} captures could not be read: "
+                       f"{'; '.join(result.failed)}. Re-export them (nsys export --type sqlite), or move them out "
+                       f"of {path}", err=True)
+            raise typer.Exit(1)
         return
 
     analysis = api.analyze(path, ceilings, attribution.value)

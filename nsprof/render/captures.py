@@ -24,13 +24,14 @@ def _ms(ns) -> str:
 
 
 def captures_json(result) -> str:
-    """The JSON document: captures, kernels (merged), step_range and stragglers, every row."""
+    """The JSON document: captures, kernels (merged), step_range and stragglers, every row, and the
+    captures that could not be read ("file: why")."""
     def records(frame):
         return [json_ready(row) for row in frame.to_dict("records")]
 
     return json.dumps({"captures": records(result.captures), "kernels": records(result.kernels),
                        "step_range": result.step_range, "stragglers": records(result.stragglers),
-                       "scheduler": result.scheduler}, indent=2)
+                       "scheduler": result.scheduler, "failed": list(result.failed)}, indent=2)
 
 
 def captures_blocks(result, width: int, chart: bytes | None = None) -> list[Block]:
