@@ -301,3 +301,19 @@ def test_d16_one_bad_capture_among_many_is_named_and_the_rest_analyzed(tmp_path)
     doc = json.loads(result.stdout)
     assert [row["file"] for row in doc["captures"]] == ["rank0.sqlite", "rank1.sqlite"]
     assert [entry.split(":")[0] for entry in doc["failed"]] == ["rank2.sqlite", "rank3.sqlite"]
+
+
+def test_d04_a_tree_1200_directories_deep_is_walked_and_its_capture_named(tmp_path):
+    """report --from walked the tree by recursion (RecursionError at 1,000 levels); now it finds the
+    capture at the bottom, whose path SQLite cannot open, and says so in one line."""
+    here = os.getcwd()
+    try:
+        os.chdir(tmp_path)
+        for _ in range(1200):  # os.makedirs recurses too: one level at a time
+            os.mkdir("d")
+            os.chdir("d")
+        shutil.copytree(SGEMM, "prof")
+    finally:
+        os.chdir(here)
+    result, _ = nsprof("report", tmp_path / "out", "--from", tmp_path)
+    one_line_error(result, "longer than SQLite opens (512)", "shorter path")

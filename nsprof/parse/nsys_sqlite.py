@@ -160,6 +160,7 @@ EVENT_TABLES = ("kernels", "memcpys", "memsets", "runtime", "graphs")
 # Derived columns and the table columns they are computed from (as DataFrame columns).
 DERIVED = {"duration_ns": ("start_ns", "end_ns"), "pid": ("global_pid", "global_tid"), "tid": ("global_tid",),
            "name": ("graph_id",)}
+SQLITE_MAX_PATH = 512  # SQLITE_MAX_PATHNAME: SQLite opens no longer path
 MAX_EVENT_NS = 7 * 24 * 3600 * 10**9  # a week: longer GPU work or API calls are damage, not data
 RE_EXPORT = "Export the report again: nsys export --type sqlite --force-overwrite true REPORT.nsys-rep"
 
@@ -322,6 +323,9 @@ def _connect(path: Path) -> sqlite3.Connection:
     try:  # a reader thread's connection is used in that thread only, and closed by the one that made the threads
         return sqlite3.connect(f"{resolved.as_uri()}?mode=ro{immutable}", uri=True, check_same_thread=False)
     except sqlite3.Error as err:
+        if len(str(resolved)) > SQLITE_MAX_PATH:
+            raise ParseError(f"{path}: cannot open as SQLite: its path is {len(str(resolved)):,} characters, longer than "
+                             f"SQLite opens ({SQLITE_MAX_PATH})", "move or link the capture to a shorter path") from None
         raise ParseError(f"{path}: cannot open as SQLite ({err})") from None
 
 

@@ -132,18 +132,21 @@ def _profile_paths(path: Path) -> list[Path]:
     return found
 
 
-def _directories_below(path: Path, visited: set[Path] | None = None) -> list[Path]:
-    """Sub-directories at any depth, not descending into profile directories or hidden ones. A
-    directory reached twice through symbolic links (`ln -s . a` makes a loop) is walked once."""
-    visited = {path.resolve()} if visited is None else visited
-    below = []
-    for child in sorted(path.iterdir()):
-        if not child.is_dir() or child.name.startswith(".") or child.resolve() in visited:
-            continue
-        visited.add(child.resolve())
-        below.append(child)
-        if not _is_profile_directory(child):
-            below += _directories_below(child, visited)
+def _directories_below(path: Path) -> list[Path]:
+    """Sub-directories at any depth (in no set order: callers sort), not descending into profile
+    directories or hidden ones. A directory reached twice through symbolic links (`ln -s . a` makes
+    a loop) is walked once; a stack, not recursion, walks a tree thousands of levels deep too."""
+    visited = {path.resolve()}
+    below: list[Path] = []
+    stack = [path]
+    while stack:
+        for child in sorted(stack.pop().iterdir()):
+            if not child.is_dir() or child.name.startswith(".") or child.resolve() in visited:
+                continue
+            visited.add(child.resolve())
+            below.append(child)
+            if not _is_profile_directory(child):
+                stack.append(child)
     return below
 
 
