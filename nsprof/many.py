@@ -133,6 +133,8 @@ class _client:
 
         from distributed import Client, LocalCluster
 
+        _check_options(self.scheduler, self.memory_limit)
+
         # the cluster's chatter is not nsprof's output: a failed task is reported by nsprof, in one line
         logging.getLogger("distributed").setLevel(logging.CRITICAL)
         try:
@@ -152,12 +154,39 @@ class _client:
             raise SchedulerError(f"cannot reach the Dask scheduler {self.scheduler} ({err})",
                              "start one with `dask scheduler` and `dask worker ADDRESS`, or leave out --scheduler "
                              "for a local cluster") from None
+        except (ValueError, TypeError, KeyError, AssertionError) as err:  # distributed's own checks of what it was given
+            what = "scheduler file" if self.scheduler and Path(self.scheduler).is_file() else "scheduler address"
+            raise SchedulerError(f"--scheduler {self.scheduler!r} is no {what} Dask can use "
+                                 f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else 'unreadable'})",
+                                 "give tcp://HOST:PORT or the file `dask scheduler --scheduler-file` wrote") from None
         return self.client
 
     def __exit__(self, *exc):
         self.client.close()
         if self.cluster is not None:
             self.cluster.close()
+
+
+MIN_WORKER_MEMORY = 64 * 2**20  # below it a worker pauses forever instead of reading one capture
+
+
+def _check_options(scheduler: str | None, memory_limit: str) -> None:
+    """--scheduler and --worker-memory as Dask would refuse them later, in words, before any cluster
+    starts (an empty address, a size that is no size or too small to read a capture)."""
+    from dask.utils import parse_bytes
+
+    if scheduler is not None and not scheduler.strip():
+        raise UsageError("--scheduler is empty", "give tcp://HOST:PORT or a scheduler file, or leave it out")
+    if scheduler is not None and not Path(scheduler).is_file() and "/" in scheduler and "://" not in scheduler:
+        raise UsageError(f"--scheduler {scheduler!r}: no such scheduler file", "give tcp://HOST:PORT or an existing "
+                         "file that `dask scheduler --scheduler-file` wrote")
+    try:
+        size = parse_bytes(memory_limit)
+    except (ValueError, TypeError):
+        raise UsageError(f"--worker-memory {memory_limit!r} is not a size", "write it as 4GiB or 512MiB") from None
+    if size < MIN_WORKER_MEMORY:
+        raise UsageError(f"--worker-memory {memory_limit} is too little for a worker to read a capture",
+                         f"give at least {MIN_WORKER_MEMORY // 2**20} MiB (the default is {WORKER_MEMORY})")
 
 
 def _gather(client, futures: dict, progress: bool) -> tuple[list[CaptureResult], list[str]]:

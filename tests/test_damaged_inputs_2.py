@@ -317,3 +317,21 @@ def test_d04_a_tree_1200_directories_deep_is_walked_and_its_capture_named(tmp_pa
         os.chdir(here)
     result, _ = nsprof("report", tmp_path / "out", "--from", tmp_path)
     one_line_error(result, "longer than SQLite opens (512)", "shorter path")
+
+
+@pytest.mark.parametrize("option, value, cause", [
+    ("--scheduler", "MISSING", "no such scheduler file"),
+    ("--scheduler", "", "--scheduler is empty"),
+    ("--scheduler", "foo://", "is no scheduler address Dask can use (ValueError: unknown address scheme"),
+    ("--scheduler", "GARBAGE", "is no scheduler file Dask can use"),
+    ("--scheduler", "LIST", "is no scheduler file Dask can use (TypeError"),
+    ("--worker-memory", "abc", "--worker-memory 'abc' is not a size"),
+    ("--worker-memory", "1KiB", "--worker-memory 1KiB is too little for a worker to read a capture"),
+])
+def test_d05_d03_scheduler_and_worker_memory_values_are_checked_before_a_cluster_starts(tmp_path, option, value, cause):
+    files = {"MISSING": tmp_path / "missing.json", "GARBAGE": tmp_path / "garbage.json", "LIST": tmp_path / "list.json"}
+    files["GARBAGE"].write_text("garbage")
+    files["LIST"].write_text("[1, 2]")
+    result, seconds = nsprof("analyze", ROOT / "tests" / "data" / "ranks", option, str(files.get(value, value)))
+    one_line_error(result, cause)
+    assert seconds < 30
