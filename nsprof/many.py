@@ -147,9 +147,9 @@ class _client:
                                             silence_logs=logging.CRITICAL)  # the workers' own logs too
                 self.client = Client(self.cluster)
             elif Path(self.scheduler).is_file():
-                self.client = Client(scheduler_file=self.scheduler, timeout="10s")
+                self.client = _within(CONNECT_S, self.scheduler, lambda: Client(scheduler_file=self.scheduler, timeout="10s"))
             else:
-                self.client = Client(self.scheduler, timeout="10s")
+                self.client = _within(CONNECT_S, self.scheduler, lambda: Client(self.scheduler, timeout="10s"))
         except OSError as err:
             raise SchedulerError(f"cannot reach the Dask scheduler {self.scheduler} ({err})",
                              "start one with `dask scheduler` and `dask worker ADDRESS`, or leave out --scheduler "
@@ -165,6 +165,35 @@ class _client:
         self.client.close()
         if self.cluster is not None:
             self.cluster.close()
+
+
+CONNECT_S = 30.0  # a scheduler that has not answered by then (a listener that accepts and never speaks) is gone
+
+
+def _within(seconds: float, scheduler: str, connect):
+    """connect(), or SchedulerError when it has not returned within `seconds`: distributed's own
+    timeout does not bound a handshake that a listener accepts and never answers (it waited for
+    minutes). The attempt is left to a daemon thread, which the exit does not wait for."""
+    import threading
+
+    outcome: dict = {}
+
+    def attempt() -> None:
+        try:
+            outcome["client"] = connect()
+        except BaseException as err:  # handed to the caller's thread below
+            outcome["error"] = err
+
+    thread = threading.Thread(target=attempt, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        raise SchedulerError(f"the Dask scheduler {scheduler} did not answer within {seconds:.0f} s",
+                             "check that a Dask scheduler listens there (dask scheduler), or leave out --scheduler "
+                             "for a local cluster")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["client"]
 
 
 MIN_WORKER_MEMORY = 64 * 2**20  # below it a worker pauses forever instead of reading one capture

@@ -315,8 +315,27 @@ def test_d04_a_tree_1200_directories_deep_is_walked_and_its_capture_named(tmp_pa
         shutil.copytree(SGEMM, "prof")
     finally:
         os.chdir(here)
-    result, _ = nsprof("report", tmp_path / "out", "--from", tmp_path)
-    one_line_error(result, "longer than SQLite opens (512)", "shorter path")
+    try:
+        result, _ = nsprof("report", tmp_path / "out", "--from", tmp_path)
+        one_line_error(result, "longer than SQLite opens (512)", "shorter path")
+    finally:  # pytest's clean-up of old temporary folders (and os.walk) recurse: leave them no deep tree
+        remove_deep(tmp_path / "d")
+
+
+def remove_deep(top: Path) -> None:
+    """Remove a directory tree of any depth without recursion: deepest folders first."""
+    folders, stack = [], [str(top)]
+    while stack:
+        folder = stack.pop()
+        folders.append(folder)
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                else:
+                    os.unlink(entry.path)
+    for folder in reversed(folders):
+        os.rmdir(folder)
 
 
 @pytest.mark.parametrize("option, value, cause", [
@@ -335,3 +354,27 @@ def test_d05_d03_scheduler_and_worker_memory_values_are_checked_before_a_cluster
     result, seconds = nsprof("analyze", ROOT / "tests" / "data" / "ranks", option, str(files.get(value, value)))
     one_line_error(result, cause)
     assert seconds < 30
+
+
+def test_d03_a_scheduler_that_never_answers_is_given_up_on(tmp_path):
+    """A real listener on loopback that accepts and never speaks: distributed's own timeout did not
+    bound the handshake (past 300 s); nsprof gives up after CONNECT_S, in one line."""
+    import socket
+    import threading
+
+    from nsprof.many import CONNECT_S
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    accepted: list[socket.socket] = []
+    threading.Thread(target=lambda: [accepted.append(listener.accept()[0]) for _ in range(8)], daemon=True).start()
+    try:
+        address = f"tcp://127.0.0.1:{listener.getsockname()[1]}"
+        result, seconds = nsprof("analyze", ROOT / "tests" / "data" / "ranks", "--scheduler", address)
+        one_line_error(result, f"the Dask scheduler {address} did not answer within {CONNECT_S:.0f} s")
+        assert CONNECT_S <= seconds < CONNECT_S + 20
+    finally:
+        listener.close()
+        for connection in accepted:
+            connection.close()
