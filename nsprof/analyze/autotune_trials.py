@@ -22,17 +22,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from nsprof.analyze.launch_configs import LAUNCH_SIZES, Configuration, configurations
 from nsprof.parse.nsys_sqlite import NsysExport
 
 AUTOTUNE_MIN_CONFIGS = 3  # configurations tried before one is kept
-
-Configuration = tuple[str, str, str]  # kernel name, grid, block as nsprof.analyze.hot_kernels writes them
-
-
-def launch_config(x, y, z) -> str:
-    """'(x, y, z)' as ncu writes a grid or block size."""
-    return f"({int(x)}, {int(y)}, {int(z)})"
-
 
 def autotune_trials(export: NsysExport, harness_names: set[str]) -> set[Configuration]:
     """The (kernel, grid, block) configurations of the export whose every launch was an autotuner's
@@ -42,8 +35,8 @@ def autotune_trials(export: NsysExport, harness_names: set[str]) -> set[Configur
     kernels = kernels.sort_values("start_ns", kind="stable").reset_index(drop=True)
     if kernels.empty:
         return set()
-    name, names = pd.factorize(kernels["kernel"].astype(str))
-    config = kernels.groupby(list(_SIZES), sort=False).ngroup().to_numpy()
+    name = pd.factorize(kernels["kernel"].astype(str))[0]
+    config = kernels.groupby(list(LAUNCH_SIZES), sort=False).ngroup().to_numpy()
     new_session = np.r_[True, name[1:] != name[:-1]]
     new_run = new_session | np.r_[True, config[1:] != config[:-1]]
     runs = pd.DataFrame({"name": name[new_run], "config": config[new_run], "session": np.cumsum(new_session)[new_run],
@@ -58,22 +51,16 @@ def autotune_trials(export: NsysExport, harness_names: set[str]) -> set[Configur
             runs.loc[index, "trial"] = [config in dropped for config in order]
     trial_only = runs.groupby(["name", "config"])["trial"].all()
     trials = set(trial_only[trial_only].index)
-    first = pd.DataFrame({"name": name, "config": config}).drop_duplicates()  # each configuration's first launch
-    return {(str(names[row.name]), launch_config(*kernels.loc[row.Index, list(_SIZES[:3])]),
-             launch_config(*kernels.loc[row.Index, list(_SIZES[3:])]))
-            for row in first.itertuples() if (row.name, row.config) in trials}
+    return configurations(kernels[pd.MultiIndex.from_arrays([name, config]).isin(list(trials))])
 
 
-_SIZES = tuple(f"{part}_{axis}" for part in ("grid", "block") for axis in "xyz")
-
-
-def _returns(order: list[str]) -> bool:
+def _returns(order: list[int]) -> bool:
     """Configurations each in one run, then a return to one of them."""
     tried, last = order[:-1], order[-1]
     return len(set(tried)) == len(tried) >= AUTOTUNE_MIN_CONFIGS and last in tried[:-1]
 
 
-def _dropped(order: list[str]) -> list[str]:
+def _dropped(order: list[int]) -> list[int]:
     """The configurations a session tried and did not keep (none where it is not an autotuning)."""
     if _returns(order):
         return [config for config in order[:-1] if config != order[-1]]

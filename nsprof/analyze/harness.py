@@ -20,7 +20,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from nsprof.analyze.autotune_trials import Configuration, launch_config
+from nsprof.analyze.launch_configs import Configuration, configurations
 from nsprof.analyze.program_harness import HARNESS_RULES, HarnessKey, SteadyState, program_harness, steady_state
 from nsprof.parse.nsys_sqlite import NsysExport
 from nsprof.ranges import NVTX_DOMAIN, parse_stage_range
@@ -63,7 +63,7 @@ def stage_kernels(export: NsysExport) -> set[Configuration] | None:
     inside = launched_inside(export, lambda name: parse_stage_range(name) is not None)
     if inside is None:
         return None
-    return _configurations(export, inside)
+    return configurations(export.kernels[inside])
 
 
 NSPROF_HARNESS = "nsprof-harness"
@@ -87,19 +87,10 @@ def harness_kernels(exports: list[NsysExport], steady: SteadyState | None) -> di
             names = {name for name, _, _ in measured}
             harness.update(dict.fromkeys(set(pd.unique(export.kernels["kernel"].astype(str))) - names, NSPROF_HARNESS))
             # configurations of a measured kernel that ran only outside the stages: a Triton stage's tuning trials
-            harness.update(dict.fromkeys((configuration for configuration in _configurations(export)
+            harness.update(dict.fromkeys((configuration for configuration in configurations(export.kernels)
                                           if configuration[0] in names and configuration not in measured), NSPROF_HARNESS))
         else:
             state = steady if len(exports) == 1 else steady_state(export)
             for name, rule in program_harness(export, state).items():
                 harness.setdefault(name, rule)
     return harness
-
-
-def _configurations(export: NsysExport, rows: np.ndarray | None = None) -> set[Configuration]:
-    """The distinct (kernel, grid, block) of the export's kernels (those `rows` selects)."""
-    sizes = [f"{part}_{axis}" for part in ("grid", "block") for axis in "xyz"]
-    kernels = export.kernels if rows is None else export.kernels[rows]
-    distinct = kernels[["kernel", *sizes]].drop_duplicates()
-    return {(str(row.kernel), launch_config(row.grid_x, row.grid_y, row.grid_z),
-             launch_config(row.block_x, row.block_y, row.block_z)) for row in distinct.itertuples()}

@@ -31,10 +31,10 @@ import numpy as np
 import pandas as pd
 from pandas.api.types import union_categoricals
 
-from nsprof.analyze.autotune_trials import launch_config
 from nsprof.analyze.categorical import as_categorical
 from nsprof.analyze.harness import HARNESS_RULE_WORDS, NSPROF_TUNING, harness_kernels, is_tuning_range, launched_inside
 from nsprof.analyze.kernel_groups import kernel_groups
+from nsprof.analyze.launch_configs import LAUNCH_SIZES, launch_config
 from nsprof.analyze.launch_findings import launch_findings
 from nsprof.analyze.metrics import kernel_metrics
 from nsprof.analyze.program_harness import HarnessKey, steady_part
@@ -123,7 +123,7 @@ def nsys_kernel_rows(exports: list[NsysExport], harness: Mapping[HarnessKey, str
     # Group on one integer key per launch (name code and launch sizes, factorized), and format the
     # few groups' names and configurations afterwards: no Python object and no copy of the table per
     # launch (10M launches are 10M strings, or a gigabyte of grouping columns, otherwise).
-    config = [f"{prefix}_{axis}" for prefix in ("grid", "block") for axis in "xyz"]
+    config = list(LAUNCH_SIZES)
     parts = [part for export, tuned in zip(exports, tuning) for part in (
         (export.kernels["kernel"], export.kernels["mangled_name"],
          [*(export.kernels[column].to_numpy() for column in config),

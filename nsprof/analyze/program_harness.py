@@ -29,8 +29,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from nsprof.analyze.autotune_trials import Configuration, autotune_trials
+from nsprof.analyze.autotune_trials import autotune_trials
 from nsprof.analyze.families import family_column
+from nsprof.analyze.launch_configs import Configuration
 from nsprof.parse.nsys_sqlite import NsysExport
 from nsprof.ranges import parse_stage_range
 

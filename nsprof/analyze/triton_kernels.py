@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from nsprof.analyze.autotune_trials import launch_config
+from nsprof.analyze.launch_configs import LAUNCH_SIZES, launch_config
 from nsprof.parse.nsys_sqlite import NsysExport
 
 TRITON_ROW_COLUMNS = ("kernel", "grid", "block", "shared_bytes", "launches", "total_ns", "pct", "num_warps", "num_stages",
@@ -27,7 +27,7 @@ def triton_kernels(exports: list[NsysExport], compiled: pd.DataFrame) -> pd.Data
     total = float(kernels["duration_ns"].sum())
     kernels = kernels.assign(kernel=kernels["kernel"].astype(str))
     mine = kernels[kernels["kernel"].isin(names)]
-    sizes = ["grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "dynamic_smem_bytes"]
+    sizes = [*LAUNCH_SIZES, "dynamic_smem_bytes"]
     grouped = mine.groupby(["kernel", *sizes], sort=False)["duration_ns"].agg(["count", "sum"]).reset_index()
     rows = []
     for row in grouped.itertuples():

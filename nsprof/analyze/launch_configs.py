@@ -1,0 +1,22 @@
+"""A kernel launch's configuration as every table names it: its grid and block, '(x, y, z)' each, as
+ncu writes them; one (kernel, grid, block) is a Configuration (hot kernels, harness rules, autotune
+trials and the Triton kernels table all key launches by it)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+LAUNCH_SIZES = tuple(f"{part}_{axis}" for part in ("grid", "block") for axis in "xyz")  # nsys_sqlite's columns
+Configuration = tuple[str, str, str]  # kernel name, grid, block
+
+
+def launch_config(x, y, z) -> str:
+    """'(x, y, z)' as ncu writes a grid or block size."""
+    return f"({int(x)}, {int(y)}, {int(z)})"
+
+
+def configurations(kernels: pd.DataFrame) -> set[Configuration]:
+    """The distinct (kernel, grid, block) of a kernels table's launches."""
+    distinct = kernels[["kernel", *LAUNCH_SIZES]].drop_duplicates()
+    return {(str(row.kernel), launch_config(row.grid_x, row.grid_y, row.grid_z),
+             launch_config(row.block_x, row.block_y, row.block_z)) for row in distinct.itertuples()}
