@@ -44,16 +44,20 @@ INPUT_PRECISION = {"fp32": "ieee", "tf32": "tf32", "fp16": "ieee"}
 
 
 @triton.jit
+def grouped_tile(tile, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
+    """(tile row, tile column) of the `tile`-th tile of C, numbered in groups of GROUP_M tile rows:
+    consecutive tiles share columns of B in L2."""
+    tiles_m = tl.cdiv(M, BLOCK_M)
+    per_group = GROUP_M * tl.cdiv(N, BLOCK_N)
+    first_m = (tile // per_group) * GROUP_M
+    group_m = min(tiles_m - first_m, GROUP_M)
+    return first_m + (tile % per_group) % group_m, (tile % per_group) // group_m
+
+
+@triton.jit
 def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_bk, stride_bn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                   BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, PRECISION: tl.constexpr):
-    pid = tl.program_id(axis=0)
-    tiles_m = tl.cdiv(M, BLOCK_M)
-    tiles_n = tl.cdiv(N, BLOCK_N)
-    per_group = GROUP_M * tiles_n
-    first_m = (pid // per_group) * GROUP_M
-    group_m = min(tiles_m - first_m, GROUP_M)
-    tile_m = first_m + (pid % per_group) % group_m
-    tile_n = (pid % per_group) // group_m
+    tile_m, tile_n = grouped_tile(tl.program_id(axis=0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
     rows = (tile_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
     cols = (tile_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
     depth = tl.arange(0, BLOCK_K)
@@ -79,14 +83,8 @@ def matmul_kernel_tma(a_desc, b_desc, c_desc, M, N, K, BLOCK_M: tl.constexpr, BL
                       PRECISION: tl.constexpr):
     """The same product, persistent (one program per SM walks the tiles) and fed by TMA through
     tensor descriptors, which read zeros past the matrices' edges and store only inside them."""
-    tiles_m = tl.cdiv(M, BLOCK_M)
-    tiles_n = tl.cdiv(N, BLOCK_N)
-    per_group = GROUP_M * tiles_n
-    for tile in tl.range(tl.program_id(axis=0), tiles_m * tiles_n, NUM_SMS, flatten=True):
-        first_m = (tile // per_group) * GROUP_M
-        group_m = min(tiles_m - first_m, GROUP_M)
-        tile_m = first_m + (tile % per_group) % group_m
-        tile_n = (tile % per_group) // group_m
+    for tile in tl.range(tl.program_id(axis=0), tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N), NUM_SMS, flatten=True):
+        tile_m, tile_n = grouped_tile(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         for k in range(0, tl.cdiv(K, BLOCK_K)):
             a = a_desc.load([tile_m * BLOCK_M, k * BLOCK_K])
