@@ -73,10 +73,10 @@ def triton_launcher(stage: Stage, problem, tile_shape: str | None = None) -> Tri
     trials, runs = [], {}
     for config in configs:
         assert isinstance(config, TritonConfig)  # the registry checked it (nsprof.stage_kinds)
-        trial, launch, compiled = _trial(stage, problem, config, module, size)
+        trial, kept = _trial(stage, problem, config, module, size)
         trials.append(trial)
-        if trial["status"] == "ok":
-            runs[config.shape] = (launch, compiled)
+        if kept is not None:
+            runs[config.shape] = kept
     if not runs:
         reasons = "; ".join(f"{trial['config']}: {trial['message']}" for trial in trials)
         raise TritonStageFailed(f"{stage.key}: no configuration compiled and verified ({reasons})",
@@ -94,9 +94,10 @@ def triton_launcher(stage: Stage, problem, tile_shape: str | None = None) -> Tri
     return TritonLauncher(run, best["config"], details, steps=dict(getattr(launch, "steps", {})))
 
 
-def _trial(stage: Stage, problem, config: TritonConfig, module: ModuleType, size) -> tuple[dict, Callable, object]:
-    """One configuration compiled, verified and timed: (the trial's record, its launch, what
-    Triton compiled); a configuration that fails says why in the record."""
+def _trial(stage: Stage, problem, config: TritonConfig, module: ModuleType,
+           size) -> tuple[dict, tuple[Callable, object] | None]:
+    """One configuration compiled, verified and timed: the trial's record, and its launch with what
+    Triton compiled (None for a configuration that failed: the record says why)."""
     cp = require_cupy()
     trial: dict = {"config": config.shape, "status": "ok", "message": None, "median_ms": None, "rel_error": None}
     with nvtx_range(tune_range_name(stage.op, stage.stage, size, config.shape)):  # every launch of the trial
@@ -107,18 +108,14 @@ def _trial(stage: Stage, problem, config: TritonConfig, module: ModuleType, size
             launch()
             cp.cuda.Device().synchronize()
         except Exception as err:  # a configuration Triton cannot compile or launch here (too much shared memory)
-            return {**trial, "status": "error", "message": _first_line(err)}, _never, None
+            return {**trial, "status": "error", "message": _first_line(err)}, None
         error = problem.relative_error()
         trial["rel_error"] = error
         if not error <= stage.tolerance(size):
             message = f"relative error {error:.3g} exceeds {stage.tolerance(size):.3g}"
-            return {**trial, "status": "failed", "message": message}, _never, None
+            return {**trial, "status": "failed", "message": message}, None
         timing = time_launches(launch, repeat=TUNE_REPEAT, warmup=TUNE_WARMUP)
-    return {**trial, "median_ms": timing.median_ms}, launch, compiled
-
-
-def _never() -> None:
-    raise AssertionError("a configuration that failed its trial is never launched")
+    return {**trial, "median_ms": timing.median_ms}, (launch, compiled)
 
 
 def compiled_facts(compiled) -> dict:
