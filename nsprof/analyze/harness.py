@@ -31,7 +31,8 @@ def launched_inside(export: NsysExport, wanted: Callable[[str], bool]) -> np.nda
     range of the launching thread whose name `wanted` accepts (such ranges of one thread never
     overlap: nsprof's stage and tune ranges); None when no range is wanted."""
     nvtx = export.nvtx
-    chosen = nvtx[pd.Series([wanted(str(name)) for name in nvtx["range"]], index=nvtx.index, dtype=bool)]
+    names = nvtx["range"].astype(str)
+    chosen = nvtx[names.isin([name for name in pd.unique(names) if wanted(name)]).to_numpy()]  # each name asked once
     chosen = chosen.dropna(subset=["end_ns"])
     if chosen.empty:
         return None
