@@ -28,6 +28,7 @@ from nsprof.commands.report import report
 from nsprof.commands.roofline import roofline
 from nsprof.commands.stages import stages
 from nsprof.commands.timeline import timeline
+from nsprof.console import error_line
 from nsprof.errors import NsprofError
 
 # Click's exception classes, as this Typer has them (newer Typer versions carry their own click).
@@ -49,13 +50,13 @@ class _Group(TyperGroup):
                     sys.exit(code)
                 return code
             where = err.ctx.command_path if err.ctx else "nsprof"
-            typer.echo(f"error: {_sentence(err.format_message())} See '{where} --help'.", err=True)
+            error_line(f"{_sentence(err.format_message())} See '{where} --help'.")
             code = 2
         except (typer.Abort, KeyboardInterrupt):
             _say_interrupted()
             code = 130
         except _CLICK_EXCEPTION as err:
-            typer.echo(f"error: {_sentence(err.format_message())}", err=True)
+            error_line(_sentence(err.format_message()))
             code = err.exit_code
         code = code if isinstance(code, int) else 0
         if standalone_mode:
@@ -73,13 +74,13 @@ class _Group(TyperGroup):
         try:
             return super().invoke(ctx)
         except NsprofError as err:
-            typer.echo(f"error: {err.for_cli()}", err=True)
+            error_line(err.for_cli())
             raise typer.Exit(err.exit_code) from None
         except OSError as err:  # a path that cannot be read or written
             where = f"{user_path(err)}: " if err.filename else ""
             fix = "Free space there, or write elsewhere" if err.errno == errno.ENOSPC else \
                 "Check the path and its permissions"
-            typer.echo(f"error: {where}{err.strerror or err}. {fix}.", err=True)
+            error_line(f"{where}{err.strerror or err}. {fix}.")
             raise typer.Exit(1) from None
         except KeyboardInterrupt:  # Typer would turn it into a silent exit 130
             _say_interrupted()
@@ -183,7 +184,7 @@ def user_path(err: OSError) -> str:
 
 
 def _say_interrupted() -> None:
-    typer.echo("error: interrupted", err=True)
+    error_line("interrupted")
 
 
 def _sentence(message: str) -> str:

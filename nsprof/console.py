@@ -11,6 +11,8 @@ from typing import IO, cast
 
 from rich.console import Console
 
+from nsprof.printable import printable
+
 PIPE_WIDTH = 100
 _SPACES_BEFORE_NEWLINE = re.compile(r" +\n")
 
@@ -39,6 +41,12 @@ def stdout() -> Console:
 
 def stderr() -> Console:
     return Console(stderr=True)
+
+
+def error_line(message: str) -> None:
+    """`error: MESSAGE` as one line on stderr: a newline or escape sequence in a name or path it
+    quotes is spelled out (nsprof.printable), not obeyed."""
+    sys.stderr.write(f"error: {printable(message)}\n")
 
 
 @contextmanager

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -378,3 +379,44 @@ def test_d03_a_scheduler_that_never_answers_is_given_up_on(tmp_path):
         listener.close()
         for connection in accepted:
             connection.close()
+
+
+CONTROL = "\x1b[2J\x1b]0;pwned\x07\n\r\x00\u202e"  # clear screen, set the title, newline, NUL, RTL override
+SPELLED = "\\x1b[2J\\x1b]0;pwned\\x07\\n\\r\\x00\\u202e"
+RAW_CONTROLS = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e]")  # any but the newline ending a line
+
+
+def test_d06_control_characters_in_names_are_spelled_out_everywhere(tmp_path):
+    """A kernel, an NVTX range, the GPU and the manifest's device named with escape sequences, a
+    newline, a NUL and a direction override: terminal tables, JSON, one-line errors and report.md
+    show each spelled out (`\\x1b`), never obey it."""
+    profile = tmp_path / "evil"
+    shutil.copytree(SGEMM, profile)
+    with sqlite3.connect(profile / "nsys.sqlite") as conn:
+        conn.execute("UPDATE StringIds SET value = value || ? WHERE value = 'sgemm_v1'", (CONTROL,))
+        conn.execute("UPDATE StringIds SET value = ? || value WHERE value LIKE 'sgemm/v2/%'", (CONTROL,))
+        conn.execute("UPDATE TARGET_INFO_GPU SET name = name || ?", (CONTROL,))
+    ncu = profile / "ncu-raw.csv"
+    ncu.write_text(ncu.read_text().replace('"sgemm_v10_128x128_unchecked"', f'"sgemm_v10{CONTROL}"'))
+    manifest = json.loads((profile / "manifest.json").read_text())
+    manifest["device"]["name"] += CONTROL
+    (profile / "manifest.json").write_text(json.dumps(manifest))
+
+    analyzed, _ = nsprof("analyze", profile)
+    assert analyzed.returncode == 0, analyzed.stderr[-2000:]
+    assert f"sgemm_v1{SPELLED}" in analyzed.stdout and not RAW_CONTROLS.search(analyzed.stdout)
+    assert "sgemm_v10\\x1b[2J" in analyzed.stdout  # the ncu name, in the hot kernels table
+    as_json, _ = nsprof("analyze", profile, "--json")
+    names = [row["kernel"] for row in json.loads(as_json.stdout)["kernel_summary"]]
+    assert f"sgemm_v1{SPELLED}" in names and not RAW_CONTROLS.search(as_json.stdout)
+
+    missing, _ = nsprof("timeline", profile, "--range", "nosuch", "--out", tmp_path / "t.png")
+    line = one_line_error(missing, "no NVTX range named 'nosuch'", f"{SPELLED}sgemm/v2/")
+    assert not RAW_CONTROLS.search(line)
+
+    reported, _ = nsprof("report", tmp_path / "reports", "--from", profile)
+    assert reported.returncode == 0, reported.stderr[-2000:]
+    markdown = next((tmp_path / "reports").glob("*/report.md")).read_text()
+    # Markdown escapes the spelling's backslashes and brackets in turn
+    assert "sgemm_v1\\\\x1b\\[2J" in markdown and not RAW_CONTROLS.search(markdown)
+    assert not RAW_CONTROLS.search(reported.stdout + reported.stderr)

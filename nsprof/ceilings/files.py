@@ -14,6 +14,7 @@ from pathlib import Path
 from nsprof.errors import ParseError
 from nsprof.output import write_atomically
 from nsprof.paths import data_dir, gpu_slug, missing_reason, special_file_reason
+from nsprof.printable import printable_json
 
 MEASURE_AGAIN = "Measure them again with `nsprof ceilings`"
 
@@ -49,7 +50,7 @@ def named_ceilings(location: Path, gpu_name: str | None) -> tuple[dict, Path] | 
 def read_ceilings_file(path: Path) -> dict:
     """One saved document; ParseError when it is unreadable or not a ceilings document."""
     try:
-        document = json.loads(Path(path).read_text(encoding="utf-8"))
+        document = json.loads(printable_json(Path(path).read_text(encoding="utf-8")))
     except RecursionError:
         raise ParseError(f"{path}: unreadable ceilings file (nested too deeply to read)", MEASURE_AGAIN) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:

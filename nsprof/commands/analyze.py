@@ -9,7 +9,7 @@ import typer
 
 from nsprof import api
 from nsprof.commands.options import CEILINGS_HELP
-from nsprof.console import stdout
+from nsprof.console import error_line, stdout
 
 
 class Attribution(str, Enum):
@@ -70,9 +70,9 @@ def analyze(
             to_terminal(captures_blocks(result, stdout().width), stdout(), spaced=False)
         if result.failed:  # the readable captures are above; the rest are named, and the exit says so
             total = len(result.failed) + len(result.captures)
-            typer.echo(f"error: {len(result.failed)} of the {total} captures could not be read: "
+            error_line(f"{len(result.failed)} of the {total} captures could not be read: "
                        f"{'; '.join(result.failed)}. Re-export them (nsys export --type sqlite), or move them out "
-                       f"of {path}", err=True)
+                       f"of {path}")
             raise typer.Exit(1)
         return
 

@@ -8,7 +8,7 @@ import typer
 
 from nsprof import api
 from nsprof.commands.analyze import Attribution
-from nsprof.console import stdout
+from nsprof.console import error_line, stdout
 from nsprof.errors import NOTHING_COMPARED_EXIT_CODE, UsageError
 
 
@@ -63,8 +63,8 @@ def diff(
         to_terminal(diff_blocks(result, console.width), console)
     if fail_if_slower is not None:
         if not result.compared():
-            typer.echo(f"error: {result.a} and {result.b} share no kernel, range or stage, so --fail-if-slower "
-                       "compared nothing. Compare two captures of the same program or ladder", err=True)
+            error_line(f"{result.a} and {result.b} share no kernel, range or stage, so --fail-if-slower "
+                       "compared nothing. Compare two captures of the same program or ladder")
             raise typer.Exit(NOTHING_COMPARED_EXIT_CODE)
         slower = result.slower_than(fail_if_slower)
         for line in slower:

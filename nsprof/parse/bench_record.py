@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 
 from nsprof.errors import ParseError
+from nsprof.printable import printable_json
 
 SAVE_AGAIN = "save one with `nsprof bench --save-as FILE.json`"
 
@@ -19,7 +20,7 @@ def is_bench_record(path: Path) -> bool:
 
 def load_bench_record(path: Path) -> dict:
     try:
-        document = json.loads(Path(path).read_text(encoding="utf-8"))
+        document = json.loads(printable_json(Path(path).read_text(encoding="utf-8")))
     except RecursionError:
         raise ParseError(f"{path}: unreadable JSON (nested too deeply to read)", SAVE_AGAIN) from None
     except (UnicodeDecodeError, json.JSONDecodeError) as err:

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 from nsprof.errors import ParseError
+from nsprof.printable import printable_json
 
 # The manifest's fields that commands read, with the JSON type each must have where present.
 MANIFEST_FIELDS: dict[str, type | tuple[type, ...]] = {
@@ -91,7 +92,7 @@ def _read_object(path: Path, what: str) -> dict | None:
         raise ParseError(f"{path}: a {what} of {size / 2**20:,.0f} MiB, larger than any nsprof writes "
                          f"({MAX_DOCUMENT_BYTES // 2**20} MiB at most)", RECAPTURE)
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = json.loads(printable_json(path.read_text(encoding="utf-8")))
     except RecursionError:
         raise ParseError(f"{path}: unreadable {what} (nested too deeply to read)", RECAPTURE) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:

@@ -43,6 +43,7 @@ import pandas as pd
 from nsprof.errors import ParseError
 from nsprof.parse.ncu_nvtx import PUSH_POP_COLUMN, START_END_COLUMN, push_pop_ranges, start_end_ranges
 from nsprof.parse.ncu_units import base_unit, parse_number
+from nsprof.printable import printable
 
 INFO_COLUMNS = {
     "ID": "id", "Kernel Name": "kernel", "Process ID": "process_id", "Process Name": "process_name",
@@ -138,7 +139,8 @@ def _table(text: str, source: str) -> tuple[list[str], list[list[str]]]:
                          HOW_TO_WRITE)
     body = "".join(line for line in lines[start:] if not _TOOL_LINE.match(line))
     try:
-        header, *rows = [row for row in csv.reader(io.StringIO(body)) if any(cell.strip() for cell in row)]
+        header, *rows = [[printable(cell) for cell in row] for row in csv.reader(io.StringIO(body))
+                         if any(cell.strip() for cell in row)]
     except csv.Error as err:
         raise ParseError(f"{source}: malformed CSV ({err})", HOW_TO_WRITE) from None
     if not rows:

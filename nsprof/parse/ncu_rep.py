@@ -25,6 +25,7 @@ from nsprof.errors import ParseError
 from nsprof.parse.ncu_csv import NcuReport, rule_frame
 from nsprof.parse.ncu_rep_file import REWRITE_HINT, declared_launches
 from nsprof.parse.ncu_units import base_unit
+from nsprof.printable import printable
 from nsprof.ranges import qualify
 
 INSTALL_HINT = ("Install NVIDIA's reader with `pip install ncu-report`, or export CSV instead: "
@@ -114,7 +115,7 @@ def _launch_info(launch_id: int, action, ncu_report) -> dict:
 
     stream, context, device, major, minor = (metric(name) for name in _LAUNCH_METRICS)
     return {
-        "id": launch_id, "kernel": action.name(ncu_report.IAction.NameBase_DEMANGLED), "nvtx": _nvtx(action),
+        "id": launch_id, "kernel": printable(action.name(ncu_report.IAction.NameBase_DEMANGLED)), "nvtx": _nvtx(action),
         "context": _whole(context), "stream": _whole(stream), "block_size": dims("block"), "grid_size": dims("grid"),
         "device": _whole(device), "cc": None if major is None or minor is None else f"{int(major)}.{int(minor)}",
     }
@@ -133,7 +134,7 @@ def _value(metric) -> tuple[object, str | None]:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         unit, factor = base_unit(metric.unit())
         return float(value) * factor, unit
-    return (str(value) if value is not None else None), ""
+    return (printable(str(value)) if value is not None else None), ""
 
 
 def _column(values: list) -> list:
@@ -155,7 +156,7 @@ def _nvtx(action) -> list[str]:
         domain_name = None if name in ("", "<default domain>") else name
         ranges += [qualify(domain_name, entry) for entry in domain.push_pop_ranges()]
         ranges += [qualify(domain_name, entry) for entry in domain.start_end_ranges()]
-    return ranges
+    return [printable(name) for name in ranges]
 
 
 def _rules(launch_id: int, action) -> list[dict]:

@@ -28,6 +28,7 @@ import pandas as pd
 
 from nsprof.errors import ParseError
 from nsprof.paths import missing_reason
+from nsprof.printable import printable
 from nsprof.ranges import qualify
 
 COLUMNS: dict[str, dict[str, str]] = {
@@ -366,11 +367,12 @@ def _strings(conn: sqlite3.Connection, path: Path) -> pd.Series:
 
 
 def _text(value) -> str | None:
-    """A StringIds value as text; None for anything else (NULL, a number, bytes that are not UTF-8)."""
+    """A StringIds value as printable text; None for anything else (NULL, a number, bytes that are
+    not UTF-8)."""
     if not isinstance(value, bytes):
         return None
     try:
-        return value.decode("utf-8")
+        return printable(value.decode("utf-8"))
     except UnicodeDecodeError:
         return None
 
@@ -562,6 +564,7 @@ def _nvtx_ranges(conn: sqlite3.Connection, path: Path, tables: set[str]) -> pd.D
     if not all(name is None or isinstance(name, str) for name in events["name"]):
         raise ParseError(f"{path}: an NVTX range name is not text (a BLOB in NVTX_EVENTS or StringIds); "
                          "the export is damaged", RE_EXPORT)
+    events["name"] = _printable_names(events["name"])
     for column in ("start_ns", "end_ns", "global_tid", "domain_id"):
         events[column] = _integers(events[column])
     events["process"] = events["global_tid"] // 0x1000000  # domain ids are per process
@@ -586,6 +589,13 @@ def _nvtx_ranges(conn: sqlite3.Connection, path: Path, tables: set[str]) -> pd.D
     return _typed_nvtx(ranges.sort_values("start_ns", kind="stable")[columns].reset_index(drop=True))
 
 
+def _printable_names(names: pd.Series) -> pd.Series:
+    """Names as nsprof.printable spells them, each distinct name once (a range repeats its name)."""
+    codes, distinct = pd.factorize(names, use_na_sentinel=True)
+    spelled = np.array([printable(name) for name in distinct] + [None], dtype=object)
+    return pd.Series(spelled[codes], index=names.index)
+
+
 def _integers(values: pd.Series) -> pd.Series:
     """SQLite values -> Int64, exactly (no detour through float for ns timestamps); NULL and
     anything that is not an integer (a damaged file) become <NA>."""
@@ -604,6 +614,7 @@ def _gpus(conn: sqlite3.Connection, path: Path, tables: set[str]) -> pd.DataFram
     columns = ", ".join(f"[{source}] AS {name}" if source in present else f"NULL AS {name}"
                         for name, source in GPU_COLUMNS.items())
     gpus = _frame(conn, path, GPUS_SQL.format(columns=columns))
+    gpus["name"] = [printable(name) if isinstance(name, str) else name for name in gpus["name"]]
     gpus["compute_capability"] = [None if major is None else f"{major}.{minor}"
                                   for major, minor in zip(gpus["compute_major"], gpus["compute_minor"])]
     return gpus[list(COLUMNS["gpus"])].infer_objects().sort_values("device_id", kind="stable").reset_index(drop=True)

@@ -25,6 +25,7 @@ from pathlib import Path
 from nsprof.errors import ParseError
 from nsprof.parse.profile import MANIFEST, NCU_SUFFIXES, PROFILE_FILES, Profile, load_profile, tool_outputs
 from nsprof.paths import PROFILES_DIR, missing_reason, special_file_reason
+from nsprof.printable import printable_json
 
 
 @dataclass(frozen=True)
@@ -192,7 +193,7 @@ def _read_manifest(path: Path) -> dict:
     if not path.is_dir():
         return {}
     try:
-        manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+        manifest = json.loads(printable_json((path / MANIFEST).read_text(encoding="utf-8")))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return {}
     return manifest if isinstance(manifest, dict) else {}

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from nsprof.printable import printable_json
+
 TRITON_KERNEL_COLUMNS = ("kernel", "num_warps", "num_stages", "shared_bytes", "source", "hash")
 _LOC = re.compile(r'loc\("([^"]+\.py)":(\d+):\d+\)')
 _IRS = (".ttir", ".source", ".ttgir")  # the first that names a Python file gives the source
@@ -29,7 +31,7 @@ def load_triton_cache(directory: Path) -> pd.DataFrame:
     rows = []
     for path in sorted(Path(directory).glob("*/*.json")):
         try:
-            metadata = json.loads(path.read_text(encoding="utf-8"))
+            metadata = json.loads(printable_json(path.read_text(encoding="utf-8")))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError):
             continue
         if not isinstance(metadata, dict) or not {"name", "num_warps", "shared"} <= metadata.keys():

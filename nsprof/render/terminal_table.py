@@ -37,6 +37,8 @@ def cell(value, spec) -> str:
         return str(value)
     if callable(spec):
         return spec(value)
+    if spec.endswith("d") and isinstance(value, float) and value.is_integer():
+        value = int(value)  # a count column that pandas made float because another row lacks it
     return format(value, spec) if isinstance(value, (int, float)) else str(value)
 
 
