@@ -420,3 +420,78 @@ def test_d06_control_characters_in_names_are_spelled_out_everywhere(tmp_path):
     # Markdown escapes the spelling's backslashes and brackets in turn
     assert "sgemm_v1\\\\x1b\\[2J" in markdown and not RAW_CONTROLS.search(markdown)
     assert not RAW_CONTROLS.search(reported.stdout + reported.stderr)
+
+
+def raw_page_with(tmp_path, change) -> Path:
+    """SGEMM's raw ncu page with `change(header, units, rows)` applied to its rows of cells."""
+    import csv
+    header, units, *rows = list(csv.reader((SGEMM / "ncu-raw.csv").open(newline="")))
+    change(header, units, rows)
+    damaged = tmp_path / "ncu-raw.csv"
+    with damaged.open("w", newline="") as file:
+        csv.writer(file, quoting=csv.QUOTE_ALL).writerows([header, units, *rows])
+    return damaged
+
+
+def ncu_kernels(path: Path) -> list[dict]:
+    result, _ = nsprof("analyze", path, "--json")
+    assert result.returncode == 0, result.stderr[-2000:]
+    return json.loads(result.stdout)["kernels"]
+
+
+def set_cell(column: str, value: str, row: int | None = None, units_row: bool = False):
+    def change(header, units, rows):
+        at = header.index(column)
+        for cells in ([units] if units_row else rows if row is None else [rows[row]]):
+            cells[at] = value
+    return change
+
+
+@pytest.mark.parametrize(("column", "unit", "scale"), [("gpu__time_duration.sum", "psecond", 1e-3),
+                                                       ("gpu__time_duration.sum", "usecond", 1e3),
+                                                       ("dram__bytes_read.sum", "KiB", 1024.0),
+                                                       ("dram__bytes_read.sum", "Mbyte", 1e6)])
+def test_d08_time_and_size_units_are_converted(tmp_path, column, unit, scale):
+    """The page printed in another unit: the values nsprof computes with move by the unit's factor."""
+    import csv
+    header, _, *rows = list(csv.reader((SGEMM / "ncu-raw.csv").open(newline="")))
+    printed = [float(row[header.index(column)].replace(",", "")) for row in rows]  # in bytes or ns
+    undamaged = ncu_kernels(SGEMM / "ncu-raw.csv")
+    scaled = ncu_kernels(raw_page_with(tmp_path, set_cell(column, unit, units_row=True)))
+    assert len(scaled) == len(undamaged) == len(printed) == 33
+    for before, after, value in zip(undamaged, scaled, printed):
+        if column == "gpu__time_duration.sum":
+            assert after["duration_ns"] == pytest.approx(value * scale) and before["duration_ns"] == value
+        else:  # dram_bytes adds the bytes written, whose unit did not change
+            assert after["dram_bytes"] - before["dram_bytes"] == pytest.approx(value * (scale - 1))
+
+
+@pytest.mark.parametrize(("change", "causes"), [
+    (set_cell("gpu__time_duration.sum", "cycle", units_row=True),
+     ["gpu__time_duration.sum is in 'cycle', which nsprof cannot convert to ns"]),
+    (set_cell("dram__bytes_read.sum", "sector", units_row=True),
+     ["dram__bytes_read.sum is in 'sector', which nsprof cannot convert to byte"]),
+    (set_cell("gpu__time_duration.sum", "-353,216", row=3), ["launch 3's gpu__time_duration.sum is -353216, below zero"]),
+    (set_cell("gpu__time_duration.sum", "fast", row=7), ["launch 7's gpu__time_duration.sum is 'fast', not a number"]),
+    (set_cell("ID", "4", row=5), ["launch id 4 names 2 rows", "two exports joined?"]),
+    (lambda header, units, rows: header.__setitem__(header.index("dram__bytes_write.sum"), "dram__bytes_read.sum"),
+     ["the column 'dram__bytes_read.sum' appears 2 times"]),
+], ids=["cycle", "sector", "negative", "text", "duplicate-id", "duplicate-column"])
+def test_d08_a_damaged_ncu_value_is_named_with_its_launch(tmp_path, change, causes):
+    damaged = raw_page_with(tmp_path, change)
+    for command in (["analyze", damaged], ["roofline", tmp_path / "out", "--from", damaged]):
+        result, seconds = nsprof(*command)
+        assert result.returncode == 1 and seconds < 30
+        one_line_error(result, str(damaged), *causes, "Export it again" if "launch id" not in causes[0] and
+                       "column" not in causes[0] else "ncu --csv --page raw")
+    assert not (tmp_path / "out").exists()  # nothing half-written
+
+
+def test_d08_repeated_metric_rows_of_one_launch_in_a_details_page_are_named(tmp_path):
+    details = (ROOT / "tests" / "data" / "h200" / "ncu-sgemm-ladder-1024-details.csv").read_text()
+    lines = details.splitlines(keepends=True)
+    duration = next(line for line in lines if '"gpu__time_duration.sum"' in line)
+    damaged = tmp_path / "ncu-details.csv"
+    damaged.write_text("".join(lines[:lines.index(duration) + 1]) + duration + "".join(lines[lines.index(duration) + 1:]))
+    result, _ = nsprof("analyze", damaged)
+    one_line_error(result, "launch 0 has two 'gpu__time_duration.sum' rows in section 'Command line profiler metrics'")

@@ -25,6 +25,7 @@ from nsprof.errors import ParseError
 from nsprof.parse.ncu_csv import load_ncu_csv, parse_ncu_csv
 from nsprof.parse.ncu_nvtx import push_pop_ranges, qualified_range, start_end_ranges
 from nsprof.parse.ncu_units import base_unit, parse_number
+from nsprof.printable import printable
 
 # --- units and numbers ----------------------------------------------------------------------------
 
@@ -187,7 +188,8 @@ def parses_or_raises_parse_error(text: str) -> None:
 
 
 def csv_launches(text: str) -> dict[int, str] | None:
-    """The oracle, read with Python's csv module alone: launch ID -> kernel name of the first data
+    """The oracle, read with Python's csv module (and nsprof.printable, tested in test_printable.py)
+    alone: launch ID -> kernel name of the first data
     row of each launch (a row under the "ID ... Kernel Name" header whose ID is a number); None where
     the text before the header is no CSV the csv module reads as the parser does (the parser skips
     it line by line)."""
@@ -202,7 +204,7 @@ def csv_launches(text: str) -> dict[int, str] | None:
     launches: dict[int, str] = {}
     for row in rows[header_at + 1:]:  # a details page has a row per metric: a launch is named by its first
         if len(row) > name_column and row[0].strip().isdigit():
-            launches.setdefault(int(row[0]), row[name_column])
+            launches.setdefault(int(row[0]), printable(row[name_column]))  # names show control characters spelled
     return launches
 
 

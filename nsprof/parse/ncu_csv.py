@@ -41,6 +41,7 @@ from pathlib import Path
 import pandas as pd
 
 from nsprof.errors import ParseError
+from nsprof.parse.ncu_checks import check_metrics
 from nsprof.parse.ncu_nvtx import PUSH_POP_COLUMN, START_END_COLUMN, push_pop_ranges, start_end_ranges
 from nsprof.parse.ncu_units import base_unit, parse_number
 from nsprof.printable import printable
@@ -171,17 +172,28 @@ def _raw(header: list[str], rows: list[list[str]], source: str) -> NcuReport:
     else:
         units_row = [""] * len(header)
     metric_columns = [i for i, name in enumerate(header) if "__" in name]  # ncu metrics: unit__counter...
+    twice = next((name for name in header if header.count(name) > 1), None)
+    if twice is not None:
+        raise ParseError(f"{source}: the column {twice!r} appears {header.count(twice)} times; the file is damaged",
+                         HOW_TO_WRITE)
     values, units = {}, {}
     for i in metric_columns:
         unit, factor = base_unit(units_row[i])
         values[header[i]] = _values([row[i] for row in rows], factor)
         units[header[i]] = unit
-    return NcuReport(source, "raw", _with_metrics(_launch_info(header, rows, source), values), units)
+    kernels = _with_metrics(_launch_info(header, rows, source), values)
+    repeated = kernels["id"][kernels["id"].duplicated()]
+    if len(repeated):  # two launches under one id: which one a stage or kernel means is anyone's guess
+        raise ParseError(f"{source}: launch id {repeated.iloc[0]} names {int((kernels['id'] == repeated.iloc[0]).sum())} "
+                         "rows; the file is damaged (two exports joined?)", HOW_TO_WRITE)
+    check_metrics(kernels, units, source)
+    return NcuReport(source, "raw", kernels, units)
 
 
 def _details(header: list[str], rows: list[list[str]], source: str) -> NcuReport:
     name_at, unit_at, value_at, id_at = (header.index(c) for c in (*DETAILS_COLUMNS, "ID"))
     metric_rows = [row for row in rows if row[name_at].strip()]  # rule rows have no metric
+    _check_each_metric_once(header, metric_rows, source)
     first_row_of_launch: dict[str, list[str]] = {}
     for row in metric_rows:
         first_row_of_launch.setdefault(row[id_at], row)
@@ -200,7 +212,23 @@ def _details(header: list[str], rows: list[list[str]], source: str) -> NcuReport
             column[position] = row[value_at] if number is None else number * factor
     values = {name: column if all(isinstance(v, float) for v in column) else [_text(v) for v in column]
               for name, column in values.items()}
-    return NcuReport(source, "details", _with_metrics(kernels, values), units, _rules(header, rows, source))
+    kernels = _with_metrics(kernels, values)
+    check_metrics(kernels, units, source)
+    return NcuReport(source, "details", kernels, units, _rules(header, rows, source))
+
+
+def _check_each_metric_once(header: list[str], metric_rows: list[list[str]], source: str) -> None:
+    """A details page names a metric once per launch and section (one metric may appear in two
+    sections, in two units: "Memory Throughput" is % in one and byte/second in the other)."""
+    at = [header.index(column) for column in ("ID", "Section Name", "Metric Name") if column in header]
+    seen: set[tuple[str, ...]] = set()
+    for row in metric_rows:
+        key = tuple(row[i] for i in at)
+        if key in seen:
+            raise ParseError(f"{source}: launch {key[0]} has two {key[-1]!r} rows"
+                             f"{f' in section {key[1]!r}' if len(key) == 3 else ''}; the file is damaged "
+                             "(two exports joined?)", HOW_TO_WRITE)
+        seen.add(key)
 
 
 def _rules(header: list[str], rows: list[list[str]], source: str) -> pd.DataFrame:

@@ -22,6 +22,7 @@ import pandas as pd
 
 from nsprof import metric_catalog
 from nsprof.errors import ParseError
+from nsprof.parse.ncu_checks import check_metrics
 from nsprof.parse.ncu_csv import NcuReport, rule_frame
 from nsprof.parse.ncu_rep_file import REWRITE_HINT, declared_launches
 from nsprof.parse.ncu_units import base_unit
@@ -88,7 +89,9 @@ def load_ncu_rep(path: str | Path) -> NcuReport:
     values = {name: column for name, column in values.items() if any(v is not None for v in column)}
     metrics = pd.DataFrame({name: _column(column) for name, column in values.items()})
     kernels = pd.concat([pd.DataFrame(launches), metrics], axis=1)
-    return NcuReport(str(path), "report", kernels, {name: units.get(name, "") for name in values}, rule_frame(rules))
+    units = {name: units.get(name, "") for name in values}
+    check_metrics(kernels, units, str(path))
+    return NcuReport(str(path), "report", kernels, units, rule_frame(rules))
 
 
 @contextmanager

@@ -11,10 +11,12 @@ from __future__ import annotations
 import math
 
 TIME_IN_NS = {
-    "nsecond": 1.0, "ns": 1.0, "usecond": 1e3, "us": 1e3,
+    "psecond": 1e-3, "ps": 1e-3, "nsecond": 1.0, "ns": 1.0, "usecond": 1e3, "us": 1e3,
     "msecond": 1e6, "ms": 1e6, "second": 1e9, "s": 1e9,
 }
 SI_PREFIXES = {"K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
+BINARY_PREFIXES = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40}  # KiB, Mibyte
+BYTE_SPELLINGS = ("byte", "B")
 MISSING_VALUES = {"", "n/a", "(!) n/a", "nan"}
 
 
@@ -27,6 +29,8 @@ def base_unit(unit: str) -> tuple[str, float]:
     ('ns', 1000.0)
     >>> base_unit("cycle/nsecond")
     ('cycle/second', 1000000000.0)
+    >>> base_unit("KiB")
+    ('byte', 1024.0)
     """
     numerator, *denominators = unit.strip().split("/")
     base, factor = _quantity(numerator)
@@ -43,9 +47,14 @@ def _quantity(part: str) -> tuple[str, float]:
         return "hz", 1.0
     if part[1:].lower() == "hz" and part[0] in SI_PREFIXES:  # Khz, MHz, Ghz
         return "hz", SI_PREFIXES[part[0]]
+    if part in BYTE_SPELLINGS:
+        return "byte", 1.0
+    if part[:2] in BINARY_PREFIXES and part[2:] in BYTE_SPELLINGS:
+        return "byte", BINARY_PREFIXES[part[:2]]
     if len(part) > 1 and part[0] in SI_PREFIXES and part[1:].islower():  # Kbyte, Minst, Gcycle
         return part[1:], SI_PREFIXES[part[0]]
-    return part, 1.0  # byte, inst, %, and units nsprof does not know: kept as printed
+    return part, 1.0  # inst, %, and units nsprof does not know: kept as printed (nsprof.parse.ncu_checks
+    # refuses one that stands for a time or a size)
 
 
 def _per(part: str) -> tuple[str, float]:
