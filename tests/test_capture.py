@@ -16,12 +16,13 @@ from nsprof.capture.commands import Command, build_commands, ncu_commands, nsys_
 from nsprof.capture.layout import create_directory, directory_name
 from nsprof.capture.manifest import finish_manifest, new_manifest, verification_records, write_manifest
 from nsprof.capture.metrics import PRESETS, resolve_metrics
-from nsprof.capture.output import ToolOutput, parse_profiling_line
+from nsprof.capture.output import ToolOutput
 from nsprof.capture.request import build_request
 from nsprof.capture.run import run_command
 from nsprof.capture.session import ProfileInterrupted, run_capture
 from nsprof.capture.tools import FoundTool, find_tool, locate_tool, tool_version
 from nsprof.errors import NsprofError, ToolNotFoundError, UsageError
+from nsprof.parse.ncu_log import parse_profiling_line
 from nsprof.registry import get_stage
 
 PY = sys.executable
@@ -555,7 +556,8 @@ def test_ncu_profiling_nothing_is_explained(tmp_path, monkeypatch):
 def test_progress_lines_of_every_ncu_filter_mode_are_read():
     """ncu numbers each launch it profiles, except under --filter-mode per-launch-config (the guided
     capture), whose lines name the kernel alone: the H200 torch.compile capture's log holds three."""
-    from nsprof.capture.output import ToolOutput, parse_profiling_line
+    from nsprof.capture.output import ToolOutput
+    from nsprof.parse.ncu_log import parse_profiling_line
 
     assert parse_profiling_line('==PROF== Profiling "sgemm_v6" - 0: 0%....50%....100% - 9 passes') == \
         {"kernel": "sgemm_v6", "launch": 0, "passes": 9}

@@ -495,3 +495,52 @@ def test_d08_repeated_metric_rows_of_one_launch_in_a_details_page_are_named(tmp_
     damaged.write_text("".join(lines[:lines.index(duration) + 1]) + duration + "".join(lines[lines.index(duration) + 1:]))
     result, _ = nsprof("analyze", damaged)
     one_line_error(result, "launch 0 has two 'gpu__time_duration.sum' rows in section 'Command line profiler metrics'")
+
+
+TORCH_COMPILE = ROOT / "profiles" / "examples" / "h200-program-torch-compile"
+
+
+def block_ends(report: bytes) -> list[int]:
+    """Where each block of an .ncu-rep ends (the layout nsprof.parse.ncu_rep_file walks), read here
+    with struct alone: u32 length-prefixed file header, then u32-prefixed block headers, each
+    followed by a payload of its field 5's bytes."""
+    import struct
+
+    from nsprof.parse.ncu_rep_file import _varint_fields
+    (length,) = struct.unpack_from("<I", report, 4)
+    at, ends = 8 + length, []
+    while at < len(report):
+        (length,) = struct.unpack_from("<I", report, at)
+        header = _varint_fields(report[at + 4:at + 4 + length], Path("x"))
+        at += 4 + length + header.get(5, 0)
+        ends.append(at)
+    return ends
+
+
+def test_d11_a_report_cut_at_a_block_boundary_is_named_against_ncus_log(tmp_path):
+    """The last launch's blocks cut off: the file reads as a whole report of 2 launches, but ncu.log
+    beside it says ncu profiled 3."""
+    profile = tmp_path / "torch-compile"
+    shutil.copytree(TORCH_COMPILE, profile)
+    (profile / "ncu-raw.csv").unlink()  # the pages exported from the report would stand in for it
+    (profile / "ncu-details.csv").unlink()
+    report = (profile / "ncu.ncu-rep").read_bytes()
+    ends = block_ends(report)
+    assert ends[-1] == len(report) and len(ends) == 14
+    (profile / "ncu.ncu-rep").write_bytes(report[:ends[-3]])  # without the last launch's two blocks
+    for command in (["analyze", profile], ["report", tmp_path / "reports", "--from", profile]):
+        result, _ = nsprof(*command)
+        assert result.returncode == 1
+        one_line_error(result, "ncu.ncu-rep: cut short: it holds 2 kernel launches, and ncu.log beside it says ncu "
+                       "profiled 3", "Capture it again")
+    assert not (tmp_path / "reports").exists()
+
+
+def test_d11_a_report_of_its_file_header_alone_is_truncated_not_filtered(tmp_path):
+    import struct
+    report = (TORCH_COMPILE / "ncu.ncu-rep").read_bytes()
+    (length,) = struct.unpack_from("<I", report, 4)
+    header_only = tmp_path / "x.ncu-rep"
+    header_only.write_bytes(report[:8 + length])  # the signature, the header's length and the header
+    line = one_line_error(nsprof("analyze", header_only)[0], "x.ncu-rep: truncated: it ends after ncu's file header")
+    assert "filter" not in line

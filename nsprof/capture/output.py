@@ -1,44 +1,18 @@
 """Reading what nsys and ncu print while they run: ncu's `==PROF==` progress lines (kernel,
-launch, replay passes) and the failures worth a clear message (no counter permission, nothing profiled);
-and, after a crash, the last kernel ncu's log names."""
+launch, replay passes; nsprof.parse.ncu_log reads them) and the failures worth a clear message (no
+counter permission, nothing profiled)."""
 
 from __future__ import annotations
 
-import re
+from nsprof.parse.ncu_log import LINE_END, NO_KERNELS, parse_profiling_line
 
-# ==PROF== Profiling "sgemm_v6" - 0: 0%....50%....100% - 9 passes
-# ==PROF== Profiling "cupy_fill" - 0 (1/1): 0%....50%....100% - 1 pass   (with --launch-count)
-# ==PROF== Profiling "triton_poi_fused_gelu_view_2": 0%....50%....100% - 13 passes   (--filter-mode per-launch-config)
-# (the dots arrive one by one, so the line stays incomplete while the launch is replayed)
-_PROFILING = re.compile(r'^==PROF== Profiling "(?P<kernel>.*)"(?: - (?P<launch>\d+)(?: \(\d+/\d+\))?)?:(?P<rest>.*)$')
-_LINE_END = re.compile(r"\r\n|\n|\r")
-_PASSES = re.compile(r" - (?P<passes>\d+) pass(?:es)?\s*$")
 PERMISSION_ERROR = "ERR_NVGPUCTRPERM"
-NO_KERNELS = "No kernels were profiled"
 # NVIDIA's documented fixes: https://developer.nvidia.com/ERR_NVGPUCTRPERM
 PERMISSION_FIX = (
     "Run as root (sudo) or with CAP_SYS_ADMIN (CAP_PERFMON from driver R565), or let every user read them: "
     "put 'options nvidia NVreg_RestrictProfilingToAdminUsers=0' in a file under /etc/modprobe.d and reboot "
     "(see https://developer.nvidia.com/ERR_NVGPUCTRPERM)"
 )
-
-
-def parse_profiling_line(line: str) -> dict | None:
-    """{"kernel", "launch", "passes"} from one ==PROF== Profiling line; passes is None until it completes,
-    launch None where ncu numbers no launch (its guided capture's per-launch-config filter)."""
-    match = _PROFILING.match(line.strip())
-    if not match:
-        return None
-    passes = _PASSES.search(match["rest"])
-    return {"kernel": match["kernel"], "launch": int(match["launch"]) if match["launch"] else None,
-            "passes": int(passes["passes"]) if passes else None}
-
-
-def last_profiled_kernel(log: str) -> str | None:
-    """The kernel of ncu's last ==PROF== Profiling line in its log, finished or not (a crash mid-replay
-    leaves the line without its passes); None when ncu reported no kernel."""
-    kernels = [launch["kernel"] for line in _LINE_END.split(log) if (launch := parse_profiling_line(line))]
-    return kernels[-1] if kernels else None
 
 
 class ToolOutput:
@@ -53,7 +27,7 @@ class ToolOutput:
         self._partial = ""
 
     def feed(self, text: str) -> None:
-        lines = _LINE_END.split(self._partial + text)  # nsys redraws its progress bars with \r
+        lines = LINE_END.split(self._partial + text)  # nsys redraws its progress bars with \r
         self._partial = lines.pop()
         for line in lines:
             self._line(line, complete=True)

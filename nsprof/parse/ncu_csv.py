@@ -42,6 +42,7 @@ import pandas as pd
 
 from nsprof.errors import ParseError
 from nsprof.parse.ncu_checks import check_metrics
+from nsprof.parse.ncu_log import NO_KERNELS
 from nsprof.parse.ncu_nvtx import PUSH_POP_COLUMN, START_END_COLUMN, push_pop_ranges, start_end_ranges
 from nsprof.parse.ncu_units import base_unit, parse_number
 from nsprof.printable import printable
@@ -59,7 +60,6 @@ RULE_FIELDS = ("id", "section", "rule", "type", "message", "speedup_type", "spee
 _TOOL_LINE = re.compile(r"^==[A-Z]+==")  # ==PROF==, ==WARNING==, ==ERROR==
 _HEADER_START = ('"ID",', "ID,")
 HOW_TO_WRITE = "Write it with ncu --csv --page raw (or --page details) ... > FILE.csv"
-NO_KERNELS = "No kernels were profiled"
 SNIFF_BYTES = 1 << 20  # how far into a .csv is_ncu_csv looks for the header row or a line of ncu's
 
 

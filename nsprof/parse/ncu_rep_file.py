@@ -37,6 +37,8 @@ def declared_launches(path: Path) -> int:
             raise ParseError(f"{path}: not an Nsight Compute report (it does not start with ncu's NVR signature)",
                              "Pass a report written by ncu -o, or ncu's CSV output")
         _record(file, size, path)  # the file header
+        if file.tell() == size:  # ncu writes its session block first, launches or none
+            raise ParseError(f"{path}: truncated: it ends after ncu's file header, before any block", REWRITE_HINT)
         launches = 0
         while file.tell() < size:
             header = _varint_fields(_record(file, size, path), path)

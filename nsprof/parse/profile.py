@@ -22,7 +22,9 @@ import pandas as pd
 from nsprof.errors import ParseError
 from nsprof.parse.documents import read_manifest, read_pipeline_results, read_tuning
 from nsprof.parse.ncu_csv import NcuReport, is_ncu_csv, load_ncu_csv
+from nsprof.parse.ncu_log import profiled_launches
 from nsprof.parse.ncu_rep import load_ncu_rep, reader_available
+from nsprof.parse.ncu_rep_file import REWRITE_HINT, declared_launches
 from nsprof.parse.nsys_rep import sqlite_beside, sqlite_for
 from nsprof.parse.nsys_sqlite import NsysExport, load_nsys
 from nsprof.parse.triton_cache import load_triton_cache
@@ -88,6 +90,20 @@ def load_ncu_file(path: Path) -> NcuReport:
     return load_ncu_rep(path) if path.suffix.lower() == ".ncu-rep" else load_ncu_csv(path)
 
 
+def _load_ncu_beside_log(path: Path) -> NcuReport:
+    """An ncu file of a profile directory. A report cut at a block boundary reads as a whole one
+    with fewer launches: ncu's log beside it (ncu.log for ncu.ncu-rep) says how many it profiled."""
+    log = path.with_suffix(".log")
+    if path.suffix.lower() == ".ncu-rep" and log.is_file():
+        with log.open(encoding="utf-8", errors="replace") as lines:  # universal newlines: ncu's \r too
+            profiled = profiled_launches(lines)
+        held = declared_launches(path)
+        if held < profiled:
+            raise ParseError(f"{path}: cut short: it holds {held} kernel launches, and {log.name} beside it says "
+                             f"ncu profiled {profiled}", REWRITE_HINT)
+    return load_ncu_file(path)
+
+
 def is_profile(path: Path) -> bool:
     """A capture nsprof reads: an nsys or ncu file, or a directory holding a manifest or their output."""
     path = Path(path)
@@ -138,6 +154,6 @@ def _directory(path: Path, nsys_columns: Mapping[str, Iterable[str]] | None = No
         raise ParseError(f"{path}: nothing to analyze (no {PROFILE_FILES} file in this directory{passed_over})",
                          "Capture with `nsprof profile`, or put nsys or ncu output in it")
     return Profile(path, True, read_manifest(path / MANIFEST), [load_nsys_file(file, nsys_columns) for file in exports],
-                   [load_ncu_file(file) for file in tables], read_pipeline_results(path / PIPELINE_RESULTS),
+                   [_load_ncu_beside_log(file) for file in tables], read_pipeline_results(path / PIPELINE_RESULTS),
                    read_tuning(path / BENCH_RESULTS),
                    load_triton_cache(path / TRITON_CACHE) if (path / TRITON_CACHE).is_dir() else None)
