@@ -544,3 +544,43 @@ def test_d11_a_report_of_its_file_header_alone_is_truncated_not_filtered(tmp_pat
     header_only.write_bytes(report[:8 + length])  # the signature, the header's length and the header
     line = one_line_error(nsprof("analyze", header_only)[0], "x.ncu-rep: truncated: it ends after ncu's file header")
     assert "filter" not in line
+
+
+def test_d12_ctrl_c_between_the_moves_of_a_set_waits_for_the_last(tmp_path, monkeypatch):
+    """Ctrl-C arrives right after the first file of a new roofline set is moved into place: the
+    other two follow before the interrupt is taken, so the set is the new one whole, never a new
+    PNG beside the old SVG and CSV."""
+    import signal
+
+    from typer.testing import CliRunner
+
+    from nsprof.cli import app
+    from nsprof.output import writing
+
+    def roofline(out: Path, capture: str):
+        return CliRunner().invoke(app, ["roofline", str(out), "--from", str(ROOT / "profiles" / "examples" / capture)])
+
+    names = ("roofline.png", "roofline.svg", "roofline.csv")
+    assert roofline(tmp_path / "out", "h200-sgemm-1024").exit_code == 0
+    assert roofline(tmp_path / "expected", "h200-hgemm-1024").exit_code == 0
+    old = {name: (tmp_path / "out" / name).read_bytes() for name in names}
+    new = {name: (tmp_path / "expected" / name).read_bytes() for name in names}
+    assert all(old[name] != new[name] for name in names)
+
+    moved: list[str] = []
+    replace = writing.os.replace
+
+    def interrupted_after_the_first(source, target):
+        replace(source, target)
+        moved.append(Path(target).name)
+        if Path(target).name in names and len([m for m in moved if m in names]) == 1:
+            signal.raise_signal(signal.SIGINT)
+
+    monkeypatch.setattr(writing.os, "replace", interrupted_after_the_first)
+    result = roofline(tmp_path / "out", "h200-hgemm-1024")
+    assert result.exit_code == 130 and "interrupted" in result.stderr
+    assert [name for name in moved if name in names] == list(names)
+    written = {name: (tmp_path / "out" / name).read_bytes() for name in names}
+    # matplotlib names an SVG's clip paths afresh each time: that one is new if it is not the old
+    assert written["roofline.png"] == new["roofline.png"] and written["roofline.csv"] == new["roofline.csv"]
+    assert written["roofline.svg"] != old["roofline.svg"]

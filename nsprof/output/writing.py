@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -90,14 +92,35 @@ def _replace(directory: Path, files: dict[str, bytes], found: dict[str, str | No
     try:
         for name, data in files.items():
             (staging / name).write_bytes(data)
-        # the ledger first accepts both the old and the new bytes, so that a kill between the moves
-        # leaves every file there nsprof's; then the new bytes alone
-        _move_ledger(staging, directory, ledger_text(ledger, directory, files, found))
-        for name in files:
-            os.replace(staging / name, directory / name)
-        _move_ledger(staging, directory, ledger_text(ledger, directory, files))
+        with _uninterrupted():  # a set is all or none: a Ctrl-C between two moves waits for the last
+            # the ledger first accepts both the old and the new bytes, so that a kill between the moves
+            # leaves every file there nsprof's; then the new bytes alone
+            _move_ledger(staging, directory, ledger_text(ledger, directory, files, found))
+            for name in files:
+                os.replace(staging / name, directory / name)
+            _move_ledger(staging, directory, ledger_text(ledger, directory, files))
     finally:
         remove_staging(staging)
+
+
+@contextlib.contextmanager
+def _uninterrupted():
+    """Hold SIGINT and SIGTERM until the block ends, then deliver them to the handlers it found.
+    Only the main thread can set handlers; elsewhere the signal interrupts the main thread, not
+    the block."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    found = {sig: signal.signal(sig, lambda number, frame: held.append(number))
+             for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in found.items():
+            signal.signal(sig, handler)
+        for number in held:
+            signal.raise_signal(number)
 
 
 def _move_ledger(staging: Path, directory: Path, text: bytes) -> None:
