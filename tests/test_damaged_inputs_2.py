@@ -220,6 +220,21 @@ def test_d15_nvtx_ranges_that_end_before_they_start_are_damage(tmp_path):
     one_line_error(nsprof("analyze", damaged)[0], "2 of the", "NVTX ranges end before they start", "damaged")
 
 
+def test_d04_nvtx_ranges_without_a_start_are_damage(tmp_path):
+    """nsys declares NVTX_EVENTS.start NOT NULL: the table is rebuilt without the constraint to
+    hold the damage (a NULL end is a range still open, which stays legal)."""
+    damaged = tmp_path / "nsys.sqlite"
+    shutil.copy(SGEMM / "nsys.sqlite", damaged)
+    with sqlite3.connect(damaged) as conn:
+        conn.executescript("CREATE TABLE loose AS SELECT * FROM NVTX_EVENTS; DROP TABLE NVTX_EVENTS; "
+                           "ALTER TABLE loose RENAME TO NVTX_EVENTS; UPDATE NVTX_EVENTS SET start = NULL "
+                           "WHERE rowid IN (SELECT rowid FROM NVTX_EVENTS WHERE eventType = 59 LIMIT 3)")
+    for command in (["analyze", damaged], ["timeline", damaged, "--out", tmp_path / "out"],
+                    ["report", tmp_path / "out", "--from", damaged]):
+        one_line_error(nsprof(*command)[0], "3 of the 140 NVTX ranges have no start time", "nsys export")
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize("damage, cause", [
     ("ALTER TABLE StringIds RENAME COLUMN value TO v2", "no such column: value"),
     ("ALTER TABLE NVTX_EVENTS RENAME COLUMN text TO t2", "no such column"),
@@ -584,3 +599,33 @@ def test_d12_ctrl_c_between_the_moves_of_a_set_waits_for_the_last(tmp_path, monk
     # matplotlib names an SVG's clip paths afresh each time: that one is new if it is not the old
     assert written["roofline.png"] == new["roofline.png"] and written["roofline.csv"] == new["roofline.csv"]
     assert written["roofline.svg"] != old["roofline.svg"]
+
+
+SGEMV = ROOT / "profiles" / "examples" / "h200-sgemv-4096"
+
+
+def sgemv_with_last_check(tmp_path, field, value) -> tuple[Path, dict]:
+    """The SGEMV example with its last verification entry (ncu's check of s7, a stage
+    `explain float-sums` prints the error of) given `field` = `value`."""
+    profile = tmp_path / "sgemv"
+    shutil.copytree(SGEMV, profile)
+    manifest = json.loads((profile / "manifest.json").read_text())
+    assert (manifest["verification"][-1]["tool"], manifest["verification"][-1]["stage"]) == ("ncu", "s7")
+    manifest["verification"][-1][field] = value
+    (profile / "manifest.json").write_text(json.dumps(manifest))
+    return profile, manifest
+
+
+@pytest.mark.parametrize("field, value", [("rel_error", "5.7e-07"), ("tolerance", True), ("rel_error", [1])])
+def test_d04_a_verification_error_that_is_no_number_is_named(tmp_path, field, value):
+    profile, manifest = sgemv_with_last_check(tmp_path, field, value)
+    result, _ = nsprof("explain", "float-sums", "--from", profile)
+    one_line_error(result, f"verification entry {len(manifest['verification'])} has {field} {value!r}, not a number")
+
+
+def test_d04_a_verification_without_a_tolerance_still_explains(tmp_path):
+    profile, manifest = sgemv_with_last_check(tmp_path, "tolerance", None)
+    result, _ = nsprof("explain", "float-sums", "--from", profile)
+    assert result.returncode == 0, result.stderr[-2000:]
+    last = manifest["verification"][-1]
+    assert f"s7 at {last['size']}: relative error {last['rel_error']:.1e} against float64." in " ".join(result.stdout.split())

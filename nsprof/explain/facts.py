@@ -190,8 +190,9 @@ def _float_sums(stages: list[Stage], m: Measurements | None) -> list[str]:
         names = {stage.stage for stage in stages}
         for check in checks:
             if check.get("stage") in names and check.get("tool") == "ncu" and check.get("rel_error") is not None:
-                facts.append(f"{check['stage']} at {check['size']}: relative error {check['rel_error']:.1e} against float64 "
-                             f"(tolerance {check['tolerance']:.1e}).")
+                tolerance = f" (tolerance {check['tolerance']:.1e})" if check.get("tolerance") is not None else ""
+                facts.append(f"{check['stage']} at {check['size']}: relative error {check['rel_error']:.1e} against float64"
+                             f"{tolerance}.")
     return facts
 
 

@@ -18,6 +18,7 @@ MANIFEST_FIELDS: dict[str, type | tuple[type, ...]] = {
     "op": str, "started": str, "status": str, "stages": list, "sizes": list, "device": (dict, str),
     "software": dict, "tools": dict, "verification": list, "ceilings": dict}
 MANIFEST_MAPS: dict[str, type] = {"tools": dict, "verification": dict}  # what each entry of these holds
+VERIFICATION_NUMBERS = ("rel_error", "tolerance")  # a number or null in each verification entry
 # What a pipeline.json record must hold (nsprof.ranges.pipeline_range names its flows by them).
 PIPELINE_RECORD_FIELDS = ("op", "stage", "size", "variant")
 RECAPTURE = "Restore the file, or capture the profile again with `nsprof profile` / `nsprof pipeline`"
@@ -39,6 +40,11 @@ def read_manifest(path: Path) -> dict | None:
             if not isinstance(entry, kind):
                 raise ParseError(f"{path}: \"{field}\" entry {key!r} is {_json_type(entry)}, not {_kinds(kind)}",
                                  RECAPTURE)
+    for number, check in enumerate(manifest.get("verification") or [], 1):
+        for field in VERIFICATION_NUMBERS:
+            value = check.get(field)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                raise ParseError(f"{path}: verification entry {number} has {field} {value!r}, not a number", RECAPTURE)
     return manifest
 
 

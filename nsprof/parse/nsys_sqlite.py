@@ -581,9 +581,11 @@ def _nvtx_ranges(conn: sqlite3.Connection, path: Path, tables: set[str]) -> pd.D
     ranges["range"] = [qualify(domain, name) for domain, name in zip(domains, ranges["name"])]
     ranges["duration_ns"] = ranges["end_ns"] - ranges["start_ns"]
     backwards = int((ranges["duration_ns"] < 0).sum())  # <NA> (a range still open, a mark) is no end
-    if backwards:
-        raise ParseError(f"{path}: {backwards} of the {len(ranges)} NVTX ranges end before they start; the export is "
-                         "damaged", RE_EXPORT)
+    unstarted = int(ranges["start_ns"].isna().sum())  # but every range has a start
+    for count, what in ((backwards, "end before they start"), (unstarted, "have no start time")):
+        if count:
+            raise ParseError(f"{path}: {count} of the {len(ranges)} NVTX ranges {what}; the export is damaged",
+                             RE_EXPORT)
     ranges["pid"] = ranges["global_tid"] // 0x1000000 % 0x1000000
     ranges["tid"] = ranges["global_tid"] % 0x1000000
     return _typed_nvtx(ranges.sort_values("start_ns", kind="stable")[columns].reset_index(drop=True))
