@@ -106,7 +106,8 @@ def analyze_many(directory: Path, scheduler: str | None = None, workers: int | N
                          "pass a directory that holds one nsys export or report per rank")
     file_ranks = ranks([file.name for file in files])
     with _client(scheduler, workers, memory_limit) as client:
-        futures = client.map(analyze_capture, [str(file) for file in files], file_ranks,
+        # whole paths: a worker of a remote scheduler runs in a directory of its own
+        futures = client.map(analyze_capture, [str(file.absolute()) for file in files], file_ranks,
                              step_range=step_range, pure=False)
         results, failed = _gather(client, dict(zip(futures, files)), progress)
         where = client.scheduler.address if scheduler is None else scheduler

@@ -396,6 +396,36 @@ def test_d03_a_scheduler_that_never_answers_is_given_up_on(tmp_path):
             connection.close()
 
 
+def test_d16_a_relative_directory_is_read_by_workers_that_run_elsewhere(tmp_path):
+    """A real scheduler and a worker started in another directory (as on another host sharing the
+    file system): `analyze ranks --scheduler FILE`, run from the directory holding `ranks`, reads
+    every capture, where the worker once looked for `ranks/rank0.sqlite` in its own directory."""
+    shutil.copytree(ROOT / "tests" / "data" / "ranks", tmp_path / "ranks")
+    elsewhere = tmp_path / "worker-home"
+    elsewhere.mkdir()
+    scheduler_file = tmp_path / "scheduler.json"
+    started = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0",
+                                 "--no-dashboard", "--scheduler-file", str(scheduler_file)], cwd=elsewhere,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        deadline = time.monotonic() + 30
+        while not scheduler_file.is_file() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        started.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file",
+                                         str(scheduler_file), "--nthreads", "1", "--no-dashboard"], cwd=elsewhere,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        result = subprocess.run([sys.executable, "-m", "nsprof", "analyze", "ranks", "--json",
+                                 "--scheduler", str(scheduler_file)], capture_output=True, text=True,
+                                timeout=LIMIT_S, cwd=tmp_path)
+        assert result.returncode == 0, result.stderr[-2000:]
+        captures = json.loads(result.stdout)["captures"]
+        assert sorted(row["file"] for row in captures) == [f"rank{n}.sqlite" for n in range(4)]
+    finally:
+        for process in reversed(started):
+            process.terminate()
+            process.wait(timeout=30)
+
+
 CONTROL = "\x1b[2J\x1b]0;pwned\x07\n\r\x00\u202e"  # clear screen, set the title, newline, NUL, RTL override
 SPELLED = "\\x1b[2J\\x1b]0;pwned\\x07\\n\\r\\x00\\u202e"
 RAW_CONTROLS = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e]")  # any but the newline ending a line
