@@ -7,11 +7,14 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import IO, cast
+from typing import IO, TYPE_CHECKING, cast
 
 from rich.console import Console
 
 from nsprof.printable import printable
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 PIPE_WIDTH = 100
 _SPACES_BEFORE_NEWLINE = re.compile(r" +\n")
@@ -49,15 +52,23 @@ def error_line(message: str) -> None:
     sys.stderr.write(f"error: {printable(message)}\n")
 
 
+def progress_bar(*columns, disable: bool = False) -> Progress:
+    """A transient rich Progress on stderr, shown only on a terminal: elsewhere (a log, a pipe,
+    CI) it would print nothing useful but the blank line rich leaves when it stops."""
+    from rich.progress import Progress
+
+    console = stderr()
+    return Progress(*columns, console=console, transient=True, disable=disable or not console.is_terminal)
+
+
 @contextmanager
 def progress_line(disable: bool = False) -> Iterator[Callable[[str], None]]:
     """A transient spinner on stderr showing the latest message it is handed, with the time taken.
     It starts at the first message, so that input checked before the long work fails in one line
     (a spinner leaves a blank line behind)."""
-    from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
+    from rich.progress import SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 
-    bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                   console=stderr(), transient=True, disable=disable)
+    bar = progress_bar(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), disable=disable)
     tasks: list[TaskID] = []
 
     def update(message: str) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -224,12 +223,13 @@ def _gather(client, futures: dict, progress: bool) -> tuple[list[CaptureResult],
     task that failed (its nsprof error, another error, or a worker that died under it): one bad
     capture among hundreds does not stop the others, and every bad one is named."""
     from distributed import as_completed
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+
+    from nsprof.console import progress_bar
 
     results, failed = [], []
-    bar = Progress(TextColumn("analyzing captures"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   console=Console(file=sys.stderr), disable=not progress, transient=True)
+    bar = progress_bar(TextColumn("analyzing captures"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                       disable=not progress)
     with bar:
         task = bar.add_task("captures", total=len(futures))
         for future in as_completed(list(futures)):

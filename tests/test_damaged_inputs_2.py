@@ -426,6 +426,53 @@ def test_d16_a_relative_directory_is_read_by_workers_that_run_elsewhere(tmp_path
             process.wait(timeout=30)
 
 
+def test_d05_a_worker_killed_under_a_capture_names_that_capture(tmp_path, real_program):
+    """A real local cluster whose workers may hold 250 MiB: the JAX capture with its events
+    repeated 8 times takes more, so the nanny kills each worker that reads it until Dask gives up
+    (KilledWorker). The line names that capture and the cause; the small one is analyzed."""
+    captures = tmp_path / "captures"
+    captures.mkdir()
+    shutil.copyfile(ROOT / "tests" / "data" / "ranks" / "rank0.sqlite", captures / "small.sqlite")
+    shutil.copyfile(real_program("jax-a") / "nsys.sqlite", captures / "large.sqlite")
+    with sqlite3.connect(captures / "large.sqlite") as conn:
+        for _ in range(3):
+            conn.execute("INSERT INTO NVTX_EVENTS SELECT * FROM NVTX_EVENTS")
+            conn.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL")
+    result, seconds = nsprof("analyze", captures, "--json", "--worker-memory", "250MiB", "--workers", "2")
+    one_line_error(result, "1 of the 2 captures could not be read: large.sqlite: the worker analyzing it died "
+                   "(out of memory? raise --worker-memory)")
+    assert [row["file"] for row in json.loads(result.stdout)["captures"]] == ["small.sqlite"]
+    assert result.returncode == 1 and seconds < LIMIT_S
+
+
+def test_d05_an_error_that_is_not_nsprofs_names_its_capture_and_the_rest_go_on(monkeypatch):
+    """A real (in-process) local cluster; reading one of the four ranks raises an error nsprof
+    does not know: that rank is named with the error, the other three are analyzed, exit 1."""
+    from distributed import LocalCluster
+    from typer.testing import CliRunner
+
+    from nsprof.analyze import captures
+    from nsprof.cli import app
+
+    row = captures.capture_row
+
+    def fails_on_rank2(export, *args):
+        if Path(export.path).name == "rank2.sqlite":
+            raise KeyError("a column a library forgot")
+        return row(export, *args)
+
+    monkeypatch.setattr(captures, "capture_row", fails_on_rank2)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        result = CliRunner().invoke(app, ["analyze", str(ROOT / "tests" / "data" / "ranks"), "--json",
+                                          "--scheduler", cluster.scheduler_address])
+    assert result.exit_code == 1
+    assert [row["file"] for row in json.loads(result.stdout)["captures"]] == ["rank0.sqlite", "rank1.sqlite",
+                                                                            "rank3.sqlite"]
+    assert result.stderr.strip() == ("error: 1 of the 4 captures could not be read: rank2.sqlite: KeyError: 'a column "
+                                     "a library forgot'. Re-export them (nsys export --type sqlite), or move them out "
+                                     f"of {ROOT / 'tests' / 'data' / 'ranks'}")
+
+
 CONTROL = "\x1b[2J\x1b]0;pwned\x07\n\r\x00\u202e"  # clear screen, set the title, newline, NUL, RTL override
 SPELLED = "\\x1b[2J\\x1b]0;pwned\\x07\\n\\r\\x00\\u202e"
 RAW_CONTROLS = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e]")  # any but the newline ending a line
