@@ -22,7 +22,7 @@ from nsprof.capture.run import run_command
 from nsprof.capture.session import ProfileInterrupted, run_capture
 from nsprof.capture.tools import FoundTool, find_tool, locate_tool, tool_version
 from nsprof.errors import NsprofError, ToolNotFoundError, UsageError
-from nsprof.parse.ncu_log import parse_profiling_line
+from nsprof.ncu_log import parse_profiling_line
 from nsprof.registry import get_stage
 
 PY = sys.executable
@@ -557,7 +557,7 @@ def test_progress_lines_of_every_ncu_filter_mode_are_read():
     """ncu numbers each launch it profiles, except under --filter-mode per-launch-config (the guided
     capture), whose lines name the kernel alone: the H200 torch.compile capture's log holds three."""
     from nsprof.capture.output import ToolOutput
-    from nsprof.parse.ncu_log import parse_profiling_line
+    from nsprof.ncu_log import parse_profiling_line
 
     assert parse_profiling_line('==PROF== Profiling "sgemm_v6" - 0: 0%....50%....100% - 9 passes') == \
         {"kernel": "sgemm_v6", "launch": 0, "passes": 9}

@@ -1,7 +1,8 @@
 """Damaged inputs, round 2 (issue 30): each built in tmp_path from a committed capture and run as a
-user runs it, in a fresh process with a time limit, so that a hang fails the test instead of stalling
-it. Each must end in seconds with one line on stderr naming the real cause and a non-zero exit, or,
-where the damage is harmless, give the same answer as the undamaged capture."""
+user runs it, in a fresh process with a time limit and a memory limit, so that a hang or a runaway
+allocation fails the test instead of stalling it or the machine. Each must end in seconds with one
+line on stderr naming the real cause and a non-zero exit, or, where the damage is harmless, give the
+same answer as the undamaged capture."""
 
 from __future__ import annotations
 
@@ -20,18 +21,26 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SGEMM = ROOT / "profiles" / "examples" / "h200-sgemm-1024"
 LIMIT_S = 60
+MEMORY_LIMIT = 2 << 30  # heap and mappings of each process (the JAX capture's analysis fits in it)
+
+
+def _bounded_memory() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_DATA, (MEMORY_LIMIT, MEMORY_LIMIT))  # a damaged input once took 8 GB
 
 
 def nsprof(*args) -> tuple[subprocess.CompletedProcess, float]:
     start = time.perf_counter()
     result = subprocess.run([sys.executable, "-m", "nsprof", *map(str, args)], capture_output=True, text=True,
-                            timeout=LIMIT_S, cwd=ROOT, env={**os.environ, "COLUMNS": "100"})
+                            timeout=LIMIT_S, cwd=ROOT, env={**os.environ, "COLUMNS": "100"},
+                            preexec_fn=_bounded_memory if sys.platform == "linux" else None)
     return result, time.perf_counter() - start
 
 
 def one_line_error(result: subprocess.CompletedProcess, *causes: str) -> str:
     assert result.returncode != 0, result.stdout[-500:]
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    lines = result.stderr.splitlines()  # no blank line either (a progress bar's, once)
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr[-2000:]
     assert all(cause in lines[0] for cause in causes), lines[0]
     return lines[0]

@@ -18,7 +18,7 @@ from nsprof.capture.partial import TRY_INSTEAD, partial_status, signal_name
 from nsprof.cli import app
 from nsprof.commands.profile import partial_line
 from nsprof.errors import PARTIAL_EXIT_CODE
-from nsprof.parse.ncu_log import last_profiled_kernel
+from nsprof.ncu_log import last_profiled_kernel
 
 STAMP = "20261126-003733"
 TRIES = "Try --tool nsys (the timeline alone), or --kernel REGEX or --launch-count N to profile fewer launches"

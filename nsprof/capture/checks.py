@@ -12,7 +12,7 @@ from nsprof.capture.output import PERMISSION_ERROR, PERMISSION_FIX
 from nsprof.capture.tools import FoundTool, locate_tool
 from nsprof.errors import NsprofError
 from nsprof.launch import gpu
-from nsprof.parse.ncu_log import NO_KERNELS, parse_profiling_line
+from nsprof.ncu_log import NO_KERNELS, parse_profiling_line
 
 PROBE_METRIC = metric_catalog.requested("duration_ns")  # every GPU and ncu version has it
 NVTX_FIX = "Install it with pip install nvtx (without it the workload emits no NVTX ranges to filter on)"

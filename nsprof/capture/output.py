@@ -1,10 +1,10 @@
 """Reading what nsys and ncu print while they run: ncu's `==PROF==` progress lines (kernel,
-launch, replay passes; nsprof.parse.ncu_log reads them) and the failures worth a clear message (no
+launch, replay passes; nsprof.ncu_log reads them) and the failures worth a clear message (no
 counter permission, nothing profiled)."""
 
 from __future__ import annotations
 
-from nsprof.parse.ncu_log import LINE_END, NO_KERNELS, parse_profiling_line
+from nsprof.ncu_log import LINE_END, NO_KERNELS, parse_profiling_line
 
 PERMISSION_ERROR = "ERR_NVGPUCTRPERM"
 # NVIDIA's documented fixes: https://developer.nvidia.com/ERR_NVGPUCTRPERM

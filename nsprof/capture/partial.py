@@ -16,7 +16,7 @@ import signal
 from pathlib import Path
 
 from nsprof.capture.commands import Command
-from nsprof.parse.ncu_log import last_profiled_kernel
+from nsprof.ncu_log import last_profiled_kernel
 
 INCOMPLETE_SUFFIX = ".incomplete"  # not a suffix nsprof.parse reads
 # What to try instead, as `nsprof profile` options: the timeline alone, or fewer launches for ncu to replay.

@@ -117,8 +117,8 @@ def _uninterrupted():
     try:
         yield
     finally:
-        for sig, handler in found.items():
-            signal.signal(sig, handler)
+        for sig, handler in found.items():  # None: a handler set outside Python, which cannot be put back
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
         for number in held:
             signal.raise_signal(number)
 

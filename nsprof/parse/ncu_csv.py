@@ -41,8 +41,8 @@ from pathlib import Path
 import pandas as pd
 
 from nsprof.errors import ParseError
+from nsprof.ncu_log import NO_KERNELS
 from nsprof.parse.ncu_checks import check_metrics
-from nsprof.parse.ncu_log import NO_KERNELS
 from nsprof.parse.ncu_nvtx import PUSH_POP_COLUMN, START_END_COLUMN, push_pop_ranges, start_end_ranges
 from nsprof.parse.ncu_units import base_unit, parse_number
 from nsprof.printable import printable

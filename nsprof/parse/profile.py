@@ -20,9 +20,9 @@ from pathlib import Path
 import pandas as pd
 
 from nsprof.errors import ParseError
+from nsprof.ncu_log import profiled_launches
 from nsprof.parse.documents import read_manifest, read_pipeline_results, read_tuning
 from nsprof.parse.ncu_csv import NcuReport, is_ncu_csv, load_ncu_csv
-from nsprof.parse.ncu_log import profiled_launches
 from nsprof.parse.ncu_rep import load_ncu_rep, reader_available
 from nsprof.parse.ncu_rep_file import REWRITE_HINT, declared_launches
 from nsprof.parse.nsys_rep import sqlite_beside, sqlite_for
