@@ -72,12 +72,14 @@ class BenchRun:
 def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: str = "sgemm", *,
           repeat: int | None = None, warmup: int | None = None, baseline: bool = True, tile: str | None = None,
           out: str | Path | None = None, save_as: str | Path | None = None, force: bool = False,
-          tuned: str | Path | None = None, progress: Callable[[str], None] | None = None) -> BenchRun:
+          tuned: str | Path | None = None, progress: Callable[[str], None] | None = None, runs: int = 1) -> BenchRun:
     """Verify, then time, each stage at each size (GPU), with the baselines of their precisions
     (`baseline`) for % of the library; `tile` forces a block tile; `tuned`, a bench record whose
-    kept Triton configurations are reused instead of tuning again. The results are saved to
+    kept Triton configurations are reused instead of tuning again; `runs` > 1 repeats it all in
+    fresh processes (nsprof.launch.bench_runs). The results are saved to
     OUT/bench-<op>-<time>.json with `out`, or to `save_as` (replaced only where nsprof wrote it,
     or with `force`); a file in the way is found before any GPU work."""
+    from nsprof.capture.commands import MAX_RUNS
     from nsprof.ceilings.resolve import resolve_ceiling
     from nsprof.launch.bench import (
         add_pct_dram,
@@ -90,8 +92,11 @@ def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: s
     )
     from nsprof.launch.gpu import device_info
     from nsprof.registry import get_op, select_stages
-    from nsprof.sizes import parse_sizes
+    from nsprof.sizes import parse_sizes, size_label
 
+    if not 1 <= runs <= MAX_RUNS:
+        raise UsageError(f"--runs {runs}: need 1 to {MAX_RUNS} runs", "pass --runs 5, say, to measure the variation "
+                                                                     "between runs")
     chosen = select_stages(op, stages)
     parsed = parse_sizes(sizes, get_op(op).dims)
     check_tile(chosen, tile)
@@ -100,11 +105,19 @@ def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: s
     since = check_output(directory, _path(save_as), force) if save else None
     kept = kept_configurations(Path(tuned)) if tuned is not None else {}
     env = device_info()  # fails early, in one line, without a GPU or CuPy
-    records = run_bench(op, chosen, parsed, repeat=repeat, warmup=warmup, baseline=baseline, tile=tile, kept=kept,
-                        progress=progress)
+    if runs > 1:
+        from nsprof.launch.bench_runs import bench_argv, merged, run_in_fresh_processes
+
+        argv = bench_argv([s.stage for s in chosen], [size_label(s) for s in parsed], op, repeat=repeat, warmup=warmup,
+                          baseline=baseline, tile=tile, tuned=None if tuned is None else str(tuned))
+        document = merged(run_in_fresh_processes(argv, runs, progress or (lambda message: None)))
+        records = document["results"]
+    else:
+        records = run_bench(op, chosen, parsed, repeat=repeat, warmup=warmup, baseline=baseline, tile=tile, kept=kept,
+                            progress=progress)
+        document = results_document(records, env)
     ceiling = resolve_ceiling(env["device"]) if get_op(op).headline == "bytes" else None
     add_pct_dram(records, ceiling)
-    document = results_document(records, env)
     written = [save_results(document, directory, _path(save_as), force, since)] if save else []
     return BenchRun(document, ceiling, written)
 
@@ -171,9 +184,26 @@ def explain(topic: str | None = None, stage: str | None = None, source: str | Pa
 def profile_request(program: list[str] | None = None, stages: list[str] | None = None, sizes: list[str] | None = None,
                     op: str | None = None, *, tool: str = "both", metrics: list[str] | None = None,
                     clock_control: str = "none", repeat: int | None = None, ranges: list[str] | None = None,
-                    kernel: str | None = None, launch_count: int | None = None, top: int | None = None):
+                    kernel: str | None = None, launch_count: int | None = None, top: int | None = None,
+                    runs: int = 1):
     """What `profile` should capture, checked: the ladder's stages at sizes (ProfileRequest), or
-    the user's `program` (argv; ProgramRequest). Options of the other kind are a UsageError."""
+    the user's `program` (argv; ProgramRequest), with `runs` nsys runs. Options of the other kind
+    are a UsageError."""
+    from dataclasses import replace
+
+    from nsprof.capture.commands import MAX_RUNS
+
+    request = _capture_request(program, stages, sizes, op, tool, metrics, clock_control, repeat, ranges, kernel,
+                               launch_count, top)
+    if not 1 <= runs <= MAX_RUNS:
+        raise UsageError(f"--runs {runs}: need 1 to {MAX_RUNS} runs", "pass --runs 5, say, to measure the variation "
+                                                                     "between runs")
+    if runs > 1 and "nsys" not in request.tools:
+        raise UsageError("--runs repeats the nsys run, and --tool ncu takes none", "pass --tool nsys or --tool both")
+    return replace(request, runs=runs)
+
+
+def _capture_request(program, stages, sizes, op, tool, metrics, clock_control, repeat, ranges, kernel, launch_count, top):
     if program:  # your own program: the ladder's options do not apply
         from nsprof.capture.program import build_program_request
 

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 NSYS_REPORT = "nsys"  # nsys adds .nsys-rep and, with --export=sqlite, .sqlite
 NCU_REPORT = "ncu"  # ncu adds .ncu-rep
 NCU_CSV = "ncu-raw.csv"
+RUNS_DIR = "runs"  # runs 2..N of `--runs N`: runs/nsys-K.nsys-rep, .sqlite, .log (and bench-nsys-K.json)
+MAX_RUNS = 100
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,26 @@ def ncu_commands(request: ProfileRequest, ncu: str, directory: Path) -> list[Com
 
 
 def build_commands(request: ProfileRequest, tool_paths: dict[str, str], directory: Path) -> list[Command]:
-    """Every command of a capture, in the order it runs (nsys, then ncu)."""
-    builders = {"nsys": nsys_commands, "ncu": ncu_commands}
-    return [cmd for tool in request.tools for cmd in builders[tool](request, tool_paths[tool], directory)]
+    """Every command of a capture, in the order it runs (nsys and its further runs, then ncu)."""
+    commands = nsys_commands(request, tool_paths["nsys"], directory) if "nsys" in request.tools else []
+    commands += further_runs(commands, request.runs, directory)
+    return commands + (ncu_commands(request, tool_paths["ncu"], directory) if "ncu" in request.tools else [])
+
+
+def further_runs(nsys: list[Command], runs: int, directory: Path) -> list[Command]:
+    """Runs 2..`runs` of the nsys step (the first of `nsys`), each the same command line in a fresh
+    process, writing runs/nsys-K.* and, for stages, runs/bench-nsys-K.json: the variation between
+    runs that `nsprof diff` measures. Their step is "run": only the first run's verification is
+    recorded, and only the first hands a guided capture its hot kernels."""
+    if not nsys or runs < 2:
+        return []
+    first = nsys[0]
+    commands = []
+    for run in range(2, runs + 1):
+        report = directory / RUNS_DIR / f"{NSYS_REPORT}-{run}"
+        renamed = {str(directory / NSYS_REPORT): str(report),
+                   str(bench_results_file(directory, "nsys")): str(directory / RUNS_DIR / f"bench-nsys-{run}.json")}
+        commands.append(Command("nsys", "run", tuple(renamed.get(arg, arg) for arg in first.argv),
+                                report.with_suffix(".log"), (report.with_suffix(".nsys-rep"), report.with_suffix(".sqlite")),
+                                env=first.env))
+    return commands

@@ -40,6 +40,7 @@ def new_manifest(request: ProfileRequest, env: dict, tools: dict[str, FoundTool]
     }, {
         "repeat": dict(request.repeat),
         "warmup": request.warmup,
+        "runs": request.runs,
         "nvtx": {"domain": NVTX_DOMAIN,
                  "ranges": [range_name(stage.op, stage.stage, size) for stage in request.stages for size in request.sizes]},
     })
@@ -52,7 +53,7 @@ def new_program_manifest(request, env: dict, tools: dict[str, FoundTool], comman
     uses_ncu = "ncu" in request.tools
     return _manifest(env, tools, commands, request.metrics, request.clock_control if uses_ncu else None,
                      {"program": {"argv": list(request.argv), "exit_codes": {}}},
-                     {"ncu_filters": _ncu_filters(request) if uses_ncu else None})
+                     {"ncu_filters": _ncu_filters(request) if uses_ncu else None, "runs": request.runs})
 
 
 def _ncu_filters(request) -> dict:

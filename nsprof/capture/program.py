@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from nsprof.capture.commands import NCU_CSV, NCU_REPORT, NSYS_REPORT, Command
+from nsprof.capture.commands import NCU_CSV, NCU_REPORT, NSYS_REPORT, Command, further_runs
 from nsprof.capture.metrics import resolve_metrics
 from nsprof.capture.request import CLOCK_CONTROLS, TOOL_CHOICES
 from nsprof.errors import UsageError
@@ -76,6 +76,7 @@ class ProgramRequest:
     nsys_options: tuple[str, ...] = ()  # added to nsys profile's options
     guided: bool = False  # ncu profiles the hot kernels nsys found (module docstring)
     top: int = DEFAULT_TOP
+    runs: int = 1  # nsys runs, each in a fresh process (nsprof.capture.commands.further_runs)
 
     @property
     def name(self) -> str:
@@ -144,6 +145,7 @@ def program_commands(request: ProgramRequest, tool_paths: dict[str, str], direct
                 "--force-overwrite=false", *request.argv]
         commands.append(Command("nsys", "profile", tuple(argv), directory / "nsys.log",
                                 (report.with_suffix(".nsys-rep"), report.with_suffix(".sqlite")), env=triton_cache(directory)))
+        commands += further_runs(commands, request.runs, directory)
     if "ncu" in request.tools:
         filters = [arg for name in request.ranges for arg in ("--nvtx-include", nvtx_filter(name))]
         if request.kernel:

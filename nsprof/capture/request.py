@@ -29,6 +29,7 @@ class ProfileRequest:
     clock_control: str  # ncu only
     repeat: dict[str, int]  # measured launches per stage and size, per tool
     warmup: int = WARMUP
+    runs: int = 1  # nsys runs, each in a fresh process (nsprof.capture.commands.further_runs)
 
     @property
     def dtype(self) -> str:

@@ -30,6 +30,7 @@ def run_command(command: Command, output: ToolOutput, on_output: Callable[[], No
     A thread copies the output, so that a Ctrl-C in the main thread never loses a chunk that was read.
     KeyboardInterrupt propagates once the child is stopped.
     """
+    command.log.parent.mkdir(parents=True, exist_ok=True)  # runs/ of a capture with --runs
     with open(command.log, "ab") as log, \
             (open(command.stdout, "wb") if command.stdout else contextlib.nullcontext()) as stdout_file:
         log.write(f"$ {command.shell}\n".encode())

@@ -36,6 +36,10 @@ def bench(
         help="Write the results to this file instead of --out/bench-<op>-<time>.json (replacing it if nsprof wrote it)."),
     force: bool = typer.Option(False, "--force", help="Let --save-as replace a file that nsprof did not "
                                                       "write, or that was edited since (kept by default)."),
+    runs: int = typer.Option(
+        1, "--runs", metavar="N",
+        help="Repeat the whole bench in N fresh processes; each stage keeps every run's median (run_medians_ms), "
+             "and `nsprof diff` of two such records measures the variation between runs."),
     tuned: Path | None = typer.Option(
         None, "--tuned", help="Reuse the Triton configurations this bench results file kept instead of tuning "
                               "again (nsprof profile's ncu pass reuses its nsys pass's)."),
@@ -51,7 +55,7 @@ def bench(
     with progress_line() as progress:
         run = api.bench(stage, size, op, repeat=repeat, warmup=warmup, baseline=baseline, tile=tile,
                         out=out if save else None, save_as=save_as if save else None, force=force, tuned=tuned,
-                        progress=progress)
+                        progress=progress, runs=runs)
     if as_json:
         typer.echo(json.dumps(run.document, indent=2))
     else:

@@ -51,6 +51,10 @@ def profile(
         None, "--repeat", min=1,
         help=f"Measured launches per stage and size. Default: {DEFAULT_REPEAT['nsys']} "
              f"under nsys, {DEFAULT_REPEAT['ncu']} under ncu (each is replayed)."),
+    runs: int = typer.Option(
+        1, "--runs", metavar="N",
+        help="Run nsys N times, each in a fresh process (runs 2..N go in runs/), and ncu once: `nsprof diff` "
+             "then measures the variation between runs instead of assuming it away."),
     nsys: str | None = typer.Option(None, "--nsys", metavar="PATH", help="The nsys executable. Default: "
                                                                          "$NSPROF_NSYS, then PATH."),
     ncu: str | None = typer.Option(None, "--ncu", metavar="PATH", help="The ncu executable. Default: $NSPROF_NCU, then PATH."),
@@ -89,7 +93,7 @@ def profile(
     """
     request = api.profile_request(program, stage, size, op, tool=tool.value, metrics=metrics,
                                   clock_control=clock_control.value, repeat=repeat, ranges=ranges, kernel=kernel,
-                                  launch_count=launch_count, top=top)
+                                  launch_count=launch_count, top=top, runs=runs)
     if dry_run_:
         for line in api.profile_commands(request, out, nsys, ncu):
             typer.echo(line)

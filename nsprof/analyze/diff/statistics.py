@@ -14,6 +14,15 @@ the cost is one sort of the launches plus RESAMPLES draws per group, whatever th
 (scipy.stats.bootstrap resamples the launches themselves: tests/test_diff.py checks that the two
 agree on real captures).
 
+`compare_runs` serves sides of several runs each (one program run again in fresh processes): the
+variation between runs, often larger than within one (an unchanged torch.compile program ran 4%
+slower in a second run), is then measured rather than assumed away. It is a two-stage analysis,
+the summary-measures form of a random-effects model: each run's median per group is one
+observation; the change is the ratio of the geometric means of those run medians, and its interval
+Welch's t on their logarithms (RUNS_METHOD). A side of one run borrows the other side's run-to-run
+variance. A group whose launch count differs between the runs of a side is `unstable`: an
+autotuner or a data-dependent loop ran other work, and its medians compare different things.
+
 `compare_summaries` serves `nsprof bench` records, which keep a median, quartiles and a run count
 but no per-run times: its interval is the normal approximation of the log ratio, each median's
 standard error taken as 1.2533 sigma / sqrt(runs) with sigma = IQR / 1.349 (a normal sample's).
@@ -32,6 +41,8 @@ METHOD = (f"percentile bootstrap of the ratio of medians ({RESAMPLES:,} resample
           f"{CONFIDENCE:.0%} interval)")
 SUMMARY_METHOD = ("normal approximation from each record's median, quartiles and run count "
                   "(bench records keep no per-run times)")
+RUNS_METHOD = (f"between runs: each run's median, compared by the ratio of their geometric means with a "
+               f"{CONFIDENCE:.0%} Welch t interval on their logarithms (run-to-run variation included)")
 STAT_COLUMNS = ("a_count", "b_count", "a_median_ns", "b_median_ns", "a_total_ns", "b_total_ns",
                 "change_pct", "ci_low_pct", "ci_high_pct", "testable")
 
@@ -61,6 +72,50 @@ def compare_samples(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
         low[testable], high[testable] = 100 * (np.percentile(ratios[testable], [tail, 100 - tail], axis=1) - 1)
     out["ci_low_pct"], out["ci_high_pct"] = low, high
     return out[list(STAT_COLUMNS)]
+
+
+def compare_runs(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
+    """STAT_COLUMNS and `a_runs`, `b_runs` (how many runs ran the group), `unstable`, per `key`,
+    from two frames of (key, run, value_ns), one row per launch or instance (module docstring).
+    Counts are summed over the runs, medians are the geometric means of the run medians, totals
+    the mean total of a run."""
+    from scipy.stats import t as student_t
+
+    keys = pd.Index(pd.unique(np.concatenate([a["key"].to_numpy(object), b["key"].to_numpy(object)])))
+    out = pd.DataFrame(index=keys)
+    logs = {}
+    for side, frame in (("a", a), ("b", b)):
+        runs = max(frame["run"].nunique(), 1)
+        per_run = frame.groupby(["key", "run"], sort=False)["value_ns"].agg(["count", "median", "sum"])
+        by_key = per_run.groupby(level="key", sort=False)
+        with np.errstate(divide="ignore"):
+            log_median = np.log(per_run["median"].where(per_run["median"] > 0))
+        logs[side] = log_median.groupby(level="key", sort=False).agg(["mean", "var", "count"]).reindex(keys)
+        counts = by_key["count"].agg(["sum", "min", "max", "size"]).reindex(keys)
+        out[f"{side}_count"] = counts["sum"].fillna(0).astype(int)
+        out[f"{side}_runs"] = counts["size"].fillna(0).astype(int)
+        out[f"{side}_median_ns"] = np.exp(logs[side]["mean"])
+        out[f"{side}_total_ns"] = by_key["sum"].sum().reindex(keys) / runs
+        # a group missing from some runs of a side, or launched a different number of times
+        out[f"_{side}_unstable"] = (counts["size"] < runs) | (counts["min"] != counts["max"])
+    out["unstable"] = (out["a_count"] > 0) & (out["b_count"] > 0) & (out["_a_unstable"] | out["_b_unstable"])
+    mean_a, mean_b = logs["a"]["mean"], logs["b"]["mean"]
+    out["change_pct"] = 100 * np.expm1(mean_b - mean_a)
+    n_a, n_b = logs["a"]["count"].fillna(0), logs["b"]["count"].fillna(0)
+    var_a, var_b = logs["a"]["var"], logs["b"]["var"]
+    # a side of one run has no variance of its own: it borrows the other side's
+    var_a, var_b = var_a.where(n_a >= 2, var_b), var_b.where(n_b >= 2, var_a)
+    part_a, part_b = var_a / n_a.where(n_a > 0), var_b / n_b.where(n_b > 0)
+    se = np.sqrt(part_a + part_b)
+    welch_df = (part_a + part_b) ** 2 / (part_a**2 / (n_a - 1) + part_b**2 / (n_b - 1))
+    df = welch_df.where((n_a >= 2) & (n_b >= 2), np.maximum(n_a, n_b) - 1)
+    out["testable"] = (n_a >= 1) & (n_b >= 1) & (n_a + n_b >= 3) & se.notna() & out["change_pct"].notna() \
+        & ~out["unstable"]
+    half = pd.Series(student_t.ppf(0.5 + CONFIDENCE / 2, df.where(df > 0)), index=keys) * se
+    difference = mean_b - mean_a
+    out["ci_low_pct"] = (100 * np.expm1(difference - half)).where(out["testable"])
+    out["ci_high_pct"] = (100 * np.expm1(difference + half)).where(out["testable"])
+    return out[[*STAT_COLUMNS, "a_runs", "b_runs", "unstable"]]
 
 
 def compare_summaries(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:

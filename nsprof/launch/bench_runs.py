@@ -1,0 +1,66 @@
+"""`nsprof bench --runs N`: the same bench in N fresh processes, merged into one record.
+
+One process times every launch under one CUDA context, one set of clocks and one memory layout;
+another process can land elsewhere (a TF32 stage ran 3% apart in two runs). Each run's median is
+kept per stage and size as `run_medians_ms`, so `nsprof diff` can measure the variation between
+runs (nsprof.analyze.diff.statistics.compare_runs) instead of assuming it away.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+from collections.abc import Callable
+
+from nsprof.errors import NsprofError
+
+RECORD_KEY = ("op", "stage", "size")
+
+
+def bench_argv(stages: list[str], sizes: list[str], op: str, *, repeat: int | None, warmup: int | None,
+               baseline: bool, tile: str | None, tuned: str | None) -> list[str]:
+    """One run's command line: this bench as JSON on stdout, saving nothing."""
+    argv = [sys.executable, "-m", "nsprof", "bench", "--op", op, "--json", "--no-save"]
+    argv += [arg for stage in stages for arg in ("--stage", stage)] + [arg for size in sizes for arg in ("--size", size)]
+    for flag, value in (("--repeat", repeat), ("--warmup", warmup), ("--tile", tile), ("--tuned", tuned)):
+        if value is not None:
+            argv += [flag, str(value)]
+    return argv + ([] if baseline else ["--no-baseline"])
+
+
+def run_in_fresh_processes(argv: list[str], runs: int, progress: Callable[[str], None]) -> list[dict]:
+    """The bench documents of `runs` processes run one after another."""
+    documents = []
+    for run in range(1, runs + 1):
+        progress(f"bench run {run}/{runs} in a fresh process")
+        done = subprocess.run(argv, capture_output=True, text=True)
+        if done.returncode not in (0, 1):  # 1: a stage failed verification, which the record says
+            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            raise NsprofError(f"bench run {run} of {runs} exited with code {done.returncode}: {last}",
+                              "run `nsprof bench` with the same options once to see the whole error")
+        documents.append(json.loads(done.stdout))
+    return documents
+
+
+def merged(documents: list[dict]) -> dict:
+    """The first run's document, each record given `run_medians_ms` (every run's median, in run
+    order) and `median_ms` their median; a stage that failed or was not timed in any run keeps
+    that run's status."""
+    first = documents[0]
+    by_key = [{tuple(r[k] for k in RECORD_KEY): r for r in document["results"]} for document in documents]
+    for record in first["results"]:
+        key = tuple(record[k] for k in RECORD_KEY)
+        runs = [found.get(key) for found in by_key]
+        bad = next((run for run in runs if run is None or run["status"] != "ok"), None)
+        if bad is not None:
+            record["status"] = bad["status"] if bad else "not run"
+            record["message"] = (bad or {}).get("message") or "missing from one of the runs"
+            record["median_ms"] = None
+            continue
+        medians = [run["median_ms"] for run in runs if run is not None]
+        record["run_medians_ms"] = medians
+        record["median_ms"] = statistics.median(medians)
+    first["runs"] = len(documents)
+    return first
