@@ -305,24 +305,57 @@ def write_captures_report(result, directory: str | Path, force: bool = False) ->
 
 
 def diff(a: str | Path, b: str | Path | None = None, stages: tuple[str, str] | None = None,
-         min_change_pct: float = 2.0, attribution: str = "thread"):
-    """`nsprof diff`: two captures (profile directories, nsys or ncu files, or two `nsprof bench`
-    records), or with `stages` (X, Y) stage X of A against stage Y of B (B defaults to A).
-    Returns nsprof.analyze.diff.DiffResult: kernels, ranges, stages, totals and warnings."""
-    from nsprof.analyze.diff import Capture, diff_captures, profile_capture
-    from nsprof.parse import load_profile
-    from nsprof.parse.bench_record import is_bench_record, load_bench_record
+         min_change_pct: float = 2.0, attribution: str = "thread", noise: str | Path | None = None):
+    """`nsprof diff`: two sides, each a capture (a profile directory, an nsys or ncu file, an
+    `nsprof bench` record) or several runs of one program (a profile taken with --runs, a directory
+    of nsys captures, a `bench --runs` record); or with `stages` (X, Y) stage X of A against stage
+    Y of B (B defaults to A). `noise`: the floors of a one-run diff, a noise record or runs of an
+    unchanged program (default: nsprof's own). Returns nsprof.analyze.diff.DiffResult."""
+    from nsprof.analyze.diff import diff_captures
 
     if b is None and stages is None:
         raise UsageError("diff needs two captures, or one with --stages X,Y", "nsprof diff A B, or nsprof diff A --stages v5,v6")
-    paths = [Path(a), Path(b if b is not None else a)]
-    captures = []
-    for path in paths:
-        if is_bench_record(path):
-            captures.append(Capture(str(path), bench=load_bench_record(path)))
-        else:
-            captures.append(profile_capture(str(path), load_profile(path), attribution))
-    return diff_captures(captures[0], captures[1], min_change_pct=min_change_pct, stage_pair=stages, attribution=attribution)
+    sides = [diff_side(Path(a), attribution), diff_side(Path(b if b is not None else a), attribution)]
+    floors = noise_floor(Path(noise), attribution) if noise is not None else None
+    return diff_captures(sides[0], sides[1], min_change_pct=min_change_pct, stage_pair=stages, attribution=attribution,
+                         noise=floors)
+
+
+def diff_side(path: Path, attribution: str = "thread"):
+    """One side of a diff (nsprof.analyze.diff.Capture): a bench record, a capture with its
+    further runs, or a directory of nsys captures (no manifest) as the runs of one program."""
+    from nsprof.analyze.diff import Capture, profile_capture
+    from nsprof.many import is_many
+    from nsprof.parse import load_profile
+    from nsprof.parse.bench_record import is_bench_record, load_bench_record
+    from nsprof.parse.profile import further_runs, tool_outputs
+
+    if is_bench_record(path):
+        return Capture(str(path), bench=load_bench_record(path))
+    if is_many(path):
+        first, *rest = tool_outputs(path)[0]
+        runs = tuple(profile_capture(str(file), load_profile(file), attribution) for file in rest)
+        return _with_runs(profile_capture(str(path), load_profile(first), attribution), runs)
+    runs = tuple(profile_capture(str(file), load_profile(file), attribution) for file in further_runs(path))
+    return _with_runs(profile_capture(str(path), load_profile(path), attribution), runs)
+
+
+def _with_runs(capture, runs: tuple):
+    """`capture` with its further runs (itself where there are none)."""
+    from dataclasses import replace
+
+    return replace(capture, runs=runs) if runs else capture
+
+
+def noise_floor(path: Path, attribution: str = "thread"):
+    """The noise floors in `path`: a noise record (.json), or measured from the runs of an
+    unchanged program (a profile with runs, a directory of captures)."""
+    from nsprof.analyze.diff import run_frames
+    from nsprof.analyze.diff.noise import measure_noise, noise_record
+
+    if path.suffix.lower() == ".json":
+        return noise_record(path)
+    return measure_noise(run_frames(diff_side(path, attribution), attribution), f"measured on {path}")
 
 
 def load_ladder(paths: Sequence[str | Path] | None = None, keep_all: bool = False,

@@ -105,7 +105,9 @@ def test_eager_to_compiled_finds_the_fused_kernels_and_the_real_changes():
     sdpa = next(row for name, row in rows.items() if name.startswith("cudnn_generated_fort_native_sdpa"))
     a, b = (_sql_kernel_times(path, "cudnn_generated_fort_native_sdpa%") for path in (EAGER, COMPILED))
     assert sdpa["change_pct"] == pytest.approx(100 * (np.median(b) / np.median(a) - 1))
-    assert sdpa["status"] == "slower" and sdpa["ci_low_pct"] > 0
+    # +2.4%, its interval above 0, but one run a side: under nsprof's kernel floor (2.55%), not called
+    assert sdpa["significant"] and sdpa["ci_low_pct"] > 0 and sdpa["change_pct"] < result.noise.of("kernels")
+    assert sdpa["status"] == "same"
     totals = {row["quantity"]: row for row in result.totals}
     assert (totals["kernel_ns"]["a_ns"], totals["kernel_ns"]["b_ns"]) == (_sql_kernel_times(EAGER).sum(),
                                                                           _sql_kernel_times(COMPILED).sum())

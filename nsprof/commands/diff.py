@@ -13,8 +13,10 @@ from nsprof.errors import NOTHING_COMPARED_EXIT_CODE, UsageError
 
 
 def diff(
-    a: Path = typer.Argument(..., metavar="A", help="The baseline: a profile directory, an nsys .nsys-rep or .sqlite, "
-                                                    "an ncu .ncu-rep or .csv, or an `nsprof bench` record (.json)."),
+    a: Path = typer.Argument(..., metavar="A", help="The baseline: a profile directory (with its runs when taken with "
+                                                    "--runs), a directory of nsys captures of one program (its runs), "
+                                                    "an nsys .nsys-rep or .sqlite, an ncu .ncu-rep or .csv, or an "
+                                                    "`nsprof bench` record (.json)."),
     b: Path | None = typer.Argument(None, metavar="[B]", help="The new version, of the same kind as "
                                                               "A. Default with --stages: A itself."),
     stages: str | None = typer.Option(
@@ -34,23 +36,35 @@ def diff(
                                                                        "and the chart DIR/diff-chart.png."),
     force: bool = typer.Option(False, "--force", help="Also replace files in the way that nsprof did not write, or that "
                                                       "were edited since (its own earlier files are replaced anyway)."),
+    noise: Path | None = typer.Option(
+        None, "--noise", metavar="PATH",
+        help="With one run a side: call a change only beyond the floors measured on PATH, runs of your unchanged "
+             "program (a profile taken with --runs, or a directory of its captures) or a noise record, instead of "
+             "nsprof's own (benchmarks/noise.md)."),
     attribution: Attribution = typer.Option(
         Attribution.thread, "--attribution", case_sensitive=False,
         help="Whose CUDA calls an NVTX range counts (as `nsprof analyze --attribution`)."),
 ) -> None:
     """Compare two captures: per kernel, NVTX range and ladder stage, the change in median time
-    with a 95% interval (a percentile bootstrap of the ratio of medians over the per-launch times),
-    whether it is faster, slower or the same, and why: the ncu counters that moved with it and the
-    ncu rules that appeared or went away. NVTX ranges are judged by their GPU time; their own
-    duration (CPU time, which drifts between runs) is shown but never called. Totals of GPU busy,
-    kernel, copy and idle time, and the kernels that account for most of the change."""
+    with a 95% interval, whether it is faster, slower or the same, and why: the ncu counters that
+    moved with it and the ncu rules that appeared or went away.
+
+    With several runs on a side (profile --runs, bench --runs, a directory of captures), each run's
+    median is one observation and the interval is Welch's t on their logarithms: the variation
+    between runs is measured. With one run a side, the interval comes from that run's launches (a
+    percentile bootstrap of the ratio of medians), and a change is called only beyond the noise
+    floor of its kind of work: how far unchanged programs moved between runs (--noise).
+
+    NVTX ranges are judged by their GPU time; their own duration (CPU time, which drifts between
+    runs) is shown but never called. Totals of GPU busy, kernel, copy and idle time, and the
+    kernels that account for most of the change."""
     from nsprof.render.diff_tables import diff_blocks, diff_json
     from nsprof.render.document_writers import to_markdown, to_terminal
 
     if json_ and markdown:
         raise UsageError("--json and --markdown exclude each other", "choose one output format")
     pair = _stage_pair(stages) if stages else None
-    result = api.diff(a, b, pair, min_change, attribution.value)
+    result = api.diff(a, b, pair, min_change, attribution.value, noise)
     if out is not None:
         for path in api.write_diff(result, out, force):
             typer.echo(f"wrote {path}", err=True)

@@ -13,6 +13,7 @@ instead, unless NVIDIA's ncu-report cannot be imported here: then the CSV pages 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,7 @@ PIPELINE_RESULTS = "pipeline.json"
 BENCH_RESULTS = "bench-nsys.json"  # the nsys pass's bench record (nsprof.capture.commands.bench_results_file)
 TRITON_CACHE = "triton-cache"  # the program's Triton cache during the nsys run (nsprof.capture.program.TRITON_CACHE)
 MANIFEST = "manifest.json"  # nsprof.capture.manifest, which writes it, names it too (capture does not import parse)
+RUNS_DIR = "runs"  # a profile's further runs (nsprof.capture.commands.further_runs writes them)
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,16 @@ def _load_ncu_beside_log(path: Path) -> NcuReport:
             raise ParseError(f"{path}: cut short: it holds {held} kernel launches, and {log.name} beside it says "
                              f"ncu profiled {profiled}", REWRITE_HINT)
     return load_ncu_file(path)
+
+
+def further_runs(path: Path) -> list[Path]:
+    """The nsys exports of a profile's further runs (`nsprof profile --runs N`: runs/nsys-2 ..
+    nsys-N), in run order; [] for anything else."""
+    runs = path / RUNS_DIR if path.is_dir() else None
+    if runs is None or not runs.is_dir():
+        return []
+    return sorted(tool_outputs(runs)[0], key=lambda file: [int(part) if part.isdigit() else part
+                                                           for part in re.split(r"(\d+)", file.stem)])
 
 
 def is_profile(path: Path) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from nsprof.analyze.diff import NOT_CALLED, DiffResult
+from nsprof.analyze.diff.noise import SHORT_NS
 from nsprof.analyze.diff.statistics import MIN_SAMPLES
 from nsprof.analyze.ladder import short_kernel_name
 from nsprof.render import format as fmt
@@ -25,6 +26,8 @@ def diff_json(result: DiffResult) -> str:
     document = {
         "a": result.a, "b": result.b, "method": result.method, "min_change_pct": result.min_change_pct,
         "stage_pair": list(result.stage_pair) if result.stage_pair else None, "time_source": result.time_source,
+        "runs": result.runs, "noise": {"floor_pct": result.noise.pct, "source": result.noise.source, "short_ns": SHORT_NS}
+        if result.noise else None,
         "warnings": result.warnings, "kernels": result.kernels, "ranges": result.ranges, "stages": result.stages,
         "totals": {"rows": result.totals, "top_contributors": result.contributors},
     }
@@ -48,10 +51,24 @@ def diff_blocks(result: DiffResult, width: int, chart_png: bytes | None = None) 
     blocks += _why_blocks(result, width)
     if chart_png is not None:
         blocks.append(Image(CHART_FILE, "change in median time per kernel, with its 95% interval", chart_png))
-    blocks.append(Paragraph(f"Intervals: {result.method}. A change is called faster or slower when its interval "
-                            f"excludes 0 and it is at least {result.min_change_pct:g}%; with fewer than {MIN_SAMPLES} "
-                            "launches on a side no interval is computed and nothing is called (n<3)."))
+    blocks.append(Paragraph(method_note(result)))
     return blocks
+
+
+def method_note(result: DiffResult) -> str:
+    """How the intervals were made and what a call needs, for this diff's runs."""
+    runs = f"A holds {result.runs.get('a', 1)} run{'s' if result.runs.get('a', 1) > 1 else ''}, " \
+           f"B {result.runs.get('b', 1)}" if result.runs else ""
+    note = f"Intervals: {result.method}. A change is called faster or slower when its interval excludes 0 and it is " \
+           f"at least {result.min_change_pct:g}%"
+    if result.noise is not None:
+        floors = ", ".join(f"{kind} {pct:.2g}%" for kind, pct in result.noise.pct.items())
+        note += (f" and beyond the noise floor of its kind ({floors}: {result.noise.source}); with one run a side, work "
+                 f"shorter than {fmt.duration_ns(SHORT_NS)} is not called")
+    else:
+        note += f" ({runs}; n A/B counts launches over all runs); unstable: launched a different number of times " \
+                "between the runs of a side, so its medians compare different work: never called"
+    return note + f"; with fewer than {MIN_SAMPLES} launches (runs) on a side no interval is computed (n<3)."
 
 
 def diff_title(result: DiffResult) -> str:
@@ -75,7 +92,7 @@ def summary(result: DiffResult) -> list[str]:
         if not rows:
             continue
         counts = {status: sum(row["status"] == status for row in rows)
-                  for status in ("faster", "slower", "same", "added", "removed")}
+                  for status in ("faster", "slower", "same", "unstable", "added", "removed")}
         lines.append(f"{len(rows)} {section}: " + ", ".join(f"{n} {status}" for status, n in counts.items() if n) + ".")
         views = [view for row in rows for view in (_range_views(row) if label == "range" else [row])]
         for row in [view for view in views if view["status"] in ("faster", "slower")][:3]:
@@ -95,12 +112,14 @@ def summary(result: DiffResult) -> list[str]:
 
 
 def _verdict(row: dict, min_change: float) -> str:
+    if row["status"] == "unstable":
+        return "launched a different number of times between runs: not called"
     if not row["testable"]:
         return f"fewer than {MIN_SAMPLES} launches on a side: not testable"
     if row["status"] in ("faster", "slower"):
         return row["status"]
     if row["significant"]:
-        return f"a real change, its interval excludes 0, but under --min-change {min_change:g}%"
+        return f"a real change, its interval excludes 0, but under --min-change {min_change:g}% or the noise floor"
     return "no change the launches can tell apart from noise"
 
 
@@ -182,7 +201,8 @@ def _change_table(title: str, label: str, rows: list[dict], result: DiffResult, 
     headers, cells = _fitted(headers, cells, width, drop=medians, kernels=label == "kernel")
     notes = []
     if any(_status(row) == "same*" for row, _, _ in shown):
-        notes.append(f"same*: a real change (its interval excludes 0) under --min-change {result.min_change_pct:g}%")
+        floor = " or the noise floor of its kind" if result.noise is not None else ""
+        notes.append(f"same*: a real change (its interval excludes 0) under --min-change {result.min_change_pct:g}%{floor}")
     if label == "range":
         notes.append("GPU: the kernels, graphs and copies the range launched; own: the range's own duration, "
                      "CPU time, which drifts between runs more than its interval (from one run) says: never called")

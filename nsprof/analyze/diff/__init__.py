@@ -7,16 +7,23 @@ parsed and analyzed captures; nsprof.api.diff reads them).
   counters that moved and the rules that appeared or went away (nsprof.analyze.diff.why).
 - `ranges`: per NVTX range family (nsprof.analyze.families: names that differ only in per-instance
   ids, such as XLA's, are one row; not the ladder's stage ranges), over its instances: GPU time
-  (the kernels and graphs its calls launched, nsprof.analyze.nvtx_attribution; copies too where
-  attribution counts their time as `copy_ns`), and the range's own duration as `duration`.
+  (the kernels, graphs and copies its calls launched, nsprof.analyze.nvtx_attribution), and the
+  range's own duration as `duration`.
 - `stages`: per ladder stage range, over its instances, the same; or the stages of two `nsprof
   bench` records; or one stage against another (`stage_pair`, v5 -> v6: the teaching answer).
 - `totals`: GPU busy time, kernel time, copy time and idle time of each capture, and the kernels
   that account for most of the change in kernel time (`contributors`, each with its share of the
   summed absolute changes).
 
+A side is one capture, or several runs of one program (`nsprof profile --runs N`, a directory of
+captures, `nsprof bench --runs N` records): with runs, each change is measured against the
+variation between runs (statistics.compare_runs); with one run a side, that variation is
+unmeasured, and a change is called only beyond the noise floor of its kind of work (noise).
+
 A status is `faster` or `slower` only when the interval excludes zero and the change is at least
-`min_change_pct`; `added` and `removed` are kernels (ranges, stages) one side lacks; else `same`.
+`min_change_pct` (and, one run a side, the floor); `added` and `removed` are kernels (ranges,
+stages) one side lacks; `unstable` those launched a different number of times between the runs of
+a side: their medians compare different work; else `same`.
 Own durations (CPU time, and ranges that launched no GPU work) are `not called` (_not_called).
 With fewer than MIN_SAMPLES launches on a side there is no interval and nothing is significant.
 """
@@ -29,7 +36,16 @@ import numpy as np
 import pandas as pd
 
 from nsprof.analyze.diff.matching import match_kernels
-from nsprof.analyze.diff.statistics import METHOD, MIN_SAMPLES, SUMMARY_METHOD, compare_samples, compare_summaries
+from nsprof.analyze.diff.noise import SHORT_NS, NoiseFloor, default_noise, range_kind
+from nsprof.analyze.diff.statistics import (
+    METHOD,
+    MIN_SAMPLES,
+    RUNS_METHOD,
+    SUMMARY_METHOD,
+    compare_runs,
+    compare_samples,
+    compare_summaries,
+)
 from nsprof.analyze.diff.why import kernel_counters, kernel_rules, moved, rule_changes, stage_counters
 from nsprof.analyze.families import family_column
 from nsprof.analyze.ladder import work_key
@@ -39,7 +55,7 @@ from nsprof.errors import UsageError
 from nsprof.parse.profile import Profile
 from nsprof.ranges import parse_stage_range
 
-FASTER, SLOWER, SAME, ADDED, REMOVED = "faster", "slower", "same", "added", "removed"
+FASTER, SLOWER, SAME, ADDED, REMOVED, UNSTABLE = "faster", "slower", "same", "added", "removed", "unstable"
 NOT_CALLED = "not called"  # a CPU-side duration: shown with its interval, never called (_not_called)
 DEFAULT_MIN_CHANGE_PCT = 2.0
 TOP_CONTRIBUTORS = 5
@@ -56,6 +72,13 @@ class Capture:
     analysis: ProfileAnalysis | None = None
     bench: dict | None = None  # {"env", "results", ...} as `nsprof bench --save-as` writes it
     attributed: pd.DataFrame | None = None  # nvtx_attribution.attribute_work of every export, once
+    runs: tuple[Capture, ...] = ()  # the program's further runs, each a capture of its own (not bench records)
+
+    def run_count(self) -> int:
+        """How many runs the side holds: a bench record's runs, else this capture and its further runs."""
+        if self.bench is not None:
+            return int(self.bench.get("runs") or 1)
+        return 1 + len(self.runs)
 
     def profiled(self) -> tuple[Profile, ProfileAnalysis]:
         """The profile and its analysis (diff_captures reads them only when neither side is a bench record)."""
@@ -102,6 +125,8 @@ class DiffResult:
     min_change_pct: float
     stage_pair: tuple[str, str] | None = None
     time_source: dict = field(default_factory=dict)  # side -> "nsys", "ncu" or "bench"
+    runs: dict = field(default_factory=dict)  # side -> how many runs it holds
+    noise: NoiseFloor | None = None  # the floors a one-run diff called changes beyond
 
     def compared(self) -> int:
         """How many kernels, ranges and stages both sides have (what a change could be measured on)."""
@@ -117,26 +142,54 @@ class DiffResult:
                 for row in rows if row["significant"] and row["change_pct"] > pct]
 
 
+@dataclass(frozen=True)
+class _Judge:
+    """How a diff compares and calls its rows: across runs when a side has several, else within
+    one run a side, beyond the noise floor of each row's kind of work (module docstring)."""
+
+    min_change_pct: float
+    across_runs: bool
+    noise: NoiseFloor | None
+
+    def compare(self, a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
+        return compare_runs(a, b) if self.across_runs else compare_samples(a, b)
+
+    def called(self, stats: pd.DataFrame, kinds: str | pd.Series) -> pd.DataFrame:
+        """`stats` with status and significant. `kinds`: the rows' kind of work (noise.KINDS), for
+        their floor. Only runs tell instability: one run a side, a count that differs between the
+        sides may be a longer capture as well (a warning says so)."""
+        if self.across_runs or self.noise is None:
+            threshold: float | pd.Series = self.min_change_pct
+        elif isinstance(kinds, str):
+            threshold = max(self.min_change_pct, self.noise.of(kinds))
+        else:
+            threshold = kinds.reindex(stats.index).map(lambda kind: max(self.min_change_pct, self.noise.of(kind)))
+        if self.noise is not None:  # one run a side: work this short moves between runs by more than any floor
+            short = stats[["a_median_ns", "b_median_ns"]].max(axis=1) < SHORT_NS
+            threshold = pd.Series(threshold, index=stats.index, dtype=float).where(~short, np.inf)
+        unstable = stats["unstable"].astype(bool) if "unstable" in stats else pd.Series(False, index=stats.index)
+        return _with_status(stats, threshold, unstable)
+
+    @property
+    def method(self) -> str:
+        return RUNS_METHOD if self.across_runs else METHOD
+
+
 def diff_captures(a: Capture, b: Capture, min_change_pct: float = DEFAULT_MIN_CHANGE_PCT,
-                  stage_pair: tuple[str, str] | None = None, attribution: str = "thread") -> DiffResult:
+                  stage_pair: tuple[str, str] | None = None, attribution: str = "thread",
+                  noise: NoiseFloor | None = None) -> DiffResult:
     """The diff of two captures (module docstring); both profiles or both bench records. With
-    `stage_pair` (X, Y), stage X of A against stage Y of B (the same capture may be both)."""
+    `stage_pair` (X, Y), stage X of A against stage Y of B (the same capture may be both). `noise`:
+    the floors of a one-run diff (default: nsprof's own, noise.default_noise)."""
     if (a.bench is None) != (b.bench is None):
         raise UsageError(f"{a.name} and {b.name} are not the same kind of capture (a bench record and a profile)",
                          "compare two profiles, or two `nsprof bench` records")
+    runs = {"a": a.run_count(), "b": b.run_count()}
+    across_runs = max(runs.values()) > 1
+    judge = _Judge(min_change_pct, across_runs, None if across_runs else noise or default_noise())
     if a.bench is not None and b.bench is not None:
-        frames = [_bench_frame(a.bench), _bench_frame(b.bench)]
-        if stage_pair:
-            frames = [_rekeyed(frame, stage, stage_pair) for frame, stage in zip(frames, stage_pair)]
-        common = set(frames[0]["key"]) & set(frames[1]["key"])
-        only = [len(set(frame["key"]) - common) for frame in frames]
-        skipped = [f"{n} stage and size record{'s' if n > 1 else ''} only in {side}, not compared"
-                   for n, side in zip(only, "AB") if n]
-        frames = [frame[frame["key"].isin(common)] for frame in frames]
-        stages = _stage_rows(compare_summaries(*frames), {}, {}, min_change_pct, stage_pair, {})
-        return DiffResult(a.name, b.name, [], [], stages, [], [], _bench_warnings(a.bench, b.bench) + skipped, SUMMARY_METHOD,
-                          min_change_pct, stage_pair, {"a": "bench", "b": "bench"})
-    instances = {side: _instances(capture, attribution) for side, capture in (("a", a), ("b", b))}
+        return _bench_diff(a, b, judge, stage_pair, runs)
+    instances = {side: _side_instances(capture, attribution) for side, capture in (("a", a), ("b", b))}
     stage_a, stage_b = (_rekeyed(instances["a"]["stages"], stage_pair[0], stage_pair),
                         _rekeyed(instances["b"]["stages"], stage_pair[1], stage_pair)) if stage_pair else \
         (instances["a"]["stages"], instances["b"]["stages"])
@@ -148,21 +201,75 @@ def diff_captures(a: Capture, b: Capture, min_change_pct: float = DEFAULT_MIN_CH
     main_kernels = {side: _main_kernels(analyses[side].stages, stage_pair[index] if stage_pair else None, stage_pair)
                     for index, side in enumerate(("a", "b"))}
     rules = {side: _rules_of(analyses[side]) for side in ("a", "b")}
-    stages = _stage_rows(compare_samples(*_values(stage_a, stage_b, "gpu_time_ns")), counters, rules, min_change_pct,
-                         stage_pair, main_kernels, compare_samples(*_values(stage_a, stage_b, "duration_ns")))
-    warnings = _warnings(a, b)
+    stages = _stage_rows(judge.called(judge.compare(*_values(stage_a, stage_b, "gpu_time_ns")), "ranges"),
+                         counters, rules, judge, stage_pair, main_kernels,
+                         judge.compare(*_values(stage_a, stage_b, "duration_ns")))
+    warnings = _warnings(a, b) + _runs_warnings(judge, runs)
     if stage_pair:
         sources = {side: "nsys" if len(instances[side]["stages"]) else "none" for side in ("a", "b")}
-        return DiffResult(a.name, b.name, [], [], stages, [], [], warnings, METHOD, min_change_pct, stage_pair, sources)
-    kernels = _kernel_rows(a, b, instances, rules, min_change_pct)
-    ranges = _range_rows(instances["a"]["ranges"], instances["b"]["ranges"], min_change_pct)
+        return DiffResult(a.name, b.name, [], [], stages, [], [], warnings, judge.method, min_change_pct, stage_pair,
+                          sources, runs, judge.noise)
+    kernels = _kernel_rows(a, b, instances, rules, judge)
+    ranges = _range_rows(instances["a"]["ranges"], instances["b"]["ranges"], judge)
     warnings += _count_warnings(kernels)
     sources = {side: instances[side]["source"] for side in ("a", "b")}
     if sources["a"] != sources["b"]:
         warnings.append(f"A's kernel times are {sources['a']}'s and B's {sources['b']}'s (ncu replays each launch "
                         "with cold caches): the kernel changes compare different clocks")
     return DiffResult(a.name, b.name, kernels, ranges, stages, _totals(a, b), _contributors(kernels), warnings,
-                      METHOD, min_change_pct, None, sources)
+                      judge.method, min_change_pct, None, sources, runs, judge.noise)
+
+
+def _bench_diff(a: Capture, b: Capture, judge: _Judge, stage_pair: tuple[str, str] | None, runs: dict) -> DiffResult:
+    """Two `nsprof bench` records: by their runs' medians where both kept them (bench --runs),
+    else by each record's median, quartiles and launch count."""
+    assert a.bench is not None and b.bench is not None
+    with_runs = all(any(r.get("run_medians_ms") for r in bench["results"]) for bench in (a.bench, b.bench))
+    frames = [_bench_runs_frame(a.bench), _bench_runs_frame(b.bench)] if with_runs else \
+        [_bench_frame(a.bench), _bench_frame(b.bench)]
+    if stage_pair:
+        frames = [_rekeyed(frame, stage, stage_pair) for frame, stage in zip(frames, stage_pair)]
+    common = set(frames[0]["key"]) & set(frames[1]["key"])
+    only = [len(set(frame["key"]) - common) for frame in frames]
+    skipped = [f"{n} stage and size record{'s' if n > 1 else ''} only in {side}, not compared"
+               for n, side in zip(only, "AB") if n]
+    frames = [frame[frame["key"].isin(common)] for frame in frames]
+    stats = compare_runs(*frames) if with_runs else compare_summaries(*frames)
+    stages = _stage_rows(judge.called(stats, "kernels"), {}, {}, judge, stage_pair, {})
+    warnings = _bench_warnings(a.bench, b.bench) + skipped + _runs_warnings(judge, runs)
+    return DiffResult(a.name, b.name, [], [], stages, [], [], warnings, RUNS_METHOD if with_runs else SUMMARY_METHOD,
+                      judge.min_change_pct, stage_pair, {"a": "bench", "b": "bench"}, runs, judge.noise)
+
+
+def _runs_warnings(judge: _Judge, runs: dict) -> list[str]:
+    if judge.across_runs:
+        alone = [side.upper() for side, count in runs.items() if count == 1]
+        return [f"{alone[0]} is one run: it borrows the other side's variation between runs"] if alone else []
+    return ["one run a side: the variation between runs is unmeasured, so a change is called only beyond the noise "
+            "floor of its kind (the note under the tables); capture several runs (nsprof profile --runs 5) to measure it"]
+
+
+def run_frames(capture: Capture, attribution: str = "thread") -> list[dict[str, pd.DataFrame]]:
+    """Per run of `capture`, its kernels' launch times and its copy and other ranges' GPU times
+    (stages among the ranges), as (key, value_ns) frames: noise.measure_noise's input."""
+    frames = []
+    for run in (capture, *capture.runs):
+        found = _instances(run, attribution)
+        ranges = pd.concat([found["ranges"], found["stages"]], ignore_index=True) \
+            .rename(columns={"gpu_time_ns": "value_ns"})
+        frames.append({"kernels": found["launches"].rename(columns={"name": "key"})[["key", "value_ns"]],
+                       "copies": ranges[ranges["kind"] == "copies"][["key", "value_ns"]],
+                       "ranges": ranges[ranges["kind"] != "copies"][["key", "value_ns"]]})
+    return frames
+
+
+def _side_instances(capture: Capture, attribution: str) -> dict:
+    """_instances of every run of a side, each frame numbering its run in `run` (0 the first)."""
+    per_run = [_instances(run, attribution) for run in (capture, *capture.runs)]
+    side = {"source": per_run[0]["source"]}
+    for part in ("launches", "ranges", "stages"):
+        side[part] = pd.concat([found[part].assign(run=number) for number, found in enumerate(per_run)], ignore_index=True)
+    return side
 
 
 def _instances(capture: Capture, attribution: str) -> dict:
@@ -179,10 +286,13 @@ def _instances(capture: Capture, attribution: str) -> dict:
         launches, source = pd.concat(frames, ignore_index=True), "nsys"
         attributed = capture.attributed if capture.attributed is not None else \
             pd.concat([attribute_work(export, attribution) for export in profile.nsys], ignore_index=True)
-        gpu_time = attributed["gpu_time_ns"] + attributed.get("copy_ns", 0)
+        # gpu_time_ns is kernel_ns + copy_ns already (nvtx_attribution; the diff once added copy_ns again)
+        copies = attributed["copy_ns"] if "copy_ns" in attributed else pd.Series(0.0, index=attributed.index)
+        gpu_time = attributed["gpu_time_ns"]
         # ranges pair by family (nsprof.analyze.families): XLA's ids differ between runs of one program
         instances = pd.DataFrame({"key": family_column(attributed["range"]), "gpu_time_ns": gpu_time,
-                                  "duration_ns": attributed["duration_ns"].astype("float64")})
+                                  "duration_ns": attributed["duration_ns"].astype("float64"),
+                                  "kind": range_kind(copies, gpu_time)})
         stage_keys = {key for key in pd.unique(instances["key"]) if parse_stage_range(key) is not None}
         is_stage = instances["key"].isin(stage_keys).to_numpy()
         ranges, stages = instances[~is_stage], instances[is_stage]
@@ -195,24 +305,27 @@ def _instances(capture: Capture, attribution: str) -> dict:
         on_stage = keys.map(lambda key: parse_stage_range(key) is not None).to_numpy(dtype=bool)
         # ncu runs each launch alone, so a stage's GPU time per launch is that launch's duration
         stages = pd.DataFrame({"key": keys[on_stage].to_numpy(), "gpu_time_ns": kernels["duration_ns"].to_numpy()[on_stage],
-                               "duration_ns": np.nan})
-        ranges = pd.DataFrame(columns=["key", "gpu_time_ns", "duration_ns"])
+                               "duration_ns": np.nan, "kind": "ranges"})
+        ranges = pd.DataFrame(columns=["key", "gpu_time_ns", "duration_ns", "kind"])
     else:
         raise UsageError(f"{capture.name}: no kernel launches to compare", "pass an nsys or ncu capture")
     return {"launches": launches, "source": source, "ranges": ranges, "stages": stages}
 
 
 def _values(a: pd.DataFrame, b: pd.DataFrame, column: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    return tuple(frame[["key", column]].rename(columns={column: "value_ns"}).dropna() for frame in (a, b))
+    """(key, run, value_ns) of each side's `column`, rows without a value dropped."""
+    return tuple(frame[["key", "run", column]].rename(columns={column: "value_ns"}).dropna() for frame in (a, b))
 
 
-def _with_status(stats: pd.DataFrame, min_change_pct: float) -> pd.DataFrame:
+def _with_status(stats: pd.DataFrame, threshold: float | pd.Series, unstable: pd.Series) -> pd.DataFrame:
+    """Status and significant per row: a change must exclude 0 from its interval and reach
+    `threshold` percent (per row, or one for all); `unstable` rows are never called."""
     change, low, high = stats["change_pct"], stats["ci_low_pct"], stats["ci_high_pct"]
     testable = stats["testable"].astype(bool)
     status = np.select(
-        [stats["a_count"] == 0, stats["b_count"] == 0,
-         testable & (low > 0) & (change >= min_change_pct), testable & (high < 0) & (change <= -min_change_pct)],
-        [ADDED, REMOVED, SLOWER, FASTER], SAME)
+        [stats["a_count"] == 0, stats["b_count"] == 0, unstable,
+         testable & (low > 0) & (change >= threshold), testable & (high < 0) & (change <= -threshold)],
+        [ADDED, REMOVED, UNSTABLE, SLOWER, FASTER], SAME)
     # significant: the interval excludes zero, however small the change (a status needs min_change_pct too)
     return stats.assign(status=status, significant=testable & ((low > 0) | (high < 0)))
 
@@ -226,7 +339,8 @@ def _not_called(stats: pd.DataFrame) -> pd.DataFrame:
 
 
 def _ordered(rows: pd.DataFrame) -> pd.DataFrame:
-    """Largest changes first: significant ones, then added and removed (by time), then the rest."""
+    """Largest changes first: significant ones, then added and removed (by time), then the rest
+    (unstable ones among them)."""
     rank = rows["status"].map({FASTER: 0, SLOWER: 0, ADDED: 1, REMOVED: 1}).fillna(2)
     rank = rank.where(~(rows["status"] == NOT_CALLED) | ~rows["significant"].astype(bool), 0)
     size = rows["change_pct"].abs().fillna(-1).where(rank != 1, rows[["a_total_ns", "b_total_ns"]].max(axis=1))
@@ -254,14 +368,15 @@ def _plain(value):
     return value
 
 
-def _kernel_rows(a: Capture, b: Capture, instances: dict, rules: dict, min_change_pct: float) -> list[dict]:
+def _kernel_rows(a: Capture, b: Capture, instances: dict, rules: dict, judge: _Judge) -> list[dict]:
     launches = {side: instances[side]["launches"] for side in ("a", "b")}
     matches = match_kernels(launches["a"], launches["b"])
     keyed = {}
     for side in ("a", "b"):
         key_of = dict(zip(*matches[matches["side"] == side][["name", "key"]].to_numpy().T)) if len(matches) else {}
-        keyed[side] = pd.DataFrame({"key": launches[side]["name"].map(key_of), "value_ns": launches[side]["value_ns"]})
-    stats = _ordered(_with_status(compare_samples(keyed["a"], keyed["b"]), min_change_pct))
+        keyed[side] = pd.DataFrame({"key": launches[side]["name"].map(key_of), "value_ns": launches[side]["value_ns"],
+                                    "run": launches[side]["run"]})
+    stats = _ordered(judge.called(judge.compare(keyed["a"], keyed["b"]), "kernels"))
     stats[["a_total_ns", "b_total_ns"]] = stats[["a_total_ns", "b_total_ns"]].fillna(0)
     a_names = matches[(matches["side"] == "a")].set_index("key")["name"]
     matched_by = matches.drop_duplicates("key", keep="last").set_index("key")["matched_by"]
@@ -283,9 +398,10 @@ def _kernel_rows(a: Capture, b: Capture, instances: dict, rules: dict, min_chang
     return rows
 
 
-def _range_rows(a: pd.DataFrame, b: pd.DataFrame, min_change_pct: float) -> list[dict]:
-    gpu = _with_status(compare_samples(*_values(a, b, "gpu_time_ns")), min_change_pct)
-    own = _not_called(_with_status(compare_samples(*_values(a, b, "duration_ns")), min_change_pct))
+def _range_rows(a: pd.DataFrame, b: pd.DataFrame, judge: _Judge) -> list[dict]:
+    kinds = pd.concat([a, b]).drop_duplicates("key").set_index("key")["kind"]  # copies or ranges, A's first
+    gpu = judge.called(judge.compare(*_values(a, b, "gpu_time_ns")), kinds)
+    own = _not_called(judge.called(judge.compare(*_values(a, b, "duration_ns")), kinds))
     # A range that launched no GPU work is compared by its own duration.
     no_work = (gpu["a_median_ns"].fillna(0) == 0) & (gpu["b_median_ns"].fillna(0) == 0)
     basis = pd.Series(np.where(no_work, "duration", "gpu_time"), index=gpu.index)
@@ -300,9 +416,10 @@ def _range_rows(a: pd.DataFrame, b: pd.DataFrame, min_change_pct: float) -> list
     return rows
 
 
-def _stage_rows(stats: pd.DataFrame, counters: dict, rules: dict, min_change_pct: float,
+def _stage_rows(stats: pd.DataFrame, counters: dict, rules: dict, judge: _Judge,
                 stage_pair: tuple[str, str] | None, main_kernels: dict, durations: pd.DataFrame | None = None) -> list[dict]:
-    stats = _with_status(stats, min_change_pct)
+    """Stage rows from `stats` already called (judge.called); `durations`, the stages' own
+    durations, not yet."""
     stats = stats.loc[sorted(stats.index, key=_stage_order)]
     rows = []
     for record in _records(stats, "stage"):
@@ -316,7 +433,7 @@ def _stage_rows(stats: pd.DataFrame, counters: dict, rules: dict, min_change_pct
         record.update(rule_changes(*(None if rules.get(side) is None or kernel is None else rules[side].get(kernel, set())
                                      for side, kernel in zip(("a", "b"), kernels))))
         if durations is not None and key in durations.index and durations.at[key, "a_count"] and durations.at[key, "b_count"]:
-            own = _not_called(_with_status(durations.loc[[key]], min_change_pct))
+            own = _not_called(judge.called(durations.loc[[key]], "ranges"))
             record["duration"] = {column: _plain(value) for column, value in own.iloc[0].items() if column in ROW_FIELDS}
         rows.append(record)
     return rows
@@ -388,14 +505,28 @@ def _bench_frame(bench: dict) -> pd.DataFrame:
     return frame.drop_duplicates("key", keep="last")
 
 
+def _bench_runs_frame(bench: dict) -> pd.DataFrame:
+    """(key, run, value_ns): each run's median of each stage of a `bench --runs` record."""
+    rows = [(f"nsprof:{r['op']}/{r['stage']}/{r['size']}", run, median * 1e6)
+            for r in bench["results"] if r.get("status") == "ok"
+            for run, median in enumerate(r.get("run_medians_ms") or [])]
+    return pd.DataFrame(rows, columns=["key", "run", "value_ns"]).drop_duplicates(["key", "run"], keep="last")
+
+
 def _totals(a: Capture, b: Capture) -> list[dict]:
-    sides = [_capture_totals(capture) for capture in (a, b)]
+    """GPU busy, kernel, copy and idle time of each side: a run's, the mean of its runs' where it has several."""
+    sides = [_mean_totals([_capture_totals(run) for run in (capture, *capture.runs)]) for capture in (a, b)]
     rows = []
     for quantity in ("gpu_busy_ns", "kernel_ns", "copy_ns", "idle_ns"):
         before, after = sides[0].get(quantity), sides[1].get(quantity)
         change = 100 * (after / before - 1) if before and after is not None else None
         rows.append({"quantity": quantity, "a_ns": before, "b_ns": after, "change_pct": change})
     return rows
+
+
+def _mean_totals(runs: list[dict]) -> dict:
+    return {quantity: float(np.mean([run[quantity] for run in runs])) for quantity in runs[0]
+            if all(quantity in run for run in runs)}
 
 
 def _capture_totals(capture: Capture) -> dict:
@@ -473,5 +604,5 @@ def _software_warnings(a: dict, b: dict) -> list[str]:
     return [f"different {key}: A {ours[key]}, B {theirs[key]}" for key in ours if key in theirs and ours[key] != theirs[key]]
 
 
-__all__ = ["ADDED", "FASTER", "MIN_SAMPLES", "NOT_CALLED", "REMOVED", "SAME", "SLOWER", "Capture", "DiffResult", "diff_captures",
-           "profile_capture"]
+__all__ = ["ADDED", "FASTER", "MIN_SAMPLES", "NOT_CALLED", "REMOVED", "SAME", "SLOWER", "UNSTABLE", "Capture", "DiffResult",
+           "diff_captures", "profile_capture", "run_frames"]
