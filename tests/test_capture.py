@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from nsprof import __version__
+from nsprof import __version__, api
 from nsprof.capture.commands import Command, build_commands, ncu_commands, nsys_commands, nvtx_include, workload_argv
 from nsprof.capture.layout import create_directory, directory_name
 from nsprof.capture.manifest import finish_manifest, new_manifest, verification_records, write_manifest
@@ -567,3 +567,33 @@ def test_progress_lines_of_every_ncu_filter_mode_are_read():
     output.close()
     assert [(p["kernel"][:13], p["launch"], p["passes"]) for p in output.replay_passes] == [
         ("nvjet_sm90_hs", None, 13), ("cudnn_generat", None, 13), ("triton_poi_fu", None, 13)]
+
+
+def test_runs_take_nsys_again_in_fresh_processes_and_ncu_once(tmp_path, monkeypatch):
+    """--runs 3: nsys runs the same workload three times, each a process of its own writing runs/
+    (and its own bench record), then ncu once; only the first run's verification is recorded."""
+    from dataclasses import replace
+
+    monkeypatch.setenv("FAKE_MODE", "ok")
+    tools = fake_tools(tmp_path, "nsys", "ncu")
+    directory = create_directory(tmp_path / "profile")
+    m = run_capture(replace(request(tool="both"), runs=3), tools, directory, FAKE_ENV)
+    assert m["status"] == "ok" and m["runs"] == 3
+    assert [(c["tool"], c["step"], c["exit_code"]) for c in m["commands"]] == [
+        ("nsys", "profile", 0), ("nsys", "run", 0), ("nsys", "run", 0), ("ncu", "profile", 0), ("ncu", "export", 0)]
+    assert [(v["tool"], v["stage"]) for v in m["verification"]] == [("nsys", "v1"), ("nsys", "v6"), ("ncu", "v1"), ("ncu", "v6")]
+    assert {"runs/nsys-2.sqlite", "runs/nsys-3.nsys-rep", "runs/bench-nsys-3.json"} <= set(m["outputs"])
+    for run in (2, 3):
+        assert (directory / "runs" / f"nsys-{run}.sqlite").is_file() and (directory / "runs" / f"nsys-{run}.log").is_file()
+        workload = json.loads((directory / "runs" / f"bench-nsys-{run}.json").read_text())["workload"]
+        first = json.loads((directory / "bench-nsys.json").read_text())["workload"]
+        assert workload[:-2] == first[:-2] and workload[-1].endswith(f"runs/bench-nsys-{run}.json")  # but --save-as
+
+
+@pytest.mark.parametrize("runs, tool, cause", [(0, "both", "--runs 0: need 1 to 100 runs"),
+                                              (101, "both", "--runs 101: need 1 to 100 runs"),
+                                              (2, "ncu", "--runs repeats the nsys run, and --tool ncu takes none")])
+def test_runs_out_of_range_or_without_nsys_are_usage_errors(runs, tool, cause):
+    with pytest.raises(UsageError) as err:
+        api.profile_request(stages=["v1"], tool=tool, runs=runs)
+    assert str(err.value).startswith(cause)

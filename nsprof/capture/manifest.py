@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from nsprof import __version__
-from nsprof.capture.commands import Command, bench_results_file
+from nsprof.capture.commands import RUNS_DIR, Command, bench_results_file
 from nsprof.capture.request import ProfileRequest
 from nsprof.capture.tools import FoundTool
 from nsprof.ceilings.files import manifest_copy
@@ -107,9 +107,15 @@ def verification_records(directory: Path, tool: str) -> list[dict]:
 
 def finish_manifest(manifest: dict, directory: Path) -> None:
     manifest["finished"] = now()
-    manifest["outputs"] = sorted(p.name for p in directory.iterdir()  # hidden: bookkeeping (nsprof.output)
+    runs = directory / RUNS_DIR  # --runs: the further runs' files, by their path in the directory
+    manifest["outputs"] = sorted(str(p.relative_to(directory)) for p in [*directory.iterdir(), *_listed(runs)]
+                                 # hidden: bookkeeping (nsprof.output)
                                  if p.is_file() and p.name != MANIFEST and not p.name.startswith("."))
     write_manifest(manifest, directory)
+
+
+def _listed(directory: Path) -> list[Path]:
+    return list(directory.iterdir()) if directory.is_dir() else []
 
 
 def write_manifest(manifest: dict, directory: Path) -> Path:

@@ -117,6 +117,9 @@ def summary_lines(directory: Path, manifest: dict) -> list[str]:
         # only what is there: a step that died wrote nothing whole (a partial capture)
         files = ", ".join(f for c in steps for f in c["outputs"] if f in manifest["outputs"]) or "no report"
         line = f"  {name} {tool['version']}: {files} in {_seconds(steps):.0f} s"
+        further = sum(c["step"] == "run" for c in steps)
+        if further:
+            line += f", and {further} more run{'s' if further > 1 else ''} in runs/"
         passes = [p["passes"] for p in manifest["replay_passes"]]
         if name == "ncu" and passes:
             spread = str(min(passes)) if min(passes) == max(passes) else f"{min(passes)}-{max(passes)}"

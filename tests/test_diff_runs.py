@@ -1,0 +1,227 @@
+"""nsprof diff across runs (issue 31): the statistics on simulated runs of known variance, and the
+real runs of tests/data/runs (H200, benchmarks/gpu/runs_h200.sh): an unchanged program split in two
+groups, the same program with its spin kernel made 5% slower, the SGEMM ladder's v5 and v6, two
+`bench --runs` records; and the noise floors of one-run diffs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from nsprof import api
+from nsprof.analyze.diff import run_frames
+from nsprof.analyze.diff.noise import KINDS, NOISE_RECORD, SHORT_NS, default_noise, measure_noise
+from nsprof.analyze.diff.statistics import compare_runs
+from nsprof.cli import app
+from nsprof.errors import ParseError
+from nsprof.launch.bench_runs import merged
+
+RUNS = Path(__file__).parent / "data" / "runs"
+BASE, SLOWER, TORCH, LADDER = (RUNS / name for name in ("ab-base", "ab-slower", "torch", "ladder"))
+SPIN_CHANGE_PCT = 5.0  # ab_spin.py --slower 5: 420,000 cycles where the baseline spins 400,000
+
+
+# --- the statistics, on runs simulated with a known variance between runs -----------------------------
+
+def simulated(rng, groups: int, runs: int, launches: int, shift: float, between: float, within: float) -> pd.DataFrame:
+    """(key, run, value_ns): `groups` independent kernels, each run moved by a log-normal run effect
+    (`between`) and each launch by `within`, all times multiplied by exp(`shift`)."""
+    key = np.repeat(np.arange(groups), runs * launches)
+    run = np.tile(np.repeat(np.arange(runs), launches), groups)
+    effect = rng.normal(0, between, size=(groups, runs))
+    values = 1e5 * np.exp(shift + effect[key, run] + rng.normal(0, within, size=key.size))
+    return pd.DataFrame({"key": key.astype(str).astype(object), "run": run, "value_ns": values})
+
+
+@pytest.mark.parametrize("runs_a, runs_b", [(3, 3), (5, 5), (8, 8), (1, 5)])
+def test_no_change_pairs_are_called_at_most_at_the_nominal_rate(runs_a, runs_b):
+    """4,000 no-change pairs, 2% between runs (twice the 1% within a run): the interval excludes 0
+    for at most 5% of them (the nominal level), plus the simulation's own error."""
+    rng = np.random.default_rng(31)
+    stats = compare_runs(simulated(rng, 4000, runs_a, 50, 0.0, 0.02, 0.01), simulated(rng, 4000, runs_b, 50, 0.0, 0.02, 0.01))
+    false = ((stats["ci_low_pct"] > 0) | (stats["ci_high_pct"] < 0)).mean()
+    assert stats["testable"].all() and false <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / 4000)
+
+
+def test_a_five_percent_change_is_found_with_the_stated_power_and_covered():
+    """5 runs a side, 2% between runs: a 5% change is found 90% of the time (measured: 0.90), and
+    the interval holds the true 5% at the nominal rate."""
+    rng = np.random.default_rng(5)
+    stats = compare_runs(simulated(rng, 4000, 5, 50, 0.0, 0.02, 0.01),
+                         simulated(rng, 4000, 5, 50, np.log(1.05), 0.02, 0.01))
+    power = (stats["ci_low_pct"] > 0).mean()
+    covered = ((stats["ci_low_pct"] <= 5) & (stats["ci_high_pct"] >= 5)).mean()
+    assert 0.87 <= power <= 0.93 and covered >= 0.95 - 3 * np.sqrt(0.05 * 0.95 / 4000)
+
+
+def test_the_within_run_interval_alone_would_call_most_no_change_pairs():
+    """What runs are for: the same no-change pairs judged by one run a side's launches alone (the
+    one-run bootstrap) call far more than 5%, as the issue's torch.compile and JAX pairs did."""
+    from nsprof.analyze.diff.statistics import compare_samples
+
+    rng = np.random.default_rng(7)
+    a, b = simulated(rng, 500, 1, 50, 0.0, 0.02, 0.01), simulated(rng, 500, 1, 50, 0.0, 0.02, 0.01)
+    stats = compare_samples(a, b)
+    assert ((stats["ci_low_pct"] > 0) | (stats["ci_high_pct"] < 0)).mean() > 0.5
+
+
+# --- real runs --------------------------------------------------------------------------------------
+
+def groups_of(tmp_path: Path, runs: dict[str, list[Path]]) -> list[Path]:
+    """Directories of captures (a side's runs), linked from the committed exports."""
+    made = []
+    for name, files in runs.items():
+        (tmp_path / name).mkdir()
+        for number, file in enumerate(files, 1):
+            (tmp_path / name / f"run{number}.sqlite").symlink_to(file.resolve())
+        made.append(tmp_path / name)
+    return made
+
+
+def base_runs() -> list[Path]:
+    return [BASE / "nsys.sqlite", *sorted((BASE / "runs").glob("nsys-*.sqlite"), key=lambda p: int(p.stem[5:]))]
+
+
+def called(result) -> list[tuple[str, str]]:
+    return [(row.get("kernel") or row.get("range") or row["stage"], row["status"])
+            for row in result.kernels + result.ranges + result.stages if row["status"] in ("faster", "slower")]
+
+
+def test_an_unchanged_program_split_into_two_groups_of_runs_calls_nothing(tmp_path):
+    first, second = groups_of(tmp_path, {"first": base_runs()[:5], "second": base_runs()[5:]})
+    result = api.diff(first, second)
+    assert result.runs == {"a": 5, "b": 5} and result.noise is None and "between runs" in result.method
+    assert called(result) == [] and not any(row["status"] == "unstable" for row in result.kernels)
+    spin = next(row for row in result.kernels if row["kernel"] == "spin")
+    assert (spin["a_count"], spin["b_count"]) == (5 * 43, 5 * 43)  # 40 steps and 3 warm-up launches a run
+
+
+def test_the_five_percent_slower_spin_is_found_with_its_true_size_inside_the_interval():
+    """ab-base (10 runs, a profile taken with --runs) against ab-slower (5): spin is slower, and the
+    constructed +5% lies in its interval; the ranges that do not hold it, and the other kernels, stay."""
+    result = api.diff(BASE, SLOWER)
+    assert result.runs == {"a": 10, "b": 5}
+    spin = next(row for row in result.kernels if row["kernel"] == "spin")
+    assert spin["status"] == "slower" and spin["ci_low_pct"] <= SPIN_CHANGE_PCT <= spin["ci_high_pct"]
+    assert spin["ci_high_pct"] - spin["ci_low_pct"] < 1.0
+    assert called(result) == [("spin", "slower"), ("ab:compute", "slower")]
+    # its events, timed in one process, saw the same change within a third of a point (plus their own overhead)
+    events = json.loads((RUNS / "true-size.json").read_text())
+    assert abs(events["change_pct"] - spin["change_pct"]) < 0.35
+
+
+def test_v6_is_faster_than_v5_with_the_sign_right_in_every_run():
+    result = api.diff(LADDER, stages=("v5", "v6"))
+    (row,) = result.stages
+    assert result.runs == {"a": 5, "b": 5}
+    assert row["change_pct"] < 0 and row["ci_high_pct"] < 0 and row["significant"]
+    assert row["metrics"]["bank_conflicts_per_launch"]["change_pct"] < -80  # why: v6's transposed stores
+
+
+def test_two_bench_records_of_five_runs_each_call_nothing():
+    a, b = (json.loads((RUNS / f"bench-{side}.json").read_text()) for side in "ab")
+    assert a["runs"] == b["runs"] == 5 and all(len(r["run_medians_ms"]) == 5 for r in a["results"])
+    result = api.diff(RUNS / "bench-a.json", RUNS / "bench-b.json")
+    assert result.runs == {"a": 5, "b": 5} and "between runs" in result.method
+    assert [row["status"] for row in result.stages] == ["same", "same"]
+
+
+def test_a_kernel_launched_a_different_number_of_times_in_one_run_is_unstable(tmp_path):
+    """One of five runs lost three spin launches (as an autotuner or a data-dependent loop would
+    run other work): spin is unstable, never called, however its medians compare."""
+    runs = base_runs()[:5]
+    damaged = tmp_path / "run5.sqlite"
+    shutil.copyfile(runs[-1], damaged)
+    with sqlite3.connect(damaged) as conn:
+        conn.execute("DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid IN (SELECT k.rowid FROM "
+                     "CUPTI_ACTIVITY_KIND_KERNEL AS k JOIN StringIds AS s ON s.id = k.demangledName "
+                     "WHERE s.value = 'spin' LIMIT 3)")
+    first, second = groups_of(tmp_path, {"a": [*runs[:4], damaged], "b": base_runs()[5:]})
+    result = api.diff(first, second)
+    spin = next(row for row in result.kernels if row["kernel"] == "spin")
+    assert spin["status"] == "unstable" and spin["a_count"] == 5 * 43 - 3
+    assert next(row for row in result.kernels if row["kernel"] == "scale")["status"] == "same"
+
+
+# --- one run a side: the noise floor ---------------------------------------------------------------
+
+@pytest.mark.parametrize("a, b", [(BASE / "nsys.sqlite", BASE / "runs" / "nsys-2.sqlite"),
+                                  (TORCH / "nsys.sqlite", TORCH / "runs" / "nsys-2.sqlite"),
+                                  (TORCH / "runs" / "nsys-3.sqlite", TORCH / "runs" / "nsys-5.sqlite")],
+                         ids=["ab_spin", "torch.compile 1-2", "torch.compile 3-5"])
+def test_two_single_runs_of_an_unchanged_program_call_nothing(a, b):
+    result = api.diff(a, b)
+    assert result.runs == {"a": 1, "b": 1} and result.noise == default_noise()
+    assert called(result) == []
+    assert any("one run a side" in line for line in result.warnings)
+
+
+def test_one_run_a_side_still_finds_the_five_percent_change():
+    result = api.diff(BASE / "nsys.sqlite", SLOWER / "nsys.sqlite")
+    assert ("spin", "slower") in called(result)
+
+
+def test_nsprofs_floors_are_those_its_record_script_measures_from_the_committed_runs():
+    """One truth: nsprof/analyze/diff/noise_floor.json is the largest floor of each kind over the
+    programs benchmarks/noise_record.py measures; checked here for the runs it takes from tests/data/runs."""
+    recorded = json.loads(NOISE_RECORD.read_text())["floor_pct"]
+    record = json.loads((Path(__file__).parents[1] / "benchmarks" / "noise.json").read_text())
+    for name in ("ab-base", "torch", "ladder"):
+        measured = measure_noise(run_frames(api.diff_side(RUNS / name)), name).pct
+        assert measured == pytest.approx(record["programs"][name]["floor_pct"])
+    assert recorded == pytest.approx({kind: max(program["floor_pct"][kind] for name, program in record["programs"].items()
+                                                if name != "jax") for kind in KINDS})
+
+
+def test_noise_from_the_users_runs_replaces_nsprofs(tmp_path):
+    """--noise with a profile of runs: the floors measured on it, named in the note and the JSON."""
+    result = CliRunner().invoke(app, ["diff", str(BASE / "nsys.sqlite"), str(SLOWER / "nsys.sqlite"), "--json",
+                                      "--noise", str(TORCH)])
+    assert result.exit_code == 0, result.output
+    noise = json.loads(result.stdout)["noise"]
+    assert noise["source"] == f"measured on {TORCH}" and noise["short_ns"] == SHORT_NS
+    assert noise["floor_pct"] == pytest.approx(measure_noise(run_frames(api.diff_side(TORCH)), "torch").pct)
+
+
+@pytest.mark.parametrize("write, cause", [
+    (lambda path: path.write_text('{"floor": 3}'), "not a noise record"),
+    (lambda path: path.write_text('{"floor_pct": {"kernels": -1, "copies": 1, "ranges": 1}}'),
+     "a noise floor that is not a percentage"),
+])
+def test_a_noise_record_that_is_none_is_one_line(tmp_path, write, cause):
+    record = tmp_path / "noise.json"
+    write(record)
+    result = CliRunner().invoke(app, ["diff", str(BASE / "nsys.sqlite"), str(SLOWER / "nsys.sqlite"), "--noise", str(record)])
+    assert result.exit_code == 1 and result.stderr.count("\n") == 1 and cause in result.stderr
+
+
+def test_noise_needs_two_runs():
+    with pytest.raises(ParseError, match="1 run, and a noise floor needs two or more"):
+        api.noise_floor(BASE / "nsys.sqlite")
+
+
+# --- bench --runs: records merged -------------------------------------------------------------------
+
+def test_bench_runs_keep_every_runs_median_and_their_median():
+    record = json.loads((Path(__file__).parents[1] / "profiles" / "examples" / "h200-sgemm-1024" / "bench-nsys.json")
+                        .read_text())
+    documents = []
+    for scale in (1.0, 1.02, 0.99):
+        copy = json.loads(json.dumps(record))
+        for result in copy["results"]:
+            result["median_ms"] = result["median_ms"] * scale if result["median_ms"] is not None else None
+        documents.append(copy)
+    documents[2]["results"][0]["status"] = "failed"
+    out = merged(documents)
+    assert out["runs"] == 3
+    first, second = out["results"][0], out["results"][1]
+    assert first["status"] == "failed" and first["median_ms"] is None
+    expected = [record["results"][1]["median_ms"] * scale for scale in (1.0, 1.02, 0.99)]
+    assert second["run_medians_ms"] == pytest.approx(expected) and second["median_ms"] == pytest.approx(expected[0])
