@@ -33,6 +33,8 @@ from nsprof.errors import ParseError, UsageError
 from nsprof.paths import PROFILES_DIR, REPORTS_DIR
 
 if TYPE_CHECKING:  # the libraries load with the calls that need them: `nsprof --help` stays fast
+    import pandas as pd
+
     from nsprof.analyze import ProfileAnalysis
     from nsprof.analyze.ladder import LadderAnalysis
     from nsprof.capture.program import GuidedChoice
@@ -637,3 +639,51 @@ def write_timeline(timeline: Timeline | str | Path, out: str | Path | None = Non
     files = timeline_files(view, chart, _path(trace), PNG_DPI)  # everything is drawn before anything is written
     write_outputs(files, force, since)
     return list(files)
+
+
+def history_path(db: str | Path | None = None) -> Path:
+    """The history database: `db`, else history.sqlite in nsprof's data directory."""
+    from nsprof.history.store import HISTORY_FILE
+    from nsprof.paths import data_dir
+
+    return Path(db) if db is not None else data_dir() / HISTORY_FILE
+
+
+def history_add(paths: Sequence[str | Path], db: str | Path | None = None, commit: str | None = None,
+                branch: str | None = None, attribution: str = "thread") -> list[dict]:
+    """Add each bench record or capture to the history (nsprof.history.summary), all or none:
+    every one is read before the first is added. Returns {"entry", "source", "measurements"} each."""
+    from nsprof.history.store import add_entry, opened
+    from nsprof.history.summary import git_fields, now, summarize
+
+    summaries = []
+    for path in map(Path, paths):
+        entry, found = summarize(path, attribution)
+        if not found:
+            raise UsageError(f"{path}: nothing measured to add (no timed stage, kernel or range)",
+                             "add a bench record (nsprof bench --save-as) or an nsys capture")
+        summaries.append((path, entry, found))
+    fields = {**git_fields(commit, branch), "added": now()}
+    with opened(history_path(db), create=True) as conn:
+        return [{"entry": add_entry(conn, {**entry, **fields}, found), "source": str(path), "measurements": len(found)}
+                for path, entry, found in summaries]
+
+
+def history(db: str | Path | None = None) -> pd.DataFrame:
+    """Every measurement of the history with its entry's fields, oldest first (nsprof.history.store)."""
+    from nsprof.history.store import measurements, opened
+
+    with opened(history_path(db)) as conn:
+        return measurements(conn)
+
+
+def write_history_chart(kind: str, name: str, series: pd.DataFrame, out: str | Path, force: bool = False) -> list[Path]:
+    """OUT/history-<name>.png: one series' trend (nsprof.render.history.trend_png)."""
+    import re
+
+    from nsprof.output import check_outputs, write_set
+    from nsprof.render.history import trend_png
+
+    target = Path(out) / f"history-{re.sub(r'[^A-Za-z0-9._-]+', '-', name).strip('-')[:80] or kind}.png"
+    since = check_outputs([target], force)
+    return write_set(target.parent, {target.name: trend_png(kind, name, series, PNG_DPI)}, force, since)

@@ -1,0 +1,99 @@
+"""The history database: one SQLite file (`--db`, default HISTORY_FILE in nsprof's data directory).
+
+- `entries`: one row per `history add`: when it was added and measured, the commit and branch,
+  the GPU, driver, CUDA and tool versions it ran with, the file it came from and its kind
+  ("bench" or "capture");
+- `measurements`: per entry, one row per stage, kernel or range it measured: the median of its
+  run medians, how many runs, and each run's median (JSON), so that a check can weigh runs.
+
+`PRAGMA user_version` holds SCHEMA_VERSION; a database of a newer nsprof is refused, not altered.
+Each add is one transaction: a failure leaves the database as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from nsprof.errors import ParseError, UsageError
+
+HISTORY_FILE = "history.sqlite"
+SCHEMA_VERSION = 1
+ENTRY_FIELDS = ("added", "created", "commit_id", "branch", "gpu", "driver", "cuda", "tools", "source", "kind")
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS entries (
+    id INTEGER PRIMARY KEY, added TEXT NOT NULL, created TEXT, commit_id TEXT, branch TEXT, gpu TEXT,
+    driver TEXT, cuda TEXT, tools TEXT, source TEXT NOT NULL, kind TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS measurements (
+    entry INTEGER NOT NULL REFERENCES entries(id), kind TEXT NOT NULL, name TEXT NOT NULL,
+    median_ns REAL NOT NULL, runs INTEGER NOT NULL, run_medians_ns TEXT NOT NULL,
+    PRIMARY KEY (entry, kind, name));
+"""
+MEASUREMENTS_SQL = """
+SELECT e.id AS entry, e.added, e.created, e.commit_id, e.branch, e.gpu, e.source, e.kind AS source_kind,
+       m.kind, m.name, m.median_ns, m.runs, m.run_medians_ns
+FROM measurements AS m JOIN entries AS e ON e.id = m.entry ORDER BY e.id
+"""
+
+
+@dataclass(frozen=True)
+class Measurement:
+    kind: str  # "bench" (a bench record's stage), "stage" (a capture's), "kernel" or "range"
+    name: str
+    run_medians_ns: tuple[float, ...]
+
+
+@contextmanager
+def opened(path: Path, create: bool = False) -> Iterator[sqlite3.Connection]:
+    """The database at `path`, its schema checked (and made, with `create`)."""
+    path = Path(path)
+    if not create and not path.is_file():
+        raise UsageError(f"{path}: no history database", "add to it first: nsprof history add RECORD --db PATH")
+    if create:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        conn = sqlite3.connect(path)
+    except sqlite3.Error as err:
+        raise ParseError(f"{path}: cannot open the history database ({err})", "check the path and its permissions") from None
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise ParseError(f"{path}: a history database of a newer nsprof (schema {version})", "upgrade nsprof")
+        tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if version == 0 and tables and not {"entries", "measurements"} <= tables:
+            raise ParseError(f"{path}: an SQLite database, but not nsprof's history", "give --db a path of its own")
+        if create and version == 0:
+            with conn:
+                conn.executescript(SCHEMA)
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        yield conn
+    except sqlite3.DatabaseError as err:
+        raise ParseError(f"{path}: not a readable history database ({err})", "give --db a path of its own") from None
+    finally:
+        conn.close()
+
+
+def add_entry(conn: sqlite3.Connection, entry: dict, measurements: list[Measurement]) -> int:
+    """One entry and its measurements, in one transaction; returns the entry's id."""
+    with conn:
+        cursor = conn.execute(f"INSERT INTO entries ({', '.join(ENTRY_FIELDS)}) VALUES ({', '.join('?' * len(ENTRY_FIELDS))})",
+                              [entry.get(field) for field in ENTRY_FIELDS])
+        number = cursor.lastrowid
+        assert number is not None  # an INSERT's row
+        conn.executemany("INSERT INTO measurements VALUES (?, ?, ?, ?, ?, ?)",
+                         [(number, m.kind, m.name, float(pd.Series(m.run_medians_ns).median()), len(m.run_medians_ns),
+                           json.dumps(list(m.run_medians_ns))) for m in measurements])
+    return number
+
+
+def measurements(conn: sqlite3.Connection) -> pd.DataFrame:
+    """Every measurement with its entry's fields, oldest entry first; run_medians_ns as lists."""
+    frame = pd.read_sql_query(MEASUREMENTS_SQL, conn)
+    frame["run_medians_ns"] = [json.loads(text) for text in frame["run_medians_ns"]]
+    return frame

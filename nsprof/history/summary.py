@@ -1,0 +1,94 @@
+"""What `history add` keeps of a bench record or a capture: the median of each run per stage,
+kernel and range, and the versions it ran with.
+
+- A bench record (`nsprof bench --save-as`, with --runs or not): each timed stage and size,
+  `op/stage/size`, of kind "bench", by its runs' medians (run_medians_ms) or its one median.
+- A capture (a profile, with its runs when taken with --runs, or a directory of captures of one
+  program): each kernel, copy range and range by its median in each run, named by its family
+  (nsprof.analyze.families: XLA's numbered names are one); the ladder's stage ranges as kind
+  "stage", `op/stage/size` (their GPU time under nsys: another clock than bench's CUDA events,
+  so a series never mixes the two).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+
+from nsprof.analyze.families import family_column
+from nsprof.history.store import Measurement
+from nsprof.ranges import parse_stage_range
+
+KINDS = ("bench", "stage", "kernel", "range")
+
+
+def summarize(path: Path, attribution: str = "thread") -> tuple[dict, list[Measurement]]:
+    """The entry fields (no commit or branch yet) and the measurements of the record or capture at `path`."""
+    from nsprof import api
+    from nsprof.parse.bench_record import is_bench_record, load_bench_record
+
+    if is_bench_record(path):
+        return _bench(path, load_bench_record(path))
+    return _capture(path, api.diff_side(path, attribution), attribution)
+
+
+def _bench(path: Path, record: dict) -> tuple[dict, list[Measurement]]:
+    env = record.get("env") or {}
+    found = []
+    for result in record["results"]:
+        if result.get("status") != "ok" or result.get("median_ms") is None:
+            continue
+        medians = result.get("run_medians_ms") or [result["median_ms"]]
+        found.append(Measurement("bench", f"{result['op']}/{result['stage']}/{result['size']}",
+                                 tuple(median * 1e6 for median in medians)))
+    entry = {"created": record.get("created"), "gpu": env.get("device"), "driver": env.get("driver"),
+             "cuda": env.get("runtime_cuda"), "tools": json.dumps({"cupy": env.get("cupy")}), "source": str(path),
+             "kind": "bench"}
+    return entry, found
+
+
+def _capture(path: Path, side, attribution: str) -> tuple[dict, list[Measurement]]:
+    from nsprof.analyze.diff import run_frames
+
+    per_run = []
+    for number, frames in enumerate(run_frames(side, attribution)):
+        kernels = frames["kernels"].assign(kind="kernel")
+        ranges = pd.concat([frames["copies"], frames["ranges"]]).assign(kind="range")
+        both = pd.concat([kernels, ranges], ignore_index=True)
+        both["key"] = family_column(both["key"])
+        stages = both["key"].map(parse_stage_range)
+        is_stage = stages.notna().to_numpy(dtype=bool)
+        both.loc[is_stage, "kind"] = "stage"
+        both.loc[is_stage, "key"] = [f"{s['op']}/{s['stage']}/{s['size']}" for s in stages[is_stage]]
+        per_run.append(both.groupby(["kind", "key"])["value_ns"].median().rename(number))
+    medians = pd.concat(per_run, axis=1)
+    found = [Measurement(kind, key, tuple(float(v) for v in row.dropna()))
+             for (kind, key), row in medians.iterrows() if row.notna().any()]
+    profile, analysis = side.profiled()
+    manifest = profile.manifest or {}
+    software = manifest.get("software") or {}
+    tools = {name: (info or {}).get("version") for name, info in (manifest.get("tools") or {}).items()}
+    entry = {"created": manifest.get("started"), "gpu": analysis.gpu, "driver": software.get("driver"),
+             "cuda": software.get("runtime_cuda"), "tools": json.dumps(tools), "source": str(path), "kind": "capture"}
+    return entry, found
+
+
+def git_fields(commit: str | None, branch: str | None, where: Path | None = None) -> dict:
+    """The commit and branch given, else those of the git checkout at `where` (default: the
+    working directory; None outside a checkout)."""
+    def ask(*args: str) -> str | None:
+        try:
+            done = subprocess.run(["git", *args], cwd=where or Path.cwd(), capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return done.stdout.strip() or None if done.returncode == 0 else None
+
+    return {"commit_id": commit or ask("rev-parse", "HEAD"), "branch": branch or ask("rev-parse", "--abbrev-ref", "HEAD")}
+
+
+def now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")

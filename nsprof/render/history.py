@@ -1,0 +1,111 @@
+"""What `nsprof history show` and `check` print (document blocks), and the trend chart."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+
+from nsprof.history.trend import BASELINE, CHANGE_P, MIN_CHANGE_PCT, WINDOW, change_points
+from nsprof.render import format as fmt
+from nsprof.render.document import Block, Paragraph, Table
+from nsprof.render.kernel_names import telling_names
+
+NAME_WIDTH = 44  # a name column that leaves the figures room at 80 columns (JSON keeps whole names)
+SERIES_COLUMNS = (("kind", "kind", ""), ("name", "label", ""), ("entries", "entries", ",d"),
+                  ("first", "first_ns", fmt.duration_ns), ("newest", "last_ns", fmt.duration_ns),
+                  ("change %", "change_pct", "+.1f"), ("level shifts", "shifts", ",d"))
+ENTRY_COLUMNS = (("entry", "entry", "d"), ("commit", "commit", ""), ("branch", "branch", ""), ("added", "added", ""),
+                 ("median", "median_ns", fmt.duration_ns), ("runs", "runs", "d"), ("spread %", "spread_pct", ".1f"),
+                 ("change %", "change_pct", "+.1f"), ("level", "level", ""))
+CHECK_COLUMNS = (("kind", "kind", ""), ("name", "label", ""), ("baseline", "a_median_ns", fmt.duration_ns),
+                 ("newest", "b_median_ns", fmt.duration_ns), ("change %", "change_pct", "+.1f"),
+                 ("95% CI", "interval", ""), ("status", "status", ""))
+CHANGE_RULE = (f"level: a change point, where the up to {WINDOW} entries before and the up to {WINDOW} from it "
+               f"differ by Welch's t on the logs of their medians at p < {CHANGE_P:g} and by {MIN_CHANGE_PCT:g}% or more")
+
+
+def series_blocks(history: pd.DataFrame) -> list[Block]:
+    """One row per stage, kernel and range in the history: its first and newest median and the
+    level shifts found in between."""
+    rows = []
+    for (kind, name), group in history.groupby(["kind", "name"], sort=True):
+        medians = group["median_ns"].to_numpy()
+        rows.append({"kind": kind, "name": name, "entries": len(group), "first_ns": medians[0], "last_ns": medians[-1],
+                     "change_pct": 100 * (medians[-1] / medians[0] - 1), "shifts": len(change_points(medians))})
+    for row, label in zip(rows, telling_names([row["name"] for row in rows], NAME_WIDTH)):
+        row["label"] = label
+    entries = history["entry"].nunique()
+    return [Table(f"History: {entries} entries, {len(rows)} stages, kernels and ranges", SERIES_COLUMNS, rows,
+                  caption=f"change: newest against first; {CHANGE_RULE}; one series in full: --name NAME",
+                  drop_order=("first_ns", "shifts", "entries"))]
+
+
+def entry_rows(series: pd.DataFrame) -> list[dict]:
+    """Per entry of one series: its median, runs, spread, change from the entry before and whether
+    it starts a new level."""
+    points = set(change_points(series["median_ns"].to_numpy()))
+    rows, previous = [], None
+    for index, row in enumerate(series.itertuples()):
+        runs = np.asarray(row.run_medians_ns, dtype=float)
+        rows.append({"entry": row.entry, "commit": (row.commit_id or "")[:10] or None, "branch": row.branch,
+                     "added": str(row.added)[:16].replace("T", " "), "median_ns": row.median_ns, "runs": row.runs,
+                     "spread_pct": 100 * (runs.max() - runs.min()) / row.median_ns if len(runs) > 1 else None,
+                     "change_pct": None if previous is None else 100 * (row.median_ns / previous - 1),
+                     "level": "shift" if index in points else ""})
+        previous = row.median_ns
+    return rows
+
+
+def entry_blocks(kind: str, name: str, series: pd.DataFrame) -> list[Block]:
+    return [Table(f"{kind} {name}: {len(series)} entries", ENTRY_COLUMNS, entry_rows(series),
+                  caption=f"spread: of the entry's run medians; change: from the entry before; {CHANGE_RULE}",
+                  drop_order=("branch", "added", "spread_pct", "runs"))]
+
+
+def check_blocks(stats: pd.DataFrame, info: dict, threshold: float) -> list[Block]:
+    rows = []
+    for key, row in stats.iterrows():
+        kind, name = str(key).split(" ", 1)
+        interval = None if pd.isna(row["ci_low_pct"]) else f"[{row['ci_low_pct']:+.1f}, {row['ci_high_pct']:+.1f}]"
+        rows.append({"kind": kind, "name": name, "a_median_ns": row["a_median_ns"], "b_median_ns": row["b_median_ns"],
+                     "change_pct": row["change_pct"], "interval": interval, "status": row["status"]})
+    rows.sort(key=lambda r: (r["status"] != "slower", -(r["change_pct"] or 0)))
+    for row, label in zip(rows, telling_names([row["name"] for row in rows], NAME_WIDTH)):
+        row["label"] = label
+    baseline = ", ".join(str(e) for e in info["baseline"])
+    return [Table(f"Entry {info['newest']} against entries {baseline} ({info['gpu']}, {info['kind']})", CHECK_COLUMNS, rows,
+                  caption=f"slower: the 95% interval above 0 and the change over {threshold:g}%; the baseline's "
+                          f"entries (up to {BASELINE}) are one observation each, the newest entry's runs its own",
+                  drop_order=("a_median_ns", "interval")),
+            Paragraph(f"{sum(r['status'] == 'slower' for r in rows)} slower, {sum(r['status'] == 'faster' for r in rows)} "
+                      f"faster, {sum(r['status'] == 'unstable' for r in rows)} unstable of {len(rows)} compared.")]
+
+
+def trend_png(kind: str, name: str, series: pd.DataFrame, dpi: int) -> bytes:
+    """The series' medians entry by entry, each run's range as a bar, change points dashed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    medians = series["median_ns"].to_numpy() / 1e3
+    low = np.array([min(runs) for runs in series["run_medians_ns"]]) / 1e3
+    high = np.array([max(runs) for runs in series["run_medians_ns"]]) / 1e3
+    x = np.arange(len(series))
+    figure, axes = plt.subplots(figsize=(8, 3.6))
+    axes.errorbar(x, medians, yerr=[medians - low, high - medians], fmt="o-", color="#1f77b4", capsize=3,
+                  label="median (bars: the runs' medians)")
+    for point in change_points(series["median_ns"].to_numpy()):
+        axes.axvline(point - 0.5, color="#d62728", linestyle="--", linewidth=1)
+    axes.set_xticks(x, [(c or "")[:7] or str(e) for c, e in zip(series["commit_id"], series["entry"])], rotation=45,
+                    fontsize=7)
+    axes.set_ylabel("median time (µs)")
+    axes.set_title(f"{kind} {name}"[:90], fontsize=9)
+    axes.legend(fontsize=7, loc="best")
+    figure.tight_layout()
+    out = io.BytesIO()
+    figure.savefig(out, format="png", dpi=dpi)
+    plt.close(figure)
+    return out.getvalue()
