@@ -97,8 +97,8 @@ def trend_png(kind: str, name: str, series: pd.DataFrame, dpi: int) -> bytes:
     figure, axes = plt.subplots(figsize=(8, 3.6))
     axes.errorbar(x, medians, yerr=[medians - low, high - medians], fmt="o-", color="#1f77b4", capsize=3,
                   label="median (bars: the runs' medians)")
-    for point in change_points(series["median_ns"].to_numpy()):
-        axes.axvline(point - 0.5, color="#d62728", linestyle="--", linewidth=1)
+    for number, point in enumerate(change_points(series["median_ns"].to_numpy())):
+        axes.axvline(point - 0.5, color="#d62728", linestyle="--", linewidth=1, label=None if number else "level shift")
     axes.set_xticks(x, [(c or "")[:7] or str(e) for c, e in zip(series["commit_id"], series["entry"])], rotation=45,
                     fontsize=7)
     axes.set_ylabel("median time (µs)")

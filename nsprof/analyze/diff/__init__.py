@@ -61,6 +61,7 @@ DEFAULT_MIN_CHANGE_PCT = 2.0
 TOP_CONTRIBUTORS = 5
 ROW_FIELDS = ("a_count", "b_count", "a_median_ns", "b_median_ns", "change_pct", "ci_low_pct", "ci_high_pct",
               "status", "testable", "significant")
+RUN_FIELDS = ("a_runs", "b_runs")  # rows of a diff across runs: how many runs of each side ran it
 
 
 @dataclass(frozen=True)
@@ -351,9 +352,9 @@ def _records(stats: pd.DataFrame, label: str) -> list[dict]:
     rows = []
     for key, row in stats.iterrows():
         record = {label: key}
-        for column in ROW_FIELDS:
-            value = row[column]
-            record[column] = _plain(value)
+        for column in ROW_FIELDS + RUN_FIELDS:
+            if column in row:  # runs: compared across runs (statistics.compare_runs)
+                record[column] = _plain(row[column])
         rows.append(record)
     return rows
 
@@ -555,16 +556,19 @@ def _contributors(kernels: list[dict]) -> list[dict]:
 
 
 def _count_warnings(kernels: list[dict]) -> list[str]:
+    def per_run(row: dict, side: str) -> float:  # across runs, counts are summed over the side's runs
+        return row[f"{side}_count"] / row.get(f"{side}_runs", 1)
+
     matched = [row for row in kernels if row["a_count"] and row["b_count"]]
-    different = [row for row in matched if row["a_count"] != row["b_count"]]
+    different = [row for row in matched if per_run(row, "a") != per_run(row, "b")]
     if not different:
         return []
     first = max(different, key=lambda row: row["a_total_ns"] + row["b_total_ns"])
     from nsprof.analyze.ladder import short_kernel_name
 
+    counts = f"{per_run(first, 'a'):g} vs {per_run(first, 'b'):g}{' a run' if 'a_runs' in first else ''}"
     return [f"{len(different)} of {len(matched)} kernels ran a different number of times "
-            f"({short_kernel_name(first['kernel'])}: {first['a_count']} vs {first['b_count']}): "
-            "totals compare different amounts of work; the medians do not"]
+            f"({short_kernel_name(first['kernel'])}: {counts}): totals compare different amounts of work; the medians do not"]
 
 
 def _warnings(a: Capture, b: Capture) -> list[str]:
