@@ -74,3 +74,16 @@ def test_the_readme_block_runs_twice_and_then_the_python_example(fresh_directory
     exec(compile(python_example(), "README.md (From Python)", "exec"), namespace)  # and again
     assert (reports / "roofline.csv").stat().st_mtime_ns > before
     assert (reports / "t.png").read_bytes()[:4] == b"\x89PNG" and (reports / "t.json").is_file()
+
+
+@pytest.mark.parametrize("command", ["nsprof diff tests/data/runs/ab-base tests/data/runs/ab-slower",
+                                     "nsprof diff profiles/examples/h200-sgemm-1024 --stages v5,v6"])
+def test_the_readmes_diff_examples_are_what_diff_prints(command, monkeypatch):
+    """The README's output under `$ COMMAND`, to its closing fence, is what the command prints at
+    100 columns from the repository's root: an example that the code has moved past fails here."""
+    monkeypatch.chdir(REPO)
+    shown = README[README.index(f"$ {command}\n") + len(command) + 3:]
+    shown = shown[:shown.index("\n```")]
+    result = CliRunner().invoke(app, shlex.split(command)[1:], env={"COLUMNS": "100"})
+    assert result.exit_code == 0, result.output
+    assert result.stdout.rstrip("\n") == shown
