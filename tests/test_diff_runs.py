@@ -150,6 +150,22 @@ def test_a_kernel_launched_a_different_number_of_times_in_one_run_is_unstable(tm
     assert next(row for row in result.kernels if row["kernel"] == "scale")["status"] == "same"
 
 
+def test_a_kernel_launched_with_another_configuration_in_one_run_is_unstable(tmp_path):
+    """One of five runs launched spin on another grid (an autotuner keeping another configuration):
+    unstable, though it ran as often as in the others."""
+    runs = base_runs()[:5]
+    damaged = tmp_path / "run5.sqlite"
+    shutil.copyfile(runs[-1], damaged)
+    with sqlite3.connect(damaged) as conn:
+        conn.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET gridX = 66 WHERE demangledName IN "
+                     "(SELECT id FROM StringIds WHERE value = 'spin')")
+    first, second = groups_of(tmp_path, {"a": [*runs[:4], damaged], "b": base_runs()[5:]})
+    result = api.diff(first, second)
+    spin = next(row for row in result.kernels if row["kernel"] == "spin")
+    assert spin["status"] == "unstable" and spin["a_count"] == spin["b_count"] == 5 * 43
+    assert next(row for row in result.kernels if row["kernel"] == "scale")["status"] == "same"
+
+
 # --- one run a side: the noise floor ---------------------------------------------------------------
 
 @pytest.mark.parametrize("a, b", [(BASE / "nsys.sqlite", BASE / "runs" / "nsys-2.sqlite"),

@@ -66,8 +66,8 @@ def method_note(result: DiffResult) -> str:
         note += (f" and beyond the noise floor of its kind ({floors}: {result.noise.source}); with one run a side, work "
                  f"shorter than {fmt.duration_ns(SHORT_NS)} is not called")
     else:
-        note += f" ({runs}; n A/B counts launches over all runs); unstable: launched a different number of times " \
-                "between the runs of a side, so its medians compare different work: never called"
+        note += f" ({runs}; n A/B counts launches over all runs); unstable: launched a different number of times or with other " \
+                "configurations between the runs of a side, so its medians compare different work: never called"
     return note + f"; with fewer than {MIN_SAMPLES} launches (runs) on a side no interval is computed (n<3)."
 
 

@@ -22,8 +22,8 @@ unmeasured, and a change is called only beyond the noise floor of its kind of wo
 
 A status is `faster` or `slower` only when the interval excludes zero and the change is at least
 `min_change_pct` (and, one run a side, the floor); `added` and `removed` are kernels (ranges,
-stages) one side lacks; `unstable` those launched a different number of times between the runs of
-a side: their medians compare different work; else `same`.
+stages) one side lacks; `unstable` those launched a different number of times, or with other launch
+configurations, between the runs of a side: their medians compare different work; else `same`.
 Own durations (CPU time, and ranges that launched no GPU work) are `not called` (_not_called).
 With fewer than MIN_SAMPLES launches on a side there is no interval and nothing is significant.
 """
@@ -281,9 +281,11 @@ def _instances(capture: Capture, attribution: str) -> dict:
         frames = []
         for export in profile.nsys:
             frames.append(pd.DataFrame({"name": export.kernels["kernel"].astype(str),
-                                        "start_ns": export.kernels["start_ns"], "value_ns": export.kernels["duration_ns"]}))
+                                        "start_ns": export.kernels["start_ns"], "value_ns": export.kernels["duration_ns"],
+                                        "config": _launch_configs(export.kernels)}))
             frames.append(pd.DataFrame({"name": export.graphs["name"].astype(str),
-                                        "start_ns": export.graphs["start_ns"], "value_ns": export.graphs["duration_ns"]}))
+                                        "start_ns": export.graphs["start_ns"], "value_ns": export.graphs["duration_ns"],
+                                        "config": ""}))
         launches, source = pd.concat(frames, ignore_index=True), "nsys"
         attributed = capture.attributed if capture.attributed is not None else \
             pd.concat([attribute_work(export, attribution) for export in profile.nsys], ignore_index=True)
@@ -311,6 +313,23 @@ def _instances(capture: Capture, attribution: str) -> dict:
     else:
         raise UsageError(f"{capture.name}: no kernel launches to compare", "pass an nsys or ncu capture")
     return {"launches": launches, "source": source, "ranges": ranges, "stages": stages}
+
+
+def _launch_configs(kernels: pd.DataFrame) -> pd.Series:
+    """Each launch's grid and block as one label ("" where the export holds none)."""
+    columns = [f"{part}_{axis}" for part in ("grid", "block") for axis in "xyz"]
+    if not all(column in kernels for column in columns):
+        return pd.Series("", index=kernels.index)
+    return kernels[columns].astype("Int64").astype(str).agg(",".join, axis=1)
+
+
+def _config_changed(keyed: pd.DataFrame) -> pd.Series:
+    """Per key: whether the runs of one side launched it with different sets of configurations
+    (an autotuner that kept another one): True where they did."""
+    if "config" not in keyed or keyed.empty:
+        return pd.Series(dtype=bool)
+    per_run = keyed.groupby(["key", "run"])["config"].agg(lambda configs: frozenset(configs))
+    return per_run.groupby(level="key").nunique() > 1
 
 
 def _values(a: pd.DataFrame, b: pd.DataFrame, column: str) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -376,8 +395,13 @@ def _kernel_rows(a: Capture, b: Capture, instances: dict, rules: dict, judge: _J
     for side in ("a", "b"):
         key_of = dict(zip(*matches[matches["side"] == side][["name", "key"]].to_numpy().T)) if len(matches) else {}
         keyed[side] = pd.DataFrame({"key": launches[side]["name"].map(key_of), "value_ns": launches[side]["value_ns"],
-                                    "run": launches[side]["run"]})
-    stats = _ordered(judge.called(judge.compare(keyed["a"], keyed["b"]), "kernels"))
+                                    "run": launches[side]["run"], "config": launches[side].get("config", "")})
+    compared = judge.compare(keyed["a"], keyed["b"])
+    if "unstable" in compared:  # across runs: a configuration that differs between the runs of a side, too
+        reconfigured = pd.concat([_config_changed(keyed["a"]), _config_changed(keyed["b"])]).groupby(level=0).any()
+        compared["unstable"] |= reconfigured.reindex(compared.index, fill_value=False).astype(bool) \
+            & (compared["a_count"] > 0) & (compared["b_count"] > 0)
+    stats = _ordered(judge.called(compared, "kernels"))
     stats[["a_total_ns", "b_total_ns"]] = stats[["a_total_ns", "b_total_ns"]].fillna(0)
     a_names = matches[(matches["side"] == "a")].set_index("key")["name"]
     matched_by = matches.drop_duplicates("key", keep="last").set_index("key")["matched_by"]
