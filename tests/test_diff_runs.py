@@ -179,6 +179,12 @@ def test_two_single_runs_of_an_unchanged_program_call_nothing(a, b):
     assert any("one run a side" in line for line in result.warnings)
 
 
+def test_two_stages_of_one_capture_ran_in_one_run_so_no_floor_applies():
+    result = api.diff(Path(__file__).parents[1] / "profiles" / "examples" / "h200-hgemm-triton-1024", stages=("h6", "h8"))
+    assert result.noise is None and result.runs == {"a": 1, "b": 1}
+    assert not any("one run a side" in line for line in result.warnings)
+
+
 def test_one_run_a_side_still_finds_the_five_percent_change():
     result = api.diff(BASE / "nsys.sqlite", SLOWER / "nsys.sqlite")
     assert ("spin", "slower") in called(result)

@@ -65,7 +65,7 @@ def method_note(result: DiffResult) -> str:
         floors = ", ".join(f"{kind} {pct:.2g}%" for kind, pct in result.noise.pct.items())
         note += (f" and beyond the noise floor of its kind ({floors}: {result.noise.source}); with one run a side, work "
                  f"shorter than {fmt.duration_ns(SHORT_NS)} is not called")
-    else:
+    elif max(result.runs.values(), default=1) > 1:
         note += f" ({runs}; n A/B counts launches over all runs); unstable: launched a different number of times or with other " \
                 "configurations between the runs of a side, so its medians compare different work: never called"
     return note + f"; with fewer than {MIN_SAMPLES} launches (runs) on a side no interval is computed (n<3)."
@@ -83,7 +83,7 @@ def summary(result: DiffResult) -> list[str]:
     if result.stage_pair:
         for row in result.stages:
             lines.append(f"{_row_label(row)}: time {fmt.duration_ns(row['a_median_ns'])} -> "
-                         f"{fmt.duration_ns(row['b_median_ns'])}, {_change(row)} ({_verdict(row, result.min_change_pct)})"
+                         f"{fmt.duration_ns(row['b_median_ns'])}, {_change(row)} ({_verdict(row, result)})"
                          + "".join(f"; {_counter_phrase(name, values)}" for name, values in
                                    _top_counters(row.get("metrics", {}))) + ".")
         return lines
@@ -111,7 +111,7 @@ def summary(result: DiffResult) -> list[str]:
     return lines
 
 
-def _verdict(row: dict, min_change: float) -> str:
+def _verdict(row: dict, result: DiffResult) -> str:
     if row["status"] == "unstable":
         return "launched a different number of times between runs: not called"
     if not row["testable"]:
@@ -119,7 +119,8 @@ def _verdict(row: dict, min_change: float) -> str:
     if row["status"] in ("faster", "slower"):
         return row["status"]
     if row["significant"]:
-        return f"a real change, its interval excludes 0, but under --min-change {min_change:g}% or the noise floor"
+        floor = " or the noise floor" if result.noise is not None else ""
+        return f"a real change, its interval excludes 0, but under --min-change {result.min_change_pct:g}%{floor}"
     return "no change the launches can tell apart from noise"
 
 

@@ -187,7 +187,9 @@ def diff_captures(a: Capture, b: Capture, min_change_pct: float = DEFAULT_MIN_CH
                          "compare two profiles, or two `nsprof bench` records")
     runs = {"a": a.run_count(), "b": b.run_count()}
     across_runs = max(runs.values()) > 1
-    judge = _Judge(min_change_pct, across_runs, None if across_runs else noise or default_noise())
+    # two stages of one capture ran in the same run: no variation between runs to allow for
+    one_run = stage_pair is not None and a.name == b.name and not across_runs
+    judge = _Judge(min_change_pct, across_runs, None if across_runs or one_run else noise or default_noise())
     if a.bench is not None and b.bench is not None:
         return _bench_diff(a, b, judge, stage_pair, runs)
     instances = {side: _side_instances(capture, attribution) for side, capture in (("a", a), ("b", b))}
@@ -246,6 +248,8 @@ def _runs_warnings(judge: _Judge, runs: dict) -> list[str]:
     if judge.across_runs:
         alone = [side.upper() for side, count in runs.items() if count == 1]
         return [f"{alone[0]} is one run: it borrows the other side's variation between runs"] if alone else []
+    if judge.noise is None:  # two stages of one run
+        return []
     return ["one run a side: the variation between runs is unmeasured, so a change is called only beyond the noise "
             "floor of its kind (the note under the tables); capture several runs (nsprof profile --runs 5) to measure it"]
 
