@@ -251,3 +251,22 @@ def test_tensor_cores_on_the_sgemm_ladder_states_v11s_wgmma_and_its_k_major_layo
     assert "48 KB per stage, 4 stages" in v11[0]  # (128 + 256) rows x 128 bytes; 4 x 48 KB + 1 KB <= 193 KB
     h6 = [fact for fact in explain_json("tensor-cores")["facts"] if fact.startswith("h6 128x256")]
     assert h6 and "wgmma m64n256k16" in h6[0] and "N-major, imm-trans-b" in h6[0]
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("topic, capture, reason", [
+    ("pipeline", "profiles/examples/h200-pipeline-1024", "the committed capture of `nsprof pipeline`"),
+    ("occupancy", "profiles/examples/h200-sgemm-1024", "that profiled the most of this topic's stages"),
+    ("bank-conflicts", "profiles/examples/h200-sgemm-1024", "that profiled the most of this topic's stages"),
+])
+def test_each_topic_reads_the_capture_that_holds_its_data(topic, capture, reason, monkeypatch):
+    """Run from the repository, where profiles/ holds every example: the pipeline topic reads the one
+    capture of `nsprof pipeline` (the newest nsys capture, a TF32 ladder's, copies nothing to speak
+    of), and occupancy and bank conflicts the SGEMM example that profiled all their stages (the
+    TF32 one profiled v10 alone)."""
+    monkeypatch.chdir(REPO)
+    result = CliRunner().invoke(app, ["explain", topic], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert capture in result.stdout and reason in result.stdout

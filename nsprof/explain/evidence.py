@@ -69,7 +69,8 @@ def find_source(given: Path | None, op: str = "sgemm", stages: Collection[str] =
     example = EXAMPLE_PROFILES.get(op)
     latest = latest_profile(PROFILES_DIR, with_ncu=True, op=op, stages=stages)
     if latest is not None:
-        reason = (f"the newest profile of the {op} ladder under {PROFILES_DIR}/ with ncu output" if latest.op == op else
+        most = " that profiled the most of this topic's stages" if stages else ""
+        reason = (f"the newest profile of the {op} ladder under {PROFILES_DIR}/ with ncu output{most}" if latest.op == op else
                   f"the newest capture of another program under {PROFILES_DIR}/ (there is none of the {op} ladder)")
         if example is not None and latest.path.resolve() == example.resolve():
             reason += ": the committed example profile, measured on an NVIDIA H200"

@@ -10,18 +10,21 @@ import pandas as pd
 from nsprof.analyze.gpu_events import DTOH, HTOD, KERNEL, covered_ns, gpu_events
 from nsprof.errors import ParseError
 from nsprof.parse import load_profile
+from nsprof.parse.profile import PIPELINE_RESULTS
 from nsprof.parse.sources import PROFILES_DIR, latest_profile
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "profiles" / "examples" / "h200-pipeline-1024"
 
 
 def pipeline_source(given: Path | None) -> tuple[Path, str]:
-    """--from, else the newest profile under ./profiles with an nsys capture, else the committed example."""
+    """--from, else the newest capture of `nsprof pipeline` under ./profiles (it holds pipeline.json:
+    a ladder's capture has no copies to speak of), else the committed example."""
     if given is not None:
         return Path(given), "given with --from"
-    latest = latest_profile(PROFILES_DIR, with_ncu=False)
+    latest = latest_profile(PROFILES_DIR, with_ncu=False, holding=PIPELINE_RESULTS)
     if latest is not None and latest.path.resolve() != EXAMPLE.resolve() and load_profile(latest.path).nsys:
-        return latest.path, f"the newest profile under {PROFILES_DIR}/ with an nsys capture; choose another with --from"
+        return latest.path, (f"the newest capture of `nsprof pipeline` under {PROFILES_DIR}/; choose another with "
+                             "--from")
     if EXAMPLE.is_dir():
         return EXAMPLE, "the committed capture of `nsprof pipeline` at 1024^3 on an NVIDIA H200; pass --from for your own"
     raise ParseError("no nsys capture to explain the pipeline with", "capture one with `nsprof pipeline` or `nsprof profile`")

@@ -67,18 +67,20 @@ def load_sources(paths: list[Path]) -> list[Source]:
 
 
 def latest_profile(path: Path = PROFILES_DIR, with_ncu: bool = True, op: str | None = None,
-                   stages: Collection[str] = ()) -> FoundProfile | None:
+                   stages: Collection[str] = (), holding: str | None = None) -> FoundProfile | None:
     """The profile under `path` that started last (with ncu output, unless `with_ncu` is False), found
     as `find_profiles` finds them; with `op`, the latest of that ladder, else the latest capture of
     another program (never of another ladder); with `stages`, the latest of those that captured the
-    most of them, where one captured any. None when `path` does not exist or holds no such profile."""
+    most of them, where one captured any; with `holding`, of the profile directories that hold that
+    file. None when `path` does not exist or holds no such profile."""
     if not Path(path).exists():
         return None
     try:
         found = find_profiles([Path(path)])
     except ParseError:  # no profile at all below it
         return None
-    candidates = [profile for profile in found if (profile.has_ncu or not with_ncu) and (op is None or profile.op in (None, op))]
+    candidates = [profile for profile in found if (profile.has_ncu or not with_ncu) and (op is None or profile.op in (None, op))
+                  and (holding is None or (profile.path / holding).is_file())]
     own_ladder = [profile for profile in candidates if op is not None and profile.op == op]
     candidates = own_ladder or candidates  # another program's capture only where the ladder has none
     if stages:  # a newer capture of other stages, or of fewer of these, must not hide the one that measured most
