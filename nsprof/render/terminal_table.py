@@ -63,9 +63,11 @@ def fit_columns(columns: list, rows: Sequence[dict], width: int, drop_order: tup
                 whole: tuple[str, ...] = ()) -> list:
     """`columns` less the first of `drop_order` present, then the next, until the table fits `width`
     terminal columns (each column as wide as its heading's longest line or its widest cell; with
-    `prose`, prose columns as wide as their longest word: table_width)."""
+    `prose`, prose columns as wide as their longest word: table_width). Columns empty on every row
+    go before any of `drop_order`; the first column, which names the rows, never goes."""
     columns = list(columns)
-    for key in drop_order:
+    empty = [key for _, key, spec in columns[1:] if rows and all(cell(row.get(key), spec) == MISSING for row in rows)]
+    for key in dict.fromkeys([*empty, *drop_order]):
         if table_width(columns, rows, prose, whole) <= width:
             break
         columns = [column for column in columns if column[1] != key]
