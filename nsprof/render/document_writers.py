@@ -32,7 +32,9 @@ h1 { font-size: 1.6em; } h2 { margin-top: 2em; border-bottom: 1px solid #ddd; } 
 table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.9em; }
 th, td { padding: 0.25em 0.6em; border-bottom: 1px solid #e4e4e4; }
 th { text-align: left; background: #f5f5f5; } td.r, th.r { text-align: right; font-variant-numeric: tabular-nums; }
+td.r { white-space: nowrap; }  /* a number is never broken across lines */
 img { max-width: 100%; height: auto; } code { background: #f3f3f3; padding: 0 0.2em; border-radius: 3px; }
+div.wide, pre { overflow-x: auto; } h1, h2, h3, p, li, figcaption { overflow-wrap: anywhere; }
 """
 
 
@@ -150,7 +152,9 @@ def _escaped(match: re.Match) -> str:
 
 def to_html(blocks: list[Block], title: str) -> str:
     body = "\n".join(_html_block(block) for block in blocks)
-    return (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{html.escape(title)}</title>\n"
+    # the viewport line: a phone lays the page out at its own width instead of a desktop's, zoomed out
+    return (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{html.escape(title)}</title>\n"
             f"<style>{STYLE}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n")
 
 
@@ -177,11 +181,21 @@ def _html_table(table: Table) -> str:
         return "".join(f"<{tag}{_RIGHT if spec else ''}>{_inline(text)}</{tag}>"
                        for text, (_, _, spec) in zip(texts, table.columns))
     head = cells("th", [heading for heading, _, _ in table.columns])
-    rows = "".join(f"<tr>{cells('td', [cell(record.get(key), spec) for _, key, spec in table.columns])}</tr>"
+    rows = "".join(f"<tr>{cells('td', [_unbroken(cell(record.get(key), spec)) for _, key, spec in table.columns])}</tr>"
                    for record in table.rows)
     title = f"<p><strong>{_inline(table.title)}</strong></p>\n" if table.title else ""
     caption = f"\n<p><em>{_inline(table.caption)}</em></p>" if table.caption else ""
-    return f"{title}<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>{caption}"
+    # a table wider than the screen scrolls on its own, the page around it does not
+    return f"{title}<div class=\"wide\"><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>{caption}"
+
+
+_QUANTITY = re.compile(r"([-+~]?[\d.,]+%?) (\S{1,8})")  # "353 µs", "4.26 M", "1,024 KiB": a number and its unit
+
+
+def _unbroken(text: str) -> str:
+    """A cell that is a number and its unit joined by a no-break space: a browser wrapping a narrow
+    column must not put the unit on a line of its own."""
+    return _QUANTITY.sub("\\1\u00a0\\2", text) if _QUANTITY.fullmatch(text) else text
 
 
 def _inline(text: str) -> str:
