@@ -70,16 +70,26 @@ def test_stages_json_has_the_documented_fields():
     assert records[0]["kernel_file"] == "kernels/sgemm/v01_naive.cu"
 
 
-def test_bench_without_cupy_fails_in_one_line(monkeypatch, tmp_path):
+@pytest.mark.parametrize("driver, said", [
+    (True, ["error: CuPy is not installed", "pip install cupy-cuda13x"]),
+    (False, ["error: this command needs an NVIDIA GPU, and this machine has no NVIDIA driver",
+             "analyze the captures in profiles/examples"]),
+], ids=["a driver without CuPy", "no GPU at all"])
+def test_bench_without_cupy_fails_in_one_line(monkeypatch, tmp_path, driver, said):
+    """Where the NVIDIA driver is loaded, CuPy is what is missing; where it is not, advising to
+    install CuPy would send a user without a GPU the wrong way."""
     monkeypatch.setitem(sys.modules, "cupy", None)  # import cupy now raises ImportError
-    result = invoke("bench", "--stage", "v6", "--out", str(tmp_path))
+    driver_file = tmp_path / "version"
+    if driver:
+        driver_file.write_text("NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04\n")
+    monkeypatch.setattr("nsprof.launch.gpu.DRIVER_FILE", str(driver_file))
+    out = tmp_path / "out"
+    result = invoke("bench", "--stage", "v6", "--out", str(out))
     assert result.exit_code == 1
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1
-    assert lines[0].startswith("error: CuPy is not installed")
-    assert "pip install cupy-cuda13x" in lines[0]
+    assert len(lines) == 1 and lines[0].startswith(said[0]) and said[1] in lines[0]
     assert "Traceback" not in result.output
-    assert list(tmp_path.iterdir()) == []  # nothing written
+    assert not out.exists()  # nothing written
 
 
 @pytest.mark.parametrize(

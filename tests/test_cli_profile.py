@@ -104,8 +104,9 @@ def test_dry_run_shows_a_found_tool_by_its_path(tools, tmp_path):
 
 def test_no_gpu_is_one_line(tmp_path, monkeypatch, tools):
     monkeypatch.setitem(sys.modules, "cupy", None)
+    monkeypatch.setattr("nsprof.launch.gpu.DRIVER_FILE", str(tmp_path / "no-driver"))
     line = one_line_error(invoke("profile", "--stage", "v6", "--out", tmp_path / "p"), 1)
-    assert line.startswith("error: CuPy is not installed") and "pip install cupy-cuda13x" in line
+    assert line.startswith("error: this command needs an NVIDIA GPU") and "profiles/examples" in line
     assert not (tmp_path / "p").exists()
 
 

@@ -12,12 +12,17 @@ INSTALL_HINT = ("Install CuPy for your CUDA major version: pip install cupy-cuda
                 "from a checkout, pip install -e \".[cuda13]\"")
 
 
+NO_GPU_HINT = ("Run it on a machine with an NVIDIA GPU and its driver; here, analyze the captures in "
+               "profiles/examples (nsprof analyze, report, explain, diff)")
+DRIVER_FILE = "/proc/driver/nvidia/version"  # the NVIDIA kernel driver, loaded
+
+
 def require_cupy():
     """Import CuPy and check that a CUDA device is visible."""
     try:
         import cupy
     except ImportError as err:
-        raise GpuUnavailableError(f"CuPy is not installed ({err})", INSTALL_HINT) from None
+        raise _without_cupy(err) from None
     try:
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as err:  # CUDARuntimeError, missing driver library, ...
@@ -38,8 +43,16 @@ def cupy_version() -> str:
     try:
         import cupy
     except ImportError as err:
-        raise GpuUnavailableError(f"CuPy is not installed ({err})", INSTALL_HINT) from None
+        raise _without_cupy(err) from None
     return cupy.__version__
+
+
+def _without_cupy(err: ImportError) -> GpuUnavailableError:
+    """No CuPy: on a machine without an NVIDIA driver the GPU is what is missing, not the package."""
+    if not os.path.exists(DRIVER_FILE):
+        return GpuUnavailableError(f"this command needs an NVIDIA GPU, and this machine has no NVIDIA driver "
+                                   f"({DRIVER_FILE} is missing)", NO_GPU_HINT)
+    return GpuUnavailableError(f"CuPy is not installed ({err})", INSTALL_HINT)
 
 
 def _first_line(err: Exception) -> str:
