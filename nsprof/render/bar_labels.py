@@ -18,7 +18,9 @@ _SEPARATOR_CLASS = re.escape("".join(sorted(SEPARATORS)))
 WORD = re.compile(f"[^{_SEPARATOR_CLASS}]+")  # a run of characters between separators
 ELLIPSIS = "…"
 _VOID = re.compile(r"^void\s+")
-_NAMESPACE = re.compile(r"\b[A-Za-z_]\w*::(?=[A-Za-z_~])")  # at::native::add -> add
+# at::native::add -> add; anonymous namespaces as the demanglers write them too
+# (at::native::<unnamed>::multi_tensor_apply_kernel -> multi_tensor_apply_kernel)
+_NAMESPACE = re.compile(r"(?:\b[A-Za-z_]\w*|<unnamed>|\(anonymous namespace\))::(?=[A-Za-z_~<(])")
 
 
 def kernel_label(name: str) -> str:
