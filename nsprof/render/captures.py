@@ -100,8 +100,8 @@ def _stragglers_blocks(result, width: int) -> list[Block]:
     summary = ", ".join(f"{label} {count}" for label, count in counts.items())
     caption = (f"the n-th {result.step_range!r} range of every capture is step n; last: the capture whose compute "
                f"(step less its time in collectives) was longest; late by: its compute less the others' median; "
-               f"others waited: their median time in collectives; the {STRAGGLER_ROWS} steps late by most shown, most first, every step "
-               f"in --json; steps each capture was last: {summary}" + left_out(columns, shown))
+               f"others waited: their median time in collectives; the {STRAGGLER_ROWS} steps late by most shown, most "
+               f"first, every step in --json; steps each capture was last: {summary}" + left_out(columns, shown))
     return [Table(f"Stragglers per {result.step_range!r} step", shown, rows, caption)]
 
 
