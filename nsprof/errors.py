@@ -32,7 +32,13 @@ class NsprofError(Exception):
     def _sentence(self, fix: str | None) -> str:
         if not fix:
             return f"{self.problem}."
-        return f"{self.problem}. {fix[0].upper()}{fix[1:]}"
+        first = fix.split(" ", 1)[0]
+        # a fix that opens with a command keeps its spelling ("nsprof diff A B", not "Nsprof diff A B")
+        opens_with_command = first in _COMMANDS or first.startswith(("-", "`", "$"))
+        return f"{self.problem}. {fix if opens_with_command else fix[0].upper() + fix[1:]}"
+
+
+_COMMANDS = frozenset({"nsprof", "nsys", "ncu", "pip", "python", "python3", "git", "apt-get", "dask", "export"})
 
 
 class UsageError(NsprofError):

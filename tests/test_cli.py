@@ -262,3 +262,10 @@ def test_ctrl_c_while_the_arguments_are_parsed_is_one_line_too(monkeypatch):
     monkeypatch.setattr(TyperGroup, "make_context", interrupted)
     result = CliRunner().invoke(app, ["analyze", "anything"])
     assert result.exit_code == 130 and result.stderr.strip() == "error: interrupted"
+
+
+def test_a_fix_that_opens_with_a_command_keeps_its_spelling():
+    result = invoke("diff", "one.json")
+    assert result.exit_code == 2
+    assert result.stderr.strip() == ("error: diff needs two captures, or one with --stages X,Y. nsprof diff A B, "
+                                     "or nsprof diff A --stages v5,v6")
