@@ -76,8 +76,12 @@ def test_the_readme_block_runs_twice_and_then_the_python_example(fresh_directory
     assert (reports / "t.png").read_bytes()[:4] == b"\x89PNG" and (reports / "t.json").is_file()
 
 
-@pytest.mark.parametrize("command", ["nsprof diff tests/data/runs/ab-base tests/data/runs/ab-slower",
-                                     "nsprof diff profiles/examples/h200-sgemm-1024 --stages v5,v6"])
+@pytest.mark.parametrize("command", [
+    "nsprof diff tests/data/runs/ab-base tests/data/runs/ab-slower",
+    "nsprof diff profiles/examples/h200-sgemm-1024 --stages v5,v6",
+    "nsprof diff tests/data/diff-pairs/compile-block-eager.sqlite profiles/examples/h200-program-torch-compile/nsys.sqlite",
+    "nsprof diff benchmarks/h200-sgemm.json profiles/examples/h200-sgemm-1024/bench-nsys.json",
+])
 def test_the_readmes_diff_examples_are_what_diff_prints(command, monkeypatch):
     """The README's output under `$ COMMAND`, to its closing fence, is what the command prints at
     100 columns from the repository's root: an example that the code has moved past fails here."""

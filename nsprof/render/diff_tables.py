@@ -93,7 +93,8 @@ def summary(result: DiffResult) -> list[str]:
             continue
         counts = {status: sum(row["status"] == status for row in rows)
                   for status in ("faster", "slower", "same", "unstable", "added", "removed")}
-        lines.append(f"{len(rows)} {section}: " + ", ".join(f"{n} {status}" for status, n in counts.items() if n) + ".")
+        lines.append(f"{_counted(len(rows), section)}: " + ", ".join(f"{n} {status}" for status, n in counts.items() if n)
+                     + ".")
         views = [view for row in rows for view in (_range_views(row) if label == "range" else [row])]
         for row in [view for view in views if view["status"] in ("faster", "slower")][:3]:
             name = _row_label(row) if label == "stage" else short_kernel_name(row[label], 40)
@@ -102,13 +103,18 @@ def summary(result: DiffResult) -> list[str]:
             lines.append(f"{row[label]}'s own duration (CPU, not called): {_change(row)}.")
         untestable = sum(not row["testable"] and row["a_count"] and row["b_count"] for row in rows)
         if untestable:
-            lines.append(f"{untestable} {section} ran fewer than {MIN_SAMPLES} times on a side: nothing can be "
-                         "called for them.")
+            lines.append(f"{_counted(untestable, section)} ran fewer than {MIN_SAMPLES} times on a side: nothing can be "
+                         f"called for {'it' if untestable == 1 else 'them'}.")
     kernel_time = next((row for row in result.totals if row["quantity"] == "kernel_ns"), None)
     if kernel_time and kernel_time["change_pct"] is not None:
         lines.append(f"Total kernel time {fmt.duration_ns(kernel_time['a_ns'])} -> "
                      f"{fmt.duration_ns(kernel_time['b_ns'])} ({kernel_time['change_pct']:+.1f}%).")
     return lines
+
+
+def _counted(count: int, section: str) -> str:
+    """"1 kernel", "2 kernels": `section` is a plural (kernels, ranges, stages)."""
+    return f"{count} {section[:-1] if count == 1 else section}"
 
 
 def _verdict(row: dict, result: DiffResult) -> str:
