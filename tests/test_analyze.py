@@ -417,3 +417,20 @@ def test_measured_ceilings_replace_the_datasheet_peaks(monkeypatch):
     # FP32 FLOPs only: ptxas's HFMA2.MMA register moves count as FP16 work in gflops_per_s, never in % FP32
     tflops = v1["flops"] / v1["duration_ns"] / 1e3
     assert v1["fp32_pct_of_peak"] == pytest.approx(100 * tflops / measured["fp32_tflop_per_s"]["value"])
+
+
+def test_a_ladder_judged_by_bandwidth_leads_with_dram_and_keeps_it_longest():
+    """SGEMV (headline: bytes) at 80 columns: DRAM GB/s and % DRAM stay, % of the FP32 peak goes
+    first; SGEMM keeps its FLOP rate and % peak."""
+    from typer.testing import CliRunner
+
+    from nsprof.cli import app
+
+    examples = Path(__file__).resolve().parents[1] / "profiles" / "examples"
+    sgemv = CliRunner().invoke(app, ["analyze", str(examples / "h200-sgemv-4096")], env={"COLUMNS": "80"})
+    header = next(line for line in sgemv.stdout.splitlines() if line.startswith("┃ stage"))
+    assert "% DRAM" in header and "% peak" not in header
+    assert header.index("time us") < header.index("% DRAM") < header.index("TFLOP/s")
+    sgemm = CliRunner().invoke(app, ["analyze", str(examples / "h200-sgemm-1024")], env={"COLUMNS": "80"})
+    header = next(line for line in sgemm.stdout.splitlines() if line.startswith("┃ stage"))
+    assert "% peak" in header and "% DRAM" not in header

@@ -190,6 +190,14 @@ NAME_WIDTHS = (26, 20, 16, 12)  # ncu's kernels tables: names this long at most 
 # ladder teaches, go last (after where the time came from and DRAM bandwidth, both in --json).
 STAGE_DROP_ORDER = ("smem_st_nway", "dram_pct_of_peak", "launches", "op", "intensity_flop_per_byte", "smem_ld_nway",
                     "time_source", "dram_gbytes_per_s", "pct_of_compute_peak", "bank_conflicts_per_launch")
+# A ladder judged by bandwidth (an op whose headline is bytes: SGEMV) leads with DRAM and keeps it
+# longest; its FLOP rate and % of the FP32 peak go first.
+_BYTES_FIRST = ("op", "stage", "size", "launches", "time_per_launch_ns", "time_source", "dram_gbytes_per_s",
+                "dram_pct_of_peak")
+BYTES_STAGE_COLUMNS = tuple(sorted(STAGE_COLUMNS, key=lambda column: _BYTES_FIRST.index(column[1])
+                                   if column[1] in _BYTES_FIRST else len(_BYTES_FIRST)))
+BYTES_STAGE_DROP_ORDER = ("smem_st_nway", "pct_of_compute_peak", "launches", "op", "intensity_flop_per_byte",
+                          "smem_ld_nway", "time_source", "tflops_per_s", "bank_conflicts_per_launch", "dram_pct_of_peak")
 SUMMARY_NAME_WIDTHS = (48, 40, 32, 28, 24, 20, 16)  # nsys's kernel summary: names this long at most
 BETWEEN_NAME_WIDTHS = (32, 24, 20, 16, 12)  # the kernels either side of the longest idle gap, each
 SUMMARY_ROWS = 12  # the terminal shows the kernels with the largest totals; --json has every one
@@ -436,14 +444,26 @@ def continued_lines(option: str, width: int) -> list[str]:
 
 def _stages_table(analysis: ProfileAnalysis, width: int) -> Table:
     rows = analysis.stages.to_dict("records")
-    columns = fit_columns(list(STAGE_COLUMNS), rows, width, STAGE_DROP_ORDER)
+    by_bytes = bool(rows) and all(_headline(row.get("op")) == "bytes" for row in rows)
+    table_columns = BYTES_STAGE_COLUMNS if by_bytes else STAGE_COLUMNS
+    columns = fit_columns(list(table_columns), rows, width, BYTES_STAGE_DROP_ORDER if by_bytes else STAGE_DROP_ORDER)
     said = ("time: nsys GPU time per launch (warm, no replay) where nsys saw the stage, else ncu's duration "
             "(replayed, caches flushed); TFLOP/s: the op's FLOPs over that time, as report and roofline show it; "
             f"{PEAK_SAID}; DRAM: ncu's bytes over its own duration; "
             "n-way: shared-memory wavefronts per instruction, at least 1, 2 or 4 for 32-, 64- or 128-bit accesses; "
             "bank conflicts: the wavefronts over that least, per launch (nsprof explain bank-conflicts)")
     said += "".join(f"; {note}" for note in stage_notes(analysis.stages))
-    return Table("Stages (NVTX ranges nsprof:OP/STAGE/SIZE)", tuple(columns), rows, said + left_out(list(STAGE_COLUMNS), columns))
+    return Table("Stages (NVTX ranges nsprof:OP/STAGE/SIZE)", tuple(columns), rows, said + left_out(list(table_columns), columns))
+
+
+def _headline(op: str | None) -> str | None:
+    """What a ladder is judged by ("flops" or "bytes", nsprof.op_model.Op.headline); None for no ladder."""
+    from nsprof.registry import get_op
+
+    try:
+        return get_op(op).headline if op else None
+    except Exception:  # a stage range of an op this nsprof does not know
+        return None
 
 
 def _ceiling_caption(analysis: ProfileAnalysis) -> str:
