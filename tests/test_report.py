@@ -65,6 +65,17 @@ def test_report_files(fixture_report):
         assert (fixture_report / image).read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
 
 
+def test_a_ladder_judged_by_bandwidth_is_charted_by_it(tmp_path):
+    """The SGEMV report draws each stage's DRAM GB/s (the stage table's figure), not its TFLOP/s."""
+    sgemv = Path(__file__).resolve().parents[1] / "profiles" / "examples" / "h200-sgemv-4096"
+    result = invoke("report", tmp_path, "--from", sgemv)
+    assert result.exit_code == 0, result.output
+    written = sorted(path.name for path in (tmp_path / "h200-sgemv-4096").iterdir())
+    assert "dram.png" in written and "tflops.png" not in written
+    markdown = (tmp_path / "h200-sgemv-4096" / "report.md").read_text()
+    assert "![SGEMV: DRAM GB/s per stage, dashed line: cuBLAS at the same size](dram.png)" in markdown
+
+
 def test_html_is_self_contained_and_has_every_stage(fixture_report):
     page = _Page()
     page.feed((fixture_report / "index.html").read_text(encoding="utf-8"))

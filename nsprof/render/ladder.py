@@ -13,9 +13,10 @@ from nsprof.registry import is_baseline_stage
 from nsprof.render.format import problem_size
 
 
-def ladder_chart(records: list[dict], title: str) -> Figure:
-    """One group of bars per stage, one bar per size; lines mark the baselines (cuBLAS) per size: the
-    first baseline in the records dashed, a second (cuBLAS TF32) dotted."""
+def ladder_chart(records: list[dict], title: str, value: str = "tflops", ylabel: str = "TFLOP/s (median)") -> Figure:
+    """One group of bars per stage, one bar per size, of each record's `value` (TFLOP/s, or a
+    bandwidth for a ladder judged by bytes); lines mark the baselines (cuBLAS) per size: the first
+    baseline in the records dashed, a second (cuBLAS TF32) dotted."""
     ok = [r for r in records if r["status"] == "ok"]
     stages = list(dict.fromkeys(r["stage"] for r in ok))
     sizes = list(dict.fromkeys(r["size"] for r in ok))
@@ -26,7 +27,7 @@ def ladder_chart(records: list[dict], title: str) -> Figure:
     width = 0.8 / len(sizes)
     colors = plt.get_cmap("viridis")([0.15 + 0.7 * i / max(1, len(sizes) - 1) for i in range(len(sizes))])
     for i, size in enumerate(sizes):
-        by_stage = {r["stage"]: r["tflops"] for r in ok if r["size"] == size}
+        by_stage = {r["stage"]: r[value] for r in ok if r["size"] == size}
         xs = [s + (i - (len(sizes) - 1) / 2) * width for s in range(len(stages))]
         ax.bar(xs, [by_stage.get(s, 0) for s in stages], width, label=problem_size(size), color=colors[i])
         for library, style in styles.items():
@@ -34,7 +35,7 @@ def ladder_chart(records: list[dict], title: str) -> Figure:
                 ax.axhline(by_stage[library], color=colors[i], linestyle=style, linewidth=0.9, alpha=0.8)
     titles = {r["stage"]: r["title"] for r in ok}
     ax.set_xticks(range(len(stages)), [f"{s}\n{_wrap(titles[s])}" for s in stages], fontsize=8)
-    ax.set_ylabel("TFLOP/s (median)")
+    ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=11)
     lines = ", ".join(f"{'dashed' if style == '--' else 'dotted'}: {library}" for library, style in styles.items())
     ax.legend(title=f"size ({lines or 'no cuBLAS'})", fontsize=8, title_fontsize=8, loc="upper left")

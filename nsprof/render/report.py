@@ -60,13 +60,16 @@ def report_document(ladder: LadderAnalysis) -> tuple[str, list[Block]]:
         blocks += [Heading(2, "Stages"), _stage_table(stages), Paragraph(_conventions(stages))]
         ops = list(dict.fromkeys(stages["op"]))
         for op in ops:  # one chart per ladder: an HGEMM bar would dwarf every SGEMM one
-            records = _bench_records(stages[stages["op"] == op])
-            if not records:  # no stage of this ladder has a time: its table says so, nothing to draw
+            by_bytes = get_op(op).headline == "bytes"  # SGEMV is judged by bandwidth against DRAM, not FLOP/s
+            rate, unit, label = ("gbytes", "DRAM GB/s", "DRAM GB/s (ncu's bytes over its own duration, as above)") \
+                if by_bytes else ("tflops", "TFLOP/s", "TFLOP/s (per launch, from the time above)")
+            records = [r for r in _bench_records(stages[stages["op"] == op]) if pd.notna(r[rate])]
+            if not records:  # no stage of this ladder has the figure: its table says so, nothing to draw
                 continue
-            chart = ladder_chart(records, f"{op.upper()}: TFLOP/s per stage on {ladder.gpu or 'the GPU'}")
-            chart.axes[0].set_ylabel("TFLOP/s (per launch, from the time above)")
-            blocks.append(_image(chart, "tflops.png" if len(ops) == 1 else f"tflops-{op}.png",
-                                 f"{op.upper()}: TFLOP/s per stage, dashed line: cuBLAS at the same size"))
+            chart = ladder_chart(records, f"{op.upper()}: {unit} per stage on {ladder.gpu or 'the GPU'}", rate, label)
+            blocks.append(_image(chart, ("tflops.png" if len(ops) == 1 else f"tflops-{op}.png") if not by_bytes else
+                                 ("dram.png" if len(ops) == 1 else f"dram-{op}.png"),
+                                 f"{op.upper()}: {unit} per stage, dashed line: cuBLAS at the same size"))
     if len(kernels):
         blocks += [Heading(2, "Kernels"), _kernel_table(kernels)]
     for name, (hot, harness) in ladder.hot_kernels.items():
@@ -205,8 +208,8 @@ def _bench_records(stages: pd.DataFrame) -> list[dict]:
     """The stages as ladder_chart reads bench results."""
     titles = _registry_titles()
     return [{"status": "ok", "op": row["op"], "stage": row["label"], "size": row["size"], "tflops": row["tflops_per_s"],
-             "title": titles.get((row["op"], row["stage"]), row["label"])}
-            for _, row in stages.iterrows() if pd.notna(row["tflops_per_s"])]
+             "gbytes": row.get("dram_gbytes_per_s"), "title": titles.get((row["op"], row["stage"]), row["label"])}
+            for _, row in stages.iterrows()]
 
 
 def _roofline(ladder: LadderAnalysis) -> list[Block]:
