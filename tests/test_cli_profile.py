@@ -234,6 +234,10 @@ def test_doctor_without_cupy_gpu_or_tools(monkeypatch, no_tools):
     assert "--ncu /path/to/ncu" in checks["ncu"]["fix"]
     table = invoke("doctor")
     assert table.exit_code == 1 and "missing" in table.stdout and "NSPROF_NSYS" in table.stdout
+    # at 80 columns every fix is still there, whole, under the table
+    narrow = CliRunner().invoke(app, ["doctor"], env={"COLUMNS": "80"})
+    joined = " ".join(narrow.stdout.split())
+    assert all(f"{name}: {checks[name]['fix']}" in joined for name in ("CuPy", "nsys", "ncu"))
 
 
 def test_doctor_all_ok(monkeypatch, fake_gpu, tools):

@@ -26,10 +26,15 @@ def doctor(
     if as_json:
         typer.echo(json.dumps(checks, indent=2))
     else:
-        from nsprof.render.document import Table
+        from nsprof.render.document import Block, Bullets, Table
         from nsprof.render.document_writers import to_terminal
 
-        columns = (("check", "check", ""), ("status", "status", ""), ("found", "detail", ""), ("fix", "fix", ""))
-        to_terminal([Table("nsprof doctor", columns, checks)], stdout())
+        # the fixes under the table, whole, rather than a fourth column a narrow terminal would drop
+        columns = (("check", "check", ""), ("status", "status", ""), ("found", "detail", ""))
+        blocks: list[Block] = [Table("nsprof doctor", columns, checks)]
+        fixes = [f"{c['check']}: {c['fix']}" for c in checks if c.get("fix")]
+        if fixes:
+            blocks.append(Bullets(fixes))
+        to_terminal(blocks, stdout())
     if any(c["status"] != "ok" for c in checks):
         raise typer.Exit(1)
