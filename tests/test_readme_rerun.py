@@ -63,6 +63,10 @@ def test_the_readme_block_runs_twice_and_then_the_python_example(fresh_directory
             assert result.exit_code == 0, (run, args, result.output)
             written[run] += [line.split()[1] for line in result.stdout.splitlines() if line.startswith("wrote ")]
     assert written[1] == written[2] and all(Path(path).is_file() for path in written[1])
+    # what the README shows the range example writing is what it writes (the trace's event count too)
+    shown = README[README.index("$ nsprof timeline profiles/examples/h200-pipeline-1024 --range"):].split("```")[0]
+    assert [line for line in shown.splitlines() if line.startswith("wrote ")] == \
+        [line for line in runner.invoke(app, range_example()).stdout.splitlines() if line.startswith("wrote ")]
     reports = fresh_directory / "reports"
     charts = sorted(p.name for p in reports.glob("timeline-*.png"))
     assert len(charts) == 2  # the range's chart did not replace the whole capture's
@@ -91,3 +95,10 @@ def test_the_readmes_diff_examples_are_what_diff_prints(command, monkeypatch):
     result = CliRunner().invoke(app, shlex.split(command)[1:], env={"COLUMNS": "100"})
     assert result.exit_code == 0, result.output
     assert result.stdout.rstrip("\n") == shown
+
+
+def test_the_readme_lists_every_explain_topic_in_order():
+    from nsprof.explain.topics import TOPICS
+
+    listed = README[README.index("`nsprof explain --list` lists the topics: "):].split(": ", 1)[1].split(".")[0]
+    assert [topic.strip() for topic in " ".join(listed.split()).split(",")] == list(TOPICS)
