@@ -35,6 +35,30 @@ from nsprof.commands.timeline import timeline
 from nsprof.console import error_line
 from nsprof.errors import NsprofError
 
+
+def _never_at_hyphens() -> None:
+    """Click wraps help text with textwrap's default of breaking after hyphens, which splits the
+    names a user copies (`.ncu-` / `rep`, `register-` / `tiling`): its wrapper is made to break at
+    spaces alone. Click's help formatter imports the wrapper from its _textwrap on every call (the
+    Click this Typer uses: its own copy in newer Typer versions)."""
+    import importlib
+
+    try:
+        _textwrap = importlib.import_module(typer.BadParameter.__module__.rpartition(".")[0] + "._textwrap")
+    except ImportError:  # another Click: its help may split at hyphens, nothing else changes
+        return
+
+    wrapper: Any = _textwrap.TextWrapper  # (a module found at run time: typed as Any)
+
+    class AtSpaces(wrapper):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **{**kwargs, "break_on_hyphens": False})
+
+    setattr(_textwrap, "TextWrapper", AtSpaces)  # noqa: B010  (the module is only known at run time)
+
+
+_never_at_hyphens()
+
 # Click's exception classes, as this Typer has them (newer Typer versions carry their own click).
 # (type[Any]: which click they come from is known only at run time)
 _USAGE_ERROR: type[Any] = next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "UsageError")

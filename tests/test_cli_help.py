@@ -100,3 +100,11 @@ def test_width_in_range_still_works():
     result = runner.invoke(app, ["explain", "bank-conflicts", "--width", "8", "--json"])
     assert result.exit_code == 0, result.output
     assert "8-byte" in result.stdout
+
+
+@pytest.mark.parametrize("name", ["analyze", "profile", "explain"])
+def test_help_never_splits_a_name_at_its_hyphen(name):
+    """`.ncu-rep` and `register-tiling` stay whole at 80 columns (Click wraps after hyphens)."""
+    text = runner.invoke(app, [name, "--help"], terminal_width=80).stdout
+    assert not [line for line in text.splitlines() if line.rstrip().endswith("-") and line.rstrip()[-2:-1].isalnum()]
+    assert ".ncu-rep" in text
