@@ -259,3 +259,23 @@ def test_percent_of_cublas_compares_each_stage_with_its_own_precisions_baseline(
     assert v8["pct_of_library"] == pytest.approx(100 * v9["time_per_launch_ns"] / v8["time_per_launch_ns"])
     # v10 computes in TF32: its baseline is cuBLAS TF32 (v9t), which this capture predates, so no percentage
     assert stages.loc["v10", "baseline"] == "v9t" and stages.loc["v10", "pct_of_library"] != stages.loc["v10", "pct_of_library"]
+
+
+def test_the_stage_charts_labels_never_touch():
+    """The whole SGEMM ladder (v1..v12t, 14 stages) as the report charts it: two stage labels under
+    the bars stay two characters apart at least (at 0.95 in a stage, "tensor cores" and "wgmma + TMA"
+    were 8 px apart and read as one line)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from nsprof.registry import stages_for
+    from nsprof.render.ladder import ladder_chart
+
+    records = [{"status": "ok", "op": "sgemm", "stage": s.stage, "size": "1024x1024x1024", "tflops": 10.0 + i,
+                "title": s.title} for i, s in enumerate(stages_for("sgemm"))]
+    figure = ladder_chart(records, "SGEMM")
+    figure.canvas.draw()
+    boxes = [label.get_window_extent() for label in figure.axes[0].get_xticklabels()]
+    assert len(boxes) == len(records) >= 14
+    two_characters = 2 * 0.6 * 8 * figure.dpi / 72  # px: 8-point labels, a character about 0.6 of their size
+    assert all(right.x0 - left.x1 >= two_characters for left, right in zip(boxes, boxes[1:]))
