@@ -3,6 +3,7 @@ profile, what moved between stages, where the time went, and the formatting of n
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from html.parser import HTMLParser
@@ -278,4 +279,4 @@ def test_the_stage_charts_labels_never_touch():
     boxes = [label.get_window_extent() for label in figure.axes[0].get_xticklabels()]
     assert len(boxes) == len(records) >= 14
     two_characters = 2 * 0.6 * 8 * figure.dpi / 72  # px: 8-point labels, a character about 0.6 of their size
-    assert all(right.x0 - left.x1 >= two_characters for left, right in zip(boxes, boxes[1:]))
+    assert all(right.x0 - left.x1 >= two_characters for left, right in itertools.pairwise(boxes))

@@ -12,7 +12,6 @@ from matplotlib.figure import Figure
 from nsprof.registry import is_baseline_stage
 from nsprof.render.format import problem_size
 
-
 STAGE_INCHES = 1.1
 
 
