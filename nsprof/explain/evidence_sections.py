@@ -18,7 +18,8 @@ _TIME_COLUMNS = (
     ("before", "before", ""), ("after", "after", ""), ("size", "size", ""),
     ("nsys us\nbefore", "nsys_before_us", ",.2f"), ("\nafter", "nsys_after_us", ",.2f"),
     ("\nchange %", "nsys_change_pct", "+.1f"),
-    ("ncu us\nbefore", "ncu_before_us", ",.2f"), ("\nafter", "ncu_after_us", ",.2f"), ("\nchange %", "ncu_change_pct", "+.1f"),
+    ("ncu mean\nus before", "ncu_before_us", ",.2f"), ("\nafter", "ncu_after_us", ",.2f"),
+    ("\nchange %", "ncu_change_pct", "+.1f"),
 )
 # Left out in this order where the terminal is narrow: ncu's replayed times after the size (the
 # warm nsys times stay: the ones every page shows)
@@ -62,7 +63,9 @@ def evidence_section(topic: Topic, stages: list[Stage], steps: tuple, found: Sou
     record["steps"] = evidence.step_times(measured, steps) if measured_stages else []
     if record["steps"]:
         blocks.append(Table("Time per launch across each step", _TIME_COLUMNS, record["steps"],
-                            "nsys: the timeline run; ncu: gpu__time_duration under replay", _TIME_DROP_ORDER))
+                            "nsys: the timeline run's GPU time per launch; ncu: gpu__time_duration under replay, "
+                            "every kernel of the stage (a split-K reduce too) per launch, a mean, as the stages table "
+                            "has it (analyze's kernel tables give each kernel's own median)", _TIME_DROP_ORDER))
     # a topic that measures nothing of its own (float-sums reads the profile's verification above)
     return section("Measured" if len(blocks) > 1 else "Profile read", blocks), record
 
