@@ -201,3 +201,11 @@ def test_captures_of_different_gpus_and_nsys_versions_compare_with_a_warning_nam
     assert "different GPUs: A ran on NVIDIA A100-SXM4-40GB, B on NVIDIA H200" in result.warnings
     assert any(line.startswith("different nsys versions: A 2022.2") for line in result.warnings)
     assert not any("different" in line for line in api.diff(f"{PAIRS}/train-a.sqlite", f"{PAIRS}/train-b.sqlite").warnings)
+
+
+def test_a_narrow_terminal_says_the_medians_were_left_out():
+    narrow = runner.invoke(app, ["diff", EAGER, COMPILED], env={"COLUMNS": "80"})
+    wide = runner.invoke(app, ["diff", EAGER, COMPILED], env={"COLUMNS": "160"})
+    assert "A median" not in narrow.stdout.split("Kernels")[1].splitlines()[2]
+    assert "left out to fit the terminal: A median, B median" in " ".join(narrow.stdout.split())
+    assert "left out to fit the terminal: A median" not in " ".join(wide.stdout.split())

@@ -215,6 +215,8 @@ def _change_table(title: str, label: str, rows: list[dict], result: DiffResult, 
                      "CPU time, which drifts between runs more than its interval (from one run) says: never called")
     if more > 0:
         notes.append(f"the {CHANGE_ROWS} largest changes; {more:,} more {label}s in --json ({label}s)")
+    if "A median" not in headers:  # _fitted gave the names their room
+        notes.append("left out to fit the terminal: A median, B median (in --json: a_median_ns, b_median_ns)")
     return Table.preformatted(headers, cells, [header not in (label, "time") for header in headers], title=title,
                               caption="; ".join(notes) or None)
 
