@@ -273,3 +273,11 @@ def test_each_topic_reads_the_capture_that_holds_its_data(topic, capture, reason
     result = CliRunner().invoke(app, ["explain", topic], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert capture in result.stdout and reason in result.stdout
+
+
+def test_occupancy_keeps_the_occupancies_at_80_columns(monkeypatch):
+    monkeypatch.chdir(REPO)
+    result = CliRunner().invoke(app, ["explain", "occupancy"], env={"COLUMNS": "80"})
+    table = result.stdout[result.stdout.index("Measured per launch"):]
+    header = " ".join(line for line in table.splitlines()[1:5])
+    assert "theoretical" in header and "achieved" in header

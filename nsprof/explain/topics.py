@@ -219,8 +219,9 @@ Occupancy is a means, not a goal: resident warps give the scheduler others to is
 waits. A kernel whose threads carry much independent work (register tiling) can run well at 12.5%.
 A grid smaller than the GPU (64 blocks on 132 SMs) leaves SMs idle whatever the occupancy.""",
         stages=("v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10"),
-        quantities=("registers", "threads_per_block", "blocks_per_sm_registers_model", "blocks_per_sm_registers_ncu",
-                    "occupancy_theoretical_pct", "occupancy_achieved_pct", "blocks", "waves"),
+        # what the topic is about first: a narrow terminal drops columns from the right
+        quantities=("occupancy_theoretical_pct", "occupancy_achieved_pct", "registers", "threads_per_block",
+                    "blocks_per_sm_registers_model", "blocks_per_sm_registers_ncu", "blocks", "waves"),
         caveats=("The shared-memory limit depends on the carveout the driver chose for the launch; nsprof takes it "
                  "from Nsight Compute.",),
         references=("CUDA C++ Programming Guide: technical specifications per compute capability",),
