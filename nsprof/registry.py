@@ -74,6 +74,13 @@ def get_op(name: str) -> Op:
     return ops[name]
 
 
+def headline(name: str | None) -> str | None:
+    """What a ladder is judged by ("flops" or "bytes", Op.headline); None for no op or one this
+    nsprof does not know (a stage range another program, or a damaged export, names)."""
+    op = all_ops().get(name) if name else None
+    return op.headline if op is not None else None
+
+
 def all_stages() -> list[Stage]:
     return [stage for op in all_ops().values() for stage in op.stages]
 

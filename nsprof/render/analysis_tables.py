@@ -13,6 +13,7 @@ from nsprof.analyze.families import rules_applied
 from nsprof.analyze.launch_findings import FINDING_COLUMNS
 from nsprof.analyze.nvtx_attribution import PROCESS, THREAD
 from nsprof.parse.nsys_sqlite import GRAPH_NAME
+from nsprof.registry import headline
 from nsprof.render import format as fmt
 from nsprof.render.document import Block, Drawing, Table
 from nsprof.render.document_writers import json_ready, to_terminal
@@ -444,7 +445,7 @@ def continued_lines(option: str, width: int) -> list[str]:
 
 def _stages_table(analysis: ProfileAnalysis, width: int) -> Table:
     rows = analysis.stages.to_dict("records")
-    by_bytes = bool(rows) and all(_headline(row.get("op")) == "bytes" for row in rows)
+    by_bytes = bool(rows) and all(headline(row.get("op")) == "bytes" for row in rows)
     table_columns = BYTES_STAGE_COLUMNS if by_bytes else STAGE_COLUMNS
     columns = fit_columns(list(table_columns), rows, width, BYTES_STAGE_DROP_ORDER if by_bytes else STAGE_DROP_ORDER)
     said = ("time: nsys GPU time per launch (warm, no replay) where nsys saw the stage, else ncu's duration "
@@ -455,15 +456,6 @@ def _stages_table(analysis: ProfileAnalysis, width: int) -> Table:
     said += "".join(f"; {note}" for note in stage_notes(analysis.stages))
     return Table("Stages (NVTX ranges nsprof:OP/STAGE/SIZE)", tuple(columns), rows, said + left_out(list(table_columns), columns))
 
-
-def _headline(op: str | None) -> str | None:
-    """What a ladder is judged by ("flops" or "bytes", nsprof.op_model.Op.headline); None for no ladder."""
-    from nsprof.registry import get_op
-
-    try:
-        return get_op(op).headline if op else None
-    except Exception:  # a stage range of an op this nsprof does not know
-        return None
 
 
 def _ceiling_caption(analysis: ProfileAnalysis) -> str:

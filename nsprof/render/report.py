@@ -22,7 +22,7 @@ from nsprof.analyze.ladder import LadderAnalysis, stage_changes
 from nsprof.analyze.metrics import half_flops_rule
 from nsprof.analyze.roofline import LEVELS, binding_points, chart_groups, unplaced_work
 from nsprof.analyze.timeline import TimeBreakdown
-from nsprof.registry import Stage, all_ops, all_stages, baseline_stages, get_op
+from nsprof.registry import Stage, all_ops, all_stages, baseline_stages, get_op, headline
 from nsprof.render import format as fmt
 from nsprof.render.document import Block, Bullets, Heading, Image, Paragraph, Table
 
@@ -60,7 +60,7 @@ def report_document(ladder: LadderAnalysis) -> tuple[str, list[Block]]:
         blocks += [Heading(2, "Stages"), _stage_table(stages), Paragraph(_conventions(stages))]
         ops = list(dict.fromkeys(stages["op"]))
         for op in ops:  # one chart per ladder: an HGEMM bar would dwarf every SGEMM one
-            by_bytes = get_op(op).headline == "bytes"  # SGEMV is judged by bandwidth against DRAM, not FLOP/s
+            by_bytes = headline(op) == "bytes"  # SGEMV is judged by bandwidth against DRAM, not FLOP/s
             rate, unit, label = ("gbytes", "DRAM GB/s", "DRAM GB/s (ncu's bytes over its own duration, as above)") \
                 if by_bytes else ("tflops", "TFLOP/s", "TFLOP/s (per launch, from the time above)")
             records = [r for r in _bench_records(stages[stages["op"] == op]) if pd.notna(r[rate])]
