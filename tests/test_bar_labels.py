@@ -96,3 +96,20 @@ def test_a_zoomed_stage_labels_its_ranges_and_kernels_with_its_version():
     assert sum(text == "sgemm_v10_128x128" for text in texts) == 5  # its five launches, named whole
     assert [text for text in texts if "nsprof" in text or "v10/" in text] and all(
         "v10" in text for text in texts if text.startswith(("nsprof", ELLIPSIS)))
+
+
+def test_a_label_that_reads_as_another_kernel_falls_back_to_the_names_start():
+    """The SGEMM example's ncu kernels at 20 characters: v8's kernel once read `…128x128_unchecked`,
+    which is v10's kernel's ending too; now it keeps its start, `sgemm_v8_128x128_…`."""
+    import csv
+    from pathlib import Path
+
+    from nsprof.render.kernel_names import telling_names
+
+    page = Path(__file__).resolve().parents[1] / "profiles" / "examples" / "h200-sgemm-1024" / "ncu-raw.csv"
+    rows = list(csv.DictReader(page.open(newline="")))[1:]  # after the units row
+    names = list(dict.fromkeys(row["Kernel Name"] for row in rows))
+    labels = dict(zip(names, telling_names(names, 20)))
+    assert labels["sgemm_v8_128x128_unchecked"] == "sgemm_v8_128x128_…"
+    assert labels["sgemm_v10_128x128_unchecked"] == "sgemm_v10_128x128_…"
+    assert len(set(labels.values())) == len(names)

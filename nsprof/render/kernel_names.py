@@ -36,9 +36,13 @@ def telling_names(names, width: int, kernels: bool = True) -> list[str]:
             lead, trail = ELLIPSIS if start else "", ELLIPSIS if end < len(text) else ""
             # whole words only, never cut further: from the telling part on, the telling part
             # alone, or the name's start up to it (where its end is another name's end too)
-            widened = [lead + text[start:], lead + text[start:end] + trail, text[:end] + trail]
+            # last, the name's own start where that alone tells it (sgemm_v8_128x128_… where
+            # …128x128_unchecked read as v10's kernel too)
+            widened = [lead + text[start:], lead + text[start:end] + trail, text[:end] + trail,
+                       fitted(text, width) or ""]
             labels[name] = next((label for label in widened
-                                 if len(label) <= width and not index.reads_as_another(label, text)), labels[name])
+                                 if label and len(label) <= width and not index.reads_as_another(label, text)),
+                                labels[name])
     labels = _numbered_apart(labels, texts, width, fit)
     return [labels[name] for name in names]
 
