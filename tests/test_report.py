@@ -280,3 +280,24 @@ def test_the_stage_charts_labels_never_touch():
     assert len(boxes) == len(records) >= 14
     two_characters = 2 * 0.6 * 8 * figure.dpi / 72  # px: 8-point labels, a character about 0.6 of their size
     assert all(right.x0 - left.x1 >= two_characters for left, right in itertools.pairwise(boxes))
+
+
+def test_a_library_line_spans_only_the_stages_compared_with_it():
+    """One capture of v1..v10 (no cuBLAS TF32 in it): FP32 cuBLAS's dashed line spans v1..v9, not
+    v10, a TF32 stage that is compared with cuBLAS TF32."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from nsprof.registry import stages_for
+    from nsprof.render.ladder import ladder_chart
+
+    stages = [s for s in stages_for("sgemm") if s.stage in {f"v{n}" for n in range(1, 11)}]
+    records = [{"status": "ok", "op": "sgemm", "stage": s.stage, "size": "1024x1024x1024", "tflops": 10.0 + i,
+                "title": s.title} for i, s in enumerate(stages)]
+    figure = ladder_chart(records, "SGEMM")
+    (lines,) = figure.axes[0].collections[-1:]
+    (segment,) = lines.get_segments()
+    v9, v10 = (next(i for i, s in enumerate(stages) if s.stage == name) for name in ("v9", "v10"))
+    assert segment[0][0] == pytest.approx(-0.45) and segment[1][0] == pytest.approx(v9 + 0.45)
+    assert segment[1][0] < v10 - 0.45
+    assert segment[0][1] == segment[1][1] == records[v9]["tflops"]

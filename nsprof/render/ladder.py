@@ -9,7 +9,8 @@ matplotlib.use("Agg")  # files only: no display needed
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
-from nsprof.registry import is_baseline_stage
+from nsprof.errors import NsprofError
+from nsprof.registry import baseline_stage, get_stage, is_baseline_stage
 from nsprof.render.format import problem_size
 
 STAGE_INCHES = 1.1
@@ -34,8 +35,10 @@ def ladder_chart(records: list[dict], title: str, value: str = "tflops", ylabel:
         xs = [s + (i - (len(sizes) - 1) / 2) * width for s in range(len(stages))]
         ax.bar(xs, [by_stage.get(s, 0) for s in stages], width, label=problem_size(size), color=colors[i])
         for library, style in styles.items():
-            if by_stage.get(library):
-                ax.axhline(by_stage[library], color=colors[i], linestyle=style, linewidth=0.9, alpha=0.8)
+            if by_stage.get(library):  # across the stages compared with it only: v10 (TF32) is not FP32 cuBLAS's
+                compared = [at for at, stage in enumerate(stages) if _baseline_of(ok, stage) == library]
+                ax.hlines(by_stage[library], min(compared) - 0.45, max(compared) + 0.45, color=colors[i],
+                          linestyle=style, linewidth=0.9, alpha=0.8)
     titles = {r["stage"]: r["title"] for r in ok}
     ax.set_xticks(range(len(stages)), [f"{s}\n{_wrap(titles[s])}" for s in stages], fontsize=8)
     ax.set_ylabel(ylabel)
@@ -46,6 +49,15 @@ def ladder_chart(records: list[dict], title: str, value: str = "tflops", ylabel:
     ax.set_axisbelow(True)
     fig.tight_layout()
     return fig
+
+
+def _baseline_of(records: list[dict], stage: str) -> str | None:
+    """The library stage `stage` is compared with (nsprof.registry.baseline_stage), by its precision."""
+    op = next(r["op"] for r in records if r["stage"] == stage)
+    try:
+        return baseline_stage(op, get_stage(op, stage).precision.name).stage
+    except NsprofError:  # an op or stage this nsprof does not know, or a precision without a baseline
+        return None
 
 
 def _wrap(text: str, width: int = 12) -> str:
