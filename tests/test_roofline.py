@@ -386,3 +386,17 @@ def test_merged_labels_read_in_ladder_order(every_example):
         names = text.split(", ")
         if len(names) > 1:
             assert names == sorted(names, key=lambda name: int(name[1:]))
+
+
+def test_each_stage_is_labelled_at_its_dram_point():
+    """HGEMM's h6 sits at 511 FLOP/B at DRAM and 1024 at L1: its label and the path's arrow go to
+    the DRAM point, the intensity every table shows, not the rightmost."""
+    from nsprof import api
+    from nsprof.render.roofline import _rightmost_per_work
+
+    points = api.load_ladder([Path(__file__).resolve().parents[1] / "profiles" / "examples" / "h200-hgemm-1024"]).points
+    h6 = points[points["label"] == "h6"]
+    assert h6.loc[h6["level"] == "l1", "intensity_flop_per_byte"].iloc[0] > h6.loc[h6["level"] == "dram",
+                                                                                   "intensity_flop_per_byte"].iloc[0]
+    chosen = points.loc[_rightmost_per_work(points)]
+    assert set(chosen["level"]) == {"dram"} and list(chosen["label"]) == [f"h{n}" for n in range(1, 8)]

@@ -5,7 +5,7 @@ Marker shape tells the memory level (DRAM, L2, L1: a hierarchical roofline when 
 bytes were collected); colour tells the problem size when there are several, else the ladder
 (each op keeps one colour in every chart), else, for other programs' kernels, the level too.
 A piece of work has the same FLOP/s at every level, so its points sit on one horizontal line,
-drawn thin; the label goes on its rightmost point (usually DRAM's), and the ladder's path joins
+drawn thin; the label goes on its DRAM point (else its rightmost), and the ladder's path joins
 those labelled points. Past MAX_LABELS pieces of work (another program's many kernels), only the
 longest-running are labelled. Memory roofs run diagonally until they meet the highest compute
 roof; compute roofs run flat from where they meet the fastest memory roof. A compute roof
@@ -221,9 +221,14 @@ def _unlabelled_note(count: int) -> str:
 
 
 def _rightmost_per_work(points: pd.DataFrame) -> pd.Index:
-    """Each piece of work's point of highest intensity, in ladder order."""
-    rightmost = points.groupby(_work_keys(points), sort=False)["intensity_flop_per_byte"].idxmax()
-    return pd.Index(rightmost.to_numpy())  # first-seen order: a shared label reads 's2, s3, s4
+    """Each piece of work's labelled point, in ladder order: its DRAM point, the level every
+    table's intensity is of, else its point of highest intensity (h6's L1 point, at 1024 FLOP/B,
+    once took the label and the path's arrow from its DRAM point at 511)."""
+    ranked = points.assign(_dram=(points["level"] == "dram").astype(int))
+    keys = _work_keys(points)
+    chosen = ranked.sort_values(["_dram", "intensity_flop_per_byte"], kind="stable").groupby(keys, sort=False).tail(1)
+    order = {key: at for at, key in enumerate(dict.fromkeys(keys))}  # first-seen order: a shared label reads 's2, s3, s4
+    return pd.Index(sorted(chosen.index, key=lambda index: order[keys[index]]))
 
 
 def _work_keys(points: pd.DataFrame) -> pd.Series:
