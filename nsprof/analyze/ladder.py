@@ -57,6 +57,7 @@ from nsprof.errors import UsageError
 from nsprof.parse.sources import Source
 from nsprof.ranges import parse_stage_range
 from nsprof.registry import all_ops, all_stages, baseline_of, stage_order
+from nsprof.shorten import shortened
 from nsprof.sizes import parse_label
 
 KERNEL_KEY = "kernel:"
@@ -223,7 +224,7 @@ def short_kernel_name(name: str, width: int = 24) -> str:
     text = _without_brackets(text, "(", ")")
     text = _without_brackets(text, "<", ">")
     text = text.rsplit("::", 1)[-1].strip() or str(name)
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return shortened(text, width)
 
 
 def _ncu_work(launches: pd.DataFrame) -> pd.DataFrame:

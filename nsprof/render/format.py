@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from typing import TypeGuard
 
+from nsprof.shorten import shortened
+
 MISSING = "–"
 _LARGE = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 _SMALL = ((1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n"))
@@ -85,7 +87,7 @@ def problem_size(size: str | None) -> str:
 
 
 def truncate(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return shortened(text, width)
 
 
 def _significant(value: float, digits: int) -> str:
