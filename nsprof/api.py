@@ -81,7 +81,6 @@ def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: s
     fresh processes (nsprof.launch.bench_runs). The results are saved to
     OUT/bench-<op>-<time>.json with `out`, or to `save_as` (replaced only where nsprof wrote it,
     or with `force`); a file in the way is found before any GPU work."""
-    from nsprof.capture.commands import MAX_RUNS
     from nsprof.ceilings.resolve import resolve_ceiling
     from nsprof.launch.bench import (
         add_pct_dram,
@@ -96,9 +95,7 @@ def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: s
     from nsprof.registry import get_op, select_stages
     from nsprof.sizes import parse_sizes, size_label
 
-    if not 1 <= runs <= MAX_RUNS:
-        raise UsageError(f"--runs {runs}: need 1 to {MAX_RUNS} runs", "pass --runs 5, say, to measure the variation "
-                                                                     "between runs")
+    _check_runs(runs)
     chosen = select_stages(op, stages)
     parsed = parse_sizes(sizes, get_op(op).dims)
     check_tile(chosen, tile)
@@ -193,16 +190,21 @@ def profile_request(program: list[str] | None = None, stages: list[str] | None =
     are a UsageError."""
     from dataclasses import replace
 
-    from nsprof.capture.commands import MAX_RUNS
-
     request = _capture_request(program, stages, sizes, op, tool, metrics, clock_control, repeat, ranges, kernel,
                                launch_count, top)
-    if not 1 <= runs <= MAX_RUNS:
-        raise UsageError(f"--runs {runs}: need 1 to {MAX_RUNS} runs", "pass --runs 5, say, to measure the variation "
-                                                                     "between runs")
+    _check_runs(runs)
     if runs > 1 and "nsys" not in request.tools:
         raise UsageError("--runs repeats the nsys run, and --tool ncu takes none", "pass --tool nsys or --tool both")
     return replace(request, runs=runs)
+
+
+def _check_runs(runs: int) -> None:
+    """`--runs` of profile and bench: 1 to MAX_RUNS fresh processes."""
+    from nsprof.capture.commands import MAX_RUNS
+
+    if not 1 <= runs <= MAX_RUNS:
+        raise UsageError(f"--runs {runs}: need 1 to {MAX_RUNS} runs", "pass --runs 5, say, to measure the variation "
+                                                                     "between runs")
 
 
 def _capture_request(program, stages, sizes, op, tool, metrics, clock_control, repeat, ranges, kernel, launch_count, top):
