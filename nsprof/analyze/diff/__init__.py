@@ -49,6 +49,7 @@ from nsprof.analyze.diff.statistics import (
 from nsprof.analyze.diff.why import kernel_counters, kernel_rules, moved, rule_changes, stage_counters
 from nsprof.analyze.families import family_column
 from nsprof.analyze.ladder import work_key
+from nsprof.analyze.launch_configs import LAUNCH_SIZES
 from nsprof.analyze.nvtx_attribution import attribute_work
 from nsprof.analyze.report import ProfileAnalysis
 from nsprof.errors import UsageError
@@ -321,10 +322,9 @@ def _instances(capture: Capture, attribution: str) -> dict:
 
 def _launch_configs(kernels: pd.DataFrame) -> pd.Series:
     """Each launch's grid and block as one label ("" where the export holds none)."""
-    columns = [f"{part}_{axis}" for part in ("grid", "block") for axis in "xyz"]
-    if not all(column in kernels for column in columns):
+    if not all(column in kernels for column in LAUNCH_SIZES):
         return pd.Series("", index=kernels.index)
-    return kernels[columns].astype("Int64").astype(str).agg(",".join, axis=1)
+    return kernels[list(LAUNCH_SIZES)].astype("Int64").astype(str).agg(",".join, axis=1)
 
 
 def _config_changed(keyed: pd.DataFrame) -> pd.Series:

@@ -86,7 +86,8 @@ def default_noise() -> NoiseFloor:
 
 
 def noise_record(path: Path) -> NoiseFloor:
-    """A noise record (what `save_noise` writes) read back; ParseError when it is none."""
+    """A noise record ({"floor_pct": {kind: percent}, "source"}: noise_floor.json's format, as
+    benchmarks/noise_record.py writes it) read back; ParseError when it is none."""
     try:
         document = json.loads(Path(path).read_text(encoding="utf-8"))
         floors = {kind: float(document["floor_pct"][kind]) for kind in KINDS}
