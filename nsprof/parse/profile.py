@@ -25,7 +25,7 @@ from nsprof.ncu_log import profiled_launches
 from nsprof.parse.documents import read_manifest, read_pipeline_results, read_tuning
 from nsprof.parse.ncu_csv import NcuReport, is_ncu_csv, load_ncu_csv
 from nsprof.parse.ncu_rep import load_ncu_rep, reader_available
-from nsprof.parse.ncu_rep_file import REWRITE_HINT, declared_launches
+from nsprof.parse.ncu_rep_file import REWRITE_HINT
 from nsprof.parse.nsys_rep import sqlite_beside, sqlite_for
 from nsprof.parse.nsys_sqlite import NsysExport, load_nsys
 from nsprof.parse.triton_cache import load_triton_cache
@@ -95,15 +95,15 @@ def load_ncu_file(path: Path) -> NcuReport:
 def _load_ncu_beside_log(path: Path) -> NcuReport:
     """An ncu file of a profile directory. A report cut at a block boundary reads as a whole one
     with fewer launches: ncu's log beside it (ncu.log for ncu.ncu-rep) says how many it profiled."""
+    report = load_ncu_file(path)  # a report damaged otherwise is named by its reader first
     log = path.with_suffix(".log")
     if path.suffix.lower() == ".ncu-rep" and log.is_file():
         with log.open(encoding="utf-8", errors="replace") as lines:  # universal newlines: ncu's \r too
             profiled = profiled_launches(lines)
-        held = declared_launches(path)
-        if held < profiled:
-            raise ParseError(f"{path}: cut short: it holds {held} kernel launches, and {log.name} beside it says "
-                             f"ncu profiled {profiled}", REWRITE_HINT)
-    return load_ncu_file(path)
+        if len(report.kernels) < profiled:
+            raise ParseError(f"{path}: cut short: it holds {len(report.kernels)} kernel launches, and {log.name} beside "
+                             f"it says ncu profiled {profiled}", REWRITE_HINT)
+    return report
 
 
 def further_runs(path: Path) -> list[Path]:
