@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 ELLIPSIS = "…"
-_BREAKS = frozenset(" /:_,;.-<>()[]{}@|")  # where a name or a sentence may be cut
+SEPARATORS = frozenset("/:_,;. -<>()[]{}@|")  # where a name or a sentence may be cut (bar labels too)
 
 
 def shortened(text: str, width: int) -> str:
@@ -13,6 +13,6 @@ def shortened(text: str, width: int) -> str:
     if len(text) <= width:
         return text
     room = max(width - 1, 1)
-    cut = max((at for at in range(room // 2, room + 1) if text[at - 1] in _BREAKS or text[at:at + 1] == " "),
+    cut = max((at for at in range(room // 2, room + 1) if text[at - 1] in SEPARATORS or text[at:at + 1] == " "),
               default=room)
     return text[:cut].rstrip() + ELLIPSIS

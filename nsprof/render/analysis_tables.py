@@ -20,6 +20,7 @@ from nsprof.render.document_writers import json_ready, to_terminal
 from nsprof.render.kernel_names import telling_names
 from nsprof.render.stage_notes import PEAK_SAID, stage_notes
 from nsprof.render.terminal_table import fit_columns, fit_named, left_out, plain, table_width
+from nsprof.shorten import shortened
 
 KERNEL_FIELDS = (
     "id", "kernel", "nvtx", "duration_ns", "flops", "fp16_flops", "tensor_flops", "dram_bytes", "l2_bytes",
@@ -405,7 +406,7 @@ def _first_sentence(text: str, limit: int) -> str:
     text = " ".join(str(text).split())
     end = text.find(". ")
     text = text if end < 0 else text[: end + 1]
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return shortened(text, limit)
 
 
 def _missing_note(missing: dict | None, width: int) -> Drawing | None:

@@ -13,10 +13,10 @@ import re
 from collections.abc import Sequence
 from itertools import pairwise
 
-SEPARATORS = frozenset("/:_,;. -<>()[]{}@|")
+from nsprof.shorten import ELLIPSIS, SEPARATORS
+
 _SEPARATOR_CLASS = re.escape("".join(sorted(SEPARATORS)))
 WORD = re.compile(f"[^{_SEPARATOR_CLASS}]+")  # a run of characters between separators
-ELLIPSIS = "…"
 _VOID = re.compile(r"^void\s+")
 # at::native::add -> add; anonymous namespaces as the demanglers write them too
 # (at::native::<unnamed>::multi_tensor_apply_kernel -> multi_tensor_apply_kernel)
