@@ -441,6 +441,7 @@ def write_diff(result, directory: str | Path, force: bool = False) -> list[Path]
     from nsprof.output import check_outputs, write_set
     from nsprof.render.diff_chart import diff_chart
     from nsprof.render.diff_tables import CHART_FILE, diff_blocks, diff_title
+    from nsprof.render.document import REPORT_WIDTH
     from nsprof.render.document_writers import to_html, to_markdown
 
     _outside_profiles(directory)
@@ -448,7 +449,7 @@ def write_diff(result, directory: str | Path, force: bool = False) -> list[Path]
     rows, label = (result.kernels, "kernel") if result.kernels else (result.stages, "stage")
     png = io.BytesIO()
     diff_chart(rows, label, diff_title(result)).savefig(png, format="png", dpi=PNG_DPI)
-    blocks = diff_blocks(result, 100, png.getvalue())
+    blocks = diff_blocks(result, REPORT_WIDTH, png.getvalue())
     files = {"index.html": to_html(blocks, diff_title(result)).encode(),
              "diff.md": to_markdown(blocks).encode(), CHART_FILE: png.getvalue()}
     return write_set(Path(directory), files, force, since)

@@ -7,8 +7,9 @@ import pytest
 
 from nsprof.analyze.gpu_events import gpu_events, range_window
 from nsprof.analyze.timeline_window import capture_span
+from nsprof.kernel_names import kernel_label
 from nsprof.parse.nsys_sqlite import load_nsys
-from nsprof.render.bar_labels import ELLIPSIS, fitted, kernel_label, shared_parts
+from nsprof.render.bar_labels import ELLIPSIS, fitted, shared_parts
 
 ROOT = Path(__file__).resolve().parents[1]
 LADDER = ROOT / "tests" / "data" / "h200" / "nsys-sgemm-ladder-1024.sqlite"
@@ -80,8 +81,9 @@ def test_kernel_label_drops_void_namespaces_and_parameters():
     name = ("void at::native::vectorized_elementwise_kernel<(int)8, "
             "at::native::float16_copy_kernel_cuda(at::TensorIteratorBase &)"
             "::[lambda(float) (instance 1)], std::array<char *, (unsigned long)2>>(int, T2, T3)")
-    assert kernel_label(name) == ("vectorized_elementwise_kernel<(int)8, float16_copy_kernel_cuda(TensorIteratorBase &)"
-                                  "::[lambda(float) (instance 1)], array<char *, (unsigned long)2>>")
+    # parameter lists inside template arguments go too; a lambda's instance number stays
+    assert kernel_label(name) == ("vectorized_elementwise_kernel<(int)8, float16_copy_kernel_cuda"
+                                  "::[lambda (instance 1)], array<char *, (unsigned long)2>>")
     assert kernel_label("sgemm_v10_128x128") == "sgemm_v10_128x128"
 
 
@@ -104,7 +106,7 @@ def test_a_label_that_reads_as_another_kernel_falls_back_to_the_names_start():
     import csv
     from pathlib import Path
 
-    from nsprof.render.kernel_names import telling_names
+    from nsprof.render.table_names import telling_names
 
     page = Path(__file__).resolve().parents[1] / "profiles" / "examples" / "h200-sgemm-1024" / "ncu-raw.csv"
     rows = list(csv.DictReader(page.open(newline="")))[1:]  # after the units row

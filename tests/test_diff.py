@@ -209,3 +209,21 @@ def test_a_narrow_terminal_says_the_medians_were_left_out():
     assert "A median" not in narrow.stdout.split("Kernels")[1].splitlines()[2]
     assert "left out to fit the terminal: A median, B median" in " ".join(narrow.stdout.split())
     assert "left out to fit the terminal: A median" not in " ".join(wide.stdout.split())
+
+
+def test_the_chart_and_the_report_table_name_each_kernel_alike():
+    """A kernel the chart draws reads the same in the report's kernels table: both tell it apart
+    among every kernel of the diff, at one width (the torch eager-to-compiled pair's long names)."""
+    from nsprof.render.diff_chart import diff_chart
+    from nsprof.render.diff_tables import diff_blocks, row_label
+    from nsprof.render.document import REPORT_WIDTH, Table
+
+    result = api.diff(EAGER, COMPILED)
+    figure = diff_chart(result.kernels, "kernel", "t")
+    drawn = [tick.get_text() for tick in figure.axes[0].get_yticklabels()]
+    charted = [row for row in result.kernels if row["change_pct"] is not None][:len(drawn)][::-1]
+    [table] = [block for block in diff_blocks(result, REPORT_WIDTH) if isinstance(block, Table) and block.title == "Kernels"]
+    in_table = {full: row["kernel"] for full, row in zip((row_label(r) for r in result.kernels), table.rows)}
+    shared = [(label, row_label(row)) for label, row in zip(drawn, charted) if row_label(row) in in_table]
+    assert len(shared) >= 3 and any(len(full) > 40 for _, full in shared)  # names long enough to be cut
+    assert all(label == in_table[full] for label, full in shared)

@@ -12,8 +12,9 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from nsprof.analyze.hot_kernels import COVERAGE_PCT, hot_rows, kernel_key, nsys_kernel_rows
+from nsprof.analyze.hot_kernels import COVERAGE_PCT, hot_rows, nsys_kernel_rows
 from nsprof.cli import app
+from nsprof.kernel_names import kernel_key
 from nsprof.parse import load_profile
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "profiles" / "examples"

@@ -15,7 +15,7 @@ from nsprof import api, metric_catalog
 from nsprof.analyze.launch_findings import bound
 from nsprof.cli import app
 from nsprof.render.analysis_tables import KERNEL_FIELDS
-from nsprof.render.kernel_names import telling_names
+from nsprof.render.table_names import telling_names
 
 REPO = Path(__file__).resolve().parents[1]
 USER = REPO / "tests" / "data" / "user-programs"
@@ -63,6 +63,35 @@ def test_other_figures_are_medians_and_the_bound_is_decided_from_them(analysis):
             value = getattr(group, column)
             assert (value != value and expected is None) or value == pytest.approx(expected), column
         assert (group.bound, group.bound_rule) == bound(group.sm_throughput_pct, group.memory_throughput_pct)
+
+
+RAW_PAGES = [TORCH, REPO / "profiles" / "examples" / "h200-sgemm-1024"]  # the captures whose raw page has both SOL figures
+
+
+@pytest.mark.parametrize("capture", RAW_PAGES, ids=lambda path: path.name)
+def test_the_bound_agrees_with_ncus_raw_page_read_on_its_own(capture):
+    """The oracle is ncu's raw page, read by the csv module: per kernel and configuration, the
+    median SM and memory throughput of its launches, and the bound the README states (latency
+    when both are under 60% of peak, else the busier unit), not nsprof's own `bound`."""
+    from test_hot_kernels import ncu_raw
+
+    raw = ncu_raw(capture / "ncu-raw.csv")
+    figures = {"sm": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+               "memory": "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"}
+    for name in figures.values():
+        raw[name] = raw[name].str.replace(",", "").astype(float)
+    groups = api.analyze(capture).kernel_groups.set_index(["kernel", "grid", "block"])
+    verdicts = set()
+    for (kernel, grid, block), launches in raw.groupby(["Kernel Name", "Grid Size", "Block Size"]):
+        sm, memory = (statistics.median(launches[name]) for name in figures.values())
+        expected = "latency" if max(sm, memory) < 60 else "compute" if sm >= memory else "memory"
+        group = groups.loc[(kernel, grid, block)]
+        assert (group["sm_throughput_pct"], group["memory_throughput_pct"]) == (pytest.approx(sm), pytest.approx(memory))
+        assert group["bound"] == expected, (kernel, grid, sm, memory)
+        verdicts.add(expected)
+    assert len(raw) == groups["launches"].sum()  # every launch
+    if capture.name == "h200-sgemm-1024":
+        assert {"latency", "compute"} <= verdicts  # the oracle tells verdicts apart
 
 
 def test_the_torch_training_step_groups_its_launches_of_one_kernel_by_configuration():

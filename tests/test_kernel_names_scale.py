@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from nsprof.render.kernel_names import telling_names
+from nsprof.render.table_names import telling_names
 
 PASSES = ("rematerialization", "algebraic-simplifier", "fusion-dispatch-pipeline", "latency-hiding-scheduler",
           "pre-scheduling-passes", "sanitize-constant-names", "async-to-sync-converter", "topk-splitter",

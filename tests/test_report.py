@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from nsprof.analyze.ladder import ALWAYS_WATCHED, short_kernel_name, stage_changes, watched
+from nsprof.analyze.ladder import ALWAYS_WATCHED, stage_changes, watched
 from nsprof.analyze.timeline import time_breakdown
 from nsprof.api import load_ladder
 from nsprof.cli import app
+from nsprof.kernel_names import short_kernel_name
 from nsprof.parse import load_nsys
 from nsprof.registry import stages_for
 from nsprof.render import format as fmt

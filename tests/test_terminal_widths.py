@@ -89,7 +89,7 @@ def test_sgemm_ranges_keep_v10_and_verify_apart(width):
     document = json.loads(CliRunner().invoke(app, ["analyze", str(EXAMPLES / "h200-sgemm-1024"), "--json"]).stdout)
     names = [row["range"] for row in document["ranges"]]
     assert len(labels) == len(names)
-    from nsprof.render.kernel_names import _reads_as
+    from nsprof.render.table_names import _reads_as
 
     for label, name in zip(labels, names):
         assert [other for other in names if _reads_as(label, other)] == [name], (label, name)
@@ -196,11 +196,11 @@ KERNEL_TABLES = (  # title, the --json records it shows (in order), the option t
 @pytest.mark.parametrize("path", NCU_EXAMPLES, ids=lambda path: path.name)
 def test_kernel_tables_keep_the_part_that_tells_kernels_apart(path, width):
     """The hot-kernel and ncu kernel tables name each kernel by a shortening of its own name (whole
-    words, an ellipsis where cut: kernel_names.telling_names), one label per kernel, different
+    words, an ellipsis where cut: table_names.telling_names), one label per kernel, different
     kernels different labels, at 80, 100 and 120 columns on every real capture with ncu output."""
-    from nsprof.render.bar_labels import kernel_label
+    from nsprof.kernel_names import kernel_label
     from nsprof.render.hot_kernels_table import HOT_ROWS
-    from nsprof.render.kernel_names import _reads_as
+    from nsprof.render.table_names import _reads_as
 
     for title, key, option in KERNEL_TABLES:
         args = ["analyze", str(path), *([option] if option else [])]

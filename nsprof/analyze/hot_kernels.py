@@ -19,12 +19,11 @@ most `top`: the same rule picks what the guided capture (`nsprof profile -- CMD`
 and benchmark harnesses' in a program's) is never hot.
 
 nsys and ncu demangle names differently (nsys: `at::native::f<(int)8>`, ncu: `at::f<8>`), so the
-join compares `kernel_key`s: the name without namespaces, integer casts and spacing.
+join compares nsprof.kernel_names.kernel_key: the name without namespaces, integer casts and spacing.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
 import numpy as np
@@ -40,6 +39,7 @@ from nsprof.analyze.metrics import kernel_metrics
 from nsprof.analyze.program_harness import HarnessKey, steady_part
 from nsprof.ceilings.peaks import Ceiling
 from nsprof.ceilings.percent import percent_of_peak
+from nsprof.kernel_names import kernel_key
 from nsprof.parse.nsys_sqlite import NsysExport
 
 COVERAGE_PCT = 80.0
@@ -50,20 +50,6 @@ HOT_KERNEL_COLUMNS = ("kernel", "grid", "block", "launches", "total_ns", "median
                       "saving_ns", "note")
 NOT_PROFILED = "not profiled by ncu"
 GRAPH_LEVEL = "a CUDA graph traced at graph level: its kernels are unseen (nsys --cuda-graph-trace=node)"
-
-_NAMESPACE = re.compile(r"(?:\b[A-Za-z_]\w*|<unnamed>|\(anonymous namespace\))::(?!\[)")
-_INTEGER_CAST = re.compile(r"\((?:(?:unsigned|signed) )?(?:char|short|int|long|long long)\)(?=-?\d)")
-_BOOL_CAST = {"(bool)1": "true", "(bool)0": "false"}
-
-
-def kernel_key(name: str) -> str:
-    """A demangled name as both tools would agree on it: namespaces, integer casts and spacing gone."""
-    text = str(name)
-    for cast, word in _BOOL_CAST.items():
-        text = text.replace(cast, word)
-    text = _INTEGER_CAST.sub("", text)
-    return " ".join(_NAMESPACE.sub("", text).split())
-
 
 def launch_table(launches: pd.DataFrame, ceiling: Ceiling | None) -> pd.DataFrame:
     """ncu's launches with their derived metrics, findings and % of peak: ProfileAnalysis.kernels."""

@@ -37,7 +37,6 @@ one kernel (labelled by its shortened name). Columns of `work_records`:
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -54,10 +53,10 @@ from nsprof.analyze.roofline import Roof, compute_peak, precision_unit, roofline
 from nsprof.analyze.timeline import TimeBreakdown, time_breakdown
 from nsprof.ceilings.peaks import Ceiling
 from nsprof.errors import UsageError
+from nsprof.kernel_names import short_kernel_name
 from nsprof.parse.sources import Source
 from nsprof.ranges import parse_stage_range
 from nsprof.registry import all_ops, all_stages, baseline_of, stage_order
-from nsprof.shorten import shortened
 from nsprof.sizes import parse_label
 
 KERNEL_KEY = "kernel:"
@@ -218,15 +217,6 @@ def stage_changes(work: pd.DataFrame) -> list[dict]:
     return changes
 
 
-def short_kernel_name(name: str, width: int = 24) -> str:
-    """'void ns::gemm_kernel<128, 8>(float*, int)' -> 'gemm_kernel'; long names end in '…'."""
-    text = re.sub(r"^void\s+", "", str(name).strip())
-    text = _without_brackets(text, "(", ")")
-    text = _without_brackets(text, "<", ">")
-    text = text.rsplit("::", 1)[-1].strip() or str(name)
-    return shortened(text, width)
-
-
 def _ncu_work(launches: pd.DataFrame) -> pd.DataFrame:
     launches = launches.reset_index(drop=True)
     metrics = kernel_metrics(launches)
@@ -357,16 +347,3 @@ def _numeric(frame: pd.DataFrame, column: str) -> pd.Series:
 
 def _value(value) -> float | None:
     return None if value is None or pd.isna(value) else float(value)
-
-
-def _without_brackets(text: str, opening: str, closing: str) -> str:
-    """Drop every bracketed part, nested ones included: f<a<b>>(x) -> f(x) for '<', '>'."""
-    depth, kept = 0, []
-    for char in text:
-        if char == opening:
-            depth += 1
-        elif char == closing and depth:
-            depth -= 1
-        elif depth == 0:
-            kept.append(char)
-    return "".join(kept)

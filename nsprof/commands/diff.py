@@ -59,6 +59,7 @@ def diff(
     runs) is shown but never called. Totals of GPU busy, kernel, copy and idle time, and the
     kernels that account for most of the change."""
     from nsprof.render.diff_tables import diff_blocks, diff_json
+    from nsprof.render.document import REPORT_WIDTH
     from nsprof.render.document_writers import to_markdown, to_terminal
 
     if json_ and markdown:
@@ -71,7 +72,7 @@ def diff(
     if json_:
         typer.echo(diff_json(result))
     elif markdown:
-        typer.echo(to_markdown(diff_blocks(result, 100)), nl=False)
+        typer.echo(to_markdown(diff_blocks(result, REPORT_WIDTH)), nl=False)
     else:
         console = stdout()
         to_terminal(diff_blocks(result, console.width), console)

@@ -17,8 +17,8 @@ from nsprof.registry import headline
 from nsprof.render import format as fmt
 from nsprof.render.document import Block, Drawing, Table
 from nsprof.render.document_writers import json_ready, to_terminal
-from nsprof.render.kernel_names import telling_names
 from nsprof.render.stage_notes import PEAK_SAID, stage_notes
+from nsprof.render.table_names import telling_names
 from nsprof.render.terminal_table import fit_columns, fit_named, left_out, plain, table_width
 from nsprof.shorten import shortened
 
@@ -230,7 +230,7 @@ def _kernel_summary_table(summary: pd.DataFrame, width: int) -> Table:
         return [{**record, "kernel": name} for record, name in zip(records, telling_names(names, name_width))]
 
     shown, rows = fit_named(columns, rows_for, SUMMARY_NAME_WIDTHS, width, ("avg_ns",))
-    return Table("Kernels by total time (nsys)", tuple(shown), rows, caption + left_out(columns, shown))
+    return Table("Kernels by total time (nsys)", tuple(shown), rows, caption, left_out=left_out(columns, shown))
 
 
 TRITON_ROWS = 12  # the Triton kernels with the most time; --json has every one
@@ -259,7 +259,7 @@ def _triton_table(kernels: pd.DataFrame, width: int) -> Table:
                + (f"; {ambiguous} {'row matches' if ambiguous == 1 else 'rows match'} no compiled kernel, or "
                   "several (no warps or stages shown)" if ambiguous else "")
                + (f"; {len(kernels) - TRITON_ROWS} more in --json (triton_kernels)" if len(kernels) > TRITON_ROWS else ""))
-    return Table("Triton kernels (nsys + Triton's cache)", tuple(shown), rows, caption + left_out(columns, shown))
+    return Table("Triton kernels (nsys + Triton's cache)", tuple(shown), rows, caption, left_out=left_out(columns, shown))
 
 
 def _memcpy_summary_table(summary: pd.DataFrame) -> Table:
@@ -309,12 +309,12 @@ def _ranges_table(ranges: pd.DataFrame, unattributed: dict | None, attribution: 
     if any(row["range"] != name for row, name in zip(rows, shown["range"])):
         notes.append("long range names keep the part that tells them apart (full names in --json)")
     return Table(f"NVTX ranges (nsys): GPU work launched while each was open, {ATTRIBUTION_WORDS[attribution]}",
-                 tuple(columns), rows, "; ".join(notes) + left_out(present, columns))
+                 tuple(columns), rows, "; ".join(notes), left_out=left_out(present, columns))
 
 
 def _fit_ranges(present: list, rows: list[dict], width: int) -> tuple[list, list[dict]]:
     """The columns and rows that fit `width`: range names shortened to the part that tells them
-    apart (kernel_names.telling_names, never cut inside a word) down to RANGE_NAME_MIN characters
+    apart (table_names.telling_names, never cut inside a word) down to RANGE_NAME_MIN characters
     while the copy and op counts are left out (RANGE_DROP_ORDER's first RANGE_SECONDARY), then
     shorter still while the rest of RANGE_DROP_ORDER goes too. Narrower than that, the terminal folds."""
     names = [row["range"] for row in rows]
@@ -346,7 +346,7 @@ def _utilization_table(devices: list[dict], width: int) -> Table:
     shown, rows = fit_named(columns, rows_for, BETWEEN_NAME_WIDTHS, width, ("gap_at_ns", "span_ns"))
     caption = ("busy: any kernel, graph, copy or memset running, overlaps counted once; span: first to last "
                "of them; the longest idle gaps are in --json" if devices else "no GPU work in this export")
-    return Table("GPU utilization (nsys)", tuple(shown), rows, caption + left_out(columns, shown))
+    return Table("GPU utilization (nsys)", tuple(shown), rows, caption, left_out=left_out(columns, shown))
 
 
 def _launches_table(analysis: ProfileAnalysis, width: int) -> Table:
@@ -381,7 +381,7 @@ def _fitted(title: str, columns: tuple, records: list[dict], width: int, drop_or
         return [{**record, "kernel": name} for record, name in zip(records, telling_names(names, name_width))]
 
     shown, rows = fit_named(present, rows_for, NAME_WIDTHS, width, drop_order)
-    return Table(title, tuple(shown), rows, caption + left_out(present, shown))
+    return Table(title, tuple(shown), rows, caption, left_out=left_out(present, shown))
 
 
 def _rules_table(rules: pd.DataFrame) -> Table:
@@ -455,7 +455,8 @@ def _stages_table(analysis: ProfileAnalysis, width: int) -> Table:
             "n-way: shared-memory wavefronts per instruction, at least 1, 2 or 4 for 32-, 64- or 128-bit accesses; "
             "bank conflicts: the wavefronts over that least, per launch (nsprof explain bank-conflicts)")
     said += "".join(f"; {note}" for note in stage_notes(analysis.stages))
-    return Table("Stages (NVTX ranges nsprof:OP/STAGE/SIZE)", tuple(columns), rows, said + left_out(list(table_columns), columns))
+    return Table("Stages (NVTX ranges nsprof:OP/STAGE/SIZE)", tuple(columns), rows, said,
+                 left_out=left_out(table_columns, columns))
 
 
 

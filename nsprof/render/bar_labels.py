@@ -17,25 +17,6 @@ from nsprof.shorten import ELLIPSIS, SEPARATORS
 
 _SEPARATOR_CLASS = re.escape("".join(sorted(SEPARATORS)))
 WORD = re.compile(f"[^{_SEPARATOR_CLASS}]+")  # a run of characters between separators
-_VOID = re.compile(r"^void\s+")
-# at::native::add -> add; anonymous namespaces as the demanglers write them too
-# (at::native::<unnamed>::multi_tensor_apply_kernel -> multi_tensor_apply_kernel)
-_NAMESPACE = re.compile(r"(?:\b[A-Za-z_]\w*|<unnamed>|\(anonymous namespace\))::(?=[A-Za-z_~<(])")
-
-
-def kernel_label(name: str) -> str:
-    """A demangled kernel name without `void`, namespaces and its parameter list, which seldom tell
-    kernels apart (template arguments do, and stay)."""
-    text = _NAMESPACE.sub("", _VOID.sub("", name.strip()))
-    if text.endswith(")"):
-        depth = 0
-        for at in range(len(text) - 1, -1, -1):
-            depth += {")": 1, "(": -1}.get(text[at], 0)
-            if depth == 0:
-                return text[:at].rstrip() or text
-    return text
-
-
 Part = tuple[int, int]  # where a name's telling part starts and ends
 
 

@@ -8,6 +8,7 @@ from rich.table import Table
 
 from nsprof.registry import get_op
 from nsprof.render import format as fmt
+from nsprof.render.document import Table as DocumentTable
 from nsprof.render.terminal_table import terminal_table
 
 STATUS = {"ok": "ok", "failed": "FAILED", "error": "ERROR"}
@@ -44,8 +45,8 @@ def results_table(records: list[dict], env: dict, dram_ceiling=None, width: int 
         notes.append(f"GB/s: {op.min_bytes_rule} bytes over the median time; % DRAM: of {_dram_source(dram_ceiling)}")
     title = f"{env['device']} (CC {env['compute_capability']}, {env['sm_count']} SMs), CuPy {env['cupy']}, " \
             f"CUDA {env['runtime_cuda']}"
-    return terminal_table(title, columns, rows, "; ".join(notes) or None, width, DROP_ORDER,
-                          whole=("size", "tile", "status"))
+    return terminal_table(DocumentTable(title, columns, rows, "; ".join(notes) or None, DROP_ORDER,
+                                whole=("size", "tile", "status")), width)
 
 
 def _dram_source(ceiling) -> str:

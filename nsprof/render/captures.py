@@ -10,7 +10,7 @@ import json
 from nsprof.analyze.captures import NCCL, NO_COMM
 from nsprof.render.document import Block, Image, Paragraph, Table
 from nsprof.render.document_writers import json_ready
-from nsprof.render.kernel_names import telling_names
+from nsprof.render.table_names import telling_names
 from nsprof.render.terminal_table import fit_columns, fit_named, left_out
 
 KERNEL_ROWS = 10
@@ -66,8 +66,8 @@ def _captures_table(result, width: int) -> Table:
             if NCCL not in sources and sources != {NO_COMM} else "none found" if sources == {NO_COMM}
             else "NCCL kernels or, where a capture has none, NVTX collective ranges")
     caption = (f"each capture's numbers as `nsprof analyze FILE` gives them; comm: {comm}; overlap: the share of comm "
-               f"time with compute kernels running; ran on {result.scheduler}" + left_out(columns, shown))
-    return Table(f"{len(captures)} captures", shown, rows, caption)
+               f"time with compute kernels running; ran on {result.scheduler}")
+    return Table(f"{len(captures)} captures", shown, rows, caption, left_out=left_out(columns, shown))
 
 
 def _kernels_table(result, width: int) -> Table:
@@ -83,8 +83,8 @@ def _kernels_table(result, width: int) -> Table:
     shown, rows = fit_named(columns, rows_for, (30, 22, 16), width, ("count", "pct"))
     more = f"; {len(result.kernels) - KERNEL_ROWS} more kernels" if len(result.kernels) > KERNEL_ROWS else ""
     caption = ("total over all captures; min, median, max: one capture's total, over the captures that ran it"
-               f"{more} and full names in --json" + left_out(columns, shown))
-    return Table("Kernels across captures", shown, rows, caption)
+               f"{more} and full names in --json")
+    return Table("Kernels across captures", shown, rows, caption, left_out=left_out(columns, shown))
 
 
 def _stragglers_blocks(result, width: int) -> list[Block]:
@@ -101,8 +101,8 @@ def _stragglers_blocks(result, width: int) -> list[Block]:
     caption = (f"the n-th {result.step_range!r} range of every capture is step n; last: the capture whose compute "
                f"(step less its time in collectives) was longest; late by: its compute less the others' median; "
                f"others waited: their median time in collectives; the {STRAGGLER_ROWS} steps late by most shown, most "
-               f"first, every step in --json; steps each capture was last: {summary}" + left_out(columns, shown))
-    return [Table(f"Stragglers per {result.step_range!r} step", shown, rows, caption)]
+               f"first, every step in --json; steps each capture was last: {summary}")
+    return [Table(f"Stragglers per {result.step_range!r} step", shown, rows, caption, left_out=left_out(columns, shown))]
 
 
 def rank_chart(result) -> bytes:

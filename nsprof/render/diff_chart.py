@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from matplotlib.figure import Figure
 
-from nsprof.render.kernel_names import telling_names
+from nsprof.render.diff_tables import NAME_WIDTH, row_label, telling_labels
 
 MAX_ROWS = 25
-LABEL_WIDTH = 40
 COLORS = {"faster": "#2a7d3f", "slower": "#b8322a", "same": "#777777"}
 
 
@@ -19,7 +18,9 @@ def diff_chart(rows: list[dict], label: str, title: str) -> Figure:
     shown = [row for row in rows if row["change_pct"] is not None][:MAX_ROWS][::-1]
     figure = Figure(figsize=(7.5, 0.32 * len(shown) + 1.6), layout="constrained")
     axes = figure.add_subplot()
-    names = telling_names([row.get("label") or row[label] for row in shown], LABEL_WIDTH, kernels=label == "kernel")
+    # named as the tables name them: told apart among every row, at the tables' widest
+    labels = telling_labels([row_label(row) for row in rows], NAME_WIDTH, kernels=label == "kernel")
+    names = [labels[row_label(row)] for row in shown]
     values = [row["change_pct"] for row in shown]
     limit = max([10.0] + [1.5 * abs(value) + 2 for value in values])
     bars = axes.barh(range(len(shown)), values, color=[COLORS.get(row["status"], "#777777") for row in shown])

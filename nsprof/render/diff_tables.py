@@ -11,12 +11,20 @@ import json
 from nsprof.analyze.diff import NOT_CALLED, DiffResult
 from nsprof.analyze.diff.noise import SHORT_NS
 from nsprof.analyze.diff.statistics import MIN_SAMPLES
-from nsprof.analyze.ladder import short_kernel_name
+from nsprof.kernel_names import short_kernel_name
 from nsprof.render import format as fmt
 from nsprof.render.document import Block, Bullets, Heading, Image, Paragraph, Table
-from nsprof.render.kernel_names import telling_names
+from nsprof.render.table_names import telling_names
 
 NAME_MIN = 16
+NAME_WIDTH = 40  # the widest a name reads in diff's tables and its chart, so that both name a row alike
+
+
+def telling_labels(names, width: int, kernels: bool = True) -> dict[str, str]:
+    """Each of `names` (every row of a section, not only those shown) in at most `width`
+    characters, told apart among them all: the chart and the tables call one kernel alike."""
+    distinct = list(dict.fromkeys(str(name) for name in names))
+    return dict(zip(distinct, telling_names(distinct, width, kernels)))
 CHART_FILE = "diff-chart.png"
 
 
@@ -82,7 +90,7 @@ def summary(result: DiffResult) -> list[str]:
     lines = []
     if result.stage_pair:
         for row in result.stages:
-            lines.append(f"{_row_label(row)}: time {fmt.duration_ns(row['a_median_ns'])} -> "
+            lines.append(f"{row_label(row)}: time {fmt.duration_ns(row['a_median_ns'])} -> "
                          f"{fmt.duration_ns(row['b_median_ns'])}, {_change(row)} ({_verdict(row, result)})"
                          + "".join(f"; {_counter_phrase(name, values)}" for name, values in
                                    _top_counters(row.get("metrics", {}))) + ".")
@@ -97,7 +105,7 @@ def summary(result: DiffResult) -> list[str]:
                      + ".")
         views = [view for row in rows for view in (_range_views(row) if label == "range" else [row])]
         for row in [view for view in views if view["status"] in ("faster", "slower")][:3]:
-            name = _row_label(row) if label == "stage" else short_kernel_name(row[label], 40)
+            name = row_label(row) if label == "stage" else short_kernel_name(row[label], 40)
             lines.append(f"{name} {row['status']}: {_change(row)}.")
         for row in [view for view in views if view["status"] == NOT_CALLED and view["significant"]][:3]:
             lines.append(f"{row[label]}'s own duration (CPU, not called): {_change(row)}.")
@@ -166,7 +174,8 @@ def _counter_value(name: str, value) -> str:
     return fmt.count(value)
 
 
-def _row_label(row: dict) -> str:
+def row_label(row: dict) -> str:
+    """A stage row's op, stage and size; a kernel's or range's full name."""
     if "label" in row:
         return f"{row['op']} {row['label']} {fmt.problem_size(row['size'])}"
     return str(row.get("kernel") or row.get("range"))
@@ -192,9 +201,10 @@ def _change_table(title: str, label: str, rows: list[dict], result: DiffResult, 
     duration (`time`: GPU or own), the range alone having no GPU work only the latter. The first
     CHANGE_ROWS (significant changes first, then added and removed, then the rest)."""
     more = len(rows) - CHANGE_ROWS
+    among = [str(row[label]) for row in rows] if label != "stage" else []
     rows = rows[:CHANGE_ROWS]
     headers = [label, "n A/B", "A median", "B median", "change", "95% CI", "status"]
-    shown: list[tuple[dict, str, str | None]] = [(row, _row_label(row) if label == "stage" else str(row[label]), None)
+    shown: list[tuple[dict, str, str | None]] = [(row, row_label(row) if label == "stage" else str(row[label]), None)
                                                  for row in rows]
     if label == "range":
         headers.insert(1, "time")
@@ -205,7 +215,7 @@ def _change_table(title: str, label: str, rows: list[dict], result: DiffResult, 
               fmt.MISSING if row["change_pct"] is None else f"{row['change_pct']:+.1f}%", _interval(row), _status(row)]
              for row, name, kind in shown]
     medians = (headers.index("A median"), headers.index("B median"))
-    headers, cells = _fitted(headers, cells, width, drop=medians, kernels=label == "kernel")
+    headers, cells = _fitted(headers, cells, width, drop=medians, kernels=label == "kernel", among=among)
     notes = []
     if any(_status(row) == "same*" for row, _, _ in shown):
         floor = " or the noise floor of its kind" if result.noise is not None else ""
@@ -237,7 +247,7 @@ def _totals_table(result: DiffResult) -> Table:
 def _contributors_table(result: DiffResult, width: int) -> Table:
     cells = [[row["kernel"], ("+" if row["delta_ns"] > 0 else "-") + fmt.duration_ns(abs(row["delta_ns"])),
               fmt.percent(row["share_pct"])] for row in result.contributors]
-    headers, cells = _fitted(["kernel", "time change", "share"], cells, width)
+    headers, cells = _fitted(["kernel", "time change", "share"], cells, width, among=[row["kernel"] for row in result.kernels])
     return Table.preformatted(headers, cells, [False, True, True], title="Top contributors (kernel time)",
                               caption="share: of the summed absolute changes of every kernel")
 
@@ -246,7 +256,7 @@ def _why_blocks(result: DiffResult, width: int) -> list[Block]:
     cells, rules = [], []
     for label, rows in (("kernel", result.kernels), ("stage", result.stages)):
         for row in rows:
-            name = _row_label(row) if label == "stage" else str(row[label])
+            name = row_label(row) if label == "stage" else str(row[label])
             for counter, values in (row.get("metrics") or {}).items():
                 change = values["change_pct"]
                 cells.append([name, counter, _counter_value(counter, values["a"]), _counter_value(counter, values["b"]),
@@ -256,7 +266,8 @@ def _why_blocks(result: DiffResult, width: int) -> list[Block]:
                     rules.append(f"{name}: ncu rule{'s' if len(row[key]) > 1 else ''} {', '.join(row[key])} {word}")
     blocks: list[Block] = []
     if cells:
-        headers, cells = _fitted(["what", "counter", "A", "B", "change"], cells, width)
+        headers, cells = _fitted(["what", "counter", "A", "B", "change"], cells, width,
+                                 among=[row["kernel"] for row in result.kernels])
         blocks.append(Table.preformatted(headers, cells, [False, False, True, True, True],
                                          title="Why: the ncu counters that moved (per launch)"))
     if rules:
@@ -265,16 +276,17 @@ def _why_blocks(result: DiffResult, width: int) -> list[Block]:
 
 
 def _fitted(headers: list[str], cells: list[list[str]], width: int, drop: tuple[int, ...] = (),
-            kernels: bool = True) -> tuple[list, list]:
-    """Shorten the first column's names (kernel_names.telling_names: the part that tells them
-    apart stays) so the table fits `width`; below NAME_MIN for it, drop the `drop` columns first."""
+            kernels: bool = True, among: list[str] | tuple = ()) -> tuple[list, list]:
+    """Shorten the first column's names (telling_labels, told apart among `among` too: every
+    name of the section) to at most NAME_WIDTH, so the table fits `width`; below NAME_MIN for
+    them, drop the `drop` columns first."""
     def others(columns: list[int]) -> int:
         return sum(max(len(headers[i]), *(len(row[i]) for row in cells)) for i in columns) + 3 * (len(columns) + 1) + 1
 
     kept = list(range(1, len(headers)))
     if drop and width - others(kept) < NAME_MIN:
         kept = [i for i in kept if i not in drop]
-    name_width = max(NAME_MIN, width - others(kept))
+    name_width = min(NAME_WIDTH, max(NAME_MIN, width - others(kept)))
     kept = [0, *kept]
-    names = telling_names([row[0] for row in cells], name_width, kernels)
-    return [headers[i] for i in kept], [[name] + [row[i] for i in kept[1:]] for name, row in zip(names, cells)]
+    labels = telling_labels([*among, *(row[0] for row in cells)], name_width, kernels)
+    return [headers[i] for i in kept], [[labels[row[0]]] + [row[i] for i in kept[1:]] for row in cells]

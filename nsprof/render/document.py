@@ -22,6 +22,10 @@ from typing import Any
 # values the column holds, of whatever type it holds).
 Column = tuple[str, str, str | Callable[[Any], str]]
 
+# The width a document written as a file (Markdown, HTML) is laid out for: its tables have room,
+# so every column of the hot-kernel table is shown and names read at their widest.
+REPORT_WIDTH = 200
+
 # The format of a column whose cells were formatted already: shown as they are, right-aligned
 # as the numbers they hold.
 AS_NUMBER: Callable[[object], str] = str
@@ -55,6 +59,14 @@ class Table:
     # record keys of the columns a terminal too narrow leaves out, in this order (the caption says which)
     drop_order: tuple[str, ...] = ()
     whole: tuple[str, ...] = ()  # keys of text columns never wrapped on a terminal (short phrases: titles)
+    # headings of columns left out already to fit a width (the table was fitted as it was made)
+    left_out: tuple[str, ...] = ()
+
+    def caption_with(self, also_left_out: Sequence[str] = ()) -> str | None:
+        """The caption with one note naming every column left out, here and by a writer."""
+        gone = list(dict.fromkeys([*self.left_out, *also_left_out]))
+        note = f"left out to fit the terminal: {', '.join(gone)} (in --json)" if gone else ""
+        return "; ".join(part for part in (self.caption, note) if part) or None
 
     @classmethod
     def preformatted(cls, headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool],

@@ -58,8 +58,7 @@ def to_terminal(blocks: list[Block], console: Console, spaced: bool = True) -> N
             console.print(_rich_markdown(_markdown_list(block.items)) if block.markdown else
                           Text("\n".join(prose(item, console.width, "• ", "  ") for item in block.items)))
         elif isinstance(block, Table):
-            console.print(terminal_table(block.title, block.columns, block.rows, block.caption, console.width,
-                                         block.drop_order, block.whole))
+            console.print(terminal_table(block, console.width))
         elif isinstance(block, Drawing):
             console.print(Text(block.title, style="bold"))
             wide = max(map(len, block.lines), default=0) > console.width
@@ -117,8 +116,8 @@ def _markdown_table(table: Table) -> str:
     lines += [row(heading for heading, _, _ in table.columns),
               "| " + " | ".join("---:" if spec else "---" for _, _, spec in table.columns) + " |"]
     lines += [row(cell(record.get(key), spec) for _, key, spec in table.columns) for record in table.rows]
-    if table.caption:
-        lines += ["", f"*{markdown_text(table.caption)}*"]
+    if caption := table.caption_with():
+        lines += ["", f"*{markdown_text(caption)}*"]
     return "\n".join(lines)
 
 
@@ -184,7 +183,8 @@ def _html_table(table: Table) -> str:
     rows = "".join(f"<tr>{cells('td', [_unbroken(cell(record.get(key), spec)) for _, key, spec in table.columns])}</tr>"
                    for record in table.rows)
     title = f"<p><strong>{_inline(table.title)}</strong></p>\n" if table.title else ""
-    caption = f"\n<p><em>{_inline(table.caption)}</em></p>" if table.caption else ""
+    said = table.caption_with()
+    caption = f"\n<p><em>{_inline(said)}</em></p>" if said else ""
     # a table wider than the screen scrolls on its own, the page around it does not
     return f"{title}<div class=\"wide\"><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>{caption}"
 
@@ -222,7 +222,7 @@ def to_json(blocks: list[Block]) -> list[dict]:
 def _json_block(block: Block) -> dict:
     if isinstance(block, Table):
         keys = [key for _, key, _ in block.columns]
-        return {"type": "table", "title": block.title, "caption": block.caption,
+        return {"type": "table", "title": block.title, "caption": block.caption_with(),
                 "columns": [{"heading": heading, "key": key} for heading, key, _ in block.columns],
                 "rows": [{key: json_ready(record.get(key)) for key in keys} for record in block.rows]}
     if isinstance(block, Image):

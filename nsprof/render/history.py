@@ -10,7 +10,7 @@ import pandas as pd
 from nsprof.history.trend import BASELINE, CHANGE_P, MIN_CHANGE_PCT, WINDOW, change_points
 from nsprof.render import format as fmt
 from nsprof.render.document import Block, Paragraph, Table
-from nsprof.render.kernel_names import telling_names
+from nsprof.render.table_names import telling_names
 
 NAME_WIDTH = 44  # a name column that leaves the figures room at 80 columns (JSON keeps whole names)
 SERIES_COLUMNS = (("kind", "kind", ""), ("name", "label", ""), ("entries", "entries", ",d"),

@@ -9,7 +9,7 @@ from nsprof.analyze.harness import NSPROF_HARNESS
 from nsprof.analyze.hot_kernels import COVERAGE_PCT, GRAPH_LEVEL, NOT_PROFILED
 from nsprof.render import format as fmt
 from nsprof.render.document import Table
-from nsprof.render.kernel_names import telling_names
+from nsprof.render.table_names import telling_names
 from nsprof.render.terminal_table import fit_named, left_out
 
 HOT_ROWS = 10  # the terminal shows the first ten ranked; --json has every row
@@ -49,13 +49,14 @@ COLUMNS = (("kernel", "label", ""), ("grid", "grid_short", ""), ("launches", "la
            ("SM\n%", "sm_throughput_pct", ".0f"), ("mem\n%", "memory_throughput_pct", ".0f"),
            ("occ.\n%", "occupancy_pct", ".0f"), ("rate", "rate", ""), ("% of\nroof", "pct_of_roof", ".0f"),
            ("top rule (ncu)", "top_rule", ""), ("est.\nspeedup %", "speedup", ""), ("saving\nus", "saving_ns", _us))
-# Left out first when the terminal is too narrow (every value stays in --json).
-# The grid stays: rows of one kernel differ by it.
-DROP_ORDER = ("occupancy_pct", "memory_throughput_pct", "launches", "sm_throughput_pct", "pct_of_roof", "rate",
-              "speedup", "bound")
+# Left out first when the terminal is too narrow (every value stays in --json). The grid stays:
+# rows of one kernel differ by it; so does the saving they are ranked by. What bounds a kernel
+# outlasts the rule ncu names for it: the rule's words are long, "compute" or "memory" short.
+DROP_ORDER = ("occupancy_pct", "launches", "speedup", "pct_of_roof", "memory_throughput_pct", "sm_throughput_pct",
+              "rate", "top_rule", "bound")
 NCU_COLUMNS = ("bound", "sm_throughput_pct", "memory_throughput_pct", "occupancy_pct", "rate", "pct_of_roof",
                "top_rule", "speedup", "saving_ns")  # empty on every row of a capture without ncu: not shown
-LABEL_WIDTHS = (30, 24, 18, 14, 12)  # kernel names are shortened further only when the columns above are gone
+LABEL_WIDTHS = (28, 24, 18, 14, 12)  # kernel names are shortened further only when the columns above are gone
 
 
 def harness_note(harness: dict) -> str:
@@ -107,4 +108,4 @@ def hot_kernels_table(hot: pd.DataFrame, width: int, harness: dict | None = None
         notes.append(f"{len(hot) - HOT_ROWS} more in --json")
     sources = "nsys + ncu" if profiled else "nsys only"
     return Table(f"Where the time goes and what to fix first ({sources})", tuple(columns), rows,
-                 "; ".join(notes) + left_out(wanted, columns))
+                 "; ".join(notes), left_out=left_out(wanted, columns))

@@ -24,13 +24,11 @@ from nsprof.analyze.roofline import LEVELS, binding_points, chart_groups, unplac
 from nsprof.analyze.timeline import TimeBreakdown
 from nsprof.registry import Stage, all_ops, all_stages, baseline_stages, get_op, headline
 from nsprof.render import format as fmt
-from nsprof.render.document import Block, Bullets, Heading, Image, Paragraph, Table
-
-REPORT_WIDTH = 200  # the report's tables have room: every column of the hot-kernel table is shown
-from nsprof.render.hot_kernels_table import hot_kernels_table  # noqa: E402
-from nsprof.render.ladder import ladder_chart  # noqa: E402
-from nsprof.render.roofline import roof_rate, roofline_figure  # noqa: E402
-from nsprof.render.stage_notes import stage_notes  # noqa: E402
+from nsprof.render.document import REPORT_WIDTH, Block, Bullets, Heading, Image, Paragraph, Table
+from nsprof.render.hot_kernels_table import hot_kernels_table
+from nsprof.render.ladder import ladder_chart
+from nsprof.render.roofline import roof_rate, roofline_figure
+from nsprof.render.stage_notes import stage_notes
 
 PNG_DPI = 150
 LEVEL_NAMES = {level.key: level.name for level in LEVELS}

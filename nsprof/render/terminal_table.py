@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from rich.markup import escape
 from rich.table import Table
 
+from nsprof.render.document import Table as DocumentTable
 from nsprof.render.format import MISSING
 
 
@@ -134,20 +135,20 @@ def _prose_widths(columns: tuple, rows: Sequence[dict], width: int, whole: tuple
     return widths
 
 
-def terminal_table(title: str | None, columns: Sequence, rows: Sequence[dict], caption: str | None, width: int,
-                   drop_order: tuple[str, ...] = (), whole: tuple[str, ...] = ()) -> Table:
-    """A document table for a `width`-column terminal: columns of `drop_order` left out in that
-    order until it fits with its prose wrapped (the caption names them), then rich_table. A table
-    that states no order and cannot fit loses its columns from the right, the first one staying."""
-    if not drop_order and table_width(list(columns), rows, True, whole) > width:
+def terminal_table(block: DocumentTable, width: int) -> Table:
+    """A document table (nsprof.render.document.Table) for a `width`-column terminal: columns of
+    its drop_order left out in that order until it fits with its prose wrapped, then rich_table,
+    the caption naming every column left out (here and when the table was made). A table that
+    states no order and cannot fit loses its columns from the right, the first one staying."""
+    columns, rows, drop_order = list(block.columns), block.rows, block.drop_order
+    if not drop_order and table_width(columns, rows, True, block.whole) > width:
         drop_order = tuple(key for _, key, _ in reversed(columns[1:]))
-    shown = fit_columns(list(columns), rows, width, drop_order, True, whole) if drop_order else list(columns)
-    note = left_out(list(columns), shown)
-    caption = (caption + note) if caption else note.removeprefix("; ") or None
-    return rich_table(title, tuple(shown), rows, caption, width, whole)
+    shown = fit_columns(columns, rows, width, drop_order, True, block.whole) if drop_order else columns
+    return rich_table(block.title, tuple(shown), rows, block.caption_with(left_out(columns, shown)), width, block.whole)
 
 
-def left_out(present: list, shown: list) -> str:
-    """A caption's note naming the columns fit_columns left out."""
-    gone = [heading.replace("-\n", "").replace("\n", " ") for heading, key, _ in present if (heading, key, _) not in shown]
-    return f"; left out to fit the terminal: {', '.join(gone)} (in --json)" if gone else ""
+def left_out(present: Sequence, shown: Sequence) -> tuple[str, ...]:
+    """The headings (on one line) of the columns of `present` that are not `shown`: for a
+    Table's left_out."""
+    return tuple(heading.replace("-\n", "").replace("\n", " ") for heading, key, spec in present
+                 if (heading, key, spec) not in shown)

@@ -23,7 +23,8 @@ from matplotlib.collections import PolyCollection
 from matplotlib.patches import Patch
 
 from nsprof.analyze.gpu_events import DTOD, DTOH, GRAPH, HTOD, KERNEL, MEMSET, merged_intervals
-from nsprof.render.bar_labels import fitted, kernel_label, shared_parts
+from nsprof.kernel_names import kernel_label
+from nsprof.render.bar_labels import fitted, shared_parts
 
 PIXEL_FRACTION = 1 / 1500  # about a pixel of the plot's width
 MIN_BAR_PIXELS = 2

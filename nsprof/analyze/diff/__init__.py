@@ -592,7 +592,7 @@ def _count_warnings(kernels: list[dict]) -> list[str]:
     if not different:
         return []
     first = max(different, key=lambda row: row["a_total_ns"] + row["b_total_ns"])
-    from nsprof.analyze.ladder import short_kernel_name
+    from nsprof.kernel_names import short_kernel_name
 
     counts = f"{per_run(first, 'a'):g} vs {per_run(first, 'b'):g}{' a run' if 'a_runs' in first else ''}"
     return [f"{len(different)} of {len(matched)} kernels ran a different number of times "

@@ -6,7 +6,7 @@ Three passes, each over what the earlier ones left unpaired:
 2. The same name up to its numbers (`gemm<128>(float*)` and `gemm<64>(float*)`; cuBLAS's
    `nvjet_..._128x64_...` and `..._256x128_...`): a changed template argument or tile choice still
    pairs up. Several of one such shape on a side pair in the order of their first launch.
-3. Base names (nsprof.analyze.ladder.short_kernel_name: no template arguments, parameters or
+3. Base names (nsprof.kernel_names.base_name: no template arguments, parameters or
    namespaces), only where exactly one kernel of that base name is left on each side. PyTorch's
    `vectorized_elementwise_kernel<.., FillFunctor>` and `<.., CUDAFunctor_add>` share a base name
    and are different work: with several candidates the base name alone cannot say which is which.
@@ -23,7 +23,7 @@ import re
 
 import pandas as pd
 
-from nsprof.analyze.ladder import short_kernel_name
+from nsprof.kernel_names import base_name
 
 NAME, NUMBERS, BASE_NAME = "name", "name but numbers", "base name"
 _NUMBER = re.compile(r"\d+")
@@ -40,7 +40,7 @@ def match_kernels(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
         left[side] = firsts.sort_values("start_ns", kind="stable").reset_index(drop=True)
     pairs: list[tuple[str, str, str]] = []
     for rule, shape, unique_only in ((NAME, str, False), (NUMBERS, _numbers_masked, False),
-                                     (BASE_NAME, _base_name, True)):
+                                     (BASE_NAME, base_name, True)):
         found = _pair_by(left["a"], left["b"], shape, unique_only)
         pairs += [(a_name, b_name, rule) for a_name, b_name in found]
         left = {side: names[~names["name"].isin({pair[index] for pair in found})]
@@ -71,5 +71,3 @@ def _numbers_masked(name: str) -> str:
     return _NUMBER.sub("#", name)
 
 
-def _base_name(name: str) -> str:
-    return short_kernel_name(name, 10**6)

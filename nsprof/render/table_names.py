@@ -6,7 +6,8 @@ import re
 from collections import defaultdict
 from collections.abc import Callable
 
-from nsprof.render.bar_labels import ELLIPSIS, SEPARATORS, WORD, Part, fitted, kernel_label, shared_parts
+from nsprof.kernel_names import kernel_label
+from nsprof.render.bar_labels import ELLIPSIS, SEPARATORS, WORD, Part, fitted, shared_parts
 
 
 def telling_names(names, width: int, kernels: bool = True) -> list[str]:
@@ -22,10 +23,11 @@ def telling_names(names, width: int, kernels: bool = True) -> list[str]:
     texts = {name: kernel_label(name) if kernels else name for name in dict.fromkeys(names)}
     parts = shared_parts(texts.values())
     index = _WordIndex(texts.values())
+    having = _names_having(texts.values()) if kernels else {}
 
     def fit(text: str, room: int) -> str:
         label = _fit(text, room, parts[text])
-        return _with_base(label, text, room) if kernels else label
+        return _named(_with_base(label, text, room), text, room, having) if kernels else label
 
     labels = {name: fit(text, width) for name, text in texts.items()}
     for name, text in texts.items():
@@ -40,6 +42,8 @@ def telling_names(names, width: int, kernels: bool = True) -> list[str]:
             # …128x128_unchecked read as v10's kernel too)
             widened = [lead + text[start:], lead + text[start:end] + trail, text[:end] + trail,
                        fitted(text, width) or ""]
+            if kernels:
+                widened = [_named(label, text, width, having) for label in widened]
             labels[name] = next((label for label in widened
                                  if label and len(label) <= width and not index.reads_as_another(label, text)),
                                 labels[name])
@@ -86,6 +90,36 @@ def _with_base(label: str, text: str, width: int) -> str:
 
 
 _BASE = re.compile(r"[^<(\s]+")  # a kernel label's name, before its template arguments
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_LETTERS = re.compile(r"[A-Za-z]")
+
+
+def _names_having(texts) -> dict[str, int]:
+    """How many of the kernel labels `texts` have each identifier (`PdV_kernel`, `lambda`)."""
+    counts: dict[str, int] = defaultdict(int)
+    for text in texts:
+        for identifier in set(_IDENTIFIER.findall(text)):
+            counts[identifier] += 1
+    return counts
+
+
+def _named(label: str, text: str, width: int, having: dict[str, int]) -> str:
+    """A label that names no kernel (the part telling instances apart: "…2)]>") gets the name's
+    most telling identifier in front: its first one fewer kernels share than its own name
+    ("…PdV_kernel…2)]>" for par_ranged2d_kernel<PdV_kernel::[lambda (instance 2)]>), cut between
+    its words where it is too long, alone where even so both do not fit; unchanged where nothing fits."""
+    if _LETTERS.search(label):
+        return label
+    identifiers = _IDENTIFIER.findall(text)
+    if not identifiers:
+        return label
+    own = having.get(identifiers[0], 1)
+    telling = next((word for word in identifiers[1:] if having.get(word, 1) < own), identifiers[0])
+    lead, rest = "" if text.startswith(telling) else ELLIPSIS, label.removeprefix(ELLIPSIS)
+    # the identifier whole, else its first words ("advec_mom…" of advec_mom_kernel), the rest after it
+    cuts = [telling] + [telling[:at] for at in range(len(telling) - 1, 0, -1) if telling[at] == "_"]
+    named = [lead + cut + ELLIPSIS + rest for cut in cuts] + [lead + cut + ELLIPSIS for cut in cuts]
+    return next((label for label in named if len(label) <= width), label)
 
 
 def _fit(text: str, width: int, parts) -> str:
