@@ -43,7 +43,6 @@ if TYPE_CHECKING:  # the libraries load with the calls that need them: `nsprof -
     from nsprof.timeline import Timeline
 
 CAPTURED_FLOWS = 10  # flows per variant (and as many untimed ones before) in the pipeline's nsys capture
-PNG_DPI = 150  # figures are laid out in points; this only sets the PNG's pixel size
 ROOFLINE_FILES = ("roofline.png", "roofline.svg", "roofline.csv")
 # roofline.csv: what each point is, where it sits, what bounds it, then where it came from.
 ROOFLINE_CSV_COLUMNS = ("label", "kernel", "level", "intensity_flop_per_byte", "flops_source", "gflops_per_s",
@@ -328,20 +327,21 @@ def diff(a: str | Path, b: str | Path | None = None, stages: tuple[str, str] | N
 def diff_side(path: Path, attribution: str = "thread"):
     """One side of a diff (nsprof.analyze.diff.Capture): a bench record, a capture with its
     further runs, or a directory of nsys captures (no manifest) as the runs of one program."""
-    from nsprof.analyze.diff import Capture, profile_capture
+    from nsprof.analyze.diff import Capture
     from nsprof.many import is_many
-    from nsprof.parse import load_profile
     from nsprof.parse.bench_record import is_bench_record, load_bench_record
     from nsprof.parse.profile import further_runs, tool_outputs
+    from nsprof.profile_analysis import diff_analysis
+
+    def analyzed(name: str, file: Path) -> Capture:  # the parts of its analysis a diff compares, nothing else
+        return Capture(name, diff_analysis(file, attribution))
 
     if is_bench_record(path):
         return Capture(str(path), bench=load_bench_record(path))
     if is_many(path):
         first, *rest = tool_outputs(path)[0]
-        runs = tuple(profile_capture(str(file), load_profile(file), attribution) for file in rest)
-        return _with_runs(profile_capture(str(path), load_profile(first), attribution), runs)
-    runs = tuple(profile_capture(str(file), load_profile(file), attribution) for file in further_runs(path))
-    return _with_runs(profile_capture(str(path), load_profile(path), attribution), runs)
+        return _with_runs(analyzed(str(path), first), tuple(analyzed(str(file), file) for file in rest))
+    return _with_runs(analyzed(str(path), path), tuple(analyzed(str(file), file) for file in further_runs(path)))
 
 
 def _with_runs(capture, runs: tuple):
@@ -385,23 +385,18 @@ def write_roofline(ladder: LadderAnalysis, out: str | Path, force: bool = False)
         raise ParseError(f"nothing to place on a roofline in {names} (no ncu kernel with FLOP counts, bytes and a duration)",
                          "Profile with `nsprof profile --tool ncu` (or both), or pass an ncu CSV that has "
                          "gpu__time_duration.sum, dram__bytes_read.sum/_write.sum and the FP32 or tensor FLOP counters")
-    import io
 
-    import matplotlib.pyplot as plt  # matplotlib loads only for the calls that draw
 
     from nsprof.output import check_outputs, write_set
     from nsprof.render.csv_table import csv_bytes
+    from nsprof.render.figure_file import figure_bytes
     from nsprof.render.roofline import roofline_figure
 
     _outside_profiles(out)
     since = check_outputs([Path(out) / name for name in ROOFLINE_FILES], force)
-    figure = roofline_figure(ladder.points, ladder.roofs, ladder.gpu)
-    png, svg = io.BytesIO(), io.BytesIO()
-    figure.savefig(png, format="png", dpi=PNG_DPI)
-    figure.savefig(svg, format="svg")
-    plt.close(figure)
+    drawn = [figure_bytes(roofline_figure(ladder.points, ladder.roofs, ladder.gpu), kind) for kind in ("png", "svg")]
     table = csv_bytes(ladder.points[list(ROOFLINE_CSV_COLUMNS)])
-    return write_set(Path(out), dict(zip(ROOFLINE_FILES, (png.getvalue(), svg.getvalue(), table))), force, since)
+    return write_set(Path(out), dict(zip(ROOFLINE_FILES, (*drawn, table))), force, since)
 
 
 def write_report(ladder: LadderAnalysis, directory: str | Path, force: bool = False) -> list[Path]:
@@ -434,24 +429,20 @@ def write_diff(result, directory: str | Path, force: bool = False) -> list[Path]
     """DIRECTORY/index.html (self-contained), diff.md and the chart diff.md shows, written as a set
     (see nsprof.output): an earlier diff nsprof wrote there is replaced, any other file in the way
     is kept unless `force`."""
-    import io
-
-    import matplotlib.pyplot as plt  # noqa: F401  (the backend loads with the first figure)
-
     from nsprof.output import check_outputs, write_set
     from nsprof.render.diff_chart import diff_chart
     from nsprof.render.diff_tables import CHART_FILE, diff_blocks, diff_title
     from nsprof.render.document import REPORT_WIDTH
     from nsprof.render.document_writers import to_html, to_markdown
+    from nsprof.render.figure_file import figure_bytes
 
     _outside_profiles(directory)
     since = check_outputs([Path(directory) / name for name in ("index.html", "diff.md", CHART_FILE)], force)
     rows, label = (result.kernels, "kernel") if result.kernels else (result.stages, "stage")
-    png = io.BytesIO()
-    diff_chart(rows, label, diff_title(result)).savefig(png, format="png", dpi=PNG_DPI)
-    blocks = diff_blocks(result, REPORT_WIDTH, png.getvalue())
+    png = figure_bytes(diff_chart(rows, label, diff_title(result)))
+    blocks = diff_blocks(result, REPORT_WIDTH, png)
     files = {"index.html": to_html(blocks, diff_title(result)).encode(),
-             "diff.md": to_markdown(blocks).encode(), CHART_FILE: png.getvalue()}
+             "diff.md": to_markdown(blocks).encode(), CHART_FILE: png}
     return write_set(Path(directory), files, force, since)
 
 
@@ -639,7 +630,7 @@ def write_timeline(timeline: Timeline | str | Path, out: str | Path | None = Non
     for target in targets:
         _outside_profiles(target.parent)
     since = check_outputs(targets, force)
-    files = timeline_files(view, chart, _path(trace), PNG_DPI)  # everything is drawn before anything is written
+    files = timeline_files(view, chart, _path(trace))  # everything is drawn before anything is written
     write_outputs(files, force, since)
     return list(files)
 
@@ -689,4 +680,4 @@ def write_history_chart(kind: str, name: str, series: pd.DataFrame, out: str | P
 
     target = Path(out) / f"history-{re.sub(r'[^A-Za-z0-9._-]+', '-', name).strip('-')[:80] or kind}.png"
     since = check_outputs([target], force)
-    return write_set(target.parent, {target.name: trend_png(kind, name, series, PNG_DPI)}, force, since)
+    return write_set(target.parent, {target.name: trend_png(kind, name, series)}, force, since)

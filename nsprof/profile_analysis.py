@@ -26,3 +26,14 @@ def analyzed_profile(path: Path, ceilings: Path | None = None, attribution: str 
     profile = load_profile(Path(path), ANALYSIS_COLUMNS)  # only the nsys columns the analysis reads
     ceiling = resolve_ceiling(gpu_name(profile.nsys, profile.ncu, profile.manifest), ceilings, [profile.manifest])
     return profile, analyze_profile(profile.nsys, profile.ncu, profile.manifest, ceiling, attribution, profile.triton)
+
+
+def diff_analysis(path: Path, attribution: str = "thread") -> ProfileAnalysis:
+    """The parts of the analysis of the profile at `path` that `nsprof diff` compares
+    (analyze_profile's `for_diff`: no ceilings), read with the same columns as analyzed_profile."""
+    from nsprof.analyze import analyze_profile
+    from nsprof.analyze.report import ANALYSIS_COLUMNS
+    from nsprof.parse import load_profile
+
+    profile = load_profile(Path(path), ANALYSIS_COLUMNS)
+    return analyze_profile(profile.nsys, profile.ncu, profile.manifest, attribution=attribution, for_diff=True)

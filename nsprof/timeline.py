@@ -5,7 +5,6 @@ drawing nsprof.render.timeline's and nsprof.render.chrome_trace's."""
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from dataclasses import dataclass
@@ -98,10 +97,9 @@ def chart_path(timeline: Timeline, out: str | Path | None) -> Path:
     return path
 
 
-def timeline_files(timeline: Timeline, chart: Path, trace: Path | None, dpi: int) -> dict[Path, bytes]:
+def timeline_files(timeline: Timeline, chart: Path, trace: Path | None) -> dict[Path, bytes]:
     """The Chrome trace (with `trace`) and the chart, drawn in the format `chart`'s suffix names."""
-    import matplotlib.pyplot as plt
-
+    from nsprof.render.figure_file import figure_bytes
     from nsprof.render.timeline import timeline_figure
 
     files = {trace: json.dumps(timeline.trace).encode()} if trace else {}
@@ -110,10 +108,7 @@ def timeline_files(timeline: Timeline, chart: Path, trace: Path | None, dpi: int
     shown = int(((events["end_ns"] > start) & (events["start_ns"] < end)).sum())
     figure = timeline_figure(events, timeline.ranges, timeline.window, timeline.capture[0],
                              f"{timeline.name}: {shown:,} GPU operations", timeline.caption)
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format=chart.suffix.lower().lstrip("."), dpi=dpi)
-    plt.close(figure)
-    files[chart] = buffer.getvalue()
+    files[chart] = figure_bytes(figure, chart.suffix.lower().lstrip("."))
     return files
 
 

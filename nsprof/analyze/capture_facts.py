@@ -4,10 +4,39 @@ from __future__ import annotations
 
 import pandas as pd
 
+from nsprof.analyze.launch_configs import LAUNCH_SIZES
 from nsprof.parse.ncu_csv import NcuReport
 from nsprof.parse.nsys_sqlite import NsysExport
 
 GPU_NAME_METRIC = "device__attribute_display_name"
+GPU_LAUNCH_COLUMNS = ("name", "start_ns", "value_ns", "config")
+
+
+def gpu_launches(nsys: list[NsysExport]) -> pd.DataFrame:
+    """Every kernel and graph launch nsys traced, in GPU_LAUNCH_COLUMNS: its name, start and
+    duration (`value_ns`), and its grid and block as one label ("" for a graph, or where the export
+    holds none): what `nsprof diff` compares launch by launch."""
+    frames = []
+    for export in nsys:
+        kernels, graphs = export.kernels, export.graphs
+        frames.append(pd.DataFrame({"name": kernels["kernel"].astype(str), "start_ns": kernels["start_ns"],
+                                    "value_ns": kernels["duration_ns"], "config": _launch_configs(kernels)}))
+        frames.append(pd.DataFrame({"name": graphs["name"].astype(str), "start_ns": graphs["start_ns"],
+                                    "value_ns": graphs["duration_ns"], "config": ""}))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(GPU_LAUNCH_COLUMNS))
+
+
+def gpu_totals(nsys: list[NsysExport]) -> dict:
+    """The summed durations of kernels (graph launches too) and of copies and memsets."""
+    return {"kernel_ns": float(sum(e.kernels["duration_ns"].sum() + e.graphs["duration_ns"].sum() for e in nsys)),
+            "copy_ns": float(sum(e.memcpys["duration_ns"].sum() + e.memsets["duration_ns"].sum() for e in nsys))}
+
+
+def _launch_configs(kernels: pd.DataFrame) -> pd.Series:
+    """Each launch's grid and block as one label ("" where the export holds none)."""
+    if not all(column in kernels for column in LAUNCH_SIZES):
+        return pd.Series("", index=kernels.index)
+    return kernels[list(LAUNCH_SIZES)].astype("Int64").astype(str).agg(",".join, axis=1)
 
 
 def distinct_launches(ncu: list[NcuReport]) -> pd.DataFrame:

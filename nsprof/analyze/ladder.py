@@ -44,11 +44,8 @@ import numpy as np
 import pandas as pd
 
 from nsprof import metric_catalog
-from nsprof.analyze.capture_facts import distinct_launches, gpu_name
-from nsprof.analyze.hot_kernels import capture_hot_kernels, launch_table
-from nsprof.analyze.launch_findings import rule_results
+from nsprof.analyze.capture_facts import gpu_name
 from nsprof.analyze.metrics import TOTALS, all_measured_flops, kernel_metrics, measured, range_metrics, ratio, sum_measured
-from nsprof.analyze.nvtx_attribution import attribute_work, summarize_ranges
 from nsprof.analyze.roofline import Roof, compute_peak, precision_unit, roofline_points, roofs
 from nsprof.analyze.timeline import TimeBreakdown, time_breakdown
 from nsprof.ceilings.peaks import Ceiling
@@ -103,13 +100,13 @@ def analyze_ladder(sources: list[Source], gpu: str | None, ceiling: Ceiling | No
     """Work records of every profile (the latest of each stage unless `keep_all`), their points
     under the ceiling's roofs (those of `gpu`, see sources_gpu), and the time breakdown of each
     contributing nsys capture."""
-    records, launch_tables = [], {}
+    from nsprof.analyze.report import analyze_profile  # the one assembly of a capture's analysis
+
+    records, analyses = [], {}
     for source in sources:
         profile = source.profile
-        ranges = summarize_ranges(pd.concat([attribute_work(export) for export in profile.nsys], ignore_index=True)) \
-            if profile.nsys else None
-        launches = launch_tables[source.name] = distinct_launches(profile.ncu) if profile.ncu else None
-        records.append((source.name, source.started, work_records(launches, ranges)))
+        analysis = analyses[source.name] = analyze_profile(profile.nsys, profile.ncu, profile.manifest, ceiling)
+        records.append((source.name, source.started, analysis.work))
     work = combine(records, keep_all)
     # A profile all of whose stages later profiles measured again is left out; one with no work
     # rows at all (an nsys capture of another program) still shows where its time went.
@@ -118,11 +115,8 @@ def analyze_ladder(sources: list[Source], gpu: str | None, ceiling: Ceiling | No
     timelines = {source.name: breakdown for source in used for export in source.profile.nsys[:1]
                  if (breakdown := time_breakdown(export)) is not None}
     work = with_peaks(work, ceiling)
-    hot = {}
-    for source in (source for source in used if source.profile.nsys):
-        launches = launch_tables[source.name]
-        hot[source.name] = capture_hot_kernels(source.profile.nsys, None if launches is None else launch_table(launches, ceiling),
-                                               rule_results(source.profile.ncu) if source.profile.ncu else None)
+    hot = {source.name: (analysis.hot_kernels, analysis.harness or {}) for source in used
+           if (analysis := analyses[source.name]).hot_kernels is not None}
     return LadderAnalysis(gpu, roofs(ceiling), work, roofline_points(work, ceiling), used, timelines, hot)
 
 

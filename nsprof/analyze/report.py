@@ -1,12 +1,14 @@
-"""Everything `nsprof analyze` reports about one profile, as DataFrames (pure functions)."""
+"""Everything nsprof reports about one profile, as DataFrames (pure functions): the one place an
+analysis of a capture is assembled, for `nsprof analyze`, the report, the ladder and `nsprof diff`
+alike (diff asks for the parts it compares, `for_diff`, and reads nothing else)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
-from nsprof.analyze.capture_facts import distinct_launches, gpu_name
+from nsprof.analyze.capture_facts import distinct_launches, gpu_launches, gpu_name, gpu_totals
 from nsprof.analyze.gpu_utilization import gpu_utilization
 from nsprof.analyze.hot_kernels import capture_hot_kernels, launch_table
 from nsprof.analyze.kernel_groups import kernel_groups
@@ -57,11 +59,20 @@ class ProfileAnalysis:
     range_families: pd.DataFrame | None = None  # nsys: nvtx_attribution.summarize_range_families; None without nsys
     kernel_families: pd.DataFrame | None = None  # nsys: summaries.kernel_family_summary; None without families
     triton_kernels: pd.DataFrame | None = None  # nsys + the capture's Triton cache: nsprof.analyze.triton_kernels
+    manifest: dict | None = None  # what ran (nsprof's manifest.json); None for a bare export
+    # nsprof.analyze.ladder.work_records: every piece of work, stages among them (what the ladder combines)
+    work: pd.DataFrame = field(default_factory=pd.DataFrame)
+    nsys_versions: tuple[str, ...] = ()  # the versions of nsys that wrote the exports
+    # for_diff only: every kernel and graph launch (capture_facts.gpu_launches), the summed kernel
+    # and copy time (capture_facts.gpu_totals), and every range instance (nvtx_attribution.attribute_work)
+    launch_times: pd.DataFrame | None = None
+    gpu_totals: dict | None = None
+    range_instances: pd.DataFrame | None = None
 
 
 def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict | None = None,
                     ceiling: Ceiling | None = None, attribution: str = THREAD,
-                    triton: pd.DataFrame | None = None) -> ProfileAnalysis:
+                    triton: pd.DataFrame | None = None, for_diff: bool = False) -> ProfileAnalysis:
     """Attribute nsys GPU work to NVTX ranges (by `attribution`: THREAD or PROCESS), derive ncu
     kernel metrics, and each stage's figures as every report shows them (nsprof.analyze.ladder).
 
@@ -70,13 +81,16 @@ def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict
     GPU's as the commands resolve it (nsprof.ceilings.resolve.resolve_ceiling: measured values laid
     over the datasheet); without one, the datasheet's peaks for the GPU the profile names. `triton`:
     the kernels the program's Triton compiled (nsprof.parse.triton_cache), where the capture kept them.
+    `for_diff`: only what `nsprof diff` compares (_diff_parts), no ceilings needed.
     """
     gpu = gpu_name(nsys, ncu, manifest)
-    ceiling = ceiling if ceiling is not None else datasheet_ceiling(gpu)
     calls = [launching_calls(export) for export in nsys]  # joined once: the ranges and what they missed both read it
     attributed = pd.concat([attribute_work(export, attribution, launched)
                             for export, launched in zip(nsys, calls)], ignore_index=True) if nsys else None
     ranges = summarize_ranges(attributed) if attributed is not None else None
+    if for_diff:
+        return _diff_parts(nsys, ncu, manifest, gpu, attribution, ranges, attributed)
+    ceiling = ceiling if ceiling is not None else datasheet_ceiling(gpu)
     families = summarize_range_families(attributed) if attributed is not None else None
     del attributed
     unattributed = unattributed_work(nsys, attribution, calls) if nsys else None
@@ -88,12 +102,33 @@ def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict
         rules, missing = rule_results(ncu), missing_metrics(launches, manifest)
     summaries: tuple[pd.DataFrame | None, pd.DataFrame | None, dict | None] = (
         (kernel_summary(nsys), memcpy_summary(nsys), unattributed) if nsys else (None, None, None))
-    work = with_peaks(combine([("", None, work_records(launches, ranges))]), ceiling)
+    records = work_records(launches, ranges)
+    work = with_peaks(combine([("", None, records)]), ceiling)
     stages = work[work["stage"].notna()].reset_index(drop=True)
     hot, harness = capture_hot_kernels(nsys, kernels, rules) if nsys else (None, None)
     return ProfileAnalysis(ranges, kernels, stages, gpu, ceiling, *summaries, rules, missing,
                            gpu_utilization(nsys) if nsys else None, attribution, launches,
                            None if kernels is None else kernel_groups(kernels), hot, harness, families,
                            kernel_family_summary(nsys) if nsys else None,
-                           triton_kernels(nsys, triton) if nsys and triton is not None else None)
+                           triton_kernels(nsys, triton) if nsys and triton is not None else None,
+                           manifest=manifest, work=records, nsys_versions=_nsys_versions(nsys))
+
+
+def _diff_parts(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict | None, gpu: str | None,
+                attribution: str, ranges: pd.DataFrame | None, attributed: pd.DataFrame | None) -> ProfileAnalysis:
+    """The analysis `nsprof diff` reads: ranges and their instances, ncu's launches with their
+    findings (no % of peak: no ceiling), stages, rules, utilization, and nsys's launches and totals."""
+    launches = distinct_launches(ncu) if ncu else None
+    kernels = launch_table(launches, None) if launches is not None else None
+    work = work_records(launches, ranges)
+    stages = work[work["stage"].notna()].reset_index(drop=True) if "stage" in work else work
+    return ProfileAnalysis(ranges, kernels, stages, gpu, None, rules=rule_results(ncu) if ncu else None, work=work,
+                           gpu_utilization=gpu_utilization(nsys) if nsys else None, attribution=attribution,
+                           launches=launches, manifest=manifest, nsys_versions=_nsys_versions(nsys),
+                           launch_times=gpu_launches(nsys) if nsys else None,
+                           gpu_totals=gpu_totals(nsys) if nsys else None, range_instances=attributed)
+
+
+def _nsys_versions(nsys: list[NsysExport]) -> tuple[str, ...]:
+    return tuple(sorted({export.nsys_version for export in nsys if export.nsys_version}))
 

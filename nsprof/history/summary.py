@@ -68,8 +68,8 @@ def _capture(path: Path, side, attribution: str) -> tuple[dict, list[Measurement
     medians = pd.concat(per_run, axis=1)
     found = [Measurement(kind, key, tuple(float(v) for v in row.dropna()))
              for (kind, key), row in medians.iterrows() if row.notna().any()]
-    profile, analysis = side.profiled()
-    manifest = profile.manifest or {}
+    analysis = side.analyzed()
+    manifest = analysis.manifest or {}
     software = manifest.get("software") or {}
     tools = {name: (info or {}).get("version") for name, info in (manifest.get("tools") or {}).items()}
     entry = {"created": manifest.get("started"), "gpu": analysis.gpu, "driver": software.get("driver"),

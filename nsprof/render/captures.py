@@ -4,7 +4,6 @@ and the per-rank chart (render layer)."""
 
 from __future__ import annotations
 
-import io
 import json
 
 from nsprof.analyze.captures import NCCL, NO_COMM
@@ -16,7 +15,6 @@ from nsprof.render.terminal_table import fit_columns, fit_named, left_out
 KERNEL_ROWS = 10
 STRAGGLER_ROWS = 10
 CHART_FILE = "captures.png"
-PNG_DPI = 150
 
 
 def _ms(ns) -> str:
@@ -112,6 +110,8 @@ def rank_chart(result) -> bytes:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from nsprof.render.figure_file import figure_bytes
+
     captures = result.captures
     labels = [_label(row) for row in captures.to_dict("records")]
     parts = (("kernel_ns", "kernels", "#4c72b0"), ("copy_ns", "copies", "#dd8452"), ("comm_ns", "communication", "#55a868"),
@@ -136,7 +136,4 @@ def rank_chart(result) -> bytes:
         axis.set_title(f"per capture; the others waited most for {name}: late by {own['late_by_ns'].sum() / 1e6:,.0f} ms "
                        f"in all (most on steps {steps})", fontsize="small")
     figure.tight_layout()
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=PNG_DPI)
-    plt.close(figure)
-    return buffer.getvalue()
+    return figure_bytes(figure)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import io
-
 import numpy as np
 import pandas as pd
 
@@ -83,12 +81,14 @@ def check_blocks(stats: pd.DataFrame, info: dict, threshold: float) -> list[Bloc
                       f"faster, {sum(r['status'] == 'unstable' for r in rows)} unstable of {len(rows)} compared.")]
 
 
-def trend_png(kind: str, name: str, series: pd.DataFrame, dpi: int) -> bytes:
+def trend_png(kind: str, name: str, series: pd.DataFrame) -> bytes:
     """The series' medians entry by entry, each run's range as a bar, change points dashed."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    from nsprof.render.figure_file import figure_bytes
 
     medians = series["median_ns"].to_numpy() / 1e3
     low = np.array([min(runs) for runs in series["run_medians_ns"]]) / 1e3
@@ -105,7 +105,4 @@ def trend_png(kind: str, name: str, series: pd.DataFrame, dpi: int) -> bytes:
     axes.set_title(f"{kind} {name}"[:90], fontsize=9)
     axes.legend(fontsize=7, loc="best")
     figure.tight_layout()
-    out = io.BytesIO()
-    figure.savefig(out, format="png", dpi=dpi)
-    plt.close(figure)
-    return out.getvalue()
+    return figure_bytes(figure)

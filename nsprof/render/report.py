@@ -7,13 +7,11 @@ PNG bytes; the caller writes report.md, index.html and the images.
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 
 import matplotlib
 
 matplotlib.use("Agg")  # files only: no display needed
-import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.figure import Figure
 
@@ -25,12 +23,12 @@ from nsprof.analyze.timeline import TimeBreakdown
 from nsprof.registry import Stage, all_ops, all_stages, baseline_stages, get_op, headline
 from nsprof.render import format as fmt
 from nsprof.render.document import REPORT_WIDTH, Block, Bullets, Heading, Image, Paragraph, Table
+from nsprof.render.figure_file import figure_bytes
 from nsprof.render.hot_kernels_table import hot_kernels_table
 from nsprof.render.ladder import ladder_chart
 from nsprof.render.roofline import roof_rate, roofline_figure
 from nsprof.render.stage_notes import stage_notes
 
-PNG_DPI = 150
 LEVEL_NAMES = {level.key: level.name for level in LEVELS}
 # How the report names and formats each column that stage_changes compares: catalogued metrics
 # as the catalogue labels them, formatted for their unit; the derived columns here.
@@ -331,10 +329,7 @@ def _time_sections(name: str, breakdown: TimeBreakdown) -> list[Block]:
 
 
 def _image(figure: Figure, file_name: str, alt: str) -> Image:
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=PNG_DPI)
-    plt.close(figure)
-    return Image(file_name, alt, buffer.getvalue())
+    return Image(file_name, alt, figure_bytes(figure))
 
 
 def _bound(row: pd.Series) -> str | None:

@@ -49,11 +49,8 @@ from nsprof.analyze.diff.statistics import (
 from nsprof.analyze.diff.why import kernel_counters, kernel_rules, moved, rule_changes, stage_counters
 from nsprof.analyze.families import family_column
 from nsprof.analyze.ladder import work_key
-from nsprof.analyze.launch_configs import LAUNCH_SIZES
-from nsprof.analyze.nvtx_attribution import attribute_work
 from nsprof.analyze.report import ProfileAnalysis
 from nsprof.errors import UsageError
-from nsprof.parse.profile import Profile
 from nsprof.ranges import parse_stage_range
 
 FASTER, SLOWER, SAME, ADDED, REMOVED, UNSTABLE = "faster", "slower", "same", "added", "removed", "unstable"
@@ -67,13 +64,12 @@ RUN_FIELDS = ("a_runs", "b_runs")  # rows of a diff across runs: how many runs o
 
 @dataclass(frozen=True)
 class Capture:
-    """One side of a diff: a profile and its analysis, or an `nsprof bench` record."""
+    """One side of a diff: a capture's analysis (nsprof.analyze.report.analyze_profile with
+    `for_diff`: diff reads nothing else of it), or an `nsprof bench` record."""
 
     name: str
-    profile: Profile | None = None
     analysis: ProfileAnalysis | None = None
     bench: dict | None = None  # {"env", "results", ...} as `nsprof bench --save-as` writes it
-    attributed: pd.DataFrame | None = None  # nvtx_attribution.attribute_work of every export, once
     runs: tuple[Capture, ...] = ()  # the program's further runs, each a capture of its own (not bench records)
 
     def run_count(self) -> int:
@@ -82,35 +78,11 @@ class Capture:
             return int(self.bench.get("runs") or 1)
         return 1 + len(self.runs)
 
-    def profiled(self) -> tuple[Profile, ProfileAnalysis]:
-        """The profile and its analysis (diff_captures reads them only when neither side is a bench record)."""
-        if self.profile is None or self.analysis is None:
+    def analyzed(self) -> ProfileAnalysis:
+        """The capture's analysis (diff_captures reads it only when neither side is a bench record)."""
+        if self.analysis is None:
             raise TypeError(f"{self.name} is a bench record, not a profile")
-        return self.profile, self.analysis
-
-
-def profile_capture(name: str, profile: Profile, attribution: str = "thread") -> Capture:
-    """A profile with the parts of its analysis a diff reads (those of nsprof.analyze.report, each
-    computed once: attribution is the costly part at a million kernels), no ceilings needed."""
-    from nsprof.analyze.capture_facts import distinct_launches, gpu_name
-    from nsprof.analyze.gpu_utilization import gpu_utilization
-    from nsprof.analyze.ladder import work_records
-    from nsprof.analyze.launch_findings import launch_findings, rule_results
-    from nsprof.analyze.metrics import kernel_metrics
-    from nsprof.analyze.nvtx_attribution import summarize_ranges
-
-    attributed = pd.concat([attribute_work(export, attribution) for export in profile.nsys], ignore_index=True) \
-        if profile.nsys else None
-    ranges = summarize_ranges(attributed) if attributed is not None else None
-    launches = distinct_launches(profile.ncu) if profile.ncu else None
-    kernels = pd.concat([kernel_metrics(launches), launch_findings(launches)], axis=1) if launches is not None else None
-    work = work_records(launches, ranges)
-    stages = work[work["stage"].notna()].reset_index(drop=True) if "stage" in work else work
-    analysis = ProfileAnalysis(ranges, kernels, stages, gpu_name(profile.nsys, profile.ncu, profile.manifest), None,
-                               rules=rule_results(profile.ncu) if profile.ncu else None,
-                               gpu_utilization=gpu_utilization(profile.nsys) if profile.nsys else None,
-                               attribution=attribution, launches=launches)
-    return Capture(name, profile, analysis, attributed=attributed)
+        return self.analysis
 
 
 @dataclass(frozen=True)
@@ -197,7 +169,7 @@ def diff_captures(a: Capture, b: Capture, min_change_pct: float = DEFAULT_MIN_CH
     stage_a, stage_b = (_rekeyed(instances["a"]["stages"], stage_pair[0], stage_pair),
                         _rekeyed(instances["b"]["stages"], stage_pair[1], stage_pair)) if stage_pair else \
         (instances["a"]["stages"], instances["b"]["stages"])
-    analyses = {"a": a.profiled()[1], "b": b.profiled()[1]}
+    analyses = {"a": a.analyzed(), "b": b.analyzed()}
     counters = {side: stage_counters(analyses[side].stages) for side in ("a", "b")}
     if stage_pair:
         counters = {"a": _rekeyed_index(counters["a"], stage_pair[0], stage_pair),
@@ -281,19 +253,9 @@ def _side_instances(capture: Capture, attribution: str) -> dict:
 def _instances(capture: Capture, attribution: str) -> dict:
     """Per-launch kernel times ("launches": name, start_ns, value_ns, and "source"),
     and per-instance range and stage figures ("ranges", "stages": key, gpu_time_ns, duration_ns)."""
-    profile, analysis = capture.profiled()
-    if profile.nsys:
-        frames = []
-        for export in profile.nsys:
-            frames.append(pd.DataFrame({"name": export.kernels["kernel"].astype(str),
-                                        "start_ns": export.kernels["start_ns"], "value_ns": export.kernels["duration_ns"],
-                                        "config": _launch_configs(export.kernels)}))
-            frames.append(pd.DataFrame({"name": export.graphs["name"].astype(str),
-                                        "start_ns": export.graphs["start_ns"], "value_ns": export.graphs["duration_ns"],
-                                        "config": ""}))
-        launches, source = pd.concat(frames, ignore_index=True), "nsys"
-        attributed = capture.attributed if capture.attributed is not None else \
-            pd.concat([attribute_work(export, attribution) for export in profile.nsys], ignore_index=True)
+    analysis = capture.analyzed()
+    if analysis.launch_times is not None and analysis.range_instances is not None:
+        launches, source, attributed = analysis.launch_times, "nsys", analysis.range_instances
         # gpu_time_ns is kernel_ns + copy_ns already (nvtx_attribution; the diff once added copy_ns again)
         copies = attributed["copy_ns"] if "copy_ns" in attributed else pd.Series(0.0, index=attributed.index)
         gpu_time = attributed["gpu_time_ns"]
@@ -318,13 +280,6 @@ def _instances(capture: Capture, attribution: str) -> dict:
     else:
         raise UsageError(f"{capture.name}: no kernel launches to compare", "pass an nsys or ncu capture")
     return {"launches": launches, "source": source, "ranges": ranges, "stages": stages}
-
-
-def _launch_configs(kernels: pd.DataFrame) -> pd.Series:
-    """Each launch's grid and block as one label ("" where the export holds none)."""
-    if not all(column in kernels for column in LAUNCH_SIZES):
-        return pd.Series("", index=kernels.index)
-    return kernels[list(LAUNCH_SIZES)].astype("Int64").astype(str).agg(",".join, axis=1)
 
 
 def _config_changed(keyed: pd.DataFrame) -> pd.Series:
@@ -409,7 +364,7 @@ def _kernel_rows(a: Capture, b: Capture, instances: dict, rules: dict, judge: _J
     stats[["a_total_ns", "b_total_ns"]] = stats[["a_total_ns", "b_total_ns"]].fillna(0)
     a_names = matches[(matches["side"] == "a")].set_index("key")["name"]
     matched_by = matches.drop_duplicates("key", keep="last").set_index("key")["matched_by"]
-    counters = {side: kernel_counters(capture.profiled()[1].kernels) for side, capture in (("a", a), ("b", b))}
+    counters = {side: kernel_counters(capture.analyzed().kernels) for side, capture in (("a", a), ("b", b))}
     rows = []
     for record, (key, row) in zip(_records(stats, "kernel"), stats.iterrows()):
         a_name = a_names.get(key)
@@ -559,17 +514,13 @@ def _mean_totals(runs: list[dict]) -> dict:
 
 
 def _capture_totals(capture: Capture) -> dict:
-    profile, analysis = capture.profiled()
-    if not profile.nsys:
+    analysis = capture.analyzed()
+    if analysis.gpu_totals is None:
         kernels = analysis.kernels
         return {"kernel_ns": float(kernels["duration_ns"].sum())} if kernels is not None else {}
     busy = sum(device["busy_ns"] for device in analysis.gpu_utilization or [])
     span = sum(device["span_ns"] for device in analysis.gpu_utilization or [])
-    return {
-        "gpu_busy_ns": float(busy), "idle_ns": float(span - busy),
-        "kernel_ns": float(sum(e.kernels["duration_ns"].sum() + e.graphs["duration_ns"].sum() for e in profile.nsys)),
-        "copy_ns": float(sum(e.memcpys["duration_ns"].sum() + e.memsets["duration_ns"].sum() for e in profile.nsys)),
-    }
+    return {"gpu_busy_ns": float(busy), "idle_ns": float(span - busy), **analysis.gpu_totals}
 
 
 def _contributors(kernels: list[dict]) -> list[dict]:
@@ -601,14 +552,14 @@ def _count_warnings(kernels: list[dict]) -> list[str]:
 
 def _warnings(a: Capture, b: Capture) -> list[str]:
     warnings = []
-    (a_profile, a_analysis), (b_profile, b_analysis) = a.profiled(), b.profiled()
+    a_analysis, b_analysis = a.analyzed(), b.analyzed()
     if a_analysis.gpu != b_analysis.gpu:
         warnings.append(f"different GPUs: A ran on {a_analysis.gpu or 'an unnamed GPU'}, "
                         f"B on {b_analysis.gpu or 'an unnamed GPU'}")
-    versions = [sorted({e.nsys_version for e in p.nsys if e.nsys_version}) for p in (a_profile, b_profile)]
+    versions = [list(analysis.nsys_versions) for analysis in (a_analysis, b_analysis)]
     if all(versions) and versions[0] != versions[1]:
         warnings.append(f"different nsys versions: A {', '.join(versions[0])}, B {', '.join(versions[1])}")
-    warnings += _software_warnings(*(p.manifest or {} for p in (a_profile, b_profile)))
+    warnings += _software_warnings(*(analysis.manifest or {} for analysis in (a_analysis, b_analysis)))
     return warnings
 
 
@@ -637,4 +588,4 @@ def _software_warnings(a: dict, b: dict) -> list[str]:
 
 
 __all__ = ["ADDED", "FASTER", "MIN_SAMPLES", "NOT_CALLED", "REMOVED", "SAME", "SLOWER", "UNSTABLE", "Capture", "DiffResult",
-           "diff_captures", "profile_capture", "run_frames"]
+           "diff_captures", "run_frames"]

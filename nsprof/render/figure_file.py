@@ -1,0 +1,23 @@
+"""A matplotlib figure as the bytes of a file: the one place that sets the pixel size of every
+chart nsprof writes (reports, roofline, timeline, diff, history) and frees the figure after."""
+
+from __future__ import annotations
+
+import io
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # matplotlib loads only for the commands that draw
+    from matplotlib.figure import Figure
+
+PNG_DPI = 150  # figures are laid out in points; this only sets a PNG's pixel size
+
+
+def figure_bytes(figure: Figure, file_format: str = "png") -> bytes:
+    """`figure` written as `file_format` ("png", "svg", "pdf": matplotlib's names), then closed
+    (pyplot keeps every open figure until then: a report draws dozens)."""
+    import matplotlib.pyplot as plt
+
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format=file_format, dpi=PNG_DPI)
+    plt.close(figure)
+    return buffer.getvalue()
