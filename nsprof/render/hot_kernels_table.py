@@ -56,7 +56,8 @@ DROP_ORDER = ("occupancy_pct", "launches", "speedup", "pct_of_roof", "memory_thr
               "rate", "top_rule", "bound")
 NCU_COLUMNS = ("bound", "sm_throughput_pct", "memory_throughput_pct", "occupancy_pct", "rate", "pct_of_roof",
                "top_rule", "speedup", "saving_ns")  # empty on every row of a capture without ncu: not shown
-LABEL_WIDTHS = (28, 24, 18, 14, 12)  # kernel names are shortened further only when the columns above are gone
+# kernel names are shortened past 24 only when the columns above are gone; 28 or 24, whichever keeps more columns
+LABEL_WIDTHS = (28, 24, 18, 14, 12)
 
 
 def harness_note(harness: dict) -> str:
@@ -78,6 +79,21 @@ def _count(rule: dict) -> str:
     return " and ".join(parts)
 
 
+MEDIAN_COLUMNS = {"bound": "bound", "sm_throughput_pct": "SM", "memory_throughput_pct": "mem",
+                  "occupancy_pct": "occ.", "rate": "rate", "pct_of_roof": "% of roof"}
+
+
+def _ncu_columns_note(columns: list) -> str:
+    """What the ncu columns shown are (only those shown: a caption never explains a column left out)."""
+    shown = [word for key, word in MEDIAN_COLUMNS.items() if any(column[1] == key for column in columns)]
+    if not shown:
+        return ""
+    said = ", ".join(shown[:-1]) + (" and " if len(shown) > 1 else "") + shown[-1]
+    roof = ("; % of roof: of the nearest roof (FP32 or tensor peak, DRAM bandwidth) of the GPU's ceilings"
+            if "% of roof" in shown else "")
+    return f"; {said}: medians over the launches ncu replayed, as ncu's kernels table names them{roof}"
+
+
 def hot_kernels_table(hot: pd.DataFrame, width: int, harness: dict | None = None) -> Table:
     shown = hot.head(HOT_ROWS)
 
@@ -87,16 +103,14 @@ def hot_kernels_table(hot: pd.DataFrame, width: int, harness: dict | None = None
 
     profiled = bool((hot["ncu_launches"] > 0).any())
     wanted = [column for column in COLUMNS if profiled or column[1] not in NCU_COLUMNS]
-    columns, rows = fit_named(wanted, rows_for, LABEL_WIDTHS, width, DROP_ORDER)
+    columns, rows = fit_named(wanted, rows_for, LABEL_WIDTHS, width, DROP_ORDER, weighed=2)
     steady = (harness or {}).get("steady_state")
     ranking = ("and every one ncu profiled, ranked by saving: nsys's total time x ncu's estimated speedup of the top "
                "rule (g: of the whole kernel, l: of the part the rule looks at)" if profiled else
                "ranked by total time (no ncu data, so no ncu columns and no estimated saving)")
     notes = [f"the fewest kernels (name and launch configuration) that make {COVERAGE_PCT:.0f}% of kernel time, {ranking}",
              ("time and launches: nsys, every launch of the steady state, " + steady["rule"] if steady else
-              "time and launches: nsys, every launch") + "; bound, SM, mem, occ., rate and % of roof: medians over the "
-             "launches ncu replayed, % of the nearest roof (FP32 or tensor peak, DRAM bandwidth) of the GPU's "
-             "ceilings, as ncu's kernels table names them"]
+              "time and launches: nsys, every launch") + _ncu_columns_note(columns)]
     unprofiled = int((shown["note"] == NOT_PROFILED).sum())
     if unprofiled:
         notes.append(f"{unprofiled} {'row' if unprofiled == 1 else 'rows'} {NOT_PROFILED} (no ncu columns)")

@@ -76,15 +76,22 @@ def fit_columns(columns: list, rows: Sequence[dict], width: int, drop_order: tup
 
 
 def fit_named(columns: list, rows_for, name_widths: tuple[int, ...], width: int,
-              drop_order: tuple[str, ...]) -> tuple[list, list[dict]]:
+              drop_order: tuple[str, ...], weighed: int = 1) -> tuple[list, list[dict]]:
     """Columns and rows of a table whose names shorten: `rows_for(name_width)` gives the rows with
     names at most that wide; each width of `name_widths` in turn gets fit_columns' drops, and the
-    first that fits is kept (else the last: the terminal then folds)."""
-    for name_width in name_widths:
+    first that fits is kept (else the last: the terminal then folds). The first `weighed` widths
+    are weighed against the columns: of those that fit, the one that keeps most columns wins
+    (the widest of equals), so a name a little shorter can keep a column."""
+    fitted = []
+    for index, name_width in enumerate(name_widths):
         rows = rows_for(name_width)
         columns_shown = fit_columns(columns, rows, width, drop_order)
         if table_width(columns_shown, rows) <= width:
-            break
+            fitted.append((columns_shown, rows))
+            if index + 1 >= weighed:
+                break
+    if fitted:
+        return max(fitted, key=lambda found: len(found[0]))  # max keeps the first (widest names) of equals
     return columns_shown, rows
 
 
