@@ -85,9 +85,9 @@ def analyze_capture(path: str, rank: int | None, step_range: str | None = None) 
     from nsprof.analyze.captures import capture_row, communication, step_table
     from nsprof.analyze.gpu_utilization import gpu_utilization
     from nsprof.analyze.summaries import kernel_summary, memcpy_summary
-    from nsprof.parse.profile import load_nsys_file
+    from nsprof.parse.profile import load_timeline
 
-    export = load_nsys_file(Path(path))
+    export = load_timeline(Path(path))
     kernels = kernel_summary([export])
     comm = communication(export)
     row = capture_row(export, kernels, memcpy_summary([export]), gpu_utilization([export]), comm)

@@ -22,7 +22,7 @@ CHART_FORMATS = ("png", "svg", "pdf")  # what a timeline is drawn as, by --out's
 @dataclass
 class Timeline:
     name: str  # the capture's slug (nsprof.parse.sources.unique_names): the chart's default file name
-    nsys: list  # the capture's nsys exports (nsprof.parse.nsys_sqlite.NsysExport)
+    nsys: list  # the capture's nsys exports (nsprof.parse.nsys_sqlite.GpuTimeline)
     events: pd.DataFrame  # GPU events (nsprof.analyze.gpu_events)
     ranges: pd.DataFrame  # NVTX ranges
     window: tuple[int, int]  # what the chart spans, ns on the capture's clock

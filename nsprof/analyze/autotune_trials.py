@@ -23,11 +23,11 @@ import numpy as np
 import pandas as pd
 
 from nsprof.analyze.launch_configs import LAUNCH_SIZES, Configuration, configurations
-from nsprof.parse.nsys_sqlite import NsysExport
+from nsprof.parse.model import GpuTimeline
 
 AUTOTUNE_MIN_CONFIGS = 3  # configurations tried before one is kept
 
-def autotune_trials(export: NsysExport, harness_names: set[str]) -> set[Configuration]:
+def autotune_trials(export: GpuTimeline, harness_names: set[str]) -> set[Configuration]:
     """The (kernel, grid, block) configurations of the export whose every launch was an autotuner's
     trial (module docstring); `harness_names` are kernels already found to be harness work."""
     kernels = export.kernels

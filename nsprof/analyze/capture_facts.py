@@ -5,14 +5,13 @@ from __future__ import annotations
 import pandas as pd
 
 from nsprof.analyze.launch_configs import LAUNCH_SIZES
-from nsprof.parse.ncu_csv import NcuReport
-from nsprof.parse.nsys_sqlite import NsysExport
+from nsprof.parse.model import GpuTimeline, LaunchCounters
 
 GPU_NAME_METRIC = "device__attribute_display_name"
 GPU_LAUNCH_COLUMNS = ("name", "start_ns", "value_ns", "config")
 
 
-def gpu_launches(nsys: list[NsysExport]) -> pd.DataFrame:
+def gpu_launches(nsys: list[GpuTimeline]) -> pd.DataFrame:
     """Every kernel and graph launch nsys traced, in GPU_LAUNCH_COLUMNS: its name, start and
     duration (`value_ns`), and its grid and block as one label ("" for a graph, or where the export
     holds none): what `nsprof diff` compares launch by launch."""
@@ -26,7 +25,7 @@ def gpu_launches(nsys: list[NsysExport]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(GPU_LAUNCH_COLUMNS))
 
 
-def gpu_totals(nsys: list[NsysExport]) -> dict:
+def gpu_totals(nsys: list[GpuTimeline]) -> dict:
     """The summed durations of kernels (graph launches too) and of copies and memsets."""
     return {"kernel_ns": float(sum(e.kernels["duration_ns"].sum() + e.graphs["duration_ns"].sum() for e in nsys)),
             "copy_ns": float(sum(e.memcpys["duration_ns"].sum() + e.memsets["duration_ns"].sum() for e in nsys))}
@@ -39,7 +38,7 @@ def _launch_configs(kernels: pd.DataFrame) -> pd.Series:
     return kernels[list(LAUNCH_SIZES)].astype("Int64").astype(str).agg(",".join, axis=1)
 
 
-def distinct_launches(ncu: list[NcuReport]) -> pd.DataFrame:
+def distinct_launches(ncu: list[LaunchCounters]) -> pd.DataFrame:
     """Every profiled launch once, however many of the CSVs (pages) hold it."""
     raw_first = sorted(ncu, key=lambda report: report.page == "details")  # a report or raw page has every metric
     launches = pd.concat([report.kernels for report in raw_first], ignore_index=True)
@@ -48,7 +47,7 @@ def distinct_launches(ncu: list[NcuReport]) -> pd.DataFrame:
     return launches.drop_duplicates(subset=key, keep="first").reset_index(drop=True)
 
 
-def gpu_name(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict | None) -> str | None:
+def gpu_name(nsys: list[GpuTimeline], ncu: list[LaunchCounters], manifest: dict | None) -> str | None:
     """The GPU's name as nsys, ncu (if it collected the device name) or the manifest reports it;
     None when none of them names it (a NULL or empty name is no name)."""
     for export in nsys:

@@ -34,7 +34,7 @@ import pandas as pd
 
 from nsprof.analyze.gpu_events import covered_ns
 from nsprof.analyze.nvtx_attribution import launching_calls, work_column
-from nsprof.parse.nsys_sqlite import NsysExport
+from nsprof.parse.model import GpuTimeline
 
 COLLECTIVE_RANGE = re.compile(r"all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|broadcast|barrier|nccl|gloo",
                               re.IGNORECASE)
@@ -48,7 +48,7 @@ MERGED_COLUMNS = ("kernel", "captures", "count", "total_ns", "pct", "min_ns", "m
 STRAGGLER_COLUMNS = ("step", "rank", "file", "compute_ns", "late_by_ns", "others_wait_ns", "step_ns")
 
 
-def communication(export: NsysExport) -> tuple[str, pd.DataFrame]:
+def communication(export: GpuTimeline) -> tuple[str, pd.DataFrame]:
     """(comm_source, its events: start_ns, end_ns, anchor_ns): NCCL kernels (anchored at their
     launching call's start) or, without any, NVTX collective ranges (anchored at their start)."""
     kernels = export.kernels
@@ -69,7 +69,7 @@ def communication(export: NsysExport) -> tuple[str, pd.DataFrame]:
     return NVTX, pd.DataFrame({"start_ns": start, "end_ns": end, "anchor_ns": start.astype(np.float64)})
 
 
-def capture_row(export: NsysExport, kernels: pd.DataFrame, copies: pd.DataFrame, utilization: list[dict],
+def capture_row(export: GpuTimeline, kernels: pd.DataFrame, copies: pd.DataFrame, utilization: list[dict],
                 comm: tuple[str, pd.DataFrame]) -> dict:
     """CAPTURE_COLUMNS but file and rank, from the capture's own summaries (nsprof.analyze.summaries
     kernel_summary and memcpy_summary, gpu_utilization) and communication(export)."""
@@ -92,12 +92,12 @@ def capture_row(export: NsysExport, kernels: pd.DataFrame, copies: pd.DataFrame,
             "top_kernel_pct": None if top is None else float(top["pct"]), "comm_source": source}
 
 
-def _compute_kernels(export: NsysExport) -> pd.DataFrame:
+def _compute_kernels(export: GpuTimeline) -> pd.DataFrame:
     names = export.kernels["kernel"].astype("category")
     return export.kernels[~names.cat.codes.isin(np.flatnonzero(names.cat.categories.str.contains(COMM_KERNEL))).to_numpy()]
 
 
-def step_table(export: NsysExport, comm: tuple[str, pd.DataFrame], step_range: str | None = None) -> pd.DataFrame:
+def step_table(export: GpuTimeline, comm: tuple[str, pd.DataFrame], step_range: str | None = None) -> pd.DataFrame:
     """STEP_COLUMNS for every closed instance of the candidate step ranges (names containing
     "step", or exactly `step_range`), numbered 1, 2, ... in time order per name."""
     ranges = export.nvtx.dropna(subset=["start_ns", "end_ns"])

@@ -16,7 +16,7 @@ import pandas as pd
 from pandas.api.types import union_categoricals
 
 from nsprof.analyze.categorical import as_categorical
-from nsprof.parse.nsys_sqlite import NsysExport
+from nsprof.parse.model import GpuTimeline
 
 KERNEL, MEMSET, GRAPH = "kernel", "memset", "graph"
 HTOD, DTOH, DTOD = "HtoD", "DtoH", "DtoD"
@@ -25,7 +25,7 @@ KINDS = (KERNEL, GRAPH, HTOD, DTOH, DTOD, MEMSET)
 COLUMNS = ("device_id", "stream_id", "kind", "name", "start_ns", "end_ns", "duration_ns", "bytes", "correlation_id", "pid")
 
 
-def gpu_events(exports: list[NsysExport], columns: tuple[str, ...] = COLUMNS) -> pd.DataFrame:
+def gpu_events(exports: list[GpuTimeline], columns: tuple[str, ...] = COLUMNS) -> pd.DataFrame:
     """Kernels, graph launches (graph-level tracing), copies and memsets of every export, by start
     (then end); only `columns` of COLUMNS (in their order), for a caller that reads a few of a
     10M-row table's. Each column is put in order as it is made: no unsorted copy of the table."""
@@ -95,7 +95,7 @@ def capture_origin(events: pd.DataFrame, ranges: pd.DataFrame) -> int:
     return min(starts) if starts else 0
 
 
-def range_window(exports: list[NsysExport], events: pd.DataFrame, name: str) -> tuple[int, int] | None:
+def range_window(exports: list[GpuTimeline], events: pd.DataFrame, name: str) -> tuple[int, int] | None:
     """From the first opening of NVTX range `name` (qualified, as `nsprof analyze` shows it, or bare)
     to the end of the last GPU work its process launched while an instance was open, or of the last
     instance, whichever is later. None when no range has that name."""

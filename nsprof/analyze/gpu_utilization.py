@@ -15,12 +15,12 @@ import numpy as np
 import pandas as pd
 
 from nsprof.analyze.gpu_events import gpu_events
-from nsprof.parse.nsys_sqlite import NsysExport
+from nsprof.parse.model import GpuTimeline
 
 IDLE_GAPS = 5
 
 
-def gpu_utilization(exports: list[NsysExport]) -> list[dict]:
+def gpu_utilization(exports: list[GpuTimeline]) -> list[dict]:
     """One dict per device (keys in the module docstring), in device order."""
     work = gpu_events(exports, ("device_id", "name", "start_ns", "end_ns"))  # sorted by start, then end
     device = work["device_id"].to_numpy()

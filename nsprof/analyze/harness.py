@@ -22,11 +22,11 @@ import pandas as pd
 
 from nsprof.analyze.launch_configs import Configuration, configurations
 from nsprof.analyze.program_harness import HARNESS_RULES, HarnessKey, SteadyState, program_harness, steady_state
-from nsprof.parse.nsys_sqlite import NsysExport
+from nsprof.parse.model import GpuTimeline
 from nsprof.ranges import NVTX_DOMAIN, parse_stage_range
 
 
-def launched_inside(export: NsysExport, wanted: Callable[[str], bool]) -> np.ndarray | None:
+def launched_inside(export: GpuTimeline, wanted: Callable[[str], bool]) -> np.ndarray | None:
     """For each of export.kernels' rows, whether the API call that launched it ran inside a push/pop
     range of the launching thread whose name `wanted` accepts (such ranges of one thread never
     overlap: nsprof's stage and tune ranges); None when no range is wanted."""
@@ -58,7 +58,7 @@ def is_tuning_range(name: str) -> bool:
     return name.startswith(f"{NVTX_DOMAIN}:tune/")
 
 
-def stage_kernels(export: NsysExport) -> set[Configuration] | None:
+def stage_kernels(export: GpuTimeline) -> set[Configuration] | None:
     """The (kernel, grid, block) configurations launched inside a measured stage range (by the
     thread that pushed it), or None when the export has no stage range at all."""
     inside = launched_inside(export, lambda name: parse_stage_range(name) is not None)
@@ -75,7 +75,7 @@ HARNESS_RULE_WORDS = {NSPROF_HARNESS: "nsprof's own harness (inputs, reference, 
                                      "never as it", **HARNESS_RULES}
 
 
-def harness_kernels(exports: list[NsysExport], steady: SteadyState | None) -> dict[HarnessKey, str]:
+def harness_kernels(exports: list[GpuTimeline], steady: SteadyState | None) -> dict[HarnessKey, str]:
     """Kernel name, or (kernel, grid, block) -> the rule that makes it harness work in these exports
     (HARNESS_RULE_WORDS): nsprof's own in a ladder capture (the module docstring), else a program's
     autotuners and benchmark harnesses (nsprof.analyze.program_harness). `steady` is the steady

@@ -40,7 +40,7 @@ from nsprof.analyze.program_harness import HarnessKey, steady_part
 from nsprof.ceilings.peaks import Ceiling
 from nsprof.ceilings.percent import percent_of_peak
 from nsprof.kernel_names import kernel_key
-from nsprof.parse.nsys_sqlite import NsysExport
+from nsprof.parse.model import GpuTimeline
 
 COVERAGE_PCT = 80.0
 DEFAULT_TOP = 100  # a JAX ResNet-50's steady state needs 78 configurations for 80% of its kernel time
@@ -57,7 +57,7 @@ def launch_table(launches: pd.DataFrame, ceiling: Ceiling | None) -> pd.DataFram
     return percent_of_peak(kernels, ceiling) if ceiling is not None else kernels
 
 
-def capture_hot_kernels(nsys: list[NsysExport], kernels: pd.DataFrame | None, rules: pd.DataFrame | None,
+def capture_hot_kernels(nsys: list[GpuTimeline], kernels: pd.DataFrame | None, rules: pd.DataFrame | None,
                         top: int = DEFAULT_TOP) -> tuple[pd.DataFrame, dict]:
     """A capture's hot kernels (hot_kernels) and its harness (harness_summary), from its nsys exports
     and ncu's launch table and rules (None without ncu). A program with a steady state
@@ -95,7 +95,7 @@ def _keys(names: pd.Series) -> pd.Series:
     return pd.Series([kernel_key(name) for name in names], index=names.index, dtype=object)
 
 
-def nsys_kernel_rows(exports: list[NsysExport], harness: Mapping[HarnessKey, str] | None = None,
+def nsys_kernel_rows(exports: list[GpuTimeline], harness: Mapping[HarnessKey, str] | None = None,
                      tuning: list[np.ndarray | None] | None = None) -> pd.DataFrame:
     """One row per kernel and launch configuration of nsys's trace (and per graph traced at graph
     level): kernel, grid, block, launches, total_ns, median_ns, mangled_name (None where the export

@@ -25,7 +25,7 @@ import pandas as pd
 
 from nsprof import metric_catalog
 from nsprof.analyze.metrics import is_partial, measured, served, sum_measured
-from nsprof.parse.ncu_csv import RULE_FIELDS, NcuReport
+from nsprof.parse.model import RULE_FIELDS, LaunchCounters
 
 BUSY_PCT = 60.0
 FINDING_COLUMNS = ("sm_throughput_pct", "memory_throughput_pct", "occupancy_pct", "occupancy_theoretical_pct",
@@ -35,7 +35,7 @@ RULE_COLUMNS = ("id", "kernel", *RULE_FIELDS[1:])
 
 
 def launch_findings(launches: pd.DataFrame) -> pd.DataFrame:
-    """FINDING_COLUMNS, one row per launch of ncu's launch table (NcuReport.kernels)."""
+    """FINDING_COLUMNS, one row per launch of ncu's launch table (LaunchCounters.kernels)."""
     out = pd.DataFrame(index=launches.index)
     for column in ("sm_throughput_pct", "memory_throughput_pct", "occupancy_pct", "occupancy_theoretical_pct",
                    "registers_per_thread", "waves_per_sm"):
@@ -61,7 +61,7 @@ def bound(sm_pct: float, memory_pct: float) -> tuple[str | None, str | None]:
     return word, f"{figures}: {'SM' if word == 'compute' else 'memory'} is the busier, at {BUSY_PCT:.0f}% or more"
 
 
-def rule_results(reports: list[NcuReport]) -> pd.DataFrame:
+def rule_results(reports: list[LaunchCounters]) -> pd.DataFrame:
     """RULE_COLUMNS: every report's rule results with the launch's kernel name, largest estimated
     speedup first (results without an estimate last, in ncu's order). A result found in two
     reports of one capture is kept once."""

@@ -1,6 +1,6 @@
 """Derived per-kernel metrics from an ncu table, and their totals per NVTX range (pure functions).
 
-Input: `NcuReport.kernels` (nsprof.parse.ncu_csv), metric columns in base units, read through
+Input: `LaunchCounters.kernels` (nsprof.parse.ncu_csv), metric columns in base units, read through
 the metric catalogue (nsprof.metric_catalog: which ncu names fill which column). A metric that
 was not collected leaves the columns derived from it NaN (null in JSON), never 0: "not measured"
 and "measured zero" are different findings.

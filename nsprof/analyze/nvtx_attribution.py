@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from nsprof.analyze.families import family_column
-from nsprof.parse.nsys_sqlite import NsysExport
+from nsprof.parse.model import GpuTimeline
 from nsprof.ranges import qualify
 
 WORK_COLUMNS = ("kernels", "graphs", "gpu_time_ns", "kernel_ns", "copy_ns", "memcpy_count", "memcpy_bytes",
@@ -46,7 +46,7 @@ ATTRIBUTIONS = (THREAD, PROCESS)
 _THREAD_BITS = 0x1000000  # serialized id = (process part) * 2**24 + thread id
 
 
-def attribute_work(export: NsysExport, attribution: str = THREAD, calls: pd.DataFrame | None = None) -> pd.DataFrame:
+def attribute_work(export: GpuTimeline, attribution: str = THREAD, calls: pd.DataFrame | None = None) -> pd.DataFrame:
     """export.nvtx (one row per range instance) plus WORK_COLUMNS: the kernels and graph launches,
     memcpys and memsets (counts, bytes, summed durations: module docstring) whose API call started
     while the range was open, on the threads `attribution` gives it (THREAD or PROCESS). `calls` is
@@ -114,12 +114,12 @@ def _natural(names: pd.Series) -> pd.Series:
                                         for part in re.split(r"(\d+)", str(name)) if part))
 
 
-def range_summary(export: NsysExport, attribution: str = THREAD) -> pd.DataFrame:
+def range_summary(export: GpuTimeline, attribution: str = THREAD) -> pd.DataFrame:
     """One row per NVTX range name of an export: see summarize_ranges."""
     return summarize_ranges(attribute_work(export, attribution))
 
 
-def unattributed_work(exports: list[NsysExport], attribution: str = THREAD,
+def unattributed_work(exports: list[GpuTimeline], attribution: str = THREAD,
                       calls: list[pd.DataFrame] | None = None) -> dict:
     """The kernels and graph launches no range received, by the same rule as attribute_work:
     `kernels` (graph launches included), `kernel_ns`, and `pct` of all kernel and graph time, so
@@ -147,7 +147,7 @@ def _thread_scoped(ranges: pd.DataFrame, attribution: str) -> np.ndarray:
     return (ranges["kind"] == "push_pop").to_numpy() & (attribution == THREAD)
 
 
-def _outside_ranges(export: NsysExport, attribution: str, calls: pd.DataFrame) -> tuple[int, int]:
+def _outside_ranges(export: GpuTimeline, attribution: str, calls: pd.DataFrame) -> tuple[int, int]:
     """(kernels and graph launches, their GPU time) of one export that no range received. `calls`
     is launching_calls(export): sorted by thread, so a thread's or a process's calls are one slice."""
     covered = np.zeros(len(calls), dtype=bool)
@@ -187,7 +187,7 @@ def _inside(times: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarr
     return (last >= 0) & (times < reach[np.maximum(last, 0)])
 
 
-def launching_calls(export: NsysExport) -> pd.DataFrame:
+def launching_calls(export: GpuTimeline) -> pd.DataFrame:
     """One row per API call that started GPU work, by (process, correlation id): `thread` (its
     serialized id: the process is thread // 2**24), `start_ns` and what it started (_PER_CALL: `kernels`, `graphs`, `kernel_ns`,
     `copy_ns`, `memcpy_count`, `memcpy_bytes`, `memset_count`, `memset_bytes`), leaving out the

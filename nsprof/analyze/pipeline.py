@@ -18,7 +18,7 @@ import pandas as pd
 
 from nsprof.analyze.gpu_events import DTOH, HTOD, covered_ns
 from nsprof.ceilings.peaks import Ceiling
-from nsprof.parse.nsys_sqlite import NsysExport
+from nsprof.parse.model import GpuTimeline
 
 BREAKDOWN_COLUMNS = ("range", "flows", "h2d_ms", "kernel_ms", "d2h_ms", "overlap_ms", "idle_ms", "gpu_span_ms")
 
@@ -48,7 +48,7 @@ def against_floor(records: list[dict], floor_of) -> list[dict]:
     return out
 
 
-def flow_breakdown(export: NsysExport, events: pd.DataFrame, prefix: str) -> pd.DataFrame:
+def flow_breakdown(export: GpuTimeline, events: pd.DataFrame, prefix: str) -> pd.DataFrame:
     """BREAKDOWN_COLUMNS, one row per range name starting with `prefix`. `events`: gpu_events([export])."""
     ranges = export.nvtx[export.nvtx["name"].str.startswith(prefix)].dropna(subset=["start_ns", "end_ns"])
     calls = export.runtime.dropna(subset=["correlation_id"])

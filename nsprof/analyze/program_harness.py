@@ -32,7 +32,7 @@ import pandas as pd
 from nsprof.analyze.autotune_trials import autotune_trials
 from nsprof.analyze.families import family_column
 from nsprof.analyze.launch_configs import Configuration
-from nsprof.parse.nsys_sqlite import NsysExport
+from nsprof.parse.model import GpuTimeline
 from nsprof.ranges import parse_stage_range
 
 XLA_AUTOTUNER = re.compile(r"stream_executor::gpu::(?:<unnamed>::)?(?:RedzoneAllocator\w*|DelayKernel|RepeatBuffer\w*|"
@@ -71,7 +71,7 @@ HARNESS_RULES = {
 HarnessKey = str | Configuration  # a kernel name, or one launch configuration of a kernel
 
 
-def program_harness(export: NsysExport, steady: SteadyState | None) -> dict[HarnessKey, str]:
+def program_harness(export: GpuTimeline, steady: SteadyState | None) -> dict[HarnessKey, str]:
     """Kernel name, or (kernel, grid, block) -> the rule (HARNESS_RULES) that makes it harness
     work, for one export whose steady state is `steady` (steady_state)."""
     names = export.kernels["kernel"].astype(str)
@@ -92,7 +92,7 @@ def program_harness(export: NsysExport, steady: SteadyState | None) -> dict[Harn
     return found
 
 
-def l2_flushes(export: NsysExport) -> set[str]:
+def l2_flushes(export: GpuTimeline) -> set[str]:
     """The fills that flush the L2 before each launch of another kernel (the `l2-flush` rule)."""
     kernels = export.kernels
     names = kernels["kernel"].astype(str)
@@ -114,7 +114,7 @@ def l2_flushes(export: NsysExport) -> set[str]:
     return flushes
 
 
-def _l2_fill_ns(export: NsysExport) -> float | None:
+def _l2_fill_ns(export: GpuTimeline) -> float | None:
     """The least time that writing the whole L2 takes at the GPU's memory bandwidth (nsys's
     TARGET_INFO_GPU), or None where the export does not say."""
     gpus = export.gpus
@@ -132,7 +132,7 @@ def _base(name: str) -> str:
     return name.split("(", 1)[0] if "<" not in name else name
 
 
-def steady_state(export: NsysExport) -> SteadyState | None:
+def steady_state(export: GpuTimeline) -> SteadyState | None:
     """The program's steady state (module docstring), or None without a repeating range. The
     iteration range is the one that repeats (STEADY_MIN_INSTANCES or more instances on one thread,
     none inside another) and is still open at the program's last kernel launch, over the longest
@@ -160,7 +160,7 @@ def steady_state(export: NsysExport) -> SteadyState | None:
     return best
 
 
-def steady_part(exports: list[NsysExport]) -> tuple[list[NsysExport], SteadyState | None]:
+def steady_part(exports: list[GpuTimeline]) -> tuple[list[GpuTimeline], SteadyState | None]:
     """The exports' kernels and graph launches from the steady state on, and the steady state, for
     a single program's capture with one (steady_state); else (a ladder's capture, whose stages are
     timed after their own warm-up, or several exports) the exports as they are and None."""
@@ -172,11 +172,11 @@ def steady_part(exports: list[NsysExport]) -> tuple[list[NsysExport], SteadyStat
                     graphs=export.graphs[export.graphs["start_ns"] >= state.start_ns])], state
 
 
-def _has_stages(export: NsysExport) -> bool:
+def _has_stages(export: GpuTimeline) -> bool:
     return any(parse_stage_range(str(name)) is not None for name in pd.unique(export.nvtx["range"]))
 
 
-def _last_launch_ns(export: NsysExport) -> int | None:
+def _last_launch_ns(export: GpuTimeline) -> int | None:
     """When the API call that launched the program's last kernel started (CPU clock)."""
     kernels = export.kernels.dropna(subset=["correlation_id"])
     if kernels.empty:

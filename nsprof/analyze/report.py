@@ -25,8 +25,7 @@ from nsprof.analyze.nvtx_attribution import (
 from nsprof.analyze.summaries import kernel_family_summary, kernel_summary, memcpy_summary
 from nsprof.analyze.triton_kernels import triton_kernels
 from nsprof.ceilings.peaks import Ceiling, datasheet_ceiling
-from nsprof.parse.ncu_csv import NcuReport
-from nsprof.parse.nsys_sqlite import NsysExport
+from nsprof.parse.model import GpuTimeline, LaunchCounters
 
 # The nsys columns analyze_profile reads (nsprof.parse.nsys_sqlite.load_nsys's `columns`): a
 # 10M-kernel export's whole kernels and runtime frames would not fit the memory it is analyzed in.
@@ -70,7 +69,7 @@ class ProfileAnalysis:
     range_instances: pd.DataFrame | None = None
 
 
-def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict | None = None,
+def analyze_profile(nsys: list[GpuTimeline], ncu: list[LaunchCounters], manifest: dict | None = None,
                     ceiling: Ceiling | None = None, attribution: str = THREAD,
                     triton: pd.DataFrame | None = None, for_diff: bool = False) -> ProfileAnalysis:
     """Attribute nsys GPU work to NVTX ranges (by `attribution`: THREAD or PROCESS), derive ncu
@@ -114,7 +113,7 @@ def analyze_profile(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict
                            manifest=manifest, work=records, nsys_versions=_nsys_versions(nsys))
 
 
-def _diff_parts(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict | None, gpu: str | None,
+def _diff_parts(nsys: list[GpuTimeline], ncu: list[LaunchCounters], manifest: dict | None, gpu: str | None,
                 attribution: str, ranges: pd.DataFrame | None, attributed: pd.DataFrame | None) -> ProfileAnalysis:
     """The analysis `nsprof diff` reads: ranges and their instances, ncu's launches with their
     findings (no % of peak: no ceiling), stages, rules, utilization, and nsys's launches and totals."""
@@ -129,6 +128,6 @@ def _diff_parts(nsys: list[NsysExport], ncu: list[NcuReport], manifest: dict | N
                            gpu_totals=gpu_totals(nsys) if nsys else None, range_instances=attributed)
 
 
-def _nsys_versions(nsys: list[NsysExport]) -> tuple[str, ...]:
+def _nsys_versions(nsys: list[GpuTimeline]) -> tuple[str, ...]:
     return tuple(sorted({export.nsys_version for export in nsys if export.nsys_version}))
 

@@ -21,7 +21,7 @@ import pandas as pd
 from nsprof.analyze.categorical import as_categorical, stack_categorical
 from nsprof.analyze.families import family_of
 from nsprof.analyze.metrics import ratio
-from nsprof.parse.nsys_sqlite import NsysExport
+from nsprof.parse.model import GpuTimeline
 
 KERNEL_SUMMARY_COLUMNS = ("kernel", "count", "total_ns", "avg_ns", "median_ns", "min_ns", "max_ns", "pct")
 MEMCPY_SUMMARY_COLUMNS = ("kind", "count", "bytes", "total_ns", "gbytes_per_s", "pageable_count")
@@ -29,11 +29,11 @@ PAGEABLE = "Pageable"
 MEMSET = "memset"
 
 
-def kernel_summary(exports: list[NsysExport]) -> pd.DataFrame:
+def kernel_summary(exports: list[GpuTimeline]) -> pd.DataFrame:
     return _summary(_kernel_launches(exports), "kernel")[list(KERNEL_SUMMARY_COLUMNS)]
 
 
-def kernel_family_summary(exports: list[NsysExport]) -> pd.DataFrame | None:
+def kernel_family_summary(exports: list[GpuTimeline]) -> pd.DataFrame | None:
     """kernel_summary over name families (nsprof.analyze.families: XLA's and torch.compile's
     numbered kernels, `loop_add_fusion_12`, are one row), plus `names`, how many distinct names a
     family holds, and `members`, those names; None where no family holds two names."""
@@ -51,7 +51,7 @@ def kernel_family_summary(exports: list[NsysExport]) -> pd.DataFrame | None:
     return summary
 
 
-def _kernel_launches(exports: list[NsysExport]) -> pd.DataFrame:
+def _kernel_launches(exports: list[GpuTimeline]) -> pd.DataFrame:
     """Every kernel launch and graph launch traced at graph level: kernel, duration_ns."""
     return _stacked([frame for export in exports for frame in (
         export.kernels[["kernel", "duration_ns"]],
@@ -59,7 +59,7 @@ def _kernel_launches(exports: list[NsysExport]) -> pd.DataFrame:
         pd.DataFrame({"kernel": pd.Series(dtype=str), "duration_ns": pd.Series(dtype="int64")}))
 
 
-def memcpy_summary(exports: list[NsysExport]) -> pd.DataFrame:
+def memcpy_summary(exports: list[GpuTimeline]) -> pd.DataFrame:
     copies = pd.concat([export.memcpys for export in exports], ignore_index=True)
     copies = copies.assign(kind=copies["copy_kind"].astype(str),
                            pageable=(copies["src_kind"] == PAGEABLE) | (copies["dst_kind"] == PAGEABLE))

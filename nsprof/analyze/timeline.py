@@ -1,4 +1,4 @@
-"""Where the time of an nsys capture went (pure functions over an NsysExport).
+"""Where the time of an nsys capture went (pure functions over an GpuTimeline).
 
 The span runs from the first CUDA API call or GPU operation to the end of the last one. Over it:
 the GPU's time in kernels, memcpys and memsets (each the union of its intervals, so concurrent
@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from nsprof.analyze.gpu_events import merged_intervals
-from nsprof.parse.nsys_sqlite import NsysExport
+from nsprof.parse.model import GpuTimeline
 
 TOP = 8  # rows kept in the kernel and API tables; the rest are summed as "(other)"
 OTHER = "(other)"
@@ -32,7 +32,7 @@ class TimeBreakdown:
     api: pd.DataFrame  # api, count, time_ns, pct_of_span: CPU time inside each CUDA API function
 
 
-def time_breakdown(export: NsysExport, gaps: int = 3) -> TimeBreakdown | None:
+def time_breakdown(export: GpuTimeline, gaps: int = 3) -> TimeBreakdown | None:
     """The capture's time, or None when it recorded no CUDA activity at all."""
     work = {"kernels": export.kernels, "memcpys": export.memcpys, "memsets": export.memsets}
     events = [frame for frame in (*work.values(), export.runtime) if len(frame)]

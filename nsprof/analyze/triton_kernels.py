@@ -11,13 +11,13 @@ from __future__ import annotations
 import pandas as pd
 
 from nsprof.analyze.launch_configs import LAUNCH_SIZES, launch_config
-from nsprof.parse.nsys_sqlite import NsysExport
+from nsprof.parse.model import GpuTimeline
 
 TRITON_ROW_COLUMNS = ("kernel", "grid", "block", "shared_bytes", "launches", "total_ns", "pct", "num_warps", "num_stages",
                       "source", "compiled")
 
 
-def triton_kernels(exports: list[NsysExport], compiled: pd.DataFrame) -> pd.DataFrame:
+def triton_kernels(exports: list[GpuTimeline], compiled: pd.DataFrame) -> pd.DataFrame:
     """The rows of the module docstring; empty where Triton compiled nothing the exports launched."""
     names = set(compiled["kernel"])
     launched = [export.kernels for export in exports if len(export.kernels)]

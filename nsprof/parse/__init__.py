@@ -1,7 +1,8 @@
 """Parsers: Nsight Systems SQLite exports and Nsight Compute CSV into DataFrames with declared columns."""
 
-from nsprof.parse.ncu_csv import NcuReport, load_ncu_csv, parse_ncu_csv
-from nsprof.parse.nsys_sqlite import NsysExport, load_nsys
+from nsprof.parse.model import GpuTimeline, LaunchCounters
+from nsprof.parse.ncu_csv import load_ncu_csv, parse_ncu_csv
+from nsprof.parse.nsys_sqlite import load_nsys
 from nsprof.parse.profile import Profile, load_profile
 
-__all__ = ["NcuReport", "NsysExport", "Profile", "load_ncu_csv", "load_nsys", "load_profile", "parse_ncu_csv"]
+__all__ = ["GpuTimeline", "LaunchCounters", "Profile", "load_ncu_csv", "load_nsys", "load_profile", "parse_ncu_csv"]

@@ -11,7 +11,7 @@ Two layouts ("pages") are understood, found by their header row:
 Both start with whatever the profiled program and ncu printed (its stdout, `==PROF==` lines)
 before the header row; that text is skipped.
 
-Columns of `NcuReport.kernels`:
+Columns of `LaunchCounters.kernels`:
 
 - `id`: ncu's launch id (int); `kernel`: function name as ncu prints it (demangled);
   `nvtx`: list of the NVTX ranges open at launch, outermost first, `domain:name` outside the
@@ -20,10 +20,10 @@ Columns of `NcuReport.kernels`:
   `device`, `cc`: launch information, where ncu printed it;
 - then one column per metric, named as ncu names it (raw metric names, or the details page's
   display names), converted to base units (ns, byte, .../second, hz; see nsprof.parse.ncu_units).
-  `NcuReport.units` maps each metric column to its base unit. A metric whose values are not
+  `LaunchCounters.units` maps each metric column to its base unit. A metric whose values are not
   numbers (a device name) stays text.
 
-Columns of `NcuReport.rules` (ncu's rule results: its own advice, from a details page or a report;
+Columns of `LaunchCounters.rules` (ncu's rule results: its own advice, from a details page or a report;
 a raw page has none): `id` (the launch), `section`, `rule`, `type` (OPT, WRN, INF, ...), `message`,
 `speedup_type` (global: of the whole kernel, local: of the part the rule looks at) and
 `speedup_pct` (ncu's estimate, % of the kernel's time; NaN where the rule estimates none).
@@ -35,13 +35,13 @@ import csv
 import io
 import math
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from nsprof.errors import ParseError
 from nsprof.ncu_log import NO_KERNELS
+from nsprof.parse.model import LaunchCounters, rule_frame
 from nsprof.parse.ncu_checks import check_metrics
 from nsprof.parse.ncu_nvtx import PUSH_POP_COLUMN, START_END_COLUMN, push_pop_ranges, start_end_ranges
 from nsprof.parse.ncu_units import base_unit, parse_number
@@ -56,32 +56,13 @@ DETAILS_COLUMNS = ("Metric Name", "Metric Unit", "Metric Value")
 # A details page of a capture with rule results ends in these columns; metric rows without a rule
 # stop after "Metric Value" (ncu writes them ragged), rule rows fill them.
 RULE_COLUMNS = ("Rule Name", "Rule Type", "Rule Description", "Estimated Speedup Type", "Estimated Speedup")
-RULE_FIELDS = ("id", "section", "rule", "type", "message", "speedup_type", "speedup_pct")
 _TOOL_LINE = re.compile(r"^==[A-Z]+==")  # ==PROF==, ==WARNING==, ==ERROR==
 _HEADER_START = ('"ID",', "ID,")
 HOW_TO_WRITE = "Write it with ncu --csv --page raw (or --page details) ... > FILE.csv"
 SNIFF_BYTES = 1 << 20  # how far into a .csv is_ncu_csv looks for the header row or a line of ncu's
 
 
-@dataclass(frozen=True)
-class NcuReport:
-    """One ncu CSV: `kernels` (columns in the module docstring) and each metric's base unit."""
-
-    source: str
-    page: str  # "raw" or "details"
-    kernels: pd.DataFrame
-    units: dict[str, str]  # metric column -> base unit (ns, byte, byte/second, %, ...)
-    rules: pd.DataFrame = field(default_factory=lambda: rule_frame([]))  # RULE_FIELDS, one row per rule result
-
-
-def rule_frame(rows: list[dict]) -> pd.DataFrame:
-    """ncu's rule results as a table of RULE_FIELDS (rows: dicts with those keys)."""
-    frame = pd.DataFrame(rows, columns=list(RULE_FIELDS))
-    frame["speedup_pct"] = pd.to_numeric(frame["speedup_pct"], errors="coerce").astype(float)
-    return frame
-
-
-def load_ncu_csv(path: str | Path) -> NcuReport:
+def load_ncu_csv(path: str | Path) -> LaunchCounters:
     """Read an ncu CSV file (raw or details page). Raises ParseError naming the file."""
     path = Path(path)
     try:
@@ -112,7 +93,7 @@ def is_ncu_csv(path: str | Path) -> bool:
     return False
 
 
-def parse_ncu_csv(text: str, source: str = "<ncu csv>") -> NcuReport:
+def parse_ncu_csv(text: str, source: str = "<ncu csv>") -> LaunchCounters:
     """Parse the text of `ncu --csv` output; `source` names it in error messages."""
     header, rows = _table(text, source)
     details = [column for column in DETAILS_COLUMNS if column in header]
@@ -166,7 +147,7 @@ def _is_header(line: str) -> bool:
         return False
 
 
-def _raw(header: list[str], rows: list[list[str]], source: str) -> NcuReport:
+def _raw(header: list[str], rows: list[list[str]], source: str) -> LaunchCounters:
     if rows and not rows[0][header.index("ID")].strip():  # the units row
         units_row, rows = rows[0], rows[1:]
     else:
@@ -187,10 +168,10 @@ def _raw(header: list[str], rows: list[list[str]], source: str) -> NcuReport:
         raise ParseError(f"{source}: launch id {repeated.iloc[0]} names {int((kernels['id'] == repeated.iloc[0]).sum())} "
                          "rows; the file is damaged (two exports joined?)", HOW_TO_WRITE)
     check_metrics(kernels, units, source)
-    return NcuReport(source, "raw", kernels, units)
+    return LaunchCounters(source, "raw", kernels, units)
 
 
-def _details(header: list[str], rows: list[list[str]], source: str) -> NcuReport:
+def _details(header: list[str], rows: list[list[str]], source: str) -> LaunchCounters:
     name_at, unit_at, value_at, id_at = (header.index(c) for c in (*DETAILS_COLUMNS, "ID"))
     metric_rows = [row for row in rows if row[name_at].strip()]  # rule rows have no metric
     _check_each_metric_once(header, metric_rows, source)
@@ -214,7 +195,7 @@ def _details(header: list[str], rows: list[list[str]], source: str) -> NcuReport
               for name, column in values.items()}
     kernels = _with_metrics(kernels, values)
     check_metrics(kernels, units, source)
-    return NcuReport(source, "details", kernels, units, _rules(header, rows, source))
+    return LaunchCounters(source, "details", kernels, units, _rules(header, rows, source))
 
 
 def _check_each_metric_once(header: list[str], metric_rows: list[list[str]], source: str) -> None:

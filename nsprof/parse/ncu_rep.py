@@ -1,4 +1,4 @@
-"""Read an Nsight Compute report (`.ncu-rep`) into the same NcuReport the CSV pages give.
+"""Read an Nsight Compute report (`.ncu-rep`) into the same LaunchCounters the CSV pages give.
 
 NVIDIA's `ncu-report` package (PyPI) reads the report file itself: it bundles its native library,
 so neither ncu nor a GPU is needed. Checked on reports written by ncu 2025.3.1 with ncu-report
@@ -7,7 +7,7 @@ so neither ncu nor a GPU is needed. Checked on reports written by ncu 2025.3.1 w
 A report holds thousands of metrics per launch; nsprof reads the ones its metric catalogue knows
 (nsprof.metric_catalog: every column analyze, roofline and explain use) and the GPU's name, so
 the columns match a raw CSV page of the same capture. Rule results (ncu's advice) come out as
-NcuReport.rules, as from a details page.
+LaunchCounters.rules, as from a details page.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import pandas as pd
 
 from nsprof import metric_catalog
 from nsprof.errors import ParseError
+from nsprof.parse.model import LaunchCounters, rule_frame
 from nsprof.parse.ncu_checks import check_metrics
-from nsprof.parse.ncu_csv import NcuReport, rule_frame
 from nsprof.parse.ncu_rep_file import REWRITE_HINT, declared_launches
 from nsprof.parse.ncu_units import base_unit
 from nsprof.printable import printable
@@ -50,7 +50,7 @@ def reader_available() -> bool:
     return True
 
 
-def load_ncu_rep(path: str | Path) -> NcuReport:
+def load_ncu_rep(path: str | Path) -> LaunchCounters:
     """Every kernel launch of an .ncu-rep file. Raises ParseError naming the file."""
     path = Path(path)
     declared = declared_launches(path)  # an empty, foreign or cut file, named before the reader is needed
@@ -91,7 +91,7 @@ def load_ncu_rep(path: str | Path) -> NcuReport:
     kernels = pd.concat([pd.DataFrame(launches), metrics], axis=1)
     units = {name: units.get(name, "") for name in values}
     check_metrics(kernels, units, str(path))
-    return NcuReport(str(path), "report", kernels, units, rule_frame(rules))
+    return LaunchCounters(str(path), "report", kernels, units, rule_frame(rules))
 
 
 @contextmanager

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from nsprof.errors import ParseError
+from nsprof.parse.model import GpuTimeline
 from nsprof.paths import missing_reason
 from nsprof.printable import printable
 from nsprof.ranges import qualify
@@ -227,22 +228,7 @@ READ_TABLES = frozenset({spec.table for spec in (KERNEL_COLUMNS, MEMCPY_COLUMNS,
                                                                      "ENUM_CUDA_MEMCPY_OPER", "ENUM_CUDA_MEM_KIND"})
 
 
-@dataclass(frozen=True)
-class NsysExport:
-    """One nsys SQLite export as DataFrames; their columns are described in COLUMNS."""
-
-    path: Path
-    nsys_version: str | None
-    kernels: pd.DataFrame
-    memcpys: pd.DataFrame
-    memsets: pd.DataFrame
-    runtime: pd.DataFrame
-    nvtx: pd.DataFrame
-    gpus: pd.DataFrame
-    graphs: pd.DataFrame  # graph launches traced at graph level; empty with node-level tracing
-
-
-def load_nsys(path: str | Path, columns: Mapping[str, Iterable[str]] | None = None) -> NsysExport:
+def load_nsys(path: str | Path, columns: Mapping[str, Iterable[str]] | None = None) -> GpuTimeline:
     """Read kernels, memcpys, memsets, graph launches, CUDA API calls, NVTX ranges and GPUs from an
     nsys export.
 
@@ -286,7 +272,7 @@ def load_nsys(path: str | Path, columns: Mapping[str, Iterable[str]] | None = No
         runtime = _read_events(conn, path, tables, RUNTIME_COLUMNS, wanted["runtime"])
         if "api" in runtime:
             runtime["api"] = _names(runtime["api"], strings, path, "CUDA API name")
-        return NsysExport(
+        return GpuTimeline(
             path=path,
             nsys_version=_nsys_version(conn, path, tables),
             kernels=kernels[wanted["kernels"]],

@@ -23,11 +23,11 @@ import pandas as pd
 from nsprof.errors import ParseError
 from nsprof.ncu_log import profiled_launches
 from nsprof.parse.documents import read_manifest, read_pipeline_results, read_tuning
-from nsprof.parse.ncu_csv import NcuReport, is_ncu_csv, load_ncu_csv
-from nsprof.parse.ncu_rep import load_ncu_rep, reader_available
+from nsprof.parse.model import GpuTimeline, LaunchCounters
+from nsprof.parse.ncu_rep import reader_available
 from nsprof.parse.ncu_rep_file import REWRITE_HINT
-from nsprof.parse.nsys_rep import sqlite_beside, sqlite_for
-from nsprof.parse.nsys_sqlite import NsysExport, load_nsys
+from nsprof.parse.nsys_rep import sqlite_beside
+from nsprof.parse.readers import COUNTERS, TIMELINE, formats_read, reader_for, suffixes
 from nsprof.parse.triton_cache import load_triton_cache
 from nsprof.paths import missing_reason, special_file_reason
 
@@ -43,8 +43,8 @@ class Profile:
     path: Path
     is_directory: bool
     manifest: dict | None
-    nsys: list[NsysExport]
-    ncu: list[NcuReport]
+    nsys: list[GpuTimeline]
+    ncu: list[LaunchCounters]
     pipeline: dict | None = None  # pipeline.json: what `nsprof pipeline` measured, where it made this capture
     tuning: dict | None = None  # bench-nsys.json's Triton stages: (stage, size) -> their tuning (documents.read_tuning)
     triton: pd.DataFrame | None = None  # triton-cache/: the kernels the program's Triton compiled (triton_cache)
@@ -61,41 +61,40 @@ def load_profile(path: str | Path, nsys_columns: Mapping[str, Iterable[str]] | N
         raise ParseError(f"{path}: {missing_reason(path)}")
     if special := special_file_reason(path):
         raise ParseError(f"{path}: {special}", "Pass a profile directory or one nsys or ncu file")
-    suffix = path.suffix.lower()
-    if suffix in NSYS_SUFFIXES:
-        return Profile(path, False, None, [load_nsys_file(path, nsys_columns)], [])
-    if suffix in NCU_SUFFIXES:
-        return Profile(path, False, None, [], [load_ncu_file(path)])
-    raise ParseError(f"{path}: not a profile (nsprof reads {PROFILE_FILES})",
-                     "Give a profile directory or one of those files")
+    loaded = load_file(path, nsys_columns)
+    if isinstance(loaded, GpuTimeline):
+        return Profile(path, False, None, [loaded], [])
+    return Profile(path, False, None, [], [loaded])
 
 
-NSYS_SUFFIXES = (".sqlite", ".nsys-rep")
-NCU_SUFFIXES = (".csv", ".ncu-rep")
-PROFILE_FILES = "nsys .nsys-rep or .sqlite, ncu .ncu-rep or .csv"
+NSYS_SUFFIXES = suffixes(TIMELINE)
+NCU_SUFFIXES = suffixes(COUNTERS)
+PROFILE_FILES = formats_read()
 
 
-def load_nsys_file(path: Path, columns: Mapping[str, Iterable[str]] | None = None) -> NsysExport:
-    """An nsys export, or a report read through its export; errors name the file the user gave."""
-    if path.suffix.lower() != ".nsys-rep":
-        return load_nsys(path, columns)
-    sqlite = sqlite_for(path)
-    try:
-        return load_nsys(sqlite, columns)
-    except ParseError as err:
-        problem = err.problem.removeprefix(f"{sqlite}: ")
-        raise ParseError(f"{path}: its SQLite export {sqlite.name}: {problem}",
-                         f"Delete {sqlite.name} and run again: nsprof exports the report anew where nsys is installed") from None
+def load_file(path: Path, columns: Mapping[str, Iterable[str]] | None = None) -> GpuTimeline | LaunchCounters:
+    """One file, by the reader its suffix names (nsprof.parse.readers); errors name the file."""
+    reader = reader_for(path, sniff=False)
+    if reader is None:
+        raise ParseError(f"{path}: not a profile (nsprof reads {PROFILE_FILES})",
+                         "Give a profile directory or one of those files")
+    return reader.load(Path(path), columns)
 
 
-def load_ncu_file(path: Path) -> NcuReport:
-    return load_ncu_rep(path) if path.suffix.lower() == ".ncu-rep" else load_ncu_csv(path)
+def load_timeline(path: Path, columns: Mapping[str, Iterable[str]] | None = None) -> GpuTimeline:
+    """One file of a format that holds a GPU timeline (an nsys export or report)."""
+    loaded = load_file(path, columns)
+    if not isinstance(loaded, GpuTimeline):
+        raise ParseError(f"{path}: holds counters per launch, not a timeline of GPU work",
+                         f"Give a timeline file ({', '.join(NSYS_SUFFIXES)})")
+    return loaded
 
 
-def _load_ncu_beside_log(path: Path) -> NcuReport:
+def _load_ncu_beside_log(path: Path) -> LaunchCounters:
     """An ncu file of a profile directory. A report cut at a block boundary reads as a whole one
     with fewer launches: ncu's log beside it (ncu.log for ncu.ncu-rep) says how many it profiled."""
-    report = load_ncu_file(path)  # a report damaged otherwise is named by its reader first
+    report = load_file(path)  # a report damaged otherwise is named by its reader first
+    assert isinstance(report, LaunchCounters)  # tool_outputs found it by a counters reader
     log = path.with_suffix(".log")
     if path.suffix.lower() == ".ncu-rep" and log.is_file():
         with log.open(encoding="utf-8", errors="replace") as lines:  # universal newlines: ncu's \r too
@@ -138,11 +137,12 @@ def tool_outputs(directory: Path) -> tuple[list[Path], list[Path]]:
     """The nsys files (.sqlite, .nsys-rep) and the ncu files (.ncu-rep, .csv) directly in `directory`,
     each list sorted, a report's exports left out (see the module docstring). A .csv counts only
     when ncu wrote it (nsprof.parse.ncu_csv.is_ncu_csv reads its start)."""
-    files = sorted(file for file in directory.iterdir() if file.is_file())
-    exports = [file for file in files if file.suffix.lower() == ".sqlite"
-               or (file.suffix.lower() == ".nsys-rep" and not sqlite_beside(file).is_file())]
-    reports = [file for file in files if file.suffix.lower() == ".ncu-rep"]
-    tables = [file for file in files if file.suffix.lower() == ".csv" and is_ncu_csv(file)]
+    claimed = [(file, reader_for(file)) for file in sorted(file for file in directory.iterdir() if file.is_file())]
+    exports = [file for file, reader in claimed if reader is not None and reader.makes == TIMELINE
+               and not (file.suffix.lower() == ".nsys-rep" and sqlite_beside(file).is_file())]
+    counters = [file for file, reader in claimed if reader is not None and reader.makes == COUNTERS]
+    reports = [file for file in counters if file.suffix.lower() == ".ncu-rep"]
+    tables = [file for file in counters if file not in reports]
     if not reports:
         return exports, tables
     exported = [table for table in tables if _exported_from(table, reports)]
@@ -165,7 +165,7 @@ def _directory(path: Path, nsys_columns: Mapping[str, Iterable[str]] | None = No
         passed_over = f"; {', '.join(others)} {'is' if len(others) == 1 else 'are'} not ncu output" if others else ""
         raise ParseError(f"{path}: nothing to analyze (no {PROFILE_FILES} file in this directory{passed_over})",
                          "Capture with `nsprof profile`, or put nsys or ncu output in it")
-    return Profile(path, True, read_manifest(path / MANIFEST), [load_nsys_file(file, nsys_columns) for file in exports],
+    return Profile(path, True, read_manifest(path / MANIFEST), [load_timeline(file, nsys_columns) for file in exports],
                    [_load_ncu_beside_log(file) for file in tables], read_pipeline_results(path / PIPELINE_RESULTS),
                    read_tuning(path / BENCH_RESULTS),
                    load_triton_cache(path / TRITON_CACHE) if (path / TRITON_CACHE).is_dir() else None)

@@ -18,7 +18,7 @@ GPU_PID_BASE = 1_000_000  # GPU tracks' process ids, apart from the host's real 
 
 def chrome_trace(events: pd.DataFrame, ranges: pd.DataFrame, gpu_names: dict[int, str] | None = None,
                  origin: int | None = None) -> dict:
-    """`events`: nsprof.analyze.gpu_events.gpu_events; `ranges`: NVTX ranges (NsysExport.nvtx rows).
+    """`events`: nsprof.analyze.gpu_events.gpu_events; `ranges`: NVTX ranges (GpuTimeline.nvtx rows).
     Times count from `origin` (ns), by default the first event's start."""
     if origin is None:
         starts = [frame["start_ns"].dropna().min() for frame in (events, ranges) if len(frame)]

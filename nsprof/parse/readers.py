@@ -1,0 +1,72 @@
+"""The formats nsprof reads, one Reader each: the files it claims (by suffix, and where a suffix
+is shared, as `.csv` is, by a sniff of the file's start), what it makes (nsprof.parse.model: a
+GpuTimeline or LaunchCounters) and how it loads one, with only the timeline columns asked for.
+
+Loading a profile, the search for profiles and the many-capture discovery all ask `reader_for`.
+A new format (PyTorch's profiler trace, a new nsys schema) is one more Reader in READERS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from nsprof.errors import ParseError
+from nsprof.parse.model import GpuTimeline, LaunchCounters
+from nsprof.parse.ncu_csv import is_ncu_csv, load_ncu_csv
+from nsprof.parse.ncu_rep import load_ncu_rep
+from nsprof.parse.nsys_rep import sqlite_for
+from nsprof.parse.nsys_sqlite import load_nsys
+
+TIMELINE, COUNTERS = "timeline", "counters"  # what a reader makes: GpuTimeline, LaunchCounters
+Columns = Mapping[str, Iterable[str]] | None  # the timeline columns to read (load_nsys's `columns`); None: all
+
+
+@dataclass(frozen=True)
+class Reader:
+    name: str  # the format, in words: "nsys export"
+    tool: str  # what wrote it, as messages name it: "nsys"
+    makes: str  # TIMELINE or COUNTERS
+    suffixes: tuple[str, ...]  # lower case, with the dot
+    load: Callable[[Path, Columns], GpuTimeline | LaunchCounters]
+    sniff: Callable[[Path], bool] | None = None  # whether a file with the suffix is this format
+
+
+def _nsys_report(path: Path, columns: Columns = None) -> GpuTimeline:
+    """An nsys report, read through its SQLite export; errors name the report the user gave."""
+    sqlite = sqlite_for(path)
+    try:
+        return load_nsys(sqlite, columns)
+    except ParseError as err:
+        problem = err.problem.removeprefix(f"{sqlite}: ")
+        raise ParseError(f"{path}: its SQLite export {sqlite.name}: {problem}",
+                         f"Delete {sqlite.name} and run again: nsprof exports the report anew where nsys is installed") from None
+
+
+READERS = (
+    Reader("nsys report", "nsys", TIMELINE, (".nsys-rep",), _nsys_report),
+    Reader("nsys export", "nsys", TIMELINE, (".sqlite",), load_nsys),
+    Reader("ncu report", "ncu", COUNTERS, (".ncu-rep",), lambda path, columns: load_ncu_rep(path)),
+    Reader("ncu CSV page", "ncu", COUNTERS, (".csv",), lambda path, columns: load_ncu_csv(path), sniff=is_ncu_csv),
+)
+
+
+def reader_for(path: Path, sniff: bool = True) -> Reader | None:
+    """The reader that claims `path`; without `sniff`, by its suffix alone (a file named by the user
+    is handed to its format's reader, whose error then says what is wrong with it)."""
+    suffix = Path(path).suffix.lower()
+    return next((reader for reader in READERS if suffix in reader.suffixes
+                 and (not sniff or reader.sniff is None or reader.sniff(Path(path)))), None)
+
+
+def suffixes(makes: str) -> tuple[str, ...]:
+    """The suffixes of the formats that make a TIMELINE or COUNTERS."""
+    return tuple(suffix for reader in READERS if reader.makes == makes for suffix in reader.suffixes)
+
+
+def formats_read() -> str:
+    """The files nsprof reads, in words for messages: 'nsys .nsys-rep or .sqlite, ncu .ncu-rep or .csv'."""
+    tools = dict.fromkeys(reader.tool for reader in READERS)
+    return ", ".join(f"{tool} " + " or ".join(suffix for reader in READERS if reader.tool == tool for suffix in reader.suffixes)
+                     for tool in tools)
