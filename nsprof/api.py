@@ -36,9 +36,14 @@ if TYPE_CHECKING:  # the libraries load with the calls that need them: `nsprof -
     import pandas as pd
 
     from nsprof.analyze import ProfileAnalysis
+    from nsprof.analyze.diff import Capture, DiffResult
+    from nsprof.analyze.diff.noise import NoiseFloor
     from nsprof.analyze.ladder import LadderAnalysis
-    from nsprof.capture.program import GuidedChoice
+    from nsprof.capture.program import GuidedChoice, ProgramRequest
+    from nsprof.capture.request import ProfileRequest
     from nsprof.ceilings.peaks import Ceiling
+    from nsprof.explain.page import Explanation
+    from nsprof.many import ManyCaptures
     from nsprof.op_model import Op
     from nsprof.timeline import Timeline
 
@@ -104,10 +109,12 @@ def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: s
     kept = kept_configurations(Path(tuned)) if tuned is not None else {}
     env = device_info()  # fails early, in one line, without a GPU or CuPy
     if runs > 1:
-        from nsprof.launch.bench_runs import bench_argv, merged, run_in_fresh_processes
+        from nsprof.launch.bench_runs import merged, run_in_fresh_processes
+        from nsprof.workload import workload_argv
 
-        argv = bench_argv([s.stage for s in chosen], [size_label(s) for s in parsed], op, repeat=repeat, warmup=warmup,
-                          baseline=baseline, tile=tile, tuned=None if tuned is None else str(tuned))
+        argv = workload_argv("bench", {"stages": [s.stage for s in chosen], "sizes": [size_label(s) for s in parsed],
+                                       "op": op, "repeat": repeat, "warmup": warmup, "baseline": baseline, "tile": tile,
+                                       "tuned": None if tuned is None else str(tuned)})
         document = merged(run_in_fresh_processes(argv, runs, progress or (lambda message: None)))
         records = document["results"]
     else:
@@ -150,7 +157,7 @@ def measure_ceilings(out: str | Path | None = None, save: bool = True,
 
 def explain(topic: str | None = None, stage: str | None = None, source: str | Path | None = None, *,
             op: str | None = None, ceilings: str | Path | None = None, shape: str | None = None,
-            access: str | None = None, width: int | None = None, store: bool = False, list_topics: bool = False):
+            access: str | None = None, width: int | None = None, store: bool = False, list_topics: bool = False) -> Explanation:
     """`nsprof explain`: a topic with the ladder's declared accesses and measurements (from `source`,
     by default the latest profile), or with `shape`/`access`/`width`/`store` the same models on an
     access you describe, or with `list_topics` the list of topics. Returns
@@ -183,7 +190,7 @@ def profile_request(program: list[str] | None = None, stages: list[str] | None =
                     op: str | None = None, *, tool: str = "both", metrics: list[str] | None = None,
                     clock_control: str = "none", repeat: int | None = None, ranges: list[str] | None = None,
                     kernel: str | None = None, launch_count: int | None = None, top: int | None = None,
-                    runs: int = 1):
+                    runs: int = 1) -> ProfileRequest | ProgramRequest:
     """What `profile` should capture, checked: the ladder's stages at sizes (ProfileRequest), or
     the user's `program` (argv; ProgramRequest), with `runs` nsys runs. Options of the other kind
     are a UsageError."""
@@ -273,7 +280,7 @@ def analyze(path: str | Path, ceilings: str | Path | None = None, attribution: s
 
 
 def analyze_many(directory: str | Path, scheduler: str | None = None, workers: int | None = None,
-                 memory_limit: str | None = None, step_range: str | None = None, progress: bool = False):
+                 memory_limit: str | None = None, step_range: str | None = None, progress: bool = False) -> ManyCaptures:
     """A directory of several nsys captures (one per rank or run), each analyzed as a Dask task on a
     local cluster of `workers` processes with `memory_limit` each, or on the cluster at `scheduler`
     (an address or a scheduler file). Returns nsprof.many.ManyCaptures: captures, kernels (merged),
@@ -308,7 +315,7 @@ def write_captures_report(result, directory: str | Path, force: bool = False) ->
 
 
 def diff(a: str | Path, b: str | Path | None = None, stages: tuple[str, str] | None = None,
-         min_change_pct: float = 2.0, attribution: str = "thread", noise: str | Path | None = None):
+         min_change_pct: float = 2.0, attribution: str = "thread", noise: str | Path | None = None) -> DiffResult:
     """`nsprof diff`: two sides, each a capture (a profile directory, an nsys or ncu file, an
     `nsprof bench` record) or several runs of one program (a profile taken with --runs, a directory
     of nsys captures, a `bench --runs` record); or with `stages` (X, Y) stage X of A against stage
@@ -324,7 +331,7 @@ def diff(a: str | Path, b: str | Path | None = None, stages: tuple[str, str] | N
                          noise=floors)
 
 
-def diff_side(path: Path, attribution: str = "thread"):
+def diff_side(path: Path, attribution: str = "thread") -> Capture:
     """One side of a diff (nsprof.analyze.diff.Capture): a bench record, a capture with its
     further runs, or a directory of nsys captures (no manifest) as the runs of one program."""
     from nsprof.analyze.diff import Capture
@@ -344,14 +351,14 @@ def diff_side(path: Path, attribution: str = "thread"):
     return _with_runs(analyzed(str(path), path), tuple(analyzed(str(file), file) for file in further_runs(path)))
 
 
-def _with_runs(capture, runs: tuple):
+def _with_runs(capture: Capture, runs: tuple[Capture, ...]) -> Capture:
     """`capture` with its further runs (itself where there are none)."""
     from dataclasses import replace
 
     return replace(capture, runs=runs) if runs else capture
 
 
-def noise_floor(path: Path, attribution: str = "thread"):
+def noise_floor(path: Path, attribution: str = "thread") -> NoiseFloor:
     """The noise floors in `path`: a noise record (.json), or measured from the runs of an
     unchanged program (a profile with runs, a directory of captures)."""
     from nsprof.analyze.diff import run_frames
@@ -531,8 +538,6 @@ def pipeline(op: str = "sgemm", stages: list[str] | None = None, size: str = "10
 def _pipeline_breakdown(op, stages, size, chunks, records, out: Path, nsys, progress) -> dict:
     """Run the same flows under nsys (graphs traced node by node) into a profile directory, and
     join each variant's median breakdown to its record."""
-    import sys
-
     from nsprof.analyze.gpu_events import gpu_events
     from nsprof.analyze.pipeline import flow_breakdown
     from nsprof.capture.program import ProgramRequest
@@ -542,14 +547,14 @@ def _pipeline_breakdown(op, stages, size, chunks, records, out: Path, nsys, prog
     from nsprof.parse.nsys_sqlite import load_nsys
     from nsprof.ranges import PIPELINE_PREFIX, pipeline_range
     from nsprof.sizes import short_size
+    from nsprof.workload import workload_argv
 
     try:
         find_tool("nsys", nsys)
     except ToolNotFoundError:
         return {"breakdown": "no breakdown: nsys was not found (install Nsight Systems, or pass --nsys PATH)"}
-    argv = [sys.executable, "-m", "nsprof", "pipeline", "--op", op, "--stage", ",".join(s.stage for s in stages),
-            "--size", short_size(size), "--chunks", str(chunks), "--repeat", str(CAPTURED_FLOWS), "--warmup", str(CAPTURED_FLOWS),
-            "--no-nsys", "--no-cold", "--json"]
+    argv = workload_argv("pipeline", {"op": op, "stages": [s.stage for s in stages], "size": short_size(size),
+                                      "chunks": chunks, "repeat": CAPTURED_FLOWS, "warmup": CAPTURED_FLOWS})
     request = ProgramRequest(argv=tuple(argv), tools=("nsys",), metrics=(), clock_control="none", ranges=(), kernel=None,
                              launch_count=1, label=f"pipeline-{op}-{short_size(size)}",
                              nsys_options=("--cuda-graph-trace=node",))

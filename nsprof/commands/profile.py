@@ -8,7 +8,7 @@ import typer
 
 from nsprof import api
 from nsprof.capture.partial import partial_status
-from nsprof.capture.program import DEFAULT_LAUNCH_COUNT, DEFAULT_TOP
+from nsprof.capture.program import DEFAULT_LAUNCH_COUNT, DEFAULT_TOP, ProgramRequest
 from nsprof.capture.request import DEFAULT_REPEAT
 from nsprof.console import progress_line
 from nsprof.errors import PARTIAL_EXIT_CODE
@@ -97,7 +97,7 @@ def profile(
     if dry_run_:
         for line in api.profile_commands(request, out, nsys, ncu):
             typer.echo(line)
-        if getattr(request, "guided", False):
+        if isinstance(request, ProgramRequest) and request.guided:
             typer.echo(f"# then ncu on the hot kernels nsys finds: the fewest that make 80% of kernel time, at most "
                        f"{request.top}, one steady-state launch per configuration (see the manifest's \"guided\")")
         return

@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from nsprof.errors import UsageError
+
+if TYPE_CHECKING:
+    from nsprof.explain.page import Explanation
 
 
 @dataclass(frozen=True)
@@ -384,7 +388,7 @@ def get_topic(name: str) -> Topic:
     return TOPICS[name]
 
 
-def topic_list():
+def topic_list() -> Explanation:
     """The topics as an explanation (a table of names and summaries): needs none of the models."""
     from nsprof.explain.page import Explanation
     from nsprof.render.document import Table

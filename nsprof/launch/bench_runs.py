@@ -1,4 +1,4 @@
-"""`nsprof bench --runs N`: the same bench in N fresh processes, merged into one record.
+"""`nsprof bench --runs N`: the same bench in N fresh processes (nsprof.workload), merged into one record.
 
 One process times every launch under one CUDA context, one set of clocks and one memory layout;
 another process can land elsewhere (a TF32 stage ran 3% apart in two runs). Each run's median is
@@ -11,23 +11,11 @@ from __future__ import annotations
 import json
 import statistics
 import subprocess
-import sys
 from collections.abc import Callable
 
 from nsprof.errors import NsprofError
 
 RECORD_KEY = ("op", "stage", "size")
-
-
-def bench_argv(stages: list[str], sizes: list[str], op: str, *, repeat: int | None, warmup: int | None,
-               baseline: bool, tile: str | None, tuned: str | None) -> list[str]:
-    """One run's command line: this bench as JSON on stdout, saving nothing."""
-    argv = [sys.executable, "-m", "nsprof", "bench", "--op", op, "--json", "--no-save"]
-    argv += [arg for stage in stages for arg in ("--stage", stage)] + [arg for size in sizes for arg in ("--size", size)]
-    for flag, value in (("--repeat", repeat), ("--warmup", warmup), ("--tile", tile), ("--tuned", tuned)):
-        if value is not None:
-            argv += [flag, str(value)]
-    return argv + ([] if baseline else ["--no-baseline"])
 
 
 def run_in_fresh_processes(argv: list[str], runs: int, progress: Callable[[str], None]) -> list[dict]:
