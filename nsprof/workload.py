@@ -1,8 +1,10 @@
 """The work nsprof runs in a process of its own, its options handed over as data: the same bench
 in fresh processes (`bench --runs N`: a process each, nsprof.launch.bench_runs), and the flows of
-`nsprof pipeline` under nsys (which traces a process). The library never re-invokes its CLI:
-`python -m nsprof.workload JOB OPTIONS` calls nsprof.api with OPTIONS, one JSON object of its
-keyword arguments, and prints the result as JSON on stdout.
+`nsprof pipeline` under nsys (which traces a process): `python -m nsprof.workload JOB OPTIONS`
+calls nsprof.api with OPTIONS, one JSON object of its keyword arguments, and prints the result as
+JSON on stdout. The one command line nsprof runs as a person would type it is the ladder's
+workload under nsys and ncu (`nsprof bench --op ...`, nsprof.capture.commands): the manifest
+records it so that a person can run it again.
 """
 
 from __future__ import annotations
