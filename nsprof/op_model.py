@@ -102,7 +102,19 @@ class Workload(Protocol[P]):
     def launcher(self, stage: Stage, problem: P, tools: LaunchTools, tile_shape: str | None = None,
                  split_k: int | None = None, defines: tuple[str, ...] = ()) -> Launcher: ...  # an NVRTC stage
 
-    def library_launcher(self, stage: Stage, problem: P, tools: LaunchTools) -> Launcher: ...  # a library stage
+    def library_call(self, stage: Stage, problem: P) -> LibraryCall: ...  # a library stage: what it computes
+
+
+@dataclass(frozen=True)
+class LibraryCall:
+    """What a library stage computes, for the launch layer to run it every way it can (CuPy's call,
+    cuBLASLt's algorithms: nsprof.launch.library) and keep the fastest: out = a.b, row-major."""
+
+    call: str  # CuPy's call, as records name it: "cublasGemmEx", "cublasSgemv"
+    arrays: Callable[[], tuple[Any, Any, Any]]  # the problem's current (a, b, out), read at each launch
+    shape: tuple[int, int, int]  # (m, n, k): a m x k, b k x n (n = 1: a vector)
+    dtype: str  # "float32", "float16"
+    torch_call: str  # the PyTorch function of the same product, timed beside it: "mm", "mv"
 
 
 @dataclass(frozen=True)
@@ -116,7 +128,6 @@ class LaunchTools:
     encode_tensor_map: Callable[..., bytes]  # nsprof.launch.tensor_map.encode_2d
     runs: Callable[[LaunchConfig], bool]  # whether this GPU can run a launch configuration (its arch)
     module_global: Callable[..., Any]  # (path, name, *, arch, defines) -> a module variable's device address
-    library_matmul: Callable[..., None]  # (a, b, out, precision): cuBLAS through CuPy in that precision
 
 
 _STAGE_NAME = re.compile(r"^[a-z]*(\d+)([a-z]*)$")

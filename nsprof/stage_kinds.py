@@ -2,8 +2,9 @@
 
 - NVRTC: a CUDA C++ source under kernels/ (`.cu`), compiled at run time through CuPy, launched by
   the op's workload with one of the stage's tiles (nsprof.ops.tiles.Tile).
-- LIBRARY: a vendor library call (cuBLAS through CuPy), launched by the op's workload's
-  `library_launcher`; no source and no tiles.
+- LIBRARY: a vendor library's product, declared by the op's workload's `library_call`: tuned
+  over CuPy's call (cuBLAS) and the algorithms cuBLASLt proposes (nsprof.launch.library), and
+  timed beside PyTorch's same product; no source and no tiles.
 - TRITON: a Python file under kernels/ holding a `@triton.jit` kernel and a `launcher(problem,
   config, precision)` function; its tiles are the configurations it is autotuned over
   (nsprof.triton_config.TritonConfig). Triton is an optional extra: without it these stages are
@@ -61,7 +62,8 @@ def _triton(stage) -> list[str]:
 
 
 NVRTC = StageKind("nvrtc", "CUDA C++ compiled at run time (NVRTC through CuPy)", _source(".cu"))
-LIBRARY = StageKind("library", "a vendor library call (cuBLAS through CuPy)", _library)
+LIBRARY = StageKind("library", "a vendor library call: the fastest verified of cuBLAS's and cuBLASLt's algorithms",
+                    _library)
 TRITON = StageKind("triton", "a Triton kernel, autotuned over its declared configurations before timing", _triton,
                    needs="triton", install='pip install -e ".[cuda13,triton]"')
 STAGE_KINDS = {kind.name: kind for kind in (NVRTC, LIBRARY, TRITON)}

@@ -66,7 +66,7 @@ class RowSumWorkload:
     def launcher(self, stage, problem, tools, tile_shape=None, split_k=None, defines=()):
         raise AssertionError("no GPU work in this test")
 
-    def library_launcher(self, stage, problem, tools):
+    def library_call(self, stage, problem):
         raise AssertionError("no GPU work in this test")
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from nsprof.capture.request import ProfileRequest
 from nsprof.ranges import NVTX_DOMAIN, range_name
 from nsprof.sizes import Size, short_size
-from nsprof.stage_kinds import TRITON
+from nsprof.stage_kinds import LIBRARY, TRITON
 
 if TYPE_CHECKING:
     from nsprof.registry import Stage
@@ -56,10 +56,11 @@ def bench_results_file(directory: Path, tool: str) -> Path:
 
 def workload_argv(request: ProfileRequest, tool: str, directory: Path) -> list[str]:
     """`nsprof bench`: it verifies each stage (range verify/...) and then times it (range op/stage/MxNxK).
-    After an nsys pass, the ncu pass reuses the Triton configurations it kept (a tuning under ncu's
-    instrumentation can keep another one, and the tools would measure different kernels)."""
+    After an nsys pass, the ncu pass reuses the Triton configurations and the library algorithms it
+    kept (a tuning under ncu's instrumentation can keep another one, and the tools would measure
+    different kernels)."""
     tuned = ["--tuned", str(bench_results_file(directory, "nsys"))] \
-        if tool == "ncu" and "nsys" in request.tools and any(s.kind is TRITON for s in request.stages) else []
+        if tool == "ncu" and "nsys" in request.tools and any(s.kind in (TRITON, LIBRARY) for s in request.stages) else []
     return [
         sys.executable, "-m", "nsprof", "bench", "--op", request.op,
         "--stage", ",".join(s.stage for s in request.stages),

@@ -205,7 +205,9 @@ def _triton(stages: list[Stage], m: Measurements | None) -> list[str]:
             facts.append(f"{stage.stage} is tuned over {len(stage.tiles)} configurations: "
                          + ", ".join(config.shape for config in stage.tiles) + ".")
     for (name, size), details in sorted((m.tuning or {}).items()) if m is not None else []:
-        tuning, compiled = details["autotune"], details.get("compiled") or {}
+        if "compiled" not in details:  # a library stage's tuning over cuBLAS's algorithms
+            continue
+        tuning, compiled = details["autotune"], details["compiled"]
         sass = compiled.get("sass") or {}
         path = ", ".join(f"{sass[key]:,} {opcode}" for key, opcode in SASS_WORDS.items() if sass.get(key)) or "not read"
         facts.append(f"{name} at {size}: kept {tuning['kept']} of {len(tuning['trials'])} tried; {compiled.get('registers')} "

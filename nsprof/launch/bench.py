@@ -16,6 +16,7 @@ from nsprof.errors import KernelBuildError, NsprofError, UsageError
 from nsprof.ranges import range_name, step_range_name, verify_range_name
 from nsprof.registry import Stage, baseline_stage, get_op, stages_for
 from nsprof.sizes import Size, size_label
+from nsprof.stage_kinds import LIBRARY
 
 Progress = Callable[[str], None]
 
@@ -26,7 +27,7 @@ def _record(stage: Stage, size: Size) -> dict:
         "op": stage.op, "stage": stage.stage, "title": stage.title, "precision": stage.precision.name,
         **dict(zip(op.dims.lower().split("x"), size)), "size": size_label(size), "status": "not run",
         "rel_error": None, "tolerance": stage.tolerance(size), "tile": None, "split_k": None, "padded": None,
-        "median_ms": None, "tflops": None, "tbytes_per_s": None, "pct_cublas": None,
+        "median_ms": None, "tflops": None, "tbytes_per_s": None, "pct_cublas": None, "pct_cublas_of": None,
         "baseline": baseline_stage(stage.op, stage.precision.name).stage, "message": None,
         "prepare": None, "prepare_ms": None, "steps_ms": None,
     }
@@ -45,7 +46,8 @@ def bench_stage(stage: Stage, size: Size, problem, tools, *, repeat: int | None,
     if missing:
         rec["status"], rec["message"] = "not available", missing
         return rec
-    launcher = stage_launcher(stage, problem, tools, tile if len(stage.tiles) > 1 else None)
+    # a forced or kept tile: an NVRTC stage's launch configuration, a Triton stage's or a library stage's candidate
+    launcher = stage_launcher(stage, problem, tools, tile if len(stage.tiles) > 1 or stage.kind is LIBRARY else None)
     rec["split_k"] = launcher.split_k
     rec["details"] = getattr(launcher, "details", None)  # a Triton stage's tuning and what it compiled to
     rec["tile"], rec["padded"] = launcher.tile_label, launcher.padded_shape is not None
@@ -71,6 +73,11 @@ def bench_stage(stage: Stage, size: Size, problem, tools, *, repeat: int | None,
     steps = launcher.steps  # work inside the stage's time (v11's transpose), timed alone too
     if steps:
         rec["steps_ms"] = {name: alone(name, step) for name, step in steps.items()}
+    if stage.kind is LIBRARY:  # what PyTorch's users get for the same product, beside it
+        from nsprof.launch.torch_baseline import torch_timing
+
+        rec.update(torch_timing(stage, problem, get_op(stage.op).workload.library_call(stage, problem), size,
+                                repeat=repeat, warmup=warmup))
     seconds = rec["median_ms"] * 1e-3
     rec["tflops"] = get_op(stage.op).flops(size) / seconds / 1e12
     rec["tbytes_per_s"] = get_op(stage.op).min_bytes(size) / seconds / 1e12  # each matrix moved once
@@ -149,13 +156,21 @@ def kept_configurations(path: Path) -> dict[tuple[str, str, str], str]:
 
 
 def _add_pct_cublas(records: list[dict]) -> None:
-    """pct_cublas: the time of the record's baseline (cuBLAS in the stage's own precision, named in
-    `baseline`) at the same size over the stage's, in percent."""
-    times = {(r["op"], r["stage"], r["size"]): r["median_ms"] for r in records if r["status"] == "ok"}
+    """pct_cublas: the time of the record's baseline (the library in the stage's own precision,
+    named in `baseline`) at the same size over the stage's, in percent: of the faster of the
+    baseline's own median and PyTorch's for the same product (`torch_ms`), which `pct_cublas_of`
+    names (the op's library, "cuBLAS", or "torch.mm", "torch.mv")."""
+    fastest: dict[tuple, tuple[float, str]] = {}
     for r in records:
-        base = times.get((r["op"], r["baseline"], r["size"]))
+        if r["status"] == "ok":
+            torch_ms = r.get("torch_ms")
+            own = (float(r["median_ms"]), get_op(r["op"]).library)
+            fastest[(r["op"], r["stage"], r["size"])] = (float(torch_ms), r["torch_call"]) \
+                if torch_ms is not None and torch_ms < own[0] else own
+    for r in records:
+        base = fastest.get((r["op"], r["baseline"], r["size"]))
         if r["status"] == "ok" and base is not None:
-            r["pct_cublas"] = 100 * base / r["median_ms"]
+            r["pct_cublas"], r["pct_cublas_of"] = 100 * base[0] / r["median_ms"], base[1]
 
 
 def add_pct_dram(records: list[dict], ceiling) -> None:

@@ -1,4 +1,5 @@
-"""The library stages' matrix product: CuPy's matmul (cuBLAS), in the stage's precision.
+"""The library stages' products: CuPy's matmul (cuBLAS) in the stage's precision, and the
+candidates a library stage is tuned over (nsprof.launch.tuning): CuPy's call and cuBLASLt's algorithms.
 
 FP32 is CuPy's default. TF32 sets CuPy's compute type for float32 to COMPUTE_TYPE_TF32 around the
 call, which makes CuPy pass CUBLAS_COMPUTE_32F_FAST_TF32 to cublasGemmEx (CuPy's documented
@@ -8,7 +9,11 @@ afterwards, so that every other float32 product (FP32 cuBLAS, the references) st
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import contextmanager
+
+from nsprof.launch.tuning import Candidate, TunedLauncher, pinned, tune
+from nsprof.op_model import LibraryCall
 
 
 @contextmanager
@@ -34,3 +39,46 @@ def library_matmul(a, b, out, precision: str) -> None:
 
     with compute_type(precision):
         cupy.matmul(a, b, out=out)
+
+
+def library_launcher(stage, problem, call: LibraryCall, tile_shape: str | None = None) -> TunedLauncher:
+    """The library stage tuned over its candidates (only `tile_shape`, one an earlier run kept,
+    where it is one of them): CuPy's call and every algorithm cuBLASLt's heuristic proposes for the
+    shape in the stage's precision (nsprof.launch.cublaslt); the fastest verified one is kept."""
+    precision = stage.precision.name
+
+    def cupy_launch() -> Callable[[], None]:
+        import cupy
+
+        def run() -> None:
+            a, b, out = call.arrays()
+            with compute_type(precision):
+                cupy.matmul(a, b, out=out)
+        return run
+
+    candidates = [Candidate(call.call, cupy_launch), *_lt_candidates(call, precision)]
+    return tune(stage, problem, pinned(candidates, tile_shape)).launcher()
+
+
+def _lt_candidates(call: LibraryCall, precision: str) -> list[Candidate]:
+    import cupy
+
+    from nsprof.launch.cublaslt import LtMatmul
+
+    try:
+        plan = LtMatmul(*call.shape, call.dtype, precision)
+        algorithms = plan.algorithms()
+    except (OSError, RuntimeError) as err:  # no cuBLASLt here: the trial says so
+        def missing(err: Exception = err) -> Callable[[], None]:
+            raise err
+        return [Candidate("cuBLASLt", missing)]
+
+    def candidate(number: int, algorithm) -> Candidate:
+        def build() -> Callable[[], None]:
+            def run() -> None:
+                a, b, out = call.arrays()
+                plan.launch(algorithm, a.data.ptr, b.data.ptr, out.data.ptr, cupy.cuda.get_current_stream().ptr)
+            return run
+        return Candidate(f"cuBLASLt {number}", build)
+
+    return [candidate(number, algorithm) for number, algorithm in enumerate(algorithms)]

@@ -21,7 +21,9 @@ def _nvrtc(stage: Stage, problem, tools: LaunchTools, tile_shape: str | None) ->
 
 
 def _library(stage: Stage, problem, tools: LaunchTools, tile_shape: str | None) -> Launcher:
-    return get_op(stage.op).workload.library_launcher(stage, problem, tools)
+    from nsprof.launch.library import library_launcher
+
+    return library_launcher(stage, problem, get_op(stage.op).workload.library_call(stage, problem), tile_shape)
 
 
 def _triton(stage: Stage, problem, tools: LaunchTools, tile_shape: str | None) -> Launcher:

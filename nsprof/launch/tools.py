@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from nsprof.launch.compile import arch_runs, load_kernel, module_global
 from nsprof.launch.gpu import device_info, require_cupy
-from nsprof.launch.library import library_matmul
 from nsprof.op_model import LaunchTools
 
 
@@ -19,4 +18,4 @@ def launch_tools() -> LaunchTools:
     info = device_info()
     cc = info["compute_capability"]
     return LaunchTools(require_cupy(), info["sm_count"], cc, load_kernel, encode_tensor_map,
-                       lambda tile: arch_runs(tile.arch, cc), module_global, library_matmul)
+                       lambda tile: arch_runs(tile.arch, cc), module_global)

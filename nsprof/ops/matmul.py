@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from nsprof.errors import UsageError
-from nsprof.op_model import LaunchTools, Stage, find_kernel
+from nsprof.op_model import LaunchTools, LibraryCall, Stage, find_kernel
 from nsprof.ops.tiles import Tile, as_tiles
 from nsprof.sizes import Size
 from nsprof.triton_config import TritonConfig
@@ -303,9 +303,9 @@ class MatmulWorkload:
 
         return Launcher(run_padded, plan, (mp, np_, kp), entry=entry)
 
-    def library_launcher(self, stage: Stage, problem: MatmulProblem, tools: LaunchTools) -> Launcher:
-        precision = stage.precision.name
-        return Launcher(lambda: tools.library_matmul(problem.A, problem.B, problem.C, precision), None, None)
+    def library_call(self, stage: Stage, problem: MatmulProblem) -> LibraryCall:
+        return LibraryCall("cublasGemmEx", lambda: (problem.A, problem.B, problem.C), (problem.m, problem.n, problem.k),
+                           self.dtype, "mm")
 
     def rows_aligned(self, tile: Tile, n: int, k: int) -> bool:
         """Whether every row the kernel copies in 16-byte pieces starts 16 bytes apart, as a TMA tensor

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nsprof.access import MemoryAccess
-from nsprof.op_model import LaunchTools, Op, Precision, Stage, find_kernel
+from nsprof.op_model import LaunchTools, LibraryCall, Op, Precision, Stage, find_kernel
 from nsprof.ops.tiles import Tile, as_tile
 from nsprof.sizes import Size
 from nsprof.stage_kinds import LIBRARY, NVRTC, TRITON
@@ -135,8 +135,9 @@ class GemvWorkload:
         run = self._chunked(kernel, constant, grid, block, problem, at, tile)
         return GemvLauncher(run, label, prepare, "transpose")
 
-    def library_launcher(self, stage: Stage, problem: GemvProblem, tools: LaunchTools) -> GemvLauncher:
-        return GemvLauncher(lambda: tools.xp.matmul(problem.A, problem.x, out=problem.y), "library")
+    def library_call(self, stage: Stage, problem: GemvProblem) -> LibraryCall:
+        return LibraryCall("cublasSgemv", lambda: (problem.A, problem.x, problem.y), (problem.m, 1, problem.k), "float32",
+                           "mv")
 
     @staticmethod
     def _split(stage: Stage, tile: Tile, kernel, problem: GemvProblem, tools: LaunchTools,

@@ -73,7 +73,7 @@ def read_pipeline_results(path: Path) -> dict | None:
 
 def read_tuning(path: Path) -> dict[tuple[str, str], dict] | None:
     """What a capture's bench record (bench-nsys.json, written by the nsys pass; the ncu pass reuses
-    it) says of its Triton stages: (stage, size) -> `details` (the tuning's trials and kept
+    it) says of its tuned stages (Triton and library): (stage, size) -> `details` (the tuning's trials and kept
     configuration, and what Triton compiled: nsprof.launch.triton_stage); None without the file.
     Records without details (the other stages) are left out."""
     document = _read_object(path, "bench results")

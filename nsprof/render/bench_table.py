@@ -14,7 +14,7 @@ from nsprof.render.terminal_table import terminal_table
 STATUS = {"ok": "ok", "failed": "FAILED", "error": "ERROR"}
 # left out in this order where the terminal is too narrow: the title and the tile are in
 # `nsprof stages` and --json, the error and the spread in --json
-DROP_ORDER = ("title", "tile", "rel_error", "spread_pct")
+DROP_ORDER = ("title", "tile", "torch_ms", "rel_error", "spread_pct")
 
 
 def results_table(records: list[dict], env: dict, dram_ceiling=None, width: int = 160) -> Table:
@@ -30,6 +30,7 @@ def results_table(records: list[dict], env: dict, dram_ceiling=None, width: int 
     library = op.library if op else "cuBLAS"
     columns = [("stage", "stage", ""), ("title", "title", ""), ("size", "size", ""), ("tile", "tile", ""),
                ("status", "status", ""), ("median ms", "median_ms", ".4f"), ("spread", "spread_pct", fmt.percent),
+               ("torch ms", "torch_ms", ".4f"),
                *rates, (f"% {library}", "pct_cublas", ".0f"), ("rel. error", "rel_error", ".1e")]
     rows = [{**r, "status": STATUS.get(r["status"], r["status"]),  # a baseline timed only for % cuBLAS says so
              "stage": r["stage"] + (" (baseline)" if r.get("baseline_only") else "")} for r in records]
@@ -41,6 +42,8 @@ def results_table(records: list[dict], env: dict, dram_ceiling=None, width: int 
     notes += [tuning_note(r) for r in records if r.get("details")]
     if baselines := baseline_note(records):
         notes.append(baselines)
+    if faster := torch_note(records):
+        notes.append(faster)
     if by_bytes and op is not None:
         notes.append(f"GB/s: {op.min_bytes_rule} bytes over the median time; % DRAM: of {_dram_source(dram_ceiling)}")
     title = f"{env['device']} (CC {env['compute_capability']}, {env['sm_count']} SMs), CuPy {env['cupy']}, " \
@@ -67,15 +70,34 @@ def baseline_note(records: list[dict]) -> str | None:
         f"of {baseline} ({titles.get((op, baseline), baseline)}) for {precision} stages" for precision, baseline in pairs)
 
 
+def torch_note(records: list[dict]) -> str | None:
+    """Where PyTorch's product beat the library stage, so that % cuBLAS is of PyTorch's time
+    there (nsprof.launch.bench._add_pct_cublas): 'torch ms: torch.mm on the same arrays; % cuBLAS
+    of torch.mm where faster: v9t 4096x4096x4096'."""
+    timed = [r for r in records if r.get("torch_call")]
+    if not timed:
+        return None
+    faster = [f"{r['stage']} {r['size']}" for r in timed if r.get("pct_cublas_of") == r["torch_call"]]
+    calls = " or ".join(dict.fromkeys(r["torch_call"] for r in timed))
+    note = f"torch ms: {calls} on the same arrays, verified and timed alike"
+    missing = dict.fromkeys(r["torch_message"] for r in timed if r.get("torch_message"))
+    note += "".join(f" ({message})" for message in missing)
+    return note + (f"; % {get_op(timed[0]['op']).library} is of {calls} where it was faster: {', '.join(faster)}"
+                   if faster else "")
+
+
 def tuning_note(record: dict) -> str:
     """A Triton stage's tuning and what it compiled to (nsprof.launch.triton_stage): 'v12t 4096^3:
     kept 128x256x32 w8 s3 of 5 tried (5 verified, the fastest; tuning never timed as the stage),
     168 registers, 0 spills, 192 KB shared; SASS: 512 HGMMA (wgmma), 64 UTMALDG (TMA)'."""
-    tuning, compiled = record["details"]["autotune"], record["details"]["compiled"]
+    tuning, compiled = record["details"]["autotune"], record["details"].get("compiled")
     verified = sum(trial["status"] == "ok" for trial in tuning["trials"])
     text = (f"{record['stage']} {record['size']}: kept {tuning['kept']} of {len(tuning['trials'])} tried ({verified} "
-            f"verified, the fastest; tuning never timed as the stage), {compiled['registers']} registers, "
-            f"{compiled['spills']} spills, {(compiled['shared_bytes'] or 0) / 1024:.0f} KB shared")
+            f"verified, the fastest; tuning never timed as the stage)")
+    if compiled is None:  # a library stage: its candidates are cuBLAS's algorithms
+        return text
+    text += (f", {compiled['registers']} registers, {compiled['spills']} spills, "
+             f"{(compiled['shared_bytes'] or 0) / 1024:.0f} KB shared")
     sass = compiled.get("sass")
     if sass:
         counts = [f"{sass[name]:,} {opcode}" for name, opcode in SASS_WORDS.items() if sass.get(name)]

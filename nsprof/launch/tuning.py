@@ -1,0 +1,120 @@
+"""Choosing among ways to run one stage: a Triton stage's configurations, the library stages'
+cuBLAS and cuBLASLt algorithms. Each candidate is built and launched once (compiled, planned:
+never timed), verified against the float64 reference with a poisoned output (one that fails is
+out, as one that cannot be built or launched here), then timed by the CUDA events every stage is
+timed with (TUNE_WARMUP, TUNE_REPEAT). Every launch of a trial is in an NVTX range
+tune/<op>/<stage>/<size>/<candidate> of its own, so that a capture counts the trials as harness work
+(nsprof.analyze.harness.NSPROF_TUNING). The fastest median is kept, and the stage is then verified
+on fresh inputs and timed like any other: a trial is never timed as the stage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from nsprof.errors import KernelBuildError
+from nsprof.launch.gpu import require_cupy
+from nsprof.launch.measure import nvtx_range, time_launches
+from nsprof.op_model import Stage
+from nsprof.ranges import tune_range_name
+
+TUNE_WARMUP = 5
+TUNE_REPEAT = 20
+RULE = (f"the fastest median of {TUNE_REPEAT} launches after {TUNE_WARMUP} warm-up among the candidates that "
+        "verified, timed before the stage and never as it")
+
+
+class TuningFailed(KernelBuildError):
+    """No candidate built and verified: the stage is recorded as an error."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    label: str  # how records and ranges name it: a Triton configuration, "cuBLASLt algo 3"
+    build: Callable[[], Callable[[], object]]  # its launch; may raise where it cannot run here
+
+
+@dataclass(frozen=True)
+class Tuned:
+    label: str  # the kept candidate's
+    launch: Callable[[], object]
+    first: object  # what its first (untimed) launch returned: what Triton compiled
+    autotune: dict  # {"kept", "trials", "rule"}: a record's details["autotune"]
+
+    def launcher(self, **details) -> TunedLauncher:
+        """The kept candidate as a stage's launcher; `details` besides the tuning (what Triton compiled)."""
+        launch = self.launch
+
+        def run() -> None:
+            launch()
+
+        return TunedLauncher(run, self.label, {"autotune": self.autotune, **details},
+                             steps=dict(getattr(launch, "steps", {})))
+
+
+@dataclass
+class TunedLauncher:
+    """nsprof.op_model.Launcher for the kept candidate, with the tuning in `details`."""
+
+    run: Callable[[], None]
+    tile_label: str
+    details: dict = field(default_factory=dict)
+    split_k: None = None
+    padded_shape: None = None
+    prepare: None = None
+    prepare_name: None = None
+    steps: dict = field(default_factory=dict)
+
+
+def pinned(candidates: list[Candidate], label: str | None) -> list[Candidate]:
+    """Only the candidate named `label` (one an earlier run kept: `nsprof bench --tuned`), where
+    there is one; else every candidate."""
+    chosen = [candidate for candidate in candidates if candidate.label == label]
+    return chosen or candidates
+
+
+def tune(stage: Stage, problem, candidates: list[Candidate]) -> Tuned:
+    """Try every candidate on `problem` (module docstring) and keep the fastest that verified."""
+    size = tuple(getattr(problem, dim) for dim in ("m", "n", "k") if hasattr(problem, dim))
+    trials, kept = [], {}
+    for candidate in candidates:
+        trial, result = _trial(stage, problem, candidate, size)
+        trials.append(trial)
+        if result is not None:
+            kept[candidate.label] = result
+    if not kept:
+        reasons = "; ".join(f"{trial['config']}: {trial['message']}" for trial in trials)
+        raise TuningFailed(f"{stage.key}: no candidate built and verified ({reasons})",
+                           "see the candidates in the record's details (nsprof bench --json)")
+    best = min((trial for trial in trials if trial["status"] == "ok"), key=lambda trial: trial["median_ms"])
+    launch, first = kept[best["config"]]
+    return Tuned(best["config"], launch, first, {"kept": best["config"], "trials": trials, "rule": RULE})
+
+
+def _trial(stage: Stage, problem, candidate: Candidate, size) -> tuple[dict, tuple[Callable, object] | None]:
+    """One candidate built, verified and timed: the trial's record, and its launch with what its
+    first launch returned (None for a candidate that failed: the record says why)."""
+    cp = require_cupy()
+    trial: dict = {"config": candidate.label, "status": "ok", "message": None, "median_ms": None, "rel_error": None}
+    with nvtx_range(tune_range_name(stage.op, stage.stage, size, candidate.label)):  # every launch of the trial
+        try:
+            launch = candidate.build()
+            first = launch()  # compiles or plans: never timed
+            problem.poison_output()
+            launch()
+            cp.cuda.Device().synchronize()
+        except Exception as err:  # a candidate that cannot be built or launched here (too much shared memory)
+            return {**trial, "status": "error", "message": first_line(err)}, None
+        error = problem.relative_error()
+        trial["rel_error"] = error
+        if not error <= stage.tolerance(size):
+            return {**trial, "status": "failed",
+                    "message": f"relative error {error:.3g} exceeds {stage.tolerance(size):.3g}"}, None
+        timing = time_launches(launch, repeat=TUNE_REPEAT, warmup=TUNE_WARMUP)
+    return {**trial, "median_ms": timing.median_ms}, (launch, first)
+
+
+def first_line(err: Exception) -> str:
+    text = str(err).strip() or type(err).__name__
+    return f"{type(err).__name__}: {text.splitlines()[0][:200]}"
