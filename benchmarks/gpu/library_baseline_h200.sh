@@ -26,6 +26,7 @@ if [ "$PART" = check ]; then
   cat "$R/bench-lib.txt"
 fi
 if [ "$PART" = sgemm ]; then
+  timeout 60 python3 -m pytest -q -m gpu tests/test_pipeline.py -k "warm_variant and v9" -p no:cacheprovider 2>&1 | tail -2
   for run in 1 2; do
     timeout 270 python3 -m nsprof bench --op sgemm --size 1024,4096,8192,1000x1200x800,1024x1280x768 \
       --save-as "$R/bench-sgemm-run$run.json" > "$R/bench-sgemm-run$run.txt" 2>&1; echo "run $run exit $? ($((SECONDS - START)) s)"
