@@ -125,7 +125,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32.sum", "tensor_tf32_flops", "flop", SUM,
            "tensor FLOPs by HMMA (tf32 in, fp32 acc)", ",.0f",
            note="SGEMM v10 (mma.sync) at 1024^3 read exactly 2*1024^3 on the H200",
-           partial="wgmma (HGMMA) TF32 math: cuBLAS TF32 (sm90_xmma) and v11 read 0 on the H200"),
+           partial="wgmma (HGMMA) TF32 math: a Hopper kernel on wgmma reads 0 (cuBLAS TF32's sm90_xmma did on the H200)"),
     Metric("sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32.sum", "tensor_hgmma_tf32_flops", "flop", SUM,
            "tensor FLOPs by HGMMA (tf32 in, fp32 acc)", ",.0f", (COMPUTE,)),
     # for the HGEMM ladder: which instructions did the FP16 math, mma.sync/WMMA (HMMA) or Hopper's wgmma (HGMMA).

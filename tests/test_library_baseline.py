@@ -1,0 +1,51 @@
+"""% cuBLAS against the fastest library, on the real H100 record (benchmarks/h100-fastest-library.json):
+each stage's percentage is of the faster of its baseline's own median and PyTorch's, and says which."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nsprof.launch.bench import _add_pct_cublas
+from nsprof.render.bench_table import results_table
+
+RECORD = Path(__file__).resolve().parents[1] / "benchmarks" / "h100-fastest-library.json"
+RUNS = json.loads(RECORD.read_text())["runs"]
+
+
+@pytest.mark.parametrize("run", RUNS, ids=[run["file"] for run in RUNS])
+def test_every_percentage_is_of_the_faster_library(run):
+    """The oracle: each record's baseline row read from the file, min(median_ms, torch_ms)."""
+    by_key = {(r["stage"], r["size"]): r for r in run["results"]}
+    for record in (r for r in run["results"] if r["status"] == "ok"):
+        base = by_key[(record["baseline"], record["size"])]
+        fastest = min(base["median_ms"], base["torch_ms"])
+        assert record["pct_cublas"] == pytest.approx(100 * fastest / record["median_ms"])
+        assert record["pct_cublas_of"] == ("cuBLAS" if base["median_ms"] <= base["torch_ms"] else base["torch_call"])
+    recomputed = [dict(r, pct_cublas=None, pct_cublas_of=None) for r in run["results"]]
+    _add_pct_cublas(recomputed)
+    assert [(r["pct_cublas"], r["pct_cublas_of"]) for r in recomputed] == \
+        [(r["pct_cublas"], r["pct_cublas_of"]) for r in run["results"]]
+
+
+def test_the_record_holds_both_verdicts_and_every_library_stage_tried_cublaslt():
+    verdicts = {r["pct_cublas_of"] for run in RUNS for r in run["results"] if r["status"] == "ok"}
+    assert {"cuBLAS", "torch.mm"} <= verdicts
+    library = [r for run in RUNS for r in run["results"] if r["stage"] in ("v9", "v9t", "h7", "s7")]
+    assert library and all(sum(t["config"].startswith("cuBLASLt ") and t["status"] == "ok"
+                               for t in r["details"]["autotune"]["trials"]) >= 5 for r in library)
+
+
+def test_the_bench_table_says_what_was_kept_and_where_pytorch_was_faster():
+    from rich.console import Console
+
+    run = next(run for run in RUNS if run["results"][0]["op"] == "hgemm")
+    console = Console(width=100, record=True)
+    console.print(results_table(run["results"], run["env"], width=100))
+    lines = console.export_text().splitlines()
+    text = " ".join(" ".join(lines).split())
+    assert "torch ms" in text and "h7 4096x4096x4096: kept cuBLASLt 3 of 9 tried" in text
+    assert "% cuBLAS is of torch.mm where it was faster: h7 4096x4096x4096, h7 8192x8192x8192" in text
+    assert max(len(line.rstrip()) for line in lines) <= 100
