@@ -105,6 +105,11 @@ class Workload(Protocol[P]):
     def library_call(self, stage: Stage, problem: P) -> LibraryCall: ...  # a library stage: what it computes
 
 
+# what a library stage is, in its declaration's words (nsprof.launch.library does it)
+LIBRARY_TUNING = ("the fastest verified of CuPy's call (cuBLAS) and cuBLASLt's algorithms for the shape, kept "
+                  "before timing; torch.{} timed beside it, and % cuBLAS of the faster")
+
+
 @dataclass(frozen=True)
 class LibraryCall:
     """What a library stage computes, for the launch layer to run it every way it can (CuPy's call,

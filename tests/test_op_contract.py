@@ -104,7 +104,7 @@ def test_stages_lists_it_from_its_declarations(rowsum):
     assert result.exit_code == 0, result.output
     text = " ".join(result.stdout.split())
     assert "rowsum ladder: y_r = sum of row r of A, float32, A is RxC" in text
-    assert "(CUB via CuPy)" in text and "kernels/rowsum/r1.cu" in text
+    assert "(CUB call, tuned)" in text and "kernels/rowsum/r1.cu" in text
     assert "fp32 (float32 adds, any order) 1e-06" in text
     listed = json.loads(CliRunner().invoke(app, ["stages", "--op", "rowsum", "--json"]).stdout)
     assert [s["stage"] for s in listed] == ["r1", "r2"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from nsprof.op_model import Op, Precision, Stage
+from nsprof.op_model import LIBRARY_TUNING, Op, Precision, Stage
 from nsprof.ops import matmul
 from nsprof.ops.tiles import Tile
 from nsprof.sizes import Size
@@ -115,7 +115,7 @@ STAGES = (
     ),
     Stage(
         "hgemm", "h7", "cuBLAS", None, LIBRARY, (), "library", FP16,
-        changes="the vendor library (cuBLAS HGEMM through CuPy's matmul, float32 accumulation)",
+        changes="the vendor library in FP16 with float32 accumulation: " + LIBRARY_TUNING.format("mm"),
         why="the reference point every hand-written stage is compared with",
         metric="whatever cuBLAS chose (HGMMA on Hopper): compare sm__pipe_tensor_op_hmma_cycles_active with h6",
         watch=("sm_throughput_pct", "dram_bytes"),

@@ -8,7 +8,7 @@ live here; the kernels in kernels/sgemm/, one .cu per stage.
 from __future__ import annotations
 
 from nsprof.access import MemoryAccess
-from nsprof.op_model import Op, Stage, fixed_precision
+from nsprof.op_model import LIBRARY_TUNING, Op, Stage, fixed_precision
 from nsprof.ops import matmul
 from nsprof.ops.tiles import Tile
 from nsprof.stage_kinds import LIBRARY, NVRTC, TRITON
@@ -250,15 +250,15 @@ STAGES = (
     ),
     Stage(
         "sgemm", "v9", "cuBLAS", None, LIBRARY, (), "library", FP32,
-        changes="the vendor library (cuBLAS SGEMM through CuPy's matmul, FP32 compute, no TF32)",
+        changes="the vendor library in FP32 (no TF32): " + LIBRARY_TUNING.format("mm"),
         why="the reference point every hand-written stage is compared with",
         metric="whatever cuBLAS chose: compare sm__throughput and dram__bytes with v8",
         watch=('sm_throughput_pct', 'dram_bytes'),
     ),
     Stage(
         "sgemm", "v9t", "cuBLAS TF32", None, LIBRARY, (), "library", TF32,
-        changes="the vendor library in TF32: CuPy's matmul with cuBLAS's TF32 compute type "
-        "(CUBLAS_COMPUTE_32F_FAST_TF32), restored to FP32 after each call",
+        changes="the vendor library in TF32 (CUBLAS_COMPUTE_32F_FAST_TF32, restored to FP32 after each call): "
+        + LIBRARY_TUNING.format("mm"),
         why="the baseline of the TF32 stages: v10 and v11 are compared with cuBLAS computing what they compute",
         metric="whatever cuBLAS chose (wgmma on Hopper): compare sm__pipe_tensor_op_gmma_cycles_active with v11",
         watch=('tensor_flops', 'sm_throughput_pct'),

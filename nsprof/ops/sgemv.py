@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nsprof.access import MemoryAccess
-from nsprof.op_model import LaunchTools, LibraryCall, Op, Precision, Stage, find_kernel
+from nsprof.op_model import LIBRARY_TUNING, LaunchTools, LibraryCall, Op, Precision, Stage, find_kernel
 from nsprof.ops.tiles import Tile, as_tile
 from nsprof.sizes import Size
 from nsprof.stage_kinds import LIBRARY, NVRTC, TRITON
@@ -269,7 +269,7 @@ STAGES = (
     ),
     Stage(
         "sgemv", "s7", "cuBLAS", None, LIBRARY, (), "library", FP32,
-        changes="the vendor library (cuBLAS SGEMV through CuPy's matmul)",
+        changes="the vendor library: " + LIBRARY_TUNING.format("mv"),
         why="the reference point every hand-written stage is compared with",
         metric="dram__throughput against the copy bandwidth",
         watch=("dram_bytes",),

@@ -23,7 +23,7 @@ def stages_table(op: Op, width: int) -> Table:
     ladder = op.stages
     caption = "Passes when the relative error against float64 is at most: " + "; ".join(
         f"{p.name} ({p.description}) {p.rule}" for p in op.precisions.values())
-    rows = [{"stage": s.stage, "title": s.title, "file": s.kernel_file or f"({op.library} via CuPy)", "ragged": s.ragged,
+    rows = [{"stage": s.stage, "title": s.title, "file": s.kernel_file or f"({op.library} call, tuned)", "ragged": s.ragged,
              "precision": s.precision.name, "changes": s.changes} for s in ladder]
     folders = sorted({str(PurePosixPath(s.kernel_file).parent) for s in ladder if s.kernel_file})
     drop_order: tuple[str, ...] = ()
