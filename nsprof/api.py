@@ -95,7 +95,6 @@ def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: s
         run_bench,
         save_results,
     )
-    from nsprof.launch.gpu import device_info
     from nsprof.registry import get_op, select_stages
     from nsprof.sizes import parse_sizes, size_label
 
@@ -107,7 +106,7 @@ def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: s
     directory = Path(out) if out is not None else PROFILES_DIR
     since = check_output(directory, _path(save_as), force) if save else None
     kept = kept_configurations(Path(tuned)) if tuned is not None else {}
-    env = device_info()  # fails early, in one line, without a GPU or CuPy
+    env = _bench_env(chosen)  # fails early, in one line, without a GPU or CuPy where GPU stages were chosen
     if runs > 1:
         from nsprof.launch.bench_runs import merged, run_in_fresh_processes
         from nsprof.workload import workload_argv
@@ -125,6 +124,23 @@ def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: s
     add_pct_dram(records, ceiling)
     written = [save_results(document, directory, _path(save_as), force, since)] if save else []
     return BenchRun(document, ceiling, written)
+
+
+def _bench_env(chosen: list) -> dict:
+    """The machine a bench record names: the GPU (device_info) where a GPU stage was chosen, and
+    the host's CPU (cpu_stage.host_info) where a CPU stage was."""
+    from nsprof.stage_kinds import CPU
+
+    env: dict = {}
+    if any(stage.kind is not CPU for stage in chosen):
+        from nsprof.launch.gpu import device_info
+
+        env.update(device_info())
+    if any(stage.kind is CPU for stage in chosen):
+        from nsprof.launch.cpu_stage import host_info
+
+        env.update(host_info())
+    return env
 
 
 def stages(op: str = "sgemm") -> Op:
@@ -494,19 +510,24 @@ def pipeline(op: str = "sgemm", stages: list[str] | None = None, size: str = "10
     from nsprof.launch.tools import launch_tools
     from nsprof.registry import baseline_stage, baseline_stages, get_op, is_baseline_stage, select_stages
     from nsprof.sizes import parse_sizes
+    from nsprof.stage_kinds import CPU
 
     spec = get_op(op)
     if spec.dims != "MxNxK":
         raise UsageError(f"{op} is not a matrix product: the pipeline multiplies two matrices",
                          "choose --op sgemm or --op hgemm")
     [parsed] = parse_sizes([size], spec.dims)
+    named = select_stages(op, stages) if stages else []
+    if cpu := [s.stage for s in named if s.kind is CPU]:
+        raise UsageError(f"{', '.join(cpu)}: a CPU stage has no GPU flow (no copies, no device)",
+                         "choose GPU stages; `nsprof bench` times the CPU stages")
     env = device_info()
     tools = launch_tools()
-    if stages:
-        chosen = select_stages(op, stages)
+    if named:
+        chosen = named
     else:
         progress("finding the fastest stage that verifies")
-        own = [s for s in select_stages(op, None) if not is_baseline_stage(op, s.stage)]
+        own = [s for s in select_stages(op, None) if not is_baseline_stage(op, s.stage) and s.kind is not CPU]
         timed = [r for r in run_bench(op, own, [parsed], repeat=10, warmup=None, baseline=False) if r["status"] == "ok"]
         fastest = min(timed, key=lambda r: r["median_ms"])["stage"] if timed else None
         chosen = select_stages(op, [fastest]) if fastest else []

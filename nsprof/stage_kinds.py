@@ -9,10 +9,13 @@
   config, precision)` function; its tiles are the configurations it is autotuned over
   (nsprof.triton_config.TritonConfig). Triton is an optional extra: without it these stages are
   "not available" and everything else works.
+- CPU: C under kernels/ (`.c`, one entry `nsprof_cpu_product`) compiled by the host's C compiler,
+  or, with no file, the CPU's BLAS through NumPy; run on the host on NumPy arrays, timed on the wall
+  clock (nsprof.launch.cpu_stage). No GPU needed: the rung every seed ladder starts from.
 
-Every kind is launched on the stream nsprof times and measured by the same CUDA events
+Every GPU kind is launched on the stream nsprof times and measured by the same CUDA events
 (nsprof.launch.stage_launch picks the launcher by kind: a new kind adds its entry there and its
-own files, never a branch in an op's workload).
+own files, never a branch in an op's workload); the CPU kind runs on the host's wall clock.
 """
 
 from __future__ import annotations
@@ -54,6 +57,13 @@ def _library(stage) -> list[str]:
             (("a kernel file", stage.kernel_file is not None), ("tiles", bool(stage.tiles))) if bad]
 
 
+def _cpu(stage) -> list[str]:
+    found = [f"stage {stage.stage} is a CPU stage with tiles"] if stage.tiles else []
+    if stage.kernel_file is not None and not stage.kernel_file.endswith(".c"):
+        found.append(f"stage {stage.stage} is a CPU stage whose file is not C (.c)")
+    return found
+
+
 def _triton(stage) -> list[str]:
     from nsprof.triton_config import TritonConfig
 
@@ -66,4 +76,6 @@ LIBRARY = StageKind("library", "a vendor library call: the fastest verified of c
                     _library)
 TRITON = StageKind("triton", "a Triton kernel, autotuned over its declared configurations before timing", _triton,
                    needs="triton", install='pip install -e ".[cuda13,triton]"')
-STAGE_KINDS = {kind.name: kind for kind in (NVRTC, LIBRARY, TRITON)}
+CPU = StageKind("cpu", "C compiled by the host compiler (or NumPy's BLAS), run on the CPU and timed on the wall clock",
+                _cpu)
+STAGE_KINDS = {kind.name: kind for kind in (NVRTC, LIBRARY, TRITON, CPU)}

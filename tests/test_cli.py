@@ -62,7 +62,8 @@ def test_stages_json_has_the_documented_fields():
     result = invoke("stages", "--json")
     assert result.exit_code == 0
     records = json.loads(result.stdout)
-    assert [r["stage"] for r in records] == [*(f"v{i}" for i in range(1, 10)), "v9t", "v10", "v11", "v12", "v12t"]
+    assert [r["stage"] for r in records] == ["v0", "v0b", "v0blas", *(f"v{i}" for i in range(1, 10)), "v9t", "v10", "v11", "v12",
+                                            "v12t"]
     for r in records:
         assert {"op", "stage", "title", "kernel_file", "kind", "changes", "ragged", "precision", "tolerance"} <= r.keys()
     assert [r["kind"] for r in records].count("triton") == 2 and records[-1]["tiles"][0]["entry"] == "matmul_kernel"

@@ -163,7 +163,7 @@ def test_a_broken_declaration_is_refused_with_every_reason():
                    "stage r3 models its accesses on a 64x64 tile it does not have",
                    "stage r1 is a nvrtc stage without a .cu kernel file",
                    "stage r4 is a library call with a kernel file", "stage r4 is a library call with tiles",
-                   "stage r5 is of kind 'cub', not one of nsprof.stage_kinds (nvrtc, library, triton)",
+                   "stage r5 is of kind 'cub', not one of nsprof.stage_kinds (nvrtc, library, triton, cpu)",
                    "stage r6: RowBlock(rows=128, threads=128, entry='rowsum_r4', arch=None) is not a TritonConfig"):
         assert reason in message
     assert "rowsum" not in all_ops()

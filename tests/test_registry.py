@@ -18,17 +18,17 @@ from nsprof.registry import (
     stage_order,
     stages_for,
 )
-from nsprof.stage_kinds import LIBRARY, NVRTC, TRITON
+from nsprof.stage_kinds import CPU, LIBRARY, NVRTC, TRITON
 from nsprof.triton_config import TritonConfig
 
 LADDER = stages_for("sgemm")
 NVRTC_STAGES = [s for s in all_stages() if s.kind is NVRTC]
 
 
-LADDER_NAMES = [*(f"v{i}" for i in range(1, 10)), "v9t", "v10", "v11", "v12", "v12t"]
+LADDER_NAMES = ["v0", "v0b", "v0blas", *(f"v{i}" for i in range(1, 10)), "v9t", "v10", "v11", "v12", "v12t"]
 
 
-def test_ladder_is_v1_to_v12t_with_the_tf32_baseline_beside_v9():
+def test_ladder_is_the_cpu_rung_then_v1_to_v12t_with_the_tf32_baseline_beside_v9():
     assert [s.stage for s in LADDER] == LADDER_NAMES
 
 
@@ -63,12 +63,15 @@ def test_kernel_file_opens_with_what_changed_and_the_metric(stage):
 
 @pytest.mark.parametrize("stage", all_stages(), ids=lambda s: s.key)
 def test_every_stage_declares_its_contract(stage):
-    assert stage.title and stage.changes and stage.why and stage.metric and stage.watch
+    assert stage.title and stage.changes and stage.why and stage.metric
+    assert stage.watch or stage.kind is CPU  # the CPU stages have no GPU counters to watch
     assert get_op(stage.op).precisions[stage.precision.name] is stage.precision
     assert stage.ragged in {"bounds-check", "pad", "tma-fill", "async-fill", "library"}
     assert stage.kind.problems(stage) == []
     if stage.kind is LIBRARY:
         assert stage.kernel_file is None and stage.tiles == () and stage.ragged == "library"
+    elif stage.kind is CPU:
+        assert stage.tiles == () and (stage.kernel_file is None) == (stage.ragged == "library")
     else:
         assert stage.tiles, "a kernel stage needs at least one launch configuration"
     for tile in (tile for tile in stage.tiles if isinstance(tile, Tile)):
@@ -108,9 +111,9 @@ def test_select_stages(names, expected):
     assert [s.stage for s in select_stages("sgemm", names)] == expected
 
 
-@pytest.mark.parametrize("names", [["v13"], ["v0"], ["abc"], ["v6,,x"], ["9x"]])
+@pytest.mark.parametrize("names", [["v13"], ["v00"], ["abc"], ["v6,,x"], ["9x"]])
 def test_select_stages_rejects_unknown_names_with_the_valid_choices(names):
-    with pytest.raises(UsageError, match=r"unknown stage .*Choose from v1, v2, .*v9t, v10, v11, v12, v12t"):
+    with pytest.raises(UsageError, match=r"unknown stage .*Choose from v0, v0b, v0blas, v1, v2, .*v9t, v10, v11, v12, v12t"):
         select_stages("sgemm", names)
 
 

@@ -39,9 +39,11 @@ class ProfileRequest:
 
     @property
     def all_stages(self) -> bool:
+        """Whether every GPU stage of the ladder was chosen (CPU stages are never captured)."""
         from nsprof.registry import stages_for
+        from nsprof.stage_kinds import CPU
 
-        return list(self.stages) == stages_for(self.op)
+        return list(self.stages) == [stage for stage in stages_for(self.op) if stage.kind is not CPU]
 
     @property
     def size_labels(self) -> list[str]:
@@ -53,8 +55,13 @@ def build_request(op: str = "sgemm", stages: list[str] | None = None, sizes: lis
                   repeat: int | None = None) -> ProfileRequest:
     """Validate what the user typed; every mistake is a UsageError (exit code 2)."""
     from nsprof.registry import get_op, select_stages
+    from nsprof.stage_kinds import CPU
 
-    chosen = select_stages(op, stages)
+    picked = select_stages(op, stages)
+    chosen = [stage for stage in picked if stage.kind is not CPU]  # no GPU work for nsys and ncu to capture
+    if not chosen:
+        raise UsageError(f"{', '.join(s.stage for s in picked)}: CPU stages run no GPU work, so nsys and ncu have "
+                         "nothing to capture", "time them with `nsprof bench`, or choose GPU stages")
     parsed_sizes = parse_sizes(sizes, get_op(op).dims)
     if tool not in TOOL_CHOICES:
         raise UsageError(f"unknown tool '{tool}'", f"choose one of: {', '.join(TOOL_CHOICES)}")

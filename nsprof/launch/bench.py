@@ -16,7 +16,7 @@ from nsprof.errors import KernelBuildError, NsprofError, UsageError
 from nsprof.ranges import range_name, step_range_name, verify_range_name
 from nsprof.registry import Stage, baseline_stage, get_op, stages_for
 from nsprof.sizes import Size, size_label
-from nsprof.stage_kinds import LIBRARY
+from nsprof.stage_kinds import CPU, LIBRARY
 
 Progress = Callable[[str], None]
 
@@ -103,22 +103,27 @@ def run_bench(op: str, stages: list[Stage], sizes: list[Size], *, repeat: int | 
     for % of cuBLAS. `kept` ((op, stage, size label) -> configuration, kept_configurations) pins
     Triton stages to the configurations an earlier run kept."""
     kept = kept or {}
-    from nsprof.launch.gpu import require_cupy
-    from nsprof.launch.tools import launch_tools
+    import numpy as np
 
-    cp = require_cupy()
-    tools = launch_tools()
+    on_gpu = [s for s in stages if s.kind is not CPU]  # CPU stages alone need no GPU
+    cp, tools = _gpu() if on_gpu else (None, None)
     workload = get_op(op).workload
-    baselines = list(dict.fromkeys(baseline_stage(op, s.precision.name) for s in stages)) if baseline else []
+    baselines = list(dict.fromkeys(baseline_stage(op, s.precision.name) for s in on_gpu)) if baseline else []
     records: list[dict] = []
     broken: str | None = None  # set when a CUDA error leaves the context unusable
     for size in sizes:
-        problem = workload.problem(cp, size)
+        problems = {"gpu": workload.problem(cp, size) if on_gpu else None,
+                    "cpu": workload.problem(np, size) if len(on_gpu) < len(stages) else None}
         todo = [b for b in baselines if b not in stages] + list(stages)
         for stage in todo:
+            problem = problems["cpu" if stage.kind is CPU else "gpu"]
             if progress:
                 progress(f"{stage.op} {stage.stage} {size_label(size)}")
-            if broken:
+            if stage.kind is CPU:
+                from nsprof.launch.cpu_stage import bench_cpu_stage
+
+                rec = bench_cpu_stage(stage, size, problem, _record(stage, size), repeat=repeat, warmup=warmup)
+            elif broken:
                 rec = _record(stage, size)
                 rec["status"], rec["message"] = "error", f"not run after an earlier CUDA error: {broken}"
             else:
@@ -136,10 +141,33 @@ def run_bench(op: str, stages: list[Stage], sizes: list[Size], *, repeat: int | 
                     rec["status"], rec["message"] = "error", broken
             rec["baseline_only"] = stage not in stages
             records.append(rec)
-        del problem
-        cp.get_default_memory_pool().free_all_blocks()
+        del problems, problem
+        if cp is not None:
+            cp.get_default_memory_pool().free_all_blocks()
     _add_pct_cublas(records)
+    _add_speedups(records)
     return records
+
+
+def _gpu():
+    from nsprof.launch.gpu import require_cupy
+    from nsprof.launch.tools import launch_tools
+
+    return require_cupy(), launch_tools()
+
+
+def _add_speedups(records: list[dict]) -> None:
+    """speedup_vs_cpu_loop, speedup_vs_cpu_blas: how many times faster each timed stage ran than
+    the CPU's serial loop and the CPU's BLAS at the same size, where those were timed too
+    (nsprof.launch.cpu_stage: CPU_LOOP, CPU_BLAS)."""
+    from nsprof.launch.cpu_stage import CPU_BLAS, CPU_LOOP
+
+    for role, key in ((CPU_LOOP, "speedup_vs_cpu_loop"), (CPU_BLAS, "speedup_vs_cpu_blas")):
+        times = {(r["op"], r["size"]): r["median_ms"] for r in records if r["status"] == "ok" and r.get("cpu_role") == role}
+        for r in records:
+            base = times.get((r["op"], r["size"]))
+            if r["status"] == "ok" and base is not None:
+                r[key] = base / r["median_ms"]
 
 
 def kept_configurations(path: Path) -> dict[tuple[str, str, str], str]:

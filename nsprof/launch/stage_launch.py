@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from nsprof.errors import UsageError
 from nsprof.op_model import Launcher, LaunchTools, Stage
 from nsprof.registry import get_op
-from nsprof.stage_kinds import LIBRARY, NVRTC, TRITON
+from nsprof.stage_kinds import CPU, LIBRARY, NVRTC, TRITON
 
 
 def stage_launcher(stage: Stage, problem, tools: LaunchTools, tile_shape: str | None = None) -> Launcher:
@@ -32,4 +33,10 @@ def _triton(stage: Stage, problem, tools: LaunchTools, tile_shape: str | None) -
     return triton_launcher(stage, problem, tile_shape)
 
 
-LAUNCHERS: dict[str, Callable[..., Launcher]] = {NVRTC.name: _nvrtc, LIBRARY.name: _library, TRITON.name: _triton}
+def _cpu(stage: Stage, problem, tools: LaunchTools, tile_shape: str | None) -> Launcher:
+    raise UsageError(f"{stage.key} runs on the CPU, not on a GPU stream", "time it with `nsprof bench`")
+
+
+# a CPU stage is run by nsprof.launch.cpu_stage on NumPy arrays, never on a GPU stream
+LAUNCHERS: dict[str, Callable[..., Launcher]] = {NVRTC.name: _nvrtc, LIBRARY.name: _library, TRITON.name: _triton,
+                                                 CPU.name: _cpu}

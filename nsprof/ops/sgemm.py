@@ -11,7 +11,7 @@ from nsprof.access import MemoryAccess
 from nsprof.op_model import LIBRARY_TUNING, Op, Stage, fixed_precision
 from nsprof.ops import matmul
 from nsprof.ops.tiles import Tile
-from nsprof.stage_kinds import LIBRARY, NVRTC, TRITON
+from nsprof.stage_kinds import CPU, LIBRARY, NVRTC, TRITON
 
 FP32 = fixed_precision("fp32", "float32 multiply-adds", 1e-5)
 TF32 = fixed_precision("tf32", "inputs rounded to TF32 (10-bit mantissa), float32 accumulation", 5e-3)
@@ -164,6 +164,25 @@ def _v8(bm: int, bn: int, threads: int, blocks_per_sm: int, max_split_k: int = 1
 
 
 STAGES = (
+    Stage(
+        "sgemm", "v0", "CPU: serial loop", "kernels/sgemm/v0_cpu_serial.c", CPU, (), "bounds-check", FP32,
+        changes="the tutorials' first version, on the host: the m, n, k triple loop on one core, compiled (-O2)",
+        why="where every ladder starts: how far below the GPU stages one core's loop sits, and why",
+        metric="none (no GPU work): its wall-clock time against v1's",
+    ),
+    Stage(
+        "sgemm", "v0b", "CPU: blocked, all cores", "kernels/sgemm/v0b_cpu_blocked.c", CPU, (), "bounds-check", FP32,
+        changes="the CPU's own optimizations: loops reordered (m, k, n) and blocked for the caches, vectorized "
+        "(-O3 -march=native) and shared over every core (OpenMP)",
+        why="B's blocks are reused from the L2 cache and the inner loop runs on the vector FMA units of every core",
+        metric="none (no GPU work): its wall-clock time against v0's and the CPU's FP32 peak",
+    ),
+    Stage(
+        "sgemm", "v0blas", "CPU: BLAS (NumPy)", None, CPU, (), "library", FP32,
+        changes="the CPU's vendor library: NumPy's matmul, the BLAS it was built with (OpenBLAS, MKL)",
+        why="the CPU's baseline, as cuBLAS is the GPU's: packed, register-blocked, every core",
+        metric="none (no GPU work): every GPU stage's speed-up over it",
+    ),
     Stage(
         "sgemm", "v1", "naive", "kernels/sgemm/v01_naive.cu", NVRTC,
         (_t(32, 32, 1, (32, 32), "sgemm_v1"),), "bounds-check", FP32,

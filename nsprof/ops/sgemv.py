@@ -19,7 +19,7 @@ from nsprof.access import MemoryAccess
 from nsprof.op_model import LIBRARY_TUNING, LaunchTools, LibraryCall, Op, Precision, Stage, find_kernel
 from nsprof.ops.tiles import Tile, as_tile
 from nsprof.sizes import Size
-from nsprof.stage_kinds import LIBRARY, NVRTC, TRITON
+from nsprof.stage_kinds import CPU, LIBRARY, NVRTC, TRITON
 from nsprof.triton_config import TritonConfig
 
 UNIT_ROUNDOFF_FP32 = 2.0**-24
@@ -210,6 +210,24 @@ _SEED = ("the seed tutorial copied x with M instead of K elements and compared w
          "which is why its serial, parallel and cuBLAS results 'disagreed' at K = 12,800")
 
 STAGES = (
+    Stage(
+        "sgemv", "s0", "CPU: serial loop", "kernels/sgemv/s0_cpu_serial.c", CPU, (), "bounds-check", FP32,
+        changes="the tutorials' first version, on the host: one dot product per row on one core, compiled (-O2)",
+        why="where every ladder starts: how far below the GPU stages one core's loop sits, and why",
+        metric="none (no GPU work): its wall-clock time against s1's",
+    ),
+    Stage(
+        "sgemv", "s0b", "CPU: all cores, vectorized", "kernels/sgemv/s0b_cpu_blocked.c", CPU, (), "bounds-check", FP32,
+        changes="rows shared over every core (OpenMP), 8 partial sums a row on the vector FMA units (-O3 -march=native)",
+        why="the loop no longer waits on each add: A streams from memory at the host's bandwidth",
+        metric="none (no GPU work): its bandwidth against the host's memory bandwidth",
+    ),
+    Stage(
+        "sgemv", "s0blas", "CPU: BLAS (NumPy)", None, CPU, (), "library", FP32,
+        changes="the CPU's vendor library: NumPy's matmul (BLAS sgemv)",
+        why="the CPU's baseline, as cuBLAS is the GPU's",
+        metric="none (no GPU work): every GPU stage's speed-up over it",
+    ),
     Stage(
         "sgemv", "s1", "one thread per row", "kernels/sgemv/s1_thread_per_row.cu", NVRTC,
         (_t(128, 128, "sgemv_s1", 1),), "bounds-check", FP32,

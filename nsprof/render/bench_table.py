@@ -14,7 +14,7 @@ from nsprof.render.terminal_table import terminal_table
 STATUS = {"ok": "ok", "failed": "FAILED", "error": "ERROR"}
 # left out in this order where the terminal is too narrow: the title and the tile are in
 # `nsprof stages` and --json, the error and the spread in --json
-DROP_ORDER = ("title", "tile", "torch_ms", "rel_error", "spread_pct")
+DROP_ORDER = ("title", "tile", "torch_ms", "rel_error", "spread_pct", "speedup_vs_cpu_blas")
 
 
 def results_table(records: list[dict], env: dict, dram_ceiling=None, width: int = 160) -> Table:
@@ -31,7 +31,8 @@ def results_table(records: list[dict], env: dict, dram_ceiling=None, width: int 
     columns = [("stage", "stage", ""), ("title", "title", ""), ("size", "size", ""), ("tile", "tile", ""),
                ("status", "status", ""), ("median ms", "median_ms", ".4f"), ("spread", "spread_pct", fmt.percent),
                ("torch ms", "torch_ms", ".4f"),
-               *rates, (f"% {library}", "pct_cublas", ".0f"), ("rel. error", "rel_error", ".1e")]
+               *rates, (f"% {library}", "pct_cublas", ".0f"), ("x CPU\nloop", "speedup_vs_cpu_loop", _times),
+               ("x CPU\nBLAS", "speedup_vs_cpu_blas", _times), ("rel. error", "rel_error", ".1e")]
     rows = [{**r, "status": STATUS.get(r["status"], r["status"]),  # a baseline timed only for % cuBLAS says so
              "stage": r["stage"] + (" (baseline)" if r.get("baseline_only") else "")} for r in records]
     notes = [f"{r['stage']} {r['size']}: {r['message']}" for r in records if r["status"] != "ok"]  # "not available" says why
@@ -46,10 +47,31 @@ def results_table(records: list[dict], env: dict, dram_ceiling=None, width: int 
         notes.append(faster)
     if by_bytes and op is not None:
         notes.append(f"GB/s: {op.min_bytes_rule} bytes over the median time; % DRAM: of {_dram_source(dram_ceiling)}")
-    title = f"{env['device']} (CC {env['compute_capability']}, {env['sm_count']} SMs), CuPy {env['cupy']}, " \
-            f"CUDA {env['runtime_cuda']}"
+    if any(r.get("speedup_vs_cpu_loop") or r.get("speedup_vs_cpu_blas") for r in records):
+        notes.append("x CPU loop, x CPU BLAS: how many times faster than the serial CPU loop and the CPU's BLAS at the "
+                     "same size (both wall clock; the GPU stages' CUDA events)")
+    title = machine_title(env)
     return terminal_table(DocumentTable(title, columns, rows, "; ".join(notes) or None, DROP_ORDER,
                                 whole=("size", "tile", "status")), width)
+
+
+def machine_title(env: dict) -> str:
+    """The GPU and the host's CPU a bench record ran on, as far as it names them."""
+    parts = []
+    if "device" in env:
+        parts.append(f"{env['device']} (CC {env['compute_capability']}, {env['sm_count']} SMs), CuPy {env['cupy']}, "
+                     f"CUDA {env['runtime_cuda']}")
+    if "cpu" in env:
+        parts.append(f"CPU: {env['cpu']} ({env['cpu_cores']} threads, {env.get('cpu_simd') or 'no known SIMD'}), "
+                     f"{env.get('blas') or 'BLAS'}")
+    return "; ".join(parts)
+
+
+def _times(value: float) -> str:
+    """A speed-up: '2.4x', '37x', '1,450x'; below 1, two digits: '0.011x'."""
+    if value < 1:
+        return f"{value:.2g}x"  # a slower stage: 0.011x
+    return f"{value:.1f}x" if value < 10 else f"{value:,.0f}x"
 
 
 def _dram_source(ceiling) -> str:

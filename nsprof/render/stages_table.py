@@ -8,6 +8,7 @@ from pathlib import PurePosixPath
 from nsprof.op_model import Op
 from nsprof.render.document import Table
 from nsprof.render.terminal_table import table_width
+from nsprof.stage_kinds import LIBRARY
 
 # Where the changes must wrap, these columns are left out, in this order, while the changes would
 # wrap narrower than terminal_table.PROSE_MIN (all in --json)
@@ -23,7 +24,7 @@ def stages_table(op: Op, width: int) -> Table:
     ladder = op.stages
     caption = "Passes when the relative error against float64 is at most: " + "; ".join(
         f"{p.name} ({p.description}) {p.rule}" for p in op.precisions.values())
-    rows = [{"stage": s.stage, "title": s.title, "file": s.kernel_file or f"({op.library} call, tuned)", "ragged": s.ragged,
+    rows = [{"stage": s.stage, "title": s.title, "file": _file(s, op), "ragged": s.ragged,
              "precision": s.precision.name, "changes": s.changes} for s in ladder]
     folders = sorted({str(PurePosixPath(s.kernel_file).parent) for s in ladder if s.kernel_file})
     drop_order: tuple[str, ...] = ()
@@ -34,3 +35,10 @@ def stages_table(op: Op, width: int) -> Table:
         caption = f"Kernel files in {', '.join(f + '/' for f in folders)}. " + caption
         drop_order = NARROW_DROP_ORDER
     return Table(f"{op.name} ladder: {op.description}", COLUMNS, rows, caption, drop_order, whole=("title",))
+
+
+def _file(stage, op) -> str:
+    """A stage's source file, or what a library stage calls."""
+    if stage.kernel_file:
+        return stage.kernel_file
+    return f"({op.library} call, tuned)" if stage.kind is LIBRARY else "(NumPy's BLAS)"
