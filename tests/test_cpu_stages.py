@@ -70,7 +70,7 @@ def test_bench_runs_the_cpu_rung_without_a_gpu_with_its_speed_ups():
     assert document["env"]["cpu"] and document["env"]["cpu_cores"] >= 1 and "device" not in document["env"]
     by_key = {(r["stage"], r["size"]): r for r in document["results"]}
     assert {r["stage"] for r in document["results"]} == {"v0", "v0b", "v0blas"}  # no GPU baseline added
-    for (stage, size), record in by_key.items():
+    for (_, size), record in by_key.items():
         loop, blas = by_key[("v0", size)], by_key[("v0blas", size)]
         assert record["speedup_vs_cpu_loop"] == pytest.approx(loop["median_ms"] / record["median_ms"])
         assert record["speedup_vs_cpu_blas"] == pytest.approx(blas["median_ms"] / record["median_ms"])
