@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -95,3 +96,30 @@ def test_each_c_file_opens_with_what_it_is_and_why(stage):
     assert header.startswith(f"// {stage.stage} CPU")
     assert "why" in header.lower() and "ragged sizes" in header.lower()
     assert "nsprof_cpu_product" in stage.kernel_path().read_text()
+
+
+RECORD = Path(__file__).resolve().parents[1] / "benchmarks" / "h100-cpu-rung.json"
+
+
+@pytest.mark.parametrize("run", json.loads(RECORD.read_text())["runs"], ids=lambda run: run["file"])
+def test_the_recorded_speed_ups_are_the_medians_ratios(run):
+    """On the GPU machine's record: every speed-up is the CPU stage's median over the stage's, at
+    the same size, and the bench table names the host's CPU beside the GPU at 100 columns."""
+    from rich.console import Console
+
+    from nsprof.render.bench_table import results_table
+
+    by_role = {(r["cpu_role"], r["size"]): r for r in run["results"] if r.get("cpu_role") and r["status"] == "ok"}
+    timed = [r for r in run["results"] if r["status"] == "ok"]
+    assert len({r["size"] for r in timed}) >= 2 and any(r["status"] == "skipped" for r in run["results"]) == \
+        (run["results"][0]["op"] == "sgemm")  # the serial loop at 4096^3 was skipped, with its estimate
+    for record in timed:
+        for role, key in (("loop", "speedup_vs_cpu_loop"), ("blas", "speedup_vs_cpu_blas")):
+            base = by_role.get((role, record["size"]))
+            if base is not None:
+                assert record[key] == pytest.approx(base["median_ms"] / record["median_ms"])
+    console = Console(width=100, record=True)
+    console.print(results_table(run["results"], run["env"], width=100))
+    lines = console.export_text().splitlines()
+    assert "CPU: Intel(R) Xeon(R) Processor (16 threads, avx512f)" in " ".join(" ".join(lines).split())
+    assert max(len(line.rstrip()) for line in lines) <= 100
