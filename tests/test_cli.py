@@ -67,8 +67,9 @@ def test_stages_json_has_the_documented_fields():
     for r in records:
         assert {"op", "stage", "title", "kernel_file", "kind", "changes", "ragged", "precision", "tolerance"} <= r.keys()
     assert [r["kind"] for r in records].count("triton") == 2 and records[-1]["tiles"][0]["entry"] == "matmul_kernel"
-    assert records[8]["kernel_file"] is None  # v9 is cuBLAS
-    assert records[0]["kernel_file"] == "kernels/sgemm/v01_naive.cu"
+    by_stage = {r["stage"]: r for r in records}
+    assert by_stage["v9"]["kernel_file"] is None and by_stage["v0blas"]["kernel_file"] is None  # cuBLAS, NumPy's BLAS
+    assert by_stage["v1"]["kernel_file"] == "kernels/sgemm/v01_naive.cu" and by_stage["v0"]["kind"] == "cpu"
 
 
 @pytest.mark.parametrize("driver, said", [

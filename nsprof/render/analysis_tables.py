@@ -230,7 +230,7 @@ def _kernel_summary_table(summary: pd.DataFrame, width: int) -> Table:
         return [{**record, "kernel": name} for record, name in zip(records, telling_names(names, name_width))]
 
     shown, rows = fit_named(columns, rows_for, SUMMARY_NAME_WIDTHS, width, ("avg_ns",))
-    return Table("Kernels by total time (nsys)", tuple(shown), rows, caption, left_out=left_out(columns, shown))
+    return Table("Kernels by total time (nsys)", tuple(shown), rows, caption, left_out=left_out(columns, shown, rows))
 
 
 TRITON_ROWS = 12  # the Triton kernels with the most time; --json has every one
@@ -259,7 +259,7 @@ def _triton_table(kernels: pd.DataFrame, width: int) -> Table:
                + (f"; {ambiguous} {'row matches' if ambiguous == 1 else 'rows match'} no compiled kernel, or "
                   "several (no warps or stages shown)" if ambiguous else "")
                + (f"; {len(kernels) - TRITON_ROWS} more in --json (triton_kernels)" if len(kernels) > TRITON_ROWS else ""))
-    return Table("Triton kernels (nsys + Triton's cache)", tuple(shown), rows, caption, left_out=left_out(columns, shown))
+    return Table("Triton kernels (nsys + Triton's cache)", tuple(shown), rows, caption, left_out=left_out(columns, shown, rows))
 
 
 def _memcpy_summary_table(summary: pd.DataFrame) -> Table:
@@ -309,7 +309,7 @@ def _ranges_table(ranges: pd.DataFrame, unattributed: dict | None, attribution: 
     if any(row["range"] != name for row, name in zip(rows, shown["range"])):
         notes.append("long range names keep the part that tells them apart (full names in --json)")
     return Table(f"NVTX ranges (nsys): GPU work launched while each was open, {ATTRIBUTION_WORDS[attribution]}",
-                 tuple(columns), rows, "; ".join(notes), left_out=left_out(present, columns))
+                 tuple(columns), rows, "; ".join(notes), left_out=left_out(present, columns, rows))
 
 
 def _fit_ranges(present: list, rows: list[dict], width: int) -> tuple[list, list[dict]]:
@@ -346,7 +346,7 @@ def _utilization_table(devices: list[dict], width: int) -> Table:
     shown, rows = fit_named(columns, rows_for, BETWEEN_NAME_WIDTHS, width, ("gap_at_ns", "span_ns"))
     caption = ("busy: any kernel, graph, copy or memset running, overlaps counted once; span: first to last "
                "of them; the longest idle gaps are in --json" if devices else "no GPU work in this export")
-    return Table("GPU utilization (nsys)", tuple(shown), rows, caption, left_out=left_out(columns, shown))
+    return Table("GPU utilization (nsys)", tuple(shown), rows, caption, left_out=left_out(columns, shown, rows))
 
 
 def _launches_table(analysis: ProfileAnalysis, width: int) -> Table:
@@ -381,7 +381,7 @@ def _fitted(title: str, columns: tuple, records: list[dict], width: int, drop_or
         return [{**record, "kernel": name} for record, name in zip(records, telling_names(names, name_width))]
 
     shown, rows = fit_named(present, rows_for, NAME_WIDTHS, width, drop_order)
-    return Table(title, tuple(shown), rows, caption, left_out=left_out(present, shown))
+    return Table(title, tuple(shown), rows, caption, left_out=left_out(present, shown, rows))
 
 
 def _rules_table(rules: pd.DataFrame) -> Table:
@@ -456,7 +456,7 @@ def _stages_table(analysis: ProfileAnalysis, width: int) -> Table:
             "bank conflicts: the wavefronts over that least, per launch (nsprof explain bank-conflicts)")
     said += "".join(f"; {note}" for note in stage_notes(analysis.stages))
     return Table("Stages (NVTX ranges nsprof:OP/STAGE/SIZE)", tuple(columns), rows, said,
-                 left_out=left_out(table_columns, columns))
+                 left_out=left_out(table_columns, columns, rows))
 
 
 

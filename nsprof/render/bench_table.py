@@ -49,7 +49,7 @@ def results_table(records: list[dict], env: dict, dram_ceiling=None, width: int 
         notes.append(f"GB/s: {op.min_bytes_rule} bytes over the median time; % DRAM: of {_dram_source(dram_ceiling)}")
     if any(r.get("speedup_vs_cpu_loop") or r.get("speedup_vs_cpu_blas") for r in records):
         notes.append("x CPU loop, x CPU BLAS: how many times faster than the serial CPU loop and the CPU's BLAS at the "
-                     "same size (both wall clock; the GPU stages' CUDA events)")
+                     "same size (the CPU stages on the wall clock, the GPU stages by CUDA events)")
     title = machine_title(env)
     return terminal_table(DocumentTable(title, columns, rows, "; ".join(notes) or None, DROP_ORDER,
                                 whole=("size", "tile", "status")), width)

@@ -65,7 +65,7 @@ def _captures_table(result, width: int) -> Table:
             else "NCCL kernels or, where a capture has none, NVTX collective ranges")
     caption = (f"each capture's numbers as `nsprof analyze FILE` gives them; comm: {comm}; overlap: the share of comm "
                f"time with compute kernels running; ran on {result.scheduler}")
-    return Table(f"{len(captures)} captures", shown, rows, caption, left_out=left_out(columns, shown))
+    return Table(f"{len(captures)} captures", shown, rows, caption, left_out=left_out(columns, shown, rows))
 
 
 def _kernels_table(result, width: int) -> Table:
@@ -82,7 +82,7 @@ def _kernels_table(result, width: int) -> Table:
     more = f"; {len(result.kernels) - KERNEL_ROWS} more kernels" if len(result.kernels) > KERNEL_ROWS else ""
     caption = ("total over all captures; min, median, max: one capture's total, over the captures that ran it"
                f"{more} and full names in --json")
-    return Table("Kernels across captures", shown, rows, caption, left_out=left_out(columns, shown))
+    return Table("Kernels across captures", shown, rows, caption, left_out=left_out(columns, shown, rows))
 
 
 def _stragglers_blocks(result, width: int) -> list[Block]:
@@ -100,7 +100,7 @@ def _stragglers_blocks(result, width: int) -> list[Block]:
                f"(step less its time in collectives) was longest; late by: its compute less the others' median; "
                f"others waited: their median time in collectives; the {STRAGGLER_ROWS} steps late by most shown, most "
                f"first, every step in --json; steps each capture was last: {summary}")
-    return [Table(f"Stragglers per {result.step_range!r} step", shown, rows, caption, left_out=left_out(columns, shown))]
+    return [Table(f"Stragglers per {result.step_range!r} step", shown, rows, caption, left_out=left_out(columns, shown, rows))]
 
 
 def rank_chart(result) -> bytes:

@@ -122,4 +122,4 @@ def hot_kernels_table(hot: pd.DataFrame, width: int, harness: dict | None = None
         notes.append(f"{len(hot) - HOT_ROWS} more in --json")
     sources = "nsys + ncu" if profiled else "nsys only"
     return Table(f"Where the time goes and what to fix first ({sources})", tuple(columns), rows,
-                 "; ".join(notes), left_out=left_out(wanted, columns))
+                 "; ".join(notes), left_out=left_out(wanted, columns, rows))

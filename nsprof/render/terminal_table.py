@@ -151,11 +151,15 @@ def terminal_table(block: DocumentTable, width: int) -> Table:
     if not drop_order and table_width(columns, rows, True, block.whole) > width:
         drop_order = tuple(key for _, key, _ in reversed(columns[1:]))
     shown = fit_columns(columns, rows, width, drop_order, True, block.whole) if drop_order else columns
-    return rich_table(block.title, tuple(shown), rows, block.caption_with(left_out(columns, shown)), width, block.whole)
+    return rich_table(block.title, tuple(shown), rows, block.caption_with(left_out(columns, shown, rows)), width,
+                      block.whole)
 
 
-def left_out(present: Sequence, shown: Sequence) -> tuple[str, ...]:
-    """The headings (on one line) of the columns of `present` that are not `shown`: for a
-    Table's left_out."""
+def left_out(present: Sequence, shown: Sequence, rows: Sequence[dict] = ()) -> tuple[str, ...]:
+    """The headings (on one line) of the columns of `present` that are not `shown`, but those
+    empty on every one of `rows` (nothing was lost with them): for a Table's left_out."""
+    def empty(key, spec) -> bool:
+        return bool(rows) and all(cell(row.get(key), spec) == MISSING for row in rows)
+
     return tuple(heading.replace("-\n", "").replace("\n", " ") for heading, key, spec in present
-                 if (heading, key, spec) not in shown)
+                 if (heading, key, spec) not in shown and not empty(key, spec))
