@@ -10,8 +10,9 @@ inside a capture.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 from functools import cache
+
+from nsprof.launch.shared_library import loaded_library
 
 CUDA_TYPES = {"float32": 0, "float16": 2}  # cudaDataType: CUDA_R_32F, CUDA_R_16F
 CUBLAS_OP_N, CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT = 0, 68, 77, -1
@@ -22,15 +23,7 @@ def _loaded_library_path() -> str | None:
     """The libcublas that CuPy's bindings loaded into this process, so both share one copy."""
     from cupy_backends.cuda.libs import cublas  # noqa: F401  (loads libcublas)
 
-    try:
-        with open("/proc/self/maps") as maps:
-            for line in maps:
-                path = line.split()[-1]
-                if "libcublas.so" in path and "libcublasLt" not in path:
-                    return path
-    except OSError:  # not Linux
-        pass
-    return ctypes.util.find_library("cublas")
+    return loaded_library("libcublas.so", but="libcublasLt", fallback="cublas")
 
 
 @cache

@@ -15,9 +15,10 @@ A matrix-vector product is the case n = 1, where cuBLASLt has kernels of its own
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 from dataclasses import dataclass
 from functools import cache
+
+from nsprof.launch.shared_library import loaded_library
 
 WORKSPACE_BYTES = 32 << 20  # cuBLAS's documentation recommends 32 MiB on Hopper, as PyTorch gives cuBLAS there
 HEURISTIC_COUNT = 16  # algorithms asked of the heuristic; it returns those that apply (7 or 8 on an H200)
@@ -33,19 +34,10 @@ class _HeuristicResult(ctypes.Structure):
 
 
 def _library_path() -> str | None:
-    """The libcublasLt that CuPy's cuBLAS loaded into this process (libcublas needs it), so that
-    both are one copy; else the one the loader finds."""
+    """The libcublasLt that CuPy's cuBLAS loaded into this process (libcublas needs it)."""
     from cupy_backends.cuda.libs import cublas  # noqa: F401  (loads libcublas and with it libcublasLt)
 
-    try:
-        with open("/proc/self/maps") as maps:
-            for line in maps:
-                path = line.split()[-1]
-                if "libcublasLt.so" in path:
-                    return path
-    except OSError:  # not Linux
-        pass
-    return ctypes.util.find_library("cublasLt")
+    return loaded_library("libcublasLt.so", fallback="cublasLt")
 
 
 @cache

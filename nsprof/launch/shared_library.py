@@ -1,0 +1,20 @@
+"""The copy of a shared library that this process has loaded already, so that nsprof's ctypes
+calls and CuPy's bindings share one (one cuBLAS, one cuBLASLt: their handles and state)."""
+
+from __future__ import annotations
+
+import ctypes.util
+
+
+def loaded_library(fragment: str, but: str | None = None, fallback: str | None = None) -> str | None:
+    """The path of the loaded library whose file name holds `fragment` (and not `but`), from
+    /proc/self/maps; else the one the loader finds by the name `fallback`; None where neither."""
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                path = line.split()[-1]
+                if fragment in path and (but is None or but not in path):
+                    return path
+    except OSError:  # not Linux
+        pass
+    return ctypes.util.find_library(fallback) if fallback else None
