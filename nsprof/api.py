@@ -171,6 +171,17 @@ def measure_ceilings(out: str | Path | None = None, save: bool = True,
     return document, [save_ceilings(document, _path(out))] if save else []
 
 
+def measure_cpu_ceilings(out: str | Path | None = None, save: bool = True,
+                         progress: Callable[[str], None] | None = None) -> tuple[dict, list[Path]]:
+    """This host CPU's roofs, measured (no GPU): the document `nsprof ceilings --cpu --json` prints
+    (nsprof.ceilings.cpu), and the file it was saved to (as a GPU's are) when `save`."""
+    from nsprof.ceilings.cpu import measure_cpu_ceilings as measure
+    from nsprof.ceilings.files import save_ceilings
+
+    document = measure(progress=progress or (lambda message: None))
+    return document, [save_ceilings(document, _path(out))] if save else []
+
+
 def explain(topic: str | None = None, stage: str | None = None, source: str | Path | None = None, *,
             op: str | None = None, ceilings: str | Path | None = None, shape: str | None = None,
             access: str | None = None, width: int | None = None, store: bool = False, list_topics: bool = False) -> Explanation:

@@ -105,7 +105,7 @@ def measure_dram(cp) -> dict:
     target = cp.empty_like(source)
     timing = time_launches(lambda: target.data.copy_from_device_async(source.data, size), REPEAT, WARMUP)
     moved = 2 * size  # read once, written once
-    return _entry(moved / timing.median_ms / 1e9, timing, bytes_per_launch=moved,
+    return ceiling_entry(moved / timing.median_ms / 1e9, timing, bytes_per_launch=moved,
                   method=f"device-to-device copy of {size / 2**30:g} GiB (bytes read + written)")
 
 
@@ -119,7 +119,7 @@ def measure_l2(cp, device: dict) -> dict:
     launch = lambda: kernel((grid,), (BLOCK,), (data, np.int64(size // 16), np.int32(L2_PASSES), out))  # noqa: E731
     timing = time_launches(launch, REPEAT, WARMUP)
     moved = L2_PASSES * size
-    return _entry(moved / timing.median_ms / 1e9, timing, bytes_per_launch=moved,
+    return ceiling_entry(moved / timing.median_ms / 1e9, timing, bytes_per_launch=moved,
                   method=f"{L2_PASSES} reads of a {size / 2**20:g} MiB buffer with ld.global.cg (L2, not L1)")
 
 
@@ -131,7 +131,7 @@ def measure_fp32(cp, device: dict) -> dict:
     launch = lambda: kernel((blocks,), (BLOCK,), args)  # noqa: E731
     timing = time_launches(launch, REPEAT, WARMUP)
     flops = 2 * FMA_CHAINS * FMA_ITERATIONS * blocks * BLOCK
-    return _entry(flops / timing.median_ms / 1e9, timing, flops_per_launch=flops,
+    return ceiling_entry(flops / timing.median_ms / 1e9, timing, flops_per_launch=flops,
                   method=f"FMA microbenchmark ({FMA_CHAINS} independent chains per thread, {blocks:,} blocks of {BLOCK})")
 
 
@@ -142,7 +142,7 @@ def measure_hgemm(cp) -> dict:
     c = cp.empty((HGEMM_N, HGEMM_N), dtype=cp.float16)
     timing = time_launches(lambda: cp.matmul(a, b, out=c), REPEAT // 2, WARMUP)
     flops = 2 * HGEMM_N**3
-    return _entry(flops / timing.median_ms / 1e9, timing, flops_per_launch=flops,
+    return ceiling_entry(flops / timing.median_ms / 1e9, timing, flops_per_launch=flops,
                   method=f"cuBLAS HGEMM (cupy.matmul, float16) at {HGEMM_N}^3")
 
 
@@ -158,11 +158,11 @@ def measure_host_copy(cp, to_device: bool) -> dict:
         copy = lambda: device.data.copy_to_host_async(host.ctypes.data, HOST_COPY_BYTES)  # noqa: E731
     timing = time_launches(copy, REPEAT, WARMUP)
     direction = "pinned host to device" if to_device else "device to pinned host"
-    return _entry(HOST_COPY_BYTES / timing.median_ms / 1e9, timing, bytes_per_launch=HOST_COPY_BYTES,
+    return ceiling_entry(HOST_COPY_BYTES / timing.median_ms / 1e9, timing, bytes_per_launch=HOST_COPY_BYTES,
                   method=f"asynchronous copy of {HOST_COPY_BYTES >> 20} MiB, {direction}")
 
 
-def _entry(tera_per_s: float, timing, method: str, **amounts) -> dict:
+def ceiling_entry(tera_per_s: float, timing, method: str, **amounts) -> dict:
     """One ceiling (TB/s or TFLOP/s: an amount per launch over the median launch time in ms, / 1e9)."""
     summary = timing.summary()
     return {"value": round(tera_per_s, 4), "method": f"{method}, median of {summary['runs']}",

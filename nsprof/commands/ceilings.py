@@ -20,6 +20,8 @@ def ceilings(
     save: bool = typer.Option(True, "--save/--no-save", help="Write the file (a file measured earlier "
                                                              "is kept beside it, renamed by its date)."),
     as_json: bool = typer.Option(False, "--json", help="Print the measurements as JSON instead of a table."),
+    cpu: bool = typer.Option(False, "--cpu", help="Measure this machine's CPU instead (no GPU needed): FP32 with "
+                                                  "its BLAS, memory bandwidth with a streaming copy, cores, SIMD."),
 ) -> None:
     """Measure this GPU's roofs for `nsprof roofline` and `nsprof report` (a few seconds).
 
@@ -33,15 +35,34 @@ def ceilings(
     so a profile keeps the ceilings it was captured under; --ceilings on the report commands
     overrides both."""
     with progress_line() as progress:
-        document, written = api.measure_ceilings(out, save, progress)
+        document, written = (api.measure_cpu_ceilings if cpu else api.measure_ceilings)(out, save, progress)
     if as_json:
         typer.echo(json.dumps(document, indent=2))
+    elif cpu:
+        from nsprof.render.document_writers import to_terminal
+
+        to_terminal([cpu_ceilings_table(document)], stdout())
     else:
         from nsprof.render.document_writers import to_terminal
 
         to_terminal([ceilings_table(document)], stdout())
     for path in written:
         stderr().print(f"ceilings written to {path}")
+
+
+def cpu_ceilings_table(document: dict):
+    """The host CPU's measured roofs, as a document table."""
+    from nsprof.render import format as fmt
+    from nsprof.render.document import Table
+
+    host, measured = document["device"], document["ceilings"]
+    rows = [{"ceiling": "FP32 (its BLAS)", "value": fmt.flops_per_s(measured["fp32_tflops"]["value"] * 1e12),
+             "how": measured["fp32_tflops"]["method"]},
+            {"ceiling": "memory bandwidth", "value": fmt.bytes_per_s(measured["dram_tbyte_per_s"]["value"] * 1e12),
+             "how": measured["dram_tbyte_per_s"]["method"]}]
+    return Table(f"{host['device']}: {host['cpu_cores']} threads, {host.get('cpu_simd') or 'no known SIMD'}, "
+                 f"{host.get('blas')}", (("ceiling", "ceiling", ""), ("measured", "value", ""), ("how", "how", "")), rows,
+                 "the CPU rung's roofs (v0, v0b, v0blas; s0, s0b, s0blas), measured on the wall clock", ("how",))
 
 
 def ceilings_table(document: dict):

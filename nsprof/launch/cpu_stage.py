@@ -62,7 +62,9 @@ def cpu_launcher(stage: Stage, call) -> CpuLauncher:
             a, b, out = call.arrays()
             np.matmul(a, b, out=out)
         return CpuLauncher(blas, f"NumPy BLAS ({blas_name()})")
-    function = _compiled(str(stage.kernel_path()), _flags(stage))
+    function = compiled(str(stage.kernel_path()), _flags(stage)).nsprof_cpu_product
+    function.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    function.restype = None
     m, n, k = call.shape
 
     def run() -> None:
@@ -72,7 +74,7 @@ def cpu_launcher(stage: Stage, call) -> CpuLauncher:
     return CpuLauncher(run, f"{os.cpu_count()} threads" if _flags(stage) == PARALLEL_FLAGS else "1 thread")
 
 
-def time_wall(run: Callable[[], None], repeat: int | None = None, warmup: int | None = None) -> Timing:
+def time_wall(run: Callable[[], object], repeat: int | None = None, warmup: int | None = None) -> Timing:
     """Wall-clock times of `run` after `warmup` runs (default 1); with no `repeat`, as many runs as
     fill about TARGET_S (MIN_RUNS to MAX_RUNS), from the warm-up's time."""
     warm = []
@@ -209,9 +211,9 @@ def _compiler_version() -> str | None:
 
 
 @cache
-def _compiled(source: str, flags: tuple[str, ...]):
-    """`nsprof_cpu_product` of `source` compiled with `flags` (without OpenMP where the compiler
-    has none), from a cache of shared libraries keyed by the source, the flags and the machine."""
+def compiled(source: str, flags: tuple[str, ...]) -> ctypes.CDLL:
+    """C `source` compiled with `flags` (without OpenMP where the compiler has none), loaded, from
+    a cache of shared libraries keyed by the source, the flags and the machine."""
     from nsprof.paths import data_dir
 
     text = Path(source).read_bytes()
@@ -221,10 +223,7 @@ def _compiled(source: str, flags: tuple[str, ...]):
     if not library.is_file():
         library.parent.mkdir(parents=True, exist_ok=True)
         _build(source, flags, library)
-    function = ctypes.CDLL(str(library)).nsprof_cpu_product
-    function.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
-    function.restype = None
-    return function
+    return ctypes.CDLL(str(library))
 
 
 def _build(source: str, flags: tuple[str, ...], library: Path) -> None:
