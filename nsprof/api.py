@@ -504,15 +504,17 @@ def _path(value: str | Path | None) -> Path | None:
 
 def pipeline(op: str = "sgemm", stages: list[str] | None = None, size: str = "1024", *, chunks: int = 4,
              repeat: int | None = None, warmup: int | None = None, cold: bool = True,
-             capture: bool = True, out: str | Path = PROFILES_DIR, nsys: str | None = None,
+             capture: bool = True, out: str | Path = PROFILES_DIR, nsys: str | None = None, cpu: bool = True,
              progress=lambda message: None) -> dict:
     """The whole flow of a matrix product, host to host, in every variant (nsprof.launch.pipeline),
     against the bus floor, with the breakdown of an nsys capture of the same flows (GPU).
 
     Default stages: the fastest stage that verifies at this size, and the library's (cuBLAS) in its precision.
+    With `cpu`, the op's CPU BLAS stage (v0blas) times the same product in host memory, and each
+    flow's `x_cpu_blas` says how many times faster the whole flow was, copies included.
     Returns its JSON document, {"records", "floor", "gpu", "profile" (the capture's directory or None),
-    "breakdown" (where it came from, or why there is none)}, which the capture's directory keeps as
-    pipeline.json."""
+    "breakdown" (where it came from, or why there is none), "cpu" (the CPU BLAS's record, or None)},
+    which the capture's directory keeps as pipeline.json."""
     from nsprof.analyze.pipeline import against_floor, bus_floor
     from nsprof.ceilings.resolve import resolve_ceiling
     from nsprof.launch.bench import run_bench
@@ -529,8 +531,8 @@ def pipeline(op: str = "sgemm", stages: list[str] | None = None, size: str = "10
                          "choose --op sgemm or --op hgemm")
     [parsed] = parse_sizes([size], spec.dims)
     named = select_stages(op, stages) if stages else []
-    if cpu := [s.stage for s in named if s.kind is CPU]:
-        raise UsageError(f"{', '.join(cpu)}: a CPU stage has no GPU flow (no copies, no device)",
+    if on_cpu := [s.stage for s in named if s.kind is CPU]:
+        raise UsageError(f"{', '.join(on_cpu)}: a CPU stage has no GPU flow (no copies, no device)",
                          "choose GPU stages; `nsprof bench` times the CPU stages")
     env = device_info()
     tools = launch_tools()
@@ -554,8 +556,13 @@ def pipeline(op: str = "sgemm", stages: list[str] | None = None, size: str = "10
         return bus_floor(bytes_in, bytes_out, ceiling)
     records = against_floor(records, floor_of)
     floor = floor_of(records[0]["bytes_in"], records[0]["bytes_out"]) if records else None
+    versus = _cpu_blas(op, parsed, progress) if cpu else None
+    if versus and versus["median_ms"]:
+        for record in records:  # seed 000's question: is the GPU faster than the CPU, copies included?
+            flow_ms = record.get("median_ms") or record.get("wall_ms")
+            record["x_cpu_blas"] = versus["median_ms"] / flow_ms if flow_ms else None
     result = {"records": records, "floor": floor, "gpu": env["device"], "device": env, "profile": None,
-              "breakdown": "not captured (--no-nsys)"}
+              "breakdown": "not captured (--no-nsys)", "cpu": versus}
     if capture:
         import json
 
@@ -565,6 +572,22 @@ def pipeline(op: str = "sgemm", stages: list[str] | None = None, size: str = "10
         if result["profile"]:  # None when nsys was not found
             write_atomically(Path(result["profile"]) / "pipeline.json", json.dumps(result, indent=2, default=str).encode())
     return result
+
+
+def _cpu_blas(op: str, size, progress) -> dict | None:
+    """The op's CPU BLAS stage (v0blas) on the same product, timed on this host ({"stage",
+    "median_ms", "cpu", "message"}); None where the op has no CPU stage."""
+    from nsprof.launch.bench import run_bench
+    from nsprof.launch.cpu_stage import CPU_BLAS, cpu_role, host_info
+    from nsprof.registry import stages_for
+    from nsprof.stage_kinds import CPU
+
+    blas = next((s for s in stages_for(op) if s.kind is CPU and cpu_role(s) == CPU_BLAS), None)
+    if blas is None:
+        return None
+    progress(f"{blas.stage}: the CPU's BLAS on the same product")
+    [record] = run_bench(op, [blas], [size])
+    return {"stage": blas.stage, "median_ms": record["median_ms"], "cpu": host_info()["cpu"], "message": record["message"]}
 
 
 def _pipeline_breakdown(op, stages, size, chunks, records, out: Path, nsys, progress) -> dict:

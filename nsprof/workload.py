@@ -29,7 +29,7 @@ def _bench(options: dict) -> dict:
 def _pipeline(options: dict) -> dict:
     from nsprof.api import pipeline
 
-    return pipeline(**options, cold=False, capture=False)  # nsys captures this process: no capture inside it
+    return pipeline(**options, cold=False, capture=False, cpu=False)  # nsys captures these flows alone
 
 
 _JOBS = {"bench": _bench, "pipeline": _pipeline}

@@ -43,6 +43,14 @@ def test_every_warm_variant_brings_back_a_verified_product(op, stage, size):
         assert record["rel_error"] <= record["tolerance"]
     assert by_variant["streams"]["chunks"] == 3 and by_variant["streams"]["streams"] == 3
     assert by_variant["cold"]["wall_ms"] > by_variant["pinned"]["median_ms"]
+    versus = result["cpu"]  # the CPU's BLAS on the same product (sgemm's v0blas; hgemm has no CPU rung)
+    if op == "hgemm":
+        assert versus is None and "x_cpu_blas" not in by_variant["graph"]
+    else:
+        assert versus["stage"] == "v0blas" and versus["median_ms"] > 0
+        for record in by_variant.values():
+            flow_ms = record.get("median_ms") or record["wall_ms"]
+            assert record["x_cpu_blas"] == pytest.approx(versus["median_ms"] / flow_ms)
 
 
 @pytest.mark.gpu

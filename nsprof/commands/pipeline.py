@@ -9,12 +9,13 @@ import typer
 
 from nsprof import api
 from nsprof.console import progress_line, stdout
-from nsprof.render.format import percent
+from nsprof.render.format import percent, speedup
 
 WARM_COLUMNS = (("stage", "stage", ""), ("variant", "variant", ""), ("status", "status", ""),
                 ("median\nms", "median_ms", ".3f"), ("spread", "spread_pct", percent), ("x\nfloor", "x_floor", ".2f"),
                 ("H2D\nms", "h2d_ms", ".3f"), ("kernel\nms", "kernel_ms", ".3f"), ("D2H\nms", "d2h_ms", ".3f"),
-                ("overlap\nms", "overlap_ms", ".3f"), ("idle\nms", "idle_ms", ".3f"))
+                ("overlap\nms", "overlap_ms", ".3f"), ("idle\nms", "idle_ms", ".3f"),
+                ("x CPU\nBLAS", "x_cpu_blas", speedup))
 COLD_COLUMNS = (("stage", "stage", ""), ("status", "status", ""), ("wall ms", "wall_ms", ",.1f"),
                 ("context s", "context_s", ".3f"), ("allocation s", "allocation_s", ".3f"),
                 ("module load s", "module_load_s", ".3f"), ("first flow s", "first_flow_s", ".3f"))
@@ -84,4 +85,10 @@ def _caption(result: dict) -> str:
                 f"{floor['source']})")
     else:
         text = f"no floor: {floor.get('source', 'no bandwidth measured')}"
+    versus = result.get("cpu") or {}
+    if versus.get("median_ms"):
+        text += (f"; x CPU BLAS: {versus['stage']} (the CPU's BLAS on the same product in host memory, "
+                 f"{versus['median_ms']:.3f} ms on {versus['cpu']}) over the whole flow, copies included")
+    elif versus:
+        text += f"; {versus['stage']}: {versus['message']}"
     return f"{text}; median: CUDA events around the whole flow; breakdown: {result['breakdown']}"

@@ -31,8 +31,8 @@ def results_table(records: list[dict], env: dict, dram_ceiling=None, width: int 
     columns = [("stage", "stage", ""), ("title", "title", ""), ("size", "size", ""), ("tile", "tile", ""),
                ("status", "status", ""), ("median ms", "median_ms", ".4f"), ("spread", "spread_pct", fmt.percent),
                ("torch ms", "torch_ms", ".4f"),
-               *rates, (f"% {library}", "pct_cublas", ".0f"), ("x CPU\nloop", "speedup_vs_cpu_loop", _times),
-               ("x CPU\nBLAS", "speedup_vs_cpu_blas", _times), ("rel. error", "rel_error", ".1e")]
+               *rates, (f"% {library}", "pct_cublas", ".0f"), ("x CPU\nloop", "speedup_vs_cpu_loop", fmt.speedup),
+               ("x CPU\nBLAS", "speedup_vs_cpu_blas", fmt.speedup), ("rel. error", "rel_error", ".1e")]
     rows = [{**r, "status": STATUS.get(r["status"], r["status"]),  # a baseline timed only for % cuBLAS says so
              "stage": r["stage"] + (" (baseline)" if r.get("baseline_only") else "")} for r in records]
     notes = [f"{r['stage']} {r['size']}: {r['message']}" for r in records if r["status"] != "ok"]  # "not available" says why
@@ -65,13 +65,6 @@ def machine_title(env: dict) -> str:
         parts.append(f"CPU: {env['cpu']} ({env['cpu_cores']} threads, {env.get('cpu_simd') or 'no known SIMD'}), "
                      f"{env.get('blas') or 'BLAS'}")
     return "; ".join(parts)
-
-
-def _times(value: float) -> str:
-    """A speed-up: '2.4x', '37x', '1,450x'; below 1, two digits: '0.011x'."""
-    if value < 1:
-        return f"{value:.2g}x"  # a slower stage: 0.011x
-    return f"{value:.1f}x" if value < 10 else f"{value:,.0f}x"
 
 
 def _dram_source(ceiling) -> str:

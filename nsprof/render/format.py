@@ -111,3 +111,10 @@ def _missing(value) -> bool:
         return math.isnan(value)
     except TypeError:  # not a number: a label
         return False
+
+
+def speedup(value: float) -> str:
+    """How many times faster: '2.4x', '37x', '1,450x'; below 1, two digits: '0.011x'."""
+    if value < 1:
+        return f"{value:.2g}x"
+    return f"{value:.1f}x" if value < 10 else f"{value:,.0f}x"
