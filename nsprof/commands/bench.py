@@ -50,7 +50,12 @@ def bench(
     precision's: 1e-5 for fp32 SGEMM, 5e-3 for TF32, 2^-11 + 4 sqrt(K) 2^-24 for HGEMM) is reported
     FAILED, is not timed, and makes the exit code 1. A stage this GPU cannot run (h6 and v11
     need sm_90a) is reported "not available" with the reason. % cuBLAS compares each stage with
-    cuBLAS in its own precision (TF32 stages with cuBLAS TF32, v9t).
+    the library in its own precision (TF32 stages with v9t), tuned over cuBLAS's and cuBLASLt's
+    algorithms, or with PyTorch's same product where that was faster.
+
+    The CPU stages (v0, v0b, v0blas; s0, s0b, s0blas) run on the host and need no GPU: timed on the
+    wall clock, skipped with an estimate where a size would take over 20 s, and every stage gets
+    its speed-up over the CPU's serial loop and BLAS.
     """
     with progress_line() as progress:
         run = api.bench(stage, size, op, repeat=repeat, warmup=warmup, baseline=baseline, tile=tile,
