@@ -109,7 +109,6 @@ def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: s
     env = _bench_env(chosen)  # fails early, in one line, without a GPU or CuPy where GPU stages were chosen
     if runs > 1:
         from nsprof.launch.bench_runs import merged, run_in_fresh_processes
-        from nsprof.workload import workload_argv
 
         argv = workload_argv("bench", {"stages": [s.stage for s in chosen], "sizes": [size_label(s) for s in parsed],
                                        "op": op, "repeat": repeat, "warmup": warmup, "baseline": baseline, "tile": tile,
@@ -401,13 +400,17 @@ def load_ladder(paths: Sequence[str | Path] | None = None, keep_all: bool = Fals
     """The profiles under `paths` (default profiles/) analyzed under the GPU's ceilings; by default
     each stage and size from the latest profile that has it, every profile's with `keep_all`."""
     from nsprof.analyze.ladder import analyze_ladder, sources_gpu
+    from nsprof.analyze.report import analyze_profile
     from nsprof.ceilings.resolve import resolve_ceiling
     from nsprof.parse.sources import load_sources
 
     sources = load_sources([Path(p) for p in paths] if paths else [PROFILES_DIR])
     gpu = sources_gpu(sources)
     manifests = [source.profile.manifest for source in sources]  # oldest first: the newest's ceilings win
-    return analyze_ladder(sources, gpu, resolve_ceiling(gpu, _path(ceilings), manifests), keep_all)
+    ceiling = resolve_ceiling(gpu, _path(ceilings), manifests)
+    analyses = {source.name: analyze_profile(source.profile.nsys, source.profile.ncu, source.profile.manifest, ceiling)
+                for source in sources}
+    return analyze_ladder(sources, analyses, gpu, ceiling, keep_all)
 
 
 def write_roofline(ladder: LadderAnalysis, out: str | Path, force: bool = False) -> list[Path]:
@@ -574,6 +577,20 @@ def pipeline(op: str = "sgemm", stages: list[str] | None = None, size: str = "10
     return result
 
 
+WORKLOADS = ("bench", "pipeline")  # what nsprof.workload runs in a process of its own
+
+
+def workload_argv(job: str, options: dict) -> list[str]:
+    """The command line that runs `job` of nsprof.workload with `options`, the keyword arguments of
+    this module's function of that name, in a fresh process (data, not a command line of the CLI)."""
+    import json
+    import sys
+
+    if job not in WORKLOADS:
+        raise ValueError(f"no such workload: {job}")
+    return [sys.executable, "-m", "nsprof.workload", job, json.dumps(options, sort_keys=True)]
+
+
 def _cpu_blas(op: str, size, progress) -> dict | None:
     """The op's CPU BLAS stage (v0blas) on the same product, timed on this host ({"stage",
     "median_ms", "cpu", "message"}); None where the op has no CPU stage."""
@@ -602,7 +619,6 @@ def _pipeline_breakdown(op, stages, size, chunks, records, out: Path, nsys, prog
     from nsprof.parse.nsys_sqlite import load_nsys
     from nsprof.ranges import PIPELINE_PREFIX, pipeline_range
     from nsprof.sizes import short_size
-    from nsprof.workload import workload_argv
 
     try:
         find_tool("nsys", nsys)
@@ -712,7 +728,7 @@ def history_add(paths: Sequence[str | Path], db: str | Path | None = None, commi
 
     summaries = []
     for path in map(Path, paths):
-        entry, found = summarize(path, attribution)
+        entry, found = summarize(path, diff_side, attribution)
         if not found:
             raise UsageError(f"{path}: nothing measured to add (no timed stage, kernel or range)",
                              "add a bench record (nsprof bench --save-as) or an nsys capture")

@@ -13,13 +13,6 @@ import json
 import sys
 
 
-def workload_argv(job: str, options: dict) -> list[str]:
-    """The command line that runs `job` ("bench" or "pipeline") with `options` in a fresh process."""
-    if job not in _JOBS:
-        raise ValueError(f"no such workload: {job}")
-    return [sys.executable, "-m", "nsprof.workload", job, json.dumps(options, sort_keys=True)]
-
-
 def _bench(options: dict) -> dict:
     from nsprof.api import bench
 

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from nsprof.workload import workload_argv
+from nsprof.api import workload_argv
 
 
 def test_the_options_travel_as_one_json_object_of_keyword_arguments():
@@ -25,3 +25,10 @@ def test_a_bad_option_is_one_line_and_exit_code_2():
     done = subprocess.run(workload_argv("bench", {"op": "nope"}), capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("Error: ") and "nope" in done.stderr
+
+
+def test_every_workload_the_library_names_is_one_the_runner_runs():
+    from nsprof import workload
+    from nsprof.api import WORKLOADS
+
+    assert set(WORKLOADS) == set(workload._JOBS)

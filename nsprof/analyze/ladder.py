@@ -95,18 +95,13 @@ def sources_gpu(sources: list[Source]) -> str | None:
     return next(iter(names), None)
 
 
-def analyze_ladder(sources: list[Source], gpu: str | None, ceiling: Ceiling | None,
+def analyze_ladder(sources: list[Source], analyses: dict, gpu: str | None, ceiling: Ceiling | None,
                    keep_all: bool = False) -> LadderAnalysis:
     """Work records of every profile (the latest of each stage unless `keep_all`), their points
     under the ceiling's roofs (those of `gpu`, see sources_gpu), and the time breakdown of each
-    contributing nsys capture."""
-    from nsprof.analyze.report import analyze_profile  # the one assembly of a capture's analysis
-
-    records, analyses = [], {}
-    for source in sources:
-        profile = source.profile
-        analysis = analyses[source.name] = analyze_profile(profile.nsys, profile.ncu, profile.manifest, ceiling)
-        records.append((source.name, source.started, analysis.work))
+    contributing nsys capture. `analyses`: each source's analysis by name, as
+    nsprof.analyze.report.analyze_profile, the one assembly of a capture's analysis, made it."""
+    records = [(source.name, source.started, analyses[source.name].work) for source in sources]
     work = combine(records, keep_all)
     # A profile all of whose stages later profiles measured again is left out; one with no work
     # rows at all (an nsys capture of another program) still shows where its time went.

@@ -26,14 +26,14 @@ from nsprof.ranges import parse_stage_range
 KINDS = ("bench", "stage", "kernel", "range")
 
 
-def summarize(path: Path, attribution: str = "thread") -> tuple[dict, list[Measurement]]:
-    """The entry fields (no commit or branch yet) and the measurements of the record or capture at `path`."""
-    from nsprof import api
+def summarize(path: Path, side_of, attribution: str = "thread") -> tuple[dict, list[Measurement]]:
+    """The entry fields (no commit or branch yet) and the measurements of the record or capture at
+    `path`; `side_of(path, attribution)` reads a capture as one side of a diff (nsprof.api.diff_side)."""
     from nsprof.parse.bench_record import is_bench_record, load_bench_record
 
     if is_bench_record(path):
         return _bench(path, load_bench_record(path))
-    return _capture(path, api.diff_side(path, attribution), attribution)
+    return _capture(path, side_of(path, attribution), attribution)
 
 
 def _bench(path: Path, record: dict) -> tuple[dict, list[Measurement]]:
