@@ -423,15 +423,14 @@ def write_roofline(ladder: LadderAnalysis, out: str | Path, force: bool = False)
                          "Profile with `nsprof profile --tool ncu` (or both), or pass an ncu CSV that has "
                          "gpu__time_duration.sum, dram__bytes_read.sum/_write.sum and the FP32 or tensor FLOP counters")
 
-
     from nsprof.output import check_outputs, write_set
     from nsprof.render.csv_table import csv_bytes
-    from nsprof.render.figure_file import figure_bytes
+    from nsprof.render.figure_file import figure_files
     from nsprof.render.roofline import roofline_figure
 
     _outside_profiles(out)
     since = check_outputs([Path(out) / name for name in ROOFLINE_FILES], force)
-    drawn = [figure_bytes(roofline_figure(ladder.points, ladder.roofs, ladder.gpu), kind) for kind in ("png", "svg")]
+    drawn = figure_files(roofline_figure(ladder.points, ladder.roofs, ladder.gpu), ("png", "svg"))  # drawn once
     table = csv_bytes(ladder.points[list(ROOFLINE_CSV_COLUMNS)])
     return write_set(Path(out), dict(zip(ROOFLINE_FILES, (*drawn, table))), force, since)
 

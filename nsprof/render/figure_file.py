@@ -15,9 +15,18 @@ PNG_DPI = 150  # figures are laid out in points; this only sets a PNG's pixel si
 def figure_bytes(figure: Figure, file_format: str = "png") -> bytes:
     """`figure` written as `file_format` ("png", "svg", "pdf": matplotlib's names), then closed
     (pyplot keeps every open figure until then: a report draws dozens)."""
+    [written] = figure_files(figure, (file_format,))
+    return written
+
+
+def figure_files(figure: Figure, file_formats: tuple[str, ...]) -> list[bytes]:
+    """One drawn figure written in each of `file_formats` (the roofline's PNG and SVG), then closed."""
     import matplotlib.pyplot as plt
 
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format=file_format, dpi=PNG_DPI)
+    written = []
+    for file_format in file_formats:
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format=file_format, dpi=PNG_DPI)
+        written.append(buffer.getvalue())
     plt.close(figure)
-    return buffer.getvalue()
+    return written
