@@ -49,7 +49,7 @@ def bench_stage(stage: Stage, size: Size, problem, tools, *, repeat: int | None,
     # a forced or kept tile: an NVRTC stage's launch configuration, a Triton stage's or a library stage's candidate
     launcher = stage_launcher(stage, problem, tools, tile if len(stage.tiles) > 1 or stage.kind is LIBRARY else None)
     rec["split_k"] = launcher.split_k
-    rec["details"] = getattr(launcher, "details", None)  # a Triton stage's tuning and what it compiled to
+    rec["details"] = getattr(launcher, "details", None)  # a tuned stage's trials (Triton: and what it compiled to)
     rec["tile"], rec["padded"] = launcher.tile_label, launcher.padded_shape is not None
     prepare = launcher.prepare  # a step the stage needs first (SGEMV's transpose)
     problem.refresh()

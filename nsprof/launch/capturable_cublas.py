@@ -12,26 +12,19 @@ from __future__ import annotations
 import ctypes
 from functools import cache
 
-from nsprof.launch.shared_library import loaded_library
+from nsprof.launch.shared_library import load_loaded
 
 CUDA_TYPES = {"float32": 0, "float16": 2}  # cudaDataType: CUDA_R_32F, CUDA_R_16F
 CUBLAS_OP_N, CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT = 0, 68, 77, -1
 WORKSPACE_BYTES = 32 << 20  # what cuBLAS's documentation recommends for Hopper
 
 
-def _loaded_library_path() -> str | None:
-    """The libcublas that CuPy's bindings loaded into this process, so both share one copy."""
-    from cupy_backends.cuda.libs import cublas  # noqa: F401  (loads libcublas)
-
-    return loaded_library("libcublas.so", but="libcublasLt", fallback="cublas")
-
-
 @cache
 def _library():
-    path = _loaded_library_path()
-    if path is None:
-        raise RuntimeError("cuBLAS could not be found in this process")
-    lib = ctypes.CDLL(path)
+    """The libcublas that CuPy's bindings loaded into this process, so both share one copy; its calls typed."""
+    from cupy_backends.cuda.libs import cublas  # noqa: F401  (loads libcublas)
+
+    lib = load_loaded("libcublas.so", "cuBLAS", but="libcublasLt", fallback="cublas")
     handle, pointer, integer = ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int
     lib.cublasCreate_v2.argtypes = [ctypes.POINTER(handle)]
     lib.cublasSetStream_v2.argtypes = [handle, pointer]

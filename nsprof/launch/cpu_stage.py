@@ -41,18 +41,12 @@ TARGET_S = 0.5  # timed runs fill about this much wall time, 3 to 50 of them
 MIN_RUNS, MAX_RUNS = 3, 50
 
 
-@dataclass
+@dataclass(frozen=True)
 class CpuLauncher:
-    """nsprof.op_model.Launcher for a CPU stage (no tiles, no split, nothing prepared)."""
+    """A CPU stage's launch and what its record's tile column says of it (its BLAS or its threads)."""
 
     run: Callable[[], None]
     tile_label: str
-    split_k: None = None
-    padded_shape: None = None
-    prepare: None = None
-    prepare_name: None = None
-    steps: dict | None = None
-    details: dict | None = None
 
 
 def cpu_launcher(stage: Stage, call) -> CpuLauncher:
@@ -71,7 +65,7 @@ def cpu_launcher(stage: Stage, call) -> CpuLauncher:
         a, b, out = call.arrays()
         function(m, n, k, _pointer(a), _pointer(b), _pointer(out))
 
-    return CpuLauncher(run, f"{os.cpu_count()} threads" if _flags(stage) == PARALLEL_FLAGS else "1 thread")
+    return CpuLauncher(run, "1 thread" if cpu_role(stage) == CPU_LOOP else f"{os.cpu_count()} threads")
 
 
 def time_wall(run: Callable[[], object], repeat: int | None = None, warmup: int | None = None) -> Timing:

@@ -18,7 +18,7 @@ import ctypes
 from dataclasses import dataclass
 from functools import cache
 
-from nsprof.launch.shared_library import loaded_library
+from nsprof.launch.shared_library import load_loaded
 
 WORKSPACE_BYTES = 32 << 20  # cuBLAS's documentation recommends 32 MiB on Hopper, as PyTorch gives cuBLAS there
 HEURISTIC_COUNT = 16  # algorithms asked of the heuristic; it returns those that apply (7 or 8 on an H200)
@@ -33,19 +33,12 @@ class _HeuristicResult(ctypes.Structure):
                 ("waves_count", ctypes.c_float), ("reserved", ctypes.c_int * 4)]
 
 
-def _library_path() -> str | None:
-    """The libcublasLt that CuPy's cuBLAS loaded into this process (libcublas needs it)."""
-    from cupy_backends.cuda.libs import cublas  # noqa: F401  (loads libcublas and with it libcublasLt)
-
-    return loaded_library("libcublasLt.so", fallback="cublasLt")
-
-
 @cache
 def _library():
-    path = _library_path()
-    if path is None:
-        raise RuntimeError("cuBLASLt could not be found in this process")
-    lib = ctypes.CDLL(path)
+    """The libcublasLt that CuPy's cuBLAS loaded into this process (libcublas needs it), its calls typed."""
+    from cupy_backends.cuda.libs import cublas  # noqa: F401  (loads libcublas and with it libcublasLt)
+
+    lib = load_loaded("libcublasLt.so", "cuBLASLt", fallback="cublasLt")
     pointer, u64, i64 = ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int64
     lib.cublasLtCreate.argtypes = [ctypes.POINTER(pointer)]
     lib.cublasLtMatmulDescCreate.argtypes = [ctypes.POINTER(pointer), ctypes.c_int, ctypes.c_int]

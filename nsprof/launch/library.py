@@ -48,13 +48,7 @@ def library_launcher(stage, problem, call: LibraryCall, tile_shape: str | None =
     precision = stage.precision.name
 
     def cupy_launch() -> Callable[[], None]:
-        import cupy
-
-        def run() -> None:
-            a, b, out = call.arrays()
-            with compute_type(precision):
-                cupy.matmul(a, b, out=out)
-        return run
+        return lambda: library_matmul(*call.arrays(), precision)
 
     candidates = [Candidate(call.call, cupy_launch), *_lt_candidates(call, precision)]
     return tune(stage, problem, pinned(candidates, tile_shape)).launcher()

@@ -3,6 +3,7 @@ calls and CuPy's bindings share one (one cuBLAS, one cuBLASLt: their handles and
 
 from __future__ import annotations
 
+import ctypes
 import ctypes.util
 
 
@@ -18,3 +19,11 @@ def loaded_library(fragment: str, but: str | None = None, fallback: str | None =
     except OSError:  # not Linux
         pass
     return ctypes.util.find_library(fallback) if fallback else None
+
+
+def load_loaded(fragment: str, what: str, but: str | None = None, fallback: str | None = None) -> ctypes.CDLL:
+    """The library loaded_library finds, opened; RuntimeError naming `what` where there is none."""
+    path = loaded_library(fragment, but, fallback)
+    if path is None:
+        raise RuntimeError(f"{what} could not be found in this process")
+    return ctypes.CDLL(path)
