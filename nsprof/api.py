@@ -119,7 +119,7 @@ def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: s
         records = run_bench(op, chosen, parsed, repeat=repeat, warmup=warmup, baseline=baseline, tile=tile, kept=kept,
                             progress=progress)
         document = results_document(records, env)
-    ceiling = resolve_ceiling(env["device"]) if get_op(op).headline == "bytes" else None
+    ceiling = resolve_ceiling(env["device"]) if get_op(op).headline == "bytes" and "device" in env else None  # no GPU: CPU stages alone
     add_pct_dram(records, ceiling)
     written = [save_results(document, directory, _path(save_as), force, since)] if save else []
     return BenchRun(document, ceiling, written)
@@ -408,7 +408,8 @@ def load_ladder(paths: Sequence[str | Path] | None = None, keep_all: bool = Fals
     gpu = sources_gpu(sources)
     manifests = [source.profile.manifest for source in sources]  # oldest first: the newest's ceilings win
     ceiling = resolve_ceiling(gpu, _path(ceilings), manifests)
-    analyses = {source.name: analyze_profile(source.profile.nsys, source.profile.ncu, source.profile.manifest, ceiling)
+    analyses = {source.name: analyze_profile(source.profile.nsys, source.profile.ncu, source.profile.manifest, ceiling,
+                                             cpu=source.profile.cpu)
                 for source in sources}
     return analyze_ladder(sources, analyses, gpu, ceiling, keep_all)
 

@@ -25,7 +25,8 @@ def analyzed_profile(path: Path, ceilings: Path | None = None, attribution: str 
 
     profile = load_profile(Path(path), ANALYSIS_COLUMNS)  # only the nsys columns the analysis reads
     ceiling = resolve_ceiling(gpu_name(profile.nsys, profile.ncu, profile.manifest), ceilings, [profile.manifest])
-    return profile, analyze_profile(profile.nsys, profile.ncu, profile.manifest, ceiling, attribution, profile.triton)
+    return profile, analyze_profile(profile.nsys, profile.ncu, profile.manifest, ceiling, attribution, profile.triton,
+                                    cpu=profile.cpu)
 
 
 def diff_analysis(path: Path, attribution: str = "thread") -> ProfileAnalysis:

@@ -73,3 +73,27 @@ def real_program(tmp_path_factory):
         return made[name]
 
     return directory
+
+
+CPU_RUNG = Path(__file__).parent / "data" / "cpu-rung"
+CPU_RUNG_CAPTURES = {"sgemm-1024": "h200-sgemm-1024", "sgemv-4096": "h200-sgemv-4096"}
+
+
+@pytest.fixture(scope="session")
+def cpu_rung_capture(tmp_path_factory):
+    """A ladder capture with CPU stages beside it, as `nsprof profile` writes one: a committed example
+    capture (profiles/examples/h200-sgemm-1024 or h200-sgemv-4096) with the bench-cpu.json and
+    ceilings-cpu.json of tests/data/cpu-rung/<name>: real runs of the CPU stages and of
+    `nsprof ceilings --cpu` on a GPU-less host like CI's (its CPU, not the GPU machine's host)."""
+    made: dict[str, Path] = {}
+
+    def directory(name: str) -> Path:
+        if name not in made:
+            target = tmp_path_factory.mktemp(name) / name
+            shutil.copytree(Path(__file__).parents[1] / "profiles" / "examples" / CPU_RUNG_CAPTURES[name], target)
+            for source in (CPU_RUNG / name).iterdir():
+                shutil.copyfile(source, target / source.name)
+            made[name] = target
+        return made[name]
+
+    return directory

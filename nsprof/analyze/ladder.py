@@ -18,7 +18,10 @@ one kernel (labelled by its shortened name). Columns of `work_records`:
 - `nsys_time_per_launch_ns`: nsys GPU time per range instance (warm, no profiler replay in it);
   `ncu_time_per_launch_ns`: ncu's duration per launch (replayed with caches flushed, so longer)
 - `time_per_launch_ns` and `time_source`: the work's time, the nsys one where nsys saw the stage,
-  else the ncu one. Every table, chart and roofline shows this time and names its source.
+  else the ncu one; for a CPU stage timed beside the capture (cpu_work), the wall clock's median.
+  Every table, chart and roofline shows this time and names its source.
+- `speedup_vs_cpu_loop`, `speedup_vs_cpu_blas`: how many times faster than the CPU's serial loop and
+  its BLAS at the same size, from these times (nsprof.cpu_speedups, as bench computes them)
 - `tflops_per_s`: the work's speed: the op's FLOPs (2MNK for SGEMM) over that time for stages,
   counted FLOPs over ncu's duration otherwise
 - `precision`: what the op declares the stage computes in (fp32, tf32, fp16), which picks its
@@ -49,14 +52,18 @@ from nsprof.analyze.metrics import TOTALS, all_measured_flops, kernel_metrics, m
 from nsprof.analyze.roofline import Roof, compute_peak, precision_unit, roofline_points, roofs
 from nsprof.analyze.timeline import TimeBreakdown, time_breakdown
 from nsprof.ceilings.peaks import Ceiling
+from nsprof.cpu_speedups import BLAS_KEY, LOOP_KEY, cpu_speedups
 from nsprof.errors import UsageError
 from nsprof.kernel_names import short_kernel_name
+from nsprof.parse.model import CpuRung
 from nsprof.parse.sources import Source
-from nsprof.ranges import parse_stage_range
+from nsprof.ranges import NVTX_DOMAIN, parse_stage_range, qualify, range_name
 from nsprof.registry import all_ops, all_stages, baseline_of, stage_order
 from nsprof.sizes import parse_label
 
 KERNEL_KEY = "kernel:"
+WALL_CLOCK = "wall clock"  # the time source of a CPU stage: the host's clock around each run
+CPU_FP32_ROOF = "CPU FP32"  # a CPU stage's compute roof: the host's BLAS, measured by `nsprof ceilings --cpu`
 # Catalogued columns a piece of work carries besides range_metrics' totals, by how they aggregate.
 SUMMED = tuple(column for column in metric_catalog.columns(metric_catalog.SUM) if column not in TOTALS)
 WEIGHTED = metric_catalog.columns(metric_catalog.WEIGHTED_MEAN)
@@ -109,23 +116,34 @@ def analyze_ladder(sources: list[Source], analyses: dict, gpu: str | None, ceili
     used = [source for source in sources if source.name in shown]
     timelines = {source.name: breakdown for source in used for export in source.profile.nsys[:1]
                  if (breakdown := time_breakdown(export)) is not None}
-    work = with_peaks(work, ceiling)
+    work = with_peaks(work, ceiling, cpu_ceilings(used))
     hot = {source.name: (analysis.hot_kernels, analysis.harness or {}) for source in used
            if (analysis := analyses[source.name]).hot_kernels is not None}
     return LadderAnalysis(gpu, roofs(ceiling), work, roofline_points(work, ceiling), used, timelines, hot)
 
 
-def work_records(launches: pd.DataFrame | None, nsys_ranges: pd.DataFrame | None) -> pd.DataFrame:
+def cpu_ceilings(sources: list[Source]) -> dict | None:
+    """The host's roofs measured by the newest of `sources` (oldest first) that measured them beside its CPU stages."""
+    return next((source.profile.cpu.ceilings for source in reversed(sources)
+                 if source.profile.cpu is not None and source.profile.cpu.ceilings), None)
+
+
+def work_records(launches: pd.DataFrame | None, nsys_ranges: pd.DataFrame | None, cpu: CpuRung | None = None) -> pd.DataFrame:
     """One row per piece of work (columns: module docstring), from ncu launches (the parser's
-    kernels table) and nsys range totals (range_summary); either may be None."""
+    kernels table), nsys range totals (range_summary) and the CPU stages timed beside the capture
+    (cpu_work); any may be None."""
     parts = []
     if launches is not None and len(launches):
         parts.append(_ncu_work(launches))
     if nsys_ranges is not None:
         parts.append(_nsys_stage_work(nsys_ranges))
+    if cpu is not None and cpu.results:
+        parts.append(cpu_work(cpu))
     if not parts:
         return pd.DataFrame(columns=["key", "label", "op", "stage", "size", "precision"])
-    work = parts[0] if len(parts) == 1 else parts[0].merge(parts[1], on="key", how="outer")
+    work = parts[0]
+    for part in parts[1:]:
+        work = work.merge(part, on="key", how="outer")
     described = pd.DataFrame([_describe(key) for key in work["key"]], index=work.index,
                              columns=["label", "op", "stage", "size", "precision"], dtype=object)
     repeat = described.groupby(["label", "size"], dropna=False).cumcount()  # kernels whose short names look alike: numbered apart
@@ -164,7 +182,9 @@ def _with_percent_of_library(work: pd.DataFrame) -> pd.DataFrame:
     reference = [times.get((op, base, size), np.nan) if base else np.nan
                  for op, base, size in zip(work["op"], work["baseline"], work["size"])]
     work["pct_of_library"] = 100 * pd.Series(reference, index=work.index, dtype=float) / work["time_per_launch_ns"]
-    return work
+    speedups = pd.DataFrame(cpu_speedups(work.to_dict("records"), "time_per_launch_ns"), index=work.index,
+                            columns=[LOOP_KEY, BLAS_KEY], dtype=float)
+    return pd.concat([work, speedups], axis=1)
 
 
 def per_launch(work: pd.DataFrame, column: str) -> pd.Series:
@@ -234,6 +254,17 @@ def _ncu_work(launches: pd.DataFrame) -> pd.DataFrame:
     return totals.reset_index()
 
 
+def cpu_work(cpu: CpuRung) -> pd.DataFrame:
+    """The CPU stages as work: keyed like a stage's range, with the wall-clock median of their runs
+    (`cpu_time_per_launch_ns`), its spread, and `cpu_message` where a size was skipped as too slow
+    (no time) or the stage failed."""
+    rows = [{"key": qualify(NVTX_DOMAIN, range_name(r["op"], r["stage"], parse_label(r["size"]))), "cpu_runs": r.get("runs"),
+             "cpu_time_per_launch_ns": r["median_ms"] * 1e6 if r["status"] == "ok" and r.get("median_ms") else np.nan,
+             "cpu_spread_pct": r.get("spread_pct"), "cpu_message": None if r["status"] == "ok" else r.get("message") or r["status"]}
+            for r in cpu.results]
+    return pd.DataFrame(rows, columns=["key", "cpu_runs", "cpu_time_per_launch_ns", "cpu_spread_pct", "cpu_message"])
+
+
 def _nsys_stage_work(ranges: pd.DataFrame) -> pd.DataFrame:
     if ranges.empty:  # an export without NVTX ranges
         return pd.DataFrame(columns=["key", "launches", "nsys_kernels", "nsys_gpu_time_ns", "host_ns_per_launch"])
@@ -249,10 +280,12 @@ def _with_times(work: pd.DataFrame) -> pd.DataFrame:
     """The work's time and speed, decided here once for every table and figure (module docstring)."""
     nsys_time = ratio(_numeric(work, "nsys_gpu_time_ns"), _numeric(work, "launches").where(_numeric(work, "nsys_kernels") > 0))
     ncu_time = ratio(_numeric(work, "duration_ns"), _numeric(work, "main_kernel_launches"))
+    cpu_time = _numeric(work, "cpu_time_per_launch_ns")
     work["nsys_time_per_launch_ns"], work["ncu_time_per_launch_ns"] = nsys_time, ncu_time
-    work["time_per_launch_ns"] = nsys_time.fillna(ncu_time)
+    work["time_per_launch_ns"] = nsys_time.fillna(ncu_time).fillna(cpu_time)
     # numpy's stubs refuse None as a choice of np.where (an object array takes it)
-    work["time_source"] = np.where(nsys_time.notna(), "nsys", np.where(ncu_time.notna(), "ncu", None))  # type: ignore[call-overload]
+    work["time_source"] = np.where(nsys_time.notna(), "nsys", np.where(  # type: ignore[call-overload]
+        ncu_time.notna(), "ncu", np.where(cpu_time.notna(), WALL_CLOCK, None)))  # type: ignore[call-overload]
     op_flops = pd.Series([_op_flops(op, size) for op, size in zip(work["op"], work["size"])], index=work.index, dtype=float)
     counted = all_measured_flops(_numeric(work, "flops"), _numeric(work, "fp16_flops"), _numeric(work, "tensor_flops"))
     measured = ratio(counted, _numeric(work, "duration_ns"))
@@ -283,15 +316,27 @@ def _with_work_flops(work: pd.DataFrame, counted: pd.Series, op_flops: pd.Series
     return work
 
 
-def with_peaks(work: pd.DataFrame, ceiling: Ceiling | None) -> pd.DataFrame:
+def with_peaks(work: pd.DataFrame, ceiling: Ceiling | None, cpu_ceilings: dict | None = None) -> pd.DataFrame:
     """`work` with how close it comes to the GPU's peaks, from the same speed every table shows:
     `compute_roof` (the units that did its counted FLOPs) and `pct_of_compute_peak` (tflops_per_s
-    over that roof's peak), `dram_pct_of_peak` (ncu's DRAM bandwidth over the DRAM peak)."""
+    over that roof's peak), `dram_pct_of_peak` (ncu's DRAM bandwidth over the DRAM peak). A CPU
+    stage's are against the host's own FP32 roof (`cpu_ceilings`: `nsprof ceilings --cpu`, measured
+    beside it), never the GPU's; NaN without one."""
     peak = compute_peak(work, ceiling)
     dram_peak = ceiling.dram_tbyte_per_s if ceiling is not None and ceiling.dram_tbyte_per_s else np.nan
+    on_cpu = work["time_source"] == WALL_CLOCK if "time_source" in work else pd.Series(False, index=work.index)
+    peak.loc[on_cpu, "compute_roof"] = CPU_FP32_ROOF
+    peak.loc[on_cpu, "compute_gflops_per_s"] = cpu_roof(cpu_ceilings, "fp32_tflops") * 1e3
     return work.assign(compute_roof=peak["compute_roof"],
                        pct_of_compute_peak=100 * _numeric(work, "tflops_per_s") * 1e3 / peak["compute_gflops_per_s"],
                        dram_pct_of_peak=100 * _numeric(work, "dram_gbytes_per_s") / (dram_peak * 1e3))
+
+
+def cpu_roof(cpu_ceilings: dict | None, name: str) -> float:
+    """One of the host's measured roofs (fp32_tflops, dram_tbyte_per_s) from its ceilings document; NaN where absent."""
+    entry = ((cpu_ceilings or {}).get("ceilings") or {}).get(name)
+    value = entry.get("value") if isinstance(entry, dict) else None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else np.nan
 
 
 def work_key(nvtx: list[str], kernel: str) -> str:

@@ -25,7 +25,7 @@ from nsprof.analyze.nvtx_attribution import (
 from nsprof.analyze.summaries import kernel_family_summary, kernel_summary, memcpy_summary
 from nsprof.analyze.triton_kernels import triton_kernels
 from nsprof.ceilings.peaks import Ceiling, datasheet_ceiling
-from nsprof.parse.model import GpuTimeline, LaunchCounters
+from nsprof.parse.model import CpuRung, GpuTimeline, LaunchCounters
 
 # The nsys columns analyze_profile reads (nsprof.parse.nsys_sqlite.load_nsys's `columns`): a
 # 10M-kernel export's whole kernels and runtime frames would not fit the memory it is analyzed in.
@@ -71,7 +71,8 @@ class ProfileAnalysis:
 
 def analyze_profile(nsys: list[GpuTimeline], ncu: list[LaunchCounters], manifest: dict | None = None,
                     ceiling: Ceiling | None = None, attribution: str = THREAD,
-                    triton: pd.DataFrame | None = None, for_diff: bool = False) -> ProfileAnalysis:
+                    triton: pd.DataFrame | None = None, for_diff: bool = False,
+                    cpu: CpuRung | None = None) -> ProfileAnalysis:
     """Attribute nsys GPU work to NVTX ranges (by `attribution`: THREAD or PROCESS), derive ncu
     kernel metrics, and each stage's figures as every report shows them (nsprof.analyze.ladder).
 
@@ -80,7 +81,8 @@ def analyze_profile(nsys: list[GpuTimeline], ncu: list[LaunchCounters], manifest
     GPU's as the commands resolve it (nsprof.ceilings.resolve.resolve_ceiling: measured values laid
     over the datasheet); without one, the datasheet's peaks for the GPU the profile names. `triton`:
     the kernels the program's Triton compiled (nsprof.parse.triton_cache), where the capture kept them.
-    `for_diff`: only what `nsprof diff` compares (_diff_parts), no ceilings needed.
+    `for_diff`: only what `nsprof diff` compares (_diff_parts), no ceilings needed. `cpu`: the CPU
+    stages timed beside the capture (its bench-cpu.json), shown as work beside the GPU stages.
     """
     gpu = gpu_name(nsys, ncu, manifest)
     calls = [launching_calls(export) for export in nsys]  # joined once: the ranges and what they missed both read it
@@ -101,8 +103,8 @@ def analyze_profile(nsys: list[GpuTimeline], ncu: list[LaunchCounters], manifest
         rules, missing = rule_results(ncu), missing_metrics(launches, manifest)
     summaries: tuple[pd.DataFrame | None, pd.DataFrame | None, dict | None] = (
         (kernel_summary(nsys), memcpy_summary(nsys), unattributed) if nsys else (None, None, None))
-    records = work_records(launches, ranges)
-    work = with_peaks(combine([("", None, records)]), ceiling)
+    records = work_records(launches, ranges, cpu)
+    work = with_peaks(combine([("", None, records)]), ceiling, cpu.ceilings if cpu else None)
     stages = work[work["stage"].notna()].reset_index(drop=True)
     hot, harness = capture_hot_kernels(nsys, kernels, rules) if nsys else (None, None)
     return ProfileAnalysis(ranges, kernels, stages, gpu, ceiling, *summaries, rules, missing,

@@ -23,13 +23,15 @@ if TYPE_CHECKING:
 NSYS_REPORT = "nsys"  # nsys adds .nsys-rep and, with --export=sqlite, .sqlite
 NCU_REPORT = "ncu"  # ncu adds .ncu-rep
 NCU_CSV = "ncu-raw.csv"
+CPU_TOOL = "cpu"  # the steps that time CPU stages and measure the host's roofs: no profiler, the host alone
+CPU_CEILINGS = "ceilings-cpu.json"  # `nsprof ceilings --cpu --json`, measured in the capture beside its CPU stages
 RUNS_DIR = "runs"  # runs 2..N of `--runs N`: runs/nsys-K.nsys-rep, .sqlite, .log (and bench-nsys-K.json)
 MAX_RUNS = 100
 
 
 @dataclass(frozen=True)
 class Command:
-    tool: str  # "nsys" or "ncu"
+    tool: str  # "nsys", "ncu", or CPU_TOOL (the host alone)
     step: str  # "profile", or "export" for ncu --import
     argv: tuple[str, ...]
     log: Path  # where the child's output (stderr only, when stdout is redirected) is streamed
@@ -54,6 +56,12 @@ def bench_results_file(directory: Path, tool: str) -> Path:
     return directory / f"bench-{tool}.json"
 
 
+def _bench_argv(request: ProfileRequest, stages, tool: str, directory: Path, timing: tuple[str, ...] = ()) -> list[str]:
+    return [sys.executable, "-m", "nsprof", "bench", "--op", request.op, "--stage", ",".join(s.stage for s in stages),
+            "--size", ",".join(short_size(s) for s in request.sizes), *timing, "--no-baseline",
+            "--save-as", str(bench_results_file(directory, tool))]
+
+
 def workload_argv(request: ProfileRequest, tool: str, directory: Path) -> list[str]:
     """`nsprof bench`: it verifies each stage (range verify/...) and then times it (range op/stage/MxNxK).
     After an nsys pass, the ncu pass reuses the Triton configurations and the library algorithms it
@@ -61,13 +69,8 @@ def workload_argv(request: ProfileRequest, tool: str, directory: Path) -> list[s
     different kernels)."""
     tuned = ["--tuned", str(bench_results_file(directory, "nsys"))] \
         if tool == "ncu" and "nsys" in request.tools and any(s.kind in (TRITON, LIBRARY) for s in request.stages) else []
-    return [
-        sys.executable, "-m", "nsprof", "bench", "--op", request.op,
-        "--stage", ",".join(s.stage for s in request.stages),
-        "--size", ",".join(short_size(s) for s in request.sizes),
-        "--repeat", str(request.repeat[tool]), "--warmup", str(request.warmup),
-        "--no-baseline", "--save-as", str(bench_results_file(directory, tool)), *tuned,
-    ]
+    timing = ("--repeat", str(request.repeat[tool]), "--warmup", str(request.warmup))
+    return [*_bench_argv(request, request.stages, tool, directory, timing), *tuned]
 
 
 def nvtx_include(stage: Stage, size: Size) -> str:
@@ -105,11 +108,27 @@ def ncu_commands(request: ProfileRequest, ncu: str, directory: Path) -> list[Com
     ]
 
 
+def cpu_commands(request: ProfileRequest, directory: Path) -> list[Command]:
+    """For CPU stages chosen with the GPU ones: `nsprof bench` of them on the host (bench-cpu.json:
+    wall-clock times; each skips the sizes where it would take too long) and the host's own roofs
+    (`nsprof ceilings --cpu`), measured in the same capture so that they are compared side by side.
+    No profiler: there is no GPU work in them."""
+    if not request.cpu_stages:
+        return []
+    ceilings = [sys.executable, "-m", "nsprof", "ceilings", "--cpu", "--json", "--no-save"]
+    return [Command(CPU_TOOL, "profile", tuple(_bench_argv(request, request.cpu_stages, CPU_TOOL, directory)),
+                    directory / "cpu.log", (bench_results_file(directory, CPU_TOOL),)),
+            Command(CPU_TOOL, "ceilings", tuple(ceilings), directory / "cpu-ceilings.log", (directory / CPU_CEILINGS,),
+                    stdout=directory / CPU_CEILINGS)]
+
+
 def build_commands(request: ProfileRequest, tool_paths: dict[str, str], directory: Path) -> list[Command]:
-    """Every command of a capture, in the order it runs (nsys and its further runs, then ncu)."""
+    """Every command of a capture, in the order it runs (nsys and its further runs, then ncu, then
+    the CPU stages and the host's roofs)."""
     commands = nsys_commands(request, tool_paths["nsys"], directory) if "nsys" in request.tools else []
     commands += further_runs(commands, request.runs, directory)
-    return commands + (ncu_commands(request, tool_paths["ncu"], directory) if "ncu" in request.tools else [])
+    commands += ncu_commands(request, tool_paths["ncu"], directory) if "ncu" in request.tools else []
+    return commands + cpu_commands(request, directory)
 
 
 def further_runs(nsys: list[Command], runs: int, directory: Path) -> list[Command]:

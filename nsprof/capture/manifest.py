@@ -36,6 +36,7 @@ def new_manifest(request: ProfileRequest, env: dict, tools: dict[str, FoundTool]
         "op": request.op,
         "dtype": request.dtype,
         "stages": [s.stage for s in request.stages],
+        "cpu_stages": [s.stage for s in request.cpu_stages],
         "sizes": request.size_labels,
     }, {
         "repeat": dict(request.repeat),

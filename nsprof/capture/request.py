@@ -30,6 +30,8 @@ class ProfileRequest:
     repeat: dict[str, int]  # measured launches per stage and size, per tool
     warmup: int = WARMUP
     runs: int = 1  # nsys runs, each in a fresh process (nsprof.capture.commands.further_runs)
+    # CPU stages chosen with them: timed on the host beside the capture, outside the tools (cpu_commands)
+    cpu_stages: tuple[Stage, ...] = ()
 
     @property
     def dtype(self) -> str:
@@ -59,6 +61,7 @@ def build_request(op: str = "sgemm", stages: list[str] | None = None, sizes: lis
 
     picked = select_stages(op, stages)
     chosen = [stage for stage in picked if stage.kind is not CPU]  # no GPU work for nsys and ncu to capture
+    on_cpu = [stage for stage in picked if stage.kind is CPU]
     if not chosen:
         raise UsageError(f"{', '.join(s.stage for s in picked)}: CPU stages run no GPU work, so nsys and ncu have "
                          "nothing to capture", "time them with `nsprof bench`, or choose GPU stages")
@@ -77,4 +80,5 @@ def build_request(op: str = "sgemm", stages: list[str] | None = None, sizes: lis
         metrics=tuple(resolve_metrics(metrics)) if "ncu" in tools else (),
         clock_control=clock_control,
         repeat={t: repeat or DEFAULT_REPEAT[t] for t in tools},
+        cpu_stages=tuple(on_cpu),
     )

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from nsprof.capture import layout
 from nsprof.capture.checks import require_nvtx
-from nsprof.capture.commands import Command, build_commands
+from nsprof.capture.commands import CPU_TOOL, Command, build_commands
 from nsprof.capture.manifest import (
     MANIFEST,
     finish_manifest,
@@ -173,6 +173,18 @@ def _run_step(command: Command, entry: dict, manifest: dict, directory: Path, la
     _check_step(command, code, output, manifest)
 
 
+def _check_cpu_step(command: Command, code: int, manifest: dict) -> None:
+    """The CPU stages and the host's roofs ride along with a capture: a step of theirs that fails
+    (bench exits 1 for a stage that erred, such as one without a C compiler) never fails the GPU
+    capture. Its failure is noted in the manifest ("cpu_problems"), and output it left half-written
+    (a stdout cut short) is removed, so that no reader meets it; records bench wrote are kept."""
+    if code == 0:
+        return
+    manifest.setdefault("cpu_problems", []).append(f"{command.step} exited with {exit_code_words(code)}: see {command.log.name}")
+    if command.stdout is not None:
+        command.stdout.unlink(missing_ok=True)
+
+
 def _check_step(command: Command, code: int, output: ToolOutput, manifest: dict) -> None:
     """Raise when the step left nothing usable behind. A profile step's non-zero exit that the
     workload's own verification explains (bench exits 1 when a stage fails) is not a tool failure;
@@ -187,6 +199,9 @@ def _check_step(command: Command, code: int, output: ToolOutput, manifest: dict)
     if code != 0 and command.step == "profile" and "program" in manifest:
         raise NsprofError(f"the program exited with {exit_code_words(code)} under {command.tool}",
                           f"its output is in {command.log}; what was captured is kept beside it")
+    if command.tool == CPU_TOOL:
+        _check_cpu_step(command, code, manifest)
+        return
     if code != 0 and not (command.step == "profile" and verification_failed):
         raise NsprofError(f"{name} exited with {exit_code_words(code)}", see_log)
     missing = ", ".join(p.name for p in command.outputs if not p.is_file() or p.stat().st_size == 0)

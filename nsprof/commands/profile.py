@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from nsprof import api
+from nsprof.capture.commands import CPU_TOOL
 from nsprof.capture.partial import partial_status
 from nsprof.capture.program import DEFAULT_LAUNCH_COUNT, DEFAULT_TOP, ProgramRequest
 from nsprof.capture.request import DEFAULT_REPEAT
@@ -83,6 +84,10 @@ def profile(
     fewest that make 80% of kernel time (at most --top), one steady-state launch of each launch configuration.
     --range, --kernel and --launch-count choose the launches by hand instead.
 
+    CPU stages chosen with GPU ones (all stages, or v0,v1,...) run after the tools, on the host and without a
+    profiler: bench-cpu.json holds their times, ceilings-cpu.json the host's roofs measured beside them, so that
+    analyze and report show how far below the GPU stages the CPU sits.
+
     The directory holds the tool reports (nsys.nsys-rep, nsys.sqlite, ncu.ncu-rep and its CSV pages), their logs
     (with the program's output), bench-<tool>.json for stages, and manifest.json: what ran, on what, and how it
     ended.
@@ -125,6 +130,11 @@ def summary_lines(directory: Path, manifest: dict) -> list[str]:
             spread = str(min(passes)) if min(passes) == max(passes) else f"{min(passes)}-{max(passes)}"
             line += f"; {len(passes)} launches profiled, {spread} replay passes each"
         lines.append(line)
+    if cpu := [c for c in manifest["commands"] if c["tool"] == CPU_TOOL]:
+        files = ", ".join(f for c in cpu for f in c["outputs"] if f in manifest["outputs"]) or "nothing"
+        lines.append(f"  CPU stages ({', '.join(manifest.get('cpu_stages') or [])}) and the host's roofs, timed "
+                     f"without a profiler: {files} in {_seconds(cpu):.0f} s")
+        lines += [f"  CPU: {problem}" for problem in manifest.get("cpu_problems", [])]
     if (guided := manifest.get("guided")) and guided["kernels"]:
         lines.append(f"  ncu chose {len(guided['kernels'])} hot kernels and configurations from nsys, "
                      f"{guided['covered_pct']:.0f}% of kernel time")

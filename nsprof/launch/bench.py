@@ -157,17 +157,13 @@ def _gpu():
 
 
 def _add_speedups(records: list[dict]) -> None:
-    """speedup_vs_cpu_loop, speedup_vs_cpu_blas: how many times faster each timed stage ran than
-    the CPU's serial loop and the CPU's BLAS at the same size, where those were timed too
-    (nsprof.launch.cpu_stage: CPU_LOOP, CPU_BLAS)."""
-    from nsprof.launch.cpu_stage import CPU_BLAS, CPU_LOOP
+    """speedup_vs_cpu_loop, speedup_vs_cpu_blas of each timed stage, where the CPU's serial loop and
+    BLAS were timed at the same size too (nsprof.cpu_speedups)."""
+    from nsprof.cpu_speedups import cpu_speedups
 
-    for role, key in ((CPU_LOOP, "speedup_vs_cpu_loop"), (CPU_BLAS, "speedup_vs_cpu_blas")):
-        times = {(r["op"], r["size"]): r["median_ms"] for r in records if r["status"] == "ok" and r.get("cpu_role") == role}
-        for r in records:
-            base = times.get((r["op"], r["size"]))
-            if r["status"] == "ok" and base is not None:
-                r[key] = base / r["median_ms"]
+    timed = [r for r in records if r["status"] == "ok"]
+    for record, speedups in zip(timed, cpu_speedups(timed, "median_ms")):
+        record.update({key: value for key, value in speedups.items() if value is not None})
 
 
 def kept_configurations(path: Path) -> dict[tuple[str, str, str], str]:

@@ -1,4 +1,5 @@
-"""nsprof's own JSON documents in a profile directory: manifest.json and pipeline.json.
+"""nsprof's own JSON documents in a profile directory: manifest.json, pipeline.json, the bench
+records of the workload and of the CPU stages, and the host's ceilings.
 
 They are read once, here, and their shape checked where the rest of nsprof relies on it, so that a
 hand-edited or damaged document is one ParseError naming the file and the field, not an
@@ -11,6 +12,7 @@ import json
 from pathlib import Path
 
 from nsprof.errors import ParseError
+from nsprof.parse.model import CpuRung
 from nsprof.printable import printable_json
 
 # The manifest's fields that commands read, with the JSON type each must have where present.
@@ -85,6 +87,35 @@ def read_tuning(path: Path) -> dict[tuple[str, str], dict] | None:
     return {(str(record.get("stage")), str(record.get("size"))): record["details"] for record in records
             if isinstance(record, dict) and isinstance(record.get("details"), dict)
             and isinstance(record["details"].get("autotune"), dict)}
+
+
+# What a bench record must hold to be shown as a CPU stage's row (nsprof.analyze.ladder.cpu_work).
+BENCH_RECORD_FIELDS = ("op", "stage", "size", "status")
+
+
+def read_cpu_rung(bench: Path, ceilings: Path) -> CpuRung | None:
+    """The CPU stages a capture timed (`bench`: bench-cpu.json) and the host's roofs measured beside
+    them (`ceilings`: ceilings-cpu.json, optional), every record checked; None without the records."""
+    document = _read_object(bench, "bench results")
+    if document is None:
+        return None
+    records = document.get("results")
+    if not isinstance(records, list):
+        raise ParseError(f"{bench}: not the results of `nsprof bench` (no \"results\" list)", RECAPTURE)
+    for number, record in enumerate(records, 1):
+        if not isinstance(record, dict):
+            raise ParseError(f"{bench}: record {number} is {_json_type(record)}, not an object", RECAPTURE)
+        missing = [field for field in BENCH_RECORD_FIELDS if not isinstance(record.get(field), str)]
+        if missing:
+            raise ParseError(f"{bench}: record {number} has no {', '.join(missing)}", RECAPTURE)
+        median = record.get("median_ms")
+        if median is not None and (isinstance(median, bool) or not isinstance(median, (int, float))):
+            raise ParseError(f"{bench}: record {number}'s median_ms is {_json_type(median)}, not a number", RECAPTURE)
+    roofs = _read_object(ceilings, "host's ceilings")
+    if roofs is not None and not isinstance(roofs.get("ceilings"), dict):
+        raise ParseError(f"{ceilings}: not what `nsprof ceilings --cpu --json` writes (no \"ceilings\" object)", RECAPTURE)
+    env = document.get("env")
+    return CpuRung(records, env if isinstance(env, dict) else {}, roofs)
 
 
 MAX_DOCUMENT_BYTES = 64 * 2**20  # the manifests and records nsprof writes are kilobytes: a larger one is no such file

@@ -50,3 +50,14 @@ def rule_frame(rows: list[dict]) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=list(RULE_FIELDS))
     frame["speedup_pct"] = pd.to_numeric(frame["speedup_pct"], errors="coerce").astype(float)
     return frame
+
+
+@dataclass(frozen=True)
+class CpuRung:
+    """A capture's CPU stages, timed on the host beside it (bench-cpu.json: `nsprof bench` records
+    with wall-clock medians, some skipped as too slow at a size), the host they ran on (`env`), and
+    the host's roofs measured in the same capture (ceilings-cpu.json, `nsprof ceilings --cpu`), if any."""
+
+    results: list[dict]
+    env: dict
+    ceilings: dict | None = None

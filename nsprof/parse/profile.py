@@ -22,8 +22,8 @@ import pandas as pd
 
 from nsprof.errors import ParseError
 from nsprof.ncu_log import profiled_launches
-from nsprof.parse.documents import read_manifest, read_pipeline_results, read_tuning
-from nsprof.parse.model import GpuTimeline, LaunchCounters
+from nsprof.parse.documents import read_cpu_rung, read_manifest, read_pipeline_results, read_tuning
+from nsprof.parse.model import CpuRung, GpuTimeline, LaunchCounters
 from nsprof.parse.ncu_rep import reader_available
 from nsprof.parse.ncu_rep_file import REWRITE_HINT
 from nsprof.parse.nsys_rep import sqlite_beside
@@ -33,6 +33,8 @@ from nsprof.paths import missing_reason, special_file_reason
 
 PIPELINE_RESULTS = "pipeline.json"
 BENCH_RESULTS = "bench-nsys.json"  # the nsys pass's bench record (nsprof.capture.commands.bench_results_file)
+CPU_RESULTS = "bench-cpu.json"  # the CPU stages' bench record (nsprof.capture.commands.cpu_commands)
+CPU_CEILINGS = "ceilings-cpu.json"  # the host's roofs, measured beside them (capture does not import parse)
 TRITON_CACHE = "triton-cache"  # the program's Triton cache during the nsys run (nsprof.capture.program.TRITON_CACHE)
 MANIFEST = "manifest.json"  # nsprof.capture.manifest, which writes it, names it too (capture does not import parse)
 RUNS_DIR = "runs"  # a profile's further runs (nsprof.capture.commands.further_runs writes them)
@@ -48,6 +50,7 @@ class Profile:
     pipeline: dict | None = None  # pipeline.json: what `nsprof pipeline` measured, where it made this capture
     tuning: dict | None = None  # bench-nsys.json's Triton stages: (stage, size) -> their tuning (documents.read_tuning)
     triton: pd.DataFrame | None = None  # triton-cache/: the kernels the program's Triton compiled (triton_cache)
+    cpu: CpuRung | None = None  # bench-cpu.json and ceilings-cpu.json: the CPU stages timed beside the capture
 
 
 def load_profile(path: str | Path, nsys_columns: Mapping[str, Iterable[str]] | None = None) -> Profile:
@@ -168,4 +171,5 @@ def _directory(path: Path, nsys_columns: Mapping[str, Iterable[str]] | None = No
     return Profile(path, True, read_manifest(path / MANIFEST), [load_timeline(file, nsys_columns) for file in exports],
                    [_load_ncu_beside_log(file) for file in tables], read_pipeline_results(path / PIPELINE_RESULTS),
                    read_tuning(path / BENCH_RESULTS),
-                   load_triton_cache(path / TRITON_CACHE) if (path / TRITON_CACHE).is_dir() else None)
+                   load_triton_cache(path / TRITON_CACHE) if (path / TRITON_CACHE).is_dir() else None,
+                   read_cpu_rung(path / CPU_RESULTS, path / CPU_CEILINGS))

@@ -9,10 +9,12 @@ from typing import Any
 import pandas as pd
 
 from nsprof.analyze import ProfileAnalysis
+from nsprof.analyze.ladder import WALL_CLOCK
 from nsprof.analyze.families import rules_applied
 from nsprof.analyze.launch_findings import FINDING_COLUMNS
 from nsprof.analyze.nvtx_attribution import PROCESS, THREAD
 from nsprof.parse.nsys_sqlite import GRAPH_NAME
+from nsprof.cpu_speedups import BLAS_KEY, LOOP_KEY
 from nsprof.registry import headline
 from nsprof.render import format as fmt
 from nsprof.render.document import Block, Drawing, Table
@@ -168,11 +170,13 @@ GROUP_COLUMNS = (("kernel", "kernel", ""), ("grid", "grid", _dims), ("block", "b
                  ("max\nus", "max_ns", _us(",.2f")), *_FINDINGS, *_RATES)
 # A stage's figures as the report and the roofline show them (nsprof.analyze.ladder: one time, one speed).
 STAGE_COLUMNS = (("op", "op", ""), ("stage", "stage", ""), ("size", "size", ""), ("launches", "launches", "d"),
-                 ("time us", "time_per_launch_ns", _us(",.2f")), ("from", "time_source", ""),
+                 ("time us", "time_per_launch_ns", lambda ns: format(ns / 1e3, ",.2f" if ns < 1e7 else ",.0f")),
+                 ("from", "time_source", ""),
                  ("TFLOP/s", "tflops_per_s", lambda value: fmt.flops_per_s(value * 1e12, unit=False)),
                  ("% peak", "pct_of_compute_peak", ".1f"), ("DRAM\nGB/s", "dram_gbytes_per_s", _gbytes),
                  ("% DRAM", "dram_pct_of_peak", ".1f"), ("FLOP/B", "intensity_flop_per_byte", ".1f"), *_NWAY,
-                 ("bank\nconflicts", "bank_conflicts_per_launch", lambda value: fmt.count(value)))
+                 ("bank\nconflicts", "bank_conflicts_per_launch", lambda value: fmt.count(value)),
+                 ("x CPU\nloop", "speedup_vs_cpu_loop", fmt.speedup), ("x CPU\nBLAS", "speedup_vs_cpu_blas", fmt.speedup))
 RATES_SAID = "TFLOP/s: FP32, FP16 (CUDA cores) and tensor FLOPs; % FP32 and % TC: their own only"
 # Kernel-table columns left out first when the terminal is too narrow (the rest stay in --json).
 KERNEL_DROP_ORDER = ("innermost_range", "smem_st_nway", "smem_ld_nway", "tensor_pct_of_peak", "fp32_pct_of_peak",
@@ -191,7 +195,8 @@ NAME_WIDTHS = (26, 20, 16, 12)  # ncu's kernels tables: names this long at most 
 # Stage-table columns left out first when the terminal is too narrow: bank conflicts, what the
 # ladder teaches, go last (after where the time came from and DRAM bandwidth, both in --json).
 STAGE_DROP_ORDER = ("smem_st_nway", "dram_pct_of_peak", "launches", "op", "intensity_flop_per_byte", "smem_ld_nway",
-                    "time_source", "dram_gbytes_per_s", "pct_of_compute_peak", "bank_conflicts_per_launch")
+                    "speedup_vs_cpu_loop", "time_source", "dram_gbytes_per_s", "pct_of_compute_peak",
+                    "speedup_vs_cpu_blas", "bank_conflicts_per_launch")
 # A ladder judged by bandwidth (an op whose headline is bytes: SGEMV) leads with DRAM and keeps it
 # longest; its FLOP rate and % of the FP32 peak go first.
 _BYTES_FIRST = ("op", "stage", "size", "launches", "time_per_launch_ns", "time_source", "dram_gbytes_per_s",
@@ -199,7 +204,8 @@ _BYTES_FIRST = ("op", "stage", "size", "launches", "time_per_launch_ns", "time_s
 BYTES_STAGE_COLUMNS = tuple(sorted(STAGE_COLUMNS, key=lambda column: _BYTES_FIRST.index(column[1])
                                    if column[1] in _BYTES_FIRST else len(_BYTES_FIRST)))
 BYTES_STAGE_DROP_ORDER = ("smem_st_nway", "pct_of_compute_peak", "launches", "op", "intensity_flop_per_byte",
-                          "smem_ld_nway", "time_source", "tflops_per_s", "bank_conflicts_per_launch", "dram_pct_of_peak")
+                          "smem_ld_nway", "speedup_vs_cpu_loop", "time_source", "tflops_per_s", "bank_conflicts_per_launch",
+                          "speedup_vs_cpu_blas", "dram_pct_of_peak")
 SUMMARY_NAME_WIDTHS = (48, 40, 32, 28, 24, 20, 16)  # nsys's kernel summary: names this long at most
 BETWEEN_NAME_WIDTHS = (32, 24, 20, 16, 12)  # the kernels either side of the longest idle gap, each
 SUMMARY_ROWS = 12  # the terminal shows the kernels with the largest totals; --json has every one
@@ -447,11 +453,13 @@ def continued_lines(option: str, width: int) -> list[str]:
 def _stages_table(analysis: ProfileAnalysis, width: int) -> Table:
     rows = analysis.stages.to_dict("records")
     by_bytes = bool(rows) and all(headline(row.get("op")) == "bytes" for row in rows)
-    table_columns = BYTES_STAGE_COLUMNS if by_bytes else STAGE_COLUMNS
+    on_cpu = any(row.get("time_source") == WALL_CLOCK for row in rows)
+    table_columns = tuple(column for column in (BYTES_STAGE_COLUMNS if by_bytes else STAGE_COLUMNS)
+                          if on_cpu or column[1] not in (LOOP_KEY, BLAS_KEY))
     columns = fit_columns(list(table_columns), rows, width, BYTES_STAGE_DROP_ORDER if by_bytes else STAGE_DROP_ORDER)
     said = ("time: nsys GPU time per launch (warm, no replay) where nsys saw the stage, else ncu's duration "
-            "(replayed, caches flushed); TFLOP/s: the op's FLOPs over that time, as report and roofline show it; "
-            f"{PEAK_SAID}; DRAM: ncu's bytes over its own duration; "
+            "(replayed, caches flushed); TFLOP/s: the op's FLOPs over that "
+            f"time, as report and roofline show it; {PEAK_SAID}; DRAM: ncu's bytes over its own duration; "
             "n-way: shared-memory wavefronts per instruction, at least 1, 2 or 4 for 32-, 64- or 128-bit accesses; "
             "bank conflicts: the wavefronts over that least, per launch (nsprof explain bank-conflicts)")
     said += "".join(f"; {note}" for note in stage_notes(analysis.stages))

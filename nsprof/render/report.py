@@ -16,10 +16,11 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from nsprof import metric_catalog
-from nsprof.analyze.ladder import LadderAnalysis, stage_changes
+from nsprof.analyze.ladder import WALL_CLOCK, LadderAnalysis, stage_changes
 from nsprof.analyze.metrics import half_flops_rule
 from nsprof.analyze.roofline import LEVELS, binding_points, chart_groups, unplaced_work
 from nsprof.analyze.timeline import TimeBreakdown
+from nsprof.cpu_speedups import BLAS_KEY, LOOP_KEY
 from nsprof.registry import Stage, all_ops, all_stages, baseline_stages, get_op, headline
 from nsprof.render import format as fmt
 from nsprof.render.document import REPORT_WIDTH, Block, Bullets, Heading, Image, Paragraph, Table
@@ -143,16 +144,23 @@ def _sources(ladder: LadderAnalysis) -> list[Block]:
     return blocks
 
 
+SPEEDUP_HEADERS = {LOOP_KEY: "x CPU loop", BLAS_KEY: "x CPU BLAS"}
 MEASURED_HEADERS = ("time", "from", "TFLOP/s", "% of peak", "% of cuBLAS", "DRAM GB/s", "FLOP per DRAM byte",
                     "bank conflicts (ld + st)", "n-way (ld / st)", "occupancy", "registers", "shared memory")
 
 
 def _stage_table(stages: pd.DataFrame) -> Table:
+    """Every stage's figures; with CPU stages among them, each stage's speed-up over the CPU's serial
+    loop and its BLAS after % of cuBLAS (nsprof.cpu_speedups, as bench shows them)."""
     titles = _registry_titles()
-    rows = tuple((row["label"], titles.get((row["op"], row["stage"]), ""), fmt.problem_size(row["size"]), *cells)
+    speedups = [key for key in (LOOP_KEY, BLAS_KEY) if key in stages and stages[key].notna().any()]
+    rows = tuple((row["label"], titles.get((row["op"], row["stage"]), ""), fmt.problem_size(row["size"]),
+                  *cells[:5], *(fmt.speedup(row[key]) if pd.notna(row[key]) else fmt.MISSING for key in speedups),
+                  *cells[5:])
                  for (_, row), cells in zip(stages.iterrows(), _measured_cells(stages)))
-    return Table.preformatted(("stage", "title", "size", *MEASURED_HEADERS), rows,
-                              (False, False, False, False, False, *([True] * 10)))
+    headers = (*MEASURED_HEADERS[:5], *(SPEEDUP_HEADERS[key] for key in speedups), *MEASURED_HEADERS[5:])
+    return Table.preformatted(("stage", "title", "size", *headers), rows,
+                              (False, False, False, False, False, *([True] * (len(headers) - 2))))
 
 
 def _kernel_table(kernels: pd.DataFrame) -> Table:
@@ -183,7 +191,8 @@ def _peak_cell(row: pd.Series) -> str:
 def _conventions(stages: pd.DataFrame) -> str:
     sources = set(stages["time_source"].dropna())
     time = {"nsys": "nsys: Nsight Systems' GPU time per launch (warm, no profiler replay in it)",
-            "ncu": "ncu: Nsight Compute's kernel duration per launch (replayed with caches flushed, so longer)"}
+            "ncu": "ncu: Nsight Compute's kernel duration per launch (replayed with caches flushed, so longer)",
+            WALL_CLOCK: "wall clock: a CPU stage's median run on the host"}
     said = "; ".join(time[source] for source in sorted(sources, reverse=True))
     libraries = "; ".join(f"{b.stage} ({b.title}) for {get_op(op).title}'s {b.precision.name} stages"
                           for op in sorted(set(stages["op"].dropna())) if op in all_ops() for b in baseline_stages(op))

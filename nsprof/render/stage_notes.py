@@ -1,10 +1,12 @@
 """What a stage table's numbers rest on, said once for `nsprof analyze` and the report: stages whose
-FLOPs the capture did not count, and stages whose launch takes longer on the CPU than on the GPU."""
+FLOPs the capture did not count, stages whose launch takes longer on the CPU than on the GPU, and
+the CPU stages timed beside the capture."""
 
 from __future__ import annotations
 
 import pandas as pd
 
+from nsprof.analyze.ladder import WALL_CLOCK
 from nsprof.render import format as fmt
 
 PEAK_SAID = "% peak: of the units the stage's precision runs on (FP32 pipes for fp32, tensor cores for tf32 and fp16)"
@@ -12,7 +14,22 @@ PEAK_SAID = "% peak: of the units the stage's precision runs on (FP32 pipes for 
 
 def stage_notes(stages: pd.DataFrame) -> list[str]:
     """The sentences that apply to these stages (nsprof.analyze.ladder's work columns), if any."""
-    return [note for note in (declared_flops_note(stages), host_bound_note(stages)) if note]
+    return [note for note in (declared_flops_note(stages), host_bound_note(stages), cpu_stages_note(stages)) if note]
+
+
+def cpu_stages_note(stages: pd.DataFrame) -> str | None:
+    """CPU stages: where their time comes from, what their % of peak is of, the speed-ups, and the
+    sizes where one was not run."""
+    if "time_source" not in stages or not (on_cpu := stages[(stages["time_source"] == WALL_CLOCK)
+                                                          | stages.get("cpu_message", pd.Series(None, index=stages.index)).notna()]).size:
+        return None
+    note = ("wall clock: a CPU stage's median run on the host, timed beside the capture without a profiler "
+            "(bench-cpu.json); its % peak is of the host's FP32 roof (its BLAS, `nsprof ceilings --cpu`, measured "
+            "beside it); x CPU loop, x CPU BLAS: how many times faster than the serial CPU loop and the CPU's BLAS at "
+            "the same size")
+    skipped = [f"{row['label']} at {fmt.problem_size(row['size'])}: {row['cpu_message']}"
+               for _, row in on_cpu.iterrows() if isinstance(row.get("cpu_message"), str)]
+    return note + "".join(f"; {line}" for line in skipped)
 
 
 def declared_flops_note(stages: pd.DataFrame) -> str | None:
