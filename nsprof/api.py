@@ -119,7 +119,8 @@ def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: s
         records = run_bench(op, chosen, parsed, repeat=repeat, warmup=warmup, baseline=baseline, tile=tile, kept=kept,
                             progress=progress)
         document = results_document(records, env)
-    ceiling = resolve_ceiling(env["device"]) if get_op(op).headline == "bytes" and "device" in env else None  # no GPU: CPU stages alone
+    # CPU stages alone name no GPU, so no GPU's ceilings
+    ceiling = resolve_ceiling(env["device"]) if get_op(op).headline == "bytes" and "device" in env else None
     add_pct_dram(records, ceiling)
     written = [save_results(document, directory, _path(save_as), force, since)] if save else []
     return BenchRun(document, ceiling, written)

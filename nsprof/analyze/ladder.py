@@ -260,7 +260,8 @@ def cpu_work(cpu: CpuRung) -> pd.DataFrame:
     (no time) or the stage failed."""
     rows = [{"key": qualify(NVTX_DOMAIN, range_name(r["op"], r["stage"], parse_label(r["size"]))), "cpu_runs": r.get("runs"),
              "cpu_time_per_launch_ns": r["median_ms"] * 1e6 if r["status"] == "ok" and r.get("median_ms") else np.nan,
-             "cpu_spread_pct": r.get("spread_pct"), "cpu_message": None if r["status"] == "ok" else r.get("message") or r["status"]}
+             "cpu_spread_pct": r.get("spread_pct"),
+             "cpu_message": None if r["status"] == "ok" else r.get("message") or r["status"]}
             for r in cpu.results]
     return pd.DataFrame(rows, columns=["key", "cpu_runs", "cpu_time_per_launch_ns", "cpu_spread_pct", "cpu_message"])
 
@@ -284,8 +285,8 @@ def _with_times(work: pd.DataFrame) -> pd.DataFrame:
     work["nsys_time_per_launch_ns"], work["ncu_time_per_launch_ns"] = nsys_time, ncu_time
     work["time_per_launch_ns"] = nsys_time.fillna(ncu_time).fillna(cpu_time)
     # numpy's stubs refuse None as a choice of np.where (an object array takes it)
-    work["time_source"] = np.where(nsys_time.notna(), "nsys", np.where(  # type: ignore[call-overload]
-        ncu_time.notna(), "ncu", np.where(cpu_time.notna(), WALL_CLOCK, None)))  # type: ignore[call-overload]
+    sources = np.select([nsys_time.notna(), ncu_time.notna(), cpu_time.notna()], ["nsys", "ncu", WALL_CLOCK], default="")
+    work["time_source"] = pd.Series(sources, index=work.index, dtype=object).replace("", None)
     op_flops = pd.Series([_op_flops(op, size) for op, size in zip(work["op"], work["size"])], index=work.index, dtype=float)
     counted = all_measured_flops(_numeric(work, "flops"), _numeric(work, "fp16_flops"), _numeric(work, "tensor_flops"))
     measured = ratio(counted, _numeric(work, "duration_ns"))

@@ -9,12 +9,12 @@ from typing import Any
 import pandas as pd
 
 from nsprof.analyze import ProfileAnalysis
-from nsprof.analyze.ladder import WALL_CLOCK
 from nsprof.analyze.families import rules_applied
+from nsprof.analyze.ladder import WALL_CLOCK
 from nsprof.analyze.launch_findings import FINDING_COLUMNS
 from nsprof.analyze.nvtx_attribution import PROCESS, THREAD
-from nsprof.parse.nsys_sqlite import GRAPH_NAME
 from nsprof.cpu_speedups import BLAS_KEY, LOOP_KEY
+from nsprof.parse.nsys_sqlite import GRAPH_NAME
 from nsprof.registry import headline
 from nsprof.render import format as fmt
 from nsprof.render.document import Block, Drawing, Table

@@ -20,8 +20,11 @@ def stage_notes(stages: pd.DataFrame) -> list[str]:
 def cpu_stages_note(stages: pd.DataFrame) -> str | None:
     """CPU stages: where their time comes from, what their % of peak is of, the speed-ups, and the
     sizes where one was not run."""
-    if "time_source" not in stages or not (on_cpu := stages[(stages["time_source"] == WALL_CLOCK)
-                                                          | stages.get("cpu_message", pd.Series(None, index=stages.index)).notna()]).size:
+    if "time_source" not in stages:
+        return None
+    messages = stages["cpu_message"] if "cpu_message" in stages else pd.Series(None, index=stages.index)
+    on_cpu = stages[(stages["time_source"] == WALL_CLOCK) | messages.notna()]
+    if on_cpu.empty:
         return None
     note = ("wall clock: a CPU stage's median run on the host, timed beside the capture without a profiler "
             "(bench-cpu.json); its % peak is of the host's FP32 roof (its BLAS, `nsprof ceilings --cpu`, measured "
