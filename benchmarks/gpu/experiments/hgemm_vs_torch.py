@@ -1,0 +1,102 @@
+"""Issue 33's HGEMM question on the card at hand: h6's launch configurations and tuning variants
+against torch.mm at 4096^3 and 8192^3, in interleaved rounds (each round times every variant and
+torch.mm back to back, so a clock or power change hits all of them alike), each verified first.
+
+    python3 benchmarks/gpu/experiments/hgemm_vs_torch.py --out $OUT/hgemm-vs-torch.jsonl [--rounds 3]
+
+One JSON line per (round, size, variant): median ms, spread, TFLOP/s, and the ratio to torch.mm's
+median of the same round.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the repository root
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/gpu (hgemm_dev)
+
+GROUPS = ("H6_GROUP_ROWS=512", "H6_GROUP_ROWS=1024", "H6_GROUP_ROWS=4096")
+
+
+def variants():
+    import dataclasses
+
+    from hgemm_dev import variants_of
+
+    from nsprof.registry import get_stage
+
+    h6 = get_stage("hgemm", "h6")
+    own = {tile.shape: dataclasses.replace(h6, tiles=(tile,)) for tile in h6.tiles if tile.persistent}
+    found = [(f"h6 {shape}", stage, ()) for shape, stage in own.items()]
+    found += [(f"h6 128x256 {d.split('=')[0][3:].lower()}={d.split('=')[1]}", own["128x256"], (d,))
+              for d in (*GROUPS, "H6_EPI=0")]
+    declared = ("epi1", "s6")  # the JSON's variants that the declared tiles already are
+    for path in ("benchmarks/hgemm-variants/h6b.json",):  # h6.json's cl2 entry predates the staged epilogue's 16 KB
+        for stage, tile, defines, label in variants_of("h6", path):
+            if len(stage.tiles) == 1 and tile.persistent and "debug" not in tile.entry \
+                    and not (tile.entry in ("hgemm_h6_128x256", "hgemm_h6_128x128") and label.endswith(declared)):
+                found.append((label, stage, defines))
+    return found
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--sizes", default="4096,8192")
+    args = ap.parse_args()
+    import torch
+
+    from nsprof.launch.measure import time_launches, verify
+    from nsprof.launch.tools import launch_tools
+    from nsprof.launch.torch_stream import on_cupy_stream
+    from nsprof.registry import get_op
+    from nsprof.sizes import parse_sizes, size_label
+
+    op, tools = get_op("hgemm"), launch_tools()
+    sink = open(args.out, "a")
+
+    def out(rec):
+        sink.write(json.dumps(rec) + "\n")
+        sink.flush()
+        print("  ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in rec.items()), flush=True)
+
+    chosen = variants()
+    for size in parse_sizes([args.sizes], op.dims):
+        problem = op.workload.problem(tools.xp, size)
+        launchers = {}
+        for label, stage, defines in chosen:
+            try:
+                launcher = op.workload.launcher(stage, problem, tools, tile_shape=stage.tiles[0].shape, defines=defines)
+                error = verify(launcher, problem)
+                ok = error <= stage.tolerance(size)
+                out({"phase": "verify", "size": size_label(size), "variant": label, "rel_error": error, "ok": ok})
+                if ok:
+                    launchers[label] = launcher
+            except Exception as exc:  # a variant that does not build or launch: recorded, skipped
+                out({"phase": "verify", "size": size_label(size), "variant": label, "ok": False,
+                     "message": f"{type(exc).__name__}: {str(exc)[:300]}"})
+        a, b, c = (torch.from_dlpack(x) for x in (problem.A, problem.B, problem.C))
+        mm = on_cupy_stream(lambda: torch.mm(a, b, out=c))
+        problem.poison_output()
+        mm()
+        out({"phase": "verify", "size": size_label(size), "variant": "torch.mm", "rel_error": problem.relative_error(), "ok": True})
+        repeat = 60 if size[0] <= 4096 else 12
+        for round_ in range(1, args.rounds + 1):
+            torch_ms = time_launches(mm, repeat=repeat).median_ms
+            out({"phase": "time", "round": round_, "size": size_label(size), "variant": "torch.mm", "median_ms": torch_ms,
+                 "tflops": op.flops(size) / torch_ms / 1e9, "ratio": 1.0})
+            for label, launcher in launchers.items():
+                timing = time_launches(launcher.run, repeat=repeat).summary()
+                out({"phase": "time", "round": round_, "size": size_label(size), "variant": label,
+                     "median_ms": timing["median_ms"], "spread_pct": timing["spread_pct"],
+                     "tflops": op.flops(size) / timing["median_ms"] / 1e9, "ratio": torch_ms / timing["median_ms"]})
+        del problem, launchers, a, b, c
+        tools.xp.get_default_memory_pool().free_all_blocks()
+
+
+if __name__ == "__main__":
+    main()
