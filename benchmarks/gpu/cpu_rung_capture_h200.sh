@@ -17,17 +17,20 @@ timeout 260 python3 -m nsprof profile --op sgemm --size 1024 --stage v0,v0b,v0bl
   > "$OUT/profile-sgemm.txt" 2>&1; echo "sgemm profile exit $? ($((SECONDS - START)) s)"; tail -12 "$OUT/profile-sgemm.txt"
 timeout 200 python3 -m nsprof profile --op sgemv --size 4096 --stage s0,s0b,s0blas,s1,s6,s7 --out "$OUT/caps" \
   > "$OUT/profile-sgemv.txt" 2>&1; echo "sgemv profile exit $? ($((SECONDS - START)) s)"; tail -6 "$OUT/profile-sgemv.txt"
-for d in "$OUT"/caps/*/; do rm -f "$d"/nsys.nsys-rep "$d"/ncu.ncu-rep; done  # the .sqlite and CSV pages serve
+for d in "$OUT"/caps/*/; do rm -f "$d"/nsys.nsys-rep "$d"/ncu.ncu-rep "$d"/.nsprof-written.json; done  # .sqlite, CSV serve
 timeout 60 python3 -m nsprof analyze "$OUT"/caps/sgemm-* > "$OUT/analyze-sgemm.txt" 2>&1
-timeout 120 python3 benchmarks/gpu/experiments/wc_pipeline.py --out "$OUT/wc-pipeline.jsonl" --rounds 3 \
-  > "$OUT/wc-pipeline.txt" 2>&1; echo "wc exit $? ($((SECONDS - START)) s)"
-timeout 200 python3 benchmarks/gpu/experiments/hgemm_vs_torch.py --out "$OUT/hgemm-vs-torch.jsonl" --rounds 3 \
-  > "$OUT/hgemm-vs-torch.txt" 2>&1; echo "hgemm exit $? ($((SECONDS - START)) s)"
+tar czf "$OUT/caps.tgz" -C "$OUT" caps && rm -rf "$OUT/caps"  # one file: the device returns few files
+if [ "${WC:-1}" = 1 ]; then
+  timeout 120 python3 benchmarks/gpu/experiments/wc_pipeline.py --out "$OUT/wc-pipeline.jsonl" --rounds 3 \
+    > "$OUT/wc-pipeline.txt" 2>&1; echo "wc exit $? ($((SECONDS - START)) s)"
+fi
+timeout 200 python3 benchmarks/gpu/experiments/hgemm_vs_torch.py --out "$OUT/hgemm-vs-torch.jsonl" \
+  --rounds "${ROUNDS:-3}" --only "${HGEMM_ONLY:-.}" > "$OUT/hgemm-vs-torch.txt" 2>&1; echo "hgemm exit $? ($((SECONDS - START)) s)"
 grep '"phase": "time"' "$OUT/hgemm-vs-torch.jsonl" | python3 -c "
 import json,sys,collections
 r=collections.defaultdict(list)
 for l in sys.stdin:
     d=json.loads(l); r[(d['size'],d['variant'])].append(d['ratio'])
 for k,v in r.items(): print(k, ' '.join(f'{x:.3f}' for x in v))"
-grep '"phase": "flow"\|copies' "$OUT/wc-pipeline.jsonl" | cut -c1-220
+[ -f "$OUT/wc-pipeline.jsonl" ] && grep '"phase": "flow"\|copies' "$OUT/wc-pipeline.jsonl" | cut -c1-220
 echo "total $((SECONDS - START)) s"

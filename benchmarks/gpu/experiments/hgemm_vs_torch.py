@@ -39,6 +39,9 @@ def variants():
             if len(stage.tiles) == 1 and tile.persistent and "debug" not in tile.entry \
                     and not (tile.entry in ("hgemm_h6_128x256", "hgemm_h6_128x128") and label.endswith(declared)):
                 found.append((label, stage, defines))
+                if tile.entry == "hgemm_h6_cl2_256x256":  # the cluster's own tile order
+                    found += [(f"{label} {d.split('=')[0][3:].lower()}={d.split('=')[1]}", stage, (*defines, d))
+                              for d in GROUPS]
     return found
 
 
@@ -47,6 +50,7 @@ def main() -> None:
     ap.add_argument("--out", required=True)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--sizes", default="4096,8192")
+    ap.add_argument("--only", default="", help="a regular expression: only the variants it finds (torch.mm always)")
     args = ap.parse_args()
     import torch
 
@@ -64,7 +68,9 @@ def main() -> None:
         sink.flush()
         print("  ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in rec.items()), flush=True)
 
-    chosen = variants()
+    import re
+
+    chosen = [v for v in variants() if re.search(args.only, v[0])]
     for size in parse_sizes([args.sizes], op.dims):
         problem = op.workload.problem(tools.xp, size)
         launchers = {}
