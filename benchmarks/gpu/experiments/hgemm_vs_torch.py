@@ -5,7 +5,9 @@ torch.mm back to back, so a clock or power change hits all of them alike), each 
     python3 benchmarks/gpu/experiments/hgemm_vs_torch.py --out $OUT/hgemm-vs-torch.jsonl [--rounds 3]
 
 One JSON line per (round, size, variant): median ms, spread, TFLOP/s, and the ratio to torch.mm's
-median of the same round.
+median of the same round. With --paired, each variant's launches alternate one by one with
+torch.mm's (ABAB, each launch between its own CUDA events), so that a clock that moves under the
+power limit moves both alike: the ratio is torch.mm's median over the variant's, of the same pairs.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ def main() -> None:
     ap.add_argument("--out", required=True)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--sizes", default="4096,8192")
+    ap.add_argument("--paired", action="store_true", help="alternate each launch with torch.mm's (ABAB)")
     ap.add_argument("--only", default="", help="a regular expression: only the variants it finds (torch.mm always)")
     args = ap.parse_args()
     import torch
@@ -91,6 +94,14 @@ def main() -> None:
         mm()
         out({"phase": "verify", "size": size_label(size), "variant": "torch.mm", "rel_error": problem.relative_error(), "ok": True})
         repeat = 60 if size[0] <= 4096 else 12
+        if args.paired:
+            for round_ in range(1, args.rounds + 1):
+                for label, launcher in launchers.items():
+                    ours, theirs = paired_times(launcher.run, mm, 5 * repeat)
+                    out({"phase": "paired", "round": round_, "size": size_label(size), "variant": label,
+                         "median_ms": ours, "torch_ms": theirs, "tflops": op.flops(size) / ours / 1e9,
+                         "ratio": theirs / ours})
+            continue
         for round_ in range(1, args.rounds + 1):
             torch_ms = time_launches(mm, repeat=repeat).median_ms
             out({"phase": "time", "round": round_, "size": size_label(size), "variant": "torch.mm", "median_ms": torch_ms,
@@ -102,6 +113,24 @@ def main() -> None:
                      "tflops": op.flops(size) / timing["median_ms"] / 1e9, "ratio": torch_ms / timing["median_ms"]})
         del problem, launchers, a, b, c
         tools.xp.get_default_memory_pool().free_all_blocks()
+
+
+def paired_times(ours, theirs, pairs: int) -> tuple[float, float]:
+    """Median ms of `ours` and of `theirs`, launched alternately after a warm-up, each between its own events."""
+    import cupy as cp
+    import numpy as np
+
+    for _ in range(10):
+        ours()
+        theirs()
+    events = [(cp.cuda.Event(), cp.cuda.Event()) for _ in range(2 * pairs)]
+    for i, (start, end) in enumerate(events):
+        start.record()
+        (ours if i % 2 == 0 else theirs)()
+        end.record()
+    events[-1][1].synchronize()
+    times = np.array([cp.cuda.get_elapsed_time(start, end) for start, end in events])
+    return float(np.median(times[0::2])), float(np.median(times[1::2]))
 
 
 if __name__ == "__main__":
