@@ -21,7 +21,7 @@ def torch_timing(stage: Stage, problem, call: LibraryCall, size, *, repeat: int 
     name = f"torch.{call.torch_call}"
     if importlib.util.find_spec("torch") is None:
         return {"torch_call": name, "torch_ms": None, "torch_message": "PyTorch is not installed"}
-    launch = _launch(call, stage.precision.name)
+    launch = torch_launch(call, stage.precision.name)
     problem.poison_output()
     launch()
     error = problem.relative_error()
@@ -32,7 +32,8 @@ def torch_timing(stage: Stage, problem, call: LibraryCall, size, *, repeat: int 
             "torch_message": None}
 
 
-def _launch(call: LibraryCall, precision: str) -> Callable[[], object]:
+def torch_launch(call: LibraryCall, precision: str) -> Callable[[], object]:
+    """torch.mm or torch.mv on the LibraryCall's arrays, TF32 allowed only for a TF32 stage, on CuPy's current stream."""
     import torch
 
     a, b, out = (torch.from_dlpack(array) for array in call.arrays())

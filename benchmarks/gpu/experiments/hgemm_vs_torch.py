@@ -57,6 +57,8 @@ def main() -> None:
     args = ap.parse_args()
     import torch
 
+    from paired_vs_torch import paired_times
+
     from nsprof.launch.measure import time_launches, verify
     from nsprof.launch.tools import launch_tools
     from nsprof.launch.torch_stream import on_cupy_stream
@@ -113,24 +115,6 @@ def main() -> None:
                      "tflops": op.flops(size) / timing["median_ms"] / 1e9, "ratio": torch_ms / timing["median_ms"]})
         del problem, launchers, a, b, c
         tools.xp.get_default_memory_pool().free_all_blocks()
-
-
-def paired_times(ours, theirs, pairs: int) -> tuple[float, float]:
-    """Median ms of `ours` and of `theirs`, launched alternately after a warm-up, each between its own events."""
-    import cupy as cp
-    import numpy as np
-
-    for _ in range(10):
-        ours()
-        theirs()
-    events = [(cp.cuda.Event(), cp.cuda.Event()) for _ in range(2 * pairs)]
-    for i, (start, end) in enumerate(events):
-        start.record()
-        (ours if i % 2 == 0 else theirs)()
-        end.record()
-    events[-1][1].synchronize()
-    times = np.array([cp.cuda.get_elapsed_time(start, end) for start, end in events])
-    return float(np.median(times[0::2])), float(np.median(times[1::2]))
 
 
 if __name__ == "__main__":
