@@ -32,6 +32,8 @@ def explain_topic(name: str, stage_name: str | None = None, source: Path | None 
     topic = get_topic(name)
     if topic.name == "pipeline":
         return _pipeline(topic, source)
+    if topic.name == "gpu-vs-cpu":
+        return _gpu_vs_cpu(topic, source, op, stage_name, ceilings)
     op = get_op(op or topic.op).name  # an unknown op is named as such before the topic is asked
     topic_stages, topic_steps = topic.ladder(op)
     stage = get_stage(op, stage_name) if stage_name else None
@@ -76,6 +78,28 @@ def _pipeline(topic: Topic, source: Path | None) -> Explanation:
            "evidence": {"source": str(path), "reason": reason}, "caveats": list(topic.caveats),
            "references": list(topic.references)}
     blocks = [prose(topic.text), *section(f"Measured in {path} ({reason})", [Bullets(lines, markdown=True)]),
+              *_caveats_and_sources(topic)]
+    return Explanation(topic.name, topic.summary, blocks, doc)
+
+
+def _gpu_vs_cpu(topic: Topic, source: Path | None, op: str | None, stage: str | None, ceilings: Path | None) -> Explanation:
+    """The gpu-vs-cpu topic reads a capture with CPU stages beside the GPU's (bench-cpu.json), its
+    ladder being the capture's: the fastest GPU stage there, or `stage`, against the CPU's."""
+    from nsprof.explain.cpu_gap_facts import cpu_gap_facts, cpu_gap_source, fact_sections
+
+    op = get_op(op).name if op else None  # an unknown op is named as such before a capture is searched
+    path, reason = cpu_gap_source(source, op)
+    facts = cpu_gap_facts(path, op, stage, ceilings)
+    sections = fact_sections(facts)
+    ladder, rows = _ladder(topic, None, (), facts["op"])
+    doc = {"topic": topic.name, "summary": topic.summary, "text": topic.text, "ladder": rows,
+           "facts": [line for lines in sections.values() for line in lines], "measured": facts,
+           "evidence": {"source": str(path), "reason": reason}, "caveats": list(topic.caveats),
+           "references": list(topic.references)}
+    blocks = [prose(topic.text), *ladder,
+              *section(f"Measured in {path} ({reason})", [Bullets(sections["roofs"], markdown=True)]),
+              *section(f"The stages at {facts['size']}", [Bullets(sections["measured"], markdown=True)]),
+              *section("Tiling against the ridge points", [Bullets(sections["tiling"], markdown=True)]),
               *_caveats_and_sources(topic)]
     return Explanation(topic.name, topic.summary, blocks, doc)
 

@@ -65,6 +65,57 @@ _PAIRS_64 = ("The 64-bit rules, and same-address pairing for 64-bit loads, follo
 
 TOPICS: dict[str, Topic] = {t.name: t for t in (
     Topic(
+        "gpu-vs-cpu",
+        "Why the GPU wins, and by what factor: the ratio of the two machines' roofs, the one the computation's FLOPs "
+        "per byte selects.",
+        """\
+The tutorials start on the CPU, with a loop, and report the GPU's speed-up over it. Two ceilings
+say what that speed-up can be: the **compute roof** (FLOP/s with every core's vector units busy,
+which the CPU's BLAS and the GPU's FMA benchmark reach) and the **memory roof** (bytes per second
+from DRAM). A GPU has many times more of both, but not the same multiple of each.
+
+Which ratio applies is set by **arithmetic intensity**, FLOPs per byte moved, against each
+machine's **ridge point**, its compute roof over its bandwidth. SGEMV uses each element of A in one
+multiply-add, 2 FLOPs per 4 bytes: below either ridge, both machines wait on memory, and a GPU
+kernel at its roof beats a CPU program at its own by the bandwidth ratio. A large SGEMM can reuse
+each element many times: it is compute-bound on both, and the ratio is the FP32 one. The measured
+speed-up over the CPU's BLAS is that ratio times how close each side came to its own roof.
+
+The reuse has to be built. The naive loop loads two floats for every multiply-add, 2 FLOPs per 8
+bytes, below both ridges. **Tiling** raises it: a block (or a core) that computes a T x T tile of C
+loads a T x T tile of A and one of B into fast memory (shared memory, registers, the caches), 2T²
+floats, and does T³ multiply-adds with them: 2T³ FLOPs per 8T² bytes, **T/4 FLOP per byte**. A
+kernel turns compute-bound where T/4 reaches the ridge, T ≥ 4 x ridge: a higher ridge, as the
+GPU's is, needs larger tiles.
+
+The serial loop sits far below even the CPU's own roof: one core of many, one scalar multiply-add
+at a time, and (in SGEMM) B walked down its columns, re-read for every row of C. Most of a speed-up
+over it is the CPU left idle; the speed-up over the CPU's BLAS is the GPU's own.""",
+        stages=("v0", "v0b", "v0blas", "v1", "v11"),
+        other_ladders={"sgemv": (("s0", "s0b", "s0blas", "s1", "s6"), ())},
+        caveats=(
+            "The CPU's roofs are measured on the host that ran the CPU stages (`nsprof ceilings --cpu`, saved beside "
+            "them as ceilings-cpu.json): its FP32 roof is what its BLAS reaches on a large product, its bandwidth a "
+            "large streaming copy, not the vendor's peaks. A CPU stage can pass them on a smaller problem whose "
+            "operands stay in the caches.",
+            "The CPU stages are timed on the host's wall clock around each call; the GPU stages by their kernels' "
+            "time under nsys (else ncu's durations). Copies between host and GPU are in neither: a whole computation "
+            "that must move its operands across the bus is slower (see the pipeline topic).",
+            "A tile's FLOPs per byte count the traffic into the tile's memory from the level below (global memory "
+            "through L2 on the GPU). Tiles that other blocks read again hit in L2, so DRAM sees fewer bytes.",
+            "The fastest GPU stage may compute in TF32 on the tensor cores, another roof and other rounding: the "
+            "comparison with the ratio of the roofs takes the fastest stage of the CPU's own precision (FP32).",
+        ),
+        references=(
+            "The seed tutorials' CPU version: the m, n, k triple loop on one core (kernels/sgemm/v0_cpu_serial.c), "
+            "and their speed-up over it",
+            "CUDA C++ Programming Guide: shared memory, the matrix multiplication with and without it (each element "
+            "read from global memory once per tile instead of once per product)",
+            "Williams, Waterman and Patterson, 'Roofline: an insightful visual performance model for multicore "
+            "architectures', Communications of the ACM, 2009: ridge points",
+        ),
+    ),
+    Topic(
         "bank-conflicts",
         "Shared memory serves one 4-byte word per bank per wavefront; lanes needing different words of one bank wait in turn.",
         """\
