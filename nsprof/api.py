@@ -78,9 +78,11 @@ class BenchRun:
 def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: str = "sgemm", *,
           repeat: int | None = None, warmup: int | None = None, baseline: bool = True, tile: str | None = None,
           out: str | Path | None = None, save_as: str | Path | None = None, force: bool = False,
-          tuned: str | Path | None = None, progress: Callable[[str], None] | None = None, runs: int = 1) -> BenchRun:
+          tuned: str | Path | None = None, progress: Callable[[str], None] | None = None, runs: int = 1,
+          paired: bool = True) -> BenchRun:
     """Verify, then time, each stage at each size (GPU), with the baselines of their precisions
-    (`baseline`) for % of the library; `tile` forces a block tile; `tuned`, a bench record whose
+    (`baseline`) for % of the library, measured with the launches in turn where `paired`
+    (nsprof.launch.bench.pair_with_library); `tile` forces a block tile; `tuned`, a bench record whose
     kept Triton configurations are reused instead of tuning again; `runs` > 1 repeats it all in
     fresh processes (nsprof.launch.bench_runs). The results are saved to
     OUT/bench-<op>-<time>.json with `out`, or to `save_as` (replaced only where nsprof wrote it,
@@ -112,12 +114,12 @@ def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: s
 
         argv = workload_argv("bench", {"stages": [s.stage for s in chosen], "sizes": [size_label(s) for s in parsed],
                                        "op": op, "repeat": repeat, "warmup": warmup, "baseline": baseline, "tile": tile,
-                                       "tuned": None if tuned is None else str(tuned)})
+                                       "tuned": None if tuned is None else str(tuned), "paired": paired})
         document = merged(run_in_fresh_processes(argv, runs, progress or (lambda message: None)))
         records = document["results"]
     else:
         records = run_bench(op, chosen, parsed, repeat=repeat, warmup=warmup, baseline=baseline, tile=tile, kept=kept,
-                            progress=progress)
+                            progress=progress, paired=paired)
         document = results_document(records, env)
     # CPU stages alone name no GPU, so no GPU's ceilings
     ceiling = resolve_ceiling(env["device"]) if get_op(op).headline == "bytes" and "device" in env else None
@@ -432,7 +434,8 @@ def write_roofline(ladder: LadderAnalysis, out: str | Path, force: bool = False)
 
     _outside_profiles(out)
     since = check_outputs([Path(out) / name for name in ROOFLINE_FILES], force)
-    drawn = figure_files(roofline_figure(ladder.points, ladder.roofs, ladder.gpu), ("png", "svg"))  # drawn once
+    drawn = figure_files(roofline_figure(ladder.points, ladder.roofs, ladder.gpu, cpu_roofs=ladder.cpu_roofs),
+                         ("png", "svg"))  # drawn once
     table = csv_bytes(ladder.points[list(ROOFLINE_CSV_COLUMNS)])
     return write_set(Path(out), dict(zip(ROOFLINE_FILES, (*drawn, table))), force, since)
 
@@ -489,7 +492,7 @@ def unplaced_lines(ladder: LadderAnalysis) -> list[str]:
     from nsprof.analyze.roofline import unplaced_work
 
     return [f"not on the roofline: {row.label}" + (f" ({row.size})" if isinstance(row.size, str) else "") + f": {row.reason}"
-            for row in unplaced_work(ladder.work).itertuples()]
+            for row in unplaced_work(ladder.work, ladder.cpu_roofs).itertuples()]
 
 
 def _outside_profiles(target: str | Path) -> None:

@@ -147,7 +147,7 @@ def test_workload_is_nsprof_bench_with_the_tools_repeat(tmp_path):
     req = request()
     assert workload_argv(req, "ncu", tmp_path) == [
         PY, "-m", "nsprof", "bench", "--op", "sgemm", "--stage", "v1,v6", "--size", "4096",
-        "--repeat", "3", "--warmup", "3", "--no-baseline", "--save-as", str(tmp_path / "bench-ncu.json"),
+        "--repeat", "3", "--warmup", "3", "--no-paired", "--no-baseline", "--save-as", str(tmp_path / "bench-ncu.json"),
     ]
     assert workload_argv(req, "nsys", tmp_path)[11] == "10"
 

@@ -61,7 +61,7 @@ def test_bench_reports_timing_and_percent_of_cublas(tmp_path):
 
     from nsprof.cli import app
 
-    result = CliRunner().invoke(app, ["bench", "--stage", "v6,v9", "--size", "512", "--repeat", "5",
+    result = CliRunner().invoke(app, ["bench", "--stage", "v6,v9", "--size", "512", "--repeat", "5", "--no-paired",
                                       "--json", "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
@@ -134,13 +134,32 @@ def test_bench_of_the_hgemm_ladder_against_cublas(tmp_path):
     from nsprof.cli import app
 
     result = CliRunner().invoke(app, ["bench", "--op", "hgemm", "--stage", "h5", "--size", "512x2048x1024",
-                                      "--repeat", "5", "--json", "--out", str(tmp_path)])
+                                      "--repeat", "5", "--no-paired", "--json", "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
     by_stage = {r["stage"]: r for r in json.loads(result.stdout)["results"]}
     h7 = by_stage["h7"]
     assert h7["baseline_only"] and h7["pct_cublas"] == pytest.approx(100 * _library_ms(h7) / h7["median_ms"])
     assert by_stage["h5"]["status"] == "ok" and by_stage["h5"]["rel_error"] < by_stage["h5"]["tolerance"]
     assert (by_stage["h5"]["m"], by_stage["h5"]["n"], by_stage["h5"]["k"]) == (512, 2048, 1024)
+
+
+def test_percent_of_cublas_is_paired_by_default(tmp_path):
+    """Each GPU stage launched in turn with the faster library: the method says so, the library's own
+    percentage is at most 100 (of the faster of itself and torch.mm), and a stage's is plausible."""
+    from typer.testing import CliRunner
+
+    from nsprof.cli import app
+
+    result = CliRunner().invoke(app, ["bench", "--op", "hgemm", "--stage", "h5,h6", "--size", "2048", "--json",
+                                      "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    by_stage = {r["stage"]: r for r in json.loads(result.stdout)["results"]}
+    assert {r["pct_cublas_method"] for r in by_stage.values()} == {"paired"}
+    assert by_stage["h7"]["pct_cublas"] <= 100 and by_stage["h7"]["pct_cublas_of"] in ("cuBLAS", "torch.mm")
+    assert 50 < by_stage["h6"]["pct_cublas"] < 150 and 10 < by_stage["h5"]["pct_cublas"] < by_stage["h6"]["pct_cublas"]
+    table = CliRunner().invoke(app, ["bench", "--op", "hgemm", "--stage", "h6", "--size", "1024", "--no-save"],
+                               env={"COLUMNS": "120"})
+    assert "alternating with the faster library's (ABAB)" in " ".join(table.stdout.split())
 
 
 def test_cublas_tf32_rounds_and_fp32_cublas_is_restored_after_it(tools):

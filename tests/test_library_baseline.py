@@ -49,3 +49,43 @@ def test_the_bench_table_says_what_was_kept_and_where_pytorch_was_faster():
     assert "torch ms" in text and "h7 4096x4096x4096: kept cuBLASLt 3 of 9 tried" in text
     assert "% cuBLAS is of torch.mm where it was faster: h7 4096x4096x4096, h7 8192x8192x8192" in text
     assert max(len(line.rstrip()) for line in lines) <= 100
+
+
+class Timed:
+    """A launch whose paired median is known: what paired_medians measures, without a GPU."""
+
+    def __init__(self, ms: float):
+        self.ms = ms
+
+    def __call__(self):
+        return None
+
+
+@pytest.mark.parametrize("torch_ms, library", [(0.8, "torch.mm"), (1.2, "cuBLAS")])
+def test_paired_percentages_are_of_the_faster_library_from_the_same_pairs(monkeypatch, torch_ms, library):
+    """pair_with_library: the library stage against torch.mm decides the faster, and every other
+    GPU stage's % is that one's paired median over the stage's own, from the pairs, not the medians
+    timed apart (which the records also hold, and which disagree here on purpose)."""
+    from nsprof.launch import bench, measure
+
+    calls = []
+
+    def fake_paired(ours, theirs, pairs=None):
+        calls.append((ours.ms, theirs.ms))
+        return ours.ms, theirs.ms
+
+    monkeypatch.setattr(measure, "paired_medians", fake_paired)
+    size = "4096x4096x4096"
+    records = [dict(op="sgemm", stage="v9", baseline="v9", size=size, status="ok", median_ms=5.0, torch_call="torch.mm"),
+               dict(op="sgemm", stage="v8", baseline="v9", size=size, status="ok", median_ms=9.0),
+               dict(op="sgemm", stage="v1", baseline="v9", size=size, status="failed", median_ms=None)]
+    launches = {"v9": Timed(1.0), (bench.TORCH, "v9"): Timed(torch_ms), "v8": Timed(2.0)}
+    bench.pair_with_library(records, launches)
+    v9, v8, v1 = records
+    fastest = min(1.0, torch_ms)
+    assert calls == [(1.0, torch_ms), (2.0, fastest)]
+    assert v8["pct_cublas"] == pytest.approx(100 * fastest / 2.0) and v8["pct_cublas_of"] == library
+    assert v9["pct_cublas"] == pytest.approx(100 * fastest / 1.0) and v9["pct_cublas_of"] == library
+    assert v8["pct_cublas_method"] == v9["pct_cublas_method"] == bench.PAIRED and "pct_cublas" not in v1
+    bench._add_pct_cublas(records)  # the medians leave paired records as they are
+    assert v8["pct_cublas"] == pytest.approx(100 * fastest / 2.0) and v8["pct_cublas_method"] == bench.PAIRED

@@ -25,24 +25,6 @@ STAGES = "hgemm:h6,sgemm:v11,sgemm:v8"
 PAIRS = {4096: 300, 8192: 60}  # per round: about 0.1 s of each at 4096^3, 0.2 s at 8192^3
 
 
-def paired_times(ours, theirs, pairs: int) -> tuple[float, float]:
-    """Median ms of `ours` and of `theirs`, launched alternately after a warm-up, each between its own events."""
-    import cupy as cp
-    import numpy as np
-
-    for _ in range(10):
-        ours()
-        theirs()
-    events = [(cp.cuda.Event(), cp.cuda.Event()) for _ in range(2 * pairs)]
-    for i, (start, end) in enumerate(events):
-        start.record()
-        (ours if i % 2 == 0 else theirs)()
-        end.record()
-    events[-1][1].synchronize()
-    times = np.array([cp.cuda.get_elapsed_time(start, end) for start, end in events])
-    return float(np.median(times[0::2])), float(np.median(times[1::2]))
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -52,18 +34,16 @@ def main() -> None:
     args = ap.parse_args()
 
     from nsprof.launch.gpu import device_info
-    from nsprof.launch.measure import verify
+    from nsprof.launch.measure import paired_medians, verify
     from nsprof.launch.tools import launch_tools
     from nsprof.launch.torch_baseline import torch_launch
     from nsprof.registry import get_op, get_stage
     from nsprof.sizes import parse_sizes, size_label
 
     tools, card = launch_tools(), device_info()["device"]
-    sink = open(args.out, "a")
-
     def out(rec):
-        sink.write(json.dumps({"card": card, **rec}) + "\n")
-        sink.flush()
+        with open(args.out, "a") as sink:
+            sink.write(json.dumps({"card": card, **rec}) + "\n")
         print("  ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in rec.items()), flush=True)
 
     for pair in args.stages.split(","):
@@ -83,7 +63,7 @@ def main() -> None:
                 out({**record, "phase": "verify", "status": "failed"})
                 continue
             for round_ in range(1, args.rounds + 1):
-                ours, theirs = paired_times(launcher.run, mm, PAIRS.get(size[0], 60))
+                ours, theirs = paired_medians(launcher.run, mm, PAIRS.get(size[0], 60))
                 out({**record, "phase": "paired", "round": round_, "median_ms": ours, "torch_ms": theirs,
                      "tflops": op.flops(size) / ours / 1e9, "torch_tflops": op.flops(size) / theirs / 1e9,
                      "ratio": theirs / ours})

@@ -34,7 +34,8 @@ one kernel (labelled by its shortened name). Columns of `work_records`:
 - with_peaks adds `compute_roof`, `pct_of_compute_peak` and `dram_pct_of_peak`
 
 `analyze_ladder` puts it together for the report commands: work records of several profiles
-(the latest of each stage), their roofline points, and where each nsys capture's time went.
+(the latest of each stage), their roofline points (a CPU stage's under the host's own roofs,
+host_roofs), and where each nsys capture's time went.
 """
 
 from __future__ import annotations
@@ -49,7 +50,16 @@ import pandas as pd
 from nsprof import metric_catalog
 from nsprof.analyze.capture_facts import gpu_name
 from nsprof.analyze.metrics import TOTALS, all_measured_flops, kernel_metrics, measured, range_metrics, ratio, sum_measured
-from nsprof.analyze.roofline import Roof, compute_peak, precision_unit, roofline_points, roofs
+from nsprof.analyze.roofline import (
+    CPU_FP32_ROOF,
+    CPU_MEMORY_ROOF,
+    WALL_CLOCK,
+    Roof,
+    compute_peak,
+    precision_unit,
+    roofline_points,
+    roofs,
+)
 from nsprof.analyze.timeline import TimeBreakdown, time_breakdown
 from nsprof.ceilings.peaks import Ceiling
 from nsprof.cpu_speedups import BLAS_KEY, LOOP_KEY, cpu_speedups
@@ -62,8 +72,6 @@ from nsprof.registry import all_ops, all_stages, baseline_of, stage_order
 from nsprof.sizes import parse_label
 
 KERNEL_KEY = "kernel:"
-WALL_CLOCK = "wall clock"  # the time source of a CPU stage: the host's clock around each run
-CPU_FP32_ROOF = "CPU FP32"  # a CPU stage's compute roof: the host's BLAS, measured by `nsprof ceilings --cpu`
 # Catalogued columns a piece of work carries besides range_metrics' totals, by how they aggregate.
 SUMMED = tuple(column for column in metric_catalog.columns(metric_catalog.SUM) if column not in TOTALS)
 WEIGHTED = metric_catalog.columns(metric_catalog.WEIGHTED_MEAN)
@@ -84,6 +92,7 @@ class LadderAnalysis:
     timelines: dict[str, TimeBreakdown]  # per profile name, for those with an nsys capture
     hot_kernels: dict[str, tuple[pd.DataFrame, dict]] = field(default_factory=dict)  # per profile name with
     # an nsys capture: nsprof.analyze.hot_kernels.capture_hot_kernels (where the time goes, the harness)
+    cpu_roofs: list[Roof] = field(default_factory=list)  # the host's, for the CPU stages (host_roofs); [] when not measured
 
 
 def sources_gpu(sources: list[Source]) -> str | None:
@@ -116,16 +125,41 @@ def analyze_ladder(sources: list[Source], analyses: dict, gpu: str | None, ceili
     used = [source for source in sources if source.name in shown]
     timelines = {source.name: breakdown for source in used for export in source.profile.nsys[:1]
                  if (breakdown := time_breakdown(export)) is not None}
-    work = with_peaks(work, ceiling, cpu_ceilings(used))
+    host = cpu_ceilings(used)
+    work = with_peaks(work, ceiling, host)
     hot = {source.name: (analysis.hot_kernels, analysis.harness or {}) for source in used
            if (analysis := analyses[source.name]).hot_kernels is not None}
-    return LadderAnalysis(gpu, roofs(ceiling), work, roofline_points(work, ceiling), used, timelines, hot)
+    cpu = host_roofs(host)
+    return LadderAnalysis(gpu, roofs(ceiling), work, roofline_points(work, ceiling, cpu), used, timelines, hot, cpu)
 
 
 def cpu_ceilings(sources: list[Source]) -> dict | None:
     """The host's roofs measured by the newest of `sources` (oldest first) that measured them beside its CPU stages."""
     return next((source.profile.cpu.ceilings for source in reversed(sources)
                  if source.profile.cpu is not None and source.profile.cpu.ceilings), None)
+
+
+def host_roofs(cpu_ceilings: dict | None) -> list[Roof]:
+    """The host's roofs from its ceilings document (cpu_ceilings: `nsprof ceilings --cpu`, measured
+    beside the CPU stages): its memory bandwidth and FP32 peak (cpu_roof), named after its CPU; [] without one."""
+    if not cpu_ceilings:
+        return []
+    device = cpu_ceilings.get("device")
+    device = device if isinstance(device, dict) else {}
+    named = device.get("cpu") or str(device.get("device") or "").removeprefix("CPU ").strip()
+    created = cpu_ceilings.get("created")
+    when = f"measured {created[:10]}" if isinstance(created, str) and created else "measured"
+    found: list[Roof] = []
+    for key, name, kind, field_name in (("cpu_memory", CPU_MEMORY_ROOF, "memory", "dram_tbyte_per_s"),
+                                        ("cpu_fp32", CPU_FP32_ROOF, "compute", "fp32_tflops")):
+        value = cpu_roof(cpu_ceilings, field_name)
+        if np.isnan(value):
+            continue
+        method = cpu_ceilings["ceilings"][field_name].get("method")
+        source = f"{when} by {method}" if method else when
+        found.append(Roof(key, name, kind, value * 1e12, f"{source}; from the profile's ceilings-cpu.json",
+                          named if isinstance(named, str) and named else "CPU"))
+    return found
 
 
 def work_records(launches: pd.DataFrame | None, nsys_ranges: pd.DataFrame | None, cpu: CpuRung | None = None) -> pd.DataFrame:

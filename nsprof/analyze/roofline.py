@@ -23,17 +23,25 @@ or else `duration_ns`, over which the counted FLOPs give the speed. Optional `op
 Output (POINT_COLUMNS), one row per work row and measured level:
 - `intensity_flop_per_byte` (FLOPs per byte), `flops_source` (whose FLOPs: ncu, counted, or
   declared, the op's 2MNK for a stage whose precision's FLOPs ncu did not count), `gflops_per_s` (the work's speed),
-  `duration_ns` (the time that speed is over) and `time_source` (nsys or ncu)
+  `duration_ns` (the time that speed is over) and `time_source` (nsys, ncu, or the wall clock)
 - `compute_roof`: FP32, FP16 CUDA cores, TF32 tensor, FP16 tensor or mixed; `compute_gflops_per_s`
   its peak; `main_unit`: the unit that did most of its FLOPs (the roof a chart of it shows)
 - `roof_gflops_per_s`: the roof above the point; `bound`: memory or compute
 - `pct_of_roof`: 100 x gflops_per_s / roof_gflops_per_s; `roof_source`: where that roof's
   ceiling comes from (datasheet, or measured on a date by a method)
 Roofs or bounds that need an unknown ceiling are NaN / None.
+
+A CPU stage (timed on the `wall clock` beside a capture: nsprof.analyze.ladder.cpu_work) has no
+counters: it gets one point, at the COMPULSORY level, at the op's FLOPs over its compulsory bytes
+(Op.min_bytes: each input read once, the output written once; declared, not measured traffic) and
+its wall-clock speed, bound against the host's own roofs (`cpu_roofs`: its memory bandwidth and
+FP32 peak, measured by `nsprof ceilings --cpu`), never the GPU's. Without those roofs it is left
+out (unplaced_work says so).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,6 +49,8 @@ import pandas as pd
 
 from nsprof.analyze.metrics import TENSOR_COLUMNS, all_measured_flops, ratio, sum_measured
 from nsprof.ceilings.peaks import Ceiling
+from nsprof.registry import all_ops
+from nsprof.sizes import parse_label
 
 
 @dataclass(frozen=True)
@@ -72,6 +82,10 @@ UNITS = (
     Unit("fp8", "FP8 tensor", "tensor_fp8_flops", "fp8_tensor_tflop_per_s"),
     Unit("int8", "INT8 tensor", "tensor_int8_ops", "int8_tensor_tops"),
 )
+WALL_CLOCK = "wall clock"  # the time source of a CPU stage: the host's clock around each run
+CPU_FP32_ROOF = "CPU FP32"  # a CPU stage's compute roof: the host's BLAS, measured by `nsprof ceilings --cpu`
+CPU_MEMORY_ROOF = "CPU memory"  # a CPU stage's memory roof: the host's streaming copy, measured beside it
+COMPULSORY = "compulsory"  # a CPU stage's one level: the op's compulsory bytes (Op.min_bytes), not measured traffic
 CARRIED = ("key", "profile", "op", "stage", "size")  # `key` tells apart work whose labels look alike
 POINT_COLUMNS = ("label", "kernel", *CARRIED, "level", "intensity_flop_per_byte", "flops_source", "gflops_per_s", "duration_ns",
                  "time_source", "compute_roof", "main_unit", "compute_gflops_per_s", "roof_gflops_per_s", "bound", "pct_of_roof",
@@ -85,6 +99,7 @@ class Roof:
     kind: str  # "memory" (rate in byte/s) or "compute" (FLOP/s)
     per_second: float
     source: str
+    host: str | None = None  # a host's roof (kind "memory" or "compute" of its CPU): the CPU's name; None: the GPU's
 
     def gflops_at(self, intensity: np.ndarray | float) -> np.ndarray | float:
         """The roof's height (GFLOP/s) at an intensity (FLOP/byte)."""
@@ -143,16 +158,19 @@ def work_speed(work: pd.DataFrame) -> tuple[pd.Series, pd.Series, pd.Series]:
     return (_column(work, "tflops_per_s") * 1e3).fillna(by_count), _column(work, "time_per_launch_ns"), work["time_source"]
 
 
-def roofline_points(work: pd.DataFrame, ceiling: Ceiling | None) -> pd.DataFrame:
-    """One row per work row and memory level with measured bytes (columns: module docstring).
-    Work without counted FLOPs, speed or bytes has no place on a roofline and is left out
-    (unplaced_work says which and why)."""
+def roofline_points(work: pd.DataFrame, ceiling: Ceiling | None, cpu_roofs: Sequence[Roof] = ()) -> pd.DataFrame:
+    """One row per work row and memory level with measured bytes (columns: module docstring), and one
+    per CPU stage at its compulsory intensity under `cpu_roofs` (the host's, from
+    nsprof.analyze.ladder.host_roofs). Work without counted FLOPs, speed or bytes has no place on a
+    roofline and is left out (unplaced_work says which and why)."""
     work = work.reset_index(drop=True)
     all_flops = _counted_flops(work)
     peak = compute_peak(work, ceiling)
     compute_gflops = peak["compute_gflops_per_s"]
     gflops, duration, time_source = work_speed(work)
     frames = []
+    if len(cpu_roofs) and (on_cpu := _on_cpu(work)).any():  # first: the CPU stages come first in a ladder
+        frames.append(_compulsory_points(work[on_cpu], gflops[on_cpu], duration[on_cpu], cpu_roofs))
     for level in LEVELS:
         level_bytes = _column(work, level.bytes_column)
         keep = (all_flops > 0) & (gflops > 0) & (level_bytes > 0)
@@ -177,20 +195,76 @@ def roofline_points(work: pd.DataFrame, ceiling: Ceiling | None) -> pd.DataFrame
                 memory_bound, ceiling.source_of(level.ceiling_field) if ceiling else None, peak["compute_source"])),
         })
         frames.append(frame[keep])
+    frames = [frame for frame in frames if len(frame)]
     if not frames:
         return pd.DataFrame(columns=list(POINT_COLUMNS))
     return pd.concat(frames, ignore_index=True)[list(POINT_COLUMNS)]
 
 
-def unplaced_work(work: pd.DataFrame) -> pd.DataFrame:
-    """The work rows roofline_points leaves out, with `label`, `kernel`, `size` and `reason`."""
+def compulsory_intensity(op, size) -> float:
+    """The op's FLOPs over its compulsory bytes at a size (Op.flops / Op.min_bytes: each input read once,
+    the output written once), in FLOP/byte; NaN for an op this nsprof does not know."""
+    spec = all_ops().get(op) if isinstance(op, str) else None
+    if spec is None or not isinstance(size, str):
+        return np.nan
+    dims = parse_label(size)
+    least = spec.min_bytes(dims)
+    return spec.flops(dims) / least if least > 0 else np.nan
+
+
+def _compulsory_points(work: pd.DataFrame, gflops: pd.Series, duration: pd.Series, cpu_roofs: Sequence[Roof]) -> pd.DataFrame:
+    """The CPU stages' points (module docstring): at their compulsory intensity, their wall-clock speed,
+    bound by the host's memory or FP32 roof, whichever is lower there."""
+    memory = next((roof for roof in cpu_roofs if roof.kind == "memory"), None)
+    compute = next((roof for roof in cpu_roofs if roof.kind == "compute"), None)
+    intensity = _compulsory_intensities(work)
+    memory_gflops = intensity * (memory.per_second / 1e9 if memory else np.nan)
+    compute_gflops = pd.Series(compute.per_second / 1e9 if compute else np.nan, index=work.index, dtype=float)
+    roof = np.fmin(memory_gflops, compute_gflops).where(memory_gflops.notna() & compute_gflops.notna())
+    memory_bound = memory_gflops < compute_gflops
+    memory_source, compute_source = (memory.source if memory else None), (compute.source if compute else None)
+    frame = pd.DataFrame({
+        "label": work["label"], "kernel": work.get("kernel"), **{column: work.get(column) for column in CARRIED},
+        "level": COMPULSORY, "intensity_flop_per_byte": intensity, "flops_source": "declared", "gflops_per_s": gflops,
+        "duration_ns": duration, "time_source": WALL_CLOCK, "compute_roof": CPU_FP32_ROOF, "main_unit": CPU_FP32_ROOF,
+        "compute_gflops_per_s": compute_gflops, "roof_gflops_per_s": roof,
+        # numpy's stubs refuse None as a choice of np.where (an object array takes it)
+        "bound": np.where(roof.isna(), None, np.where(memory_bound, "memory", "compute")),  # type: ignore[call-overload]
+        "pct_of_roof": 100 * gflops / roof,
+        "roof_source": [None if pd.isna(height) else memory_source if under_memory else compute_source
+                        for height, under_memory in zip(roof, memory_bound)],
+    }, index=work.index)
+    return frame[(intensity > 0) & (gflops > 0)]
+
+
+def _compulsory_intensities(work: pd.DataFrame) -> pd.Series:
+    """compulsory_intensity per work row (NaN for work that is no stage)."""
+    if "op" not in work or "size" not in work:
+        return pd.Series(np.nan, index=work.index, dtype=float)
+    return pd.Series([compulsory_intensity(op, size) for op, size in zip(work["op"], work["size"])],
+                     index=work.index, dtype=float)
+
+
+def _on_cpu(work: pd.DataFrame) -> pd.Series:
+    """The CPU stages among the work: those timed on the wall clock."""
+    return work["time_source"] == WALL_CLOCK if "time_source" in work else pd.Series(False, index=work.index)
+
+
+def unplaced_work(work: pd.DataFrame, cpu_roofs: Sequence[Roof] = ()) -> pd.DataFrame:
+    """The work rows roofline_points (given the same `cpu_roofs`) leaves out, with `label`, `kernel`,
+    `size` and `reason`."""
     work = work.reset_index(drop=True)
     flops, (gflops, _, _) = _counted_flops(work), work_speed(work)
     measured_bytes = pd.concat([_column(work, level.bytes_column) > 0 for level in LEVELS], axis=1).any(axis=1)
-    reasons = np.select([~(flops > 0), ~(gflops > 0), ~measured_bytes],
-                        ["no FLOPs counted (no floating-point math, or ncu did not count it)",
+    on_cpu = _on_cpu(work)
+    compulsory = _compulsory_intensities(work) if on_cpu.any() else pd.Series(np.nan, index=work.index)
+    reasons = np.select([on_cpu & ~(gflops > 0), on_cpu & (len(cpu_roofs) == 0), on_cpu & ~(compulsory > 0), on_cpu,
+                         ~(flops > 0), ~(gflops > 0), ~measured_bytes],
+                        ["no time measured", "a CPU stage: the host's roofs were not measured (nsprof ceilings --cpu)",
+                         "a CPU stage of an op nsprof does not know: no compulsory bytes", "",
+                         "no FLOPs counted (no floating-point math, or ncu did not count it)",
                          "no time measured", "no bytes measured at any memory level"], default="")
-    out = pd.DataFrame({"label": work["label"], "kernel": work["kernel"],
+    out = pd.DataFrame({"label": work["label"], "kernel": work.get("kernel"),
                         "size": work.get("size"), "reason": reasons})
     return out[out["reason"] != ""].reset_index(drop=True)
 

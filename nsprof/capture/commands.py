@@ -69,7 +69,8 @@ def workload_argv(request: ProfileRequest, tool: str, directory: Path) -> list[s
     different kernels)."""
     tuned = ["--tuned", str(bench_results_file(directory, "nsys"))] \
         if tool == "ncu" and "nsys" in request.tools and any(s.kind in (TRITON, LIBRARY) for s in request.stages) else []
-    timing = ("--repeat", str(request.repeat[tool]), "--warmup", str(request.warmup))
+    # no pairing with the library: a capture measures each stage's own launches, inside its own range
+    timing = ("--repeat", str(request.repeat[tool]), "--warmup", str(request.warmup), "--no-paired")
     return [*_bench_argv(request, request.stages, tool, directory, timing), *tuned]
 
 

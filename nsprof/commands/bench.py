@@ -28,6 +28,10 @@ def bench(
         True, "--baseline/--no-baseline",
         help="Also time the baselines of the chosen stages' precisions (cuBLAS: "
              "v9 for fp32, v9t for TF32, h7) for the '% cuBLAS' column."),
+    paired: bool = typer.Option(
+        True, "--paired/--no-paired",
+        help="Measure '% cuBLAS' with each stage's launches alternating with the fastest library's, so that a "
+             "clock moving under the power limit moves both alike; --no-paired divides the medians timed apart."),
     as_json: bool = typer.Option(False, "--json", help="Print the results as JSON instead of a table."),
     out: Path = typer.Option(Path("profiles"), "--out", help="Directory for the results file bench-<op>-<time>.json."),
     save: bool = typer.Option(True, "--save/--no-save", help="Write the results file."),
@@ -51,7 +55,9 @@ def bench(
     FAILED, is not timed, and makes the exit code 1. A stage this GPU cannot run (h6 and v11
     need sm_90a) is reported "not available" with the reason. % cuBLAS compares each stage with
     the library in its own precision (TF32 stages with v9t), tuned over cuBLAS's and cuBLASLt's
-    algorithms, or with PyTorch's same product where that was faster.
+    algorithms, or with PyTorch's same product where that was faster, with the two launched in turn
+    (each launch between its own CUDA events): timed apart, two kernels meet different clocks on a GPU
+    at its power limit.
 
     The CPU stages (v0, v0b, v0blas; s0, s0b, s0blas) run on the host and need no GPU: timed on the
     wall clock, skipped with an estimate where a size would take over 20 s, and every stage gets
@@ -60,7 +66,7 @@ def bench(
     with progress_line() as progress:
         run = api.bench(stage, size, op, repeat=repeat, warmup=warmup, baseline=baseline, tile=tile,
                         out=out if save else None, save_as=save_as if save else None, force=force, tuned=tuned,
-                        progress=progress, runs=runs)
+                        progress=progress, runs=runs, paired=paired)
     if as_json:
         typer.echo(json.dumps(run.document, indent=2))
     else:

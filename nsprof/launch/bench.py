@@ -14,11 +14,13 @@ from pathlib import Path
 from nsprof import __version__
 from nsprof.errors import KernelBuildError, NsprofError, UsageError
 from nsprof.ranges import range_name, step_range_name, verify_range_name
-from nsprof.registry import Stage, baseline_stage, get_op, stages_for
+from nsprof.registry import Stage, baseline_stage, get_op, get_stage, stages_for
 from nsprof.sizes import Size, size_label
 from nsprof.stage_kinds import CPU, LIBRARY
 
 Progress = Callable[[str], None]
+TORCH = "torch"  # the key, beside a library stage's name, of PyTorch's launch for the same product
+PAIRED, MEDIANS = "paired", "medians"  # how a record's % of cuBLAS was measured (pct_cublas_method)
 
 
 def _record(stage: Stage, size: Size) -> dict:
@@ -34,10 +36,12 @@ def _record(stage: Stage, size: Size) -> dict:
 
 
 def bench_stage(stage: Stage, size: Size, problem, tools, *, repeat: int | None,
-                warmup: int | None, tile: str | None = None) -> dict:
+                warmup: int | None, tile: str | None = None, launches: dict | None = None) -> dict:
     """Verify one stage at one size; time it only if it passed. A stage none of whose launch
     configurations this GPU can run is recorded "not available", with the reason. `tile` forces a
-    launch configuration (a Triton stage then tries that one alone)."""
+    launch configuration (a Triton stage then tries that one alone). `launches`: where a stage that
+    verified leaves its launch (and a library stage PyTorch's too, under TORCH), to be paired with
+    the library's afterwards (pair_with_library)."""
     from nsprof.launch.measure import time_launches, verify
     from nsprof.launch.stage_launch import stage_launcher
 
@@ -76,8 +80,14 @@ def bench_stage(stage: Stage, size: Size, problem, tools, *, repeat: int | None,
     if stage.kind is LIBRARY:  # what PyTorch's users get for the same product, beside it
         from nsprof.launch.torch_baseline import torch_timing
 
-        rec.update(torch_timing(stage, problem, get_op(stage.op).workload.library_call(stage, problem), size,
-                                repeat=repeat, warmup=warmup))
+        call = get_op(stage.op).workload.library_call(stage, problem)
+        rec.update(torch_timing(stage, problem, call, size, repeat=repeat, warmup=warmup))
+        if launches is not None and rec["torch_ms"] is not None:
+            from nsprof.launch.torch_baseline import torch_launch
+
+            launches[(TORCH, stage.stage)] = torch_launch(call, stage.precision.name)
+    if launches is not None:
+        launches[stage.stage] = launcher.run
     seconds = rec["median_ms"] * 1e-3
     rec["tflops"] = get_op(stage.op).flops(size) / seconds / 1e12
     rec["tbytes_per_s"] = get_op(stage.op).min_bytes(size) / seconds / 1e12  # each matrix moved once
@@ -98,9 +108,12 @@ def unavailable_reason(stage: Stage, tools) -> str | None:
 
 def run_bench(op: str, stages: list[Stage], sizes: list[Size], *, repeat: int | None = None,
               warmup: int | None = None, baseline: bool = True, tile: str | None = None,
-              kept: dict[tuple[str, str, str], str] | None = None, progress: Progress | None = None) -> list[dict]:
+              kept: dict[tuple[str, str, str], str] | None = None, progress: Progress | None = None,
+              paired: bool = True) -> list[dict]:
     """Every stage at every size, plus the baselines of their precisions (cuBLAS FP32, cuBLAS TF32)
-    for % of cuBLAS. `kept` ((op, stage, size label) -> configuration, kept_configurations) pins
+    for % of cuBLAS, which `paired` measures with each stage's launches alternating with the fastest
+    library's (pair_with_library; else from the medians timed apart). `kept` ((op, stage, size
+    label) -> configuration, kept_configurations) pins
     Triton stages to the configurations an earlier run kept."""
     kept = kept or {}
     import numpy as np
@@ -115,6 +128,8 @@ def run_bench(op: str, stages: list[Stage], sizes: list[Size], *, repeat: int | 
         problems = {"gpu": workload.problem(cp, size) if on_gpu else None,
                     "cpu": workload.problem(np, size) if len(on_gpu) < len(stages) else None}
         todo = [b for b in baselines if b not in stages] + list(stages)
+        launches: dict = {}  # the launches of the stages that verified at this size, for pairing
+        first = len(records)
         for stage in todo:
             problem = problems["cpu" if stage.kind is CPU else "gpu"]
             if progress:
@@ -129,7 +144,8 @@ def run_bench(op: str, stages: list[Stage], sizes: list[Size], *, repeat: int | 
             else:
                 try:
                     pinned = kept.get((stage.op, stage.stage, size_label(size)), tile)
-                    rec = bench_stage(stage, size, problem, tools, repeat=repeat, warmup=warmup, tile=pinned)
+                    rec = bench_stage(stage, size, problem, tools, repeat=repeat, warmup=warmup, tile=pinned,
+                                      launches=launches if paired else None)
                 except KernelBuildError as err:
                     rec = _record(stage, size)
                     rec["status"], rec["message"] = "error", str(err)
@@ -141,7 +157,11 @@ def run_bench(op: str, stages: list[Stage], sizes: list[Size], *, repeat: int | 
                     rec["status"], rec["message"] = "error", broken
             rec["baseline_only"] = stage not in stages
             records.append(rec)
-        del problems, problem
+        if launches and not broken:
+            if progress:
+                progress(f"{op} {size_label(size)}: each stage against the library, launched in turn")
+            pair_with_library(records[first:], launches)
+        del problems, problem, launches
         if cp is not None:
             cp.get_default_memory_pool().free_all_blocks()
     _add_pct_cublas(records)
@@ -179,11 +199,42 @@ def kept_configurations(path: Path) -> dict[tuple[str, str, str], str]:
                          "pass a results file that nsprof bench wrote") from None
 
 
+def pair_with_library(records: list[dict], launches: dict) -> None:
+    """% of cuBLAS with the launches in turn (nsprof.launch.measure.paired_medians), for the records
+    of one size: each library stage against PyTorch's call for the same product decides which is
+    faster, then every other GPU stage that verified runs in turn with that faster one.
+    `pct_cublas` is the library's median over the stage's from those same pairs, `pct_cublas_of`
+    names the library, `pct_cublas_method` is PAIRED. Stages not paired (CPU stages, a library
+    without PyTorch) keep the medians timed apart (_add_pct_cublas)."""
+    from nsprof.launch.measure import paired_medians
+
+    fastest: dict[str, tuple[Callable[[], object], str]] = {}
+    for r in records:
+        own = launches.get(r["stage"]) if r["status"] == "ok" and get_stage(r["op"], r["stage"]).kind is LIBRARY else None
+        if own is None:
+            continue
+        library = get_op(r["op"]).library
+        fastest[r["stage"]] = (own, library)
+        if (torch := launches.get((TORCH, r["stage"]))) is not None:
+            ours, theirs = paired_medians(own, torch)
+            if theirs < ours:
+                fastest[r["stage"]] = (torch, r["torch_call"])
+            r.update(pct_cublas=100 * min(ours, theirs) / ours, pct_cublas_of=fastest[r["stage"]][1],
+                     pct_cublas_method=PAIRED)
+    for r in records:
+        run, base = launches.get(r["stage"]), fastest.get(r["baseline"])
+        if r["status"] != "ok" or run is None or base is None or r["stage"] in fastest:
+            continue
+        ours, theirs = paired_medians(run, base[0])
+        r.update(pct_cublas=100 * theirs / ours, pct_cublas_of=base[1], pct_cublas_method=PAIRED)
+
+
 def _add_pct_cublas(records: list[dict]) -> None:
-    """pct_cublas: the time of the record's baseline (the library in the stage's own precision,
-    named in `baseline`) at the same size over the stage's, in percent: of the faster of the
-    baseline's own median and PyTorch's for the same product (`torch_ms`), which `pct_cublas_of`
-    names (the op's library, "cuBLAS", or "torch.mm", "torch.mv")."""
+    """pct_cublas where pair_with_library did not measure it: the time of the record's baseline (the
+    library in the stage's own precision, named in `baseline`) at the same size over the stage's, in
+    percent: of the faster of the baseline's own median and PyTorch's for the same product
+    (`torch_ms`), which `pct_cublas_of` names (the op's library, "cuBLAS", or "torch.mm", "torch.mv");
+    `pct_cublas_method` MEDIANS."""
     fastest: dict[tuple, tuple[float, str]] = {}
     for r in records:
         if r["status"] == "ok":
@@ -193,8 +244,8 @@ def _add_pct_cublas(records: list[dict]) -> None:
                 if torch_ms is not None and torch_ms < own[0] else own
     for r in records:
         base = fastest.get((r["op"], r["baseline"], r["size"]))
-        if r["status"] == "ok" and base is not None:
-            r["pct_cublas"], r["pct_cublas_of"] = 100 * base[0] / r["median_ms"], base[1]
+        if r["status"] == "ok" and base is not None and r.get("pct_cublas_method") != PAIRED:
+            r["pct_cublas"], r["pct_cublas_of"], r["pct_cublas_method"] = 100 * base[0] / r["median_ms"], base[1], MEDIANS
 
 
 def add_pct_dram(records: list[dict], ceiling) -> None:

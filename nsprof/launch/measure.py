@@ -98,3 +98,29 @@ def time_launches(launch, repeat: int | None = None, warmup: int | None = None,
         per_launch_s = max(float(np.median(warm_times)) / 1e3, 1e-6) if warm_times else 1e-3
         repeat = int(min(500, max(10, TARGET_S / per_launch_s)))
     return Timing(_event_times(launch, repeat, range_name), len(warm_times))
+
+
+def paired_medians(ours, theirs, pairs: int | None = None) -> tuple[float, float]:
+    """Median ms of `ours` and of `theirs` launched alternately (ABAB), each launch between its own
+    CUDA events, after a warm-up of both. A GPU at its power limit moves its clock within a run; timed
+    one after the other, two kernels meet different clocks (h6 against torch.mm at 4096^3 moved from
+    0.88 to 1.01 between rounds on an H100), while launched in turn they meet the same ones (0.994 to
+    0.999; benchmarks/h100-paired-library.md). With no `pairs`, as many as fill about TARGET_S."""
+    def both() -> None:
+        ours()
+        theirs()
+
+    warm = _warm_up(both)
+    if pairs is None:
+        per_pair_s = max(float(np.median(warm)) / 1e3, 1e-6)
+        pairs = int(min(500, max(10, TARGET_S / per_pair_s)))
+    turns = [ours, theirs] * pairs
+    cp = require_cupy()
+    events = [(cp.cuda.Event(), cp.cuda.Event()) for _ in turns]
+    for launch, (start, end) in zip(turns, events):
+        start.record()
+        launch()
+        end.record()
+    events[-1][1].synchronize()
+    times = np.array([cp.cuda.get_elapsed_time(start, end) for start, end in events])
+    return float(np.median(times[0::2])), float(np.median(times[1::2]))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
+from nsprof.launch.bench import PAIRED
 from nsprof.registry import get_op
 from nsprof.render import format as fmt
 from nsprof.render.document import Table as DocumentTable
@@ -45,6 +46,9 @@ def results_table(records: list[dict], env: dict, dram_ceiling=None, width: int 
         notes.append(baselines)
     if faster := torch_note(records):
         notes.append(faster)
+    if any(r.get("pct_cublas_method") == PAIRED for r in records):
+        notes.append(f"% {op.library if op else 'cuBLAS'} of GPU stages: their launches alternating with the faster "
+                     "library's (ABAB), so that the clock moves both alike under the power limit; median ms: each timed alone")
     if by_bytes and op is not None:
         notes.append(f"GB/s: {op.min_bytes_rule} bytes over the median time; % DRAM: of {_dram_source(dram_ceiling)}")
     if any(r.get("speedup_vs_cpu_loop") or r.get("speedup_vs_cpu_blas") for r in records):

@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from nsprof import metric_catalog
 from nsprof.analyze.ladder import WALL_CLOCK, LadderAnalysis, stage_changes
 from nsprof.analyze.metrics import half_flops_rule
-from nsprof.analyze.roofline import LEVELS, binding_points, chart_groups, unplaced_work
+from nsprof.analyze.roofline import COMPULSORY, CPU_MEMORY_ROOF, LEVELS, binding_points, chart_groups, unplaced_work
 from nsprof.analyze.timeline import TimeBreakdown
 from nsprof.cpu_speedups import BLAS_KEY, LOOP_KEY
 from nsprof.registry import Stage, all_ops, all_stages, baseline_stages, get_op, headline
@@ -30,7 +30,7 @@ from nsprof.render.ladder import ladder_chart
 from nsprof.render.roofline import roof_rate, roofline_figure
 from nsprof.render.stage_notes import stage_notes
 
-LEVEL_NAMES = {level.key: level.name for level in LEVELS}
+LEVEL_NAMES = {**{level.key: level.name for level in LEVELS}, COMPULSORY: "compulsory"}  # a CPU stage's: FLOP per compulsory byte
 # How the report names and formats each column that stage_changes compares: catalogued metrics
 # as the catalogue labels them, formatted for their unit; the derived columns here.
 CHANGE_COLUMNS = {
@@ -55,18 +55,7 @@ def report_document(ladder: LadderAnalysis) -> tuple[str, list[Block]]:
     blocks: list[Block] = [Heading(1, title), *_sources(ladder)]
     if len(stages):
         blocks += [Heading(2, "Stages"), _stage_table(stages), Paragraph(_conventions(stages))]
-        ops = list(dict.fromkeys(stages["op"]))
-        for op in ops:  # one chart per ladder: an HGEMM bar would dwarf every SGEMM one
-            by_bytes = headline(op) == "bytes"  # SGEMV is judged by bandwidth against DRAM, not FLOP/s
-            rate, unit, label = ("gbytes", "DRAM GB/s", "DRAM GB/s (ncu's bytes over its own duration, as above)") \
-                if by_bytes else ("tflops", "TFLOP/s", "TFLOP/s (per launch, from the time above)")
-            records = [r for r in _bench_records(stages[stages["op"] == op]) if pd.notna(r[rate])]
-            if not records:  # no stage of this ladder has the figure: its table says so, nothing to draw
-                continue
-            chart = ladder_chart(records, f"{op.upper()}: {unit} per stage on {ladder.gpu or 'the GPU'}", rate, label)
-            blocks.append(_image(chart, ("tflops.png" if len(ops) == 1 else f"tflops-{op}.png") if not by_bytes else
-                                 ("dram.png" if len(ops) == 1 else f"dram-{op}.png"),
-                                 f"{op.upper()}: {unit} per stage, dashed line: cuBLAS at the same size"))
+        blocks += [_image(chart.figure, chart.file_name, chart.alt) for chart in ladder_charts(ladder)]
     if len(kernels):
         blocks += [Heading(2, "Kernels"), _kernel_table(kernels)]
     for name, (hot, harness) in ladder.hot_kernels.items():
@@ -209,11 +198,53 @@ def _conventions(stages: pd.DataFrame) -> str:
             + "".join(f" {note}." for note in stage_notes(stages)))
 
 
+@dataclass(frozen=True)
+class LadderChart:
+    op: str
+    file_name: str  # 'tflops.png', 'dram-sgemv.png'
+    alt: str
+    records: list[dict]  # the bars (_bench_records)
+    figure: Figure
+
+
+def ladder_charts(ladder: LadderAnalysis) -> list[LadderChart]:
+    """One bar chart per ladder (an HGEMM bar would dwarf every SGEMM one) of the rate the op is judged
+    by: TFLOP/s, or DRAM GB/s (SGEMV, against DRAM). CPU stages are hatched, on a log axis beside the
+    GPU's (nsprof.render.ladder); a stage without the rate (a CPU stage has no DRAM counter) is named
+    under the title instead of drawn."""
+    stages = ladder.work[ladder.work["stage"].notna()]
+    ops = list(dict.fromkeys(stages["op"]))
+    charts = []
+    for op in ops:
+        by_bytes = headline(op) == "bytes"  # SGEMV is judged by bandwidth against DRAM, not FLOP/s
+        rate, unit, label = ("gbytes", "DRAM GB/s", "DRAM GB/s (ncu's bytes over its own duration, as above)") \
+            if by_bytes else ("tflops", "TFLOP/s", "TFLOP/s (per launch, from the time above)")
+        every = _bench_records(stages[stages["op"] == op])
+        records = [r for r in every if pd.notna(r[rate])]
+        if not records:  # no stage of this ladder has the figure: its table says so, nothing to draw
+            continue
+        title = f"{op.upper()}: {unit} per stage on {ladder.gpu or 'the GPU'}"
+        unrated = [r for r in every if pd.notna(r["time"]) and pd.isna(r[rate])]  # timed, but without the figure
+        if missing := list(dict.fromkeys(r["stage"] for r in unrated)):
+            why = "CPU stages: no DRAM counter on the host" if all(r["on_cpu"] for r in unrated) else f"no {unit} measured"
+            title += f"\nnot drawn: {', '.join(missing)} ({why}; their times are in the table)"
+        file_name = ("tflops.png" if len(ops) == 1 else f"tflops-{op}.png") if not by_bytes else \
+            ("dram.png" if len(ops) == 1 else f"dram-{op}.png")
+        alt = f"{op.upper()}: {unit} per stage, dashed line: cuBLAS at the same size"
+        if any(r["on_cpu"] for r in records):
+            alt += ", hatched: CPU stages (wall clock)"
+        charts.append(LadderChart(op, file_name, alt, records, ladder_chart(records, title, rate, label)))
+    return charts
+
+
 def _bench_records(stages: pd.DataFrame) -> list[dict]:
-    """The stages as ladder_chart reads bench results."""
+    """The stages as ladder_chart reads bench results, with whether each ran on the CPU and its
+    speed-up over the CPU BLAS: the work's own column, the one the stage table shows."""
     titles = _registry_titles()
     return [{"status": "ok", "op": row["op"], "stage": row["label"], "size": row["size"], "tflops": row["tflops_per_s"],
-             "gbytes": row.get("dram_gbytes_per_s"), "title": titles.get((row["op"], row["stage"]), row["label"])}
+             "gbytes": row.get("dram_gbytes_per_s"), "title": titles.get((row["op"], row["stage"]), row["label"]),
+             "time": row.get("time_per_launch_ns"), "on_cpu": row.get("time_source") == WALL_CLOCK,
+             BLAS_KEY: row.get(BLAS_KEY)}
             for _, row in stages.iterrows()]
 
 
@@ -228,17 +259,26 @@ def _roofline(ladder: LadderAnalysis) -> list[Block]:
                   "tables show, for each, the level where it comes closest to the roof above it, and which roof "
                   "that is: a memory level's bandwidth or a compute peak."),
     ]
+    on_cpu = ladder.points[ladder.points["level"] == COMPULSORY]
+    if len(on_cpu):
+        rules = "; ".join(f"{get_op(op).min_bytes_rule} for {get_op(op).title}" for op in dict.fromkeys(on_cpu["op"]))
+        host = "; ".join(f"{roof.name} {roof_rate(roof)} ({roof.source})" for roof in ladder.cpu_roofs)
+        blocks.append(Paragraph("A CPU stage has no counters: it is drawn once, at its op's compulsory intensity (its "
+                                f"FLOPs over the bytes each input read once and the output written once take: {rules}; "
+                                "declared, not measured traffic), at its speed on the wall clock, under the host's own "
+                                f"roofs, drawn beside the GPU's: {host}."))
     headers = ("work", "size", "bound", "roof above it", "FLOP per byte", "TFLOP/s", "time from", "% of that roof")
     for chart in roofline_charts(ladder):
         blocks += [Heading(3, f"Roofline: {chart.subject}"),
                    _image(chart.figure, chart.file_name, f"roofline of {chart.subject}")]
         rows = tuple((row["label"], fmt.problem_size(row["size"]), _bound_text(row), _roof_name(row),
-                      f"{fmt.ratio(row['intensity_flop_per_byte'], 1)} at {LEVEL_NAMES[row['level']]}",
+                      f"{fmt.ratio(row['intensity_flop_per_byte'], 1)} at {LEVEL_NAMES[row['level']]}"
+                      + (" bytes" if row["level"] == COMPULSORY else ""),
                       fmt.flops_per_s(row["gflops_per_s"] * 1e9, unit=False), row["time_source"] or fmt.MISSING,
                       fmt.percent(row["pct_of_roof"]))
                      for _, row in binding_points(chart.points).iterrows())
         blocks.append(Table.preformatted(headers, rows, (False, False, False, False, True, True, False, True)))
-    if len(unplaced := unplaced_work(ladder.work)):
+    if len(unplaced := unplaced_work(ladder.work, ladder.cpu_roofs)):
         blocks.append(Paragraph("Not on the roofline: " + "; ".join(
             f"{row['label']}" + (f" ({fmt.problem_size(row['size'])})" if isinstance(row["size"], str) else "")
             + f": {row['reason']}" for _, row in unplaced.iterrows()) + "."))
@@ -258,7 +298,8 @@ def roofline_charts(ladder: LadderAnalysis) -> list[RooflineChart]:
     a ladder's roofs are those of its own precision, and ladders at one size do not share a cloud."""
     groups = chart_groups(ladder.points)
     return [RooflineChart(_group_subject(key, points), "roofline.png" if len(groups) == 1 else f"roofline-{key}.png",
-                          points, roofline_figure(points, ladder.roofs, ladder.gpu)) for key, points in groups]
+                          points, roofline_figure(points, ladder.roofs, ladder.gpu, cpu_roofs=ladder.cpu_roofs))
+            for key, points in groups]
 
 
 def _group_subject(key: str, points: pd.DataFrame) -> str:
@@ -272,7 +313,12 @@ def _roof_name(row: pd.Series) -> str:
     """The roof over the point: its level's bandwidth when memory-bound, the compute peak otherwise."""
     if not _bound(row):
         return fmt.MISSING
-    return f"{LEVEL_NAMES[row['level']]} bandwidth" if row["bound"] == "memory" else f"{row['compute_roof']} peak"
+    return f"{_memory_name(row)} bandwidth" if row["bound"] == "memory" else f"{row['compute_roof']} peak"
+
+
+def _memory_name(row: pd.Series) -> str:
+    """The memory whose bandwidth is the point's memory roof: its level's, or the host's for a CPU stage."""
+    return CPU_MEMORY_ROOF if row["level"] == COMPULSORY else LEVEL_NAMES[row["level"]]
 
 
 def _stage_sections(ladder: LadderAnalysis, stages: pd.DataFrame) -> list[Block]:
@@ -354,7 +400,7 @@ def _bound_sentence(row: pd.Series) -> str:
     level = LEVEL_NAMES[row["level"]]
     if not _bound(row):
         return f"no roof known (at {level}: {fmt.ratio(row['intensity_flop_per_byte'], 1)} FLOP per byte)"
-    roof = f"the {level} roof" if row["bound"] == "memory" else f"the {row['compute_roof']} roof"
+    roof = f"the {_memory_name(row)} roof" if row["bound"] == "memory" else f"the {row['compute_roof']} roof"
     return (f"{row['bound']}-bound, at {fmt.percent(row['pct_of_roof'])} of {roof} "
             f"({fmt.ratio(row['intensity_flop_per_byte'], 1)} FLOP per {level} byte)")
 

@@ -11,6 +11,10 @@ longest-running are labelled. Memory roofs run diagonally until they meet the hi
 roof; compute roofs run flat from where they meet the fastest memory roof. A compute roof
 appears only when some point did most of its FLOPs on those units (an HGEMM's few FP32 epilogue
 FLOPs do not bring the FP32 roof into its chart).
+
+CPU stages (timed on the wall clock beside a capture) sit at the op's compulsory intensity (a
+diamond: declared bytes, not measured traffic) under the host's own roofs, drawn beside the GPU's
+in the CPU's colour and named after its CPU under the title, so both machines share one chart.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only: no display needed
 import itertools
+from collections.abc import Sequence
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -30,12 +35,12 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 from matplotlib.transforms import Bbox
 
-from nsprof.analyze.roofline import CARRIED, LEVELS, UNITS, Roof, ridge_intensity
+from nsprof.analyze.roofline import CARRIED, COMPULSORY, LEVELS, UNITS, WALL_CLOCK, Roof, ridge_intensity
 from nsprof.registry import all_ops
 from nsprof.render import format as fmt
 from nsprof.render.labels import Label, merge_close, place_labels
 
-MARKERS = {"dram": "o", "l2": "s", "l1": "^"}
+MARKERS = {"dram": "o", "l2": "s", "l1": "^", COMPULSORY: "D"}
 MARKER_PT = 6  # marker diameter (points); scatter sizes are its square
 ROOF_STYLES: dict[str, dict[str, Any]] = {  # Line2D properties
     "dram": {"color": "#3b3b3b", "linestyle": "-"},
@@ -45,7 +50,10 @@ ROOF_STYLES: dict[str, dict[str, Any]] = {  # Line2D properties
     "tf32": {"color": "#7b3294", "linestyle": "-."},
     "fp16": {"color": "#c51b7d", "linestyle": "-."},
 }
-LEVEL_COLORS = {"dram": "#1f77b4", "l2": "#d95f02", "l1": "#1b9e77"}
+CPU_COLOR = "#b2182b"  # the host's roofs (nsprof.analyze.ladder.host_roofs): no ladder's or GPU roof's colour
+ROOF_STYLES.update({"cpu_memory": {"color": CPU_COLOR, "linestyle": (0, (6, 2))},
+                    "cpu_fp32": {"color": CPU_COLOR, "linestyle": "-"}})
+LEVEL_COLORS = {"dram": "#1f77b4", "l2": "#d95f02", "l1": "#1b9e77", COMPULSORY: CPU_COLOR}
 SIZE_COLORS = ("#1f77b4", "#d95f02", "#1b9e77", "#7570b3", "#e7298a", "#66a61e", "#a6761d")
 OTHER_COLOR = "#444444"  # work with no problem size (another program's kernels)
 # by the op's place in the registry; none a roof's colour
@@ -55,13 +63,15 @@ UNIT_KEYS = {unit.name: unit.key for unit in UNITS if unit.ceiling_field}
 
 
 def roofline_figure(points: pd.DataFrame, roofs: list[Roof], gpu: str | None,
-                    figsize: tuple[float, float] = (10, 6.6), dpi: int = 110) -> Figure:
-    """The roofline of `points` (nsprof.analyze.roofline.roofline_points) under `roofs`."""
+                    figsize: tuple[float, float] = (10, 6.6), dpi: int = 110, cpu_roofs: Sequence[Roof] = ()) -> Figure:
+    """The roofline of `points` (nsprof.analyze.roofline.roofline_points) under `roofs`, and under
+    `cpu_roofs` (the host's: LadderAnalysis.cpu_roofs) when some point is a CPU stage's."""
     points = points.reset_index(drop=True)
     fig = plt.figure(figsize=figsize, dpi=dpi, layout="constrained")
     ax = fig.add_subplot()
     shown = _roofs_to_show(points, roofs)
-    xlim, ylim = _limits(points, shown)
+    host = list(cpu_roofs) if (points["level"] == COMPULSORY).any() else []
+    xlim, ylim = _limits(points, shown, host)
     ax.set(xscale="log", yscale="log", xlim=xlim, ylim=ylim)
     ax.set_xlabel("arithmetic intensity (FLOP/byte)")
     ax.set_ylabel(f"performance (TFLOP/s{_time_sources(points)})")
@@ -72,27 +82,40 @@ def roofline_figure(points: pd.DataFrame, roofs: list[Roof], gpu: str | None,
     named = labelled[(longest <= MAX_LABELS).to_numpy()]
     rows = _rows(points)
     _draw_roofs(ax, shown, xlim)
+    _draw_roofs(ax, host, xlim)  # the host's own: its memory roof meets its own FP32 roof
     _draw_rows(ax, rows)
     _draw_paths(ax, points.loc[labelled], _label_colors(points).loc[labelled])
-    for level in LEVELS:
-        at_level = points["level"] == level.key
+    for level in [level.key for level in LEVELS] + [COMPULSORY]:
+        at_level = points["level"] == level
+        on_cpu = level == COMPULSORY  # declared bytes: a diamond edged in the host's colour
+        if on_cpu and not at_level.any():
+            continue
         ax.scatter(points.loc[at_level, "intensity_flop_per_byte"], points.loc[at_level, "gflops_per_s"] / 1e3,
-                   s=MARKER_PT ** 2, zorder=4, marker=MARKERS[level.key], c=colors[at_level.to_numpy()],
-                   edgecolors="white", linewidths=0.6)
-    fig.suptitle(_title(points, gpu), fontsize=12, fontweight="bold")
-    ax.set_title(_sources_line(points) + _ceiling_line(shown, points) + _unlabelled_note(len(labelled) - len(named)),
-                 fontsize=9, color="#444444")
+                   s=MARKER_PT ** 2, zorder=4, marker=MARKERS[level], c=colors[at_level.to_numpy()],
+                   edgecolors=CPU_COLOR if on_cpu else "white", linewidths=1.0 if on_cpu else 0.6, gid=f"points:{level}")
+    fig.suptitle(_title(points, gpu, host), fontsize=12, fontweight="bold")
+    ax.set_title(_sources_line(points) + _ceiling_line(shown, points) + _host_line(host)
+                 + _unlabelled_note(len(labelled) - len(named)), fontsize=9, color="#444444")
     _legend(fig, points)
     fig.draw_without_rendering()  # settle the layout, then freeze it: labels are placed for this layout
     fig.set_layout_engine("none")
-    _point_labels(ax, points, named, rows, avoid=_roof_labels(ax, shown, xlim, ylim))
+    # the host's FP32 roof runs through its stages' column of points: their labels keep off it as off the rows
+    _point_labels(ax, points, named, np.vstack([rows.reshape(-1, 3), _flat_roofs(host, xlim)]),
+                  avoid=_roof_labels(ax, shown + host, xlim, ylim))
     return fig
+
+
+def _flat_roofs(host: Sequence[Roof], xlim: tuple[float, float]) -> np.ndarray:
+    """The host's compute roofs as lines (x0, x1, y): from where its memory roof meets them to the right edge."""
+    fastest = max((roof.per_second for roof in host if roof.kind == "memory"), default=None)
+    return np.array([(roof.per_second / fastest if fastest else xlim[0], xlim[1], roof.per_second / 1e12)
+                     for roof in host if roof.kind == "compute"]).reshape(-1, 3)
 
 
 def _time_sources(points: pd.DataFrame) -> str:
     """Which time the speeds are over, for the axis label: every table shows the same speed."""
-    names = {"nsys": "nsys time per launch", "ncu": "ncu duration"}
-    used = [names[source] for source in ("nsys", "ncu") if (points["time_source"] == source).any()]
+    names = {"nsys": "nsys time per launch", "ncu": "ncu duration", WALL_CLOCK: "the CPU stages' wall clock"}
+    used = [names[source] for source in names if (points["time_source"] == source).any()]
     return f", over {' or '.join(used)}" if used else ""
 
 
@@ -109,14 +132,17 @@ def _roofs_to_show(points: pd.DataFrame, roofs: list[Roof]) -> list[Roof]:
     return [roof for roof in roofs if (roof.kind == "memory" and roof.key in levels) or roof.key in units]
 
 
-def _limits(points: pd.DataFrame, roofs: list[Roof]) -> tuple[tuple[float, float], tuple[float, float]]:
-    """Axis ranges (x: FLOP/byte, y: TFLOP/s) that hold every point, ridge and roof label."""
+def _limits(points: pd.DataFrame, roofs: list[Roof],
+            host: Sequence[Roof] = ()) -> tuple[tuple[float, float], tuple[float, float]]:
+    """Axis ranges (x: FLOP/byte, y: TFLOP/s) that hold every point, ridge and roof label (the GPU's
+    roofs' and, apart, the host's)."""
     intensities = list(points["intensity_flop_per_byte"])
     tflops = list(points["gflops_per_s"] / 1e3)
-    memory = [roof for roof in roofs if roof.kind == "memory"]
-    compute = [roof for roof in roofs if roof.kind == "compute"]
-    intensities += [ridge_intensity(m, c) for m in memory for c in compute]
-    tflops += [c.per_second / 1e12 for c in compute]
+    for machine in (roofs, host):
+        memory = [roof for roof in machine if roof.kind == "memory"]
+        compute = [roof for roof in machine if roof.kind == "compute"]
+        intensities += [ridge_intensity(m, c) for m in memory for c in compute]
+        tflops += [c.per_second / 1e12 for c in compute]
     if not intensities:
         return (0.1, 1000.0), (0.1, 100.0)
     low_x, high_x = min(intensities) / 4, max(intensities) * 4
@@ -144,11 +170,11 @@ def _draw_roofs(ax: Axes, roofs: list[Roof], xlim: tuple[float, float]) -> None:
     for roof in memory:
         end = top / roof.per_second if top else xlim[1]
         xs = np.array([xlim[0], min(end, xlim[1])])
-        ax.plot(xs, roof.gflops_at(xs) / 1e3, linewidth=1.6, zorder=3, **ROOF_STYLES[roof.key])
+        ax.plot(xs, roof.gflops_at(xs) / 1e3, linewidth=1.6, zorder=3, gid=f"roof:{roof.key}", **ROOF_STYLES[roof.key])
     for roof in compute:
         start = roof.per_second / fastest if fastest else xlim[0]
         xs = np.array([max(start, xlim[0]), xlim[1]])
-        ax.plot(xs, roof.gflops_at(xs) / 1e3, linewidth=1.6, zorder=3, **ROOF_STYLES[roof.key])
+        ax.plot(xs, roof.gflops_at(xs) / 1e3, linewidth=1.6, zorder=3, gid=f"roof:{roof.key}", **ROOF_STYLES[roof.key])
 
 
 def _roof_labels(ax: Axes, roofs: list[Roof], xlim, ylim) -> list[Bbox]:
@@ -160,7 +186,12 @@ def _roof_labels(ax: Axes, roofs: list[Roof], xlim, ylim) -> list[Bbox]:
     for roof in roofs:
         style = ROOF_STYLES[roof.key]
         text = f"{roof.name} {roof_rate(roof)} ({'measured' if roof.source.startswith('measured') else 'datasheet'})"
-        if roof.kind == "compute":
+        if roof.kind == "compute" and roof.host:  # at the left of its flat part: the CPU stages sit under its right end
+            memory = [other.per_second for other in roofs if other.host and other.kind == "memory"]
+            start = max(xlim[0], roof.per_second / max(memory)) if memory else xlim[0]
+            label = ax.annotate(text, xy=(start, roof.per_second / 1e12), xytext=(6, 3), textcoords="offset points",
+                                ha="left", va="bottom", fontsize=8.5, color=style["color"], zorder=5)
+        elif roof.kind == "compute":
             label = ax.annotate(text, xy=(xlim[1], roof.per_second / 1e12), xytext=(-6, 3), textcoords="offset points",
                                 ha="right", va="bottom", fontsize=8.5, color=style["color"], zorder=5)
         else:
@@ -244,6 +275,10 @@ def _legend(fig: Figure, points: pd.DataFrame) -> None:
     handles = [Line2D([], [], linestyle="", marker=MARKERS[level.key], markersize=7,
                       color=gray if colored else LEVEL_COLORS[level.key], label=f"{level.name} bytes")
                for level in levels]
+    if (points["level"] == COMPULSORY).any():
+        handles.append(Line2D([], [], linestyle="", marker=MARKERS[COMPULSORY], markersize=6.5,
+                              color=gray if colored else LEVEL_COLORS[COMPULSORY], markeredgecolor=CPU_COLOR,
+                              label=f"compulsory bytes: {_compulsory_rule(points)} (CPU stages, not measured)"))
     title = "intensity: FLOPs per byte moved at"
     if len(colored) > 1:
         handles += [Line2D([], [], linestyle="", marker="o", color=color, markersize=7, label=name)
@@ -321,13 +356,39 @@ def _size_name(size: str | None) -> str:
     return "other kernels" if size is None else fmt.problem_size(size)
 
 
-def _title(points: pd.DataFrame, gpu: str | None) -> str:
+def _host_label(host: Sequence[Roof]) -> str:
+    """'CPU (AMD EPYC): 0.252 TFLOP/s FP32, 45.4 GB/s memory': the host's roofs, named after its CPU."""
+    rates = [f"{roof_rate(roof)} {'FP32' if roof.kind == 'compute' else 'memory'}"
+             for roof in sorted(host, key=lambda roof: roof.kind != "compute")]
+    return f"CPU ({host[0].host or 'the host'}): {', '.join(rates)}" if host else ""
+
+
+def _host_line(host: Sequence[Roof]) -> str:
+    """A line under the title for the host's roofs: 'CPU (AMD EPYC): 0.252 TFLOP/s FP32, 45.4 GB/s memory
+    (measured 2026-11-26)'; none without them."""
+    if not host:
+        return ""
+    dates = dict.fromkeys(roof.source.split(" by ")[0].split(";")[0] for roof in host)
+    return f"\n{_host_label(host)} ({', '.join(dates)})"
+
+
+def _compulsory_rule(points: pd.DataFrame) -> str:
+    """The compulsory bytes of the ops whose CPU stages are drawn: '4(MK + KN + MN)' (Op.min_bytes_rule)."""
+    ops = all_ops()
+    on_cpu = points.loc[points["level"] == COMPULSORY, "op"]
+    return " or ".join(dict.fromkeys(ops[op].min_bytes_rule for op in on_cpu if op in ops)) or "the op's"
+
+
+def _title(points: pd.DataFrame, gpu: str | None, host: Sequence[Roof] = ()) -> str:
     ops = sorted(set(points["op"].dropna()))
     sizes = [size for size in dict.fromkeys(_sizes(points)) if size is not None]
     subject = f"{', '.join(op.upper() for op in ops)} ladder at {', '.join(_size_name(s) for s in sizes)}" if ops else "kernels"
     if ops and points["stage"].isna().any():
         subject += " and other kernels"
-    return f"Roofline: {subject} on {gpu or 'an unknown GPU'}"
+    machine = gpu or "an unknown GPU"
+    if host:  # the CPU is named under the title, beside its roofs: a long model name would not fit here
+        machine += " and its host's CPU"
+    return f"Roofline: {subject} on {machine}"
 
 
 def _sources_line(points: pd.DataFrame) -> str:

@@ -55,22 +55,16 @@ def main() -> None:
     ap.add_argument("--paired", action="store_true", help="alternate each launch with torch.mm's (ABAB)")
     ap.add_argument("--only", default="", help="a regular expression: only the variants it finds (torch.mm always)")
     args = ap.parse_args()
-    import torch
-
-    from paired_vs_torch import paired_times
-
-    from nsprof.launch.measure import time_launches, verify
+    from nsprof.launch.measure import paired_medians, time_launches, verify
     from nsprof.launch.tools import launch_tools
-    from nsprof.launch.torch_stream import on_cupy_stream
-    from nsprof.registry import get_op
+    from nsprof.launch.torch_baseline import torch_launch
+    from nsprof.registry import get_op, get_stage
     from nsprof.sizes import parse_sizes, size_label
 
     op, tools = get_op("hgemm"), launch_tools()
-    sink = open(args.out, "a")
-
     def out(rec):
-        sink.write(json.dumps(rec) + "\n")
-        sink.flush()
+        with open(args.out, "a") as sink:
+            sink.write(json.dumps(rec) + "\n")
         print("  ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in rec.items()), flush=True)
 
     import re
@@ -90,8 +84,7 @@ def main() -> None:
             except Exception as exc:  # a variant that does not build or launch: recorded, skipped
                 out({"phase": "verify", "size": size_label(size), "variant": label, "ok": False,
                      "message": f"{type(exc).__name__}: {str(exc)[:300]}"})
-        a, b, c = (torch.from_dlpack(x) for x in (problem.A, problem.B, problem.C))
-        mm = on_cupy_stream(lambda: torch.mm(a, b, out=c))
+        mm = torch_launch(op.workload.library_call(get_stage("hgemm", "h7"), problem), "fp16")
         problem.poison_output()
         mm()
         out({"phase": "verify", "size": size_label(size), "variant": "torch.mm", "rel_error": problem.relative_error(), "ok": True})
@@ -99,7 +92,7 @@ def main() -> None:
         if args.paired:
             for round_ in range(1, args.rounds + 1):
                 for label, launcher in launchers.items():
-                    ours, theirs = paired_times(launcher.run, mm, 5 * repeat)
+                    ours, theirs = paired_medians(launcher.run, mm, 5 * repeat)
                     out({"phase": "paired", "round": round_, "size": size_label(size), "variant": label,
                          "median_ms": ours, "torch_ms": theirs, "tflops": op.flops(size) / ours / 1e9,
                          "ratio": theirs / ours})
@@ -113,7 +106,7 @@ def main() -> None:
                 out({"phase": "time", "round": round_, "size": size_label(size), "variant": label,
                      "median_ms": timing["median_ms"], "spread_pct": timing["spread_pct"],
                      "tflops": op.flops(size) / timing["median_ms"] / 1e9, "ratio": torch_ms / timing["median_ms"]})
-        del problem, launchers, a, b, c
+        launchers.clear()
         tools.xp.get_default_memory_pool().free_all_blocks()
 
 

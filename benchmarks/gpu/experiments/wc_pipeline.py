@@ -43,11 +43,9 @@ def main() -> None:
     from nsprof.launch.tools import launch_tools
     from nsprof.registry import get_stage
 
-    sink = open(args.out, "a")
-
     def out(rec):
-        sink.write(json.dumps(rec) + "\n")
-        sink.flush()
+        with open(args.out, "a") as sink:
+            sink.write(json.dumps(rec) + "\n")
         print("  ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in rec.items()), flush=True)
 
     # copies alone
@@ -60,7 +58,7 @@ def main() -> None:
             host_in = host_array(cp, (8 << 20,), np.uint8, flags)
             host_in[...] = 1
 
-            def copy_in():
+            def copy_in(host_in=host_in):
                 runtime.memcpyAsync(device_in.data.ptr, host_in.ctypes.data, host_in.nbytes, runtime.memcpyHostToDevice,
                                     stream_in.ptr)
 
