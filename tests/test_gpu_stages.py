@@ -256,7 +256,7 @@ def test_bench_compares_tf32_stages_with_cublas_tf32(tmp_path):
 
     from nsprof.cli import app
 
-    result = CliRunner().invoke(app, ["bench", "--stage", "v8,v10", "--size", "512", "--repeat", "5",
+    result = CliRunner().invoke(app, ["bench", "--stage", "v8,v10", "--size", "512", "--repeat", "5", "--no-paired",
                                       "--json", "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
     by_stage = {r["stage"]: r for r in json.loads(result.stdout)["results"]}
@@ -282,7 +282,7 @@ def test_a_library_stage_keeps_its_fastest_verified_algorithm_and_times_torch_be
 
     op, stage = name.split("/")
     result = CliRunner().invoke(app, ["bench", "--op", op, "--stage", stage, "--size", size, "--repeat", "5",
-                                      "--json", "--out", str(tmp_path)])
+                                      "--no-paired", "--json", "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
     [record] = json.loads(result.stdout)["results"]
     assert record["status"] == "ok", record["message"]
@@ -309,7 +309,7 @@ def test_a_triton_stage_is_tuned_before_timing_and_says_what_it_compiled(name, t
     op, stage = name.split("/")
     size = "2048" if op != "sgemv" else "8192x8192"
     result = CliRunner().invoke(app, ["bench", "--op", op, "--stage", stage, "--size", size, "--repeat", "5",
-                                      "--json", "--out", str(tmp_path)])
+                                      "--no-paired", "--json", "--out", str(tmp_path)])
     if "not installed: triton" in result.output:
         pytest.skip("triton is not installed")
     assert result.exit_code == 0, result.output
