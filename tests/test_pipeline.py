@@ -163,3 +163,30 @@ def test_the_pipeline_tables_render_the_committed_record_on_any_machine():
         if record["variant"] != "cold":
             assert f"{record['median_ms']:.3f}" in text, record["variant"]
     assert "Cold: the first flow in a fresh process" in text and "floor: 0.151 ms" in text
+
+
+def test_the_report_puts_each_whole_flow_against_the_cpus_blas(tmp_path):
+    """Seed 000's question in the report: `nsprof pipeline`'s x_cpu_blas per flow, from the H100 run's
+    own pipeline document (benchmarks/h100-cpu-rung.json), read beside the H200 capture's timeline."""
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from nsprof.cli import app
+    from nsprof.render.format import speedup
+
+    capture = tmp_path / "flows"
+    shutil.copytree(EXAMPLE, capture)
+    record = json.loads((EXAMPLE.parents[2] / "benchmarks" / "h100-cpu-rung.json").read_text())["pipeline_1024"]
+    (capture / "pipeline.json").write_text(json.dumps(record))
+    result = CliRunner().invoke(app, ["report", str(tmp_path / "out"), "--from", str(capture)])
+    assert result.exit_code == 0, result.output
+    markdown = (tmp_path / "out" / "flows" / "report.md").read_text()
+    assert "| x CPU BLAS |" in markdown
+    for flow in (r for r in record["records"] if r.get("x_cpu_blas") and r["variant"] != "cold"):  # warm flows only
+        assert f"| {flow['stage']} | {flow['variant']} |" in markdown
+        line = next(line for line in markdown.splitlines() if line.startswith(f"| {flow['stage']} | {flow['variant']} |"))
+        assert line.rstrip(" |").endswith(speedup(flow["x_cpu_blas"]))
+    blas = record["cpu"]
+    assert f"than the CPU's BLAS ({blas['stage']}) on the same product in host memory" in markdown
+    assert blas["cpu"] in markdown

@@ -89,13 +89,22 @@ def _pipeline_section(source) -> list[Block]:
     def ms(record: dict, key: str) -> str:
         return fmt.duration_ns(None if record.get(key) is None else record[key] * 1e6)
 
+    versus = results.get("cpu") or {}  # seed 000's question: the whole flow against the CPU's BLAS, copies included
+    against_cpu = any(r.get("x_cpu_blas") is not None for r in warm)
     rows = tuple((r["stage"], r["variant"], ms(r, "median_ms"), fmt.ratio(r.get("x_floor")),
-                  *(ms(r, key) for key in ("h2d_ms", "kernel_ms", "d2h_ms", "overlap_ms", "idle_ms"))) for r in warm)
+                  *(ms(r, key) for key in ("h2d_ms", "kernel_ms", "d2h_ms", "overlap_ms", "idle_ms")),
+                  *((fmt.speedup(r["x_cpu_blas"]) if r.get("x_cpu_blas") else fmt.MISSING,) if against_cpu else ()))
+                 for r in warm)
     floor = results.get("floor") or {}
     said = (f"Floor: {floor['floor_ms']:.3f} ms with both directions overlapped, {floor['sequential_floor_ms']:.3f} ms one "
             f"after the other ({floor['source']}). " if floor.get("floor_ms") else "No floor: the bus was not measured. ")
+    if against_cpu:
+        said += (f"x CPU BLAS: how many times faster the whole flow, copies included, was than the CPU's BLAS "
+                 f"({versus.get('stage')}) on the same product in host memory: {fmt.duration_ns(versus['median_ms'] * 1e6)} "
+                 f"on {versus.get('cpu') or 'the host'}. " if versus.get("median_ms") else "")
+    headers = (*PIPELINE_HEADERS, *(("x CPU BLAS",) if against_cpu else ()))
     blocks: list[Block] = [Heading(2, f"The whole flow ({source.name})"),
-                           Table.preformatted(PIPELINE_HEADERS, rows, (False, False, *([True] * 7))),
+                           Table.preformatted(headers, rows, (False, False, *([True] * (len(headers) - 2)))),
                            Paragraph(said + "Median: CUDA events around the whole flow; the rest: "
                                      + str(results.get("breakdown")))]
     timed = [r for r in warm if r.get("median_ms") is not None]
