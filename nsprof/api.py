@@ -598,8 +598,9 @@ def workload_argv(job: str, options: dict) -> list[str]:
 def _cpu_blas(op: str, size, progress) -> dict | None:
     """The op's CPU BLAS stage (v0blas) on the same product, timed on this host ({"stage",
     "median_ms", "cpu", "message"}); None where the op has no CPU stage."""
+    from nsprof.cpu_roles import CPU_BLAS, cpu_role
     from nsprof.launch.bench import run_bench
-    from nsprof.launch.cpu_stage import CPU_BLAS, cpu_role, host_info
+    from nsprof.launch.cpu_stage import host_info
     from nsprof.registry import stages_for
     from nsprof.stage_kinds import CPU
 

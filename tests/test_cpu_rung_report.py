@@ -121,7 +121,7 @@ def test_the_roofline_draws_the_hosts_roofs_beside_the_gpus(rung):
     assert (f"CPU ({rung.cpu}): {fmt.flops_per_s(rung.fp32_tflops * 1e12)} FP32, "
             f"{fmt.bytes_per_s(rung.memory_tbyte_per_s * 1e12)} memory") in said
     assert rung.host["created"][:10] in said
-    assert rung.cpu in figure.get_suptitle()
+    assert figure.get_suptitle().endswith("and its host's CPU")  # the CPU is named under it, beside its roofs
 
 
 def test_cpu_stages_sit_at_their_compulsory_intensity_under_the_hosts_roofs(rung):

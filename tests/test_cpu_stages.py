@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from nsprof import cpu_roles
 from nsprof.cli import app
 from nsprof.launch import cpu_stage
 from nsprof.launch.bench import run_bench
@@ -32,7 +33,7 @@ def _data_dir(tmp_path_factory, monkeypatch):
 def test_both_ladders_start_at_the_cpu():
     assert {(s.op, s.stage) for s in CPU_STAGES} == {("sgemm", "v0"), ("sgemm", "v0b"), ("sgemm", "v0blas"),
                                                      ("sgemv", "s0"), ("sgemv", "s0b"), ("sgemv", "s0blas")}
-    assert [cpu_stage.cpu_role(s) for s in CPU_STAGES] == ["loop", "blocked", "blas"] * 2
+    assert [cpu_roles.cpu_role(s) for s in CPU_STAGES] == ["loop", "blocked", "blas"] * 2
 
 
 @pytest.mark.parametrize("stage", CPU_STAGES, ids=lambda s: s.key)
@@ -41,7 +42,7 @@ def test_every_cpu_stage_matches_float64_at_square_ragged_and_extreme_shapes(sta
     for record in records:
         assert record["status"] == "ok", (record["size"], record["message"])
         assert record["rel_error"] <= record["tolerance"] and record["runs"] == 3 and record["median_ms"] > 0
-        assert record["cpu_role"] == cpu_stage.cpu_role(stage)
+        assert record["cpu_role"] == cpu_roles.cpu_role(stage)
 
 
 def test_a_stage_that_writes_nothing_fails_and_is_not_timed(tmp_path):

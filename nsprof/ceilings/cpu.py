@@ -20,7 +20,8 @@ import numpy as np
 
 from nsprof import __version__
 from nsprof.ceilings.measure import ceiling_entry
-from nsprof.launch.cpu_stage import PARALLEL_FLAGS, compiled, host_info, time_wall
+from nsprof.cpu_roles import PARALLEL_FLAGS
+from nsprof.launch.cpu_stage import compiled, host_info, time_wall
 from nsprof.op_model import find_kernel
 
 FP32_N = 2048

@@ -139,7 +139,7 @@ def _cpu(env: dict, ceilings: dict | None) -> dict[str, Any]:
 
 def _stage_rows(stages: pd.DataFrame) -> pd.DataFrame:
     """The analysis's stage rows with a time, each with its CPU role (loop, blocked, blas; None on the GPU)."""
-    from nsprof.launch.cpu_stage import cpu_role
+    from nsprof.cpu_roles import cpu_role
 
     rows = stages[stages["stage"].notna() & (pd.to_numeric(stages["time_per_launch_ns"], errors="coerce") > 0)].copy()
 
@@ -197,7 +197,7 @@ def _serial_loop(loop: dict | None, cpu: dict, op: str, dims: tuple[int, ...], e
     """How far the serial loop is below the CPU's roof, and the one core's share of that roof it had."""
     if loop is None:
         return None
-    from nsprof.launch.cpu_stage import SERIAL_FLAGS
+    from nsprof.cpu_roles import SERIAL_FLAGS
 
     cores, simd = cpu["cores"], cpu["simd"]
     core_share = _ratio(cpu["fp32_tflop_per_s"], cores) if isinstance(cores, int) and cores > 0 else None

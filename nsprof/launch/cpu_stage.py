@@ -28,14 +28,11 @@ from pathlib import Path
 
 import numpy as np
 
+from nsprof.cpu_roles import CPU_LOOP, compile_flags, cpu_role
 from nsprof.errors import KernelBuildError
 from nsprof.launch.measure import Timing
 from nsprof.op_model import Stage
 
-# flags by file: the serial loops compile as the tutorials' loop would (-O2, no -march), the
-# blocked ones for this machine's vector units and with OpenMP
-SERIAL_FLAGS = ("-O2",)
-PARALLEL_FLAGS = ("-O3", "-march=native", "-fopenmp")
 BUDGET_S = 20.0  # the most a CPU stage may take at one size (verification, warm-up and timed runs)
 TARGET_S = 0.5  # timed runs fill about this much wall time, 3 to 50 of them
 MIN_RUNS, MAX_RUNS = 3, 50
@@ -56,7 +53,7 @@ def cpu_launcher(stage: Stage, call) -> CpuLauncher:
             a, b, out = call.arrays()
             np.matmul(a, b, out=out)
         return CpuLauncher(blas, f"NumPy BLAS ({blas_name()})")
-    function = compiled(str(stage.kernel_path()), _flags(stage)).nsprof_cpu_product
+    function = compiled(str(stage.kernel_path()), compile_flags(stage)).nsprof_cpu_product
     function.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
     function.restype = None
     m, n, k = call.shape
@@ -123,15 +120,7 @@ def bench_cpu_stage(stage: Stage, size, problem, record: dict, *, repeat: int | 
     return record
 
 
-CPU_LOOP, CPU_BLOCKED, CPU_BLAS = "loop", "blocked", "blas"
 CALIBRATION = 256  # each dimension at most this for the run that estimates a CPU stage's rate
-
-
-def cpu_role(stage: Stage) -> str:
-    """Which rung of the CPU's ladder: the serial loop, the blocked parallel code, or the BLAS."""
-    if stage.kernel_file is None:
-        return CPU_BLAS
-    return CPU_LOOP if _flags(stage) == SERIAL_FLAGS else CPU_BLOCKED
 
 
 _rates: dict[str, float] = {}
@@ -180,10 +169,6 @@ def blas_name() -> str:
         return str(config["Build Dependencies"]["blas"]["name"])
     except Exception:  # an older NumPy: no dict mode
         return "BLAS"
-
-
-def _flags(stage: Stage) -> tuple[str, ...]:
-    return SERIAL_FLAGS if "serial" in Path(stage.kernel_file or "").stem else PARALLEL_FLAGS
 
 
 def _compiler() -> str:

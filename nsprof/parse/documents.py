@@ -56,18 +56,7 @@ def read_pipeline_results(path: Path) -> dict | None:
     document = _read_object(path, "pipeline results")
     if document is None:
         return None
-    records = document.get("records")
-    if not isinstance(records, list):
-        raise ParseError(f"{path}: not the results of `nsprof pipeline` (no \"records\" list)", RECAPTURE)
-    for number, record in enumerate(records, 1):
-        if not isinstance(record, dict):
-            raise ParseError(f"{path}: record {number} is {_json_type(record)}, not an object", RECAPTURE)
-        missing = [field for field in PIPELINE_RECORD_FIELDS if not isinstance(record.get(field), str)]
-        if missing:
-            raise ParseError(f"{path}: record {number} has no {', '.join(missing)}", RECAPTURE)
-        median = record.get("median_ms")
-        if median is not None and not isinstance(median, (int, float)):
-            raise ParseError(f"{path}: record {number}'s median_ms is {_json_type(median)}, not a number", RECAPTURE)
+    _check_records(path, document, "records", "nsprof pipeline", PIPELINE_RECORD_FIELDS)
     if not isinstance(document.get("floor") or {}, dict):
         raise ParseError(f"{path}: \"floor\" is {_json_type(document['floor'])}, not an object", RECAPTURE)
     return document
@@ -99,23 +88,30 @@ def read_cpu_rung(bench: Path, ceilings: Path) -> CpuRung | None:
     document = _read_object(bench, "bench results")
     if document is None:
         return None
-    records = document.get("results")
-    if not isinstance(records, list):
-        raise ParseError(f"{bench}: not the results of `nsprof bench` (no \"results\" list)", RECAPTURE)
-    for number, record in enumerate(records, 1):
-        if not isinstance(record, dict):
-            raise ParseError(f"{bench}: record {number} is {_json_type(record)}, not an object", RECAPTURE)
-        missing = [field for field in BENCH_RECORD_FIELDS if not isinstance(record.get(field), str)]
-        if missing:
-            raise ParseError(f"{bench}: record {number} has no {', '.join(missing)}", RECAPTURE)
-        median = record.get("median_ms")
-        if median is not None and (isinstance(median, bool) or not isinstance(median, (int, float))):
-            raise ParseError(f"{bench}: record {number}'s median_ms is {_json_type(median)}, not a number", RECAPTURE)
+    records = _check_records(bench, document, "results", "nsprof bench", BENCH_RECORD_FIELDS)
     roofs = _read_object(ceilings, "host's ceilings")
     if roofs is not None and not isinstance(roofs.get("ceilings"), dict):
         raise ParseError(f"{ceilings}: not what `nsprof ceilings --cpu --json` writes (no \"ceilings\" object)", RECAPTURE)
     env = document.get("env")
     return CpuRung(records, env if isinstance(env, dict) else {}, roofs)
+
+
+def _check_records(path: Path, document: dict, key: str, command: str, fields: tuple[str, ...]) -> list:
+    """document[key], a list of objects each naming `fields` as strings and with a number or null as
+    median_ms; a ParseError naming the file, the record and the field otherwise."""
+    records = document.get(key)
+    if not isinstance(records, list):
+        raise ParseError(f"{path}: not the results of `{command}` (no \"{key}\" list)", RECAPTURE)
+    for number, record in enumerate(records, 1):
+        if not isinstance(record, dict):
+            raise ParseError(f"{path}: record {number} is {_json_type(record)}, not an object", RECAPTURE)
+        missing = [field for field in fields if not isinstance(record.get(field), str)]
+        if missing:
+            raise ParseError(f"{path}: record {number} has no {', '.join(missing)}", RECAPTURE)
+        median = record.get("median_ms")
+        if median is not None and (isinstance(median, bool) or not isinstance(median, (int, float))):
+            raise ParseError(f"{path}: record {number}'s median_ms is {_json_type(median)}, not a number", RECAPTURE)
+    return records
 
 
 MAX_DOCUMENT_BYTES = 64 * 2**20  # the manifests and records nsprof writes are kilobytes: a larger one is no such file
