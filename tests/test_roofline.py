@@ -20,7 +20,7 @@ from nsprof.analyze.roofline import binding_points, roofline_points, roofs
 from nsprof.api import load_ladder
 from nsprof.ceilings.peaks import datasheet_ceiling
 from nsprof.cli import app
-from nsprof.render.roofline import MAX_LABELS, roofline_figure
+from nsprof.render.roofline import MAX_LABELS, SOURCES_WIDTH, roofline_figure
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "data" / "h200"
@@ -229,6 +229,21 @@ def test_title_names_the_gpu_and_the_ceilings_source(example_ladder):
     figure = roofline_figure(example_ladder.points, example_ladder.roofs, example_ladder.gpu)
     assert "NVIDIA H200" in figure.texts[0].get_text()
     assert "datasheet" in figure.axes[0].get_title()
+
+
+def test_the_line_naming_many_profiles_fits_inside_the_figure():
+    """Every example at once: the subtitle names as many profiles as its width holds, then how many
+    more, and its text ends inside the figure (it ran off both edges before)."""
+    ladder = load_ladder([EXAMPLE.parent], False, None)
+    figure = roofline_figure(ladder.points, ladder.roofs, ladder.gpu)
+    profiles = list(dict.fromkeys(ladder.points["profile"].dropna()))
+    line = next(line for line in figure.axes[0].get_title().splitlines() if line.startswith("from "))
+    named = line.removeprefix("from ").split(" and ")[0].split(", ")
+    assert len(profiles) > len(named) >= 2 and named == profiles[:len(named)]
+    assert line.endswith(f" and {len(profiles) - len(named)} more") and len(line) <= SOURCES_WIDTH
+    figure.canvas.draw()
+    box = figure.axes[0].title.get_window_extent()
+    assert box.x0 >= 0 and box.x1 <= figure.bbox.width
 
 
 # --- the command --------------------------------------------------------------------------------------

@@ -391,10 +391,24 @@ def _title(points: pd.DataFrame, gpu: str | None, host: Sequence[Roof] = ()) -> 
     return f"Roofline: {subject} on {machine}"
 
 
+SOURCES_WIDTH = 110  # characters of the subtitle line that names the profiles: what the figure's width holds
+
+
 def _sources_line(points: pd.DataFrame) -> str:
-    """'from h200-sgemm-1024, h200-sgemm-tf32-1024\n': the profiles the points come from."""
+    """'from h200-sgemm-1024, h200-sgemm-tf32-1024\n': the profiles the points come from, as many as
+    fit the figure's width, then how many more ('and 3 more': the CSV and the report name each)."""
     profiles = [name for name in dict.fromkeys(points["profile"]) if isinstance(name, str)]
-    return f"from {', '.join(profiles)}\n" if profiles else ""
+    if not profiles:
+        return ""
+    shown = profiles[:1]
+    for name in profiles[1:]:
+        rest = len(profiles) - len(shown) - 1
+        tail = f" and {rest} more" if rest else ""
+        if len("from " + ", ".join([*shown, name]) + tail) > SOURCES_WIDTH:
+            break
+        shown.append(name)
+    more = len(profiles) - len(shown)
+    return f"from {', '.join(shown)}" + (f" and {more} more" if more else "") + "\n"
 
 
 def _ceiling_line(roofs: list[Roof], points: pd.DataFrame) -> str:
