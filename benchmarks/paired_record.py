@@ -1,7 +1,7 @@
 """Assemble benchmarks/h100-paired-library.json from what benchmarks/gpu/paired_h200.sh and the h6 and
 flow experiments wrote under $OUT on the GPU machine, and print the tables of the .md beside it.
 
-    python3 benchmarks/paired_record.py --paired DIR --sweep DIR --flow DIR [--bursts DIR ...] > /dev/null
+    python3 benchmarks/paired_record.py --paired DIR --sweep DIR [DIR ...] --flow DIR [--bursts DIR ...] > /dev/null
 
 DIR: the folders the device tool copied back (paired-run*.jsonl and host.txt; hgemm-vs-torch.jsonl;
 wc-pipeline.jsonl)."""
@@ -27,7 +27,7 @@ def spread(values: list[float]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--paired", type=Path, required=True)
-    ap.add_argument("--sweep", type=Path, required=True)
+    ap.add_argument("--sweep", type=Path, nargs="+", required=True)
     ap.add_argument("--flow", type=Path, required=True)
     ap.add_argument("--bursts", type=Path, nargs="*", default=[],
                     help="folders of the same sweep timed in bursts (hgemm-vs-torch.jsonl without --paired)")
@@ -42,7 +42,7 @@ def main() -> None:
                 summary[key]["ms"].append(r["median_ms"])
                 summary[key]["torch_ms"].append(r["torch_ms"])
     sweep = collections.defaultdict(list)
-    for r in lines(args.sweep / "hgemm-vs-torch.jsonl"):
+    for r in (r for folder in args.sweep for r in lines(folder / "hgemm-vs-torch.jsonl")):
         if r["phase"] == "paired":
             sweep[f"{r['size']} {r['variant']}"].append(r["ratio"])
     flow = lines(args.flow / "wc-pipeline.jsonl")
