@@ -247,3 +247,24 @@ def test_bench_runs_keep_every_runs_median_and_their_median():
     assert first["status"] == "failed" and first["median_ms"] is None
     expected = [record["results"][1]["median_ms"] * scale for scale in (1.0, 1.02, 0.99)]
     assert second["run_medians_ms"] == pytest.approx(expected) and second["median_ms"] == pytest.approx(expected[0])
+
+
+def test_bench_runs_keep_every_runs_paired_percent_and_their_median():
+    """Where every run measured % cuBLAS in pairs, the merged record keeps each run's and their median;
+    where one run did not, the first run's stays (it is not a median of unlike measures)."""
+    record = json.loads((Path(__file__).parents[1] / "profiles" / "examples" / "h200-sgemm-1024" / "bench-nsys.json")
+                        .read_text())
+    documents = []
+    for run, percent in enumerate((97.0, 99.5, 98.0)):
+        copy = json.loads(json.dumps(record))
+        for result in copy["results"]:
+            result.update(pct_cublas=percent + result["m"] / 1e4, pct_cublas_method="paired")
+        if run == 2:
+            copy["results"][1]["pct_cublas_method"] = "medians"
+        documents.append(copy)
+    out = merged(documents)
+    first, second = out["results"][0], out["results"][1]
+    shift = first["m"] / 1e4
+    assert first["run_pct_cublas"] == pytest.approx([97.0 + shift, 99.5 + shift, 98.0 + shift])
+    assert first["pct_cublas"] == pytest.approx(98.0 + shift)
+    assert "run_pct_cublas" not in second and second["pct_cublas"] == pytest.approx(97.0 + second["m"] / 1e4)

@@ -34,8 +34,9 @@ def run_in_fresh_processes(argv: list[str], runs: int, progress: Callable[[str],
 
 def merged(documents: list[dict]) -> dict:
     """The first run's document, each record given `run_medians_ms` (every run's median, in run
-    order) and `median_ms` their median; a stage that failed or was not timed in any run keeps
-    that run's status."""
+    order) and `median_ms` their median, and where every run paired it with the library,
+    `run_pct_cublas` and `pct_cublas` their median; a stage that failed or was not timed in any run
+    keeps that run's status."""
     first = documents[0]
     by_key = [{tuple(r[k] for k in RECORD_KEY): r for r in document["results"]} for document in documents]
     for record in first["results"]:
@@ -50,5 +51,9 @@ def merged(documents: list[dict]) -> dict:
         medians = [run["median_ms"] for run in runs if run is not None]
         record["run_medians_ms"] = medians
         record["median_ms"] = statistics.median(medians)
+        percents = [run.get("pct_cublas") for run in runs if run is not None]
+        if all(run.get("pct_cublas_method") == "paired" for run in runs if run is not None) and None not in percents:
+            record["run_pct_cublas"] = percents  # each run's own pairs: the spread of % cuBLAS between runs
+            record["pct_cublas"] = statistics.median(percents)
     first["runs"] = len(documents)
     return first
