@@ -1,7 +1,7 @@
 """Assemble benchmarks/h100-paired-library.json from what benchmarks/gpu/paired_h200.sh and the h6 and
 flow experiments wrote under $OUT on the GPU machine, and print the tables of the .md beside it.
 
-    python3 benchmarks/paired_record.py --paired DIR --sweep DIR [DIR ...] --flow DIR [--bursts DIR ...] > /dev/null
+    python3 benchmarks/paired_record.py --paired DIR --sweep DIR [DIR ...] --flow DIR [--bench DIR] [--bursts DIR ...] > /dev/null
 
 DIR: the folders the device tool copied back (paired-run*.jsonl and host.txt; hgemm-vs-torch.jsonl;
 wc-pipeline.jsonl)."""
@@ -29,6 +29,8 @@ def main() -> None:
     ap.add_argument("--paired", type=Path, required=True)
     ap.add_argument("--sweep", type=Path, nargs="+", required=True)
     ap.add_argument("--flow", type=Path, required=True)
+    ap.add_argument("--bench", type=Path, default=None,
+                    help="the folder of benchmarks/gpu/paired_bench_h200.sh (bench-hgemm.json, bench-sgemm.json)")
     ap.add_argument("--bursts", type=Path, nargs="*", default=[],
                     help="folders of the same sweep timed in bursts (hgemm-vs-torch.jsonl without --paired)")
     args = ap.parse_args()
@@ -57,6 +59,8 @@ def main() -> None:
         "runs": runs,
         "h6_sweep_paired": dict(sweep),
         "write_combined_flow": flow,
+        "bench_paired": {name: json.loads((args.bench / f"bench-{name}.json").read_text()) for name in ("hgemm", "sgemm")}
+        if args.bench else None,
         "h6_sweep_bursts": [[r for r in lines(folder / "hgemm-vs-torch.jsonl") if r["phase"] == "time"]
                             for folder in args.bursts],
     }

@@ -31,7 +31,8 @@ def bench(
     paired: bool = typer.Option(
         True, "--paired/--no-paired",
         help="Measure '% cuBLAS' with each stage's launches alternating with the fastest library's, so that a "
-             "clock moving under the power limit moves both alike; --no-paired divides the medians timed apart."),
+             "clock moving under the power limit moves both alike (one clock: a kernel's own power draw does not "
+             "show); --no-paired divides the medians timed apart, each at the clock its own draw allows."),
     as_json: bool = typer.Option(False, "--json", help="Print the results as JSON instead of a table."),
     out: Path = typer.Option(Path("profiles"), "--out", help="Directory for the results file bench-<op>-<time>.json."),
     save: bool = typer.Option(True, "--save/--no-save", help="Write the results file."),
