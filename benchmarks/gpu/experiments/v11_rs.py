@@ -1,0 +1,78 @@
+"""Issue 33's TF32 gap: v11 without its transpose of B (sgemm_v11_rs_256x128: wgmma's A operand
+from registers, C^T = B^T.A^T; see its header in kernels/sgemm/v11_wgmma_tma.cu). Verifies the entry
+at square, ragged and extreme shapes (NaN-poisoned output, float64 reference, v11's tolerance),
+then times it paired with torch.mm (TF32) and with v11 as declared, at 4096^3 and 8192^3.
+
+    python3 benchmarks/gpu/experiments/v11_rs.py --out $OUT/v11-rs.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+
+CHECK = "1x1x1,17x33x9,1000x1200x808,4095x4097x4093,128x4096x1024,4096x128x1024,256,1024"
+SMEM = 1024 + 4 * (256 * 32 * 4 + 32 * 128 * 4) + 256
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    from nsprof.launch.measure import paired_medians, verify
+    from nsprof.launch.tools import launch_tools
+    from nsprof.launch.torch_baseline import torch_launch
+    from nsprof.registry import Tile
+    from nsprof.registry import get_op, get_stage
+    from nsprof.sizes import parse_sizes, size_label
+
+    tools, op, v11 = launch_tools(), get_op("sgemm"), get_stage("sgemm", "v11")
+    tile = Tile(256, 128, 32, (384, 1), "sgemm_v11_rs_256x128", SMEM, arch="sm_90a", tma_boxes=((256, 32), (32, 32)),
+                swizzle=128, persistent=True)
+    rs = dataclasses.replace(v11, tiles=(tile,))
+
+    def out(rec):
+        with open(args.out, "a") as sink:
+            sink.write(json.dumps(rec) + "\n")
+        print("  ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in rec.items()), flush=True)
+
+    variants = {"rs wait1": (), "rs wait0": ("V11_RS_WAIT=0",)}
+    passed = dict.fromkeys(variants, True)
+    for size in parse_sizes([CHECK], op.dims):
+        for name, defines in variants.items():
+            problem = op.workload.problem(tools.xp, size, seed=7)
+            try:
+                launcher = op.workload.launcher(rs, problem, tools, defines=defines)
+                error = verify(launcher, problem)
+            except Exception as exc:  # a build or launch error ends this variant
+                out({"phase": "verify", "variant": name, "size": size_label(size), "message": f"{type(exc).__name__}: {exc}"[:400]})
+                passed[name] = False
+                continue
+            ok = error <= v11.tolerance(size)
+            passed[name] &= ok
+            out({"phase": "verify", "variant": name, "size": size_label(size), "rel_error": error,
+                 "tolerance": v11.tolerance(size), "ok": ok})
+    for size in parse_sizes(["4096,8192"], op.dims):
+        problem = op.workload.problem(tools.xp, size)
+        mm = torch_launch(op.workload.library_call(get_stage("sgemm", "v9t"), problem), "tf32")
+        declared = op.workload.launcher(v11, problem, tools)
+        for name, defines in variants.items():
+            if not passed[name]:
+                continue
+            launcher = op.workload.launcher(rs, problem, tools, defines=defines)
+            for round_ in range(1, args.rounds + 1):
+                ours, theirs = paired_medians(launcher.run, mm, 60 if size[0] <= 4096 else 15)
+                mine, v11_ms = paired_medians(launcher.run, declared.run, 60 if size[0] <= 4096 else 15)
+                out({"phase": "paired", "variant": name, "size": size_label(size), "round": round_, "median_ms": ours,
+                     "torch_ms": theirs, "ratio_torch": theirs / ours, "v11_ms": v11_ms, "ratio_v11": v11_ms / mine,
+                     "tflops": op.flops(size) / ours / 1e9})
+
+
+if __name__ == "__main__":
+    main()
