@@ -28,8 +28,7 @@ def main() -> None:
     from nsprof.launch.measure import paired_medians, verify
     from nsprof.launch.tools import launch_tools
     from nsprof.launch.torch_baseline import torch_launch
-    from nsprof.registry import Tile
-    from nsprof.registry import get_op, get_stage
+    from nsprof.registry import Tile, get_op, get_stage
     from nsprof.sizes import parse_sizes, size_label
 
     tools, op, v11 = launch_tools(), get_op("sgemm"), get_stage("sgemm", "v11")
