@@ -249,12 +249,15 @@ def test_tensor_cores_on_the_sgemm_ladder_states_v11s_wgmma_and_its_k_major_layo
     doc = explain_json("tensor-cores", "--op", "sgemm")
     assert [row["step"] for row in doc["ladder"]] == ["v10 -> v11"]
     v11 = [fact for fact in doc["facts"] if fact.startswith("v11 ")]
-    assert [fact.split(":")[0] for fact in v11] == ["v11 128x256", "v11 128x128", "v11 128x64", "v11 at 1024x1024x1024"]
+    assert [fact.split(":")[0] for fact in v11] == ["v11 256x128", "v11 128x256", "v11 128x128", "v11 128x64",
+                                                    "v11 at 1024x1024x1024"]
     # measured on the committed capture: the TF32 tensor counter of today's preset sees wgmma (2MNK per launch)
-    assert f"{2 * 1024**3:,} tensor FLOPs per launch measured" in v11[3]
-    assert "wgmma m64n256k8 (131,072 multiply-adds" in v11[0] and 64 * 256 * 8 == 131_072
-    assert all("Bt (B transposed to N x K first)" in fact and "K-major like A" in fact for fact in v11[:3])
-    assert "48 KB per stage, 4 stages" in v11[0]  # (128 + 256) rows x 128 bytes; 4 x 48 KB + 1 KB <= 193 KB
+    assert f"{2 * 1024**3:,} tensor FLOPs per launch measured" in v11[4]
+    assert all("wgmma m64n256k8 (131,072 multiply-adds" in fact for fact in v11[:2]) and 64 * 256 * 8 == 131_072
+    # the 256x128 tile: A's 256 rows are the MMA's N, B from registers, no transpose
+    assert "read into registers as the MMA's first operand (C^T = B^T A^T: no transpose" in v11[0]
+    assert all("Bt (B transposed to N x K first)" in fact and "K-major like A" in fact for fact in v11[1:4])
+    assert all("48 KB per stage, 4 stages" in fact for fact in v11[:2])  # 256 x 128 + 32 x 512 bytes; (128 + 256) x 128
     h6 = [fact for fact in explain_json("tensor-cores")["facts"] if fact.startswith("h6 128x256")]
     assert h6 and "wgmma m64n256k16" in h6[0] and "N-major, imm-trans-b" in h6[0]
 

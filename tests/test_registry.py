@@ -166,11 +166,18 @@ def test_v11_tiles_read_both_operands_k_major_through_128_byte_swizzled_tma_boxe
     assert v11.stage == "v11" and v11.ragged == "tma-fill" and v11.precision.name == "tf32"
     for tile in v11.tiles:
         (a_rows, a_cols), (b_rows, b_cols) = tile.tma_boxes
-        assert tile.b_k_major and tile.arch == "sm_90a" and tile.swizzle == 128
-        assert a_cols * 4 == b_cols * 4 == tile.swizzle  # one 128-byte swizzle atom of K per row
-        assert (a_rows, b_rows) == (tile.bm, tile.bn) and b_rows <= 256  # a TMA box has at most 256 rows
-        stage_bytes = (a_rows + b_rows) * 128
+        assert tile.arch == "sm_90a" and tile.swizzle == 128 and tile.b_k_major != tile.b_in_registers
+        assert a_cols * 4 == b_cols * 4 == tile.swizzle  # rows of one 128-byte swizzle atom: of K, or of B's N
+        assert a_rows == tile.bm <= 256  # a TMA box has at most 256 rows
+        if tile.b_in_registers:  # B as given: boxes of bk rows of K x 32 floats of N, bn / 32 of them a stage
+            assert b_rows == tile.bk and tile.bn % b_cols == 0 and not tile.b_k_major
+            stage_bytes = (a_rows * a_cols + tile.bk * tile.bn) * 4
+        else:  # Bt: bn rows of K
+            assert b_rows == tile.bn
+            stage_bytes = (a_rows + b_rows) * 128
         assert tile.dynamic_smem_bytes >= 1024 + 2 * stage_bytes  # alignment slack and at least 2 stages
+    # the tile that large products run is the one that reads B as given (no transpose timed with it)
+    assert v11.tiles[0].b_in_registers and v11.tiles[0].persistent
 
 
 def test_hgemm_tolerance_follows_fp16_rounding_and_grows_with_k():

@@ -19,7 +19,9 @@
 //    V11_GROUP_ROWS rows of C (L2 reuse of Bt); the producer loads the next tile while the
 //    consumers store this one.
 // The layout wgmma needs: for .tf32 both operands must be K-major in shared memory (the
-// transpose immediates imm-trans-a/b exist only for f16/bf16). A (row-major M x K) is
+// transpose immediates imm-trans-a/b exist only for f16/bf16). The 256x128 entry, the one
+// large products run, avoids the transpose below altogether: it computes C^T = B^T A^T with
+// B's tile in registers (sgemm_v11_rs_256x128, at the end of this file). For the others: A (row-major M x K) is
 // K-major: its TMA box is {32 floats = 128 bytes of K, 128 rows}, the canonical K-major
 // 128B-swizzle layout (8-row x 128-byte swizzle atoms, SBO = 1024 bytes; a k8 step advances
 // the descriptor's start address by 8 floats = 32 bytes inside the swizzled row). B
@@ -299,28 +301,30 @@ sgemm_v11_128x64(int M, int N, int K, const void* tmA, const void* tmB, float* C
 // ---------------------------------------------------------------------------------------
 // sgemm_v11_rs_256x128: the same product without transposing B ("rs": wgmma's A operand from
 // registers). wgmma.tf32 reads a shared-memory operand only K-major, and B (row-major K x N) is
-// N-major, which is why the entries above transpose it first (0.051 of 0.44 ms at 4096^3 on an
-// H100: the whole gap to cuBLAS TF32). Here the block computes a tile of C^T = B^T . A^T:
+// N-major, which is why the entries above transpose it first: 0.051 of 0.44 ms at 4096^3 on an
+// H100, the whole gap to cuBLAS TF32 (benchmarks/h100-paired-library.md). Here the block
+// computes a tile of C^T = B^T . A^T:
 //  * wgmma's B operand (K-major, from shared memory by descriptor) is A's tile as TMA loads it
-//    for the entries above: 256 rows of A x 32 k, so wgmma's N is 256 rows of C;
+//    for the entries above, 256 rows of A x 32 k: wgmma's N is 256 rows of C;
 //  * wgmma's A operand (64 x 8, from registers) is a 64-column slab of B^T: each consumer
 //    warpgroup reads its 64 columns of B's tile from shared memory into the m64k8 tf32 register
-//    fragment (lane l of warp w: rows 16w + l/4 and +8, k columns l%4 and +4, as CUTLASS's
+//    fragment (lane l of warp w: rows 16w + l/4 and +8, k columns l%4 and +4; CUTLASS's
 //    ALayout_64x8), rounding each to TF32 (cvt.rna) as the transpose did;
 //  * the accumulators hold C^T: lane l of warp w has C[m][n] for n = 16w + l/4 (+8) and m =
-//    8j + 2(l%4) + {0,1}: each store covers 4 rows of C x 32 contiguous bytes (whole sectors).
-// B's tile is 4 TMA boxes of {32 floats of N = 128 bytes, 32 rows of K} in the 128-byte
-// swizzle: element (k, n) of a box sits at k*128 + ((n/4) ^ (k%8))*16 + (n%4)*4. The fragment
-// registers of a k tile stay in use until its MMAs retire, so two sets alternate: k tiles are
-// consumed in pairs, and each set is fenced live until the wait that retires it.
+//    8j + 2(l%4) + {0,1}; each store covers 4 rows of C x 32 contiguous bytes (whole sectors).
+// B's tile is 4 TMA boxes of {32 floats of N = 128 bytes, 32 rows of K} in the 128-byte swizzle:
+// element (k, n) of a box sits at k*128 + ((n/4) ^ (k%8))*16 + (n%4)*4.
+// Each k tile's MMAs retire before the next tile's fragments are read (wgmma.wait_group 0). With
+// two fragment sets alternating and one tile's MMAs left in flight (wait_group 1), ptxas cannot
+// tell which set the MMAs in flight still read and serializes every wgmma (its warning C7513):
+// 0.82 of torch.mm at 4096^3 on an H100, against 0.996 this way.
+// Measured on an H100, paired with torch.mm (TF32) on the same arrays: 0.996-0.997 of its speed at
+// 4096^3 (1.10x the transposing 128x256 entry) and 0.976-0.982 at 8192^3 (1.03x).
 // Block: 3 warpgroups; consumer c computes columns 64c..64c+63 of the 128-column tile, all 256
 // rows. Shared memory: STAGES x [A 256 x 32 floats (32 KB) | B 32 x 128 floats (16 KB)].
 // ---------------------------------------------------------------------------------------
 #ifndef V11_RS_STAGES
 #define V11_RS_STAGES 4
-#endif
-#ifndef V11_RS_WAIT  // MMA groups left in flight after each k tile's commit (0: each tile's retire at once)
-#define V11_RS_WAIT 1
 #endif
 
 // D(64 x 256, f32) += A(64 x 8 tf32, registers) * B(8 x 256, K-major, from desc b).
@@ -333,11 +337,7 @@ __device__ __forceinline__ void wgmma_rs_n256(float (&d)[128], unsigned a0, unsi
                  : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(b), "r"(scale_d));
 }
 
-__device__ __forceinline__ void fence_frag(unsigned (&f)[16]) {
-#pragma unroll
-    for (int i = 0; i < 16; ++i) asm volatile("" : "+r"(f[i])::"memory");
-}
-
+// One float of shared memory, rounded to TF32 (the fragment's .b32 bits).
 __device__ __forceinline__ unsigned lds_tf32(unsigned addr) {
     float x;
     asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(x) : "r"(addr) : "memory");
@@ -347,56 +347,15 @@ __device__ __forceinline__ unsigned lds_tf32(unsigned addr) {
 }
 
 template <int STAGES>
-struct V11RsRing {
-    static constexpr int A_BYTES = 256 * V11_BK * 4;  // 32 KB: 256 rows of A x 32 k
-    static constexpr int B_BYTES = V11_BK * 128 * 4;  // 16 KB: 32 k x 128 columns of B, 4 boxes
-    static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
-};
-
-// One k tile of one consumer warpgroup: wait for the stage, read this warpgroup's fragments of
-// B (4 k8 steps x 4 registers) into f, issue the 4 MMAs, retire the previous tile's (and its
-// fragments, `older`), hand the previous stage back.
-template <int STAGES>
-__device__ __forceinline__ void v11_rs_k_tile(float (&acc)[128], unsigned (&f)[16], unsigned (&older)[16], int kt,
-                                              int& s, unsigned& phase, int& prev, unsigned base, unsigned full_bar,
-                                              unsigned empty_bar, unsigned long long desc_b0, int c, int warp,
-                                              int lane) {
-    using R = V11RsRing<STAGES>;
-    mbar_wait(full_bar + 8 * s, phase);
-    const unsigned tile_b = base + s * R::STAGE_BYTES + R::A_BYTES;
-    const int n = 64 * c + 16 * warp + lane / 4;  // column of B's tile: rows of this lane's fragment
-#pragma unroll
-    for (int kk = 0; kk < V11_BK / 8; ++kk) {
-#pragma unroll
-        for (int r = 0; r < 4; ++r) {
-            const int nn = n + 8 * (r & 1), k = 8 * kk + lane % 4 + 4 * (r >> 1);
-            const int box = nn / 32, nb = nn % 32;
-            f[4 * kk + r] = lds_tf32(tile_b + box * 4096 + k * 128 + ((((nb >> 2) ^ (k & 7)) << 4) | ((nb & 3) << 2)));
-        }
-    }
-    fence_acc(acc);
-    wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < V11_BK / 8; ++kk) {
-        wgmma_rs_n256(acc, f[4 * kk], f[4 * kk + 1], f[4 * kk + 2], f[4 * kk + 3],
-                      desc_b0 + ((s * R::STAGE_BYTES + kk * 32) >> 4), (kt | kk) != 0);
-    }
-    wgmma_commit();
-    fence_acc(acc);
-    wgmma_wait<V11_RS_WAIT>();  // the previous k tile's MMAs are done: its stage and fragments are free
-    if (kt > 0 && lane == 0) mbar_arrive(empty_bar + 8 * prev);
-    prev = s;
-    if (++s == STAGES) { s = 0; phase ^= 1; }
-}
-
-template <int STAGES>
 __device__ __forceinline__ void v11_rs_body(int M, int N, int K, const void* tmA, const void* tmB, float* C) {
-    using R = V11RsRing<STAGES>;
     constexpr int BM = 256, BN = 128;
-    static_assert(STAGES >= 2, "a stage is released one k tile late (wgmma.wait_group 1)");
+    constexpr int A_BYTES = BM * V11_BK * 4;  // 32 KB: 256 rows of A x 32 k
+    constexpr int B_BYTES = V11_BK * BN * 4;  // 16 KB: 32 k x 128 columns of B, 4 boxes of 32 columns
+    constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
+    static_assert(STAGES >= 2, "the producer fills a stage while the consumers read another");
 
     const unsigned base = (smem_u32(v11_smem) + 1023u) & ~1023u;
-    const unsigned full_bar = base + STAGES * R::STAGE_BYTES;
+    const unsigned full_bar = base + STAGES * STAGE_BYTES;
     const unsigned empty_bar = full_bar + 8 * STAGES;
     const int warpgroup = threadIdx.x / 128;
     const int tid = threadIdx.x % 128;
@@ -418,6 +377,7 @@ __device__ __forceinline__ void v11_rs_body(int M, int N, int K, const void* tmA
     const int k_tiles = (K + V11_BK - 1) / V11_BK;
 
     if (warpgroup == 0) {
+        // ---------------- producer: A's 256 x 32 box and B's four 32 x 32 boxes per stage ----------------
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(V11_PRODUCER_REGS));
         if (tid == 0) {
             prefetch_tmap(tmA);
@@ -431,47 +391,59 @@ __device__ __forceinline__ void v11_rs_body(int M, int N, int K, const void* tmA
                 for (int kt = 0; kt < k_tiles; ++kt) {
                     mbar_wait(empty_bar + 8 * s, phase ^ 1);
                     const unsigned fb = full_bar + 8 * s;
-                    const unsigned sa = base + s * R::STAGE_BYTES;
+                    const unsigned sa = base + s * STAGE_BYTES;
                     const int k0 = kt * V11_BK;
-                    mbar_arrive_expect_tx(fb, R::STAGE_BYTES);
+                    mbar_arrive_expect_tx(fb, STAGE_BYTES);
                     tma_load_2d(sa, tmA, k0, m0, fb);
 #pragma unroll
                     for (int box = 0; box < BN / 32; ++box)
-                        tma_load_2d(sa + R::A_BYTES + box * 4096, tmB, n0 + 32 * box, k0, fb);
+                        tma_load_2d(sa + A_BYTES + box * 4096, tmB, n0 + 32 * box, k0, fb);
                     if (++s == STAGES) { s = 0; phase ^= 1; }
                 }
             }
         }
         __syncwarp();
     } else {
+        // ---------------- consumers ----------------
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(V11_CONSUMER_REGS));
         const int c = warpgroup - 1;  // columns 64c .. 64c+63 of the tile
         const int warp = tid / 32, lane = tid % 32;
         const unsigned long long desc_b0 = make_desc(base);  // A's tile, as wgmma's K-major B operand
+        const int frag_n = 64 * c + 16 * warp + lane / 4;   // this lane's first column of B's tile
         float acc[128];
-        unsigned f0[16], f1[16];
-#pragma unroll
-        for (int i = 0; i < 16; ++i) f0[i] = f1[i] = 0u;
         int s = 0;
         unsigned phase = 0;
         for (int u = blockIdx.x; u < num_tiles; u += gridDim.x) {
             int tm, tn;
             tile_coords<BM>(u, tiles_m, tiles_n, tm, tn);
             const int m0 = tm * BM, n0 = tn * BN;
-            int prev = 0;
-            for (int kt = 0; kt < k_tiles; kt += 2) {  // two fragment sets, alternating
-                v11_rs_k_tile<STAGES>(acc, f0, f1, kt, s, phase, prev, base, full_bar, empty_bar, desc_b0, c, warp, lane);
-                if (kt + 1 < k_tiles)
-                    v11_rs_k_tile<STAGES>(acc, f1, f0, kt + 1, s, phase, prev, base, full_bar, empty_bar, desc_b0, c,
-                                          warp, lane);
+            for (int kt = 0; kt < k_tiles; ++kt) {
+                mbar_wait(full_bar + 8 * s, phase);
+                const unsigned tile_b = base + s * STAGE_BYTES + A_BYTES;
+                unsigned f[16];  // 4 k8 steps x the 4 registers of the m64k8 fragment
+#pragma unroll
+                for (int kk = 0; kk < V11_BK / 8; ++kk) {
+#pragma unroll
+                    for (int r = 0; r < 4; ++r) {
+                        const int n = frag_n + 8 * (r & 1), k = 8 * kk + lane % 4 + 4 * (r >> 1);
+                        const int box = n / 32, nb = n % 32;
+                        f[4 * kk + r] = lds_tf32(tile_b + box * 4096 + k * 128 + (((nb >> 2) ^ (k & 7)) << 4) + ((nb & 3) << 2));
+                    }
+                }
+                fence_acc(acc);
+                wgmma_fence();
+#pragma unroll
+                for (int kk = 0; kk < V11_BK / 8; ++kk)
+                    wgmma_rs_n256(acc, f[4 * kk], f[4 * kk + 1], f[4 * kk + 2], f[4 * kk + 3],
+                                  desc_b0 + ((s * STAGE_BYTES + kk * 32) >> 4), (kt | kk) != 0);
+                wgmma_commit();
+                fence_acc(acc);
+                wgmma_wait<0>();  // this tile's MMAs are done: its stage goes back, its fragments are free
+                if (lane == 0) mbar_arrive(empty_bar + 8 * s);
+                if (++s == STAGES) { s = 0; phase ^= 1; }
             }
-            wgmma_wait<0>();
-            fence_acc(acc);
-            fence_frag(f0);
-            fence_frag(f1);
-            if (lane == 0) mbar_arrive(empty_bar + 8 * prev);
             // Epilogue: acc holds C^T (rows n, columns m); C[m][n] with bounds checks.
-            const int n = n0 + 64 * c + 16 * warp + lane / 4;
+            const int n = n0 + frag_n;
 #pragma unroll
             for (int j = 0; j < 32; ++j) {
 #pragma unroll

@@ -131,13 +131,18 @@ def _wgmma_operands(stage: Stage) -> list[str]:
         (a_rows, a_cols), (b_rows, b_cols) = tile.tma_boxes
         per_stage = (tile.bm * a_cols + tile.bn * tile.bk) * elem
         ring = (tile.dynamic_smem_bytes - 1024) // per_stage
-        if tile.b_k_major:
+        n = tile.bn
+        if tile.b_in_registers:  # C^T = B^T A^T: A's rows are the MMA's N, B's columns its M, from registers
+            n = tile.bm
+            b = (f"B as given (N-major) in boxes of {b_rows} rows of K x {b_cols * elem} bytes of N, read into registers "
+                 f"as the MMA's first operand (C^T = B^T A^T: no transpose; A's {a_rows} rows are the MMA's N)")
+        elif tile.b_k_major:
             b = (f"Bt (B transposed to N x K first) in boxes of {b_rows} rows x {b_cols * elem} bytes of K, "
                  "K-major like A")
         else:
             b = f"B as given (N-major, imm-trans-b) in boxes of {b_rows} rows of K x {b_cols * elem} bytes of N"
         facts.append(
-            f"{stage.stage} {tile.shape}: wgmma m64n{tile.bn}k{k} ({64 * tile.bn * k:,} multiply-adds per warpgroup "
+            f"{stage.stage} {tile.shape}: wgmma m64n{n}k{k} ({64 * n * k:,} multiply-adds per warpgroup "
             f"instruction, {tile.bk // k} per k tile of {tile.bk}); A in TMA boxes of {a_rows} rows x {a_cols * elem} bytes "
             f"of K (K-major, {tile.swizzle}-byte swizzle: {SWIZZLE_ATOM_ROWS}-row atoms of {SWIZZLE_ATOM_ROWS * tile.swizzle:,} "
             f"bytes, a k step {WGMMA_K_BYTES} bytes); {b}; {per_stage // 1024} KB per stage, {ring} stages in its "

@@ -38,6 +38,14 @@ def _v11_smem(bn: int, stages: int) -> int:
     return 1024 + stages * (128 * 32 * 4 + bn * 32 * 4) + 256
 
 
+def _v11_rs(stages: int) -> Tile:
+    """v11's 256x128 tile without the transpose: C^T = B^T A^T, A's 256 rows (K-major, as wgmma's shared-memory
+    operand) in one TMA box of 256 rows x 32 floats, B as given in boxes of 32 rows of K x 32 floats of N, read
+    into registers as wgmma's other operand (b_in_registers). Its ring: 32 KB of A and 16 KB of B a stage."""
+    return Tile(256, 128, 32, (384, 1), "sgemm_v11_rs_256x128", 1024 + stages * (256 * 32 * 4 + 32 * 128 * 4) + 256,
+                arch="sm_90a", tma_boxes=((256, 32), (32, 32)), swizzle=128, persistent=True, b_in_registers=True)
+
+
 def _v11(bn: int, stages: int, persistent: bool) -> Tile:
     """A v11 tile: 3 warpgroups; both TMA boxes 32 floats (128 bytes: one swizzle atom) wide, A's
     128 rows, Bt's bn rows (B transposed to N x K first: b_k_major)."""
@@ -297,17 +305,19 @@ STAGES = (
     ),
     Stage(
         "sgemm", "v11", "wgmma + TMA (TF32, Hopper)", "kernels/sgemm/v11_wgmma_tma.cu", NVRTC,
-        (_v11(256, 4, True), _v11(128, 6, True), _v11(64, 5, False)),
+        (_v11_rs(4), _v11(256, 4, True), _v11(128, 6, True), _v11(64, 5, False)),
         "tma-fill", TF32,
-        changes="warpgroup MMAs (wgmma m64nNk8 on TF32) read both operands from shared memory, which TMA fills in "
-        "the 128-byte swizzle; a producer warpgroup loads, two consumer warpgroups multiply; B is transposed to "
-        "N x K first (timed with the stage), since TF32 wgmma takes only K-major operands",
+        changes="warpgroup MMAs (wgmma m64nNk8 on TF32) read A from shared memory, which TMA fills in the 128-byte "
+        "swizzle; a producer warpgroup loads, two consumer warpgroups multiply. TF32 wgmma reads only K-major operands "
+        "from shared memory, and B is N-major: the 256x128 tile computes C^T = B^T A^T with B's tile read into "
+        "registers as the MMA's other operand; the smaller tiles transpose B to N x K first (timed with the stage)",
         why="mma.sync cannot keep Hopper's tensor cores busy; wgmma runs asynchronously at full rate, with no "
         "fragments in registers and no per-thread copies or address math",
         metric="sm__pipe_tensor_op_gmma_cycles_active approaches the elapsed cycles; smsp__inst_executed falls >10x against v10",
         watch=('tensor_flops', 'sm_throughput_pct'),
-        notes="sm_90a only; A's float32 bits are read as TF32 (truncated), B is rounded with cvt.rna in the transpose; "
-        "ragged M, N, K by TMA's zero fill and bounds-checked stores, padded only when K % 4 != 0",
+        notes="sm_90a only; A's float32 bits are read as TF32 (truncated), B is rounded with cvt.rna (into registers, "
+        "or in the transpose); ragged M, N, K by TMA's zero fill and bounds-checked stores, padded only when K % 4 != 0 "
+        "(and, for the 256x128 tile, N % 4 != 0)",
     ),
     Stage(
         "sgemm", "v12", "Triton (FP32)", "kernels/common/triton_matmul.py", TRITON,

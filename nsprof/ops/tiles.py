@@ -43,6 +43,7 @@ class Tile:
     swizzle: int = 0
     persistent: bool = False
     b_k_major: bool = False
+    b_in_registers: bool = False  # a wgmma tile computing C^T = B^T A^T: B's tile as the MMA's register operand
     a_m_major: bool = False  # the kernel reads A as At (K x M, rows padded to 4 floats), written by a first kernel
     unchecked_entry: str | None = None
     stream_k: bool = False
