@@ -1,7 +1,8 @@
 """Issue 33's TF32 gap: v11 without its transpose of B (sgemm_v11_rs_256x128: wgmma's A operand
 from registers, C^T = B^T.A^T; see its header in kernels/sgemm/v11_wgmma_tma.cu). Verifies the entry
 at square, ragged and extreme shapes (NaN-poisoned output, float64 reference, v11's tolerance),
-then times it paired with torch.mm (TF32) and with v11 as declared, at 4096^3 and 8192^3.
+then times it and its tuning variants (tile order, ring depth; each verified at the timed size)
+paired with torch.mm (TF32) and with v11 as declared, at 4096^3 and 8192^3.
 
     python3 benchmarks/gpu/experiments/v11_rs.py --out $OUT/v11-rs.jsonl
 """
@@ -41,10 +42,12 @@ def main() -> None:
             sink.write(json.dumps(rec) + "\n")
         print("  ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in rec.items()), flush=True)
 
-    variants = {"rs wait1": (), "rs wait0": ("V11_RS_WAIT=0",)}
+    variants = {"rs": (), "rs group 1024": ("V11_GROUP_ROWS=1024",), "rs group 4096": ("V11_GROUP_ROWS=4096",),
+                "rs group 8192": ("V11_GROUP_ROWS=8192",), "rs 3 stages": ("V11_RS_STAGES=3",)}
+    checked = {"rs"}  # the others are verified at the sizes they are timed at
     passed = dict.fromkeys(variants, True)
     for size in parse_sizes([CHECK], op.dims):
-        for name, defines in variants.items():
+        for name, defines in ((name, defines) for name, defines in variants.items() if name in checked):
             problem = op.workload.problem(tools.xp, size, seed=7)
             try:
                 launcher = op.workload.launcher(rs, problem, tools, defines=defines)
@@ -60,11 +63,14 @@ def main() -> None:
     for size in parse_sizes(["4096,8192"], op.dims):
         problem = op.workload.problem(tools.xp, size)
         mm = torch_launch(op.workload.library_call(get_stage("sgemm", "v9t"), problem), "tf32")
-        declared = op.workload.launcher(v11, problem, tools)
+        declared = op.workload.launcher(v11, problem, tools, tile_shape="128x256")  # the transposing tile
         for name, defines in variants.items():
             if not passed[name]:
                 continue
             launcher = op.workload.launcher(rs, problem, tools, defines=defines)
+            if not verify(launcher, problem) <= v11.tolerance(size):
+                out({"phase": "verify", "variant": name, "size": size_label(size), "ok": False})
+                continue
             for round_ in range(1, args.rounds + 1):
                 ours, theirs = paired_medians(launcher.run, mm, 60 if size[0] <= 4096 else 15)
                 mine, v11_ms = paired_medians(launcher.run, declared.run, 60 if size[0] <= 4096 else 15)
