@@ -314,10 +314,11 @@ sgemm_v11_128x64(int M, int N, int K, const void* tmA, const void* tmB, float* C
 //    8j + 2(l%4) + {0,1}; each store covers 4 rows of C x 32 contiguous bytes (whole sectors).
 // B's tile is 4 TMA boxes of {32 floats of N = 128 bytes, 32 rows of K} in the 128-byte swizzle:
 // element (k, n) of a box sits at k*128 + ((n/4) ^ (k%8))*16 + (n%4)*4.
-// Each k tile's MMAs retire before the next tile's fragments are read (wgmma.wait_group 0). With
-// two fragment sets alternating and one tile's MMAs left in flight (wait_group 1), ptxas cannot
-// tell which set the MMAs in flight still read and serializes every wgmma (its warning C7513):
-// 0.82 of torch.mm at 4096^3 on an H100, against 0.996 this way.
+// Two fragment sets alternate: while one k tile's MMAs run, the lanes read the next tile's
+// fragments into the other set, and the MMAs retire (wgmma.wait_group 0) before the stage goes
+// back. Leaving one tile's MMAs in flight across the next (wait_group 1) made ptxas unable to tell
+// which set the MMAs in flight still read, and it serialized every wgmma (its warning C7513):
+// 0.82 of torch.mm at 4096^3 on an H100.
 // Measured on an H100, paired with torch.mm (TF32) on the same arrays: 0.996-0.997 of its speed at
 // 4096^3 (1.10x the transposing 128x256 entry) and 0.976-0.982 at 8192^3 (1.03x).
 // Block: 3 warpgroups; consumer c computes columns 64c..64c+63 of the 128-column tile, all 256
@@ -344,6 +345,44 @@ __device__ __forceinline__ unsigned lds_tf32(unsigned addr) {
     unsigned r;
     asm volatile("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
     return r;
+}
+
+// This lane's m64k8 fragments of B's tile for one k tile: 4 k8 steps x 4 registers, rounded to TF32.
+__device__ __forceinline__ void rs_fragments(unsigned (&f)[16], unsigned tile_b, int frag_n, int lane) {
+#pragma unroll
+    for (int kk = 0; kk < V11_BK / 8; ++kk) {
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+            const int n = frag_n + 8 * (r & 1), k = 8 * kk + lane % 4 + 4 * (r >> 1);
+            const int box = n / 32, nb = n % 32;
+            f[4 * kk + r] = lds_tf32(tile_b + box * 4096 + k * 128 + (((nb >> 2) ^ (k & 7)) << 4) + ((nb & 3) << 2));
+        }
+    }
+}
+
+// One k tile of one consumer warpgroup, its fragments `cur` already read: issue its 4 MMAs; while
+// they run, wait for the next stage and read the next tile's fragments into `next`; then retire
+// the MMAs (wait_group 0: ptxas sees that no MMA in flight reads `next`) and hand the stage back.
+template <int STAGES, int STAGE_BYTES, int A_BYTES>
+__device__ __forceinline__ void rs_k_tile(float (&acc)[128], unsigned (&cur)[16], unsigned (&next)[16], int kt,
+                                          int k_tiles, int& s, unsigned& phase, unsigned base, unsigned full_bar,
+                                          unsigned empty_bar, unsigned long long desc_b0, int frag_n, int lane) {
+    fence_acc(acc);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < V11_BK / 8; ++kk)
+        wgmma_rs_n256(acc, cur[4 * kk], cur[4 * kk + 1], cur[4 * kk + 2], cur[4 * kk + 3],
+                      desc_b0 + ((s * STAGE_BYTES + kk * 32) >> 4), (kt | kk) != 0);
+    wgmma_commit();
+    fence_acc(acc);
+    const int done = s;
+    if (++s == STAGES) { s = 0; phase ^= 1; }
+    if (kt + 1 < k_tiles) {
+        mbar_wait(full_bar + 8 * s, phase);
+        rs_fragments(next, base + s * STAGE_BYTES + A_BYTES, frag_n, lane);
+    }
+    wgmma_wait<0>();
+    if (lane == 0) mbar_arrive(empty_bar + 8 * done);
 }
 
 template <int STAGES>
@@ -417,30 +456,15 @@ __device__ __forceinline__ void v11_rs_body(int M, int N, int K, const void* tmA
             int tm, tn;
             tile_coords<BM>(u, tiles_m, tiles_n, tm, tn);
             const int m0 = tm * BM, n0 = tn * BN;
-            for (int kt = 0; kt < k_tiles; ++kt) {
-                mbar_wait(full_bar + 8 * s, phase);
-                const unsigned tile_b = base + s * STAGE_BYTES + A_BYTES;
-                unsigned f[16];  // 4 k8 steps x the 4 registers of the m64k8 fragment
-#pragma unroll
-                for (int kk = 0; kk < V11_BK / 8; ++kk) {
-#pragma unroll
-                    for (int r = 0; r < 4; ++r) {
-                        const int n = frag_n + 8 * (r & 1), k = 8 * kk + lane % 4 + 4 * (r >> 1);
-                        const int box = n / 32, nb = n % 32;
-                        f[4 * kk + r] = lds_tf32(tile_b + box * 4096 + k * 128 + (((nb >> 2) ^ (k & 7)) << 4) + ((nb & 3) << 2));
-                    }
-                }
-                fence_acc(acc);
-                wgmma_fence();
-#pragma unroll
-                for (int kk = 0; kk < V11_BK / 8; ++kk)
-                    wgmma_rs_n256(acc, f[4 * kk], f[4 * kk + 1], f[4 * kk + 2], f[4 * kk + 3],
-                                  desc_b0 + ((s * STAGE_BYTES + kk * 32) >> 4), (kt | kk) != 0);
-                wgmma_commit();
-                fence_acc(acc);
-                wgmma_wait<0>();  // this tile's MMAs are done: its stage goes back, its fragments are free
-                if (lane == 0) mbar_arrive(empty_bar + 8 * s);
-                if (++s == STAGES) { s = 0; phase ^= 1; }
+            unsigned fa[16], fb[16];  // two fragment sets: one read by the MMAs in flight, one being filled
+            mbar_wait(full_bar + 8 * s, phase);
+            rs_fragments(fa, base + s * STAGE_BYTES + A_BYTES, frag_n, lane);
+            for (int kt = 0; kt < k_tiles; kt += 2) {
+                rs_k_tile<STAGES, STAGE_BYTES, A_BYTES>(acc, fa, fb, kt, k_tiles, s, phase, base, full_bar, empty_bar,
+                                                        desc_b0, frag_n, lane);
+                if (kt + 1 < k_tiles)
+                    rs_k_tile<STAGES, STAGE_BYTES, A_BYTES>(acc, fb, fa, kt + 1, k_tiles, s, phase, base, full_bar,
+                                                            empty_bar, desc_b0, frag_n, lane);
             }
             // Epilogue: acc holds C^T (rows n, columns m); C[m][n] with bounds checks.
             const int n = n0 + frag_n;
