@@ -319,8 +319,10 @@ sgemm_v11_128x64(int M, int N, int K, const void* tmA, const void* tmB, float* C
 // back. Leaving one tile's MMAs in flight across the next (wait_group 1) made ptxas unable to tell
 // which set the MMAs in flight still read, and it serialized every wgmma (its warning C7513):
 // 0.82 of torch.mm at 4096^3 on an H100.
-// Measured on an H100, paired with torch.mm (TF32) on the same arrays: 0.996-0.997 of its speed at
-// 4096^3 (1.10x the transposing 128x256 entry) and 0.976-0.982 at 8192^3 (1.03x).
+// Measured on an H100, paired with torch.mm (TF32) on the same arrays, two runs of five rounds:
+// 1.023-1.027 of its speed at 4096^3 and 1.006-1.010 at 8192^3, 1.13-1.14x and 1.06-1.10x the
+// transposing 128x256 entry (benchmarks/h100-v11-no-transpose.md). Without the prefetch of the
+// next tile's fragments (each tile's loads after its predecessor's MMAs retired): 0.996 and 0.98.
 // Block: 3 warpgroups; consumer c computes columns 64c..64c+63 of the 128-column tile, all 256
 // rows. Shared memory: STAGES x [A 256 x 32 floats (32 KB) | B 32 x 128 floats (16 KB)].
 // ---------------------------------------------------------------------------------------
