@@ -379,8 +379,11 @@ the contract between the two: a matrix descriptor names a start address and the 
 between 8-row x 128-byte swizzle atoms, and each k step moves the start by 32 bytes inside the
 swizzled rows. An operand whose K runs along those 128-byte rows is K-major. For fp16 either
 operand may instead be MN-major (h6 reads the row-major B that way, `imm-trans-b`); for TF32
-(SGEMM's v11, `--op sgemm`) there is no transpose immediate: both operands must be K-major, so v11
-transposes B into an N x K matrix first and pays for it in its time.""",
+(SGEMM's v11, `--op sgemm`) there is no transpose immediate: a shared-memory operand must be
+K-major. v11's small tiles transpose B into an N x K matrix first and pay for it in their time; its
+large tile instead computes C^T = B^T A^T, with A's rows as the shared-memory operand and B's tile
+read into registers as the other one, which `wgmma` may take from registers in any layout the lanes
+can load.""",
         op="hgemm",
         stages=("h1", "h2", "h3", "h4", "h5", "h6", "h7"),
         steps=(("h2", "h3"), ("h3", "h4"), ("h4", "h5"), ("h5", "h6")),
@@ -409,9 +412,10 @@ the precision: `tl.dot` on float32 is TF32 unless told `input_precision="ieee"`.
 So a Triton stage is tuned, not written: nsprof compiles each declared configuration, verifies it
 and times it before the stage is timed, and keeps the fastest. The measured gap to the hand-written
 stage beside it is what the compiler did not do: h6 (wgmma fed by TMA, warp-specialized producer and
-consumers, persistent) against h8; v11 against v12t, where TF32 `wgmma` needs both operands K-major
-and B must be transposed first, as v11 does (fed the row-major B, Triton shuffled every tile through
-registers and ran at a quarter of cuBLAS); s6 against s8, where s8 lacks s6's split over K and falls
+consumers, persistent) against h8; v11 against v12t, where TF32 `wgmma` needs its shared-memory
+operands K-major and v12t transposes B first (fed the row-major B, Triton shuffled every tile through
+registers and ran at a quarter of cuBLAS; v11's large tile reads B into registers as the MMA's other
+operand instead); s6 against s8, where s8 lacks s6's split over K and falls
 to half of cuBLAS when rows are few. At small sizes a Triton launch is host-bound: its Python launch
 path takes tens of microseconds, longer than the kernel.""",
         op="hgemm",
