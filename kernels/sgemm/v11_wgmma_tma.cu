@@ -329,6 +329,9 @@ sgemm_v11_128x64(int M, int N, int K, const void* tmA, const void* tmB, float* C
 #ifndef V11_RS_STAGES
 #define V11_RS_STAGES 4
 #endif
+#ifndef V11_RS_STAGES_128
+#define V11_RS_STAGES_128 6
+#endif
 
 // D(64 x 256, f32) += A(64 x 8 tf32, registers) * B(8 x 256, K-major, from desc b).
 __device__ __forceinline__ void wgmma_rs_n256(float (&d)[128], unsigned a0, unsigned a1, unsigned a2, unsigned a3,
@@ -338,6 +341,23 @@ __device__ __forceinline__ void wgmma_rs_n256(float (&d)[128], unsigned a0, unsi
                  "{%128, %129, %130, %131}, %132, p, 1, 1;\n}\n"
                  : HOPPER_ACC128
                  : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(b), "r"(scale_d));
+}
+
+// D(64 x 128, f32) += A(64 x 8 tf32, registers) * B(8 x 128, K-major, from desc b): the 128x128 tile's.
+__device__ __forceinline__ void wgmma_rs_n128(float (&d)[64], unsigned a0, unsigned a1, unsigned a2, unsigned a3,
+                                              unsigned long long b, int scale_d) {
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %69, 0;\n"
+                 " wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {" HOPPER_D64 "}, "
+                 "{%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+                 : HOPPER_ACC64
+                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(b), "r"(scale_d));
+}
+
+template <int BM>
+__device__ __forceinline__ void wgmma_rs(float (&d)[BM / 2], unsigned a0, unsigned a1, unsigned a2, unsigned a3,
+                                         unsigned long long b, int scale_d) {
+    if constexpr (BM == 256) wgmma_rs_n256(d, a0, a1, a2, a3, b, scale_d);
+    else wgmma_rs_n128(d, a0, a1, a2, a3, b, scale_d);
 }
 
 // One float of shared memory, rounded to TF32 (the fragment's .b32 bits).
@@ -365,15 +385,15 @@ __device__ __forceinline__ void rs_fragments(unsigned (&f)[16], unsigned tile_b,
 // One k tile of one consumer warpgroup, its fragments `cur` already read: issue its 4 MMAs; while
 // they run, wait for the next stage and read the next tile's fragments into `next`; then retire
 // the MMAs (wait_group 0: ptxas sees that no MMA in flight reads `next`) and hand the stage back.
-template <int STAGES, int STAGE_BYTES, int A_BYTES>
-__device__ __forceinline__ void rs_k_tile(float (&acc)[128], unsigned (&cur)[16], unsigned (&next)[16], int kt,
+template <int BM, int STAGES, int STAGE_BYTES, int A_BYTES>
+__device__ __forceinline__ void rs_k_tile(float (&acc)[BM / 2], unsigned (&cur)[16], unsigned (&next)[16], int kt,
                                           int k_tiles, int& s, unsigned& phase, unsigned base, unsigned full_bar,
                                           unsigned empty_bar, unsigned long long desc_b0, int frag_n, int lane) {
     fence_acc(acc);
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < V11_BK / 8; ++kk)
-        wgmma_rs_n256(acc, cur[4 * kk], cur[4 * kk + 1], cur[4 * kk + 2], cur[4 * kk + 3],
+        wgmma_rs<BM>(acc, cur[4 * kk], cur[4 * kk + 1], cur[4 * kk + 2], cur[4 * kk + 3],
                       desc_b0 + ((s * STAGE_BYTES + kk * 32) >> 4), (kt | kk) != 0);
     wgmma_commit();
     fence_acc(acc);
@@ -387,10 +407,11 @@ __device__ __forceinline__ void rs_k_tile(float (&acc)[128], unsigned (&cur)[16]
     if (lane == 0) mbar_arrive(empty_bar + 8 * done);
 }
 
-template <int STAGES>
+template <int BM, int STAGES>
 __device__ __forceinline__ void v11_rs_body(int M, int N, int K, const void* tmA, const void* tmB, float* C) {
-    constexpr int BM = 256, BN = 128;
-    constexpr int A_BYTES = BM * V11_BK * 4;  // 32 KB: 256 rows of A x 32 k
+    constexpr int BN = 128;
+    static_assert(BM == 256 || BM == 128, "wgmma's N: the tile's rows of A");
+    constexpr int A_BYTES = BM * V11_BK * 4;  // 32 KB (16 KB): BM rows of A x 32 k
     constexpr int B_BYTES = V11_BK * BN * 4;  // 16 KB: 32 k x 128 columns of B, 4 boxes of 32 columns
     constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
     static_assert(STAGES >= 2, "the producer fills a stage while the consumers read another");
@@ -451,7 +472,7 @@ __device__ __forceinline__ void v11_rs_body(int M, int N, int K, const void* tmA
         const int warp = tid / 32, lane = tid % 32;
         const unsigned long long desc_b0 = make_desc(base);  // A's tile, as wgmma's K-major B operand
         const int frag_n = 64 * c + 16 * warp + lane / 4;   // this lane's first column of B's tile
-        float acc[128];
+        float acc[BM / 2];
         int s = 0;
         unsigned phase = 0;
         for (int u = blockIdx.x; u < num_tiles; u += gridDim.x) {
@@ -462,16 +483,16 @@ __device__ __forceinline__ void v11_rs_body(int M, int N, int K, const void* tmA
             mbar_wait(full_bar + 8 * s, phase);
             rs_fragments(fa, base + s * STAGE_BYTES + A_BYTES, frag_n, lane);
             for (int kt = 0; kt < k_tiles; kt += 2) {
-                rs_k_tile<STAGES, STAGE_BYTES, A_BYTES>(acc, fa, fb, kt, k_tiles, s, phase, base, full_bar, empty_bar,
-                                                        desc_b0, frag_n, lane);
-                if (kt + 1 < k_tiles)
-                    rs_k_tile<STAGES, STAGE_BYTES, A_BYTES>(acc, fb, fa, kt + 1, k_tiles, s, phase, base, full_bar,
+                rs_k_tile<BM, STAGES, STAGE_BYTES, A_BYTES>(acc, fa, fb, kt, k_tiles, s, phase, base, full_bar,
                                                             empty_bar, desc_b0, frag_n, lane);
+                if (kt + 1 < k_tiles)
+                    rs_k_tile<BM, STAGES, STAGE_BYTES, A_BYTES>(acc, fb, fa, kt + 1, k_tiles, s, phase, base, full_bar,
+                                                                empty_bar, desc_b0, frag_n, lane);
             }
             // Epilogue: acc holds C^T (rows n, columns m); C[m][n] with bounds checks.
             const int n = n0 + frag_n;
 #pragma unroll
-            for (int j = 0; j < 32; ++j) {
+            for (int j = 0; j < BM / 8; ++j) {
 #pragma unroll
                 for (int e = 0; e < 4; ++e) {
                     const int m = m0 + 8 * j + 2 * (lane % 4) + (e & 1), nn = n + 8 * (e >> 1);
@@ -484,5 +505,12 @@ __device__ __forceinline__ void v11_rs_body(int M, int N, int K, const void* tmA
 
 extern "C" __global__ void __launch_bounds__(384, 1)
 sgemm_v11_rs_256x128(int M, int N, int K, const void* tmA, const void* tmB, float* C) {
-    V11_SM90A_ONLY((v11_rs_body<V11_RS_STAGES>(M, N, K, tmA, tmB, C)));
+    V11_SM90A_ONLY((v11_rs_body<256, V11_RS_STAGES>(M, N, K, tmA, tmB, C)));
+}
+
+// The same with 128 rows of A a tile (wgmma m64n128k8, 64 accumulators a thread): for products with
+// too few 256x128 tiles to give every SM one (2048^3: 128 tiles on 132 SMs), a 6-deep ring of 32 KB.
+extern "C" __global__ void __launch_bounds__(384, 1)
+sgemm_v11_rs_128x128(int M, int N, int K, const void* tmA, const void* tmB, float* C) {
+    V11_SM90A_ONLY((v11_rs_body<128, V11_RS_STAGES_128>(M, N, K, tmA, tmB, C)));
 }

@@ -18,13 +18,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 CHECK = "1x1x1,17x33x9,1000x1200x808,4095x4097x4093,128x4096x1024,4096x128x1024,256,1024"
-SMEM = 1024 + 4 * (256 * 32 * 4 + 32 * 128 * 4) + 256
+RINGS = {256: 4, 128: 6}  # stages by the tile's rows of A (V11_RS_STAGES, V11_RS_STAGES_128)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rows", type=int, default=256, choices=sorted(RINGS), help="the tile's rows of A: 256 or 128")
+    ap.add_argument("--sizes", default="4096,8192")
+    ap.add_argument("--against", default="128x256", help="the transposing tile to pair it with")
     args = ap.parse_args()
     from nsprof.launch.measure import paired_medians, verify
     from nsprof.launch.tools import launch_tools
@@ -33,8 +36,10 @@ def main() -> None:
     from nsprof.sizes import parse_sizes, size_label
 
     tools, op, v11 = launch_tools(), get_op("sgemm"), get_stage("sgemm", "v11")
-    tile = Tile(256, 128, 32, (384, 1), "sgemm_v11_rs_256x128", SMEM, arch="sm_90a", tma_boxes=((256, 32), (32, 32)),
-                swizzle=128, persistent=True)
+    rows = args.rows
+    smem = 1024 + RINGS[rows] * (rows * 32 * 4 + 32 * 128 * 4) + 256
+    tile = Tile(rows, 128, 32, (384, 1), f"sgemm_v11_rs_{rows}x128", smem, arch="sm_90a",
+                tma_boxes=((rows, 32), (32, 32)), swizzle=128, persistent=True, b_in_registers=True)
     rs = dataclasses.replace(v11, tiles=(tile,))
 
     def out(rec):
@@ -42,8 +47,9 @@ def main() -> None:
             sink.write(json.dumps(rec) + "\n")
         print("  ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in rec.items()), flush=True)
 
-    variants = {"rs": (), "rs group 1024": ("V11_GROUP_ROWS=1024",), "rs group 4096": ("V11_GROUP_ROWS=4096",),
-                "rs group 8192": ("V11_GROUP_ROWS=8192",), "rs 3 stages": ("V11_RS_STAGES=3",)}
+    variants = {"rs": ()} if rows == 128 else {
+        "rs": (), "rs group 1024": ("V11_GROUP_ROWS=1024",), "rs group 4096": ("V11_GROUP_ROWS=4096",),
+        "rs group 8192": ("V11_GROUP_ROWS=8192",), "rs 3 stages": ("V11_RS_STAGES=3",)}
     checked = {"rs"}  # the others are verified at the sizes they are timed at
     passed = dict.fromkeys(variants, True)
     for size in parse_sizes([CHECK], op.dims):
@@ -60,10 +66,10 @@ def main() -> None:
             passed[name] &= ok
             out({"phase": "verify", "variant": name, "size": size_label(size), "rel_error": error,
                  "tolerance": v11.tolerance(size), "ok": ok})
-    for size in parse_sizes(["4096,8192"], op.dims):
+    for size in parse_sizes([args.sizes], op.dims):
         problem = op.workload.problem(tools.xp, size)
         mm = torch_launch(op.workload.library_call(get_stage("sgemm", "v9t"), problem), "tf32")
-        declared = op.workload.launcher(v11, problem, tools, tile_shape="128x256")  # the transposing tile
+        declared = op.workload.launcher(v11, problem, tools, tile_shape=args.against)  # a transposing tile
         for name, defines in variants.items():
             if not passed[name]:
                 continue
