@@ -508,8 +508,11 @@ sgemm_v11_rs_256x128(int M, int N, int K, const void* tmA, const void* tmB, floa
     V11_SM90A_ONLY((v11_rs_body<256, V11_RS_STAGES>(M, N, K, tmA, tmB, C)));
 }
 
-// The same with 128 rows of A a tile (wgmma m64n128k8, 64 accumulators a thread): for products with
-// too few 256x128 tiles to give every SM one (2048^3: 128 tiles on 132 SMs), a 6-deep ring of 32 KB.
+// The same with 128 rows of A a tile (wgmma m64n128k8, 64 accumulators a thread, a 6-deep ring of
+// 32 KB), for products with too few 256x128 tiles to give every SM one. A tuning candidate the
+// launcher does not declare: it verifies, but against the transposing 128x128 entry it wins only at
+// 2048^3 (1.05-1.11x) and loses at 3072x2048x4096 (0.89x) and 4096^3 (0.87-0.89x) on an H100:
+// half as many MMA columns per fragment read (benchmarks/h100-v11-no-transpose.md).
 extern "C" __global__ void __launch_bounds__(384, 1)
 sgemm_v11_rs_128x128(int M, int N, int K, const void* tmA, const void* tmB, float* C) {
     V11_SM90A_ONLY((v11_rs_body<128, V11_RS_STAGES_128>(M, N, K, tmA, tmB, C)));
