@@ -167,6 +167,60 @@ __device__ __forceinline__ void store_slab(const float (&d)[BN / 2], float* C, i
     }
 }
 
+// The ring's mbarriers, set up by one thread before any warp uses them: full[s] counts the
+// producer's arrive.expect_tx, empty[s] one arrive per consumer warp (8).
+template <int STAGES>
+__device__ __forceinline__ void v11_ring_init(unsigned full_bar, unsigned empty_bar) {
+    if (threadIdx.x == 0) {
+#pragma unroll
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(full_bar + 8 * s, 1);
+            mbar_init(empty_bar + 8 * s, 8);
+        }
+        // The inits are generic-proxy writes; TMA's complete_tx (async proxy) must see them.
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    }
+    __syncthreads();
+}
+
+// The producer warpgroup: one thread walks the block's tiles (persistent: every gridDim.x-th of the
+// grouped order; else the block's own) and, per k tile, waits for a free stage, expects its bytes,
+// loads A's BM x 32 box and lets `load_b(stage's B address, k0, n0, full barrier)` load B's part.
+template <int BM, int BN, int STAGES, int STAGE_BYTES, int A_BYTES, bool PERSISTENT, class LoadB>
+__device__ __forceinline__ void v11_produce(int M, int N, int K, const void* tmA, const void* tmB, unsigned base,
+                                            unsigned full_bar, unsigned empty_bar, LoadB load_b) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(V11_PRODUCER_REGS));
+    if (threadIdx.x % 128 == 0) {
+        prefetch_tmap(tmA);
+        prefetch_tmap(tmB);
+        const int tiles_n = (N + BN - 1) / BN, tiles_m = (M + BM - 1) / BM;
+        const int num_tiles = PERSISTENT ? tiles_m * tiles_n : 1;
+        const int k_tiles = (K + V11_BK - 1) / V11_BK;  // the last one zero-filled past K
+        int s = 0;
+        unsigned phase = 0;
+        for (int u = PERSISTENT ? (int)blockIdx.x : 0; u < num_tiles; u += PERSISTENT ? (int)gridDim.x : 1) {
+            int tm, tn;
+            if (PERSISTENT) tile_coords<BM>(u, tiles_m, tiles_n, tm, tn);
+            else { tm = blockIdx.y; tn = blockIdx.x; }
+            const int m0 = tm * BM, n0 = tn * BN;
+            for (int kt = 0; kt < k_tiles; ++kt) {
+                // Free once all 8 consumer warps are done reading it; the first pass waits on the
+                // phase "before" the first and returns at once.
+                mbar_wait(empty_bar + 8 * s, phase ^ 1);
+                const unsigned fb = full_bar + 8 * s;
+                const unsigned sa = base + s * STAGE_BYTES;
+                const int k0 = kt * V11_BK;
+                mbar_arrive_expect_tx(fb, STAGE_BYTES);
+                tma_load_2d(sa, tmA, k0, m0, fb);
+                load_b(sa + A_BYTES, k0, n0, fb);
+                if (++s == STAGES) { s = 0; phase ^= 1; }
+            }
+        }
+    }
+    __syncwarp();
+}
+
 // ---------------------------------------------------------------------------------------
 // The kernel body. Block = 3 warpgroups: 0 = producer, 1 and 2 = consumers (rows 0-63 and
 // 64-127 of the 128-row tile, all BN columns each).
@@ -188,18 +242,7 @@ __device__ __forceinline__ void v11_body(int M, int N, int K, const void* tmA, c
 
     const int warpgroup = threadIdx.x / 128;
     const int tid = threadIdx.x % 128;
-
-    if (threadIdx.x == 0) {
-#pragma unroll
-        for (int s = 0; s < STAGES; ++s) {
-            mbar_init(full_bar + 8 * s, 1);   // the producer's arrive.expect_tx
-            mbar_init(empty_bar + 8 * s, 8);  // one arrive per consumer warp
-        }
-        // The inits are generic-proxy writes; TMA's complete_tx (async proxy) must see them.
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-    }
-    __syncthreads();
+    v11_ring_init<STAGES>(full_bar, empty_bar);
 
     const int tiles_n = (N + BN - 1) / BN;
     const int tiles_m = (M + BM - 1) / BM;
@@ -209,33 +252,10 @@ __device__ __forceinline__ void v11_body(int M, int N, int K, const void* tmA, c
     const int k_tiles = (K + V11_BK - 1) / V11_BK;  // the last one zero-filled past K
 
     if (warpgroup == 0) {
-        // ---------------- producer ----------------
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(V11_PRODUCER_REGS));
-        if (tid == 0) {
-            prefetch_tmap(tmA);
-            prefetch_tmap(tmB);
-            int s = 0;
-            unsigned phase = 0;
-            for (int u = first; u < num_tiles; u += step) {
-                int tm, tn;
-                if (PERSISTENT) tile_coords<BM>(u, tiles_m, tiles_n, tm, tn);
-                else { tm = blockIdx.y; tn = blockIdx.x; }
-                const int m0 = tm * BM, n0 = tn * BN;
-                for (int kt = 0; kt < k_tiles; ++kt) {
-                    // Free once all 8 consumer warps are done reading it; the first pass waits
-                    // on the phase "before" the first and returns at once.
-                    mbar_wait(empty_bar + 8 * s, phase ^ 1);
-                    const unsigned fb = full_bar + 8 * s;
-                    const unsigned sa = base + s * STAGE_BYTES;
-                    const int k0 = kt * V11_BK;
-                    mbar_arrive_expect_tx(fb, STAGE_BYTES);
-                    tma_load_2d(sa, tmA, k0, m0, fb);
-                    tma_load_2d(sa + A_BYTES, tmB, k0, n0, fb);
-                    if (++s == STAGES) { s = 0; phase ^= 1; }
-                }
-            }
-        }
-        __syncwarp();
+        // ---------------- producer: A's 128-row box and Bt's BN-row box a stage ----------------
+        v11_produce<BM, BN, STAGES, STAGE_BYTES, A_BYTES, PERSISTENT>(
+            M, N, K, tmA, tmB, base, full_bar, empty_bar,
+            [tmB](unsigned sb, int k0, int n0, unsigned fb) { tma_load_2d(sb, tmB, k0, n0, fb); });
     } else {
         // ---------------- consumers ----------------
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(V11_CONSUMER_REGS));
@@ -421,17 +441,7 @@ __device__ __forceinline__ void v11_rs_body(int M, int N, int K, const void* tmA
     const unsigned empty_bar = full_bar + 8 * STAGES;
     const int warpgroup = threadIdx.x / 128;
     const int tid = threadIdx.x % 128;
-
-    if (threadIdx.x == 0) {
-#pragma unroll
-        for (int s = 0; s < STAGES; ++s) {
-            mbar_init(full_bar + 8 * s, 1);
-            mbar_init(empty_bar + 8 * s, 8);
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-    }
-    __syncthreads();
+    v11_ring_init<STAGES>(full_bar, empty_bar);
 
     const int tiles_n = (N + BN - 1) / BN;
     const int tiles_m = (M + BM - 1) / BM;
@@ -439,32 +449,12 @@ __device__ __forceinline__ void v11_rs_body(int M, int N, int K, const void* tmA
     const int k_tiles = (K + V11_BK - 1) / V11_BK;
 
     if (warpgroup == 0) {
-        // ---------------- producer: A's 256 x 32 box and B's four 32 x 32 boxes per stage ----------------
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(V11_PRODUCER_REGS));
-        if (tid == 0) {
-            prefetch_tmap(tmA);
-            prefetch_tmap(tmB);
-            int s = 0;
-            unsigned phase = 0;
-            for (int u = blockIdx.x; u < num_tiles; u += gridDim.x) {
-                int tm, tn;
-                tile_coords<BM>(u, tiles_m, tiles_n, tm, tn);
-                const int m0 = tm * BM, n0 = tn * BN;
-                for (int kt = 0; kt < k_tiles; ++kt) {
-                    mbar_wait(empty_bar + 8 * s, phase ^ 1);
-                    const unsigned fb = full_bar + 8 * s;
-                    const unsigned sa = base + s * STAGE_BYTES;
-                    const int k0 = kt * V11_BK;
-                    mbar_arrive_expect_tx(fb, STAGE_BYTES);
-                    tma_load_2d(sa, tmA, k0, m0, fb);
+        // ---------------- producer: A's BM x 32 box and B's four 32 x 32 boxes a stage ----------------
+        v11_produce<BM, BN, STAGES, STAGE_BYTES, A_BYTES, true>(
+            M, N, K, tmA, tmB, base, full_bar, empty_bar, [tmB](unsigned sb, int k0, int n0, unsigned fb) {
 #pragma unroll
-                    for (int box = 0; box < BN / 32; ++box)
-                        tma_load_2d(sa + A_BYTES + box * 4096, tmB, n0 + 32 * box, k0, fb);
-                    if (++s == STAGES) { s = 0; phase ^= 1; }
-                }
-            }
-        }
-        __syncwarp();
+                for (int box = 0; box < BN / 32; ++box) tma_load_2d(sb + box * 4096, tmB, n0 + 32 * box, k0, fb);
+            });
     } else {
         // ---------------- consumers ----------------
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(V11_CONSUMER_REGS));
