@@ -272,3 +272,22 @@ def test_speedups_are_one_figure_in_the_table_the_chart_and_bench(rung):
     drawn = {stage for stage in _bars(chart.figure) if stage not in {r["stage"] for r in rung.timed}}
     assert drawn and set(labels) == drawn
     assert all(labels[stage] == rows[stage]["x CPU BLAS"] for stage in drawn)
+
+
+@pytest.mark.parametrize("name", ["sgemm-cpu-1024", "sgemv-cpu-4096"])
+def test_every_roof_label_stays_inside_the_figure(name):
+    """The committed H100 captures: on SGEMV the host's ridge (16 FLOP/byte) lies near the axes' right
+    edge, where a label set at the start of the CPU's FP32 roof ran off the figure; it goes right-aligned
+    at the edge instead, as the GPU's compute roofs do."""
+    from nsprof.api import load_ladder
+
+    (chart,) = roofline_charts(load_ladder([Path(__file__).resolve().parents[1] / "examples" / "h100" / name]))
+    figure = chart.figure
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    axes_box = figure.axes[0].get_window_extent(renderer)
+    roofs = [text.get_text() for text in figure.axes[0].texts if text.get_text().startswith("CPU ")]
+    assert len(roofs) == 2 and any(" FP32 " in roof for roof in roofs)  # the host's memory and FP32 roofs
+    for text in figure.axes[0].texts:
+        box = text.get_window_extent(renderer)
+        assert axes_box.x0 - 1 <= box.x0 and box.x1 <= axes_box.x1 + 1, text.get_text()

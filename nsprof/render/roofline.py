@@ -191,6 +191,11 @@ def _roof_labels(ax: Axes, roofs: list[Roof], xlim, ylim) -> list[Bbox]:
             start = max(xlim[0], roof.per_second / max(memory)) if memory else xlim[0]
             label = ax.annotate(text, xy=(start, roof.per_second / 1e12), xytext=(6, 3), textcoords="offset points",
                                 ha="left", va="bottom", fontsize=8.5, color=style["color"], zorder=5)
+            if label.get_window_extent(renderer).x1 > ax.get_window_extent(renderer).x1:  # a ridge near the right edge
+                label.remove()
+                label = ax.annotate(text, xy=(xlim[1], roof.per_second / 1e12), xytext=(-6, 3),
+                                    textcoords="offset points", ha="right", va="bottom", fontsize=8.5,
+                                    color=style["color"], zorder=5)
         elif roof.kind == "compute":
             label = ax.annotate(text, xy=(xlim[1], roof.per_second / 1e12), xytext=(-6, 3), textcoords="offset points",
                                 ha="right", va="bottom", fontsize=8.5, color=style["color"], zorder=5)
