@@ -116,6 +116,30 @@ def test_v8_tiles_shared_out_by_stream_k_add_up_to_c(tile, size, tail, tools):
     assert err <= stage.tolerance(size), f"{launcher.tile_label} {size}: relative error {err:.3g}"
 
 
+@pytest.mark.parametrize("size", [(512, 512, 512), (1000, 1200, 808), (300, 4100, 1000), (2048, 4096, 264)])
+@pytest.mark.parametrize("tail", [1, 5, 10_000])
+def test_h6_tiles_shared_out_by_stream_k_add_parked_sums(size, tail, tools):
+    """h6's stream-K tile with its last `tail` tiles shared by the 132 persistent blocks: contributors park
+    float32 sums, the block that starts a tile waits for them and adds them before storing float16 C. Runs
+    that cross tiles (every tile shared at 2048x4096, 5 k steps each), empty runs (512^3: 64 steps over
+    the grid), ragged and padded sizes. A flag left raised would break the next launch: verify runs twice."""
+    from nsprof.launch.bench import unavailable_reason
+    from nsprof.launch.measure import verify
+    from nsprof.registry import get_stage
+
+    stage, op = get_stage("hgemm", "h6"), get_op("hgemm")
+    if reason := unavailable_reason(stage, tools):
+        pytest.skip(reason)
+    problem = op.workload.problem(tools.xp, size, seed=sum(size) + tail)
+    launcher = op.workload.launcher(stage, problem, tools, tile_shape="128x256", split_k=1, tail=tail)
+    assert launcher.entry == "hgemm_h6_sk_128x256"
+    assert launcher.plan.shared_tiles == min(tail, -(-size[0] // 128) * -(-size[1] // 256))
+    for _ in range(2):
+        problem.refresh()
+        err = verify(launcher, problem)
+        assert err <= stage.tolerance(size), f"{launcher.tile_label} {size}: relative error {err:.3g}"
+
+
 @pytest.mark.parametrize("name, tile, split", [("h3", "128x128", 4), ("h4", "64x128", 4), ("h5", "64x128", 4)])
 def test_hgemm_split_k_slices_add_up_to_c(name, tile, split, tools):
     from nsprof.launch.measure import verify

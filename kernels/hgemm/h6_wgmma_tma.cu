@@ -269,14 +269,102 @@ __device__ __forceinline__ void store_slab(const float (&d)[BN / 2], __half* C, 
 }
 
 // ---------------------------------------------------------------------------------------
+// Stream-K tail (hgemm_h6_sk_128x256). The segments a block computes, in order: (unit, k tiles
+// [kb, ke)). First whole units u = first, first + step, ... < whole, each over k tiles
+// [kb0, ke0) (all of them, or a split-K slice); then, when the last wave would leave SMs idle,
+// the block's even share of the k steps of the units past `whole`: those steps, numbered
+// unit * k_tiles + kt, are cut into gridDim.x runs, run b = [start(b), start(b + 1)).
+// A piece of a unit that its run does not cover whole adds its float32 sums into the unit's
+// sums in the workspace (vector reductions, red.global.add.v4.f32, done in L2), then counts
+// itself on the unit's counter; the last to count loads the sums (all pieces' by then), zeroes
+// them and stores C. Nobody waits on another block, so nothing depends on every block being
+// resident. Measured worse (H100, paired; benchmarks/h100-h6-stream-k.md): the block that
+// starts a unit waiting for the others' sums parked in slots (a wait on a block that may not
+// be resident when other work shares the GPU), and parked slots read one after another by the
+// last piece: 16 slots a unit at 5120^3, slower than not sharing at all.
+// ---------------------------------------------------------------------------------------
+struct H6Walk {
+    int u, step, whole, kb0, ke0;  // whole units
+    int it, hi, k_tiles;           // then the shared steps [it, hi)
+    __device__ __forceinline__ bool next(int& unit, int& kb, int& ke) {
+        if (u < whole) {
+            unit = u; kb = kb0; ke = ke0; u += step;
+            return true;
+        }
+        if (it >= hi) return false;
+        unit = it / k_tiles;
+        kb = it - unit * k_tiles;
+        ke = min(k_tiles, kb + (hi - it));
+        it += ke - kb;
+        return true;
+    }
+};
+
+// The shared units' runs: where block b's starts, and how many runs share a unit.
+struct H6Share {
+    int whole, shared_units, k_tiles;
+    // The first shared step of block b's run (b = gridDim.x: the end of the last run).
+    __device__ __forceinline__ int start(int b) const {
+        return whole * k_tiles + (int)((long long)b * shared_units * k_tiles / gridDim.x);
+    }
+    // How many runs hold a piece of the unit whose k steps are [first, end): block me's (which
+    // does) and its neighbours' (runs may be empty when there are fewer steps than blocks).
+    __device__ __forceinline__ int pieces(int me, int first, int end) const {
+        int n = 1;
+        for (int b = me - 1; b >= 0 && start(b + 1) > first; --b) n += start(b) < start(b + 1);
+        for (int b = me + 1; b < (int)gridDim.x && start(b) < end; ++b) n += start(b) < start(b + 1);
+        return n;
+    }
+};
+
+// The two consumer warpgroups only (barrier 1, 256 threads; the producer never joins).
+__device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, 256;\n" ::: "memory"); }
+
+// Consumer thread t (0..255) adds its BN/2 accumulators into a unit's float32 sums as float4s t,
+// t + 256, ... (vector reductions, done in L2; every piece's thread t holds the same fragment).
+template <int BN>
+__device__ __forceinline__ void add_into_sums(const float (&d)[BN / 2], float* sums, int t) {
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j)
+        asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n"
+                     ::"l"(sums + 4 * (j * 256 + t)), "f"(d[4 * j]), "f"(d[4 * j + 1]), "f"(d[4 * j + 2]), "f"(d[4 * j + 3])
+                     : "memory");
+}
+
+// The last piece replaces its accumulators with the unit's sums (from L2: this SM may hold an old
+// copy in L1), then zeroes them for the next launch. Loading straight into the accumulators
+// needs no registers beside them; adding loaded values to them spilled, and the spill slowed
+// the main loop by 0.5%.
+template <int BN>
+__device__ __forceinline__ void take_sums(float (&d)[BN / 2], float* sums, int t) {
+    float4* p = reinterpret_cast<float4*>(sums) + t;
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+        const float4 v = __ldcg(p + j * 256);
+        d[4 * j] = v.x; d[4 * j + 1] = v.y; d[4 * j + 2] = v.z; d[4 * j + 3] = v.w;
+    }
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) __stcg(p + j * 256, make_float4(0.f, 0.f, 0.f, 0.f));
+}
+
+// After consumers_sync (every consumer thread's reductions issued): publish them and count
+// this piece; returns the count before it (acquire: the earlier pieces' sums are visible).
+__device__ __forceinline__ int count_piece(int* counter) {
+    __threadfence();
+    int before;
+    asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;\n" : "=r"(before) : "l"(counter) : "memory");
+    return before;
+}
+
+// ---------------------------------------------------------------------------------------
 // The kernel body. Block = 3 warpgroups: 0 = producer, 1 and 2 = consumers (rows 0-63 and
 // 64-127 of the block's 128-row tile, all BN columns each).
 // Shared memory (1024-byte aligned): STAGES x [A 128x64 (16 KB) | B as BN/64 boxes of 64x64
 // (8 KB each)], then the full[STAGES] and empty[STAGES] mbarriers.
 // ---------------------------------------------------------------------------------------
-template <int BN, int STAGES, bool PERSISTENT, int CLUSTER, int EPI>
+template <int BN, int STAGES, bool PERSISTENT, int CLUSTER, int EPI, bool SHARE = false>
 __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, const void* tmB, __half* C,
-                                        float* partials) {
+                                        float* partials, int whole_units = 0) {
     constexpr int BM = 128;
     constexpr int A_BYTES = BM * H6_BK * 2;            // 16 KB
     constexpr int B_BOX_BYTES = H6_BK * 64 * 2;        // one 64 (K) x 64 (N) box, 8 KB
@@ -286,6 +374,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     static_assert(B_BOXES % CLUSTER == 0, "B boxes must split evenly over the cluster");
     static_assert(PERSISTENT || CLUSTER == 1, "clusters only in the persistent form");
     static_assert(STAGES >= 2, "a stage is released one k tile late (wgmma.wait_group 1)");
+    static_assert(!SHARE || (PERSISTENT && CLUSTER == 1), "stream-K tails only in the persistent form");
 
     const unsigned base = (smem_u32(h6_smem) + 1023u) & ~1023u;  // 128B swizzle atoms: 1024 B
     const unsigned scratch = base + STAGES * STAGE_BYTES;        // EPI 1: 2 KB per consumer warp
@@ -323,6 +412,18 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     const int per_slice = (all_k_tiles + slices - 1) / slices;
     const int k_tile0 = slice * per_slice;
     const int k_tiles = max(0, min(per_slice, all_k_tiles - k_tile0));
+    // Whole units first; with SHARE, those past whole_units are shared out by k steps.
+    const int whole = SHARE ? whole_units : num_units;
+    const int shared_units = num_units - whole;
+    const H6Share share{whole, shared_units, all_k_tiles};
+    const auto walk = [&]() {
+        H6Walk w{first_unit, unit_step, whole, k_tile0, k_tile0 + k_tiles, 0, 0, all_k_tiles};
+        if (SHARE && shared_units > 0) {
+            w.it = share.start(blockIdx.x);
+            w.hi = share.start(blockIdx.x + 1);
+        }
+        return w;
+    };
 
     if (warpgroup == 0) {
         // ---------------- producer ----------------
@@ -332,20 +433,22 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
             prefetch_tmap(tmB);
             int s = 0;
             unsigned phase = 0;
-            for (int u = first_unit; u < num_units; u += unit_step) {
+            H6Walk w = walk();
+            int u, kb, ke;
+            while (w.next(u, kb, ke)) {
                 int um, tn;
                 if (PERSISTENT) unit_coords<BM * CLUSTER>(u, units_m, tiles_n, um, tn);
                 else { um = blockIdx.y; tn = blockIdx.x; }
                 const int m0 = (um * CLUSTER + (int)rank) * BM;
                 const int n0 = tn * BN;
-                for (int kt = 0; kt < k_tiles; ++kt) {
+                for (int kt = kb; kt < ke; ++kt) {
                     // Free once every consumer warp (of every block of the cluster, since our
                     // B boxes land in all of them) has finished reading it. The first pass
                     // waits on the phase "before" the first: it returns at once.
                     mbar_wait(empty_bar + 8 * s, phase ^ 1);
                     const unsigned fb = full_bar + 8 * s;
                     const unsigned sa = base + s * STAGE_BYTES;
-                    const int k0 = (k_tile0 + kt) * H6_BK;
+                    const int k0 = kt * H6_BK;
                     // Counts all bytes landing in this block: A, our B boxes and the peers'.
                     mbar_arrive_expect_tx(fb, STAGE_BYTES);
                     tma_load_2d(sa, tmA, k0, m0, fb);
@@ -375,18 +478,20 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
         float acc[BN / 2];
         int s = 0;
         unsigned phase = 0;
-        for (int u = first_unit; u < num_units; u += unit_step) {
+        H6Walk w = walk();
+        int u, kb, ke;
+        while (w.next(u, kb, ke)) {
             int um, tn;
             if (PERSISTENT) unit_coords<BM * CLUSTER>(u, units_m, tiles_n, um, tn);
             else { um = blockIdx.y; tn = blockIdx.x; }
             const int m0 = (um * CLUSTER + (int)rank) * BM;
             const int n0 = tn * BN;
             int prev = 0;
-            if (k_tiles == 0) {  // a K slice past the last k tile adds zeros
+            if (ke == kb) {  // a K slice past the last k tile adds zeros
 #pragma unroll
                 for (int j = 0; j < BN / 2; ++j) acc[j] = 0.f;
             }
-            for (int kt = 0; kt < k_tiles; ++kt) {
+            for (int kt = kb; kt < ke; ++kt) {
                 mbar_wait(full_bar + 8 * s, phase);
                 fence_acc(acc);
                 wgmma_fence();  // orders our earlier register accesses before the async MMAs
@@ -396,14 +501,14 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
                     // 16 rows of 128 bytes = 2048 bytes (two whole 8-row swizzle atoms).
                     const unsigned long long da = desc_a0 + ((s * STAGE_BYTES + kk * 32) >> 4);
                     const unsigned long long db = desc_b0 + ((s * STAGE_BYTES + kk * 2048) >> 4);
-                    wgmma_bn<BN>(acc, da, db, (kt | kk) != 0);
+                    wgmma_bn<BN>(acc, da, db, kt != kb || kk != 0);
                 }
                 wgmma_commit();
                 fence_acc(acc);
                 // Keep this k tile's MMAs in flight; the previous tile's are then done and
                 // its stage can go back to the producer.
                 wgmma_wait<1>();
-                if (kt > 0 && lane == 0) {
+                if (kt > kb && lane == 0) {
                     mbar_arrive(empty_bar + 8 * prev);
 #pragma unroll
                     for (int r = 1; r < CLUSTER; ++r) mbar_arrive_cluster(empty_bar + 8 * prev, (rank + r) % CLUSTER);
@@ -413,12 +518,35 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
             }
             wgmma_wait<0>();
             fence_acc(acc);
-            if (lane == 0 && k_tiles > 0) {
+            if (lane == 0 && ke > kb) {
                 mbar_arrive(empty_bar + 8 * prev);
 #pragma unroll
                 for (int r = 1; r < CLUSTER; ++r) mbar_arrive_cluster(empty_bar + 8 * prev, (rank + r) % CLUSTER);
             }
 
+            if constexpr (SHARE) {
+                if (kb > 0 || ke < all_k_tiles) {  // a piece of a shared unit
+                    const int t = tid + 128 * c;   // consumer thread 0..255
+                    const int first = u * all_k_tiles;
+                    // shared_units x BM x BN float sums, then a counter per shared unit
+                    float* sums = partials + (size_t)(u - whole) * BM * BN;
+                    int* counter = reinterpret_cast<int*>(partials + (size_t)shared_units * BM * BN) + (u - whole);
+                    const unsigned verdict = empty_bar + 8 * STAGES;  // thread 0 tells the others
+                    add_into_sums<BN>(acc, sums, t);
+                    consumers_sync();
+                    if (t == 0) {
+                        const int pieces = share.pieces((int)blockIdx.x, first, first + all_k_tiles);
+                        const int last = count_piece(counter) == pieces - 1;
+                        if (last) *counter = 0;  // every piece has counted: ready for the next launch
+                        asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(verdict), "r"(last) : "memory");
+                    }
+                    consumers_sync();
+                    unsigned last;
+                    asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(last) : "r"(verdict) : "memory");
+                    if (!last) continue;  // a later piece stores the unit
+                    take_sums<BN>(acc, sums, t);
+                }
+            }
             // Epilogue (fragment layout: see store_slab_direct).
             if (slices == 1) {
                 store_slab<BN, EPI>(acc, C, M, N, m0 + c * 64 + warp * 16, n0, lane, scratch + (c * 4 + warp) * 2048);
@@ -606,6 +734,15 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
 extern "C" __global__ void __launch_bounds__(384, 1)
 hgemm_h6_128x256(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
     H6_SM90A_ONLY((h6_body<256, 4, true, 1, H6_EPI>(M, N, K, tmA, tmB, C, partials)));
+}
+
+// The same with a stream-K tail: units past whole_units are shared out by k steps over the
+// grid's shared_blocks (= gridDim.x) blocks; partials holds the float32 sums of each shared
+// unit (128 x 256), then a counter per shared unit, all zeroed (nsprof.ops.matmul).
+extern "C" __global__ void __launch_bounds__(384, 1)
+hgemm_h6_sk_128x256(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials,
+                    int whole_units, int shared_blocks) {
+    H6_SM90A_ONLY((h6_body<256, 4, true, 1, H6_EPI, true>(M, N, K, tmA, tmB, C, partials, whole_units)));
 }
 
 extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)

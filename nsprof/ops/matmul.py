@@ -174,7 +174,7 @@ def _with_sharing(tile: Tile, m: int, n: int, split: int, sm_count: int, forced_
     if split > 1:
         return LaunchPlan(tile, split, tiles, tiles * split)
     slots = sm_count * tile.blocks_per_sm
-    shared = stream_k_tail(tiles, slots) if forced_tail is None else min(forced_tail, tiles)
+    shared = stream_k_tail(tiles, slots, tile.max_tail_fill) if forced_tail is None else min(forced_tail, tiles)
     return LaunchPlan(tile, 1, shared, slots if shared else 0)
 
 
@@ -186,17 +186,20 @@ def triton_config(bm: int, bn: int, bk: int, warps: int, stages: int, tma: bool 
     return TritonConfig("matmul_kernel_tma" if tma else "matmul_kernel", blocks, warps, stages, variant="tma" if tma else "")
 
 
-def stream_k_tail(tiles: int, slots: int) -> int:
+def stream_k_tail(tiles: int, slots: int, max_fill: float = 1.0) -> int:
     """How many of the last tiles one block per slot shares out by k steps: those of the last, partial
-    wave, when there is more than one wave (with fewer tiles than slots, `spreads_evenly` decides).
+    wave, when there is more than one wave (with fewer tiles than slots, `spreads_evenly` decides) and
+    the last wave fills at most `max_fill` of the slots (a tile's `max_tail_fill`).
 
     Why (measured on the H200, issue 22, benchmarks/h200-sgemm-tail-probe.json, v8 against cuBLAS
     FP32): at 8192^3, 2048 tiles of 256x128 fill 15.5 waves of 132 slots; whole tiles only read 97.0-
     97.7%, sharing the last 68 99.5-100.3%; 4096^3 95.8-96.2 -> 98.1-98.8%, 3072^3 81.4 -> 110.2-110.7%
     (24 shared). With 128x128 tiles (264 slots) the same rule gave 97.2 -> 98.0-98.3% at 8192^3;
     sharing one more wave's tiles as well was slower at every size (97.7, 95.8, 107.4%).
+    h6's stream-K tile shares only a last wave at most 0.6 full (benchmarks/h100-h6-stream-k.md).
     """
-    return tiles % slots if tiles > slots else 0
+    tail = tiles % slots if tiles > slots else 0
+    return tail if tail <= max_fill * slots else 0
 
 
 def spreads_evenly(blocks: int, sm_count: int) -> bool:
@@ -258,6 +261,8 @@ class MatmulWorkload:
         sharing = (np.int32(whole_tiles), np.int32(plan.shared_blocks)) if tile.stream_k else ()
         block = (tile.threads[0], tile.threads[1], 1)
         add_up = self._split_k_step(tools, split, mp, np_)
+        workspace_sums = self._workspace_sums(tools, tile, plan.shared_tiles) \
+            if plan.shared_tiles and tile.sums_in_workspace else None
         operands = self._tensor_maps(tools, tile, tile.tma_boxes, mp, np_, kp) if tile.tma_boxes else (lambda a, b: (a, b))
         # kernels that read an operand transposed get it from a first kernel of their own, timed with the stage
         transpose_a = self._transposer(stage, tools, tile, "a", mp, kp, (kp, _round_up(mp, 4)), defines) \
@@ -265,7 +270,7 @@ class MatmulWorkload:
         transpose_b = self._transposer(stage, tools, tile, "b", kp, np_, (np_, kp), defines) if tile.b_k_major else None
 
         def launch(a, b, c):
-            if plan.shared_tiles:
+            if plan.shared_tiles and not tile.sums_in_workspace:
                 c[shared_rows:].fill(0)  # blocks that share tiles add their sums into C
             elif split > 1 and self.split_k == "atomic":
                 c.fill(0)  # the K slices add their partial sums into C
@@ -275,7 +280,8 @@ class MatmulWorkload:
                 b = transpose_b(b)  # the kernel reads B as Bt (N x K)
             args = [*sizes, *operands(a, b), c]
             if self.partials_argument:
-                args.append(add_up.partials if add_up else np.uint64(0))
+                workspace = add_up.partials if add_up else workspace_sums
+                args.append(np.uint64(0) if workspace is None else workspace)
             kernel(grid, block, (*args, *sharing), shared_mem=tile.dynamic_smem_bytes)
             if add_up is not None:  # split over K into partials
                 add_up.into(c)
@@ -339,6 +345,13 @@ class MatmulWorkload:
             raise TypeError("a workload whose kernels write split-K partials needs a reduce_kernel")
         path, entry = self.reduce_kernel
         return SplitKReduction(tools, tools.load_kernel(find_kernel(path), entry), split, mp * np_)
+
+    @staticmethod
+    def _workspace_sums(tools: LaunchTools, tile: Tile, shared_tiles: int):
+        """The workspace of a persistent tile whose blocks share tiles by k steps: the float32 sums
+        of each shared tile (bm x bn), then a counter per shared tile, zeroed once (each tile's last
+        piece zeroes its sums and counter again)."""
+        return tools.xp.zeros(shared_tiles * (tile.bm * tile.bn + 1), dtype=tools.xp.float32)
 
     def _tensor_maps(self, tools: LaunchTools, tile: Tile, boxes: tuple[tuple[int, int], tuple[int, int]],
                      mp: int, np_: int, kp: int):

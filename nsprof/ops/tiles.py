@@ -29,6 +29,11 @@ class Tile:
     first blocks compute whole tiles, the rest share the remaining tiles' k steps out evenly
     (split-K, or the last wave's tiles; nsprof.ops.matmul.choose_plan). `blocks_per_sm` is what the
     entry's __launch_bounds__ promise to fit on one SM: a wave of the grid is SMs x that.
+    A `persistent` stream_k tile keeps its grid of one block per SM and walks its whole tiles first;
+    with `sums_in_workspace`, the blocks that share a tile add their float32 sums into a workspace (the
+    kernel's `partials` argument) and the last of them stores the tile, so C (float16) takes no atomic
+    adds. A stream_k tile shares its last wave only when that wave would fill at most `max_tail_fill`
+    of the slots.
     """
 
     bm: int
@@ -48,6 +53,8 @@ class Tile:
     unchecked_entry: str | None = None
     stream_k: bool = False
     blocks_per_sm: int = 1
+    sums_in_workspace: bool = False
+    max_tail_fill: float = 1.0
 
     @property
     def shape(self) -> str:
