@@ -64,6 +64,24 @@ def test_a_stage_that_would_take_too_long_says_how_long(monkeypatch):
     assert seconds == pytest.approx(2 * 512**3 / rate, rel=0.01)
 
 
+@pytest.mark.parametrize("seconds, shapes", [(0.0, [(256, 256, 256)]),
+                                              (1e9, [(256, 256, 256), (300, 512, 512), (300, 600, 1000)])])
+def test_the_rate_is_measured_on_problems_grown_until_a_run_is_long_enough(monkeypatch, seconds, shapes):
+    """A stage fast at 256^3 is calibrated on a larger problem, up to the size asked for, never past it."""
+    measured = []
+    real = cpu_stage.cpu_launcher
+
+    def spy(stage, call):
+        measured.append(tuple(call.shape))
+        return real(stage, call)
+
+    monkeypatch.setattr(cpu_stage, "cpu_launcher", spy)
+    monkeypatch.setattr(cpu_stage, "CALIBRATION_S", seconds)
+    monkeypatch.setattr(cpu_stage, "_rates", {})
+    rate = cpu_stage._rate(get_stage("sgemm", "v0blas"), (300, 600, 1000))
+    assert measured == shapes and rate > 0
+
+
 def test_bench_runs_the_cpu_rung_without_a_gpu_with_its_speed_ups():
     result = CliRunner().invoke(app, ["bench", "--stage", "v0,v0b,v0blas", "--size", "96,100x120x80", "--json",
                                       "--no-save", "--repeat", "3"])

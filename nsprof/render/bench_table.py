@@ -16,6 +16,8 @@ STATUS = {"ok": "ok", "failed": "FAILED", "error": "ERROR"}
 # left out in this order where the terminal is too narrow: the title and the tile are in
 # `nsprof stages` and --json, the error and the spread in --json
 DROP_ORDER = ("title", "tile", "torch_ms", "rel_error", "spread_pct", "speedup_vs_cpu_blas")
+# shown only where some record has them (no PyTorch, no CPU stage: nothing but dashes)
+OPTIONAL = ("torch_ms", "speedup_vs_cpu_loop", "speedup_vs_cpu_blas")
 
 
 def results_table(records: list[dict], env: dict, dram_ceiling=None, width: int = 160) -> Table:
@@ -34,6 +36,7 @@ def results_table(records: list[dict], env: dict, dram_ceiling=None, width: int 
                ("torch ms", "torch_ms", ".4f"),
                *rates, (f"% {library}", "pct_cublas", ".0f"), ("x CPU\nloop", "speedup_vs_cpu_loop", fmt.speedup),
                ("x CPU\nBLAS", "speedup_vs_cpu_blas", fmt.speedup), ("rel. error", "rel_error", ".1e")]
+    columns = [c for c in columns if c[1] not in OPTIONAL or any(r.get(c[1]) is not None for r in records)]
     rows = [{**r, "status": STATUS.get(r["status"], r["status"]),  # a baseline timed only for % cuBLAS says so
              "stage": r["stage"] + (" (baseline)" if r.get("baseline_only") else "")} for r in records]
     notes = [f"{r['stage']} {r['size']}: {r['message']}" for r in records if r["status"] != "ok"]  # "not available" says why
