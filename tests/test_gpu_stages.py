@@ -140,6 +140,29 @@ def test_h6_tiles_shared_out_by_stream_k_add_parked_sums(size, tail, tools):
         assert err <= stage.tolerance(size), f"{launcher.tile_label} {size}: relative error {err:.3g}"
 
 
+@pytest.mark.parametrize("size", [(1000, 1200, 808), (300, 520, 296), (4095, 4097, 4093), (3072, 3072, 3072)])
+def test_h6_candidate_storing_c_by_tma_verifies(size, tools):
+    """The undeclared TMA-store entry (C's tensor map passed as C, 64x64 boxes): ragged rows and columns
+    clipped by the map, a padded launch, and a stream-K tail whose last pieces store C."""
+    import dataclasses
+
+    from nsprof.launch.bench import unavailable_reason
+    from nsprof.launch.measure import verify
+    from nsprof.registry import get_stage
+
+    stage, op = get_stage("hgemm", "h6"), get_op("hgemm")
+    if reason := unavailable_reason(stage, tools):
+        pytest.skip(reason)
+    declared = next(t for t in stage.tiles if t.entry == "hgemm_h6_sk_128x256")
+    tile = dataclasses.replace(declared, entry="hgemm_h6_sk_tma_128x256", tma_store=True,
+                               dynamic_smem_bytes=1024 + 4 * 49152 + 2 * 2 * 8192 + 256)
+    candidate = dataclasses.replace(stage, tiles=(tile,))
+    problem = op.workload.problem(tools.xp, size, seed=sum(size))
+    launcher = op.workload.launcher(candidate, problem, tools)
+    for _ in range(2):
+        assert verify(launcher, problem) <= stage.tolerance(size)
+
+
 @pytest.mark.parametrize("name, tile, split", [("h3", "128x128", 4), ("h4", "64x128", 4), ("h5", "64x128", 4)])
 def test_hgemm_split_k_slices_add_up_to_c(name, tile, split, tools):
     from nsprof.launch.measure import verify

@@ -43,6 +43,19 @@ __device__ __forceinline__ void tma_load_2d(unsigned dst, const void* tmap, int 
         ::"r"(dst), "l"(tmap), "r"(c0), "r"(c1), "r"(bar) : "memory");
 }
 
+// One TMA box stored: shared src (written in the map's swizzle) -> global (c0 = column, c1 = row);
+// the parts of the box past the map's sizes are not written. The issuing thread tracks its stores
+// in bulk groups: commit them, then wait until their reads of shared memory (.read) or the whole
+// stores are done. Shared memory written by threads must be fenced to the async proxy first.
+__device__ __forceinline__ void tma_store_2d(const void* tmap, int c0, int c1, unsigned src) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
+                 ::"l"(tmap), "r"(c0), "r"(c1), "r"(src) : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+__device__ __forceinline__ void fence_async_shared() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
 __device__ __forceinline__ void prefetch_tmap(const void* tmap) {
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(tmap) : "memory");
 }

@@ -41,7 +41,10 @@
 // rows: 8x fewer L2 write requests than the 4-byte fragment stores; +16 KB of shared memory);
 // H6_EPI=1 is the default (596 -> 640-750 TFLOP/s at 4096^3 on the H200); H6_STAGES_128,
 // H6_PP_STAGES, H6_PP64_STAGES: ring depths (6 for 128x128: 578 -> 626 at 4096^3);
-// H6_GROUP_ROWS: the tile order. The ping-pong (pp) and cluster (cl2) entries are tuning
+// H6_GROUP_ROWS: the tile order; H6_TMA_BOXES, H6_TMA_STAGES: the TMA-store entry's staging boxes and
+// ring (hgemm_h6_sk_tma_128x256: C stored by TMA from stmatrix-written boxes; 0.1-0.4% faster than
+// the declared stream-K tile on an H100, 2 boxes and 4 stages; with 4 boxes the ring drops to 3
+// stages and it loses 1.5-2.7%: benchmarks/h100-h6-stream-k.md). The ping-pong (pp) and cluster (cl2) entries are tuning
 // candidates the launcher does not declare: each lost to the cooperative 128x256 kernel with
 // the staged epilogue (benchmarks/h200-hgemm.md, "Tuning sweeps").
 // Measured on the H200 over four runs: 588-683 TFLOP/s at 4096^3 (88-104% of cuBLAS), 598-649
@@ -111,6 +114,13 @@
 #define H6_GROUP_ROWS 2048
 #endif
 #define H6_EPI_BYTES 16384  // staging for H6_EPI=1: 8 consumer warps x 16 rows x 128 bytes
+#ifndef H6_TMA_BOXES        // EPI 2 (TMA stores): 64x64 boxes of C staged per consumer warpgroup
+#define H6_TMA_BOXES 2      // at once (8 KB each); 4 holds a warpgroup's whole 64x256 slab
+#endif
+#ifndef H6_TMA_STAGES       // ring depth of the TMA-store entry (4 x 48 KB + 2 x 16 KB of boxes fit)
+#define H6_TMA_STAGES 4
+#endif
+#define H6_TMA_BYTES (2 * H6_TMA_BOXES * 8192)
 
 // Dynamic shared memory (the launcher passes smem bytes: the tiles plus 1 KB of slack for
 // aligning them to 1024 bytes, which the 128-byte swizzle pattern is defined against).
@@ -261,6 +271,56 @@ __device__ __forceinline__ void store_slab_staged(const float (&d)[BN / 2], __ha
     }
 }
 
+// A consumer warpgroup's own barrier (ids 2 and 3, 128 threads; immediate ids, see named_bar_sync).
+__device__ __forceinline__ void warpgroup_sync(int c) {
+    if (c == 0) asm volatile("bar.sync 2, 128;\n" ::: "memory");
+    else asm volatile("bar.sync 3, 128;\n" ::: "memory");
+}
+
+// TMA stores (EPI 2): the warpgroup's 64 x BN slab of C (rows row0.., columns n0..) goes out as
+// 64 x 64 boxes through H6_TMA_BOXES staging boxes at buf (8 KB each, 1024-aligned, in the
+// 128-byte swizzle the map of C names: 16-byte chunk c of row r at chunk c ^ (r % 8)). Each warp
+// writes its 16 rows of a box with four stmatrix.x4 (as store_slab_staged), thread 0 of the
+// warpgroup stores the boxes with one cp.async.bulk.tensor each and the warpgroup goes on: the
+// TMA unit writes C to global memory while the next tile's MMAs run. Only a box's reuse waits
+// (for the reads of the stores before it). Rows past M and columns past N are not written.
+template <int BN>
+__device__ __forceinline__ void store_slab_tma(const float (&d)[BN / 2], const void* tmC, int row0, int n0, int warp,
+                                               int lane, int tid, int c, unsigned buf) {
+    constexpr int BOXES = BN / 64;
+    static_assert(BOXES % H6_TMA_BOXES == 0, "the slab's boxes go out in whole rounds");
+    const int mi = lane / 8, rr = lane % 8;
+    const unsigned row_addr = ((16 * warp + (mi & 1) * 8 + rr) * 128);  // row % 8 == rr
+#pragma unroll
+    for (int round = 0; round < BOXES / H6_TMA_BOXES; ++round) {
+        if (tid == 0) bulk_wait_read();  // the staging boxes' last stores have read them
+        warpgroup_sync(c);
+#pragma unroll
+        for (int b = 0; b < H6_TMA_BOXES; ++b) {
+            const int h = round * H6_TMA_BOXES + b;  // 64-column box h of the slab
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                const int j = 8 * h + 2 * q;
+                const unsigned addr = buf + b * 8192 + row_addr + ((unsigned)((2 * q + (mi >> 1)) ^ rr) << 4);
+                asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n"
+                             ::"r"(addr), "r"(pack_half2(d[4 * j], d[4 * j + 1])),
+                               "r"(pack_half2(d[4 * j + 2], d[4 * j + 3])),
+                               "r"(pack_half2(d[4 * j + 4], d[4 * j + 5])),
+                               "r"(pack_half2(d[4 * j + 6], d[4 * j + 7]))
+                             : "memory");
+            }
+        }
+        fence_async_shared();  // our stmatrix writes, seen by the TMA unit
+        warpgroup_sync(c);
+        if (tid == 0) {
+#pragma unroll
+            for (int b = 0; b < H6_TMA_BOXES; ++b)
+                tma_store_2d(tmC, n0 + 64 * (round * H6_TMA_BOXES + b), row0, buf + b * 8192);
+            bulk_commit();
+        }
+    }
+}
+
 template <int BN, int EPI>
 __device__ __forceinline__ void store_slab(const float (&d)[BN / 2], __half* C, int M, int N, int row0, int n0,
                                            int lane, unsigned scratch) {
@@ -378,7 +438,8 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
 
     const unsigned base = (smem_u32(h6_smem) + 1023u) & ~1023u;  // 128B swizzle atoms: 1024 B
     const unsigned scratch = base + STAGES * STAGE_BYTES;        // EPI 1: 2 KB per consumer warp
-    const unsigned full_bar = scratch + (EPI == 1 ? H6_EPI_BYTES : 0);  // full[s] at full_bar + 8 s
+    // EPI 1: 2 KB per consumer warp; EPI 2: H6_TMA_BOXES boxes of 8 KB per consumer warpgroup
+    const unsigned full_bar = scratch + (EPI == 1 ? H6_EPI_BYTES : EPI == 2 ? H6_TMA_BYTES : 0);  // full[s] at + 8 s
     const unsigned empty_bar = full_bar + 8 * STAGES;            // empty[s] at empty_bar + 8 s
 
     const int warpgroup = threadIdx.x / 128;
@@ -548,7 +609,9 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
                 }
             }
             // Epilogue (fragment layout: see store_slab_direct).
-            if (slices == 1) {
+            if constexpr (EPI == 2) {  // C is the address of C's tensor map (nsprof.ops.matmul)
+                store_slab_tma<BN>(acc, C, m0 + c * 64, n0, warp, lane, tid, c, scratch + c * (H6_TMA_BOXES * 8192));
+            } else if (slices == 1) {
                 store_slab<BN, EPI>(acc, C, M, N, m0 + c * 64 + warp * 16, n0, lane, scratch + (c * 4 + warp) * 2048);
             } else {
                 const int row = m0 + c * 64 + warp * 16 + lane / 4;
@@ -562,6 +625,9 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
                     if (row + 8 < M) *reinterpret_cast<float2*>(p1 + 8 * j) = make_float2(acc[4 * j + 2], acc[4 * j + 3]);
                 }
             }
+        }
+        if constexpr (EPI == 2) {
+            if (tid == 0) bulk_wait();  // the last stores read shared memory the block gives up on exit
         }
     }
     // No block of a cluster may exit while its peer can still arrive on its barriers.
@@ -743,6 +809,14 @@ extern "C" __global__ void __launch_bounds__(384, 1)
 hgemm_h6_sk_128x256(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials,
                     int whole_units, int shared_blocks) {
     H6_SM90A_ONLY((h6_body<256, 4, true, 1, H6_EPI, true>(M, N, K, tmA, tmB, C, partials, whole_units)));
+}
+
+// The same with TMA stores of C (EPI 2): C is the address of C's tensor map (64 x 64 boxes,
+// 128-byte swizzle); H6_TMA_STAGES-deep ring, H6_TMA_BOXES staging boxes per consumer warpgroup.
+extern "C" __global__ void __launch_bounds__(384, 1)
+hgemm_h6_sk_tma_128x256(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials,
+                        int whole_units, int shared_blocks) {
+    H6_SM90A_ONLY((h6_body<256, H6_TMA_STAGES, true, 1, 2, true>(M, N, K, tmA, tmB, C, partials, whole_units)));
 }
 
 extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)

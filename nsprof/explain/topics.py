@@ -272,7 +272,14 @@ over 64; **achieved occupancy** is what the SM averaged while running.
 
 Occupancy is a means, not a goal: resident warps give the scheduler others to issue from while one
 waits. A kernel whose threads carry much independent work (register tiling) can run well at 12.5%.
-A grid smaller than the GPU (64 blocks on 132 SMs) leaves SMs idle whatever the occupancy.""",
+A grid smaller than the GPU (64 blocks on 132 SMs) leaves SMs idle whatever the occupancy.
+
+The same holds at the end of a large grid: tiles run in **waves** of one (or a few) blocks per SM, and
+when the tiles are not a whole number of waves, the last wave leaves SMs idle. **Stream-K** shares that
+wave's tiles out by k steps, so that every SM ends together: v8's blocks add their pieces of a tile into
+C with atomics (float32 C); HGEMM's h6 writes float16 C, so its pieces add float32 sums in L2 and the
+last piece to finish stores C. Sharing costs those sums, so it pays where the last wave is nearly
+empty; `nsprof bench`'s tile column says `/tailN` where N tiles were shared.""",
         stages=("v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10"),
         # what the topic is about first: a narrow terminal drops columns from the right
         quantities=("occupancy_theoretical_pct", "occupancy_achieved_pct", "registers", "threads_per_block",

@@ -264,6 +264,7 @@ class MatmulWorkload:
         workspace_sums = self._workspace_sums(tools, tile, plan.shared_tiles) \
             if plan.shared_tiles and tile.sums_in_workspace else None
         operands = self._tensor_maps(tools, tile, tile.tma_boxes, mp, np_, kp) if tile.tma_boxes else (lambda a, b: (a, b))
+        output = self._store_map(tools, tile, mp, np_) if tile.tma_store else (lambda c: c)
         # kernels that read an operand transposed get it from a first kernel of their own, timed with the stage
         transpose_a = self._transposer(stage, tools, tile, "a", mp, kp, (kp, _round_up(mp, 4)), defines) \
             if tile.a_m_major else None
@@ -278,7 +279,7 @@ class MatmulWorkload:
                 a = transpose_a(a)  # the kernel reads A as At (K x M, rows padded to 4 floats)
             if transpose_b:
                 b = transpose_b(b)  # the kernel reads B as Bt (N x K)
-            args = [*sizes, *operands(a, b), c]
+            args = [*sizes, *operands(a, b), output(c)]
             if self.partials_argument:
                 workspace = add_up.partials if add_up else workspace_sums
                 args.append(np.uint64(0) if workspace is None else workspace)
@@ -345,6 +346,20 @@ class MatmulWorkload:
             raise TypeError("a workload whose kernels write split-K partials needs a reduce_kernel")
         path, entry = self.reduce_kernel
         return SplitKReduction(tools, tools.load_kernel(find_kernel(path), entry), split, mp * np_)
+
+    def _store_map(self, tools: LaunchTools, tile: Tile, mp: int, np_: int):
+        """C of a kernel that stores it by TMA: the device address of C's tensor map (64 x 64 boxes),
+        encoded once per buffer."""
+        xp, elem = tools.xp, np.dtype(self.dtype).itemsize
+        cache: dict[int, Any] = {}
+
+        def output(c):
+            if c.data.ptr not in cache:
+                encoded = tools.encode_tensor_map(c.data.ptr, mp, np_, np_ * elem, 64, 64, tile.swizzle, elem)
+                cache[c.data.ptr] = xp.asarray(np.frombuffer(encoded, dtype=np.uint8))
+            return np.uint64(cache[c.data.ptr].data.ptr)
+
+        return output
 
     @staticmethod
     def _workspace_sums(tools: LaunchTools, tile: Tile, shared_tiles: int):

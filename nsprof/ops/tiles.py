@@ -33,7 +33,8 @@ class Tile:
     with `sums_in_workspace`, the blocks that share a tile add their float32 sums into a workspace (the
     kernel's `partials` argument) and the last of them stores the tile, so C (float16) takes no atomic
     adds. A stream_k tile shares its last wave only when that wave would fill at most `max_tail_fill`
-    of the slots.
+    of the slots. A `tma_store` kernel stores C through a TMA tensor map: its C argument is the map's
+    device address (64 x 64 boxes, the tile's swizzle).
     """
 
     bm: int
@@ -55,6 +56,7 @@ class Tile:
     blocks_per_sm: int = 1
     sums_in_workspace: bool = False
     max_tail_fill: float = 1.0
+    tma_store: bool = False
 
     @property
     def shape(self) -> str:
