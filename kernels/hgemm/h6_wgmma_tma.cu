@@ -223,35 +223,42 @@ __device__ __forceinline__ void store_slab_direct(const float (&d)[BN / 2], __ha
     }
 }
 
-// Staged: per 64 columns, four stmatrix.x4 write the warp's 16 x 64 halves (the fragment
-// layout stmatrix takes is exactly the D fragment's: lane l holds row l/4, columns 2(l%4)
-// + {0,1} of each 8x8 matrix) into a 2 KB shared tile of 16 rows x 128 bytes, then each
-// lane reads back 16-byte chunks and stores them: a warp's store covers 4 whole 128-byte
-// rows (8 times fewer L2 write requests than the direct form). The 16-byte chunk c of row
-// r sits at chunk c ^ (r % 8): stmatrix's 8 rows of one matrix and the readback's 8 lanes
-// of one row then hit 8 different bank groups (no conflicts).
+// The warp's 16 rows x 64 columns h*64.. of its D fragment as halves, into a shared tile of
+// 128-byte rows in the 128-byte swizzle (16-byte chunk c of row r at chunk c ^ (r % 8)): four
+// stmatrix.x4. row_start: the address of this lane's row, row (lane / 8 % 2) * 8 + lane % 8 of the
+// 16, which must sit at a row r with r % 8 == lane % 8. stmatrix takes exactly the D fragment's
+// layout (lane l holds row l/4, columns 2(l%4) + {0,1} of each 8x8 matrix); matrix i of an x4 is
+// the top (i even) or bottom (i odd) 8 rows of 8-column group 2q + i/2 of the 64 columns.
+template <int BN>
+__device__ __forceinline__ void stmatrix_64_columns(const float (&d)[BN / 2], int h, unsigned row_start, int lane) {
+    const int mi = lane / 8, rr = lane % 8;
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+        const int j = 8 * h + 2 * q;
+        const unsigned addr = row_start + ((unsigned)((2 * q + (mi >> 1)) ^ rr) << 4);
+        asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n"
+                     ::"r"(addr), "r"(pack_half2(d[4 * j], d[4 * j + 1])),
+                       "r"(pack_half2(d[4 * j + 2], d[4 * j + 3])),
+                       "r"(pack_half2(d[4 * j + 4], d[4 * j + 5])),
+                       "r"(pack_half2(d[4 * j + 6], d[4 * j + 7]))
+                     : "memory");
+    }
+}
+
+// Staged: per 64 columns, stmatrix_64_columns writes the warp's 16 x 64 halves into a 2 KB
+// shared tile of 16 rows x 128 bytes, then each lane reads back 16-byte chunks and stores
+// them: a warp's store covers 4 whole 128-byte rows (8 times fewer L2 write requests than the
+// direct form). With the swizzle, stmatrix's 8 rows of one matrix and the readback's 8 lanes
+// of one row hit 8 different bank groups (no conflicts).
 template <int BN>
 __device__ __forceinline__ void store_slab_staged(const float (&d)[BN / 2], __half* C, int M, int N, int row0,
                                                   int n0, int lane, unsigned scratch) {
-    // stmatrix: lanes 8i..8i+7 give the row addresses of matrix i of an x4; matrix i is the
-    // top (i even) or bottom (i odd) 8 rows of 8-column group 2q + i/2 of the chunk.
-    const int mi = lane / 8, rr = lane % 8;
-    const unsigned st_row = scratch + ((mi & 1) * 8 + rr) * 128;
+    const unsigned st_row = scratch + ((lane / 8 % 2) * 8 + lane % 8) * 128;  // this lane's row
     // readback: pass it reads row 4it + lane/8, chunk lane%8.
     const int rd_c = lane % 8;
 #pragma unroll
     for (int h = 0; h < BN / 64; ++h) {
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-            const int j = 8 * h + 2 * q;
-            const unsigned addr = st_row + ((unsigned)((2 * q + (mi >> 1)) ^ rr) << 4);
-            asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n"
-                         ::"r"(addr), "r"(pack_half2(d[4 * j], d[4 * j + 1])),
-                           "r"(pack_half2(d[4 * j + 2], d[4 * j + 3])),
-                           "r"(pack_half2(d[4 * j + 4], d[4 * j + 5])),
-                           "r"(pack_half2(d[4 * j + 6], d[4 * j + 7]))
-                         : "memory");
-        }
+        stmatrix_64_columns<BN>(d, h, st_row, lane);
         __syncwarp();
 #pragma unroll
         for (int it = 0; it < 4; ++it) {
@@ -289,27 +296,14 @@ __device__ __forceinline__ void store_slab_tma(const float (&d)[BN / 2], const v
                                                int lane, int tid, int c, unsigned buf) {
     constexpr int BOXES = BN / 64;
     static_assert(BOXES % H6_TMA_BOXES == 0, "the slab's boxes go out in whole rounds");
-    const int mi = lane / 8, rr = lane % 8;
-    const unsigned row_addr = ((16 * warp + (mi & 1) * 8 + rr) * 128);  // row % 8 == rr
+    const unsigned row_addr = (16 * warp + (lane / 8 % 2) * 8 + lane % 8) * 128;  // this lane's row
 #pragma unroll
     for (int round = 0; round < BOXES / H6_TMA_BOXES; ++round) {
         if (tid == 0) bulk_wait_read();  // the staging boxes' last stores have read them
         warpgroup_sync(c);
 #pragma unroll
-        for (int b = 0; b < H6_TMA_BOXES; ++b) {
-            const int h = round * H6_TMA_BOXES + b;  // 64-column box h of the slab
-#pragma unroll
-            for (int q = 0; q < 4; ++q) {
-                const int j = 8 * h + 2 * q;
-                const unsigned addr = buf + b * 8192 + row_addr + ((unsigned)((2 * q + (mi >> 1)) ^ rr) << 4);
-                asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n"
-                             ::"r"(addr), "r"(pack_half2(d[4 * j], d[4 * j + 1])),
-                               "r"(pack_half2(d[4 * j + 2], d[4 * j + 3])),
-                               "r"(pack_half2(d[4 * j + 4], d[4 * j + 5])),
-                               "r"(pack_half2(d[4 * j + 6], d[4 * j + 7]))
-                             : "memory");
-            }
-        }
+        for (int b = 0; b < H6_TMA_BOXES; ++b)  // 64-column box round * H6_TMA_BOXES + b of the slab
+            stmatrix_64_columns<BN>(d, round * H6_TMA_BOXES + b, buf + b * 8192 + row_addr, lane);
         fence_async_shared();  // our stmatrix writes, seen by the TMA unit
         warpgroup_sync(c);
         if (tid == 0) {
