@@ -41,12 +41,13 @@
 // rows: 8x fewer L2 write requests than the 4-byte fragment stores; +16 KB of shared memory);
 // H6_EPI=1 is the default (596 -> 640-750 TFLOP/s at 4096^3 on the H200); H6_STAGES_128,
 // H6_PP_STAGES, H6_PP64_STAGES: ring depths (6 for 128x128: 578 -> 626 at 4096^3);
-// H6_GROUP_ROWS: the tile order; H6_TMA_BOXES, H6_TMA_STAGES: the TMA-store entry's staging boxes and
-// ring (hgemm_h6_sk_tma_128x256: C stored by TMA from stmatrix-written boxes; 0.1-0.4% faster than
-// the declared stream-K tile on an H100, 2 boxes and 4 stages; with 4 boxes the ring drops to 3
-// stages and it loses 1.5-2.7%: benchmarks/h100-h6-stream-k.md). The ping-pong (pp) and cluster (cl2) entries are tuning
-// candidates the launcher does not declare: each lost to the cooperative 128x256 kernel with
-// the staged epilogue (benchmarks/h200-hgemm.md, "Tuning sweeps").
+// H6_GROUP_ROWS: the tile order; H6_TMA_BOXES, H6_TMA_STAGES: the TMA-store entry's staging boxes
+// and ring. The ping-pong (pp) and cluster (cl2) entries are tuning candidates the launcher does
+// not declare: each lost to the cooperative 128x256 kernel with the staged epilogue
+// (benchmarks/h200-hgemm.md, "Tuning sweeps"). hgemm_h6_sk_tma_128x256 (C stored by TMA from
+// stmatrix-written boxes) is one too, undeclared as it wins only within a record's spread: on an
+// H100, 0.1-0.4% faster than the declared stream-K tile with 2 boxes and 4 stages, 1.5-2.7%
+// slower with 4 boxes, where the ring drops to 3 stages (benchmarks/h100-h6-stream-k.md).
 // Measured on the H200 over four runs: 588-683 TFLOP/s at 4096^3 (88-104% of cuBLAS), 598-649
 // at 8192^3 (92-101%); at 512x2048x1024 the 128x64 tile runs 197 TFLOP/s, 139% of cuBLAS.
 // Layouts: A (row-major M x K) is K-major for wgmma: its TMA box is {64 K = 128 bytes, 128
@@ -433,7 +434,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     const unsigned base = (smem_u32(h6_smem) + 1023u) & ~1023u;  // 128B swizzle atoms: 1024 B
     const unsigned scratch = base + STAGES * STAGE_BYTES;        // EPI 1: 2 KB per consumer warp
     // EPI 1: 2 KB per consumer warp; EPI 2: H6_TMA_BOXES boxes of 8 KB per consumer warpgroup
-    const unsigned full_bar = scratch + (EPI == 1 ? H6_EPI_BYTES : EPI == 2 ? H6_TMA_BYTES : 0);  // full[s] at + 8 s
+    const unsigned full_bar = scratch + (EPI == 1 ? H6_EPI_BYTES : EPI == 2 ? H6_TMA_BYTES : 0);  // full[s]: + 8 s
     const unsigned empty_bar = full_bar + 8 * STAGES;            // empty[s] at empty_bar + 8 s
 
     const int warpgroup = threadIdx.x / 128;
