@@ -153,7 +153,7 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
             shapes = ", ".join(t.shape for t in candidates)
             raise UsageError(f"stage {stage.stage} has no {forced_tile} tile", f"choose one of: {shapes}")
         if forced_split is not None:
-            return _with_sharing(chosen[0], m, n, forced_split, sm_count, forced_tail)
+            return _unless_needless(_with_sharing(chosen[0], m, n, forced_split, sm_count, forced_tail), chosen)
         candidates = tuple(chosen)
     for tile in candidates:
         blocks = math.ceil(m / tile.bm) * math.ceil(n / tile.bn)
@@ -162,8 +162,19 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
                 and k >= split * 2 * MIN_SLICE_K:
             split *= 2
         if blocks * split >= sm_count or tile is candidates[-1]:
-            return _with_sharing(tile, m, n, split, sm_count, forced_tail)
+            return _unless_needless(_with_sharing(tile, m, n, split, sm_count, forced_tail), candidates)
     raise AssertionError("unreachable: the last tile always returns")
+
+
+def _unless_needless(plan: LaunchPlan, candidates: tuple[Tile, ...] | list[Tile]) -> LaunchPlan:
+    """A tile that is there to share its last wave (`sums_in_workspace`) gives way, where it would share
+    nothing, to the declared tile of its shape that never shares: the same kernel without the sharing
+    code. (h6's stream-K entry unshared ran at 0.996-1.000 of its plain entry at 4096^3 on an H100,
+    paired: benchmarks/h100-h6-stream-k.md.)"""
+    if not plan.tile.sums_in_workspace or plan.shared_tiles:
+        return plan
+    twin = next((t for t in candidates if t.shape == plan.tile.shape and not t.stream_k), None)
+    return plan if twin is None else LaunchPlan(twin, plan.split_k)
 
 
 def _with_sharing(tile: Tile, m: int, n: int, split: int, sm_count: int, forced_tail: int | None) -> LaunchPlan:
