@@ -84,11 +84,11 @@ def test_v8_shares_out_the_last_wave_by_stream_k(size, shape, shared):
 @pytest.mark.parametrize(
     "size, entry, shared",
     [
-        ((3072, 3072, 3072), "hgemm_h6_sk_128x256", 24),  # 288 tiles = 2 waves + 24: 0.18 full, shared
-        ((5120, 5120, 5120), "hgemm_h6_sk_128x256", 8),  # 800 = 6 waves + 8
-        ((8192, 8192, 8192), "hgemm_h6_sk_128x256", 68),  # 2048 = 15 waves + 68: 0.52 full, shared
-        ((4096, 4096, 4096), "hgemm_h6_128x256", 0),  # 512 = 3 waves + 116: 0.88 full, kept whole (plain entry)
-        ((6144, 6144, 6144), "hgemm_h6_128x256", 0),  # 1152 = 8 waves + 96: 0.73 full, kept whole
+        ((3072, 3072, 3072), "hgemm_h6_sk_tma_128x256", 24),  # 288 tiles = 2 waves + 24: 0.18 full, shared
+        ((5120, 5120, 5120), "hgemm_h6_sk_tma_128x256", 8),  # 800 = 6 waves + 8
+        ((8192, 8192, 8192), "hgemm_h6_sk_tma_128x256", 68),  # 2048 = 15 waves + 68: 0.52 full, shared
+        ((4096, 4096, 4096), "hgemm_h6_tma_128x256", 0),  # 512 = 3 waves + 116: 0.88 full, kept whole (plain entry)
+        ((6144, 6144, 6144), "hgemm_h6_tma_128x256", 0),  # 1152 = 8 waves + 96: 0.73 full, kept whole
         ((2048, 2048, 2048), "hgemm_h6_128x128", 0),  # 128 tiles of 128x256 are too few for 132 SMs
     ],
 )
@@ -100,9 +100,9 @@ def test_h6_shares_out_only_a_last_wave_at_most_0_6_full(size, entry, shared):
 def test_a_forced_tail_of_none_runs_h6s_plain_entry_and_any_other_its_stream_k_entry():
     h6 = get_stage("hgemm", "h6")
     plan = choose_plan(h6, 3072, 3072, 3072, H200_SMS, forced_tile="128x256", forced_split=1, forced_tail=0)
-    assert (plan.tile.entry, plan.shared_tiles) == ("hgemm_h6_128x256", 0)
+    assert (plan.tile.entry, plan.shared_tiles) == ("hgemm_h6_tma_128x256", 0)
     plan = choose_plan(h6, 3072, 3072, 3072, H200_SMS, forced_tile="128x256", forced_split=1, forced_tail=3)
-    assert (plan.tile.entry, plan.shared_tiles) == ("hgemm_h6_sk_128x256", 3)
+    assert (plan.tile.entry, plan.shared_tiles) == ("hgemm_h6_sk_tma_128x256", 3)
 
 
 def test_only_the_stream_k_tile_shares_its_last_wave():

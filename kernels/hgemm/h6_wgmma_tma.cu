@@ -44,10 +44,15 @@
 // H6_GROUP_ROWS: the tile order; H6_TMA_BOXES, H6_TMA_STAGES: the TMA-store entry's staging boxes
 // and ring. The ping-pong (pp) and cluster (cl2) entries are tuning candidates the launcher does
 // not declare: each lost to the cooperative 128x256 kernel with the staged epilogue
-// (benchmarks/h200-hgemm.md, "Tuning sweeps"). hgemm_h6_sk_tma_128x256 (C stored by TMA from
-// stmatrix-written boxes) is one too, undeclared as it wins only within a record's spread: on an
-// H100, 0.1-0.4% faster than the declared stream-K tile with 2 boxes and 4 stages, 1.5-2.7%
-// slower with 4 boxes, where the ring drops to 3 stages (benchmarks/h100-h6-stream-k.md).
+// (benchmarks/h200-hgemm.md, "Tuning sweeps").
+// Declared 128x256 entries (issue 33, measured on an H100: benchmarks/h100-h6-stream-k.md):
+// hgemm_h6_sk_tma_128x256 where the last wave is at most 0.6 full (stream-K tail), else
+// hgemm_h6_tma_128x256. Both store C by TMA (EPI 2: stmatrix into swizzled staging boxes, one
+// cp.async.bulk.tensor store per box, the warpgroup going on to the next tile's MMAs): 0.5-0.7%
+// faster than the staged epilogue at 4096^3 (to 1.000-1.005 of torch.mm at one clock), 0.2-0.4%
+// at 5120^3 and 8192^3, even at 3072^3; with 4 staging boxes the ring drops to 3 stages and it
+// loses 1.5-2.7%. hgemm_h6_128x256 and hgemm_h6_sk_128x256, the same with the staged epilogue,
+// stay as candidates.
 // Measured on the H200 over four runs: 588-683 TFLOP/s at 4096^3 (88-104% of cuBLAS), 598-649
 // at 8192^3 (92-101%); at 512x2048x1024 the 128x64 tile runs 197 TFLOP/s, 139% of cuBLAS.
 // Layouts: A (row-major M x K) is K-major for wgmma: its TMA box is {64 K = 128 bytes, 128
@@ -806,8 +811,14 @@ hgemm_h6_sk_128x256(int M, int N, int K, const void* tmA, const void* tmB, __hal
     H6_SM90A_ONLY((h6_body<256, 4, true, 1, H6_EPI, true>(M, N, K, tmA, tmB, C, partials, whole_units)));
 }
 
-// The same with TMA stores of C (EPI 2): C is the address of C's tensor map (64 x 64 boxes,
-// 128-byte swizzle); H6_TMA_STAGES-deep ring, H6_TMA_BOXES staging boxes per consumer warpgroup.
+// hgemm_h6_128x256 and its stream-K form with TMA stores of C (EPI 2): C is the address of C's
+// tensor map (64 x 64 boxes, 128-byte swizzle); H6_TMA_STAGES-deep ring, H6_TMA_BOXES staging boxes
+// per consumer warpgroup.
+extern "C" __global__ void __launch_bounds__(384, 1)
+hgemm_h6_tma_128x256(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
+    H6_SM90A_ONLY((h6_body<256, H6_TMA_STAGES, true, 1, 2>(M, N, K, tmA, tmB, C, partials)));
+}
+
 extern "C" __global__ void __launch_bounds__(384, 1)
 hgemm_h6_sk_tma_128x256(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials,
                         int whole_units, int shared_blocks) {

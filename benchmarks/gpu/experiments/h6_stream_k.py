@@ -1,4 +1,4 @@
-"""Issue 33's HGEMM gap at 4096^3: h6 with a stream-K tail (hgemm_h6_sk_128x256; see its header in
+"""Issue 33's HGEMM gap at 4096^3: h6 with a stream-K tail (hgemm_h6_sk_tma_128x256; see its header in
 kernels/hgemm/h6_wgmma_tma.cu). 512 tiles of 128x256 fill 3.88 waves of 132 blocks, so the last wave
 leaves 16 SMs idle; the stream-K entry can share the last 116 tiles' k steps out over all 132 blocks.
 
@@ -50,7 +50,7 @@ def main() -> None:
     def launchers(problem):
         """The stream-K entry with its own tail, and the plain entry (the declared tile after it)."""
         sk = op.workload.launcher(h6, problem, tools, tile_shape="128x256")
-        plain_tile = next(t for t in h6.tiles if t.entry == "hgemm_h6_128x256")
+        plain_tile = next(t for t in h6.tiles if t.shape == "128x256" and not t.stream_k)
         plain = op.workload.launcher(dataclasses.replace(h6, tiles=(plain_tile,)), problem, tools)
         return sk, plain
 
