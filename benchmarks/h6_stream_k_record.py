@@ -2,11 +2,11 @@
 the runs of benchmarks/gpu/experiments/h6_stream_k.py before it (the forms tried on the way) wrote under
 $OUT on the GPU machine, and print the tables of the .md beside it.
 
-    python3 benchmarks/h6_stream_k_record.py --record DIR --tried NAME=FILE[,FILE] [NAME=FILE ...] [--tma FILE]
+    python3 benchmarks/h6_stream_k_record.py --record DIR --tried NAME=FILE[,FILE] [NAME=FILE ...] [--tma FILE[,FILE]]
 
 DIR: the unpacked results.tgz of the record (h6-sk-run*.jsonl, bench-hgemm-run*.json, host.txt); each
 FILE: the JSON lines of one earlier form of the kernel, named for the form; --tma: the JSON lines of
-benchmarks/gpu/experiments/h6_tma_store.py (C stored by TMA, a tuning candidate)."""
+benchmarks/gpu/experiments/h6_tma_store.py (C stored by TMA against the staged epilogue)."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--record", type=Path, required=True)
     ap.add_argument("--tried", nargs="+", default=[], metavar="NAME=FILE")
-    ap.add_argument("--tma", type=Path, default=None)
+    ap.add_argument("--tma", default="", help="FILE[,FILE]")
     args = ap.parse_args()
     runs = {f"run {n}": lines(args.record / f"h6-sk-run{n}.jsonl") for n in (1, 2)}
     both = [r for records in runs.values() for r in records]
@@ -57,7 +57,7 @@ def main() -> None:
         "runs": runs,
         "forms_tried": tried,
         "bench_hgemm": bench,
-        "tma_store_candidate": lines(args.tma) if args.tma else [],
+        "tma_store": [r for path in args.tma.split(",") if path for r in lines(Path(path))],
     }
     OUT.write_text(json.dumps(document, separators=(",", ":")) + "\n")
 
@@ -90,16 +90,16 @@ def main() -> None:
             print(f"| ({variant}) | " + " | ".join(spread(bound[s]) if s in bound else "-" for s in SIZES) + " |")
     print()
     tma = collections.defaultdict(lambda: collections.defaultdict(list))
-    for r in document["tma_store_candidate"]:
+    for r in document["tma_store"]:  # "declared": the same tile with the staged epilogue
         if r["phase"] == "paired":
             for key in ("over_declared", "ratio_torch", "declared_ratio_torch"):
-                tma[(r["variant"], r["size"])][key].append(r[key])
+                tma[(r["variant"], r["size"], r.get("entry", "hgemm_h6_sk_tma_128x256"))][key].append(r[key])
     if tma:
-        print("| C stored by TMA | size | over the declared tile | h6 (TMA) / torch.mm | declared / torch.mm |")
-        print("| --- | --- | --- | --- | --- |")
-        for (variant, size), by in tma.items():
-            print(f"| {variant} | {size.split('x')[0]}³ | {spread(by['over_declared'])} | {spread(by['ratio_torch'])} "
-                  f"| {spread(by['declared_ratio_torch'])} |")
+        print("| C stored by TMA | size | entry | over the staged epilogue | TMA / torch.mm | staged / torch.mm |")
+        print("| --- | --- | --- | --- | --- | --- |")
+        for (variant, size, entry), by in sorted(tma.items()):
+            print(f"| {variant} | {size.split('x')[0]}³ | `{entry}` | {spread(by['over_declared'])} "
+                  f"| {spread(by['ratio_torch'])} | {spread(by['declared_ratio_torch'])} |")
         print()
     for run, doc in bench.items():
         rows = [r for r in doc["results"] if r["stage"] in ("h6", "h7", "h8") and r["status"] == "ok"]

@@ -49,7 +49,7 @@
 // hgemm_h6_sk_tma_128x256 where the last wave is at most 0.6 full (stream-K tail), else
 // hgemm_h6_tma_128x256. Both store C by TMA (EPI 2: stmatrix into swizzled staging boxes, one
 // cp.async.bulk.tensor store per box, the warpgroup going on to the next tile's MMAs): 0.5-0.7%
-// faster than the staged epilogue at 4096^3 (to 1.000-1.005 of torch.mm at one clock), 0.2-0.4%
+// faster than the staged epilogue at 4096^3 (to 1.002-1.005 of torch.mm at one clock), up to 0.4%
 // at 5120^3 and 8192^3, even at 3072^3; with 4 staging boxes the ring drops to 3 stages and it
 // loses 1.5-2.7%. hgemm_h6_128x256 and hgemm_h6_sk_128x256, the same with the staged epilogue,
 // stay as candidates.
