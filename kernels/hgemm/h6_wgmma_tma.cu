@@ -39,9 +39,10 @@
 // Tuning knobs (-D, defaults = the entries as declared): H6_EPI / H6_PP_EPI = 1 stores C
 // through a 2 KB shared tile per warp (stmatrix, then 16-byte stores covering whole 128-byte
 // rows: 8x fewer L2 write requests than the 4-byte fragment stores; +16 KB of shared memory);
-// H6_EPI=1 is the default (596 -> 640-750 TFLOP/s at 4096^3 on the H200); H6_STAGES_128,
+// H6_EPI=1 is the default of the entries that do not store C by TMA (596 -> 640-750 TFLOP/s
+// at 4096^3 on the H200, against the fragment stores); H6_STAGES_128,
 // H6_PP_STAGES, H6_PP64_STAGES: ring depths (6 for 128x128: 578 -> 626 at 4096^3);
-// H6_GROUP_ROWS: the tile order; H6_TMA_BOXES, H6_TMA_STAGES: the TMA-store entry's staging boxes
+// H6_GROUP_ROWS: the tile order; H6_TMA_BOXES, H6_TMA_STAGES: the TMA-store entries' staging boxes
 // and ring. The ping-pong (pp) and cluster (cl2) entries are tuning candidates the launcher does
 // not declare: each lost to the cooperative 128x256 kernel with the staged epilogue
 // (benchmarks/h200-hgemm.md, "Tuning sweeps").
