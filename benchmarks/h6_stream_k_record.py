@@ -13,20 +13,22 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from paired_record import lines, spread
 
 OUT = Path(__file__).parent / "h100-h6-stream-k.json"
 SIZES = ("3072x3072x3072", "4096x4096x4096", "5120x5120x5120", "6144x6144x6144", "8192x8192x8192")
-TAILS = {"3072x3072x3072": (24, 288), "4096x4096x4096": (116, 512), "5120x5120x5120": (8, 800),
-         "6144x6144x6144": (96, 1152), "8192x8192x8192": (68, 2048)}  # (last wave's tiles, tiles) of 128x256
+SMS = 132  # the H100's: one persistent block each
 
 
-def lines(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-def spread(values: list[float]) -> str:
-    return f"{min(values):.3f}-{max(values):.3f}" if min(values) != max(values) else f"{values[0]:.3f}"
+def last_wave(size: str) -> tuple[int, int]:
+    """(tiles of 128x256 in the last, partial wave; all the tiles) of an M x N x K product."""
+    m, n, _ = map(int, size.split("x"))
+    tiles = -(-m // 128) * -(-n // 256)
+    return tiles % SMS, tiles
 
 
 def gathered(records: list[dict], phase: str, key: str) -> dict[str, list[float]]:
@@ -71,8 +73,8 @@ def main() -> None:
           "alone: h6 / torch.mm (before) |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for size in SIZES:
-        tail, count = TAILS[size]
-        print(f"| {size.split('x')[0]}³ | {tail} of 132 ({tail / 132:.2f} full; {count} tiles) | {tiles[size]} "
+        tail, count = last_wave(size)
+        print(f"| {size.split('x')[0]}³ | {tail} of {SMS} ({tail / SMS:.2f} full; {count} tiles) | {tiles[size]} "
               f"| {spread(paired[size])} | {spread(plain[size])} | {spread(over[size])} | {spread(every[size])} "
               f"| {spread(alone[size])} ({spread(alone_plain[size])}) |")
     print()
