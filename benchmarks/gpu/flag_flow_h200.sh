@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Issue 33's 1024^3 flow handed over by flags (benchmarks/gpu/experiments/flag_flow.py): verified and timed
-# beside the bus alone and cuBLAS's event-linked row-block flows, in interleaved rounds, in two processes;
-# then `nsprof pipeline --size 1024 --no-cold --no-nsys` for the CLI's own numbers on the same machine, and
-# one short run under nsys (the flows' timeline). Run from the repository root with .devkit carried; one
-# archive, results.tgz, comes back in $OUT.
+# Issue 33's 1024^3 flow handed over by words in device memory (benchmarks/gpu/experiments/flag_flow.py):
+# verified and timed beside the bus alone and cuBLAS's event-linked row-block flows, in interleaved rounds,
+# in two processes; with PIPELINE=1 also `nsprof pipeline --size 1024 --no-cold --no-nsys` (the CLI's own
+# numbers on the same machine); then a few flows under nsys (their timeline, as flag-flow.sqlite.xz).
+# Run from the repository root with .devkit carried; results.tgz and the capture come back in $OUT.
 set -uo pipefail
 source .devkit/setup.sh
 export PYTHONUNBUFFERED=1 COLUMNS=160 PYTHONPATH=$PWD:${PYTHONPATH:-} NSPROF_DATA_DIR=/tmp/nsprof-data
@@ -25,12 +25,14 @@ for l in sys.stdin:
     d=json.loads(l)
     if d['phase']=='time': r[(d['flow'],d['kind'])].append(d['median_ms'])
 for k,v in r.items(): print(f'{k[0]:<44} {k[1]:<8} {min(v):.4f}-{max(v):.4f} ms ({len(v)})')"
-timeout 120 python3 -m nsprof pipeline --size 1024 --no-cold --no-nsys > "$OUT/pipeline-1024.txt" 2>&1
-echo "pipeline exit $? ($((SECONDS - START)) s)"; tail -n 20 "$OUT/pipeline-1024.txt"
+if [ "${PIPELINE:-0}" = 1 ]; then
+  timeout 120 python3 -m nsprof pipeline --size 1024 --no-cold --no-nsys > "$OUT/pipeline-1024.txt" 2>&1
+  echo "pipeline exit $? ($((SECONDS - START)) s)"; tail -n 20 "$OUT/pipeline-1024.txt"
+fi
 if [ "${NSYS:-1}" = 1 ]; then
   timeout 150 nsys profile -t cuda,nvtx -o "$OUT/flag-flow" --force-overwrite true --export sqlite \
     python3 benchmarks/gpu/experiments/flag_flow.py --out "$OUT/flag-flow-nsys.jsonl" --rounds 1 --repeat 20 \
-    > "$OUT/flag-flow-nsys.txt" 2>&1
-  echo "nsys exit $? ($((SECONDS - START)) s)"; ls -la "$OUT"
+    --only "${NSYS_ONLY:-bus|v9t, 4|taper, grid 264|alone}" > "$OUT/flag-flow-nsys.txt" 2>&1
+  echo "nsys exit $? ($((SECONDS - START)) s)"; rm -f "$OUT/flag-flow.nsys-rep"; xz -T8 "$OUT/flag-flow.sqlite"; ls -la "$OUT"
 fi
-tar czf "$FINAL/results.tgz" -C "$OUT" . ; echo "total $((SECONDS - START)) s"
+cp "$OUT"/*.sqlite.xz "$FINAL"/ 2>/dev/null; tar czf "$FINAL/results.tgz" --exclude='*.sqlite.xz' -C "$OUT" . ; echo "total $((SECONDS - START)) s"

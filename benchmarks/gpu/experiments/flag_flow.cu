@@ -1,24 +1,30 @@
-// Issue 33's 1024^3 flow: a persistent TF32 product that starts each tile the moment its row block of A
-// has landed, and says when a row block of C is whole, through flags in device memory instead of
-// events between streams and one launch per block.
+// Issue 33's 1024^3 flow: a persistent TF32 product that starts each tile the moment its rows of A have
+// landed, and tells the copy-out stream how many rows of C are whole, through words in device memory
+// instead of events between streams and one launch per row block.
 //
-// The host side (flag_flow.py): the copy-in stream copies B, then A's row blocks, writing in_flag[r] = 1
-// after block r (cuStreamWriteValue32, whose default orders the copy's bytes before the flag); the
-// copy-out stream waits for out_flag[r] >= 1 (cuStreamWaitValue32), copies C's row block r back and
-// writes out_flag[r] = 0. This kernel runs on a third stream, launched once per flow.
-//
-// Work items are (row block, 64x64 tile of it), in row-block order; each block takes the next one
-// with an atomic counter, so every SM works on whatever has arrived, and the last block's tiles are
-// spread over as many SMs as it has tiles. Thread 0 spins on in_flag[r] (ld.acquire) before an item;
-// operands are read with cp.async.cg (L2 only: no stale L1 line of a previous flow's A). After a tile
-// is stored, the block counts it on done[r]; the block that counts a row block's last tile makes the
-// stores visible system-wide and raises out_flag[r]. The last block to leave resets the counter,
-// done[] and in_flag[], so a CUDA graph of the flow can be replayed as is.
+// Work items are (unit, 64x64 tile of it), a unit being 64 rows of A and C, in unit order; each block
+// takes the next item with an atomic counter, so every SM works on whatever has landed, and a unit's
+// tiles are spread over as many SMs as it has tiles. Operands are read with cp.async.cg (L2 only: no
+// stale L1 line of an earlier flow). How a unit's arrival is known (`arrival`):
+//  * 0, flags: the copy-in stream copies A in blocks of `copy_rows` rows and writes in_flag[block] = 1
+//    after each (cuStreamWriteValue32, whose default orders the copy's bytes before the word);
+//  * 1, sentinel: A is copied whole, onto device rows that hold a NaN no arithmetic makes (SENTINEL).
+//    The block that takes a unit's first tile reads the unit's rows until no word is the sentinel, then
+//    raises in_flag[unit] for the unit's other tiles; the block that finishes the unit's last tile
+//    writes the sentinel back, so the next flow finds it. B is copied before A on the same stream, so
+//    A's first bytes land only after B's last (the poisoned verification checks that premise).
+// When a tile is stored, the block counts it on done[unit]; the block that counts a unit's last tile
+// makes the stores visible system-wide, marks unit_done[unit], and moves whole_units (the number of
+// leading units that are whole) as far as it can. The copy-out stream waits for whole_units >= the
+// end of each block of C it copies (cuStreamWaitValue32), and writes it back to 0 after the last. The
+// last block to leave resets the rest, so a CUDA graph of the flow can be replayed as is.
+// Spinning threads sleep 256 ns between reads (132 SMs reading one word without pause slowed the
+// copies and the product in the first version).
 //
 // The product: WMMA m16n16k8 TF32 (inputs rounded with __float_to_tf32, float32 accumulation), 4 warps
-// of 32x32 per 64x64 tile, 32-deep k steps through a 3-stage cp.async ring. Needs M a multiple of the
-// row-block height, that height and N multiples of 64, K a multiple of 32 (the experiment's 1024^3).
-// `compute` = 0 skips the product (C is left unwritten: a timing of the schedule alone, not verified).
+// of 32x32 per 64x64 tile, 32-deep k steps through a 3-stage cp.async ring. Needs M and N multiples of
+// 64 and K of 32 (the experiment's 1024^3). `compute` = 0 skips the product (C left unwritten: the
+// schedule's own cost, not verified).
 
 #include <mma.h>
 
@@ -29,6 +35,7 @@
 #define FF_A_LD (FF_BK + 4)  // padded rows; wmma needs ldm % 4 == 0 and 32-byte aligned fragment rows
 #define FF_B_LD (FF_BN + 4)
 #define FF_STAGE_FLOATS (FF_BM * FF_A_LD + FF_BK * FF_B_LD)
+#define FF_SENTINEL 0x7FF1A95Eu  // a quiet NaN with a payload arithmetic never produces
 
 __device__ __forceinline__ unsigned ld_acquire(const unsigned* p) {
     unsigned v;
@@ -56,35 +63,81 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
 
+// Wait, sleeping between reads, until *p != 0; trap after 2 s (a word never raised: fail, not hang).
+__device__ __forceinline__ void wait_raised(const unsigned* p) {
+    const unsigned long long start = global_ns();
+    while (ld_acquire(p) == 0u) {
+        __nanosleep(256);
+        if (global_ns() - start > 2000000000ull) __trap();
+    }
+}
+
+// The whole block reads rows [row0, row0 + FF_BM) of A (K floats each) until none holds the sentinel.
+__device__ void wait_landed(const float* A, int row0, int K) {
+    const uint4* p = reinterpret_cast<const uint4*>(A + (size_t)row0 * K);
+    const int chunks = FF_BM * K / 4;
+    const unsigned long long start = global_ns();
+    for (int i = threadIdx.x; i < chunks;) {
+        uint4 v;
+        asm volatile("ld.relaxed.gpu.global.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p + i) : "memory");
+        if (v.x != FF_SENTINEL && v.y != FF_SENTINEL && v.z != FF_SENTINEL && v.w != FF_SENTINEL) {
+            i += blockDim.x;
+        } else {
+            __nanosleep(256);
+            if (global_ns() - start > 2000000000ull) __trap();
+        }
+    }
+    __syncthreads();
+}
+
+// The block writes the sentinel over rows [row0, row0 + FF_BM) of A, for the next flow.
+__device__ void refill_sentinel(float* A, int row0, int K) {
+    uint4* p = reinterpret_cast<uint4*>(A + (size_t)row0 * K);
+    const uint4 s = make_uint4(FF_SENTINEL, FF_SENTINEL, FF_SENTINEL, FF_SENTINEL);
+    for (int i = threadIdx.x; i < FF_BM * K / 4; i += blockDim.x) p[i] = s;
+}
+
+// After unit r is whole: advance whole_units over every leading unit that is whole. Any block may move
+// it one step with compare-and-swap; the one that completes the last missing unit carries it through.
+__device__ void advance_whole(unsigned* whole_units, const unsigned* unit_done, unsigned units) {
+    unsigned w = ld_acquire(whole_units);
+    while (w < units && ld_acquire(unit_done + w) != 0u) {
+        const unsigned seen = atomicCAS(whole_units, w, w + 1u);
+        w = seen == w ? w + 1u : seen;
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(128, 2)
-flag_flow_gemm(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K,
-               int block_rows, unsigned* in_flag, unsigned* out_flag, unsigned* done, unsigned* counter, int compute) {
+flag_flow_gemm(const float* __restrict__ B, float* A, float* __restrict__ C, int M, int N, int K, int arrival,
+               int copy_rows, unsigned* in_flag, unsigned* unit_done, unsigned* done, unsigned* whole_units,
+               unsigned* counter, int compute) {
     using namespace nvcuda;
     extern __shared__ __align__(128) float ff_smem[];
     __shared__ int item_s;
     const int tiles_n = N / FF_BN;
-    const int per_block = (block_rows / FF_BM) * tiles_n;
-    const int items = (M / block_rows) * per_block;
+    const int units = M / FF_BM;
+    const int items = units * tiles_n;
     const int k_tiles = K / FF_BK;
     const int warp = threadIdx.x / 32, wm = warp / 2, wn = warp % 2;
 
     for (;;) {
-        if (threadIdx.x == 0) {
-            const int it = (int)atomicAdd(counter, 1u);
-            if (it < items) {
-                const unsigned* flag = in_flag + it / per_block;
-                const unsigned long long start = global_ns();
-                while (ld_acquire(flag) == 0u) {
-                    if (global_ns() - start > 2000000000ull) __trap();  // 2 s: a flag never raised; fail, not hang
-                }
-            }
-            item_s = it;
-        }
+        if (threadIdx.x == 0) item_s = (int)atomicAdd(counter, 1u);
         __syncthreads();
         const int it = item_s;
         if (it >= items) break;
-        const int r = it / per_block, t = it % per_block;
-        const int m0 = r * block_rows + (t / tiles_n) * FF_BM, n0 = (t % tiles_n) * FF_BN;
+        const int r = it / tiles_n, t = it % tiles_n;
+        const int m0 = r * FF_BM, n0 = t * FF_BN;
+        if (arrival == 1 && t == 0) {  // the unit's first tile: read its rows until all have landed
+            wait_landed(A, m0, K);
+            if (threadIdx.x == 0) {
+                __threadfence();
+                atomicExch(in_flag + r, 1u);
+            }
+        } else if (threadIdx.x == 0) {
+            wait_raised(in_flag + (arrival == 1 ? r : m0 / copy_rows));
+        }
+        __syncthreads();
 
         wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc[2][2];
 #pragma unroll
@@ -150,18 +203,24 @@ flag_flow_gemm(const float* __restrict__ A, const float* __restrict__ B, float* 
         __syncthreads();  // every store issued (and the ring read) before the tile is counted
         if (threadIdx.x == 0) {
             __threadfence();
-            if (atomicAdd(done + r, 1u) == (unsigned)per_block - 1u) {
-                __threadfence_system();  // the whole row block's stores, before the copy engine reads them
-                st_release_sys(out_flag + r, 1u);
+            item_s = atomicAdd(done + r, 1u) == (unsigned)tiles_n - 1u;  // this block finished the unit
+            if (item_s) {
+                __threadfence_system();  // the whole unit's stores, before the copy engine reads them
+                atomicExch(unit_done + r, 1u);
+                __threadfence_system();
+                advance_whole(whole_units, unit_done, (unsigned)units);
             }
         }
+        __syncthreads();
+        if (arrival == 1 && item_s) refill_sentinel(A, m0, K);  // no tile of the unit reads A any more
+        __syncthreads();  // item_s is read by all before thread 0 takes the next item
     }
     if (threadIdx.x == 0) {
         __threadfence();
         if (atomicAdd(counter + 1, 1u) == gridDim.x - 1u) {  // every block has left the loop: reset for the next flow
-            const int blocks = M / block_rows;
-            for (int i = 0; i < blocks; ++i) {
+            for (int i = 0; i < units; ++i) {
                 in_flag[i] = 0u;
+                unit_done[i] = 0u;
                 done[i] = 0u;
             }
             counter[0] = 0u;

@@ -1,27 +1,31 @@
 """Issue 33's 1024^3 flow (host memory to host memory at <= 0.19 ms): products and copies handed over by
-flags in device memory instead of events between streams (flag_flow.cu says how).
+words in device memory instead of events between streams (flag_flow.cu says how).
 
 The flows of `nsprof pipeline` lose time between copies, products and cross-stream waits, and their
 products slow down on small row blocks (one cuBLAS launch per block). Here one persistent kernel takes
-64x64 tiles in the order A's row blocks land, the copy-in stream raises a flag after each block
-(cuStreamWriteValue32) and the copy-out stream waits on the flag the kernel raises when a row block of C
-is whole (cuStreamWaitValue32). Every flow, baselines included, is verified first on poisoned buffers
-(NaN in A, B and C on the device and in C on the host: a tile computed before its bytes land fails), then
-timed as a CUDA graph, and issued call by call, in interleaved rounds beside:
+64x64 tiles as A's rows land, and the copy-out stream waits (cuStreamWaitValue32) on the count of leading
+64-row units of C the kernel has finished. A's arrival is known either from flags the copy-in stream
+raises after each block of A (cuStreamWriteValue32), or with A copied whole onto rows that hold a
+sentinel NaN, which the kernel reads until it is gone. Every flow is verified first on poisoned buffers
+(NaN in B and C on the device and in C on the host, NaN or the sentinel in A: a tile computed before its
+bytes land fails), then timed as a CUDA graph and issued call by call, in interleaved rounds, beside:
 
 - the bus alone: 8 MiB in and 4 MiB out at once, on two streams (the flow's floor on this card);
 - cuBLAS row-block flows as `nsprof pipeline` streams them (B whole, then 4 or 5 row blocks, one
   stream per role linked by events), FP32 (v9) and TF32 (v9t);
-- the flag flow with no product (`compute` 0, C unwritten: the schedule's own cost, not verified).
+- the product alone, its flag raised in advance (no copies), and the flows with no product (C left
+  unwritten: the schedule's own cost, not verified).
 
-    python3 benchmarks/gpu/experiments/flag_flow.py --out $OUT/flag-flow.jsonl [--rounds 3]
+    python3 benchmarks/gpu/experiments/flag_flow.py --out $OUT/flag-flow.jsonl [--rounds 3] [--only REGEX]
 """
 
 from __future__ import annotations
 
 import argparse
 import ctypes
+import itertools
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -32,6 +36,7 @@ M = N = K = 1024
 F32 = 4
 WAIT_GEQ = 0x0  # CU_STREAM_WAIT_VALUE_GEQ
 SMEM = 3 * (64 * 36 + 32 * 68) * F32  # the kernel's 3-stage ring (FF_STAGES x FF_STAGE_FLOATS)
+SENTINEL = 0x7FF1A95E  # FF_SENTINEL: the NaN that marks rows of A not landed yet
 
 
 class MemOps:
@@ -47,8 +52,8 @@ class MemOps:
     def raise_flag(self, stream, address: int, value: int) -> None:
         self._check(self.write(stream.ptr, address, value, 0), "cuStreamWriteValue32")
 
-    def wait_flag(self, stream, address: int) -> None:
-        self._check(self.wait(stream.ptr, address, 1, WAIT_GEQ), "cuStreamWaitValue32")
+    def wait_flag(self, stream, address: int, at_least: int = 1) -> None:
+        self._check(self.wait(stream.ptr, address, at_least, WAIT_GEQ), "cuStreamWaitValue32")
 
     @staticmethod
     def _check(code: int, what: str) -> None:
@@ -61,6 +66,7 @@ def main() -> None:
     ap.add_argument("--out", required=True)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=300)
+    ap.add_argument("--only", default="", help="a regular expression: only the flows it finds")
     args = ap.parse_args()
     import cupy as cp
     import cupyx
@@ -131,24 +137,44 @@ def main() -> None:
                 copy_out(r0, r1)
         return forked(body)
 
-    def flag_flow(block_rows: int, grid: int, compute: int = 1):
-        blocks = [(r, r + block_rows) for r in range(0, M, block_rows)]
-        n = len(blocks)
-        flags = cp.zeros(3 * n + 2, np.uint32)  # in_flag[n], out_flag[n], done[n], counter[2]
-        in_flag, out_flag = flags.data.ptr, flags.data.ptr + n * F32
-        kargs = (dA, dB, dC, np.int32(M), np.int32(N), np.int32(K), np.int32(block_rows), flags[:n], flags[n:2 * n],
-                 flags[2 * n:3 * n], flags[3 * n:], np.int32(compute))
+    dA_sentinel = cp.empty((M, K), np.float32)  # the sentinel flows' own A: it must hold the sentinel between flows
+    dA_sentinel.view(np.uint32).fill(SENTINEL)
+
+    def flag_flow(arrival: str, copy_rows: int, out_rows: list[int], grid: int, compute: int = 1):
+        """A in blocks of copy_rows (arrival "flags"), or whole onto sentinel rows ("sentinel"), or not at all
+        with its flag raised in advance ("none": the product and schedule alone); C back in blocks of out_rows."""
+        units = M // 64
+        words = cp.zeros(3 * units + 3, np.uint32)  # in_flag, unit_done, done [units]; whole_units; counter[2]
+        in_flag, whole = words.data.ptr, words.data.ptr + 3 * units * F32
+        a_dev = dA_sentinel if arrival == "sentinel" else dA
+        kargs = (dB, a_dev, dC, np.int32(M), np.int32(N), np.int32(K), np.int32(arrival == "sentinel"),
+                 np.int32(copy_rows), words[:units], words[units:2 * units], words[2 * units:3 * units],
+                 words[3 * units:3 * units + 1], words[3 * units + 1:], np.int32(compute))
+        bounds = np.cumsum([0, *out_rows]).tolist()
 
         def body():
+            if arrival == "none":
+                ops.raise_flag(s_mm, in_flag, 1)
             kernel((grid,), (128,), kargs, shared_mem=SMEM, stream=s_mm)
-            rt.memcpyAsync(dB.data.ptr, hB.ctypes.data, K * N * F32, 1, s_in.ptr)
-            for r, (r0, r1) in enumerate(blocks):
-                copy_in(r0, r1)
-                ops.raise_flag(s_in, in_flag + r * F32, 1)
-                ops.wait_flag(s_out, out_flag + r * F32)
-                copy_out(r0, r1)
-                ops.raise_flag(s_out, out_flag + r * F32, 0)
-        return forked(body)
+            if arrival != "none":
+                rt.memcpyAsync(dB.data.ptr, hB.ctypes.data, K * N * F32, 1, s_in.ptr)
+            if arrival == "sentinel":
+                rt.memcpyAsync(a_dev.data.ptr, hA.ctypes.data, M * K * F32, 1, s_in.ptr)
+            elif arrival == "flags":
+                for i, r0 in enumerate(range(0, M, copy_rows)):
+                    copy_in(r0, r0 + copy_rows)
+                    ops.raise_flag(s_in, in_flag + i * F32, 1)
+            if arrival != "none":
+                for r0, r1 in itertools.pairwise(bounds):
+                    ops.wait_flag(s_out, whole, r1 // 64)
+                    copy_out(r0, r1)
+
+        flow = forked(body)
+
+        def then_reset():  # whole_units back to 0 once every stream has joined (flag_flow.cu says why here)
+            flow()
+            ops.raise_flag(main_s, whole, 0)
+        return then_reset
 
     def bus():
         def body():
@@ -157,7 +183,7 @@ def main() -> None:
             rt.memcpyAsync(hC.ctypes.data, dC.data.ptr, M * N * F32, 2, s_out.ptr)
         return forked(body)
 
-    def poison() -> None:
+    def poison() -> None:  # the sentinel flows' A already holds its poison, the sentinel
         for d in (dA, dB, dC):
             d.fill(np.nan)
         hC[...] = np.nan
@@ -176,13 +202,22 @@ def main() -> None:
     for chunks in (4, 5):
         for precision, stage in (("fp32", "v9"), ("tf32", "v9t")):
             flows[f"cuBLAS {stage}, {chunks} row blocks, events"] = (cublas_flow(chunks, precision), precision)
-    for block_rows in (64, 128, 256):
-        for grid in (sms, 2 * sms):
-            flows[f"flags, {M // block_rows} row blocks, grid {grid}"] = (flag_flow(block_rows, grid), "tf32")
-    flows[f"flags, no product, 16 row blocks, grid {2 * sms}"] = (flag_flow(64, 2 * sms, compute=0), None)
+    outs = {"4x256": [256] * 4, "taper": [256, 256, 256, 128, 64, 64], "8x128": [128] * 8}
+    for grid in (sms, 2 * sms):
+        flows[f"product alone (flag raised), grid {grid}"] = (flag_flow("none", M, [], grid), None)
+        for name, out_rows in outs.items():
+            flows[f"sentinel, C {name}, grid {grid}"] = (flag_flow("sentinel", M, out_rows, grid), "tf32")
+        for copy_rows in (256, 128):
+            flows[f"flags, A {M // copy_rows}x{copy_rows}, C taper, grid {grid}"] = (
+                flag_flow("flags", copy_rows, outs["taper"], grid), "tf32")
+    flows[f"sentinel, no product, C taper, grid {2 * sms}"] = (flag_flow("sentinel", M, outs["taper"], 2 * sms, 0), None)
+    flows[f"flags, no product, A 8x128, C taper, grid {2 * sms}"] = (
+        flag_flow("flags", 128, outs["taper"], 2 * sms, 0), None)
 
     launches = {}
     for name, (flow, precision) in flows.items():
+        if not re.search(args.only, name):
+            continue
         for kind, launch in (("streams", flow), ("graph", None)):
             try:
                 if kind == "graph":
