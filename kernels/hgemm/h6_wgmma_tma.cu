@@ -831,6 +831,13 @@ hgemm_h6_cl2_256x256(int M, int N, int K, const void* tmA, const void* tmB, __ha
     H6_SM90A_ONLY((h6_body<256, 4, true, 2, H6_EPI>(M, N, K, tmA, tmB, C, partials)));
 }
 
+// The cluster of two with C stored by TMA (a candidate, issue 33: does B's multicast pay once the
+// epilogue no longer stalls the MMAs?).
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
+hgemm_h6_cl2_tma_256x256(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
+    H6_SM90A_ONLY((h6_body<256, H6_TMA_STAGES, true, 2, 2>(M, N, K, tmA, tmB, C, partials)));
+}
+
 extern "C" __global__ void __launch_bounds__(384, 1)
 hgemm_h6_128x128(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
     H6_SM90A_ONLY((h6_body<128, H6_STAGES_128, true, 1, H6_EPI>(M, N, K, tmA, tmB, C, partials)));
