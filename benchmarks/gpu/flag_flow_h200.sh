@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 33's 1024^3 flow handed over by words in device memory (benchmarks/gpu/experiments/flag_flow.py):
 # verified and timed beside the bus alone and cuBLAS's event-linked row-block flows, in interleaved rounds,
-# in two processes; with PIPELINE=1 also `nsprof pipeline --size 1024 --no-cold --no-nsys` (the CLI's own
+# in two processes (ONLY: a regular expression of the flows to run); with PIPELINE=1 also `nsprof pipeline --size 1024 --no-cold --no-nsys` (the CLI's own
 # numbers on the same machine); then a few flows under nsys (their timeline, as flag-flow.sqlite.xz).
 # Run from the repository root with .devkit carried; results.tgz and the capture come back in $OUT.
 set -uo pipefail
@@ -13,7 +13,7 @@ START=$SECONDS
   python3 -c "import torch, cupy; print('torch', torch.__version__, 'cupy', cupy.__version__)"; } > "$OUT/host.txt" 2>&1
 cat "$OUT/host.txt"
 for run in 1 2; do
-  timeout 150 python3 benchmarks/gpu/experiments/flag_flow.py --out "$OUT/flag-flow-run$run.jsonl" --rounds ${ROUNDS:-4} \
+  timeout 150 python3 benchmarks/gpu/experiments/flag_flow.py --out "$OUT/flag-flow-run$run.jsonl" --rounds ${ROUNDS:-4} --only "${ONLY:-}" \
     > "$OUT/flag-flow-run$run.txt" 2>&1
   echo "flag flow run $run exit $? ($((SECONDS - START)) s)"
 done

@@ -81,7 +81,9 @@ def main() -> None:
     ops = MemOps()
     card = rt.getDeviceProperties(0)["name"].decode()
     sms = rt.getDeviceProperties(0)["multiProcessorCount"]
-    kernel = load_kernel(Path(__file__).with_suffix(".cu"), "flag_flow_gemm", dynamic_smem_bytes=SMEM)
+    source = Path(__file__).with_suffix(".cu")
+    kernel = load_kernel(source, "flag_flow_gemm", dynamic_smem_bytes=SMEM)
+    watch_rows, fill_sentinel = load_kernel(source, "watch_rows"), load_kernel(source, "fill_sentinel")
 
     def out(rec):
         rec = {"card": card, **rec}
@@ -176,6 +178,30 @@ def main() -> None:
             ops.raise_flag(main_s, whole, 0)
         return then_reset
 
+    dA_watched = cp.empty((M, K), np.float32)  # the watched flows' A: the sentinel between flows
+    dA_watched.view(np.uint32).fill(SENTINEL)
+
+    def watched_flow(rows: list[int], precision: str):
+        """B, then A whole, at the bus's full rate; on the product stream, per row block, watch_rows until the
+        block has landed, then cuBLAS's product of it; C's block back after an event; A refilled at the end."""
+        bounds = np.cumsum([0, *rows]).tolist()
+        blocks = list(itertools.pairwise(bounds))
+        gemms = [RowMajorGemm(r1 - r0, N, K, dA_watched.data.ptr + r0 * K * F32, dB.data.ptr,
+                              dC.data.ptr + r0 * N * F32, "float32", precision=precision) for r0, r1 in blocks]
+        done = [event() for _ in blocks]
+
+        def body():
+            rt.memcpyAsync(dB.data.ptr, hB.ctypes.data, K * N * F32, 1, s_in.ptr)
+            rt.memcpyAsync(dA_watched.data.ptr, hA.ctypes.data, M * K * F32, 1, s_in.ptr)
+            for (r0, r1), gemm, finished in zip(blocks, gemms, done):
+                watch_rows((64,), (256,), (dA_watched[r0:r1], np.int64((r1 - r0) * K)), stream=s_mm)
+                gemm.run(s_mm.ptr)
+                finished.record(s_mm)
+                s_out.wait_event(finished)
+                copy_out(r0, r1)
+            fill_sentinel((264,), (256,), (dA_watched, np.int64(M * K)), stream=s_mm)
+        return forked(body)
+
     def bus():
         def body():
             rt.memcpyAsync(dA.data.ptr, hA.ctypes.data, M * K * F32, 1, s_in.ptr)
@@ -202,6 +228,9 @@ def main() -> None:
     for chunks in (4, 5):
         for precision, stage in (("fp32", "v9"), ("tf32", "v9t")):
             flows[f"cuBLAS {stage}, {chunks} row blocks, events"] = (cublas_flow(chunks, precision), precision)
+    for rows in ([256] * 4, [256, 256, 256, 128, 64, 64], [128, 256, 256, 192, 128, 64], [128] * 8):
+        for precision, stage in (("tf32", "v9t"), ("fp32", "v9")):
+            flows[f"watched A, cuBLAS {stage}, C {'-'.join(map(str, rows))}"] = (watched_flow(rows, precision), precision)
     outs = {"4x256": [256] * 4, "taper": [256, 256, 256, 128, 64, 64], "8x128": [128] * 8}
     for grid in (sms, 2 * sms):
         flows[f"product alone (flag raised), grid {grid}"] = (flag_flow("none", M, [], grid), None)
