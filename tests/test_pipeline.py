@@ -5,6 +5,7 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from nsprof.analyze.pipeline import against_floor, bus_floor
@@ -37,11 +38,12 @@ def test_every_warm_variant_brings_back_a_verified_product(op, stage, size):
 
     result = api.pipeline(op, [stage], size, chunks=3, repeat=5, warmup=2, cold=True, capture=False)
     by_variant = {r["variant"]: r for r in result["records"]}
-    assert set(by_variant) == {"pageable", "pinned", "streams", "graph", "cold"}
+    assert set(by_variant) == {"pageable", "pinned", "streams", "graph", "watched", "cold"}
     for variant, record in by_variant.items():  # cuBLAS (v9) too is held by the graph
         assert record["status"] == "ok", (variant, record)
         assert record["rel_error"] <= record["tolerance"]
-    assert by_variant["streams"]["chunks"] == 3 and by_variant["streams"]["streams"] == 3
+    for variant in ("streams", "watched"):
+        assert by_variant[variant]["chunks"] == 3 and by_variant[variant]["streams"] == 3
     assert by_variant["cold"]["wall_ms"] > by_variant["pinned"]["median_ms"]
     versus = result["cpu"]  # the CPU's BLAS on the same product (sgemm's v0blas; hgemm has no CPU rung)
     if op == "hgemm":
@@ -51,6 +53,42 @@ def test_every_warm_variant_brings_back_a_verified_product(op, stage, size):
         for record in by_variant.values():
             flow_ms = record.get("median_ms") or record["wall_ms"]
             assert record["x_cpu_blas"] == pytest.approx(versus["median_ms"] / flow_ms)
+
+
+@pytest.mark.gpu
+def test_the_watched_flow_leaves_a_holding_the_sentinel_for_the_next_replay():
+    """The watched graph is replayed as is: each flow must end with A back on the sentinel, or the next
+    flow's products would start on the last flow's A before its own has landed (and, with the same
+    inputs, still verify)."""
+    import cupy as cp
+
+    from nsprof.launch.pipeline import WATCHED, Pipeline, host_inputs, relative_error
+    from nsprof.launch.tools import launch_tools
+    from nsprof.registry import get_stage
+
+    size = (512, 256, 384)
+    a, b = host_inputs(size, "float32", seed=3)
+    pipeline = Pipeline(get_stage("sgemm", "v8"), size, launch_tools(), a, b, chunks=3)
+    pipeline.capture(WATCHED)
+    sentinel = int(pipeline.device.A.view(cp.uint32)[0, 0])  # capture() filled A before the first flow
+    for _ in range(3):
+        pipeline.pinned["C"][...] = np.nan
+        with pipeline.main:
+            pipeline.replay(WATCHED)
+        pipeline.main.synchronize()
+        assert relative_error(pipeline.pinned["C"], a, b) <= 1e-5
+        assert bool((pipeline.device.A.view(cp.uint32) == sentinel).all())
+    assert np.isnan(np.uint32(sentinel).view(np.float32))  # no finite input can be mistaken for it
+
+
+@pytest.mark.gpu
+def test_the_watched_flow_is_not_available_when_rows_of_a_are_not_whole_16_byte_words():
+    from nsprof import api
+
+    result = api.pipeline("sgemm", ["v9"], "64x64x9", chunks=2, repeat=3, warmup=1, cold=False, capture=False)
+    watched = next(r for r in result["records"] if r["variant"] == "watched")
+    assert watched["status"] == "not available" and "multiple of 16 (K = 9)" in watched["message"]
+    assert all(r["status"] == "ok" for r in result["records"] if r["variant"] != "watched")
 
 
 @pytest.mark.gpu

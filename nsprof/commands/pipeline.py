@@ -26,7 +26,8 @@ def pipeline(
                                                                        "the fastest that verifies at this size, and cuBLAS."),
     size: str = typer.Option("1024", "--size", help="N for N^3, or MxNxK."),
     op: str = typer.Option("sgemm", "--op", help="A matrix-product ladder: sgemm or hgemm."),
-    chunks: int = typer.Option(4, "--chunks", min=1, help="Row blocks of A and C streamed in the streams and graph variants."),
+    chunks: int = typer.Option(4, "--chunks", min=1,
+                               help="Row blocks of A and C streamed in the streams, graph and watched variants."),
     repeat: int | None = typer.Option(None, "--repeat", min=1, help="Timed flows per variant. Default: "
                                                                     "enough to fill 0.25 s (10 to 500)."),
     warmup: int | None = typer.Option(None, "--warmup", min=0, help="Untimed flows first. Default: at least 0.1 s of them."),
@@ -40,7 +41,8 @@ def pipeline(
 ) -> None:
     """Multiply two matrices from host memory back to host memory, verified, in variants that each teach one
     thing: pageable memory, pinned memory, row blocks streamed so copies overlap the product, the same as one
-    CUDA graph, and the cold first call in a fresh process.
+    CUDA graph, A sent whole while a kernel watches its row blocks land (watched), and the cold first call in a
+    fresh process.
 
     Each warm variant's end-to-end median (CUDA events around the whole flow) is put against the bus floor (the
     bytes in and out at the pinned bandwidths `nsprof ceilings` measured), with the breakdown of an nsys capture

@@ -310,7 +310,14 @@ and block i-1 leaves. Copies in the same direction share the bus, so they are be
 on one stream. The flow is then bounded by the larger of the bytes in and the bytes out over the
 bus's rate (the floor `nsprof pipeline` shows), plus the last block's product and copy, which
 nothing can overlap. A **CUDA graph** replays the whole schedule with one launch, removing the
-host's time to issue dozens of calls.""",
+host's time to issue dozens of calls.
+
+Every block also costs a hand-over: a smaller copy runs below the bus's rate, and an event between
+streams takes a few microseconds. The **watched** variant sends A as one copy at the full rate onto
+rows filled with a sentinel value, and a small kernel on the product stream waits until a block's
+rows no longer hold it before that block's product runs: a copy fills its buffer front to back, so
+the first blocks are multiplied while the rest is still in flight. What is left is set by B, which
+every block of C needs whole before any of C can go back.""",
         caveats=("The floor uses the pinned bandwidths `nsprof ceilings` measured; without them it is not shown.",
                  "Under nsys the host issues calls more slowly: the breakdown's idle time includes some tracing overhead.",
                  "Copies in both directions at once do not each keep their full rate: the floor, which assumes they "

@@ -11,6 +11,11 @@ that each teach one thing (VARIANTS), every one verified against float64 on the 
   late; on one stream they arrive in order at the bus's full rate (measured on the H200: 4 blocks
   round-robin over 4 streams took 0.30 ms, 2 blocks 0.26 ms).
 - graph: `streams` captured once as a CUDA graph and replayed: one launch instead of dozens.
+- watched: a CUDA graph too, with A sent as one copy at the bus's full rate (no gap, event or slower
+  small copy per block) onto rows that hold a sentinel; a small kernel on the product stream waits for
+  each row block to land before its product (kernels/common/watch_rows.cu). A copy fills its buffer
+  front to back, so the first blocks are multiplied while the rest is in flight (issue 33, measured on
+  an H100: 0.2115-0.2124 ms at 1024^3 against 0.2184-0.2213 for `graph`; benchmarks/h100-flow-handover.md).
 - cold (`cold_start`, in a fresh process): wall clock from before CUDA is touched to C in host
   memory: context creation, allocation, module load and the first pageable flow.
 
@@ -38,8 +43,11 @@ from nsprof.registry import Stage, get_op
 from nsprof.sizes import Size, size_label
 from nsprof.stage_kinds import LIBRARY
 
-PAGEABLE, PINNED, STREAMS, GRAPH, COLD = "pageable", "pinned", "streams", "graph", "cold"
-VARIANTS = (PAGEABLE, PINNED, STREAMS, GRAPH)
+PAGEABLE, PINNED, STREAMS, GRAPH, WATCHED, COLD = "pageable", "pinned", "streams", "graph", "watched", "cold"
+VARIANTS = (PAGEABLE, PINNED, STREAMS, GRAPH, WATCHED)
+STREAMED = (STREAMS, GRAPH, WATCHED)  # the variants of row blocks on three streams
+WATCH_SOURCE = "kernels/common/watch_rows.cu"
+WATCH_BLOCKS, FILL_BLOCKS = 64, 264  # blocks of 256 threads for watch_rows and fill_sentinel
 def host_inputs(size: Size, dtype: str, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """A (M x K) and B (K x N) in pageable host memory, as a program would hold them."""
     m, n, k = size
@@ -100,9 +108,11 @@ class Pipeline:
         event = lambda: cp.cuda.Event(disable_timing=True)  # noqa: E731
         self.fork, self.arrived, self.computed = event(), [event() for _ in self.blocks], [event() for _ in self.blocks]
         self.joins = [event() for _ in range(3)]
-        self.graph = None  # a CUDA graph of `streamed`, once capture_graph has run
-        self.result = {PAGEABLE: self.pageable_c, PINNED: self.pinned["C"], STREAMS: self.pinned["C"], GRAPH: self.pinned["C"]}
-        self.flows = {PAGEABLE: self.pageable, PINNED: self.pinned_one_stream, STREAMS: self.streamed, GRAPH: self.replay}
+        self.graphs: dict = {}  # CUDA graphs of `streamed` and `watched`, once capture(variant) has run
+        self.result = {PAGEABLE: self.pageable_c, PINNED: self.pinned["C"], STREAMS: self.pinned["C"],
+                       GRAPH: self.pinned["C"], WATCHED: self.pinned["C"]}
+        self.flows = {PAGEABLE: self.pageable, PINNED: self.pinned_one_stream, STREAMS: self.streamed,
+                      GRAPH: lambda: self.replay(GRAPH), WATCHED: lambda: self.replay(WATCHED)}
         self.bytes_in = a.nbytes + b.nbytes
         self.bytes_out = self.pageable_c.nbytes
 
@@ -131,10 +141,12 @@ class Pipeline:
             self.whole.run()
         self.copy(p["C"].ctypes.data, d.C.data.ptr, p["C"].nbytes, False, s)
 
-    def streamed(self) -> None:
+    def streamed(self, watched: bool = False) -> None:
         """Forked from main: B, then per block its A on the copy-in stream, its product on the
         compute stream once that A has arrived, its C on the copy-out stream once computed (issued
-        block by block, so the first C is queued early); all three streams joined back to main."""
+        block by block, so the first C is queued early); all three streams joined back to main.
+        `watched`: A in one copy after B, and each product waits on watch_rows instead of an event;
+        after the last product, A goes back to the sentinel (fill_sentinel) for the next flow."""
         d, p = self.device, self.pinned
         n, k, item = self.size[1], self.size[2], self.a.dtype.itemsize
         roles = (self.to_device, self.compute, self.to_host)
@@ -142,30 +154,56 @@ class Pipeline:
         for stream in roles:
             stream.wait_event(self.fork)
         self.copy(d.B.data.ptr, p["B"].ctypes.data, p["B"].nbytes, True, self.to_device)
+        if watched:
+            self.copy(d.A.data.ptr, p["A"].ctypes.data, p["A"].nbytes, True, self.to_device)
         for (r0, r1), launcher, arrived, computed in zip(self.blocks, self.block_launchers, self.arrived, self.computed):
-            self.copy(d.A[r0:r1].data.ptr, p["A"].ctypes.data + r0 * k * item, (r1 - r0) * k * item, True, self.to_device)
-            arrived.record(self.to_device)
-            self.compute.wait_event(arrived)
+            if watched:
+                self.watch_rows((WATCH_BLOCKS,), (256,), (d.A[r0:r1], np.int64((r1 - r0) * k * item // 4)),
+                                stream=self.compute)
+            else:
+                self.copy(d.A[r0:r1].data.ptr, p["A"].ctypes.data + r0 * k * item, (r1 - r0) * k * item, True,
+                          self.to_device)
+                arrived.record(self.to_device)
+                self.compute.wait_event(arrived)
             with self.compute:
                 launcher.run()
             computed.record(self.compute)
             self.to_host.wait_event(computed)
             self.copy(p["C"].ctypes.data + r0 * n * item, d.C[r0:r1].data.ptr, (r1 - r0) * n * item, False, self.to_host)
+        if watched:
+            self.fill_sentinel((FILL_BLOCKS,), (256,), (d.A, np.int64(d.A.nbytes // 4)), stream=self.compute)
         for stream, joined in zip(roles, self.joins):
             joined.record(stream)
             self.main.wait_event(joined)
 
-    def capture_graph(self) -> None:
+    def unwatchable(self) -> str | None:
+        """Why the watched flow cannot run here, or None: watch_rows reads whole 16-byte words."""
+        if self.size[2] * self.a.dtype.itemsize % 16:
+            return (f"the watched flow reads A's rows in 16-byte words: K x {self.a.dtype.itemsize} bytes must be a "
+                    f"multiple of 16 (K = {self.size[2]})")
+        return None
+
+    def capture(self, variant: str) -> None:
+        """Capture `streamed` (GRAPH) or its watched form (WATCHED) as a CUDA graph, for replay(variant)."""
+        watched = variant == WATCHED
+        if watched:
+            from nsprof.launch.compile import load_kernel
+            from nsprof.op_model import find_kernel
+
+            source = find_kernel(WATCH_SOURCE)
+            self.watch_rows, self.fill_sentinel = load_kernel(source, "watch_rows"), load_kernel(source, "fill_sentinel")
+            with self.main:  # A holds the sentinel before the first flow; each flow leaves it so
+                self.fill_sentinel((FILL_BLOCKS,), (256,), (self.device.A, np.int64(self.device.A.nbytes // 4)))
         self.main.begin_capture()
         try:
-            self.streamed()
+            self.streamed(watched)
         finally:
-            self.graph = self.main.end_capture()
+            self.graphs[variant] = self.main.end_capture()
 
-    def replay(self) -> None:
-        if self.graph is None:
-            raise RuntimeError("the graph flow replays what capture_graph() captured: capture it first")
-        self.graph.launch(self.main)
+    def replay(self, variant: str) -> None:
+        if variant not in self.graphs:
+            raise RuntimeError(f"the {variant} flow replays what capture({variant!r}) captured: capture it first")
+        self.graphs[variant].launch(self.main)
 
 
 def measure_pipeline(stage: Stage, size: Size, tools, *, chunks: int, repeat: int | None,
@@ -178,13 +216,18 @@ def measure_pipeline(stage: Stage, size: Size, tools, *, chunks: int, repeat: in
     for variant in VARIANTS:
         progress(f"{stage.stage} {variant}")
         record = {"op": stage.op, "stage": stage.stage, "size": size_label(size), "variant": variant,
-                  "chunks": len(pipeline.blocks) if variant in (STREAMS, GRAPH) else 1,
-                  "streams": 3 if variant in (STREAMS, GRAPH) else 1,
+                  "chunks": len(pipeline.blocks) if variant in STREAMED else 1,
+                  "streams": 3 if variant in STREAMED else 1,
                   "bytes_in": pipeline.bytes_in, "bytes_out": pipeline.bytes_out, "tolerance": tolerance,
                   "status": "ok", "message": None, "rel_error": None, "median_ms": None}
-        if variant == GRAPH:
+        unavailable = pipeline.unwatchable() if variant == WATCHED else None
+        if unavailable:
+            record.update(status="not available", message=unavailable)
+            records.append(record)
+            continue
+        if variant in (GRAPH, WATCHED):
             try:
-                pipeline.capture_graph()
+                pipeline.capture(variant)
             except Exception as err:  # a stage whose launch cannot be captured (CuPy raises its own types)
                 record.update(status="not available", message=f"stream capture failed: {err}")
                 records.append(record)

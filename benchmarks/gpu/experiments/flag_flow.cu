@@ -230,30 +230,3 @@ flag_flow_gemm(const float* __restrict__ B, float* A, float* __restrict__ C, int
     }
 }
 
-// The "watched" flows: A copied whole onto sentinel rows, each row block's product a cuBLAS call
-// launched after watch_rows, on the product stream, has seen that block's words land (the blocks of
-// the grid split the range; each thread reads its words in turn until none is the sentinel).
-extern "C" __global__ void watch_rows(const float* A, long long words) {
-    const uint4* p = reinterpret_cast<const uint4*>(A);
-    const long long chunks = words / 4, stride = (long long)gridDim.x * blockDim.x;
-    const unsigned long long start = global_ns();
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < chunks;) {
-        uint4 v;
-        asm volatile("ld.relaxed.gpu.global.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p + i) : "memory");
-        if (v.x != FF_SENTINEL && v.y != FF_SENTINEL && v.z != FF_SENTINEL && v.w != FF_SENTINEL) {
-            i += stride;
-        } else {
-            __nanosleep(128);
-            if (global_ns() - start > 2000000000ull) __trap();
-        }
-    }
-}
-
-// A back to the sentinel once every product has read it (the next flow's A lands on it).
-extern "C" __global__ void fill_sentinel(float* A, long long words) {
-    uint4* p = reinterpret_cast<uint4*>(A);
-    const uint4 s = make_uint4(FF_SENTINEL, FF_SENTINEL, FF_SENTINEL, FF_SENTINEL);
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < words / 4; i += (long long)gridDim.x * blockDim.x)
-        p[i] = s;
-}

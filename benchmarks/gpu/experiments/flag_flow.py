@@ -76,6 +76,7 @@ def main() -> None:
     from nsprof.launch.capturable_cublas import RowMajorGemm
     from nsprof.launch.compile import load_kernel
     from nsprof.launch.measure import time_launches
+    from nsprof.op_model import find_kernel
 
     rt = cp.cuda.runtime
     ops = MemOps()
@@ -83,7 +84,8 @@ def main() -> None:
     sms = rt.getDeviceProperties(0)["multiProcessorCount"]
     source = Path(__file__).with_suffix(".cu")
     kernel = load_kernel(source, "flag_flow_gemm", dynamic_smem_bytes=SMEM)
-    watch_rows, fill_sentinel = load_kernel(source, "watch_rows"), load_kernel(source, "fill_sentinel")
+    watched_source = find_kernel("kernels/common/watch_rows.cu")  # the watched flows' kernels, now nsprof pipeline's
+    watch_rows, fill_sentinel = load_kernel(watched_source, "watch_rows"), load_kernel(watched_source, "fill_sentinel")
 
     def out(rec):
         rec = {"card": card, **rec}

@@ -93,10 +93,10 @@ def main() -> None:
                             buffer = host_array(cp, values.shape, values.dtype, flags)
                             buffer[...] = values
                             pipeline.pinned[key] = buffer
-                    pipeline.capture_graph()
+                    pipeline.capture(GRAPH)
                     pipeline.pinned["C"][...] = np.nan
                     with pipeline.main:
-                        pipeline.replay()
+                        pipeline.replay(GRAPH)
                     pipeline.main.synchronize()
                     error = relative_error(pipeline.pinned["C"], a, b)
                     ok = error <= stage.tolerance(size)

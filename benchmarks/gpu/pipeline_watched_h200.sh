@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# `nsprof pipeline` with its watched variant (issue 33), on the lent GPU: the pipeline's GPU tests, the bus
+# measured by `nsprof ceilings`, then `nsprof pipeline --size 1024` twice in fresh processes (the second
+# without the cold flow or nsys), the first one's profile directory packed for the repository's examples.
+# Run from the repository root with .devkit carried; results.tgz comes back in $OUT.
+set -uo pipefail
+source .devkit/setup.sh
+export PYTHONUNBUFFERED=1 COLUMNS=110 PYTHONPATH=$PWD:${PYTHONPATH:-} NSPROF_DATA_DIR=/tmp/nsprof-data
+FINAL=$OUT; OUT=/tmp/record; rm -rf "$OUT" /tmp/pipe; mkdir -p "$OUT"
+START=$SECONDS
+{ date -u; nvidia-smi -L; nvidia-smi --query-gpu=driver_version,power.limit,pcie.link.gen.current,pcie.link.width.current --format=csv
+  nsys --version; python3 -c "import torch, cupy; print('torch', torch.__version__, 'cupy', cupy.__version__)"; } > "$OUT/host.txt" 2>&1
+cat "$OUT/host.txt"
+timeout 240 python3 -m pytest -q -m gpu tests/test_pipeline.py -p no:cacheprovider > "$OUT/gpu-tests.txt" 2>&1
+echo "gpu tests exit $? ($((SECONDS - START)) s)"; tail -n 5 "$OUT/gpu-tests.txt"
+timeout 120 python3 -m nsprof ceilings > "$OUT/ceilings.txt" 2>&1; echo "ceilings exit $? ($((SECONDS - START)) s)"
+cp /tmp/nsprof-data/ceilings-*.json "$OUT/" 2>/dev/null
+timeout 200 python3 -m nsprof pipeline --size 1024 --out /tmp/pipe > "$OUT/pipeline-1024.txt" 2>&1
+echo "pipeline exit $? ($((SECONDS - START)) s)"; cat "$OUT/pipeline-1024.txt"
+timeout 120 python3 -m nsprof pipeline --size 1024 --no-cold --no-nsys --json > "$OUT/pipeline-1024-run2.json" 2>&1
+echo "pipeline run 2 exit $? ($((SECONDS - START)) s)"
+python3 -c "
+import json; d=json.load(open('$OUT/pipeline-1024-run2.json'))
+for r in d['records']: print(r['stage'], r['variant'], r['status'], r.get('median_ms'))"
+tar czf "$OUT/pipeline-profile.tgz" -C /tmp/pipe . 2>/dev/null
+tar czf "$FINAL/results.tgz" -C "$OUT" . ; echo "total $((SECONDS - START)) s"
