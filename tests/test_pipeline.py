@@ -101,9 +101,10 @@ def test_the_nsys_breakdown_joins_each_variant(tmp_path):
     for record in result["records"]:
         assert record["status"] == "ok", record
         assert record["kernel_ms"] > 0 and record["h2d_ms"] > 0 and record["d2h_ms"] > 0, record
-    streamed = next(r for r in result["records"] if r["variant"] == "streams")
-    pageable = next(r for r in result["records"] if r["variant"] == "pageable")
-    assert streamed["overlap_ms"] > 0 and pageable["overlap_ms"] == pytest.approx(0, abs=1e-3)
+    by_variant = {r["variant"]: r for r in result["records"]}
+    assert by_variant["streams"]["overlap_ms"] > 0 and by_variant["pageable"]["overlap_ms"] == pytest.approx(0, abs=1e-3)
+    # watch_rows spins while A lands: not product time, so the watched flow's kernels are the graph's products
+    assert by_variant["watched"]["kernel_ms"] < 1.5 * by_variant["graph"]["kernel_ms"]
 
 
 def test_row_blocks_cover_every_row_once():

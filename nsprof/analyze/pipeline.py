@@ -5,7 +5,8 @@
   two), `sequential_floor_ms` one after the other.
 - `flow_breakdown`: from an nsys capture of `nsprof pipeline`, per variant (NVTX range
   pipeline/<op>/<stage>/<variant>/<MxNxK>), the median over its flows of the GPU time in
-  host-to-device copies, kernels (memsets and device copies included), device-to-host copies,
+  host-to-device copies, kernels (memsets and device copies included; the watched variant's
+  watch_rows, which only waits for A's rows to land, is not counted as work), device-to-host copies,
   `overlap_ms` (time two of them ran at once: their sum less their union), and `idle_ms` (the GPU
   span of the flow, first operation to last, less their union). Work belongs to a flow when its
   API call started inside the flow's range, on any thread of the process.
@@ -21,6 +22,7 @@ from nsprof.ceilings.peaks import Ceiling
 from nsprof.parse.model import GpuTimeline
 
 BREAKDOWN_COLUMNS = ("range", "flows", "h2d_ms", "kernel_ms", "d2h_ms", "overlap_ms", "idle_ms", "gpu_span_ms")
+WAITING_KERNELS = ("watch_rows",)  # kernels that spin until a copy lands (kernels/common/watch_rows.cu)
 
 
 def bus_floor(bytes_in: int, bytes_out: int, ceiling: Ceiling | None) -> dict:
@@ -68,6 +70,8 @@ def flow_breakdown(export: GpuTimeline, events: pd.DataFrame, prefix: str) -> pd
 
 
 def _one_flow(work: pd.DataFrame) -> dict:
+    work = work[~work["name"].isin(WAITING_KERNELS)]
+
     def union(mask) -> int:
         return covered_ns(work["start_ns"][mask].to_numpy(), work["end_ns"][mask].to_numpy())
 
