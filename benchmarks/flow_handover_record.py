@@ -2,11 +2,14 @@
 benchmarks/gpu/issue33_probes_h200.sh wrote under $OUT on the GPU machine, and print the tables of the .md
 beside it.
 
-    python3 benchmarks/flow_handover_record.py --flags DIR --watched DIR --probes DIR
+    python3 benchmarks/flow_handover_record.py --flags DIR --watched DIR --probes DIR --pipeline DIR DIR
 
 DIR: an unpacked results.tgz (flag-flow-run*.jsonl and host.txt; copy-landing.jsonl and h6-cl2-tma-run*.jsonl).
 --flags: the run with the kernel's own product (flags and sentinel flows); --watched: the run with ONLY
-set to the bus, cuBLAS's 4-block flows and the watched flows."""
+set to the bus, cuBLAS's 4-block flows and the watched flows; --pipeline: the runs of
+benchmarks/gpu/pipeline_watched_h200.sh (`nsprof pipeline` with its watched variant: pipeline-profile.tgz
+holding the first run's pipeline.json, pipeline-1024-run2.json; the last also flag-flow-run*.jsonl, the
+watched flows again on watch_rows as it is now)."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import collections
 import json
 import statistics
 import sys
+import tarfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -59,6 +63,20 @@ def cluster(folder: Path) -> dict[str, dict]:
     return {size: dict(values) for size, values in by_size.items()}
 
 
+def pipeline_runs(folder: Path) -> dict:
+    """The warm records of the two `nsprof pipeline` runs: median ms, spread, and the first run's nsys
+    breakdown."""
+    with tarfile.open(folder / "pipeline-profile.tgz") as archive:
+        member = next(m for m in archive.getmembers() if m.name.endswith("pipeline.json"))
+        first = json.load(archive.extractfile(member))  # type: ignore[arg-type]
+    second = json.loads((folder / "pipeline-1024-run2.json").read_text())
+    keep = ("median_ms", "spread_pct", "h2d_ms", "kernel_ms", "d2h_ms", "overlap_ms", "idle_ms")
+    return {"host": (folder / "host.txt").read_text(),
+            "bus": first.get("floor"),
+            **{f"run {n}": [{"stage": r["stage"], "variant": r["variant"], **{k: r.get(k) for k in keep}}
+                            for r in run["records"] if r["variant"] != "cold"] for n, run in ((1, first), (2, second))}}
+
+
 def span(values: list[float], digits: int = 4) -> str:
     return f"{min(values):.{digits}f}-{max(values):.{digits}f}" if values else "-"
 
@@ -68,6 +86,8 @@ def main() -> None:
     ap.add_argument("--flags", type=Path, required=True)
     ap.add_argument("--watched", type=Path, required=True)
     ap.add_argument("--probes", type=Path, required=True)
+    ap.add_argument("--pipeline", type=Path, nargs=2, required=True,
+                    help="the two runs of pipeline_watched_h200.sh: watch_rows's first form, then as it is now")
     args = ap.parse_args()
     document = {
         "card": "NVIDIA H100 80GB HBM3 (lent as nvidia-h200: an H100 came)",
@@ -77,6 +97,7 @@ def main() -> None:
             "flags": "ROUNDS=3 bash benchmarks/gpu/flag_flow_h200.sh",
             "watched": 'ROUNDS=4 ONLY="bus|, 4 row blocks|watched" bash benchmarks/gpu/flag_flow_h200.sh',
             "probes": "bash benchmarks/gpu/issue33_probes_h200.sh",
+            "pipeline": "bash benchmarks/gpu/pipeline_watched_h200.sh, then FLOWS=1 bash benchmarks/gpu/pipeline_watched_h200.sh",
         },
         "note": "1024^3 float32 flows, host memory to host memory; each flow verified on poisoned buffers against "
                 "float64 first (tolerance 1e-4 FP32, 5e-3 TF32), then timed: median of 300 flows between CUDA events "
@@ -85,9 +106,12 @@ def main() -> None:
         "watched_run": flow_table(args.watched),
         "copy_landing": landing(args.probes / "copy-landing.jsonl"),
         "h6_cluster_tma": cluster(args.probes),
+        "nsprof_pipeline": {"watch_rows, first form": pipeline_runs(args.pipeline[0]),
+                            "watch_rows as now": pipeline_runs(args.pipeline[1])},
+        "watched_rerun": flow_table(args.pipeline[1]),
     }
     OUT.write_text(json.dumps(document, indent=1) + "\n")
-    for name in ("flags_run", "watched_run"):
+    for name in ("flags_run", "watched_run", "watched_rerun"):
         print(f"\n{name}\n\n| flow | kind | median ms (min-max of rounds) | error |\n| --- | --- | --- | --- |")
         for key, row in document[name].items():
             flow, kind = key.split(" | ")
@@ -98,6 +122,11 @@ def main() -> None:
     for case, values in document["copy_landing"].items():
         print(f"| {case} | {statistics.median(values['copy_ms']):.3f} | {span(values['first_256k_whole_us'], 1)} | "
               f"{span(values['first_1m_whole_us'], 1)} | {span(values['last_us'], 1)} |")
+    print("\n| watch_rows | stage | variant | run 1 ms (spread) | run 2 ms (spread) |\n| --- | --- | --- | --- | --- |")
+    for form, runs in document["nsprof_pipeline"].items():
+        for one, two in zip(runs["run 1"], runs["run 2"]):
+            print(f"| {form} | {one['stage']} | {one['variant']} | {one['median_ms']:.3f} ({one['spread_pct']:.1f}%) | "
+                  f"{two['median_ms']:.3f} ({two['spread_pct']:.1f}%) |")
     print("\n| size | cluster / declared | cluster / torch.mm | declared / torch.mm |\n| --- | --- | --- | --- |")
     for size, values in document["h6_cluster_tma"].items():
         if size != "failed":
