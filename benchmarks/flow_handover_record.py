@@ -2,14 +2,15 @@
 benchmarks/gpu/issue33_probes_h200.sh wrote under $OUT on the GPU machine, and print the tables of the .md
 beside it.
 
-    python3 benchmarks/flow_handover_record.py --flags DIR --watched DIR --probes DIR --pipeline DIR DIR
+    python3 benchmarks/flow_handover_record.py --flags DIR --watched DIR --probes DIR --pipeline DIR DIR [DIR ...]
 
 DIR: an unpacked results.tgz (flag-flow-run*.jsonl and host.txt; copy-landing.jsonl and h6-cl2-tma-run*.jsonl).
 --flags: the run with the kernel's own product (flags and sentinel flows); --watched: the run with ONLY
 set to the bus, cuBLAS's 4-block flows and the watched flows; --pipeline: the runs of
-benchmarks/gpu/pipeline_watched_h200.sh (`nsprof pipeline` with its watched variant: pipeline-profile.tgz
-holding the first run's pipeline.json, pipeline-1024-run2.json; the last also flag-flow-run*.jsonl, the
-watched flows again on watch_rows as it is now)."""
+benchmarks/gpu/pipeline_watched_h200.sh, each on its own host (`nsprof pipeline` with its watched variant:
+pipeline-profile.tgz holding the first call's pipeline.json, pipeline-1024-run2.json): the first on
+watch_rows's first form, the rest on watch_rows as it is now; the second also holds flag-flow-run*.jsonl
+(FLOWS=1: the watched flows again, on watch_rows as it is now)."""
 
 from __future__ import annotations
 
@@ -86,8 +87,8 @@ def main() -> None:
     ap.add_argument("--flags", type=Path, required=True)
     ap.add_argument("--watched", type=Path, required=True)
     ap.add_argument("--probes", type=Path, required=True)
-    ap.add_argument("--pipeline", type=Path, nargs=2, required=True,
-                    help="the two runs of pipeline_watched_h200.sh: watch_rows's first form, then as it is now")
+    ap.add_argument("--pipeline", type=Path, nargs="+", required=True,
+                    help="the runs of pipeline_watched_h200.sh: watch_rows's first form, then as it is now")
     args = ap.parse_args()
     document = {
         "card": "NVIDIA H100 80GB HBM3 (lent as nvidia-h200: an H100 came)",
@@ -106,8 +107,8 @@ def main() -> None:
         "watched_run": flow_table(args.watched),
         "copy_landing": landing(args.probes / "copy-landing.jsonl"),
         "h6_cluster_tma": cluster(args.probes),
-        "nsprof_pipeline": {"watch_rows, first form": pipeline_runs(args.pipeline[0]),
-                            "watch_rows as now": pipeline_runs(args.pipeline[1])},
+        "nsprof_pipeline": {f"host {n}, watch_rows {'first form' if n == 1 else 'as now'}": pipeline_runs(folder)
+                            for n, folder in enumerate(args.pipeline, 1)},
         "watched_rerun": flow_table(args.pipeline[1]),
     }
     OUT.write_text(json.dumps(document, indent=1) + "\n")

@@ -26,7 +26,9 @@
 //  * hgemm_h6_cl2_256x256: the same kernel in clusters of two blocks (two vertically
 //    adjacent 128x256 tiles that share B); each block fetches half of B's tile and TMA
 //    multicasts it to both, so L2->SM traffic per tile drops from 48 to 32 KB per k step.
-//    (Use it if it verifies and wins; otherwise hgemm_h6_128x256 is the default.)
+//    (Use it if it verifies and wins; otherwise hgemm_h6_128x256 is the default.) Its form with TMA
+//    stores of C, hgemm_h6_cl2_tma_256x256, also lost on an H100: 0.994-0.996 of the declared
+//    128x256 TMA-store kernel at 4096^3, 0.991-1.000 at 8192^3 (benchmarks/h100-flow-handover.md).
 //  * ping-pong entries (hgemm_h6_pp_*): in the entries above both consumer warpgroups finish
 //    a tile together and store C while the tensor cores idle (about 9% of the time at
 //    4096^3, judging by how much faster the same kernels run at K = 8192). Here each consumer
