@@ -2,7 +2,8 @@
 benchmarks/gpu/issue33_probes_h200.sh wrote under $OUT on the GPU machine, and print the tables of the .md
 beside it.
 
-    python3 benchmarks/flow_handover_record.py --flags DIR --watched DIR --probes DIR --pipeline DIR DIR [DIR ...]
+    python3 benchmarks/flow_handover_record.py --flags DIR --watched DIR --probes DIR --pipeline DIR DIR [DIR ...] \
+        --ncu DIR
 
 DIR: an unpacked results.tgz (flag-flow-run*.jsonl and host.txt; copy-landing.jsonl and h6-cl2-tma-run*.jsonl).
 --flags: the run with the kernel's own product (flags and sentinel flows); --watched: the run with ONLY
@@ -10,7 +11,9 @@ set to the bus, cuBLAS's 4-block flows and the watched flows; --pipeline: the ru
 benchmarks/gpu/pipeline_watched_h200.sh, each on its own host (`nsprof pipeline` with its watched variant:
 pipeline-profile.tgz holding the first call's pipeline.json, pipeline-1024-run2.json): the first on
 watch_rows's first form, the rest on watch_rows as it is now; the second also holds flag-flow-run*.jsonl
-(FLOWS=1: the watched flows again, on watch_rows as it is now)."""
+(FLOWS=1: the watched flows again, on watch_rows as it is now); --ncu: the profile directory of
+`nsprof profile --op hgemm --stage h6,h7 --size 4096 --tool ncu --metrics default,stalls,memory,compute
+--repeat 1` (its ncu-raw.csv)."""
 
 from __future__ import annotations
 
@@ -78,6 +81,20 @@ def pipeline_runs(folder: Path) -> dict:
                             for r in run["records"] if r["variant"] != "cold"] for n, run in ((1, first), (2, second))}}
 
 
+NCU_METRICS = {"gpu__time_duration.sum": "duration_ns", "lts__t_bytes.sum": "l2_bytes", "dram__bytes_read.sum":
+               "dram_read_bytes", "dram__bytes_write.sum": "dram_write_bytes", "launch__cluster_size": "cluster_size",
+               "sm__throughput.avg.pct_of_peak_sustained_elapsed": "sm_throughput_pct"}
+
+
+def ncu_kernels(folder: Path) -> list[dict]:
+    """One launch of each kernel, as ncu replayed it: the numbers the record quotes."""
+    import csv
+
+    rows = list(csv.DictReader((folder / "ncu-raw.csv").open()))[1:]  # the first row holds the units
+    return [{"kernel": row["Kernel Name"], **{key: float(row[metric].replace(",", "")) for metric, key in NCU_METRICS.items()}}
+            for row in rows]
+
+
 def span(values: list[float], digits: int = 4) -> str:
     return f"{min(values):.{digits}f}-{max(values):.{digits}f}" if values else "-"
 
@@ -89,6 +106,7 @@ def main() -> None:
     ap.add_argument("--probes", type=Path, required=True)
     ap.add_argument("--pipeline", type=Path, nargs="+", required=True,
                     help="the runs of pipeline_watched_h200.sh: watch_rows's first form, then as it is now")
+    ap.add_argument("--ncu", type=Path, required=True, help="the h6 and h7 ncu profile directory at 4096^3")
     args = ap.parse_args()
     document = {
         "card": "NVIDIA H100 80GB HBM3 (lent as nvidia-h200: an H100 came)",
@@ -98,7 +116,9 @@ def main() -> None:
             "flags": "ROUNDS=3 bash benchmarks/gpu/flag_flow_h200.sh",
             "watched": 'ROUNDS=4 ONLY="bus|, 4 row blocks|watched" bash benchmarks/gpu/flag_flow_h200.sh',
             "probes": "bash benchmarks/gpu/issue33_probes_h200.sh",
-            "pipeline": "bash benchmarks/gpu/pipeline_watched_h200.sh, then FLOWS=1 bash benchmarks/gpu/pipeline_watched_h200.sh",
+            "pipeline": "bash benchmarks/gpu/pipeline_watched_h200.sh (three hosts; FLOWS=1 on the second)",
+            "ncu": "nsprof profile --op hgemm --stage h6,h7 --size 4096 --tool ncu --metrics default,stalls,memory,compute "
+                   "--repeat 1",
         },
         "note": "1024^3 float32 flows, host memory to host memory; each flow verified on poisoned buffers against "
                 "float64 first (tolerance 1e-4 FP32, 5e-3 TF32), then timed: median of 300 flows between CUDA events "
@@ -110,6 +130,7 @@ def main() -> None:
         "nsprof_pipeline": {f"host {n}, watch_rows {'first form' if n == 1 else 'as now'}": pipeline_runs(folder)
                             for n, folder in enumerate(args.pipeline, 1)},
         "watched_rerun": flow_table(args.pipeline[1]),
+        "h6_and_library_under_ncu": ncu_kernels(args.ncu),
     }
     OUT.write_text(json.dumps(document, indent=1) + "\n")
     for name in ("flags_run", "watched_run", "watched_rerun"):
@@ -128,6 +149,10 @@ def main() -> None:
         for one, two in zip(runs["run 1"], runs["run 2"]):
             print(f"| {form} | {one['stage']} | {one['variant']} | {one['median_ms']:.3f} ({one['spread_pct']:.1f}%) | "
                   f"{two['median_ms']:.3f} ({two['spread_pct']:.1f}%) |")
+    print("\n| kernel | us | L2 GB | DRAM read MB | cluster |\n| --- | --- | --- | --- | --- |")
+    for k in document["h6_and_library_under_ncu"]:
+        print(f"| {k['kernel'][:40]} | {k['duration_ns'] / 1e3:.2f} | {k['l2_bytes'] / 1e9:.3f} | "
+              f"{k['dram_read_bytes'] / 1e6:.1f} | {k['cluster_size']:.0f} |")
     print("\n| size | cluster / declared | cluster / torch.mm | declared / torch.mm |\n| --- | --- | --- | --- |")
     for size, values in document["h6_cluster_tma"].items():
         if size != "failed":
