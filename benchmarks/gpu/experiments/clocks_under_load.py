@@ -1,14 +1,23 @@
-"""Is a stage slower alone than in turn with the library because of its own power draw? Runs h6 and
-torch.mm at 4096^3, each alone for a few seconds of back-to-back launches, then alternating, while
-nvidia-smi samples the SM clock and the power draw every 50 ms; prints each phase's median clock,
-power and per-launch times.
+"""Is a stage slower alone than in turn with the library because of its own power draw? Runs HGEMM kernels at
+4096^3, each alone for a few seconds of back-to-back launches (and, with --in-turn, the first two
+alternating), while nvidia-smi samples the SM clock and the power draw every 50 ms; prints each phase's
+median clock, power and per-launch times. Each cycle runs every phase once; the cycles repeat the order.
+
+Kernels (--kernels, comma separated): h6 (as declared), h6-cl2-tma (hgemm_h6_cl2_tma_256x256, the cluster of
+two with TMA stores), library (the h7 stage as `nsprof bench` tunes it: the fastest verified of CuPy's call
+and cuBLASLt's algorithms; its pick is printed), cublaslt-3 (cuBLASLt's algorithm 3 alone, the pick of the HGEMM
+record at 4096^3), torch.mm.
 
     python3 benchmarks/gpu/experiments/clocks_under_load.py --out $OUT/clocks.json
+        [--kernels h6,torch.mm] [--in-turn] [--cycles 2]
+
+The defaults are the first run's (h100-clocks-under-load.json): h6 and torch.mm, in turn, two cycles.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import subprocess
 import sys
@@ -20,58 +29,83 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 PHASE_S = 3.0
 
 
+def kernels(names: list[str], problem, size, tools, op):
+    """name -> a launch of it, each verified first."""
+    from nsprof.launch.measure import verify
+    from nsprof.launch.stage_launch import stage_launcher
+    from nsprof.launch.torch_baseline import torch_launch
+    from nsprof.registry import get_stage
+
+    h6, h7 = get_stage("hgemm", "h6"), get_stage("hgemm", "h7")
+    plain = next(t for t in h6.tiles if t.entry == "hgemm_h6_tma_128x256")
+    cluster = dataclasses.replace(h6, tiles=(dataclasses.replace(plain, entry="hgemm_h6_cl2_tma_256x256", bm=256),))
+    found = {}
+    for name in names:
+        if name == "torch.mm":
+            found[name] = torch_launch(op.workload.library_call(h7, problem), "fp16")
+            continue
+        if name in ("library", "cublaslt-3"):
+            launcher = stage_launcher(h7, problem, tools, "cuBLASLt 3" if name == "cublaslt-3" else None)
+        else:
+            launcher = op.workload.launcher({"h6": h6, "h6-cl2-tma": cluster}[name], problem, tools)
+        assert verify(launcher, problem) <= h6.tolerance(size), name
+        print(name, "runs", getattr(launcher, "tile_label", None) or getattr(launcher, "label", ""), flush=True)
+        found[name] = launcher.run
+    return found
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--size", default="4096")
+    ap.add_argument("--kernels", default="h6,torch.mm")
+    ap.add_argument("--in-turn", action=argparse.BooleanOptionalAction, default=True)
+    ap.add_argument("--cycles", type=int, default=2)
     args = ap.parse_args()
     import cupy as cp
     import numpy as np
 
-    from nsprof.launch.measure import verify
     from nsprof.launch.tools import launch_tools
-    from nsprof.launch.torch_baseline import torch_launch
-    from nsprof.registry import get_op, get_stage
+    from nsprof.registry import get_op
     from nsprof.sizes import parse_sizes
 
     tools, op = launch_tools(), get_op("hgemm")
     size = parse_sizes([args.size], op.dims)[0]
     problem = op.workload.problem(tools.xp, size)
-    h6 = op.workload.launcher(get_stage("hgemm", "h6"), problem, tools)
-    assert verify(h6, problem) <= get_stage("hgemm", "h6").tolerance(size)
-    mm = torch_launch(op.workload.library_call(get_stage("hgemm", "h7"), problem), "fp16")
+    names = args.kernels.split(",")
+    launch = kernels(names, problem, size, tools, op)
     sampler = subprocess.Popen(["nvidia-smi", "--query-gpu=timestamp,clocks.sm,power.draw", "--format=csv,noheader,nounits",
                                 "-lms", "50"], stdout=subprocess.PIPE, text=True)
     phases = []
 
-    def run(name, launches):
+    def run(name, chosen: list[str]):
         events = []
         start = time.time()
         while time.time() - start < PHASE_S:  # chunks of 100 launches queued ahead, one wait per chunk
             chunk = []
-            for _ in range(100 // len(launches)):
-                for launch in launches:
+            for _ in range(100 // len(chosen)):
+                for kernel in chosen:
                     a, b = cp.cuda.Event(), cp.cuda.Event()
                     a.record()
-                    launch()
+                    launch[kernel]()
                     b.record()
-                    chunk.append((launch is h6.run, a, b))
+                    chunk.append((kernel, a, b))
             if events:
                 events[-1][2].synchronize()  # the previous chunk: this one is queued behind it, the GPU never idles
             events += chunk
         events[-1][2].synchronize()
         end = time.time()
-        times = {"h6": [cp.cuda.get_elapsed_time(a, b) for ours, a, b in events if ours],
-                 "torch.mm": [cp.cuda.get_elapsed_time(a, b) for ours, a, b in events if not ours]}
+        times = {k: [cp.cuda.get_elapsed_time(a, b) for kernel, a, b in events if kernel == k] for k in chosen}
         phases.append({"phase": name, "start": start, "end": end,
                        **{f"{k}_median_ms": float(np.median(v)) for k, v in times.items() if v}})
         time.sleep(1.0)  # the clock settles between phases
 
     time.sleep(1.0)
-    for _ in range(2):
-        run("h6 alone", [h6.run])
-        run("torch.mm alone", [mm])
-        run("in turn", [h6.run, mm])
+    for _ in range(args.cycles):
+        for name in names:
+            run(f"{name} alone", [name])
+        if args.in_turn:
+            run("in turn", names[:2])
     sampler.terminate()
     samples = []
     for line in sampler.stdout.read().splitlines():
@@ -88,7 +122,8 @@ def main() -> None:
         phase["power_w"] = float(np.median([p for _, p in inside])) if inside else None
         phase["samples"] = len(inside)
         print(phase, flush=True)
-    Path(args.out).write_text(json.dumps({"size": args.size, "phases": phases, "samples": samples}, indent=1))
+    Path(args.out).write_text(json.dumps({"size": args.size, "kernels": names, "phases": phases, "samples": samples},
+                                         indent=1))
 
 
 if __name__ == "__main__":
