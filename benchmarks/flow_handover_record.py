@@ -3,7 +3,7 @@ benchmarks/gpu/issue33_probes_h200.sh wrote under $OUT on the GPU machine, and p
 beside it.
 
     python3 benchmarks/flow_handover_record.py --flags DIR --watched DIR --probes DIR --pipeline DIR DIR [DIR ...] \
-        --ncu DIR
+        --ncu DIR --clocks DIR
 
 DIR: an unpacked results.tgz (flag-flow-run*.jsonl and host.txt; copy-landing.jsonl and h6-cl2-tma-run*.jsonl).
 --flags: the run with the kernel's own product (flags and sentinel flows); --watched: the run with ONLY
@@ -13,7 +13,8 @@ pipeline-profile.tgz holding the first call's pipeline.json, pipeline-1024-run2.
 watch_rows's first form, the rest on watch_rows as it is now; the second also holds flag-flow-run*.jsonl
 (FLOWS=1: the watched flows again, on watch_rows as it is now); --ncu: the profile directory of
 `nsprof profile --op hgemm --stage h6,h7 --size 4096 --tool ncu --metrics default,stalls,memory,compute
---repeat 1` (its ncu-raw.csv)."""
+--repeat 1` (its ncu-raw.csv); --clocks: clocks-4096.json and clocks-8192.json of
+benchmarks/gpu/experiments/clocks_under_load.py (each kernel alone at the power limit)."""
 
 from __future__ import annotations
 
@@ -95,6 +96,21 @@ def ncu_kernels(folder: Path) -> list[dict]:
             for row in rows]
 
 
+def alone(folder: Path) -> dict[str, dict]:
+    """Per size and kernel: each phase's median ms, SM clock and power, in the order they ran."""
+    out: dict[str, dict] = {}
+    for size in ("4096", "8192"):
+        document = json.loads((folder / f"clocks-{size}.json").read_text())
+        by_kernel: dict[str, dict] = collections.defaultdict(lambda: collections.defaultdict(list))
+        for phase in document["phases"]:
+            kernel = phase["phase"].removesuffix(" alone")
+            for key, value in (("median_ms", phase[f"{kernel}_median_ms"]), ("sm_clock_mhz", phase["sm_clock_mhz"]),
+                               ("power_w", phase["power_w"])):
+                by_kernel[kernel][key].append(value)
+        out[size] = {kernel: dict(values) for kernel, values in by_kernel.items()}
+    return out
+
+
 def span(values: list[float], digits: int = 4) -> str:
     return f"{min(values):.{digits}f}-{max(values):.{digits}f}" if values else "-"
 
@@ -107,6 +123,7 @@ def main() -> None:
     ap.add_argument("--pipeline", type=Path, nargs="+", required=True,
                     help="the runs of pipeline_watched_h200.sh: watch_rows's first form, then as it is now")
     ap.add_argument("--ncu", type=Path, required=True, help="the h6 and h7 ncu profile directory at 4096^3")
+    ap.add_argument("--clocks", type=Path, required=True, help="the folder of clocks_under_load.py's two runs")
     args = ap.parse_args()
     document = {
         "card": "NVIDIA H100 80GB HBM3 (lent as nvidia-h200: an H100 came)",
@@ -117,6 +134,8 @@ def main() -> None:
             "watched": 'ROUNDS=4 ONLY="bus|, 4 row blocks|watched" bash benchmarks/gpu/flag_flow_h200.sh',
             "probes": "bash benchmarks/gpu/issue33_probes_h200.sh",
             "pipeline": "bash benchmarks/gpu/pipeline_watched_h200.sh (three hosts; FLOWS=1 on the second)",
+            "clocks": "python3 benchmarks/gpu/experiments/clocks_under_load.py --size S --kernels "
+                      "h6,h6-cl2-tma,cublaslt-3,library,torch.mm --no-in-turn --cycles 3 (S = 4096, 8192)",
             "ncu": "nsprof profile --op hgemm --stage h6,h7 --size 4096 --tool ncu --metrics default,stalls,memory,compute "
                    "--repeat 1",
         },
@@ -131,6 +150,7 @@ def main() -> None:
                             for n, folder in enumerate(args.pipeline, 1)},
         "watched_rerun": flow_table(args.pipeline[1]),
         "h6_and_library_under_ncu": ncu_kernels(args.ncu),
+        "hgemm_alone_at_the_power_limit": alone(args.clocks),
     }
     OUT.write_text(json.dumps(document, indent=1) + "\n")
     for name in ("flags_run", "watched_run", "watched_rerun"):
@@ -153,6 +173,11 @@ def main() -> None:
     for k in document["h6_and_library_under_ncu"]:
         print(f"| {k['kernel'][:40]} | {k['duration_ns'] / 1e3:.2f} | {k['l2_bytes'] / 1e9:.3f} | "
               f"{k['dram_read_bytes'] / 1e6:.1f} | {k['cluster_size']:.0f} |")
+    print("\n| size | kernel | ms per launch (3 phases) | median | SM MHz | W |\n| --- | --- | --- | --- | --- | --- |")
+    for size, by_kernel in document["hgemm_alone_at_the_power_limit"].items():
+        for kernel, v in by_kernel.items():
+            print(f"| {size}³ | {kernel} | {span(v['median_ms'])} | {statistics.median(v['median_ms']):.4f} | "
+                  f"{span(v['sm_clock_mhz'], 0)} | {span(v['power_w'], 0)} |")
     print("\n| size | cluster / declared | cluster / torch.mm | declared / torch.mm |\n| --- | --- | --- | --- |")
     for size, values in document["h6_cluster_tma"].items():
         if size != "failed":
