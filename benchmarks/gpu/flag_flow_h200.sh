@@ -4,14 +4,7 @@
 # in two processes (ONLY: a regular expression of the flows to run); with PIPELINE=1 also `nsprof pipeline --size 1024 --no-cold --no-nsys` (the CLI's own
 # numbers on the same machine); then a few flows under nsys (their timeline, as flag-flow.sqlite.xz).
 # Run from the repository root with .devkit carried; results.tgz and the capture come back in $OUT.
-set -uo pipefail
-source .devkit/setup.sh
-export PYTHONUNBUFFERED=1 COLUMNS=160 PYTHONPATH=$PWD:${PYTHONPATH:-} NSPROF_DATA_DIR=/tmp/nsprof-data
-FINAL=$OUT; OUT=/tmp/record; rm -rf "$OUT"; mkdir -p "$OUT"
-START=$SECONDS
-{ date -u; nvidia-smi -L; nvidia-smi --query-gpu=driver_version,power.limit,clocks.max.sm,pcie.link.gen.current,pcie.link.width.current --format=csv
-  python3 -c "import torch, cupy; print('torch', torch.__version__, 'cupy', cupy.__version__)"; } > "$OUT/host.txt" 2>&1
-cat "$OUT/host.txt"
+source benchmarks/gpu/record_start.sh
 for run in 1 2; do
   timeout 150 python3 benchmarks/gpu/experiments/flag_flow.py --out "$OUT/flag-flow-run$run.jsonl" --rounds ${ROUNDS:-4} --only "${ONLY:-}" \
     > "$OUT/flag-flow-run$run.txt" 2>&1

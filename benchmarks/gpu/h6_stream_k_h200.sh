@@ -4,14 +4,7 @@
 # h6_stream_k.py; the first also shares every last wave, whatever its fill), then the whole HGEMM
 # ladder benchmarked twice (nsprof bench, paired % cuBLAS). Run from the repository root with
 # .devkit carried; one archive, results.tgz, comes back in $OUT.
-set -uo pipefail
-source .devkit/setup.sh
-export PYTHONUNBUFFERED=1 COLUMNS=160 PYTHONPATH=$PWD:${PYTHONPATH:-} NSPROF_DATA_DIR=/tmp/nsprof-data
-FINAL=$OUT; OUT=/tmp/record; rm -rf "$OUT"; mkdir -p "$OUT"
-START=$SECONDS
-{ date -u; nvidia-smi -L; nvidia-smi --query-gpu=driver_version,power.limit,clocks.max.sm --format=csv
-  python3 -c "import torch, cupy; print('torch', torch.__version__, 'cupy', cupy.__version__)"; } > "$OUT/host.txt" 2>&1
-cat "$OUT/host.txt"
+source benchmarks/gpu/record_start.sh
 timeout 200 python3 -m pytest -q -m gpu tests/test_gpu_stages.py tests/test_launch_plan.py -k "h6 or hgemm or plan" \
   -p no:cacheprovider > "$OUT/gpu-tests.txt" 2>&1
 echo "gpu tests exit $? ($((SECONDS - START)) s)"; grep -E "passed|failed|^FAILED|Error" "$OUT/gpu-tests.txt" | tail -8

@@ -3,14 +3,7 @@
 # `nsprof bench` twice for the ladders named in LADDERS (sgemm, sgemv; hgemm is in h6_stream_k_h200.sh)
 # at the sizes of the earlier records. Run from the repository root with .devkit carried; one
 # archive, results.tgz, comes back in $OUT. TESTS=0 skips the tests.
-set -uo pipefail
-source .devkit/setup.sh
-export PYTHONUNBUFFERED=1 COLUMNS=160 PYTHONPATH=$PWD:${PYTHONPATH:-} NSPROF_DATA_DIR=/tmp/nsprof-data
-FINAL=$OUT; OUT=/tmp/record; rm -rf "$OUT"; mkdir -p "$OUT"
-START=$SECONDS
-{ date -u; nvidia-smi -L; nvidia-smi --query-gpu=driver_version,power.limit,clocks.max.sm --format=csv
-  python3 -c "import torch, cupy; print('torch', torch.__version__, 'cupy', cupy.__version__)"; } > "$OUT/host.txt" 2>&1
-cat "$OUT/host.txt"
+source benchmarks/gpu/record_start.sh
 if [ "${TESTS:-1}" = 1 ]; then
   timeout 400 python3 -m pytest -q -m gpu tests -p no:cacheprovider > "$OUT/gpu-tests.txt" 2>&1
   echo "gpu tests exit $? ($((SECONDS - START)) s)"; grep -E "passed|failed|^FAILED|^ERROR" "$OUT/gpu-tests.txt" | tail -8

@@ -4,14 +4,9 @@
 # without the cold flow or nsys), the first one's profile directory packed; with FLOWS=1 also the watched
 # flows of benchmarks/gpu/experiments/flag_flow.py in two processes.
 # Run from the repository root with .devkit carried; results.tgz comes back in $OUT.
-set -uo pipefail
-source .devkit/setup.sh
-export PYTHONUNBUFFERED=1 COLUMNS=110 PYTHONPATH=$PWD:${PYTHONPATH:-} NSPROF_DATA_DIR=/tmp/nsprof-data
-FINAL=$OUT; OUT=/tmp/record; rm -rf "$OUT" /tmp/pipe; mkdir -p "$OUT"
-START=$SECONDS
-{ date -u; nvidia-smi -L; nvidia-smi --query-gpu=driver_version,power.limit,pcie.link.gen.current,pcie.link.width.current --format=csv
-  nsys --version; python3 -c "import torch, cupy; print('torch', torch.__version__, 'cupy', cupy.__version__)"; } > "$OUT/host.txt" 2>&1
-cat "$OUT/host.txt"
+export COLUMNS=110
+source benchmarks/gpu/record_start.sh
+rm -rf /tmp/pipe
 timeout 240 python3 -m pytest -q -m gpu tests/test_pipeline.py -p no:cacheprovider > "$OUT/gpu-tests.txt" 2>&1
 echo "gpu tests exit $? ($((SECONDS - START)) s)"; tail -n 5 "$OUT/gpu-tests.txt"
 timeout 120 python3 -m nsprof ceilings > "$OUT/ceilings.txt" 2>&1; echo "ceilings exit $? ($((SECONDS - START)) s)"
