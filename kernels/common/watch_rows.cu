@@ -25,12 +25,12 @@ __device__ __forceinline__ bool watch_landed(const uint4* piece) {
     return v.x != WATCH_SENTINEL && v.y != WATCH_SENTINEL && v.z != WATCH_SENTINEL && v.w != WATCH_SENTINEL;
 }
 
-// Until the block's last 16 bytes land, one thread per block reads them, sleeping 256 ns between reads
-// (with every thread reading its own words meanwhile, 64 blocks x 256 threads, some runs' copies came in
-// slower: a 30% spread over the flows, and 8 MiB in 0.215 instead of 0.159 ms in one capture). Then the grid's threads split the block's words and
-// read each until it is no longer the sentinel: a copy lands front to back, but nothing promises that
-// every earlier word is in when the last is. After 2 s it traps: a copy that never lands fails the
-// flow instead of hanging it.
+// Until the block's last 16 bytes land, one thread per block reads them, sleeping 256 ns between reads.
+// (With every thread reading its own words meanwhile, 64 blocks x 256 threads, some runs' copies came in
+// slower: a 30% spread over the flows, and 8 MiB in 0.215 instead of 0.159 ms in one capture.) Then the
+// grid's threads split the block's words and read each until it is no longer the sentinel: a copy lands
+// front to back, but nothing promises that every earlier word is in when the last is. After 2 s it traps:
+// a copy that never lands fails the flow instead of hanging it.
 extern "C" __global__ void watch_rows(const float* rows, long long words) {
     const uint4* p = reinterpret_cast<const uint4*>(rows);
     const long long pieces = words / 4, stride = (long long)gridDim.x * blockDim.x;

@@ -14,8 +14,8 @@ that each teach one thing (VARIANTS), every one verified against float64 on the 
 - watched: a CUDA graph too, with A sent as one copy at the bus's full rate (no gap, event or slower
   small copy per block) onto rows that hold a sentinel; a small kernel on the product stream waits for
   each row block to land before its product (kernels/common/watch_rows.cu). A copy fills its buffer
-  front to back, so the first blocks are multiplied while the rest is in flight (issue 33, measured on
-  an H100: 0.2115-0.2124 ms at 1024^3 against 0.2184-0.2213 for `graph`; benchmarks/h100-flow-handover.md).
+  front to back, so the first blocks are multiplied while the rest is in flight (issue 33: at 1024^3 on
+  H100s, the fastest variant in all twelve calls, by 1-8% against `graph`; benchmarks/h100-flow-handover.md).
 - cold (`cold_start`, in a fresh process): wall clock from before CUDA is touched to C in host
   memory: context creation, allocation, module load and the first pageable flow.
 
@@ -48,6 +48,8 @@ VARIANTS = (PAGEABLE, PINNED, STREAMS, GRAPH, WATCHED)
 STREAMED = (STREAMS, GRAPH, WATCHED)  # the variants of row blocks on three streams
 WATCH_SOURCE = "kernels/common/watch_rows.cu"
 WATCH_BLOCKS, FILL_BLOCKS = 64, 264  # blocks of 256 threads for watch_rows and fill_sentinel
+
+
 def host_inputs(size: Size, dtype: str, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """A (M x K) and B (K x N) in pageable host memory, as a program would hold them."""
     m, n, k = size
