@@ -54,7 +54,8 @@ def flow_breakdown(export: GpuTimeline, events: pd.DataFrame, prefix: str) -> pd
     """BREAKDOWN_COLUMNS, one row per range name starting with `prefix`. `events`: gpu_events([export])."""
     ranges = export.nvtx[export.nvtx["name"].str.startswith(prefix)].dropna(subset=["start_ns", "end_ns"])
     calls = export.runtime.dropna(subset=["correlation_id"])
-    by_call = events.dropna(subset=["correlation_id"]).groupby("correlation_id")
+    working = events[~events["name"].isin(WAITING_KERNELS)]  # once for every flow: waiting is not work
+    by_call = working.dropna(subset=["correlation_id"]).groupby("correlation_id")
     rows = []
     for name, instances in ranges.groupby("name", sort=False):
         flows = []
@@ -70,8 +71,6 @@ def flow_breakdown(export: GpuTimeline, events: pd.DataFrame, prefix: str) -> pd
 
 
 def _one_flow(work: pd.DataFrame) -> dict:
-    work = work[~work["name"].isin(WAITING_KERNELS)]
-
     def union(mask) -> int:
         return covered_ns(work["start_ns"][mask].to_numpy(), work["end_ns"][mask].to_numpy())
 

@@ -173,10 +173,15 @@ class Pipeline:
             self.to_host.wait_event(computed)
             self.copy(p["C"].ctypes.data + r0 * n * item, d.C[r0:r1].data.ptr, (r1 - r0) * n * item, False, self.to_host)
         if watched:
-            self.fill_sentinel((FILL_BLOCKS,), (256,), (d.A, np.int64(d.A.nbytes // 4)), stream=self.compute)
+            self.refill_a(self.compute)
         for stream, joined in zip(roles, self.joins):
             joined.record(stream)
             self.main.wait_event(joined)
+
+    def refill_a(self, stream) -> None:
+        """A back to the sentinel on `stream` (fill_sentinel), for the watched flow's next products to wait on."""
+        a = self.device.A
+        self.fill_sentinel((FILL_BLOCKS,), (256,), (a, np.int64(a.nbytes // 4)), stream=stream)
 
     def unwatchable(self) -> str | None:
         """Why the watched flow cannot run here, or None: watch_rows reads whole 16-byte words."""
@@ -194,8 +199,7 @@ class Pipeline:
 
             source = find_kernel(WATCH_SOURCE)
             self.watch_rows, self.fill_sentinel = load_kernel(source, "watch_rows"), load_kernel(source, "fill_sentinel")
-            with self.main:  # A holds the sentinel before the first flow; each flow leaves it so
-                self.fill_sentinel((FILL_BLOCKS,), (256,), (self.device.A, np.int64(self.device.A.nbytes // 4)))
+            self.refill_a(self.main)  # A holds the sentinel before the first flow; each flow leaves it so
         self.main.begin_capture()
         try:
             self.streamed(watched)
