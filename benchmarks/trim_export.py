@@ -3,6 +3,10 @@ events that start before the end of the program's Nth NVTX range of a given name
 step), then VACUUM and xz it. StringIds is kept whole (names stay resolvable).
 
     python3 benchmarks/trim_export.py full.sqlite tests/data/jax/jax-a.sqlite.xz --range step --keep 4
+
+With --whole, every event is kept (the host side needs every CUDA call, synchronizations included):
+only the tables nsprof does not read are dropped, and the result is written unpacked, for
+tests/packed_data.py --pack.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from pathlib import Path
 KEPT = ("StringIds", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
         "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE", "NVTX_EVENTS", "TARGET_INFO_GPU",
         "TARGET_INFO_CUDA_DEVICE", "TARGET_INFO_SESSION_START_TIME", "ENUM_CUDA_MEMCPY_OPER", "ENUM_CUDA_MEM_KIND",
-        "ENUM_NSYS_EVENT_TYPE", "ThreadNames", "PROCESSES", "META_DATA_CAPTURE", "META_DATA_EXPORT")
+        "ENUM_NSYS_EVENT_TYPE", "ThreadNames", "PROCESSES", "META_DATA_CAPTURE", "META_DATA_EXPORT",
+        "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "ENUM_CUPTI_SYNC_TYPE")
 WORK = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
         "CUPTI_ACTIVITY_KIND_GRAPH_TRACE")
 TIMED = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
@@ -55,14 +60,31 @@ def trim(source: Path, target: Path, range_name: str, keep: int) -> dict:
     return counts
 
 
+def slim(source: Path, target: Path) -> dict:
+    """`source` with only the KEPT tables, every row of them, vacuumed into `target` (unpacked)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, target)
+    conn = sqlite3.connect(target)
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    for table in tables - set(KEPT):
+        conn.execute(f"DROP TABLE {table}")
+    counts = {table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in sorted(set(TIMED) & tables)}
+    conn.commit()
+    conn.execute("VACUUM")
+    conn.close()
+    return counts
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("source", type=Path)
     parser.add_argument("target", type=Path)
     parser.add_argument("--range", default="step")
     parser.add_argument("--keep", type=int, default=4, help="keep events up to the end of this many ranges")
+    parser.add_argument("--whole", action="store_true", help="keep every event; drop only the tables nsprof does not read")
     args = parser.parse_args()
-    print(trim(args.source, args.target, args.range, args.keep), args.target.stat().st_size)
+    counts = slim(args.source, args.target) if args.whole else trim(args.source, args.target, args.range, args.keep)
+    print(counts, args.target.stat().st_size)
 
 
 if __name__ == "__main__":

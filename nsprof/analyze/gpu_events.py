@@ -55,9 +55,9 @@ def gpu_events(exports: list[GpuTimeline], columns: tuple[str, ...] = COLUMNS) -
             return np.concatenate([np.broadcast_to(np.asarray(size, dtype=np.int64), len(events))
                                    for events, _, _, size in parts])
         if name in ("correlation_id", "pid"):
-            # int64, or objects (<NA>) where nsys left some out
-            return pd.array(np.concatenate([events[name].astype("Int64").array for events, _, _, _ in parts]),
-                            dtype="Int64").to_numpy()
+            # int64, or objects (<NA>) where nsys left some out; a frame read without `pid` has nsys's serialized id
+            return pd.array(np.concatenate([(events[name] if name in events else events["global_pid"] // 0x1000000 % 0x1000000)
+                                            .astype("Int64").array for events, _, _, _ in parts]), dtype="Int64").to_numpy()
         return np.concatenate([events[name].to_numpy(np.int64) for events, _, _, _ in parts])
 
     start, end = column("start_ns"), column("end_ns")

@@ -7,8 +7,12 @@ included). From ncu, over the launches it profiled of that kernel and configurat
 `memory_throughput_pct`, `occupancy_pct`, the `bound` those SOL medians give, the FLOP rate and DRAM
 bandwidth with the % of the roof that bounds the kernel, and ncu's rule with the largest
 estimated speedup (`top_rule`, `speedup_pct`, `speedup_type`: global estimates, of the whole
-kernel, are preferred over local ones, of the part a rule looks at). `saving_ns` is the time a
-fix could save: nsys's total time of the kernel times ncu's estimated speedup.
+kernel, are preferred over local ones, of the part a rule looks at). `ncu_saving_ns` is ncu's
+own estimate of the time a fix could save: nsys's total time of the kernel times that speedup.
+`saving_ns` is that estimate bounded by physics: a kernel at a fraction f of a roof can gain at most
+(1 - f) of its time, so the saving is at most `headroom_ns` = total time x (1 - f), f being the
+highest of the kernel's % of the roof that bounds it (`pct_of_roof`, against the GPU's ceilings)
+and ncu's SM and memory throughputs (% of their peaks). `saving_bound` says which figure bounds it.
 
 Rows are ranked by `saving_ns`, then by total time: the kernels ncu did not profile come after
 the ones it did, and say why (`note`).
@@ -36,7 +40,7 @@ from nsprof.analyze.kernel_groups import kernel_groups
 from nsprof.analyze.launch_configs import LAUNCH_SIZES, launch_config
 from nsprof.analyze.launch_findings import launch_findings
 from nsprof.analyze.metrics import kernel_metrics
-from nsprof.analyze.program_harness import HarnessKey, steady_part
+from nsprof.analyze.program_harness import HarnessKey, SteadyState, steady_part
 from nsprof.ceilings.peaks import Ceiling
 from nsprof.ceilings.percent import percent_of_peak
 from nsprof.kernel_names import kernel_key
@@ -47,7 +51,8 @@ DEFAULT_TOP = 100  # a JAX ResNet-50's steady state needs 78 configurations for 
 HOT_KERNEL_COLUMNS = ("kernel", "grid", "block", "launches", "total_ns", "median_ns", "pct", "ncu_launches", "bound",
                       "sm_throughput_pct", "memory_throughput_pct", "occupancy_pct", "tflops_per_s",
                       "dram_gbytes_per_s", "pct_of_roof", "roof", "top_rule", "speedup_pct", "speedup_type",
-                      "saving_ns", "note")
+                      "ncu_saving_ns", "headroom_ns", "saving_ns", "saving_bound", "note")
+NCU_ESTIMATE = "ncu's estimate"
 NOT_PROFILED = "not profiled by ncu"
 GRAPH_LEVEL = "a CUDA graph traced at graph level: its kernels are unseen (nsys --cuda-graph-trace=node)"
 
@@ -58,15 +63,17 @@ def launch_table(launches: pd.DataFrame, ceiling: Ceiling | None) -> pd.DataFram
 
 
 def capture_hot_kernels(nsys: list[GpuTimeline], kernels: pd.DataFrame | None, rules: pd.DataFrame | None,
-                        top: int = DEFAULT_TOP) -> tuple[pd.DataFrame, dict]:
+                        top: int = DEFAULT_TOP,
+                        steady: tuple[list[GpuTimeline], SteadyState | None] | None = None) -> tuple[pd.DataFrame, dict]:
     """A capture's hot kernels (hot_kernels) and its harness (harness_summary), from its nsys exports
     and ncu's launch table and rules (None without ncu). A program with a steady state
     (nsprof.analyze.program_harness.steady_state) is ranked by its steady-state launches only;
-    the harness's share is of the whole capture's kernel time."""
-    steady, state = steady_part(nsys)
+    the harness's share is of the whole capture's kernel time. `steady`: steady_part(nsys), where
+    the caller has it already."""
+    steady_exports, state = steady if steady is not None else steady_part(nsys)
     harness = harness_kernels(nsys, state)
     rows = nsys_kernel_rows(nsys, harness, [launched_inside(export, is_tuning_range) for export in nsys])
-    ranked = nsys_kernel_rows(steady, harness) if state is not None else rows
+    ranked = nsys_kernel_rows(steady_exports, harness) if state is not None else rows
     return hot_kernels(ranked, kernels, rules, top), {**harness_summary(rows),
                                                        "steady_state": state.to_json() if state is not None else None}
 
@@ -186,12 +193,33 @@ def hot_kernels(rows: pd.DataFrame, kernels: pd.DataFrame | None, rules: pd.Data
     keyed = rows.assign(key=_keys(rows["kernel"]))
     joined = keyed.merge(findings, how="left", left_on=["key", "grid", "block"], right_index=True)
     chosen = joined[joined.index.isin(hot.index) | (joined["ncu_launches"].fillna(0) > 0) & ~joined["harness"]]
-    chosen = chosen.assign(
-        saving_ns=chosen["total_ns"] * chosen["speedup_pct"] / 100,
-        ncu_launches=chosen["ncu_launches"].fillna(0).astype(int),
-        note=[_note(row) for row in chosen.itertuples()])
+    chosen = chosen.assign(ncu_saving_ns=chosen["total_ns"] * chosen["speedup_pct"] / 100,
+                           ncu_launches=chosen["ncu_launches"].fillna(0).astype(int),
+                           note=[_note(row) for row in chosen.itertuples()])
+    chosen = _bounded_savings(chosen)
     ranked = chosen.sort_values(["saving_ns", "total_ns"], ascending=[False, False], na_position="last", kind="stable")
     return ranked[list(HOT_KERNEL_COLUMNS)].reset_index(drop=True)
+
+
+# the figures that say how close a kernel is to a roof, and how the bound names each
+_ACHIEVED = {"pct_of_roof": "its % of the {roof}", "sm_throughput_pct": "ncu's SM throughput",
+             "memory_throughput_pct": "ncu's memory throughput"}
+
+
+def _bounded_savings(rows: pd.DataFrame) -> pd.DataFrame:
+    """headroom_ns, saving_ns and saving_bound (module docstring) for rows with ncu_saving_ns."""
+    achieved = pd.DataFrame({name: pd.to_numeric(rows[name], errors="coerce").astype(float) for name in _ACHIEVED},
+                            index=rows.index)
+    achieved = achieved.clip(lower=0, upper=100)
+    closest = achieved.fillna(-1).idxmax(axis=1).where(achieved.notna().any(axis=1))
+    fraction = achieved.max(axis=1) / 100
+    headroom = rows["total_ns"] * (1 - fraction)
+    estimate = rows["ncu_saving_ns"].astype(float)
+    bounded = (headroom.fillna(np.inf) < estimate.fillna(-np.inf)).to_numpy()
+    bound = [None if pd.isna(saving) else
+             _ACHIEVED[str(name)].format(roof=roof) + f" ({100 * f:.0f}%)" if is_bounded else NCU_ESTIMATE
+             for saving, name, roof, f, is_bounded in zip(estimate, closest, rows["roof"], fraction, bounded)]
+    return rows.assign(headroom_ns=headroom, saving_ns=estimate.where(~bounded, headroom), saving_bound=bound)
 
 
 def _note(row) -> str | None:
@@ -202,7 +230,8 @@ def _note(row) -> str | None:
 
 def _ncu_findings(kernels: pd.DataFrame | None, rules: pd.DataFrame | None) -> pd.DataFrame:
     """Per (kernel_key, grid, block): ncu's launches and the medians and rule of the module docstring."""
-    columns = [column for column in HOT_KERNEL_COLUMNS[7:] if column not in ("saving_ns", "note")]
+    columns = [column for column in HOT_KERNEL_COLUMNS[7:]
+               if column not in ("ncu_saving_ns", "headroom_ns", "saving_ns", "saving_bound", "note")]
     if kernels is None or kernels.empty:
         return pd.DataFrame(columns=columns, index=pd.MultiIndex.from_tuples([], names=["key", "grid", "block"]))
     launches = kernels.assign(key=_keys(kernels["kernel"]))

@@ -10,6 +10,7 @@ import pandas as pd
 
 from nsprof.analyze.capture_facts import distinct_launches, gpu_launches, gpu_name, gpu_totals
 from nsprof.analyze.gpu_utilization import gpu_utilization
+from nsprof.analyze.host_side import host_side
 from nsprof.analyze.hot_kernels import capture_hot_kernels, launch_table
 from nsprof.analyze.kernel_groups import kernel_groups
 from nsprof.analyze.ladder import combine, with_peaks, work_records
@@ -22,6 +23,7 @@ from nsprof.analyze.nvtx_attribution import (
     summarize_ranges,
     unattributed_work,
 )
+from nsprof.analyze.program_harness import steady_part
 from nsprof.analyze.summaries import kernel_family_summary, kernel_summary, memcpy_summary
 from nsprof.analyze.triton_kernels import triton_kernels
 from nsprof.ceilings.peaks import Ceiling, datasheet_ceiling
@@ -33,7 +35,7 @@ ANALYSIS_COLUMNS = {
     "kernels": ("start_ns", "end_ns", "duration_ns", "device_id", "stream_id", "correlation_id", "global_pid", "kernel",
                 "mangled_name",
                 "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "dynamic_smem_bytes"),
-    "runtime": ("start_ns", "correlation_id", "global_tid"),
+    "runtime": ("start_ns", "end_ns", "correlation_id", "global_tid", "api"),
 }
 
 
@@ -67,6 +69,8 @@ class ProfileAnalysis:
     launch_times: pd.DataFrame | None = None
     gpu_totals: dict | None = None
     range_instances: pd.DataFrame | None = None
+    # nsys, one program's capture: why the GPU waits (nsprof.analyze.host_side: window, figures, verdict, fixes)
+    host: dict | None = None
 
 
 def analyze_profile(nsys: list[GpuTimeline], ncu: list[LaunchCounters], manifest: dict | None = None,
@@ -106,13 +110,15 @@ def analyze_profile(nsys: list[GpuTimeline], ncu: list[LaunchCounters], manifest
     records = work_records(launches, ranges, cpu)
     work = with_peaks(combine([("", None, records)]), ceiling, cpu.ceilings if cpu else None)
     stages = work[work["stage"].notna()].reset_index(drop=True)
-    hot, harness = capture_hot_kernels(nsys, kernels, rules) if nsys else (None, None)
+    steady = steady_part(nsys) if nsys else None
+    hot, harness = capture_hot_kernels(nsys, kernels, rules, steady=steady) if steady else (None, None)
+    host = host_side(nsys[0], steady[1], ceiling) if steady and len(nsys) == 1 else None
     return ProfileAnalysis(ranges, kernels, stages, gpu, ceiling, *summaries, rules, missing,
                            gpu_utilization(nsys) if nsys else None, attribution, launches,
                            None if kernels is None else kernel_groups(kernels), hot, harness, families,
                            kernel_family_summary(nsys) if nsys else None,
                            triton_kernels(nsys, triton) if nsys and triton is not None else None,
-                           manifest=manifest, work=records, nsys_versions=_nsys_versions(nsys))
+                           manifest=manifest, work=records, nsys_versions=_nsys_versions(nsys), host=host)
 
 
 def _diff_parts(nsys: list[GpuTimeline], ncu: list[LaunchCounters], manifest: dict | None, gpu: str | None,

@@ -2,7 +2,8 @@
 format is a reader (nsprof.parse.readers) that makes one of these:
 
 - GpuTimeline: what ran on the GPU and when (kernels, graph launches, copies, memsets), the CUDA
-  API calls that launched it, NVTX ranges and the GPUs. nsys's exports and reports are read into it
+  API calls that launched it or waited for it (synchronizations), NVTX ranges, thread names and
+  the GPUs. nsys's exports and reports are read into it
   (nsprof.parse.nsys_sqlite.COLUMNS describes the columns); another tracer's trace would be too.
 - LaunchCounters: hardware counters per profiled kernel launch, their units, and the profiler's
   rule results (ncu's reports and CSV pages; nsprof.parse.ncu_csv describes the columns).
@@ -31,6 +32,9 @@ class GpuTimeline:
     nvtx: pd.DataFrame
     gpus: pd.DataFrame
     graphs: pd.DataFrame  # graph launches traced at graph level; empty with node-level tracing
+    # the host side: synchronizations the CUDA API waited in, and thread names (empty where not captured)
+    syncs: pd.DataFrame = field(default_factory=pd.DataFrame)
+    threads: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 @dataclass(frozen=True)

@@ -95,6 +95,18 @@ COLUMNS: dict[str, dict[str, str]] = {
         "name": "'CUDA graph <graph_id>': a graph traced at graph level (nsys's default) is one GPU "
                 "operation whose kernels are not in `kernels`; --cuda-graph-trace=node traces them",
     },
+    "syncs": {
+        "start_ns": "synchronization start (CPU clock)", "end_ns": "synchronization end",
+        "duration_ns": "end_ns - start_ns", "device_id": "CUDA device", "stream_id": "CUDA stream (of a stream "
+        "synchronization or wait; <NA> for a context synchronization)",
+        "correlation_id": "links the synchronization to its API call (runtime.correlation_id)",
+        "global_pid": "nsys serialized process id", "pid": "Linux process id",
+        "sync_type": "what was waited for: Event sync, Stream wait event, Stream sync, Context sync, ...",
+    },
+    "threads": {
+        "global_tid": "nsys serialized thread id", "pid": "Linux process id", "tid": "Linux thread id",
+        "name": "the thread's name (ThreadNames), e.g. python3 or pt_autograd_0",
+    },
     "gpus": {
         "device_id": "CUDA device id", "name": "marketing name, e.g. NVIDIA H200",
         "chip": "chip name, e.g. GH100", "bus_location": "PCI bus location",
@@ -158,7 +170,7 @@ SCAN_THREADS = 2
 # shared memory): int32 columns, so that a 10M-kernel frame is 280 MB smaller.
 SMALL_COLUMNS = frozenset({"device_id", "stream_id", "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z",
                            "registers_per_thread", "static_smem_bytes", "dynamic_smem_bytes"})
-EVENT_TABLES = ("kernels", "memcpys", "memsets", "runtime", "graphs")
+EVENT_TABLES = ("kernels", "memcpys", "memsets", "runtime", "graphs", "syncs")
 # Derived columns and the table columns they are computed from (as DataFrame columns).
 DERIVED = {"duration_ns": ("start_ns", "end_ns"), "pid": ("global_pid", "global_tid"), "tid": ("global_tid",),
            "name": ("graph_id",)}
@@ -215,6 +227,17 @@ GRAPH_COLUMNS = IntColumns(
     frozenset({"correlation_id", "global_pid"}),
 )
 GRAPH_NAME = "CUDA graph {}"
+SYNC_COLUMNS = IntColumns(
+    "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+    {"start_ns": "start", "end_ns": "end", "device_id": "deviceId", "stream_id": "streamId",
+     "correlation_id": "correlationId", "global_pid": "globalPid", "sync_type": "syncType"},
+    frozenset({"device_id", "stream_id", "correlation_id", "global_pid", "sync_type"}),
+)
+# CUPTI's synchronization kinds, for exports older than the ENUM_CUPTI_SYNC_TYPE table.
+SYNC_TYPES = {0: "Unknown", 1: "Event sync", 2: "Stream wait event", 3: "Stream sync", 4: "Context sync"}
+SYNC_TYPES_SQL = "SELECT id, label FROM ENUM_CUPTI_SYNC_TYPE"
+THREADS_SQL = """SELECT t.globalTid AS global_tid, s.value AS name FROM ThreadNames AS t
+LEFT JOIN StringIds AS s ON s.id = t.nameId"""
 RUNTIME_COLUMNS = IntColumns(
     "CUPTI_ACTIVITY_KIND_RUNTIME",
     {"start_ns": "start", "end_ns": "end", "correlation_id": "correlationId",
@@ -224,16 +247,17 @@ RUNTIME_COLUMNS = IntColumns(
 
 # Every table the parse reads: one of these that is a VIEW (a damaged or edited export) is refused.
 READ_TABLES = frozenset({spec.table for spec in (KERNEL_COLUMNS, MEMCPY_COLUMNS, MEMSET_COLUMNS, GRAPH_COLUMNS,
-                                                RUNTIME_COLUMNS)} | {"StringIds", "NVTX_EVENTS", "TARGET_INFO_GPU",
-                                                                     "ENUM_CUDA_MEMCPY_OPER", "ENUM_CUDA_MEM_KIND"})
+                                                RUNTIME_COLUMNS, SYNC_COLUMNS)} |
+                        {"StringIds", "NVTX_EVENTS", "TARGET_INFO_GPU", "ENUM_CUDA_MEMCPY_OPER", "ENUM_CUDA_MEM_KIND",
+                         "ENUM_CUPTI_SYNC_TYPE", "ThreadNames"})
 
 
 def load_nsys(path: str | Path, columns: Mapping[str, Iterable[str]] | None = None) -> GpuTimeline:
-    """Read kernels, memcpys, memsets, graph launches, CUDA API calls, NVTX ranges and GPUs from an
-    nsys export.
+    """Read kernels, memcpys, memsets, graph launches, CUDA API calls, synchronizations, NVTX ranges,
+    thread names and GPUs from an nsys export.
 
     `columns` names, for any of the event tables (EVENT_TABLES: kernels, memcpys, memsets, runtime,
-    graphs), the only columns of COLUMNS[table] to read; the tables it does not name are read
+    graphs, syncs), the only columns of COLUMNS[table] to read; the tables it does not name are read
     whole. A 10M-kernel export's full kernels frame alone is over a gigabyte, and each column is a
     scan of the table, so an analysis reads what it uses.
 
@@ -272,6 +296,10 @@ def load_nsys(path: str | Path, columns: Mapping[str, Iterable[str]] | None = No
         runtime = _read_events(conn, path, tables, RUNTIME_COLUMNS, wanted["runtime"])
         if "api" in runtime:
             runtime["api"] = _names(runtime["api"], strings, path, "CUDA API name")
+        syncs = _read_events(conn, path, tables, SYNC_COLUMNS, wanted["syncs"])
+        if "sync_type" in syncs:
+            syncs["sync_type"] = _labels(syncs["sync_type"],
+                                         _enum(conn, path, tables, "ENUM_CUPTI_SYNC_TYPE", SYNC_TYPES_SQL, SYNC_TYPES))
         return GpuTimeline(
             path=path,
             nsys_version=_nsys_version(conn, path, tables),
@@ -282,6 +310,8 @@ def load_nsys(path: str | Path, columns: Mapping[str, Iterable[str]] | None = No
             nvtx=_nvtx_ranges(conn, path, tables),
             gpus=_gpus(conn, path, tables),
             graphs=graphs[wanted["graphs"]],
+            syncs=syncs[wanted["syncs"]],
+            threads=_threads(conn, path, tables),
         )
 
 
@@ -593,6 +623,18 @@ def _integers(values: pd.Series) -> pd.Series:
 def _typed_nvtx(ranges: pd.DataFrame) -> pd.DataFrame:
     integers = ["start_ns", "end_ns", "duration_ns", "global_tid", "pid", "tid"]
     return ranges.astype({column: "Int64" for column in integers} | {"domain": object})
+
+
+def _threads(conn: sqlite3.Connection, path: Path, tables: set[str]) -> pd.DataFrame:
+    """ThreadNames as COLUMNS["threads"]: one row per named thread (the last name nsys saw)."""
+    columns = list(COLUMNS["threads"])
+    if "ThreadNames" not in tables:
+        return pd.DataFrame({column: pd.Series(dtype="int64" if column != "name" else object) for column in columns})
+    named = _frame(conn, path, THREADS_SQL)
+    named = named[[type(tid) is int for tid in named["global_tid"]]].drop_duplicates("global_tid", keep="last")
+    tids = named["global_tid"].to_numpy(dtype=np.int64)
+    return pd.DataFrame({"global_tid": tids, "pid": tids // 0x1000000 % 0x1000000, "tid": tids % 0x1000000,
+                         "name": [printable(name) if isinstance(name, str) else None for name in named["name"]]})
 
 
 def _gpus(conn: sqlite3.Connection, path: Path, tables: set[str]) -> pd.DataFrame:

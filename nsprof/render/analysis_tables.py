@@ -46,12 +46,15 @@ def analysis_blocks(analysis: ProfileAnalysis, is_directory: bool, width: int, l
     """The tables (and the note on missing metrics) as document blocks, `width` columns wide: a
     ladder's stages first, then where the time goes (nsys and ncu joined), then each tool's own;
     ncu's kernels one row per kernel and launch configuration, or per launch with `launches`."""
+    from nsprof.render.host_tables import host_blocks
     from nsprof.render.hot_kernels_table import hot_kernels_table
 
     blocks: list[Block] = []
     ladder = is_directory and not analysis.stages.empty  # a ladder's analysis leads with its stages
     if ladder:
         blocks.append(_stages_table(analysis, width))
+    elif analysis.host is not None:  # a program's leads with why its GPU waits, and what to fix first
+        blocks += host_blocks(analysis.host, analysis.hot_kernels, width)
     if analysis.hot_kernels is not None and len(analysis.hot_kernels):
         blocks.append(hot_kernels_table(analysis.hot_kernels, width, analysis.harness))
     if analysis.triton_kernels is not None and len(analysis.triton_kernels):
@@ -78,6 +81,8 @@ def analysis_json(analysis: ProfileAnalysis, is_directory: bool) -> str:
 
 def _document(analysis: ProfileAnalysis, is_directory: bool) -> dict:
     doc: dict[str, Any] = {"gpu": analysis.gpu, "ceiling": analysis.ceiling.to_json() if analysis.ceiling else None}
+    if analysis.host is not None:
+        doc["host"] = analysis.host
     if analysis.hot_kernels is not None:
         doc["hot_kernels"] = _records(analysis.hot_kernels)
         doc["harness"] = analysis.harness

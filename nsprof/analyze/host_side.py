@@ -1,0 +1,389 @@
+"""Why the GPU waits: the host side of one program's nsys capture, over its steady state (pure functions).
+
+The window is the program's steady state (nsprof.analyze.program_harness.steady_state: from the
+second instance of its repeating NVTX range to the end of its last GPU work), or, without one, the
+span of its GPU work. In the window, per device:
+
+- how busy the GPU was (the union of kernels, copies, memsets and graphs), and how much of that was copies;
+- the launches: how many per second, the median kernel, the host's time between launch calls and in
+  each, how long after its launch call a kernel started, and the queue depth (GPU work launched and
+  not finished when a launch call begins: 0 means the GPU had nothing left to do);
+- the waits (synchronizations and blocking copies), pageable copies, module loading and allocations;
+- the GPU's idle time split by cause (IDLE_CAUSES). A gap between GPU work ends when the next
+  operation starts; its launch call says why the GPU waited. Either the host had not yet issued it:
+  - after a wait on that thread that was blocked when the GPU ran out of work (WAITED, or COPY_WAITED
+    for a blocking copy): the wait is charged at most the time it was blocked while the GPU still
+    worked, which the host could have spent on what it did after it; the rest of the gap is the
+    host's own, as below;
+  - with module loading or allocation calls filling most of the gap: LOADED;
+  - otherwise LAUNCHING for a gap of at most HOST_WORK_NS (the host's time between launches), and
+    HOST_WORK for a longer one (the host ran its own code: data preparation, Python);
+  or it was queued and waited on something else (QUEUED: another stream, an event, the launch latency).
+
+The verdict (VERDICTS) follows one rule, stated with it: a GPU busy at least BUSY_PCT of the window
+is GPU-bound, or transfer-bound when copies are most of its busy time; below that, the cause of
+most idle time names the verdict. Each cause is a fix with a saving no larger than the idle time it
+caused: the GPU cannot gain more than the time it waited.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from nsprof.analyze.gpu_events import gpu_events, merged_intervals
+from nsprof.analyze.host_calls import ALLOCATION, COPY, LAUNCH, LOADING, host_calls, pageable_copies
+from nsprof.analyze.program_harness import SteadyState
+from nsprof.ceilings.peaks import Ceiling
+from nsprof.parse.model import GpuTimeline
+
+BUSY_PCT = 80.0  # at least this busy over the window: GPU-bound
+COPY_SHARE = 0.5  # copies at least this share of the busy time: transfer-bound
+LOADING_SHARE = 0.5  # module loading or allocation calls filling this share of a gap caused it
+WAIT_SLACK_NS = 5_000  # a wait returns a few microseconds after the GPU finished what it waited for
+# A host gap longer than this is the host's own work, not the time it takes to launch: PyTorch's eager
+# dispatch spends 15-35 us between launches (an H200's captures), a data loader milliseconds.
+HOST_WORK_NS = 200_000
+LAUNCHING, HOST_WORK, WAITED, COPY_WAITED, LOADED, QUEUED, UNMATCHED = (
+    "launch overhead", "host work", "synchronization", "blocking copy", "module loading and allocation", "queued",
+    "unmatched")
+IDLE_CAUSES = {
+    LAUNCHING: "the host had not yet launched the next work: it was in CUDA calls or its own code between launches",
+    HOST_WORK: f"the host ran its own code for over {HOST_WORK_NS / 1e3:.0f} us before launching the next work "
+               "(data preparation, Python)",
+    WAITED: "the host waited for the GPU to finish (a synchronization), so nothing was queued when it did",
+    COPY_WAITED: "the host waited in a blocking copy (pageable memory, or a copy not named Async)",
+    LOADED: "the host was loading modules or allocating memory",
+    QUEUED: "the next work was already launched and waited on something else (another stream, an event, launch "
+            "latency)",
+    UNMATCHED: "the next work has no launch call in the capture",
+}
+GPU_BOUND, HOST_BOUND, HOST_WORK_BOUND, SYNC_BOUND, TRANSFER_BOUND, STARTUP_BOUND = (
+    "GPU-bound", "host-bound (launch overhead)", "host-bound (the host's own work)", "synchronization-bound",
+    "transfer-bound", "dominated by start-up and compilation")
+VERDICT_OF_CAUSE = {LAUNCHING: HOST_BOUND, HOST_WORK: HOST_WORK_BOUND, WAITED: SYNC_BOUND, COPY_WAITED: TRANSFER_BOUND,
+                    LOADED: STARTUP_BOUND, QUEUED: GPU_BOUND}
+RULE = (f"GPU busy >= {BUSY_PCT:.0f}% of the window: GPU-bound (transfer-bound if copies are >= "
+        f"{100 * COPY_SHARE:.0f}% of busy time); otherwise the cause of most GPU idle time decides")
+FIXES = {
+    LAUNCHING: "launch fewer, larger pieces of work: CUDA graphs (torch.cuda.CUDAGraph, "
+               "torch.compile(mode=\"reduce-overhead\")), fused kernels",
+    HOST_WORK: "move the host's work off the critical path: a data loader with worker processes "
+               "(torch.utils.data.DataLoader(num_workers=N, pin_memory=True)), or prepare the next batch while the GPU "
+               "works",
+    WAITED: "move synchronizations out of the loop: keep values on the GPU (no .item(), .cpu(), print of a tensor "
+            "per step), overlap the host's work with the GPU's",
+    COPY_WAITED: "copy from pinned memory with non-blocking copies (tensor.pin_memory(), cudaMallocHost), "
+                 "overlapped with compute",
+    LOADED: "load and allocate before the loop: warm up once (CUDA_MODULE_LOADING=EAGER), reuse buffers or a "
+            "caching allocator",
+}
+
+
+@dataclass(frozen=True)
+class Window:
+    start_ns: int
+    end_ns: int
+    source: str  # what defines it: the steady state's rule, or the span of GPU work
+
+    def to_json(self) -> dict:
+        return {"start_ns": self.start_ns, "end_ns": self.end_ns, "span_ns": self.end_ns - self.start_ns,
+                "source": self.source}
+
+
+def host_side(export: GpuTimeline, state: SteadyState | None, ceiling: Ceiling | None = None) -> dict | None:
+    """The host-side analysis of one export (keys below), or None where it has no GPU work or no
+    CUDA API calls. `state`: its steady state (nsprof.analyze.program_harness.steady_part's; None:
+    the window is the span of its GPU work). `ceiling`: the GPU's, for the bus's pinned rate each way.
+
+    Keys: window, devices (per device: busy and copy figures, idle_ns, idle causes), launches,
+    waits, copies, loading, allocation, startup_ns (before the window), verdict (verdict, rule,
+    evidence) and fixes (host-side causes as fixes, largest saving first)."""
+    if export.runtime.empty:
+        return None
+    events = gpu_events([export], ("device_id", "stream_id", "kind", "start_ns", "end_ns", "correlation_id", "pid"))
+    if events.empty:
+        return None
+    window = _window(events, state)
+    calls = host_calls(export)
+    inside = events[(events["start_ns"] >= window.start_ns) & (events["start_ns"] < window.end_ns)]
+    window_calls = calls[(calls["start_ns"] >= window.start_ns) & (calls["start_ns"] < window.end_ns)]
+    devices = [_device(int(device), inside[inside["device_id"] == device], calls, window)
+               for device in np.unique(inside["device_id"])]
+    result = {"window": window.to_json(), "devices": devices,
+              "launches": _launches(export, window_calls, inside, calls, window),
+              "waits": _call_summary(window_calls[window_calls["blocking"] & (window_calls["kind"] != COPY)]),
+              "copies": _copies(export, window_calls, window, ceiling),
+              "loading": _call_summary(window_calls[window_calls["kind"] == LOADING]),
+              "allocation": _call_summary(window_calls[window_calls["kind"] == ALLOCATION]),
+              "startup_ns": max(0, window.start_ns - int(calls["start_ns"].min())),
+              "iterations": None if state is None else {"range": state.range, "count": state.instances - 1}}
+    result["verdict"] = verdict(result)
+    result["fixes"] = host_fixes(result)
+    return result
+
+
+def _window(events: pd.DataFrame, state: SteadyState | None) -> Window:
+    end = int(events["end_ns"].max())
+    if state is not None and state.start_ns < end:
+        return Window(state.start_ns, end, f"steady state: from the second of {state.instances} instances of "
+                                           f"{state.range} to the end of the last GPU work")
+    return Window(int(events["start_ns"].min()), end, "the span of the capture's GPU work (no repeating NVTX range)")
+
+
+def _device(device_id: int, events: pd.DataFrame, calls: pd.DataFrame, window: Window) -> dict:
+    """One device's busy time, copy share and idle time by cause over the window."""
+    start = np.maximum(events["start_ns"].to_numpy(np.int64), window.start_ns)
+    end = np.minimum(events["end_ns"].to_numpy(np.int64), window.end_ns)
+    busy_start, busy_end = merged_intervals(start, end)
+    busy = int((busy_end - busy_start).sum())
+    is_copy = ~events["kind"].astype(str).isin(["kernel", "graph"]).to_numpy()
+    copy_start, copy_end = merged_intervals(start[is_copy], end[is_copy])
+    span = window.end_ns - window.start_ns
+    causes = _idle_causes(events, calls, window)
+    return {"device_id": device_id, "busy_ns": busy, "busy_pct": 100 * busy / span if span else 100.0,
+            "copy_busy_ns": int((copy_end - copy_start).sum()), "idle_ns": span - busy,
+            "streams": int(events["stream_id"].nunique()), "idle_causes": causes}
+
+
+def _idle_causes(events: pd.DataFrame, calls: pd.DataFrame, window: Window) -> dict[str, int]:
+    """The device's idle time in the window by IDLE_CAUSES (module docstring); the time before its
+    first work in the window counts for the cause of that first gap."""
+    start, end = events["start_ns"].to_numpy(np.int64), events["end_ns"].to_numpy(np.int64)
+    reach = np.maximum.accumulate(end) if len(end) else end
+    gap_start = np.r_[window.start_ns, reach[:-1]] if len(start) else np.empty(0, dtype=np.int64)
+    opens = start > gap_start
+    gap_start, gap_end = gap_start[opens], start[opens]
+    found = _launch_calls(events[opens], calls)
+    causes = {cause: 0 for cause in IDLE_CAUSES}
+    if not len(gap_start):
+        return causes
+    length = gap_end - gap_start
+    call_start, call_end, thread = found["start_ns"], found["end_ns"], found["global_tid"]
+    matched = call_start >= 0
+    issued_late = matched & (call_start > gap_start)
+    cause = np.full(len(gap_start), UNMATCHED, dtype=object)
+    queued = matched & ~issued_late
+    cause[queued] = np.where(call_end[queued] > gap_start[queued], LAUNCHING, QUEUED)
+    late = np.flatnonzero(issued_late)
+    cause[late] = np.where(length[late] > HOST_WORK_NS, HOST_WORK, LAUNCHING)
+    charged = np.zeros(len(gap_start), dtype=np.int64)  # the part of a gap charged to a wait before it
+    charged_to = np.full(len(gap_start), WAITED, dtype=object)
+    waits = calls[calls["blocking"]]
+    busy_calls = calls[calls["kind"].isin([LOADING, ALLOCATION])]
+    for tid in np.unique(thread[late]):
+        mine = late[thread[late] == tid]
+        # the last wait on this thread that returned before the call, if it was blocked when the GPU ran dry
+        own = waits[waits["global_tid"] == tid].sort_values("end_ns", kind="stable")
+        ends, starts = own["end_ns"].to_numpy(np.int64), own["start_ns"].to_numpy(np.int64)
+        at = np.searchsorted(ends, call_start[mine], side="right") - 1
+        if len(ends):
+            last = np.maximum(at, 0)
+            waited = (at >= 0) & (ends[last] >= gap_start[mine] - WAIT_SLACK_NS) & (starts[last] < gap_start[mine])
+            blocked = np.where(waited, gap_start[mine] - starts[last], 0)
+            charged[mine] = np.minimum(blocked, length[mine])
+            charged_to[mine] = np.where((own["kind"].to_numpy(dtype=object) == COPY)[last], COPY_WAITED, WAITED)
+        # module loading and allocation calls filling most of the gap
+        loading = busy_calls[busy_calls["global_tid"] == tid]
+        if len(loading):
+            inside = _time_inside(loading, gap_start[mine], call_start[mine])
+            cause[mine[inside >= LOADING_SHARE * (call_start[mine] - gap_start[mine])]] = LOADED
+    rest = length - charged
+    cause = np.where((rest <= HOST_WORK_NS) & (cause == HOST_WORK), LAUNCHING, cause)  # what is left after the wait
+    for name in IDLE_CAUSES:
+        causes[name] = int(rest[cause == name].sum()) + int(charged[charged_to == name].sum())
+    return causes
+
+
+def _time_inside(calls: pd.DataFrame, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """For each [start, end): the time the calls (one thread's: they do not overlap) spent inside it."""
+    call_start, call_end = calls["start_ns"].to_numpy(np.int64), calls["end_ns"].to_numpy(np.int64)
+    order = np.argsort(call_start, kind="stable")
+    call_start, call_end = call_start[order], call_end[order]
+    before = np.r_[0, np.cumsum(call_end - call_start)]
+
+    def covered(t: np.ndarray) -> np.ndarray:  # time spent in calls before t
+        i = np.searchsorted(call_start, t, side="right")
+        partial = np.minimum(t, call_end[np.maximum(i - 1, 0)]) - call_start[np.maximum(i - 1, 0)]
+        return before[np.maximum(i - 1, 0)] + np.where(i > 0, np.maximum(partial, 0), 0)
+
+    return covered(ends) - covered(starts)
+
+
+def _launch_calls(events: pd.DataFrame, calls: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Each event's launch call by (process, correlation id): start_ns, end_ns, global_tid (-1 where none)."""
+    known = calls.dropna(subset=["correlation_id"])
+    known = known[known["correlation_id"] >= 0]
+    key = known["pid"].to_numpy(np.int64) * (1 << 32) + known["correlation_id"].to_numpy(np.int64)
+    order = np.argsort(key, kind="stable")
+    key = key[order]
+    event_key = (events["pid"].to_numpy(dtype=np.int64, na_value=-1) * (1 << 32)
+                 + events["correlation_id"].to_numpy(dtype=np.int64, na_value=-1))
+    at = np.minimum(np.searchsorted(key, event_key), max(len(key) - 1, 0))
+    hit = (key[at] == event_key) if len(key) else np.zeros(len(event_key), dtype=bool)
+    out = {}
+    for column in ("start_ns", "end_ns", "global_tid"):
+        values = known[column].to_numpy(np.int64)[order] if len(key) else np.zeros(1, dtype=np.int64)
+        out[column] = np.where(hit, values[at] if len(key) else -1, -1)
+    return out
+
+
+def _launches(export: GpuTimeline, window_calls: pd.DataFrame, events: pd.DataFrame, calls: pd.DataFrame,
+              window: Window) -> dict:
+    """The launch figures of the module docstring, over the window."""
+    launched = window_calls[window_calls["kind"] == LAUNCH]
+    span = window.end_ns - window.start_ns
+    kernels = export.kernels
+    kernels = kernels[(kernels["start_ns"] >= window.start_ns) & (kernels["start_ns"] < window.end_ns)]
+    gaps = [np.diff(group["start_ns"].to_numpy(np.int64)) for _, group in launched.groupby("global_tid")]
+    between = np.concatenate(gaps) if gaps else np.empty(0, dtype=np.int64)
+    work = events[events["kind"].astype(str).isin(["kernel", "graph"])]
+    found = _launch_calls(work, calls)
+    matched = found["start_ns"] >= 0
+    to_start = work["start_ns"].to_numpy(np.int64)[matched] - found["end_ns"][matched]
+    depth = _queue_depth(found["start_ns"][matched], work["end_ns"].to_numpy(np.int64)[matched])
+    threads = launched["global_tid"].value_counts()
+    return {"count": len(launched), "per_s": 1e9 * len(launched) / span if span else None,
+            "kernels": len(kernels), "graphs": int((launched["api"].astype(str).str.contains("GraphLaunch")).sum()),
+            "median_kernel_ns": _median(kernels["duration_ns"]), "median_call_ns": _median(launched["duration_ns"]),
+            "median_between_ns": _median(between), "median_to_start_ns": _median(to_start),
+            "median_queue_depth": _median(depth), "empty_queue_pct": 100 * float((depth == 0).mean()) if len(depth) else None,
+            "threads": len(threads), "host_ns": int(launched["duration_ns"].sum())}
+
+
+def _queue_depth(launch_start: np.ndarray, work_end: np.ndarray) -> np.ndarray:
+    """At each launch call's start: the GPU work launched before it that had not yet finished."""
+    starts, ends = np.sort(launch_start), np.sort(work_end)
+    return np.searchsorted(starts, launch_start, side="left") - np.searchsorted(ends, launch_start, side="right")
+
+
+def _call_summary(calls: pd.DataFrame) -> dict:
+    """Count and host time of some calls, and the APIs that took most of it."""
+    by_api = calls.groupby(calls["api"].astype(str), observed=True)["duration_ns"].agg(["count", "sum"])
+    top = by_api.sort_values("sum", ascending=False).head(5)
+    return {"count": len(calls), "host_ns": int(calls["duration_ns"].sum()),
+            "apis": [{"api": str(api), "count": int(row["count"]), "host_ns": int(row["sum"])} for api, row in top.iterrows()]}
+
+
+def _copies(export: GpuTimeline, window_calls: pd.DataFrame, window: Window, ceiling: Ceiling | None) -> dict:
+    """Copies in the window: all, and those with a pageable side (count, bytes, GPU time), the host
+    time blocked in copy calls, and per direction the pageable copies with the pinned rate they are
+    held against (`pageable`)."""
+    every = export.memcpys.assign(pageable=pageable_copies(export.memcpys))
+    copies = every[(every["start_ns"] >= window.start_ns) & (every["start_ns"] < window.end_ns)]
+    pageable = copies[copies["pageable"]]
+    blocking = window_calls[window_calls["blocking"] & (window_calls["kind"] == COPY)]
+    directions = []
+    for direction, group in pageable.groupby(pageable["copy_kind"].astype(str), observed=True):
+        rate, source = _pinned_rate(every, direction, ceiling)
+        directions.append({"direction": direction, "count": len(group), "bytes": int(group["bytes"].sum()),
+                           "gpu_ns": int(group["duration_ns"].sum()), "pinned_bytes_per_s": rate, "rate_source": source})
+    return {"count": len(copies), "bytes": int(copies["bytes"].sum()), "gpu_ns": int(copies["duration_ns"].sum()),
+            "pageable_count": len(pageable), "pageable_bytes": int(pageable["bytes"].sum()),
+            "pageable_gpu_ns": int(pageable["duration_ns"].sum()), "pageable": directions,
+            "blocking_calls": len(blocking), "blocking_host_ns": int(blocking["duration_ns"].sum())}
+
+
+PINNED_SAMPLE_BYTES = 1 << 20  # pinned copies this large or larger show the bus's rate (smaller ones, its latency)
+
+
+def _pinned_rate(copies: pd.DataFrame, direction: str, ceiling: Ceiling | None) -> tuple[float | None, str | None]:
+    """The pinned rate of one direction: the GPU's measured bus, else the capture's own large pinned
+    copies of that direction (`copies` with a `pageable` column); (None, None) where neither says."""
+    measured = {"Host-to-Device": ceiling.h2d_tbyte_per_s, "Device-to-Host": ceiling.d2h_tbyte_per_s} if ceiling else {}
+    bus = measured.get(direction)
+    if bus:
+        return 1e12 * bus, "the GPU's bus as nsprof ceilings measured it"
+    kinds = {"Host-to-Device": ("src_kind", "Pinned"), "Device-to-Host": ("dst_kind", "Pinned")}
+    if direction not in kinds or kinds[direction][0] not in copies:
+        return None, None
+    side, pinned_kind = kinds[direction]
+    pinned = copies[(copies["copy_kind"].astype(str) == direction) & (copies[side].astype(str) == pinned_kind)
+                    & (copies["bytes"] >= PINNED_SAMPLE_BYTES)]
+    if pinned.empty or not pinned["duration_ns"].sum():
+        return None, None
+    return 1e9 * float(pinned["bytes"].sum() / pinned["duration_ns"].sum()), "this capture's pinned copies of 1 MiB or more"
+
+
+def _median(values) -> float | None:
+    values = np.asarray(values, dtype=np.float64)
+    return float(np.median(values)) if len(values) else None
+
+
+def verdict(host: dict) -> dict:
+    """The verdict (module docstring) of host_side's figures: `verdict`, `rule`, `evidence`."""
+    devices = host["devices"]
+    busiest = max(devices, key=lambda device: device["busy_ns"])
+    busy_pct = busiest["busy_pct"]
+    copy_share = busiest["copy_busy_ns"] / busiest["busy_ns"] if busiest["busy_ns"] else 0.0
+    causes = busiest["idle_causes"]
+    top_cause = max(causes, key=causes.__getitem__) if any(causes.values()) else None
+    if busy_pct >= BUSY_PCT or top_cause is None:
+        said = TRANSFER_BOUND if copy_share >= COPY_SHARE else GPU_BOUND
+    else:
+        said = VERDICT_OF_CAUSE.get(top_cause, GPU_BOUND)
+        if said == GPU_BOUND and copy_share >= COPY_SHARE:
+            said = TRANSFER_BOUND
+    evidence = {"device_id": busiest["device_id"], "busy_pct": busy_pct, "copy_share_pct": 100 * copy_share,
+                "idle_ns": busiest["idle_ns"], "top_idle_cause": top_cause,
+                "top_idle_cause_pct": 100 * causes[top_cause] / busiest["idle_ns"] if top_cause and busiest["idle_ns"]
+                else None}
+    return {"verdict": said, "rule": RULE, "evidence": evidence}
+
+
+def host_fixes(host: dict) -> list[dict]:
+    """Each host-side cause of idle time as a fix: what, its saving (the idle time it caused on the
+    busiest device: the GPU cannot gain more than it waited), what bounds it, and the evidence."""
+    busiest = max(host["devices"], key=lambda device: device["busy_ns"])
+    causes = busiest["idle_causes"]
+    launches, waits, copies = host["launches"], host["waits"], host["copies"]
+    evidence = {
+        LAUNCHING: f"{launches['count']:,} launches ({_rate(launches['per_s'])}), median kernel "
+                   f"{_us(launches['median_kernel_ns'])}, {_us(launches['median_between_ns'])} of host time between "
+                   f"launches, queue empty at {_pct(launches['empty_queue_pct'])} of them",
+        HOST_WORK: f"host gaps over {HOST_WORK_NS / 1e3:.0f} us between launches",
+        WAITED: f"{waits['count']:,} waits, {_us(waits['host_ns'], 0)} blocked"
+                + (f" ({', '.join(api['api'] for api in waits['apis'][:2])})" if waits["apis"] else ""),
+        COPY_WAITED: f"{copies['blocking_calls']:,} blocking copies, {_us(copies['blocking_host_ns'], 0)} blocked; "
+                     f"{copies['pageable_count']:,} pageable ({copies['pageable_bytes'] / 1e6:,.1f} MB)",
+        LOADED: f"{host['loading']['count']:,} module loading and {host['allocation']['count']:,} allocation calls, "
+                f"{_us(host['loading']['host_ns'] + host['allocation']['host_ns'], 0)}",
+    }
+    fixes = [{"kind": "host", "cause": cause, "fix": FIXES[cause], "saving_ns": int(causes[cause]),
+              "bound": "the GPU idle time it caused", "evidence": evidence[cause]}
+             for cause in FIXES if causes.get(cause, 0) > 0]
+    fixes += [_pageable_fix(direction) for direction in copies["pageable"]]
+    return sorted(fixes, key=lambda fix: -fix["saving_ns"])
+
+
+PAGEABLE = "pageable copies"
+
+
+def _pageable_fix(direction: dict) -> dict:
+    """Pageable copies of one direction as a fix: pinned memory moves them at the pinned rate, so the
+    saving is at most their time less their bytes at that rate (their whole time where no rate is known)."""
+    rate = direction["pinned_bytes_per_s"]
+    floor = 1e9 * direction["bytes"] / rate if rate else 0.0
+    saving = max(0, int(direction["gpu_ns"] - floor))
+    bound = (f"their time less their bytes at {rate / 1e9:,.1f} GB/s pinned ({direction['rate_source']})" if rate else
+             "their whole time (no pinned rate known: nsprof ceilings measures the bus)")
+    achieved = 1e9 * direction["bytes"] / direction["gpu_ns"] if direction["gpu_ns"] else 0.0
+    return {"kind": "copy", "cause": f"{PAGEABLE} {direction['direction']}", "fix": FIXES[COPY_WAITED],
+            "saving_ns": saving, "bound": bound,
+            "evidence": f"{direction['count']:,} copies, {direction['bytes'] / 1e6:,.1f} MB at {achieved / 1e9:,.1f} GB/s"}
+
+
+def _us(ns, digits: int = 1) -> str:
+    if ns is None:
+        return "-"
+    return f"{ns / 1e3:,.{digits}f} us" if ns < 1e7 else f"{ns / 1e6:,.1f} ms"
+
+
+def _rate(per_s) -> str:
+    return "-" if per_s is None else f"{per_s:,.0f}/s"
+
+
+def _pct(value) -> str:
+    return "-" if value is None else f"{value:.0f}%"

@@ -1,0 +1,92 @@
+"""`nsprof analyze`'s first lines for a program's capture: why the GPU waits (the verdict and its
+evidence, nsprof.analyze.host_side) and one ranking of what to fix, host and GPU together, each
+saving bounded by what it can gain."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from nsprof.analyze.host_side import IDLE_CAUSES
+from nsprof.render.document import Block, Bullets, Paragraph, Table
+from nsprof.render.table_names import telling_names
+from nsprof.render.terminal_table import fit_named, left_out
+
+KERNEL_FIXES = 5  # kernels in the ranking beside the host's causes (the hot-kernel table has the rest)
+FIX_COLUMNS = (("#", "rank", "d"), ("what to fix", "label", ""), ("saving\nus", "saving_ns", lambda ns: f"{ns / 1e3:,.0f}"),
+               ("% of\nwindow", "pct", ".1f"), ("bounded by", "bound", ""))
+FIX_DROP_ORDER = ("pct", "bound")
+LABEL_WIDTHS = (40, 32, 26, 20)
+
+
+def ms(ns: float) -> str:
+    return f"{ns / 1e6:,.1f} ms" if ns >= 1e5 else f"{ns / 1e3:,.1f} us"
+
+
+def verdict_lines(host: dict) -> list[str]:
+    """The verdict, its evidence and its rule, a line each."""
+    verdict, window = host["verdict"], host["window"]
+    evidence = verdict["evidence"]
+    launches = host["launches"]
+    cause = evidence["top_idle_cause"]
+    iterations = host.get("iterations")
+    per = f", {iterations['count']:,} iterations of {iterations['range']}" if iterations else ""
+    lines = [f"Verdict: {verdict['verdict']}. GPU {evidence['device_id']} busy {evidence['busy_pct']:.1f}% of "
+             f"{ms(window['span_ns'])}{per} (copies {evidence['copy_share_pct']:.0f}% of busy time)."]
+    if cause and evidence["idle_ns"]:
+        lines.append(f"Idle {ms(evidence['idle_ns'])}, {evidence['top_idle_cause_pct']:.0f}% of it {cause}: "
+                     f"{IDLE_CAUSES[cause]}.")
+    if launches["count"]:
+        lines.append(f"Launches: {launches['count']:,} ({launches['per_s']:,.0f}/s), median kernel "
+                     f"{_us(launches['median_kernel_ns'])}, host {_us(launches['median_between_ns'])} between launches "
+                     f"and {_us(launches['median_call_ns'])} in each; queue empty at "
+                     f"{launches['empty_queue_pct']:.0f}% of launches; kernel starts {_us(launches['median_to_start_ns'])} "
+                     "after its launch call returns.")
+    waits, copies = host["waits"], host["copies"]
+    lines.append(f"Waits: {waits['count']:,} ({ms(waits['host_ns'])} blocked); copies: {copies['count']:,}, "
+                 f"{copies['pageable_count']:,} pageable; module loading {host['loading']['count']:,} calls "
+                 f"({ms(host['loading']['host_ns'])}), allocations {host['allocation']['count']:,}.")
+    lines.append(f"Window: {window['source']}. Rule: {verdict['rule']}.")
+    return lines
+
+
+def _us(ns) -> str:
+    return "-" if ns is None else f"{ns / 1e3 + 0.0:,.1f} us".replace("-0.0 ", "0.0 ")  # no "-0.0" for a rounded -0.04
+
+
+def fix_rows(host: dict, hot: pd.DataFrame | None) -> list[dict]:
+    """The host's fixes and the kernels with the largest bounded saving, largest saving first."""
+    rows = [{"label": fix["cause"], "saving_ns": fix["saving_ns"], "bound": fix["bound"],
+             "evidence": f"{fix['evidence']}; fix: {fix['fix']}"} for fix in host["fixes"]]
+    if hot is not None and "saving_ns" in hot:
+        ranked = hot.dropna(subset=["saving_ns"]).sort_values("saving_ns", ascending=False, kind="stable")
+        for row in ranked.head(KERNEL_FIXES).itertuples():
+            ncu = "" if pd.isna(row.ncu_saving_ns) else f"; ncu's own estimate {row.ncu_saving_ns / 1e3:,.0f} us"
+            rows.append({"label": row.kernel, "kernel": True, "saving_ns": float(row.saving_ns),
+                         "bound": str(row.saving_bound),
+                         "evidence": f"{row.top_rule} (ncu), {row.launches:,} launches{ncu}"})
+    span = host["window"]["span_ns"]
+    rows = sorted(rows, key=lambda row: -row["saving_ns"])
+    for rank, row in enumerate(rows, 1):
+        row["rank"], row["pct"] = rank, 100 * row["saving_ns"] / span if span else None
+    return rows
+
+
+def host_blocks(host: dict, hot: pd.DataFrame | None, width: int) -> list[Block]:
+    """The verdict lines and the one ranking of fixes, `width` columns wide."""
+    blocks: list[Block] = [Paragraph(line) for line in verdict_lines(host)]
+    rows = fix_rows(host, hot)
+    if not rows:
+        return blocks
+    names = [row["label"] for row in rows]
+
+    def rows_for(name_width: int) -> list[dict]:
+        kernel_names = iter(telling_names([name for name, row in zip(names, rows) if row.get("kernel")], name_width))
+        return [{**row, "label": next(kernel_names) if row.get("kernel") else row["label"]} for row in rows]
+
+    columns, shown = fit_named(list(FIX_COLUMNS), rows_for, LABEL_WIDTHS, width, FIX_DROP_ORDER, weighed=2)
+    caption = ("saving: at most the GPU idle time a host cause made, or a kernel's time x (1 - its fraction of the "
+               "nearest roof), and never more than ncu's own estimate; savings overlap, so they do not add up; "
+               "% of window: of the steady state's span")
+    table = Table("What to fix first, host and GPU together", tuple(columns), shown, caption,
+                  left_out=left_out(list(FIX_COLUMNS), columns, shown))
+    return [*blocks, table, Bullets([f"{row['rank']}: {row['evidence']}" for row in rows])]
