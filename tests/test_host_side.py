@@ -1,0 +1,220 @@
+"""Why the GPU waits (nsprof.analyze.host_side): each program of tests/programs/host_*.py, captured
+under nsys on an H200 (benchmarks/gpu/host_side_h200.sh), gets the verdict it was built for, with
+its evidence; every saving stays within what it can gain; the figures agree with `nsys stats` and
+with plain SQL over the exports; and the rules hold on timelines built by hand."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from nsprof.analyze.host_calls import LAUNCH, WAIT, api_kind, host_calls
+from nsprof.analyze.host_side import (
+    GPU_BOUND,
+    HOST_BOUND,
+    HOST_WORK,
+    HOST_WORK_NS,
+    LAUNCHING,
+    QUEUED,
+    TRANSFER_BOUND,
+    WAITED,
+    host_side,
+)
+from nsprof.analyze.program_harness import SteadyState, steady_part
+from nsprof.cli import app
+from nsprof.parse.nsys_sqlite import COLUMNS, load_nsys
+
+DATA = Path(__file__).resolve().parent / "data"
+HOST = DATA / "host-side"
+VERDICTS = {"decode-eager": HOST_BOUND, "decode-graph": GPU_BOUND, "copies-pageable": TRANSFER_BOUND,
+            "copies-pinned": TRANSFER_BOUND, "gpu-bound": GPU_BOUND, "llama-generate": HOST_BOUND}
+
+
+def analyze_json(path: Path) -> dict:
+    result = CliRunner().invoke(app, ["analyze", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def host_of(name: str) -> dict:
+    export = load_nsys(HOST / f"{name}.sqlite")
+    result = host_side(export, steady_part([export])[1])
+    assert result is not None
+    return result
+
+
+@pytest.mark.parametrize("name", sorted(VERDICTS))
+def test_each_constructed_program_gets_its_verdict(name):
+    """The verdict each program was built for, and the books balance: busy and idle make the
+    window, the causes make the idle time, and no host saving exceeds the idle time it caused."""
+    host = host_of(name)
+    assert host["verdict"]["verdict"] == VERDICTS[name], host["verdict"]
+    span = host["window"]["span_ns"]
+    for device in host["devices"]:
+        assert device["busy_ns"] + device["idle_ns"] == span
+        assert sum(device["idle_causes"].values()) == pytest.approx(device["idle_ns"], abs=1)
+    idle = host["devices"][0]["idle_causes"]
+    for fix in host["fixes"]:
+        if fix["kind"] == "host":
+            assert 0 < fix["saving_ns"] == idle[fix["cause"]]
+        else:  # pageable copies: no more than their own time
+            direction = next(d for d in host["copies"]["pageable"] if fix["cause"].endswith(d["direction"]))
+            assert 0 <= fix["saving_ns"] <= direction["gpu_ns"]
+
+
+def test_the_eager_decode_is_launch_bound_and_its_graph_is_not():
+    """The eager decode launches a kernel every ~20 us for kernels of ~2 us: the GPU's queue is empty
+    at nearly every launch and launch overhead is nearly all of its idle time. Replayed as a CUDA
+    graph, the same tokens launch one graph each and the queue is never empty."""
+    eager, graph = host_of("decode-eager"), host_of("decode-graph")
+    launches = eager["launches"]
+    assert launches["median_kernel_ns"] < 5_000 and launches["median_between_ns"] > 4 * launches["median_kernel_ns"]
+    assert launches["empty_queue_pct"] > 90
+    device = eager["devices"][0]
+    assert device["idle_causes"][LAUNCHING] > 0.9 * device["idle_ns"]
+    assert eager["fixes"][0]["cause"] == LAUNCHING
+    assert graph["launches"]["empty_queue_pct"] < 10 and graph["launches"]["graphs"] == graph["iterations"]["count"]
+    assert graph["devices"][0]["busy_pct"] > 90 > eager["devices"][0]["busy_pct"] + 50
+    assert graph["window"]["span_ns"] < eager["window"]["span_ns"] / 4  # the same tokens, four times sooner at least
+
+
+def test_pageable_copies_are_bounded_by_the_pinned_rate(tmp_path):
+    """The pageable loop's copies are the fix; held against the H200's measured bus (55 GB/s) their
+    saving is their time less their bytes at that rate, which the pinned loop's copies of the same
+    bytes confirm: it moved them in less than the bound leaves."""
+    ceilings = Path(__file__).resolve().parents[1] / "profiles" / "ceilings-nvidia-h200.json"
+    result = CliRunner().invoke(app, ["analyze", str(HOST / "copies-pageable.sqlite"), "--json", "--ceilings",
+                                      str(ceilings)])
+    assert result.exit_code == 0, result.output
+    host = json.loads(result.stdout)["host"]
+    fixes = [fix for fix in host["fixes"] if fix["kind"] == "copy"]
+    assert [fix["cause"] for fix in fixes] == ["pageable copies Host-to-Device", "pageable copies Device-to-Host"]
+    measured = json.loads(ceilings.read_text())["ceilings"]
+    for fix, direction in zip(fixes, sorted(host["copies"]["pageable"], key=lambda d: -d["gpu_ns"])):
+        rate = 1e12 * measured["h2d_tbyte_per_s" if direction["direction"] == "Host-to-Device" else "d2h_tbyte_per_s"][
+            "value"]
+        assert fix["saving_ns"] == int(direction["gpu_ns"] - 1e9 * direction["bytes"] / rate)
+        assert "measured" in fix["bound"]
+    pinned = host_of("copies-pinned")["copies"]
+    floor = host["copies"]["pageable_gpu_ns"] - sum(fix["saving_ns"] for fix in fixes)
+    assert pinned["bytes"] == host["copies"]["bytes"] and pinned["gpu_ns"] >= floor  # the bound is not beaten
+
+
+@pytest.mark.parametrize("name", sorted(VERDICTS))
+def test_calls_by_kind_agree_with_nsys_stats(name):
+    """Every CUDA API name of `nsys stats -r cuda_api_sum`, with its count and total time, from the
+    calls host_calls reads; launches and waits are the kinds their names say."""
+    stats = pd.read_csv(HOST / f"{name}-stats_cuda_api_sum.csv")
+    calls = host_calls(load_nsys(HOST / f"{name}.sqlite"))
+    base = calls["api"].astype(str).str.replace(r"_v\d{4}$", "", regex=True)  # nsys stats drops 4-digit versions
+    for row in stats.itertuples():
+        mine = calls[base == row.Name]
+        assert (len(mine), int(mine["duration_ns"].sum())) == (row._3, row._2), row.Name
+    assert api_kind("cudaLaunchKernel_v7000") == api_kind("cuGraphLaunch") == LAUNCH
+    assert api_kind("cudaStreamSynchronize_v3020") == api_kind("cuCtxSynchronize") == WAIT
+
+
+def test_synchronizations_and_thread_names_are_read_as_sql_finds_them():
+    path = HOST / "decode-eager.sqlite"
+    export = load_nsys(path)
+    with sqlite3.connect(path) as conn:
+        syncs = conn.execute("SELECT count(*), sum(end - start) FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION").fetchone()
+        labels = dict(conn.execute("SELECT id, label FROM ENUM_CUPTI_SYNC_TYPE").fetchall())
+        kinds = conn.execute("SELECT syncType, count(*) FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION GROUP BY syncType")
+        expected_kinds = {labels[kind]: count for kind, count in kinds}
+        main = conn.execute("SELECT s.value FROM ThreadNames t JOIN StringIds s ON s.id = t.nameId "
+                            "WHERE t.globalTid % 16777216 = t.globalTid / 16777216 % 16777216").fetchall()
+    assert (len(export.syncs), int(export.syncs["duration_ns"].sum())) == syncs
+    assert export.syncs["sync_type"].astype(str).value_counts().to_dict() == expected_kinds
+    assert list(export.syncs.columns) == list(COLUMNS["syncs"]) and list(export.threads.columns) == list(COLUMNS["threads"])
+    main_threads = export.threads[export.threads["pid"] == export.threads["tid"]]
+    assert sorted(main_threads["name"]) == sorted(name for (name,) in main)
+
+
+def test_analyze_leads_with_the_verdict_and_fits_80_columns():
+    result = CliRunner().invoke(app, ["analyze", str(HOST / "decode-eager.sqlite")], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f"Verdict: {HOST_BOUND}. GPU 0 busy")
+    assert max(len(line) for line in lines) <= 80
+    table = lines.index("What to fix first, host and GPU together")
+    assert re.search(r"│ 1 │ launch overhead", "\n".join(lines[table:table + 8]))
+    assert not any(re.search(r"-0\.0\b", line) for line in lines)
+
+
+def test_no_ranked_saving_exceeds_its_headroom_on_the_committed_captures(real_program):
+    """Every kernel ranked, on every committed capture with ncu's findings: the saving is at most
+    ncu's estimate and at most time x (1 - the kernel's highest fraction of a roof)."""
+    examples = Path(__file__).resolve().parents[1] / "profiles" / "examples"
+    captures = [real_program("triton"), examples / "h200-program-torch-train", examples / "h200-program-torch-compile"]
+    checked = 0
+    for path in captures:
+        for row in analyze_json(path)["hot_kernels"]:
+            if row["saving_ns"] is None:
+                continue
+            achieved = [row[key] for key in ("pct_of_roof", "sm_throughput_pct", "memory_throughput_pct")
+                        if row[key] is not None]
+            assert row["saving_ns"] <= row["ncu_saving_ns"] + 1e-6
+            if achieved:
+                assert row["saving_ns"] <= row["total_ns"] * (1 - max(achieved) / 100) + 1e-6
+            checked += 1
+    assert checked >= 10
+
+
+# Timelines built by hand: one thread launching on one stream, times in microseconds.
+
+def timeline(kernels: list[tuple[int, int, int]], calls: list[tuple[int, int, str, int | None]]):
+    """A GpuTimeline of `kernels` (start, end, correlation id) and `calls` (start, end, API name,
+    correlation id), on the decode capture's schema (its GPUs, no NVTX ranges)."""
+    template = load_nsys(HOST / "copies-pinned.sqlite")
+    tid = (1 << 24) * 100 + 100
+    us = 1_000
+    kernel_rows = pd.DataFrame({
+        "start_ns": [s * us for s, _, _ in kernels], "end_ns": [e * us for _, e, _ in kernels],
+        "device_id": 0, "stream_id": 7, "correlation_id": pd.array([c for _, _, c in kernels], dtype="Int64"),
+        "global_pid": pd.array([(1 << 24) * 100] * len(kernels), dtype="Int64"), "kernel": "k",
+        "mangled_name": None, "grid_x": 1, "grid_y": 1, "grid_z": 1, "block_x": 32, "block_y": 1, "block_z": 1,
+        "dynamic_smem_bytes": 0})
+    kernel_rows["duration_ns"] = kernel_rows["end_ns"] - kernel_rows["start_ns"]
+    runtime = pd.DataFrame({"start_ns": [s * us for s, _, _, _ in calls], "end_ns": [e * us for _, e, _, _ in calls],
+                            "correlation_id": pd.array([c for _, _, _, c in calls], dtype="Int64"),
+                            "global_tid": pd.array([tid] * len(calls), dtype="Int64"),
+                            "api": pd.Categorical([name for _, _, name, _ in calls])})
+    runtime["duration_ns"] = runtime["end_ns"] - runtime["start_ns"]
+    return replace(template, kernels=kernel_rows, memcpys=template.memcpys.head(0), memsets=template.memsets.head(0),
+                   graphs=template.graphs.head(0), runtime=runtime, syncs=template.syncs.head(0),
+                   nvtx=template.nvtx.head(0))
+
+
+def test_a_gap_after_a_synchronization_is_charged_no_more_than_the_wait_was_blocked():
+    """Kernel 1 runs 0-100; the host waits in a synchronization from 40 until it ends (100), then works
+    until 400 and launches kernel 2 (400-500). Without the wait the host could have worked from 40:
+    the wait is charged 60 us of the 300 us gap, the host's own work the other 240 (over HOST_WORK_NS)."""
+    export = timeline([(0, 100, 1), (402, 500, 3)],
+                      [(0, 5, "cudaLaunchKernel", 1), (40, 101, "cudaStreamSynchronize", 2), (400, 402, "cudaLaunchKernel", 3)])
+    host = host_side(export, SteadyState("step", 3, 0))
+    causes = host["devices"][0]["idle_causes"]
+    assert causes[WAITED] == 60_000 and causes[HOST_WORK] == 242_000 and HOST_WORK_NS < 242_000
+    assert host["verdict"]["verdict"] == "host-bound (the host's own work)"
+
+
+def test_short_gaps_before_late_launches_are_launch_overhead_and_queued_work_is_not():
+    """Kernels of 2 us launched every 20 us: each gap is the host launching (18 us). A kernel launched
+    long before it ran (queued behind a dependency) idles the GPU for another reason."""
+    kernels = [(20 * i + 3, 20 * i + 5, i) for i in range(10)] + [(300, 310, 10)]
+    calls = [(20 * i, 20 * i + 3, "cudaLaunchKernel_v7000", i) for i in range(10)] + [(181, 182, "cuLaunchKernel", 10)]
+    host = host_side(timeline(kernels, calls), None)
+    causes = host["devices"][0]["idle_causes"]
+    assert causes[LAUNCHING] == 9 * 18_000 and causes[QUEUED] == 300_000 - 185_000
+    # the window opens with the GPU's first work: the first launch call is before it
+    assert host["launches"]["count"] == 10 and host["launches"]["median_between_ns"] == 20_000
+    assert host["launches"]["empty_queue_pct"] == pytest.approx(100 * 10 / 11)
+    assert np.isclose(host["devices"][0]["busy_ns"], 10 * 2_000 + 10_000)
