@@ -24,6 +24,7 @@ from nsprof.analyze.host_side import (
     HOST_WORK_NS,
     LAUNCHING,
     QUEUED,
+    SYNC_BOUND,
     TRANSFER_BOUND,
     WAITED,
     host_side,
@@ -35,7 +36,8 @@ from nsprof.parse.nsys_sqlite import COLUMNS, load_nsys
 DATA = Path(__file__).resolve().parent / "data"
 HOST = DATA / "host-side"
 VERDICTS = {"decode-eager": HOST_BOUND, "decode-graph": GPU_BOUND, "copies-pageable": TRANSFER_BOUND,
-            "copies-pinned": TRANSFER_BOUND, "gpu-bound": GPU_BOUND, "llama-generate": HOST_BOUND}
+            "copies-pinned": TRANSFER_BOUND, "gpu-bound": GPU_BOUND, "llama-generate": HOST_BOUND,
+            "train-sync": SYNC_BOUND, "train-nosync": GPU_BOUND}
 
 
 def analyze_json(path: Path) -> dict:
@@ -84,6 +86,20 @@ def test_the_eager_decode_is_launch_bound_and_its_graph_is_not():
     assert graph["launches"]["empty_queue_pct"] < 10 and graph["launches"]["graphs"] == graph["iterations"]["count"]
     assert graph["devices"][0]["busy_pct"] > 90 > eager["devices"][0]["busy_pct"] + 50
     assert graph["window"]["span_ns"] < eager["window"]["span_ns"] / 4  # the same tokens, four times sooner at least
+
+
+def test_a_loss_read_every_step_is_the_synchronization_that_idles_the_gpu():
+    """`.item()` every step: the GPU idles while the host prepares the next batch after each wait, and
+    the wait is charged what it blocked; with the losses kept on the GPU the same steps keep it busy."""
+    synced, unsynced = host_of("train-sync"), host_of("train-nosync")
+    device = synced["devices"][0]
+    assert device["idle_causes"][WAITED] > 0.6 * device["idle_ns"]
+    assert synced["waits"]["count"] >= synced["iterations"]["count"] > unsynced["waits"]["count"] / 2
+    assert "cudaStreamSynchronize" in synced["waits"]["apis"][0]["api"]
+    assert unsynced["devices"][0]["busy_pct"] > 90 > 80 > device["busy_pct"]
+    # the host's fixes together bound what dropping the wait gained
+    gained = synced["window"]["span_ns"] - unsynced["window"]["span_ns"]
+    assert 0 < gained <= sum(fix["saving_ns"] for fix in synced["fixes"])
 
 
 def test_pageable_copies_are_bounded_by_the_pinned_rate(tmp_path):
@@ -218,3 +234,22 @@ def test_short_gaps_before_late_launches_are_launch_overhead_and_queued_work_is_
     assert host["launches"]["count"] == 10 and host["launches"]["median_between_ns"] == 20_000
     assert host["launches"]["empty_queue_pct"] == pytest.approx(100 * 10 / 11)
     assert np.isclose(host["devices"][0]["busy_ns"], 10 * 2_000 + 10_000)
+
+
+def test_diff_of_the_eager_and_graphed_decode_says_the_launch_overhead_went_away():
+    result = CliRunner().invoke(app, ["diff", str(HOST / "decode-eager.sqlite"), str(HOST / "decode-graph.sqlite"),
+                                      "--json"])
+    assert result.exit_code == 0, result.output
+    host = json.loads(result.stdout)["host"]
+    rows = {row["quantity"]: row for row in host["rows"]}
+    assert (host["a_verdict"], host["b_verdict"]) == (HOST_BOUND, GPU_BOUND)
+    assert host["basis"] == "per iteration of decode_step"
+    assert rows["launch_overhead_ns"]["change_pct"] < -99 and rows["gpu_idle_ns"]["change_pct"] < -95
+    assert rows["launches"]["a"] > 30 * rows["launches"]["b"] and rows["gpu_busy_pct"]["change_pct"] > 50
+    eager, graph = host_of("decode-eager"), host_of("decode-graph")
+    assert rows["window_ns"]["a"] == eager["window"]["span_ns"] / eager["iterations"]["count"]
+    assert rows["window_ns"]["b"] == graph["window"]["span_ns"] / graph["iterations"]["count"]
+    text = CliRunner().invoke(app, ["diff", str(HOST / "decode-eager.sqlite"), str(HOST / "decode-graph.sqlite")],
+                              env={"COLUMNS": "100"}).stdout
+    assert re.search(r"Host side host-bound \(launch overhead\) -> GPU-bound \(per iteration of decode_step: launch "
+                     r"overhead -100\.0%", " ".join(text.split()))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The synchronization case of the host-side captures again, with a CPU share smaller than the GPU's
+# The synchronization case of the host-side captures again, with a CPU share much smaller than the GPU's
 # step (tests/programs/host_train_sync.py's defaults): plain runs, then nsys captures of both forms.
 source benchmarks/gpu/record_start.sh
 P=tests/programs; C=/tmp/host-captures; mkdir -p $C

@@ -11,10 +11,10 @@ span of its GPU work. In the window, per device:
 - the waits (synchronizations and blocking copies), pageable copies, module loading and allocations;
 - the GPU's idle time split by cause (IDLE_CAUSES). A gap between GPU work ends when the next
   operation starts; its launch call says why the GPU waited. Either the host had not yet issued it:
-  - after a wait on that thread that was blocked when the GPU ran out of work (WAITED, or COPY_WAITED
-    for a blocking copy): the wait is charged at most the time it was blocked while the GPU still
-    worked, which the host could have spent on what it did after it; the rest of the gap is the
-    host's own, as below;
+  - after a wait on that thread that was blocked when the GPU ran out of work and returned before
+    the launch (WAITED, or COPY_WAITED for a blocking copy): the wait is charged at most the time it
+    was blocked while the GPU still worked, which the host could have spent on what it did after
+    it; the rest of the gap is the host's own, as below;
   - with module loading or allocation calls filling most of the gap: LOADED;
   - otherwise LAUNCHING for a gap of at most HOST_WORK_NS (the host's time between launches), and
     HOST_WORK for a longer one (the host ran its own code: data preparation, Python);
@@ -175,15 +175,15 @@ def _idle_causes(events: pd.DataFrame, calls: pd.DataFrame, window: Window) -> d
     busy_calls = calls[calls["kind"].isin([LOADING, ALLOCATION])]
     for tid in np.unique(thread[late]):
         mine = late[thread[late] == tid]
-        # the last wait on this thread that returned before the call, if it was blocked when the GPU ran dry
-        own = waits[waits["global_tid"] == tid].sort_values("end_ns", kind="stable")
-        ends, starts = own["end_ns"].to_numpy(np.int64), own["start_ns"].to_numpy(np.int64)
-        at = np.searchsorted(ends, call_start[mine], side="right") - 1
-        if len(ends):
+        # the wait this thread was in when the GPU ran dry (a thread's calls do not overlap: the last to
+        # start before the gap), if it returned before the launch call
+        own = waits[waits["global_tid"] == tid].sort_values("start_ns", kind="stable")
+        starts, ends = own["start_ns"].to_numpy(np.int64), own["end_ns"].to_numpy(np.int64)
+        if len(starts):
+            at = np.searchsorted(starts, gap_start[mine], side="left") - 1
             last = np.maximum(at, 0)
-            waited = (at >= 0) & (ends[last] >= gap_start[mine] - WAIT_SLACK_NS) & (starts[last] < gap_start[mine])
-            blocked = np.where(waited, gap_start[mine] - starts[last], 0)
-            charged[mine] = np.minimum(blocked, length[mine])
+            waited = (at >= 0) & (ends[last] >= gap_start[mine] - WAIT_SLACK_NS) & (ends[last] <= call_start[mine])
+            charged[mine] = np.where(waited, np.minimum(gap_start[mine] - starts[last], length[mine]), 0)
             charged_to[mine] = np.where((own["kind"].to_numpy(dtype=object) == COPY)[last], COPY_WAITED, WAITED)
         # module loading and allocation calls filling most of the gap
         loading = busy_calls[busy_calls["global_tid"] == tid]

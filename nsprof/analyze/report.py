@@ -23,7 +23,7 @@ from nsprof.analyze.nvtx_attribution import (
     summarize_ranges,
     unattributed_work,
 )
-from nsprof.analyze.program_harness import steady_part
+from nsprof.analyze.program_harness import SteadyState, steady_part
 from nsprof.analyze.summaries import kernel_family_summary, kernel_summary, memcpy_summary
 from nsprof.analyze.triton_kernels import triton_kernels
 from nsprof.ceilings.peaks import Ceiling, datasheet_ceiling
@@ -112,7 +112,7 @@ def analyze_profile(nsys: list[GpuTimeline], ncu: list[LaunchCounters], manifest
     stages = work[work["stage"].notna()].reset_index(drop=True)
     steady = steady_part(nsys) if nsys else None
     hot, harness = capture_hot_kernels(nsys, kernels, rules, steady=steady) if steady else (None, None)
-    host = host_side(nsys[0], steady[1], ceiling) if steady and len(nsys) == 1 else None
+    host = _program_host(nsys, steady, ceiling)
     return ProfileAnalysis(ranges, kernels, stages, gpu, ceiling, *summaries, rules, missing,
                            gpu_utilization(nsys) if nsys else None, attribution, launches,
                            None if kernels is None else kernel_groups(kernels), hot, harness, families,
@@ -133,7 +133,14 @@ def _diff_parts(nsys: list[GpuTimeline], ncu: list[LaunchCounters], manifest: di
                            gpu_utilization=gpu_utilization(nsys) if nsys else None, attribution=attribution,
                            launches=launches, manifest=manifest, nsys_versions=_nsys_versions(nsys),
                            launch_times=gpu_launches(nsys) if nsys else None,
-                           gpu_totals=gpu_totals(nsys) if nsys else None, range_instances=attributed)
+                           gpu_totals=gpu_totals(nsys) if nsys else None, range_instances=attributed,
+                           host=_program_host(nsys, steady_part(nsys) if nsys else None, None))
+
+
+def _program_host(nsys: list[GpuTimeline], steady: tuple[list[GpuTimeline], SteadyState | None] | None,
+                  ceiling: Ceiling | None) -> dict | None:
+    """The host side (nsprof.analyze.host_side) of a capture of one program: one nsys export."""
+    return host_side(nsys[0], steady[1], ceiling) if steady is not None and len(nsys) == 1 else None
 
 
 def _nsys_versions(nsys: list[GpuTimeline]) -> tuple[str, ...]:

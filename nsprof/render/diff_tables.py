@@ -37,7 +37,7 @@ def diff_json(result: DiffResult) -> str:
         "runs": result.runs, "noise": {"floor_pct": result.noise.pct, "source": result.noise.source, "short_ns": SHORT_NS}
         if result.noise else None,
         "warnings": result.warnings, "kernels": result.kernels, "ranges": result.ranges, "stages": result.stages,
-        "totals": {"rows": result.totals, "top_contributors": result.contributors},
+        "totals": {"rows": result.totals, "top_contributors": result.contributors}, "host": result.host,
     }
     return json.dumps(json_ready(document), indent=2)
 
@@ -50,6 +50,8 @@ def diff_blocks(result: DiffResult, width: int, chart_png: bytes | None = None) 
         blocks.append(Bullets([f"warning: {line}" for line in result.warnings]))
     if result.totals:
         blocks.append(_totals_table(result))
+    if result.host:
+        blocks.append(_host_table(result.host))
     if result.contributors:
         blocks.append(_contributors_table(result, width))
     for title, label, rows in (("Kernels", "kernel", result.kernels), ("NVTX ranges", "range", result.ranges),
@@ -117,6 +119,8 @@ def summary(result: DiffResult) -> list[str]:
     if kernel_time and kernel_time["change_pct"] is not None:
         lines.append(f"Total kernel time {fmt.duration_ns(kernel_time['a_ns'])} -> "
                      f"{fmt.duration_ns(kernel_time['b_ns'])} ({kernel_time['change_pct']:+.1f}%).")
+    if result.host:
+        lines.append(host_sentence(result.host))
     return lines
 
 
@@ -242,6 +246,42 @@ def _totals_table(result: DiffResult) -> Table:
     cells = [[names[row["quantity"]], fmt.duration_ns(row["a_ns"]), fmt.duration_ns(row["b_ns"]),
               fmt.MISSING if row["change_pct"] is None else f"{row['change_pct']:+.1f}%"] for row in result.totals]
     return Table.preformatted(["total", "A", "B", "change"], cells, [False, True, True, True], title="Totals")
+
+
+def _host_value(value, unit: str) -> str:
+    if value is None:
+        return fmt.MISSING
+    if unit == "pct":
+        return f"{value:.1f}%"
+    return f"{value:,.1f}" if unit == "count" else fmt.duration_ns(value)
+
+
+def _host_change(row: dict) -> str:
+    if row["change_pct"] is None:
+        return fmt.MISSING
+    return f"{row['change_pct']:+.1f} pt" if row["unit"] == "pct" else f"{row['change_pct']:+.1f}%"
+
+
+def _host_table(host: dict) -> Table:
+    """The host side of each capture (nsprof.analyze.diff.host), per iteration where both have them."""
+    cells = [[row["label"], _host_value(row["a"], row["unit"]), _host_value(row["b"], row["unit"]), _host_change(row)]
+             for row in host["rows"]]
+    return Table.preformatted(["host side", "A", "B", "change"], cells, [False, True, True, True],
+                              title=f"Host side ({host['basis']})",
+                              caption=f"A: {host['a_verdict']}; B: {host['b_verdict']} (nsprof analyze says why); "
+                                      "idle: the GPU's idle time by cause; host time between launches: the median; "
+                                      "figures of each side, not tested for significance")
+
+
+def host_sentence(host: dict) -> str:
+    """The host side's change in one sentence: the verdicts, and the idle causes that moved most."""
+    rows = {row["quantity"]: row for row in host["rows"]}
+    moved = [f"{rows[key]['label'].removeprefix('idle: ')} {_host_change(rows[key])}"
+             for key in ("launch_overhead_ns", "synchronization_ns", "host_work_ns", "gpu_idle_ns")
+             if rows[key]["change_pct"] is not None and rows[key]["a"] and abs(rows[key]["change_pct"]) >= 10]
+    verdicts = (f"host side {host['a_verdict']} -> {host['b_verdict']}" if host["a_verdict"] != host["b_verdict"]
+                else f"host side still {host['a_verdict']}")
+    return f"{verdicts[0].upper()}{verdicts[1:]}" + (f" ({host['basis']}: {', '.join(moved)})" if moved else "") + "."
 
 
 def _contributors_table(result: DiffResult, width: int) -> Table:

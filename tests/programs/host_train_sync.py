@@ -5,7 +5,8 @@ main process would: a few milliseconds, less than the GPU's step), copies it thr
 to the GPU, runs forward, backward and an AdamW step of an MLP, and then reads the loss with
 `.item()`: a device-to-host copy that waits for the whole step. With the wait, the CPU's work on the
 next batch cannot overlap the GPU's work on this one, so the GPU idles while the host prepares data
-(synchronization-bound). `--rows` sets the CPU's share: rows drawn per step, tiled to the batch.
+(synchronization-bound). `--prep-ms` sets the CPU's share: the host draws and transforms rows of
+features for that long (a data loader's decoding and augmenting), and the GPU tiles them to the batch.
 
 - `--sync item` (default): `loss.item()` every step.
 - `--sync none`: the losses are kept on the GPU and read once at the end.
@@ -29,8 +30,9 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=24)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--width", type=int, default=8192)
-    parser.add_argument("--batch", type=int, default=4096)
-    parser.add_argument("--rows", type=int, default=256)
+    parser.add_argument("--batch", type=int, default=8192)
+    parser.add_argument("--prep-ms", type=float, default=2.5)
+    parser.add_argument("--rows", type=int, default=64)
     parser.add_argument("--features", type=int, default=1024)
     args = parser.parse_args()
     torch.manual_seed(0)
@@ -42,7 +44,7 @@ def main() -> None:
     ).cuda()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
     # two pinned staging buffers, each reused only once its last copy to the GPU has finished
-    staging = [torch.empty(args.batch, args.features).pin_memory() for _ in range(2)]
+    staging = [torch.empty(args.rows, args.features).pin_memory() for _ in range(2)]
     copied = [torch.cuda.Event() for _ in range(2)]
     losses = []
     times = []
@@ -50,13 +52,15 @@ def main() -> None:
         started = time.perf_counter()
         torch.cuda.nvtx.range_push("train_step")
         torch.cuda.nvtx.range_push("load_batch")
-        drawn = rng.standard_normal((args.rows, args.features), dtype=np.float32)
-        drawn = np.tanh(drawn) * 2  # the CPU's share of the step: a data loader's decoding and augmenting
-        features = np.tile(drawn, (args.batch // args.rows, 1))
+        prepared = time.perf_counter()
+        while True:  # the CPU's share of the step: a data loader's decoding and augmenting, for --prep-ms
+            drawn = np.tanh(rng.standard_normal((args.rows, args.features), dtype=np.float32)) * 2
+            if time.perf_counter() - prepared >= args.prep_ms / 1e3:
+                break
         buffer = step % 2
         copied[buffer].synchronize()  # the copy of two steps ago: long done unless the GPU is behind
-        staging[buffer].copy_(torch.from_numpy(features))
-        x = staging[buffer].to("cuda", non_blocking=True)
+        staging[buffer].copy_(torch.from_numpy(drawn))
+        x = staging[buffer].to("cuda", non_blocking=True).repeat(args.batch // args.rows, 1)
         copied[buffer].record()
         torch.cuda.nvtx.range_pop()
         y = x[:, :16].sum(1).round().long().clamp(0, 15)

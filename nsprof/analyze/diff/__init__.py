@@ -14,6 +14,8 @@ parsed and analyzed captures; nsprof.api.diff reads them).
 - `totals`: GPU busy time, kernel time, copy time and idle time of each capture, and the kernels
   that account for most of the change in kernel time (`contributors`, each with its share of the
   summed absolute changes).
+- `host`: the host side of a program's captures (nsprof.analyze.diff.host): each side's verdict, GPU
+  busy, idle time by cause, launches and waits, per iteration.
 
 A side is one capture, or several runs of one program (`nsprof profile --runs N`, a directory of
 captures, `nsprof bench --runs N` records): with runs, each change is measured against the
@@ -35,6 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from nsprof.analyze.diff.host import host_rows
 from nsprof.analyze.diff.matching import match_kernels
 from nsprof.analyze.diff.noise import SHORT_NS, NoiseFloor, default_noise, range_kind
 from nsprof.analyze.diff.statistics import (
@@ -101,6 +104,7 @@ class DiffResult:
     time_source: dict = field(default_factory=dict)  # side -> "nsys", "ncu" or "bench"
     runs: dict = field(default_factory=dict)  # side -> how many runs it holds
     noise: NoiseFloor | None = None  # the floors a one-run diff called changes beyond
+    host: dict | None = None  # nsprof.analyze.diff.host.host_rows: the host side of two programs' captures
 
     def compared(self) -> int:
         """How many kernels, ranges and stages both sides have (what a change could be measured on)."""
@@ -192,8 +196,11 @@ def diff_captures(a: Capture, b: Capture, min_change_pct: float = DEFAULT_MIN_CH
     if sources["a"] != sources["b"]:
         warnings.append(f"A's kernel times are {sources['a']}'s and B's {sources['b']}'s (ncu replays each launch "
                         "with cold caches): the kernel changes compare different clocks")
+    hosts = [[run.analyzed().host for run in (capture, *capture.runs)] for capture in (a, b)]
+    host = host_rows(*([host for host in side if host is not None] for side in hosts)) \
+        if all(host is not None for side in hosts for host in side) else None
     return DiffResult(a.name, b.name, kernels, ranges, stages, _totals(a, b), _contributors(kernels), warnings,
-                      judge.method, min_change_pct, None, sources, runs, judge.noise)
+                      judge.method, min_change_pct, None, sources, runs, judge.noise, host)
 
 
 def _bench_diff(a: Capture, b: Capture, judge: _Judge, stage_pair: tuple[str, str] | None, runs: dict) -> DiffResult:
