@@ -18,6 +18,7 @@ import pandas as pd
 from nsprof.parse.model import GpuTimeline
 
 LAUNCH, WAIT, COPY, LOADING, ALLOCATION, OTHER = "launch", "wait", "copy", "module loading", "allocation", "other"
+KINDS = (LAUNCH, WAIT, COPY, LOADING, ALLOCATION, OTHER)
 API_KINDS = (
     (LAUNCH, re.compile(r"^(cuda|cu)(LaunchKernel|LaunchCooperativeKernel|GraphLaunch|LaunchKernelEx)")),
     (WAIT, re.compile(r"Synchronize")),
@@ -45,30 +46,34 @@ def host_calls(export: GpuTimeline) -> pd.DataFrame:
     side), sorted by start."""
     runtime = export.runtime
     names = runtime["api"].astype("category")
-    kinds_of = {name: api_kind(str(name)) for name in names.cat.categories}
-    kind = np.asarray(names.map(kinds_of).astype(object), dtype=object)
+    # per API name, not per call: a 10M-call capture has a few dozen names
+    categories = [str(name) for name in names.cat.categories]
+    codes = names.cat.codes.to_numpy()
+    kind_codes = np.array([KINDS.index(api_kind(name)) for name in categories] + [KINDS.index(OTHER)], dtype=np.int8)
+    kind_code = kind_codes[codes]  # code -1 (no name) takes the last: OTHER
+    unsuffixed = np.array(["Async" not in name for name in categories] + [False])[codes]
     tid = runtime["global_tid"].to_numpy(dtype=np.int64, na_value=-1)
     correlation = runtime["correlation_id"].to_numpy(dtype=np.int64, na_value=-1)
     key = _keys(tid // 0x1000000, correlation)
+    known = correlation >= 0
     copies = export.memcpys
-    pageable = pageable_copies(copies).to_numpy()
     copy_keys = _keys(copies["global_pid"].to_numpy(dtype=np.int64, na_value=-1) // 0x1000000,
                       copies["correlation_id"].to_numpy(dtype=np.int64, na_value=-1))
-    is_pageable = np.isin(key, copy_keys[pageable]) & (correlation >= 0)
+    is_pageable = np.isin(key, copy_keys[pageable_copies(copies).to_numpy()]) & known
     synced = np.zeros(len(runtime), dtype=bool)
     if len(export.syncs) and "correlation_id" in export.syncs:
         sync_keys = _keys(export.syncs["global_pid"].to_numpy(dtype=np.int64, na_value=-1) // 0x1000000,
                           export.syncs["correlation_id"].to_numpy(dtype=np.int64, na_value=-1))
-        synced = np.isin(key, sync_keys) & (correlation >= 0)
-    api = names.astype(str).to_numpy(dtype=object)
-    blocking_copy = (kind == COPY) & (is_pageable | ~np.array([("Async" in name) for name in api], dtype=bool))
-    kind = np.where(synced & (kind != COPY), WAIT, kind)
+        synced = np.isin(key, sync_keys) & known
+    is_copy = kind_code == KINDS.index(COPY)
+    kind_code = np.where(synced & ~is_copy, KINDS.index(WAIT), kind_code)
+    blocking = (kind_code == KINDS.index(WAIT)) | (is_copy & (is_pageable | unsuffixed | synced))
     calls = pd.DataFrame({
         "start_ns": runtime["start_ns"].to_numpy(dtype=np.int64), "end_ns": runtime["end_ns"].to_numpy(dtype=np.int64),
         "global_tid": tid, "pid": tid // 0x1000000 % 0x1000000,
         "correlation_id": runtime["correlation_id"].astype("Int64").to_numpy(),
-        "api": names.to_numpy(), "kind": kind, "blocking": (kind == WAIT) | blocking_copy | (synced & (kind == COPY)),
-        "pageable": is_pageable})
+        "api": names.array, "kind": pd.Categorical.from_codes(kind_code, categories=list(KINDS)),
+        "blocking": blocking, "pageable": is_pageable})
     calls["duration_ns"] = calls["end_ns"] - calls["start_ns"]
     return calls.sort_values("start_ns", kind="stable", ignore_index=True)
 

@@ -184,7 +184,7 @@ def _idle_causes(events: pd.DataFrame, calls: pd.DataFrame, window: Window) -> d
             last = np.maximum(at, 0)
             waited = (at >= 0) & (ends[last] >= gap_start[mine] - WAIT_SLACK_NS) & (ends[last] <= call_start[mine])
             charged[mine] = np.where(waited, np.minimum(gap_start[mine] - starts[last], length[mine]), 0)
-            charged_to[mine] = np.where((own["kind"].to_numpy(dtype=object) == COPY)[last], COPY_WAITED, WAITED)
+            charged_to[mine] = np.where((own["kind"] == COPY).to_numpy()[last], COPY_WAITED, WAITED)
         # module loading and allocation calls filling most of the gap
         loading = busy_calls[busy_calls["global_tid"] == tid]
         if len(loading):
@@ -246,7 +246,8 @@ def _launches(export: GpuTimeline, window_calls: pd.DataFrame, events: pd.DataFr
     depth = _queue_depth(found["start_ns"][matched], work["end_ns"].to_numpy(np.int64)[matched])
     threads = launched["global_tid"].value_counts()
     return {"count": len(launched), "per_s": 1e9 * len(launched) / span if span else None,
-            "kernels": len(kernels), "graphs": int((launched["api"].astype(str).str.contains("GraphLaunch")).sum()),
+            "kernels": len(kernels), "graphs": int(launched["api"].isin([name for name in launched["api"].cat.categories
+                                                 if "GraphLaunch" in str(name)]).sum()),
             "median_kernel_ns": _median(kernels["duration_ns"]), "median_call_ns": _median(launched["duration_ns"]),
             "median_between_ns": _median(between), "median_to_start_ns": _median(to_start),
             "median_queue_depth": _median(depth), "empty_queue_pct": 100 * float((depth == 0).mean()) if len(depth) else None,
@@ -261,7 +262,7 @@ def _queue_depth(launch_start: np.ndarray, work_end: np.ndarray) -> np.ndarray:
 
 def _call_summary(calls: pd.DataFrame) -> dict:
     """Count and host time of some calls, and the APIs that took most of it."""
-    by_api = calls.groupby(calls["api"].astype(str), observed=True)["duration_ns"].agg(["count", "sum"])
+    by_api = calls.groupby("api", observed=True)["duration_ns"].agg(["count", "sum"])
     top = by_api.sort_values("sum", ascending=False).head(5)
     return {"count": len(calls), "host_ns": int(calls["duration_ns"].sum()),
             "apis": [{"api": str(api), "count": int(row["count"]), "host_ns": int(row["sum"])} for api, row in top.iterrows()]}

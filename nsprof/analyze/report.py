@@ -112,7 +112,7 @@ def analyze_profile(nsys: list[GpuTimeline], ncu: list[LaunchCounters], manifest
     stages = work[work["stage"].notna()].reset_index(drop=True)
     steady = steady_part(nsys) if nsys else None
     hot, harness = capture_hot_kernels(nsys, kernels, rules, steady=steady) if steady else (None, None)
-    host = _program_host(nsys, steady, ceiling)
+    host = _program_host(nsys, steady, ceiling) if stages.empty else None  # a ladder's harness is no program
     return ProfileAnalysis(ranges, kernels, stages, gpu, ceiling, *summaries, rules, missing,
                            gpu_utilization(nsys) if nsys else None, attribution, launches,
                            None if kernels is None else kernel_groups(kernels), hot, harness, families,
@@ -134,7 +134,7 @@ def _diff_parts(nsys: list[GpuTimeline], ncu: list[LaunchCounters], manifest: di
                            launches=launches, manifest=manifest, nsys_versions=_nsys_versions(nsys),
                            launch_times=gpu_launches(nsys) if nsys else None,
                            gpu_totals=gpu_totals(nsys) if nsys else None, range_instances=attributed,
-                           host=_program_host(nsys, steady_part(nsys) if nsys else None, None))
+                           host=_program_host(nsys, steady_part(nsys) if nsys else None, None) if stages.empty else None)
 
 
 def _program_host(nsys: list[GpuTimeline], steady: tuple[list[GpuTimeline], SteadyState | None] | None,
