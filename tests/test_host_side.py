@@ -96,6 +96,10 @@ def test_a_loss_read_every_step_is_the_synchronization_that_idles_the_gpu():
     assert device["idle_causes"][WAITED] > 0.6 * device["idle_ns"]
     assert synced["waits"]["count"] >= synced["iterations"]["count"] > unsynced["waits"]["count"] / 2
     assert "cudaStreamSynchronize" in synced["waits"]["apis"][0]["api"]
+    # where: one .item() a step, inside train_step on the main thread (the event waits are in load_batch)
+    where = synced["waits"]["where"]
+    assert (where[0]["thread"], where[0]["range"], where[0]["count"]) == ("python3", "train_step", 26)
+    assert where[1]["range"] == "load_batch"
     assert unsynced["devices"][0]["busy_pct"] > 90 > 80 > device["busy_pct"]
     # the host's fixes together bound what dropping the wait gained
     gained = synced["window"]["span_ns"] - unsynced["window"]["span_ns"]
@@ -118,7 +122,7 @@ def test_pageable_copies_are_bounded_by_the_pinned_rate(tmp_path):
         rate = 1e12 * measured["h2d_tbyte_per_s" if direction["direction"] == "Host-to-Device" else "d2h_tbyte_per_s"][
             "value"]
         assert fix["saving_ns"] == int(direction["gpu_ns"] - 1e9 * direction["bytes"] / rate)
-        assert "measured" in fix["bound"]
+        assert "measured" in fix["evidence"] and fix["bound"] == f"their time at {rate / 1e9:,.1f} GB/s"
     pinned = host_of("copies-pinned")["copies"]
     floor = host["copies"]["pageable_gpu_ns"] - sum(fix["saving_ns"] for fix in fixes)
     assert pinned["bytes"] == host["copies"]["bytes"] and pinned["gpu_ns"] >= floor  # the bound is not beaten

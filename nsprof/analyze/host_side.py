@@ -108,13 +108,15 @@ def host_side(export: GpuTimeline, state: SteadyState | None, ceiling: Ceiling |
         return None
     window = _window(events, state)
     calls = host_calls(export)
+    waits = calls[calls["blocking"] & (calls["kind"] != COPY)
+                  & (calls["start_ns"] >= window.start_ns) & (calls["start_ns"] < window.end_ns)]
     inside = events[(events["start_ns"] >= window.start_ns) & (events["start_ns"] < window.end_ns)]
     window_calls = calls[(calls["start_ns"] >= window.start_ns) & (calls["start_ns"] < window.end_ns)]
     devices = [_device(int(device), inside[inside["device_id"] == device], calls, window)
                for device in np.unique(inside["device_id"])]
     result = {"window": window.to_json(), "devices": devices,
               "launches": _launches(export, window_calls, inside, calls, window),
-              "waits": _call_summary(window_calls[window_calls["blocking"] & (window_calls["kind"] != COPY)]),
+              "waits": {**_call_summary(waits), "where": _where(export, waits)},
               "copies": _copies(export, window_calls, window, ceiling),
               "loading": _call_summary(window_calls[window_calls["kind"] == LOADING]),
               "allocation": _call_summary(window_calls[window_calls["kind"] == ALLOCATION]),
@@ -260,6 +262,49 @@ def _queue_depth(launch_start: np.ndarray, work_end: np.ndarray) -> np.ndarray:
     return np.searchsorted(starts, launch_start, side="left") - np.searchsorted(ends, launch_start, side="right")
 
 
+WHERE_ROWS = 5
+
+
+def _where(export: GpuTimeline, calls: pd.DataFrame) -> list[dict]:
+    """Where in the program some calls were made: per thread (its name) and innermost NVTX range
+    open on that thread (push/pop ranges), their count and host time, most time first."""
+    names = dict(zip(export.threads["global_tid"], export.threads["name"])) if len(export.threads) else {}
+    ranges = export.nvtx[(export.nvtx["kind"] == "push_pop") & export.nvtx["end_ns"].notna()]
+    places = []
+    for tid, mine in calls.groupby("global_tid", sort=False):
+        own = ranges[ranges["global_tid"] == tid].sort_values("start_ns", kind="stable")
+        innermost = _innermost(own["start_ns"].to_numpy(np.int64), own["end_ns"].to_numpy(np.int64),
+                               mine["start_ns"].to_numpy(np.int64))
+        labels = own["range"].to_numpy(dtype=object)
+        places.append(pd.DataFrame({"thread": names.get(tid) or f"thread {int(tid) % 0x1000000}",
+                                    "range": [labels[i] if i >= 0 else None for i in innermost],
+                                    "duration_ns": mine["duration_ns"].to_numpy()}))
+    if not places:
+        return []
+    found = pd.concat(places).groupby(["thread", "range"], dropna=False, sort=False)["duration_ns"].agg(["count", "sum"])
+    found = found.sort_values("sum", ascending=False).head(WHERE_ROWS)
+    return [{"thread": thread, "range": None if pd.isna(name) else name, "count": int(row["count"]),
+             "host_ns": int(row["sum"])} for (thread, name), row in found.iterrows()]
+
+
+def _innermost(starts: np.ndarray, ends: np.ndarray, times: np.ndarray) -> list[int]:
+    """For each time, the index of the innermost range (one thread's push/pop ranges, by start: they
+    nest) open at it, or -1: the latest-starting one that contains it, found through each range's parent."""
+    parent = np.full(len(starts), -1)
+    stack: list[int] = []
+    for i, start in enumerate(starts):
+        while stack and ends[stack[-1]] <= start:
+            stack.pop()
+        parent[i] = stack[-1] if stack else -1
+        stack.append(i)
+    found: list[int] = []
+    for at, time in zip(np.searchsorted(starts, times, side="right") - 1, times):
+        while at >= 0 and ends[at] <= time:
+            at = parent[at]
+        found.append(int(at))
+    return found
+
+
 def _call_summary(calls: pd.DataFrame) -> dict:
     """Count and host time of some calls, and the APIs that took most of it."""
     by_api = calls.groupby("api", observed=True)["duration_ns"].agg(["count", "sum"])
@@ -353,7 +398,7 @@ def host_fixes(host: dict) -> list[dict]:
                 f"{_us(host['loading']['host_ns'] + host['allocation']['host_ns'], 0)}",
     }
     fixes = [{"kind": "host", "cause": cause, "fix": FIXES[cause], "saving_ns": int(causes[cause]),
-              "bound": "the GPU idle time it caused", "evidence": evidence[cause]}
+              "bound": "the idle it caused", "evidence": evidence[cause]}
              for cause in FIXES if causes.get(cause, 0) > 0]
     fixes += [_pageable_fix(direction) for direction in copies["pageable"]]
     return sorted(fixes, key=lambda fix: -fix["saving_ns"])
@@ -368,12 +413,14 @@ def _pageable_fix(direction: dict) -> dict:
     rate = direction["pinned_bytes_per_s"]
     floor = 1e9 * direction["bytes"] / rate if rate else 0.0
     saving = max(0, int(direction["gpu_ns"] - floor))
-    bound = (f"their time less their bytes at {rate / 1e9:,.1f} GB/s pinned ({direction['rate_source']})" if rate else
-             "their whole time (no pinned rate known: nsprof ceilings measures the bus)")
+    bound = f"their time at {rate / 1e9:,.1f} GB/s" if rate else "their whole time"
+    pinned = (f"pinned rate: {direction['rate_source']}" if rate else
+              "no pinned rate known (nsprof ceilings measures the bus)")
     achieved = 1e9 * direction["bytes"] / direction["gpu_ns"] if direction["gpu_ns"] else 0.0
     return {"kind": "copy", "cause": f"{PAGEABLE} {direction['direction']}", "fix": FIXES[COPY_WAITED],
             "saving_ns": saving, "bound": bound,
-            "evidence": f"{direction['count']:,} copies, {direction['bytes'] / 1e6:,.1f} MB at {achieved / 1e9:,.1f} GB/s"}
+            "evidence": f"{direction['count']:,} copies, {direction['bytes'] / 1e6:,.1f} MB at {achieved / 1e9:,.1f} GB/s; "
+                        f"{pinned}"}
 
 
 def _us(ns, digits: int = 1) -> str:

@@ -42,7 +42,9 @@ def verdict_lines(host: dict) -> list[str]:
                      f"{launches['empty_queue_pct']:.0f}% of launches; kernel starts {_us(launches['median_to_start_ns'])} "
                      "after its launch call returns.")
     waits, copies = host["waits"], host["copies"]
-    lines.append(f"Waits: {waits['count']:,} ({ms(waits['host_ns'])} blocked); copies: {copies['count']:,}, "
+    where = waits.get("where") or []
+    at = f", most in {where[0]['range'] or 'no range'} on thread {where[0]['thread']}" if where else ""
+    lines.append(f"Waits: {waits['count']:,} ({ms(waits['host_ns'])} blocked{at}); copies: {copies['count']:,}, "
                  f"{copies['pageable_count']:,} pageable; module loading {host['loading']['count']:,} calls "
                  f"({ms(host['loading']['host_ns'])}), allocations {host['allocation']['count']:,}.")
     lines.append(f"Window: {window['source']}. Rule: {verdict['rule']}.")
@@ -84,9 +86,9 @@ def host_blocks(host: dict, hot: pd.DataFrame | None, width: int) -> list[Block]
         return [{**row, "label": next(kernel_names) if row.get("kernel") else row["label"]} for row in rows]
 
     columns, shown = fit_named(list(FIX_COLUMNS), rows_for, LABEL_WIDTHS, width, FIX_DROP_ORDER, weighed=2)
-    caption = ("saving: at most the GPU idle time a host cause made, or a kernel's time x (1 - its fraction of the "
-               "nearest roof), and never more than ncu's own estimate; savings overlap, so they do not add up; "
-               "% of window: of the steady state's span")
+    caption = ("saving: at most the GPU idle time a host cause made, a pageable copy's time less its bytes at the "
+               "pinned rate, or a kernel's time x (1 - its fraction of the nearest roof) and never more than ncu's own "
+               "estimate; savings overlap, so they do not add up; % of window: of the steady state's span")
     table = Table("What to fix first, host and GPU together", tuple(columns), shown, caption,
                   left_out=left_out(list(FIX_COLUMNS), columns, shown))
     return [*blocks, table, Bullets([f"{row['rank']}: {row['evidence']}" for row in rows])]
