@@ -73,6 +73,9 @@ def test_every_topic_renders_in_all_three_formats(topic, monkeypatch, tmp_path):
     if topic == "pipeline":  # an nsys capture of the whole flow, not the ladder's ncu measurements
         from nsprof.explain.pipeline_facts import EXAMPLE
         assert doc["evidence"]["source"] == str(EXAMPLE)
+    elif topic == "gpu-idle":  # a program's nsys capture: its host side
+        from nsprof.explain.host_facts import EXAMPLE as PROGRAM
+        assert doc["evidence"]["source"] == str(PROGRAM)
     elif topic == "gpu-vs-cpu":  # a capture with CPU stages beside the GPU's
         from nsprof.explain.cpu_gap_facts import EXAMPLES
         assert doc["evidence"]["source"] == str(EXAMPLES["sgemm"])

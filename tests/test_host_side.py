@@ -257,3 +257,21 @@ def test_diff_of_the_eager_and_graphed_decode_says_the_launch_overhead_went_away
                               env={"COLUMNS": "100"}).stdout
     assert re.search(r"Host side host-bound \(launch overhead\) -> GPU-bound \(per iteration of decode_step: launch "
                      r"overhead -100\.0%", " ".join(text.split()))
+
+
+def test_explain_gpu_idle_tells_the_story_of_the_capture_it_reads():
+    result = CliRunner().invoke(app, ["explain", "gpu-idle", "--from", str(HOST / "train-sync.sqlite"), "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    host = host_of("train-sync")
+    assert doc["measured"]["verdict"] == host["verdict"] and doc["evidence"]["reason"] == "given with --from"
+    assert doc["facts"][1].startswith("**Synchronization-bound**")
+    waited = host["devices"][0]["idle_causes"][WAITED]
+    assert f"Idle {waited / 1e6:,.2f} ms" in "\n".join(doc["facts"])
+    default = CliRunner().invoke(app, ["explain", "gpu-idle", "--json"])
+    assert default.exit_code == 0, default.output
+    assert "committed capture" in json.loads(default.stdout)["evidence"]["reason"]
+    ladder = CliRunner().invoke(app, ["explain", "gpu-idle", "--from", str(Path(__file__).resolve().parents[1] / "profiles"
+                                                                           / "examples" / "h200-sgemm-1024")])
+    assert ladder.exit_code == 1 and "no program's nsys capture" in ladder.stderr and "Traceback" not in ladder.output
+    assert len(ladder.stderr.strip().splitlines()) == 1

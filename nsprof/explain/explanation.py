@@ -34,6 +34,8 @@ def explain_topic(name: str, stage_name: str | None = None, source: Path | None 
         return _pipeline(topic, source)
     if topic.name == "gpu-vs-cpu":
         return _gpu_vs_cpu(topic, source, op, stage_name, ceilings)
+    if topic.name == "gpu-idle":
+        return _gpu_idle(topic, source)
     op = get_op(op or topic.op).name  # an unknown op is named as such before the topic is asked
     topic_stages, topic_steps = topic.ladder(op)
     stage = get_stage(op, stage_name) if stage_name else None
@@ -73,6 +75,21 @@ def _pipeline(topic: Topic, source: Path | None) -> Explanation:
 
     path, reason = pipeline_source(source)
     facts = pipeline_facts(path)
+    lines = fact_lines(facts)
+    doc = {"topic": topic.name, "summary": topic.summary, "text": topic.text, "facts": lines, "measured": facts,
+           "evidence": {"source": str(path), "reason": reason}, "caveats": list(topic.caveats),
+           "references": list(topic.references)}
+    blocks = [prose(topic.text), *section(f"Measured in {path} ({reason})", [Bullets(lines, markdown=True)]),
+              *_caveats_and_sources(topic)]
+    return Explanation(topic.name, topic.summary, blocks, doc)
+
+
+def _gpu_idle(topic: Topic, source: Path | None) -> Explanation:
+    """The gpu-idle topic reads a program's nsys capture: its host side, computed by the analysis."""
+    from nsprof.explain.host_facts import fact_lines, host_facts, host_source
+
+    path, reason = host_source(source)
+    facts = host_facts(path)
     lines = fact_lines(facts)
     doc = {"topic": topic.name, "summary": topic.summary, "text": topic.text, "facts": lines, "measured": facts,
            "evidence": {"source": str(path), "reason": reason}, "caveats": list(topic.caveats),

@@ -289,6 +289,44 @@ empty; `nsprof bench`'s tile column says `/tailN` where N tiles were shared.""",
         references=("CUDA C++ Programming Guide: technical specifications per compute capability",),
     ),
     Topic(
+        "gpu-idle",
+        "Why the GPU waits: launch overhead, synchronizations, the host's own work, blocking copies and module "
+        "loading, each measured in a program's capture with what fixing it can save.",
+        """\
+A GPU runs what the host has queued for it. When the queue empties, it waits, and no kernel
+optimization wins that time back. An LLM decoding token by token launches hundreds of kernels of
+a few microseconds each; the host needs 15-30 us of Python and CUDA calls to launch each one, so
+the GPU finishes every kernel before the next arrives and sits idle most of the time
+(**host-bound: launch overhead**). CUDA graphs launch a whole step at once.
+
+A **synchronization** (`.item()`, `.cpu()`, `cudaStreamSynchronize`) makes the host wait until the
+GPU has finished everything queued: afterwards nothing is queued, and the GPU waits while the host
+does its next piece of work. What it costs is at most the time the host sat blocked while the GPU
+still worked: without the wait, the host would have spent that time on what it did afterwards.
+
+A copy from **pageable memory** blocks the host and moves at a fraction of the bus's rate; pinned
+memory and asynchronous copies fix both. **Module loading** (CUDA loads each kernel's code at its
+first launch) and allocation inside the loop stall the host too.
+
+nsprof splits the GPU's idle time over the program's steady state by what held up the next piece
+of work: its launch call came after the GPU went idle (the host's fault: after a wait, with module
+loading, in a short gap between launches, or in a long stretch of the host's own code), or it was
+queued already and waited on something else. A fix saves no more than the idle time it caused.""",
+        caveats=(
+            "Under nsys every CUDA call costs more: tracing added about half to an eager decode's host time on an "
+            "H200 (benchmarks/h200-host-side.md), so a captured program looks more host-bound than it runs.",
+            "Savings overlap: once the launches are graphed, a synchronization may become the next wait.",
+            "The host side reads CUDA's runtime and synchronization records; it cannot see what the host did "
+            "between CUDA calls (Python, I/O) beyond how long it took.",
+        ),
+        references=(
+            "Nsight Systems: the CUDA API, synchronization and GPU-gap analyses (nsys analyze -r cuda_api_sync, "
+            "gpu_gaps)",
+            "Holistic Trace Analysis: idle time breakdown (host wait, kernel wait, other)",
+            "PyTorch: CUDA graphs (torch.cuda.CUDAGraph) and torch.compile(mode='reduce-overhead')",
+        ),
+    ),
+    Topic(
         "pipeline",
         "The whole flow, host to device and back: pageable copies are staged, streams and the copy engines overlap, "
         "the bus bounds it.",

@@ -1,0 +1,54 @@
+"""`nsprof explain gpu-idle`: why a program's GPU waits, each number read from its capture
+(nsprof.analyze.host_side through the one analysis, nsprof.profile_analysis.analyzed_profile)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nsprof.analyze.host_side import IDLE_CAUSES
+from nsprof.errors import ParseError
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "profiles" / "examples" / "h200-program-torch-train"
+
+
+def host_source(given: Path | None) -> tuple[Path, str]:
+    """--from, else the committed capture of a PyTorch training step."""
+    if given is not None:
+        return Path(given), "given with --from"
+    if EXAMPLE.is_dir():
+        shown = EXAMPLE.relative_to(Path.cwd()) if EXAMPLE.is_relative_to(Path.cwd()) else EXAMPLE
+        return shown, "the committed capture of a PyTorch training step on an NVIDIA H200; pass --from for your own"
+    raise ParseError("no capture of a program to explain", "capture one with `nsprof profile -- CMD` and pass --from")
+
+
+def host_facts(path: Path) -> dict:
+    """The host side of the program captured at `path` (nsprof.analyze.host_side's dict)."""
+    from nsprof.profile_analysis import analyzed_profile
+
+    _, analysis = analyzed_profile(path)
+    if analysis.host is None:
+        raise ParseError(f"{path}: no program's nsys capture with CUDA calls in it (a ladder's capture, or ncu alone)",
+                         "pass a program's capture: nsprof profile -- CMD writes one, or an nsys .sqlite or .nsys-rep")
+    return analysis.host
+
+
+def fact_lines(host: dict) -> list[str]:
+    """The story in Markdown bullets: the window, the verdict, the idle time by cause, and the fixes."""
+    window, verdict = host["window"], host["verdict"]
+    device = max(host["devices"], key=lambda d: d["busy_ns"])
+    launches = host["launches"]
+    lines = [f"Window: {window['source']}, {window['span_ns'] / 1e6:,.1f} ms.",
+             f"**{verdict['verdict'][0].upper()}{verdict['verdict'][1:]}**: GPU {device['device_id']} was busy {device['busy_pct']:.1f}% of it "
+             f"(rule: {verdict['rule']}).",
+             f"{launches['count']:,} launches, {launches['per_s'] or 0:,.0f} a second; the median kernel ran "
+             f"{(launches['median_kernel_ns'] or 0) / 1e3:,.1f} us and the host spent "
+             f"{(launches['median_between_ns'] or 0) / 1e3:,.1f} us between launches; the GPU's queue was empty at "
+             f"{launches['empty_queue_pct'] or 0:.0f}% of them."]
+    idle = device["idle_ns"]
+    for cause, ns in sorted(device["idle_causes"].items(), key=lambda kv: -kv[1]):
+        if ns:
+            lines.append(f"Idle {ns / 1e6:,.2f} ms ({100 * ns / idle:.0f}% of idle time), {cause}: {IDLE_CAUSES[cause]}.")
+    for fix in host["fixes"][:3]:
+        lines.append(f"Fix {fix['cause']} (saves at most {fix['saving_ns'] / 1e6:,.2f} ms, {fix['bound']}): "
+                     f"{fix['fix']}.")
+    return lines
