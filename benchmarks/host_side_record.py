@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from nsprof.analyze.program_harness import steady_part
 from nsprof.analyze.host_side import host_side
+from nsprof.analyze.program_harness import steady_part
 from nsprof.parse.nsys_sqlite import load_nsys
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -37,9 +37,9 @@ def fact_lines(host: dict) -> list[str]:
     window, verdict = host["window"], host["verdict"]
     device = max(host["devices"], key=lambda d: d["busy_ns"])
     launches = host["launches"]
+    said = verdict["verdict"][0].upper() + verdict["verdict"][1:]
     lines = [f"Window: {window['source']}, {window['span_ns'] / 1e6:,.1f} ms.",
-             f"**{verdict['verdict'][0].upper()}{verdict['verdict'][1:]}**: GPU {device['device_id']} was busy {device['busy_pct']:.1f}% of it "
-             f"(rule: {verdict['rule']}).",
+             f"**{said}**: GPU {device['device_id']} was busy {device['busy_pct']:.1f}% of it (rule: {verdict['rule']}).",
              f"{launches['count']:,} launches, {launches['per_s'] or 0:,.0f} a second; the median kernel ran "
              f"{(launches['median_kernel_ns'] or 0) / 1e3:,.1f} us and the host spent "
              f"{(launches['median_between_ns'] or 0) / 1e3:,.1f} us between launches; the GPU's queue was empty at "
