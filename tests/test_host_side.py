@@ -275,3 +275,16 @@ def test_explain_gpu_idle_tells_the_story_of_the_capture_it_reads():
                                                                            / "examples" / "h200-sgemm-1024")])
     assert ladder.exit_code == 1 and "no program's nsys capture" in ladder.stderr and "Traceback" not in ladder.output
     assert len(ladder.stderr.strip().splitlines()) == 1
+
+
+def test_the_readme_shows_what_analyze_and_diff_print():
+    """The README's host-side example is the commands' own output at 100 columns."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    shown = readme.split("$ nsprof analyze tests/data/host-side/decode-eager.sqlite\n", 1)[1].split("\n```", 1)[0]
+    printed = CliRunner().invoke(app, ["analyze", str(HOST / "decode-eager.sqlite")], env={"COLUMNS": "100"}).stdout
+    assert printed.startswith(shown + "\n")
+    table = readme.split("$ nsprof diff tests/data/host-side/decode-eager.sqlite", 1)[1].split("...\n", 1)[1]
+    table = table.split("\n```", 1)[0]
+    diffed = CliRunner().invoke(app, ["diff", str(HOST / "decode-eager.sqlite"), str(HOST / "decode-graph.sqlite")],
+                                env={"COLUMNS": "100"}).stdout
+    assert table in diffed

@@ -43,7 +43,7 @@ def python_example() -> str:
 def test_the_readme_gives_what_this_test_runs():
     commands = without_a_gpu()
     assert [c[0] for c in commands] == ["analyze", "roofline", "report", "explain", "explain", "explain", "timeline",
-                                        "explain", "explain"]
+                                        "explain", "explain", "explain"]
     assert range_example()[0] == "timeline" and "write_roofline" in python_example()
 
 

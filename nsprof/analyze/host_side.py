@@ -400,7 +400,8 @@ def host_fixes(host: dict) -> list[dict]:
     fixes = [{"kind": "host", "cause": cause, "fix": FIXES[cause], "saving_ns": int(causes[cause]),
               "bound": "the idle it caused", "evidence": evidence[cause]}
              for cause in FIXES if causes.get(cause, 0) > 0]
-    fixes += [_pageable_fix(direction) for direction in copies["pageable"]]
+    # a few bytes copied from pageable memory cost latency, not bandwidth: a wait, counted as one above
+    fixes += [_pageable_fix(direction) for direction in copies["pageable"] if direction["bytes"] >= PINNED_SAMPLE_BYTES]
     return sorted(fixes, key=lambda fix: -fix["saving_ns"])
 
 
@@ -419,7 +420,8 @@ def _pageable_fix(direction: dict) -> dict:
     achieved = 1e9 * direction["bytes"] / direction["gpu_ns"] if direction["gpu_ns"] else 0.0
     return {"kind": "copy", "cause": f"{PAGEABLE} {direction['direction']}", "fix": FIXES[COPY_WAITED],
             "saving_ns": saving, "bound": bound,
-            "evidence": f"{direction['count']:,} copies, {direction['bytes'] / 1e6:,.1f} MB at {achieved / 1e9:,.1f} GB/s; "
+            "evidence": f"{direction['count']:,} {'copy' if direction['count'] == 1 else 'copies'}, "
+                        f"{direction['bytes'] / 1e6:,.1f} MB at {achieved / 1e9:,.1f} GB/s; "
                         f"{pinned}"}
 
 

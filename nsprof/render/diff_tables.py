@@ -119,7 +119,7 @@ def summary(result: DiffResult) -> list[str]:
     if kernel_time and kernel_time["change_pct"] is not None:
         lines.append(f"Total kernel time {fmt.duration_ns(kernel_time['a_ns'])} -> "
                      f"{fmt.duration_ns(kernel_time['b_ns'])} ({kernel_time['change_pct']:+.1f}%).")
-    if result.host:
+    if result.host and result.host["a_verdict"] != result.host["b_verdict"]:  # figures, untested: the table has them
         lines.append(host_sentence(result.host))
     return lines
 
@@ -253,7 +253,9 @@ def _host_value(value, unit: str) -> str:
         return fmt.MISSING
     if unit == "pct":
         return f"{value:.1f}%"
-    return f"{value:,.1f}" if unit == "count" else fmt.duration_ns(value)
+    if unit == "count":  # per iteration: a wait every few iterations is a fraction
+        return f"{value:,.2f}" if value < 10 else f"{value:,.1f}"
+    return fmt.duration_ns(value)
 
 
 def _host_change(row: dict) -> str:
@@ -274,14 +276,13 @@ def _host_table(host: dict) -> Table:
 
 
 def host_sentence(host: dict) -> str:
-    """The host side's change in one sentence: the verdicts, and the idle causes that moved most."""
+    """The host side's change of verdict in one sentence, with the idle causes that moved most."""
     rows = {row["quantity"]: row for row in host["rows"]}
     moved = [f"{rows[key]['label'].removeprefix('idle: ')} {_host_change(rows[key])}"
              for key in ("launch_overhead_ns", "synchronization_ns", "host_work_ns", "gpu_idle_ns")
              if rows[key]["change_pct"] is not None and rows[key]["a"] and abs(rows[key]["change_pct"]) >= 10]
-    verdicts = (f"host side {host['a_verdict']} -> {host['b_verdict']}" if host["a_verdict"] != host["b_verdict"]
-                else f"host side still {host['a_verdict']}")
-    return f"{verdicts[0].upper()}{verdicts[1:]}" + (f" ({host['basis']}: {', '.join(moved)})" if moved else "") + "."
+    return (f"Host side {host['a_verdict']} -> {host['b_verdict']}" + (f" ({host['basis']}: {', '.join(moved)})" if moved
+                                                                     else "") + ".")
 
 
 def _contributors_table(result: DiffResult, width: int) -> Table:

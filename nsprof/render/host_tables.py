@@ -43,7 +43,8 @@ def verdict_lines(host: dict) -> list[str]:
                      "after its launch call returns.")
     waits, copies = host["waits"], host["copies"]
     where = waits.get("where") or []
-    at = f", most in {where[0]['range'] or 'no range'} on thread {where[0]['thread']}" if where else ""
+    place = f"in {where[0]['range']}" if where and where[0]["range"] else "outside NVTX ranges"
+    at = f", most on thread {where[0]['thread']}, {place}" if where else ""
     lines.append(f"Waits: {waits['count']:,} ({ms(waits['host_ns'])} blocked{at}); copies: {copies['count']:,}, "
                  f"{copies['pageable_count']:,} pageable; module loading {host['loading']['count']:,} calls "
                  f"({ms(host['loading']['host_ns'])}), allocations {host['allocation']['count']:,}.")

@@ -1,8 +1,8 @@
 """The host side of two captures compared (nsprof.analyze.host_side's figures): GPU busy, the GPU's
 idle time by cause, launches, host time between launches and waits, per iteration of the program's
-repeating range where both sides have one (a change that removes launches changes the window, so
-per iteration is what compares), else over each side's window. A side of several runs gives the
-mean of its runs. Figures, not tests: diff's statistics are for kernels, ranges and stages."""
+repeating range. Only where both sides have one: a change that removes launches changes the window,
+and two windows of different lengths compare different amounts of work. A side of several runs
+gives the mean of its runs. Figures, not tests: diff's statistics are for kernels, ranges and stages."""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ QUANTITIES = (("window_ns", "time", "ns"), ("gpu_busy_pct", "GPU busy", "pct"), 
               ("host_between_launches_ns", "host time between launches", "median"), ("waits", "waits", "count"))
 
 
-def host_figures(host: dict, per_iteration: bool) -> dict:
-    """One capture's QUANTITIES, per iteration of its repeating range where `per_iteration`."""
+def host_figures(host: dict) -> dict:
+    """One capture's QUANTITIES, per iteration of its repeating range."""
     device = max(host["devices"], key=lambda d: d["busy_ns"])
-    iterations = host["iterations"]["count"] if per_iteration else 1
+    iterations = host["iterations"]["count"]
     causes = device["idle_causes"]
     totals = {"window_ns": host["window"]["span_ns"], "gpu_idle_ns": device["idle_ns"],
               "launch_overhead_ns": causes[LAUNCHING], "synchronization_ns": causes[WAITED],
@@ -33,12 +33,11 @@ def host_figures(host: dict, per_iteration: bool) -> dict:
 
 def host_rows(a: list[dict], b: list[dict]) -> dict | None:
     """The comparison of two sides' host analyses (each a list, one per run): `basis` (per iteration
-    of which range, or per window), each side's verdict, and `rows` (quantity, label, unit, a, b,
-    change_pct: a relative change, in points for a share). None where a side has none."""
-    if not a or not b:
+    of which range), each side's verdict, and `rows` (quantity, label, unit, a, b, change_pct: a
+    relative change, in points for a share). None where a side has none, or a run no iterations."""
+    if not a or not b or not all(host.get("iterations") for host in (*a, *b)):
         return None
-    per_iteration = all(host.get("iterations") for host in (*a, *b))
-    sides = [_mean([host_figures(host, per_iteration) for host in runs]) for runs in (a, b)]
+    sides = [_mean([host_figures(host) for host in runs]) for runs in (a, b)]
     rows = []
     for key, label, unit in QUANTITIES:
         before, after = sides[0][key], sides[1][key]
@@ -49,8 +48,8 @@ def host_rows(a: list[dict], b: list[dict]) -> dict | None:
         else:
             change = 100 * (after / before - 1) if before else None
         rows.append({"quantity": key, "label": label, "unit": unit, "a": before, "b": after, "change_pct": change})
-    basis = f"per iteration of {a[0]['iterations']['range']}" if per_iteration else "over each side's window"
-    return {"basis": basis, "a_verdict": a[0]["verdict"]["verdict"], "b_verdict": b[0]["verdict"]["verdict"], "rows": rows}
+    return {"basis": f"per iteration of {a[0]['iterations']['range']}", "a_verdict": a[0]["verdict"]["verdict"],
+            "b_verdict": b[0]["verdict"]["verdict"], "rows": rows}
 
 
 def _mean(runs: list[dict]) -> dict:
