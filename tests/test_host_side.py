@@ -16,19 +16,9 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from nsprof.analyze.host_calls import LAUNCH, WAIT, api_kind, host_calls
-from nsprof.analyze.host_side import (
-    GPU_BOUND,
-    HOST_BOUND,
-    HOST_WORK,
-    HOST_WORK_NS,
-    LAUNCHING,
-    QUEUED,
-    SYNC_BOUND,
-    TRANSFER_BOUND,
-    WAITED,
-    host_side,
-)
+from nsprof.analyze.host_calls import KINDS, LAUNCH, OTHER, WAIT, api_kind, host_calls
+from nsprof.analyze.host_idle import HOST_WORK, HOST_WORK_NS, LAUNCHING, QUEUED, WAITED
+from nsprof.analyze.host_side import GPU_BOUND, HOST_BOUND, SYNC_BOUND, TRANSFER_BOUND, host_side
 from nsprof.analyze.program_harness import SteadyState, steady_part
 from nsprof.cli import app
 from nsprof.parse.nsys_sqlite import COLUMNS, load_nsys
@@ -130,16 +120,25 @@ def test_pageable_copies_are_bounded_by_the_pinned_rate(tmp_path):
 
 @pytest.mark.parametrize("name", sorted(VERDICTS))
 def test_calls_by_kind_agree_with_nsys_stats(name):
-    """Every CUDA API name of `nsys stats -r cuda_api_sum`, with its count and total time, from the
-    calls host_calls reads; launches and waits are the kinds their names say."""
+    """Every CUDA API name of `nsys stats -r cuda_api_sum`, with its count and total time, as the
+    reader reads it; host_calls keeps every call of a kind it uses (launches, waits, copies, loading,
+    allocation) and drops the rest; launches and waits are the kinds their names say."""
     stats = pd.read_csv(HOST / f"{name}-stats_cuda_api_sum.csv")
-    calls = host_calls(load_nsys(HOST / f"{name}.sqlite"))
-    base = calls["api"].astype(str).str.replace(r"_v\d{4}$", "", regex=True)  # nsys stats drops 4-digit versions
-    for row in stats.itertuples():
-        mine = calls[base == row.Name]
+    export = load_nsys(HOST / f"{name}.sqlite")
+    calls = host_calls(export)
+    runtime = export.runtime.assign(name=export.runtime["api"].astype(str).str.replace(r"_v\d{4}$", "", regex=True))
+    kept = calls.others["api"].astype(str).value_counts()
+    launches = pd.Series(calls.api[calls.kind == KINDS.index(LAUNCH)]).astype(str).value_counts()
+    for row in stats.itertuples():  # nsys stats drops 4-digit versions from the names
+        mine = runtime[runtime["name"] == row.Name]
         assert (len(mine), int(mine["duration_ns"].sum())) == (row._3, row._2), row.Name
+        for api, count in mine["api"].astype(str).value_counts().items():
+            expected = {OTHER: (0, 0), LAUNCH: (0, count)}.get(api_kind(api), (count, 0))
+            assert (kept.get(api, 0), launches.get(api, 0)) == expected, api
+    assert (calls.others["start_ns"].diff().dropna() >= 0).all()
     assert api_kind("cudaLaunchKernel_v7000") == api_kind("cuGraphLaunch") == LAUNCH
     assert api_kind("cudaStreamSynchronize_v3020") == api_kind("cuCtxSynchronize") == WAIT
+    assert api_kind("cuKernelGetName") == OTHER and api_kind("cuLibraryLoadData") == api_kind("cuKernelSetAttribute")
 
 
 def test_synchronizations_and_thread_names_are_read_as_sql_finds_them():

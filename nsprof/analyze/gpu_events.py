@@ -32,12 +32,16 @@ def gpu_events(exports: list[GpuTimeline], columns: tuple[str, ...] = COLUMNS) -
     columns = tuple(column for column in COLUMNS if column in columns)
     parts = []
     for export in exports:
-        kinds = export.memcpys["copy_kind"].astype(str)
-        copy_kind = kinds.map(lambda kind: COPY_KINDS.get(kind, f"copy {kind}"))
+        # a copy's kind and name per direction, not per copy: a few directions for a million copies (the
+        # names are distinct as the directions are: COPY_KINDS's are, and the rest carry the direction)
+        kinds = pd.Categorical(export.memcpys["copy_kind"].astype(object).fillna("nan").astype(str))
+        copy_kind = kinds.rename_categories([COPY_KINDS.get(kind, f"copy {kind}") for kind in kinds.categories])
+        copy_name = kinds.rename_categories([f"memcpy {kind}" for kind in kinds.categories])
         parts += [part for part in (
             (export.kernels, KERNEL, export.kernels["kernel"], 0),
             (export.graphs, GRAPH, export.graphs["name"], 0),
-            (export.memcpys, copy_kind, "memcpy " + kinds, export.memcpys["bytes"]),
+            (export.memcpys, pd.Series(copy_kind, index=export.memcpys.index),
+             pd.Series(copy_name, index=export.memcpys.index), export.memcpys["bytes"]),
             (export.memsets, MEMSET, pd.Series(MEMSET, index=export.memsets.index), export.memsets["bytes"]))
             if len(part[0])]
     if not parts:
@@ -75,8 +79,10 @@ def merged_intervals(starts: np.ndarray, ends: np.ndarray, tolerance_ns: int = 0
     `tolerance_ns` are joined too (a timeline joins what it could not draw apart)."""
     if len(starts) == 0:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
-    order = np.argsort(starts, kind="stable")
-    starts, ends = np.asarray(starts, dtype=np.int64)[order], np.asarray(ends, dtype=np.int64)[order]
+    starts, ends = np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
+    if not (starts[1:] >= starts[:-1]).all():  # most callers pass events by start already: no sort then
+        order = np.argsort(starts, kind="stable")
+        starts, ends = starts[order], ends[order]
     reach = np.maximum.accumulate(ends)
     new = np.r_[True, starts[1:] > reach[:-1] + tolerance_ns]
     last_of_group = np.r_[np.flatnonzero(new)[1:] - 1, len(starts) - 1]

@@ -2,20 +2,27 @@
 it, copied, loaded modules, allocated memory, or something else (pure functions).
 
 nsys names runtime calls with a version suffix (`cudaLaunchKernel_v7000`) and driver calls without
-one (`cuLaunchKernel`); the kinds match the name without the suffix. A call counts as a wait where
-its name says it synchronizes, or where CUDA recorded a synchronization for it (nsys's
-CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, joined by correlation id), or where it is a copy that blocks the
-host: a copy to or from pageable memory, or one not named Async.
+one (`cuLaunchKernel`); the kinds match the name without the suffix. A call blocks the host where
+its name says it synchronizes, or where it is a copy that blocks: to or from pageable memory, or
+not named Async. CUDA's synchronization records (nsys's CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) do not
+decide it: an H200's captures record `cudaEventQuery`, which polls and returns, as an event
+synchronization, and `cudaStreamWaitEvent`, which makes a stream wait and not the host, as one too.
+
+A 10M-launch capture has 10M calls: they stay the runtime table's own arrays (kinds as one byte a
+call, computed per API name), with one sorted index to find the call of a GPU operation; only the
+calls of the other kinds, which are few, become a table (`HostCalls.others`).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from nsprof.parse.model import GpuTimeline
+from nsprof.parse.nsys_sqlite import id_values
 
 LAUNCH, WAIT, COPY, LOADING, ALLOCATION, OTHER = "launch", "wait", "copy", "module loading", "allocation", "other"
 KINDS = (LAUNCH, WAIT, COPY, LOADING, ALLOCATION, OTHER)
@@ -24,12 +31,14 @@ API_KINDS = (
     (WAIT, re.compile(r"Synchronize")),
     (COPY, re.compile(r"^(cuda|cu)Mem(cpy|set)")),
     # lazy loading (CUDA_MODULE_LOADING=LAZY, CUDA 12's default) loads each kernel's module at its first launch
-    (LOADING, re.compile(r"^(cu(Library|Module)(Load|Unload|GetKernel|GetFunction|GetModule)|cu(Kernel|Func)(Set|Get)"
-                         r"Attribute|cudaFuncSetAttribute|cuKernelGet(Function|Name)|cuLink|cudaGetFuncBySymbol)")),
+    # (queries such as cuKernelGetName or cuKernelGetAttribute are part of each launch, not loading)
+    (LOADING, re.compile(r"^(cu(Library|Module)(Load|Unload|GetKernel|GetFunction|GetModule)|cu(Kernel|Func)Set"
+                         r"Attribute|cudaFuncSetAttribute|cuKernelGetFunction|cuLink|cudaGetFuncBySymbol)")),
     (ALLOCATION, re.compile(r"^(cuda(Malloc|Free|HostAlloc|HostRegister|HostUnregister)|cuMem(Alloc|Free|HostAlloc|"
                             r"HostRegister|Create|Release|Map|Unmap|AddressReserve|AddressFree|SetAccess))")),
 )
 _SUFFIX = re.compile(r"_v\d+$")
+PROCESS = 1 << 32  # (process, correlation id) as one int64: correlation ids are per process, and below 2**32
 
 
 def api_kind(name: str) -> str:
@@ -38,53 +47,68 @@ def api_kind(name: str) -> str:
     return next((kind for kind, pattern in API_KINDS if pattern.search(base)), OTHER)
 
 
-def host_calls(export: GpuTimeline) -> pd.DataFrame:
-    """The export's CUDA API calls with their kind: `start_ns`, `end_ns`, `duration_ns`,
-    `global_tid`, `pid`, `correlation_id` (<NA> where none), `api`, `kind` (api_kind, with copies
-    that block the host and calls CUDA recorded a synchronization for counted as WAIT), `blocking`
-    (the call waited for the GPU: WAIT, or a blocking copy), `pageable` (a copy with a pageable
-    side), sorted by start."""
+@dataclass(frozen=True)
+class HostCalls:
+    """An export's CUDA API calls by kind: per call of the runtime table (in its order) `start`,
+    `end`, `thread` (nsys's serialized id), `kind` (an index into KINDS) and `api` (categorical);
+    `keys`/`rows`: the calls with a correlation id by (process, correlation id), sorted, for `find`;
+    `others`: the calls of kinds WAIT, COPY, LOADING and ALLOCATION as a table by start
+    (start_ns, end_ns, duration_ns, global_tid, api, kind, blocking, pageable)."""
+
+    start: np.ndarray
+    end: np.ndarray
+    thread: np.ndarray
+    kind: np.ndarray
+    api: pd.Categorical
+    keys: np.ndarray
+    rows: np.ndarray
+    others: pd.DataFrame
+
+    def find(self, process: np.ndarray, correlation: np.ndarray) -> np.ndarray:
+        """The row of the call of each (Linux process id, correlation id), or -1 where none."""
+        wanted = process.astype(np.int64) * PROCESS + correlation.astype(np.int64)
+        if not len(self.keys):
+            return np.full(len(wanted), -1, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self.keys, wanted), len(self.keys) - 1)
+        return np.where(self.keys[at] == wanted, self.rows[at], -1)
+
+
+def host_calls(export: GpuTimeline) -> HostCalls:
+    """The export's calls by kind (HostCalls). A copy blocks the host (`blocking`) where it has a
+    pageable side or is not named Async; every WAIT call blocks."""
     runtime = export.runtime
-    names = runtime["api"].astype("category")
-    # per API name, not per call: a 10M-call capture has a few dozen names
-    categories = [str(name) for name in names.cat.categories]
-    codes = names.cat.codes.to_numpy()
-    kind_codes = np.array([KINDS.index(api_kind(name)) for name in categories] + [KINDS.index(OTHER)], dtype=np.int8)
-    kind_code = kind_codes[codes]  # code -1 (no name) takes the last: OTHER
-    unsuffixed = np.array(["Async" not in name for name in categories] + [False])[codes]
-    tid = runtime["global_tid"].to_numpy(dtype=np.int64, na_value=-1)
-    correlation = runtime["correlation_id"].to_numpy(dtype=np.int64, na_value=-1)
-    key = _keys(tid // 0x1000000, correlation)
-    known = correlation >= 0
+    api = pd.Categorical(runtime["api"])
+    categories = [str(name) for name in api.categories]
+    codes = api.codes
+    # per API name, not per call; code -1 (no name) takes the last: OTHER
+    kind = np.array([KINDS.index(api_kind(name)) for name in categories] + [KINDS.index(OTHER)], dtype=np.int8)[codes]
+    thread, correlation = id_values(runtime["global_tid"]), id_values(runtime["correlation_id"])
+    start, end = runtime["start_ns"].to_numpy(dtype=np.int64), runtime["end_ns"].to_numpy(dtype=np.int64)
+    has_id = np.flatnonzero(correlation >= 0)
+    keys = (thread[has_id] // 0x1000000 % 0x1000000) * PROCESS + correlation[has_id]
+    order = np.argsort(keys, kind="stable")
+    rows = has_id[order].astype(np.int32 if len(kind) < 2**31 else np.int64)
+    del has_id
+    calls = HostCalls(start, end, thread, kind, api, keys[order], rows, pd.DataFrame())
+    del keys, order
+    other = np.flatnonzero((kind != KINDS.index(OTHER)) & (kind != KINDS.index(LAUNCH)))
+    other = other[np.argsort(start[other], kind="stable")]
+    is_copy = kind[other] == KINDS.index(COPY)
     copies = export.memcpys
-    copy_keys = _keys(copies["global_pid"].to_numpy(dtype=np.int64, na_value=-1) // 0x1000000,
-                      copies["correlation_id"].to_numpy(dtype=np.int64, na_value=-1))
-    is_pageable = np.isin(key, copy_keys[pageable_copies(copies).to_numpy()]) & known
-    synced = np.zeros(len(runtime), dtype=bool)
-    if len(export.syncs) and "correlation_id" in export.syncs:
-        sync_keys = _keys(export.syncs["global_pid"].to_numpy(dtype=np.int64, na_value=-1) // 0x1000000,
-                          export.syncs["correlation_id"].to_numpy(dtype=np.int64, na_value=-1))
-        synced = np.isin(key, sync_keys) & known
-    is_copy = kind_code == KINDS.index(COPY)
-    kind_code = np.where(synced & ~is_copy, KINDS.index(WAIT), kind_code)
-    blocking = (kind_code == KINDS.index(WAIT)) | (is_copy & (is_pageable | unsuffixed | synced))
-    calls = pd.DataFrame({
-        "start_ns": runtime["start_ns"].to_numpy(dtype=np.int64), "end_ns": runtime["end_ns"].to_numpy(dtype=np.int64),
-        "global_tid": tid, "pid": tid // 0x1000000 % 0x1000000,
-        "correlation_id": runtime["correlation_id"].astype("Int64").to_numpy(),
-        "api": names.array, "kind": pd.Categorical.from_codes(kind_code, categories=list(KINDS)),
-        "blocking": blocking, "pageable": is_pageable})
-    calls["duration_ns"] = calls["end_ns"] - calls["start_ns"]
-    return calls.sort_values("start_ns", kind="stable", ignore_index=True)
+    pageable_rows = calls.find(copies["pid"].to_numpy(dtype=np.int64, na_value=-1) if "pid" in copies else
+                               copies["global_pid"].to_numpy(dtype=np.int64, na_value=-1) // 0x1000000 % 0x1000000,
+                               copies["correlation_id"].to_numpy(dtype=np.int64, na_value=-1))[pageable_copies(copies)]
+    pageable = is_copy & np.isin(other, pageable_rows)
+    unsuffixed = np.array(["Async" not in name for name in categories] + [False])[codes[other]]
+    others = pd.DataFrame({
+        "start_ns": start[other], "end_ns": end[other], "duration_ns": end[other] - start[other],
+        "global_tid": thread[other], "api": api[other], "kind": pd.Categorical.from_codes(kind[other], categories=list(KINDS)),
+        "blocking": (kind[other] == KINDS.index(WAIT)) | (is_copy & (pageable | unsuffixed)), "pageable": pageable})
+    return HostCalls(start, end, thread, kind, api, calls.keys, calls.rows, others)
 
 
-def pageable_copies(copies: pd.DataFrame) -> pd.Series:
+def pageable_copies(copies: pd.DataFrame) -> np.ndarray:
     """Which copies have a pageable side (none where the export does not say)."""
     if not {"src_kind", "dst_kind"} <= set(copies):
-        return pd.Series(False, index=copies.index)
-    return copies["src_kind"].astype(object).eq("Pageable") | copies["dst_kind"].astype(object).eq("Pageable")
-
-
-def _keys(process: np.ndarray, correlation: np.ndarray) -> np.ndarray:
-    """(process, correlation id) as one int64: correlation ids are per process, and below 2**32."""
-    return process.astype(np.int64) * (1 << 32) + correlation.astype(np.int64)
+        return np.zeros(len(copies), dtype=bool)
+    return (copies["src_kind"].astype(object).eq("Pageable") | copies["dst_kind"].astype(object).eq("Pageable")).to_numpy()

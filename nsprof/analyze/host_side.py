@@ -2,23 +2,18 @@
 
 The window is the program's steady state (nsprof.analyze.program_harness.steady_state: from the
 second instance of its repeating NVTX range to the end of its last GPU work), or, without one, the
-span of its GPU work. In the window, per device:
+span of its GPU work; where that holds more than MAX_WINDOW_OPERATIONS GPU operations, its last
+iterations that hold at most that many (or its last operations, without iterations): a steady state
+repeats itself, and the analysis then takes the same time on a 10M-kernel capture as on a 2M one.
+In the window, per device:
 
 - how busy the GPU was (the union of kernels, copies, memsets and graphs), and how much of that was copies;
 - the launches: how many per second, the median kernel, the host's time between launch calls and in
   each, how long after its launch call a kernel started, and the queue depth (GPU work launched and
   not finished when a launch call begins: 0 means the GPU had nothing left to do);
 - the waits (synchronizations and blocking copies), pageable copies, module loading and allocations;
-- the GPU's idle time split by cause (IDLE_CAUSES). A gap between GPU work ends when the next
-  operation starts; its launch call says why the GPU waited. Either the host had not yet issued it:
-  - after a wait on that thread that was blocked when the GPU ran out of work and returned before
-    the launch (WAITED, or COPY_WAITED for a blocking copy): the wait is charged at most the time it
-    was blocked while the GPU still worked, which the host could have spent on what it did after
-    it; the rest of the gap is the host's own, as below;
-  - with module loading or allocation calls filling most of the gap: LOADED;
-  - otherwise LAUNCHING for a gap of at most HOST_WORK_NS (the host's time between launches), and
-    HOST_WORK for a longer one (the host ran its own code: data preparation, Python);
-  or it was queued and waited on something else (QUEUED: another stream, an event, the launch latency).
+- the GPU's idle time split by cause (IDLE_CAUSES, charged gap by gap as nsprof.analyze.host_idle
+  says).
 
 The verdict (VERDICTS) follows one rule, stated with it: a GPU busy at least BUSY_PCT of the window
 is GPU-bound, or transfer-bound when copies are most of its busy time; below that, the cause of
@@ -28,27 +23,31 @@ caused: the GPU cannot gain more than the time it waited.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
-from nsprof.analyze.gpu_events import gpu_events, merged_intervals
-from nsprof.analyze.host_calls import ALLOCATION, COPY, LAUNCH, LOADING, host_calls, pageable_copies
+from nsprof.analyze.gpu_events import GRAPH, KERNEL, gpu_events, merged_intervals
+from nsprof.analyze.host_calls import ALLOCATION, COPY, KINDS, LAUNCH, LOADING, HostCalls, host_calls, pageable_copies
+from nsprof.analyze.host_idle import (
+    COPY_WAITED,
+    HOST_WORK,
+    HOST_WORK_NS,
+    LAUNCHING,
+    LOADED,
+    QUEUED,
+    UNMATCHED,
+    WAITED,
+    idle_causes,
+)
 from nsprof.analyze.program_harness import SteadyState
 from nsprof.ceilings.peaks import Ceiling
 from nsprof.parse.model import GpuTimeline
 
 BUSY_PCT = 80.0  # at least this busy over the window: GPU-bound
+MAX_WINDOW_OPERATIONS = 2_000_000
 COPY_SHARE = 0.5  # copies at least this share of the busy time: transfer-bound
-LOADING_SHARE = 0.5  # module loading or allocation calls filling this share of a gap caused it
-WAIT_SLACK_NS = 5_000  # a wait returns a few microseconds after the GPU finished what it waited for
-# A host gap longer than this is the host's own work, not the time it takes to launch: PyTorch's eager
-# dispatch spends 15-35 us between launches (an H200's captures), a data loader milliseconds.
-HOST_WORK_NS = 200_000
-LAUNCHING, HOST_WORK, WAITED, COPY_WAITED, LOADED, QUEUED, UNMATCHED = (
-    "launch overhead", "host work", "synchronization", "blocking copy", "module loading and allocation", "queued",
-    "unmatched")
 IDLE_CAUSES = {
     LAUNCHING: "the host had not yet launched the next work: it was in CUDA calls or its own code between launches",
     HOST_WORK: f"the host ran its own code for over {HOST_WORK_NS / 1e3:.0f} us before launching the next work "
@@ -87,6 +86,7 @@ class Window:
     start_ns: int
     end_ns: int
     source: str  # what defines it: the steady state's rule, or the span of GPU work
+    iterations: int | None = None  # instances of the repeating range it holds
 
     def to_json(self) -> dict:
         return {"start_ns": self.start_ns, "end_ns": self.end_ns, "span_ns": self.end_ns - self.start_ns,
@@ -103,162 +103,138 @@ def host_side(export: GpuTimeline, state: SteadyState | None, ceiling: Ceiling |
     evidence) and fixes (host-side causes as fixes, largest saving first)."""
     if export.runtime.empty:
         return None
-    events = gpu_events([export], ("device_id", "stream_id", "kind", "start_ns", "end_ns", "correlation_id", "pid"))
-    if events.empty:
+    spans = gpu_events([export], ("start_ns", "end_ns"))  # by start: what the window is drawn from
+    if spans.empty:
         return None
-    window = _window(events, state)
+    window = _window(spans, state)
+    del spans
+    # every GPU operation of the window, and only those: a 10M-kernel capture's whole table is not made
+    inside = gpu_events([_within(export, window)], ("device_id", "kind", "start_ns", "end_ns", "correlation_id", "pid"))
     calls = host_calls(export)
-    waits = calls[calls["blocking"] & (calls["kind"] != COPY)
-                  & (calls["start_ns"] >= window.start_ns) & (calls["start_ns"] < window.end_ns)]
-    inside = events[(events["start_ns"] >= window.start_ns) & (events["start_ns"] < window.end_ns)]
-    window_calls = calls[(calls["start_ns"] >= window.start_ns) & (calls["start_ns"] < window.end_ns)]
-    devices = [_device(int(device), inside[inside["device_id"] == device], calls, window)
-               for device in np.unique(inside["device_id"])]
+    others = calls.others
+    others = others.iloc[slice(*np.searchsorted(others["start_ns"].to_numpy(), [window.start_ns, window.end_ns]))]
+    waits = others[others["blocking"].to_numpy() & (others["kind"] != COPY).to_numpy()]
+    rows = calls.find(*_ids(inside))  # each operation's launch call, found once
+    device_ids = inside["device_id"].to_numpy()
+    one = len(np.unique(device_ids)) == 1
+    devices = [_device(int(device), inside if one else inside[device_ids == device], rows if one else rows[device_ids == device],
+                       calls, window) for device in np.unique(device_ids)]
     result = {"window": window.to_json(), "devices": devices,
-              "launches": _launches(export, window_calls, inside, calls, window),
+              "launches": _launches(export, calls, inside, rows, window),
               "waits": {**_call_summary(waits), "where": _where(export, waits)},
-              "copies": _copies(export, window_calls, window, ceiling),
-              "loading": _call_summary(window_calls[window_calls["kind"] == LOADING]),
-              "allocation": _call_summary(window_calls[window_calls["kind"] == ALLOCATION]),
-              "startup_ns": max(0, window.start_ns - int(calls["start_ns"].min())),
-              "iterations": None if state is None else {"range": state.range, "count": state.instances - 1}}
+              "copies": _copies(export, others, window, ceiling),
+              "loading": _call_summary(others[(others["kind"] == LOADING).to_numpy()]),
+              "allocation": _call_summary(others[(others["kind"] == ALLOCATION).to_numpy()]),
+              "startup_ns": max(0, window.start_ns - int(calls.start.min())),
+              "iterations": None if state is None else {"range": state.range, "count": window.iterations}}
     result["verdict"] = verdict(result)
     result["fixes"] = host_fixes(result)
     return result
 
 
 def _window(events: pd.DataFrame, state: SteadyState | None) -> Window:
+    """The window of the module docstring; `events` by start."""
+    start = events["start_ns"].to_numpy()
     end = int(events["end_ns"].max())
+    cap = MAX_WINDOW_OPERATIONS
+
+    def operations_from(t: int) -> int:
+        return len(start) - int(np.searchsorted(start, t))
+
     if state is not None and state.start_ns < end:
-        return Window(state.start_ns, end, f"steady state: from the second of {state.instances} instances of "
-                                           f"{state.range} to the end of the last GPU work")
-    return Window(int(events["start_ns"].min()), end, "the span of the capture's GPU work (no repeating NVTX range)")
+        starts = state.instance_starts[1:] or (state.start_ns,)
+        first = next((i for i, t in enumerate(starts) if operations_from(t) <= cap), len(starts) - 1)
+        iterations = len(starts) - first
+        if first == 0:
+            return Window(starts[0], end, f"steady state: from the second of {state.instances} instances of "
+                                          f"{state.range} to the end of the last GPU work", iterations)
+        return Window(starts[first], end, f"steady state: the last {iterations:,} of its {len(starts):,} iterations "
+                                          f"of {state.range} (at most {cap:,} GPU operations), to the end of the last "
+                                          "GPU work", iterations)
+    if len(start) > cap:
+        return Window(int(start[-cap]), end, f"the last {cap:,} GPU operations of the capture (no repeating NVTX range)")
+    return Window(int(start[0]), end, "the span of the capture's GPU work (no repeating NVTX range)")
 
 
-def _device(device_id: int, events: pd.DataFrame, calls: pd.DataFrame, window: Window) -> dict:
-    """One device's busy time, copy share and idle time by cause over the window."""
-    start = np.maximum(events["start_ns"].to_numpy(np.int64), window.start_ns)
-    end = np.minimum(events["end_ns"].to_numpy(np.int64), window.end_ns)
-    busy_start, busy_end = merged_intervals(start, end)
+def _within(export: GpuTimeline, window: Window) -> GpuTimeline:
+    """The export's GPU operations that start in the window, with the columns gpu_events reads."""
+    def rows(frame: pd.DataFrame, columns: tuple[str, ...]) -> pd.DataFrame:
+        start = frame["start_ns"].to_numpy()
+        kept = [column for column in columns if column in frame]
+        return frame.loc[(start >= window.start_ns) & (start < window.end_ns), kept]
+
+    ids = ("start_ns", "end_ns", "device_id", "correlation_id", "global_pid", "pid")
+    return replace(export, kernels=rows(export.kernels, (*ids, "kernel")), graphs=rows(export.graphs, (*ids, "name")),
+                   memcpys=rows(export.memcpys, (*ids, "bytes", "copy_kind")), memsets=rows(export.memsets, (*ids, "bytes")))
+
+
+def _device(device_id: int, events: pd.DataFrame, rows: np.ndarray, calls: HostCalls, window: Window) -> dict:
+    """One device's busy time, copy share and idle time by cause over the window (`rows`: each
+    event's launch call)."""
+    start = events["start_ns"].to_numpy(np.int64)
+    end = events["end_ns"].to_numpy(np.int64)
+    busy_start, busy_end = merged_intervals(np.maximum(start, window.start_ns), np.minimum(end, window.end_ns))
     busy = int((busy_end - busy_start).sum())
-    is_copy = ~events["kind"].astype(str).isin(["kernel", "graph"]).to_numpy()
-    copy_start, copy_end = merged_intervals(start[is_copy], end[is_copy])
+    is_copy = ~_is_work(events)
+    copy_start, copy_end = merged_intervals(np.maximum(start[is_copy], window.start_ns),
+                                            np.minimum(end[is_copy], window.end_ns))
     span = window.end_ns - window.start_ns
-    causes = _idle_causes(events, calls, window)
+    causes = idle_causes(start, end, rows, calls, window.start_ns)
     return {"device_id": device_id, "busy_ns": busy, "busy_pct": 100 * busy / span if span else 100.0,
-            "copy_busy_ns": int((copy_end - copy_start).sum()), "idle_ns": span - busy,
-            "streams": int(events["stream_id"].nunique()), "idle_causes": causes}
+            "copy_busy_ns": int((copy_end - copy_start).sum()), "idle_ns": span - busy, "idle_causes": causes}
 
 
-def _idle_causes(events: pd.DataFrame, calls: pd.DataFrame, window: Window) -> dict[str, int]:
-    """The device's idle time in the window by IDLE_CAUSES (module docstring); the time before its
-    first work in the window counts for the cause of that first gap."""
-    start, end = events["start_ns"].to_numpy(np.int64), events["end_ns"].to_numpy(np.int64)
-    reach = np.maximum.accumulate(end) if len(end) else end
-    gap_start = np.r_[window.start_ns, reach[:-1]] if len(start) else np.empty(0, dtype=np.int64)
-    opens = start > gap_start
-    gap_start, gap_end = gap_start[opens], start[opens]
-    found = _launch_calls(events[opens], calls)
-    causes = {cause: 0 for cause in IDLE_CAUSES}
-    if not len(gap_start):
-        return causes
-    length = gap_end - gap_start
-    call_start, call_end, thread = found["start_ns"], found["end_ns"], found["global_tid"]
-    matched = call_start >= 0
-    issued_late = matched & (call_start > gap_start)
-    cause = np.full(len(gap_start), UNMATCHED, dtype=object)
-    queued = matched & ~issued_late
-    cause[queued] = np.where(call_end[queued] > gap_start[queued], LAUNCHING, QUEUED)
-    late = np.flatnonzero(issued_late)
-    cause[late] = np.where(length[late] > HOST_WORK_NS, HOST_WORK, LAUNCHING)
-    charged = np.zeros(len(gap_start), dtype=np.int64)  # the part of a gap charged to a wait before it
-    charged_to = np.full(len(gap_start), WAITED, dtype=object)
-    waits = calls[calls["blocking"]]
-    busy_calls = calls[calls["kind"].isin([LOADING, ALLOCATION])]
-    for tid in np.unique(thread[late]):
-        mine = late[thread[late] == tid]
-        # the wait this thread was in when the GPU ran dry (a thread's calls do not overlap: the last to
-        # start before the gap), if it returned before the launch call
-        own = waits[waits["global_tid"] == tid].sort_values("start_ns", kind="stable")
-        starts, ends = own["start_ns"].to_numpy(np.int64), own["end_ns"].to_numpy(np.int64)
-        if len(starts):
-            at = np.searchsorted(starts, gap_start[mine], side="left") - 1
-            last = np.maximum(at, 0)
-            waited = (at >= 0) & (ends[last] >= gap_start[mine] - WAIT_SLACK_NS) & (ends[last] <= call_start[mine])
-            charged[mine] = np.where(waited, np.minimum(gap_start[mine] - starts[last], length[mine]), 0)
-            charged_to[mine] = np.where((own["kind"] == COPY).to_numpy()[last], COPY_WAITED, WAITED)
-        # module loading and allocation calls filling most of the gap
-        loading = busy_calls[busy_calls["global_tid"] == tid]
-        if len(loading):
-            inside = _time_inside(loading, gap_start[mine], call_start[mine])
-            cause[mine[inside >= LOADING_SHARE * (call_start[mine] - gap_start[mine])]] = LOADED
-    rest = length - charged
-    cause = np.where((rest <= HOST_WORK_NS) & (cause == HOST_WORK), LAUNCHING, cause)  # what is left after the wait
-    for name in IDLE_CAUSES:
-        causes[name] = int(rest[cause == name].sum()) + int(charged[charged_to == name].sum())
-    return causes
+def _is_work(events: pd.DataFrame) -> np.ndarray:
+    """Which events are kernels or graphs (the rest: copies and memsets)."""
+    return events["kind"].isin([KERNEL, GRAPH]).to_numpy()
 
 
-def _time_inside(calls: pd.DataFrame, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """For each [start, end): the time the calls (one thread's: they do not overlap) spent inside it."""
-    call_start, call_end = calls["start_ns"].to_numpy(np.int64), calls["end_ns"].to_numpy(np.int64)
-    order = np.argsort(call_start, kind="stable")
-    call_start, call_end = call_start[order], call_end[order]
-    before = np.r_[0, np.cumsum(call_end - call_start)]
-
-    def covered(t: np.ndarray) -> np.ndarray:  # time spent in calls before t
-        i = np.searchsorted(call_start, t, side="right")
-        partial = np.minimum(t, call_end[np.maximum(i - 1, 0)]) - call_start[np.maximum(i - 1, 0)]
-        return before[np.maximum(i - 1, 0)] + np.where(i > 0, np.maximum(partial, 0), 0)
-
-    return covered(ends) - covered(starts)
+def _ids(events: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Each event's Linux process id and correlation id (-1 where nsys left one out)."""
+    return (events["pid"].to_numpy(dtype=np.int64, na_value=-1),
+            events["correlation_id"].to_numpy(dtype=np.int64, na_value=-1))
 
 
-def _launch_calls(events: pd.DataFrame, calls: pd.DataFrame) -> dict[str, np.ndarray]:
-    """Each event's launch call by (process, correlation id): start_ns, end_ns, global_tid (-1 where none)."""
-    known = calls.dropna(subset=["correlation_id"])
-    known = known[known["correlation_id"] >= 0]
-    key = known["pid"].to_numpy(np.int64) * (1 << 32) + known["correlation_id"].to_numpy(np.int64)
-    order = np.argsort(key, kind="stable")
-    key = key[order]
-    event_key = (events["pid"].to_numpy(dtype=np.int64, na_value=-1) * (1 << 32)
-                 + events["correlation_id"].to_numpy(dtype=np.int64, na_value=-1))
-    at = np.minimum(np.searchsorted(key, event_key), max(len(key) - 1, 0))
-    hit = (key[at] == event_key) if len(key) else np.zeros(len(event_key), dtype=bool)
-    out = {}
-    for column in ("start_ns", "end_ns", "global_tid"):
-        values = known[column].to_numpy(np.int64)[order] if len(key) else np.zeros(1, dtype=np.int64)
-        out[column] = np.where(hit, values[at] if len(key) else -1, -1)
-    return out
-
-
-def _launches(export: GpuTimeline, window_calls: pd.DataFrame, events: pd.DataFrame, calls: pd.DataFrame,
-              window: Window) -> dict:
-    """The launch figures of the module docstring, over the window."""
-    launched = window_calls[window_calls["kind"] == LAUNCH]
+def _launches(export: GpuTimeline, calls: HostCalls, events: pd.DataFrame, rows: np.ndarray, window: Window) -> dict:
+    """The launch figures of the module docstring, over the window (`rows`: each event's launch call)."""
+    in_window = slice(*np.searchsorted(calls.start, [window.start_ns, window.end_ns])) \
+        if _sorted(calls.start) else np.flatnonzero((calls.start >= window.start_ns) & (calls.start < window.end_ns))
+    launched = np.arange(len(calls.start))[in_window]
+    launched = launched[calls.kind[launched] == KINDS.index(LAUNCH)]
     span = window.end_ns - window.start_ns
-    kernels = export.kernels
-    kernels = kernels[(kernels["start_ns"] >= window.start_ns) & (kernels["start_ns"] < window.end_ns)]
-    gaps = [np.diff(group["start_ns"].to_numpy(np.int64)) for _, group in launched.groupby("global_tid")]
-    between = np.concatenate(gaps) if gaps else np.empty(0, dtype=np.int64)
-    work = events[events["kind"].astype(str).isin(["kernel", "graph"])]
-    found = _launch_calls(work, calls)
-    matched = found["start_ns"] >= 0
-    to_start = work["start_ns"].to_numpy(np.int64)[matched] - found["end_ns"][matched]
-    depth = _queue_depth(found["start_ns"][matched], work["end_ns"].to_numpy(np.int64)[matched])
-    threads = launched["global_tid"].value_counts()
+    kernel_start = export.kernels["start_ns"].to_numpy(np.int64)
+    kernels = (kernel_start >= window.start_ns) & (kernel_start < window.end_ns)
+    thread, starts = calls.thread[launched], calls.start[launched]
+    if len(thread) and (thread == thread[0]).all() and _sorted(starts):  # one launching thread: no sort
+        between = np.diff(starts)
+    else:
+        order = np.lexsort((starts, thread))
+        between = np.diff(starts[order])[thread[order][1:] == thread[order][:-1]]
+        del order
+    work = _is_work(events)
+    rows = rows[work]
+    matched = rows >= 0
+    call_start, call_end = calls.start[rows[matched]], calls.end[rows[matched]]
+    to_start = events["start_ns"].to_numpy(np.int64)[work][matched] - call_end
+    depth = _queue_depth(call_start, events["end_ns"].to_numpy(np.int64)[work][matched])
+    graphs = [i for i, name in enumerate(calls.api.categories) if "GraphLaunch" in str(name)]
+    durations = calls.end[launched] - starts
     return {"count": len(launched), "per_s": 1e9 * len(launched) / span if span else None,
-            "kernels": len(kernels), "graphs": int(launched["api"].isin([name for name in launched["api"].cat.categories
-                                                 if "GraphLaunch" in str(name)]).sum()),
-            "median_kernel_ns": _median(kernels["duration_ns"]), "median_call_ns": _median(launched["duration_ns"]),
-            "median_between_ns": _median(between), "median_to_start_ns": _median(to_start),
-            "median_queue_depth": _median(depth), "empty_queue_pct": 100 * float((depth == 0).mean()) if len(depth) else None,
-            "threads": len(threads), "host_ns": int(launched["duration_ns"].sum())}
+            "kernels": int(kernels.sum()), "graphs": int(np.isin(calls.api.codes[launched], graphs).sum()),
+            "median_kernel_ns": _median(export.kernels["duration_ns"].to_numpy(np.int64)[kernels]),
+            "median_call_ns": _median(durations), "median_between_ns": _median(between),
+            "median_to_start_ns": _median(to_start), "median_queue_depth": _median(depth),
+            "empty_queue_pct": 100 * float((depth == 0).mean()) if len(depth) else None,
+            "threads": len(np.unique(thread)), "host_ns": int(durations.sum())}
+
+
+def _sorted(values: np.ndarray) -> bool:
+    return bool((values[1:] >= values[:-1]).all())
 
 
 def _queue_depth(launch_start: np.ndarray, work_end: np.ndarray) -> np.ndarray:
     """At each launch call's start: the GPU work launched before it that had not yet finished."""
-    starts, ends = np.sort(launch_start), np.sort(work_end)
+    starts, ends = np.sort(launch_start, kind="stable"), np.sort(work_end, kind="stable")  # nearly sorted: fast
     return np.searchsorted(starts, launch_start, side="left") - np.searchsorted(ends, launch_start, side="right")
 
 
@@ -272,10 +248,14 @@ def _where(export: GpuTimeline, calls: pd.DataFrame) -> list[dict]:
     ranges = export.nvtx[(export.nvtx["kind"] == "push_pop") & export.nvtx["end_ns"].notna()]
     places = []
     for tid, mine in calls.groupby("global_tid", sort=False):
+        times = mine["start_ns"].to_numpy(np.int64)
         own = ranges[ranges["global_tid"] == tid].sort_values("start_ns", kind="stable")
-        innermost = _innermost(own["start_ns"].to_numpy(np.int64), own["end_ns"].to_numpy(np.int64),
-                               mine["start_ns"].to_numpy(np.int64))
-        labels = own["range"].to_numpy(dtype=object)
+        starts, ends = own["start_ns"].to_numpy(np.int64), own["end_ns"].to_numpy(np.int64)
+        # only the ranges open at some call: a program's 100k ranges are not walked for its few waits
+        ordered = np.sort(times)
+        holding = np.searchsorted(ordered, ends, side="left") > np.searchsorted(ordered, starts, side="left")
+        innermost = _innermost(starts[holding], ends[holding], times)
+        labels = own["range"].to_numpy(dtype=object)[holding]
         places.append(pd.DataFrame({"thread": names.get(tid) or f"thread {int(tid) % 0x1000000}",
                                     "range": [labels[i] if i >= 0 else None for i in innermost],
                                     "duration_ns": mine["duration_ns"].to_numpy()}))
@@ -314,13 +294,14 @@ def _call_summary(calls: pd.DataFrame) -> dict:
 
 
 def _copies(export: GpuTimeline, window_calls: pd.DataFrame, window: Window, ceiling: Ceiling | None) -> dict:
+    """`window_calls`: HostCalls.others in the window."""
     """Copies in the window: all, and those with a pageable side (count, bytes, GPU time), the host
     time blocked in copy calls, and per direction the pageable copies with the pinned rate they are
     held against (`pageable`)."""
     every = export.memcpys.assign(pageable=pageable_copies(export.memcpys))
     copies = every[(every["start_ns"] >= window.start_ns) & (every["start_ns"] < window.end_ns)]
     pageable = copies[copies["pageable"]]
-    blocking = window_calls[window_calls["blocking"] & (window_calls["kind"] == COPY)]
+    blocking = window_calls[window_calls["blocking"].to_numpy() & (window_calls["kind"] == COPY).to_numpy()]
     directions = []
     for direction, group in pageable.groupby(pageable["copy_kind"].astype(str), observed=True):
         rate, source = _pinned_rate(every, direction, ceiling)

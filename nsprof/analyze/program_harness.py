@@ -51,6 +51,7 @@ class SteadyState:
     range: str  # the range (family) that repeats
     instances: int
     start_ns: int
+    instance_starts: tuple[int, ...] = ()  # when each instance began, the first included
 
     def to_json(self) -> dict:
         return {"range": self.range, "instances": self.instances, "start_ns": self.start_ns,
@@ -156,7 +157,7 @@ def steady_state(export: GpuTimeline) -> SteadyState | None:
             continue  # nested in itself or overlapping (not a loop's iterations), or over before the end
         span = int(ends[-1] - starts[0])
         if span > best_span:
-            best, best_span = SteadyState(str(family), len(loop), int(starts[1])), span
+            best, best_span = SteadyState(str(family), len(loop), int(starts[1]), tuple(int(t) for t in starts)), span
     return best
 
 
