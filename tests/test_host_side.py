@@ -287,3 +287,27 @@ def test_the_readme_shows_what_analyze_and_diff_print():
     diffed = CliRunner().invoke(app, ["diff", str(HOST / "decode-eager.sqlite"), str(HOST / "decode-graph.sqlite")],
                                 env={"COLUMNS": "100"}).stdout
     assert table in diffed
+
+
+def test_history_keeps_the_host_side_per_iteration(tmp_path):
+    """`history add` of the eager and the graphed decode: each entry holds the host side's times per
+    iteration, the same figures diff shows, and `history show` reads the launch overhead's fall."""
+    from nsprof.analyze.diff.host import host_figures
+    from nsprof.history.store import measurements, opened
+
+    db = tmp_path / "history.sqlite"
+    for name, commit in (("decode-eager", "a1"), ("decode-graph", "b2")):
+        result = CliRunner().invoke(app, ["history", "add", str(HOST / f"{name}.sqlite"), "--db", str(db),
+                                          "--commit", commit, "--branch", "main"])
+        assert result.exit_code == 0, result.output
+    with opened(db) as conn:
+        stored = measurements(conn)
+    host = stored[stored["kind"] == "host"].set_index(["entry", "name"])["median_ns"]
+    for entry, name in ((1, "decode-eager"), (2, "decode-graph")):
+        figures = host_figures(host_of(name))
+        assert host[(entry, "idle: launch overhead per iteration")] == figures["launch_overhead_ns"]
+        assert host[(entry, "time per iteration")] == figures["window_ns"]
+        assert host[(entry, "host time between launches (median)")] == figures["host_between_launches_ns"]
+    shown = CliRunner().invoke(app, ["history", "show", "--db", str(db)], env={"COLUMNS": "100"})
+    assert shown.exit_code == 0 and re.search(r"│ host +│ idle: launch overhead per iteration +│ +2 │ +588 ns │ +-100\.0 │",
+                                               shown.stdout)

@@ -7,7 +7,9 @@ kernel and range, and the versions it ran with.
   program): each kernel, copy range and range by its median in each run, named by its family
   (nsprof.analyze.families: XLA's numbered names are one); the ladder's stage ranges as kind
   "stage", `op/stage/size` (their GPU time under nsys: another clock than bench's CUDA events,
-  so a series never mixes the two).
+  so a series never mixes the two); and a program's host side (nsprof.analyze.diff.host), of kind
+  "host": its time, GPU idle time by cause and host time between launches per iteration of its
+  repeating range, where every run has one.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from nsprof.analyze.families import family_column
 from nsprof.history.store import Measurement
 from nsprof.ranges import parse_stage_range
 
-KINDS = ("bench", "stage", "kernel", "range")
+KINDS = ("bench", "stage", "kernel", "range", "host")
 
 
 def summarize(path: Path, side_of, attribution: str = "thread") -> tuple[dict, list[Measurement]]:
@@ -68,6 +70,7 @@ def _capture(path: Path, side, attribution: str) -> tuple[dict, list[Measurement
     medians = pd.concat(per_run, axis=1)
     found = [Measurement(kind, key, tuple(float(v) for v in row.dropna()))
              for (kind, key), row in medians.iterrows() if row.notna().any()]
+    found += _host(side)
     analysis = side.analyzed()
     manifest = analysis.manifest or {}
     software = manifest.get("software") or {}
@@ -75,6 +78,20 @@ def _capture(path: Path, side, attribution: str) -> tuple[dict, list[Measurement
     entry = {"created": manifest.get("started"), "gpu": analysis.gpu, "driver": software.get("driver"),
              "cuda": software.get("runtime_cuda"), "tools": json.dumps(tools), "source": str(path), "kind": "capture"}
     return entry, found
+
+
+def _host(side) -> list[Measurement]:
+    """The host side's times per iteration in each run (nsprof.analyze.diff.host's figures): none
+    where a run has no host side or no repeating range."""
+    from nsprof.analyze.diff.host import QUANTITIES, host_figures
+
+    hosts = [run.analyzed().host for run in (side, *side.runs)]
+    if not all(host and host.get("iterations") for host in hosts):
+        return []
+    figures = [host_figures(host) for host in hosts]
+    return [Measurement("host", f"{label} per iteration" if unit == "ns" else f"{label} (median)",
+                        tuple(float(run[key]) for run in figures))
+            for key, label, unit in QUANTITIES if unit in ("ns", "median") and all(run[key] is not None for run in figures)]
 
 
 def git_fields(commit: str | None, branch: str | None, where: Path | None = None) -> dict:
