@@ -32,7 +32,8 @@ def change_points(medians: list[float] | np.ndarray) -> list[int]:
     """Indices of the entries that start a new level (module docstring)."""
     from scipy.stats import ttest_ind
 
-    logs = np.log(np.asarray(medians, dtype=float))
+    # floored at 1 ns: a time that falls to 0 (a host-side idle cause removed) is a shift, not a log of zero
+    logs = np.log(np.maximum(np.asarray(medians, dtype=float), 1.0))
     found: list[tuple[int, float]] = []
     for i in range(2, len(logs) - 1):
         before, after = logs[max(0, i - WINDOW):i], logs[i:i + WINDOW]

@@ -31,7 +31,8 @@ def series_blocks(history: pd.DataFrame) -> list[Block]:
     for (kind, name), group in history.groupby(["kind", "name"], sort=True):
         medians = group["median_ns"].to_numpy()
         rows.append({"kind": kind, "name": name, "entries": len(group), "first_ns": medians[0], "last_ns": medians[-1],
-                     "change_pct": 100 * (medians[-1] / medians[0] - 1), "shifts": len(change_points(medians))})
+                     "change_pct": 100 * (medians[-1] / medians[0] - 1) if medians[0] > 0 else None,
+                     "shifts": len(change_points(medians))})
     for row, label in zip(rows, telling_names([row["name"] for row in rows], NAME_WIDTH)):
         row["label"] = label
     entries = history["entry"].nunique()
