@@ -311,3 +311,35 @@ def test_history_keeps_the_host_side_per_iteration(tmp_path):
     shown = CliRunner().invoke(app, ["history", "show", "--db", str(db)], env={"COLUMNS": "100"})
     assert shown.exit_code == 0 and re.search(r"│ host +│ idle: launch overhead per iteration +│ +2 │ +588 ns │ +-100\.0 │",
                                                shown.stdout)
+
+
+@pytest.mark.parametrize("damage", [
+    "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET correlationId = NULL",
+    "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET globalTid = NULL, correlationId = NULL",
+    "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET correlationId = NULL",
+    "DROP TABLE ThreadNames", "DROP TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "DELETE FROM NVTX_EVENTS",
+    "DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME",
+])
+def test_a_damaged_capture_still_gets_an_honest_host_side(damage, tmp_path):
+    """Links between GPU work and its calls cut, names or tables gone: analyze, explain and diff
+    still answer, with no traceback; where nothing links the work to its calls, the verdict says so."""
+    damaged = tmp_path / "damaged.sqlite"
+    damaged.write_bytes((HOST / "train-sync.sqlite").read_bytes())
+    with sqlite3.connect(damaged) as conn:
+        conn.execute(damage)
+    for argv in (["analyze", str(damaged)], ["explain", "gpu-idle", "--from", str(damaged)],
+                 ["diff", str(damaged), str(HOST / "train-sync.sqlite")]):
+        result = CliRunner().invoke(app, argv, env={"COLUMNS": "100"})
+        assert "Traceback" not in result.output
+        assert result.exception is None or isinstance(result.exception, SystemExit), (argv, result.exception)
+        if argv[0] == "explain" and "RUNTIME" in damage and damage.startswith("DELETE"):
+            assert result.exit_code == 1 and "no program's nsys capture" in result.stderr
+        else:
+            assert result.exit_code == 0, (argv, result.output)
+    analyzed = CliRunner().invoke(app, ["analyze", str(damaged)], env={"COLUMNS": "100"}).stdout
+    if "correlationId = NULL" in damage and "RUNTIME" in damage:
+        assert analyzed.startswith("Verdict: undecided")
+    elif damage.startswith("DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME"):
+        assert "Verdict" not in analyzed  # no CUDA calls: no host side to tell
+    else:
+        assert analyzed.startswith("Verdict: ")

@@ -59,11 +59,12 @@ IDLE_CAUSES = {
             "latency)",
     UNMATCHED: "the next work has no launch call in the capture",
 }
-GPU_BOUND, HOST_BOUND, HOST_WORK_BOUND, SYNC_BOUND, TRANSFER_BOUND, STARTUP_BOUND = (
+GPU_BOUND, HOST_BOUND, HOST_WORK_BOUND, SYNC_BOUND, TRANSFER_BOUND, STARTUP_BOUND, UNDECIDED = (
     "GPU-bound", "host-bound (launch overhead)", "host-bound (the host's own work)", "synchronization-bound",
-    "transfer-bound", "dominated by start-up and compilation")
+    "transfer-bound", "dominated by start-up and compilation",
+    "undecided: the capture links most of the GPU's work to no launch call (its correlation ids are missing)")
 VERDICT_OF_CAUSE = {LAUNCHING: HOST_BOUND, HOST_WORK: HOST_WORK_BOUND, WAITED: SYNC_BOUND, COPY_WAITED: TRANSFER_BOUND,
-                    LOADED: STARTUP_BOUND, QUEUED: GPU_BOUND}
+                    LOADED: STARTUP_BOUND, QUEUED: GPU_BOUND, UNMATCHED: UNDECIDED}
 RULE = (f"GPU busy >= {BUSY_PCT:.0f}% of the window: GPU-bound (transfer-bound if copies are >= "
         f"{100 * COPY_SHARE:.0f}% of busy time); otherwise the cause of most GPU idle time decides")
 FIXES = {
@@ -152,8 +153,10 @@ def _window(events: pd.DataFrame, state: SteadyState | None) -> Window:
                                           f"of {state.range} (at most {cap:,} GPU operations), to the end of the last "
                                           "GPU work", iterations)
     if len(start) > cap:
-        return Window(int(start[-cap]), end, f"the last {cap:,} GPU operations of the capture (no repeating NVTX range)")
-    return Window(int(start[0]), end, "the span of the capture's GPU work (no repeating NVTX range)")
+        return Window(int(start[-cap]), end, f"the last {cap:,} GPU operations of the capture (no repeating NVTX "
+                                             "range: mark each iteration with one to analyze the steady state)")
+    return Window(int(start[0]), end, "the span of the capture's GPU work, start-up included (no repeating NVTX range: mark each "
+                  "iteration with one to analyze the steady state)")
 
 
 def _within(export: GpuTimeline, window: Window) -> GpuTimeline:
@@ -256,7 +259,8 @@ def _where(export: GpuTimeline, calls: pd.DataFrame) -> list[dict]:
         holding = np.searchsorted(ordered, ends, side="left") > np.searchsorted(ordered, starts, side="left")
         innermost = _innermost(starts[holding], ends[holding], times)
         labels = own["range"].to_numpy(dtype=object)[holding]
-        places.append(pd.DataFrame({"thread": names.get(tid) or f"thread {int(tid) % 0x1000000}",
+        thread = names.get(tid) or (f"thread {int(tid) % 0x1000000}" if tid >= 0 else "an unnamed thread")
+        places.append(pd.DataFrame({"thread": thread,
                                     "range": [labels[i] if i >= 0 else None for i in innermost],
                                     "duration_ns": mine["duration_ns"].to_numpy()}))
     if not places:
@@ -350,7 +354,7 @@ def verdict(host: dict) -> dict:
     if busy_pct >= BUSY_PCT or top_cause is None:
         said = TRANSFER_BOUND if copy_share >= COPY_SHARE else GPU_BOUND
     else:
-        said = VERDICT_OF_CAUSE.get(top_cause, GPU_BOUND)
+        said = VERDICT_OF_CAUSE[top_cause]
         if said == GPU_BOUND and copy_share >= COPY_SHARE:
             said = TRANSFER_BOUND
     evidence = {"device_id": busiest["device_id"], "busy_pct": busy_pct, "copy_share_pct": 100 * copy_share,

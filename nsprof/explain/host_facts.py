@@ -32,6 +32,10 @@ def host_facts(path: Path) -> dict:
     return analysis.host
 
 
+def _figure(value, spec: str, per: float = 1.0) -> str:
+    return "-" if value is None else format(value / per, spec)
+
+
 def fact_lines(host: dict) -> list[str]:
     """The story in Markdown bullets: the window, the verdict, the idle time by cause, and the fixes."""
     window, verdict = host["window"], host["verdict"]
@@ -40,10 +44,10 @@ def fact_lines(host: dict) -> list[str]:
     said = verdict["verdict"][0].upper() + verdict["verdict"][1:]
     lines = [f"Window: {window['source']}, {window['span_ns'] / 1e6:,.1f} ms.",
              f"**{said}**: GPU {device['device_id']} was busy {device['busy_pct']:.1f}% of it (rule: {verdict['rule']}).",
-             f"{launches['count']:,} launches, {launches['per_s'] or 0:,.0f} a second; the median kernel ran "
-             f"{(launches['median_kernel_ns'] or 0) / 1e3:,.1f} us and the host spent "
-             f"{(launches['median_between_ns'] or 0) / 1e3:,.1f} us between launches; the GPU's queue was empty at "
-             f"{launches['empty_queue_pct'] or 0:.0f}% of them."]
+             f"{launches['count']:,} launches, {_figure(launches['per_s'], ',.0f')} a second; the median kernel ran "
+             f"{_figure(launches['median_kernel_ns'], ',.0f', 1e3)} us and the host spent "
+             f"{_figure(launches['median_between_ns'], ',.1f', 1e3)} us between launches; the GPU's queue was empty at "
+             f"{_figure(launches['empty_queue_pct'], '.0f')}% of them."]
     idle = device["idle_ns"]
     for cause, ns in sorted(device["idle_causes"].items(), key=lambda kv: -kv[1]):
         if ns:

@@ -36,20 +36,29 @@ def verdict_lines(host: dict) -> list[str]:
         lines.append(f"Idle {ms(evidence['idle_ns'])}, {evidence['top_idle_cause_pct']:.0f}% of it {cause}: "
                      f"{IDLE_CAUSES[cause]}.")
     if launches["count"]:
-        lines.append(f"Launches: {launches['count']:,} ({launches['per_s']:,.0f}/s), median kernel "
+        lines.append(f"Launches: {launches['count']:,} ({_figure(launches['per_s'], ',.0f')}/s), median kernel "
                      f"{_us(launches['median_kernel_ns'])}, host {_us(launches['median_between_ns'])} between launches "
                      f"and {_us(launches['median_call_ns'])} in each; queue empty at "
-                     f"{launches['empty_queue_pct']:.0f}% of launches; kernel starts {_us(launches['median_to_start_ns'])} "
-                     "after its launch call returns.")
+                     f"{_figure(launches['empty_queue_pct'], '.0f%')} of launches; kernel starts "
+                     f"{_us(launches['median_to_start_ns'])} after its launch call returns.")
     waits, copies = host["waits"], host["copies"]
     where = waits.get("where") or []
     place = f"in {where[0]['range']}" if where and where[0]["range"] else "outside NVTX ranges"
-    at = f", most on thread {where[0]['thread']}, {place}" if where else ""
+    thread = where[0]["thread"] if where else ""
+    at = f", most on {thread if thread.startswith('an ') else 'thread ' + thread}, {place}" if where else ""
     lines.append(f"Waits: {waits['count']:,} ({ms(waits['host_ns'])} blocked{at}); copies: {copies['count']:,}, "
                  f"{copies['pageable_count']:,} pageable; module loading {host['loading']['count']:,} calls "
                  f"({ms(host['loading']['host_ns'])}), allocations {host['allocation']['count']:,}.")
     lines.append(f"Window: {window['source']}. Rule: {verdict['rule']}.")
     return lines
+
+
+def _figure(value, spec: str) -> str:
+    """A figure the capture may not give (no launch matched to its kernels): '-' then. A spec
+    ending in % is a percentage already (not a fraction)."""
+    if value is None:
+        return "-"
+    return format(value, spec[:-1]) + "%" if spec.endswith("%") else format(value, spec)
 
 
 def _us(ns) -> str:
