@@ -31,6 +31,8 @@ class Timeline:
     zoomed: bool  # a range or a window was asked for: the trace keeps to it
     range_: str | None = None
     window_text: str | None = None
+    # one program's capture: its GPU idle gaps in the window by cause (nsprof.analyze.host_side.idle_marks)
+    idle: pd.DataFrame | None = None
 
     @cached_property
     def trace(self) -> dict:
@@ -54,6 +56,7 @@ def load_timeline(path: Path, range_: str | None, window: str | None) -> Timelin
     """The capture at `path` and the window to draw: the NVTX range `range_`, the START:END
     `window` in ms ("all": the whole capture), or by default where the GPU work and ranges are."""
     from nsprof.analyze.gpu_events import gpu_events, range_window
+    from nsprof.analyze.host_side import idle_marks
     from nsprof.analyze.timeline_window import capture_span, check_window_has_work, default_window, window_from_text
     from nsprof.parse import load_profile
     from nsprof.parse.sources import unique_names
@@ -80,9 +83,10 @@ def load_timeline(path: Path, range_: str | None, window: str | None) -> Timelin
     elif window is None and not range_:
         chosen = default_window(events, ranges)
         (start, end), why = (chosen.start_ns, chosen.end_ns), default_reason(chosen.left_out, chosen.idle_ns)
+    idle = idle_marks(profile.nsys[0], events, (start, end)) if len(profile.nsys) == 1 else None
     return Timeline(unique_names([path])[0], profile.nsys, events, ranges, (start, end), capture,
                     window_caption((start, end), capture, why), bool(range_) or (window is not None and not whole),
-                    range_, window)
+                    range_, window, idle)
 
 
 def chart_path(timeline: Timeline, out: str | Path | None) -> Path:
@@ -107,7 +111,7 @@ def timeline_files(timeline: Timeline, chart: Path, trace: Path | None) -> dict[
     events = timeline.events
     shown = int(((events["end_ns"] > start) & (events["start_ns"] < end)).sum())
     figure = timeline_figure(events, timeline.ranges, timeline.window, timeline.capture[0],
-                             f"{timeline.name}: {shown:,} GPU operations", timeline.caption)
+                             f"{timeline.name}: {shown:,} GPU operations", timeline.caption, idle=timeline.idle)
     files[chart] = figure_bytes(figure, chart.suffix.lower().lstrip("."))
     return files
 

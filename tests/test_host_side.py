@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from nsprof.analyze.host_calls import KINDS, LAUNCH, OTHER, WAIT, api_kind, host_calls
-from nsprof.analyze.host_idle import HOST_WORK, HOST_WORK_NS, LAUNCHING, QUEUED, WAITED
+from nsprof.analyze.host_idle import CAUSES, HOST_WORK, HOST_WORK_NS, LAUNCHING, QUEUED, WAITED
 from nsprof.analyze.host_side import GPU_BOUND, HOST_BOUND, SYNC_BOUND, TRANSFER_BOUND, host_side
 from nsprof.analyze.program_harness import SteadyState, steady_part
 from nsprof.cli import app
@@ -343,3 +343,24 @@ def test_a_damaged_capture_still_gets_an_honest_host_side(damage, tmp_path):
         assert "Verdict" not in analyzed  # no CUDA calls: no host side to tell
     else:
         assert analyzed.startswith("Verdict: ")
+
+
+def test_the_timeline_marks_why_the_gpu_waited():
+    """The timeline of a program's capture has a lane per GPU of its idle gaps by cause: in the
+    steady state of the synchronized training loop, the gap after each step's `.item()` is marked
+    synchronization; no marked gap overlaps GPU work."""
+    from nsprof.api import load_timeline
+    from nsprof.render.timeline import timeline_figure
+
+    view = load_timeline(HOST / "train-sync.sqlite", None, None)
+    idle = view.idle
+    assert idle is not None and set(idle["cause"]) <= set(CAUSES)
+    steady = idle[idle["start_ns"] >= host_of("train-sync")["window"]["start_ns"]]
+    assert (steady["cause"] == WAITED).sum() >= 20  # one a step, 26 steps (a wait that took less of a gap is not)
+    events = view.events
+    for gap in idle.sample(min(len(idle), 200), random_state=0).itertuples():
+        overlapping = events[(events["start_ns"] < gap.end_ns) & (events["end_ns"] > gap.start_ns)]
+        assert overlapping.empty, gap
+    figure = timeline_figure(view.events, view.ranges, view.window, view.capture[0], "t", idle=idle)
+    assert "GPU 0 idle: why" in [label.get_text() for label in figure.axes[0].get_yticklabels()]
+    assert any(text.get_text() == f"idle: {WAITED}" for text in figure.axes[0].get_legend().get_texts())

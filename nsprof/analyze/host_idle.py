@@ -17,6 +17,9 @@ at once.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -39,9 +42,43 @@ def idle_causes(start: np.ndarray, end: np.ndarray, rows: np.ndarray, calls: Hos
     """One device's idle time by cause (CAUSES), from its GPU work by start (`start`, `end`, and each
     operation's launch call, `rows` of `calls`: -1 for none) within a window opening at
     `window_start`: the time before its first work counts for the cause of that first gap."""
+    totals = np.zeros(len(CAUSES), dtype=np.int64)  # integer sums: nanoseconds stay exact
+    for gaps in _gaps(start, end, rows, calls, window_start):
+        np.add.at(totals, gaps.cause, gaps.rest)
+        np.add.at(totals, gaps.charged_to, gaps.charged)
+    return {cause: int(total) for cause, total in zip(CAUSES, totals)}
+
+
+def idle_gaps(start: np.ndarray, end: np.ndarray, rows: np.ndarray, calls: HostCalls, window_start: int,
+              shown: tuple[int, int]) -> pd.DataFrame:
+    """The gaps of idle_causes that overlap `shown` ([start, end) ns), each with the cause that took
+    most of it: start_ns, end_ns, cause (for a timeline to mark)."""
+    found = []
+    for gaps in _gaps(start, end, rows, calls, window_start):
+        seen = (gaps.end > shown[0]) & (gaps.start < shown[1])
+        main = np.where(gaps.charged > gaps.rest, gaps.charged_to, gaps.cause)[seen]
+        found.append(pd.DataFrame({"start_ns": gaps.start[seen], "end_ns": gaps.end[seen],
+                                   "cause": np.asarray(CAUSES, dtype=object)[main]}))
+    return pd.concat(found, ignore_index=True) if found else pd.DataFrame(columns=["start_ns", "end_ns", "cause"])
+
+
+@dataclass(frozen=True)
+class _Gaps:
+    """One chunk's gaps: where they are, their cause codes (of CAUSES), the part charged to a wait
+    before them and to which cause (WAITED or COPY_WAITED), and the rest."""
+
+    start: np.ndarray
+    end: np.ndarray
+    cause: np.ndarray
+    rest: np.ndarray
+    charged: np.ndarray
+    charged_to: np.ndarray
+
+
+def _gaps(start: np.ndarray, end: np.ndarray, rows: np.ndarray, calls: HostCalls, window_start: int) -> Iterator[_Gaps]:
+    """The gaps between a device's GPU work (by start), classified, GAP_CHUNK_ROWS operations at a time."""
     waits = _by_thread(calls.others[calls.others["blocking"].to_numpy()])
     loading = _by_thread(calls.others[calls.others["kind"].isin([LOADING, ALLOCATION]).to_numpy()])
-    totals = np.zeros(len(CAUSES), dtype=np.int64)  # integer sums: nanoseconds stay exact
     reach = window_start
     for first in range(0, len(start), GAP_CHUNK_ROWS):
         chunk = slice(first, first + GAP_CHUNK_ROWS)
@@ -50,17 +87,16 @@ def idle_causes(start: np.ndarray, end: np.ndarray, rows: np.ndarray, calls: Hos
         gap_start = ends[:-1]
         opens = np.flatnonzero(start[chunk] > gap_start)
         if len(opens):
-            _charge(totals, gap_start[opens], start[chunk][opens], rows[chunk][opens], calls, waits, loading)
-    return {cause: int(total) for cause, total in zip(CAUSES, totals)}
+            yield _classify(gap_start[opens], start[chunk][opens], rows[chunk][opens], calls, waits, loading)
 
 
 def _by_thread(calls: pd.DataFrame) -> dict[int, pd.DataFrame]:
     return {int(tid): group for tid, group in calls.groupby("global_tid", sort=False)}
 
 
-def _charge(totals: np.ndarray, gap_start: np.ndarray, gap_end: np.ndarray, rows: np.ndarray, calls: HostCalls,
-            waits: dict[int, pd.DataFrame], loading: dict[int, pd.DataFrame]) -> None:
-    """Add each gap's time to its causes in `totals` (module docstring)."""
+def _classify(gap_start: np.ndarray, gap_end: np.ndarray, rows: np.ndarray, calls: HostCalls,
+              waits: dict[int, pd.DataFrame], loading: dict[int, pd.DataFrame]) -> _Gaps:
+    """Each gap's causes (module docstring)."""
     matched = rows >= 0
     safe = np.maximum(rows, 0)
     call_start = np.where(matched, calls.start[safe], -1)
@@ -93,8 +129,7 @@ def _charge(totals: np.ndarray, gap_start: np.ndarray, gap_end: np.ndarray, rows
             cause[mine[inside >= LOADING_SHARE * (call_start[mine] - gap_start[mine])]] = code[LOADED]
     rest = length - charged
     cause[(rest <= HOST_WORK_NS) & (cause == code[HOST_WORK])] = code[LAUNCHING]  # what is left after the wait
-    np.add.at(totals, cause, rest)
-    np.add.at(totals, charged_to, charged)
+    return _Gaps(gap_start, gap_end, cause, rest, charged, charged_to)
 
 
 def _time_inside(calls: pd.DataFrame, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:

@@ -40,6 +40,7 @@ from nsprof.analyze.host_idle import (
     UNMATCHED,
     WAITED,
     idle_causes,
+    idle_gaps,
 )
 from nsprof.analyze.program_harness import SteadyState
 from nsprof.ceilings.peaks import Ceiling
@@ -157,6 +158,24 @@ def _window(events: pd.DataFrame, state: SteadyState | None) -> Window:
                                              "range: mark each iteration with one to analyze the steady state)")
     return Window(int(start[0]), end, "the span of the capture's GPU work, start-up included (no repeating NVTX range: mark each "
                   "iteration with one to analyze the steady state)")
+
+
+def idle_marks(export: GpuTimeline, events: pd.DataFrame, shown: tuple[int, int]) -> pd.DataFrame | None:
+    """The GPU's idle gaps in one program's capture that overlap `shown`, each with the cause that
+    took most of it (nsprof.analyze.host_idle): device_id, start_ns, end_ns, cause; None where the
+    capture has no CUDA calls. `events`: its gpu_events, with pid and correlation_id."""
+    if export.runtime.empty or events.empty:
+        return None
+    events = events[((events["end_ns"] > shown[0]) & (events["start_ns"] < shown[1])).to_numpy()]  # a zoom's few
+    if events.empty:
+        return None
+    calls = host_calls(export)
+    rows = calls.find(*_ids(events))
+    device_ids = events["device_id"].to_numpy()
+    start, end = events["start_ns"].to_numpy(np.int64), events["end_ns"].to_numpy(np.int64)
+    marks = [idle_gaps(start[mine], end[mine], rows[mine], calls, int(start[mine][0]), shown).assign(device_id=device)
+             for device in np.unique(device_ids) for mine in [device_ids == device]]
+    return pd.concat(marks, ignore_index=True)[["device_id", "start_ns", "end_ns", "cause"]]
 
 
 def _within(export: GpuTimeline, window: Window) -> GpuTimeline:

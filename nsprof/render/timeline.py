@@ -1,6 +1,7 @@
 """A Gantt chart of an nsys capture: one lane per CUDA stream (kernels, copies by direction,
 memsets, graph launches), with the NVTX ranges of each thread as a band above, one lane per
-nesting depth.
+nesting depth, and for a program's capture one lane per GPU below, its idle gaps coloured by why
+it waited (nsprof.analyze.host_idle's causes).
 
 Readable and quick at any number of events: each lane is one collection of rectangles, so the
 cost grows with the events, not faster; within a GPU lane, work of one kind closer together than
@@ -36,12 +37,17 @@ BAR = (0.1, 0.8)  # a bar's offset and height within its lane
 PLOT_WIDTH_CHARS = 175  # characters of the label font across the plot (12 inches, 7-point text), with room to spare
 LABEL_CHARS = 3  # the fewest characters worth a label
 WHOLE = "the whole capture"
-LABELLED = (KERNEL, GRAPH)  # copies and memsets are told by their colour
+IDLE_COLORS = {"launch overhead": "#ff9896", "host work": "#c5b0d5", "synchronization": "#d62728",
+               "blocking copy": "#8c564b", "module loading and allocation": "#e377c2", "queued": "#c7c7c7",
+               "unmatched": "#f7f7f7"}
+LABELLED = (KERNEL, GRAPH)
+LEGEND_COLUMNS = 6  # a row of the legend above the plot: more entries wrap  # copies and memsets are told by their colour
 
 
 def timeline_figure(events: pd.DataFrame, ranges: pd.DataFrame, window: tuple[int, int], origin: int, title: str,
-                    caption: str | None = None):
-    """The figure for [window) (ns on the capture's clock); x in ms from `origin`."""
+                    caption: str | None = None, idle: pd.DataFrame | None = None):
+    """The figure for [window) (ns on the capture's clock); x in ms from `origin`. `idle`: the GPU's
+    idle gaps by cause (device_id, start_ns, end_ns, cause), drawn as a lane per GPU below its streams."""
     start, end = window
     span = max(end - start, 1)
     pixel = span * PIXEL_FRACTION
@@ -51,13 +57,24 @@ def timeline_figure(events: pd.DataFrame, ranges: pd.DataFrame, window: tuple[in
     ranges = ranges[(ranges["end_ns"].fillna(end) > start) & (ranges["start_ns"] < end)]
     nvtx_lanes = _nvtx_lanes(ranges)
     gpu_lanes = sorted(events.groupby(["device_id", "stream_id"]).groups) if len(events) else []
-    lanes = len(nvtx_lanes) + len(gpu_lanes)
+    idle_devices = sorted(idle["device_id"].unique()) if idle is not None and len(idle) else []
+    lanes = len(nvtx_lanes) + len(gpu_lanes) + len(idle_devices)
     figure, axes = plt.subplots(figsize=(12, max(2.5, 1.4 + LANE_INCHES * max(lanes, 1))), layout="constrained")
     bars = _Bars(axes, start, end, origin, pixel)
     kernel_parts = shared_parts(kernel_label(name) for name in every_event["name"].unique())  # stable as one zooms
     range_parts = shared_parts(str(name) for name in every_range["range"].dropna().unique())
     labels: list[str] = []
     used: set[str] = set()
+    causes: set[str] = set()
+    for device in reversed(idle_devices):
+        assert idle is not None
+        gaps = idle[idle["device_id"] == device]
+        for cause, group in gaps.groupby("cause", sort=False):
+            bars.add(len(labels), group["start_ns"].to_numpy(np.int64), group["end_ns"].to_numpy(np.int64),
+                     IDLE_COLORS.get(str(cause), OTHER_COLOR))
+            causes.add(str(cause))
+        bars.draw()
+        labels.append(f"GPU {device} idle: why")
     for (device, stream) in reversed(gpu_lanes):
         lane = events[(events["device_id"] == device) & (events["stream_id"] == stream)]
         for kind, group in lane.groupby("kind", sort=False):
@@ -92,9 +109,10 @@ def timeline_figure(events: pd.DataFrame, ranges: pd.DataFrame, window: tuple[in
               for kind in (*COLORS, *sorted(used - set(COLORS))) if kind in used]
     if len(nvtx_lanes):
         legend.append(Patch(color=NVTX_COLORS[0], label="NVTX range"))
+    legend += [Patch(color=color, label=f"idle: {cause}") for cause, color in IDLE_COLORS.items() if cause in causes]
     if legend:
-        axes.legend(handles=legend, loc="lower left", bbox_to_anchor=(0, 1.0), ncol=len(legend), fontsize=8, frameon=False,
-                    borderaxespad=0.2)
+        axes.legend(handles=legend, loc="lower left", bbox_to_anchor=(0, 1.0), ncol=min(len(legend), LEGEND_COLUMNS),
+                    fontsize=8, frameon=False, borderaxespad=0.2)
     return figure
 
 
