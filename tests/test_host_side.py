@@ -51,8 +51,10 @@ def test_each_constructed_program_gets_its_verdict(name):
     assert host["verdict"]["verdict"] == VERDICTS[name], host["verdict"]
     span = host["window"]["span_ns"]
     for device in host["devices"]:
-        assert device["busy_ns"] + device["idle_ns"] == span
-        assert sum(device["idle_causes"].values()) == pytest.approx(device["idle_ns"], abs=1)
+        for part in (device, *device["streams"]):  # the device, and each of its streams
+            assert part["busy_ns"] + part["idle_ns"] == span
+            assert sum(part["idle_causes"].values()) == pytest.approx(part["idle_ns"], abs=1)
+        assert max(stream["busy_ns"] for stream in device["streams"]) <= device["busy_ns"]
     idle = host["devices"][0]["idle_causes"]
     for fix in host["fixes"]:
         if fix["kind"] == "host":

@@ -7,7 +7,8 @@ iterations that hold at most that many (or its last operations, without iteratio
 repeats itself, and the analysis then takes the same time on a 10M-kernel capture as on a 2M one.
 In the window, per device:
 
-- how busy the GPU was (the union of kernels, copies, memsets and graphs), and how much of that was copies;
+- how busy the GPU was (the union of kernels, copies, memsets and graphs), and how much of that was
+  copies; the same per stream;
 - the launches: how many per second, the median kernel, the host's time between launch calls and in
   each, how long after its launch call a kernel started, and the queue depth (GPU work launched and
   not finished when a launch call begins: 0 means the GPU had nothing left to do);
@@ -111,7 +112,8 @@ def host_side(export: GpuTimeline, state: SteadyState | None, ceiling: Ceiling |
     window = _window(spans, state)
     del spans
     # every GPU operation of the window, and only those: a 10M-kernel capture's whole table is not made
-    inside = gpu_events([_within(export, window)], ("device_id", "kind", "start_ns", "end_ns", "correlation_id", "pid"))
+    inside = gpu_events([_within(export, window)],
+                        ("device_id", "stream_id", "kind", "start_ns", "end_ns", "correlation_id", "pid"))
     calls = host_calls(export)
     others = calls.others
     others = others.iloc[slice(*np.searchsorted(others["start_ns"].to_numpy(), [window.start_ns, window.end_ns]))]
@@ -185,14 +187,24 @@ def _within(export: GpuTimeline, window: Window) -> GpuTimeline:
         kept = [column for column in columns if column in frame]
         return frame.loc[(start >= window.start_ns) & (start < window.end_ns), kept]
 
-    ids = ("start_ns", "end_ns", "device_id", "correlation_id", "global_pid", "pid")
+    ids = ("start_ns", "end_ns", "device_id", "stream_id", "correlation_id", "global_pid", "pid")
     return replace(export, kernels=rows(export.kernels, (*ids, "kernel")), graphs=rows(export.graphs, (*ids, "name")),
                    memcpys=rows(export.memcpys, (*ids, "bytes", "copy_kind")), memsets=rows(export.memsets, (*ids, "bytes")))
 
 
 def _device(device_id: int, events: pd.DataFrame, rows: np.ndarray, calls: HostCalls, window: Window) -> dict:
     """One device's busy time, copy share and idle time by cause over the window (`rows`: each
-    event's launch call)."""
+    event's launch call), and the same of each of its streams (`streams`: a stream is idle while
+    it runs nothing, though others may)."""
+    figures = _busy_and_idle(events, rows, calls, window)
+    stream_ids = events["stream_id"].to_numpy()
+    streams = [{"stream_id": int(stream), **_busy_and_idle(events[mine], rows[mine], calls, window)}
+               for stream in np.unique(stream_ids) for mine in [stream_ids == stream]] if len(np.unique(stream_ids)) > 1 \
+        else [{"stream_id": int(stream_ids[0]), **figures}]
+    return {"device_id": device_id, **figures, "streams": streams}
+
+
+def _busy_and_idle(events: pd.DataFrame, rows: np.ndarray, calls: HostCalls, window: Window) -> dict:
     start = events["start_ns"].to_numpy(np.int64)
     end = events["end_ns"].to_numpy(np.int64)
     busy_start, busy_end = merged_intervals(np.maximum(start, window.start_ns), np.minimum(end, window.end_ns))
@@ -201,9 +213,9 @@ def _device(device_id: int, events: pd.DataFrame, rows: np.ndarray, calls: HostC
     copy_start, copy_end = merged_intervals(np.maximum(start[is_copy], window.start_ns),
                                             np.minimum(end[is_copy], window.end_ns))
     span = window.end_ns - window.start_ns
-    causes = idle_causes(start, end, rows, calls, window.start_ns)
-    return {"device_id": device_id, "busy_ns": busy, "busy_pct": 100 * busy / span if span else 100.0,
-            "copy_busy_ns": int((copy_end - copy_start).sum()), "idle_ns": span - busy, "idle_causes": causes}
+    return {"busy_ns": busy, "busy_pct": 100 * busy / span if span else 100.0,
+            "copy_busy_ns": int((copy_end - copy_start).sum()), "idle_ns": span - busy,
+            "idle_causes": idle_causes(start, end, rows, calls, window.start_ns)}
 
 
 def _is_work(events: pd.DataFrame) -> np.ndarray:
