@@ -18,7 +18,8 @@ from typer.testing import CliRunner
 
 from nsprof.analyze.host_calls import KINDS, LAUNCH, OTHER, WAIT, api_kind, host_calls
 from nsprof.analyze.host_idle import CAUSES, HOST_WORK, HOST_WORK_NS, LAUNCHING, QUEUED, WAITED
-from nsprof.analyze.host_side import GPU_BOUND, HOST_BOUND, SYNC_BOUND, TRANSFER_BOUND, host_side
+from nsprof.analyze.host_side import host_side
+from nsprof.analyze.host_verdict import GPU_BOUND, HOST_BOUND, SYNC_BOUND, TRANSFER_BOUND
 from nsprof.analyze.program_harness import SteadyState, steady_part
 from nsprof.cli import app
 from nsprof.parse.nsys_sqlite import COLUMNS, load_nsys

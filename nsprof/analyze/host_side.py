@@ -13,13 +13,9 @@ In the window, per device:
   each, how long after its launch call a kernel started, and the queue depth (GPU work launched and
   not finished when a launch call begins: 0 means the GPU had nothing left to do);
 - the waits (synchronizations and blocking copies), pageable copies, module loading and allocations;
-- the GPU's idle time split by cause (IDLE_CAUSES, charged gap by gap as nsprof.analyze.host_idle
-  says).
+- the GPU's idle time split by cause (charged gap by gap as nsprof.analyze.host_idle says);
 
-The verdict (VERDICTS) follows one rule, stated with it: a GPU busy at least BUSY_PCT of the window
-is GPU-bound, or transfer-bound when copies are most of its busy time; below that, the cause of
-most idle time names the verdict. Each cause is a fix with a saving no larger than the idle time it
-caused: the GPU cannot gain more than the time it waited.
+and from those, the verdict and the fixes (nsprof.analyze.host_verdict).
 """
 
 from __future__ import annotations
@@ -31,59 +27,14 @@ import pandas as pd
 
 from nsprof.analyze.gpu_events import GRAPH, KERNEL, gpu_events, merged_intervals
 from nsprof.analyze.host_calls import ALLOCATION, COPY, KINDS, LAUNCH, LOADING, HostCalls, host_calls, pageable_copies
-from nsprof.analyze.host_idle import (
-    COPY_WAITED,
-    HOST_WORK,
-    HOST_WORK_NS,
-    LAUNCHING,
-    LOADED,
-    QUEUED,
-    UNMATCHED,
-    WAITED,
-    idle_causes,
-    idle_gaps,
-)
+from nsprof.analyze.host_idle import idle_causes, idle_gaps
+from nsprof.analyze.host_verdict import PINNED_SAMPLE_BYTES, host_fixes, verdict
+from nsprof.analyze.host_where import call_places
 from nsprof.analyze.program_harness import SteadyState
 from nsprof.ceilings.peaks import Ceiling
 from nsprof.parse.model import GpuTimeline
 
-BUSY_PCT = 80.0  # at least this busy over the window: GPU-bound
 MAX_WINDOW_OPERATIONS = 2_000_000
-COPY_SHARE = 0.5  # copies at least this share of the busy time: transfer-bound
-IDLE_CAUSES = {
-    LAUNCHING: "the host had not yet launched the next work: it was in CUDA calls or its own code between launches",
-    HOST_WORK: f"the host ran its own code for over {HOST_WORK_NS / 1e3:.0f} us before launching the next work "
-               "(data preparation, Python)",
-    WAITED: "the host waited for the GPU to finish (a synchronization), so nothing was queued when it did",
-    COPY_WAITED: "the host waited in a blocking copy (pageable memory, or a copy not named Async)",
-    LOADED: "the host was loading modules or allocating memory",
-    QUEUED: "the next work was already launched and waited on something else (another stream, an event, launch "
-            "latency)",
-    UNMATCHED: "the next work has no launch call in the capture",
-}
-GPU_BOUND, HOST_BOUND, HOST_WORK_BOUND, SYNC_BOUND, TRANSFER_BOUND, STARTUP_BOUND, UNDECIDED = (
-    "GPU-bound", "host-bound (launch overhead)", "host-bound (the host's own work)", "synchronization-bound",
-    "transfer-bound", "dominated by start-up and compilation",
-    "undecided: the capture links most of the GPU's work to no launch call (its correlation ids are missing)")
-VERDICT_OF_CAUSE = {LAUNCHING: HOST_BOUND, HOST_WORK: HOST_WORK_BOUND, WAITED: SYNC_BOUND, COPY_WAITED: TRANSFER_BOUND,
-                    LOADED: STARTUP_BOUND, QUEUED: GPU_BOUND, UNMATCHED: UNDECIDED}
-RULE = (f"GPU busy >= {BUSY_PCT:.0f}% of the window: GPU-bound (transfer-bound if copies are >= "
-        f"{100 * COPY_SHARE:.0f}% of busy time); otherwise the cause of most GPU idle time decides")
-FIXES = {
-    LAUNCHING: "launch fewer, larger pieces of work: CUDA graphs (torch.cuda.CUDAGraph, "
-               "torch.compile(mode=\"reduce-overhead\")), fused kernels",
-    HOST_WORK: "move the host's work off the critical path: a data loader with worker processes "
-               "(torch.utils.data.DataLoader(num_workers=N, pin_memory=True)), or prepare the next batch while the GPU "
-               "works",
-    WAITED: "move synchronizations out of the loop: keep values on the GPU (no .item(), .cpu(), print of a tensor "
-            "per step), overlap the host's work with the GPU's",
-    COPY_WAITED: "copy from pinned memory with non-blocking copies (tensor.pin_memory(), cudaMallocHost), "
-                 "overlapped with compute",
-    LOADED: "load and allocate before the loop: warm up once (CUDA_MODULE_LOADING=EAGER), reuse buffers or a "
-            "caching allocator",
-}
-
-
 @dataclass(frozen=True)
 class Window:
     start_ns: int
@@ -125,7 +76,7 @@ def host_side(export: GpuTimeline, state: SteadyState | None, ceiling: Ceiling |
                        calls, window) for device in np.unique(device_ids)]
     result = {"window": window.to_json(), "devices": devices,
               "launches": _launches(export, calls, inside, rows, window),
-              "waits": {**_call_summary(waits), "where": _where(export, waits)},
+              "waits": {**_call_summary(waits), "where": call_places(export, waits)},
               "copies": _copies(export, others, window, ceiling),
               "loading": _call_summary(others[(others["kind"] == LOADING).to_numpy()]),
               "allocation": _call_summary(others[(others["kind"] == ALLOCATION).to_numpy()]),
@@ -272,54 +223,6 @@ def _queue_depth(launch_start: np.ndarray, work_end: np.ndarray) -> np.ndarray:
     return np.searchsorted(starts, launch_start, side="left") - np.searchsorted(ends, launch_start, side="right")
 
 
-WHERE_ROWS = 5
-
-
-def _where(export: GpuTimeline, calls: pd.DataFrame) -> list[dict]:
-    """Where in the program some calls were made: per thread (its name) and innermost NVTX range
-    open on that thread (push/pop ranges), their count and host time, most time first."""
-    names = dict(zip(export.threads["global_tid"], export.threads["name"])) if len(export.threads) else {}
-    ranges = export.nvtx[(export.nvtx["kind"] == "push_pop") & export.nvtx["end_ns"].notna()]
-    places = []
-    for tid, mine in calls.groupby("global_tid", sort=False):
-        times = mine["start_ns"].to_numpy(np.int64)
-        own = ranges[ranges["global_tid"] == tid].sort_values("start_ns", kind="stable")
-        starts, ends = own["start_ns"].to_numpy(np.int64), own["end_ns"].to_numpy(np.int64)
-        # only the ranges open at some call: a program's 100k ranges are not walked for its few waits
-        ordered = np.sort(times)
-        holding = np.searchsorted(ordered, ends, side="left") > np.searchsorted(ordered, starts, side="left")
-        innermost = _innermost(starts[holding], ends[holding], times)
-        labels = own["range"].to_numpy(dtype=object)[holding]
-        thread = names.get(tid) or (f"thread {int(tid) % 0x1000000}" if tid >= 0 else "an unnamed thread")
-        places.append(pd.DataFrame({"thread": thread,
-                                    "range": [labels[i] if i >= 0 else None for i in innermost],
-                                    "duration_ns": mine["duration_ns"].to_numpy()}))
-    if not places:
-        return []
-    found = pd.concat(places).groupby(["thread", "range"], dropna=False, sort=False)["duration_ns"].agg(["count", "sum"])
-    found = found.sort_values("sum", ascending=False).head(WHERE_ROWS)
-    return [{"thread": thread, "range": None if pd.isna(name) else name, "count": int(row["count"]),
-             "host_ns": int(row["sum"])} for (thread, name), row in found.iterrows()]
-
-
-def _innermost(starts: np.ndarray, ends: np.ndarray, times: np.ndarray) -> list[int]:
-    """For each time, the index of the innermost range (one thread's push/pop ranges, by start: they
-    nest) open at it, or -1: the latest-starting one that contains it, found through each range's parent."""
-    parent = np.full(len(starts), -1)
-    stack: list[int] = []
-    for i, start in enumerate(starts):
-        while stack and ends[stack[-1]] <= start:
-            stack.pop()
-        parent[i] = stack[-1] if stack else -1
-        stack.append(i)
-    found: list[int] = []
-    for at, time in zip(np.searchsorted(starts, times, side="right") - 1, times):
-        while at >= 0 and ends[at] <= time:
-            at = parent[at]
-        found.append(int(at))
-    return found
-
-
 def _call_summary(calls: pd.DataFrame) -> dict:
     """Count and host time of some calls, and the APIs that took most of it."""
     by_api = calls.groupby("api", observed=True)["duration_ns"].agg(["count", "sum"])
@@ -329,10 +232,9 @@ def _call_summary(calls: pd.DataFrame) -> dict:
 
 
 def _copies(export: GpuTimeline, window_calls: pd.DataFrame, window: Window, ceiling: Ceiling | None) -> dict:
-    """`window_calls`: HostCalls.others in the window."""
     """Copies in the window: all, and those with a pageable side (count, bytes, GPU time), the host
-    time blocked in copy calls, and per direction the pageable copies with the pinned rate they are
-    held against (`pageable`)."""
+    time blocked in copy calls (`window_calls`: HostCalls.others in the window), and per direction
+    the pageable copies with the pinned rate they are held against (`pageable`)."""
     every = export.memcpys.assign(pageable=pageable_copies(export.memcpys))
     copies = every[(every["start_ns"] >= window.start_ns) & (every["start_ns"] < window.end_ns)]
     pageable = copies[copies["pageable"]]
@@ -346,9 +248,6 @@ def _copies(export: GpuTimeline, window_calls: pd.DataFrame, window: Window, cei
             "pageable_count": len(pageable), "pageable_bytes": int(pageable["bytes"].sum()),
             "pageable_gpu_ns": int(pageable["duration_ns"].sum()), "pageable": directions,
             "blocking_calls": len(blocking), "blocking_host_ns": int(blocking["duration_ns"].sum())}
-
-
-PINNED_SAMPLE_BYTES = 1 << 20  # pinned copies this large or larger show the bus's rate (smaller ones, its latency)
 
 
 def _pinned_rate(copies: pd.DataFrame, direction: str, ceiling: Ceiling | None) -> tuple[float | None, str | None]:
@@ -372,84 +271,3 @@ def _pinned_rate(copies: pd.DataFrame, direction: str, ceiling: Ceiling | None) 
 def _median(values) -> float | None:
     values = np.asarray(values, dtype=np.float64)
     return float(np.median(values)) if len(values) else None
-
-
-def verdict(host: dict) -> dict:
-    """The verdict (module docstring) of host_side's figures: `verdict`, `rule`, `evidence`."""
-    devices = host["devices"]
-    busiest = max(devices, key=lambda device: device["busy_ns"])
-    busy_pct = busiest["busy_pct"]
-    copy_share = busiest["copy_busy_ns"] / busiest["busy_ns"] if busiest["busy_ns"] else 0.0
-    causes = busiest["idle_causes"]
-    top_cause = max(causes, key=causes.__getitem__) if any(causes.values()) else None
-    if busy_pct >= BUSY_PCT or top_cause is None:
-        said = TRANSFER_BOUND if copy_share >= COPY_SHARE else GPU_BOUND
-    else:
-        said = VERDICT_OF_CAUSE[top_cause]
-        if said == GPU_BOUND and copy_share >= COPY_SHARE:
-            said = TRANSFER_BOUND
-    evidence = {"device_id": busiest["device_id"], "busy_pct": busy_pct, "copy_share_pct": 100 * copy_share,
-                "idle_ns": busiest["idle_ns"], "top_idle_cause": top_cause,
-                "top_idle_cause_pct": 100 * causes[top_cause] / busiest["idle_ns"] if top_cause and busiest["idle_ns"]
-                else None}
-    return {"verdict": said, "rule": RULE, "evidence": evidence}
-
-
-def host_fixes(host: dict) -> list[dict]:
-    """Each host-side cause of idle time as a fix: what, its saving (the idle time it caused on the
-    busiest device: the GPU cannot gain more than it waited), what bounds it, and the evidence."""
-    busiest = max(host["devices"], key=lambda device: device["busy_ns"])
-    causes = busiest["idle_causes"]
-    launches, waits, copies = host["launches"], host["waits"], host["copies"]
-    evidence = {
-        LAUNCHING: f"{launches['count']:,} launches ({_rate(launches['per_s'])}), median kernel "
-                   f"{_us(launches['median_kernel_ns'])}, {_us(launches['median_between_ns'])} of host time between "
-                   f"launches, queue empty at {_pct(launches['empty_queue_pct'])} of them",
-        HOST_WORK: f"host gaps over {HOST_WORK_NS / 1e3:.0f} us between launches",
-        WAITED: f"{waits['count']:,} waits, {_us(waits['host_ns'], 0)} blocked"
-                + (f" ({', '.join(api['api'] for api in waits['apis'][:2])})" if waits["apis"] else ""),
-        COPY_WAITED: f"{copies['blocking_calls']:,} blocking copies, {_us(copies['blocking_host_ns'], 0)} blocked; "
-                     f"{copies['pageable_count']:,} pageable ({copies['pageable_bytes'] / 1e6:,.1f} MB)",
-        LOADED: f"{host['loading']['count']:,} module loading and {host['allocation']['count']:,} allocation calls, "
-                f"{_us(host['loading']['host_ns'] + host['allocation']['host_ns'], 0)}",
-    }
-    fixes = [{"kind": "host", "cause": cause, "fix": FIXES[cause], "saving_ns": int(causes[cause]),
-              "bound": "the idle it caused", "evidence": evidence[cause]}
-             for cause in FIXES if causes.get(cause, 0) > 0]
-    # a few bytes copied from pageable memory cost latency, not bandwidth: a wait, counted as one above
-    fixes += [_pageable_fix(direction) for direction in copies["pageable"] if direction["bytes"] >= PINNED_SAMPLE_BYTES]
-    return sorted(fixes, key=lambda fix: -fix["saving_ns"])
-
-
-PAGEABLE = "pageable copies"
-
-
-def _pageable_fix(direction: dict) -> dict:
-    """Pageable copies of one direction as a fix: pinned memory moves them at the pinned rate, so the
-    saving is at most their time less their bytes at that rate (their whole time where no rate is known)."""
-    rate = direction["pinned_bytes_per_s"]
-    floor = 1e9 * direction["bytes"] / rate if rate else 0.0
-    saving = max(0, int(direction["gpu_ns"] - floor))
-    bound = f"their time at {rate / 1e9:,.1f} GB/s" if rate else "their whole time"
-    pinned = (f"pinned rate: {direction['rate_source']}" if rate else
-              "no pinned rate known (nsprof ceilings measures the bus)")
-    achieved = 1e9 * direction["bytes"] / direction["gpu_ns"] if direction["gpu_ns"] else 0.0
-    return {"kind": "copy", "cause": f"{PAGEABLE} {direction['direction']}", "fix": FIXES[COPY_WAITED],
-            "saving_ns": saving, "bound": bound,
-            "evidence": f"{direction['count']:,} {'copy' if direction['count'] == 1 else 'copies'}, "
-                        f"{direction['bytes'] / 1e6:,.1f} MB at {achieved / 1e9:,.1f} GB/s; "
-                        f"{pinned}"}
-
-
-def _us(ns, digits: int = 1) -> str:
-    if ns is None:
-        return "-"
-    return f"{ns / 1e3:,.{digits}f} us" if ns < 1e7 else f"{ns / 1e6:,.1f} ms"
-
-
-def _rate(per_s) -> str:
-    return "-" if per_s is None else f"{per_s:,.0f}/s"
-
-
-def _pct(value) -> str:
-    return "-" if value is None else f"{value:.0f}%"

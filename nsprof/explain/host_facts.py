@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nsprof.analyze.host_side import IDLE_CAUSES
+from nsprof.analyze.host_verdict import IDLE_CAUSES
 from nsprof.errors import ParseError
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "profiles" / "examples" / "h200-program-torch-train"

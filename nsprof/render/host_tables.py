@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from nsprof.analyze.host_side import IDLE_CAUSES
+from nsprof.analyze.host_verdict import IDLE_CAUSES
 from nsprof.render.document import Block, Bullets, Paragraph, Table
 from nsprof.render.table_names import telling_names
 from nsprof.render.terminal_table import fit_named, left_out

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nsprof.analyze.host_side import HOST_WORK, LAUNCHING, WAITED
+from nsprof.analyze.host_idle import HOST_WORK, LAUNCHING, WAITED
 
 # (key, label, unit): "ns" and "count" are per iteration where the sides have iterations; "pct" is a share
 QUANTITIES = (("window_ns", "time", "ns"), ("gpu_busy_pct", "GPU busy", "pct"), ("gpu_idle_ns", "GPU idle", "ns"),

@@ -1,0 +1,137 @@
+"""The verdict on a program's host side and its fixes (pure functions over nsprof.analyze.host_side's
+figures). One rule, stated with the verdict: a GPU busy at least BUSY_PCT of the window is GPU-bound,
+or transfer-bound when copies are most of its busy time; below that, the cause of most idle time
+(IDLE_CAUSES) names the verdict (VERDICT_OF_CAUSE). Each host-side cause is a fix whose saving is no
+larger than the idle time it caused (the GPU cannot gain more than it waited), and pageable copies
+are held against the pinned rate.
+"""
+
+from __future__ import annotations
+
+from nsprof.analyze.host_idle import (
+    COPY_WAITED,
+    HOST_WORK,
+    HOST_WORK_NS,
+    LAUNCHING,
+    LOADED,
+    QUEUED,
+    UNMATCHED,
+    WAITED,
+)
+
+BUSY_PCT = 80.0  # at least this busy over the window: GPU-bound
+COPY_SHARE = 0.5  # copies at least this share of the busy time: transfer-bound
+PINNED_SAMPLE_BYTES = 1 << 20  # pinned copies this large or larger show the bus's rate (smaller ones, its latency)
+IDLE_CAUSES = {
+    LAUNCHING: "the host had not yet launched the next work: it was in CUDA calls or its own code between launches",
+    HOST_WORK: f"the host ran its own code for over {HOST_WORK_NS / 1e3:.0f} us before launching the next work "
+               "(data preparation, Python)",
+    WAITED: "the host waited for the GPU to finish (a synchronization), so nothing was queued when it did",
+    COPY_WAITED: "the host waited in a blocking copy (pageable memory, or a copy not named Async)",
+    LOADED: "the host was loading modules or allocating memory",
+    QUEUED: "the next work was already launched and waited on something else (another stream, an event, launch "
+            "latency)",
+    UNMATCHED: "the next work has no launch call in the capture",
+}
+GPU_BOUND, HOST_BOUND, HOST_WORK_BOUND, SYNC_BOUND, TRANSFER_BOUND, STARTUP_BOUND, UNDECIDED = (
+    "GPU-bound", "host-bound (launch overhead)", "host-bound (the host's own work)", "synchronization-bound",
+    "transfer-bound", "dominated by start-up and compilation",
+    "undecided: the capture links most of the GPU's work to no launch call (its correlation ids are missing)")
+VERDICT_OF_CAUSE = {LAUNCHING: HOST_BOUND, HOST_WORK: HOST_WORK_BOUND, WAITED: SYNC_BOUND, COPY_WAITED: TRANSFER_BOUND,
+                    LOADED: STARTUP_BOUND, QUEUED: GPU_BOUND, UNMATCHED: UNDECIDED}
+RULE = (f"GPU busy >= {BUSY_PCT:.0f}% of the window: GPU-bound (transfer-bound if copies are >= "
+        f"{100 * COPY_SHARE:.0f}% of busy time); otherwise the cause of most GPU idle time decides")
+FIXES = {
+    LAUNCHING: "launch fewer, larger pieces of work: CUDA graphs (torch.cuda.CUDAGraph, "
+               "torch.compile(mode=\"reduce-overhead\")), fused kernels",
+    HOST_WORK: "move the host's work off the critical path: a data loader with worker processes "
+               "(torch.utils.data.DataLoader(num_workers=N, pin_memory=True)), or prepare the next batch while the GPU "
+               "works",
+    WAITED: "move synchronizations out of the loop: keep values on the GPU (no .item(), .cpu(), print of a tensor "
+            "per step), overlap the host's work with the GPU's",
+    COPY_WAITED: "copy from pinned memory with non-blocking copies (tensor.pin_memory(), cudaMallocHost), "
+                 "overlapped with compute",
+    LOADED: "load and allocate before the loop: warm up once (CUDA_MODULE_LOADING=EAGER), reuse buffers or a "
+            "caching allocator",
+}
+
+
+def verdict(host: dict) -> dict:
+    """The verdict (module docstring) of host_side's figures: `verdict`, `rule`, `evidence`."""
+    devices = host["devices"]
+    busiest = max(devices, key=lambda device: device["busy_ns"])
+    busy_pct = busiest["busy_pct"]
+    copy_share = busiest["copy_busy_ns"] / busiest["busy_ns"] if busiest["busy_ns"] else 0.0
+    causes = busiest["idle_causes"]
+    top_cause = max(causes, key=causes.__getitem__) if any(causes.values()) else None
+    if busy_pct >= BUSY_PCT or top_cause is None:
+        said = TRANSFER_BOUND if copy_share >= COPY_SHARE else GPU_BOUND
+    else:
+        said = VERDICT_OF_CAUSE[top_cause]
+        if said == GPU_BOUND and copy_share >= COPY_SHARE:
+            said = TRANSFER_BOUND
+    evidence = {"device_id": busiest["device_id"], "busy_pct": busy_pct, "copy_share_pct": 100 * copy_share,
+                "idle_ns": busiest["idle_ns"], "top_idle_cause": top_cause,
+                "top_idle_cause_pct": 100 * causes[top_cause] / busiest["idle_ns"] if top_cause and busiest["idle_ns"]
+                else None}
+    return {"verdict": said, "rule": RULE, "evidence": evidence}
+
+
+def host_fixes(host: dict) -> list[dict]:
+    """Each host-side cause of idle time as a fix: what, its saving (the idle time it caused on the
+    busiest device: the GPU cannot gain more than it waited), what bounds it, and the evidence."""
+    busiest = max(host["devices"], key=lambda device: device["busy_ns"])
+    causes = busiest["idle_causes"]
+    launches, waits, copies = host["launches"], host["waits"], host["copies"]
+    evidence = {
+        LAUNCHING: f"{launches['count']:,} launches ({_rate(launches['per_s'])}), median kernel "
+                   f"{_us(launches['median_kernel_ns'])}, {_us(launches['median_between_ns'])} of host time between "
+                   f"launches, queue empty at {_pct(launches['empty_queue_pct'])} of them",
+        HOST_WORK: f"host gaps over {HOST_WORK_NS / 1e3:.0f} us between launches",
+        WAITED: f"{waits['count']:,} waits, {_us(waits['host_ns'], 0)} blocked"
+                + (f" ({', '.join(api['api'] for api in waits['apis'][:2])})" if waits["apis"] else ""),
+        COPY_WAITED: f"{copies['blocking_calls']:,} blocking copies, {_us(copies['blocking_host_ns'], 0)} blocked; "
+                     f"{copies['pageable_count']:,} pageable ({copies['pageable_bytes'] / 1e6:,.1f} MB)",
+        LOADED: f"{host['loading']['count']:,} module loading and {host['allocation']['count']:,} allocation calls, "
+                f"{_us(host['loading']['host_ns'] + host['allocation']['host_ns'], 0)}",
+    }
+    fixes = [{"kind": "host", "cause": cause, "fix": FIXES[cause], "saving_ns": int(causes[cause]),
+              "bound": "the idle it caused", "evidence": evidence[cause]}
+             for cause in FIXES if causes.get(cause, 0) > 0]
+    # a few bytes copied from pageable memory cost latency, not bandwidth: a wait, counted as one above
+    fixes += [_pageable_fix(direction) for direction in copies["pageable"] if direction["bytes"] >= PINNED_SAMPLE_BYTES]
+    return sorted(fixes, key=lambda fix: -fix["saving_ns"])
+
+
+PAGEABLE = "pageable copies"
+
+
+def _pageable_fix(direction: dict) -> dict:
+    """Pageable copies of one direction as a fix: pinned memory moves them at the pinned rate, so the
+    saving is at most their time less their bytes at that rate (their whole time where no rate is known)."""
+    rate = direction["pinned_bytes_per_s"]
+    floor = 1e9 * direction["bytes"] / rate if rate else 0.0
+    saving = max(0, int(direction["gpu_ns"] - floor))
+    bound = f"their time at {rate / 1e9:,.1f} GB/s" if rate else "their whole time"
+    pinned = (f"pinned rate: {direction['rate_source']}" if rate else
+              "no pinned rate known (nsprof ceilings measures the bus)")
+    achieved = 1e9 * direction["bytes"] / direction["gpu_ns"] if direction["gpu_ns"] else 0.0
+    return {"kind": "copy", "cause": f"{PAGEABLE} {direction['direction']}", "fix": FIXES[COPY_WAITED],
+            "saving_ns": saving, "bound": bound,
+            "evidence": f"{direction['count']:,} {'copy' if direction['count'] == 1 else 'copies'}, "
+                        f"{direction['bytes'] / 1e6:,.1f} MB at {achieved / 1e9:,.1f} GB/s; "
+                        f"{pinned}"}
+
+
+def _us(ns, digits: int = 1) -> str:
+    if ns is None:
+        return "-"
+    return f"{ns / 1e3:,.{digits}f} us" if ns < 1e7 else f"{ns / 1e6:,.1f} ms"
+
+
+def _rate(per_s) -> str:
+    return "-" if per_s is None else f"{per_s:,.0f}/s"
+
+
+def _pct(value) -> str:
+    return "-" if value is None else f"{value:.0f}%"
