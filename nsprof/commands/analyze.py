@@ -40,11 +40,15 @@ def analyze(
                                              help="A directory of captures: the NVTX range that is one training step "
                                                   "(default: the longest range named like 'step' on every capture)."),
 ) -> None:
-    """Summarize a profile as tables (or --json): where the GPU time went and what bounds each kernel.
+    """Summarize a profile as tables (or --json): why the GPU waits, where its time went and what bounds each kernel.
 
-    First, where the time goes and what to fix first: nsys's time per kernel and launch configuration
-    joined with ncu's findings, ranked by the time a fix could save (a ladder's stages come before it,
-    and nsprof's own harness kernels stay out of it).
+    A program's capture opens with a verdict over its steady state (GPU-bound, host-bound, synchronization-bound,
+    transfer-bound, or dominated by start-up), the figures and the rule that decide it, and one ranking of what to
+    fix, host and GPU together, each saving bounded by what it can gain (nsprof explain gpu-idle tells why).
+
+    Then where the time goes and what to fix first among the kernels: nsys's time per kernel and launch
+    configuration joined with ncu's findings, ranked by the time a fix could save, never more than the kernel's
+    distance to its roof (a ladder's stages come before it, and nsprof's own harness kernels stay out of it).
 
     From nsys: kernels and transfers by total time (as nsys stats), GPU utilization and idle gaps,
     GPU work per NVTX range. From ncu: each kernel's throughput, occupancy and bound, ncu's advice,
