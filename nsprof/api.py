@@ -387,6 +387,44 @@ def _with_runs(capture: Capture, runs: tuple[Capture, ...]) -> Capture:
     return replace(capture, runs=runs) if runs else capture
 
 
+def measure_noise_record(paths: Sequence[str | Path], out: str | Path, attribution: str = "thread",
+                         force: bool = False) -> dict:
+    """`nsprof noise`: the noise floors of one unchanged program from its runs, written as a noise
+    record at `out` (what `diff --noise` reads). Each path is a profile with runs, a directory of
+    captures, or one capture; together they are the program's runs, all on one GPU. Returns the
+    record, with `written` (the file)."""
+    import json
+
+    from nsprof.analyze.diff import run_frames
+    from nsprof.analyze.diff.noise import measure_noise, noise_document
+    from nsprof.history.summary import now
+    from nsprof.output import check_outputs, write_outputs
+
+    target = Path(out)
+    if target.suffix.lower() != ".json":
+        raise UsageError(f"--out {target}: a noise record is JSON", "name the file with .json, e.g. --out noise.json")
+    _outside_profiles(target.parent)
+    since = check_outputs([target], force)
+    sides = [diff_side(Path(path), attribution) for path in paths]
+    runs = [run for side in sides for run in (side, *side.runs)]
+    if any(run.bench is not None for run in runs):
+        raise UsageError("nsprof noise reads captures, not bench records (their runs are in the record)",
+                         "pass profiles taken with --runs, or directories of nsys captures")
+    gpus = sorted({run.analyzed().gpu or "an unnamed GPU" for run in runs})
+    if len(gpus) > 1:
+        raise UsageError(f"the runs come from {len(gpus)} GPUs ({', '.join(gpus)}): a noise floor is one GPU's",
+                         "measure each GPU's floors from its own runs")
+    frames = [frame for side in sides for frame in run_frames(side, attribution)]
+    names = ", ".join(str(path) for path in paths)
+    if len(frames) < 2:
+        raise UsageError(f"{names}: one run of the program, and a noise floor needs two or more",
+                         "capture the unchanged program with `nsprof profile --runs 5`, or pass several captures of it")
+    floor = measure_noise(frames, f"measured by nsprof noise on {len(frames)} runs of {names}")
+    record = noise_document(floor, len(frames), gpus[0], now())
+    written = write_outputs({target: (json.dumps(record, indent=2) + "\n").encode()}, force, since)
+    return {**record, "written": [str(path) for path in written]}
+
+
 def noise_floor(path: Path, attribution: str = "thread") -> NoiseFloor:
     """The noise floors in `path`: a noise record (.json), or measured from the runs of an
     unchanged program (a profile with runs, a directory of captures)."""

@@ -26,6 +26,7 @@ from nsprof.commands.history import add as history_add
 from nsprof.commands.history import check as history_check
 from nsprof.commands.history import history_app
 from nsprof.commands.history import show as history_show
+from nsprof.commands.noise import noise
 from nsprof.commands.pipeline import pipeline
 from nsprof.commands.profile import profile
 from nsprof.commands.report import report
@@ -182,7 +183,8 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
 
 
 # In the order a user meets them: the ladder, running it, profiling it, reading the results.
-for command in (stages, bench, profile, pipeline, analyze, diff, timeline, roofline, report, explain, ceilings, doctor):
+for command in (stages, bench, profile, pipeline, analyze, diff, noise, timeline, roofline, report, explain, ceilings,
+                doctor):
     app.command(cls=_Command)(command)
 for subcommand in (history_add, history_show, history_check):  # `nsprof history add|show|check`
     history_app.command(cls=_Command)(subcommand)

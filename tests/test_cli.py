@@ -13,7 +13,7 @@ from nsprof.registry import stages_for
 
 runner = CliRunner()
 COMMANDS = [c.name or c.callback.__name__ for c in app.registered_commands]
-TABLE_COMMANDS = ["stages", "bench", "analyze", "explain", "ceilings", "doctor"]  # every table has a --json twin
+TABLE_COMMANDS = ["stages", "bench", "analyze", "noise", "explain", "ceilings", "doctor"]  # every table has a --json twin
 
 
 def invoke(*args):
@@ -34,8 +34,8 @@ def test_no_arguments_shows_help():
 
 
 def test_every_command_is_listed():
-    assert COMMANDS == ["stages", "bench", "profile", "pipeline", "analyze", "diff", "timeline", "roofline", "report", "explain",
-                        "ceilings", "doctor"]
+    assert COMMANDS == ["stages", "bench", "profile", "pipeline", "analyze", "diff", "noise", "timeline", "roofline", "report",
+                        "explain", "ceilings", "doctor"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)

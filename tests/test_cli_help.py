@@ -35,7 +35,7 @@ def help_of(name):
 
 
 def test_every_command_is_checked():
-    assert len(COMMANDS) == 15 and {"timeline", "diff", "history add", "history show", "history check"} <= set(COMMANDS)
+    assert len(COMMANDS) == 16 and {"timeline", "diff", "noise", "history add", "history show", "history check"} <= set(COMMANDS)
 
 
 @pytest.mark.parametrize("name", COMMANDS)

@@ -17,7 +17,8 @@ torch.compile program moved 22%).
 
 `measure_noise` takes the floors from a capture with runs (`nsprof profile --runs N`) or a
 directory of captures. nsprof's own (NOISE_RECORD, beside this module) were measured that way on
-the GPU machine (benchmarks/noise.md); `nsprof diff --noise PATH` measures the user's.
+the GPU machine (benchmarks/noise.md); `nsprof noise RUNS --out FILE` records the user's
+(noise_document), which `nsprof diff --noise FILE` reads, as it reads runs directly.
 """
 
 from __future__ import annotations
@@ -72,6 +73,13 @@ def measure_noise(runs: list[dict[str, pd.DataFrame]], source: str) -> NoiseFloo
                 change = 100 * (tested["median_b"] / tested["median_a"] - 1).abs()
                 largest[kind] = max(largest[kind], float(change.max()))
     return NoiseFloor(largest, source)
+
+
+def noise_document(floor: NoiseFloor, runs: int, gpu: str | None, created: str) -> dict:
+    """A noise record of `floor` (noise_record reads it back): its floors, what measured them, over
+    how many runs, on which GPU, and when."""
+    return {"source": floor.source, "floor_pct": floor.pct, "runs": runs, "gpu": gpu, "created": created,
+            "short_ns": SHORT_NS}
 
 
 def _medians(frame: pd.DataFrame | None) -> pd.DataFrame:

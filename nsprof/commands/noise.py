@@ -1,0 +1,48 @@
+"""`nsprof noise RUNS --out FILE`: the noise floors of the user's own unchanged program, measured from
+its runs and written as the record `nsprof diff --noise FILE` reads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from nsprof import api
+from nsprof.commands.analyze import Attribution
+from nsprof.console import stdout
+
+
+def noise(
+    runs: list[Path] = typer.Argument(..., metavar="RUNS...",
+                                      help="Runs of one unchanged program: profiles taken with --runs, directories of "
+                                           "its nsys captures, or single captures (each one run)."),
+    out: Path = typer.Option(..., "--out", metavar="FILE.json", help="Where to write the noise record."),
+    attribution: Attribution = typer.Option(Attribution.thread, "--attribution", case_sensitive=False,
+                                            help="Whose CUDA calls an NVTX range counts (as in nsprof analyze)."),
+    json_: bool = typer.Option(False, "--json", help="Print the record as JSON instead of a table."),
+    force: bool = typer.Option(False, "--force", help="Also replace a file in the way that nsprof did not write, or that "
+                                                      "was edited since (its own earlier record is replaced anyway)."),
+) -> None:
+    """Measure how far your unchanged program moves between runs, per kind of work, and write it as the noise record
+    `nsprof diff --noise FILE` reads: with one run a side, a diff then calls a change only beyond your floors
+    instead of nsprof's own (measured on its own programs).
+
+    A floor is the largest change of a median between any two of the runs, over every kernel and NVTX range run
+    at least 3 times with the same count in both; work shorter than 10 us is never called from one run a side.
+    Runs minutes or days apart, or on another host of the same GPU, give the floors that CI comparisons meet."""
+    from nsprof.render.document import Paragraph, Table
+    from nsprof.render.document_writers import to_terminal
+
+    record = api.measure_noise_record(runs, out, attribution.value, force)
+    if json_:
+        typer.echo(json.dumps(record, indent=2))
+        return
+    rows = [{"kind": kind, "floor": pct} for kind, pct in record["floor_pct"].items()]
+    to_terminal([Table("Noise floors", (("work", "kind", ""), ("floor %", "floor", ".2f")), rows),
+                 Paragraph(f"floor: the largest change of a median between two of the {record['runs']} runs of the "
+                           f"unchanged program on {record['gpu']}; "
+                           f"nsprof diff --noise {record['written'][0]} calls a change with one run a side only "
+                           "beyond it")], stdout(), spaced=False)
+    for written in record["written"]:
+        typer.echo(f"wrote {written}")

@@ -1,0 +1,95 @@
+"""`nsprof noise RUNS --out FILE`: a user's noise floors from their own unchanged runs, written as the
+record `nsprof diff --noise FILE` reads (the H200 runs of tests/data/runs: ab_spin.py ten times unchanged)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import statistics
+from itertools import combinations
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nsprof.analyze.diff.noise import SHORT_NS
+from nsprof.cli import app
+
+DATA = Path(__file__).resolve().parent / "data"
+BASE = DATA / "runs" / "ab-base"
+H100 = Path(__file__).resolve().parents[1] / "examples" / "h100" / "sgemm-cpu-1024" / "nsys.sqlite"
+
+
+def noise(*argv: str):
+    return CliRunner().invoke(app, ["noise", *argv], env={"COLUMNS": "100"})
+
+
+def kernel_medians(export: Path) -> dict[str, tuple[int, float]]:
+    """Per kernel name: launches and median duration, read with plain SQL."""
+    with sqlite3.connect(export) as conn:
+        rows = conn.execute("SELECT s.value, k.end - k.start FROM CUPTI_ACTIVITY_KIND_KERNEL AS k "
+                            "JOIN StringIds AS s ON s.id = k.demangledName").fetchall()
+    by_name: dict[str, list[int]] = {}
+    for name, duration in rows:
+        by_name.setdefault(name, []).append(duration)
+    return {name: (len(durations), statistics.median(durations)) for name, durations in by_name.items()}
+
+
+def test_the_record_holds_the_largest_change_between_two_runs(tmp_path):
+    """The kernels' floor is the largest change of a kernel's median between any two of the ten runs
+    (3 launches or more, the same count in both, 10 us or longer), as plain SQL over the exports finds it;
+    diff --noise reads the record back as written."""
+    out = tmp_path / "noise.json"
+    result = noise(str(BASE), "--out", str(out))
+    assert result.exit_code == 0, result.output
+    record = json.loads(out.read_text())
+    exports = [BASE / "nsys.sqlite", *sorted((BASE / "runs").glob("nsys-*.sqlite"))]
+    assert record["runs"] == len(exports) == 10 and record["gpu"] == "NVIDIA H200" and record["short_ns"] == SHORT_NS
+    medians = [kernel_medians(export) for export in exports]
+    largest = max(100 * abs(b[name][1] / a[name][1] - 1) for a, b in combinations(medians, 2) for name in a
+                  if name in b and a[name][0] == b[name][0] >= 3 and a[name][1] >= SHORT_NS)
+    assert record["floor_pct"]["kernels"] == pytest.approx(largest)
+    assert f"wrote {out}" in result.stdout and "Noise floors" in result.stdout
+    diffed = CliRunner().invoke(app, ["diff", str(BASE / "nsys.sqlite"), str(DATA / "runs" / "ab-slower" / "nsys.sqlite"),
+                                      "--noise", str(out), "--json"])
+    assert diffed.exit_code == 0, diffed.output
+    assert json.loads(diffed.stdout)["noise"]["floor_pct"] == record["floor_pct"]
+
+
+def test_single_captures_together_are_the_runs(tmp_path):
+    """Two single captures of the program are two runs: the same floors as the same two runs read from
+    a directory of captures."""
+    first, second = BASE / "nsys.sqlite", BASE / "runs" / "nsys-2.sqlite"
+    pair = tmp_path / "pair"
+    pair.mkdir()
+    for index, export in enumerate((first, second)):
+        (pair / f"run{index}.sqlite").write_bytes(export.read_bytes())
+    apart = noise(str(first), str(second), "--out", str(tmp_path / "a.json"), "--json")
+    together = noise(str(pair), "--out", str(tmp_path / "b.json"), "--json")
+    assert apart.exit_code == together.exit_code == 0, apart.output + together.output
+    assert json.loads(apart.stdout)["floor_pct"] == json.loads(together.stdout)["floor_pct"]
+    assert json.loads(apart.stdout)["runs"] == 2
+
+
+@pytest.mark.parametrize("argv, code, says", [
+    (lambda tmp: [str(BASE / "nsys.sqlite"), "--out", str(tmp / "n.json")], 2, "a noise floor needs two or more"),
+    (lambda tmp: [str(BASE), "--out", str(tmp / "n.txt")], 2, "a noise record is JSON"),
+    (lambda tmp: [str(BASE), "--out", str(BASE / "noise.json")], 2, "nsprof writes nothing into a profile"),
+    (lambda tmp: [str(BASE / "nsys.sqlite"), str(H100), "--out", str(tmp / "n.json")], 2, "a noise floor is one GPU's"),
+    (lambda tmp: [str(tmp / "missing"), "--out", str(tmp / "n.json")], 1, "missing"),
+])
+def test_bad_input_is_one_line_and_writes_nothing(argv, code, says, tmp_path):
+    result = noise(*argv(tmp_path))
+    assert result.exit_code == code, result.output
+    assert says in result.stderr and len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.output
+    assert not list(tmp_path.glob("n.*")) and not (BASE / "noise.json").exists()
+
+
+def test_a_users_file_in_the_way_is_kept_and_nsprofs_own_is_replaced(tmp_path):
+    mine = tmp_path / "noise.json"
+    mine.write_text("my notes\n")
+    kept = noise(str(BASE), "--out", str(mine))
+    assert kept.exit_code == 2 and "--force" in kept.stderr and mine.read_text() == "my notes\n"
+    assert noise(str(BASE), "--out", str(mine), "--force").exit_code == 0
+    again = noise(str(BASE), "--out", str(mine))  # nsprof's own record now: replaced without --force
+    assert again.exit_code == 0 and json.loads(mine.read_text())["runs"] == 10
