@@ -93,3 +93,24 @@ def test_a_users_file_in_the_way_is_kept_and_nsprofs_own_is_replaced(tmp_path):
     assert noise(str(BASE), "--out", str(mine), "--force").exit_code == 0
     again = noise(str(BASE), "--out", str(mine))  # nsprof's own record now: replaced without --force
     assert again.exit_code == 0 and json.loads(mine.read_text())["runs"] == 10
+
+
+def test_a_change_within_the_floor_is_undecided_and_says_what_decides_it():
+    """One run a side, eager against torch.compile on the H200: the attention kernel's +2.4% passes
+    --min-change 2% but not the kernels' floor (2.55%): undecided, not same, and the diff says runs
+    decide it; across runs no floor applies and nothing is undecided."""
+    pair = [str(DATA / "diff-pairs" / "compile-block-eager.sqlite"),
+            str(Path(__file__).resolve().parents[1] / "profiles" / "examples" / "h200-program-torch-compile" / "nsys.sqlite")]
+    result = CliRunner().invoke(app, ["diff", *pair, "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    undecided = [row for row in doc["kernels"] if row["undecided"]]
+    assert len(undecided) == 1 and undecided[0]["kernel"].startswith("cudnn_generated_fort_native_sdpa")
+    row = undecided[0]
+    assert row["status"] == "same" and 2.0 <= row["change_pct"] < row["floor_pct"] == doc["noise"]["floor_pct"]["kernels"]
+    assert row["ci_low_pct"] > 0  # a real change by its interval, which one run cannot tell from run-to-run noise
+    text = " ".join(CliRunner().invoke(app, ["diff", *pair], env={"COLUMNS": "100"}).stdout.split())
+    assert "1 kernel moved past --min-change within the noise floor of its kind: one run a side cannot decide it" in text
+    assert "│ undecided │" in CliRunner().invoke(app, ["diff", *pair], env={"COLUMNS": "200"}).stdout
+    across = json.loads(CliRunner().invoke(app, ["diff", str(BASE), str(DATA / "runs" / "ab-slower"), "--json"]).stdout)
+    assert all(row["floor_pct"] is None and not row["undecided"] for row in across["kernels"])

@@ -111,6 +111,11 @@ def summary(result: DiffResult) -> list[str]:
             lines.append(f"{name} {row['status']}: {_change(row)}.")
         for row in [view for view in views if view["status"] == NOT_CALLED and view["significant"]][:3]:
             lines.append(f"{row[label]}'s own duration (CPU, not called): {_change(row)}.")
+        undecided = sum(bool(view.get("undecided")) for view in views)
+        if undecided:
+            lines.append(f"{_counted(undecided, section)} moved past --min-change within the noise floor of "
+                         f"{'its' if undecided == 1 else 'their'} kind: one run a side cannot decide "
+                         f"{'it' if undecided == 1 else 'them'}; {RUNS_DECIDE}.")
         untestable = sum(not row["testable"] and row["a_count"] and row["b_count"] for row in rows)
         if untestable:
             lines.append(f"{_counted(untestable, section)} ran fewer than {MIN_SAMPLES} times on a side: nothing can be "
@@ -136,6 +141,8 @@ def _verdict(row: dict, result: DiffResult) -> str:
         return f"fewer than {MIN_SAMPLES} launches on a side: not testable"
     if row["status"] in ("faster", "slower"):
         return row["status"]
+    if row.get("undecided"):
+        return f"past --min-change but within the noise floor of its kind: {UNDECIDED} with one run a side; {RUNS_DECIDE}"
     if row["significant"]:
         floor = " or the noise floor" if result.noise is not None else ""
         return f"a real change, its interval excludes 0, but under --min-change {result.min_change_pct:g}%{floor}"
@@ -193,7 +200,13 @@ def _interval(row: dict) -> str:
     return f"[{row['ci_low_pct']:+.1f}, {row['ci_high_pct']:+.1f}]%"
 
 
+UNDECIDED = "undecided"
+RUNS_DECIDE = "capture several runs (nsprof profile --runs 5) to decide"
+
+
 def _status(row: dict) -> str:
+    if row.get("undecided"):
+        return UNDECIDED
     return "same*" if row["status"] == "same" and row["significant"] else row["status"]
 
 
@@ -224,6 +237,9 @@ def _change_table(title: str, label: str, rows: list[dict], result: DiffResult, 
     if any(_status(row) == "same*" for row, _, _ in shown):
         floor = " or the noise floor of its kind" if result.noise is not None else ""
         notes.append(f"same*: a real change (its interval excludes 0) under --min-change {result.min_change_pct:g}%{floor}")
+    if any(_status(row) == UNDECIDED for row, _, _ in shown):
+        notes.append(f"{UNDECIDED}: past --min-change {result.min_change_pct:g}% but within the noise floor of its kind, "
+                     f"which one run a side cannot tell apart: {RUNS_DECIDE}")
     if label == "range":
         notes.append("GPU: the kernels, graphs and copies the range launched; own: the range's own duration, "
                      "CPU time, which drifts between runs more than its interval (from one run) says: never called")

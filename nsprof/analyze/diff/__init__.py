@@ -61,7 +61,7 @@ NOT_CALLED = "not called"  # a CPU-side duration: shown with its interval, never
 DEFAULT_MIN_CHANGE_PCT = 2.0
 TOP_CONTRIBUTORS = 5
 ROW_FIELDS = ("a_count", "b_count", "a_median_ns", "b_median_ns", "change_pct", "ci_low_pct", "ci_high_pct",
-              "status", "testable", "significant")
+              "status", "testable", "significant", "floor_pct", "undecided")
 RUN_FIELDS = ("a_runs", "b_runs")  # rows of a diff across runs: how many runs of each side ran it
 
 
@@ -146,7 +146,14 @@ class _Judge:
             short = stats[["a_median_ns", "b_median_ns"]].max(axis=1) < SHORT_NS
             threshold = pd.Series(threshold, index=stats.index, dtype=float).where(~short, np.inf)
         unstable = stats["unstable"].astype(bool) if "unstable" in stats else pd.Series(False, index=stats.index)
-        return _with_status(stats, threshold, unstable)
+        called = _with_status(stats, threshold, unstable)
+        if self.noise is None:  # across runs: the runs' own variation decides, no floor applies
+            return called.assign(floor_pct=np.nan, undecided=False)
+        # one run a side: the floor that applied (inf: work too short to call), and the rows it kept from a call,
+        # whose interval excludes 0 and whose change reaches --min-change: only runs can decide those
+        floor = pd.Series(threshold, index=stats.index, dtype=float)
+        undecided = (called["status"] == SAME) & called["significant"] & (stats["change_pct"].abs() >= self.min_change_pct)
+        return called.assign(floor_pct=floor, undecided=undecided)
 
     @property
     def method(self) -> str:
