@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -66,11 +67,32 @@ class HostCalls:
 
     def find(self, process: np.ndarray, correlation: np.ndarray) -> np.ndarray:
         """The row of the call of each (Linux process id, correlation id), or -1 where none."""
-        wanted = process.astype(np.int64) * PROCESS + correlation.astype(np.int64)
-        if not len(self.keys):
-            return np.full(len(wanted), -1, dtype=np.int64)
-        at = np.minimum(np.searchsorted(self.keys, wanted), len(self.keys) - 1)
-        return np.where(self.keys[at] == wanted, self.rows[at], -1)
+        return _find(self.keys, self.rows, process, correlation)
+
+    # a device's and each of its streams' idle causes read these: grouped once (cached_property writes
+    # the instance's __dict__, which a frozen dataclass leaves open)
+    @cached_property
+    def blocking_by_thread(self) -> dict[int, pd.DataFrame]:
+        """The blocking calls of `others` per thread (by start)."""
+        return _by_thread(self.others[self.others["blocking"].to_numpy()])
+
+    @cached_property
+    def loading_by_thread(self) -> dict[int, pd.DataFrame]:
+        """The module loading and allocation calls of `others` per thread (by start)."""
+        return _by_thread(self.others[self.others["kind"].isin([LOADING, ALLOCATION]).to_numpy()])
+
+
+def _by_thread(calls: pd.DataFrame) -> dict[int, pd.DataFrame]:
+    return {int(tid): group for tid, group in calls.groupby("global_tid", sort=False)}
+
+
+def _find(keys: np.ndarray, rows: np.ndarray, process: np.ndarray, correlation: np.ndarray) -> np.ndarray:
+    """HostCalls.find over sorted `keys` and their `rows`."""
+    wanted = process.astype(np.int64) * PROCESS + correlation.astype(np.int64)
+    if not len(keys):
+        return np.full(len(wanted), -1, dtype=np.int64)
+    at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+    return np.where(keys[at] == wanted, rows[at], -1)
 
 
 def host_calls(export: GpuTimeline) -> HostCalls:
@@ -88,14 +110,13 @@ def host_calls(export: GpuTimeline) -> HostCalls:
     keys = (thread[has_id] // 0x1000000 % 0x1000000) * PROCESS + correlation[has_id]
     order = np.argsort(keys, kind="stable")
     rows = has_id[order].astype(np.int32 if len(kind) < 2**31 else np.int64)
-    del has_id
-    calls = HostCalls(start, end, thread, kind, api, keys[order], rows, pd.DataFrame())
-    del keys, order
+    keys = keys[order]
+    del has_id, order
     other = np.flatnonzero((kind != KINDS.index(OTHER)) & (kind != KINDS.index(LAUNCH)))
     other = other[np.argsort(start[other], kind="stable")]
     is_copy = kind[other] == KINDS.index(COPY)
     copies = export.memcpys
-    pageable_rows = calls.find(copies["pid"].to_numpy(dtype=np.int64, na_value=-1) if "pid" in copies else
+    pageable_rows = _find(keys, rows, copies["pid"].to_numpy(dtype=np.int64, na_value=-1) if "pid" in copies else
                                copies["global_pid"].to_numpy(dtype=np.int64, na_value=-1) // 0x1000000 % 0x1000000,
                                copies["correlation_id"].to_numpy(dtype=np.int64, na_value=-1))[pageable_copies(copies)]
     pageable = is_copy & np.isin(other, pageable_rows)
@@ -104,7 +125,7 @@ def host_calls(export: GpuTimeline) -> HostCalls:
         "start_ns": start[other], "end_ns": end[other], "duration_ns": end[other] - start[other],
         "global_tid": thread[other], "api": api[other], "kind": pd.Categorical.from_codes(kind[other], categories=list(KINDS)),
         "blocking": (kind[other] == KINDS.index(WAIT)) | (is_copy & (pageable | unsuffixed)), "pageable": pageable})
-    return HostCalls(start, end, thread, kind, api, calls.keys, calls.rows, others)
+    return HostCalls(start, end, thread, kind, api, keys, rows, others)
 
 
 def pageable_copies(copies: pd.DataFrame) -> np.ndarray:

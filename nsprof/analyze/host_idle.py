@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from nsprof.analyze.host_calls import ALLOCATION, COPY, LOADING, HostCalls
+from nsprof.analyze.host_calls import COPY, HostCalls
 
 LOADING_SHARE = 0.5  # module loading or allocation calls filling this share of a gap caused it
 WAIT_SLACK_NS = 5_000  # a wait returns a few microseconds after the GPU finished what it waited for
@@ -77,8 +77,7 @@ class _Gaps:
 
 def _gaps(start: np.ndarray, end: np.ndarray, rows: np.ndarray, calls: HostCalls, window_start: int) -> Iterator[_Gaps]:
     """The gaps between a device's GPU work (by start), classified, GAP_CHUNK_ROWS operations at a time."""
-    waits = _by_thread(calls.others[calls.others["blocking"].to_numpy()])
-    loading = _by_thread(calls.others[calls.others["kind"].isin([LOADING, ALLOCATION]).to_numpy()])
+    waits, loading = calls.blocking_by_thread, calls.loading_by_thread
     reach = window_start
     for first in range(0, len(start), GAP_CHUNK_ROWS):
         chunk = slice(first, first + GAP_CHUNK_ROWS)
@@ -88,10 +87,6 @@ def _gaps(start: np.ndarray, end: np.ndarray, rows: np.ndarray, calls: HostCalls
         opens = np.flatnonzero(start[chunk] > gap_start)
         if len(opens):
             yield _classify(gap_start[opens], start[chunk][opens], rows[chunk][opens], calls, waits, loading)
-
-
-def _by_thread(calls: pd.DataFrame) -> dict[int, pd.DataFrame]:
-    return {int(tid): group for tid, group in calls.groupby("global_tid", sort=False)}
 
 
 def _classify(gap_start: np.ndarray, gap_end: np.ndarray, rows: np.ndarray, calls: HostCalls,
