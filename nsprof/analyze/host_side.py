@@ -35,6 +35,8 @@ from nsprof.ceilings.peaks import Ceiling
 from nsprof.parse.model import GpuTimeline
 
 MAX_WINDOW_OPERATIONS = 2_000_000
+
+
 @dataclass(frozen=True)
 class Window:
     start_ns: int
@@ -70,10 +72,7 @@ def host_side(export: GpuTimeline, state: SteadyState | None, ceiling: Ceiling |
     others = others.iloc[slice(*np.searchsorted(others["start_ns"].to_numpy(), [window.start_ns, window.end_ns]))]
     waits = others[others["blocking"].to_numpy() & (others["kind"] != COPY).to_numpy()]
     rows = calls.find(*_ids(inside))  # each operation's launch call, found once
-    device_ids = inside["device_id"].to_numpy()
-    one = len(np.unique(device_ids)) == 1
-    devices = [_device(int(device), inside if one else inside[device_ids == device], rows if one else rows[device_ids == device],
-                       calls, window) for device in np.unique(device_ids)]
+    devices = [_device(device, inside[mine], rows[mine], calls, window) for device, mine in _split(inside["device_id"])]
     result = {"window": window.to_json(), "devices": devices,
               "launches": _launches(export, calls, inside, rows, window),
               "waits": {**_call_summary(waits), "where": call_places(export, waits)},
@@ -124,10 +123,9 @@ def idle_marks(export: GpuTimeline, events: pd.DataFrame, shown: tuple[int, int]
         return None
     calls = host_calls(export)
     rows = calls.find(*_ids(events))
-    device_ids = events["device_id"].to_numpy()
     start, end = events["start_ns"].to_numpy(np.int64), events["end_ns"].to_numpy(np.int64)
     marks = [idle_gaps(start[mine], end[mine], rows[mine], calls, int(start[mine][0]), shown).assign(device_id=device)
-             for device in np.unique(device_ids) for mine in [device_ids == device]]
+             for device, mine in _split(events["device_id"])]
     return pd.concat(marks, ignore_index=True)[["device_id", "start_ns", "end_ns", "cause"]]
 
 
@@ -148,11 +146,20 @@ def _device(device_id: int, events: pd.DataFrame, rows: np.ndarray, calls: HostC
     event's launch call), and the same of each of its streams (`streams`: a stream is idle while
     it runs nothing, though others may)."""
     figures = _busy_and_idle(events, rows, calls, window)
-    stream_ids = events["stream_id"].to_numpy()
-    streams = [{"stream_id": int(stream), **_busy_and_idle(events[mine], rows[mine], calls, window)}
-               for stream in np.unique(stream_ids) for mine in [stream_ids == stream]] if len(np.unique(stream_ids)) > 1 \
-        else [{"stream_id": int(stream_ids[0]), **figures}]
+    parts = _split(events["stream_id"])
+    streams = [{"stream_id": stream, **(figures if len(parts) == 1 else _busy_and_idle(events[mine], rows[mine], calls,
+                                                                                        window))}
+               for stream, mine in parts]
     return {"device_id": device_id, **figures, "streams": streams}
+
+
+def _split(ids: pd.Series) -> list[tuple[int, slice | np.ndarray]]:
+    """Each distinct id and which rows hold it: all of them, as a slice (no copy), where there is one."""
+    values = ids.to_numpy()
+    distinct = np.unique(values)
+    if len(distinct) == 1:
+        return [(int(distinct[0]), slice(None))]
+    return [(int(value), values == value) for value in distinct]
 
 
 def _busy_and_idle(events: pd.DataFrame, rows: np.ndarray, calls: HostCalls, window: Window) -> dict:
@@ -252,7 +259,7 @@ def _copies(export: GpuTimeline, window_calls: pd.DataFrame, window: Window, cei
 
 def _pinned_rate(copies: pd.DataFrame, direction: str, ceiling: Ceiling | None) -> tuple[float | None, str | None]:
     """The pinned rate of one direction: the GPU's measured bus, else the capture's own large pinned
-    copies of that direction (`copies` with a `pageable` column); (None, None) where neither says."""
+    copies of that direction; (None, None) where neither says."""
     measured = {"Host-to-Device": ceiling.h2d_tbyte_per_s, "Device-to-Host": ceiling.d2h_tbyte_per_s} if ceiling else {}
     bus = measured.get(direction)
     if bus:

@@ -56,13 +56,17 @@ FIXES = {
 }
 
 
+def busiest(host: dict) -> dict:
+    """The device of host_side's figures that the verdict speaks of: the busiest."""
+    return max(host["devices"], key=lambda device: device["busy_ns"])
+
+
 def verdict(host: dict) -> dict:
     """The verdict (module docstring) of host_side's figures: `verdict`, `rule`, `evidence`."""
-    devices = host["devices"]
-    busiest = max(devices, key=lambda device: device["busy_ns"])
-    busy_pct = busiest["busy_pct"]
-    copy_share = busiest["copy_busy_ns"] / busiest["busy_ns"] if busiest["busy_ns"] else 0.0
-    causes = busiest["idle_causes"]
+    busiest_device = busiest(host)
+    busy_pct = busiest_device["busy_pct"]
+    copy_share = busiest_device["copy_busy_ns"] / busiest_device["busy_ns"] if busiest_device["busy_ns"] else 0.0
+    causes = busiest_device["idle_causes"]
     top_cause = max(causes, key=causes.__getitem__) if any(causes.values()) else None
     if busy_pct >= BUSY_PCT or top_cause is None:
         said = TRANSFER_BOUND if copy_share >= COPY_SHARE else GPU_BOUND
@@ -70,18 +74,17 @@ def verdict(host: dict) -> dict:
         said = VERDICT_OF_CAUSE[top_cause]
         if said == GPU_BOUND and copy_share >= COPY_SHARE:
             said = TRANSFER_BOUND
-    evidence = {"device_id": busiest["device_id"], "busy_pct": busy_pct, "copy_share_pct": 100 * copy_share,
-                "idle_ns": busiest["idle_ns"], "top_idle_cause": top_cause,
-                "top_idle_cause_pct": 100 * causes[top_cause] / busiest["idle_ns"] if top_cause and busiest["idle_ns"]
-                else None}
+    idle = busiest_device["idle_ns"]
+    evidence = {"device_id": busiest_device["device_id"], "busy_pct": busy_pct, "copy_share_pct": 100 * copy_share,
+                "idle_ns": idle, "top_idle_cause": top_cause,
+                "top_idle_cause_pct": 100 * causes[top_cause] / idle if top_cause and idle else None}
     return {"verdict": said, "rule": RULE, "evidence": evidence}
 
 
 def host_fixes(host: dict) -> list[dict]:
     """Each host-side cause of idle time as a fix: what, its saving (the idle time it caused on the
     busiest device: the GPU cannot gain more than it waited), what bounds it, and the evidence."""
-    busiest = max(host["devices"], key=lambda device: device["busy_ns"])
-    causes = busiest["idle_causes"]
+    causes = busiest(host)["idle_causes"]
     launches, waits, copies = host["launches"], host["waits"], host["copies"]
     evidence = {
         LAUNCHING: f"{launches['count']:,} launches ({_rate(launches['per_s'])}), median kernel "

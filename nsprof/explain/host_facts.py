@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nsprof.analyze.host_verdict import IDLE_CAUSES
+from nsprof.analyze.host_verdict import IDLE_CAUSES, busiest
 from nsprof.errors import ParseError
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "profiles" / "examples" / "h200-program-torch-train"
@@ -39,7 +39,7 @@ def _figure(value, spec: str, per: float = 1.0) -> str:
 def fact_lines(host: dict) -> list[str]:
     """The story in Markdown bullets: the window, the verdict, the idle time by cause, and the fixes."""
     window, verdict = host["window"], host["verdict"]
-    device = max(host["devices"], key=lambda d: d["busy_ns"])
+    device = busiest(host)
     launches = host["launches"]
     said = verdict["verdict"][0].upper() + verdict["verdict"][1:]
     lines = [f"Window: {window['source']}, {window['span_ns'] / 1e6:,.1f} ms.",

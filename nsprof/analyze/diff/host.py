@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from nsprof.analyze.host_idle import HOST_WORK, LAUNCHING, WAITED
+from nsprof.analyze.host_verdict import busiest
 
 # (key, label, unit): "ns" and "count" are per iteration where the sides have iterations; "pct" is a share
 QUANTITIES = (("window_ns", "time", "ns"), ("gpu_busy_pct", "GPU busy", "pct"), ("gpu_idle_ns", "GPU idle", "ns"),
@@ -19,7 +20,7 @@ QUANTITIES = (("window_ns", "time", "ns"), ("gpu_busy_pct", "GPU busy", "pct"), 
 
 def host_figures(host: dict) -> dict:
     """One capture's QUANTITIES, per iteration of its repeating range."""
-    device = max(host["devices"], key=lambda d: d["busy_ns"])
+    device = busiest(host)
     iterations = host["iterations"]["count"]
     causes = device["idle_causes"]
     totals = {"window_ns": host["window"]["span_ns"], "gpu_idle_ns": device["idle_ns"],
