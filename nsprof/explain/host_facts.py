@@ -7,6 +7,7 @@ from pathlib import Path
 
 from nsprof.analyze.host_verdict import IDLE_CAUSES, busiest
 from nsprof.errors import ParseError
+from nsprof.render.host_tables import figure
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "profiles" / "examples" / "h200-program-torch-train"
 
@@ -32,10 +33,6 @@ def host_facts(path: Path) -> dict:
     return analysis.host
 
 
-def _figure(value, spec: str, per: float = 1.0) -> str:
-    return "-" if value is None else format(value / per, spec)
-
-
 def fact_lines(host: dict) -> list[str]:
     """The story in Markdown bullets: the window, the verdict, the idle time by cause, and the fixes."""
     window, verdict = host["window"], host["verdict"]
@@ -44,10 +41,10 @@ def fact_lines(host: dict) -> list[str]:
     said = verdict["verdict"][0].upper() + verdict["verdict"][1:]
     lines = [f"Window: {window['source']}, {window['span_ns'] / 1e6:,.1f} ms.",
              f"**{said}**: GPU {device['device_id']} was busy {device['busy_pct']:.1f}% of it (rule: {verdict['rule']}).",
-             f"{launches['count']:,} launches, {_figure(launches['per_s'], ',.0f')} a second; the median kernel ran "
-             f"{_figure(launches['median_kernel_ns'], ',.0f', 1e3)} us and the host spent "
-             f"{_figure(launches['median_between_ns'], ',.1f', 1e3)} us between launches; the GPU's queue was empty at "
-             f"{_figure(launches['empty_queue_pct'], '.0f')}% of them."]
+             f"{launches['count']:,} launches, {figure(launches['per_s'], ',.0f')} a second; the median kernel ran "
+             f"{figure(launches['median_kernel_ns'], ',.0f', 1e3)} us and the host spent "
+             f"{figure(launches['median_between_ns'], ',.1f', 1e3)} us between launches; the GPU's queue was empty at "
+             f"{figure(launches['empty_queue_pct'], '.0f%')} of them."]
     idle = device["idle_ns"]
     for cause, ns in sorted(device["idle_causes"].items(), key=lambda kv: -kv[1]):
         if ns:

@@ -36,10 +36,10 @@ def verdict_lines(host: dict) -> list[str]:
         lines.append(f"Idle {ms(evidence['idle_ns'])}, {evidence['top_idle_cause_pct']:.0f}% of it {cause}: "
                      f"{IDLE_CAUSES[cause]}.")
     if launches["count"]:
-        lines.append(f"Launches: {launches['count']:,} ({_figure(launches['per_s'], ',.0f')}/s), median kernel "
+        lines.append(f"Launches: {launches['count']:,} ({figure(launches['per_s'], ',.0f')}/s), median kernel "
                      f"{_us(launches['median_kernel_ns'])}, host {_us(launches['median_between_ns'])} between launches "
                      f"and {_us(launches['median_call_ns'])} in each; queue empty at "
-                     f"{_figure(launches['empty_queue_pct'], '.0f%')} of launches; kernel starts "
+                     f"{figure(launches['empty_queue_pct'], '.0f%')} of launches; kernel starts "
                      f"{_us(launches['median_to_start_ns'])} after its launch call returns.")
     waits, copies = host["waits"], host["copies"]
     where = waits.get("where") or []
@@ -53,12 +53,12 @@ def verdict_lines(host: dict) -> list[str]:
     return lines
 
 
-def _figure(value, spec: str) -> str:
-    """A figure the capture may not give (no launch matched to its kernels): '-' then. A spec
-    ending in % is a percentage already (not a fraction)."""
+def figure(value, spec: str, per: float = 1.0) -> str:
+    """A figure the capture may not give (no launch matched to its kernels): '-' then; else
+    value / `per` in `spec`. A spec ending in % is a percentage already (not a fraction)."""
     if value is None:
         return "-"
-    return format(value, spec[:-1]) + "%" if spec.endswith("%") else format(value, spec)
+    return format(value / per, spec[:-1]) + "%" if spec.endswith("%") else format(value / per, spec)
 
 
 def _us(ns) -> str:
