@@ -203,9 +203,7 @@ def diff_captures(a: Capture, b: Capture, min_change_pct: float = DEFAULT_MIN_CH
     if sources["a"] != sources["b"]:
         warnings.append(f"A's kernel times are {sources['a']}'s and B's {sources['b']}'s (ncu replays each launch "
                         "with cold caches): the kernel changes compare different clocks")
-    hosts = [[run.analyzed().host for run in (capture, *capture.runs)] for capture in (a, b)]
-    host = host_rows(*([host for host in side if host is not None] for side in hosts)) \
-        if all(host is not None for side in hosts for host in side) else None
+    host = host_rows(*([run.analyzed().host for run in (capture, *capture.runs)] for capture in (a, b)))
     return DiffResult(a.name, b.name, kernels, ranges, stages, _totals(a, b), _contributors(kernels), warnings,
                       judge.method, min_change_pct, None, sources, runs, judge.noise, host)
 

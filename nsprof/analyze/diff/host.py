@@ -32,13 +32,13 @@ def host_figures(host: dict) -> dict:
     return figures
 
 
-def host_rows(a: list[dict], b: list[dict]) -> dict | None:
+def host_rows(a: list[dict | None], b: list[dict | None]) -> dict | None:
     """The comparison of two sides' host analyses (each a list, one per run): `basis` (per iteration
     of which range), each side's verdict, and `rows` (quantity, label, unit, a, b, change_pct: a
-    relative change, in points for a share). None where a side has none, or a run no iterations."""
-    if not a or not b or not all(host.get("iterations") for host in (*a, *b)):
+    relative change, in points for a share). None where a run has no host side or no iterations."""
+    if not a or not b or not all(host and host.get("iterations") for host in (*a, *b)):
         return None
-    sides = [_mean([host_figures(host) for host in runs]) for runs in (a, b)]
+    sides = [_mean([host_figures(host) for host in runs if host]) for runs in (a, b)]
     rows = []
     for key, label, unit in QUANTITIES:
         before, after = sides[0][key], sides[1][key]
@@ -49,8 +49,10 @@ def host_rows(a: list[dict], b: list[dict]) -> dict | None:
         else:
             change = 100 * (after / before - 1) if before else None
         rows.append({"quantity": key, "label": label, "unit": unit, "a": before, "b": after, "change_pct": change})
-    return {"basis": f"per iteration of {a[0]['iterations']['range']}", "a_verdict": a[0]["verdict"]["verdict"],
-            "b_verdict": b[0]["verdict"]["verdict"], "rows": rows}
+    first_a, first_b = a[0], b[0]
+    assert first_a is not None and first_b is not None  # checked above
+    return {"basis": f"per iteration of {first_a['iterations']['range']}", "a_verdict": first_a["verdict"]["verdict"],
+            "b_verdict": first_b["verdict"]["verdict"], "rows": rows}
 
 
 def _mean(runs: list[dict]) -> dict:
