@@ -17,6 +17,7 @@ from pandas.api.types import union_categoricals
 
 from nsprof.analyze.categorical import as_categorical
 from nsprof.parse.model import GpuTimeline
+from nsprof.parse.nsys_sqlite import linux_pid
 
 KERNEL, MEMSET, GRAPH = "kernel", "memset", "graph"
 HTOD, DTOH, DTOD = "HtoD", "DtoH", "DtoD"
@@ -60,7 +61,7 @@ def gpu_events(exports: list[GpuTimeline], columns: tuple[str, ...] = COLUMNS) -
                                    for events, _, _, size in parts])
         if name in ("correlation_id", "pid"):
             # int64, or objects (<NA>) where nsys left some out; a frame read without `pid` has nsys's serialized id
-            return pd.array(np.concatenate([(events[name] if name in events else events["global_pid"] // 0x1000000 % 0x1000000)
+            return pd.array(np.concatenate([(events[name] if name in events else linux_pid(events["global_pid"]))
                                             .astype("Int64").array for events, _, _, _ in parts]), dtype="Int64").to_numpy()
         return np.concatenate([events[name].to_numpy(np.int64) for events, _, _, _ in parts])
 

@@ -23,6 +23,7 @@ import pandas as pd
 from nsprof.analyze.launch_configs import Configuration, configurations
 from nsprof.analyze.program_harness import HARNESS_RULES, HarnessKey, SteadyState, program_harness, steady_state
 from nsprof.parse.model import GpuTimeline
+from nsprof.parse.nsys_sqlite import linux_pid
 from nsprof.ranges import NVTX_DOMAIN, parse_stage_range
 
 
@@ -38,9 +39,9 @@ def launched_inside(export: GpuTimeline, wanted: Callable[[str], bool]) -> np.nd
         return None
     calls = export.runtime[["correlation_id", "global_tid", "start_ns"]].dropna(subset=["correlation_id"])
     kernels = export.kernels[["correlation_id", "global_pid"]].reset_index(drop=True)
-    kernels = kernels.assign(row=np.arange(len(kernels)), pid=kernels["global_pid"] // 0x1000000 % 0x1000000)
+    kernels = kernels.assign(row=np.arange(len(kernels)), pid=linux_pid(kernels["global_pid"]))
     launched = kernels.dropna(subset=["correlation_id"]).merge(  # the process part, as nsys_sqlite derives it
-        calls.assign(pid=calls["global_tid"] // 0x1000000 % 0x1000000), on=["pid", "correlation_id"], how="inner")
+        calls.assign(pid=linux_pid(calls["global_tid"])), on=["pid", "correlation_id"], how="inner")
     inside = np.zeros(len(kernels), dtype=bool)
     for thread, ranges in chosen.groupby("global_tid"):
         ranges = ranges.sort_values("start_ns")

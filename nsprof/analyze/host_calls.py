@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from nsprof.parse.model import GpuTimeline
-from nsprof.parse.nsys_sqlite import id_values
+from nsprof.parse.nsys_sqlite import id_values, linux_pid
 
 LAUNCH, WAIT, COPY, LOADING, ALLOCATION, OTHER = "launch", "wait", "copy", "module loading", "allocation", "other"
 KINDS = (LAUNCH, WAIT, COPY, LOADING, ALLOCATION, OTHER)
@@ -107,7 +107,7 @@ def host_calls(export: GpuTimeline) -> HostCalls:
     thread, correlation = id_values(runtime["global_tid"]), id_values(runtime["correlation_id"])
     start, end = runtime["start_ns"].to_numpy(dtype=np.int64), runtime["end_ns"].to_numpy(dtype=np.int64)
     has_id = np.flatnonzero(correlation >= 0)
-    keys = (thread[has_id] // 0x1000000 % 0x1000000) * PROCESS + correlation[has_id]
+    keys = linux_pid(thread[has_id]) * PROCESS + correlation[has_id]
     order = np.argsort(keys, kind="stable")
     rows = has_id[order].astype(np.int32 if len(kind) < 2**31 else np.int64)
     keys = keys[order]
@@ -117,7 +117,7 @@ def host_calls(export: GpuTimeline) -> HostCalls:
     is_copy = kind[other] == KINDS.index(COPY)
     copies = export.memcpys
     pageable_rows = _find(keys, rows, copies["pid"].to_numpy(dtype=np.int64, na_value=-1) if "pid" in copies else
-                               copies["global_pid"].to_numpy(dtype=np.int64, na_value=-1) // 0x1000000 % 0x1000000,
+                               linux_pid(copies["global_pid"].to_numpy(dtype=np.int64, na_value=-1)),
                                copies["correlation_id"].to_numpy(dtype=np.int64, na_value=-1))[pageable_copies(copies)]
     pageable = is_copy & np.isin(other, pageable_rows)
     unsuffixed = np.array(["Async" not in name for name in categories] + [False])[codes[other]]

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from nsprof.parse.model import GpuTimeline
+from nsprof.parse.nsys_sqlite import linux_tid
 
 WHERE_ROWS = 5
 
@@ -26,7 +27,7 @@ def call_places(export: GpuTimeline, calls: pd.DataFrame) -> list[dict]:
         holding = np.searchsorted(ordered, ends, side="left") > np.searchsorted(ordered, starts, side="left")
         innermost = _innermost(starts[holding], ends[holding], times)
         labels = own["range"].to_numpy(dtype=object)[holding]
-        thread = names.get(tid) or (f"thread {int(tid) % 0x1000000}" if tid >= 0 else "an unnamed thread")
+        thread = names.get(tid) or (f"thread {linux_tid(int(tid))}" if tid >= 0 else "an unnamed thread")
         places.append(pd.DataFrame({"thread": thread,
                                     "range": [labels[i] if i >= 0 else None for i in innermost],
                                     "duration_ns": mine["duration_ns"].to_numpy()}))

@@ -479,9 +479,9 @@ def _read_events(conn: sqlite3.Connection, path: Path, tables: set[str], spec: I
         frame["duration_ns"] = frame["end_ns"] - frame["start_ns"]
     if "pid" in wanted:
         serialized = "global_pid" if "global_pid" in frame else "global_tid"
-        frame["pid"] = frame[serialized] // 0x1000000 % 0x1000000
+        frame["pid"] = linux_pid(frame[serialized])
     if "tid" in wanted:
-        frame["tid"] = frame["global_tid"] % 0x1000000
+        frame["tid"] = linux_tid(frame["global_tid"])
     for name in SMALL_COLUMNS & set(frame.columns):  # int32 where every value fits: 4 bytes a row saved
         values = frame[name].to_numpy()
         if len(values) == 0 or (values.min() >= np.iinfo(np.int32).min and values.max() <= np.iinfo(np.int32).max):
@@ -545,6 +545,17 @@ def _scan_int_columns(conn: sqlite3.Connection, path: Path, spec: IntColumns) ->
             values = pd.arrays.IntegerArray(values, values == -1)  # -1: the scan's NULL (ids are never negative)
         frame[name] = values
     return pd.DataFrame(frame, copy=False)  # keep one block per column: consolidating copies them all
+
+
+def linux_pid(serialized):
+    """The Linux process id in nsys's serialized globalPid or globalTid (module docstring): an
+    array, a Series or an int alike."""
+    return serialized // 0x1000000 % 0x1000000
+
+
+def linux_tid(serialized):
+    """The Linux thread id in nsys's serialized globalTid (module docstring)."""
+    return serialized % 0x1000000
 
 
 def id_values(column: pd.Series) -> np.ndarray:
@@ -614,8 +625,8 @@ def _nvtx_ranges(conn: sqlite3.Connection, path: Path, tables: set[str]) -> pd.D
         if count:
             raise ParseError(f"{path}: {count} of the {len(ranges)} NVTX ranges {what}; the export is damaged",
                              RE_EXPORT)
-    ranges["pid"] = ranges["global_tid"] // 0x1000000 % 0x1000000
-    ranges["tid"] = ranges["global_tid"] % 0x1000000
+    ranges["pid"] = linux_pid(ranges["global_tid"])
+    ranges["tid"] = linux_tid(ranges["global_tid"])
     return _typed_nvtx(ranges.sort_values("start_ns", kind="stable")[columns].reset_index(drop=True))
 
 
@@ -645,7 +656,7 @@ def _threads(conn: sqlite3.Connection, path: Path, tables: set[str]) -> pd.DataF
     named = _frame(conn, path, THREADS_SQL)
     named = named[[type(tid) is int for tid in named["global_tid"]]].drop_duplicates("global_tid", keep="last")
     tids = named["global_tid"].to_numpy(dtype=np.int64)
-    return pd.DataFrame({"global_tid": tids, "pid": tids // 0x1000000 % 0x1000000, "tid": tids % 0x1000000,
+    return pd.DataFrame({"global_tid": tids, "pid": linux_pid(tids), "tid": linux_tid(tids),
                          "name": [printable(name) if isinstance(name, str) else None for name in named["name"]]})
 
 
