@@ -414,11 +414,11 @@ def measure_noise_record(paths: Sequence[str | Path], out: str | Path, attributi
     if len(gpus) > 1:
         raise UsageError(f"the runs come from {len(gpus)} GPUs ({', '.join(gpus)}): a noise floor is one GPU's",
                          "measure each GPU's floors from its own runs")
-    frames = [frame for side in sides for frame in run_frames(side, attribution)]
     names = ", ".join(str(path) for path in paths)
-    if len(frames) < 2:
+    if len(runs) < 2:  # before any run is read for its frames
         raise UsageError(f"{names}: one run of the program, and a noise floor needs two or more",
                          "capture the unchanged program with `nsprof profile --runs 5`, or pass several captures of it")
+    frames = [frame for side in sides for frame in run_frames(side, attribution)]
     floor = measure_noise(frames, f"measured by nsprof noise on {len(frames)} runs of {names}")
     record = noise_document(floor, len(frames), gpus[0], now())
     written = write_outputs({target: (json.dumps(record, indent=2) + "\n").encode()}, force, since)
