@@ -136,13 +136,17 @@ def test_the_same_ladder_captured_twice_calls_nothing_faster_or_slower():
     assert result.slower_than(2.0) == []
 
 
-def test_the_ladder_before_and_after_v8s_cp_async_calls_only_v8_faster():
+def test_the_ladder_before_and_after_v8s_cp_async_leaves_only_v8_undecided():
     """v8 changed between the two captures (A transposed first, tiles by cp.async, an unchecked entry);
-    v10 only took its unchecked entry's name; every other stage ran the same code."""
+    v10 only took its unchecked entry's name; every other stage ran the same code. One run a side,
+    v8's -2.9% (54 us) is significant but within its class's floor (an unchanged 10-100 us kernel moved
+    15% between two days): undecided, and nothing is called."""
     result = api.diff(SGEMM_BEFORE, f"{SGEMM}/nsys.sqlite")
     by_stage = {row["label"]: row for row in result.stages}
-    assert by_stage["v8"]["status"] == "faster" and by_stage["v8"]["change_pct"] < 0
-    assert {name for name, row in by_stage.items() if row["status"] != "same"} == {"v8"}
+    v8 = by_stage["v8"]
+    assert v8["undecided"] and v8["change_pct"] < -2 and v8["ci_high_pct"] < 0 and v8["floor"] == "10-100 us"
+    assert {name for name, row in by_stage.items() if row["undecided"]} == {"v8"}
+    assert {row["status"] for row in by_stage.values()} == {"same"}
     status = {row["kernel"]: row["status"] for row in result.kernels}
     assert status["sgemm_v8_128x128"] == status["sgemm_v10_128x128"] == "removed"
     assert {status[k] for k in ("sgemm_v8_128x128_unchecked", "sgemm_v8_transpose_a", "sgemm_v10_128x128_unchecked")} \

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,12 +18,13 @@ from typer.testing import CliRunner
 
 from nsprof import api
 from nsprof.analyze.diff import run_frames
-from nsprof.analyze.diff.noise import KINDS, NOISE_RECORD, SHORT_NS, default_noise, measure_noise
+from nsprof.analyze.diff.noise import NOISE_RECORD, SHORT_NS, default_noise, measure_noise
 from nsprof.analyze.diff.statistics import compare_runs
 from nsprof.cli import app
 from nsprof.errors import ParseError
 from nsprof.launch.bench_runs import merged
 
+ROOT = Path(__file__).resolve().parents[1]
 RUNS = Path(__file__).parent / "data" / "runs"
 BASE, SLOWER, TORCH, LADDER = (RUNS / name for name in ("ab-base", "ab-slower", "torch", "ladder"))
 SPIN_CHANGE_PCT = 5.0  # ab_spin.py --slower 5: 420,000 cycles where the baseline spins 400,000
@@ -190,16 +192,24 @@ def test_one_run_a_side_still_finds_the_five_percent_change():
     assert ("spin", "slower") in called(result)
 
 
-def test_nsprofs_floors_are_those_its_record_script_measures_from_the_committed_runs():
-    """One truth: nsprof/analyze/diff/noise_floor.json is the largest floor of each kind over the
-    programs benchmarks/noise_record.py measures; checked here for the runs it takes from tests/data/runs."""
+def test_nsprofs_floors_are_the_largest_of_the_corpus_record_and_two_programs_remeasure():
+    """One truth: nsprof/analyze/diff/noise_floor.json holds, per category, the largest of the
+    per-program floors in benchmarks/noise_corpus.json; two programs' floors measured again here from
+    the committed corpus (benchmarks/noise-corpus) agree with that record."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import noise_corpus
+
     recorded = json.loads(NOISE_RECORD.read_text())["floor_pct"]
-    record = json.loads((Path(__file__).parents[1] / "benchmarks" / "noise.json").read_text())
-    for name in ("ab-base", "torch", "ladder"):
-        measured = measure_noise(run_frames(api.diff_side(RUNS / name)), name).pct
-        assert measured == pytest.approx(record["programs"][name]["floor_pct"])
-    assert recorded == pytest.approx({kind: max(program["floor_pct"][kind] for name, program in record["programs"].items()
-                                                if name != "jax") for kind in KINDS})
+    corpus = json.loads((ROOT / "benchmarks" / "noise_corpus.json").read_text())
+    per_program = corpus["per_program_pct"]
+    assert recorded == pytest.approx({name: max(value for key, value in per_program.items() if key.endswith(f" / {name}"))
+                                      for name in recorded}, abs=0.01)
+    runs, frames = noise_corpus.load()
+    for program in ("cupy-streams", "ladder"):
+        ids = runs.loc[runs["program"] == program, "run"].tolist()
+        measured = measure_noise([frames[run] for run in ids], program).pct
+        assert measured == pytest.approx({name.split(" / ")[1]: value for name, value in per_program.items()
+                                          if name.startswith(f"{program} / ")}, abs=0.01)
 
 
 def test_noise_from_the_users_runs_replaces_nsprofs(tmp_path):

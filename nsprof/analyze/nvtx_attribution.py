@@ -13,12 +13,13 @@ a range counts is the attribution:
 
 Time is summed over the work a range received, each operation's duration in full: `kernel_ns`
 (kernels, and graphs traced at graph level, nsys's default: one GPU operation each, counted in
-`graphs`), `copy_ns` (memcpys and memsets, graph nodes included) and `gpu_time_ns`, their sum, so a
-range that only copies has GPU time. Work that overlaps counts in full, so `gpu_time_ns` may exceed
-the range's span on the GPU: it is not nvtx_gpu_proj_sum's "Proj Time" (first operation's start to
-last one's end). `gpu_ops` counts the API calls that started GPU work (a graph launch traced node by
-node is one call, however many kernels it ran), as nvtx_gpu_proj_sum's "Total GPU Ops" does, except
-that nsys leaves graph-level graph launches out of it.
+`graphs`), `copy_ns` (memcpys and memsets, graph nodes included; `pageable_ns` the part of it in
+copies with a pageable side) and `gpu_time_ns`, their sum, so a range that only copies has GPU time.
+Work that overlaps counts in full, so `gpu_time_ns` may exceed the range's span on the GPU: it is
+not nvtx_gpu_proj_sum's "Proj Time" (first operation's start to last one's end). `gpu_ops` counts
+the API calls that started GPU work (a graph launch traced node by node is one call, however many
+kernels it ran), as nvtx_gpu_proj_sum's "Total GPU Ops" does, except that nsys leaves graph-level
+graph launches out of it.
 
 Vectorized: the calls are sorted once by (thread or process, time) with running totals of what
 they launched, and each range's totals are the difference of two binary searches, so a million
@@ -34,11 +35,14 @@ import numpy as np
 import pandas as pd
 
 from nsprof.analyze.families import family_column
+from nsprof.analyze.host_calls import pageable_copies
 from nsprof.parse.model import GpuTimeline
 from nsprof.ranges import qualify
 
 WORK_COLUMNS = ("kernels", "graphs", "gpu_time_ns", "kernel_ns", "copy_ns", "memcpy_count", "memcpy_bytes",
                 "memset_count", "memset_bytes", "gpu_ops")
+# per range instance, WORK_COLUMNS and the copies' part with a pageable side (the noise floors' category)
+INSTANCE_COLUMNS = (*WORK_COLUMNS, "pageable_ns")
 SUMMARY_COLUMNS = ("range", "domain", "name", "count", "median_ns", "kernels", "graphs", "gpu_time_ns", "kernel_ns",
                    "copy_ns", "memcpy_bytes", "memcpy_count", "memset_bytes", "memset_count", "gpu_ops")
 THREAD, PROCESS = "thread", "process"
@@ -47,7 +51,7 @@ _THREAD_BITS = 0x1000000  # serialized id = (process part) * 2**24 + thread id
 
 
 def attribute_work(export: GpuTimeline, attribution: str = THREAD, calls: pd.DataFrame | None = None) -> pd.DataFrame:
-    """export.nvtx (one row per range instance) plus WORK_COLUMNS: the kernels and graph launches,
+    """export.nvtx (one row per range instance) plus INSTANCE_COLUMNS: the kernels and graph launches,
     memcpys and memsets (counts, bytes, summed durations: module docstring) whose API call started
     while the range was open, on the threads `attribution` gives it (THREAD or PROCESS). `calls` is
     launching_calls(export), where the caller has it already (the join is the costly part)."""
@@ -71,7 +75,7 @@ def attribute_work(export: GpuTimeline, attribution: str = THREAD, calls: pd.Dat
         if column not in work:
             work[column] = np.zeros(len(ranges), dtype=np.int64)
     work["gpu_time_ns"] = work["kernel_ns"] + work["copy_ns"]
-    return pd.concat([ranges, work[list(WORK_COLUMNS)]], axis=1)
+    return pd.concat([ranges, work[list(INSTANCE_COLUMNS)]], axis=1)
 
 
 def summarize_ranges(attributed: pd.DataFrame) -> pd.DataFrame:
@@ -200,7 +204,8 @@ def launching_calls(export: GpuTimeline) -> pd.DataFrame:
     # each event table, and per output column the event column it sums (1: counts the events)
     parts: list[tuple[pd.DataFrame, dict[str, str | int]]] = [(export.kernels, {"kernels": 1, "kernel_ns": "duration_ns"}),
              (export.graphs, {"graphs": 1, "kernel_ns": "duration_ns"}),
-             (export.memcpys, {"memcpy_count": 1, "memcpy_bytes": "bytes", "copy_ns": "duration_ns"}),
+             (_with_pageable_ns(export.memcpys),
+              {"memcpy_count": 1, "memcpy_bytes": "bytes", "copy_ns": "duration_ns", "pageable_ns": "pageable_ns"}),
              (export.memsets, {"memset_count": 1, "memset_bytes": "bytes", "copy_ns": "duration_ns"})]
     runtime = export.runtime
     has_call = (runtime["correlation_id"].notna() & runtime["global_tid"].notna() & runtime["start_ns"].notna()).to_numpy()
@@ -280,6 +285,12 @@ def launching_calls(export: GpuTimeline) -> pd.DataFrame:
     return pd.DataFrame(calls, copy=False)
 
 
+def _with_pageable_ns(memcpys: pd.DataFrame) -> pd.DataFrame:
+    """The copies with `pageable_ns`: the duration of those with a pageable side (their speed
+    follows the host's, nsprof.analyze.diff.noise), else 0."""
+    return memcpys.assign(pageable_ns=memcpys["duration_ns"].where(pageable_copies(memcpys), 0))
+
+
 SPARSE_BELOW = 8  # a work column with fewer than 1 call in 8 nonzero is stored sparse
 
 
@@ -308,7 +319,7 @@ def _call_keys(processes: np.ndarray, width: int, serialized: np.ndarray, correl
     return key
 
 
-_PER_CALL = [column for column in WORK_COLUMNS if column not in ("gpu_ops", "gpu_time_ns")]
+_PER_CALL = [column for column in INSTANCE_COLUMNS if column not in ("gpu_ops", "gpu_time_ns")]
 
 
 def _window_sums(item_scope: np.ndarray, item_time: np.ndarray, item_values: list,

@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 
 from nsprof import api
+from nsprof.analyze.diff.noise import NEVER_CALLED
 from nsprof.commands.analyze import Attribution
 from nsprof.console import stdout
 
@@ -24,13 +25,15 @@ def noise(
     force: bool = typer.Option(False, "--force", help="Also replace a file in the way that nsprof did not write, or that "
                                                       "was edited since (its own earlier record is replaced anyway)."),
 ) -> None:
-    """Measure how far your unchanged program moves between runs, per kind of work, and write it as the noise record
-    `nsprof diff --noise FILE` reads: with one run a side, a diff then calls a change only beyond your floors
-    instead of nsprof's own (measured on its own programs).
+    """Measure how far your unchanged program moves between runs, per category of work, and write it as the noise
+    record `nsprof diff --noise FILE` reads: with one run a side, a diff then calls a change only beyond your floors
+    instead of nsprof's own (measured on a corpus of eight programs, benchmarks/noise_corpus.md).
 
-    A floor is the largest change of a median between any two of the runs, over every kernel and NVTX range run
-    at least 3 times with the same count in both; work shorter than 10 us is never called from one run a side.
-    Runs minutes or days apart, or on another host of the same GPU, give the floors that CI comparisons meet."""
+    Categories are duration classes of a row's median: 10-100 us and over 100 us. A floor is the largest change among
+    the kernels and NVTX ranges that one run a side would call significant, between any two of the runs, over those
+    run at least 3 times with the same count in both. Work under 10 us, pageable copies and waiting kernels (XLA's
+    DelayKernel, NCCL) are never called from one run a side. Runs minutes or days apart, or on another host of the
+    same GPU, give the floors that CI comparisons meet."""
     from nsprof.render.document import Paragraph, Table
     from nsprof.render.document_writers import to_terminal
 
@@ -38,11 +41,11 @@ def noise(
     if json_:
         typer.echo(json.dumps(record, indent=2))
         return
-    rows = [{"kind": kind, "floor": pct} for kind, pct in record["floor_pct"].items()]
-    to_terminal([Table("Noise floors", (("work", "kind", ""), ("floor %", "floor", ".2f")), rows),
-                 Paragraph(f"floor: the largest change of a median between two of the {record['runs']} runs of the "
-                           f"unchanged program on {record['gpu']}; "
+    rows = [{"category": name, "floor": pct} for name, pct in record["floor_pct"].items()]
+    to_terminal([Table("Noise floors", (("category", "category", ""), ("floor %", "floor", ".2f")), rows),
+                 Paragraph(f"floor: the largest change between two of the {record['runs']} runs of the unchanged "
+                           f"program on {record['gpu']} that one run a side would call significant; "
                            f"nsprof diff --noise {record['written'][0]} calls a change with one run a side only "
-                           "beyond it")], stdout(), spaced=False)
+                           f"beyond it (never: {', '.join(NEVER_CALLED)})")], stdout(), spaced=False)
     for written in record["written"]:
         typer.echo(f"wrote {written}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from nsprof.analyze.diff import NOT_CALLED, DiffResult
-from nsprof.analyze.diff.noise import SHORT_NS
+from nsprof.analyze.diff.noise import HOST_PACED, NEVER_CALLED, SHORT_NS
 from nsprof.analyze.diff.statistics import MIN_SAMPLES
 from nsprof.kernel_names import short_kernel_name
 from nsprof.render import format as fmt
@@ -34,8 +34,8 @@ def diff_json(result: DiffResult) -> str:
     document = {
         "a": result.a, "b": result.b, "method": result.method, "min_change_pct": result.min_change_pct,
         "stage_pair": list(result.stage_pair) if result.stage_pair else None, "time_source": result.time_source,
-        "runs": result.runs, "noise": {"floor_pct": result.noise.pct, "source": result.noise.source, "short_ns": SHORT_NS}
-        if result.noise else None,
+        "runs": result.runs, "noise": {"floor_pct": result.noise.pct, "source": result.noise.source, "short_ns": SHORT_NS,
+                                       "never_called": list(NEVER_CALLED)} if result.noise else None,
         "warnings": result.warnings, "kernels": result.kernels, "ranges": result.ranges, "stages": result.stages,
         "totals": {"rows": result.totals, "top_contributors": result.contributors}, "host": result.host,
     }
@@ -72,12 +72,13 @@ def method_note(result: DiffResult) -> str:
     note = f"Intervals: {result.method}. A change is called faster or slower when its interval excludes 0 and it is " \
            f"at least {result.min_change_pct:g}%"
     if result.noise is not None:
-        floors = ", ".join(f"{kind} {pct:.2g}%" for kind, pct in result.noise.pct.items())
-        note += (f" and beyond the noise floor of its kind ({floors}: {result.noise.source}); with one run a side, work "
-                 f"shorter than {fmt.duration_ns(SHORT_NS)} is not called")
+        floors = ", ".join(f"{name} {pct:.2g}%" for name, pct in result.noise.pct.items())
+        note += (f" and beyond the noise floor of its category ({floors}: {result.noise.source}); with one run a side, "
+                 f"{', '.join(NEVER_CALLED)} are not called")
     elif max(result.runs.values(), default=1) > 1:
         note += f" ({runs}; n A/B counts launches over all runs); unstable: launched a different number of times or with other " \
-                "configurations between the runs of a side, so its medians compare different work: never called"
+                f"configurations between the runs of a side, so its medians compare different work: never called, nor are " \
+                f"{' and '.join(HOST_PACED)} (their time is the host's or a wait)"
     return note + f"; with fewer than {MIN_SAMPLES} launches (runs) on a side no interval is computed (n<3)."
 
 
@@ -114,7 +115,7 @@ def summary(result: DiffResult) -> list[str]:
         undecided = sum(bool(view.get("undecided")) for view in views)
         if undecided:
             lines.append(f"{_counted(undecided, section)} moved past --min-change within the noise floor of "
-                         f"{'its' if undecided == 1 else 'their'} kind: one run a side cannot decide "
+                         f"{'its' if undecided == 1 else 'their'} category: one run a side cannot decide "
                          f"{'it' if undecided == 1 else 'them'}; {RUNS_DECIDE}.")
         untestable = sum(not row["testable"] and row["a_count"] and row["b_count"] for row in rows)
         if untestable:
@@ -142,7 +143,7 @@ def _verdict(row: dict, result: DiffResult) -> str:
     if row["status"] in ("faster", "slower"):
         return row["status"]
     if row.get("undecided"):
-        return f"past --min-change but within the noise floor of its kind: {UNDECIDED} with one run a side; {RUNS_DECIDE}"
+        return f"past --min-change but within the noise floor of its category: {UNDECIDED} with one run a side; {RUNS_DECIDE}"
     if row["significant"]:
         floor = " or the noise floor" if result.noise is not None else ""
         return f"a real change, its interval excludes 0, but under --min-change {result.min_change_pct:g}%{floor}"
@@ -235,10 +236,10 @@ def _change_table(title: str, label: str, rows: list[dict], result: DiffResult, 
     headers, cells = _fitted(headers, cells, width, drop=medians, kernels=label == "kernel", among=among)
     notes = []
     if any(_status(row) == "same*" for row, _, _ in shown):
-        floor = " or the noise floor of its kind" if result.noise is not None else ""
+        floor = " or the noise floor of its category" if result.noise is not None else ""
         notes.append(f"same*: a real change (its interval excludes 0) under --min-change {result.min_change_pct:g}%{floor}")
     if any(_status(row) == UNDECIDED for row, _, _ in shown):
-        notes.append(f"{UNDECIDED}: past --min-change {result.min_change_pct:g}% but within the noise floor of its kind, "
+        notes.append(f"{UNDECIDED}: past --min-change {result.min_change_pct:g}% but within the noise floor of its category, "
                      f"which one run a side cannot tell apart: {RUNS_DECIDE}")
     if label == "range":
         notes.append("GPU: the kernels, graphs and copies the range launched; own: the range's own duration, "

@@ -20,7 +20,7 @@ parsed and analyzed captures; nsprof.api.diff reads them).
 A side is one capture, or several runs of one program (`nsprof profile --runs N`, a directory of
 captures, `nsprof bench --runs N` records): with runs, each change is measured against the
 variation between runs (statistics.compare_runs); with one run a side, that variation is
-unmeasured, and a change is called only beyond the noise floor of its kind of work (noise).
+unmeasured, and a change is called only beyond the noise floor of its category of work (noise).
 
 A status is `faster` or `slower` only when the interval excludes zero and the change is at least
 `min_change_pct` (and, one run a side, the floor); `added` and `removed` are kernels (ranges,
@@ -39,7 +39,7 @@ import pandas as pd
 
 from nsprof.analyze.diff.host import host_rows
 from nsprof.analyze.diff.matching import match_kernels
-from nsprof.analyze.diff.noise import SHORT_NS, NoiseFloor, default_noise, range_kind
+from nsprof.analyze.diff.noise import HOST_PACED, NoiseFloor, category, default_noise, range_kind
 from nsprof.analyze.diff.statistics import (
     METHOD,
     MIN_SAMPLES,
@@ -48,6 +48,7 @@ from nsprof.analyze.diff.statistics import (
     compare_runs,
     compare_samples,
     compare_summaries,
+    discoveries,
 )
 from nsprof.analyze.diff.why import kernel_counters, kernel_rules, moved, rule_changes, stage_counters
 from nsprof.analyze.families import family_column
@@ -61,7 +62,7 @@ NOT_CALLED = "not called"  # a CPU-side duration: shown with its interval, never
 DEFAULT_MIN_CHANGE_PCT = 2.0
 TOP_CONTRIBUTORS = 5
 ROW_FIELDS = ("a_count", "b_count", "a_median_ns", "b_median_ns", "change_pct", "ci_low_pct", "ci_high_pct",
-              "status", "testable", "significant", "floor_pct", "undecided")
+              "status", "testable", "significant", "floor_pct", "floor", "undecided")
 RUN_FIELDS = ("a_runs", "b_runs")  # rows of a diff across runs: how many runs of each side ran it
 
 
@@ -136,28 +137,34 @@ class _Judge:
         """`stats` with status and significant. `kinds`: the rows' kind of work (noise.KINDS), for
         their floor. Only runs tell instability: one run a side, a count that differs between the
         sides may be a longer capture as well (a warning says so)."""
-        if self.across_runs or self.noise is None:
-            threshold: float | pd.Series = self.min_change_pct
-        elif isinstance(kinds, str):
-            threshold = max(self.min_change_pct, self.noise.of(kinds))
-        else:
-            threshold = kinds.reindex(stats.index).map(lambda kind: max(self.min_change_pct, self.noise.of(kind)))
-        if self.noise is not None:  # one run a side: work this short moves between runs by more than any floor
-            short = stats[["a_median_ns", "b_median_ns"]].max(axis=1) < SHORT_NS
-            threshold = pd.Series(threshold, index=stats.index, dtype=float).where(~short, np.inf)
         unstable = stats["unstable"].astype(bool) if "unstable" in stats else pd.Series(False, index=stats.index)
-        called = _with_status(stats, threshold, unstable)
-        if self.noise is None:  # across runs: the runs' own variation decides, no floor applies
-            return called.assign(floor_pct=np.nan, undecided=False)
-        # one run a side: the floor that applied (inf: work too short to call), and the rows it kept from a call,
-        # whose interval excludes 0 and whose change reaches --min-change: only runs can decide those
-        floor = pd.Series(threshold, index=stats.index, dtype=float)
+        kinds = pd.Series(kinds, index=stats.index) if isinstance(kinds, str) else kinds.reindex(stats.index)
+        kinds = kinds.fillna("ranges")
+        categories = category(kinds, stats[["a_median_ns", "b_median_ns"]].max(axis=1))
+        if self.noise is None:  # across runs: the runs' own variation decides; no floor, but what only waits
+            significant = discoveries(stats["p_value"]) if "p_value" in stats else None
+            host_paced = pd.Series(np.where(categories.isin(HOST_PACED), np.inf, self.min_change_pct), index=stats.index)
+            return _with_status(stats, host_paced, unstable, significant).assign(
+                floor_pct=np.nan, floor=categories.where(categories.isin(HOST_PACED)), undecided=False)
+        # one run a side: the floor of each row's category (inf: work too short, or a category unmeasured)
+        floor = pd.Series([self.noise.of(name, kind) for name, kind in zip(categories, kinds)], index=stats.index)
+        called = _with_status(stats, np.maximum(floor, self.min_change_pct), unstable)
+        # the rows the floor kept from a call, whose interval excludes 0 and whose change reaches --min-change:
+        # only runs can decide those
         undecided = (called["status"] == SAME) & called["significant"] & (stats["change_pct"].abs() >= self.min_change_pct)
-        return called.assign(floor_pct=floor, undecided=undecided)
+        return called.assign(floor_pct=np.maximum(floor, self.min_change_pct), floor=categories, undecided=undecided)
 
     @property
     def method(self) -> str:
         return RUNS_METHOD if self.across_runs else METHOD
+
+
+def call_rows(stats: pd.DataFrame, kinds: str | pd.Series, min_change_pct: float = DEFAULT_MIN_CHANGE_PCT,
+              noise: NoiseFloor | None = None) -> pd.DataFrame:
+    """Rows of compare_samples (one run a side: `noise` gives the floors) or compare_runs (`noise`
+    None) with the status, significance and floor a diff gives them: how the noise corpus
+    (benchmarks/noise_corpus.py) judges its pairs as `nsprof diff` would."""
+    return _Judge(min_change_pct, noise is None, noise).called(stats, kinds)
 
 
 def diff_captures(a: Capture, b: Capture, min_change_pct: float = DEFAULT_MIN_CHANGE_PCT,
@@ -236,7 +243,7 @@ def _runs_warnings(judge: _Judge, runs: dict) -> list[str]:
     if judge.noise is None:  # two stages of one run
         return []
     return ["one run a side: the variation between runs is unmeasured, so a change is called only beyond the noise "
-            "floor of its kind (the note under the tables); capture several runs (nsprof profile --runs 5) to measure it"]
+            "floor of its category (the note under the tables); capture several runs (nsprof profile --runs 5) to measure it"]
 
 
 def run_frames(capture: Capture, attribution: str = "thread") -> list[dict[str, pd.DataFrame]]:
@@ -247,9 +254,10 @@ def run_frames(capture: Capture, attribution: str = "thread") -> list[dict[str, 
         found = _instances(run, attribution)
         ranges = pd.concat([found["ranges"], found["stages"]], ignore_index=True) \
             .rename(columns={"gpu_time_ns": "value_ns"})
-        frames.append({"kernels": found["launches"].rename(columns={"name": "key"})[["key", "value_ns"]],
-                       "copies": ranges[ranges["kind"] == "copies"][["key", "value_ns"]],
-                       "ranges": ranges[ranges["kind"] != "copies"][["key", "value_ns"]]})
+        copies = ranges["kind"] != "ranges"
+        frames.append({"kernels": found["launches"].rename(columns={"name": "key"})[["key", "value_ns"]].assign(kind="kernels"),
+                       "copies": ranges[copies][["key", "value_ns", "kind"]],
+                       "ranges": ranges[~copies][["key", "value_ns", "kind"]]})
     return frames
 
 
@@ -269,12 +277,13 @@ def _instances(capture: Capture, attribution: str) -> dict:
     if analysis.launch_times is not None and analysis.range_instances is not None:
         launches, source, attributed = analysis.launch_times, "nsys", analysis.range_instances
         # gpu_time_ns is kernel_ns + copy_ns already (nvtx_attribution; the diff once added copy_ns again)
-        copies = attributed["copy_ns"] if "copy_ns" in attributed else pd.Series(0.0, index=attributed.index)
+        none = pd.Series(0.0, index=attributed.index)
+        copies, pageable = (attributed.get(column, none) for column in ("copy_ns", "pageable_ns"))
         gpu_time = attributed["gpu_time_ns"]
         # ranges pair by family (nsprof.analyze.families): XLA's ids differ between runs of one program
         instances = pd.DataFrame({"key": family_column(attributed["range"]), "gpu_time_ns": gpu_time,
                                   "duration_ns": attributed["duration_ns"].astype("float64"),
-                                  "kind": range_kind(copies, gpu_time)})
+                                  "kind": range_kind(copies, gpu_time, pageable)})
         stage_keys = {key for key in pd.unique(instances["key"]) if parse_stage_range(key) is not None}
         is_stage = instances["key"].isin(stage_keys).to_numpy()
         ranges, stages = instances[~is_stage], instances[is_stage]
@@ -308,17 +317,20 @@ def _values(a: pd.DataFrame, b: pd.DataFrame, column: str) -> tuple[pd.DataFrame
     return tuple(frame[["key", "run", column]].rename(columns={column: "value_ns"}).dropna() for frame in (a, b))
 
 
-def _with_status(stats: pd.DataFrame, threshold: float | pd.Series, unstable: pd.Series) -> pd.DataFrame:
-    """Status and significant per row: a change must exclude 0 from its interval and reach
-    `threshold` percent (per row, or one for all); `unstable` rows are never called."""
+def _with_status(stats: pd.DataFrame, threshold: float | pd.Series, unstable: pd.Series,
+                 significant: pd.Series | None = None) -> pd.DataFrame:
+    """Status and significant per row: a change must be significant (its interval excludes 0, or
+    `significant` says so: statistics.discoveries) and reach `threshold` percent (per row, or one
+    for all); `unstable` rows are never called."""
     change, low, high = stats["change_pct"], stats["ci_low_pct"], stats["ci_high_pct"]
     testable = stats["testable"].astype(bool)
+    # significant: however small the change (a status needs min_change_pct too)
+    significant = testable & ((low > 0) | (high < 0)) if significant is None else testable & significant
     status = np.select(
         [stats["a_count"] == 0, stats["b_count"] == 0, unstable,
-         testable & (low > 0) & (change >= threshold), testable & (high < 0) & (change <= -threshold)],
+         significant & (change >= threshold), significant & (change <= -threshold)],
         [ADDED, REMOVED, UNSTABLE, SLOWER, FASTER], SAME)
-    # significant: the interval excludes zero, however small the change (a status needs min_change_pct too)
-    return stats.assign(status=status, significant=testable & ((low > 0) | (high < 0)))
+    return stats.assign(status=status, significant=significant)
 
 
 def _not_called(stats: pd.DataFrame) -> pd.DataFrame:

@@ -1,29 +1,39 @@
-"""Noise floors: how far one unchanged program moves between two runs, per kind of work.
+"""Noise floors: how far one unchanged program moves between two runs, per category of work.
 
 With one run a side, a diff's interval comes from the launches of that run alone and says nothing
 of the variation between runs, which is often larger (an unchanged torch.compile program: a copy
-range 4.3% slower, an optimizer kernel 4.9%). Such a diff calls a change only beyond the floor of
-its kind of work:
+range 4.3% slower, an optimizer kernel 4.9%; an unchanged training step's optimizer kernel 15%
+between two machines). Such a diff calls a change only beyond the floor of its row's category
+(`category`), which a corpus of programs nsprof was not tuned on showed to matter
+(benchmarks/noise_corpus.md):
 
-- `kernels`: each kernel's median launch time;
-- `copies`: NVTX ranges whose GPU time is mostly copies;
-- `ranges`: other NVTX ranges (and ladder stages), by their GPU time.
+- the duration class of the row's median (the slower side's): 10-100 us or over 100 us; kernels,
+  graph launches, copies and ranges of one class moved alike, so they share its floor;
+- under 10 us (SHORT_NS): never called from one run a side; timestamp steps and launch jitter move
+  such work by up to 26% (a 1 us fill kernel of an unchanged torch.compile program);
+- `pageable copies` (ranges whose GPU time is mostly copies with a pageable side): never called,
+  nor across runs (HOST_PACED); their speed follows the host's (152% between two runs of one
+  program; 24% between two sets of 3 runs);
+- `waiting kernels` (XLA's DelayKernel, NCCL's collectives: WAITING): never called, nor across
+  runs; their time is the wait for the host or the other ranks (52%).
 
-A floor is the largest change between two runs of one unchanged program, over every pair of its
-runs and every kernel or range tested in both (3 launches or more, the same count in each, a median
-of SHORT_NS or more), in percent. Work shorter than SHORT_NS is never called from one run a side:
-its spread between runs is timestamp steps and launch jitter (a 1 us copy kernel of an unchanged
-torch.compile program moved 22%).
+A category the record holds no floor for is not called either: nothing measured says how far it
+moves. A record of the first format (one floor per kind of work: FIRST_FORMAT) is read too.
 
-`measure_noise` takes the floors from a capture with runs (`nsprof profile --runs N`) or a
-directory of captures. nsprof's own (NOISE_RECORD, beside this module) were measured that way on
-the GPU machine (benchmarks/noise.md); `nsprof noise RUNS --out FILE` records the user's
-(noise_document), which `nsprof diff --noise FILE` reads, as it reads runs directly.
+A floor is the smallest threshold that calls nothing between two runs of one unchanged program: the
+largest change among the rows that the one-run comparison (statistics.compare_samples) finds
+significant, over every pair of runs; rows tested are those with MIN_SAMPLES launches or more on
+both sides and the same count in each. `measure_noise` takes them from a capture with runs
+(`nsprof profile --runs N`) or a directory of captures. nsprof's own (NOISE_RECORD, beside this
+module) are the largest over the corpus, checked leaving each program out; `nsprof noise RUNS
+--out FILE` records the user's (noise_document), which `nsprof diff --noise FILE` reads, as it
+reads runs directly.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
@@ -31,48 +41,87 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from nsprof.analyze.diff.statistics import MIN_SAMPLES
+from nsprof.analyze.diff.statistics import compare_samples
 from nsprof.errors import ParseError
 
-KINDS = ("kernels", "copies", "ranges")
-SHORT_NS = 10_000
+KINDS = ("kernels", "copies", "ranges")  # run_frames' frames; a copies frame's rows may be "pageable copies"
+FIRST_FORMAT = KINDS  # the first records held one floor per kind
+SHORT_NS, LONG_NS = 10_000, 100_000
+CLASSES = ("under 10 us", "10-100 us", "over 100 us")
+PAGEABLE, WAITING_KERNELS = "pageable copies", "waiting kernels"
+CATEGORIES = (*CLASSES, PAGEABLE, WAITING_KERNELS)
+HOST_PACED = (PAGEABLE, WAITING_KERNELS)  # their time is the host's or a wait: never called, even across runs
+NEVER_CALLED = (CLASSES[0], *HOST_PACED)  # from one run a side
+WAITING = re.compile(r"DelayKernel|nccl", re.IGNORECASE)  # kernels whose duration is a wait
 COPY_SHARE = 0.5  # a range whose GPU time is more than half copies is a copy range
 NOISE_RECORD = Path(__file__).with_name("noise_floor.json")
 
 
 @dataclass(frozen=True)
 class NoiseFloor:
-    pct: dict[str, float]  # kind (KINDS) -> the floor, in percent
+    pct: dict[str, float]  # category (CATEGORIES) -> its floor in percent; or, first format, kind -> floor
     source: str  # what measured it, for the diff's note
 
-    def of(self, kind: str) -> float:
-        return self.pct.get(kind, max(self.pct.values(), default=0.0))
+    def of(self, category: str, kind: str = "ranges") -> float:
+        """The floor of a row of `category` and `kind` (inf: not called from one run a side)."""
+        if category in NEVER_CALLED:
+            return np.inf
+        if set(self.pct) <= set(FIRST_FORMAT):
+            return self.pct.get("copies" if kind == PAGEABLE else kind, np.inf)
+        return self.pct.get(category, np.inf)
 
 
-def range_kind(copy_ns: pd.Series, gpu_time_ns: pd.Series) -> pd.Series:
-    """Per range instance: "copies" where copies are most of its GPU time, else "ranges"."""
-    share = copy_ns / gpu_time_ns.where(gpu_time_ns > 0)
-    return pd.Series(np.where(share > COPY_SHARE, "copies", "ranges"), index=copy_ns.index)
+def category(kinds: pd.Series, median_ns: pd.Series) -> pd.Series:
+    """Per row (indexed by its key: a kernel's name, a range's): its category (module docstring),
+    from its kind of work (KINDS, or PAGEABLE) and the median that sets its duration class."""
+    classes = pd.Series(np.select([median_ns < SHORT_NS, median_ns < LONG_NS], CLASSES[:2], CLASSES[2]),
+                        index=kinds.index)
+    names = pd.Series(kinds.index.astype(str), index=kinds.index)
+    waiting = (kinds == "kernels") & names.str.contains(WAITING)
+    return classes.mask(kinds == PAGEABLE, PAGEABLE).mask(waiting, WAITING_KERNELS)
+
+
+def range_kind(copy_ns: pd.Series, gpu_time_ns: pd.Series, pageable_ns: pd.Series) -> pd.Series:
+    """Per range instance: PAGEABLE or "copies" where copies are most of its GPU time (pageable
+    ones where they are most of it), else "ranges"."""
+    total = gpu_time_ns.where(gpu_time_ns > 0)
+    kind = np.where(pageable_ns / total > COPY_SHARE, PAGEABLE, np.where(copy_ns / total > COPY_SHARE, "copies", "ranges"))
+    return pd.Series(kind, index=copy_ns.index)
 
 
 def measure_noise(runs: list[dict[str, pd.DataFrame]], source: str) -> NoiseFloor:
-    """The floors of one unchanged program from its runs, each a dict of frames (kind -> key,
-    value_ns, one row per launch or instance): the largest |change| of a median over every pair
-    of runs (module docstring)."""
+    """The floors of one unchanged program from its runs, each a dict of frames (KINDS -> key,
+    value_ns, kind: one row per launch or instance): per category, the largest change of a
+    significant row over every pair of runs (module docstring)."""
     if len(runs) < 2:
         raise ParseError(f"{source}: {len(runs)} run, and a noise floor needs two or more",
                          "capture the unchanged program with `nsprof profile --runs 5`")
-    largest = dict.fromkeys(KINDS, 0.0)
-    for kind in KINDS:
-        medians = [_medians(run.get(kind)) for run in runs]
-        for first, second in combinations(medians, 2):
-            both = first.add_suffix("_a").join(second.add_suffix("_b"), how="inner")
-            tested = both[(both["count_a"] >= MIN_SAMPLES) & (both["count_a"] == both["count_b"])
-                          & (both["median_a"] >= SHORT_NS)]
-            if len(tested):
-                change = 100 * (tested["median_b"] / tested["median_a"] - 1).abs()
-                largest[kind] = max(largest[kind], float(change.max()))
-    return NoiseFloor(largest, source)
+    changes = pd.concat([changes_between(first, second) for first, second in combinations(runs, 2)])
+    return NoiseFloor(floors_of(changes), source)
+
+
+def changes_between(first: dict[str, pd.DataFrame], second: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """The rows two runs of one unchanged program both tested (module docstring), indexed by key:
+    per row its `category`, `change_pct` and whether the one-run comparison finds it `significant`."""
+    found = []
+    for frame_kind in KINDS:
+        a, b = (_launches(run.get(frame_kind), frame_kind) for run in (first, second))
+        stats = compare_samples(a, b)
+        stats = stats[stats["testable"] & (stats["a_count"] == stats["b_count"])]
+        kinds = a.drop_duplicates("key").set_index("key")["kind"].reindex(stats.index)
+        found.append(pd.DataFrame({
+            "category": category(kinds, stats[["a_median_ns", "b_median_ns"]].max(axis=1)),
+            "change_pct": stats["change_pct"],
+            "significant": (stats["ci_low_pct"] > 0) | (stats["ci_high_pct"] < 0)}))
+    return pd.concat(found)
+
+
+def floors_of(changes: pd.DataFrame) -> dict[str, float]:
+    """Per category that held a tested row and is ever called: the largest |change| of its
+    significant rows (0 where none was)."""
+    tested = changes[~changes["category"].isin(NEVER_CALLED)]
+    largest = tested["change_pct"].abs().where(tested["significant"], 0.0)
+    return {str(name): float(value) for name, value in largest.groupby(tested["category"]).max().items()}
 
 
 def noise_document(floor: NoiseFloor, runs: int, gpu: str | None, created: str) -> dict:
@@ -82,10 +131,12 @@ def noise_document(floor: NoiseFloor, runs: int, gpu: str | None, created: str) 
             "short_ns": SHORT_NS}
 
 
-def _medians(frame: pd.DataFrame | None) -> pd.DataFrame:
-    if frame is None or frame.empty:
-        return pd.DataFrame(columns=["count", "median"])
-    return frame.groupby("key")["value_ns"].agg(count="count", median="median")
+def _launches(frame: pd.DataFrame | None, kind: str) -> pd.DataFrame:
+    """A run_frames frame with its rows' kind (`kind` where it has none)."""
+    if frame is None:
+        return pd.DataFrame({"key": pd.Series(dtype=object), "value_ns": pd.Series(dtype=float),
+                             "kind": pd.Series(dtype=object)})
+    return frame if "kind" in frame else frame.assign(kind=kind)
 
 
 def default_noise() -> NoiseFloor:
@@ -94,14 +145,18 @@ def default_noise() -> NoiseFloor:
 
 
 def noise_record(path: Path) -> NoiseFloor:
-    """A noise record ({"floor_pct": {kind: percent}, "source"}: noise_floor.json's format, as
-    benchmarks/noise_record.py writes it) read back; ParseError when it is none."""
+    """A noise record ({"floor_pct": {category: percent}, "source"}: noise_floor.json's format, as
+    noise_document writes it; or the first format's {kind: percent} of FIRST_FORMAT) read back;
+    ParseError when it is none."""
     try:
         document = json.loads(Path(path).read_text(encoding="utf-8"))
-        floors = {kind: float(document["floor_pct"][kind]) for kind in KINDS}
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError):
-        raise ParseError(f"{path}: not a noise record (no \"floor_pct\" of {', '.join(KINDS)})",
-                         "pass a profile with runs (nsprof profile --runs 5) or a directory of captures") from None
+        floors = {str(name): float(value) for name, value in document["floor_pct"].items()}
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError):
+        floors = {}
+    if not floors or not (set(floors) <= set(CATEGORIES) or set(floors) == set(FIRST_FORMAT)):
+        raise ParseError(f"{path}: not a noise record (no \"floor_pct\" of {', '.join(CATEGORIES[1:3])})",
+                         "measure one with `nsprof noise RUNS... --out noise.json`, "
+                         "or pass a profile with runs (nsprof profile --runs 5)")
     if not all(np.isfinite(value) and value >= 0 for value in floors.values()):
         raise ParseError(f"{path}: a noise floor that is not a percentage", "measure it again")
     return NoiseFloor(floors, str(document.get("source", path)))

@@ -19,7 +19,8 @@ variation between runs, often larger than within one (an unchanged torch.compile
 slower in a second run), is then measured rather than assumed away. It is a two-stage analysis,
 the summary-measures form of a random-effects model: each run's median per group is one
 observation; the change is the ratio of the geometric means of those run medians, and its interval
-Welch's t on their logarithms (RUNS_METHOD). A side of one run borrows the other side's run-to-run
+and p-value Welch's t on their logarithms (RUNS_METHOD); `discoveries` then allows for the many
+groups of one table (Benjamini-Hochberg). A side of one run borrows the other side's run-to-run
 variance. A group whose launch count differs between the runs of a side is `unstable`: an
 autotuner or a data-dependent loop ran other work, and its medians compare different things.
 
@@ -42,7 +43,8 @@ METHOD = (f"percentile bootstrap of the ratio of medians ({RESAMPLES:,} resample
 SUMMARY_METHOD = ("normal approximation from each record's median, quartiles and run count "
                   "(bench records keep no per-run times)")
 RUNS_METHOD = (f"between runs: each run's median, compared by the ratio of their geometric means with a "
-               f"{CONFIDENCE:.0%} Welch t interval on their logarithms (run-to-run variation included)")
+               f"{CONFIDENCE:.0%} Welch t interval on their logarithms (run-to-run variation included); significant "
+               f"when Benjamini-Hochberg at {1 - CONFIDENCE:.0%} over the table's rows finds it")
 STAT_COLUMNS = ("a_count", "b_count", "a_median_ns", "b_median_ns", "a_total_ns", "b_total_ns",
                 "change_pct", "ci_low_pct", "ci_high_pct", "testable")
 
@@ -108,6 +110,8 @@ def compare_runs(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     part_a, part_b = var_a / n_a.where(n_a > 0), var_b / n_b.where(n_b > 0)
     se = np.sqrt(part_a + part_b)
     welch_df = (part_a + part_b) ** 2 / (part_a**2 / (n_a - 1) + part_b**2 / (n_b - 1))
+    # run medians alike to the clock's step on both sides: no spread to weigh, the pooled degrees of freedom
+    welch_df = welch_df.where(part_a + part_b > 0, n_a + n_b - 2)
     df = welch_df.where((n_a >= 2) & (n_b >= 2), np.maximum(n_a, n_b) - 1)
     out["testable"] = (n_a >= 1) & (n_b >= 1) & (n_a + n_b >= 3) & se.notna() & out["change_pct"].notna() \
         & ~out["unstable"]
@@ -115,7 +119,22 @@ def compare_runs(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     difference = mean_b - mean_a
     out["ci_low_pct"] = (100 * np.expm1(difference - half)).where(out["testable"])
     out["ci_high_pct"] = (100 * np.expm1(difference + half)).where(out["testable"])
-    return out[[*STAT_COLUMNS, "a_runs", "b_runs", "unstable"]]
+    out["p_value"] = pd.Series(2 * student_t.sf(np.abs(difference / se), df.where(df > 0)), index=keys).where(out["testable"])
+    return out[[*STAT_COLUMNS, "a_runs", "b_runs", "unstable", "p_value"]]
+
+
+def discoveries(p_values: pd.Series) -> pd.Series:
+    """Which rows of one table are significant once the table's many comparisons are allowed for:
+    Benjamini-Hochberg at 1 - CONFIDENCE over the rows with a p-value (a diff of hundreds of
+    kernels would otherwise call some by chance: with --runs 3, 9 in 40 no-change diffs of an
+    unchanged torch.compile program called a kernel, benchmarks/noise_corpus.md)."""
+    from scipy.stats import false_discovery_control
+
+    tested = p_values.dropna()
+    found = pd.Series(False, index=p_values.index)
+    if len(tested):
+        found[tested.index] = false_discovery_control(tested.to_numpy()) <= 1 - CONFIDENCE
+    return found
 
 
 def compare_summaries(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
