@@ -355,7 +355,7 @@ def diff(a: str | Path, b: str | Path | None = None, stages: tuple[str, str] | N
     if b is None and stages is None:
         raise UsageError("diff needs two captures, or one with --stages X,Y", "nsprof diff A B, or nsprof diff A --stages v5,v6")
     sides = [diff_side(Path(a), attribution), diff_side(Path(b if b is not None else a), attribution)]
-    floors = noise_floor(Path(noise), attribution) if noise is not None else None
+    floors = noise_floor(Path(noise), attribution, _side_gpu(sides[0])) if noise is not None else None
     return diff_captures(sides[0], sides[1], min_change_pct=min_change_pct, stage_pair=stages, attribution=attribution,
                          noise=floors)
 
@@ -387,12 +387,19 @@ def _with_runs(capture: Capture, runs: tuple[Capture, ...]) -> Capture:
     return replace(capture, runs=runs) if runs else capture
 
 
+def _side_gpu(side) -> str | None:
+    """The GPU a diff side ran on: its capture's, or its bench record's."""
+    if side.bench is not None:
+        return (side.bench.get("env") or {}).get("gpu") if isinstance(side.bench.get("env"), dict) else None
+    return side.analyzed().gpu
+
+
 def measure_noise_record(paths: Sequence[str | Path], out: str | Path, attribution: str = "thread",
-                         force: bool = False) -> dict:
+                         force: bool = False, db: str | Path | None = None) -> dict:
     """`nsprof noise`: the noise floors of one unchanged program from its runs, written as a noise
-    record at `out` (what `diff --noise` reads). Each path is a profile with runs, a directory of
-    captures, or one capture; together they are the program's runs, all on one GPU. Returns the
-    record, with `written` (the file)."""
+    record at `out` (what `diff --noise` reads) and, with `db`, kept in that history database as its
+    GPU's record. Each path is a profile with runs, a directory of captures, or one capture; together
+    they are the program's runs, all on one GPU. Returns the record, with `written` (the files)."""
     import json
 
     from nsprof.analyze.diff import run_frames
@@ -404,6 +411,8 @@ def measure_noise_record(paths: Sequence[str | Path], out: str | Path, attributi
     if target.suffix.lower() != ".json":
         raise UsageError(f"--out {target}: a noise record is JSON", "name the file with .json, e.g. --out noise.json")
     _outside_profiles(target.parent)
+    if db is not None:
+        _outside_profiles(history_path(db).parent)
     since = check_outputs([target], force)
     sides = [diff_side(Path(path), attribution) for path in paths]
     runs = [run for side in sides for run in (side, *side.runs)]
@@ -422,17 +431,34 @@ def measure_noise_record(paths: Sequence[str | Path], out: str | Path, attributi
     floor = measure_noise(frames, f"measured by nsprof noise on {len(frames)} runs of {names}")
     record = noise_document(floor, len(frames), gpus[0], now())
     written = write_outputs({target: (json.dumps(record, indent=2) + "\n").encode()}, force, since)
+    if db is not None:
+        from nsprof.history.store import opened, store_noise
+
+        with opened(history_path(db), create=True) as conn:
+            store_noise(conn, record)
+        written.append(history_path(db))
     return {**record, "written": [str(path) for path in written]}
 
 
-def noise_floor(path: Path, attribution: str = "thread") -> NoiseFloor:
-    """The noise floors in `path`: a noise record (.json), or measured from the runs of an
-    unchanged program (a profile with runs, a directory of captures)."""
+def noise_floor(path: Path, attribution: str = "thread", gpu: str | None = None) -> NoiseFloor:
+    """The noise floors in `path`: a noise record (.json), a history database's record for `gpu`
+    (nsprof noise --db), or measured from the runs of an unchanged program (a profile with runs, a
+    directory of captures)."""
     from nsprof.analyze.diff import run_frames
-    from nsprof.analyze.diff.noise import measure_noise, noise_record
+    from nsprof.analyze.diff.noise import measure_noise, noise_from_document, noise_record
+    from nsprof.history.store import is_history, noise_records, opened
 
     if path.suffix.lower() == ".json":
         return noise_record(path)
+    if is_history(path):
+        with opened(path) as conn:
+            records = noise_records(conn)
+        name = gpu or "an unnamed GPU"
+        if name not in records:
+            held = f" (it holds {', '.join(records)})" if records else ""
+            raise UsageError(f"{path}: no noise record for {name}{held}",
+                             f"record one from unchanged runs on it: nsprof noise RUNS... --out noise.json --db {path}")
+        return noise_from_document(records[name], f"{path}, {name}'s noise record")
     return measure_noise(run_frames(diff_side(path, attribution), attribution), f"measured on {path}")
 
 

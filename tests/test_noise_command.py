@@ -124,3 +124,24 @@ def test_a_change_within_the_floor_is_undecided_and_says_what_decides_it():
     assert "│ undecided │" in CliRunner().invoke(app, ["diff", *pair], env={"COLUMNS": "200"}).stdout
     across = json.loads(CliRunner().invoke(app, ["diff", str(BASE), str(DATA / "runs" / "ab-slower"), "--json"]).stdout)
     assert all(row["floor_pct"] is None and not row["undecided"] for row in across["kernels"])
+
+
+def test_a_history_database_keeps_one_record_per_gpu_and_diff_reads_the_diffs(tmp_path):
+    """--db keeps the record as its GPU's; diff --noise DB uses the record of the diff's GPU, and a
+    diff on another GPU is one line naming the GPUs the database holds and how to add its own."""
+    db, out = tmp_path / "history.sqlite", tmp_path / "noise.json"
+    result = noise(str(BASE), "--out", str(out), "--db", str(db))
+    assert result.exit_code == 0, result.output
+    assert f"wrote {db}" in result.stdout
+    record = json.loads(out.read_text())
+    diffed = CliRunner().invoke(app, ["diff", str(BASE / "nsys.sqlite"), str(DATA / "runs" / "ab-slower" / "nsys.sqlite"),
+                                      "--noise", str(db), "--json"])
+    assert diffed.exit_code == 0, diffed.output
+    assert json.loads(diffed.stdout)["noise"]["floor_pct"] == record["floor_pct"]
+    other = CliRunner().invoke(app, ["diff", str(H100), str(H100), "--noise", str(db)])
+    assert other.exit_code == 2 and "Traceback" not in other.output
+    assert "no noise record for NVIDIA H100 80GB HBM3 (it holds NVIDIA H200)" in " ".join(other.output.split())
+    assert "--db" in other.output
+    with sqlite3.connect(db) as conn:  # history's own tables are there too: history add and show still work
+        assert {"entries", "measurements", "noise"} <= {name for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")}

@@ -39,8 +39,9 @@ def diff(
     noise: Path | None = typer.Option(
         None, "--noise", metavar="PATH",
         help="With one run a side: call a change only beyond the floors measured on PATH, runs of your unchanged "
-             "program (a profile taken with --runs, or a directory of its captures) or a noise record, instead of "
-             "nsprof's own (benchmarks/noise.md)."),
+             "program (a profile taken with --runs, or a directory of its captures), a noise record (nsprof noise), "
+             "or a history database holding one for the diff's GPU (nsprof noise --db), instead of nsprof's own "
+             "(benchmarks/noise_corpus.md)."),
     attribution: Attribution = typer.Option(
         Attribution.thread, "--attribution", case_sensitive=False,
         help="Whose CUDA calls an NVTX range counts (as `nsprof analyze --attribution`)."),
@@ -51,9 +52,12 @@ def diff(
 
     With several runs on a side (profile --runs, bench --runs, a directory of captures), each run's
     median is one observation and the interval is Welch's t on their logarithms: the variation
-    between runs is measured. With one run a side, the interval comes from that run's launches (a
-    percentile bootstrap of the ratio of medians), and a change is called only beyond the noise
-    floor of its kind of work: how far unchanged programs moved between runs (--noise).
+    between runs is measured, and Benjamini-Hochberg over each table keeps a diff of hundreds of
+    kernels from calling some by chance. With one run a side, the interval comes from that run's
+    launches (a percentile bootstrap of the ratio of medians), and a change is called only beyond
+    the noise floor of its category (its duration class: 10-100 us, over 100 us): how far
+    unchanged programs moved between runs (--noise). Work under 10 us, pageable copies and
+    waiting kernels are never called from one run a side.
 
     NVTX ranges are judged by their GPU time; their own duration (CPU time, which drifts between
     runs) is shown but never called. Totals of GPU busy, kernel, copy and idle time, and the

@@ -22,6 +22,10 @@ def noise(
     attribution: Attribution = typer.Option(Attribution.thread, "--attribution", case_sensitive=False,
                                             help="Whose CUDA calls an NVTX range counts (as in nsprof analyze)."),
     json_: bool = typer.Option(False, "--json", help="Print the record as JSON instead of a table."),
+    db: Path | None = typer.Option(None, "--db", metavar="PATH",
+                                   help="Also keep the record in this history database as its GPU's (replacing that "
+                                        "GPU's earlier one): nsprof diff --noise PATH then reads the record of the "
+                                        "diff's GPU."),
     force: bool = typer.Option(False, "--force", help="Also replace a file in the way that nsprof did not write, or that "
                                                       "was edited since (its own earlier record is replaced anyway)."),
 ) -> None:
@@ -37,7 +41,7 @@ def noise(
     from nsprof.render.document import Paragraph, Table
     from nsprof.render.document_writers import to_terminal
 
-    record = api.measure_noise_record(runs, out, attribution.value, force)
+    record = api.measure_noise_record(runs, out, attribution.value, force, db)
     if json_:
         typer.echo(json.dumps(record, indent=2))
         return

@@ -4,7 +4,10 @@
   the GPU, driver, CUDA and tool versions it ran with, the file it came from and its kind
   ("bench" or "capture");
 - `measurements`: per entry, one row per stage, kernel or range it measured: the median of its
-  run medians, how many runs, and each run's median (JSON), so that a check can weigh runs.
+  run medians, how many runs, and each run's median (JSON), so that a check can weigh runs;
+- `noise`: one noise record per GPU (`nsprof noise RUNS --out FILE --db PATH`; nsprof.analyze.diff.
+  noise), the last measured, which `nsprof diff --noise PATH` reads for the diff's GPU. Made when
+  the first record is stored, so databases without one need no migration.
 
 `PRAGMA user_version` holds SCHEMA_VERSION; a database of a newer nsprof is refused, not altered.
 Each add is one transaction: a failure leaves the database as it was.
@@ -90,6 +93,40 @@ def add_entry(conn: sqlite3.Connection, entry: dict, measurements: list[Measurem
                          [(number, m.kind, m.name, float(pd.Series(m.run_medians_ns).median()), len(m.run_medians_ns),
                            json.dumps(list(m.run_medians_ns))) for m in measurements])
     return number
+
+
+def is_history(path: Path) -> bool:
+    """Whether `path` is a history database (an SQLite file with nsprof's tables)."""
+    try:
+        with Path(path).open("rb") as file:
+            if file.read(16) != b"SQLite format 3\x00":
+                return False
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        finally:
+            conn.close()
+    except (OSError, sqlite3.Error):
+        return False
+    return {"entries", "measurements"} <= tables
+
+
+NOISE_SCHEMA = "CREATE TABLE IF NOT EXISTS noise (gpu TEXT PRIMARY KEY, added TEXT NOT NULL, record TEXT NOT NULL)"
+
+
+def store_noise(conn: sqlite3.Connection, record: dict) -> None:
+    """The noise record of record["gpu"], replacing that GPU's earlier one, in one transaction."""
+    with conn:
+        conn.execute(NOISE_SCHEMA)
+        conn.execute("INSERT OR REPLACE INTO noise VALUES (?, ?, ?)",
+                     (record["gpu"] or "an unnamed GPU", record["created"], json.dumps(record)))
+
+
+def noise_records(conn: sqlite3.Connection) -> dict[str, dict]:
+    """Per GPU, its noise record ({} where none was stored)."""
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'noise'").fetchone():
+        return {}
+    return {gpu: json.loads(text) for gpu, text in conn.execute("SELECT gpu, record FROM noise ORDER BY gpu")}
 
 
 def measurements(conn: sqlite3.Connection) -> pd.DataFrame:

@@ -150,13 +150,21 @@ def noise_record(path: Path) -> NoiseFloor:
     ParseError when it is none."""
     try:
         document = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        document = None
+    return noise_from_document(document, str(path))
+
+
+def noise_from_document(document, where: str) -> NoiseFloor:
+    """The floors of a noise record already parsed from JSON (`where` names it in errors)."""
+    try:
         floors = {str(name): float(value) for name, value in document["floor_pct"].items()}
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError):
+    except (KeyError, TypeError, ValueError, AttributeError):
         floors = {}
     if not floors or not (set(floors) <= set(CATEGORIES) or set(floors) == set(FIRST_FORMAT)):
-        raise ParseError(f"{path}: not a noise record (no \"floor_pct\" of {', '.join(CATEGORIES[1:3])})",
+        raise ParseError(f"{where}: not a noise record (no \"floor_pct\" of {', '.join(CATEGORIES[1:3])})",
                          "measure one with `nsprof noise RUNS... --out noise.json`, "
                          "or pass a profile with runs (nsprof profile --runs 5)")
     if not all(np.isfinite(value) and value >= 0 for value in floors.values()):
-        raise ParseError(f"{path}: a noise floor that is not a percentage", "measure it again")
-    return NoiseFloor(floors, str(document.get("source", path)))
+        raise ParseError(f"{where}: a noise floor that is not a percentage", "measure it again")
+    return NoiseFloor(floors, str(document.get("source", where)))
