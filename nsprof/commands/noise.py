@@ -9,7 +9,6 @@ from pathlib import Path
 import typer
 
 from nsprof import api
-from nsprof.analyze.diff.noise import NEVER_CALLED
 from nsprof.commands.analyze import Attribution
 from nsprof.console import stdout
 
@@ -38,6 +37,7 @@ def noise(
     run at least 3 times with the same count in both. Work under 10 us, pageable copies and waiting kernels (XLA's
     DelayKernel, NCCL) are never called from one run a side. Runs minutes or days apart, or on another host of the
     same GPU, give the floors that CI comparisons meet."""
+    from nsprof.analyze.diff.noise import NEVER_CALLED
     from nsprof.render.document import Paragraph, Table
     from nsprof.render.document_writers import to_terminal
 
