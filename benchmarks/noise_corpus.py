@@ -369,8 +369,9 @@ def markdown(record: dict) -> str:
         "- One run a side, every program's pairs on one machine and across two machines of one day call nothing with "
         "floors learned without it, and so do two days of the torch.compile block and of the ladder. The training "
         "step's pairs across days call its optimizer kernels (`multi_tensor_apply_kernel`, 10-100 us): 13.1 us on "
-        "2026-11-24's machine against 11.5 us on today's (15.5%), while they move under 2% between today's runs. That move sets the "
-        "10-100 us floor, so one run a side leaves most changes of such kernels undecided and says to capture runs.",
+        "2026-11-24's machine against 11.5 us on today's (15.5%), while they move under 2% between today's runs. "
+        "That move sets the 10-100 us floor, so one run a side leaves most changes of such kernels undecided and "
+        "says to capture runs.",
         "- With runs, three sides of one machine or one day call nothing in most splits; the few calls are 2-5% "
         "changes of single kernels, near the 5% false-discovery rate the test allows. Across two days the "
         "torch.compile block calls its Triton kernels in most splits (layer norm +27%): runs of one day cannot see a "

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from nsprof.analyze.diff import call_rows
 from nsprof.analyze.diff.noise import (
