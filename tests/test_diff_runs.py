@@ -278,3 +278,18 @@ def test_bench_runs_keep_every_runs_paired_percent_and_their_median():
     assert first["run_pct_cublas"] == pytest.approx([97.0 + shift, 99.5 + shift, 98.0 + shift])
     assert first["pct_cublas"] == pytest.approx(98.0 + shift)
     assert "run_pct_cublas" not in second and second["pct_cublas"] == pytest.approx(97.0 + second["m"] / 1e4)
+
+
+def test_runs_of_two_machines_still_meet_the_floors_and_one_machines_runs_do_not():
+    """The torch.compile block's five runs (one H200) against a later run on another H200 (no GPU
+    UUID in common): runs measure no variation between machines, so the floors apply and the diff
+    says so; ab_spin's runs, all on one H200, are judged by their own variation alone."""
+    apart = api.diff(RUNS / "torch", ROOT / "profiles" / "examples" / "h200-program-torch-compile")
+    assert apart.noise is not None and any("ran on different GPUs" in line for line in apart.warnings)
+    assert not any(row["status"] in ("faster", "slower") for row in apart.kernels + apart.ranges)
+    undecided = [row for row in apart.kernels if row["undecided"]]
+    assert undecided and all(abs(row["change_pct"]) < row["floor_pct"] for row in undecided)
+    together = api.diff(RUNS / "ab-base", RUNS / "ab-slower")
+    assert together.noise is None and not any("different GPUs" in line for line in together.warnings)
+    spin = next(row for row in together.kernels if row["kernel"].startswith("spin"))
+    assert spin["status"] == "slower"

@@ -69,6 +69,7 @@ class ProfileAnalysis:
     launch_times: pd.DataFrame | None = None
     gpu_totals: dict | None = None
     range_instances: pd.DataFrame | None = None
+    gpu_ids: tuple[str, ...] = ()  # the captured GPUs' UUIDs (nsys): whether two captures ran on one card
     # nsys, one program's capture: why the GPU waits (nsprof.analyze.host_side: window, figures, verdict, fixes)
     host: dict | None = None
 
@@ -134,7 +135,13 @@ def _diff_parts(nsys: list[GpuTimeline], ncu: list[LaunchCounters], manifest: di
                            launches=launches, manifest=manifest, nsys_versions=_nsys_versions(nsys),
                            launch_times=gpu_launches(nsys) if nsys else None,
                            gpu_totals=gpu_totals(nsys) if nsys else None, range_instances=attributed,
+                           gpu_ids=_gpu_ids(nsys),
                            host=_program_host(nsys, steady_part(nsys) if nsys else None, None) if stages.empty else None)
+
+
+def _gpu_ids(nsys: list[GpuTimeline]) -> tuple[str, ...]:
+    """The UUIDs of the GPUs the exports name (none where they do not say)."""
+    return tuple(sorted({str(uuid) for export in nsys if "uuid" in export.gpus for uuid in export.gpus["uuid"].dropna()}))
 
 
 def _program_host(nsys: list[GpuTimeline], steady: tuple[list[GpuTimeline], SteadyState | None] | None,

@@ -113,6 +113,7 @@ COLUMNS: dict[str, dict[str, str]] = {
         "sm_count": "streaming multiprocessors", "clock_hz": "SM clock",
         "memory_bytes": "device memory", "memory_bandwidth_bytes_per_s": "DRAM bandwidth (driver-reported)",
         "l2_cache_bytes": "L2 cache size", "compute_capability": "e.g. 9.0",
+        "uuid": "the GPU's UUID: tells two cards of one model apart",
     },
 }
 
@@ -145,7 +146,7 @@ GPU_COLUMNS = {  # DataFrame column: TARGET_INFO_GPU column (informational: any 
     "device_id": "id", "name": "name", "chip": "chipName", "bus_location": "busLocation",
     "sm_count": "smCount", "clock_hz": "clockRate", "memory_bytes": "totalMemory",
     "memory_bandwidth_bytes_per_s": "memoryBandwidth", "l2_cache_bytes": "l2CacheSize",
-    "compute_major": "computeMajor", "compute_minor": "computeMinor",
+    "compute_major": "computeMajor", "compute_minor": "computeMinor", "uuid": "uuid",
 }
 VERSION_SQL = "SELECT value FROM {table} WHERE name = 'EXPORT_PRODUCT_VERSION'"
 METADATA_TABLES = ("META_DATA_EXPORT", "EXPORT_META_DATA")  # newer name first

@@ -73,9 +73,9 @@ def method_note(result: DiffResult) -> str:
            f"at least {result.min_change_pct:g}%"
     if result.noise is not None:
         floors = ", ".join(f"{name} {pct:.2g}%" for name, pct in result.noise.pct.items())
-        note += (f" and beyond the noise floor of its category ({floors}: {result.noise.source}); with one run a side, "
+        note += (f" and beyond the noise floor of its category ({floors}: {result.noise.source}); "
                  f"{', '.join(NEVER_CALLED)} are not called")
-    elif max(result.runs.values(), default=1) > 1:
+    if max(result.runs.values(), default=1) > 1:
         note += f" ({runs}; n A/B counts launches over all runs); unstable: launched a different number of times or with other " \
                 f"configurations between the runs of a side, so its medians compare different work: never called, nor are " \
                 f"{' and '.join(HOST_PACED)} (their time is the host's or a wait)"

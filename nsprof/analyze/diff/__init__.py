@@ -124,7 +124,8 @@ class DiffResult:
 @dataclass(frozen=True)
 class _Judge:
     """How a diff compares and calls its rows: across runs when a side has several, else within
-    one run a side, beyond the noise floor of each row's kind of work (module docstring)."""
+    one run a side; beyond the noise floor of each row's category wherever the variation between
+    runs, or between the sides' machines, is unmeasured (`noise`; module docstring)."""
 
     min_change_pct: float
     across_runs: bool
@@ -134,25 +135,26 @@ class _Judge:
         return compare_runs(a, b) if self.across_runs else compare_samples(a, b)
 
     def called(self, stats: pd.DataFrame, kinds: str | pd.Series) -> pd.DataFrame:
-        """`stats` with status and significant. `kinds`: the rows' kind of work (noise.KINDS), for
-        their floor. Only runs tell instability: one run a side, a count that differs between the
-        sides may be a longer capture as well (a warning says so)."""
+        """`stats` with status and significant. `kinds`: the rows' kind of work (noise.KINDS or
+        PAGEABLE), for their category. Only runs tell instability: one run a side, a count that
+        differs between the sides may be a longer capture as well (a warning says so)."""
         unstable = stats["unstable"].astype(bool) if "unstable" in stats else pd.Series(False, index=stats.index)
         kinds = pd.Series(kinds, index=stats.index) if isinstance(kinds, str) else kinds.reindex(stats.index)
         kinds = kinds.fillna("ranges")
         categories = category(kinds, stats[["a_median_ns", "b_median_ns"]].max(axis=1))
-        if self.noise is None:  # across runs: the runs' own variation decides; no floor, but what only waits
-            significant = discoveries(stats["p_value"]) if "p_value" in stats else None
+        # across runs, significance allows for the table's many rows (statistics.discoveries)
+        significant = discoveries(stats["p_value"]) if self.across_runs and "p_value" in stats else None
+        if self.noise is None:  # the runs' own variation decides; no floor, but what only waits is never called
             host_paced = pd.Series(np.where(categories.isin(HOST_PACED), np.inf, self.min_change_pct), index=stats.index)
             return _with_status(stats, host_paced, unstable, significant).assign(
                 floor_pct=np.nan, floor=categories.where(categories.isin(HOST_PACED)), undecided=False)
-        # one run a side: the floor of each row's category (inf: work too short, or a category unmeasured)
+        # the floor of each row's category (inf: work too short, or a category unmeasured)
         floor = pd.Series([self.noise.of(name, kind) for name, kind in zip(categories, kinds)], index=stats.index)
-        called = _with_status(stats, np.maximum(floor, self.min_change_pct), unstable)
-        # the rows the floor kept from a call, whose interval excludes 0 and whose change reaches --min-change:
-        # only runs can decide those
+        threshold = np.maximum(floor, self.min_change_pct)
+        called = _with_status(stats, threshold, unstable, significant)
+        # the rows the floor kept from a call, significant and past --min-change: only runs (of one machine) decide those
         undecided = (called["status"] == SAME) & called["significant"] & (stats["change_pct"].abs() >= self.min_change_pct)
-        return called.assign(floor_pct=np.maximum(floor, self.min_change_pct), floor=categories, undecided=undecided)
+        return called.assign(floor_pct=threshold, floor=categories, undecided=undecided)
 
     @property
     def method(self) -> str:
@@ -160,11 +162,20 @@ class _Judge:
 
 
 def call_rows(stats: pd.DataFrame, kinds: str | pd.Series, min_change_pct: float = DEFAULT_MIN_CHANGE_PCT,
-              noise: NoiseFloor | None = None) -> pd.DataFrame:
-    """Rows of compare_samples (one run a side: `noise` gives the floors) or compare_runs (`noise`
-    None) with the status, significance and floor a diff gives them: how the noise corpus
-    (benchmarks/noise_corpus.py) judges its pairs as `nsprof diff` would."""
-    return _Judge(min_change_pct, noise is None, noise).called(stats, kinds)
+              noise: NoiseFloor | None = None, across_runs: bool | None = None) -> pd.DataFrame:
+    """Rows of compare_samples or compare_runs (`across_runs`, by default where no `noise` is
+    given) with the status, significance and floor a diff gives them; `noise`: the floors that
+    apply (one run a side, or runs of two machines). How the noise corpus (benchmarks/noise_corpus.py)
+    judges its pairs as `nsprof diff` would."""
+    return _Judge(min_change_pct, noise is None if across_runs is None else across_runs, noise).called(stats, kinds)
+
+
+def machines_apart(a: Capture, b: Capture) -> bool:
+    """Whether the two sides ran on no GPU in common (by UUID; False where a capture does not say):
+    then neither side's runs measure the variation between the machines."""
+    ids = [{gpu for run in (side, *side.runs) if run.analysis is not None for gpu in run.analysis.gpu_ids}
+           for side in (a, b)]
+    return bool(ids[0]) and bool(ids[1]) and not ids[0] & ids[1]
 
 
 def diff_captures(a: Capture, b: Capture, min_change_pct: float = DEFAULT_MIN_CHANGE_PCT,
@@ -180,7 +191,9 @@ def diff_captures(a: Capture, b: Capture, min_change_pct: float = DEFAULT_MIN_CH
     across_runs = max(runs.values()) > 1
     # two stages of one capture ran in the same run: no variation between runs to allow for
     one_run = stage_pair is not None and a.name == b.name and not across_runs
-    judge = _Judge(min_change_pct, across_runs, None if across_runs or one_run else noise or default_noise())
+    apart = across_runs and machines_apart(a, b)  # runs of two machines: the floors still apply
+    floors = None if one_run or (across_runs and not apart) else noise or default_noise()
+    judge = _Judge(min_change_pct, across_runs, floors)
     if a.bench is not None and b.bench is not None:
         return _bench_diff(a, b, judge, stage_pair, runs)
     instances = {side: _side_instances(capture, attribution) for side, capture in (("a", a), ("b", b))}
@@ -239,7 +252,12 @@ def _bench_diff(a: Capture, b: Capture, judge: _Judge, stage_pair: tuple[str, st
 def _runs_warnings(judge: _Judge, runs: dict) -> list[str]:
     if judge.across_runs:
         alone = [side.upper() for side, count in runs.items() if count == 1]
-        return [f"{alone[0]} is one run: it borrows the other side's variation between runs"] if alone else []
+        found = [f"{alone[0]} is one run: it borrows the other side's variation between runs"] if alone else []
+        if judge.noise is not None:
+            found.append("A and B ran on different GPUs (no UUID in common): their runs measure no variation between "
+                         "machines, so a change is also called only beyond the noise floor of its category; capture both "
+                         "sides on one machine to decide the rest")
+        return found
     if judge.noise is None:  # two stages of one run
         return []
     return ["one run a side: the variation between runs is unmeasured, so a change is called only beyond the noise "
