@@ -313,6 +313,17 @@ def _simulated_power(frames: dict, ids: list[int], table: str, chosen: list[str]
     return found
 
 
+def _worst(record: dict, days: bool) -> str:
+    """The most calls of one program over its no-change splits of three runs (of two days, or of one)."""
+    rows = [row for row in record["runs_3_no_change"] if (row["regime"] == "two days") == days]
+    row = max(rows, key=lambda row: row["calling"] / row["splits"])
+    return f"at most {row['calling']} of {row['splits']} splits ({row['program']}: {row['last_call'] or 'none'})"
+
+
+def _power(record: dict, program: str) -> float:
+    return next(row["lowest"] for row in record["power_runs_5"] if row["program"] == program)
+
+
 def markdown(record: dict) -> str:
     """benchmarks/noise_corpus.md from the record."""
     def regimes(rows: list[dict], program: str, key: str, total: str) -> str:
@@ -386,17 +397,17 @@ def markdown(record: dict) -> str:
         "2026-11-24's machine against 11.5 us on today's (15.5%), while they move under 2% between today's runs. "
         "That move sets the 10-100 us floor, so one run a side leaves most changes of such kernels undecided and "
         "says to capture runs.",
-        "- With runs, three sides of one machine or one day call nothing in most splits; the few calls are 2-5% "
-        "changes of single kernels, near the 5% false-discovery rate the test allows. Where the two sides ran on no "
-        "GPU in common, their runs cannot measure the variation between machines, so `nsprof diff` applies the floors "
-        "as well (and says so). Across two days the ladder calls nothing; the torch.compile block still calls "
-        "`triton_per_fused_native_layer_norm_0` (+27%) in 31 of 40 splits, but that is not timing noise: on "
-        "2026-11-26 it ran 20 times a run (8.3 us), today once (10.4 us), its steps replayed inside CUDA graphs. "
-        "The program ran other work; the diff's count warning names it.",
+        f"- With runs, three unchanged runs against three of one day call something in {_worst(record, False)}: "
+        "single 2-5% changes, with Benjamini-Hochberg at 1% over each table (at 5%, up to 3 of 40). Where the two "
+        "sides ran on no GPU in common, their runs cannot measure the variation between machines, so `nsprof diff` "
+        f"applies the floors as well (and says so); across two days that leaves {_worst(record, True)}. The "
+        "torch.compile block's day-to-day calls without the floors were `triton_per_fused_native_layer_norm_0` "
+        "(+27%), which is not timing noise: on 2026-11-26 it ran 20 times a run (8.3 us), today once (10.4 us), "
+        "its steps replayed inside CUDA graphs; the diff's count warning names it.",
         "- A planted 5% is found with power 1.0 in each program's hottest row. The exceptions: an XLA module family "
-        "that merges modules of different work (power 0: its median jumps between them), small pinned copies "
-        "(0.83), and the Triton harness, whose kernels do_bench launches a run-dependent number of times: runs call "
-        "them unstable, so no change in them is called.",
+        "that merges modules of different work (power 0: its median jumps between them), 64 KiB pinned copies "
+        f"({_power(record, 'cuda-samples'):.2f}), and the Triton harness, whose kernels do_bench launches a "
+        "run-dependent number of times: runs call them unstable, so no change in them is called.",
         "",
     ]
     return "\n".join(lines)
