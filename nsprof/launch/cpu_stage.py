@@ -96,8 +96,7 @@ def bench_cpu_stage(stage: Stage, size, problem, record: dict, *, repeat: int | 
         runs = 1 + (1 if warmup is None else warmup) + (MIN_RUNS if repeat is None else repeat)
         if one_run_s * runs > BUDGET_S:
             record["status"] = "skipped"
-            about = f"{one_run_s:,.0f}" if one_run_s >= 10 else f"{one_run_s:.2g}"
-            record["message"] = (f"skipped: would take about {about} s a run ({runs} runs: verification, "
+            record["message"] = (f"skipped: would take about {seconds_text(one_run_s)} s a run ({runs} runs: verification, "
                                  f"warm-up, timing), more than {BUDGET_S:.0f} s")
             return record
         launcher = cpu_launcher(stage, op.workload.library_call(stage, problem))
@@ -231,3 +230,8 @@ def _build(source: str, flags: tuple[str, ...], library: Path) -> None:
 
 def _pointer(array: np.ndarray) -> int:
     return array.ctypes.data
+
+
+def seconds_text(seconds: float) -> str:
+    """An estimate in seconds as the skip message prints it: whole seconds from 10 s, else 2 digits."""
+    return f"{seconds:,.0f}" if seconds >= 10 else f"{seconds:.2g}"

@@ -139,14 +139,18 @@ def _directories_below(path: Path) -> list[Path]:
     """Sub-directories at any depth (in no set order: callers sort), not descending into profile
     directories or hidden ones. A directory reached twice through symbolic links (`ln -s . a` makes
     a loop) is walked once; a stack, not recursion, walks a tree thousands of levels deep too."""
-    visited = {path.resolve()}
+    def identity(directory: Path) -> tuple[int, int]:  # a directory by its inode: resolve() costs a stat per level
+        status = directory.stat()
+        return status.st_dev, status.st_ino
+
+    visited = {identity(path)}
     below: list[Path] = []
     stack = [path]
     while stack:
         for child in sorted(stack.pop().iterdir()):
-            if not child.is_dir() or child.name.startswith(".") or child.resolve() in visited:
+            if not child.is_dir() or child.name.startswith(".") or identity(child) in visited:
                 continue
-            visited.add(child.resolve())
+            visited.add(identity(child))
             below.append(child)
             if not _is_profile_directory(child):
                 stack.append(child)
