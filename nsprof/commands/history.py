@@ -73,15 +73,23 @@ def check(
     baseline: int = typer.Option(5, "--baseline", metavar="N", min=1,
                                  help="How many entries before the newest (same GPU, same kind) make the baseline."),
     as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON instead of a table."),
+    first_passes: bool = typer.Option(False, "--first-passes",
+                                      help="Pass (exit 0) when the newest entry is the first of its GPU and kind: it "
+                                           "becomes the baseline. For CI, whose first push has none."),
 ) -> None:
     """Compare the newest entry with the entries before it under the statistics `nsprof diff` uses
     across runs, and fail naming each regression. Comparing nothing (no baseline, nothing in
-    common) is a failure of its own, exit code 4, never a pass."""
+    common) is a failure of its own, exit code 4, never a pass; with --first-passes, the first
+    entry of its GPU and kind passes."""
     from nsprof.history.trend import check as compare
     from nsprof.render.document_writers import to_terminal
     from nsprof.render.history import check_blocks
 
     stats, info = compare(api.history(db), fail_if_slower, baseline)
+    if stats.empty and first_passes and not info["baseline"]:
+        typer.echo(f"entry {info['newest']} is the first on {info['gpu']} of kind {info['kind']}: nothing to compare "
+                   "yet; it is the baseline of the next")
+        return
     if stats.empty:
         error_line(f"entry {info['newest']} has no baseline to compare with ({len(info['baseline'])} earlier entries "
                    f"on {info['gpu']} of kind {info['kind']}, nothing measured in common). Add the baseline's records "
