@@ -293,3 +293,16 @@ def test_runs_of_two_machines_still_meet_the_floors_and_one_machines_runs_do_not
     assert together.noise is None and not any("different GPUs" in line for line in together.warnings)
     spin = next(row for row in together.kernels if row["kernel"].startswith("spin"))
     assert spin["status"] == "slower"
+
+
+def test_a_profile_missing_some_of_its_runs_is_refused_naming_them(tmp_path):
+    """The manifest says 5 runs; with one run's export gone (a partial copy, or packed test data not
+    unpacked), diff and analyze refuse in one line naming it, instead of answering from fewer runs."""
+    ladder = tmp_path / "ladder"
+    shutil.copytree(RUNS / "ladder", ladder)
+    (ladder / "runs" / "nsys-3.sqlite").unlink()
+    for argv in (["diff", str(ladder), "--stages", "v5,v6"], ["analyze", str(ladder)]):
+        result = CliRunner().invoke(app, argv, env={"COLUMNS": "100"})
+        assert result.exit_code != 0 and "Traceback" not in result.output
+        line = " ".join(result.output.split())
+        assert "runs/nsys-3.sqlite missing, of the 5 runs its manifest says were captured" in line

@@ -161,14 +161,38 @@ def _exported_from(table: Path, reports: list[Path]) -> bool:
                for report in reports)
 
 
+def missing_runs(path: Path, manifest: dict) -> list[str]:
+    """The nsys exports of a profile taken with --runs N that are not there (nsys.sqlite and
+    runs/nsys-K.sqlite, K = 2..N, where the manifest says nsys wrote them): a profile copied in part,
+    or packed, whose runs would be compared as fewer than they were. A profile of one run may lose
+    its nsys export (its ncu half is still read)."""
+    if not isinstance(manifest, dict):
+        return []
+    runs, listed = manifest.get("runs"), manifest.get("outputs")
+    if not (isinstance(runs, int) and not isinstance(runs, bool) and 1 < runs <= 10_000) \
+            or not isinstance(listed, list) or "nsys.sqlite" not in listed:
+        return []
+    expected = ["nsys.sqlite", *(f"{RUNS_DIR}/nsys-{run}.sqlite" for run in range(2, runs + 1))]
+    return [name for name in expected if not (path / name).is_file()]
+
+
 def _directory(path: Path, nsys_columns: Mapping[str, Iterable[str]] | None = None) -> Profile:
+    manifest = read_manifest(path / MANIFEST)
+    if manifest is not None and (missing := missing_runs(path, manifest)):
+        packed = any((path / f"{name}.xz").is_file() for name in missing)
+        shown = ", ".join(missing[:4]) + (f" and {len(missing) - 4} more" if len(missing) > 4 else "")
+        raise ParseError(f"{path}: {shown} missing, of the {manifest['runs']} runs its manifest says were captured"
+                         + (" (packed as .xz beside it)" if packed else ""),
+                         "unpack them with xz -dk" if packed else
+                         "copy the whole profile directory (in nsprof's repository, python3 tests/packed_data.py "
+                         "unpacks the test data)")
     exports, tables = tool_outputs(path)
     if not exports and not tables:
         others = sorted(file.name for file in path.glob("*.csv"))
         passed_over = f"; {', '.join(others)} {'is' if len(others) == 1 else 'are'} not ncu output" if others else ""
         raise ParseError(f"{path}: nothing to analyze (no {PROFILE_FILES} file in this directory{passed_over})",
                          "Capture with `nsprof profile`, or put nsys or ncu output in it")
-    return Profile(path, True, read_manifest(path / MANIFEST), [load_timeline(file, nsys_columns) for file in exports],
+    return Profile(path, True, manifest, [load_timeline(file, nsys_columns) for file in exports],
                    [_load_ncu_beside_log(file) for file in tables], read_pipeline_results(path / PIPELINE_RESULTS),
                    read_tuning(path / BENCH_RESULTS),
                    load_triton_cache(path / TRITON_CACHE) if (path / TRITON_CACHE).is_dir() else None,
