@@ -1,11 +1,13 @@
-"""The large real captures under tests/data are kept xz-packed in tests/data-packed (a SQLite export
-packs 5-10x), so that the repository, and the working tree sent to the GPU machine, stay small.
-Running the tests unpacks them in place (tests/conftest.py); so does this script:
+"""The large real captures under tests/data are kept xz-packed beside where they belong (nsys.sqlite.xz;
+a SQLite export packs 5-10x), so that the repository, and the working tree sent to the GPU machine,
+stay small. nsprof reads them packed (nsprof.parse.packed), so a fresh clone's examples work as they
+are; the tests also open some with plain SQL, so running them unpacks each beside its packed file
+(tests/conftest.py); so does this script:
 
     python3 tests/packed_data.py             # unpack every packed file into tests/data (once)
     python3 tests/packed_data.py --pack F..  # pack files of tests/data (maintainers)
 
-tests/data-packed/SHA256SUMS holds each unpacked file's hash: a file whose hash differs (missing,
+tests/packed-data.sha256 holds each unpacked file's hash: a file whose hash differs (missing,
 or left from an older checkout) is unpacked again, through a temporary file renamed into place.
 tests/data/.gitignore lists the unpacked files, so git never tracks them twice.
 """
@@ -23,8 +25,7 @@ from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
 DATA = TESTS / "data"
-PACKED = TESTS / "data-packed"
-SUMS = PACKED / "SHA256SUMS"
+SUMS = TESTS / "packed-data.sha256"
 IGNORE = DATA / ".gitignore"
 
 
@@ -51,7 +52,7 @@ def unpack() -> list[Path]:
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = target.with_name(f".{target.name}.{os.getpid()}.part")
-        with lzma.open(PACKED / f"{name}.xz") as packed, open(partial, "wb") as out:
+        with lzma.open(DATA / f"{name}.xz") as packed, open(partial, "wb") as out:
             shutil.copyfileobj(packed, out, 1 << 20)
         os.replace(partial, target)
         done.append(target)
@@ -59,18 +60,17 @@ def unpack() -> list[Path]:
 
 
 def pack(paths: list[Path]) -> None:
-    """Move files of tests/data into tests/data-packed (xz), record their hashes, ignore the
-    unpacked copies and untrack them."""
+    """Pack files of tests/data beside themselves (xz), record their hashes, ignore the unpacked
+    copies and untrack them."""
     sums = _sums()
     for path in paths:
         name = path.resolve().relative_to(DATA).as_posix()
-        (PACKED / name).parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "rb") as source, lzma.open(PACKED / f"{name}.xz", "wb", preset=9 | lzma.PRESET_EXTREME) as out:
+        with open(path, "rb") as source, lzma.open(DATA / f"{name}.xz", "wb", preset=9 | lzma.PRESET_EXTREME) as out:
             shutil.copyfileobj(source, out, 1 << 20)
         sums[name] = _digest(path)
         subprocess.run(["git", "rm", "-q", "--cached", str(path)], cwd=TESTS.parent, check=False)
     SUMS.write_text("".join(f"{digest}  {name}\n" for name, digest in sorted(sums.items())))
-    IGNORE.write_text("# unpacked from tests/data-packed by tests/packed_data.py (the tests run it)\n"
+    IGNORE.write_text("# unpacked beside their .xz by tests/packed_data.py (the tests run it)\n"
                       + "".join(f"/{name}\n" for name in sorted(sums)))
 
 

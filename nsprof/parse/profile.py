@@ -27,6 +27,7 @@ from nsprof.parse.model import CpuRung, GpuTimeline, LaunchCounters
 from nsprof.parse.ncu_rep import reader_available
 from nsprof.parse.ncu_rep_file import REWRITE_HINT
 from nsprof.parse.nsys_rep import sqlite_beside
+from nsprof.parse.packed import PACKED_SUFFIX, inner_name, is_packed
 from nsprof.parse.readers import COUNTERS, TIMELINE, formats_read, reader_for, suffixes
 from nsprof.parse.triton_cache import load_triton_cache
 from nsprof.paths import missing_reason, special_file_reason
@@ -60,6 +61,8 @@ def load_profile(path: str | Path, nsys_columns: Mapping[str, Iterable[str]] | N
     path = Path(path)
     if path.is_dir():
         return _directory(path, nsys_columns)
+    if not path.exists() and path.with_name(path.name + PACKED_SUFFIX).is_file():
+        path = path.with_name(path.name + PACKED_SUFFIX)  # kept packed (nsprof.parse.packed)
     if not path.exists():
         raise ParseError(f"{path}: {missing_reason(path)}")
     if special := special_file_reason(path):
@@ -140,9 +143,12 @@ def tool_outputs(directory: Path) -> tuple[list[Path], list[Path]]:
     """The nsys files (.sqlite, .nsys-rep) and the ncu files (.ncu-rep, .csv) directly in `directory`,
     each list sorted, a report's exports left out (see the module docstring). A .csv counts only
     when ncu wrote it (nsprof.parse.ncu_csv.is_ncu_csv reads its start)."""
-    claimed = [(file, reader_for(file)) for file in sorted(file for file in directory.iterdir() if file.is_file())]
+    files = sorted(file for file in directory.iterdir() if file.is_file())
+    # a packed file (nsprof.parse.packed) stands in for its unpacked copy only where that is missing
+    files = [file for file in files if not (is_packed(file) and (directory / inner_name(file).name).is_file())]
+    claimed = [(file, reader_for(file)) for file in files]
     exports = [file for file, reader in claimed if reader is not None and reader.makes == TIMELINE
-               and not (file.suffix.lower() == ".nsys-rep" and sqlite_beside(file).is_file())]
+               and not _report_with_export(file)]
     counters = [file for file, reader in claimed if reader is not None and reader.makes == COUNTERS]
     reports = [file for file in counters if file.suffix.lower() == ".ncu-rep"]
     tables = [file for file in counters if file not in reports]
@@ -153,6 +159,15 @@ def tool_outputs(directory: Path) -> tuple[list[Path], list[Path]]:
         reports = [report for report in reports if not any(_exported_from(table, [report]) for table in exported)]
         return exports, sorted(reports + tables)
     return exports, sorted(reports + [table for table in tables if table not in exported])
+
+
+def _report_with_export(file: Path) -> bool:
+    """An nsys report whose SQLite export lies beside it, packed or not: the export is read instead."""
+    report = inner_name(file) if is_packed(file) else file
+    if report.suffix.lower() != ".nsys-rep":
+        return False
+    export = sqlite_beside(report)
+    return export.is_file() or export.with_name(export.name + PACKED_SUFFIX).is_file()
 
 
 def _exported_from(table: Path, reports: list[Path]) -> bool:
@@ -173,19 +188,15 @@ def missing_runs(path: Path, manifest: dict) -> list[str]:
             or not isinstance(listed, list) or "nsys.sqlite" not in listed:
         return []
     expected = ["nsys.sqlite", *(f"{RUNS_DIR}/nsys-{run}.sqlite" for run in range(2, runs + 1))]
-    return [name for name in expected if not (path / name).is_file()]
+    return [name for name in expected if not (path / name).is_file() and not (path / f"{name}{PACKED_SUFFIX}").is_file()]
 
 
 def _directory(path: Path, nsys_columns: Mapping[str, Iterable[str]] | None = None) -> Profile:
     manifest = read_manifest(path / MANIFEST)
     if manifest is not None and (missing := missing_runs(path, manifest)):
-        packed = any((path / f"{name}.xz").is_file() for name in missing)
         shown = ", ".join(missing[:4]) + (f" and {len(missing) - 4} more" if len(missing) > 4 else "")
-        raise ParseError(f"{path}: {shown} missing, of the {manifest['runs']} runs its manifest says were captured"
-                         + (" (packed as .xz beside it)" if packed else ""),
-                         "unpack them with xz -dk" if packed else
-                         "copy the whole profile directory (in nsprof's repository, python3 tests/packed_data.py "
-                         "unpacks the test data)")
+        raise ParseError(f"{path}: {shown} missing, of the {manifest['runs']} runs its manifest says were captured",
+                         "copy the whole profile directory")
     exports, tables = tool_outputs(path)
     if not exports and not tables:
         others = sorted(file.name for file in path.glob("*.csv"))

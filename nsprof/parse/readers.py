@@ -18,6 +18,7 @@ from nsprof.parse.ncu_csv import is_ncu_csv, load_ncu_csv
 from nsprof.parse.ncu_rep import load_ncu_rep
 from nsprof.parse.nsys_rep import sqlite_for
 from nsprof.parse.nsys_sqlite import load_nsys
+from nsprof.parse.packed import PACKED_SUFFIX, inner_name, is_packed, unpacked_copy
 
 TIMELINE, COUNTERS = "timeline", "counters"  # what a reader makes: GpuTimeline, LaunchCounters
 Columns = Mapping[str, Iterable[str]] | None  # the timeline columns to read (load_nsys's `columns`); None: all
@@ -54,10 +55,26 @@ READERS = (
 
 def reader_for(path: Path, sniff: bool = True) -> Reader | None:
     """The reader that claims `path`; without `sniff`, by its suffix alone (a file named by the user
-    is handed to its format's reader, whose error then says what is wrong with it)."""
+    is handed to its format's reader, whose error then says what is wrong with it). A packed file
+    (nsprof.parse.packed: nsys.sqlite.xz) goes to the reader of the name inside it."""
+    if is_packed(Path(path)):
+        inner = reader_for(inner_name(Path(path)), sniff=False)
+        return None if inner is None else _packed(inner)
     suffix = Path(path).suffix.lower()
     return next((reader for reader in READERS if suffix in reader.suffixes
                  and (not sniff or reader.sniff is None or reader.sniff(Path(path)))), None)
+
+
+def _packed(inner: Reader) -> Reader:
+    """`inner`'s reader for a packed file: it reads the unpacked copy, its errors name the packed file."""
+    def load(path: Path, columns: Columns = None) -> GpuTimeline | LaunchCounters:
+        copy = unpacked_copy(path)
+        try:
+            return inner.load(copy, columns)
+        except ParseError as err:
+            raise ParseError(err.problem.replace(str(copy), str(path)), err.fix) from None
+
+    return Reader(f"packed {inner.name}", inner.tool, inner.makes, tuple(s + PACKED_SUFFIX for s in inner.suffixes), load)
 
 
 def suffixes(makes: str) -> tuple[str, ...]:
