@@ -25,8 +25,8 @@ def roofline(
     """Draw the roofline of profiled stages, or of every kernel in an ncu capture (.ncu-rep or .csv).
 
     One point per stage and memory level (DRAM, and L2 and L1 when their bytes were collected)
-    under the GPU's roofs, with the ladder's path from v1 to v10; and a CSV with each point's
-    bound (memory or compute) and % of the roof above it."""
+    under the GPU's roofs, with each ladder's path from its first stage to its last; and a CSV
+    with each point's bound (memory or compute) and % of the roof above it."""
     out, from_ = output_and_inputs(out, from_)
     ladder = api.load_ladder(from_, all_, ceilings)
     for path in api.write_roofline(ladder, out, force):
