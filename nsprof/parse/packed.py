@@ -3,7 +3,8 @@
 A SQLite export packs 5-10x, so repositories and archives keep them packed (nsprof's own test data
 does). A packed file is unpacked once into nsprof's data directory (`unpacked/`, named by the
 packed file's path, size and time, so an edited file is unpacked anew) and read from there: the
-profile it lies in is never written to, as a capture is evidence.
+profile it lies in is never written to, as a capture is evidence. The copies stay until removed
+(deleting the `unpacked/` folder is safe: they are made again when read).
 """
 
 from __future__ import annotations
