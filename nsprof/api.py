@@ -108,7 +108,7 @@ def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: s
     directory = Path(out) if out is not None else PROFILES_DIR
     since = check_output(directory, _path(save_as), force) if save else None
     kept = kept_configurations(Path(tuned)) if tuned is not None else {}
-    env = _bench_env(chosen)  # fails early, in one line, without a GPU or CuPy where GPU stages were chosen
+    env, no_gpu = _bench_env(chosen, runs)  # fails early, in one line, where only GPU stages were chosen
     if runs > 1:
         from nsprof.launch.bench_runs import merged, run_in_fresh_processes
 
@@ -119,7 +119,7 @@ def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: s
         records = document["results"]
     else:
         records = run_bench(op, chosen, parsed, repeat=repeat, warmup=warmup, baseline=baseline, tile=tile, kept=kept,
-                            progress=progress, paired=paired)
+                            progress=progress, paired=paired, no_gpu=no_gpu)
         document = results_document(records, env)
     # CPU stages alone name no GPU, so no GPU's ceilings
     ceiling = resolve_ceiling(env["device"]) if get_op(op).headline == "bytes" and "device" in env else None
@@ -128,21 +128,30 @@ def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: s
     return BenchRun(document, ceiling, written)
 
 
-def _bench_env(chosen: list) -> dict:
+def _bench_env(chosen: list, runs: int = 1) -> tuple[dict, str | None]:
     """The machine a bench record names: the GPU (device_info) where a GPU stage was chosen, and
-    the host's CPU (cpu_stage.host_info) where a CPU stage was."""
+    the host's CPU (cpu_stage.host_info) where a CPU stage was; and why the GPU stages cannot run
+    where CPU stages were chosen beside them and there is no usable GPU (None where they can).
+    GpuUnavailableError where only GPU stages were chosen, or runs in fresh processes were asked."""
+    from nsprof.errors import GpuUnavailableError
     from nsprof.stage_kinds import CPU
 
     env: dict = {}
+    no_gpu = None
     if any(stage.kind is not CPU for stage in chosen):
         from nsprof.launch.gpu import device_info
 
-        env.update(device_info())
+        try:
+            env.update(device_info())
+        except GpuUnavailableError as err:
+            if runs > 1 or all(stage.kind is not CPU for stage in chosen):
+                raise
+            no_gpu = err.problem
     if any(stage.kind is CPU for stage in chosen):
         from nsprof.launch.cpu_stage import host_info
 
         env.update(host_info())
-    return env
+    return env, no_gpu
 
 
 def stages(op: str = "sgemm") -> Op:

@@ -35,6 +35,12 @@ def _record(stage: Stage, size: Size) -> dict:
     }
 
 
+def _skipped(stage: Stage, size: Size, why: str) -> dict:
+    record = _record(stage, size)
+    record["status"], record["message"], record["baseline_only"] = "skipped", why, False
+    return record
+
+
 def bench_stage(stage: Stage, size: Size, problem, tools, *, repeat: int | None,
                 warmup: int | None, tile: str | None = None, launches: dict | None = None) -> dict:
     """Verify one stage at one size; time it only if it passed. A stage none of whose launch
@@ -109,15 +115,21 @@ def unavailable_reason(stage: Stage, tools) -> str | None:
 def run_bench(op: str, stages: list[Stage], sizes: list[Size], *, repeat: int | None = None,
               warmup: int | None = None, baseline: bool = True, tile: str | None = None,
               kept: dict[tuple[str, str, str], str] | None = None, progress: Progress | None = None,
-              paired: bool = True) -> list[dict]:
+              paired: bool = True, no_gpu: str | None = None) -> list[dict]:
     """Every stage at every size, plus the baselines of their precisions (cuBLAS FP32, cuBLAS TF32)
     for % of cuBLAS, which `paired` measures with each stage's launches alternating with the fastest
     library's (pair_with_library; else from the medians timed apart). `kept` ((op, stage, size
     label) -> configuration, kept_configurations) pins
-    Triton stages to the configurations an earlier run kept."""
+    Triton stages to the configurations an earlier run kept. `no_gpu`: why this machine has no
+    usable GPU; its GPU stages are then recorded "skipped" with that reason, and the CPU stages run."""
     kept = kept or {}
     import numpy as np
 
+    if no_gpu is not None:
+        skipped = [_skipped(stage, size, no_gpu) for size in sizes for stage in stages
+                   if stage.kind is not CPU]
+        cpu = [stage for stage in stages if stage.kind is CPU]
+        return (run_bench(op, cpu, sizes, repeat=repeat, warmup=warmup, progress=progress) if cpu else []) + skipped
     on_gpu = [s for s in stages if s.kind is not CPU]  # CPU stages alone need no GPU
     cp, tools = _gpu() if on_gpu else (None, None)
     workload = get_op(op).workload

@@ -26,6 +26,8 @@ def require_cupy():
     try:
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as err:  # CUDARuntimeError, missing driver library, ...
+        if not os.path.exists(DRIVER_FILE):  # CUDA calls a missing driver "insufficient": say what is missing
+            raise _no_driver() from None
         raise GpuUnavailableError(
             f"no CUDA GPU is usable ({_first_line(err)})",
             "Run on a machine with an NVIDIA GPU and driver, or analyze existing profiles with `nsprof analyze`",
@@ -50,9 +52,13 @@ def cupy_version() -> str:
 def _without_cupy(err: ImportError) -> GpuUnavailableError:
     """No CuPy: on a machine without an NVIDIA driver the GPU is what is missing, not the package."""
     if not os.path.exists(DRIVER_FILE):
-        return GpuUnavailableError(f"this command needs an NVIDIA GPU, and this machine has no NVIDIA driver "
-                                   f"({DRIVER_FILE} is missing)", NO_GPU_HINT)
+        return _no_driver()
     return GpuUnavailableError(f"CuPy is not installed ({err})", INSTALL_HINT)
+
+
+def _no_driver() -> GpuUnavailableError:
+    return GpuUnavailableError(f"this command needs an NVIDIA GPU, and this machine has no NVIDIA driver "
+                               f"({DRIVER_FILE} is missing)", NO_GPU_HINT)
 
 
 def _first_line(err: Exception) -> str:

@@ -39,7 +39,7 @@ def results_table(records: list[dict], env: dict, dram_ceiling=None, width: int 
     columns = [c for c in columns if c[1] not in OPTIONAL or any(r.get(c[1]) is not None for r in records)]
     rows = [{**r, "status": STATUS.get(r["status"], r["status"]),  # a baseline timed only for % cuBLAS says so
              "stage": r["stage"] + (" (baseline)" if r.get("baseline_only") else "")} for r in records]
-    notes = [f"{r['stage']} {r['size']}: {r['message']}" for r in records if r["status"] != "ok"]  # "not available" says why
+    notes = _status_notes(records)  # "not available", "skipped" say why
     notes += [f"{r['stage']} {r['size']}: {r['prepare']} {r['prepare_ms']:.4f} ms, timed apart"
               for r in records if r.get("prepare_ms") is not None]
     notes += [f"{r['stage']} {r['size']}: includes {name} {ms:.4f} ms"
@@ -129,3 +129,13 @@ def tuning_note(record: dict) -> str:
 
 SASS_WORDS = {"wgmma": "HGMMA (wgmma)", "mma_sync": "HMMA (mma.sync)", "tma_load": "UTMALDG (TMA)",
               "cp_async": "LDGSTS (cp.async)", "ffma": "FFMA"}  # what says which path the kernel took
+
+
+def _status_notes(records: list[dict]) -> list[str]:
+    """Why each record that is not ok is not, once per reason: "v1, v2 512x512x512: <why>"."""
+    by_reason: dict[str, dict[str, list[str]]] = {}
+    for record in records:
+        if record["status"] != "ok":
+            by_reason.setdefault(str(record["message"]), {}).setdefault(record["size"], []).append(record["stage"])
+    return ["; ".join(f"{', '.join(stages)} {size}" for size, stages in sizes.items()) + f": {reason}"
+            for reason, sizes in by_reason.items()]
