@@ -154,8 +154,8 @@ def _change(row: dict) -> str:
     if row["change_pct"] is None:
         return row["status"]
     if row["ci_low_pct"] is None:
-        return f"{row['change_pct']:+.1f}%"
-    return f"{row['change_pct']:+.1f}% [{row['ci_low_pct']:+.1f}%, {row['ci_high_pct']:+.1f}%]"
+        return f"{fmt.signed(row['change_pct'])}%"
+    return f"{fmt.signed(row['change_pct'])}% [{fmt.signed(row['ci_low_pct'])}%, {fmt.signed(row['ci_high_pct'])}%]"
 
 
 def _top_counters(metrics: dict) -> list[tuple[str, dict]]:
@@ -198,7 +198,7 @@ def _interval(row: dict) -> str:
         return "n<3"
     if row["ci_low_pct"] is None:
         return fmt.MISSING
-    return f"[{row['ci_low_pct']:+.1f}, {row['ci_high_pct']:+.1f}]%"
+    return f"[{fmt.signed(row['ci_low_pct'])}, {fmt.signed(row['ci_high_pct'])}]%"
 
 
 UNDECIDED = "undecided"
@@ -230,7 +230,7 @@ def _change_table(title: str, label: str, rows: list[dict], result: DiffResult, 
                  for row, name, _ in shown for view in _range_views(row)]
     cells = [[name] + ([] if kind is None else [kind]) +
              [f"{row['a_count']}/{row['b_count']}", fmt.duration_ns(row["a_median_ns"]), fmt.duration_ns(row["b_median_ns"]),
-              fmt.MISSING if row["change_pct"] is None else f"{row['change_pct']:+.1f}%", _interval(row), _status(row)]
+              fmt.MISSING if row["change_pct"] is None else f"{fmt.signed(row['change_pct'])}%", _interval(row), _status(row)]
              for row, name, kind in shown]
     medians = (headers.index("A median"), headers.index("B median"))
     headers, cells = _fitted(headers, cells, width, drop=medians, kernels=label == "kernel", among=among)

@@ -60,6 +60,14 @@ def count(value: float | None) -> str:
     return f"{value:,.0f}" if abs(value) < 10_000 else si(value, "")
 
 
+def signed(value: float) -> str:
+    """A change in percent, signed, to 0.1; a nonzero change that would round to 0.0 keeps 2
+    significant digits (-0.03), so an interval that excludes 0 never prints a bound of -0.0."""
+    if value == 0:
+        return "0.0"
+    return f"{value:+.1f}" if round(abs(value), 1) >= 0.1 else f"{value:+.2g}"
+
+
 def percent(value: float | None, digits: int = 1) -> str:
     return MISSING if _missing(value) else f"{value:.{digits}f}%"
 
