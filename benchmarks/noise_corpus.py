@@ -144,11 +144,16 @@ def one_run_pairs(runs: pd.DataFrame, frames: dict) -> pd.DataFrame:
     return pd.concat(found)
 
 
+def floors_without(changes: pd.DataFrame, program: str) -> NoiseFloor:
+    """The floors measured on every program of the corpus but `program`."""
+    return NoiseFloor(floors_of(changes[changes["program"] != program]), f"the corpus without {program}")
+
+
 def leave_one_out(changes: pd.DataFrame) -> list[dict]:
     """Per program: its pairs diffed one run a side with floors measured without it."""
     rows = []
     for program in PROGRAMS:
-        floors = NoiseFloor(floors_of(changes[changes["program"] != program]), f"the corpus without {program}")
+        floors = floors_without(changes, program)
         mine = changes[changes["program"] == program].reset_index(drop=True)
         threshold = pd.Series([max(floors.of(name), DEFAULT_MIN_CHANGE_PCT) for name in mine["category"]], index=mine.index)
         called = mine[mine["significant"] & (mine["change_pct"].abs() >= threshold)]
@@ -206,7 +211,7 @@ def runs_no_change(runs: pd.DataFrame, frames: dict, changes: pd.DataFrame, per_
     rng = np.random.default_rng(SEED)
     rows = []
     for program in PROGRAMS:
-        floors = NoiseFloor(floors_of(changes[changes["program"] != program]), f"the corpus without {program}")
+        floors = floors_without(changes, program)
         mine = runs[runs["program"] == program]
         today = mine[mine["day"] == CORPUS_DAY]
         busiest = today["gpu"].value_counts().index[0]
@@ -239,14 +244,14 @@ def _day_splits(earlier: list[int], today: list[int], per_side: int, rng) -> lis
                    for _ in range(SPLITS * 4)})[:SPLITS]
 
 
-def targets(runs: pd.DataFrame, frames: dict, ids: list[int], table: str) -> list[str]:
-    """The rows of a table a planted change goes into (module docstring), most GPU time first."""
-    per_run = _side(frames, ids, table)
+def targets(per_run: pd.DataFrame, runs: int) -> list[str]:
+    """The rows of one side of a table (_side, `runs` runs) a planted change goes into (module
+    docstring), most GPU time first."""
     stats = per_run.groupby(["key", "run"])["value_ns"].agg(["count", "median", "sum"]).reset_index()
     by_key = stats.groupby("key").agg(runs=("run", "nunique"), low=("count", "min"), high=("count", "max"),
                                       median=("median", "median"), total=("sum", "sum"))
     kinds = per_run.drop_duplicates("key").set_index("key")["kind"].reindex(by_key.index)
-    chosen = by_key[(by_key["runs"] == len(ids)) & (by_key["low"] == by_key["high"]) & (by_key["low"] >= 3)
+    chosen = by_key[(by_key["runs"] == runs) & (by_key["low"] == by_key["high"]) & (by_key["low"] >= 3)
                     & (by_key["median"] >= 10_000) & ~by_key.index.str.contains(WAITING) & (kinds != PAGEABLE)]
     return chosen.sort_values("total", ascending=False).index.tolist()
 
@@ -258,16 +263,16 @@ def power(runs: pd.DataFrame, frames: dict, changes: pd.DataFrame, per_side: int
     rng = np.random.default_rng(SEED)
     rows = []
     for program in PROGRAMS:
-        floors = NoiseFloor(floors_of(changes[changes["program"] != program]), f"the corpus without {program}")
+        floors = floors_without(changes, program)
         ids = runs.loc[(runs["program"] == program) & (runs["day"] == CORPUS_DAY), "run"].tolist()
         found, totals = {}, {}
         for table in TABLES:
             side = _side(frames, ids, table)
             totals.update(side.groupby("key")["value_ns"].sum().to_dict())
-            chosen = targets(runs, frames, ids, table)
+            chosen = targets(side, len(ids))
             if chosen:
-                found.update(_real_power(runs, frames, ids, table, chosen, per_side, rng, floors) if len(ids) >= 2 * per_side else
-                             _simulated_power(frames, ids, table, chosen, per_side, rng))
+                found.update(_real_power(runs, frames, ids, table, chosen, per_side, rng, floors) if len(ids) >= 2 * per_side
+                             else _simulated_power(side, chosen, per_side, rng))
         if not found:
             rows.append({"program": program, "runs": len(ids), "targets": 0})
             continue
@@ -295,11 +300,11 @@ def _real_power(runs: pd.DataFrame, frames: dict, ids: list[int], table: str, ch
     return {key: hit / len(splits) for key, hit in hits.items()}
 
 
-def _simulated_power(frames: dict, ids: list[int], table: str, chosen: list[str], per_side: int, rng) -> dict[str, float]:
-    """Each row's run medians drawn log-normal with the spread of its medians across the runs,
-    side B's shifted by the planted change, compared as compare_runs compares runs (one trial per
-    key of a made-up table of SPLITS * 5 rows, so the table's many comparisons count as in a diff)."""
-    per_run = _side(frames, ids, table)
+def _simulated_power(per_run: pd.DataFrame, chosen: list[str], per_side: int, rng) -> dict[str, float]:
+    """Each row's run medians drawn log-normal with the spread of its medians across the runs of
+    `per_run` (_side), side B's shifted by the planted change, compared as compare_runs compares
+    runs (one trial per key of a made-up table of SPLITS * 5 rows, so the table's many comparisons
+    count as in a diff)."""
     logs = np.log(per_run[per_run["key"].isin(chosen)].groupby(["key", "run"])["value_ns"].median().unstack())
     trials = SPLITS * 5
     found = {}

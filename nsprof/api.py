@@ -396,10 +396,14 @@ def _with_runs(capture: Capture, runs: tuple[Capture, ...]) -> Capture:
     return replace(capture, runs=runs) if runs else capture
 
 
+UNNAMED_GPU = "an unnamed GPU"  # a noise record's GPU where the captures name none
+
+
 def _side_gpu(side) -> str | None:
     """The GPU a diff side ran on: its capture's, or its bench record's."""
     if side.bench is not None:
-        return (side.bench.get("env") or {}).get("gpu") if isinstance(side.bench.get("env"), dict) else None
+        env = side.bench.get("env")
+        return env.get("gpu") if isinstance(env, dict) else None
     return side.analyzed().gpu
 
 
@@ -428,7 +432,7 @@ def measure_noise_record(paths: Sequence[str | Path], out: str | Path, attributi
     if any(run.bench is not None for run in runs):
         raise UsageError("nsprof noise reads captures, not bench records (their runs are in the record)",
                          "pass profiles taken with --runs, or directories of nsys captures")
-    gpus = sorted({run.analyzed().gpu or "an unnamed GPU" for run in runs})
+    gpus = sorted({run.analyzed().gpu or UNNAMED_GPU for run in runs})
     if len(gpus) > 1:
         raise UsageError(f"the runs come from {len(gpus)} GPUs ({', '.join(gpus)}): a noise floor is one GPU's",
                          "measure each GPU's floors from its own runs")
@@ -462,7 +466,7 @@ def noise_floor(path: Path, attribution: str = "thread", gpu: str | None = None)
     if is_history(path):
         with opened(path) as conn:
             records = noise_records(conn)
-        name = gpu or "an unnamed GPU"
+        name = gpu or UNNAMED_GPU
         if name not in records:
             held = f" (it holds {', '.join(records)})" if records else ""
             raise UsageError(f"{path}: no noise record for {name}{held}",

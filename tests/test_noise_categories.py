@@ -22,7 +22,7 @@ from nsprof.analyze.diff.noise import (
     floors_of,
     noise_record,
 )
-from nsprof.analyze.diff.statistics import compare_runs, discoveries
+from nsprof.analyze.diff.statistics import compare_runs, compare_samples, discoveries
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -75,8 +75,6 @@ def test_nsprofs_floors_call_nothing_on_a_same_day_pair_and_undecide_a_planted_c
     one planted in a ladder stage over 100 us is called."""
     floors = noise_record(ROOT / "nsprof" / "analyze" / "diff" / "noise_floor.json")
     a, b = FRAMES[program_runs("train", "1")[0]], FRAMES[program_runs("train", "2")[0]]
-    from nsprof.analyze.diff.statistics import compare_samples
-
     def called(first: pd.DataFrame, second: pd.DataFrame, kind: str) -> pd.DataFrame:
         return call_rows(compare_samples(first, second), kind, noise=floors)
 

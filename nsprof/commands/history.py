@@ -82,6 +82,7 @@ def check(
     common) is a failure of its own, exit code 4, never a pass; with --first-passes, the first
     entry of its GPU and kind passes."""
     from nsprof.history.trend import check as compare
+    from nsprof.render import format as fmt
     from nsprof.render.document_writers import to_terminal
     from nsprof.render.history import check_blocks
 
@@ -102,8 +103,8 @@ def check(
         to_terminal(check_blocks(stats, info, fail_if_slower), stdout())
     slower = stats[stats["status"] == "slower"]
     for key, row in slower.iterrows():
-        typer.echo(f"slower by more than {fail_if_slower:g}%: {key}: {row['change_pct']:+.1f}% "
-                   f"[{row['ci_low_pct']:+.1f}%, {row['ci_high_pct']:+.1f}%]", err=True)
+        typer.echo(f"slower by more than {fail_if_slower:g}%: {key}: {fmt.change(row['change_pct'])} "
+                   f"[{fmt.change(row['ci_low_pct'])}, {fmt.change(row['ci_high_pct'])}]", err=True)
     if len(slower):
         raise typer.Exit(1)
 

@@ -115,11 +115,11 @@ NOISE_SCHEMA = "CREATE TABLE IF NOT EXISTS noise (gpu TEXT PRIMARY KEY, added TE
 
 
 def store_noise(conn: sqlite3.Connection, record: dict) -> None:
-    """The noise record of record["gpu"], replacing that GPU's earlier one, in one transaction."""
+    """The noise record of record["gpu"] (nsprof.api.measure_noise_record names one always), replacing
+    that GPU's earlier one, in one transaction."""
     with conn:
         conn.execute(NOISE_SCHEMA)
-        conn.execute("INSERT OR REPLACE INTO noise VALUES (?, ?, ?)",
-                     (record["gpu"] or "an unnamed GPU", record["created"], json.dumps(record)))
+        conn.execute("INSERT OR REPLACE INTO noise VALUES (?, ?, ?)", (record["gpu"], record["created"], json.dumps(record)))
 
 
 def noise_records(conn: sqlite3.Connection) -> dict[str, dict]:

@@ -26,6 +26,12 @@ def is_packed(path: Path) -> bool:
     return Path(path).suffix.lower() == PACKED_SUFFIX
 
 
+def packed_beside(path: Path) -> Path:
+    """Where `path` would lie packed: nsys.sqlite.xz beside nsys.sqlite."""
+    path = Path(path)
+    return path.with_name(path.name + PACKED_SUFFIX)
+
+
 def inner_name(path: Path) -> Path:
     """The name of the file inside a packed one: nsys.sqlite for nsys.sqlite.xz."""
     return Path(path).with_suffix("")

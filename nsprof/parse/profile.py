@@ -27,7 +27,7 @@ from nsprof.parse.model import CpuRung, GpuTimeline, LaunchCounters
 from nsprof.parse.ncu_rep import reader_available
 from nsprof.parse.ncu_rep_file import REWRITE_HINT
 from nsprof.parse.nsys_rep import sqlite_beside
-from nsprof.parse.packed import PACKED_SUFFIX, inner_name, is_packed
+from nsprof.parse.packed import inner_name, is_packed, packed_beside
 from nsprof.parse.readers import COUNTERS, TIMELINE, formats_read, reader_for, suffixes
 from nsprof.parse.triton_cache import load_triton_cache
 from nsprof.paths import missing_reason, special_file_reason
@@ -61,8 +61,8 @@ def load_profile(path: str | Path, nsys_columns: Mapping[str, Iterable[str]] | N
     path = Path(path)
     if path.is_dir():
         return _directory(path, nsys_columns)
-    if not path.exists() and path.with_name(path.name + PACKED_SUFFIX).is_file():
-        path = path.with_name(path.name + PACKED_SUFFIX)  # kept packed (nsprof.parse.packed)
+    if not path.exists() and packed_beside(path).is_file():
+        path = packed_beside(path)  # kept packed (nsprof.parse.packed)
     if not path.exists():
         raise ParseError(f"{path}: {missing_reason(path)}")
     if special := special_file_reason(path):
@@ -167,7 +167,7 @@ def _report_with_export(file: Path) -> bool:
     if report.suffix.lower() != ".nsys-rep":
         return False
     export = sqlite_beside(report)
-    return export.is_file() or export.with_name(export.name + PACKED_SUFFIX).is_file()
+    return export.is_file() or packed_beside(export).is_file()
 
 
 def _exported_from(table: Path, reports: list[Path]) -> bool:
@@ -181,14 +181,12 @@ def missing_runs(path: Path, manifest: dict) -> list[str]:
     runs/nsys-K.sqlite, K = 2..N, where the manifest says nsys wrote them): a profile copied in part,
     or packed, whose runs would be compared as fewer than they were. A profile of one run may lose
     its nsys export (its ncu half is still read)."""
-    if not isinstance(manifest, dict):
-        return []
     runs, listed = manifest.get("runs"), manifest.get("outputs")
     if not (isinstance(runs, int) and not isinstance(runs, bool) and 1 < runs <= 10_000) \
             or not isinstance(listed, list) or "nsys.sqlite" not in listed:
         return []
     expected = ["nsys.sqlite", *(f"{RUNS_DIR}/nsys-{run}.sqlite" for run in range(2, runs + 1))]
-    return [name for name in expected if not (path / name).is_file() and not (path / f"{name}{PACKED_SUFFIX}").is_file()]
+    return [name for name in expected if not (path / name).is_file() and not packed_beside(path / name).is_file()]
 
 
 def _directory(path: Path, nsys_columns: Mapping[str, Iterable[str]] | None = None) -> Profile:

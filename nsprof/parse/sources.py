@@ -148,9 +148,9 @@ def _directories_below(path: Path) -> list[Path]:
     stack = [path]
     while stack:
         for child in sorted(stack.pop().iterdir()):
-            if not child.is_dir() or child.name.startswith(".") or identity(child) in visited:
+            if not child.is_dir() or child.name.startswith(".") or (found := identity(child)) in visited:
                 continue
-            visited.add(identity(child))
+            visited.add(found)
             below.append(child)
             if not _is_profile_directory(child):
                 stack.append(child)

@@ -124,7 +124,7 @@ def summary(result: DiffResult) -> list[str]:
     kernel_time = next((row for row in result.totals if row["quantity"] == "kernel_ns"), None)
     if kernel_time and kernel_time["change_pct"] is not None:
         lines.append(f"Total kernel time {fmt.duration_ns(kernel_time['a_ns'])} -> "
-                     f"{fmt.duration_ns(kernel_time['b_ns'])} ({kernel_time['change_pct']:+.1f}%).")
+                     f"{fmt.duration_ns(kernel_time['b_ns'])} ({fmt.change(kernel_time['change_pct'])}).")
     if result.host and result.host["a_verdict"] != result.host["b_verdict"]:  # figures, untested: the table has them
         lines.append(host_sentence(result.host))
     return lines
@@ -154,8 +154,8 @@ def _change(row: dict) -> str:
     if row["change_pct"] is None:
         return row["status"]
     if row["ci_low_pct"] is None:
-        return f"{fmt.signed(row['change_pct'])}%"
-    return f"{fmt.signed(row['change_pct'])}% [{fmt.signed(row['ci_low_pct'])}%, {fmt.signed(row['ci_high_pct'])}%]"
+        return fmt.change(row["change_pct"])
+    return f"{fmt.change(row['change_pct'])} [{fmt.change(row['ci_low_pct'])}, {fmt.change(row['ci_high_pct'])}]"
 
 
 def _top_counters(metrics: dict) -> list[tuple[str, dict]]:
@@ -230,7 +230,7 @@ def _change_table(title: str, label: str, rows: list[dict], result: DiffResult, 
                  for row, name, _ in shown for view in _range_views(row)]
     cells = [[name] + ([] if kind is None else [kind]) +
              [f"{row['a_count']}/{row['b_count']}", fmt.duration_ns(row["a_median_ns"]), fmt.duration_ns(row["b_median_ns"]),
-              fmt.MISSING if row["change_pct"] is None else f"{fmt.signed(row['change_pct'])}%", _interval(row), _status(row)]
+              fmt.change(row["change_pct"]), _interval(row), _status(row)]
              for row, name, kind in shown]
     medians = (headers.index("A median"), headers.index("B median"))
     headers, cells = _fitted(headers, cells, width, drop=medians, kernels=label == "kernel", among=among)
@@ -261,7 +261,7 @@ def _range_views(row: dict) -> list[dict]:
 def _totals_table(result: DiffResult) -> Table:
     names = {"gpu_busy_ns": "GPU busy", "kernel_ns": "kernels", "copy_ns": "copies and memsets", "idle_ns": "GPU idle"}
     cells = [[names[row["quantity"]], fmt.duration_ns(row["a_ns"]), fmt.duration_ns(row["b_ns"]),
-              fmt.MISSING if row["change_pct"] is None else f"{row['change_pct']:+.1f}%"] for row in result.totals]
+              fmt.change(row["change_pct"])] for row in result.totals]
     return Table.preformatted(["total", "A", "B", "change"], cells, [False, True, True, True], title="Totals")
 
 
@@ -276,9 +276,7 @@ def _host_value(value, unit: str) -> str:
 
 
 def _host_change(row: dict) -> str:
-    if row["change_pct"] is None:
-        return fmt.MISSING
-    return f"{row['change_pct']:+.1f} pt" if row["unit"] == "pct" else f"{row['change_pct']:+.1f}%"
+    return fmt.change(row["change_pct"], " pt" if row["unit"] == "pct" else "%")
 
 
 def _host_table(host: dict) -> Table:
@@ -318,7 +316,7 @@ def _why_blocks(result: DiffResult, width: int) -> list[Block]:
             for counter, values in (row.get("metrics") or {}).items():
                 change = values["change_pct"]
                 cells.append([name, counter, _counter_value(counter, values["a"]), _counter_value(counter, values["b"]),
-                              fmt.MISSING if change is None else f"{change:+.1f}%"])
+                              fmt.change(change)])
             for key, word in (("rules_appeared", "appeared"), ("rules_gone", "went away")):
                 if row.get(key):
                     rules.append(f"{name}: ncu rule{'s' if len(row[key]) > 1 else ''} {', '.join(row[key])} {word}")

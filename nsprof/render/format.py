@@ -68,6 +68,11 @@ def signed(value: float) -> str:
     return f"{value:+.1f}" if round(abs(value), 1) >= 0.1 else f"{value:+.2g}"
 
 
+def change(value: float | None, unit: str = "%") -> str:
+    """A change as `signed` writes it, with its unit ("%", or " pt" for points of a share)."""
+    return f"{signed(value)}{unit}" if _present(value) else MISSING
+
+
 def percent(value: float | None, digits: int = 1) -> str:
     return MISSING if _missing(value) else f"{value:.{digits}f}%"
 
