@@ -7,7 +7,7 @@ Dask task per capture on a local cluster of W worker processes.
 One export is built by benchmarks/synthetic_export.py (with 2% memcpys and NVTX ranges as many) and
 copied to rank0.sqlite ... rank{N-1}.sqlite. The command runs in a fresh process
 (`python -m nsprof analyze DIR --json --workers W`): its wall time (cluster start included) is
-timed; with --record it is stored in benchmarks/analyze_many_scale.json under
+timed; with --record it is stored in benchmarks/records/2026-11-24-cpu-analyze-scale/analyze_many_scale.json under
 "<captures>x<kernels> on <workers> workers". Target: 256 captures of 200k kernels in at most 2
 minutes on 16 cores.
 """
@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from analyze_scale import run_command  # noqa: E402
 from synthetic_export import write_export  # noqa: E402
 
-RESULTS = ROOT / "benchmarks/analyze_many_scale.json"
+RESULTS = ROOT / "benchmarks/records/2026-11-24-cpu-analyze-scale/analyze_many_scale.json"
 
 
 def main() -> None:

@@ -8,7 +8,7 @@ Exports come from benchmarks/synthetic_export.py (a real export's schema and row
 run is the command itself in a fresh process (`python -m nsprof analyze ... --json`, imports
 included): its wall time, and its peak resident set size from os.wait4's rusage (ru_maxrss, the
 child's own peak, not the builder's). With --record, the results are stored under --label in
-benchmarks/analyze_scale.json (the table in analyze_scale.md is written from it).
+benchmarks/records/2026-11-24-cpu-analyze-scale/analyze_scale.json (the table in analyze_scale.md is written from it).
 Targets on a 2-core machine: 10M kernels in at most 20 s and 2 GB, growing linearly.
 """
 
@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from synthetic_export import write_export  # noqa: E402
 
-RESULTS = ROOT / "benchmarks/analyze_scale.json"
+RESULTS = ROOT / "benchmarks/records/2026-11-24-cpu-analyze-scale/analyze_scale.json"
 
 
 def run_command(argv: list[str]) -> tuple[float, float, bytes]:

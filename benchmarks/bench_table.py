@@ -1,6 +1,6 @@
-"""Render a `nsprof bench --json` results file as the Markdown table used in benchmarks/h200.md.
+"""Render a `nsprof bench --json` results file as the Markdown table used in benchmarks/records/2026-11-21-h200-sgemm/h200.md.
 
-    python3 benchmarks/bench_table.py benchmarks/h200-sgemm.json
+    python3 benchmarks/bench_table.py benchmarks/records/2026-11-24-h200-sgemm/h200-sgemm.json
 """
 
 from __future__ import annotations

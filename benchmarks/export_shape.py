@@ -12,7 +12,7 @@ lengths, the depth of each push/pop range in its thread's stack); and the traini
 ranges are named `step...` (their number and length, the kernels launched in each: the first step
 against the median of the others).
 
-benchmarks/jax_export_shape.json is its output for the JAX ResNet-50 capture that
+benchmarks/records/2026-11-26-cpu-real-scale/jax_export_shape.json is its output for the JAX ResNet-50 capture that
 benchmarks/real_scale.py times; synthetic_export.write_xla_export is built to match it.
 """
 

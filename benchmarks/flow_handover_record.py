@@ -1,6 +1,6 @@
-"""Assemble benchmarks/h100-flow-handover.json from what benchmarks/gpu/flag_flow_h200.sh and
-benchmarks/gpu/issue33_probes_h200.sh wrote under $OUT on the GPU machine, and print the tables of the .md
-beside it.
+"""Assemble h100-flow-handover.json (benchmarks/records/2026-11-26-h100-flow-handover/) from what
+benchmarks/gpu/flag_flow_h200.sh and benchmarks/gpu/issue33_probes_h200.sh wrote under $OUT on the
+GPU machine, and print the tables of the .md beside it.
 
     python3 benchmarks/flow_handover_record.py --flags DIR --watched DIR --probes DIR --pipeline DIR DIR [DIR ...] \
         --ncu DIR --clocks DIR
@@ -29,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from paired_record import lines
 
-OUT = Path(__file__).parent / "h100-flow-handover.json"
+OUT = Path(__file__).parent / "records" / "2026-11-26-h100-flow-handover" / "h100-flow-handover.json"
 
 
 def flow_table(folder: Path) -> dict[str, dict]:

@@ -1,6 +1,7 @@
-"""Assemble benchmarks/h100-h6-stream-k.json from what benchmarks/gpu/h6_stream_k_h200.sh (the record) and
-the runs of benchmarks/gpu/experiments/h6_stream_k.py before it (the forms tried on the way) wrote under
-$OUT on the GPU machine, and print the tables of the .md beside it.
+"""Assemble h100-h6-stream-k.json (benchmarks/records/2026-11-26-h100-h6-stream-k/) from what
+benchmarks/gpu/h6_stream_k_h200.sh (the record) and the runs of benchmarks/gpu/experiments/h6_stream_k.py
+before it (the forms tried on the way) wrote under $OUT on the GPU machine, and print the tables of the
+.md beside it.
 
     python3 benchmarks/h6_stream_k_record.py --record DIR --tried NAME=FILE[,FILE] [NAME=FILE ...] [--tma FILE[,FILE]]
 
@@ -19,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from paired_record import lines, spread
 
-OUT = Path(__file__).parent / "h100-h6-stream-k.json"
+OUT = Path(__file__).parent / "records" / "2026-11-26-h100-h6-stream-k" / "h100-h6-stream-k.json"
 SIZES = ("3072x3072x3072", "4096x4096x4096", "5120x5120x5120", "6144x6144x6144", "8192x8192x8192")
 SMS = 132  # the H100's: one persistent block each
 

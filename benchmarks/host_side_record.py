@@ -1,7 +1,7 @@
-"""The host-side record (benchmarks/h200-host-side.md and .json): each constructed program's verdict
-and evidence, read by nsprof from the committed captures (tests/data/host-side, made on an H200 by
-benchmarks/gpu/host_side_h200.sh and host_side_train_h200.sh), beside what the programs printed of
-their own times on that machine, plainly and under each nsys option.
+"""The host-side record (h200-host-side.md and .json in benchmarks/records/2026-11-28-h200-host-side/):
+each constructed program's verdict and evidence, read by nsprof from the committed captures
+(tests/data/host-side, made on an H200 by benchmarks/gpu/host_side_h200.sh and host_side_train_h200.sh),
+beside what the programs printed of their own times on that machine, plainly and under each nsys option.
 
     python3 benchmarks/host_side_record.py    # rewrites both files from the captures and RUNS below
 """
@@ -17,7 +17,7 @@ from nsprof.parse.nsys_sqlite import load_nsys
 
 ROOT = Path(__file__).resolve().parents[1]
 CAPTURES = ROOT / "tests" / "data" / "host-side"
-OUT = ROOT / "benchmarks" / "h200-host-side"
+OUT = ROOT / "benchmarks" / "records" / "2026-11-28-h200-host-side" / "h200-host-side"  # .md and .json
 PROGRAMS = {  # capture: (program and arguments, the case it constructs)
     "decode-eager": ("host_decode.py --mode eager", "host-bound: hundreds of 2 us kernels a token, launched from Python"),
     "decode-graph": ("host_decode.py --mode graph", "the same tokens replayed as one CUDA graph each"),

@@ -1,9 +1,9 @@
 """The two-run summary of a ladder record: for each stage and size, the rate of run 1 / run 2 (TFLOP/s, or
 GB/s for a memory-bound op) and, for the GPU stages, its % of the faster library (paired), from two
 `nsprof bench --save-as` files.
-Prints the Markdown table of benchmarks/h100-<op>.md.
+Prints the Markdown table of benchmarks/records/2026-11-26-h100-<op>/h100-<op>.md.
 
-    python3 benchmarks/ladder_record.py benchmarks/h100-sgemm.json benchmarks/h100-sgemm-run2.json
+    python3 benchmarks/ladder_record.py benchmarks/records/2026-11-26-h100-sgemm/h100-sgemm{,-run2}.json
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The fastest-library record (issue 33) from `nsprof bench` runs: per op and size, what the library
 stage kept of its candidates (CuPy's call, cuBLASLt's algorithms), its median and PyTorch's, and
 each hand-written stage's % of the faster, run by run. Writes the combined JSON and prints the
-Markdown tables of benchmarks/h100-fastest-library.md.
+Markdown tables of benchmarks/records/2026-11-26-h100-fastest-library/h100-fastest-library.md.
 
     python3 benchmarks/library_record.py OUT.json RUN1-SGEMM.json RUN2-SGEMM.json ... > tables.md
 """

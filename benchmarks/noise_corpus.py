@@ -1,7 +1,7 @@
 """nsprof's noise floors from a corpus of programs it was not tuned on, checked leaving each program
 out (issue 43). Two steps:
 
-    python3 benchmarks/noise_corpus.py --extract /tmp/corpus   # captures -> benchmarks/noise-corpus/
+    python3 benchmarks/noise_corpus.py --extract /tmp/corpus   # captures -> benchmarks/records/2026-11-28-h200-noise-corpus/
     python3 benchmarks/noise_corpus.py                         # -> noise_floor.json, noise_corpus.md/.json
 
 The captures come from benchmarks/gpu/noise_corpus_h200.sh (one call per lease of the GPU machine,
@@ -51,7 +51,9 @@ from nsprof.analyze.diff.noise import (  # noqa: E402
 )
 from nsprof.analyze.diff.statistics import compare_runs  # noqa: E402
 
-CORPUS = ROOT / "benchmarks" / "noise-corpus"
+RECORD = ROOT / "benchmarks" / "records" / "2026-11-28-h200-noise-corpus"  # the record: its .md, .json and the corpus
+CORPUS = RECORD  # runs.csv, keys.csv.xz, launches.csv.xz
+HERE = RECORD.relative_to(ROOT).as_posix()
 DATA = ROOT / "tests" / "data"
 PROGRAMS = {  # name: what ran (tests/programs/...), as benchmarks/gpu/noise_corpus_h200.sh runs it
     "train": "torch_train_step.py --steps 30 (PyTorch eager, fp16 autocast MLP, SGD with momentum)",
@@ -102,7 +104,7 @@ def extract(folder: Path) -> None:
     keys = pd.Index(pd.unique(launches["key"]))
     launches["key"] = keys.get_indexer(launches["key"])
     launches["value_ns"] = launches["value_ns"].round().astype("int64")
-    CORPUS.mkdir(exist_ok=True)
+    CORPUS.mkdir(parents=True, exist_ok=True)
     pd.DataFrame(runs).to_csv(CORPUS / "runs.csv", index=False)
     _write_xz(pd.DataFrame({"key": keys}), CORPUS / "keys.csv.xz")
     _write_xz(launches[["run", "kind", "key", "value_ns"]], CORPUS / "launches.csv.xz")
@@ -330,7 +332,7 @@ def _power(record: dict, program: str) -> float:
 
 
 def markdown(record: dict) -> str:
-    """benchmarks/noise_corpus.md from the record."""
+    """noise_corpus.md (in RECORD) from the record."""
     def regimes(rows: list[dict], program: str, key: str, total: str) -> str:
         found = [f"{row[key]}/{row[total]} {row.get('pairs') or row.get('regime')}" for row in rows
                  if row["program"] == program]
@@ -344,8 +346,8 @@ def markdown(record: dict) -> str:
         "(two machines, GPU-1f371f81 and GPU-473e2a3c, the second twice, minutes apart) plus earlier days' runs of the "
         "same programs in tests/data (2026-11-26 on GPU-8edee9e8, 2026-11-24 on GPU-ad0ef40d). Versions: driver 580.159.04, nsys "
         "2025.3.1, CUDA 13, torch 2.11.0+cu130, triton 3.6.0, jax 0.11.2, cupy 14.2.0, transformers 5.17.0. "
-        "The runs' launches and range instances are in benchmarks/noise-corpus (run_frames' form); this page, "
-        "benchmarks/noise_corpus.json and nsprof/analyze/diff/noise_floor.json come from them on CPU.",
+        f"The runs' launches and range instances are in {HERE} (run_frames' form); this page, "
+        f"{HERE}/noise_corpus.json and nsprof/analyze/diff/noise_floor.json come from them on CPU.",
         "",
         "## The floors",
         "",
@@ -438,10 +440,10 @@ def main() -> None:
         "leave_one_out": leave_one_out(changes), "runs_3_no_change": runs_no_change(runs, frames, changes),
         "power_runs_5": power(runs, frames, changes),
     }
-    (ROOT / "benchmarks" / "noise_corpus.json").write_text(json.dumps(record, indent=1, default=str) + "\n")
-    (ROOT / "benchmarks" / "noise_corpus.md").write_text(markdown(record))
+    (RECORD / "noise_corpus.json").write_text(json.dumps(record, indent=1, default=str) + "\n")
+    (RECORD / "noise_corpus.md").write_text(markdown(record))
     NOISE_RECORD.write_text(json.dumps({
-        "source": "nsprof's floors: the largest over 8 programs on 4 H200s, 3 days (benchmarks/noise_corpus.md)",
+        "source": f"nsprof's floors: the largest over 8 programs on 4 H200s, 3 days ({HERE}/noise_corpus.md)",
         "floor_pct": floors}, indent=2) + "\n")
     print(markdown(record))
 

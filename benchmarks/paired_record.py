@@ -1,5 +1,6 @@
-"""Assemble benchmarks/h100-paired-library.json from what benchmarks/gpu/paired_h200.sh and the h6 and
-flow experiments wrote under $OUT on the GPU machine, and print the tables of the .md beside it.
+"""Assemble h100-paired-library.json (benchmarks/records/2026-11-26-h100-paired-library/) from what
+benchmarks/gpu/paired_h200.sh and the h6 and flow experiments wrote under $OUT on the GPU machine, and
+print the tables of the .md beside it.
 
     python3 benchmarks/paired_record.py --paired DIR --sweep DIR [DIR ...] --flow DIR [--bench DIR] [--bursts DIR ...] > /dev/null
 
@@ -13,7 +14,7 @@ import collections
 import json
 from pathlib import Path
 
-OUT = Path(__file__).parent / "h100-paired-library.json"
+OUT = Path(__file__).parent / "records" / "2026-11-26-h100-paired-library" / "h100-paired-library.json"
 
 
 def lines(path: Path) -> list[dict]:

@@ -22,7 +22,7 @@ that one command cannot take a shared machine's memory); a cut-off run is not re
 per run: wall time (time.perf_counter around the process), exit status, the child's peak resident
 memory (os.wait4's rusage), the 1-minute load average before it.
 
-Results go under --label in benchmarks/real_scale.json (the rows measured replace that label's;
+Results go under --label in benchmarks/records/2026-11-26-cpu-real-scale/real_scale.json (the rows measured replace that label's;
 its other rows stay if the same nsprof tree and commit measured them, else they go), with the
 date, this machine (CPU model and cores from /proc/cpuinfo, memory), Python, pandas, numpy and
 SQLite versions, the nsprof tree timed (its path and commit), the command lines, and the shape
@@ -51,8 +51,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from export_shape import shape  # noqa: E402
 from synthetic_export import JAX, write_xla_export  # noqa: E402
 
-RESULTS = ROOT / "benchmarks/real_scale.json"
-RECORD = ROOT / "benchmarks/real_scale.md"
+RESULTS = ROOT / "benchmarks/records/2026-11-26-cpu-real-scale/real_scale.json"
+RECORD = ROOT / "benchmarks/records/2026-11-26-cpu-real-scale/real_scale.md"
 REAL = (ROOT / ".scratch/jax-a/jax_resnet_train-20261126-003733/nsys.sqlite",
         ROOT / ".scratch/jax-b/jax_resnet_train-20261126-003938/nsys.sqlite")
 # name: (environment, arguments); A, B: the pair's captures; OUT: a fresh directory per run

@@ -1,7 +1,7 @@
 """The README's picture of the HTML report: the SGEMM example's report as headless Chromium draws
 it at a desktop width (Playwright for Python driving Debian's Chromium, as tests/test_report_browser.py does).
 
-    python3 benchmarks/report_screenshot.py   # writes benchmarks/report-screenshot.png
+    python3 benchmarks/report_screenshot.py   # writes benchmarks/pictures/report-screenshot.png
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def main() -> None:
             browser = driver.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"])
             page = browser.new_page(viewport={"width": 1200, "height": 1500})
             page.goto(page_file.as_uri(), wait_until="load")
-            page.screenshot(path=str(ROOT / "benchmarks" / "report-screenshot.png"))
+            page.screenshot(path=str(ROOT / "benchmarks" / "pictures" / "report-screenshot.png"))
             browser.close()
 
 

@@ -136,7 +136,7 @@ def _copies(conn: sqlite3.Connection, memcpys: int, first: int, span: int, first
 
 # XLA-shaped exports (write_xla_export) ----------------------------------------------------------
 #
-# An export shaped after a real JAX capture (benchmarks/jax_export_shape.json, measured by
+# An export shaped after a real JAX capture (benchmarks/records/2026-11-26-cpu-real-scale/jax_export_shape.json, measured by
 # benchmarks/export_shape.py on a JAX ResNet-50 training loop of 30 jitted steps on an H200: XLA with
 # cuDNN and command buffers, nsys 2025.3.1). Unlike write_export's `step N` ranges of a few names,
 # it has what made `nsprof analyze` and `nsprof diff` slow on the real one:

@@ -1,5 +1,5 @@
-"""The Triton stages' record (issue 29): benchmarks/h200-triton.json and .md from the bench results
-files of benchmarks/gpu/triton_stages_h200.sh (two runs per ladder, copied to benchmarks/h200-triton/).
+"""The Triton stages' record (issue 29): h200-triton.json and .md in benchmarks/records/2026-11-26-h200-triton/,
+from the bench results files of benchmarks/gpu/triton_stages_h200.sh (two runs per ladder, copied into that folder).
 
     python3 benchmarks/triton_record.py
 """
@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-RUNS = ROOT / "benchmarks" / "h200-triton"
-RECORD = ROOT / "benchmarks" / "h200-triton"
+RUNS = ROOT / "benchmarks" / "records" / "2026-11-26-h200-triton"  # the bench results files, beside the record
+RECORD = RUNS / "h200-triton"  # .md and .json
 TARGETS = {"h8": ("hgemm", 90), "v12t": ("sgemm", 80), "s8": ("sgemv", 90)}  # issue 29: % of cuBLAS
 SHOWN = {"sgemm": ("v8", "v9", "v11", "v9t", "v12", "v12t"), "hgemm": ("h6", "h7", "h8"), "sgemv": ("s6", "s7", "s8"),
          "sgemv-shapes": ("s6", "s7", "s8")}  # sgemv-shapes: the README table's SGEMV shapes, a later call
@@ -111,7 +111,7 @@ NOTES = """
   h8 runs 0.1995-0.2081 ms there (93-100%; cuBLAS itself spread 11-12% in those runs).
 - **s8 at 256 x 2^20** reaches 52% of cuBLAS (2.21 TB/s) against 110% at 32768^2: it does not split K, so
   256 rows make 256 programs, about two per SM, too few loads in flight; s6 splits K there (103%).
-- **BF16, FP8 and INT8 tensor counters** (`h200-triton/tensor-counters.json`, ncu on a 1024^3 product of
+- **BF16, FP8 and INT8 tensor counters** (`tensor-counters.json`, ncu on a 1024^3 product of
   each through PyTorch): a bf16 `torch.mm` (cuBLAS `nvjet_sm90_tst`, wgmma) read 2,147,483,648 =
   2*1024^3 by `sm__ops_path_tensor_src_bf16_dst_fp32`; an e4m3 `torch._scaled_mm` (`nvjet_sm90_qqtst`)
   the same by `sm__ops_path_tensor_src_fp8`; a `torch._int_mm` (CUTLASS IMMA) the same by

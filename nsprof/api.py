@@ -25,7 +25,7 @@ Every function raises nsprof.errors exceptions (with a fix hint) for bad input.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -477,21 +477,27 @@ def noise_floor(path: Path, attribution: str = "thread", gpu: str | None = None)
 
 def load_ladder(paths: Sequence[str | Path] | None = None, keep_all: bool = False,
                 ceilings: str | Path | None = None) -> LadderAnalysis:
-    """The profiles under `paths` (default profiles/) analyzed under the GPU's ceilings; by default
-    each stage and size from the latest profile that has it, every profile's with `keep_all`."""
+    """The profiles under `paths` analyzed under the GPU's ceilings; by default each stage and size
+    from the latest profile that has it, every profile's with `keep_all`. Without `paths`, one ladder
+    on one GPU under profiles/ (nsprof.parse.sources.default_ladder), and `chosen` says which."""
     from nsprof.analyze.ladder import analyze_ladder, sources_gpu
     from nsprof.analyze.report import analyze_profile
     from nsprof.ceilings.resolve import resolve_ceiling
-    from nsprof.parse.sources import load_sources
+    from nsprof.parse.sources import default_ladder, load_sources, loaded
 
-    sources = load_sources([Path(p) for p in paths] if paths else [PROFILES_DIR])
+    chosen = None
+    if paths:
+        sources = load_sources([Path(p) for p in paths])
+    else:
+        found, chosen = default_ladder(PROFILES_DIR)
+        sources = loaded(found)
     gpu = sources_gpu(sources)
     manifests = [source.profile.manifest for source in sources]  # oldest first: the newest's ceilings win
     ceiling = resolve_ceiling(gpu, _path(ceilings), manifests)
     analyses = {source.name: analyze_profile(source.profile.nsys, source.profile.ncu, source.profile.manifest, ceiling,
                                              cpu=source.profile.cpu)
                 for source in sources}
-    return analyze_ladder(sources, analyses, gpu, ceiling, keep_all)
+    return replace(analyze_ladder(sources, analyses, gpu, ceiling, keep_all), chosen=chosen)
 
 
 def write_roofline(ladder: LadderAnalysis, out: str | Path, force: bool = False) -> list[Path]:
@@ -565,11 +571,15 @@ def write_diff(result, directory: str | Path, force: bool = False) -> list[Path]
 
 
 def unplaced_lines(ladder: LadderAnalysis) -> list[str]:
-    """One line per piece of work the roofline could not place, and why."""
-    from nsprof.analyze.roofline import unplaced_work
+    """One line per piece of work the roofline could not place, or placed at fewer levels, and why."""
+    from nsprof.analyze.roofline import unplaced_work, unseen_levels
 
-    return [f"not on the roofline: {row.label}" + (f" ({row.size})" if isinstance(row.size, str) else "") + f": {row.reason}"
-            for row in unplaced_work(ladder.work, ladder.cpu_roofs).itertuples()]
+    def where(row) -> str:
+        return row.label + (f" ({row.size})" if isinstance(row.size, str) else "")
+
+    return [*(f"not on the roofline: {where(row)}: {row.reason}"
+              for row in unplaced_work(ladder.work, ladder.cpu_roofs).itertuples()),
+            *(f"no {row.level} point: {where(row)}: {row.reason}" for row in unseen_levels(ladder.work).itertuples())]
 
 
 def _outside_profiles(target: str | Path) -> None:

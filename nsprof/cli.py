@@ -161,6 +161,7 @@ app = typer.Typer(
     name="nsprof",
     help="Run, verify, profile and explain ladders of CUDA kernels (SGEMM, HGEMM, SGEMV) with Nsight tools, "
          "and analyze the nsys and ncu captures of any program.",
+    epilog="The manual, every command with real output: docs/README.md in nsprof's repository.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -182,12 +183,23 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
     analyze the nsys and ncu captures of any program."""
 
 
+# Each command's page of the manual (docs/ in nsprof's repository), named at the foot of its --help.
+MANUAL_PAGES = {"stages": "ladders/sgemm.md", "bench": "bench.md", "profile": "profile.md", "pipeline": "pipeline.md",
+                "analyze": "analyze.md", "diff": "diff.md", "noise": "diff.md", "timeline": "timeline.md",
+                "roofline": "roofline-report.md", "report": "roofline-report.md", "explain": "explain.md",
+                "ceilings": "ceilings.md", "doctor": "README.md", "history": "history.md"}
+
+
+def _manual(page: str) -> str:
+    return f"The manual: docs/{page} in nsprof's repository (all of it: docs/README.md)."
+
+
 # In the order a user meets them: the ladder, running it, profiling it, reading the results.
 for command in (stages, bench, profile, pipeline, analyze, diff, noise, timeline, roofline, report, explain, ceilings,
                 doctor):
-    app.command(cls=_Command)(command)
+    app.command(cls=_Command, epilog=_manual(MANUAL_PAGES[command.__name__]))(command)
 for subcommand in (history_add, history_show, history_check):  # `nsprof history add|show|check`
-    history_app.command(cls=_Command)(subcommand)
+    history_app.command(cls=_Command, epilog=_manual(MANUAL_PAGES["history"]))(subcommand)
 app.add_typer(history_app, name="history")
 
 

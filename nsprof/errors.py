@@ -63,5 +63,11 @@ class ParseError(NsprofError):
     """A file is not what nsprof expected (not SQLite, not ncu CSV, truncated...)."""
 
 
+class MissingPathError(ParseError):
+    """A path the user gave does not exist: a bad argument (exit code 2, as UsageError)."""
+
+    exit_code = 2
+
+
 class SchedulerError(NsprofError):
     """The Dask scheduler given for many captures cannot be reached."""

@@ -104,22 +104,23 @@ METRICS: tuple[Metric, ...] = (
     _thread_instructions("hmul", "FP16 multiply", " (CUDA cores)"),
     _thread_instructions("hfma", "FP16 fused multiply-add", " (CUDA cores)",
                          note="a packed HFMA2 (two half lanes) counts once: 2^24 HFMA read 16,777,216 and the same "
-                              "2^24 multiply-adds as 2^23 HFMA2 read 8,388,608 (H200, benchmarks/h200-fp16-counters.md)"),
+                              "2^24 multiply-adds as 2^23 HFMA2 read 8,388,608 (H200, "
+                              "benchmarks/records/2026-11-24-h200-fp16-counters/h200-fp16-counters.md)"),
     # Tensor cores: ncu counts a multiply-add as 2 ops, so these are FLOPs.
     Metric("sm__ops_path_tensor_src_fp16.sum", "tensor_fp16_flops", "flop", SUM, "tensor FLOPs (fp16 in)", ",.0f", _MATH,
            note="HMMA and HGMMA alike: cuBLAS HGEMM 1024^3 read exactly 2*1024^3 on the H200"),
     Metric("sm__ops_path_tensor_src_bf16_dst_fp32.sum", "tensor_bf16_flops", "flop", SUM,
            "tensor FLOPs (bf16 in, fp32 acc)", ",.0f", _MATH,
            note="a bf16 torch.mm 1024^3 (cuBLAS, wgmma) read exactly 2*1024^3 on the H200 "
-                "(benchmarks/h200-triton/tensor-counters.json)"),
+                "(benchmarks/records/2026-11-26-h200-triton/tensor-counters.json)"),
     Metric("sm__ops_path_tensor_src_fp8.sum", "tensor_fp8_flops", "flop", SUM, "tensor FLOPs (fp8 in)", ",.0f", _MATH,
            note="an e4m3 torch._scaled_mm 1024^3 (cuBLASLt, wgmma) read exactly 2*1024^3 on the H200 "
-                "(benchmarks/h200-triton/tensor-counters.json)"),
+                "(benchmarks/records/2026-11-26-h200-triton/tensor-counters.json)"),
     Metric("sm__ops_path_tensor_src_int8.sum", "tensor_int8_ops", "op", SUM, "tensor ops (int8 in)", ",.0f", _MATH,
            note="a torch._int_mm 1024^3 (CUTLASS, IMMA) read exactly 2*1024^3 on the H200 "
-                "(benchmarks/h200-triton/tensor-counters.json)"),
+                "(benchmarks/records/2026-11-26-h200-triton/tensor-counters.json)"),
     # every tensor path with a TF32 source first (mma.sync's HMMA and wgmma's HGMMA, as src_fp16 counts
-    # both); the HMMA-only counter, which captures before issue 22 collected, serves when it is all there is
+    # both); the HMMA-only counter, all that older captures collected, serves when it is all there is
     Metric("sm__ops_path_tensor_src_tf32_dst_fp32.sum", "tensor_tf32_flops", "flop", SUM,
            "TF32 tensor FLOPs (mma.sync and wgmma, fp32 acc)", ",.0f", _MATH),
     Metric("sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32.sum", "tensor_tf32_flops", "flop", SUM,

@@ -12,6 +12,15 @@ REPORTS_DIR = Path("reports")  # where roofline, report and timeline write by de
 DATA_DIR_ENV = "NSPROF_DATA_DIR"  # overrides data_dir() (tests, or a shared location for a cluster)
 
 
+def shown_path(path: Path) -> str:
+    """`path` as a user would type it here: relative to the current directory when it lies below
+    it (nsprof's own examples are found by absolute path), else as it is."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
 def gpu_slug(gpu_name: str) -> str:
     """'NVIDIA H200' -> 'nvidia-h200': the GPU's part of a measured ceilings file name."""
     return re.sub(r"[^a-z0-9]+", "-", gpu_name.lower()).strip("-") or "gpu"

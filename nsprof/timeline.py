@@ -5,6 +5,7 @@ drawing nsprof.render.timeline's and nsprof.render.chrome_trace's."""
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from dataclasses import dataclass
@@ -73,8 +74,8 @@ def load_timeline(path: Path, range_: str | None, window: str | None) -> Timelin
     if range_:
         found = range_window(profile.nsys, events, range_)
         if found is None:
-            known = ", ".join(sorted(set(ranges["range"]))[:8]) or "none"
-            raise UsageError(f"no NVTX range named {range_!r} in {path}", f"the capture's ranges: {known}")
+            known = sorted(set(ranges["range"]))
+            raise UsageError(f"no NVTX range named {range_!r} in {path}", _ranges_hint(known, range_, path))
         (start, end), why = found, f"NVTX range {range_!r} and the GPU work launched inside it"
     whole = window is not None and window.strip().lower() == "all"
     if window and not whole:
@@ -125,3 +126,26 @@ def timeline_file_name(name: str, range_: str | None, window: str | None) -> str
     if window:
         parts.append("all" if window.strip().lower() == "all" else window.strip().replace(":", "-") + "ms")
     return "timeline-" + "-".join(re.sub(r"[^A-Za-z0-9._]+", "-", part).strip("-.") for part in parts) + ".png"
+
+
+SHOWN_RANGES = 10  # a capture with more names only its nearest to the one asked for
+
+
+def _ranges_hint(names: list[str], asked: str, path) -> str:
+    """What to pass instead of a range the capture does not hold: every name where there are few,
+    else the nearest to `asked` and where to find them all."""
+    if not names:
+        return "the capture has no NVTX ranges: draw it whole (leave out --range)"
+    if len(names) <= SHOWN_RANGES:
+        return f"the capture's ranges: {', '.join(names)}"
+    nearest = sorted(names, key=lambda name: _likeness(asked, name), reverse=True)[:5]
+    return (f"the capture has {len(names):,} ranges; the nearest: {', '.join(nearest)} "
+            f"(all of them: nsprof analyze {path})")
+
+
+def _likeness(asked: str, name: str) -> tuple[int, float]:
+    """How near a range name is to the name asked for: first how many of its parts (between / : . _
+    and spaces) the name holds, then how alike the two read (difflib), so that sgemm/v2/nosuch finds
+    sgemm/v2/1024x1024x1024 before sgemm/v9/1024x1024x1024."""
+    parts = [part for part in re.split(r"[/:._\s-]+", asked.lower()) if part]
+    return sum(part in name.lower() for part in parts), difflib.SequenceMatcher(None, asked, name).ratio()

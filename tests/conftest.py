@@ -1,5 +1,5 @@
 """Tests marked `gpu` need CuPy and a CUDA device; without them they are skipped with the reason.
-The large real captures of tests/data are unpacked beside their packed copies first (packed_data.py)."""
+The large real captures of tests/data and profiles/examples are unpacked beside their packed copies first (packed_data.py)."""
 
 from __future__ import annotations
 

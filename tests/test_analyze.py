@@ -169,7 +169,8 @@ def test_percent_of_peak():
 
 def test_fp8_bf16_and_int8_tensor_work_each_count_against_their_own_roof():
     """The counters a bf16, an fp8 and an int8 product of 1024^3 read on the H200 (2 * 1024^3 each, by
-    sm__ops_path_tensor_src_bf16_dst_fp32, _src_fp8 and _src_int8: benchmarks/h200-triton.md's probe)."""
+    sm__ops_path_tensor_src_bf16_dst_fp32, _src_fp8 and _src_int8:
+    benchmarks/records/2026-11-26-h200-triton/h200-triton.md's probe)."""
     h200 = datasheet_ceiling("NVIDIA H200")
     work = 2 * 1024**3
     no_fp32 = {FADD: 0.0, FMUL: 0.0, FFMA: 0.0}

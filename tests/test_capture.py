@@ -31,11 +31,11 @@ DEFAULT_METRICS = [
     "l1tex__t_bytes.sum", "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
     "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum", "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
     "smsp__sass_thread_inst_executed_op_hadd_pred_on.sum", "smsp__sass_thread_inst_executed_op_hmul_pred_on.sum",
-    "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum",  # since issue 18: FP16 on CUDA cores
+    "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum",  # FP16 on CUDA cores
     "sm__ops_path_tensor_src_fp16.sum",
-    # since issue 29: BF16, FP8 and INT8 sources
+    # BF16, FP8 and INT8 sources
     "sm__ops_path_tensor_src_bf16_dst_fp32.sum", "sm__ops_path_tensor_src_fp8.sum", "sm__ops_path_tensor_src_int8.sum",
-    "sm__ops_path_tensor_src_tf32_dst_fp32.sum",  # since issue 22: wgmma TF32 too
+    "sm__ops_path_tensor_src_tf32_dst_fp32.sum",  # every TF32 path, wgmma's too
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
     "smsp__sass_inst_executed_op_shared_ld.sum", "smsp__sass_inst_executed_op_shared_st.sum",

@@ -144,7 +144,8 @@ def test_an_os_error_is_one_line(tmp_path):
 
 
 @pytest.mark.parametrize("width", [80, 100, 140])
-@pytest.mark.parametrize("record", ["h200-sgemm.json", "h200-hgemm.json", "h200-sgemv.json"])
+@pytest.mark.parametrize("record", ["2026-11-24-h200-sgemm/h200-sgemm.json", "2026-11-22-h200-hgemm/h200-hgemm.json",
+                                    "2026-11-22-h200-sgemv/h200-sgemv.json"])
 def test_bench_table_fits_the_terminal_without_cutting_a_number(record, width):
     """The H200 records through the bench table at 80, 100 and 140 columns: titles, tiles, errors and
     spreads give way in that order, named in the caption (they are in --json and `nsprof stages`);
@@ -155,7 +156,7 @@ def test_bench_table_fits_the_terminal_without_cutting_a_number(record, width):
     from nsprof.launch.bench import add_pct_dram
     from nsprof.render.bench_table import results_table
 
-    doc = json.loads((Path(__file__).resolve().parents[1] / "benchmarks" / record).read_text())
+    doc = json.loads((Path(__file__).resolve().parents[1] / "benchmarks" / "records" / record).read_text())
     records = [dict(r) for r in doc["results"]]
     ceiling = resolve_ceiling(doc["env"]["device"]) if records[0]["op"] == "sgemv" else None
     add_pct_dram(records, ceiling)

@@ -1,6 +1,7 @@
 """Every command's --help: the options and arguments by name and metavar, never Typer's <str> tags."""
 
 import re
+from pathlib import Path
 
 import pytest
 import typer
@@ -24,6 +25,7 @@ def leaves(group, prefix: tuple[str, ...] = ()):
 
 
 LEAVES = dict(leaves(GROUP))
+DOCS = Path(__file__).resolve().parents[1] / "docs"
 COMMANDS = sorted(LEAVES)
 TAGS = ("<str>", "<path>", "<int>", "<bool>", "<float>", "<int range>", "<list[", "<file>", "<directory>")
 
@@ -108,3 +110,14 @@ def test_help_never_splits_a_name_at_its_hyphen(name):
     text = runner.invoke(app, [name, "--help"], terminal_width=80).stdout
     assert not [line for line in text.splitlines() if line.rstrip().endswith("-") and line.rstrip()[-2:-1].isalnum()]
     assert ".ncu-rep" in text
+
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_every_commands_help_names_its_page_of_the_manual(name):
+    """The foot of each command's --help names a page of docs/ that exists and shows the command."""
+    result = runner.invoke(app, [*name.split(), "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0
+    page = re.search(r"The manual: docs/(\S+) in nsprof's repository", result.stdout)[1]
+    text = (DOCS / page).read_text(encoding="utf-8")
+    assert f"nsprof {name.split()[0]}" in text, (name, page)

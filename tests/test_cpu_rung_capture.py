@@ -2,7 +2,7 @@
 host, without a profiler, and measures the host's roofs beside them (bench-cpu.json,
 ceilings-cpu.json); the parser reads them and analyze shows them as work timed on the wall clock,
 with every stage's speed-up over the CPU's loop and BLAS. Checked on the committed H100 capture
-(examples/h100) and on captures made here against the fake nsys and ncu of test_capture."""
+(profiles/examples/h100-*) and on captures made here against the fake nsys and ncu of test_capture."""
 
 import json
 import shutil
@@ -24,8 +24,8 @@ from nsprof.registry import stages_for
 from nsprof.stage_kinds import CPU
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = REPO_ROOT / "examples" / "h100"
-SGEMM, SGEMV = EXAMPLES / "sgemm-cpu-1024", EXAMPLES / "sgemv-cpu-4096"
+EXAMPLES = REPO_ROOT / "profiles" / "examples"
+SGEMM, SGEMV = EXAMPLES / "h100-sgemm-cpu-1024", EXAMPLES / "h100-sgemv-cpu-4096"
 runner = CliRunner()
 
 

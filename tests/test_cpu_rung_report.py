@@ -274,14 +274,14 @@ def test_speedups_are_one_figure_in_the_table_the_chart_and_bench(rung):
     assert all(labels[stage] == rows[stage]["x CPU BLAS"] for stage in drawn)
 
 
-@pytest.mark.parametrize("name", ["sgemm-cpu-1024", "sgemv-cpu-4096"])
+@pytest.mark.parametrize("name", ["h100-sgemm-cpu-1024", "h100-sgemv-cpu-4096"])
 def test_every_roof_label_stays_inside_the_figure(name):
     """The committed H100 captures: on SGEMV the host's ridge (16 FLOP/byte) lies near the axes' right
     edge, where a label set at the start of the CPU's FP32 roof ran off the figure; it goes right-aligned
     at the edge instead, as the GPU's compute roofs do."""
     from nsprof.api import load_ladder
 
-    (chart,) = roofline_charts(load_ladder([Path(__file__).resolve().parents[1] / "examples" / "h100" / name]))
+    (chart,) = roofline_charts(load_ladder([Path(__file__).resolve().parents[1] / "profiles" / "examples" / name]))
     figure = chart.figure
     figure.canvas.draw()
     renderer = figure.canvas.get_renderer()

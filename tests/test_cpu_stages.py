@@ -117,7 +117,7 @@ def test_each_c_file_opens_with_what_it_is_and_why(stage):
     assert "nsprof_cpu_product" in stage.kernel_path().read_text()
 
 
-RECORD = Path(__file__).resolve().parents[1] / "benchmarks" / "h100-cpu-rung.json"
+RECORD = Path(__file__).resolve().parents[1] / "benchmarks" / "records" / "2026-11-26-h100-cpu-rung" / "h100-cpu-rung.json"
 
 
 @pytest.mark.parametrize("run", json.loads(RECORD.read_text())["runs"], ids=lambda run: run["file"])
@@ -142,3 +142,22 @@ def test_the_recorded_speed_ups_are_the_medians_ratios(run):
     lines = console.export_text().splitlines()
     assert "CPU: Intel(R) Xeon(R) Processor (16 threads, avx512f)" in " ".join(" ".join(lines).split())
     assert max(len(line.rstrip()) for line in lines) <= 100
+
+
+def test_a_busy_host_is_named_beside_the_cpu_stages_times():
+    """The committed H100 capture's CPU stages: v0b's timed runs spread 33% (its 16 threads met other
+    work), which the bench table warns of; the same records on a host whose load average says 3 other
+    processes held its 2 cores get the load named too; a quiet host with tight spreads gets nothing."""
+    import json
+    from pathlib import Path
+
+    from nsprof.render.bench_table import busy_host_note
+
+    capture = Path(__file__).resolve().parents[1] / "profiles" / "examples" / "h100-sgemm-cpu-1024" / "bench-cpu.json"
+    run = json.loads(capture.read_text())
+    note = busy_host_note(run["results"], run["env"])
+    assert note is not None and "spread v0b 1024x1024x1024 33%" in note and "load average" not in note
+    loaded = busy_host_note(run["results"], {**run["env"], "host_load": 4.0, "cpu_cores": 2})
+    assert loaded is not None and "load average 4.0 on 2 cores before they ran; spread v0b" in loaded
+    tight = [{**r, "spread_pct": 3.0} for r in run["results"]]
+    assert busy_host_note(tight, {**run["env"], "host_load": 1.2}) is None

@@ -1,4 +1,4 @@
-"""Damaged and hostile inputs (issue 20): each is built in tmp_path from a real committed capture
+"""Damaged and hostile inputs: each is built in tmp_path from a real committed capture
 (truncated, bit-flipped, a table emptied or dropped with sqlite3, a CSV column cut, a JSON field
 edited) and run through the command line. Each must fail with one line on stderr naming the real
 cause, a non-zero exit, no traceback, and nothing written."""
@@ -260,7 +260,7 @@ def test_an_empty_nsys_rep_is_named_itself(tmp_path):
 
 def test_an_export_beside_a_report_is_named_as_its_export(tmp_path):
     report = tmp_path / "capture.nsys-rep"
-    shutil.copyfile(SGEMM / "nsys.nsys-rep", report)
+    shutil.copyfile(ROOT / "tests" / "data" / "user-programs" / "train.nsys-rep", report)  # any real report
     export = _export(tmp_path, "DELETE FROM StringIds")
     export.rename(tmp_path / "capture.sqlite")  # newer than the report: read in its place
     fails(invoke("analyze", report), "capture.nsys-rep: its SQLite export capture.sqlite", "StringIds")

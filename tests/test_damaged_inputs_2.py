@@ -1,8 +1,8 @@
-"""Damaged inputs, round 2 (issue 30): each built in tmp_path from a committed capture and run as a
-user runs it, in a fresh process with a time limit and a memory limit, so that a hang or a runaway
-allocation fails the test instead of stalling it or the machine. Each must end in seconds with one
-line on stderr naming the real cause and a non-zero exit, or, where the damage is harmless, give the
-same answer as the undamaged capture."""
+"""More damaged inputs (beside test_damaged_inputs.py): each built in tmp_path from a committed
+capture and run as a user runs it, in a fresh process with a time limit and a memory limit, so that a
+hang or a runaway allocation fails the test instead of stalling it or the machine. Each must end in
+seconds with one line on stderr naming the real cause and a non-zero exit, or, where the damage is
+harmless, give the same answer as the undamaged capture."""
 
 from __future__ import annotations
 
@@ -511,8 +511,8 @@ def test_d06_control_characters_in_names_are_spelled_out_everywhere(tmp_path):
     names = [row["kernel"] for row in json.loads(as_json.stdout)["kernel_summary"]]
     assert f"sgemm_v1{SPELLED}" in names and not RAW_CONTROLS.search(as_json.stdout)
 
-    missing, _ = nsprof("timeline", profile, "--range", "nosuch", "--out", tmp_path / "t.png")
-    line = one_line_error(missing, "no NVTX range named 'nosuch'", f"{SPELLED}sgemm/v2/")
+    missing, _ = nsprof("timeline", profile, "--range", "sgemm/v2/nosuch", "--out", tmp_path / "t.png")
+    line = one_line_error(missing, "no NVTX range named 'sgemm/v2/nosuch'", f"{SPELLED}sgemm/v2/")  # the nearest
     assert not RAW_CONTROLS.search(line)
 
     reported, _ = nsprof("report", tmp_path / "reports", "--from", profile)

@@ -164,10 +164,11 @@ def test_v5_to_v6_is_a_small_real_speedup_with_store_conflicts_cut():
 
 
 def test_bench_records_compare_per_stage_and_size():
-    result = api.diff("benchmarks/h200-sgemm.json", f"{SGEMM}/bench-nsys.json")
+    record = "benchmarks/records/2026-11-24-h200-sgemm/h200-sgemm.json"
+    result = api.diff(record, f"{SGEMM}/bench-nsys.json")
     assert len(result.stages) == 10 and all(row["size"] == "1024x1024x1024" for row in result.stages)
     assert any("only in A" in line for line in result.warnings)
-    records = {r["stage"]: r for r in json.loads(Path("benchmarks/h200-sgemm.json").read_text())["results"]
+    records = {r["stage"]: r for r in json.loads(Path(record).read_text())["results"]
                if r["size"] == "1024x1024x1024"}
     v6 = next(row for row in result.stages if row["label"] == "v6")
     assert v6["a_median_ns"] == pytest.approx(records["v6"]["median_ms"] * 1e6)
@@ -197,7 +198,7 @@ def test_cli_tables_fit_80_columns_and_bad_input_is_one_line():
     labels = [line.split("│")[1].strip() for line in table[:len(api.diff(EAGER, COMPILED).kernels)]]
     assert len(set(labels)) == len(labels) and any("GeluCUDAKernelImpl" in label for label in labels)
     missing = runner.invoke(app, ["diff", SGEMM, "nowhere.sqlite"])
-    assert missing.exit_code == 1 and missing.stderr.count("\n") == 1 and "Traceback" not in missing.output
+    assert missing.exit_code == 2 and missing.stderr.count("\n") == 1 and "Traceback" not in missing.output
 
 
 def test_captures_of_different_gpus_and_nsys_versions_compare_with_a_warning_naming_each():

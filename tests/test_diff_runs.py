@@ -1,4 +1,4 @@
-"""nsprof diff across runs (issue 31): the statistics on simulated runs of known variance, and the
+"""nsprof diff across runs: the statistics on simulated runs of known variance, and the
 real runs of tests/data/runs (H200, benchmarks/gpu/runs_h200.sh): an unchanged program split in two
 groups, the same program with its spin kernel made 5% slower, the SGEMM ladder's v5 and v6, two
 `bench --runs` records; and the noise floors of one-run diffs."""
@@ -65,7 +65,7 @@ def test_a_five_percent_change_is_found_with_the_stated_power_and_covered():
 
 def test_the_within_run_interval_alone_would_call_most_no_change_pairs():
     """What runs are for: the same no-change pairs judged by one run a side's launches alone (the
-    one-run bootstrap) call far more than 5%, as the issue's torch.compile and JAX pairs did."""
+    one-run bootstrap) call far more than 5%, as one-run diffs of real torch.compile and JAX pairs did."""
     from nsprof.analyze.diff.statistics import compare_samples
 
     rng = np.random.default_rng(7)
@@ -194,13 +194,14 @@ def test_one_run_a_side_still_finds_the_five_percent_change():
 
 def test_nsprofs_floors_are_the_largest_of_the_corpus_record_and_two_programs_remeasure():
     """One truth: nsprof/analyze/diff/noise_floor.json holds, per category, the largest of the
-    per-program floors in benchmarks/noise_corpus.json; two programs' floors measured again here from
-    the committed corpus (benchmarks/noise-corpus) agree with that record."""
+    per-program floors in benchmarks/records/2026-11-28-h200-noise-corpus/noise_corpus.json; two
+    programs' floors measured again here from the committed corpus (runs.csv, keys.csv.xz and
+    launches.csv.xz beside that record) agree with it."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import noise_corpus
 
     recorded = json.loads(NOISE_RECORD.read_text())["floor_pct"]
-    corpus = json.loads((ROOT / "benchmarks" / "noise_corpus.json").read_text())
+    corpus = json.loads((noise_corpus.RECORD / "noise_corpus.json").read_text())
     per_program = corpus["per_program_pct"]
     assert recorded == pytest.approx({name: max(value for key, value in per_program.items() if key.endswith(f" / {name}"))
                                       for name in recorded}, abs=0.01)

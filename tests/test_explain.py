@@ -226,7 +226,7 @@ def test_bad_input_is_a_one_line_usage_error(args, fragments):
 
 def test_a_missing_profile_is_a_one_line_error(tmp_path):
     result = invoke("explain", "bank-conflicts", "--from", tmp_path / "nope.csv")
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # a path that is not there: a bad argument
     assert result.stderr.strip().splitlines() == [result.stderr.strip()]
     assert "no such file or directory" in result.stderr
 
@@ -290,3 +290,22 @@ def test_occupancy_keeps_the_occupancies_at_80_columns(monkeypatch):
     table = result.stdout[result.stdout.index("Measured per launch"):]
     header = " ".join(line for line in table.splitlines()[1:5])
     assert "theoretical" in header and "achieved" in header
+
+
+@pytest.mark.parametrize("op, counter, shown", [
+    ("sgemm", "sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32.sum", "tensor_hgmma_tf32_flops"),
+    ("hgemm", "sm__ops_path_tensor_op_hgmma_src_fp16.sum", "tensor_hgmma_flops"),
+    ("sgemv", None, None),
+])
+def test_triton_asks_for_the_wgmma_counter_of_the_ladders_own_precision(op, counter, shown):
+    """The committed Triton captures lack wgmma's own FLOP counter: the note asks for the one of the
+    tensor stages' input type (TF32 for SGEMM, FP16 for HGEMM); SGEMV runs no tensor stage, so no
+    tensor column is shown and no tensor counter asked for."""
+    evidence = explain_json("triton", "--op", op)["evidence"]
+    columns = set(evidence["quantities"][0])
+    tensor_columns = {"tensor_flops", "tensor_hgmma_flops", "tensor_hgmma_tf32_flops"}
+    if counter is None:
+        assert not columns & tensor_columns and not any("tensor" in m for m in evidence["missing_metrics"])
+    else:
+        assert columns & tensor_columns == {"tensor_flops", shown}
+        assert [m for m in evidence["missing_metrics"] if "hgmma" in m] == [counter]

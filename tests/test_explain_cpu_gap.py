@@ -213,13 +213,13 @@ def test_a_capture_without_cpu_stages_is_one_line_naming_the_fix(tmp_path):
     shutil.copytree(REPO / "profiles" / "examples" / "h200-sgemm-1024", bare)
     line = one_line_error(invoke("explain", "gpu-vs-cpu", "--from", bare))
     assert f"{bare}: no CPU stages in it (no bench-cpu.json)" in line and CAPTURE_FIX.split("`")[1] in line
-    line = one_line_error(invoke("explain", "gpu-vs-cpu", "--from", tmp_path / "nowhere"))
+    line = one_line_error(invoke("explain", "gpu-vs-cpu", "--from", tmp_path / "nowhere"), 2)
     assert "nowhere" in line and "no such file" in line
 
 
 def test_without_from_the_newest_capture_with_cpu_stages_is_read(cpu_rung_capture, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    # no ./profiles: each ladder's committed example (an H100's, under examples/h100)
+    # no ./profiles: each ladder's committed example (an H100's, profiles/examples/h100-*)
     assert explain_json()["evidence"]["source"] == str(EXAMPLES["sgemm"])
     assert explain_json("--op", "sgemv")["evidence"]["source"] == str(EXAMPLES["sgemv"])
     mine = tmp_path / "profiles" / "sgemv-4096"
@@ -237,3 +237,14 @@ def test_list_includes_the_topic():
     assert result.exit_code == 0 and "gpu-vs-cpu" in result.stdout
     listed = json.loads(invoke("explain", "--list", "--json").stdout)["topics"]
     assert {"topic": "gpu-vs-cpu", "summary": TOPICS["gpu-vs-cpu"].summary} in listed
+
+
+def test_from_the_repository_the_committed_example_is_named_as_a_user_types_it(monkeypatch):
+    """Run where a fresh clone is: ./profiles holds the committed examples, which are not the user's
+    newest capture; the SGEMM example is read, and named by its path from here, not the machine's."""
+    monkeypatch.chdir(REPO)
+    result = invoke("explain", "gpu-vs-cpu", env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    measured = next(line for line in result.stdout.splitlines() if line.startswith("Measured in "))
+    assert measured.startswith("Measured in profiles/examples/h100-sgemm-cpu-1024 (the committed example")
+    assert str(REPO) not in result.stdout

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.gpu
 SIZES = {
     "sgemm": [(256, 256, 256), (1000, 1200, 800), (4095, 4097, 4093), (1, 1, 1), (17, 33, 9), (33, 65, 17),
               (129, 7, 300), (128, 4096, 1024), (4096, 128, 1024), (1024, 1024, 1024)],
-    # the TF32 stages also at the shapes of issue 22: ragged with K % 4 == 0 (TMA's zero fill, no padding) and
+    # the TF32 stages also at these shapes: ragged with K % 4 == 0 (TMA's zero fill, no padding) and
     # not (padded), tall and flat
     "tf32": [(1000, 1200, 808), (4096, 4096, 4096)],
     "hgemm": [(256, 256, 256), (1000, 1200, 808), (4095, 4097, 4093), (1, 1, 1), (17, 33, 9), (128, 4096, 1024),

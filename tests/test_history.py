@@ -1,4 +1,4 @@
-"""nsprof history (issue 31) end to end on the committed H200 runs of tests/data/runs: ab_spin's
+"""nsprof history end to end on the committed H200 runs of tests/data/runs: ab_spin's
 unchanged runs added one entry per commit, then its spin made 5% slower."""
 
 from __future__ import annotations
@@ -125,3 +125,36 @@ def test_change_points_find_a_level_shift_and_no_shift_in_noise():
     shifted = np.concatenate([flat[:12], flat[12:] * 1.05])
     assert change_points(shifted) == [12]
     assert change_points(shifted[:13]) == []  # one entry after the shift: too few to call it (2 are needed)
+
+
+def test_show_and_check_count_what_the_history_holds_in_words_that_agree():
+    """The titles count entries and series by kind, singular where there is one: a history of one
+    bench entry holds bench stages, not "stages, kernels and ranges"."""
+    import pandas as pd
+
+    from nsprof.render.history import check_blocks, series_blocks
+
+    one = pd.DataFrame({"entry": [1, 1, 1], "kind": ["bench", "bench", "kernel"], "name": ["a", "b", "k"],
+                        "median_ns": [10.0, 20.0, 30.0]})
+    assert series_blocks(one)[0].title == "History: 1 entry; 2 bench stages, 1 kernel"
+    two = pd.concat([one, one.assign(entry=2)])
+    assert series_blocks(two)[0].title == "History: 2 entries; 2 bench stages, 1 kernel"
+    stats = pd.DataFrame({"ci_low_pct": [np.nan], "ci_high_pct": [np.nan], "a_median_ns": [1.0], "b_median_ns": [1.0],
+                          "change_pct": [0.0], "status": ["same"]}, index=["bench a"])
+    title = check_blocks(stats, {"newest": 2, "baseline": [1], "gpu": "G", "kind": "bench"}, 5.0)[0].title
+    assert title == "Entry 2 against entry 1 (G, bench)"
+
+
+def test_the_trend_chart_starts_at_zero_and_states_the_change():
+    """A step from 100 to 120 us: the axis starts at 0, so the step reads as its size, and the title
+    says the newest against the first and the level shift with the entry that starts it."""
+    import pandas as pd
+
+    from nsprof.render.history import trend_figure
+
+    medians = [100e3, 101e3, 99e3, 100e3, 120e3, 121e3, 119e3, 120e3, 121e3]
+    series = pd.DataFrame({"entry": range(11, 20), "commit_id": [None] * 9, "median_ns": medians,
+                           "run_medians_ns": [[m * 0.99, m, m * 1.01] for m in medians]})
+    axes = trend_figure("kernel", "k", series).axes[0]
+    assert axes.get_ylim()[0] == 0
+    assert axes.get_title().splitlines()[1] == "newest 121 µs against first 100 µs: +21.0%; level shift at entry 15, +20.0%"

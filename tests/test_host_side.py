@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from manual import page
 from typer.testing import CliRunner
 
 from nsprof.analyze.host_calls import KINDS, LAUNCH, OTHER, WAIT, api_kind, host_calls
@@ -280,8 +281,8 @@ def test_explain_gpu_idle_tells_the_story_of_the_capture_it_reads():
 
 
 def test_the_readme_shows_what_analyze_and_diff_print():
-    """The README's host-side example is the commands' own output at 100 columns."""
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    """The manual's host-side example (docs/host-side.md) is the commands' own output at 100 columns."""
+    readme = page("host-side.md")
     shown = readme.split("$ nsprof analyze tests/data/host-side/decode-eager.sqlite\n", 1)[1].split("\n```", 1)[0]
     printed = CliRunner().invoke(app, ["analyze", str(HOST / "decode-eager.sqlite")], env={"COLUMNS": "100"}).stdout
     assert printed.startswith(shown + "\n")

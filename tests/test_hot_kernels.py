@@ -1,5 +1,5 @@
-"""Where the time goes and what to fix first (issue 18), on real H200 captures: the guided capture of
-a torch.compile program, the PyTorch training step and nsprof's own SGEMM ladder."""
+"""Where the time goes and what to fix first, on real H200 captures: the guided capture of a
+torch.compile program, the PyTorch training step and nsprof's own SGEMM ladder."""
 
 from __future__ import annotations
 

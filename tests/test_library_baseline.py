@@ -1,5 +1,6 @@
-"""% cuBLAS against the fastest library, on the real H100 record (benchmarks/h100-fastest-library.json):
-each stage's percentage is of the faster of its baseline's own median and PyTorch's, and says which."""
+"""% cuBLAS against the fastest library, on the real H100 record
+(benchmarks/records/2026-11-26-h100-fastest-library/h100-fastest-library.json): each stage's
+percentage is of the faster of its baseline's own median and PyTorch's, and says which."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import pytest
 from nsprof.launch.bench import _add_pct_cublas
 from nsprof.render.bench_table import results_table
 
-RECORD = Path(__file__).resolve().parents[1] / "benchmarks" / "h100-fastest-library.json"
+RECORD = (Path(__file__).resolve().parents[1] / "benchmarks" / "records" / "2026-11-26-h100-fastest-library"
+          / "h100-fastest-library.json")
 RUNS = json.loads(RECORD.read_text())["runs"]
 
 
@@ -89,3 +91,28 @@ def test_paired_percentages_are_of_the_faster_library_from_the_same_pairs(monkey
     assert v8["pct_cublas_method"] == v9["pct_cublas_method"] == bench.PAIRED and "pct_cublas" not in v1
     bench._add_pct_cublas(records)  # the medians leave paired records as they are
     assert v8["pct_cublas"] == pytest.approx(100 * fastest / 2.0) and v8["pct_cublas_method"] == bench.PAIRED
+
+
+def test_a_paired_percentage_the_medians_contradict_is_marked_and_explained():
+    """The H100 SGEMM record: v11 at 1024x1280x768 read 113% of cuBLAS TF32 in turn while its median
+    timed alone (0.0257 ms) is slower than the library's; the row says so with a mark the caption
+    explains, and rows whose two numbers agree carry none."""
+    from rich.console import Console
+
+    from nsprof.render.bench_table import paired_against_medians
+
+    record = Path(__file__).resolve().parents[1] / "benchmarks" / "records" / "2026-11-26-h100-sgemm" / "h100-sgemm.json"
+    run = json.loads(record.read_text())
+    results = run["results"]
+    by_key = {(r["stage"], r["size"]): r for r in results}
+    marked = {(r["stage"], r["size"]) for r in paired_against_medians(results)}
+    v11 = by_key[("v11", "1024x1280x768")]
+    library = by_key[(v11["baseline"], "1024x1280x768")]
+    library_ms = library["torch_ms"] if v11["pct_cublas_of"] == library["torch_call"] else library["median_ms"]
+    assert round(v11["pct_cublas"]) > 100 and library_ms < v11["median_ms"] and ("v11", "1024x1280x768") in marked
+    assert ("v8", "4096x4096x4096") not in marked  # 97% in turn and 97% apart
+    console = Console(width=200, record=True)
+    console.print(results_table(results, run["env"], width=200))
+    text = " ".join(console.export_text().split())
+    assert f"{round(v11['pct_cublas'])}*" in text and "*: timed alone, the medians order the stage and cuBLAS" in text
+    assert "spread: the interquartile range of the timed launches over their median" in text

@@ -21,17 +21,17 @@ GH100_METRICS = Path(__file__).resolve().parents[2] / "shared" / "reference" / "
 # Reported by ncu but not counters, so --query-metrics does not list them.
 NOT_QUERYABLE = re.compile(r"launch__\w+|sm__maximum_warps_per_active_cycle_pct")
 
-# The presets, pinned: the ncu command lines change only on purpose (since the catalogue: ldmatrix
-# instructions in default and smem, HGEMM's wgmma counters in compute; since issue 18, FP16 on CUDA
-# cores in default and compute).
+# The presets, pinned: the ncu command lines change only on purpose (added since the catalogue: ldmatrix
+# instructions in default and smem, HGEMM's wgmma counters in compute, FP16 on CUDA cores in default
+# and compute).
 TIME = ["gpu__time_duration.sum"]
 MEMORY = ["dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum", "l1tex__t_bytes.sum"]
 FP32 = [f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum" for op in ("fadd", "fmul", "ffma")]
 FP16 = [f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum" for op in ("hadd", "hmul", "hfma")]
 TENSOR = ["sm__ops_path_tensor_src_fp16.sum",
-          # since issue 29: BF16, FP8 and INT8 sources, each read 2MNK on the H200
+          # BF16, FP8 and INT8 sources, each read 2MNK on the H200
           "sm__ops_path_tensor_src_bf16_dst_fp32.sum", "sm__ops_path_tensor_src_fp8.sum", "sm__ops_path_tensor_src_int8.sum",
-          "sm__ops_path_tensor_src_tf32_dst_fp32.sum"]  # since issue 22: every TF32 path
+          "sm__ops_path_tensor_src_tf32_dst_fp32.sum"]  # every TF32 path
 SMEM = [f"{counter}_{op}.sum" for counter in ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op",
                                               "l1tex__data_pipe_lsu_wavefronts_mem_shared_op",
                                               "smsp__sass_inst_executed_op_shared") for op in ("ld", "st")] + [
@@ -39,7 +39,7 @@ SMEM = [f"{counter}_{op}.sum" for counter in ("l1tex__data_bank_conflicts_pipe_l
 WGMMA = ["sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32.sum", "sm__ops_path_tensor_op_hgmma_src_fp16.sum",
          "sm__inst_executed_pipe_tensor_op_gmma.sum"]
 SM_SOL = "sm__throughput.avg.pct_of_peak_sustained_elapsed"
-MEMORY_SOL = "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"  # since issue 11: SOL in default
+MEMORY_SOL = "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"  # SOL, in default
 OCCUPANCY = "sm__warps_active.avg.pct_of_peak_sustained_active"
 LAUNCH = ["launch__registers_per_thread", "launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dynamic"]
 STALLS = [f"smsp__average_warp_latency_issue_stalled_{reason}.ratio" for reason in (

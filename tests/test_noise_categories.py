@@ -1,5 +1,5 @@
 """The noise floors' categories and their checks, on the corpus of real H200 runs of eight programs
-nsprof was not tuned on (benchmarks/noise-corpus: each run's launches and range instances)."""
+nsprof was not tuned on (benchmarks/records/2026-11-28-h200-noise-corpus: each run's launches and range instances)."""
 
 from __future__ import annotations
 

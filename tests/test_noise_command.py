@@ -17,7 +17,7 @@ from nsprof.cli import app
 
 DATA = Path(__file__).resolve().parent / "data"
 BASE = DATA / "runs" / "ab-base"
-H100 = Path(__file__).resolve().parents[1] / "examples" / "h100" / "sgemm-cpu-1024" / "nsys.sqlite"
+H100 = Path(__file__).resolve().parents[1] / "profiles" / "examples" / "h100-sgemm-cpu-1024" / "nsys.sqlite"
 
 
 def noise(*argv: str):
@@ -85,7 +85,7 @@ def test_single_captures_together_are_the_runs(tmp_path):
     (lambda tmp: [str(BASE), "--out", str(tmp / "n.txt")], 2, "a noise record is JSON"),
     (lambda tmp: [str(BASE), "--out", str(BASE / "noise.json")], 2, "nsprof writes nothing into a profile"),
     (lambda tmp: [str(BASE / "nsys.sqlite"), str(H100), "--out", str(tmp / "n.json")], 2, "a noise floor is one GPU's"),
-    (lambda tmp: [str(tmp / "missing"), "--out", str(tmp / "n.json")], 1, "missing"),
+    (lambda tmp: [str(tmp / "missing"), "--out", str(tmp / "n.json")], 2, "missing"),
 ])
 def test_bad_input_is_one_line_and_writes_nothing(argv, code, says, tmp_path):
     result = noise(*argv(tmp_path))

@@ -62,8 +62,8 @@ def test_every_page_shows_each_stage_at_one_speed_from_one_named_time(pages):
 
 
 def test_v3_no_longer_has_two_speeds(pages):
-    """The issue's example: 12.7 TFLOP/s in the report's stage table, 10.3 in the roofline and analyze
-    (then); now one speed, nsys's, everywhere."""
+    """v3 once read 12.7 TFLOP/s in the report's stage table and 10.3 in the roofline and analyze;
+    now one speed, nsys's, everywhere."""
     stages, markdown, _points = pages
     v3 = next(s for s in stages if s["stage"] == "v3")
     expected = f"{_nsys_tflops('v3'):.1f}"

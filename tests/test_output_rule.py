@@ -87,7 +87,7 @@ def test_files_of_a_user_in_two_directories_are_named_with_their_paths(tmp_path)
 
 # Two real processes, each a real `nsprof roofline` into one directory from a different capture.
 # Both look at the directory before drawing; a barrier in the drawing makes sure each has looked
-# before either writes, the race the issue describes.
+# before either writes: the race in which both found the directory free and mixed their sets.
 RACER = """
 import sys, time
 from pathlib import Path

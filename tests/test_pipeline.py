@@ -24,7 +24,18 @@ def test_floor_is_the_bytes_over_the_pinned_bandwidths():
     assert record["x_floor"] == pytest.approx(0.3 / floor["floor_ms"])
 
 
-def test_without_measured_bandwidths_there_is_no_floor_and_it_says_why():
+def test_without_measured_bandwidths_the_floor_is_the_datasheets_link():
+    """No `nsprof ceilings` run: an H200's floor is its PCIe 5.0 x16 link's 64 GB/s each way, which
+    no copy reaches (so x floor stays at least 1), and the caption says it is the datasheet's."""
+    from nsprof.ceilings.peaks import datasheet_ceiling
+
+    floor = bus_floor(8 << 20, 4 << 20, datasheet_ceiling("NVIDIA H200"))
+    assert floor["floor_ms"] == pytest.approx((8 << 20) / 64e9 * 1e3) and floor["source"] == "datasheet"
+    measured_h2d = 0.0555  # profiles/ceilings-nvidia-h200.json: pinned copies on the H200
+    assert datasheet_ceiling("NVIDIA H200").h2d_tbyte_per_s > measured_h2d
+
+
+def test_a_gpu_without_any_bandwidth_has_no_floor_and_it_says_why():
     floor = bus_floor(8 << 20, 4 << 20, Ceiling("H200 SXM", 67.0, 494.7, 989.4, 4.8))
     assert floor["floor_ms"] is None and "nsprof ceilings" in floor["source"]
     [record] = against_floor([{"median_ms": 0.3, "bytes_in": 1, "bytes_out": 1}], lambda i, o: floor)
@@ -208,7 +219,8 @@ def test_the_pipeline_tables_render_the_committed_record_on_any_machine():
 
 def test_the_report_puts_each_whole_flow_against_the_cpus_blas(tmp_path):
     """Seed 000's question in the report: `nsprof pipeline`'s x_cpu_blas per flow, from the H100 run's
-    own pipeline document (benchmarks/h100-cpu-rung.json), read beside the H200 capture's timeline."""
+    own pipeline document (benchmarks/records/2026-11-26-h100-cpu-rung/h100-cpu-rung.json), read beside
+    the H200 capture's timeline."""
     import shutil
 
     from typer.testing import CliRunner
@@ -218,7 +230,8 @@ def test_the_report_puts_each_whole_flow_against_the_cpus_blas(tmp_path):
 
     capture = tmp_path / "flows"
     shutil.copytree(EXAMPLE, capture)
-    record = json.loads((EXAMPLE.parents[2] / "benchmarks" / "h100-cpu-rung.json").read_text())["pipeline_1024"]
+    record = json.loads((EXAMPLE.parents[2] / "benchmarks" / "records" / "2026-11-26-h100-cpu-rung" / "h100-cpu-rung.json")
+                        .read_text())["pipeline_1024"]
     (capture / "pipeline.json").write_text(json.dumps(record))
     result = CliRunner().invoke(app, ["report", str(tmp_path / "out"), "--from", str(capture)])
     assert result.exit_code == 0, result.output

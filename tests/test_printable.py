@@ -1,4 +1,4 @@
-"""nsprof.printable: how names with control characters are shown (issue 30, D06)."""
+"""nsprof.printable: how names with control characters are shown (end to end in test_damaged_inputs_2.py)."""
 
 import json
 

@@ -195,10 +195,9 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "profiles" / "examples" / "h200-
 def test_the_committed_program_capture_analyzes_completely():
     """The H200 capture of the training step made by `nsprof profile -- CMD`: nsys and both ncu pages
     (its .ncu-rep is left out), with nothing missing from nsprof's metric set of its day: the FP16
-    CUDA-core counters joined the default preset after it (issue 18), and the every-path TF32 counter
-    (issue 22) took the HMMA-only one's place, and the BF16, FP8 and INT8 tensor counters joined it
-    (issue 29), so only they are missing, and its FP16 FLOPs are
-    unknown (null), not 0."""
+    CUDA-core counters joined the default preset after it, the every-path TF32 counter took the
+    HMMA-only one's place, and the BF16, FP8 and INT8 tensor counters joined it, so only they are
+    missing, and its FP16 FLOPs are unknown (null), not 0."""
     manifest = json.loads((EXAMPLE / "manifest.json").read_text())
     assert manifest["status"] == "ok" and manifest["program"]["exit_codes"] == {"nsys": 0, "ncu": 0}
     assert manifest["program"]["argv"] == ["python3", "tests/programs/torch_train_step.py", "--steps", "4"]
@@ -207,7 +206,7 @@ def test_the_committed_program_capture_analyzes_completely():
     doc = json.loads(result.stdout)
     fp16 = [f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum" for op in ("hadd", "hmul", "hfma")]
     tf32 = "sm__ops_path_tensor_src_tf32_dst_fp32.sum"
-    newer = [f"sm__ops_path_tensor_src_{source}.sum" for source in ("bf16_dst_fp32", "fp8", "int8")]  # issue 29
+    newer = [f"sm__ops_path_tensor_src_{source}.sum" for source in ("bf16_dst_fp32", "fp8", "int8")]  # joined later
     assert doc["gpu"] == "NVIDIA H200" and doc["missing_metrics"]["metrics"] == [*fp16, *newer, tf32]
     assert list(doc["missing_metrics"]["partial"]) == ["sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32.sum"]
     assert all(k["fp16_flops"] is None for k in doc["kernels"]) and all(k["flops"] is not None for k in doc["kernels"])

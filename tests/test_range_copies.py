@@ -1,4 +1,4 @@
-"""The copies in NVTX ranges (issue 18): each range's memcpy and memset time (`copy_ns`) beside its
+"""The copies in NVTX ranges: each range's memcpy and memset time (`copy_ns`) beside its
 kernel time (`kernel_ns`), `gpu_time_ns` their sum, so that a range that only copies has GPU time;
 checked against plain SQL on every real export, and the ranges table at 80 columns."""
 
@@ -84,7 +84,7 @@ def test_the_training_step_range_holds_its_host_to_device_copies():
 
 
 def test_a_range_that_only_copies_has_gpu_time(tmp_path):
-    """The issue's case: an `h2d` range with 5 copies, 0.77 ms, and no kernel showed GPU time 0."""
+    """An `h2d` range with 5 copies (0.77 ms) and no kernel used to show GPU time 0."""
     thread = global_tid(100, 100)
     path = write_export(
         tmp_path / "copies.sqlite", {1: "k(float*)", 2: "cudaLaunchKernel", 3: "cudaMemcpyAsync", 4: "h2d", 5: "compute"},

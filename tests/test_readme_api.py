@@ -1,9 +1,10 @@
-"""The README's "From Python" section names columns the frames really have."""
+"""The manual's "From Python" page (docs/python.md) names columns the frames really have."""
 
 import re
 from pathlib import Path
 
 import pytest
+from manual import page
 
 from nsprof import api
 
@@ -13,11 +14,8 @@ TORCH = ROOT / "profiles" / "examples" / "h200-program-torch-train"
 
 
 def _documented() -> dict[str, set[str]]:
-    """frame -> the backticked column names of its bullet in the README's From Python section."""
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("## From Python"):]
-    section = section[:section.index("\n## ", 3)]
-    bullets = re.split(r"\n- ", section.split("What the frames hold")[1])[1:]
+    """frame -> the backticked column names of its bullet in docs/python.md."""
+    bullets = re.split(r"\n- ", page("python.md").split("What the frames hold")[1])[1:]
     found = {}
     for bullet in bullets:
         names = re.findall(r"`([a-z_.]+)`", bullet)

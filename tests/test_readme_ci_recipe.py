@@ -1,4 +1,4 @@
-"""The README's CI recipe for `nsprof history`, simulated step by step over two pushes: the cache
+"""The manual's CI recipe for `nsprof history` (docs/history.md), simulated step by step over two pushes: the cache
 restored, the `run:` steps in order (the GPU bench replaced by a committed bench record), the cache
 saved where the recipe saves it, and the job failing at the first step that exits non-zero, as a
 GitHub Actions job does. The first push must pass as the baseline; the second must compare."""
@@ -10,18 +10,20 @@ import shlex
 import shutil
 from pathlib import Path
 
+from manual import page
 from typer.testing import CliRunner
 
 from nsprof.cli import app
 
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text(encoding="utf-8")
-RECORD = ROOT / "benchmarks" / "h200-sgemm.json"  # what the bench step writes, from a real H200 run
+HISTORY = page("history.md")
+# what the bench step writes, from a real H200 run
+RECORD = ROOT / "benchmarks" / "records" / "2026-11-24-h200-sgemm" / "h200-sgemm.json"
 
 
 def recipe_steps() -> list[str]:
     """The recipe's steps after checkout: "restore", "save", or a `run:` command line."""
-    block = README[README.index("```yaml\nname: performance"):].split("```", 2)[1]
+    block = HISTORY[HISTORY.index("```yaml\nname: performance"):].split("```", 2)[1]
     steps = []
     for line in block.splitlines():
         if "actions/cache/restore" in line:

@@ -1,26 +1,25 @@
-"""The README's ladder tables against the registry: a stage added, renamed or reordered in
-nsprof/ops without the README following fails here.
+"""The manual's ladder tables (docs/ladders/) against the registry: a stage added, renamed or
+reordered in nsprof/ops without the manual following fails here.
 
 The tables also carry measured H200 numbers and short paraphrases of each change, which no
 registry holds, so they are checked by stage, title and ragged-size handling rather than generated.
 """
 
 import re
-from pathlib import Path
 
 import pytest
+from manual import page
 
 from nsprof.registry import all_ops, stages_for
 
-README = Path(__file__).resolve().parents[1] / "README.md"
 RAGGED_WORDS = {"bounds-check": "bounds checks", "pad": "device padding", "tma-fill": "TMA zero fill",
                 "async-fill": "cp.async zero fill", "library": "library"}
 
 
 def ladder_tables(text: str) -> dict[str, list[dict[str, str]]]:
-    """Each `## The <OP> ladder` section's first table, as rows keyed by the header cells."""
+    """Each `# The <OP> ladder` page's first table, as rows keyed by the header cells."""
     tables = {}
-    for match in re.finditer(r"^## The (\S+) ladder\n(.*?)(?=^## |\Z)", text, re.M | re.S):
+    for match in re.finditer(r"^# The (\S+) ladder\n(.*?)(?=^# |\Z)", text, re.M | re.S):
         table = []
         for line in match.group(2).splitlines():
             if line.startswith("|"):
@@ -32,7 +31,7 @@ def ladder_tables(text: str) -> dict[str, list[dict[str, str]]]:
     return tables
 
 
-TABLES = ladder_tables(README.read_text())
+TABLES = ladder_tables("\n".join(page(f"ladders/{op}.md") for op in all_ops()))
 
 
 def test_every_op_has_a_ladder_table():
@@ -53,5 +52,5 @@ def test_ragged_columns_say_what_the_registry_does():
 
 
 def test_parser_reads_a_table_and_stops_at_its_end():
-    text = "## The FOO ladder\n\nintro\n\n| stage | x |\n| --- | --- |\n| f1 a | 1 |\n\n| other | table |\n## Next\n"
+    text = "# The FOO ladder\n\nintro\n\n| stage | x |\n| --- | --- |\n| f1 a | 1 |\n\n| other | table |\n# Next\n"
     assert ladder_tables(text) == {"foo": [{"stage": "f1 a", "x": "1"}]}

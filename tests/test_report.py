@@ -134,7 +134,7 @@ def test_report_of_the_example_says_what_bounds_each_stage(tmp_path):
 
 
 def test_roofline_and_report_of_the_full_ladder(tmp_path):
-    # How long they take is a benchmark's business (benchmarks/h200.md), not a unit test's.
+    # How long they take is a benchmark's business (benchmarks/records/2026-11-21-h200-sgemm/h200.md), not a unit test's.
     assert invoke("roofline", tmp_path, "--from", DATA / "h200").exit_code == 0
     assert invoke("report", tmp_path, "--from", DATA / "h200").exit_code == 0
 
@@ -149,8 +149,9 @@ def test_report_of_an_nsys_capture_without_stages(tmp_path):
 
 
 def test_bad_from_is_a_one_line_error(tmp_path):
+    """A missing --from is a bad argument: exit 2, one line naming what to pass."""
     result = invoke("report", tmp_path, "--from", tmp_path / "missing")
-    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.exit_code == 2 and "Traceback" not in result.output
     assert result.stderr.strip().splitlines() == [f"error: {tmp_path / 'missing'}: no such file or directory. "
                                                   "Pass a profile directory, a directory of them, or one file "
                                                   "(nsys .nsys-rep or .sqlite, ncu .ncu-rep or .csv) with --from"]

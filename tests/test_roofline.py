@@ -232,9 +232,9 @@ def test_title_names_the_gpu_and_the_ceilings_source(example_ladder):
 
 
 def test_the_line_naming_many_profiles_fits_inside_the_figure():
-    """Every example at once: the subtitle names as many profiles as its width holds, then how many
+    """Every H200 example at once: the subtitle names as many profiles as its width holds, then how many
     more, and its text ends inside the figure (it ran off both edges before)."""
-    ladder = load_ladder([EXAMPLE.parent], False, None)
+    ladder = load_ladder(sorted(EXAMPLE.parent.glob("h200-*")), False, None)  # every H200 example
     figure = roofline_figure(ladder.points, ladder.roofs, ladder.gpu)
     profiles = list(dict.fromkeys(ladder.points["profile"].dropna()))
     line = next(line for line in figure.axes[0].get_title().splitlines() if line.startswith("from "))
@@ -273,7 +273,7 @@ def test_bad_from_is_a_one_line_error(tmp_path, bad):
     (tmp_path / "empty-dir").mkdir()
     (tmp_path / "not-ncu.csv").write_text("a,b\n1,2\n")
     result = invoke("roofline", tmp_path / "out", "--from", tmp_path / bad)
-    assert one_line_error(result).startswith("error: ")
+    assert one_line_error(result, 2 if bad == "no/such/path" else 1).startswith("error: ")  # a missing path: exit 2
     assert not (tmp_path / "out").exists()
 
 
@@ -335,7 +335,7 @@ def test_the_committed_h200_ceilings_give_measured_roofs(tmp_path):
 def every_example():
     from nsprof.render.report import roofline_charts
 
-    ladder = load_ladder([REPO / "profiles" / "examples"], False, None)
+    ladder = load_ladder(sorted((REPO / "profiles" / "examples").glob("h200-*")), False, None)  # one GPU's
     return ladder, roofline_charts(ladder)
 
 
@@ -404,14 +404,52 @@ def test_merged_labels_read_in_ladder_order(every_example):
 
 
 def test_each_stage_is_labelled_at_its_dram_point():
-    """HGEMM's h6 sits at 511 FLOP/B at DRAM and 1024 at L1: its label and the path's arrow go to
-    the DRAM point, the intensity every table shows, not the rightmost."""
+    """SGEMV's s3 (x in constant memory, read past L1) sits at 0.483 FLOP/B at DRAM and 0.501 at L1:
+    its label and the path's arrow go to the DRAM point, the intensity every table shows, not the
+    rightmost."""
     from nsprof import api
     from nsprof.render.roofline import _rightmost_per_work
 
-    points = api.load_ladder([Path(__file__).resolve().parents[1] / "profiles" / "examples" / "h200-hgemm-1024"]).points
-    h6 = points[points["label"] == "h6"]
-    assert h6.loc[h6["level"] == "l1", "intensity_flop_per_byte"].iloc[0] > h6.loc[h6["level"] == "dram",
+    points = api.load_ladder([Path(__file__).resolve().parents[1] / "profiles" / "examples" / "h200-sgemv-4096"]).points
+    s3 = points[points["label"] == "s3"]
+    assert s3.loc[s3["level"] == "l1", "intensity_flop_per_byte"].iloc[0] > s3.loc[s3["level"] == "dram",
                                                                                    "intensity_flop_per_byte"].iloc[0]
     chosen = points.loc[_rightmost_per_work(points)]
-    assert set(chosen["level"]) == {"dram"} and list(chosen["label"]) == [f"h{n}" for n in range(1, 8)]
+    assert set(chosen["level"]) == {"dram"} and list(chosen["label"]) == [f"s{n}" for n in range(1, 8)]
+
+
+def test_a_cache_level_whose_counter_missed_the_loads_gets_no_point_and_a_line_says_why():
+    """The committed TF32 capture: cuBLAS's v9t reads A and B by TMA, so l1tex counted 3% of the
+    bytes DRAM moved, which would put an L1 point at 8,000 FLOP/byte; it gets none, and the line
+    says why, while v10 (mma.sync fed through L1) keeps its L1 point and every stage its DRAM one."""
+    from nsprof.api import unplaced_lines
+
+    ladder = load_ladder([REPO / "profiles" / "examples" / "h200-sgemm-tf32-1024"])
+    levels = ladder.points.groupby("stage")["level"].apply(set)
+    work = ladder.work.set_index("stage")
+    assert work.at["v9t", "l1_bytes"] < 0.05 * work.at["v9t", "dram_bytes"]  # what the counters say
+    assert levels["v9t"] == {"dram", "l2"} and "l1" in levels["v10"]
+    assert all("dram" in found for found in levels)
+    assert (ladder.points["intensity_flop_per_byte"] < 1000).all()
+    assert [line for line in unplaced_lines(ladder) if line.startswith("no L1 point")] == [
+        f"no L1 point: v9t (1024x1024x1024): {work.at['v9t', 'l1_bytes']:,.0f} bytes counted, under half of "
+        f"DRAM's {work.at['v9t', 'dram_bytes']:,.0f}: the loads went around it (TMA, cp.async.bulk)"]
+
+
+def test_with_no_from_one_ladder_on_one_gpu_is_drawn_and_named(tmp_path, monkeypatch):
+    """A fresh clone: profiles/ holds only the committed examples (three ladders, two GPUs, two
+    programs): the best-covered ladder, SGEMM on the H200, is read, and a line says so. Once the
+    user has a profile of their own, its ladder is read instead."""
+    (tmp_path / "profiles").mkdir()
+    (tmp_path / "profiles" / "examples").symlink_to(REPO / "profiles" / "examples")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["roofline", "out"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[0] == ("read 3 profiles of the sgemm ladder on NVIDIA H200 under profiles/ (the "
+                                             "committed examples' best-covered ladder; --from chooses others)")
+    assert set(pd.read_csv(tmp_path / "out" / "roofline.csv")["op"]) == {"sgemm"}
+    shutil.copytree(REPO / "profiles" / "examples" / "h200-hgemm-1024", tmp_path / "profiles" / "mine",
+                    ignore=shutil.ignore_patterns("nsys.sqlite"))
+    result = CliRunner().invoke(app, ["roofline", "out"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("read 1 profile of the hgemm ladder on NVIDIA H200 under profiles/ (the newest ladder")

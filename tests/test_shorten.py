@@ -1,4 +1,4 @@
-"""nsprof.shorten: text cut between words (issue 32: names were cut inside words)."""
+"""nsprof.shorten: text cut between words (names used to be cut inside words)."""
 
 import pytest
 

@@ -392,12 +392,14 @@ def test_a_ladder_prefers_its_own_profiles_to_newer_captures_of_other_programs(t
 
 def test_the_latest_profile_of_a_ladder_that_captured_the_stages_asked_for():
     """The TF32 example (v9t, v10, v11) was captured a minute after the FP32 one (v1..v10), the Triton
-    one (v8, v11, v12, v12t) days later: asked for v7 and v8, the capture that holds the most of them
-    is the FP32 one; for v10 and v11, the TF32 one; for v11 alone, the newest that holds it; asked for
-    nothing, or for stages none holds, the newest."""
+    one (v8, v11, v12, v12t) days later, the H100's with the CPU rung (v0..v0blas, v1, v6, v8, v9,
+    v11) hours after that: asked for v7 and v8, the capture that holds the most of them is the FP32
+    one; for v10 and v11, the TF32 one; for v12 and v12t, the Triton one; for v11 alone, the newest
+    that holds it; asked for nothing, or for stages none holds, the newest."""
     examples = Path(__file__).resolve().parents[1] / "profiles" / "examples"
-    assert latest_profile(examples, op="sgemm").path.name == "h200-sgemm-triton-1024"
+    assert latest_profile(examples, op="sgemm").path.name == "h100-sgemm-cpu-1024"
     assert latest_profile(examples, op="sgemm", stages=["v7", "v8"]).path.name == "h200-sgemm-1024"
     assert latest_profile(examples, op="sgemm", stages=["v10", "v11"]).path.name == "h200-sgemm-tf32-1024"
-    assert latest_profile(examples, op="sgemm", stages=["v11"]).path.name == "h200-sgemm-triton-1024"
-    assert latest_profile(examples, op="sgemm", stages=["v99"]).path.name == "h200-sgemm-triton-1024"  # none: newest
+    assert latest_profile(examples, op="sgemm", stages=["v12", "v12t"]).path.name == "h200-sgemm-triton-1024"
+    assert latest_profile(examples, op="sgemm", stages=["v11"]).path.name == "h100-sgemm-cpu-1024"
+    assert latest_profile(examples, op="sgemm", stages=["v99"]).path.name == "h100-sgemm-cpu-1024"  # none: newest

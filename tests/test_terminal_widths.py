@@ -21,14 +21,15 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "profiles" / "examples"
 WIDTHS = (80, 100, 120)
 COMMANDS = [
-    *(["analyze", str(path)] for path in sorted(EXAMPLES.iterdir())),
+    *(["analyze", str(path)] for path in sorted(EXAMPLES.iterdir()) if path.is_dir()),
     *(["stages", "--op", op] for op in ("sgemm", "hgemm", "sgemv")),
     ["explain", "--list"], ["explain", "bank-conflicts", "--stage", "v5"], ["explain", "coalescing", "--op", "sgemv"],
     *(["explain", topic] for topic in TOPICS),
     ["diff", str(ROOT / "tests/data/diff-pairs/compile-block-eager.sqlite"),
      str(EXAMPLES / "h200-program-torch-compile/nsys.sqlite")],
     ["diff", str(EXAMPLES / "h200-sgemm-1024"), "--stages", "v5,v6"],
-    ["diff", str(ROOT / "benchmarks/h200-sgemm.json"), str(EXAMPLES / "h200-sgemm-1024/bench-nsys.json")],
+    ["diff", str(ROOT / "benchmarks/records/2026-11-24-h200-sgemm/h200-sgemm.json"),
+     str(EXAMPLES / "h200-sgemm-1024/bench-nsys.json")],
 ]
 
 

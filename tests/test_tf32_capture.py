@@ -1,4 +1,4 @@
-"""Issue 22 on the committed H200 TF32 capture (v9t: cuBLAS TF32, v10: mma.sync, v11: wgmma + TMA at
+"""The committed H200 TF32 capture (v9t: cuBLAS TF32, v10: mma.sync, v11: wgmma + TMA at
 1024^3): each stage against its own precision's peak, its TF32 FLOPs counted by the counter that sees
 wgmma, and v9t's nsys time explained; and, on the earlier capture of the same stages (kept in
 tests/data), which had only the counter blind to wgmma, FLOPs it did not count said so (never a
@@ -19,13 +19,14 @@ from nsprof.cli import app
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "profiles" / "examples" / "h200-sgemm-tf32-1024"
 FP32_EXAMPLE = EXAMPLE.parent / "h200-sgemm-1024"
-# the same stages captured before nsprof's preset had the every-path TF32 counter (2026-11-24, first pass)
+# the same stages captured before nsprof's preset had the every-path TF32 counter (2026-11-24, before the example was re-taken)
 HMMA_ONLY = Path(__file__).resolve().parent / "data" / "h200-tf32-hmma-counter-only"
 FLOPS = 2 * 1024**3
 TF32_PEAK_TFLOPS = 494.7  # H200 SXM datasheet, dense TF32 tensor (no measured value in the manifest)
 HMMA_TF32 = "sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32.sum"
 EVERY_TF32 = "sm__ops_path_tensor_src_tf32_dst_fp32.sum"
-NEWER = [f"sm__ops_path_tensor_src_{source}.sum" for source in ("bf16_dst_fp32", "fp8", "int8")]  # issue 29
+# the tensor counters that joined the preset after both captures
+NEWER = [f"sm__ops_path_tensor_src_{source}.sum" for source in ("bf16_dst_fp32", "fp8", "int8")]
 
 
 def invoke(*args):

@@ -276,3 +276,16 @@ def test_gpu_events_column_subset_is_the_whole_tables_columns(path):
     assert len(whole) == len(export.kernels) + len(export.memcpys) + len(export.memsets) + len(export.graphs)
     keys = list(zip(whole["start_ns"], whole["end_ns"]))
     assert keys == sorted(keys)
+
+
+def test_a_range_not_in_a_capture_of_many_names_the_nearest_and_where_all_are(tmp_path):
+    """A JAX capture holds tens of thousands of range names: the error names the nearest to the one
+    asked for (the train step for a misspelling of it) and the command listing them all; a capture
+    of few ranges lists every one."""
+    jax = DATA / "real-programs" / "jax-a"
+    line = one_line_error(invoke(jax, "--out", tmp_path / "a.png", "--range", "train_stepp"), 2)
+    assert "the nearest: train:step, " in line and f"(all of them: nsprof analyze {jax})" in line
+    graph = DATA / "user-programs" / "graph.sqlite"
+    names = sorted(set(load_nsys(graph).nvtx["range"]))
+    line = one_line_error(invoke(graph, "--out", tmp_path / "b.png", "--range", "nope"), 2)
+    assert 0 < len(names) <= 10 and line.endswith(f"ranges: {', '.join(names)}")

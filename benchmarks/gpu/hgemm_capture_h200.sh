@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # HGEMM on the H200 (device machine, repository root): the sweep of every declared tile (and,
-# with VARIANTS=1, the tuning variants under benchmarks/hgemm-variants/), a profile of the whole ladder at 1024^3 under nsys and ncu
+# with VARIANTS=1, the tuning variants under benchmarks/experiments/2026-11-22-h200-hgemm-variants/), a profile of the whole ladder at 1024^3 under nsys and ncu
 # (default metrics, the stall reasons and the tensor-pipe counters), the benchmark record, then
 # the GPU tests.
 set -uo pipefail
@@ -10,7 +10,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=cs
 python3 - > /tmp/variants.json <<'PY'
 import glob, json, os, sys
 found = []
-for name in sorted(glob.glob("benchmarks/hgemm-variants/*.json")) if os.environ.get("VARIANTS") == "1" else []:
+for name in sorted(glob.glob("benchmarks/experiments/2026-11-22-h200-hgemm-variants/*.json")) if os.environ.get("VARIANTS") == "1" else []:
     try:
         found += json.load(open(name))
     except ValueError as err:
@@ -29,7 +29,7 @@ if [ "${SKIP_PROFILE:-0}" != 1 ]; then
   tar czf "$OUT/profile.tgz" -C /tmp/prof --exclude='*.ncu-rep' .
   ls -la /tmp/prof/*
 fi
-if [ "${SKIP_BENCH:-0}" != 1 ]; then  # the benchmark record: benchmarks/h200-hgemm.json
+if [ "${SKIP_BENCH:-0}" != 1 ]; then  # the benchmark record: benchmarks/records/2026-11-22-h200-hgemm/h200-hgemm.json
   python3 -m nsprof bench --op hgemm --size 512x2048x1024,1024,4096,8192 --json --save-as "$OUT/bench-hgemm.json" > /dev/null 2> "$OUT/bench.log"
   echo "bench exit $?"
   python3 -m nsprof bench --op hgemm --size 4096,8192 --stage h5,h6 --no-save 2>&1 | tail -n 12

@@ -34,7 +34,7 @@ for f in sorted(glob.glob(sys.argv[1] + "/sweep-*.json")):
     except Exception as e: print(f, "unreadable", e); continue
     print(f.split("/")[-1], [(r["variant"], r["status"], round(r["median_ms"] or 0, 4), (r.get("message") or "")[:50]) for r in d["records"]])
 PY
-# the bus with both directions at once, and the schedules tried beside the default (benchmarks/h200-pipeline.md)
+# the bus with both directions at once, and the schedules tried beside the default (benchmarks/records/2026-11-22-h200-pipeline/h200-pipeline.md)
 PYTHONPATH=$PWD:$PYTHONPATH python3 benchmarks/gpu/experiments/pipeline_tiles.py direct > "$R/direct.txt" 2>&1
 PYTHONPATH=$PWD:$PYTHONPATH python3 benchmarks/gpu/experiments/pipeline_tiles.py > "$R/tiles.txt" 2>&1
 timeout 300 python3 -m pytest -q -m gpu tests/test_pipeline.py tests/test_ceilings.py -p no:cacheprovider > "$R/gpu-tests.txt" 2>&1; echo "gpu tests exit $?" >> "$R/gpu-tests.txt"

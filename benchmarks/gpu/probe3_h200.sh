@@ -1,6 +1,6 @@
 #!/bin/bash
 # Third probe on the H200: v8 launch plans and register cap (one process per point, so a crash
-# stays local) and the v10 128x256 tile; the numbers are in benchmarks/h200.md (v7 -> v8, v10).
+# stays local) and the v10 128x256 tile; the numbers are in benchmarks/records/2026-11-21-h200-sgemm/h200.md (v7 -> v8, v10).
 set -u
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Fourth probe on the H200: v8 K-tile depth x register cap; v10 ring depth (benchmarks/h200.md, v7 -> v8).
+# Fourth probe on the H200: v8 K-tile depth x register cap; v10 ring depth (benchmarks/records/2026-11-21-h200-sgemm/h200.md, v7 -> v8).
 set -u
 export PYTHONUNBUFFERED=1
 source .devkit/setup.sh

@@ -5,7 +5,7 @@
 # shared, against cuBLAS FP32 in the same process, with clock and power), then every SGEMM stage and
 # both baselines benchmarked twice at 1024^3, 4096^3, 8192^3, the ragged 1000x1200x800 and the
 # nearest aligned 1024x1280x768 (the spread across runs). (The record before this one also re-took
-# the example captures and h6's ragged runs: see benchmarks/h200-sgemm.md.) Run from the repository
+# the example captures and h6's ragged runs: see benchmarks/records/2026-11-24-h200-sgemm/h200-sgemm.md.) Run from the repository
 # root with .devkit carried; one archive, results.tgz, comes back in $OUT.
 set -uo pipefail
 source .devkit/setup.sh

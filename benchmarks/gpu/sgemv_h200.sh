@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SGEMV on the H200 (device machine, repository root): every stage verified and timed at the
-# ragged and extreme shapes, the benchmark record (benchmarks/h200-sgemv.json), a profile of the
+# ragged and extreme shapes, the benchmark record (benchmarks/records/2026-11-22-h200-sgemv/h200-sgemv.json), a profile of the
 # ladder at 4096^2 with the sector counters `explain coalescing` reads, then the GPU tests.
 set -uo pipefail
 source .devkit/setup.sh

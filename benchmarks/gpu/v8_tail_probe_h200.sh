@@ -4,10 +4,10 @@
 # tiles shared and with the last wave's tiles shared, against cuBLAS FP32 at sizes with a partial
 # last wave and with whole waves, with the SM clock and power. (Earlier runs of this script timed
 # sharing one more wave's tiles, slower everywhere (nsprof.ops.matmul.stream_k_tail), and the
-# 256x128 tile in three rings before it joined v8: benchmarks/h200-sgemm-tail-probe.json.)
+# 256x128 tile in three rings before it joined v8: benchmarks/experiments/2026-11-24-h200-sgemm-tail-probe/h200-sgemm-tail-probe.json.)
 # (The first run of this probe, with a prototype that split the last wave's tiles in 2-8 K slices,
 # also took one launch of cuBLAS and of v8 at 8192^3 under ncu --clock-control none: see
-# benchmarks/h200-sgemm.md.)
+# benchmarks/records/2026-11-24-h200-sgemm/h200-sgemm.md.)
 # Run from the repository root with .devkit carried; one archive comes back in $OUT.
 set -uo pipefail
 source .devkit/setup.sh

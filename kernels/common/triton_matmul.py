@@ -28,7 +28,7 @@ marked "tma"): one program per SM walks the tiles and reads them through tensor 
 16 bytes apart: where K or N is not, those configurations fail their trial and the others are kept.
 Its descriptors are built once per set of arrays: Triton encodes each on the host at every launch it
 is given a new one, and three per launch kept the GPU waiting (h8 at 88% of cuBLAS at 4096^3 on the
-H200, against 93-100% with them built once: benchmarks/h200-triton.md).
+H200, against 93-100% with them built once: benchmarks/records/2026-11-26-h200-triton/h200-triton.md).
 
 nsprof's contract for a Triton stage's file (nsprof.launch.triton_stage): `launcher(problem,
 config, precision)` returns a function that launches once and returns what Triton compiled.

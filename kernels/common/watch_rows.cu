@@ -1,11 +1,11 @@
-// The watched flow of `nsprof pipeline` (nsprof/launch/pipeline.py; issue 33): A is sent to the GPU as one
+// The watched flow of `nsprof pipeline` (nsprof/launch/pipeline.py): A is sent to the GPU as one
 // copy, at the bus's full rate, onto rows that hold SENTINEL; on the product stream, watch_rows waits for a
 // row block to land before that block's product runs, and fill_sentinel writes the sentinel back once every
 // product has read A, so the next flow (a replayed CUDA graph) finds it there.
 //
 // Why a sentinel: a kernel cannot see a copy's progress, but a host-to-device copy fills its buffer front to
 // back (measured on an H100: the first 256 KiB of a 4 MiB copy whole 3 us after its first bytes, the first
-// 1 MiB after 18 us; benchmarks/h100-flow-handover.md), so the first row blocks can be multiplied while the
+// 1 MiB after 18 us; benchmarks/records/2026-11-26-h100-flow-handover/h100-flow-handover.md), so the first row blocks can be multiplied while the
 // rest is still in flight, without a copy, an event and a gap per block. SENTINEL is a 32-bit NaN pattern
 // (as a float32, a quiet NaN; as two float16, a NaN above a finite half): nsprof's inputs, finite random
 // numbers, never hold it. Words are read 16 bytes at a time, so a row block must start and end on 16 bytes.

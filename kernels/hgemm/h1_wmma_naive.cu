@@ -34,7 +34,7 @@
 // reading and writing out of bounds otherwise. -DH1_HALF_ACCUMULATOR=1 compiles the seed's
 // half accumulators back in (same tile and launch), so the ladder can measure that error
 // against K; the half tile is then stored to C directly with store_matrix_sync.
-// Measured on the H200 (benchmarks/h200-hgemm.md): 28.0-28.2 TFLOP/s at 4096^3, 28.5 at 8192^3,
+// Measured on the H200 (benchmarks/records/2026-11-22-h200-hgemm/h200-hgemm.md): 28.0-28.2 TFLOP/s at 4096^3, 28.5 at 8192^3,
 // level with the seed's 28.1 / 28.6 (its half accumulators do not change the load path that
 // bounds both); 8 blocks per SM (H1_MIN_BLOCKS=8, 32 registers) gained 0-1% over 40 registers.
 // Tuning knobs (-D, for tuning runs; the defaults are what nsprof/ops/hgemm.py declares): H1_WARPS_M x

@@ -30,7 +30,7 @@
 //   8x8 layout) and writes it with coalesced 16-byte stores (H5_EPI_SMEM=1), and the per-tile
 //   barrier is an mbarrier each thread arrives at after its last read of a tile and waits on
 //   one k step of MMAs later (H5_SPLIT_BAR=1). Together +2.5% at 8192^3 on the H200 against
-//   half2 stores from the accumulators and __syncthreads (benchmarks/h200-hgemm.md).
+//   half2 stores from the accumulators and __syncthreads (benchmarks/records/2026-11-22-h200-hgemm/h200-hgemm.md).
 // Measured on the H200 over four runs: 421-430 TFLOP/s at 4096^3 (57-65% of cuBLAS), 420-433 at
 // 8192^3 (62-68%); ncu at 1024^3: 700 shared-load conflicts (h3: 3.4 M), n-way 4.00, the
 // minimum for ldmatrix.x4. No variant tried (k depth 64, 3-5 stages, 256x128, two blocks of
@@ -51,7 +51,7 @@
 // Ragged sizes: the launcher pads M to a multiple of bm, N of bn and K of 32 * split with
 // zeros, so there are no bounds checks (zero rows and columns add nothing; every row stays
 // 16-byte aligned for cp.async).
-// Tuning (benchmarks/hgemm-variants/h5.json): the -D knobs below (k depth, ring depth, a shared-
+// Tuning (benchmarks/experiments/2026-11-22-h200-hgemm-variants/h5.json): the -D knobs below (k depth, ring depth, a shared-
 // memory epilogue, a split arrive/wait barrier) and two entries the launcher does not declare
 // yet: hgemm_h5_128x128_w4 (4 warps of 64x64, two blocks per SM) and hgemm_h5_256x128. With
 // the knobs' defaults the declared entries compile to the same code as before.
@@ -456,7 +456,7 @@ hgemm_h5_64x128(int M, int N, int K, const __half* __restrict__ A, const __half*
     hgemm_h5_body<64, 128, 2, 2>(M, N, K, A, B, C, partials);
 }
 
-// Tuning entries (benchmarks/hgemm-variants/h5.json; not declared to the launcher yet).
+// Tuning entries (benchmarks/experiments/2026-11-22-h200-hgemm-variants/h5.json; not declared to the launcher yet).
 // 128x128 with 4 warps of 64x64 (the 128x256 tile's warp tile, 234 registers) and two blocks
 // per SM: the same 8 warps per SM as 128x256, but in two independent blocks, so one block's
 // barrier waits, prologue and epilogue overlap the other's MMAs; the price is a third more L2

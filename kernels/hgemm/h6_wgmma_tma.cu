@@ -28,7 +28,7 @@
 //    multicasts it to both, so L2->SM traffic per tile drops from 48 to 32 KB per k step.
 //    (Use it if it verifies and wins; otherwise hgemm_h6_128x256 is the default.) Its form with TMA
 //    stores of C, hgemm_h6_cl2_tma_256x256, also lost on an H100: 0.994-0.996 of the declared
-//    128x256 TMA-store kernel at 4096^3, 0.991-1.000 at 8192^3 (benchmarks/h100-flow-handover.md).
+//    128x256 TMA-store kernel at 4096^3, 0.991-1.000 at 8192^3 (benchmarks/records/2026-11-26-h100-flow-handover/h100-flow-handover.md).
 //  * ping-pong entries (hgemm_h6_pp_*): in the entries above both consumer warpgroups finish
 //    a tile together and store C while the tensor cores idle (about 9% of the time at
 //    4096^3, judging by how much faster the same kernels run at K = 8192). Here each consumer
@@ -47,8 +47,8 @@
 // H6_GROUP_ROWS: the tile order; H6_TMA_BOXES, H6_TMA_STAGES: the TMA-store entries' staging boxes
 // and ring. The ping-pong (pp) and cluster (cl2) entries are tuning candidates the launcher does
 // not declare: each lost to the cooperative 128x256 kernel with the staged epilogue
-// (benchmarks/h200-hgemm.md, "Tuning sweeps").
-// Declared 128x256 entries (issue 33, measured on an H100: benchmarks/h100-h6-stream-k.md):
+// (benchmarks/records/2026-11-22-h200-hgemm/h200-hgemm.md, "Tuning sweeps").
+// Declared 128x256 entries (measured on an H100: benchmarks/records/2026-11-26-h100-h6-stream-k/h100-h6-stream-k.md):
 // hgemm_h6_sk_tma_128x256 where the last wave is at most 0.6 full (stream-K tail), else
 // hgemm_h6_tma_128x256. Both store C by TMA (EPI 2: stmatrix into swizzled staging boxes, one
 // cp.async.bulk.tensor store per box, the warpgroup going on to the next tile's MMAs): 0.5-0.7%
@@ -74,7 +74,7 @@
 // (no ldmatrix, no cp.async, no per-thread address math), shared-memory bank conflicts come
 // from the staged epilogue alone, and lts__t_bytes (L2 -> SM traffic: a third lower for the
 // cl2 entry).
-// Ragged sizes (changed, issue 22): no padding copies when K and N are multiples of 8 (rows of
+// Ragged sizes (changed): no padding copies when K and N are multiples of 8 (rows of
 // A and B 16-byte aligned, as a tensor map needs). The tensor maps carry the true sizes, so TMA
 // fills the parts of a box past M, N or K with zeros (the last k tile is partly zeros, which add
 // nothing); the tile counts round up, and the epilogues store only rows < M and columns < N (with
@@ -341,7 +341,7 @@ __device__ __forceinline__ void store_slab(const float (&d)[BN / 2], __half* C, 
 // sums in the workspace (vector reductions, red.global.add.v4.f32, done in L2), then counts
 // itself on the unit's counter; the last to count loads the sums (all pieces' by then), zeroes
 // them and stores C. Nobody waits on another block, so nothing depends on every block being
-// resident. Measured worse (H100, paired; benchmarks/h100-h6-stream-k.md): the block that
+// resident. Measured worse (H100, paired; benchmarks/records/2026-11-26-h100-h6-stream-k/h100-h6-stream-k.md): the block that
 // starts a unit waiting for the others' sums parked in slots (a wait on a block that may not
 // be resident when other work shares the GPU), and parked slots read one after another by the
 // last piece: 16 slots a unit at 5120^3, slower than not sharing at all.
@@ -833,7 +833,7 @@ hgemm_h6_cl2_256x256(int M, int N, int K, const void* tmA, const void* tmB, __ha
     H6_SM90A_ONLY((h6_body<256, 4, true, 2, H6_EPI>(M, N, K, tmA, tmB, C, partials)));
 }
 
-// The cluster of two with C stored by TMA (a candidate, issue 33: does B's multicast pay once the
+// The cluster of two with C stored by TMA (a candidate: does B's multicast pay once the
 // epilogue no longer stalls the MMAs?).
 extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
 hgemm_h6_cl2_tma_256x256(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {

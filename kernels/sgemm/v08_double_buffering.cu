@@ -8,7 +8,7 @@
 // Why it should help: in v7 every tile began with global loads that the whole block waited for
 // (~500+ cycles of DRAM/L2 latency per K step). Now that latency overlaps with 1024 FMAs per
 // thread (8x8 outputs x 16 k), half the barriers are gone, and no register holds a tile in flight.
-// A is read transposed (changed, issue 22): the FMAs read A k-major (As[k][m], as since v5), and a
+// A is read transposed (changed): the FMAs read A k-major (As[k][m], as since v5), and a
 // 16-byte copy can only move 4 consecutive floats, so a first kernel, sgemm_v8_transpose_a, writes
 // At (K x M, rows padded to a multiple of 4 floats); the launcher runs it and it is timed with the
 // stage (at 4096^3 about 1% of the time). Both tiles then arrive by 16-byte cp.async already in
@@ -19,7 +19,7 @@
 // (benchmarks/gpu/sgemm_peak_h200.sh, 2026-11-24, % of cuBLAS fp32, verified at every point):
 // 4096^3 88.9 -> 96.9, 8192^3 89.9 -> 98.5, 1024^3 (128x128 split 4) 101 -> 103,
 // 1000x1200x800 (128x128 split 4) 79.0 -> 99.1.
-// Tile shape and how K is shared out (issue 22): the kernel is a template over the block tile.
+// Tile shape and how K is shared out: the kernel is a template over the block tile.
 // 256x128 (256 threads of 8x16 outputs, one block per SM: cuBLAS's own shape here, read off ncu)
 // takes every size it fills the GPU at, 128x128 (256 threads of 8x8, two blocks per SM) the ones
 // it spreads evenly, and 64x128 or 64x64 only K too shallow to split. The 256x128 tile's grid is
@@ -42,7 +42,7 @@
 // sgemm_v8_<tile>_unchecked, for sizes of whole tiles (M, N and every K slice), computes no copy
 // bounds. The launcher picks one per launch.
 //
-// Tuning knobs (issue 22; a tuning run overrides them with -D: benchmarks/gpu/tune_stage.py, swept by
+// Tuning knobs (a tuning run overrides them with -D: benchmarks/gpu/tune_stage.py, swept by
 // benchmarks/gpu/sgemm_fp32_h200.sh and sgemm_peak_h200.sh on the H200, 2026-11-24; % of cuBLAS fp32):
 //   V8_ASYNC       2 (default): At and B by 16-byte cp.async, as above.
 //                  0: register staging, the earlier v8. Its K tile of 16 is staged in two parts of

@@ -23,7 +23,7 @@
 // sm_90a and is not used here).
 // Metric to watch: sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32 (tensor ops) replaces the
 // ffma counts; smsp__sass_thread_inst_executed_op_ffma_pred_on drops to ~0.
-// Ragged sizes (changed, issue 22): no padding copies when K and N are multiples of 4 (rows of A
+// Ragged sizes (changed): no padding copies when K and N are multiples of 4 (rows of A
 // and B 16-byte aligned, as a 16-byte cp.async needs). A copy that lies past M, N or K is issued
 // with a source size of 0, which cp.async turns into 16 zero bytes (the zeros add nothing to the
 // products), and C is stored only inside M x N. Before, the launcher zero-padded A, B and C to

@@ -322,7 +322,7 @@ sgemm_v11_128x64(int M, int N, int K, const void* tmA, const void* tmB, float* C
 // sgemm_v11_rs_256x128: the same product without transposing B ("rs": wgmma's A operand from
 // registers). wgmma.tf32 reads a shared-memory operand only K-major, and B (row-major K x N) is
 // N-major, which is why the entries above transpose it first: 0.051 of 0.44 ms at 4096^3 on an
-// H100, the whole gap to cuBLAS TF32 (benchmarks/h100-paired-library.md). Here the block
+// H100, the whole gap to cuBLAS TF32 (benchmarks/records/2026-11-26-h100-paired-library/h100-paired-library.md). Here the block
 // computes a tile of C^T = B^T . A^T:
 //  * wgmma's B operand (K-major, from shared memory by descriptor) is A's tile as TMA loads it
 //    for the entries above, 256 rows of A x 32 k: wgmma's N is 256 rows of C;
@@ -341,7 +341,7 @@ sgemm_v11_128x64(int M, int N, int K, const void* tmA, const void* tmB, float* C
 // 0.82 of torch.mm at 4096^3 on an H100.
 // Measured on an H100, paired with torch.mm (TF32) on the same arrays, two runs of five rounds:
 // 1.023-1.027 of its speed at 4096^3 and 1.006-1.010 at 8192^3, 1.13-1.14x and 1.06-1.10x the
-// transposing 128x256 entry (benchmarks/h100-v11-no-transpose.md). Without the prefetch of the
+// transposing 128x256 entry (benchmarks/experiments/2026-11-26-h100-v11-no-transpose/h100-v11-no-transpose.md). Without the prefetch of the
 // next tile's fragments (each tile's loads after its predecessor's MMAs retired): 0.996 and 0.98.
 // Block: 3 warpgroups; consumer c computes columns 64c..64c+63 of the 128-column tile, all 256
 // rows. Shared memory: STAGES x [A 256 x 32 floats (32 KB) | B 32 x 128 floats (16 KB)].
@@ -502,7 +502,7 @@ sgemm_v11_rs_256x128(int M, int N, int K, const void* tmA, const void* tmB, floa
 // 32 KB), for products with too few 256x128 tiles to give every SM one. A tuning candidate the
 // launcher does not declare: it verifies, but against the transposing 128x128 entry it wins only at
 // 2048^3 (1.05-1.11x) and loses at 3072x2048x4096 (0.89x) and 4096^3 (0.87-0.89x) on an H100:
-// half as many MMA columns per fragment read (benchmarks/h100-v11-no-transpose.md).
+// half as many MMA columns per fragment read (benchmarks/experiments/2026-11-26-h100-v11-no-transpose/h100-v11-no-transpose.md).
 extern "C" __global__ void __launch_bounds__(384, 1)
 sgemm_v11_rs_128x128(int M, int N, int K, const void* tmA, const void* tmB, float* C) {
     V11_SM90A_ONLY((v11_rs_body<128, V11_RS_STAGES_128>(M, N, K, tmA, tmB, C)));

@@ -8,7 +8,7 @@ ladder's s5/s6 idea (a warp streams one row in 16-byte loads) is what Triton's l
 gives. Masks on M and on K's last step make ragged sizes exact; nothing is written past y.
 
 What it lacks is s6's split over K: with few rows (256 x 2^20) there are few programs, about two per
-SM, too few loads in flight, and it reaches about half of cuBLAS there (benchmarks/h200-triton.md).
+SM, too few loads in flight, and it reaches about half of cuBLAS there (benchmarks/records/2026-11-26-h200-triton/h200-triton.md).
 
 nsprof's contract for a Triton stage's file (nsprof.launch.triton_stage): `launcher(problem,
 config, precision)` returns a function that launches once and returns what Triton compiled.

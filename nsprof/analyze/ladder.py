@@ -93,6 +93,7 @@ class LadderAnalysis:
     hot_kernels: dict[str, tuple[pd.DataFrame, dict]] = field(default_factory=dict)  # per profile name with
     # an nsys capture: nsprof.analyze.hot_kernels.capture_hot_kernels (where the time goes, the harness)
     cpu_roofs: list[Roof] = field(default_factory=list)  # the host's, for the CPU stages (host_roofs); [] when not measured
+    chosen: str | None = None  # which profiles were read and why, where the command chose them (no --from)
 
 
 def sources_gpu(sources: list[Source]) -> str | None:

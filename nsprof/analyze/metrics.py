@@ -43,8 +43,8 @@ SMEM_COUNTS = (
     "smem_ldsm_instructions",
 )
 # FLOPs per FP16 thread instruction on CUDA cores, FP32's rule. Measured on the H200
-# (benchmarks/h200-fp16-counters.md): ncu counts a packed HFMA2 (two half lanes, 4 FLOPs) as one
-# thread instruction, as it does a scalar HFMA (2 FLOPs), and no counter tells them apart; so for
+# (benchmarks/records/2026-11-24-h200-fp16-counters/h200-fp16-counters.md): ncu counts a packed HFMA2
+# (two half lanes, 4 FLOPs) as one thread instruction, as it does a scalar HFMA (2 FLOPs), and no counter tells them apart; so for
 # packed code this is a lower bound (up to half the true count). Conversions count as HADD.
 HALF_FLOPS_PER_INST = {"hadd": 1, "hmul": 1, "hfma": 2}
 

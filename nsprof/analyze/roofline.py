@@ -69,6 +69,7 @@ class Unit:
     ceiling_field: str | None  # TFLOP/s; None: nsprof keeps no peak for the unit
 
 
+UNSEEN_SHARE = 0.5  # a cache level counting under this share of the DRAM bytes did not see the traffic
 LEVELS = (
     Level("dram", "DRAM", "dram_bytes", "dram_tbyte_per_s"),
     Level("l2", "L2", "l2_bytes", "l2_tbyte_per_s"),
@@ -172,7 +173,7 @@ def roofline_points(work: pd.DataFrame, ceiling: Ceiling | None, cpu_roofs: Sequ
     if len(cpu_roofs) and (on_cpu := _on_cpu(work)).any():  # first: the CPU stages come first in a ladder
         frames.append(_compulsory_points(work[on_cpu], gflops[on_cpu], duration[on_cpu], cpu_roofs))
     for level in LEVELS:
-        level_bytes = _column(work, level.bytes_column)
+        level_bytes = _level_bytes(work, level)
         keep = (all_flops > 0) & (gflops > 0) & (level_bytes > 0)
         if not keep.any():
             continue
@@ -255,7 +256,7 @@ def unplaced_work(work: pd.DataFrame, cpu_roofs: Sequence[Roof] = ()) -> pd.Data
     `size` and `reason`."""
     work = work.reset_index(drop=True)
     flops, (gflops, _, _) = _counted_flops(work), work_speed(work)
-    measured_bytes = pd.concat([_column(work, level.bytes_column) > 0 for level in LEVELS], axis=1).any(axis=1)
+    measured_bytes = pd.concat([_level_bytes(work, level) > 0 for level in LEVELS], axis=1).any(axis=1)
     on_cpu = _on_cpu(work)
     compulsory = _compulsory_intensities(work) if on_cpu.any() else pd.Series(np.nan, index=work.index)
     reasons = np.select([on_cpu & ~(gflops > 0), on_cpu & (len(cpu_roofs) == 0), on_cpu & ~(compulsory > 0), on_cpu,
@@ -267,6 +268,34 @@ def unplaced_work(work: pd.DataFrame, cpu_roofs: Sequence[Roof] = ()) -> pd.Data
     out = pd.DataFrame({"label": work["label"], "kernel": work.get("kernel"),
                         "size": work.get("size"), "reason": reasons})
     return out[out["reason"] != ""].reset_index(drop=True)
+
+
+def _level_bytes(work: pd.DataFrame, level: Level) -> pd.Series:
+    """The bytes a level's counter saw, NaN where a cache level saw less than half what DRAM moved:
+    every DRAM byte passes through L2 and, for loads through L1, through L1, so far fewer means the
+    traffic went around that counter (TMA and wgmma read their operands into shared memory past L1:
+    v9t's L1 bytes, 3% of its DRAM bytes, would put it at 8,000 FLOP/byte) and the point would mean
+    nothing (unseen_levels). Counts near DRAM's (a streaming kernel, v11's 99.9%) stay."""
+    level_bytes = _column(work, level.bytes_column)
+    if level.key == LEVELS[0].key:
+        return level_bytes
+    return level_bytes.mask(level_bytes < UNSEEN_SHARE * _column(work, LEVELS[0].bytes_column))
+
+
+def unseen_levels(work: pd.DataFrame) -> pd.DataFrame:
+    """The work rows and cache levels left off the roofline because their counter saw far less than
+    DRAM moved (_level_bytes): `label`, `size`, `level` (its name) and `reason`."""
+    work = work.reset_index(drop=True)
+    rows = []
+    for level in LEVELS[1:]:
+        measured, seen = _column(work, level.bytes_column), _level_bytes(work, level)
+        for index in work.index[(measured > 0) & seen.isna()]:
+            rows.append({"label": work.at[index, "label"], "size": work.get("size", pd.Series(index=work.index)).get(index),
+                         "level": level.name,
+                         "reason": f"{measured[index]:,.0f} bytes counted, under half of DRAM's "
+                                   f"{_column(work, LEVELS[0].bytes_column)[index]:,.0f}: the loads went around it "
+                                   "(TMA, cp.async.bulk)"})
+    return pd.DataFrame(rows, columns=["label", "size", "level", "reason"])
 
 
 def ridge_intensity(memory: Roof, compute: Roof) -> float:

@@ -43,7 +43,7 @@ class Ceiling:
     source: str = "datasheet"
     l2_tbyte_per_s: float | None = None
     l1_tbyte_per_s: float | None = None
-    h2d_tbyte_per_s: float | None = None  # pinned host memory to the GPU over the bus (measured only)
+    h2d_tbyte_per_s: float | None = None  # pinned host memory to the GPU over the bus (datasheet: the link's rate)
     d2h_tbyte_per_s: float | None = None  # and back
     fp8_tensor_tflop_per_s: float | None = None  # datasheet only: nsprof measures no FP8 peak
     int8_tensor_tops: float | None = None  # INT8 tensor ops (a multiply-add is 2), datasheet only
@@ -65,18 +65,30 @@ def _l1(sms: int, boost_ghz: float) -> float:
     return round(sms * 128 * boost_ghz / 1000, 1)
 
 
+# The host link each way, as the datasheets give it (PCIe 5.0 x16: 128 GB/s both ways together; 4.0:
+# 64): a rate no copy reaches (the H200's pinned copies measured 55.5 GB/s), so a floor from it is a
+# true lower bound. `nsprof ceilings` measures what copies do.
+_PCIE5, _PCIE4 = 0.064, 0.032
+
+
+def _linked(ceiling: Ceiling, link_tbyte_per_s: float) -> Ceiling:
+    return replace(ceiling, h2d_tbyte_per_s=link_tbyte_per_s, d2h_tbyte_per_s=link_tbyte_per_s)
+
+
 # First match wins, so a specific pattern precedes the general one for the same chip.
 DATASHEET_CEILINGS: tuple[tuple[str, Ceiling], ...] = (
-    (r"H200", Ceiling("H200 SXM", 67.0, 494.7, 989.4, 4.8, l1_tbyte_per_s=_l1(132, 1.98),
-                      fp8_tensor_tflop_per_s=1978.9, int8_tensor_tops=1978.9)),
-    (r"H100.*PCIE", Ceiling("H100 PCIe", 51.2, 378.0, 756.0, 2.0, l1_tbyte_per_s=_l1(114, 1.755),
-                            fp8_tensor_tflop_per_s=1513.0, int8_tensor_tops=1513.0)),
-    (r"H100", Ceiling("H100 SXM", 67.0, 494.7, 989.4, 3.35, l1_tbyte_per_s=_l1(132, 1.98),
-                      fp8_tensor_tflop_per_s=1978.9, int8_tensor_tops=1978.9)),
-    (r"A100(?=.*PCIE)(?=.*80GB)", Ceiling("A100 PCIe 80GB", 19.5, 156.0, 312.0, 1.935, l1_tbyte_per_s=_l1(108, 1.41),
-                                          int8_tensor_tops=624.0)),
-    (r"A100.*40GB", Ceiling("A100 40GB", 19.5, 156.0, 312.0, 1.555, l1_tbyte_per_s=_l1(108, 1.41), int8_tensor_tops=624.0)),
-    (r"A100", Ceiling("A100 SXM 80GB", 19.5, 156.0, 312.0, 2.039, l1_tbyte_per_s=_l1(108, 1.41), int8_tensor_tops=624.0)),
+    (r"H200", _linked(Ceiling("H200 SXM", 67.0, 494.7, 989.4, 4.8, l1_tbyte_per_s=_l1(132, 1.98),
+                              fp8_tensor_tflop_per_s=1978.9, int8_tensor_tops=1978.9), _PCIE5)),
+    (r"H100.*PCIE", _linked(Ceiling("H100 PCIe", 51.2, 378.0, 756.0, 2.0, l1_tbyte_per_s=_l1(114, 1.755),
+                                    fp8_tensor_tflop_per_s=1513.0, int8_tensor_tops=1513.0), _PCIE5)),
+    (r"H100", _linked(Ceiling("H100 SXM", 67.0, 494.7, 989.4, 3.35, l1_tbyte_per_s=_l1(132, 1.98),
+                              fp8_tensor_tflop_per_s=1978.9, int8_tensor_tops=1978.9), _PCIE5)),
+    (r"A100(?=.*PCIE)(?=.*80GB)", _linked(Ceiling("A100 PCIe 80GB", 19.5, 156.0, 312.0, 1.935,
+                                                  l1_tbyte_per_s=_l1(108, 1.41), int8_tensor_tops=624.0), _PCIE4)),
+    (r"A100.*40GB", _linked(Ceiling("A100 40GB", 19.5, 156.0, 312.0, 1.555, l1_tbyte_per_s=_l1(108, 1.41),
+                                    int8_tensor_tops=624.0), _PCIE4)),
+    (r"A100", _linked(Ceiling("A100 SXM 80GB", 19.5, 156.0, 312.0, 2.039, l1_tbyte_per_s=_l1(108, 1.41),
+                              int8_tensor_tops=624.0), _PCIE4)),
 )  # FP8 and INT8: dense, as for the others (the datasheets' sparse figures are twice these); A100 has no FP8
 
 # The values a measured ceilings document may set, in the order reports list them.

@@ -30,7 +30,8 @@ def noise(
 ) -> None:
     """Measure how far your unchanged program moves between runs, per category of work, and write it as the noise
     record `nsprof diff --noise FILE` reads: with one run a side, a diff then calls a change only beyond your floors
-    instead of nsprof's own (measured on a corpus of eight programs, benchmarks/noise_corpus.md).
+    instead of nsprof's own (measured on a corpus of eight programs,
+    benchmarks/records/2026-11-28-h200-noise-corpus/noise_corpus.md).
 
     Categories are duration classes of a row's median: 10-100 us and over 100 us. A floor is the largest change among
     the kernels and NVTX ranges that one run a side would call significant, between any two of the runs, over those

@@ -41,6 +41,8 @@ def report(
             typer.echo(f"wrote {path}")
         return
     ladder = api.load_ladder(from_, all_, ceilings)
+    if ladder.chosen:
+        typer.echo(f"read {ladder.chosen}")
     for path in api.write_report(ladder, out / (name or default_name(ladder)), force):
         typer.echo(f"wrote {path}")
 

@@ -29,6 +29,8 @@ def roofline(
     with each point's bound (memory or compute) and % of the roof above it."""
     out, from_ = output_and_inputs(out, from_)
     ladder = api.load_ladder(from_, all_, ceilings)
+    if ladder.chosen:
+        typer.echo(f"read {ladder.chosen}")
     for path in api.write_roofline(ladder, out, force):
         typer.echo(f"wrote {path}")
     for line in api.unplaced_lines(ladder):

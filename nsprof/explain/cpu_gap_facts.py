@@ -16,7 +16,7 @@ from nsprof.analyze import Ceiling
 from nsprof.analyze.ladder import WALL_CLOCK, cpu_roof
 from nsprof.analyze.roofline import precision_unit
 from nsprof.cpu_speedups import BLAS_KEY, LOOP_KEY
-from nsprof.errors import NsprofError, ParseError, UsageError
+from nsprof.errors import MissingPathError, NsprofError, ParseError, UsageError
 from nsprof.ops.tiles import as_tile
 from nsprof.parse.profile import CPU_RESULTS
 from nsprof.parse.sources import PROFILES_DIR, latest_profile
@@ -25,9 +25,9 @@ from nsprof.profile_analysis import analyzed_profile
 from nsprof.registry import get_op, get_stage
 from nsprof.sizes import parse_label
 
-# the committed captures with CPU stages, per ladder: an H100's, kept apart from profiles/examples (H200 captures)
-EXAMPLES = {op: Path(__file__).resolve().parents[2] / "examples" / "h100" / name
-            for op, name in (("sgemm", "sgemm-cpu-1024"), ("sgemv", "sgemv-cpu-4096"))}
+# the committed captures with CPU stages, per ladder (an H100's; the other examples are the H200's)
+EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "profiles" / "examples"
+EXAMPLES = {op: EXAMPLES_DIR / name for op, name in (("sgemm", "h100-sgemm-cpu-1024"), ("sgemv", "h100-sgemv-cpu-4096"))}
 CAPTURE_FIX = "capture one with `nsprof profile --stage v0,v0b,v0blas,v1,v11`"
 # ladder stages whose kernels stage tiles of A and B in fast memory (v1 reads every operand from global memory)
 TILED_STAGES = {"sgemm": ("v2", "v3", "v8", "v11")}
@@ -51,7 +51,7 @@ def cpu_gap_source(given: Path | None, op: str | None = None) -> tuple[Path, str
     if given is not None:
         path = Path(given)
         if not path.exists():
-            raise ParseError(f"{path}: {missing_reason(path)}", "give a profile directory that `nsprof profile` wrote")
+            raise MissingPathError(f"{path}: {missing_reason(path)}", "give a profile directory that `nsprof profile` wrote")
         if (path / CPU_RESULTS).is_file():
             return path, "given with --from"
         latest = latest_profile(path, with_ncu=False, op=op, holding=CPU_RESULTS) if path.is_dir() else None
@@ -59,7 +59,7 @@ def cpu_gap_source(given: Path | None, op: str | None = None) -> tuple[Path, str
             return latest.path, f"the newest capture with CPU stages under {path} (--from)"
         raise ParseError(f"{path}: no CPU stages in it (no {CPU_RESULTS})", CAPTURE_FIX)
     latest = latest_profile(PROFILES_DIR, with_ncu=False, op=op, holding=CPU_RESULTS)
-    if latest is not None:
+    if latest is not None and latest.path.resolve().parent != EXAMPLES_DIR:  # the user's own, not an example
         return latest.path, f"the newest capture with CPU stages under {PROFILES_DIR}/; choose another with --from"
     example = EXAMPLES.get(op or "sgemm")
     if example is not None and example.is_dir():

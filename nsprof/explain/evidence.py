@@ -239,6 +239,10 @@ class Quantity:
     metrics: tuple[str, ...]  # raw ncu metrics it needs: named in the note when not collected
     value: Callable[[pd.DataFrame], float | None] | None  # from one stage's launches; None for a stage column
     stage_column: str | None = None  # or the stage's own figure (Measurements.stages), as every report shows it
+    precisions: frozenset[str] | None = None  # shown only beside stages of these precisions (None: any)
+
+    def applies_to(self, precisions: set[str]) -> bool:
+        return self.precisions is None or bool(self.precisions & precisions)
 
 
 def _column(name: str, aggregate: str = "per_launch") -> Callable[[pd.DataFrame], float | None]:
@@ -310,6 +314,7 @@ def _model_blocks(group: pd.DataFrame) -> float | None:
 
 
 _NAME = metric_catalog.requested  # the metric name to collect for a column
+_TENSOR = frozenset({"tf32", "fp16"})  # the precisions that run on the tensor cores
 _LD_SECTORS = (_NAME("global_ld_sectors"), _NAME("global_ld_requests"))
 _ST_SECTORS = (_NAME("global_st_sectors"), _NAME("global_st_requests"))
 
@@ -319,9 +324,12 @@ QUANTITIES: dict[str, Quantity] = {
     "pct_of_compute_peak": Quantity("% of peak", ".1f", (), None, "pct_of_compute_peak"),
     "fp32_flops": Quantity("FP32 FLOPs", count, (_NAME("ffma_thread_instructions"),), _column("flops")),
     "tensor_flops": Quantity("tensor FLOPs", count, (_NAME("tensor_fp16_flops"), _NAME("tensor_tf32_flops")),
-                             _column("tensor_flops")),
+                             _column("tensor_flops"), precisions=_TENSOR),
+    # wgmma's own counter is per input type: FP16 for HGEMM, TF32 for SGEMM's tensor stages
     "tensor_hgmma_flops": Quantity("of which wgmma", count, (_NAME("tensor_hgmma_fp16_flops"),),
-                                   _catalogued("tensor_hgmma_fp16_flops")),
+                                   _catalogued("tensor_hgmma_fp16_flops"), precisions=frozenset({"fp16"})),
+    "tensor_hgmma_tf32_flops": Quantity("of which wgmma", count, (_NAME("tensor_hgmma_tf32_flops"),),
+                                        _catalogued("tensor_hgmma_tf32_flops"), precisions=frozenset({"tf32"})),
     "dram_pct_of_peak": Quantity("% DRAM peak", ".1f", (), _column("dram_pct_of_peak")),
     "intensity_flop_per_byte": Quantity("FLOP per DRAM byte", ",.1f", (_NAME("dram_read_bytes"), _NAME("dram_write_bytes")),
                                         lambda g: _ratio(_all_flops(g), _column("dram_bytes", "sum")(g))),
@@ -349,8 +357,13 @@ QUANTITIES: dict[str, Quantity] = {
 }
 
 
-def stage_quantities(m: Measurements, names: list[str], keys: tuple[str, ...]) -> tuple[list[dict], list[str]]:
-    """Per stage and size, the named quantities; and the raw metrics the profile lacks for them."""
+def stage_quantities(m: Measurements, names: list[str], keys: tuple[str, ...]) -> tuple[list[dict], list[str], list[str]]:
+    """Per stage and size, the named quantities that apply to the stages shown (a tensor-core count
+    beside stages that run on the tensor cores, in their precision); the raw metrics the profile
+    lacks for them; and the keys shown."""
+    staged_here = list(staged(m, names))
+    precisions = {stage.precision.name for stage, _, _ in staged_here}
+    keys = tuple(key for key in keys if QUANTITIES[key].applies_to(precisions))
     figures = m.stages.set_index(["stage", "size"])
     def value(key: str, stage: Stage, size: str, group: pd.DataFrame):
         quantity = QUANTITIES[key]
@@ -358,10 +371,10 @@ def stage_quantities(m: Measurements, names: list[str], keys: tuple[str, ...]) -
             return quantity.value(group)
         return _plain(figures[quantity.stage_column].get((stage.stage, size))) if quantity.stage_column in figures else None
     rows = [{"stage": stage.stage, "size": size, **{key: value(key, stage, size, group) for key in keys}}
-            for stage, size, group in staged(m, names)]
+            for stage, size, group in staged_here]
     missing = sorted({metric for key in keys for metric in QUANTITIES[key].metrics
                       if not any(row[key] is not None for row in rows) and not _has(m.launches, metric)})
-    return rows, missing
+    return rows, missing, list(keys)
 
 
 def _has(frame: pd.DataFrame, column: str) -> bool:

@@ -110,13 +110,13 @@ def _l1_bytes(topic: Topic, measured: Measurements, names: list[str], record: di
 def _quantities(topic: Topic, measured: Measurements, names: list[str], record: dict) -> list[Block]:
     if not topic.quantities:
         return []
-    rows, missing = evidence.stage_quantities(measured, names, topic.quantities)
+    rows, missing, keys = evidence.stage_quantities(measured, names, topic.quantities)
     record["quantities"], record["missing_metrics"] = rows, missing
     columns = (("stage", "stage", ""), ("size", "size", ""),
-               *((evidence.QUANTITIES[k].label, k, evidence.QUANTITIES[k].spec) for k in topic.quantities))
+               *((evidence.QUANTITIES[k].label, k, evidence.QUANTITIES[k].spec) for k in keys))
     notes = [f"{MISSING}: not in this profile; collect with nsprof profile --metrics default,{','.join(missing)}"] \
         if missing else []
-    if any(evidence.QUANTITIES[k].stage_column for k in topic.quantities):
+    if any(evidence.QUANTITIES[k].stage_column for k in keys):
         notes.append("TFLOP/s and % of peak: the op's FLOPs over the stage's time (nsys where it saw the stage, "
                      "else ncu), as report and roofline show them")
     return [Table("Measured per launch (Nsight Compute, unless said)", columns, rows, "; ".join(notes) or None)]

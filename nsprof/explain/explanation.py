@@ -17,6 +17,7 @@ from nsprof.explain.facts import topic_facts
 from nsprof.explain.model_sections import BANK_GRID_TITLE, global_model, shared_model, why_banks, why_sectors
 from nsprof.explain.page import Explanation, prose, section
 from nsprof.explain.topics import Topic, get_topic, topic_list  # noqa: F401 (topic_list: its home is topics)
+from nsprof.paths import shown_path
 from nsprof.registry import Stage, get_op, get_stage, select_stages
 from nsprof.render.document import Block, Bullets, Drawing, Table
 
@@ -42,7 +43,9 @@ def explain_topic(name: str, stage_name: str | None = None, source: Path | None 
     steps = tuple(s for s in topic_steps if stage is None or stage.stage in s)
     focus = [stage.stage, *(n for s in steps for n in s if n != stage.stage)] if stage else list(topic_stages)
     stages = select_stages(op, focus) if focus else []
-    found = evidence.find_source(source, op, [s.stage for s in stages])
+    # the capture holding most of the steps' stages (both ends of a step compared), else of the topic's
+    wanted = list(dict.fromkeys(n for s in steps for n in s)) or [s.stage for s in stages]
+    found = evidence.find_source(source, op, wanted)
     measured = evidence.measure(found, ceilings) if found else None
     doc: dict[str, Any] = {"topic": topic.name, "summary": topic.summary, "text": topic.text,
                            "stage": stage.stage if stage else None}
@@ -79,7 +82,7 @@ def _pipeline(topic: Topic, source: Path | None) -> Explanation:
     doc = {"topic": topic.name, "summary": topic.summary, "text": topic.text, "facts": lines, "measured": facts,
            "evidence": {"source": str(path), "reason": reason}, "caveats": list(topic.caveats),
            "references": list(topic.references)}
-    blocks = [prose(topic.text), *section(f"Measured in {path} ({reason})", [Bullets(lines, markdown=True)]),
+    blocks = [prose(topic.text), *section(f"Measured in {shown_path(path)} ({reason})", [Bullets(lines, markdown=True)]),
               *_caveats_and_sources(topic)]
     return Explanation(topic.name, topic.summary, blocks, doc)
 
@@ -94,7 +97,7 @@ def _gpu_idle(topic: Topic, source: Path | None) -> Explanation:
     doc = {"topic": topic.name, "summary": topic.summary, "text": topic.text, "facts": lines, "measured": facts,
            "evidence": {"source": str(path), "reason": reason}, "caveats": list(topic.caveats),
            "references": list(topic.references)}
-    blocks = [prose(topic.text), *section(f"Measured in {path} ({reason})", [Bullets(lines, markdown=True)]),
+    blocks = [prose(topic.text), *section(f"Measured in {shown_path(path)} ({reason})", [Bullets(lines, markdown=True)]),
               *_caveats_and_sources(topic)]
     return Explanation(topic.name, topic.summary, blocks, doc)
 
@@ -114,7 +117,7 @@ def _gpu_vs_cpu(topic: Topic, source: Path | None, op: str | None, stage: str | 
            "evidence": {"source": str(path), "reason": reason}, "caveats": list(topic.caveats),
            "references": list(topic.references)}
     blocks = [prose(topic.text), *ladder,
-              *section(f"Measured in {path} ({reason})", [Bullets(sections["roofs"], markdown=True)]),
+              *section(f"Measured in {shown_path(path)} ({reason})", [Bullets(sections["roofs"], markdown=True)]),
               *section(f"The stages at {facts['size']}", [Bullets(sections["measured"], markdown=True)]),
               *section("Tiling against the ridge points", [Bullets(sections["tiling"], markdown=True)]),
               *_caveats_and_sources(topic)]

@@ -314,7 +314,8 @@ loading, in a short gap between launches, or in a long stretch of the host's own
 queued already and waited on something else. A fix saves no more than the idle time it caused.""",
         caveats=(
             "Under nsys every CUDA call costs more: tracing added about half to an eager decode's host time on an "
-            "H200 (benchmarks/h200-host-side.md), so a captured program looks more host-bound than it runs.",
+            "H200 (benchmarks/records/2026-11-28-h200-host-side/h200-host-side.md), so a captured program looks more "
+            "host-bound than it runs.",
             "Savings overlap: once the launches are graphed, a synchronization may become the next wait.",
             "The host side reads CUDA's runtime and synchronization records; it cannot see what the host did "
             "between CUDA calls (Python, I/O) beyond how long it took.",
@@ -359,7 +360,8 @@ every block of C needs whole before any of C can go back.""",
         caveats=("The floor uses the pinned bandwidths `nsprof ceilings` measured; without them it is not shown.",
                  "Under nsys the host issues calls more slowly: the breakdown's idle time includes some tracing overhead.",
                  "Copies in both directions at once do not each keep their full rate: the floor, which assumes they "
-                 "do, is a bound no flow reaches (benchmarks/h200-pipeline.md measures by how much)."),
+                 "do, is a bound no flow reaches (benchmarks/records/2026-11-22-h200-pipeline/h200-pipeline.md measures "
+                 "by how much)."),
         references=("CUDA C++ Best Practices Guide: pinned memory, asynchronous transfers and overlapping transfers "
                     "with computation",),
     ),
@@ -440,8 +442,8 @@ can load.""",
         stages=("h1", "h2", "h3", "h4", "h5", "h6", "h7"),
         steps=(("h2", "h3"), ("h3", "h4"), ("h4", "h5"), ("h5", "h6")),
         other_ladders={"sgemm": (("v9", "v9t", "v10", "v11"), (("v10", "v11"),))},
-        quantities=("tensor_flops", "tensor_hgmma_flops", "smem_ldsm_instructions", "smem_ld_conflicts",
-                    "tflops_per_s", "pct_of_compute_peak"),
+        quantities=("tensor_flops", "tensor_hgmma_flops", "tensor_hgmma_tf32_flops", "smem_ldsm_instructions",
+                    "smem_ld_conflicts", "tflops_per_s", "pct_of_compute_peak"),
         caveats=("SGEMM's v10 uses the same path in TF32 (`mma.sync.m16n8k8`, inputs rounded to a 10-bit mantissa): "
                  "`nsprof explain roofline` shows it against the FP32 stages.",
                  "A TF32 `wgmma` does half the multiply-adds of an fp16 one per cycle (k8 against k16 per "
@@ -475,10 +477,11 @@ path takes tens of microseconds, longer than the kernel.""",
         steps=(("h6", "h8"),),
         other_ladders={"sgemm": (("v8", "v9", "v12", "v9t", "v11", "v12t"), (("v8", "v12"), ("v11", "v12t"))),
                        "sgemv": (("s6", "s7", "s8"), (("s6", "s8"),))},
-        quantities=("tflops_per_s", "pct_of_compute_peak", "tensor_flops", "tensor_hgmma_flops", "registers",
-                    "smem_ld_conflicts", "dram_pct_of_peak"),
+        quantities=("tflops_per_s", "pct_of_compute_peak", "tensor_flops", "tensor_hgmma_flops", "tensor_hgmma_tf32_flops",
+                    "registers", "smem_ld_conflicts", "dram_pct_of_peak"),
         caveats=("The stage's tuning picks by 20 launches after 5 warm-up; on a noisy GPU two configurations within "
-                 "a few percent can swap between runs (benchmarks/h200-triton.md shows v12t's do).",
+                 "a few percent can swap between runs (benchmarks/records/2026-11-26-h200-triton/h200-triton.md shows "
+                 "v12t's do).",
                  "A Triton stage's kernel name is its @triton.jit function's: the SGEMM and HGEMM stages share "
                  "`matmul_kernel`, told apart in a capture by their stage's NVTX range and launch configuration."),
         references=("Triton tutorials 03 (matrix multiplication) and 09 (persistent matmul with TMA descriptors)",

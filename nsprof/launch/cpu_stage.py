@@ -167,7 +167,16 @@ def host_info() -> dict:
         pass
     simd = next((name for name in ("avx512f", "avx2", "avx", "sve", "asimd", "neon") if name in flags), None)
     return {"cpu": model, "cpu_cores": os.cpu_count(), "cpu_simd": simd, "blas": blas_name(),
-            "compiler": _compiler_version()}
+            "compiler": _compiler_version(), "host_load": _load()}
+
+
+def _load() -> float | None:
+    """The host's 1-minute load average before the CPU stages run (this process counts as 1): a host
+    busy with other work times the CPU stages slower, by up to 50x on 2 shared cores."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):  # no load average on this system
+        return None
 
 
 @cache

@@ -105,7 +105,8 @@ def paired_medians(ours, theirs, pairs: int | None = None) -> tuple[float, float
     CUDA events, after a warm-up of both. A GPU at its power limit moves its clock within a run; timed
     one after the other, two kernels meet different clocks (h6 against torch.mm at 4096^3 moved from
     0.88 to 1.01 between rounds on an H100), while launched in turn they meet the same ones (0.994 to
-    0.999; benchmarks/h100-paired-library.md). With no `pairs`, as many as fill about TARGET_S."""
+    0.999; benchmarks/records/2026-11-26-h100-paired-library/h100-paired-library.md). With no `pairs`, as
+    many as fill about TARGET_S."""
     def both() -> None:
         ours()
         theirs()

@@ -14,8 +14,9 @@ that each teach one thing (VARIANTS), every one verified against float64 on the 
 - watched: a CUDA graph too, with A sent as one copy at the bus's full rate (no gap, event or slower
   small copy per block) onto rows that hold a sentinel; a small kernel on the product stream waits for
   each row block to land before its product (kernels/common/watch_rows.cu). A copy fills its buffer
-  front to back, so the first blocks are multiplied while the rest is in flight (issue 33: at 1024^3 on
-  H100s, the fastest variant in all twelve calls, by 1-8% against `graph`; benchmarks/h100-flow-handover.md).
+  front to back, so the first blocks are multiplied while the rest is in flight (at 1024^3 on
+  H100s, the fastest variant in all twelve calls, by 1-8% against `graph`;
+  benchmarks/records/2026-11-26-h100-flow-handover/h100-flow-handover.md).
 - cold (`cold_start`, in a fresh process): wall clock from before CUDA is touched to C in host
   memory: context creation, allocation, module load and the first pageable flow.
 
@@ -77,7 +78,8 @@ def library_gemm(cp, problem, precision: str = "fp32") -> SimpleNamespace:
 def row_blocks(m: int, chunks: int) -> list[tuple[int, int]]:
     """`chunks` row blocks of M, as equal as can be. (Shorter first and last blocks, to start the
     copy back sooner and shorten the tail, measured slower on the H200 with cuBLAS: 0.239 against
-    0.228 ms at 1024^3, as cuBLAS picks a slower kernel for 341 rows; benchmarks/h200-pipeline.md.)"""
+    0.228 ms at 1024^3, as cuBLAS picks a slower kernel for 341 rows;
+    benchmarks/records/2026-11-22-h200-pipeline/h200-pipeline.md.)"""
     bounds = np.linspace(0, m, min(chunks, m) + 1).round().astype(int)
     return [(int(r0), int(r1)) for r0, r1 in itertools.pairwise(bounds) if r1 > r0]
 

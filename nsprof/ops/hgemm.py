@@ -41,7 +41,8 @@ def _h6(bm: int, bn: int, smem: int, persistent: bool = False, stream_k: bool = 
     swizzle atom), B's 64 rows of 64 columns (a tile of B is bn/64 such boxes). `stream_k`: the
     persistent kernel that shares a last wave at most 0.6 full out by k steps (on an H100, sharing a
     fuller one was slower); `tma_store`: C stored by TMA from swizzled staging boxes (0.5-0.7% faster
-    than the staged epilogue at 4096^3 on an H100, up to 0.4% elsewhere: benchmarks/h100-h6-stream-k.md)."""
+    than the staged epilogue at 4096^3 on an H100, up to 0.4% elsewhere:
+    benchmarks/records/2026-11-26-h100-h6-stream-k/h100-h6-stream-k.md)."""
     entry = f"hgemm_h6_{'sk_' if stream_k else ''}{'tma_' if tma_store else ''}{bm}x{bn}"
     return _t(bm, bn, 64, 384, entry, smem, arch="sm_90a", tma_boxes=((128, 64), (64, 64)),
               swizzle=128, persistent=persistent, stream_k=stream_k, sums_in_workspace=stream_k,

@@ -142,7 +142,7 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
     the choice, for tuning runs; `tiles` limits the choice to those this GPU can run. A stream_k
     tile that needs no split shares its last tiles out (`stream_k_tail`).
 
-    Why the even spread (measured on the H200 with v8, issue 22, benchmarks/gpu/sgemm_peak_h200.sh):
+    Why the even spread (measured on the H200 with v8, benchmarks/gpu/sgemm_peak_h200.sh):
     at 1000x1200x800, 80 tiles of 128x128 split in 2 give 160 blocks, so 28 SMs run two blocks and
     104 run one, at 79% of cuBLAS; split in 4 (320 blocks, 2.4 per SM) the same kernel reads 99%.
     """
@@ -170,7 +170,7 @@ def _unless_needless(plan: LaunchPlan, candidates: tuple[Tile, ...] | list[Tile]
     """A tile that is there to share its last wave (`sums_in_workspace`) gives way, where it would share
     nothing, to the declared tile of its shape that never shares: the same kernel without the sharing
     code. (h6's stream-K entry unshared ran at 0.996-1.000 of its plain entry at 4096^3 on an H100,
-    paired: benchmarks/h100-h6-stream-k.md.)"""
+    paired: benchmarks/records/2026-11-26-h100-h6-stream-k/h100-h6-stream-k.md.)"""
     if not plan.tile.sums_in_workspace or plan.shared_tiles:
         return plan
     twin = next((t for t in candidates if t.shape == plan.tile.shape and not t.stream_k), None)
@@ -202,12 +202,14 @@ def stream_k_tail(tiles: int, slots: int, max_fill: float = 1.0) -> int:
     wave, when there is more than one wave (with fewer tiles than slots, `spreads_evenly` decides) and
     the last wave fills at most `max_fill` of the slots (a tile's `max_tail_fill`).
 
-    Why (measured on the H200, issue 22, benchmarks/h200-sgemm-tail-probe.json, v8 against cuBLAS
+    Why (measured on the H200,
+    benchmarks/experiments/2026-11-24-h200-sgemm-tail-probe/h200-sgemm-tail-probe.json, v8 against cuBLAS
     FP32): at 8192^3, 2048 tiles of 256x128 fill 15.5 waves of 132 slots; whole tiles only read 97.0-
     97.7%, sharing the last 68 99.5-100.3%; 4096^3 95.8-96.2 -> 98.1-98.8%, 3072^3 81.4 -> 110.2-110.7%
     (24 shared). With 128x128 tiles (264 slots) the same rule gave 97.2 -> 98.0-98.3% at 8192^3;
     sharing one more wave's tiles as well was slower at every size (97.7, 95.8, 107.4%).
-    h6's stream-K tile shares only a last wave at most 0.6 full (benchmarks/h100-h6-stream-k.md).
+    h6's stream-K tile shares only a last wave at most 0.6 full
+    (benchmarks/records/2026-11-26-h100-h6-stream-k/h100-h6-stream-k.md).
     """
     tail = tiles % slots if tiles > slots else 0
     return tail if tail <= max_fill * slots else 0

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from nsprof.errors import ParseError
+from nsprof.errors import MissingPathError, ParseError
 from nsprof.parse.model import GpuTimeline
 from nsprof.paths import missing_reason
 from nsprof.printable import printable
@@ -320,7 +320,7 @@ def load_nsys(path: str | Path, columns: Mapping[str, Iterable[str]] | None = No
 def _open_readonly(path: Path) -> Iterator[sqlite3.Connection]:
     """The export opened read-only (it is evidence: never modify it), closed afterwards."""
     if not path.is_file():
-        raise ParseError(f"{path}: {missing_reason(path)}")
+        raise MissingPathError(f"{path}: {missing_reason(path)}", "Pass an nsys SQLite export (nsys export --type sqlite)")
     if path.stat().st_size == 0:
         raise ParseError(f"{path}: empty file, not an nsys SQLite export")
     if not os.access(path, os.R_OK):

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from nsprof.errors import ParseError
+from nsprof.errors import MissingPathError, ParseError
 from nsprof.ncu_log import profiled_launches
 from nsprof.parse.documents import read_cpu_rung, read_manifest, read_pipeline_results, read_tuning
 from nsprof.parse.model import CpuRung, GpuTimeline, LaunchCounters
@@ -64,7 +64,8 @@ def load_profile(path: str | Path, nsys_columns: Mapping[str, Iterable[str]] | N
     if not path.exists() and packed_beside(path).is_file():
         path = packed_beside(path)  # kept packed (nsprof.parse.packed)
     if not path.exists():
-        raise ParseError(f"{path}: {missing_reason(path)}")
+        raise MissingPathError(f"{path}: {missing_reason(path)}",
+                         "Pass a profile directory (nsprof profile writes one) or one nsys or ncu file")
     if special := special_file_reason(path):
         raise ParseError(f"{path}: {special}", "Pass a profile directory or one nsys or ncu file")
     loaded = load_file(path, nsys_columns)

@@ -22,7 +22,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-from nsprof.errors import ParseError
+from nsprof.errors import MissingPathError, ParseError
 from nsprof.parse.profile import MANIFEST, NCU_SUFFIXES, PROFILE_FILES, Profile, load_profile, tool_outputs
 from nsprof.paths import PROFILES_DIR, missing_reason, special_file_reason
 from nsprof.printable import printable_json
@@ -38,6 +38,7 @@ class FoundProfile:
     has_ncu: bool  # it holds ncu output (a named .csv or .ncu-rep file is taken for ncu output)
     op: str | None = None  # the op its manifest names (an nsprof profile); None for other exports
     stages: frozenset[str] = frozenset()  # the stages its manifest says it captured
+    gpu: str | None = None  # the GPU its manifest names
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,12 @@ def find_profiles(paths: list[Path]) -> list[FoundProfile]:
 def load_sources(paths: list[Path]) -> list[Source]:
     """Every profile under `paths`, oldest first. Raises ParseError for a path that does not exist,
     holds no profile, or holds a file that does not parse."""
-    return [Source(load_profile(found.path), found.name, found.started) for found in find_profiles(paths)]
+    return loaded(find_profiles(paths))
+
+
+def loaded(found: list[FoundProfile]) -> list[Source]:
+    """The profiles found, each loaded (ParseError for a file that does not parse)."""
+    return [Source(load_profile(profile.path), profile.name, profile.started) for profile in found]
 
 
 def latest_profile(path: Path = PROFILES_DIR, with_ncu: bool = True, op: str | None = None,
@@ -87,6 +93,32 @@ def latest_profile(path: Path = PROFILES_DIR, with_ncu: bool = True, op: str | N
         most = max(len(p.stages & set(stages)) for p in candidates) if candidates else 0
         candidates = [p for p in candidates if len(p.stages & set(stages)) == most] if most else candidates
     return candidates[-1] if candidates else None
+
+
+EXAMPLES = "examples"  # profiles/examples: the committed captures, read when the user has none of their own
+
+
+def default_ladder(path: Path = PROFILES_DIR) -> tuple[list[FoundProfile], str]:
+    """What the report commands read when given no --from, and why, in words: one ladder on one GPU,
+    so that one chart holds one set of roofs and labels that stay apart. Of the user's own profiles
+    under `path`, the newest ladder profile's op and GPU (every profile of both); where the user has
+    none, the committed examples' best-covered ladder (the op and GPU with the most profiles); where
+    no profile names a ladder, the newest capture alone. ParseError where `path` holds no profile."""
+    found = find_profiles([Path(path)])
+    examples = (Path(path) / EXAMPLES).resolve()
+    own = [profile for profile in found if profile.path.resolve().parent != examples]
+    pool = own or found
+    ladders = [profile for profile in pool if profile.op]
+    if not ladders:
+        return [pool[-1]], f"the newest capture under {path}/"
+    groups: dict[tuple, list[FoundProfile]] = {}
+    for profile in ladders:
+        groups.setdefault((profile.op, profile.gpu), []).append(profile)
+    key = (ladders[-1].op, ladders[-1].gpu) if own else max(groups, key=lambda k: (len(groups[k]), groups[k][-1].started))
+    chosen = groups[key]
+    whose = "the newest ladder profiled" if own else "the committed examples' best-covered ladder"
+    return chosen, (f"{len(chosen)} profile{'s' if len(chosen) > 1 else ''} of the {key[0]} ladder on "
+                    f"{key[1] or 'an unnamed GPU'} under {path}/ ({whose}; --from chooses others)")
 
 
 def unique_names(paths: list[Path]) -> list[str]:
@@ -121,7 +153,7 @@ def _slug(name: str) -> str:
 
 def _profile_paths(path: Path) -> list[Path]:
     if not path.exists():
-        raise ParseError(f"{path}: {missing_reason(path)}",
+        raise MissingPathError(f"{path}: {missing_reason(path)}",
                          f"Pass a profile directory, a directory of them, or one file ({PROFILE_FILES}) with --from")
     if special := special_file_reason(path):
         raise ParseError(f"{path}: {special}",
@@ -189,8 +221,10 @@ def _found(path: Path, name: str) -> FoundProfile:
     manifest = _read_manifest(path)
     op, stages = manifest.get("op"), manifest.get("stages")
     captured = frozenset(s for s in stages if isinstance(s, str)) if isinstance(stages, list) else frozenset()
+    device = manifest.get("device")
+    gpu = device.get("name") if isinstance(device, dict) else None
     return FoundProfile(path, name, _started(path, manifest), _has_ncu(path), op if isinstance(op, str) else None,
-                        captured)
+                        captured, gpu if isinstance(gpu, str) else None)
 
 
 def _read_manifest(path: Path) -> dict:

@@ -310,7 +310,7 @@ def _ranges_table(ranges: pd.DataFrame, unattributed: dict | None, attribution: 
         notes.append(f"in no range: {unattributed['kernels']:,} {what}, {unattributed['kernel_ns'] / 1e3:,.1f} us "
                      f"({unattributed['pct']:.0f}% of all kernel time): launched outside every range"
                      + (f", or ({unattributed['other_thread_kernels']:,} of them) by another thread than the one "
-                        "that pushed it, as PyTorch's backward pass does: try --attribution process"
+                        "that pushed it, as a framework's worker threads do: try --attribution process"
                         if attribution == THREAD and unattributed.get("other_thread_kernels") else ""))
     if has_graphs:
         notes.append("graphs: CUDA graph launches traced at graph level, their kernels unseen "

@@ -34,11 +34,14 @@ def results_table(records: list[dict], env: dict, dram_ceiling=None, width: int 
     columns = [("stage", "stage", ""), ("title", "title", ""), ("size", "size", ""), ("tile", "tile", ""),
                ("status", "status", ""), ("median ms", "median_ms", ".4f"), ("spread", "spread_pct", fmt.percent),
                ("torch ms", "torch_ms", ".4f"),
-               *rates, (f"% {library}", "pct_cublas", ".0f"), ("x CPU\nloop", "speedup_vs_cpu_loop", fmt.speedup),
+               *rates, (f"% {library}", "pct_cublas_shown", ""), ("x CPU\nloop", "speedup_vs_cpu_loop", fmt.speedup),
                ("x CPU\nBLAS", "speedup_vs_cpu_blas", fmt.speedup), ("rel. error", "rel_error", ".1e")]
     columns = [c for c in columns if c[1] not in OPTIONAL or any(r.get(c[1]) is not None for r in records)]
+    reversed_order = set(map(id, paired_against_medians(records)))
     rows = [{**r, "status": STATUS.get(r["status"], r["status"]),  # a baseline timed only for % cuBLAS says so
-             "stage": r["stage"] + (" (baseline)" if r.get("baseline_only") else "")} for r in records]
+             "stage": r["stage"] + (" (baseline)" if r.get("baseline_only") else ""),
+             "pct_cublas_shown": fmt.share(r.get("pct_cublas")) + ("*" if id(r) in reversed_order else "")}
+            for r in records]
     notes = _status_notes(records)  # "not available", "skipped" say why
     notes += [f"{r['stage']} {r['size']}: {r['prepare']} {r['prepare_ms']:.4f} ms, timed apart"
               for r in records if r.get("prepare_ms") is not None]
@@ -50,8 +53,14 @@ def results_table(records: list[dict], env: dict, dram_ceiling=None, width: int 
     if faster := torch_note(records):
         notes.append(faster)
     if any(r.get("pct_cublas_method") == PAIRED for r in records):
-        notes.append(f"% {op.library if op else 'cuBLAS'} of GPU stages: their launches alternating with the faster "
+        notes.append(f"% {library} of GPU stages: their launches alternating with the faster "
                      "library's (ABAB), so that the clock moves both alike under the power limit; median ms: each timed alone")
+    if reversed_order:
+        notes.append(f"*: timed alone, the medians order the stage and {library} the other way round (each met the "
+                     "clock its own power draw allows; in turn they met one clock)")
+    notes.append("spread: the interquartile range of the timed launches over their median")
+    if busy := busy_host_note(records, env):
+        notes.append(busy)
     if by_bytes and op is not None:
         notes.append(f"GB/s: {op.min_bytes_rule} bytes over the median time; % DRAM: of {_dram_source(dram_ceiling)}")
     if any(r.get("speedup_vs_cpu_loop") or r.get("speedup_vs_cpu_blas") for r in records):
@@ -139,3 +148,47 @@ def _status_notes(records: list[dict]) -> list[str]:
             by_reason.setdefault(str(record["message"]), {}).setdefault(record["size"], []).append(record["stage"])
     return ["; ".join(f"{', '.join(stages)} {size}" for size, stages in sizes.items()) + f": {reason}"
             for reason, sizes in by_reason.items()]
+
+
+def paired_against_medians(records: list[dict]) -> list[dict]:
+    """The records whose % of the library, measured in turn (PAIRED), says the stage is faster (or
+    slower) than the library while their medians timed alone say the opposite, each as the table
+    rounds it (104 against 97): two numbers a reader compares in one row must not contradict each
+    other without a word. The library's own row is left out (its % is against PyTorch's call)."""
+    by_key = {(r["op"], r["stage"], r["size"]): r for r in records if r["status"] == "ok"}
+    found = []
+    for r in records:
+        base = by_key.get((r["op"], r.get("baseline"), r["size"]))
+        if r.get("pct_cublas_method") != PAIRED or r.get("pct_cublas") is None or not r.get("median_ms") \
+                or base is None or base is r:
+            continue
+        library_ms = base.get("torch_ms") if r.get("pct_cublas_of") == base.get("torch_call") else base.get("median_ms")
+        if not library_ms:
+            continue
+        paired, apart = round(r["pct_cublas"]), round(100 * library_ms / r["median_ms"])
+        if (paired - 100) * (apart - 100) < 0:
+            found.append(r)
+    return found
+
+
+BUSY_SHARE = 0.5  # other work on at least this share of the host's cores makes it busy
+WIDE_SPREAD_PCT = 25.0  # a CPU stage's launches spread wider than this were disturbed
+
+
+def busy_host_note(records: list[dict], env: dict) -> str | None:
+    """A warning where the CPU stages' wall-clock times cannot be trusted as the CPU's: the host had
+    other work before they ran (its load average, less this process), or a CPU stage's timed runs
+    spread wide. None on a quiet host."""
+    cpu = [r for r in records if r.get("cpu_role") and r["status"] == "ok"]
+    if not cpu:
+        return None
+    load, cores = env.get("host_load"), env.get("cpu_cores") or 0
+    others = max(0.0, load - 1) if isinstance(load, (int, float)) else 0.0
+    wide = [f"{r['stage']} {r['size']} {r['spread_pct']:.0f}%" for r in cpu
+            if (r.get("spread_pct") or 0) > WIDE_SPREAD_PCT]
+    if not (cores and others >= BUSY_SHARE * cores) and not wide:
+        return None
+    why = [f"load average {load:.1f} on {cores} cores before they ran" if cores and others >= BUSY_SHARE * cores else "",
+           f"spread {', '.join(wide)}" if wide else ""]
+    return (f"warning: the host was busy ({'; '.join(w for w in why if w)}): the CPU stages' times may be several "
+            "times an idle host's; time them again on a quiet host")

@@ -2,23 +2,30 @@
 
 from __future__ import annotations
 
+from functools import partial
+from itertools import pairwise
+
 import numpy as np
 import pandas as pd
 
+from nsprof.history.summary import KINDS
 from nsprof.history.trend import BASELINE, CHANGE_P, MIN_CHANGE_PCT, WINDOW, change_points
 from nsprof.render import format as fmt
 from nsprof.render.document import Block, Paragraph, Table
+from nsprof.render.format import counted
 from nsprof.render.table_names import telling_names
 
+_CHANGE = partial(fmt.change, unit="")  # a signed percentage, never -0.0 (the header says %)
+SERIES_NOUNS = {"bench": "bench stage", "stage": "captured stage", "host": "host figure"}  # a series of each kind (KINDS)
 NAME_WIDTH = 44  # a name column that leaves the figures room at 80 columns (JSON keeps whole names)
 SERIES_COLUMNS = (("kind", "kind", ""), ("name", "label", ""), ("entries", "entries", ",d"),
                   ("first", "first_ns", fmt.duration_ns), ("newest", "last_ns", fmt.duration_ns),
-                  ("change %", "change_pct", "+.1f"), ("level shifts", "shifts", ",d"))
+                  ("change %", "change_pct", _CHANGE), ("level shifts", "shifts", ",d"))
 ENTRY_COLUMNS = (("entry", "entry", "d"), ("commit", "commit", ""), ("branch", "branch", ""), ("added", "added", ""),
                  ("median", "median_ns", fmt.duration_ns), ("runs", "runs", "d"), ("spread %", "spread_pct", ".1f"),
-                 ("change %", "change_pct", "+.1f"), ("level", "level", ""))
+                 ("change %", "change_pct", _CHANGE), ("level", "level", ""))
 CHECK_COLUMNS = (("kind", "kind", ""), ("name", "label", ""), ("baseline", "a_median_ns", fmt.duration_ns),
-                 ("newest", "b_median_ns", fmt.duration_ns), ("change %", "change_pct", "+.1f"),
+                 ("newest", "b_median_ns", fmt.duration_ns), ("change %", "change_pct", _CHANGE),
                  ("95% CI", "interval", ""), ("status", "status", ""))
 CHANGE_RULE = (f"level: a change point, where the up to {WINDOW} entries before and the up to {WINDOW} from it "
                f"differ by Welch's t on the logs of their medians at p < {CHANGE_P:g} and by {MIN_CHANGE_PCT:g}% or more")
@@ -35,8 +42,9 @@ def series_blocks(history: pd.DataFrame) -> list[Block]:
                      "shifts": len(change_points(medians))})
     for row, label in zip(rows, telling_names([row["name"] for row in rows], NAME_WIDTH)):
         row["label"] = label
-    entries = history["entry"].nunique()
-    return [Table(f"History: {entries} entries, {len(rows)} stages, kernels and ranges", SERIES_COLUMNS, rows,
+    kinds = pd.Series([row["kind"] for row in rows]).value_counts()
+    held = ", ".join(counted(int(kinds[kind]), SERIES_NOUNS.get(kind, kind)) for kind in KINDS if kind in kinds)
+    return [Table(f"History: {counted(history['entry'].nunique(), 'entry', 'entries')}; {held}", SERIES_COLUMNS, rows,
                   caption=f"change: newest against first; {CHANGE_RULE}; one series in full: --name NAME",
                   drop_order=("first_ns", "shifts", "entries"))]
 
@@ -58,7 +66,7 @@ def entry_rows(series: pd.DataFrame) -> list[dict]:
 
 
 def entry_blocks(kind: str, name: str, series: pd.DataFrame) -> list[Block]:
-    return [Table(f"{kind} {name}: {len(series)} entries", ENTRY_COLUMNS, entry_rows(series),
+    return [Table(f"{kind} {name}: {counted(len(series), 'entry', 'entries')}", ENTRY_COLUMNS, entry_rows(series),
                   caption=f"spread: of the entry's run medians; change: from the entry before; {CHANGE_RULE}",
                   drop_order=("branch", "added", "spread_pct", "runs"))]
 
@@ -67,14 +75,15 @@ def check_blocks(stats: pd.DataFrame, info: dict, threshold: float) -> list[Bloc
     rows = []
     for key, row in stats.iterrows():
         kind, name = str(key).split(" ", 1)
-        interval = None if pd.isna(row["ci_low_pct"]) else f"[{row['ci_low_pct']:+.1f}, {row['ci_high_pct']:+.1f}]"
+        interval = None if pd.isna(row["ci_low_pct"]) else f"[{fmt.signed(row['ci_low_pct'])}, {fmt.signed(row['ci_high_pct'])}]"
         rows.append({"kind": kind, "name": name, "a_median_ns": row["a_median_ns"], "b_median_ns": row["b_median_ns"],
                      "change_pct": row["change_pct"], "interval": interval, "status": row["status"]})
     rows.sort(key=lambda r: (r["status"] != "slower", -(r["change_pct"] or 0)))
     for row, label in zip(rows, telling_names([row["name"] for row in rows], NAME_WIDTH)):
         row["label"] = label
     baseline = ", ".join(str(e) for e in info["baseline"])
-    return [Table(f"Entry {info['newest']} against entries {baseline} ({info['gpu']}, {info['kind']})", CHECK_COLUMNS, rows,
+    against = f"entry {baseline}" if len(info["baseline"]) == 1 else f"entries {baseline}"
+    return [Table(f"Entry {info['newest']} against {against} ({info['gpu']}, {info['kind']})", CHECK_COLUMNS, rows,
                   caption=f"slower: the 95% interval above 0 and the change over {threshold:g}%; the baseline's "
                           f"entries (up to {BASELINE}) are one observation each, the newest entry's runs its own",
                   drop_order=("a_median_ns", "interval")),
@@ -83,13 +92,18 @@ def check_blocks(stats: pd.DataFrame, info: dict, threshold: float) -> list[Bloc
 
 
 def trend_png(kind: str, name: str, series: pd.DataFrame) -> bytes:
-    """The series' medians entry by entry, each run's range as a bar, change points dashed."""
+    from nsprof.render.figure_file import figure_bytes
+
+    return figure_bytes(trend_figure(kind, name, series))
+
+
+def trend_figure(kind: str, name: str, series: pd.DataFrame):
+    """The series' medians entry by entry, each run's range as a bar, change points dashed, on an
+    axis from 0 (so a bar's height reads as time), under a title that states the change."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from nsprof.render.figure_file import figure_bytes
 
     medians = series["median_ns"].to_numpy() / 1e3
     low = np.array([min(runs) for runs in series["run_medians_ns"]]) / 1e3
@@ -98,12 +112,28 @@ def trend_png(kind: str, name: str, series: pd.DataFrame) -> bytes:
     figure, axes = plt.subplots(figsize=(8, 3.6))
     axes.errorbar(x, medians, yerr=[medians - low, high - medians], fmt="o-", color="#1f77b4", capsize=3,
                   label="median (bars: the runs' medians)")
-    for number, point in enumerate(change_points(series["median_ns"].to_numpy())):
+    points = change_points(series["median_ns"].to_numpy())
+    for number, point in enumerate(points):
         axes.axvline(point - 0.5, color="#d62728", linestyle="--", linewidth=1, label=None if number else "level shift")
     axes.set_xticks(x, [(c or "")[:7] or str(e) for c, e in zip(series["commit_id"], series["entry"])], rotation=45,
                     fontsize=7)
     axes.set_ylabel("median time (µs)")
-    axes.set_title(f"{kind} {name}"[:90], fontsize=9)
+    axes.set_ylim(bottom=0, top=max(high.max(), medians.max()) * 1.15)
+    summary = trend_summary(series["median_ns"].to_numpy(), points, series["entry"].tolist())
+    axes.set_title(f"{kind} {name}"[:90] + "\n" + summary, fontsize=9)
     axes.legend(fontsize=7, loc="best")
     figure.tight_layout()
-    return figure_bytes(figure)
+    return figure
+
+
+def trend_summary(medians: np.ndarray, points: list[int], entries: list[int]) -> str:
+    """What the trend chart shows, in words: the newest median against the first, and each level
+    shift (at the entry that starts a level) as the change between the medians of the levels either
+    side of it."""
+    text = f"newest {fmt.duration_ns(medians[-1])} against first {fmt.duration_ns(medians[0])}: " + \
+        fmt.change(100 * (medians[-1] / medians[0] - 1) if medians[0] > 0 else None)
+    bounds = [0, *points, len(medians)]
+    levels = [float(np.median(medians[start:end])) for start, end in pairwise(bounds)]
+    shifts = [f"at entry {entries[point]}, {fmt.change(100 * (after / before - 1))}"
+              for point, (before, after) in zip(points, pairwise(levels)) if before > 0]
+    return text + (f"; level shift{'s' if len(shifts) > 1 else ''} {', '.join(shifts)}" if shifts else "; no level shift")

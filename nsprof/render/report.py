@@ -171,7 +171,7 @@ def _measured_cells(work: pd.DataFrame) -> list[tuple[str, ...]]:
     return [(
         fmt.duration_ns(row.get("time_per_launch_ns")), row.get("time_source") or fmt.MISSING,
         fmt.flops_per_s(_scaled(row.get("tflops_per_s"), 1e12), unit=False), _peak_cell(row),
-        fmt.percent(row.get("pct_of_library"), 0), fmt.bytes_per_s(_scaled(row.get("dram_gbytes_per_s"), 1e9), unit=False),
+        _percent_of_library(row.get("pct_of_library")), fmt.bytes_per_s(_scaled(row.get("dram_gbytes_per_s"), 1e9), unit=False),
         fmt.ratio(row.get("intensity_flop_per_byte"), 1), fmt.count(row.get("bank_conflicts_per_launch")),
         f"{fmt.ratio(row.get('smem_ld_nway'))} / {fmt.ratio(row.get('smem_st_nway'))}",
         fmt.percent(row.get("occupancy_pct")), fmt.count(row.get("registers_per_thread")),
@@ -429,3 +429,8 @@ def _registry_titles() -> dict[tuple[str, str], str]:
 
 def _scaled(value, factor: float):
     return None if value is None or pd.isna(value) else value * factor
+
+
+def _percent_of_library(value: float | None) -> str:
+    text = fmt.share(value)
+    return text if text == fmt.MISSING else f"{text}%"

@@ -1,4 +1,4 @@
-"""A program whose one change has a known size, for `nsprof diff` across runs (issue 31).
+"""A program whose one change has a known size, for `nsprof diff` across runs.
 
 Each training-like step runs, in NVTX ranges of domain `ab`:
 - `compute`: `spin`, a kernel that waits a fixed number of SM clock cycles (SPIN_CYCLES, times

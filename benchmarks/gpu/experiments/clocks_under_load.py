@@ -11,7 +11,8 @@ record at 4096^3), torch.mm.
     python3 benchmarks/gpu/experiments/clocks_under_load.py --out $OUT/clocks.json
         [--kernels h6,torch.mm] [--in-turn] [--cycles 2]
 
-The defaults are the first run's (h100-clocks-under-load.json): h6 and torch.mm, in turn, two cycles.
+The defaults are the first run's (benchmarks/experiments/2026-11-26-h100-clocks-under-load/h100-clocks-under-load.json):
+h6 and torch.mm, in turn, two cycles.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Issue 33's HGEMM gap at 4096^3: h6 in clusters of two blocks (B's tile multicast to both, so each
 block fetches half of it) with C stored by TMA (hgemm_h6_cl2_tma_256x256). With the staged epilogue the
-cluster was no faster (benchmarks/h100-paired-library.md); the TMA stores freed the MMAs of part of the
+cluster was no faster (benchmarks/records/2026-11-26-h100-paired-library/h100-paired-library.md); the TMA stores freed the MMAs of part of the
 epilogue, which may leave L2 traffic the thing that limits.
 
 Verifies the entry at square, ragged and extreme shapes (NaN-poisoned output, float64 reference, twice),

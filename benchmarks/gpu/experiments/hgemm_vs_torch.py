@@ -36,7 +36,7 @@ def variants():
     found += [(f"h6 128x256 {d.split('=')[0][3:].lower()}={d.split('=')[1]}", own["128x256"], (d,))
               for d in (*GROUPS, "H6_EPI=0")]
     declared = ("epi1", "s6")  # the JSON's variants that the declared tiles already are
-    for path in ("benchmarks/hgemm-variants/h6b.json",):  # h6.json's cl2 entry predates the staged epilogue's 16 KB
+    for path in ("benchmarks/experiments/2026-11-22-h200-hgemm-variants/h6b.json",):  # h6.json's cl2 entry predates the staged epilogue's 16 KB
         for stage, tile, defines, label in variants_of("h6", path):
             if len(stage.tiles) == 1 and tile.persistent and "debug" not in tile.entry \
                     and not (tile.entry in ("hgemm_h6_128x256", "hgemm_h6_128x128") and label.endswith(declared)):

@@ -1,5 +1,5 @@
 """Schedules for the streamed 1024^3 flow beyond `nsprof pipeline`'s equal row blocks, with cuBLAS
-called through ctypes (capturable in a graph), on the GPU; the numbers are in benchmarks/h200-pipeline.md.
+called through ctypes (capturable in a graph), on the GPU; the numbers are in benchmarks/records/2026-11-22-h200-pipeline/h200-pipeline.md.
 
 - default: B whole, then row blocks (equal, or with a short last block);
 - lead: a first row block multiplied against B's column pieces as they arrive (2D copies), so the

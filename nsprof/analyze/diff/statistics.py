@@ -129,7 +129,8 @@ def compare_runs(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
 def discoveries(p_values: pd.Series) -> pd.Series:
     """Which rows of one table are significant once the table's many comparisons are allowed for:
     Benjamini-Hochberg at FALSE_DISCOVERY_RATE over the rows with a p-value (a diff of hundreds of
-    kernels would otherwise call some by chance; benchmarks/noise_corpus.md counts the calls)."""
+    kernels would otherwise call some by chance;
+    benchmarks/records/2026-11-28-h200-noise-corpus/noise_corpus.md counts the calls)."""
     from scipy.stats import false_discovery_control
 
     tested = p_values.dropna()
