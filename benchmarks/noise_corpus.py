@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from nsprof import api  # noqa: E402
-from nsprof.analyze.diff import DEFAULT_MIN_CHANGE_PCT, call_rows, run_frames  # noqa: E402
+from nsprof.analyze.diff import DEFAULT_MIN_CHANGE_PCT, call_rows, floors_apply, run_frames  # noqa: E402
 from nsprof.analyze.diff.noise import (  # noqa: E402
     NOISE_RECORD,
     PAGEABLE,
@@ -189,10 +189,13 @@ def _called(a: pd.DataFrame, b: pd.DataFrame, floors: NoiseFloor | None = None) 
     return call_rows(compare_runs(a, b), kinds, noise=floors, across_runs=True)
 
 
-def _apart(runs: pd.DataFrame, a: list[int], b: list[int], floors: NoiseFloor) -> NoiseFloor | None:
-    """`floors` where the runs of A and of B share no GPU (machines_apart), else None."""
+def _floors_for(runs: pd.DataFrame, a: list[int], b: list[int], floors: NoiseFloor, few: bool = True) -> NoiseFloor | None:
+    """`floors` where `nsprof diff` applies them to runs (floors_apply: too few runs a side, or runs
+    that share no GPU, machines_apart), else None; without `few`, only where the machines differ
+    (the runs alone judge the rest: what the few-runs rule is measured against)."""
     gpus = runs.set_index("run")["gpu"]
-    return floors if not set(gpus[list(a)]) & set(gpus[list(b)]) else None
+    apart = not set(gpus[list(a)]) & set(gpus[list(b)])
+    return floors if (floors_apply(len(a), len(b), apart) if few else apart) else None
 
 
 def _splits(run_ids: list[int], per_side: int, rng: np.random.Generator) -> list[tuple[list[int], list[int]]]:
@@ -205,11 +208,12 @@ def _splits(run_ids: list[int], per_side: int, rng: np.random.Generator) -> list
     return [(list(a), list(b)) for a, b in sorted(found)]
 
 
-def runs_no_change(runs: pd.DataFrame, frames: dict, changes: pd.DataFrame, per_side: int = 3) -> list[dict]:
+def runs_no_change(runs: pd.DataFrame, frames: dict, changes: pd.DataFrame, per_side: int = 3,
+                   few: bool = True) -> list[dict]:
     """Per program and regime: disjoint sides of `per_side` runs, unchanged, compared as `nsprof
-    diff` compares runs (with the floors learned without the program where the sides share no
-    GPU). Regimes: both sides from one machine on the corpus's day; from the day's machines mixed;
-    side A from an earlier day, B from the corpus's day."""
+    diff` compares runs (with the floors learned without the program where diff applies them;
+    without `few`, only where the sides share no GPU). Regimes: both sides from one machine on the
+    corpus's day; from the day's machines mixed; side A from an earlier day, B from the corpus's day."""
     rng = np.random.default_rng(SEED)
     rows = []
     for program in PROGRAMS:
@@ -226,8 +230,8 @@ def runs_no_change(runs: pd.DataFrame, frames: dict, changes: pd.DataFrame, per_
                 continue
             calling, worst = 0, ""
             for a, b in splits:
-                called = pd.concat([_called(_side(frames, a, table), _side(frames, b, table), _apart(runs, a, b, floors))
-                                    for table in TABLES])
+                called = pd.concat([_called(_side(frames, a, table), _side(frames, b, table),
+                                            _floors_for(runs, a, b, floors, few)) for table in TABLES])
                 hits = called[called["status"].isin(["faster", "slower"])]
                 calling += bool(len(hits))
                 if len(hits):
@@ -296,7 +300,7 @@ def _real_power(runs: pd.DataFrame, frames: dict, ids: list[int], table: str, ch
     for a, b in splits:
         planted = _side(frames, b, table)
         planted.loc[planted["key"].isin(chosen), "value_ns"] *= 1 + PLANTED_PCT / 100
-        called = _called(_side(frames, a, table), planted, _apart(runs, a, b, floors))
+        called = _called(_side(frames, a, table), planted, _floors_for(runs, a, b, floors))
         for key in chosen:
             hits[key] += called.at[key, "status"] == "slower"
     return {key: hit / len(splits) for key, hit in hits.items()}
@@ -320,11 +324,22 @@ def _simulated_power(per_run: pd.DataFrame, chosen: list[str], per_side: int, rn
     return found
 
 
+def _alone(record: dict) -> str:
+    """The one-day splits that the runs alone called, in words: '5 of 300 splits (jax: loop_add_fusion_1: -3.3%, ...)'."""
+    rows = [row for row in record["runs_3_no_change_runs_alone"] if row["regime"] != "two days"]
+    calling = [row for row in rows if row["calling"]]
+    named = ", ".join(dict.fromkeys(f"{row['program']}: {row['last_call']}" for row in calling))
+    return (f"{sum(row['calling'] for row in rows)} of {sum(row['splits'] for row in rows)} splits"
+            + (f" ({named})" if named else ""))
+
+
 def _worst(record: dict, days: bool) -> str:
     """The most calls of one program over its no-change splits of three runs (of two days, or of one)."""
     rows = [row for row in record["runs_3_no_change"] if (row["regime"] == "two days") == days]
     row = max(rows, key=lambda row: row["calling"] / row["splits"])
-    return f"at most {row['calling']} of {row['splits']} splits ({row['program']}: {row['last_call'] or 'none'})"
+    if not row["calling"]:
+        return f"0 of {sum(row['splits'] for row in rows)} splits"
+    return f"at most {row['calling']} of {row['splits']} splits ({row['program']}: {row['last_call']})"
 
 
 def _power(record: dict, program: str) -> float:
@@ -378,7 +393,8 @@ def markdown(record: dict) -> str:
         "**Leave one out, one run a side**: floors measured without program P, then every pair of P's runs diffed "
         "with them, as `nsprof diff` calls rows (pairs with any row called / pairs). **Runs, no change**: disjoint "
         "sides of 3 runs, unchanged, compared as `nsprof diff` compares runs (Welch t on run medians, "
-        "Benjamini-Hochberg over each table; where the sides share no GPU, the floors learned without P apply too) "
+        "Benjamini-Hochberg over each table; with fewer than 5 runs a side, or where the sides share no GPU, the "
+        "floors learned without P apply too) "
         "(splits with any call / splits). **Power at --runs 5**: a 5% slowdown "
         f"planted in side B's launches of every kernel and range of 10 us or more launched as often in every run, "
         f"found when called slower; from {SPLITS} disjoint 5-run splits of the day's runs, or simulated from the "
@@ -404,10 +420,13 @@ def markdown(record: dict) -> str:
         "2026-11-24's machine against 11.5 us on today's (15.5%), while they move under 2% between today's runs. "
         "That move sets the 10-100 us floor, so one run a side leaves most changes of such kernels undecided and "
         "says to capture runs.",
-        f"- With runs, three unchanged runs against three of one day call something in {_worst(record, False)}: "
-        "single 2-5% changes, with Benjamini-Hochberg at 1% over each table (at 5%, up to 3 of 40). Where the two "
-        "sides ran on no GPU in common, their runs cannot measure the variation between machines, so `nsprof diff` "
-        f"applies the floors as well (and says so); across two days that leaves {_worst(record, True)}. The "
+        f"- With runs, three unchanged runs against three of one day, judged by the runs alone (Welch t on the run "
+        f"medians, Benjamini-Hochberg at 1% over each table), call {_alone(record)}: the processes of one program "
+        "cluster, and three run medians a side cannot tell that from a change. So with fewer than 5 runs a side "
+        "`nsprof diff` applies the floors as well, and says so: then no split of one day calls anything "
+        f"({_worst(record, False)}). Where the two sides ran on no GPU in common, their runs cannot measure the "
+        "variation between machines, so the floors apply at any number of runs; across two days that leaves "
+        f"{_worst(record, True)}. The "
         "torch.compile block's day-to-day calls without the floors were `triton_per_fused_native_layer_norm_0` "
         "(+27%), which is not timing noise: on 2026-11-26 it ran 20 times a run (8.3 us), today once (10.4 us), "
         "its steps replayed inside CUDA graphs; the diff's count warning names it.",
@@ -438,6 +457,7 @@ def main() -> None:
         "programs": PROGRAMS, "runs": runs.groupby("program").size().to_dict(),
         "floor_pct": floors, "per_program_pct": per_program,
         "leave_one_out": leave_one_out(changes), "runs_3_no_change": runs_no_change(runs, frames, changes),
+        "runs_3_no_change_runs_alone": runs_no_change(runs, frames, changes, few=False),
         "power_runs_5": power(runs, frames, changes),
     }
     (RECORD / "noise_corpus.json").write_text(json.dumps(record, indent=1, default=str) + "\n")

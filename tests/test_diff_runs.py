@@ -308,3 +308,25 @@ def test_a_profile_missing_some_of_its_runs_is_refused_naming_them(tmp_path):
         assert result.exit_code != 0 and "Traceback" not in result.output
         line = " ".join(result.output.split())
         assert "runs/nsys-3.sqlite missing, of the 5 runs its manifest says were captured" in line
+
+
+def test_three_runs_a_side_meet_the_floors_too_and_five_are_judged_by_their_runs(tmp_path):
+    """ab_spin's unchanged runs, three against three: too few run medians to tell a change from runs
+    that cluster, so the floors apply as well and the diff says so (and what to capture); five against
+    five are judged by their own variation alone. The 5%-slower spin, 203 us a launch (over 100 us:
+    a 1% floor), is still found at three runs a side."""
+    from nsprof.analyze.diff import FEW_RUNS
+
+    runs = base_runs()
+    three_a, three_b, five_a, five_b = groups_of(tmp_path, {"three-a": runs[:3], "three-b": runs[3:6],
+                                                            "five-a": runs[:5], "five-b": runs[5:]})
+    few = api.diff(three_a, three_b)
+    assert few.runs == {"a": 3, "b": 3} and few.noise is not None and called(few) == []
+    assert any(line.startswith(f"fewer than {FEW_RUNS} runs on a side") and "--runs 5" in line for line in few.warnings)
+    assert all(row["floor_pct"] >= 1.0 for row in few.kernels if row["status"] == "same" and row["floor"])
+    enough = api.diff(five_a, five_b)
+    assert enough.noise is None and not any("fewer than" in line for line in enough.warnings)
+    slower = sorted(SLOWER.glob("**/*.sqlite"))[:3]
+    (spin_slower,) = groups_of(tmp_path, {"three-slower": slower})
+    spin = next(row for row in api.diff(three_a, spin_slower).kernels if row["kernel"] == "spin")
+    assert spin["status"] == "slower" and spin["floor"] == "over 100 us"

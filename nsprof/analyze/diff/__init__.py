@@ -58,6 +58,7 @@ from nsprof.errors import UsageError
 from nsprof.ranges import parse_stage_range
 
 FASTER, SLOWER, SAME, ADDED, REMOVED, UNSTABLE = "faster", "slower", "same", "added", "removed", "unstable"
+FEW_RUNS = 5  # with fewer runs on a side, the noise floors apply across runs too (floors_apply)
 NOT_CALLED = "not called"  # a CPU-side duration: shown with its interval, never called (_not_called)
 DEFAULT_MIN_CHANGE_PCT = 2.0
 TOP_CONTRIBUTORS = 5
@@ -170,6 +171,15 @@ def call_rows(stats: pd.DataFrame, kinds: str | pd.Series, min_change_pct: float
     return _Judge(min_change_pct, noise is None if across_runs is None else across_runs, noise).called(stats, kinds)
 
 
+def floors_apply(runs_a: int, runs_b: int, apart: bool) -> bool:
+    """Whether a change must also pass the noise floor of its category: one run a side (the variation
+    between runs unmeasured), fewer than FEW_RUNS on a side (too few run medians to tell a change
+    from processes that cluster: three runs against three unchanged called 2-5% changes in 7 of 580
+    splits of one day's runs, none with the floors; benchmarks/records/2026-11-28-h200-noise-corpus),
+    or runs of two machines (`apart`: no variation between machines measured)."""
+    return min(runs_a, runs_b) < FEW_RUNS or apart
+
+
 def machines_apart(a: Capture, b: Capture) -> bool:
     """Whether the two sides ran on no GPU in common (by UUID; False where a capture does not say):
     then neither side's runs measure the variation between the machines."""
@@ -191,11 +201,11 @@ def diff_captures(a: Capture, b: Capture, min_change_pct: float = DEFAULT_MIN_CH
     across_runs = max(runs.values()) > 1
     # two stages of one capture ran in the same run: no variation between runs to allow for
     one_run = stage_pair is not None and a.name == b.name and not across_runs
-    apart = across_runs and machines_apart(a, b)  # runs of two machines: the floors still apply
-    floors = None if one_run or (across_runs and not apart) else noise or default_noise()
+    apart = across_runs and machines_apart(a, b)
+    floors = None if one_run or not floors_apply(runs["a"], runs["b"], apart) else noise or default_noise()
     judge = _Judge(min_change_pct, across_runs, floors)
     if a.bench is not None and b.bench is not None:
-        return _bench_diff(a, b, judge, stage_pair, runs)
+        return _bench_diff(a, b, judge, stage_pair, runs, apart)
     instances = {side: _side_instances(capture, attribution) for side, capture in (("a", a), ("b", b))}
     stage_a, stage_b = (_rekeyed(instances["a"]["stages"], stage_pair[0], stage_pair),
                         _rekeyed(instances["b"]["stages"], stage_pair[1], stage_pair)) if stage_pair else \
@@ -211,7 +221,7 @@ def diff_captures(a: Capture, b: Capture, min_change_pct: float = DEFAULT_MIN_CH
     stages = _stage_rows(judge.called(judge.compare(*_values(stage_a, stage_b, "gpu_time_ns")), "ranges"),
                          counters, rules, judge, stage_pair, main_kernels,
                          judge.compare(*_values(stage_a, stage_b, "duration_ns")))
-    warnings = _warnings(a, b) + _runs_warnings(judge, runs)
+    warnings = _warnings(a, b) + _runs_warnings(judge, runs, apart)
     if stage_pair:
         sources = {side: "nsys" if len(instances[side]["stages"]) else "none" for side in ("a", "b")}
         return DiffResult(a.name, b.name, [], [], stages, [], [], warnings, judge.method, min_change_pct, stage_pair,
@@ -228,7 +238,8 @@ def diff_captures(a: Capture, b: Capture, min_change_pct: float = DEFAULT_MIN_CH
                       judge.method, min_change_pct, None, sources, runs, judge.noise, host)
 
 
-def _bench_diff(a: Capture, b: Capture, judge: _Judge, stage_pair: tuple[str, str] | None, runs: dict) -> DiffResult:
+def _bench_diff(a: Capture, b: Capture, judge: _Judge, stage_pair: tuple[str, str] | None, runs: dict,
+                apart: bool) -> DiffResult:
     """Two `nsprof bench` records: by their runs' medians where both kept them (bench --runs),
     else by each record's median, quartiles and launch count."""
     assert a.bench is not None and b.bench is not None
@@ -244,16 +255,21 @@ def _bench_diff(a: Capture, b: Capture, judge: _Judge, stage_pair: tuple[str, st
     frames = [frame[frame["key"].isin(common)] for frame in frames]
     stats = compare_runs(*frames) if with_runs else compare_summaries(*frames)
     stages = _stage_rows(judge.called(stats, "kernels"), {}, {}, judge, stage_pair, {})
-    warnings = _bench_warnings(a.bench, b.bench) + skipped + _runs_warnings(judge, runs)
+    warnings = _bench_warnings(a.bench, b.bench) + skipped + _runs_warnings(judge, runs, apart)
     return DiffResult(a.name, b.name, [], [], stages, [], [], warnings, RUNS_METHOD if with_runs else SUMMARY_METHOD,
                       judge.min_change_pct, stage_pair, {"a": "bench", "b": "bench"}, runs, judge.noise)
 
 
-def _runs_warnings(judge: _Judge, runs: dict) -> list[str]:
+def _runs_warnings(judge: _Judge, runs: dict, apart: bool) -> list[str]:
+    """What the runs can and cannot tell, as the diff's warnings (floors_apply says why floors apply)."""
     if judge.across_runs:
         alone = [side.upper() for side, count in runs.items() if count == 1]
         found = [f"{alone[0]} is one run: it borrows the other side's variation between runs"] if alone else []
-        if judge.noise is not None:
+        if judge.noise is not None and min(runs.values()) < FEW_RUNS:
+            found.append(f"fewer than {FEW_RUNS} runs on a side: too few to tell a change from runs that cluster, so a "
+                         f"change is also called only beyond the noise floor of its category; capture {FEW_RUNS} runs a "
+                         f"side (nsprof profile --runs {FEW_RUNS}) to decide the rest")
+        if judge.noise is not None and apart:
             found.append("A and B ran on different GPUs (no UUID in common): their runs measure no variation between "
                          "machines, so a change is also called only beyond the noise floor of its category; capture both "
                          "sides on one machine to decide the rest")
