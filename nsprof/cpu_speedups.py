@@ -35,7 +35,6 @@ def _role(row: Mapping) -> str | None:
     """The CPU rung's role of the row's stage (loop, blocked, blas); None for a GPU stage or one this nsprof lacks."""
     from nsprof.cpu_roles import cpu_role
     from nsprof.registry import get_stage
-    from nsprof.stage_kinds import CPU
 
     if not isinstance(row.get("op"), str) or not isinstance(row.get("stage"), str):
         return None
@@ -43,7 +42,7 @@ def _role(row: Mapping) -> str | None:
         stage = get_stage(row["op"], row["stage"])
     except NsprofError:
         return None
-    return cpu_role(stage) if stage.kind is CPU else None
+    return cpu_role(stage) if stage.kind.on_host else None
 
 
 def _time(row: Mapping, key: str) -> float | None:

@@ -33,6 +33,16 @@ class StageKind:
     problems: Callable[[Any], list[str]]  # what breaks this kind's declaration in a stage (registration)
     needs: str | None = None  # the Python package it needs beyond nsprof's own
     install: str | None = None  # how to get that package
+    # what the kind's stages do, asked by the code instead of which kind a stage is
+    on_host: bool = False  # runs on the CPU, timed on the wall clock: no GPU, no profiler
+    vendor_library: bool = False  # a library's product: tuned over its algorithms, timed beside PyTorch's
+    autotuned: bool = False  # its tiles are configurations it is autotuned over before timing
+
+    @property
+    def tuned(self) -> bool:
+        """Whether a stage of this kind is tuned before it is timed (its configurations, or the
+        library's algorithms): a tuning to keep, and to reuse where the same stage runs again."""
+        return self.autotuned or self.vendor_library
 
     def unavailable(self) -> str | None:
         """Why no stage of this kind can run here (its package is missing); None when one can."""
@@ -73,9 +83,9 @@ def _triton(stage) -> list[str]:
 
 NVRTC = StageKind("nvrtc", "CUDA C++ compiled at run time (NVRTC through CuPy)", _source(".cu"))
 LIBRARY = StageKind("library", "a vendor library call: the fastest verified of cuBLAS's and cuBLASLt's algorithms",
-                    _library)
+                    _library, vendor_library=True)
 TRITON = StageKind("triton", "a Triton kernel, autotuned over its declared configurations before timing", _triton,
-                   needs="triton", install='pip install -e ".[cuda13,triton]"')
+                   needs="triton", install='pip install -e ".[cuda13,triton]"', autotuned=True)
 CPU = StageKind("cpu", "C compiled by the host compiler (or NumPy's BLAS), run on the CPU and timed on the wall clock",
-                _cpu)
+                _cpu, on_host=True)
 STAGE_KINDS = {kind.name: kind for kind in (NVRTC, LIBRARY, TRITON, CPU)}

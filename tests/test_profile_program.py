@@ -241,7 +241,7 @@ def test_a_guided_capture_with_nothing_to_hand_ncu_says_so(tmp_path, stand_ins, 
     does not run, and the summary says why and how to choose by hand."""
     from nsprof.capture.program import GuidedChoice
 
-    monkeypatch.setattr("nsprof.api.choose_hot_kernels", lambda export, top: GuidedChoice((), 0.0, 0, "none"))
+    monkeypatch.setattr("nsprof.verbs.capture.choose_hot_kernels", lambda export, top: GuidedChoice((), 0.0, 0, "none"))
     result = invoke("--out", tmp_path, "--", *program(tmp_path))
     assert result.exit_code == 0, result.output
     assert "ncu did not run: nsys saw no kernel to hand it" in result.output

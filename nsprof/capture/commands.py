@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 from nsprof.capture.request import ProfileRequest
 from nsprof.ranges import NVTX_DOMAIN, range_name
 from nsprof.sizes import Size, short_size
-from nsprof.stage_kinds import LIBRARY, TRITON
 
 if TYPE_CHECKING:
     from nsprof.registry import Stage
@@ -68,7 +67,7 @@ def workload_argv(request: ProfileRequest, tool: str, directory: Path) -> list[s
     kept (a tuning under ncu's instrumentation can keep another one, and the tools would measure
     different kernels)."""
     tuned = ["--tuned", str(bench_results_file(directory, "nsys"))] \
-        if tool == "ncu" and "nsys" in request.tools and any(s.kind in (TRITON, LIBRARY) for s in request.stages) else []
+        if tool == "ncu" and "nsys" in request.tools and any(s.kind.tuned for s in request.stages) else []
     # no pairing with the library: a capture measures each stage's own launches, inside its own range
     timing = ("--repeat", str(request.repeat[tool]), "--warmup", str(request.warmup), "--no-paired")
     return [*_bench_argv(request, request.stages, tool, directory, timing), *tuned]

@@ -43,9 +43,8 @@ class ProfileRequest:
     def all_stages(self) -> bool:
         """Whether every GPU stage of the ladder was chosen (CPU stages are never captured)."""
         from nsprof.registry import stages_for
-        from nsprof.stage_kinds import CPU
 
-        return list(self.stages) == [stage for stage in stages_for(self.op) if stage.kind is not CPU]
+        return list(self.stages) == [stage for stage in stages_for(self.op) if not stage.kind.on_host]
 
     @property
     def size_labels(self) -> list[str]:
@@ -57,11 +56,10 @@ def build_request(op: str = "sgemm", stages: list[str] | None = None, sizes: lis
                   repeat: int | None = None) -> ProfileRequest:
     """Validate what the user typed; every mistake is a UsageError (exit code 2)."""
     from nsprof.registry import get_op, select_stages
-    from nsprof.stage_kinds import CPU
 
     picked = select_stages(op, stages)
-    chosen = [stage for stage in picked if stage.kind is not CPU]  # no GPU work for nsys and ncu to capture
-    on_cpu = [stage for stage in picked if stage.kind is CPU]
+    chosen = [stage for stage in picked if not stage.kind.on_host]  # no GPU work for nsys and ncu to capture
+    on_cpu = [stage for stage in picked if stage.kind.on_host]
     if not chosen:
         raise UsageError(f"{', '.join(s.stage for s in picked)}: CPU stages run no GPU work, so nsys and ncu have "
                          "nothing to capture", "time them with `nsprof bench`, or choose GPU stages")

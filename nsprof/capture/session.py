@@ -59,7 +59,7 @@ def dry_run(request: ProfileRequest | ProgramRequest, out: Path, tool_options: d
 
 
 # A guided capture's chooser: nsys's SQLite export and the most kernels to pick -> what ncu profiles
-# (nsprof.api.choose_hot_kernels: parse and analyze, which this layer does not import).
+# (nsprof.verbs.capture.choose_hot_kernels: parse and analyze, which this layer does not import).
 Chooser = Callable[[Path, int], GuidedChoice]
 
 

@@ -15,7 +15,6 @@ from nsprof.registry import Stage, get_op
 from nsprof.render.bench_table import SASS_WORDS
 from nsprof.render.format import bytes_per_s, flops_per_s
 from nsprof.sizes import parse_label
-from nsprof.stage_kinds import TRITON
 
 
 def topic_facts(topic: str, stages: list[Stage], m: Measurements | None) -> list[str]:
@@ -206,7 +205,7 @@ def _triton(stages: list[Stage], m: Measurements | None) -> list[str]:
     and what Triton compiled it to; and how far each is from the hand-written stage beside it."""
     facts = []
     for stage in stages:
-        if stage.kind is TRITON:
+        if stage.kind.autotuned:
             facts.append(f"{stage.stage} is tuned over {len(stage.tiles)} configurations: "
                          + ", ".join(config.shape for config in stage.tiles) + ".")
     for (name, size), details in sorted((m.tuning or {}).items()) if m is not None else []:
@@ -220,7 +219,7 @@ def _triton(stages: list[Stage], m: Measurements | None) -> list[str]:
                      f"shared memory; its SASS: {path}.")
     if m is not None and not m.stages.empty:
         figures = m.stages.set_index(["stage", "size"])
-        for stage in (s for s in stages if s.kind is TRITON):
+        for stage in (s for s in stages if s.kind.autotuned):
             hand = _HAND_WRITTEN.get(stage.key)
             for (other, size), row in figures.iterrows():
                 if other != hand or (stage.stage, size) not in figures.index:

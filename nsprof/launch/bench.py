@@ -16,7 +16,6 @@ from nsprof.errors import KernelBuildError, NsprofError, UsageError
 from nsprof.ranges import range_name, step_range_name, verify_range_name
 from nsprof.registry import Stage, baseline_stage, get_op, get_stage, stages_for
 from nsprof.sizes import Size, size_label
-from nsprof.stage_kinds import CPU, LIBRARY
 
 Progress = Callable[[str], None]
 TORCH = "torch"  # the key, beside a library stage's name, of PyTorch's launch for the same product
@@ -57,7 +56,7 @@ def bench_stage(stage: Stage, size: Size, problem, tools, *, repeat: int | None,
         rec["status"], rec["message"] = "not available", missing
         return rec
     # a forced or kept tile: an NVRTC stage's launch configuration, a Triton stage's or a library stage's candidate
-    launcher = stage_launcher(stage, problem, tools, tile if len(stage.tiles) > 1 or stage.kind is LIBRARY else None)
+    launcher = stage_launcher(stage, problem, tools, tile if len(stage.tiles) > 1 or stage.kind.vendor_library else None)
     rec["split_k"] = launcher.split_k
     rec["details"] = getattr(launcher, "details", None)  # a tuned stage's trials (Triton: and what it compiled to)
     rec["tile"], rec["padded"] = launcher.tile_label, launcher.padded_shape is not None
@@ -83,7 +82,7 @@ def bench_stage(stage: Stage, size: Size, problem, tools, *, repeat: int | None,
     steps = launcher.steps  # work inside the stage's time (v11's transpose), timed alone too
     if steps:
         rec["steps_ms"] = {name: alone(name, step) for name, step in steps.items()}
-    if stage.kind is LIBRARY:  # what PyTorch's users get for the same product, beside it
+    if stage.kind.vendor_library:  # what PyTorch's users get for the same product, beside it
         from nsprof.launch.torch_baseline import torch_timing
 
         call = get_op(stage.op).workload.library_call(stage, problem)
@@ -127,10 +126,10 @@ def run_bench(op: str, stages: list[Stage], sizes: list[Size], *, repeat: int | 
 
     if no_gpu is not None:
         skipped = [_skipped(stage, size, no_gpu) for size in sizes for stage in stages
-                   if stage.kind is not CPU]
-        cpu = [stage for stage in stages if stage.kind is CPU]
+                   if not stage.kind.on_host]
+        cpu = [stage for stage in stages if stage.kind.on_host]
         return (run_bench(op, cpu, sizes, repeat=repeat, warmup=warmup, progress=progress) if cpu else []) + skipped
-    on_gpu = [s for s in stages if s.kind is not CPU]  # CPU stages alone need no GPU
+    on_gpu = [s for s in stages if not s.kind.on_host]  # CPU stages alone need no GPU
     cp, tools = _gpu() if on_gpu else (None, None)
     workload = get_op(op).workload
     baselines = list(dict.fromkeys(baseline_stage(op, s.precision.name) for s in on_gpu)) if baseline else []
@@ -143,10 +142,10 @@ def run_bench(op: str, stages: list[Stage], sizes: list[Size], *, repeat: int | 
         launches: dict = {}  # the launches of the stages that verified at this size, for pairing
         first = len(records)
         for stage in todo:
-            problem = problems["cpu" if stage.kind is CPU else "gpu"]
+            problem = problems["cpu" if stage.kind.on_host else "gpu"]
             if progress:
                 progress(f"{stage.op} {stage.stage} {size_label(size)}")
-            if stage.kind is CPU:
+            if stage.kind.on_host:
                 from nsprof.launch.cpu_stage import bench_cpu_stage
 
                 rec = bench_cpu_stage(stage, size, problem, _record(stage, size), repeat=repeat, warmup=warmup)
@@ -222,7 +221,7 @@ def pair_with_library(records: list[dict], launches: dict) -> None:
 
     fastest: dict[str, tuple[Callable[[], object], str]] = {}
     for r in records:
-        own = launches.get(r["stage"]) if r["status"] == "ok" and get_stage(r["op"], r["stage"]).kind is LIBRARY else None
+        own = launches.get(r["stage"]) if r["status"] == "ok" and get_stage(r["op"], r["stage"]).kind.vendor_library else None
         if own is None:
             continue
         library = get_op(r["op"]).library

@@ -42,7 +42,6 @@ from nsprof.launch.stage_launch import stage_launcher
 from nsprof.ranges import pipeline_range
 from nsprof.registry import Stage, get_op
 from nsprof.sizes import Size, size_label
-from nsprof.stage_kinds import LIBRARY
 
 PAGEABLE, PINNED, STREAMS, GRAPH, WATCHED, COLD = "pageable", "pinned", "streams", "graph", "watched", "cold"
 VARIANTS = (PAGEABLE, PINNED, STREAMS, GRAPH, WATCHED)
@@ -101,7 +100,7 @@ class Pipeline:
         self.pinned["A"][...] = a
         self.pinned["B"][...] = b
         self.pageable_c = np.empty((m, n), dtype)
-        launcher = (lambda problem: library_gemm(cp, problem, stage.precision.name)) if stage.kind is LIBRARY else \
+        launcher = (lambda problem: library_gemm(cp, problem, stage.precision.name)) if stage.kind.vendor_library else \
             (lambda problem: stage_launcher(stage, problem, tools))
         self.whole = launcher(self.device)
         self.blocks = row_blocks(m, chunks)
@@ -298,7 +297,7 @@ def cold_start(t0: float, op: str, stage_name: str, size: list[int], seed: int) 
     marks["allocation_s"] = time.perf_counter() - step
     step = time.perf_counter()
     # a library stage is the call a fresh program makes (cuBLAS's gemmEx), never a tuning run
-    launcher = library_gemm(cp, device, stage.precision.name) if stage.kind is LIBRARY else \
+    launcher = library_gemm(cp, device, stage.precision.name) if stage.kind.vendor_library else \
         stage_launcher(stage, device, tools)
     marks["module_load_s"] = time.perf_counter() - step
     step = time.perf_counter()

@@ -3,8 +3,9 @@ format is a reader (nsprof.parse.readers) that makes one of these:
 
 - GpuTimeline: what ran on the GPU and when (kernels, graph launches, copies, memsets), the CUDA
   API calls that launched it or waited for it (synchronizations), NVTX ranges, thread names and
-  the GPUs. nsys's exports and reports are read into it
-  (nsprof.parse.nsys_sqlite.COLUMNS describes the columns); another tracer's trace would be too.
+  the GPUs, in the columns TIMELINE_COLUMNS declares (type, unit, meaning), which every reader's
+  timeline is checked against on load (timeline_problems): nsys's exports and reports are read
+  into it, and another tracer's trace would be too.
 - LaunchCounters: hardware counters per profiled kernel launch, their units, and the profiler's
   rule results (ncu's reports and CSV pages; nsprof.parse.ncu_csv describes the columns).
 """
@@ -13,15 +14,174 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import pandas as pd
+from pandas.api import types
 
 RULE_FIELDS = ("id", "section", "rule", "type", "message", "speedup_type", "speedup_pct")
 
 
+class Column(NamedTuple):
+    """One column of the model: its type ("int64", "int32", "Int64": integers, nullable for the last;
+    "category" and "text": names), its unit ("ns", "byte", "id", "count", ...; "" for names) and
+    what it means."""
+
+    type: str
+    unit: str
+    meaning: str
+
+
+# Timestamps are nanoseconds on the capture's own clock. A reader may give a subset of a table's
+# columns (the analyses that need fewer ask for fewer), never a column not declared here.
+TIMELINE_COLUMNS: dict[str, dict[str, Column]] = {
+    "kernels": {
+        "start_ns": Column("int64", "ns", "kernel start on the GPU"),
+        "end_ns": Column("int64", "ns", "kernel end on the GPU"),
+        "duration_ns": Column("int64", "ns", "end_ns - start_ns"),
+        "device_id": Column("int32", "id", "CUDA device the kernel ran on"),
+        "stream_id": Column("int32", "id", "CUDA stream"),
+        "correlation_id": Column("Int64", "id",
+                "links the kernel to the API call that launched it (runtime.correlation_id)"),
+        "global_pid": Column("Int64", "id", "nsys serialized process id"),
+        "pid": Column("Int64", "id", "Linux process id"),
+        "kernel": Column("category", "", "demangled function name"),
+        "short_name": Column("category", "", "function name without template arguments and parameters"),
+        "mangled_name": Column("category", "",
+                "the symbol as compiled (ncu --kernel-name-base mangled matches it); <NA> where the "
+                "export lacks it"),
+        "grid_x": Column("int32", "count", "grid size in blocks, x"),
+        "grid_y": Column("int32", "count", "grid size, y"),
+        "grid_z": Column("int32", "count", "grid size, z"),
+        "block_x": Column("int32", "count", "block size in threads, x"),
+        "block_y": Column("int32", "count", "block size, y"),
+        "block_z": Column("int32", "count", "block size, z"),
+        "registers_per_thread": Column("int32", "count", "registers per thread"),
+        "static_smem_bytes": Column("int32", "byte", "static shared memory per block"),
+        "dynamic_smem_bytes": Column("int32", "byte", "dynamic shared memory per block"),
+    },
+    "memcpys": {
+        "start_ns": Column("int64", "ns", "copy start"),
+        "end_ns": Column("int64", "ns", "copy end"),
+        "duration_ns": Column("int64", "ns", "end_ns - start_ns"),
+        "device_id": Column("int32", "id", "CUDA device"),
+        "stream_id": Column("int32", "id", "CUDA stream"),
+        "correlation_id": Column("Int64", "id", "links the copy to its API call"),
+        "global_pid": Column("Int64", "id", "nsys serialized process id"),
+        "pid": Column("Int64", "id", "Linux process id"),
+        "bytes": Column("int64", "byte", "bytes copied"),
+        "copy_kind": Column("category", "", "direction, e.g. Host-to-Device"),
+        "src_kind": Column("category", "", "memory copied from: Pageable, Pinned, Device, ..."),
+        "dst_kind": Column("category", "", "memory copied to"),
+    },
+    "memsets": {
+        "start_ns": Column("int64", "ns", "memset start"),
+        "end_ns": Column("int64", "ns", "memset end"),
+        "duration_ns": Column("int64", "ns", "end_ns - start_ns"),
+        "device_id": Column("int32", "id", "CUDA device"),
+        "stream_id": Column("int32", "id", "CUDA stream"),
+        "correlation_id": Column("Int64", "id", "links the memset to its API call"),
+        "global_pid": Column("Int64", "id", "nsys serialized process id"),
+        "pid": Column("Int64", "id", "Linux process id"),
+        "bytes": Column("int64", "byte", "bytes set"),
+    },
+    "runtime": {
+        "start_ns": Column("int64", "ns", "API call entry on the CPU"),
+        "end_ns": Column("int64", "ns", "API call return"),
+        "duration_ns": Column("int64", "ns", "end_ns - start_ns"),
+        "correlation_id": Column("Int64", "id", "shared with the GPU work this call started"),
+        "global_tid": Column("Int64", "id", "nsys serialized thread id"),
+        "pid": Column("Int64", "id", "Linux process id"),
+        "tid": Column("Int64", "id", "Linux thread id"),
+        "api": Column("category", "", "CUDA runtime or driver function, e.g. cudaLaunchKernel_v7000"),
+    },
+    "nvtx": {
+        "start_ns": Column("Int64", "ns", "range opened (CPU)"),
+        "end_ns": Column("Int64", "ns", "range closed; <NA> if it never was"),
+        "duration_ns": Column("Int64", "ns", "end_ns - start_ns"),
+        "kind": Column("text", "", "push_pop (one thread's stack) or start_end (may end on another thread)"),
+        "domain": Column("text", "", "NVTX domain; None for the default domain"),
+        "name": Column("text", "", "range message"),
+        "range": Column("text", "",
+                "name, prefixed 'domain:' outside the default domain (nsprof:sgemm/v6/512x512x512)"),
+        "global_tid": Column("Int64", "id", "nsys serialized id of the thread that opened the range"),
+        "pid": Column("Int64", "id", "Linux process id"),
+        "tid": Column("Int64", "id", "Linux thread id"),
+    },
+    "graphs": {
+        "start_ns": Column("int64", "ns", "graph execution start on the GPU"),
+        "end_ns": Column("int64", "ns", "graph execution end"),
+        "duration_ns": Column("int64", "ns", "end_ns - start_ns"),
+        "device_id": Column("int32", "id", "CUDA device"),
+        "stream_id": Column("int32", "id", "CUDA stream"),
+        "correlation_id": Column("Int64", "id", "links the execution to its cudaGraphLaunch call"),
+        "global_pid": Column("Int64", "id", "nsys serialized process id"),
+        "pid": Column("Int64", "id", "Linux process id"),
+        "graph_id": Column("int64", "id", "the graph launched"),
+        "graph_exec_id": Column("int64", "id", "its executable instance"),
+        "name": Column("text", "",
+                "'CUDA graph <graph_id>': a graph traced at graph level (nsys's default) is one GPU operation "
+                "whose kernels are not in `kernels`; --cuda-graph-trace=node traces them"),
+    },
+    "syncs": {
+        "start_ns": Column("int64", "ns", "synchronization start (CPU clock)"),
+        "end_ns": Column("int64", "ns", "synchronization end"),
+        "duration_ns": Column("int64", "ns", "end_ns - start_ns"),
+        "device_id": Column("int32", "id", "CUDA device"),
+        "stream_id": Column("int32", "id",
+                "CUDA stream (of a stream synchronization or wait; <NA> for a context synchronization)"),
+        "correlation_id": Column("Int64", "id", "links the synchronization to its API call (runtime.correlation_id)"),
+        "global_pid": Column("Int64", "id", "nsys serialized process id"),
+        "pid": Column("Int64", "id", "Linux process id"),
+        "sync_type": Column("category", "",
+                "what was waited for: Event sync, Stream wait event, Stream sync, Context sync, ..."),
+    },
+    "threads": {
+        "global_tid": Column("int64", "id", "nsys serialized thread id"),
+        "pid": Column("int64", "id", "Linux process id"),
+        "tid": Column("int64", "id", "Linux thread id"),
+        "name": Column("text", "", "the thread's name (ThreadNames), e.g. python3 or pt_autograd_0"),
+    },
+    "gpus": {
+        "device_id": Column("int64", "id", "CUDA device id"),
+        "name": Column("text", "", "marketing name, e.g. NVIDIA H200"),
+        "chip": Column("text", "", "chip name, e.g. GH100"),
+        "bus_location": Column("text", "", "PCI bus location"),
+        "sm_count": Column("int64", "count", "streaming multiprocessors"),
+        "clock_hz": Column("int64", "Hz", "SM clock"),
+        "memory_bytes": Column("int64", "byte", "device memory"),
+        "memory_bandwidth_bytes_per_s": Column("int64", "byte/s", "DRAM bandwidth (driver-reported)"),
+        "l2_cache_bytes": Column("int64", "byte", "L2 cache size"),
+        "compute_capability": Column("text", "", "e.g. 9.0"),
+        "uuid": Column("text", "", "the GPU's UUID: tells two cards of one model apart"),
+    },
+}
+
+
+def timeline_problems(timeline: GpuTimeline) -> list[str]:
+    """Where a reader's timeline breaks the model: a table column TIMELINE_COLUMNS does not declare,
+    or one whose values are not of its declared type (empty tables are not typed)."""
+    found = []
+    for table, declared in TIMELINE_COLUMNS.items():
+        frame = getattr(timeline, table)
+        for name in frame.columns:
+            if name not in declared:
+                found.append(f"{table}.{name} is not a column of the model")
+            elif len(frame) and not _of_type(frame[name], declared[name].type):
+                found.append(f"{table}.{name} holds {frame[name].dtype}, not {declared[name].type}")
+    return found
+
+
+def _of_type(column: pd.Series, declared: str) -> bool:
+    if declared in ("int64", "int32", "Int64"):
+        return types.is_integer_dtype(column.dtype)
+    return isinstance(column.dtype, pd.CategoricalDtype) or types.is_string_dtype(column.dtype) \
+        or types.is_object_dtype(column.dtype)
+
+
 @dataclass(frozen=True)
 class GpuTimeline:
-    """One capture's GPU timeline as DataFrames (nsprof.parse.nsys_sqlite.COLUMNS: their columns)."""
+    """One capture's GPU timeline as DataFrames, one per table of TIMELINE_COLUMNS."""
 
     path: Path
     nsys_version: str | None  # the version of the tool that wrote it, where it says

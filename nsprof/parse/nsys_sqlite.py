@@ -6,7 +6,8 @@ occur (no NVTX_EVENTS at all), only newer ones carry ENUM_* tables, columns get 
 module lists `sqlite_master` before reading a table, selects columns by name, resolves every name
 through `StringIds`, and gives an absent table as an empty DataFrame with the same columns.
 
-Every column, with its unit, is described in COLUMNS. Timestamps are nanoseconds on the capture's
+Every column, with its type and unit, is declared by the model
+(nsprof.parse.model.TIMELINE_COLUMNS). Timestamps are nanoseconds on the capture's
 own clock. nsys serializes thread and process ids into `globalTid`/`globalPid`; the Linux ids are
 `pid = globalTid / 0x1000000 % 0x1000000` and `tid = globalTid % 0x1000000` (nsys documentation).
 """
@@ -27,95 +28,12 @@ import numpy as np
 import pandas as pd
 
 from nsprof.errors import MissingPathError, ParseError
-from nsprof.parse.model import GpuTimeline
+from nsprof.parse.model import TIMELINE_COLUMNS, GpuTimeline
 from nsprof.paths import missing_reason
 from nsprof.printable import printable
 from nsprof.ranges import qualify
 
-COLUMNS: dict[str, dict[str, str]] = {
-    "kernels": {
-        "start_ns": "kernel start on the GPU",
-        "end_ns": "kernel end on the GPU",
-        "duration_ns": "end_ns - start_ns",
-        "device_id": "CUDA device the kernel ran on",
-        "stream_id": "CUDA stream",
-        "correlation_id": "links the kernel to the API call that launched it (runtime.correlation_id)",
-        "global_pid": "nsys serialized process id",
-        "pid": "Linux process id",
-        "kernel": "demangled function name",
-        "short_name": "function name without template arguments and parameters",
-        "mangled_name": "the symbol as compiled (ncu --kernel-name-base mangled matches it); <NA> where the "
-                        "export lacks it",
-        "grid_x": "grid size in blocks, x", "grid_y": "grid size, y", "grid_z": "grid size, z",
-        "block_x": "block size in threads, x", "block_y": "block size, y", "block_z": "block size, z",
-        "registers_per_thread": "registers per thread",
-        "static_smem_bytes": "static shared memory per block",
-        "dynamic_smem_bytes": "dynamic shared memory per block",
-    },
-    "memcpys": {
-        "start_ns": "copy start", "end_ns": "copy end", "duration_ns": "end_ns - start_ns",
-        "device_id": "CUDA device", "stream_id": "CUDA stream",
-        "correlation_id": "links the copy to its API call",
-        "global_pid": "nsys serialized process id", "pid": "Linux process id",
-        "bytes": "bytes copied",
-        "copy_kind": "direction, e.g. Host-to-Device",
-        "src_kind": "memory copied from: Pageable, Pinned, Device, ...",
-        "dst_kind": "memory copied to",
-    },
-    "memsets": {
-        "start_ns": "memset start", "end_ns": "memset end", "duration_ns": "end_ns - start_ns",
-        "device_id": "CUDA device", "stream_id": "CUDA stream",
-        "correlation_id": "links the memset to its API call",
-        "global_pid": "nsys serialized process id", "pid": "Linux process id",
-        "bytes": "bytes set",
-    },
-    "runtime": {
-        "start_ns": "API call entry on the CPU", "end_ns": "API call return",
-        "duration_ns": "end_ns - start_ns",
-        "correlation_id": "shared with the GPU work this call started",
-        "global_tid": "nsys serialized thread id", "pid": "Linux process id", "tid": "Linux thread id",
-        "api": "CUDA runtime or driver function, e.g. cudaLaunchKernel_v7000",
-    },
-    "nvtx": {
-        "start_ns": "range opened (CPU)", "end_ns": "range closed; <NA> if it never was",
-        "duration_ns": "end_ns - start_ns",
-        "kind": "push_pop (one thread's stack) or start_end (may end on another thread)",
-        "domain": "NVTX domain; None for the default domain",
-        "name": "range message",
-        "range": "name, prefixed 'domain:' outside the default domain (nsprof:sgemm/v6/512x512x512)",
-        "global_tid": "nsys serialized id of the thread that opened the range",
-        "pid": "Linux process id", "tid": "Linux thread id",
-    },
-    "graphs": {
-        "start_ns": "graph execution start on the GPU", "end_ns": "graph execution end",
-        "duration_ns": "end_ns - start_ns", "device_id": "CUDA device", "stream_id": "CUDA stream",
-        "correlation_id": "links the execution to its cudaGraphLaunch call",
-        "global_pid": "nsys serialized process id", "pid": "Linux process id",
-        "graph_id": "the graph launched", "graph_exec_id": "its executable instance",
-        "name": "'CUDA graph <graph_id>': a graph traced at graph level (nsys's default) is one GPU "
-                "operation whose kernels are not in `kernels`; --cuda-graph-trace=node traces them",
-    },
-    "syncs": {
-        "start_ns": "synchronization start (CPU clock)", "end_ns": "synchronization end",
-        "duration_ns": "end_ns - start_ns", "device_id": "CUDA device", "stream_id": "CUDA stream (of a stream "
-        "synchronization or wait; <NA> for a context synchronization)",
-        "correlation_id": "links the synchronization to its API call (runtime.correlation_id)",
-        "global_pid": "nsys serialized process id", "pid": "Linux process id",
-        "sync_type": "what was waited for: Event sync, Stream wait event, Stream sync, Context sync, ...",
-    },
-    "threads": {
-        "global_tid": "nsys serialized thread id", "pid": "Linux process id", "tid": "Linux thread id",
-        "name": "the thread's name (ThreadNames), e.g. python3 or pt_autograd_0",
-    },
-    "gpus": {
-        "device_id": "CUDA device id", "name": "marketing name, e.g. NVIDIA H200",
-        "chip": "chip name, e.g. GH100", "bus_location": "PCI bus location",
-        "sm_count": "streaming multiprocessors", "clock_hz": "SM clock",
-        "memory_bytes": "device memory", "memory_bandwidth_bytes_per_s": "DRAM bandwidth (driver-reported)",
-        "l2_cache_bytes": "L2 cache size", "compute_capability": "e.g. 9.0",
-        "uuid": "the GPU's UUID: tells two cards of one model apart",
-    },
-}
+COLUMNS = TIMELINE_COLUMNS  # the model's tables and columns: what this reader fills
 
 # NVTX_EVENTS.eventType values (ENUM_NSYS_EVENT_TYPE in newer exports).
 NVTX_PUSH_POP_RANGE = 59

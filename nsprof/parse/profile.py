@@ -23,7 +23,7 @@ import pandas as pd
 from nsprof.errors import MissingPathError, ParseError
 from nsprof.ncu_log import profiled_launches
 from nsprof.parse.documents import read_cpu_rung, read_manifest, read_pipeline_results, read_tuning
-from nsprof.parse.model import CpuRung, GpuTimeline, LaunchCounters
+from nsprof.parse.model import CpuRung, GpuTimeline, LaunchCounters, timeline_problems
 from nsprof.parse.ncu_rep import reader_available
 from nsprof.parse.ncu_rep_file import REWRITE_HINT
 from nsprof.parse.nsys_rep import sqlite_beside
@@ -85,7 +85,11 @@ def load_file(path: Path, columns: Mapping[str, Iterable[str]] | None = None) ->
     if reader is None:
         raise ParseError(f"{path}: not a profile (nsprof reads {PROFILE_FILES})",
                          "Give a profile directory or one of those files")
-    return reader.load(Path(path), columns)
+    loaded = reader.load(Path(path), columns)
+    if isinstance(loaded, GpuTimeline) and (problems := timeline_problems(loaded)):
+        raise ParseError(f"{path}: the {reader.name} reader gave a timeline outside the model ({'; '.join(problems[:3])})",
+                         "Report it to nsprof's maintainers with the file")
+    return loaded
 
 
 def load_timeline(path: Path, columns: Mapping[str, Iterable[str]] | None = None) -> GpuTimeline:

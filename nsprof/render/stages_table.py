@@ -8,7 +8,6 @@ from pathlib import PurePosixPath
 from nsprof.op_model import Op
 from nsprof.render.document import Table
 from nsprof.render.terminal_table import table_width
-from nsprof.stage_kinds import LIBRARY
 
 # Where the changes must wrap, these columns are left out, in this order, while the changes would
 # wrap narrower than terminal_table.PROSE_MIN (all in --json)
@@ -41,4 +40,4 @@ def _file(stage, op) -> str:
     """A stage's source file, or what a library stage calls."""
     if stage.kernel_file:
         return stage.kernel_file
-    return f"({op.library} call, tuned)" if stage.kind is LIBRARY else "(NumPy's BLAS)"
+    return f"({op.library} call, tuned)" if stage.kind.vendor_library else "(NumPy's BLAS)"

@@ -1,0 +1,73 @@
+"""The analysis of a timeline that no tool wrote: two steps of a program built by hand (kernels, the
+calls that launched them, a pinned copy and NVTX ranges, every time in the test), analyzed as any
+capture is. The oracle is the arithmetic on the rows the test wrote, not a reader."""
+
+from __future__ import annotations
+
+from timeline_builder import call, copy, kernel, nvtx_range, timeline
+
+from nsprof.analyze.report import analyze_profile
+
+US = 1_000  # ns
+
+
+def two_steps():
+    """Step s at 1000 us * s: a copy in (10 us), gemm (40 us), relu (5 us), then the next step."""
+    kernels, runtime, nvtx, copies = [], [], [], []
+    for step in range(2):
+        t = (1 + step) * 1000 * US
+        correlation = 10 * step
+        runtime += [call("cudaMemcpyAsync_v3020", t, t + 2 * US, correlation + 1),
+                    call("cudaLaunchKernel_v7000", t + 3 * US, t + 5 * US, correlation + 2),
+                    call("cudaLaunchKernel_v7000", t + 6 * US, t + 8 * US, correlation + 3)]
+        copies.append(copy(t + 2 * US, t + 12 * US, correlation + 1, 4 << 20))
+        kernels += [kernel("gemm", t + 12 * US, t + 52 * US, correlation + 2),
+                    kernel("relu", t + 52 * US, t + 57 * US, correlation + 3)]
+        nvtx += [nvtx_range("step", t, t + 60 * US), nvtx_range("forward", t + 2.5 * US, t + 9 * US)]
+    return timeline(kernels, runtime, nvtx, copies)
+
+
+def test_the_kernel_and_copy_summaries_are_the_rows_summed():
+    analysis = analyze_profile([two_steps()], [])
+    summary = analysis.kernel_summary.set_index("kernel")
+    assert summary.loc["gemm", "count"] == 2 and summary.loc["gemm", "total_ns"] == 2 * 40 * US
+    assert summary.loc["relu", "count"] == 2 and summary.loc["relu", "total_ns"] == 2 * 5 * US
+    assert summary.loc["gemm", "pct"] == 100 * 40 / 45 and summary.loc["gemm", "median_ns"] == 40 * US
+    (copies,) = analysis.memcpy_summary.to_dict("records")
+    assert (copies["kind"], copies["count"], copies["bytes"], copies["total_ns"]) == ("Host-to-Device", 2, 8 << 20, 20 * US)
+    assert copies["pageable_count"] == 0
+
+
+def test_utilization_is_the_busy_time_over_the_span_and_the_gap_is_named():
+    """Busy: 2 x (10 + 40 + 5) us; span: from the first copy's start to the last kernel's end; the one
+    idle gap lies between step 1's relu and step 2's copy."""
+    (gpu,) = analyze_profile([two_steps()], []).gpu_utilization
+    assert gpu["busy_ns"] == 110 * US and gpu["span_ns"] == (2057 - 1002) * US
+    (gap,) = gpu["idle_gaps"]
+    assert gap["duration_ns"] == (2002 - 1057) * US and (gap["after"], gap["before"]) == ("relu", "memcpy Host-to-Device")
+
+
+def test_each_range_gets_the_gpu_work_its_calls_launched():
+    """step's calls launched the copy and both kernels (55 us of GPU work a step); forward's only the
+    two kernels, launched inside it (45 us), though they ran after it closed."""
+    ranges = analyze_profile([two_steps()], []).ranges.set_index("range")
+    assert ranges.loc["step", "count"] == 2 and ranges.loc["forward", "count"] == 2
+    assert ranges.loc["step", "gpu_time_ns"] == 2 * 55 * US
+    assert ranges.loc["forward", "gpu_time_ns"] == 2 * 45 * US
+    assert ranges.loc["forward", "kernels"] == 4 and ranges.loc["step", "kernels"] == 4
+
+
+def test_the_hand_built_timeline_is_in_the_model_and_a_stray_column_is_named():
+    """The model declares every column with its type; a timeline with a column it does not declare,
+    or a name where a time belongs, is named column by column (a reader is checked so on load)."""
+    from dataclasses import replace
+
+    from nsprof.parse.model import timeline_problems
+
+    built = two_steps()
+    assert timeline_problems(built) == []
+    stray = replace(built, kernels=built.kernels.assign(color="red"),
+                    runtime=built.runtime.assign(start_ns=built.runtime["start_ns"].astype(str)))
+    column, times = timeline_problems(stray)
+    assert column == "kernels.color is not a column of the model"
+    assert times.startswith("runtime.start_ns holds ") and times.endswith(", not int64")  # str or object
