@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from nsprof.errors import NsprofError, ParseError, SchedulerError, UsageError
+from nsprof.parse.captures import capture_files
 
 if TYPE_CHECKING:
     from distributed import LocalCluster
@@ -64,20 +65,6 @@ def ranks(names: list[str]) -> list[int | None]:
         if len(varying) == 1:
             return [int(n[varying[0]]) for n in numbers]
     return found
-
-
-def capture_files(directory: Path) -> list[Path]:
-    """The nsys captures directly in `directory` (an .nsys-rep beside its export counts once)."""
-    from nsprof.parse.profile import tool_outputs
-
-    return tool_outputs(directory)[0]
-
-
-def is_many(path: Path) -> bool:
-    """A directory of several nsys captures and no manifest (one capture keeps `analyze`'s meaning)."""
-    from nsprof.parse.profile import MANIFEST
-
-    return path.is_dir() and not (path / MANIFEST).is_file() and len(capture_files(path)) > 1
 
 
 def analyze_capture(path: str, rank: int | None, step_range: str | None = None) -> CaptureResult:

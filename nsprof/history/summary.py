@@ -28,14 +28,13 @@ from nsprof.ranges import parse_stage_range
 KINDS = ("bench", "stage", "kernel", "range", "host")
 
 
-def summarize(path: Path, side_of, attribution: str = "thread") -> tuple[dict, list[Measurement]]:
+def summarize(path: Path, side, attribution: str = "thread") -> tuple[dict, list[Measurement]]:
     """The entry fields (no commit or branch yet) and the measurements of the record or capture at
-    `path`; `side_of(path, attribution)` reads a capture as one side of a diff (nsprof.api.diff_side)."""
-    from nsprof.parse.bench_record import is_bench_record, load_bench_record
-
-    if is_bench_record(path):
-        return _bench(path, load_bench_record(path))
-    return _capture(path, side_of(path, attribution), attribution)
+    `path`, read as one side of a diff (`side`: nsprof.analyze.diff.Capture, with its bench record
+    or its runs; nsprof.verbs.diff.diff_side opens it through the front door)."""
+    if side.bench is not None:
+        return _bench(path, side.bench)
+    return _capture(path, side, attribution)
 
 
 def _bench(path: Path, record: dict) -> tuple[dict, list[Measurement]]:

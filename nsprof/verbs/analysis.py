@@ -36,7 +36,7 @@ def analyze_many(directory: str | Path, scheduler: str | None = None, workers: i
 
 def is_many_captures(path: str | Path) -> bool:
     """Whether `path` is a directory of several nsys captures (and no profile manifest)."""
-    from nsprof.many import is_many
+    from nsprof.parse.captures import is_many
 
     return is_many(Path(path))
 

@@ -33,23 +33,20 @@ def diff(a: str | Path, b: str | Path | None = None, stages: tuple[str, str] | N
 
 
 def diff_side(path: Path, attribution: str = "thread") -> Capture:
-    """One side of a diff (nsprof.analyze.diff.Capture): a bench record, a capture with its
-    further runs, or a directory of nsys captures (no manifest) as the runs of one program."""
+    """One side of a diff (nsprof.analyze.diff.Capture), from the captures at `path`
+    (nsprof.parse.captures.open_captures): a bench record, or a capture with its further runs (a
+    profile taken with --runs, a directory of nsys captures as the runs of one program)."""
     from nsprof.analyze.diff import Capture
-    from nsprof.many import is_many
-    from nsprof.parse.bench_record import is_bench_record, load_bench_record
-    from nsprof.parse.profile import further_runs, tool_outputs
+    from nsprof.parse.captures import open_captures
     from nsprof.profile_analysis import diff_analysis
 
     def analyzed(name: str, file: Path) -> Capture:  # the parts of its analysis a diff compares, nothing else
         return Capture(name, diff_analysis(file, attribution))
 
-    if is_bench_record(path):
-        return Capture(str(path), bench=load_bench_record(path))
-    if is_many(path):
-        first, *rest = tool_outputs(path)[0]
-        return _with_runs(analyzed(str(path), first), tuple(analyzed(str(file), file) for file in rest))
-    return _with_runs(analyzed(str(path), path), tuple(analyzed(str(file), file) for file in further_runs(path)))
+    captures = open_captures(path)
+    if captures.bench is not None:
+        return Capture(str(path), bench=captures.bench)
+    return _with_runs(analyzed(str(path), captures.first), tuple(analyzed(str(file), file) for file in captures.further))
 
 
 def _with_runs(capture: Capture, runs: tuple[Capture, ...]) -> Capture:

@@ -25,7 +25,7 @@ def history_add(paths: Sequence[str | Path], db: str | Path | None = None, commi
 
     summaries = []
     for path in map(Path, paths):
-        entry, found = summarize(path, diff_side, attribution)
+        entry, found = summarize(path, diff_side(path, attribution), attribution)
         if not found:
             raise UsageError(f"{path}: nothing measured to add (no timed stage, kernel or range)",
                              "add a bench record (nsprof bench --save-as) or an nsys capture")

@@ -1,0 +1,60 @@
+"""The front door for captures (nsprof.parse.captures.open_captures) on the committed data of each
+kind: what is at a path is answered once, and diff, history and noise read their sides through it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from nsprof.errors import MissingPathError
+from nsprof.parse.captures import BENCH, FILE, PROFILE, RANKS, open_captures
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data"
+
+
+def test_a_bench_record_is_its_record_and_no_capture():
+    record = ROOT / "benchmarks" / "records" / "2026-11-24-h200-sgemm" / "h200-sgemm.json"
+    found = open_captures(record)
+    assert found.kind == BENCH and found.runs == () and found.bench == json.loads(record.read_text())
+
+
+def test_a_directory_of_captures_is_one_run_each_in_name_order():
+    found = open_captures(DATA / "ranks")
+    assert found.kind == RANKS and [run.name for run in found.runs] == [f"rank{n}.sqlite" for n in range(4)]
+
+
+def test_a_profile_taken_with_runs_is_its_directory_then_its_further_runs():
+    found = open_captures(DATA / "runs" / "ladder")
+    assert found.kind == PROFILE and found.first == DATA / "runs" / "ladder"
+    assert [run.name for run in found.further] == [f"nsys-{n}.sqlite" for n in range(2, 6)]
+
+
+def test_one_file_is_one_run_and_a_packed_one_is_found_beside_its_name(tmp_path):
+    export = DATA / "diff-pairs" / "train-a.sqlite"
+    assert open_captures(export).runs == (export,) and open_captures(export).kind == FILE
+    shutil.copyfile(export.with_name("train-a.sqlite.xz"), tmp_path / "train-a.sqlite.xz")
+    assert open_captures(tmp_path / "train-a.sqlite").kind == FILE  # read packed by its reader
+
+
+def test_nothing_there_is_a_bad_argument_naming_what_to_pass(tmp_path):
+    with pytest.raises(MissingPathError) as raised:
+        open_captures(tmp_path / "nowhere")
+    assert raised.value.exit_code == 2 and "no such file or directory" in str(raised.value)
+    assert "bench record" in str(raised.value)
+
+
+def test_diff_and_history_read_a_side_the_same_way(tmp_path):
+    """The ladder profile's five runs: diff compares five a side, and history keeps five run medians
+    of each stage, both from the one CaptureSet."""
+    from nsprof import api
+
+    result = api.diff(DATA / "runs" / "ladder", stages=("v5", "v6"))
+    assert result.runs == {"a": 5, "b": 5}
+    [added] = api.history_add([DATA / "runs" / "ladder"], db=tmp_path / "h.sqlite", commit="c1", branch="main")
+    stages = api.history(tmp_path / "h.sqlite")
+    stages = stages[stages["kind"] == "stage"]
+    assert added["measurements"] > 0 and set(stages["runs"]) == {5}
