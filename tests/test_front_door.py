@@ -19,7 +19,7 @@ DATA = ROOT / "tests" / "data"
 def test_a_bench_record_is_its_record_and_no_capture():
     record = ROOT / "benchmarks" / "records" / "2026-11-24-h200-sgemm" / "h200-sgemm.json"
     found = open_captures(record)
-    assert found.kind == BENCH and found.runs == () and found.bench == json.loads(record.read_text())
+    assert found.kind == BENCH and found.runs == () and found.bench_record() == json.loads(record.read_text())
 
 
 def test_a_directory_of_captures_is_one_run_each_in_name_order():
@@ -58,3 +58,16 @@ def test_diff_and_history_read_a_side_the_same_way(tmp_path):
     stages = api.history(tmp_path / "h.sqlite")
     stages = stages[stages["kind"] == "stage"]
     assert added["measurements"] > 0 and set(stages["runs"]) == {5}
+
+
+def test_analyze_of_a_bench_record_says_what_reads_one():
+    from typer.testing import CliRunner
+
+    from nsprof.cli import app
+
+    record = ROOT / "benchmarks" / "records" / "2026-11-24-h200-sgemm" / "h200-sgemm.json"
+    result = CliRunner().invoke(app, ["analyze", str(record)])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    [line] = result.stderr.strip().splitlines()
+    assert "not a profile: nsprof reads a .json file as a bench record, which holds times but no capture" in line
+    assert "nsprof diff" in line

@@ -8,7 +8,8 @@ CaptureSet, found by the first resolver in RESOLVERS that claims the path:
 
 A CaptureSet says where the set is, which kind it is and its runs in order (the first is the capture
 that is analyzed whole; the others are compared with it as more runs). It reads nothing but what it
-needs to tell the kinds apart; the commands read the captures through it. A new kind of set (a
+needs to tell the kinds apart (a bench record is read when asked for); the commands read the captures
+through it. A new kind of set (a
 PyTorch profiler trace, a directory of them) is one more resolver.
 """
 
@@ -29,7 +30,12 @@ class CaptureSet:
     path: Path  # as the user gave it
     kind: str  # BENCH, RANKS, PROFILE or FILE
     runs: tuple[Path, ...]  # in run order: runs[0] is analyzed whole (a profile directory, a file); () for a bench record
-    bench: dict | None = None  # the record, for BENCH
+
+    def bench_record(self) -> dict:
+        """The bench record a BENCH set is, read and checked (ParseError for one that is not)."""
+        from nsprof.parse.bench_record import load_bench_record
+
+        return load_bench_record(self.path)
 
     @property
     def first(self) -> Path:
@@ -46,12 +52,6 @@ class Resolver:
     kind: str
     claims: Callable[[Path], bool]
     opens: Callable[[Path], CaptureSet]
-
-
-def _bench(path: Path) -> CaptureSet:
-    from nsprof.parse.bench_record import load_bench_record
-
-    return CaptureSet(path, BENCH, (), load_bench_record(path))
 
 
 def capture_files(directory: Path) -> list[Path]:
@@ -85,7 +85,7 @@ def _is_bench(path: Path) -> bool:
 
 
 RESOLVERS = (
-    Resolver(BENCH, _is_bench, _bench),
+    Resolver(BENCH, _is_bench, lambda path: CaptureSet(path, BENCH, ())),  # read when asked: bench_record()
     Resolver(RANKS, is_many, _ranks),
     Resolver(PROFILE, Path.is_dir, _profile),
     Resolver(FILE, lambda path: True, lambda path: CaptureSet(path, FILE, (path,))),  # its reader's error says what is wrong

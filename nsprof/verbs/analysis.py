@@ -13,13 +13,21 @@ if TYPE_CHECKING:  # loaded with the calls that need them: `nsprof --help` stays
 
 
 def analyze(path: str | Path, ceilings: str | Path | None = None, attribution: str = "thread") -> ProfileAnalysis:
-    """A profile directory or one nsys or ncu file: ranges, kernels and stages, with % of peak
-    against the GPU's ceilings (measured where saved, see nsprof.ceilings.resolve.resolve_ceiling).
-    `attribution` ("thread" or "process") says whose CUDA calls an NVTX range counts
-    (nsprof.analyze.nvtx_attribution)."""
+    """A profile directory or one nsys or ncu file, opened through the front door
+    (nsprof.parse.captures): ranges, kernels and stages, with % of peak against the GPU's ceilings
+    (measured where saved, see nsprof.ceilings.resolve.resolve_ceiling). `attribution` ("thread" or
+    "process") says whose CUDA calls an NVTX range counts (nsprof.analyze.nvtx_attribution). A bench
+    record holds no capture to analyze: a ParseError says what reads it."""
+    from nsprof.errors import ParseError
+    from nsprof.parse.captures import BENCH, open_captures
     from nsprof.profile_analysis import analyzed_profile
 
-    return analyzed_profile(Path(path), path_or_none(ceilings), attribution)[1]
+    captures = open_captures(path)
+    if captures.kind == BENCH:
+        raise ParseError(f"{path}: not a profile: nsprof reads a .json file as a bench record, which holds times but "
+                         "no capture to analyze", "compare two records with nsprof diff or keep one with nsprof history "
+                         "add; analyze a profile directory or an nsys or ncu file")
+    return analyzed_profile(captures.first, path_or_none(ceilings), attribution)[1]
 
 
 def analyze_many(directory: str | Path, scheduler: str | None = None, workers: int | None = None,

@@ -37,15 +37,15 @@ def diff_side(path: Path, attribution: str = "thread") -> Capture:
     (nsprof.parse.captures.open_captures): a bench record, or a capture with its further runs (a
     profile taken with --runs, a directory of nsys captures as the runs of one program)."""
     from nsprof.analyze.diff import Capture
-    from nsprof.parse.captures import open_captures
+    from nsprof.parse.captures import BENCH, open_captures
     from nsprof.profile_analysis import diff_analysis
 
     def analyzed(name: str, file: Path) -> Capture:  # the parts of its analysis a diff compares, nothing else
         return Capture(name, diff_analysis(file, attribution))
 
     captures = open_captures(path)
-    if captures.bench is not None:
-        return Capture(str(path), bench=captures.bench)
+    if captures.kind == BENCH:
+        return Capture(str(path), bench=captures.bench_record())
     return _with_runs(analyzed(str(path), captures.first), tuple(analyzed(str(file), file) for file in captures.further))
 
 
