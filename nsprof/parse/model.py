@@ -143,15 +143,15 @@ TIMELINE_COLUMNS: dict[str, dict[str, Column]] = {
         "name": Column("text", "", "the thread's name (ThreadNames), e.g. python3 or pt_autograd_0"),
     },
     "gpus": {
-        "device_id": Column("int64", "id", "CUDA device id"),
+        "device_id": Column("Int64", "id", "CUDA device id"),
         "name": Column("text", "", "marketing name, e.g. NVIDIA H200"),
         "chip": Column("text", "", "chip name, e.g. GH100"),
         "bus_location": Column("text", "", "PCI bus location"),
-        "sm_count": Column("int64", "count", "streaming multiprocessors"),
-        "clock_hz": Column("int64", "Hz", "SM clock"),
-        "memory_bytes": Column("int64", "byte", "device memory"),
-        "memory_bandwidth_bytes_per_s": Column("int64", "byte/s", "DRAM bandwidth (driver-reported)"),
-        "l2_cache_bytes": Column("int64", "byte", "L2 cache size"),
+        "sm_count": Column("Int64", "count", "streaming multiprocessors"),
+        "clock_hz": Column("Int64", "Hz", "SM clock"),
+        "memory_bytes": Column("Int64", "byte", "device memory"),
+        "memory_bandwidth_bytes_per_s": Column("Int64", "byte/s", "DRAM bandwidth (driver-reported)"),
+        "l2_cache_bytes": Column("Int64", "byte", "L2 cache size"),
         "compute_capability": Column("text", "", "e.g. 9.0"),
         "uuid": Column("text", "", "the GPU's UUID: tells two cards of one model apart"),
     },
@@ -173,6 +173,8 @@ def timeline_problems(timeline: GpuTimeline) -> list[str]:
 
 
 def _of_type(column: pd.Series, declared: str) -> bool:
+    if declared == "Int64" and types.is_object_dtype(column.dtype):  # nullable: Python ints and None/NA
+        return all(value is None or value is pd.NA or isinstance(value, int) for value in column)
     if declared in ("int64", "int32", "Int64"):
         return types.is_integer_dtype(column.dtype)
     return isinstance(column.dtype, pd.CategoricalDtype) or types.is_string_dtype(column.dtype) \
