@@ -33,8 +33,8 @@ def gpu_totals(nsys: list[GpuTimeline]) -> dict:
 
 def _launch_configs(kernels: pd.DataFrame) -> pd.Series:
     """Each launch's grid and block as one label ("" where the export holds none)."""
-    if not all(column in kernels for column in LAUNCH_SIZES):
-        return pd.Series("", index=kernels.index)
+    if kernels.empty or not all(column in kernels for column in LAUNCH_SIZES):  # (an empty row-wise agg is a frame)
+        return pd.Series("", index=kernels.index, dtype=object)
     return kernels[list(LAUNCH_SIZES)].astype("Int64").astype(str).agg(",".join, axis=1)
 
 

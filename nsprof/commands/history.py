@@ -86,7 +86,12 @@ def check(
     from nsprof.render.document_writers import to_terminal
     from nsprof.render.history import check_blocks
 
-    stats, info = compare(api.history(db), fail_if_slower, baseline)
+    history = api.history(db)
+    if history.empty:  # what a first add that failed leaves: nothing to compare, as with no baseline
+        error_line(f"{api.history_path(db)} holds no entries yet: nothing to compare. Add one first: nsprof history add "
+                   "RECORD" + (f" --db {db}" if db is not None else ""))
+        raise typer.Exit(NOTHING_COMPARED_EXIT_CODE)
+    stats, info = compare(history, fail_if_slower, baseline)
     if stats.empty and first_passes and not info["baseline"]:
         typer.echo(f"entry {info['newest']} is the first on {info['gpu']} of kind {info['kind']}: nothing to compare "
                    "yet; it is the baseline of the next")

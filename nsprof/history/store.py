@@ -16,6 +16,7 @@ Each add is one transaction: a failure leaves the database as it was.
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,6 +26,7 @@ from pathlib import Path
 import pandas as pd
 
 from nsprof.errors import ParseError, UsageError
+from nsprof.printable import printable
 
 HISTORY_FILE = "history.sqlite"
 SCHEMA_VERSION = 1
@@ -97,18 +99,9 @@ def add_entry(conn: sqlite3.Connection, entry: dict, measurements: list[Measurem
 
 def is_history(path: Path) -> bool:
     """Whether `path` is a history database (an SQLite file with nsprof's tables)."""
-    try:
-        with Path(path).open("rb") as file:
-            if file.read(16) != b"SQLite format 3\x00":
-                return False
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        finally:
-            conn.close()
-    except (OSError, sqlite3.Error):
-        return False
-    return {"entries", "measurements"} <= tables
+    from nsprof.parse.nsys_sqlite import sqlite_tables
+
+    return {"entries", "measurements"} <= (sqlite_tables(path) or set())
 
 
 NOISE_SCHEMA = "CREATE TABLE IF NOT EXISTS noise (gpu TEXT PRIMARY KEY, added TEXT NOT NULL, record TEXT NOT NULL)"
@@ -130,7 +123,36 @@ def noise_records(conn: sqlite3.Connection) -> dict[str, dict]:
 
 
 def measurements(conn: sqlite3.Connection) -> pd.DataFrame:
-    """Every measurement with its entry's fields, oldest entry first; run_medians_ns as lists."""
+    """Every measurement with its entry's fields, oldest entry first; run_medians_ns as lists, every
+    row checked (a ParseError names the first damaged one) and its text printable as shown."""
     frame = pd.read_sql_query(MEASUREMENTS_SQL, conn)
-    frame["run_medians_ns"] = [json.loads(text) for text in frame["run_medians_ns"]]
+    runs = []
+    for row in frame.itertuples():
+        found = _run_medians(row.run_medians_ns)
+        if found is None or not _positive(row.median_ns) or not min(found) <= row.median_ns <= max(found):
+            where = conn.execute("PRAGMA database_list").fetchone()[2] or "the history database"
+            raise ParseError(f"{where}: entry {row.entry}'s {printable(str(row.kind))} {printable(str(row.name))[:60]} is "
+                             f"damaged (median {printable(str(row.median_ns))[:20]}, runs "
+                             f"{printable(str(row.run_medians_ns))[:40]})",
+                             "the database was changed outside nsprof: start a new one, or add the entry again")
+        runs.append(found)
+    frame["run_medians_ns"] = runs
+    for column in ("commit_id", "branch", "gpu", "source", "kind", "name"):
+        frame[column] = [value if value is None else printable(str(value)) for value in frame[column]]
     return frame
+
+
+def _run_medians(text) -> list[float] | None:
+    """A stored list of run medians, None where it is not a list of times (_positive)."""
+    try:
+        values = json.loads(text) if isinstance(text, str) else None
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    if not isinstance(values, list) or not values or not all(_positive(value) for value in values):
+        return None
+    return [float(value) for value in values]
+
+
+def _positive(value) -> bool:
+    """A time that can be stored: finite and not negative (a host-side cause removed is 0 ns)."""
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value) and value >= 0

@@ -23,6 +23,7 @@ import pandas as pd
 
 from nsprof.analyze.families import family_column
 from nsprof.history.store import Measurement
+from nsprof.printable import printable
 from nsprof.ranges import parse_stage_range
 
 KINDS = ("bench", "stage", "kernel", "range", "host")
@@ -103,7 +104,9 @@ def git_fields(commit: str | None, branch: str | None, where: Path | None = None
             return None
         return done.stdout.strip() or None if done.returncode == 0 else None
 
-    return {"commit_id": commit or ask("rev-parse", "HEAD"), "branch": branch or ask("rev-parse", "--abbrev-ref", "HEAD")}
+    found = {"commit_id": commit or ask("rev-parse", "HEAD"), "branch": branch or ask("rev-parse", "--abbrev-ref", "HEAD")}
+    # stored as they print: a control character in a name given or in git's answer never reaches a terminal
+    return {key: None if value is None else printable(value) for key, value in found.items()}
 
 
 def now() -> str:

@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 from nsprof.errors import ParseError
+from nsprof.parse.json_document import read_json_object
 from nsprof.printable import printable_json
 
 SAVE_AGAIN = "save one with `nsprof bench --save-as FILE.json`"
@@ -19,20 +19,41 @@ def is_bench_record(path: Path) -> bool:
 
 
 def load_bench_record(path: Path) -> dict:
-    try:
-        document = json.loads(printable_json(Path(path).read_text(encoding="utf-8")))
-    except RecursionError:
-        raise ParseError(f"{path}: unreadable JSON (nested too deeply to read)", SAVE_AGAIN) from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ParseError(f"{path}: unreadable JSON ({err})", SAVE_AGAIN) from None
-    results = document.get("results") if isinstance(document, dict) else None
+    """The bench record at `path`, read through the one guarded reader and checked result by result."""
+    document = read_json_object(Path(path), "bench record", SAVE_AGAIN)
+    results = document.get("results")
     if not isinstance(results, list) or not all(isinstance(r, dict) and "median_ms" in r and "stage" in r
                                                 for r in results):
         raise ParseError(f"{path}: not a record of `nsprof bench` (no \"results\" list of timed stages)", SAVE_AGAIN)
+    if "env" in document and not isinstance(document["env"], dict):
+        raise ParseError(f"{path}: its \"env\" is {type(document['env']).__name__}, not the machine's description",
+                         SAVE_AGAIN)
+    seen: set[tuple] = set()
     for number, record in enumerate(results, 1):
-        median = record["median_ms"]
-        if median is not None and (isinstance(median, bool) or not isinstance(median, (int, float))
-                                   or not math.isfinite(median) or median <= 0):
-            raise ParseError(f"{path}: result {number} ({record['stage']}) has median_ms {median!r}, not a positive "
-                             "time in milliseconds", SAVE_AGAIN)
+        if problem := result_problem(record):
+            raise ParseError(f"{path}: result {number} ({printable_json(str(record['stage']))[:40]}) {problem}", SAVE_AGAIN)
+        key = (record["op"], record["stage"], record["size"])
+        if key in seen:
+            raise ParseError(f"{path}: {record['op']} {record['stage']} at {record['size']} is listed twice", SAVE_AGAIN)
+        seen.add(key)
     return document
+
+
+def result_problem(record: dict) -> str | None:
+    """What makes one result unreadable, in words; None for a sound one."""
+    for field in ("op", "stage", "size"):
+        if not isinstance(record.get(field), str) or not record[field]:
+            return f"has no {field} (a name is needed to compare it)"
+    if record["median_ms"] is not None and not _positive_time(record["median_ms"]):
+        return f"has median_ms {record['median_ms']!r}, not a positive time in milliseconds"
+    runs = record.get("run_medians_ms")
+    if runs is not None and not (isinstance(runs, list) and runs and all(_positive_time(value) for value in runs)):
+        return "has run_medians_ms that are not positive times in milliseconds"
+    count = record.get("runs")
+    if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 0):
+        return f"has runs {count!r}, not a count of timed launches"
+    return None
+
+
+def _positive_time(value) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value) and value > 0

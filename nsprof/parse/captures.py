@@ -9,8 +9,7 @@ CaptureSet, found by the first resolver in RESOLVERS that claims the path:
 A CaptureSet says where the set is, which kind it is and its runs in order (the first is the capture
 that is analyzed whole; the others are compared with it as more runs). It reads nothing but what it
 needs to tell the kinds apart (a bench record is read when asked for); the commands read the captures
-through it. A new kind of set (a
-PyTorch profiler trace, a directory of them) is one more resolver.
+through it. A new kind of set (a PyTorch profiler trace, a directory of them) is one more resolver.
 """
 
 from __future__ import annotations

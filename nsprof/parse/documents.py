@@ -8,12 +8,13 @@ AttributeError or KeyError in whichever command meets it first.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from nsprof.errors import ParseError
+from nsprof.parse.bench_record import result_problem
+from nsprof.parse.json_document import json_type, read_json_object
 from nsprof.parse.model import CpuRung
-from nsprof.printable import printable_json
+from nsprof.printable import printable
 
 # The manifest's fields that commands read, with the JSON type each must have where present.
 MANIFEST_FIELDS: dict[str, type | tuple[type, ...]] = {
@@ -29,18 +30,18 @@ _JSON_TYPES: dict[type, str] = {dict: "an object", list: "a list", str: "a strin
 
 def read_manifest(path: Path) -> dict | None:
     """manifest.json as a dict, its fields checked (MANIFEST_FIELDS); None where there is none."""
-    manifest = _read_object(path, "manifest")
+    manifest = _read_object(path, "manifest", nonfinite_as_null=True)  # a damaged ceiling in it is ignored
     if manifest is None:
         return None
     for field, kind in MANIFEST_FIELDS.items():
         value = manifest.get(field)
         if value is not None and not isinstance(value, kind):
-            raise ParseError(f"{path}: \"{field}\" is {_json_type(value)}, not {_kinds(kind)}", RECAPTURE)
+            raise ParseError(f"{path}: \"{field}\" is {json_type(value)}, not {_kinds(kind)}", RECAPTURE)
     for field, kind in MANIFEST_MAPS.items():
         entries = manifest.get(field) or {}
         for key, entry in (entries.items() if isinstance(entries, dict) else enumerate(entries)):
             if not isinstance(entry, kind):
-                raise ParseError(f"{path}: \"{field}\" entry {key!r} is {_json_type(entry)}, not {_kinds(kind)}",
+                raise ParseError(f"{path}: \"{field}\" entry {key!r} is {json_type(entry)}, not {_kinds(kind)}",
                                  RECAPTURE)
     for number, check in enumerate(manifest.get("verification") or [], 1):
         for field in VERIFICATION_NUMBERS:
@@ -58,7 +59,7 @@ def read_pipeline_results(path: Path) -> dict | None:
         return None
     _check_records(path, document, "records", "nsprof pipeline", PIPELINE_RECORD_FIELDS)
     if not isinstance(document.get("floor") or {}, dict):
-        raise ParseError(f"{path}: \"floor\" is {_json_type(document['floor'])}, not an object", RECAPTURE)
+        raise ParseError(f"{path}: \"floor\" is {json_type(document['floor'])}, not an object", RECAPTURE)
     return document
 
 
@@ -89,11 +90,50 @@ def read_cpu_rung(bench: Path, ceilings: Path) -> CpuRung | None:
     if document is None:
         return None
     records = _check_records(bench, document, "results", "nsprof bench", BENCH_RECORD_FIELDS)
+    for number, record in enumerate(records, 1):  # the times and sizes every CPU stage's figure divides by
+        if problem := result_problem(record) or _size_problem(record):
+            raise ParseError(f"{bench}: record {number} ({printable(record['stage'])[:40]}) {problem}", RECAPTURE)
     roofs = _read_object(ceilings, "host's ceilings")
     if roofs is not None and not isinstance(roofs.get("ceilings"), dict):
         raise ParseError(f"{ceilings}: not what `nsprof ceilings --cpu --json` writes (no \"ceilings\" object)", RECAPTURE)
+    if roofs is not None and (problem := _roofs_problem(roofs["ceilings"])):
+        raise ParseError(f"{ceilings}: {problem}", RECAPTURE)
     env = document.get("env")
     return CpuRung(records, env if isinstance(env, dict) else {}, roofs)
+
+
+HOST_ROOFS = ("fp32_tflops", "dram_tbyte_per_s")  # what nsprof ceilings --cpu measures (nsprof.ceilings.cpu)
+MAX_HOST_ROOF = 1e4  # TFLOP/s or TB/s: no host reaches this; a larger "measured" roof is damage
+
+
+def _size_problem(record: dict) -> str | None:
+    """Where a CPU stage's size is no size of its op (each dimension a positive whole number, as many
+    as the op has: MxNxK for a GEMM), in words; None for one that is."""
+    from nsprof.registry import all_ops
+    from nsprof.sizes import parse_label
+
+    op = all_ops().get(record["op"])
+    if op is None:
+        return f"names the op {printable(record['op'])[:40]!r}, which nsprof does not know"
+    try:
+        dims = parse_label(record["size"])
+    except (ValueError, TypeError):
+        dims = ()
+    if len(dims) != op.dims.count("x") + 1 or min(dims) < 1:
+        return f"has size {printable(record['size'])[:40]!r}, not a size of {op.name} ({op.dims})"
+    return None
+
+
+def _roofs_problem(roofs: dict) -> str | None:
+    """What makes the host's measured roofs unusable, in words; None when each is a positive number."""
+    for name in HOST_ROOFS:
+        roof = roofs.get(name)
+        if roof is None:
+            continue
+        value = roof.get("value") if isinstance(roof, dict) else None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < MAX_HOST_ROOF:
+            return f"the host's {name} is {printable(str(value))[:40]}, not a measured roof"
+    return None
 
 
 def _check_records(path: Path, document: dict, key: str, command: str, fields: tuple[str, ...]) -> list:
@@ -104,45 +144,22 @@ def _check_records(path: Path, document: dict, key: str, command: str, fields: t
         raise ParseError(f"{path}: not the results of `{command}` (no \"{key}\" list)", RECAPTURE)
     for number, record in enumerate(records, 1):
         if not isinstance(record, dict):
-            raise ParseError(f"{path}: record {number} is {_json_type(record)}, not an object", RECAPTURE)
+            raise ParseError(f"{path}: record {number} is {json_type(record)}, not an object", RECAPTURE)
         missing = [field for field in fields if not isinstance(record.get(field), str)]
         if missing:
             raise ParseError(f"{path}: record {number} has no {', '.join(missing)}", RECAPTURE)
         median = record.get("median_ms")
         if median is not None and (isinstance(median, bool) or not isinstance(median, (int, float))):
-            raise ParseError(f"{path}: record {number}'s median_ms is {_json_type(median)}, not a number", RECAPTURE)
+            raise ParseError(f"{path}: record {number}'s median_ms is {json_type(median)}, not a number", RECAPTURE)
     return records
 
 
-MAX_DOCUMENT_BYTES = 64 * 2**20  # the manifests and records nsprof writes are kilobytes: a larger one is no such file
-
-
-def _read_object(path: Path, what: str) -> dict | None:
-    if not path.is_file():
+def _read_object(path: Path, what: str, nonfinite_as_null: bool = False) -> dict | None:
+    """The JSON object of an optional document of a profile (None where it is not there), read through
+    the one guarded reader."""
+    if not path.exists() and not path.is_symlink():
         return None
-    size = path.stat().st_size
-    if size > MAX_DOCUMENT_BYTES:  # read whole, a 1 GiB file took 2 GB
-        raise ParseError(f"{path}: a {what} of {size / 2**20:,.0f} MiB, larger than any nsprof writes "
-                         f"({MAX_DOCUMENT_BYTES // 2**20} MiB at most)", RECAPTURE)
-    try:
-        document = json.loads(printable_json(path.read_text(encoding="utf-8")))
-    except RecursionError:
-        raise ParseError(f"{path}: unreadable {what} (nested too deeply to read)", RECAPTURE) from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ParseError(f"{path}: unreadable {what} ({err})", RECAPTURE) from None
-    if not isinstance(document, dict):
-        raise ParseError(f"{path}: the {what} is {_json_type(document)}, not a JSON object", RECAPTURE)
-    return document
-
-
-def _json_type(value) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    return _JSON_TYPES.get(type(value), type(value).__name__)
+    return read_json_object(path, what, RECAPTURE, nonfinite_as_null=nonfinite_as_null)
 
 
 def _kinds(kind) -> str:

@@ -29,7 +29,7 @@ import pandas as pd
 
 from nsprof.errors import MissingPathError, ParseError
 from nsprof.parse.model import TIMELINE_COLUMNS, GpuTimeline
-from nsprof.paths import missing_reason
+from nsprof.paths import missing_reason, special_file_reason
 from nsprof.printable import printable
 from nsprof.ranges import qualify
 
@@ -169,6 +169,32 @@ READ_TABLES = frozenset({spec.table for spec in (KERNEL_COLUMNS, MEMCPY_COLUMNS,
                                                 RUNTIME_COLUMNS, SYNC_COLUMNS)} |
                         {"StringIds", "NVTX_EVENTS", "TARGET_INFO_GPU", "ENUM_CUDA_MEMCPY_OPER", "ENUM_CUDA_MEM_KIND",
                          "ENUM_CUPTI_SYNC_TYPE", "ThreadNames"})
+
+
+def may_be_export(path: Path) -> bool:
+    """Whether a .sqlite file found among captures is taken for an nsys export: any file but an SQLite
+    database that holds tables and no StringIds (another tool's database, such as nsprof's history
+    kept beside the captures). A damaged or empty file is taken, so that reading it says what is wrong."""
+    tables = sqlite_tables(path)
+    return not tables or "StringIds" in tables
+
+
+def sqlite_tables(path: Path) -> set[str] | None:
+    """The table names of the SQLite database at `path`, opened read-only; None for a file that is
+    not one, or that cannot be read (a FIFO is never opened: it would wait for a writer forever)."""
+    if special_file_reason(Path(path)):
+        return None
+    try:
+        with open(path, "rb") as file:
+            if file.read(16) != b"SQLite format 3\x00":
+                return None
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        finally:
+            conn.close()
+    except (OSError, sqlite3.Error):
+        return None
 
 
 def load_nsys(path: str | Path, columns: Mapping[str, Iterable[str]] | None = None) -> GpuTimeline:

@@ -17,7 +17,7 @@ from nsprof.parse.model import GpuTimeline, LaunchCounters
 from nsprof.parse.ncu_csv import is_ncu_csv, load_ncu_csv
 from nsprof.parse.ncu_rep import load_ncu_rep
 from nsprof.parse.nsys_rep import sqlite_for
-from nsprof.parse.nsys_sqlite import load_nsys
+from nsprof.parse.nsys_sqlite import load_nsys, may_be_export
 from nsprof.parse.packed import PACKED_SUFFIX, inner_name, is_packed, unpacked_copy
 
 TIMELINE, COUNTERS = "timeline", "counters"  # what a reader makes: GpuTimeline, LaunchCounters
@@ -47,7 +47,7 @@ def _nsys_report(path: Path, columns: Columns = None) -> GpuTimeline:
 
 READERS = (
     Reader("nsys report", "nsys", TIMELINE, (".nsys-rep",), _nsys_report),
-    Reader("nsys export", "nsys", TIMELINE, (".sqlite",), load_nsys),
+    Reader("nsys export", "nsys", TIMELINE, (".sqlite",), load_nsys, sniff=may_be_export),
     Reader("ncu report", "ncu", COUNTERS, (".ncu-rep",), lambda path, columns: load_ncu_rep(path)),
     Reader("ncu CSV page", "ncu", COUNTERS, (".csv",), lambda path, columns: load_ncu_csv(path), sniff=is_ncu_csv),
 )

@@ -11,17 +11,21 @@ the launch's block is num_warps x 32 threads and its dynamic shared memory is th
 
 from __future__ import annotations
 
-import json
+import math
 import re
 from pathlib import Path
 
 import pandas as pd
 
-from nsprof.printable import printable_json
+from nsprof.errors import ParseError
+from nsprof.parse.json_document import read_json_object
+from nsprof.printable import printable
 
 TRITON_KERNEL_COLUMNS = ("kernel", "num_warps", "num_stages", "shared_bytes", "source", "hash")
 _LOC = re.compile(r'loc\("([^"]+\.py)":(\d+):\d+\)')
 _IRS = (".ttir", ".source", ".ttgir")  # the first that names a Python file gives the source
+MAX_METADATA_BYTES = 1 << 20  # a kernel's metadata is a few kilobytes: a larger .json is something else
+IR_HEAD_BYTES = 1 << 20  # how much of an IR is searched for its first Python location
 
 
 def load_triton_cache(directory: Path) -> pd.DataFrame:
@@ -30,9 +34,9 @@ def load_triton_cache(directory: Path) -> pd.DataFrame:
     (its group files, other JSON) are passed over; an empty frame where there is none."""
     rows = []
     for path in sorted(Path(directory).glob("*/*.json")):
-        try:
-            metadata = json.loads(printable_json(path.read_text(encoding="utf-8")))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        try:  # the one guarded reader: no FIFO, no /dev/zero, no file past a metadata file's size
+            metadata = read_json_object(path, "Triton kernel's metadata", "", MAX_METADATA_BYTES)
+        except (ParseError, OSError):
             continue
         if not isinstance(metadata, dict) or not {"name", "num_warps", "shared"} <= metadata.keys():
             continue
@@ -47,11 +51,15 @@ def _source(stem: Path) -> str | None:
     for suffix in _IRS:
         ir = stem.with_suffix(suffix)
         if ir.is_file():
-            match = _LOC.search(ir.read_text(encoding="utf-8", errors="replace"))
+            with open(ir, "rb") as handle:  # the first location lies near the top: never the whole IR
+                match = _LOC.search(handle.read(IR_HEAD_BYTES).decode("utf-8", errors="replace"))
             if match:
-                return f"{Path(match[1]).name}:{match[2]}"
+                return printable(f"{Path(match[1]).name}:{match[2]}")
     return None
 
 
 def _int(value) -> int | None:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    """A count from the metadata; None for anything else (text, a bool, NaN or an infinity)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return int(value)

@@ -17,6 +17,8 @@ from nsprof.render.table_names import telling_names
 
 _CHANGE = partial(fmt.change, unit="")  # a signed percentage, never -0.0 (the header says %)
 SERIES_NOUNS = {"bench": "bench stage", "stage": "captured stage", "host": "host figure"}  # a series of each kind (KINDS)
+SHOWN_SERIES = 50  # rows of `history show` at most; --json holds every series
+MAX_TICKS = 40  # commit labels under the trend chart at most (10,000 entries would draw 10,000)
 NAME_WIDTH = 44  # a name column that leaves the figures room at 80 columns (JSON keeps whole names)
 SERIES_COLUMNS = (("kind", "kind", ""), ("name", "label", ""), ("entries", "entries", ",d"),
                   ("first", "first_ns", fmt.duration_ns), ("newest", "last_ns", fmt.duration_ns),
@@ -33,20 +35,26 @@ CHANGE_RULE = (f"level: a change point, where the up to {WINDOW} entries before 
 
 def series_blocks(history: pd.DataFrame) -> list[Block]:
     """One row per stage, kernel and range in the history: its first and newest median and the
-    level shifts found in between."""
+    level shifts found in between; a line saying so where it holds nothing yet."""
+    if history.empty:
+        return [Paragraph("History: no entries yet. Add one: nsprof history add RECORD (a bench record or a capture).")]
     rows = []
     for (kind, name), group in history.groupby(["kind", "name"], sort=True):
         medians = group["median_ns"].to_numpy()
         rows.append({"kind": kind, "name": name, "entries": len(group), "first_ns": medians[0], "last_ns": medians[-1],
                      "change_pct": 100 * (medians[-1] / medians[0] - 1) if medians[0] > 0 else None,
                      "shifts": len(change_points(medians))})
-    for row, label in zip(rows, telling_names([row["name"] for row in rows], NAME_WIDTH)):
-        row["label"] = label
     kinds = pd.Series([row["kind"] for row in rows]).value_counts()
     held = ", ".join(counted(int(kinds[kind]), SERIES_NOUNS.get(kind, kind)) for kind in KINDS if kind in kinds)
+    caption = f"change: newest against first; {CHANGE_RULE}; one series in full: --name NAME"
+    if len(rows) > SHOWN_SERIES:  # those that moved first: level shifts, then the largest change
+        rows = sorted(rows, key=lambda row: (-row["shifts"], -abs(row["change_pct"] or 0)))[:SHOWN_SERIES]
+        caption += (f"; the {SHOWN_SERIES} series with the most level shifts, then the largest change, of "
+                    f"{sum(kinds):,} (all of them: nsprof history show --json)")
+    for row, label in zip(rows, telling_names([row["name"] for row in rows], NAME_WIDTH)):
+        row["label"] = label
     return [Table(f"History: {counted(history['entry'].nunique(), 'entry', 'entries')}; {held}", SERIES_COLUMNS, rows,
-                  caption=f"change: newest against first; {CHANGE_RULE}; one series in full: --name NAME",
-                  drop_order=("first_ns", "shifts", "entries"))]
+                  caption=caption, drop_order=("first_ns", "shifts", "entries"))]
 
 
 def entry_rows(series: pd.DataFrame) -> list[dict]:
@@ -58,8 +66,9 @@ def entry_rows(series: pd.DataFrame) -> list[dict]:
         runs = np.asarray(row.run_medians_ns, dtype=float)
         rows.append({"entry": row.entry, "commit": (row.commit_id or "")[:10] or None, "branch": row.branch,
                      "added": str(row.added)[:16].replace("T", " "), "median_ns": row.median_ns, "runs": row.runs,
-                     "spread_pct": 100 * (runs.max() - runs.min()) / row.median_ns if len(runs) > 1 else None,
-                     "change_pct": None if previous is None else 100 * (row.median_ns / previous - 1),
+                     "spread_pct": 100 * (runs.max() - runs.min()) / row.median_ns if len(runs) > 1 and row.median_ns
+                     else None,
+                     "change_pct": 100 * (row.median_ns / previous - 1) if previous else None,  # none from 0 ns
                      "level": "shift" if index in points else ""})
         previous = row.median_ns
     return rows
@@ -78,17 +87,22 @@ def check_blocks(stats: pd.DataFrame, info: dict, threshold: float) -> list[Bloc
         interval = None if pd.isna(row["ci_low_pct"]) else f"[{fmt.signed(row['ci_low_pct'])}, {fmt.signed(row['ci_high_pct'])}]"
         rows.append({"kind": kind, "name": name, "a_median_ns": row["a_median_ns"], "b_median_ns": row["b_median_ns"],
                      "change_pct": row["change_pct"], "interval": interval, "status": row["status"]})
-    rows.sort(key=lambda r: (r["status"] != "slower", -(r["change_pct"] or 0)))
-    for row, label in zip(rows, telling_names([row["name"] for row in rows], NAME_WIDTH)):
+    rows.sort(key=lambda r: (r["status"] not in ("slower", "faster"), r["status"] != "slower", -abs(r["change_pct"] or 0)))
+    counts = {status: sum(r["status"] == status for r in rows) for status in ("slower", "faster", "unstable")}
+    compared = len(rows)
+    shown = rows[:SHOWN_SERIES]
+    for row, label in zip(shown, telling_names([row["name"] for row in shown], NAME_WIDTH)):
         row["label"] = label
     baseline = ", ".join(str(e) for e in info["baseline"])
     against = f"entry {baseline}" if len(info["baseline"]) == 1 else f"entries {baseline}"
-    return [Table(f"Entry {info['newest']} against {against} ({info['gpu']}, {info['kind']})", CHECK_COLUMNS, rows,
-                  caption=f"slower: the 95% interval above 0 and the change over {threshold:g}%; the baseline's "
-                          f"entries (up to {BASELINE}) are one observation each, the newest entry's runs its own",
-                  drop_order=("a_median_ns", "interval")),
-            Paragraph(f"{sum(r['status'] == 'slower' for r in rows)} slower, {sum(r['status'] == 'faster' for r in rows)} "
-                      f"faster, {sum(r['status'] == 'unstable' for r in rows)} unstable of {len(rows)} compared.")]
+    caption = (f"slower: the 95% interval above 0 and the change over {threshold:g}%; the baseline's entries "
+               f"(up to {BASELINE}) are one observation each, the newest entry's runs its own")
+    if compared > len(shown):
+        caption += f"; the {len(shown)} that moved most (all of them: nsprof history check --json)"
+    return [Table(f"Entry {info['newest']} against {against} ({info['gpu']}, {info['kind']})", CHECK_COLUMNS, shown,
+                  caption=caption, drop_order=("a_median_ns", "interval")),
+            Paragraph(f"{counts['slower']} slower, {counts['faster']} faster, {counts['unstable']} unstable of "
+                      f"{compared:,} compared.")]
 
 
 def trend_png(kind: str, name: str, series: pd.DataFrame) -> bytes:
@@ -115,8 +129,9 @@ def trend_figure(kind: str, name: str, series: pd.DataFrame):
     points = change_points(series["median_ns"].to_numpy())
     for number, point in enumerate(points):
         axes.axvline(point - 0.5, color="#d62728", linestyle="--", linewidth=1, label=None if number else "level shift")
-    axes.set_xticks(x, [(c or "")[:7] or str(e) for c, e in zip(series["commit_id"], series["entry"])], rotation=45,
-                    fontsize=7)
+    labels = [(c or "")[:7] or str(e) for c, e in zip(series["commit_id"], series["entry"])]
+    every = max(1, -(-len(x) // MAX_TICKS))  # a label per entry up to MAX_TICKS, then every k-th
+    axes.set_xticks(x[::every], labels[::every], rotation=45, fontsize=7)
     axes.set_ylabel("median time (µs)")
     axes.set_ylim(bottom=0, top=max(high.max(), medians.max()) * 1.15)
     summary = trend_summary(series["median_ns"].to_numpy(), points, series["entry"].tolist())

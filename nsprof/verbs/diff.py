@@ -120,8 +120,9 @@ def noise_floor(path: Path, attribution: str = "thread", gpu: str | None = None)
     from nsprof.analyze.diff import run_frames
     from nsprof.analyze.diff.noise import measure_noise, noise_from_document, noise_record
     from nsprof.history.store import is_history, noise_records, opened
+    from nsprof.paths import special_file_reason
 
-    if path.suffix.lower() == ".json":
+    if path.suffix.lower() == ".json" or special_file_reason(path):  # what is no file is refused there, unread
         return noise_record(path)
     if is_history(path):
         with opened(path) as conn:

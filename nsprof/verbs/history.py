@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nsprof.errors import UsageError
-from nsprof.verbs.common import history_path
+from nsprof.verbs.common import history_path, outside_profiles
 from nsprof.verbs.diff import diff_side
 
 if TYPE_CHECKING:  # loaded with the calls that need them: `nsprof --help` stays fast
@@ -23,9 +23,15 @@ def history_add(paths: Sequence[str | Path], db: str | Path | None = None, commi
     from nsprof.history.store import add_entry, opened
     from nsprof.history.summary import git_fields, now, summarize
 
+    _outside_nsprof_profiles(history_path(db).parent)
     summaries = []
     for path in map(Path, paths):
-        entry, found = summarize(path, diff_side(path, attribution), attribution)
+        side = diff_side(path, attribution)
+        if side.bench is None and len(gpus := sorted({run.analyzed().gpu or "an unnamed GPU"
+                                                      for run in (side, *side.runs)})) > 1:
+            raise UsageError(f"{path}: its runs ran on {len(gpus)} kinds of GPU ({', '.join(gpus)}): a history entry is "
+                             "one GPU's", "add each GPU's runs as an entry of its own")
+        entry, found = summarize(path, side, attribution)
         if not found:
             raise UsageError(f"{path}: nothing measured to add (no timed stage, kernel or range)",
                              "add a bench record (nsprof bench --save-as) or an nsys capture")
@@ -52,5 +58,19 @@ def write_history_chart(kind: str, name: str, series: pd.DataFrame, out: str | P
     from nsprof.render.history import trend_png
 
     target = Path(out) / f"history-{re.sub(r'[^A-Za-z0-9._-]+', '-', name).strip('-')[:80] or kind}.png"
+    outside_profiles(target.parent)
     since = check_outputs([target], force)
     return write_set(target.parent, {target.name: trend_png(kind, name, series)}, force, since)
+
+
+def _outside_nsprof_profiles(directory: Path) -> None:
+    """Refuse a database inside a profile that nsprof wrote (a manifest in it or above it): a capture
+    is evidence and keeps only what the tools wrote. Beside captures of the user's own (a CI job's
+    directory of runs) it may lie: it is never taken for one of them (nsprof.parse.nsys_sqlite.may_be_export)."""
+    from nsprof.parse.profile import MANIFEST
+
+    directory = Path(directory).absolute()
+    profile = next((folder for folder in (directory, *directory.parents) if (folder / MANIFEST).is_file()), None)
+    if profile is not None:
+        raise UsageError(f"{directory} is inside the profile {profile}: nsprof writes nothing into a profile",
+                         "keep the database elsewhere: --db history.sqlite, say")

@@ -618,7 +618,24 @@ def _warnings(a: Capture, b: Capture) -> list[str]:
     if all(versions) and versions[0] != versions[1]:
         warnings.append(f"different nsys versions: A {', '.join(versions[0])}, B {', '.join(versions[1])}")
     warnings += _software_warnings(*(analysis.manifest or {} for analysis in (a_analysis, b_analysis)))
-    return warnings
+    return warnings + [line for side, capture in (("A", a), ("B", b)) for line in _mixed_runs(side, capture)]
+
+
+def _mixed_runs(side: str, capture: Capture) -> list[str]:
+    """Where the runs of one side ran on different GPUs or were captured by different nsys versions:
+    they are pooled as one program's runs, so their variation includes the machines' or the tools'."""
+    if not capture.runs:
+        return []
+    analyses = [run.analyzed() for run in (capture, *capture.runs)]
+    found = []
+    gpus = sorted({analysis.gpu or "an unnamed GPU" for analysis in analyses})
+    if len(gpus) > 1:
+        found.append(f"{side}'s runs ran on {len(gpus)} kinds of GPU ({', '.join(gpus)}) and are pooled: their variation "
+                     "includes the GPUs'; compare runs of one GPU")
+    versions = sorted({version for analysis in analyses for version in analysis.nsys_versions})
+    if len(versions) > 1:
+        found.append(f"{side}'s runs were captured by {len(versions)} nsys versions ({', '.join(versions)}) and are pooled")
+    return found
 
 
 def _bench_warnings(a: dict, b: dict) -> list[str]:

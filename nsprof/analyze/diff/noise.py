@@ -32,7 +32,6 @@ reads runs directly.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from itertools import combinations
@@ -42,7 +41,10 @@ import numpy as np
 import pandas as pd
 
 from nsprof.analyze.diff.statistics import compare_samples
-from nsprof.errors import ParseError
+from nsprof.errors import MissingPathError, ParseError
+from nsprof.parse.json_document import read_json_object
+from nsprof.paths import missing_reason
+from nsprof.printable import printable
 
 KINDS = ("kernels", "copies", "ranges")  # run_frames' frames; a copies frame's rows may be "pageable copies"
 FIRST_FORMAT = KINDS  # the first records held one floor per kind
@@ -55,6 +57,8 @@ NEVER_CALLED = (CLASSES[0], *HOST_PACED)  # from one run a side
 WAITING = re.compile(r"DelayKernel|nccl", re.IGNORECASE)  # kernels whose duration is a wait
 COPY_SHARE = 0.5  # a range whose GPU time is more than half copies is a copy range
 NOISE_RECORD = Path(__file__).with_name("noise_floor.json")
+MAX_RECORD_BYTES = 1 << 20  # a noise record is a few hundred bytes: anything past this is something else
+NOISE_FIX = "measure one with `nsprof noise RUNS... --out noise.json`, or pass a profile with runs (nsprof profile --runs 5)"
 
 
 @dataclass(frozen=True)
@@ -148,10 +152,15 @@ def noise_record(path: Path) -> NoiseFloor:
     """A noise record ({"floor_pct": {category: percent}, "source"}: noise_floor.json's format, as
     noise_document writes it; or the first format's {kind: percent} of FIRST_FORMAT) read back;
     ParseError when it is none."""
+    path = Path(path)
+    if not path.exists():
+        raise MissingPathError(f"{path}: {missing_reason(path)}", NOISE_FIX)
     try:
-        document = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        document = None
+        document = read_json_object(path, "noise record", NOISE_FIX, MAX_RECORD_BYTES)
+    except ParseError as err:
+        if "unreadable" not in err.problem:  # what is no file, or too large: said as it is
+            raise
+        document = None  # not JSON at all: not a noise record, as noise_from_document says
     return noise_from_document(document, str(path))
 
 
@@ -162,9 +171,7 @@ def noise_from_document(document, where: str) -> NoiseFloor:
     except (KeyError, TypeError, ValueError, AttributeError):
         floors = {}
     if not floors or not (set(floors) <= set(CATEGORIES) or set(floors) == set(FIRST_FORMAT)):
-        raise ParseError(f"{where}: not a noise record (no \"floor_pct\" of {', '.join(CATEGORIES[1:3])})",
-                         "measure one with `nsprof noise RUNS... --out noise.json`, "
-                         "or pass a profile with runs (nsprof profile --runs 5)")
+        raise ParseError(f"{where}: not a noise record (no \"floor_pct\" of {', '.join(CATEGORIES[1:3])})", NOISE_FIX)
     if not all(np.isfinite(value) and value >= 0 for value in floors.values()):
         raise ParseError(f"{where}: a noise floor that is not a percentage", "measure it again")
-    return NoiseFloor(floors, str(document.get("source", where)))
+    return NoiseFloor(floors, printable(str(document.get("source", where))))  # it is printed under the tables
