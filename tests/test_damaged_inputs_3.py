@@ -294,3 +294,80 @@ def test_history_check_of_thousands_of_series_fails_on_the_one_that_moved(tmp_pa
     table = invoke("history", "check", "--db", tmp_path / "h.sqlite", "--fail-if-slower", 5)
     assert sum(line.startswith("│") for line in table.stdout.splitlines()) <= 50 + 2  # rows, a name may wrap
     assert "kernel_0007" in table.stdout and "the 50 that moved most" in " ".join(table.stdout.split())
+
+
+@pytest.mark.parametrize("make, says", [
+    (lambda d: d, "a directory; a history database is an SQLite file"),
+    (lambda d: (os.mkfifo(d / "fifo.sqlite"), d / "fifo.sqlite")[1], "a FIFO (named pipe), not a regular file"),
+    (lambda d: ((d / "a").symlink_to(d / "b"), (d / "b").symlink_to(d / "a"), d / "a")[2], "symlink loop"),
+])
+@pytest.mark.parametrize("args", [("show",), ("add", DATA / "runs" / "ab-base" / "nsys.sqlite")])
+def test_a_history_path_that_is_no_database_file_is_named_as_what_it_is(tmp_path, make, says, args):
+    """--db naming a directory, a FIFO (never opened: it would wait forever) or a symlink loop: one
+    line saying what it is, exit 2, where it once said "no history database"."""
+    result = invoke("history", *args, "--db", make(tmp_path))
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    [line] = result.stderr.strip().splitlines()
+    assert says in line and "--db history.sqlite" in line
+
+
+def test_another_programs_database_with_tables_named_like_ours_is_left_unstamped(tmp_path):
+    """A database of another program whose tables happen to be named entries and measurements:
+    history add refuses it in one line and leaves it as it was (no schema, no user_version)."""
+    db = tmp_path / "theirs.sqlite"
+    with sqlite3.connect(db) as conn:
+        conn.executescript("CREATE TABLE entries (id INTEGER, note TEXT); CREATE TABLE measurements (x REAL);")
+    before = db.read_bytes()
+    result = invoke("history", "add", DATA / "runs" / "ab-base" / "nsys.sqlite", "--db", db)
+    assert result.exit_code == 1 and "an SQLite database, but not nsprof's history" in result.stderr
+    assert db.read_bytes() == before
+
+
+def test_a_history_whose_table_lost_a_column_is_named_by_its_file_not_by_sql(tmp_path):
+    db = tmp_path / "h.sqlite"
+    assert invoke("history", "add", DATA / "runs" / "ab-base" / "nsys.sqlite", "--db", db, "--commit", "c1",
+                  "--branch", "main").exit_code == 0
+    with sqlite3.connect(db) as conn:
+        conn.execute("ALTER TABLE measurements DROP COLUMN run_medians_ns")
+    result = invoke("history", "show", "--db", db)
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(f"error: {db}: not a readable history database") and "SELECT" not in line
+
+
+def test_the_chart_history_show_wrote_is_named_on_one_line_whatever_its_length(tmp_path):
+    db = tmp_path / "h.sqlite"
+    assert invoke("history", "add", DATA / "runs" / "ab-base" / "nsys.sqlite", "--db", db, "--commit", "c1",
+                  "--branch", "main").exit_code == 0
+    out = tmp_path / ("a-long-folder-name-" * 6) / "charts"
+    result = invoke("history", "show", "--db", db, "--name", "spin", "--out", out)
+    assert result.exit_code == 0, result.output
+    assert f"wrote {out / 'history-spin.png'}" in result.stderr.splitlines()
+
+
+def test_a_runs_folder_linked_back_to_its_profile_counts_no_run_twice(tmp_path):
+    """runs/ as a symbolic link to the profile itself: the profile's own export is not taken for its
+    second run; the manifest's five runs are named as missing instead, as for any partial copy."""
+    profile = tmp_path / "ladder"
+    shutil.copytree(DATA / "runs" / "ladder", profile, ignore=shutil.ignore_patterns("runs"))
+    (profile / "runs").symlink_to(".")
+    result = invoke("diff", profile, profile, "--stages", "v5,v6")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    [line] = result.stderr.strip().splitlines()
+    assert "runs/nsys-2.sqlite" in line
+
+
+def test_an_ncu_page_too_large_for_memory_is_one_line_with_what_to_do(tmp_path, monkeypatch):
+    """A 1.5 GB ncu CSV read whole ran out of memory in a traceback; reading one is stood in for by
+    a reader that runs out (building the file would take the memory the test is about)."""
+    import nsprof.parse.readers as readers
+
+    def exhausted(path):
+        raise MemoryError
+
+    monkeypatch.setattr(readers, "load_ncu_csv", exhausted)
+    page = DATA / "user-programs" / "graph-full-raw.csv"
+    result = invoke("analyze", page)
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    [line] = result.stderr.strip().splitlines()
+    assert "more than this machine's memory holds (ncu CSV page)" in line and "--launch-count" in line

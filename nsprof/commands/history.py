@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from nsprof import api
-from nsprof.console import error_line, stderr, stdout
+from nsprof.console import error_line, stdout
 from nsprof.errors import NOTHING_COMPARED_EXIT_CODE, UsageError
 from nsprof.paths import DATA_DIR_ENV
 
@@ -62,7 +62,7 @@ def show(
     (kind, label), series = _one_series(history, name)
     to_terminal(entry_blocks(kind, label, series), stdout())
     for path in api.write_history_chart(kind, label, series, out, force):
-        stderr().print(f"wrote {path}")
+        typer.echo(f"wrote {path}", err=True)  # whole, never wrapped: a path is copied from it
 
 
 def check(

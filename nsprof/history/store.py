@@ -26,6 +26,7 @@ from pathlib import Path
 import pandas as pd
 
 from nsprof.errors import ParseError, UsageError
+from nsprof.paths import missing_reason, special_file_reason
 from nsprof.printable import printable
 
 HISTORY_FILE = "history.sqlite"
@@ -58,6 +59,11 @@ class Measurement:
 def opened(path: Path, create: bool = False) -> Iterator[sqlite3.Connection]:
     """The database at `path`, its schema checked (and made, with `create`)."""
     path = Path(path)
+    if path.is_dir() or (special := special_file_reason(path)):  # never opened: a FIFO would wait forever
+        what = "a directory" if path.is_dir() else special
+        raise UsageError(f"{path}: {what}; a history database is an SQLite file", "give --db a file's path: --db history.sqlite")
+    if path.is_symlink() and not path.exists():  # a link that loops or points nowhere: say which
+        raise UsageError(f"{path}: {missing_reason(path)}", "give --db a file's path: --db history.sqlite")
     if not create and not path.is_file():
         raise UsageError(f"{path}: no history database", "add to it first: nsprof history add RECORD --db PATH")
     if create:
@@ -71,7 +77,7 @@ def opened(path: Path, create: bool = False) -> Iterator[sqlite3.Connection]:
         if version > SCHEMA_VERSION:
             raise ParseError(f"{path}: a history database of a newer nsprof (schema {version})", "upgrade nsprof")
         tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if version == 0 and tables and not {"entries", "measurements"} <= tables:
+        if version == 0 and tables and not (_our_tables(conn, tables)):  # never stamp another program's database
             raise ParseError(f"{path}: an SQLite database, but not nsprof's history", "give --db a path of its own")
         if create and version == 0:
             with conn:
@@ -82,6 +88,16 @@ def opened(path: Path, create: bool = False) -> Iterator[sqlite3.Connection]:
         raise ParseError(f"{path}: not a readable history database ({err})", "give --db a path of its own") from None
     finally:
         conn.close()
+
+
+def _our_tables(conn: sqlite3.Connection, tables: set[str]) -> bool:
+    """Whether a database's `entries` and `measurements` tables are nsprof's (their columns, not
+    only their names: another program may name its tables so)."""
+    if not {"entries", "measurements"} <= tables:
+        return False
+    columns = {table: {row[1] for row in conn.execute(f"PRAGMA table_info({table})")} for table in ("entries", "measurements")}
+    return {"id", *ENTRY_FIELDS} <= columns["entries"] and \
+        {"entry", "kind", "name", "median_ns", "runs", "run_medians_ns"} <= columns["measurements"]
 
 
 def add_entry(conn: sqlite3.Connection, entry: dict, measurements: list[Measurement]) -> int:
@@ -125,12 +141,16 @@ def noise_records(conn: sqlite3.Connection) -> dict[str, dict]:
 def measurements(conn: sqlite3.Connection) -> pd.DataFrame:
     """Every measurement with its entry's fields, oldest entry first; run_medians_ns as lists, every
     row checked (a ParseError names the first damaged one) and its text printable as shown."""
-    frame = pd.read_sql_query(MEASUREMENTS_SQL, conn)
+    where = conn.execute("PRAGMA database_list").fetchone()[2] or "the history database"
+    try:
+        frame = pd.read_sql_query(MEASUREMENTS_SQL, conn)
+    except (pd.errors.DatabaseError, sqlite3.DatabaseError) as err:  # pandas quotes its SQL: name the file instead
+        raise ParseError(f"{where}: not a readable history database ({err.__cause__ or err})",
+                         "start a new one, or add the entry again") from None
     runs = []
     for row in frame.itertuples():
         found = _run_medians(row.run_medians_ns)
         if found is None or not _positive(row.median_ns) or not min(found) <= row.median_ns <= max(found):
-            where = conn.execute("PRAGMA database_list").fetchone()[2] or "the history database"
             raise ParseError(f"{where}: entry {row.entry}'s {printable(str(row.kind))} {printable(str(row.name))[:60]} is "
                              f"damaged (median {printable(str(row.median_ns))[:20]}, runs "
                              f"{printable(str(row.run_medians_ns))[:40]})",

@@ -85,7 +85,13 @@ def load_file(path: Path, columns: Mapping[str, Iterable[str]] | None = None) ->
     if reader is None:
         raise ParseError(f"{path}: not a profile (nsprof reads {PROFILE_FILES})",
                          "Give a profile directory or one of those files")
-    loaded = reader.load(Path(path), columns)
+    try:
+        loaded = reader.load(Path(path), columns)
+    except MemoryError:  # a page read whole (a 1.5 GB ncu CSV): one line, not a traceback
+        size = Path(path).stat().st_size if Path(path).is_file() else 0
+        raise ParseError(f"{path}: {size / 2**30:,.1f} GiB, more than this machine's memory holds ({reader.name})",
+                         "profile fewer launches (ncu --launch-count, nsprof profile --top), or read it on a larger "
+                         "machine") from None
     if isinstance(loaded, GpuTimeline) and (problems := timeline_problems(loaded)):
         raise ParseError(f"{path}: the {reader.name} reader gave a timeline outside the model ({'; '.join(problems[:3])})",
                          "Report it to nsprof's maintainers with the file")
@@ -120,7 +126,7 @@ def further_runs(path: Path) -> list[Path]:
     """The nsys exports of a profile's further runs (`nsprof profile --runs N`: runs/nsys-2 ..
     nsys-N), in run order; [] for anything else."""
     runs = path / RUNS_DIR if path.is_dir() else None
-    if runs is None or not runs.is_dir():
+    if runs is None or not runs.is_dir() or runs.resolve() == path.resolve():  # a link back: no run counted twice
         return []
     return sorted(tool_outputs(runs)[0], key=lambda file: [int(part) if part.isdigit() else part
                                                            for part in re.split(r"(\d+)", file.stem)])
