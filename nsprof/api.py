@@ -30,7 +30,7 @@ from nsprof.verbs.bench import BenchRun, bench, stages
 from nsprof.verbs.capture import check_verified, choose_hot_kernels, profile, profile_commands, profile_request
 from nsprof.verbs.ceilings import doctor, measure_ceilings, measure_cpu_ceilings
 from nsprof.verbs.common import WORKLOADS, history_path, workload_argv
-from nsprof.verbs.diff import UNNAMED_GPU, diff, diff_side, measure_noise_record, noise_floor, write_diff
+from nsprof.verbs.diff import diff, diff_side, measure_noise_record, noise_floor, write_diff
 from nsprof.verbs.explain import explain
 from nsprof.verbs.history import history, history_add, write_history_chart
 from nsprof.verbs.ladder import ROOFLINE_CSV_COLUMNS, ROOFLINE_FILES, load_ladder, unplaced_lines, write_report, write_roofline
@@ -41,7 +41,6 @@ __all__ = [
     "CAPTURED_FLOWS",
     "ROOFLINE_CSV_COLUMNS",
     "ROOFLINE_FILES",
-    "UNNAMED_GPU",
     "WORKLOADS",
     "BenchRun",
     "analyze",

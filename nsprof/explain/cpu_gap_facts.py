@@ -17,6 +17,7 @@ from nsprof.analyze.ladder import WALL_CLOCK, cpu_roof
 from nsprof.analyze.roofline import precision_unit
 from nsprof.cpu_speedups import BLAS_KEY, LOOP_KEY
 from nsprof.errors import MissingPathError, NsprofError, ParseError, UsageError
+from nsprof.explain.evidence import EXAMPLES_DIR
 from nsprof.ops.tiles import as_tile
 from nsprof.parse.profile import CPU_RESULTS
 from nsprof.parse.sources import PROFILES_DIR, latest_profile
@@ -26,7 +27,6 @@ from nsprof.registry import get_op, get_stage
 from nsprof.sizes import parse_label
 
 # the committed captures with CPU stages, per ladder (an H100's; the other examples are the H200's)
-EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "profiles" / "examples"
 EXAMPLES = {op: EXAMPLES_DIR / name for op, name in (("sgemm", "h100-sgemm-cpu-1024"), ("sgemv", "h100-sgemv-cpu-4096"))}
 CAPTURE_FIX = "capture one with `nsprof profile --stage v0,v0b,v0blas,v1,v11`"
 # ladder stages whose kernels stage tiles of A and B in fast memory (v1 reads every operand from global memory)

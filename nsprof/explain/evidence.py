@@ -30,9 +30,9 @@ from nsprof.registry import REPO_ROOT, Stage, all_ops, all_stages
 from nsprof.render.format import count, flops_per_s  # FLOP counts as the report shows them: 2.15 G
 from nsprof.sizes import parse_label
 
-_EXAMPLES = REPO_ROOT / PROFILES_DIR / "examples"
+EXAMPLES_DIR = REPO_ROOT / PROFILES_DIR / "examples"  # the committed captures
 # The committed example capture of each ladder (profiles/examples/h200-<op>-<size>), where there is one.
-EXAMPLE_PROFILES = {op: next(iter(sorted(_EXAMPLES.glob(f"h200-{op}-*"))), _EXAMPLES / f"h200-{op}") for op in all_ops()}
+EXAMPLE_PROFILES = {op: next(iter(sorted(EXAMPLES_DIR.glob(f"h200-{op}-*"))), EXAMPLES_DIR / f"h200-{op}") for op in all_ops()}
 
 
 @dataclass(frozen=True)

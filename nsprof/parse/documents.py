@@ -12,7 +12,7 @@ from pathlib import Path
 
 from nsprof.errors import ParseError
 from nsprof.parse.bench_record import result_problem
-from nsprof.parse.json_document import json_type, read_json_object
+from nsprof.parse.json_document import JSON_TYPES, json_type, read_json_object
 from nsprof.parse.model import CpuRung
 from nsprof.printable import printable
 
@@ -25,8 +25,6 @@ VERIFICATION_NUMBERS = ("rel_error", "tolerance")  # a number or null in each ve
 # What a pipeline.json record must hold (nsprof.ranges.pipeline_range names its flows by them).
 PIPELINE_RECORD_FIELDS = ("op", "stage", "size", "variant")
 RECAPTURE = "Restore the file, or capture the profile again with `nsprof profile` / `nsprof pipeline`"
-_JSON_TYPES: dict[type, str] = {dict: "an object", list: "a list", str: "a string"}
-
 
 def read_manifest(path: Path) -> dict | None:
     """manifest.json as a dict, its fields checked (MANIFEST_FIELDS); None where there is none."""
@@ -163,4 +161,4 @@ def _read_object(path: Path, what: str, nonfinite_as_null: bool = False) -> dict
 
 
 def _kinds(kind) -> str:
-    return " or ".join(_JSON_TYPES[k] for k in (kind if isinstance(kind, tuple) else (kind,)))
+    return " or ".join(JSON_TYPES[k] for k in (kind if isinstance(kind, tuple) else (kind,)))

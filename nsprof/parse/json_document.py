@@ -15,6 +15,12 @@ from nsprof.paths import special_file_reason
 from nsprof.printable import printable_json
 
 MAX_DOCUMENT_BYTES = 64 * 2**20  # the manifests and records nsprof writes are kilobytes: a larger one is no such file
+JSON_TYPES: dict[type, str] = {dict: "an object", list: "a list", str: "a string"}  # in words, as errors name them
+
+
+class UnreadableDocument(ParseError):
+    """A regular file of a sane size whose text is no JSON object (a reader that takes that for "not
+    such a document" catches it, and no other failure)."""
 
 
 def _finite(text: str) -> float:
@@ -51,11 +57,11 @@ def read_json_object(path: Path, what: str, fix: str, max_bytes: int = MAX_DOCUM
         document = json.loads(printable_json(path.read_text(encoding="utf-8")),
                               **(lenient if nonfinite_as_null else strict))
     except RecursionError:
-        raise ParseError(f"{path}: unreadable {what} (nested too deeply to read)", fix) from None
+        raise UnreadableDocument(f"{path}: unreadable {what} (nested too deeply to read)", fix) from None
     except (OSError, UnicodeDecodeError, ValueError) as err:  # json.JSONDecodeError is a ValueError
-        raise ParseError(f"{path}: unreadable {what} ({err})", fix) from None
+        raise UnreadableDocument(f"{path}: unreadable {what} ({err})", fix) from None
     if not isinstance(document, dict):
-        raise ParseError(f"{path}: the {what} is {json_type(document)}, not a JSON object", fix)
+        raise UnreadableDocument(f"{path}: the {what} is {json_type(document)}, not a JSON object", fix)
     return document
 
 
@@ -67,5 +73,4 @@ def json_type(value) -> str:
         return "a boolean"
     if isinstance(value, (int, float)):
         return "a number"
-    names: dict[type, str] = {dict: "an object", list: "a list", str: "a string"}
-    return names.get(type(value), type(value).__name__)
+    return JSON_TYPES.get(type(value), type(value).__name__)

@@ -11,7 +11,6 @@ the launch's block is num_warps x 32 threads and its dynamic shared memory is th
 
 from __future__ import annotations
 
-import math
 import re
 from pathlib import Path
 
@@ -38,7 +37,7 @@ def load_triton_cache(directory: Path) -> pd.DataFrame:
             metadata = read_json_object(path, "Triton kernel's metadata", "", MAX_METADATA_BYTES)
         except (ParseError, OSError):
             continue
-        if not isinstance(metadata, dict) or not {"name", "num_warps", "shared"} <= metadata.keys():
+        if not {"name", "num_warps", "shared"} <= metadata.keys():
             continue
         rows.append({"kernel": str(metadata["name"]), "num_warps": _int(metadata.get("num_warps")),
                      "num_stages": _int(metadata.get("num_stages")), "shared_bytes": _int(metadata.get("shared")),
@@ -59,7 +58,5 @@ def _source(stem: Path) -> str | None:
 
 
 def _int(value) -> int | None:
-    """A count from the metadata; None for anything else (text, a bool, NaN or an infinity)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return None
-    return int(value)
+    """A count from the metadata (its numbers are finite: read_json_object); None for text or a bool."""
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None

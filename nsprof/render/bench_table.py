@@ -184,11 +184,12 @@ def busy_host_note(records: list[dict], env: dict) -> str | None:
         return None
     load, cores = env.get("host_load"), env.get("cpu_cores") or 0
     others = max(0.0, load - 1) if isinstance(load, (int, float)) else 0.0
+    loaded = bool(cores) and others >= BUSY_SHARE * cores
     wide = [f"{r['stage']} {r['size']} {r['spread_pct']:.0f}%" for r in cpu
             if (r.get("spread_pct") or 0) > WIDE_SPREAD_PCT]
-    if not (cores and others >= BUSY_SHARE * cores) and not wide:
+    if not loaded and not wide:
         return None
-    why = [f"load average {load:.1f} on {cores} cores before they ran" if cores and others >= BUSY_SHARE * cores else "",
+    why = [f"load average {load:.1f} on {cores} cores before they ran" if loaded else "",
            f"spread {', '.join(wide)}" if wide else ""]
     return (f"warning: the host was busy ({'; '.join(w for w in why if w)}): the CPU stages' times may be several "
             "times an idle host's; time them again on a quiet host")

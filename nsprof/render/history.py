@@ -42,7 +42,7 @@ def series_blocks(history: pd.DataFrame) -> list[Block]:
     for (kind, name), group in history.groupby(["kind", "name"], sort=True):
         medians = group["median_ns"].to_numpy()
         rows.append({"kind": kind, "name": name, "entries": len(group), "first_ns": medians[0], "last_ns": medians[-1],
-                     "change_pct": 100 * (medians[-1] / medians[0] - 1) if medians[0] > 0 else None,
+                     "change_pct": newest_against_first(medians),
                      "shifts": len(change_points(medians))})
     kinds = pd.Series([row["kind"] for row in rows]).value_counts()
     held = ", ".join(counted(int(kinds[kind]), SERIES_NOUNS.get(kind, kind)) for kind in KINDS if kind in kinds)
@@ -141,12 +141,18 @@ def trend_figure(kind: str, name: str, series: pd.DataFrame):
     return figure
 
 
+def newest_against_first(medians: np.ndarray) -> float | None:
+    """The series' change in percent, newest median against first (None from a first of 0 ns): the
+    table's and the trend chart's one figure."""
+    return 100 * (medians[-1] / medians[0] - 1) if medians[0] > 0 else None
+
+
 def trend_summary(medians: np.ndarray, points: list[int], entries: list[int]) -> str:
     """What the trend chart shows, in words: the newest median against the first, and each level
     shift (at the entry that starts a level) as the change between the medians of the levels either
     side of it."""
     text = f"newest {fmt.duration_ns(medians[-1])} against first {fmt.duration_ns(medians[0])}: " + \
-        fmt.change(100 * (medians[-1] / medians[0] - 1) if medians[0] > 0 else None)
+        fmt.change(newest_against_first(medians))
     bounds = [0, *points, len(medians)]
     levels = [float(np.median(medians[start:end])) for start, end in pairwise(bounds)]
     shifts = [f"at entry {entries[point]}, {fmt.change(100 * (after / before - 1))}"

@@ -56,7 +56,6 @@ def _with_runs(capture: Capture, runs: tuple[Capture, ...]) -> Capture:
     return replace(capture, runs=runs) if runs else capture
 
 
-UNNAMED_GPU = "an unnamed GPU"  # a noise record's GPU where the captures name none
 
 
 def _side_gpu(side) -> str | None:
@@ -92,7 +91,7 @@ def measure_noise_record(paths: Sequence[str | Path], out: str | Path, attributi
     if any(run.bench is not None for run in runs):
         raise UsageError("nsprof noise reads captures, not bench records (their runs are in the record)",
                          "pass profiles taken with --runs, or directories of nsys captures")
-    gpus = sorted({run.analyzed().gpu or UNNAMED_GPU for run in runs})
+    gpus = sorted({gpu for side in sides for gpu in side.gpus()})
     if len(gpus) > 1:
         raise UsageError(f"the runs come from {len(gpus)} GPUs ({', '.join(gpus)}): a noise floor is one GPU's",
                          "measure each GPU's floors from its own runs")
@@ -117,7 +116,7 @@ def noise_floor(path: Path, attribution: str = "thread", gpu: str | None = None)
     """The noise floors in `path`: a noise record (.json), a history database's record for `gpu`
     (nsprof noise --db), or measured from the runs of an unchanged program (a profile with runs, a
     directory of captures)."""
-    from nsprof.analyze.diff import run_frames
+    from nsprof.analyze.diff import UNNAMED_GPU, run_frames
     from nsprof.analyze.diff.noise import measure_noise, noise_from_document, noise_record
     from nsprof.history.store import is_history, noise_records, opened
     from nsprof.paths import special_file_reason

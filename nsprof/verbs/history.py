@@ -27,8 +27,7 @@ def history_add(paths: Sequence[str | Path], db: str | Path | None = None, commi
     summaries = []
     for path in map(Path, paths):
         side = diff_side(path, attribution)
-        if side.bench is None and len(gpus := sorted({run.analyzed().gpu or "an unnamed GPU"
-                                                      for run in (side, *side.runs)})) > 1:
+        if side.bench is None and len(gpus := side.gpus()) > 1:
             raise UsageError(f"{path}: its runs ran on {len(gpus)} kinds of GPU ({', '.join(gpus)}): a history entry is "
                              "one GPU's", "add each GPU's runs as an entry of its own")
         entry, found = summarize(path, side, attribution)

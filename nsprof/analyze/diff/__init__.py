@@ -59,6 +59,7 @@ from nsprof.ranges import parse_stage_range
 
 FASTER, SLOWER, SAME, ADDED, REMOVED, UNSTABLE = "faster", "slower", "same", "added", "removed", "unstable"
 FEW_RUNS = 5  # with fewer runs on a side, the noise floors apply across runs too (floors_apply)
+UNNAMED_GPU = "an unnamed GPU"  # a capture's GPU where it names none
 NOT_CALLED = "not called"  # a CPU-side duration: shown with its interval, never called (_not_called)
 DEFAULT_MIN_CHANGE_PCT = 2.0
 TOP_CONTRIBUTORS = 5
@@ -88,6 +89,11 @@ class Capture:
         if self.analysis is None:
             raise TypeError(f"{self.name} is a bench record, not a profile")
         return self.analysis
+
+    def gpus(self) -> list[str]:
+        """The GPUs this capture and its further runs ran on, by name (UNNAMED_GPU where a run names
+        none), sorted: more than one, and the runs pool machines of different kinds."""
+        return sorted({run.analyzed().gpu or UNNAMED_GPU for run in (self, *self.runs)})
 
 
 @dataclass(frozen=True)
@@ -612,8 +618,7 @@ def _warnings(a: Capture, b: Capture) -> list[str]:
     warnings = []
     a_analysis, b_analysis = a.analyzed(), b.analyzed()
     if a_analysis.gpu != b_analysis.gpu:
-        warnings.append(f"different GPUs: A ran on {a_analysis.gpu or 'an unnamed GPU'}, "
-                        f"B on {b_analysis.gpu or 'an unnamed GPU'}")
+        warnings.append(f"different GPUs: A ran on {a_analysis.gpu or UNNAMED_GPU}, B on {b_analysis.gpu or UNNAMED_GPU}")
     versions = [list(analysis.nsys_versions) for analysis in (a_analysis, b_analysis)]
     if all(versions) and versions[0] != versions[1]:
         warnings.append(f"different nsys versions: A {', '.join(versions[0])}, B {', '.join(versions[1])}")
@@ -626,13 +631,11 @@ def _mixed_runs(side: str, capture: Capture) -> list[str]:
     they are pooled as one program's runs, so their variation includes the machines' or the tools'."""
     if not capture.runs:
         return []
-    analyses = [run.analyzed() for run in (capture, *capture.runs)]
     found = []
-    gpus = sorted({analysis.gpu or "an unnamed GPU" for analysis in analyses})
-    if len(gpus) > 1:
+    if len(gpus := capture.gpus()) > 1:
         found.append(f"{side}'s runs ran on {len(gpus)} kinds of GPU ({', '.join(gpus)}) and are pooled: their variation "
                      "includes the GPUs'; compare runs of one GPU")
-    versions = sorted({version for analysis in analyses for version in analysis.nsys_versions})
+    versions = sorted({version for run in (capture, *capture.runs) for version in run.analyzed().nsys_versions})
     if len(versions) > 1:
         found.append(f"{side}'s runs were captured by {len(versions)} nsys versions ({', '.join(versions)}) and are pooled")
     return found

@@ -42,7 +42,7 @@ import pandas as pd
 
 from nsprof.analyze.diff.statistics import compare_samples
 from nsprof.errors import MissingPathError, ParseError
-from nsprof.parse.json_document import read_json_object
+from nsprof.parse.json_document import UnreadableDocument, read_json_object
 from nsprof.paths import missing_reason
 from nsprof.printable import printable
 
@@ -155,12 +155,10 @@ def noise_record(path: Path) -> NoiseFloor:
     path = Path(path)
     if not path.exists():
         raise MissingPathError(f"{path}: {missing_reason(path)}", NOISE_FIX)
-    try:
+    try:  # what is no file, or too large, is said as it is
         document = read_json_object(path, "noise record", NOISE_FIX, MAX_RECORD_BYTES)
-    except ParseError as err:
-        if "unreadable" not in err.problem:  # what is no file, or too large: said as it is
-            raise
-        document = None  # not JSON at all: not a noise record, as noise_from_document says
+    except UnreadableDocument:
+        document = None  # no JSON object at all: not a noise record, as noise_from_document says
     return noise_from_document(document, str(path))
 
 
