@@ -1,8 +1,11 @@
 """Kernel names, normalized: the one place that says which parts of a demangled name tell kernels
 apart and which are noise, for the analysis (joins, diff's matching) and every label drawn.
 
-- `kernel_key`: the name as nsys and ncu would agree on it (they demangle differently: nsys
-  writes `at::native::f<(int)8>`, ncu `at::f<8>`). The hot-kernel join compares keys.
+- `kernel_key`: the name as nsys, ncu and torch.profiler would agree on it (they demangle
+  differently: nsys writes `at::native::<unnamed>::f<(int)8>(T1, T2)`, ncu `at::f<8>(int, float)`,
+  torch.profiler `at::native::(anonymous namespace)::f<8u>(int, float)`): no namespaces, integer
+  casts or suffixes, parameter lists or spacing. The hot-kernel join and diff's pairing of two
+  tools' captures compare keys.
 - `kernel_label`: the name a person reads: no `void`, namespaces or parameter lists, its template
   arguments kept (they tell `sgemm_v8<128, 128>` from `<64, 64>`). Parameter lists inside template
   arguments go too: a Kokkos-style kernel `par_ranged2d_kernel<PdV_kernel(bool, int, ...)::[lambda
@@ -24,16 +27,25 @@ _LABEL_NAMESPACE = re.compile(r"(?:\b[A-Za-z_]\w*|<unnamed>|\(anonymous namespac
 _KEY_NAMESPACE = re.compile(r"(?:\b[A-Za-z_]\w*|<unnamed>|\(anonymous namespace\))::(?!\[)")
 _INTEGER_CAST = re.compile(r"\((?:(?:unsigned|signed) )?(?:char|short|int|long|long long)\)(?=-?\d)")
 _BOOL_CAST = {"(bool)1": "true", "(bool)0": "false"}
+_CALL_OPERATOR = re.compile(r"operator\s*\(\)")  # its parameter list follows, and goes
+_CONST_CALL = re.compile(r"\)\s*const\b")  # a const member's qualifier: operator()() const::
+_CONST_AFTER = re.compile(r"\b([A-Za-z_]\w*)\s+const\b")  # float const, as const float
+_SPELLING = re.compile(r"\s+(?=[*&])|(?<=>)\s+(?=>)|\bvoid\s+")  # char * / char*, > > / >>, void f / f
+_NUMBERED_LAMBDA = re.compile(r"\{lambda#(\d+)\}")  # {lambda(float)#1}, as nsys writes [lambda(float) (instance 1)]
+_INTEGER_SUFFIX = re.compile(r"(?<=[\s<,])(-?\d+)(?:ull|ul|ll|u|l)\b", re.IGNORECASE)  # 8u, 64ul
 _LIST_OPENS_AFTER = re.compile(r"[A-Za-z_0-9>]")  # a name or its template arguments
 
 
 def kernel_key(name: str) -> str:
-    """A demangled name as both tools would agree on it: namespaces, integer casts and spacing gone."""
+    """A demangled name as every tool would agree on it: namespaces, integer casts and suffixes,
+    parameter lists and spacing gone."""
     text = str(name)
     for cast, word in _BOOL_CAST.items():
         text = text.replace(cast, word)
-    text = _INTEGER_CAST.sub("", text)
-    return " ".join(_KEY_NAMESPACE.sub("", text).split())
+    text = _CONST_CALL.sub(")", _INTEGER_SUFFIX.sub(r"\1", _INTEGER_CAST.sub("", text)))
+    text = _KEY_NAMESPACE.sub("", _CALL_OPERATOR.sub("operator", text))
+    text = _without_parameter_lists(_SPELLING.sub("", _CONST_AFTER.sub(r"const \1", text)))
+    return " ".join(_NUMBERED_LAMBDA.sub(r"[lambda (instance \1)]", text).split())
 
 
 def kernel_label(name: str) -> str:

@@ -3,6 +3,7 @@ both start from (parse and analyze put together; the layers above call this, nev
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,14 +20,19 @@ def analyzed_profile(path: Path, ceilings: Path | None = None, attribution: str 
     analysis reads (nsprof.analyze.report.ANALYSIS_COLUMNS), not every column."""
     from nsprof.analyze import analyze_profile
     from nsprof.analyze.capture_facts import gpu_name
+    from nsprof.analyze.operators import launching_operators, with_operators
     from nsprof.analyze.report import ANALYSIS_COLUMNS
     from nsprof.ceilings.resolve import resolve_ceiling
     from nsprof.parse import load_profile
 
     profile = load_profile(Path(path), ANALYSIS_COLUMNS)  # only the nsys columns the analysis reads
     ceiling = resolve_ceiling(gpu_name(profile.nsys, profile.ncu, profile.manifest), ceilings, [profile.manifest])
-    return profile, analyze_profile(profile.nsys, profile.ncu, profile.manifest, ceiling, attribution, profile.triton,
-                                    cpu=profile.cpu)
+    analysis = analyze_profile(profile.nsys, profile.ncu, profile.manifest, ceiling, attribution, profile.triton,
+                               cpu=profile.cpu)
+    operators = launching_operators([*profile.nsys, *profile.framework])
+    if operators and analysis.hot_kernels is not None:  # a torch.profiler trace names who launched each kernel
+        analysis = replace(analysis, hot_kernels=with_operators(analysis.hot_kernels, operators))
+    return profile, analysis
 
 
 def diff_analysis(path: Path, attribution: str = "thread") -> ProfileAnalysis:

@@ -154,7 +154,9 @@ def test_bad_from_is_a_one_line_error(tmp_path):
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert result.stderr.strip().splitlines() == [f"error: {tmp_path / 'missing'}: no such file or directory. "
                                                   "Pass a profile directory, a directory of them, or one file "
-                                                  "(nsys .nsys-rep or .sqlite, ncu .ncu-rep or .csv) with --from"]
+                                                  "(nsys .nsys-rep or .sqlite, ncu .ncu-rep or .csv, "
+                                                  "torch.profiler .json or .json.gz) "
+                                                  "with --from"]
 
 
 # --- where the time went ----------------------------------------------------------------------------

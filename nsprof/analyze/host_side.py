@@ -80,6 +80,7 @@ def host_side(export: GpuTimeline, state: SteadyState | None, ceiling: Ceiling |
               "loading": _call_summary(others[(others["kind"] == LOADING).to_numpy()]),
               "allocation": _call_summary(others[(others["kind"] == ALLOCATION).to_numpy()]),
               "startup_ns": max(0, window.start_ns - int(calls.start.min())),
+              "untraced": list(export.untraced), "tool": export.tool,
               "iterations": None if state is None else {"range": state.range, "count": window.iterations}}
     result["verdict"] = verdict(result)
     result["fixes"] = host_fixes(result)

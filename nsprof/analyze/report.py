@@ -64,6 +64,7 @@ class ProfileAnalysis:
     # nsprof.analyze.ladder.work_records: every piece of work, stages among them (what the ladder combines)
     work: pd.DataFrame = field(default_factory=pd.DataFrame)
     nsys_versions: tuple[str, ...] = ()  # the versions of nsys that wrote the exports
+    timeline_tool: str = "nsys"  # what wrote the timelines, as tables name their source (GpuTimeline.tool)
     # for_diff only: every kernel and graph launch (capture_facts.gpu_launches), the summed kernel
     # and copy time (capture_facts.gpu_totals), and every range instance (nvtx_attribution.attribute_work)
     launch_times: pd.DataFrame | None = None
@@ -119,7 +120,8 @@ def analyze_profile(nsys: list[GpuTimeline], ncu: list[LaunchCounters], manifest
                            None if kernels is None else kernel_groups(kernels), hot, harness, families,
                            kernel_family_summary(nsys) if nsys else None,
                            triton_kernels(nsys, triton) if nsys and triton is not None else None,
-                           manifest=manifest, work=records, nsys_versions=_nsys_versions(nsys), host=host)
+                           manifest=manifest, work=records, nsys_versions=_nsys_versions(nsys), host=host,
+                           timeline_tool=timeline_tool(nsys))
 
 
 def _diff_parts(nsys: list[GpuTimeline], ncu: list[LaunchCounters], manifest: dict | None, gpu: str | None,
@@ -133,6 +135,7 @@ def _diff_parts(nsys: list[GpuTimeline], ncu: list[LaunchCounters], manifest: di
     return ProfileAnalysis(ranges, kernels, stages, gpu, None, rules=rule_results(ncu) if ncu else None, work=work,
                            gpu_utilization=gpu_utilization(nsys) if nsys else None, attribution=attribution,
                            launches=launches, manifest=manifest, nsys_versions=_nsys_versions(nsys),
+                           timeline_tool=timeline_tool(nsys),
                            launch_times=gpu_launches(nsys) if nsys else None,
                            gpu_totals=gpu_totals(nsys) if nsys else None, range_instances=attributed,
                            gpu_ids=_gpu_ids(nsys),
@@ -148,6 +151,11 @@ def _program_host(nsys: list[GpuTimeline], steady: tuple[list[GpuTimeline], Stea
                   ceiling: Ceiling | None) -> dict | None:
     """The host side (nsprof.analyze.host_side) of a capture of one program: one nsys export."""
     return host_side(nsys[0], steady[1], ceiling) if steady is not None and len(nsys) == 1 else None
+
+
+def timeline_tool(nsys: list[GpuTimeline]) -> str:
+    """What wrote the timelines, in words: 'nsys', 'torch.profiler', or both joined by ' + '."""
+    return " + ".join(sorted({export.tool for export in nsys})) or "nsys"
 
 
 def _nsys_versions(nsys: list[GpuTimeline]) -> tuple[str, ...]:

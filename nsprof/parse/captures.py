@@ -4,12 +4,12 @@ CaptureSet, found by the first resolver in RESOLVERS that claims the path:
 - a bench record (`nsprof bench` results, with `--runs` its runs' medians inside);
 - a directory of several nsys captures and no manifest: the runs of one program, or one per rank;
 - a profile directory (nsprof's manifest, or tool output), with `--runs`'s further runs;
-- one file a reader claims (nsys, ncu, packed or not).
+- one file a reader claims (nsys, ncu, packed or not; a torch.profiler trace).
 
 A CaptureSet says where the set is, which kind it is and its runs in order (the first is the capture
 that is analyzed whole; the others are compared with it as more runs). It reads nothing but what it
 needs to tell the kinds apart (a bench record is read when asked for); the commands read the captures
-through it. A new kind of set (a PyTorch profiler trace, a directory of them) is one more resolver.
+through it. A new kind of set (a directory of traces of one program) is one more resolver.
 """
 
 from __future__ import annotations
@@ -55,9 +55,9 @@ class Resolver:
 
 def capture_files(directory: Path) -> list[Path]:
     """The nsys captures directly in `directory` (an .nsys-rep beside its export counts once)."""
-    from nsprof.parse.profile import tool_outputs
+    from nsprof.parse.profile import beside_nsys, tool_outputs
 
-    return tool_outputs(directory)[0]
+    return beside_nsys(tool_outputs(directory)[0])[0]
 
 
 def is_many(path: Path) -> bool:
@@ -78,9 +78,11 @@ def _profile(path: Path) -> CaptureSet:
 
 
 def _is_bench(path: Path) -> bool:
+    """A .json file that is no trace (torch.profiler writes JSON too)."""
     from nsprof.parse.bench_record import is_bench_record
+    from nsprof.parse.kineto import is_trace
 
-    return is_bench_record(path)
+    return is_bench_record(path) and not is_trace(path)
 
 
 RESOLVERS = (

@@ -30,6 +30,7 @@ class Column(NamedTuple):
     type: str
     unit: str
     meaning: str
+    framework: bool = False  # recorded by a framework's profiler (torch.profiler), not by CUDA's tools
 
 
 # Timestamps are nanoseconds on the capture's own clock. A reader may give a subset of a table's
@@ -59,6 +60,9 @@ TIMELINE_COLUMNS: dict[str, dict[str, Column]] = {
         "registers_per_thread": Column("int32", "count", "registers per thread"),
         "static_smem_bytes": Column("int32", "byte", "static shared memory per block"),
         "dynamic_smem_bytes": Column("int32", "byte", "dynamic shared memory per block"),
+        "operator": Column("category", "",
+                "the framework operator that launched it (torch.profiler: the innermost cpu_op, aten::mm)",
+                framework=True),
     },
     "memcpys": {
         "start_ns": Column("int64", "ns", "copy start"),
@@ -197,6 +201,9 @@ class GpuTimeline:
     # the host side: synchronizations the CUDA API waited in, and thread names (empty where not captured)
     syncs: pd.DataFrame = field(default_factory=pd.DataFrame)
     threads: pd.DataFrame = field(default_factory=pd.DataFrame)
+    tool: str = "nsys"  # what wrote it, as tables name their source: nsys, torch.profiler
+    # kinds of CUDA call (nsprof.analyze.host_calls.KINDS) the tool does not record: counted, they would read as none
+    untraced: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,9 @@ from nsprof.paths import missing_reason, special_file_reason
 from nsprof.printable import printable
 from nsprof.ranges import qualify
 
-COLUMNS = TIMELINE_COLUMNS  # the model's tables and columns: what this reader fills
+# the model's tables and columns that nsys records: what this reader fills (a framework's operators it does not)
+COLUMNS = {table: {name: column for name, column in columns.items() if not column.framework}
+           for table, columns in TIMELINE_COLUMNS.items()}
 
 # NVTX_EVENTS.eventType values (ENUM_NSYS_EVENT_TYPE in newer exports).
 NVTX_PUSH_POP_RANGE = 59

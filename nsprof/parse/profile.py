@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -52,6 +52,8 @@ class Profile:
     tuning: dict | None = None  # bench-nsys.json's Triton stages: (stage, size) -> their tuning (documents.read_tuning)
     triton: pd.DataFrame | None = None  # triton-cache/: the kernels the program's Triton compiled (triton_cache)
     cpu: CpuRung | None = None  # bench-cpu.json and ceilings-cpu.json: the CPU stages timed beside the capture
+    # torch.profiler traces beside nsys output: read for their operators (nsprof.analyze.operators), not timed
+    framework: list[GpuTimeline] = field(default_factory=list)
 
 
 def load_profile(path: str | Path, nsys_columns: Mapping[str, Iterable[str]] | None = None) -> Profile:
@@ -74,6 +76,7 @@ def load_profile(path: str | Path, nsys_columns: Mapping[str, Iterable[str]] | N
     return Profile(path, False, None, [], [loaded])
 
 
+NSYS_TOOL = "nsys"
 NSYS_SUFFIXES = suffixes(TIMELINE)
 NCU_SUFFIXES = suffixes(COUNTERS)
 PROFILE_FILES = formats_read()
@@ -212,8 +215,18 @@ def _directory(path: Path, nsys_columns: Mapping[str, Iterable[str]] | None = No
         passed_over = f"; {', '.join(others)} {'is' if len(others) == 1 else 'are'} not ncu output" if others else ""
         raise ParseError(f"{path}: nothing to analyze (no {PROFILE_FILES} file in this directory{passed_over})",
                          "Capture with `nsprof profile`, or put nsys or ncu output in it")
-    return Profile(path, True, manifest, [load_timeline(file, nsys_columns) for file in exports],
+    timelines, traces = beside_nsys(exports)
+    return Profile(path, True, manifest, [load_timeline(file, nsys_columns) for file in timelines],
                    [_load_ncu_beside_log(file) for file in tables], read_pipeline_results(path / PIPELINE_RESULTS),
                    read_tuning(path / BENCH_RESULTS),
                    load_triton_cache(path / TRITON_CACHE) if (path / TRITON_CACHE).is_dir() else None,
-                   read_cpu_rung(path / CPU_RESULTS, path / CPU_CEILINGS))
+                   read_cpu_rung(path / CPU_RESULTS, path / CPU_CEILINGS), [load_timeline(file) for file in traces])
+
+
+def beside_nsys(exports: list[Path]) -> tuple[list[Path], list[Path]]:
+    """A directory's timeline files as (the timelines, the framework traces beside them): where nsys
+    wrote some, a torch.profiler trace of the same program is read for its operators, not timed
+    twice; without nsys, the traces are the timelines."""
+    traces = [file for file in exports if (reader := reader_for(file)) is not None and reader.tool != NSYS_TOOL]
+    timelines = [file for file in exports if file not in traces]
+    return (timelines, traces) if timelines else (traces, [])

@@ -3,7 +3,7 @@ is shared, as `.csv` is, by a sniff of the file's start), what it makes (nsprof.
 GpuTimeline or LaunchCounters) and how it loads one, with only the timeline columns asked for.
 
 Loading a profile, the search for profiles and the many-capture discovery all ask `reader_for`.
-A new format (PyTorch's profiler trace, a new nsys schema) is one more Reader in READERS.
+A new format (JAX's profiler trace, a new nsys schema) is one more Reader in READERS.
 """
 
 from __future__ import annotations
@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nsprof.errors import ParseError
+from nsprof.parse.kineto import SUFFIXES as KINETO_SUFFIXES
+from nsprof.parse.kineto import TOOL as KINETO
+from nsprof.parse.kineto import is_trace, load_kineto
 from nsprof.parse.model import GpuTimeline, LaunchCounters
 from nsprof.parse.ncu_csv import is_ncu_csv, load_ncu_csv
 from nsprof.parse.ncu_rep import load_ncu_rep
@@ -50,6 +53,7 @@ READERS = (
     Reader("nsys export", "nsys", TIMELINE, (".sqlite",), load_nsys, sniff=may_be_export),
     Reader("ncu report", "ncu", COUNTERS, (".ncu-rep",), lambda path, columns: load_ncu_rep(path)),
     Reader("ncu CSV page", "ncu", COUNTERS, (".csv",), lambda path, columns: load_ncu_csv(path), sniff=is_ncu_csv),
+    Reader("torch.profiler trace", KINETO, TIMELINE, KINETO_SUFFIXES, load_kineto, sniff=is_trace),
 )
 
 
@@ -60,8 +64,8 @@ def reader_for(path: Path, sniff: bool = True) -> Reader | None:
     if is_packed(Path(path)):
         inner = reader_for(inner_name(Path(path)), sniff=False)
         return None if inner is None else _packed(inner)
-    suffix = Path(path).suffix.lower()
-    return next((reader for reader in READERS if suffix in reader.suffixes
+    name = Path(path).name.lower()
+    return next((reader for reader in READERS if name.endswith(reader.suffixes)
                  and (not sniff or reader.sniff is None or reader.sniff(Path(path)))), None)
 
 

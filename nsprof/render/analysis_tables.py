@@ -55,17 +55,18 @@ def analysis_blocks(analysis: ProfileAnalysis, is_directory: bool, width: int, l
         blocks.append(_stages_table(analysis, width))
     elif analysis.host is not None:  # a program's leads with why its GPU waits, and what to fix first
         blocks += host_blocks(analysis.host, analysis.hot_kernels, width)
+    tool = analysis.timeline_tool
     if analysis.hot_kernels is not None and len(analysis.hot_kernels):
-        blocks.append(hot_kernels_table(analysis.hot_kernels, width, analysis.harness))
+        blocks.append(hot_kernels_table(analysis.hot_kernels, width, analysis.harness, tool))
     if analysis.triton_kernels is not None and len(analysis.triton_kernels):
         blocks.append(_triton_table(analysis.triton_kernels, width))
     if analysis.kernel_summary is not None:
         summary = analysis.kernel_families if analysis.kernel_families is not None else analysis.kernel_summary
-        blocks += [_kernel_summary_table(summary, width), _memcpy_summary_table(analysis.memcpy_summary),
-                   _utilization_table(analysis.gpu_utilization or [], width)]
+        blocks += [_kernel_summary_table(summary, width, tool), _memcpy_summary_table(analysis.memcpy_summary, tool),
+                   _utilization_table(analysis.gpu_utilization or [], width, tool)]
     if analysis.ranges is not None:
         ranges = analysis.range_families if analysis.range_families is not None else analysis.ranges
-        blocks.append(_ranges_table(ranges, analysis.unattributed, analysis.attribution, width))
+        blocks.append(_ranges_table(ranges, analysis.unattributed, analysis.attribution, width, tool))
     if analysis.kernels is not None:
         blocks.append(_launches_table(analysis, width) if launches else _kernel_groups_table(analysis, width))
         if analysis.rules is not None and len(analysis.rules):
@@ -217,13 +218,18 @@ SUMMARY_ROWS = 12  # the terminal shows the kernels with the largest totals; --j
 RULE_ROWS = 10  # ncu rule results shown, largest estimated speedup first
 
 
-def _kernel_summary_table(summary: pd.DataFrame, width: int) -> Table:
+def _as_nsys_stats(reports: str, tool: str) -> str:
+    """Where a summary's figures come from: nsys stats' reports, or computed as they compute them."""
+    return f"as nsys stats -r {reports}" if tool == "nsys" else f"from {tool}, computed as nsys stats -r {reports}"
+
+
+def _kernel_summary_table(summary: pd.DataFrame, width: int, tool: str = "nsys") -> Table:
     """One row per kernel name (kernel_summary), or per name family (kernel_family_summary)."""
     records = summary.head(SUMMARY_ROWS).to_dict("records")
     grouped = "names" in summary
     what = "kernel families" if grouped else "kernels"
     more = f" and {len(summary) - SUMMARY_ROWS} more {what}" if len(summary) > SUMMARY_ROWS else ""
-    caption = (f"as nsys stats -r cuda_gpu_kern_sum; names keep the part that tells kernels apart "
+    caption = (f"{_as_nsys_stats('cuda_gpu_kern_sum', tool)}; names keep the part that tells kernels apart "
                f"([2]: another kernel that reads alike, such as another instance of a template), full names{more} in --json"
                + (f" (kernel_families; kernel_summary: one row per name); {int(summary['names'].sum()):,} kernel names "
                   f"in {len(summary):,} families (names: how many), one row each: "
@@ -241,7 +247,7 @@ def _kernel_summary_table(summary: pd.DataFrame, width: int) -> Table:
         return [{**record, "kernel": name} for record, name in zip(records, telling_names(names, name_width))]
 
     shown, rows = fit_named(columns, rows_for, SUMMARY_NAME_WIDTHS, width, ("avg_ns",))
-    return Table("Kernels by total time (nsys)", tuple(shown), rows, caption, left_out=left_out(columns, shown, rows))
+    return Table(f"Kernels by total time ({tool})", tuple(shown), rows, caption, left_out=left_out(columns, shown, rows))
 
 
 TRITON_ROWS = 12  # the Triton kernels with the most time; --json has every one
@@ -273,13 +279,13 @@ def _triton_table(kernels: pd.DataFrame, width: int) -> Table:
     return Table("Triton kernels (nsys + Triton's cache)", tuple(shown), rows, caption, left_out=left_out(columns, shown, rows))
 
 
-def _memcpy_summary_table(summary: pd.DataFrame) -> Table:
+def _memcpy_summary_table(summary: pd.DataFrame, tool: str = "nsys") -> Table:
     columns = (("kind", "kind", ""), ("count", "count", ",d"), ("MB", "transfer_bytes", _mb(",.2f")),
                ("total us", "total_ns", _us(",.1f")), ("GB/s", "gbytes_per_s", ",.1f"), ("pageable", "pageable_count", ",d"))
-    caption = "no memory transfers in this export" if summary.empty else \
-        "as nsys stats -r cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum"
+    caption = "no memory transfers in this capture" if summary.empty else \
+        _as_nsys_stats("cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum", tool)
     rows = [{**row, "transfer_bytes": row["bytes"]} for row in summary.to_dict("records")]  # shown in MB
-    return Table("Memory transfers (nsys)", columns, rows, caption)
+    return Table(f"Memory transfers ({tool})", columns, rows, caption)
 
 
 ATTRIBUTION_WORDS = {THREAD: "by the thread that pushed it", PROCESS: "by any thread of its process"}
@@ -288,7 +294,7 @@ ATTRIBUTION_WORDS = {THREAD: "by the thread that pushed it", PROCESS: "by any th
 RANGE_ROWS = 25  # about a screenful: beyond it, the families with the most GPU time (all in --json)
 
 
-def _ranges_table(ranges: pd.DataFrame, unattributed: dict | None, attribution: str, width: int) -> Table:
+def _ranges_table(ranges: pd.DataFrame, unattributed: dict | None, attribution: str, width: int, tool: str = "nsys") -> Table:
     """One row per range family (summarize_range_families; or per name, from summarize_ranges),
     the RANGE_ROWS with the most GPU time where there are more."""
     notes = ["no NVTX ranges in this export"] if ranges.empty else [
@@ -319,7 +325,7 @@ def _ranges_table(ranges: pd.DataFrame, unattributed: dict | None, attribution: 
     columns, rows = _fit_ranges(present, shown.to_dict("records"), width)
     if any(row["range"] != name for row, name in zip(rows, shown["range"])):
         notes.append("long range names keep the part that tells them apart (full names in --json)")
-    return Table(f"NVTX ranges (nsys): GPU work launched while each was open, {ATTRIBUTION_WORDS[attribution]}",
+    return Table(f"NVTX ranges ({tool}): GPU work launched while each was open, {ATTRIBUTION_WORDS[attribution]}",
                  tuple(columns), rows, "; ".join(notes), left_out=left_out(present, columns, rows))
 
 
@@ -342,7 +348,7 @@ def _fit_ranges(present: list, rows: list[dict], width: int) -> tuple[list, list
     return columns, shown
 
 
-def _utilization_table(devices: list[dict], width: int) -> Table:
+def _utilization_table(devices: list[dict], width: int, tool: str = "nsys") -> Table:
     gaps = [device["idle_gaps"][0] if device["idle_gaps"] else None for device in devices]
     ends = [name for gap in gaps if gap for name in (gap["after"], gap["before"])]
 
@@ -357,7 +363,7 @@ def _utilization_table(devices: list[dict], width: int) -> Table:
     shown, rows = fit_named(columns, rows_for, BETWEEN_NAME_WIDTHS, width, ("gap_at_ns", "span_ns"))
     caption = ("busy: any kernel, graph, copy or memset running, overlaps counted once; span: first to last "
                "of them; the longest idle gaps are in --json" if devices else "no GPU work in this export")
-    return Table("GPU utilization (nsys)", tuple(shown), rows, caption, left_out=left_out(columns, shown, rows))
+    return Table(f"GPU utilization ({tool})", tuple(shown), rows, caption, left_out=left_out(columns, shown, rows))
 
 
 def _launches_table(analysis: ProfileAnalysis, width: int) -> Table:

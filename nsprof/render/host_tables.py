@@ -46,9 +46,11 @@ def verdict_lines(host: dict) -> list[str]:
     place = f"in {where[0]['range']}" if where and where[0]["range"] else "outside NVTX ranges"
     thread = where[0]["thread"] if where else ""
     at = f", most on {thread if thread.startswith('an ') else 'thread ' + thread}, {place}" if where else ""
+    loading = (f"module loading not traced by {host.get('tool')} (its time reads as host work)"
+               if "module loading" in host.get("untraced", ()) else
+               f"module loading {host['loading']['count']:,} calls ({ms(host['loading']['host_ns'])})")
     lines.append(f"Waits: {waits['count']:,} ({ms(waits['host_ns'])} blocked{at}); copies: {copies['count']:,}, "
-                 f"{copies['pageable_count']:,} pageable; module loading {host['loading']['count']:,} calls "
-                 f"({ms(host['loading']['host_ns'])}), allocations {host['allocation']['count']:,}.")
+                 f"{copies['pageable_count']:,} pageable; {loading}, allocations {host['allocation']['count']:,}.")
     lines.append(f"Window: {window['source']}. Rule: {verdict['rule']}.")
     return lines
 

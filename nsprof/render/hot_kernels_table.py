@@ -44,7 +44,7 @@ def short_size(config) -> str | None:
     return "x".join(sizes)
 
 
-COLUMNS = (("kernel", "label", ""), ("grid", "grid_short", ""), ("launches", "launches", ",d"),
+COLUMNS = (("kernel", "label", ""), ("grid", "grid_short", ""), ("operator", "operator", ""), ("launches", "launches", ",d"),
            ("total us", "total_ns", _us), ("% time", "pct", ".1f"), ("bound", "bound", ""),
            ("SM\n%", "sm_throughput_pct", ".0f"), ("mem\n%", "memory_throughput_pct", ".0f"),
            ("occ.\n%", "occupancy_pct", ".0f"), ("rate", "rate", ""), ("% of\nroof", "pct_of_roof", ".0f"),
@@ -53,7 +53,7 @@ COLUMNS = (("kernel", "label", ""), ("grid", "grid_short", ""), ("launches", "la
 # rows of one kernel differ by it; so does the saving they are ranked by. What bounds a kernel
 # outlasts the rule ncu names for it: the rule's words are long, "compute" or "memory" short.
 DROP_ORDER = ("occupancy_pct", "launches", "speedup", "pct_of_roof", "memory_throughput_pct", "sm_throughput_pct",
-              "rate", "top_rule", "bound")
+              "rate", "top_rule", "operator", "bound")
 NCU_COLUMNS = ("bound", "sm_throughput_pct", "memory_throughput_pct", "occupancy_pct", "rate", "pct_of_roof",
                "top_rule", "speedup", "saving_ns")  # empty on every row of a capture without ncu: not shown
 # kernel names are shortened past 24 only when the columns above are gone; 28 or 24, whichever keeps more columns
@@ -94,7 +94,7 @@ def _ncu_columns_note(columns: list) -> str:
     return f"; {said}: medians over the launches ncu replayed, as ncu's kernels table names them{roof}"
 
 
-def hot_kernels_table(hot: pd.DataFrame, width: int, harness: dict | None = None) -> Table:
+def hot_kernels_table(hot: pd.DataFrame, width: int, harness: dict | None = None, tool: str = "nsys") -> Table:
     shown = hot.head(HOT_ROWS)
 
     def rows_for(label_width: int) -> list[dict]:
@@ -102,15 +102,17 @@ def hot_kernels_table(hot: pd.DataFrame, width: int, harness: dict | None = None
                 for row, label in zip(shown.to_dict("records"), telling_names(shown["kernel"], label_width))]
 
     profiled = bool((hot["ncu_launches"] > 0).any())
-    wanted = [column for column in COLUMNS if profiled or column[1] not in NCU_COLUMNS]
+    named = "operator" in hot and hot["operator"].notna().any()  # a torch.profiler trace names who launched them
+    wanted = [column for column in COLUMNS if (profiled or column[1] not in NCU_COLUMNS)
+              and (named or column[1] != "operator")]
     columns, rows = fit_named(wanted, rows_for, LABEL_WIDTHS, width, DROP_ORDER, weighed=2)
     steady = (harness or {}).get("steady_state")
-    ranking = ("and every one ncu profiled, ranked by saving: nsys's total time x ncu's estimated speedup of the top "
+    ranking = (f"and every one ncu profiled, ranked by saving: {tool}'s total time x ncu's estimated speedup of the top "
                "rule (g: of the whole kernel, l: of the part the rule looks at)" if profiled else
                "ranked by total time (no ncu data, so no ncu columns and no estimated saving)")
     notes = [f"the fewest kernels (name and launch configuration) that make {COVERAGE_PCT:.0f}% of kernel time, {ranking}",
-             ("time and launches: nsys, every launch of the steady state, " + steady["rule"] if steady else
-              "time and launches: nsys, every launch") + _ncu_columns_note(columns)]
+             (f"time and launches: {tool}, every launch of the steady state, " + steady["rule"] if steady else
+              f"time and launches: {tool}, every launch") + _ncu_columns_note(columns)]
     unprofiled = int((shown["note"] == NOT_PROFILED).sum())
     if unprofiled:
         notes.append(f"{unprofiled} {'row' if unprofiled == 1 else 'rows'} {NOT_PROFILED} (no ncu columns)")
@@ -120,6 +122,6 @@ def hot_kernels_table(hot: pd.DataFrame, width: int, harness: dict | None = None
         notes.append(harness_note(harness))
     if len(hot) > HOT_ROWS:
         notes.append(f"{len(hot) - HOT_ROWS} more in --json")
-    sources = "nsys + ncu" if profiled else "nsys only"
+    sources = f"{tool} + ncu" if profiled else f"{tool} only"
     return Table(f"Where the time goes and what to fix first ({sources})", tuple(columns), rows,
                  "; ".join(notes), left_out=left_out(wanted, columns, rows))

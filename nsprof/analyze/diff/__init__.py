@@ -109,7 +109,7 @@ class DiffResult:
     method: str
     min_change_pct: float
     stage_pair: tuple[str, str] | None = None
-    time_source: dict = field(default_factory=dict)  # side -> "nsys", "ncu" or "bench"
+    time_source: dict = field(default_factory=dict)  # side -> "nsys" (or the timeline's tool), "ncu" or "bench"
     runs: dict = field(default_factory=dict)  # side -> how many runs it holds
     noise: NoiseFloor | None = None  # the floors a one-run diff called changes beyond
     host: dict | None = None  # nsprof.analyze.diff.host.host_rows: the host side of two programs' captures
@@ -236,7 +236,7 @@ def diff_captures(a: Capture, b: Capture, min_change_pct: float = DEFAULT_MIN_CH
     ranges = _range_rows(instances["a"]["ranges"], instances["b"]["ranges"], judge)
     warnings += _count_warnings(kernels)
     sources = {side: instances[side]["source"] for side in ("a", "b")}
-    if sources["a"] != sources["b"]:
+    if sources["a"] != sources["b"] and "ncu" in sources.values():  # two timelines' tools: _warnings says so
         warnings.append(f"A's kernel times are {sources['a']}'s and B's {sources['b']}'s (ncu replays each launch "
                         "with cold caches): the kernel changes compare different clocks")
     host = host_rows(*([run.analyzed().host for run in (capture, *capture.runs)] for capture in (a, b)))
@@ -315,7 +315,7 @@ def _instances(capture: Capture, attribution: str) -> dict:
     and per-instance range and stage figures ("ranges", "stages": key, gpu_time_ns, duration_ns)."""
     analysis = capture.analyzed()
     if analysis.launch_times is not None and analysis.range_instances is not None:
-        launches, source, attributed = analysis.launch_times, "nsys", analysis.range_instances
+        launches, source, attributed = analysis.launch_times, analysis.timeline_tool, analysis.range_instances
         # gpu_time_ns is kernel_ns + copy_ns already (nvtx_attribution; the diff once added copy_ns again)
         none = pd.Series(0.0, index=attributed.index)
         copies, pageable = (attributed.get(column, none) for column in ("copy_ns", "pageable_ns"))
@@ -620,7 +620,10 @@ def _warnings(a: Capture, b: Capture) -> list[str]:
     if a_analysis.gpu != b_analysis.gpu:
         warnings.append(f"different GPUs: A ran on {a_analysis.gpu or UNNAMED_GPU}, B on {b_analysis.gpu or UNNAMED_GPU}")
     versions = [list(analysis.nsys_versions) for analysis in (a_analysis, b_analysis)]
-    if all(versions) and versions[0] != versions[1]:
+    if a_analysis.timeline_tool != b_analysis.timeline_tool:
+        warnings.append(f"two tools: A traced by {a_analysis.timeline_tool}, B by {b_analysis.timeline_tool}; kernels pair "
+                        "by name as both demangle it, and each tool's overhead is in its own times")
+    elif all(versions) and versions[0] != versions[1]:
         warnings.append(f"different nsys versions: A {', '.join(versions[0])}, B {', '.join(versions[1])}")
     warnings += _software_warnings(*(analysis.manifest or {} for analysis in (a_analysis, b_analysis)))
     return warnings + [line for side, capture in (("A", a), ("B", b)) for line in _mixed_runs(side, capture)]

@@ -1,0 +1,337 @@
+"""Read PyTorch profiler traces (Kineto's Chrome-trace JSON: `prof.export_chrome_trace("t.json")`,
+and TensorBoard's `*.pt.trace.json.gz`) into the model's GpuTimeline, as the nsys reader does.
+
+What Kineto writes, and where it goes:
+
+- `kernel`, `gpu_memcpy`, `gpu_memset` events -> kernels, memcpys, memsets (device, stream, grid,
+  block, registers, bytes; the copy's direction and memory kinds from its name, `Memcpy HtoD
+  (Pageable -> Device)`). A kernel's `operator` is the `cpu_op` whose "External id" it carries:
+  the innermost PyTorch operator open when it was launched.
+- `cuda_runtime` and `cuda_driver` events -> runtime calls; `cuda_sync` -> syncs (recorded with
+  `enable_cuda_sync_events`); `user_annotation` (`record_function`) -> ranges, one thread's stack
+  each (push_pop); thread_name metadata -> threads; `deviceProperties` -> gpus.
+- Ids: GPU events carry the device and stream where a host event carries the process and thread;
+  a GPU event's process is that of the call with its correlation id. Processes and threads are
+  packed as nsys packs them (pid << 24 | tid): the model's one key for "this thread of this process".
+- Times: `ts` and `dur` are microseconds with three decimals; they become integer nanoseconds
+  exactly (the whole microseconds and the fraction converted apart: 5e12 us times 1000 is past
+  float64's exact integers).
+
+Left out: Kineto records no module loading calls (UNTRACED), no mangled names, no split of static
+and dynamic shared memory, no graph launches as GPU operations (the kernels of a graph are traced
+one by one) and no counters.
+
+The JSON is streamed (ijson, its C backend; imported on first use, so that reading nsys needs
+none): memory grows with the events kept, not with the file, whose CPU operators are most of it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+import pandas as pd
+
+from nsprof.errors import MissingPathError, ParseError
+from nsprof.kernel_names import base_name
+from nsprof.parse.model import TIMELINE_COLUMNS, GpuTimeline
+from nsprof.paths import missing_reason, special_file_reason
+from nsprof.printable import printable
+
+TOOL = "torch.profiler"
+SUFFIXES = (".json", ".json.gz")
+# Kineto records the runtime API and only the driver's launch calls: cuLibraryLoadData and the
+# like, which lazy loading makes at a kernel's first launch, are not in the trace
+UNTRACED = ("module loading",)
+SNIFF_BYTES = 64 * 1024  # Kineto writes its metadata (a few KiB, GPUs included) before traceEvents
+GZIP_MAGIC = b"\x1f\x8b"
+PROCESS = 0x1000000  # pid << 24 | tid, as nsys packs them (nsprof.parse.nsys_sqlite.linux_pid)
+RETRACE = ("Trace again with torch.profiler (activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) and "
+           "prof.export_chrome_trace(\"trace.json\")")
+GPU_CATEGORIES = {"kernel": "kernels", "gpu_memcpy": "memcpys", "gpu_memset": "memsets", "cuda_sync": "syncs"}
+HOST_CATEGORIES = {"cuda_runtime": "runtime", "cuda_driver": "runtime", "user_annotation": "nvtx"}
+_COPY = re.compile(r"Memcpy (\w)to(\w) \(([\w ]+) -> ([\w ]+)\)")
+_ENDS = {"H": "Host", "D": "Device", "P": "Peer", "A": "Array"}
+_JSON_EVENTS = {"start_array": "a JSON list", "number": "a number", "string": "a string", "boolean": "a boolean",
+                "null": "null"}  # ijson's events, as a document's top level is named
+_THREAD_NAME = re.compile(r"thread \d+ \((.*)\)$")  # Kineto's "thread 508 (python3)": nsys names it python3
+
+
+def is_trace(path: Path) -> bool:
+    """Whether a .json or .json.gz file is a torch.profiler trace: its start names "traceEvents"
+    and Kineto's "schemaVersion" (other Chrome traces, `nsprof timeline --trace`'s among them, are
+    not taken for captures; named by the user, the reader says what they are)."""
+    if special_file_reason(Path(path)) or not Path(path).is_file():
+        return False
+    try:
+        with _opened(Path(path)) as stream:
+            head = stream.read(SNIFF_BYTES)
+    except (OSError, EOFError):
+        return False
+    return head.lstrip().startswith(b"{") and b'"traceEvents"' in head and b'"schemaVersion"' in head
+
+
+def claims(path: Path) -> bool:
+    return Path(path).name.lower().endswith(SUFFIXES)
+
+
+@contextmanager
+def _opened(path: Path) -> Iterator[BinaryIO]:
+    """The file's bytes, gunzipped where it is gzip (by its first bytes, not its name)."""
+    with open(path, "rb") as raw:
+        magic = raw.read(2)
+        raw.seek(0)
+        if magic == GZIP_MAGIC:
+            with gzip.GzipFile(fileobj=raw) as unpacked:
+                yield unpacked  # type: ignore[misc]  # a GzipFile reads as a binary file
+        else:
+            yield raw
+
+
+def load_kineto(path: str | Path, columns: Mapping[str, Iterable[str]] | None = None) -> GpuTimeline:
+    """The GpuTimeline of a torch.profiler trace (the module docstring); `columns`: per table, the
+    only columns to give (nsprof.parse.readers.Columns), of those Kineto records."""
+    path = Path(path)
+    if not path.exists():
+        raise MissingPathError(f"{path}: {missing_reason(path)}", "Pass a torch.profiler trace (.json or .json.gz)")
+    if special := special_file_reason(path):
+        raise ParseError(f"{path}: {special}; a torch.profiler trace is a JSON file", RETRACE)
+    import ijson
+
+    try:
+        header = _header(path)
+        events = _events(path)
+    except (ijson.JSONError, OSError, EOFError, UnicodeDecodeError, ValueError) as err:
+        raise ParseError(f"{path}: unreadable torch.profiler trace ({_reason(err)})", RETRACE) from None
+    if "schemaVersion" not in header and not events.kinds_seen & {"cpu_op", "kernel", "cuda_runtime"}:
+        raise ParseError(f"{path}: a Chrome trace, but not torch.profiler's (no Kineto metadata, no CPU operators, "
+                         "kernels or CUDA calls)", "nsprof reads traces that torch.profiler writes; " + RETRACE)
+    tables = events.tables(header)
+    wanted = dict(columns or {})
+    chosen = {name: frame[[c for c in frame.columns if c in set(wanted[name])]] if name in wanted else frame
+              for name, frame in tables.items()}
+    cupti = header.get("cupti_version")
+    return GpuTimeline(path=path, nsys_version=f"torch.profiler (CUPTI {cupti})" if cupti else "torch.profiler",
+                       gpus=_gpus(header.get("deviceProperties")), graphs=_empty("graphs"), tool=TOOL,
+                       untraced=UNTRACED, **chosen)
+
+
+def _reason(err: BaseException) -> str:
+    text = str(err).splitlines()[0] if str(err) else type(err).__name__
+    return printable(text)[:200]
+
+
+def _header(path: Path) -> dict:
+    """The document's keys before "traceEvents" (Kineto writes its metadata there)."""
+    import ijson
+
+    header: dict = {}
+    key, builder = None, None
+    with _opened(path) as stream:
+        for prefix, event, value in ijson.parse(stream, use_float=True):
+            if prefix == "" and event in ("map_key", "end_map"):
+                if key is not None and builder is not None:
+                    header[key] = builder.value
+                if event == "end_map" or value == "traceEvents":
+                    break
+                key, builder = value, ijson.ObjectBuilder()
+            elif prefix == "" and event != "start_map":
+                raise ParseError(f"{path}: holds {_JSON_EVENTS.get(event, event)}, not the JSON object "
+                                 "torch.profiler writes", RETRACE)
+            elif builder is not None:
+                builder.event(event, value)
+    return header
+
+
+class _Events:
+    """The trace's events, gathered column by column as they stream past."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
+        self.kinds_seen: set[str] = set()
+        self.thread_names: dict[tuple[int, int], str] = {}
+        self.gpu_processes: set[int] = set()
+        self.operators: dict[int, str] = {}  # External id -> cpu_op name
+
+    def add(self, event: dict) -> None:
+        phase, category = event.get("ph"), event.get("cat")
+        if phase == "M":
+            self._metadata(event)
+            return
+        if phase != "X" or not isinstance(category, str):
+            return
+        self.kinds_seen.add(category)
+        args = event.get("args") or {}
+        if category == "cpu_op":
+            if isinstance(external := args.get("External id"), int):
+                self.operators[external] = str(event.get("name"))
+            return
+        table = GPU_CATEGORIES.get(category) or HOST_CATEGORIES.get(category)
+        if table is None:
+            return
+        row = self.rows[table]
+        row["ts"].append(event["ts"])
+        row["dur"].append(event.get("dur", 0))
+        row["name"].append(str(event.get("name", "")))
+        row["correlation_id"].append(args.get("correlation"))
+        if table in GPU_CATEGORIES.values():
+            row["device_id"].append(args.get("device", event.get("pid")))
+            row["stream_id"].append(args.get("stream", event.get("tid")))
+            row["external_id"].append(args.get("External id"))
+            row["bytes"].append(args.get("bytes", 0))
+            row["sync_kind"].append(args.get("cuda_sync_kind"))
+            if category == "kernel":
+                for axis, (grid, block) in enumerate(zip(_triple(args.get("grid")), _triple(args.get("block")))):
+                    row[f"grid_{'xyz'[axis]}"].append(grid)
+                    row[f"block_{'xyz'[axis]}"].append(block)
+                row["registers_per_thread"].append(args.get("registers per thread", 0))
+        else:
+            row["pid"].append(event.get("pid"))
+            row["tid"].append(event.get("tid"))
+
+    def _metadata(self, event: dict) -> None:
+        pid, tid, name = event.get("pid"), event.get("tid"), event.get("name")
+        label = (event.get("args") or {}).get("name" if name != "process_labels" else "labels")
+        if name == "process_labels" and isinstance(label, str) and label.startswith("GPU") and isinstance(pid, int):
+            self.gpu_processes.add(pid)
+        elif name == "thread_name" and isinstance(pid, int) and isinstance(tid, int) and isinstance(label, str):
+            named = _THREAD_NAME.match(label)
+            self.thread_names[(pid, tid)] = printable(named.group(1) if named else label)
+
+    def tables(self, header: dict) -> dict[str, pd.DataFrame]:
+        runtime = self._host("runtime")
+        process_of = dict(zip(runtime["correlation_id"].dropna().astype(np.int64),
+                              runtime.loc[runtime["correlation_id"].notna(), "pid"].astype(np.int64)))
+        main_pid = _main_process(runtime, self.thread_names, self.gpu_processes)
+        kernels = self._gpu("kernels", process_of, main_pid)
+        kernels["kernel"] = pd.Categorical(self.rows["kernels"]["name"]) if len(kernels) else pd.Categorical([])
+        kernels["short_name"] = pd.Categorical([base_name(name) for name in kernels["kernel"].astype(str)]) \
+            if len(kernels) else pd.Categorical([])
+        kernels["mangled_name"] = pd.Categorical([None] * len(kernels))
+        for column in (*(f"{kind}_{axis}" for kind in ("grid", "block") for axis in "xyz"), "registers_per_thread"):
+            kernels[column] = np.asarray(self.rows["kernels"].get(column, []), dtype=np.int64).astype(np.int32)
+        externals = self.rows["kernels"].get("external_id", [])
+        kernels["operator"] = pd.Categorical([self.operators.get(e) if isinstance(e, int) else None for e in externals])
+        memcpys = self._gpu("memcpys", process_of, main_pid)
+        memcpys["bytes"] = np.asarray(self.rows["memcpys"].get("bytes", []), dtype=np.int64)
+        copies = [_copy_kinds(name) for name in self.rows["memcpys"].get("name", [])]
+        for position, column in enumerate(("copy_kind", "src_kind", "dst_kind")):
+            memcpys[column] = pd.Categorical([kinds[position] for kinds in copies])
+        memsets = self._gpu("memsets", process_of, main_pid)
+        memsets["bytes"] = np.asarray(self.rows["memsets"].get("bytes", []), dtype=np.int64)
+        syncs = self._gpu("syncs", process_of, main_pid)
+        syncs["sync_type"] = pd.Categorical([str(kind or name).capitalize() for kind, name in
+                                             zip(self.rows["syncs"].get("sync_kind", []), self.rows["syncs"].get("name", []))])
+        runtime["api"] = pd.Categorical(self.rows["runtime"].get("name", []))
+        nvtx = self._host("nvtx")
+        nvtx = nvtx.assign(kind="push_pop", domain=None, name=self.rows["nvtx"].get("name", []))
+        nvtx["range"] = nvtx["name"]
+        for column in ("start_ns", "end_ns", "duration_ns"):
+            nvtx[column] = nvtx[column].astype("Int64")
+        return {"kernels": _ordered("kernels", kernels), "memcpys": _ordered("memcpys", memcpys),
+                "memsets": _ordered("memsets", memsets), "runtime": _ordered("runtime", runtime),
+                "nvtx": _ordered("nvtx", nvtx), "syncs": _ordered("syncs", syncs), "threads": self._threads()}
+
+    def _times(self, table: str) -> pd.DataFrame:
+        rows = self.rows[table]
+        start = _nanoseconds(np.asarray(rows.get("ts", []), dtype=np.float64))
+        duration = np.rint(np.asarray(rows.get("dur", []), dtype=np.float64) * 1000).astype(np.int64)
+        return pd.DataFrame({"start_ns": start, "end_ns": start + duration, "duration_ns": duration,
+                             "correlation_id": _ids(rows.get("correlation_id", []))})
+
+    def _host(self, table: str) -> pd.DataFrame:
+        frame = self._times(table)
+        pid, tid = _ids(self.rows[table].get("pid", [])), _ids(self.rows[table].get("tid", []))
+        return frame.assign(pid=pid, tid=tid, global_tid=pid * PROCESS + tid)
+
+    def _gpu(self, table: str, process_of: dict[int, int], main_pid: int | None) -> pd.DataFrame:
+        frame = self._times(table)
+        rows = self.rows[table]
+        pid = pd.array([process_of.get(c, main_pid) if c is not pd.NA else main_pid
+                        for c in frame["correlation_id"]], dtype="Int64")
+        return frame.assign(device_id=np.asarray(rows.get("device_id", []), dtype=np.int64).astype(np.int32),
+                            stream_id=np.asarray(rows.get("stream_id", []), dtype=np.int64).astype(np.int32),
+                            pid=pid, global_pid=pid * PROCESS)
+
+    def _threads(self) -> pd.DataFrame:
+        threads = [(pid * PROCESS + tid, pid, tid, name) for (pid, tid), name in self.thread_names.items()
+                   if pid not in self.gpu_processes and pid >= 0]
+        return _ordered("threads", pd.DataFrame(threads, columns=["global_tid", "pid", "tid", "name"]).astype(
+            {"global_tid": np.int64, "pid": np.int64, "tid": np.int64}))
+
+
+def _events(path: Path) -> _Events:
+    import ijson
+
+    events = _Events()
+    with _opened(path) as stream:
+        for event in ijson.items(stream, "traceEvents.item", use_float=True):
+            if isinstance(event, dict):
+                events.add(event)
+    return events
+
+
+def _nanoseconds(microseconds: np.ndarray) -> np.ndarray:
+    """Kineto's microsecond timestamps (three decimals) as exact integer nanoseconds: the whole
+    microseconds and the fraction converted apart (the module docstring)."""
+    whole = np.floor(microseconds)
+    return whole.astype(np.int64) * 1000 + np.rint((microseconds - whole) * 1000).astype(np.int64)
+
+
+def _ids(values: list) -> pd.arrays.IntegerArray:
+    return pd.array([value if isinstance(value, int) and not isinstance(value, bool) else None for value in values],
+                    dtype="Int64")
+
+
+def _triple(value) -> list[int]:
+    return [int(v) for v in value][:3] if isinstance(value, list) and len(value) == 3 else [0, 0, 0]
+
+
+def _copy_kinds(name: str) -> tuple[str | None, str | None, str | None]:
+    """'Memcpy HtoD (Pageable -> Device)' -> ('Host-to-Device', 'Pageable', 'Device'), as nsys labels them."""
+    match = _COPY.match(name)
+    if match is None:
+        return None, None, None
+    source, target, src_kind, dst_kind = match.groups()
+    return f"{_ENDS.get(source, source)}-to-{_ENDS.get(target, target)}", src_kind, dst_kind
+
+
+def _main_process(runtime: pd.DataFrame, thread_names: dict, gpu_processes: set[int]) -> int | None:
+    """The process whose calls launched most GPU work: a GPU event without a call takes it."""
+    if len(runtime):
+        return int(runtime["pid"].mode().iloc[0])
+    hosts = sorted({pid for pid, _ in thread_names if pid not in gpu_processes and pid >= 0})
+    return hosts[0] if hosts else None
+
+
+def _ordered(table: str, frame: pd.DataFrame) -> pd.DataFrame:
+    """The model's columns of `table` that the frame has, in the model's order."""
+    return frame[[column for column in TIMELINE_COLUMNS[table] if column in frame.columns]].reset_index(drop=True)
+
+
+def _empty(table: str) -> pd.DataFrame:
+    return pd.DataFrame({name: pd.Series(dtype=object) for name in TIMELINE_COLUMNS[table]})
+
+
+def _gpus(properties) -> pd.DataFrame:
+    devices = [device for device in properties if isinstance(device, dict)] if isinstance(properties, list) else []
+
+    def number(device: dict, key: str):
+        value = device.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    frame = pd.DataFrame({
+        "device_id": pd.array([number(d, "id") for d in devices], dtype="Int64"),
+        "name": [printable(str(d.get("name", ""))) for d in devices],
+        "sm_count": pd.array([number(d, "numSms") for d in devices], dtype="Int64"),
+        "memory_bytes": pd.array([number(d, "totalGlobalMem") for d in devices], dtype="Int64"),
+        "compute_capability": [f"{d.get('computeMajor')}.{d.get('computeMinor')}" if "computeMajor" in d else None
+                               for d in devices],
+    })
+    return _ordered("gpus", frame)
