@@ -32,7 +32,8 @@ def pair(nsys: Path, trace: Path) -> dict:
             "launch_counts_equal": all(row["a_count"] == row["b_count"] for row in kernels),
             "max_off_pct": 100 * max(off), "max_off_pct_10us_or_more": 100 * max(large),
             "kernels_10us_or_more": len(large),
-            "total_kernel_ns": {"nsys": totals[0], "torch.profiler": totals[1]}, "total_off_pct": 100 * (totals[1] / totals[0] - 1),
+            "total_kernel_ns": {"nsys": totals[0], "torch.profiler": totals[1]},
+            "total_off_pct": 100 * (totals[1] / totals[0] - 1),
             "verdict": {"nsys": verdicts[0], "torch.profiler": verdicts[1]}}
 
 
