@@ -107,12 +107,15 @@ def load_kineto(path: str | Path, columns: Mapping[str, Iterable[str]] | None = 
     try:
         header = _header(path)
         events = _events(path)
-    except (ijson.JSONError, OSError, EOFError, UnicodeDecodeError, ValueError) as err:
+        tables = events.tables(header)
+    except (ijson.JSONError, OSError, EOFError, UnicodeDecodeError, ValueError, TypeError) as err:
         raise ParseError(f"{path}: unreadable torch.profiler trace ({_reason(err)})", RETRACE) from None
+    if events.untimed:
+        raise ParseError(f"{path}: {events.untimed:,} GPU or CUDA events without a time or with a negative duration; "
+                         "the trace is damaged", RETRACE)
     if "schemaVersion" not in header and not events.kinds_seen & {"cpu_op", "kernel", "cuda_runtime"}:
         raise ParseError(f"{path}: a Chrome trace, but not torch.profiler's (no Kineto metadata, no CPU operators, "
                          "kernels or CUDA calls)", "nsprof reads traces that torch.profiler writes; " + RETRACE)
-    tables = events.tables(header)
     wanted = dict(columns or {})
     chosen = {name: frame[[c for c in frame.columns if c in set(wanted[name])]] if name in wanted else frame
               for name, frame in tables.items()}
@@ -158,6 +161,7 @@ class _Events:
         self.thread_names: dict[tuple[int, int], str] = {}
         self.gpu_processes: set[int] = set()
         self.operators: dict[int, str] = {}  # External id -> cpu_op name
+        self.untimed = 0  # events of a table with no number for a start, or a negative duration: damage
 
     def add(self, event: dict) -> None:
         phase, category = event.get("ph"), event.get("cat")
@@ -175,9 +179,13 @@ class _Events:
         table = GPU_CATEGORIES.get(category) or HOST_CATEGORIES.get(category)
         if table is None:
             return
+        start, duration = event.get("ts"), event.get("dur", 0)
+        if not _number(start) or not _number(duration) or duration < 0:
+            self.untimed += 1
+            return
         row = self.rows[table]
-        row["ts"].append(event["ts"])
-        row["dur"].append(event.get("dur", 0))
+        row["ts"].append(start)
+        row["dur"].append(duration)
         row["name"].append(str(event.get("name", "")))
         row["correlation_id"].append(args.get("correlation"))
         if table in GPU_CATEGORIES.values():
@@ -287,6 +295,10 @@ def _nanoseconds(microseconds: np.ndarray) -> np.ndarray:
 def _ids(values: list) -> pd.arrays.IntegerArray:
     return pd.array([value if isinstance(value, int) and not isinstance(value, bool) else None for value in values],
                     dtype="Int64")
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _triple(value) -> list[int]:
