@@ -223,3 +223,14 @@ def test_the_readme_and_the_manual_show_what_the_commands_print(tmp_path, monkey
     shutil.copytree(NSYS["train"], profile)
     shutil.copy(TRACES["train"], profile)
     assert blocks[2].strip() in _printed("analyze", str(profile)) and "aten::_foreach_add_" in blocks[2]
+
+
+def test_timeline_report_diff_and_history_take_a_trace(tmp_path):
+    trace = str(TRACES["train"])
+    assert _printed("timeline", trace, "--out", str(tmp_path / "t.png")) and (tmp_path / "t.png").read_bytes()[:4] == b"\x89PNG"
+    same = api.diff(trace, trace)
+    assert len(same.kernels) == 20 and all(row["status"] == "same" for row in same.kernels)
+    _printed("report", str(tmp_path / "r"), "--from", trace)
+    assert list((tmp_path / "r").glob("*/index.html"))
+    added = _printed("history", "add", trace, "--db", str(tmp_path / "h.db"), "--commit", "abc")
+    assert "added entry 1" in added and "20 kernels" in _printed("history", "show", "--db", str(tmp_path / "h.db"))
