@@ -42,6 +42,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from nsprof import api  # noqa: E402
 from nsprof.analyze.diff import DEFAULT_MIN_CHANGE_PCT, call_rows, floors_apply, run_frames  # noqa: E402
 from nsprof.analyze.diff.noise import (  # noqa: E402
+    MACHINE_COPIES,
+    MACHINE_PACED,
     NOISE_RECORD,
     PAGEABLE,
     WAITING,
@@ -49,7 +51,7 @@ from nsprof.analyze.diff.noise import (  # noqa: E402
     changes_between,
     floors_of,
 )
-from nsprof.analyze.diff.statistics import compare_runs  # noqa: E402
+from nsprof.analyze.diff.statistics import compare_runs, compare_samples  # noqa: E402
 
 RECORD = ROOT / "benchmarks" / "records" / "2026-11-28-h200-noise-corpus"  # the record: its .md, .json and the corpus
 CORPUS = RECORD  # runs.csv, keys.csv.xz, launches.csv.xz
@@ -142,13 +144,21 @@ def one_run_pairs(runs: pd.DataFrame, frames: dict) -> pd.DataFrame:
     for program, group in runs.groupby("program"):
         for (_, a), (_, b) in combinations(group.iterrows(), 2):
             changes = changes_between(frames[a["run"]], frames[b["run"]])
-            found.append(changes.assign(program=program, pair=f"{a['run']}-{b['run']}", kind=pair_kind(a, b)))
+            found.append(changes.assign(program=program, pair=f"{a['run']}-{b['run']}", kind=pair_kind(a, b),
+                                        apart=a["gpu"] != b["gpu"]))
     return pd.concat(found)
+
+
+def held_to_floors(changes: pd.DataFrame) -> pd.DataFrame:
+    """The rows a diff holds to a floor: not those of two GPUs' runs that a diff never calls there
+    (noise.MACHINE_PACED, and copies), which would set the floor of one machine's runs too."""
+    machine_paced = changes["category"].isin(MACHINE_PACED) | changes["kind"].isin(MACHINE_COPIES)
+    return changes[~(changes["apart"] & machine_paced)]
 
 
 def floors_without(changes: pd.DataFrame, program: str) -> NoiseFloor:
     """The floors measured on every program of the corpus but `program`."""
-    return NoiseFloor(floors_of(changes[changes["program"] != program]), f"the corpus without {program}")
+    return NoiseFloor(floors_of(held_to_floors(changes[changes["program"] != program])), f"the corpus without {program}")
 
 
 def leave_one_out(changes: pd.DataFrame) -> list[dict]:
@@ -157,7 +167,8 @@ def leave_one_out(changes: pd.DataFrame) -> list[dict]:
     for program in PROGRAMS:
         floors = floors_without(changes, program)
         mine = changes[changes["program"] == program].reset_index(drop=True)
-        threshold = pd.Series([max(floors.of(name), DEFAULT_MIN_CHANGE_PCT) for name in mine["category"]], index=mine.index)
+        threshold = pd.Series([max(floors.of(name, kind, apart), DEFAULT_MIN_CHANGE_PCT)
+                               for name, kind, apart in zip(mine["category"], mine["kind"], mine["apart"])], index=mine.index)
         called = mine[mine["significant"] & (mine["change_pct"].abs() >= threshold)]
         for kind in ("one machine", "two machines", "two days"):
             pairs = mine.loc[mine["kind"] == kind, "pair"].nunique()
@@ -182,20 +193,17 @@ def _side(frames: dict, runs: list[int], table: str) -> pd.DataFrame:
                       "kind": pd.Series(dtype=object), "run": pd.Series(dtype=int)})
 
 
-def _called(a: pd.DataFrame, b: pd.DataFrame, floors: NoiseFloor | None = None) -> pd.DataFrame:
-    """A diff table of two sides of runs, called as `nsprof diff` calls it (each key's kind is A's);
-    `floors`: those that apply, where the sides ran on no GPU in common."""
-    kinds = pd.concat([a, b]).drop_duplicates("key").set_index("key")["kind"]
-    return call_rows(compare_runs(a, b), kinds, noise=floors, across_runs=True)
-
-
-def _floors_for(runs: pd.DataFrame, a: list[int], b: list[int], floors: NoiseFloor, few: bool = True) -> NoiseFloor | None:
-    """`floors` where `nsprof diff` applies them to runs (floors_apply: too few runs a side, or runs
-    that share no GPU, machines_apart), else None; without `few`, only where the machines differ
-    (the runs alone judge the rest: what the few-runs rule is measured against)."""
+def _called(runs: pd.DataFrame, run_ids: tuple[list[int], list[int]], a: pd.DataFrame, b: pd.DataFrame,
+            floors: NoiseFloor, few: bool = True) -> pd.DataFrame:
+    """A diff table of two sides of runs (`run_ids`: theirs), called as `nsprof diff` calls it (each
+    key's kind is A's), with `floors` where it applies them (floors_apply: too few runs a side, or
+    runs that share no GPU, machines_apart); without `few`, only where the machines differ (the runs
+    alone judge the rest: what the few-runs rule is measured against)."""
     gpus = runs.set_index("run")["gpu"]
-    apart = not set(gpus[list(a)]) & set(gpus[list(b)])
-    return floors if (floors_apply(len(a), len(b), apart) if few else apart) else None
+    apart = not set(gpus[list(run_ids[0])]) & set(gpus[list(run_ids[1])])
+    applied = floors if (floors_apply(len(run_ids[0]), len(run_ids[1]), apart) if few else apart) else None
+    kinds = pd.concat([a, b]).drop_duplicates("key").set_index("key")["kind"]
+    return call_rows(compare_runs(a, b), kinds, noise=applied, across_runs=True, apart=apart)
 
 
 def _splits(run_ids: list[int], per_side: int, rng: np.random.Generator) -> list[tuple[list[int], list[int]]]:
@@ -230,8 +238,8 @@ def runs_no_change(runs: pd.DataFrame, frames: dict, changes: pd.DataFrame, per_
                 continue
             calling, worst = 0, ""
             for a, b in splits:
-                called = pd.concat([_called(_side(frames, a, table), _side(frames, b, table),
-                                            _floors_for(runs, a, b, floors, few)) for table in TABLES])
+                called = pd.concat([_called(runs, (a, b), _side(frames, a, table), _side(frames, b, table), floors, few)
+                                    for table in TABLES])
                 hits = called[called["status"].isin(["faster", "slower"])]
                 calling += bool(len(hits))
                 if len(hits):
@@ -293,6 +301,45 @@ def power(runs: pd.DataFrame, frames: dict, changes: pd.DataFrame, per_side: int
     return rows
 
 
+def power_one_run(runs: pd.DataFrame, frames: dict, changes: pd.DataFrame) -> list[dict]:
+    """Per program: how often a planted 5% slowdown of each target row is called slower one run a
+    side, in pairs of the corpus day's runs on one machine (at most SPLITS), with the floors learned
+    without the program."""
+    rng = np.random.default_rng(SEED)
+    rows = []
+    for program in PROGRAMS:
+        floors = floors_without(changes, program)
+        today = runs[(runs["program"] == program) & (runs["day"] == CORPUS_DAY)]
+        pairs = [(int(a), int(b)) for _, group in today.groupby("gpu") for a, b in combinations(group["run"], 2)]
+        pairs = [pairs[i] for i in sorted(rng.permutation(len(pairs))[:SPLITS])]
+        hits: dict[str, list[bool]] = {}
+        totals: dict[str, float] = {}
+        for a, b in pairs:
+            for table in TABLES:
+                both = _side(frames, [a, b], table)
+                chosen = targets(both, 2)
+                if not chosen:
+                    continue
+                totals.update(both.groupby("key")["value_ns"].sum().to_dict())
+                first, second = _side(frames, [a], table), _side(frames, [b], table)
+                second.loc[second["key"].isin(chosen), "value_ns"] *= 1 + PLANTED_PCT / 100
+                kinds = both.drop_duplicates("key").set_index("key")["kind"]
+                called = call_rows(compare_samples(first, second), kinds, noise=floors)
+                for key in chosen:
+                    hits.setdefault(key, []).append(called.at[key, "status"] == "slower")
+        if not hits:
+            rows.append({"program": program, "pairs": len(pairs), "targets": 0})
+            continue
+        found = {key: float(np.mean(values)) for key, values in hits.items()}
+        hottest = max(found, key=lambda key: totals.get(key, 0))
+        lowest = min(found, key=found.get)
+        rows.append({"program": program, "pairs": len(pairs), "targets": len(found),
+                     "hottest": round(found[hottest], 3), "hottest_row": hottest[:80],
+                     "median": round(float(np.median(list(found.values()))), 3),
+                     "lowest": round(found[lowest], 3), "lowest_row": lowest[:80]})
+    return rows
+
+
 def _real_power(runs: pd.DataFrame, frames: dict, ids: list[int], table: str, chosen: list[str], per_side: int, rng,
                 floors: NoiseFloor) -> dict[str, float]:
     hits = dict.fromkeys(chosen, 0)
@@ -300,7 +347,7 @@ def _real_power(runs: pd.DataFrame, frames: dict, ids: list[int], table: str, ch
     for a, b in splits:
         planted = _side(frames, b, table)
         planted.loc[planted["key"].isin(chosen), "value_ns"] *= 1 + PLANTED_PCT / 100
-        called = _called(_side(frames, a, table), planted, _floors_for(runs, a, b, floors))
+        called = _called(runs, (a, b), _side(frames, a, table), planted, floors)
         for key in chosen:
             hits[key] += called.at[key, "status"] == "slower"
     return {key: hit / len(splits) for key, hit in hits.items()}
@@ -320,7 +367,8 @@ def _simulated_power(per_run: pd.DataFrame, chosen: list[str], per_side: int, rn
         side_a = pd.DataFrame({"key": np.repeat(np.arange(trials), per_side), "run": np.tile(np.arange(per_side), trials),
                                "value_ns": np.exp(draws[:, 0].ravel()), "kind": "kernels"})
         side_b = side_a.assign(value_ns=np.exp(draws[:, 1].ravel()))
-        found[str(key)] = float((_called(side_a, side_b)["status"] == "slower").mean())
+        called = call_rows(compare_runs(side_a, side_b), "kernels", across_runs=True)  # 5 runs of one machine: no floor
+        found[str(key)] = float((called["status"] == "slower").mean())
     return found
 
 
@@ -368,14 +416,19 @@ def markdown(record: dict) -> str:
         "",
         "A row's category is the duration class of its median (the slower side's). The corpus showed what matters: "
         "the class (work under 10 us moved up to 26% between unchanged runs, over 100 us at most 1.4%), pageable "
-        "copies (152%: their speed follows the host's) and kernels that wait (XLA's DelayKernel, 52%). Kernels, "
-        "graph launches, pinned copies and ranges of one class moved alike, so they share its floor. A floor is "
-        "the largest change, over every pair of one program's runs, among the rows one run a side finds "
-        "significant; nsprof's is the largest over the programs.",
+        "copies (152%: their speed follows the host's), copies under 100 us (eight 64 KiB pinned copies moved 5.1% "
+        "between two runs on one machine: each copy's latency is the host's and the bus's), kernels that wait "
+        "(XLA's DelayKernel, 52%) and the machine: another H200 moved the training step's 10-100 us optimizer "
+        "kernels by 14%, and a pinned h2d range by 4.2%. Kernels, graph launches and ranges of one class moved "
+        "alike, so they share its floor. A floor is 1.5 times the largest change, over every pair of one program's "
+        "runs, among the rows one run a side finds significant (left out in turn, the program that moved most "
+        "exceeded the others' largest by up to 1.22x); nsprof's is that over the programs; rows of two GPUs' runs "
+        "that a diff never calls there do not set it.",
         "",
         "| category | floor, one run a side |", "| --- | --- |",
         *(f"| {name} | {value:.2f}% |" for name, value in floors.items()),
-        "| under 10 us, pageable copies, waiting kernels | not called (undecided) |",
+        "| under 10 us, copies under 100 us, pageable copies, waiting kernels | not called (undecided) |",
+        "| sides on different GPUs: 10-100 us, and copies of any size | not called (undecided) |",
         "",
         "Per program (blank: no row of that class tested with the same count in two runs):",
         "",
@@ -398,28 +451,37 @@ def markdown(record: dict) -> str:
         "(splits with any call / splits). **Power at --runs 5**: a 5% slowdown "
         f"planted in side B's launches of every kernel and range of 10 us or more launched as often in every run, "
         f"found when called slower; from {SPLITS} disjoint 5-run splits of the day's runs, or simulated from the "
-        "spread of the runs' medians where the day holds fewer than 10.",
+        "spread of the runs' medians where the day holds fewer than 10. **Power one run a side**: the same planted "
+        f"change in one run against another of the same machine and day (at most {SPLITS} pairs), with the floors "
+        "learned without the program (hottest row, the median over the rows, the lowest).",
         "",
-        "| program | leave one out, one run a side | --runs 3, no change | power --runs 5: hottest row, lowest |",
-        "| --- | --- | --- | --- |",
+        "| program | leave one out, one run a side | --runs 3, no change | power --runs 5: hottest row, lowest "
+        "| power one run a side: hottest row, median, lowest |",
+        "| --- | --- | --- | --- | --- |",
     ]
     for program in PROGRAMS:
         power_row = next(row for row in record["power_runs_5"] if row["program"] == program)
         power_text = (f"{power_row['hottest']:.2f} ({power_row['hottest_row'][:40]}), {power_row['lowest']:.2f} "
                       f"({power_row['lowest_row'][:40]}); {power_row['method']}") if power_row.get("targets") else \
             "no row to plant in: do_bench launches a run-dependent number of times (unstable)"
+        one = next(row for row in record["power_one_run"] if row["program"] == program)
+        one_text = (f"{one['hottest']:.2f} ({one['hottest_row'][:40]}), {one['median']:.2f}, {one['lowest']:.2f} "
+                    f"({one['lowest_row'][:40]}); {one['pairs']} pairs of one machine") if one.get("targets") else "no row"
         lines.append(f"| {program} | {regimes(record['leave_one_out'], program, 'calling', 'count')} | "
-                     f"{regimes(record['runs_3_no_change'], program, 'calling', 'splits')} | {power_text} |")
+                     f"{regimes(record['runs_3_no_change'], program, 'calling', 'splits')} | {power_text} | {one_text} |")
     lines += [
         "",
         "## What holds and what does not",
         "",
-        "- One run a side, every program's pairs on one machine and across two machines of one day call nothing with "
-        "floors learned without it, and so do two days of the torch.compile block and of the ladder. The training "
-        "step's pairs across days call its optimizer kernels (`multi_tensor_apply_kernel`, 10-100 us): 13.1 us on "
-        "2026-11-24's machine against 11.5 us on today's (15.5%), while they move under 2% between today's runs. "
-        "That move sets the 10-100 us floor, so one run a side leaves most changes of such kernels undecided and "
-        "says to capture runs.",
+        "- One run a side, with floors learned without it, no program's pairs call anything: on one machine, "
+        "across two machines of one day, and across days (the training step, the torch.compile block and the "
+        "ladder). Two rules make that hold across machines. Where the sides ran on different GPUs, work of "
+        "10-100 us and copies are not called: the training step's optimizer kernels (`multi_tensor_apply_kernel`) "
+        "ran at 13.1 us on 2026-11-24's machine and 11.5 us on one of today's (14%), while today's runs on one "
+        "machine moved them under 2%, and torch.compile's pinned h2d range moved 4.2% between days; no other "
+        "program measured how far a machine moves such work, so no floor learned without them could hold, and "
+        "the diff says to capture both sides on one machine. And copies under 100 us are not called from one run "
+        "a side or few runs: eight 64 KiB pinned copies moved 5.1% between two runs on one machine.",
         f"- With runs, three unchanged runs against three of one day, judged by the runs alone (Welch t on the run "
         f"medians, Benjamini-Hochberg at 1% over each table), call {_alone(record)}: the processes of one program "
         "cluster, and three run medians a side cannot tell that from a change. So with fewer than 5 runs a side "
@@ -430,10 +492,13 @@ def markdown(record: dict) -> str:
         "torch.compile block's day-to-day calls without the floors were `triton_per_fused_native_layer_norm_0` "
         "(+27%), which is not timing noise: on 2026-11-26 it ran 20 times a run (8.3 us), today once (10.4 us), "
         "its steps replayed inside CUDA graphs; the diff's count warning names it.",
-        "- A planted 5% is found with power 1.0 in each program's hottest row. The exceptions: an XLA module family "
-        "that merges modules of different work (power 0: its median jumps between them), 64 KiB pinned copies "
-        f"({_power(record, 'cuda-samples'):.2f}), and the Triton harness, whose kernels do_bench launches a "
-        "run-dependent number of times: runs call them unstable, so no change in them is called.",
+        "- A planted 5% is found at --runs 5 with power 1.0 in each program's hottest row. The exceptions: an XLA "
+        "module family that merges modules of different work (power 0: its median jumps between them), 64 KiB "
+        f"pinned copies ({_power(record, 'cuda-samples'):.2f}), and the Triton harness, whose kernels do_bench "
+        "launches a run-dependent number of times: runs call them unstable, so no change in them is called. One "
+        "run a side, a planted 5% is found in the hottest row of every program but the training step (its step "
+        "range 0.79) and in half or more of the rows of all but JAX, whose XLA fusions' launches spread too "
+        "widely for one run's interval; copies under 100 us are never called there, by the rule above.",
         "",
     ]
     return "\n".join(lines)
@@ -448,9 +513,9 @@ def main() -> None:
         return
     runs, frames = load()
     changes = one_run_pairs(runs, frames)
-    floors = floors_of(changes)
+    floors = floors_of(held_to_floors(changes))
     per_program = {f"{program} / {name}": round(value, 2) for program in PROGRAMS
-                   for name, value in floors_of(changes[changes["program"] == program]).items()}
+                   for name, value in floors_of(held_to_floors(changes[changes["program"] == program])).items()}
     record = {
         "date": dt.date.today().isoformat(), "card": "NVIDIA H200 (nvidia-h200)",
         "command": "python3 benchmarks/noise_corpus.py (captures: LEASE=1, 2, 2b bash benchmarks/gpu/noise_corpus_h200.sh)",
@@ -459,11 +524,12 @@ def main() -> None:
         "leave_one_out": leave_one_out(changes), "runs_3_no_change": runs_no_change(runs, frames, changes),
         "runs_3_no_change_runs_alone": runs_no_change(runs, frames, changes, few=False),
         "power_runs_5": power(runs, frames, changes),
+        "power_one_run": power_one_run(runs, frames, changes),
     }
     (RECORD / "noise_corpus.json").write_text(json.dumps(record, indent=1, default=str) + "\n")
     (RECORD / "noise_corpus.md").write_text(markdown(record))
     NOISE_RECORD.write_text(json.dumps({
-        "source": f"nsprof's floors: the largest over 8 programs on 4 H200s, 3 days ({HERE}/noise_corpus.md)",
+        "source": f"nsprof's floors: 1.5x the largest change over 8 programs on 4 H200s, 3 days ({HERE}/noise_corpus.md)",
         "floor_pct": floors}, indent=2) + "\n")
     print(markdown(record))
 

@@ -196,7 +196,8 @@ def test_nsprofs_floors_are_the_largest_of_the_corpus_record_and_two_programs_re
     """One truth: nsprof/analyze/diff/noise_floor.json holds, per category, the largest of the
     per-program floors in benchmarks/records/2026-11-28-h200-noise-corpus/noise_corpus.json; two
     programs' floors measured again here from the committed corpus (runs.csv, keys.csv.xz and
-    launches.csv.xz beside that record) agree with it."""
+    launches.csv.xz beside that record) agree with it (two whose runs are all of one GPU, as
+    `nsprof noise` measures: a diff never calls some rows across GPUs, and those set no floor)."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import noise_corpus
 
@@ -206,7 +207,8 @@ def test_nsprofs_floors_are_the_largest_of_the_corpus_record_and_two_programs_re
     assert recorded == pytest.approx({name: max(value for key, value in per_program.items() if key.endswith(f" / {name}"))
                                       for name in recorded}, abs=0.01)
     runs, frames = noise_corpus.load()
-    for program in ("cupy-streams", "ladder"):
+    for program in ("cupy-streams", "jax"):
+        assert runs.loc[runs["program"] == program, "gpu"].nunique() == 1
         ids = runs.loc[runs["program"] == program, "run"].tolist()
         measured = measure_noise([frames[run] for run in ids], program).pct
         assert measured == pytest.approx({name.split(" / ")[1]: value for name, value in per_program.items()
@@ -289,7 +291,8 @@ def test_runs_of_two_machines_still_meet_the_floors_and_one_machines_runs_do_not
     assert apart.noise is not None and any("ran on different GPUs" in line for line in apart.warnings)
     assert not any(row["status"] in ("faster", "slower") for row in apart.kernels + apart.ranges)
     undecided = [row for row in apart.kernels if row["undecided"]]
-    assert undecided and all(abs(row["change_pct"]) < row["floor_pct"] for row in undecided)
+    # beyond no floor (None: not called across GPUs, noise.MACHINE_PACED), or within its category's
+    assert undecided and all(row["floor_pct"] is None or abs(row["change_pct"]) < row["floor_pct"] for row in undecided)
     together = api.diff(RUNS / "ab-base", RUNS / "ab-slower")
     assert together.noise is None and not any("different GPUs" in line for line in together.warnings)
     spin = next(row for row in together.kernels if row["kernel"].startswith("spin"))

@@ -104,10 +104,11 @@ def test_a_users_file_in_the_way_is_kept_and_nsprofs_own_is_replaced(tmp_path):
     assert again.exit_code == 0 and json.loads(mine.read_text())["runs"] == 10
 
 
-def test_a_change_within_the_floor_is_undecided_and_says_what_decides_it():
-    """One run a side, eager against torch.compile on the H200: the attention kernel's +2.4% (59 us)
-    passes --min-change 2% but not the floor of its class (10-100 us): undecided, not same, and the
-    diff says runs decide it; across runs no floor applies and nothing is undecided."""
+def test_a_change_two_gpus_cannot_compare_is_undecided_and_says_what_decides_it():
+    """One run a side, eager against torch.compile, captured on two H200s: the attention kernel's
+    +2.4% (59 us) is a real change by its interval and passes --min-change 2%, but work of 10-100 us
+    is not called across GPUs (a machine moves it by up to 14%): undecided, not same, and the diff
+    says to capture both sides on one machine; across runs of one machine nothing is undecided."""
     pair = [str(DATA / "diff-pairs" / "compile-block-eager.sqlite"),
             str(Path(__file__).resolve().parents[1] / "profiles" / "examples" / "h200-program-torch-compile" / "nsys.sqlite")]
     result = CliRunner().invoke(app, ["diff", *pair, "--json"])
@@ -116,11 +117,12 @@ def test_a_change_within_the_floor_is_undecided_and_says_what_decides_it():
     undecided = [row for row in doc["kernels"] if row["undecided"]]
     assert len(undecided) == 1 and undecided[0]["kernel"].startswith("cudnn_generated_fort_native_sdpa")
     row = undecided[0]
-    assert row["floor"] == "10-100 us"
-    assert row["status"] == "same" and 2.0 <= row["change_pct"] < row["floor_pct"] == doc["noise"]["floor_pct"]["10-100 us"]
-    assert row["ci_low_pct"] > 0  # a real change by its interval, which one run cannot tell from run-to-run noise
+    assert row["floor"] == "10-100 us" and row["floor_pct"] is None  # no floor: not called across GPUs
+    assert row["status"] == "same" and 2.0 <= row["change_pct"] < 5 and row["ci_low_pct"] > 0
+    assert any(line.startswith("A and B ran on different GPUs") for line in doc["warnings"])
     text = " ".join(CliRunner().invoke(app, ["diff", *pair], env={"COLUMNS": "100"}).stdout.split())
-    assert "1 kernel moved past --min-change within the noise floor of its category: one run a side cannot decide it" in text
+    assert "1 kernel moved past --min-change within the noise floor of its category, or in work two GPUs cannot " \
+           "compare: capture both sides on one machine" in text
     assert "│ undecided │" in CliRunner().invoke(app, ["diff", *pair], env={"COLUMNS": "200"}).stdout
     across = json.loads(CliRunner().invoke(app, ["diff", str(BASE), str(DATA / "runs" / "ab-slower"), "--json"]).stdout)
     assert all(row["floor_pct"] is None and not row["undecided"] for row in across["kernels"])

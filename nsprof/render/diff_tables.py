@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from nsprof.analyze.diff import NOT_CALLED, DiffResult
-from nsprof.analyze.diff.noise import HOST_PACED, NEVER_CALLED, SHORT_NS
+from nsprof.analyze.diff.noise import HOST_PACED, MACHINE_PACED, NEVER_CALLED, SHORT_NS
 from nsprof.analyze.diff.statistics import MIN_SAMPLES
 from nsprof.kernel_names import short_kernel_name
 from nsprof.render import format as fmt
@@ -35,7 +35,9 @@ def diff_json(result: DiffResult) -> str:
         "a": result.a, "b": result.b, "method": result.method, "min_change_pct": result.min_change_pct,
         "stage_pair": list(result.stage_pair) if result.stage_pair else None, "time_source": result.time_source,
         "runs": result.runs, "noise": {"floor_pct": result.noise.pct, "source": result.noise.source, "short_ns": SHORT_NS,
-                                       "never_called": list(NEVER_CALLED)} if result.noise else None,
+                                       "never_called": list(NEVER_CALLED),
+                                       "not_called_across_gpus": [*MACHINE_PACED, "copies"] if result.apart else []}
+        if result.noise else None,
         "warnings": result.warnings, "kernels": result.kernels, "ranges": result.ranges, "stages": result.stages,
         "totals": {"rows": result.totals, "top_contributors": result.contributors}, "host": result.host,
     }
@@ -74,7 +76,8 @@ def method_note(result: DiffResult) -> str:
     if result.noise is not None:
         floors = ", ".join(f"{name} {pct:.2g}%" for name, pct in result.noise.pct.items())
         note += (f" and beyond the noise floor of its category ({floors}: {result.noise.source}); "
-                 f"{', '.join(NEVER_CALLED)} are not called")
+                 f"{', '.join(NEVER_CALLED)} are not called"
+                 + ("; nor, the sides having run on different GPUs, are work of 10-100 us and copies" if result.apart else ""))
     if max(result.runs.values(), default=1) > 1:
         note += f" ({runs}; n A/B counts launches over all runs); unstable: launched a different number of times or with other " \
                 f"configurations between the runs of a side, so its medians compare different work: never called, nor are " \
@@ -114,9 +117,12 @@ def summary(result: DiffResult) -> list[str]:
             lines.append(f"{row[label]}'s own duration (CPU, not called): {_change(row)}.")
         undecided = sum(bool(view.get("undecided")) for view in views)
         if undecided:
-            lines.append(f"{_counted(undecided, section)} moved past --min-change within the noise floor of "
-                         f"{'its' if undecided == 1 else 'their'} category: one run a side cannot decide "
-                         f"{'it' if undecided == 1 else 'them'}; {RUNS_DECIDE}.")
+            its, it = ("its", "it") if undecided == 1 else ("their", "them")
+            lines.append(f"{_counted(undecided, section)} moved past --min-change within the noise floor of {its} "
+                         f"category, or in work two GPUs cannot compare: capture both sides on one machine, with "
+                         f"several runs (nsprof profile --runs 5), to decide {it}." if result.apart else
+                         f"{_counted(undecided, section)} moved past --min-change within the noise floor of {its} "
+                         f"category: one run a side cannot decide {it}; {RUNS_DECIDE}.")
         untestable = sum(not row["testable"] and row["a_count"] and row["b_count"] for row in rows)
         if untestable:
             lines.append(f"{_counted(untestable, section)} ran fewer than {MIN_SAMPLES} times on a side: nothing can be "

@@ -58,6 +58,10 @@ from nsprof.errors import UsageError
 from nsprof.ranges import parse_stage_range
 
 FASTER, SLOWER, SAME, ADDED, REMOVED, UNSTABLE = "faster", "slower", "same", "added", "removed", "unstable"
+APART_WARNING = ("A and B ran on different GPUs (no UUID in common): no run measures the variation between machines, "
+                 "so a change is called only beyond the noise floor of its category, and not at all in work of 10-100 "
+                 "us or copies (a machine moved unchanged 10-100 us kernels by 14%; a copy's speed is its host's bus); "
+                 "capture both sides on one machine to decide them")
 FEW_RUNS = 5  # with fewer runs on a side, the noise floors apply across runs too (floors_apply)
 UNNAMED_GPU = "an unnamed GPU"  # a capture's GPU where it names none
 NOT_CALLED = "not called"  # a CPU-side duration: shown with its interval, never called (_not_called)
@@ -113,6 +117,7 @@ class DiffResult:
     runs: dict = field(default_factory=dict)  # side -> how many runs it holds
     noise: NoiseFloor | None = None  # the floors a one-run diff called changes beyond
     host: dict | None = None  # nsprof.analyze.diff.host.host_rows: the host side of two programs' captures
+    apart: bool = False  # the sides ran on different GPUs: work of 10-100 us and copies were not called (noise.MACHINE_PACED)
 
     def compared(self) -> int:
         """How many kernels, ranges and stages both sides have (what a change could be measured on)."""
@@ -137,6 +142,7 @@ class _Judge:
     min_change_pct: float
     across_runs: bool
     noise: NoiseFloor | None
+    apart: bool = False  # the sides ran on different GPUs: what a machine moves is not called (noise.MACHINE_PACED)
 
     def compare(self, a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
         return compare_runs(a, b) if self.across_runs else compare_samples(a, b)
@@ -156,7 +162,8 @@ class _Judge:
             return _with_status(stats, host_paced, unstable, significant).assign(
                 floor_pct=np.nan, floor=categories.where(categories.isin(HOST_PACED)), undecided=False)
         # the floor of each row's category (inf: work too short, or a category unmeasured)
-        floor = pd.Series([self.noise.of(name, kind) for name, kind in zip(categories, kinds)], index=stats.index)
+        floor = pd.Series([self.noise.of(name, kind, self.apart) for name, kind in zip(categories, kinds)],
+                          index=stats.index)
         threshold = np.maximum(floor, self.min_change_pct)
         called = _with_status(stats, threshold, unstable, significant)
         # the rows the floor kept from a call, significant and past --min-change: only runs (of one machine) decide those
@@ -169,12 +176,12 @@ class _Judge:
 
 
 def call_rows(stats: pd.DataFrame, kinds: str | pd.Series, min_change_pct: float = DEFAULT_MIN_CHANGE_PCT,
-              noise: NoiseFloor | None = None, across_runs: bool | None = None) -> pd.DataFrame:
+              noise: NoiseFloor | None = None, across_runs: bool | None = None, apart: bool = False) -> pd.DataFrame:
     """Rows of compare_samples or compare_runs (`across_runs`, by default where no `noise` is
     given) with the status, significance and floor a diff gives them; `noise`: the floors that
-    apply (one run a side, or runs of two machines). How the noise corpus (benchmarks/noise_corpus.py)
-    judges its pairs as `nsprof diff` would."""
-    return _Judge(min_change_pct, noise is None if across_runs is None else across_runs, noise).called(stats, kinds)
+    apply (one run a side, few runs, or runs of two machines); `apart`: the sides ran on different
+    GPUs. How the noise corpus (benchmarks/noise_corpus.py) judges its pairs as `nsprof diff` would."""
+    return _Judge(min_change_pct, noise is None if across_runs is None else across_runs, noise, apart).called(stats, kinds)
 
 
 def floors_apply(runs_a: int, runs_b: int, apart: bool) -> bool:
@@ -207,9 +214,9 @@ def diff_captures(a: Capture, b: Capture, min_change_pct: float = DEFAULT_MIN_CH
     across_runs = max(runs.values()) > 1
     # two stages of one capture ran in the same run: no variation between runs to allow for
     one_run = stage_pair is not None and a.name == b.name and not across_runs
-    apart = across_runs and machines_apart(a, b)
+    apart = machines_apart(a, b)
     floors = None if one_run or not floors_apply(runs["a"], runs["b"], apart) else noise or default_noise()
-    judge = _Judge(min_change_pct, across_runs, floors)
+    judge = _Judge(min_change_pct, across_runs, floors, apart)
     if a.bench is not None and b.bench is not None:
         return _bench_diff(a, b, judge, stage_pair, runs, apart)
     instances = {side: _side_instances(capture, attribution) for side, capture in (("a", a), ("b", b))}
@@ -231,7 +238,7 @@ def diff_captures(a: Capture, b: Capture, min_change_pct: float = DEFAULT_MIN_CH
     if stage_pair:
         sources = {side: "nsys" if len(instances[side]["stages"]) else "none" for side in ("a", "b")}
         return DiffResult(a.name, b.name, [], [], stages, [], [], warnings, judge.method, min_change_pct, stage_pair,
-                          sources, runs, judge.noise)
+                          sources, runs, judge.noise, apart=judge.apart)
     kernels = _kernel_rows(a, b, instances, rules, judge)
     ranges = _range_rows(instances["a"]["ranges"], instances["b"]["ranges"], judge)
     warnings += _count_warnings(kernels)
@@ -241,7 +248,7 @@ def diff_captures(a: Capture, b: Capture, min_change_pct: float = DEFAULT_MIN_CH
                         "with cold caches): the kernel changes compare different clocks")
     host = host_rows(*([run.analyzed().host for run in (capture, *capture.runs)] for capture in (a, b)))
     return DiffResult(a.name, b.name, kernels, ranges, stages, _totals(a, b), _contributors(kernels), warnings,
-                      judge.method, min_change_pct, None, sources, runs, judge.noise, host)
+                      judge.method, min_change_pct, None, sources, runs, judge.noise, host, judge.apart)
 
 
 def _bench_diff(a: Capture, b: Capture, judge: _Judge, stage_pair: tuple[str, str] | None, runs: dict,
@@ -263,7 +270,7 @@ def _bench_diff(a: Capture, b: Capture, judge: _Judge, stage_pair: tuple[str, st
     stages = _stage_rows(judge.called(stats, "kernels"), {}, {}, judge, stage_pair, {})
     warnings = _bench_warnings(a.bench, b.bench) + skipped + _runs_warnings(judge, runs, apart)
     return DiffResult(a.name, b.name, [], [], stages, [], [], warnings, RUNS_METHOD if with_runs else SUMMARY_METHOD,
-                      judge.min_change_pct, stage_pair, {"a": "bench", "b": "bench"}, runs, judge.noise)
+                      judge.min_change_pct, stage_pair, {"a": "bench", "b": "bench"}, runs, judge.noise, apart=judge.apart)
 
 
 def _runs_warnings(judge: _Judge, runs: dict, apart: bool) -> list[str]:
@@ -276,14 +283,13 @@ def _runs_warnings(judge: _Judge, runs: dict, apart: bool) -> list[str]:
                          f"change is also called only beyond the noise floor of its category; capture {FEW_RUNS} runs a "
                          f"side (nsprof profile --runs {FEW_RUNS}) to decide the rest")
         if judge.noise is not None and apart:
-            found.append("A and B ran on different GPUs (no UUID in common): their runs measure no variation between "
-                         "machines, so a change is also called only beyond the noise floor of its category; capture both "
-                         "sides on one machine to decide the rest")
+            found.append(APART_WARNING)
         return found
     if judge.noise is None:  # two stages of one run
         return []
     return ["one run a side: the variation between runs is unmeasured, so a change is called only beyond the noise "
-            "floor of its category (the note under the tables); capture several runs (nsprof profile --runs 5) to measure it"]
+            "floor of its category (the note under the tables); capture several runs (nsprof profile --runs 5) to measure it",
+            *([APART_WARNING] if apart else [])]
 
 
 def run_frames(capture: Capture, attribution: str = "thread") -> list[dict[str, pd.DataFrame]]:
