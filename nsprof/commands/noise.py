@@ -33,12 +33,13 @@ def noise(
     instead of nsprof's own (measured on a corpus of eight programs,
     benchmarks/records/2026-11-28-h200-noise-corpus/noise_corpus.md).
 
-    Categories are duration classes of a row's median: 10-100 us and over 100 us. A floor is the largest change among
-    the kernels and NVTX ranges that one run a side would call significant, between any two of the runs, over those
-    run at least 3 times with the same count in both. Work under 10 us, pageable copies and waiting kernels (XLA's
-    DelayKernel, NCCL) are never called from one run a side. Runs minutes or days apart, or on another host of the
-    same GPU, give the floors that CI comparisons meet."""
-    from nsprof.analyze.diff.noise import NEVER_CALLED
+    Categories are duration classes of a row's median: 10-100 us and over 100 us. A floor is 1.5 times the
+    largest change among the kernels and NVTX ranges that one run a side would call significant, between any two
+    of the runs, over those run at least 3 times with the same count in both. Work under 10 us, copies under 100
+    us, pageable copies and waiting kernels (XLA's DelayKernel, NCCL) are never called from one run a side.
+    Runs minutes or days apart give the floors that CI comparisons on one machine meet; across two GPUs a diff
+    does not call work of 10-100 us or copies at all."""
+    from nsprof.analyze.diff.noise import FLOOR_MARGIN, NEVER_CALLED
     from nsprof.render.document import Paragraph, Table
     from nsprof.render.document_writers import to_terminal
 
@@ -48,8 +49,8 @@ def noise(
         return
     rows = [{"category": name, "floor": pct} for name, pct in record["floor_pct"].items()]
     to_terminal([Table("Noise floors", (("category", "category", ""), ("floor %", "floor", ".2f")), rows),
-                 Paragraph(f"floor: the largest change between two of the {record['runs']} runs of the unchanged "
-                           f"program on {record['gpu']} that one run a side would call significant; "
+                 Paragraph(f"floor: {FLOOR_MARGIN:g}x the largest change between two of the {record['runs']} runs of the "
+                           f"unchanged program on {record['gpu']} that one run a side would call significant; "
                            f"nsprof diff --noise {record['written'][0]} calls a change with one run a side only "
                            f"beyond it (never: {', '.join(NEVER_CALLED)})")], stdout(), spaced=False)
     for written in record["written"]:
