@@ -4,6 +4,7 @@ or given as repeated options."""
 
 from __future__ import annotations
 
+import math
 import re
 
 from nsprof.errors import UsageError
@@ -49,3 +50,18 @@ def short_size(size: Size) -> str:
 def parse_label(label: str) -> Size:
     """'1000x1200x800' -> (1000, 1200, 800): a label nsprof wrote (a range name, a record)."""
     return tuple(int(d) for d in label.split("x"))
+
+
+def spread_sizes(labels: list[str], most: int) -> list[str]:
+    """At most `most` of the size labels ("1024x1024x1024"), spread evenly from the smallest problem
+    to the largest, in that order: what a chart of thousands of sizes draws (its data keeps all)."""
+    ordered = sorted(labels, key=_volume)
+    if len(ordered) <= most:
+        return ordered
+    return list(dict.fromkeys(ordered[round(i * (len(ordered) - 1) / (most - 1))] for i in range(most)))
+
+
+def _volume(label: str) -> float:
+    """The product of a label's dimensions ('1024x512x64' -> 2**25); inf for one that is not a size."""
+    parts = label.split("x")
+    return float(math.prod(int(part) for part in parts)) if all(part.isdigit() for part in parts) else float("inf")

@@ -371,3 +371,60 @@ def test_an_ncu_page_too_large_for_memory_is_one_line_with_what_to_do(tmp_path, 
     assert result.exit_code == 1 and "Traceback" not in result.output
     [line] = result.stderr.strip().splitlines()
     assert "more than this machine's memory holds (ncu CSV page)" in line and "--launch-count" in line
+
+
+def test_thousands_of_cpu_stage_records_show_the_first_and_say_where_the_rest_are(tmp_path):
+    """2,000 CPU stage records at as many sizes (a sweep saved into one capture): analyze shows the
+    first 60 stage rows and says how many more --json holds; roofline and report draw 8 of the sizes,
+    spread from the smallest to the largest, and say so; every record stays in roofline.csv."""
+    profile = tmp_path / "sweep"
+    shutil.copytree(ROOT_EXAMPLES / "h100-sgemm-cpu-1024", profile, ignore=shutil.ignore_patterns("nsys.sqlite"))
+    document = json.loads((profile / "bench-cpu.json").read_text())
+    first = document["results"]
+    document["results"] = [{**first[i % len(first)], "m": n, "n": n, "k": n, "size": f"{n}x{n}x{n}"}
+                           for i, n in enumerate(range(64, 2064))]
+    (profile / "bench-cpu.json").write_text(json.dumps(document))
+    analyzed = invoke("analyze", profile)
+    assert analyzed.exit_code == 0, analyzed.output
+    assert "more stage rows in --json" in " ".join(analyzed.stdout.split())
+    whole = json.loads(invoke("analyze", profile, "--json").stdout)
+    assert len([row for row in whole["stages"] if row["stage"] == "v0"]) == 667
+    drawn = invoke("roofline", tmp_path / "roofline", "--from", profile)
+    assert drawn.exit_code == 0, drawn.output
+    svg = (tmp_path / "roofline" / "roofline.svg").read_text()
+    assert "8 of 2,000 sizes drawn, spread from 64x64x64 to 2063x2063x2063" in svg
+    assert len((tmp_path / "roofline" / "roofline.csv").read_text().splitlines()) > 2000
+    reported = invoke("report", tmp_path / "report", "--from", profile)
+    assert reported.exit_code == 0, reported.output
+
+
+def test_a_runs_link_that_loops_is_named_not_dropped(tmp_path):
+    """A profile whose runs/ is a symlink to itself: its further runs cannot be read, and analyze and
+    diff say so in one line instead of comparing fewer runs without a word."""
+    profile = tmp_path / "train"
+    shutil.copytree(Path(__file__).parent / "data" / "kineto" / "train", profile)
+    (profile / "runs").symlink_to("runs")
+    for command in (("analyze", profile), ("diff", profile, profile)):
+        result = invoke(*command)
+        assert result.exit_code != 0 and "runs: symlink loop" in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes any directory: no read-only directory to test")
+def test_a_wal_history_in_a_read_only_directory_is_shown(tmp_path):
+    """A history database in write-ahead-log mode, its directory read-only: show reads the file as it
+    is (SQLite cannot make its -shm there), and writes nothing beside it."""
+    folder = tmp_path / "ci"
+    folder.mkdir()
+    db = folder / "history.sqlite"
+    assert invoke("history", "add", Path(__file__).parent / "data" / "kineto" / "train.json.gz", "--db", db,
+                  "--commit", "abc").exit_code == 0
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA journal_mode=WAL").fetchone() == ("wal",)
+    before = sorted(path.name for path in folder.iterdir())
+    folder.chmod(0o555)
+    try:
+        shown = invoke("history", "show", "--db", db)
+    finally:
+        folder.chmod(0o755)
+    assert shown.exit_code == 0, shown.output
+    assert "1 entry" in shown.output and sorted(path.name for path in folder.iterdir()) == before

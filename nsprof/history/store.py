@@ -69,7 +69,7 @@ def opened(path: Path, create: bool = False) -> Iterator[sqlite3.Connection]:
     if create:
         path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        conn = sqlite3.connect(path)
+        conn = sqlite3.connect(path) if create else _read_only(path)
     except sqlite3.Error as err:
         raise ParseError(f"{path}: cannot open the history database ({err})", "check the path and its permissions") from None
     try:
@@ -88,6 +88,25 @@ def opened(path: Path, create: bool = False) -> Iterator[sqlite3.Connection]:
         raise ParseError(f"{path}: not a readable history database ({err})", "give --db a path of its own") from None
     finally:
         conn.close()
+
+
+def _read_only(path: Path) -> sqlite3.Connection:
+    """`path` opened for reading only (show, check, diff --noise write nothing). A database in
+    write-ahead-log mode needs a -shm file beside it, which SQLite cannot make in a directory this
+    user may not write: then, with no un-checkpointed -wal beside it, the file alone is read as it
+    is (immutable); with one, ParseError says what to do."""
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return conn
+    except sqlite3.OperationalError:
+        conn.close()
+    wal = path.with_name(path.name + "-wal")
+    if wal.is_file() and wal.stat().st_size > 0:
+        raise ParseError(f"{path}: a database in write-ahead-log mode whose last writes are still in {wal.name}, in a "
+                         "directory this user cannot write, so SQLite cannot read them",
+                         f"copy {path.name} and {wal.name} into a writable directory and pass that copy to --db")
+    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
 
 
 def _our_tables(conn: sqlite3.Connection, tables: set[str]) -> bool:

@@ -129,6 +129,9 @@ def further_runs(path: Path) -> list[Path]:
     """The nsys exports of a profile's further runs (`nsprof profile --runs N`: runs/nsys-2 ..
     nsys-N), in run order; [] for anything else."""
     runs = path / RUNS_DIR if path.is_dir() else None
+    if runs is not None and runs.is_symlink() and not runs.exists():  # a loop or a dangling link: say so, drop nothing silently
+        raise ParseError(f"{runs}: {missing_reason(runs)}, so the profile's further runs cannot be read",
+                         f"replace {RUNS_DIR}/ with the directory of runs nsprof profile --runs wrote, or remove it")
     if runs is None or not runs.is_dir() or runs.resolve() == path.resolve():  # a link back: no run counted twice
         return []
     return sorted(tool_outputs(runs)[0], key=lambda file: [int(part) if part.isdigit() else part

@@ -212,6 +212,7 @@ BYTES_STAGE_COLUMNS = tuple(sorted(STAGE_COLUMNS, key=lambda column: _BYTES_FIRS
 BYTES_STAGE_DROP_ORDER = ("smem_st_nway", "pct_of_compute_peak", "launches", "op", "intensity_flop_per_byte",
                           "smem_ld_nway", "speedup_vs_cpu_loop", "time_source", "tflops_per_s", "bank_conflicts_per_launch",
                           "speedup_vs_cpu_blas", "dram_pct_of_peak")
+STAGE_ROWS = 60  # a ladder's stages at its sizes; past this many rows the terminal shows the first
 SUMMARY_NAME_WIDTHS = (48, 40, 32, 28, 24, 20, 16)  # nsys's kernel summary: names this long at most
 BETWEEN_NAME_WIDTHS = (32, 24, 20, 16, 12)  # the kernels either side of the longest idle gap, each
 SUMMARY_ROWS = 12  # the terminal shows the kernels with the largest totals; --json has every one
@@ -462,7 +463,7 @@ def continued_lines(option: str, width: int) -> list[str]:
 
 
 def _stages_table(analysis: ProfileAnalysis, width: int) -> Table:
-    rows = analysis.stages.to_dict("records")
+    rows = analysis.stages.head(STAGE_ROWS).to_dict("records")  # a capture of 20,000 CPU stage records: --json has all
     by_bytes = bool(rows) and all(headline(row.get("op")) == "bytes" for row in rows)
     on_cpu = any(row.get("time_source") == WALL_CLOCK for row in rows)
     table_columns = tuple(column for column in (BYTES_STAGE_COLUMNS if by_bytes else STAGE_COLUMNS)
@@ -474,6 +475,8 @@ def _stages_table(analysis: ProfileAnalysis, width: int) -> Table:
             "n-way: shared-memory wavefronts per instruction, at least 1, 2 or 4 for 32-, 64- or 128-bit accesses; "
             "bank conflicts: the wavefronts over that least, per launch (nsprof explain bank-conflicts)")
     said += "".join(f"; {note}" for note in stage_notes(analysis.stages))
+    if len(analysis.stages) > STAGE_ROWS:
+        said += f"; {len(analysis.stages) - STAGE_ROWS:,} more stage rows in --json"
     return Table("Stages (NVTX ranges nsprof:OP/STAGE/SIZE)", tuple(columns), rows, said,
                  left_out=left_out(table_columns, columns, rows))
 

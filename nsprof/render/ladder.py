@@ -24,10 +24,12 @@ from nsprof.cpu_speedups import BLAS_KEY
 from nsprof.errors import NsprofError
 from nsprof.registry import baseline_stage, get_stage, is_baseline_stage
 from nsprof.render.format import problem_size, speedup
+from nsprof.sizes import spread_sizes
 
 STAGE_INCHES = 1.1
 LOG_SPAN = 100  # bars spanning more than this factor get a log axis: a 0.0005 TFLOP/s bar is invisible beside 50
 CPU_HATCH = "////"
+MAX_SIZES = 8  # bars per stage: past this many sizes the chart draws this many, spread over them
 
 
 def ladder_chart(records: list[dict], title: str, value: str = "tflops", ylabel: str = "TFLOP/s (median)") -> Figure:
@@ -37,8 +39,12 @@ def ladder_chart(records: list[dict], title: str, value: str = "tflops", ylabel:
     on a log axis when the bars span more than LOG_SPAN; GPU bars labelled with their
     `speedup_vs_cpu_blas` where the records have it."""
     ok = [r for r in records if r["status"] == "ok"]
-    stages = list(dict.fromkeys(r["stage"] for r in ok))
     sizes = list(dict.fromkeys(r["size"] for r in ok))
+    if len(sizes) > MAX_SIZES:  # thousands of sizes (CPU stage records): a bar each would fill no chart
+        drawn = spread_sizes(sizes, MAX_SIZES)
+        title += f" ({len(drawn)} of {len(sizes):,} sizes, spread from {drawn[0]} to {drawn[-1]})"
+        sizes, ok = drawn, [r for r in ok if r["size"] in drawn]
+    stages = list(dict.fromkeys(r["stage"] for r in ok))
     on_cpu = {r["stage"] for r in ok if r.get("on_cpu")}
     heights = [r[value] for r in ok if _positive(r.get(value))]
     log = bool(heights) and max(heights) > LOG_SPAN * min(heights)

@@ -39,6 +39,7 @@ from nsprof.analyze.roofline import CARRIED, COMPULSORY, LEVELS, UNITS, WALL_CLO
 from nsprof.registry import all_ops
 from nsprof.render import format as fmt
 from nsprof.render.labels import Label, merge_close, place_labels
+from nsprof.sizes import spread_sizes
 
 MARKERS = {"dram": "o", "l2": "s", "l1": "^", COMPULSORY: "D"}
 MARKER_PT = 6  # marker diameter (points); scatter sizes are its square
@@ -59,6 +60,8 @@ OTHER_COLOR = "#444444"  # work with no problem size (another program's kernels)
 # by the op's place in the registry; none a roof's colour
 LADDER_COLORS = ("#1f77b4", "#d95f02", "#1b9e77", "#a6761d", "#66a61e")
 MAX_LABELS = 40  # more labels than this do not fit a readable figure
+TITLE_SIZES = 4  # sizes the title names one by one; past this, how many and their range
+MAX_SIZES = 8  # of a ladder's sizes, the chart draws this many, spread over them (every point stays in roofline.csv)
 UNIT_KEYS = {unit.name: unit.key for unit in UNITS if unit.ceiling_field}
 
 
@@ -66,7 +69,7 @@ def roofline_figure(points: pd.DataFrame, roofs: list[Roof], gpu: str | None,
                     figsize: tuple[float, float] = (10, 6.6), dpi: int = 110, cpu_roofs: Sequence[Roof] = ()) -> Figure:
     """The roofline of `points` (nsprof.analyze.roofline.roofline_points) under `roofs`, and under
     `cpu_roofs` (the host's: LadderAnalysis.cpu_roofs) when some point is a CPU stage's."""
-    points = points.reset_index(drop=True)
+    points, sizes_note = _spread_sizes(points.reset_index(drop=True))
     fig = plt.figure(figsize=figsize, dpi=dpi, layout="constrained")
     ax = fig.add_subplot()
     shown = _roofs_to_show(points, roofs)
@@ -95,7 +98,7 @@ def roofline_figure(points: pd.DataFrame, roofs: list[Roof], gpu: str | None,
                    edgecolors=CPU_COLOR if on_cpu else "white", linewidths=1.0 if on_cpu else 0.6, gid=f"points:{level}")
     fig.suptitle(_title(points, gpu, host), fontsize=12, fontweight="bold")
     ax.set_title(_sources_line(points) + _ceiling_line(shown, points) + _host_line(host)
-                 + _unlabelled_note(len(labelled) - len(named)), fontsize=9, color="#444444")
+                 + _unlabelled_note(len(labelled) - len(named)) + sizes_note, fontsize=9, color="#444444")
     _legend(fig, points)
     fig.draw_without_rendering()  # settle the layout, then freeze it: labels are placed for this layout
     fig.set_layout_engine("none")
@@ -252,6 +255,19 @@ def _point_labels(ax: Axes, points: pd.DataFrame, labelled: pd.Index, rows: np.n
                  markers=np.column_stack([others["intensity_flop_per_byte"], others["gflops_per_s"] / 1e3]))
 
 
+def _spread_sizes(points: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """The points of at most MAX_SIZES of the stages' sizes (nsprof.sizes.spread_sizes), and a note
+    saying so; all of them where there are no more (a capture of 20,000 CPU stage records would draw
+    a legend entry and a path per size)."""
+    sizes = [size for size in dict.fromkeys(_sizes(points)) if size is not None]
+    if len(sizes) <= MAX_SIZES:
+        return points, ""
+    kept = spread_sizes(sizes, MAX_SIZES)
+    chosen = [size is None or size in kept for size in _sizes(points)]
+    return points[chosen].reset_index(drop=True), \
+        f"\n{len(kept)} of {len(sizes):,} sizes drawn, spread from {kept[0]} to {kept[-1]}; all in roofline.csv"
+
+
 def _unlabelled_note(count: int) -> str:
     return f"\nlabels on the {MAX_LABELS} longest-running; {count} more unlabelled" if count > 0 else ""
 
@@ -387,7 +403,9 @@ def _compulsory_rule(points: pd.DataFrame) -> str:
 def _title(points: pd.DataFrame, gpu: str | None, host: Sequence[Roof] = ()) -> str:
     ops = sorted(set(points["op"].dropna()))
     sizes = [size for size in dict.fromkeys(_sizes(points)) if size is not None]
-    subject = f"{', '.join(op.upper() for op in ops)} ladder at {', '.join(_size_name(s) for s in sizes)}" if ops else "kernels"
+    at = ", ".join(_size_name(s) for s in sizes) if len(sizes) <= TITLE_SIZES else \
+        f"{len(sizes)} sizes, {_size_name(sizes[0])} to {_size_name(sizes[-1])}"
+    subject = f"{', '.join(op.upper() for op in ops)} ladder at {at}" if ops else "kernels"
     if ops and points["stage"].isna().any():
         subject += " and other kernels"
     machine = gpu or "an unknown GPU"
