@@ -77,7 +77,7 @@ def load_profile(path: str | Path, nsys_columns: Mapping[str, Iterable[str]] | N
 
 
 NSYS_TOOL = "nsys"
-NSYS_SUFFIXES = suffixes(TIMELINE)
+TIMELINE_SUFFIXES = suffixes(TIMELINE)
 NCU_SUFFIXES = suffixes(COUNTERS)
 PROFILE_FILES = formats_read()
 
@@ -106,7 +106,7 @@ def load_timeline(path: Path, columns: Mapping[str, Iterable[str]] | None = None
     loaded = load_file(path, columns)
     if not isinstance(loaded, GpuTimeline):
         raise ParseError(f"{path}: holds counters per launch, not a timeline of GPU work",
-                         f"Give a timeline file ({', '.join(NSYS_SUFFIXES)})")
+                         f"Give a timeline file ({', '.join(TIMELINE_SUFFIXES)})")
     return loaded
 
 
@@ -142,7 +142,7 @@ def is_profile(path: Path) -> bool:
     """A capture nsprof reads: an nsys or ncu file, or a directory holding a manifest or their output."""
     path = Path(path)
     if path.is_file():
-        return path.suffix.lower() in NSYS_SUFFIXES + NCU_SUFFIXES
+        return reader_for(path) is not None  # by suffix, and where a suffix is shared (.csv, .json) by content
     return path.is_dir() and ((path / MANIFEST).is_file() or any(tool_outputs(path)))
 
 
@@ -157,9 +157,10 @@ def enclosing_profile(path: Path) -> Path | None:
 
 
 def tool_outputs(directory: Path) -> tuple[list[Path], list[Path]]:
-    """The nsys files (.sqlite, .nsys-rep) and the ncu files (.ncu-rep, .csv) directly in `directory`,
-    each list sorted, a report's exports left out (see the module docstring). A .csv counts only
-    when ncu wrote it (nsprof.parse.ncu_csv.is_ncu_csv reads its start)."""
+    """The timeline files (nsys's .sqlite and .nsys-rep, torch.profiler's traces) and the ncu files
+    (.ncu-rep, .csv) directly in `directory`, each list sorted, a report's exports left out (see the
+    module docstring). A .csv counts only when ncu wrote it, a .json only when torch.profiler did
+    (their readers read its start)."""
     files = sorted(file for file in directory.iterdir() if file.is_file())
     # a packed file (nsprof.parse.packed) stands in for its unpacked copy only where that is missing
     files = [file for file in files if not (is_packed(file) and (directory / inner_name(file).name).is_file())]
