@@ -16,8 +16,7 @@ import pandas as pd
 from pandas.api.types import union_categoricals
 
 from nsprof.analyze.categorical import as_categorical
-from nsprof.parse.model import GpuTimeline
-from nsprof.parse.nsys_sqlite import linux_pid
+from nsprof.parse.model import GpuTimeline, linux_pid
 
 KERNEL, MEMSET, GRAPH = "kernel", "memset", "graph"
 HTOD, DTOH, DTOD = "HtoD", "DtoH", "DtoD"

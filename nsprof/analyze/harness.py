@@ -22,8 +22,7 @@ import pandas as pd
 
 from nsprof.analyze.launch_configs import Configuration, configurations
 from nsprof.analyze.program_harness import HARNESS_RULES, HarnessKey, SteadyState, program_harness, steady_state
-from nsprof.parse.model import GpuTimeline
-from nsprof.parse.nsys_sqlite import linux_pid
+from nsprof.parse.model import GpuTimeline, linux_pid
 from nsprof.ranges import NVTX_DOMAIN, parse_stage_range
 
 

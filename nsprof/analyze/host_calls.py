@@ -22,8 +22,7 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from nsprof.parse.model import GpuTimeline
-from nsprof.parse.nsys_sqlite import id_values, linux_pid
+from nsprof.parse.model import GpuTimeline, id_values, linux_pid
 
 LAUNCH, WAIT, COPY, LOADING, ALLOCATION, OTHER = "launch", "wait", "copy", "module loading", "allocation", "other"
 KINDS = (LAUNCH, WAIT, COPY, LOADING, ALLOCATION, OTHER)

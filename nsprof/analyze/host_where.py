@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from nsprof.parse.model import GpuTimeline
-from nsprof.parse.nsys_sqlite import linux_tid
+from nsprof.parse.model import GpuTimeline, linux_tid
 
 WHERE_ROWS = 5
 

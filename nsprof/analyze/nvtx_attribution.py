@@ -36,7 +36,7 @@ import pandas as pd
 
 from nsprof.analyze.families import family_column
 from nsprof.analyze.host_calls import pageable_copies
-from nsprof.parse.model import GpuTimeline
+from nsprof.parse.model import THREAD_IDS, GpuTimeline
 from nsprof.ranges import qualify
 
 WORK_COLUMNS = ("kernels", "graphs", "gpu_time_ns", "kernel_ns", "copy_ns", "memcpy_count", "memcpy_bytes",
@@ -47,7 +47,6 @@ SUMMARY_COLUMNS = ("range", "domain", "name", "count", "median_ns", "kernels", "
                    "copy_ns", "memcpy_bytes", "memcpy_count", "memset_bytes", "memset_count", "gpu_ops")
 THREAD, PROCESS = "thread", "process"
 ATTRIBUTIONS = (THREAD, PROCESS)
-_THREAD_BITS = 0x1000000  # serialized id = (process part) * 2**24 + thread id
 
 
 def attribute_work(export: GpuTimeline, attribution: str = THREAD, calls: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -61,7 +60,7 @@ def attribute_work(export: GpuTimeline, attribution: str = THREAD, calls: pd.Dat
     end = ranges["end_ns"].to_numpy(dtype=np.int64, na_value=np.iinfo(np.int64).max)  # never closed
     thread = ranges["global_tid"].to_numpy(dtype=np.int64, na_value=-1)  # -1 matches no call
     push_pop = _thread_scoped(ranges, attribution)
-    scope = np.where(push_pop, thread, np.where(thread >= 0, thread // _THREAD_BITS, -1))
+    scope = np.where(push_pop, thread, np.where(thread >= 0, thread // THREAD_IDS, -1))
     # gpu_ops counts the calls (each call's 1), gpu_time_ns adds kernel and copy time: sums of sums
     columns = ["gpu_ops", *(column for column in _PER_CALL if column in calls)]
     sums = np.zeros((len(ranges), len(columns)), dtype=np.int64)
@@ -160,7 +159,7 @@ def _outside_ranges(export: GpuTimeline, attribution: str, calls: pd.DataFrame) 
     thread = ranges["global_tid"].to_numpy(dtype=np.int64)
     push_pop = _thread_scoped(ranges, attribution)
     call_thread, call_start = calls["thread"].to_numpy(), calls["start_ns"].to_numpy()
-    for mine, scope, bits in ((push_pop, thread, 1), (~push_pop, thread // _THREAD_BITS, _THREAD_BITS)):
+    for mine, scope, bits in ((push_pop, thread, 1), (~push_pop, thread // THREAD_IDS, THREAD_IDS)):
         for key in np.unique(scope[mine]):
             own = mine & (scope == key)
             # the scope's calls: threads key * bits up to (key + 1) * bits (a thread, or a process's threads)
@@ -175,7 +174,7 @@ def _outside_ranges(export: GpuTimeline, attribution: str, calls: pd.DataFrame) 
 def _call_scope(calls: pd.DataFrame, by_process: bool) -> np.ndarray:
     """Each call's thread, or its process (the serialized thread id's process part)."""
     thread = calls["thread"].to_numpy()
-    return thread // _THREAD_BITS if by_process else thread
+    return thread // THREAD_IDS if by_process else thread
 
 
 def work_column(calls: pd.DataFrame, column: str) -> np.ndarray:
@@ -218,8 +217,8 @@ def launching_calls(export: GpuTimeline) -> pd.DataFrame:
     # for 10M calls).
     thread = call_column("global_tid")
     # (process, correlation id) packed into one sortable key: processes get small codes
-    processes = np.unique(np.concatenate([pd.unique(thread // _THREAD_BITS)] + [
-        pd.unique(chunk["global_pid"][chunk["known"]] // _THREAD_BITS)
+    processes = np.unique(np.concatenate([pd.unique(thread // THREAD_IDS)] + [
+        pd.unique(chunk["global_pid"][chunk["known"]] // THREAD_IDS)
         for events, _ in parts for chunk in _event_chunks(events, ["global_pid"])]))
     ids = [runtime["correlation_id"].max()] + [events["correlation_id"].max() for events, _ in parts if len(events)]
     width = 1 + max([0] + [int(i) for i in ids if not pd.isna(i)])
@@ -311,7 +310,7 @@ def _event_chunks(events: pd.DataFrame, columns: list[str]) -> Iterator[dict[str
 def _call_keys(processes: np.ndarray, width: int, serialized: np.ndarray, correlation: np.ndarray) -> np.ndarray:
     """(process, correlation id) as one int64: the process's index in `processes`, times `width`
     (above every correlation id), plus the id."""
-    process = serialized // _THREAD_BITS
+    process = serialized // THREAD_IDS
     key = np.searchsorted(processes, process)
     del process
     key *= width

@@ -32,7 +32,7 @@ import pandas as pd
 from nsprof.analyze.autotune_trials import autotune_trials
 from nsprof.analyze.families import family_column
 from nsprof.analyze.launch_configs import Configuration
-from nsprof.parse.model import GpuTimeline
+from nsprof.parse.model import THREAD_IDS, GpuTimeline
 from nsprof.ranges import parse_stage_range
 
 XLA_AUTOTUNER = re.compile(r"stream_executor::gpu::(?:<unnamed>::)?(?:RedzoneAllocator\w*|DelayKernel|RepeatBuffer\w*|"
@@ -41,7 +41,6 @@ FILL = re.compile(r"fill|zero|memset", re.IGNORECASE)
 FLUSH_MIN_LAUNCHES = 5
 FLUSH_BEFORE_SHARE = 0.8  # of a fill's launches, followed on their stream by another kernel
 STEADY_MIN_INSTANCES = 3
-_PROCESS_BITS = 0x1000000  # a serialized id is (process part) * 2**24 + thread id
 
 
 @dataclass(frozen=True)
@@ -186,5 +185,5 @@ def _last_launch_ns(export: GpuTimeline) -> int | None:
     runtime = export.runtime
     # correlation ids are per process: the process part of nsys's serialized ids (nsys_sqlite)
     calls = runtime[(runtime["correlation_id"] == last["correlation_id"])
-                    & (runtime["global_tid"] // _PROCESS_BITS == last["global_pid"] // _PROCESS_BITS)]
+                    & (runtime["global_tid"] // THREAD_IDS == last["global_pid"] // THREAD_IDS)]
     return int(calls["start_ns"].max()) if len(calls) else None

@@ -40,7 +40,7 @@ import pandas as pd
 
 from nsprof.errors import MissingPathError, ParseError
 from nsprof.kernel_names import base_name
-from nsprof.parse.model import TIMELINE_COLUMNS, GpuTimeline
+from nsprof.parse.model import THREAD_IDS, TIMELINE_COLUMNS, GpuTimeline
 from nsprof.paths import missing_reason, special_file_reason
 from nsprof.printable import printable
 
@@ -51,7 +51,6 @@ SUFFIXES = (".json", ".json.gz")
 UNTRACED = ("module loading",)
 SNIFF_BYTES = 64 * 1024  # Kineto writes its metadata (a few KiB, GPUs included) before traceEvents
 GZIP_MAGIC = b"\x1f\x8b"
-PROCESS = 0x1000000  # pid << 24 | tid, as nsys packs them (nsprof.parse.nsys_sqlite.linux_pid)
 RETRACE = ("Trace again with torch.profiler (activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) and "
            "prof.export_chrome_trace(\"trace.json\")")
 GPU_CATEGORIES = {"kernel": "kernels", "gpu_memcpy": "memcpys", "gpu_memset": "memsets", "cuda_sync": "syncs"}
@@ -256,7 +255,7 @@ class _Events:
     def _host(self, table: str) -> pd.DataFrame:
         frame = self._times(table)
         pid, tid = _ids(self.rows[table].get("pid", [])), _ids(self.rows[table].get("tid", []))
-        return frame.assign(pid=pid, tid=tid, global_tid=pid * PROCESS + tid)
+        return frame.assign(pid=pid, tid=tid, global_tid=pid * THREAD_IDS + tid)
 
     def _gpu(self, table: str, process_of: dict[int, int], main_pid: int | None) -> pd.DataFrame:
         frame = self._times(table)
@@ -265,10 +264,10 @@ class _Events:
                         for c in frame["correlation_id"]], dtype="Int64")
         return frame.assign(device_id=np.asarray(rows.get("device_id", []), dtype=np.int64).astype(np.int32),
                             stream_id=np.asarray(rows.get("stream_id", []), dtype=np.int64).astype(np.int32),
-                            pid=pid, global_pid=pid * PROCESS)
+                            pid=pid, global_pid=pid * THREAD_IDS)
 
     def _threads(self) -> pd.DataFrame:
-        threads = [(pid * PROCESS + tid, pid, tid, name) for (pid, tid), name in self.thread_names.items()
+        threads = [(pid * THREAD_IDS + tid, pid, tid, name) for (pid, tid), name in self.thread_names.items()
                    if pid not in self.gpu_processes and pid >= 0]
         return _ordered("threads", pd.DataFrame(threads, columns=["global_tid", "pid", "tid", "name"]).astype(
             {"global_tid": np.int64, "pid": np.int64, "tid": np.int64}))

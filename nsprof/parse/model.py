@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+import numpy as np
 import pandas as pd
 from pandas.api import types
 
@@ -44,7 +45,7 @@ TIMELINE_COLUMNS: dict[str, dict[str, Column]] = {
         "stream_id": Column("int32", "id", "CUDA stream"),
         "correlation_id": Column("Int64", "id",
                 "links the kernel to the API call that launched it (runtime.correlation_id)"),
-        "global_pid": Column("Int64", "id", "nsys serialized process id"),
+        "global_pid": Column("Int64", "id", "the process, packed: pid * THREAD_IDS (nsys adds a machine part above it)"),
         "pid": Column("Int64", "id", "Linux process id"),
         "kernel": Column("category", "", "demangled function name"),
         "short_name": Column("category", "", "function name without template arguments and parameters"),
@@ -71,7 +72,7 @@ TIMELINE_COLUMNS: dict[str, dict[str, Column]] = {
         "device_id": Column("int32", "id", "CUDA device"),
         "stream_id": Column("int32", "id", "CUDA stream"),
         "correlation_id": Column("Int64", "id", "links the copy to its API call"),
-        "global_pid": Column("Int64", "id", "nsys serialized process id"),
+        "global_pid": Column("Int64", "id", "the process, packed: pid * THREAD_IDS (nsys adds a machine part above it)"),
         "pid": Column("Int64", "id", "Linux process id"),
         "bytes": Column("int64", "byte", "bytes copied"),
         "copy_kind": Column("category", "", "direction, e.g. Host-to-Device"),
@@ -85,7 +86,7 @@ TIMELINE_COLUMNS: dict[str, dict[str, Column]] = {
         "device_id": Column("int32", "id", "CUDA device"),
         "stream_id": Column("int32", "id", "CUDA stream"),
         "correlation_id": Column("Int64", "id", "links the memset to its API call"),
-        "global_pid": Column("Int64", "id", "nsys serialized process id"),
+        "global_pid": Column("Int64", "id", "the process, packed: pid * THREAD_IDS (nsys adds a machine part above it)"),
         "pid": Column("Int64", "id", "Linux process id"),
         "bytes": Column("int64", "byte", "bytes set"),
     },
@@ -94,7 +95,7 @@ TIMELINE_COLUMNS: dict[str, dict[str, Column]] = {
         "end_ns": Column("int64", "ns", "API call return"),
         "duration_ns": Column("int64", "ns", "end_ns - start_ns"),
         "correlation_id": Column("Int64", "id", "shared with the GPU work this call started"),
-        "global_tid": Column("Int64", "id", "nsys serialized thread id"),
+        "global_tid": Column("Int64", "id", "the thread, packed: global_pid + tid (linux_pid, linux_tid unpack it)"),
         "pid": Column("Int64", "id", "Linux process id"),
         "tid": Column("Int64", "id", "Linux thread id"),
         "api": Column("category", "", "CUDA runtime or driver function, e.g. cudaLaunchKernel_v7000"),
@@ -108,7 +109,7 @@ TIMELINE_COLUMNS: dict[str, dict[str, Column]] = {
         "name": Column("text", "", "range message"),
         "range": Column("text", "",
                 "name, prefixed 'domain:' outside the default domain (nsprof:sgemm/v6/512x512x512)"),
-        "global_tid": Column("Int64", "id", "nsys serialized id of the thread that opened the range"),
+        "global_tid": Column("Int64", "id", "the packed id of the thread that opened the range"),
         "pid": Column("Int64", "id", "Linux process id"),
         "tid": Column("Int64", "id", "Linux thread id"),
     },
@@ -119,7 +120,7 @@ TIMELINE_COLUMNS: dict[str, dict[str, Column]] = {
         "device_id": Column("int32", "id", "CUDA device"),
         "stream_id": Column("int32", "id", "CUDA stream"),
         "correlation_id": Column("Int64", "id", "links the execution to its cudaGraphLaunch call"),
-        "global_pid": Column("Int64", "id", "nsys serialized process id"),
+        "global_pid": Column("Int64", "id", "the process, packed: pid * THREAD_IDS (nsys adds a machine part above it)"),
         "pid": Column("Int64", "id", "Linux process id"),
         "graph_id": Column("int64", "id", "the graph launched"),
         "graph_exec_id": Column("int64", "id", "its executable instance"),
@@ -135,13 +136,13 @@ TIMELINE_COLUMNS: dict[str, dict[str, Column]] = {
         "stream_id": Column("int32", "id",
                 "CUDA stream (of a stream synchronization or wait; <NA> for a context synchronization)"),
         "correlation_id": Column("Int64", "id", "links the synchronization to its API call (runtime.correlation_id)"),
-        "global_pid": Column("Int64", "id", "nsys serialized process id"),
+        "global_pid": Column("Int64", "id", "the process, packed: pid * THREAD_IDS (nsys adds a machine part above it)"),
         "pid": Column("Int64", "id", "Linux process id"),
         "sync_type": Column("category", "",
                 "what was waited for: Event sync, Stream wait event, Stream sync, Context sync, ..."),
     },
     "threads": {
-        "global_tid": Column("int64", "id", "nsys serialized thread id"),
+        "global_tid": Column("int64", "id", "the thread, packed: global_pid + tid (linux_pid, linux_tid unpack it)"),
         "pid": Column("int64", "id", "Linux process id"),
         "tid": Column("int64", "id", "Linux thread id"),
         "name": Column("text", "", "the thread's name (ThreadNames), e.g. python3 or pt_autograd_0"),
@@ -160,6 +161,33 @@ TIMELINE_COLUMNS: dict[str, dict[str, Column]] = {
         "uuid": Column("text", "", "the GPU's UUID: tells two cards of one model apart"),
     },
 }
+
+
+# A process and a thread as one id: global_pid = pid * THREAD_IDS, global_tid = global_pid + tid (nsys
+# serializes them so, with a machine part above; every reader packs its tool's ids alike).
+THREAD_IDS = 0x1000000
+
+
+def linux_pid(serialized):
+    """The Linux process id in a packed global_pid or global_tid: an array, a Series or an int alike."""
+    return serialized // THREAD_IDS % THREAD_IDS
+
+
+def linux_tid(serialized):
+    """The Linux thread id in a packed global_tid."""
+    return serialized % THREAD_IDS
+
+
+def id_values(column: pd.Series) -> np.ndarray:
+    """An id column's values as int64 with -1 for NULL, without a copy where the column holds its
+    NULLs as -1 under the mask (as the nsys reader makes them): a 10M-call table's ids are 80 MB a
+    copy."""
+    values = column.array
+    if isinstance(values, pd.arrays.IntegerArray) and values.dtype == "Int64":
+        data = values._data  # the reader's own -1s under the mask; check it, it costs no copy
+        if not values._mask.any() or (data[values._mask] == -1).all():
+            return data
+    return column.to_numpy(dtype=np.int64, na_value=-1)
 
 
 def timeline_problems(timeline: GpuTimeline) -> list[str]:

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from nsprof.errors import MissingPathError, ParseError
-from nsprof.parse.model import TIMELINE_COLUMNS, GpuTimeline
+from nsprof.parse.model import THREAD_IDS, TIMELINE_COLUMNS, GpuTimeline, linux_pid, linux_tid
 from nsprof.paths import missing_reason, special_file_reason
 from nsprof.printable import printable
 from nsprof.ranges import qualify
@@ -494,29 +494,6 @@ def _scan_int_columns(conn: sqlite3.Connection, path: Path, spec: IntColumns) ->
     return pd.DataFrame(frame, copy=False)  # keep one block per column: consolidating copies them all
 
 
-def linux_pid(serialized):
-    """The Linux process id in nsys's serialized globalPid or globalTid (module docstring): an
-    array, a Series or an int alike."""
-    return serialized // 0x1000000 % 0x1000000
-
-
-def linux_tid(serialized):
-    """The Linux thread id in nsys's serialized globalTid (module docstring)."""
-    return serialized % 0x1000000
-
-
-def id_values(column: pd.Series) -> np.ndarray:
-    """An id column's values as int64 with -1 for NULL, without a copy where the column is as
-    _scan_int_columns made it (its NULLs stored as -1 under the mask): a 10M-call table's ids are
-    80 MB a copy."""
-    values = column.array
-    if isinstance(values, pd.arrays.IntegerArray) and values.dtype == "Int64":
-        data = values._data  # the reader's own -1s under the mask; check it, it costs no copy
-        if not values._mask.any() or (data[values._mask] == -1).all():
-            return data
-    return column.to_numpy(dtype=np.int64, na_value=-1)
-
-
 def _chunks(conn: sqlite3.Connection, path: Path, table: str, first: int | None, last: int | None,
             rows: int) -> list[tuple[int, int]]:
     """(first rowid, last rowid) of each chunk of about SCAN_CHUNK_ROWS rows: ranges of rowids where
@@ -553,7 +530,7 @@ def _nvtx_ranges(conn: sqlite3.Connection, path: Path, tables: set[str]) -> pd.D
     events["name"] = _printable_names(events["name"])
     for column in ("start_ns", "end_ns", "global_tid", "domain_id"):
         events[column] = _integers(events[column])
-    events["process"] = events["global_tid"] // 0x1000000  # domain ids are per process
+    events["process"] = events["global_tid"] // THREAD_IDS  # domain ids are per process
     created = events[events["event_type"] == NVTX_DOMAIN_CREATE]
     domain_names = dict(zip(zip(created["process"], created["domain_id"]), created["name"]))
     ranges = events[events["event_type"].isin(list(NVTX_RANGE_KINDS))].copy()
