@@ -106,7 +106,7 @@ def load_kineto(path: str | Path, columns: Mapping[str, Iterable[str]] | None = 
     try:
         header = _header(path)
         events = _events(path)
-        tables = events.tables(header)
+        tables = events.tables()
     except (ijson.JSONError, OSError, EOFError, UnicodeDecodeError, ValueError, TypeError) as err:
         raise ParseError(f"{path}: unreadable torch.profiler trace ({_reason(err)})", RETRACE) from None
     if events.untimed:
@@ -211,7 +211,8 @@ class _Events:
             named = _THREAD_NAME.match(label)
             self.thread_names[(pid, tid)] = printable(named.group(1) if named else label)
 
-    def tables(self, header: dict) -> dict[str, pd.DataFrame]:
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The model's tables of what streamed past (a table's columns as the model declares them)."""
         runtime = self._host("runtime")
         process_of = dict(zip(runtime["correlation_id"].dropna().astype(np.int64),
                               runtime.loc[runtime["correlation_id"].notna(), "pid"].astype(np.int64)))
