@@ -183,7 +183,7 @@ def _last_launch_ns(export: GpuTimeline) -> int | None:
         return None
     last = kernels.loc[kernels["start_ns"].idxmax()]
     runtime = export.runtime
-    # correlation ids are per process: the process part of nsys's serialized ids (nsys_sqlite)
+    # correlation ids are per process: the process part of the packed ids (nsprof.parse.model.THREAD_IDS)
     calls = runtime[(runtime["correlation_id"] == last["correlation_id"])
                     & (runtime["global_tid"] // THREAD_IDS == last["global_pid"] // THREAD_IDS)]
     return int(calls["start_ns"].max()) if len(calls) else None

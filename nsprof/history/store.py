@@ -77,7 +77,7 @@ def opened(path: Path, create: bool = False) -> Iterator[sqlite3.Connection]:
         if version > SCHEMA_VERSION:
             raise ParseError(f"{path}: a history database of a newer nsprof (schema {version})", "upgrade nsprof")
         tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if version == 0 and tables and not (_our_tables(conn, tables)):  # never stamp another program's database
+        if version == 0 and tables and not _our_tables(conn, tables):  # never stamp another program's database
             raise ParseError(f"{path}: an SQLite database, but not nsprof's history", "give --db a path of its own")
         if create and version == 0:
             with conn:

@@ -76,10 +76,6 @@ def is_trace(path: Path) -> bool:
     return head.lstrip().startswith(b"{") and b'"traceEvents"' in head and b'"schemaVersion"' in head
 
 
-def claims(path: Path) -> bool:
-    return Path(path).name.lower().endswith(SUFFIXES)
-
-
 @contextmanager
 def _opened(path: Path) -> Iterator[BinaryIO]:
     """The file's bytes, gunzipped where it is gzip (by its first bytes, not its name)."""
@@ -190,14 +186,16 @@ class _Events:
         if table in GPU_CATEGORIES.values():
             row["device_id"].append(args.get("device", event.get("pid")))
             row["stream_id"].append(args.get("stream", event.get("tid")))
-            row["external_id"].append(args.get("External id"))
-            row["bytes"].append(args.get("bytes", 0))
-            row["sync_kind"].append(args.get("cuda_sync_kind"))
             if category == "kernel":
+                row["external_id"].append(args.get("External id"))
                 for axis, (grid, block) in enumerate(zip(_triple(args.get("grid")), _triple(args.get("block")))):
                     row[f"grid_{'xyz'[axis]}"].append(grid)
                     row[f"block_{'xyz'[axis]}"].append(block)
                 row["registers_per_thread"].append(args.get("registers per thread", 0))
+            elif category == "cuda_sync":
+                row["sync_kind"].append(args.get("cuda_sync_kind"))
+            else:  # a copy or a memset
+                row["bytes"].append(args.get("bytes", 0))
         else:
             row["pid"].append(event.get("pid"))
             row["tid"].append(event.get("tid"))
@@ -218,9 +216,10 @@ class _Events:
                               runtime.loc[runtime["correlation_id"].notna(), "pid"].astype(np.int64)))
         main_pid = _main_process(runtime, self.thread_names, self.gpu_processes)
         kernels = self._gpu("kernels", process_of, main_pid)
-        kernels["kernel"] = pd.Categorical(self.rows["kernels"]["name"]) if len(kernels) else pd.Categorical([])
-        kernels["short_name"] = pd.Categorical([base_name(name) for name in kernels["kernel"].astype(str)]) \
-            if len(kernels) else pd.Categorical([])
+        names = pd.Categorical(self.rows["kernels"]["name"])
+        kernels["kernel"] = names
+        short = [base_name(name) for name in names.categories]  # once per name, not per launch
+        kernels["short_name"] = pd.Categorical([short[code] for code in names.codes])
         kernels["mangled_name"] = pd.Categorical([None] * len(kernels))
         for column in (*(f"{kind}_{axis}" for kind in ("grid", "block") for axis in "xyz"), "registers_per_thread"):
             kernels[column] = np.asarray(self.rows["kernels"].get(column, []), dtype=np.int64).astype(np.int32)

@@ -153,7 +153,13 @@ def enclosing_profile(path: Path) -> Path | None:
     path = Path(path).absolute()
     if is_profile(path) and path.is_dir():
         return path
-    return next((parent for parent in path.parents if (parent / MANIFEST).is_file()), None)
+    return nsprof_profile_around(path)
+
+
+def nsprof_profile_around(path: Path) -> Path | None:
+    """The nearest directory at or above `path` that holds nsprof's manifest (a profile nsprof wrote)."""
+    path = Path(path).absolute()
+    return next((folder for folder in (path, *path.parents) if (folder / MANIFEST).is_file()), None)
 
 
 def tool_outputs(directory: Path) -> tuple[list[Path], list[Path]]:
@@ -231,6 +237,7 @@ def beside_nsys(exports: list[Path]) -> tuple[list[Path], list[Path]]:
     """A directory's timeline files as (the timelines, the framework traces beside them): where nsys
     wrote some, a torch.profiler trace of the same program is read for its operators, not timed
     twice; without nsys, the traces are the timelines."""
-    traces = [file for file in exports if (reader := reader_for(file)) is not None and reader.tool != NSYS_TOOL]
+    # the tools' suffixes differ (.sqlite, .nsys-rep; .json, .json.gz): the suffix says whose, no file read again
+    traces = [file for file in exports if (reader := reader_for(file, sniff=False)) is not None and reader.tool != NSYS_TOOL]
     timelines = [file for file in exports if file not in traces]
     return (timelines, traces) if timelines else (traces, [])

@@ -66,10 +66,9 @@ def _outside_nsprof_profiles(directory: Path) -> None:
     """Refuse a database inside a profile that nsprof wrote (a manifest in it or above it): a capture
     is evidence and keeps only what the tools wrote. Beside captures of the user's own (a CI job's
     directory of runs) it may lie: it is never taken for one of them (nsprof.parse.nsys_sqlite.may_be_export)."""
-    from nsprof.parse.profile import MANIFEST
+    from nsprof.parse.profile import nsprof_profile_around
 
     directory = Path(directory).absolute()
-    profile = next((folder for folder in (directory, *directory.parents) if (folder / MANIFEST).is_file()), None)
-    if profile is not None:
+    if (profile := nsprof_profile_around(directory)) is not None:
         raise UsageError(f"{directory} is inside the profile {profile}: nsprof writes nothing into a profile",
                          "keep the database elsewhere: --db history.sqlite, say")
