@@ -151,6 +151,7 @@ def test_analyze_prints_the_tool_as_each_table_source():
     assert "from torch.profiler, computed as nsys stats -r cuda_gpu_kern_sum" in result.output
     assert "not traced by torch.profiler" in result.output
     assert "(nsys)" not in result.output
+    assert "│ aten::_foreach_add_ " in result.output  # the trace alone names each hot kernel's operator too
 
 
 @pytest.mark.parametrize("damage, says", [

@@ -29,12 +29,13 @@ from nsprof.analyze.triton_kernels import triton_kernels
 from nsprof.ceilings.peaks import Ceiling, datasheet_ceiling
 from nsprof.parse.model import CpuRung, GpuTimeline, LaunchCounters
 
-# The nsys columns analyze_profile reads (nsprof.parse.nsys_sqlite.load_nsys's `columns`): a
+# The timeline columns analyze_profile reads (nsprof.parse.nsys_sqlite.load_nsys's `columns`): a
 # 10M-kernel export's whole kernels and runtime frames would not fit the memory it is analyzed in.
 ANALYSIS_COLUMNS = {
     "kernels": ("start_ns", "end_ns", "duration_ns", "device_id", "stream_id", "correlation_id", "global_pid", "kernel",
                 "mangled_name",
-                "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "dynamic_smem_bytes"),
+                "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "dynamic_smem_bytes",
+                "operator"),  # a framework trace's (torch.profiler): what launched each kernel
     "runtime": ("start_ns", "end_ns", "correlation_id", "global_tid", "api"),
 }
 

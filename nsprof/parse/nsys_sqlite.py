@@ -379,7 +379,9 @@ def _memcpy_kinds(conn: sqlite3.Connection, path: Path, tables: set[str]) -> dic
 
 
 def _wanted_columns(columns: Mapping[str, Iterable[str]] | None) -> dict[str, list[str]]:
-    """Per event table, the DataFrame columns to give, in COLUMNS order."""
+    """Per event table, the DataFrame columns to give, in COLUMNS order: of those asked, the ones nsys
+    records (a model column only a framework records, such as kernels.operator, is asked of every
+    reader alike; nsys gives none of it); a name the model does not declare is an error."""
     columns = dict(columns or {})
     unknown = set(columns) - set(EVENT_TABLES)
     if unknown:
@@ -387,8 +389,8 @@ def _wanted_columns(columns: Mapping[str, Iterable[str]] | None) -> dict[str, li
     wanted = {}
     for table in EVENT_TABLES:
         names = set(columns.get(table, COLUMNS[table]))
-        if names - set(COLUMNS[table]):
-            raise ValueError(f"columns: {table} has no column {', '.join(sorted(names - set(COLUMNS[table])))}")
+        if names - set(TIMELINE_COLUMNS[table]):
+            raise ValueError(f"columns: {table} has no column {', '.join(sorted(names - set(TIMELINE_COLUMNS[table])))}")
         wanted[table] = [name for name in COLUMNS[table] if name in names]
     return wanted
 

@@ -42,7 +42,7 @@ def ladder_chart(records: list[dict], title: str, value: str = "tflops", ylabel:
     sizes = list(dict.fromkeys(r["size"] for r in ok))
     if len(sizes) > MAX_SIZES:  # thousands of sizes (CPU stage records): a bar each would fill no chart
         drawn = spread_sizes(sizes, MAX_SIZES)
-        title += f" ({len(drawn)} of {len(sizes):,} sizes, spread from {drawn[0]} to {drawn[-1]})"
+        title += f"\n{len(drawn)} of {len(sizes):,} sizes drawn, spread from {drawn[0]} to {drawn[-1]}"
         sizes, ok = drawn, [r for r in ok if r["size"] in drawn]
     stages = list(dict.fromkeys(r["stage"] for r in ok))
     on_cpu = {r["stage"] for r in ok if r.get("on_cpu")}
