@@ -40,7 +40,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from nsprof import api  # noqa: E402
-from nsprof.analyze.diff import DEFAULT_MIN_CHANGE_PCT, call_rows, floors_apply, run_frames  # noqa: E402
+from nsprof.analyze.diff import (  # noqa: E402
+    DEFAULT_MIN_CHANGE_PCT,
+    call_rows,
+    compare_launch_runs,
+    floors_apply,
+    run_frames,
+)
+from nsprof.analyze.diff.mix import mix_moved  # noqa: E402
 from nsprof.analyze.diff.noise import (  # noqa: E402
     MACHINE_COPIES,
     MACHINE_PACED,
@@ -106,10 +113,14 @@ def extract(folder: Path) -> None:
     keys = pd.Index(pd.unique(launches["key"]))
     launches["key"] = keys.get_indexer(launches["key"])
     launches["value_ns"] = launches["value_ns"].round().astype("int64")
+    # a kernel launch's grid and block, numbered in configs.csv.xz (0: none, as for ranges)
+    configs = pd.Index(["", *sorted(set(launches["config"].dropna()) - {""})])
+    launches["config"] = configs.get_indexer(launches["config"].fillna(""))
     CORPUS.mkdir(parents=True, exist_ok=True)
     pd.DataFrame(runs).to_csv(CORPUS / "runs.csv", index=False)
     _write_xz(pd.DataFrame({"key": keys}), CORPUS / "keys.csv.xz")
-    _write_xz(launches[["run", "kind", "key", "value_ns"]], CORPUS / "launches.csv.xz")
+    _write_xz(pd.DataFrame({"config": configs}), CORPUS / "configs.csv.xz")
+    _write_xz(launches[["run", "kind", "key", "value_ns", "config"]], CORPUS / "launches.csv.xz")
 
 
 def _write_xz(frame: pd.DataFrame, path: Path) -> None:
@@ -118,16 +129,22 @@ def _write_xz(frame: pd.DataFrame, path: Path) -> None:
     path.write_bytes(lzma.compress(text.getvalue().encode(), preset=9))
 
 
+def _read_xz(path: Path) -> pd.DataFrame:
+    return pd.read_csv(io.BytesIO(lzma.decompress(path.read_bytes())), keep_default_na=False)
+
+
 def load() -> tuple[pd.DataFrame, dict[int, dict[str, pd.DataFrame]]]:
     """The corpus's runs table and each run's frames (run_frames' form)."""
     runs = pd.read_csv(CORPUS / "runs.csv")
-    keys = pd.read_csv(io.BytesIO(lzma.decompress((CORPUS / "keys.csv.xz").read_bytes())), keep_default_na=False)["key"]
-    launches = pd.read_csv(io.BytesIO(lzma.decompress((CORPUS / "launches.csv.xz").read_bytes())))
+    keys = _read_xz(CORPUS / "keys.csv.xz")["key"]
+    configs = _read_xz(CORPUS / "configs.csv.xz")["config"]
+    launches = _read_xz(CORPUS / "launches.csv.xz")
     launches["key"] = keys.to_numpy(object)[launches["key"].to_numpy()]
+    launches["config"] = configs.to_numpy(object)[launches["config"].to_numpy()]
     launches["value_ns"] = launches["value_ns"].astype(float)
     frame_of = {"kernels": "kernels", "copies": "copies", "pageable copies": "copies", "ranges": "ranges"}
     launches["frame"] = launches["kind"].map(frame_of)
-    frames = {int(run): {kind: part[["key", "value_ns", "kind"]] for kind, part in group.groupby("frame")}
+    frames = {int(run): {kind: part[["key", "value_ns", "kind", "config"]] for kind, part in group.groupby("frame")}
               for run, group in launches.groupby("run")}
     return runs, frames
 
@@ -190,7 +207,7 @@ def _side(frames: dict, runs: list[int], table: str) -> pd.DataFrame:
              for kind in TABLES[table] if kind in frames[run]]
     return pd.concat(parts, ignore_index=True) if parts else \
         pd.DataFrame({"key": pd.Series(dtype=object), "value_ns": pd.Series(dtype=float),
-                      "kind": pd.Series(dtype=object), "run": pd.Series(dtype=int)})
+                      "kind": pd.Series(dtype=object), "config": pd.Series(dtype=object), "run": pd.Series(dtype=int)})
 
 
 def _called(runs: pd.DataFrame, run_ids: tuple[list[int], list[int]], a: pd.DataFrame, b: pd.DataFrame,
@@ -203,7 +220,8 @@ def _called(runs: pd.DataFrame, run_ids: tuple[list[int], list[int]], a: pd.Data
     apart = not set(gpus[list(run_ids[0])]) & set(gpus[list(run_ids[1])])
     applied = floors if (floors_apply(len(run_ids[0]), len(run_ids[1]), apart) if few else apart) else None
     kinds = pd.concat([a, b]).drop_duplicates("key").set_index("key")["kind"]
-    return call_rows(compare_runs(a, b), kinds, noise=applied, across_runs=True, apart=apart)
+    compared = compare_launch_runs(a, b) if (a["kind"] == "kernels").all() else compare_runs(a, b)
+    return call_rows(compared, kinds, noise=applied, across_runs=True, apart=apart)
 
 
 def _splits(run_ids: list[int], per_side: int, rng: np.random.Generator) -> list[tuple[list[int], list[int]]]:
@@ -265,7 +283,11 @@ def targets(per_run: pd.DataFrame, runs: int) -> list[str]:
     by_key = stats.groupby("key").agg(runs=("run", "nunique"), low=("count", "min"), high=("count", "max"),
                                       median=("median", "median"), total=("sum", "sum"))
     kinds = per_run.drop_duplicates("key").set_index("key")["kind"].reindex(by_key.index)
-    chosen = by_key[(by_key["runs"] == runs) & (by_key["low"] == by_key["high"]) & (by_key["low"] >= 3)
+    # as a diff of runs compares them: a range run as often in every run, a kernel whose mix of
+    # configurations leaves its median where it is
+    mixed = mix_moved([run for _, run in per_run.groupby("run")])
+    counted = (((by_key["low"] == by_key["high"]) | (kinds == "kernels")) & ~by_key.index.isin(mixed))
+    chosen = by_key[(by_key["runs"] == runs) & counted & (by_key["low"] >= 3)
                     & (by_key["median"] >= 10_000) & ~by_key.index.str.contains(WAITING) & (kinds != PAGEABLE)]
     return chosen.sort_values("total", ascending=False).index.tolist()
 
@@ -279,10 +301,12 @@ def power(runs: pd.DataFrame, frames: dict, changes: pd.DataFrame, per_side: int
     for program in PROGRAMS:
         floors = floors_without(changes, program)
         ids = runs.loc[(runs["program"] == program) & (runs["day"] == CORPUS_DAY), "run"].tolist()
-        found, totals = {}, {}
+        found, totals, spread = {}, {}, {}
         for table in TABLES:
             side = _side(frames, ids, table)
             totals.update(side.groupby("key")["value_ns"].sum().to_dict())
+            medians = side.groupby(["key", "run"])["value_ns"].median().groupby(level="key")
+            spread.update((100 * (medians.max() / medians.min() - 1)).to_dict())
             chosen = targets(side, len(ids))
             if chosen:
                 found.update(_real_power(runs, frames, ids, table, chosen, per_side, rng, floors) if len(ids) >= 2 * per_side
@@ -297,7 +321,8 @@ def power(runs: pd.DataFrame, frames: dict, changes: pd.DataFrame, per_side: int
                      else f"simulated from {len(ids)} runs",
                      "hottest": round(found[hottest], 3), "hottest_row": hottest[:80],
                      "median": round(float(np.median(list(found.values()))), 3),
-                     "lowest": round(found[lowest], 3), "lowest_row": lowest[:80]})
+                     "lowest": round(found[lowest], 3), "lowest_row": lowest[:80],
+                     "lowest_spread_pct": round(spread[lowest], 1)})
     return rows
 
 
@@ -390,8 +415,16 @@ def _worst(record: dict, days: bool) -> str:
     return f"at most {row['calling']} of {row['splits']} splits ({row['program']}: {row['last_call']})"
 
 
-def _power(record: dict, program: str) -> float:
-    return next(row["lowest"] for row in record["power_runs_5"] if row["program"] == program)
+def _fully_powered(record: dict) -> str:
+    """The programs whose every target row a planted change is always found in, at --runs 5."""
+    return ", ".join(row["program"] for row in record["power_runs_5"] if row.get("targets") and row["lowest"] == 1)
+
+
+def _least_powered(record: dict) -> str:
+    """Per program whose lowest power at --runs 5 is under 1: that row, its power and its spread."""
+    return "; ".join(f"{row['program']}'s `{row['lowest_row'][:40]}` ({row['lowest']:.2f}; its run medians spread "
+                     f"{row['lowest_spread_pct']:.1f}%)" for row in record["power_runs_5"]
+                     if row.get("targets") and row["lowest"] < 1)
 
 
 def markdown(record: dict) -> str:
@@ -430,7 +463,7 @@ def markdown(record: dict) -> str:
         "| under 10 us, copies under 100 us, pageable copies, waiting kernels | not called (undecided) |",
         "| sides on different GPUs: 10-100 us, and copies of any size | not called (undecided) |",
         "",
-        "Per program (blank: no row of that class tested with the same count in two runs):",
+        "Per program (blank: no row of that class tested in two runs):",
         "",
         "| program | runs | 10-100 us | over 100 us | what ran (tests/programs/) |", "| --- | --- | --- | --- | --- |",
     ]
@@ -449,9 +482,11 @@ def markdown(record: dict) -> str:
         "Benjamini-Hochberg over each table; with fewer than 5 runs a side, or where the sides share no GPU, the "
         "floors learned without P apply too) "
         "(splits with any call / splits). **Power at --runs 5**: a 5% slowdown "
-        f"planted in side B's launches of every kernel and range of 10 us or more launched as often in every run, "
-        f"found when called slower; from {SPLITS} disjoint 5-run splits of the day's runs, or simulated from the "
-        "spread of the runs' medians where the day holds fewer than 10. **Power one run a side**: the same planted "
+        "planted in side B's launches of every kernel of 10 us or more that a diff of runs compares (every run "
+        "launched it, in a mix of configurations that leaves its median where it is) and every range of 10 us or "
+        f"more run as often in every run, found when called slower; from {SPLITS} disjoint 5-run splits of the "
+        "day's runs, or simulated from the spread of the runs' medians where the day holds fewer than 10. "
+        "**Power one run a side**: the same planted "
         f"change in one run against another of the same machine and day (at most {SPLITS} pairs), with the floors "
         "learned without the program (hottest row, the median over the rows, the lowest).",
         "",
@@ -463,7 +498,7 @@ def markdown(record: dict) -> str:
         power_row = next(row for row in record["power_runs_5"] if row["program"] == program)
         power_text = (f"{power_row['hottest']:.2f} ({power_row['hottest_row'][:40]}), {power_row['lowest']:.2f} "
                       f"({power_row['lowest_row'][:40]}); {power_row['method']}") if power_row.get("targets") else \
-            "no row to plant in: do_bench launches a run-dependent number of times (unstable)"
+            "no row to plant in"
         one = next(row for row in record["power_one_run"] if row["program"] == program)
         one_text = (f"{one['hottest']:.2f} ({one['hottest_row'][:40]}), {one['median']:.2f}, {one['lowest']:.2f} "
                     f"({one['lowest_row'][:40]}); {one['pairs']} pairs of one machine") if one.get("targets") else "no row"
@@ -492,10 +527,16 @@ def markdown(record: dict) -> str:
         "torch.compile block's day-to-day calls without the floors were `triton_per_fused_native_layer_norm_0` "
         "(+27%), which is not timing noise: on 2026-11-26 it ran 20 times a run (8.3 us), today once (10.4 us), "
         "its steps replayed inside CUDA graphs; the diff's count warning names it.",
-        "- A planted 5% is found at --runs 5 with power 1.0 in each program's hottest row. The exceptions: an XLA "
-        "module family that merges modules of different work (power 0: its median jumps between them), 64 KiB "
-        f"pinned copies ({_power(record, 'cuda-samples'):.2f}), and the Triton harness, whose kernels do_bench "
-        "launches a run-dependent number of times: runs call them unstable, so no change in them is called. One "
+        "- A planted 5% is found at --runs 5 with power 1.0 in each program's hottest row, and in every row of "
+        f"{_fully_powered(record)}. The rows it is not always found in are those whose run medians spread as far "
+        f"as the change or further: {_least_powered(record)}. And the Triton benchmark's own `matmul_kernel`, "
+        "which no diff calls: @triton.autotune and do_bench launch it in 11 configurations, each as often as "
+        "do_bench's estimate allows, and those proportions move its median (12.5 us in one unchanged run, 24.9 us "
+        "in the next), so a diff calls it unstable (nsprof.analyze.diff.mix), one run a side or with runs. Until "
+        "that rule, one run a side called it +98% slower between two unchanged runs, and this record missed it: "
+        "its pairs tested only rows launched as often in both runs; they now test every row a diff tests. "
+        "do_bench's kernels of one configuration (cuBLAS's nvjet, the L2 flush) are compared however often they "
+        "ran. One "
         "run a side, a planted 5% is found in the hottest row of every program but the training step (its step "
         "range 0.79) and in half or more of the rows of all but JAX, whose XLA fusions' launches spread too "
         "widely for one run's interval; copies under 100 us are never called there, by the rule above.",

@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from nsprof import api
 from nsprof.analyze.diff import run_frames
+from nsprof.analyze.diff.mix import mix_moved
 from nsprof.analyze.diff.noise import NOISE_RECORD, SHORT_NS, default_noise, measure_noise
 from nsprof.analyze.diff.statistics import compare_runs
 from nsprof.cli import app
@@ -135,32 +136,90 @@ def test_two_bench_records_of_five_runs_each_call_nothing():
     assert [row["status"] for row in result.stages] == ["same", "same"]
 
 
-def test_a_kernel_launched_a_different_number_of_times_in_one_run_is_unstable(tmp_path):
-    """One of five runs lost three spin launches (as an autotuner or a data-dependent loop would
-    run other work): spin is unstable, never called, however its medians compare."""
+def _copy_altered(source: Path, target: Path, *statements: str) -> Path:
+    shutil.copyfile(source, target)
+    with sqlite3.connect(target) as conn:
+        for statement in statements:
+            conn.execute(statement)
+    return target
+
+
+SPIN_LAUNCHES = ("SELECT k.rowid FROM CUPTI_ACTIVITY_KIND_KERNEL AS k JOIN StringIds AS s ON s.id = k.demangledName "
+                 "WHERE s.value = 'spin'")
+LOSE_THREE_SPINS = f"DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid IN ({SPIN_LAUNCHES} ORDER BY k.start DESC LIMIT 3)"
+REGRID_FIRST_SPIN = f"UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET gridX = 66 WHERE rowid IN ({SPIN_LAUNCHES} ORDER BY k.start LIMIT 1)"
+
+
+def test_a_kernel_of_one_configuration_launched_a_different_number_of_times_is_still_compared(tmp_path):
+    """One of five runs lost three spin launches, all of one grid and block (as a harness that
+    times for a budget, Triton's do_bench, repeats a launch as often as its estimate allows): the
+    same work, so its medians compare and spin is judged as the others."""
     runs = base_runs()[:5]
-    damaged = tmp_path / "run5.sqlite"
-    shutil.copyfile(runs[-1], damaged)
-    with sqlite3.connect(damaged) as conn:
-        conn.execute("DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid IN (SELECT k.rowid FROM "
-                     "CUPTI_ACTIVITY_KIND_KERNEL AS k JOIN StringIds AS s ON s.id = k.demangledName "
-                     "WHERE s.value = 'spin' LIMIT 3)")
+    damaged = _copy_altered(runs[-1], tmp_path / "run5.sqlite", LOSE_THREE_SPINS)
     first, second = groups_of(tmp_path, {"a": [*runs[:4], damaged], "b": base_runs()[5:]})
+    spin = next(row for row in api.diff(first, second).kernels if row["kernel"] == "spin")
+    assert spin["status"] == "same" and spin["testable"] and spin["a_count"] == 5 * 43 - 3
+
+
+# half of the spin launches (every other one) moved to another grid and made 20% longer: an autotuner's
+# slower trial configuration beside the kept one
+SLOW_HALF = (f"UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET gridX = 66, \"end\" = \"end\" + (\"end\" - start) / 5 "
+             f"WHERE rowid IN (SELECT id FROM (SELECT k.rowid AS id, row_number() OVER (ORDER BY k.start) AS n "
+             f"FROM {SPIN_LAUNCHES.split(' FROM ', 1)[1]}) WHERE n % 2 = 0)")
+LOSE_THREE_FAST = (f"DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid IN "
+                   f"({SPIN_LAUNCHES} AND k.gridX != 66 ORDER BY k.start DESC LIMIT 3)")
+
+
+def two_grids(tmp_path: Path, runs: list[Path]) -> list[Path]:
+    """Copies of `runs` with SLOW_HALF, the last of them with LOSE_THREE_FAST too."""
+    altered = [_copy_altered(run, tmp_path / f"grids{number}.sqlite", SLOW_HALF) for number, run in enumerate(runs)]
+    _copy_altered(altered[-1], tmp_path / "fewer.sqlite", LOSE_THREE_FAST)
+    return [*altered[:-1], tmp_path / "fewer.sqlite"]
+
+
+def test_a_kernel_of_two_configurations_in_other_proportions_is_unstable_across_runs(tmp_path):
+    """Every run of side A launched spin on two grids, the slower one half the time, and one run
+    lost three launches of the faster (as do_bench repeats each autotuning trial as often as its
+    estimate allows): that run's median jumps to the slower grid, so spin is unstable, never
+    called, however its medians compare."""
+    first, second = groups_of(tmp_path, {"a": two_grids(tmp_path, base_runs()[:5]), "b": base_runs()[5:]})
     result = api.diff(first, second)
     spin = next(row for row in result.kernels if row["kernel"] == "spin")
     assert spin["status"] == "unstable" and spin["a_count"] == 5 * 43 - 3
     assert next(row for row in result.kernels if row["kernel"] == "scale")["status"] == "same"
 
 
+def test_a_kernel_of_two_configurations_in_other_proportions_is_unstable_one_run_a_side(tmp_path):
+    """One run a side, the same two grids in other proportions: B's median is the slower grid's
+    (+20% on A's), not a change of speed: unstable, where it was once called slower."""
+    a, b = two_grids(tmp_path, base_runs()[:2])
+    spin = next(row for row in api.diff(a, b).kernels if row["kernel"] == "spin")
+    assert spin["change_pct"] > 15 and spin["status"] == "unstable"
+    note = CliRunner().invoke(app, ["diff", str(a), str(b)], env={"COLUMNS": "100"}).stdout.split("Intervals:")[-1]
+    assert "unstable: launched in other proportions of its configurations" in " ".join(note.split())
+
+
+def test_the_real_triton_benchmark_mixes_its_autotuning_trials_and_nothing_else():
+    """The corpus's Triton program (benchmarks/records/2026-11-28-h200-noise-corpus): matmul_kernel,
+    launched in 11 configurations by @triton.autotune and do_bench, read 12.5 us and 24.9 us in
+    two unchanged runs; cuBLAS's nvjet kernels, one configuration each and launched 1143 to 1429
+    times a run by do_bench, are not mixed, nor is any kernel of the training step."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import noise_corpus
+
+    runs, frames = noise_corpus.load()
+    for program, mixed in (("triton", ["matmul_kernel"]), ("train", [])):
+        ids = runs.loc[runs["program"] == program, "run"].tolist()
+        assert list(mix_moved([frames[ids[0]]["kernels"], frames[ids[1]]["kernels"]])) == mixed
+        assert list(mix_moved([frames[run]["kernels"] for run in ids])) == mixed
+
+
 def test_a_kernel_launched_with_another_configuration_in_one_run_is_unstable(tmp_path):
     """One of five runs launched spin on another grid (an autotuner keeping another configuration):
     unstable, though it ran as often as in the others."""
     runs = base_runs()[:5]
-    damaged = tmp_path / "run5.sqlite"
-    shutil.copyfile(runs[-1], damaged)
-    with sqlite3.connect(damaged) as conn:
-        conn.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET gridX = 66 WHERE demangledName IN "
-                     "(SELECT id FROM StringIds WHERE value = 'spin')")
+    damaged = _copy_altered(runs[-1], tmp_path / "run5.sqlite", "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET gridX = 66 WHERE "
+                            "demangledName IN (SELECT id FROM StringIds WHERE value = 'spin')")
     first, second = groups_of(tmp_path, {"a": [*runs[:4], damaged], "b": base_runs()[5:]})
     result = api.diff(first, second)
     spin = next(row for row in result.kernels if row["kernel"] == "spin")

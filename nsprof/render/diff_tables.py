@@ -78,10 +78,13 @@ def method_note(result: DiffResult) -> str:
         note += (f" and beyond the noise floor of its category ({floors}: {result.noise.source}); "
                  f"{', '.join(NEVER_CALLED)} are not called"
                  + ("; nor, the sides having run on different GPUs, are work of 10-100 us and copies" if result.apart else ""))
+    mixed = "unstable: launched in other proportions of its configurations, so that the mix moves its median"
     if max(result.runs.values(), default=1) > 1:
-        note += f" ({runs}; n A/B counts launches over all runs); unstable: launched a different number of times or with other " \
-                f"configurations between the runs of a side, so its medians compare different work: never called, nor are " \
-                f"{' and '.join(HOST_PACED)} (their time is the host's or a wait)"
+        note += f" ({runs}; n A/B counts launches over all runs); {mixed}, or, between the runs of a side, a kernel " \
+                f"launched with other configurations or a range run a different number of times: its medians compare " \
+                f"different work, never called, nor are {' and '.join(HOST_PACED)} (their time is the host's or a wait)"
+    elif any(row["status"] == "unstable" for row in result.kernels):
+        note += f"; {mixed}: its medians compare different work, never called"
     return note + f"; with fewer than {MIN_SAMPLES} launches (runs) on a side no interval is computed (n<3)."
 
 

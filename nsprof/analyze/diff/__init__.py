@@ -24,8 +24,10 @@ unmeasured, and a change is called only beyond the noise floor of its category o
 
 A status is `faster` or `slower` only when the interval excludes zero and the change is at least
 `min_change_pct` (and, one run a side, the floor); `added` and `removed` are kernels (ranges,
-stages) one side lacks; `unstable` those launched a different number of times, or with other launch
-configurations, between the runs of a side: their medians compare different work; else `same`.
+stages) one side lacks; `unstable` ranges and stages run a different number of times between the
+runs of a side, and kernels launched with other configurations between them, or in proportions of
+their configurations that move their median (nsprof.analyze.diff.mix; one run a side too): their
+medians compare different work; else `same`.
 Own durations (CPU time, and ranges that launched no GPU work) are `not called` (_not_called).
 With fewer than MIN_SAMPLES launches on a side there is no interval and nothing is significant.
 """
@@ -39,6 +41,7 @@ import pandas as pd
 
 from nsprof.analyze.diff.host import host_rows
 from nsprof.analyze.diff.matching import match_kernels
+from nsprof.analyze.diff.mix import mix_moved
 from nsprof.analyze.diff.noise import HOST_PACED, NoiseFloor, category, default_noise, range_kind
 from nsprof.analyze.diff.statistics import (
     METHOD,
@@ -293,15 +296,18 @@ def _runs_warnings(judge: _Judge, runs: dict, apart: bool) -> list[str]:
 
 
 def run_frames(capture: Capture, attribution: str = "thread") -> list[dict[str, pd.DataFrame]]:
-    """Per run of `capture`, its kernels' launch times and its copy and other ranges' GPU times
-    (stages among the ranges), as (key, value_ns) frames: noise.measure_noise's input."""
+    """Per run of `capture`, its kernels' launch times (and launch configurations) and its copy
+    and other ranges' GPU times (stages among the ranges), as (key, value_ns) frames:
+    noise.measure_noise's input."""
     frames = []
     for run in (capture, *capture.runs):
         found = _instances(run, attribution)
         ranges = pd.concat([found["ranges"], found["stages"]], ignore_index=True) \
             .rename(columns={"gpu_time_ns": "value_ns"})
         copies = ranges["kind"] != "ranges"
-        frames.append({"kernels": found["launches"].rename(columns={"name": "key"})[["key", "value_ns"]].assign(kind="kernels"),
+        launches = found["launches"]
+        frames.append({"kernels": pd.DataFrame({"key": launches["name"], "value_ns": launches["value_ns"],
+                                                "config": launches.get("config", ""), "kind": "kernels"}),
                        "copies": ranges[copies][["key", "value_ns", "kind"]],
                        "ranges": ranges[~copies][["key", "value_ns", "kind"]]})
     return frames
@@ -347,6 +353,21 @@ def _instances(capture: Capture, attribution: str) -> dict:
     else:
         raise UsageError(f"{capture.name}: no kernel launches to compare", "pass an nsys or ncu capture")
     return {"launches": launches, "source": source, "ranges": ranges, "stages": stages}
+
+
+def compare_launch_runs(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
+    """compare_runs of two sides' kernel launches (key, run, value_ns, config). A kernel is unstable
+    where some run of a side lacks it, launched it with another set of configurations (an
+    autotuner that kept another), or in proportions that move its median (mix.mix_moved); not for
+    its count alone: a harness that times for a budget repeats the same work as often as it chose."""
+    compared = compare_runs(a, b, count_must_hold=False)
+    runs = {side: [run for _, run in frame.groupby("run", sort=False)] for side, frame in (("a", a), ("b", b))}
+    # proportions that move a run's median within a side, or between the sides (where they share the configurations)
+    mixed = mix_moved(runs["a"]).union(mix_moved(runs["b"])).union(mix_moved(runs["a"] + runs["b"]))
+    reconfigured = pd.concat([_config_changed(a), _config_changed(b)]).groupby(level=0).any()
+    reconfigured = reconfigured.reindex(compared.index, fill_value=False).astype(bool) | compared.index.isin(mixed)
+    compared["unstable"] |= reconfigured & (compared["a_count"] > 0) & (compared["b_count"] > 0)
+    return compared
 
 
 def _config_changed(keyed: pd.DataFrame) -> pd.Series:
@@ -425,11 +446,11 @@ def _kernel_rows(a: Capture, b: Capture, instances: dict, rules: dict, judge: _J
         key_of = dict(zip(*matches[matches["side"] == side][["name", "key"]].to_numpy().T)) if len(matches) else {}
         keyed[side] = pd.DataFrame({"key": launches[side]["name"].map(key_of), "value_ns": launches[side]["value_ns"],
                                     "run": launches[side]["run"], "config": launches[side].get("config", "")})
-    compared = judge.compare(keyed["a"], keyed["b"])
-    if "unstable" in compared:  # across runs: a configuration that differs between the runs of a side, too
-        reconfigured = pd.concat([_config_changed(keyed["a"]), _config_changed(keyed["b"])]).groupby(level=0).any()
-        compared["unstable"] |= reconfigured.reindex(compared.index, fill_value=False).astype(bool) \
-            & (compared["a_count"] > 0) & (compared["b_count"] > 0)
+    if judge.across_runs:
+        compared = compare_launch_runs(keyed["a"], keyed["b"])
+    else:  # one run a side: a mix of configurations in other proportions is unstable too
+        compared = compare_samples(keyed["a"], keyed["b"])
+        compared["unstable"] = compared.index.isin(mix_moved([keyed["a"], keyed["b"]]))
     stats = _ordered(judge.called(compared, "kernels"))
     stats[["a_total_ns", "b_total_ns"]] = stats[["a_total_ns", "b_total_ns"]].fillna(0)
     a_names = matches[(matches["side"] == "a")].set_index("key")["name"]

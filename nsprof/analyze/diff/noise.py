@@ -34,9 +34,10 @@ moves. A record of the first format (one floor per kind of work: FIRST_FORMAT) i
 
 A floor is the smallest threshold that calls nothing between two runs of one unchanged program: the
 largest change among the rows that the one-run comparison (statistics.compare_samples) finds
-significant, over every pair of runs; rows tested are those with MIN_SAMPLES launches or more on
-both sides and the same count in each. `measure_noise` takes them from a capture with runs
-(`nsprof profile --runs N`) or a directory of captures. nsprof's own (NOISE_RECORD, beside this
+significant, over every pair of runs; rows tested are those the diff tests: MIN_SAMPLES launches or
+more on both sides, and not a kernel whose mix of configurations moves its median (mix).
+`measure_noise` takes them from a capture with runs (`nsprof profile --runs N`) or a directory of
+captures. nsprof's own (NOISE_RECORD, beside this
 module) are the largest over the corpus, checked leaving each program out; `nsprof noise RUNS
 --out FILE` records the user's (noise_document), which `nsprof diff --noise FILE` reads, as it
 reads runs directly.
@@ -52,6 +53,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from nsprof.analyze.diff.mix import mix_moved
 from nsprof.analyze.diff.statistics import compare_samples
 from nsprof.errors import MissingPathError, ParseError
 from nsprof.parse.json_document import UnreadableDocument, read_json_object
@@ -130,7 +132,9 @@ def changes_between(first: dict[str, pd.DataFrame], second: dict[str, pd.DataFra
     for frame_kind in KINDS:
         a, b = (_launches(run.get(frame_kind), frame_kind) for run in (first, second))
         stats = compare_samples(a, b)
-        stats = stats[stats["testable"] & (stats["a_count"] == stats["b_count"])]
+        # every row one run a side tests, as a diff would (not a kernel whose mix of configurations moves its median)
+        mixed = mix_moved([a, b]) if "config" in a and "config" in b else pd.Index([])
+        stats = stats[stats["testable"] & ~stats.index.isin(mixed)]
         kinds = a.drop_duplicates("key").set_index("key")["kind"].reindex(stats.index)
         found.append(pd.DataFrame({
             "category": category(kinds, stats[["a_median_ns", "b_median_ns"]].max(axis=1)),

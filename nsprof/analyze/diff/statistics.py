@@ -22,7 +22,9 @@ observation; the change is the ratio of the geometric means of those run medians
 and p-value Welch's t on their logarithms (RUNS_METHOD); `discoveries` then allows for the many
 groups of one table (Benjamini-Hochberg). A side of one run borrows the other side's run-to-run
 variance. A group whose launch count differs between the runs of a side is `unstable`: an
-autotuner or a data-dependent loop ran other work, and its medians compare different things.
+autotuner or a data-dependent loop ran other work, and its medians compare different things
+(kernel launches are judged by their configurations instead: `count_must_hold`, and
+nsprof.analyze.diff.mix).
 
 `compare_summaries` serves `nsprof bench` records, which keep a median, quartiles and a run count
 but no per-run times: its interval is the normal approximation of the log ratio, each median's
@@ -79,11 +81,12 @@ def compare_samples(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     return out[list(STAT_COLUMNS)]
 
 
-def compare_runs(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
+def compare_runs(a: pd.DataFrame, b: pd.DataFrame, count_must_hold: bool = True) -> pd.DataFrame:
     """STAT_COLUMNS and `a_runs`, `b_runs` (how many runs ran the group), `unstable`, per `key`,
     from two frames of (key, run, value_ns), one row per launch or instance (module docstring).
     Counts are summed over the runs, medians are the geometric means of the run medians, totals
-    the mean total of a run."""
+    the mean total of a run. Without `count_must_hold`, a count that differs between runs leaves
+    a group stable."""
     from scipy.stats import t as student_t
 
     keys = pd.Index(pd.unique(np.concatenate([a["key"].to_numpy(object), b["key"].to_numpy(object)])))
@@ -101,8 +104,9 @@ def compare_runs(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
         out[f"{side}_runs"] = counts["size"].fillna(0).astype(int)
         out[f"{side}_median_ns"] = np.exp(logs[side]["mean"])
         out[f"{side}_total_ns"] = by_key["sum"].sum().reindex(keys) / runs
-        # a group missing from some runs of a side, or launched a different number of times
-        out[f"_{side}_unstable"] = (counts["size"] < runs) | (counts["min"] != counts["max"])
+        # a group missing from some runs of a side, or launched a different number of times (other work)
+        recounted = (counts["min"] != counts["max"]) & count_must_hold
+        out[f"_{side}_unstable"] = (counts["size"] < runs) | recounted
     out["unstable"] = (out["a_count"] > 0) & (out["b_count"] > 0) & (out["_a_unstable"] | out["_b_unstable"])
     mean_a, mean_b = logs["a"]["mean"], logs["b"]["mean"]
     out["change_pct"] = 100 * np.expm1(mean_b - mean_a)
