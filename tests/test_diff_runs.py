@@ -195,8 +195,10 @@ def test_a_kernel_of_two_configurations_in_other_proportions_is_unstable_one_run
     a, b = two_grids(tmp_path, base_runs()[:2])
     spin = next(row for row in api.diff(a, b).kernels if row["kernel"] == "spin")
     assert spin["change_pct"] > 15 and spin["status"] == "unstable"
-    note = CliRunner().invoke(app, ["diff", str(a), str(b)], env={"COLUMNS": "100"}).stdout.split("Intervals:")[-1]
-    assert "unstable: launched in other proportions of its configurations" in " ".join(note.split())
+    summary, note = " ".join(CliRunner().invoke(app, ["diff", str(a), str(b)], env={"COLUMNS": "100"}).stdout.split()) \
+        .split("Intervals:")
+    assert "spin unstable: its medians compare other work" in summary
+    assert "unstable: launched in other proportions of its configurations" in note
 
 
 def test_the_real_triton_benchmark_mixes_its_autotuning_trials_and_nothing_else():

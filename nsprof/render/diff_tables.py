@@ -116,6 +116,9 @@ def summary(result: DiffResult) -> list[str]:
         for row in [view for view in views if view["status"] in ("faster", "slower")][:3]:
             name = row_label(row) if label == "stage" else short_kernel_name(row[label], 40)
             lines.append(f"{name} {row['status']}: {_change(row)}.")
+        for row in [view for view in views if view["status"] == "unstable" and label == "kernel"][:3]:
+            lines.append(f"{short_kernel_name(row[label], 40)} unstable: its medians compare other work (other "
+                         f"configurations, or other shares of them), not called.")
         for row in [view for view in views if view["status"] == NOT_CALLED and view["significant"]][:3]:
             lines.append(f"{row[label]}'s own duration (CPU, not called): {_change(row)}.")
         undecided = sum(bool(view.get("undecided")) for view in views)
