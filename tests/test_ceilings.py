@@ -18,11 +18,11 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from nsprof.ceilings import measure
 from nsprof.ceilings.files import ceilings_file_name, manifest_copy, named_ceilings, save_ceilings, saved_ceilings
 from nsprof.ceilings.peaks import ceiling_for, datasheet_ceiling
 from nsprof.cli import app
 from nsprof.errors import ParseError
+from nsprof.launch import gpu_ceilings as measure
 from nsprof.paths import data_dir, gpu_slug
 
 REPO = Path(__file__).resolve().parent.parent
@@ -221,23 +221,22 @@ def without_manifest_ceilings(example: Path, target: Path) -> Path:
 # --- the package's layers ---------------------------------------------------------------------------
 
 LAYERS = ("parse", "analyze", "render", "capture", "launch", "explain", "commands", "api", "cli", "profile_analysis")
-# The layers each module of nsprof.ceilings may load (its __init__ says why); the two on top count as theirs.
-CEILINGS_MODULES = {"peaks": set(), "files": set(), "resolve": set(), "percent": {"analyze"}, "measure": {"launch"}}
 
 
-@pytest.mark.parametrize("module", sorted(CEILINGS_MODULES))
-def test_each_ceilings_module_loads_only_its_own_layer(module):
-    """Imported first, in a fresh interpreter (as a cycle or a layer violation would show), each module
-    loads no layer but its own, the base never loads percent or measure, and nothing loads CuPy."""
-    probe = (f"import sys; import nsprof.ceilings.{module}\n"
+@pytest.mark.parametrize("module", ["nsprof.ceilings.peaks", "nsprof.ceilings.files", "nsprof.ceilings.resolve",
+                                    "nsprof.launch.gpu_ceilings", "nsprof.launch.cpu_ceilings"])
+def test_each_ceilings_module_loads_no_layer_above_its_own_nor_cupy(module):
+    """Imported first, in a fresh interpreter (as a cycle or a layer violation would show): the
+    ceilings' modules load no layer (nsprof.ceilings' docstring says why), the modules that measure
+    them only the launch layer, and none loads CuPy."""
+    probe = (f"import sys; import {module}\n"
              "print(sorted(m for m in sys.modules if m.startswith('nsprof.') or m.split('.')[0] in ('cupy', 'cupyx')))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-1000:]
     loaded = ast.literal_eval(done.stdout.strip().splitlines()[-1])
-    on_top = {"nsprof.ceilings.percent": "analyze", "nsprof.ceilings.measure": "launch"}
-    layers = {on_top.get(name) or name.split(".")[1] for name in loaded}
-    assert f"nsprof.ceilings.{module}" in loaded and not any(name.startswith("cupy") for name in loaded)
-    assert layers & set(LAYERS) == CEILINGS_MODULES[module], loaded
+    layers = {name.split(".")[1] for name in loaded}
+    assert module in loaded and not any(name.startswith("cupy") for name in loaded)
+    assert layers & set(LAYERS) == ({"launch"} if module.startswith("nsprof.launch") else set()), loaded
 
 
 # --- the microbenchmarks ----------------------------------------------------------------------------
@@ -256,7 +255,7 @@ def test_microbenchmark_kernels_compile_and_keep_their_work(tmp_path):
 
 def test_ceilings_without_a_gpu_is_a_one_line_error(monkeypatch):
     monkeypatch.setattr("nsprof.launch.gpu.require_cupy", _no_cupy)
-    monkeypatch.setattr("nsprof.ceilings.measure.require_cupy", _no_cupy)
+    monkeypatch.setattr("nsprof.launch.gpu_ceilings.require_cupy", _no_cupy)
     result = runner.invoke(app, ["ceilings", "--no-save"])
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert result.stderr.strip().splitlines() == ["error: no CUDA GPU is visible. Check nvidia-smi"]

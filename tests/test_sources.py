@@ -23,9 +23,9 @@ from typer.testing import CliRunner
 from nsprof import api
 from nsprof.analyze.capture_facts import gpu_name
 from nsprof.analyze.metrics import kernel_metrics
+from nsprof.analyze.percent_of_peak import percent_of_peak
 from nsprof.analyze.report import ProfileAnalysis
 from nsprof.ceilings.peaks import Ceiling, datasheet_ceiling, with_measurements
-from nsprof.ceilings.percent import percent_of_peak
 from nsprof.ceilings.resolve import resolve_ceiling
 from nsprof.cli import app
 from nsprof.commands import options as shared_options

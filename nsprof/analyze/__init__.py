@@ -3,9 +3,9 @@ datasheet ceilings, per-stage records. No I/O, no plotting."""
 
 from nsprof.analyze.metrics import kernel_metrics, range_metrics
 from nsprof.analyze.nvtx_attribution import attribute_work, range_summary, summarize_ranges
+from nsprof.analyze.percent_of_peak import percent_of_peak
 from nsprof.analyze.report import ProfileAnalysis, analyze_profile
 from nsprof.ceilings.peaks import Ceiling, datasheet_ceiling
-from nsprof.ceilings.percent import percent_of_peak
 
 __all__ = [
     "Ceiling", "ProfileAnalysis", "analyze_profile", "attribute_work", "datasheet_ceiling",

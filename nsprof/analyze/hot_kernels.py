@@ -40,9 +40,9 @@ from nsprof.analyze.kernel_groups import kernel_groups
 from nsprof.analyze.launch_configs import LAUNCH_SIZES, launch_config
 from nsprof.analyze.launch_findings import launch_findings
 from nsprof.analyze.metrics import kernel_metrics
+from nsprof.analyze.percent_of_peak import percent_of_peak
 from nsprof.analyze.program_harness import HarnessKey, SteadyState, steady_part
 from nsprof.ceilings.peaks import Ceiling
-from nsprof.ceilings.percent import percent_of_peak
 from nsprof.kernel_names import kernel_key
 from nsprof.parse.model import GpuTimeline
 

@@ -15,7 +15,7 @@ Output columns (units in the names):
 - `tensor_16bit_flops` (FP16 + BF16 sources), `tensor_tf32_flops`, `tensor_fp8_flops` and
   `tensor_int8_ops` (integer ops, counted with the FLOPs: a rate of "FLOP/s" includes them):
   tensor-core math ops; ncu counts each multiply-add as 2 ops, so these are FLOPs. `tensor_flops`
-  is their sum; each precision has its own roof (nsprof.ceilings.percent, nsprof.analyze.roofline).
+  is their sum; each precision has its own roof (nsprof.analyze.percent_of_peak, nsprof.analyze.roofline).
   `tensor_tf32_flops` is NaN where only the HMMA-only counter was collected and it read 0: it cannot
   see wgmma's TF32 math (Metric.partial), so that 0 is no measurement
 - `gflops_per_s`: all counted FLOPs (all_measured_flops: flops + fp16_flops + tensor_flops) /

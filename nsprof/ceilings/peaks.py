@@ -3,7 +3,7 @@ of nsprof (only nsprof.paths), so that every layer (capture, parse, analyze, lau
 
 The datasheet table holds NVIDIA's published numbers (dense math, no structured sparsity),
 labelled "datasheet": what the card is specified to do, not what it does. `nsprof ceilings`
-measures what it does (nsprof.ceilings.measure; H200: a copy moves 4.25 of the 4.8 TB/s, see
+measures what it does (nsprof.launch.gpu_ceilings; H200: a copy moves 4.25 of the 4.8 TB/s, see
 profiles/ceilings-nvidia-h200.json) and saves a document that `with_measurements` lays over the
 datasheet, value by value, so every value keeps its own source ("measured 2026-11-21 by ..." or
 "datasheet"). Finding that document (--ceilings, the profile's manifest, nsprof's data directory)

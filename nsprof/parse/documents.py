@@ -100,7 +100,7 @@ def read_cpu_rung(bench: Path, ceilings: Path) -> CpuRung | None:
     return CpuRung(records, env if isinstance(env, dict) else {}, roofs)
 
 
-HOST_ROOFS = ("fp32_tflops", "dram_tbyte_per_s")  # what nsprof ceilings --cpu measures (nsprof.ceilings.cpu)
+HOST_ROOFS = ("fp32_tflops", "dram_tbyte_per_s")  # what nsprof ceilings --cpu measures (nsprof.launch.cpu_ceilings)
 MAX_HOST_ROOF = 1e4  # TFLOP/s or TB/s: no host reaches this; a larger "measured" roof is damage
 
 

@@ -21,8 +21,8 @@ def measure_ceilings(out: str | Path | None = None, save: bool = True,
     """This GPU's roofs, measured (GPU): the document `nsprof ceilings --json` prints, and the file
     it was saved to in nsprof's data directory (or `out`) when `save`."""
     from nsprof.ceilings.files import save_ceilings
-    from nsprof.ceilings.measure import measure_ceilings as measure
     from nsprof.launch.gpu import device_info
+    from nsprof.launch.gpu_ceilings import measure_ceilings as measure
 
     device_info()  # without CuPy or a GPU: the one-line error, before any progress
     document = measure(progress=progress or (lambda message: None))
@@ -32,9 +32,9 @@ def measure_ceilings(out: str | Path | None = None, save: bool = True,
 def measure_cpu_ceilings(out: str | Path | None = None, save: bool = True,
                          progress: Callable[[str], None] | None = None) -> tuple[dict, list[Path]]:
     """This host CPU's roofs, measured (no GPU): the document `nsprof ceilings --cpu --json` prints
-    (nsprof.ceilings.cpu), and the file it was saved to (as a GPU's are) when `save`."""
-    from nsprof.ceilings.cpu import measure_cpu_ceilings as measure
+    (nsprof.launch.cpu_ceilings), and the file it was saved to (as a GPU's are) when `save`."""
     from nsprof.ceilings.files import save_ceilings
+    from nsprof.launch.cpu_ceilings import measure_cpu_ceilings as measure
 
     document = measure(progress=progress or (lambda message: None))
     return document, [save_ceilings(document, path_or_none(out))] if save else []

@@ -1,8 +1,5 @@
-"""% of peak: kernel or range metrics placed against a GPU's ceilings (nsprof.ceilings.peaks).
-
-Analyze-level: pure pandas, no I/O. It counts "not measured" as nsprof.analyze.metrics does, which
-it imports when called: nsprof.analyze imports this module, so importing that package here would
-be a cycle whenever this module is imported first.
+"""% of peak: kernel or range metrics placed against a GPU's ceilings (nsprof.ceilings.peaks),
+counting "not measured" as nsprof.analyze.metrics does. Pure pandas, no I/O.
 """
 
 from __future__ import annotations
@@ -11,6 +8,7 @@ import math
 
 import pandas as pd
 
+from nsprof.analyze.metrics import ratio, sum_measured
 from nsprof.ceilings.peaks import Ceiling
 
 
@@ -24,8 +22,6 @@ def percent_of_peak(metrics: pd.DataFrame, ceiling: Ceiling) -> pd.DataFrame:
     the duration that the tensor FLOPs would take at peak. A percentage whose peak the ceiling
     lacks (None) is NaN; so is the tensor one of work that ran at a rate with no known peak.
     """
-    from nsprof.analyze.metrics import ratio, sum_measured
-
     out = metrics.copy()
     duration_s = out["duration_ns"] * 1e-9
     out["fp32_pct_of_peak"] = 100 * ratio(_seconds_at_peak(out["flops"], ceiling.fp32_tflop_per_s), duration_s)

@@ -1,5 +1,5 @@
-"""Measure the GPU's ceilings: DRAM and L2 bandwidth, the FP32 and tensor-core peaks. Launch-level
-(see nsprof.ceilings): CuPy is loaded when a measurement runs (nsprof.launch.gpu.require_cupy).
+"""Measure the GPU's ceilings (nsprof.ceilings.peaks): DRAM and L2 bandwidth, the FP32 and
+tensor-core peaks. CuPy is loaded when a measurement runs (nsprof.launch.gpu.require_cupy).
 
 Each is timed with CUDA events after warm-up (nsprof.launch.measure.time_launches); the median
 launch gives the rate. The whole run takes a few seconds:
