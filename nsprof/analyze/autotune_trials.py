@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from nsprof.analyze.launch_configs import LAUNCH_SIZES, Configuration, configurations
+from nsprof.analyze.launch_configs import LAUNCH_SIZES, Configuration, combined_codes, configurations
 from nsprof.parse.model import GpuTimeline
 
 AUTOTUNE_MIN_CONFIGS = 3  # configurations tried before one is kept
@@ -31,12 +31,15 @@ def autotune_trials(export: GpuTimeline, harness_names: set[str]) -> set[Configu
     """The (kernel, grid, block) configurations of the export whose every launch was an autotuner's
     trial (module docstring); `harness_names` are kernels already found to be harness work."""
     kernels = export.kernels
-    kernels = kernels[~kernels["kernel"].astype(str).isin(harness_names).to_numpy()]
-    kernels = kernels.sort_values("start_ns", kind="stable").reset_index(drop=True)
     if kernels.empty:
         return set()
-    name = pd.factorize(kernels["kernel"].astype(str))[0]
-    config = kernels.groupby(list(LAUNCH_SIZES), sort=False).ngroup().to_numpy()
+    # the other kernels' launches in time order, as arrays of codes (no copy of the table: it may hold 10M launches)
+    kept = np.flatnonzero(~kernels["kernel"].isin(list(harness_names)).to_numpy())
+    rows = kept[np.argsort(kernels["start_ns"].to_numpy()[kept], kind="stable")]
+    name = pd.factorize(kernels["kernel"])[0][rows]
+    config = combined_codes(kernels[column].to_numpy() for column in LAUNCH_SIZES)[rows]
+    if not len(rows):
+        return set()
     new_session = np.r_[True, name[1:] != name[:-1]]
     new_run = new_session | np.r_[True, config[1:] != config[:-1]]
     runs = pd.DataFrame({"name": name[new_run], "config": config[new_run], "session": np.cumsum(new_session)[new_run],
@@ -50,8 +53,12 @@ def autotune_trials(export: GpuTimeline, harness_names: set[str]) -> set[Configu
             dropped = set(_dropped(order))
             runs.loc[index, "trial"] = [config in dropped for config in order]
     trial_only = runs.groupby(["name", "config"])["trial"].all()
-    trials = set(trial_only[trial_only].index)
-    return configurations(kernels[pd.MultiIndex.from_arrays([name, config]).isin(list(trials))])
+    trials = trial_only[trial_only].index
+    if trials.empty:
+        return set()
+    width = int(config.max()) + 1  # one key per (name, configuration)
+    keys = trials.get_level_values("name").to_numpy(np.int64) * width + trials.get_level_values("config").to_numpy(np.int64)
+    return configurations(kernels.iloc[rows[np.isin(name.astype(np.int64) * width + config, keys)]])
 
 
 def _returns(order: list[int]) -> bool:

@@ -37,7 +37,7 @@ from pandas.api.types import union_categoricals
 from nsprof.analyze.categorical import as_categorical
 from nsprof.analyze.harness import HARNESS_RULE_WORDS, NSPROF_TUNING, harness_kernels, is_tuning_range, launched_inside
 from nsprof.analyze.kernel_groups import kernel_groups
-from nsprof.analyze.launch_configs import LAUNCH_SIZES, launch_config
+from nsprof.analyze.launch_configs import LAUNCH_SIZES, combined_codes, launch_config
 from nsprof.analyze.launch_findings import launch_findings
 from nsprof.analyze.metrics import kernel_metrics
 from nsprof.analyze.percent_of_peak import percent_of_peak
@@ -136,13 +136,7 @@ def nsys_kernel_rows(exports: list[GpuTimeline], harness: Mapping[HarnessKey, st
     sizes: list[np.ndarray] = [_stack([list(sizes)[i] for _, _, sizes, _ in parts])  # and the tuning flag
                                for i in range(len(config) + 1)]
     duration = pd.Series(_stack([d.to_numpy(dtype=np.int64) for _, _, _, d in parts]))
-    key = names.codes.astype(np.int64)
-    for values in sizes:  # codes in order of first appearance, as a sort=False group-by numbers its groups
-        codes, uniques = pd.factorize(values)
-        key *= len(uniques)  # in place: each of these arrays is 80 MB for 10M launches
-        key += codes
-        del codes
-        key = pd.factorize(key)[0]
+    key = combined_codes(sizes, key=names.codes.astype(np.int64))
     grouped = duration.groupby(key, sort=True)
     rows = pd.DataFrame({"launches": grouped.count(), "total_ns": grouped.sum()})  # one statistic at a time
     rows["median_ns"] = grouped.median()

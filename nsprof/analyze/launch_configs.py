@@ -4,6 +4,9 @@ trials and the Triton kernels table all key launches by it)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+import numpy as np
 import pandas as pd
 
 LAUNCH_SIZES = tuple(f"{part}_{axis}" for part in ("grid", "block") for axis in "xyz")  # nsys_sqlite's columns
@@ -20,3 +23,20 @@ def configurations(kernels: pd.DataFrame) -> set[Configuration]:
     distinct = kernels[["kernel", *LAUNCH_SIZES]].drop_duplicates()
     return {(str(row.kernel), launch_config(row.grid_x, row.grid_y, row.grid_z),
              launch_config(row.block_x, row.block_y, row.block_z)) for row in distinct.itertuples()}
+
+
+def combined_codes(columns: Iterable[np.ndarray], key: np.ndarray | None = None) -> np.ndarray:
+    """One code per row for the combination of its values in `columns` (after `key`, codes already),
+    numbered by first appearance as a sort=False group-by numbers its groups. Each column is
+    factorized and folded into the key in place, so that no more than three arrays the length of
+    the table are alive: grouping 10M launches by their six sizes at once peaks at a gigabyte."""
+    for values in columns:
+        codes, uniques = pd.factorize(values)
+        if key is None:
+            key = codes.astype(np.int64)
+            continue
+        key *= len(uniques)
+        key += codes
+        del codes
+        key = pd.factorize(key)[0]
+    return np.zeros(0, dtype=np.int64) if key is None else key

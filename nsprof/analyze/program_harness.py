@@ -74,19 +74,21 @@ HarnessKey = str | Configuration  # a kernel name, or one launch configuration o
 def program_harness(export: GpuTimeline, steady: SteadyState | None) -> dict[HarnessKey, str]:
     """Kernel name, or (kernel, grid, block) -> the rule (HARNESS_RULES) that makes it harness
     work, for one export whose steady state is `steady` (steady_state)."""
-    names = export.kernels["kernel"].astype(str)
+    # each launch's name as a code into `names` (millions of launches share a few hundred names)
+    codes, uniques = pd.factorize(export.kernels["kernel"])
+    names = [str(name) for name in uniques]
     found: dict[HarnessKey, str] = {}
-    for name in pd.unique(names):
+    for name in names:
         if XLA_AUTOTUNER.search(name):
             found[name] = "xla-autotuner"
     for name in l2_flushes(export):
         found.setdefault(name, "l2-flush")
     if steady is not None:
         before = export.kernels["start_ns"].to_numpy(dtype=np.int64) < steady.start_ns
-        late = set(pd.unique(names[~before]))
-        for name in pd.unique(names[before]):
-            if name not in late:
-                found.setdefault(name, "before-steady-state")
+        late = set(np.unique(codes[~before]))
+        for code in np.unique(codes[before]):
+            if code >= 0 and code not in late:
+                found.setdefault(names[code], "before-steady-state")
     for configuration in autotune_trials(export, {name for name in found if isinstance(name, str)}):
         found.setdefault(configuration, "autotune-trials")
     return found
@@ -95,22 +97,25 @@ def program_harness(export: GpuTimeline, steady: SteadyState | None) -> dict[Har
 def l2_flushes(export: GpuTimeline) -> set[str]:
     """The fills that flush the L2 before each launch of another kernel (the `l2-flush` rule)."""
     kernels = export.kernels
-    names = kernels["kernel"].astype(str)
-    fills = [name for name in pd.unique(names) if FILL.search(_base(name))]
+    codes, uniques = pd.factorize(kernels["kernel"])
+    fills = [code for code, name in enumerate(uniques) if FILL.search(_base(str(name)))]
     seconds_to_fill = _l2_fill_ns(export)
     if not fills or seconds_to_fill is None:
         return set()
-    ordered = kernels.assign(name=names).sort_values(["stream_id", "start_ns"], kind="stable")
-    following = ordered["name"].shift(-1).where(ordered["stream_id"].shift(-1) == ordered["stream_id"])
+    # launches in stream order, arrays only (a copy of the whole table costs seconds at 10M launches)
+    stream = kernels["stream_id"].to_numpy()
+    order = np.lexsort((kernels["start_ns"].to_numpy(), stream))
+    code, stream, duration = codes[order], stream[order], kernels["duration_ns"].to_numpy()[order]
+    following = np.r_[code[1:], -1]
+    following[:-1][stream[1:] != stream[:-1]] = -1  # the last launch of its stream: nothing follows
     flushes = set()
-    for name in fills:
-        mine = (ordered["name"] == name).to_numpy()
+    for fill in fills:
+        mine = code == fill
         if mine.sum() < FLUSH_MIN_LAUNCHES:
             continue
-        before_other = (following[mine].notna() & (following[mine] != name)).mean()
-        long_enough = (ordered["duration_ns"][mine].median() >= seconds_to_fill)
-        if before_other >= FLUSH_BEFORE_SHARE and long_enough:
-            flushes.add(name)
+        before_other = ((following[mine] >= 0) & (following[mine] != fill)).mean()
+        if before_other >= FLUSH_BEFORE_SHARE and np.median(duration[mine]) >= seconds_to_fill:
+            flushes.add(str(uniques[fill]))
     return flushes
 
 
@@ -168,8 +173,17 @@ def steady_part(exports: list[GpuTimeline]) -> tuple[list[GpuTimeline], SteadySt
     if state is None:
         return exports, None
     export = exports[0]
-    return [replace(export, kernels=export.kernels[export.kernels["start_ns"] >= state.start_ns],
-                    graphs=export.graphs[export.graphs["start_ns"] >= state.start_ns])], state
+    return [replace(export, kernels=_started_from(export.kernels, state.start_ns),
+                    graphs=_started_from(export.graphs, state.start_ns))], state
+
+
+def _started_from(frame: pd.DataFrame, start_ns: int) -> pd.DataFrame:
+    """The rows of `frame` that started at `start_ns` or later: a slice where the rows are in time
+    order, as nsys writes them (a copy of 10M launches costs seconds), else a copy."""
+    starts = frame["start_ns"]
+    if starts.is_monotonic_increasing:
+        return frame.iloc[int(np.searchsorted(starts.to_numpy(), start_ns, side="left")):]
+    return frame[starts >= start_ns]
 
 
 def _has_stages(export: GpuTimeline) -> bool:

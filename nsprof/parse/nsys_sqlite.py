@@ -344,14 +344,26 @@ def _names(ids: pd.Series, strings: pd.Series, path: Path, column: str) -> pd.Ca
     """StringIds ids -> names, as a categorical (a million kernels share a few dozen names).
     Raises ParseError when an id has no StringIds row (an emptied or cut StringIds table)."""
     codes_of_strings, categories = pd.factorize(strings.to_numpy())  # StringIds may repeat a value
-    known = ids.notna().to_numpy()
-    positions = strings.index.get_indexer(ids.to_numpy(dtype=np.int64, na_value=-1))
-    unresolved = known & (positions < 0)
+    raw = ids.to_numpy(dtype=np.int64, na_value=-1)
+    string_ids = strings.index.to_numpy(dtype=np.int64)
+    if len(string_ids) and string_ids.min() >= 0 and string_ids.max() <= 4 * len(string_ids) + (1 << 20):
+        # ids dense from 0, as nsys numbers them: a lookup array, not a hash per id (10M ids a column)
+        lookup = np.full(int(string_ids.max()) + 2, -1, dtype=np.int64)  # the last: ids past the table
+        lookup[string_ids] = codes_of_strings
+        codes = lookup[np.where((raw >= 0) & (raw < len(lookup) - 1), raw, len(lookup) - 1)]
+    else:
+        positions = strings.index.get_indexer(raw)
+        codes = np.full(len(raw), -1, dtype=np.int64)
+        codes[positions >= 0] = codes_of_strings[positions[positions >= 0]]
+    unresolved = (codes < 0) & ids.notna().to_numpy()
     if unresolved.any():
         raise ParseError(f"{path}: {int(unresolved.sum())} {column} ids have no row in StringIds "
                          f"({len(strings)} rows); the export is damaged", RE_EXPORT)
-    codes = np.where(positions >= 0, codes_of_strings[np.maximum(positions, 0)], -1)
-    return pd.Categorical.from_codes(codes, categories=categories).remove_unused_categories()
+    # the categories in use, in their order (Categorical.remove_unused_categories hashes every code)
+    used = np.bincount(codes[codes >= 0], minlength=len(categories)) > 0
+    renumbered = np.cumsum(used) - 1
+    return pd.Categorical.from_codes(np.where(codes >= 0, renumbered[np.maximum(codes, 0)], -1),
+                                     categories=categories[used])
 
 
 def _labels(ids: pd.Series, labels: dict[int, str]) -> pd.Categorical:
