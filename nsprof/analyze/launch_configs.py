@@ -27,16 +27,24 @@ def configurations(kernels: pd.DataFrame) -> set[Configuration]:
 
 def combined_codes(columns: Iterable[np.ndarray], key: np.ndarray | None = None) -> np.ndarray:
     """One code per row for the combination of its values in `columns` (after `key`, codes already),
-    numbered by first appearance as a sort=False group-by numbers its groups. Each column is
-    factorized and folded into the key in place, so that no more than three arrays the length of
-    the table are alive: grouping 10M launches by their six sizes at once peaks at a gigabyte."""
+    numbered by first appearance as a sort=False group-by numbers its groups. Integer columns of a
+    small range (a launch's sizes) are folded into the key by arithmetic, the rest factorized
+    first, in place: no more than three arrays the length of the table are alive (grouping 10M
+    launches by their six sizes at once peaks at a gigabyte), and one hash pass is made, at the end."""
+    span = 1 if key is None else int(key.max(initial=0)) + 1
     for values in columns:
-        codes, uniques = pd.factorize(values)
+        low, high = (int(values.min()), int(values.max())) if len(values) and values.dtype.kind in "iu" else (0, -1)
+        if high < low or span * (high - low + 1) >= 1 << 62:  # not integers, or too wide to fold: their codes
+            if key is not None and span > 1 << 31:
+                key = pd.factorize(key)[0]
+                span = int(key.max(initial=0)) + 1
+            values, uniques = pd.factorize(values)
+            low, high = 0, len(uniques) - 1
         if key is None:
-            key = codes.astype(np.int64)
-            continue
-        key *= len(uniques)
-        key += codes
-        del codes
-        key = pd.factorize(key)[0]
-    return np.zeros(0, dtype=np.int64) if key is None else key
+            key = values.astype(np.int64) - low
+        else:
+            key *= high - low + 1
+            key += values
+            key -= low
+        span *= high - low + 1
+    return np.zeros(0, dtype=np.int64) if key is None else pd.factorize(key)[0]
