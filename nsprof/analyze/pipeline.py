@@ -10,6 +10,8 @@
   `overlap_ms` (time two of them ran at once: their sum less their union), and `idle_ms` (the GPU
   span of the flow, first operation to last, less their union). Work belongs to a flow when its
   API call started inside the flow's range, on any thread of the process.
+- `copy_facts`: any capture's copy rates by direction and host-memory kind, and how much the
+  copies overlapped each other and the kernels (what `nsprof explain pipeline` says).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from nsprof.analyze.gpu_events import DTOH, HTOD, covered_ns
+from nsprof.analyze.gpu_events import DTOH, HTOD, KERNEL, covered_ns, gpu_events
 from nsprof.ceilings.peaks import Ceiling
 from nsprof.parse.model import GpuTimeline
 
@@ -81,3 +83,39 @@ def _one_flow(work: pd.DataFrame) -> dict:
     ms = 1e-6
     return {"h2d_ms": h2d * ms, "kernel_ms": kernel * ms, "d2h_ms": d2h * ms, "overlap_ms": (h2d + kernel + d2h - busy) * ms,
             "idle_ms": (span - busy) * ms, "gpu_span_ms": span * ms}
+
+
+def copy_facts(nsys: list[GpuTimeline]) -> dict:
+    """Copy rates by direction and host-memory kind (`copy_rates`, for directions that moved a MiB or
+    more: the rates of tiny copies are latency, not bandwidth), and the union of each kind of GPU work
+    and of their overlaps, in ms: `h2d_ms`, `d2h_ms`, `kernel_ms`, `both_directions_at_once_ms`,
+    `copies_during_kernels_ms`."""
+    copies = pd.concat([export.memcpys for export in nsys], ignore_index=True)
+    rates = []
+    pageable = (copies["src_kind"] == "Pageable") | (copies["dst_kind"] == "Pageable")
+    for (direction, is_pageable), group in copies.assign(pageable=pageable).groupby(["copy_kind", "pageable"]):
+        if group["bytes"].sum() >= 1 << 20:
+            rates.append({"direction": str(direction), "host_memory": "pageable" if is_pageable else "pinned or device",
+                          "copies": len(group), "bytes": int(group["bytes"].sum()),
+                          "gbytes_per_s": float(group["bytes"].sum() / group["duration_ns"].sum())})
+    events = gpu_events(nsys)
+
+    def union(mask) -> int:
+        return covered_ns(events["start_ns"][mask].to_numpy(), events["end_ns"][mask].to_numpy())
+
+    h2d, d2h, kernels = (union(events["kind"] == kind) for kind in (HTOD, DTOH, KERNEL))
+    both_copies = h2d + d2h - union(events["kind"].isin([HTOD, DTOH]))
+    copy_and_kernel = (h2d + d2h - both_copies) + kernels - union(events["kind"].isin([HTOD, DTOH, KERNEL]))
+    return {"copy_rates": rates, "h2d_ms": h2d / 1e6, "d2h_ms": d2h / 1e6, "kernel_ms": kernels / 1e6,
+            "both_directions_at_once_ms": both_copies / 1e6, "copies_during_kernels_ms": copy_and_kernel / 1e6}
+
+
+def fastest_flow(document: dict | None) -> dict | None:
+    """An `nsprof pipeline` record's fastest warm variant (`best`), the tutorial's pageable flow of
+    the same stage (`pageable`), the size and the bus floor; None without a timed warm variant."""
+    warm = [r for r in (document or {}).get("records", []) if r.get("median_ms") is not None and r["variant"] != "cold"]
+    if not warm:
+        return None
+    best = min(warm, key=lambda r: r["median_ms"])
+    tutorial = next((r for r in warm if r["variant"] == "pageable" and r["stage"] == best["stage"]), None)
+    return {"size": best["size"], "best": best, "pageable": tutorial, "floor": (document or {}).get("floor")}

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
-
-from nsprof.analyze.gpu_events import DTOH, HTOD, KERNEL, covered_ns, gpu_events
+from nsprof.analyze.pipeline import copy_facts, fastest_flow
 from nsprof.errors import ParseError
 from nsprof.parse import load_profile
 from nsprof.parse.profile import PIPELINE_RESULTS
@@ -32,37 +30,12 @@ def pipeline_source(given: Path | None) -> tuple[Path, str]:
 
 def pipeline_facts(path: Path) -> dict:
     """Copy rates by direction and host-memory kind, how much copies overlapped each other and the
-    kernels, and (for an `nsprof pipeline` capture) each variant against the bus floor."""
+    kernels, and (for an `nsprof pipeline` capture) each variant against the bus floor
+    (nsprof.analyze.pipeline: copy_facts, fastest_flow)."""
     profile = load_profile(path)
     if not profile.nsys:
         raise ParseError(f"{path}: no nsys capture in it", "pass an nsys .nsys-rep or .sqlite, or a profile directory with one")
-    copies = pd.concat([export.memcpys for export in profile.nsys], ignore_index=True)
-    rates = []
-    for (direction, pageable), group in copies.assign(
-            pageable=(copies["src_kind"] == "Pageable") | (copies["dst_kind"] == "Pageable")).groupby(["copy_kind", "pageable"]):
-        if group["bytes"].sum() >= 1 << 20:  # rates of tiny copies are latency, not bandwidth
-            rates.append({"direction": str(direction), "host_memory": "pageable" if pageable else "pinned or device",
-                          "copies": len(group), "bytes": int(group["bytes"].sum()),
-                          "gbytes_per_s": float(group["bytes"].sum() / group["duration_ns"].sum())})
-    events = gpu_events(profile.nsys)
-
-    def union(mask) -> int:
-        return covered_ns(events["start_ns"][mask].to_numpy(), events["end_ns"][mask].to_numpy())
-
-    h2d, d2h, kernels = (union(events["kind"] == kind) for kind in (HTOD, DTOH, KERNEL))
-    both_copies = h2d + d2h - union(events["kind"].isin([HTOD, DTOH]))
-    copy_and_kernel = (h2d + d2h - both_copies) + kernels - union(events["kind"].isin([HTOD, DTOH, KERNEL]))
-    facts = {"source": str(path), "copy_rates": rates, "h2d_ms": h2d / 1e6, "d2h_ms": d2h / 1e6, "kernel_ms": kernels / 1e6,
-             "both_directions_at_once_ms": both_copies / 1e6, "copies_during_kernels_ms": copy_and_kernel / 1e6,
-             "pipeline": None}
-    document = profile.pipeline
-    if document is not None:
-        warm = [r for r in document["records"] if r.get("median_ms") is not None and r["variant"] != "cold"]
-        if warm:
-            best = min(warm, key=lambda r: r["median_ms"])
-            tutorial = next((r for r in warm if r["variant"] == "pageable" and r["stage"] == best["stage"]), None)
-            facts["pipeline"] = {"size": best["size"], "best": best, "pageable": tutorial, "floor": document.get("floor")}
-    return facts
+    return {"source": str(path), **copy_facts(profile.nsys), "pipeline": fastest_flow(profile.pipeline)}
 
 
 def fact_lines(facts: dict) -> list[str]:
