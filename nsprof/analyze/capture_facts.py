@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
-from nsprof.analyze.launch_configs import LAUNCH_SIZES
+from nsprof.analyze.launch_configs import LAUNCH_SIZES, combined_codes
 from nsprof.parse.model import GpuTimeline, LaunchCounters
 
 GPU_NAME_METRIC = "device__attribute_display_name"
@@ -35,7 +36,11 @@ def _launch_configs(kernels: pd.DataFrame) -> pd.Series:
     """Each launch's grid and block as one label ("" where the export holds none)."""
     if kernels.empty or not all(column in kernels for column in LAUNCH_SIZES):  # (an empty row-wise agg is a frame)
         return pd.Series("", index=kernels.index, dtype=object)
-    return kernels[list(LAUNCH_SIZES)].astype("Int64").astype(str).agg(",".join, axis=1)
+    # labels made once per distinct configuration (a million launches share a few dozen), then taken per launch
+    codes = combined_codes(kernels[column].to_numpy() for column in LAUNCH_SIZES)
+    _, first = np.unique(codes, return_index=True)
+    labels = kernels[list(LAUNCH_SIZES)].iloc[first].astype("Int64").astype(str).agg(",".join, axis=1).to_numpy(object)
+    return pd.Series(labels[codes], index=kernels.index, dtype=object)
 
 
 def distinct_launches(ncu: list[LaunchCounters]) -> pd.DataFrame:
