@@ -77,7 +77,8 @@ METADATA_TABLES = ("META_DATA_EXPORT", "EXPORT_META_DATA")  # newer name first
 # row takes seconds; one comma-joined string per column, parsed by numpy straight into the column's
 # array, is several times faster, and a single scan feeds every aggregate the same rows in the same
 # order. Chunks bound the text held at once (a 10M-row table's whole text would be gigabytes).
-ROWIDS_SQL = "SELECT min(rowid), max(rowid) FROM {table}"
+# min and max of the rowid in two queries: each alone is a seek in the table's b-tree, both in one a full scan
+ROWIDS_SQL = "SELECT (SELECT min(rowid) FROM {table}), (SELECT max(rowid) FROM {table})"
 COLUMN_SCAN_SQL = "SELECT count(*), {aggregates} FROM {table} WHERE rowid >= {first} AND rowid <= {last}"
 # Where rowids are sparse (a damaged or edited export: one rowid of 2^63 - 1), chunks of SCAN_CHUNK_ROWS
 # rows start at every SCAN_CHUNK_ROWS-th rowid, found in one pass, instead of one per range of rowids.
