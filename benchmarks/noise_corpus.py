@@ -18,8 +18,9 @@ The second step, on CPU:
 - runs, no change: disjoint 3-run sides of P's runs compared as `nsprof diff` compares runs;
 - power at --runs 5: a 5% slowdown planted in side B's launches of each of P's kernels (median
   10 us or more, launched in every run in a mix of configurations that leaves its median where it
-  is, not waiting) and ranges (run as often in every run), found when called slower. From disjoint 5-run sides where P has 10 runs or more; else simulated from P's runs
-  (each kernel's run medians drawn log-normal with the spread between P's runs).
+  is, not waiting) and ranges (run as often in every run), found when called slower. From
+  disjoint 5-run sides where P has 10 runs or more; else simulated from P's runs (each kernel's
+  run medians drawn log-normal with the spread between P's runs).
 """
 
 from __future__ import annotations
