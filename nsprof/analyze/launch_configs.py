@@ -39,7 +39,8 @@ def combined_codes(columns: Iterable[np.ndarray], key: np.ndarray | None = None)
                 key = pd.factorize(key)[0]
                 span = int(key.max(initial=0)) + 1
             values, uniques = pd.factorize(values)
-            low, high = 0, len(uniques) - 1
+            values[values < 0] = len(uniques)  # a missing value (-1) is a value of its own
+            low, high = 0, len(uniques)
         if key is None:
             key = values.astype(np.int64) - low
         else:
