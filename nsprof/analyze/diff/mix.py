@@ -45,9 +45,9 @@ def mix_moved(runs: list[pd.DataFrame]) -> pd.Index:
         return pd.Index([], dtype=object)
     in_run = frame.groupby(["key", "run", "config"], sort=False)["value_ns"].transform("size") \
         / frame.groupby(["key", "run"], sort=False)["value_ns"].transform("size")
-    overall = frame.groupby(["key", "config"], sort=False)["value_ns"].transform("size") \
+    pooled = frame.groupby(["key", "config"], sort=False)["value_ns"].transform("size") \
         / frame.groupby("key", sort=False)["value_ns"].transform("size")
-    frame = frame.assign(weight=overall / in_run).sort_values(["key", "run", "value_ns"], kind="stable")
+    frame = frame.assign(weight=pooled / in_run).sort_values(["key", "run", "value_ns"], kind="stable")
     standardized = _lower_medians(frame, frame["weight"])
     plain = _lower_medians(frame, pd.Series(1.0, index=frame.index))
     moved = (100 * (standardized / plain - 1)).abs() >= MIX_TOLERANCE_PCT
