@@ -197,6 +197,21 @@ def test_report_has_the_whole_flow_and_its_fastest_flow_on_the_timeline(tmp_path
     assert (tmp_path / "h200-pipeline-1024" / "pipeline-h200-pipeline-1024.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_the_fastest_flows_window_holds_that_variants_ranges_and_the_work_they_launched():
+    """The analysis the report draws (nsprof.analyze.pipeline.fastest_flow_timeline): the fastest
+    warm variant, and a window from its first range's opening to past its last range's end."""
+    from nsprof.analyze.pipeline import fastest_flow_timeline
+    from nsprof.parse import load_profile
+
+    profile = load_profile(EXAMPLE)
+    flow = fastest_flow_timeline(profile.nsys, profile.pipeline)
+    warm = [r for r in profile.pipeline["records"] if r["variant"] != "cold" and r.get("median_ms") is not None]
+    assert flow is not None and flow.best == min(warm, key=lambda r: r["median_ms"])
+    mine = flow.ranges[flow.ranges["range"].str.contains(f"/{flow.best['stage']}/{flow.best['variant']}/", regex=False)]
+    assert len(mine) and flow.window[0] == mine["start_ns"].min() and flow.window[1] >= mine["end_ns"].max()
+    assert flow.events["start_ns"].min() >= flow.origin
+
+
 def test_the_pipeline_tables_render_the_committed_record_on_any_machine():
     """What `nsprof pipeline` prints, from the record the H200 run saved (document blocks, terminal writer)."""
     import io

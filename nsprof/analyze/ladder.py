@@ -50,6 +50,7 @@ import pandas as pd
 from nsprof import metric_catalog
 from nsprof.analyze.capture_facts import gpu_name
 from nsprof.analyze.metrics import TOTALS, all_measured_flops, kernel_metrics, measured, range_metrics, ratio, sum_measured
+from nsprof.analyze.pipeline import FlowTimeline, fastest_flow_timeline
 from nsprof.analyze.roofline import (
     CPU_FP32_ROOF,
     CPU_MEMORY_ROOF,
@@ -94,6 +95,7 @@ class LadderAnalysis:
     # an nsys capture: nsprof.analyze.hot_kernels.capture_hot_kernels (where the time goes, the harness)
     cpu_roofs: list[Roof] = field(default_factory=list)  # the host's, for the CPU stages (host_roofs); [] when not measured
     chosen: str | None = None  # which profiles were read and why, where the command chose them (no --from)
+    flows: dict[str, FlowTimeline] = field(default_factory=dict)  # per profile name with an `nsprof pipeline` record
 
 
 def sources_gpu(sources: list[Source]) -> str | None:
@@ -131,7 +133,10 @@ def analyze_ladder(sources: list[Source], analyses: dict, gpu: str | None, ceili
     hot = {source.name: (analysis.hot_kernels, analysis.harness or {}) for source in used
            if (analysis := analyses[source.name]).hot_kernels is not None}
     cpu = host_roofs(host)
-    return LadderAnalysis(gpu, roofs(ceiling), work, roofline_points(work, ceiling, cpu), used, timelines, hot, cpu)
+    flows = {source.name: flow for source in used
+             if (flow := fastest_flow_timeline(source.profile.nsys, source.profile.pipeline)) is not None}
+    return LadderAnalysis(gpu, roofs(ceiling), work, roofline_points(work, ceiling, cpu), used, timelines, hot, cpu,
+                          flows=flows)
 
 
 def cpu_ceilings(sources: list[Source]) -> dict | None:

@@ -10,18 +10,24 @@
   `overlap_ms` (time two of them ran at once: their sum less their union), and `idle_ms` (the GPU
   span of the flow, first operation to last, less their union). Work belongs to a flow when its
   API call started inside the flow's range, on any thread of the process.
+- `fastest_flow_timeline`: the GPU work of the fastest warm variant's flows, and the window they
+  span, as the report draws them.
 - `copy_facts`: any capture's copy rates by direction and host-memory kind, and how much the
   copies overlapped each other and the kernels (what `nsprof explain pipeline` says).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
-from nsprof.analyze.gpu_events import DTOH, HTOD, KERNEL, covered_ns, gpu_events
+from nsprof.analyze.gpu_events import DTOH, HTOD, KERNEL, capture_origin, covered_ns, gpu_events, range_window
 from nsprof.ceilings.peaks import Ceiling
 from nsprof.parse.model import GpuTimeline
+from nsprof.ranges import pipeline_range
+from nsprof.sizes import parse_label
 
 BREAKDOWN_COLUMNS = ("range", "flows", "h2d_ms", "kernel_ms", "d2h_ms", "overlap_ms", "idle_ms", "gpu_span_ms")
 WAITING_KERNELS = ("watch_rows",)  # kernels that spin until a copy lands (kernels/common/watch_rows.cu)
@@ -119,3 +125,31 @@ def fastest_flow(document: dict | None) -> dict | None:
     best = min(warm, key=lambda r: r["median_ms"])
     tutorial = next((r for r in warm if r["variant"] == "pageable" and r["stage"] == best["stage"]), None)
     return {"size": best["size"], "best": best, "pageable": tutorial, "floor": (document or {}).get("floor")}
+
+
+@dataclass(frozen=True)
+class FlowTimeline:
+    """The fastest warm variant's flows on the timeline: its record, every GPU operation and NVTX
+    range of the capture (nsprof.analyze.gpu_events), the window its flows span, and the capture's
+    origin (times are drawn from it)."""
+
+    best: dict
+    events: pd.DataFrame
+    ranges: pd.DataFrame
+    window: tuple[int, int]
+    origin: int
+
+
+def fastest_flow_timeline(nsys: list[GpuTimeline], document: dict | None) -> FlowTimeline | None:
+    """FlowTimeline of an `nsprof pipeline` capture; None without a timed warm variant, an nsys
+    export, or a range of that variant in it."""
+    timed = [r for r in (document or {}).get("records", []) if r["variant"] != "cold" and r.get("median_ms") is not None]
+    if not timed or not nsys:
+        return None
+    best = min(timed, key=lambda r: r["median_ms"])
+    events = gpu_events(nsys)
+    window = range_window(nsys, events, pipeline_range(best["op"], best["stage"], best["variant"], parse_label(best["size"])))
+    if window is None:
+        return None
+    ranges = pd.concat([export.nvtx for export in nsys], ignore_index=True)
+    return FlowTimeline(best, events, ranges, window, capture_origin(events, ranges))

@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 from nsprof import metric_catalog
 from nsprof.analyze.ladder import WALL_CLOCK, LadderAnalysis, stage_changes
 from nsprof.analyze.metrics import half_flops_rule
+from nsprof.analyze.pipeline import FlowTimeline
 from nsprof.analyze.roofline import COMPULSORY, CPU_MEMORY_ROOF, LEVELS, binding_points, chart_groups, unplaced_work
 from nsprof.analyze.timeline import TimeBreakdown
 from nsprof.cpu_speedups import BLAS_KEY, LOOP_KEY
@@ -68,7 +69,7 @@ def report_document(ladder: LadderAnalysis) -> tuple[str, list[Block]]:
         blocks += _stage_sections(ladder, stages)
     for source in ladder.sources:
         if source.profile.pipeline:
-            blocks += _pipeline_section(source)
+            blocks += _pipeline_section(source, ladder.flows.get(source.name))
     for name, breakdown in ladder.timelines.items():
         blocks += _time_sections(name, breakdown)
     return title, blocks
@@ -77,12 +78,10 @@ def report_document(ladder: LadderAnalysis) -> tuple[str, list[Block]]:
 PIPELINE_HEADERS = ("stage", "variant", "median", "x floor", "H2D", "kernel", "D2H", "overlap", "idle")
 
 
-def _pipeline_section(source) -> list[Block]:
-    """What `nsprof pipeline` measured (its pipeline.json) and the timeline of its fastest variant's flows."""
-    from nsprof.analyze.gpu_events import capture_origin, gpu_events, range_window
-    from nsprof.ranges import pipeline_range
+def _pipeline_section(source, flow: FlowTimeline | None) -> list[Block]:
+    """What `nsprof pipeline` measured (its pipeline.json) and the timeline of its fastest variant's
+    flows (`flow`, where the capture holds them)."""
     from nsprof.render.timeline import timeline_figure
-    from nsprof.sizes import parse_label
 
     results = source.profile.pipeline
     warm = [r for r in results["records"] if r["variant"] != "cold"]
@@ -107,17 +106,11 @@ def _pipeline_section(source) -> list[Block]:
                            Table.preformatted(headers, rows, (False, False, *([True] * (len(headers) - 2)))),
                            Paragraph(said + "Median: CUDA events around the whole flow; the rest: "
                                      + str(results.get("breakdown")))]
-    timed = [r for r in warm if r.get("median_ms") is not None]
-    if timed and source.profile.nsys:
-        best = min(timed, key=lambda r: r["median_ms"])
-        events = gpu_events(source.profile.nsys)
-        window = range_window(source.profile.nsys, events, pipeline_range(best["op"], best["stage"], best["variant"],
-                                                                           parse_label(best["size"])))
-        if window:
-            ranges = pd.concat([export.nvtx for export in source.profile.nsys], ignore_index=True)
-            figure = timeline_figure(events, ranges, window, capture_origin(events, ranges),
-                                     f"{best['stage']} {best['variant']}, the fastest variant: its flows as nsys saw them")
-            blocks.append(_image(figure, f"pipeline-{source.name}.png", f"{best['stage']} {best['variant']} on the timeline"))
+    if flow is not None:
+        best = flow.best
+        figure = timeline_figure(flow.events, flow.ranges, flow.window, flow.origin,
+                                 f"{best['stage']} {best['variant']}, the fastest variant: its flows as nsys saw them")
+        blocks.append(_image(figure, f"pipeline-{source.name}.png", f"{best['stage']} {best['variant']} on the timeline"))
     return blocks
 
 
