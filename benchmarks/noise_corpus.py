@@ -286,7 +286,7 @@ def targets(per_run: pd.DataFrame, runs: int) -> list[str]:
     kinds = per_run.drop_duplicates("key").set_index("key")["kind"].reindex(by_key.index)
     # as a diff of runs compares them: a range run as often in every run, a kernel whose mix of
     # configurations leaves its median where it is
-    mixed = mix_moved([run for _, run in per_run.groupby("run")])
+    mixed = mix_moved(per_run)
     counted = (((by_key["low"] == by_key["high"]) | (kinds == "kernels")) & ~by_key.index.isin(mixed))
     chosen = by_key[(by_key["runs"] == runs) & counted & (by_key["low"] >= 3)
                     & (by_key["median"] >= 10_000) & ~by_key.index.str.contains(WAITING) & (kinds != PAGEABLE)]

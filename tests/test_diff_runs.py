@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from nsprof import api
 from nsprof.analyze.diff import run_frames
-from nsprof.analyze.diff.mix import mix_moved
+from nsprof.analyze.diff.mix import as_runs, mix_moved
 from nsprof.analyze.diff.noise import NOISE_RECORD, SHORT_NS, default_noise, measure_noise
 from nsprof.analyze.diff.statistics import compare_runs
 from nsprof.cli import app
@@ -212,8 +212,8 @@ def test_the_real_triton_benchmark_mixes_its_autotuning_trials_and_nothing_else(
     runs, frames = noise_corpus.load()
     for program, mixed in (("triton", ["matmul_kernel"]), ("train", [])):
         ids = runs.loc[runs["program"] == program, "run"].tolist()
-        assert list(mix_moved([frames[ids[0]]["kernels"], frames[ids[1]]["kernels"]])) == mixed
-        assert list(mix_moved([frames[run]["kernels"] for run in ids])) == mixed
+        assert list(mix_moved(as_runs(frames[ids[0]]["kernels"], frames[ids[1]]["kernels"]))) == mixed
+        assert list(mix_moved(as_runs(*(frames[run]["kernels"] for run in ids)))) == mixed
 
 
 def test_a_kernel_launched_with_another_configuration_in_one_run_is_unstable(tmp_path):

@@ -31,15 +31,13 @@ def autotune_trials(export: GpuTimeline, harness_names: set[str]) -> set[Configu
     """The (kernel, grid, block) configurations of the export whose every launch was an autotuner's
     trial (module docstring); `harness_names` are kernels already found to be harness work."""
     kernels = export.kernels
-    if kernels.empty:
-        return set()
     # the other kernels' launches in time order, as arrays of codes (no copy of the table: it may hold 10M launches)
     kept = np.flatnonzero(~kernels["kernel"].isin(list(harness_names)).to_numpy())
+    if not len(kept):
+        return set()
     rows = kept[np.argsort(kernels["start_ns"].to_numpy()[kept], kind="stable")]
     name = pd.factorize(kernels["kernel"])[0][rows]
     config = combined_codes(kernels[column].to_numpy() for column in LAUNCH_SIZES)[rows]
-    if not len(rows):
-        return set()
     new_session = np.r_[True, name[1:] != name[:-1]]
     new_run = new_session | np.r_[True, config[1:] != config[:-1]]
     runs = pd.DataFrame({"name": name[new_run], "config": config[new_run], "session": np.cumsum(new_session)[new_run],

@@ -143,10 +143,10 @@ class FlowTimeline:
 def fastest_flow_timeline(nsys: list[GpuTimeline], document: dict | None) -> FlowTimeline | None:
     """FlowTimeline of an `nsprof pipeline` capture; None without a timed warm variant, an nsys
     export, or a range of that variant in it."""
-    timed = [r for r in (document or {}).get("records", []) if r["variant"] != "cold" and r.get("median_ms") is not None]
-    if not timed or not nsys:
+    fastest = fastest_flow(document)
+    if fastest is None or not nsys:
         return None
-    best = min(timed, key=lambda r: r["median_ms"])
+    best = fastest["best"]
     events = gpu_events(nsys)
     window = range_window(nsys, events, pipeline_range(best["op"], best["stage"], best["variant"], parse_label(best["size"])))
     if window is None:

@@ -41,7 +41,7 @@ import pandas as pd
 
 from nsprof.analyze.diff.host import host_rows
 from nsprof.analyze.diff.matching import match_kernels
-from nsprof.analyze.diff.mix import mix_moved
+from nsprof.analyze.diff.mix import as_runs, mix_moved
 from nsprof.analyze.diff.noise import HOST_PACED, NoiseFloor, category, default_noise, range_kind
 from nsprof.analyze.diff.statistics import (
     METHOD,
@@ -361,9 +361,8 @@ def compare_launch_runs(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     autotuner that kept another), or in proportions that move its median (mix.mix_moved); not for
     its count alone: a harness that times for a budget repeats the same work as often as it chose."""
     compared = compare_runs(a, b, count_must_hold=False)
-    runs = {side: [run for _, run in frame.groupby("run", sort=False)] for side, frame in (("a", a), ("b", b))}
     # proportions that move a run's median within a side, or between the sides (where they share the configurations)
-    mixed = mix_moved(runs["a"]).union(mix_moved(runs["b"])).union(mix_moved(runs["a"] + runs["b"]))
+    mixed = mix_moved(a).union(mix_moved(b)).union(mix_moved(as_runs(a, b)))
     reconfigured = pd.concat([_config_changed(a), _config_changed(b)]).groupby(level=0).any()
     reconfigured = reconfigured.reindex(compared.index, fill_value=False).astype(bool) | compared.index.isin(mixed)
     compared["unstable"] |= reconfigured & (compared["a_count"] > 0) & (compared["b_count"] > 0)
@@ -450,7 +449,7 @@ def _kernel_rows(a: Capture, b: Capture, instances: dict, rules: dict, judge: _J
         compared = compare_launch_runs(keyed["a"], keyed["b"])
     else:  # one run a side: a mix of configurations in other proportions is unstable too
         compared = compare_samples(keyed["a"], keyed["b"])
-        compared["unstable"] = compared.index.isin(mix_moved([keyed["a"], keyed["b"]]))
+        compared["unstable"] = compared.index.isin(mix_moved(as_runs(keyed["a"], keyed["b"])))
     stats = _ordered(judge.called(compared, "kernels"))
     stats[["a_total_ns", "b_total_ns"]] = stats[["a_total_ns", "b_total_ns"]].fillna(0)
     a_names = matches[(matches["side"] == "a")].set_index("key")["name"]

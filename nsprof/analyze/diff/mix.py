@@ -24,12 +24,22 @@ import pandas as pd
 MIX_TOLERANCE_PCT = 0.5  # a quarter of the smallest change a diff calls by default (2%)
 
 
-def mix_moved(runs: list[pd.DataFrame]) -> pd.Index:
-    """The keys whose median moves with its mix of configurations (module docstring). `runs`: one
-    frame per run (or per side, one run a side) of (key, value_ns, config), one row per launch;
-    a launch of no configuration ("", a graph's) keeps its kernel out of the test."""
-    frame = pd.concat([run[["key", "value_ns", "config"]].assign(run=number) for number, run in enumerate(runs)],
-                      ignore_index=True)
+def as_runs(*sides: pd.DataFrame) -> pd.DataFrame:
+    """The launches of several sides as one frame of runs: each side's `run` numbers follow the
+    previous side's (a side with no `run` column is one run), so that mix_moved pools them."""
+    frames, after = [], 0
+    for side in sides:
+        runs = side["run"].to_numpy() if "run" in side else 0
+        frames.append(side.assign(run=runs + after))
+        after += int(side["run"].max()) + 1 if "run" in side and len(side) else 1
+    return pd.concat(frames, ignore_index=True)
+
+
+def mix_moved(launches: pd.DataFrame) -> pd.Index:
+    """The keys whose median moves with its mix of configurations (module docstring). `launches`:
+    (key, value_ns, config, run), one row per launch (as_runs: several sides' runs together); a
+    launch of no configuration ("", a graph's) keeps its kernel out of the test."""
+    frame = launches[["key", "value_ns", "config", "run"]]
     unknown = frame.loc[frame["config"].isna() | (frame["config"] == ""), "key"]
     frame = frame[~frame["key"].isin(unknown)]
     # long kernel names and labels grouped many times: group their codes

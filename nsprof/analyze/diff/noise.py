@@ -53,7 +53,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from nsprof.analyze.diff.mix import mix_moved
+from nsprof.analyze.diff.mix import as_runs, mix_moved
 from nsprof.analyze.diff.statistics import compare_samples
 from nsprof.errors import MissingPathError, ParseError
 from nsprof.parse.json_document import UnreadableDocument, read_json_object
@@ -133,7 +133,7 @@ def changes_between(first: dict[str, pd.DataFrame], second: dict[str, pd.DataFra
         a, b = (_launches(run.get(frame_kind), frame_kind) for run in (first, second))
         stats = compare_samples(a, b)
         # every row one run a side tests, as a diff would (not a kernel whose mix of configurations moves its median)
-        mixed = mix_moved([a, b]) if "config" in a and "config" in b else pd.Index([])
+        mixed = mix_moved(as_runs(a, b)) if "config" in a and "config" in b else pd.Index([])
         stats = stats[stats["testable"] & ~stats.index.isin(mixed)]
         kinds = a.drop_duplicates("key").set_index("key")["kind"].reindex(stats.index)
         found.append(pd.DataFrame({
