@@ -12,7 +12,7 @@
 Every command of the CLI is a thin wrapper over one of these; each lives in nsprof.verbs, one module per
 verb owning its steps across the layers, and this module only names them. What they return, by kind:
 - what reads or computes returns one result object that render/ turns into tables and JSON:
-  analyze (ProfileAnalysis), analyze_many (ManyCaptures), diff (DiffResult), load_ladder
+  analyze (CaptureAnalysis), analyze_many (ManyCaptures), diff (DiffResult), load_ladder
   (LadderAnalysis), load_timeline (nsprof.timeline.Timeline), explain (Explanation), stages (Op),
   choose_hot_kernels (GuidedChoice);
 - what runs on the GPU returns its JSON document, as --json prints it: bench (BenchRun, whose

@@ -69,15 +69,16 @@ def ranks(names: list[str]) -> list[int | None]:
 
 def analyze_capture(path: str, rank: int | None, step_range: str | None = None) -> CaptureResult:
     """One task: a capture read and reduced to what the reducer needs (runs on a worker)."""
+    from nsprof.analyze.capture_analysis import CaptureAnalysis
     from nsprof.analyze.captures import capture_row, communication, step_table
-    from nsprof.analyze.gpu_utilization import gpu_utilization
-    from nsprof.analyze.summaries import kernel_summary, memcpy_summary
     from nsprof.parse.profile import load_timeline
 
     export = load_timeline(Path(path))
-    kernels = kernel_summary([export])
+    analysis = CaptureAnalysis([export], [])  # the parts asked for below are computed, no others
+    kernels = analysis.kernel_summary
+    assert kernels is not None and analysis.memcpy_summary is not None and analysis.gpu_utilization is not None
     comm = communication(export)
-    row = capture_row(export, kernels, memcpy_summary([export]), gpu_utilization([export]), comm)
+    row = capture_row(export, kernels, analysis.memcpy_summary, analysis.gpu_utilization, comm)
     return CaptureResult(Path(path).name, rank, row, kernels, step_table(export, comm, step_range))
 
 

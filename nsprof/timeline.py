@@ -60,10 +60,12 @@ def load_timeline(path: Path, range_: str | None, window: str | None) -> Timelin
     from nsprof.analyze.host_side import idle_marks
     from nsprof.analyze.timeline_window import capture_span, check_window_has_work, default_window, window_from_text
     from nsprof.parse import load_profile
+    from nsprof.parse.captures import RANKS, open_captures
     from nsprof.parse.sources import unique_names
     from nsprof.render.timeline import WHOLE, default_reason, window_caption
 
-    profile = load_profile(path)
+    captures = open_captures(path)
+    profile = load_profile(path if captures.kind == RANKS else captures.first)  # a directory's captures drawn together
     if not profile.nsys:
         raise ParseError(f"{path}: no Nsight Systems capture to draw (a timeline needs nsys output)",
                          "Capture one with `nsprof profile --tool nsys`, or pass an .nsys-rep or .sqlite file")

@@ -18,9 +18,9 @@ from nsys_builder import global_pid, global_tid, write_export
 from typer.testing import CliRunner
 
 from nsprof.analyze import attribute_work, datasheet_ceiling, kernel_metrics, percent_of_peak, range_metrics
+from nsprof.analyze.capture_analysis import CaptureAnalysis
 from nsprof.analyze.ladder import combine, work_records
 from nsprof.analyze.metrics import HALF_FLOPS_PER_INST, half_flops_rule
-from nsprof.analyze.report import analyze_profile
 from nsprof.commands.analyze import analyze
 from nsprof.errors import ParseError
 from nsprof.parse.ncu_csv import load_ncu_csv
@@ -82,7 +82,7 @@ def test_half_precision_rule_is_fp32s_until_measured():
 
 def test_fp16_flops_join_the_total_rate_but_not_the_fp32_or_tensor_percentages():
     """The real training-step launches (captured before the FP16 counters) with FP16 counts added."""
-    launches = analyze_profile([], load_profile(TORCH).ncu).launches
+    launches = CaptureAnalysis([], load_profile(TORCH).ncu).launches
     h200 = datasheet_ceiling("NVIDIA H200")
     before = percent_of_peak(kernel_metrics(launches), h200)
     counted = launches.assign(**{HADD: 1000.0 * launches["id"], HMUL: 300.0, HFMA: 5000.0})

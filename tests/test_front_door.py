@@ -1,5 +1,6 @@
 """The front door for captures (nsprof.parse.captures.open_captures) on the committed data of each
-kind: what is at a path is answered once, and diff, history and noise read their sides through it."""
+kind: what is at a path is answered once; diff, history and noise read their sides through it, and
+the report commands and `nsprof explain` the profiles they search for."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from nsprof.errors import MissingPathError
-from nsprof.parse.captures import BENCH, FILE, PROFILE, RANKS, open_captures
+from nsprof.parse.captures import BENCH, FILE, PROFILE, RANKS, TREE, open_captures
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
@@ -71,3 +72,35 @@ def test_analyze_of_a_bench_record_says_what_reads_one():
     [line] = result.stderr.strip().splitlines()
     assert "not a profile: nsprof reads a .json file as a bench record, which holds times but no capture" in line
     assert "nsprof diff" in line
+
+
+def test_a_directory_of_profiles_is_a_tree_of_the_profiles_below_it(tmp_path):
+    """profiles/examples holds the committed captures one level down; a tree nested deeper, with a
+    failed capture (a manifest and no output) and a hidden directory, finds the same profiles."""
+    examples = ROOT / "profiles" / "examples"
+    found = open_captures(examples)
+    assert found.kind == TREE and found.runs == tuple(sorted(p for p in examples.iterdir() if p.is_dir()))
+    (tmp_path / "deep" / "deeper").mkdir(parents=True)
+    for profile in found.runs[:2]:
+        (tmp_path / "deep" / "deeper" / profile.name).symlink_to(profile, target_is_directory=True)
+    (tmp_path / "failed").mkdir()
+    (tmp_path / "failed" / "manifest.json").write_text("{}")
+    (tmp_path / ".hidden").symlink_to(found.runs[2], target_is_directory=True)
+    assert [p.name for p in open_captures(tmp_path).runs] == [p.name for p in found.runs[:2]]
+
+
+def test_analyze_and_diff_of_a_tree_say_it_holds_profiles_not_one(tmp_path):
+    """A tree is no one capture: analyze and diff name how many profiles it holds and one to pass; an
+    empty directory holds none."""
+    from cli_checks import one_line_error
+    from typer.testing import CliRunner
+
+    from nsprof.cli import app
+
+    examples = ROOT / "profiles" / "examples"
+    count = len(open_captures(examples).runs)
+    for args in (["analyze", str(examples)], ["diff", str(examples), str(examples)]):
+        line = one_line_error(CliRunner().invoke(app, args))
+        assert f"a directory of {count} profiles, not one capture" in line and "nsprof report --from" in line
+    line = one_line_error(CliRunner().invoke(app, ["analyze", str(tmp_path)]))
+    assert f"{tmp_path}: no profile here" in line and "nsprof profile" in line

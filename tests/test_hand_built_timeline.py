@@ -4,9 +4,13 @@ capture is. The oracle is the arithmetic on the rows the test wrote, not a reade
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pandas as pd
+import pytest
 from timeline_builder import call, copy, kernel, nvtx_range, timeline
 
-from nsprof.analyze.report import analyze_profile
+from nsprof.analyze.capture_analysis import CaptureAnalysis
 
 US = 1_000  # ns
 
@@ -28,7 +32,7 @@ def two_steps():
 
 
 def test_the_kernel_and_copy_summaries_are_the_rows_summed():
-    analysis = analyze_profile([two_steps()], [])
+    analysis = CaptureAnalysis([two_steps()], [])
     summary = analysis.kernel_summary.set_index("kernel")
     assert summary.loc["gemm", "count"] == 2 and summary.loc["gemm", "total_ns"] == 2 * 40 * US
     assert summary.loc["relu", "count"] == 2 and summary.loc["relu", "total_ns"] == 2 * 5 * US
@@ -41,7 +45,7 @@ def test_the_kernel_and_copy_summaries_are_the_rows_summed():
 def test_utilization_is_the_busy_time_over_the_span_and_the_gap_is_named():
     """Busy: 2 x (10 + 40 + 5) us; span: from the first copy's start to the last kernel's end; the one
     idle gap lies between step 1's relu and step 2's copy."""
-    (gpu,) = analyze_profile([two_steps()], []).gpu_utilization
+    (gpu,) = CaptureAnalysis([two_steps()], []).gpu_utilization
     assert gpu["busy_ns"] == 110 * US and gpu["span_ns"] == (2057 - 1002) * US
     (gap,) = gpu["idle_gaps"]
     assert gap["duration_ns"] == (2002 - 1057) * US and (gap["after"], gap["before"]) == ("relu", "memcpy Host-to-Device")
@@ -50,7 +54,7 @@ def test_utilization_is_the_busy_time_over_the_span_and_the_gap_is_named():
 def test_each_range_gets_the_gpu_work_its_calls_launched():
     """step's calls launched the copy and both kernels (55 us of GPU work a step); forward's only the
     two kernels, launched inside it (45 us), though they ran after it closed."""
-    ranges = analyze_profile([two_steps()], []).ranges.set_index("range")
+    ranges = CaptureAnalysis([two_steps()], []).ranges.set_index("range")
     assert ranges.loc["step", "count"] == 2 and ranges.loc["forward", "count"] == 2
     assert ranges.loc["step", "gpu_time_ns"] == 2 * 55 * US
     assert ranges.loc["forward", "gpu_time_ns"] == 2 * 45 * US
@@ -71,3 +75,29 @@ def test_the_hand_built_timeline_is_in_the_model_and_a_stray_column_is_named():
     column, times = timeline_problems(stray)
     assert column == "kernels.color is not a column of the model"
     assert times.startswith("runtime.start_ns holds ") and times.endswith(", not int64")  # str or object
+
+
+def test_a_part_is_computed_when_first_asked_for_and_kept_lets_the_frames_go():
+    analysis = CaptureAnalysis([two_steps()], [])
+    ranges = analysis.ranges
+    assert not {"kernel_summary", "hot_kernels", "unattributed"} & vars(analysis).keys()  # asked for nothing else
+    assert "_part_calls" in vars(analysis)  # the launch-call join waits for its other reader ...
+    assert analysis.unattributed["kernels"] == 0
+    assert "_part_calls" not in vars(analysis)  # ... and is let go once both have read it
+    kept = analysis.kept(["ranges", "gpu_utilization"])
+    assert kept.ranges is ranges and kept.gpu_utilization[0]["busy_ns"] == 110 * US
+    with pytest.raises(RuntimeError, match="kept only some parts"):
+        _ = kept.kernel_summary
+
+
+def test_diff_and_analyze_read_one_analysis_of_a_real_capture():
+    """A diff's run keeps only the parts diff compares; they are the parts `analyze` shows, computed once."""
+    from nsprof.profile_analysis import analyzed_profile, diff_analysis
+
+    export = Path(__file__).parent / "data" / "diff-pairs" / "train-a.sqlite"
+    shown, compared = analyzed_profile(export)[1], diff_analysis(export)
+    pd.testing.assert_frame_equal(shown.ranges, compared.ranges)
+    assert shown.gpu_utilization == compared.gpu_utilization and shown.host == compared.host
+    assert compared.launch_times is not None and len(compared.launch_times) > 1000
+    with pytest.raises(RuntimeError):
+        _ = compared.hot_kernels

@@ -21,10 +21,10 @@ from nsys_builder import write_export
 from typer.testing import CliRunner
 
 from nsprof import api
+from nsprof.analyze.capture_analysis import CaptureAnalysis
 from nsprof.analyze.capture_facts import gpu_name
 from nsprof.analyze.metrics import kernel_metrics
 from nsprof.analyze.percent_of_peak import percent_of_peak
-from nsprof.analyze.report import ProfileAnalysis
 from nsprof.ceilings.peaks import Ceiling, datasheet_ceiling, with_measurements
 from nsprof.ceilings.resolve import resolve_ceiling
 from nsprof.cli import app
@@ -347,7 +347,7 @@ def test_percent_of_peak_is_nan_where_the_ceiling_has_no_value():
 
 def test_caption_copes_with_missing_peaks():
     def caption(ceiling):
-        return _ceiling_caption(ProfileAnalysis(None, None, pd.DataFrame(), RTX, ceiling))
+        return _ceiling_caption(CaptureAnalysis([], [], {"device": {"name": RTX}}, ceiling))
 
     dram_only = with_measurements(None, measured_document(RTX, dram_tbyte_per_s=1.0))
     assert caption(dram_only) == (f"% of peak against the {RTX}: 1,000 GB/s DRAM (measured 2026-11-21); "

@@ -1,13 +1,13 @@
 """Pure analysis over parsed DataFrames: derived kernel metrics, GPU work per NVTX range,
 datasheet ceilings, per-stage records. No I/O, no plotting."""
 
+from nsprof.analyze.capture_analysis import CaptureAnalysis
 from nsprof.analyze.metrics import kernel_metrics, range_metrics
 from nsprof.analyze.nvtx_attribution import attribute_work, range_summary, summarize_ranges
 from nsprof.analyze.percent_of_peak import percent_of_peak
-from nsprof.analyze.report import ProfileAnalysis, analyze_profile
 from nsprof.ceilings.peaks import Ceiling, datasheet_ceiling
 
 __all__ = [
-    "Ceiling", "ProfileAnalysis", "analyze_profile", "attribute_work", "datasheet_ceiling",
+    "CaptureAnalysis", "Ceiling", "attribute_work", "datasheet_ceiling",
     "kernel_metrics", "percent_of_peak", "range_metrics", "range_summary", "summarize_ranges",
 ]

@@ -57,7 +57,7 @@ NOT_PROFILED = "not profiled by ncu"
 GRAPH_LEVEL = "a CUDA graph traced at graph level: its kernels are unseen (nsys --cuda-graph-trace=node)"
 
 def launch_table(launches: pd.DataFrame, ceiling: Ceiling | None) -> pd.DataFrame:
-    """ncu's launches with their derived metrics, findings and % of peak: ProfileAnalysis.kernels."""
+    """ncu's launches with their derived metrics, findings and % of peak: CaptureAnalysis.kernels."""
     kernels = pd.concat([kernel_metrics(launches), launch_findings(launches)], axis=1)
     return percent_of_peak(kernels, ceiling) if ceiling is not None else kernels
 
@@ -180,8 +180,8 @@ def hot_rows(rows: pd.DataFrame, top: int = DEFAULT_TOP, coverage_pct: float = C
 def hot_kernels(rows: pd.DataFrame, kernels: pd.DataFrame | None, rules: pd.DataFrame | None,
                 top: int = DEFAULT_TOP) -> pd.DataFrame:
     """HOT_KERNEL_COLUMNS for the hot rows plus every row ncu profiled, ranked as the module
-    docstring says. `kernels` is ProfileAnalysis.kernels (one row per ncu launch, % of peak
-    added), `rules` ProfileAnalysis.rules; both None for a capture without ncu."""
+    docstring says. `kernels` is CaptureAnalysis.kernels (one row per ncu launch, % of peak
+    added), `rules` CaptureAnalysis.rules; both None for a capture without ncu."""
     hot = hot_rows(rows, top)
     findings = _ncu_findings(kernels, rules)
     keyed = rows.assign(key=_keys(rows["kernel"]))

@@ -7,7 +7,7 @@ launch configuration (grid and block), in the order of each group's first launch
 - `kernel`, `grid`, `block`: the group (grid and block are None where the capture lacks them)
 - `launches`, and `ids`: ncu's ids of those launches
 - `median_ns`, `min_ns`, `max_ns`: of the launches' durations
-- every other numeric column of the launch table (ProfileAnalysis.kernels: counters, rates,
+- every other numeric column of the launch table (CaptureAnalysis.kernels: counters, rates,
   findings, % of peak): its median over the group's launches, over those that measured it
   (NaN when none did)
 - `bound`, `bound_rule`: launch_findings.bound of the median SM and memory throughputs

@@ -118,8 +118,8 @@ def analyze_ladder(sources: list[Source], analyses: dict, gpu: str | None, ceili
                    keep_all: bool = False) -> LadderAnalysis:
     """Work records of every profile (the latest of each stage unless `keep_all`), their points
     under the ceiling's roofs (those of `gpu`, see sources_gpu), and the time breakdown of each
-    contributing nsys capture. `analyses`: each source's analysis by name, as
-    nsprof.analyze.report.analyze_profile, the one assembly of a capture's analysis, made it."""
+    contributing nsys capture. `analyses`: each source's analysis by name
+    (nsprof.analyze.capture_analysis.CaptureAnalysis, the one assembly of a capture's analysis)."""
     records = [(source.name, source.started, analyses[source.name].work) for source in sources]
     work = combine(records, keep_all)
     # A profile all of whose stages later profiles measured again is left out; one with no work

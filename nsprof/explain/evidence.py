@@ -47,7 +47,7 @@ class Measurements:
     gpu: str | None
     ceiling: Ceiling | None  # the GPU's peaks: measured where saved, else the datasheet's (None: unknown GPU)
     launches: pd.DataFrame  # one row per ncu launch: kernel_metrics columns, launch columns, op/stage/size
-    stages: pd.DataFrame  # per stage and size: nsprof.analyze.ladder's work columns (ProfileAnalysis.stages)
+    stages: pd.DataFrame  # per stage and size: nsprof.analyze.ladder's work columns (CaptureAnalysis.stages)
     manifest: dict | None = None  # the profile directory's manifest.json, where it has one
     tuning: dict | None = None  # its Triton stages' tuning, (stage, size) -> details (nsprof.parse.documents.read_tuning)
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nsprof.analyze.pipeline import copy_facts, fastest_flow
+from nsprof.analyze.pipeline import fastest_flow
 from nsprof.errors import ParseError
 from nsprof.parse import load_profile
 from nsprof.parse.profile import PIPELINE_RESULTS
 from nsprof.parse.sources import PROFILES_DIR, latest_profile
+from nsprof.profile_analysis import capture_analysis
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "profiles" / "examples" / "h200-pipeline-1024"
 
@@ -31,11 +32,12 @@ def pipeline_source(given: Path | None) -> tuple[Path, str]:
 def pipeline_facts(path: Path) -> dict:
     """Copy rates by direction and host-memory kind, how much copies overlapped each other and the
     kernels, and (for an `nsprof pipeline` capture) each variant against the bus floor
-    (nsprof.analyze.pipeline: copy_facts, fastest_flow)."""
+    (the capture's analysis: CaptureAnalysis.copies; nsprof.analyze.pipeline.fastest_flow)."""
     profile = load_profile(path)
-    if not profile.nsys:
+    copies = capture_analysis(profile).copies
+    if copies is None:
         raise ParseError(f"{path}: no nsys capture in it", "pass an nsys .nsys-rep or .sqlite, or a profile directory with one")
-    return {"source": str(path), **copy_facts(profile.nsys), "pipeline": fastest_flow(profile.pipeline)}
+    return {"source": str(path), **copies, "pipeline": fastest_flow(profile.pipeline)}
 
 
 def fact_lines(facts: dict) -> list[str]:

@@ -3,11 +3,14 @@ CaptureSet, found by the first resolver in RESOLVERS that claims the path:
 
 - a bench record (`nsprof bench` results, with `--runs` its runs' medians inside);
 - a directory of several nsys captures and no manifest: the runs of one program, or one per rank;
+- a directory that is no capture itself (no manifest, no tool output of its own), holding profile
+  directories at any depth: `profiles/`, what the report commands and `nsprof explain` search;
 - a profile directory (nsprof's manifest, or tool output), with `--runs`'s further runs;
 - one file a reader claims (nsys, ncu, packed or not; a torch.profiler trace).
 
-A CaptureSet says where the set is, which kind it is and its runs in order (the first is the capture
-that is analyzed whole; the others are compared with it as more runs). It reads nothing but what it
+A CaptureSet says where the set is, which kind it is and the captures in it: a profile's runs in
+order (the first is the capture that is analyzed whole; the others are compared with it as more
+runs), a directory's captures, or the profiles found below a tree. It reads nothing but what it
 needs to tell the kinds apart (a bench record is read when asked for); the commands read the captures
 through it. A new kind of set (a directory of traces of one program) is one more resolver.
 """
@@ -22,13 +25,15 @@ from nsprof.errors import MissingPathError, ParseError
 from nsprof.paths import missing_reason
 
 BENCH, RANKS, PROFILE, FILE = "bench record", "directory of captures", "profile directory", "capture file"
+TREE = "directory of profiles"
 
 
 @dataclass(frozen=True)
 class CaptureSet:
     path: Path  # as the user gave it
-    kind: str  # BENCH, RANKS, PROFILE or FILE
-    runs: tuple[Path, ...]  # in run order: runs[0] is analyzed whole (a profile directory, a file); () for a bench record
+    kind: str  # BENCH, RANKS, TREE, PROFILE or FILE
+    # in run order, runs[0] analyzed whole (a profile directory, a file); a TREE's profiles, by path; () for a bench record
+    runs: tuple[Path, ...]
 
     def bench_record(self) -> dict:
         """The bench record a BENCH set is, read and checked (ParseError for one that is not)."""
@@ -38,6 +43,19 @@ class CaptureSet:
 
     @property
     def first(self) -> Path:
+        """The capture analyzed whole; a ParseError for a bench record or a tree of profiles, which
+        are no one capture."""
+        if self.kind == BENCH:
+            raise ParseError(f"{self.path}: not a profile: nsprof reads a .json file as a bench record, which holds "
+                             "times but no capture", "compare two records with nsprof diff or keep one with nsprof "
+                             "history add; pass a profile directory or an nsys or ncu file")
+        if self.kind == TREE and not self.runs:
+            raise no_profile_below(self.path)
+        if self.kind == TREE:
+            count = len(self.runs)
+            raise ParseError(f"{self.path}: a directory of {count} profile{'s' if count > 1 else ''}, not one capture",
+                             f"Pass one of them ({self.runs[-1]}, say), or read them all with "
+                             f"`nsprof report --from {self.path}`")
         return self.runs[0]
 
     @property
@@ -67,6 +85,46 @@ def is_many(path: Path) -> bool:
     return path.is_dir() and not (path / MANIFEST).is_file() and len(capture_files(path)) > 1
 
 
+def _is_tree(path: Path) -> bool:
+    """A directory that is no capture itself: no manifest and no tool output of its own."""
+    from nsprof.parse.profile import MANIFEST, tool_outputs
+
+    return path.is_dir() and not (path / MANIFEST).is_file() and not any(tool_outputs(path))
+
+
+def profiles_below(path: Path) -> list[Path]:
+    """The profile directories at any depth below `path`, sorted, not descending into them or into
+    hidden directories; one with a manifest and no tool output (a capture that failed before
+    writing any) is passed over. A directory reached twice through symbolic links (`ln -s . a` makes
+    a loop) is walked once; a stack, not recursion, walks a tree thousands of levels deep too."""
+    from nsprof.parse.profile import MANIFEST, tool_outputs
+
+    def identity(directory: Path) -> tuple[int, int]:  # a directory by its inode: resolve() costs a stat per level
+        status = directory.stat()
+        return status.st_dev, status.st_ino
+
+    visited = {identity(path)}
+    found: list[Path] = []
+    stack = [path]
+    while stack:
+        for child in sorted(stack.pop().iterdir()):
+            if not child.is_dir() or child.name.startswith(".") or (seen := identity(child)) in visited:
+                continue
+            visited.add(seen)
+            if any(tool_outputs(child)):
+                found.append(child)
+            elif not (child / MANIFEST).is_file():
+                stack.append(child)
+    return sorted(found)
+
+
+def no_profile_below(path: Path) -> ParseError:
+    from nsprof.parse.profile import PROFILE_FILES
+
+    return ParseError(f"{path}: no profile here (no directory below it holds {PROFILE_FILES} files)",
+                      "Capture one with `nsprof profile`, or pass a profile directory or one such file")
+
+
 def _ranks(path: Path) -> CaptureSet:
     return CaptureSet(path, RANKS, tuple(capture_files(path)))
 
@@ -88,6 +146,7 @@ def _is_bench(path: Path) -> bool:
 RESOLVERS = (
     Resolver(BENCH, _is_bench, lambda path: CaptureSet(path, BENCH, ())),  # read when asked: bench_record()
     Resolver(RANKS, is_many, _ranks),
+    Resolver(TREE, _is_tree, lambda path: CaptureSet(path, TREE, tuple(profiles_below(path)))),
     Resolver(PROFILE, Path.is_dir, _profile),
     Resolver(FILE, lambda path: True, lambda path: CaptureSet(path, FILE, (path,))),  # its reader's error says what is wrong
 )

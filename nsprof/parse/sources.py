@@ -1,13 +1,13 @@
 """What the report commands and `nsprof explain` read: profiles found under `--from` paths.
 
-A `--from` path may be a profile directory (it holds a manifest.json, nsys .nsys-rep or .sqlite
-files, ncu .ncu-rep or .csv files), a directory holding profile directories at any depth (profiles/,
-whose examples/ sits one level down), or one such file (another program's capture). Which files
-count as tool output is decided in one place, nsprof.parse.profile.tool_outputs: a .csv that ncu
-did not write (a bench table, a roofline.csv) is passed over when found by
-searching, and is a ParseError only when named outright. Directories found by searching that hold
-no tool output (a capture that failed before writing any) are passed over; a named one is an
-error, as for `nsprof analyze`.
+A `--from` path is opened through the front door (nsprof.parse.captures.open_captures): a profile
+directory (it holds a manifest.json, nsys .nsys-rep or .sqlite files, ncu .ncu-rep or .csv files),
+a directory holding profile directories at any depth (profiles/, whose examples/ sits one level
+down), or one such file (another program's capture). Which files count as tool output is decided in
+one place, nsprof.parse.profile.tool_outputs: a .csv that ncu did not write (a bench table, a
+roofline.csv) is passed over when found by searching, and is a ParseError only when named outright.
+Directories found by searching that hold no tool output (a capture that failed before writing any)
+are passed over; a named one is an error, as for `nsprof analyze`.
 
 Finding (`find_profiles`) reads no more than each profile's manifest and the start of its CSV
 files; loading (`load_sources`) parses them.
@@ -152,49 +152,19 @@ def _slug(name: str) -> str:
 
 
 def _profile_paths(path: Path) -> list[Path]:
+    """The profiles a --from path names, found through the front door (nsprof.parse.captures): a
+    tree's profiles, or the path itself (a profile directory, a directory of captures, a file)."""
+    from nsprof.parse.captures import TREE, no_profile_below, open_captures
+
+    hint = f"Pass a profile directory, a directory of them, or one file ({PROFILE_FILES}) with --from"
     if not path.exists():
-        raise MissingPathError(f"{path}: {missing_reason(path)}",
-                         f"Pass a profile directory, a directory of them, or one file ({PROFILE_FILES}) with --from")
+        raise MissingPathError(f"{path}: {missing_reason(path)}", hint)
     if special := special_file_reason(path):
-        raise ParseError(f"{path}: {special}",
-                         f"Pass a profile directory, a directory of them, or one file ({PROFILE_FILES}) with --from")
-    if path.is_file() or _is_profile_directory(path):
-        return [path]
-    found = sorted(directory for directory in _directories_below(path) if _holds_tool_output(directory))
-    if not found:
-        raise ParseError(f"{path}: no profile here (no directory below it holds {PROFILE_FILES} files)",
-                         "Capture one with `nsprof profile`, or pass a profile directory or one such file with --from")
-    return found
-
-
-def _directories_below(path: Path) -> list[Path]:
-    """Sub-directories at any depth (in no set order: callers sort), not descending into profile
-    directories or hidden ones. A directory reached twice through symbolic links (`ln -s . a` makes
-    a loop) is walked once; a stack, not recursion, walks a tree thousands of levels deep too."""
-    def identity(directory: Path) -> tuple[int, int]:  # a directory by its inode: resolve() costs a stat per level
-        status = directory.stat()
-        return status.st_dev, status.st_ino
-
-    visited = {identity(path)}
-    below: list[Path] = []
-    stack = [path]
-    while stack:
-        for child in sorted(stack.pop().iterdir()):
-            if not child.is_dir() or child.name.startswith(".") or (found := identity(child)) in visited:
-                continue
-            visited.add(found)
-            below.append(child)
-            if not _is_profile_directory(child):
-                stack.append(child)
-    return below
-
-
-def _is_profile_directory(path: Path) -> bool:
-    return path.is_dir() and ((path / MANIFEST).is_file() or _holds_tool_output(path))
-
-
-def _holds_tool_output(path: Path) -> bool:
-    return any(tool_outputs(path))
+        raise ParseError(f"{path}: {special}", hint)
+    captures = open_captures(path)
+    if captures.kind == TREE and not captures.runs:
+        raise no_profile_below(path)
+    return list(captures.runs) if captures.kind == TREE else [path]
 
 
 def _has_ncu(path: Path) -> bool:

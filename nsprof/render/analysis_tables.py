@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from nsprof.analyze import ProfileAnalysis
+from nsprof.analyze import CaptureAnalysis
 from nsprof.analyze.families import rules_applied
 from nsprof.analyze.ladder import WALL_CLOCK
 from nsprof.analyze.launch_findings import FINDING_COLUMNS
@@ -37,12 +37,12 @@ GROUP_FIELDS = ("kernel", "grid", "block", "launches", "median_ns", "min_ns", "m
                 "ids")
 
 
-def print_analysis(analysis: ProfileAnalysis, is_directory: bool, console, launches: bool = False) -> None:
+def print_analysis(analysis: CaptureAnalysis, is_directory: bool, console, launches: bool = False) -> None:
     """Every table the profile has, each fitting the console's width."""
     to_terminal(analysis_blocks(analysis, is_directory, console.width, launches), console, spaced=False)
 
 
-def analysis_blocks(analysis: ProfileAnalysis, is_directory: bool, width: int, launches: bool = False) -> list[Block]:
+def analysis_blocks(analysis: CaptureAnalysis, is_directory: bool, width: int, launches: bool = False) -> list[Block]:
     """The tables (and the note on missing metrics) as document blocks, `width` columns wide: a
     ladder's stages first, then where the time goes (nsys and ncu joined), then each tool's own;
     ncu's kernels one row per kernel and launch configuration, or per launch with `launches`."""
@@ -76,11 +76,11 @@ def analysis_blocks(analysis: ProfileAnalysis, is_directory: bool, width: int, l
     return blocks
 
 
-def analysis_json(analysis: ProfileAnalysis, is_directory: bool) -> str:
+def analysis_json(analysis: CaptureAnalysis, is_directory: bool) -> str:
     return json.dumps(_document(analysis, is_directory), indent=2)
 
 
-def _document(analysis: ProfileAnalysis, is_directory: bool) -> dict:
+def _document(analysis: CaptureAnalysis, is_directory: bool) -> dict:
     doc: dict[str, Any] = {"gpu": analysis.gpu, "ceiling": analysis.ceiling.to_json() if analysis.ceiling else None}
     if analysis.host is not None:
         doc["host"] = analysis.host
@@ -367,7 +367,7 @@ def _utilization_table(devices: list[dict], width: int, tool: str = "nsys") -> T
     return Table(f"GPU utilization ({tool})", tuple(shown), rows, caption, left_out=left_out(columns, shown, rows))
 
 
-def _launches_table(analysis: ProfileAnalysis, width: int) -> Table:
+def _launches_table(analysis: CaptureAnalysis, width: int) -> Table:
     kernels = analysis.kernels
     assert kernels is not None  # analysis_blocks shows launches only of an analysis with ncu's
     records = [{**row, "innermost_range": row["nvtx"][-1] if row["nvtx"] else None} for row in kernels.to_dict("records")]
@@ -376,9 +376,9 @@ def _launches_table(analysis: ProfileAnalysis, width: int) -> Table:
                    caption + _ceiling_caption(analysis))
 
 
-def _kernel_groups_table(analysis: ProfileAnalysis, width: int) -> Table:
+def _kernel_groups_table(analysis: CaptureAnalysis, width: int) -> Table:
     groups = analysis.kernel_groups
-    assert groups is not None  # analyze_profile groups the kernels wherever there are some
+    assert groups is not None  # the analysis groups the kernels wherever there are some
     records = groups.to_dict("records")
     caption = ("one row per kernel and launch configuration (grid, block: trailing 1s left out), as ncu replayed it "
                "(caches flushed): count of launches, their median, min and max duration, every other column the "
@@ -462,7 +462,7 @@ def continued_lines(option: str, width: int) -> list[str]:
     return [*lines, line]
 
 
-def _stages_table(analysis: ProfileAnalysis, width: int) -> Table:
+def _stages_table(analysis: CaptureAnalysis, width: int) -> Table:
     rows = analysis.stages.head(STAGE_ROWS).to_dict("records")  # a capture of 20,000 CPU stage records: --json has all
     by_bytes = bool(rows) and all(headline(row.get("op")) == "bytes" for row in rows)
     on_cpu = any(row.get("time_source") == WALL_CLOCK for row in rows)
@@ -482,7 +482,7 @@ def _stages_table(analysis: ProfileAnalysis, width: int) -> Table:
 
 
 
-def _ceiling_caption(analysis: ProfileAnalysis) -> str:
+def _ceiling_caption(analysis: CaptureAnalysis) -> str:
     c = analysis.ceiling
     if c is None:
         return f"% of peak: no datasheet entry for {analysis.gpu or 'an unknown GPU'}"

@@ -8,26 +8,20 @@ from typing import TYPE_CHECKING
 from nsprof.verbs.common import outside_profiles, path_or_none
 
 if TYPE_CHECKING:  # loaded with the calls that need them: `nsprof --help` stays fast
-    from nsprof.analyze import ProfileAnalysis
+    from nsprof.analyze import CaptureAnalysis
     from nsprof.many import ManyCaptures
 
 
-def analyze(path: str | Path, ceilings: str | Path | None = None, attribution: str = "thread") -> ProfileAnalysis:
+def analyze(path: str | Path, ceilings: str | Path | None = None, attribution: str = "thread") -> CaptureAnalysis:
     """A profile directory or one nsys or ncu file, opened through the front door
     (nsprof.parse.captures): ranges, kernels and stages, with % of peak against the GPU's ceilings
     (measured where saved, see nsprof.ceilings.resolve.resolve_ceiling). `attribution` ("thread" or
     "process") says whose CUDA calls an NVTX range counts (nsprof.analyze.nvtx_attribution). A bench
-    record holds no capture to analyze: a ParseError says what reads it."""
-    from nsprof.errors import ParseError
-    from nsprof.parse.captures import BENCH, open_captures
+    record or a directory of profiles is no one capture: a ParseError says what to pass."""
+    from nsprof.parse.captures import open_captures
     from nsprof.profile_analysis import analyzed_profile
 
-    captures = open_captures(path)
-    if captures.kind == BENCH:
-        raise ParseError(f"{path}: not a profile: nsprof reads a .json file as a bench record, which holds times but "
-                         "no capture to analyze", "compare two records with nsprof diff or keep one with nsprof history "
-                         "add; analyze a profile directory or an nsys or ncu file")
-    return analyzed_profile(captures.first, path_or_none(ceilings), attribution)[1]
+    return analyzed_profile(open_captures(path).first, path_or_none(ceilings), attribution)[1]
 
 
 def analyze_many(directory: str | Path, scheduler: str | None = None, workers: int | None = None,

@@ -30,9 +30,9 @@ def load_ladder(paths: Sequence[str | Path] | None = None, keep_all: bool = Fals
     from the latest profile that has it, every profile's with `keep_all`. Without `paths`, one ladder
     on one GPU under profiles/ (nsprof.parse.sources.default_ladder), and `chosen` says which."""
     from nsprof.analyze.ladder import analyze_ladder, sources_gpu
-    from nsprof.analyze.report import analyze_profile
     from nsprof.ceilings.resolve import resolve_ceiling
     from nsprof.parse.sources import default_ladder, load_sources, loaded
+    from nsprof.profile_analysis import capture_analysis
 
     chosen = None
     if paths:
@@ -43,9 +43,7 @@ def load_ladder(paths: Sequence[str | Path] | None = None, keep_all: bool = Fals
     gpu = sources_gpu(sources)
     manifests = [source.profile.manifest for source in sources]  # oldest first: the newest's ceilings win
     ceiling = resolve_ceiling(gpu, path_or_none(ceilings), manifests)
-    analyses = {source.name: analyze_profile(source.profile.nsys, source.profile.ncu, source.profile.manifest, ceiling,
-                                             cpu=source.profile.cpu)
-                for source in sources}
+    analyses = {source.name: capture_analysis(source.profile, ceiling) for source in sources}
     return replace(analyze_ladder(sources, analyses, gpu, ceiling, keep_all), chosen=chosen)
 
 

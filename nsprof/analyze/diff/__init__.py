@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from nsprof.analyze.capture_analysis import CaptureAnalysis
 from nsprof.analyze.diff.host import host_rows
 from nsprof.analyze.diff.matching import match_kernels
 from nsprof.analyze.diff.mix import as_runs, mix_moved
@@ -56,7 +57,6 @@ from nsprof.analyze.diff.statistics import (
 from nsprof.analyze.diff.why import kernel_counters, kernel_rules, moved, rule_changes, stage_counters
 from nsprof.analyze.families import family_column
 from nsprof.analyze.ladder import work_key
-from nsprof.analyze.report import ProfileAnalysis
 from nsprof.errors import UsageError
 from nsprof.ranges import parse_stage_range
 
@@ -77,11 +77,11 @@ RUN_FIELDS = ("a_runs", "b_runs")  # rows of a diff across runs: how many runs o
 
 @dataclass(frozen=True)
 class Capture:
-    """One side of a diff: a capture's analysis (nsprof.analyze.report.analyze_profile with
-    `for_diff`: diff reads nothing else of it), or an `nsprof bench` record."""
+    """One side of a diff: a capture's analysis (CaptureAnalysis, with the parts diff compares
+    kept: capture_analysis.DIFF_PARTS), or an `nsprof bench` record."""
 
     name: str
-    analysis: ProfileAnalysis | None = None
+    analysis: CaptureAnalysis | None = None
     bench: dict | None = None  # {"env", "results", ...} as `nsprof bench --save-as` writes it
     runs: tuple[Capture, ...] = ()  # the program's further runs, each a capture of its own (not bench records)
 
@@ -91,7 +91,7 @@ class Capture:
             return int(self.bench.get("runs") or 1)
         return 1 + len(self.runs)
 
-    def analyzed(self) -> ProfileAnalysis:
+    def analyzed(self) -> CaptureAnalysis:
         """The capture's analysis (diff_captures reads it only when neither side is a bench record)."""
         if self.analysis is None:
             raise TypeError(f"{self.name} is a bench record, not a profile")
@@ -560,7 +560,7 @@ def _main_kernels(stages: pd.DataFrame, stage: str | None, stage_pair) -> dict:
     return dict(pairs)
 
 
-def _rules_of(analysis: ProfileAnalysis) -> dict | None:
+def _rules_of(analysis: CaptureAnalysis) -> dict | None:
     return kernel_rules(analysis.rules) if analysis.rules is not None and len(analysis.rules) else None
 
 

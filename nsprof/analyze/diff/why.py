@@ -26,7 +26,7 @@ STAGE_COUNTERS = ("dram_bytes", "l2_bytes", "bank_conflicts_per_launch", "occupa
 
 def kernel_counters(kernels: pd.DataFrame | None) -> pd.DataFrame:
     """KERNEL_COUNTERS per kernel name (index): the median over its profiled launches. Input:
-    ProfileAnalysis.kernels (one row per ncu launch); an empty frame without ncu."""
+    CaptureAnalysis.kernels (one row per ncu launch); an empty frame without ncu."""
     if kernels is None or kernels.empty:
         return pd.DataFrame(columns=list(KERNEL_COUNTERS))
     per_launch_rows = kernels.assign(bank_conflicts_per_launch=sum_measured(kernels["smem_ld_conflicts"],

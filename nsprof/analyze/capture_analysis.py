@@ -1,0 +1,285 @@
+"""One capture's analysis, the one place it is assembled: `CaptureAnalysis` computes each part the
+first time it is asked for and keeps it (pure functions over the parsed model: no I/O).
+
+`nsprof analyze` asks for every part, `nsprof diff` for those it compares (DIFF_PARTS), a Dask
+task of `nsprof analyze` over many captures for its summaries, the ladder for its stages. A command
+that keeps analyses of many captures (a diff across runs) calls `kept(parts)`: those parts are
+computed and the parsed frames let go, so that memory holds the figures, not the timelines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cached_property
+
+import pandas as pd
+
+from nsprof.analyze.capture_facts import distinct_launches, gpu_launches, gpu_name, gpu_totals
+from nsprof.analyze.gpu_utilization import gpu_utilization
+from nsprof.analyze.host_side import host_side
+from nsprof.analyze.hot_kernels import capture_hot_kernels, launch_table
+from nsprof.analyze.kernel_groups import kernel_groups
+from nsprof.analyze.ladder import combine, with_peaks, work_records
+from nsprof.analyze.launch_findings import missing_metrics, rule_results
+from nsprof.analyze.nvtx_attribution import (
+    THREAD,
+    attribute_work,
+    launching_calls,
+    summarize_range_families,
+    summarize_ranges,
+    unattributed_work,
+)
+from nsprof.analyze.operators import launching_operators, with_operators
+from nsprof.analyze.pipeline import copy_facts
+from nsprof.analyze.program_harness import SteadyState, steady_part
+from nsprof.analyze.summaries import kernel_family_summary, kernel_summary, memcpy_summary
+from nsprof.analyze.triton_kernels import triton_kernels
+from nsprof.ceilings.peaks import Ceiling, datasheet_ceiling
+from nsprof.parse.model import CpuRung, GpuTimeline, LaunchCounters
+
+# The timeline columns the analysis reads (nsprof.parse.nsys_sqlite.load_nsys's `columns`): a
+# 10M-kernel export's whole kernels and runtime frames would not fit the memory it is analyzed in.
+ANALYSIS_COLUMNS = {
+    "kernels": ("start_ns", "end_ns", "duration_ns", "device_id", "stream_id", "correlation_id", "global_pid", "kernel",
+                "mangled_name",
+                "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "dynamic_smem_bytes",
+                "operator"),  # a framework trace's (torch.profiler): what launched each kernel
+    "runtime": ("start_ns", "end_ns", "correlation_id", "global_tid", "api"),
+}
+
+# What `nsprof diff` compares of each run, in the order computed.
+DIFF_PARTS = ("gpu", "ranges", "range_instances", "launches", "kernels", "rules", "work", "stages", "gpu_utilization",
+              "launch_times", "gpu_totals", "gpu_ids", "host", "nsys_versions", "timeline_tool")
+
+# Every part `nsprof analyze` shows, in an order that frees the launch-call join (a row per launch)
+# before the steady state and the hot kernels build their own tables.
+SHOWN_PARTS = ("gpu", "ceiling", "ranges", "range_families", "unattributed", "launches", "kernels", "rules",
+               "missing_metrics", "kernel_groups", "kernel_summary", "memcpy_summary", "kernel_families",
+               "work", "stages", "hot_kernels", "harness", "host", "gpu_utilization", "triton_kernels",
+               "nsys_versions", "timeline_tool")
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    nsys: list[GpuTimeline]
+    ncu: list[LaunchCounters]
+    triton: pd.DataFrame | None
+    cpu: CpuRung | None
+    framework: list[GpuTimeline]
+
+
+class CaptureAnalysis:
+    """A capture's analysis (module docstring). `nsys`: its timelines (nsys exports, torch.profiler
+    traces); `ncu`: its counters (several files may hold the same launches, the raw and details
+    pages of one run: a launch is kept once, from a report or raw page, which carry every metric).
+    `ceiling`: the GPU's as the commands resolve it (nsprof.ceilings.resolve.resolve_ceiling); without
+    one, the datasheet's peaks for the GPU the capture names. `attribution` (THREAD or PROCESS): whose
+    CUDA calls an NVTX range counts. `triton`: the kernels the program's Triton compiled, where the
+    capture kept them. `cpu`: the CPU stages timed beside the capture (bench-cpu.json). `framework`:
+    torch.profiler traces beside nsys's, which name the operator that launched each kernel."""
+
+    def __init__(self, nsys: list[GpuTimeline], ncu: list[LaunchCounters], manifest: dict | None = None,
+                 ceiling: Ceiling | None = None, attribution: str = THREAD, triton: pd.DataFrame | None = None,
+                 cpu: CpuRung | None = None, framework: Iterable[GpuTimeline] = ()):
+        self.manifest = manifest  # what ran (nsprof's manifest.json); None for a bare export
+        self.attribution = attribution
+        self.has_nsys, self.has_ncu = bool(nsys), bool(ncu)
+        self._given_ceiling = ceiling
+        self._held: _Inputs | None = _Inputs(list(nsys), list(ncu), triton, cpu, list(framework))
+
+    def kept(self, parts: Iterable[str]) -> CaptureAnalysis:
+        """This analysis with `parts` computed, in order, and the parsed frames let go: a part not
+        among them can no longer be asked for (an error names it)."""
+        parts = tuple(parts)
+        for part in parts:
+            getattr(self, part)
+        for name in [name for name in vars(self) if name.startswith("_part_") or
+                     (isinstance(getattr(type(self), name, None), cached_property) and name not in parts)]:
+            del self.__dict__[name]
+        self._held = None
+        return self
+
+    @property
+    def _inputs(self) -> _Inputs:
+        if self._held is None:
+            raise RuntimeError("this analysis kept only some parts (CaptureAnalysis.kept): ask for the part before")
+        return self._held
+
+    # --- what ran and where -----------------------------------------------------------------------
+
+    @cached_property
+    def gpu(self) -> str | None:
+        return gpu_name(self._inputs.nsys, self._inputs.ncu, self.manifest)
+
+    @cached_property
+    def ceiling(self) -> Ceiling | None:
+        return self._given_ceiling if self._given_ceiling is not None else datasheet_ceiling(self.gpu)
+
+    @cached_property
+    def gpu_ids(self) -> tuple[str, ...]:
+        """The captured GPUs' UUIDs (nsys): whether two captures ran on one card."""
+        return tuple(sorted({str(uuid) for export in self._inputs.nsys if "uuid" in export.gpus
+                             for uuid in export.gpus["uuid"].dropna()}))
+
+    @cached_property
+    def nsys_versions(self) -> tuple[str, ...]:
+        """The versions of nsys that wrote the exports."""
+        return tuple(sorted({export.nsys_version for export in self._inputs.nsys if export.nsys_version}))
+
+    @cached_property
+    def timeline_tool(self) -> str:
+        """What wrote the timelines, as tables name their source: 'nsys', 'torch.profiler', or both joined by ' + '."""
+        return " + ".join(sorted({export.tool for export in self._inputs.nsys})) or "nsys"
+
+    # --- nsys: NVTX ranges and the work they launched ---------------------------------------------
+
+    @cached_property
+    def _part_calls(self) -> list[pd.DataFrame]:
+        """Each export's launching calls, joined once: the ranges and what they missed both read them."""
+        return [launching_calls(export) for export in self._inputs.nsys]
+
+    def _done_with_calls(self) -> None:
+        if {"range_instances", "unattributed"} <= vars(self).keys():  # its two readers have read it: a row per launch freed
+            self.__dict__.pop("_part_calls", None)
+
+    @cached_property
+    def range_instances(self) -> pd.DataFrame | None:
+        """Every NVTX range instance with the GPU work it launched (nvtx_attribution.attribute_work)."""
+        if not self.has_nsys:
+            return None
+        instances = pd.concat([attribute_work(export, self.attribution, calls)
+                               for export, calls in zip(self._inputs.nsys, self._part_calls)], ignore_index=True)
+        self.__dict__["range_instances"] = instances
+        self._done_with_calls()
+        return instances
+
+    @cached_property
+    def ranges(self) -> pd.DataFrame | None:
+        """Per range name: nvtx_attribution.summarize_ranges; None without an nsys export."""
+        return summarize_ranges(self.range_instances) if self.range_instances is not None else None
+
+    @cached_property
+    def range_families(self) -> pd.DataFrame | None:
+        return summarize_range_families(self.range_instances) if self.range_instances is not None else None
+
+    @cached_property
+    def unattributed(self) -> dict | None:
+        """The kernels no NVTX range received (nvtx_attribution.unattributed_work)."""
+        if not self.has_nsys:
+            return None
+        missed = unattributed_work(self._inputs.nsys, self.attribution, self._part_calls)
+        self.__dict__["unattributed"] = missed
+        self._done_with_calls()
+        return missed
+
+    # --- nsys: kernels, copies, the GPU's time ----------------------------------------------------
+
+    @cached_property
+    def kernel_summary(self) -> pd.DataFrame | None:
+        return kernel_summary(self._inputs.nsys) if self.has_nsys else None
+
+    @cached_property
+    def memcpy_summary(self) -> pd.DataFrame | None:
+        return memcpy_summary(self._inputs.nsys) if self.has_nsys else None
+
+    @cached_property
+    def kernel_families(self) -> pd.DataFrame | None:
+        return kernel_family_summary(self._inputs.nsys) if self.has_nsys else None
+
+    @cached_property
+    def gpu_utilization(self) -> list[dict] | None:
+        """Per device: nsprof.analyze.gpu_utilization."""
+        return gpu_utilization(self._inputs.nsys) if self.has_nsys else None
+
+    @cached_property
+    def copies(self) -> dict | None:
+        """Copy rates by direction and host memory, and how copies overlapped (nsprof.analyze.pipeline.copy_facts)."""
+        return copy_facts(self._inputs.nsys) if self.has_nsys else None
+
+    @cached_property
+    def launch_times(self) -> pd.DataFrame | None:
+        """Every kernel and graph launch (capture_facts.gpu_launches)."""
+        return gpu_launches(self._inputs.nsys) if self.has_nsys else None
+
+    @cached_property
+    def gpu_totals(self) -> dict | None:
+        """The summed kernel and copy time (capture_facts.gpu_totals)."""
+        return gpu_totals(self._inputs.nsys) if self.has_nsys else None
+
+    @cached_property
+    def triton_kernels(self) -> pd.DataFrame | None:
+        """The kernels the capture's Triton cache compiled, with their times (nsprof.analyze.triton_kernels)."""
+        triton = self._inputs.triton
+        return triton_kernels(self._inputs.nsys, triton) if self.has_nsys and triton is not None else None
+
+    # --- ncu: launches and their counters ---------------------------------------------------------
+
+    @cached_property
+    def launches(self) -> pd.DataFrame | None:
+        """Every profiled launch once, with its raw metric columns."""
+        return distinct_launches(self._inputs.ncu) if self.has_ncu else None
+
+    @cached_property
+    def kernels(self) -> pd.DataFrame | None:
+        """kernel_metrics and launch_findings columns with % of peak; None without ncu."""
+        return launch_table(self.launches, self.ceiling) if self.launches is not None else None
+
+    @cached_property
+    def rules(self) -> pd.DataFrame | None:
+        return rule_results(self._inputs.ncu) if self.has_ncu else None
+
+    @cached_property
+    def missing_metrics(self) -> dict | None:
+        return missing_metrics(self.launches, self.manifest) if self.launches is not None else None
+
+    @cached_property
+    def kernel_groups(self) -> pd.DataFrame | None:
+        """`kernels` per kernel and launch configuration (nsprof.analyze.kernel_groups)."""
+        return kernel_groups(self.kernels) if self.kernels is not None else None
+
+    # --- the work a report and the roofline show -------------------------------------------------
+
+    @cached_property
+    def work(self) -> pd.DataFrame:
+        """Every piece of work, stages among them (nsprof.analyze.ladder.work_records): what the ladder combines."""
+        return work_records(self.launches, self.ranges, self._inputs.cpu)
+
+    @cached_property
+    def stages(self) -> pd.DataFrame:
+        """The capture's stages, with the figures report and roofline show (ladder.with_peaks)."""
+        cpu = self._inputs.cpu
+        work = with_peaks(combine([("", None, self.work)]), self.ceiling, cpu.ceilings if cpu else None)
+        return work[work["stage"].notna()].reset_index(drop=True)
+
+    # --- a program's capture: its hot kernels, its harness, its host side -------------------------
+
+    @cached_property
+    def _part_steady(self) -> tuple[list[GpuTimeline], SteadyState | None] | None:
+        return steady_part(self._inputs.nsys) if self.has_nsys else None
+
+    @cached_property
+    def _part_hot(self) -> tuple[pd.DataFrame | None, dict | None]:
+        if self._part_steady is None:
+            return None, None
+        hot, harness = capture_hot_kernels(self._inputs.nsys, self.kernels, self.rules, steady=self._part_steady)
+        operators = launching_operators([*self._inputs.nsys, *self._inputs.framework])
+        return (with_operators(hot, operators) if operators else hot), harness
+
+    @cached_property
+    def hot_kernels(self) -> pd.DataFrame | None:
+        """nsprof.analyze.hot_kernels, with who launched each where a torch.profiler trace says; None without nsys."""
+        return self._part_hot[0]
+
+    @cached_property
+    def harness(self) -> dict | None:
+        """Harness work, nsprof's own and programs' (hot_kernels.harness_summary); None without nsys."""
+        return self._part_hot[1]
+
+    @cached_property
+    def host(self) -> dict | None:
+        """One program's capture (one nsys export, no stages): why the GPU waits (nsprof.analyze.host_side)."""
+        steady = self._part_steady
+        if steady is None or len(self._inputs.nsys) != 1 or not self.stages.empty:  # a ladder's harness is no program
+            return None
+        return host_side(self._inputs.nsys[0], steady[1], self.ceiling)
