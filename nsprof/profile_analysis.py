@@ -44,4 +44,4 @@ def capture_analysis(profile: Profile, ceiling: Ceiling | None = None, attributi
     from nsprof.analyze.capture_analysis import CaptureAnalysis
 
     return CaptureAnalysis(profile.nsys, profile.ncu, profile.manifest, ceiling, attribution, profile.triton,
-                           profile.cpu, profile.framework)
+                           profile.cpu, profile.framework, profile.pipeline)

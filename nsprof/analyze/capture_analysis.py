@@ -31,10 +31,12 @@ from nsprof.analyze.nvtx_attribution import (
     unattributed_work,
 )
 from nsprof.analyze.operators import launching_operators, with_operators
-from nsprof.analyze.pipeline import copy_facts
+from nsprof.analyze.pipeline import FlowTimeline, copy_facts, fastest_flow_timeline
 from nsprof.analyze.program_harness import SteadyState, steady_part
 from nsprof.analyze.summaries import kernel_family_summary, kernel_summary, memcpy_summary
+from nsprof.analyze.timeline import TimeBreakdown, time_breakdown
 from nsprof.analyze.triton_kernels import triton_kernels
+from nsprof.analyze.untimed import untimed_causes
 from nsprof.ceilings.peaks import Ceiling, datasheet_ceiling
 from nsprof.parse.model import CpuRung, GpuTimeline, LaunchCounters
 
@@ -77,12 +79,14 @@ class CaptureAnalysis:
     one, the datasheet's peaks for the GPU the capture names. `attribution` (THREAD or PROCESS): whose
     CUDA calls an NVTX range counts. `triton`: the kernels the program's Triton compiled, where the
     capture kept them. `cpu`: the CPU stages timed beside the capture (bench-cpu.json). `framework`:
-    torch.profiler traces beside nsys's, which name the operator that launched each kernel."""
+    torch.profiler traces beside nsys's, which name the operator that launched each kernel.
+    `manifest` and `pipeline`: the capture's documents, kept as they are."""
 
     def __init__(self, nsys: list[GpuTimeline], ncu: list[LaunchCounters], manifest: dict | None = None,
                  ceiling: Ceiling | None = None, attribution: str = THREAD, triton: pd.DataFrame | None = None,
-                 cpu: CpuRung | None = None, framework: Iterable[GpuTimeline] = ()):
+                 cpu: CpuRung | None = None, framework: Iterable[GpuTimeline] = (), pipeline: dict | None = None):
         self.manifest = manifest  # what ran (nsprof's manifest.json); None for a bare export
+        self.pipeline = pipeline  # what `nsprof pipeline` measured, where it made this capture (pipeline.json)
         self.attribution = attribution
         self.has_nsys, self.has_ncu = bool(nsys), bool(ncu)
         self._given_ceiling = ceiling
@@ -198,6 +202,16 @@ class CaptureAnalysis:
         return copy_facts(self._inputs.nsys) if self.has_nsys else None
 
     @cached_property
+    def time_breakdown(self) -> TimeBreakdown | None:
+        """Where the first export's time went (nsprof.analyze.timeline.time_breakdown); None without CUDA activity."""
+        return time_breakdown(self._inputs.nsys[0]) if self.has_nsys else None
+
+    @cached_property
+    def flows(self) -> FlowTimeline | None:
+        """An `nsprof pipeline` capture's fastest warm variant on its timeline (pipeline.fastest_flow_timeline)."""
+        return fastest_flow_timeline(self._inputs.nsys, self.pipeline)
+
+    @cached_property
     def launch_times(self) -> pd.DataFrame | None:
         """Every kernel and graph launch (capture_facts.gpu_launches)."""
         return gpu_launches(self._inputs.nsys) if self.has_nsys else None
@@ -246,10 +260,20 @@ class CaptureAnalysis:
         return work_records(self.launches, self.ranges, self._inputs.cpu)
 
     @cached_property
+    def cpu_ceilings(self) -> dict | None:
+        """The host's ceilings measured beside the CPU stages (their ceilings-cpu.json); None without."""
+        cpu = self._inputs.cpu
+        return cpu.ceilings if cpu is not None and cpu.ceilings else None
+
+    @cached_property
+    def untimed_causes(self) -> list[str]:
+        """What keeps each of the capture's files from timing a stage (nsprof.analyze.untimed)."""
+        return untimed_causes(self._inputs.nsys, self._inputs.ncu)
+
+    @cached_property
     def stages(self) -> pd.DataFrame:
         """The capture's stages, with the figures report and roofline show (ladder.with_peaks)."""
-        cpu = self._inputs.cpu
-        work = with_peaks(combine([("", None, self.work)]), self.ceiling, cpu.ceilings if cpu else None)
+        work = with_peaks(combine([("", None, self.work)]), self.ceiling, self.cpu_ceilings)
         return work[work["stage"].notna()].reset_index(drop=True)
 
     # --- a program's capture: its hot kernels, its harness, its host side -------------------------

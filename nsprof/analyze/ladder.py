@@ -43,14 +43,14 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from nsprof import metric_catalog
-from nsprof.analyze.capture_facts import gpu_name
 from nsprof.analyze.metrics import TOTALS, all_measured_flops, kernel_metrics, measured, range_metrics, ratio, sum_measured
-from nsprof.analyze.pipeline import FlowTimeline, fastest_flow_timeline
+from nsprof.analyze.pipeline import FlowTimeline
 from nsprof.analyze.roofline import (
     CPU_FP32_ROOF,
     CPU_MEMORY_ROOF,
@@ -61,16 +61,18 @@ from nsprof.analyze.roofline import (
     roofline_points,
     roofs,
 )
-from nsprof.analyze.timeline import TimeBreakdown, time_breakdown
+from nsprof.analyze.timeline import TimeBreakdown
 from nsprof.ceilings.peaks import Ceiling
 from nsprof.cpu_speedups import BLAS_KEY, LOOP_KEY, cpu_speedups
 from nsprof.errors import UsageError
 from nsprof.kernel_names import short_kernel_name
 from nsprof.parse.model import CpuRung
-from nsprof.parse.sources import Source
 from nsprof.ranges import NVTX_DOMAIN, parse_stage_range, qualify, range_name
 from nsprof.registry import all_ops, all_stages, baseline_of, stage_order
 from nsprof.sizes import parse_label
+
+if TYPE_CHECKING:  # the analysis builds on this module's work records: its type only, no import at load time
+    from nsprof.analyze.capture_analysis import CaptureAnalysis
 
 KERNEL_KEY = "kernel:"
 # Catalogued columns a piece of work carries besides range_metrics' totals, by how they aggregate.
@@ -84,12 +86,21 @@ ADDITIVE = (frozenset(TOTALS) - {"duration_ns"}) | frozenset(SUMMED)
 
 
 @dataclass(frozen=True)
+class LadderCapture:
+    """One profile of a ladder: its name and start time (nsprof.parse.sources.Source) and its analysis."""
+
+    name: str  # a slug, unique among the profiles read together: reports write OUT/<name>
+    started: dt.datetime  # the manifest's start time, else the files' modification time
+    analysis: CaptureAnalysis
+
+
+@dataclass(frozen=True)
 class LadderAnalysis:
     gpu: str | None
     roofs: list[Roof]  # from the GPU's ceilings
     work: pd.DataFrame  # combine's columns
     points: pd.DataFrame  # nsprof.analyze.roofline.POINT_COLUMNS
-    sources: list[Source]  # the profiles shown: those some work row comes from, or with no work rows at all
+    captures: list[LadderCapture]  # the profiles shown: those some work row comes from, or with no work rows at all
     timelines: dict[str, TimeBreakdown]  # per profile name, for those with an nsys capture
     hot_kernels: dict[str, tuple[pd.DataFrame, dict]] = field(default_factory=dict)  # per profile name with
     # an nsys capture: nsprof.analyze.hot_kernels.capture_hot_kernels (where the time goes, the harness)
@@ -98,15 +109,13 @@ class LadderAnalysis:
     flows: dict[str, FlowTimeline] = field(default_factory=dict)  # per profile name with an `nsprof pipeline` record
 
 
-def sources_gpu(sources: list[Source]) -> str | None:
-    """The one GPU the profiles were captured on (None if none says). Raises UsageError when they
-    come from several: one roofline has one set of roofs."""
+def ladder_gpu(gpus: dict[str, str | None]) -> str | None:
+    """The one GPU the profiles were captured on (`gpus`: each profile's, by name; None if none says).
+    Raises UsageError when they come from several: one roofline has one set of roofs."""
     names: dict[str, str] = {}
-    for source in sources:
-        profile = source.profile
-        name = gpu_name(profile.nsys, profile.ncu, profile.manifest)
+    for profile, name in gpus.items():
         if name:
-            names.setdefault(name, source.name)
+            names.setdefault(name, profile)
     if len(names) > 1:
         listed = ", ".join(f"{gpu} ({profile})" for gpu, profile in names.items())
         raise UsageError(f"the profiles come from several GPUs: {listed}",
@@ -114,35 +123,28 @@ def sources_gpu(sources: list[Source]) -> str | None:
     return next(iter(names), None)
 
 
-def analyze_ladder(sources: list[Source], analyses: dict, gpu: str | None, ceiling: Ceiling | None,
+def analyze_ladder(captures: list[LadderCapture], gpu: str | None, ceiling: Ceiling | None,
                    keep_all: bool = False) -> LadderAnalysis:
     """Work records of every profile (the latest of each stage unless `keep_all`), their points
-    under the ceiling's roofs (those of `gpu`, see sources_gpu), and the time breakdown of each
-    contributing nsys capture. `analyses`: each source's analysis by name
-    (nsprof.analyze.capture_analysis.CaptureAnalysis, the one assembly of a capture's analysis)."""
-    records = [(source.name, source.started, analyses[source.name].work) for source in sources]
+    under the ceiling's roofs (those of `gpu`, see ladder_gpu), and the time breakdown of each
+    contributing nsys capture, all from each capture's analysis (CaptureAnalysis, the one assembly
+    of a capture's analysis, under `ceiling`)."""
+    records = [(capture.name, capture.started, capture.analysis.work) for capture in captures]
     work = combine(records, keep_all)
     # A profile all of whose stages later profiles measured again is left out; one with no work
     # rows at all (an nsys capture of another program) still shows where its time went.
     shown = set(work["profile"]) | {name for name, _, frame in records if frame.empty}
-    used = [source for source in sources if source.name in shown]
-    timelines = {source.name: breakdown for source in used for export in source.profile.nsys[:1]
-                 if (breakdown := time_breakdown(export)) is not None}
-    host = cpu_ceilings(used)
+    used = [capture for capture in captures if capture.name in shown]
+    timelines = {capture.name: breakdown for capture in used if (breakdown := capture.analysis.time_breakdown) is not None}
+    # the host's roofs measured by the newest profile that measured them beside its CPU stages
+    host = next((found for capture in reversed(used) if (found := capture.analysis.cpu_ceilings)), None)
     work = with_peaks(work, ceiling, host)
-    hot = {source.name: (analysis.hot_kernels, analysis.harness or {}) for source in used
-           if (analysis := analyses[source.name]).hot_kernels is not None}
+    hot = {capture.name: (analysis.hot_kernels, analysis.harness or {}) for capture in used
+           if (analysis := capture.analysis).hot_kernels is not None}
     cpu = host_roofs(host)
-    flows = {source.name: flow for source in used
-             if (flow := fastest_flow_timeline(source.profile.nsys, source.profile.pipeline)) is not None}
+    flows = {capture.name: flow for capture in used if (flow := capture.analysis.flows) is not None}
     return LadderAnalysis(gpu, roofs(ceiling), work, roofline_points(work, ceiling, cpu), used, timelines, hot, cpu,
                           flows=flows)
-
-
-def cpu_ceilings(sources: list[Source]) -> dict | None:
-    """The host's roofs measured by the newest of `sources` (oldest first) that measured them beside its CPU stages."""
-    return next((source.profile.cpu.ceilings for source in reversed(sources)
-                 if source.profile.cpu is not None and source.profile.cpu.ceilings), None)
 
 
 def host_roofs(cpu_ceilings: dict | None) -> list[Roof]:

@@ -6,29 +6,28 @@ correlation id) or else from ncu (gpu__time_duration.sum): see nsprof.analyze.la
 
 from __future__ import annotations
 
-from nsprof.parse.profile import Profile
-from nsprof.parse.sources import Source
+from nsprof.parse.model import GpuTimeline, LaunchCounters
 
 NCU_TIME_METRIC = "gpu__time_duration.sum"
 
 
-def untimed_ladder(work, sources: list[Source]) -> str | None:
+def untimed_ladder(work, causes: dict[str, list[str]]) -> str | None:
     """Why no stage of `work` (nsprof.analyze.ladder's records) has a time, naming each capture they
-    come from; None when some stage has one, or there is no stage."""
+    come from (`causes`: each profile's untimed_causes, by name); None when some stage has one, or
+    there is no stage."""
     stages = work[work["stage"].notna()]
     if stages.empty or stages["time_per_launch_ns"].notna().any():
         return None
     profiles = set(stages["profile"])
-    causes = [cause for source in sources if source.name in profiles for cause in untimed_causes(source.profile)]
-    return "; ".join(dict.fromkeys(causes))
+    return "; ".join(dict.fromkeys(cause for name, found in causes.items() if name in profiles for cause in found))
 
 
-def untimed_causes(profile: Profile) -> list[str]:
-    """What keeps each of the profile's captures from timing a stage, one phrase per capture."""
-    causes = [_nsys_cause(export) for export in profile.nsys]
-    causes += [f"{report.source} has no {NCU_TIME_METRIC} (kernel duration)" for report in profile.ncu
+def untimed_causes(nsys: list[GpuTimeline], ncu: list[LaunchCounters]) -> list[str]:
+    """What keeps each of a profile's captures from timing a stage, one phrase per capture."""
+    causes = [_nsys_cause(export) for export in nsys]
+    causes += [f"{report.source} has no {NCU_TIME_METRIC} (kernel duration)" for report in ncu
                if NCU_TIME_METRIC not in report.kernels or report.kernels[NCU_TIME_METRIC].isna().all()]
-    if not profile.nsys:
+    if not nsys:
         causes.append("there is no nsys capture to time them")
     return causes
 

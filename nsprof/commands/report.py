@@ -56,7 +56,7 @@ def report_name(name: str) -> str:
 
 def default_name(ladder: LadderAnalysis) -> str:
     """The profile's name (a slug: nsprof.parse.sources.unique_names), or <gpu>-<op> for several."""
-    if len(ladder.sources) == 1:
-        return ladder.sources[0].name
+    if len(ladder.captures) == 1:
+        return ladder.captures[0].name
     ops = "-".join(sorted(set(ladder.work["op"].dropna()))) or "kernels"
     return f"{gpu_slug(ladder.gpu) if ladder.gpu else 'unknown-gpu'}-{ops}"

@@ -67,9 +67,9 @@ def report_document(ladder: LadderAnalysis) -> tuple[str, list[Block]]:
         blocks += _roofline(ladder)
     if len(stages):
         blocks += _stage_sections(ladder, stages)
-    for source in ladder.sources:
-        if source.profile.pipeline:
-            blocks += _pipeline_section(source, ladder.flows.get(source.name))
+    for capture in ladder.captures:
+        if capture.analysis.pipeline:
+            blocks += _pipeline_section(capture.name, capture.analysis.pipeline, ladder.flows.get(capture.name))
     for name, breakdown in ladder.timelines.items():
         blocks += _time_sections(name, breakdown)
     return title, blocks
@@ -78,12 +78,11 @@ def report_document(ladder: LadderAnalysis) -> tuple[str, list[Block]]:
 PIPELINE_HEADERS = ("stage", "variant", "median", "x floor", "H2D", "kernel", "D2H", "overlap", "idle")
 
 
-def _pipeline_section(source, flow: FlowTimeline | None) -> list[Block]:
-    """What `nsprof pipeline` measured (its pipeline.json) and the timeline of its fastest variant's
-    flows (`flow`, where the capture holds them)."""
+def _pipeline_section(name: str, results: dict, flow: FlowTimeline | None) -> list[Block]:
+    """What `nsprof pipeline` measured (`results`, its pipeline.json) in the profile `name`, and the
+    timeline of its fastest variant's flows (`flow`, where the capture holds them)."""
     from nsprof.render.timeline import timeline_figure
 
-    results = source.profile.pipeline
     warm = [r for r in results["records"] if r["variant"] != "cold"]
     def ms(record: dict, key: str) -> str:
         return fmt.duration_ns(None if record.get(key) is None else record[key] * 1e6)
@@ -102,7 +101,7 @@ def _pipeline_section(source, flow: FlowTimeline | None) -> list[Block]:
                  f"({versus.get('stage')}) on the same product in host memory: {fmt.duration_ns(versus['median_ms'] * 1e6)} "
                  f"on {versus.get('cpu') or 'the host'}. " if versus.get("median_ms") else "")
     headers = (*PIPELINE_HEADERS, *(("x CPU BLAS",) if against_cpu else ()))
-    blocks: list[Block] = [Heading(2, f"The whole flow ({source.name})"),
+    blocks: list[Block] = [Heading(2, f"The whole flow ({name})"),
                            Table.preformatted(headers, rows, (False, False, *([True] * (len(headers) - 2)))),
                            Paragraph(said + "Median: CUDA events around the whole flow; the rest: "
                                      + str(results.get("breakdown")))]
@@ -110,7 +109,7 @@ def _pipeline_section(source, flow: FlowTimeline | None) -> list[Block]:
         best = flow.best
         figure = timeline_figure(flow.events, flow.ranges, flow.window, flow.origin,
                                  f"{best['stage']} {best['variant']}, the fastest variant: its flows as nsys saw them")
-        blocks.append(_image(figure, f"pipeline-{source.name}.png", f"{best['stage']} {best['variant']} on the timeline"))
+        blocks.append(_image(figure, f"pipeline-{name}.png", f"{best['stage']} {best['variant']} on the timeline"))
     return blocks
 
 
@@ -122,11 +121,11 @@ def report_title(ladder: LadderAnalysis) -> str:
 
 def _sources(ladder: LadderAnalysis) -> list[Block]:
     items = []
-    for source in ladder.sources:
-        manifest = source.profile.manifest or {}
+    for capture in ladder.captures:
+        manifest = capture.analysis.manifest or {}
         tools = ", ".join(f"{name} {tool.get('version')}" for name, tool in (manifest.get("tools") or {}).items())
         when = "captured" if manifest.get("started") else "file written"
-        what = f"`{source.name}`, {when} {source.started:%Y-%m-%d %H:%M} UTC" + (f" with {tools}" if tools else "")
+        what = f"`{capture.name}`, {when} {capture.started:%Y-%m-%d %H:%M} UTC" + (f" with {tools}" if tools else "")
         items.append(what)
     ceilings = [f"{roof.name}: {roof_rate(roof)} ({roof.source})" for roof in ladder.roofs]
     blocks: list[Block] = [Paragraph("Profiles:"), Bullets(tuple(items))]

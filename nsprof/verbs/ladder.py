@@ -29,7 +29,8 @@ def load_ladder(paths: Sequence[str | Path] | None = None, keep_all: bool = Fals
     """The profiles under `paths` analyzed under the GPU's ceilings; by default each stage and size
     from the latest profile that has it, every profile's with `keep_all`. Without `paths`, one ladder
     on one GPU under profiles/ (nsprof.parse.sources.default_ladder), and `chosen` says which."""
-    from nsprof.analyze.ladder import analyze_ladder, sources_gpu
+    from nsprof.analyze.capture_facts import gpu_name
+    from nsprof.analyze.ladder import LadderCapture, analyze_ladder, ladder_gpu
     from nsprof.ceilings.resolve import resolve_ceiling
     from nsprof.parse.sources import default_ladder, load_sources, loaded
     from nsprof.profile_analysis import capture_analysis
@@ -40,11 +41,12 @@ def load_ladder(paths: Sequence[str | Path] | None = None, keep_all: bool = Fals
     else:
         found, chosen = default_ladder(PROFILES_DIR)
         sources = loaded(found)
-    gpu = sources_gpu(sources)
+    gpu = ladder_gpu({source.name: gpu_name(source.profile.nsys, source.profile.ncu, source.profile.manifest)
+                      for source in sources})
     manifests = [source.profile.manifest for source in sources]  # oldest first: the newest's ceilings win
     ceiling = resolve_ceiling(gpu, path_or_none(ceilings), manifests)
-    analyses = {source.name: capture_analysis(source.profile, ceiling) for source in sources}
-    return replace(analyze_ladder(sources, analyses, gpu, ceiling, keep_all), chosen=chosen)
+    captures = [LadderCapture(source.name, source.started, capture_analysis(source.profile, ceiling)) for source in sources]
+    return replace(analyze_ladder(captures, gpu, ceiling, keep_all), chosen=chosen)
 
 
 def write_roofline(ladder: LadderAnalysis, out: str | Path, force: bool = False) -> list[Path]:
@@ -52,7 +54,7 @@ def write_roofline(ladder: LadderAnalysis, out: str | Path, force: bool = False)
     there before are replaced, any other file in the way is kept (a UsageError names it) unless
     `force`. Raises ParseError when no kernel has FLOPs, bytes and time."""
     if ladder.points.empty:
-        names = ", ".join(source.name for source in ladder.sources) or "the profiles given"
+        names = ", ".join(capture.name for capture in ladder.captures) or "the profiles given"
         raise ParseError(f"nothing to place on a roofline in {names} (no ncu kernel with FLOP counts, bytes and a duration)",
                          "Profile with `nsprof profile --tool ncu` (or both), or pass an ncu CSV that has "
                          "gpu__time_duration.sum, dram__bytes_read.sum/_write.sum and the FP32 or tensor FLOP counters")
@@ -83,7 +85,7 @@ def write_report(ladder: LadderAnalysis, directory: str | Path, force: bool = Fa
     from nsprof.analyze.untimed import untimed_ladder
     from nsprof.output import check_outputs, write_set
 
-    untimed = untimed_ladder(ladder.work, ladder.sources)
+    untimed = untimed_ladder(ladder.work, {capture.name: capture.analysis.untimed_causes for capture in ladder.captures})
     if untimed:
         raise ParseError(f"no stage has a time to report: {untimed}",
                          "Capture the stages with `nsprof profile` (nsys times them), or pass ncu output that has "
