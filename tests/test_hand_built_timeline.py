@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
 import pytest
 from timeline_builder import call, copy, kernel, nvtx_range, timeline
 
@@ -86,7 +85,7 @@ def test_a_part_is_computed_when_first_asked_for_and_kept_lets_the_frames_go():
     assert "_part_calls" not in vars(analysis)  # ... and is let go once both have read it
     kept = analysis.kept(["ranges", "gpu_utilization"])
     assert kept.ranges is ranges and kept.gpu_utilization[0]["busy_ns"] == 110 * US
-    with pytest.raises(RuntimeError, match="kept only some parts"):
+    with pytest.raises(RuntimeError, match="kept only ranges, gpu_utilization"):
         _ = kept.kernel_summary
 
 
@@ -96,8 +95,9 @@ def test_diff_and_analyze_read_one_analysis_of_a_real_capture():
 
     export = Path(__file__).parent / "data" / "diff-pairs" / "train-a.sqlite"
     shown, compared = analyzed_profile(export)[1], diff_analysis(export)
-    pd.testing.assert_frame_equal(shown.ranges, compared.ranges)
     assert shown.gpu_utilization == compared.gpu_utilization and shown.host == compared.host
-    assert compared.launch_times is not None and len(compared.launch_times) > 1000
+    assert len(compared.launch_times) == shown.kernel_summary["count"].sum() > 1000  # every launch, once each
     with pytest.raises(RuntimeError):
-        _ = compared.hot_kernels
+        _ = compared.hot_kernels  # analyze's, not diff's
+    with pytest.raises(RuntimeError):
+        _ = shown.launch_times  # diff's, not analyze's

@@ -50,9 +50,10 @@ ANALYSIS_COLUMNS = {
     "runtime": ("start_ns", "end_ns", "correlation_id", "global_tid", "api"),
 }
 
-# What `nsprof diff` compares of each run, in the order computed.
-DIFF_PARTS = ("gpu", "ranges", "range_instances", "launches", "kernels", "rules", "work", "stages", "gpu_utilization",
-              "launch_times", "gpu_totals", "gpu_ids", "host", "nsys_versions", "timeline_tool")
+# What `nsprof diff` (and so `nsprof history`) reads of each run, in the order computed: the parts
+# they are computed from (ncu's launches, the work records) are let go with the frames.
+DIFF_PARTS = ("gpu", "range_instances", "kernels", "rules", "stages", "gpu_utilization", "launch_times", "gpu_totals",
+              "gpu_ids", "host", "nsys_versions", "timeline_tool")
 
 # Every part `nsprof analyze` shows, in an order that frees the launch-call join (a row per launch)
 # before the steady state and the hot kernels build their own tables.
@@ -91,6 +92,7 @@ class CaptureAnalysis:
         self.has_nsys, self.has_ncu = bool(nsys), bool(ncu)
         self._given_ceiling = ceiling
         self._held: _Inputs | None = _Inputs(list(nsys), list(ncu), triton, cpu, list(framework))
+        self._kept: tuple[str, ...] = ()  # the parts kept(), once called, kept
 
     def kept(self, parts: Iterable[str]) -> CaptureAnalysis:
         """This analysis with `parts` computed, in order, and the parsed frames let go: a part not
@@ -101,13 +103,14 @@ class CaptureAnalysis:
         for name in [name for name in vars(self) if name.startswith("_part_") or
                      (isinstance(getattr(type(self), name, None), cached_property) and name not in parts)]:
             del self.__dict__[name]
-        self._held = None
+        self._held, self._kept = None, parts
         return self
 
     @property
     def _inputs(self) -> _Inputs:
         if self._held is None:
-            raise RuntimeError("this analysis kept only some parts (CaptureAnalysis.kept): ask for the part before")
+            raise RuntimeError(f"this analysis kept only {', '.join(self._kept)} (CaptureAnalysis.kept): "
+                               "list every part its reader asks for")
         return self._held
 
     # --- what ran and where -----------------------------------------------------------------------
