@@ -41,3 +41,16 @@ def test_every_documented_column_exists(frames):
     for frame, columns in documented.items():
         have = summaries if frame.endswith("_summary") else set(frames[frame])
         assert columns <= have, (frame, sorted(columns - have))
+
+
+def test_the_lazy_analysis_example_prints_what_the_page_shows(monkeypatch):
+    """docs/python.md's second example, run as written: the value its last line prints, and only
+    the part asked for computed."""
+    monkeypatch.chdir(ROOT)
+    block = re.findall(r"```python\n(.*?)```", page("python.md"), re.DOTALL)[1]
+    lines = block.splitlines()
+    namespace: dict = {}
+    for line in lines[:-2]:
+        exec(line.removeprefix(">>> "), namespace)
+    assert repr(eval(lines[-2].removeprefix(">>> ").split("  #")[0], namespace)) == lines[-1]
+    assert "copies" in vars(namespace["analysis"]) and "hot_kernels" not in vars(namespace["analysis"])
