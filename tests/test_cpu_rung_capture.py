@@ -13,13 +13,14 @@ from cli_checks import one_line_error
 from test_capture import FAKE_ENV, make_tool
 from typer.testing import CliRunner
 
-from nsprof.capture.commands import CPU_CEILINGS, CPU_TOOL, build_commands
+from nsprof.capture.commands import build_commands
 from nsprof.capture.request import build_request
 from nsprof.cli import app
 from nsprof.errors import ParseError, UsageError
 from nsprof.parse import load_profile
 from nsprof.parse.documents import read_cpu_rung
 from nsprof.profile_analysis import analyzed_profile
+from nsprof.profile_layout import CPU_CEILINGS, CPU_TOOL
 from nsprof.registry import stages_for
 from nsprof.stage_kinds import CPU
 

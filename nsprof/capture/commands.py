@@ -12,19 +12,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nsprof.capture.request import ProfileRequest
+from nsprof.profile_layout import CPU_CEILINGS, CPU_TOOL, NCU_CSV, NCU_REPORT, NSYS_REPORT, RUNS_DIR, bench_results_name
 from nsprof.ranges import NVTX_DOMAIN, range_name
 from nsprof.sizes import Size, short_size
 
 if TYPE_CHECKING:
     from nsprof.registry import Stage
 
-# File names inside a profile directory (see nsprof.capture.layout for the directory itself).
-NSYS_REPORT = "nsys"  # nsys adds .nsys-rep and, with --export=sqlite, .sqlite
-NCU_REPORT = "ncu"  # ncu adds .ncu-rep
-NCU_CSV = "ncu-raw.csv"
-CPU_TOOL = "cpu"  # the steps that time CPU stages and measure the host's roofs: no profiler, the host alone
-CPU_CEILINGS = "ceilings-cpu.json"  # `nsprof ceilings --cpu --json`, measured in the capture beside its CPU stages
-RUNS_DIR = "runs"  # runs 2..N of `--runs N`: runs/nsys-K.nsys-rep, .sqlite, .log (and bench-nsys-K.json)
 MAX_RUNS = 100
 
 
@@ -52,7 +46,7 @@ class Command:
 
 
 def bench_results_file(directory: Path, tool: str) -> Path:
-    return directory / f"bench-{tool}.json"
+    return directory / bench_results_name(tool)
 
 
 def _bench_argv(request: ProfileRequest, stages, tool: str, directory: Path, timing: tuple[str, ...] = ()) -> list[str]:
@@ -143,7 +137,7 @@ def further_runs(nsys: list[Command], runs: int, directory: Path) -> list[Comman
     for run in range(2, runs + 1):
         report = directory / RUNS_DIR / f"{NSYS_REPORT}-{run}"
         renamed = {str(directory / NSYS_REPORT): str(report),
-                   str(bench_results_file(directory, "nsys")): str(directory / RUNS_DIR / f"bench-nsys-{run}.json")}
+                   str(bench_results_file(directory, "nsys")): str(directory / RUNS_DIR / bench_results_name("nsys", run))}
         commands.append(Command("nsys", "run", tuple(renamed.get(arg, arg) for arg in first.argv),
                                 report.with_suffix(".log"), (report.with_suffix(".nsys-rep"), report.with_suffix(".sqlite")),
                                 env=first.env))

@@ -14,14 +14,13 @@ import os
 from pathlib import Path
 
 from nsprof import __version__
-from nsprof.capture.commands import RUNS_DIR, Command, bench_results_file
+from nsprof.capture.commands import Command, bench_results_file
 from nsprof.capture.request import ProfileRequest
 from nsprof.capture.tools import FoundTool
 from nsprof.ceilings.files import manifest_copy
+from nsprof.profile_layout import MANIFEST, MANIFEST_VERSION, RUNS_DIR
 from nsprof.ranges import NVTX_DOMAIN, range_name
 
-MANIFEST = "manifest.json"
-MANIFEST_VERSION = 1
 DEVICE_KEYS = ("compute_capability", "sm_count", "sm_clock_max_mhz", "memory_gib", "l2_mib")
 SOFTWARE_KEYS = ("driver", "driver_cuda", "runtime_cuda", "cupy", "python")
 

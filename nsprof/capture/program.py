@@ -25,18 +25,17 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from nsprof.capture.commands import NCU_CSV, NCU_REPORT, NSYS_REPORT, Command, further_runs
+from nsprof.capture.commands import Command, further_runs
 from nsprof.capture.metrics import resolve_metrics
 from nsprof.capture.request import CLOCK_CONTROLS, TOOL_CHOICES
 from nsprof.errors import UsageError
+from nsprof.profile_layout import NCU_CSV, NCU_DETAILS_CSV, NCU_REPORT, NSYS_REPORT, TRITON_CACHE
 
 NCU_SECTIONS = ("SpeedOfLight", "LaunchStats", "Occupancy")
-NCU_DETAILS_CSV = "ncu-details.csv"  # the rule results, for a machine without NVIDIA's ncu-report
 DEFAULT_LAUNCH_COUNT = 50  # ncu replays each launch dozens of times: a training loop has thousands
 DEFAULT_TOP = 100  # the guided capture's hot kernels, at most (nsprof.analyze.hot_kernels.DEFAULT_TOP)
 STEADY_SKIP = 2  # launches of each configuration passed over before the one ncu profiles (start-up, caches)
 NODE_TRACE = ("--cuda-graph-trace=node",)  # kernels inside CUDA graphs seen by name
-TRITON_CACHE = "triton-cache"  # the nsys run's Triton cache, inside the profile (triton_cache)
 
 
 @dataclass(frozen=True)

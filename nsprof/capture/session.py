@@ -8,7 +8,7 @@ from pathlib import Path
 
 from nsprof.capture import layout
 from nsprof.capture.checks import require_nvtx
-from nsprof.capture.commands import CPU_TOOL, Command, build_commands
+from nsprof.capture.commands import Command, build_commands
 from nsprof.capture.manifest import (
     MANIFEST,
     finish_manifest,
@@ -27,6 +27,7 @@ from nsprof.capture.run import run_command
 from nsprof.capture.tools import FoundTool, find_tool, locate_tool
 from nsprof.errors import GpuUnavailableError, NsprofError, ToolNotFoundError
 from nsprof.launch import gpu
+from nsprof.profile_layout import CPU_TOOL
 
 Progress = Callable[[str], None]
 

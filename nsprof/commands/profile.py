@@ -7,13 +7,13 @@ from pathlib import Path
 import typer
 
 from nsprof import api
-from nsprof.capture.commands import CPU_TOOL
 from nsprof.capture.partial import partial_status
 from nsprof.capture.program import DEFAULT_LAUNCH_COUNT, DEFAULT_TOP, ProgramRequest
 from nsprof.capture.request import DEFAULT_REPEAT
 from nsprof.console import progress_line
 from nsprof.errors import PARTIAL_EXIT_CODE
 from nsprof.metric_catalog import PRESETS
+from nsprof.profile_layout import CPU_TOOL
 
 METRICS_HELP = f"ncu metrics: presets ({', '.join(PRESETS)}) and raw metric names, comma separated. Default: default."
 

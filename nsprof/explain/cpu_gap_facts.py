@@ -19,10 +19,10 @@ from nsprof.cpu_speedups import BLAS_KEY, LOOP_KEY
 from nsprof.errors import MissingPathError, NsprofError, ParseError, UsageError
 from nsprof.explain.evidence import EXAMPLES_DIR
 from nsprof.ops.tiles import as_tile
-from nsprof.parse.profile import CPU_RESULTS
 from nsprof.parse.sources import PROFILES_DIR, latest_profile
 from nsprof.paths import missing_reason
 from nsprof.profile_analysis import analyzed_profile
+from nsprof.profile_layout import CPU_RESULTS
 from nsprof.registry import get_op, get_stage
 from nsprof.sizes import parse_label
 

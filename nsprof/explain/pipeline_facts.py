@@ -8,9 +8,9 @@ from pathlib import Path
 from nsprof.analyze.pipeline import fastest_flow
 from nsprof.errors import ParseError
 from nsprof.parse import load_profile
-from nsprof.parse.profile import PIPELINE_RESULTS
 from nsprof.parse.sources import PROFILES_DIR, latest_profile
 from nsprof.profile_analysis import capture_analysis
+from nsprof.profile_layout import PIPELINE_RESULTS
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "profiles" / "examples" / "h200-pipeline-1024"
 

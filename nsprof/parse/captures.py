@@ -23,6 +23,7 @@ from pathlib import Path
 
 from nsprof.errors import MissingPathError, ParseError
 from nsprof.paths import missing_reason
+from nsprof.profile_layout import MANIFEST
 
 BENCH, RANKS, PROFILE, FILE = "bench record", "directory of captures", "profile directory", "capture file"
 TREE = "directory of profiles"
@@ -80,14 +81,12 @@ def capture_files(directory: Path) -> list[Path]:
 
 def is_many(path: Path) -> bool:
     """A directory of several nsys captures and no manifest (one capture keeps `analyze`'s meaning)."""
-    from nsprof.parse.profile import MANIFEST
-
     return path.is_dir() and not (path / MANIFEST).is_file() and len(capture_files(path)) > 1
 
 
 def _is_tree(path: Path) -> bool:
     """A directory that is no capture itself: no manifest and no tool output of its own."""
-    from nsprof.parse.profile import MANIFEST, tool_outputs
+    from nsprof.parse.profile import tool_outputs
 
     return path.is_dir() and not (path / MANIFEST).is_file() and not any(tool_outputs(path))
 
@@ -97,7 +96,7 @@ def profiles_below(path: Path) -> list[Path]:
     hidden directories; one with a manifest and no tool output (a capture that failed before
     writing any) is passed over. A directory reached twice through symbolic links (`ln -s . a` makes
     a loop) is walked once; a stack, not recursion, walks a tree thousands of levels deep too."""
-    from nsprof.parse.profile import MANIFEST, tool_outputs
+    from nsprof.parse.profile import tool_outputs
 
     def identity(directory: Path) -> tuple[int, int]:  # a directory by its inode: resolve() costs a stat per level
         status = directory.stat()

@@ -31,14 +31,15 @@ from nsprof.parse.packed import inner_name, is_packed, packed_beside
 from nsprof.parse.readers import COUNTERS, TIMELINE, formats_read, reader_for, suffixes
 from nsprof.parse.triton_cache import load_triton_cache
 from nsprof.paths import missing_reason, special_file_reason
-
-PIPELINE_RESULTS = "pipeline.json"
-BENCH_RESULTS = "bench-nsys.json"  # the nsys pass's bench record (nsprof.capture.commands.bench_results_file)
-CPU_RESULTS = "bench-cpu.json"  # the CPU stages' bench record (nsprof.capture.commands.cpu_commands)
-CPU_CEILINGS = "ceilings-cpu.json"  # the host's roofs, measured beside them (capture does not import parse)
-TRITON_CACHE = "triton-cache"  # the program's Triton cache during the nsys run (nsprof.capture.program.TRITON_CACHE)
-MANIFEST = "manifest.json"  # nsprof.capture.manifest, which writes it, names it too (capture does not import parse)
-RUNS_DIR = "runs"  # a profile's further runs (nsprof.capture.commands.further_runs writes them)
+from nsprof.profile_layout import (
+    BENCH_RESULTS,
+    CPU_CEILINGS,
+    CPU_RESULTS,
+    MANIFEST,
+    PIPELINE_RESULTS,
+    RUNS_DIR,
+    TRITON_CACHE,
+)
 
 
 @dataclass(frozen=True)

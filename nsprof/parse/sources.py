@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nsprof.errors import MissingPathError, ParseError
-from nsprof.parse.profile import MANIFEST, NCU_SUFFIXES, PROFILE_FILES, Profile, load_profile, tool_outputs
+from nsprof.parse.profile import NCU_SUFFIXES, PROFILE_FILES, Profile, load_profile, tool_outputs
 from nsprof.paths import PROFILES_DIR, missing_reason, special_file_reason
 from nsprof.printable import printable_json
+from nsprof.profile_layout import MANIFEST
 
 
 @dataclass(frozen=True)

@@ -76,10 +76,11 @@ def pipeline(op: str = "sgemm", stages: list[str] | None = None, size: str = "10
         import json
 
         from nsprof.output import write_atomically
+        from nsprof.profile_layout import PIPELINE_RESULTS
 
         result.update(_pipeline_breakdown(op, chosen, parsed, chunks, records, Path(out), nsys, progress))
         if result["profile"]:  # None when nsys was not found
-            write_atomically(Path(result["profile"]) / "pipeline.json", json.dumps(result, indent=2, default=str).encode())
+            write_atomically(Path(result["profile"]) / PIPELINE_RESULTS, json.dumps(result, indent=2, default=str).encode())
     return result
 
 
