@@ -83,10 +83,20 @@ def test_a_part_is_computed_when_first_asked_for_and_kept_lets_the_frames_go():
     assert "_part_calls" in vars(analysis)  # the launch-call join waits for its other reader ...
     assert analysis.unattributed["kernels"] == 0
     assert "_part_calls" not in vars(analysis)  # ... and is let go once both have read it
+    assert repr(analysis) == ("CaptureAnalysis(1 timeline(s), 0 counter file(s); "
+                              "computed: range_instances, ranges, unattributed)")
     kept = analysis.kept(["ranges", "gpu_utilization"])
+    assert repr(kept) == "CaptureAnalysis(frames let go; computed: ranges, gpu_utilization)"
     assert kept.ranges is ranges and kept.gpu_utilization[0]["busy_ns"] == 110 * US
     with pytest.raises(RuntimeError, match="kept only ranges, gpu_utilization"):
         _ = kept.kernel_summary
+
+
+def test_the_parts_each_command_keeps_are_parts_of_the_analysis():
+    from nsprof.analyze.capture_analysis import DIFF_PARTS, PARTS, SHOWN_PARTS
+
+    assert set(DIFF_PARTS) <= set(PARTS) and set(SHOWN_PARTS) <= set(PARTS)
+    assert {"ranges", "hot_kernels", "host", "copies", "stages"} <= set(PARTS)
 
 
 def test_diff_and_analyze_read_one_analysis_of_a_real_capture():

@@ -94,6 +94,12 @@ class CaptureAnalysis:
         self._held: _Inputs | None = _Inputs(list(nsys), list(ncu), triton, cpu, list(framework))
         self._kept: tuple[str, ...] = ()  # the parts kept(), once called, kept
 
+    def __repr__(self) -> str:  # what a notebook shows: what it holds, without computing anything
+        computed = [name for name in vars(self) if name in PARTS]
+        held = "frames let go" if self._held is None else \
+            f"{len(self._held.nsys)} timeline(s), {len(self._held.ncu)} counter file(s)"
+        return f"CaptureAnalysis({held}; computed: {', '.join(computed) or 'nothing yet'})"
+
     def kept(self, parts: Iterable[str]) -> CaptureAnalysis:
         """This analysis with `parts` computed, in order, and the parsed frames let go: a part not
         among them can no longer be asked for (an error names it)."""
@@ -310,3 +316,8 @@ class CaptureAnalysis:
         if steady is None or len(self._inputs.nsys) != 1 or not self.stages.empty:  # a ladder's harness is no program
             return None
         return host_side(self._inputs.nsys[0], steady[1], self.ceiling)
+
+
+# Every part an analysis can be asked for (the cached properties that are not intermediate steps).
+PARTS = tuple(name for name, value in vars(CaptureAnalysis).items()
+              if isinstance(value, cached_property) and not name.startswith("_"))
