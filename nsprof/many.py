@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from nsprof.errors import NsprofError, ParseError, SchedulerError, UsageError
-from nsprof.parse.captures import capture_files
+from nsprof.parse.captures import CaptureSet
 
 if TYPE_CHECKING:
     from distributed import LocalCluster
@@ -82,12 +82,13 @@ def analyze_capture(path: str, rank: int | None, step_range: str | None = None) 
     return CaptureResult(Path(path).name, rank, row, kernels, step_table(export, comm, step_range))
 
 
-def analyze_many(directory: Path, scheduler: str | None = None, workers: int | None = None,
+def analyze_many(captures: CaptureSet, scheduler: str | None = None, workers: int | None = None,
                  memory_limit: str = WORKER_MEMORY, step_range: str | None = None, progress: bool = True) -> ManyCaptures:
-    """Every capture of `directory` as one Dask task (module docstring), reduced."""
+    """Every capture of a directory of captures (the front door's RANKS set) as one Dask task
+    (module docstring), reduced."""
     from nsprof.analyze.captures import CAPTURE_COLUMNS, merged_kernels, stragglers
 
-    files = capture_files(directory)
+    directory, files = captures.path, list(captures.runs)
     if not files:
         raise UsageError(f"{directory}: no nsys capture (.sqlite or .nsys-rep) in this directory",
                          "pass a directory that holds one nsys export or report per rank")

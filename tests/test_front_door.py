@@ -104,3 +104,14 @@ def test_analyze_and_diff_of_a_tree_say_it_holds_profiles_not_one(tmp_path):
         assert f"a directory of {count} profiles, not one capture" in line and "nsprof report --from" in line
     line = one_line_error(CliRunner().invoke(app, ["analyze", str(tmp_path)]))
     assert f"{tmp_path}: no profile here" in line and "nsprof profile" in line
+
+
+def test_many_captures_are_a_directory_of_captures_and_nothing_else():
+    """api.analyze_many opens its directory through the front door: a profile directory (one
+    capture with its runs) is refused, saying what it is, before any Dask worker starts."""
+    from nsprof import api
+    from nsprof.errors import UsageError
+
+    with pytest.raises(UsageError) as raised:
+        api.analyze_many(DATA / "runs" / "ladder")
+    assert "a profile directory, not a directory of several nsys captures" in str(raised.value)

@@ -29,11 +29,19 @@ def analyze_many(directory: str | Path, scheduler: str | None = None, workers: i
     """A directory of several nsys captures (one per rank or run), each analyzed as a Dask task on a
     local cluster of `workers` processes with `memory_limit` each, or on the cluster at `scheduler`
     (an address or a scheduler file). Returns nsprof.many.ManyCaptures: captures, kernels (merged),
-    step_range and stragglers."""
+    step_range and stragglers. The directory is opened through the front door
+    (nsprof.parse.captures.open_captures): anything else is a UsageError saying what it is."""
+    from nsprof.errors import UsageError
     from nsprof.many import WORKER_MEMORY
     from nsprof.many import analyze_many as run
+    from nsprof.parse.captures import RANKS, open_captures
 
-    return run(Path(directory), scheduler, workers, memory_limit or WORKER_MEMORY, step_range, progress)
+    captures = open_captures(directory)
+    if captures.kind != RANKS:
+        raise UsageError(f"{directory}: a {captures.kind}, not a directory of several nsys captures",
+                         "pass a directory that holds one nsys export or report per rank; analyze one capture "
+                         "with nsprof analyze")
+    return run(captures, scheduler, workers, memory_limit or WORKER_MEMORY, step_range, progress)
 
 
 def is_many_captures(path: str | Path) -> bool:
