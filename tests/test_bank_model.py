@@ -11,7 +11,7 @@ from nsprof.explain.bank_model import analyze_shared, conflict_free_row_length
 from nsprof.explain.coalescing import analyze_global
 from nsprof.explain.evidence import Source, l1_bytes_comparison, measure, shared_memory_comparison
 from nsprof.explain.prediction import predict_mix
-from nsprof.registry import get_stage, stages_for
+from nsprof.ladder.registry import get_stage, stages_for
 
 H200_RAW = Path(__file__).parent / "data" / "h200" / "ncu-sgemm-ladder-1024-raw.csv"
 needs_h200 = pytest.mark.skipif(not H200_RAW.exists(), reason="H200 capture not in tests/data/h200")

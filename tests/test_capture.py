@@ -22,8 +22,8 @@ from nsprof.capture.run import run_command
 from nsprof.capture.session import ProfileInterrupted, run_capture
 from nsprof.capture.tools import FoundTool, find_tool, locate_tool, tool_version
 from nsprof.errors import NsprofError, ToolNotFoundError, UsageError
+from nsprof.ladder.registry import get_stage
 from nsprof.ncu_log import parse_profiling_line
-from nsprof.registry import get_stage
 
 PY = sys.executable
 DEFAULT_METRICS = [

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from nsprof import __version__
 from nsprof.cli import app
-from nsprof.registry import stages_for
+from nsprof.ladder.registry import stages_for
 
 runner = CliRunner()
 COMMANDS = [c.name or c.callback.__name__ for c in app.registered_commands]

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from nsprof.capture.metrics import PRESETS
 from nsprof.cli import app
-from nsprof.registry import stages_for
+from nsprof.ladder.registry import stages_for
 
 runner = CliRunner()
 STAMP = "20261121-010203"

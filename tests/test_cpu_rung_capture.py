@@ -17,12 +17,12 @@ from nsprof.capture.commands import build_commands
 from nsprof.capture.request import build_request
 from nsprof.cli import app
 from nsprof.errors import ParseError, UsageError
+from nsprof.ladder.registry import stages_for
+from nsprof.ladder.stage_kinds import CPU
 from nsprof.parse import load_profile
 from nsprof.parse.documents import read_cpu_rung
 from nsprof.profile_analysis import analyzed_profile
 from nsprof.profile_layout import CPU_CEILINGS, CPU_TOOL
-from nsprof.registry import stages_for
-from nsprof.stage_kinds import CPU
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO_ROOT / "profiles" / "examples"

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from nsprof import cpu_roles
 from nsprof.cli import app
+from nsprof.ladder import cpu_roles
+from nsprof.ladder.registry import all_stages, get_stage
 from nsprof.launch import cpu_stage
 from nsprof.launch.bench import run_bench
-from nsprof.registry import all_stages, get_stage
 
 CPU_STAGES = [stage for stage in all_stages() if stage.kind.name == "cpu"]
 SHAPES = {"sgemm": [(64, 64, 64), (100, 120, 80), (1, 1, 1), (17, 33, 9), (1, 300, 1), (129, 7, 300), (300, 2, 513)],

@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 from nsprof.cli import app
 from nsprof.explain.cpu_gap_facts import CAPTURE_FIX, EXAMPLES, cpu_gap_facts, num
 from nsprof.explain.topics import TOPICS
+from nsprof.ladder.registry import get_stage
 from nsprof.profile_analysis import analyzed_profile
-from nsprof.registry import get_stage
 from nsprof.sizes import parse_label
 
 REPO = Path(__file__).resolve().parents[1]

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from nsprof.registry import all_stages, get_op
+from nsprof.ladder.registry import all_stages, get_op
 
 pytestmark = pytest.mark.gpu
 
@@ -48,8 +48,8 @@ def test_stage_matches_float64_reference(stage, size, tools):
 
 
 def test_poisoned_output_catches_a_kernel_that_writes_nothing(tools):
+    from nsprof.ladder.ops.matmul import Launcher, MatmulProblem
     from nsprof.launch.measure import verify
-    from nsprof.ops.matmul import Launcher, MatmulProblem
 
     problem = MatmulProblem(tools.xp, (64, 64, 64), "float32")
     err = verify(Launcher(run=lambda: None, plan=None, padded_shape=None), problem)
@@ -85,8 +85,8 @@ def test_v8_runs_unchecked_on_whole_tiles_and_checked_otherwise(tile, size, spli
     run crosses into the next tile), so it stays unchecked."""
     if checked is None:
         checked = tile != "256x128"
+    from nsprof.ladder.registry import get_stage
     from nsprof.launch.measure import verify
-    from nsprof.registry import get_stage
 
     op, stage = get_op("sgemm"), get_stage("sgemm", "v8")
     problem = op.workload.problem(tools.xp, size, seed=sum(size) + split)
@@ -103,8 +103,8 @@ def test_v8_tiles_shared_out_by_stream_k_add_up_to_c(tile, size, tail, tools):
     """The last `tail` tiles (all, at 10,000) shared by one block per SM: runs of k steps that end
     mid-tile, cross into the next tiles (all shared at 2048x4096: about two tiles a block) or are empty
     (one tile of 32 k steps at 512^3 over 132 blocks), at whole and ragged sizes and a short last step."""
+    from nsprof.ladder.registry import get_stage
     from nsprof.launch.measure import verify
-    from nsprof.registry import get_stage
 
     op, stage = get_op("sgemm"), get_stage("sgemm", "v8")
     problem = op.workload.problem(tools.xp, size, seed=sum(size) + tail)
@@ -123,9 +123,9 @@ def test_h6_tiles_shared_out_by_stream_k_add_parked_sums(size, tail, tools):
     float32 sums, the block that starts a tile waits for them and adds them before storing float16 C. Runs
     that cross tiles (every tile shared at 2048x4096, 5 k steps each), empty runs (512^3: 64 steps over
     the grid), ragged and padded sizes. A flag left raised would break the next launch: verify runs twice."""
+    from nsprof.ladder.registry import get_stage
     from nsprof.launch.bench import unavailable_reason
     from nsprof.launch.measure import verify
-    from nsprof.registry import get_stage
 
     stage, op = get_stage("hgemm", "h6"), get_op("hgemm")
     if reason := unavailable_reason(stage, tools):
@@ -147,9 +147,9 @@ def test_h6_with_the_staged_epilogue_verifies(size, tools):
     same kernel bodies): ragged, padded, with a stream-K tail (3072^3, 4095x4097) and without (4096x4096)."""
     import dataclasses
 
+    from nsprof.ladder.registry import get_stage
     from nsprof.launch.bench import unavailable_reason
     from nsprof.launch.measure import verify
-    from nsprof.registry import get_stage
 
     stage, op = get_stage("hgemm", "h6"), get_op("hgemm")
     if reason := unavailable_reason(stage, tools):
@@ -167,8 +167,8 @@ def test_h6_with_the_staged_epilogue_verifies(size, tools):
 
 @pytest.mark.parametrize("name, tile, split", [("h3", "128x128", 4), ("h4", "64x128", 4), ("h5", "64x128", 4)])
 def test_hgemm_split_k_slices_add_up_to_c(name, tile, split, tools):
+    from nsprof.ladder.registry import get_stage
     from nsprof.launch.measure import verify
-    from nsprof.registry import get_stage
 
     op, stage, size = get_op("hgemm"), get_stage("hgemm", name), (300, 500, 1100)
     problem = op.workload.problem(tools.xp, size, seed=split)
@@ -214,9 +214,9 @@ def test_percent_of_cublas_is_paired_by_default(tmp_path):
 def test_cublas_tf32_rounds_and_fp32_cublas_is_restored_after_it(tools):
     """v9t computes in TF32 (an error far above FP32's, within TF32's tolerance); v9 right after it is FP32
     again (CuPy's compute type was put back)."""
+    from nsprof.ladder.registry import get_stage
     from nsprof.launch.measure import verify
     from nsprof.launch.stage_launch import stage_launcher
-    from nsprof.registry import get_stage
 
     op, size = get_op("sgemm"), (1024, 1024, 1024)
     problem = op.workload.problem(tools.xp, size, seed=22)
@@ -229,9 +229,9 @@ def test_cublas_tf32_rounds_and_fp32_cublas_is_restored_after_it(tools):
 def test_v11_runs_ragged_sizes_without_padding_when_rows_are_16_byte_aligned(tools):
     """K % 4 == 0: TMA's zero fill and bounds-checked stores, no padded copies, the transpose timed with it
     (none for the 256x128 tile, which large products run: it reads B as given); K % 4 != 0: the launcher pads."""
+    from nsprof.ladder.registry import get_stage
     from nsprof.launch.bench import unavailable_reason
     from nsprof.launch.measure import verify
-    from nsprof.registry import get_stage
 
     stage, op = get_stage("sgemm", "v11"), get_op("sgemm")
     if reason := unavailable_reason(stage, tools):
@@ -252,8 +252,8 @@ def test_v11_runs_ragged_sizes_without_padding_when_rows_are_16_byte_aligned(too
 def test_v10_runs_ragged_sizes_by_cp_async_zero_fill(tile, size, padded, entry_suffix, tools):
     """K % 4 == N % 4 == 0: no padded copies, the checked entry (the unchecked one on whole tiles); otherwise the
     launcher pads to whole tiles and runs the unchecked entry on them."""
+    from nsprof.ladder.registry import get_stage
     from nsprof.launch.measure import verify
-    from nsprof.registry import get_stage
 
     stage, op = get_stage("sgemm", "v10"), get_op("sgemm")
     problem = op.workload.problem(tools.xp, size, seed=sum(size))
@@ -273,9 +273,9 @@ def test_h6_runs_ragged_sizes_by_tma_zero_fill(tile, split, size, padded, tools)
     padded."""
     if split > 1 and tile != "128x64":
         pytest.skip("the persistent tiles take no split")
+    from nsprof.ladder.registry import get_stage
     from nsprof.launch.bench import unavailable_reason
     from nsprof.launch.measure import verify
-    from nsprof.registry import get_stage
 
     stage, op = get_stage("hgemm", "h6"), get_op("hgemm")
     if reason := unavailable_reason(stage, tools):
@@ -288,9 +288,9 @@ def test_h6_runs_ragged_sizes_by_tma_zero_fill(tile, split, size, padded, tools)
 
 @pytest.mark.parametrize("tile", ["256x128", "128x256", "128x128", "128x64"])
 def test_every_v11_tile_verifies_at_a_ragged_size(tile, tools):
+    from nsprof.ladder.registry import get_stage
     from nsprof.launch.bench import unavailable_reason
     from nsprof.launch.measure import verify
-    from nsprof.registry import get_stage
 
     stage, op, size = get_stage("sgemm", "v11"), get_op("sgemm"), (1000, 1200, 808)
     if reason := unavailable_reason(stage, tools):

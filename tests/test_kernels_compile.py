@@ -8,8 +8,8 @@ import subprocess
 
 import pytest
 
-from nsprof.registry import all_stages
-from nsprof.stage_kinds import NVRTC
+from nsprof.ladder.registry import all_stages
+from nsprof.ladder.stage_kinds import NVRTC
 
 NVCC = shutil.which("nvcc")
 NVRTC_STAGES = [s for s in all_stages() if s.kind is NVRTC]
@@ -43,7 +43,7 @@ def _ptxas_report(stderr: str) -> dict[str, str]:
 def test_v8_large_tile_entries_spill_no_registers(tmp_path):
     """The tiles that run the large sizes fit their registers: 128x128 in 128 a thread (two blocks an SM),
     256x128 (8x16 outputs a thread) in 255, with stream-K's loop over the tiles a block's run touches."""
-    from nsprof.registry import get_stage
+    from nsprof.ladder.registry import get_stage
 
     result = subprocess.run([NVCC, "-arch=sm_90", "-std=c++17", "-Xptxas", "-v", "-c",
                              str(get_stage("sgemm", "v8").kernel_path()), "-o", str(tmp_path / "v8.o")],
@@ -59,7 +59,7 @@ def test_v8_large_tile_entries_spill_no_registers(tmp_path):
 def test_v11_builds_elsewhere_with_its_gemm_entries_reduced_to_a_trap(arch, tmp_path):
     """Off sm_90a (no __CUDA_ARCH_FEAT_SM90_ALL) v11's GEMM entries compile to a trap and hold no wgmma; the
     launcher never runs them there (bench reports the stage "not available"); the transpose compiles anyway."""
-    from nsprof.registry import get_stage
+    from nsprof.ladder.registry import get_stage
 
     ptx = tmp_path / "v11.ptx"
     result = subprocess.run([NVCC, f"-arch={arch}", "-std=c++17", "-ptx", str(get_stage("sgemm", "v11").kernel_path()),

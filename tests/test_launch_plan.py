@@ -3,10 +3,10 @@
 import pytest
 
 from nsprof.errors import UsageError
+from nsprof.ladder.ops.matmul import choose_plan, spreads_evenly
+from nsprof.ladder.registry import get_stage
 from nsprof.launch.bench import unavailable_reason
 from nsprof.launch.compile import arch_runs
-from nsprof.ops.matmul import choose_plan, spreads_evenly
-from nsprof.registry import get_stage
 
 V8 = get_stage("sgemm", "v8")
 V10 = get_stage("sgemm", "v10")

@@ -1,4 +1,4 @@
-"""The op contract (nsprof.op_model): a fourth ladder, declared here in the test module alone and
+"""The op contract (nsprof.ladder.op_model): a fourth ladder, declared here in the test module alone and
 registered with registry.register_op, is listed by `nsprof stages`, gets its baselines looked up,
 and gets bench records and a bench table whose caption states its own byte formula, with no file
 of nsprof naming it. No GPU: nothing is launched."""
@@ -18,9 +18,8 @@ from nsprof.analyze import Ceiling
 from nsprof.analyze.ladder import watched
 from nsprof.cli import app
 from nsprof.errors import UsageError
-from nsprof.launch.bench import _add_pct_cublas, _record, add_pct_dram
-from nsprof.op_model import Op, Stage, fixed_precision
-from nsprof.registry import (
+from nsprof.ladder.op_model import Op, Stage, fixed_precision
+from nsprof.ladder.registry import (
     all_ops,
     baseline_of,
     baseline_stage,
@@ -31,9 +30,10 @@ from nsprof.registry import (
     register_op,
     select_stages,
 )
+from nsprof.ladder.stage_kinds import LIBRARY, NVRTC, TRITON
+from nsprof.launch.bench import _add_pct_cublas, _record, add_pct_dram
 from nsprof.render.bench_table import results_table
 from nsprof.sizes import parse_sizes
-from nsprof.stage_kinds import LIBRARY, NVRTC, TRITON
 
 PACKAGE = Path(__file__).resolve().parents[1] / "nsprof"
 FP32 = fixed_precision("fp32", "float32 adds, any order", 1e-6)
@@ -163,7 +163,7 @@ def test_a_broken_declaration_is_refused_with_every_reason():
                    "stage r3 models its accesses on a 64x64 tile it does not have",
                    "stage r1 is a nvrtc stage without a .cu kernel file",
                    "stage r4 is a library call with a kernel file", "stage r4 is a library call with tiles",
-                   "stage r5 is of kind 'cub', not one of nsprof.stage_kinds (nvrtc, library, triton, cpu)",
+                   "stage r5 is of kind 'cub', not one of nsprof.ladder.stage_kinds (nvrtc, library, triton, cpu)",
                    "stage r6: RowBlock(rows=128, threads=128, entry='rowsum_r4', arch=None) is not a TritonConfig"):
         assert reason in message
     assert "rowsum" not in all_ops()

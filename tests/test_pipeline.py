@@ -73,9 +73,9 @@ def test_the_watched_flow_leaves_a_holding_the_sentinel_for_the_next_replay():
     inputs, still verify)."""
     import cupy as cp
 
+    from nsprof.ladder.registry import get_stage
     from nsprof.launch.pipeline import WATCHED, Pipeline, host_inputs, relative_error
     from nsprof.launch.tools import launch_tools
-    from nsprof.registry import get_stage
 
     size = (512, 256, 384)
     a, b = host_inputs(size, "float32", seed=3)

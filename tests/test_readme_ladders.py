@@ -1,5 +1,5 @@
 """The manual's ladder tables (docs/ladders/) against the registry: a stage added, renamed or
-reordered in nsprof/ops without the manual following fails here.
+reordered in nsprof/ladder/ops without the manual following fails here.
 
 The tables also carry measured H200 numbers and short paraphrases of each change, which no
 registry holds, so they are checked by stage, title and ragged-size handling rather than generated.
@@ -10,7 +10,7 @@ import re
 import pytest
 from manual import page
 
-from nsprof.registry import all_ops, stages_for
+from nsprof.ladder.registry import all_ops, stages_for
 
 RAGGED_WORDS = {"bounds-check": "bounds checks", "pad": "device padding", "tma-fill": "TMA zero fill",
                 "async-fill": "cp.async zero fill", "library": "library"}

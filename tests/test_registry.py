@@ -4,8 +4,8 @@ from pathlib import Path
 import pytest
 
 from nsprof.errors import UsageError
-from nsprof.ops.tiles import Tile
-from nsprof.registry import (
+from nsprof.ladder.ops.tiles import Tile
+from nsprof.ladder.registry import (
     REPO_ROOT,
     all_ops,
     all_stages,
@@ -18,7 +18,7 @@ from nsprof.registry import (
     stage_order,
     stages_for,
 )
-from nsprof.stage_kinds import CPU, LIBRARY, NVRTC, TRITON
+from nsprof.ladder.stage_kinds import CPU, LIBRARY, NVRTC, TRITON
 from nsprof.triton_config import TritonConfig
 
 LADDER = stages_for("sgemm")
@@ -45,7 +45,7 @@ def test_kernel_file_exists_and_declares_each_entry_point(stage):
 
 def test_v8_tiles_declare_the_k_depth_the_kernel_compiles_by_default():
     """The launcher's whole-tile test and explain's K-tile counts use the registry's bk."""
-    from nsprof.registry import get_stage
+    from nsprof.ladder.registry import get_stage
 
     stage = get_stage("sgemm", "v8")
     default = re.search(r"#define V8_BK (\d+)", stage.kernel_path().read_text())
@@ -128,7 +128,7 @@ def test_repo_root_holds_the_kernels():
 
 @pytest.mark.parametrize("name", ["all", "v1,v2", "", "v13"])
 def test_get_stage_needs_exactly_one_stage(name):
-    from nsprof.registry import get_stage
+    from nsprof.ladder.registry import get_stage
 
     with pytest.raises(UsageError):
         get_stage("sgemm", name)
@@ -195,8 +195,8 @@ def test_hgemm_ladder_ids():
 
 
 def test_the_help_texts_op_names_are_the_registrys():
-    from nsprof.op_names import OP_NAMES
-    from nsprof.registry import all_ops
+    from nsprof.ladder.op_names import OP_NAMES
+    from nsprof.ladder.registry import all_ops
 
     assert list(OP_NAMES) == list(all_ops())
 
@@ -238,7 +238,7 @@ def test_without_triton_its_stages_are_not_available_and_say_how_to_install(monk
 
 
 def test_every_stage_kind_has_a_launcher():
+    from nsprof.ladder.stage_kinds import STAGE_KINDS
     from nsprof.launch.stage_launch import LAUNCHERS
-    from nsprof.stage_kinds import STAGE_KINDS
 
     assert set(LAUNCHERS) == set(STAGE_KINDS) and {s.kind.name for s in all_stages()} == set(STAGE_KINDS)

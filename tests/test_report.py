@@ -17,8 +17,8 @@ from nsprof.analyze.timeline import time_breakdown
 from nsprof.api import load_ladder
 from nsprof.cli import app
 from nsprof.kernel_names import short_kernel_name
+from nsprof.ladder.registry import stages_for
 from nsprof.parse import load_nsys
-from nsprof.registry import stages_for
 from nsprof.render import format as fmt
 from nsprof.render.document import Heading, Image, Paragraph, Table
 from nsprof.render.document_writers import to_html, to_markdown
@@ -273,7 +273,7 @@ def test_the_stage_charts_labels_never_touch():
     import matplotlib
 
     matplotlib.use("Agg")
-    from nsprof.registry import stages_for
+    from nsprof.ladder.registry import stages_for
     from nsprof.render.ladder import ladder_chart
 
     records = [{"status": "ok", "op": "sgemm", "stage": s.stage, "size": "1024x1024x1024", "tflops": 10.0 + i,
@@ -292,7 +292,7 @@ def test_a_library_line_spans_only_the_stages_compared_with_it():
     import matplotlib
 
     matplotlib.use("Agg")
-    from nsprof.registry import stages_for
+    from nsprof.ladder.registry import stages_for
     from nsprof.render.ladder import ladder_chart
 
     stages = [s for s in stages_for("sgemm") if s.stage in {f"v{n}" for n in range(1, 11)}]

@@ -340,7 +340,7 @@ def every_example():
 
 
 def test_report_of_every_example_draws_one_roofline_per_ladder_and_capture(every_example):
-    from nsprof.registry import stages_for
+    from nsprof.ladder.registry import stages_for
 
     ladder, charts = every_example
     ladders = {chart.file_name: chart for chart in charts}

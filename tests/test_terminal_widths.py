@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from nsprof.cli import app
 from nsprof.console import PIPE_WIDTH
 from nsprof.explain.topics import TOPICS
-from nsprof.registry import get_stage, stages_for
+from nsprof.ladder.registry import get_stage, stages_for
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "profiles" / "examples"

@@ -1,5 +1,5 @@
 """Development sweep for the HGEMM ladder on the GPU machine: every launch configuration of every
-stage, through nsprof's own launcher (nsprof.ops.matmul), verified and then timed.
+stage, through nsprof's own launcher (nsprof.ladder.ops.matmul), verified and then timed.
 
 For each stage (in its own process, so a kernel that breaks the CUDA context costs only its own
 results) and each of its tiles, forced: verify at square, ragged and tall/flat shapes with no
@@ -34,7 +34,7 @@ def variants_of(name: str, path: str | None) -> list[tuple]:
     -D defines)."""
     import dataclasses
 
-    from nsprof.registry import Tile, get_stage
+    from nsprof.ladder.registry import Tile, get_stage
 
     stage = get_stage("hgemm", name)
     found = [(stage, tile, (), f"{name} {tile.entry}") for tile in stage.tiles] or [(stage, None, (), f"{name} cuBLAS")]
@@ -49,9 +49,9 @@ def variants_of(name: str, path: str | None) -> list[tuple]:
 
 
 def sweep_stage(name: str, check: str, sizes: str, out, variants: str | None = None) -> None:
+    from nsprof.ladder.registry import get_op
     from nsprof.launch.measure import time_launches, verify
     from nsprof.launch.tools import launch_tools
-    from nsprof.registry import get_op
     from nsprof.sizes import parse_sizes, size_label
 
     op, tools = get_op("hgemm"), launch_tools()
@@ -96,9 +96,9 @@ def sweep_stage(name: str, check: str, sizes: str, out, variants: str | None = N
 def half_accumulation_error(out) -> None:
     """Relative error against float64 as K grows: h1 as the seed wrote it (half accumulators,
     -DH1_HALF_ACCUMULATOR=1) against h1 as the ladder has it (float32 accumulators)."""
+    from nsprof.ladder.registry import get_op, get_stage
     from nsprof.launch.measure import verify
     from nsprof.launch.tools import launch_tools
-    from nsprof.registry import get_op, get_stage
 
     op, tools, h1 = get_op("hgemm"), launch_tools(), get_stage("hgemm", "h1")
     for k in ERROR_K:
@@ -130,7 +130,7 @@ def main() -> None:
     if args.one:
         sweep_stage(args.one, args.check, args.sizes, out, args.variants)
         return
-    from nsprof.registry import stages_for
+    from nsprof.ladder.registry import stages_for
 
     names = [s.stage for s in stages_for("hgemm")]
     wanted = [w for w in args.stages.split(",") if w] or names

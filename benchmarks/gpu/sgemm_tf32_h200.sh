@@ -36,7 +36,7 @@ import json, sys
 from nsprof.launch.bench import unavailable_reason
 from nsprof.launch.measure import verify
 from nsprof.launch.tools import launch_tools
-from nsprof.registry import get_op, get_stage
+from nsprof.ladder.registry import get_op, get_stage
 from nsprof.sizes import parse_sizes
 
 name, shapes = sys.argv[1], sys.argv[2:]

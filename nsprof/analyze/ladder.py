@@ -21,7 +21,7 @@ one kernel (labelled by its shortened name). Columns of `work_records`:
   else the ncu one; for a CPU stage timed beside the capture (cpu_work), the wall clock's median.
   Every table, chart and roofline shows this time and names its source.
 - `speedup_vs_cpu_loop`, `speedup_vs_cpu_blas`: how many times faster than the CPU's serial loop and
-  its BLAS at the same size, from these times (nsprof.cpu_speedups, as bench computes them)
+  its BLAS at the same size, from these times (nsprof.ladder.cpu_speedups, as bench computes them)
 - `tflops_per_s`: the work's speed: the op's FLOPs (2MNK for SGEMM) over that time for stages,
   counted FLOPs over ncu's duration otherwise
 - `precision`: what the op declares the stage computes in (fp32, tf32, fp16), which picks its
@@ -63,12 +63,12 @@ from nsprof.analyze.roofline import (
 )
 from nsprof.analyze.timeline import TimeBreakdown
 from nsprof.ceilings.peaks import Ceiling
-from nsprof.cpu_speedups import BLAS_KEY, LOOP_KEY, cpu_speedups
 from nsprof.errors import UsageError
 from nsprof.kernel_names import short_kernel_name
+from nsprof.ladder.cpu_speedups import BLAS_KEY, LOOP_KEY, cpu_speedups
+from nsprof.ladder.registry import all_ops, all_stages, baseline_of, stage_order
 from nsprof.parse.model import CpuRung
 from nsprof.ranges import NVTX_DOMAIN, parse_stage_range, qualify, range_name
-from nsprof.registry import all_ops, all_stages, baseline_of, stage_order
 from nsprof.sizes import parse_label
 
 if TYPE_CHECKING:  # the analysis builds on this module's work records: its type only, no import at load time

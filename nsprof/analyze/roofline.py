@@ -49,7 +49,7 @@ import pandas as pd
 
 from nsprof.analyze.metrics import TENSOR_COLUMNS, all_measured_flops, ratio, sum_measured
 from nsprof.ceilings.peaks import Ceiling
-from nsprof.registry import all_ops
+from nsprof.ladder.registry import all_ops
 from nsprof.sizes import parse_label
 
 
@@ -124,7 +124,7 @@ def roofs(ceiling: Ceiling | None) -> list[Roof]:
 
 
 def precision_unit(precision) -> Unit | None:
-    """The unit a stage of a declared precision (nsprof.op_model.Precision.name) computes on: fp32 on
+    """The unit a stage of a declared precision (nsprof.ladder.op_model.Precision.name) computes on: fp32 on
     the FP32 pipes, tf32 and fp16 on the tensor cores; None for another name or none."""
     return next((unit for unit in UNITS if unit.key == precision), None) if isinstance(precision, str) else None
 

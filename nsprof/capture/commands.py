@@ -17,7 +17,7 @@ from nsprof.ranges import NVTX_DOMAIN, range_name
 from nsprof.sizes import Size, short_size
 
 if TYPE_CHECKING:
-    from nsprof.registry import Stage
+    from nsprof.ladder.registry import Stage
 
 MAX_RUNS = 100
 

@@ -10,7 +10,7 @@ from nsprof.errors import UsageError
 from nsprof.sizes import Size, parse_sizes, size_label
 
 if TYPE_CHECKING:  # the registry loads the ops (and NumPy): not needed to print `nsprof profile --help`
-    from nsprof.registry import Stage
+    from nsprof.ladder.registry import Stage
 
 TOOL_CHOICES = {"nsys": ("nsys",), "ncu": ("ncu",), "both": ("nsys", "ncu")}
 CLOCK_CONTROLS = ("none", "base")
@@ -35,14 +35,14 @@ class ProfileRequest:
 
     @property
     def dtype(self) -> str:
-        from nsprof.registry import get_op
+        from nsprof.ladder.registry import get_op
 
         return get_op(self.op).dtype
 
     @property
     def all_stages(self) -> bool:
         """Whether every GPU stage of the ladder was chosen (CPU stages are never captured)."""
-        from nsprof.registry import stages_for
+        from nsprof.ladder.registry import stages_for
 
         return list(self.stages) == [stage for stage in stages_for(self.op) if not stage.kind.on_host]
 
@@ -55,7 +55,7 @@ def build_request(op: str = "sgemm", stages: list[str] | None = None, sizes: lis
                   tool: str = "both", metrics: list[str] | None = None, clock_control: str = "none",
                   repeat: int | None = None) -> ProfileRequest:
     """Validate what the user typed; every mistake is a UsageError (exit code 2)."""
-    from nsprof.registry import get_op, select_stages
+    from nsprof.ladder.registry import get_op, select_stages
 
     picked = select_stages(op, stages)
     chosen = [stage for stage in picked if not stage.kind.on_host]  # no GPU work for nsys and ncu to capture

@@ -9,7 +9,7 @@ import typer
 
 from nsprof import api
 from nsprof.console import progress_line, stderr, stdout
-from nsprof.op_names import OP_NAMES
+from nsprof.ladder.op_names import OP_NAMES
 
 
 def bench(

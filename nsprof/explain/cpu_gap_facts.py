@@ -1,7 +1,7 @@
 """`nsprof explain gpu-vs-cpu`: why the GPU wins, and by what factor, each number read from a capture
 with CPU stages beside it (bench-cpu.json and ceilings-cpu.json, which `nsprof profile` writes):
 the two machines' roofs and ridge points, the measured speed-ups over the CPU's serial loop and its
-BLAS (the analysis's columns, nsprof.cpu_speedups), and the computation-to-memory ratio of a tiled
+BLAS (the analysis's columns, nsprof.ladder.cpu_speedups), and the computation-to-memory ratio of a tiled
 product against each machine's ridge point."""
 
 from __future__ import annotations
@@ -15,15 +15,15 @@ import pandas as pd
 from nsprof.analyze import Ceiling
 from nsprof.analyze.ladder import WALL_CLOCK, cpu_roof
 from nsprof.analyze.roofline import precision_unit
-from nsprof.cpu_speedups import BLAS_KEY, LOOP_KEY
 from nsprof.errors import MissingPathError, NsprofError, ParseError, UsageError
 from nsprof.explain.evidence import EXAMPLES_DIR
-from nsprof.ops.tiles import as_tile
+from nsprof.ladder.cpu_speedups import BLAS_KEY, LOOP_KEY
+from nsprof.ladder.ops.tiles import as_tile
+from nsprof.ladder.registry import get_op, get_stage
 from nsprof.parse.sources import PROFILES_DIR, latest_profile
 from nsprof.paths import missing_reason
 from nsprof.profile_analysis import analyzed_profile
 from nsprof.profile_layout import CPU_RESULTS
-from nsprof.registry import get_op, get_stage
 from nsprof.sizes import parse_label
 
 # the committed captures with CPU stages, per ladder (an H100's; the other examples are the H200's)
@@ -139,7 +139,7 @@ def _cpu(env: dict, ceilings: dict | None) -> dict[str, Any]:
 
 def _stage_rows(stages: pd.DataFrame) -> pd.DataFrame:
     """The analysis's stage rows with a time, each with its CPU role (loop, blocked, blas; None on the GPU)."""
-    from nsprof.cpu_roles import cpu_role
+    from nsprof.ladder.cpu_roles import cpu_role
 
     rows = stages[stages["stage"].notna() & (pd.to_numeric(stages["time_per_launch_ns"], errors="coerce") > 0)].copy()
 
@@ -197,7 +197,7 @@ def _serial_loop(loop: dict | None, cpu: dict, op: str, dims: tuple[int, ...], e
     """How far the serial loop is below the CPU's roof, and the one core's share of that roof it had."""
     if loop is None:
         return None
-    from nsprof.cpu_roles import SERIAL_FLAGS
+    from nsprof.ladder.cpu_roles import SERIAL_FLAGS
 
     cores, simd = cpu["cores"], cpu["simd"]
     core_share = _ratio(cpu["fp32_tflop_per_s"], cores) if isinstance(cores, int) and cores > 0 else None

@@ -21,12 +21,12 @@ from nsprof.analyze.metrics import TOTALS
 from nsprof.errors import NsprofError
 from nsprof.explain.occupancy import blocks_by_registers
 from nsprof.explain.prediction import MixPrediction, predict_l1_bytes, predict_mix
-from nsprof.ops.tiles import Tile  # a block tile: what the launch geometry is counted in
+from nsprof.ladder.ops.tiles import Tile  # a block tile: what the launch geometry is counted in
+from nsprof.ladder.registry import REPO_ROOT, Stage, all_ops, all_stages
 from nsprof.parse.profile import tool_outputs
 from nsprof.parse.sources import PROFILES_DIR, latest_profile
 from nsprof.profile_analysis import analyzed_profile
 from nsprof.ranges import parse_stage_range
-from nsprof.registry import REPO_ROOT, Stage, all_ops, all_stages
 from nsprof.render.format import count, flops_per_s  # FLOP counts as the report shows them: 2.15 G
 from nsprof.sizes import parse_label
 

@@ -10,7 +10,7 @@ from nsprof.explain import evidence
 from nsprof.explain.evidence import Measurements, Source
 from nsprof.explain.page import prose, section
 from nsprof.explain.topics import Topic
-from nsprof.registry import Stage
+from nsprof.ladder.registry import Stage
 from nsprof.render.document import Block, Table
 from nsprof.render.format import MISSING
 

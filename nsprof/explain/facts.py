@@ -10,8 +10,8 @@ from nsprof import metric_catalog
 from nsprof.explain.coalescing import SECTOR_BYTES, analyze_global
 from nsprof.explain.evidence import QUANTITIES, Measurements, staged
 from nsprof.explain.prediction import predict_mix, sass_name
-from nsprof.ops.tiles import Tile  # the block tile's geometry: what these facts are about
-from nsprof.registry import Stage, get_op
+from nsprof.ladder.ops.tiles import Tile  # the block tile's geometry: what these facts are about
+from nsprof.ladder.registry import Stage, get_op
 from nsprof.render.bench_table import SASS_WORDS
 from nsprof.render.format import bytes_per_s, flops_per_s
 from nsprof.sizes import parse_label

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from nsprof.access import MemoryAccess
 from nsprof.explain.bank_model import BankAnalysis, analyze_shared
 from nsprof.explain.coalescing import SECTOR_BYTES, analyze_global
-from nsprof.registry import Stage
+from nsprof.ladder.registry import Stage
 
 SASS_NAMES = {("shared", "load"): "LDS", ("shared", "store"): "STS", ("global", "load"): "LDG", ("global", "store"): "STG"}
 WIDTH_SUFFIX = {4: "", 8: ".64", 16: ".128"}

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from nsprof import __version__
 from nsprof.errors import KernelBuildError, NsprofError, UsageError
+from nsprof.ladder.registry import Stage, baseline_stage, get_op, get_stage, stages_for
 from nsprof.ranges import range_name, step_range_name, verify_range_name
-from nsprof.registry import Stage, baseline_stage, get_op, get_stage, stages_for
 from nsprof.sizes import Size, size_label
 
 Progress = Callable[[str], None]
@@ -189,8 +189,8 @@ def _gpu():
 
 def _add_speedups(records: list[dict]) -> None:
     """speedup_vs_cpu_loop, speedup_vs_cpu_blas of each timed stage, where the CPU's serial loop and
-    BLAS were timed at the same size too (nsprof.cpu_speedups)."""
-    from nsprof.cpu_speedups import cpu_speedups
+    BLAS were timed at the same size too (nsprof.ladder.cpu_speedups)."""
+    from nsprof.ladder.cpu_speedups import cpu_speedups
 
     timed = [r for r in records if r["status"] == "ok"]
     for record, speedups in zip(timed, cpu_speedups(timed, "median_ms")):

@@ -19,10 +19,10 @@ from collections.abc import Callable
 import numpy as np
 
 from nsprof import __version__
-from nsprof.cpu_roles import PARALLEL_FLAGS
+from nsprof.ladder.cpu_roles import PARALLEL_FLAGS
+from nsprof.ladder.op_model import find_kernel
 from nsprof.launch.cpu_stage import compiled, host_info, time_wall
 from nsprof.launch.gpu_ceilings import ceiling_entry
-from nsprof.op_model import find_kernel
 
 FP32_N = 2048
 COPY_BYTES = 1 << 30

@@ -1,4 +1,4 @@
-"""CPU stages (nsprof.stage_kinds.CPU): the rung every seed ladder starts from, run on the host.
+"""CPU stages (nsprof.ladder.stage_kinds.CPU): the rung every seed ladder starts from, run on the host.
 
 A CPU stage's file under kernels/ is C with one entry, `nsprof_cpu_product(M, N, K, a, b, out)`
 (out = a.b, row-major; N = 1 for a matrix and a vector), compiled by the host's C compiler into a
@@ -28,10 +28,10 @@ from pathlib import Path
 
 import numpy as np
 
-from nsprof.cpu_roles import CPU_LOOP, compile_flags, cpu_role
 from nsprof.errors import KernelBuildError
+from nsprof.ladder.cpu_roles import CPU_LOOP, compile_flags, cpu_role
+from nsprof.ladder.op_model import Stage
 from nsprof.launch.measure import Timing
-from nsprof.op_model import Stage
 
 BUDGET_S = 20.0  # the most a CPU stage may take at one size (verification, warm-up and timed runs)
 TARGET_S = 0.5  # timed runs fill about this much wall time, 3 to 50 of them
@@ -87,7 +87,7 @@ def time_wall(run: Callable[[], object], repeat: int | None = None, warmup: int 
 def bench_cpu_stage(stage: Stage, size, problem, record: dict, *, repeat: int | None, warmup: int | None) -> dict:
     """A CPU stage's bench record at one size (`record`: nsprof.launch.bench's empty one): skipped
     where it would pass BUDGET_S, else verified, then timed on the wall clock."""
-    from nsprof.registry import get_op
+    from nsprof.ladder.registry import get_op
 
     op = get_op(stage.op)
     record.update(cpu_role=cpu_role(stage), tolerance=stage.tolerance(size))
@@ -133,7 +133,7 @@ def _rate(stage: Stage, size) -> float:
     256^3 so far below its large-size rate that 4096^3 was skipped as "about 66 s a run"; it takes
     0.15 s."""
     if stage.key not in _rates:
-        from nsprof.registry import get_op
+        from nsprof.ladder.registry import get_op
 
         op = get_op(stage.op)
         small = tuple(min(dim, CALIBRATION) for dim in size)

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import contextmanager
 
+from nsprof.ladder.op_model import LibraryCall
 from nsprof.launch.tuning import Candidate, TunedLauncher, pinned, tune
-from nsprof.op_model import LibraryCall
 
 
 @contextmanager

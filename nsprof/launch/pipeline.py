@@ -36,11 +36,11 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from nsprof.ladder.registry import Stage, get_op
 from nsprof.launch.gpu import require_cupy
 from nsprof.launch.measure import time_launches
 from nsprof.launch.stage_launch import stage_launcher
 from nsprof.ranges import pipeline_range
-from nsprof.registry import Stage, get_op
 from nsprof.sizes import Size, size_label
 
 PAGEABLE, PINNED, STREAMS, GRAPH, WATCHED, COLD = "pageable", "pinned", "streams", "graph", "watched", "cold"
@@ -195,8 +195,8 @@ class Pipeline:
         """Capture `streamed` (GRAPH) or its watched form (WATCHED) as a CUDA graph, for replay(variant)."""
         watched = variant == WATCHED
         if watched:
+            from nsprof.ladder.op_model import find_kernel
             from nsprof.launch.compile import load_kernel
-            from nsprof.op_model import find_kernel
 
             source = find_kernel(WATCH_SOURCE)
             self.watch_rows, self.fill_sentinel = load_kernel(source, "watch_rows"), load_kernel(source, "fill_sentinel")
@@ -278,7 +278,7 @@ def cold_start(t0: float, op: str, stage_name: str, size: list[int], seed: int) 
     """In a fresh process whose clock started at `t0`: CUDA context, buffers, the stage's module and
     the first pageable flow, each step on the wall clock (seconds); the host inputs are made first,
     outside the clock, as a program would already hold them."""
-    from nsprof.registry import get_stage
+    from nsprof.ladder.registry import get_stage
 
     stage, dims = get_stage(op, stage_name), tuple(size)
     a, b = host_inputs(dims, get_op(op).dtype, seed)

@@ -1,4 +1,4 @@
-"""One launcher per stage kind (nsprof.stage_kinds): what `bench`, `pipeline` and the profiler call
+"""One launcher per stage kind (nsprof.ladder.stage_kinds): what `bench`, `pipeline` and the profiler call
 to get a stage's ready launch on a problem. A new kind adds its entry here and its own files."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from nsprof.errors import UsageError
-from nsprof.op_model import Launcher, LaunchTools, Stage
-from nsprof.registry import get_op
-from nsprof.stage_kinds import CPU, LIBRARY, NVRTC, TRITON
+from nsprof.ladder.op_model import Launcher, LaunchTools, Stage
+from nsprof.ladder.registry import get_op
+from nsprof.ladder.stage_kinds import CPU, LIBRARY, NVRTC, TRITON
 
 
 def stage_launcher(stage: Stage, problem, tools: LaunchTools, tile_shape: str | None = None) -> Launcher:

@@ -1,12 +1,12 @@
-"""What an op's launcher borrows from the launch layer (nsprof.op_model.LaunchTools): CuPy, the
+"""What an op's launcher borrows from the launch layer (nsprof.ladder.op_model.LaunchTools): CuPy, the
 SM count, the compiler, the tensor-map encoder, which tiles this GPU can run and the library's
 matrix product in a given precision."""
 
 from __future__ import annotations
 
+from nsprof.ladder.op_model import LaunchTools
 from nsprof.launch.compile import arch_runs, load_kernel, module_global
 from nsprof.launch.gpu import device_info, require_cupy
-from nsprof.op_model import LaunchTools
 
 
 def launch_tools() -> LaunchTools:

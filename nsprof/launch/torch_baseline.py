@@ -9,9 +9,9 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Callable
 
+from nsprof.ladder.op_model import LibraryCall, Stage
 from nsprof.launch.measure import time_launches
 from nsprof.launch.torch_stream import on_cupy_stream
-from nsprof.op_model import LibraryCall, Stage
 
 
 def torch_timing(stage: Stage, problem, call: LibraryCall, size, *, repeat: int | None,

@@ -1,4 +1,4 @@
-"""Triton stages (nsprof.stage_kinds.TRITON): autotuned, then launched like every stage.
+"""Triton stages (nsprof.ladder.stage_kinds.TRITON): autotuned, then launched like every stage.
 
 A Triton stage's file under kernels/ holds its `@triton.jit` kernel and `launcher(problem, config,
 precision)`, which returns a function that launches the kernel once on the problem's current
@@ -14,7 +14,7 @@ FFMA: whether it used Hopper's tensor-core path).
 Triton launches on PyTorch's current stream; each launch makes that stream CuPy's current one, so
 the kernel runs on the stream nsprof's events time (the null stream in `bench`, the pipeline's own).
 A file's launch may carry `steps` (name -> function): work inside the launch that is also timed
-alone (the TF32 matmul's transpose of B), as nsprof.op_model.Launcher.steps.
+alone (the TF32 matmul's transpose of B), as nsprof.ladder.op_model.Launcher.steps.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from pathlib import Path
 from types import ModuleType
 
 from nsprof.errors import KernelBuildError
+from nsprof.ladder.op_model import Stage
 from nsprof.launch.torch_stream import on_cupy_stream
 from nsprof.launch.tuning import Candidate, TunedLauncher, tune
-from nsprof.op_model import Stage
 from nsprof.triton_config import TritonConfig
 
 # SASS opcodes that say which path the kernel took (Hopper: HGMMA is wgmma, UTMALDG a TMA load)

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from nsprof.errors import KernelBuildError
+from nsprof.ladder.op_model import Stage
 from nsprof.launch.gpu import require_cupy
 from nsprof.launch.measure import nvtx_range, time_launches
-from nsprof.op_model import Stage
 from nsprof.ranges import tune_range_name
 
 TUNE_WARMUP = 5
@@ -55,7 +55,7 @@ class Tuned:
 
 @dataclass
 class TunedLauncher:
-    """nsprof.op_model.Launcher for the kept candidate, with the tuning in `details`."""
+    """nsprof.ladder.op_model.Launcher for the kept candidate, with the tuning in `details`."""
 
     run: Callable[[], None]
     tile_label: str

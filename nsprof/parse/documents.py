@@ -107,7 +107,7 @@ MAX_HOST_ROOF = 1e4  # TFLOP/s or TB/s: no host reaches this; a larger "measured
 def _size_problem(record: dict) -> str | None:
     """Where a CPU stage's size is no size of its op (each dimension a positive whole number, as many
     as the op has: MxNxK for a GEMM), in words; None for one that is."""
-    from nsprof.registry import all_ops
+    from nsprof.ladder.registry import all_ops
     from nsprof.sizes import parse_label
 
     op = all_ops().get(record["op"])

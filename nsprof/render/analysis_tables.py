@@ -13,9 +13,9 @@ from nsprof.analyze.families import rules_applied
 from nsprof.analyze.ladder import WALL_CLOCK
 from nsprof.analyze.launch_findings import FINDING_COLUMNS
 from nsprof.analyze.nvtx_attribution import PROCESS, THREAD
-from nsprof.cpu_speedups import BLAS_KEY, LOOP_KEY
+from nsprof.ladder.cpu_speedups import BLAS_KEY, LOOP_KEY
+from nsprof.ladder.registry import headline
 from nsprof.parse.nsys_sqlite import GRAPH_NAME
-from nsprof.registry import headline
 from nsprof.render import format as fmt
 from nsprof.render.document import Block, Drawing, Table
 from nsprof.render.document_writers import json_ready, to_terminal

@@ -1,13 +1,13 @@
 """The bench table: `nsprof bench`'s records as a rich table, with the caption that says what its
-rates are. What the op declares says it (nsprof.op_model.Op: headline, min_bytes_rule, library), so
+rates are. What the op declares says it (nsprof.ladder.op_model.Op: headline, min_bytes_rule, library), so
 a new ladder's table needs no change here."""
 
 from __future__ import annotations
 
 from rich.table import Table
 
+from nsprof.ladder.registry import get_op
 from nsprof.launch.bench import PAIRED
-from nsprof.registry import get_op
 from nsprof.render import format as fmt
 from nsprof.render.document import Table as DocumentTable
 from nsprof.render.terminal_table import terminal_table

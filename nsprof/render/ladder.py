@@ -4,7 +4,7 @@ precision: FP32 dashed, TF32 dotted).
 CPU stages (a record with `on_cpu`: timed on the wall clock) are hatched; when the bars span more
 than LOG_SPAN (the CPU's serial loop beside the GPU's fastest stage, a factor of 10^5), the axis is
 logarithmic so that every bar shows. A GPU bar whose record has `speedup_vs_cpu_blas` (the work's
-column, nsprof.cpu_speedups: the figure the report's table and bench show) is labelled with it."""
+column, nsprof.ladder.cpu_speedups: the figure the report's table and bench show) is labelled with it."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from nsprof.cpu_speedups import BLAS_KEY
 from nsprof.errors import NsprofError
-from nsprof.registry import baseline_stage, get_stage, is_baseline_stage
+from nsprof.ladder.cpu_speedups import BLAS_KEY
+from nsprof.ladder.registry import baseline_stage, get_stage, is_baseline_stage
 from nsprof.render.format import problem_size, speedup
 from nsprof.sizes import spread_sizes
 
@@ -121,7 +121,7 @@ def _positive(number) -> TypeGuard[float]:
 
 
 def _baseline_of(records: list[dict], stage: str) -> str | None:
-    """The library stage `stage` is compared with (nsprof.registry.baseline_stage), by its precision."""
+    """The library stage `stage` is compared with (nsprof.ladder.registry.baseline_stage), by its precision."""
     op = next(r["op"] for r in records if r["stage"] == stage)
     try:
         return baseline_stage(op, get_stage(op, stage).precision.name).stage

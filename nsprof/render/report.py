@@ -21,8 +21,8 @@ from nsprof.analyze.metrics import half_flops_rule
 from nsprof.analyze.pipeline import FlowTimeline
 from nsprof.analyze.roofline import COMPULSORY, CPU_MEMORY_ROOF, LEVELS, binding_points, chart_groups, unplaced_work
 from nsprof.analyze.timeline import TimeBreakdown
-from nsprof.cpu_speedups import BLAS_KEY, LOOP_KEY
-from nsprof.registry import Stage, all_ops, all_stages, baseline_stages, get_op, headline
+from nsprof.ladder.cpu_speedups import BLAS_KEY, LOOP_KEY
+from nsprof.ladder.registry import Stage, all_ops, all_stages, baseline_stages, get_op, headline
 from nsprof.render import format as fmt
 from nsprof.render.document import REPORT_WIDTH, Block, Bullets, Heading, Image, Paragraph, Table
 from nsprof.render.figure_file import figure_bytes
@@ -141,7 +141,7 @@ MEASURED_HEADERS = ("time", "from", "TFLOP/s", "% of peak", "% of cuBLAS", "DRAM
 
 def _stage_table(stages: pd.DataFrame) -> Table:
     """Every stage's figures; with CPU stages among them, each stage's speed-up over the CPU's serial
-    loop and its BLAS after % of cuBLAS (nsprof.cpu_speedups, as bench shows them)."""
+    loop and its BLAS after % of cuBLAS (nsprof.ladder.cpu_speedups, as bench shows them)."""
     titles = _registry_titles()
     speedups = [key for key in (LOOP_KEY, BLAS_KEY) if key in stages and stages[key].notna().any()]
     rows = tuple((row["label"], titles.get((row["op"], row["stage"]), ""), fmt.problem_size(row["size"]),

@@ -36,7 +36,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 from matplotlib.transforms import Bbox
 
 from nsprof.analyze.roofline import CARRIED, COMPULSORY, LEVELS, UNITS, WALL_CLOCK, Roof, ridge_intensity
-from nsprof.registry import all_ops
+from nsprof.ladder.registry import all_ops
 from nsprof.render import format as fmt
 from nsprof.render.labels import Label, merge_close, place_labels
 from nsprof.sizes import spread_sizes

@@ -1,11 +1,11 @@
-"""`nsprof stages`'s table: a ladder's stages as the op declares them (nsprof.op_model), fitted to
+"""`nsprof stages`'s table: a ladder's stages as the op declares them (nsprof.ladder.op_model), fitted to
 the terminal's width."""
 
 from __future__ import annotations
 
 from pathlib import PurePosixPath
 
-from nsprof.op_model import Op
+from nsprof.ladder.op_model import Op
 from nsprof.render.document import Table
 from nsprof.render.terminal_table import table_width
 

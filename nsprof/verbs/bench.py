@@ -12,7 +12,7 @@ from nsprof.verbs.common import check_runs, path_or_none, workload_argv
 
 if TYPE_CHECKING:  # loaded with the calls that need them: `nsprof --help` stays fast
     from nsprof.ceilings.peaks import Ceiling
-    from nsprof.op_model import Op
+    from nsprof.ladder.op_model import Op
 
 
 @dataclass
@@ -48,6 +48,7 @@ def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: s
     OUT/bench-<op>-<time>.json with `out`, or to `save_as` (replaced only where nsprof wrote it,
     or with `force`); a file in the way is found before any GPU work."""
     from nsprof.ceilings.resolve import resolve_ceiling
+    from nsprof.ladder.registry import get_op, select_stages
     from nsprof.launch.bench import (
         add_pct_dram,
         check_output,
@@ -57,7 +58,6 @@ def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: s
         run_bench,
         save_results,
     )
-    from nsprof.registry import get_op, select_stages
     from nsprof.sizes import parse_sizes, size_label
 
     check_runs(runs)
@@ -115,6 +115,6 @@ def _bench_env(chosen: list, runs: int = 1) -> tuple[dict, str | None]:
 
 def stages(op: str = "sgemm") -> Op:
     """The ladder `op` as the registry declares it: its stages, precisions, baselines, formulas."""
-    from nsprof.registry import get_op
+    from nsprof.ladder.registry import get_op
 
     return get_op(op)

@@ -27,11 +27,11 @@ def pipeline(op: str = "sgemm", stages: list[str] | None = None, size: str = "10
     which the capture's directory keeps as pipeline.json."""
     from nsprof.analyze.pipeline import against_floor, bus_floor
     from nsprof.ceilings.resolve import resolve_ceiling
+    from nsprof.ladder.registry import baseline_stage, baseline_stages, get_op, is_baseline_stage, select_stages
     from nsprof.launch.bench import run_bench
     from nsprof.launch.gpu import device_info
     from nsprof.launch.pipeline import cold_record, measure_pipeline
     from nsprof.launch.tools import launch_tools
-    from nsprof.registry import baseline_stage, baseline_stages, get_op, is_baseline_stage, select_stages
     from nsprof.sizes import parse_sizes
 
     spec = get_op(op)
@@ -87,10 +87,10 @@ def pipeline(op: str = "sgemm", stages: list[str] | None = None, size: str = "10
 def _cpu_blas(op: str, size, progress) -> dict | None:
     """The op's CPU BLAS stage (v0blas) on the same product, timed on this host ({"stage",
     "median_ms", "cpu", "message"}); None where the op has no CPU stage."""
-    from nsprof.cpu_roles import CPU_BLAS, cpu_role
+    from nsprof.ladder.cpu_roles import CPU_BLAS, cpu_role
+    from nsprof.ladder.registry import stages_for
     from nsprof.launch.bench import run_bench
     from nsprof.launch.cpu_stage import host_info
-    from nsprof.registry import stages_for
 
     blas = next((s for s in stages_for(op) if s.kind.on_host and cpu_role(s) == CPU_BLAS), None)
     if blas is None:

@@ -72,11 +72,11 @@ def main() -> None:
     import cupyx
     import numpy as np
 
+    from nsprof.ladder.op_model import find_kernel
     from nsprof.launch import pipeline as P
     from nsprof.launch.capturable_cublas import RowMajorGemm
     from nsprof.launch.compile import load_kernel
     from nsprof.launch.measure import time_launches
-    from nsprof.op_model import find_kernel
 
     rt = cp.cuda.runtime
     ops = MemOps()

@@ -67,7 +67,7 @@ def one_size(n: int, sms: int, rows: list[dict]) -> None:
     """Every kernel and configuration at n^3, verified, then timed, into `rows`."""
     import triton_matmul
 
-    from nsprof.ops.matmul import MatmulProblem, triton_config
+    from nsprof.ladder.ops.matmul import MatmulProblem, triton_config
 
     problem = MatmulProblem(cp, (n, n, n), "float16")
     a, b, c = problem.A, problem.B, problem.C

@@ -24,9 +24,9 @@ import time
 
 import numpy as np
 
+from nsprof.ladder.registry import baseline_stage, get_op, get_stage
 from nsprof.launch.measure import time_launches, verify
 from nsprof.launch.tools import launch_tools
-from nsprof.registry import baseline_stage, get_op, get_stage
 from nsprof.sizes import parse_sizes
 
 

@@ -1,6 +1,6 @@
 """The block tile: the launch configuration of the matrix-product ladders (SGEMM, HGEMM) and of
-SGEMV, whose blocks cover rows of y. An op-side detail, not part of the generic model: nsprof.op_model
-only asks a stage's launch configurations for what nsprof.op_model.LaunchConfig names (a shape, the
+SGEMV, whose blocks cover rows of y. An op-side detail, not part of the generic model: nsprof.ladder.op_model
+only asks a stage's launch configurations for what nsprof.ladder.op_model.LaunchConfig names (a shape, the
 kernel entries, an arch); a ladder of another shape declares its own configuration type."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from nsprof.op_model import LaunchConfig
+from nsprof.ladder.op_model import LaunchConfig
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class Tile:
     multiples of 4, whole tiles also keep float32 rows float4-aligned).
     `stream_k` entries take a 1-D grid and two more arguments, (whole_tiles, shared_blocks): the
     first blocks compute whole tiles, the rest share the remaining tiles' k steps out evenly
-    (split-K, or the last wave's tiles; nsprof.ops.matmul.choose_plan). `blocks_per_sm` is what the
+    (split-K, or the last wave's tiles; nsprof.ladder.ops.matmul.choose_plan). `blocks_per_sm` is what the
     entry's __launch_bounds__ promise to fit on one SM: a wave of the grid is SMs x that.
     A `persistent` stream_k tile keeps its grid of one block per SM and walks its whole tiles first;
     with `sums_in_workspace`, the blocks that share a tile add their float32 sums into a workspace (the
@@ -81,7 +81,7 @@ def as_tile(config: LaunchConfig) -> Tile:
     """A stage's launch configuration as the Tile the GEMM and GEMV launchers read (the op contract
     types it as any LaunchConfig); a configuration of another type is a declaration error."""
     if not isinstance(config, Tile):
-        raise TypeError(f"{config!r} is not a nsprof.ops.tiles.Tile, which this op's launcher needs")
+        raise TypeError(f"{config!r} is not a nsprof.ladder.ops.tiles.Tile, which this op's launcher needs")
     return config
 
 

@@ -1,18 +1,18 @@
 """The registry: every op nsprof runs and the lookups every command uses.
 
-The ops are the modules under nsprof/ops (one per ladder); what an op, a stage, a tile and a
-precision are is nsprof.op_model, whose dataclasses this module hands on. Everything else
+The ops are the modules under nsprof/ladder/ops (one per ladder); what an op, a stage, a tile and a
+precision are is nsprof.ladder.op_model, whose dataclasses this module hands on. Everything else
 (CLI choices, bench tables, plot labels, `explain`, tests) finds ops and stages here, never
-through an op module directly. `register_op` adds one from outside nsprof/ops (a test's own).
+through an op module directly. `register_op` adds one from outside nsprof/ladder/ops (a test's own).
 """
 
 from __future__ import annotations
 
 from nsprof.errors import UsageError
-from nsprof.op_model import REPO_ROOT, LaunchConfig, Op, Precision, Stage, Workload, find_kernel, stage_order  # noqa: F401 (handed on)
-from nsprof.ops import OPS
-from nsprof.ops.tiles import Tile  # noqa: F401 (handed on)
-from nsprof.stage_kinds import STAGE_KINDS
+from nsprof.ladder.op_model import REPO_ROOT, LaunchConfig, Op, Precision, Stage, Workload, find_kernel, stage_order  # noqa: F401 (handed on)
+from nsprof.ladder.ops import OPS
+from nsprof.ladder.ops.tiles import Tile  # noqa: F401 (handed on)
+from nsprof.ladder.stage_kinds import STAGE_KINDS
 
 
 def all_ops() -> dict[str, Op]:
@@ -20,12 +20,12 @@ def all_ops() -> dict[str, Op]:
 
 
 def register_op(op: Op) -> Op:
-    """Add a ladder from outside nsprof/ops (a plug-in, a test's own), under a name not taken,
+    """Add a ladder from outside nsprof/ladder/ops (a plug-in, a test's own), under a name not taken,
     once op_problems finds nothing wrong with it."""
     problems = [f"the name {op.name!r} is taken", *op_problems(op)] if op.name in OPS else op_problems(op)
     if problems:
         raise UsageError(f"op {op.name!r} cannot be registered: {'; '.join(problems)}",
-                         "fix its declaration (see nsprof.op_model)")
+                         "fix its declaration (see nsprof.ladder.op_model)")
     OPS[op.name] = op
     return op
 
@@ -33,7 +33,7 @@ def register_op(op: Op) -> Op:
 def op_problems(op: Op) -> list[str]:
     """What breaks the op contract that the rest of nsprof relies on: stages that name this op,
     each once, in precisions the op declares, of a declared kind whose own rules they keep
-    (nsprof.stage_kinds: an NVRTC stage's .cu file, a library call's lack of one), with launch
+    (nsprof.ladder.stage_kinds: an NVRTC stage's .cu file, a library call's lack of one), with launch
     configurations that are LaunchConfigs;
     for each of their precisions a baseline that is one of its own stages in that precision; a
     workload that is a Workload; a headline rate nsprof knows."""
@@ -48,7 +48,7 @@ def op_problems(op: Op) -> list[str]:
         problems += [f"stage {stage.stage}: {config!r} is not a LaunchConfig (shape, entries, arch)"
                      for config in stage.tiles if not isinstance(config, LaunchConfig)]
         if STAGE_KINDS.get(str(getattr(stage.kind, "name", ""))) is not stage.kind:
-            problems.append(f"stage {stage.stage} is of kind {stage.kind!r}, not one of nsprof.stage_kinds "
+            problems.append(f"stage {stage.stage} is of kind {stage.kind!r}, not one of nsprof.ladder.stage_kinds "
                             f"({', '.join(STAGE_KINDS)})")
         else:
             problems += stage.kind.problems(stage)
@@ -61,7 +61,7 @@ def op_problems(op: Op) -> list[str]:
     problems += [f"no baseline for {p} stages" for p in dict.fromkeys(s.precision.name for s in op.stages)
                  if p not in op.baselines]
     if not isinstance(op.workload, Workload):
-        problems.append("its workload has no problem() and launcher() (nsprof.op_model.Workload)")
+        problems.append("its workload has no problem() and launcher() (nsprof.ladder.op_model.Workload)")
     if op.headline not in ("flops", "bytes"):
         problems.append(f"headline {op.headline!r} is neither 'flops' nor 'bytes'")
     return problems

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import math
 
-from nsprof.op_model import LIBRARY_TUNING, Op, Precision, Stage
-from nsprof.ops import matmul
-from nsprof.ops.tiles import Tile
+from nsprof.ladder.op_model import LIBRARY_TUNING, Op, Precision, Stage
+from nsprof.ladder.ops import matmul
+from nsprof.ladder.ops.tiles import Tile
+from nsprof.ladder.stage_kinds import LIBRARY, NVRTC, TRITON
 from nsprof.sizes import Size
-from nsprof.stage_kinds import LIBRARY, NVRTC, TRITON
 
 UNIT_ROUNDOFF_FP16 = 2.0**-11
 UNIT_ROUNDOFF_FP32 = 2.0**-24

@@ -3,6 +3,6 @@ kernels/<op>/, its tests and its docs."""
 
 from __future__ import annotations
 
-from nsprof.ops import hgemm, sgemm, sgemv
+from nsprof.ladder.ops import hgemm, sgemm, sgemv
 
 OPS = {op.name: op for op in (sgemm.OP, hgemm.OP, sgemv.OP)}

@@ -1,16 +1,16 @@
 """The op contract: what an op, a stage and a precision are (dataclasses), and what an op's
 workload and launch configurations must offer the harness (protocols).
 
-Each op is one module under nsprof/ops (sgemm, hgemm, ...) that builds an `Op` from these: its
+Each op is one module under nsprof/ladder/ops (sgemm, hgemm, ...) that builds an `Op` from these: its
 element type, how a size is written, its FLOP and minimum-byte formulas (and the byte formula as a
 caption states it), its precisions and their tolerances, its baselines (per precision), how its
 problems are made, checked and launched (`Op.workload`, a `Workload`) and its stages.
-nsprof.registry looks them up (and registers one: `register_op`); everything else reads them
+nsprof.ladder.registry looks them up (and registers one: `register_op`); everything else reads them
 through it, so that a new ladder touches only its own files.
 
-A stage names its kind (nsprof.stage_kinds: an NVRTC source, a library call, a Triton kernel), its
+A stage names its kind (nsprof.ladder.stage_kinds: an NVRTC source, a library call, a Triton kernel), its
 source and entry points, the launch configurations it can run with (a
-`LaunchConfig`: the GEMM and GEMV ladders' is nsprof.ops.tiles.Tile), how it handles sizes that
+`LaunchConfig`: the GEMM and GEMV ladders' is nsprof.ladder.ops.tiles.Tile), how it handles sizes that
 are not multiples of its tile, its arithmetic precision, what it changes relative to the previous
 stage and which Nsight Compute metric should show that change, and its memory accesses, shared and
 global (what `nsprof explain` models for bank conflicts and coalescing).
@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 from nsprof.access import MemoryAccess
+from nsprof.ladder.stage_kinds import StageKind
 from nsprof.sizes import Size  # one problem size, in the op's dimension order
-from nsprof.stage_kinds import StageKind
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]  # nsprof/ladder/op_model.py: the checkout's top
 
 
 @runtime_checkable
@@ -166,7 +166,7 @@ class Stage:
     stage: str
     title: str
     kernel_file: str | None  # relative to the repository root; None for library calls
-    kind: StageKind  # what the work is: nsprof.stage_kinds (NVRTC source, library call, Triton kernel)
+    kind: StageKind  # what the work is: nsprof.ladder.stage_kinds (NVRTC source, library call, Triton kernel)
     tiles: tuple[LaunchConfig, ...]  # first is the default; launch picks among them by size (a Triton stage's: tried)
     # how sizes off the tile are handled: "bounds-check", "pad", "tma-fill" (TMA zero-fills reads past
     # the edges, stores are bounds-checked; padded only where a row is not 16-byte aligned), "async-fill"
@@ -223,7 +223,7 @@ class Stage:
 
 @dataclass(frozen=True)
 class Op:
-    """A problem family (SGEMM, HGEMM, ...): one module under nsprof/ops builds it."""
+    """A problem family (SGEMM, HGEMM, ...): one module under nsprof/ladder/ops builds it."""
 
     name: str  # "sgemm": CLI choice, NVTX range prefix, JSON key
     title: str  # "SGEMM": how tables and plots name it
@@ -237,7 +237,7 @@ class Op:
     flops: Callable[[Size], int]  # the work the op defines (2MNK for a GEMM), whatever a stage executes
     min_bytes: Callable[[Size], int]  # each input read once and the output written once
     min_bytes_rule: str  # min_bytes as a caption states it: "4(MK + M + K)"
-    workload: Workload[Any]  # makes problems and launchers on the GPU (nsprof.ops.matmul.MatmulWorkload)
+    workload: Workload[Any]  # makes problems and launchers on the GPU (nsprof.ladder.ops.matmul.MatmulWorkload)
     # precision -> the library stage its stages are compared with ("% of cuBLAS"): each precision's own
     baselines: Mapping[str, str]
     headline: str = "flops"  # the rate bench tables lead with: "flops" (TFLOP/s) or "bytes" (TB/s of min_bytes)
@@ -251,7 +251,7 @@ class Op:
 
 def find_kernel(rel: str) -> Path:
     """A source checkout keeps kernels/ at the top; a wheel ships it as nsprof/kernels."""
-    for base in (REPO_ROOT, Path(__file__).resolve().parent):
+    for base in (REPO_ROOT, Path(__file__).resolve().parents[1]):  # the checkout's kernels/, or the wheel's nsprof/kernels
         if (base / rel).is_file():
             return base / rel
     return REPO_ROOT / rel

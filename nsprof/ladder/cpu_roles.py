@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nsprof.op_model import Stage
+from nsprof.ladder.op_model import Stage
 
 CPU_LOOP, CPU_BLOCKED, CPU_BLAS = "loop", "blocked", "blas"
 # flags by file: the serial loops compile as the tutorials' loop would (-O2, no -march), the

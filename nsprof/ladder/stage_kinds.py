@@ -1,7 +1,7 @@
 """Stage kinds: what a stage's work is, declared with the stage and checked when its op registers.
 
 - NVRTC: a CUDA C++ source under kernels/ (`.cu`), compiled at run time through CuPy, launched by
-  the op's workload with one of the stage's tiles (nsprof.ops.tiles.Tile).
+  the op's workload with one of the stage's tiles (nsprof.ladder.ops.tiles.Tile).
 - LIBRARY: a vendor library's product, declared by the op's workload's `library_call`: tuned
   over CuPy's call (cuBLAS) and the algorithms cuBLASLt proposes (nsprof.launch.library), and
   timed beside PyTorch's same product; no source and no tiles.

@@ -8,10 +8,10 @@ live here; the kernels in kernels/sgemm/, one .cu per stage.
 from __future__ import annotations
 
 from nsprof.access import MemoryAccess
-from nsprof.op_model import LIBRARY_TUNING, Op, Stage, fixed_precision
-from nsprof.ops import matmul
-from nsprof.ops.tiles import Tile
-from nsprof.stage_kinds import CPU, LIBRARY, NVRTC, TRITON
+from nsprof.ladder.op_model import LIBRARY_TUNING, Op, Stage, fixed_precision
+from nsprof.ladder.ops import matmul
+from nsprof.ladder.ops.tiles import Tile
+from nsprof.ladder.stage_kinds import CPU, LIBRARY, NVRTC, TRITON
 
 FP32 = fixed_precision("fp32", "float32 multiply-adds", 1e-5)
 TF32 = fixed_precision("tf32", "inputs rounded to TF32 (10-bit mantissa), float32 accumulation", 5e-3)

@@ -15,7 +15,7 @@ def cpu_speedups(rows: Sequence[Mapping], time_key: str) -> list[dict[str, float
     """For each row ({"op", "stage", "size", time_key}; a time that is None or NaN was not measured),
     {LOOP_KEY, BLAS_KEY}: the time of the op's serial CPU loop and of its CPU BLAS stage at the same
     size over the row's own time; None where either time is missing."""
-    from nsprof.cpu_roles import CPU_BLAS, CPU_LOOP
+    from nsprof.ladder.cpu_roles import CPU_BLAS, CPU_LOOP
 
     roles = {CPU_LOOP: LOOP_KEY, CPU_BLAS: BLAS_KEY}
     times: dict[tuple[str, str, str], float] = {}
@@ -33,8 +33,8 @@ def cpu_speedups(rows: Sequence[Mapping], time_key: str) -> list[dict[str, float
 
 def _role(row: Mapping) -> str | None:
     """The CPU rung's role of the row's stage (loop, blocked, blas); None for a GPU stage or one this nsprof lacks."""
-    from nsprof.cpu_roles import cpu_role
-    from nsprof.registry import get_stage
+    from nsprof.ladder.cpu_roles import cpu_role
+    from nsprof.ladder.registry import get_stage
 
     if not isinstance(row.get("op"), str) or not isinstance(row.get("stage"), str):
         return None

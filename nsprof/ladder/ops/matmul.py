@@ -2,7 +2,7 @@
 the GPU (random inputs, the float64 reference) and the tiled kernel launcher.
 
 Nothing here imports CuPy: the launch layer hands in the array module (`xp`) and its tools
-(nsprof.op_model.LaunchTools: compile a kernel, encode a TMA tensor map, the SM count), so that an op module
+(nsprof.ladder.op_model.LaunchTools: compile a kernel, encode a TMA tensor map, the SM count), so that an op module
 declares how its stages run while CuPy stays inside nsprof.launch.
 """
 
@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from nsprof.errors import UsageError
-from nsprof.op_model import LaunchTools, LibraryCall, Stage, find_kernel
-from nsprof.ops.tiles import Tile, as_tiles
+from nsprof.ladder.op_model import LaunchTools, LibraryCall, Stage, find_kernel
+from nsprof.ladder.ops.tiles import Tile, as_tiles
 from nsprof.sizes import Size
 from nsprof.triton_config import TritonConfig
 
@@ -112,7 +112,7 @@ class Launcher:
     # so that its share of the stage's time can be measured
     steps: dict[str, Callable[[], None]] = field(default_factory=dict)
     entry: str | None = None  # the kernel launched (None for library calls)
-    prepare: None = None  # nothing runs before the stage, timed apart (nsprof.op_model.Launcher)
+    prepare: None = None  # nothing runs before the stage, timed apart (nsprof.ladder.op_model.Launcher)
     prepare_name: None = None
 
     @property

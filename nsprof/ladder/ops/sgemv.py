@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nsprof.access import MemoryAccess
-from nsprof.op_model import LIBRARY_TUNING, LaunchTools, LibraryCall, Op, Precision, Stage, find_kernel
-from nsprof.ops.tiles import Tile, as_tile
+from nsprof.ladder.op_model import LIBRARY_TUNING, LaunchTools, LibraryCall, Op, Precision, Stage, find_kernel
+from nsprof.ladder.ops.tiles import Tile, as_tile
+from nsprof.ladder.stage_kinds import CPU, LIBRARY, NVRTC, TRITON
 from nsprof.sizes import Size
-from nsprof.stage_kinds import CPU, LIBRARY, NVRTC, TRITON
 from nsprof.triton_config import TritonConfig
 
 UNIT_ROUNDOFF_FP32 = 2.0**-24
