@@ -15,7 +15,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from nsprof.analyze import Ceiling
-from nsprof.analyze.ladder import watched
+from nsprof.analyze.work import watched
 from nsprof.cli import app
 from nsprof.errors import UsageError
 from nsprof.ladder.op_model import Op, Stage, fixed_precision

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from nsprof.analyze.ladder import ALWAYS_WATCHED, stage_changes, watched
 from nsprof.analyze.timeline import time_breakdown
+from nsprof.analyze.work import ALWAYS_WATCHED, stage_changes, watched
 from nsprof.api import load_ladder
 from nsprof.cli import app
 from nsprof.kernel_names import short_kernel_name

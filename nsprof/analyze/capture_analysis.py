@@ -20,7 +20,6 @@ from nsprof.analyze.gpu_utilization import gpu_utilization
 from nsprof.analyze.host_side import host_side
 from nsprof.analyze.hot_kernels import capture_hot_kernels, launch_table
 from nsprof.analyze.kernel_groups import kernel_groups
-from nsprof.analyze.ladder import combine, with_peaks, work_records
 from nsprof.analyze.launch_findings import missing_metrics, rule_results
 from nsprof.analyze.nvtx_attribution import (
     THREAD,
@@ -37,6 +36,7 @@ from nsprof.analyze.summaries import kernel_family_summary, kernel_summary, memc
 from nsprof.analyze.timeline import TimeBreakdown, time_breakdown
 from nsprof.analyze.triton_kernels import triton_kernels
 from nsprof.analyze.untimed import untimed_causes
+from nsprof.analyze.work import combine, with_peaks, work_records
 from nsprof.ceilings.peaks import Ceiling, datasheet_ceiling
 from nsprof.parse.model import CpuRung, GpuTimeline, LaunchCounters
 
@@ -265,7 +265,7 @@ class CaptureAnalysis:
 
     @cached_property
     def work(self) -> pd.DataFrame:
-        """Every piece of work, stages among them (nsprof.analyze.ladder.work_records): what the ladder combines."""
+        """Every piece of work, stages among them (nsprof.analyze.work.work_records): what the ladder combines."""
         return work_records(self.launches, self.ranges, self._inputs.cpu)
 
     @cached_property

@@ -13,8 +13,8 @@ from typing import Any
 import pandas as pd
 
 from nsprof.analyze import Ceiling
-from nsprof.analyze.ladder import WALL_CLOCK, cpu_roof
 from nsprof.analyze.roofline import precision_unit
+from nsprof.analyze.work import WALL_CLOCK, cpu_roof
 from nsprof.errors import MissingPathError, NsprofError, ParseError, UsageError
 from nsprof.explain.evidence import EXAMPLES_DIR
 from nsprof.ladder.cpu_speedups import BLAS_KEY, LOOP_KEY

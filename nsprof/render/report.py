@@ -16,11 +16,12 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from nsprof import metric_catalog
-from nsprof.analyze.ladder import WALL_CLOCK, LadderAnalysis, stage_changes
 from nsprof.analyze.metrics import half_flops_rule
 from nsprof.analyze.pipeline import FlowTimeline
 from nsprof.analyze.roofline import COMPULSORY, CPU_MEMORY_ROOF, LEVELS, binding_points, chart_groups, unplaced_work
 from nsprof.analyze.timeline import TimeBreakdown
+from nsprof.analyze.work import WALL_CLOCK, stage_changes
+from nsprof.ladder.analysis import LadderAnalysis
 from nsprof.ladder.cpu_speedups import BLAS_KEY, LOOP_KEY
 from nsprof.ladder.registry import Stage, all_ops, all_stages, baseline_stages, get_op, headline
 from nsprof.render import format as fmt
@@ -159,7 +160,7 @@ def _kernel_table(kernels: pd.DataFrame) -> Table:
 
 
 def _measured_cells(work: pd.DataFrame) -> list[tuple[str, ...]]:
-    """MEASURED_HEADERS' cells, per launch, from the work's one time and speed (nsprof.analyze.ladder)."""
+    """MEASURED_HEADERS' cells, per launch, from the work's one time and speed (nsprof.analyze.work)."""
     return [(
         fmt.duration_ns(row.get("time_per_launch_ns")), row.get("time_source") or fmt.MISSING,
         fmt.flops_per_s(_scaled(row.get("tflops_per_s"), 1e12), unit=False), _peak_cell(row),

@@ -12,7 +12,7 @@ from nsprof.paths import PROFILES_DIR
 from nsprof.verbs.common import outside_profiles, path_or_none
 
 if TYPE_CHECKING:  # loaded with the calls that need them: `nsprof --help` stays fast
-    from nsprof.analyze.ladder import LadderAnalysis
+    from nsprof.ladder.analysis import LadderAnalysis
 
 
 ROOFLINE_FILES = ("roofline.png", "roofline.svg", "roofline.csv")
@@ -30,8 +30,8 @@ def load_ladder(paths: Sequence[str | Path] | None = None, keep_all: bool = Fals
     from the latest profile that has it, every profile's with `keep_all`. Without `paths`, one ladder
     on one GPU under profiles/ (nsprof.parse.sources.default_ladder), and `chosen` says which."""
     from nsprof.analyze.capture_facts import gpu_name
-    from nsprof.analyze.ladder import LadderCapture, analyze_ladder, ladder_gpu
     from nsprof.ceilings.resolve import resolve_ceiling
+    from nsprof.ladder.analysis import LadderCapture, analyze_ladder, ladder_gpu
     from nsprof.parse.sources import default_ladder, load_sources, loaded
     from nsprof.profile_analysis import capture_analysis
 

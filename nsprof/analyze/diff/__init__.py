@@ -56,7 +56,7 @@ from nsprof.analyze.diff.statistics import (
 )
 from nsprof.analyze.diff.why import kernel_counters, kernel_rules, moved, rule_changes, stage_counters
 from nsprof.analyze.families import family_column
-from nsprof.analyze.ladder import work_key
+from nsprof.analyze.work import work_key
 from nsprof.errors import UsageError
 from nsprof.ranges import parse_stage_range
 

@@ -1,5 +1,5 @@
-"""Per-stage work records for reports and rooflines, and what changed from one stage to the next
-(pure functions over parsed profiles).
+"""A capture's pieces of work (its stages, and kernels outside them) as reports and rooflines show
+them, and what changed from one stage to the next (pure functions over parsed profiles).
 
 A piece of work is every profiled launch inside one nsprof stage range (`nsprof:sgemm/v6/1024x1024x1024`,
 labelled `v6`) or, for launches outside any stage range (another program's ncu CSV), every launch of
@@ -33,24 +33,21 @@ one kernel (labelled by its shortened name). Columns of `work_records`:
   excess wavefronts over each access width's minimum, which the n-way degree alone hides
 - with_peaks adds `compute_roof`, `pct_of_compute_peak` and `dram_pct_of_peak`
 
-`analyze_ladder` puts it together for the report commands: work records of several profiles
-(the latest of each stage), their roofline points (a CPU stage's under the host's own roofs,
-host_roofs), and where each nsys capture's time went.
+nsprof.ladder.analysis puts them together for the report commands: work records of several
+profiles (the latest of each stage), their roofline points (a CPU stage's under the host's own
+roofs, host_roofs), and where each nsys capture's time went.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from nsprof import metric_catalog
 from nsprof.analyze.metrics import TOTALS, all_measured_flops, kernel_metrics, measured, range_metrics, ratio, sum_measured
-from nsprof.analyze.pipeline import FlowTimeline
 from nsprof.analyze.roofline import (
     CPU_FP32_ROOF,
     CPU_MEMORY_ROOF,
@@ -58,21 +55,14 @@ from nsprof.analyze.roofline import (
     Roof,
     compute_peak,
     precision_unit,
-    roofline_points,
-    roofs,
 )
-from nsprof.analyze.timeline import TimeBreakdown
 from nsprof.ceilings.peaks import Ceiling
-from nsprof.errors import UsageError
 from nsprof.kernel_names import short_kernel_name
 from nsprof.ladder.cpu_speedups import BLAS_KEY, LOOP_KEY, cpu_speedups
 from nsprof.ladder.registry import all_ops, all_stages, baseline_of, stage_order
 from nsprof.parse.model import CpuRung
 from nsprof.ranges import NVTX_DOMAIN, parse_stage_range, qualify, range_name
 from nsprof.sizes import parse_label
-
-if TYPE_CHECKING:  # the analysis builds on this module's work records: its type only, no import at load time
-    from nsprof.analyze.capture_analysis import CaptureAnalysis
 
 KERNEL_KEY = "kernel:"
 # Catalogued columns a piece of work carries besides range_metrics' totals, by how they aggregate.
@@ -83,68 +73,6 @@ OF_MAIN_KERNEL = metric_catalog.columns(metric_catalog.MAIN_KERNEL)
 ALWAYS_WATCHED = ("time_per_launch_ns",)
 # Totals over every profiled launch; per_launch divides them by the launches of the main kernel.
 ADDITIVE = (frozenset(TOTALS) - {"duration_ns"}) | frozenset(SUMMED)
-
-
-@dataclass(frozen=True)
-class LadderCapture:
-    """One profile of a ladder: its name and start time (nsprof.parse.sources.Source) and its analysis."""
-
-    name: str  # a slug, unique among the profiles read together: reports write OUT/<name>
-    started: dt.datetime  # the manifest's start time, else the files' modification time
-    analysis: CaptureAnalysis
-
-
-@dataclass(frozen=True)
-class LadderAnalysis:
-    gpu: str | None
-    roofs: list[Roof]  # from the GPU's ceilings
-    work: pd.DataFrame  # combine's columns
-    points: pd.DataFrame  # nsprof.analyze.roofline.POINT_COLUMNS
-    captures: list[LadderCapture]  # the profiles shown: those some work row comes from, or with no work rows at all
-    timelines: dict[str, TimeBreakdown]  # per profile name, for those with an nsys capture
-    hot_kernels: dict[str, tuple[pd.DataFrame, dict]] = field(default_factory=dict)  # per profile name with
-    # an nsys capture: nsprof.analyze.hot_kernels.capture_hot_kernels (where the time goes, the harness)
-    cpu_roofs: list[Roof] = field(default_factory=list)  # the host's, for the CPU stages (host_roofs); [] when not measured
-    chosen: str | None = None  # which profiles were read and why, where the command chose them (no --from)
-    flows: dict[str, FlowTimeline] = field(default_factory=dict)  # per profile name with an `nsprof pipeline` record
-
-
-def ladder_gpu(gpus: dict[str, str | None]) -> str | None:
-    """The one GPU the profiles were captured on (`gpus`: each profile's, by name; None if none says).
-    Raises UsageError when they come from several: one roofline has one set of roofs."""
-    names: dict[str, str] = {}
-    for profile, name in gpus.items():
-        if name:
-            names.setdefault(name, profile)
-    if len(names) > 1:
-        listed = ", ".join(f"{gpu} ({profile})" for gpu, profile in names.items())
-        raise UsageError(f"the profiles come from several GPUs: {listed}",
-                         "pass --from with the profiles of one GPU")
-    return next(iter(names), None)
-
-
-def analyze_ladder(captures: list[LadderCapture], gpu: str | None, ceiling: Ceiling | None,
-                   keep_all: bool = False) -> LadderAnalysis:
-    """Work records of every profile (the latest of each stage unless `keep_all`), their points
-    under the ceiling's roofs (those of `gpu`, see ladder_gpu), and the time breakdown of each
-    contributing nsys capture, all from each capture's analysis (CaptureAnalysis, the one assembly
-    of a capture's analysis, under `ceiling`)."""
-    records = [(capture.name, capture.started, capture.analysis.work) for capture in captures]
-    work = combine(records, keep_all)
-    # A profile all of whose stages later profiles measured again is left out; one with no work
-    # rows at all (an nsys capture of another program) still shows where its time went.
-    shown = set(work["profile"]) | {name for name, _, frame in records if frame.empty}
-    used = [capture for capture in captures if capture.name in shown]
-    timelines = {capture.name: breakdown for capture in used if (breakdown := capture.analysis.time_breakdown) is not None}
-    # the host's roofs measured by the newest profile that measured them beside its CPU stages
-    host = next((found for capture in reversed(used) if (found := capture.analysis.cpu_ceilings)), None)
-    work = with_peaks(work, ceiling, host)
-    hot = {capture.name: (analysis.hot_kernels, analysis.harness or {}) for capture in used
-           if (analysis := capture.analysis).hot_kernels is not None}
-    cpu = host_roofs(host)
-    flows = {capture.name: flow for capture in used if (flow := capture.analysis.flows) is not None}
-    return LadderAnalysis(gpu, roofs(ceiling), work, roofline_points(work, ceiling, cpu), used, timelines, hot, cpu,
-                          flows=flows)
 
 
 def host_roofs(cpu_ceilings: dict | None) -> list[Roof]:
