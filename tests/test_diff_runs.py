@@ -23,7 +23,7 @@ from nsprof.analyze.diff.noise import NOISE_RECORD, SHORT_NS, default_noise, mea
 from nsprof.analyze.diff.statistics import compare_runs
 from nsprof.cli import app
 from nsprof.errors import ParseError
-from nsprof.launch.bench_runs import merged
+from nsprof.ladder.launch.bench_runs import merged
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = Path(__file__).parent / "data" / "runs"

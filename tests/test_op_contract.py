@@ -18,6 +18,7 @@ from nsprof.analyze import Ceiling
 from nsprof.analyze.work import watched
 from nsprof.cli import app
 from nsprof.errors import UsageError
+from nsprof.ladder.launch.bench import _add_pct_cublas, _record, add_pct_dram
 from nsprof.ladder.op_model import Op, Stage, fixed_precision
 from nsprof.ladder.registry import (
     all_ops,
@@ -31,7 +32,6 @@ from nsprof.ladder.registry import (
     select_stages,
 )
 from nsprof.ladder.stage_kinds import LIBRARY, NVRTC, TRITON
-from nsprof.launch.bench import _add_pct_cublas, _record, add_pct_dram
 from nsprof.render.bench_table import results_table
 from nsprof.sizes import parse_sizes
 

@@ -32,10 +32,10 @@ PHASE_S = 3.0
 
 def kernels(names: list[str], problem, size, tools, op):
     """name -> a launch of it, each verified first."""
+    from nsprof.ladder.launch.stage_launch import stage_launcher
+    from nsprof.ladder.launch.torch_baseline import torch_launch
     from nsprof.ladder.registry import get_stage
     from nsprof.launch.measure import verify
-    from nsprof.launch.stage_launch import stage_launcher
-    from nsprof.launch.torch_baseline import torch_launch
 
     h6, h7 = get_stage("hgemm", "h6"), get_stage("hgemm", "h7")
     plain = next(t for t in h6.tiles if t.entry == "hgemm_h6_tma_128x256")

@@ -15,8 +15,8 @@ import triton.language as tl
 from triton.tools.tensor_descriptor import TensorDescriptor
 
 sys.path.insert(0, ".")
+from nsprof.ladder.launch.triton_stage import TritonPointer
 from nsprof.launch.measure import time_launches
-from nsprof.launch.triton_stage import TritonPointer
 
 
 @triton.jit
