@@ -102,7 +102,7 @@ class CaptureAnalysis:
 
     def kept(self, parts: Iterable[str]) -> CaptureAnalysis:
         """This analysis with `parts` computed, in order, and the parsed frames let go: a part not
-        among them can no longer be asked for (an error names it)."""
+        among them can no longer be asked for (a RuntimeError names the parts kept)."""
         parts = tuple(parts)
         for part in parts:
             getattr(self, part)

@@ -118,6 +118,7 @@ def profiles_below(path: Path) -> list[Path]:
 
 
 def no_profile_below(path: Path) -> ParseError:
+    """The error for a directory that is no capture and holds none below it."""
     from nsprof.parse.profile import PROFILE_FILES
 
     return ParseError(f"{path}: no profile here (no directory below it holds {PROFILE_FILES} files)",
