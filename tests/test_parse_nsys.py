@@ -306,3 +306,26 @@ def test_mangled_sqlite_bytes_give_parse_error_or_a_valid_export(cut, flips):
             assert str(path) in str(err) and "\n" not in str(err)
         else:
             assert isinstance(range_summary(export), pd.DataFrame)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.integers(0, 40), min_size=1, max_size=30, unique=True), st.data(), st.booleans())
+def test_string_ids_resolve_as_a_plain_mapping_does(string_ids, data, sparse):
+    """StringIds ids -> names against a dict lookup: repeated string values share a category, NULL
+    ids stay missing, the categories are those in use in StringIds' order; ids nsys numbers
+    sparsely (far past the table) take the other path to the same result, and an id with no row is
+    a ParseError."""
+    from nsprof.parse.nsys_sqlite import _names
+
+    scale = 10**9 if sparse else 1
+    values = data.draw(st.lists(st.sampled_from(["a", "b", "c", "d"]), min_size=len(string_ids), max_size=len(string_ids)))
+    strings = pd.Series(values, index=[i * scale for i in string_ids], dtype=object)
+    drawn = data.draw(st.lists(st.one_of(st.none(), st.sampled_from(list(strings.index))), max_size=50))
+    ids = pd.Series(drawn, dtype="Int64")
+    names = _names(ids, strings, Path("x.sqlite"), "shortName")
+    expected = [None if i is None else strings[i] for i in drawn]
+    assert [None if pd.isna(name) else name for name in names] == expected
+    in_order = list(dict.fromkeys(values))
+    assert list(names.categories) == [value for value in in_order if value in set(expected)]
+    with pytest.raises(ParseError, match="1 shortName ids have no row in StringIds"):
+        _names(pd.Series([*drawn, (max(string_ids) + 1) * scale], dtype="Int64"), strings, Path("x.sqlite"), "shortName")

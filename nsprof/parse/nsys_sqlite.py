@@ -343,28 +343,36 @@ def _text(value) -> str | None:
 
 def _names(ids: pd.Series, strings: pd.Series, path: Path, column: str) -> pd.Categorical:
     """StringIds ids -> names, as a categorical (a million kernels share a few dozen names).
-    Raises ParseError when an id has no StringIds row (an emptied or cut StringIds table)."""
+    Raises ParseError when an id has no StringIds row (an emptied or cut StringIds table).
+
+    Each id is read as a slot of a small table (slot -> string code, -1 for none), and every step
+    but two works on the table: a 10M-id column is read once to count its slots and once to take
+    its final codes."""
     codes_of_strings, categories = pd.factorize(strings.to_numpy())  # StringIds may repeat a value
     raw = ids.to_numpy(dtype=np.int64, na_value=-1)
     string_ids = strings.index.to_numpy(dtype=np.int64)
     if len(string_ids) and string_ids.min() >= 0 and string_ids.max() <= 4 * len(string_ids) + (1 << 20):
-        # ids dense from 0, as nsys numbers them: a lookup array, not a hash per id (10M ids a column)
-        lookup = np.full(int(string_ids.max()) + 2, -1, dtype=np.int64)  # the last: ids past the table
-        lookup[string_ids] = codes_of_strings
-        codes = lookup[np.where((raw >= 0) & (raw < len(lookup) - 1), raw, len(lookup) - 1)]
-    else:
+        # ids dense from 0, as nsys numbers them: the slot is the id (the last slot: NULL ids and ids past the table)
+        slots = np.full(int(string_ids.max()) + 2, -1, dtype=np.int64)
+        slots[string_ids] = codes_of_strings
+        inside = len(raw) == 0 or (raw.min() >= 0 and raw.max() < len(slots) - 1)
+        index = raw if inside else np.where((raw >= 0) & (raw < len(slots) - 1), raw, len(slots) - 1)
+    else:  # the slot is the id's StringIds row (the last slot: NULL and unknown ids)
         positions = strings.index.get_indexer(raw)
-        codes = np.full(len(raw), -1, dtype=np.int64)
-        codes[positions >= 0] = codes_of_strings[positions[positions >= 0]]
-    unresolved = (codes < 0) & ids.notna().to_numpy()
-    if unresolved.any():
-        raise ParseError(f"{path}: {int(unresolved.sum())} {column} ids have no row in StringIds "
+        slots = np.append(codes_of_strings, -1)
+        index = np.where(positions >= 0, positions, len(strings))
+    counts = np.bincount(index, minlength=len(slots))
+    unresolved = int(counts[slots < 0].sum()) - int(ids.isna().sum())  # the last slot holds the NULL ids too
+    if unresolved:
+        raise ParseError(f"{path}: {unresolved} {column} ids have no row in StringIds "
                          f"({len(strings)} rows); the export is damaged", RE_EXPORT)
     # the categories in use, in their order (Categorical.remove_unused_categories hashes every code)
-    used = np.bincount(codes[codes >= 0], minlength=len(categories)) > 0
-    renumbered = np.cumsum(used) - 1
-    return pd.Categorical.from_codes(np.where(codes >= 0, renumbered[np.maximum(codes, 0)], -1),
-                                     categories=categories[used])
+    used = np.zeros(len(categories), dtype=bool)
+    used[slots[(counts > 0) & (slots >= 0)]] = True
+    renumbered = np.where(used, np.cumsum(used) - 1, -1)
+    final = np.full(len(slots), -1, dtype=np.int64)
+    final[slots >= 0] = renumbered[slots[slots >= 0]]
+    return pd.Categorical.from_codes(final[index], categories=categories[used])
 
 
 def _labels(ids: pd.Series, labels: dict[int, str]) -> pd.Categorical:
