@@ -7,7 +7,7 @@ Each export is built by benchmarks/synthetic_export.py from the real
 tests/data/timeline/nsys-12000-kernels.sqlite (its kernels, CUDA API calls and NVTX ranges
 repeated, shifted in time and correlation id, until it holds --kernels kernels). In B one kernel
 name runs 5% longer: the benchmark checks that diff measures it about +5% and calls nothing (the
-kernel runs under 10 us, which one run a side never calls: nsprof.analyze.diff.noise; it is left
+kernel runs under 10 us, which one run a side never calls: nsprof.diff.noise; it is left
 undecided). It times api.diff (loading both exports, attribution, statistics), the whole of what
 the command computes.
 """

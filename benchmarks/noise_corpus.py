@@ -7,11 +7,11 @@ out (issue 43). Two steps:
 The captures come from benchmarks/gpu/noise_corpus_h200.sh (one call per lease of the GPU machine,
 unpacked under one folder as corpus-LEASE/PROGRAM/) and from earlier days' runs of the same
 programs in tests/data. `--extract` keeps what the floors are measured on, each run's launches and
-range instances as nsprof.analyze.diff.run_frames gives them (about 1 MB, xz-packed): the second
+range instances as nsprof.diff.run_frames gives them (about 1 MB, xz-packed): the second
 step needs no GPU and no capture.
 
 The second step, on CPU:
-- floors: per category (nsprof.analyze.diff.noise), the largest over the corpus's programs;
+- floors: per category (nsprof.diff.noise), the largest over the corpus's programs;
 - leave one out, one run a side: floors measured without program P, then every pair of P's runs
   diffed with them: a pair "calls" when any row is called faster or slower (call_rows, as `nsprof
   diff` calls it);
@@ -41,15 +41,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from nsprof import api  # noqa: E402
-from nsprof.analyze.diff import (  # noqa: E402
+from nsprof.diff import (  # noqa: E402
     DEFAULT_MIN_CHANGE_PCT,
     call_rows,
     compare_launch_runs,
     floors_apply,
     run_frames,
 )
-from nsprof.analyze.diff.mix import mix_moved  # noqa: E402
-from nsprof.analyze.diff.noise import (  # noqa: E402
+from nsprof.diff.mix import mix_moved  # noqa: E402
+from nsprof.diff.noise import (  # noqa: E402
     MACHINE_COPIES,
     MACHINE_PACED,
     NOISE_RECORD,
@@ -59,7 +59,7 @@ from nsprof.analyze.diff.noise import (  # noqa: E402
     changes_between,
     floors_of,
 )
-from nsprof.analyze.diff.statistics import compare_runs, compare_samples  # noqa: E402
+from nsprof.diff.statistics import compare_runs, compare_samples  # noqa: E402
 
 RECORD = ROOT / "benchmarks" / "records" / "2026-11-28-h200-noise-corpus"  # the record: its .md, .json and the corpus
 CORPUS = RECORD  # runs.csv, keys.csv.xz, launches.csv.xz
@@ -444,7 +444,7 @@ def markdown(record: dict) -> str:
         "same programs in tests/data (2026-11-26 on GPU-8edee9e8, 2026-11-24 on GPU-ad0ef40d). Versions: driver 580.159.04, nsys "
         "2025.3.1, CUDA 13, torch 2.11.0+cu130, triton 3.6.0, jax 0.11.2, cupy 14.2.0, transformers 5.17.0. "
         f"The runs' launches and range instances are in {HERE} (run_frames' form); this page, "
-        f"{HERE}/noise_corpus.json and nsprof/analyze/diff/noise_floor.json come from them on CPU.",
+        f"{HERE}/noise_corpus.json and nsprof/diff/noise_floor.json come from them on CPU.",
         "",
         "## The floors",
         "",
@@ -533,7 +533,7 @@ def markdown(record: dict) -> str:
         f"as the change or further: {_least_powered(record)}. And the Triton benchmark's own `matmul_kernel`, "
         "which no diff calls: @triton.autotune and do_bench launch it in 11 configurations, each as often as "
         "do_bench's estimate allows, and those proportions move its median (12.5 us in one unchanged run, 24.9 us "
-        "in the next), so a diff calls it unstable (nsprof.analyze.diff.mix), one run a side or with runs. Until "
+        "in the next), so a diff calls it unstable (nsprof.diff.mix), one run a side or with runs. Until "
         "that rule, one run a side called it +98% slower between two unchanged runs, and this record missed it: "
         "its pairs tested only rows launched as often in both runs; they now test every row a diff tests. "
         "do_bench's kernels of one configuration (cuBLAS's nvjet, the L2 flush) are compared however often they "

@@ -7,21 +7,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from nsprof.analyze.capture_analysis import CaptureAnalysis
     from nsprof.ceilings.peaks import Ceiling
+    from nsprof.ladder.capture import LadderCaptureAnalysis
     from nsprof.parse.profile import Profile
 
 
-def analyzed_profile(path: Path, ceilings: Path | None = None, attribution: str = "thread") -> tuple[Profile, CaptureAnalysis]:
+def analyzed_profile(path: Path, ceilings: Path | None = None,
+                     attribution: str = "thread") -> tuple[Profile, LadderCaptureAnalysis]:
     """The profile at `path` (a directory or one nsys or ncu file) and its analysis, with % of peak
     against the GPU's ceilings as every command resolves them (nsprof.ceilings.resolve.resolve_ceiling;
     `ceilings` is --ceilings). `attribution` ("thread" or "process") says whose CUDA calls an NVTX
     range counts (nsprof.analyze.nvtx_attribution). The profile's nsys frames hold the columns the
     analysis reads (nsprof.analyze.capture_analysis.ANALYSIS_COLUMNS), not every column; every part
     `nsprof analyze` shows is computed, and the frames let go."""
-    from nsprof.analyze.capture_analysis import ANALYSIS_COLUMNS, SHOWN_PARTS
+    from nsprof.analyze.capture_analysis import ANALYSIS_COLUMNS
     from nsprof.analyze.capture_facts import gpu_name
     from nsprof.ceilings.resolve import resolve_ceiling
+    from nsprof.ladder.capture import SHOWN_PARTS
     from nsprof.parse import load_profile
 
     profile = load_profile(Path(path), ANALYSIS_COLUMNS)  # only the nsys columns the analysis reads
@@ -29,19 +31,22 @@ def analyzed_profile(path: Path, ceilings: Path | None = None, attribution: str 
     return profile, capture_analysis(profile, ceiling, attribution).kept(SHOWN_PARTS)
 
 
-def diff_analysis(path: Path, attribution: str = "thread") -> CaptureAnalysis:
+def diff_analysis(path: Path, attribution: str = "thread") -> LadderCaptureAnalysis:
     """The parts of the analysis of the profile at `path` that `nsprof diff` compares
-    (capture_analysis.DIFF_PARTS), read with the same columns as analyzed_profile; the frames let
+    (nsprof.ladder.capture.DIFF_PARTS), read with the same columns as analyzed_profile; the frames let
     go, so that a diff across many runs holds their figures only."""
-    from nsprof.analyze.capture_analysis import ANALYSIS_COLUMNS, DIFF_PARTS
+    from nsprof.analyze.capture_analysis import ANALYSIS_COLUMNS
+    from nsprof.ladder.capture import DIFF_PARTS
     from nsprof.parse import load_profile
 
     return capture_analysis(load_profile(Path(path), ANALYSIS_COLUMNS), None, attribution).kept(DIFF_PARTS)
 
 
-def capture_analysis(profile: Profile, ceiling: Ceiling | None = None, attribution: str = "thread") -> CaptureAnalysis:
-    """A loaded profile's analysis (parts computed when asked for), under `ceiling`."""
-    from nsprof.analyze.capture_analysis import CaptureAnalysis
+def capture_analysis(profile: Profile, ceiling: Ceiling | None = None,
+                     attribution: str = "thread") -> LadderCaptureAnalysis:
+    """A loaded profile's analysis (parts computed when asked for), under `ceiling`: a ladder's, as
+    any capture may hold stages."""
+    from nsprof.ladder.capture import LadderCaptureAnalysis
 
-    return CaptureAnalysis(profile.nsys, profile.ncu, profile.manifest, ceiling, attribution, profile.triton,
+    return LadderCaptureAnalysis(profile.nsys, profile.ncu, profile.manifest, ceiling, attribution, profile.triton,
                            profile.cpu, profile.framework, profile.pipeline)

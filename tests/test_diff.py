@@ -13,9 +13,9 @@ import pytest
 from typer.testing import CliRunner
 
 from nsprof import api
-from nsprof.analyze.diff.matching import match_kernels
-from nsprof.analyze.diff.statistics import compare_samples
 from nsprof.cli import app
+from nsprof.diff.matching import match_kernels
+from nsprof.diff.statistics import compare_samples
 from nsprof.parse import load_profile
 
 SGEMM = "profiles/examples/h200-sgemm-1024"

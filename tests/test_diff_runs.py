@@ -17,11 +17,11 @@ import pytest
 from typer.testing import CliRunner
 
 from nsprof import api
-from nsprof.analyze.diff import run_frames
-from nsprof.analyze.diff.mix import as_runs, mix_moved
-from nsprof.analyze.diff.noise import NOISE_RECORD, SHORT_NS, default_noise, measure_noise
-from nsprof.analyze.diff.statistics import compare_runs
 from nsprof.cli import app
+from nsprof.diff import run_frames
+from nsprof.diff.mix import as_runs, mix_moved
+from nsprof.diff.noise import NOISE_RECORD, SHORT_NS, default_noise, measure_noise
+from nsprof.diff.statistics import compare_runs
 from nsprof.errors import ParseError
 from nsprof.ladder.launch.bench_runs import merged
 
@@ -67,7 +67,7 @@ def test_a_five_percent_change_is_found_with_the_stated_power_and_covered():
 def test_the_within_run_interval_alone_would_call_most_no_change_pairs():
     """What runs are for: the same no-change pairs judged by one run a side's launches alone (the
     one-run bootstrap) call far more than 5%, as one-run diffs of real torch.compile and JAX pairs did."""
-    from nsprof.analyze.diff.statistics import compare_samples
+    from nsprof.diff.statistics import compare_samples
 
     rng = np.random.default_rng(7)
     a, b = simulated(rng, 500, 1, 50, 0.0, 0.02, 0.01), simulated(rng, 500, 1, 50, 0.0, 0.02, 0.01)
@@ -254,7 +254,7 @@ def test_one_run_a_side_still_finds_the_five_percent_change():
 
 
 def test_nsprofs_floors_are_the_largest_of_the_corpus_record_and_two_programs_remeasure():
-    """One truth: nsprof/analyze/diff/noise_floor.json holds, per category, the largest of the
+    """One truth: nsprof/diff/noise_floor.json holds, per category, the largest of the
     per-program floors in benchmarks/records/2026-11-28-h200-noise-corpus/noise_corpus.json; two
     programs' floors measured again here from the committed corpus (runs.csv, keys.csv.xz and
     launches.csv.xz beside that record) agree with it (two whose runs are all of one GPU, as
@@ -379,7 +379,7 @@ def test_three_runs_a_side_meet_the_floors_too_and_five_are_judged_by_their_runs
     that cluster, so the floors apply as well and the diff says so (and what to capture); five against
     five are judged by their own variation alone. The 5%-slower spin, 203 us a launch (over 100 us:
     a 1% floor), is still found at three runs a side."""
-    from nsprof.analyze.diff import FEW_RUNS
+    from nsprof.diff import FEW_RUNS
 
     runs = base_runs()
     three_a, three_b, five_a, five_b = groups_of(tmp_path, {"three-a": runs[:3], "three-b": runs[3:6],

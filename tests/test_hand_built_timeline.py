@@ -93,10 +93,13 @@ def test_a_part_is_computed_when_first_asked_for_and_kept_lets_the_frames_go():
 
 
 def test_the_parts_each_command_keeps_are_parts_of_the_analysis():
-    from nsprof.analyze.capture_analysis import DIFF_PARTS, PARTS, SHOWN_PARTS
+    from nsprof.analyze.capture_analysis import parts_of
+    from nsprof.ladder.capture import DIFF_PARTS, SHOWN_PARTS, LadderCaptureAnalysis
 
-    assert set(DIFF_PARTS) <= set(PARTS) and set(SHOWN_PARTS) <= set(PARTS)
-    assert {"ranges", "hot_kernels", "host", "copies", "stages"} <= set(PARTS)
+    parts = parts_of(LadderCaptureAnalysis)
+    assert set(DIFF_PARTS) <= set(parts) and set(SHOWN_PARTS) <= set(parts)
+    assert {"ranges", "hot_kernels", "host", "copies"} <= set(parts_of(CaptureAnalysis))
+    assert "stages" not in parts_of(CaptureAnalysis) and "stages" in parts  # the generic analysis knows no ladder
 
 
 def test_diff_and_analyze_read_one_analysis_of_a_real_capture():

@@ -296,7 +296,7 @@ def test_the_readme_shows_what_analyze_and_diff_print():
 def test_history_keeps_the_host_side_per_iteration(tmp_path):
     """`history add` of the eager and the graphed decode: each entry holds the host side's times per
     iteration, the same figures diff shows, and `history show` reads the launch overhead's fall."""
-    from nsprof.analyze.diff.host import host_figures
+    from nsprof.diff.host import host_figures
     from nsprof.history.store import measurements, opened
 
     db = tmp_path / "history.sqlite"

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from nsprof.analyze.diff import call_rows
-from nsprof.analyze.diff.noise import (
+from nsprof.diff import call_rows
+from nsprof.diff.noise import (
     CLASSES,
     NEVER_CALLED,
     PAGEABLE,
@@ -22,7 +22,7 @@ from nsprof.analyze.diff.noise import (
     floors_of,
     noise_record,
 )
-from nsprof.analyze.diff.statistics import compare_runs, compare_samples, discoveries
+from nsprof.diff.statistics import compare_runs, compare_samples, discoveries
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -73,7 +73,7 @@ def test_nsprofs_floors_call_nothing_on_a_same_day_pair_and_undecide_a_planted_c
     """The training step, two runs on one machine minutes apart: nsprof's floors call nothing; a 3%
     slowdown planted in its 13 us optimizer kernel is undecided (within the 10-100 us floor), one
     of 10% is called, and so is one of 5% planted in a ladder stage over 100 us."""
-    floors = noise_record(ROOT / "nsprof" / "analyze" / "diff" / "noise_floor.json")
+    floors = noise_record(ROOT / "nsprof" / "diff" / "noise_floor.json")
     a, b = FRAMES[program_runs("train", "2")[0]], FRAMES[program_runs("train", "2b")[0]]
 
     def called(first: pd.DataFrame, second: pd.DataFrame, kind: str) -> pd.DataFrame:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from nsprof.analyze.diff.noise import CATEGORIES, SHORT_NS
 from nsprof.cli import app
+from nsprof.diff.noise import CATEGORIES, SHORT_NS
 
 DATA = Path(__file__).resolve().parent / "data"
 BASE = DATA / "runs" / "ab-base"

@@ -15,7 +15,6 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from nsprof.analyze import Ceiling
-from nsprof.analyze.work import watched
 from nsprof.cli import app
 from nsprof.errors import UsageError
 from nsprof.ladder.launch.bench import _add_pct_cublas, _record, add_pct_dram
@@ -32,6 +31,7 @@ from nsprof.ladder.registry import (
     select_stages,
 )
 from nsprof.ladder.stage_kinds import LIBRARY, NVRTC, TRITON
+from nsprof.ladder.work import watched
 from nsprof.render.bench_table import results_table
 from nsprof.sizes import parse_sizes
 
@@ -177,7 +177,7 @@ def test_the_built_in_ladders_keep_the_contract():
 
 def test_a_registered_ladder_gets_its_watched_counters_in_diff(rowsum):
     """The watched columns are read from the registry when asked, not when nsprof was imported."""
-    from nsprof.analyze.diff.why import stage_counters
+    from nsprof.diff.why import stage_counters
 
     stages = pd.DataFrame({"op": ["rowsum"], "stage": ["r1"], "key": ["nsprof:rowsum/r1/1000x4096"],
                            "dram_bytes": [4e6], "launches": [2], "main_kernel_launches": [2]})

@@ -13,11 +13,11 @@ import pytest
 from typer.testing import CliRunner
 
 from nsprof.analyze.timeline import time_breakdown
-from nsprof.analyze.work import ALWAYS_WATCHED, stage_changes, watched
 from nsprof.api import load_ladder
 from nsprof.cli import app
 from nsprof.kernel_names import short_kernel_name
 from nsprof.ladder.registry import stages_for
+from nsprof.ladder.work import ALWAYS_WATCHED, stage_changes, watched
 from nsprof.parse import load_nsys
 from nsprof.render import format as fmt
 from nsprof.render.document import Heading, Image, Paragraph, Table

@@ -1,8 +1,10 @@
 """One capture's analysis, the one place it is assembled: `CaptureAnalysis` computes each part the
 first time it is asked for and keeps it (pure functions over the parsed model: no I/O).
 
-`nsprof analyze` asks for every part, `nsprof diff` for those it compares (DIFF_PARTS), a Dask
-task of `nsprof analyze` over many captures for its summaries, the ladder for its stages. A command
+`nsprof analyze` asks for every part, `nsprof diff` for those it compares, a Dask task of
+`nsprof analyze` over many captures for its summaries. A ladder's capture adds its stages
+(nsprof.ladder.capture.LadderCaptureAnalysis, which builds on this class; this one knows nothing
+of ladders). A command
 that keeps analyses of many captures (a diff across runs) calls `kept(parts)`: those parts are
 computed and the parsed frames let go, so that memory holds the figures, not the timelines.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TypeVar
 
 import pandas as pd
 
@@ -35,8 +38,6 @@ from nsprof.analyze.program_harness import SteadyState, steady_part
 from nsprof.analyze.summaries import kernel_family_summary, kernel_summary, memcpy_summary
 from nsprof.analyze.timeline import TimeBreakdown, time_breakdown
 from nsprof.analyze.triton_kernels import triton_kernels
-from nsprof.analyze.untimed import untimed_causes
-from nsprof.analyze.work import combine, with_peaks, work_records
 from nsprof.ceilings.peaks import Ceiling, datasheet_ceiling
 from nsprof.parse.model import CpuRung, GpuTimeline, LaunchCounters
 
@@ -50,17 +51,7 @@ ANALYSIS_COLUMNS = {
     "runtime": ("start_ns", "end_ns", "correlation_id", "global_tid", "api"),
 }
 
-# What `nsprof diff` (and so `nsprof history`) reads of each run, in the order computed: the parts
-# they are computed from (ncu's launches, the work records) are let go with the frames.
-DIFF_PARTS = ("gpu", "range_instances", "kernels", "rules", "stages", "gpu_utilization", "launch_times", "gpu_totals",
-              "gpu_ids", "host", "nsys_versions", "timeline_tool")
-
-# Every part `nsprof analyze` shows, in an order that frees the launch-call join (a row per launch)
-# before the steady state and the hot kernels build their own tables.
-SHOWN_PARTS = ("gpu", "ceiling", "ranges", "range_families", "unattributed", "launches", "kernels", "rules",
-               "missing_metrics", "kernel_groups", "kernel_summary", "memcpy_summary", "kernel_families",
-               "work", "stages", "hot_kernels", "harness", "host", "gpu_utilization", "triton_kernels",
-               "nsys_versions", "timeline_tool")
+Analysis = TypeVar("Analysis", bound="CaptureAnalysis")  # kept() gives back the class it was called on
 
 
 @dataclass(frozen=True)
@@ -95,12 +86,12 @@ class CaptureAnalysis:
         self._kept: tuple[str, ...] = ()  # the parts kept(), once called, kept
 
     def __repr__(self) -> str:  # what a notebook shows: what it holds, without computing anything
-        computed = [name for name in vars(self) if name in PARTS]
+        computed = [name for name in vars(self) if name in parts_of(type(self))]
         held = "frames let go" if self._held is None else \
             f"{len(self._held.nsys)} timeline(s), {len(self._held.ncu)} counter file(s)"
         return f"CaptureAnalysis({held}; computed: {', '.join(computed) or 'nothing yet'})"
 
-    def kept(self, parts: Iterable[str]) -> CaptureAnalysis:
+    def kept(self: Analysis, parts: Iterable[str]) -> Analysis:
         """This analysis with `parts` computed, in order, and the parsed frames let go: a part not
         among them can no longer be asked for (a RuntimeError names the parts kept)."""
         parts = tuple(parts)
@@ -261,30 +252,6 @@ class CaptureAnalysis:
         """`kernels` per kernel and launch configuration (nsprof.analyze.kernel_groups)."""
         return kernel_groups(self.kernels) if self.kernels is not None else None
 
-    # --- the work a report and the roofline show -------------------------------------------------
-
-    @cached_property
-    def work(self) -> pd.DataFrame:
-        """Every piece of work, stages among them (nsprof.analyze.work.work_records): what the ladder combines."""
-        return work_records(self.launches, self.ranges, self._inputs.cpu)
-
-    @cached_property
-    def cpu_ceilings(self) -> dict | None:
-        """The host's ceilings measured beside the CPU stages (their ceilings-cpu.json); None without."""
-        cpu = self._inputs.cpu
-        return cpu.ceilings if cpu is not None and cpu.ceilings else None
-
-    @cached_property
-    def untimed_causes(self) -> list[str]:
-        """What keeps each of the capture's files from timing a stage (nsprof.analyze.untimed)."""
-        return untimed_causes(self._inputs.nsys, self._inputs.ncu)
-
-    @cached_property
-    def stages(self) -> pd.DataFrame:
-        """The capture's stages, with the figures report and roofline show (ladder.with_peaks)."""
-        work = with_peaks(combine([("", None, self.work)]), self.ceiling, self.cpu_ceilings)
-        return work[work["stage"].notna()].reset_index(drop=True)
-
     # --- a program's capture: its hot kernels, its harness, its host side -------------------------
 
     @cached_property
@@ -309,15 +276,22 @@ class CaptureAnalysis:
         """Harness work, nsprof's own and programs' (hot_kernels.harness_summary); None without nsys."""
         return self._part_hot[1]
 
+    def _of_one_program(self) -> bool:
+        """Whether the capture is of one program (a ladder's capture, whose harness is no program, says no)."""
+        return True
+
     @cached_property
     def host(self) -> dict | None:
-        """One program's capture (one nsys export, no stages): why the GPU waits (nsprof.analyze.host_side)."""
+        """One program's capture (one nsys export): why the GPU waits (nsprof.analyze.host_side)."""
         steady = self._part_steady
-        if steady is None or len(self._inputs.nsys) != 1 or not self.stages.empty:  # a ladder's harness is no program
+        if steady is None or len(self._inputs.nsys) != 1 or not self._of_one_program():
             return None
         return host_side(self._inputs.nsys[0], steady[1], self.ceiling)
 
 
-# Every part an analysis can be asked for (the cached properties that are not intermediate steps).
-PARTS = tuple(name for name, value in vars(CaptureAnalysis).items()
-              if isinstance(value, cached_property) and not name.startswith("_"))
+
+def parts_of(kind: type[CaptureAnalysis]) -> tuple[str, ...]:
+    """Every part an analysis of this class can be asked for (its cached properties and its bases',
+    not the intermediate steps)."""
+    return tuple(dict.fromkeys(name for klass in reversed(kind.__mro__) for name, value in vars(klass).items()
+                               if isinstance(value, cached_property) and not name.startswith("_")))

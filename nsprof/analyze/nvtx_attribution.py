@@ -288,7 +288,7 @@ def launching_calls(export: GpuTimeline) -> pd.DataFrame:
 
 def _with_pageable_ns(memcpys: pd.DataFrame) -> pd.DataFrame:
     """The copies with `pageable_ns`: the duration of those with a pageable side (their speed
-    follows the host's, nsprof.analyze.diff.noise), else 0."""
+    follows the host's, nsprof.diff.noise), else 0."""
     return memcpys.assign(pageable_ns=memcpys["duration_ns"].where(pageable_copies(memcpys), 0))
 
 

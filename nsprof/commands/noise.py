@@ -39,7 +39,7 @@ def noise(
     us, pageable copies and waiting kernels (XLA's DelayKernel, NCCL) are never called from one run a side.
     Runs minutes or days apart give the floors that CI comparisons on one machine meet; across two GPUs a diff
     does not call work of 10-100 us or copies at all."""
-    from nsprof.analyze.diff.noise import FLOOR_MARGIN, NEVER_CALLED
+    from nsprof.diff.noise import FLOOR_MARGIN, NEVER_CALLED
     from nsprof.render.document import Paragraph, Table
     from nsprof.render.document_writers import to_terminal
 

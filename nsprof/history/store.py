@@ -5,7 +5,7 @@
   ("bench" or "capture");
 - `measurements`: per entry, one row per stage, kernel or range it measured: the median of its
   run medians, how many runs, and each run's median (JSON), so that a check can weigh runs;
-- `noise`: one noise record per GPU (`nsprof noise RUNS --out FILE --db PATH`; nsprof.analyze.diff.
+- `noise`: one noise record per GPU (`nsprof noise RUNS --out FILE --db PATH`; nsprof.diff.
   noise), the last measured, which `nsprof diff --noise PATH` reads for the diff's GPU. Made when
   the first record is stored, so databases without one need no migration.
 

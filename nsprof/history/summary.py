@@ -7,7 +7,7 @@ kernel and range, and the versions it ran with.
   program): each kernel, copy range and range by its median in each run, named by its family
   (nsprof.analyze.families: XLA's numbered names are one); the ladder's stage ranges as kind
   "stage", `op/stage/size` (their GPU time under nsys: another clock than bench's CUDA events,
-  so a series never mixes the two); and a program's host side (nsprof.analyze.diff.host), of kind
+  so a series never mixes the two); and a program's host side (nsprof.diff.host), of kind
   "host": its time, GPU idle time by cause and host time between launches per iteration of its
   repeating range, where every run has one.
 """
@@ -31,7 +31,7 @@ KINDS = ("bench", "stage", "kernel", "range", "host")
 
 def summarize(path: Path, side, attribution: str = "thread") -> tuple[dict, list[Measurement]]:
     """The entry fields (no commit or branch yet) and the measurements of the record or capture at
-    `path`, read as one side of a diff (`side`: nsprof.analyze.diff.Capture, with its bench record
+    `path`, read as one side of a diff (`side`: nsprof.diff.Capture, with its bench record
     or its runs; nsprof.verbs.diff.diff_side opens it through the front door)."""
     if side.bench is not None:
         return _bench(path, side.bench)
@@ -54,7 +54,7 @@ def _bench(path: Path, record: dict) -> tuple[dict, list[Measurement]]:
 
 
 def _capture(path: Path, side, attribution: str) -> tuple[dict, list[Measurement]]:
-    from nsprof.analyze.diff import run_frames
+    from nsprof.diff import run_frames
 
     per_run = []
     for number, frames in enumerate(run_frames(side, attribution)):
@@ -81,9 +81,9 @@ def _capture(path: Path, side, attribution: str) -> tuple[dict, list[Measurement
 
 
 def _host(side) -> list[Measurement]:
-    """The host side's times per iteration in each run (nsprof.analyze.diff.host's figures): none
+    """The host side's times per iteration in each run (nsprof.diff.host's figures): none
     where a run has no host side or no repeating range."""
-    from nsprof.analyze.diff.host import QUANTITIES, host_figures
+    from nsprof.diff.host import QUANTITIES, host_figures
 
     hosts = [run.analyzed().host for run in (side, *side.runs)]
     if not all(host and host.get("iterations") for host in hosts):

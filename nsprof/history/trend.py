@@ -3,7 +3,7 @@
 `check`: the newest entry against a baseline of the BASELINE entries before it on the same GPU
 and of the same kind (bench records with bench records, captures with captures). Each baseline
 entry's median is one observation, the newest entry's runs are its own; the change is the ratio of
-their geometric means with a Welch t interval on their logarithms (nsprof.analyze.diff.statistics.
+their geometric means with a Welch t interval on their logarithms (nsprof.diff.statistics.
 compare_runs: a newest entry of one run borrows the baseline's variation). A stage, kernel or range
 is slower when the interval lies above 0 and the change reaches the threshold.
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from nsprof.analyze.diff.statistics import compare_runs
+from nsprof.diff.statistics import compare_runs
 
 BASELINE = 5
 WINDOW = 5

@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from nsprof.analyze.capture_analysis import CaptureAnalysis
 from nsprof.analyze.pipeline import FlowTimeline
 from nsprof.analyze.roofline import Roof, roofline_points, roofs
 from nsprof.analyze.timeline import TimeBreakdown
-from nsprof.analyze.work import combine, host_roofs, with_peaks
 from nsprof.ceilings.peaks import Ceiling
 from nsprof.errors import UsageError
+from nsprof.ladder.capture import LadderCaptureAnalysis
+from nsprof.ladder.work import combine, host_roofs, with_peaks
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class LadderCapture:
 
     name: str  # a slug, unique among the profiles read together: reports write OUT/<name>
     started: dt.datetime  # the manifest's start time, else the files' modification time
-    analysis: CaptureAnalysis
+    analysis: LadderCaptureAnalysis
 
 
 @dataclass(frozen=True)

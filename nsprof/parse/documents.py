@@ -77,7 +77,7 @@ def read_tuning(path: Path) -> dict[tuple[str, str], dict] | None:
             and isinstance(record["details"].get("autotune"), dict)}
 
 
-# What a bench record must hold to be shown as a CPU stage's row (nsprof.analyze.work.cpu_work).
+# What a bench record must hold to be shown as a CPU stage's row (nsprof.ladder.work.cpu_work).
 BENCH_RECORD_FIELDS = ("op", "stage", "size", "status")
 
 

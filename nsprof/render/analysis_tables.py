@@ -8,13 +8,13 @@ from typing import Any
 
 import pandas as pd
 
-from nsprof.analyze import CaptureAnalysis
 from nsprof.analyze.families import rules_applied
 from nsprof.analyze.launch_findings import FINDING_COLUMNS
 from nsprof.analyze.nvtx_attribution import PROCESS, THREAD
-from nsprof.analyze.work import WALL_CLOCK
+from nsprof.ladder.capture import LadderCaptureAnalysis
 from nsprof.ladder.cpu_speedups import BLAS_KEY, LOOP_KEY
 from nsprof.ladder.registry import headline
+from nsprof.ladder.work import WALL_CLOCK
 from nsprof.parse.nsys_sqlite import GRAPH_NAME
 from nsprof.render import format as fmt
 from nsprof.render.document import Block, Drawing, Table
@@ -37,12 +37,12 @@ GROUP_FIELDS = ("kernel", "grid", "block", "launches", "median_ns", "min_ns", "m
                 "ids")
 
 
-def print_analysis(analysis: CaptureAnalysis, is_directory: bool, console, launches: bool = False) -> None:
+def print_analysis(analysis: LadderCaptureAnalysis, is_directory: bool, console, launches: bool = False) -> None:
     """Every table the profile has, each fitting the console's width."""
     to_terminal(analysis_blocks(analysis, is_directory, console.width, launches), console, spaced=False)
 
 
-def analysis_blocks(analysis: CaptureAnalysis, is_directory: bool, width: int, launches: bool = False) -> list[Block]:
+def analysis_blocks(analysis: LadderCaptureAnalysis, is_directory: bool, width: int, launches: bool = False) -> list[Block]:
     """The tables (and the note on missing metrics) as document blocks, `width` columns wide: a
     ladder's stages first, then where the time goes (nsys and ncu joined), then each tool's own;
     ncu's kernels one row per kernel and launch configuration, or per launch with `launches`."""
@@ -76,11 +76,11 @@ def analysis_blocks(analysis: CaptureAnalysis, is_directory: bool, width: int, l
     return blocks
 
 
-def analysis_json(analysis: CaptureAnalysis, is_directory: bool) -> str:
+def analysis_json(analysis: LadderCaptureAnalysis, is_directory: bool) -> str:
     return json.dumps(_document(analysis, is_directory), indent=2)
 
 
-def _document(analysis: CaptureAnalysis, is_directory: bool) -> dict:
+def _document(analysis: LadderCaptureAnalysis, is_directory: bool) -> dict:
     doc: dict[str, Any] = {"gpu": analysis.gpu, "ceiling": analysis.ceiling.to_json() if analysis.ceiling else None}
     if analysis.host is not None:
         doc["host"] = analysis.host
@@ -174,7 +174,7 @@ KERNEL_COLUMNS = (("id", "id", "d"), ("kernel", "kernel", ""), ("time us", "dura
 GROUP_COLUMNS = (("kernel", "kernel", ""), ("grid", "grid", _dims), ("block", "block", _dims), ("count", "launches", ",d"),
                  ("median\nus", "median_ns", _us(",.2f")), ("min\nus", "min_ns", _us(",.2f")),
                  ("max\nus", "max_ns", _us(",.2f")), *_FINDINGS, *_RATES)
-# A stage's figures as the report and the roofline show them (nsprof.analyze.work: one time, one speed).
+# A stage's figures as the report and the roofline show them (nsprof.ladder.work: one time, one speed).
 STAGE_COLUMNS = (("op", "op", ""), ("stage", "stage", ""), ("size", "size", ""), ("launches", "launches", "d"),
                  ("time us", "time_per_launch_ns", lambda ns: format(ns / 1e3, ",.2f" if ns < 1e7 else ",.0f")),
                  ("from", "time_source", ""),
@@ -367,7 +367,7 @@ def _utilization_table(devices: list[dict], width: int, tool: str = "nsys") -> T
     return Table(f"GPU utilization ({tool})", tuple(shown), rows, caption, left_out=left_out(columns, shown, rows))
 
 
-def _launches_table(analysis: CaptureAnalysis, width: int) -> Table:
+def _launches_table(analysis: LadderCaptureAnalysis, width: int) -> Table:
     kernels = analysis.kernels
     assert kernels is not None  # analysis_blocks shows launches only of an analysis with ncu's
     records = [{**row, "innermost_range": row["nvtx"][-1] if row["nvtx"] else None} for row in kernels.to_dict("records")]
@@ -376,7 +376,7 @@ def _launches_table(analysis: CaptureAnalysis, width: int) -> Table:
                    caption + _ceiling_caption(analysis))
 
 
-def _kernel_groups_table(analysis: CaptureAnalysis, width: int) -> Table:
+def _kernel_groups_table(analysis: LadderCaptureAnalysis, width: int) -> Table:
     groups = analysis.kernel_groups
     assert groups is not None  # the analysis groups the kernels wherever there are some
     records = groups.to_dict("records")
@@ -462,7 +462,7 @@ def continued_lines(option: str, width: int) -> list[str]:
     return [*lines, line]
 
 
-def _stages_table(analysis: CaptureAnalysis, width: int) -> Table:
+def _stages_table(analysis: LadderCaptureAnalysis, width: int) -> Table:
     rows = analysis.stages.head(STAGE_ROWS).to_dict("records")  # a capture of 20,000 CPU stage records: --json has all
     by_bytes = bool(rows) and all(headline(row.get("op")) == "bytes" for row in rows)
     on_cpu = any(row.get("time_source") == WALL_CLOCK for row in rows)
@@ -482,7 +482,7 @@ def _stages_table(analysis: CaptureAnalysis, width: int) -> Table:
 
 
 
-def _ceiling_caption(analysis: CaptureAnalysis) -> str:
+def _ceiling_caption(analysis: LadderCaptureAnalysis) -> str:
     c = analysis.ceiling
     if c is None:
         return f"% of peak: no datasheet entry for {analysis.gpu or 'an unknown GPU'}"

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 
-from nsprof.analyze.diff import NOT_CALLED, DiffResult
-from nsprof.analyze.diff.noise import HOST_PACED, MACHINE_PACED, NEVER_CALLED, SHORT_NS
-from nsprof.analyze.diff.statistics import MIN_SAMPLES
+from nsprof.diff import NOT_CALLED, DiffResult
+from nsprof.diff.noise import HOST_PACED, MACHINE_PACED, NEVER_CALLED, SHORT_NS
+from nsprof.diff.statistics import MIN_SAMPLES
 from nsprof.kernel_names import short_kernel_name
 from nsprof.render import format as fmt
 from nsprof.render.document import Block, Bullets, Heading, Image, Paragraph, Table
@@ -292,7 +292,7 @@ def _host_change(row: dict) -> str:
 
 
 def _host_table(host: dict) -> Table:
-    """The host side of each capture (nsprof.analyze.diff.host), per iteration where both have them."""
+    """The host side of each capture (nsprof.diff.host), per iteration where both have them."""
     cells = [[row["label"], _host_value(row["a"], row["unit"]), _host_value(row["b"], row["unit"]), _host_change(row)]
              for row in host["rows"]]
     return Table.preformatted(["host side", "A", "B", "change"], cells, [False, True, True, True],

@@ -11,8 +11,8 @@ from nsprof.errors import UsageError
 from nsprof.verbs.common import history_path, outside_profiles
 
 if TYPE_CHECKING:  # loaded with the calls that need them: `nsprof --help` stays fast
-    from nsprof.analyze.diff import Capture, DiffResult
-    from nsprof.analyze.diff.noise import NoiseFloor
+    from nsprof.diff import Capture, DiffResult
+    from nsprof.diff.noise import NoiseFloor
 
 
 def diff(a: str | Path, b: str | Path | None = None, stages: tuple[str, str] | None = None,
@@ -21,8 +21,8 @@ def diff(a: str | Path, b: str | Path | None = None, stages: tuple[str, str] | N
     `nsprof bench` record) or several runs of one program (a profile taken with --runs, a directory
     of nsys captures, a `bench --runs` record); or with `stages` (X, Y) stage X of A against stage
     Y of B (B defaults to A). `noise`: the floors of a one-run diff, a noise record or runs of an
-    unchanged program (default: nsprof's own). Returns nsprof.analyze.diff.DiffResult."""
-    from nsprof.analyze.diff import diff_captures
+    unchanged program (default: nsprof's own). Returns nsprof.diff.DiffResult."""
+    from nsprof.diff import diff_captures
 
     if b is None and stages is None:
         raise UsageError("diff needs two captures, or one with --stages X,Y", "nsprof diff A B, or nsprof diff A --stages v5,v6")
@@ -33,10 +33,10 @@ def diff(a: str | Path, b: str | Path | None = None, stages: tuple[str, str] | N
 
 
 def diff_side(path: Path, attribution: str = "thread") -> Capture:
-    """One side of a diff (nsprof.analyze.diff.Capture), from the captures at `path`
+    """One side of a diff (nsprof.diff.Capture), from the captures at `path`
     (nsprof.parse.captures.open_captures): a bench record, or a capture with its further runs (a
     profile taken with --runs, a directory of nsys captures as the runs of one program)."""
-    from nsprof.analyze.diff import Capture
+    from nsprof.diff import Capture
     from nsprof.parse.captures import BENCH, open_captures
     from nsprof.profile_analysis import diff_analysis
 
@@ -74,8 +74,8 @@ def measure_noise_record(paths: Sequence[str | Path], out: str | Path, attributi
     they are the program's runs, all on one GPU. Returns the record, with `written` (the files)."""
     import json
 
-    from nsprof.analyze.diff import run_frames
-    from nsprof.analyze.diff.noise import measure_noise, noise_document
+    from nsprof.diff import run_frames
+    from nsprof.diff.noise import measure_noise, noise_document
     from nsprof.history.summary import now
     from nsprof.output import check_outputs, write_outputs
 
@@ -116,8 +116,8 @@ def noise_floor(path: Path, attribution: str = "thread", gpu: str | None = None)
     """The noise floors in `path`: a noise record (.json), a history database's record for `gpu`
     (nsprof noise --db), or measured from the runs of an unchanged program (a profile with runs, a
     directory of captures)."""
-    from nsprof.analyze.diff import UNNAMED_GPU, run_frames
-    from nsprof.analyze.diff.noise import measure_noise, noise_from_document, noise_record
+    from nsprof.diff import UNNAMED_GPU, run_frames
+    from nsprof.diff.noise import measure_noise, noise_from_document, noise_record
     from nsprof.history.store import is_history, noise_records, opened
     from nsprof.paths import special_file_reason
 

@@ -82,7 +82,7 @@ def write_report(ladder: LadderAnalysis, directory: str | Path, force: bool = Fa
     if ladder.work.empty and not ladder.timelines:
         raise ParseError("nothing to report: no stage, kernel or CUDA activity in the profiles given",
                          "Capture one with `nsprof profile`, or pass a profile directory or an ncu .csv file with --from")
-    from nsprof.analyze.untimed import untimed_ladder
+    from nsprof.ladder.untimed import untimed_ladder
     from nsprof.output import check_outputs, write_set
 
     untimed = untimed_ladder(ladder.work, {capture.name: capture.analysis.untimed_causes for capture in ladder.captures})

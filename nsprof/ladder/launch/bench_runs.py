@@ -3,7 +3,7 @@
 One process times every launch under one CUDA context, one set of clocks and one memory layout;
 another process can land elsewhere (a TF32 stage ran 3% apart in two runs). Each run's median is
 kept per stage and size as `run_medians_ms`, so `nsprof diff` can measure the variation between
-runs (nsprof.analyze.diff.statistics.compare_runs) instead of assuming it away.
+runs (nsprof.diff.statistics.compare_runs) instead of assuming it away.
 """
 
 from __future__ import annotations

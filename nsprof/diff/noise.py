@@ -53,8 +53,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from nsprof.analyze.diff.mix import as_runs, mix_moved
-from nsprof.analyze.diff.statistics import compare_samples
+from nsprof.diff.mix import as_runs, mix_moved
+from nsprof.diff.statistics import compare_samples
 from nsprof.errors import MissingPathError, ParseError
 from nsprof.parse.json_document import UnreadableDocument, read_json_object
 from nsprof.paths import missing_reason

@@ -1,10 +1,10 @@
 """`nsprof diff A B`: did the change make it faster, how sure is that, and why (pure functions over
 parsed and analyzed captures; nsprof.api.diff reads them).
 
-- `kernels`: per kernel (paired by nsprof.analyze.diff.matching), its launches and median time on
+- `kernels`: per kernel (paired by nsprof.diff.matching), its launches and median time on
   each side from every launch's duration (nsys's where the capture has nsys, else ncu's), the
-  change and its interval (nsprof.analyze.diff.statistics), its status, and for ncu captures the
-  counters that moved and the rules that appeared or went away (nsprof.analyze.diff.why).
+  change and its interval (nsprof.diff.statistics), its status, and for ncu captures the
+  counters that moved and the rules that appeared or went away (nsprof.diff.why).
 - `ranges`: per NVTX range family (nsprof.analyze.families: names that differ only in per-instance
   ids, such as XLA's, are one row; not the ladder's stage ranges), over its instances: GPU time
   (the kernels, graphs and copies its calls launched, nsprof.analyze.nvtx_attribution), and the
@@ -14,7 +14,7 @@ parsed and analyzed captures; nsprof.api.diff reads them).
 - `totals`: GPU busy time, kernel time, copy time and idle time of each capture, and the kernels
   that account for most of the change in kernel time (`contributors`, each with its share of the
   summed absolute changes).
-- `host`: the host side of a program's captures (nsprof.analyze.diff.host): each side's verdict, GPU
+- `host`: the host side of a program's captures (nsprof.diff.host): each side's verdict, GPU
   busy, idle time by cause, launches and waits, per iteration.
 
 A side is one capture, or several runs of one program (`nsprof profile --runs N`, a directory of
@@ -26,7 +26,7 @@ A status is `faster` or `slower` only when the interval excludes zero and the ch
 `min_change_pct` (and, one run a side, the floor); `added` and `removed` are kernels (ranges,
 stages) one side lacks; `unstable` ranges and stages run a different number of times between the
 runs of a side, and kernels launched with other configurations between them, or in proportions of
-their configurations that move their median (nsprof.analyze.diff.mix; one run a side too): their
+their configurations that move their median (nsprof.diff.mix; one run a side too): their
 medians compare different work; else `same`.
 Own durations (CPU time, and ranges that launched no GPU work) are `not called` (_not_called).
 With fewer than MIN_SAMPLES launches on a side there is no interval and nothing is significant.
@@ -39,12 +39,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from nsprof.analyze.capture_analysis import CaptureAnalysis
-from nsprof.analyze.diff.host import host_rows
-from nsprof.analyze.diff.matching import match_kernels
-from nsprof.analyze.diff.mix import as_runs, mix_moved
-from nsprof.analyze.diff.noise import HOST_PACED, NoiseFloor, category, default_noise, range_kind
-from nsprof.analyze.diff.statistics import (
+from nsprof.analyze.families import family_column
+from nsprof.diff.host import host_rows
+from nsprof.diff.matching import match_kernels
+from nsprof.diff.mix import as_runs, mix_moved
+from nsprof.diff.noise import HOST_PACED, NoiseFloor, category, default_noise, range_kind
+from nsprof.diff.statistics import (
     METHOD,
     MIN_SAMPLES,
     RUNS_METHOD,
@@ -54,10 +54,10 @@ from nsprof.analyze.diff.statistics import (
     compare_summaries,
     discoveries,
 )
-from nsprof.analyze.diff.why import kernel_counters, kernel_rules, moved, rule_changes, stage_counters
-from nsprof.analyze.families import family_column
-from nsprof.analyze.work import work_key
+from nsprof.diff.why import kernel_counters, kernel_rules, moved, rule_changes, stage_counters
 from nsprof.errors import UsageError
+from nsprof.ladder.capture import LadderCaptureAnalysis
+from nsprof.ladder.work import work_key
 from nsprof.ranges import parse_stage_range
 
 FASTER, SLOWER, SAME, ADDED, REMOVED, UNSTABLE = "faster", "slower", "same", "added", "removed", "unstable"
@@ -77,11 +77,11 @@ RUN_FIELDS = ("a_runs", "b_runs")  # rows of a diff across runs: how many runs o
 
 @dataclass(frozen=True)
 class Capture:
-    """One side of a diff: a capture's analysis (CaptureAnalysis, with the parts diff compares
-    kept: capture_analysis.DIFF_PARTS), or an `nsprof bench` record."""
+    """One side of a diff: a capture's analysis (LadderCaptureAnalysis, with the parts diff compares
+    kept: nsprof.ladder.capture.DIFF_PARTS), or an `nsprof bench` record."""
 
     name: str
-    analysis: CaptureAnalysis | None = None
+    analysis: LadderCaptureAnalysis | None = None
     bench: dict | None = None  # {"env", "results", ...} as `nsprof bench --save-as` writes it
     runs: tuple[Capture, ...] = ()  # the program's further runs, each a capture of its own (not bench records)
 
@@ -91,7 +91,7 @@ class Capture:
             return int(self.bench.get("runs") or 1)
         return 1 + len(self.runs)
 
-    def analyzed(self) -> CaptureAnalysis:
+    def analyzed(self) -> LadderCaptureAnalysis:
         """The capture's analysis (diff_captures reads it only when neither side is a bench record)."""
         if self.analysis is None:
             raise TypeError(f"{self.name} is a bench record, not a profile")
@@ -119,7 +119,7 @@ class DiffResult:
     time_source: dict = field(default_factory=dict)  # side -> "nsys" (or the timeline's tool), "ncu" or "bench"
     runs: dict = field(default_factory=dict)  # side -> how many runs it holds
     noise: NoiseFloor | None = None  # the floors a one-run diff called changes beyond
-    host: dict | None = None  # nsprof.analyze.diff.host.host_rows: the host side of two programs' captures
+    host: dict | None = None  # nsprof.diff.host.host_rows: the host side of two programs' captures
     apart: bool = False  # the sides ran on different GPUs: work of 10-100 us and copies were not called (noise.MACHINE_PACED)
 
     def compared(self) -> int:
@@ -560,7 +560,7 @@ def _main_kernels(stages: pd.DataFrame, stage: str | None, stage_pair) -> dict:
     return dict(pairs)
 
 
-def _rules_of(analysis: CaptureAnalysis) -> dict | None:
+def _rules_of(analysis: LadderCaptureAnalysis) -> dict | None:
     return kernel_rules(analysis.rules) if analysis.rules is not None and len(analysis.rules) else None
 
 

@@ -3,7 +3,7 @@
 `compare_samples`: per group (a kernel name, a range, a stage), the per-launch times of A and B
 become `a_count`, `b_count`, `a_median_ns`, `b_median_ns`, `a_total_ns`, `b_total_ns`,
 `change_pct` (B's median over A's, minus 1, in percent) and its 95% interval `ci_low_pct`,
-`ci_high_pct`, and a `status` (nsprof.analyze.diff.status).
+`ci_high_pct`, and a `status` (nsprof.diff.status).
 
 The interval is a percentile bootstrap of the ratio of medians, each side resampled on its own
 (RESAMPLES resamples, a fixed seed so that the output repeats). No launch is resampled: the m-th
@@ -24,7 +24,7 @@ groups of one table (Benjamini-Hochberg). A side of one run borrows the other si
 variance. A group whose launch count differs between the runs of a side is `unstable`: an
 autotuner or a data-dependent loop ran other work, and its medians compare different things
 (kernel launches are judged by their configurations instead: `count_must_hold`, and
-nsprof.analyze.diff.mix).
+nsprof.diff.mix).
 
 `compare_summaries` serves `nsprof bench` records, which keep a median, quartiles and a run count
 but no per-run times: its interval is the normal approximation of the log ratio, each median's
