@@ -49,8 +49,6 @@ import pandas as pd
 
 from nsprof.analyze.metrics import TENSOR_COLUMNS, all_measured_flops, ratio, sum_measured
 from nsprof.ceilings.peaks import Ceiling
-from nsprof.ladder.registry import all_ops
-from nsprof.sizes import parse_label
 
 
 @dataclass(frozen=True)
@@ -87,6 +85,9 @@ WALL_CLOCK = "wall clock"  # the time source of a CPU stage: the host's clock ar
 CPU_FP32_ROOF = "CPU FP32"  # a CPU stage's compute roof: the host's BLAS, measured by `nsprof ceilings --cpu`
 CPU_MEMORY_ROOF = "CPU memory"  # a CPU stage's memory roof: the host's streaming copy, measured beside it
 COMPULSORY = "compulsory"  # a CPU stage's one level: the op's compulsory bytes (Op.min_bytes), not measured traffic
+# the column of a CPU stage's work that places it there: its op's FLOPs over those bytes
+# (nsprof.ladder.work.with_compulsory_intensity: the ladder knows its ops, this module does not)
+COMPULSORY_INTENSITY = "compulsory_intensity_flop_per_byte"
 CARRIED = ("key", "profile", "op", "stage", "size")  # `key` tells apart work whose labels look alike
 POINT_COLUMNS = ("label", "kernel", *CARRIED, "level", "intensity_flop_per_byte", "flops_source", "gflops_per_s", "duration_ns",
                  "time_source", "compute_roof", "main_unit", "compute_gflops_per_s", "roof_gflops_per_s", "bound", "pct_of_roof",
@@ -203,17 +204,6 @@ def roofline_points(work: pd.DataFrame, ceiling: Ceiling | None, cpu_roofs: Sequ
     return pd.concat(frames, ignore_index=True)[list(POINT_COLUMNS)]
 
 
-def compulsory_intensity(op, size) -> float:
-    """The op's FLOPs over its compulsory bytes at a size (Op.flops / Op.min_bytes: each input read once,
-    the output written once), in FLOP/byte; NaN for an op this nsprof does not know."""
-    spec = all_ops().get(op) if isinstance(op, str) else None
-    if spec is None or not isinstance(size, str):
-        return np.nan
-    dims = parse_label(size)
-    least = spec.min_bytes(dims)
-    return spec.flops(dims) / least if least > 0 else np.nan
-
-
 def _compulsory_points(work: pd.DataFrame, gflops: pd.Series, duration: pd.Series, cpu_roofs: Sequence[Roof]) -> pd.DataFrame:
     """The CPU stages' points (module docstring): at their compulsory intensity, their wall-clock speed,
     bound by the host's memory or FP32 roof, whichever is lower there."""
@@ -240,11 +230,11 @@ def _compulsory_points(work: pd.DataFrame, gflops: pd.Series, duration: pd.Serie
 
 
 def _compulsory_intensities(work: pd.DataFrame) -> pd.Series:
-    """compulsory_intensity per work row (NaN for work that is no stage)."""
-    if "op" not in work or "size" not in work:
+    """Each work row's COMPULSORY_INTENSITY (NaN where the work does not say: no stage, or an op the
+    ladder does not know)."""
+    if COMPULSORY_INTENSITY not in work:
         return pd.Series(np.nan, index=work.index, dtype=float)
-    return pd.Series([compulsory_intensity(op, size) for op, size in zip(work["op"], work["size"])],
-                     index=work.index, dtype=float)
+    return pd.to_numeric(work[COMPULSORY_INTENSITY], errors="coerce").astype(float)
 
 
 def _on_cpu(work: pd.DataFrame) -> pd.Series:

@@ -18,7 +18,7 @@ from nsprof.analyze.timeline import TimeBreakdown
 from nsprof.ceilings.peaks import Ceiling
 from nsprof.errors import UsageError
 from nsprof.ladder.capture import LadderCaptureAnalysis
-from nsprof.ladder.work import combine, host_roofs, with_peaks
+from nsprof.ladder.work import combine, host_roofs, with_compulsory_intensity, with_peaks
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ def analyze_ladder(captures: list[LadderCapture], gpu: str | None, ceiling: Ceil
     timelines = {capture.name: breakdown for capture in used if (breakdown := capture.analysis.time_breakdown) is not None}
     # the host's roofs measured by the newest profile that measured them beside its CPU stages
     host = next((found for capture in reversed(used) if (found := capture.analysis.cpu_ceilings)), None)
-    work = with_peaks(work, ceiling, host)
+    work = with_compulsory_intensity(with_peaks(work, ceiling, host))
     hot = {capture.name: (analysis.hot_kernels, analysis.harness or {}) for capture in used
            if (analysis := capture.analysis).hot_kernels is not None}
     cpu = host_roofs(host)

@@ -49,6 +49,7 @@ import pandas as pd
 from nsprof import metric_catalog
 from nsprof.analyze.metrics import TOTALS, all_measured_flops, kernel_metrics, measured, range_metrics, ratio, sum_measured
 from nsprof.analyze.roofline import (
+    COMPULSORY_INTENSITY,
     CPU_FP32_ROOF,
     CPU_MEMORY_ROOF,
     WALL_CLOCK,
@@ -314,6 +315,26 @@ def cpu_roof(cpu_ceilings: dict | None, name: str) -> float:
     entry = ((cpu_ceilings or {}).get("ceilings") or {}).get(name)
     value = entry.get("value") if isinstance(entry, dict) else None
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else np.nan
+
+
+def compulsory_intensity(op, size) -> float:
+    """The op's FLOPs over its compulsory bytes at a size (Op.flops / Op.min_bytes: each input read once,
+    the output written once), in FLOP/byte; NaN for an op this nsprof does not know."""
+    spec = all_ops().get(op) if isinstance(op, str) else None
+    if spec is None or not isinstance(size, str):
+        return np.nan
+    dims = parse_label(size)
+    least = spec.min_bytes(dims)
+    return spec.flops(dims) / least if least > 0 else np.nan
+
+
+def with_compulsory_intensity(work: pd.DataFrame) -> pd.DataFrame:
+    """`work` with COMPULSORY_INTENSITY: where a CPU stage sits on the roofline (compulsory_intensity
+    of its op and size; NaN for work that is no stage)."""
+    if "op" not in work or "size" not in work:
+        return work.assign(**{COMPULSORY_INTENSITY: np.nan})
+    return work.assign(**{COMPULSORY_INTENSITY: [compulsory_intensity(op, size)
+                                                 for op, size in zip(work["op"], work["size"])]})
 
 
 def work_key(nvtx: list[str], kernel: str) -> str:
