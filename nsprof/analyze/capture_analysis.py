@@ -4,9 +4,9 @@ first time it is asked for and keeps it (pure functions over the parsed model: n
 `nsprof analyze` asks for every part, `nsprof diff` for those it compares, a Dask task of
 `nsprof analyze` over many captures for its summaries. A ladder's capture adds its stages
 (nsprof.ladder.capture.LadderCaptureAnalysis, which builds on this class; this one knows nothing
-of ladders). A command
-that keeps analyses of many captures (a diff across runs) calls `kept(parts)`: those parts are
-computed and the parsed frames let go, so that memory holds the figures, not the timelines.
+of ladders). A command that keeps analyses of many captures (a diff across runs) calls
+`kept(parts)`: those parts are computed and the parsed frames let go, so that memory holds the
+figures, not the timelines.
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ class CaptureAnalysis:
         computed = [name for name in vars(self) if name in parts_of(type(self))]
         held = "frames let go" if self._held is None else \
             f"{len(self._held.nsys)} timeline(s), {len(self._held.ncu)} counter file(s)"
-        return f"CaptureAnalysis({held}; computed: {', '.join(computed) or 'nothing yet'})"
+        return f"{type(self).__name__}({held}; computed: {', '.join(computed) or 'nothing yet'})"
 
     def kept(self: Analysis, parts: Iterable[str]) -> Analysis:
         """This analysis with `parts` computed, in order, and the parsed frames let go: a part not
@@ -97,8 +97,8 @@ class CaptureAnalysis:
         parts = tuple(parts)
         for part in parts:
             getattr(self, part)
-        for name in [name for name in vars(self) if name.startswith("_part_") or
-                     (isinstance(getattr(type(self), name, None), cached_property) and name not in parts)]:
+        for name in [name for name in vars(self)  # every part not kept, and the intermediate steps
+                     if isinstance(getattr(type(self), name, None), cached_property) and name not in parts]:
             del self.__dict__[name]
         self._held, self._kept = None, parts
         return self
@@ -143,8 +143,10 @@ class CaptureAnalysis:
         """Each export's launching calls, joined once: the ranges and what they missed both read them."""
         return [launching_calls(export) for export in self._inputs.nsys]
 
-    def _done_with_calls(self) -> None:
-        if {"range_instances", "unattributed"} <= vars(self).keys():  # its two readers have read it: a row per launch freed
+    def _read_calls(self, reader: str) -> None:
+        """`reader` (range_instances or unattributed) has read the launch-call join: once the other
+        has too, its row per launch is freed."""
+        if ({"range_instances", "unattributed"} - {reader}) <= vars(self).keys():
             self.__dict__.pop("_part_calls", None)
 
     @cached_property
@@ -154,8 +156,7 @@ class CaptureAnalysis:
             return None
         instances = pd.concat([attribute_work(export, self.attribution, calls)
                                for export, calls in zip(self._inputs.nsys, self._part_calls)], ignore_index=True)
-        self.__dict__["range_instances"] = instances
-        self._done_with_calls()
+        self._read_calls("range_instances")
         return instances
 
     @cached_property
@@ -173,8 +174,7 @@ class CaptureAnalysis:
         if not self.has_nsys:
             return None
         missed = unattributed_work(self._inputs.nsys, self.attribution, self._part_calls)
-        self.__dict__["unattributed"] = missed
-        self._done_with_calls()
+        self._read_calls("unattributed")
         return missed
 
     # --- nsys: kernels, copies, the GPU's time ----------------------------------------------------
@@ -287,7 +287,6 @@ class CaptureAnalysis:
         if steady is None or len(self._inputs.nsys) != 1 or not self._of_one_program():
             return None
         return host_side(self._inputs.nsys[0], steady[1], self.ceiling)
-
 
 
 def parts_of(kind: type[CaptureAnalysis]) -> tuple[str, ...]:
