@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from nsprof.analyze.host_side import host_side
-from nsprof.analyze.program_harness import steady_part
+from nsprof.analyze.iterations import steady_part
 from nsprof.parse.nsys_sqlite import load_nsys
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -21,7 +21,8 @@ from nsprof.analyze.host_calls import KINDS, LAUNCH, OTHER, WAIT, api_kind, host
 from nsprof.analyze.host_idle import CAUSES, HOST_WORK, HOST_WORK_NS, LAUNCHING, QUEUED, WAITED
 from nsprof.analyze.host_side import host_side
 from nsprof.analyze.host_verdict import GPU_BOUND, HOST_BOUND, SYNC_BOUND, TRANSFER_BOUND
-from nsprof.analyze.program_harness import SteadyState, steady_part
+from nsprof.analyze.iterations import steady_part
+from nsprof.analyze.program_harness import SteadyState
 from nsprof.cli import app
 from nsprof.parse.nsys_sqlite import COLUMNS, load_nsys
 

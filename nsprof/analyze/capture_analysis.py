@@ -22,6 +22,7 @@ from nsprof.analyze.capture_facts import distinct_launches, gpu_launches, gpu_na
 from nsprof.analyze.gpu_utilization import gpu_utilization
 from nsprof.analyze.host_side import host_side
 from nsprof.analyze.hot_kernels import capture_hot_kernels, launch_table
+from nsprof.analyze.iterations import Loop, capture_loop, has_stages, steady_part
 from nsprof.analyze.kernel_groups import kernel_groups
 from nsprof.analyze.launch_findings import missing_metrics, rule_results
 from nsprof.analyze.nvtx_attribution import (
@@ -33,8 +34,9 @@ from nsprof.analyze.nvtx_attribution import (
     unattributed_work,
 )
 from nsprof.analyze.operators import launching_operators, with_operators
+from nsprof.analyze.phases import Phase, phases
 from nsprof.analyze.pipeline import FlowTimeline, copy_facts, fastest_flow_timeline
-from nsprof.analyze.program_harness import SteadyState, steady_part
+from nsprof.analyze.program_harness import SteadyState
 from nsprof.analyze.summaries import kernel_family_summary, kernel_summary, memcpy_summary
 from nsprof.analyze.timeline import TimeBreakdown, time_breakdown
 from nsprof.analyze.triton_kernels import triton_kernels
@@ -255,8 +257,20 @@ class CaptureAnalysis:
     # --- a program's capture: its hot kernels, its harness, its host side -------------------------
 
     @cached_property
+    def loop(self) -> Loop | None:
+        """One program's loop: its iterations, marked or found in the GPU work (nsprof.analyze.iterations);
+        None for several exports or a ladder's capture."""
+        nsys = self._inputs.nsys
+        return capture_loop(nsys[0]) if len(nsys) == 1 and not has_stages(nsys[0]) else None
+
+    @cached_property
+    def phases(self) -> tuple[Phase, ...]:
+        """Start-up, loop and tail of one program's capture (nsprof.analyze.phases); () without a loop."""
+        return phases(self._inputs.nsys[0], self.loop) if self.loop is not None else ()
+
+    @cached_property
     def _part_steady(self) -> tuple[list[GpuTimeline], SteadyState | None] | None:
-        return steady_part(self._inputs.nsys) if self.has_nsys else None
+        return steady_part(self._inputs.nsys, self.loop) if self.has_nsys else None
 
     @cached_property
     def _part_hot(self) -> tuple[pd.DataFrame | None, dict | None]:

@@ -49,6 +49,8 @@ FAMILY_RULES = (
     FamilyRule("numbered-kernel", re.compile(r"^([A-Za-z_][A-Za-z0-9_]*?(?:fusion|fused)[A-Za-z0-9_]*?)_\d+$"), r"\1_N",
                "generated kernels numbered by their compiler as _N (XLA's input_reduce_fusion_47, "
                "torch.compile's triton_poi_fused_add_3)"),
+    FamilyRule("profiler-step", re.compile(r"^ProfilerStep#\d+$"), "ProfilerStep#N",
+               "torch.profiler's numbered steps as ProfilerStep#N (one family: the loop's iterations)"),
     FamilyRule("pytorch-call", re.compile(r", (?:seq|op_id) = \d+"), "", "PyTorch's per-call `seq = N` and `op_id = N`"),
 )
 

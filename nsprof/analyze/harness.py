@@ -79,7 +79,7 @@ def harness_kernels(exports: list[GpuTimeline], steady: SteadyState | None) -> d
     """Kernel name, or (kernel, grid, block) -> the rule that makes it harness work in these exports
     (HARNESS_RULE_WORDS): nsprof's own in a ladder capture (the module docstring), else a program's
     autotuners and benchmark harnesses (nsprof.analyze.program_harness). `steady` is the steady
-    state of a single export (nsprof.analyze.program_harness.steady_part), found once by the caller;
+    state of a single export (nsprof.analyze.iterations.steady_part), found once by the caller;
     several exports have theirs found here."""
     harness: dict[HarnessKey, str] = {}
     for export in exports:

@@ -51,7 +51,7 @@ class Window:
 
 def host_side(export: GpuTimeline, state: SteadyState | None, ceiling: Ceiling | None = None) -> dict | None:
     """The host-side analysis of one export (keys below), or None where it has no GPU work or no
-    CUDA API calls. `state`: its steady state (nsprof.analyze.program_harness.steady_part's; None:
+    CUDA API calls. `state`: its steady state (nsprof.analyze.iterations.steady_part's; None:
     the window is the span of its GPU work). `ceiling`: the GPU's, for the bus's pinned rate each way.
 
     Keys: window, devices (per device: busy and copy figures, idle_ns, idle causes), launches,
@@ -81,7 +81,8 @@ def host_side(export: GpuTimeline, state: SteadyState | None, ceiling: Ceiling |
               "allocation": _call_summary(others[(others["kind"] == ALLOCATION).to_numpy()]),
               "startup_ns": max(0, window.start_ns - int(calls.start.min())),
               "untraced": list(export.untraced), "tool": export.tool,
-              "iterations": None if state is None else {"range": state.range, "count": window.iterations}}
+              "iterations": None if state is None else {"range": state.range, "count": window.iterations,
+                                                        "source": state.source}}
     result["verdict"] = verdict(result)
     result["fixes"] = host_fixes(result)
     return result
@@ -97,20 +98,22 @@ def _window(events: pd.DataFrame, state: SteadyState | None) -> Window:
         return len(start) - int(np.searchsorted(start, t))
 
     if state is not None and state.start_ns < end:
-        starts = state.instance_starts[1:] or (state.start_ns,)
+        starts = tuple(t for t in state.instance_starts if t >= state.start_ns) or (state.start_ns,)
         first = next((i for i, t in enumerate(starts) if operations_from(t) <= cap), len(starts) - 1)
         iterations = len(starts) - first
         if first == 0:
-            return Window(starts[0], end, f"steady state: from the second of {state.instances} instances of "
+            skipped = state.instances - len(starts)
+            return Window(starts[0], end, f"steady state: from iteration {skipped + 1} of {state.instances} of "
                                           f"{state.range} to the end of the last GPU work", iterations)
         return Window(starts[first], end, f"steady state: the last {iterations:,} of its {len(starts):,} iterations "
                                           f"of {state.range} (at most {cap:,} GPU operations), to the end of the last "
                                           "GPU work", iterations)
     if len(start) > cap:
-        return Window(int(start[-cap]), end, f"the last {cap:,} GPU operations of the capture (no repeating NVTX "
-                                             "range: mark each iteration with one to analyze the steady state)")
-    return Window(int(start[0]), end, "the span of the capture's GPU work, start-up included (no repeating NVTX range: mark each "
-                  "iteration with one to analyze the steady state)")
+        return Window(int(start[-cap]), end, f"the last {cap:,} GPU operations of the capture (no loop found and no "
+                                             "repeating NVTX range: mark each iteration with one to analyze the steady "
+                                             "state)")
+    return Window(int(start[0]), end, "the span of the capture's GPU work, start-up included (no loop found in the GPU "
+                  "work and no repeating NVTX range: mark each iteration with one to analyze the steady state)")
 
 
 def idle_marks(export: GpuTimeline, events: pd.DataFrame, shown: tuple[int, int]) -> pd.DataFrame | None:

@@ -36,12 +36,13 @@ from pandas.api.types import union_categoricals
 
 from nsprof.analyze.categorical import as_categorical
 from nsprof.analyze.harness import HARNESS_RULE_WORDS, NSPROF_TUNING, harness_kernels, is_tuning_range, launched_inside
+from nsprof.analyze.iterations import steady_part
 from nsprof.analyze.kernel_groups import kernel_groups
 from nsprof.analyze.launch_configs import LAUNCH_SIZES, combined_codes, launch_config
 from nsprof.analyze.launch_findings import launch_findings
 from nsprof.analyze.metrics import kernel_metrics
 from nsprof.analyze.percent_of_peak import percent_of_peak
-from nsprof.analyze.program_harness import HarnessKey, SteadyState, steady_part
+from nsprof.analyze.program_harness import HarnessKey, SteadyState
 from nsprof.ceilings.peaks import Ceiling
 from nsprof.kernel_names import kernel_key
 from nsprof.parse.model import GpuTimeline

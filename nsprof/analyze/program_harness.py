@@ -24,7 +24,7 @@ The rules (HARNESS_RULES), each over one nsys export, each naming kernels:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -33,7 +33,6 @@ from nsprof.analyze.autotune_trials import autotune_trials
 from nsprof.analyze.families import family_column
 from nsprof.analyze.launch_configs import Configuration
 from nsprof.parse.model import THREAD_IDS, GpuTimeline
-from nsprof.ranges import parse_stage_range
 
 XLA_AUTOTUNER = re.compile(r"stream_executor::gpu::(?:<unnamed>::)?(?:RedzoneAllocator\w*|DelayKernel|RepeatBuffer\w*|"
                            r"xla_\w+_comparison)\b")
@@ -51,11 +50,13 @@ class SteadyState:
     instances: int
     start_ns: int
     instance_starts: tuple[int, ...] = ()  # when each instance began, the first included
+    source: str = "markers"  # or "found": the loop found in the GPU work (nsprof.analyze.iterations)
 
     def to_json(self) -> dict:
-        return {"range": self.range, "instances": self.instances, "start_ns": self.start_ns,
-                "rule": f"from the second of {self.instances} instances of {self.range} (the NVTX range that repeats "
-                        "on one thread and is open at the last kernel launch)"}
+        what = "the NVTX range that repeats on one thread and is open at the last kernel launch" \
+            if self.source == "markers" else "iterations found in the GPU work: the capture marks none"
+        return {"range": self.range, "instances": self.instances, "start_ns": self.start_ns, "source": self.source,
+                "rule": f"from the second of {self.instances} instances of {self.range} ({what})"}
 
 
 HARNESS_RULES = {
@@ -163,31 +164,6 @@ def steady_state(export: GpuTimeline) -> SteadyState | None:
         if span > best_span:
             best, best_span = SteadyState(str(family), len(loop), int(starts[1]), tuple(int(t) for t in starts)), span
     return best
-
-
-def steady_part(exports: list[GpuTimeline]) -> tuple[list[GpuTimeline], SteadyState | None]:
-    """The exports' kernels and graph launches from the steady state on, and the steady state, for
-    a single program's capture with one (steady_state); else (a ladder's capture, whose stages are
-    timed after their own warm-up, or several exports) the exports as they are and None."""
-    state = steady_state(exports[0]) if len(exports) == 1 and not _has_stages(exports[0]) else None
-    if state is None:
-        return exports, None
-    export = exports[0]
-    return [replace(export, kernels=_started_from(export.kernels, state.start_ns),
-                    graphs=_started_from(export.graphs, state.start_ns))], state
-
-
-def _started_from(frame: pd.DataFrame, start_ns: int) -> pd.DataFrame:
-    """The rows of `frame` that started at `start_ns` or later: a slice where the rows are in time
-    order, as nsys writes them (a copy of 10M launches costs seconds), else a copy."""
-    starts = frame["start_ns"]
-    if starts.is_monotonic_increasing:
-        return frame.iloc[int(np.searchsorted(starts.to_numpy(), start_ns, side="left")):]
-    return frame[starts >= start_ns]
-
-
-def _has_stages(export: GpuTimeline) -> bool:
-    return any(parse_stage_range(str(name)) is not None for name in pd.unique(export.nvtx["range"]))
 
 
 def _last_launch_ns(export: GpuTimeline) -> int | None:

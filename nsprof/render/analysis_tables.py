@@ -54,7 +54,7 @@ def analysis_blocks(analysis: LadderCaptureAnalysis, is_directory: bool, width: 
     if ladder:
         blocks.append(_stages_table(analysis, width))
     elif analysis.host is not None:  # a program's leads with why its GPU waits, and what to fix first
-        blocks += host_blocks(analysis.host, analysis.hot_kernels, width)
+        blocks += host_blocks(analysis.host, analysis.hot_kernels, width, analysis.loop, analysis.phases)
     tool = analysis.timeline_tool
     if analysis.hot_kernels is not None and len(analysis.hot_kernels):
         blocks.append(hot_kernels_table(analysis.hot_kernels, width, analysis.harness, tool))
@@ -84,6 +84,10 @@ def _document(analysis: LadderCaptureAnalysis, is_directory: bool) -> dict:
     doc: dict[str, Any] = {"gpu": analysis.gpu, "ceiling": analysis.ceiling.to_json() if analysis.ceiling else None}
     if analysis.host is not None:
         doc["host"] = analysis.host
+    if analysis.loop is not None:
+        doc["iterations"] = analysis.loop.iterations.to_json() if analysis.loop.iterations else None
+        doc["phases"] = [phase.to_json() for phase in analysis.phases]
+        doc["loop"] = analysis.loop.to_json()
     if analysis.hot_kernels is not None:
         doc["hot_kernels"] = _records(analysis.hot_kernels)
         doc["harness"] = analysis.harness

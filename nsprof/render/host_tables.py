@@ -7,15 +7,20 @@ from __future__ import annotations
 import pandas as pd
 
 from nsprof.analyze.host_verdict import IDLE_CAUSES
+from nsprof.analyze.iterations import FOUND, Loop
+from nsprof.analyze.phases import STARTUP, Phase
+from nsprof.kernel_names import kernel_label
 from nsprof.render.document import Block, Bullets, Paragraph, Table
 from nsprof.render.table_names import telling_names
 from nsprof.render.terminal_table import fit_named, left_out
+from nsprof.shorten import shortened
 
 KERNEL_FIXES = 5  # kernels in the ranking beside the host's causes (the hot-kernel table has the rest)
 FIX_COLUMNS = (("#", "rank", "d"), ("what to fix", "label", ""), ("saving\nus", "saving_ns", lambda ns: f"{ns / 1e3:,.0f}"),
                ("% of\nwindow", "pct", ".1f"), ("bounded by", "bound", ""))
 FIX_DROP_ORDER = ("pct", "bound")
 LABEL_WIDTHS = (40, 32, 26, 20)
+ANCHOR_WIDTH = 48  # of a kernel's name, in the loop's line
 
 
 def ms(ns: float) -> str:
@@ -29,7 +34,8 @@ def verdict_lines(host: dict) -> list[str]:
     launches = host["launches"]
     cause = evidence["top_idle_cause"]
     iterations = host.get("iterations")
-    per = f", {iterations['count']:,} iterations of {iterations['range']}" if iterations else ""
+    per = "" if not iterations else f", {iterations['count']:,} iterations " + \
+        ("found in the GPU work" if iterations.get("source") == FOUND else f"of {iterations['range']}")
     lines = [f"Verdict: {verdict['verdict']}. GPU {evidence['device_id']} busy {evidence['busy_pct']:.1f}% of "
              f"{ms(window['span_ns'])}{per} (copies {evidence['copy_share_pct']:.0f}% of busy time)."]
     if cause and evidence["idle_ns"]:
@@ -52,6 +58,39 @@ def verdict_lines(host: dict) -> list[str]:
     lines.append(f"Waits: {waits['count']:,} ({ms(waits['host_ns'])} blocked{at}); copies: {copies['count']:,}, "
                  f"{copies['pageable_count']:,} pageable; {loading}, allocations {host['allocation']['count']:,}.")
     lines.append(f"Window: {window['source']}. Rule: {verdict['rule']}.")
+    return lines
+
+
+def loop_lines(loop: Loop | None, phases: tuple[Phase, ...]) -> list[str]:
+    """The program's loop and its phases, a line each: what makes an iteration, how long one takes
+    and how many are start-up; start-up by where the host's time went; or why no loop was found."""
+    if loop is None:
+        return []
+    iterations = loop.iterations
+    if iterations is None:
+        return [f"Loop: none found in the GPU work ({loop.not_found}) and no repeating NVTX range: the whole "
+                "capture is judged, start-up included."]
+    if iterations.source == FOUND:
+        what = (f"{iterations.count:,} iterations found in the GPU work ({iterations.confidence} confidence: "
+                f"{iterations.regular:,} alike, {iterations.operations:,} GPU operations each, from a launch of "
+                f"{shortened(kernel_label(iterations.anchor or ''), ANCHOR_WIDTH)})")
+    else:
+        check = iterations.check
+        found = (f"; found in the GPU work too, {check.found:,} iterations, {check.matched:,} of the marked ones "
+                 "holding one" if check else f"; none found in the GPU work ({loop.not_found})" if loop.not_found else "")
+        what = f"{iterations.count:,} iterations marked by {iterations.marker}{found}"
+    warm = "" if not iterations.steady_from else "; the first is start-up" if iterations.steady_from == 1 else \
+        f"; the first {iterations.steady_from:,} are start-up"
+    lines = [f"Loop: {what}. Steady state {ms(iterations.median_ns)} an iteration (spread "
+             f"{iterations.spread_pct:.0f}%){warm}." + (f" Drift: {iterations.drift}." if iterations.drift else "")]
+    lines += [f"Note: {note}." for note in loop.notes]
+    spans = [f"{phase.name} {ms(phase.span_ns)} (GPU busy {100 * phase.gpu_busy_ns / phase.span_ns:.0f}%)"
+             for phase in phases if phase.span_ns]
+    startup = next((phase for phase in phases if phase.name == STARTUP), None)
+    if spans:
+        parts = "" if startup is None else "; start-up's host time: " + ", ".join(
+            f"{part} {ms(ns)}" for part, ns in startup.parts if ns >= startup.span_ns / 100)
+        lines.append(f"Phases: {', '.join(spans)}{parts}.")
     return lines
 
 
@@ -85,9 +124,10 @@ def fix_rows(host: dict, hot: pd.DataFrame | None) -> list[dict]:
     return rows
 
 
-def host_blocks(host: dict, hot: pd.DataFrame | None, width: int) -> list[Block]:
-    """The verdict lines and the one ranking of fixes, `width` columns wide."""
-    blocks: list[Block] = [Paragraph(line) for line in verdict_lines(host)]
+def host_blocks(host: dict, hot: pd.DataFrame | None, width: int, loop: Loop | None = None,
+                phases: tuple[Phase, ...] = ()) -> list[Block]:
+    """The verdict lines, the loop's, and the one ranking of fixes, `width` columns wide."""
+    blocks: list[Block] = [Paragraph(line) for line in (*verdict_lines(host), *loop_lines(loop, phases))]
     rows = fix_rows(host, hot)
     if not rows:
         return blocks

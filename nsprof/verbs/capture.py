@@ -98,7 +98,7 @@ def choose_hot_kernels(nsys_export: str | Path, top: int) -> GuidedChoice:
     pass over so that ncu profiles a steady-state one."""
     from nsprof.analyze.harness import harness_kernels
     from nsprof.analyze.hot_kernels import COVERAGE_PCT, hot_rows, nsys_kernel_rows
-    from nsprof.analyze.program_harness import steady_part
+    from nsprof.analyze.iterations import steady_part
     from nsprof.capture.program import STEADY_SKIP, GuidedChoice
     from nsprof.parse.nsys_sqlite import load_nsys
 

@@ -1,0 +1,529 @@
+"""A program's loop, one notion of it for every command: its iterations, from markers or found in
+the GPU work itself (pure functions over one nsys export).
+
+Most captures carry no markers (`nsys profile python train.py`, nsys's defaults), so the loop is
+found from the GPU work: the program's GPU operations in launch order (correlation ids: order by
+launch, not by start, as work on several streams interleaves), each as a symbol (a kernel with its
+grid and block, a graph, a copy's direction and size, a memset's size). A loop repeats a sequence of
+symbols; one symbol that starts each repetition (the anchor) cuts the loop into iterations whose
+sequences are the same. For every symbol, the stretch from each of its launches to its next is
+fingerprinted (its length and a sum of hashed neighbouring pairs of symbols, from one prefix sum),
+and the sequence that one symbol's stretches repeat most, by the operations they cover, is that
+symbol's loop. The loop found is the one covering the most operations; among loops within
+TIED_COVERAGE of it, the outermost (fewest iterations: a training step, not a layer inside it,
+whose stretches leave out the step's other work and so cover less); among anchors of one period,
+the one after the longest pause of the host's launches (where a step begins). Work that changes
+between iterations (a growing KV cache's launch sizes) is found again by kernel names alone, and
+said to drift. Iterations before the first of the repeated sequence (the first step's autotuning
+and compilation) fall to start-up.
+
+No loop is found (and none invented) where no sequence repeats MIN_ITERATIONS times or the loop
+covers less than MIN_LOOP_SHARE of the operations. Markers, where a capture has them (a repeating
+NVTX range: nsprof.analyze.program_harness.steady_state; torch.profiler's `ProfilerStep#N` is one
+family), decide the iterations; the loop is still found, and checked against them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import pandas as pd
+
+from nsprof.analyze.launch_configs import LAUNCH_SIZES, combined_codes
+from nsprof.analyze.program_harness import XLA_AUTOTUNER, SteadyState, steady_state
+from nsprof.parse.model import GpuTimeline, linux_pid
+from nsprof.ranges import parse_stage_range
+
+MARKERS, FOUND = "markers", "found"
+HIGH, MEDIUM = "high", "medium"
+MIN_ITERATIONS = 5  # a sequence repeated fewer times is no loop to judge a steady state by
+MIN_LOOP_SHARE = 0.2  # of the process's GPU operations, which the loop's iterations must cover
+MIN_REGULAR = 0.6  # of the iterations in the loop's stretch, which must repeat its sequence
+ALIKE = 0.8  # of an iteration's operations, the same as the loop's sequence's, where its work drifts
+WARMUP_SLOWER = 1.5  # an iteration this many times slower than the loop's typical one is slow (warmup_iterations)
+TIED_COVERAGE = 0.98  # loops covering this share of the best's operations or more are tied: the outermost wins
+DRIFT_GAIN = 1.1  # names alone must cover this much more than names with launch sizes to call the work drifting
+MAX_FIND_OPERATIONS = 1_000_000  # the loop is found in the last this many operations, then followed back
+CHUNK = 1 << 20  # operations fingerprinted at a time while following a loop back
+MAX_LISTED = 1000  # iterations listed one by one in --json (the first and last half of this)
+
+
+@dataclass(frozen=True)
+class MarkerCheck:
+    """A found loop against the markers of the same capture: how many iterations each gives, and how
+    many marked instances hold exactly one found iteration's start."""
+
+    markers: int
+    found: int
+    matched: int
+
+    def to_json(self) -> dict:
+        return {"markers": self.markers, "found": self.found, "matched": self.matched}
+
+
+@dataclass(frozen=True)
+class Iterations:
+    """A loop's iterations: when each began (`starts_ns`: the launch call of its first GPU operation
+    where found, the marker's start where marked; the capture's clock) and when the last ended."""
+
+    source: str  # MARKERS or FOUND
+    starts_ns: tuple[int, ...]
+    end_ns: int
+    confidence: str  # HIGH or MEDIUM (find_loop says which; markers are HIGH)
+    rule: str  # what defines the iterations, in words
+    marker: str | None = None  # the repeating range (family), where marked
+    anchor: str | None = None  # the GPU operation that starts each iteration, where found
+    operations: int | None = None  # GPU operations in each repeated iteration, where found
+    regular: int | None = None  # iterations of the repeated sequence (the rest differ), where found
+    drift: str | None = None  # what changes between iterations, where something does
+    check: MarkerCheck | None = None  # a found loop checked against the markers (on the marked iterations)
+    warmup: int = 0  # the first iterations that are still start-up (warmup_iterations)
+
+    @property
+    def count(self) -> int:
+        return len(self.starts_ns)
+
+    @property
+    def spans_ns(self) -> np.ndarray:
+        """Each iteration's span: to the next one's start, the last to `end_ns`."""
+        starts = np.asarray(self.starts_ns, dtype=np.int64)
+        return np.diff(np.r_[starts, self.end_ns])
+
+    @property
+    def median_ns(self) -> float:
+        """The median span of the steady state's iterations."""
+        return float(np.median(self.spans_ns[self.steady_from:]))
+
+    @property
+    def spread_pct(self) -> float:
+        """The steady state's spans' interquartile range as a percentage of their median (as bench's spread is)."""
+        q1, q3 = np.percentile(self.spans_ns[self.steady_from:], [25, 75])
+        median = self.median_ns
+        return float(100 * (q3 - q1) / median) if median > 0 else 0.0
+
+    @property
+    def steady_from(self) -> int:
+        """The first iteration of the steady state: the second, or the first after the warm-up (the
+        first of one iteration)."""
+        return max(0, min(max(1, self.warmup), self.count - 1))
+
+    def steady_state(self) -> SteadyState:
+        """The steady state the hot kernels and host side read (from steady_from on)."""
+        name = self.marker if self.marker is not None else "the loop found in the GPU work"
+        return SteadyState(name, self.count, self.starts_ns[self.steady_from], self.starts_ns, source=self.source)
+
+    def to_json(self) -> dict:
+        starts = np.asarray(self.starts_ns, dtype=np.int64)
+        spans = self.spans_ns
+        listed = np.r_[0:min(len(starts), MAX_LISTED // 2), max(MAX_LISTED // 2, len(starts) - MAX_LISTED // 2):len(starts)]
+        return {"count": self.count, "source": self.source, "confidence": self.confidence, "rule": self.rule,
+                "start_ns": int(starts[0]), "end_ns": self.end_ns, "median_ns": self.median_ns,
+                "spread_pct": self.spread_pct, "min_ns": int(spans.min()), "max_ns": int(spans.max()),
+                "marker": self.marker, "anchor": self.anchor, "operations": self.operations, "regular": self.regular,
+                "drift": self.drift, "check": self.check.to_json() if self.check else None,
+                "listed": [{"index": int(i), "start_ns": int(starts[i]), "span_ns": int(spans[i])} for i in listed]}
+
+
+@dataclass(frozen=True)
+class Loop:
+    """One capture's loop: the iterations that decide (markers where there are, else those found),
+    the loop found in the GPU work whether or not markers decide, and why none was found."""
+
+    iterations: Iterations | None
+    found: Iterations | None = None
+    not_found: str | None = None  # why no loop was found in the GPU work, where none was
+    operations: int = 0  # the GPU operations of the process the loop was looked for in
+    pid: int | None = None  # that process (Linux id)
+    notes: tuple[str, ...] = field(default=())
+
+    def to_json(self) -> dict:
+        return {"iterations": None if self.iterations is None else self.iterations.to_json(),
+                "found": None if self.found is None or self.found is self.iterations else self.found.to_json(),
+                "not_found": self.not_found, "operations": self.operations, "notes": list(self.notes)}
+
+
+# --- the GPU operations of a program, as symbols in launch order -------------------------------------
+
+
+@dataclass(frozen=True)
+class _Operations:
+    """One process's GPU operations in launch order: a symbol with launch sizes (`exact`) and
+    without (`named`), GPU start and end, correlation id (-1 where none); `describers`: per table,
+    its symbols' first code, how many it has, and what names one."""
+
+    exact: np.ndarray
+    named: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    correlation: np.ndarray
+    pid: int
+    describers: tuple[tuple[int, int, Callable[[int], str]], ...]
+    work_below: int  # the symbols of kernels and graphs are those below it (copies and memsets above)
+
+    def label(self, symbol: int) -> str:
+        for offset, width, describe in self.describers:
+            if offset <= symbol < offset + width:
+                return describe(symbol - offset)
+        return f"operation {symbol}"
+
+
+def _operations(export: GpuTimeline) -> _Operations | None:
+    """The GPU operations of the capture's busiest process (by operations), in launch order."""
+    tables = [(frame, kind) for frame, kind in ((export.kernels, "kernel"), (export.graphs, "graph"),
+                                                (export.memcpys, "copy"), (export.memsets, "memset")) if len(frame)]
+    if not tables:
+        return None
+    values, counts = np.unique(np.concatenate([_pids(frame) for frame, _ in tables]), return_counts=True)
+    pid = int(values[np.argmax(counts)])
+    parts: dict[str, list[np.ndarray]] = {"exact": [], "named": [], "start": [], "end": [], "correlation": []}
+    describers = []
+    offset = 0
+    work_below = 0
+    for frame, kind in tables:
+        mine = _pids(frame) == pid
+        if kind == "kernel":  # XLA's autotuner times candidates in loops of its own: start-up, never the program's
+            mine &= ~_autotuner(frame["kernel"])
+        part = frame if mine.all() else frame[mine]
+        if not len(part):
+            continue
+        exact, named, describe = _symbols(part, kind)
+        width = int(max(exact.max(), named.max())) + 1
+        parts["exact"].append(exact.astype(np.int64) + offset)
+        parts["named"].append(named.astype(np.int64) + offset)
+        describers.append((offset, width, describe))
+        offset += width
+        work_below = offset if kind in ("kernel", "graph") else work_below
+        parts["start"].append(part["start_ns"].to_numpy(np.int64))
+        parts["end"].append(part["end_ns"].to_numpy(np.int64))
+        parts["correlation"].append(part["correlation_id"].to_numpy(dtype=np.int64, na_value=-1))
+    joined = {name: np.concatenate(arrays) for name, arrays in parts.items()}
+    correlation = joined["correlation"]
+    order = np.argsort(correlation, kind="stable") if (correlation >= 0).all() \
+        else np.lexsort((joined["end"], joined["start"]))
+    exact, named, start, end, correlation = (joined[name][order] for name in ("exact", "named", "start", "end",
+                                                                                 "correlation"))
+    return _Operations(exact, named, start, end, correlation, pid, tuple(describers), work_below)
+
+
+def _autotuner(kernels: pd.Series) -> np.ndarray:
+    """Which launches are XLA's autotuner's (judged per distinct name)."""
+    names = pd.Categorical(kernels)
+    tuner = [code for code, name in enumerate(names.categories) if XLA_AUTOTUNER.search(str(name))]
+    return np.isin(names.codes, tuner) if tuner else np.zeros(len(kernels), dtype=bool)
+
+
+def _pids(frame: pd.DataFrame) -> np.ndarray:
+    if "pid" in frame:
+        return frame["pid"].to_numpy(dtype=np.int64, na_value=-1)
+    return linux_pid(frame["global_pid"].to_numpy(dtype=np.int64, na_value=-1))
+
+
+def _symbols(part: pd.DataFrame, kind: str):
+    """Each operation's symbol with and without its sizes, and a describer of a symbol."""
+    if kind == "kernel":
+        names = pd.Categorical(part["kernel"])
+        name_codes = names.codes.astype(np.int64)
+        sizes = [part[column].to_numpy() for column in LAUNCH_SIZES if column in part]
+        exact = combined_codes(sizes, name_codes.copy()) if sizes else name_codes
+        exact_codes, exact_first = np.unique(exact, return_index=True)
+        # the exact codes are numbered apart from the names' codes: offset them past the names
+        exact_symbol = np.searchsorted(exact_codes, exact) + len(names.categories)
+        first_of = dict(zip(range(len(exact_codes)), exact_first))
+
+        def describe(symbol: int) -> str:
+            if symbol < len(names.categories):
+                return str(names.categories[symbol])
+            row = part.iloc[int(first_of[symbol - len(names.categories)])]
+            grid = ",".join(str(int(row[c])) for c in LAUNCH_SIZES[:3] if c in part)
+            block = ",".join(str(int(row[c])) for c in LAUNCH_SIZES[3:] if c in part)
+            return f"{row['kernel']} <<<({grid}), ({block})>>>" if grid else str(row["kernel"])
+
+        return exact_symbol, name_codes, describe
+    if kind == "graph":
+        ids = part["graph_id"].to_numpy(np.int64) if "graph_id" in part else np.zeros(len(part), dtype=np.int64)
+        codes, uniques = pd.factorize(ids)
+        return codes, codes, lambda symbol: f"CUDA graph {uniques[symbol]}"
+    key = (part["copy_kind"].astype(str) + " " + part["bytes"].astype(str)) if kind == "copy" else part["bytes"].astype(str)
+    codes, uniques = pd.factorize(key)
+    word = "memcpy" if kind == "copy" else "memset"
+    return codes, codes, lambda symbol: f"{word} {uniques[symbol]} B"
+
+
+# --- fingerprints of stretches of symbols --------------------------------------------------------------
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _mix(values: np.ndarray) -> np.ndarray:
+    """splitmix64's finalizer over uint64s: a hash whose sums tell sequences apart."""
+    x = values.astype(np.uint64) + _GOLDEN
+    x ^= x >> np.uint64(30)
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(27)
+    x *= np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(31)
+    return x
+
+
+def _pair_prefix(symbols: np.ndarray) -> np.ndarray:
+    """prefix[i]: the sum (mod 2**64) of the hashes of the pairs (symbols[j], symbols[j+1]), j < i."""
+    pairs = _mix(_mix(symbols[:-1]) ^ symbols[1:].astype(np.uint64))
+    return np.concatenate([np.zeros(1, dtype=np.uint64), np.cumsum(pairs, dtype=np.uint64)])
+
+
+def _prints(prefix: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """The fingerprint of each stretch [start, start + length): its pairs' hashes and its length."""
+    inner = prefix[start + length - 1] - prefix[start]
+    return _mix(inner ^ _mix(length.astype(np.uint64)))
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    symbol: int
+    key: int  # the repeated stretch's fingerprint
+    length: int  # its operations
+    repeats: int  # how many of the symbol's stretches are it
+    covered: int  # operations those cover
+
+
+def _candidates(symbols: np.ndarray) -> list[_Candidate]:
+    """Per symbol, the stretch (from a launch of it to its next) it repeats most, by operations
+    covered, repeated at least MIN_ITERATIONS - 1 times; best first."""
+    if len(symbols) < MIN_ITERATIONS:
+        return []
+    order = np.argsort(symbols, kind="stable")
+    grouped = symbols[order]
+    follows = np.flatnonzero(grouped[1:] == grouped[:-1])
+    first, following = order[follows], order[follows + 1]
+    del order, grouped, follows
+    length = following - first
+    keys = _prints(_pair_prefix(symbols), first, length)
+    stretches = pd.DataFrame({"symbol": symbols[first], "key": keys.view(np.int64), "length": length})
+    counted = stretches.groupby(["symbol", "key"], sort=False)["length"].agg(["size", "first"])
+    counted = counted[counted["size"] >= MIN_ITERATIONS - 1]
+    if counted.empty:
+        return []
+    counted = counted.assign(covered=counted["size"] * counted["first"]).sort_values("covered", ascending=False)
+    best = counted.reset_index().drop_duplicates("symbol")  # each symbol's most covering stretch
+    return [_Candidate(int(row.symbol), int(row.key), int(row.first), int(row.size), int(row.covered))
+            for row in best.itertuples(index=False)]
+
+
+def _matches(symbols: np.ndarray, positions: np.ndarray, candidate: _Candidate) -> np.ndarray:
+    """Which launches of the candidate's symbol start a stretch of its repeated sequence (the last
+    one too, though no launch of the symbol follows it), fingerprinted a chunk at a time."""
+    length = candidate.length
+    fits = positions + length <= len(symbols)
+    matched = np.zeros(len(positions), dtype=bool)
+    for low in range(0, len(symbols), CHUNK):
+        here = np.flatnonzero(fits & (positions >= low) & (positions < low + CHUNK))
+        if not len(here):
+            continue
+        stop = min(len(symbols), low + CHUNK + length)
+        prefix = _pair_prefix(symbols[low:stop])
+        keys = _prints(prefix, positions[here] - low, np.full(len(here), length, dtype=np.int64))
+        matched[here] = keys.view(np.int64) == candidate.key
+    # a stretch that matches but holds another launch of the symbol is the same sequence only by chance
+    nxt = np.r_[positions[1:], np.iinfo(np.int64).max]
+    return matched & (nxt >= positions + length)
+
+
+# --- the loop ----------------------------------------------------------------------------------------
+
+
+def find_loop(export: GpuTimeline) -> tuple[Iterations | None, str | None, int, int | None]:
+    """The loop found in the export's GPU work (module docstring): its iterations, or None and why
+    none was found; the operations it was looked for in, and their process."""
+    ops = _operations(export)
+    if ops is None:
+        return None, "the capture holds no GPU work", 0, None
+    found, why, total = _loop_of(export, ops)
+    return found, why, total, ops.pid
+
+
+def _loop_of(export: GpuTimeline, ops: _Operations) -> tuple[Iterations | None, str | None, int]:
+    total = len(ops.exact)
+    low = max(0, total - MAX_FIND_OPERATIONS)  # the loop runs to the end: found in the last operations
+    exact = _working(_candidates(ops.exact[low:]), ops.exact[low:], ops.work_below)
+    # one kernel at a new size each launch (a model's parameters initialized one by one) is no loop
+    named = [candidate for candidate in _working(_candidates(ops.named[low:]), ops.named[low:], ops.work_below)
+             if candidate.length > 1]
+    drift = None
+    chosen, symbols = exact, ops.exact
+    if named and (not exact or named[0].covered >= DRIFT_GAIN * exact[0].covered):
+        chosen, symbols = named, ops.named
+        drift = "launch sizes change between iterations (found by kernel names alone)"
+    if not chosen:
+        return None, f"no sequence of GPU work repeats {MIN_ITERATIONS} times", total
+    candidate = _outermost(chosen, export, ops, symbols, low)
+    positions = np.flatnonzero(symbols == candidate.symbol)
+    same = _matches(symbols, positions, candidate)
+    # a stretch of the loop's length running mostly the same operations is an iteration whose work drifted (a
+    # kernel chosen by sequence length)
+    periodic = np.r_[np.diff(positions), len(symbols) - positions[-1]] >= candidate.length
+    periodic[:-1] &= np.diff(positions) == candidate.length
+    periodic &= same | _alike(symbols, positions, candidate.length, int(positions[np.argmax(same)]))
+    first, last = np.flatnonzero(periodic)[[0, -1]]
+    in_loop = positions[first:last + 1]
+    regular, alike = int(periodic[first:last + 1].sum()), int(same[first:last + 1].sum())
+    loop_end = int(positions[last]) + candidate.length
+    share = (loop_end - int(positions[first])) / total
+    anchor = ops.label(candidate.symbol)
+    if regular < MIN_ITERATIONS or share < MIN_LOOP_SHARE or regular < MIN_REGULAR * len(in_loop):
+        return None, (f"the most repeated sequence ({candidate.length:,} operations from {anchor}) repeats "
+                      f"{regular} times over {100 * share:.0f}% of the GPU operations, {len(in_loop) - regular:,} "
+                      "other stretches between: too little or too irregular to be the program's loop"), total
+    if alike < regular:
+        drift = "; ".join(filter(None, (drift, f"{regular - alike:,} of {regular:,} iterations of the loop's length "
+                                               "ran other kernels or sizes")))
+    starts = _launch_starts(export, ops, in_loop)
+    end = int(ops.end[int(positions[last]):loop_end].max())
+    confidence = HIGH if regular >= 10 and regular >= 0.9 * len(in_loop) else MEDIUM
+    rule = (f"found in the GPU work: {len(in_loop):,} iterations of {candidate.length:,} operations, each starting "
+            f"with a launch of {anchor} ({regular:,} of the loop's length)")
+    return Iterations(FOUND, tuple(int(t) for t in starts), end, confidence, rule, anchor=anchor,
+                      operations=candidate.length, regular=regular, drift=drift,
+                      warmup=warmup_iterations(starts, end)), None, total
+
+
+def _alike(symbols: np.ndarray, positions: np.ndarray, length: int, reference: int) -> np.ndarray:
+    """Which stretches of `length` from `positions` run at least ALIKE of the operations of the one
+    from `reference` in the same places (a chunk of stretches at a time)."""
+    alike = np.zeros(len(positions), dtype=bool)
+    fits = np.flatnonzero(positions + length <= len(symbols))
+    model = symbols[reference:reference + length]
+    step = max(1, CHUNK // length)
+    for low in range(0, len(fits), step):
+        rows = positions[fits[low:low + step]]
+        stretches = symbols[rows[:, None] + np.arange(length)]
+        alike[fits[low:low + step]] = (stretches == model).mean(axis=1) >= ALIKE
+    return alike
+
+
+def warmup_iterations(starts: np.ndarray | tuple[int, ...], end: int) -> int:
+    """How many of a loop's first iterations are still start-up: the prefix in which iterations
+    slower than WARMUP_SLOWER times the median of the loop's second half outnumber the others by
+    the most (0 where none do). A first call of a model loads modules and allocates as it goes:
+    a transformer's first generate ran each token 8 times slower than the next two calls did."""
+    spans = np.diff(np.r_[np.asarray(starts, dtype=np.int64), end])
+    typical = np.median(spans[len(spans) // 2:])
+    score = np.cumsum(np.where(spans > WARMUP_SLOWER * typical, 1, -1))
+    return int(np.argmax(score)) + 1 if score.max() > 0 else 0
+
+
+def _working(candidates: list[_Candidate], symbols: np.ndarray, work_below: int) -> list[_Candidate]:
+    """The candidates whose repeated sequence holds GPU work (a kernel or graph): copies or memsets
+    alone repeat in a library's set-up (XLA's redzone memsets), not as a program's loop."""
+    kept = []
+    for candidate in candidates:
+        first = int(np.flatnonzero(symbols == candidate.symbol)[0])
+        stretch = symbols[first:first + candidate.length]
+        if (stretch < work_below).any() or candidate.symbol < work_below:
+            kept.append(candidate)
+    return kept
+
+
+def _outermost(candidates: list[_Candidate], export: GpuTimeline, ops: _Operations, symbols: np.ndarray,
+               low: int) -> _Candidate:
+    """The loop of the module docstring among the candidates (best first): of those tied with the
+    best (within TIED_COVERAGE, or two iterations: a first or last stretch that differs), the fewest
+    iterations, then the anchor after the longest pause of the host's launches."""
+    best = candidates[0].covered
+    tied = [c for c in candidates if c.covered >= best - max((1 - TIED_COVERAGE) * best, 2 * c.length)]
+    fewest = min(c.repeats for c in tied)
+    period = [c for c in tied if c.repeats <= fewest + 2]
+    if len(period) == 1:
+        return period[0]
+    return max(period, key=lambda c: _pause_before(export, ops, symbols, low, c.symbol))
+
+
+def _pause_before(export: GpuTimeline, ops: _Operations, symbols: np.ndarray, low: int, symbol: int) -> float:
+    """The median pause before the launches of `symbol` in the analyzed stretch: from the launch
+    call of the operation before each to its own (the GPU's idle time before it where the capture
+    links operations to no launch call)."""
+    at = low + np.flatnonzero(symbols[low:] == symbol)
+    at = at[at > 0]
+    if not len(at):
+        return 0.0
+    launched = _launch_starts(export, ops, np.r_[at - 1, at])
+    before, own = launched[:len(at)], launched[len(at):]
+    if (before == ops.start[at - 1]).all():  # no launch calls: the GPU's idle time
+        return float(np.median(ops.start[at] - ops.end[at - 1]))
+    return float(np.median(own - before))
+
+
+def _launch_starts(export: GpuTimeline, ops: _Operations, positions: np.ndarray) -> np.ndarray:
+    """When the launch call of each operation at `positions` began (its GPU start where the capture
+    links it to no call)."""
+    wanted = ops.correlation[positions]
+    gpu = ops.start[positions]
+    runtime = export.runtime
+    if runtime.empty or (wanted < 0).all():
+        return gpu
+    corr = runtime["correlation_id"].to_numpy(dtype=np.int64, na_value=-1)
+    pid = linux_pid(runtime["global_tid"].to_numpy(dtype=np.int64, na_value=-1))
+    mine = (pid == ops.pid) & np.isin(corr, wanted)
+    calls = pd.Series(runtime["start_ns"].to_numpy(np.int64)[mine], index=corr[mine])
+    calls = calls[~calls.index.duplicated()]
+    found = calls.reindex(wanted).to_numpy()
+    return np.where(np.isnan(found), gpu, found).astype(np.int64)
+
+
+def capture_loop(export: GpuTimeline) -> Loop:
+    """The capture's loop (Loop). Marked iterations decide where a repeating NVTX range marks at
+    least MIN_ITERATIONS of them; fewer (three calls of `generate` around many decode steps) decide
+    only where no loop is found in the GPU work. A found loop is checked against the markers."""
+    found, why, operations, pid = find_loop(export)
+    marked = steady_state(export)
+    if marked is None:
+        return Loop(found, found, why, operations, pid)
+    end = int(max(export.kernels["end_ns"].max() if len(export.kernels) else 0,
+                  export.graphs["end_ns"].max() if len(export.graphs) else 0))
+    check = _check(marked.instance_starts, found) if found is not None else None
+    iterations = Iterations(MARKERS, marked.instance_starts, end, HIGH, marked.to_json()["rule"], marker=marked.range,
+                            check=check, warmup=warmup_iterations(marked.instance_starts, end))
+    if marked.instances < MIN_ITERATIONS and found is not None:
+        note = (f"{marked.range} is marked {marked.instances} times, fewer than {MIN_ITERATIONS}: the loop found in "
+                "the GPU work decides")
+        return Loop(found, found, why, operations, pid, (note,))
+    return Loop(iterations, found, why, operations, pid)
+
+
+def steady_part(exports: list[GpuTimeline], loop: Loop | None = None) -> tuple[list[GpuTimeline], SteadyState | None]:
+    """The exports' kernels and graph launches from the steady state on (the second iteration of
+    the capture's loop, capture_loop's unless `loop` is given), and the steady state, for a single
+    program's capture with a loop; else (a ladder's capture, whose stages are timed after their own
+    warm-up, or several exports) the exports as they are and None."""
+    if loop is None and len(exports) == 1 and not has_stages(exports[0]):
+        loop = capture_loop(exports[0])
+    if loop is None or loop.iterations is None or loop.iterations.count < 2:
+        return exports, None
+    state = loop.iterations.steady_state()
+    export = exports[0]
+    return [replace(export, kernels=_started_from(export.kernels, state.start_ns),
+                    graphs=_started_from(export.graphs, state.start_ns))], state
+
+
+def has_stages(export: GpuTimeline) -> bool:
+    """Whether the export holds a ladder's stages (nsprof's own ranges), which are no program's loop."""
+    return any(parse_stage_range(str(name)) is not None for name in pd.unique(export.nvtx["range"]))
+
+
+def _started_from(frame: pd.DataFrame, start_ns: int) -> pd.DataFrame:
+    """The rows of `frame` that started at `start_ns` or later: a slice where the rows are in time
+    order, as nsys writes them (a copy of 10M launches costs seconds), else a copy."""
+    starts = frame["start_ns"]
+    if starts.is_monotonic_increasing:
+        return frame.iloc[int(np.searchsorted(starts.to_numpy(), start_ns, side="left")):]
+    return frame[starts >= start_ns]
+
+
+def _check(marked_starts: tuple[int, ...], found: Iterations) -> MarkerCheck:
+    """How many marked instances hold exactly one found iteration's start."""
+    marks = np.asarray(marked_starts, dtype=np.int64)
+    where = np.searchsorted(marks, np.asarray(found.starts_ns, dtype=np.int64), side="right") - 1
+    held = np.bincount(where[where >= 0], minlength=len(marks))
+    return MarkerCheck(len(marks), found.count, int((held == 1).sum()))
+
