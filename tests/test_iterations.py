@@ -55,7 +55,7 @@ def test_the_loop_found_is_the_marked_one(name):
     assert found.median_ns == pytest.approx(marked.median_ns, rel=0.1)
     # found without markers at all: the same loop
     alone, why, _, _ = find_loop(unmarked(export))
-    assert alone is not None and why is None and alone.starts_ns == found.starts_ns
+    assert alone is not None and why is None and np.array_equal(alone.starts_ns, found.starts_ns)
 
 
 @pytest.mark.parametrize("name", sorted(MARKED))
@@ -173,8 +173,8 @@ def test_phases_tile_the_capture_and_their_parts_are_the_calls(name):
     assert found[1].start_ns == iterations.starts_ns[iterations.steady_from] and found[1].end_ns == iterations.end_ns
     for phase in found:
         parts = dict(phase.parts)
-        assert OUTSIDE in parts and all(ns >= 0 for ns in parts.values())
-        assert 0 <= phase.gpu_busy_ns <= phase.span_ns
+        assert phase.name == LOOP or OUTSIDE in parts
+        assert all(ns >= 0 for ns in parts.values()) and 0 <= phase.gpu_busy_ns <= phase.span_ns
     startup = found[0]
     assert dict(startup.parts)["module loading"] == _loading_ns(sqlite, startup.start_ns, startup.end_ns)
     assert startup.operations + found[1].operations + found[2].operations == \

@@ -22,12 +22,12 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from nsprof.parse.model import GpuTimeline, id_values, linux_pid
+from nsprof.parse.model import LAUNCH_API, GpuTimeline, id_values, linux_pid
 
 LAUNCH, WAIT, COPY, LOADING, ALLOCATION, OTHER = "launch", "wait", "copy", "module loading", "allocation", "other"
 KINDS = (LAUNCH, WAIT, COPY, LOADING, ALLOCATION, OTHER)
 API_KINDS = (
-    (LAUNCH, re.compile(r"^(cuda|cu)(LaunchKernel|LaunchCooperativeKernel|GraphLaunch|LaunchKernelEx)")),
+    (LAUNCH, LAUNCH_API),
     (WAIT, re.compile(r"Synchronize")),
     (COPY, re.compile(r"^(cuda|cu)Mem(cpy|set)")),
     # lazy loading (CUDA_MODULE_LOADING=LAZY, CUDA 12's default) loads each kernel's module at its first launch

@@ -94,18 +94,17 @@ def _window(events: pd.DataFrame, state: SteadyState | None) -> Window:
     end = int(events["end_ns"].max())
     cap = MAX_WINDOW_OPERATIONS
 
-    def operations_from(t: int) -> int:
-        return len(start) - int(np.searchsorted(start, t))
-
     if state is not None and state.start_ns < end:
-        starts = tuple(t for t in state.instance_starts if t >= state.start_ns) or (state.start_ns,)
-        first = next((i for i, t in enumerate(starts) if operations_from(t) <= cap), len(starts) - 1)
+        starts = np.asarray(state.instance_starts, dtype=np.int64)
+        starts = starts[starts >= state.start_ns] if (starts >= state.start_ns).any() else np.array([state.start_ns])
+        within_cap = len(start) - np.searchsorted(start, starts) <= cap  # the later an iteration, the fewer follow
+        first = int(np.argmax(within_cap)) if within_cap.any() else len(starts) - 1
         iterations = len(starts) - first
         if first == 0:
             skipped = state.instances - len(starts)
-            return Window(starts[0], end, f"steady state: from iteration {skipped + 1} of {state.instances} of "
+            return Window(int(starts[0]), end, f"steady state: from iteration {skipped + 1} of {state.instances} of "
                                           f"{state.range} to the end of the last GPU work", iterations)
-        return Window(starts[first], end, f"steady state: the last {iterations:,} of its {len(starts):,} iterations "
+        return Window(int(starts[first]), end, f"steady state: the last {iterations:,} of its {len(starts):,} iterations "
                                           f"of {state.range} (at most {cap:,} GPU operations), to the end of the last "
                                           "GPU work", iterations)
     if len(start) > cap:

@@ -17,8 +17,10 @@ between iterations (a growing KV cache's launch sizes) is found again by kernel 
 said to drift. Iterations before the first of the repeated sequence (the first step's autotuning
 and compilation) fall to start-up.
 
-No loop is found (and none invented) where no sequence repeats MIN_ITERATIONS times or the loop
-covers less than MIN_LOOP_SHARE of the operations. Markers, where a capture has them (a repeating
+No loop is found (and none invented) where no sequence repeats MIN_ITERATIONS times, the loop holds
+less than MIN_LOOP_SHARE of the GPU's time, or fewer than MIN_REGULAR of its stretches repeat it
+(MIN_REGULAR_DRIFTING of a loop found by names alone: cuDNN's autotuner tries one algorithm after
+another at a few sizes, which names alone would call a loop). Markers, where a capture has them (a repeating
 NVTX range: nsprof.analyze.program_harness.steady_state; torch.profiler's `ProfilerStep#N` is one
 family), decide the iterations; the loop is still found, and checked against them.
 """
@@ -33,20 +35,24 @@ import pandas as pd
 
 from nsprof.analyze.launch_configs import LAUNCH_SIZES, combined_codes
 from nsprof.analyze.program_harness import XLA_AUTOTUNER, SteadyState, steady_state
-from nsprof.parse.model import GpuTimeline, linux_pid
+from nsprof.parse.model import GpuTimeline, id_values, linux_pid
 from nsprof.ranges import parse_stage_range
 
 MARKERS, FOUND = "markers", "found"
 HIGH, MEDIUM = "high", "medium"
 MIN_ITERATIONS = 5  # a sequence repeated fewer times is no loop to judge a steady state by
-MIN_LOOP_SHARE = 0.2  # of the process's GPU operations, which the loop's iterations must cover
+MIN_LOOP_SHARE = 0.1  # of the process's GPU time, which the loop's iterations must hold
 MIN_REGULAR = 0.6  # of the iterations in the loop's stretch, which must repeat its sequence
+MIN_REGULAR_DRIFTING = 0.8  # the same, of a loop found by kernel names alone (whose launch sizes drift)
 ALIKE = 0.8  # of an iteration's operations, the same as the loop's sequence's, where its work drifts
 WARMUP_SLOWER = 1.5  # an iteration this many times slower than the loop's typical one is slow (warmup_iterations)
-TIED_COVERAGE = 0.98  # loops covering this share of the best's operations or more are tied: the outermost wins
+TIED_COVERAGE = 0.98  # loops covering this share of the best's GPU work or more are tied: the outermost wins
+ONCE_EACH = 1.2  # an anchor launched at most this many times an iteration is launched once each (some in start-up)
 DRIFT_GAIN = 1.1  # names alone must cover this much more than names with launch sizes to call the work drifting
 MAX_FIND_OPERATIONS = 1_000_000  # the loop is found in the last this many operations, then followed back
-CHUNK = 1 << 20  # operations fingerprinted at a time while following a loop back
+CHUNK = 1 << 20  # operations (or stretches' operations) compared at a time
+FOLLOW_SLACK = 2.0  # a loop followed back before its last MAX_FIND_OPERATIONS goes on while its anchor's launches
+# follow each other within this many iterations' time
 MAX_LISTED = 1000  # iterations listed one by one in --json (the first and last half of this)
 
 
@@ -69,7 +75,7 @@ class Iterations:
     where found, the marker's start where marked; the capture's clock) and when the last ended."""
 
     source: str  # MARKERS or FOUND
-    starts_ns: tuple[int, ...]
+    starts_ns: np.ndarray  # int64, one per iteration
     end_ns: int
     confidence: str  # HIGH or MEDIUM (find_loop says which; markers are HIGH)
     rule: str  # what defines the iterations, in words
@@ -88,8 +94,7 @@ class Iterations:
     @property
     def spans_ns(self) -> np.ndarray:
         """Each iteration's span: to the next one's start, the last to `end_ns`."""
-        starts = np.asarray(self.starts_ns, dtype=np.int64)
-        return np.diff(np.r_[starts, self.end_ns])
+        return np.diff(np.r_[self.starts_ns, self.end_ns])
 
     @property
     def median_ns(self) -> float:
@@ -112,10 +117,10 @@ class Iterations:
     def steady_state(self) -> SteadyState:
         """The steady state the hot kernels and host side read (from steady_from on)."""
         name = self.marker if self.marker is not None else "the loop found in the GPU work"
-        return SteadyState(name, self.count, self.starts_ns[self.steady_from], self.starts_ns, source=self.source)
+        return SteadyState(name, self.count, int(self.starts_ns[self.steady_from]), self.starts_ns, source=self.source)
 
     def to_json(self) -> dict:
-        starts = np.asarray(self.starts_ns, dtype=np.int64)
+        starts = self.starts_ns
         spans = self.spans_ns
         listed = np.r_[0:min(len(starts), MAX_LISTED // 2), max(MAX_LISTED // 2, len(starts) - MAX_LISTED // 2):len(starts)]
         return {"count": self.count, "source": self.source, "confidence": self.confidence, "rule": self.rule,
@@ -149,18 +154,24 @@ class Loop:
 
 @dataclass(frozen=True)
 class _Operations:
-    """One process's GPU operations in launch order: a symbol with launch sizes (`exact`) and
-    without (`named`), GPU start and end, correlation id (-1 where none); `describers`: per table,
-    its symbols' first code, how many it has, and what names one."""
+    """One process's last GPU operations (those that started at `since_ns` or later: at most about
+    MAX_FIND_OPERATIONS) in launch order: a symbol with launch sizes (`exact`) and without
+    (`named`), GPU start and end, correlation id (-1 where none), and where each came from (`table`,
+    an index into `tables`, and `row`, its position there); `describers`: per table, its symbols'
+    first code, how many it has, and what names one; `earlier`: how many operations started before."""
 
     exact: np.ndarray
     named: np.ndarray
     start: np.ndarray
     end: np.ndarray
     correlation: np.ndarray
+    table: np.ndarray
+    row: np.ndarray
     pid: int
+    tables: tuple[tuple[pd.DataFrame, str], ...]
     describers: tuple[tuple[int, int, Callable[[int], str]], ...]
     work_below: int  # the symbols of kernels and graphs are those below it (copies and memsets above)
+    earlier: int
 
     def label(self, symbol: int) -> str:
         for offset, width, describe in self.describers:
@@ -170,22 +181,27 @@ class _Operations:
 
 
 def _operations(export: GpuTimeline) -> _Operations | None:
-    """The GPU operations of the capture's busiest process (by operations), in launch order."""
-    tables = [(frame, kind) for frame, kind in ((export.kernels, "kernel"), (export.graphs, "graph"),
-                                                (export.memcpys, "copy"), (export.memsets, "memset")) if len(frame)]
+    """The GPU operations of the capture's busiest process (by operations) that started in its last
+    MAX_FIND_OPERATIONS, in launch order (a 10M-kernel capture's loop is found in its tail)."""
+    tables = tuple((frame, kind) for frame, kind in ((export.kernels, "kernel"), (export.graphs, "graph"),
+                                                     (export.memcpys, "copy"), (export.memsets, "memset")) if len(frame))
     if not tables:
         return None
-    values, counts = np.unique(np.concatenate([_pids(frame) for frame, _ in tables]), return_counts=True)
+    since = _tail_start([frame["start_ns"].to_numpy() for frame, _ in tables])
+    tails = [np.flatnonzero(frame["start_ns"].to_numpy() >= since) for frame, _ in tables]
+    values, counts = np.unique(np.concatenate([_pids(frame.iloc[rows]) for (frame, _), rows in zip(tables, tails)]),
+                               return_counts=True)
     pid = int(values[np.argmax(counts)])
-    parts: dict[str, list[np.ndarray]] = {"exact": [], "named": [], "start": [], "end": [], "correlation": []}
+    parts: dict[str, list[np.ndarray]] = {name: [] for name in ("exact", "named", "start", "end", "correlation",
+                                                                  "table", "row")}
     describers = []
-    offset = 0
-    work_below = 0
-    for frame, kind in tables:
-        mine = _pids(frame) == pid
+    offset = work_below = 0
+    for index, ((frame, kind), rows) in enumerate(zip(tables, tails)):
+        tail = frame.iloc[rows]
+        mine = _pids(tail) == pid
         if kind == "kernel":  # XLA's autotuner times candidates in loops of its own: start-up, never the program's
-            mine &= ~_autotuner(frame["kernel"])
-        part = frame if mine.all() else frame[mine]
+            mine &= ~_autotuner(tail["kernel"])
+        part, rows = (tail, rows) if mine.all() else (tail[mine], rows[mine])
         if not len(part):
             continue
         exact, named, describe = _symbols(part, kind)
@@ -198,13 +214,25 @@ def _operations(export: GpuTimeline) -> _Operations | None:
         parts["start"].append(part["start_ns"].to_numpy(np.int64))
         parts["end"].append(part["end_ns"].to_numpy(np.int64))
         parts["correlation"].append(part["correlation_id"].to_numpy(dtype=np.int64, na_value=-1))
+        parts["table"].append(np.full(len(part), index, dtype=np.int8))
+        parts["row"].append(rows)
     joined = {name: np.concatenate(arrays) for name, arrays in parts.items()}
     correlation = joined["correlation"]
     order = np.argsort(correlation, kind="stable") if (correlation >= 0).all() \
         else np.lexsort((joined["end"], joined["start"]))
-    exact, named, start, end, correlation = (joined[name][order] for name in ("exact", "named", "start", "end",
-                                                                                 "correlation"))
-    return _Operations(exact, named, start, end, correlation, pid, tuple(describers), work_below)
+    exact, named, start, end, correlation, table, row = (joined[name][order] for name in parts)
+    earlier = sum(len(frame) for frame, _ in tables) - sum(len(rows) for rows in tails)
+    return _Operations(exact, named, start, end, correlation, table, row, pid, tables, tuple(describers), work_below,
+                       earlier)
+
+
+def _tail_start(starts: list[np.ndarray]) -> int:
+    """The start of the MAX_FIND_OPERATIONS-th last operation among the tables' (the earliest start
+    where there are fewer)."""
+    every = np.concatenate(starts)
+    if len(every) <= MAX_FIND_OPERATIONS:
+        return int(every.min())
+    return int(np.partition(every, len(every) - MAX_FIND_OPERATIONS)[len(every) - MAX_FIND_OPERATIONS])
 
 
 def _autotuner(kernels: pd.Series) -> np.ndarray:
@@ -212,6 +240,14 @@ def _autotuner(kernels: pd.Series) -> np.ndarray:
     names = pd.Categorical(kernels)
     tuner = [code for code, name in enumerate(names.categories) if XLA_AUTOTUNER.search(str(name))]
     return np.isin(names.codes, tuner) if tuner else np.zeros(len(kernels), dtype=bool)
+
+
+def _process_ids(frame: pd.DataFrame) -> np.ndarray:
+    """The distinct packed process ids of a table (its min and max where they are equal: no sort)."""
+    column = id_values(frame["global_pid"]) if "global_pid" in frame else _pids(frame)
+    if not len(column) or column.min() == column.max():
+        return column[:1]
+    return np.unique(column)
 
 
 def _pids(frame: pd.DataFrame) -> np.ndarray:
@@ -227,10 +263,11 @@ def _symbols(part: pd.DataFrame, kind: str):
         name_codes = names.codes.astype(np.int64)
         sizes = [part[column].to_numpy() for column in LAUNCH_SIZES if column in part]
         exact = combined_codes(sizes, name_codes.copy()) if sizes else name_codes
-        exact_codes, exact_first = np.unique(exact, return_index=True)
+        exact_codes, exact_uniques = pd.factorize(exact)
+        first_of = np.empty(len(exact_uniques), dtype=np.int64)
+        first_of[exact_codes[::-1]] = np.arange(len(exact_codes) - 1, -1, -1)  # the last written is the first
         # the exact codes are numbered apart from the names' codes: offset them past the names
-        exact_symbol = np.searchsorted(exact_codes, exact) + len(names.categories)
-        first_of = dict(zip(range(len(exact_codes)), exact_first))
+        exact_symbol = exact_codes.astype(np.int64) + len(names.categories)
 
         def describe(symbol: int) -> str:
             if symbol < len(names.categories):
@@ -285,12 +322,14 @@ class _Candidate:
     key: int  # the repeated stretch's fingerprint
     length: int  # its operations
     repeats: int  # how many of the symbol's stretches are it
-    covered: int  # operations those cover
+    covered: float  # the GPU time of the operations those hold
+    launches: int  # how often the symbol is launched in all
 
 
-def _candidates(symbols: np.ndarray) -> list[_Candidate]:
-    """Per symbol, the stretch (from a launch of it to its next) it repeats most, by operations
-    covered, repeated at least MIN_ITERATIONS - 1 times; best first."""
+def _candidates(symbols: np.ndarray, durations: np.ndarray) -> list[_Candidate]:
+    """Per symbol, the stretch (from a launch of it to its next) it repeats most, by the GPU time of
+    the operations covered (a graph launch is one operation but a whole step's work), repeated at
+    least MIN_ITERATIONS - 1 times; best first."""
     if len(symbols) < MIN_ITERATIONS:
         return []
     order = np.argsort(symbols, kind="stable")
@@ -300,15 +339,18 @@ def _candidates(symbols: np.ndarray) -> list[_Candidate]:
     del order, grouped, follows
     length = following - first
     keys = _prints(_pair_prefix(symbols), first, length)
-    stretches = pd.DataFrame({"symbol": symbols[first], "key": keys.view(np.int64), "length": length})
-    counted = stretches.groupby(["symbol", "key"], sort=False)["length"].agg(["size", "first"])
+    work = np.r_[0.0, np.cumsum(durations, dtype=np.float64)]
+    stretches = pd.DataFrame({"symbol": symbols[first], "key": keys.view(np.int64), "length": length,
+                              "work": work[following] - work[first]})
+    counted = stretches.groupby(["symbol", "key"], sort=False).agg(
+        size=("length", "size"), first=("length", "first"), covered=("work", "sum"))
     counted = counted[counted["size"] >= MIN_ITERATIONS - 1]
     if counted.empty:
         return []
-    counted = counted.assign(covered=counted["size"] * counted["first"]).sort_values("covered", ascending=False)
-    best = counted.reset_index().drop_duplicates("symbol")  # each symbol's most covering stretch
-    return [_Candidate(int(row.symbol), int(row.key), int(row.first), int(row.size), int(row.covered))
-            for row in best.itertuples(index=False)]
+    launches = pd.Series(symbols).value_counts()
+    best = counted.sort_values("covered", ascending=False).reset_index().drop_duplicates("symbol")  # each symbol's
+    return [_Candidate(int(row.symbol), int(row.key), int(row.first), int(row.size), float(row.covered),
+                       int(launches[row.symbol])) for row in best.itertuples(index=False)]
 
 
 def _matches(symbols: np.ndarray, positions: np.ndarray, candidate: _Candidate) -> np.ndarray:
@@ -344,11 +386,11 @@ def find_loop(export: GpuTimeline) -> tuple[Iterations | None, str | None, int, 
 
 
 def _loop_of(export: GpuTimeline, ops: _Operations) -> tuple[Iterations | None, str | None, int]:
-    total = len(ops.exact)
-    low = max(0, total - MAX_FIND_OPERATIONS)  # the loop runs to the end: found in the last operations
-    exact = _working(_candidates(ops.exact[low:]), ops.exact[low:], ops.work_below)
+    total = len(ops.exact) + ops.earlier
+    durations = ops.end - ops.start
+    exact = _working(_candidates(ops.exact, durations), ops.exact, ops.work_below)
     # one kernel at a new size each launch (a model's parameters initialized one by one) is no loop
-    named = [candidate for candidate in _working(_candidates(ops.named[low:]), ops.named[low:], ops.work_below)
+    named = [candidate for candidate in _working(_candidates(ops.named, durations), ops.named, ops.work_below)
              if candidate.length > 1]
     drift = None
     chosen, symbols = exact, ops.exact
@@ -357,7 +399,7 @@ def _loop_of(export: GpuTimeline, ops: _Operations) -> tuple[Iterations | None, 
         drift = "launch sizes change between iterations (found by kernel names alone)"
     if not chosen:
         return None, f"no sequence of GPU work repeats {MIN_ITERATIONS} times", total
-    candidate = _outermost(chosen, export, ops, symbols, low)
+    candidate = _outermost(chosen, export, ops, symbols)
     positions = np.flatnonzero(symbols == candidate.symbol)
     same = _matches(symbols, positions, candidate)
     # a stretch of the loop's length running mostly the same operations is an iteration whose work drifted (a
@@ -365,27 +407,43 @@ def _loop_of(export: GpuTimeline, ops: _Operations) -> tuple[Iterations | None, 
     periodic = np.r_[np.diff(positions), len(symbols) - positions[-1]] >= candidate.length
     periodic[:-1] &= np.diff(positions) == candidate.length
     periodic &= same | _alike(symbols, positions, candidate.length, int(positions[np.argmax(same)]))
-    first, last = np.flatnonzero(periodic)[[0, -1]]
+    first, last = _longest_run(periodic, ops.end[positions] - ops.start[positions])
     in_loop = positions[first:last + 1]
     regular, alike = int(periodic[first:last + 1].sum()), int(same[first:last + 1].sum())
     loop_end = int(positions[last]) + candidate.length
-    share = (loop_end - int(positions[first])) / total
+    share = float(durations[int(positions[first]):loop_end].sum() / max(1, durations.sum()))
     anchor = ops.label(candidate.symbol)
-    if regular < MIN_ITERATIONS or share < MIN_LOOP_SHARE or regular < MIN_REGULAR * len(in_loop):
+    least = MIN_REGULAR if symbols is ops.exact else MIN_REGULAR_DRIFTING  # found by names alone: more must repeat
+    if regular < MIN_ITERATIONS or share < MIN_LOOP_SHARE or regular < least * len(in_loop):
         return None, (f"the most repeated sequence ({candidate.length:,} operations from {anchor}) repeats "
-                      f"{regular} times over {100 * share:.0f}% of the GPU operations, {len(in_loop) - regular:,} "
+                      f"{regular} times over {100 * share:.0f}% of the GPU time, {len(in_loop) - regular:,} "
                       "other stretches between: too little or too irregular to be the program's loop"), total
     if alike < regular:
         drift = "; ".join(filter(None, (drift, f"{regular - alike:,} of {regular:,} iterations of the loop's length "
                                                "ran other kernels or sizes")))
     starts = _launch_starts(export, ops, in_loop)
+    if first == 0 and ops.earlier:  # the loop ran before the operations it was found in: followed back
+        before = _followed_back(ops, int(positions[0]), symbols is ops.exact, float(np.median(np.diff(starts))))
+        starts = np.r_[before, starts]
     end = int(ops.end[int(positions[last]):loop_end].max())
     confidence = HIGH if regular >= 10 and regular >= 0.9 * len(in_loop) else MEDIUM
     rule = (f"found in the GPU work: {len(in_loop):,} iterations of {candidate.length:,} operations, each starting "
             f"with a launch of {anchor} ({regular:,} of the loop's length)")
-    return Iterations(FOUND, tuple(int(t) for t in starts), end, confidence, rule, anchor=anchor,
+    return Iterations(FOUND, starts, end, confidence, rule, anchor=anchor,
                       operations=candidate.length, regular=regular, drift=drift,
                       warmup=warmup_iterations(starts, end)), None, total
+
+
+def _longest_run(periodic: np.ndarray, work: np.ndarray) -> tuple[int, int]:
+    """The first and last index of the run of periodic stretches doing the most GPU work (`work`: a
+    weight per stretch), a run going on over single other stretches between (the prompt before each
+    of several generate calls) and ending at two in a row (another loop after it)."""
+    at = np.flatnonzero(periodic)
+    breaks = np.flatnonzero(np.diff(at) > 2)  # two or more other stretches between periodic ones end a run
+    firsts, lasts = np.r_[at[0], at[breaks + 1]], np.r_[at[breaks], at[-1]]
+    weight = np.r_[0.0, np.cumsum(np.where(periodic, work, 0.0))]
+    best = int(np.argmax(weight[lasts + 1] - weight[firsts]))
+    return int(firsts[best]), int(lasts[best])
 
 
 def _alike(symbols: np.ndarray, positions: np.ndarray, length: int, reference: int) -> np.ndarray:
@@ -425,25 +483,53 @@ def _working(candidates: list[_Candidate], symbols: np.ndarray, work_below: int)
     return kept
 
 
-def _outermost(candidates: list[_Candidate], export: GpuTimeline, ops: _Operations, symbols: np.ndarray,
-               low: int) -> _Candidate:
+def _outermost(candidates: list[_Candidate], export: GpuTimeline, ops: _Operations, symbols: np.ndarray) -> _Candidate:
     """The loop of the module docstring among the candidates (best first): of those tied with the
     best (within TIED_COVERAGE, or two iterations: a first or last stretch that differs), the fewest
     iterations, then the anchor after the longest pause of the host's launches."""
     best = candidates[0].covered
-    tied = [c for c in candidates if c.covered >= best - max((1 - TIED_COVERAGE) * best, 2 * c.length)]
+    tied = [c for c in candidates if c.covered >= best - max((1 - TIED_COVERAGE) * best, 2 * c.covered / c.repeats)]
+    # an anchor launched once an iteration, where there is one (one launched twice cuts each iteration in two)
+    tied = [c for c in tied if c.launches <= ONCE_EACH * c.repeats + 2] or tied
     fewest = min(c.repeats for c in tied)
     period = [c for c in tied if c.repeats <= fewest + 2]
     if len(period) == 1:
         return period[0]
-    return max(period, key=lambda c: _pause_before(export, ops, symbols, low, c.symbol))
+    return max(period, key=lambda c: _pause_before(export, ops, symbols, c.symbol))
 
 
-def _pause_before(export: GpuTimeline, ops: _Operations, symbols: np.ndarray, low: int, symbol: int) -> float:
+def _followed_back(ops: _Operations, at: int, exact: bool, period_ns: float) -> np.ndarray:
+    """The GPU starts of the anchor's launches before the operations the loop was found in (the one
+    at `at` among them is the anchor), as long as each follows the one before it by at most
+    FOLLOW_SLACK periods: where the loop began, in a capture too long to fingerprint whole."""
+    frame, kind = ops.tables[int(ops.table[at])]
+    model = frame.iloc[int(ops.row[at])]
+    columns = {"kernel": ["kernel", *(LAUNCH_SIZES if exact else ())], "graph": ["graph_id"],
+               "copy": ["copy_kind", "bytes"], "memset": ["bytes"]}[kind]
+    start = frame["start_ns"].to_numpy(np.int64)
+    before = slice(0, int(np.searchsorted(start, ops.start[at]))) if (start[1:] >= start[:-1]).all() else \
+        np.flatnonzero(start < ops.start[at])
+    earlier = frame.iloc[before]
+    same = np.ones(len(earlier), dtype=bool)
+    for column in (c for c in columns if c in earlier):
+        same &= (earlier[column] == model[column]).to_numpy()
+    rows = np.flatnonzero(same)
+    if len(_process_ids(earlier)) > 1:  # several processes: the loop's own
+        rows = rows[_pids(earlier.iloc[rows]) == ops.pid]
+    starts = earlier["start_ns"].to_numpy(np.int64)[rows]
+    starts = starts if isinstance(before, slice) else np.sort(starts)  # a slice of a table by start is by start
+    if not len(starts):
+        return starts
+    gaps = np.diff(np.r_[starts, ops.start[at]])
+    broken = np.flatnonzero(gaps > FOLLOW_SLACK * period_ns)
+    return starts[broken[-1] + 1:] if len(broken) else starts
+
+
+def _pause_before(export: GpuTimeline, ops: _Operations, symbols: np.ndarray, symbol: int) -> float:
     """The median pause before the launches of `symbol` in the analyzed stretch: from the launch
     call of the operation before each to its own (the GPU's idle time before it where the capture
     links operations to no launch call)."""
-    at = low + np.flatnonzero(symbols[low:] == symbol)
+    at = np.flatnonzero(symbols == symbol)
     at = at[at > 0]
     if not len(at):
         return 0.0
@@ -462,10 +548,14 @@ def _launch_starts(export: GpuTimeline, ops: _Operations, positions: np.ndarray)
     runtime = export.runtime
     if runtime.empty or (wanted < 0).all():
         return gpu
-    corr = runtime["correlation_id"].to_numpy(dtype=np.int64, na_value=-1)
-    pid = linux_pid(runtime["global_tid"].to_numpy(dtype=np.int64, na_value=-1))
+    corr = id_values(runtime["correlation_id"])
+    # correlation ids grow with each launch: the calls from the first one wanted on (a 10M-call table's tail)
+    low = int(wanted[wanted >= 0].min())
+    later = np.flatnonzero(corr >= low)
+    corr = corr[later]
+    pid = linux_pid(id_values(runtime["global_tid"])[later])
     mine = (pid == ops.pid) & np.isin(corr, wanted)
-    calls = pd.Series(runtime["start_ns"].to_numpy(np.int64)[mine], index=corr[mine])
+    calls = pd.Series(runtime["start_ns"].to_numpy(np.int64)[later[mine]], index=corr[mine])
     calls = calls[~calls.index.duplicated()]
     found = calls.reindex(wanted).to_numpy()
     return np.where(np.isnan(found), gpu, found).astype(np.int64)
@@ -482,8 +572,9 @@ def capture_loop(export: GpuTimeline) -> Loop:
     end = int(max(export.kernels["end_ns"].max() if len(export.kernels) else 0,
                   export.graphs["end_ns"].max() if len(export.graphs) else 0))
     check = _check(marked.instance_starts, found) if found is not None else None
-    iterations = Iterations(MARKERS, marked.instance_starts, end, HIGH, marked.to_json()["rule"], marker=marked.range,
-                            check=check, warmup=warmup_iterations(marked.instance_starts, end))
+    starts = np.asarray(marked.instance_starts, dtype=np.int64)
+    iterations = Iterations(MARKERS, starts, end, HIGH, marked.to_json()["rule"], marker=marked.range, check=check,
+                            warmup=warmup_iterations(starts, end))
     if marked.instances < MIN_ITERATIONS and found is not None:
         note = (f"{marked.range} is marked {marked.instances} times, fewer than {MIN_ITERATIONS}: the loop found in "
                 "the GPU work decides")
@@ -520,10 +611,10 @@ def _started_from(frame: pd.DataFrame, start_ns: int) -> pd.DataFrame:
     return frame[starts >= start_ns]
 
 
-def _check(marked_starts: tuple[int, ...], found: Iterations) -> MarkerCheck:
+def _check(marked_starts, found: Iterations) -> MarkerCheck:
     """How many marked instances hold exactly one found iteration's start."""
     marks = np.asarray(marked_starts, dtype=np.int64)
-    where = np.searchsorted(marks, np.asarray(found.starts_ns, dtype=np.int64), side="right") - 1
+    where = np.searchsorted(marks, found.starts_ns, side="right") - 1
     held = np.bincount(where[where >= 0], minlength=len(marks))
     return MarkerCheck(len(marks), found.count, int((held == 1).sum()))
 

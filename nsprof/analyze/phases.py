@@ -4,11 +4,12 @@ allocation, compilation and autotuning, each kernel's first launches, the loop's
 iterations), the loop (its steady iterations), and the tail (after the loop's last iteration).
 Pure functions over one nsys export.
 
-Each phase says how busy the GPU was and where the host's time went, from the CUDA calls the
-capture holds (nsprof.analyze.host_calls's kinds, summed over the loop's process's calls; calls on
-several threads at once are each counted): module loading, allocation, waiting for the GPU,
-copies and launches; the rest of the phase (`outside CUDA calls`) is the host's own work, which
-the CUDA trace cannot tell apart (Python, compilation, library set-up, data preparation).
+Each phase says how busy the GPU was; start-up and the tail say where the host's time went too (the
+loop's is the host side's to weigh: nsprof.analyze.host_side), from the CUDA calls the capture holds
+(nsprof.analyze.host_calls's kinds, summed over the loop's process's calls; calls on several threads
+at once are each counted): module loading, allocation, waiting for the GPU, copies and launches;
+the rest of the phase (`outside CUDA calls`) is the host's own work, which the CUDA trace cannot
+tell apart (Python, compilation, library set-up, data preparation).
 """
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ import numpy as np
 import pandas as pd
 
 from nsprof.analyze.gpu_events import gpu_events, merged_intervals
-from nsprof.analyze.host_calls import KINDS, OTHER, api_kind
+from nsprof.analyze.host_calls import ALLOCATION, COPY, KINDS, LAUNCH, LOADING, OTHER, WAIT, api_kind
 from nsprof.analyze.iterations import Loop
 from nsprof.parse.model import GpuTimeline, id_values, linux_pid
 
 STARTUP, LOOP, TAIL = "start-up", "loop", "tail"
 OUTSIDE = "outside CUDA calls"
+PART_NAMES = {LAUNCH: "launch calls", WAIT: "waits for the GPU", COPY: "copy calls", LOADING: "module loading",
+              ALLOCATION: "allocation", OTHER: "other CUDA calls"}  # each kind of call (host_calls.KINDS), as a part
 
 
 @dataclass(frozen=True)
@@ -60,35 +63,58 @@ def phases(export: GpuTimeline, loop: Loop | None) -> tuple[Phase, ...]:
     if not firsts:
         return ()
     iterations = loop.iterations
-    begin, steady, loop_end = min(firsts), iterations.starts_ns[iterations.steady_from], iterations.end_ns
+    begin, steady, loop_end = min(firsts), int(iterations.starts_ns[iterations.steady_from]), iterations.end_ns
     end = max(max(lasts), loop_end)
-    calls = _calls(export, loop.pid)
+    start, stop = events["start_ns"].to_numpy(np.int64), events["end_ns"].to_numpy(np.int64)
+    busy = merged_intervals(start, stop)  # by start already: no sort
     stretches = ((STARTUP, begin, steady), (LOOP, steady, loop_end), (TAIL, loop_end, end))
-    return tuple(_phase(name, low, high, events, calls) for name, low, high in stretches if high > low)
+    # the host's calls of start-up and the tail (the loop's are the host side's to weigh)
+    calls = _Calls.of(export, loop.pid, [(low, high) for name, low, high in stretches if name != LOOP])
+    return tuple(Phase(name, low, high, _busy_in(busy, low, high), int(np.searchsorted(start, high) -
+                                                                        np.searchsorted(start, low)),
+                       calls.parts(low, high) if name != LOOP else ())
+                 for name, low, high in stretches if high > low)
 
 
-def _calls(export: GpuTimeline, pid: int | None) -> pd.DataFrame:
-    """The CUDA calls of process `pid` (all where None): start, end and kind, by start."""
-    runtime = export.runtime
-    if runtime.empty:
-        return pd.DataFrame({"start": [], "end": [], "kind": []})
-    api = pd.Categorical(runtime["api"])
-    kinds = np.array([api_kind(str(name)) for name in api.categories] + [OTHER], dtype=object)[api.codes]
-    mine = np.ones(len(runtime), dtype=bool) if pid is None else linux_pid(id_values(runtime["global_tid"])) == pid
-    calls = pd.DataFrame({"start": runtime["start_ns"].to_numpy(np.int64)[mine],
-                          "end": runtime["end_ns"].to_numpy(np.int64)[mine], "kind": kinds[mine]})
-    return calls.sort_values("start", kind="stable")
+def _busy_in(busy: tuple[np.ndarray, np.ndarray], low: int, high: int) -> int:
+    """How long the disjoint intervals `busy` cover of [low, high)."""
+    starts, ends = busy
+    inside = slice(int(np.searchsorted(ends, low, side="right")), int(np.searchsorted(starts, high)))
+    return int(np.maximum(0, np.minimum(ends[inside], high) - np.maximum(starts[inside], low)).sum())
 
 
-def _phase(name: str, low: int, high: int, events: pd.DataFrame, calls: pd.DataFrame) -> Phase:
-    start, end = events["start_ns"].to_numpy(np.int64), events["end_ns"].to_numpy(np.int64)
-    busy_start, busy_end = merged_intervals(np.clip(start, low, high), np.clip(end, low, high))
-    inside = calls[(calls["start"].to_numpy() >= low) & (calls["start"].to_numpy() < high)]
-    held = (np.minimum(inside["end"].to_numpy(), high) - inside["start"].to_numpy())
-    by_kind = pd.Series(held, index=inside["kind"].to_numpy()).groupby(level=0).sum()
-    parts = [(str(kind), int(ns)) for kind, ns in by_kind.sort_values(ascending=False).items()
-             if ns > 0 and kind in KINDS]
-    in_calls = sum(ns for _, ns in parts)
-    parts.append((OUTSIDE, max(0, high - low - in_calls)))
-    return Phase(name, low, high, int((busy_end - busy_start).sum()),
-                 int(((start >= low) & (start < high)).sum()), tuple(parts))
+@dataclass(frozen=True)
+class _Calls:
+    """One process's CUDA calls by start: start, end and kind (an index into KINDS)."""
+
+    start: np.ndarray
+    end: np.ndarray
+    kind: np.ndarray
+
+    @classmethod
+    def of(cls, export: GpuTimeline, pid: int | None, stretches: list[tuple[int, int]]) -> _Calls:
+        """The calls of process `pid` (every process's where None) that began in `stretches`."""
+        runtime = export.runtime
+        start = runtime["start_ns"].to_numpy(np.int64)
+        if (start[1:] >= start[:-1]).all():  # by start, as nsys writes them: slices
+            rows = np.concatenate([np.arange(*np.searchsorted(start, [low, high])) for low, high in stretches])
+        else:
+            rows = np.flatnonzero(np.logical_or.reduce([(start >= low) & (start < high) for low, high in stretches]))
+        calls = runtime.iloc[rows]
+        api = pd.Categorical(calls["api"])
+        by_name = np.array([KINDS.index(api_kind(str(name))) for name in api.categories] + [KINDS.index(OTHER)],
+                           dtype=np.int8)
+        mine = slice(None) if pid is None else linux_pid(id_values(calls["global_tid"])) == pid
+        start = calls["start_ns"].to_numpy(np.int64)[mine]
+        order = np.argsort(start, kind="stable")
+        return cls(start[order], calls["end_ns"].to_numpy(np.int64)[mine][order], by_name[api.codes][mine][order])
+
+    def parts(self, low: int, high: int) -> tuple[tuple[str, int], ...]:
+        """The host's time in [low, high) by kind of the calls that began there, largest first, then
+        the rest of the stretch (OUTSIDE)."""
+        inside = slice(*np.searchsorted(self.start, [low, high]))
+        held = np.minimum(self.end[inside], high) - self.start[inside]
+        by_kind = np.bincount(self.kind[inside], weights=held, minlength=len(KINDS))
+        parts = sorted(((PART_NAMES[KINDS[kind]], int(ns)) for kind, ns in enumerate(by_kind) if ns > 0),
+                       key=lambda part: -part[1])
+        return (*parts, (OUTSIDE, max(0, high - low - sum(ns for _, ns in parts))))

@@ -49,7 +49,7 @@ class SteadyState:
     range: str  # the range (family) that repeats
     instances: int
     start_ns: int
-    instance_starts: tuple[int, ...] = ()  # when each instance began, the first included
+    instance_starts: np.ndarray | tuple[int, ...] = ()  # when each instance began, the first included
     source: str = "markers"  # or "found": the loop found in the GPU work (nsprof.analyze.iterations)
 
     def to_json(self) -> dict:
@@ -162,7 +162,7 @@ def steady_state(export: GpuTimeline) -> SteadyState | None:
             continue  # nested in itself or overlapping (not a loop's iterations), or over before the end
         span = int(ends[-1] - starts[0])
         if span > best_span:
-            best, best_span = SteadyState(str(family), len(loop), int(starts[1]), tuple(int(t) for t in starts)), span
+            best, best_span = SteadyState(str(family), len(loop), int(starts[1]), starts.astype(np.int64)), span
     return best
 
 

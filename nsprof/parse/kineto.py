@@ -40,7 +40,7 @@ import pandas as pd
 
 from nsprof.errors import MissingPathError, ParseError
 from nsprof.kernel_names import base_name
-from nsprof.parse.model import THREAD_IDS, TIMELINE_COLUMNS, GpuTimeline
+from nsprof.parse.model import THREAD_IDS, TIMELINE_COLUMNS, GpuTimeline, lost_work
 from nsprof.paths import missing_reason, special_file_reason
 from nsprof.printable import printable
 
@@ -115,9 +115,12 @@ def load_kineto(path: str | Path, columns: Mapping[str, Iterable[str]] | None = 
     chosen = {name: frame[[c for c in frame.columns if c in set(wanted[name])]] if name in wanted else frame
               for name, frame in tables.items()}
     cupti = header.get("cupti_version")
-    return GpuTimeline(path=path, nsys_version=f"torch.profiler (CUPTI {cupti})" if cupti else "torch.profiler",
-                       gpus=_gpus(header.get("deviceProperties")), graphs=_empty("graphs"), tool=TOOL,
-                       untraced=UNTRACED, **chosen)
+    timeline = GpuTimeline(path=path, nsys_version=f"torch.profiler (CUPTI {cupti})" if cupti else "torch.profiler",
+                           gpus=_gpus(header.get("deviceProperties")), graphs=_empty("graphs"), tool=TOOL,
+                           untraced=UNTRACED, **chosen)
+    if lost := lost_work(timeline):  # a profiler cycle that lost its kernels (CUPTI's buffers, a crash)
+        raise ParseError(f"{path}: {lost}", RETRACE)
+    return timeline
 
 
 def _reason(err: BaseException) -> str:

@@ -12,6 +12,7 @@ format is a reader (nsprof.parse.readers) that makes one of these:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -163,6 +164,9 @@ TIMELINE_COLUMNS: dict[str, dict[str, Column]] = {
 }
 
 
+# A CUDA call that launches GPU work (a kernel or a graph), by its name without nsys's version suffix (_v7000)
+LAUNCH_API = re.compile(r"^(cuda|cu)(LaunchKernel|LaunchCooperativeKernel|GraphLaunch|LaunchKernelEx)")
+
 # A process and a thread as one id: global_pid = pid * THREAD_IDS, global_tid = global_pid + tid (nsys
 # serializes them so, with a machine part above; every reader packs its tool's ids alike).
 THREAD_IDS = 0x1000000
@@ -232,6 +236,34 @@ class GpuTimeline:
     tool: str = "nsys"  # what wrote it, as tables name their source: nsys, torch.profiler
     # kinds of CUDA call (nsprof.analyze.host_calls.KINDS) the tool does not record: counted, they would read as none
     untraced: tuple[str, ...] = ()
+    # what the tool reported failing while it processed the capture (nsys's ProcessEventsError rows), once each time
+    processing_errors: tuple[str, ...] = ()
+
+
+RECAPTURE = ("capture again with fewer trace options: `nsys profile -t cuda,nvtx` kept a JAX program's kernels under "
+             "nsys 2025.3.1 where its defaults lost them; or trace the program with its framework's profiler "
+             "(torch.profiler, jax.profiler)")
+
+
+def lost_work(timeline: GpuTimeline) -> str | None:
+    """What says a timeline lost its GPU work, or None: no kernel and no graph, though the capture
+    holds kernel launch calls or its tool reported failing while processing it (a JAX program under
+    nsys 2025.3.1's defaults: 7 ProcessEventsError rows, 7,703 NVTX ranges and no kernel table)."""
+    if len(timeline.kernels) or len(timeline.graphs):
+        return None
+    runtime, errors = timeline.runtime, timeline.processing_errors
+    names = pd.Categorical(runtime["api"]) if "api" in runtime else pd.Categorical([])
+    launching = [code for code, name in enumerate(names.categories) if LAUNCH_API.search(str(name))]
+    launches = int(np.isin(names.codes, launching).sum())
+    if not launches and not errors:
+        return None
+    said = f"{launches:,} kernel launch calls and no kernel" if launches else "no kernel"
+    if errors:
+        counted = pd.Series(errors).value_counts()
+        said += (f"; {timeline.tool} reported {len(errors):,} errors while processing it ({counted.index[0]}"
+                 + (f", and {len(counted) - 1} other kind{'s' if len(counted) > 2 else ''}" if len(counted) > 1 else "")
+                 + ")")
+    return f"the capture lost its GPU work: {said}, so nothing in it can be judged"
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from nsprof.errors import MissingPathError, ParseError
-from nsprof.parse.model import THREAD_IDS, TIMELINE_COLUMNS, GpuTimeline, linux_pid, linux_tid
+from nsprof.parse.model import RECAPTURE, THREAD_IDS, TIMELINE_COLUMNS, GpuTimeline, linux_pid, linux_tid, lost_work
 from nsprof.paths import missing_reason, special_file_reason
 from nsprof.printable import printable
 from nsprof.ranges import qualify
@@ -248,9 +248,10 @@ def load_nsys(path: str | Path, columns: Mapping[str, Iterable[str]] | None = No
         if "sync_type" in syncs:
             syncs["sync_type"] = _labels(syncs["sync_type"],
                                          _enum(conn, path, tables, "ENUM_CUPTI_SYNC_TYPE", SYNC_TYPES_SQL, SYNC_TYPES))
-        return GpuTimeline(
+        timeline = GpuTimeline(
             path=path,
             nsys_version=_nsys_version(conn, path, tables),
+            processing_errors=_processing_errors(conn, path, tables),
             kernels=kernels[wanted["kernels"]],
             memcpys=memcpys[wanted["memcpys"]],
             memsets=memsets[wanted["memsets"]],
@@ -261,6 +262,27 @@ def load_nsys(path: str | Path, columns: Mapping[str, Iterable[str]] | None = No
             syncs=syncs[wanted["syncs"]],
             threads=_threads(conn, path, tables),
         )
+    if lost := lost_work(timeline):
+        raise ParseError(f"{path}: {lost}", RECAPTURE)
+    return timeline
+
+
+PROCESSING_ERRORS_SQL = ("SELECT text FROM DIAGNOSTIC_EVENT WHERE severity >= 2 AND text LIKE '%ProcessEventsError%'")
+
+def _processing_errors(conn: sqlite3.Connection, path: Path, tables: set[str]) -> tuple[str, ...]:
+    """What nsys reported failing while it processed the capture's events (DIAGNOSTIC_EVENT rows of
+    a ProcessEventsError), one line each as often as it came: the exception's own words."""
+    if "DIAGNOSTIC_EVENT" not in tables or "text" not in _table_columns(conn, path, "DIAGNOSTIC_EVENT"):
+        return ()
+    return tuple(_error_words(str(text)) for (text,) in _fetch(conn, path, PROCESSING_ERRORS_SQL))
+
+
+def _error_words(text: str) -> str:
+    """The line of an nsys processing error that says what failed (its message, else its exception)."""
+    lines = [line.strip() for line in text.splitlines()]
+    said = [line.split("] = ", 1)[1] for line in lines if "] = " in line] or \
+        [line.split(": ", 1)[1] for line in lines if line.startswith("std::exception::what:")]
+    return f"ProcessEventsError: {said[0]}" if said else "ProcessEventsError"
 
 
 @contextmanager
