@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import typer
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from ncu_builder import PAGES
 from nsys_builder import global_pid, global_tid, write_export
@@ -254,6 +254,8 @@ def expected_work(calls, ranges):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(calls=st.lists(call_strategy, max_size=30), ranges=st.lists(range_strategy, max_size=10))
 def test_attribution_equals_a_loop_over_ranges(calls, ranges):
+    # launch calls with no GPU work at all are a capture that lost it, refused on load (test_found_loops)
+    assume(not calls or any(work is not None for _, _, work, _, _ in calls))
     kernels, memcpys, memsets, runtime = [], [], [], []
     next_id = {10: 1, 20: 1}  # correlation ids restart per process, so they collide across processes
     for call_start, thread, work, amount, recorded_twice in calls:

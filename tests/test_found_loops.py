@@ -10,6 +10,8 @@ refused in every command."""
 from __future__ import annotations
 
 import json
+import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -103,3 +105,28 @@ def test_a_capture_nsys_failed_to_process_is_refused(argv, tmp_path):
     assert "lost its GPU work" in said and "ProcessEventsError" in said and "-t cuda,nvtx" in said
     assert "Traceback" not in result.output
     assert not (tmp_path / "t.png").exists() and not (tmp_path / "h.sqlite").exists()
+
+
+def test_the_manual_shows_what_analyze_prints():
+    """docs/loops.md's outputs are the commands' own at 100 columns: the verdict's first lines, the
+    loop's lines further down the same output, and the refusal of the capture nsys failed to process."""
+    from manual import page
+
+    blocks = re.findall(r"```\n(.*?)\n```", page("loops.md"), re.DOTALL)
+    (verdict, loop, refusal) = blocks
+    for block, starts in ((verdict, True), (refusal, False)):
+        command, shown = block.split("\n", 1)
+        result = CliRunner().invoke(app, shlex.split(command.removeprefix("$ nsprof ")), env={"COLUMNS": "100"})
+        if starts:
+            assert result.stdout.startswith(shown + "\n")
+            assert loop + "\n" in result.stdout
+        else:
+            assert result.exit_code == 1 and result.output.strip() == shown
+
+
+def test_the_readme_shows_what_analyze_prints_of_a_capture_with_no_markers():
+    from manual import README
+
+    command, shown = re.search(r"```\n(\$ nsprof analyze tests/data/loops/[^\n]*)\n(.*?)\n```", README, re.DOTALL).groups()
+    result = CliRunner().invoke(app, shlex.split(command.removeprefix("$ nsprof ")), env={"COLUMNS": "100"})
+    assert result.exit_code == 0 and result.stdout.startswith(shown + "\n")

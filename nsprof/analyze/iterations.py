@@ -35,8 +35,10 @@ import pandas as pd
 
 from nsprof.analyze.launch_configs import LAUNCH_SIZES, combined_codes
 from nsprof.analyze.program_harness import XLA_AUTOTUNER, SteadyState, steady_state
+from nsprof.kernel_names import kernel_label
 from nsprof.parse.model import GpuTimeline, id_values, linux_pid
 from nsprof.ranges import parse_stage_range
+from nsprof.shorten import shortened
 
 MARKERS, FOUND = "markers", "found"
 HIGH, MEDIUM = "high", "medium"
@@ -53,6 +55,7 @@ MAX_FIND_OPERATIONS = 1_000_000  # the loop is found in the last this many opera
 CHUNK = 1 << 20  # operations (or stretches' operations) compared at a time
 FOLLOW_SLACK = 2.0  # a loop followed back before its last MAX_FIND_OPERATIONS goes on while its anchor's launches
 # follow each other within this many iterations' time
+NAME_WIDTH = 60  # of a kernel's name in a sentence (its full name is in `anchor`)
 MAX_LISTED = 1000  # iterations listed one by one in --json (the first and last half of this)
 
 
@@ -415,7 +418,8 @@ def _loop_of(export: GpuTimeline, ops: _Operations) -> tuple[Iterations | None, 
     anchor = ops.label(candidate.symbol)
     least = MIN_REGULAR if symbols is ops.exact else MIN_REGULAR_DRIFTING  # found by names alone: more must repeat
     if regular < MIN_ITERATIONS or share < MIN_LOOP_SHARE or regular < least * len(in_loop):
-        return None, (f"the most repeated sequence ({candidate.length:,} operations from {anchor}) repeats "
+        named_as = shortened(kernel_label(anchor), NAME_WIDTH)
+        return None, (f"the most repeated sequence ({candidate.length:,} operations from {named_as}) repeats "
                       f"{regular} times over {100 * share:.0f}% of the GPU time, {len(in_loop) - regular:,} "
                       "other stretches between: too little or too irregular to be the program's loop"), total
     if alike < regular:

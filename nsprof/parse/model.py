@@ -246,16 +246,17 @@ RECAPTURE = ("capture again with fewer trace options: `nsys profile -t cuda,nvtx
 
 
 def lost_work(timeline: GpuTimeline) -> str | None:
-    """What says a timeline lost its GPU work, or None: no kernel and no graph, though the capture
-    holds kernel launch calls or its tool reported failing while processing it (a JAX program under
-    nsys 2025.3.1's defaults: 7 ProcessEventsError rows, 7,703 NVTX ranges and no kernel table)."""
+    """What says a timeline lost its GPU work, or None: no kernel and no graph, though its tool
+    reported failing while processing it (a JAX program under nsys 2025.3.1's defaults: 7
+    ProcessEventsError rows, 7,703 NVTX ranges and no kernel table); or no GPU work at all, though it
+    holds kernel launch calls (a profiler that dropped its GPU records)."""
     if len(timeline.kernels) or len(timeline.graphs):
         return None
     runtime, errors = timeline.runtime, timeline.processing_errors
     names = pd.Categorical(runtime["api"]) if "api" in runtime else pd.Categorical([])
     launching = [code for code, name in enumerate(names.categories) if LAUNCH_API.search(str(name))]
     launches = int(np.isin(names.codes, launching).sum())
-    if not launches and not errors:
+    if not errors and not (launches and timeline.memcpys.empty and timeline.memsets.empty):
         return None
     said = f"{launches:,} kernel launch calls and no kernel" if launches else "no kernel"
     if errors:
