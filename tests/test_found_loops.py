@@ -130,3 +130,42 @@ def test_the_readme_shows_what_analyze_prints_of_a_capture_with_no_markers():
     command, shown = re.search(r"```\n(\$ nsprof analyze tests/data/loops/[^\n]*)\n(.*?)\n```", README, re.DOTALL).groups()
     result = CliRunner().invoke(app, shlex.split(command.removeprefix("$ nsprof ")), env={"COLUMNS": "100"})
     assert result.exit_code == 0 and result.stdout.startswith(shown + "\n")
+
+
+def test_diff_leads_with_the_loop():
+    """A slow program against its fix: the diff's first sentence is the loop, an iteration's time A ->
+    B with its interval over the iterations; one run a side, it is shown and not called (iteration
+    times move more between runs than within one: see the next test)."""
+    result = CliRunner().invoke(app, ["diff", str(LOOPS / "dataloader.sqlite"), str(LOOPS / "dataloader-w8.sqlite"),
+                                      "--json"])
+    assert result.exit_code == 0, result.output
+    loop = json.loads(result.stdout)["loop"]
+    assert loop["a_source"] == loop["b_source"] == FOUND and loop["status"] == "not called"
+    assert loop["change_pct"] < -70 and loop["ci_high_pct"] < 0
+    assert loop["b_median_ns"] == pytest.approx(analyzed("dataloader-w8")["iterations"]["median_ns"], rel=0.01)
+    assert loop["a_startup_ns"] == analyzed("dataloader")["phases"][0]["span_ns"]
+    shown = CliRunner().invoke(app, ["diff", str(LOOPS / "dataloader.sqlite"), str(LOOPS / "dataloader-w8.sqlite")],
+                               env={"COLUMNS": "100"})
+    first = " ".join(shown.stdout.split("\n", 1)[1].split())
+    assert first.startswith("Loop: an iteration 46.4 ms -> 8.88 ms (-80.9%, 95% interval")
+
+
+def test_an_unchanged_loop_is_not_called_from_one_run_a_side():
+    """Two unchanged runs of a training step: their iterations differ by 12.7% with an interval that
+    excludes 0, so one run a side cannot call a loop's change."""
+    data = Path(__file__).resolve().parent / "data" / "diff-pairs"
+    result = CliRunner().invoke(app, ["diff", str(data / "train-a.sqlite"), str(data / "train-b.sqlite"), "--json"])
+    loop = json.loads(result.stdout)["loop"]
+    assert loop["ci_low_pct"] > 0 and loop["status"] == "not called"
+
+
+def test_across_runs_the_loop_is_called_by_its_runs():
+    """Runs a side (nsprof profile --runs): each run's median iteration compared; the capture's
+    planted change (one kernel 5% slower in a step mostly of host work) leaves the loop the same."""
+    runs = Path(__file__).resolve().parent / "data" / "runs"
+    result = CliRunner().invoke(app, ["diff", str(runs / "ab-base"), str(runs / "ab-slower"), "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    loop = doc["loop"]
+    assert loop["status"] in ("same", "faster", "slower") and loop["a_source"] == MARKERS
+    assert (loop["status"] == "same") == (loop["ci_low_pct"] <= 0 <= loop["ci_high_pct"] or abs(loop["change_pct"]) < 2)

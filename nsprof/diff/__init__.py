@@ -16,6 +16,8 @@ parsed and analyzed captures; nsprof.api.diff reads them).
   summed absolute changes).
 - `host`: the host side of a program's captures (nsprof.diff.host): each side's verdict, GPU
   busy, idle time by cause, launches and waits, per iteration.
+- `loop`: the time an iteration of the program's loop takes on each side, with its interval, and
+  each side's start-up (nsprof.diff.loop), where both sides have a loop.
 
 A side is one capture, or several runs of one program (`nsprof profile --runs N`, a directory of
 captures, `nsprof bench --runs N` records): with runs, each change is measured against the
@@ -41,6 +43,7 @@ import pandas as pd
 
 from nsprof.analyze.families import family_column
 from nsprof.diff.host import host_rows
+from nsprof.diff.loop import LoopChange, loop_change
 from nsprof.diff.matching import match_kernels
 from nsprof.diff.mix import as_runs, mix_moved
 from nsprof.diff.noise import HOST_PACED, NoiseFloor, category, default_noise, range_kind
@@ -121,6 +124,7 @@ class DiffResult:
     noise: NoiseFloor | None = None  # the floors a one-run diff called changes beyond
     host: dict | None = None  # nsprof.diff.host.host_rows: the host side of two programs' captures
     apart: bool = False  # the sides ran on different GPUs: work of 10-100 us and copies were not called (noise.MACHINE_PACED)
+    loop: LoopChange | None = None  # nsprof.diff.loop: the time an iteration takes, where both sides have a loop
 
     def compared(self) -> int:
         """How many kernels, ranges and stages both sides have (what a change could be measured on)."""
@@ -250,8 +254,11 @@ def diff_captures(a: Capture, b: Capture, min_change_pct: float = DEFAULT_MIN_CH
         warnings.append(f"A's kernel times are {sources['a']}'s and B's {sources['b']}'s (ncu replays each launch "
                         "with cold caches): the kernel changes compare different clocks")
     host = host_rows(*([run.analyzed().host for run in (capture, *capture.runs)] for capture in (a, b)))
+    loops = {side: [(run.analyzed().loop, run.analyzed().phases) for run in (capture, *capture.runs)]
+             for side, capture in (("a", a), ("b", b))}
+    loop = loop_change(loops["a"], loops["b"], min_change_pct)
     return DiffResult(a.name, b.name, kernels, ranges, stages, _totals(a, b), _contributors(kernels), warnings,
-                      judge.method, min_change_pct, None, sources, runs, judge.noise, host, judge.apart)
+                      judge.method, min_change_pct, None, sources, runs, judge.noise, host, judge.apart, loop)
 
 
 def _bench_diff(a: Capture, b: Capture, judge: _Judge, stage_pair: tuple[str, str] | None, runs: dict,

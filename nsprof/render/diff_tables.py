@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from nsprof.diff import NOT_CALLED, DiffResult
+from nsprof.diff.loop import NOT_CALLED as LOOP_NOT_CALLED
 from nsprof.diff.noise import HOST_PACED, MACHINE_PACED, NEVER_CALLED, SHORT_NS
 from nsprof.diff.statistics import MIN_SAMPLES
 from nsprof.kernel_names import short_kernel_name
@@ -40,6 +41,7 @@ def diff_json(result: DiffResult) -> str:
         if result.noise else None,
         "warnings": result.warnings, "kernels": result.kernels, "ranges": result.ranges, "stages": result.stages,
         "totals": {"rows": result.totals, "top_contributors": result.contributors}, "host": result.host,
+        "loop": result.loop.to_json() if result.loop else None,
     }
     return json.dumps(json_ready(document), indent=2)
 
@@ -94,9 +96,30 @@ def diff_title(result: DiffResult) -> str:
     return f"nsprof diff: {result.a} vs {result.b}"
 
 
+def loop_lines(result: DiffResult) -> list[str]:
+    """The loop first, where both sides have one: an iteration's time A -> B with its interval and
+    call, then start-up on its own."""
+    loop = result.loop
+    if loop is None:
+        return []
+    interval = "" if loop.ci_low_pct is None else f", 95% interval {loop.ci_low_pct:+.1f}% to {loop.ci_high_pct:+.1f}%"
+    lines = [f"Loop: an iteration {fmt.duration_ns(loop.a_median_ns)} -> {fmt.duration_ns(loop.b_median_ns)} "
+             f"({loop.change_pct:+.1f}%{interval}; {loop.a_count:,} and {loop.b_count:,} steady iterations, "
+             f"{_loop_source(loop.a_source, loop.b_source)}): "
+             + ("not called from one run a side: an iteration's time moves more between runs than within one; "
+                f"{RUNS_DECIDE}." if loop.status == LOOP_NOT_CALLED else f"{loop.status}.")]
+    if loop.a_startup_ns is not None and loop.b_startup_ns is not None:
+        lines.append(f"Start-up, on its own: {fmt.duration_ns(loop.a_startup_ns)} -> {fmt.duration_ns(loop.b_startup_ns)}.")
+    return lines
+
+
+def _loop_source(a: str, b: str) -> str:
+    return f"{a} on both sides" if a == b else f"{a} in A, {b} in B"
+
+
 def summary(result: DiffResult) -> list[str]:
     """Sentences that answer: faster or not, how sure, and why."""
-    lines = []
+    lines = loop_lines(result)
     if result.stage_pair:
         for row in result.stages:
             lines.append(f"{row_label(row)}: time {fmt.duration_ns(row['a_median_ns'])} -> "
