@@ -11,10 +11,15 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from nsprof.errors import ParseError, UsageError
+
+if TYPE_CHECKING:
+    from nsprof.analyze.iterations import Loop
+    from nsprof.analyze.phases import Phase
 from nsprof.paths import REPORTS_DIR
 
 CHART_FORMATS = ("png", "svg", "pdf")  # what a timeline is drawn as, by --out's suffix (matplotlib writes each)
@@ -34,6 +39,9 @@ class Timeline:
     window_text: str | None = None
     # one program's capture: its GPU idle gaps in the window by cause (nsprof.analyze.host_side.idle_marks)
     idle: pd.DataFrame | None = None
+    # one program's capture: its loop's iterations and its phases (nsprof.analyze.iterations, phases)
+    loop: Loop | None = None
+    phases: tuple[Phase, ...] = ()
 
     @cached_property
     def trace(self) -> dict:
@@ -58,6 +66,8 @@ def load_timeline(path: Path, range_: str | None, window: str | None) -> Timelin
     `window` in ms ("all": the whole capture), or by default where the GPU work and ranges are."""
     from nsprof.analyze.gpu_events import gpu_events, range_window
     from nsprof.analyze.host_side import idle_marks
+    from nsprof.analyze.iterations import capture_loop, has_stages
+    from nsprof.analyze.phases import phases
     from nsprof.analyze.timeline_window import capture_span, check_window_has_work, default_window, window_from_text
     from nsprof.parse import load_profile
     from nsprof.parse.captures import RANKS, open_captures
@@ -87,9 +97,10 @@ def load_timeline(path: Path, range_: str | None, window: str | None) -> Timelin
         chosen = default_window(events, ranges)
         (start, end), why = (chosen.start_ns, chosen.end_ns), default_reason(chosen.left_out, chosen.idle_ns)
     idle = idle_marks(profile.nsys[0], events, (start, end)) if len(profile.nsys) == 1 else None
+    loop = capture_loop(profile.nsys[0]) if len(profile.nsys) == 1 and not has_stages(profile.nsys[0]) else None
     return Timeline(unique_names([path])[0], profile.nsys, events, ranges, (start, end), capture,
                     window_caption((start, end), capture, why), bool(range_) or (window is not None and not whole),
-                    range_, window, idle)
+                    range_, window, idle, loop, phases(profile.nsys[0], loop) if loop is not None else ())
 
 
 def chart_path(timeline: Timeline, out: str | Path | None) -> Path:
@@ -113,8 +124,10 @@ def timeline_files(timeline: Timeline, chart: Path, trace: Path | None) -> dict[
     start, end = timeline.window
     events = timeline.events
     shown = int(((events["end_ns"] > start) & (events["start_ns"] < end)).sum())
+    iterations = timeline.loop.iterations if timeline.loop is not None else None
     figure = timeline_figure(events, timeline.ranges, timeline.window, timeline.capture[0],
-                             f"{timeline.name}: {shown:,} GPU operations", timeline.caption, idle=timeline.idle)
+                             f"{timeline.name}: {shown:,} GPU operations", timeline.caption, idle=timeline.idle,
+                             iterations=iterations, phases=timeline.phases)
     files[chart] = figure_bytes(figure, chart.suffix.lower().lstrip("."))
     return files
 

@@ -169,3 +169,18 @@ def test_across_runs_the_loop_is_called_by_its_runs():
     loop = doc["loop"]
     assert loop["status"] in ("same", "faster", "slower") and loop["a_source"] == MARKERS
     assert (loop["status"] == "same") == (loop["ci_low_pct"] <= 0 <= loop["ci_high_pct"] or abs(loop["change_pct"]) < 2)
+
+
+def test_the_timeline_draws_the_phases_and_iterations():
+    """`timeline` of a capture with no markers: a lane of the iterations found (the warm-up ones
+    apart) and a lane of the phases, from the loop analyze finds."""
+    from nsprof.render.timeline import timeline_figure
+    from nsprof.timeline import load_timeline
+
+    timeline = load_timeline(LOOPS / "transformer-train.sqlite", None, "all")
+    assert timeline.loop is not None and timeline.loop.iterations.count == analyzed("transformer-train")["iterations"]["count"]
+    assert [phase.name for phase in timeline.phases] == ["start-up", "loop", "tail"]
+    figure = timeline_figure(timeline.events, timeline.ranges, timeline.window, timeline.capture[0], "t",
+                             iterations=timeline.loop.iterations, phases=timeline.phases)
+    lanes = [label.get_text() for label in figure.axes[0].get_yticklabels()]
+    assert lanes[:2] == ["phases", "iterations (found)"]

@@ -24,6 +24,8 @@ from matplotlib.collections import PolyCollection
 from matplotlib.patches import Patch
 
 from nsprof.analyze.gpu_events import DTOD, DTOH, GRAPH, HTOD, KERNEL, MEMSET, merged_intervals
+from nsprof.analyze.iterations import Iterations
+from nsprof.analyze.phases import Phase
 from nsprof.kernel_names import kernel_label
 from nsprof.render.bar_labels import fitted, shared_parts
 
@@ -37,6 +39,8 @@ BAR = (0.1, 0.8)  # a bar's offset and height within its lane
 PLOT_WIDTH_CHARS = 175  # characters of the label font across the plot (12 inches, 7-point text), with room to spare
 LABEL_CHARS = 3  # the fewest characters worth a label
 WHOLE = "the whole capture"
+PHASE_COLORS = {"start-up": "#dbdb8d", "loop": "#9edae5", "tail": "#e7e7e7"}
+ITERATION_COLORS = ("#17becf", "#1f77b4", "#c7c7c7")  # alternating iterations; the warm-up ones (start-up)
 IDLE_COLORS = {"launch overhead": "#ff9896", "host work": "#c5b0d5", "synchronization": "#d62728",
                "blocking copy": "#8c564b", "module loading and allocation": "#e377c2", "queued": "#c7c7c7",
                "unmatched": "#f7f7f7"}
@@ -45,9 +49,12 @@ LEGEND_COLUMNS = 6  # a row of the legend above the plot: more entries wrap  # c
 
 
 def timeline_figure(events: pd.DataFrame, ranges: pd.DataFrame, window: tuple[int, int], origin: int, title: str,
-                    caption: str | None = None, idle: pd.DataFrame | None = None):
+                    caption: str | None = None, idle: pd.DataFrame | None = None, iterations: Iterations | None = None,
+                    phases: tuple[Phase, ...] = ()):
     """The figure for [window) (ns on the capture's clock); x in ms from `origin`. `idle`: the GPU's
-    idle gaps by cause (device_id, start_ns, end_ns, cause), drawn as a lane per GPU below its streams."""
+    idle gaps by cause (device_id, start_ns, end_ns, cause), drawn as a lane per GPU below its streams;
+    `iterations` and `phases`: a program's loop, a lane each at the bottom (iterations in alternating
+    shades, the warm-up ones lighter; start-up, loop and tail)."""
     start, end = window
     span = max(end - start, 1)
     pixel = span * PIXEL_FRACTION
@@ -58,7 +65,7 @@ def timeline_figure(events: pd.DataFrame, ranges: pd.DataFrame, window: tuple[in
     nvtx_lanes = _nvtx_lanes(ranges)
     gpu_lanes = sorted(events.groupby(["device_id", "stream_id"]).groups) if len(events) else []
     idle_devices = sorted(idle["device_id"].unique()) if idle is not None and len(idle) else []
-    lanes = len(nvtx_lanes) + len(gpu_lanes) + len(idle_devices)
+    lanes = len(nvtx_lanes) + len(gpu_lanes) + len(idle_devices) + (iterations is not None) + bool(phases)
     figure, axes = plt.subplots(figsize=(12, max(2.5, 1.4 + LANE_INCHES * max(lanes, 1))), layout="constrained")
     bars = _Bars(axes, start, end, origin, pixel)
     kernel_parts = shared_parts(kernel_label(name) for name in every_event["name"].unique())  # stable as one zooms
@@ -66,6 +73,19 @@ def timeline_figure(events: pd.DataFrame, ranges: pd.DataFrame, window: tuple[in
     labels: list[str] = []
     used: set[str] = set()
     causes: set[str] = set()
+    if phases:
+        for phase in phases:
+            bars.add(len(labels), np.array([phase.start_ns]), np.array([phase.end_ns]), PHASE_COLORS[phase.name])
+            bars.label(len(labels), phase.start_ns, phase.end_ns, phase.name, {}, "black")
+        bars.draw()
+        labels.append("phases")
+    if iterations is not None:
+        starts = iterations.starts_ns
+        ends = np.r_[starts[1:], iterations.end_ns]
+        shade = np.where(np.arange(len(starts)) < iterations.steady_from, 2, np.arange(len(starts)) % 2)
+        bars.add(len(labels), starts, ends, np.array(ITERATION_COLORS)[shade])
+        bars.draw()
+        labels.append(f"iterations ({iterations.source})")
     for device in reversed(idle_devices):
         assert idle is not None
         gaps = idle[idle["device_id"] == device]
