@@ -60,14 +60,21 @@ def test_hot_kernels_agree_with_nsys_stats_and_the_ncu_report():
     the nearest roof, largest first."""
     stats = pd.read_csv(COMPILE / "stats_cuda_gpu_kern_sum.csv").set_index("Name")
     raw = ncu_raw(COMPILE / "ncu-raw.csv")
-    hot = analyze_json(COMPILE)["hot_kernels"]
+    doc = analyze_json(COMPILE)
+    hot = doc["hot_kernels"]
+    # the program marks no step: its loop is found in the GPU work, and its hot kernels are the steady state's,
+    # nsys stats' own figures over the kernels that started from it on
+    steady = doc["harness"]["steady_state"]
+    assert steady["source"] == "found"
+    kernels = load_profile(COMPILE).nsys[0].kernels
+    kernels = kernels[kernels["start_ns"] >= steady["start_ns"]]
+    per_kernel = kernels.groupby(kernels["kernel"].astype(str))["duration_ns"].agg(["count", "sum", "median"])
     profiled = [row for row in hot if row["ncu_launches"]]
     assert len(profiled) >= 3
     for row in profiled:
-        line = stats.loc[row["kernel"]]
-        assert (row["launches"], row["total_ns"], row["median_ns"]) == (line["Instances"], line["Total Time (ns)"],
-                                                                         line["Med (ns)"])
-        assert row["pct"] == pytest.approx(line["Time (%)"], abs=0.05)
+        line = per_kernel.loc[row["kernel"]]
+        assert (row["launches"], row["total_ns"], row["median_ns"]) == (line["count"], line["sum"], line["median"])
+        assert row["launches"] <= stats.loc[row["kernel"], "Instances"]
         [ncu_row] = raw[raw["Kernel Name"] == row["kernel"]].to_dict("records")
         value = float(ncu_row["sm__throughput.avg.pct_of_peak_sustained_elapsed"].replace(",", ""))
         assert row["sm_throughput_pct"] == pytest.approx(value, abs=0.01)  # the page rounds to 2 decimals

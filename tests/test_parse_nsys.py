@@ -57,7 +57,9 @@ def test_row_counts_match_direct_sql(path):
 
 
 # every committed real export: nsys 2022.2 to 2025.3, kernels, copies, memsets, graphs, several ranks
-REAL_EXPORTS = sorted(DATA.glob("*/*.sqlite")) + sorted((DATA.parents[1] / "profiles" / "examples").glob("*/nsys.sqlite"))
+# every committed export nsprof reads (a capture that lost its GPU work is refused: tests/test_found_loops.py)
+REAL_EXPORTS = [path for path in sorted(DATA.glob("*/*.sqlite")) if not path.stem.endswith("-lost")] + \
+    sorted((DATA.parents[1] / "profiles" / "examples").glob("*/nsys.sqlite"))
 
 
 @pytest.mark.parametrize("path", REAL_EXPORTS, ids=lambda p: f"{p.parent.name}/{p.stem}")

@@ -1,7 +1,8 @@
 """Why the GPU waits: the host side of one program's nsys capture, over its steady state (pure functions).
 
-The window is the program's steady state (nsprof.analyze.program_harness.steady_state: from the
-second instance of its repeating NVTX range to the end of its last GPU work), or, without one, the
+The window is the program's steady state (nsprof.analyze.iterations: its loop, marked or found in the
+GPU work, from its second iteration or the first after its warm-up, to the end of its last GPU
+work), or, without one, the
 span of its GPU work; where that holds more than MAX_WINDOW_OPERATIONS GPU operations, its last
 iterations that hold at most that many (or its last operations, without iterations): a steady state
 repeats itself, and the analysis then takes the same time on a 10M-kernel capture as on a 2M one.
@@ -14,6 +15,8 @@ In the window, per device:
   not finished when a launch call begins: 0 means the GPU had nothing left to do);
 - the waits (synchronizations and blocking copies), pageable copies, module loading and allocations;
 - the GPU's idle time split by cause (charged gap by gap as nsprof.analyze.host_idle says);
+- what the host did in the GPU's idle time, where the capture holds CPU samples
+  (nsprof.analyze.host_activity: numerical work, Python and dispatch, CUDA calls, compiling);
 
 and from those, the verdict and the fixes (nsprof.analyze.host_verdict).
 """
@@ -26,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from nsprof.analyze.gpu_events import GRAPH, KERNEL, gpu_events, merged_intervals
+from nsprof.analyze.host_activity import host_activity, launching_threads
 from nsprof.analyze.host_calls import ALLOCATION, COPY, KINDS, LAUNCH, LOADING, HostCalls, host_calls, pageable_copies
 from nsprof.analyze.host_idle import idle_causes, idle_gaps
 from nsprof.analyze.host_verdict import PINNED_SAMPLE_BYTES, host_fixes, verdict
@@ -83,6 +87,9 @@ def host_side(export: GpuTimeline, state: SteadyState | None, ceiling: Ceiling |
               "untraced": list(export.untraced), "tool": export.tool,
               "iterations": None if state is None else {"range": state.range, "count": window.iterations,
                                                         "source": state.source}}
+    activity = host_activity(export, (window.start_ns, window.end_ns),
+                             launching_threads(export, (window.start_ns, window.end_ns)))
+    result["activity"] = activity.to_json() if activity is not None else None
     result["verdict"] = verdict(result)
     result["fixes"] = host_fixes(result)
     return result

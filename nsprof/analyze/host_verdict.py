@@ -98,12 +98,39 @@ def host_fixes(host: dict) -> list[dict]:
         LOADED: f"{host['loading']['count']:,} module loading and {host['allocation']['count']:,} allocation calls, "
                 f"{_us(host['loading']['host_ns'] + host['allocation']['host_ns'], 0)}",
     }
-    fixes = [{"kind": "host", "cause": cause, "fix": FIXES[cause], "saving_ns": int(causes[cause]),
-              "bound": "the idle it caused", "evidence": evidence[cause]}
+    fixes = [{"kind": "host", "cause": cause, "fix": _fix(cause, host.get("activity")), "saving_ns": int(causes[cause]),
+              "bound": "the idle it caused", "evidence": evidence[cause] + _sampled(cause, host.get("activity"))}
              for cause in FIXES if causes.get(cause, 0) > 0]
     # a few bytes copied from pageable memory cost latency, not bandwidth: a wait, counted as one above
     fixes += [_pageable_fix(direction) for direction in copies["pageable"] if direction["bytes"] >= PINNED_SAMPLE_BYTES]
     return sorted(fixes, key=lambda fix: -fix["saving_ns"])
+
+
+SAMPLED_CAUSES = (HOST_WORK, LAUNCHING)  # the host was busy: its samples say with what, and the fix follows
+
+
+def _fix(cause: str, activity: dict | None) -> str:
+    """The fix of a cause of idle time; for the host's own work and launch overhead, the fix of what
+    the host's samples in the GPU's idle time show it did most (nsprof.analyze.host_activity)."""
+    top = _top_activity(activity)
+    if cause in SAMPLED_CAUSES and top is not None and top.get("fix"):
+        return top["fix"]
+    return FIXES[cause]
+
+
+def _sampled(cause: str, activity: dict | None) -> str:
+    top = _top_activity(activity)
+    if cause not in SAMPLED_CAUSES or top is None:
+        return ""
+    return (f"; in the GPU's idle time the host ran {top['activity']} ({top['pct']:.0f}% of "
+            f"{activity['samples']:,} samples, in {', '.join(top['top'][:2])})")  # type: ignore[index]
+
+
+def _top_activity(activity: dict | None) -> dict | None:
+    """The activity with most samples that has a fix (the profiler's own and `other` have none)."""
+    if not activity:
+        return None
+    return next((row for row in activity["activities"] if row.get("fix")), None)
 
 
 PAGEABLE = "pageable copies"

@@ -410,13 +410,13 @@ def _loop_of(export: GpuTimeline, ops: _Operations) -> tuple[Iterations | None, 
     periodic = np.r_[np.diff(positions), len(symbols) - positions[-1]] >= candidate.length
     periodic[:-1] &= np.diff(positions) == candidate.length
     periodic &= same | _alike(symbols, positions, candidate.length, int(positions[np.argmax(same)]))
-    first, last = _longest_run(periodic, ops.end[positions] - ops.start[positions])
+    least = MIN_REGULAR if symbols is ops.exact else MIN_REGULAR_DRIFTING  # found by names alone: more must repeat
+    first, last = _region(periodic, ops.end[positions] - ops.start[positions], least)
     in_loop = positions[first:last + 1]
     regular, alike = int(periodic[first:last + 1].sum()), int(same[first:last + 1].sum())
     loop_end = int(positions[last]) + candidate.length
     share = float(durations[int(positions[first]):loop_end].sum() / max(1, durations.sum()))
     anchor = ops.label(candidate.symbol)
-    least = MIN_REGULAR if symbols is ops.exact else MIN_REGULAR_DRIFTING  # found by names alone: more must repeat
     if regular < MIN_ITERATIONS or share < MIN_LOOP_SHARE or regular < least * len(in_loop):
         named_as = shortened(kernel_label(anchor), NAME_WIDTH)
         return None, (f"the most repeated sequence ({candidate.length:,} operations from {named_as}) repeats "
@@ -438,13 +438,22 @@ def _loop_of(export: GpuTimeline, ops: _Operations) -> tuple[Iterations | None, 
                       warmup=warmup_iterations(starts, end)), None, total
 
 
-def _longest_run(periodic: np.ndarray, work: np.ndarray) -> tuple[int, int]:
-    """The first and last index of the run of periodic stretches doing the most GPU work (`work`: a
-    weight per stretch), a run going on over single other stretches between (the prompt before each
-    of several generate calls) and ending at two in a row (another loop after it)."""
+def _region(periodic: np.ndarray, work: np.ndarray, least: float) -> tuple[int, int]:
+    """The first and last index of the loop's stretches: its runs (periodic stretches, a run going
+    on over single other stretches between, as the prompt before each of several generate calls,
+    and ending at two in a row) of MIN_ITERATIONS or more, from the first to the last, where at
+    least `least` of the stretches between are periodic (a benchmark timing one kernel at several
+    sizes, autotuning between them); else the run doing the most GPU work (`work`: a weight per
+    stretch), where other loops lie between (do_bench timing another kernel)."""
     at = np.flatnonzero(periodic)
     breaks = np.flatnonzero(np.diff(at) > 2)  # two or more other stretches between periodic ones end a run
     firsts, lasts = np.r_[at[0], at[breaks + 1]], np.r_[at[breaks], at[-1]]
+    counts = np.cumsum(periodic)
+    long = np.flatnonzero(counts[lasts] - counts[firsts] + 1 >= MIN_ITERATIONS)
+    if len(long) > 1:
+        low, high = int(firsts[long[0]]), int(lasts[long[-1]])
+        if counts[high] - counts[low] + 1 >= least * (high - low + 1):
+            return low, high
     weight = np.r_[0.0, np.cumsum(np.where(periodic, work, 0.0))]
     best = int(np.argmax(weight[lasts + 1] - weight[firsts]))
     return int(firsts[best]), int(lasts[best])

@@ -16,9 +16,10 @@ The rules (HARNESS_RULES), each over one nsys export, each naming kernels:
   to write the whole L2 at the GPU's memory bandwidth: a benchmark emptying the cache before each
   timed launch.
 - `before-steady-state`: kernels launched only before the program's steady state, which starts at
-  the second instance of its iteration range (steady_state: the NVTX range that repeats on one
-  thread and is still open at the last launch): start-up, compilation and autotuning (XLA launches
-  cuDNN's candidate algorithms there). A program without such a range gets no such rule.
+  the second iteration of its loop, or the first after its warm-up (nsprof.analyze.iterations:
+  marked by the NVTX range that repeats on one thread and is still open at the last launch,
+  steady_state, or found in the GPU work): start-up, compilation and autotuning (XLA launches
+  cuDNN's candidate algorithms there). A program without a loop gets no such rule.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ STEADY_MIN_INSTANCES = 3
 
 @dataclass(frozen=True)
 class SteadyState:
-    """Where a program's steady state starts: the second instance of its iteration range."""
+    """Where a program's steady state starts (nsprof.analyze.iterations.Iterations.steady_state): an iteration of its loop."""
 
     range: str  # the range (family) that repeats
     instances: int
@@ -55,8 +56,10 @@ class SteadyState:
     def to_json(self) -> dict:
         what = "the NVTX range that repeats on one thread and is open at the last kernel launch" \
             if self.source == "markers" else "iterations found in the GPU work: the capture marks none"
+        starts = np.asarray(self.instance_starts, dtype=np.int64)
+        first = int(np.searchsorted(starts, self.start_ns)) + 1 if len(starts) else 2
         return {"range": self.range, "instances": self.instances, "start_ns": self.start_ns, "source": self.source,
-                "rule": f"from the second of {self.instances} instances of {self.range} ({what})"}
+                "rule": f"from iteration {first} of {self.instances} of {self.range} ({what})"}
 
 
 HARNESS_RULES = {
@@ -64,8 +67,8 @@ HARNESS_RULES = {
                      "comparisons",
     "l2-flush": "a fill long enough to write the whole L2, launched before each launch of another kernel: "
                 "a benchmark's cache flush (triton.testing.do_bench zeroes 256 MB)",
-    "before-steady-state": "launched only before the steady state (from the second instance of the program's "
-                           "repeating NVTX range): start-up, compilation and autotuning",
+    "before-steady-state": "launched only before the steady state (the program's loop from its second iteration, or "
+                           "the first after its warm-up): start-up, compilation and autotuning",
     "autotune-trials": "an autotuner's trials: launch configurations of a kernel tried one after another, each in "
                        "one run, and dropped for the one it returned to (Triton's @triton.autotune)",
 }

@@ -3,9 +3,10 @@ format is a reader (nsprof.parse.readers) that makes one of these:
 
 - GpuTimeline: what ran on the GPU and when (kernels, graph launches, copies, memsets), the CUDA
   API calls that launched it or waited for it (synchronizations), NVTX ranges, thread names and
-  the GPUs, in the columns TIMELINE_COLUMNS declares (type, unit, meaning), which every reader's
-  timeline is checked against on load (timeline_problems): nsys's exports and reports are read
-  into it, and another tracer's trace would be too.
+  the GPUs, and what the host did (CPU samples with their call chains, OS runtime calls), in the
+  columns TIMELINE_COLUMNS declares (type, unit, meaning), which every reader's timeline is
+  checked against on load (timeline_problems): nsys's exports and reports are read into it, and
+  another tracer's trace would be too.
 - LaunchCounters: hardware counters per profiled kernel launch, their units, and the profiler's
   rule results (ncu's reports and CSV pages; nsprof.parse.ncu_csv describes the columns).
 """
@@ -142,6 +143,23 @@ TIMELINE_COLUMNS: dict[str, dict[str, Column]] = {
         "sync_type": Column("category", "",
                 "what was waited for: Event sync, Stream wait event, Stream sync, Context sync, ..."),
     },
+    "samples": {
+        "sample_id": Column("int64", "id", "the sample (frames.sample_id: its call chain)"),
+        "start_ns": Column("int64", "ns", "when the thread was sampled (CPU clock)"),
+        "global_tid": Column("int64", "id", "the thread sampled, packed as runtime.global_tid"),
+    },
+    "frames": {
+        "sample_id": Column("int64", "id", "the sample the frame belongs to"),
+        "depth": Column("int32", "count", "the frame's depth in the call chain: 0 for the leaf"),
+        "symbol": Column("category", "", "the function, where resolved"),
+        "module": Column("category", "", "the library or executable it lies in"),
+    },
+    "os_calls": {
+        "start_ns": Column("int64", "ns", "OS runtime call entry (poll, futex, read, ioctl, ...)"),
+        "end_ns": Column("int64", "ns", "its return"),
+        "global_tid": Column("int64", "id", "the calling thread, packed as runtime.global_tid"),
+        "name": Column("category", "", "the call"),
+    },
     "threads": {
         "global_tid": Column("int64", "id", "the thread, packed: global_pid + tid (linux_pid, linux_tid unpack it)"),
         "pid": Column("int64", "id", "Linux process id"),
@@ -238,6 +256,10 @@ class GpuTimeline:
     untraced: tuple[str, ...] = ()
     # what the tool reported failing while it processed the capture (nsys's ProcessEventsError rows), once each time
     processing_errors: tuple[str, ...] = ()
+    # what the host did (nsys's CPU samples with their call chains, OS runtime calls): empty where not captured
+    samples: pd.DataFrame = field(default_factory=pd.DataFrame)
+    frames: pd.DataFrame = field(default_factory=pd.DataFrame)
+    os_calls: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 RECAPTURE = ("capture again with fewer trace options: `nsys profile -t cuda,nvtx` kept a JAX program's kernels under "

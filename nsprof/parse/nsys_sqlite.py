@@ -29,6 +29,7 @@ import pandas as pd
 
 from nsprof.errors import MissingPathError, ParseError
 from nsprof.parse.model import RECAPTURE, THREAD_IDS, TIMELINE_COLUMNS, GpuTimeline, linux_pid, linux_tid, lost_work
+from nsprof.parse.nsys_host import host_tables
 from nsprof.paths import missing_reason, special_file_reason
 from nsprof.printable import printable
 from nsprof.ranges import qualify
@@ -248,10 +249,12 @@ def load_nsys(path: str | Path, columns: Mapping[str, Iterable[str]] | None = No
         if "sync_type" in syncs:
             syncs["sync_type"] = _labels(syncs["sync_type"],
                                          _enum(conn, path, tables, "ENUM_CUPTI_SYNC_TYPE", SYNC_TYPES_SQL, SYNC_TYPES))
+        host = host_tables(conn, path, tables, strings, _frame, _names)
         timeline = GpuTimeline(
             path=path,
             nsys_version=_nsys_version(conn, path, tables),
             processing_errors=_processing_errors(conn, path, tables),
+            **host,
             kernels=kernels[wanted["kernels"]],
             memcpys=memcpys[wanted["memcpys"]],
             memsets=memsets[wanted["memsets"]],

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from nsprof.analyze.host_activity import NO_SAMPLES
 from nsprof.analyze.host_verdict import IDLE_CAUSES
 from nsprof.analyze.iterations import FOUND, Loop
 from nsprof.analyze.phases import STARTUP, Phase
@@ -57,8 +58,21 @@ def verdict_lines(host: dict) -> list[str]:
                f"module loading {host['loading']['count']:,} calls ({ms(host['loading']['host_ns'])})")
     lines.append(f"Waits: {waits['count']:,} ({ms(waits['host_ns'])} blocked{at}); copies: {copies['count']:,}, "
                  f"{copies['pageable_count']:,} pageable; {loading}, allocations {host['allocation']['count']:,}.")
+    lines.append(activity_line(host))
     lines.append(f"Window: {window['source']}. Rule: {verdict['rule']}.")
     return lines
+
+
+def activity_line(host: dict) -> str:
+    """What the host did in the GPU's idle time (its samples by activity, its waits), or what capture
+    gives the samples."""
+    activity = host.get("activity")
+    if not activity:
+        return f"Host in the GPU's idle time: not sampled; {NO_SAMPLES}."
+    shares = ", ".join(f"{row['activity']} {row['pct']:.0f}%" for row in activity["activities"][:4])
+    waits = ", ".join(f"{row['call']} {ms(row['host_ns'])}" for row in activity["waits"][:2])
+    return (f"Host in the GPU's idle time ({activity['samples']:,} CPU samples of {activity['threads']} launching "
+            f"thread{'s' if activity['threads'] > 1 else ''}): {shares}" + (f"; waits: {waits}" if waits else "") + ".")
 
 
 def loop_lines(loop: Loop | None, phases: tuple[Phase, ...]) -> list[str]:
