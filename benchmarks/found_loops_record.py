@@ -78,6 +78,8 @@ def _row(name: str) -> dict:
         "first_fix": host["fixes"][0]["cause"] if host["fixes"] else None,
         "startup_ns": startup and startup["span_ns"], "startup_parts": startup and startup["parts"],
         "window": host["window"]["source"],
+        "host_activity": host["activity"] and [{key: row[key] for key in ("activity", "pct", "samples")}
+                                               for row in host["activity"]["activities"][:3]],
     }
 
 
@@ -144,6 +146,12 @@ def _markdown(record: dict) -> str:
         plain, found = pair["plain_ms"], pair["found_ms"]
         lines.append(f"| {pair['program']} | {pair['first_fix']} | {pair['fixed']} | {plain[0]:.3f} -> {plain[1]:.3f} | "
                      f"{found[0]:.3f} -> {found[1]:.3f} |")
+    lines += ["", "## What the host did in the GPU's idle time", "",
+              "The launching threads' CPU samples in the steady state's idle stretches (nsys's defaults sample "
+              "them), by activity (nsprof.analyze.host_activity):", "", "| capture | activities |", "| --- | --- |"]
+    for row in record["programs"]:
+        shares = ", ".join(f"{part['activity']} {part['pct']:.0f}%" for part in row["host_activity"] or [])
+        lines.append(f"| {row['capture']} | {shares or 'no samples in its idle time'} |")
     lines += ["", "## Start-up", "", "| capture | start-up | its host time by CUDA call kind, and the rest |",
               "| --- | ---: | --- |"]
     for row in record["programs"]:

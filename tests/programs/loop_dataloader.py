@@ -31,13 +31,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import itertools
-import json
-import statistics
 import time
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+from loop_summary import summary
 
 MEAN = np.float32(0.5)
 STD = np.float32(0.25)
@@ -92,14 +91,6 @@ def mini_resnet(classes: int) -> torch.nn.Module:
         torch.nn.Conv2d(3, 32, 3, 1, 1, bias=False), torch.nn.BatchNorm2d(32), torch.nn.ReLU(),
         Residual(32, 32, 1), Residual(32, 64, 2), Residual(64, 128, 2),
         torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(128, classes))
-
-
-def summary(program: str, variant: str, times: list[float], warmup: int, **extra) -> str:
-    """The JSON line: the timed iterations' median, min and max in milliseconds, and `extra`."""
-    timed = [1e3 * t for t in times[warmup:]]
-    return json.dumps({"program": program, "variant": variant, "iterations": len(times), "warmup": warmup,
-                       "median_ms": round(statistics.median(timed), 4), "min_ms": round(min(timed), 4),
-                       "max_ms": round(max(timed), 4), **extra})
 
 
 def main() -> None:

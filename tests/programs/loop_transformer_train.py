@@ -29,12 +29,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import itertools
-import json
-import statistics
 import time
 
 import torch
 import torch.nn.functional as F
+from loop_summary import summary
 
 
 class Model(torch.nn.Module):
@@ -50,14 +49,6 @@ class Model(torch.nn.Module):
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         return self.head(self.norm(self.encoder(self.embed(tokens) + self.position)))
-
-
-def summary(program: str, variant: str, times: list[float], warmup: int, **extra) -> str:
-    """The JSON line: the timed iterations' median, min and max in milliseconds, and `extra`."""
-    timed = [1e3 * t for t in times[warmup:]]
-    return json.dumps({"program": program, "variant": variant, "iterations": len(times), "warmup": warmup,
-                       "median_ms": round(statistics.median(timed), 4), "min_ms": round(min(timed), 4),
-                       "max_ms": round(max(timed), 4), **extra})
 
 
 def main() -> None:
