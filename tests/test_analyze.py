@@ -345,9 +345,9 @@ def test_directory_joins_stages_of_real_captures(tmp_path):
         shutil.copy(path, tmp_path / f"ncu-{page}.csv")
     (tmp_path / "manifest.json").write_text(json.dumps({"op": "sgemm", "device": {"name": "NVIDIA H200"}}))
     doc = run_json(tmp_path)
-    assert set(doc) == {"gpu", "ceiling", "kernel_summary", "memcpy_summary", "gpu_utilization", "unattributed",
-                        "attribution", "ranges", "kernels", "kernel_groups", "stages", "missing_metrics", "hot_kernels",
-                        "harness", "range_families"}
+    assert set(doc) == {"gpu", "ceiling", "processing_errors", "kernel_summary", "memcpy_summary", "gpu_utilization",
+                        "unattributed", "attribution", "ranges", "kernels", "kernel_groups", "stages", "missing_metrics",
+                        "hot_kernels", "harness", "range_families"}
     assert len(doc["kernels"]) == 20
     assert [s["stage"] for s in doc["stages"]] == [f"v{i}" for i in range(1, 11)]
     v8 = next(s for s in doc["stages"] if s["stage"] == "v8")

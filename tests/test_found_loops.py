@@ -184,3 +184,28 @@ def test_the_timeline_draws_the_phases_and_iterations():
                              iterations=timeline.loop.iterations, phases=timeline.phases)
     lanes = [label.get_text() for label in figure.axes[0].get_yticklabels()]
     assert lanes[:2] == ["phases", "iterations (found)"]
+
+
+def test_a_capture_that_kept_its_kernels_through_processing_errors_says_so_first(tmp_path):
+    """nsys logged errors while processing a capture but kept its kernels (as `-t cuda,nvtx` does a
+    JAX program's): analyze opens with a warning naming them and how to capture again, and --json
+    lists them."""
+    import shutil
+    import sqlite3
+
+    damaged = tmp_path / "errors.sqlite"
+    shutil.copyfile(LOOPS / "cupy-heat.sqlite", damaged)
+    error = ("Error when processing events: Source ID=\nType=ErrorInformation (18)\n ProcessEventsError (4005)\n"
+             "std::exception::what: unordered_map::at\n")
+    with sqlite3.connect(damaged) as conn:
+        conn.execute("INSERT INTO DIAGNOSTIC_EVENT (timestamp, timestampType, source, severity, text, globalPid) "
+                     "VALUES (0, 0, 3, 2, ?, 0)", (error,))
+    shown = CliRunner().invoke(app, ["analyze", str(damaged)], env={"COLUMNS": "100"})
+    assert shown.exit_code == 0, shown.output
+    first = " ".join(shown.stdout.split("Verdict:", 1)[0].split())
+    assert first.startswith("Warning: nsys reported 1 error while processing this capture (ProcessEventsError: "
+                            "unordered_map::at)") and "-t cuda,nvtx" in first
+    doc = json.loads(CliRunner().invoke(app, ["analyze", str(damaged), "--json"]).stdout)
+    assert doc["processing_errors"] == ["ProcessEventsError: unordered_map::at"]
+    assert json.loads(CliRunner().invoke(app, ["analyze", str(LOOPS / "cupy-heat.sqlite"), "--json"]).stdout)[
+        "processing_errors"] == []

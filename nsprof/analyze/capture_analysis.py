@@ -129,6 +129,12 @@ class CaptureAnalysis:
                              for uuid in export.gpus["uuid"].dropna()}))
 
     @cached_property
+    def processing_errors(self) -> tuple[str, ...]:
+        """What the tool reported failing while it processed the timelines (nsys's ProcessEventsError
+        rows), each once a time: a capture that kept its kernels may still miss work."""
+        return tuple(error for export in self._inputs.nsys for error in export.processing_errors)
+
+    @cached_property
     def nsys_versions(self) -> tuple[str, ...]:
         """The versions of nsys that wrote the exports."""
         return tuple(sorted({export.nsys_version for export in self._inputs.nsys if export.nsys_version}))

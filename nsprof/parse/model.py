@@ -283,7 +283,8 @@ def lost_work(timeline: GpuTimeline) -> str | None:
     said = f"{launches:,} kernel launch calls and no kernel" if launches else "no kernel"
     if errors:
         counted = pd.Series(errors).value_counts()
-        said += (f"; {timeline.tool} reported {len(errors):,} errors while processing it ({counted.index[0]}"
+        said += (f"; {timeline.tool} reported {len(errors):,} error{'s' if len(errors) > 1 else ''} while processing it "
+                 f"({counted.index[0]}"
                  + (f", and {len(counted) - 1} other kind{'s' if len(counted) > 2 else ''}" if len(counted) > 1 else "")
                  + ")")
     return f"the capture lost its GPU work: {said}, so nothing in it can be judged"

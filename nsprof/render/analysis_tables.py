@@ -15,9 +15,10 @@ from nsprof.ladder.capture import LadderCaptureAnalysis
 from nsprof.ladder.cpu_speedups import BLAS_KEY, LOOP_KEY
 from nsprof.ladder.registry import headline
 from nsprof.ladder.work import WALL_CLOCK
+from nsprof.parse.model import RECAPTURE
 from nsprof.parse.nsys_sqlite import GRAPH_NAME
 from nsprof.render import format as fmt
-from nsprof.render.document import Block, Drawing, Table
+from nsprof.render.document import Block, Drawing, Paragraph, Table
 from nsprof.render.document_writers import json_ready, to_terminal
 from nsprof.render.stage_notes import PEAK_SAID, stage_notes
 from nsprof.render.table_names import telling_names
@@ -49,7 +50,7 @@ def analysis_blocks(analysis: LadderCaptureAnalysis, is_directory: bool, width: 
     from nsprof.render.host_tables import host_blocks
     from nsprof.render.hot_kernels_table import hot_kernels_table
 
-    blocks: list[Block] = []
+    blocks: list[Block] = [Paragraph(line) for line in processing_warning(analysis.processing_errors)]
     ladder = is_directory and not analysis.stages.empty  # a ladder's analysis leads with its stages
     if ladder:
         blocks.append(_stages_table(analysis, width))
@@ -76,12 +77,24 @@ def analysis_blocks(analysis: LadderCaptureAnalysis, is_directory: bool, width: 
     return blocks
 
 
+def processing_warning(errors: tuple[str, ...]) -> list[str]:
+    """The line a capture nsys partly failed to process opens with: what it reported, and how to
+    capture again."""
+    if not errors:
+        return []
+    counted = pd.Series(errors).value_counts()
+    plural = "s" if len(errors) > 1 else ""
+    return [f"Warning: nsys reported {len(errors):,} error{plural} while processing this capture ({counted.index[0]}): "
+            f"some of its work may be missing from every figure below; {RECAPTURE}."]
+
+
 def analysis_json(analysis: LadderCaptureAnalysis, is_directory: bool) -> str:
     return json.dumps(_document(analysis, is_directory), indent=2)
 
 
 def _document(analysis: LadderCaptureAnalysis, is_directory: bool) -> dict:
-    doc: dict[str, Any] = {"gpu": analysis.gpu, "ceiling": analysis.ceiling.to_json() if analysis.ceiling else None}
+    doc: dict[str, Any] = {"gpu": analysis.gpu, "ceiling": analysis.ceiling.to_json() if analysis.ceiling else None,
+                           "processing_errors": list(analysis.processing_errors)}
     if analysis.host is not None:
         doc["host"] = analysis.host
     if analysis.loop is not None:
