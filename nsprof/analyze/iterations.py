@@ -1,28 +1,31 @@
 """A program's loop, one notion of it for every command: its iterations, from markers or found in
-the GPU work itself (pure functions over one nsys export).
+the GPU work itself (pure functions over one nsys export). docs/loops.md tells it with examples.
 
 Most captures carry no markers (`nsys profile python train.py`, nsys's defaults), so the loop is
 found from the GPU work: the program's GPU operations in launch order (correlation ids: order by
 launch, not by start, as work on several streams interleaves), each as a symbol (a kernel with its
-grid and block, a graph, a copy's direction and size, a memset's size). A loop repeats a sequence of
-symbols; one symbol that starts each repetition (the anchor) cuts the loop into iterations whose
-sequences are the same. For every symbol, the stretch from each of its launches to its next is
-fingerprinted (its length and a sum of hashed neighbouring pairs of symbols, from one prefix sum),
-and the sequence that one symbol's stretches repeat most, by the operations they cover, is that
-symbol's loop. The loop found is the one covering the most operations; among loops within
-TIED_COVERAGE of it, the outermost (fewest iterations: a training step, not a layer inside it,
-whose stretches leave out the step's other work and so cover less); among anchors of one period,
-the one after the longest pause of the host's launches (where a step begins). Work that changes
-between iterations (a growing KV cache's launch sizes) is found again by kernel names alone, and
-said to drift. Iterations before the first of the repeated sequence (the first step's autotuning
-and compilation) fall to start-up.
+grid and block, a graph, a copy's direction and size, a memset's size); XLA's autotuner's kernels
+are left out. For every symbol, the stretch from each of its launches to its next is fingerprinted
+(its length and a sum of hashed neighbouring pairs of symbols, from one prefix sum), and the
+stretch it repeats covering the most GPU time is its candidate (a graph launch is one operation
+but a whole step's work). The loop is the candidate covering the most; among those within
+TIED_COVERAGE (or two iterations) of it, the outermost, its anchor launched once an iteration (a
+training step, not a layer inside it, whose stretches leave the step's other work out); among
+anchors of one period, the one after the longest pause of the host's launches (where a step
+begins). Stretches of the loop's length running ALIKE of its operations are iterations whose work
+drifted; where launch sizes change every iteration, the loop is found by kernel names alone and
+said to drift. The loop's region is its runs from first to last where the stretches between
+repeat it too, else its run doing the most work (_region). Its first iterations still slower than
+WARMUP_SLOWER times its typical one are start-up (warmup_iterations). A capture of more than
+MAX_FIND_OPERATIONS operations is searched in its tail, the loop followed back by its anchor.
 
 No loop is found (and none invented) where no sequence repeats MIN_ITERATIONS times, the loop holds
 less than MIN_LOOP_SHARE of the GPU's time, or fewer than MIN_REGULAR of its stretches repeat it
 (MIN_REGULAR_DRIFTING of a loop found by names alone: cuDNN's autotuner tries one algorithm after
-another at a few sizes, which names alone would call a loop). Markers, where a capture has them (a repeating
-NVTX range: nsprof.analyze.program_harness.steady_state; torch.profiler's `ProfilerStep#N` is one
-family), decide the iterations; the loop is still found, and checked against them.
+another at a few sizes, which names alone would call a loop). Markers, where a capture has them (a
+repeating NVTX range: nsprof.analyze.program_harness.steady_state; torch.profiler's
+`ProfilerStep#N` is one family), decide the iterations where they mark MIN_ITERATIONS or more; the
+loop is still found, and checked against them.
 """
 
 from __future__ import annotations
@@ -327,6 +330,7 @@ class _Candidate:
     repeats: int  # how many of the symbol's stretches are it
     covered: float  # the GPU time of the operations those hold
     launches: int  # how often the symbol is launched in all
+    at: int  # where one of those stretches starts
 
 
 def _candidates(symbols: np.ndarray, durations: np.ndarray) -> list[_Candidate]:
@@ -344,16 +348,16 @@ def _candidates(symbols: np.ndarray, durations: np.ndarray) -> list[_Candidate]:
     keys = _prints(_pair_prefix(symbols), first, length)
     work = np.r_[0.0, np.cumsum(durations, dtype=np.float64)]
     stretches = pd.DataFrame({"symbol": symbols[first], "key": keys.view(np.int64), "length": length,
-                              "work": work[following] - work[first]})
+                              "work": work[following] - work[first], "at": first})
     counted = stretches.groupby(["symbol", "key"], sort=False).agg(
-        size=("length", "size"), first=("length", "first"), covered=("work", "sum"))
+        size=("length", "size"), first=("length", "first"), covered=("work", "sum"), at=("at", "first"))
     counted = counted[counted["size"] >= MIN_ITERATIONS - 1]
     if counted.empty:
         return []
     launches = pd.Series(symbols).value_counts()
     best = counted.sort_values("covered", ascending=False).reset_index().drop_duplicates("symbol")  # each symbol's
     return [_Candidate(int(row.symbol), int(row.key), int(row.first), int(row.size), float(row.covered),
-                       int(launches[row.symbol])) for row in best.itertuples(index=False)]
+                       int(launches[row.symbol]), int(row.at)) for row in best.itertuples(index=False)]
 
 
 def _matches(symbols: np.ndarray, positions: np.ndarray, candidate: _Candidate) -> np.ndarray:
@@ -487,13 +491,8 @@ def warmup_iterations(starts: np.ndarray | tuple[int, ...], end: int) -> int:
 def _working(candidates: list[_Candidate], symbols: np.ndarray, work_below: int) -> list[_Candidate]:
     """The candidates whose repeated sequence holds GPU work (a kernel or graph): copies or memsets
     alone repeat in a library's set-up (XLA's redzone memsets), not as a program's loop."""
-    kept = []
-    for candidate in candidates:
-        first = int(np.flatnonzero(symbols == candidate.symbol)[0])
-        stretch = symbols[first:first + candidate.length]
-        if (stretch < work_below).any() or candidate.symbol < work_below:
-            kept.append(candidate)
-    return kept
+    return [candidate for candidate in candidates
+            if candidate.symbol < work_below or (symbols[candidate.at:candidate.at + candidate.length] < work_below).any()]
 
 
 def _outermost(candidates: list[_Candidate], export: GpuTimeline, ops: _Operations, symbols: np.ndarray) -> _Candidate:
