@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from nsprof.analyze.host_activity import ACTIVITY_FIXES, INTERPRETER, NO_SAMPLES, NUMERICAL, _idle
+from nsprof.analyze.gpu_events import gpu_events
+from nsprof.analyze.host_activity import ACTIVITY_FIXES, INTERPRETER, NO_SAMPLES, NUMERICAL, idle_stretches
 from nsprof.analyze.host_idle import HOST_WORK, LAUNCHING
 from nsprof.cli import app
 from nsprof.parse.nsys_sqlite import load_nsys
@@ -50,7 +51,10 @@ def test_the_samples_counted_are_those_plain_sql_finds_in_the_gpus_idle_time():
     host = host_of(name)
     export = load_nsys(LOOPS / f"{name}.sqlite")
     window = (host["window"]["start_ns"], host["window"]["end_ns"])
-    gaps = _idle(export, *window)
+    events = gpu_events([export], ("start_ns", "end_ns"))
+    starts, ends = events["start_ns"].to_numpy(np.int64), events["end_ns"].to_numpy(np.int64)
+    overlapping = (ends > window[0]) & (starts < window[1])
+    gaps = idle_stretches(starts[overlapping], ends[overlapping], window)
     with sqlite3.connect(LOOPS / f"{name}.sqlite") as conn:
         launching = [tid for (tid,) in conn.execute(
             "SELECT DISTINCT r.globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId "

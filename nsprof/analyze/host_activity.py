@@ -1,7 +1,8 @@
 """What the host did while the GPU waited, from what nsys's default capture already holds: CPU
 samples with their call chains and OS runtime calls (nsprof.parse.nsys_host). Pure functions.
 
-Over the steady state's window, the GPU's idle stretches are where the host decides the pace. The
+Over the steady state's window (nsprof.analyze.host_side's, which hands over its idle stretches and
+the threads that made launch calls there), the GPU's idle stretches are where the host decides the pace. The
 samples of the launching threads (those that made launch calls there: PyTorch launches its
 backward pass from a thread of its own, which waits while the main thread prepares the next batch)
 that fall in them are each given an activity by ACTIVITY_RULES: walking its call chain from the
@@ -23,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from nsprof.analyze.gpu_events import merged_intervals
-from nsprof.parse.model import LAUNCH_API, GpuTimeline
+from nsprof.parse.model import GpuTimeline
 
 NUMERICAL, INTERPRETER, CUDA_CALLS, COMPILING, LIBRARY, PROFILER, OTHER = (
     "numerical work on the host", "Python and each operation's dispatch", "CUDA calls", "compiling",
@@ -104,14 +105,12 @@ NO_SAMPLES = ("the capture holds no CPU samples: capture with nsys's defaults (C
               "are on), or add `-s process-tree --cpuctxsw=process-tree -t cuda,nvtx,osrt`")
 
 
-def host_activity(export: GpuTimeline, window: tuple[int, int], threads: np.ndarray) -> HostActivity | None:
-    """What the launching `threads` did in the GPU's idle stretches of `window` (module docstring);
-    None where the capture holds no samples of them there."""
+def host_activity(export: GpuTimeline, gaps: tuple[np.ndarray, np.ndarray], threads: np.ndarray) -> HostActivity | None:
+    """What the launching `threads` did in the GPU's idle stretches `gaps` (idle_stretches; module
+    docstring); None where the capture holds no samples of them there."""
     samples, frames = export.samples, export.frames
     if samples.empty or frames.empty or not len(threads):
         return None
-    start, end = window
-    gaps = _idle(export, start, end)
     mine = samples[np.isin(samples["global_tid"].to_numpy(), threads)]
     times = mine["start_ns"].to_numpy(np.int64)
     inside = _in(times, gaps)
@@ -133,25 +132,11 @@ def host_activity(export: GpuTimeline, window: tuple[int, int], threads: np.ndar
                         int((gaps[1] - gaps[0]).sum()))
 
 
-def launching_threads(export: GpuTimeline, window: tuple[int, int]) -> np.ndarray:
-    """The threads that made kernel or graph launch calls in `window`."""
-    runtime = export.runtime
-    if runtime.empty or "api" not in runtime:
-        return np.empty(0, dtype=np.int64)
-    names = pd.Categorical(runtime["api"])
-    launching = [code for code, name in enumerate(names.categories) if LAUNCH_API.search(str(name))]
-    starts = runtime["start_ns"].to_numpy(np.int64)
-    chosen = np.isin(names.codes, launching) & (starts >= window[0]) & (starts < window[1])
-    return np.unique(runtime["global_tid"].to_numpy(dtype=np.int64, na_value=-1)[chosen])
-
-
-def _idle(export: GpuTimeline, start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
-    """The GPU's idle stretches in [start, end): the gaps between its merged busy intervals."""
-    parts = [frame for frame in (export.kernels, export.graphs, export.memcpys, export.memsets) if len(frame)]
-    starts = np.concatenate([frame["start_ns"].to_numpy(np.int64) for frame in parts]) if parts else np.empty(0, np.int64)
-    ends = np.concatenate([frame["end_ns"].to_numpy(np.int64) for frame in parts]) if parts else np.empty(0, np.int64)
-    inside = (ends > start) & (starts < end)
-    busy_start, busy_end = merged_intervals(np.maximum(starts[inside], start), np.minimum(ends[inside], end))
+def idle_stretches(starts: np.ndarray, ends: np.ndarray, window: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """The GPU's idle stretches in `window`: the gaps between the merged busy intervals of the GPU
+    operations [starts, ends) clipped to it."""
+    start, end = window
+    busy_start, busy_end = merged_intervals(np.maximum(starts, start), np.minimum(ends, end))
     gap_start, gap_end = np.r_[start, busy_end], np.r_[busy_start, end]
     keep = gap_end > gap_start
     return gap_start[keep], gap_end[keep]

@@ -47,6 +47,13 @@ def api_kind(name: str) -> str:
     return next((kind for kind, pattern in API_KINDS if pattern.search(base)), OTHER)
 
 
+def call_kinds(api: pd.Categorical) -> np.ndarray:
+    """Each call's kind (an index into KINDS), judged per API name, not per call (a call with no
+    name is OTHER)."""
+    by_name = [KINDS.index(api_kind(str(name))) for name in api.categories] + [KINDS.index(OTHER)]
+    return np.array(by_name, dtype=np.int8)[api.codes]
+
+
 @dataclass(frozen=True)
 class HostCalls:
     """An export's CUDA API calls by kind: per call of the runtime table (in its order) `start`,
@@ -101,8 +108,7 @@ def host_calls(export: GpuTimeline) -> HostCalls:
     api = pd.Categorical(runtime["api"])
     categories = [str(name) for name in api.categories]
     codes = api.codes
-    # per API name, not per call; code -1 (no name) takes the last: OTHER
-    kind = np.array([KINDS.index(api_kind(name)) for name in categories] + [KINDS.index(OTHER)], dtype=np.int8)[codes]
+    kind = call_kinds(api)
     thread, correlation = id_values(runtime["global_tid"]), id_values(runtime["correlation_id"])
     start, end = runtime["start_ns"].to_numpy(dtype=np.int64), runtime["end_ns"].to_numpy(dtype=np.int64)
     has_id = np.flatnonzero(correlation >= 0)

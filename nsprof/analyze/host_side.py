@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from nsprof.analyze.gpu_events import GRAPH, KERNEL, gpu_events, merged_intervals
-from nsprof.analyze.host_activity import host_activity, launching_threads
+from nsprof.analyze.host_activity import host_activity, idle_stretches
 from nsprof.analyze.host_calls import ALLOCATION, COPY, KINDS, LAUNCH, LOADING, HostCalls, host_calls, pageable_copies
 from nsprof.analyze.host_idle import idle_causes, idle_gaps
 from nsprof.analyze.host_verdict import PINNED_SAMPLE_BYTES, host_fixes, verdict
@@ -67,6 +67,7 @@ def host_side(export: GpuTimeline, state: SteadyState | None, ceiling: Ceiling |
     if spans.empty:
         return None
     window = _window(spans, state)
+    gaps = _idle_where_sampled(export, spans, window)
     del spans
     # every GPU operation of the window, and only those: a 10M-kernel capture's whole table is not made
     inside = gpu_events([_within(export, window)],
@@ -87,8 +88,7 @@ def host_side(export: GpuTimeline, state: SteadyState | None, ceiling: Ceiling |
               "untraced": list(export.untraced), "tool": export.tool,
               "iterations": None if state is None else {"range": state.range, "count": window.iterations,
                                                         "source": state.source}}
-    activity = host_activity(export, (window.start_ns, window.end_ns),
-                             launching_threads(export, (window.start_ns, window.end_ns)))
+    activity = host_activity(export, gaps, _launching_threads(calls, window)) if gaps is not None else None
     result["activity"] = activity.to_json() if activity is not None else None
     result["verdict"] = verdict(result)
     result["fixes"] = host_fixes(result)
@@ -228,6 +228,22 @@ def _launches(export: GpuTimeline, calls: HostCalls, events: pd.DataFrame, rows:
             "median_to_start_ns": _median(to_start), "median_queue_depth": _median(depth),
             "empty_queue_pct": 100 * float((depth == 0).mean()) if len(depth) else None,
             "threads": len(np.unique(thread)), "host_ns": int(durations.sum())}
+
+
+def _idle_where_sampled(export: GpuTimeline, spans: pd.DataFrame, window: Window) -> tuple[np.ndarray, np.ndarray] | None:
+    """The GPU's idle stretches in the window, between every operation that overlaps it (one that
+    began before counts), where the capture holds CPU samples to weigh them with; else None."""
+    if export.samples.empty:
+        return None
+    starts, ends = spans["start_ns"].to_numpy(np.int64), spans["end_ns"].to_numpy(np.int64)
+    overlapping = (ends > window.start_ns) & (starts < window.end_ns)
+    return idle_stretches(starts[overlapping], ends[overlapping], (window.start_ns, window.end_ns))
+
+
+def _launching_threads(calls: HostCalls, window: Window) -> np.ndarray:
+    """The threads that made launch calls in the window."""
+    launched = (calls.kind == KINDS.index(LAUNCH)) & (calls.start >= window.start_ns) & (calls.start < window.end_ns)
+    return np.unique(calls.thread[launched])
 
 
 def _sorted(values: np.ndarray) -> bool:

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from nsprof.analyze.gpu_events import gpu_events, merged_intervals
-from nsprof.analyze.host_calls import ALLOCATION, COPY, KINDS, LAUNCH, LOADING, OTHER, WAIT, api_kind
+from nsprof.analyze.host_calls import ALLOCATION, COPY, KINDS, LAUNCH, LOADING, OTHER, WAIT, call_kinds
 from nsprof.analyze.iterations import Loop
 from nsprof.parse.model import GpuTimeline, id_values, linux_pid
 
@@ -101,13 +101,11 @@ class _Calls:
         else:
             rows = np.flatnonzero(np.logical_or.reduce([(start >= low) & (start < high) for low, high in stretches]))
         calls = runtime.iloc[rows]
-        api = pd.Categorical(calls["api"])
-        by_name = np.array([KINDS.index(api_kind(str(name))) for name in api.categories] + [KINDS.index(OTHER)],
-                           dtype=np.int8)
         mine = slice(None) if pid is None else linux_pid(id_values(calls["global_tid"])) == pid
         start = calls["start_ns"].to_numpy(np.int64)[mine]
         order = np.argsort(start, kind="stable")
-        return cls(start[order], calls["end_ns"].to_numpy(np.int64)[mine][order], by_name[api.codes][mine][order])
+        kind = call_kinds(pd.Categorical(calls["api"]))[mine]
+        return cls(start[order], calls["end_ns"].to_numpy(np.int64)[mine][order], kind[order])
 
     def parts(self, low: int, high: int) -> tuple[tuple[str, int], ...]:
         """The host's time in [low, high) by kind of the calls that began there, largest first, then

@@ -282,12 +282,16 @@ def lost_work(timeline: GpuTimeline) -> str | None:
         return None
     said = f"{launches:,} kernel launch calls and no kernel" if launches else "no kernel"
     if errors:
-        counted = pd.Series(errors).value_counts()
-        said += (f"; {timeline.tool} reported {len(errors):,} error{'s' if len(errors) > 1 else ''} while processing it "
-                 f"({counted.index[0]}"
-                 + (f", and {len(counted) - 1} other kind{'s' if len(counted) > 2 else ''}" if len(counted) > 1 else "")
-                 + ")")
+        said += f"; {reported_errors(errors, timeline.tool, 'it')}"
     return f"the capture lost its GPU work: {said}, so nothing in it can be judged"
+
+
+def reported_errors(errors: tuple[str, ...], tool: str, what: str) -> str:
+    """'nsys reported 7 errors while processing WHAT (the commonest, and N other kinds)'."""
+    counted = pd.Series(errors).value_counts()
+    others = len(counted) - 1
+    return (f"{tool} reported {len(errors):,} error{'s' if len(errors) > 1 else ''} while processing {what} "
+            f"({counted.index[0]}" + (f", and {others} other kind{'s' if others > 1 else ''}" if others else "") + ")")
 
 
 @dataclass(frozen=True)

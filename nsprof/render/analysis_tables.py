@@ -15,7 +15,7 @@ from nsprof.ladder.capture import LadderCaptureAnalysis
 from nsprof.ladder.cpu_speedups import BLAS_KEY, LOOP_KEY
 from nsprof.ladder.registry import headline
 from nsprof.ladder.work import WALL_CLOCK
-from nsprof.parse.model import RECAPTURE
+from nsprof.parse.model import RECAPTURE, reported_errors
 from nsprof.parse.nsys_sqlite import GRAPH_NAME
 from nsprof.render import format as fmt
 from nsprof.render.document import Block, Drawing, Paragraph, Table
@@ -82,10 +82,8 @@ def processing_warning(errors: tuple[str, ...]) -> list[str]:
     capture again."""
     if not errors:
         return []
-    counted = pd.Series(errors).value_counts()
-    plural = "s" if len(errors) > 1 else ""
-    return [f"Warning: nsys reported {len(errors):,} error{plural} while processing this capture ({counted.index[0]}): "
-            f"some of its work may be missing from every figure below; {RECAPTURE}."]
+    return [f"Warning: {reported_errors(errors, 'nsys', 'this capture')}: some of its work may be missing from every "
+            f"figure below; {RECAPTURE}."]
 
 
 def analysis_json(analysis: LadderCaptureAnalysis, is_directory: bool) -> str:
