@@ -14,7 +14,8 @@ backward, and AdamW's step, then waits for the loss.
   the graph replayed and the loss read, one graph launch a step.
 
 `--markers` wraps each step in an NVTX range `step` (torch.cuda.nvtx); without it the program opens no
-NVTX range of its own. The loop runs `--steps` iterations, the first `--warmup` of them untimed; as each
+NVTX range of its own. `--torch-profiler DIR` runs the loop under torch.profiler (CPU and CUDA
+activities, `prof.step()` after each step, as its recipe does) and writes its trace to DIR/trace.json. The loop runs `--steps` iterations, the first `--warmup` of them untimed; as each
 step waits for its loss, the time of an iteration (time.perf_counter, from the previous iteration's end
 to its own) is the step's time, without an added synchronization. At its end the program prints one
 JSON line: program, variant, iterations, warmup, median_ms, min_ms, max_ms (over the timed iterations),
@@ -58,6 +59,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=5, help="the first iterations, not timed")
     parser.add_argument("--graph-warmup", type=int, default=3, help="eager steps on a side stream before the capture")
     parser.add_argument("--markers", action="store_true", help="an NVTX range `step` around each iteration")
+    parser.add_argument("--torch-profiler", metavar="DIR", help="trace the loop with torch.profiler into DIR")
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--hidden", type=int, default=256)
     parser.add_argument("--heads", type=int, default=4)
@@ -106,17 +108,32 @@ def main() -> None:
 
         step = graph_step
     losses = []
+    profiler = contextlib.nullcontext()
+    if args.torch_profiler:
+        activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+        profiler = torch.profiler.profile(activities=activities)
+    with profiler as profiling:
+        marks = loop(args, step, tokens, targets, pool_tokens, pool_targets, losses, profiling)
+    if args.torch_profiler:
+        profiling.export_chrome_trace(f"{args.torch_profiler}/trace.json")
+    times = [b - a for a, b in itertools.pairwise(marks)]
+    print(summary("loop_transformer_train", args.variant, times, args.warmup, graph_warmup_steps=(
+        args.graph_warmup if args.variant == "graphs" else 0), first_loss=round(losses[0], 4),
+        last_loss=round(losses[-1], 4)))
+
+
+def loop(args, step, tokens, targets, pool_tokens, pool_targets, losses: list[float], profiling) -> list[float]:
+    """The training loop: the time at its start and after each step."""
     marks = [time.perf_counter()]
     for index in range(args.steps):
         with torch.cuda.nvtx.range("step") if args.markers else contextlib.nullcontext():
             tokens.copy_(pool_tokens[index % len(pool_tokens)])
             targets.copy_(pool_targets[index % len(pool_targets)])
             losses.append(step().item())  # logging: the host waits for the step
+        if profiling is not None:
+            profiling.step()
         marks.append(time.perf_counter())
-    times = [b - a for a, b in itertools.pairwise(marks)]
-    print(summary("loop_transformer_train", args.variant, times, args.warmup, graph_warmup_steps=(
-        args.graph_warmup if args.variant == "graphs" else 0), first_loss=round(losses[0], 4),
-        last_loss=round(losses[-1], 4)))
+    return marks
 
 
 if __name__ == "__main__":
