@@ -184,7 +184,7 @@ def test_phases_tile_the_capture_and_their_parts_are_the_calls(name):
 def test_analyze_json_holds_iterations_and_phases():
     """`analyze --json` of a capture without markers: its iterations (found) and phases, and the
     steady state of the hot kernels and host side is theirs."""
-    result = CliRunner().invoke(app, ["analyze", str(DATA / "diff-pairs" / "compile-block-eager.sqlite"), "--json"])
+    result = CliRunner().invoke(app, ["analyze", str(DATA / "loops" / "cupy-heat.sqlite"), "--json"])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     iterations = doc["iterations"]
@@ -195,6 +195,18 @@ def test_analyze_json_holds_iterations_and_phases():
     assert doc["harness"]["steady_state"]["source"] == FOUND
     listed = iterations["listed"]
     assert len(listed) == iterations["count"] and listed[0]["start_ns"] == iterations["start_ns"]
+
+
+def test_a_step_range_closed_before_the_last_launch_still_marks_the_loop():
+    """torch_compile_block.py marks each step, then reads a checksum outside any step: its steps
+    still decide (fewer launches follow the last than a step holds), and the loop found in the GPU
+    work starts one iteration in each of them."""
+    export = load_nsys(DATA / "diff-pairs" / "compile-block-eager.sqlite")
+    steps = export.nvtx[export.nvtx["range"].astype(str).str.endswith("step")]
+    assert steps["end_ns"].max() < export.runtime["start_ns"].max()  # the checksum's calls come after
+    loop = capture_loop(export)
+    assert loop.iterations.source == MARKERS and loop.iterations.count == len(steps) == 20
+    assert loop.found.count >= 18 and loop.iterations.check.matched == loop.found.count
 
 
 def test_analyze_says_what_the_loop_is():

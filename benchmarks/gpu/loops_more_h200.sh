@@ -10,9 +10,9 @@
 # - nsys's options' cost on the launch-bound transformer: its own median ms a step plainly, under nsprof
 #   profile's options, with OS runtime calls added, and with CPU sampling off, twice each, alternated.
 # Run from the repository root on the GPU machine with .devkit carried; results in /tmp/record ($OUT),
-# packed into the device tool's $OUT. PART=a (LLM eager, markers, torch.profiler) or PART=b (the LLM's
-# static cache and its marked run, JAX, cost): each must end within 9 minutes, so no capture runs past
-# DEADLINE seconds.
+# packed into the device tool's $OUT. PART=a (LLM eager, markers, torch.profiler), PART=b (the LLM's
+# static cache and its marked run, JAX, cost) or PART=jax (JAX alone: b's run copied its exports from the
+# wrong folder): each must end within 9 minutes, so no capture runs past DEADLINE seconds.
 source benchmarks/gpu/record_start.sh
 P=tests/programs
 C=/tmp/loop-captures; rm -rf $C; mkdir -p $C
@@ -50,21 +50,28 @@ if [ "$PART" = a ]; then
   mkdir -p $C/transformer-train-kineto
   plain $P/loop_transformer_train.py --variant eager --steps 30 --torch-profiler $C/transformer-train-kineto
   ORDER=(llm-generate llm-generate-static llm-generate-marked cupy-heat-marked dataloader-marked)
-else
+fi
+if [ "$PART" = b ]; then
   # the static-cache decode and the marked eager one (a first try of both failed: see loop_llm_generate.py)
   plain $P/loop_llm_generate.py --variant static
   cap llm-generate-static -- $P/loop_llm_generate.py --variant static
   cap llm-generate-marked -- $P/loop_llm_generate.py --variant eager --markers
-  # JAX: nsprof profile's nsys (the product's own command), then the same options plus OS runtime calls
+fi
+if [ "$PART" = b ] || [ "$PART" = jax ]; then
+  # JAX: nsprof profile's nsys (the product's own command; its profile directory holds nsys.sqlite)
   for markers in no-markers markers; do
     [ $(left) -lt 60 ] && break
     flag=--no-markers; [ $markers = markers ] && flag=
     timeout -k 10 150 python3 -m nsprof profile --tool nsys --out $C/jax-$markers -- python3 $P/jax_mlp_train.py \
       --steps 30 $flag > $C/jax-$markers.profile.log 2>&1; echo "exit $?" >> $C/jax-$markers.profile.log
-    cp $C/jax-$markers/nsys.sqlite $C/jax-mlp-$markers.sqlite 2>/dev/null
+    cp $C/jax-$markers/*/nsys.sqlite $C/jax-mlp-$markers.sqlite
     tail -3 $C/jax-$markers.profile.log; echo "jax $markers: $((SECONDS - START)) s"
   done
   NAMES+=(jax-mlp-no-markers jax-mlp-markers)
+  ORDER=(jax-mlp-no-markers jax-mlp-markers)
+fi
+if [ "$PART" = b ]; then
+  # the same options plus OS runtime calls
   cap jax-mlp-osrt -t cuda,nvtx,osrt --cuda-graph-trace=node -- $P/jax_mlp_train.py --steps 30 --no-markers
   rows() {  # $1: export, $2: table: its row count, or "none" where the export has no such table
     python3 -c "import sqlite3, sys

@@ -45,7 +45,7 @@ ACTIVITY_RULES = (  # in order: a frame matching an earlier rule is not looked a
     ActivityRule(LIBRARY, re.compile(r"cudnn|cublasLt?|cusolver|cufft", re.IGNORECASE),
                  "cuDNN, cuBLAS(Lt), cuSOLVER, cuFFT: heuristics, autotuning, set-up"),
     ActivityRule(NUMERICAL, re.compile(r"numpy|_multiarray_umath|_pcg64|_generator|_mt19937|openblas|libmkl|libgomp|"
-                                       r"scipy|PIL|cv2|libjpeg|libpng|at::native::.*(cpu_kernel|_kernel_impl)|at::vec::|"
+                                       r"scipy|\bPIL\b|cv2|libjpeg|libpng|at::native::.*(cpu_kernel|_kernel_impl)|at::vec::|"
                                        r"mkldnn|dnnl", re.IGNORECASE),
                  "numpy, its random generators, BLAS, OpenMP threads, torch's CPU kernels, image libraries"),
     ActivityRule(CUDA_CALLS, re.compile(r"libcuda\.|libcudart|libcupti", re.IGNORECASE),
@@ -55,6 +55,10 @@ ACTIVITY_RULES = (  # in order: a frame matching an earlier rule is not looked a
     ActivityRule(PROFILER, re.compile(r"libToolsInjection|nsys|libnvtx", re.IGNORECASE), "nsys's own injection"),
 )
 PYTHON = re.compile(r"python3|libpython", re.IGNORECASE)
+IMPORTING = "importing modules"
+# a frame of Python's import machinery or the dynamic loader: the sample is part of an import, whatever its leaf
+IMPORT_FRAMES = re.compile(r"^(PyImport_ImportModule\w*|import_find_and_load|_imp_create_dynamic\w*|dlopen\w*|"
+                           r"_dl_map_object\w*)$")
 WAIT_CALLS = re.compile(r"^(poll|ppoll|epoll_wait|epoll_pwait|select|pselect|futex|pthread_cond_(timed)?wait|sem_(timed)?wait|"
                         r"pthread_mutex_lock|nanosleep|clock_nanosleep|usleep|sleep|waitpid|wait4|pthread_join)")
 ACTIVITY_FIXES = {
@@ -122,7 +126,7 @@ def host_activity(export: GpuTimeline, gaps: tuple[np.ndarray, np.ndarray], thre
     own = np.sort(times[sampled == thread])
     interval = float(np.median(np.diff(own))) if len(own) > 1 else 0.0
     ids = mine["sample_id"].to_numpy(np.int64)[inside]
-    activity, where = _activities(frames, ids)
+    activity, where = sample_activities(frames, ids)
     counted = pd.DataFrame({"activity": activity, "where": where}).groupby("activity")
     total = len(ids)
     activities = sorted((Activity(str(name), len(group), 100 * len(group) / total,
@@ -148,7 +152,7 @@ def _in(times: np.ndarray, gaps: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
     return (at >= 0) & (times < gaps[1][np.maximum(at, 0)])
 
 
-def _activities(frames: pd.DataFrame, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def sample_activities(frames: pd.DataFrame, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each sample's activity and the module (or symbol) that decided it, by ACTIVITY_RULES over its
     frames from the leaf up (rules judged per distinct module and symbol, not per frame)."""
     chains = frames[np.isin(frames["sample_id"].to_numpy(), ids)]
@@ -174,6 +178,14 @@ def _activities(frames: pd.DataFrame, ids: np.ndarray) -> tuple[np.ndarray, np.n
     rest = ~has & ~pythonic
     where[rest] = [_short(str(module)) for module in leaf.to_numpy()[rest]]
     return activity, where
+
+
+def importing(frames: pd.DataFrame, ids: np.ndarray) -> np.ndarray:
+    """Which samples `ids` ran inside an import (a frame of IMPORT_FRAMES anywhere in the chain)."""
+    chains = frames[np.isin(frames["sample_id"].to_numpy(), ids)]
+    symbols = pd.Categorical(chains["symbol"])
+    is_import = np.array([bool(IMPORT_FRAMES.search(str(name))) for name in symbols.categories] + [False])
+    return np.isin(ids, chains["sample_id"].to_numpy()[is_import[symbols.codes]])
 
 
 def _short(module: str) -> str:

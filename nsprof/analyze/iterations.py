@@ -24,8 +24,9 @@ less than MIN_LOOP_SHARE of the GPU's time, or fewer than MIN_REGULAR of its str
 (MIN_REGULAR_DRIFTING of a loop found by names alone: cuDNN's autotuner tries one algorithm after
 another at a few sizes, which names alone would call a loop). Markers, where a capture has them (a
 repeating NVTX range: nsprof.analyze.program_harness.steady_state; torch.profiler's
-`ProfilerStep#N` is one family), decide the iterations where they mark MIN_ITERATIONS or more; the
-loop is still found, and checked against them.
+`ProfilerStep#N` is one family), decide the iterations where they mark MIN_ITERATIONS or more, or
+where a range repeated inside fewer marks the loop found (a decode step inside four `generate`
+calls); the loop is still found, and checked against them.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from nsprof.shorten import shortened
 MARKERS, FOUND = "markers", "found"
 HIGH, MEDIUM = "high", "medium"
 MIN_ITERATIONS = 5  # a sequence repeated fewer times is no loop to judge a steady state by
+MARKS_FOUND = 0.8  # of the found iterations, starting one to a marked instance: the markers mark that loop
 MIN_LOOP_SHARE = 0.1  # of the process's GPU time, which the loop's iterations must hold
 MIN_REGULAR = 0.6  # of the iterations in the loop's stretch, which must repeat its sequence
 MIN_REGULAR_DRIFTING = 0.8  # the same, of a loop found by kernel names alone (whose launch sizes drift)
@@ -287,7 +289,10 @@ def _symbols(part: pd.DataFrame, kind: str):
     if kind == "graph":
         ids = part["graph_id"].to_numpy(np.int64) if "graph_id" in part else np.zeros(len(part), dtype=np.int64)
         codes, uniques = pd.factorize(ids)
-        return codes, codes, lambda symbol: f"CUDA graph {uniques[symbol]}"
+        # by name every graph is alike: torch.compile's graph trees replay one step's work as a different
+        # graph call after call (a static-cache decode alternates two), and nsys's default traces graphs whole
+        return codes + 1, np.zeros(len(codes), dtype=np.int64), \
+            lambda symbol: f"CUDA graph {uniques[symbol - 1]}" if symbol else "a CUDA graph"
     key = (part["copy_kind"].astype(str) + " " + part["bytes"].astype(str)) if kind == "copy" else part["bytes"].astype(str)
     codes, uniques = pd.factorize(key)
     word = "memcpy" if kind == "copy" else "memset"
@@ -575,10 +580,14 @@ def _launch_starts(export: GpuTimeline, ops: _Operations, positions: np.ndarray)
 
 def capture_loop(export: GpuTimeline) -> Loop:
     """The capture's loop (Loop). Marked iterations decide where a repeating NVTX range marks at
-    least MIN_ITERATIONS of them; fewer (three calls of `generate` around many decode steps) decide
-    only where no loop is found in the GPU work. A found loop is checked against the markers."""
+    least MIN_ITERATIONS of them; fewer (three calls of `generate` around many decode steps) give
+    way to a range repeated inside them that marks the loop found in the GPU work (_inner_markers),
+    else to the found loop, and decide only where none is found. A found loop is checked against the
+    markers."""
     found, why, operations, pid = find_loop(export)
     marked = steady_state(export)
+    if marked is not None and marked.instances < MIN_ITERATIONS and found is not None:
+        marked = _inner_markers(export, found) or marked
     if marked is None:
         return Loop(found, found, why, operations, pid)
     end = int(max(export.kernels["end_ns"].max() if len(export.kernels) else 0,
@@ -621,6 +630,17 @@ def _started_from(frame: pd.DataFrame, start_ns: int) -> pd.DataFrame:
     if starts.is_monotonic_increasing:
         return frame.iloc[int(np.searchsorted(starts.to_numpy(), start_ns, side="left")):]
     return frame[starts >= start_ns]
+
+
+def _inner_markers(export: GpuTimeline, found: Iterations) -> SteadyState | None:
+    """A range repeated MIN_ITERATIONS times or more inside the few that span longest (a decode step
+    marked in each of four `generate` calls), where it marks the loop found in the GPU work: most
+    found iterations start in an instance of their own. XLA's ranges of one operation each repeat
+    inside a step too, but mark no loop of the GPU work's."""
+    inner = steady_state(export, prefer=MIN_ITERATIONS)
+    if inner is None or inner.instances < MIN_ITERATIONS:
+        return None
+    return inner if _check(inner.instance_starts, found).matched >= MARKS_FOUND * found.count else None
 
 
 def _check(marked_starts, found: Iterations) -> MarkerCheck:

@@ -7,9 +7,15 @@ Pure functions over one nsys export.
 Each phase says how busy the GPU was; start-up and the tail say where the host's time went too (the
 loop's is the host side's to weigh: nsprof.analyze.host_side), from the CUDA calls the capture holds
 (nsprof.analyze.host_calls's kinds, summed over the loop's process's calls; calls on several threads
-at once are each counted): module loading, allocation, waiting for the GPU, copies and launches;
-the rest of the phase (`outside CUDA calls`) is the host's own work, which the CUDA trace cannot
-tell apart (Python, compilation, library set-up, data preparation).
+at once are each counted): module loading, allocation, waiting for the GPU, copies and launches.
+The rest of the phase, outside CUDA calls, is told apart by the CPU samples of the process's most
+sampled thread there, where the capture holds samples (nsys's defaults take them): each sample's
+activity (nsprof.analyze.host_activity.sample_activities: Python, compiling, library set-up,
+numerical work, the profiler, other code; importing modules wherever the chain holds Python's
+import machinery or the dynamic loader, whatever its leaf) counts one sampling interval (the thread's median
+spacing of samples), the samples in CUDA calls left out (the calls are timed above); what the
+thread's samples do not cover of that rest is time it was not running (waiting on a lock, I/O,
+worker processes such as a compiler's). Without samples the rest is one part, `outside CUDA calls`.
 """
 
 from __future__ import annotations
@@ -20,12 +26,19 @@ import numpy as np
 import pandas as pd
 
 from nsprof.analyze.gpu_events import gpu_events, merged_intervals
+from nsprof.analyze.host_activity import (COMPILING, CUDA_CALLS, IMPORTING, INTERPRETER, LIBRARY, NUMERICAL,
+                                          PROFILER, importing, sample_activities)
+from nsprof.analyze.host_activity import OTHER as OTHER_CODE
 from nsprof.analyze.host_calls import ALLOCATION, COPY, KINDS, LAUNCH, LOADING, OTHER, WAIT, call_kinds
 from nsprof.analyze.iterations import Loop
 from nsprof.parse.model import GpuTimeline, id_values, linux_pid
 
 STARTUP, LOOP, TAIL = "start-up", "loop", "tail"
 OUTSIDE = "outside CUDA calls"
+NOT_RUNNING = "not running (waiting, I/O)"
+SAMPLED_PARTS = {IMPORTING: IMPORTING, INTERPRETER: "Python", COMPILING: "compiling", LIBRARY: "library set-up",
+                 NUMERICAL: "numerical work on the host", PROFILER: "the profiler", OTHER_CODE: "other host code"}
+MIN_PHASE_SAMPLES = 10  # fewer samples of a phase tell its host time apart no better than one part
 PART_NAMES = {LAUNCH: "launch calls", WAIT: "waits for the GPU", COPY: "copy calls", LOADING: "module loading",
               ALLOCATION: "allocation", OTHER: "other CUDA calls"}  # each kind of call (host_calls.KINDS), as a part
 
@@ -72,8 +85,36 @@ def phases(export: GpuTimeline, loop: Loop | None) -> tuple[Phase, ...]:
     calls = _Calls.of(export, loop.pid, [(low, high) for name, low, high in stretches if name != LOOP])
     return tuple(Phase(name, low, high, _busy_in(busy, low, high), int(np.searchsorted(start, high) -
                                                                         np.searchsorted(start, low)),
-                       calls.parts(low, high) if name != LOOP else ())
+                       _sampled(export, loop.pid, low, high, calls.parts(low, high)) if name != LOOP else ())
                  for name, low, high in stretches if high > low)
+
+
+def _sampled(export: GpuTimeline, pid: int | None, low: int, high: int,
+             parts: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int], ...]:
+    """`parts` with their last, OUTSIDE, told apart by the samples of `pid`'s most sampled thread in
+    [low, high) (module docstring); as they are without MIN_PHASE_SAMPLES of them."""
+    samples = export.samples
+    if samples.empty or export.frames.empty or pid is None:
+        return parts
+    times, threads = samples["start_ns"].to_numpy(np.int64), samples["global_tid"].to_numpy(np.int64)
+    ours = (times >= low) & (times < high) & (linux_pid(threads) == pid)
+    if ours.sum() < MIN_PHASE_SAMPLES:
+        return parts
+    values, counts = np.unique(threads[ours], return_counts=True)
+    thread = int(values[np.argmax(counts)])
+    interval = float(np.median(np.diff(np.sort(times[threads == thread]))))
+    ids = samples["sample_id"].to_numpy(np.int64)[ours & (threads == thread)]
+    activity, _ = sample_activities(export.frames, ids)
+    activity[importing(export.frames, ids) & (activity != CUDA_CALLS)] = IMPORTING
+    named, counted = np.unique(activity[activity != CUDA_CALLS].astype(str), return_counts=True)
+    outside = parts[-1][1]
+    running = counted * interval
+    if running.sum() > outside:  # sampling's granularity: never more than the rest it tells apart
+        running *= outside / running.sum()
+    told = sorted(((SAMPLED_PARTS[name], int(ns)) for name, ns in zip(named, running) if ns > 0),
+                  key=lambda part: -part[1])
+    rest = outside - sum(ns for _, ns in told)
+    return (*parts[:-1], *told, *(((NOT_RUNNING, rest),) if rest > 0 else ()))
 
 
 def _busy_in(busy: tuple[np.ndarray, np.ndarray], low: int, high: int) -> int:

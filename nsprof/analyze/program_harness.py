@@ -17,7 +17,7 @@ The rules (HARNESS_RULES), each over one nsys export, each naming kernels:
   timed launch.
 - `before-steady-state`: kernels launched only before the program's steady state, which starts at
   the second iteration of its loop, or the first after its warm-up (nsprof.analyze.iterations:
-  marked by the NVTX range that repeats on one thread and is still open at the last launch,
+  marked by the NVTX range that repeats on one thread and runs to the program's end,
   steady_state, or found in the GPU work): start-up, compilation and autotuning (XLA launches
   cuDNN's candidate algorithms there). A program without a loop gets no such rule.
 """
@@ -33,7 +33,7 @@ import pandas as pd
 from nsprof.analyze.autotune_trials import autotune_trials
 from nsprof.analyze.families import family_column
 from nsprof.analyze.launch_configs import Configuration
-from nsprof.parse.model import THREAD_IDS, GpuTimeline
+from nsprof.parse.model import LAUNCH_API, THREAD_IDS, GpuTimeline
 
 XLA_AUTOTUNER = re.compile(r"stream_executor::gpu::(?:<unnamed>::)?(?:RedzoneAllocator\w*|DelayKernel|RepeatBuffer\w*|"
                            r"xla_\w+_comparison)\b")
@@ -54,7 +54,7 @@ class SteadyState:
     source: str = "markers"  # or "found": the loop found in the GPU work (nsprof.analyze.iterations)
 
     def to_json(self) -> dict:
-        what = "the NVTX range that repeats on one thread and is open at the last kernel launch" \
+        what = "the NVTX range that repeats on one thread and runs to the last kernel launch" \
             if self.source == "markers" else "iterations found in the GPU work: the capture marks none"
         starts = np.asarray(self.instance_starts, dtype=np.int64)
         first = int(np.searchsorted(starts, self.start_ns)) + 1 if len(starts) else 2
@@ -141,12 +141,14 @@ def _base(name: str) -> str:
     return name.split("(", 1)[0] if "<" not in name else name
 
 
-def steady_state(export: GpuTimeline) -> SteadyState | None:
+def steady_state(export: GpuTimeline, prefer: int | None = None) -> SteadyState | None:
     """The program's steady state (module docstring), or None without a repeating range. The
     iteration range is the one that repeats (STEADY_MIN_INSTANCES or more instances on one thread,
-    none inside another) and is still open at the program's last kernel launch, over the longest
-    span: a compiler's ranges repeat too (XLA compiles module after module) but end before the
-    program's last steps, and ranges inside a step (XLA's thunks) span less."""
+    none inside another) and runs to the program's end (_runs_to_the_end), over the longest span:
+    a compiler's ranges repeat too (XLA compiles module after module) but end before the program's
+    last steps, and ranges inside a step (XLA's thunks) span less. With `prefer`, a range of that
+    many instances or more outranks a longer one of fewer (a decode step marked in each of four
+    `generate` calls)."""
     ranges = export.nvtx.dropna(subset=["start_ns", "end_ns", "global_tid"])
     ranges = ranges[ranges["kind"] == "push_pop"]
     last_launch = _last_launch_ns(export)
@@ -156,17 +158,44 @@ def steady_state(export: GpuTimeline) -> SteadyState | None:
                           "start": ranges["start_ns"].to_numpy(dtype=np.int64),
                           "end": ranges["end_ns"].to_numpy(dtype=np.int64)}).sort_values("start", kind="stable")
     best: SteadyState | None = None
-    best_span = -1
+    best_rank = (False, -1)
+    launches: np.ndarray | None = None
     for (family, _), loop in frame.groupby(["family", "thread"], sort=False):
         if len(loop) < STEADY_MIN_INSTANCES:
             continue
         starts, ends = loop["start"].to_numpy(), loop["end"].to_numpy()
-        if (starts[1:] < ends[:-1]).any() or not starts[-1] <= last_launch <= ends[-1]:
-            continue  # nested in itself or overlapping (not a loop's iterations), or over before the end
-        span = int(ends[-1] - starts[0])
-        if span > best_span:
-            best, best_span = SteadyState(str(family), len(loop), int(starts[1]), starts.astype(np.int64)), span
+        if (starts[1:] < ends[:-1]).any():
+            continue  # nested in itself or overlapping: not a loop's iterations
+        # instances opened after the last launch hold nothing (torch.profiler's step after the last step)
+        held = int(np.searchsorted(starts, last_launch, side="right"))
+        if held < STEADY_MIN_INSTANCES:
+            continue
+        starts, ends = starts[:held], ends[:held]
+        if last_launch > ends[-1]:
+            launches = _launch_starts(export) if launches is None else launches
+            if not _runs_to_the_end(starts, ends, launches):
+                continue
+        rank = (prefer is not None and held >= prefer, int(ends[-1] - starts[0]))
+        if rank > best_rank:
+            best, best_rank = SteadyState(str(family), held, int(starts[1]), starts.astype(np.int64)), rank
     return best
+
+
+def _runs_to_the_end(starts: np.ndarray, ends: np.ndarray, launches: np.ndarray) -> bool:
+    """Whether a range whose last instance closed before the program's last launch still marks its
+    loop to the end: fewer launches follow that instance than an instance holds (the median), as
+    after a forward pass marked as the step, the token's sampling unmarked; a compiler's ranges end
+    with the whole loop still to run."""
+    after = len(launches) - int(np.searchsorted(launches, ends[-1], side="right"))
+    within = np.searchsorted(launches, ends, side="right") - np.searchsorted(launches, starts, side="left")
+    return after < float(np.median(within))
+
+
+def _launch_starts(export: GpuTimeline) -> np.ndarray:
+    """When each of the capture's launch calls started (CPU clock), in order."""
+    api = pd.Categorical(export.runtime["api"])
+    launching = [code for code, name in enumerate(api.categories) if LAUNCH_API.search(str(name))]
+    return np.sort(export.runtime["start_ns"].to_numpy(np.int64)[np.isin(api.codes, launching)])
 
 
 def _last_launch_ns(export: GpuTimeline) -> int | None:

@@ -262,9 +262,9 @@ class GpuTimeline:
     os_calls: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
-RECAPTURE = ("capture again with fewer trace options: `nsys profile -t cuda,nvtx` kept a JAX program's kernels under "
-             "nsys 2025.3.1 where its defaults lost them; or trace the program with its framework's profiler "
-             "(torch.profiler, jax.profiler)")
+RECAPTURE = ("capture again without OS runtime tracing: under nsys 2025.3.1 a JAX program lost its kernels with nsys's "
+             "defaults and with `-t cuda,nvtx,osrt`, and kept them with `-t cuda,nvtx` (what `nsprof profile` runs); "
+             "or trace the program with its framework's profiler (torch.profiler, jax.profiler)")
 
 
 def lost_work(timeline: GpuTimeline) -> str | None:
