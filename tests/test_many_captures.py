@@ -241,3 +241,28 @@ def test_the_real_two_gpu_nccl_run(scheduler):
         assert by_rank.loc[rank, "kernel_ns"] == stats["Total Time (ns)"].sum()
         nccl = stats[stats["Name"].str.startswith("ncclDevKernel_AllReduce")]
         assert by_rank.loc[rank, "comm_ns"] == nccl["Total Time (ns)"].sum()
+
+
+def test_ranks_without_markers_are_compared_by_their_loops():
+    """The four-rank run with its NVTX ranges stripped, as a capture with no markers is: each rank's
+    step is its loop's iteration (found in its GPU work). The three ranks that ran alike agree on
+    their loop, and their steps are compared; rank 1 ran 40 extra products in three of its steps,
+    which repeat into a loop of their own, so with it the ranks' loops are not one loop and no step
+    is compared rather than wrong ones."""
+    from dataclasses import replace
+
+    from nsprof.analyze.captures import LOOP_STEP, communication, step_table, stragglers
+    from nsprof.parse.nsys_sqlite import load_nsys
+
+    steps = {}
+    for rank in range(4):
+        export = load_nsys(RANKS / f"rank{rank}.sqlite")
+        plain = replace(export, nvtx=export.nvtx.iloc[0:0])
+        steps[rank] = step_table(plain, communication(plain))
+    alike = [0, 2, 3]
+    counts = {rank: len(steps[rank]) for rank in alike}
+    assert set(counts.values()) == {counts[0]} and counts[0] >= 18  # 20 steps ran
+    name, table = stragglers([steps[rank] for rank in alike], [(f"rank{rank}", rank) for rank in alike])
+    assert name == LOOP_STEP and len(table) == counts[0]
+    assert len(steps[1]) > 2 * counts[0]
+    assert stragglers(list(steps.values()), [(f"rank{rank}", rank) for rank in steps])[0] is None

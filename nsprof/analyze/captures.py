@@ -13,16 +13,19 @@ gpu_utilization, so the numbers equal the capture analyzed alone):
 - `top_kernel`, `top_kernel_pct`: the kernel with the most time, and its share.
 
 Stragglers (`stragglers`): where every capture has the same step range (an NVTX range whose name
-contains "step", the one with the longest median instance, or the name given), the n-th instance on
-each rank is one step. A rank's `wait_ns` in a step is its communication started inside the step
-(NVTX collectives by their start, NCCL kernels by their launching call's start); its `compute_ns` is
-the step's duration less that wait, or the GPU time of the (other) kernels launched inside the step
-where that is longer (a rank whose kernels run long returns to the CPU quickly and then waits for
-its own GPU inside the collective). In a synchronous step the collective ends when the last rank
-arrives, so the rank with the most compute finished last, and the others waited inside collectives
-for it: per step, the last rank, `late_by_ns` (its compute less the median of the others'), and
-`others_wait_ns` (the median of the others' wait). Durations, not timestamps, are compared: each
-report keeps its own clock.
+contains "step", the one with the longest median instance, or the name given; a capture with none
+has its loop's iterations, the one notion of an iteration that analyze judges it by:
+nsprof.analyze.iterations, another repeating range or the loop found in its GPU work), the n-th
+instance on each rank is one step (the ranks' loops only where their counts agree within
+LOOP_AGREEMENT: a slow rank's extra work can repeat into a loop of its own). A rank's `wait_ns` in a
+step is its communication started inside the step (NVTX collectives by their start, NCCL kernels by
+their launching call's start); its `compute_ns` is the step's duration less that wait, or the GPU
+time of the (other) kernels launched inside the step where that is longer (a rank whose kernels run
+long returns to the CPU quickly and then waits for its own GPU inside the collective). In a
+synchronous step the collective ends when the last rank arrives, so the rank with the most compute
+finished last, and the others waited inside collectives for it: per step, the last rank,
+`late_by_ns` (its compute less the median of the others'), and `others_wait_ns` (the median of the
+others' wait). Durations, not timestamps, are compared: each report keeps its own clock.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ COLLECTIVE_RANGE = re.compile(r"all_?reduce|all_?gather|reduce_?scatter|all_?to_
                               re.IGNORECASE)
 COMM_KERNEL = re.compile(r"nccl", re.IGNORECASE)
 STEP_RANGE = re.compile(r"step", re.IGNORECASE)
+LOOP_STEP = "iteration"  # a capture with no step range: its loop's iterations (nsprof.analyze.iterations)
+LOOP_AGREEMENT = 1.1  # the most iterations a rank's loop may have over the fewest another's has, to be one loop
 NCCL, NVTX, NO_COMM = "nccl kernels", "nvtx ranges", "none"
 CAPTURE_COLUMNS = ("file", "rank", "gpu_busy_pct", "kernel_ns", "copy_ns", "comm_ns", "comm_overlap_pct", "idle_ns",
                    "top_kernel", "top_kernel_pct", "comm_source")
@@ -104,6 +109,8 @@ def step_table(export: GpuTimeline, comm: tuple[str, pd.DataFrame], step_range: 
     names = ranges["range"].astype(str)
     ranges = ranges[names == step_range] if step_range else ranges[names.str.contains(STEP_RANGE)]
     ranges = ranges.sort_values("start_ns", kind="stable")
+    if ranges.empty and not step_range:
+        ranges = _loop_iterations(export)
     if ranges.empty:
         return pd.DataFrame({column: pd.Series(dtype=object if column == "step_range" else "int64")
                              for column in STEP_COLUMNS})
@@ -129,6 +136,19 @@ def step_table(export: GpuTimeline, comm: tuple[str, pd.DataFrame], step_range: 
     return table[list(STEP_COLUMNS)]
 
 
+def _loop_iterations(export: GpuTimeline) -> pd.DataFrame:
+    """The capture's loop (nsprof.analyze.iterations: another repeating range, or found in the GPU
+    work) as instances of a step range LOOP_STEP, each from its start to the next one's."""
+    from nsprof.analyze.iterations import capture_loop
+
+    iterations = capture_loop(export).iterations
+    if iterations is None:
+        return pd.DataFrame({"range": pd.Series(dtype=object), "start_ns": pd.Series(dtype="int64"),
+                             "end_ns": pd.Series(dtype="int64")})
+    starts = np.asarray(iterations.starts_ns, dtype=np.int64)
+    return pd.DataFrame({"range": LOOP_STEP, "start_ns": starts, "end_ns": np.r_[starts[1:], iterations.end_ns]})
+
+
 def merged_kernels(summaries: list[pd.DataFrame]) -> pd.DataFrame:
     """MERGED_COLUMNS: each kernel's launches and time over all captures (kernel_summary frames,
     one per capture), and the spread of its per-capture total_ns over the captures that ran it."""
@@ -151,6 +171,9 @@ def choose_step_range(steps: list[pd.DataFrame]) -> str | None:
         return None
     counts = [table["step_range"].value_counts() for table in steps]
     common = set.intersection(*(set(count.index[count >= 2]) for count in counts))
+    loops = [count.get(LOOP_STEP, 0) for count in counts]
+    if LOOP_STEP in common and max(loops) > LOOP_AGREEMENT * min(loops):
+        common.discard(LOOP_STEP)  # the ranks' loops are not one loop (a rank's extra work repeating on its own)
     if not common:
         return None
     median = pd.concat(steps, ignore_index=True).groupby("step_range")["step_ns"].median()

@@ -105,8 +105,8 @@ class HostActivity:
                 "waits": [{"call": name, "host_ns": ns} for name, ns in self.waits_ns]}
 
 
-NO_SAMPLES = ("the capture holds no CPU samples: capture with nsys's defaults (CPU sampling and OS runtime tracing "
-              "are on), or add `-s process-tree --cpuctxsw=process-tree -t cuda,nvtx,osrt`")
+NO_SAMPLES = ("the capture holds no CPU samples: nsys takes them unless told not to (its default `-s process-tree`, "
+              "which `nsprof profile` keeps; drop `-s none`); `-t ...,osrt` adds the host's waits")
 
 
 def host_activity(export: GpuTimeline, gaps: tuple[np.ndarray, np.ndarray], threads: np.ndarray) -> HostActivity | None:

@@ -26,8 +26,17 @@ import numpy as np
 import pandas as pd
 
 from nsprof.analyze.gpu_events import gpu_events, merged_intervals
-from nsprof.analyze.host_activity import (COMPILING, CUDA_CALLS, IMPORTING, INTERPRETER, LIBRARY, NUMERICAL,
-                                          PROFILER, importing, sample_activities)
+from nsprof.analyze.host_activity import (
+    COMPILING,
+    CUDA_CALLS,
+    IMPORTING,
+    INTERPRETER,
+    LIBRARY,
+    NUMERICAL,
+    PROFILER,
+    importing,
+    sample_activities,
+)
 from nsprof.analyze.host_activity import OTHER as OTHER_CODE
 from nsprof.analyze.host_calls import ALLOCATION, COPY, KINDS, LAUNCH, LOADING, OTHER, WAIT, call_kinds
 from nsprof.analyze.iterations import Loop

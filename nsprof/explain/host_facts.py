@@ -25,16 +25,21 @@ def host_source(given: Path | None) -> tuple[Path, str]:
 def host_facts(path: Path) -> dict:
     """The host side of the program captured at `path` (nsprof.analyze.host_side's dict)."""
     from nsprof.profile_analysis import analyzed_profile
+    from nsprof.render.host_tables import activity_line, loop_lines
 
     _, analysis = analyzed_profile(path)
     if analysis.host is None:
         raise ParseError(f"{path}: no program's nsys capture with CUDA calls in it (a ladder's capture, or ncu alone)",
                          "pass a program's capture: nsprof profile -- CMD writes one, or an nsys .sqlite or .nsys-rep")
-    return analysis.host
+    # the loop, its phases and the host's activity in analyze's own words (one renderer for both)
+    return {**analysis.host, "loop": None if analysis.loop is None else analysis.loop.to_json(),
+            "phases": [phase.to_json() for phase in analysis.phases],
+            "said": [*loop_lines(analysis.loop, analysis.phases), activity_line(analysis.host)]}
 
 
 def fact_lines(host: dict) -> list[str]:
-    """The story in Markdown bullets: the window, the verdict, the idle time by cause, and the fixes."""
+    """The story in Markdown bullets: the window, the verdict, the loop, its phases and what the host
+    did, the idle time by cause, and the fixes (savings per iteration too)."""
     window, verdict = host["window"], host["verdict"]
     device = busiest(host)
     launches = host["launches"]
@@ -44,12 +49,14 @@ def fact_lines(host: dict) -> list[str]:
              f"{launches['count']:,} launches, {figure(launches['per_s'], ',.0f')} a second; the median kernel ran "
              f"{figure(launches['median_kernel_ns'], ',.0f', 1e3)} us and the host spent "
              f"{figure(launches['median_between_ns'], ',.1f', 1e3)} us between launches; the GPU's queue was empty at "
-             f"{figure(launches['empty_queue_pct'], '.0f%')} of them."]
+             f"{figure(launches['empty_queue_pct'], '.0f%')} of them.", *host.get("said", ())]
     idle = device["idle_ns"]
     for cause, ns in sorted(device["idle_causes"].items(), key=lambda kv: -kv[1]):
         if ns:
             lines.append(f"Idle {ns / 1e6:,.2f} ms ({100 * ns / idle:.0f}% of idle time), {cause}: {IDLE_CAUSES[cause]}.")
+    iterations = (host.get("iterations") or {}).get("count")
     for fix in host["fixes"][:3]:
-        lines.append(f"Fix {fix['cause']} (saves at most {fix['saving_ns'] / 1e6:,.2f} ms, {fix['bound']}): "
+        each = f", {fix['saving_ns'] / iterations / 1e6:,.3f} ms an iteration" if iterations else ""
+        lines.append(f"Fix {fix['cause']} (saves at most {fix['saving_ns'] / 1e6:,.2f} ms{each}, {fix['bound']}): "
                      f"{fix['fix']}.")
     return lines

@@ -317,8 +317,11 @@ queued already and waited on something else. A fix saves no more than the idle t
             "H200 (benchmarks/records/2026-11-28-h200-host-side/h200-host-side.md), so a captured program looks more "
             "host-bound than it runs.",
             "Savings overlap: once the launches are graphed, a synchronization may become the next wait.",
-            "The host side reads CUDA's runtime and synchronization records; it cannot see what the host did "
-            "between CUDA calls (Python, I/O) beyond how long it took.",
+            "Between CUDA calls the host side sees what the host did only through CPU samples (nsys takes them "
+            "unless told `-s none`): a sample every millisecond or two of a running thread, with a native call "
+            "chain, so Python's own functions read as the interpreter, and time spent waiting shows in no sample.",
+            "Without markers, the steady state is the loop found in the GPU work: the repeating sequence of "
+            "kernels, graphs and copies; start-up and compilation before it are judged apart.",
         ),
         references=(
             "Nsight Systems: the CUDA API, synchronization and GPU-gap analyses (nsys analyze -r cuda_api_sync, "

@@ -88,7 +88,8 @@ def _kernels_table(result, width: int) -> Table:
 def _stragglers_blocks(result, width: int) -> list[Block]:
     if result.step_range is None:
         return [Paragraph("Stragglers: no NVTX step range common to every capture (a range whose name contains "
-                          "'step', at least twice in each), so steps cannot be compared across ranks.")]
+                          "'step', at least twice in each) and no loop found alike in each, so steps cannot be "
+                          "compared across ranks.")]
     late = result.stragglers.sort_values("late_by_ns", ascending=False, kind="stable").head(STRAGGLER_ROWS)
     rows = [{**row, "capture": _label(row)} for row in late.to_dict("records")]
     columns = [("step", "step", ",d"), ("last", "capture", ""), ("compute ms", "compute_ns", _ms),

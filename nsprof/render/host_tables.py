@@ -18,8 +18,9 @@ from nsprof.shorten import shortened
 
 KERNEL_FIXES = 5  # kernels in the ranking beside the host's causes (the hot-kernel table has the rest)
 FIX_COLUMNS = (("#", "rank", "d"), ("what to fix", "label", ""), ("saving\nus", "saving_ns", lambda ns: f"{ns / 1e3:,.0f}"),
+               ("us an\niteration", "per_iteration_ns", lambda ns: f"{ns / 1e3:,.1f}"),
                ("% of\nwindow", "pct", ".1f"), ("bounded by", "bound", ""))
-FIX_DROP_ORDER = ("pct", "bound")
+FIX_DROP_ORDER = ("pct", "bound", "per_iteration_ns")
 LABEL_WIDTHS = (40, 32, 26, 20)
 ANCHOR_WIDTH = 48  # of a kernel's name, in the loop's line
 
@@ -35,8 +36,8 @@ def verdict_lines(host: dict) -> list[str]:
     launches = host["launches"]
     cause = evidence["top_idle_cause"]
     iterations = host.get("iterations")
-    per = "" if not iterations else f", {iterations['count']:,} iterations " + \
-        ("found in the GPU work" if iterations.get("source") == FOUND else f"of {iterations['range']}")
+    per = "" if not iterations else f", {iterations['count']:,} steady iterations " + \
+        ("of the loop found in the GPU work" if iterations.get("source") == FOUND else f"of {iterations['range']}")
     lines = [f"Verdict: {verdict['verdict']}. GPU {evidence['device_id']} busy {evidence['busy_pct']:.1f}% of "
              f"{ms(window['span_ns'])}{per} (copies {evidence['copy_share_pct']:.0f}% of busy time)."]
     if cause and evidence["idle_ns"]:
@@ -132,9 +133,11 @@ def fix_rows(host: dict, hot: pd.DataFrame | None) -> list[dict]:
                          "bound": str(row.saving_bound),
                          "evidence": f"{row.top_rule} (ncu), {row.launches:,} launches{ncu}"})
     span = host["window"]["span_ns"]
+    iterations = (host.get("iterations") or {}).get("count")
     rows = sorted(rows, key=lambda row: -row["saving_ns"])
     for rank, row in enumerate(rows, 1):
         row["rank"], row["pct"] = rank, 100 * row["saving_ns"] / span if span else None
+        row["per_iteration_ns"] = row["saving_ns"] / iterations if iterations else None
     return rows
 
 
@@ -151,10 +154,13 @@ def host_blocks(host: dict, hot: pd.DataFrame | None, width: int, loop: Loop | N
         kernel_names = iter(telling_names([name for name, row in zip(names, rows) if row.get("kernel")], name_width))
         return [{**row, "label": next(kernel_names) if row.get("kernel") else row["label"]} for row in rows]
 
-    columns, shown = fit_named(list(FIX_COLUMNS), rows_for, LABEL_WIDTHS, width, FIX_DROP_ORDER, weighed=2)
+    iterations = (host.get("iterations") or {}).get("count")
+    offered = [column for column in FIX_COLUMNS if iterations or column[1] != "per_iteration_ns"]
+    columns, shown = fit_named(offered, rows_for, LABEL_WIDTHS, width, FIX_DROP_ORDER, weighed=2)
+    per = f"; us an iteration: the saving over the window's {iterations:,} iterations" if iterations else ""
     caption = ("saving: at most the GPU idle time a host cause made, a pageable copy's time less its bytes at the "
                "pinned rate, or a kernel's time x (1 - its fraction of the nearest roof) and never more than ncu's own "
-               "estimate; savings overlap, so they do not add up; % of window: of the steady state's span")
+               f"estimate; savings overlap, so they do not add up{per}; % of window: of the steady state's span")
     table = Table("What to fix first, host and GPU together", tuple(columns), shown, caption,
-                  left_out=left_out(list(FIX_COLUMNS), columns, shown))
+                  left_out=left_out(offered, columns, shown))
     return [*blocks, table, Bullets([f"{row['rank']}: {row['evidence']}" for row in rows])]

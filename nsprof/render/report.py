@@ -27,6 +27,7 @@ from nsprof.ladder.work import WALL_CLOCK, stage_changes
 from nsprof.render import format as fmt
 from nsprof.render.document import REPORT_WIDTH, Block, Bullets, Heading, Image, Paragraph, Table
 from nsprof.render.figure_file import figure_bytes
+from nsprof.render.host_tables import host_blocks
 from nsprof.render.hot_kernels_table import hot_kernels_table
 from nsprof.render.ladder import ladder_chart
 from nsprof.render.roofline import roof_rate, roofline_figure
@@ -64,6 +65,11 @@ def report_document(ladder: LadderAnalysis) -> tuple[str, list[Block]]:
         if len(hot):
             blocks += [Heading(2, f"Where the time goes and what to fix first: {name}"),
                        hot_kernels_table(hot, REPORT_WIDTH, harness)]
+    for capture in ladder.captures:  # a program's capture: why its GPU waits, its loop, what to fix first
+        if capture.analysis.host is not None:
+            blocks += [Heading(2, f"Why the GPU waits: {capture.name}"),
+                       *host_blocks(capture.analysis.host, capture.analysis.hot_kernels, REPORT_WIDTH,
+                                    capture.analysis.loop, capture.analysis.phases)]
     if len(ladder.points):
         blocks += _roofline(ladder)
     if len(stages):

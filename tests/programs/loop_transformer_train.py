@@ -15,10 +15,11 @@ backward, and AdamW's step, then waits for the loss.
 
 `--markers` wraps each step in an NVTX range `step` (torch.cuda.nvtx); without it the program opens no
 NVTX range of its own. `--torch-profiler DIR` runs the loop under torch.profiler (CPU and CUDA
-activities, `prof.step()` after each step, as its recipe does) and writes its trace to DIR/trace.json. The loop runs `--steps` iterations, the first `--warmup` of them untimed; as each
-step waits for its loss, the time of an iteration (time.perf_counter, from the previous iteration's end
-to its own) is the step's time, without an added synchronization. At its end the program prints one
-JSON line: program, variant, iterations, warmup, median_ms, min_ms, max_ms (over the timed iterations),
+activities, `prof.step()` after each step, as its recipe does) and writes its trace to DIR/trace.json.
+The loop runs `--steps` iterations, the first `--warmup` of them untimed; as each step waits for its
+loss, the time of an iteration (time.perf_counter, from the previous iteration's end to its own) is
+the step's time, without an added synchronization. At its end the program prints one JSON line:
+program, variant, iterations, warmup, median_ms, min_ms, max_ms (over the timed iterations),
 and the first and last losses.
 
     python3 tests/programs/loop_transformer_train.py --variant eager --steps 60
