@@ -11,8 +11,9 @@
 #   profile's options, with OS runtime calls added, and with CPU sampling off, twice each, alternated.
 # Run from the repository root on the GPU machine with .devkit carried; results in /tmp/record ($OUT),
 # packed into the device tool's $OUT. PART=a (LLM eager, markers, torch.profiler), PART=b (the LLM's
-# static cache and its marked run, JAX, cost) or PART=jax (JAX alone: b's run copied its exports from the
-# wrong folder): each must end within 9 minutes, so no capture runs past DEADLINE seconds.
+# static cache and its marked run, JAX, cost), PART=jax (JAX alone: b's run copied its exports from the
+# wrong folder) or PART=pair (the LLM's two variants plainly, alternated on one machine): each must end
+# within 9 minutes, so no capture runs past DEADLINE seconds.
 source benchmarks/gpu/record_start.sh
 P=tests/programs
 C=/tmp/loop-captures; rm -rf $C; mkdir -p $C
@@ -57,6 +58,11 @@ if [ "$PART" = b ]; then
   cap llm-generate-static -- $P/loop_llm_generate.py --variant static
   cap llm-generate-marked -- $P/loop_llm_generate.py --variant eager --markers
 fi
+if [ "$PART" = pair ]; then
+  # the LLM's eager and static-cache decode plainly, side by side on one machine, alternated
+  for variant in eager static eager static; do plain $P/loop_llm_generate.py --variant $variant; done
+  ORDER=()
+fi
 if [ "$PART" = b ] || [ "$PART" = jax ]; then
   # JAX: nsprof profile's nsys (the product's own command; its profile directory holds nsys.sqlite)
   for markers in no-markers markers; do
@@ -90,7 +96,7 @@ except sqlite3.Error: print('none')" "$1" "$2"
       samples=$(rows /tmp/cost-$label.sqlite COMPOSITE_EVENTS); osrt=$(rows /tmp/cost-$label.sqlite OSRT_API)
       line="${line%\}}, \"samples\": \"$samples\", \"osrt_calls\": \"$osrt\"}"
     fi
-    echo "{\"label\": \"$label\", \"options\": \"$*\", \"run\": ${line#\{}" | tee -a "$OUT/cost.jsonl"
+    echo "{\"label\": \"$label\", \"options\": \"$*\", \"run\": $line}" | tee -a "$OUT/cost.jsonl"
   }
   for round in 1 2; do
     cost plain
