@@ -220,7 +220,7 @@ def _markdown(record: dict) -> str:
     by_label: dict[str, list[dict]] = {}
     for run in record["cost"]:
         by_label.setdefault(run["label"], []).append(run)
-    for label, runs in by_label.items():
+    for runs in by_label.values():
         shown = runs[0]["options"] or "(plain)"
         lines.append(f"| `{shown}` | {runs[0]['run']['median_ms']:.2f} | {runs[-1]['run']['median_ms']:.2f} | "
                      f"{runs[0]['run'].get('samples', '-')} | {runs[0]['run'].get('osrt_calls', '-')} |")

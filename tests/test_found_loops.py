@@ -135,12 +135,17 @@ def test_a_torch_profiler_trace_of_the_loop_gets_the_nsys_capture_s_verdict():
     assert trace["host"]["fixes"][0]["cause"] == capture["host"]["fixes"][0]["cause"] == LAUNCHING
 
 
-@pytest.mark.parametrize("name", ["transformer-train", "llm-generate-static"])
+SAMPLED = ("transformer-train", "transformer-train-graphs", "dataloader", "dataloader-w8", "cupy-heat", "cupy-heat-fused",
+           "softmax-bench", "llm-generate", "llm-generate-static", "jax-mlp")  # the captures that hold CPU samples
+
+
+@pytest.mark.parametrize("name", SAMPLED)
 def test_start_up_parts_are_the_samples_behind_them(name):
     """Start-up's host time outside CUDA calls is told apart by the main thread's CPU samples: here
     counted by plain SQL over nsys's tables, each part is its samples times the sampling interval
-    (compiling: chains through Triton or nvrtc; importing: through Python's import), and all
-    sampled parts together are that thread's samples but those in CUDA calls."""
+    (compiling: chains in or through Triton, nvrtc, LLVM or XLA's compiler; importing: through Python's import or the
+    dynamic loader), and all sampled parts together are that thread's samples but those in CUDA
+    calls."""
     sqlite = LOOPS / f"{name}.sqlite"
     startup = next(phase for phase in analyzed(name)["phases"] if phase["name"] == "start-up")
     parts = {part["part"]: part["host_ns"] for part in startup["parts"]}
@@ -161,16 +166,22 @@ def test_start_up_parts_are_the_samples_behind_them(name):
                 f"WHERE e.globalTid = ? AND e.start >= ? AND e.start < ? AND ({condition})",
                 (thread, low, high)).fetchone()[0]
 
-        compiling = through("m.value LIKE '%libtriton%' OR m.value LIKE '%nvrtc%'")
-        importing = through("f.value IN ('PyImport_ImportModuleLevelObject', 'import_find_and_load')")
+        compiler = ("(m.value LIKE '%libtriton%' OR m.value LIKE '%nvrtc%' OR f.value LIKE '%llvm::%' OR "
+                    "f.value LIKE '%mlir::%' OR f.value LIKE '%xla::gpu::Compile%')")  # XLA's compiler is in jaxlib
+        in_compiler, through_compiler = through(f"c.stackDepth = 0 AND {compiler}"), through(compiler)
+        importing = through("f.value LIKE 'PyImport_ImportModule%' OR f.value = 'import_find_and_load' OR "
+                            "f.value LIKE '_imp_create_dynamic%' OR f.value LIKE 'dlopen%' OR "
+                            "f.value LIKE '_dl_map_object%'")
         cuda = "(m.value LIKE '%libcuda.%' OR m.value LIKE '%libcudart%' OR m.value LIKE '%libcupti%')"
         in_cuda, through_cuda = through(f"c.stackDepth = 0 AND {cuda}"), through(cuda)
     interval = statistics.median(b - a for a, b in itertools.pairwise(times))
     sampled = sum(ns for part, ns in parts.items() if part in SAMPLED_PARTS.values())
     # a sample whose leaf is in CUDA is in a call; one with CUDA deeper in its chain may be (the rules decide)
     assert (count - through_cuda) * interval <= sampled <= (count - in_cuda) * interval
-    assert parts.get("compiling", 0) == pytest.approx(compiling * interval, rel=0.15, abs=3 * interval)
-    assert parts["importing modules"] == pytest.approx(importing * interval, rel=0.1)
+    # compiling: at least the samples in a compiler's own code, at most those with one anywhere in the chain
+    assert in_compiler * interval <= parts.get("compiling", 0) <= through_compiler * interval
+    # importing: every chain through an import, but those in CUDA calls (timed as calls)
+    assert parts.get("importing modules", 0) == pytest.approx(importing * interval, rel=0.1, abs=2 * interval)
     calls = sum(ns for part, ns in parts.items() if part not in SAMPLED_PARTS.values() and part != NOT_RUNNING)
     assert sum(parts.values()) == max(startup["span_ns"], calls)  # the calls, then the rest told apart
 
@@ -185,7 +196,8 @@ def test_a_benchmark_under_do_bench_is_gpu_bound_while_timing():
 
 @pytest.mark.parametrize("argv", [["analyze", "{}"], ["analyze", "{}", "--json"], ["explain", "gpu-idle", "--from", "{}"],
                                   ["diff", "{}", "{}"], ["timeline", "{}", "--out", "{out}/t.png"],
-                                  ["history", "add", "{}", "--db", "{out}/h.sqlite"]])
+                                  ["history", "add", "{}", "--db", "{out}/h.sqlite"],
+                                  ["noise", "{}", "{}", "--out", "{out}/n.json"]])
 def test_a_capture_nsys_failed_to_process_is_refused(argv, tmp_path):
     """A JAX program under nsys 2025.3.1's defaults: nsys logged ProcessEventsError rows and kept no
     kernel. Every command refuses it in one line that says so and how to capture again."""
@@ -195,7 +207,7 @@ def test_a_capture_nsys_failed_to_process_is_refused(argv, tmp_path):
     said = " ".join(result.output.split())
     assert "lost its GPU work" in said and "ProcessEventsError" in said and "-t cuda,nvtx" in said
     assert "Traceback" not in result.output
-    assert not (tmp_path / "t.png").exists() and not (tmp_path / "h.sqlite").exists()
+    assert not any((tmp_path / name).exists() for name in ("t.png", "h.sqlite", "n.json"))
 
 
 def test_the_manual_shows_what_analyze_prints():

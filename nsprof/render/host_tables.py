@@ -68,6 +68,9 @@ def activity_line(host: dict) -> str:
     """What the host did in the GPU's idle time (its samples by activity, its waits), or what capture
     gives the samples."""
     activity = host.get("activity")
+    if not activity and host.get("tool") not in (None, "nsys"):
+        return (f"Host in the GPU's idle time: not sampled; {host['tool']} takes no CPU samples (an nsys capture of "
+                "the program holds them).")
     if not activity:
         return f"Host in the GPU's idle time: not sampled; {NO_SAMPLES}."
     shares = ", ".join(f"{row['activity']} {row['pct']:.0f}%" for row in activity["activities"][:4])
