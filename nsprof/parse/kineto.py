@@ -27,20 +27,18 @@ none): memory grows with the events kept, not with the file, whose CPU operators
 
 from __future__ import annotations
 
-import gzip
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import BinaryIO
 
 import numpy as np
 import pandas as pd
 
 from nsprof.errors import MissingPathError, ParseError
 from nsprof.kernel_names import base_name
-from nsprof.parse.model import THREAD_IDS, TIMELINE_COLUMNS, GpuTimeline, lost_work
+from nsprof.parse.chrome_trace import SNIFF_BYTES, empty, nanoseconds, opened, ordered, reason
+from nsprof.parse.model import THREAD_IDS, GpuTimeline, lost_work
 from nsprof.paths import missing_reason, special_file_reason
 from nsprof.printable import printable
 
@@ -49,8 +47,6 @@ SUFFIXES = (".json", ".json.gz")
 # Kineto records the runtime API and only the driver's launch calls: cuLibraryLoadData and the
 # like, which lazy loading makes at a kernel's first launch, are not in the trace
 UNTRACED = ("module loading",)
-SNIFF_BYTES = 64 * 1024  # Kineto writes its metadata (a few KiB, GPUs included) before traceEvents
-GZIP_MAGIC = b"\x1f\x8b"
 RETRACE = ("Trace again with torch.profiler (activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) and "
            "prof.export_chrome_trace(\"trace.json\")")
 GPU_CATEGORIES = {"kernel": "kernels", "gpu_memcpy": "memcpys", "gpu_memset": "memsets", "cuda_sync": "syncs"}
@@ -69,24 +65,12 @@ def is_trace(path: Path) -> bool:
     if special_file_reason(Path(path)) or not Path(path).is_file():
         return False
     try:
-        with _opened(Path(path)) as stream:
+        with opened(Path(path)) as stream:
             head = stream.read(SNIFF_BYTES)
     except (OSError, EOFError):
         return False
     return head.lstrip().startswith(b"{") and b'"traceEvents"' in head and b'"schemaVersion"' in head
 
-
-@contextmanager
-def _opened(path: Path) -> Iterator[BinaryIO]:
-    """The file's bytes, gunzipped where it is gzip (by its first bytes, not its name)."""
-    with open(path, "rb") as raw:
-        magic = raw.read(2)
-        raw.seek(0)
-        if magic == GZIP_MAGIC:
-            with gzip.GzipFile(fileobj=raw) as unpacked:
-                yield unpacked  # type: ignore[misc]  # a GzipFile reads as a binary file
-        else:
-            yield raw
 
 
 def load_kineto(path: str | Path, columns: Mapping[str, Iterable[str]] | None = None) -> GpuTimeline:
@@ -104,7 +88,7 @@ def load_kineto(path: str | Path, columns: Mapping[str, Iterable[str]] | None = 
         events = _events(path)
         tables = events.tables()
     except (ijson.JSONError, OSError, EOFError, UnicodeDecodeError, ValueError, TypeError) as err:
-        raise ParseError(f"{path}: unreadable torch.profiler trace ({_reason(err)})", RETRACE) from None
+        raise ParseError(f"{path}: unreadable torch.profiler trace ({reason(err)})", RETRACE) from None
     if events.untimed:
         raise ParseError(f"{path}: {events.untimed:,} GPU or CUDA events without a time or with a negative duration; "
                          "the trace is damaged", RETRACE)
@@ -116,16 +100,13 @@ def load_kineto(path: str | Path, columns: Mapping[str, Iterable[str]] | None = 
               for name, frame in tables.items()}
     cupti = header.get("cupti_version")
     timeline = GpuTimeline(path=path, nsys_version=f"torch.profiler (CUPTI {cupti})" if cupti else "torch.profiler",
-                           gpus=_gpus(header.get("deviceProperties")), graphs=_empty("graphs"), tool=TOOL,
+                           gpus=_gpus(header.get("deviceProperties")), graphs=empty("graphs"), tool=TOOL,
                            untraced=UNTRACED, **chosen)
     if lost := lost_work(timeline):  # a profiler cycle that lost its kernels (CUPTI's buffers, a crash)
         raise ParseError(f"{path}: {lost}", RETRACE)
     return timeline
 
 
-def _reason(err: BaseException) -> str:
-    text = str(err).splitlines()[0] if str(err) else type(err).__name__
-    return printable(text)[:200]
 
 
 def _header(path: Path) -> dict:
@@ -134,7 +115,7 @@ def _header(path: Path) -> dict:
 
     header: dict = {}
     key, builder = None, None
-    with _opened(path) as stream:
+    with opened(path) as stream:
         for prefix, event, value in ijson.parse(stream, use_float=True):
             if prefix == "" and event in ("map_key", "end_map"):
                 if key is not None and builder is not None:
@@ -244,13 +225,13 @@ class _Events:
         nvtx["range"] = nvtx["name"]
         for column in ("start_ns", "end_ns", "duration_ns"):
             nvtx[column] = nvtx[column].astype("Int64")
-        return {"kernels": _ordered("kernels", kernels), "memcpys": _ordered("memcpys", memcpys),
-                "memsets": _ordered("memsets", memsets), "runtime": _ordered("runtime", runtime),
-                "nvtx": _ordered("nvtx", nvtx), "syncs": _ordered("syncs", syncs), "threads": self._threads()}
+        return {"kernels": ordered("kernels", kernels), "memcpys": ordered("memcpys", memcpys),
+                "memsets": ordered("memsets", memsets), "runtime": ordered("runtime", runtime),
+                "nvtx": ordered("nvtx", nvtx), "syncs": ordered("syncs", syncs), "threads": self._threads()}
 
     def _times(self, table: str) -> pd.DataFrame:
         rows = self.rows[table]
-        start = _nanoseconds(np.asarray(rows.get("ts", []), dtype=np.float64))
+        start = nanoseconds(np.asarray(rows.get("ts", []), dtype=np.float64))
         duration = np.rint(np.asarray(rows.get("dur", []), dtype=np.float64) * 1000).astype(np.int64)
         return pd.DataFrame({"start_ns": start, "end_ns": start + duration, "duration_ns": duration,
                              "correlation_id": _ids(rows.get("correlation_id", []))})
@@ -272,7 +253,7 @@ class _Events:
     def _threads(self) -> pd.DataFrame:
         threads = [(pid * THREAD_IDS + tid, pid, tid, name) for (pid, tid), name in self.thread_names.items()
                    if pid not in self.gpu_processes and pid >= 0]
-        return _ordered("threads", pd.DataFrame(threads, columns=["global_tid", "pid", "tid", "name"]).astype(
+        return ordered("threads", pd.DataFrame(threads, columns=["global_tid", "pid", "tid", "name"]).astype(
             {"global_tid": np.int64, "pid": np.int64, "tid": np.int64}))
 
 
@@ -280,18 +261,13 @@ def _events(path: Path) -> _Events:
     import ijson
 
     events = _Events()
-    with _opened(path) as stream:
+    with opened(path) as stream:
         for event in ijson.items(stream, "traceEvents.item", use_float=True):
             if isinstance(event, dict):
                 events.add(event)
     return events
 
 
-def _nanoseconds(microseconds: np.ndarray) -> np.ndarray:
-    """Kineto's microsecond timestamps (three decimals) as exact integer nanoseconds: the whole
-    microseconds and the fraction converted apart (the module docstring)."""
-    whole = np.floor(microseconds)
-    return whole.astype(np.int64) * 1000 + np.rint((microseconds - whole) * 1000).astype(np.int64)
 
 
 def _ids(values: list) -> pd.arrays.IntegerArray:
@@ -324,13 +300,8 @@ def _main_process(runtime: pd.DataFrame, thread_names: dict, gpu_processes: set[
     return hosts[0] if hosts else None
 
 
-def _ordered(table: str, frame: pd.DataFrame) -> pd.DataFrame:
-    """The model's columns of `table` that the frame has, in the model's order."""
-    return frame[[column for column in TIMELINE_COLUMNS[table] if column in frame.columns]].reset_index(drop=True)
 
 
-def _empty(table: str) -> pd.DataFrame:
-    return pd.DataFrame({name: pd.Series(dtype=object) for name in TIMELINE_COLUMNS[table]})
 
 
 def _gpus(properties) -> pd.DataFrame:
@@ -348,4 +319,4 @@ def _gpus(properties) -> pd.DataFrame:
         "compute_capability": [f"{d.get('computeMajor')}.{d.get('computeMinor')}" if "computeMajor" in d else None
                                for d in devices],
     })
-    return _ordered("gpus", frame)
+    return ordered("gpus", frame)

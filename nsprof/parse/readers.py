@@ -1,9 +1,10 @@
 """The formats nsprof reads, one Reader each: the files it claims (by suffix, and where a suffix
-is shared, as `.csv` is, by a sniff of the file's start), what it makes (nsprof.parse.model: a
+is shared, as `.csv` and `.json.gz` are, by a sniff of the file's start, also for a file the user
+named), what it makes (nsprof.parse.model: a
 GpuTimeline or LaunchCounters) and how it loads one, with only the timeline columns asked for.
 
 Loading a profile, the search for profiles and the many-capture discovery all ask `reader_for`.
-A new format (JAX's profiler trace, a new nsys schema) is one more Reader in READERS.
+A new format (a new nsys schema, XPlane) is one more Reader in READERS.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nsprof.errors import ParseError
+from nsprof.parse import jax_trace
 from nsprof.parse.kineto import SUFFIXES as KINETO_SUFFIXES
 from nsprof.parse.kineto import TOOL as KINETO
 from nsprof.parse.kineto import is_trace, load_kineto
@@ -53,6 +55,8 @@ READERS = (
     Reader("nsys export", "nsys", TIMELINE, (".sqlite",), load_nsys, sniff=may_be_export),
     Reader("ncu report", "ncu", COUNTERS, (".ncu-rep",), lambda path, columns: load_ncu_rep(path)),
     Reader("ncu CSV page", "ncu", COUNTERS, (".csv",), lambda path, columns: load_ncu_csv(path), sniff=is_ncu_csv),
+    Reader("jax.profiler trace", jax_trace.TOOL, TIMELINE, jax_trace.SUFFIXES, jax_trace.load_jax_trace,
+           sniff=jax_trace.is_trace),
     Reader("torch.profiler trace", KINETO, TIMELINE, KINETO_SUFFIXES, load_kineto, sniff=is_trace),
 )
 
@@ -65,8 +69,13 @@ def reader_for(path: Path, sniff: bool = True) -> Reader | None:
         inner = reader_for(inner_name(Path(path)), sniff=False)
         return None if inner is None else _packed(inner)
     name = Path(path).name.lower()
-    return next((reader for reader in READERS if name.endswith(reader.suffixes)
-                 and (not sniff or reader.sniff is None or reader.sniff(Path(path)))), None)
+    claiming = [reader for reader in READERS if name.endswith(reader.suffixes)]
+    sniffed = next((reader for reader in claiming if reader.sniff is None or reader.sniff(Path(path))), None)
+    if sniff or sniffed is not None:
+        return sniffed
+    # named by the user and claimed by none's sniff: the last of those sharing its suffix (torch.profiler's
+    # reader, after jax.profiler's, for a .json) says what is wrong with it
+    return claiming[-1] if claiming else None
 
 
 def _packed(inner: Reader) -> Reader:

@@ -6,6 +6,8 @@ momentum), XLA's command buffers (CUDA graphs) and its own NVTX ranges (`TSL:Xla
 
     python3 tests/programs/jax_resnet_train.py --steps 20
     python3 tests/programs/jax_resnet_train.py --steps 2 --batch 2 --image 32 --width 8   # a CPU smoke run
+
+`--trace DIR` wraps the loop in jax.profiler.start_trace(DIR, create_perfetto_trace=True) / stop_trace.
 """
 
 from __future__ import annotations
@@ -89,12 +91,15 @@ def main() -> None:
     parser.add_argument("--image", type=int, default=224)
     parser.add_argument("--width", type=int, default=64, help="the stem's channels (ResNet-50: 64)")
     parser.add_argument("--classes", type=int, default=1000)
+    parser.add_argument("--trace", metavar="DIR", help="trace the loop with jax.profiler into DIR (a Perfetto trace too)")
     args = parser.parse_args()
     key = jax.random.PRNGKey(0)
     params = init(key, args.width, args.classes)
     momentum = jax.tree_util.tree_map(jnp.zeros_like, params)
     images = jax.random.normal(jax.random.PRNGKey(1), (args.batch, args.image, args.image, 3))
     labels = jax.random.randint(jax.random.PRNGKey(2), (args.batch,), 0, args.classes)
+    if args.trace:
+        jax.profiler.start_trace(args.trace, create_perfetto_trace=True)
     started = time.perf_counter()
     for step in range(args.steps):
         with nvtx_range("step"):
@@ -104,6 +109,8 @@ def main() -> None:
             print(f"step 0 (compile and autotune): {time.perf_counter() - started:.1f} s, loss {float(loss):.3f}")
             started = time.perf_counter()
     steady = (time.perf_counter() - started) / max(args.steps - 1, 1)
+    if args.trace:
+        jax.profiler.stop_trace()
     print(f"{args.steps} steps on {jax.devices()[0].device_kind}: {1e3 * steady:.1f} ms a step after the first, "
           f"loss {float(loss):.3f}")
 

@@ -1,0 +1,57 @@
+"""What the Chrome-format trace readers share (torch.profiler's, nsprof.parse.kineto, and
+jax.profiler's, nsprof.parse.jax_trace): opening a file gzipped or not, microseconds to exact
+nanoseconds, the model's column order, a table with no rows."""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+import pandas as pd
+
+from nsprof.parse.model import TIMELINE_COLUMNS
+from nsprof.printable import printable
+
+SNIFF_BYTES = 64 * 1024  # the traces' metadata (a few KiB) comes before their events
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+@contextmanager
+def opened(path: Path) -> Iterator[BinaryIO]:
+    """The file's bytes, gunzipped where it is gzip (by its first bytes, not its name)."""
+    with open(path, "rb") as raw:
+        magic = raw.read(2)
+        raw.seek(0)
+        if magic == GZIP_MAGIC:
+            with gzip.GzipFile(fileobj=raw) as unpacked:
+                yield unpacked  # type: ignore[misc]  # a GzipFile reads as a binary file
+        else:
+            yield raw
+
+
+def reason(err: BaseException) -> str:
+    text = str(err).splitlines()[0] if str(err) else type(err).__name__
+    return printable(text)[:200]
+
+
+def nanoseconds(microseconds: np.ndarray) -> np.ndarray:
+    """Kineto's microsecond timestamps (three decimals) as exact integer nanoseconds: the whole
+    microseconds and the fraction converted apart (the module docstring)."""
+    whole = np.floor(microseconds)
+    return whole.astype(np.int64) * 1000 + np.rint((microseconds - whole) * 1000).astype(np.int64)
+
+
+def ordered(table: str, frame: pd.DataFrame) -> pd.DataFrame:
+    """The model's columns of `table` that the frame has, in the model's order."""
+    return frame[[column for column in TIMELINE_COLUMNS[table] if column in frame.columns]].reset_index(drop=True)
+
+
+def empty(table: str) -> pd.DataFrame:
+    """`table` with no rows, each column of the type the model declares (an object column would make
+    every frame it is concatenated with one of objects)."""
+    return pd.DataFrame({name: pd.Series(dtype=object if column.type == "text" else column.type)
+                         for name, column in TIMELINE_COLUMNS[table].items()})

@@ -1,0 +1,291 @@
+"""Read jax.profiler's traces into the model's GpuTimeline, as the nsys and Kineto readers do: the
+Chrome-format trace (`vm.trace.json.gz`) that `jax.profiler.start_trace(DIR)` writes under
+DIR/plugins/profile/<time>/ (XLA's profiler, through CUPTI).
+
+What the trace holds, and where it goes:
+
+- Processes named `/device:GPU:N` (metadata) hold the GPU's work, one thread per stream
+  (`Stream #14(...)`): an event named `Memset...` with `Memset_details` -> memsets (`num_bytes`);
+  `Memcpy...` with `memcpy_details` -> memcpys (`size`, `kind_src`, `kind_dst`; the direction from the
+  name: MemcpyH2D, MemcpyD2H, MemcpyD2D, MemcpyOther); any other -> kernels, with `kernel_details`
+  (registers, static and dynamic shared memory, grid, block) and XLA's module and op as the
+  framework's operator (`jit_train_step:fusion_3`). Kernels that XLA replays inside a command buffer
+  (a CUDA graph) are traced one by one, with `cuda_graph_id`.
+- The process `/host:CPU`: its events with a `correlation_id` are the host's CUDA calls. The launch
+  of a kernel is named after the kernel there; it becomes `cuLaunchKernel` (a memset's call
+  `cuMemsetD8Async`, a copy's `cuMemcpyAsync`), the others (cuMemHostAlloc, ...) keep their names.
+  `CommonPjRtLoadedExecutable::Execute (MODULE)`, one execution of a compiled XLA program, becomes
+  the range XLA itself opens under nsys, `TSL:XlaModule:#hlo_module=MODULE#`: the iterations of a
+  program's loop (nsprof.analyze.iterations), one per call of its jitted step. A
+  `jax.profiler.StepTraceAnnotation` (an event with `step_num`) is a range of its own name.
+  Threads are named as the trace names them (`python3`, `tf_pjrt_compile_thread_pool/...`) and
+  numbered 1, 2, ... in the order met (the trace's ids are 32-bit hashes). The Python tracer's
+  events (names starting `$`) are left out.
+- Ids: the trace numbers its own processes (the host is one process); a GPU event's process is the
+  host's. Times: `ts` and `dur` are microseconds with three decimals, exact nanoseconds as Kineto's.
+
+Left out: the trace names no module loading calls and no synchronization calls (the host's wait
+for a value shows only as Python's own events), no mangled names, no graph launches as GPU
+operations. XPlane (`vm.xplane.pb`) is not read: it is a protobuf whose schema lives in XLA's
+sources, read by XProf and TensorBoard's profile plugin alone, and the JSON beside it holds the same
+events.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from nsprof.errors import MissingPathError, ParseError
+from nsprof.kernel_names import base_name
+from nsprof.parse.chrome_trace import SNIFF_BYTES, empty, nanoseconds, opened, ordered, reason
+from nsprof.parse.model import THREAD_IDS, GpuTimeline, lost_work
+from nsprof.paths import missing_reason, special_file_reason
+
+TOOL = "jax.profiler"
+SUFFIXES = (".trace.json.gz", ".trace.json")
+UNTRACED = ("module loading", "synchronization")
+RETRACE = ("Trace again with jax.profiler.start_trace(DIR) ... jax.profiler.stop_trace() and pass "
+           "DIR/plugins/profile/<time>/vm.trace.json.gz")
+EXECUTE = re.compile(r"^CommonPjRtLoadedExecutable::Execute \((.+)\)$")
+XLA_MODULE_RANGE = "TSL:XlaModule:#hlo_module={}#"  # as XLA names the range under nsys
+_DEVICE = re.compile(r"^/device:GPU:(\d+)$")
+_DETAIL = re.compile(r"(\w+):(\S+)")
+_DIRECTIONS = {"MemcpyH2D": "Host-to-Device", "MemcpyD2H": "Device-to-Host", "MemcpyD2D": "Device-to-Device",
+               "MemcpyP2P": "Peer-to-Peer"}
+_KINDS = {"pageable": "Pageable", "pinned": "Pinned", "device": "Device", "managed": "Managed"}
+_CALLS = {"kernels": "cuLaunchKernel", "memsets": "cuMemsetD8Async", "memcpys": "cuMemcpyAsync"}
+
+
+def is_trace(path: Path) -> bool:
+    """Whether a .json or .json.gz file is jax.profiler's trace: a Chrome trace whose processes are
+    named `/host:CPU` or `/device:GPU:N` (its metadata comes first)."""
+    if special_file_reason(Path(path)) or not Path(path).is_file():
+        return False
+    try:
+        with opened(Path(path)) as stream:
+            head = stream.read(SNIFF_BYTES)
+    except (OSError, EOFError):
+        return False
+    return (head.lstrip().startswith(b"{") and b'"traceEvents"' in head and b'"schemaVersion"' not in head
+            and (b'"/host:CPU"' in head or b'"/device:GPU:' in head))
+
+
+def load_jax_trace(path: str | Path, columns: Mapping[str, Iterable[str]] | None = None) -> GpuTimeline:
+    """The GpuTimeline of a jax.profiler trace (the module docstring); `columns`: per table, the
+    only columns to give (nsprof.parse.readers.Columns)."""
+    path = Path(path)
+    if not path.exists():
+        raise MissingPathError(f"{path}: {missing_reason(path)}", "Pass a jax.profiler trace (vm.trace.json.gz)")
+    if special := special_file_reason(path):
+        raise ParseError(f"{path}: {special}; a jax.profiler trace is a JSON file", RETRACE)
+    import ijson
+
+    events = _Events()
+    try:
+        with opened(path) as stream:
+            for event in ijson.items(stream, "traceEvents.item", use_float=True):
+                if isinstance(event, dict):
+                    events.add(event)
+        tables = events.tables()
+    except (ijson.JSONError, OSError, EOFError, UnicodeDecodeError, ValueError, TypeError) as err:
+        raise ParseError(f"{path}: unreadable jax.profiler trace ({reason(err)})", RETRACE) from None
+    if not events.devices and not events.host:
+        raise ParseError(f"{path}: a Chrome trace, but not jax.profiler's (no /host:CPU or /device:GPU process)",
+                         RETRACE)
+    if events.untimed:
+        raise ParseError(f"{path}: {events.untimed:,} events without a time or with a negative duration; the "
+                         "trace is damaged", RETRACE)
+    wanted = dict(columns or {})
+    chosen = {name: frame[[c for c in frame.columns if c in set(wanted[name])]] if name in wanted else frame
+              for name, frame in tables.items()}
+    timeline = GpuTimeline(path=path, nsys_version=TOOL, gpus=empty("gpus"), graphs=empty("graphs"),
+                           syncs=empty("syncs"), tool=TOOL, untraced=UNTRACED, **chosen)
+    if lost := lost_work(timeline):
+        raise ParseError(f"{path}: {lost}", RETRACE)
+    return timeline
+
+
+class _Events:
+    """The trace's events, gathered column by column as they stream past."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
+        self.devices: dict[int, int] = {}  # the trace's pid -> CUDA device
+        self.host: int | None = None  # the trace's pid of /host:CPU
+        self.thread_names: dict[int, str] = {}  # by the model's thread id (_thread)
+        self.threads: dict[object, int] = {}  # the trace's thread id -> the model's
+        self.untimed = 0
+        self._pending: list[dict] = []  # events before their process was named (metadata comes first)
+
+    def add(self, event: dict) -> None:
+        phase = event.get("ph")
+        if phase == "M":
+            self._metadata(event)
+        elif phase == "X":
+            self._complete(event)
+
+    def _metadata(self, event: dict) -> None:
+        pid, name, label = event.get("pid"), event.get("name"), (event.get("args") or {}).get("name")
+        if name == "process_name" and isinstance(pid, int) and isinstance(label, str):
+            if (device := _DEVICE.match(label)) is not None:
+                self.devices[pid] = int(device.group(1))
+            elif label == "/host:CPU":
+                self.host = pid
+        elif (name == "thread_name" and isinstance(event.get("tid"), int) and isinstance(label, str)
+              and pid not in self.devices):  # a device's threads are its streams
+            self.thread_names[self._thread(event["tid"])] = label
+
+    def _complete(self, event: dict) -> None:
+        name = str(event.get("name", ""))
+        pid = event.get("pid")
+        if name.startswith("$"):  # the Python tracer's own events
+            return
+        start, duration = event.get("ts"), event.get("dur", 0)
+        if not _number(start) or not _number(duration) or duration < 0:
+            self.untimed += 1
+            return
+        args = event.get("args") or {}
+        if pid in self.devices:
+            self._gpu(event, name, args)
+        elif pid == self.host:
+            self._host(event, name, args)
+
+    def _gpu(self, event: dict, name: str, args: dict) -> None:
+        if name.startswith("Memset") and "Memset_details" in args:
+            table, details = "memsets", _details(args["Memset_details"])
+        elif name.startswith("Memcpy") and "memcpy_details" in args:
+            table, details = "memcpys", _details(args["memcpy_details"])
+        else:
+            table, details = "kernels", _details(args.get("kernel_details", ""))
+        row = self.rows[table]
+        row["ts"].append(event["ts"])
+        row["dur"].append(event.get("dur", 0))
+        row["correlation_id"].append(_int(args.get("correlation_id")))
+        row["device_id"].append(self.devices[event["pid"]])
+        row["stream_id"].append(event.get("tid", 0))
+        row["name"].append(name)
+        if table == "kernels":
+            grid, block = _triple(details.get("grid")), _triple(details.get("block"))
+            for axis in range(3):
+                row[f"grid_{'xyz'[axis]}"].append(grid[axis])
+                row[f"block_{'xyz'[axis]}"].append(block[axis])
+            row["registers_per_thread"].append(_int(details.get("regs")) or 0)
+            row["static_smem_bytes"].append(_int(details.get("static_shared")) or 0)
+            row["dynamic_smem_bytes"].append(_int(details.get("dynamic_shared")) or 0)
+            module, op = args.get("hlo_module"), args.get("hlo_op")
+            row["operator"].append(f"{module}:{op}" if module and op else None)
+        elif table == "memcpys":
+            row["bytes"].append(_int(details.get("size")) or 0)
+            row["copy_kind"].append(_DIRECTIONS.get(name, "Other"))
+            row["src_kind"].append(_KINDS.get(details.get("kind_src", ""), details.get("kind_src")))
+            row["dst_kind"].append(_KINDS.get(details.get("kind_dst", ""), details.get("kind_dst")))
+        else:
+            row["bytes"].append(_int(details.get("num_bytes")) or 0)
+
+    def _host(self, event: dict, name: str, args: dict) -> None:
+        correlation = _int(args.get("correlation_id"))
+        if correlation is not None:
+            table = "runtime"
+        elif (execute := EXECUTE.match(name)) is not None:
+            table, name = "nvtx", XLA_MODULE_RANGE.format(execute.group(1))
+        elif "step_num" in args:
+            table = "nvtx"
+        else:
+            return
+        row = self.rows[table]
+        row["ts"].append(event["ts"])
+        row["dur"].append(event.get("dur", 0))
+        row["correlation_id"].append(correlation)
+        row["tid"].append(self._thread(event.get("tid", 0)))
+        row["name"].append(name)
+
+    def _thread(self, tid) -> int:
+        """The trace's thread id (a 32-bit hash) as a small one, 1, 2, ... in the order met: the model
+        packs a thread into its process's id (THREAD_IDS), which a hash overflows."""
+        return self.threads.setdefault(tid, len(self.threads) + 1)
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The model's tables of what streamed past."""
+        pid = self.host if self.host is not None else 0
+        tables = {}
+        calls = {}
+        for table in ("kernels", "memcpys", "memsets"):
+            frame = self._times(table).assign(
+                device_id=np.asarray(self.rows[table].get("device_id", []), dtype=np.int32),
+                stream_id=np.asarray(self.rows[table].get("stream_id", []), dtype=np.int64).astype(np.int32),
+                pid=pd.array([pid] * len(self.rows[table].get("ts", [])), dtype="Int64"))
+            frame["global_pid"] = frame["pid"] * THREAD_IDS
+            for column, values in self.rows[table].items():
+                if column not in ("ts", "dur", "correlation_id", "device_id", "stream_id", "name"):
+                    frame[column] = values
+            tables[table] = frame
+            calls.update(dict.fromkeys(frame["correlation_id"].dropna().astype(np.int64), _CALLS[table]))
+        kernels = tables["kernels"]
+        names = pd.Categorical(self.rows["kernels"].get("name", []))
+        kernels["kernel"] = names
+        short = [base_name(name) for name in names.categories]
+        kernels["short_name"] = pd.Categorical([short[code] for code in names.codes])
+        kernels["mangled_name"] = pd.Categorical([None] * len(kernels))
+        for column in (*(f"{kind}_{axis}" for kind in ("grid", "block") for axis in "xyz"), "registers_per_thread",
+                       "static_smem_bytes", "dynamic_smem_bytes"):
+            kernels[column] = np.asarray(kernels.get(column, []), dtype=np.int64).astype(np.int32)
+        kernels["operator"] = pd.Categorical(kernels.get("operator", []))
+        for table, columns in (("memcpys", ("copy_kind", "src_kind", "dst_kind")), ("memsets", ())):
+            frame = tables[table]
+            frame["bytes"] = np.asarray(frame.get("bytes", []), dtype=np.int64)
+            for column in columns:
+                frame[column] = pd.Categorical(frame.get(column, []))
+        runtime = self._host_frame("runtime", pid)
+        runtime["api"] = pd.Categorical([calls.get(c, name) if c is not pd.NA else name for c, name in
+                                         zip(runtime["correlation_id"], self.rows["runtime"].get("name", []))])
+        nvtx = self._host_frame("nvtx", pid)
+        nvtx = nvtx.assign(kind="push_pop", domain=None, name=self.rows["nvtx"].get("name", []))
+        nvtx["range"] = nvtx["name"]
+        for column in ("start_ns", "end_ns", "duration_ns"):
+            nvtx[column] = nvtx[column].astype("Int64")
+        threads = pd.DataFrame([(pid * THREAD_IDS + tid, pid, tid, name) for tid, name in self.thread_names.items()],
+                               columns=["global_tid", "pid", "tid", "name"]).astype(
+            {"global_tid": np.int64, "pid": np.int64, "tid": np.int64})
+        return {**{table: ordered(table, frame) for table, frame in tables.items()},
+                "runtime": ordered("runtime", runtime), "nvtx": ordered("nvtx", nvtx),
+                "threads": ordered("threads", threads)}
+
+    def _times(self, table: str) -> pd.DataFrame:
+        rows = self.rows[table]
+        start = nanoseconds(np.asarray(rows.get("ts", []), dtype=np.float64))
+        duration = np.rint(np.asarray(rows.get("dur", []), dtype=np.float64) * 1000).astype(np.int64)
+        return pd.DataFrame({"start_ns": start, "end_ns": start + duration, "duration_ns": duration,
+                             "correlation_id": pd.array(rows.get("correlation_id", []), dtype="Int64")})
+
+    def _host_frame(self, table: str, pid: int) -> pd.DataFrame:
+        frame = self._times(table)
+        tid = pd.array(self.rows[table].get("tid", []), dtype="Int64")
+        return frame.assign(pid=pd.array([pid] * len(frame), dtype="Int64"), tid=tid, global_tid=pid * THREAD_IDS + tid)
+
+
+def _details(text) -> dict[str, str]:
+    """'regs:24 grid:4096,1,1 block:128,1,1' -> {'regs': '24', 'grid': '4096,1,1', ...}."""
+    return dict(_DETAIL.findall(text)) if isinstance(text, str) else {}
+
+
+def _triple(text: str | None) -> list[int]:
+    parts = (text or "").split(",")
+    return [int(part) for part in parts] if len(parts) == 3 and all(part.isdigit() for part in parts) else [0, 0, 0]
+
+
+def _int(value) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    return int(value) if isinstance(value, str) and value.isdigit() else None
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
