@@ -133,3 +133,16 @@ def test_the_manual_shows_what_the_commands_print():
         argv = command.split()
         printed = CliRunner().invoke(app, argv, env={"COLUMNS": "100"}).stdout
         assert printed.startswith(shown + "\n"), command
+
+
+def test_the_profile_directory_jax_writes_is_one_capture(tmp_path):
+    """DIR/plugins/profile/<time>/ as jax.profiler leaves it (the trace, the Perfetto trace, XPlane)
+    is read as the one capture it holds; DIR itself says which to pass."""
+    run = tmp_path / "plugins" / "profile" / "2026_11_29_06_54_33"
+    run.mkdir(parents=True)
+    shutil.copy(JAX / "mlp-a1.trace.json.gz", run / "vm.trace.json.gz")
+    shutil.copy(JAX / "mlp-a1.trace.json.gz", run / "perfetto_trace.json.gz")  # read by neither reader's sniff
+    (run / "vm.xplane.pb").write_bytes(b"\x0a\x00")
+    assert analyzed(str(run))["iterations"]["count"] == STEPS
+    whole = CliRunner().invoke(app, ["analyze", str(tmp_path)])
+    assert whole.exit_code != 0 and str(run) in "".join(whole.output.split())  # named, however the line wrapped

@@ -11,9 +11,9 @@ at once are each counted): module loading, allocation, waiting for the GPU, copi
 The rest of the phase, outside CUDA calls, is told apart by the CPU samples of the process's most
 sampled thread there, where the capture holds samples (nsys's defaults take them): each sample's
 activity (nsprof.analyze.host_activity.sample_activities: Python, compiling, library set-up,
-numerical work, the profiler, other code; importing modules wherever the chain holds Python's
-import machinery or the dynamic loader, whatever its leaf) counts one sampling interval (the thread's median
-spacing of samples), the samples in CUDA calls left out (the calls are timed above); what the
+numerical work, the profiler, other code; importing modules wherever the chain holds Python's import
+machinery or the dynamic loader, whatever its leaf) counts one sampling interval (the thread's
+median spacing of samples), the samples in CUDA calls left out (the calls are timed above); what the
 thread's samples do not cover of that rest is time it was not running (waiting on a lock, I/O,
 worker processes such as a compiler's). Without samples the rest is one part, `outside CUDA calls`.
 """

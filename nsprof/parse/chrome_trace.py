@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from nsprof.parse.model import TIMELINE_COLUMNS
+from nsprof.paths import special_file_reason
 from nsprof.printable import printable
 
 SNIFF_BYTES = 64 * 1024  # the traces' metadata (a few KiB) comes before their events
@@ -31,6 +32,19 @@ def opened(path: Path) -> Iterator[BinaryIO]:
                 yield unpacked  # type: ignore[misc]  # a GzipFile reads as a binary file
         else:
             yield raw
+
+
+def trace_head(path: Path) -> bytes | None:
+    """The first SNIFF_BYTES of a Chrome trace's JSON (unpacked), or None where the file is none:
+    not a regular file, unreadable, or not a JSON object that names "traceEvents" there."""
+    if special_file_reason(Path(path)) or not Path(path).is_file():
+        return None
+    try:
+        with opened(Path(path)) as stream:
+            head = stream.read(SNIFF_BYTES)
+    except (OSError, EOFError):
+        return None
+    return head if head.lstrip().startswith(b"{") and b'"traceEvents"' in head else None
 
 
 def reason(err: BaseException) -> str:

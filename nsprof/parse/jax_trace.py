@@ -43,7 +43,7 @@ import pandas as pd
 
 from nsprof.errors import MissingPathError, ParseError
 from nsprof.kernel_names import base_name
-from nsprof.parse.chrome_trace import SNIFF_BYTES, empty, nanoseconds, opened, ordered, reason
+from nsprof.parse.chrome_trace import empty, nanoseconds, opened, ordered, reason, trace_head
 from nsprof.parse.model import THREAD_IDS, GpuTimeline, lost_work
 from nsprof.paths import missing_reason, special_file_reason
 
@@ -65,15 +65,8 @@ _CALLS = {"kernels": "cuLaunchKernel", "memsets": "cuMemsetD8Async", "memcpys": 
 def is_trace(path: Path) -> bool:
     """Whether a .json or .json.gz file is jax.profiler's trace: a Chrome trace whose processes are
     named `/host:CPU` or `/device:GPU:N` (its metadata comes first)."""
-    if special_file_reason(Path(path)) or not Path(path).is_file():
-        return False
-    try:
-        with opened(Path(path)) as stream:
-            head = stream.read(SNIFF_BYTES)
-    except (OSError, EOFError):
-        return False
-    return (head.lstrip().startswith(b"{") and b'"traceEvents"' in head and b'"schemaVersion"' not in head
-            and (b'"/host:CPU"' in head or b'"/device:GPU:' in head))
+    head = trace_head(path)
+    return head is not None and b'"schemaVersion"' not in head and (b'"/host:CPU"' in head or b'"/device:GPU:' in head)
 
 
 def load_jax_trace(path: str | Path, columns: Mapping[str, Iterable[str]] | None = None) -> GpuTimeline:

@@ -37,7 +37,7 @@ import pandas as pd
 
 from nsprof.errors import MissingPathError, ParseError
 from nsprof.kernel_names import base_name
-from nsprof.parse.chrome_trace import SNIFF_BYTES, empty, nanoseconds, opened, ordered, reason
+from nsprof.parse.chrome_trace import empty, nanoseconds, opened, ordered, reason, trace_head
 from nsprof.parse.model import THREAD_IDS, GpuTimeline, lost_work
 from nsprof.paths import missing_reason, special_file_reason
 from nsprof.printable import printable
@@ -62,14 +62,8 @@ def is_trace(path: Path) -> bool:
     """Whether a .json or .json.gz file is a torch.profiler trace: its start names "traceEvents"
     and Kineto's "schemaVersion" (other Chrome traces, `nsprof timeline --trace`'s among them, are
     not taken for captures; named by the user, the reader says what they are)."""
-    if special_file_reason(Path(path)) or not Path(path).is_file():
-        return False
-    try:
-        with opened(Path(path)) as stream:
-            head = stream.read(SNIFF_BYTES)
-    except (OSError, EOFError):
-        return False
-    return head.lstrip().startswith(b"{") and b'"traceEvents"' in head and b'"schemaVersion"' in head
+    head = trace_head(path)
+    return head is not None and b'"schemaVersion"' in head
 
 
 

@@ -1,8 +1,8 @@
 """A JAX MLP classifier trained on batches the host prepares, traced by jax.profiler as JAX users
 trace: the program for nsprof's reader of jax.profiler's output (its Chrome-format traces). Each
-step the host makes a batch with numpy (random features, normalized, a few milliseconds), the jitted
-step (matrix products, layer norm, GELU, softmax cross-entropy, SGD with momentum) runs on it, and the
-loss is read for logging.
+step the host makes a batch with numpy (random features, normalized: about 40 ms), the jitted
+step (jax_mlp_train.py's MLP: matrix products, layer norm, GELU, softmax cross-entropy, SGD with
+momentum) runs on it, and the loss is read for logging.
 
 - `--variant sync` (default): the host reads each step's loss (`float(loss)`) before it makes the
   next batch: the GPU waits while the host prepares data, and the host waits while the GPU runs.
@@ -31,25 +31,8 @@ import time
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax_mlp_train import init, loss_fn  # the same MLP
 from loop_summary import summary
-
-
-def init(key, sizes: list[int]) -> list[dict]:
-    keys = jax.random.split(key, len(sizes) - 1)
-    return [{"w": jax.random.normal(k, (m, n), jnp.float32) * (2.0 / m) ** 0.5, "b": jnp.zeros((n,), jnp.float32),
-             "scale": jnp.ones((n,), jnp.float32)} for k, m, n in zip(keys, sizes[:-1], sizes[1:])]
-
-
-def forward(params: list[dict], x):
-    for layer in params[:-1]:
-        x = x @ layer["w"] + layer["b"]
-        mean, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
-        x = jax.nn.gelu((x - mean) * jax.lax.rsqrt(var + 1e-5) * layer["scale"])
-    return x @ params[-1]["w"] + params[-1]["b"]
-
-
-def loss_fn(params, x, labels):
-    return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(forward(params, x)), labels[:, None], axis=1))
 
 
 @jax.jit
