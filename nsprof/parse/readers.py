@@ -70,12 +70,14 @@ def reader_for(path: Path, sniff: bool = True) -> Reader | None:
         return None if inner is None else _packed(inner)
     name = Path(path).name.lower()
     claiming = [reader for reader in READERS if name.endswith(reader.suffixes)]
+    if not sniff and len(claiming) < 2:
+        return claiming[0] if claiming else None
     sniffed = next((reader for reader in claiming if reader.sniff is None or reader.sniff(Path(path))), None)
     if sniff or sniffed is not None:
         return sniffed
-    # named by the user and claimed by none's sniff: the last of those sharing its suffix (torch.profiler's
-    # reader, after jax.profiler's, for a .json) says what is wrong with it
-    return claiming[-1] if claiming else None
+    # named by the user, its suffix shared and claimed by no sniff: the last of those sharing it
+    # (torch.profiler's reader, after jax.profiler's) says what is wrong with it
+    return claiming[-1]
 
 
 def _packed(inner: Reader) -> Reader:
