@@ -32,8 +32,9 @@ import pandas as pd
 
 from nsprof.analyze.autotune_trials import autotune_trials
 from nsprof.analyze.families import family_column
+from nsprof.analyze.host_calls import KINDS, LAUNCH, call_kinds
 from nsprof.analyze.launch_configs import Configuration
-from nsprof.parse.model import LAUNCH_API, THREAD_IDS, GpuTimeline
+from nsprof.parse.model import THREAD_IDS, GpuTimeline
 
 XLA_AUTOTUNER = re.compile(r"stream_executor::gpu::(?:<unnamed>::)?(?:RedzoneAllocator\w*|DelayKernel|RepeatBuffer\w*|"
                            r"xla_\w+_comparison)\b")
@@ -193,9 +194,8 @@ def _runs_to_the_end(starts: np.ndarray, ends: np.ndarray, launches: np.ndarray)
 
 def _launch_starts(export: GpuTimeline) -> np.ndarray:
     """When each of the capture's launch calls started (CPU clock), in order."""
-    api = pd.Categorical(export.runtime["api"])
-    launching = [code for code, name in enumerate(api.categories) if LAUNCH_API.search(str(name))]
-    return np.sort(export.runtime["start_ns"].to_numpy(np.int64)[np.isin(api.codes, launching)])
+    launching = call_kinds(pd.Categorical(export.runtime["api"])) == KINDS.index(LAUNCH)
+    return np.sort(export.runtime["start_ns"].to_numpy(np.int64)[launching])
 
 
 def _last_launch_ns(export: GpuTimeline) -> int | None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from nsprof.analyze.host_verdict import IDLE_CAUSES, busiest
 from nsprof.errors import ParseError
-from nsprof.render.host_tables import figure
+from nsprof.render.host_tables import figure, per_iteration_ns
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "profiles" / "examples" / "h200-program-torch-train"
 
@@ -54,9 +54,9 @@ def fact_lines(host: dict) -> list[str]:
     for cause, ns in sorted(device["idle_causes"].items(), key=lambda kv: -kv[1]):
         if ns:
             lines.append(f"Idle {ns / 1e6:,.2f} ms ({100 * ns / idle:.0f}% of idle time), {cause}: {IDLE_CAUSES[cause]}.")
-    iterations = (host.get("iterations") or {}).get("count")
     for fix in host["fixes"][:3]:
-        each = f", {fix['saving_ns'] / iterations / 1e6:,.3f} ms an iteration" if iterations else ""
+        each_ns = per_iteration_ns(host, fix["saving_ns"])
+        each = "" if each_ns is None else f", {each_ns / 1e6:,.3f} ms an iteration"
         lines.append(f"Fix {fix['cause']} (saves at most {fix['saving_ns'] / 1e6:,.2f} ms{each}, {fix['bound']}): "
                      f"{fix['fix']}.")
     return lines

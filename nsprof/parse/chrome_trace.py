@@ -1,11 +1,12 @@
 """What the Chrome-format trace readers share (torch.profiler's, nsprof.parse.kineto, and
-jax.profiler's, nsprof.parse.jax_trace): opening a file gzipped or not, microseconds to exact
-nanoseconds, the model's column order, a table with no rows."""
+jax.profiler's, nsprof.parse.jax_trace): opening a file gzipped or not and sniffing its start,
+microseconds to exact nanoseconds, the model's column order and the columns asked for, a table with
+no rows."""
 
 from __future__ import annotations
 
 import gzip
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
@@ -53,8 +54,9 @@ def reason(err: BaseException) -> str:
 
 
 def nanoseconds(microseconds: np.ndarray) -> np.ndarray:
-    """Kineto's microsecond timestamps (three decimals) as exact integer nanoseconds: the whole
-    microseconds and the fraction converted apart (the module docstring)."""
+    """A trace's microsecond timestamps (three decimals) as exact integer nanoseconds: the whole
+    microseconds and the fraction converted apart (5e12 us times 1000 is past float64's exact
+    integers)."""
     whole = np.floor(microseconds)
     return whole.astype(np.int64) * 1000 + np.rint((microseconds - whole) * 1000).astype(np.int64)
 
@@ -62,6 +64,29 @@ def nanoseconds(microseconds: np.ndarray) -> np.ndarray:
 def ordered(table: str, frame: pd.DataFrame) -> pd.DataFrame:
     """The model's columns of `table` that the frame has, in the model's order."""
     return frame[[column for column in TIMELINE_COLUMNS[table] if column in frame.columns]].reset_index(drop=True)
+
+
+def timed(ts: list, dur: list, correlation: pd.api.extensions.ExtensionArray) -> pd.DataFrame:
+    """A table's start, end and duration in exact nanoseconds from a trace's microsecond `ts` and
+    `dur`, beside its correlation ids."""
+    start = nanoseconds(np.asarray(ts, dtype=np.float64))
+    duration = np.rint(np.asarray(dur, dtype=np.float64) * 1000).astype(np.int64)
+    return pd.DataFrame({"start_ns": start, "end_ns": start + duration, "duration_ns": duration,
+                         "correlation_id": correlation})
+
+
+def chosen_columns(tables: dict[str, pd.DataFrame],
+                   columns: Mapping[str, Iterable[str]] | None) -> dict[str, pd.DataFrame]:
+    """The tables with only the columns asked for (nsprof.parse.readers.Columns: per table; a table
+    not named keeps all)."""
+    wanted = dict(columns or {})
+    return {name: frame[[c for c in frame.columns if c in set(wanted[name])]] if name in wanted else frame
+            for name, frame in tables.items()}
+
+
+def number(value) -> bool:
+    """Whether a JSON value is a number (a bool is not)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def empty(table: str) -> pd.DataFrame:

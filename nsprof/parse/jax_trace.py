@@ -43,7 +43,7 @@ import pandas as pd
 
 from nsprof.errors import MissingPathError, ParseError
 from nsprof.kernel_names import base_name
-from nsprof.parse.chrome_trace import empty, nanoseconds, opened, ordered, reason, trace_head
+from nsprof.parse.chrome_trace import chosen_columns, empty, number, opened, ordered, reason, timed, trace_head
 from nsprof.parse.model import THREAD_IDS, GpuTimeline, lost_work
 from nsprof.paths import missing_reason, special_file_reason
 
@@ -94,9 +94,7 @@ def load_jax_trace(path: str | Path, columns: Mapping[str, Iterable[str]] | None
     if events.untimed:
         raise ParseError(f"{path}: {events.untimed:,} events without a time or with a negative duration; the "
                          "trace is damaged", RETRACE)
-    wanted = dict(columns or {})
-    chosen = {name: frame[[c for c in frame.columns if c in set(wanted[name])]] if name in wanted else frame
-              for name, frame in tables.items()}
+    chosen = chosen_columns(tables, columns)
     timeline = GpuTimeline(path=path, nsys_version=TOOL, gpus=empty("gpus"), graphs=empty("graphs"),
                            syncs=empty("syncs"), tool=TOOL, untraced=UNTRACED, **chosen)
     if lost := lost_work(timeline):
@@ -140,7 +138,7 @@ class _Events:
         if name.startswith("$"):  # the Python tracer's own events
             return
         start, duration = event.get("ts"), event.get("dur", 0)
-        if not _number(start) or not _number(duration) or duration < 0:
+        if not number(start) or not number(duration) or duration < 0:
             self.untimed += 1
             return
         args = event.get("args") or {}
@@ -251,10 +249,7 @@ class _Events:
 
     def _times(self, table: str) -> pd.DataFrame:
         rows = self.rows[table]
-        start = nanoseconds(np.asarray(rows.get("ts", []), dtype=np.float64))
-        duration = np.rint(np.asarray(rows.get("dur", []), dtype=np.float64) * 1000).astype(np.int64)
-        return pd.DataFrame({"start_ns": start, "end_ns": start + duration, "duration_ns": duration,
-                             "correlation_id": pd.array(rows.get("correlation_id", []), dtype="Int64")})
+        return timed(rows.get("ts", []), rows.get("dur", []), pd.array(rows.get("correlation_id", []), dtype="Int64"))
 
     def _host_frame(self, table: str, pid: int) -> pd.DataFrame:
         frame = self._times(table)
@@ -279,6 +274,3 @@ def _int(value) -> int | None:
         return value
     return int(value) if isinstance(value, str) and value.isdigit() else None
 
-
-def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)

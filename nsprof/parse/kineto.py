@@ -37,7 +37,7 @@ import pandas as pd
 
 from nsprof.errors import MissingPathError, ParseError
 from nsprof.kernel_names import base_name
-from nsprof.parse.chrome_trace import empty, nanoseconds, opened, ordered, reason, trace_head
+from nsprof.parse.chrome_trace import chosen_columns, empty, number, opened, ordered, reason, timed, trace_head
 from nsprof.parse.model import THREAD_IDS, GpuTimeline, lost_work
 from nsprof.paths import missing_reason, special_file_reason
 from nsprof.printable import printable
@@ -66,7 +66,6 @@ def is_trace(path: Path) -> bool:
     return head is not None and b'"schemaVersion"' in head
 
 
-
 def load_kineto(path: str | Path, columns: Mapping[str, Iterable[str]] | None = None) -> GpuTimeline:
     """The GpuTimeline of a torch.profiler trace (the module docstring); `columns`: per table, the
     only columns to give (nsprof.parse.readers.Columns), of those Kineto records."""
@@ -89,9 +88,7 @@ def load_kineto(path: str | Path, columns: Mapping[str, Iterable[str]] | None = 
     if "schemaVersion" not in header and not events.kinds_seen & {"cpu_op", "kernel", "cuda_runtime"}:
         raise ParseError(f"{path}: a Chrome trace, but not torch.profiler's (no Kineto metadata, no CPU operators, "
                          "kernels or CUDA calls)", "nsprof reads traces that torch.profiler writes; " + RETRACE)
-    wanted = dict(columns or {})
-    chosen = {name: frame[[c for c in frame.columns if c in set(wanted[name])]] if name in wanted else frame
-              for name, frame in tables.items()}
+    chosen = chosen_columns(tables, columns)
     cupti = header.get("cupti_version")
     timeline = GpuTimeline(path=path, nsys_version=f"torch.profiler (CUPTI {cupti})" if cupti else "torch.profiler",
                            gpus=_gpus(header.get("deviceProperties")), graphs=empty("graphs"), tool=TOOL,
@@ -99,8 +96,6 @@ def load_kineto(path: str | Path, columns: Mapping[str, Iterable[str]] | None = 
     if lost := lost_work(timeline):  # a profiler cycle that lost its kernels (CUPTI's buffers, a crash)
         raise ParseError(f"{path}: {lost}", RETRACE)
     return timeline
-
-
 
 
 def _header(path: Path) -> dict:
@@ -153,7 +148,7 @@ class _Events:
         if table is None:
             return
         start, duration = event.get("ts"), event.get("dur", 0)
-        if not _number(start) or not _number(duration) or duration < 0:
+        if not number(start) or not number(duration) or duration < 0:
             self.untimed += 1
             return
         row = self.rows[table]
@@ -225,10 +220,7 @@ class _Events:
 
     def _times(self, table: str) -> pd.DataFrame:
         rows = self.rows[table]
-        start = nanoseconds(np.asarray(rows.get("ts", []), dtype=np.float64))
-        duration = np.rint(np.asarray(rows.get("dur", []), dtype=np.float64) * 1000).astype(np.int64)
-        return pd.DataFrame({"start_ns": start, "end_ns": start + duration, "duration_ns": duration,
-                             "correlation_id": _ids(rows.get("correlation_id", []))})
+        return timed(rows.get("ts", []), rows.get("dur", []), _ids(rows.get("correlation_id", [])))
 
     def _host(self, table: str) -> pd.DataFrame:
         frame = self._times(table)
@@ -262,15 +254,9 @@ def _events(path: Path) -> _Events:
     return events
 
 
-
-
 def _ids(values: list) -> pd.arrays.IntegerArray:
     return pd.array([value if isinstance(value, int) and not isinstance(value, bool) else None for value in values],
                     dtype="Int64")
-
-
-def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _triple(value) -> list[int]:
@@ -292,10 +278,6 @@ def _main_process(runtime: pd.DataFrame, thread_names: dict, gpu_processes: set[
         return int(runtime["pid"].mode().iloc[0])
     hosts = sorted({pid for pid, _ in thread_names if pid not in gpu_processes and pid >= 0})
     return hosts[0] if hosts else None
-
-
-
-
 
 
 def _gpus(properties) -> pd.DataFrame:

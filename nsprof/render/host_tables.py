@@ -124,6 +124,17 @@ def _us(ns) -> str:
     return "-" if ns is None else f"{ns / 1e3 + 0.0:,.1f} us".replace("-0.0 ", "0.0 ")  # no "-0.0" for a rounded -0.04
 
 
+def steady_iterations(host: dict) -> int | None:
+    """How many iterations the host side's window holds (its savings are over them), or None."""
+    return (host.get("iterations") or {}).get("count") or None
+
+
+def per_iteration_ns(host: dict, saving_ns: float) -> float | None:
+    """A saving over the window as one iteration's share of it (None without iterations)."""
+    iterations = steady_iterations(host)
+    return saving_ns / iterations if iterations else None
+
+
 def fix_rows(host: dict, hot: pd.DataFrame | None) -> list[dict]:
     """The host's fixes and the kernels with the largest bounded saving, largest saving first."""
     rows = [{"label": fix["cause"], "saving_ns": fix["saving_ns"], "bound": fix["bound"],
@@ -136,11 +147,10 @@ def fix_rows(host: dict, hot: pd.DataFrame | None) -> list[dict]:
                          "bound": str(row.saving_bound),
                          "evidence": f"{row.top_rule} (ncu), {row.launches:,} launches{ncu}"})
     span = host["window"]["span_ns"]
-    iterations = (host.get("iterations") or {}).get("count")
     rows = sorted(rows, key=lambda row: -row["saving_ns"])
     for rank, row in enumerate(rows, 1):
         row["rank"], row["pct"] = rank, 100 * row["saving_ns"] / span if span else None
-        row["per_iteration_ns"] = row["saving_ns"] / iterations if iterations else None
+        row["per_iteration_ns"] = per_iteration_ns(host, row["saving_ns"])
     return rows
 
 
@@ -157,7 +167,7 @@ def host_blocks(host: dict, hot: pd.DataFrame | None, width: int, loop: Loop | N
         kernel_names = iter(telling_names([name for name, row in zip(names, rows) if row.get("kernel")], name_width))
         return [{**row, "label": next(kernel_names) if row.get("kernel") else row["label"]} for row in rows]
 
-    iterations = (host.get("iterations") or {}).get("count")
+    iterations = steady_iterations(host)
     offered = [column for column in FIX_COLUMNS if iterations or column[1] != "per_iteration_ns"]
     columns, shown = fit_named(offered, rows_for, LABEL_WIDTHS, width, FIX_DROP_ORDER, weighed=2)
     per = f"; us an iteration: the saving over the window's {iterations:,} iterations" if iterations else ""
