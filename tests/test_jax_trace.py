@@ -146,3 +146,24 @@ def test_the_profile_directory_jax_writes_is_one_capture(tmp_path):
     assert analyzed(str(run))["iterations"]["count"] == STEPS
     whole = CliRunner().invoke(app, ["analyze", str(tmp_path)])
     assert whole.exit_code != 0 and str(run) in "".join(whole.output.split())  # named, however the line wrapped
+
+
+@pytest.mark.parametrize("damage", ["truncated", "no work", "negative duration"])
+def test_a_damaged_trace_is_one_line(damage, tmp_path):
+    """Cut short, stripped of every event but its metadata, or with an event that ends before it
+    starts: one line that names the problem and how to trace again, exit 1, no traceback."""
+    data = gzip.decompress((JAX / "mlp-a1.trace.json.gz").read_bytes())
+    damaged = tmp_path / "damaged.trace.json.gz"
+    if damage == "truncated":
+        damaged.write_bytes(gzip.compress(data[: len(data) // 2]))
+    else:
+        trace = json.loads(data)
+        if damage == "no work":
+            trace["traceEvents"] = [event for event in trace["traceEvents"] if event.get("ph") == "M"]
+        else:
+            next(event for event in trace["traceEvents"] if event.get("ph") == "X")["dur"] = -1
+        damaged.write_bytes(gzip.compress(json.dumps(trace).encode()))
+    result = CliRunner().invoke(app, ["analyze", str(damaged)])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 1 and "Traceback" not in result.output and said.startswith(f"error: {damaged}: ")
+    assert "Trace again with jax.profiler" in said

@@ -94,6 +94,9 @@ def load_jax_trace(path: str | Path, columns: Mapping[str, Iterable[str]] | None
     if events.untimed:
         raise ParseError(f"{path}: {events.untimed:,} events without a time or with a negative duration; the "
                          "trace is damaged", RETRACE)
+    if not any(len(tables[table]) for table in ("kernels", "memcpys", "memsets", "runtime")):
+        raise ParseError(f"{path}: the trace holds no GPU work and no CUDA call: it was taken around none of the "
+                         "program's work on the GPU", "Trace the steps that run on the GPU: " + RETRACE)
     chosen = chosen_columns(tables, columns)
     timeline = GpuTimeline(path=path, nsys_version=TOOL, gpus=empty("gpus"), graphs=empty("graphs"),
                            syncs=empty("syncs"), tool=TOOL, untraced=UNTRACED, **chosen)
