@@ -242,6 +242,30 @@ def test_two_single_runs_of_an_unchanged_program_call_nothing(a, b):
     assert any("one run a side" in line for line in result.warnings)
 
 
+def triton_configs(export: Path) -> dict[str, set[tuple]]:
+    """Per Triton kernel of an nsys export, its launch configurations, by SQL."""
+    query = ("SELECT s.value, k.gridX, k.gridY, k.gridZ, k.blockX, k.blockY, k.blockZ FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+             "JOIN StringIds s ON s.id = k.demangledName WHERE s.value LIKE 'triton%'")
+    configs: dict[str, set[tuple]] = {}
+    with sqlite3.connect(f"file:{export}?mode=ro", uri=True) as db:
+        for name, *sizes in db.execute(query):
+            configs.setdefault(name, set()).add(tuple(sizes))
+    return configs
+
+
+def test_torch_compile_s_autotuning_in_one_run_is_compiled_differently():
+    """torch.compile's first run autotuned two pointwise Triton kernels (each launched in two
+    configurations, by SQL), its second ran the one kept: those kernels are `compiled
+    differently`, never called, and every other Triton kernel is compared as before."""
+    a, b = TORCH / "nsys.sqlite", TORCH / "runs" / "nsys-2.sqlite"
+    configs = {side: triton_configs(export) for side, export in (("a", a), ("b", b))}
+    moved = {name for name in configs["a"].keys() & configs["b"].keys() if configs["a"][name] != configs["b"][name]}
+    assert len(moved) == 2
+    rows = {row["kernel"]: row for row in api.diff(a, b).kernels}
+    assert {name for name, row in rows.items() if row["status"] == "compiled differently"} == moved
+    assert all(rows[name]["compiled"].startswith("other launch configurations") for name in moved)
+
+
 def test_two_stages_of_one_capture_ran_in_one_run_so_no_floor_applies():
     result = api.diff(Path(__file__).parents[1] / "profiles" / "examples" / "h200-hgemm-triton-1024", stages=("h6", "h8"))
     assert result.noise is None and result.runs == {"a": 1, "b": 1}

@@ -7,8 +7,10 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
+import statistics
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -16,11 +18,14 @@ from nsprof.analyze.host_idle import HOST_WORK
 from nsprof.analyze.host_verdict import HOST_WORK_BOUND
 from nsprof.analyze.iterations import MARKERS, capture_loop
 from nsprof.cli import app
-from nsprof.parse.jax_trace import TOOL, XLA_MODULE_RANGE, load_jax_trace
+from nsprof.diff.compiled import COMPILED
+from nsprof.parse.jax_trace import PERFETTO_NAME, TOOL, XLA_MODULE_RANGE, load_jax_trace
+from nsprof.parse.profile import load_file
 from nsprof.parse.readers import reader_for
 
 JAX = Path(__file__).resolve().parent / "data" / "jax"
 KINETO = Path(__file__).resolve().parent / "data" / "kineto" / "train.json.gz"
+RECORD = Path(__file__).resolve().parent.parent / "benchmarks" / "records" / "2026-11-29-h200-jax-fix"
 STEPS = 30  # each trace's program ran 30 steps
 
 
@@ -35,6 +40,23 @@ def events(name: str) -> tuple[dict[int, int], list[dict]]:
 
 def analyzed(*args: str) -> dict:
     result = CliRunner().invoke(app, ["analyze", *args, "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def sides(tmp_path: Path, **names: str) -> dict[str, Path]:
+    """Directories of three runs a side: `a="mlp-a"` holds mlp-a1, mlp-a2 and mlp-a3."""
+    made = {}
+    for side, stem in names.items():
+        made[side] = tmp_path / side
+        made[side].mkdir()
+        for run in (1, 2, 3):
+            shutil.copy(JAX / f"{stem}{run}.trace.json.gz", made[side])
+    return made
+
+
+def diffed(a: Path | str, b: Path | str) -> dict:
+    result = CliRunner().invoke(app, ["diff", str(a), str(b), "--json"])
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
 
@@ -86,6 +108,75 @@ def test_the_host_s_own_work_is_the_verdict():
     assert doc["iterations"]["median_ns"] == pytest.approx(42e6, rel=0.15)
 
 
+def test_the_fix_the_verdict_names_is_faster_in_plain_runs_and_in_the_diff(tmp_path):
+    """The first fix names worker threads (JAX's words, not torch's). The variant that makes its
+    batches in 8 threads ran faster in plain runs on the H200 (the record, alternated with the
+    program), and `nsprof diff` of three traced runs a side calls the loop faster, by about what
+    the plain runs say."""
+    fix = analyzed(str(JAX / "mlp-a1.trace.json.gz"))["host"]["fixes"][0]["fix"]
+    assert "worker threads" in fix and "torch" not in fix
+    plain = [json.loads(line) for line in (RECORD / "runs.jsonl").read_text().splitlines()]
+    medians = {variant: statistics.median(run["median_ms"] for run in plain if run["trace"] == "-"
+                                          and run["variant"] == variant) for variant in ("sync", "workers")}
+    assert medians["workers"] < medians["sync"] / 5
+    runs = sides(tmp_path, a="mlp-a", b="mlp-workers")
+    loop = diffed(runs["a"], runs["b"])["loop"]
+    assert loop["status"] == "faster" and loop["ci_high_pct"] < 0
+    assert 100 * (medians["workers"] / medians["sync"] - 1) == pytest.approx(loop["change_pct"], abs=10)
+
+
+def test_each_read_of_a_value_is_a_wait():
+    """float(loss) each step: jax.profiler writes np.asarray(jax.Array) on the main thread for it,
+    one per step by the standard library; the host side counts one wait per steady iteration."""
+    _, complete = events("mlp-a1")
+    reads = [e for e in complete if e["name"] == "np.asarray(jax.Array)"]
+    assert len(reads) == STEPS
+    host = analyzed(str(JAX / "mlp-a1.trace.json.gz"))["host"]
+    assert host["waits"]["count"] == STEPS - 1  # the steady state: from the second step
+    assert host["verdict"]["verdict"] == HOST_WORK_BOUND  # a ~1 ms wait each step; the 40 ms batch decides
+
+
+def test_an_nsys_capture_of_the_program_pairs_kernel_by_kernel():
+    """nsprof profile --tool nsys of the same program (another run, -t cuda,nvtx): each steady
+    execution of the step runs the same 63 kernels in the same order as in the trace, at about
+    the same times, and both say host-bound by the host's own work."""
+    sequences, durations = {}, {}
+    for name, timeline in (("trace", load_jax_trace(JAX / "mlp-a1.trace.json.gz")),
+                           ("nsys", load_file(JAX / "mlp-nsys.sqlite.xz"))):
+        steps = timeline.nvtx[timeline.nvtx["range"].astype(str).str.match(r"TSL:XlaModule:#hlo_module=jit_train_step[#,]")]
+        starts = np.sort(steps["start_ns"].to_numpy())
+        kernels = timeline.kernels.sort_values("start_ns")
+        step = np.searchsorted(starts, kernels["start_ns"].to_numpy(), side="right") - 1
+        kernels = kernels.assign(step=step)[step >= 1]
+        sequences[name] = {tuple(group["kernel"].astype(str)) for _, group in kernels.groupby("step")}
+        durations[name] = kernels.assign(position=kernels.groupby("step").cumcount()).groupby("position")["duration_ns"].median()
+    assert len(sequences["trace"]) == len(sequences["nsys"]) == 1 and sequences["trace"] == sequences["nsys"]
+    assert len(next(iter(sequences["trace"]))) == 63
+    assert float((durations["nsys"] / durations["trace"]).median()) == pytest.approx(1.0, abs=0.05)
+    verdicts = {analyzed(str(JAX / name))["host"]["verdict"]["verdict"]
+                for name in ("mlp-a1.trace.json.gz", "mlp-nsys.sqlite.xz")}
+    assert verdicts == {HOST_WORK_BOUND}
+
+
+def test_the_perfetto_trace_reads_as_the_trace_beside_it(tmp_path):
+    """perfetto_trace.json.gz, named by the user, reads as the Chrome-format trace does; in a
+    profile directory beside that trace, the directory is still one capture."""
+    perfetto = tmp_path / PERFETTO_NAME
+    shutil.copy(JAX / "mlp-workers1.trace.json.gz", perfetto)
+    assert len(load_file(perfetto).kernels) == len(load_jax_trace(JAX / "mlp-workers1.trace.json.gz").kernels)
+    shutil.copy(JAX / "mlp-workers1.trace.json.gz", tmp_path / "vm.trace.json.gz")
+    assert analyzed(str(tmp_path))["iterations"]["count"] == STEPS
+
+
+def test_a_trace_taken_under_nsys_is_refused_naming_why():
+    """A trace jax.profiler took while nsys held CUPTI (the H200, nsprof profile --tool nsys of the
+    program with its --trace) holds the host's events and no GPU work: refused in one line."""
+    result = CliRunner().invoke(app, ["analyze", str(JAX / "mlp-under-nsys.trace.json.gz")])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "ran its compiled modules 30 times" in said and "CUPTI" in said and "outside nsys and ncu" in said
+
+
 def test_a_trace_is_told_apart_from_torch_profiler_s_by_its_start():
     """A .trace.json.gz named by the user goes to the reader its contents call for."""
     assert reader_for(JAX / "mlp-a1.trace.json.gz", sniff=False).tool == TOOL
@@ -94,26 +185,49 @@ def test_a_trace_is_told_apart_from_torch_profiler_s_by_its_start():
 
 def test_unchanged_runs_call_nothing_and_a_planted_change_is_found(tmp_path):
     """Two unchanged runs, one a side and three a side: no kernel faster or slower. The first layer
-    made twice the work (--wider-input): its products are slower, with their intervals."""
-    one = CliRunner().invoke(app, ["diff", str(JAX / "mlp-a1.trace.json.gz"), str(JAX / "mlp-b1.trace.json.gz"),
-                                   "--json"])
-    assert one.exit_code == 0, one.output
-    sides = {}
-    for side in "ab":
-        sides[side] = tmp_path / side
-        sides[side].mkdir()
-        for run in (1, 2, 3):
-            shutil.copy(JAX / f"mlp-{side}{run}.trace.json.gz", sides[side])
-    three = CliRunner().invoke(app, ["diff", str(sides["a"]), str(sides["b"]), "--json"])
-    assert three.exit_code == 0, three.output
-    for result in (one, three):
-        kernels = json.loads(result.stdout)["kernels"]
+    made twice the work (--wider-input): its kernels run in other launch configurations (compiled
+    differently, never called), and the executions of the step take more GPU time, found with
+    their interval, one run a side and three."""
+    runs = sides(tmp_path, a="mlp-a", b="mlp-b", wider="mlp-wider")
+    for a, b in ((JAX / "mlp-a1.trace.json.gz", JAX / "mlp-b1.trace.json.gz"), (runs["a"], runs["b"])):
+        kernels = diffed(a, b)["kernels"]
         assert kernels and not [row for row in kernels if row["status"] in ("faster", "slower")]
-    planted = CliRunner().invoke(app, ["diff", str(JAX / "mlp-a1.trace.json.gz"), str(JAX / "mlp-wider1.trace.json.gz"),
-                                       "--json"])
-    slower = [row for row in json.loads(planted.stdout)["kernels"] if row["status"] == "slower"]
-    assert slower and all(row["ci_low_pct"] > 0 for row in slower)
-    assert any("gemm" in row["kernel"] for row in slower)
+    for a, b in ((JAX / "mlp-a1.trace.json.gz", JAX / "mlp-wider1.trace.json.gz"), (runs["a"], runs["wider"])):
+        doc = diffed(a, b)
+        step = next(row for row in doc["ranges"] if row["range"] == XLA_MODULE_RANGE.format("jit_train_step"))
+        assert step["status"] == "slower" and step["ci_low_pct"] > 0
+        assert not [row for row in doc["kernels"] if row["status"] in ("faster", "slower")]
+        assert any(row["status"] == COMPILED and row["compiled"].startswith("other launch configurations")
+                   for row in doc["kernels"])
+
+
+def ops_by_kernel(name: str) -> dict[str, set[str]]:
+    """Per kernel name, the ops of the program's step that launched it, by the standard library."""
+    devices, complete = events(name)
+    ops: dict[str, set[str]] = {}
+    for event in complete:
+        if event["pid"] in devices and event["args"].get("hlo_module") == "jit_train_step" and event["args"].get("hlo_op"):
+            ops.setdefault(event["name"], set()).add(event["args"]["hlo_op"])
+    return ops
+
+
+def test_two_runs_that_compiled_differently_are_said_so_not_called():
+    """Two unchanged runs of a JAX ResNet-50 on one H200: XLA's autotuner kept other convolution
+    algorithms in each (cuDNN's implicit GEMM for an op in one, cuBLAS's GEMM in the other). Every
+    kernel the two traces launch from other ops (read by the standard library) is `compiled
+    differently`, naming what differed; none is faster or slower; the autotuner's own launches are
+    left out and counted."""
+    doc = diffed(JAX / "resnet50-1.trace.json.gz", JAX / "resnet50-2.trace.json.gz")
+    rows = {row["kernel"]: row for row in doc["kernels"]}
+    a, b = ops_by_kernel("resnet50-1"), ops_by_kernel("resnet50-2")
+    moved = {name for name in a.keys() & b.keys() if a[name] != b[name]}
+    assert len(moved) >= 3
+    for name in moved:
+        assert rows[name]["status"] == COMPILED and "other ops" in rows[name]["compiled"]
+    assert not [row for row in doc["kernels"] if row["status"] in ("faster", "slower")]
+    assert any("XLA's autotuning" in warning for warning in doc["warnings"])
+    summary = CliRunner().invoke(app, ["diff", str(JAX / "resnet50-1.trace.json.gz"), str(JAX / "resnet50-2.trace.json.gz")])
+    assert "compiled differently" in " ".join(summary.output.split()[:200])
 
 
 def test_a_chrome_trace_of_neither_profiler_is_refused(tmp_path):
@@ -126,12 +240,13 @@ def test_a_chrome_trace_of_neither_profiler_is_refused(tmp_path):
 
 
 def test_the_manual_shows_what_the_commands_print():
-    """docs/jax.md's blocks are the start of the commands' real output at 100 columns."""
+    """docs/jax.md's blocks are the start of the commands' real output at 100 columns (an error's
+    line, on stderr, too)."""
     page = (Path(__file__).resolve().parents[1] / "docs" / "jax.md").read_text()
     for block in page.split("```\n$ nsprof ")[1:]:
         command, shown = block.split("\n```", 1)[0].split("\n", 1)
         argv = command.split()
-        printed = CliRunner().invoke(app, argv, env={"COLUMNS": "100"}).stdout
+        printed = CliRunner().invoke(app, argv, env={"COLUMNS": "100"}).output
         assert printed.startswith(shown + "\n"), command
 
 

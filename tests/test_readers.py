@@ -20,7 +20,7 @@ def test_every_suffix_has_one_reader_and_the_message_names_them():
     claimed = [suffix for reader in readers.READERS for suffix in reader.suffixes]
     assert len(claimed) == len(set(claimed))
     assert readers.formats_read() == ("nsys .nsys-rep or .sqlite, ncu .ncu-rep or .csv, jax.profiler .trace.json.gz "
-                                      "or .trace.json, torch.profiler .json or .json.gz")
+                                      "or .trace.json or perfetto_trace.json.gz, torch.profiler .json or .json.gz")
 
 
 def test_a_csv_ncu_did_not_write_is_claimed_only_when_named(tmp_path):

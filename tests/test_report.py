@@ -155,7 +155,7 @@ def test_bad_from_is_a_one_line_error(tmp_path):
     assert result.stderr.strip().splitlines() == [f"error: {tmp_path / 'missing'}: no such file or directory. "
                                                   "Pass a profile directory, a directory of them, or one file "
                                                   "(nsys .nsys-rep or .sqlite, ncu .ncu-rep or .csv, "
-                                                  "jax.profiler .trace.json.gz or .trace.json, "
+                                                  "jax.profiler .trace.json.gz or .trace.json or perfetto_trace.json.gz, "
                                                   "torch.profiler .json or .json.gz) "
                                                   "with --from"]
 

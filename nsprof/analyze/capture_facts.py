@@ -9,20 +9,22 @@ from nsprof.analyze.launch_configs import LAUNCH_SIZES, combined_codes
 from nsprof.parse.model import GpuTimeline, LaunchCounters
 
 GPU_NAME_METRIC = "device__attribute_display_name"
-GPU_LAUNCH_COLUMNS = ("name", "start_ns", "value_ns", "config")
+GPU_LAUNCH_COLUMNS = ("name", "start_ns", "value_ns", "config", "operator")
 
 
 def gpu_launches(nsys: list[GpuTimeline]) -> pd.DataFrame:
     """Every kernel and graph launch nsys traced, in GPU_LAUNCH_COLUMNS: its name, start and
     duration (`value_ns`), and its grid and block as one label ("" for a graph, or where the export
-    holds none): what `nsprof diff` compares launch by launch."""
+    holds none), and the framework's operator that launched it where the timeline names one (XLA's
+    module and op): what `nsprof diff` compares launch by launch."""
     frames = []
     for export in nsys:
         kernels, graphs = export.kernels, export.graphs
         frames.append(pd.DataFrame({"name": kernels["kernel"].astype(str), "start_ns": kernels["start_ns"],
-                                    "value_ns": kernels["duration_ns"], "config": _launch_configs(kernels)}))
+                                    "value_ns": kernels["duration_ns"], "config": _launch_configs(kernels),
+                                    "operator": kernels["operator"].astype(object) if "operator" in kernels else None}))
         frames.append(pd.DataFrame({"name": graphs["name"].astype(str), "start_ns": graphs["start_ns"],
-                                    "value_ns": graphs["duration_ns"], "config": ""}))
+                                    "value_ns": graphs["duration_ns"], "config": "", "operator": None}))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(GPU_LAUNCH_COLUMNS))
 
 

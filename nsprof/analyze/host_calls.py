@@ -28,7 +28,9 @@ LAUNCH, WAIT, COPY, LOADING, ALLOCATION, OTHER = "launch", "wait", "copy", "modu
 KINDS = (LAUNCH, WAIT, COPY, LOADING, ALLOCATION, OTHER)
 API_KINDS = (
     (LAUNCH, LAUNCH_API),
-    (WAIT, re.compile(r"Synchronize")),
+    # jax.profiler names the host's read of a device array's value (float(loss), np.asarray, device_get),
+    # which waits for the work that makes it, after numpy's call rather than CUDA's
+    (WAIT, re.compile(r"Synchronize|^np\.asarray\(jax\.Array\)$")),
     (COPY, re.compile(r"^(cuda|cu)Mem(cpy|set)")),
     # lazy loading (CUDA_MODULE_LOADING=LAZY, CUDA 12's default) loads each kernel's module at its first launch
     # (queries such as cuKernelGetName or cuKernelGetAttribute are part of each launch, not loading)

@@ -54,6 +54,17 @@ FIXES = {
     LOADED: "load and allocate before the loop: warm up once (CUDA_MODULE_LOADING=EAGER), reuse buffers or a "
             "caching allocator",
 }
+# A JAX program's fixes, where its own profiler took the capture (torch's names mean nothing there)
+JAX_FIXES = {
+    LAUNCHING: "launch fewer, larger pieces of work: jit the whole step as one function (XLA fuses it and runs it "
+               "as command buffers, CUDA graphs), scan over steps with jax.lax.scan",
+    HOST_WORK: "move the host's work off the critical path: make the next batches in worker threads or processes "
+               "while the step runs (a prefetching loader: grain, tf.data, concurrent.futures), or make them on the "
+               "GPU (jax.random)",
+    WAITED: "read values less often: keep the loss on the GPU and read it every N steps (float(x), np.asarray(x), "
+            "jax.device_get and printing an array wait for the step)",
+}
+FRAMEWORK_FIXES = {"jax.profiler": JAX_FIXES}
 
 
 def busiest(host: dict) -> dict:
@@ -98,7 +109,8 @@ def host_fixes(host: dict) -> list[dict]:
         LOADED: f"{host['loading']['count']:,} module loading and {host['allocation']['count']:,} allocation calls, "
                 f"{_us(host['loading']['host_ns'] + host['allocation']['host_ns'], 0)}",
     }
-    fixes = [{"kind": "host", "cause": cause, "fix": _fix(cause, host.get("activity")), "saving_ns": int(causes[cause]),
+    fixes = [{"kind": "host", "cause": cause, "fix": _fix(cause, host.get("activity"), host.get("tool")),
+              "saving_ns": int(causes[cause]),
               "bound": "the idle it caused", "evidence": evidence[cause] + _sampled(cause, host.get("activity"))}
              for cause in FIXES if causes.get(cause, 0) > 0]
     # a few bytes copied from pageable memory cost latency, not bandwidth: a wait, counted as one above
@@ -109,13 +121,14 @@ def host_fixes(host: dict) -> list[dict]:
 SAMPLED_CAUSES = (HOST_WORK, LAUNCHING)  # the host was busy: its samples say with what, and the fix follows
 
 
-def _fix(cause: str, activity: dict | None) -> str:
+def _fix(cause: str, activity: dict | None, tool: str | None) -> str:
     """The fix of a cause of idle time; for the host's own work and launch overhead, the fix of what
-    the host's samples in the GPU's idle time show it did most (nsprof.analyze.host_activity)."""
+    the host's samples in the GPU's idle time show it did most (nsprof.analyze.host_activity); in
+    the words of the program's framework where its profiler took the capture (FRAMEWORK_FIXES)."""
     top = _top_activity(activity)
     if cause in SAMPLED_CAUSES and top is not None and top.get("fix"):
         return top["fix"]
-    return FIXES[cause]
+    return FRAMEWORK_FIXES.get(tool or "", {}).get(cause, FIXES[cause])
 
 
 def _sampled(cause: str, activity: dict | None) -> str:

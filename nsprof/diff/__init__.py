@@ -29,7 +29,10 @@ A status is `faster` or `slower` only when the interval excludes zero and the ch
 stages) one side lacks; `unstable` ranges and stages run a different number of times between the
 runs of a side, and kernels launched with other configurations between them, or in proportions of
 their configurations that move their median (nsprof.diff.mix; one run a side too): their
-medians compare different work; else `same`.
+medians compare different work; `compiled differently` kernels are those a compiler or its autotuner
+chose otherwise in the two runs (nsprof.diff.compiled; each row says what differed in `compiled`),
+never called either; else `same`. A jax.profiler trace's launches that no op of an executed XLA
+module made (XLA's autotuning while it compiled) are left out of the kernels; a warning counts them.
 Own durations (CPU time, and ranges that launched no GPU work) are `not called` (_not_called).
 With fewer than MIN_SAMPLES launches on a side there is no interval and nothing is significant.
 """
@@ -42,6 +45,7 @@ import numpy as np
 import pandas as pd
 
 from nsprof.analyze.families import family_column
+from nsprof.diff.compiled import COMPILED, compile_work, differences, is_compiled_program
 from nsprof.diff.host import host_rows
 from nsprof.diff.loop import LoopChange, loop_change
 from nsprof.diff.matching import match_kernels
@@ -248,7 +252,7 @@ def diff_captures(a: Capture, b: Capture, min_change_pct: float = DEFAULT_MIN_CH
                           sources, runs, judge.noise, apart=judge.apart)
     kernels = _kernel_rows(a, b, instances, rules, judge)
     ranges = _range_rows(instances["a"]["ranges"], instances["b"]["ranges"], judge)
-    warnings += _count_warnings(kernels)
+    warnings += _count_warnings(kernels) + _compiling_warnings(instances)
     sources = {side: instances[side]["source"] for side in ("a", "b")}
     if sources["a"] != sources["b"] and "ncu" in sources.values():  # two timelines' tools: _warnings says so
         warnings.append(f"A's kernel times are {sources['a']}'s and B's {sources['b']}'s (ncu replays each launch "
@@ -323,7 +327,7 @@ def run_frames(capture: Capture, attribution: str = "thread") -> list[dict[str, 
 def _side_instances(capture: Capture, attribution: str) -> dict:
     """_instances of every run of a side, each frame numbering its run in `run` (0 the first)."""
     per_run = [_instances(run, attribution) for run in (capture, *capture.runs)]
-    side = {"source": per_run[0]["source"]}
+    side = {"source": per_run[0]["source"], "compiling": sum(found["compiling"] for found in per_run)}
     for part in ("launches", "ranges", "stages"):
         side[part] = pd.concat([found[part].assign(run=number) for number, found in enumerate(per_run)], ignore_index=True)
     return side
@@ -346,6 +350,8 @@ def _instances(capture: Capture, attribution: str) -> dict:
         stage_keys = {key for key in pd.unique(instances["key"]) if parse_stage_range(key) is not None}
         is_stage = instances["key"].isin(stage_keys).to_numpy()
         ranges, stages = instances[~is_stage], instances[is_stage]
+        compiling = compile_work(launches, source, ranges["key"])
+        launches = launches[~compiling]
     elif analysis.kernels is not None:
         kernels = analysis.kernels
         launches = pd.DataFrame({"name": kernels["kernel"].astype(str),
@@ -357,9 +363,11 @@ def _instances(capture: Capture, attribution: str) -> dict:
         stages = pd.DataFrame({"key": keys[on_stage].to_numpy(), "gpu_time_ns": kernels["duration_ns"].to_numpy()[on_stage],
                                "duration_ns": np.nan, "kind": "ranges"})
         ranges = pd.DataFrame(columns=["key", "gpu_time_ns", "duration_ns", "kind"])
+        compiling = pd.Series(False)
     else:
         raise UsageError(f"{capture.name}: no kernel launches to compare", "pass an nsys or ncu capture")
-    return {"launches": launches, "source": source, "ranges": ranges, "stages": stages}
+    return {"launches": launches, "source": source, "ranges": ranges, "stages": stages,
+            "compiling": int(compiling.sum())}
 
 
 def compare_launch_runs(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
@@ -394,15 +402,17 @@ def _with_status(stats: pd.DataFrame, threshold: float | pd.Series, unstable: pd
                  significant: pd.Series | None = None) -> pd.DataFrame:
     """Status and significant per row: a change must be significant (its interval excludes 0, or
     `significant` says so: statistics.discoveries) and reach `threshold` percent (per row, or one
-    for all); `unstable` rows are never called."""
+    for all); `unstable` rows, and those a `compiled` reason marks (nsprof.diff.compiled), are
+    never called."""
     change, low, high = stats["change_pct"], stats["ci_low_pct"], stats["ci_high_pct"]
     testable = stats["testable"].astype(bool)
     # significant: however small the change (a status needs min_change_pct too)
     significant = testable & ((low > 0) | (high < 0)) if significant is None else testable & significant
+    compiled = stats["compiled"].notna() if "compiled" in stats else pd.Series(False, index=stats.index)
     status = np.select(
-        [stats["a_count"] == 0, stats["b_count"] == 0, unstable,
+        [compiled, stats["a_count"] == 0, stats["b_count"] == 0, unstable,
          significant & (change >= threshold), significant & (change <= -threshold)],
-        [ADDED, REMOVED, UNSTABLE, SLOWER, FASTER], SAME)
+        [COMPILED, ADDED, REMOVED, UNSTABLE, SLOWER, FASTER], SAME)
     return stats.assign(status=status, significant=significant)
 
 
@@ -430,6 +440,8 @@ def _records(stats: pd.DataFrame, label: str) -> list[dict]:
         for column in ROW_FIELDS + RUN_FIELDS:
             if column in row:  # runs: compared across runs (statistics.compare_runs)
                 record[column] = _plain(row[column])
+        if isinstance(row.get("compiled"), str):
+            record["compiled"] = row["compiled"]
         rows.append(record)
     return rows
 
@@ -451,12 +463,16 @@ def _kernel_rows(a: Capture, b: Capture, instances: dict, rules: dict, judge: _J
     for side in ("a", "b"):
         key_of = dict(zip(*matches[matches["side"] == side][["name", "key"]].to_numpy().T)) if len(matches) else {}
         keyed[side] = pd.DataFrame({"key": launches[side]["name"].map(key_of), "value_ns": launches[side]["value_ns"],
-                                    "run": launches[side]["run"], "config": launches[side].get("config", "")})
+                                    "run": launches[side]["run"], "config": launches[side].get("config", ""),
+                                    "operator": launches[side].get("operator")})
     if judge.across_runs:
         compared = compare_launch_runs(keyed["a"], keyed["b"])
     else:  # one run a side: a mix of configurations in other proportions is unstable too
         compared = compare_samples(keyed["a"], keyed["b"])
         compared["unstable"] = compared.index.isin(mix_moved(as_runs(keyed["a"], keyed["b"])))
+    compiled = all(is_compiled_program(instances[side]["ranges"]["key"], instances[side]["source"]) for side in "ab")
+    reasons = differences(keyed["a"], keyed["b"], compiled)
+    compared["compiled"] = compared.index.map(reasons)
     stats = _ordered(judge.called(compared, "kernels"))
     stats[["a_total_ns", "b_total_ns"]] = stats[["a_total_ns", "b_total_ns"]].fillna(0)
     a_names = matches[(matches["side"] == "a")].set_index("key")["name"]
@@ -645,6 +661,14 @@ def _count_warnings(kernels: list[dict]) -> list[str]:
     counts = f"{per_run(first, 'a'):g} vs {per_run(first, 'b'):g}{' a run' if 'a_runs' in first else ''}"
     return [f"{len(different)} of {len(matched)} kernels ran a different number of times "
             f"({short_kernel_name(first['kernel'])}: {counts}): totals compare different amounts of work; the medians do not"]
+
+
+def _compiling_warnings(instances: dict) -> list[str]:
+    counts = {side: instances[side]["compiling"] for side in ("a", "b")}
+    if not any(counts.values()):
+        return []
+    return [f"left out of the kernels: {counts['a']:,} launches in A and {counts['b']:,} in B that no op of a module "
+            "the program executed made (XLA's autotuning while it compiled: not the program's work)"]
 
 
 def _warnings(a: Capture, b: Capture) -> list[str]:

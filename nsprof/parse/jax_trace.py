@@ -1,6 +1,8 @@
 """Read jax.profiler's traces into the model's GpuTimeline, as the nsys and Kineto readers do: the
 Chrome-format trace (`vm.trace.json.gz`) that `jax.profiler.start_trace(DIR)` writes under
-DIR/plugins/profile/<time>/ (XLA's profiler, through CUPTI).
+DIR/plugins/profile/<time>/ (XLA's profiler, through CUPTI), or the Perfetto trace beside it
+(`perfetto_trace.json.gz`, with create_perfetto_trace=True): the same events in the same JSON,
+read alike (in a directory holding both, the first).
 
 What the trace holds, and where it goes:
 
@@ -24,8 +26,11 @@ What the trace holds, and where it goes:
 - Ids: the trace numbers its own processes (the host is one process); a GPU event's process is the
   host's. Times: `ts` and `dur` are microseconds with three decimals, exact nanoseconds as Kineto's.
 
-Left out: the trace names no module loading calls and no synchronization calls (the host's wait
-for a value shows only as Python's own events), no mangled names, no graph launches as GPU
+  The host's read of an array's value (`np.asarray(jax.Array)`: float(loss), np.asarray,
+  jax.device_get), which waits for the work that makes it, is a call too, a wait
+  (nsprof.analyze.host_calls); the trace names no other synchronization.
+
+Left out: the trace names no module loading calls, no mangled names, no graph launches as GPU
 operations. XPlane (`vm.xplane.pb`) is not read: it is a protobuf whose schema lives in XLA's
 sources, read by XProf and TensorBoard's profile plugin alone, and the JSON beside it holds the same
 events.
@@ -48,10 +53,13 @@ from nsprof.parse.model import THREAD_IDS, GpuTimeline, lost_work
 from nsprof.paths import missing_reason, special_file_reason
 
 TOOL = "jax.profiler"
-SUFFIXES = (".trace.json.gz", ".trace.json")
-UNTRACED = ("module loading", "synchronization")
+PERFETTO_NAME = "perfetto_trace.json.gz"  # start_trace(..., create_perfetto_trace=True): the same events
+SUFFIXES = (".trace.json.gz", ".trace.json", PERFETTO_NAME)
+UNTRACED = ("module loading",)
+WAIT_FOR_VALUE = "np.asarray(jax.Array)"  # the host reads an array's value, and waits for it (host_calls)
 RETRACE = ("Trace again with jax.profiler.start_trace(DIR) ... jax.profiler.stop_trace() and pass "
            "DIR/plugins/profile/<time>/vm.trace.json.gz")
+DISPATCH = "PjRtCApiLoadedExecutable::Execute"  # JAX hands a compiled module to XLA's GPU plugin to run
 EXECUTE = re.compile(r"^CommonPjRtLoadedExecutable::Execute \((.+)\)$")
 XLA_MODULE_RANGE = "TSL:XlaModule:#hlo_module={}#"  # as XLA names the range under nsys
 _DEVICE = re.compile(r"^/device:GPU:(\d+)$")
@@ -94,15 +102,26 @@ def load_jax_trace(path: str | Path, columns: Mapping[str, Iterable[str]] | None
     if events.untimed:
         raise ParseError(f"{path}: {events.untimed:,} events without a time or with a negative duration; the "
                          "trace is damaged", RETRACE)
-    if not any(len(tables[table]) for table in ("kernels", "memcpys", "memsets", "runtime")):
-        raise ParseError(f"{path}: the trace holds no GPU work and no CUDA call: it was taken around none of the "
-                         "program's work on the GPU", "Trace the steps that run on the GPU: " + RETRACE)
+    if not any(len(tables[table]) for table in ("kernels", "memcpys", "memsets")):
+        _refuse_without_gpu_work(path, events.executions, tables["runtime"]["correlation_id"].notna().any())
     chosen = chosen_columns(tables, columns)
     timeline = GpuTimeline(path=path, nsys_version=TOOL, gpus=empty("gpus"), graphs=empty("graphs"),
                            syncs=empty("syncs"), tool=TOOL, untraced=UNTRACED, **chosen)
     if lost := lost_work(timeline):
         raise ParseError(f"{path}: {lost}", RETRACE)
     return timeline
+
+
+def _refuse_without_gpu_work(path: Path, executions: int, cuda_calls: bool) -> None:
+    """A trace with no GPU work: refused where it holds no CUDA call either, naming why."""
+    if executions:  # the host ran the program, and CUPTI recorded nothing of it
+        raise ParseError(f"{path}: JAX ran its compiled modules {executions:,} times, but the trace holds no GPU "
+                         "work and no CUDA call: CUPTI, which records them, serves one profiler at a time, and "
+                         "another (nsys, ncu) held it", "Trace the program with jax.profiler outside nsys and ncu, "
+                         "or capture it with nsys alone (nsprof profile --tool nsys -- python3 PROGRAM)")
+    if not cuda_calls:
+        raise ParseError(f"{path}: the trace holds no GPU work and no CUDA call: it was taken around none of the "
+                         "program's work on the GPU", "Trace the steps that run on the GPU: " + RETRACE)
 
 
 class _Events:
@@ -115,6 +134,7 @@ class _Events:
         self.thread_names: dict[int, str] = {}  # by the model's thread id (_thread)
         self.threads: dict[object, int] = {}  # the trace's thread id -> the model's
         self.untimed = 0
+        self.executions = 0  # the modules JAX handed to XLA to run (DISPATCH)
         self._pending: list[dict] = []  # events before their process was named (metadata comes first)
 
     def add(self, event: dict) -> None:
@@ -184,7 +204,8 @@ class _Events:
 
     def _host(self, event: dict, name: str, args: dict) -> None:
         correlation = _int(args.get("correlation_id"))
-        if correlation is not None:
+        self.executions += name == DISPATCH  # traced by the PJRT plugin's interface, with or without CUPTI
+        if correlation is not None or name == WAIT_FOR_VALUE:
             table = "runtime"
         elif (execute := EXECUTE.match(name)) is not None:
             table, name = "nvtx", XLA_MODULE_RANGE.format(execute.group(1))

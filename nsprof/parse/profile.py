@@ -22,6 +22,7 @@ import pandas as pd
 
 from nsprof.errors import MissingPathError, ParseError
 from nsprof.ncu_log import profiled_launches
+from nsprof.parse import jax_trace
 from nsprof.parse.documents import read_cpu_rung, read_manifest, read_pipeline_results, read_tuning
 from nsprof.parse.model import CpuRung, GpuTimeline, LaunchCounters, timeline_problems
 from nsprof.parse.ncu_rep import reader_available
@@ -173,7 +174,7 @@ def tool_outputs(directory: Path) -> tuple[list[Path], list[Path]]:
     files = [file for file in files if not (is_packed(file) and (directory / inner_name(file).name).is_file())]
     claimed = [(file, reader_for(file)) for file in files]
     exports = [file for file, reader in claimed if reader is not None and reader.makes == TIMELINE
-               and not _report_with_export(file)]
+               and not _report_with_export(file) and not _perfetto_with_trace(file)]
     counters = [file for file, reader in claimed if reader is not None and reader.makes == COUNTERS]
     reports = [file for file in counters if file.suffix.lower() == ".ncu-rep"]
     tables = [file for file in counters if file not in reports]
@@ -193,6 +194,11 @@ def _report_with_export(file: Path) -> bool:
         return False
     export = sqlite_beside(report)
     return export.is_file() or packed_beside(export).is_file()
+
+
+def _perfetto_with_trace(file: Path) -> bool:
+    """jax.profiler's Perfetto trace beside its Chrome-format trace (the same events): the trace is read instead."""
+    return file.name == jax_trace.PERFETTO_NAME and any(file.parent.glob("*.trace.json.gz"))
 
 
 def _exported_from(table: Path, reports: list[Path]) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from nsprof.diff import NOT_CALLED, DiffResult
+from nsprof.diff.compiled import COMPILED
 from nsprof.diff.loop import NOT_CALLED as LOOP_NOT_CALLED
 from nsprof.diff.noise import HOST_PACED, MACHINE_PACED, NEVER_CALLED, SHORT_NS
 from nsprof.diff.statistics import MIN_SAMPLES
@@ -87,6 +88,9 @@ def method_note(result: DiffResult) -> str:
                 f"different work, never called, nor are {' and '.join(HOST_PACED)} (their time is the host's or a wait)"
     elif any(row["status"] == "unstable" for row in result.kernels):
         note += f"; {mixed}: its medians compare different work, never called"
+    if any(row["status"] == COMPILED for row in result.kernels):
+        note += ("; compiled differently: the compiler or its autotuner chose otherwise in the two runs (other ops, "
+                 "kernels, configurations or counts: --json's `compiled` says which), never called")
     return note + f"; with fewer than {MIN_SAMPLES} launches (runs) on a side no interval is computed (n<3)."
 
 
@@ -132,7 +136,7 @@ def summary(result: DiffResult) -> list[str]:
         if not rows:
             continue
         counts = {status: sum(row["status"] == status for row in rows)
-                  for status in ("faster", "slower", "same", "unstable", "added", "removed")}
+                  for status in ("faster", "slower", "same", "unstable", COMPILED, "added", "removed")}
         lines.append(f"{_counted(len(rows), section)}: " + ", ".join(f"{n} {status}" for status, n in counts.items() if n)
                      + ".")
         views = [view for row in rows for view in (_range_views(row) if label == "range" else [row])]
@@ -142,6 +146,8 @@ def summary(result: DiffResult) -> list[str]:
         for row in [view for view in views if view["status"] == "unstable" and label == "kernel"][:3]:
             lines.append(f"{short_kernel_name(row[label], 40)} unstable: its medians compare other work (other "
                          f"configurations, or other shares of them), not called.")
+        for row in [view for view in views if view["status"] == COMPILED][:3]:
+            lines.append(f"{short_kernel_name(row[label], 40)} compiled differently: {row['compiled']}; not called.")
         for row in [view for view in views if view["status"] == NOT_CALLED and view["significant"]][:3]:
             lines.append(f"{row[label]}'s own duration (CPU, not called): {_change(row)}.")
         undecided = sum(bool(view.get("undecided")) for view in views)
@@ -173,6 +179,8 @@ def _counted(count: int, section: str) -> str:
 def _verdict(row: dict, result: DiffResult) -> str:
     if row["status"] == "unstable":
         return "launched a different number of times between runs: not called"
+    if row["status"] == COMPILED:
+        return f"compiled differently ({row['compiled']}): not called"
     if not row["testable"]:
         return f"fewer than {MIN_SAMPLES} launches on a side: not testable"
     if row["status"] in ("faster", "slower"):
