@@ -6,9 +6,10 @@ algorithms and keeps the fastest, and on a busy or slightly different machine it
 Two unchanged runs of one JAX ResNet-50 on one H200 (tests/data/jax/resnet50-*.trace.json.gz) ran
 50 of the step's 1,347 (kernel, XLA op) pairs in one run and not the other: `cudnn-conv.170` ran
 cuDNN's implicit GEMM in one and cuBLAS's GEMM in the other. A kernel shared by such ops ran 156
-times in one and 92 in the other, and its median moved +4% with an interval that excluded zero: a
-false alarm, were it called slower. torch.compile's max-autotune chooses among Triton templates the
-same way.
+times in one and 92 in the other, and its median moved +4% with an interval that excluded zero: the
+diff called it slower, a false alarm. torch.compile autotunes its Triton kernels alike: its first
+run of a block tried two configurations of two pointwise kernels, its second took the one kept from
+its cache (tests/data/runs/torch).
 
 A kernel compiled differently (`differences`), where either side shows it:
 - launched by other ops (XLA's `module:op` of a jax.profiler trace) on the two sides;
@@ -62,7 +63,7 @@ def differences(a: pd.DataFrame, b: pd.DataFrame, compiled: bool) -> dict[str, s
         _other_kernels(a, b, reasons)
     shared = sorted(set(a["key"]) & set(b["key"]))
     judged = [key for key in shared if compiled or str(key).startswith(TRITON_PREFIX)]
-    runs = {"a": max(int(a["run"].max()) + 1, 1) if len(a) else 1, "b": max(int(b["run"].max()) + 1, 1) if len(b) else 1}
+    runs = {side: int(frame["run"].max()) + 1 if len(frame) else 1 for side, frame in (("a", a), ("b", b))}
     configs = {side: _sets(frame[frame["config"] != ""], "config") for side, frame in (("a", a), ("b", b))}
     counts = {side: frame.groupby("key").size() / runs[side] for side, frame in (("a", a), ("b", b))}
     for key in judged:
