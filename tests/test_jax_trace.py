@@ -277,7 +277,7 @@ def test_the_profile_directory_jax_writes_is_one_capture(tmp_path):
     assert whole.exit_code != 0 and str(run) in "".join(whole.output.split())  # named, however the line wrapped
 
 
-@pytest.mark.parametrize("damage", ["truncated", "no work", "negative duration"])
+@pytest.mark.parametrize("damage", ["truncated", "no work", "negative duration", "start at 1e300", "grid past 32 bits"])
 def test_a_damaged_trace_is_one_line(damage, tmp_path):
     """Cut short, stripped of every event but its metadata, or with an event that ends before it
     starts: one line that names the problem and how to trace again, exit 1, no traceback."""
@@ -289,8 +289,13 @@ def test_a_damaged_trace_is_one_line(damage, tmp_path):
         trace = json.loads(data)
         if damage == "no work":
             trace["traceEvents"] = [event for event in trace["traceEvents"] if event.get("ph") == "M"]
-        else:
+        elif damage == "negative duration":
             next(event for event in trace["traceEvents"] if event.get("ph") == "X")["dur"] = -1
+        elif damage == "start at 1e300":
+            next(event for event in trace["traceEvents"] if event.get("ph") == "X")["ts"] = 1e300
+        else:
+            kernel = next(event for event in trace["traceEvents"] if "kernel_details" in event.get("args", {}))
+            kernel["args"]["kernel_details"] = kernel["args"]["kernel_details"].replace("grid:", "grid:4294967296")
         damaged.write_bytes(gzip.compress(json.dumps(trace).encode()))
     result = CliRunner().invoke(app, ["analyze", str(damaged)])
     said = " ".join(result.output.split())

@@ -24,10 +24,11 @@ def host_source(given: Path | None) -> tuple[Path, str]:
 
 def host_facts(path: Path) -> dict:
     """The host side of the program captured at `path` (nsprof.analyze.host_side's dict)."""
+    from nsprof.parse.captures import open_captures
     from nsprof.profile_analysis import analyzed_profile
     from nsprof.render.host_tables import activity_line, loop_lines
 
-    _, analysis = analyzed_profile(path)
+    _, analysis = analyzed_profile(open_captures(path).first)  # the front door: a set of cycles is its first
     if analysis.host is None:
         raise ParseError(f"{path}: no program's nsys capture with CUDA calls in it (a ladder's capture, or ncu alone)",
                          "pass a program's capture: nsprof profile -- CMD writes one, or an nsys .sqlite or .nsys-rep")

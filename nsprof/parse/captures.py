@@ -2,6 +2,8 @@
 CaptureSet, found by the first resolver in RESOLVERS that claims the path:
 
 - a bench record (`nsprof bench` results, with `--runs` its runs' medians inside);
+- a directory of torch.profiler traces of one process, one per profiler cycle (TensorBoard's
+  WORKER.MILLISECONDS.pt.trace.json): one capture, its cycles as runs;
 - a directory of several nsys captures and no manifest: the runs of one program, or one per rank;
 - a directory that is no capture itself (no manifest, no tool output of its own), holding profile
   directories at any depth: `profiles/`, what the report commands and `nsprof explain` search;
@@ -17,6 +19,7 @@ through it. A new kind of set (a directory of traces of one program) is one more
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,13 +29,17 @@ from nsprof.paths import missing_reason
 from nsprof.profile_layout import MANIFEST
 
 BENCH, RANKS, PROFILE, FILE = "bench record", "directory of captures", "profile directory", "capture file"
+CYCLES = "profiler cycles of one process"
+# TensorBoard's torch.profiler handler names each cycle's trace WORKER.MILLISECONDS.pt.trace.json[.gz], WORKER
+# being host_pid: a process profiled in several cycles (schedule(repeat=N)) leaves one file per cycle
+_TENSORBOARD_TRACE = re.compile(r"^(?P<worker>.+)\.(?P<ms>\d+)\.pt\.trace\.json(\.gz)?$")
 TREE = "directory of profiles"
 
 
 @dataclass(frozen=True)
 class CaptureSet:
     path: Path  # as the user gave it
-    kind: str  # BENCH, RANKS, TREE, PROFILE or FILE
+    kind: str  # BENCH, CYCLES, RANKS, TREE, PROFILE or FILE
     # in run order, runs[0] analyzed whole (a profile directory, a file); a TREE's profiles, by path; () for a bench record
     runs: tuple[Path, ...]
 
@@ -80,8 +87,9 @@ def capture_files(directory: Path) -> list[Path]:
 
 
 def is_many(path: Path) -> bool:
-    """A directory of several nsys captures and no manifest (one capture keeps `analyze`'s meaning)."""
-    return path.is_dir() and not (path / MANIFEST).is_file() and len(capture_files(path)) > 1
+    """A directory of several nsys captures and no manifest (one capture keeps `analyze`'s meaning),
+    other than one process's profiler cycles (one capture with its cycles as runs)."""
+    return path.is_dir() and not (path / MANIFEST).is_file() and len(capture_files(path)) > 1 and _cycles(path) is None
 
 
 def _is_tree(path: Path) -> bool:
@@ -125,6 +133,16 @@ def no_profile_below(path: Path) -> ParseError:
                       "Capture one with `nsprof profile`, or pass a profile directory or one such file")
 
 
+def _cycles(path: Path) -> list[Path] | None:
+    """The traces of a directory of torch.profiler cycles of one process, in the order taken; None
+    for any other directory (several workers are ranks, or processes of one program)."""
+    files = capture_files(path) if path.is_dir() and not (path / MANIFEST).is_file() else []
+    named = [_TENSORBOARD_TRACE.match(file.name) for file in files]
+    if len(files) < 2 or not all(named) or len({match["worker"] for match in named if match}) != 1:
+        return None
+    return [file for _, file in sorted(zip((int(match["ms"]) for match in named if match), files))]
+
+
 def _ranks(path: Path) -> CaptureSet:
     return CaptureSet(path, RANKS, tuple(capture_files(path)))
 
@@ -145,6 +163,9 @@ def _is_bench(path: Path) -> bool:
 
 RESOLVERS = (
     Resolver(BENCH, _is_bench, lambda path: CaptureSet(path, BENCH, ())),  # read when asked: bench_record()
+    # analyzed as one capture (the first cycle) with the others as its further runs, as `nsprof profile --runs` writes
+    Resolver(CYCLES, lambda path: _cycles(path) is not None,
+             lambda path: CaptureSet(path, CYCLES, tuple(_cycles(path) or ()))),
     Resolver(RANKS, is_many, _ranks),
     Resolver(TREE, _is_tree, lambda path: CaptureSet(path, TREE, tuple(profiles_below(path)))),
     Resolver(PROFILE, Path.is_dir, _profile),

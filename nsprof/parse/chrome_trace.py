@@ -84,9 +84,27 @@ def chosen_columns(tables: dict[str, pd.DataFrame],
             for name, frame in tables.items()}
 
 
+MAX_TIME_US = 4e15  # about 2096 from the epoch: later, nanoseconds pass int64
+MAX_DURATION_US = 1e11  # 28 hours: no traced event lasts longer, and a sum of many stays exact
+MAX_ID = 2**31 - 1  # devices, streams, grid and block sizes, registers: 32-bit in CUDA
+MAX_BYTES = 2**53  # exact in a float64
+
+
 def number(value) -> bool:
     """Whether a JSON value is a number (a bool is not)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def timed_event(start, duration) -> bool:
+    """Whether an event's `ts` and `dur` are numbers a trace can hold: a time within MAX_TIME_US of
+    the epoch, a duration from 0 to MAX_DURATION_US."""
+    return (number(start) and number(duration) and abs(start) < MAX_TIME_US  # NaN fails both comparisons
+            and 0 <= duration < MAX_DURATION_US)
+
+
+def whole(value, limit: int, low: int = 0) -> bool:
+    """Whether a JSON value is a whole number from `low` to `limit` (MAX_ID, MAX_BYTES)."""
+    return number(value) and low <= value <= limit and float(value).is_integer()
 
 
 def empty(table: str) -> pd.DataFrame:

@@ -48,9 +48,21 @@ import pandas as pd
 
 from nsprof.errors import MissingPathError, ParseError
 from nsprof.kernel_names import base_name
-from nsprof.parse.chrome_trace import chosen_columns, empty, number, opened, ordered, reason, timed, trace_head
+from nsprof.parse.chrome_trace import (
+    MAX_BYTES,
+    MAX_ID,
+    chosen_columns,
+    empty,
+    opened,
+    ordered,
+    reason,
+    timed,
+    timed_event,
+    trace_head,
+)
 from nsprof.parse.model import THREAD_IDS, GpuTimeline, lost_work
 from nsprof.paths import missing_reason, special_file_reason
+from nsprof.printable import printable
 
 TOOL = "jax.profiler"
 PERFETTO_NAME = "perfetto_trace.json.gz"  # start_trace(..., create_perfetto_trace=True): the same events
@@ -100,8 +112,11 @@ def load_jax_trace(path: str | Path, columns: Mapping[str, Iterable[str]] | None
         raise ParseError(f"{path}: a Chrome trace, but not jax.profiler's (no /host:CPU or /device:GPU process)",
                          RETRACE)
     if events.untimed:
-        raise ParseError(f"{path}: {events.untimed:,} events without a time or with a negative duration; the "
-                         "trace is damaged", RETRACE)
+        raise ParseError(f"{path}: {events.untimed:,} events without a time, with a negative duration or with a time "
+                         "or duration no trace holds; the trace is damaged", RETRACE)
+    if events.out_of_range:
+        raise ParseError(f"{path}: {len(events.out_of_range):,} GPU events with a size no GPU has (the first: "
+                         f"{events.out_of_range[0]}); the trace is damaged", RETRACE)
     if not any(len(tables[table]) for table in ("kernels", "memcpys", "memsets")):
         _refuse_without_gpu_work(path, events.executions, tables["runtime"]["correlation_id"].notna().any())
     chosen = chosen_columns(tables, columns)
@@ -134,6 +149,7 @@ class _Events:
         self.thread_names: dict[int, str] = {}  # by the model's thread id (_thread)
         self.threads: dict[object, int] = {}  # the trace's thread id -> the model's
         self.untimed = 0
+        self.out_of_range: list[str] = []  # GPU events with a size no GPU has: what it was, for each
         self.executions = 0  # the modules JAX handed to XLA to run (DISPATCH)
         self._pending: list[dict] = []  # events before their process was named (metadata comes first)
 
@@ -161,7 +177,7 @@ class _Events:
         if name.startswith("$"):  # the Python tracer's own events
             return
         start, duration = event.get("ts"), event.get("dur", 0)
-        if not number(start) or not number(duration) or duration < 0:
+        if not timed_event(start, duration):
             self.untimed += 1
             return
         args = event.get("args") or {}
@@ -177,6 +193,9 @@ class _Events:
             table, details = "memcpys", _details(args["memcpy_details"])
         else:
             table, details = "kernels", _details(args.get("kernel_details", ""))
+        if field := _out_of_range(details):
+            self.out_of_range.append(field)
+            return
         row = self.rows[table]
         row["ts"].append(event["ts"])
         row["dur"].append(event.get("dur", 0))
@@ -279,6 +298,18 @@ class _Events:
         frame = self._times(table)
         tid = pd.array(self.rows[table].get("tid", []), dtype="Int64")
         return frame.assign(pid=pd.array([pid] * len(frame), dtype="Int64"), tid=tid, global_tid=pid * THREAD_IDS + tid)
+
+
+def _out_of_range(details: dict[str, str]) -> str | None:
+    """The first size of a GPU event's details (grid, block, registers, shared memory, bytes) that is
+    past what CUDA gives, as `name value`; None where all are within it."""
+    limits = {"grid": MAX_ID, "block": MAX_ID, "regs": MAX_ID, "static_shared": MAX_ID, "dynamic_shared": MAX_ID,
+              "size": MAX_BYTES, "num_bytes": MAX_BYTES}
+    for name, limit in limits.items():
+        parts = details.get(name, "0").split(",")
+        if any(part.isdigit() and int(part) > limit for part in parts):
+            return f"{name} {printable(details[name])[:40]}"
+    return None
 
 
 def _details(text) -> dict[str, str]:

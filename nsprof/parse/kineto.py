@@ -37,7 +37,19 @@ import pandas as pd
 
 from nsprof.errors import MissingPathError, ParseError
 from nsprof.kernel_names import base_name
-from nsprof.parse.chrome_trace import chosen_columns, empty, number, opened, ordered, reason, timed, trace_head
+from nsprof.parse.chrome_trace import (
+    MAX_BYTES,
+    MAX_ID,
+    chosen_columns,
+    empty,
+    opened,
+    ordered,
+    reason,
+    timed,
+    timed_event,
+    trace_head,
+    whole,
+)
 from nsprof.parse.model import THREAD_IDS, GpuTimeline, lost_work
 from nsprof.paths import missing_reason, special_file_reason
 from nsprof.printable import printable
@@ -82,9 +94,15 @@ def load_kineto(path: str | Path, columns: Mapping[str, Iterable[str]] | None = 
         tables = events.tables()
     except (ijson.JSONError, OSError, EOFError, UnicodeDecodeError, ValueError, TypeError) as err:
         raise ParseError(f"{path}: unreadable torch.profiler trace ({reason(err)})", RETRACE) from None
+    if not events.seen:
+        raise ParseError(f"{path}: its traceEvents holds no event (torch.profiler writes a list of JSON objects); the "
+                         "trace is damaged or empty", RETRACE)
     if events.untimed:
-        raise ParseError(f"{path}: {events.untimed:,} GPU or CUDA events without a time or with a negative duration; "
-                         "the trace is damaged", RETRACE)
+        raise ParseError(f"{path}: {events.untimed:,} GPU or CUDA events without a time, with a negative duration or "
+                         "with a time or duration no trace holds; the trace is damaged", RETRACE)
+    if events.out_of_range:
+        raise ParseError(f"{path}: {len(events.out_of_range):,} GPU events with a size or id no GPU has (the first: "
+                         f"{events.out_of_range[0]}); the trace is damaged", RETRACE)
     if "schemaVersion" not in header and not events.kinds_seen & {"cpu_op", "kernel", "cuda_runtime"}:
         raise ParseError(f"{path}: a Chrome trace, but not torch.profiler's (no Kineto metadata, no CPU operators, "
                          "kernels or CUDA calls)", "nsprof reads traces that torch.profiler writes; " + RETRACE)
@@ -130,6 +148,8 @@ class _Events:
         self.gpu_processes: set[int] = set()
         self.operators: dict[int, str] = {}  # External id -> cpu_op name
         self.untimed = 0  # events of a table with no number for a start, or a negative duration: damage
+        self.out_of_range: list[str] = []  # GPU events with a size or id no GPU has: what it was, for each
+        self.seen = 0  # events that are JSON objects
 
     def add(self, event: dict) -> None:
         phase, category = event.get("ph"), event.get("cat")
@@ -148,8 +168,11 @@ class _Events:
         if table is None:
             return
         start, duration = event.get("ts"), event.get("dur", 0)
-        if not number(start) or not number(duration) or duration < 0:
+        if not timed_event(start, duration):
             self.untimed += 1
+            return
+        if table in GPU_CATEGORIES.values() and (field := _out_of_range(event, args, category)):
+            self.out_of_range.append(field)
             return
         row = self.rows[table]
         row["ts"].append(start)
@@ -250,8 +273,26 @@ def _events(path: Path) -> _Events:
     with opened(path) as stream:
         for event in ijson.items(stream, "traceEvents.item", use_float=True):
             if isinstance(event, dict):
+                events.seen += 1
                 events.add(event)
     return events
+
+
+def _out_of_range(event: dict, args: dict, category: str) -> str | None:
+    """The first id or size of a GPU event that is not a whole number CUDA could give, as
+    `name value`; None where all are."""
+    # Kineto writes -1 for a device or stream it does not know (a synchronization's)
+    fields = [("device", args.get("device", event.get("pid")), MAX_ID, -1),
+              ("stream", args.get("stream", event.get("tid")), MAX_ID, -1)]
+    if category == "kernel":
+        fields += [("registers per thread", args.get("registers per thread", 0), MAX_ID, 0)]
+        for key in ("grid", "block"):
+            sizes = args.get(key)
+            fields += [(f"{key}[{axis}]", size, MAX_ID, 0) for axis, size in enumerate(sizes if isinstance(sizes, list) else [])]
+    elif category != "cuda_sync":
+        fields += [("bytes", args.get("bytes", 0), MAX_BYTES, 0)]
+    return next((f"{name} {printable(str(value))[:40]}" for name, value, limit, low in fields
+                 if not whole(value, limit, low)), None)
 
 
 def _ids(values: list) -> pd.arrays.IntegerArray:

@@ -51,12 +51,14 @@ def to_terminal(blocks: list[Block], console: Console, spaced: bool = True) -> N
             console.rule(f"[bold]{rich_escape(block.text)}")
         elif isinstance(block, Heading):
             console.print(Text(block.text, style="bold underline" if block.level == 2 else "bold"))
+        elif isinstance(block, Paragraph) and block.markdown:
+            _print_markdown(console, block.text)
         elif isinstance(block, Paragraph):
-            console.print(_rich_markdown(block.text) if block.markdown else
-                          Text(prose(block.text, console.width), style="italic" if block.emphasis else ""))
+            console.print(Text(prose(block.text, console.width), style="italic" if block.emphasis else ""))
+        elif isinstance(block, Bullets) and block.markdown:
+            _print_markdown(console, _markdown_list(block.items))
         elif isinstance(block, Bullets):
-            console.print(_rich_markdown(_markdown_list(block.items)) if block.markdown else
-                          Text("\n".join(prose(item, console.width, "• ", "  ") for item in block.items)))
+            console.print(Text("\n".join(prose(item, console.width, "• ", "  ") for item in block.items)))
         elif isinstance(block, Table):
             console.print(terminal_table(block, console.width))
         elif isinstance(block, Drawing):
@@ -78,6 +80,17 @@ def prose(text: str, width: int, first: str = "", rest: str = "") -> str:
     lines = textwrap.wrap(glued, width, initial_indent=first, subsequent_indent=rest, break_long_words=False,
                           break_on_hyphens=False) or [first.rstrip()]
     return "\n".join(line.replace("\u00a0", " ") for line in lines)
+
+
+def _print_markdown(console: Console, text: str) -> None:
+    """`text` as rich renders Markdown, without the blank line rich puts before a list: the blank
+    line between blocks is to_terminal's."""
+    from rich.segment import Segment, Segments
+
+    lines = console.render_lines(_rich_markdown(text), console.options, pad=False)
+    while lines and not "".join(segment.text for segment in lines[0]).strip():
+        lines.pop(0)
+    console.print(Segments([segment for line in lines for segment in (*line, Segment.line())]), end="")
 
 
 def _rich_markdown(text: str):

@@ -1,0 +1,117 @@
+"""Damaged inputs, round 4 (issue 57): torch.profiler traces with numbers no trace holds, directories
+of TensorBoard's traces, and one process's profiler cycles. Each is built in tmp_path from a
+committed trace and run as a user runs it (a fresh process with a time and a memory limit: a hang or
+a runaway allocation fails the test): one line on stderr naming the cause, a non-zero exit; or,
+where the input is sound, the answer the same trace gives alone."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from test_damaged_inputs_2 import nsprof
+
+DATA = Path(__file__).resolve().parent / "data"
+TRAIN = DATA / "kineto" / "train.json.gz"
+EXPORT = DATA / "kineto" / "train" / "nsys.sqlite.xz"
+
+
+def trace() -> dict:
+    with gzip.open(TRAIN, "rt") as stream:
+        return json.load(stream)
+
+
+def first(document: dict, category: str) -> dict:
+    return next(event for event in document["traceEvents"] if event.get("cat") == category)
+
+
+def written(tmp_path: Path, document, name: str = "damaged.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(document))
+    return path
+
+
+def refused(result) -> str:
+    """The one line a refusal prints, checked: exit 1, no traceback."""
+    assert result.returncode == 1, result.stdout[-500:] + result.stderr[-500:]
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    return result.stderr
+
+
+DAMAGES = {
+    "a kernel's start at 1e300 us": ("kernel", lambda e: e.update(ts=1e300), "a time or duration no trace holds"),
+    "a kernel lasting 1e300 us": ("kernel", lambda e: e.update(dur=1e300), "a time or duration no trace holds"),
+    "a copy of -121.6 MB": ("gpu_memcpy", lambda e: e["args"].update(bytes=-121_600_000), "bytes -121600000"),
+    "a copy of 1e300 bytes": ("gpu_memcpy", lambda e: e["args"].update(bytes=1e300), "bytes 1e+300"),
+    "a device past 32 bits": ("kernel", lambda e: e["args"].update(device=2**33), "device 8589934592"),
+    "a stream past 32 bits": ("kernel", lambda e: e["args"].update(stream=2**40), "stream 1099511627776"),
+    "a grid past 32 bits": ("kernel", lambda e: e["args"].update(grid=[2**32, 1, 1]), "grid[0] 4294967296"),
+    "1e300 registers": ("kernel", lambda e: e["args"].update({"registers per thread": 1e300}),
+                        "registers per thread 1e+300"),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGES))
+def test_a_number_no_trace_holds_is_refused_naming_it(damage, tmp_path):
+    """Before: "longest idle 5,018,927,802,302 us", kernels at "-0.0%", "-121.6 MB", ids wrapped
+    past 32 bits, OverflowError. Now each command refuses the trace in one line that names it."""
+    category, change, named = DAMAGES[damage]
+    document = trace()
+    change(first(document, category))
+    path = written(tmp_path, document)
+    for command in (("analyze", path), ("diff", path, TRAIN)):
+        said = refused(nsprof(*command)[0])
+        assert str(path) in said and named in said and "Trace again" in said
+
+
+@pytest.mark.parametrize("events", [{"a": 1}, "events", None, 7, [1, 2, 3]],
+                         ids=["an object", "a string", "null", "a number", "a list of numbers"])
+def test_trace_events_that_hold_no_event_are_refused(events, tmp_path):
+    """Before: exit 0 with "no GPU work". Now: the trace holds no event, one line, exit 1."""
+    document = trace()
+    document["traceEvents"] = events
+    said = refused(nsprof("analyze", written(tmp_path, document))[0])
+    assert "its traceEvents holds no event" in said
+
+
+def tensorboard(directory: Path, *stamps: int, worker: str = "gpu-node_4242") -> Path:
+    """TensorBoard's handler's files: WORKER.MILLISECONDS.pt.trace.json, one per profiler cycle."""
+    directory.mkdir()
+    data = gzip.decompress(TRAIN.read_bytes())
+    for stamp in stamps:
+        (directory / f"{worker}.{stamp}.pt.trace.json").write_bytes(data)
+    return directory
+
+
+def test_a_directory_of_tensorboard_traces_diffs_against_an_export_and_a_directory(tmp_path):
+    """Before: TypeError in the diff's statistics. Now the trace directory is a side like any other:
+    against the program's nsys export, and against another directory of its traces."""
+    one = tensorboard(tmp_path / "one", 1764385035123)
+    other = tensorboard(tmp_path / "other", 1764385099456, worker="gpu-node_5151")
+    for a, b in ((EXPORT, one), (one, other)):
+        result, _ = nsprof("diff", a, b, "--json")
+        assert result.returncode == 0, result.stderr
+        kernels = json.loads(result.stdout)["kernels"]
+        assert kernels
+    # the two directories hold one trace twice: nothing moved
+    assert not [row for row in kernels if row["status"] in ("faster", "slower")]
+
+
+def test_one_process_s_profiler_cycles_are_one_capture(tmp_path):
+    """Two cycles of one process (one worker, two timestamps): before, two "ranks" named by their
+    timestamps and no verdict, and `explain gpu-idle --from` found no capture. Now the first cycle
+    is analyzed, as the trace alone is, the second is its further run, and explain reads it."""
+    cycles = tensorboard(tmp_path / "cycles", 1764385099456, 1764385035123)
+    alone, _ = nsprof("analyze", TRAIN, "--json")
+    together, _ = nsprof("analyze", cycles, "--json")
+    assert together.returncode == 0, together.stderr
+    assert json.loads(together.stdout)["host"]["verdict"] == json.loads(alone.stdout)["host"]["verdict"]
+    explained, _ = nsprof("explain", "gpu-idle", "--from", cycles)
+    assert explained.returncode == 0 and "Host-bound" in explained.stdout
+    ranks = tensorboard(tmp_path / "ranks", 1764385035123)
+    shutil.copy(TRAIN, ranks / "gpu-node_5151.1764385035123.pt.trace.json.gz")
+    result, _ = nsprof("analyze", ranks)
+    assert result.returncode == 0 and "2 captures" in result.stdout  # two processes: a directory of captures
