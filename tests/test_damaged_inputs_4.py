@@ -115,3 +115,24 @@ def test_one_process_s_profiler_cycles_are_one_capture(tmp_path):
     shutil.copy(TRAIN, ranks / "gpu-node_5151.1764385035123.pt.trace.json.gz")
     result, _ = nsprof("analyze", ranks)
     assert result.returncode == 0 and "2 captures" in result.stdout  # two processes: a directory of captures
+
+
+def test_control_characters_in_a_trace_s_names_never_reach_the_output(tmp_path):
+    """A kernel and an operator named with an escape sequence, a newline and a bidirectional
+    override: before, they reached the terminal, diff's Markdown and stderr raw. Now the readers
+    spell them out (`\\x1b`), as the nsys and ncu readers do, in every output."""
+    document = trace()
+    hostile = "evil\x1b[31mred\nline\u202ekernel"
+    kernel = first(document, "kernel")
+    for event in document["traceEvents"]:
+        if event.get("name") == kernel["name"]:
+            event["name"] = hostile
+    path = written(tmp_path, document, "hostile.json")
+    analyzed, _ = nsprof("analyze", path)
+    diffed, _ = nsprof("diff", TRAIN, path, "--markdown")
+    assert analyzed.returncode == 0 and diffed.returncode == 0, analyzed.stderr + diffed.stderr
+    for text in (analyzed.stdout, analyzed.stderr, diffed.stdout, diffed.stderr):
+        assert "\x1b" not in text and "\u202e" not in text
+    assert "x1b" in diffed.stdout and "u202ekernel" in diffed.stdout  # spelled out (and Markdown-escaped)
+    rows = {row["kernel"]: row for row in json.loads(nsprof("diff", TRAIN, path, "--json")[0].stdout)["kernels"]}
+    assert rows["evil\\x1b[31mred\\nline\\u202ekernel"]["status"] == "added"  # an eager program's: not compiled

@@ -12,9 +12,9 @@ run of a block tried two configurations of two pointwise kernels, its second too
 its cache (tests/data/runs/torch).
 
 A kernel compiled differently (`differences`), where either side shows it:
-- launched by other ops (XLA's `module:op` of a jax.profiler trace) on the two sides;
-- launched by an op that runs another set of kernels on the other side (an op's kernels added or
-  removed are this too, not `added` or `removed`);
+- in an XLA program, launched by other ops (XLA's `module:op` of a jax.profiler trace) on the two
+  sides, or by an op that runs another set of kernels on the other side (an op's kernels added or
+  removed are this too, not `added` or `removed`; an eager PyTorch operator's are not);
 - in a compiled program (XLA's, or a Triton kernel of torch.compile): launched in other launch
   configurations, or another number of times a run.
 Such rows are `compiled differently`, never faster or slower; the loop's time per iteration (one
@@ -58,7 +58,7 @@ def differences(a: pd.DataFrame, b: pd.DataFrame, compiled: bool) -> dict[str, s
     launches (key, run, config, and operator where the trace names ops); `compiled`: both sides
     are of a compiled program."""
     reasons: dict[str, str] = {}
-    if "operator" in a and "operator" in b:
+    if compiled and "operator" in a and "operator" in b:  # an eager program's operators (aten::mm) compile nothing
         _other_ops(a, b, reasons)
         _other_kernels(a, b, reasons)
     shared = sorted(set(a["key"]) & set(b["key"]))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 from typing import BinaryIO
 
@@ -88,6 +89,13 @@ MAX_TIME_US = 4e15  # about 2096 from the epoch: later, nanoseconds pass int64
 MAX_DURATION_US = 1e11  # 28 hours: no traced event lasts longer, and a sum of many stays exact
 MAX_ID = 2**31 - 1  # devices, streams, grid and block sizes, registers: 32-bit in CUDA
 MAX_BYTES = 2**53  # exact in a float64
+
+
+@lru_cache(maxsize=1 << 16)
+def shown(value) -> str:
+    """A name from the trace as nsprof shows it (nsprof.printable: control characters spelled out),
+    worked out once per distinct name: a trace repeats a few thousand names millions of times."""
+    return printable(str(value))
 
 
 def number(value) -> bool:

@@ -56,6 +56,7 @@ from nsprof.parse.chrome_trace import (
     opened,
     ordered,
     reason,
+    shown,
     timed,
     timed_event,
     trace_head,
@@ -172,7 +173,7 @@ class _Events:
             self.thread_names[self._thread(event["tid"])] = label
 
     def _complete(self, event: dict) -> None:
-        name = str(event.get("name", ""))
+        name = shown(event.get("name", ""))
         pid = event.get("pid")
         if name.startswith("$"):  # the Python tracer's own events
             return
@@ -212,7 +213,7 @@ class _Events:
             row["static_smem_bytes"].append(_int(details.get("static_shared")) or 0)
             row["dynamic_smem_bytes"].append(_int(details.get("dynamic_shared")) or 0)
             module, op = args.get("hlo_module"), args.get("hlo_op")
-            row["operator"].append(f"{module}:{op}" if module and op else None)
+            row["operator"].append(shown(f"{module}:{op}") if module and op else None)
         elif table == "memcpys":
             row["bytes"].append(_int(details.get("size")) or 0)
             row["copy_kind"].append(_DIRECTIONS.get(name, "Other"))

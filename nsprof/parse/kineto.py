@@ -45,6 +45,7 @@ from nsprof.parse.chrome_trace import (
     opened,
     ordered,
     reason,
+    shown,
     timed,
     timed_event,
     trace_head,
@@ -162,7 +163,7 @@ class _Events:
         args = event.get("args") or {}
         if category == "cpu_op":
             if isinstance(external := args.get("External id"), int):
-                self.operators[external] = str(event.get("name"))
+                self.operators[external] = shown(event.get("name"))
             return
         table = GPU_CATEGORIES.get(category) or HOST_CATEGORIES.get(category)
         if table is None:
@@ -177,7 +178,7 @@ class _Events:
         row = self.rows[table]
         row["ts"].append(start)
         row["dur"].append(duration)
-        row["name"].append(str(event.get("name", "")))
+        row["name"].append(shown(event.get("name", "")))
         row["correlation_id"].append(args.get("correlation"))
         if table in GPU_CATEGORIES.values():
             row["device_id"].append(args.get("device", event.get("pid")))
