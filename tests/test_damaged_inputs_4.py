@@ -35,8 +35,8 @@ def written(tmp_path: Path, document, name: str = "damaged.json") -> Path:
 
 
 def refused(result) -> str:
-    """The one line a refusal prints, checked: exit 1, no traceback."""
-    assert result.returncode == 1, result.stdout[-500:] + result.stderr[-500:]
+    """The one line a refusal prints, checked: exit 1 (bad data) or 2 (a bad argument), no traceback."""
+    assert result.returncode in (1, 2), result.stdout[-500:] + result.stderr[-500:]
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
     return result.stderr
 
@@ -136,3 +136,47 @@ def test_control_characters_in_a_trace_s_names_never_reach_the_output(tmp_path):
     assert "x1b" in diffed.stdout and "u202ekernel" in diffed.stdout  # spelled out (and Markdown-escaped)
     rows = {row["kernel"]: row for row in json.loads(nsprof("diff", TRAIN, path, "--json")[0].stdout)["kernels"]}
     assert rows["evil\\x1b[31mred\\nline\\u202ekernel"]["status"] == "added"  # an eager program's: not compiled
+
+
+BASE = DATA / "runs" / "ab-base"
+PAIR = (BASE / "nsys.sqlite.xz", BASE / "runs" / "nsys-2.sqlite.xz")
+
+
+def noise_file(tmp_path: Path, **record) -> Path:
+    path = tmp_path / "noise.json"
+    path.write_text(json.dumps({"source": "measured", "floor_pct": {"10-100 us": 3.0, "over 100 us": 1.5}, **record}))
+    return path
+
+
+def test_a_noise_record_s_damage_and_limits_are_said(tmp_path):
+    """`true` for a floor read as 1%: now refused. A record without a 10-100 us floor silently
+    called nothing there: now the note says so. A 900 kB source was printed whole: now shortened.
+    An H100's record applied to an H200 diff: now a warning names both."""
+    said = refused(nsprof("diff", *PAIR, "--noise", noise_file(tmp_path, floor_pct={"10-100 us": True}))[0])
+    assert "not a percentage" in said
+    partial, _ = nsprof("diff", *PAIR, "--noise", noise_file(tmp_path, floor_pct={"over 100 us": 1.5}), "--json")
+    assert partial.returncode == 0, partial.stderr
+    shown, _ = nsprof("diff", *PAIR, "--noise", noise_file(tmp_path, floor_pct={"over 100 us": 1.5}))
+    assert "10-100 us: the record holds no floor" in " ".join(shown.stdout.split())
+    long_source, _ = nsprof("diff", *PAIR, "--noise", noise_file(tmp_path, source="x" * 900_000))
+    assert long_source.returncode == 0 and len(long_source.stdout) < 20_000
+    assert "x" * 199 + "…" in long_source.stdout.replace("\n", "")
+    h100, _ = nsprof("diff", *PAIR, "--noise", noise_file(tmp_path, gpu="NVIDIA H100 80GB HBM3"), "--json")
+    warnings = " ".join(json.loads(h100.stdout)["warnings"])
+    assert "measured on an NVIDIA H100 80GB HBM3" in warnings and "NVIDIA H200" in warnings
+
+
+def test_noise_runs_of_two_kinds_of_gpu_are_refused(tmp_path):
+    """`diff --noise DIR` pooled an H200 run and an H100 run into one floor without a word: now
+    refused, naming both (one of the two committed H200 runs relabelled as an H100's)."""
+    import lzma
+    import sqlite3
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for index, packed in enumerate(PAIR):
+        (runs / f"run{index}.sqlite").write_bytes(lzma.decompress(packed.read_bytes()))
+    with sqlite3.connect(runs / "run1.sqlite") as db:
+        db.execute("UPDATE TARGET_INFO_GPU SET name = 'NVIDIA H100 80GB HBM3'")
+    said = refused(nsprof("diff", *PAIR, "--noise", runs)[0])
+    assert "2 GPUs" in said and "NVIDIA H100 80GB HBM3" in said and "NVIDIA H200" in said

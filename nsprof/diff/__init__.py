@@ -245,7 +245,7 @@ def diff_captures(a: Capture, b: Capture, min_change_pct: float = DEFAULT_MIN_CH
     stages = _stage_rows(judge.called(judge.compare(*_values(stage_a, stage_b, "gpu_time_ns")), "ranges"),
                          counters, rules, judge, stage_pair, main_kernels,
                          judge.compare(*_values(stage_a, stage_b, "duration_ns")))
-    warnings = _warnings(a, b) + _runs_warnings(judge, runs, apart)
+    warnings = _warnings(a, b) + _runs_warnings(judge, runs, apart) + _noise_gpu_warnings(judge.noise, a, b)
     if stage_pair:
         sources = {side: "nsys" if len(instances[side]["stages"]) else "none" for side in ("a", "b")}
         return DiffResult(a.name, b.name, [], [], stages, [], [], warnings, judge.method, min_change_pct, stage_pair,
@@ -285,6 +285,16 @@ def _bench_diff(a: Capture, b: Capture, judge: _Judge, stage_pair: tuple[str, st
     warnings = _bench_warnings(a.bench, b.bench) + skipped + _runs_warnings(judge, runs, apart)
     return DiffResult(a.name, b.name, [], [], stages, [], [], warnings, RUNS_METHOD if with_runs else SUMMARY_METHOD,
                       judge.min_change_pct, stage_pair, {"a": "bench", "b": "bench"}, runs, judge.noise, apart=judge.apart)
+
+
+def _noise_gpu_warnings(noise: NoiseFloor | None, a: Capture, b: Capture) -> list[str]:
+    """A noise record measured on another kind of GPU than the sides': its floors may not hold."""
+    if noise is None or noise.gpu is None:
+        return []
+    others = sorted(set(a.gpus() + b.gpus()) - {noise.gpu, UNNAMED_GPU})
+    return [f"the noise record's floors were measured on an {noise.gpu}, and the sides ran on {' and '.join(others)}: "
+            "another kind of GPU moves unchanged work by other amounts; measure floors there (nsprof noise RUNS "
+            "--out FILE)"] if others else []
 
 
 def _runs_warnings(judge: _Judge, runs: dict, apart: bool) -> list[str]:

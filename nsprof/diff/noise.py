@@ -77,6 +77,7 @@ WAITING = re.compile(r"DelayKernel|nccl", re.IGNORECASE)  # kernels whose durati
 COPY_SHARE = 0.5  # a range whose GPU time is more than half copies is a copy range
 NOISE_RECORD = Path(__file__).with_name("noise_floor.json")
 MAX_RECORD_BYTES = 1 << 20  # a noise record is a few hundred bytes: anything past this is something else
+MAX_SOURCE_CHARS = 200  # a record's source, as the diff's note shows it
 NOISE_FIX = "measure one with `nsprof noise RUNS... --out noise.json`, or pass a profile with runs (nsprof profile --runs 5)"
 
 
@@ -84,6 +85,14 @@ NOISE_FIX = "measure one with `nsprof noise RUNS... --out noise.json`, or pass a
 class NoiseFloor:
     pct: dict[str, float]  # category (CATEGORIES) -> its floor in percent; or, first format, kind -> floor
     source: str  # what measured it, for the diff's note
+    gpu: str | None = None  # the GPU its runs ran on, where the record names one
+
+    @property
+    def missing(self) -> tuple[str, ...]:
+        """The categories a diff calls from one run that the record holds no floor for (never called)."""
+        if set(self.pct) <= set(FIRST_FORMAT):
+            return tuple(kind for kind in FIRST_FORMAT if kind not in self.pct)
+        return tuple(name for name in CLASSES[1:] if name not in self.pct)
 
     def of(self, category: str, kind: str = "ranges", apart: bool = False) -> float:
         """The floor of a row of `category` and `kind` (inf: not called from one run a side);
@@ -187,12 +196,16 @@ def noise_record(path: Path) -> NoiseFloor:
 
 def noise_from_document(document, where: str) -> NoiseFloor:
     """The floors of a noise record already parsed from JSON (`where` names it in errors)."""
-    try:
-        floors = {str(name): float(value) for name, value in document["floor_pct"].items()}
+    try:  # a bool is no percentage (float(True) would read as a 1% floor)
+        floors = {str(name): float(value) if not isinstance(value, bool) else np.nan
+                  for name, value in document["floor_pct"].items()}
     except (KeyError, TypeError, ValueError, AttributeError):
         floors = {}
     if not floors or not (set(floors) <= set(CATEGORIES) or set(floors) == set(FIRST_FORMAT)):
         raise ParseError(f"{where}: not a noise record (no \"floor_pct\" of {', '.join(CATEGORIES[1:3])})", NOISE_FIX)
     if not all(np.isfinite(value) and value >= 0 for value in floors.values()):
         raise ParseError(f"{where}: a noise floor that is not a percentage", "measure it again")
-    return NoiseFloor(floors, printable(str(document.get("source", where))))  # it is printed under the tables
+    source = printable(str(document.get("source", where)))  # it is printed under the tables: one short line
+    gpu = document.get("gpu")
+    return NoiseFloor(floors, source if len(source) <= MAX_SOURCE_CHARS else source[:MAX_SOURCE_CHARS - 1] + "…",
+                      printable(gpu)[:MAX_SOURCE_CHARS] if isinstance(gpu, str) and gpu else None)

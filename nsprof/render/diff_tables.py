@@ -78,8 +78,10 @@ def method_note(result: DiffResult) -> str:
            f"at least {result.min_change_pct:g}%"
     if result.noise is not None:
         floors = ", ".join(f"{name} {pct:.2g}%" for name, pct in result.noise.pct.items())
+        missing = result.noise.missing
         note += (f" and beyond the noise floor of its category ({floors}: {result.noise.source}); "
-                 f"{', '.join(NEVER_CALLED)} are not called"
+                 f"{', '.join((*NEVER_CALLED, *missing))} are not called"
+                 + (f" ({', '.join(missing)}: the record holds no floor)" if missing else "")
                  + ("; nor, the sides having run on different GPUs, are work of 10-100 us and copies" if result.apart else ""))
     mixed = "unstable: launched in other proportions of its configurations, so that the mix moves its median"
     if max(result.runs.values(), default=1) > 1:

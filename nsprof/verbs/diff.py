@@ -116,6 +116,8 @@ def noise_floor(path: Path, attribution: str = "thread", gpu: str | None = None)
     """The noise floors in `path`: a noise record (.json), a history database's record for `gpu`
     (nsprof noise --db), or measured from the runs of an unchanged program (a profile with runs, a
     directory of captures)."""
+    from dataclasses import replace
+
     from nsprof.diff import UNNAMED_GPU, run_frames
     from nsprof.diff.noise import measure_noise, noise_from_document, noise_record
     from nsprof.history.store import is_history, noise_records, opened
@@ -132,7 +134,13 @@ def noise_floor(path: Path, attribution: str = "thread", gpu: str | None = None)
             raise UsageError(f"{path}: no noise record for {name}{held}",
                              f"record one from unchanged runs on it: nsprof noise RUNS... --out noise.json --db {path}")
         return noise_from_document(records[name], f"{path}, {name}'s noise record")
-    return measure_noise(run_frames(diff_side(path, attribution), attribution), f"measured on {path}")
+    side = diff_side(path, attribution)
+    gpus = side.gpus()
+    if len(gpus) > 1:  # a floor is one kind of GPU's: pooled, it says how far another machine moves work
+        raise UsageError(f"--noise {path}: the runs come from {len(gpus)} GPUs ({', '.join(gpus)}): a noise floor is one "
+                         "GPU's", "pass runs of one GPU")
+    return replace(measure_noise(run_frames(side, attribution), f"measured on {path}"),
+                   gpu=None if gpus == [UNNAMED_GPU] else gpus[0])
 
 
 def write_diff(result, directory: str | Path, force: bool = False) -> list[Path]:
