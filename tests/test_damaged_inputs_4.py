@@ -180,3 +180,57 @@ def test_noise_runs_of_two_kinds_of_gpu_are_refused(tmp_path):
         db.execute("UPDATE TARGET_INFO_GPU SET name = 'NVIDIA H100 80GB HBM3'")
     said = refused(nsprof("diff", *PAIR, "--noise", runs)[0])
     assert "2 GPUs" in said and "NVIDIA H100 80GB HBM3" in said and "NVIDIA H200" in said
+
+
+@pytest.mark.parametrize("damage", ["all last 0 ns", "all start at one instant"])
+def test_gpu_work_that_lost_its_times_is_refused(damage, tmp_path):
+    """Before: "GPU-bound. GPU 0 busy 0.0%", or a ValueError in analyze, explain and diff. Now the
+    trace is refused in one line by every command."""
+    document = trace()
+    start = None
+    for event in document["traceEvents"]:
+        if event.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"):
+            if damage == "all last 0 ns":
+                event["dur"] = 0
+            else:
+                start = start or event["ts"]
+                event["ts"] = start
+    path = written(tmp_path, document)
+    for command in (("analyze", path), ("explain", "gpu-idle", "--from", path), ("diff", TRAIN, path)):
+        said = refused(nsprof(*command)[0])
+        assert f"lost its GPU work's times: its 1,300 GPU operations {damage}" in said
+
+
+def without_links(tmp_path: Path, how: str) -> Path:
+    """train-b's export with its runtime table dropped, or its correlation ids cleared."""
+    import lzma
+    import sqlite3
+
+    path = tmp_path / f"{how}.sqlite"
+    path.write_bytes(lzma.decompress((DATA / "diff-pairs" / "train-b.sqlite.xz").read_bytes()))
+    with sqlite3.connect(path) as db:
+        if how == "no runtime table":
+            db.execute("DROP TABLE CUPTI_ACTIVITY_KIND_RUNTIME")
+        else:
+            for table in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_MEMCPY"):
+                db.execute(f"UPDATE {table} SET correlationId = NULL")
+    return path
+
+
+@pytest.mark.parametrize("how", ["no runtime table", "no correlation ids"])
+def test_a_side_that_links_no_work_to_calls_calls_no_range(how, tmp_path):
+    """Before: diff called every range "-100.0% faster" (no GPU time could be linked to it), and
+    analyze of the side with no runtime table dropped its verdict without a word. Now the ranges
+    are compared by their own durations, not called, a warning says why, the host side's causes
+    are not compared with an undecided side's, and analyze says why it has no verdict."""
+    b = without_links(tmp_path, how)
+    result, _ = nsprof("diff", DATA / "diff-pairs" / "train-a.sqlite.xz", b, "--json")
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["ranges"] and all(row["status"] == "not called" for row in doc["ranges"])
+    assert any("B links the GPU's work to no CUDA call" in warning for warning in doc["warnings"])
+    shown, _ = nsprof("diff", DATA / "diff-pairs" / "train-a.sqlite.xz", b)
+    assert "-100.0%" not in shown.stdout
+    if how == "no runtime table":
+        analyzed, _ = nsprof("analyze", b)
+        assert analyzed.stdout.startswith("No verdict on why the GPU waits: the capture holds no CUDA call")

@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 
 from nsprof.analyze.families import family_column
+from nsprof.analyze.host_verdict import UNDECIDED
 from nsprof.diff.compiled import COMPILED, compile_work, differences, is_compiled_program
 from nsprof.diff.host import host_rows
 from nsprof.diff.loop import LoopChange, loop_change
@@ -251,7 +252,17 @@ def diff_captures(a: Capture, b: Capture, min_change_pct: float = DEFAULT_MIN_CH
         return DiffResult(a.name, b.name, [], [], stages, [], [], warnings, judge.method, min_change_pct, stage_pair,
                           sources, runs, judge.noise, apart=judge.apart)
     kernels = _kernel_rows(a, b, instances, rules, judge)
-    ranges = _range_rows(instances["a"]["ranges"], instances["b"]["ranges"], judge)
+    unlinked = [side.upper() for side, capture in (("a", a), ("b", b)) if not _links_work_to_calls(capture)]
+    # a side whose GPU work no range can own (no CUDA calls to link it through) would read "-100% faster"
+    range_a, range_b = (instances[side]["ranges"] for side in ("a", "b"))
+    if unlinked:
+        range_a, range_b = range_a.assign(gpu_time_ns=0.0), range_b.assign(gpu_time_ns=0.0)
+    ranges = _range_rows(range_a, range_b, judge)
+    if unlinked and ranges:
+        warnings.append(f"{' and '.join(unlinked)} link{'s' if len(unlinked) == 1 else ''} the GPU's work to no CUDA "
+                        "call (no runtime table, or correlation ids missing): no range's GPU time can be measured, so "
+                        "ranges are compared by their own durations (not called); capture with nsys -t cuda "
+                        "(nsprof profile does)")
     warnings += _count_warnings(kernels) + _compiling_warnings(instances)
     sources = {side: instances[side]["source"] for side in ("a", "b")}
     if sources["a"] != sources["b"] and "ncu" in sources.values():  # two timelines' tools: _warnings says so
@@ -671,6 +682,16 @@ def _count_warnings(kernels: list[dict]) -> list[str]:
     counts = f"{per_run(first, 'a'):g} vs {per_run(first, 'b'):g}{' a run' if 'a_runs' in first else ''}"
     return [f"{len(different)} of {len(matched)} kernels ran a different number of times "
             f"({short_kernel_name(first['kernel'])}: {counts}): totals compare different amounts of work; the medians do not"]
+
+
+def _links_work_to_calls(capture: Capture) -> bool:
+    """Whether a side's capture links its GPU work to the CUDA calls that launched it (what gives a
+    range its GPU time): a runtime table whose calls most of the work matches. An ncu-only side has
+    no ranges to judge."""
+    analysis = capture.analyzed()
+    if analysis.launch_times is None:
+        return True
+    return analysis.host is not None and analysis.host["verdict"]["verdict"] != UNDECIDED
 
 
 def _compiling_warnings(instances: dict) -> list[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from nsprof.analyze.host_idle import HOST_WORK, LAUNCHING, WAITED
-from nsprof.analyze.host_verdict import busiest
+from nsprof.analyze.host_verdict import UNDECIDED, busiest
 
 # (key, label, unit): "ns" and "count" are per iteration where the sides have iterations; "pct" is a share
 QUANTITIES = (("window_ns", "time", "ns"), ("gpu_busy_pct", "GPU busy", "pct"), ("gpu_idle_ns", "GPU idle", "ns"),
@@ -26,7 +26,9 @@ def host_figures(host: dict) -> dict:
     totals = {"window_ns": host["window"]["span_ns"], "gpu_idle_ns": device["idle_ns"],
               "launch_overhead_ns": causes[LAUNCHING], "synchronization_ns": causes[WAITED],
               "host_work_ns": causes[HOST_WORK], "launches": host["launches"]["count"], "waits": host["waits"]["count"]}
-    figures = {key: value / iterations for key, value in totals.items()}
+    if host["verdict"]["verdict"] == UNDECIDED:  # its idle time has no causes: a cause's 0 ns is unknown, not none
+        totals.update(launch_overhead_ns=None, synchronization_ns=None, host_work_ns=None)
+    figures = {key: None if value is None else value / iterations for key, value in totals.items()}
     figures["gpu_busy_pct"] = device["busy_pct"]
     figures["host_between_launches_ns"] = host["launches"]["median_between_ns"]
     return figures

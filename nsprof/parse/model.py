@@ -273,7 +273,7 @@ def lost_work(timeline: GpuTimeline) -> str | None:
     ProcessEventsError rows, 7,703 NVTX ranges and no kernel table); or no GPU work at all, though it
     holds kernel launch calls (a profiler that dropped its GPU records)."""
     if len(timeline.kernels) or len(timeline.graphs):
-        return None
+        return _timeless(timeline)
     runtime, errors = timeline.runtime, timeline.processing_errors
     names = pd.Categorical(runtime["api"]) if "api" in runtime else pd.Categorical([])
     launching = [code for code, name in enumerate(names.categories) if LAUNCH_API.search(str(name))]
@@ -284,6 +284,22 @@ def lost_work(timeline: GpuTimeline) -> str | None:
     if errors:
         said += f"; {reported_errors(errors, timeline.tool, 'it')}"
     return f"the capture lost its GPU work: {said}, so nothing in it can be judged"
+
+
+def _timeless(timeline: GpuTimeline) -> str | None:
+    """What says a timeline's GPU work lost its times, or None: its kernels, graphs, copies and
+    memsets all last 0 ns (a GPU busy 0.0% would be judged from nothing), or, more than one, all
+    start at one instant."""
+    tables = [table for table in (timeline.kernels, timeline.graphs, timeline.memcpys, timeline.memsets) if len(table)]
+    count = sum(len(table) for table in tables)
+    said = None
+    if all("duration_ns" in table for table in tables) and not any(table["duration_ns"].to_numpy().any() for table in tables):
+        said = "all last 0 ns"
+    elif count > 1 and all("start_ns" in table for table in tables) and \
+            len({value for table in tables for value in (table["start_ns"].min(), table["start_ns"].max())}) == 1:
+        said = "all start at one instant"
+    return None if said is None else \
+        f"the capture lost its GPU work's times: its {count:,} GPU operations {said}, so nothing in it can be judged"
 
 
 def reported_errors(errors: tuple[str, ...], tool: str, what: str) -> str:

@@ -43,6 +43,10 @@ def print_analysis(analysis: LadderCaptureAnalysis, is_directory: bool, console,
     to_terminal(analysis_blocks(analysis, is_directory, console.width, launches), console, spaced=False)
 
 
+NO_VERDICT = ("No verdict on why the GPU waits: the capture holds no CUDA call (nsys's runtime table) to link its GPU "
+              "work to the host; capture with nsys -t cuda (nsprof profile does)")
+
+
 def analysis_blocks(analysis: LadderCaptureAnalysis, is_directory: bool, width: int, launches: bool = False) -> list[Block]:
     """The tables (and the note on missing metrics) as document blocks, `width` columns wide: a
     ladder's stages first, then where the time goes (nsys and ncu joined), then each tool's own;
@@ -56,6 +60,8 @@ def analysis_blocks(analysis: LadderCaptureAnalysis, is_directory: bool, width: 
         blocks.append(_stages_table(analysis, width))
     elif analysis.host is not None:  # a program's leads with why its GPU waits, and what to fix first
         blocks += host_blocks(analysis.host, analysis.hot_kernels, width, analysis.loop, analysis.phases)
+    elif analysis.kernel_summary is not None and len(analysis.kernel_summary):  # GPU work, and no verdict: say why
+        blocks.append(Paragraph(NO_VERDICT))
     tool = analysis.timeline_tool
     if analysis.hot_kernels is not None and len(analysis.hot_kernels):
         blocks.append(hot_kernels_table(analysis.hot_kernels, width, analysis.harness, tool))

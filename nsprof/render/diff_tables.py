@@ -138,7 +138,7 @@ def summary(result: DiffResult) -> list[str]:
         if not rows:
             continue
         counts = {status: sum(row["status"] == status for row in rows)
-                  for status in ("faster", "slower", "same", "unstable", COMPILED, "added", "removed")}
+                  for status in ("faster", "slower", "same", "unstable", COMPILED, "added", "removed", NOT_CALLED)}
         lines.append(f"{_counted(len(rows), section)}: " + ", ".join(f"{n} {status}" for status, n in counts.items() if n)
                      + ".")
         views = [view for row in rows for view in (_range_views(row) if label == "range" else [row])]

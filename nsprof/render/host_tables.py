@@ -36,7 +36,7 @@ def verdict_lines(host: dict) -> list[str]:
     launches = host["launches"]
     cause = evidence["top_idle_cause"]
     iterations = host.get("iterations")
-    per = "" if not iterations else f", {iterations['count']:,} steady iterations " + \
+    per = "" if not iterations or iterations.get("count") is None else f", {iterations['count']:,} steady iterations " + \
         ("of the loop found in the GPU work" if iterations.get("source") == FOUND else f"of {iterations['range']}")
     lines = [f"Verdict: {verdict['verdict']}. GPU {evidence['device_id']} busy {evidence['busy_pct']:.1f}% of "
              f"{ms(window['span_ns'])}{per} (copies {evidence['copy_share_pct']:.0f}% of busy time)."]
