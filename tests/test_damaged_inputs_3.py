@@ -225,6 +225,9 @@ def _roof(name, value):
     ("bench-cpu.json", _result("size", "1x2x3x4"), "not a size of sgemm"),
     ("bench-cpu.json", _result("median_ms", -5266.0), "not a positive time"),
     ("bench-cpu.json", _result("median_ms", 1e309), "not a finite number"),
+    ("bench-cpu.json", _result("median_ms", 1e305), "not a positive time"),  # round 4: OverflowError before
+    ("bench-cpu.json", _result("median_ms", 1e-300), "not a positive time"),
+    ("bench-cpu.json", _result("size", "1" * 400 + "x1024x1024"), "not a size of sgemm"),
     ("ceilings-cpu.json", _roof("fp32_tflops", float("inf")), "not a finite number"),
     ("ceilings-cpu.json", _roof("dram_tbyte_per_s", "fast"), "not a measured roof"),
     ("ceilings-cpu.json", _roof("fp32_tflops", 1e30), "not a measured roof"),

@@ -234,3 +234,30 @@ def test_a_side_that_links_no_work_to_calls_calls_no_range(how, tmp_path):
     if how == "no runtime table":
         analyzed, _ = nsprof("analyze", b)
         assert analyzed.stdout.startswith("No verdict on why the GPU waits: the capture holds no CUDA call")
+
+
+BENCH = DATA / "runs" / "bench-a.json"
+
+
+def bench(tmp_path: Path, change) -> Path:
+    document = json.loads(BENCH.read_text())
+    change(document)
+    return written(tmp_path, document, "bench.json")
+
+
+def test_round_5_s_bench_and_history_leftovers_are_one_line(tmp_path):
+    """A bench record whose "runs" is "five" (ValueError in diff before); medians of 1e305 ms
+    (stored as inf before, and then `history show` blamed the database); `--db` below a regular
+    file ("File exists" before): each one line naming it, and nothing written."""
+    said = refused(nsprof("diff", BENCH, bench(tmp_path, lambda d: d.update(runs="five")))[0])
+    assert "its \"runs\" is 'five', not a count of runs" in said
+
+    def huge(document):
+        document["results"][0].update(median_ms=1e305, run_medians_ms=[1e305] * 5)
+    database = tmp_path / "history" / "h.sqlite"
+    said = refused(nsprof("history", "add", bench(tmp_path, huge), "--db", database)[0])
+    assert "has median_ms 1e+305, not a positive time in milliseconds" in said and not database.exists()
+    afile = tmp_path / "afile"
+    afile.write_text("mine")
+    said = refused(nsprof("history", "add", BENCH, "--db", afile / "h.sqlite")[0])
+    assert f"{afile} is a file, not a directory" in said and afile.read_text() == "mine"

@@ -67,6 +67,10 @@ def opened(path: Path, create: bool = False) -> Iterator[sqlite3.Connection]:
     if not create and not path.is_file():
         raise UsageError(f"{path}: no history database", "add to it first: nsprof history add RECORD --db PATH")
     if create:
+        blocking = next((parent for parent in path.parents if parent.exists() or parent.is_symlink()), None)
+        if blocking is not None and not blocking.is_dir():  # mkdir would say only "File exists"
+            raise UsageError(f"{path}: {blocking} is a file, not a directory, so no database can be made below it",
+                             "give --db a path in a directory: --db history.sqlite")
         path.parent.mkdir(parents=True, exist_ok=True)
     try:
         conn = sqlite3.connect(path) if create else _read_only(path)

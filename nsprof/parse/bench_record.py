@@ -25,6 +25,9 @@ def load_bench_record(path: Path) -> dict:
     if not isinstance(results, list) or not all(isinstance(r, dict) and "median_ms" in r and "stage" in r
                                                 for r in results):
         raise ParseError(f"{path}: not a record of `nsprof bench` (no \"results\" list of timed stages)", SAVE_AGAIN)
+    runs = document.get("runs")
+    if runs is not None and (isinstance(runs, bool) or not isinstance(runs, int) or runs < 1):
+        raise ParseError(f"{path}: its \"runs\" is {printable_json(repr(runs))[:40]}, not a count of runs", SAVE_AGAIN)
     if "env" in document and not isinstance(document["env"], dict):
         raise ParseError(f"{path}: its \"env\" is {type(document['env']).__name__}, not the machine's description",
                          SAVE_AGAIN)
@@ -45,15 +48,20 @@ def result_problem(record: dict) -> str | None:
         if not isinstance(record.get(field), str) or not record[field]:
             return f"has no {field} (a name is needed to compare it)"
     if record["median_ms"] is not None and not _positive_time(record["median_ms"]):
-        return f"has median_ms {record['median_ms']!r}, not a positive time in milliseconds"
+        return f"has median_ms {record['median_ms']!r}, not a positive time in milliseconds ({MIN_MS:g} to {MAX_MS:g})"
     runs = record.get("run_medians_ms")
     if runs is not None and not (isinstance(runs, list) and runs and all(_positive_time(value) for value in runs)):
-        return "has run_medians_ms that are not positive times in milliseconds"
+        return f"has run_medians_ms that are not positive times in milliseconds ({MIN_MS:g} to {MAX_MS:g})"
     count = record.get("runs")
     if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 0):
         return f"has runs {count!r}, not a count of timed launches"
     return None
 
 
+MAX_MS = 1e9  # 11.6 days: a median past it is no timing (1e305 ms became inf in nanoseconds)
+MIN_MS = 1e-9  # a picosecond: below it, no GPU times anything
+
+
 def _positive_time(value) -> bool:
-    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value) and value > 0
+    return (not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+            and MIN_MS <= value <= MAX_MS)

@@ -100,6 +100,7 @@ def read_cpu_rung(bench: Path, ceilings: Path) -> CpuRung | None:
     return CpuRung(records, env if isinstance(env, dict) else {}, roofs)
 
 
+MAX_DIMENSION = 2**31 - 1  # a matrix dimension CUDA indexes; a 400-digit one overflowed every figure
 HOST_ROOFS = ("fp32_tflops", "dram_tbyte_per_s")  # what nsprof ceilings --cpu measures (nsprof.ladder.launch.cpu_ceilings)
 MAX_HOST_ROOF = 1e4  # TFLOP/s or TB/s: no host reaches this; a larger "measured" roof is damage
 
@@ -117,7 +118,7 @@ def _size_problem(record: dict) -> str | None:
         dims = parse_label(record["size"])
     except (ValueError, TypeError):
         dims = ()
-    if len(dims) != op.dims.count("x") + 1 or min(dims) < 1:
+    if len(dims) != op.dims.count("x") + 1 or min(dims) < 1 or max(dims) > MAX_DIMENSION:
         return f"has size {printable(record['size'])[:40]!r}, not a size of {op.name} ({op.dims})"
     return None
 
