@@ -261,3 +261,36 @@ def test_round_5_s_bench_and_history_leftovers_are_one_line(tmp_path):
     afile.write_text("mine")
     said = refused(nsprof("history", "add", BENCH, "--db", afile / "h.sqlite")[0])
     assert f"{afile} is a file, not a directory" in said and afile.read_text() == "mine"
+
+
+def test_many_runs_are_compared_in_a_sample_of_pairs_that_meets_every_run():
+    """200 runs were compared pair by pair (19,900 comparisons, about 6 minutes): now up to 10 runs
+    every pair, and past that two pairs a run, each run among them, near and far."""
+    from itertools import combinations
+
+    from nsprof.diff.noise import compared_pairs
+
+    assert compared_pairs(10) == list(combinations(range(10), 2))
+    pairs = compared_pairs(200)
+    assert len(pairs) <= 400 and len(set(pairs)) == len(pairs)
+    assert {run for pair in pairs for run in pair} == set(range(200))
+    assert {b - a for a, b in pairs} >= {1, 100}
+
+
+@pytest.mark.parametrize("record", ['{"floor_pct": {"10-100 us"', "[" * 200_000 + "]" * 200_000],
+                         ids=["cut short", "nested 200,000 deep"])
+def test_a_damaged_noise_record_in_a_history_database_is_one_line(record, tmp_path):
+    """Before: JSONDecodeError or RecursionError from `diff --noise DB`. Now one line naming the
+    database and the GPU whose record is damaged."""
+    import sqlite3
+
+    from nsprof.history.store import NOISE_SCHEMA
+
+    database = tmp_path / "h.sqlite"
+    added, _ = nsprof("history", "add", BENCH, "--db", database)
+    assert added.returncode == 0, added.stderr
+    with sqlite3.connect(database) as db:
+        db.execute(NOISE_SCHEMA)
+        db.execute("INSERT INTO noise VALUES ('NVIDIA H200', '2026-11-29', ?)", (record,))
+    said = refused(nsprof("diff", *PAIR, "--noise", database)[0])
+    assert str(database) in said and "NVIDIA H200's noise record is damaged" in said

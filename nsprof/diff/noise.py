@@ -34,8 +34,9 @@ moves. A record of the first format (one floor per kind of work: FIRST_FORMAT) i
 
 A floor is the smallest threshold that calls nothing between two runs of one unchanged program: the
 largest change among the rows that the one-run comparison (statistics.compare_samples) finds
-significant, over every pair of runs; rows tested are those the diff tests: MIN_SAMPLES launches or
-more on both sides, and not a kernel whose mix of configurations moves its median (mix).
+significant, over every pair of runs (of many runs, a sample: compared_pairs); rows tested are
+those the diff tests: MIN_SAMPLES launches or more on both sides, and not a kernel whose mix of
+configurations moves its median (mix).
 `measure_noise` takes them from a capture with runs (`nsprof profile --runs N`) or a directory of
 captures. nsprof's own (NOISE_RECORD, beside this
 module) are the largest over the corpus, checked leaving each program out; `nsprof noise RUNS
@@ -77,6 +78,7 @@ WAITING = re.compile(r"DelayKernel|nccl", re.IGNORECASE)  # kernels whose durati
 COPY_SHARE = 0.5  # a range whose GPU time is more than half copies is a copy range
 NOISE_RECORD = Path(__file__).with_name("noise_floor.json")
 MAX_RECORD_BYTES = 1 << 20  # a noise record is a few hundred bytes: anything past this is something else
+ALL_PAIRS_UP_TO = 10  # runs: 45 pairs; past it, measure_noise compares a sample (compared_pairs)
 MAX_SOURCE_CHARS = 200  # a record's source, as the diff's note shows it
 NOISE_FIX = "measure one with `nsprof noise RUNS... --out noise.json`, or pass a profile with runs (nsprof profile --runs 5)"
 
@@ -126,12 +128,23 @@ def range_kind(copy_ns: pd.Series, gpu_time_ns: pd.Series, pageable_ns: pd.Serie
 def measure_noise(runs: list[dict[str, pd.DataFrame]], source: str) -> NoiseFloor:
     """The floors of one unchanged program from its runs, each a dict of frames (KINDS -> key,
     value_ns, kind: one row per launch or instance): per category, the largest change of a
-    significant row over every pair of runs (module docstring)."""
+    significant row over the pairs of runs compared_pairs gives (module docstring)."""
     if len(runs) < 2:
         raise ParseError(f"{source}: {len(runs)} run, and a noise floor needs two or more",
                          "capture the unchanged program with `nsprof profile --runs 5`")
-    changes = pd.concat([changes_between(first, second) for first, second in combinations(runs, 2)])
+    changes = pd.concat([changes_between(runs[first], runs[second]) for first, second in compared_pairs(len(runs))])
     return NoiseFloor(floors_of(changes), source)
+
+
+def compared_pairs(count: int) -> list[tuple[int, int]]:
+    """The pairs of runs measure_noise compares: every pair of up to ALL_PAIRS_UP_TO runs; of more,
+    each run with the next and with the one half the runs on (cyclically): 200 runs
+    make 300 comparisons, not 19,900 (about 6 minutes), and each run still meets near and far ones."""
+    if count <= ALL_PAIRS_UP_TO:
+        return list(combinations(range(count), 2))
+    pairs = {(min(run, (run + step) % count), max(run, (run + step) % count))
+             for run in range(count) for step in (1, count // 2)}
+    return sorted(pairs)
 
 
 def changes_between(first: dict[str, pd.DataFrame], second: dict[str, pd.DataFrame]) -> pd.DataFrame:

@@ -158,7 +158,15 @@ def noise_records(conn: sqlite3.Connection) -> dict[str, dict]:
     """Per GPU, its noise record ({} where none was stored)."""
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'noise'").fetchone():
         return {}
-    return {gpu: json.loads(text) for gpu, text in conn.execute("SELECT gpu, record FROM noise ORDER BY gpu")}
+    where = conn.execute("PRAGMA database_list").fetchone()[2] or "the history database"
+    records = {}
+    for gpu, text in conn.execute("SELECT gpu, record FROM noise ORDER BY gpu"):
+        try:
+            records[str(gpu)] = json.loads(text)
+        except (TypeError, ValueError, RecursionError):  # cut short, or nested past what Python parses
+            raise ParseError(f"{where}: {printable(str(gpu))[:60]}'s noise record is damaged (not one JSON object)",
+                             f"record it again: nsprof noise RUNS... --out noise.json --db {where}") from None
+    return records
 
 
 def measurements(conn: sqlite3.Connection) -> pd.DataFrame:
