@@ -294,3 +294,14 @@ def test_a_damaged_noise_record_in_a_history_database_is_one_line(record, tmp_pa
         db.execute("INSERT INTO noise VALUES ('NVIDIA H200', '2026-11-29', ?)", (record,))
     said = refused(nsprof("diff", *PAIR, "--noise", database)[0])
     assert str(database) in said and "NVIDIA H200's noise record is damaged" in said
+
+
+def test_a_program_s_report_carries_its_verdict_and_names_where_the_rest_is(tmp_path):
+    """`report --from` a data-loader-bound program's capture: its verdict and the data loader's
+    fix are in report.md, and the kernels left out are said to be in `nsprof analyze --json`
+    (report has no --json)."""
+    result, _ = nsprof("report", tmp_path / "out", "--from", DATA / "loops" / "dataloader.sqlite.xz")
+    assert result.returncode == 0, result.stderr
+    report = next((tmp_path / "out").rglob("report.md")).read_text()
+    assert "Verdict: host-bound (the host's own work)" in report and "DataLoader(num_workers=N" in report
+    assert "more in `nsprof analyze --json`" in report and "more in --json" not in report

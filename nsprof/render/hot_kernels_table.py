@@ -94,7 +94,10 @@ def _ncu_columns_note(columns: list) -> str:
     return f"; {said}: medians over the launches ncu replayed, as ncu's kernels table names them{roof}"
 
 
-def hot_kernels_table(hot: pd.DataFrame, width: int, harness: dict | None = None, tool: str = "nsys") -> Table:
+def hot_kernels_table(hot: pd.DataFrame, width: int, harness: dict | None = None, tool: str = "nsys",
+                      rest_in: str = "--json") -> Table:
+    """The hot kernels, fitted to `width`; rows past HOT_ROWS are counted, said to be in `rest_in`
+    (`nsprof report`, which has no --json, names analyze's)."""
     shown = hot.head(HOT_ROWS)
 
     def rows_for(label_width: int) -> list[dict]:
@@ -121,7 +124,7 @@ def hot_kernels_table(hot: pd.DataFrame, width: int, harness: dict | None = None
     if harness and harness.get("rules"):
         notes.append(harness_note(harness))
     if len(hot) > HOT_ROWS:
-        notes.append(f"{len(hot) - HOT_ROWS} more in --json")
+        notes.append(f"{len(hot) - HOT_ROWS} more in {rest_in}")
     sources = f"{tool} + ncu" if profiled else f"{tool} only"
     return Table(f"Where the time goes and what to fix first ({sources})", tuple(columns), rows,
                  "; ".join(notes), left_out=left_out(wanted, columns, rows))

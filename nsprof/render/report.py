@@ -64,7 +64,7 @@ def report_document(ladder: LadderAnalysis) -> tuple[str, list[Block]]:
     for name, (hot, harness) in ladder.hot_kernels.items():
         if len(hot):
             blocks += [Heading(2, f"Where the time goes and what to fix first: {name}"),
-                       hot_kernels_table(hot, REPORT_WIDTH, harness)]
+                       hot_kernels_table(hot, REPORT_WIDTH, harness, rest_in="`nsprof analyze --json`")]
     for capture in ladder.captures:  # a program's capture: why its GPU waits, its loop, what to fix first
         if capture.analysis.host is not None:
             blocks += [Heading(2, f"Why the GPU waits: {capture.name}"),
