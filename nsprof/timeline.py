@@ -42,6 +42,7 @@ class Timeline:
     # one program's capture: its loop's iterations and its phases (nsprof.analyze.iterations, phases)
     loop: Loop | None = None
     phases: tuple[Phase, ...] = ()
+    source: str = ""  # the capture's absolute path: a chart names it in its PNG's metadata (chart_path)
 
     @cached_property
     def trace(self) -> dict:
@@ -100,19 +101,46 @@ def load_timeline(path: Path, range_: str | None, window: str | None) -> Timelin
     loop = capture_loop(profile.nsys[0]) if len(profile.nsys) == 1 and not has_stages(profile.nsys[0]) else None
     return Timeline(unique_names([path])[0], profile.nsys, events, ranges, (start, end), capture,
                     window_caption((start, end), capture, why), bool(range_) or (window is not None and not whole),
-                    range_, window, idle, loop, phases(profile.nsys[0], loop) if loop is not None else ())
+                    range_, window, idle, loop, phases(profile.nsys[0], loop) if loop is not None else (),
+                    str(Path(path).absolute()))
 
 
 def chart_path(timeline: Timeline, out: str | Path | None) -> Path:
     """Where the chart goes: `out`, or inside the directory `out` (default reports/) under its default name."""
     path = Path(out) if out else Path(REPORTS_DIR)
     if path.is_dir() or not path.suffix:
-        path = path / timeline_file_name(timeline.name, timeline.range_, timeline.window_text)
+        path = _free_name(path / timeline_file_name(timeline.name, timeline.range_, timeline.window_text),
+                          timeline.source)
     chart_format = path.suffix.lower().lstrip(".")
     if chart_format not in CHART_FORMATS:
         raise UsageError(f"--out {path}: nsprof draws a timeline as {', '.join('.' + f for f in CHART_FORMATS)}, "
                          f"not .{chart_format}", "name the file with one of those suffixes, or give a directory")
     return path
+
+
+def _free_name(path: Path, source: str) -> Path:
+    """`path`, or where a chart of another capture holds that name (three captures named raw.sqlite
+    in three directories), the first of `-2`, `-3`, ... that is free or this capture's own chart: a
+    default name never replaces another capture's chart."""
+    candidate, number = path, 1
+    while (other := chart_source(candidate)) is not None and other != source:
+        number += 1
+        candidate = path.with_name(f"{path.stem}-{number}{path.suffix}")
+    return candidate
+
+
+def chart_source(path: Path) -> str | None:
+    """The capture a PNG chart nsprof drew names in its metadata (CHART_SOURCE), or None."""
+    if path.suffix.lower() != ".png" or not path.is_file():
+        return None
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(path) as image:
+            source = image.info.get(CHART_SOURCE)
+    except (OSError, UnidentifiedImageError, ValueError):
+        return None
+    return source if isinstance(source, str) else None
 
 
 def timeline_files(timeline: Timeline, chart: Path, trace: Path | None) -> dict[Path, bytes]:
@@ -128,7 +156,7 @@ def timeline_files(timeline: Timeline, chart: Path, trace: Path | None) -> dict[
     figure = timeline_figure(events, timeline.ranges, timeline.window, timeline.capture[0],
                              f"{timeline.name}: {shown:,} GPU operations", timeline.caption, idle=timeline.idle,
                              iterations=iterations, phases=timeline.phases)
-    files[chart] = figure_bytes(figure, chart.suffix.lower().lstrip("."))
+    files[chart] = figure_bytes(figure, chart.suffix.lower().lstrip("."), {CHART_SOURCE: timeline.source})
     return files
 
 
@@ -143,6 +171,7 @@ def timeline_file_name(name: str, range_: str | None, window: str | None) -> str
     return "timeline-" + "-".join(re.sub(r"[^A-Za-z0-9._]+", "-", part).strip("-.") for part in parts) + ".png"
 
 
+CHART_SOURCE = "Source"  # the PNG text key that names the capture a chart shows (a standard PNG keyword)
 SHOWN_RANGES = 10  # a capture with more names only its nearest to the one asked for
 
 

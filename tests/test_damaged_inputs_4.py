@@ -305,3 +305,48 @@ def test_a_program_s_report_carries_its_verdict_and_names_where_the_rest_is(tmp_
     report = next((tmp_path / "out").rglob("report.md")).read_text()
     assert "Verdict: host-bound (the host's own work)" in report and "DataLoader(num_workers=N" in report
     assert "more in `nsprof analyze --json`" in report and "more in --json" not in report
+
+
+def test_charts_of_captures_with_one_name_never_replace_each_other(tmp_path):
+    """Three captures named raw.sqlite in three directories: before, each chart replaced the last as
+    timeline-raw.png without a word. Now each keeps its own (timeline-raw.png, -2, -3), its PNG
+    naming the capture it shows, and drawing one again replaces its own chart only."""
+    import lzma
+
+    from nsprof.timeline import chart_source
+
+    data = lzma.decompress((DATA / "diff-pairs" / "train-a.sqlite.xz").read_bytes())
+    captures = []
+    for name in ("one", "two", "three"):
+        (tmp_path / name).mkdir()
+        captures.append(tmp_path / name / "raw.sqlite")
+        captures[-1].write_bytes(data)
+    out = tmp_path / "charts"
+    out.mkdir()
+    for capture in (*captures, captures[0]):
+        result, _ = nsprof("timeline", capture, "--out", out)
+        assert result.returncode == 0, result.stderr
+    charts = sorted(out.glob("*.png"))
+    assert [chart.name for chart in charts] == ["timeline-raw-2.png", "timeline-raw-3.png", "timeline-raw.png"]
+    assert {chart_source(chart) for chart in charts} == {str(capture) for capture in captures}
+    assert chart_source(out / "timeline-raw.png") == str(captures[0])
+
+
+def test_a_lane_of_sparse_short_kernels_is_drawn_no_busier_than_it_was():
+    """Kernels of a few microseconds, far apart, drawn two pixels wide at the least: each bar is as
+    opaque as the share of its width they filled, so the lane's ink, weighted by opacity, is about
+    the GPU's busy time, not the bars' drawn widths."""
+    import numpy as np
+    import pandas as pd
+
+    from nsprof.render.timeline import MIN_BAR_PIXELS, MIN_DENSITY, _shaded
+
+    starts = pd.Series(range(0, 100_000_000, 1_000_000))  # 100 kernels of 1.7 us, one a millisecond
+    group = pd.DataFrame({"start_ns": starts, "end_ns": starts + 1_700})
+    pixel = 100_000_000 / 1500
+    colors = _shaded("#1f77b4", group, group["start_ns"].to_numpy(), group["end_ns"].to_numpy(), MIN_BAR_PIXELS * pixel)
+    alpha = [int(color[-2:], 16) / 255 for color in colors]
+    assert all(share == pytest.approx(MIN_DENSITY, abs=0.01) for share in alpha)  # 1.7 us of 133 us drawn: the palest
+    dense = pd.DataFrame({"start_ns": [0, 1_000], "end_ns": [1_000, 200_000]})
+    [solid] = _shaded("#1f77b4", dense, np.array([0]), np.array([200_000]), MIN_BAR_PIXELS * pixel)
+    assert solid.endswith("ff")

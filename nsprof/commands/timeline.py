@@ -33,7 +33,9 @@ def timeline(
 
     By default the chart leaves out start-up and compilation: it spans the GPU work and the NVTX ranges open
     over it, dropping work cut off by an idle stretch longer than all the rest. Any number of events stays
-    readable: work closer together than a pixel is drawn as one bar, and no bar is thinner than two pixels."""
+    readable: work closer together than a pixel is drawn as one bar, and no bar is thinner than two pixels; a
+    bar of GPU work is as opaque as the share of its width the work filled. In a directory, a chart of another
+    capture of the same name is kept: the new one takes the next free name (timeline-raw-2.png)."""
     timeline = api.load_timeline(path, range_, window)
     written_files = api.write_timeline(timeline, out, trace=trace, force=force)
     typer.echo(timeline.caption, err=True)

@@ -6,7 +6,9 @@ it waited (nsprof.analyze.host_idle's causes).
 Readable and quick at any number of events: each lane is one collection of rectangles, so the
 cost grows with the events, not faster; within a GPU lane, work of one kind closer together than
 a pixel is drawn as one bar (a million kernels become a few hundred bars); every bar is at least
-MIN_BAR_PIXELS wide, so nothing that ran disappears at any zoom, nested NVTX ranges included.
+MIN_BAR_PIXELS wide, so nothing that ran disappears at any zoom, nested NVTX ranges included, and a
+bar of GPU work is as opaque as the share of its drawn width that work filled, so that a lane is
+never drawn busier than the GPU was (1.7 us kernels two pixels apart read pale, not solid).
 Neighbouring NVTX ranges alternate two shades rather than being parted by edges, which would
 cover a thin bar. Labels go on bars wide enough for a word, cut so that bars stay told apart.
 """
@@ -31,6 +33,7 @@ from nsprof.render.bar_labels import fitted, shared_parts
 
 PIXEL_FRACTION = 1 / 1500  # about a pixel of the plot's width
 MIN_BAR_PIXELS = 2
+MIN_DENSITY = 0.15  # the palest a bar of GPU work is drawn (the share of its width the work filled, below this)
 COLORS = {KERNEL: "#1f77b4", GRAPH: "#ff7f0e", HTOD: "#2ca02c", DTOH: "#d62728", DTOD: "#9467bd", MEMSET: "#7f7f7f"}
 OTHER_COLOR = "#8c564b"
 NVTX_COLORS = ("#bcbd22", "#dbdb8d")  # neighbouring ranges alternate
@@ -101,7 +104,8 @@ def timeline_figure(events: pd.DataFrame, ranges: pd.DataFrame, window: tuple[in
             group = group.sort_values("start_ns", kind="stable")
             bar_start, bar_end = merged_intervals(group["start_ns"].to_numpy(np.int64), group["end_ns"].to_numpy(np.int64),
                                                   int(pixel))
-            bars.add(len(labels), bar_start, bar_end, COLORS.get(kind, OTHER_COLOR))
+            bars.add(len(labels), bar_start, bar_end, _shaded(COLORS.get(kind, OTHER_COLOR), group, bar_start, bar_end,
+                                                               MIN_BAR_PIXELS * pixel))
             wide = bars.wide(bar_start, bar_end) & (kind in LABELLED)
             for left, right, name in _single_name_bars(group, bar_start[wide], bar_end[wide]):
                 bars.label(len(labels), left, right, kernel_label(name), kernel_parts, "white")
@@ -205,6 +209,18 @@ class _Bars:
         if text:
             self.axes.text(float(self.ms((left + right) / 2)), lane + 0.5, text, ha="center", va="center", fontsize=7,
                            color=color, clip_on=True)
+
+
+def _shaded(color: str, group: pd.DataFrame, bar_start: np.ndarray, bar_end: np.ndarray, narrowest: float) -> np.ndarray:
+    """Each bar's colour, as opaque as the share of its drawn width the work filled (at least
+    MIN_DENSITY): a bar of 1.7 us kernels drawn two pixels wide is pale, not solid (`group` sorted
+    by start; each bar is a union of its events, merged_intervals')."""
+    starts = group["start_ns"].to_numpy(np.int64)
+    busy = np.r_[0, np.cumsum((group["end_ns"] - group["start_ns"]).to_numpy(np.float64))]
+    first, stop = np.searchsorted(starts, bar_start, "left"), np.searchsorted(starts, bar_end, "left")
+    drawn = np.maximum(bar_end - bar_start, narrowest)
+    density = np.clip((busy[stop] - busy[first]) / drawn, MIN_DENSITY, 1.0)
+    return np.array([f"{color}{round(255 * share):02x}" for share in density], dtype=object)
 
 
 def _single_name_bars(group: pd.DataFrame, bar_start: np.ndarray, bar_end: np.ndarray):
