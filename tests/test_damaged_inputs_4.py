@@ -350,3 +350,20 @@ def test_a_lane_of_sparse_short_kernels_is_drawn_no_busier_than_it_was():
     dense = pd.DataFrame({"start_ns": [0, 1_000], "end_ns": [1_000, 200_000]})
     [solid] = _shaded("#1f77b4", dense, np.array([0]), np.array([200_000]), MIN_BAR_PIXELS * pixel)
     assert solid.endswith("ff")
+
+
+def test_history_check_never_calls_the_host_s_figures(tmp_path):
+    """The CI recipe's second push, one baseline entry: two runs of one training step (train-a,
+    train-b). Before, `history check` called "host time between launches +27.6%" slower; the host's
+    figures are CPU time and waits, which diff never calls. Now they are shown, not called, and the
+    check passes."""
+    database = tmp_path / "h.sqlite"
+    for capture in ("train-a", "train-b"):
+        added, _ = nsprof("history", "add", DATA / "diff-pairs" / f"{capture}.sqlite.xz", "--db", database)
+        assert added.returncode == 0, added.stderr
+    result, _ = nsprof("history", "check", "--db", database, "--fail-if-slower", "5", "--json")
+    assert result.returncode == 0, result.stdout[-800:] + result.stderr
+    rows = json.loads(result.stdout)["rows"]
+    host = [row for row in rows if row["key"].startswith("host ")]
+    assert host and all(row["status"] == "not called" for row in host)
+    assert any(abs(row["change_pct"]) > 10 for row in host)  # they did move: shown, not called

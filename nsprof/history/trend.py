@@ -5,7 +5,8 @@ and of the same kind (bench records with bench records, captures with captures).
 entry's median is one observation, the newest entry's runs are its own; the change is the ratio of
 their geometric means with a Welch t interval on their logarithms (nsprof.diff.statistics.
 compare_runs: a newest entry of one run borrows the baseline's variation). A stage, kernel or range
-is slower when the interval lies above 0 and the change reaches the threshold.
+is slower when the interval lies above 0 and the change reaches the threshold; the host's figures
+(CPU time and waits) are `not called`, as diff's own durations are.
 
 `change_points`, the rule `history show` marks: entry i starts a new level when the up to WINDOW
 entries before it and the up to WINDOW from it (2 or more each) differ by Welch's t-test on the
@@ -18,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from nsprof.diff import NOT_CALLED
 from nsprof.diff.statistics import compare_runs
 
 BASELINE = 5
@@ -83,4 +85,8 @@ def check(history: pd.DataFrame, fail_if_slower: float, baseline: int = BASELINE
     stats["status"] = np.select([stats["unstable"], stats["testable"] & (low > 0) & (change > threshold),
                                  stats["testable"] & (high < 0) & (change < -MIN_CHANGE_PCT)],
                                 ["unstable", "slower", "faster"], "same")
+    # the host's figures are CPU time and waits, which drift between runs more than their intervals say
+    # (host time between launches +41% between two unchanged runs): shown, never called, as diff's own durations
+    host = stats.index.to_series().str.startswith("host ").to_numpy()
+    stats.loc[host & stats["status"].isin(["slower", "faster", "same"]).to_numpy(), "status"] = NOT_CALLED
     return stats, {"newest": newest_id, "baseline": [int(e) for e in entries], "gpu": gpu, "kind": kind}

@@ -87,7 +87,8 @@ def check_blocks(stats: pd.DataFrame, info: dict, threshold: float) -> list[Bloc
         interval = None if pd.isna(row["ci_low_pct"]) else f"[{fmt.signed(row['ci_low_pct'])}, {fmt.signed(row['ci_high_pct'])}]"
         rows.append({"kind": kind, "name": name, "a_median_ns": row["a_median_ns"], "b_median_ns": row["b_median_ns"],
                      "change_pct": row["change_pct"], "interval": interval, "status": row["status"]})
-    rows.sort(key=lambda r: (r["status"] not in ("slower", "faster"), r["status"] != "slower", -abs(r["change_pct"] or 0)))
+    rows.sort(key=lambda r: (r["status"] not in ("slower", "faster"), r["status"] == "not called", r["status"] != "slower",
+                             -abs(r["change_pct"] or 0)))
     counts = {status: sum(r["status"] == status for r in rows) for status in ("slower", "faster", "unstable")}
     compared = len(rows)
     shown = rows[:SHOWN_SERIES]
@@ -96,7 +97,8 @@ def check_blocks(stats: pd.DataFrame, info: dict, threshold: float) -> list[Bloc
     baseline = ", ".join(str(e) for e in info["baseline"])
     against = f"entry {baseline}" if len(info["baseline"]) == 1 else f"entries {baseline}"
     caption = (f"slower: the 95% interval above 0 and the change over {threshold:g}%; the baseline's entries "
-               f"(up to {BASELINE}) are one observation each, the newest entry's runs its own")
+               f"(up to {BASELINE}) are one observation each, the newest entry's runs its own; host figures (CPU "
+               "time and waits, which drift between runs) are shown and never called")
     if compared > len(shown):
         caption += f"; the {len(shown)} that moved most (all of them: nsprof history check --json)"
     return [Table(f"Entry {info['newest']} against {against} ({info['gpu']}, {info['kind']})", CHECK_COLUMNS, shown,
