@@ -367,3 +367,14 @@ def test_history_check_never_calls_the_host_s_figures(tmp_path):
     host = [row for row in rows if row["key"].startswith("host ")]
     assert host and all(row["status"] == "not called" for row in host)
     assert any(abs(row["change_pct"]) > 10 for row in host)  # they did move: shown, not called
+
+
+def test_the_pinned_rate_is_labelled_with_the_source_json_names():
+    """The pageable copies' pinned rate said "as nsprof ceilings measured it" while --json said the
+    ceiling's h2d rate is the datasheet's: now the label names the same source."""
+    result, _ = nsprof("analyze", DATA / "diff-pairs" / "train-a.sqlite.xz", "--json")
+    doc = json.loads(result.stdout)
+    source = doc["ceiling"]["sources"].get("h2d_tbyte_per_s", doc["ceiling"]["source"])
+    [pageable] = doc["host"]["copies"]["pageable"]
+    assert ("datasheet" in pageable["rate_source"]) == (source == "datasheet")
+    assert "measured" not in pageable["rate_source"] or source != "datasheet"

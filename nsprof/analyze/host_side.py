@@ -286,10 +286,13 @@ def _copies(export: GpuTimeline, window_calls: pd.DataFrame, window: Window, cei
 def _pinned_rate(copies: pd.DataFrame, direction: str, ceiling: Ceiling | None) -> tuple[float | None, str | None]:
     """The pinned rate of one direction: the GPU's measured bus, else the capture's own large pinned
     copies of that direction; (None, None) where neither says."""
-    measured = {"Host-to-Device": ceiling.h2d_tbyte_per_s, "Device-to-Host": ceiling.d2h_tbyte_per_s} if ceiling else {}
-    bus = measured.get(direction)
+    fields = {"Host-to-Device": "h2d_tbyte_per_s", "Device-to-Host": "d2h_tbyte_per_s"}
+    bus = getattr(ceiling, fields[direction]) if ceiling is not None and direction in fields else None
     if bus:
-        return 1e12 * bus, "the GPU's bus as nsprof ceilings measured it"
+        assert ceiling is not None
+        source = ceiling.source_of(fields[direction]) or "datasheet"  # the label says which, as --json does
+        said = "as its datasheet gives it" if source == "datasheet" else f"as nsprof ceilings measured it ({source})"
+        return 1e12 * bus, f"the GPU's bus {said}"
     kinds = {"Host-to-Device": ("src_kind", "Pinned"), "Device-to-Host": ("dst_kind", "Pinned")}
     if direction not in kinds or kinds[direction][0] not in copies:
         return None, None
