@@ -378,3 +378,26 @@ def test_the_pinned_rate_is_labelled_with_the_source_json_names():
     [pageable] = doc["host"]["copies"]["pageable"]
     assert ("datasheet" in pageable["rate_source"]) == (source == "datasheet")
     assert "measured" not in pageable["rate_source"] or source != "datasheet"
+
+
+def test_every_command_s_help_fits_80_columns_without_breaking_a_word():
+    """`diff --help` at 80 columns broke a record's path in two. Each help page's lines fit, and no
+    word of the help's own text is longer than the column it wraps in (so none is cut)."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    commands = json.loads(subprocess.run([sys.executable, "-c", (
+        "import json, typer.main; from nsprof.cli import app; group = typer.main.get_command(app); "
+        "print(json.dumps(sorted(group.commands)))")], capture_output=True, text=True, check=True).stdout)
+    def helped(command: str, columns: int) -> str:
+        return subprocess.run([sys.executable, "-m", "nsprof", command, "--help"], capture_output=True, text=True,
+                              env={**os.environ, "COLUMNS": str(columns)}, timeout=60).stdout
+
+    for command in commands:
+        narrow, wide = helped(command, 80), helped(command, 400)
+        assert max(map(len, narrow.splitlines())) <= 80, command
+        # a word cut across lines at 80 columns is missing whole there (box-drawing lines aside)
+        cut = set(re.findall(r"[^\s\u2500-\u257f]+", wide)) - set(re.findall(r"[^\s\u2500-\u257f]+", narrow))
+        assert not cut, (command, sorted(cut)[:5])

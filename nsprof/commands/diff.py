@@ -41,7 +41,7 @@ def diff(
         help="With one run a side: call a change only beyond the floors measured on PATH, runs of your unchanged "
              "program (a profile taken with --runs, or a directory of its captures), a noise record (nsprof noise), "
              "or a history database holding one for the diff's GPU (nsprof noise --db), instead of nsprof's own "
-             "(benchmarks/records/2026-11-28-h200-noise-corpus/noise_corpus.md)."),
+             "(8 programs on H200s: docs/diff.md names the record)."),
     attribution: Attribution = typer.Option(
         Attribution.thread, "--attribution", case_sensitive=False,
         help="Whose CUDA calls an NVTX range counts (as `nsprof analyze --attribution`)."),
