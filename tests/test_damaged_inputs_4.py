@@ -401,3 +401,13 @@ def test_every_command_s_help_fits_80_columns_without_breaking_a_word():
         # a word cut across lines at 80 columns is missing whole there (box-drawing lines aside)
         cut = set(re.findall(r"[^\s\u2500-\u257f]+", wide)) - set(re.findall(r"[^\s\u2500-\u257f]+", narrow))
         assert not cut, (command, sorted(cut)[:5])
+
+
+def test_a_capture_without_nvtx_ranges_says_so_in_a_line_not_an_empty_table():
+    """A program captured with nsys's defaults marks nothing: before, an empty table with its header.
+    Now one line that says so and where its kernels ran."""
+    result, _ = nsprof("analyze", DATA / "loops" / "cupy-heat.sqlite.xz")
+    assert result.returncode == 0, result.stderr
+    said = " ".join(result.stdout.split())
+    assert "NVTX ranges (nsys): none in this capture: its 3,900 kernels ran in none" in said
+    assert "┃ range" not in result.stdout

@@ -73,7 +73,8 @@ def analysis_blocks(analysis: LadderCaptureAnalysis, is_directory: bool, width: 
                    _utilization_table(analysis.gpu_utilization or [], width, tool)]
     if analysis.ranges is not None:
         ranges = analysis.range_families if analysis.range_families is not None else analysis.ranges
-        blocks.append(_ranges_table(ranges, analysis.unattributed, analysis.attribution, width, tool))
+        blocks.append(_ranges_table(ranges, analysis.unattributed, analysis.attribution, width, tool) if len(ranges)
+                      else Paragraph(_no_ranges(analysis.unattributed, tool)))
     if analysis.kernels is not None:
         blocks.append(_launches_table(analysis, width) if launches else _kernel_groups_table(analysis, width))
         if analysis.rules is not None and len(analysis.rules):
@@ -316,12 +317,17 @@ ATTRIBUTION_WORDS = {THREAD: "by the thread that pushed it", PROCESS: "by any th
 RANGE_ROWS = 25  # about a screenful: beyond it, the families with the most GPU time (all in --json)
 
 
+def _no_ranges(unattributed: dict | None, tool: str) -> str:
+    """The line that stands for an empty table of NVTX ranges."""
+    kernels = f": its {unattributed['kernels']:,} kernels ran in none" if unattributed and unattributed["kernels"] else ""
+    return f"NVTX ranges ({tool}): none in this capture{kernels} (the loop, where there is one, is found in the GPU work)"
+
+
 def _ranges_table(ranges: pd.DataFrame, unattributed: dict | None, attribution: str, width: int, tool: str = "nsys") -> Table:
     """One row per range family (summarize_range_families; or per name, from summarize_ranges),
     the RANGE_ROWS with the most GPU time where there are more."""
-    notes = ["no NVTX ranges in this export"] if ranges.empty else [
-        "GPU time = kernel (kernels, graph launches) + copy (memcpys, memsets): durations summed, "
-        "overlapping work in full, not nvtx_gpu_proj_sum's first-to-last span"]
+    notes = ["GPU time = kernel (kernels, graph launches) + copy (memcpys, memsets): durations summed, "
+             "overlapping work in full, not nvtx_gpu_proj_sum's first-to-last span"]
     has_graphs = bool(len(ranges) and ranges["graphs"].sum())
     grouped = "names" in ranges and bool((ranges["names"] > 1).any())
     if grouped:
