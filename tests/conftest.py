@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import lzma
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,11 @@ def pytest_sessionstart(session):
     from packed_data import unpack  # tests/ is on sys.path for its conftest
 
     unpack()
+    # Started with SIGINT ignored (`nohup pytest &`, some CI runners), the Ctrl-C tests would send
+    # signals no one hears, and the nsprof processes the tests start would inherit the disposition:
+    # the suite hears SIGINT as Python does by default, whatever started it.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(config, items):
