@@ -423,7 +423,7 @@ def test_the_ctrl_c_tests_pass_when_the_suite_starts_with_sigint_ignored():
     def ignore_sigint() -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
-    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_cli.py",
-                             "-k", "library_raises_after_ctrl_c"], capture_output=True, text=True, timeout=300,
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_capture.py",
+                             "-k", "ctrl_c_stops_the_tool"], capture_output=True, text=True, timeout=300,
                             cwd=Path(__file__).resolve().parents[1], preexec_fn=ignore_sigint)
     assert result.returncode == 0 and "1 passed" in result.stdout, result.stdout[-1500:]
