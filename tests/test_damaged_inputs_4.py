@@ -427,3 +427,18 @@ def test_the_ctrl_c_tests_pass_when_the_suite_starts_with_sigint_ignored():
                              "-k", "ctrl_c_stops_the_tool"], capture_output=True, text=True, timeout=300,
                             cwd=Path(__file__).resolve().parents[1], preexec_fn=ignore_sigint)
     assert result.returncode == 0 and "1 passed" in result.stdout, result.stdout[-1500:]
+
+
+def test_an_unknown_stage_gets_a_guess_and_only_the_choices_that_work():
+    """`explain bank-conflicts --stage v55` offered 'all', which it then rejected; `bench --stage
+    v0,v0bb` offered no guess. Now: the closest stage, and 'all' only where a list is accepted."""
+    from typer.testing import CliRunner
+
+    from nsprof.cli import app
+
+    one = CliRunner().invoke(app, ["explain", "bank-conflicts", "--stage", "v55"])
+    said = " ".join(one.output.split())
+    assert one.exit_code != 0 and "Did you mean v5?" in said and "'all'" not in said
+    listed = CliRunner().invoke(app, ["bench", "--stage", "v0,v0bb"])
+    said = " ".join(listed.output.split())
+    assert listed.exit_code != 0 and "Did you mean v0b?" in said and "or 'all'" in said

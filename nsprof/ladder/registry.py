@@ -8,6 +8,8 @@ through an op module directly. `register_op` adds one from outside nsprof/ladder
 
 from __future__ import annotations
 
+import difflib
+
 from nsprof.errors import UsageError
 from nsprof.ladder.op_model import REPO_ROOT, LaunchConfig, Op, Precision, Stage, Workload, find_kernel, stage_order  # noqa: F401 (handed on)
 from nsprof.ladder.ops import OPS
@@ -118,15 +120,19 @@ def is_baseline_stage(op: str, stage: str) -> bool:
 
 def get_stage(op: str, stage: str) -> Stage:
     """One stage by name; "all", a list or nothing is a usage error."""
-    chosen = select_stages(op, [stage]) if stage.strip().lower() not in ("", "all") and "," not in stage else []
+    chosen = select_stages(op, [stage], one=True) if stage.strip().lower() not in ("", "all") and "," not in stage else []
     if len(chosen) != 1:
         raise UsageError(f"'{stage}' does not name one stage of {op}",
                          f"give one of {', '.join(s.stage for s in stages_for(op))}")
     return chosen[0]
 
 
-def select_stages(op: str, names: list[str] | None) -> list[Stage]:
-    """Resolve user-typed stage names ("v6", "6", "V6", "9t", "all", "v1,v6") in ladder order."""
+ALL_OFFER = " or 'all'"  # where a list of stages may be asked for
+
+
+def select_stages(op: str, names: list[str] | None, one: bool = False) -> list[Stage]:
+    """Resolve user-typed stage names ("v6", "6", "V6", "9t", "all", "v1,v6") in ladder order; `one`:
+    where a single stage is asked for, so that an unknown name is not offered 'all'."""
     ladder = stages_for(op)
     prefix = get_op(op).stage_prefix
     by_name = {s.stage: s for s in ladder}
@@ -142,9 +148,11 @@ def select_stages(op: str, names: list[str] | None) -> list[Stage]:
             if owners:  # a stage of another ladder: the --op is what is missing
                 raise UsageError(f"'{token}' is a stage of {' and '.join(owners)}, not of {op}",
                                  f"pass --op {owners[0]}")
+            close = difflib.get_close_matches(name, list(by_name), n=1)
+            guess = f"did you mean {close[0]}? Or choose" if close else "choose"
             raise UsageError(
                 f"unknown stage '{token}' for {op}",
-                f"choose from {', '.join(by_name)} or 'all' (see `nsprof stages --op {op}`)",
+                f"{guess} from {', '.join(by_name)}{'' if one else ALL_OFFER} (see `nsprof stages --op {op}`)",
             )
         if by_name[name] not in chosen:
             chosen.append(by_name[name])
