@@ -442,3 +442,17 @@ def test_an_unknown_stage_gets_a_guess_and_only_the_choices_that_work():
     listed = CliRunner().invoke(app, ["bench", "--stage", "v0,v0bb"])
     said = " ".join(listed.output.split())
     assert listed.exit_code != 0 and "Did you mean v0b?" in said and "or 'all'" in said
+
+
+def test_nsprof_stages_lists_what_each_triton_stage_is_tuned_over():
+    """docs/ladders/triton.md says `nsprof stages` lists the Triton stages' configurations; it listed
+    none. Now the caption gives each tuned stage's, as declared (no Triton needed)."""
+    from typer.testing import CliRunner
+
+    from nsprof.cli import app
+    from nsprof.ladder.registry import get_stage
+
+    shown = " ".join(CliRunner().invoke(app, ["stages", "--op", "sgemm"], env={"COLUMNS": "100"}).stdout.split())
+    for name in ("v12", "v12t"):
+        shapes = ", ".join(tile.shape for tile in get_stage("sgemm", name).tiles)
+        assert f"{name}: {shapes}" in shown

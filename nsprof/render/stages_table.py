@@ -8,6 +8,7 @@ from pathlib import PurePosixPath
 from nsprof.ladder.op_model import Op
 from nsprof.render.document import Table
 from nsprof.render.terminal_table import table_width
+from nsprof.triton_config import TritonConfig
 
 # Where the changes must wrap, these columns are left out, in this order, while the changes would
 # wrap narrower than terminal_table.PROSE_MIN (all in --json)
@@ -33,6 +34,10 @@ def stages_table(op: Op, width: int) -> Table:
                 for row in rows]
         caption = f"Kernel files in {', '.join(f + '/' for f in folders)}. " + caption
         drop_order = NARROW_DROP_ORDER
+    tuned = [f"{s.stage}: {', '.join(tile.shape for tile in s.tiles)}" for s in ladder
+             if any(isinstance(tile, TritonConfig) for tile in s.tiles)]
+    if tuned:  # what a Triton stage is tuned over, declared with it (no Triton needed to list it)
+        caption += "; Triton stages tuned over (BLOCK sizes, warps, stages): " + "; ".join(tuned)
     return Table(f"{op.name} ladder: {op.description}", COLUMNS, rows, caption, drop_order, whole=("title",))
 
 
