@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from nsprof.analyze.gpu_events import gpu_events
 from nsprof.analyze.host_activity import ACTIVITY_FIXES, INTERPRETER, NO_SAMPLES, NUMERICAL, idle_stretches
 from nsprof.analyze.host_idle import HOST_WORK, LAUNCHING
+from nsprof.analyze.host_verdict import FRAMEWORK_ACTIVITY_FIXES
 from nsprof.cli import app
 from nsprof.parse.nsys_sqlite import load_nsys
 
@@ -40,7 +41,9 @@ def test_the_host_did_what_the_program_does_and_the_fix_follows(name):
     found = host["activity"]
     assert found["activities"][0]["activity"] == activity and found["activities"][0]["pct"] > 50
     first = host["fixes"][0]
-    assert first["cause"] == cause and first["fix"] == ACTIVITY_FIXES[activity]
+    # in the program's framework's words where nsprof has them (CuPy's), else the activity's own fix
+    fix = FRAMEWORK_ACTIVITY_FIXES.get(host["framework"], {}).get(activity, ACTIVITY_FIXES[activity])
+    assert first["cause"] == cause and first["fix"] == fix
     assert activity in first["evidence"]
 
 

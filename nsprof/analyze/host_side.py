@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from nsprof.analyze.framework import framework
 from nsprof.analyze.gpu_events import GRAPH, KERNEL, gpu_events, merged_intervals
 from nsprof.analyze.host_activity import host_activity, idle_stretches
 from nsprof.analyze.host_calls import ALLOCATION, COPY, KINDS, LAUNCH, LOADING, HostCalls, host_calls, pageable_copies
@@ -85,7 +86,7 @@ def host_side(export: GpuTimeline, state: SteadyState | None, ceiling: Ceiling |
               "loading": _call_summary(others[(others["kind"] == LOADING).to_numpy()]),
               "allocation": _call_summary(others[(others["kind"] == ALLOCATION).to_numpy()]),
               "startup_ns": max(0, window.start_ns - int(calls.start.min())),
-              "untraced": list(export.untraced), "tool": export.tool,
+              "untraced": list(export.untraced), "tool": export.tool, "framework": framework(export),
               "iterations": None if state is None else {"range": state.range, "count": window.iterations,
                                                         "source": state.source}}
     activity = host_activity(export, gaps, _launching_threads(calls, window)) if gaps is not None else None

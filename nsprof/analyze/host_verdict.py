@@ -8,6 +8,8 @@ are held against the pinned rate.
 
 from __future__ import annotations
 
+from nsprof.analyze.framework import CUPY, JAX
+from nsprof.analyze.host_activity import INTERPRETER, NUMERICAL
 from nsprof.analyze.host_idle import (
     COPY_WAITED,
     HOST_WORK,
@@ -54,7 +56,8 @@ FIXES = {
     LOADED: "load and allocate before the loop: warm up once (CUDA_MODULE_LOADING=EAGER), reuse buffers or a "
             "caching allocator",
 }
-# A JAX program's fixes, where its own profiler took the capture (torch's names mean nothing there)
+# A framework's own words for the fixes (nsprof.analyze.framework says which): torch's names mean nothing to a
+# JAX or CuPy program
 JAX_FIXES = {
     LAUNCHING: "launch fewer, larger pieces of work: jit the whole step as one function (XLA fuses it and runs it "
                "as command buffers, CUDA graphs), scan over steps with jax.lax.scan",
@@ -64,7 +67,22 @@ JAX_FIXES = {
     WAITED: "read values less often: keep the loss on the GPU and read it every N steps (float(x), np.asarray(x), "
             "jax.device_get and printing an array wait for the step)",
 }
-FRAMEWORK_FIXES = {"jax.profiler": JAX_FIXES}
+CUPY_FIXES = {
+    LAUNCHING: "launch fewer, larger pieces of work: fuse elementwise steps (cupy.fuse, cupy.ElementwiseKernel, "
+               "cupy.RawKernel), capture the loop once as a CUDA graph (cupy.cuda.Stream.begin_capture)",
+    HOST_WORK: "move the host's work off the critical path: prepare the next batch in worker threads while the GPU "
+               "works, or make it on the GPU (cupy.random)",
+    WAITED: "read values less often: every .get(), cupy.asnumpy(x), float(x) or print of an array waits for the "
+            "GPU; keep them on the GPU and read every N steps",
+    COPY_WAITED: "copy from pinned memory (cupyx.empty_pinned) with asynchronous copies on a stream "
+                 "(ndarray.set(array, stream=...)), overlapped with compute",
+}
+FRAMEWORK_FIXES = {JAX: JAX_FIXES, CUPY: CUPY_FIXES}
+# where the host's samples say what it did (nsprof.analyze.host_activity's fixes, PyTorch's words), the framework's
+FRAMEWORK_ACTIVITY_FIXES = {
+    JAX: {INTERPRETER: JAX_FIXES[LAUNCHING], NUMERICAL: JAX_FIXES[HOST_WORK]},
+    CUPY: {INTERPRETER: CUPY_FIXES[LAUNCHING], NUMERICAL: CUPY_FIXES[HOST_WORK]},
+}
 
 
 def busiest(host: dict) -> dict:
@@ -109,26 +127,27 @@ def host_fixes(host: dict) -> list[dict]:
         LOADED: f"{host['loading']['count']:,} module loading and {host['allocation']['count']:,} allocation calls, "
                 f"{_us(host['loading']['host_ns'] + host['allocation']['host_ns'], 0)}",
     }
-    fixes = [{"kind": "host", "cause": cause, "fix": _fix(cause, host.get("activity"), host.get("tool")),
+    fixes = [{"kind": "host", "cause": cause, "fix": _fix(cause, host.get("activity"), host.get("framework")),
               "saving_ns": int(causes[cause]),
               "bound": "the idle it caused", "evidence": evidence[cause] + _sampled(cause, host.get("activity"))}
              for cause in FIXES if causes.get(cause, 0) > 0]
     # a few bytes copied from pageable memory cost latency, not bandwidth: a wait, counted as one above
-    fixes += [_pageable_fix(direction) for direction in copies["pageable"] if direction["bytes"] >= PINNED_SAMPLE_BYTES]
+    fixes += [_pageable_fix(direction, host.get("framework")) for direction in copies["pageable"]
+              if direction["bytes"] >= PINNED_SAMPLE_BYTES]
     return sorted(fixes, key=lambda fix: -fix["saving_ns"])
 
 
 SAMPLED_CAUSES = (HOST_WORK, LAUNCHING)  # the host was busy: its samples say with what, and the fix follows
 
 
-def _fix(cause: str, activity: dict | None, tool: str | None) -> str:
+def _fix(cause: str, activity: dict | None, framework: str | None) -> str:
     """The fix of a cause of idle time; for the host's own work and launch overhead, the fix of what
     the host's samples in the GPU's idle time show it did most (nsprof.analyze.host_activity); in
-    the words of the program's framework where its profiler took the capture (FRAMEWORK_FIXES)."""
+    the words of the program's framework (FRAMEWORK_FIXES, FRAMEWORK_ACTIVITY_FIXES)."""
     top = _top_activity(activity)
     if cause in SAMPLED_CAUSES and top is not None and top.get("fix"):
-        return top["fix"]
-    return FRAMEWORK_FIXES.get(tool or "", {}).get(cause, FIXES[cause])
+        return FRAMEWORK_ACTIVITY_FIXES.get(framework or "", {}).get(top["activity"], top["fix"])
+    return FRAMEWORK_FIXES.get(framework or "", {}).get(cause, FIXES[cause])
 
 
 def _sampled(cause: str, activity: dict | None) -> str:
@@ -149,7 +168,7 @@ def _top_activity(activity: dict | None) -> dict | None:
 PAGEABLE = "pageable copies"
 
 
-def _pageable_fix(direction: dict) -> dict:
+def _pageable_fix(direction: dict, framework: str | None) -> dict:
     """Pageable copies of one direction as a fix: pinned memory moves them at the pinned rate, so the
     saving is at most their time less their bytes at that rate (their whole time where no rate is known)."""
     rate = direction["pinned_bytes_per_s"]
@@ -159,7 +178,8 @@ def _pageable_fix(direction: dict) -> dict:
     pinned = (f"pinned rate: {direction['rate_source']}" if rate else
               "no pinned rate known (nsprof ceilings measures the bus)")
     achieved = 1e9 * direction["bytes"] / direction["gpu_ns"] if direction["gpu_ns"] else 0.0
-    return {"kind": "copy", "cause": f"{PAGEABLE} {direction['direction']}", "fix": FIXES[COPY_WAITED],
+    return {"kind": "copy", "cause": f"{PAGEABLE} {direction['direction']}",
+            "fix": FRAMEWORK_FIXES.get(framework or "", {}).get(COPY_WAITED, FIXES[COPY_WAITED]),
             "saving_ns": saving, "bound": bound,
             "evidence": f"{direction['count']:,} {'copy' if direction['count'] == 1 else 'copies'}, "
                         f"{direction['bytes'] / 1e6:,.1f} MB at {achieved / 1e9:,.1f} GB/s; "
