@@ -467,3 +467,15 @@ def test_a_cupy_program_s_fixes_name_cupy_s_apis_not_torch_s():
     assert host["framework"] == "CuPy"
     fixes = " ".join(fix["fix"] for fix in host["fixes"])
     assert "cupy.fuse" in fixes and "cupy.RawKernel" in fixes and "torch" not in fixes and "DataLoader" not in fixes
+
+
+def test_a_trace_of_two_gpu_models_names_both(tmp_path):
+    """A torch.profiler trace whose deviceProperties list an H200 and an H100: the second was never
+    named. Now analyze warns of both, and whose ceilings it used."""
+    document = trace()
+    second = dict(document["deviceProperties"][0], id=1, name="NVIDIA H100 80GB HBM3")
+    document["deviceProperties"].append(second)
+    result, _ = nsprof("analyze", written(tmp_path, document))
+    said = " ".join(result.stdout.split())
+    assert result.returncode == 0, result.stderr
+    assert "the capture holds 2 GPU models (NVIDIA H200, NVIDIA H100 80GB HBM3); ceilings and % of peak are the first's" in said

@@ -18,7 +18,7 @@ from typing import TypeVar
 
 import pandas as pd
 
-from nsprof.analyze.capture_facts import distinct_launches, gpu_launches, gpu_name, gpu_totals
+from nsprof.analyze.capture_facts import distinct_launches, gpu_launches, gpu_models, gpu_name, gpu_totals
 from nsprof.analyze.gpu_utilization import gpu_utilization
 from nsprof.analyze.host_side import host_side
 from nsprof.analyze.hot_kernels import capture_hot_kernels, launch_table
@@ -117,6 +117,11 @@ class CaptureAnalysis:
     @cached_property
     def gpu(self) -> str | None:
         return gpu_name(self._inputs.nsys, self._inputs.ncu, self.manifest)
+
+    @cached_property
+    def gpu_models(self) -> list[str]:
+        """Every GPU model the capture names (capture_facts.gpu_models): `gpu` is the first."""
+        return gpu_models(self._inputs.nsys)
 
     @cached_property
     def ceiling(self) -> Ceiling | None:

@@ -69,6 +69,14 @@ def gpu_name(nsys: list[GpuTimeline], ncu: list[LaunchCounters], manifest: dict 
     return (device.strip() or None) if isinstance(device, str) else None
 
 
+def gpu_models(nsys: list[GpuTimeline]) -> list[str]:
+    """The distinct GPU models the timelines name, in device order: more than one, and the capture
+    spans machines of different kinds (its ceilings are the first's)."""
+    names = [str(name).strip() for export in nsys if "name" in export.gpus
+             for name in export.gpus.sort_values("device_id")["name"] if not _missing(name) and str(name).strip()]
+    return list(dict.fromkeys(names))
+
+
 def _first_name(names: pd.Series) -> str | None:
     return next((str(name).strip() for name in names if not _missing(name) and str(name).strip()), None)
 

@@ -23,7 +23,7 @@ DIFF_PARTS = ("gpu", "range_instances", "kernels", "rules", "stages", "gpu_utili
 SHOWN_PARTS = ("gpu", "ceiling", "ranges", "range_families", "unattributed", "launches", "kernels", "rules",
                "missing_metrics", "kernel_groups", "kernel_summary", "memcpy_summary", "kernel_families",
                "work", "stages", "loop", "phases", "hot_kernels", "harness", "host", "gpu_utilization", "triton_kernels",
-               "nsys_versions", "timeline_tool", "processing_errors")
+               "nsys_versions", "timeline_tool", "processing_errors", "gpu_models")
 
 
 class LadderCaptureAnalysis(CaptureAnalysis):

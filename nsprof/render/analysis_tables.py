@@ -55,6 +55,9 @@ def analysis_blocks(analysis: LadderCaptureAnalysis, is_directory: bool, width: 
     from nsprof.render.hot_kernels_table import hot_kernels_table
 
     blocks: list[Block] = [Paragraph(line) for line in processing_warning(analysis.processing_errors)]
+    if len(analysis.gpu_models) > 1:  # machines of different kinds in one capture: say whose ceilings apply
+        blocks.append(Paragraph(f"Warning: the capture holds {len(analysis.gpu_models)} GPU models "
+                                f"({', '.join(analysis.gpu_models)}); ceilings and % of peak are the first's"))
     ladder = is_directory and not analysis.stages.empty  # a ladder's analysis leads with its stages
     if ladder:
         blocks.append(_stages_table(analysis, width))
@@ -100,6 +103,8 @@ def analysis_json(analysis: LadderCaptureAnalysis, is_directory: bool) -> str:
 def _document(analysis: LadderCaptureAnalysis, is_directory: bool) -> dict:
     doc: dict[str, Any] = {"gpu": analysis.gpu, "ceiling": analysis.ceiling.to_json() if analysis.ceiling else None,
                            "processing_errors": list(analysis.processing_errors)}
+    if len(analysis.gpu_models) > 1:
+        doc["gpu_models"] = analysis.gpu_models
     if analysis.host is not None:
         doc["host"] = analysis.host
     if analysis.loop is not None:
