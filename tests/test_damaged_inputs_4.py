@@ -479,3 +479,39 @@ def test_a_trace_of_two_gpu_models_names_both(tmp_path):
     said = " ".join(result.stdout.split())
     assert result.returncode == 0, result.stderr
     assert "the capture holds 2 GPU models (NVIDIA H200, NVIDIA H100 80GB HBM3); ceilings and % of peak are the first's" in said
+
+
+@pytest.mark.parametrize("reader", ["torch.profiler", "jax.profiler"])
+def test_a_trace_nested_200000_deep_is_refused_in_seconds_and_little_memory(reader, tmp_path):
+    """A 400 kB event nested 200,000 deep: before, 3.97 GB (24 GB here) and minutes. Now refused as
+    it is read, within the test's 2 GB limit and 60 seconds."""
+    source = DATA / "jax" / "mlp-a1.trace.json.gz" if reader == "jax.profiler" else TRAIN
+    document = json.loads(gzip.decompress(source.read_bytes()))
+    # the last event, after the metadata a reader sniffs
+    document["traceEvents"].append({"ph": "X", "cat": "kernel", "name": "x", "ts": 1, "dur": 1, "args": {"deep": "DEEP"}})
+    path = tmp_path / f"deep{'.trace' if reader == 'jax.profiler' else ''}.json"
+    path.write_text(json.dumps(document).replace('"DEEP"', "[" * 200_000 + "]" * 200_000))
+    said = refused(nsprof("analyze", path)[0])  # nsprof() kills it past its time and memory limits
+    assert f"unreadable {reader} trace (JSON nested more than 64 deep)" in said
+
+
+def test_the_nesting_guard_counts_brackets_outside_strings_in_any_chunking():
+    """Brackets inside strings (escaped quotes, runs of backslashes) do not count; the depth, the
+    open string and the trailing backslashes carry across chunks of any size."""
+    import io
+
+    from nsprof.parse.chrome_trace import MAX_NESTING, NestingGuard
+
+    def read(data: bytes, size: int) -> NestingGuard:
+        guard = NestingGuard(io.BytesIO(data))
+        while guard.read(size):
+            pass
+        return guard
+
+    document = {"a": ["[[[{{{", 'q\\"[', "back\\\\", "\\\\\\\"[{", "x" * 5], "b": {"c": [[1, [2, {"d": "]]]}}"}]]]}}
+    for size in (1, 2, 3, 7, 64, 10_000):
+        guard = read(json.dumps(document).encode(), size)
+        assert (guard._depth, guard._inside, guard._backslashes) == (0, 0, 0), size
+    read(b"[" * MAX_NESTING + b"]" * MAX_NESTING, 3)
+    with pytest.raises(ValueError, match="nested more than 64 deep"):
+        read(b'["]]]]", ' + b"[" * MAX_NESTING + b"]" * (MAX_NESTING + 1), 5)

@@ -162,7 +162,7 @@ def test_analyze_prints_the_tool_as_each_table_source():
     (lambda raw: gzip.compress(b'[1, 2]'), "holds a JSON list, not the JSON object torch.profiler writes"),
     (lambda raw: gzip.compress(gzip.decompress(raw).replace(b'"dur": 0.800', b'"dur": -0.800', 1)), "negative duration"),
     (lambda raw: gzip.compress(gzip.decompress(raw).replace(b'"grid": [3, 1, 1]', b'"grid": ["x", 1, 1]', 1)),
-     "unreadable torch.profiler trace"),
+     "a size or id no GPU has (the first: grid[0] x)"),
 ])
 def test_a_damaged_trace_is_one_line(tmp_path, damage, says):
     path = tmp_path / "bad.json.gz"

@@ -154,11 +154,11 @@ def _profile(path: Path) -> CaptureSet:
 
 
 def _is_bench(path: Path) -> bool:
-    """A .json file that is no trace (torch.profiler writes JSON too)."""
+    """A .json file that is no trace (torch.profiler and jax.profiler write JSON too)."""
+    from nsprof.parse import jax_trace, kineto
     from nsprof.parse.bench_record import is_bench_record
-    from nsprof.parse.kineto import is_trace
 
-    return is_bench_record(path) and not is_trace(path)
+    return is_bench_record(path) and not kineto.is_trace(path) and not jax_trace.is_trace(path)
 
 
 RESOLVERS = (

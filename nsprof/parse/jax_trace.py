@@ -51,6 +51,7 @@ from nsprof.kernel_names import base_name
 from nsprof.parse.chrome_trace import (
     MAX_BYTES,
     MAX_ID,
+    READ_BYTES,
     chosen_columns,
     empty,
     opened,
@@ -102,8 +103,8 @@ def load_jax_trace(path: str | Path, columns: Mapping[str, Iterable[str]] | None
 
     events = _Events()
     try:
-        with opened(path) as stream:
-            for event in ijson.items(stream, "traceEvents.item", use_float=True):
+        with opened(path, guarded=True) as stream:
+            for event in ijson.items(stream, "traceEvents.item", use_float=True, buf_size=READ_BYTES):
                 if isinstance(event, dict):
                     events.add(event)
         tables = events.tables()

@@ -40,6 +40,7 @@ from nsprof.kernel_names import base_name
 from nsprof.parse.chrome_trace import (
     MAX_BYTES,
     MAX_ID,
+    READ_BYTES,
     chosen_columns,
     empty,
     opened,
@@ -123,7 +124,7 @@ def _header(path: Path) -> dict:
 
     header: dict = {}
     key, builder = None, None
-    with opened(path) as stream:
+    with opened(path, guarded=True) as stream:
         for prefix, event, value in ijson.parse(stream, use_float=True):
             if prefix == "" and event in ("map_key", "end_map"):
                 if key is not None and builder is not None:
@@ -271,8 +272,8 @@ def _events(path: Path) -> _Events:
     import ijson
 
     events = _Events()
-    with opened(path) as stream:
-        for event in ijson.items(stream, "traceEvents.item", use_float=True):
+    with opened(path, guarded=True) as stream:
+        for event in ijson.items(stream, "traceEvents.item", use_float=True, buf_size=READ_BYTES):
             if isinstance(event, dict):
                 events.seen += 1
                 events.add(event)
