@@ -14,7 +14,7 @@ from nsprof.parse.model import GpuTimeline
 
 JAX, TORCH, CUPY = "JAX", "PyTorch", "CuPy"
 TOOLS = {"jax.profiler": JAX, "torch.profiler": TORCH}
-XLA_MODULE_RANGE = "TSL:XlaModule:"
+XLA_MODULE_RANGE = "TSL:XlaModule:"  # the range XLA opens around each execution of a module
 KERNEL_MARKS = ((CUPY, ("cupy_",), ()), (TORCH, ("triton_",), ("at::native",)))  # name starts, name contains
 
 

@@ -30,11 +30,12 @@ from __future__ import annotations
 
 import pandas as pd
 
+from nsprof.analyze.framework import XLA_MODULE_RANGE
+
 COMPILED = "compiled differently"
 TRITON_PREFIX = "triton_"  # torch.compile's Triton kernels: triton_poi_..., triton_tem_fused_mm_...
-XLA_RANGE_PREFIX = "TSL:XlaModule:"  # the range XLA opens around each execution of a module
 SHOWN_OPS = 2  # ops named in a row's reason; the rest counted
-_EXECUTED_MODULE = r"^" + XLA_RANGE_PREFIX + r"#hlo_module=([^#,]+)[#,]"
+_EXECUTED_MODULE = r"^" + XLA_MODULE_RANGE + r"#hlo_module=([^#,]+)[#,]"
 
 
 def compile_work(launches: pd.DataFrame, tool: str, range_keys: pd.Series) -> pd.Series:
@@ -50,7 +51,7 @@ def compile_work(launches: pd.DataFrame, tool: str, range_keys: pd.Series) -> pd
 
 def is_compiled_program(range_keys: pd.Series, tool: str) -> bool:
     """Whether a capture is of an XLA program: a jax.profiler trace, or XLA's module ranges under nsys."""
-    return tool == "jax.profiler" or bool(range_keys.astype(str).str.startswith(XLA_RANGE_PREFIX).any())
+    return tool == "jax.profiler" or bool(range_keys.astype(str).str.startswith(XLA_MODULE_RANGE).any())
 
 
 def differences(a: pd.DataFrame, b: pd.DataFrame, compiled: bool) -> dict[str, str]:
