@@ -18,7 +18,7 @@ from typing import TypeVar
 
 import pandas as pd
 
-from nsprof.analyze.capture_facts import distinct_launches, gpu_launches, gpu_models, gpu_name, gpu_totals
+from nsprof.analyze.capture_facts import distinct_launches, gpu_launches, gpu_models, gpu_name, gpu_totals, linked_share
 from nsprof.analyze.gpu_utilization import gpu_utilization
 from nsprof.analyze.host_side import host_side
 from nsprof.analyze.hot_kernels import capture_hot_kernels, launch_table
@@ -228,6 +228,11 @@ class CaptureAnalysis:
     def launch_times(self) -> pd.DataFrame | None:
         """Every kernel and graph launch (capture_facts.gpu_launches)."""
         return gpu_launches(self._inputs.nsys) if self.has_nsys else None
+
+    @cached_property
+    def linked_share(self) -> float | None:
+        """The share of the kernels linked to the CUDA call that launched them (capture_facts.linked_share)."""
+        return linked_share(self._inputs.nsys) if self.has_nsys else None
 
     @cached_property
     def gpu_totals(self) -> dict | None:

@@ -28,6 +28,20 @@ def gpu_launches(nsys: list[GpuTimeline]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(GPU_LAUNCH_COLUMNS))
 
 
+def linked_share(nsys: list[GpuTimeline]) -> float | None:
+    """The share of the kernels whose correlation id names a CUDA call of the runtime table: what
+    links GPU work to the host (a range's GPU time, the idle causes); None without kernels."""
+    total = linked = 0
+    for export in nsys:
+        kernels, runtime = export.kernels, export.runtime
+        total += len(kernels)
+        if not len(kernels) or "correlation_id" not in kernels or "correlation_id" not in runtime or runtime.empty:
+            continue
+        calls = runtime["correlation_id"].dropna().to_numpy(np.int64)
+        linked += int(np.isin(kernels["correlation_id"].dropna().to_numpy(np.int64), calls).sum())
+    return linked / total if total else None
+
+
 def gpu_totals(nsys: list[GpuTimeline]) -> dict:
     """The summed durations of kernels (graph launches too) and of copies and memsets."""
     return {"kernel_ns": float(sum(e.kernels["duration_ns"].sum() + e.graphs["duration_ns"].sum() for e in nsys)),

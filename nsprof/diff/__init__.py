@@ -45,7 +45,6 @@ import numpy as np
 import pandas as pd
 
 from nsprof.analyze.families import family_column
-from nsprof.analyze.host_verdict import UNDECIDED
 from nsprof.diff.compiled import COMPILED, compile_work, differences, is_compiled_program
 from nsprof.diff.host import host_rows
 from nsprof.diff.loop import LoopChange, loop_change
@@ -684,14 +683,15 @@ def _count_warnings(kernels: list[dict]) -> list[str]:
             f"({short_kernel_name(first['kernel'])}: {counts}): totals compare different amounts of work; the medians do not"]
 
 
+LINKED_SHARE = 0.5  # of a side's kernels linked to their launch calls: fewer, and no range's GPU time can be told
+
+
 def _links_work_to_calls(capture: Capture) -> bool:
-    """Whether a side's capture links its GPU work to the CUDA calls that launched it (what gives a
-    range its GPU time): a runtime table whose calls most of the work matches. An ncu-only side has
-    no ranges to judge."""
-    analysis = capture.analyzed()
-    if analysis.launch_times is None:
-        return True
-    return analysis.host is not None and analysis.host["verdict"]["verdict"] != UNDECIDED
+    """Whether a side's capture links most of its GPU work to the CUDA calls that launched it (what
+    gives a range its GPU time; the host side's `undecided` below it). An ncu-only side has no
+    ranges to judge."""
+    share = capture.analyzed().linked_share
+    return share is None or share >= LINKED_SHARE
 
 
 def _compiling_warnings(instances: dict) -> list[str]:

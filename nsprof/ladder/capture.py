@@ -16,7 +16,7 @@ from nsprof.ladder.work import combine, with_peaks, work_records
 # What `nsprof diff` (and so `nsprof history`) reads of each run, in the order computed: the parts
 # they are computed from (ncu's launches, the work records) are let go with the frames.
 DIFF_PARTS = ("gpu", "range_instances", "kernels", "rules", "stages", "gpu_utilization", "launch_times", "gpu_totals",
-              "gpu_ids", "loop", "phases", "host", "nsys_versions", "timeline_tool")
+              "gpu_ids", "loop", "phases", "host", "nsys_versions", "timeline_tool", "linked_share")
 
 # Every part `nsprof analyze` shows, in an order that frees the launch-call join (a row per launch)
 # before the steady state and the hot kernels build their own tables.

@@ -286,16 +286,19 @@ def lost_work(timeline: GpuTimeline) -> str | None:
     return f"the capture lost its GPU work: {said}, so nothing in it can be judged"
 
 
+INSTANT_OPERATIONS = 100  # this many all starting at one nanosecond is no capture (two streams' kernels may)
+
+
 def _timeless(timeline: GpuTimeline) -> str | None:
     """What says a timeline's GPU work lost its times, or None: its kernels, graphs, copies and
-    memsets all last 0 ns (a GPU busy 0.0% would be judged from nothing), or, more than one, all
-    start at one instant."""
+    memsets all last 0 ns (a GPU busy 0.0% would be judged from nothing), or, INSTANT_OPERATIONS or
+    more, all start at one instant."""
     tables = [table for table in (timeline.kernels, timeline.graphs, timeline.memcpys, timeline.memsets) if len(table)]
     count = sum(len(table) for table in tables)
     said = None
     if all("duration_ns" in table for table in tables) and not any(table["duration_ns"].to_numpy().any() for table in tables):
         said = "all last 0 ns"
-    elif count > 1 and all("start_ns" in table for table in tables) and \
+    elif count >= INSTANT_OPERATIONS and all("start_ns" in table for table in tables) and \
             len({value for table in tables for value in (table["start_ns"].min(), table["start_ns"].max())}) == 1:
         said = "all start at one instant"
     return None if said is None else \
