@@ -38,6 +38,17 @@ def opened(path: Path, guarded: bool = False) -> Iterator[BinaryIO]:
 
 
 READ_BYTES = 1 << 20  # what a streaming parser reads at a time: few reads, each checked by NestingGuard at once
+def trace_events(path: Path) -> Iterator[dict]:
+    """The trace's events (its "traceEvents" list's JSON objects, anything else passed over),
+    streamed by ijson (its C backend; imported on first use) through a NestingGuard."""
+    import ijson
+
+    with opened(path, guarded=True) as stream:
+        for event in ijson.items(stream, "traceEvents.item", use_float=True, buf_size=READ_BYTES):
+            if isinstance(event, dict):
+                yield event
+
+
 MAX_NESTING = 64  # a trace's JSON nests 4 or 5 deep; ijson's cost grows with the square of the depth
 
 

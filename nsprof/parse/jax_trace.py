@@ -51,15 +51,14 @@ from nsprof.kernel_names import base_name
 from nsprof.parse.chrome_trace import (
     MAX_BYTES,
     MAX_ID,
-    READ_BYTES,
     chosen_columns,
     empty,
-    opened,
     ordered,
     reason,
     shown,
     timed,
     timed_event,
+    trace_events,
     trace_head,
 )
 from nsprof.parse.model import THREAD_IDS, GpuTimeline, lost_work
@@ -103,10 +102,8 @@ def load_jax_trace(path: str | Path, columns: Mapping[str, Iterable[str]] | None
 
     events = _Events()
     try:
-        with opened(path, guarded=True) as stream:
-            for event in ijson.items(stream, "traceEvents.item", use_float=True, buf_size=READ_BYTES):
-                if isinstance(event, dict):
-                    events.add(event)
+        for event in trace_events(path):
+            events.add(event)
         tables = events.tables()
     except (ijson.JSONError, OSError, EOFError, UnicodeDecodeError, ValueError, TypeError) as err:
         raise ParseError(f"{path}: unreadable jax.profiler trace ({reason(err)})", RETRACE) from None

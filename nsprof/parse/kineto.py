@@ -40,7 +40,6 @@ from nsprof.kernel_names import base_name
 from nsprof.parse.chrome_trace import (
     MAX_BYTES,
     MAX_ID,
-    READ_BYTES,
     chosen_columns,
     empty,
     opened,
@@ -49,6 +48,7 @@ from nsprof.parse.chrome_trace import (
     shown,
     timed,
     timed_event,
+    trace_events,
     trace_head,
     whole,
 )
@@ -269,20 +269,37 @@ class _Events:
 
 
 def _events(path: Path) -> _Events:
-    import ijson
-
     events = _Events()
-    with opened(path, guarded=True) as stream:
-        for event in ijson.items(stream, "traceEvents.item", use_float=True, buf_size=READ_BYTES):
-            if isinstance(event, dict):
-                events.seen += 1
-                events.add(event)
+    for event in trace_events(path):
+        events.seen += 1
+        events.add(event)
     return events
 
 
 def _out_of_range(event: dict, args: dict, category: str) -> str | None:
     """The first id or size of a GPU event that is not a whole number CUDA could give, as
-    `name value`; None where all are."""
+    `name value`; None where all are. Every GPU event passes here: the common one (small ints) is
+    cleared at once, and only the others are looked at field by field."""
+    device, stream = args.get("device", event.get("pid")), args.get("stream", event.get("tid"))
+    sound = _small(device, -1, MAX_ID) and _small(stream, -1, MAX_ID)
+    if category == "kernel":
+        sound = sound and _small(args.get("registers per thread", 0), 0, MAX_ID) and \
+            all(_small(size, 0, MAX_ID) for key in ("grid", "block") for size in _listed(args.get(key)))
+    elif category != "cuda_sync":
+        sound = sound and _small(args.get("bytes", 0), 0, MAX_BYTES)
+    return None if sound else _first_out_of_range(event, args, category)
+
+
+def _small(value, low: int, limit: int) -> bool:
+    return type(value) is int and low <= value <= limit
+
+
+def _listed(value) -> list:
+    return value if isinstance(value, list) else []
+
+
+def _first_out_of_range(event: dict, args: dict, category: str) -> str | None:
+    """_out_of_range's answer, field by field (a whole float such as 128.0 is sound too)."""
     # Kineto writes -1 for a device or stream it does not know (a synchronization's)
     fields = [("device", args.get("device", event.get("pid")), MAX_ID, -1),
               ("stream", args.get("stream", event.get("tid")), MAX_ID, -1)]
@@ -290,7 +307,7 @@ def _out_of_range(event: dict, args: dict, category: str) -> str | None:
         fields += [("registers per thread", args.get("registers per thread", 0), MAX_ID, 0)]
         for key in ("grid", "block"):
             sizes = args.get(key)
-            fields += [(f"{key}[{axis}]", size, MAX_ID, 0) for axis, size in enumerate(sizes if isinstance(sizes, list) else [])]
+            fields += [(f"{key}[{axis}]", size, MAX_ID, 0) for axis, size in enumerate(_listed(sizes))]
     elif category != "cuda_sync":
         fields += [("bytes", args.get("bytes", 0), MAX_BYTES, 0)]
     return next((f"{name} {printable(str(value))[:40]}" for name, value, limit, low in fields
