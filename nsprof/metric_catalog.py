@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# How a column aggregates over the launches of one piece of work (nsprof.ladder.work).
+# How a column aggregates over the launches of one piece of work (nsprof.ladder_analysis.work).
 SUM = "sum"  # counters: bytes, instructions, FLOPs, time
 WEIGHTED_MEAN = "weighted_mean"  # percentages and ratios: averaged, weighted by each launch's duration
 MAIN_KERNEL = "main_kernel"  # launch attributes (registers, block size): the longest launch's value

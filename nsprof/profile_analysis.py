@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from nsprof.ceilings.peaks import Ceiling
-    from nsprof.ladder.capture import LadderCaptureAnalysis
+    from nsprof.ladder_analysis.capture import LadderCaptureAnalysis
     from nsprof.parse.profile import Profile
 
 
@@ -23,7 +23,7 @@ def analyzed_profile(path: Path, ceilings: Path | None = None,
     from nsprof.analyze.capture_analysis import ANALYSIS_COLUMNS
     from nsprof.analyze.capture_facts import gpu_name
     from nsprof.ceilings.resolve import resolve_ceiling
-    from nsprof.ladder.capture import SHOWN_PARTS
+    from nsprof.ladder_analysis.capture import SHOWN_PARTS
     from nsprof.parse import load_profile
 
     profile = load_profile(Path(path), ANALYSIS_COLUMNS)  # only the nsys columns the analysis reads
@@ -33,10 +33,10 @@ def analyzed_profile(path: Path, ceilings: Path | None = None,
 
 def diff_analysis(path: Path, attribution: str = "thread") -> LadderCaptureAnalysis:
     """The parts of the analysis of the profile at `path` that `nsprof diff` compares
-    (nsprof.ladder.capture.DIFF_PARTS), read with the same columns as analyzed_profile; the frames let
+    (nsprof.ladder_analysis.capture.DIFF_PARTS), read with the same columns as analyzed_profile; the frames let
     go, so that a diff across many runs holds their figures only."""
     from nsprof.analyze.capture_analysis import ANALYSIS_COLUMNS
-    from nsprof.ladder.capture import DIFF_PARTS
+    from nsprof.ladder_analysis.capture import DIFF_PARTS
     from nsprof.parse import load_profile
 
     return capture_analysis(load_profile(Path(path), ANALYSIS_COLUMNS), None, attribution).kept(DIFF_PARTS)
@@ -46,7 +46,7 @@ def capture_analysis(profile: Profile, ceiling: Ceiling | None = None,
                      attribution: str = "thread") -> LadderCaptureAnalysis:
     """A loaded profile's analysis (parts computed when asked for), under `ceiling`: a ladder's, as
     any capture may hold stages."""
-    from nsprof.ladder.capture import LadderCaptureAnalysis
+    from nsprof.ladder_analysis.capture import LadderCaptureAnalysis
 
     return LadderCaptureAnalysis(profile.nsys, profile.ncu, profile.manifest, ceiling, attribution, profile.triton,
                            profile.cpu, profile.framework, profile.pipeline)

@@ -1,5 +1,5 @@
 """The work nsprof runs in a process of its own, its options handed over as data: the same bench
-in fresh processes (`bench --runs N`: a process each, nsprof.ladder.launch.bench_runs), and the flows of
+in fresh processes (`bench --runs N`: a process each, nsprof.ladder_runs.bench_runs), and the flows of
 `nsprof pipeline` under nsys (which traces a process): `python -m nsprof.workload JOB OPTIONS`
 calls nsprof.api with OPTIONS, one JSON object of its keyword arguments, and prints the result as
 JSON on stdout. The one command line nsprof runs as a person would type it is the ladder's

@@ -22,7 +22,7 @@ from nsprof.analyze.capture_analysis import CaptureAnalysis
 from nsprof.analyze.metrics import HALF_FLOPS_PER_INST, half_flops_rule
 from nsprof.commands.analyze import analyze
 from nsprof.errors import ParseError
-from nsprof.ladder.work import combine, work_records
+from nsprof.ladder_analysis.work import combine, work_records
 from nsprof.parse.ncu_csv import load_ncu_csv
 from nsprof.parse.nsys_sqlite import load_nsys
 from nsprof.parse.profile import load_profile

@@ -3,8 +3,8 @@ the caption that names the baselines when there are two."""
 
 import pytest
 
-from nsprof.ladder.launch.bench import _add_pct_cublas, _record
 from nsprof.ladder.registry import get_stage
+from nsprof.ladder_runs.bench import _add_pct_cublas, _record
 from nsprof.render.bench_table import baseline_note
 
 

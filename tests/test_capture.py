@@ -161,7 +161,7 @@ def test_the_ncu_pass_reuses_the_triton_configurations_the_nsys_pass_kept(tmp_pa
 
 
 def test_kept_configurations_are_read_from_a_bench_record(tmp_path):
-    from nsprof.ladder.launch.bench import kept_configurations
+    from nsprof.ladder_runs.bench import kept_configurations
 
     tuning = {"autotune": {"kept": "128x256x64 w8 s3", "trials": []}, "compiled": {}}
     records = [{"op": "hgemm", "stage": "h8", "size": "1024x1024x1024", "status": "ok", "details": tuning},

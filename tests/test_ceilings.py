@@ -224,7 +224,7 @@ LAYERS = ("parse", "analyze", "render", "capture", "launch", "explain", "command
 
 
 @pytest.mark.parametrize("module", ["nsprof.ceilings.peaks", "nsprof.ceilings.files", "nsprof.ceilings.resolve",
-                                    "nsprof.launch.gpu_ceilings", "nsprof.ladder.launch.cpu_ceilings"])
+                                    "nsprof.launch.gpu_ceilings", "nsprof.ladder_runs.cpu_ceilings"])
 def test_each_ceilings_module_loads_no_layer_above_its_own_nor_cupy(module):
     """Imported first, in a fresh interpreter (as a cycle or a layer violation would show): the
     ceilings' modules load no layer (nsprof.ceilings' docstring says why), the modules that measure
@@ -236,7 +236,7 @@ def test_each_ceilings_module_loads_no_layer_above_its_own_nor_cupy(module):
     loaded = ast.literal_eval(done.stdout.strip().splitlines()[-1])
     layers = {name.split(".")[1] for name in loaded}
     assert module in loaded and not any(name.startswith("cupy") for name in loaded)
-    measures = ".launch." in module  # nsprof.launch.gpu_ceilings, nsprof.ladder.launch.cpu_ceilings
+    measures = ".launch." in module  # nsprof.launch.gpu_ceilings, nsprof.ladder_runs.cpu_ceilings
     assert layers & set(LAYERS) == ({"launch"} if measures else set()), loaded
 
 

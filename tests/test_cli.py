@@ -153,7 +153,7 @@ def test_bench_table_fits_the_terminal_without_cutting_a_number(record, width):
     from rich.console import Console
 
     from nsprof.ceilings.resolve import resolve_ceiling
-    from nsprof.ladder.launch.bench import add_pct_dram
+    from nsprof.ladder_runs.bench import add_pct_dram
     from nsprof.render.bench_table import results_table
 
     doc = json.loads((Path(__file__).resolve().parents[1] / "benchmarks" / "records" / record).read_text())

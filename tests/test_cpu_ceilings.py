@@ -1,4 +1,4 @@
-"""`nsprof ceilings --cpu`: the host CPU's roofs, measured here with no GPU (nsprof.ladder.launch.cpu_ceilings)."""
+"""`nsprof ceilings --cpu`: the host CPU's roofs, measured here with no GPU (nsprof.ladder_runs.cpu_ceilings)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from nsprof.cli import app
-from nsprof.ladder.launch import cpu_ceilings as cpu
+from nsprof.ladder_runs import cpu_ceilings as cpu
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The CPU rung (nsprof.ladder.launch.cpu_stage): the serial loop, the blocked parallel code and the CPU's
+"""The CPU rung (nsprof.ladder_runs.cpu_stage): the serial loop, the blocked parallel code and the CPU's
 BLAS of the SGEMM and SGEMV ladders, compiled here by the host compiler, verified against float64
 with a poisoned output at square, ragged and extreme shapes, and timed on the wall clock, with no
 GPU (this suite's machine has none)."""
@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 
 from nsprof.cli import app
 from nsprof.ladder import cpu_roles
-from nsprof.ladder.launch import cpu_stage
-from nsprof.ladder.launch.bench import run_bench
 from nsprof.ladder.registry import all_stages, get_stage
+from nsprof.ladder_runs import cpu_stage
+from nsprof.ladder_runs.bench import run_bench
 
 CPU_STAGES = [stage for stage in all_stages() if stage.kind.name == "cpu"]
 SHAPES = {"sgemm": [(64, 64, 64), (100, 120, 80), (1, 1, 1), (17, 33, 9), (1, 300, 1), (129, 7, 300), (300, 2, 513)],

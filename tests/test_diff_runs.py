@@ -23,7 +23,7 @@ from nsprof.diff.mix import as_runs, mix_moved
 from nsprof.diff.noise import NOISE_RECORD, SHORT_NS, default_noise, measure_noise
 from nsprof.diff.statistics import compare_runs
 from nsprof.errors import ParseError
-from nsprof.ladder.launch.bench_runs import merged
+from nsprof.ladder_runs.bench_runs import merged
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = Path(__file__).parent / "data" / "runs"

@@ -33,8 +33,8 @@ def tools():
 
 @pytest.mark.parametrize("stage, size", CASES, ids=[f"{st.key}-{'x'.join(map(str, si))}" for st, si in CASES])
 def test_stage_matches_float64_reference(stage, size, tools):
-    from nsprof.ladder.launch.bench import unavailable_reason
-    from nsprof.ladder.launch.stage_launch import stage_launcher
+    from nsprof.ladder_runs.bench import unavailable_reason
+    from nsprof.ladder_runs.stage_launch import stage_launcher
     from nsprof.launch.measure import verify
 
     if reason := unavailable_reason(stage, tools):
@@ -123,8 +123,8 @@ def test_h6_tiles_shared_out_by_stream_k_add_parked_sums(size, tail, tools):
     float32 sums, the block that starts a tile waits for them and adds them before storing float16 C. Runs
     that cross tiles (every tile shared at 2048x4096, 5 k steps each), empty runs (512^3: 64 steps over
     the grid), ragged and padded sizes. A flag left raised would break the next launch: verify runs twice."""
-    from nsprof.ladder.launch.bench import unavailable_reason
     from nsprof.ladder.registry import get_stage
+    from nsprof.ladder_runs.bench import unavailable_reason
     from nsprof.launch.measure import verify
 
     stage, op = get_stage("hgemm", "h6"), get_op("hgemm")
@@ -147,8 +147,8 @@ def test_h6_with_the_staged_epilogue_verifies(size, tools):
     same kernel bodies): ragged, padded, with a stream-K tail (3072^3, 4095x4097) and without (4096x4096)."""
     import dataclasses
 
-    from nsprof.ladder.launch.bench import unavailable_reason
     from nsprof.ladder.registry import get_stage
+    from nsprof.ladder_runs.bench import unavailable_reason
     from nsprof.launch.measure import verify
 
     stage, op = get_stage("hgemm", "h6"), get_op("hgemm")
@@ -214,8 +214,8 @@ def test_percent_of_cublas_is_paired_by_default(tmp_path):
 def test_cublas_tf32_rounds_and_fp32_cublas_is_restored_after_it(tools):
     """v9t computes in TF32 (an error far above FP32's, within TF32's tolerance); v9 right after it is FP32
     again (CuPy's compute type was put back)."""
-    from nsprof.ladder.launch.stage_launch import stage_launcher
     from nsprof.ladder.registry import get_stage
+    from nsprof.ladder_runs.stage_launch import stage_launcher
     from nsprof.launch.measure import verify
 
     op, size = get_op("sgemm"), (1024, 1024, 1024)
@@ -229,8 +229,8 @@ def test_cublas_tf32_rounds_and_fp32_cublas_is_restored_after_it(tools):
 def test_v11_runs_ragged_sizes_without_padding_when_rows_are_16_byte_aligned(tools):
     """K % 4 == 0: TMA's zero fill and bounds-checked stores, no padded copies, the transpose timed with it
     (none for the 256x128 tile, which large products run: it reads B as given); K % 4 != 0: the launcher pads."""
-    from nsprof.ladder.launch.bench import unavailable_reason
     from nsprof.ladder.registry import get_stage
+    from nsprof.ladder_runs.bench import unavailable_reason
     from nsprof.launch.measure import verify
 
     stage, op = get_stage("sgemm", "v11"), get_op("sgemm")
@@ -273,8 +273,8 @@ def test_h6_runs_ragged_sizes_by_tma_zero_fill(tile, split, size, padded, tools)
     padded."""
     if split > 1 and tile != "128x64":
         pytest.skip("the persistent tiles take no split")
-    from nsprof.ladder.launch.bench import unavailable_reason
     from nsprof.ladder.registry import get_stage
+    from nsprof.ladder_runs.bench import unavailable_reason
     from nsprof.launch.measure import verify
 
     stage, op = get_stage("hgemm", "h6"), get_op("hgemm")
@@ -288,8 +288,8 @@ def test_h6_runs_ragged_sizes_by_tma_zero_fill(tile, split, size, padded, tools)
 
 @pytest.mark.parametrize("tile", ["256x128", "128x256", "128x128", "128x64"])
 def test_every_v11_tile_verifies_at_a_ragged_size(tile, tools):
-    from nsprof.ladder.launch.bench import unavailable_reason
     from nsprof.ladder.registry import get_stage
+    from nsprof.ladder_runs.bench import unavailable_reason
     from nsprof.launch.measure import verify
 
     stage, op, size = get_stage("sgemm", "v11"), get_op("sgemm"), (1000, 1200, 808)

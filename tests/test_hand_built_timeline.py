@@ -94,7 +94,7 @@ def test_a_part_is_computed_when_first_asked_for_and_kept_lets_the_frames_go():
 
 def test_the_parts_each_command_keeps_are_parts_of_the_analysis():
     from nsprof.analyze.capture_analysis import parts_of
-    from nsprof.ladder.capture import DIFF_PARTS, SHOWN_PARTS, LadderCaptureAnalysis
+    from nsprof.ladder_analysis.capture import DIFF_PARTS, SHOWN_PARTS, LadderCaptureAnalysis
 
     parts = parts_of(LadderCaptureAnalysis)
     assert set(DIFF_PARTS) <= set(parts) and set(SHOWN_PARTS) <= set(parts)

@@ -3,9 +3,9 @@
 import pytest
 
 from nsprof.errors import UsageError
-from nsprof.ladder.launch.bench import unavailable_reason
 from nsprof.ladder.ops.matmul import choose_plan, spreads_evenly
 from nsprof.ladder.registry import get_stage
+from nsprof.ladder_runs.bench import unavailable_reason
 from nsprof.launch.compile import arch_runs
 
 V8 = get_stage("sgemm", "v8")

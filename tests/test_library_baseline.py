@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from nsprof.ladder.launch.bench import _add_pct_cublas
+from nsprof.ladder_runs.bench import _add_pct_cublas
 from nsprof.render.bench_table import results_table
 
 RECORD = (Path(__file__).resolve().parents[1] / "benchmarks" / "records" / "2026-11-26-h100-fastest-library"
@@ -68,7 +68,7 @@ def test_paired_percentages_are_of_the_faster_library_from_the_same_pairs(monkey
     """pair_with_library: the library stage against torch.mm decides the faster, and every other
     GPU stage's % is that one's paired median over the stage's own, from the pairs, not the medians
     timed apart (which the records also hold, and which disagree here on purpose)."""
-    from nsprof.ladder.launch import bench
+    from nsprof.ladder_runs import bench
     from nsprof.launch import measure
 
     calls = []

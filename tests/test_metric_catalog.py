@@ -12,7 +12,7 @@ import pytest
 from nsprof import metric_catalog as catalog
 from nsprof.analyze.metrics import TOTALS, measured
 from nsprof.capture.metrics import PRESETS
-from nsprof.ladder.work import ADDITIVE, work_records
+from nsprof.ladder_analysis.work import ADDITIVE, work_records
 from nsprof.render import format as fmt
 from nsprof.render.report import CHANGE_COLUMNS
 

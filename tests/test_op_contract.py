@@ -17,7 +17,6 @@ from typer.testing import CliRunner
 from nsprof.analyze import Ceiling
 from nsprof.cli import app
 from nsprof.errors import UsageError
-from nsprof.ladder.launch.bench import _add_pct_cublas, _record, add_pct_dram
 from nsprof.ladder.op_model import Op, Stage, fixed_precision
 from nsprof.ladder.registry import (
     all_ops,
@@ -31,7 +30,8 @@ from nsprof.ladder.registry import (
     select_stages,
 )
 from nsprof.ladder.stage_kinds import LIBRARY, NVRTC, TRITON
-from nsprof.ladder.work import watched
+from nsprof.ladder_analysis.work import watched
+from nsprof.ladder_runs.bench import _add_pct_cublas, _record, add_pct_dram
 from nsprof.render.bench_table import results_table
 from nsprof.sizes import parse_sizes
 

@@ -73,8 +73,8 @@ def test_the_watched_flow_leaves_a_holding_the_sentinel_for_the_next_replay():
     inputs, still verify)."""
     import cupy as cp
 
-    from nsprof.ladder.launch.pipeline import WATCHED, Pipeline, host_inputs, relative_error
     from nsprof.ladder.registry import get_stage
+    from nsprof.ladder_runs.pipeline import WATCHED, Pipeline, host_inputs, relative_error
     from nsprof.launch.tools import launch_tools
 
     size = (512, 256, 384)
@@ -121,7 +121,7 @@ def test_the_nsys_breakdown_joins_each_variant(tmp_path):
 
 
 def test_row_blocks_cover_every_row_once():
-    from nsprof.ladder.launch.pipeline import row_blocks
+    from nsprof.ladder_runs.pipeline import row_blocks
 
     for m, chunks in ((1024, 4), (1000, 7), (3, 5), (1, 1), (4096, 2)):
         blocks = row_blocks(m, chunks)

@@ -228,7 +228,7 @@ def test_a_triton_stage_file_defines_its_kernel_and_launcher(stage):
 def test_without_triton_its_stages_are_not_available_and_say_how_to_install(monkeypatch):
     import importlib.util
 
-    from nsprof.ladder.launch.bench import unavailable_reason
+    from nsprof.ladder_runs.bench import unavailable_reason
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *args: None if name == "triton" else real(name, *args))
@@ -238,7 +238,7 @@ def test_without_triton_its_stages_are_not_available_and_say_how_to_install(monk
 
 
 def test_every_stage_kind_has_a_launcher():
-    from nsprof.ladder.launch.stage_launch import LAUNCHERS
     from nsprof.ladder.stage_kinds import STAGE_KINDS
+    from nsprof.ladder_runs.stage_launch import LAUNCHERS
 
     assert set(LAUNCHERS) == set(STAGE_KINDS) and {s.kind.name for s in all_stages()} == set(STAGE_KINDS)

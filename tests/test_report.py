@@ -17,7 +17,7 @@ from nsprof.api import load_ladder
 from nsprof.cli import app
 from nsprof.kernel_names import short_kernel_name
 from nsprof.ladder.registry import stages_for
-from nsprof.ladder.work import ALWAYS_WATCHED, stage_changes, watched
+from nsprof.ladder_analysis.work import ALWAYS_WATCHED, stage_changes, watched
 from nsprof.parse import load_nsys
 from nsprof.render import format as fmt
 from nsprof.render.document import Heading, Image, Paragraph, Table

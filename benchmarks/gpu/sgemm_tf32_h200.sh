@@ -33,7 +33,7 @@ SHAPES="1024 4096 1000x1200x800 1000x1200x808 17x33x9 4095x4097x4093 1x1x1 128x4
 for stage in v11 v9t; do
     step "verify $stage" 80 python3 - "$stage" $SHAPES >> "$OUT/verify.jsonl" 2>> "$OUT/verify.err" <<'EOF'
 import json, sys
-from nsprof.ladder.launch.bench import unavailable_reason
+from nsprof.ladder_runs.bench import unavailable_reason
 from nsprof.launch.measure import verify
 from nsprof.launch.tools import launch_tools
 from nsprof.ladder.registry import get_op, get_stage

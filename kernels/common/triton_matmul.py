@@ -30,7 +30,7 @@ Its descriptors are built once per set of arrays: Triton encodes each on the hos
 is given a new one, and three per launch kept the GPU waiting (h8 at 88% of cuBLAS at 4096^3 on the
 H200, against 93-100% with them built once: benchmarks/records/2026-11-26-h200-triton/h200-triton.md).
 
-nsprof's contract for a Triton stage's file (nsprof.ladder.launch.triton_stage): `launcher(problem,
+nsprof's contract for a Triton stage's file (nsprof.ladder_runs.triton_stage): `launcher(problem,
 config, precision)` returns a function that launches once and returns what Triton compiled.
 """
 
@@ -38,7 +38,7 @@ import triton
 import triton.language as tl
 from triton.tools.tensor_descriptor import TensorDescriptor
 
-from nsprof.ladder.launch.triton_stage import TritonPointer
+from nsprof.ladder_runs.triton_stage import TritonPointer
 
 INPUT_PRECISION = {"fp32": "ieee", "tf32": "tf32", "fp16": "ieee"}
 

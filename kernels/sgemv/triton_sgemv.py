@@ -10,14 +10,14 @@ gives. Masks on M and on K's last step make ragged sizes exact; nothing is writt
 What it lacks is s6's split over K: with few rows (256 x 2^20) there are few programs, about two per
 SM, too few loads in flight, and it reaches about half of cuBLAS there (benchmarks/records/2026-11-26-h200-triton/h200-triton.md).
 
-nsprof's contract for a Triton stage's file (nsprof.ladder.launch.triton_stage): `launcher(problem,
+nsprof's contract for a Triton stage's file (nsprof.ladder_runs.triton_stage): `launcher(problem,
 config, precision)` returns a function that launches once and returns what Triton compiled.
 """
 
 import triton
 import triton.language as tl
 
-from nsprof.ladder.launch.triton_stage import TritonPointer
+from nsprof.ladder_runs.triton_stage import TritonPointer
 
 
 @triton.jit

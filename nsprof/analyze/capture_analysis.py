@@ -3,7 +3,7 @@ first time it is asked for and keeps it (pure functions over the parsed model: n
 
 `nsprof analyze` asks for every part, `nsprof diff` for those it compares, a Dask task of
 `nsprof analyze` over many captures for its summaries. A ladder's capture adds its stages
-(nsprof.ladder.capture.LadderCaptureAnalysis, which builds on this class; this one knows nothing
+(nsprof.ladder_analysis.capture.LadderCaptureAnalysis, which builds on this class; this one knows nothing
 of ladders). A command that keeps analyses of many captures (a diff across runs) calls
 `kept(parts)`: those parts are computed and the parsed frames let go, so that memory holds the
 figures, not the timelines.

@@ -16,7 +16,7 @@ Input (`work`): one row per piece of work with `label`, `kernel`, FLOP counts `f
 `fp16_flops` (FP16 on CUDA cores), `tensor_tf32_flops`, `tensor_16bit_flops`, byte counts `dram_bytes`,
 `l2_bytes`, `l1_bytes` (any
 may be missing or NaN: that level is then not plotted), and its speed: `tflops_per_s` with
-`time_per_launch_ns` and `time_source` (nsprof.ladder.work: the one figure every table shows),
+`time_per_launch_ns` and `time_source` (nsprof.ladder_analysis.work: the one figure every table shows),
 or else `duration_ns`, over which the counted FLOPs give the speed. Optional `op`, `stage`, `size`,
 `profile` and `key` (the work's identity) are carried through.
 
@@ -31,7 +31,7 @@ Output (POINT_COLUMNS), one row per work row and measured level:
   ceiling comes from (datasheet, or measured on a date by a method)
 Roofs or bounds that need an unknown ceiling are NaN / None.
 
-A CPU stage (timed on the `wall clock` beside a capture: nsprof.ladder.work.cpu_work) has no
+A CPU stage (timed on the `wall clock` beside a capture: nsprof.ladder_analysis.work.cpu_work) has no
 counters: it gets one point, at the COMPULSORY level, at the op's FLOPs over its compulsory bytes
 (Op.min_bytes: each input read once, the output written once; declared, not measured traffic) and
 its wall-clock speed, bound against the host's own roofs (`cpu_roofs`: its memory bandwidth and
@@ -86,7 +86,7 @@ CPU_FP32_ROOF = "CPU FP32"  # a CPU stage's compute roof: the host's BLAS, measu
 CPU_MEMORY_ROOF = "CPU memory"  # a CPU stage's memory roof: the host's streaming copy, measured beside it
 COMPULSORY = "compulsory"  # a CPU stage's one level: the op's compulsory bytes (Op.min_bytes), not measured traffic
 # the column of a CPU stage's work that places it there: its op's FLOPs over those bytes
-# (nsprof.ladder.work.with_compulsory_intensity: the ladder knows its ops, this module does not)
+# (nsprof.ladder_analysis.work.with_compulsory_intensity: the ladder knows its ops, this module does not)
 COMPULSORY_INTENSITY = "compulsory_intensity_flop_per_byte"
 CARRIED = ("key", "profile", "op", "stage", "size")  # `key` tells apart work whose labels look alike
 POINT_COLUMNS = ("label", "kernel", *CARRIED, "level", "intensity_flop_per_byte", "flops_source", "gflops_per_s", "duration_ns",
@@ -164,7 +164,7 @@ def work_speed(work: pd.DataFrame) -> tuple[pd.Series, pd.Series, pd.Series]:
 def roofline_points(work: pd.DataFrame, ceiling: Ceiling | None, cpu_roofs: Sequence[Roof] = ()) -> pd.DataFrame:
     """One row per work row and memory level with measured bytes (columns: module docstring), and one
     per CPU stage at its compulsory intensity under `cpu_roofs` (the host's, from
-    nsprof.ladder.work.host_roofs). Work without counted FLOPs, speed or bytes has no place on a
+    nsprof.ladder_analysis.work.host_roofs). Work without counted FLOPs, speed or bytes has no place on a
     roofline and is left out (unplaced_work says which and why)."""
     work = work.reset_index(drop=True)
     all_flops = _counted_flops(work)
@@ -316,7 +316,7 @@ def binding_points(points: pd.DataFrame) -> pd.DataFrame:
 
 
 def _counted_flops(work: pd.DataFrame) -> pd.Series:
-    """The work's FLOPs over its bytes: `work_flops` where the work has it (nsprof.ladder.work: a
+    """The work's FLOPs over its bytes: `work_flops` where the work has it (nsprof.ladder_analysis.work: a
     stage's declared FLOPs where ncu did not count its precision's), else FP32, FP16 (CUDA cores) and
     tensor FLOPs; NaN where FP32 FLOPs were not counted."""
     if "work_flops" in work:

@@ -8,7 +8,7 @@ which apply to a capture. One module per job:
 
 They import no layer above them (only nsprof.paths, nsprof.errors, nsprof.output), so capture,
 parse, analyze, launch and the commands may all use them. Measuring them runs kernels, and lives in
-the launch layer (nsprof.launch.gpu_ceilings, nsprof.ladder.launch.cpu_ceilings); % of peak is analysis
+the launch layer (nsprof.launch.gpu_ceilings, nsprof.ladder_runs.cpu_ceilings); % of peak is analysis
 (nsprof.analyze.percent_of_peak). This file imports nothing, so importing one module loads no
 other.
 """

@@ -11,7 +11,7 @@ from nsprof import api
 from nsprof.paths import gpu_slug
 
 if TYPE_CHECKING:
-    from nsprof.ladder.analysis import LadderAnalysis
+    from nsprof.ladder_analysis.profiles import LadderAnalysis
 from nsprof.commands.options import ALL_HELP, CEILINGS_HELP, FROM_HELP
 from nsprof.commands.output_argument import output_and_inputs
 from nsprof.errors import UsageError

@@ -63,8 +63,8 @@ from nsprof.diff.statistics import (
 )
 from nsprof.diff.why import kernel_counters, kernel_rules, moved, rule_changes, stage_counters
 from nsprof.errors import UsageError
-from nsprof.ladder.capture import LadderCaptureAnalysis
-from nsprof.ladder.work import work_key
+from nsprof.ladder_analysis.capture import LadderCaptureAnalysis
+from nsprof.ladder_analysis.work import work_key
 from nsprof.ranges import parse_stage_range
 
 FASTER, SLOWER, SAME, ADDED, REMOVED, UNSTABLE = "faster", "slower", "same", "added", "removed", "unstable"
@@ -85,7 +85,7 @@ RUN_FIELDS = ("a_runs", "b_runs")  # rows of a diff across runs: how many runs o
 @dataclass(frozen=True)
 class Capture:
     """One side of a diff: a capture's analysis (LadderCaptureAnalysis, with the parts diff compares
-    kept: nsprof.ladder.capture.DIFF_PARTS), or an `nsprof bench` record."""
+    kept: nsprof.ladder_analysis.capture.DIFF_PARTS), or an `nsprof bench` record."""
 
     name: str
     analysis: LadderCaptureAnalysis | None = None

@@ -3,7 +3,7 @@ away (pure pandas).
 
 A kernel's counters are the median over its profiled launches of ncu's per-launch figures
 (nsprof.analyze.metrics.kernel_metrics, launch_findings); a stage's are its work record's, per
-launch (nsprof.ladder.work.per_launch), and include what the stage's change should move (the
+launch (nsprof.ladder_analysis.work.per_launch), and include what the stage's change should move (the
 registry's `watch` columns). A counter moved when it changed by MOVED_PCT or more, or went to or
 from zero; only counters measured on both sides are compared.
 """
@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from nsprof.analyze.metrics import sum_measured
-from nsprof.ladder.work import per_launch, watched
+from nsprof.ladder_analysis.work import per_launch, watched
 
 MOVED_PCT = 5.0
 # DRAM and L2 bytes, bank conflicts, occupancy, SOL throughput, FLOP rate, tensor-core use.

@@ -19,7 +19,7 @@ from nsprof.explain.evidence import EXAMPLES_DIR
 from nsprof.ladder.cpu_speedups import BLAS_KEY, LOOP_KEY
 from nsprof.ladder.ops.tiles import as_tile
 from nsprof.ladder.registry import get_op, get_stage
-from nsprof.ladder.work import WALL_CLOCK, cpu_roof
+from nsprof.ladder_analysis.work import WALL_CLOCK, cpu_roof
 from nsprof.parse.sources import PROFILES_DIR, latest_profile
 from nsprof.paths import missing_reason
 from nsprof.profile_analysis import analyzed_profile

@@ -47,7 +47,7 @@ class Measurements:
     gpu: str | None
     ceiling: Ceiling | None  # the GPU's peaks: measured where saved, else the datasheet's (None: unknown GPU)
     launches: pd.DataFrame  # one row per ncu launch: kernel_metrics columns, launch columns, op/stage/size
-    stages: pd.DataFrame  # per stage and size: nsprof.ladder.work's work columns (CaptureAnalysis.stages)
+    stages: pd.DataFrame  # per stage and size: nsprof.ladder_analysis.work's work columns (CaptureAnalysis.stages)
     manifest: dict | None = None  # the profile directory's manifest.json, where it has one
     tuning: dict | None = None  # its Triton stages' tuning, (stage, size) -> details (nsprof.parse.documents.read_tuning)
 
@@ -319,7 +319,7 @@ _LD_SECTORS = (_NAME("global_ld_sectors"), _NAME("global_ld_requests"))
 _ST_SECTORS = (_NAME("global_st_sectors"), _NAME("global_st_requests"))
 
 QUANTITIES: dict[str, Quantity] = {
-    # the stage's time and speed as report, roofline and analyze show them (nsprof.ladder.work)
+    # the stage's time and speed as report, roofline and analyze show them (nsprof.ladder_analysis.work)
     "tflops_per_s": Quantity("TFLOP/s", lambda value: flops_per_s(value * 1e12, unit=False), (), None, "tflops_per_s"),
     "pct_of_compute_peak": Quantity("% of peak", ".1f", (), None, "pct_of_compute_peak"),
     "fp32_flops": Quantity("FP32 FLOPs", count, (_NAME("ffma_thread_instructions"),), _column("flops")),

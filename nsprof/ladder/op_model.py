@@ -105,7 +105,7 @@ class Workload(Protocol[P]):
     def library_call(self, stage: Stage, problem: P) -> LibraryCall: ...  # a library stage: what it computes
 
 
-# what a library stage is, in its declaration's words (nsprof.ladder.launch.library does it)
+# what a library stage is, in its declaration's words (nsprof.ladder_runs.library does it)
 LIBRARY_TUNING = ("the fastest verified of CuPy's call (cuBLAS) and cuBLASLt's algorithms for the shape, kept "
                   "before timing; torch.{} timed beside it, and % cuBLAS of the faster")
 
@@ -113,7 +113,7 @@ LIBRARY_TUNING = ("the fastest verified of CuPy's call (cuBLAS) and cuBLASLt's a
 @dataclass(frozen=True)
 class LibraryCall:
     """What a library stage computes, for the launch layer to run it every way it can (CuPy's call,
-    cuBLASLt's algorithms: nsprof.ladder.launch.library) and keep the fastest: out = a.b, row-major."""
+    cuBLASLt's algorithms: nsprof.ladder_runs.library) and keep the fastest: out = a.b, row-major."""
 
     call: str  # CuPy's call, as records name it: "cublasGemmEx", "cublasSgemv"
     arrays: Callable[[], tuple[Any, Any, Any]]  # the problem's current (a, b, out), read at each launch

@@ -3,7 +3,7 @@
 - NVRTC: a CUDA C++ source under kernels/ (`.cu`), compiled at run time through CuPy, launched by
   the op's workload with one of the stage's tiles (nsprof.ladder.ops.tiles.Tile).
 - LIBRARY: a vendor library's product, declared by the op's workload's `library_call`: tuned
-  over CuPy's call (cuBLAS) and the algorithms cuBLASLt proposes (nsprof.ladder.launch.library), and
+  over CuPy's call (cuBLAS) and the algorithms cuBLASLt proposes (nsprof.ladder_runs.library), and
   timed beside PyTorch's same product; no source and no tiles.
 - TRITON: a Python file under kernels/ holding a `@triton.jit` kernel and a `launcher(problem,
   config, precision)` function; its tiles are the configurations it is autotuned over
@@ -11,10 +11,10 @@
   "not available" and everything else works.
 - CPU: C under kernels/ (`.c`, one entry `nsprof_cpu_product`) compiled by the host's C compiler,
   or, with no file, the CPU's BLAS through NumPy; run on the host on NumPy arrays, timed on the wall
-  clock (nsprof.ladder.launch.cpu_stage). No GPU needed: the rung every seed ladder starts from.
+  clock (nsprof.ladder_runs.cpu_stage). No GPU needed: the rung every seed ladder starts from.
 
 Every GPU kind is launched on the stream nsprof times and measured by the same CUDA events
-(nsprof.ladder.launch.stage_launch picks the launcher by kind: a new kind adds its entry there and its
+(nsprof.ladder_runs.stage_launch picks the launcher by kind: a new kind adds its entry there and its
 own files, never a branch in an op's workload); the CPU kind runs on the host's wall clock.
 """
 

@@ -1,5 +1,5 @@
 """cuBLASLt's matrix product through ctypes: the algorithms its heuristic proposes for one shape,
-each a candidate the library stages try (nsprof.ladder.launch.tuning), with a workspace.
+each a candidate the library stages try (nsprof.ladder_runs.tuning), with a workspace.
 
 CuPy binds cuBLAS but not cuBLASLt (cupy/cupy#7360: no plans to), and its matmul calls
 cublasGemmEx, which picks one algorithm by itself. cuBLASLt ranks several for the shape, precision

@@ -64,7 +64,7 @@ def read_pipeline_results(path: Path) -> dict | None:
 def read_tuning(path: Path) -> dict[tuple[str, str], dict] | None:
     """What a capture's bench record (bench-nsys.json, written by the nsys pass; the ncu pass reuses
     it) says of its tuned stages (Triton and library): (stage, size) -> `details` (the tuning's trials and kept
-    configuration, and what Triton compiled: nsprof.ladder.launch.triton_stage); None without the file.
+    configuration, and what Triton compiled: nsprof.ladder_runs.triton_stage); None without the file.
     Records without details (the other stages) are left out."""
     document = _read_object(path, "bench results")
     if document is None:
@@ -77,7 +77,7 @@ def read_tuning(path: Path) -> dict[tuple[str, str], dict] | None:
             and isinstance(record["details"].get("autotune"), dict)}
 
 
-# What a bench record must hold to be shown as a CPU stage's row (nsprof.ladder.work.cpu_work).
+# What a bench record must hold to be shown as a CPU stage's row (nsprof.ladder_analysis.work.cpu_work).
 BENCH_RECORD_FIELDS = ("op", "stage", "size", "status")
 
 
@@ -101,7 +101,7 @@ def read_cpu_rung(bench: Path, ceilings: Path) -> CpuRung | None:
 
 
 MAX_DIMENSION = 2**31 - 1  # a matrix dimension CUDA indexes; a 400-digit one overflowed every figure
-HOST_ROOFS = ("fp32_tflops", "dram_tbyte_per_s")  # what nsprof ceilings --cpu measures (nsprof.ladder.launch.cpu_ceilings)
+HOST_ROOFS = ("fp32_tflops", "dram_tbyte_per_s")  # what nsprof ceilings --cpu measures (nsprof.ladder_runs.cpu_ceilings)
 MAX_HOST_ROOF = 1e4  # TFLOP/s or TB/s: no host reaches this; a larger "measured" roof is damage
 
 

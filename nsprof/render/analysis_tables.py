@@ -11,10 +11,10 @@ import pandas as pd
 from nsprof.analyze.families import rules_applied
 from nsprof.analyze.launch_findings import FINDING_COLUMNS
 from nsprof.analyze.nvtx_attribution import PROCESS, THREAD
-from nsprof.ladder.capture import LadderCaptureAnalysis
 from nsprof.ladder.cpu_speedups import BLAS_KEY, LOOP_KEY
 from nsprof.ladder.registry import headline
-from nsprof.ladder.work import WALL_CLOCK
+from nsprof.ladder_analysis.capture import LadderCaptureAnalysis
+from nsprof.ladder_analysis.work import WALL_CLOCK
 from nsprof.parse.model import RECAPTURE, reported_errors
 from nsprof.parse.nsys_sqlite import GRAPH_NAME
 from nsprof.render import format as fmt
@@ -201,7 +201,7 @@ KERNEL_COLUMNS = (("id", "id", "d"), ("kernel", "kernel", ""), ("time us", "dura
 GROUP_COLUMNS = (("kernel", "kernel", ""), ("grid", "grid", _dims), ("block", "block", _dims), ("count", "launches", ",d"),
                  ("median\nus", "median_ns", _us(",.2f")), ("min\nus", "min_ns", _us(",.2f")),
                  ("max\nus", "max_ns", _us(",.2f")), *_FINDINGS, *_RATES)
-# A stage's figures as the report and the roofline show them (nsprof.ladder.work: one time, one speed).
+# A stage's figures as the report and the roofline show them (nsprof.ladder_analysis.work: one time, one speed).
 STAGE_COLUMNS = (("op", "op", ""), ("stage", "stage", ""), ("size", "size", ""), ("launches", "launches", "d"),
                  ("time us", "time_per_launch_ns", lambda ns: format(ns / 1e3, ",.2f" if ns < 1e7 else ",.0f")),
                  ("from", "time_source", ""),

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from nsprof.ladder.launch.bench import PAIRED
 from nsprof.ladder.registry import get_op
+from nsprof.ladder_runs.bench import PAIRED
 from nsprof.render import format as fmt
 from nsprof.render.document import Table as DocumentTable
 from nsprof.render.terminal_table import terminal_table
@@ -23,7 +23,7 @@ OPTIONAL = ("torch_ms", "speedup_vs_cpu_loop", "speedup_vs_cpu_blas")
 def results_table(records: list[dict], env: dict, dram_ceiling=None, width: int = 160) -> Table:
     """The records as a table `width` columns wide (nsprof.render.terminal_table: titles wrap at
     spaces; sizes, tiles and numbers stay whole; DROP_ORDER's columns go first, named in the
-    caption). `dram_ceiling`: the Ceiling that % DRAM is of (nsprof.ladder.launch.bench.add_pct_dram)."""
+    caption). `dram_ceiling`: the Ceiling that % DRAM is of (nsprof.ladder_runs.bench.add_pct_dram)."""
     op = get_op(records[0]["op"]) if records else None
     by_bytes = op is not None and op.headline == "bytes"
     gbytes = lambda tbytes: fmt.bytes_per_s(tbytes * 1e12, unit=False)  # noqa: E731 (one unit for bandwidth: GB/s)
@@ -103,7 +103,7 @@ def baseline_note(records: list[dict]) -> str | None:
 
 def torch_note(records: list[dict]) -> str | None:
     """Where PyTorch's product beat the library stage, so that % cuBLAS is of PyTorch's time
-    there (nsprof.ladder.launch.bench._add_pct_cublas): 'torch ms: torch.mm on the same arrays; % cuBLAS
+    there (nsprof.ladder_runs.bench._add_pct_cublas): 'torch ms: torch.mm on the same arrays; % cuBLAS
     of torch.mm where faster: v9t 4096x4096x4096'."""
     timed = [r for r in records if r.get("torch_call")]
     if not timed:
@@ -118,7 +118,7 @@ def torch_note(records: list[dict]) -> str | None:
 
 
 def tuning_note(record: dict) -> str:
-    """A Triton stage's tuning and what it compiled to (nsprof.ladder.launch.triton_stage): 'v12t 4096^3:
+    """A Triton stage's tuning and what it compiled to (nsprof.ladder_runs.triton_stage): 'v12t 4096^3:
     kept 128x256x32 w8 s3 of 5 tried (5 verified, the fastest; tuning never timed as the stage),
     168 registers, 0 spills, 192 KB shared; SASS: 512 HGMMA (wgmma), 64 UTMALDG (TMA)'."""
     tuning, compiled = record["details"]["autotune"], record["details"].get("compiled")

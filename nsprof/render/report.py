@@ -20,10 +20,10 @@ from nsprof.analyze.metrics import half_flops_rule
 from nsprof.analyze.pipeline import FlowTimeline
 from nsprof.analyze.roofline import COMPULSORY, CPU_MEMORY_ROOF, LEVELS, binding_points, chart_groups, unplaced_work
 from nsprof.analyze.timeline import TimeBreakdown
-from nsprof.ladder.analysis import LadderAnalysis
 from nsprof.ladder.cpu_speedups import BLAS_KEY, LOOP_KEY
 from nsprof.ladder.registry import Stage, all_ops, all_stages, baseline_stages, get_op, headline
-from nsprof.ladder.work import WALL_CLOCK, stage_changes
+from nsprof.ladder_analysis.profiles import LadderAnalysis
+from nsprof.ladder_analysis.work import WALL_CLOCK, stage_changes
 from nsprof.render import format as fmt
 from nsprof.render.document import REPORT_WIDTH, Block, Bullets, Heading, Image, Paragraph, Table
 from nsprof.render.figure_file import figure_bytes
@@ -166,7 +166,7 @@ def _kernel_table(kernels: pd.DataFrame) -> Table:
 
 
 def _measured_cells(work: pd.DataFrame) -> list[tuple[str, ...]]:
-    """MEASURED_HEADERS' cells, per launch, from the work's one time and speed (nsprof.ladder.work)."""
+    """MEASURED_HEADERS' cells, per launch, from the work's one time and speed (nsprof.ladder_analysis.work)."""
     return [(
         fmt.duration_ns(row.get("time_per_launch_ns")), row.get("time_source") or fmt.MISSING,
         fmt.flops_per_s(_scaled(row.get("tflops_per_s"), 1e12), unit=False), _peak_cell(row),

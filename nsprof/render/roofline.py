@@ -51,7 +51,7 @@ ROOF_STYLES: dict[str, dict[str, Any]] = {  # Line2D properties
     "tf32": {"color": "#7b3294", "linestyle": "-."},
     "fp16": {"color": "#c51b7d", "linestyle": "-."},
 }
-CPU_COLOR = "#b2182b"  # the host's roofs (nsprof.ladder.work.host_roofs): no ladder's or GPU roof's colour
+CPU_COLOR = "#b2182b"  # the host's roofs (nsprof.ladder_analysis.work.host_roofs): no ladder's or GPU roof's colour
 ROOF_STYLES.update({"cpu_memory": {"color": CPU_COLOR, "linestyle": (0, (6, 2))},
                     "cpu_fp32": {"color": CPU_COLOR, "linestyle": "-"}})
 LEVEL_COLORS = {"dram": "#1f77b4", "l2": "#d95f02", "l1": "#1b9e77", COMPULSORY: CPU_COLOR}

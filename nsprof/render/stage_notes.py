@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import pandas as pd
 
-from nsprof.ladder.work import WALL_CLOCK
+from nsprof.ladder_analysis.work import WALL_CLOCK
 from nsprof.render import format as fmt
 
 PEAK_SAID = "% peak: of the units the stage's precision runs on (FP32 pipes for fp32, tensor cores for tf32 and fp16)"
 
 
 def stage_notes(stages: pd.DataFrame) -> list[str]:
-    """The sentences that apply to these stages (nsprof.ladder.work's work columns), if any."""
+    """The sentences that apply to these stages (nsprof.ladder_analysis.work's work columns), if any."""
     return [note for note in (declared_flops_note(stages), host_bound_note(stages), cpu_stages_note(stages)) if note]
 
 

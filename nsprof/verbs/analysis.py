@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from nsprof.verbs.common import outside_profiles, path_or_none
 
 if TYPE_CHECKING:  # loaded with the calls that need them: `nsprof --help` stays fast
-    from nsprof.ladder.capture import LadderCaptureAnalysis
+    from nsprof.ladder_analysis.capture import LadderCaptureAnalysis
     from nsprof.many import ManyCaptures
 
 

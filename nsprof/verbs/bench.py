@@ -27,7 +27,7 @@ class BenchRun:
 
     @property
     def records(self) -> list[dict]:
-        """One record per stage and size (nsprof.ladder.launch.bench), baselines included."""
+        """One record per stage and size (nsprof.ladder_runs.bench), baselines included."""
         return self.document["results"]
 
     @property
@@ -42,13 +42,14 @@ def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: s
           paired: bool = True) -> BenchRun:
     """Verify, then time, each stage at each size (GPU), with the baselines of their precisions
     (`baseline`) for % of the library, measured with the launches in turn where `paired`
-    (nsprof.ladder.launch.bench.pair_with_library); `tile` forces a block tile; `tuned`, a bench record whose
+    (nsprof.ladder_runs.bench.pair_with_library); `tile` forces a block tile; `tuned`, a bench record whose
     kept Triton configurations are reused instead of tuning again; `runs` > 1 repeats it all in
-    fresh processes (nsprof.ladder.launch.bench_runs). The results are saved to
+    fresh processes (nsprof.ladder_runs.bench_runs). The results are saved to
     OUT/bench-<op>-<time>.json with `out`, or to `save_as` (replaced only where nsprof wrote it,
     or with `force`); a file in the way is found before any GPU work."""
     from nsprof.ceilings.resolve import resolve_ceiling
-    from nsprof.ladder.launch.bench import (
+    from nsprof.ladder.registry import get_op, select_stages
+    from nsprof.ladder_runs.bench import (
         add_pct_dram,
         check_output,
         check_tile,
@@ -57,7 +58,6 @@ def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: s
         run_bench,
         save_results,
     )
-    from nsprof.ladder.registry import get_op, select_stages
     from nsprof.sizes import parse_sizes, size_label
 
     check_runs(runs)
@@ -70,7 +70,7 @@ def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: s
     kept = kept_configurations(Path(tuned)) if tuned is not None else {}
     env, no_gpu = _bench_env(chosen, runs)  # fails early, in one line, where only GPU stages were chosen
     if runs > 1:
-        from nsprof.ladder.launch.bench_runs import merged, run_in_fresh_processes
+        from nsprof.ladder_runs.bench_runs import merged, run_in_fresh_processes
 
         argv = workload_argv("bench", {"stages": [s.stage for s in chosen], "sizes": [size_label(s) for s in parsed],
                                        "op": op, "repeat": repeat, "warmup": warmup, "baseline": baseline, "tile": tile,
@@ -107,7 +107,7 @@ def _bench_env(chosen: list, runs: int = 1) -> tuple[dict, str | None]:
                 raise
             no_gpu = err.problem
     if any(stage.kind.on_host for stage in chosen):
-        from nsprof.ladder.launch.cpu_stage import host_info
+        from nsprof.ladder_runs.cpu_stage import host_info
 
         env.update(host_info())
     return env, no_gpu

@@ -32,9 +32,9 @@ def measure_ceilings(out: str | Path | None = None, save: bool = True,
 def measure_cpu_ceilings(out: str | Path | None = None, save: bool = True,
                          progress: Callable[[str], None] | None = None) -> tuple[dict, list[Path]]:
     """This host CPU's roofs, measured (no GPU): the document `nsprof ceilings --cpu --json` prints
-    (nsprof.ladder.launch.cpu_ceilings), and the file it was saved to (as a GPU's are) when `save`."""
+    (nsprof.ladder_runs.cpu_ceilings), and the file it was saved to (as a GPU's are) when `save`."""
     from nsprof.ceilings.files import save_ceilings
-    from nsprof.ladder.launch.cpu_ceilings import measure_cpu_ceilings as measure
+    from nsprof.ladder_runs.cpu_ceilings import measure_cpu_ceilings as measure
 
     document = measure(progress=progress or (lambda message: None))
     return document, [save_ceilings(document, path_or_none(out))] if save else []

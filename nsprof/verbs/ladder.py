@@ -12,7 +12,7 @@ from nsprof.paths import PROFILES_DIR
 from nsprof.verbs.common import outside_profiles, path_or_none
 
 if TYPE_CHECKING:  # loaded with the calls that need them: `nsprof --help` stays fast
-    from nsprof.ladder.analysis import LadderAnalysis
+    from nsprof.ladder_analysis.profiles import LadderAnalysis
 
 
 ROOFLINE_FILES = ("roofline.png", "roofline.svg", "roofline.csv")
@@ -31,7 +31,7 @@ def load_ladder(paths: Sequence[str | Path] | None = None, keep_all: bool = Fals
     on one GPU under profiles/ (nsprof.parse.sources.default_ladder), and `chosen` says which."""
     from nsprof.analyze.capture_facts import gpu_name
     from nsprof.ceilings.resolve import resolve_ceiling
-    from nsprof.ladder.analysis import LadderCapture, analyze_ladder, ladder_gpu
+    from nsprof.ladder_analysis.profiles import LadderCapture, analyze_ladder, ladder_gpu
     from nsprof.parse.sources import default_ladder, load_sources, loaded
     from nsprof.profile_analysis import capture_analysis
 
@@ -82,7 +82,7 @@ def write_report(ladder: LadderAnalysis, directory: str | Path, force: bool = Fa
     if ladder.work.empty and not ladder.timelines:
         raise ParseError("nothing to report: no stage, kernel or CUDA activity in the profiles given",
                          "Capture one with `nsprof profile`, or pass a profile directory or an ncu .csv file with --from")
-    from nsprof.ladder.untimed import untimed_ladder
+    from nsprof.ladder_analysis.untimed import untimed_ladder
     from nsprof.output import check_outputs, write_set
 
     untimed = untimed_ladder(ladder.work, {capture.name: capture.analysis.untimed_causes for capture in ladder.captures})

@@ -16,7 +16,7 @@ def pipeline(op: str = "sgemm", stages: list[str] | None = None, size: str = "10
              repeat: int | None = None, warmup: int | None = None, cold: bool = True,
              capture: bool = True, out: str | Path = PROFILES_DIR, nsys: str | None = None, cpu: bool = True,
              progress=lambda message: None) -> dict:
-    """The whole flow of a matrix product, host to host, in every variant (nsprof.ladder.launch.pipeline),
+    """The whole flow of a matrix product, host to host, in every variant (nsprof.ladder_runs.pipeline),
     against the bus floor, with the breakdown of an nsys capture of the same flows (GPU).
 
     Default stages: the fastest stage that verifies at this size, and the library's (cuBLAS) in its precision.
@@ -27,9 +27,9 @@ def pipeline(op: str = "sgemm", stages: list[str] | None = None, size: str = "10
     which the capture's directory keeps as pipeline.json."""
     from nsprof.analyze.pipeline import against_floor, bus_floor
     from nsprof.ceilings.resolve import resolve_ceiling
-    from nsprof.ladder.launch.bench import run_bench
-    from nsprof.ladder.launch.pipeline import cold_record, measure_pipeline
     from nsprof.ladder.registry import baseline_stage, baseline_stages, get_op, is_baseline_stage, select_stages
+    from nsprof.ladder_runs.bench import run_bench
+    from nsprof.ladder_runs.pipeline import cold_record, measure_pipeline
     from nsprof.launch.gpu import device_info
     from nsprof.launch.tools import launch_tools
     from nsprof.sizes import parse_sizes
@@ -88,9 +88,9 @@ def _cpu_blas(op: str, size, progress) -> dict | None:
     """The op's CPU BLAS stage (v0blas) on the same product, timed on this host ({"stage",
     "median_ms", "cpu", "message"}); None where the op has no CPU stage."""
     from nsprof.ladder.cpu_roles import CPU_BLAS, cpu_role
-    from nsprof.ladder.launch.bench import run_bench
-    from nsprof.ladder.launch.cpu_stage import host_info
     from nsprof.ladder.registry import stages_for
+    from nsprof.ladder_runs.bench import run_bench
+    from nsprof.ladder_runs.cpu_stage import host_info
 
     blas = next((s for s in stages_for(op) if s.kind.on_host and cpu_role(s) == CPU_BLAS), None)
     if blas is None:

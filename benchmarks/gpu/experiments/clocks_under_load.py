@@ -32,9 +32,9 @@ PHASE_S = 3.0
 
 def kernels(names: list[str], problem, size, tools, op):
     """name -> a launch of it, each verified first."""
-    from nsprof.ladder.launch.stage_launch import stage_launcher
-    from nsprof.ladder.launch.torch_baseline import torch_launch
     from nsprof.ladder.registry import get_stage
+    from nsprof.ladder_runs.stage_launch import stage_launcher
+    from nsprof.ladder_runs.torch_baseline import torch_launch
     from nsprof.launch.measure import verify
 
     h6, h7 = get_stage("hgemm", "h6"), get_stage("hgemm", "h7")

@@ -72,8 +72,8 @@ def main() -> None:
     import cupyx
     import numpy as np
 
-    from nsprof.ladder.launch import pipeline as P
     from nsprof.ladder.op_model import find_kernel
+    from nsprof.ladder_runs import pipeline as P
     from nsprof.launch.capturable_cublas import RowMajorGemm
     from nsprof.launch.compile import load_kernel
     from nsprof.launch.measure import time_launches

@@ -29,8 +29,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--sizes", default="4096,8192")
     args = ap.parse_args()
-    from nsprof.ladder.launch.torch_baseline import torch_launch
     from nsprof.ladder.registry import get_op, get_stage
+    from nsprof.ladder_runs.torch_baseline import torch_launch
     from nsprof.launch.measure import paired_medians, verify
     from nsprof.launch.tools import launch_tools
     from nsprof.sizes import parse_sizes, size_label

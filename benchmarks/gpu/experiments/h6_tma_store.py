@@ -36,8 +36,8 @@ def main() -> None:
     ap.add_argument("--check", default=CHECK)
     ap.add_argument("--variants", default=";".join(VARIANTS), help="which, separated by ;: " + "; ".join(VARIANTS))
     args = ap.parse_args()
-    from nsprof.ladder.launch.torch_baseline import torch_launch
     from nsprof.ladder.registry import get_op, get_stage
+    from nsprof.ladder_runs.torch_baseline import torch_launch
     from nsprof.launch.measure import paired_medians, verify
     from nsprof.launch.tools import launch_tools
     from nsprof.sizes import parse_sizes, size_label

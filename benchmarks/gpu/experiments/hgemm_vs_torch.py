@@ -58,8 +58,8 @@ def main() -> None:
     ap.add_argument("--paired", action="store_true", help="alternate each launch with torch.mm's (ABAB)")
     ap.add_argument("--only", default="", help="a regular expression: only the variants it finds (torch.mm always)")
     args = ap.parse_args()
-    from nsprof.ladder.launch.torch_baseline import torch_launch
     from nsprof.ladder.registry import get_op, get_stage
+    from nsprof.ladder_runs.torch_baseline import torch_launch
     from nsprof.launch.measure import paired_medians, time_launches, verify
     from nsprof.launch.tools import launch_tools
     from nsprof.sizes import parse_sizes, size_label

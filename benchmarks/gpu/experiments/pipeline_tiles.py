@@ -16,7 +16,7 @@ import cupy as cp
 import cupyx
 import numpy as np
 
-from nsprof.ladder.launch import pipeline as P
+from nsprof.ladder_runs import pipeline as P
 from nsprof.launch.capturable_cublas import RowMajorGemm
 from nsprof.launch.measure import time_launches
 

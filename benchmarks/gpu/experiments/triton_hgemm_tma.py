@@ -15,7 +15,7 @@ import triton.language as tl
 from triton.tools.tensor_descriptor import TensorDescriptor
 
 sys.path.insert(0, ".")
-from nsprof.ladder.launch.triton_stage import TritonPointer
+from nsprof.ladder_runs.triton_stage import TritonPointer
 from nsprof.launch.measure import time_launches
 
 

@@ -38,8 +38,8 @@ def main() -> None:
     args = ap.parse_args()
     import cupy as cp
 
-    from nsprof.ladder.launch.pipeline import GRAPH, Pipeline, host_inputs, relative_error
     from nsprof.ladder.registry import get_stage
+    from nsprof.ladder_runs.pipeline import GRAPH, Pipeline, host_inputs, relative_error
     from nsprof.launch.measure import time_launches
     from nsprof.launch.tools import launch_tools
 

@@ -1,5 +1,5 @@
 """A capture as a ladder reads it: the generic analysis (nsprof.analyze.capture_analysis) and the
-parts that need the ladders' definitions: its pieces of work and stages (nsprof.ladder.work: the
+parts that need the ladders' definitions: its pieces of work and stages (nsprof.ladder_analysis.work: the
 op's FLOPs and bytes at the stage's size), the host's roofs measured beside its CPU stages, and
 why a stage went untimed. A capture that holds stages is no program: it has no host side."""
 
@@ -10,8 +10,8 @@ from functools import cached_property
 import pandas as pd
 
 from nsprof.analyze.capture_analysis import CaptureAnalysis
-from nsprof.ladder.untimed import untimed_causes
-from nsprof.ladder.work import combine, with_peaks, work_records
+from nsprof.ladder_analysis.untimed import untimed_causes
+from nsprof.ladder_analysis.work import combine, with_peaks, work_records
 
 # What `nsprof diff` (and so `nsprof history`) reads of each run, in the order computed: the parts
 # they are computed from (ncu's launches, the work records) are let go with the frames.
@@ -32,7 +32,7 @@ class LadderCaptureAnalysis(CaptureAnalysis):
 
     @cached_property
     def work(self) -> pd.DataFrame:
-        """Every piece of work, stages among them (nsprof.ladder.work.work_records): what the ladder combines."""
+        """Every piece of work, stages among them (nsprof.ladder_analysis.work.work_records): what the ladder combines."""
         return work_records(self.launches, self.ranges, self._inputs.cpu)
 
     @cached_property
@@ -43,12 +43,12 @@ class LadderCaptureAnalysis(CaptureAnalysis):
 
     @cached_property
     def untimed_causes(self) -> list[str]:
-        """What keeps each of the capture's files from timing a stage (nsprof.ladder.untimed)."""
+        """What keeps each of the capture's files from timing a stage (nsprof.ladder_analysis.untimed)."""
         return untimed_causes(self._inputs.nsys, self._inputs.ncu)
 
     @cached_property
     def stages(self) -> pd.DataFrame:
-        """The capture's stages, with the figures report and roofline show (nsprof.ladder.work.with_peaks)."""
+        """The capture's stages, with the figures report and roofline show (nsprof.ladder_analysis.work.with_peaks)."""
         work = with_peaks(combine([("", None, self.work)]), self.ceiling, self.cpu_ceilings)
         return work[work["stage"].notna()].reset_index(drop=True)
 

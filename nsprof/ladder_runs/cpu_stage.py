@@ -85,7 +85,7 @@ def time_wall(run: Callable[[], object], repeat: int | None = None, warmup: int 
 
 
 def bench_cpu_stage(stage: Stage, size, problem, record: dict, *, repeat: int | None, warmup: int | None) -> dict:
-    """A CPU stage's bench record at one size (`record`: nsprof.ladder.launch.bench's empty one): skipped
+    """A CPU stage's bench record at one size (`record`: nsprof.ladder_runs.bench's empty one): skipped
     where it would pass BUDGET_S, else verified, then timed on the wall clock."""
     from nsprof.ladder.registry import get_op
 

@@ -47,7 +47,7 @@ def bench_stage(stage: Stage, size: Size, problem, tools, *, repeat: int | None,
     launch configuration (a Triton stage then tries that one alone). `launches`: where a stage that
     verified leaves its launch (and a library stage PyTorch's too, under TORCH), to be paired with
     the library's afterwards (pair_with_library)."""
-    from nsprof.ladder.launch.stage_launch import stage_launcher
+    from nsprof.ladder_runs.stage_launch import stage_launcher
     from nsprof.launch.measure import time_launches, verify
 
     rec = _record(stage, size)
@@ -83,12 +83,12 @@ def bench_stage(stage: Stage, size: Size, problem, tools, *, repeat: int | None,
     if steps:
         rec["steps_ms"] = {name: alone(name, step) for name, step in steps.items()}
     if stage.kind.vendor_library:  # what PyTorch's users get for the same product, beside it
-        from nsprof.ladder.launch.torch_baseline import torch_timing
+        from nsprof.ladder_runs.torch_baseline import torch_timing
 
         call = get_op(stage.op).workload.library_call(stage, problem)
         rec.update(torch_timing(stage, problem, call, size, repeat=repeat, warmup=warmup))
         if launches is not None and rec["torch_ms"] is not None:
-            from nsprof.ladder.launch.torch_baseline import torch_launch
+            from nsprof.ladder_runs.torch_baseline import torch_launch
 
             launches[(TORCH, stage.stage)] = torch_launch(call, stage.precision.name)
     if launches is not None:
@@ -146,7 +146,7 @@ def run_bench(op: str, stages: list[Stage], sizes: list[Size], *, repeat: int | 
             if progress:
                 progress(f"{stage.op} {stage.stage} {size_label(size)}")
             if stage.kind.on_host:
-                from nsprof.ladder.launch.cpu_stage import bench_cpu_stage
+                from nsprof.ladder_runs.cpu_stage import bench_cpu_stage
 
                 rec = bench_cpu_stage(stage, size, problem, _record(stage, size), repeat=repeat, warmup=warmup)
             elif broken:

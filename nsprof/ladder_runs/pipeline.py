@@ -36,8 +36,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from nsprof.ladder.launch.stage_launch import stage_launcher
 from nsprof.ladder.registry import Stage, get_op
+from nsprof.ladder_runs.stage_launch import stage_launcher
 from nsprof.launch.gpu import require_cupy
 from nsprof.launch.measure import time_launches
 from nsprof.ranges import pipeline_range
@@ -258,7 +258,7 @@ def measure_pipeline(stage: Stage, size: Size, tools, *, chunks: int, repeat: in
 COLD_CHILD = """
 import json, sys, time
 t0 = time.perf_counter()
-from nsprof.ladder.launch.pipeline import cold_start
+from nsprof.ladder_runs.pipeline import cold_start
 print(json.dumps(cold_start(t0, *json.loads(sys.argv[1]))))
 """
 

@@ -2,7 +2,7 @@
 arrays (shared through DLPack, no copy), in the same precision (TF32 allowed only for a TF32
 stage), on the stream nsprof times, verified and timed by the same CUDA events as the stage.
 Where PyTorch is installed, every library record carries its median as `torch_ms`, and % of
-cuBLAS is of the faster of the two (nsprof.ladder.launch.bench)."""
+cuBLAS is of the faster of the two (nsprof.ladder_runs.bench)."""
 
 from __future__ import annotations
 

@@ -17,8 +17,8 @@ from nsprof.analyze.roofline import Roof, roofline_points, roofs
 from nsprof.analyze.timeline import TimeBreakdown
 from nsprof.ceilings.peaks import Ceiling
 from nsprof.errors import UsageError
-from nsprof.ladder.capture import LadderCaptureAnalysis
-from nsprof.ladder.work import combine, host_roofs, with_compulsory_intensity, with_peaks
+from nsprof.ladder_analysis.capture import LadderCaptureAnalysis
+from nsprof.ladder_analysis.work import combine, host_roofs, with_compulsory_intensity, with_peaks
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ one kernel (labelled by its shortened name). Columns of `work_records`:
   excess wavefronts over each access width's minimum, which the n-way degree alone hides
 - with_peaks adds `compute_roof`, `pct_of_compute_peak` and `dram_pct_of_peak`
 
-nsprof.ladder.analysis puts them together for the report commands: work records of several
+nsprof.ladder_analysis.profiles puts them together for the report commands: work records of several
 profiles (the latest of each stage), their roofline points (a CPU stage's under the host's own
 roofs, host_roofs), and where each nsys capture's time went.
 """

@@ -22,13 +22,13 @@ def _nvrtc(stage: Stage, problem, tools: LaunchTools, tile_shape: str | None) ->
 
 
 def _library(stage: Stage, problem, tools: LaunchTools, tile_shape: str | None) -> Launcher:
-    from nsprof.ladder.launch.library import library_launcher
+    from nsprof.ladder_runs.library import library_launcher
 
     return library_launcher(stage, problem, get_op(stage.op).workload.library_call(stage, problem), tile_shape)
 
 
 def _triton(stage: Stage, problem, tools: LaunchTools, tile_shape: str | None) -> Launcher:
-    from nsprof.ladder.launch.triton_stage import triton_launcher  # imports Triton (and PyTorch): only for its stages
+    from nsprof.ladder_runs.triton_stage import triton_launcher  # imports Triton (and PyTorch): only for its stages
 
     return triton_launcher(stage, problem, tile_shape)
 
@@ -37,6 +37,6 @@ def _cpu(stage: Stage, problem, tools: LaunchTools, tile_shape: str | None) -> L
     raise UsageError(f"{stage.key} runs on the CPU, not on a GPU stream", "time it with `nsprof bench`")
 
 
-# a CPU stage is run by nsprof.ladder.launch.cpu_stage on NumPy arrays, never on a GPU stream
+# a CPU stage is run by nsprof.ladder_runs.cpu_stage on NumPy arrays, never on a GPU stream
 LAUNCHERS: dict[str, Callable[..., Launcher]] = {NVRTC.name: _nvrtc, LIBRARY.name: _library, TRITON.name: _triton,
                                                  CPU.name: _cpu}

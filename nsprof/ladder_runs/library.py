@@ -1,5 +1,5 @@
 """The library stages' products: CuPy's matmul (cuBLAS) in the stage's precision, and the
-candidates a library stage is tuned over (nsprof.ladder.launch.tuning): CuPy's call and cuBLASLt's algorithms.
+candidates a library stage is tuned over (nsprof.ladder_runs.tuning): CuPy's call and cuBLASLt's algorithms.
 
 FP32 is CuPy's default. TF32 sets CuPy's compute type for float32 to COMPUTE_TYPE_TF32 around the
 call, which makes CuPy pass CUBLAS_COMPUTE_32F_FAST_TF32 to cublasGemmEx (CuPy's documented
@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import contextmanager
 
-from nsprof.ladder.launch.tuning import Candidate, TunedLauncher, pinned, tune
 from nsprof.ladder.op_model import LibraryCall
+from nsprof.ladder_runs.tuning import Candidate, TunedLauncher, pinned, tune
 
 
 @contextmanager

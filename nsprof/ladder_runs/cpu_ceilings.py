@@ -5,9 +5,9 @@
   reaches, not the datasheet's (which few CPUs state).
 - Memory bandwidth: a streaming copy over every core (kernels/common/cpu_stream.c, OpenMP) of
   COPY_BYTES, far beyond the last-level cache, counting bytes read and written.
-- Its cores and vector extensions (nsprof.ladder.launch.cpu_stage.host_info).
+- Its cores and vector extensions (nsprof.ladder_runs.cpu_stage.host_info).
 
-Each is the median of timed runs after a warm-up, on the wall clock (nsprof.ladder.launch.cpu_stage.time_wall).
+Each is the median of timed runs after a warm-up, on the wall clock (nsprof.ladder_runs.cpu_stage.time_wall).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import numpy as np
 
 from nsprof import __version__
 from nsprof.ladder.cpu_roles import PARALLEL_FLAGS
-from nsprof.ladder.launch.cpu_stage import compiled, host_info, time_wall
 from nsprof.ladder.op_model import find_kernel
+from nsprof.ladder_runs.cpu_stage import compiled, host_info, time_wall
 from nsprof.launch.gpu_ceilings import ceiling_entry
 
 FP32_N = 2048

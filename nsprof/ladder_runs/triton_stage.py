@@ -5,7 +5,7 @@ precision)`, which returns a function that launches the kernel once on the probl
 arrays in one configuration (nsprof.triton_config.TritonConfig) and returns what Triton compiled.
 
 Autotuning is nsprof's, not `@triton.autotune`'s, so that it is recorded and never timed as the
-stage: the declared configurations are the candidates of nsprof.ladder.launch.tuning (compiled by their
+stage: the declared configurations are the candidates of nsprof.ladder_runs.tuning (compiled by their
 first launch, verified, timed, the fastest kept). `details` records every trial and, for the kept
 configuration, what Triton compiled:
 warps, stages, registers, spills, shared memory and its SASS instruction mix (wgmma, TMA, mma.sync,
@@ -27,8 +27,8 @@ from pathlib import Path
 from types import ModuleType
 
 from nsprof.errors import KernelBuildError
-from nsprof.ladder.launch.tuning import Candidate, TunedLauncher, tune
 from nsprof.ladder.op_model import Stage
+from nsprof.ladder_runs.tuning import Candidate, TunedLauncher, tune
 from nsprof.launch.torch_stream import on_cupy_stream
 from nsprof.triton_config import TritonConfig
 

@@ -1,7 +1,7 @@
 """Why a ladder's stages have no time: the inputs each time could have come from, and what each lacks.
 
 A stage's time comes from nsys (the kernels whose launch call ran inside its NVTX range, tied by
-correlation id) or else from ncu (gpu__time_duration.sum): see nsprof.ladder.work._with_times.
+correlation id) or else from ncu (gpu__time_duration.sum): see nsprof.ladder_analysis.work._with_times.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ NCU_TIME_METRIC = "gpu__time_duration.sum"
 
 
 def untimed_ladder(work, causes: dict[str, list[str]]) -> str | None:
-    """Why no stage of `work` (nsprof.ladder.work's records) has a time, naming each capture they
+    """Why no stage of `work` (nsprof.ladder_analysis.work's records) has a time, naming each capture they
     come from (`causes`: each profile's untimed_causes, by name); None when some stage has one, or
     there is no stage."""
     stages = work[work["stage"].notna()]
