@@ -1,5 +1,8 @@
 """A profile read and analyzed under its GPU's ceilings: what `nsprof analyze` and `nsprof explain`
-both start from (parse and analyze put together; the layers above call this, never repeat it)."""
+both start from (parse and analyze put together; the layers above call this, never repeat it).
+
+A program's capture is analyzed by the generic analysis alone (nsprof.analyze.capture_analysis);
+one that holds a ladder's stages (nsprof.parse.ladder_stages) by the ladder's, which adds them."""
 
 from __future__ import annotations
 
@@ -7,46 +10,59 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from nsprof.analyze.capture_analysis import CaptureAnalysis
     from nsprof.ceilings.peaks import Ceiling
     from nsprof.ladder_analysis.capture import LadderCaptureAnalysis
     from nsprof.parse.profile import Profile
 
 
 def analyzed_profile(path: Path, ceilings: Path | None = None,
-                     attribution: str = "thread") -> tuple[Profile, LadderCaptureAnalysis]:
+                     attribution: str = "thread") -> tuple[Profile, CaptureAnalysis]:
     """The profile at `path` (a directory or one nsys or ncu file) and its analysis, with % of peak
     against the GPU's ceilings as every command resolves them (nsprof.ceilings.resolve.resolve_ceiling;
     `ceilings` is --ceilings). `attribution` ("thread" or "process") says whose CUDA calls an NVTX
     range counts (nsprof.analyze.nvtx_attribution). The profile's nsys frames hold the columns the
     analysis reads (nsprof.analyze.capture_analysis.ANALYSIS_COLUMNS), not every column; every part
-    `nsprof analyze` shows is computed, and the frames let go."""
+    `nsprof analyze` shows is computed (the analysis's SHOWN_PARTS), and the frames let go."""
     from nsprof.analyze.capture_analysis import ANALYSIS_COLUMNS
     from nsprof.analyze.capture_facts import gpu_name
     from nsprof.ceilings.resolve import resolve_ceiling
-    from nsprof.ladder_analysis.capture import SHOWN_PARTS
     from nsprof.parse import load_profile
 
     profile = load_profile(Path(path), ANALYSIS_COLUMNS)  # only the nsys columns the analysis reads
     ceiling = resolve_ceiling(gpu_name(profile.nsys, profile.ncu, profile.manifest), ceilings, [profile.manifest])
-    return profile, capture_analysis(profile, ceiling, attribution).kept(SHOWN_PARTS)
+    analysis = capture_analysis(profile, ceiling, attribution)
+    return profile, analysis.kept(analysis.SHOWN_PARTS)
 
 
-def diff_analysis(path: Path, attribution: str = "thread") -> LadderCaptureAnalysis:
-    """The parts of the analysis of the profile at `path` that `nsprof diff` compares
-    (nsprof.ladder_analysis.capture.DIFF_PARTS), read with the same columns as analyzed_profile; the frames let
-    go, so that a diff across many runs holds their figures only."""
+def diff_analysis(path: Path, attribution: str = "thread") -> CaptureAnalysis:
+    """The parts of the analysis of the profile at `path` that `nsprof diff` compares (the analysis's
+    DIFF_PARTS), read with the same columns as analyzed_profile; the frames let go, so that a diff
+    across many runs holds their figures only."""
     from nsprof.analyze.capture_analysis import ANALYSIS_COLUMNS
-    from nsprof.ladder_analysis.capture import DIFF_PARTS
     from nsprof.parse import load_profile
 
-    return capture_analysis(load_profile(Path(path), ANALYSIS_COLUMNS), None, attribution).kept(DIFF_PARTS)
+    analysis = capture_analysis(load_profile(Path(path), ANALYSIS_COLUMNS), None, attribution)
+    return analysis.kept(analysis.DIFF_PARTS)
 
 
-def capture_analysis(profile: Profile, ceiling: Ceiling | None = None,
-                     attribution: str = "thread") -> LadderCaptureAnalysis:
-    """A loaded profile's analysis (parts computed when asked for), under `ceiling`: a ladder's, as
-    any capture may hold stages."""
+def capture_analysis(profile: Profile, ceiling: Ceiling | None = None, attribution: str = "thread") -> CaptureAnalysis:
+    """A loaded profile's analysis (parts computed when asked for), under `ceiling`: the ladder's
+    where the profile holds stages, else the generic one."""
+    from nsprof.parse.ladder_stages import holds_stages
+
+    if holds_stages(profile):
+        return ladder_analysis(profile, ceiling, attribution)
+    from nsprof.analyze.capture_analysis import CaptureAnalysis
+
+    return CaptureAnalysis(profile.nsys, profile.ncu, profile.manifest, ceiling, attribution, profile.triton,
+                           profile.cpu, profile.framework, profile.pipeline)
+
+
+def ladder_analysis(profile: Profile, ceiling: Ceiling | None = None, attribution: str = "thread") -> LadderCaptureAnalysis:
+    """A loaded profile's analysis as a ladder reads it, stages or none: `roofline` and `report`
+    read every profiled kernel as a piece of work (nsprof.ladder_analysis.work)."""
     from nsprof.ladder_analysis.capture import LadderCaptureAnalysis
 
     return LadderCaptureAnalysis(profile.nsys, profile.ncu, profile.manifest, ceiling, attribution, profile.triton,
-                           profile.cpu, profile.framework, profile.pipeline)
+                                 profile.cpu, profile.framework, profile.pipeline)

@@ -94,10 +94,12 @@ def test_a_part_is_computed_when_first_asked_for_and_kept_lets_the_frames_go():
 
 def test_the_parts_each_command_keeps_are_parts_of_the_analysis():
     from nsprof.analyze.capture_analysis import parts_of
-    from nsprof.ladder_analysis.capture import DIFF_PARTS, SHOWN_PARTS, LadderCaptureAnalysis
+    from nsprof.ladder_analysis.capture import LadderCaptureAnalysis
 
+    for kind in (CaptureAnalysis, LadderCaptureAnalysis):
+        assert set(kind.DIFF_PARTS) <= set(parts_of(kind)) and set(kind.SHOWN_PARTS) <= set(parts_of(kind))
     parts = parts_of(LadderCaptureAnalysis)
-    assert set(DIFF_PARTS) <= set(parts) and set(SHOWN_PARTS) <= set(parts)
+    assert {"work", "stages"} <= set(LadderCaptureAnalysis.SHOWN_PARTS) - set(CaptureAnalysis.SHOWN_PARTS)
     assert {"ranges", "hot_kernels", "host", "copies"} <= set(parts_of(CaptureAnalysis))
     assert "stages" not in parts_of(CaptureAnalysis) and "stages" in parts  # the generic analysis knows no ladder
 

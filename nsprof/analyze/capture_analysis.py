@@ -1,12 +1,13 @@
 """One capture's analysis, the one place it is assembled: `CaptureAnalysis` computes each part the
 first time it is asked for and keeps it (pure functions over the parsed model: no I/O).
 
-`nsprof analyze` asks for every part, `nsprof diff` for those it compares, a Dask task of
-`nsprof analyze` over many captures for its summaries. A ladder's capture adds its stages
-(nsprof.ladder_analysis.capture.LadderCaptureAnalysis, which builds on this class; this one knows nothing
-of ladders). A command that keeps analyses of many captures (a diff across runs) calls
-`kept(parts)`: those parts are computed and the parsed frames let go, so that memory holds the
-figures, not the timelines.
+`nsprof analyze` asks for every part (SHOWN_PARTS), `nsprof diff` for those it compares
+(DIFF_PARTS), a Dask task of `nsprof analyze` over many captures for its summaries. A program's
+capture is analyzed by this class alone; one that holds a ladder's stages (the front door says
+which: nsprof.parse.ladder_stages) by nsprof.ladder_analysis.capture.LadderCaptureAnalysis, which
+builds on this class and adds its stages; this one knows nothing of ladders. A command that keeps
+analyses of many captures (a diff across runs) calls `kept(parts)`: those parts are computed and
+the parsed frames let go, so that memory holds the figures, not the timelines.
 """
 
 from __future__ import annotations
@@ -53,6 +54,18 @@ ANALYSIS_COLUMNS = {
     "runtime": ("start_ns", "end_ns", "correlation_id", "global_tid", "api"),
 }
 
+# What `nsprof diff` (and so `nsprof history`) reads of each run, in the order computed: the parts
+# they are computed from (ncu's launches) are let go with the frames. A ladder's analysis adds its own.
+DIFF_PARTS: tuple[str, ...] = ("gpu", "range_instances", "kernels", "rules", "gpu_utilization", "launch_times", "gpu_totals",
+              "gpu_ids", "loop", "phases", "host", "nsys_versions", "timeline_tool", "linked_share")
+
+# Every part `nsprof analyze` shows, in an order that frees the launch-call join (a row per launch)
+# before the steady state and the hot kernels build their own tables.
+SHOWN_PARTS: tuple[str, ...] = ("gpu", "ceiling", "ranges", "range_families", "unattributed", "launches", "kernels", "rules",
+               "missing_metrics", "kernel_groups", "kernel_summary", "memcpy_summary", "kernel_families",
+               "loop", "phases", "hot_kernels", "harness", "host", "gpu_utilization", "triton_kernels",
+               "nsys_versions", "timeline_tool", "processing_errors", "gpu_models")
+
 Analysis = TypeVar("Analysis", bound="CaptureAnalysis")  # kept() gives back the class it was called on
 
 
@@ -75,6 +88,8 @@ class CaptureAnalysis:
     capture kept them. `cpu`: the CPU stages timed beside the capture (bench-cpu.json). `framework`:
     torch.profiler traces beside nsys's, which name the operator that launched each kernel.
     `manifest` and `pipeline`: the capture's documents, kept as they are."""
+
+    DIFF_PARTS, SHOWN_PARTS = DIFF_PARTS, SHOWN_PARTS  # what diff compares and analyze shows of this class
 
     def __init__(self, nsys: list[GpuTimeline], ncu: list[LaunchCounters], manifest: dict | None = None,
                  ceiling: Ceiling | None = None, attribution: str = THREAD, triton: pd.DataFrame | None = None,
@@ -306,15 +321,14 @@ class CaptureAnalysis:
         """Harness work, nsprof's own and programs' (hot_kernels.harness_summary); None without nsys."""
         return self._part_hot[1]
 
-    def _of_one_program(self) -> bool:
-        """Whether the capture is of one program (a ladder's capture, whose harness is no program, says no)."""
-        return True
-
     @cached_property
     def host(self) -> dict | None:
         """One program's capture (one nsys export): why the GPU waits (nsprof.analyze.host_side)."""
+        return self._program_host()
+
+    def _program_host(self) -> dict | None:
         steady = self._part_steady
-        if steady is None or len(self._inputs.nsys) != 1 or not self._of_one_program():
+        if steady is None or len(self._inputs.nsys) != 1:
             return None
         return host_side(self._inputs.nsys[0], steady[1], self.ceiling)
 

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from nsprof.analyze.capture_analysis import CaptureAnalysis
 from nsprof.analyze.families import family_column
 from nsprof.diff.compiled import COMPILED, compile_work, differences, is_compiled_program
 from nsprof.diff.host import host_rows
@@ -63,7 +64,7 @@ from nsprof.diff.statistics import (
 )
 from nsprof.diff.why import kernel_counters, kernel_rules, moved, rule_changes, stage_counters
 from nsprof.errors import UsageError
-from nsprof.ladder_analysis.capture import LadderCaptureAnalysis
+from nsprof.ladder_analysis.capture import stages_of
 from nsprof.ladder_analysis.work import work_key
 from nsprof.ranges import parse_stage_range
 
@@ -84,11 +85,11 @@ RUN_FIELDS = ("a_runs", "b_runs")  # rows of a diff across runs: how many runs o
 
 @dataclass(frozen=True)
 class Capture:
-    """One side of a diff: a capture's analysis (LadderCaptureAnalysis, with the parts diff compares
-    kept: nsprof.ladder_analysis.capture.DIFF_PARTS), or an `nsprof bench` record."""
+    """One side of a diff: a capture's analysis (with the parts diff compares
+    kept: its DIFF_PARTS), or an `nsprof bench` record."""
 
     name: str
-    analysis: LadderCaptureAnalysis | None = None
+    analysis: CaptureAnalysis | None = None
     bench: dict | None = None  # {"env", "results", ...} as `nsprof bench --save-as` writes it
     runs: tuple[Capture, ...] = ()  # the program's further runs, each a capture of its own (not bench records)
 
@@ -98,7 +99,7 @@ class Capture:
             return int(self.bench.get("runs") or 1)
         return 1 + len(self.runs)
 
-    def analyzed(self) -> LadderCaptureAnalysis:
+    def analyzed(self) -> CaptureAnalysis:
         """The capture's analysis (diff_captures reads it only when neither side is a bench record)."""
         if self.analysis is None:
             raise TypeError(f"{self.name} is a bench record, not a profile")
@@ -235,11 +236,11 @@ def diff_captures(a: Capture, b: Capture, min_change_pct: float = DEFAULT_MIN_CH
                         _rekeyed(instances["b"]["stages"], stage_pair[1], stage_pair)) if stage_pair else \
         (instances["a"]["stages"], instances["b"]["stages"])
     analyses = {"a": a.analyzed(), "b": b.analyzed()}
-    counters = {side: stage_counters(analyses[side].stages) for side in ("a", "b")}
+    counters = {side: stage_counters(stages_of(analyses[side])) for side in ("a", "b")}
     if stage_pair:
         counters = {"a": _rekeyed_index(counters["a"], stage_pair[0], stage_pair),
                     "b": _rekeyed_index(counters["b"], stage_pair[1], stage_pair)}
-    main_kernels = {side: _main_kernels(analyses[side].stages, stage_pair[index] if stage_pair else None, stage_pair)
+    main_kernels = {side: _main_kernels(stages_of(analyses[side]), stage_pair[index] if stage_pair else None, stage_pair)
                     for index, side in enumerate(("a", "b"))}
     rules = {side: _rules_of(analyses[side]) for side in ("a", "b")}
     stages = _stage_rows(judge.called(judge.compare(*_values(stage_a, stage_b, "gpu_time_ns")), "ranges"),
@@ -603,7 +604,7 @@ def _main_kernels(stages: pd.DataFrame, stage: str | None, stage_pair) -> dict:
     return dict(pairs)
 
 
-def _rules_of(analysis: LadderCaptureAnalysis) -> dict | None:
+def _rules_of(analysis: CaptureAnalysis) -> dict | None:
     return kernel_rules(analysis.rules) if analysis.rules is not None and len(analysis.rules) else None
 
 

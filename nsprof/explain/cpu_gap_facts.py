@@ -19,6 +19,7 @@ from nsprof.explain.evidence import EXAMPLES_DIR
 from nsprof.ladder.cpu_speedups import BLAS_KEY, LOOP_KEY
 from nsprof.ladder.ops.tiles import as_tile
 from nsprof.ladder.registry import get_op, get_stage
+from nsprof.ladder_analysis.capture import stages_of
 from nsprof.ladder_analysis.work import WALL_CLOCK, cpu_roof
 from nsprof.parse.sources import PROFILES_DIR, latest_profile
 from nsprof.paths import missing_reason
@@ -75,7 +76,7 @@ def cpu_gap_facts(path: Path, op: str | None = None, stage: str | None = None, c
     profile, analysis = analyzed_profile(path, ceilings)
     if profile.cpu is None or not profile.cpu.results:
         raise ParseError(f"{path}: no CPU stages in it (no {CPU_RESULTS})", CAPTURE_FIX)
-    rows = _stage_rows(analysis.stages)
+    rows = _stage_rows(stages_of(analysis))
     ops = list(dict.fromkeys(rows.loc[rows["cpu_role"].notna(), "op"]))
     if op is not None and op not in ops:
         raise UsageError(f"{path} has no CPU stage of the {op} ladder", f"give --op {' or --op '.join(ops)}" if ops else None)

@@ -23,6 +23,7 @@ from nsprof.explain.occupancy import blocks_by_registers
 from nsprof.explain.prediction import MixPrediction, predict_l1_bytes, predict_mix
 from nsprof.ladder.ops.tiles import Tile  # a block tile: what the launch geometry is counted in
 from nsprof.ladder.registry import REPO_ROOT, Stage, all_ops, all_stages
+from nsprof.ladder_analysis.capture import stages_of
 from nsprof.parse.profile import tool_outputs
 from nsprof.parse.sources import PROFILES_DIR, latest_profile
 from nsprof.profile_analysis import analyzed_profile
@@ -89,7 +90,7 @@ def measure(source: Source, ceilings: Path | None = None) -> Measurements:
         raise NsprofError(f"{source.path}: no Nsight Compute CSV to read measurements from",
                           "give a profile directory, an .ncu-rep or an ncu .csv (nsprof profile --tool ncu writes one)")
     launches = _launches(analysis.kernels, analysis.launches)
-    return Measurements(source, analysis.gpu, analysis.ceiling, launches, analysis.stages, profile.manifest, profile.tuning)
+    return Measurements(source, analysis.gpu, analysis.ceiling, launches, stages_of(analysis), profile.manifest, profile.tuning)
 
 
 def _launches(kernels: pd.DataFrame, raw: pd.DataFrame) -> pd.DataFrame:

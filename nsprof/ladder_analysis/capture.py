@@ -9,26 +9,23 @@ from functools import cached_property
 
 import pandas as pd
 
+from nsprof.analyze.capture_analysis import DIFF_PARTS as GENERIC_DIFF_PARTS
+from nsprof.analyze.capture_analysis import SHOWN_PARTS as GENERIC_SHOWN_PARTS
 from nsprof.analyze.capture_analysis import CaptureAnalysis
 from nsprof.ladder_analysis.untimed import untimed_causes
 from nsprof.ladder_analysis.work import combine, with_peaks, work_records
 
-# What `nsprof diff` (and so `nsprof history`) reads of each run, in the order computed: the parts
-# they are computed from (ncu's launches, the work records) are let go with the frames.
-DIFF_PARTS = ("gpu", "range_instances", "kernels", "rules", "stages", "gpu_utilization", "launch_times", "gpu_totals",
-              "gpu_ids", "loop", "phases", "host", "nsys_versions", "timeline_tool", "linked_share")
-
-# Every part `nsprof analyze` shows, in an order that frees the launch-call join (a row per launch)
-# before the steady state and the hot kernels build their own tables.
-SHOWN_PARTS = ("gpu", "ceiling", "ranges", "range_families", "unattributed", "launches", "kernels", "rules",
-               "missing_metrics", "kernel_groups", "kernel_summary", "memcpy_summary", "kernel_families",
-               "work", "stages", "loop", "phases", "hot_kernels", "harness", "host", "gpu_utilization", "triton_kernels",
-               "nsys_versions", "timeline_tool", "processing_errors", "gpu_models")
+# The generic parts, with the ladder's where they are computed: its stages among what diff compares,
+# its work (from which they come) before the steady state.
+DIFF_PARTS = (*GENERIC_DIFF_PARTS[:4], "stages", *GENERIC_DIFF_PARTS[4:])
+SHOWN_PARTS = (*GENERIC_SHOWN_PARTS[:13], "work", "stages", *GENERIC_SHOWN_PARTS[13:])
 
 
 class LadderCaptureAnalysis(CaptureAnalysis):
-    """CaptureAnalysis with a ladder's parts (module docstring); every capture nsprof reads is
-    analyzed as one, since any may hold stages."""
+    """CaptureAnalysis with a ladder's parts (module docstring): the analysis of a capture that holds
+    stages (nsprof.parse.ladder_stages), and of the profiles `roofline` and `report` put together."""
+
+    DIFF_PARTS, SHOWN_PARTS = DIFF_PARTS, SHOWN_PARTS
 
     @cached_property
     def work(self) -> pd.DataFrame:
@@ -52,5 +49,16 @@ class LadderCaptureAnalysis(CaptureAnalysis):
         work = with_peaks(combine([("", None, self.work)]), self.ceiling, self.cpu_ceilings)
         return work[work["stage"].notna()].reset_index(drop=True)
 
-    def _of_one_program(self) -> bool:
-        return self.stages.empty  # a ladder's harness is no program
+    @cached_property
+    def host(self) -> dict | None:
+        """The generic host side, where the capture ran no stage: a ladder's harness is no program."""
+        return self._program_host() if self.stages.empty else None
+
+
+
+def stages_of(analysis: CaptureAnalysis) -> pd.DataFrame:
+    """The stages of a capture's analysis: none for a program's, which the generic analysis reads
+    (nsprof.parse.ladder_stages found no stage in it)."""
+    if isinstance(analysis, LadderCaptureAnalysis):
+        return analysis.stages
+    return pd.DataFrame(columns=["key", "label", "op", "stage", "size"])

@@ -8,12 +8,13 @@ from typing import Any
 
 import pandas as pd
 
+from nsprof.analyze.capture_analysis import CaptureAnalysis
 from nsprof.analyze.families import rules_applied
 from nsprof.analyze.launch_findings import FINDING_COLUMNS
 from nsprof.analyze.nvtx_attribution import PROCESS, THREAD
 from nsprof.ladder.cpu_speedups import BLAS_KEY, LOOP_KEY
 from nsprof.ladder.registry import headline
-from nsprof.ladder_analysis.capture import LadderCaptureAnalysis
+from nsprof.ladder_analysis.capture import stages_of
 from nsprof.ladder_analysis.work import WALL_CLOCK
 from nsprof.parse.model import RECAPTURE, reported_errors
 from nsprof.parse.nsys_sqlite import GRAPH_NAME
@@ -38,7 +39,7 @@ GROUP_FIELDS = ("kernel", "grid", "block", "launches", "median_ns", "min_ns", "m
                 "ids")
 
 
-def print_analysis(analysis: LadderCaptureAnalysis, is_directory: bool, console, launches: bool = False) -> None:
+def print_analysis(analysis: CaptureAnalysis, is_directory: bool, console, launches: bool = False) -> None:
     """Every table the profile has, each fitting the console's width."""
     to_terminal(analysis_blocks(analysis, is_directory, console.width, launches), console, spaced=False)
 
@@ -47,7 +48,7 @@ NO_VERDICT = ("No verdict on why the GPU waits: the capture holds no CUDA call (
               "work to the host; capture with nsys -t cuda (nsprof profile does)")
 
 
-def analysis_blocks(analysis: LadderCaptureAnalysis, is_directory: bool, width: int, launches: bool = False) -> list[Block]:
+def analysis_blocks(analysis: CaptureAnalysis, is_directory: bool, width: int, launches: bool = False) -> list[Block]:
     """The tables (and the note on missing metrics) as document blocks, `width` columns wide: a
     ladder's stages first, then where the time goes (nsys and ncu joined), then each tool's own;
     ncu's kernels one row per kernel and launch configuration, or per launch with `launches`."""
@@ -58,9 +59,9 @@ def analysis_blocks(analysis: LadderCaptureAnalysis, is_directory: bool, width: 
     if len(analysis.gpu_models) > 1:  # machines of different kinds in one capture: say whose ceilings apply
         blocks.append(Paragraph(f"Warning: the capture holds {len(analysis.gpu_models)} GPU models "
                                 f"({', '.join(analysis.gpu_models)}); ceilings and % of peak are the first's"))
-    ladder = is_directory and not analysis.stages.empty  # a ladder's analysis leads with its stages
-    if ladder:
-        blocks.append(_stages_table(analysis, width))
+    stages = stages_of(analysis)
+    if is_directory and not stages.empty:  # a ladder's analysis leads with its stages
+        blocks.append(_stages_table(stages, width))
     elif analysis.host is not None:  # a program's leads with why its GPU waits, and what to fix first
         blocks += host_blocks(analysis.host, analysis.hot_kernels, width, analysis.loop, analysis.phases)
     elif analysis.kernel_summary is not None and len(analysis.kernel_summary):  # GPU work, and no verdict: say why
@@ -96,11 +97,11 @@ def processing_warning(errors: tuple[str, ...]) -> list[str]:
             f"figure below; {RECAPTURE}."]
 
 
-def analysis_json(analysis: LadderCaptureAnalysis, is_directory: bool) -> str:
+def analysis_json(analysis: CaptureAnalysis, is_directory: bool) -> str:
     return json.dumps(_document(analysis, is_directory), indent=2)
 
 
-def _document(analysis: LadderCaptureAnalysis, is_directory: bool) -> dict:
+def _document(analysis: CaptureAnalysis, is_directory: bool) -> dict:
     doc: dict[str, Any] = {"gpu": analysis.gpu, "ceiling": analysis.ceiling.to_json() if analysis.ceiling else None,
                            "processing_errors": list(analysis.processing_errors)}
     if len(analysis.gpu_models) > 1:
@@ -139,7 +140,7 @@ def _document(analysis: LadderCaptureAnalysis, is_directory: bool) -> dict:
                 record["rules"] = _kernel_rules(analysis.rules, record["id"], record["kernel"])
             doc["missing_metrics"] = analysis.missing_metrics
     if is_directory:
-        doc["stages"] = _records(analysis.stages)
+        doc["stages"] = _records(stages_of(analysis))
     return doc
 
 
@@ -399,7 +400,7 @@ def _utilization_table(devices: list[dict], width: int, tool: str = "nsys") -> T
     return Table(f"GPU utilization ({tool})", tuple(shown), rows, caption, left_out=left_out(columns, shown, rows))
 
 
-def _launches_table(analysis: LadderCaptureAnalysis, width: int) -> Table:
+def _launches_table(analysis: CaptureAnalysis, width: int) -> Table:
     kernels = analysis.kernels
     assert kernels is not None  # analysis_blocks shows launches only of an analysis with ncu's
     records = [{**row, "innermost_range": row["nvtx"][-1] if row["nvtx"] else None} for row in kernels.to_dict("records")]
@@ -408,7 +409,7 @@ def _launches_table(analysis: LadderCaptureAnalysis, width: int) -> Table:
                    caption + _ceiling_caption(analysis))
 
 
-def _kernel_groups_table(analysis: LadderCaptureAnalysis, width: int) -> Table:
+def _kernel_groups_table(analysis: CaptureAnalysis, width: int) -> Table:
     groups = analysis.kernel_groups
     assert groups is not None  # the analysis groups the kernels wherever there are some
     records = groups.to_dict("records")
@@ -494,8 +495,8 @@ def continued_lines(option: str, width: int) -> list[str]:
     return [*lines, line]
 
 
-def _stages_table(analysis: LadderCaptureAnalysis, width: int) -> Table:
-    rows = analysis.stages.head(STAGE_ROWS).to_dict("records")  # a capture of 20,000 CPU stage records: --json has all
+def _stages_table(stages: pd.DataFrame, width: int) -> Table:
+    rows = stages.head(STAGE_ROWS).to_dict("records")  # a capture of 20,000 CPU stage records: --json has all
     by_bytes = bool(rows) and all(headline(row.get("op")) == "bytes" for row in rows)
     on_cpu = any(row.get("time_source") == WALL_CLOCK for row in rows)
     table_columns = tuple(column for column in (BYTES_STAGE_COLUMNS if by_bytes else STAGE_COLUMNS)
@@ -506,15 +507,15 @@ def _stages_table(analysis: LadderCaptureAnalysis, width: int) -> Table:
             f"time, as report and roofline show it; {PEAK_SAID}; DRAM: ncu's bytes over its own duration; "
             "n-way: shared-memory wavefronts per instruction, at least 1, 2 or 4 for 32-, 64- or 128-bit accesses; "
             "bank conflicts: the wavefronts over that least, per launch (nsprof explain bank-conflicts)")
-    said += "".join(f"; {note}" for note in stage_notes(analysis.stages))
-    if len(analysis.stages) > STAGE_ROWS:
-        said += f"; {len(analysis.stages) - STAGE_ROWS:,} more stage rows in --json"
+    said += "".join(f"; {note}" for note in stage_notes(stages))
+    if len(stages) > STAGE_ROWS:
+        said += f"; {len(stages) - STAGE_ROWS:,} more stage rows in --json"
     return Table("Stages (NVTX ranges nsprof:OP/STAGE/SIZE)", tuple(columns), rows, said,
                  left_out=left_out(table_columns, columns, rows))
 
 
 
-def _ceiling_caption(analysis: LadderCaptureAnalysis) -> str:
+def _ceiling_caption(analysis: CaptureAnalysis) -> str:
     c = analysis.ceiling
     if c is None:
         return f"% of peak: no datasheet entry for {analysis.gpu or 'an unknown GPU'}"

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING
 from nsprof.verbs.common import outside_profiles, path_or_none
 
 if TYPE_CHECKING:  # loaded with the calls that need them: `nsprof --help` stays fast
-    from nsprof.ladder_analysis.capture import LadderCaptureAnalysis
+    from nsprof.analyze.capture_analysis import CaptureAnalysis
     from nsprof.many import ManyCaptures
 
 
-def analyze(path: str | Path, ceilings: str | Path | None = None, attribution: str = "thread") -> LadderCaptureAnalysis:
+def analyze(path: str | Path, ceilings: str | Path | None = None, attribution: str = "thread") -> CaptureAnalysis:
     """A profile directory or one nsys or ncu file, opened through the front door
     (nsprof.parse.captures): ranges, kernels and stages, with % of peak against the GPU's ceilings
     (measured where saved, see nsprof.ceilings.resolve.resolve_ceiling). `attribution` ("thread" or

@@ -33,7 +33,7 @@ def load_ladder(paths: Sequence[str | Path] | None = None, keep_all: bool = Fals
     from nsprof.ceilings.resolve import resolve_ceiling
     from nsprof.ladder_analysis.profiles import LadderCapture, analyze_ladder, ladder_gpu
     from nsprof.parse.sources import default_ladder, load_sources, loaded
-    from nsprof.profile_analysis import capture_analysis
+    from nsprof.profile_analysis import ladder_analysis
 
     chosen = None
     if paths:
@@ -45,7 +45,7 @@ def load_ladder(paths: Sequence[str | Path] | None = None, keep_all: bool = Fals
                       for source in sources})
     manifests = [source.profile.manifest for source in sources]  # oldest first: the newest's ceilings win
     ceiling = resolve_ceiling(gpu, path_or_none(ceilings), manifests)
-    captures = [LadderCapture(source.name, source.started, capture_analysis(source.profile, ceiling)) for source in sources]
+    captures = [LadderCapture(source.name, source.started, ladder_analysis(source.profile, ceiling)) for source in sources]
     return replace(analyze_ladder(captures, gpu, ceiling, keep_all), chosen=chosen)
 
 
