@@ -6,6 +6,7 @@ one that holds a ladder's stages (nsprof.parse.ladder_stages) by the ladder's, w
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,14 +17,32 @@ if TYPE_CHECKING:
     from nsprof.parse.profile import Profile
 
 
-def analyzed_profile(path: Path, ceilings: Path | None = None,
-                     attribution: str = "thread") -> tuple[Profile, CaptureAnalysis]:
+def opened(path: str | Path, ceilings: Path | None = None, attribution: str = "thread",
+           parts: Iterable[str] | None = None) -> tuple[Profile, CaptureAnalysis]:
+    """The capture at `path` opened through the front door (nsprof.parse.captures: of a set of runs
+    or profiler cycles, its first) and analyzed (analyzed_profile): what every verb reads."""
+    from nsprof.parse.captures import open_captures
+
+    return analyzed_profile(open_captures(path).first, ceilings, attribution, parts)
+
+
+def opened_profile(path: str | Path) -> Profile:
+    """The capture at `path` opened through the front door and loaded whole, every column, for a
+    verb that reads its timelines itself (what a guided capture hands to ncu)."""
+    from nsprof.parse import load_profile
+    from nsprof.parse.captures import open_captures
+
+    return load_profile(open_captures(path).first)
+
+
+def analyzed_profile(path: Path, ceilings: Path | None = None, attribution: str = "thread",
+                     parts: Iterable[str] | None = None) -> tuple[Profile, CaptureAnalysis]:
     """The profile at `path` (a directory or one nsys or ncu file) and its analysis, with % of peak
     against the GPU's ceilings as every command resolves them (nsprof.ceilings.resolve.resolve_ceiling;
     `ceilings` is --ceilings). `attribution` ("thread" or "process") says whose CUDA calls an NVTX
     range counts (nsprof.analyze.nvtx_attribution). The profile's nsys frames hold the columns the
     analysis reads (nsprof.analyze.capture_analysis.ANALYSIS_COLUMNS), not every column; every part
-    `nsprof analyze` shows is computed (the analysis's SHOWN_PARTS), and the frames let go."""
+    `nsprof analyze` shows is computed (the analysis's SHOWN_PARTS), or `parts`, and the frames let go."""
     from nsprof.analyze.capture_analysis import ANALYSIS_COLUMNS
     from nsprof.analyze.capture_facts import gpu_name
     from nsprof.ceilings.resolve import resolve_ceiling
@@ -32,7 +51,7 @@ def analyzed_profile(path: Path, ceilings: Path | None = None,
     profile = load_profile(Path(path), ANALYSIS_COLUMNS)  # only the nsys columns the analysis reads
     ceiling = resolve_ceiling(gpu_name(profile.nsys, profile.ncu, profile.manifest), ceilings, [profile.manifest])
     analysis = capture_analysis(profile, ceiling, attribution)
-    return profile, analysis.kept(analysis.SHOWN_PARTS)
+    return profile, analysis.kept(analysis.SHOWN_PARTS if parts is None else parts)
 
 
 def diff_analysis(path: Path, attribution: str = "thread") -> CaptureAnalysis:

@@ -9,9 +9,10 @@ from nsprof.access import MemoryAccess, lane_elements, parse_shape, user_access
 from nsprof.errors import UsageError
 from nsprof.explain.bank_model import analyze_shared, conflict_free_row_length
 from nsprof.explain.coalescing import analyze_global
-from nsprof.explain.evidence import Source, l1_bytes_comparison, measure, shared_memory_comparison
+from nsprof.explain.evidence import Source, l1_bytes_comparison, measurements, shared_memory_comparison
 from nsprof.explain.prediction import predict_mix
 from nsprof.ladder.registry import get_stage, stages_for
+from nsprof.profile_analysis import opened
 
 H200_RAW = Path(__file__).parent / "data" / "h200" / "ncu-sgemm-ladder-1024-raw.csv"
 needs_h200 = pytest.mark.skipif(not H200_RAW.exists(), reason="H200 capture not in tests/data/h200")
@@ -141,7 +142,7 @@ def test_the_ladders_conflict_steps():
 
 @pytest.fixture(scope="module")
 def h200():
-    return measure(Source(H200_RAW, "test fixture"))
+    return measurements(Source(H200_RAW, "test fixture"), *opened(H200_RAW))
 
 
 @needs_h200
@@ -192,7 +193,7 @@ def test_a_stage_with_a_step_is_measured_on_its_own_kernel():
     the declared accesses describe the GEMM kernel, so its counters alone are compared: the paired
     128-bit loads' 3 wavefronts each, and the sector model's bytes (the transpose's are not in them)."""
     example = Path(__file__).resolve().parents[1] / "profiles" / "examples" / "h200-sgemm-1024"
-    measured = measure(Source(example, "test"))
+    measured = measurements(Source(example, "test"), *opened(example))
     launches = measured.launches[measured.launches["stage"] == "v8"]
     assert set(launches["kernel"].astype(str)) == {"sgemm_v8_transpose_a", "sgemm_v8_128x128_unchecked"}
     gemm = launches[launches["kernel"].astype(str) == "sgemm_v8_128x128_unchecked"]

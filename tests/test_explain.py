@@ -10,8 +10,8 @@ from ncu_builder import write_csv
 from typer.testing import CliRunner
 
 from nsprof.cli import app
-from nsprof.explain.evidence import EXAMPLE_PROFILES
 from nsprof.explain.topics import TOPICS
+from nsprof.verbs.explain_sources import LADDER_EXAMPLES as EXAMPLE_PROFILES
 
 runner = CliRunner()
 H200_RAW = Path(__file__).parent / "data" / "h200" / "ncu-sgemm-ladder-1024-raw.csv"
@@ -71,13 +71,13 @@ def test_every_topic_renders_in_all_three_formats(topic, monkeypatch, tmp_path):
     doc = explain_json(topic)
     assert doc["topic"] == topic and doc["summary"] == TOPICS[topic].summary
     if topic == "pipeline":  # an nsys capture of the whole flow, not the ladder's ncu measurements
-        from nsprof.explain.pipeline_facts import EXAMPLE
+        from nsprof.verbs.explain_sources import PIPELINE_EXAMPLE as EXAMPLE
         assert doc["evidence"]["source"] == str(EXAMPLE)
     elif topic == "gpu-idle":  # a program's nsys capture: its host side
-        from nsprof.explain.host_facts import EXAMPLE as PROGRAM
+        from nsprof.verbs.explain_sources import PROGRAM_EXAMPLE as PROGRAM
         assert doc["evidence"]["source"] == str(PROGRAM)
     elif topic == "gpu-vs-cpu":  # a capture with CPU stages beside the GPU's
-        from nsprof.explain.cpu_gap_facts import EXAMPLES
+        from nsprof.verbs.explain_sources import CPU_EXAMPLES as EXAMPLES
         assert doc["evidence"]["source"] == str(EXAMPLES["sgemm"])
     else:
         assert doc["evidence"]["source"] == str(EXAMPLE_PROFILES[TOPICS[topic].op])

@@ -16,11 +16,12 @@ from cli_checks import one_line_error
 from typer.testing import CliRunner
 
 from nsprof.cli import app
-from nsprof.explain.cpu_gap_facts import CAPTURE_FIX, EXAMPLES, cpu_gap_facts, num
+from nsprof.explain.cpu_gap_facts import CAPTURE_FIX, cpu_gap_facts, num
 from nsprof.explain.topics import TOPICS
 from nsprof.ladder.registry import get_stage
-from nsprof.profile_analysis import analyzed_profile
+from nsprof.profile_analysis import analyzed_profile, opened
 from nsprof.sizes import parse_label
+from nsprof.verbs.explain_sources import CPU_EXAMPLES as EXAMPLES
 
 REPO = Path(__file__).resolve().parents[1]
 CAPTURES = ("sgemm-1024", "sgemv-4096")
@@ -81,7 +82,7 @@ def capture(request, cpu_rung_capture) -> Path:
 
 
 def test_the_two_roofs_their_ratios_and_ridge_points(capture):
-    files, facts = Files(capture), cpu_gap_facts(capture)
+    files, facts = Files(capture), cpu_gap_facts(capture, *opened(capture))
     assert facts["op"] == files.op and facts["size"] == files.size
     assert close(facts["gpu"]["fp32_tflop_per_s"], files.gpu_fp32) and close(facts["cpu"]["fp32_tflop_per_s"], files.cpu_fp32)
     assert close(facts["fp32_ratio"], files.gpu_fp32 / files.cpu_fp32)
@@ -102,7 +103,7 @@ def test_the_two_roofs_their_ratios_and_ridge_points(capture):
 
 
 def test_the_fastest_gpu_stage_against_the_cpus_loop_and_blas(capture):
-    files, facts = Files(capture), cpu_gap_facts(capture)
+    files, facts = Files(capture), cpu_gap_facts(capture, *opened(capture))
     fastest = min(files.gpu_ns, key=files.gpu_ns.__getitem__)
     record = facts["fastest_gpu"]
     assert record["stage"] == fastest and close(record["time_ms"], files.gpu_ns[fastest] / 1e6)
@@ -114,7 +115,7 @@ def test_the_fastest_gpu_stage_against_the_cpus_loop_and_blas(capture):
 def test_the_like_for_like_speedup_against_the_ratio_of_the_roofs(capture):
     """The fastest GPU stage of the CPU BLAS's precision (FP32): its speed-up over the BLAS is the roof
     ratio x the GPU's fraction of its roof / the CPU BLAS's fraction of its own."""
-    files, facts = Files(capture), cpu_gap_facts(capture)
+    files, facts = Files(capture), cpu_gap_facts(capture, *opened(capture))
     fp32 = {stage: ns for stage, ns in files.gpu_ns.items() if files.precision[stage] == "fp32"}
     like_stage = min(fp32, key=fp32.__getitem__)
     like = facts["like_for_like"]
@@ -133,7 +134,7 @@ def test_the_like_for_like_speedup_against_the_ratio_of_the_roofs(capture):
 
 
 def test_the_serial_loop_against_the_cpus_own_roof(capture):
-    files, facts = Files(capture), cpu_gap_facts(capture)
+    files, facts = Files(capture), cpu_gap_facts(capture, *opened(capture))
     loop = facts["serial_loop"]
     rate = files.flops / (files.cpu_ms(files.loop) * 1e9)  # TFLOP/s
     assert loop["stage"] == files.loop
@@ -145,7 +146,7 @@ def test_the_serial_loop_against_the_cpus_own_roof(capture):
 
 
 def test_tiling_flops_per_byte_against_each_ridge(capture):
-    files, facts = Files(capture), cpu_gap_facts(capture)
+    files, facts = Files(capture), cpu_gap_facts(capture, *opened(capture))
     tiling = facts["tiling"]
     assert tiling["naive_flop_per_byte"] == 2 / 8  # one multiply-add (2 FLOPs) per two 4-byte floats
     for machine, ridge in (("gpu", files.gpu_fp32 / files.gpu_bw), ("cpu", files.cpu_fp32 / files.cpu_bw)):

@@ -34,12 +34,14 @@ from nsprof.commands.analyze import analyze
 from nsprof.commands.explain import explain
 from nsprof.errors import ParseError
 from nsprof.explain import evidence
-from nsprof.explain.evidence import EXAMPLE_PROFILES
 from nsprof.parse import ncu_csv, sources
 from nsprof.parse.ncu_csv import is_ncu_csv, load_ncu_csv
 from nsprof.parse.profile import load_profile, tool_outputs
 from nsprof.parse.sources import find_profiles, latest_profile, load_sources, unique_names
+from nsprof.profile_analysis import opened
 from nsprof.render.analysis_tables import _ceiling_caption
+from nsprof.verbs import explain_sources
+from nsprof.verbs.explain_sources import LADDER_EXAMPLES as EXAMPLE_PROFILES
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "data"
@@ -181,7 +183,7 @@ def test_explain_falls_back_to_the_example_and_says_so(tmp_path, monkeypatch):
 
 
 def test_one_constant_for_the_default_folder():
-    assert Path("profiles") == sources.PROFILES_DIR and evidence.PROFILES_DIR is sources.PROFILES_DIR
+    assert Path("profiles") == sources.PROFILES_DIR and explain_sources.PROFILES_DIR is sources.PROFILES_DIR
     assert not hasattr(roofline_command, "DEFAULT_FROM")
     assert EXAMPLE_PROFILE == REPO / "profiles" / "examples" / "h200-sgemm-1024"
     assert EXAMPLE_PROFILES["hgemm"] == REPO / "profiles" / "examples" / "h200-hgemm-1024"
@@ -206,7 +208,7 @@ def test_explain_counts_each_launch_once_as_analyze_does(tmp_path):
     profile.mkdir()
     for path in pages.glob("ncu-*.csv"):  # three pages of one run
         shutil.copy(path, profile / path.name)
-    measured = evidence.measure(evidence.Source(profile, "test"))
+    measured = evidence.measurements(evidence.Source(profile, "test"), *opened(profile))
     analyzed = api.analyze(profile)  # explain reads the analysis analyze prints
     assert len(measured.launches) == 20 == len(analyzed.kernels)
     assert measured.stages.equals(analyzed.stages)

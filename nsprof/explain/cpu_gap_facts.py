@@ -8,27 +8,25 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from nsprof.analyze import Ceiling
 from nsprof.analyze.roofline import precision_unit
-from nsprof.errors import MissingPathError, NsprofError, ParseError, UsageError
-from nsprof.explain.evidence import EXAMPLES_DIR
+from nsprof.errors import NsprofError, ParseError, UsageError
 from nsprof.ladder.cpu_speedups import BLAS_KEY, LOOP_KEY
 from nsprof.ladder.ops.tiles import as_tile
 from nsprof.ladder.registry import get_op, get_stage
 from nsprof.ladder_analysis.capture import stages_of
 from nsprof.ladder_analysis.work import WALL_CLOCK, cpu_roof
-from nsprof.parse.sources import PROFILES_DIR, latest_profile
-from nsprof.paths import missing_reason
-from nsprof.profile_analysis import analyzed_profile
 from nsprof.profile_layout import CPU_RESULTS
 from nsprof.sizes import parse_label
 
-# the committed captures with CPU stages, per ladder (an H100's; the other examples are the H200's)
-EXAMPLES = {op: EXAMPLES_DIR / name for op, name in (("sgemm", "h100-sgemm-cpu-1024"), ("sgemv", "h100-sgemv-cpu-4096"))}
+if TYPE_CHECKING:
+    from nsprof.analyze.capture_analysis import CaptureAnalysis
+    from nsprof.parse.profile import Profile
+
 CAPTURE_FIX = "capture one with `nsprof profile --stage v0,v0b,v0blas,v1,v11`"
 # ladder stages whose kernels stage tiles of A and B in fast memory (v1 reads every operand from global memory)
 TILED_STAGES = {"sgemm": ("v2", "v3", "v8", "v11")}
@@ -45,35 +43,13 @@ LOOP_MEMORY = {
 }
 
 
-def cpu_gap_source(given: Path | None, op: str | None = None) -> tuple[Path, str]:
-    """--from (a capture with CPU stages, or a directory holding some: its newest), else the newest
-    capture under ./profiles that holds bench-cpu.json, else the committed example where there is
-    one. A ParseError naming the fix where none is found."""
-    if given is not None:
-        path = Path(given)
-        if not path.exists():
-            raise MissingPathError(f"{path}: {missing_reason(path)}", "give a profile directory that `nsprof profile` wrote")
-        if (path / CPU_RESULTS).is_file():
-            return path, "given with --from"
-        latest = latest_profile(path, with_ncu=False, op=op, holding=CPU_RESULTS) if path.is_dir() else None
-        if latest is not None:
-            return latest.path, f"the newest capture with CPU stages under {path} (--from)"
-        raise ParseError(f"{path}: no CPU stages in it (no {CPU_RESULTS})", CAPTURE_FIX)
-    latest = latest_profile(PROFILES_DIR, with_ncu=False, op=op, holding=CPU_RESULTS)
-    if latest is not None and latest.path.resolve().parent != EXAMPLES_DIR:  # the user's own, not an example
-        return latest.path, f"the newest capture with CPU stages under {PROFILES_DIR}/; choose another with --from"
-    example = EXAMPLES.get(op or "sgemm")
-    if example is not None and example.is_dir():
-        return example, "the committed example capture with CPU stages (an H100's); pass --from for your own"
-    raise ParseError(f"no capture with CPU stages (a {CPU_RESULTS}) under {PROFILES_DIR}/", CAPTURE_FIX)
-
-
-def cpu_gap_facts(path: Path, op: str | None = None, stage: str | None = None, ceilings: Path | None = None) -> dict:
+def cpu_gap_facts(path: Path, profile: Profile, analysis: CaptureAnalysis, op: str | None = None,
+                  stage: str | None = None) -> dict:
     """The two machines' roofs and ridge points, the stages measured at the largest size where the
     CPU and the GPU both ran (the fastest GPU stage, or `stage`), how the speed-up over the CPU's
     BLAS compares with the ratio of the roofs, why the serial loop is far below its own roof, and
-    what tiling does to FLOPs per byte. None where the capture lacks what a number needs."""
-    profile, analysis = analyzed_profile(path, ceilings)
+    what tiling does to FLOPs per byte. None where the capture lacks what a number needs. The
+    capture at `path` comes opened and analyzed (nsprof.verbs.explain_sources)."""
     if profile.cpu is None or not profile.cpu.results:
         raise ParseError(f"{path}: no CPU stages in it (no {CPU_RESULTS})", CAPTURE_FIX)
     rows = _stage_rows(stages_of(analysis))

@@ -1,5 +1,6 @@
-"""Measured numbers for `nsprof explain`: which profile to read, and what its Nsight Compute (and
-Nsight Systems) data say per ladder stage, per kernel and per optimization step.
+"""Measured numbers for `nsprof explain`: what a profile's Nsight Compute (and Nsight Systems) data
+say per ladder stage, per kernel and per optimization step (the explain verb finds the profile and
+opens it through the front door: nsprof.verbs.explain_sources).
 
 Everything is read through nsprof.parse and nsprof.analyze. Per-launch values are averages over
 the launches ncu profiled; "not measured" stays None, never 0.
@@ -9,9 +10,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -22,19 +24,15 @@ from nsprof.errors import NsprofError
 from nsprof.explain.occupancy import blocks_by_registers
 from nsprof.explain.prediction import MixPrediction, predict_l1_bytes, predict_mix
 from nsprof.ladder.ops.tiles import Tile  # a block tile: what the launch geometry is counted in
-from nsprof.ladder.registry import REPO_ROOT, Stage, all_ops, all_stages
+from nsprof.ladder.registry import Stage, all_stages
 from nsprof.ladder_analysis.capture import stages_of
-from nsprof.parse.profile import tool_outputs
-from nsprof.parse.sources import PROFILES_DIR, latest_profile
-from nsprof.profile_analysis import analyzed_profile
 from nsprof.ranges import parse_stage_range
 from nsprof.render.format import count, flops_per_s  # FLOP counts as the report shows them: 2.15 G
 from nsprof.sizes import parse_label
 
-EXAMPLES_DIR = REPO_ROOT / PROFILES_DIR / "examples"  # the committed captures
-# The committed example capture of each ladder (profiles/examples/h200-<op>-<size>), where there is one.
-EXAMPLE_PROFILES = {op: next(iter(sorted(EXAMPLES_DIR.glob(f"h200-{op}-*"))), EXAMPLES_DIR / f"h200-{op}") for op in all_ops()}
-
+if TYPE_CHECKING:
+    from nsprof.analyze.capture_analysis import CaptureAnalysis
+    from nsprof.parse.profile import Profile
 
 @dataclass(frozen=True)
 class Source:
@@ -53,39 +51,9 @@ class Measurements:
     tuning: dict | None = None  # its Triton stages' tuning, (stage, size) -> details (nsprof.parse.documents.read_tuning)
 
 
-def find_source(given: Path | None, op: str = "sgemm", stages: Collection[str] = ()) -> Source | None:
-    """--from if given (a profile directory or ncu CSV, or a directory of profiles: then its latest
-    with ncu output, as roofline's --from reads it); else the latest profile of `op`'s ladder under
-    ./profiles with ncu output, found as the report commands find profiles
-    (nsprof.parse.sources.latest_profile: by the manifest's start time; of those that captured any of
-    `stages`, where one did); else the committed example
-    of that ladder; None when there is none of these."""
-    if given is not None:
-        given = Path(given)
-        if given.is_dir() and not any(tool_outputs(given)):
-            latest = latest_profile(given, with_ncu=True)
-            if latest is not None:
-                return Source(latest.path, f"the newest profile under {given} with an ncu CSV (--from)")
-        return Source(given, "given with --from")
-    example = EXAMPLE_PROFILES.get(op)
-    latest = latest_profile(PROFILES_DIR, with_ncu=True, op=op, stages=stages)
-    if latest is not None:
-        most = " that profiled the most of this topic's stages" if stages else ""
-        reason = (f"the newest profile of the {op} ladder under {PROFILES_DIR}/ with ncu output{most}" if latest.op == op else
-                  f"the newest capture of another program under {PROFILES_DIR}/ (there is none of the {op} ladder)")
-        if example is not None and latest.path.resolve() == example.resolve():
-            reason += ": the committed example profile, measured on an NVIDIA H200"
-        return Source(latest.path, f"{reason}; choose another with --from")
-    if example is not None and example.is_dir():
-        return Source(example, f"no {op} profile with an ncu CSV under ./{PROFILES_DIR}, so the committed example "
-                               "profile, measured on an NVIDIA H200; pass --from for your own")
-    return None
-
-
-def measure(source: Source, ceilings: Path | None = None) -> Measurements:
-    """The profile's measurements, analyzed as `nsprof analyze` analyzes it (nsprof.profile_analysis),
-    with % of peak against the GPU's ceilings (`ceilings` is --ceilings)."""
-    profile, analysis = analyzed_profile(source.path, ceilings)
+def measurements(source: Source, profile: Profile, analysis: CaptureAnalysis) -> Measurements:
+    """The measurements of the profile read from `source`, analyzed as `nsprof analyze` analyzes it
+    (the explain verb opens it through the front door: nsprof.verbs.explain_sources.opened)."""
     if analysis.kernels is None or analysis.launches is None:  # the profile has no ncu output
         raise NsprofError(f"{source.path}: no Nsight Compute CSV to read measurements from",
                           "give a profile directory, an .ncu-rep or an ncu .csv (nsprof profile --tool ncu writes one)")

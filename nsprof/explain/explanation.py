@@ -1,10 +1,11 @@
 """Assemble an explanation: a topic's text beside what nsprof computes (the access models, facts
-from the registry) and measures (a profile). The public entry points of nsprof.explain."""
+from the registry) and measures (a profile, which the explain verb finds and opens through the
+front door: nsprof.verbs.explain_sources). The public entry points of nsprof.explain."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from nsprof.access import user_access
 from nsprof.errors import UsageError
@@ -21,36 +22,51 @@ from nsprof.ladder.registry import Stage, get_op, get_stage, select_stages
 from nsprof.paths import shown_path
 from nsprof.render.document import Block, Bullets, Drawing, Table
 
+if TYPE_CHECKING:
+    from nsprof.analyze.capture_analysis import CaptureAnalysis
+    from nsprof.parse.profile import Profile
+
 DEFAULT_SHAPES = {"shared": (32, 32), "global": (1024, 1024)}  # a float tile; a matrix as profiled
 
 
-def explain_topic(name: str, stage_name: str | None = None, source: Path | None = None, op: str | None = None,
-                  ceilings: Path | None = None) -> Explanation:
-    """The topic's text; the ladder's stages and steps it concerns; the access model on the topic's
-    examples, or on one stage's declared accesses; computed facts; and the measurements in
-    `source` (default: nsprof.explain.evidence.find_source), against the GPU's ceilings (measured
-    ones from `ceilings`, a file or directory; default: where `nsprof ceilings` saves them)."""
+@dataclass(frozen=True)
+class Focus:
+    """What of a ladder a topic's page is about: its op, the one stage asked for (--stage), the
+    stages and optimization steps it concerns."""
+
+    topic: Topic
+    op: str
+    stage: Stage | None
+    stages: list[Stage]
+    steps: tuple[tuple[str, str], ...]
+
+    @property
+    def wanted(self) -> list[str]:
+        """The stages whose measurements the page wants: both ends of each step, else the topic's."""
+        return list(dict.fromkeys(n for s in self.steps for n in s)) or [s.stage for s in self.stages]
+
+
+def topic_focus(name: str, stage_name: str | None = None, op: str | None = None) -> Focus:
+    """The topic (a name nsprof knows) on `op`'s ladder (the topic's own by default), narrowed to
+    `stage_name` and the steps that concern it where one is given."""
     topic = get_topic(name)
-    if topic.name == "pipeline":
-        return _pipeline(topic, source)
-    if topic.name == "gpu-vs-cpu":
-        return _gpu_vs_cpu(topic, source, op, stage_name, ceilings)
-    if topic.name == "gpu-idle":
-        return _gpu_idle(topic, source)
     op = get_op(op or topic.op).name  # an unknown op is named as such before the topic is asked
     topic_stages, topic_steps = topic.ladder(op)
     stage = get_stage(op, stage_name) if stage_name else None
     steps = tuple(s for s in topic_steps if stage is None or stage.stage in s)
     focus = [stage.stage, *(n for s in steps for n in s if n != stage.stage)] if stage else list(topic_stages)
-    stages = select_stages(op, focus) if focus else []
-    # the capture holding most of the steps' stages (both ends of a step compared), else of the topic's
-    wanted = list(dict.fromkeys(n for s in steps for n in s)) or [s.stage for s in stages]
-    found = evidence.find_source(source, op, wanted)
-    measured = evidence.measure(found, ceilings) if found else None
+    return Focus(topic, op, stage, select_stages(op, focus) if focus else [], steps)
+
+
+def ladder_explanation(focus: Focus, found: evidence.Source | None, measured: evidence.Measurements | None) -> Explanation:
+    """The topic's text; the ladder's stages and steps it concerns; the access model on the topic's
+    examples, or on one stage's declared accesses; computed facts; and the measurements `found`
+    (the explain verb finds and opens them: nsprof.verbs.explain_sources)."""
+    topic, stage, stages, steps = focus.topic, focus.stage, focus.stages, focus.steps
     doc: dict[str, Any] = {"topic": topic.name, "summary": topic.summary, "text": topic.text,
                            "stage": stage.stage if stage else None}
 
-    ladder, doc["ladder"] = _ladder(topic, stage, steps, op)
+    ladder, doc["ladder"] = _ladder(topic, stage, steps, focus.op)
     blocks = [prose(topic.text), *ladder]
     if topic.space == "shared":
         measured_names = {s.stage for s, _, _ in evidence.staged(measured)} if measured else set()
@@ -72,44 +88,40 @@ def explain_topic(name: str, stage_name: str | None = None, source: Path | None 
     return Explanation(title, topic.summary, blocks, doc)
 
 
-def _pipeline(topic: Topic, source: Path | None) -> Explanation:
-    """The pipeline topic reads an nsys capture, not a ladder's ncu measurements."""
-    from nsprof.explain.pipeline_facts import fact_lines, pipeline_facts, pipeline_source
+def pipeline_explanation(topic: Topic, source: evidence.Source, profile: Profile, analysis: CaptureAnalysis) -> Explanation:
+    """The pipeline topic reads an nsys capture's copies, not a ladder's ncu measurements."""
+    from nsprof.explain.pipeline_facts import fact_lines, pipeline_facts
 
-    path, reason = pipeline_source(source)
-    facts = pipeline_facts(path)
-    lines = fact_lines(facts)
-    doc = {"topic": topic.name, "summary": topic.summary, "text": topic.text, "facts": lines, "measured": facts,
-           "evidence": {"source": str(path), "reason": reason}, "caveats": list(topic.caveats),
-           "references": list(topic.references)}
-    blocks = [prose(topic.text), *section(f"Measured in {shown_path(path)} ({reason})", [Bullets(lines, markdown=True)]),
-              *_caveats_and_sources(topic)]
-    return Explanation(topic.name, topic.summary, blocks, doc)
+    facts = pipeline_facts(source.path, profile, analysis)
+    return _measured_page(topic, source, facts, fact_lines(facts))
 
 
-def _gpu_idle(topic: Topic, source: Path | None) -> Explanation:
+def gpu_idle_explanation(topic: Topic, source: evidence.Source, analysis: CaptureAnalysis) -> Explanation:
     """The gpu-idle topic reads a program's nsys capture: its host side, computed by the analysis."""
-    from nsprof.explain.host_facts import fact_lines, host_facts, host_source
+    from nsprof.explain.host_facts import fact_lines, host_facts
 
-    path, reason = host_source(source)
-    facts = host_facts(path)
-    lines = fact_lines(facts)
+    facts = host_facts(source.path, analysis)
+    return _measured_page(topic, source, facts, fact_lines(facts))
+
+
+def _measured_page(topic: Topic, source: evidence.Source, facts: dict, lines: list[str]) -> Explanation:
+    """A topic's text, then the facts measured in the capture read, in Markdown bullets."""
     doc = {"topic": topic.name, "summary": topic.summary, "text": topic.text, "facts": lines, "measured": facts,
-           "evidence": {"source": str(path), "reason": reason}, "caveats": list(topic.caveats),
+           "evidence": {"source": str(source.path), "reason": source.reason}, "caveats": list(topic.caveats),
            "references": list(topic.references)}
-    blocks = [prose(topic.text), *section(f"Measured in {shown_path(path)} ({reason})", [Bullets(lines, markdown=True)]),
-              *_caveats_and_sources(topic)]
+    blocks = [prose(topic.text), *section(f"Measured in {shown_path(source.path)} ({source.reason})",
+                                          [Bullets(lines, markdown=True)]), *_caveats_and_sources(topic)]
     return Explanation(topic.name, topic.summary, blocks, doc)
 
 
-def _gpu_vs_cpu(topic: Topic, source: Path | None, op: str | None, stage: str | None, ceilings: Path | None) -> Explanation:
+def gpu_vs_cpu_explanation(topic: Topic, source: evidence.Source, profile: Profile, analysis: CaptureAnalysis,
+                           op: str | None, stage: str | None) -> Explanation:
     """The gpu-vs-cpu topic reads a capture with CPU stages beside the GPU's (bench-cpu.json), its
     ladder being the capture's: the fastest GPU stage there, or `stage`, against the CPU's."""
-    from nsprof.explain.cpu_gap_facts import cpu_gap_facts, cpu_gap_source, fact_sections
+    from nsprof.explain.cpu_gap_facts import cpu_gap_facts, fact_sections
 
-    op = get_op(op).name if op else None  # an unknown op is named as such before a capture is searched
-    path, reason = cpu_gap_source(source, op)
-    facts = cpu_gap_facts(path, op, stage, ceilings)
+    path, reason = source.path, source.reason
+    facts = cpu_gap_facts(path, profile, analysis, op, stage)
     sections = fact_sections(facts)
     ladder, rows = _ladder(topic, None, (), facts["op"])
     doc = {"topic": topic.name, "summary": topic.summary, "text": topic.text, "ladder": rows,

@@ -1,34 +1,25 @@
 """`nsprof explain gpu-idle`: why a program's GPU waits, each number read from its capture
-(nsprof.analyze.host_side through the one analysis, nsprof.profile_analysis.analyzed_profile)."""
+(nsprof.analyze.host_side through the one analysis, which the explain verb opens through the front
+door: nsprof.verbs.explain_sources)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nsprof.analyze.host_verdict import IDLE_CAUSES, busiest
 from nsprof.errors import ParseError
 from nsprof.render.host_tables import figure, per_iteration_ns
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "profiles" / "examples" / "h200-program-torch-train"
+if TYPE_CHECKING:
+    from nsprof.analyze.capture_analysis import CaptureAnalysis
 
 
-def host_source(given: Path | None) -> tuple[Path, str]:
-    """--from, else the committed capture of a PyTorch training step."""
-    if given is not None:
-        return Path(given), "given with --from"
-    if EXAMPLE.is_dir():
-        shown = EXAMPLE.relative_to(Path.cwd()) if EXAMPLE.is_relative_to(Path.cwd()) else EXAMPLE
-        return shown, "the committed capture of a PyTorch training step on an NVIDIA H200; pass --from for your own"
-    raise ParseError("no capture of a program to explain", "capture one with `nsprof profile -- CMD` and pass --from")
-
-
-def host_facts(path: Path) -> dict:
-    """The host side of the program captured at `path` (nsprof.analyze.host_side's dict)."""
-    from nsprof.parse.captures import open_captures
-    from nsprof.profile_analysis import analyzed_profile
+def host_facts(path: Path, analysis: CaptureAnalysis) -> dict:
+    """The host side of the program captured at `path` (nsprof.analyze.host_side's dict), from its
+    analysis (the explain verb opens it through the front door: a set of cycles is its first)."""
     from nsprof.render.host_tables import activity_line, loop_lines
 
-    _, analysis = analyzed_profile(open_captures(path).first)  # the front door: a set of cycles is its first
     if analysis.host is None:
         raise ParseError(f"{path}: no program's nsys capture with CUDA calls in it (a ladder's capture, or ncu alone)",
                          "pass a program's capture: nsprof profile -- CMD writes one, or an nsys .sqlite or .nsys-rep")

@@ -1,43 +1,26 @@
 """`nsprof explain pipeline`: why the whole flow of a GPU computation takes the time it does, each
-number read from an nsys capture (the user's, or the committed H200 capture of `nsprof pipeline`)."""
+number read from an nsys capture (the user's, or the committed H200 capture of `nsprof pipeline`,
+as nsprof.verbs.explain_sources finds and opens it)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nsprof.analyze.pipeline import fastest_flow
 from nsprof.errors import ParseError
-from nsprof.parse import load_profile
-from nsprof.parse.sources import PROFILES_DIR, latest_profile
-from nsprof.profile_analysis import capture_analysis
-from nsprof.profile_layout import PIPELINE_RESULTS
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "profiles" / "examples" / "h200-pipeline-1024"
+if TYPE_CHECKING:
+    from nsprof.analyze.capture_analysis import CaptureAnalysis
+    from nsprof.parse.profile import Profile
 
-
-def pipeline_source(given: Path | None) -> tuple[Path, str]:
-    """--from, else the newest capture of `nsprof pipeline` under ./profiles (it holds pipeline.json:
-    a ladder's capture has no copies to speak of), else the committed example."""
-    if given is not None:
-        return Path(given), "given with --from"
-    latest = latest_profile(PROFILES_DIR, with_ncu=False, holding=PIPELINE_RESULTS)
-    if latest is not None and latest.path.resolve() != EXAMPLE.resolve() and load_profile(latest.path).nsys:
-        return latest.path, (f"the newest capture of `nsprof pipeline` under {PROFILES_DIR}/; choose another with "
-                             "--from")
-    if EXAMPLE.is_dir():
-        return EXAMPLE, "the committed capture of `nsprof pipeline` at 1024^3 on an NVIDIA H200; pass --from for your own"
-    raise ParseError("no nsys capture to explain the pipeline with", "capture one with `nsprof pipeline` or `nsprof profile`")
-
-
-def pipeline_facts(path: Path) -> dict:
+def pipeline_facts(path: Path, profile: Profile, analysis: CaptureAnalysis) -> dict:
     """Copy rates by direction and host-memory kind, how much copies overlapped each other and the
     kernels, and (for an `nsprof pipeline` capture) each variant against the bus floor
     (the capture's analysis: CaptureAnalysis.copies; nsprof.analyze.pipeline.fastest_flow)."""
-    profile = load_profile(path)
-    copies = capture_analysis(profile).copies
-    if copies is None:
+    if analysis.copies is None:
         raise ParseError(f"{path}: no nsys capture in it", "pass an nsys .nsys-rep or .sqlite, or a profile directory with one")
-    return {"source": str(path), **copies, "pipeline": fastest_flow(profile.pipeline)}
+    return {"source": str(path), **analysis.copies, "pipeline": fastest_flow(profile.pipeline)}
 
 
 def fact_lines(facts: dict) -> list[str]:

@@ -18,10 +18,9 @@ def analyze(path: str | Path, ceilings: str | Path | None = None, attribution: s
     (measured where saved, see nsprof.ceilings.resolve.resolve_ceiling). `attribution` ("thread" or
     "process") says whose CUDA calls an NVTX range counts (nsprof.analyze.nvtx_attribution). A bench
     record or a directory of profiles is no one capture: a ParseError says what to pass."""
-    from nsprof.parse.captures import open_captures
-    from nsprof.profile_analysis import analyzed_profile
+    from nsprof.profile_analysis import opened
 
-    return analyzed_profile(open_captures(path).first, path_or_none(ceilings), attribution)[1]
+    return opened(path, path_or_none(ceilings), attribution)[1]
 
 
 def analyze_many(directory: str | Path, scheduler: str | None = None, workers: int | None = None,

@@ -100,9 +100,9 @@ def choose_hot_kernels(nsys_export: str | Path, top: int) -> GuidedChoice:
     from nsprof.analyze.hot_kernels import COVERAGE_PCT, hot_rows, nsys_kernel_rows
     from nsprof.analyze.iterations import steady_part
     from nsprof.capture.program import STEADY_SKIP, GuidedChoice
-    from nsprof.parse.nsys_sqlite import load_nsys
+    from nsprof.profile_analysis import opened_profile
 
-    exports = [load_nsys(Path(nsys_export))]
+    exports = opened_profile(nsys_export).nsys
     steady, state = steady_part(exports)
     harness = harness_kernels(exports, state)
     ranked = nsys_kernel_rows(steady, harness)

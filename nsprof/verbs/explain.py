@@ -38,6 +38,26 @@ def explain(topic: str | None = None, stage: str | None = None, source: str | Pa
             raise UsageError("--stage and --shape/--access both describe accesses", "give one or the other")
         return explain_access(topic, parse_shape(shape) if shape else None, access or "row",
                               4 if width is None else width, "store" if store else "load")
-    from nsprof.explain.explanation import explain_topic
+    from nsprof.explain import explanation as page
+    from nsprof.explain.evidence import measurements
+    from nsprof.explain.topics import get_topic
+    from nsprof.ladder.registry import get_op
+    from nsprof.profile_analysis import opened
+    from nsprof.verbs import explain_sources as sources
 
-    return explain_topic(topic, stage, path_or_none(source), op=op, ceilings=path_or_none(ceilings))
+    chosen, given, ceilings_file = get_topic(topic), path_or_none(source), path_or_none(ceilings)
+    if chosen.name == "pipeline":
+        found = sources.pipeline_source(given)
+        return page.pipeline_explanation(chosen, found, *opened(found.path, parts=("copies",)))
+    if chosen.name == "gpu-idle":
+        found = sources.program_source(given)
+        return page.gpu_idle_explanation(chosen, found, opened(found.path)[1])
+    if chosen.name == "gpu-vs-cpu":
+        op = get_op(op).name if op else None  # an unknown op is named as such before a capture is searched
+        found = sources.cpu_gap_source(given, op)
+        return page.gpu_vs_cpu_explanation(chosen, found, *opened(found.path, ceilings_file), op, stage)
+    focus = page.topic_focus(chosen.name, stage, op)
+    # the capture holding most of the steps' stages (both ends of a step compared), else of the topic's
+    ladder_found = sources.ladder_source(given, focus.op, focus.wanted)
+    measured = measurements(ladder_found, *opened(ladder_found.path, ceilings_file)) if ladder_found else None
+    return page.ladder_explanation(focus, ladder_found, measured)

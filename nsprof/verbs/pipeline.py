@@ -109,7 +109,7 @@ def _pipeline_breakdown(op, stages, size, chunks, records, out: Path, nsys, prog
     from nsprof.capture.session import capture_program
     from nsprof.capture.tools import find_tool
     from nsprof.errors import ToolNotFoundError
-    from nsprof.parse.nsys_sqlite import load_nsys
+    from nsprof.profile_analysis import opened_profile
     from nsprof.ranges import PIPELINE_PREFIX, pipeline_range
     from nsprof.sizes import short_size
 
@@ -124,7 +124,7 @@ def _pipeline_breakdown(op, stages, size, chunks, records, out: Path, nsys, prog
                              nsys_options=("--cuda-graph-trace=node",))
     progress("capturing the flows under nsys")
     directory, _ = capture_program(request, out, {"nsys": nsys}, progress=progress)
-    export = load_nsys(directory / "nsys.sqlite")
+    export = opened_profile(directory).nsys[0]
     breakdown = flow_breakdown(export, gpu_events([export]), PIPELINE_PREFIX + "/").set_index("range")
     for record in records:
         name = pipeline_range(op, record["stage"], record["variant"], size)
