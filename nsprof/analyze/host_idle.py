@@ -1,5 +1,6 @@
 """Why one GPU sat idle, gap by gap: each stretch without GPU work is charged to what held up the
-work that ended it (pure functions; nsprof.analyze.host_side states the rules as IDLE_CAUSES).
+work that ended it (pure functions; each cause is a rule of nsprof.analyze.host_verdict.IDLE_RULES,
+which states its condition).
 
 A gap ends when the next operation starts; its launch call (nsprof.analyze.host_calls) says why the
 GPU waited. Either the host had not yet issued it:
