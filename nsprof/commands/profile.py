@@ -116,43 +116,68 @@ def profile(
 
 
 def summary_lines(directory: Path, manifest: dict) -> list[str]:
+    """What `nsprof profile` prints once it has run: each tool's reports, the CPU stages, the hot
+    kernels ncu chose, the verification, how a partial profile ended, and what to run next."""
     lines = [f"profile written to {directory} (status: {manifest['status']})"]
-    for name, tool in manifest["tools"].items():
-        steps = [c for c in manifest["commands"] if c["tool"] == name]
-        # only what is there: a step that died wrote nothing whole (a partial capture)
-        files = ", ".join(f for c in steps for f in c["outputs"] if f in manifest["outputs"]) or "no report"
-        line = f"  {name} {tool['version']}: {files} in {_seconds(steps):.0f} s"
-        further = sum(c["step"] == "run" for c in steps)
-        if further:
-            line += f", and {further} more run{'s' if further > 1 else ''} in runs/"
-        passes = [p["passes"] for p in manifest["replay_passes"]]
-        if name == "ncu" and passes:
-            spread = str(min(passes)) if min(passes) == max(passes) else f"{min(passes)}-{max(passes)}"
-            line += f"; {len(passes)} launches profiled, {spread} replay passes each"
-        lines.append(line)
-    if cpu := [c for c in manifest["commands"] if c["tool"] == CPU_TOOL]:
-        files = ", ".join(f for c in cpu for f in c["outputs"] if f in manifest["outputs"]) or "nothing"
-        lines.append(f"  CPU stages ({', '.join(manifest.get('cpu_stages') or [])}) and the host's roofs, timed "
-                     f"without a profiler: {files} in {_seconds(cpu):.0f} s")
-        lines += [f"  CPU: {problem}" for problem in manifest.get("cpu_problems", [])]
-    if (guided := manifest.get("guided")) and guided["kernels"]:
-        lines.append(f"  ncu chose {len(guided['kernels'])} hot kernels and configurations from nsys, "
-                     f"{guided['covered_pct']:.0f}% of kernel time")
-    elif guided:
-        lines.append("  ncu did not run: nsys saw no kernel to hand it (none was launched, or the export "
-                     "names none by its mangled symbol); choose by hand with --kernel or --launch-count")
-    seen: dict[tuple, dict] = {}
-    for v in manifest["verification"]:  # each tool's workload verified the same stages: show each once, a failure over an ok
-        if (v["stage"], v["size"]) not in seen or v["status"] != "ok":
-            seen[(v["stage"], v["size"])] = v
-    if seen:
-        lines.append("  verification: " + ", ".join(
-            f"{v['stage']} {v['size']} {v['status']}" + (f" ({v['rel_error']:.1e})" if v["rel_error"] is not None else "")
-            for v in seen.values()))
+    lines += [_tool_line(name, tool, manifest) for name, tool in manifest["tools"].items()]
+    lines += _cpu_lines(manifest) + _guided_lines(manifest) + _verification_lines(manifest)
     if partial := manifest.get("partial"):
         lines.append(partial_line(partial))
     lines.append(f"next: nsprof analyze {directory}")
     return lines
+
+
+def _tool_line(name: str, tool: dict, manifest: dict) -> str:
+    """One tool's line: its version, the reports it wrote, how long it ran, its further runs, and ncu's replay passes."""
+    steps = [c for c in manifest["commands"] if c["tool"] == name]
+    line = f"  {name} {tool['version']}: {_written(steps, manifest) or 'no report'} in {_seconds(steps):.0f} s"
+    further = sum(c["step"] == "run" for c in steps)
+    if further:
+        line += f", and {further} more run{'s' if further > 1 else ''} in runs/"
+    passes = [p["passes"] for p in manifest["replay_passes"]]
+    if name == "ncu" and passes:
+        spread = str(min(passes)) if min(passes) == max(passes) else f"{min(passes)}-{max(passes)}"
+        line += f"; {len(passes)} launches profiled, {spread} replay passes each"
+    return line
+
+
+def _written(steps: list[dict], manifest: dict) -> str:
+    """The files `steps` wrote that the profile holds, comma separated ("" for none)."""
+    # only what is there: a step that died wrote nothing whole (a partial capture)
+    return ", ".join(f for c in steps for f in c["outputs"] if f in manifest["outputs"])
+
+
+def _cpu_lines(manifest: dict) -> list[str]:
+    """The CPU stages and the host's roofs, timed without a profiler, and their problems."""
+    if not (cpu := [c for c in manifest["commands"] if c["tool"] == CPU_TOOL]):
+        return []
+    return [f"  CPU stages ({', '.join(manifest.get('cpu_stages') or [])}) and the host's roofs, timed "
+            f"without a profiler: {_written(cpu, manifest) or 'nothing'} in {_seconds(cpu):.0f} s",
+            *(f"  CPU: {problem}" for problem in manifest.get("cpu_problems", []))]
+
+
+def _guided_lines(manifest: dict) -> list[str]:
+    """The hot kernels ncu chose from nsys's timeline, or why ncu did not run."""
+    if (guided := manifest.get("guided")) and guided["kernels"]:
+        return [f"  ncu chose {len(guided['kernels'])} hot kernels and configurations from nsys, "
+                f"{guided['covered_pct']:.0f}% of kernel time"]
+    if guided:
+        return ["  ncu did not run: nsys saw no kernel to hand it (none was launched, or the export "
+                "names none by its mangled symbol); choose by hand with --kernel or --launch-count"]
+    return []
+
+
+def _verification_lines(manifest: dict) -> list[str]:
+    """Each stage and size verified, once: a failure over an ok (each tool's workload verified the same stages)."""
+    seen: dict[tuple, dict] = {}
+    for v in manifest["verification"]:
+        if (v["stage"], v["size"]) not in seen or v["status"] != "ok":
+            seen[(v["stage"], v["size"])] = v
+    if not seen:
+        return []
+    return ["  verification: " + ", ".join(
+        f"{v['stage']} {v['size']} {v['status']}" + (f" ({v['rel_error']:.1e})" if v["rel_error"] is not None else "")
+        for v in seen.values())]
 
 
 def partial_line(partial: dict) -> str:

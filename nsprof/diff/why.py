@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from nsprof.analyze.capture_analysis import CaptureAnalysis
 from nsprof.analyze.metrics import sum_measured
 from nsprof.ladder_analysis.work import per_launch, watched
 
@@ -71,12 +72,33 @@ def kernel_rules(rules: pd.DataFrame | None) -> dict[str, set[str]]:
     return {str(kernel): set(group["rule"].astype(str)) for kernel, group in fired.groupby("kernel", sort=False)}
 
 
+def capture_rules(analysis: CaptureAnalysis) -> dict | None:
+    """kernel_rules of a capture; None where it holds no rule results."""
+    return kernel_rules(analysis.rules) if analysis.rules is not None and len(analysis.rules) else None
+
+
 def rule_changes(a: set[str] | None, b: set[str] | None) -> dict:
     """{"rules_appeared", "rules_gone"}: rule names only B's or only A's launches raised; {}
     when either side's capture holds no rule results."""
     if a is None or b is None:
         return {}
     return {"rules_appeared": sorted(b - a), "rules_gone": sorted(a - b)}
+
+
+def add_why(record: dict, counters: dict, rules: dict, keys: dict, kernels: dict) -> None:
+    """Adds to a row's `record` the counters that moved (`metrics`, where any did) and the rules that
+    appeared or went away. Per side ("a", "b"): `counters` and `rules` are its capture's (absent or
+    None where it has none), `keys` the row's key among its counters, `kernels` the kernel whose
+    rules are the row's (None where the side lacks the row)."""
+    metrics = moved(*(_counters_row(counters.get(side), keys[side]) for side in ("a", "b")))
+    if metrics:
+        record["metrics"] = metrics
+    record.update(rule_changes(*(None if rules.get(side) is None or kernels[side] is None
+                                 else rules[side].get(kernels[side], set()) for side in ("a", "b"))))
+
+
+def _counters_row(frame: pd.DataFrame | None, key) -> pd.Series | None:
+    return None if frame is None or key is None or key not in frame.index else frame.loc[key]
 
 
 def _number(value) -> float | None:

@@ -34,9 +34,16 @@ def _record(stage: Stage, size: Size) -> dict:
     }
 
 
-def _skipped(stage: Stage, size: Size, why: str) -> dict:
+def _failed(stage: Stage, size: Size, status: str, message: str) -> dict:
+    """A record of a stage that was not timed: its status ("error", "skipped") and why."""
     record = _record(stage, size)
-    record["status"], record["message"], record["baseline_only"] = "skipped", why, False
+    record["status"], record["message"] = status, message
+    return record
+
+
+def _skipped(stage: Stage, size: Size, why: str) -> dict:
+    record = _failed(stage, size, "skipped", why)
+    record["baseline_only"] = False
     return record
 
 
@@ -122,62 +129,85 @@ def run_bench(op: str, stages: list[Stage], sizes: list[Size], *, repeat: int | 
     Triton stages to the configurations an earlier run kept. `no_gpu`: why this machine has no
     usable GPU; its GPU stages are then recorded "skipped" with that reason, and the CPU stages run."""
     kept = kept or {}
-    import numpy as np
-
     if no_gpu is not None:
-        skipped = [_skipped(stage, size, no_gpu) for size in sizes for stage in stages
-                   if not stage.kind.on_host]
-        cpu = [stage for stage in stages if stage.kind.on_host]
-        return (run_bench(op, cpu, sizes, repeat=repeat, warmup=warmup, progress=progress) if cpu else []) + skipped
+        return _run_without_gpu(op, stages, sizes, no_gpu, repeat=repeat, warmup=warmup, progress=progress)
     on_gpu = [s for s in stages if not s.kind.on_host]  # CPU stages alone need no GPU
     cp, tools = _gpu() if on_gpu else (None, None)
     workload = get_op(op).workload
-    baselines = list(dict.fromkeys(baseline_stage(op, s.precision.name) for s in on_gpu)) if baseline else []
+    todo = _with_baselines(op, stages, on_gpu) if baseline else list(stages)
     records: list[dict] = []
     broken: str | None = None  # set when a CUDA error leaves the context unusable
     for size in sizes:
-        problems = {"gpu": workload.problem(cp, size) if on_gpu else None,
-                    "cpu": workload.problem(np, size) if len(on_gpu) < len(stages) else None}
-        todo = [b for b in baselines if b not in stages] + list(stages)
+        problems = _problems(workload, size, cp, gpu=bool(on_gpu), cpu=len(on_gpu) < len(stages))
         launches: dict = {}  # the launches of the stages that verified at this size, for pairing
         first = len(records)
         for stage in todo:
             problem = problems["cpu" if stage.kind.on_host else "gpu"]
             if progress:
                 progress(f"{stage.op} {stage.stage} {size_label(size)}")
-            if stage.kind.on_host:
-                from nsprof.ladder_runs.cpu_stage import bench_cpu_stage
-
-                rec = bench_cpu_stage(stage, size, problem, _record(stage, size), repeat=repeat, warmup=warmup)
-            elif broken:
-                rec = _record(stage, size)
-                rec["status"], rec["message"] = "error", f"not run after an earlier CUDA error: {broken}"
-            else:
-                try:
-                    pinned = kept.get((stage.op, stage.stage, size_label(size)), tile)
-                    rec = bench_stage(stage, size, problem, tools, repeat=repeat, warmup=warmup, tile=pinned,
-                                      launches=launches if paired else None)
-                except KernelBuildError as err:
-                    rec = _record(stage, size)
-                    rec["status"], rec["message"] = "error", str(err)
-                except NsprofError:
-                    raise
-                except Exception as err:  # a CUDA error: record it, then stop using the GPU
-                    rec = _record(stage, size)
-                    broken = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
-                    rec["status"], rec["message"] = "error", broken
+            rec, broken = _bench_one(stage, size, problem, tools, broken, repeat=repeat, warmup=warmup,
+                                     tile=kept.get((stage.op, stage.stage, size_label(size)), tile),
+                                     launches=launches if paired else None)
             rec["baseline_only"] = stage not in stages
             records.append(rec)
         if launches and not broken:
-            if progress:
-                progress(f"{op} {size_label(size)}: each stage against the library, launched in turn")
-            pair_with_library(records[first:], launches)
+            _pair_size(op, size, records[first:], launches, progress)
         del problems, problem, launches
         if cp is not None:
             cp.get_default_memory_pool().free_all_blocks()
     _add_pct_cublas(records)
     _add_speedups(records)
     return records
+
+
+def _run_without_gpu(op: str, stages: list[Stage], sizes: list[Size], no_gpu: str, *, repeat: int | None,
+                     warmup: int | None, progress: Progress | None) -> list[dict]:
+    """run_bench where this machine has no usable GPU: the CPU stages run, the GPU ones are recorded skipped (`no_gpu`)."""
+    skipped = [_skipped(stage, size, no_gpu) for size in sizes for stage in stages
+               if not stage.kind.on_host]
+    cpu = [stage for stage in stages if stage.kind.on_host]
+    return (run_bench(op, cpu, sizes, repeat=repeat, warmup=warmup, progress=progress) if cpu else []) + skipped
+
+
+def _problems(workload, size: Size, cp, *, gpu: bool, cpu: bool) -> dict:
+    """The workload's problem at `size`: in GPU memory (`cp`, CuPy) for GPU stages, in host memory (NumPy) for CPU stages."""
+    import numpy as np
+
+    return {"gpu": workload.problem(cp, size) if gpu else None, "cpu": workload.problem(np, size) if cpu else None}
+
+
+def _with_baselines(op: str, stages: list[Stage], on_gpu: list[Stage]) -> list[Stage]:
+    """The stages to run at each size: the baselines of the GPU stages' precisions not among them first, then the stages."""
+    baselines = list(dict.fromkeys(baseline_stage(op, s.precision.name) for s in on_gpu))
+    return [b for b in baselines if b not in stages] + list(stages)
+
+
+def _bench_one(stage: Stage, size: Size, problem, tools, broken: str | None, *, repeat: int | None,
+               warmup: int | None, tile: str | None, launches: dict | None) -> tuple[dict, str | None]:
+    """One stage at one size (on the host, or on the GPU unless an earlier CUDA error `broken` left it
+    unusable), and `broken` after it: a CUDA error is recorded, then stops the GPU's use."""
+    if stage.kind.on_host:
+        from nsprof.ladder_runs.cpu_stage import bench_cpu_stage
+
+        return bench_cpu_stage(stage, size, problem, _record(stage, size), repeat=repeat, warmup=warmup), broken
+    if broken:
+        return _failed(stage, size, "error", f"not run after an earlier CUDA error: {broken}"), broken
+    try:
+        return bench_stage(stage, size, problem, tools, repeat=repeat, warmup=warmup, tile=tile, launches=launches), None
+    except KernelBuildError as err:
+        return _failed(stage, size, "error", str(err)), None
+    except NsprofError:
+        raise
+    except Exception as err:  # a CUDA error: record it, then stop using the GPU
+        broken = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+        return _failed(stage, size, "error", broken), broken
+
+
+def _pair_size(op: str, size: Size, records: list[dict], launches: dict, progress: Progress | None) -> None:
+    """pair_with_library on the records of one size, saying so."""
+    if progress:
+        progress(f"{op} {size_label(size)}: each stage against the library, launched in turn")
+    pair_with_library(records, launches)
 
 
 def _gpu():
