@@ -22,6 +22,7 @@ import pandas as pd
 from nsprof.analyze.capture_facts import distinct_launches, gpu_launches, gpu_models, gpu_name, gpu_totals, linked_share
 from nsprof.analyze.gpu_utilization import gpu_utilization
 from nsprof.analyze.host_side import host_side
+from nsprof.analyze.host_types import HostSide
 from nsprof.analyze.hot_kernels import capture_hot_kernels, launch_table
 from nsprof.analyze.iterations import Loop, capture_loop, has_stages, steady_part
 from nsprof.analyze.kernel_groups import kernel_groups
@@ -322,11 +323,11 @@ class CaptureAnalysis:
         return self._part_hot[1]
 
     @cached_property
-    def host(self) -> dict | None:
+    def host(self) -> HostSide | None:
         """One program's capture (one nsys export): why the GPU waits (nsprof.analyze.host_side)."""
         return self._program_host()
 
-    def _program_host(self) -> dict | None:
+    def _program_host(self) -> HostSide | None:
         steady = self._part_steady
         if steady is None or len(self._inputs.nsys) != 1:
             return None

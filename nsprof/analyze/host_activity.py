@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from nsprof.analyze.gpu_events import merged_intervals
+from nsprof.analyze.host_types import Activity as ActivityJson
 from nsprof.parse.model import GpuTimeline
 
 NUMERICAL, INTERPRETER, CUDA_CALLS, COMPILING, LIBRARY, PROFILER, OTHER = (
@@ -97,7 +98,7 @@ class HostActivity:
     def top(self) -> Activity | None:
         return self.activities[0] if self.activities else None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> ActivityJson:
         return {"thread": self.thread, "threads": self.threads, "samples": self.samples,
                 "sample_interval_ns": self.sample_interval_ns, "idle_ns": self.idle_ns,
                 "activities": [{"activity": a.activity, "samples": a.samples, "pct": a.pct, "top": list(a.top),

@@ -33,6 +33,19 @@ from nsprof.analyze.gpu_events import GRAPH, KERNEL, gpu_events, merged_interval
 from nsprof.analyze.host_activity import host_activity, idle_stretches
 from nsprof.analyze.host_calls import ALLOCATION, COPY, KINDS, LAUNCH, LOADING, HostCalls, host_calls, pageable_copies
 from nsprof.analyze.host_idle import idle_causes, idle_gaps
+from nsprof.analyze.host_types import (
+    BusyAndIdle,
+    CallSummary,
+    Copies,
+    DeviceFigures,
+    HostFigures,
+    HostSide,
+    IterationsJudged,
+    Launches,
+    PageableCopies,
+    StreamFigures,
+)
+from nsprof.analyze.host_types import Window as WindowJson
 from nsprof.analyze.host_verdict import PINNED_SAMPLE_BYTES, host_fixes, verdict
 from nsprof.analyze.host_where import call_places
 from nsprof.analyze.program_harness import SteadyState
@@ -49,12 +62,12 @@ class Window:
     source: str  # what defines it: the steady state's rule, or the span of GPU work
     iterations: int | None = None  # instances of the repeating range it holds
 
-    def to_json(self) -> dict:
+    def to_json(self) -> WindowJson:
         return {"start_ns": self.start_ns, "end_ns": self.end_ns, "span_ns": self.end_ns - self.start_ns,
                 "source": self.source}
 
 
-def host_side(export: GpuTimeline, state: SteadyState | None, ceiling: Ceiling | None = None) -> dict | None:
+def host_side(export: GpuTimeline, state: SteadyState | None, ceiling: Ceiling | None = None) -> HostSide | None:
     """The host-side analysis of one export (keys below), or None where it has no GPU work or no
     CUDA API calls. `state`: its steady state (nsprof.analyze.iterations.steady_part's; None:
     the window is the span of its GPU work). `ceiling`: the GPU's, for the bus's pinned rate each way.
@@ -79,7 +92,8 @@ def host_side(export: GpuTimeline, state: SteadyState | None, ceiling: Ceiling |
     waits = others[others["blocking"].to_numpy() & (others["kind"] != COPY).to_numpy()]
     rows = calls.find(*_ids(inside))  # each operation's launch call, found once
     devices = [_device(device, inside[mine], rows[mine], calls, window) for device, mine in _split(inside["device_id"])]
-    result = {"window": window.to_json(), "devices": devices,
+    activity = host_activity(export, gaps, _launching_threads(calls, window)) if gaps is not None else None
+    figures: HostFigures = {"window": window.to_json(), "devices": devices,
               "launches": _launches(export, calls, inside, rows, window),
               "waits": {**_call_summary(waits), "where": call_places(export, waits)},
               "copies": _copies(export, others, window, ceiling),
@@ -87,13 +101,14 @@ def host_side(export: GpuTimeline, state: SteadyState | None, ceiling: Ceiling |
               "allocation": _call_summary(others[(others["kind"] == ALLOCATION).to_numpy()]),
               "startup_ns": max(0, window.start_ns - int(calls.start.min())),
               "untraced": list(export.untraced), "tool": export.tool, "framework": framework(export),
-              "iterations": None if state is None else {"range": state.range, "count": window.iterations,
-                                                        "source": state.source}}
-    activity = host_activity(export, gaps, _launching_threads(calls, window)) if gaps is not None else None
-    result["activity"] = activity.to_json() if activity is not None else None
-    result["verdict"] = verdict(result)
-    result["fixes"] = host_fixes(result)
-    return result
+               "iterations": _judged(state, window),
+               "activity": activity.to_json() if activity is not None else None}
+    return {**figures, "verdict": verdict(figures), "fixes": host_fixes(figures)}
+
+
+def _judged(state: SteadyState | None, window: Window) -> IterationsJudged | None:
+    """The iterations the window holds, of the steady state's repeating range; None without one."""
+    return None if state is None else {"range": state.range, "count": window.iterations, "source": state.source}
 
 
 def _window(events: pd.DataFrame, state: SteadyState | None) -> Window:
@@ -152,15 +167,15 @@ def _within(export: GpuTimeline, window: Window) -> GpuTimeline:
                    memcpys=rows(export.memcpys, (*ids, "bytes", "copy_kind")), memsets=rows(export.memsets, (*ids, "bytes")))
 
 
-def _device(device_id: int, events: pd.DataFrame, rows: np.ndarray, calls: HostCalls, window: Window) -> dict:
+def _device(device_id: int, events: pd.DataFrame, rows: np.ndarray, calls: HostCalls, window: Window) -> DeviceFigures:
     """One device's busy time, copy share and idle time by cause over the window (`rows`: each
     event's launch call), and the same of each of its streams (`streams`: a stream is idle while
     it runs nothing, though others may)."""
     figures = _busy_and_idle(events, rows, calls, window)
     parts = _split(events["stream_id"])
-    streams = [{"stream_id": stream, **(figures if len(parts) == 1 else _busy_and_idle(events[mine], rows[mine], calls,
-                                                                                        window))}
-               for stream, mine in parts]
+    streams: list[StreamFigures] = [
+        {"stream_id": stream, **(figures if len(parts) == 1 else _busy_and_idle(events[mine], rows[mine], calls, window))}
+        for stream, mine in parts]
     return {"device_id": device_id, **figures, "streams": streams}
 
 
@@ -173,7 +188,7 @@ def _split(ids: pd.Series) -> list[tuple[int, slice | np.ndarray]]:
     return [(int(value), values == value) for value in distinct]
 
 
-def _busy_and_idle(events: pd.DataFrame, rows: np.ndarray, calls: HostCalls, window: Window) -> dict:
+def _busy_and_idle(events: pd.DataFrame, rows: np.ndarray, calls: HostCalls, window: Window) -> BusyAndIdle:
     start = events["start_ns"].to_numpy(np.int64)
     end = events["end_ns"].to_numpy(np.int64)
     busy_start, busy_end = merged_intervals(np.maximum(start, window.start_ns), np.minimum(end, window.end_ns))
@@ -198,7 +213,7 @@ def _ids(events: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
             events["correlation_id"].to_numpy(dtype=np.int64, na_value=-1))
 
 
-def _launches(export: GpuTimeline, calls: HostCalls, events: pd.DataFrame, rows: np.ndarray, window: Window) -> dict:
+def _launches(export: GpuTimeline, calls: HostCalls, events: pd.DataFrame, rows: np.ndarray, window: Window) -> Launches:
     """The launch figures of the module docstring, over the window (`rows`: each event's launch call)."""
     in_window = slice(*np.searchsorted(calls.start, [window.start_ns, window.end_ns])) \
         if _sorted(calls.start) else np.flatnonzero((calls.start >= window.start_ns) & (calls.start < window.end_ns))
@@ -257,7 +272,7 @@ def _queue_depth(launch_start: np.ndarray, work_end: np.ndarray) -> np.ndarray:
     return np.searchsorted(starts, launch_start, side="left") - np.searchsorted(ends, launch_start, side="right")
 
 
-def _call_summary(calls: pd.DataFrame) -> dict:
+def _call_summary(calls: pd.DataFrame) -> CallSummary:
     """Count and host time of some calls, and the APIs that took most of it."""
     by_api = calls.groupby("api", observed=True)["duration_ns"].agg(["count", "sum"])
     top = by_api.sort_values("sum", ascending=False).head(5)
@@ -265,7 +280,7 @@ def _call_summary(calls: pd.DataFrame) -> dict:
             "apis": [{"api": str(api), "count": int(row["count"]), "host_ns": int(row["sum"])} for api, row in top.iterrows()]}
 
 
-def _copies(export: GpuTimeline, window_calls: pd.DataFrame, window: Window, ceiling: Ceiling | None) -> dict:
+def _copies(export: GpuTimeline, window_calls: pd.DataFrame, window: Window, ceiling: Ceiling | None) -> Copies:
     """Copies in the window: all, and those with a pageable side (count, bytes, GPU time), the host
     time blocked in copy calls (`window_calls`: HostCalls.others in the window), and per direction
     the pageable copies with the pinned rate they are held against (`pageable`)."""
@@ -273,7 +288,7 @@ def _copies(export: GpuTimeline, window_calls: pd.DataFrame, window: Window, cei
     copies = every[(every["start_ns"] >= window.start_ns) & (every["start_ns"] < window.end_ns)]
     pageable = copies[copies["pageable"]]
     blocking = window_calls[window_calls["blocking"].to_numpy() & (window_calls["kind"] == COPY).to_numpy()]
-    directions = []
+    directions: list[PageableCopies] = []
     for direction, group in pageable.groupby(pageable["copy_kind"].astype(str), observed=True):
         rate, source = _pinned_rate(every, direction, ceiling)
         directions.append({"direction": direction, "count": len(group), "bytes": int(group["bytes"].sum()),

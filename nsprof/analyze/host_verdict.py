@@ -25,6 +25,16 @@ from nsprof.analyze.host_idle import (
     UNMATCHED,
     WAITED,
 )
+from nsprof.analyze.host_types import (
+    Activity,
+    ActivityShare,
+    DeviceFigures,
+    Fix,
+    HostFigures,
+    PageableCopies,
+    Verdict,
+    VerdictEvidence,
+)
 
 BUSY_PCT = 80.0  # at least this busy over the window: GPU-bound
 COPY_SHARE = 0.5  # copies at least this share of the busy time: transfer-bound
@@ -51,7 +61,7 @@ class IdleCause:
     verdict: str
     fix: str | None = None
     framework_fixes: Mapping[str, str] = field(default_factory=dict)
-    evidence: Callable[[dict], str] | None = None
+    evidence: Callable[[HostFigures], str] | None = None
     sampled: bool = False  # the host was busy: what its samples show it did picks the fix (host_activity)
 
     def fix_in(self, framework: str | None) -> str:
@@ -139,12 +149,12 @@ FRAMEWORK_ACTIVITY_FIXES = {
     for framework in (JAX, CUPY)}
 
 
-def busiest(host: dict) -> dict:
+def busiest(host: HostFigures) -> DeviceFigures:
     """The device of host_side's figures that the verdict speaks of: the busiest."""
     return max(host["devices"], key=lambda device: device["busy_ns"])
 
 
-def verdict(host: dict) -> dict:
+def verdict(host: HostFigures) -> Verdict:
     """The verdict (module docstring) of host_side's figures: `verdict`, `rule`, `evidence`."""
     busiest_device = busiest(host)
     busy_pct = busiest_device["busy_pct"]
@@ -158,38 +168,38 @@ def verdict(host: dict) -> dict:
         if said == GPU_BOUND and copy_share >= COPY_SHARE:
             said = TRANSFER_BOUND
     idle = busiest_device["idle_ns"]
-    evidence = {"device_id": busiest_device["device_id"], "busy_pct": busy_pct, "copy_share_pct": 100 * copy_share,
-                "idle_ns": idle, "top_idle_cause": top_cause,
-                "top_idle_cause_pct": 100 * causes[top_cause] / idle if top_cause and idle else None}
+    evidence: VerdictEvidence = {"device_id": busiest_device["device_id"], "busy_pct": busy_pct,
+                                 "copy_share_pct": 100 * copy_share, "idle_ns": idle, "top_idle_cause": top_cause,
+                                 "top_idle_cause_pct": 100 * causes[top_cause] / idle if top_cause and idle else None}
     return {"verdict": said, "rule": RULE, "evidence": evidence}
 
 
-def host_fixes(host: dict) -> list[dict]:
+def host_fixes(host: HostFigures) -> list[Fix]:
     """Each cause of idle time that has a fix (IDLE_RULES), as a fix: what, its saving (the idle time
     it caused on the busiest device), what bounds it, and the evidence."""
     causes = busiest(host)["idle_causes"]
     activity, framework = host.get("activity"), host.get("framework")
-    fixes = [{"kind": "host", "cause": rule.cause, "fix": _fix(rule, activity, framework),
-              "saving_ns": int(causes[rule.cause]), "bound": SAVING_BOUND,
-              "evidence": rule.evidence(host) + _sampled(rule, activity)}
-             for rule in IDLE_RULES if rule.fix and rule.evidence and causes.get(rule.cause, 0) > 0]
+    fixes: list[Fix] = [{"kind": "host", "cause": rule.cause, "fix": _fix(rule, activity, framework),
+                         "saving_ns": int(causes[rule.cause]), "bound": SAVING_BOUND,
+                         "evidence": rule.evidence(host) + _sampled(rule, activity)}
+                        for rule in IDLE_RULES if rule.fix and rule.evidence and causes.get(rule.cause, 0) > 0]
     # a few bytes copied from pageable memory cost latency, not bandwidth: a wait, counted as one above
     fixes += [_pageable_fix(direction, framework) for direction in host["copies"]["pageable"]
               if direction["bytes"] >= PINNED_SAMPLE_BYTES]
     return sorted(fixes, key=lambda fix: -fix["saving_ns"])
 
 
-def _fix(rule: IdleCause, activity: dict | None, framework: str | None) -> str:
+def _fix(rule: IdleCause, activity: Activity | None, framework: str | None) -> str:
     """The rule's fix; for a sampled cause (the host's own work, launch overhead), the fix of what the
     host's samples in the GPU's idle time show it did most (nsprof.analyze.host_activity); in the
     words of the program's framework (IdleCause.fix_in, FRAMEWORK_ACTIVITY_FIXES)."""
     top = _top_activity(activity)
-    if rule.sampled and top is not None and top.get("fix"):
+    if rule.sampled and top is not None and top["fix"]:
         return FRAMEWORK_ACTIVITY_FIXES.get(framework or "", {}).get(top["activity"], top["fix"])
     return rule.fix_in(framework)
 
 
-def _sampled(rule: IdleCause, activity: dict | None) -> str:
+def _sampled(rule: IdleCause, activity: Activity | None) -> str:
     top = _top_activity(activity)
     if not rule.sampled or top is None:
         return ""
@@ -197,7 +207,7 @@ def _sampled(rule: IdleCause, activity: dict | None) -> str:
             f"{activity['samples']:,} samples, in {', '.join(top['top'][:2])})")  # type: ignore[index]
 
 
-def _top_activity(activity: dict | None) -> dict | None:
+def _top_activity(activity: Activity | None) -> ActivityShare | None:
     """The activity with most samples that has a fix (the profiler's own and `other` have none)."""
     if not activity:
         return None
@@ -207,7 +217,7 @@ def _top_activity(activity: dict | None) -> dict | None:
 PAGEABLE = "pageable copies"
 
 
-def _pageable_fix(direction: dict, framework: str | None) -> dict:
+def _pageable_fix(direction: PageableCopies, framework: str | None) -> Fix:
     """Pageable copies of one direction as a fix: pinned memory moves them at the pinned rate, so the
     saving is at most their time less their bytes at that rate (their whole time where no rate is known)."""
     rate = direction["pinned_bytes_per_s"]

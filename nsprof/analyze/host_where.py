@@ -6,12 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from nsprof.analyze.host_types import CallPlace
 from nsprof.parse.model import GpuTimeline, linux_tid
 
 WHERE_ROWS = 5
 
 
-def call_places(export: GpuTimeline, calls: pd.DataFrame) -> list[dict]:
+def call_places(export: GpuTimeline, calls: pd.DataFrame) -> list[CallPlace]:
     """Where in the program some calls were made: per thread (its name) and innermost NVTX range
     open on that thread (push/pop ranges), their count and host time, most time first."""
     names = dict(zip(export.threads["global_tid"], export.threads["name"])) if len(export.threads) else {}

@@ -4,6 +4,7 @@ front door: nsprof.verbs.explain_sources). The public entry points of nsprof.exp
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -104,7 +105,7 @@ def gpu_idle_explanation(topic: Topic, source: evidence.Source, analysis: Captur
     return _measured_page(topic, source, facts, fact_lines(facts))
 
 
-def _measured_page(topic: Topic, source: evidence.Source, facts: dict, lines: list[str]) -> Explanation:
+def _measured_page(topic: Topic, source: evidence.Source, facts: Mapping[str, Any], lines: list[str]) -> Explanation:
     """A topic's text, then the facts measured in the capture read, in Markdown bullets."""
     doc = {"topic": topic.name, "summary": topic.summary, "text": topic.text, "facts": lines, "measured": facts,
            "evidence": {"source": str(source.path), "reason": source.reason}, "caveats": list(topic.caveats),

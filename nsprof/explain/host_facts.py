@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from nsprof.analyze.host_types import HostSide
 from nsprof.analyze.host_verdict import IDLE_CAUSES, busiest
 from nsprof.errors import ParseError
 from nsprof.render.host_tables import figure, per_iteration_ns
@@ -15,7 +16,15 @@ if TYPE_CHECKING:
     from nsprof.analyze.capture_analysis import CaptureAnalysis
 
 
-def host_facts(path: Path, analysis: CaptureAnalysis) -> dict:
+class HostFacts(HostSide):
+    """The host side with its loop and phases (their JSON) and what analyze says of them."""
+
+    loop: dict | None
+    phases: list[dict]
+    said: list[str]
+
+
+def host_facts(path: Path, analysis: CaptureAnalysis) -> HostFacts:
     """The host side of the program captured at `path` (nsprof.analyze.host_side's dict), from its
     analysis (the explain verb opens it through the front door: a set of cycles is its first)."""
     from nsprof.render.host_tables import activity_line, loop_lines
@@ -29,7 +38,7 @@ def host_facts(path: Path, analysis: CaptureAnalysis) -> dict:
             "said": [*loop_lines(analysis.loop, analysis.phases), activity_line(analysis.host)]}
 
 
-def fact_lines(host: dict) -> list[str]:
+def fact_lines(host: HostFacts) -> list[str]:
     """The story in Markdown bullets: the window, the verdict, the loop, its phases and what the host
     did, the idle time by cause, and the fixes (savings per iteration too)."""
     window, verdict = host["window"], host["verdict"]

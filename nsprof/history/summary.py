@@ -85,12 +85,12 @@ def _host(side) -> list[Measurement]:
     where a run has no host side or no repeating range."""
     from nsprof.diff.host import QUANTITIES, host_figures
 
-    hosts = [run.analyzed().host for run in (side, *side.runs)]
-    if not all(host and host.get("iterations") for host in hosts):
+    runs = (side, *side.runs)
+    figures = [found for found in (host_figures(run.analyzed().host) for run in runs) if found is not None]
+    if len(figures) < len(runs):
         return []
-    figures = [host_figures(host) for host in hosts]
     return [Measurement("host", f"{label} per iteration" if unit == "ns" else f"{label} (median)",
-                        tuple(float(run[key]) for run in figures))
+                        tuple(float(run[key] or 0.0) for run in figures))  # none is None: checked below
             for key, label, unit in QUANTITIES if unit in ("ns", "median") and all(run[key] is not None for run in figures)]
 
 

@@ -12,6 +12,7 @@ import pandas as pd
 from nsprof.analyze.capture_analysis import DIFF_PARTS as GENERIC_DIFF_PARTS
 from nsprof.analyze.capture_analysis import SHOWN_PARTS as GENERIC_SHOWN_PARTS
 from nsprof.analyze.capture_analysis import CaptureAnalysis
+from nsprof.analyze.host_types import HostSide
 from nsprof.ladder_analysis.untimed import untimed_causes
 from nsprof.ladder_analysis.work import combine, with_peaks, work_records
 
@@ -50,7 +51,7 @@ class LadderCaptureAnalysis(CaptureAnalysis):
         return work[work["stage"].notna()].reset_index(drop=True)
 
     @cached_property
-    def host(self) -> dict | None:
+    def host(self) -> HostSide | None:
         """The generic host side, where the capture ran no stage: a ladder's harness is no program."""
         return self._program_host() if self.stages.empty else None
 

@@ -4,9 +4,12 @@ saving bounded by what it can gain."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
 from nsprof.analyze.host_activity import NO_SAMPLES
+from nsprof.analyze.host_types import HostSide
 from nsprof.analyze.host_verdict import IDLE_CAUSES
 from nsprof.analyze.iterations import FOUND, Loop
 from nsprof.analyze.phases import STARTUP, Phase
@@ -29,7 +32,7 @@ def ms(ns: float) -> str:
     return f"{ns / 1e6:,.1f} ms" if ns >= 1e5 else f"{ns / 1e3:,.1f} us"
 
 
-def verdict_lines(host: dict) -> list[str]:
+def verdict_lines(host: HostSide) -> list[str]:
     """The verdict, its evidence and its rule, a line each."""
     verdict, window = host["verdict"], host["window"]
     evidence = verdict["evidence"]
@@ -64,7 +67,7 @@ def verdict_lines(host: dict) -> list[str]:
     return lines
 
 
-def activity_line(host: dict) -> str:
+def activity_line(host: HostSide) -> str:
     """What the host did in the GPU's idle time (its samples by activity, its waits), or what capture
     gives the samples."""
     activity = host.get("activity")
@@ -124,21 +127,22 @@ def _us(ns) -> str:
     return "-" if ns is None else f"{ns / 1e3 + 0.0:,.1f} us".replace("-0.0 ", "0.0 ")  # no "-0.0" for a rounded -0.04
 
 
-def steady_iterations(host: dict) -> int | None:
+def steady_iterations(host: HostSide) -> int | None:
     """How many iterations the host side's window holds (its savings are over them), or None."""
-    return (host.get("iterations") or {}).get("count") or None
+    judged = host["iterations"]
+    return judged["count"] or None if judged else None
 
 
-def per_iteration_ns(host: dict, saving_ns: float) -> float | None:
+def per_iteration_ns(host: HostSide, saving_ns: float) -> float | None:
     """A saving over the window as one iteration's share of it (None without iterations)."""
     iterations = steady_iterations(host)
     return saving_ns / iterations if iterations else None
 
 
-def fix_rows(host: dict, hot: pd.DataFrame | None) -> list[dict]:
+def fix_rows(host: HostSide, hot: pd.DataFrame | None) -> list[dict]:
     """The host's fixes and the kernels with the largest bounded saving, largest saving first."""
-    rows = [{"label": fix["cause"], "saving_ns": fix["saving_ns"], "bound": fix["bound"],
-             "evidence": f"{fix['evidence']}; fix: {fix['fix']}"} for fix in host["fixes"]]
+    rows: list[dict[str, Any]] = [{"label": fix["cause"], "saving_ns": fix["saving_ns"], "bound": fix["bound"],
+                                   "evidence": f"{fix['evidence']}; fix: {fix['fix']}"} for fix in host["fixes"]]
     if hot is not None and "saving_ns" in hot:
         ranked = hot.dropna(subset=["saving_ns"]).sort_values("saving_ns", ascending=False, kind="stable")
         for row in ranked.head(KERNEL_FIXES).itertuples():
@@ -154,7 +158,7 @@ def fix_rows(host: dict, hot: pd.DataFrame | None) -> list[dict]:
     return rows
 
 
-def host_blocks(host: dict, hot: pd.DataFrame | None, width: int, loop: Loop | None = None,
+def host_blocks(host: HostSide, hot: pd.DataFrame | None, width: int, loop: Loop | None = None,
                 phases: tuple[Phase, ...] = ()) -> list[Block]:
     """The verdict lines, the loop's, and the one ranking of fixes, `width` columns wide."""
     blocks: list[Block] = [Paragraph(line) for line in (*verdict_lines(host), *loop_lines(loop, phases))]
