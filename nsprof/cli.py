@@ -183,23 +183,24 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
     analyze the nsys and ncu captures of any program."""
 
 
-# Each command's page of the manual (docs/ in nsprof's repository), named at the foot of its --help.
-MANUAL_PAGES = {"stages": "ladders/sgemm.md", "bench": "bench.md", "profile": "profile.md", "pipeline": "pipeline.md",
-                "analyze": "analyze.md", "diff": "diff.md", "noise": "diff.md", "timeline": "timeline.md",
-                "roofline": "roofline-report.md", "report": "roofline-report.md", "explain": "explain.md",
-                "ceilings": "ceilings.md", "doctor": "README.md", "history": "history.md"}
+# Every command in the order a user meets them (the ladder, running it, profiling it, reading the
+# results) with its page of the manual (docs/ in nsprof's repository), named at the foot of its
+# --help: a new command is one line here.
+COMMANDS = ((stages, "ladders/sgemm.md"), (bench, "bench.md"), (profile, "profile.md"), (pipeline, "pipeline.md"),
+            (analyze, "analyze.md"), (diff, "diff.md"), (noise, "diff.md"), (timeline, "timeline.md"),
+            (roofline, "roofline-report.md"), (report, "roofline-report.md"), (explain, "explain.md"),
+            (ceilings, "ceilings.md"), (doctor, "README.md"))
+HISTORY_COMMANDS, HISTORY_PAGE = (history_add, history_show, history_check), "history.md"  # `nsprof history add|show|check`
 
 
 def _manual(page: str) -> str:
     return f"The manual: docs/{page} in nsprof's repository (all of it: docs/README.md)."
 
 
-# In the order a user meets them: the ladder, running it, profiling it, reading the results.
-for command in (stages, bench, profile, pipeline, analyze, diff, noise, timeline, roofline, report, explain, ceilings,
-                doctor):
-    app.command(cls=_Command, epilog=_manual(MANUAL_PAGES[command.__name__]))(command)
-for subcommand in (history_add, history_show, history_check):  # `nsprof history add|show|check`
-    history_app.command(cls=_Command, epilog=_manual(MANUAL_PAGES["history"]))(subcommand)
+for command, page in COMMANDS:
+    app.command(cls=_Command, epilog=_manual(page))(command)
+for subcommand in HISTORY_COMMANDS:
+    history_app.command(cls=_Command, epilog=_manual(HISTORY_PAGE))(subcommand)
 app.add_typer(history_app, name="history")
 
 
