@@ -35,6 +35,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from nsprof.analyze.captures_types import CaptureRow, MergedKernelRow, StepRow, StragglerRow
 from nsprof.analyze.gpu_events import covered_ns
 from nsprof.analyze.nvtx_attribution import launching_calls, work_column
 from nsprof.parse.model import GpuTimeline
@@ -46,11 +47,9 @@ STEP_RANGE = re.compile(r"step", re.IGNORECASE)
 LOOP_STEP = "iteration"  # a capture with no step range: its loop's iterations (nsprof.analyze.iterations)
 LOOP_AGREEMENT = 1.1  # the most iterations a rank's loop may have over the fewest another's has, to be one loop
 NCCL, NVTX, NO_COMM = "nccl kernels", "nvtx ranges", "none"
-CAPTURE_COLUMNS = ("file", "rank", "gpu_busy_pct", "kernel_ns", "copy_ns", "comm_ns", "comm_overlap_pct", "idle_ns",
-                   "top_kernel", "top_kernel_pct", "comm_source")
-STEP_COLUMNS = ("step_range", "step", "step_ns", "wait_ns", "compute_ns")
-MERGED_COLUMNS = ("kernel", "captures", "count", "total_ns", "pct", "min_ns", "median_ns", "max_ns")
-STRAGGLER_COLUMNS = ("step", "rank", "file", "compute_ns", "late_by_ns", "others_wait_ns", "step_ns")
+# each table's columns: its row type's keys, in order (nsprof.analyze.captures_types)
+CAPTURE_COLUMNS, STEP_COLUMNS, MERGED_COLUMNS, STRAGGLER_COLUMNS = (
+    tuple(row.__annotations__) for row in (CaptureRow, StepRow, MergedKernelRow, StragglerRow))
 
 
 def communication(export: GpuTimeline) -> tuple[str, pd.DataFrame]:

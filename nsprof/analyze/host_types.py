@@ -5,7 +5,7 @@ read, and docs/json/ holds the JSON Schema derived from them (tests/json_schemas
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing_extensions import TypedDict  # pydantic reads it for docs/json (typing's, only from Python 3.12)
 
 
 class Window(TypedDict):

@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from nsprof.analyze.launch_configs import LAUNCH_SIZES, combined_codes
+from nsprof.analyze.loop_types import IterationsJson, LoopJson, MarkerCheckJson
 from nsprof.analyze.program_harness import XLA_AUTOTUNER, SteadyState, steady_state
 from nsprof.kernel_names import kernel_label
 from nsprof.parse.model import GpuTimeline, id_values, linux_pid
@@ -73,7 +74,7 @@ class MarkerCheck:
     found: int
     matched: int
 
-    def to_json(self) -> dict:
+    def to_json(self) -> MarkerCheckJson:
         return {"markers": self.markers, "found": self.found, "matched": self.matched}
 
 
@@ -127,7 +128,7 @@ class Iterations:
         name = self.marker if self.marker is not None else "the loop found in the GPU work"
         return SteadyState(name, self.count, int(self.starts_ns[self.steady_from]), self.starts_ns, source=self.source)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> IterationsJson:
         starts = self.starts_ns
         spans = self.spans_ns
         listed = np.r_[0:min(len(starts), MAX_LISTED // 2), max(MAX_LISTED // 2, len(starts) - MAX_LISTED // 2):len(starts)]
@@ -151,7 +152,7 @@ class Loop:
     pid: int | None = None  # that process (Linux id)
     notes: tuple[str, ...] = field(default=())
 
-    def to_json(self) -> dict:
+    def to_json(self) -> LoopJson:
         return {"iterations": None if self.iterations is None else self.iterations.to_json(),
                 "found": None if self.found is None or self.found is self.iterations else self.found.to_json(),
                 "not_found": self.not_found, "operations": self.operations, "notes": list(self.notes)}

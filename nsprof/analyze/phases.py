@@ -40,6 +40,7 @@ from nsprof.analyze.host_activity import (
 from nsprof.analyze.host_activity import OTHER as OTHER_CODE
 from nsprof.analyze.host_calls import ALLOCATION, COPY, KINDS, LAUNCH, LOADING, OTHER, WAIT, call_kinds
 from nsprof.analyze.iterations import Loop
+from nsprof.analyze.loop_types import PhaseJson
 from nsprof.parse.model import GpuTimeline, id_values, linux_pid
 
 STARTUP, LOOP, TAIL = "start-up", "loop", "tail"
@@ -68,7 +69,7 @@ class Phase:
     def span_ns(self) -> int:
         return self.end_ns - self.start_ns
 
-    def to_json(self) -> dict:
+    def to_json(self) -> PhaseJson:
         return {"name": self.name, "start_ns": self.start_ns, "end_ns": self.end_ns, "span_ns": self.span_ns,
                 "gpu_busy_ns": self.gpu_busy_ns, "operations": self.operations,
                 "parts": [{"part": part, "host_ns": ns} for part, ns in self.parts]}

@@ -13,6 +13,7 @@ at least min_change_pct."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -20,6 +21,7 @@ import pandas as pd
 from nsprof.analyze.iterations import Loop
 from nsprof.analyze.phases import STARTUP, Phase
 from nsprof.diff.statistics import compare_runs, compare_samples
+from nsprof.diff.types import LoopChangeJson
 
 FASTER, SLOWER, SAME, NOT_CALLED = "faster", "slower", "same", "not called"
 
@@ -42,8 +44,8 @@ class LoopChange:
     a_startup_ns: float | None
     b_startup_ns: float | None
 
-    def to_json(self) -> dict:
-        return asdict(self)
+    def to_json(self) -> LoopChangeJson:
+        return cast(LoopChangeJson, asdict(self))  # its fields are the JSON's keys
 
 
 def loop_change(a: list[tuple[Loop | None, tuple[Phase, ...]]], b: list[tuple[Loop | None, tuple[Phase, ...]]],

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from nsprof.analyze.host_types import HostSide
 from nsprof.analyze.host_verdict import IDLE_CAUSES, busiest
+from nsprof.analyze.loop_types import LoopJson, PhaseJson
 from nsprof.errors import ParseError
 from nsprof.render.host_tables import figure, per_iteration_ns
 
@@ -19,8 +20,8 @@ if TYPE_CHECKING:
 class HostFacts(HostSide):
     """The host side with its loop and phases (their JSON) and what analyze says of them."""
 
-    loop: dict | None
-    phases: list[dict]
+    loop: LoopJson | None
+    phases: list[PhaseJson]
     said: list[str]
 
 

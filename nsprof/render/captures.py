@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 from nsprof.analyze.captures import NCCL, NO_COMM
+from nsprof.analyze.captures_types import CapturesDocument
 from nsprof.render.document import Block, Image, Paragraph, Table
 from nsprof.render.document_writers import json_ready
 from nsprof.render.table_names import telling_names
@@ -24,12 +25,13 @@ def _ms(ns) -> str:
 def captures_json(result) -> str:
     """The JSON document: captures, kernels (merged), step_range and stragglers, every row, and the
     captures that could not be read ("file: why")."""
-    def records(frame):
+    def records(frame) -> list:
         return [json_ready(row) for row in frame.to_dict("records")]
 
-    return json.dumps({"captures": records(result.captures), "kernels": records(result.kernels),
-                       "step_range": result.step_range, "stragglers": records(result.stragglers),
-                       "scheduler": result.scheduler, "failed": list(result.failed)}, indent=2)
+    document: CapturesDocument = {"captures": records(result.captures), "kernels": records(result.kernels),
+                                  "step_range": result.step_range, "stragglers": records(result.stragglers),
+                                  "scheduler": result.scheduler, "failed": list(result.failed)}
+    return json.dumps(document, indent=2)
 
 
 def captures_blocks(result, width: int, chart: bytes | None = None) -> list[Block]:

@@ -1,0 +1,84 @@
+"""Each command's --json has a JSON Schema in docs/json/, derived from the document's type
+(tests/json_schemas.py): the files are current, and real output of real captures matches them,
+every typed key declared and of its declared type."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nsprof.cli import app
+
+jsonschema = pytest.importorskip("jsonschema")
+json_schemas = pytest.importorskip("json_schemas", reason="pydantic derives the schemas")
+
+ROOT = Path(__file__).parents[1]
+DATA, EXAMPLES = Path(__file__).parent / "data", ROOT / "profiles" / "examples"
+ANALYZED = {  # a program's nsys capture, its JAX and torch.profiler traces, ladders' profiles, ncu alone
+    "nsys": DATA / "host-side" / "train-sync.sqlite",
+    "jax.profiler": DATA / "jax" / "mlp-workers1.trace.json.gz",
+    "torch.profiler": DATA / "kineto" / "compile-block.json.gz",
+    "a program's profile": EXAMPLES / "h200-program-torch-train",
+    "a ladder's profile": EXAMPLES / "h200-sgemm-1024",
+    "with CPU stages": EXAMPLES / "h100-sgemm-cpu-1024",
+    "ncu alone": EXAMPLES / "h200-sgemm-1024" / "ncu-raw.csv",
+}
+PAIRS = DATA / "diff-pairs"
+DIFFED = {  # two programs' captures, runs, JAX traces, two ladders' stages, bench records
+    "programs": (PAIRS / "train-a.sqlite", PAIRS / "train-b.sqlite"),
+    "runs": (DATA / "runs" / "ab-base", DATA / "runs" / "ab-slower"),
+    "jax": (DATA / "jax" / "mlp-a1.trace.json.gz", DATA / "jax" / "mlp-wider1.trace.json.gz"),
+    "ladders": (EXAMPLES / "h200-sgemm-1024", EXAMPLES / "h200-sgemm-tf32-1024"),
+    "bench records": (DATA / "runs" / "bench-a.json", DATA / "runs" / "bench-b.json"),
+}
+
+
+def json_of(*args: str) -> dict:
+    result = CliRunner().invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def check(document: dict, stem: str) -> None:
+    schema = json.loads((json_schemas.DOCS / f"{stem}.schema.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(document)
+
+
+@pytest.mark.parametrize("stem", json_schemas.DOCUMENTS)
+def test_the_schemas_in_the_docs_are_the_types(stem):
+    """docs/json is written from the types: `python tests/json_schemas.py` after changing one."""
+    assert (json_schemas.DOCS / f"{stem}.schema.json").read_text() == json_schemas.text(stem)
+
+
+@pytest.mark.parametrize("kind", ANALYZED)
+def test_analyze_json_matches_its_schema(kind):
+    check(json_of("analyze", str(ANALYZED[kind])), "analyze")
+
+
+def test_the_schema_holds_the_host_side_to_its_keys():
+    """A typed object is closed: a key the type does not declare, or one of another type, fails."""
+    document = json_of("analyze", str(ANALYZED["nsys"]))
+    check(document, "analyze")
+    renamed = json.loads(json.dumps(document))
+    renamed["host"]["devices"][0]["idle_by_cause"] = renamed["host"]["devices"][0].pop("idle_causes")
+    with pytest.raises(jsonschema.ValidationError, match="idle_by_cause"):
+        check(renamed, "analyze")
+    retyped = json.loads(json.dumps(document))
+    retyped["host"]["launches"]["count"] = "1898"
+    with pytest.raises(jsonschema.ValidationError):
+        check(retyped, "analyze")
+
+
+def test_many_captures_json_matches_its_schema():
+    document = json_of("analyze", str(DATA / "ranks"))
+    assert document["captures"]
+    check(document, "analyze-captures")
+
+
+@pytest.mark.parametrize("kind", DIFFED)
+def test_diff_json_matches_its_schema(kind):
+    a, b = DIFFED[kind]
+    check(json_of("diff", str(a), str(b)), "diff")
