@@ -117,25 +117,13 @@ def nsys_kernel_rows(exports: list[GpuTimeline], harness: Mapping[HarnessKey, st
     # Group on one integer key per launch (name code and launch sizes, factorized), and format the
     # few groups' names and configurations afterwards: no Python object and no copy of the table per
     # launch (10M launches are 10M strings, or a gigabyte of grouping columns, otherwise).
-    config = list(LAUNCH_SIZES)
-    parts = [part for export, tuned in zip(exports, tuning) for part in (
-        (export.kernels["kernel"], export.kernels["mangled_name"],
-         [*(export.kernels[column].to_numpy() for column in config),
-          np.zeros(len(export.kernels), dtype=np.int8) if tuned is None else tuned.astype(np.int8)],
-         export.kernels["duration_ns"]),
-        (export.graphs["name"].astype(object), pd.Series([None] * len(export.graphs), dtype=object),
-         [*[np.full(len(export.graphs), -1, dtype=np.int32)] * len(config), np.zeros(len(export.graphs), dtype=np.int8)],
-         export.graphs["duration_ns"])) if len(part[3])]
+    parts = _launch_parts(exports, tuning)
     if not parts:
-        return pd.DataFrame({column: pd.Series(dtype=object if column in ("kernel", "grid", "block", "mangled_name") else
-                                               "float64" if column in ("median_ns", "pct") else "bool" if column == "harness"
-                                               else "int64")
-                             for column in ["kernel", "grid", "block", "launches", "total_ns", "median_ns", "mangled_name",
-                                            "pct", "harness"]}).assign(harness_rule=pd.Series(dtype=object))
+        return _no_kernel_rows()
     names = union_categoricals([as_categorical(name) for name, _, _, _ in parts], ignore_order=True)
     mangled = union_categoricals([as_categorical(name) for _, name, _, _ in parts], ignore_order=True)
     sizes: list[np.ndarray] = [_stack([list(sizes)[i] for _, _, sizes, _ in parts])  # and the tuning flag
-                               for i in range(len(config) + 1)]
+                               for i in range(len(LAUNCH_SIZES) + 1)]
     duration = pd.Series(_stack([d.to_numpy(dtype=np.int64) for _, _, _, d in parts]))
     key = combined_codes(sizes, key=names.codes.astype(np.int64))
     grouped = duration.groupby(key, sort=True)
@@ -145,22 +133,56 @@ def nsys_kernel_rows(exports: list[GpuTimeline], harness: Mapping[HarnessKey, st
     del grouped
     first = pd.Series(key).drop_duplicates().index.to_numpy()  # each group's first launch, group by group
     rows.insert(0, "kernel", np.asarray(names.take(first), dtype=object).astype(str))
-    has_mangled = mangled.codes >= 0  # the group's first mangled name (a group-by's `first` skips missing ones)
-    found = pd.Series(mangled.codes[has_mangled]).groupby(key[has_mangled], sort=True).first()
-    codes = found.reindex(range(len(rows)), fill_value=-1).to_numpy()
-    rows["mangled_name"] = pd.Series(pd.Categorical.from_codes(codes, mangled.categories), dtype=object).where(codes >= 0, None)
+    rows["mangled_name"] = _first_mangled(mangled, key, len(rows))
     for prefix, axes in (("grid", sizes[:3]), ("block", sizes[3:6])):  # graphs traced at graph level (-1): none
         rows.insert(1 if prefix == "grid" else 2, prefix,
                     pd.Series([None if x < 0 else launch_config(x, y, z) for x, y, z in zip(*(a[first] for a in axes))],
                               dtype=object))
     total = rows["total_ns"].sum()
     rows["pct"] = 100 * rows["total_ns"] / total if total else 0.0
-    tuned = sizes[len(config)][first].astype(bool)
-    rows["harness_rule"] = pd.Series([NSPROF_TUNING if apart else harness.get(kernel, harness.get((kernel, grid, block)))
-                                      for kernel, grid, block, apart in zip(rows["kernel"], rows["grid"], rows["block"],
-                                                                            tuned)], dtype=object)
+    tuned = sizes[len(LAUNCH_SIZES)][first].astype(bool)
+    rows["harness_rule"] = _harness_rules(rows, tuned, harness)
     rows["harness"] = rows["harness_rule"].notna()
     return rows.sort_values(["total_ns", "kernel"], ascending=[False, True], ignore_index=True)
+
+
+def _launch_parts(exports: list[GpuTimeline], tuning: list[np.ndarray | None]) -> list[tuple]:
+    """Per export, its kernels and its graph launches traced at graph level as (names, mangled
+    names, the launch sizes and a tuning flag, durations), those without launches left out."""
+    config = list(LAUNCH_SIZES)
+    return [part for export, tuned in zip(exports, tuning) for part in (
+        (export.kernels["kernel"], export.kernels["mangled_name"],
+         [*(export.kernels[column].to_numpy() for column in config),
+          np.zeros(len(export.kernels), dtype=np.int8) if tuned is None else tuned.astype(np.int8)],
+         export.kernels["duration_ns"]),
+        (export.graphs["name"].astype(object), pd.Series([None] * len(export.graphs), dtype=object),
+         [*[np.full(len(export.graphs), -1, dtype=np.int32)] * len(config), np.zeros(len(export.graphs), dtype=np.int8)],
+         export.graphs["duration_ns"])) if len(part[3])]
+
+
+def _no_kernel_rows() -> pd.DataFrame:
+    """nsys_kernel_rows' table without rows, its columns typed."""
+    return pd.DataFrame({column: pd.Series(dtype=object if column in ("kernel", "grid", "block", "mangled_name") else
+                                           "float64" if column in ("median_ns", "pct") else "bool" if column == "harness"
+                                           else "int64")
+                         for column in ["kernel", "grid", "block", "launches", "total_ns", "median_ns", "mangled_name",
+                                        "pct", "harness"]}).assign(harness_rule=pd.Series(dtype=object))
+
+
+def _first_mangled(mangled: pd.Categorical, key: np.ndarray, groups: int) -> pd.Series:
+    """Each group's first mangled name, None where it has none (a group-by's `first` skips missing ones)."""
+    has_mangled = mangled.codes >= 0
+    found = pd.Series(mangled.codes[has_mangled]).groupby(key[has_mangled], sort=True).first()
+    codes = found.reindex(range(groups), fill_value=-1).to_numpy()
+    return pd.Series(pd.Categorical.from_codes(codes, mangled.categories), dtype=object).where(codes >= 0, None)
+
+
+def _harness_rules(rows: pd.DataFrame, tuned: np.ndarray, harness: Mapping[HarnessKey, str]) -> pd.Series:
+    """Per row, the harness rule that found it: NSPROF_TUNING for a stage's tuning launches, else
+    the rule `harness` gives its kernel name or configuration (None for the program's own work)."""
+    return pd.Series([NSPROF_TUNING if apart else harness.get(kernel, harness.get((kernel, grid, block)))
+                      for kernel, grid, block, apart in zip(rows["kernel"], rows["grid"], rows["block"], tuned)],
+                     dtype=object)
 
 
 def _stack(arrays: list[np.ndarray]) -> np.ndarray:

@@ -5,19 +5,20 @@ Most captures carry no markers (`nsys profile python train.py`, nsys's defaults)
 found from the GPU work: the program's GPU operations in launch order (correlation ids: order by
 launch, not by start, as work on several streams interleaves), each as a symbol (a kernel with its
 grid and block, a graph, a copy's direction and size, a memset's size); XLA's autotuner's kernels
-are left out. For every symbol, the stretch from each of its launches to its next is fingerprinted
-(its length and a sum of hashed neighbouring pairs of symbols, from one prefix sum), and the
-stretch it repeats covering the most GPU time is its candidate (a graph launch is one operation
-but a whole step's work). The loop is the candidate covering the most; among those within
-TIED_COVERAGE (or two iterations) of it, the outermost, its anchor launched once an iteration (a
-training step, not a layer inside it, whose stretches leave the step's other work out); among
-anchors of one period, the one after the longest pause of the host's launches (where a step
-begins). Stretches of the loop's length running ALIKE of its operations are iterations whose work
-drifted; where launch sizes change every iteration, the loop is found by kernel names alone and
-said to drift. The loop's region is its runs from first to last where the stretches between
-repeat it too, else its run doing the most work (_region). Its first iterations still slower than
-WARMUP_SLOWER times its typical one are start-up (warmup_iterations). A capture of more than
-MAX_FIND_OPERATIONS operations is searched in its tail, the loop followed back by its anchor.
+are left out (nsprof.analyze.loop_operations). For every symbol, the stretch from each of its
+launches to its next is fingerprinted (its length and a sum of hashed neighbouring pairs of symbols,
+from one prefix sum: nsprof.analyze.loop_fingerprints), and the stretch it repeats covering the most
+GPU time is its candidate (a graph launch is one operation but a whole step's work). The loop is the
+candidate covering the most; among those within TIED_COVERAGE (or two iterations) of it, the
+outermost, its anchor launched once an iteration (a training step, not a layer inside it, whose
+stretches leave the step's other work out); among anchors of one period, the one after the longest
+pause of the host's launches (where a step begins). Stretches of the loop's length running ALIKE of
+its operations are iterations whose work drifted; where launch sizes change every iteration, the
+loop is found by kernel names alone and said to drift. The loop's region is its runs from first to
+last where the stretches between repeat it too, else its run doing the most work (_region). Its
+first iterations still slower than WARMUP_SLOWER times its typical one are start-up
+(warmup_iterations). A capture of more than MAX_FIND_OPERATIONS (nsprof.analyze.loop_operations)
+operations is searched in its tail, the loop followed back by its anchor.
 
 No loop is found (and none invented) where no sequence repeats MIN_ITERATIONS times, the loop holds
 less than MIN_LOOP_SHARE of the GPU's time, or fewer than MIN_REGULAR of its stretches repeat it
@@ -31,15 +32,16 @@ calls); the loop is still found, and checked against them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
-from nsprof.analyze.launch_configs import LAUNCH_SIZES, combined_codes
+from nsprof.analyze.launch_configs import LAUNCH_SIZES
+from nsprof.analyze.loop_fingerprints import CHUNK, Candidate, loop_candidates, matches
+from nsprof.analyze.loop_operations import Operations, loop_operations, pids, process_ids
 from nsprof.analyze.loop_types import IterationsJson, LoopJson, MarkerCheckJson
-from nsprof.analyze.program_harness import XLA_AUTOTUNER, SteadyState, steady_state
+from nsprof.analyze.program_harness import SteadyState, steady_state
 from nsprof.kernel_names import kernel_label
 from nsprof.parse.model import GpuTimeline, id_values, linux_pid
 from nsprof.ranges import parse_stage_range
@@ -57,8 +59,6 @@ WARMUP_SLOWER = 1.5  # an iteration this many times slower than the loop's typic
 TIED_COVERAGE = 0.98  # loops covering this share of the best's GPU work or more are tied: the outermost wins
 ONCE_EACH = 1.2  # an anchor launched at most this many times an iteration is launched once each (some in start-up)
 DRIFT_GAIN = 1.1  # names alone must cover this much more than names with launch sizes to call the work drifting
-MAX_FIND_OPERATIONS = 1_000_000  # the loop is found in the last this many operations, then followed back
-CHUNK = 1 << 20  # operations (or stretches' operations) compared at a time
 FOLLOW_SLACK = 2.0  # a loop followed back before its last MAX_FIND_OPERATIONS goes on while its anchor's launches
 # follow each other within this many iterations' time
 NAME_WIDTH = 60  # of a kernel's name in a sentence (its full name is in `anchor`)
@@ -158,253 +158,26 @@ class Loop:
                 "not_found": self.not_found, "operations": self.operations, "notes": list(self.notes)}
 
 
-# --- the GPU operations of a program, as symbols in launch order -------------------------------------
-
-
-@dataclass(frozen=True)
-class _Operations:
-    """One process's last GPU operations (those that started at `since_ns` or later: at most about
-    MAX_FIND_OPERATIONS) in launch order: a symbol with launch sizes (`exact`) and without
-    (`named`), GPU start and end, correlation id (-1 where none), and where each came from (`table`,
-    an index into `tables`, and `row`, its position there); `describers`: per table, its symbols'
-    first code, how many it has, and what names one; `earlier`: how many operations started before."""
-
-    exact: np.ndarray
-    named: np.ndarray
-    start: np.ndarray
-    end: np.ndarray
-    correlation: np.ndarray
-    table: np.ndarray
-    row: np.ndarray
-    pid: int
-    tables: tuple[tuple[pd.DataFrame, str], ...]
-    describers: tuple[tuple[int, int, Callable[[int], str]], ...]
-    work_below: int  # the symbols of kernels and graphs are those below it (copies and memsets above)
-    earlier: int
-
-    def label(self, symbol: int) -> str:
-        for offset, width, describe in self.describers:
-            if offset <= symbol < offset + width:
-                return describe(symbol - offset)
-        return f"operation {symbol}"
-
-
-def _operations(export: GpuTimeline) -> _Operations | None:
-    """The GPU operations of the capture's busiest process (by operations) that started in its last
-    MAX_FIND_OPERATIONS, in launch order (a 10M-kernel capture's loop is found in its tail)."""
-    tables = tuple((frame, kind) for frame, kind in ((export.kernels, "kernel"), (export.graphs, "graph"),
-                                                     (export.memcpys, "copy"), (export.memsets, "memset")) if len(frame))
-    if not tables:
-        return None
-    since = _tail_start([frame["start_ns"].to_numpy() for frame, _ in tables])
-    tails = [np.flatnonzero(frame["start_ns"].to_numpy() >= since) for frame, _ in tables]
-    values, counts = np.unique(np.concatenate([_pids(frame.iloc[rows]) for (frame, _), rows in zip(tables, tails)]),
-                               return_counts=True)
-    pid = int(values[np.argmax(counts)])
-    parts: dict[str, list[np.ndarray]] = {name: [] for name in ("exact", "named", "start", "end", "correlation",
-                                                                  "table", "row")}
-    describers = []
-    offset = work_below = 0
-    for index, ((frame, kind), rows) in enumerate(zip(tables, tails)):
-        tail = frame.iloc[rows]
-        mine = _pids(tail) == pid
-        if kind == "kernel":  # XLA's autotuner times candidates in loops of its own: start-up, never the program's
-            mine &= ~_autotuner(tail["kernel"])
-        part, rows = (tail, rows) if mine.all() else (tail[mine], rows[mine])
-        if not len(part):
-            continue
-        exact, named, describe = _symbols(part, kind)
-        width = int(max(exact.max(), named.max())) + 1
-        parts["exact"].append(exact.astype(np.int64) + offset)
-        parts["named"].append(named.astype(np.int64) + offset)
-        describers.append((offset, width, describe))
-        offset += width
-        work_below = offset if kind in ("kernel", "graph") else work_below
-        parts["start"].append(part["start_ns"].to_numpy(np.int64))
-        parts["end"].append(part["end_ns"].to_numpy(np.int64))
-        parts["correlation"].append(part["correlation_id"].to_numpy(dtype=np.int64, na_value=-1))
-        parts["table"].append(np.full(len(part), index, dtype=np.int8))
-        parts["row"].append(rows)
-    joined = {name: np.concatenate(arrays) for name, arrays in parts.items()}
-    correlation = joined["correlation"]
-    order = np.argsort(correlation, kind="stable") if (correlation >= 0).all() \
-        else np.lexsort((joined["end"], joined["start"]))
-    exact, named, start, end, correlation, table, row = (joined[name][order] for name in parts)
-    earlier = sum(len(frame) for frame, _ in tables) - sum(len(rows) for rows in tails)
-    return _Operations(exact, named, start, end, correlation, table, row, pid, tables, tuple(describers), work_below,
-                       earlier)
-
-
-def _tail_start(starts: list[np.ndarray]) -> int:
-    """The start of the MAX_FIND_OPERATIONS-th last operation among the tables' (the earliest start
-    where there are fewer)."""
-    every = np.concatenate(starts)
-    if len(every) <= MAX_FIND_OPERATIONS:
-        return int(every.min())
-    return int(np.partition(every, len(every) - MAX_FIND_OPERATIONS)[len(every) - MAX_FIND_OPERATIONS])
-
-
-def _autotuner(kernels: pd.Series) -> np.ndarray:
-    """Which launches are XLA's autotuner's (judged per distinct name)."""
-    names = pd.Categorical(kernels)
-    tuner = [code for code, name in enumerate(names.categories) if XLA_AUTOTUNER.search(str(name))]
-    return np.isin(names.codes, tuner) if tuner else np.zeros(len(kernels), dtype=bool)
-
-
-def _process_ids(frame: pd.DataFrame) -> np.ndarray:
-    """The distinct packed process ids of a table (its min and max where they are equal: no sort)."""
-    column = id_values(frame["global_pid"]) if "global_pid" in frame else _pids(frame)
-    if not len(column) or column.min() == column.max():
-        return column[:1]
-    return np.unique(column)
-
-
-def _pids(frame: pd.DataFrame) -> np.ndarray:
-    if "pid" in frame:
-        return frame["pid"].to_numpy(dtype=np.int64, na_value=-1)
-    return linux_pid(frame["global_pid"].to_numpy(dtype=np.int64, na_value=-1))
-
-
-def _symbols(part: pd.DataFrame, kind: str):
-    """Each operation's symbol with and without its sizes, and a describer of a symbol."""
-    if kind == "kernel":
-        names = pd.Categorical(part["kernel"])
-        name_codes = names.codes.astype(np.int64)
-        sizes = [part[column].to_numpy() for column in LAUNCH_SIZES if column in part]
-        exact = combined_codes(sizes, name_codes.copy()) if sizes else name_codes
-        exact_codes, exact_uniques = pd.factorize(exact)
-        first_of = np.empty(len(exact_uniques), dtype=np.int64)
-        first_of[exact_codes[::-1]] = np.arange(len(exact_codes) - 1, -1, -1)  # the last written is the first
-        # the exact codes are numbered apart from the names' codes: offset them past the names
-        exact_symbol = exact_codes.astype(np.int64) + len(names.categories)
-
-        def describe(symbol: int) -> str:
-            if symbol < len(names.categories):
-                return str(names.categories[symbol])
-            row = part.iloc[int(first_of[symbol - len(names.categories)])]
-            grid = ",".join(str(int(row[c])) for c in LAUNCH_SIZES[:3] if c in part)
-            block = ",".join(str(int(row[c])) for c in LAUNCH_SIZES[3:] if c in part)
-            return f"{row['kernel']} <<<({grid}), ({block})>>>" if grid else str(row["kernel"])
-
-        return exact_symbol, name_codes, describe
-    if kind == "graph":
-        ids = part["graph_id"].to_numpy(np.int64) if "graph_id" in part else np.zeros(len(part), dtype=np.int64)
-        codes, uniques = pd.factorize(ids)
-        # by name every graph is alike: torch.compile's graph trees replay one step's work as a different
-        # graph call after call (a static-cache decode alternates two), and nsys's default traces graphs whole
-        return codes + 1, np.zeros(len(codes), dtype=np.int64), \
-            lambda symbol: f"CUDA graph {uniques[symbol - 1]}" if symbol else "a CUDA graph"
-    key = (part["copy_kind"].astype(str) + " " + part["bytes"].astype(str)) if kind == "copy" else part["bytes"].astype(str)
-    codes, uniques = pd.factorize(key)
-    word = "memcpy" if kind == "copy" else "memset"
-    return codes, codes, lambda symbol: f"{word} {uniques[symbol]} B"
-
-
-# --- fingerprints of stretches of symbols --------------------------------------------------------------
-
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-
-
-def _mix(values: np.ndarray) -> np.ndarray:
-    """splitmix64's finalizer over uint64s: a hash whose sums tell sequences apart."""
-    x = values.astype(np.uint64) + _GOLDEN
-    x ^= x >> np.uint64(30)
-    x *= np.uint64(0xBF58476D1CE4E5B9)
-    x ^= x >> np.uint64(27)
-    x *= np.uint64(0x94D049BB133111EB)
-    x ^= x >> np.uint64(31)
-    return x
-
-
-def _pair_prefix(symbols: np.ndarray) -> np.ndarray:
-    """prefix[i]: the sum (mod 2**64) of the hashes of the pairs (symbols[j], symbols[j+1]), j < i."""
-    pairs = _mix(_mix(symbols[:-1]) ^ symbols[1:].astype(np.uint64))
-    return np.concatenate([np.zeros(1, dtype=np.uint64), np.cumsum(pairs, dtype=np.uint64)])
-
-
-def _prints(prefix: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.ndarray:
-    """The fingerprint of each stretch [start, start + length): its pairs' hashes and its length."""
-    inner = prefix[start + length - 1] - prefix[start]
-    return _mix(inner ^ _mix(length.astype(np.uint64)))
-
-
-@dataclass(frozen=True)
-class _Candidate:
-    symbol: int
-    key: int  # the repeated stretch's fingerprint
-    length: int  # its operations
-    repeats: int  # how many of the symbol's stretches are it
-    covered: float  # the GPU time of the operations those hold
-    launches: int  # how often the symbol is launched in all
-    at: int  # where one of those stretches starts
-
-
-def _candidates(symbols: np.ndarray, durations: np.ndarray) -> list[_Candidate]:
-    """Per symbol, the stretch (from a launch of it to its next) it repeats most, by the GPU time of
-    the operations covered (a graph launch is one operation but a whole step's work), repeated at
-    least MIN_ITERATIONS - 1 times; best first."""
-    if len(symbols) < MIN_ITERATIONS:
-        return []
-    order = np.argsort(symbols, kind="stable")
-    grouped = symbols[order]
-    follows = np.flatnonzero(grouped[1:] == grouped[:-1])
-    first, following = order[follows], order[follows + 1]
-    del order, grouped, follows
-    length = following - first
-    keys = _prints(_pair_prefix(symbols), first, length)
-    work = np.r_[0.0, np.cumsum(durations, dtype=np.float64)]
-    stretches = pd.DataFrame({"symbol": symbols[first], "key": keys.view(np.int64), "length": length,
-                              "work": work[following] - work[first], "at": first})
-    counted = stretches.groupby(["symbol", "key"], sort=False).agg(
-        size=("length", "size"), first=("length", "first"), covered=("work", "sum"), at=("at", "first"))
-    counted = counted[counted["size"] >= MIN_ITERATIONS - 1]
-    if counted.empty:
-        return []
-    launches = pd.Series(symbols).value_counts()
-    best = counted.sort_values("covered", ascending=False).reset_index().drop_duplicates("symbol")  # each symbol's
-    return [_Candidate(int(row.symbol), int(row.key), int(row.first), int(row.size), float(row.covered),
-                       int(launches[row.symbol]), int(row.at)) for row in best.itertuples(index=False)]
-
-
-def _matches(symbols: np.ndarray, positions: np.ndarray, candidate: _Candidate) -> np.ndarray:
-    """Which launches of the candidate's symbol start a stretch of its repeated sequence (the last
-    one too, though no launch of the symbol follows it), fingerprinted a chunk at a time."""
-    length = candidate.length
-    fits = positions + length <= len(symbols)
-    matched = np.zeros(len(positions), dtype=bool)
-    for low in range(0, len(symbols), CHUNK):
-        here = np.flatnonzero(fits & (positions >= low) & (positions < low + CHUNK))
-        if not len(here):
-            continue
-        stop = min(len(symbols), low + CHUNK + length)
-        prefix = _pair_prefix(symbols[low:stop])
-        keys = _prints(prefix, positions[here] - low, np.full(len(here), length, dtype=np.int64))
-        matched[here] = keys.view(np.int64) == candidate.key
-    # a stretch that matches but holds another launch of the symbol is the same sequence only by chance
-    nxt = np.r_[positions[1:], np.iinfo(np.int64).max]
-    return matched & (nxt >= positions + length)
-
-
 # --- the loop ----------------------------------------------------------------------------------------
 
 
 def find_loop(export: GpuTimeline) -> tuple[Iterations | None, str | None, int, int | None]:
     """The loop found in the export's GPU work (module docstring): its iterations, or None and why
     none was found; the operations it was looked for in, and their process."""
-    ops = _operations(export)
+    ops = loop_operations(export)
     if ops is None:
         return None, "the capture holds no GPU work", 0, None
     found, why, total = _loop_of(export, ops)
     return found, why, total, ops.pid
 
 
-def _loop_of(export: GpuTimeline, ops: _Operations) -> tuple[Iterations | None, str | None, int]:
+def _loop_of(export: GpuTimeline, ops: Operations) -> tuple[Iterations | None, str | None, int]:
     total = len(ops.exact) + ops.earlier
     durations = ops.end - ops.start
-    exact = _working(_candidates(ops.exact, durations), ops.exact, ops.work_below)
+    exact = _working(loop_candidates(ops.exact, durations, MIN_ITERATIONS - 1), ops.exact, ops.work_below)
     # one kernel at a new size each launch (a model's parameters initialized one by one) is no loop
-    named = [candidate for candidate in _working(_candidates(ops.named, durations), ops.named, ops.work_below)
-             if candidate.length > 1]
+    named = [candidate for candidate in _working(loop_candidates(ops.named, durations, MIN_ITERATIONS - 1), ops.named,
+                                                 ops.work_below) if candidate.length > 1]
     drift = None
     chosen, symbols = exact, ops.exact
     if named and (not exact or named[0].covered >= DRIFT_GAIN * exact[0].covered):
@@ -414,7 +187,7 @@ def _loop_of(export: GpuTimeline, ops: _Operations) -> tuple[Iterations | None, 
         return None, f"no sequence of GPU work repeats {MIN_ITERATIONS} times", total
     candidate = _outermost(chosen, export, ops, symbols)
     positions = np.flatnonzero(symbols == candidate.symbol)
-    same = _matches(symbols, positions, candidate)
+    same = matches(symbols, positions, candidate)
     # a stretch of the loop's length running mostly the same operations is an iteration whose work drifted (a
     # kernel chosen by sequence length)
     periodic = np.r_[np.diff(positions), len(symbols) - positions[-1]] >= candidate.length
@@ -494,14 +267,14 @@ def warmup_iterations(starts: np.ndarray | tuple[int, ...], end: int) -> int:
     return int(np.argmax(score)) + 1 if score.max() > 0 else 0
 
 
-def _working(candidates: list[_Candidate], symbols: np.ndarray, work_below: int) -> list[_Candidate]:
+def _working(candidates: list[Candidate], symbols: np.ndarray, work_below: int) -> list[Candidate]:
     """The candidates whose repeated sequence holds GPU work (a kernel or graph): copies or memsets
     alone repeat in a library's set-up (XLA's redzone memsets), not as a program's loop."""
     return [candidate for candidate in candidates
             if candidate.symbol < work_below or (symbols[candidate.at:candidate.at + candidate.length] < work_below).any()]
 
 
-def _outermost(candidates: list[_Candidate], export: GpuTimeline, ops: _Operations, symbols: np.ndarray) -> _Candidate:
+def _outermost(candidates: list[Candidate], export: GpuTimeline, ops: Operations, symbols: np.ndarray) -> Candidate:
     """The loop of the module docstring among the candidates (best first): of those tied with the
     best (within TIED_COVERAGE, or two iterations: a first or last stretch that differs), the fewest
     iterations, then the anchor after the longest pause of the host's launches."""
@@ -516,7 +289,7 @@ def _outermost(candidates: list[_Candidate], export: GpuTimeline, ops: _Operatio
     return max(period, key=lambda c: _pause_before(export, ops, symbols, c.symbol))
 
 
-def _followed_back(ops: _Operations, at: int, exact: bool, period_ns: float) -> np.ndarray:
+def _followed_back(ops: Operations, at: int, exact: bool, period_ns: float) -> np.ndarray:
     """The GPU starts of the anchor's launches before the operations the loop was found in (the one
     at `at` among them is the anchor), as long as each follows the one before it by at most
     FOLLOW_SLACK periods: where the loop began, in a capture too long to fingerprint whole."""
@@ -532,8 +305,8 @@ def _followed_back(ops: _Operations, at: int, exact: bool, period_ns: float) -> 
     for column in (c for c in columns if c in earlier):
         same &= (earlier[column] == model[column]).to_numpy()
     rows = np.flatnonzero(same)
-    if len(_process_ids(earlier)) > 1:  # several processes: the loop's own
-        rows = rows[_pids(earlier.iloc[rows]) == ops.pid]
+    if len(process_ids(earlier)) > 1:  # several processes: the loop's own
+        rows = rows[pids(earlier.iloc[rows]) == ops.pid]
     starts = earlier["start_ns"].to_numpy(np.int64)[rows]
     starts = starts if isinstance(before, slice) else np.sort(starts)  # a slice of a table by start is by start
     if not len(starts):
@@ -543,7 +316,7 @@ def _followed_back(ops: _Operations, at: int, exact: bool, period_ns: float) -> 
     return starts[broken[-1] + 1:] if len(broken) else starts
 
 
-def _pause_before(export: GpuTimeline, ops: _Operations, symbols: np.ndarray, symbol: int) -> float:
+def _pause_before(export: GpuTimeline, ops: Operations, symbols: np.ndarray, symbol: int) -> float:
     """The median pause before the launches of `symbol` in the analyzed stretch: from the launch
     call of the operation before each to its own (the GPU's idle time before it where the capture
     links operations to no launch call)."""
@@ -558,7 +331,7 @@ def _pause_before(export: GpuTimeline, ops: _Operations, symbols: np.ndarray, sy
     return float(np.median(own - before))
 
 
-def _launch_starts(export: GpuTimeline, ops: _Operations, positions: np.ndarray) -> np.ndarray:
+def _launch_starts(export: GpuTimeline, ops: Operations, positions: np.ndarray) -> np.ndarray:
     """When the launch call of each operation at `positions` began (its GPU start where the capture
     links it to no call)."""
     wanted = ops.correlation[positions]

@@ -47,6 +47,8 @@ SUMMARY_COLUMNS = ("range", "domain", "name", "count", "median_ns", "kernels", "
                    "copy_ns", "memcpy_bytes", "memcpy_count", "memset_bytes", "memset_count", "gpu_ops")
 THREAD, PROCESS = "thread", "process"
 ATTRIBUTIONS = (THREAD, PROCESS)
+# event tables, each with, per launching_calls column, the event column it sums (1: counts the events)
+_EventParts = list[tuple[pd.DataFrame, dict[str, str | int]]]
 
 
 def attribute_work(export: GpuTimeline, attribution: str = THREAD, calls: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -200,8 +202,7 @@ def launching_calls(export: GpuTimeline) -> pd.DataFrame:
     Sorted NumPy arrays, column by column, no pandas group-by or merge: this join is the largest
     cost of the attribution on a 10M-kernel export. Each event finds its call by binary search in
     the sorted calls, and a call's totals are bincounts over its events."""
-    # each event table, and per output column the event column it sums (1: counts the events)
-    parts: list[tuple[pd.DataFrame, dict[str, str | int]]] = [(export.kernels, {"kernels": 1, "kernel_ns": "duration_ns"}),
+    parts: _EventParts = [(export.kernels, {"kernels": 1, "kernel_ns": "duration_ns"}),
              (export.graphs, {"graphs": 1, "kernel_ns": "duration_ns"}),
              (_with_pageable_ns(export.memcpys),
               {"memcpy_count": 1, "memcpy_bytes": "bytes", "copy_ns": "duration_ns", "pageable_ns": "pageable_ns"}),
@@ -214,31 +215,51 @@ def launching_calls(export: GpuTimeline) -> pd.DataFrame:
         return values if has_call.all() else values[has_call]
 
     # Arrays the length of the runtime table are made and reordered one at a time (each is 80 MB
-    # for 10M calls).
+    # for 10M calls): held in one dict, so that each goes as its successor is made.
     thread = call_column("global_tid")
-    # (process, correlation id) packed into one sortable key: processes get small codes
+    processes, width = _key_space(thread, runtime, parts)
+    calls = {"key": _call_keys(processes, width, thread, call_column("correlation_id")), "thread": thread}
+    del thread
+    calls["start"] = call_column("start_ns")
+    _first_of_each_key(calls)
+    sums = _sums_per_call(parts, processes, width, calls.pop("key"))
+    return _launching_frame(calls, sums)
+
+
+def _key_space(thread: np.ndarray, runtime: pd.DataFrame, parts: _EventParts) -> tuple[np.ndarray, int]:
+    """The processes (sorted) and the width that pack (process, correlation id) into one sortable
+    key (_call_keys): processes get small codes."""
     processes = np.unique(np.concatenate([pd.unique(thread // THREAD_IDS)] + [
         pd.unique(chunk["global_pid"][chunk["known"]] // THREAD_IDS)
         for events, _ in parts for chunk in _event_chunks(events, ["global_pid"])]))
     ids = [runtime["correlation_id"].max()] + [events["correlation_id"].max() for events, _ in parts if len(events)]
-    width = 1 + max([0] + [int(i) for i in ids if not pd.isna(i)])
-    call_key = _call_keys(processes, width, thread, call_column("correlation_id"))
-    start = call_column("start_ns")
+    return processes, 1 + max([0] + [int(i) for i in ids if not pd.isna(i)])
+
+
+def _first_of_each_key(calls: dict[str, np.ndarray]) -> None:
+    """The calls sorted by key, the first call of each key kept, in place, one array at a time."""
+    key = calls["key"]
     # Older exports record some calls twice (cudaMalloc and cudaMalloc_v3020 share one id): the first call counts.
     # Calls in the order of their ids already, one each (one process's calls in time order: the sort is seconds at 10M)
-    if len(call_key) and not (call_key[1:] > call_key[:-1]).all():
-        order = np.lexsort((start, call_key))
-        call_key = call_key[order]
-        thread = thread[order]
-        start = start[order]
+    if len(key) and not (key[1:] > key[:-1]).all():
+        order = np.lexsort((calls["start"], key))
+        del key
+        for name in calls:
+            calls[name] = calls[name][order]
         del order
-    unique = np.r_[True, call_key[1:] != call_key[:-1]] if len(call_key) else np.empty(0, dtype=bool)
+        key = calls["key"]
+    unique = np.r_[True, key[1:] != key[:-1]] if len(key) else np.empty(0, dtype=bool)
+    del key
     if not unique.all():
-        call_key = call_key[unique]
-        thread = thread[unique]
-        start = start[unique]
-    # each event's call (events nsys matched to no call, or to one the runtime table lacks, count for none),
-    # a chunk of events at a time: the keys of a 10M-kernel table are 80 MB each
+        for name in calls:
+            calls[name] = calls[name][unique]
+
+
+def _sums_per_call(parts: _EventParts, processes: np.ndarray, width: int,
+                   call_key: np.ndarray) -> dict[str, np.ndarray]:
+    """Per output column of `parts`, each call's total over the events it launched (events nsys
+    matched to no call, or to one the runtime table lacks, count for none), a chunk of events at a
+    time: the keys of a 10M-kernel table are 80 MB each."""
     sums: dict[str, np.ndarray] = {}
     for events, spec in parts:
         sources = [source for source in spec.values() if isinstance(source, str)]
@@ -250,40 +271,48 @@ def launching_calls(export: GpuTimeline) -> pd.DataFrame:
             at = np.minimum(np.searchsorted(call_key, key), len(call_key) - 1)
             matched = call_key[at] == key
             at = at[matched]
-            if not len(at):
-                continue
-            # this chunk's calls lie in [low, high]: bincounts over that range only, added in place
-            low, high = int(at.min()), int(at.max()) + 1
-            at -= low
-            for column, source in spec.items():
-                if column not in sums:  # counts int32 (a call starts a few operations): 4 bytes a call saved
-                    sums[column] = np.zeros(len(call_key), dtype=np.int32 if source == 1 else np.int64)
-                if isinstance(source, str):  # float64 sums are exact below 2**53 (104 days of ns, 9 PB) per call
-                    summed = np.bincount(at, weights=chunk[source][known][matched], minlength=high - low)
-                else:
-                    summed = np.bincount(at, minlength=high - low)
-                sums[column][low:high] += summed.astype(sums[column].dtype)
-    del call_key
-    launched = np.zeros(len(thread), dtype=bool)
+            if len(at):
+                _add_chunk(sums, spec, len(call_key), at, {source: chunk[source][known][matched] for source in sources})
+    return sums
+
+
+def _add_chunk(sums: dict[str, np.ndarray], spec: dict[str, str | int], calls: int, at: np.ndarray,
+               values: dict[str, np.ndarray]) -> None:
+    """A chunk's events added to their calls' totals (`at`: each event's call; `values`: its summed
+    columns), bincounts over the range of calls the chunk's events lie in only."""
+    low, high = int(at.min()), int(at.max()) + 1
+    at -= low
+    for column, source in spec.items():
+        if column not in sums:  # counts int32 (a call starts a few operations): 4 bytes a call saved
+            sums[column] = np.zeros(calls, dtype=np.int32 if source == 1 else np.int64)
+        if isinstance(source, str):  # float64 sums are exact below 2**53 (104 days of ns, 9 PB) per call
+            summed = np.bincount(at, weights=values[source], minlength=high - low)
+        else:
+            summed = np.bincount(at, minlength=high - low)
+        sums[column][low:high] += summed.astype(sums[column].dtype)
+
+
+def _launching_frame(calls: dict[str, np.ndarray], sums: dict[str, np.ndarray]) -> pd.DataFrame:
+    """The calls that launched GPU work, by thread then start, with their work columns that are not
+    all zero (sparse where mostly zero); `calls` and `sums` are emptied as the frame is made."""
+    launched = np.zeros(len(calls["thread"]), dtype=bool)
     for column in ("kernels", "graphs", "memcpy_count", "memset_count"):
         if column in sums:
             launched |= sums[column] > 0
     # by thread, then time: the order attribute_work's thread-scoped window sums need, so they sort nothing
     chosen = np.flatnonzero(launched)
     del launched
-    chosen = chosen[np.lexsort((start[chosen], thread[chosen]))]
-    calls = {"thread": thread[chosen]}
-    del thread
-    calls["start_ns"] = start[chosen]
-    del start
+    chosen = chosen[np.lexsort((calls["start"][chosen], calls["thread"][chosen]))]
+    frame = {"thread": calls.pop("thread")[chosen]}
+    frame["start_ns"] = calls.pop("start")[chosen]
     for column in _PER_CALL:  # one column at a time: each call's totals go as its column is made
         total: np.ndarray | None = sums.pop(column, None)
         if total is not None and total.any():
             summed = total[chosen]
             # mostly zeros (copies beside millions of kernels): kept sparse, dense only while read
             sparse = np.count_nonzero(summed) < len(summed) // SPARSE_BELOW
-            calls[column] = pd.arrays.SparseArray(summed, fill_value=0) if sparse else summed
-    return pd.DataFrame(calls, copy=False)
+            frame[column] = pd.arrays.SparseArray(summed, fill_value=0) if sparse else summed
+    return pd.DataFrame(frame, copy=False)
 
 
 def _with_pageable_ns(memcpys: pd.DataFrame) -> pd.DataFrame:

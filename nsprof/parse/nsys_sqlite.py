@@ -14,165 +14,58 @@ own clock. nsys serializes thread and process ids into `globalTid`/`globalPid`; 
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import threading
-import warnings
-from collections.abc import Iterable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from nsprof.errors import MissingPathError, ParseError
+from nsprof.errors import ParseError
 from nsprof.parse.model import RECAPTURE, THREAD_IDS, TIMELINE_COLUMNS, GpuTimeline, linux_pid, linux_tid, lost_work
 from nsprof.parse.nsys_host import host_tables
-from nsprof.paths import missing_reason, special_file_reason
+from nsprof.parse.nsys_queries import RE_EXPORT, fetch, open_readonly, query_frame, scan_int_columns, table_columns
+from nsprof.parse.nsys_schema import (
+    COLUMNS,
+    DERIVED,
+    EVENT_TABLES,
+    GPU_COLUMNS,
+    GPUS_SQL,
+    GRAPH_COLUMNS,
+    GRAPH_NAME,
+    KERNEL_COLUMNS,
+    MEMCPY_COLUMNS,
+    MEMCPY_KINDS,
+    MEMCPY_KINDS_SQL,
+    MEMORY_KINDS,
+    MEMORY_KINDS_SQL,
+    MEMSET_COLUMNS,
+    METADATA_TABLES,
+    NVTX_DOMAIN_CREATE,
+    NVTX_RANGE_KINDS,
+    NVTX_SQL,
+    PROCESSING_ERRORS_SQL,
+    READ_TABLES,
+    RUNTIME_COLUMNS,
+    STRINGS_SQL,
+    SYNC_COLUMNS,
+    SYNC_TYPES,
+    SYNC_TYPES_SQL,
+    TABLES_SQL,
+    THREADS_SQL,
+    VERSION_SQL,
+    VIEWS_SQL,
+    IntColumns,
+)
+from nsprof.paths import special_file_reason
 from nsprof.printable import printable
 from nsprof.ranges import qualify
 
-# the model's tables and columns that nsys records: what this reader fills (a framework's operators it does not)
-COLUMNS = {table: {name: column for name, column in columns.items() if not column.framework}
-           for table, columns in TIMELINE_COLUMNS.items()}
-
-# NVTX_EVENTS.eventType values (ENUM_NSYS_EVENT_TYPE in newer exports).
-NVTX_PUSH_POP_RANGE = 59
-NVTX_START_END_RANGE = 60
-NVTX_DOMAIN_CREATE = 75
-NVTX_RANGE_KINDS = {NVTX_PUSH_POP_RANGE: "push_pop", NVTX_START_END_RANGE: "start_end"}
-
-# CUPTI memcpy kinds, for exports older than the ENUM_CUDA_MEMCPY_OPER table.
-MEMCPY_KINDS = {
-    0: "Unknown", 1: "Host-to-Device", 2: "Device-to-Host", 3: "Host-to-Array", 4: "Array-to-Host",
-    5: "Array-to-Array", 6: "Array-to-Device", 7: "Device-to-Array", 8: "Device-to-Device",
-    9: "Host-to-Host", 10: "Peer-to-Peer",
-}
-
-TABLES_SQL = "SELECT name FROM sqlite_master WHERE type = 'table'"
-VIEWS_SQL = "SELECT name FROM sqlite_master WHERE type = 'view'"
-TABLE_COLUMNS_SQL = "SELECT name FROM pragma_table_info('{table}')"
-STRINGS_SQL = "SELECT id, value FROM StringIds"
-MEMCPY_KINDS_SQL = "SELECT id, label FROM ENUM_CUDA_MEMCPY_OPER"
-NVTX_SQL = f"""
-SELECT n.start AS start_ns, n."end" AS end_ns, n.eventType AS event_type,
-       n.globalTid AS global_tid, n.domainId AS domain_id, COALESCE(n.text, s.value) AS name
-FROM NVTX_EVENTS AS n LEFT JOIN StringIds AS s ON s.id = n.textId
-WHERE n.eventType IN ({NVTX_PUSH_POP_RANGE}, {NVTX_START_END_RANGE}, {NVTX_DOMAIN_CREATE})
-"""
-GPUS_SQL = "SELECT {columns} FROM TARGET_INFO_GPU"
-GPU_COLUMNS = {  # DataFrame column: TARGET_INFO_GPU column (informational: any may be missing)
-    "device_id": "id", "name": "name", "chip": "chipName", "bus_location": "busLocation",
-    "sm_count": "smCount", "clock_hz": "clockRate", "memory_bytes": "totalMemory",
-    "memory_bandwidth_bytes_per_s": "memoryBandwidth", "l2_cache_bytes": "l2CacheSize",
-    "compute_major": "computeMajor", "compute_minor": "computeMinor", "uuid": "uuid",
-}
-VERSION_SQL = "SELECT value FROM {table} WHERE name = 'EXPORT_PRODUCT_VERSION'"
-METADATA_TABLES = ("META_DATA_EXPORT", "EXPORT_META_DATA")  # newer name first
-
-# The large event tables are read column by column, one scan per chunk of rows:
-#   SELECT count(*), group_concat(col1), group_concat(col2), ... FROM table WHERE rowid in a chunk
-# sqlite3 makes one Python object per value (~0.2 us each), so a 1,000,000-row table read row by
-# row takes seconds; one comma-joined string per column, parsed by numpy straight into the column's
-# array, is several times faster, and a single scan feeds every aggregate the same rows in the same
-# order. Chunks bound the text held at once (a 10M-row table's whole text would be gigabytes).
-# min and max of the rowid in two queries: each alone is a seek in the table's b-tree, both in one a full scan
-ROWIDS_SQL = "SELECT (SELECT min(rowid) FROM {table}), (SELECT max(rowid) FROM {table})"
-COLUMN_SCAN_SQL = "SELECT count(*), {aggregates} FROM {table} WHERE rowid >= {first} AND rowid <= {last}"
-# Where rowids are sparse (a damaged or edited export: one rowid of 2^63 - 1), chunks of SCAN_CHUNK_ROWS
-# rows start at every SCAN_CHUNK_ROWS-th rowid, found in one pass, instead of one per range of rowids.
-CHUNK_STARTS_SQL = ("SELECT rowid FROM (SELECT rowid, row_number() OVER (ORDER BY rowid) - 1 AS n FROM {table}) "
-                    "WHERE n % {chunk} = 0 ORDER BY rowid")
-SCAN_CHUNK_ROWS = 250_000
-# SQLite runs a query without Python's lock, so chunks read on their own connections in two
-# threads take about 60% of the time one thread takes on two cores.
-SCAN_THREADS = 2
 # Sizes and ids that CUDA keeps within 32 bits (device, stream, grid and block sizes, registers,
 # shared memory): int32 columns, so that a 10M-kernel frame is 280 MB smaller.
 SMALL_COLUMNS = frozenset({"device_id", "stream_id", "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z",
                            "registers_per_thread", "static_smem_bytes", "dynamic_smem_bytes"})
-EVENT_TABLES = ("kernels", "memcpys", "memsets", "runtime", "graphs", "syncs")
-# Derived columns and the table columns they are computed from (as DataFrame columns).
-DERIVED = {"duration_ns": ("start_ns", "end_ns"), "pid": ("global_pid", "global_tid"), "tid": ("global_tid",),
-           "name": ("graph_id",)}
-SQLITE_MAX_PATH = 512  # SQLITE_MAX_PATHNAME: SQLite opens no longer path
 MAX_EVENT_NS = 7 * 24 * 3600 * 10**9  # a week: longer GPU work or API calls are damage, not data
-RE_EXPORT = "Export the report again: nsys export --type sqlite --force-overwrite true REPORT.nsys-rep"
-
-
-@dataclass(frozen=True)
-class IntColumns:
-    """Integer columns to read from one table: DataFrame column -> table column."""
-
-    table: str
-    columns: dict[str, str]
-    nullable: frozenset[str] = frozenset()  # may hold NULL (read as <NA>); others must not
-    optional: frozenset[str] = frozenset()  # may be absent from the table (read as <NA>); must be nullable
-
-
-KERNEL_COLUMNS = IntColumns(
-    "CUPTI_ACTIVITY_KIND_KERNEL",
-    {"start_ns": "start", "end_ns": "end", "device_id": "deviceId", "stream_id": "streamId",
-     "correlation_id": "correlationId", "global_pid": "globalPid",
-     "kernel": "demangledName", "short_name": "shortName", "mangled_name": "mangledName",
-     "grid_x": "gridX", "grid_y": "gridY", "grid_z": "gridZ",
-     "block_x": "blockX", "block_y": "blockY", "block_z": "blockZ",
-     "registers_per_thread": "registersPerThread",
-     "static_smem_bytes": "staticSharedMemory", "dynamic_smem_bytes": "dynamicSharedMemory"},
-    frozenset({"correlation_id", "global_pid", "mangled_name"}),
-    frozenset({"mangled_name"}),
-)
-MEMCPY_COLUMNS = IntColumns(
-    "CUPTI_ACTIVITY_KIND_MEMCPY",
-    {"start_ns": "start", "end_ns": "end", "device_id": "deviceId", "stream_id": "streamId",
-     "correlation_id": "correlationId", "global_pid": "globalPid", "bytes": "bytes",
-     "copy_kind": "copyKind", "src_kind": "srcKind", "dst_kind": "dstKind"},
-    frozenset({"correlation_id", "global_pid", "src_kind", "dst_kind"}),
-)
-# nsys's memory kinds, for exports older than the ENUM_CUDA_MEM_KIND table (the same numbers:
-# 0 is pageable here, unlike CUPTI's own enumeration).
-MEMORY_KINDS = {0: "Pageable", 1: "Pinned", 2: "Device", 3: "Array", 4: "Managed", 5: "Device Static",
-                6: "Managed Static", 7: "Unknown"}
-MEMORY_KINDS_SQL = "SELECT id, label FROM ENUM_CUDA_MEM_KIND"
-MEMSET_COLUMNS = IntColumns(
-    "CUPTI_ACTIVITY_KIND_MEMSET",
-    {"start_ns": "start", "end_ns": "end", "device_id": "deviceId", "stream_id": "streamId",
-     "correlation_id": "correlationId", "global_pid": "globalPid", "bytes": "bytes"},
-    frozenset({"correlation_id", "global_pid"}),
-)
-GRAPH_COLUMNS = IntColumns(
-    "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
-    {"start_ns": "start", "end_ns": "end", "device_id": "deviceId", "stream_id": "streamId",
-     "correlation_id": "correlationId", "global_pid": "globalPid", "graph_id": "graphId",
-     "graph_exec_id": "graphExecId"},
-    frozenset({"correlation_id", "global_pid"}),
-)
-GRAPH_NAME = "CUDA graph {}"
-SYNC_COLUMNS = IntColumns(
-    "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
-    {"start_ns": "start", "end_ns": "end", "device_id": "deviceId", "stream_id": "streamId",
-     "correlation_id": "correlationId", "global_pid": "globalPid", "sync_type": "syncType"},
-    frozenset({"device_id", "stream_id", "correlation_id", "global_pid", "sync_type"}),
-)
-# CUPTI's synchronization kinds, for exports older than the ENUM_CUPTI_SYNC_TYPE table.
-SYNC_TYPES = {0: "Unknown", 1: "Event sync", 2: "Stream wait event", 3: "Stream sync", 4: "Context sync"}
-SYNC_TYPES_SQL = "SELECT id, label FROM ENUM_CUPTI_SYNC_TYPE"
-THREADS_SQL = """SELECT t.globalTid AS global_tid, s.value AS name FROM ThreadNames AS t
-LEFT JOIN StringIds AS s ON s.id = t.nameId"""
-RUNTIME_COLUMNS = IntColumns(
-    "CUPTI_ACTIVITY_KIND_RUNTIME",
-    {"start_ns": "start", "end_ns": "end", "correlation_id": "correlationId",
-     "global_tid": "globalTid", "api": "nameId"},
-    frozenset({"correlation_id", "global_tid"}),
-)
-
-# Every table the parse reads: one of these that is a VIEW (a damaged or edited export) is refused.
-READ_TABLES = frozenset({spec.table for spec in (KERNEL_COLUMNS, MEMCPY_COLUMNS, MEMSET_COLUMNS, GRAPH_COLUMNS,
-                                                RUNTIME_COLUMNS, SYNC_COLUMNS)} |
-                        {"StringIds", "NVTX_EVENTS", "TARGET_INFO_GPU", "ENUM_CUDA_MEMCPY_OPER", "ENUM_CUDA_MEM_KIND",
-                         "ENUM_CUPTI_SYNC_TYPE", "ThreadNames"})
 
 
 def may_be_export(path: Path) -> bool:
@@ -215,9 +108,9 @@ def load_nsys(path: str | Path, columns: Mapping[str, Iterable[str]] | None = No
     point at no StringIds row, events that end before they start.
     """
     path = Path(path)
-    with _open_readonly(path) as conn:
-        tables = {name for (name,) in _fetch(conn, path, TABLES_SQL)}
-        views = sorted({name for (name,) in _fetch(conn, path, VIEWS_SQL)} & READ_TABLES)
+    with open_readonly(path) as conn:
+        tables = {name for (name,) in fetch(conn, path, TABLES_SQL)}
+        views = sorted({name for (name,) in fetch(conn, path, VIEWS_SQL)} & READ_TABLES)
         if views:  # read as absent, a view would make an empty table of events without a word
             raise ParseError(f"{path}: {', '.join(views)} {'is a view' if len(views) == 1 else 'are views'}, not "
                              "the table nsys writes; the export is damaged", RE_EXPORT)
@@ -249,7 +142,7 @@ def load_nsys(path: str | Path, columns: Mapping[str, Iterable[str]] | None = No
         if "sync_type" in syncs:
             syncs["sync_type"] = _labels(syncs["sync_type"],
                                          _enum(conn, path, tables, "ENUM_CUPTI_SYNC_TYPE", SYNC_TYPES_SQL, SYNC_TYPES))
-        host = host_tables(conn, path, tables, strings, _frame, _names)
+        host = host_tables(conn, path, tables, strings, query_frame, _names)
         timeline = GpuTimeline(
             path=path,
             nsys_version=_nsys_version(conn, path, tables),
@@ -270,14 +163,12 @@ def load_nsys(path: str | Path, columns: Mapping[str, Iterable[str]] | None = No
     return timeline
 
 
-PROCESSING_ERRORS_SQL = ("SELECT text FROM DIAGNOSTIC_EVENT WHERE severity >= 2 AND text LIKE '%ProcessEventsError%'")
-
 def _processing_errors(conn: sqlite3.Connection, path: Path, tables: set[str]) -> tuple[str, ...]:
     """What nsys reported failing while it processed the capture's events (DIAGNOSTIC_EVENT rows of
     a ProcessEventsError), one line each as often as it came: the exception's own words."""
-    if "DIAGNOSTIC_EVENT" not in tables or "text" not in _table_columns(conn, path, "DIAGNOSTIC_EVENT"):
+    if "DIAGNOSTIC_EVENT" not in tables or "text" not in table_columns(conn, path, "DIAGNOSTIC_EVENT"):
         return ()
-    return tuple(_error_words(str(text)) for (text,) in _fetch(conn, path, PROCESSING_ERRORS_SQL))
+    return tuple(_error_words(str(text)) for (text,) in fetch(conn, path, PROCESSING_ERRORS_SQL))
 
 
 def _error_words(text: str) -> str:
@@ -288,61 +179,11 @@ def _error_words(text: str) -> str:
     return f"ProcessEventsError: {said[0]}" if said else "ProcessEventsError"
 
 
-@contextmanager
-def _open_readonly(path: Path) -> Iterator[sqlite3.Connection]:
-    """The export opened read-only (it is evidence: never modify it), closed afterwards."""
-    if not path.is_file():
-        raise MissingPathError(f"{path}: {missing_reason(path)}", "Pass an nsys SQLite export (nsys export --type sqlite)")
-    if path.stat().st_size == 0:
-        raise ParseError(f"{path}: empty file, not an nsys SQLite export")
-    if not os.access(path, os.R_OK):
-        raise ParseError(f"{path}: permission denied", "Check the file's permissions (it must be readable)")
-    conn = _connect(path)
-    try:
-        yield conn
-    finally:
-        conn.close()
-
-
-def _connect(path: Path) -> sqlite3.Connection:
-    """Read-only, and immutable where no write-ahead log lies beside it: SQLite then writes nothing
-    into the profile directory (a WAL-mode export otherwise gets -shm and -wal files, and fails in a
-    read-only directory). A -wal file beside it may hold pages the export still needs: read it then."""
-    resolved = path.resolve()
-    immutable = "" if resolved.with_name(resolved.name + "-wal").exists() else "&immutable=1"
-    try:  # a reader thread's connection is used in that thread only, and closed by the one that made the threads
-        return sqlite3.connect(f"{resolved.as_uri()}?mode=ro{immutable}", uri=True, check_same_thread=False)
-    except sqlite3.Error as err:
-        if len(str(resolved)) > SQLITE_MAX_PATH:
-            raise ParseError(f"{path}: cannot open as SQLite: its path is {len(str(resolved)):,} characters, longer than "
-                             f"SQLite opens ({SQLITE_MAX_PATH})", "move or link the capture to a shorter path") from None
-        raise ParseError(f"{path}: cannot open as SQLite ({err})") from None
-
-
-def _fetch(conn: sqlite3.Connection, path: Path, sql: str) -> list[tuple]:
-    return _execute(conn, path, sql)[1]
-
-
-def _frame(conn: sqlite3.Connection, path: Path, sql: str) -> pd.DataFrame:
-    """Query result with Python values as they came (object columns: NULLs never turn ints to float)."""
-    columns, rows = _execute(conn, path, sql)
-    return pd.DataFrame(rows, columns=columns, dtype=object)
-
-
-def _execute(conn: sqlite3.Connection, path: Path, sql: str) -> tuple[list[str], list[tuple]]:
-    """Run one query; any SQLite failure (not a database, truncated, malformed) is a ParseError."""
-    try:
-        cursor = conn.execute(sql)
-        return [d[0] for d in cursor.description], cursor.fetchall()
-    except (sqlite3.Error, UnicodeError) as err:  # a damaged schema can fail to decode as well
-        raise ParseError(f"{path}: unreadable as an nsys SQLite export ({err})", RE_EXPORT) from None
-
-
 def _strings(conn: sqlite3.Connection, path: Path) -> pd.Series:
     """StringIds as id -> text. A row that is not text (a BLOB, a number) is a damaged export."""
     conn.text_factory = bytes  # decode here, so a BLOB or bad UTF-8 names its row instead of failing deep in pandas
     try:
-        table = _frame(conn, path, STRINGS_SQL).drop_duplicates("id")
+        table = query_frame(conn, path, STRINGS_SQL).drop_duplicates("id")
     finally:
         conn.text_factory = str
     values = [_text(value) for value in table["value"]]
@@ -415,13 +256,13 @@ def _enum(conn: sqlite3.Connection, path: Path, tables: set[str], table: str, sq
     """An ENUM_* table's labels by id, or `default` for exports that do not carry it."""
     if table not in tables:
         return default
-    return {i: label for i, label in _fetch(conn, path, sql) if type(i) is int and isinstance(label, str)}
+    return {i: label for i, label in fetch(conn, path, sql) if type(i) is int and isinstance(label, str)}
 
 
 def _memcpy_kinds(conn: sqlite3.Connection, path: Path, tables: set[str]) -> dict[int, str]:
     if "ENUM_CUDA_MEMCPY_OPER" not in tables:
         return MEMCPY_KINDS
-    return {i: label for i, label in _fetch(conn, path, MEMCPY_KINDS_SQL) if type(i) is int and isinstance(label, str)}
+    return {i: label for i, label in fetch(conn, path, MEMCPY_KINDS_SQL) if type(i) is int and isinstance(label, str)}
 
 
 def _wanted_columns(columns: Mapping[str, Iterable[str]] | None) -> dict[str, list[str]]:
@@ -456,7 +297,7 @@ def _read_events(conn: sqlite3.Connection, path: Path, tables: set[str], spec: I
     duration_ns and the Linux pid/tid of the serialized ids; only the columns `wanted` needs."""
     spec = _subset(spec, wanted)
     if spec.table in tables:
-        frame = _scan_int_columns(conn, path, spec)
+        frame = scan_int_columns(conn, path, spec)
     else:
         frame = pd.DataFrame({name: np.empty(0, dtype=np.int64) for name in spec.columns})
         for name in spec.nullable:
@@ -484,94 +325,11 @@ def _read_events(conn: sqlite3.Connection, path: Path, tables: set[str], spec: I
     return frame
 
 
-def _scan_int_columns(conn: sqlite3.Connection, path: Path, spec: IntColumns) -> pd.DataFrame:
-    present = _table_columns(conn, path, spec.table)
-    missing = [source for name, source in spec.columns.items() if source not in present and name not in spec.optional]
-    if missing:
-        raise ParseError(f"{path}: table {spec.table} has no column {', '.join(missing)}",
-                         "Re-export the report with a current nsys (nsys export --type sqlite)")
-    aggregates = ", ".join(
-        ("group_concat(-1)" if source not in present else f"group_concat(ifnull([{source}], -1))")
-        if name in spec.nullable else f"group_concat([{source}])"
-        for name, source in spec.columns.items()
-    )
-    ((first, last),) = _fetch(conn, path, ROWIDS_SQL.format(table=spec.table))
-    ((rows,),) = _fetch(conn, path, f"SELECT count(*) FROM {spec.table}")
-    local = threading.local()
-
-    def read_chunk(chunk: tuple[int, int]) -> list[np.ndarray]:
-        if not hasattr(local, "conn"):  # a connection per thread (sqlite3 connections stay in theirs)
-            local.conn = _connect(path)
-            opened.append(local.conn)
-        start, stop = chunk
-        sql = COLUMN_SCAN_SQL.format(aggregates=aggregates, table=spec.table, first=start, last=stop)
-        (row,) = _fetch(local.conn, path, sql)
-        count, texts = row[0], row[1:]
-        arrays = []
-        for source, text in zip(spec.columns.values(), texts):
-            values = _parse_ints(text)
-            if values is None or len(values) != count:
-                raise ParseError(f"{path}: column {spec.table}.{source} holds NULL or non-integer values")
-            arrays.append(values)
-        return arrays
-
-    # Each chunk's arrays are copied into the whole columns as it arrives and then freed: the
-    # table is held once, plus the chunks in flight.
-    columns = [np.empty(rows, dtype=np.int64) for _ in spec.columns]
-    filled = 0
-    opened: list[sqlite3.Connection] = []
-    try:
-        with ThreadPoolExecutor(SCAN_THREADS) as pool:
-            for arrays in pool.map(read_chunk, _chunks(conn, path, spec.table, first, last, rows)):
-                count = len(arrays[0])
-                if filled + count > rows:
-                    raise ParseError(f"{path}: table {spec.table} changed while it was read")
-                for column, values in zip(columns, arrays):
-                    column[filled:filled + count] = values
-                filled += count
-    finally:
-        for opened_conn in opened:
-            opened_conn.close()
-    if filled != rows:
-        raise ParseError(f"{path}: table {spec.table} changed while it was read")
-    frame = {}
-    for name, values in zip(spec.columns, columns):
-        if name in spec.nullable:
-            values = pd.arrays.IntegerArray(values, values == -1)  # -1: the scan's NULL (ids are never negative)
-        frame[name] = values
-    return pd.DataFrame(frame, copy=False)  # keep one block per column: consolidating copies them all
-
-
-def _chunks(conn: sqlite3.Connection, path: Path, table: str, first: int | None, last: int | None,
-            rows: int) -> list[tuple[int, int]]:
-    """(first rowid, last rowid) of each chunk of about SCAN_CHUNK_ROWS rows: ranges of rowids where
-    they are dense (the exports nsys writes), chunks found by row number where they are not."""
-    if not rows or first is None or last is None:
-        return []
-    if last - first < 2 * rows + SCAN_CHUNK_ROWS:
-        starts = list(range(first, last + 1, SCAN_CHUNK_ROWS))
-    else:
-        starts = [start for (start,) in _fetch(conn, path, CHUNK_STARTS_SQL.format(table=table, chunk=SCAN_CHUNK_ROWS))]
-    return list(zip(starts, [start - 1 for start in starts[1:]] + [last]))
-
-
-def _parse_ints(text: str | None) -> np.ndarray | None:
-    """Comma-separated integers -> int64 array; None when the text holds anything else."""
-    if text is None:  # group_concat over no rows
-        return np.empty(0, dtype=np.int64)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # numpy warns (and stops early) on a malformed number
-        try:
-            return np.fromstring(text, dtype=np.int64, sep=",")
-        except (ValueError, DeprecationWarning):
-            return None
-
-
 def _nvtx_ranges(conn: sqlite3.Connection, path: Path, tables: set[str]) -> pd.DataFrame:
     columns = list(COLUMNS["nvtx"])
     if "NVTX_EVENTS" not in tables:
         return _typed_nvtx(pd.DataFrame(columns=columns))
-    events = _frame(conn, path, NVTX_SQL)
+    events = query_frame(conn, path, NVTX_SQL)
     if not all(name is None or isinstance(name, str) for name in events["name"]):
         raise ParseError(f"{path}: an NVTX range name is not text (a BLOB in NVTX_EVENTS or StringIds); "
                          "the export is damaged", RE_EXPORT)
@@ -625,7 +383,7 @@ def _threads(conn: sqlite3.Connection, path: Path, tables: set[str]) -> pd.DataF
     columns = list(COLUMNS["threads"])
     if "ThreadNames" not in tables:
         return pd.DataFrame({column: pd.Series(dtype="int64" if column != "name" else object) for column in columns})
-    named = _frame(conn, path, THREADS_SQL)
+    named = query_frame(conn, path, THREADS_SQL)
     named = named[[type(tid) is int for tid in named["global_tid"]]].drop_duplicates("global_tid", keep="last")
     tids = named["global_tid"].to_numpy(dtype=np.int64)
     return pd.DataFrame({"global_tid": tids, "pid": linux_pid(tids), "tid": linux_tid(tids),
@@ -635,23 +393,19 @@ def _threads(conn: sqlite3.Connection, path: Path, tables: set[str]) -> pd.DataF
 def _gpus(conn: sqlite3.Connection, path: Path, tables: set[str]) -> pd.DataFrame:
     if "TARGET_INFO_GPU" not in tables:
         return pd.DataFrame(columns=list(COLUMNS["gpus"]))
-    present = _table_columns(conn, path, "TARGET_INFO_GPU")
+    present = table_columns(conn, path, "TARGET_INFO_GPU")
     columns = ", ".join(f"[{source}] AS {name}" if source in present else f"NULL AS {name}"
                         for name, source in GPU_COLUMNS.items())
-    gpus = _frame(conn, path, GPUS_SQL.format(columns=columns))
+    gpus = query_frame(conn, path, GPUS_SQL.format(columns=columns))
     gpus["name"] = [printable(name) if isinstance(name, str) else name for name in gpus["name"]]
     gpus["compute_capability"] = [None if major is None else f"{major}.{minor}"
                                   for major, minor in zip(gpus["compute_major"], gpus["compute_minor"])]
     return gpus[list(COLUMNS["gpus"])].infer_objects().sort_values("device_id", kind="stable").reset_index(drop=True)
 
 
-def _table_columns(conn: sqlite3.Connection, path: Path, table: str) -> set[str]:
-    return {name for (name,) in _fetch(conn, path, TABLE_COLUMNS_SQL.format(table=table))}
-
-
 def _nsys_version(conn: sqlite3.Connection, path: Path, tables: set[str]) -> str | None:
     for table in METADATA_TABLES:
         if table in tables:
-            rows = _fetch(conn, path, VERSION_SQL.format(table=table))
+            rows = fetch(conn, path, VERSION_SQL.format(table=table))
             return rows[0][0] if rows else None
     return None

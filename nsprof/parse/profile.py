@@ -169,22 +169,31 @@ def tool_outputs(directory: Path) -> tuple[list[Path], list[Path]]:
     (.ncu-rep, .csv) directly in `directory`, each list sorted, a report's exports left out (see the
     module docstring). A .csv counts only when ncu wrote it, a .json only when torch.profiler did
     (their readers read its start)."""
-    files = sorted(file for file in directory.iterdir() if file.is_file())
-    # a packed file (nsprof.parse.packed) stands in for its unpacked copy only where that is missing
-    files = [file for file in files if not (is_packed(file) and (directory / inner_name(file).name).is_file())]
-    claimed = [(file, reader_for(file)) for file in files]
+    claimed = [(file, reader_for(file)) for file in _files_in(directory)]
     exports = [file for file, reader in claimed if reader is not None and reader.makes == TIMELINE
                and not _report_with_export(file) and not _perfetto_with_trace(file)]
-    counters = [file for file, reader in claimed if reader is not None and reader.makes == COUNTERS]
+    return exports, _ncu_files([file for file, reader in claimed if reader is not None and reader.makes == COUNTERS])
+
+
+def _files_in(directory: Path) -> list[Path]:
+    """The files directly in `directory`, sorted, a packed one left out beside its unpacked copy."""
+    files = sorted(file for file in directory.iterdir() if file.is_file())
+    # a packed file (nsprof.parse.packed) stands in for its unpacked copy only where that is missing
+    return [file for file in files if not (is_packed(file) and (directory / inner_name(file).name).is_file())]
+
+
+def _ncu_files(counters: list[Path]) -> list[Path]:
+    """ncu's files among `counters`, sorted: its reports, and the CSV pages not exported from one
+    (those that are, in place of their report where ncu-report cannot be imported)."""
     reports = [file for file in counters if file.suffix.lower() == ".ncu-rep"]
     tables = [file for file in counters if file not in reports]
     if not reports:
-        return exports, tables
+        return tables
     exported = [table for table in tables if _exported_from(table, reports)]
     if exported and not reader_available():  # the pages stand in for their report
         reports = [report for report in reports if not any(_exported_from(table, [report]) for table in exported)]
-        return exports, sorted(reports + tables)
-    return exports, sorted(reports + [table for table in tables if table not in exported])
+        return sorted(reports + tables)
+    return sorted(reports + [table for table in tables if table not in exported])
 
 
 def _report_with_export(file: Path) -> bool:
