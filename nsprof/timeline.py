@@ -67,11 +67,12 @@ def load_timeline(path: Path, range_: str | None, window: str | None) -> Timelin
     `window` in ms ("all": the whole capture), or by default where the GPU work and ranges are."""
     from nsprof.analyze.gpu_events import gpu_events, range_window
     from nsprof.analyze.host_side import idle_marks
-    from nsprof.analyze.iterations import capture_loop, has_stages
+    from nsprof.analyze.iterations import capture_loop
     from nsprof.analyze.phases import phases
     from nsprof.analyze.timeline_window import capture_span, check_window_has_work, default_window, window_from_text
     from nsprof.parse import load_profile
     from nsprof.parse.captures import RANKS, open_captures
+    from nsprof.parse.ladder_stages import timeline_has_stages
     from nsprof.parse.sources import unique_names
     from nsprof.render.timeline import WHOLE, default_reason, window_caption
 
@@ -98,7 +99,7 @@ def load_timeline(path: Path, range_: str | None, window: str | None) -> Timelin
         chosen = default_window(events, ranges)
         (start, end), why = (chosen.start_ns, chosen.end_ns), default_reason(chosen.left_out, chosen.idle_ns)
     idle = idle_marks(profile.nsys[0], events, (start, end)) if len(profile.nsys) == 1 else None
-    loop = capture_loop(profile.nsys[0]) if len(profile.nsys) == 1 and not has_stages(profile.nsys[0]) else None
+    loop = capture_loop(profile.nsys[0]) if len(profile.nsys) == 1 and not timeline_has_stages(profile.nsys[0]) else None
     return Timeline(unique_names([path])[0], profile.nsys, events, ranges, (start, end), capture,
                     window_caption((start, end), capture, why), bool(range_) or (window is not None and not whole),
                     range_, window, idle, loop, phases(profile.nsys[0], loop) if loop is not None else (),

@@ -24,7 +24,7 @@ from nsprof.analyze.gpu_utilization import gpu_utilization
 from nsprof.analyze.host_side import host_side
 from nsprof.analyze.host_types import HostSide
 from nsprof.analyze.hot_kernels import capture_hot_kernels, launch_table
-from nsprof.analyze.iterations import Loop, capture_loop, has_stages, steady_part
+from nsprof.analyze.iterations import Loop, capture_loop, steady_part
 from nsprof.analyze.kernel_groups import kernel_groups
 from nsprof.analyze.launch_findings import missing_metrics, rule_results
 from nsprof.analyze.nvtx_attribution import (
@@ -43,6 +43,7 @@ from nsprof.analyze.summaries import kernel_family_summary, kernel_summary, memc
 from nsprof.analyze.timeline import TimeBreakdown, time_breakdown
 from nsprof.analyze.triton_kernels import triton_kernels
 from nsprof.ceilings.peaks import Ceiling, datasheet_ceiling
+from nsprof.parse.ladder_stages import timeline_has_stages
 from nsprof.parse.model import CpuRung, GpuTimeline, LaunchCounters
 
 # The timeline columns the analysis reads (nsprof.parse.nsys_sqlite.load_nsys's `columns`): a
@@ -293,7 +294,7 @@ class CaptureAnalysis:
         """One program's loop: its iterations, marked or found in the GPU work (nsprof.analyze.iterations);
         None for several exports or a ladder's capture."""
         nsys = self._inputs.nsys
-        return capture_loop(nsys[0]) if len(nsys) == 1 and not has_stages(nsys[0]) else None
+        return capture_loop(nsys[0]) if len(nsys) == 1 and not timeline_has_stages(nsys[0]) else None
 
     @cached_property
     def phases(self) -> tuple[Phase, ...]:

@@ -43,8 +43,8 @@ from nsprof.analyze.loop_operations import Operations, loop_operations, pids, pr
 from nsprof.analyze.loop_types import IterationsJson, LoopJson, MarkerCheckJson
 from nsprof.analyze.program_harness import SteadyState, steady_state
 from nsprof.kernel_names import kernel_label
+from nsprof.parse.ladder_stages import timeline_has_stages
 from nsprof.parse.model import GpuTimeline, id_values, linux_pid
-from nsprof.ranges import parse_stage_range
 from nsprof.shorten import shortened
 
 MARKERS, FOUND = "markers", "found"
@@ -382,7 +382,7 @@ def steady_part(exports: list[GpuTimeline], loop: Loop | None = None) -> tuple[l
     the capture's loop, capture_loop's unless `loop` is given), and the steady state, for a single
     program's capture with a loop; else (a ladder's capture, whose stages are timed after their own
     warm-up, or several exports) the exports as they are and None."""
-    if loop is None and len(exports) == 1 and not has_stages(exports[0]):
+    if loop is None and len(exports) == 1 and not timeline_has_stages(exports[0]):
         loop = capture_loop(exports[0])
     if loop is None or loop.iterations is None or loop.iterations.count < 2:
         return exports, None
@@ -390,11 +390,6 @@ def steady_part(exports: list[GpuTimeline], loop: Loop | None = None) -> tuple[l
     export = exports[0]
     return [replace(export, kernels=_started_from(export.kernels, state.start_ns),
                     graphs=_started_from(export.graphs, state.start_ns))], state
-
-
-def has_stages(export: GpuTimeline) -> bool:
-    """Whether the export holds a ladder's stages (nsprof's own ranges), which are no program's loop."""
-    return any(parse_stage_range(str(name)) is not None for name in pd.unique(export.nvtx["range"]))
 
 
 def _started_from(frame: pd.DataFrame, start_ns: int) -> pd.DataFrame:
