@@ -71,10 +71,10 @@ def analyze_capture(path: str, rank: int | None, step_range: str | None = None) 
     """One task: a capture read and reduced to what the reducer needs (runs on a worker)."""
     from nsprof.analyze.capture_analysis import CaptureAnalysis
     from nsprof.analyze.captures import capture_row, communication, step_table
-    from nsprof.parse.profile import load_timeline
+    from nsprof.parse.profile import Capture, load_timeline
 
     export = load_timeline(Path(path))
-    analysis = CaptureAnalysis([export], [])  # the parts asked for below are computed, no others
+    analysis = CaptureAnalysis(Capture(timelines=[export]))  # the parts asked for below are computed, no others
     kernels = analysis.kernel_summary
     assert kernels is not None and analysis.memcpy_summary is not None and analysis.gpu_utilization is not None
     comm = communication(export)

@@ -14,11 +14,11 @@ if TYPE_CHECKING:
     from nsprof.analyze.capture_analysis import CaptureAnalysis
     from nsprof.ceilings.peaks import Ceiling
     from nsprof.ladder_analysis.capture import LadderCaptureAnalysis
-    from nsprof.parse.profile import Profile
+    from nsprof.parse.profile import Capture
 
 
 def opened(path: str | Path, ceilings: Path | None = None, attribution: str = "thread",
-           parts: Iterable[str] | None = None) -> tuple[Profile, CaptureAnalysis]:
+           parts: Iterable[str] | None = None) -> tuple[Capture, CaptureAnalysis]:
     """The capture at `path` opened through the front door (nsprof.parse.captures: of a set of runs
     or profiler cycles, its first) and analyzed (analyzed_profile): what every verb reads."""
     from nsprof.parse.captures import open_captures
@@ -26,7 +26,7 @@ def opened(path: str | Path, ceilings: Path | None = None, attribution: str = "t
     return analyzed_profile(open_captures(path).first, ceilings, attribution, parts)
 
 
-def opened_profile(path: str | Path) -> Profile:
+def opened_profile(path: str | Path) -> Capture:
     """The capture at `path` opened through the front door and loaded whole, every column, for a
     verb that reads its timelines itself (what a guided capture hands to ncu)."""
     from nsprof.parse import load_profile
@@ -36,7 +36,7 @@ def opened_profile(path: str | Path) -> Profile:
 
 
 def analyzed_profile(path: Path, ceilings: Path | None = None, attribution: str = "thread",
-                     parts: Iterable[str] | None = None) -> tuple[Profile, CaptureAnalysis]:
+                     parts: Iterable[str] | None = None) -> tuple[Capture, CaptureAnalysis]:
     """The profile at `path` (a directory or one nsys or ncu file) and its analysis, with % of peak
     against the GPU's ceilings as every command resolves them (nsprof.ceilings.resolve.resolve_ceiling;
     `ceilings` is --ceilings). `attribution` ("thread" or "process") says whose CUDA calls an NVTX
@@ -49,7 +49,7 @@ def analyzed_profile(path: Path, ceilings: Path | None = None, attribution: str 
     from nsprof.parse import load_profile
 
     profile = load_profile(Path(path), ANALYSIS_COLUMNS)  # only the nsys columns the analysis reads
-    ceiling = resolve_ceiling(gpu_name(profile.nsys, profile.ncu, profile.manifest), ceilings, [profile.manifest])
+    ceiling = resolve_ceiling(gpu_name(profile.timelines, profile.counters, profile.manifest), ceilings, [profile.manifest])
     analysis = capture_analysis(profile, ceiling, attribution)
     return profile, analysis.kept(analysis.SHOWN_PARTS if parts is None else parts)
 
@@ -65,7 +65,7 @@ def diff_analysis(path: Path, attribution: str = "thread") -> CaptureAnalysis:
     return analysis.kept(analysis.DIFF_PARTS)
 
 
-def capture_analysis(profile: Profile, ceiling: Ceiling | None = None, attribution: str = "thread") -> CaptureAnalysis:
+def capture_analysis(profile: Capture, ceiling: Ceiling | None = None, attribution: str = "thread") -> CaptureAnalysis:
     """A loaded profile's analysis (parts computed when asked for), under `ceiling`: the ladder's
     where the profile holds stages, else the generic one."""
     from nsprof.parse.ladder_stages import holds_stages
@@ -74,14 +74,12 @@ def capture_analysis(profile: Profile, ceiling: Ceiling | None = None, attributi
         return ladder_analysis(profile, ceiling, attribution)
     from nsprof.analyze.capture_analysis import CaptureAnalysis
 
-    return CaptureAnalysis(profile.nsys, profile.ncu, profile.manifest, ceiling, attribution, profile.triton,
-                           profile.cpu, profile.framework, profile.pipeline)
+    return CaptureAnalysis(profile, ceiling, attribution)
 
 
-def ladder_analysis(profile: Profile, ceiling: Ceiling | None = None, attribution: str = "thread") -> LadderCaptureAnalysis:
+def ladder_analysis(profile: Capture, ceiling: Ceiling | None = None, attribution: str = "thread") -> LadderCaptureAnalysis:
     """A loaded profile's analysis as a ladder reads it, stages or none: `roofline` and `report`
     read every profiled kernel as a piece of work (nsprof.ladder_analysis.work)."""
     from nsprof.ladder_analysis.capture import LadderCaptureAnalysis
 
-    return LadderCaptureAnalysis(profile.nsys, profile.ncu, profile.manifest, ceiling, attribution, profile.triton,
-                                 profile.cpu, profile.framework, profile.pipeline)
+    return LadderCaptureAnalysis(profile, ceiling, attribution)

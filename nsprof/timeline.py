@@ -78,15 +78,15 @@ def load_timeline(path: Path, range_: str | None, window: str | None) -> Timelin
 
     captures = open_captures(path)
     profile = load_profile(path if captures.kind == RANKS else captures.first)  # a directory's captures drawn together
-    if not profile.nsys:
+    if not profile.timelines:
         raise ParseError(f"{path}: no Nsight Systems capture to draw (a timeline needs nsys output)",
                          "Capture one with `nsprof profile --tool nsys`, or pass an .nsys-rep or .sqlite file")
-    events = gpu_events(profile.nsys)
-    ranges = pd.concat([export.nvtx for export in profile.nsys], ignore_index=True)
+    events = gpu_events(profile.timelines)
+    ranges = pd.concat([export.nvtx for export in profile.timelines], ignore_index=True)
     capture = capture_span(events, ranges)
     (start, end), why = capture, WHOLE
     if range_:
-        found = range_window(profile.nsys, events, range_)
+        found = range_window(profile.timelines, events, range_)
         if found is None:
             known = sorted(set(ranges["range"]))
             raise UsageError(f"no NVTX range named {range_!r} in {path}", _ranges_hint(known, range_, path))
@@ -98,11 +98,12 @@ def load_timeline(path: Path, range_: str | None, window: str | None) -> Timelin
     elif window is None and not range_:
         chosen = default_window(events, ranges)
         (start, end), why = (chosen.start_ns, chosen.end_ns), default_reason(chosen.left_out, chosen.idle_ns)
-    idle = idle_marks(profile.nsys[0], events, (start, end)) if len(profile.nsys) == 1 else None
-    loop = capture_loop(profile.nsys[0]) if len(profile.nsys) == 1 and not timeline_has_stages(profile.nsys[0]) else None
-    return Timeline(unique_names([path])[0], profile.nsys, events, ranges, (start, end), capture,
+    one = profile.timelines[0] if len(profile.timelines) == 1 else None  # one program's: its idle gaps and loop
+    idle = idle_marks(one, events, (start, end)) if one is not None else None
+    loop = capture_loop(one) if one is not None and not timeline_has_stages(one) else None
+    return Timeline(unique_names([path])[0], profile.timelines, events, ranges, (start, end), capture,
                     window_caption((start, end), capture, why), bool(range_) or (window is not None and not whole),
-                    range_, window, idle, loop, phases(profile.nsys[0], loop) if loop is not None else (),
+                    range_, window, idle, loop, phases(one, loop) if one is not None and loop is not None else (),
                     str(Path(path).absolute()))
 
 

@@ -25,7 +25,7 @@ from nsprof.errors import ParseError
 from nsprof.ladder_analysis.work import combine, work_records
 from nsprof.parse.ncu_csv import load_ncu_csv
 from nsprof.parse.nsys_sqlite import load_nsys
-from nsprof.parse.profile import load_profile
+from nsprof.parse.profile import Capture, load_profile
 from nsprof.ranges import parse_stage_range, step_range_name
 
 DATA = Path(__file__).parent / "data"
@@ -82,7 +82,7 @@ def test_half_precision_rule_is_fp32s_until_measured():
 
 def test_fp16_flops_join_the_total_rate_but_not_the_fp32_or_tensor_percentages():
     """The real training-step launches (captured before the FP16 counters) with FP16 counts added."""
-    launches = CaptureAnalysis([], load_profile(TORCH).ncu).launches
+    launches = CaptureAnalysis(Capture(counters=load_profile(TORCH).counters)).launches
     h200 = datasheet_ceiling("NVIDIA H200")
     before = percent_of_peak(kernel_metrics(launches), h200)
     counted = launches.assign(**{HADD: 1000.0 * launches["id"], HMUL: 300.0, HFMA: 5000.0})

@@ -27,7 +27,7 @@ runner = CliRunner()
 
 
 def _launches(path: str, kernel: str) -> np.ndarray:
-    kernels = load_profile(path).nsys[0].kernels
+    kernels = load_profile(path).timelines[0].kernels
     return kernels.loc[kernels["kernel"].astype(str) == kernel, "duration_ns"].to_numpy(float)
 
 
@@ -241,7 +241,7 @@ def test_each_launch_s_configuration_label_is_its_grid_and_block_on_a_real_captu
     from nsprof.analyze.capture_facts import gpu_launches
     from nsprof.analyze.launch_configs import LAUNCH_SIZES
 
-    export = load_profile(real_program("jax-a")).nsys[0]
+    export = load_profile(real_program("jax-a")).timelines[0]
     labels = gpu_launches([export])["config"].iloc[:len(export.kernels)]
     expected = export.kernels[list(LAUNCH_SIZES)].astype("Int64").astype(str).agg(",".join, axis=1)
     assert labels.nunique() > 50 and labels.tolist() == expected.tolist()

@@ -10,6 +10,7 @@ import pytest
 from timeline_builder import call, copy, kernel, nvtx_range, timeline
 
 from nsprof.analyze.capture_analysis import CaptureAnalysis
+from nsprof.parse.profile import Capture
 
 US = 1_000  # ns
 
@@ -31,7 +32,7 @@ def two_steps():
 
 
 def test_the_kernel_and_copy_summaries_are_the_rows_summed():
-    analysis = CaptureAnalysis([two_steps()], [])
+    analysis = CaptureAnalysis(Capture(timelines=[two_steps()]))
     summary = analysis.kernel_summary.set_index("kernel")
     assert summary.loc["gemm", "count"] == 2 and summary.loc["gemm", "total_ns"] == 2 * 40 * US
     assert summary.loc["relu", "count"] == 2 and summary.loc["relu", "total_ns"] == 2 * 5 * US
@@ -44,7 +45,7 @@ def test_the_kernel_and_copy_summaries_are_the_rows_summed():
 def test_utilization_is_the_busy_time_over_the_span_and_the_gap_is_named():
     """Busy: 2 x (10 + 40 + 5) us; span: from the first copy's start to the last kernel's end; the one
     idle gap lies between step 1's relu and step 2's copy."""
-    (gpu,) = CaptureAnalysis([two_steps()], []).gpu_utilization
+    (gpu,) = CaptureAnalysis(Capture(timelines=[two_steps()])).gpu_utilization
     assert gpu["busy_ns"] == 110 * US and gpu["span_ns"] == (2057 - 1002) * US
     (gap,) = gpu["idle_gaps"]
     assert gap["duration_ns"] == (2002 - 1057) * US and (gap["after"], gap["before"]) == ("relu", "memcpy Host-to-Device")
@@ -53,7 +54,7 @@ def test_utilization_is_the_busy_time_over_the_span_and_the_gap_is_named():
 def test_each_range_gets_the_gpu_work_its_calls_launched():
     """step's calls launched the copy and both kernels (55 us of GPU work a step); forward's only the
     two kernels, launched inside it (45 us), though they ran after it closed."""
-    ranges = CaptureAnalysis([two_steps()], []).ranges.set_index("range")
+    ranges = CaptureAnalysis(Capture(timelines=[two_steps()])).ranges.set_index("range")
     assert ranges.loc["step", "count"] == 2 and ranges.loc["forward", "count"] == 2
     assert ranges.loc["step", "gpu_time_ns"] == 2 * 55 * US
     assert ranges.loc["forward", "gpu_time_ns"] == 2 * 45 * US
@@ -77,7 +78,7 @@ def test_the_hand_built_timeline_is_in_the_model_and_a_stray_column_is_named():
 
 
 def test_a_part_is_computed_when_first_asked_for_and_kept_lets_the_frames_go():
-    analysis = CaptureAnalysis([two_steps()], [])
+    analysis = CaptureAnalysis(Capture(timelines=[two_steps()]))
     ranges = analysis.ranges
     assert not {"kernel_summary", "hot_kernels", "unattributed"} & vars(analysis).keys()  # asked for nothing else
     assert "_part_calls" in vars(analysis)  # the launch-call join waits for its other reader ...

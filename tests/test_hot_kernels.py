@@ -66,7 +66,7 @@ def test_hot_kernels_agree_with_nsys_stats_and_the_ncu_report():
     # nsys stats' own figures over the kernels that started from it on
     steady = doc["harness"]["steady_state"]
     assert steady["source"] == "found"
-    kernels = load_profile(COMPILE).nsys[0].kernels
+    kernels = load_profile(COMPILE).timelines[0].kernels
     kernels = kernels[kernels["start_ns"] >= steady["start_ns"]]
     per_kernel = kernels.groupby(kernels["kernel"].astype(str))["duration_ns"].agg(["count", "sum", "median"])
     profiled = [row for row in hot if row["ncu_launches"]]
@@ -93,14 +93,14 @@ def test_the_two_demanglers_names_meet():
     """nsys writes at::native::f<(int)8>, ncu at::f<8>: every launch ncu profiled in the training step
     finds its kernel in nsys's trace by kernel_key."""
     profile = load_profile(TRAIN)
-    nsys_keys = {kernel_key(name) for name in profile.nsys[0].kernels["kernel"].astype(str)}
-    ncu_names = set(profile.ncu[0].kernels["kernel"].astype(str))
+    nsys_keys = {kernel_key(name) for name in profile.timelines[0].kernels["kernel"].astype(str)}
+    ncu_names = set(profile.counters[0].kernels["kernel"].astype(str))
     assert len(ncu_names) >= 4 and all(kernel_key(name) in nsys_keys for name in ncu_names)
     assert kernel_key("void at::native::k<(int)8, (bool)1>(int)") == kernel_key("void at::k<8, true>(int)")
 
 
 def test_hot_rows_are_the_fewest_that_make_the_coverage():
-    rows = nsys_kernel_rows(load_profile(TRAIN).nsys)
+    rows = nsys_kernel_rows(load_profile(TRAIN).timelines)
     hot = hot_rows(rows, top=100)
     shares = hot["pct"].tolist()
     assert sum(shares) >= COVERAGE_PCT and sum(shares[:-1]) < COVERAGE_PCT

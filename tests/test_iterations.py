@@ -25,6 +25,7 @@ from nsprof.analyze.iterations import FOUND, HIGH, MARKERS, MIN_ITERATIONS, capt
 from nsprof.analyze.phases import LOOP, OUTSIDE, STARTUP, TAIL, phases
 from nsprof.cli import app
 from nsprof.parse.nsys_sqlite import load_nsys
+from nsprof.parse.profile import Capture
 
 DATA = Path(__file__).resolve().parent / "data"
 HOST = DATA / "host-side"
@@ -220,7 +221,7 @@ def test_analyze_says_what_the_loop_is():
 
 def test_a_ladder_capture_has_no_program_loop():
     export = load_nsys(DATA / "diff-pairs" / "sgemm-ladder-1024-before-v8-cp-async.sqlite")
-    analysis = CaptureAnalysis([export], [])
+    analysis = CaptureAnalysis(Capture(timelines=[export]))
     assert analysis.loop is None and analysis.phases == ()
 
 

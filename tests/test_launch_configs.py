@@ -11,7 +11,7 @@ from nsprof.parse import load_profile
 
 
 def test_the_codes_are_a_group_by_s_numbers_on_a_real_capture(real_program):
-    kernels = load_profile(real_program("jax-a")).nsys[0].kernels
+    kernels = load_profile(real_program("jax-a")).timelines[0].kernels
     expected = kernels.groupby(list(LAUNCH_SIZES), sort=False).ngroup().to_numpy()
     assert len(np.unique(expected)) > 50
     assert (combined_codes(kernels[column].to_numpy() for column in LAUNCH_SIZES) == expected).all()

@@ -109,7 +109,7 @@ def test_pipit_fixtures_hold_what_their_readme_says():
     assert len(saxpy.nvtx) == 22
     assert (len(cloverleaf.kernels), len(cloverleaf.memcpys), len(cloverleaf.gpus)) == (1312, 279, 4)
     assert cloverleaf.nvtx.empty and list(cloverleaf.nvtx.columns) == list(COLUMNS["nvtx"])
-    assert (saxpy.nsys_version, cloverleaf.nsys_version) == ("2022.2.1.31", "2024.5.1.113")
+    assert (saxpy.tool_version, cloverleaf.tool_version) == ("2022.2.1.31", "2024.5.1.113")
 
 
 @pytest.mark.parametrize("path", EXPORTS, ids=lambda p: p.stem)

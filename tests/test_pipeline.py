@@ -204,7 +204,7 @@ def test_the_fastest_flows_window_holds_that_variants_ranges_and_the_work_they_l
     from nsprof.parse import load_profile
 
     profile = load_profile(EXAMPLE)
-    flow = fastest_flow_timeline(profile.nsys, profile.pipeline)
+    flow = fastest_flow_timeline(profile.timelines, profile.pipeline)
     warm = [r for r in profile.pipeline["records"] if r["variant"] != "cold" and r.get("median_ms") is not None]
     assert flow is not None and flow.best == min(warm, key=lambda r: r["median_ms"])
     mine = flow.ranges[flow.ranges["range"].str.contains(f"/{flow.best['stage']}/{flow.best['variant']}/", regex=False)]

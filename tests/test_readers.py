@@ -41,8 +41,8 @@ def test_a_new_format_is_one_reader(tmp_path, monkeypatch):
     monkeypatch.setattr(readers, "READERS", (*readers.READERS, reader))
     assert tool_outputs(tmp_path) == ([trace], [])
     profile = load_profile(tmp_path)
-    assert len(profile.nsys) == 1 and isinstance(profile.nsys[0], GpuTimeline)
-    assert profile.nsys[0].kernels.equals(load_profile(TRAIN).nsys[0].kernels)
+    assert len(profile.timelines) == 1 and isinstance(profile.timelines[0], GpuTimeline)
+    assert profile.timelines[0].kernels.equals(load_profile(TRAIN).timelines[0].kernels)
     from nsprof import api
 
-    assert api.analyze(trace).kernel_summary["count"].sum() == len(profile.nsys[0].kernels)
+    assert api.analyze(trace).kernel_summary["count"].sum() == len(profile.timelines[0].kernels)

@@ -36,7 +36,7 @@ from nsprof.errors import ParseError
 from nsprof.explain import evidence
 from nsprof.parse import ncu_csv, sources
 from nsprof.parse.ncu_csv import is_ncu_csv, load_ncu_csv
-from nsprof.parse.profile import load_profile, tool_outputs
+from nsprof.parse.profile import Capture, load_profile, tool_outputs
 from nsprof.parse.sources import find_profiles, latest_profile, load_sources, unique_names
 from nsprof.profile_analysis import opened
 from nsprof.render.analysis_tables import _ceiling_caption
@@ -116,7 +116,7 @@ def test_a_profile_directory_passes_over_csv_files_ncu_did_not_write(tmp_path):
     (tmp_path / "p" / "bench.csv").write_text("stage,ms\nv6,1.0\n")
     exports, tables = tool_outputs(tmp_path / "p")
     assert (exports, tables) == ([], [tmp_path / "p" / "ncu-raw.csv"])
-    assert len(load_profile(tmp_path / "p").ncu) == 1
+    assert len(load_profile(tmp_path / "p").counters) == 1
     (tmp_path / "q").mkdir()
     (tmp_path / "q" / "roofline.csv").write_text("label,kernel\nv1,sgemm_v1\n")
     with pytest.raises(ParseError, match=r"nothing to analyze .*roofline\.csv is not ncu output"):
@@ -349,7 +349,7 @@ def test_percent_of_peak_is_nan_where_the_ceiling_has_no_value():
 
 def test_caption_copes_with_missing_peaks():
     def caption(ceiling):
-        return _ceiling_caption(CaptureAnalysis([], [], {"device": {"name": RTX}}, ceiling))
+        return _ceiling_caption(CaptureAnalysis(Capture(manifest={"device": {"name": RTX}}), ceiling))
 
     dram_only = with_measurements(None, measured_document(RTX, dram_tbyte_per_s=1.0))
     assert caption(dram_only) == (f"% of peak against the {RTX}: 1,000 GB/s DRAM (measured 2026-11-21); "

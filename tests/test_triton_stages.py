@@ -39,7 +39,7 @@ def test_the_profile_reads_what_the_tuning_kept_and_what_triton_compiled():
 def test_tuning_launches_are_harness_work_apart_from_the_stage():
     """Every launch of a tuning trial ran inside its tune/ range; those launches make rows of their own,
     left out of the ranking by the nsprof-tuning rule, and the kept configuration's measured launches stay."""
-    export = load_profile(HGEMM).nsys[0]
+    export = load_profile(HGEMM).timelines[0]
     tuned = launched_inside(export, is_tuning_range)
     trials = json.loads((HGEMM / "bench-nsys.json").read_text())["results"]
     h8 = next(r for r in trials if r["stage"] == "h8")["details"]["autotune"]["trials"]

@@ -30,7 +30,7 @@ needs_reader = pytest.mark.skipif(not HAS_READER, reason="NVIDIA's ncu-report is
 
 @needs_reader
 def test_report_holds_the_same_metrics_as_its_raw_page():
-    report = load_profile(REPORT).ncu[0]
+    report = load_profile(REPORT).counters[0]
     raw = load_ncu_csv(USER / "graph-full-raw.csv")
     assert report.page == "report" and len(report.kernels) == len(raw.kernels) == 2
     compared = 0
@@ -48,7 +48,7 @@ def test_report_holds_the_same_metrics_as_its_raw_page():
 
 @needs_reader
 def test_report_rules_equal_the_details_page_rules():
-    report = load_profile(REPORT).ncu[0].rules
+    report = load_profile(REPORT).counters[0].rules
     details = load_ncu_csv(USER / "graph-full-details.csv").rules
     def keyed(rules):
         return sorted((row.id, row.rule, row.type, row.speedup_type or "",

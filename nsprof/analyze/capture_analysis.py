@@ -13,7 +13,6 @@ the parsed frames let go, so that memory holds the figures, not the timelines.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import cached_property
 from typing import TypeVar
 
@@ -44,7 +43,8 @@ from nsprof.analyze.timeline import TimeBreakdown, time_breakdown
 from nsprof.analyze.triton_kernels import triton_kernels
 from nsprof.ceilings.peaks import Ceiling, datasheet_ceiling
 from nsprof.parse.ladder_stages import timeline_has_stages
-from nsprof.parse.model import CpuRung, GpuTimeline, LaunchCounters
+from nsprof.parse.model import GpuTimeline
+from nsprof.parse.profile import Capture
 
 # The timeline columns the analysis reads (nsprof.parse.nsys_sqlite.load_nsys's `columns`): a
 # 10M-kernel export's whole kernels and runtime frames would not fit the memory it is analyzed in.
@@ -59,55 +59,44 @@ ANALYSIS_COLUMNS = {
 # What `nsprof diff` (and so `nsprof history`) reads of each run, in the order computed: the parts
 # they are computed from (ncu's launches) are let go with the frames. A ladder's analysis adds its own.
 DIFF_PARTS: tuple[str, ...] = ("gpu", "range_instances", "kernels", "rules", "gpu_utilization", "launch_times", "gpu_totals",
-              "gpu_ids", "loop", "phases", "host", "nsys_versions", "timeline_tool", "linked_share")
+              "gpu_ids", "loop", "phases", "host", "tool_versions", "timeline_tool", "linked_share")
 
 # Every part `nsprof analyze` shows, in an order that frees the launch-call join (a row per launch)
 # before the steady state and the hot kernels build their own tables.
 SHOWN_PARTS: tuple[str, ...] = ("gpu", "ceiling", "ranges", "range_families", "unattributed", "launches", "kernels", "rules",
                "missing_metrics", "kernel_groups", "kernel_summary", "memcpy_summary", "kernel_families",
                "loop", "phases", "hot_kernels", "harness", "host", "gpu_utilization", "triton_kernels",
-               "nsys_versions", "timeline_tool", "processing_errors", "gpu_models")
+               "tool_versions", "timeline_tool", "processing_errors", "gpu_models")
 
 Analysis = TypeVar("Analysis", bound="CaptureAnalysis")  # kept() gives back the class it was called on
 
 
-@dataclass(frozen=True)
-class _Inputs:
-    nsys: list[GpuTimeline]
-    ncu: list[LaunchCounters]
-    triton: pd.DataFrame | None
-    cpu: CpuRung | None
-    framework: list[GpuTimeline]
-
-
 class CaptureAnalysis:
-    """A capture's analysis (module docstring). `nsys`: its timelines (nsys exports, torch.profiler
-    traces); `ncu`: its counters (several files may hold the same launches, the raw and details
-    pages of one run: a launch is kept once, from a report or raw page, which carry every metric).
-    `ceiling`: the GPU's as the commands resolve it (nsprof.ceilings.resolve.resolve_ceiling); without
-    one, the datasheet's peaks for the GPU the capture names. `attribution` (THREAD or PROCESS): whose
-    CUDA calls an NVTX range counts. `triton`: the kernels the program's Triton compiled, where the
-    capture kept them. `cpu`: the CPU stages timed beside the capture (bench-cpu.json). `framework`:
-    torch.profiler traces beside nsys's, which name the operator that launched each kernel.
-    `manifest` and `pipeline`: the capture's documents, kept as they are."""
+    """A capture's analysis (module docstring), of a Capture as the readers fill it
+    (nsprof.parse.profile.Capture): its timelines (nsys exports, torch.profiler and jax.profiler
+    traces), its counters (several files may hold the same launches, the raw and details pages of
+    one run: a launch is kept once, from a report or raw page, which carry every metric), the
+    framework traces beside a timeline (the operator that launched each kernel), the kernels its
+    Triton compiled, and its documents (`manifest`, `pipeline`, kept as they are). `ceiling`: the
+    GPU's as the commands resolve it (nsprof.ceilings.resolve.resolve_ceiling); without one, the
+    datasheet's peaks for the GPU the capture names. `attribution` (THREAD or PROCESS): whose CUDA
+    calls an NVTX range counts."""
 
     DIFF_PARTS, SHOWN_PARTS = DIFF_PARTS, SHOWN_PARTS  # what diff compares and analyze shows of this class
 
-    def __init__(self, nsys: list[GpuTimeline], ncu: list[LaunchCounters], manifest: dict | None = None,
-                 ceiling: Ceiling | None = None, attribution: str = THREAD, triton: pd.DataFrame | None = None,
-                 cpu: CpuRung | None = None, framework: Iterable[GpuTimeline] = (), pipeline: dict | None = None):
-        self.manifest = manifest  # what ran (nsprof's manifest.json); None for a bare export
-        self.pipeline = pipeline  # what `nsprof pipeline` measured, where it made this capture (pipeline.json)
+    def __init__(self, capture: Capture, ceiling: Ceiling | None = None, attribution: str = THREAD):
+        self.manifest = capture.manifest  # what ran (nsprof's manifest.json); None for a bare export
+        self.pipeline = capture.pipeline  # what `nsprof pipeline` measured, where it made this capture (pipeline.json)
         self.attribution = attribution
-        self.has_nsys, self.has_ncu = bool(nsys), bool(ncu)
+        self.has_nsys, self.has_ncu = bool(capture.timelines), bool(capture.counters)
         self._given_ceiling = ceiling
-        self._held: _Inputs | None = _Inputs(list(nsys), list(ncu), triton, cpu, list(framework))
+        self._held: Capture | None = capture
         self._kept: tuple[str, ...] = ()  # the parts kept(), once called, kept
 
     def __repr__(self) -> str:  # what a notebook shows: what it holds, without computing anything
         computed = [name for name in vars(self) if name in parts_of(type(self))]
         held = "frames let go" if self._held is None else \
-            f"{len(self._held.nsys)} timeline(s), {len(self._held.ncu)} counter file(s)"
+            f"{len(self._held.timelines)} timeline(s), {len(self._held.counters)} counter file(s)"
         return f"{type(self).__name__}({held}; computed: {', '.join(computed) or 'nothing yet'})"
 
     def kept(self: Analysis, parts: Iterable[str]) -> Analysis:
@@ -123,7 +112,7 @@ class CaptureAnalysis:
         return self
 
     @property
-    def _inputs(self) -> _Inputs:
+    def _inputs(self) -> Capture:
         if self._held is None:
             raise RuntimeError(f"this analysis kept only {', '.join(self._kept)} (CaptureAnalysis.kept): "
                                "list every part its reader asks for")
@@ -133,12 +122,12 @@ class CaptureAnalysis:
 
     @cached_property
     def gpu(self) -> str | None:
-        return gpu_name(self._inputs.nsys, self._inputs.ncu, self.manifest)
+        return gpu_name(self._inputs.timelines, self._inputs.counters, self.manifest)
 
     @cached_property
     def gpu_models(self) -> list[str]:
         """Every GPU model the capture names (capture_facts.gpu_models): `gpu` is the first."""
-        return gpu_models(self._inputs.nsys)
+        return gpu_models(self._inputs.timelines)
 
     @cached_property
     def ceiling(self) -> Ceiling | None:
@@ -147,31 +136,31 @@ class CaptureAnalysis:
     @cached_property
     def gpu_ids(self) -> tuple[str, ...]:
         """The captured GPUs' UUIDs (nsys): whether two captures ran on one card."""
-        return tuple(sorted({str(uuid) for export in self._inputs.nsys if "uuid" in export.gpus
+        return tuple(sorted({str(uuid) for export in self._inputs.timelines if "uuid" in export.gpus
                              for uuid in export.gpus["uuid"].dropna()}))
 
     @cached_property
     def processing_errors(self) -> tuple[str, ...]:
         """What the tool reported failing while it processed the timelines (nsys's ProcessEventsError
         rows), each once a time: a capture that kept its kernels may still miss work."""
-        return tuple(error for export in self._inputs.nsys for error in export.processing_errors)
+        return tuple(error for export in self._inputs.timelines for error in export.processing_errors)
 
     @cached_property
-    def nsys_versions(self) -> tuple[str, ...]:
+    def tool_versions(self) -> tuple[str, ...]:
         """The versions of nsys that wrote the exports."""
-        return tuple(sorted({export.nsys_version for export in self._inputs.nsys if export.nsys_version}))
+        return tuple(sorted({export.tool_version for export in self._inputs.timelines if export.tool_version}))
 
     @cached_property
     def timeline_tool(self) -> str:
         """What wrote the timelines, as tables name their source: 'nsys', 'torch.profiler', or both joined by ' + '."""
-        return " + ".join(sorted({export.tool for export in self._inputs.nsys})) or "nsys"
+        return " + ".join(sorted({export.tool for export in self._inputs.timelines})) or "nsys"
 
     # --- nsys: NVTX ranges and the work they launched ---------------------------------------------
 
     @cached_property
     def _part_calls(self) -> list[pd.DataFrame]:
         """Each export's launching calls, joined once: the ranges and what they missed both read them."""
-        return [launching_calls(export) for export in self._inputs.nsys]
+        return [launching_calls(export) for export in self._inputs.timelines]
 
     def _read_calls(self, reader: str) -> None:
         """`reader` (range_instances or unattributed) has read the launch-call join: once the other
@@ -185,7 +174,7 @@ class CaptureAnalysis:
         if not self.has_nsys:
             return None
         instances = pd.concat([attribute_work(export, self.attribution, calls)
-                               for export, calls in zip(self._inputs.nsys, self._part_calls)], ignore_index=True)
+                               for export, calls in zip(self._inputs.timelines, self._part_calls)], ignore_index=True)
         self._read_calls("range_instances")
         return instances
 
@@ -203,7 +192,7 @@ class CaptureAnalysis:
         """The kernels no NVTX range received (nvtx_attribution.unattributed_work)."""
         if not self.has_nsys:
             return None
-        missed = unattributed_work(self._inputs.nsys, self.attribution, self._part_calls)
+        missed = unattributed_work(self._inputs.timelines, self.attribution, self._part_calls)
         self._read_calls("unattributed")
         return missed
 
@@ -211,63 +200,63 @@ class CaptureAnalysis:
 
     @cached_property
     def kernel_summary(self) -> pd.DataFrame | None:
-        return kernel_summary(self._inputs.nsys) if self.has_nsys else None
+        return kernel_summary(self._inputs.timelines) if self.has_nsys else None
 
     @cached_property
     def memcpy_summary(self) -> pd.DataFrame | None:
-        return memcpy_summary(self._inputs.nsys) if self.has_nsys else None
+        return memcpy_summary(self._inputs.timelines) if self.has_nsys else None
 
     @cached_property
     def kernel_families(self) -> pd.DataFrame | None:
-        return kernel_family_summary(self._inputs.nsys) if self.has_nsys else None
+        return kernel_family_summary(self._inputs.timelines) if self.has_nsys else None
 
     @cached_property
     def gpu_utilization(self) -> list[dict] | None:
         """Per device: nsprof.analyze.gpu_utilization."""
-        return gpu_utilization(self._inputs.nsys) if self.has_nsys else None
+        return gpu_utilization(self._inputs.timelines) if self.has_nsys else None
 
     @cached_property
     def copies(self) -> dict | None:
         """Copy rates by direction and host memory, and how copies overlapped (nsprof.analyze.pipeline.copy_facts)."""
-        return copy_facts(self._inputs.nsys) if self.has_nsys else None
+        return copy_facts(self._inputs.timelines) if self.has_nsys else None
 
     @cached_property
     def time_breakdown(self) -> TimeBreakdown | None:
         """Where the first export's time went (nsprof.analyze.timeline.time_breakdown); None without CUDA activity."""
-        return time_breakdown(self._inputs.nsys[0]) if self.has_nsys else None
+        return time_breakdown(self._inputs.timelines[0]) if self.has_nsys else None
 
     @cached_property
     def flows(self) -> FlowTimeline | None:
         """An `nsprof pipeline` capture's fastest warm variant on its timeline (pipeline.fastest_flow_timeline)."""
-        return fastest_flow_timeline(self._inputs.nsys, self.pipeline)
+        return fastest_flow_timeline(self._inputs.timelines, self.pipeline)
 
     @cached_property
     def launch_times(self) -> pd.DataFrame | None:
         """Every kernel and graph launch (capture_facts.gpu_launches)."""
-        return gpu_launches(self._inputs.nsys) if self.has_nsys else None
+        return gpu_launches(self._inputs.timelines) if self.has_nsys else None
 
     @cached_property
     def linked_share(self) -> float | None:
         """The share of the kernels linked to the CUDA call that launched them (capture_facts.linked_share)."""
-        return linked_share(self._inputs.nsys) if self.has_nsys else None
+        return linked_share(self._inputs.timelines) if self.has_nsys else None
 
     @cached_property
     def gpu_totals(self) -> dict | None:
         """The summed kernel and copy time (capture_facts.gpu_totals)."""
-        return gpu_totals(self._inputs.nsys) if self.has_nsys else None
+        return gpu_totals(self._inputs.timelines) if self.has_nsys else None
 
     @cached_property
     def triton_kernels(self) -> pd.DataFrame | None:
         """The kernels the capture's Triton cache compiled, with their times (nsprof.analyze.triton_kernels)."""
         triton = self._inputs.triton
-        return triton_kernels(self._inputs.nsys, triton) if self.has_nsys and triton is not None else None
+        return triton_kernels(self._inputs.timelines, triton) if self.has_nsys and triton is not None else None
 
     # --- ncu: launches and their counters ---------------------------------------------------------
 
     @cached_property
     def launches(self) -> pd.DataFrame | None:
         """Every profiled launch once, with its raw metric columns."""
-        return distinct_launches(self._inputs.ncu) if self.has_ncu else None
+        return distinct_launches(self._inputs.counters) if self.has_ncu else None
 
     @cached_property
     def kernels(self) -> pd.DataFrame | None:
@@ -276,7 +265,7 @@ class CaptureAnalysis:
 
     @cached_property
     def rules(self) -> pd.DataFrame | None:
-        return rule_results(self._inputs.ncu) if self.has_ncu else None
+        return rule_results(self._inputs.counters) if self.has_ncu else None
 
     @cached_property
     def missing_metrics(self) -> dict | None:
@@ -293,24 +282,24 @@ class CaptureAnalysis:
     def loop(self) -> Loop | None:
         """One program's loop: its iterations, marked or found in the GPU work (nsprof.analyze.iterations);
         None for several exports or a ladder's capture."""
-        nsys = self._inputs.nsys
+        nsys = self._inputs.timelines
         return capture_loop(nsys[0]) if len(nsys) == 1 and not timeline_has_stages(nsys[0]) else None
 
     @cached_property
     def phases(self) -> tuple[Phase, ...]:
         """Start-up, loop and tail of one program's capture (nsprof.analyze.phases); () without a loop."""
-        return phases(self._inputs.nsys[0], self.loop) if self.loop is not None else ()
+        return phases(self._inputs.timelines[0], self.loop) if self.loop is not None else ()
 
     @cached_property
     def _part_steady(self) -> tuple[list[GpuTimeline], SteadyState | None] | None:
-        return steady_part(self._inputs.nsys, self.loop) if self.has_nsys else None
+        return steady_part(self._inputs.timelines, self.loop) if self.has_nsys else None
 
     @cached_property
     def _part_hot(self) -> tuple[pd.DataFrame | None, dict | None]:
         if self._part_steady is None:
             return None, None
-        hot, harness = capture_hot_kernels(self._inputs.nsys, self.kernels, self.rules, steady=self._part_steady)
-        operators = launching_operators([*self._inputs.nsys, *self._inputs.framework])
+        hot, harness = capture_hot_kernels(self._inputs.timelines, self.kernels, self.rules, steady=self._part_steady)
+        operators = launching_operators([*self._inputs.timelines, *self._inputs.framework_traces])
         return (with_operators(hot, operators) if operators else hot), harness
 
     @cached_property
@@ -330,9 +319,9 @@ class CaptureAnalysis:
 
     def _program_host(self) -> HostSide | None:
         steady = self._part_steady
-        if steady is None or len(self._inputs.nsys) != 1:
+        if steady is None or len(self._inputs.timelines) != 1:
             return None
-        return host_side(self._inputs.nsys[0], steady[1], self.ceiling)
+        return host_side(self._inputs.timelines[0], steady[1], self.ceiling)
 
 
 def parts_of(kind: type[CaptureAnalysis]) -> tuple[str, ...]:

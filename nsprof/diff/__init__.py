@@ -72,7 +72,7 @@ from nsprof.diff.loop import LoopChange, loop_change
 from nsprof.diff.noise import NoiseFloor, default_noise
 from nsprof.diff.ranges import capture_range_rows
 from nsprof.diff.result import DiffResult
-from nsprof.diff.sides import UNNAMED_GPU, Capture, machines_apart, run_frames, side_instances
+from nsprof.diff.sides import UNNAMED_GPU, Side, machines_apart, run_frames, side_instances
 from nsprof.diff.stages import capture_stage_rows
 from nsprof.diff.statistics import MIN_SAMPLES
 from nsprof.diff.totals import contributors, totals
@@ -80,7 +80,7 @@ from nsprof.diff.why import capture_rules
 from nsprof.errors import UsageError
 
 
-def diff_captures(a: Capture, b: Capture, min_change_pct: float = DEFAULT_MIN_CHANGE_PCT,
+def diff_captures(a: Side, b: Side, min_change_pct: float = DEFAULT_MIN_CHANGE_PCT,
                   stage_pair: tuple[str, str] | None = None, attribution: str = "thread",
                   noise: NoiseFloor | None = None) -> DiffResult:
     """The diff of two captures (module docstring); both profiles or both bench records. With
@@ -112,7 +112,7 @@ def diff_captures(a: Capture, b: Capture, min_change_pct: float = DEFAULT_MIN_CH
                       judge.method, min_change_pct, None, sources, runs, judge.noise, host, judge.apart, loop)
 
 
-def _judge(a: Capture, b: Capture, runs: dict, min_change_pct: float, stage_pair: tuple[str, str] | None,
+def _judge(a: Side, b: Side, runs: dict, min_change_pct: float, stage_pair: tuple[str, str] | None,
            noise: NoiseFloor | None) -> Judge:
     """How this diff calls its rows: across runs where a side has several; with `noise` floors (or
     nsprof's own) where floors_apply, never between two stages of one run."""
@@ -124,13 +124,30 @@ def _judge(a: Capture, b: Capture, runs: dict, min_change_pct: float, stage_pair
     return Judge(min_change_pct, across_runs, floors, apart)
 
 
-def _loop_change(a: Capture, b: Capture, min_change_pct: float) -> LoopChange | None:
+def _loop_change(a: Side, b: Side, min_change_pct: float) -> LoopChange | None:
     """The change in the time an iteration of the program's loop takes (nsprof.diff.loop), over each side's runs."""
     loops = {side: [(run.analyzed().loop, run.analyzed().phases) for run in (capture, *capture.runs)]
              for side, capture in (("a", a), ("b", b))}
     return loop_change(loops["a"], loops["b"], min_change_pct)
 
 
-__all__ = ["ADDED", "DEFAULT_MIN_CHANGE_PCT", "FASTER", "FEW_RUNS", "MIN_SAMPLES", "NOT_CALLED", "REMOVED", "SAME", "SLOWER",
-           "UNNAMED_GPU", "UNSTABLE", "Capture", "DiffResult", "call_rows", "compare_launch_runs", "diff_captures",
-           "floors_apply", "run_frames"]
+__all__ = [
+    "ADDED",
+    "DEFAULT_MIN_CHANGE_PCT",
+    "FASTER",
+    "FEW_RUNS",
+    "MIN_SAMPLES",
+    "NOT_CALLED",
+    "REMOVED",
+    "SAME",
+    "SLOWER",
+    "UNNAMED_GPU",
+    "UNSTABLE",
+    "DiffResult",
+    "Side",
+    "call_rows",
+    "compare_launch_runs",
+    "diff_captures",
+    "floors_apply",
+    "run_frames",
+]

@@ -9,12 +9,12 @@ import pandas as pd
 from nsprof.diff.caveats import bench_warnings, runs_warnings
 from nsprof.diff.judge import Judge
 from nsprof.diff.result import DiffResult
-from nsprof.diff.sides import Capture
+from nsprof.diff.sides import Side
 from nsprof.diff.stages import rekeyed, stage_rows
 from nsprof.diff.statistics import RUNS_METHOD, SUMMARY_METHOD, compare_runs, compare_summaries
 
 
-def bench_diff(a: Capture, b: Capture, judge: Judge, stage_pair: tuple[str, str] | None, runs: dict) -> DiffResult:
+def bench_diff(a: Side, b: Side, judge: Judge, stage_pair: tuple[str, str] | None, runs: dict) -> DiffResult:
     """Two `nsprof bench` records: by their runs' medians where both kept them (bench --runs),
     else by each record's median, quartiles and launch count."""
     assert a.bench is not None and b.bench is not None

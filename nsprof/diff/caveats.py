@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from nsprof.diff.judge import FEW_RUNS, Judge
 from nsprof.diff.noise import NoiseFloor
-from nsprof.diff.sides import UNNAMED_GPU, Capture
+from nsprof.diff.sides import UNNAMED_GPU, Side
 
 APART_WARNING = ("A and B ran on different GPUs (no UUID in common): no run measures the variation between machines, "
                  "so a change is called only beyond the noise floor of its category, and not at all in work of 10-100 "
@@ -47,23 +47,23 @@ def compiling_warnings(instances: dict) -> list[str]:
             "the program executed made (XLA's autotuning while it compiled: not the program's work)"]
 
 
-def capture_warnings(a: Capture, b: Capture) -> list[str]:
+def capture_warnings(a: Side, b: Side) -> list[str]:
     """What differs between two captures' GPUs, tools and software, and between the runs of each side."""
     warnings = []
     a_analysis, b_analysis = a.analyzed(), b.analyzed()
     if a_analysis.gpu != b_analysis.gpu:
         warnings.append(f"different GPUs: A ran on {a_analysis.gpu or UNNAMED_GPU}, B on {b_analysis.gpu or UNNAMED_GPU}")
-    versions = [list(analysis.nsys_versions) for analysis in (a_analysis, b_analysis)]
+    versions = [list(analysis.tool_versions) for analysis in (a_analysis, b_analysis)]
     if a_analysis.timeline_tool != b_analysis.timeline_tool:
         warnings.append(f"two tools: A traced by {a_analysis.timeline_tool}, B by {b_analysis.timeline_tool}; kernels pair "
                         "by name as both demangle it, and each tool's overhead is in its own times")
     elif all(versions) and versions[0] != versions[1]:
-        warnings.append(f"different nsys versions: A {', '.join(versions[0])}, B {', '.join(versions[1])}")
+        warnings.append(f"different {a_analysis.timeline_tool} versions: A {', '.join(versions[0])}, B {', '.join(versions[1])}")
     warnings += _software_warnings(*(analysis.manifest or {} for analysis in (a_analysis, b_analysis)))
     return warnings + [line for side, capture in (("A", a), ("B", b)) for line in _mixed_runs(side, capture)]
 
 
-def _mixed_runs(side: str, capture: Capture) -> list[str]:
+def _mixed_runs(side: str, capture: Side) -> list[str]:
     """Where the runs of one side ran on different GPUs or were captured by different nsys versions:
     they are pooled as one program's runs, so their variation includes the machines' or the tools'."""
     if not capture.runs:
@@ -72,7 +72,7 @@ def _mixed_runs(side: str, capture: Capture) -> list[str]:
     if len(gpus := capture.gpus()) > 1:
         found.append(f"{side}'s runs ran on {len(gpus)} kinds of GPU ({', '.join(gpus)}) and are pooled: their variation "
                      "includes the GPUs'; compare runs of one GPU")
-    versions = sorted({version for run in (capture, *capture.runs) for version in run.analyzed().nsys_versions})
+    versions = sorted({version for run in (capture, *capture.runs) for version in run.analyzed().tool_versions})
     if len(versions) > 1:
         found.append(f"{side}'s runs were captured by {len(versions)} nsys versions ({', '.join(versions)}) and are pooled")
     return found
@@ -102,7 +102,7 @@ def _software_warnings(a: dict, b: dict) -> list[str]:
     return [f"different {key}: A {ours[key]}, B {theirs[key]}" for key in ours if key in theirs and ours[key] != theirs[key]]
 
 
-def noise_gpu_warnings(noise: NoiseFloor | None, a: Capture, b: Capture) -> list[str]:
+def noise_gpu_warnings(noise: NoiseFloor | None, a: Side, b: Side) -> list[str]:
     """A noise record measured on another kind of GPU than the sides': its floors may not hold."""
     if noise is None or noise.gpu is None:
         return []

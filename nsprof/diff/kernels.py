@@ -11,12 +11,12 @@ from nsprof.diff.judge import Judge
 from nsprof.diff.matching import match_kernels
 from nsprof.diff.mix import as_runs, mix_moved
 from nsprof.diff.rows import ordered, records
-from nsprof.diff.sides import Capture
+from nsprof.diff.sides import Side
 from nsprof.diff.statistics import compare_runs, compare_samples
 from nsprof.diff.why import add_why, kernel_counters
 
 
-def kernel_rows(a: Capture, b: Capture, instances: dict, rules: dict, judge: Judge) -> list[dict]:
+def kernel_rows(a: Side, b: Side, instances: dict, rules: dict, judge: Judge) -> list[dict]:
     """The kernel rows of two captures (`instances`: sides.side_instances of each; `rules`: why.capture_rules
     of each), largest changes first."""
     launches = {side: instances[side]["launches"] for side in ("a", "b")}

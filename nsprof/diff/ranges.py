@@ -8,12 +8,12 @@ import pandas as pd
 
 from nsprof.diff.judge import Judge, not_called
 from nsprof.diff.rows import ROW_FIELDS, ordered, plain, records, values
-from nsprof.diff.sides import Capture
+from nsprof.diff.sides import Side
 
 LINKED_SHARE = 0.5  # of a side's kernels linked to their launch calls: fewer, and no range's GPU time can be told
 
 
-def capture_range_rows(a: Capture, b: Capture, instances: dict, judge: Judge) -> tuple[list[dict], list[str]]:
+def capture_range_rows(a: Side, b: Side, instances: dict, judge: Judge) -> tuple[list[dict], list[str]]:
     """The range rows of two captures (`instances`: sides.side_instances of each), and a warning
     where a side links its GPU work to no CUDA call: its ranges then compare by their own durations."""
     unlinked = [side.upper() for side, capture in (("a", a), ("b", b)) if not _links_work_to_calls(capture)]
@@ -49,7 +49,7 @@ def range_rows(a: pd.DataFrame, b: pd.DataFrame, judge: Judge) -> list[dict]:
     return rows
 
 
-def _links_work_to_calls(capture: Capture) -> bool:
+def _links_work_to_calls(capture: Side) -> bool:
     """Whether a side's capture links most of its GPU work to the CUDA calls that launched it (what
     gives a range its GPU time; the host side's `undecided` below it). An ncu-only side has no
     ranges to judge."""

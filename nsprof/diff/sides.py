@@ -1,4 +1,4 @@
-"""A diff's sides: `Capture` (one capture and its further runs, or an `nsprof bench` record), and
+"""A diff's sides: `Side` (one capture and its further runs, or an `nsprof bench` record), and
 each run's kernel launches and range and stage instances, the frames a diff compares."""
 
 from __future__ import annotations
@@ -20,14 +20,14 @@ UNNAMED_GPU = "an unnamed GPU"  # a capture's GPU where it names none
 
 
 @dataclass(frozen=True)
-class Capture:
+class Side:
     """One side of a diff: a capture's analysis (with the parts diff compares kept: its DIFF_PARTS),
     or an `nsprof bench` record."""
 
     name: str
     analysis: CaptureAnalysis | None = None
     bench: dict | None = None  # {"env", "results", ...} as `nsprof bench --save-as` writes it
-    runs: tuple[Capture, ...] = ()  # the program's further runs, each a capture of its own (not bench records)
+    runs: tuple[Side, ...] = ()  # the program's further runs, each a capture of its own (not bench records)
 
     def run_count(self) -> int:
         """How many runs the side holds: a bench record's runs, else this capture and its further runs."""
@@ -47,7 +47,7 @@ class Capture:
         return sorted({run.analyzed().gpu or UNNAMED_GPU for run in (self, *self.runs)})
 
 
-def machines_apart(a: Capture, b: Capture) -> bool:
+def machines_apart(a: Side, b: Side) -> bool:
     """Whether the two sides ran on no GPU in common (by UUID; False where a capture does not say):
     then neither side's runs measure the variation between the machines."""
     ids = [{gpu for run in (side, *side.runs) if run.analysis is not None for gpu in run.analysis.gpu_ids}
@@ -55,7 +55,7 @@ def machines_apart(a: Capture, b: Capture) -> bool:
     return bool(ids[0]) and bool(ids[1]) and not ids[0] & ids[1]
 
 
-def run_frames(capture: Capture, attribution: str = "thread") -> list[dict[str, pd.DataFrame]]:
+def run_frames(capture: Side, attribution: str = "thread") -> list[dict[str, pd.DataFrame]]:
     """Per run of `capture`, its kernels' launch times (and launch configurations) and its copy
     and other ranges' GPU times (stages among the ranges), as (key, value_ns) frames:
     noise.measure_noise's input."""
@@ -73,7 +73,7 @@ def run_frames(capture: Capture, attribution: str = "thread") -> list[dict[str, 
     return frames
 
 
-def side_instances(capture: Capture, attribution: str) -> dict:
+def side_instances(capture: Side, attribution: str) -> dict:
     """run_instances of every run of a side, each frame numbering its run in `run` (0 the first)."""
     per_run = [run_instances(run, attribution) for run in (capture, *capture.runs)]
     side = {"source": per_run[0]["source"], "compiling": sum(found["compiling"] for found in per_run)}
@@ -82,7 +82,7 @@ def side_instances(capture: Capture, attribution: str) -> dict:
     return side
 
 
-def run_instances(capture: Capture, attribution: str) -> dict:
+def run_instances(capture: Side, attribution: str) -> dict:
     """Per-launch kernel times ("launches": name, start_ns, value_ns, and "source"),
     and per-instance range and stage figures ("ranges", "stages": key, gpu_time_ns, duration_ns)."""
     analysis = capture.analyzed()

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from nsprof.diff.sides import Capture
+from nsprof.diff.sides import Side
 
 TOP_CONTRIBUTORS = 5
 
 
-def totals(a: Capture, b: Capture) -> list[dict]:
+def totals(a: Side, b: Side) -> list[dict]:
     """GPU busy, kernel, copy and idle time of each side: a run's, the mean of its runs' where it has several."""
     sides = [_mean_totals([_capture_totals(run) for run in (capture, *capture.runs)]) for capture in (a, b)]
     rows = []
@@ -27,7 +27,7 @@ def _mean_totals(runs: list[dict]) -> dict:
             if all(quantity in run for run in runs)}
 
 
-def _capture_totals(capture: Capture) -> dict:
+def _capture_totals(capture: Side) -> dict:
     """One run's GPU busy, idle, kernel and copy time (its kernel time alone where it has no timeline)."""
     analysis = capture.analyzed()
     if analysis.gpu_totals is None:

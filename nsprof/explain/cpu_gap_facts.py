@@ -25,7 +25,7 @@ from nsprof.sizes import parse_label
 
 if TYPE_CHECKING:
     from nsprof.analyze.capture_analysis import CaptureAnalysis
-    from nsprof.parse.profile import Profile
+    from nsprof.parse.profile import Capture
 
 CAPTURE_FIX = "capture one with `nsprof profile --stage v0,v0b,v0blas,v1,v11`"
 # ladder stages whose kernels stage tiles of A and B in fast memory (v1 reads every operand from global memory)
@@ -43,7 +43,7 @@ LOOP_MEMORY = {
 }
 
 
-def cpu_gap_facts(path: Path, profile: Profile, analysis: CaptureAnalysis, op: str | None = None,
+def cpu_gap_facts(path: Path, profile: Capture, analysis: CaptureAnalysis, op: str | None = None,
                   stage: str | None = None) -> dict:
     """The two machines' roofs and ridge points, the stages measured at the largest size where the
     CPU and the GPU both ran (the fastest GPU stage, or `stage`), how the speed-up over the CPU's

@@ -32,7 +32,7 @@ from nsprof.sizes import parse_label
 
 if TYPE_CHECKING:
     from nsprof.analyze.capture_analysis import CaptureAnalysis
-    from nsprof.parse.profile import Profile
+    from nsprof.parse.profile import Capture
 
 @dataclass(frozen=True)
 class Source:
@@ -51,7 +51,7 @@ class Measurements:
     tuning: dict | None = None  # its Triton stages' tuning, (stage, size) -> details (nsprof.parse.documents.read_tuning)
 
 
-def measurements(source: Source, profile: Profile, analysis: CaptureAnalysis) -> Measurements:
+def measurements(source: Source, profile: Capture, analysis: CaptureAnalysis) -> Measurements:
     """The measurements of the profile read from `source`, analyzed as `nsprof analyze` analyzes it
     (the explain verb opens it through the front door: nsprof.verbs.explain_sources.opened)."""
     if analysis.kernels is None or analysis.launches is None:  # the profile has no ncu output

@@ -25,7 +25,7 @@ from nsprof.render.document import Block, Bullets, Drawing, Table
 
 if TYPE_CHECKING:
     from nsprof.analyze.capture_analysis import CaptureAnalysis
-    from nsprof.parse.profile import Profile
+    from nsprof.parse.profile import Capture
 
 DEFAULT_SHAPES = {"shared": (32, 32), "global": (1024, 1024)}  # a float tile; a matrix as profiled
 
@@ -89,7 +89,7 @@ def ladder_explanation(focus: Focus, found: evidence.Source | None, measured: ev
     return Explanation(title, topic.summary, blocks, doc)
 
 
-def pipeline_explanation(topic: Topic, source: evidence.Source, profile: Profile, analysis: CaptureAnalysis) -> Explanation:
+def pipeline_explanation(topic: Topic, source: evidence.Source, profile: Capture, analysis: CaptureAnalysis) -> Explanation:
     """The pipeline topic reads an nsys capture's copies, not a ladder's ncu measurements."""
     from nsprof.explain.pipeline_facts import fact_lines, pipeline_facts
 
@@ -115,7 +115,7 @@ def _measured_page(topic: Topic, source: evidence.Source, facts: Mapping[str, An
     return Explanation(topic.name, topic.summary, blocks, doc)
 
 
-def gpu_vs_cpu_explanation(topic: Topic, source: evidence.Source, profile: Profile, analysis: CaptureAnalysis,
+def gpu_vs_cpu_explanation(topic: Topic, source: evidence.Source, profile: Capture, analysis: CaptureAnalysis,
                            op: str | None, stage: str | None) -> Explanation:
     """The gpu-vs-cpu topic reads a capture with CPU stages beside the GPU's (bench-cpu.json), its
     ladder being the capture's: the fastest GPU stage there, or `stage`, against the CPU's."""

@@ -12,9 +12,9 @@ from nsprof.errors import ParseError
 
 if TYPE_CHECKING:
     from nsprof.analyze.capture_analysis import CaptureAnalysis
-    from nsprof.parse.profile import Profile
+    from nsprof.parse.profile import Capture
 
-def pipeline_facts(path: Path, profile: Profile, analysis: CaptureAnalysis) -> dict:
+def pipeline_facts(path: Path, profile: Capture, analysis: CaptureAnalysis) -> dict:
     """Copy rates by direction and host-memory kind, how much copies overlapped each other and the
     kernels, and (for an `nsprof pipeline` capture) each variant against the bus floor
     (the capture's analysis: CaptureAnalysis.copies; nsprof.analyze.pipeline.fastest_flow)."""

@@ -31,7 +31,7 @@ KINDS = ("bench", "stage", "kernel", "range", "host")
 
 def summarize(path: Path, side, attribution: str = "thread") -> tuple[dict, list[Measurement]]:
     """The entry fields (no commit or branch yet) and the measurements of the record or capture at
-    `path`, read as one side of a diff (`side`: nsprof.diff.Capture, with its bench record
+    `path`, read as one side of a diff (`side`: nsprof.diff.Side, with its bench record
     or its runs; nsprof.verbs.diff.diff_side opens it through the front door)."""
     if side.bench is not None:
         return _bench(path, side.bench)

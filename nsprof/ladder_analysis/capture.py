@@ -42,7 +42,7 @@ class LadderCaptureAnalysis(CaptureAnalysis):
     @cached_property
     def untimed_causes(self) -> list[str]:
         """What keeps each of the capture's files from timing a stage (nsprof.ladder_analysis.untimed)."""
-        return untimed_causes(self._inputs.nsys, self._inputs.ncu)
+        return untimed_causes(self._inputs.timelines, self._inputs.counters)
 
     @cached_property
     def stages(self) -> pd.DataFrame:

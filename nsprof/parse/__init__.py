@@ -3,6 +3,6 @@
 from nsprof.parse.model import GpuTimeline, LaunchCounters
 from nsprof.parse.ncu_csv import load_ncu_csv, parse_ncu_csv
 from nsprof.parse.nsys_sqlite import load_nsys
-from nsprof.parse.profile import Profile, load_profile
+from nsprof.parse.profile import Capture, load_profile
 
-__all__ = ["GpuTimeline", "LaunchCounters", "Profile", "load_ncu_csv", "load_nsys", "load_profile", "parse_ncu_csv"]
+__all__ = ["Capture", "GpuTimeline", "LaunchCounters", "load_ncu_csv", "load_nsys", "load_profile", "parse_ncu_csv"]

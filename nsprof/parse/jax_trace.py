@@ -119,7 +119,7 @@ def load_jax_trace(path: str | Path, columns: Mapping[str, Iterable[str]] | None
     if not any(len(tables[table]) for table in ("kernels", "memcpys", "memsets")):
         _refuse_without_gpu_work(path, events.executions, tables["runtime"]["correlation_id"].notna().any())
     chosen = chosen_columns(tables, columns)
-    timeline = GpuTimeline(path=path, nsys_version=TOOL, gpus=empty("gpus"), graphs=empty("graphs"),
+    timeline = GpuTimeline(path=path, tool_version=TOOL, gpus=empty("gpus"), graphs=empty("graphs"),
                            syncs=empty("syncs"), tool=TOOL, untraced=UNTRACED, **chosen)
     if lost := lost_work(timeline):
         raise ParseError(f"{path}: {lost}", RETRACE)

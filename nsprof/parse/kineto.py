@@ -110,7 +110,7 @@ def load_kineto(path: str | Path, columns: Mapping[str, Iterable[str]] | None = 
                          "kernels or CUDA calls)", "nsprof reads traces that torch.profiler writes; " + RETRACE)
     chosen = chosen_columns(tables, columns)
     cupti = header.get("cupti_version")
-    timeline = GpuTimeline(path=path, nsys_version=f"torch.profiler (CUPTI {cupti})" if cupti else "torch.profiler",
+    timeline = GpuTimeline(path=path, tool_version=f"torch.profiler (CUPTI {cupti})" if cupti else "torch.profiler",
                            gpus=_gpus(header.get("deviceProperties")), graphs=empty("graphs"), tool=TOOL,
                            untraced=UNTRACED, **chosen)
     if lost := lost_work(timeline):  # a profiler cycle that lost its kernels (CUPTI's buffers, a crash)

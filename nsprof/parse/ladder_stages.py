@@ -13,7 +13,7 @@ from nsprof.ranges import parse_stage_range
 
 if TYPE_CHECKING:
     from nsprof.parse.model import GpuTimeline, LaunchCounters
-    from nsprof.parse.profile import Profile
+    from nsprof.parse.profile import Capture
 
 
 def timeline_has_stages(export: GpuTimeline) -> bool:
@@ -29,7 +29,7 @@ def counters_have_stages(counters: LaunchCounters) -> bool:
     return any(parse_stage_range(name) is not None for name in names)
 
 
-def holds_stages(profile: Profile) -> bool:
+def holds_stages(profile: Capture) -> bool:
     """Whether the profile holds a ladder's stages (module docstring)."""
-    return (profile.cpu is not None or any(timeline_has_stages(export) for export in profile.nsys)
-            or any(counters_have_stages(counters) for counters in profile.ncu))
+    return (profile.cpu is not None or any(timeline_has_stages(export) for export in profile.timelines)
+            or any(counters_have_stages(counters) for counters in profile.counters))

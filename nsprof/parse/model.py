@@ -240,7 +240,7 @@ class GpuTimeline:
     """One capture's GPU timeline as DataFrames, one per table of TIMELINE_COLUMNS."""
 
     path: Path
-    nsys_version: str | None  # the version of the tool that wrote it, where it says
+    tool_version: str | None  # the version of the tool that wrote it, where it says
     kernels: pd.DataFrame
     memcpys: pd.DataFrame
     memsets: pd.DataFrame

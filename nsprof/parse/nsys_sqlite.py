@@ -145,7 +145,7 @@ def load_nsys(path: str | Path, columns: Mapping[str, Iterable[str]] | None = No
         host = host_tables(conn, path, tables, strings, query_frame, _names)
         timeline = GpuTimeline(
             path=path,
-            nsys_version=_nsys_version(conn, path, tables),
+            tool_version=_nsys_version(conn, path, tables),
             processing_errors=_processing_errors(conn, path, tables),
             **host,
             kernels=kernels[wanted["kernels"]],

@@ -43,22 +43,28 @@ from nsprof.profile_layout import (
 )
 
 
-@dataclass(frozen=True)
-class Profile:
-    path: Path
-    is_directory: bool
-    manifest: dict | None
-    nsys: list[GpuTimeline]
-    ncu: list[LaunchCounters]
+@dataclass(frozen=True, kw_only=True)
+class Capture:
+    """One capture as the readers fill it, its sources named by role, not by tool: its timelines
+    (nsys exports, torch.profiler and jax.profiler traces), its counters (ncu's launches), the
+    framework traces beside a timeline (torch.profiler's, read for the operators that launched each
+    kernel), and the documents nsprof writes beside them. A profile directory's, one file's, or one
+    made in memory (no path)."""
+
+    path: Path | None = None
+    is_directory: bool = False
+    manifest: dict | None = None  # what ran (nsprof's manifest.json); None for a bare export
+    timelines: list[GpuTimeline] = field(default_factory=list)
+    counters: list[LaunchCounters] = field(default_factory=list)
     pipeline: dict | None = None  # pipeline.json: what `nsprof pipeline` measured, where it made this capture
     tuning: dict | None = None  # bench-nsys.json's Triton stages: (stage, size) -> their tuning (documents.read_tuning)
     triton: pd.DataFrame | None = None  # triton-cache/: the kernels the program's Triton compiled (triton_cache)
     cpu: CpuRung | None = None  # bench-cpu.json and ceilings-cpu.json: the CPU stages timed beside the capture
     # torch.profiler traces beside nsys output: read for their operators (nsprof.analyze.operators), not timed
-    framework: list[GpuTimeline] = field(default_factory=list)
+    framework_traces: list[GpuTimeline] = field(default_factory=list)
 
 
-def load_profile(path: str | Path, nsys_columns: Mapping[str, Iterable[str]] | None = None) -> Profile:
+def load_profile(path: str | Path, nsys_columns: Mapping[str, Iterable[str]] | None = None) -> Capture:
     """Load a profile directory or one nsys/ncu file (PROFILE_FILES). Every file must parse: a bad
     one is a ParseError naming it, as is a directory with nothing to analyze. `nsys_columns`: the
     nsys event columns to read (nsprof.parse.nsys_sqlite.load_nsys's `columns`; default all)."""
@@ -74,8 +80,8 @@ def load_profile(path: str | Path, nsys_columns: Mapping[str, Iterable[str]] | N
         raise ParseError(f"{path}: {special}", "Pass a profile directory or one nsys or ncu file")
     loaded = load_file(path, nsys_columns)
     if isinstance(loaded, GpuTimeline):
-        return Profile(path, False, None, [loaded], [])
-    return Profile(path, False, None, [], [loaded])
+        return Capture(path=path, timelines=[loaded])
+    return Capture(path=path, counters=[loaded])
 
 
 NSYS_TOOL = "nsys"
@@ -229,7 +235,7 @@ def missing_runs(path: Path, manifest: dict) -> list[str]:
     return [name for name in expected if not (path / name).is_file() and not packed_beside(path / name).is_file()]
 
 
-def _directory(path: Path, nsys_columns: Mapping[str, Iterable[str]] | None = None) -> Profile:
+def _directory(path: Path, nsys_columns: Mapping[str, Iterable[str]] | None = None) -> Capture:
     manifest = read_manifest(path / MANIFEST)
     if manifest is not None and (missing := missing_runs(path, manifest)):
         shown = ", ".join(missing[:4]) + (f" and {len(missing) - 4} more" if len(missing) > 4 else "")
@@ -242,11 +248,13 @@ def _directory(path: Path, nsys_columns: Mapping[str, Iterable[str]] | None = No
         raise ParseError(f"{path}: nothing to analyze (no {PROFILE_FILES} file in this directory{passed_over})",
                          "Capture with `nsprof profile`, or put nsys or ncu output in it")
     timelines, traces = beside_nsys(exports)
-    return Profile(path, True, manifest, [load_timeline(file, nsys_columns) for file in timelines],
-                   [_load_ncu_beside_log(file) for file in tables], read_pipeline_results(path / PIPELINE_RESULTS),
-                   read_tuning(path / BENCH_RESULTS),
-                   load_triton_cache(path / TRITON_CACHE) if (path / TRITON_CACHE).is_dir() else None,
-                   read_cpu_rung(path / CPU_RESULTS, path / CPU_CEILINGS), [load_timeline(file) for file in traces])
+    return Capture(path=path, is_directory=True, manifest=manifest,
+                   timelines=[load_timeline(file, nsys_columns) for file in timelines],
+                   counters=[_load_ncu_beside_log(file) for file in tables],
+                   pipeline=read_pipeline_results(path / PIPELINE_RESULTS), tuning=read_tuning(path / BENCH_RESULTS),
+                   triton=load_triton_cache(path / TRITON_CACHE) if (path / TRITON_CACHE).is_dir() else None,
+                   cpu=read_cpu_rung(path / CPU_RESULTS, path / CPU_CEILINGS),
+                   framework_traces=[load_timeline(file) for file in traces])
 
 
 def beside_nsys(exports: list[Path]) -> tuple[list[Path], list[Path]]:

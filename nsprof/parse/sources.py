@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nsprof.errors import MissingPathError, ParseError
-from nsprof.parse.profile import NCU_SUFFIXES, PROFILE_FILES, Profile, load_profile, tool_outputs
+from nsprof.parse.profile import NCU_SUFFIXES, PROFILE_FILES, Capture, load_profile, tool_outputs
 from nsprof.paths import PROFILES_DIR, missing_reason, special_file_reason
 from nsprof.printable import printable_json
 from nsprof.profile_layout import MANIFEST
@@ -46,7 +46,7 @@ class FoundProfile:
 class Source:
     """One loaded profile, with the name and time reports show for it."""
 
-    profile: Profile
+    profile: Capture
     name: str  # FoundProfile.name: reports write OUT/<name>, so never a path
     started: dt.datetime  # the manifest's start time, else the files' modification time
 

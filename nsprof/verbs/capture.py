@@ -102,7 +102,7 @@ def choose_hot_kernels(nsys_export: str | Path, top: int) -> GuidedChoice:
     from nsprof.capture.program import STEADY_SKIP, GuidedChoice
     from nsprof.profile_analysis import opened_profile
 
-    exports = opened_profile(nsys_export).nsys
+    exports = opened_profile(nsys_export).timelines
     steady, state = steady_part(exports)
     harness = harness_kernels(exports, state)
     ranked = nsys_kernel_rows(steady, harness)

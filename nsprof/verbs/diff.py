@@ -11,7 +11,7 @@ from nsprof.errors import UsageError
 from nsprof.verbs.common import history_path, outside_profiles
 
 if TYPE_CHECKING:  # loaded with the calls that need them: `nsprof --help` stays fast
-    from nsprof.diff import Capture, DiffResult
+    from nsprof.diff import DiffResult, Side
     from nsprof.diff.noise import NoiseFloor
 
 
@@ -32,24 +32,24 @@ def diff(a: str | Path, b: str | Path | None = None, stages: tuple[str, str] | N
                          noise=floors)
 
 
-def diff_side(path: Path, attribution: str = "thread") -> Capture:
-    """One side of a diff (nsprof.diff.Capture), from the captures at `path`
+def diff_side(path: Path, attribution: str = "thread") -> Side:
+    """One side of a diff (nsprof.diff.Side), from the captures at `path`
     (nsprof.parse.captures.open_captures): a bench record, or a capture with its further runs (a
     profile taken with --runs, a directory of nsys captures as the runs of one program)."""
-    from nsprof.diff import Capture
+    from nsprof.diff import Side
     from nsprof.parse.captures import BENCH, open_captures
     from nsprof.profile_analysis import diff_analysis
 
-    def analyzed(name: str, file: Path) -> Capture:  # the parts of its analysis a diff compares, nothing else
-        return Capture(name, diff_analysis(file, attribution))
+    def analyzed(name: str, file: Path) -> Side:  # the parts of its analysis a diff compares, nothing else
+        return Side(name, diff_analysis(file, attribution))
 
     captures = open_captures(path)
     if captures.kind == BENCH:
-        return Capture(str(path), bench=captures.bench_record())
+        return Side(str(path), bench=captures.bench_record())
     return _with_runs(analyzed(str(path), captures.first), tuple(analyzed(str(file), file) for file in captures.further))
 
 
-def _with_runs(capture: Capture, runs: tuple[Capture, ...]) -> Capture:
+def _with_runs(capture: Side, runs: tuple[Side, ...]) -> Side:
     """`capture` with its further runs (itself where there are none)."""
     from dataclasses import replace
 

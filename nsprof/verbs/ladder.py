@@ -41,7 +41,7 @@ def load_ladder(paths: Sequence[str | Path] | None = None, keep_all: bool = Fals
     else:
         found, chosen = default_ladder(PROFILES_DIR)
         sources = loaded(found)
-    gpu = ladder_gpu({source.name: gpu_name(source.profile.nsys, source.profile.ncu, source.profile.manifest)
+    gpu = ladder_gpu({source.name: gpu_name(source.profile.timelines, source.profile.counters, source.profile.manifest)
                       for source in sources})
     manifests = [source.profile.manifest for source in sources]  # oldest first: the newest's ceilings win
     ceiling = resolve_ceiling(gpu, path_or_none(ceilings), manifests)

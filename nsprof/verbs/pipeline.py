@@ -124,7 +124,7 @@ def _pipeline_breakdown(op, stages, size, chunks, records, out: Path, nsys, prog
                              nsys_options=("--cuda-graph-trace=node",))
     progress("capturing the flows under nsys")
     directory, _ = capture_program(request, out, {"nsys": nsys}, progress=progress)
-    export = opened_profile(directory).nsys[0]
+    export = opened_profile(directory).timelines[0]
     breakdown = flow_breakdown(export, gpu_events([export]), PIPELINE_PREFIX + "/").set_index("range")
     for record in records:
         name = pipeline_range(op, record["stage"], record["variant"], size)
