@@ -288,17 +288,32 @@ def _roof_lines(facts: dict) -> list[str]:
 
 
 def _measured_lines(facts: dict) -> list[str]:
-    lines = []
-    roles, fastest, size = facts["cpu_stages"], facts["fastest_gpu"], facts["size"]
-    timed = ", ".join(f"{_named(r)} {num(r['time_ms'])} ms" for r in roles.values())
-    lines.append(f"The CPU stages at {size}, median wall-clock time of a run: {timed}."
-                 + "".join(f" {r['stage']} was not timed ({r['message'] or r['status']})." for r in facts["cpu_not_timed"]))
+    """The stages measured, in sentences: the CPU's, the fastest GPU stage's, like for like, against
+    the ratio of the roofs, and why the serial loop is slow."""
+    return [_cpu_stages_line(facts), _fastest_line(facts), *_like_for_like_lines(facts), *_serial_loop_lines(facts)]
+
+
+def _cpu_stages_line(facts: dict) -> str:
+    timed = ", ".join(f"{_named(r)} {num(r['time_ms'])} ms" for r in facts["cpu_stages"].values())
+    return (f"The CPU stages at {facts['size']}, median wall-clock time of a run: {timed}."
+            + "".join(f" {r['stage']} was not timed ({r['message'] or r['status']})." for r in facts["cpu_not_timed"]))
+
+
+def _fastest_line(facts: dict) -> str:
+    fastest = facts["fastest_gpu"]
     speedups = [f"**{num(fastest[key])}x** the CPU's {what}" for key, what in ((LOOP_KEY, "serial loop"), (BLAS_KEY, "BLAS"))
                 if fastest[key]]
-    lines.append(f"The fastest GPU stage, {_named(fastest)}, took {num(fastest['time_ms'] * 1e3)} µs "
-                 f"({TIME_SOURCES.get(fastest['time_source'], fastest['time_source'])})"
-                 + (": " + " and ".join(speedups) if speedups else "") + ".")
-    like, blas, cpu_fp32 = facts["like_for_like"], roles.get("blas"), facts["cpu"]["fp32_tflop_per_s"]
+    return (f"The fastest GPU stage, {_named(fastest)}, took {num(fastest['time_ms'] * 1e3)} µs "
+            f"({TIME_SOURCES.get(fastest['time_source'], fastest['time_source'])})"
+            + (": " + " and ".join(speedups) if speedups else "") + ".")
+
+
+def _like_for_like_lines(facts: dict) -> list[str]:
+    """The fastest stage in the CPU stages' precision where the fastest is in another, and that
+    stage's speed-up over the CPU's BLAS against the ratio of the roofs."""
+    lines = []
+    fastest, like, blas = facts["fastest_gpu"], facts["like_for_like"], facts["cpu_stages"].get("blas")
+    cpu_fp32 = facts["cpu"]["fp32_tflop_per_s"]
     if like and fastest["stage"] != like["stage"]:
         line = f"{fastest['stage']} computes in {fastest['precision'].upper()}, not {like['precision'].upper()}"
         if fastest.get("compute_roof_tflop_per_s") and cpu_fp32:
@@ -319,24 +334,29 @@ def _measured_lines(facts: dict) -> list[str]:
     elif not blas:
         lines.append("No CPU BLAS stage was timed at this size: profile it too (`--stage` with the ladder's BLAS stage) "
                      "for the like-for-like speed-up.")
-    loop = facts["serial_loop"]
-    if loop:
-        line = f"The serial loop {loop['stage']} reached {num(loop['tflops_per_s'] * 1e3)} GFLOP/s"
-        if loop["pct_of_cpu_roof"] is not None:
-            line += f", **{num(loop['pct_of_cpu_roof'])}%** of the CPU's own roof at this intensity"
-        if loop["pct_of_cpu_fp32"] is not None and facts["cpu"]["bound"] == "memory":
-            line += f" ({num(loop['pct_of_cpu_fp32'])}% of its FP32 roof)"
-        if loop["cores"]:
-            line += f". It runs on one of the host's {loop['cores']} hardware threads"
-            if loop["pct_of_one_core"] is not None:
-                line += f" ({num(loop['pct_of_one_core'])}% of one thread's share of the FP32 roof)"
-        line += (f", compiled `{loop['flags']}` without `-march`, so its multiply-adds are scalar"
-                 + (f": one float at a time, where {loop['simd']} does {loop['simd_lanes']} per instruction"
-                    if loop["simd_lanes"] else f", although the host has {loop['simd']}" if loop["simd"] else ""))
-        if loop["why"]:
-            line += f"; and {loop['why']}"
-        lines.append(line + ".")
     return lines
+
+
+def _serial_loop_lines(facts: dict) -> list[str]:
+    """How far the serial loop is below the CPU's roof, and why: one thread, scalar arithmetic."""
+    loop = facts["serial_loop"]
+    if not loop:
+        return []
+    line = f"The serial loop {loop['stage']} reached {num(loop['tflops_per_s'] * 1e3)} GFLOP/s"
+    if loop["pct_of_cpu_roof"] is not None:
+        line += f", **{num(loop['pct_of_cpu_roof'])}%** of the CPU's own roof at this intensity"
+    if loop["pct_of_cpu_fp32"] is not None and facts["cpu"]["bound"] == "memory":
+        line += f" ({num(loop['pct_of_cpu_fp32'])}% of its FP32 roof)"
+    if loop["cores"]:
+        line += f". It runs on one of the host's {loop['cores']} hardware threads"
+        if loop["pct_of_one_core"] is not None:
+            line += f" ({num(loop['pct_of_one_core'])}% of one thread's share of the FP32 roof)"
+    line += (f", compiled `{loop['flags']}` without `-march`, so its multiply-adds are scalar"
+             + (f": one float at a time, where {loop['simd']} does {loop['simd_lanes']} per instruction"
+                if loop["simd_lanes"] else f", although the host has {loop['simd']}" if loop["simd"] else ""))
+    if loop["why"]:
+        line += f"; and {loop['why']}"
+    return [line + "."]
 
 
 def _tiling_lines(facts: dict) -> list[str]:

@@ -9,7 +9,7 @@ from typing import Any
 from nsprof.explain import evidence
 from nsprof.explain.evidence import Measurements, Source
 from nsprof.explain.page import prose, section
-from nsprof.explain.topics import Topic
+from nsprof.explain.topic import Topic
 from nsprof.ladder.registry import Stage
 from nsprof.render.document import Block, Table
 from nsprof.render.format import MISSING

@@ -10,7 +10,7 @@ from nsprof.explain.coalescing import SectorAnalysis, analyze_global
 from nsprof.explain.drawings import bank_drawing, sector_map
 from nsprof.explain.page import prose, section
 from nsprof.explain.prediction import MixPrediction, predict_mix, sass_name
-from nsprof.explain.topics import Topic
+from nsprof.explain.topic import Topic
 from nsprof.ladder.registry import Stage, get_stage
 from nsprof.render.document import Block, Bullets, Drawing, Table
 

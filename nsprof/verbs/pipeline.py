@@ -27,8 +27,7 @@ def pipeline(op: str = "sgemm", stages: list[str] | None = None, size: str = "10
     which the capture's directory keeps as pipeline.json."""
     from nsprof.analyze.pipeline import against_floor, bus_floor
     from nsprof.ceilings.resolve import resolve_ceiling
-    from nsprof.ladder.registry import baseline_stage, baseline_stages, get_op, is_baseline_stage, select_stages
-    from nsprof.ladder_runs.bench import run_bench
+    from nsprof.ladder.registry import get_op, select_stages
     from nsprof.ladder_runs.pipeline import cold_record, measure_pipeline
     from nsprof.launch.gpu import device_info
     from nsprof.launch.tools import launch_tools
@@ -45,15 +44,7 @@ def pipeline(op: str = "sgemm", stages: list[str] | None = None, size: str = "10
                          "choose GPU stages; `nsprof bench` times the CPU stages")
     env = device_info()
     tools = launch_tools()
-    if named:
-        chosen = named
-    else:
-        progress("finding the fastest stage that verifies")
-        own = [s for s in select_stages(op, None) if not is_baseline_stage(op, s.stage) and not s.kind.on_host]
-        timed = [r for r in run_bench(op, own, [parsed], repeat=10, warmup=None, baseline=False) if r["status"] == "ok"]
-        fastest = min(timed, key=lambda r: r["median_ms"])["stage"] if timed else None
-        chosen = select_stages(op, [fastest]) if fastest else []
-        chosen.append(baseline_stage(op, chosen[0].precision.name) if chosen else baseline_stages(op)[0])
+    chosen = named or _fastest_and_library(op, parsed, progress)
     records = []
     for stage in chosen:
         records += measure_pipeline(stage, parsed, tools, chunks=chunks, repeat=repeat, warmup=warmup, progress=progress)
@@ -67,9 +58,7 @@ def pipeline(op: str = "sgemm", stages: list[str] | None = None, size: str = "10
     floor = floor_of(records[0]["bytes_in"], records[0]["bytes_out"]) if records else None
     versus = _cpu_blas(op, parsed, progress) if cpu else None
     if versus and versus["median_ms"]:
-        for record in records:  # seed 000's question: is the GPU faster than the CPU, copies included?
-            flow_ms = record.get("median_ms") or record.get("wall_ms")
-            record["x_cpu_blas"] = versus["median_ms"] / flow_ms if flow_ms else None
+        _against_cpu_blas(records, versus["median_ms"])
     result = {"records": records, "floor": floor, "gpu": env["device"], "device": env, "profile": None,
               "breakdown": "not captured (--no-nsys)", "cpu": versus}
     if capture:
@@ -82,6 +71,28 @@ def pipeline(op: str = "sgemm", stages: list[str] | None = None, size: str = "10
         if result["profile"]:  # None when nsys was not found
             write_atomically(Path(result["profile"]) / PIPELINE_RESULTS, json.dumps(result, indent=2, default=str).encode())
     return result
+
+
+def _fastest_and_library(op: str, size, progress) -> list:
+    """The fastest of the op's own GPU stages that verifies at `size`, and the library's stage in
+    its precision (the library's alone where none verifies)."""
+    from nsprof.ladder.registry import baseline_stage, baseline_stages, is_baseline_stage, select_stages
+    from nsprof.ladder_runs.bench import run_bench
+
+    progress("finding the fastest stage that verifies")
+    own = [s for s in select_stages(op, None) if not is_baseline_stage(op, s.stage) and not s.kind.on_host]
+    timed = [r for r in run_bench(op, own, [size], repeat=10, warmup=None, baseline=False) if r["status"] == "ok"]
+    fastest = min(timed, key=lambda r: r["median_ms"])["stage"] if timed else None
+    chosen = select_stages(op, [fastest]) if fastest else []
+    return [*chosen, baseline_stage(op, chosen[0].precision.name) if chosen else baseline_stages(op)[0]]
+
+
+def _against_cpu_blas(records: list[dict], blas_ms: float) -> None:
+    """Each flow's `x_cpu_blas`: how many times faster than the CPU's BLAS it was, copies included
+    (seed 000's question: is the GPU faster than the CPU?)."""
+    for record in records:
+        flow_ms = record.get("median_ms") or record.get("wall_ms")
+        record["x_cpu_blas"] = blas_ms / flow_ms if flow_ms else None
 
 
 def _cpu_blas(op: str, size, progress) -> dict | None:
