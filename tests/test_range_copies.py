@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from nsprof.analyze.nvtx_attribution import range_summary
 from nsprof.cli import app
 from nsprof.parse.nsys_sqlite import load_nsys
-from nsprof.render.analysis_tables import RANGE_COLUMNS, RANGE_DROP_ORDER
+from nsprof.render.range_tables import RANGE_COLUMNS, RANGE_DROP_ORDER
 
 ROOT = Path(__file__).resolve().parents[1]
 USER = ROOT / "tests" / "data" / "user-programs"

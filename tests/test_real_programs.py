@@ -16,8 +16,8 @@ from nsprof.analyze.program_harness import steady_state
 from nsprof.api import choose_hot_kernels
 from nsprof.cli import app
 from nsprof.parse.nsys_sqlite import load_nsys
-from nsprof.render.analysis_tables import RANGE_ROWS
 from nsprof.render.diff_tables import CHANGE_ROWS
+from nsprof.render.range_tables import RANGE_ROWS
 
 
 def run(*args: str, columns: int = 100):

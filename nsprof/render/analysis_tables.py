@@ -4,14 +4,13 @@ when the command runs, never for `nsprof --help`)."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
 from nsprof.analyze.capture_analysis import CaptureAnalysis
 from nsprof.analyze.families import rules_applied
 from nsprof.analyze.launch_findings import FINDING_COLUMNS
-from nsprof.analyze.nvtx_attribution import PROCESS, THREAD
 from nsprof.ladder.cpu_speedups import BLAS_KEY, LOOP_KEY
 from nsprof.ladder.registry import headline
 from nsprof.ladder_analysis.capture import stages_of
@@ -21,9 +20,11 @@ from nsprof.parse.nsys_sqlite import GRAPH_NAME
 from nsprof.render import format as fmt
 from nsprof.render.document import Block, Drawing, Paragraph, Table
 from nsprof.render.document_writers import json_ready, to_terminal
+from nsprof.render.json_documents import AnalyzeDocument
+from nsprof.render.range_tables import no_ranges, ranges_table
 from nsprof.render.stage_notes import PEAK_SAID, stage_notes
-from nsprof.render.table_names import telling_names
-from nsprof.render.terminal_table import fit_columns, fit_named, left_out, plain, table_width
+from nsprof.render.table_names import named_rows, telling_names
+from nsprof.render.terminal_table import fit_columns, fit_named, in_mb, in_us, left_out, plain
 from nsprof.shorten import shortened
 
 KERNEL_FIELDS = (
@@ -71,20 +72,32 @@ def analysis_blocks(analysis: CaptureAnalysis, is_directory: bool, width: int, l
         blocks.append(hot_kernels_table(analysis.hot_kernels, width, analysis.harness, tool))
     if analysis.triton_kernels is not None and len(analysis.triton_kernels):
         blocks.append(_triton_table(analysis.triton_kernels, width))
+    return blocks + _nsys_blocks(analysis, width, tool) + _ncu_blocks(analysis, width, launches)
+
+
+def _nsys_blocks(analysis: CaptureAnalysis, width: int, tool: str) -> list[Block]:
+    """The timeline's tables: kernels by total time (or their families), copies, GPU utilization, NVTX ranges."""
+    blocks: list[Block] = []
     if analysis.kernel_summary is not None:
         summary = analysis.kernel_families if analysis.kernel_families is not None else analysis.kernel_summary
         blocks += [_kernel_summary_table(summary, width, tool), _memcpy_summary_table(analysis.memcpy_summary, tool),
                    _utilization_table(analysis.gpu_utilization or [], width, tool)]
     if analysis.ranges is not None:
         ranges = analysis.range_families if analysis.range_families is not None else analysis.ranges
-        blocks.append(_ranges_table(ranges, analysis.unattributed, analysis.attribution, width, tool) if len(ranges)
-                      else Paragraph(_no_ranges(analysis.unattributed, tool)))
-    if analysis.kernels is not None:
-        blocks.append(_launches_table(analysis, width) if launches else _kernel_groups_table(analysis, width))
-        if analysis.rules is not None and len(analysis.rules):
-            blocks.append(_rules_table(analysis.rules))
-        if note := _missing_note(analysis.missing_metrics, width):
-            blocks.append(note)
+        blocks.append(ranges_table(ranges, analysis.unattributed, analysis.attribution, width, tool) if len(ranges)
+                      else Paragraph(no_ranges(analysis.unattributed, tool)))
+    return blocks
+
+
+def _ncu_blocks(analysis: CaptureAnalysis, width: int, launches: bool) -> list[Block]:
+    """ncu's tables: its kernels (per launch with `launches`), its rules' advice, and what the capture lacks."""
+    if analysis.kernels is None:
+        return []
+    blocks: list[Block] = [_launches_table(analysis, width) if launches else _kernel_groups_table(analysis, width)]
+    if analysis.rules is not None and len(analysis.rules):
+        blocks.append(_rules_table(analysis.rules))
+    if note := _missing_note(analysis.missing_metrics, width):
+        blocks.append(note)
     return blocks
 
 
@@ -101,47 +114,69 @@ def analysis_json(analysis: CaptureAnalysis, is_directory: bool) -> str:
     return json.dumps(_document(analysis, is_directory), indent=2)
 
 
-def _document(analysis: CaptureAnalysis, is_directory: bool) -> dict:
+def _document(analysis: CaptureAnalysis, is_directory: bool) -> AnalyzeDocument:
+    """The JSON document: the GPU, then each part the capture has (a program's, nsys's, ncu's), a ladder's stages last."""
     doc: dict[str, Any] = {"gpu": analysis.gpu, "ceiling": analysis.ceiling.to_json() if analysis.ceiling else None,
                            "processing_errors": list(analysis.processing_errors)}
     if len(analysis.gpu_models) > 1:
         doc["gpu_models"] = analysis.gpu_models
-    if analysis.host is not None:
-        doc["host"] = analysis.host
-    if analysis.loop is not None:
-        doc["iterations"] = analysis.loop.iterations.to_json() if analysis.loop.iterations else None
-        doc["phases"] = [phase.to_json() for phase in analysis.phases]
-        doc["loop"] = analysis.loop.to_json()
-    if analysis.hot_kernels is not None:
-        doc["hot_kernels"] = _records(analysis.hot_kernels)
-        doc["harness"] = analysis.harness
-    if analysis.triton_kernels is not None:
-        doc["triton_kernels"] = _records(analysis.triton_kernels)
-    if analysis.kernel_summary is not None:
-        doc["kernel_summary"] = _records(analysis.kernel_summary)
-        if analysis.kernel_families is not None:
-            doc["kernel_families"] = _records(analysis.kernel_families)
-        doc["memcpy_summary"] = _records(analysis.memcpy_summary)
-        doc["gpu_utilization"] = analysis.gpu_utilization
-    if analysis.unattributed is not None:
-        doc["unattributed"] = analysis.unattributed
-    if analysis.ranges is not None or is_directory:
-        doc["attribution"] = analysis.attribution
-        doc["ranges"] = _records(analysis.ranges)
-        if analysis.range_families is not None:
-            doc["range_families"] = _records(analysis.range_families)
-    if analysis.kernels is not None or is_directory:
-        kernels = analysis.kernels
-        doc["kernels"] = _records(None if kernels is None else kernels[[c for c in KERNEL_FIELDS if c in kernels]])
-        groups = analysis.kernel_groups
-        doc["kernel_groups"] = _records(None if groups is None else groups[[c for c in GROUP_FIELDS if c in groups]])
-        if analysis.rules is not None:
-            for record in doc["kernels"]:
-                record["rules"] = _kernel_rules(analysis.rules, record["id"], record["kernel"])
-            doc["missing_metrics"] = analysis.missing_metrics
+    doc |= _program_part(analysis) | _nsys_part(analysis, is_directory) | _ncu_part(analysis, is_directory)
     if is_directory:
         doc["stages"] = _records(stages_of(analysis))
-    return doc
+    return cast(AnalyzeDocument, doc)  # built part by part: tests/test_json_schemas.py holds real ones to the type
+
+
+def _program_part(analysis: CaptureAnalysis) -> dict[str, Any]:
+    """A program's host side, loop and phases, hot kernels and Triton kernels, where it has them."""
+    part: dict[str, Any] = {}
+    if analysis.host is not None:
+        part["host"] = analysis.host
+    if analysis.loop is not None:
+        part["iterations"] = analysis.loop.iterations.to_json() if analysis.loop.iterations else None
+        part["phases"] = [phase.to_json() for phase in analysis.phases]
+        part["loop"] = analysis.loop.to_json()
+    if analysis.hot_kernels is not None:
+        part["hot_kernels"] = _records(analysis.hot_kernels)
+        part["harness"] = analysis.harness
+    if analysis.triton_kernels is not None:
+        part["triton_kernels"] = _records(analysis.triton_kernels)
+    return part
+
+
+def _nsys_part(analysis: CaptureAnalysis, is_directory: bool) -> dict[str, Any]:
+    """The timeline's summaries: kernels, copies, GPU utilization, and the NVTX ranges (a ladder's
+    directory always has the ranges, empty or not)."""
+    part: dict[str, Any] = {}
+    if analysis.kernel_summary is not None:
+        part["kernel_summary"] = _records(analysis.kernel_summary)
+        if analysis.kernel_families is not None:
+            part["kernel_families"] = _records(analysis.kernel_families)
+        part["memcpy_summary"] = _records(analysis.memcpy_summary)
+        part["gpu_utilization"] = analysis.gpu_utilization
+    if analysis.unattributed is not None:
+        part["unattributed"] = analysis.unattributed
+    if analysis.ranges is not None or is_directory:
+        part["attribution"] = analysis.attribution
+        part["ranges"] = _records(analysis.ranges)
+        if analysis.range_families is not None:
+            part["range_families"] = _records(analysis.range_families)
+    return part
+
+
+def _ncu_part(analysis: CaptureAnalysis, is_directory: bool) -> dict[str, Any]:
+    """ncu's launches and kernel groups, each launch with its rule results, and the metrics the
+    capture lacks (a ladder's directory always has the kernels, empty or not)."""
+    if analysis.kernels is None and not is_directory:
+        return {}
+    kernels, groups = analysis.kernels, analysis.kernel_groups
+    part: dict[str, Any] = {
+        "kernels": _records(None if kernels is None else kernels[[c for c in KERNEL_FIELDS if c in kernels]]),
+        "kernel_groups": _records(None if groups is None else groups[[c for c in GROUP_FIELDS if c in groups]])}
+    if analysis.rules is not None:
+        for record in part["kernels"]:
+            record["rules"] = _kernel_rules(analysis.rules, record["id"], record["kernel"])
+        part["missing_metrics"] = analysis.missing_metrics
+    return part
 
 
 def _kernel_rules(rules: pd.DataFrame, launch_id: int, kernel: str) -> list[dict]:
@@ -155,15 +190,6 @@ def _records(frame: pd.DataFrame | None) -> list[dict]:
     if frame is None:
         return []
     return [json_ready(row) for row in frame.to_dict("records")]
-
-
-def _us(spec: str):
-    """Nanoseconds shown in microseconds (the tables' headings say us)."""
-    return lambda ns: format(ns / 1e3, spec)
-
-
-def _mb(spec: str):
-    return lambda nbytes: format(nbytes / 1e6, spec)
 
 
 def _dims(text: str) -> str:
@@ -185,11 +211,6 @@ def _gbytes(gbytes_per_s) -> str:
 # Table columns: (title, record key, format: a format spec, a function of the value, or "" for
 # text). Keys ending in _ns are shown in microseconds, bytes in MB; rates in one unit everywhere
 # (nsprof.render.format: TFLOP/s, GB/s); "% FP32", "% TC" (tensor cores), "% DRAM" are of the peak.
-RANGE_COLUMNS = (("range", "range", ""), ("names", "names", ",d"), ("count", "count", ",d"), ("kernels", "kernels", ",d"),
-                 ("graphs", "graphs", ",d"), ("GPU\ntime us", "gpu_time_ns", _us(",.1f")),
-                 ("kernel\nus", "kernel_ns", _us(",.1f")), ("copy\nus", "copy_ns", _us(",.1f")),
-                 ("memcpys", "memcpy_count", ",d"), ("memcpy\nMB", "memcpy_bytes", _mb(",.1f")),
-                 ("memsets", "memset_count", ",d"), ("GPU\nops", "gpu_ops", ",d"))
 _NWAY = (("smem ld\nn-way", "smem_ld_nway", ".2f"), ("smem st\nn-way", "smem_st_nway", ".2f"))
 _RATES = (("TFLOP/s", "gflops_per_s", _tflops), ("% FP32", "fp32_pct_of_peak", ".1f"), ("% TC", "tensor_pct_of_peak", ".1f"),
           ("DRAM\nGB/s", "dram_gbytes_per_s", _gbytes), ("% DRAM", "dram_pct_of_peak", ".1f"),
@@ -197,11 +218,11 @@ _RATES = (("TFLOP/s", "gflops_per_s", _tflops), ("% FP32", "fp32_pct_of_peak", "
 # ncu's Speed Of Light and launch figures, which every capture with its default sections has
 _FINDINGS = (("SM\n%", "sm_throughput_pct", ".1f"), ("mem\n%", "memory_throughput_pct", ".1f"),
              ("occ.\n%", "occupancy_pct", ".0f"), ("regs", "registers_per_thread", ".0f"), ("bound", "bound", ""))
-KERNEL_COLUMNS = (("id", "id", "d"), ("kernel", "kernel", ""), ("time us", "duration_ns", _us(",.2f")), *_FINDINGS,
+KERNEL_COLUMNS = (("id", "id", "d"), ("kernel", "kernel", ""), ("time us", "duration_ns", in_us(",.2f")), *_FINDINGS,
                   *_RATES, ("innermost range", "innermost_range", ""))
 GROUP_COLUMNS = (("kernel", "kernel", ""), ("grid", "grid", _dims), ("block", "block", _dims), ("count", "launches", ",d"),
-                 ("median\nus", "median_ns", _us(",.2f")), ("min\nus", "min_ns", _us(",.2f")),
-                 ("max\nus", "max_ns", _us(",.2f")), *_FINDINGS, *_RATES)
+                 ("median\nus", "median_ns", in_us(",.2f")), ("min\nus", "min_ns", in_us(",.2f")),
+                 ("max\nus", "max_ns", in_us(",.2f")), *_FINDINGS, *_RATES)
 # A stage's figures as the report and the roofline show them (nsprof.ladder_analysis.work: one time, one speed).
 STAGE_COLUMNS = (("op", "op", ""), ("stage", "stage", ""), ("size", "size", ""), ("launches", "launches", "d"),
                  ("time us", "time_per_launch_ns", lambda ns: format(ns / 1e3, ",.2f" if ns < 1e7 else ",.0f")),
@@ -216,12 +237,6 @@ RATES_SAID = "TFLOP/s: FP32, FP16 (CUDA cores) and tensor FLOPs; % FP32 and % TC
 KERNEL_DROP_ORDER = ("innermost_range", "smem_st_nway", "smem_ld_nway", "tensor_pct_of_peak", "fp32_pct_of_peak",
                      "dram_pct_of_peak", "intensity_flop_per_byte", "dram_gbytes_per_s", "registers_per_thread",
                      "occupancy_pct")
-# Range-table columns left out, in this order, once long range names are down to RANGE_NAME_MIN
-# characters; the range and its three times always stay.
-RANGE_DROP_ORDER = ("memset_count", "gpu_ops", "memcpy_count", "memcpy_bytes", "count", "names", "kernels", "graphs")
-RANGE_SECONDARY = 4  # the copy and op counts: left out before a name is cut below RANGE_NAME_MIN
-RANGE_NAME_MIN = 28
-RANGE_NAME_WIDTHS = (64, 48, 40, 34, 28, 24, 20, 16, 12)
 GROUP_DROP_ORDER = ("smem_st_nway", "smem_ld_nway", "tensor_pct_of_peak", "fp32_pct_of_peak", "dram_pct_of_peak",
                     "intensity_flop_per_byte", "min_ns", "dram_gbytes_per_s", "registers_per_thread", "occupancy_pct",
                     "max_ns", "memory_throughput_pct", "sm_throughput_pct")
@@ -268,14 +283,9 @@ def _kernel_summary_table(summary: pd.DataFrame, width: int, tool: str = "nsys")
         caption += ("; CUDA graph: launches of one graph traced at graph level (nsys's default), which "
                     "cuda_gpu_kern_sum leaves out; nsys profile --cuda-graph-trace=node shows their kernels")
     columns = [("kernel", "kernel", ""), *([("names", "names", ",d")] if grouped else []), ("count", "count", ",d"),
-               ("total us", "total_ns", _us(",.1f")), ("avg us", "avg_ns", _us(",.1f")),
-               ("median us", "median_ns", _us(",.1f")), ("% time", "pct", ".1f")]
-    names = [record["kernel"] for record in records]
-
-    def rows_for(name_width: int) -> list[dict]:
-        return [{**record, "kernel": name} for record, name in zip(records, telling_names(names, name_width))]
-
-    shown, rows = fit_named(columns, rows_for, SUMMARY_NAME_WIDTHS, width, ("avg_ns",))
+               ("total us", "total_ns", in_us(",.1f")), ("avg us", "avg_ns", in_us(",.1f")),
+               ("median us", "median_ns", in_us(",.1f")), ("% time", "pct", ".1f")]
+    shown, rows = fit_named(columns, named_rows(records), SUMMARY_NAME_WIDTHS, width, ("avg_ns",))
     return Table(f"Kernels by total time ({tool})", tuple(shown), rows, caption, left_out=left_out(columns, shown, rows))
 
 
@@ -291,13 +301,8 @@ def _triton_table(kernels: pd.DataFrame, width: int) -> Table:
                 "shared_kb": row["shared_bytes"] / 1024} for row in kernels.head(TRITON_ROWS).to_dict("records")]
     columns = [("kernel", "kernel", ""), ("grid", "grid", ""), ("block", "block", ""), ("warps", "num_warps", ""),
                ("stages", "num_stages", ""), ("shared\nKB", "shared_kb", ",.0f"), ("launches", "launches", ",d"),
-               ("total us", "total_ns", _us(",.1f")), ("% time", "pct", ".1f"), ("source", "source", "")]
-    names = [record["kernel"] for record in records]
-
-    def rows_for(name_width: int) -> list[dict]:
-        return [{**record, "kernel": name} for record, name in zip(records, telling_names(names, name_width))]
-
-    shown, rows = fit_named(columns, rows_for, SUMMARY_NAME_WIDTHS, width, ("source", "launches", "stages"))
+               ("total us", "total_ns", in_us(",.1f")), ("% time", "pct", ".1f"), ("source", "source", "")]
+    shown, rows = fit_named(columns, named_rows(records), SUMMARY_NAME_WIDTHS, width, ("source", "launches", "stages"))
     ambiguous = int((kernels["compiled"] != 1).sum())
     caption = ("Triton's metadata of each kernel it compiled in this run (the profile's triton-cache/), matched "
                "by name, block (warps x 32 threads) and dynamic shared memory; every launch, autotuning trials "
@@ -309,77 +314,12 @@ def _triton_table(kernels: pd.DataFrame, width: int) -> Table:
 
 
 def _memcpy_summary_table(summary: pd.DataFrame, tool: str = "nsys") -> Table:
-    columns = (("kind", "kind", ""), ("count", "count", ",d"), ("MB", "transfer_bytes", _mb(",.2f")),
-               ("total us", "total_ns", _us(",.1f")), ("GB/s", "gbytes_per_s", ",.1f"), ("pageable", "pageable_count", ",d"))
+    columns = (("kind", "kind", ""), ("count", "count", ",d"), ("MB", "transfer_bytes", in_mb(",.2f")),
+               ("total us", "total_ns", in_us(",.1f")), ("GB/s", "gbytes_per_s", ",.1f"), ("pageable", "pageable_count", ",d"))
     caption = "no memory transfers in this capture" if summary.empty else \
         _as_nsys_stats("cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum", tool)
     rows = [{**row, "transfer_bytes": row["bytes"]} for row in summary.to_dict("records")]  # shown in MB
     return Table(f"Memory transfers ({tool})", columns, rows, caption)
-
-
-ATTRIBUTION_WORDS = {THREAD: "by the thread that pushed it", PROCESS: "by any thread of its process"}
-
-
-RANGE_ROWS = 25  # about a screenful: beyond it, the families with the most GPU time (all in --json)
-
-
-def _no_ranges(unattributed: dict | None, tool: str) -> str:
-    """The line that stands for an empty table of NVTX ranges."""
-    kernels = f": its {unattributed['kernels']:,} kernels ran in none" if unattributed and unattributed["kernels"] else ""
-    return f"NVTX ranges ({tool}): none in this capture{kernels} (the loop, where there is one, is found in the GPU work)"
-
-
-def _ranges_table(ranges: pd.DataFrame, unattributed: dict | None, attribution: str, width: int, tool: str = "nsys") -> Table:
-    """One row per range family (summarize_range_families; or per name, from summarize_ranges),
-    the RANGE_ROWS with the most GPU time where there are more."""
-    notes = ["GPU time = kernel (kernels, graph launches) + copy (memcpys, memsets): durations summed, "
-             "overlapping work in full, not nvtx_gpu_proj_sum's first-to-last span"]
-    has_graphs = bool(len(ranges) and ranges["graphs"].sum())
-    grouped = "names" in ranges and bool((ranges["names"] > 1).any())
-    if grouped:
-        merged = [name for members in ranges.loc[ranges["names"] > 1, "members"] for name in members]
-        notes.append(f"{int(ranges['names'].sum()):,} range names in {len(ranges):,} families (names: how many), "
-                     "one row each: " + "; ".join(rules_applied(merged)))
-    shown = ranges
-    if len(ranges) > RANGE_ROWS:
-        shown = ranges.sort_values(["gpu_time_ns", "count"], ascending=False, kind="stable").head(RANGE_ROWS)
-        notes.append(f"the {RANGE_ROWS} {'families' if grouped else 'ranges'} with the most GPU time; "
-                     f"{len(ranges) - RANGE_ROWS:,} more in --json ({'range_families' if grouped else 'ranges'})")
-    if unattributed and unattributed["kernels"]:
-        what = "kernels and graphs" if has_graphs else "kernels"
-        notes.append(f"in no range: {unattributed['kernels']:,} {what}, {unattributed['kernel_ns'] / 1e3:,.1f} us "
-                     f"({unattributed['pct']:.0f}% of all kernel time): launched outside every range"
-                     + (f", or ({unattributed['other_thread_kernels']:,} of them) by another thread than the one "
-                        "that pushed it, as a framework's worker threads do: try --attribution process"
-                        if attribution == THREAD and unattributed.get("other_thread_kernels") else ""))
-    if has_graphs:
-        notes.append("graphs: CUDA graph launches traced at graph level, their kernels unseen "
-                     "(nsys profile --cuda-graph-trace=node traces them)")
-    present = [column for column in RANGE_COLUMNS if (column[1] != "graphs" or has_graphs) and (column[1] != "names" or grouped)]
-    columns, rows = _fit_ranges(present, shown.to_dict("records"), width)
-    if any(row["range"] != name for row, name in zip(rows, shown["range"])):
-        notes.append("long range names keep the part that tells them apart (full names in --json)")
-    return Table(f"NVTX ranges ({tool}): GPU work launched while each was open, {ATTRIBUTION_WORDS[attribution]}",
-                 tuple(columns), rows, "; ".join(notes), left_out=left_out(present, columns, rows))
-
-
-def _fit_ranges(present: list, rows: list[dict], width: int) -> tuple[list, list[dict]]:
-    """The columns and rows that fit `width`: range names shortened to the part that tells them
-    apart (table_names.telling_names, never cut inside a word) down to RANGE_NAME_MIN characters
-    while the copy and op counts are left out (RANGE_DROP_ORDER's first RANGE_SECONDARY), then
-    shorter still while the rest of RANGE_DROP_ORDER goes too. Narrower than that, the terminal folds."""
-    names = [row["range"] for row in rows]
-    longest = max(map(len, names), default=1)
-
-    def rows_for(name_width: int) -> list[dict]:
-        return [{**row, "range": name} for row, name in zip(rows, telling_names(names, name_width, kernels=False))]
-
-    first = tuple(w for w in (longest, *RANGE_NAME_WIDTHS) if w <= longest and w >= RANGE_NAME_MIN) or (longest,)
-    columns, shown = fit_named(present, rows_for, first, width, RANGE_DROP_ORDER[:RANGE_SECONDARY])
-    if table_width(columns, shown) > width:
-        columns, shown = fit_named(present, rows_for, (*first, *(w for w in RANGE_NAME_WIDTHS if w < RANGE_NAME_MIN)),
-                                   width, RANGE_DROP_ORDER)
-    return columns, shown
 
 
 def _utilization_table(devices: list[dict], width: int, tool: str = "nsys") -> Table:
@@ -391,9 +331,9 @@ def _utilization_table(devices: list[dict], width: int, tool: str = "nsys") -> T
         return [{**device, "gap_ns": gap and gap["duration_ns"], "gap_at_ns": gap and gap["start_ns"],
                  "between": gap and f"{next(shown)} → {next(shown)}"} for device, gap in zip(devices, gaps)]
 
-    columns = [("GPU", "device_id", "d"), ("busy %", "pct", ".2f"), ("busy us", "busy_ns", _us(",.1f")),
-               ("span us", "span_ns", _us(",.1f")), ("longest\nidle us", "gap_ns", _us(",.1f")),
-               ("at us", "gap_at_ns", _us(",.1f")), ("between", "between", "")]
+    columns = [("GPU", "device_id", "d"), ("busy %", "pct", ".2f"), ("busy us", "busy_ns", in_us(",.1f")),
+               ("span us", "span_ns", in_us(",.1f")), ("longest\nidle us", "gap_ns", in_us(",.1f")),
+               ("at us", "gap_at_ns", in_us(",.1f")), ("between", "between", "")]
     shown, rows = fit_named(columns, rows_for, BETWEEN_NAME_WIDTHS, width, ("gap_at_ns", "span_ns"))
     caption = ("busy: any kernel, graph, copy or memset running, overlaps counted once; span: first to last "
                "of them; the longest idle gaps are in --json" if devices else "no GPU work in this export")
@@ -426,12 +366,7 @@ def _fitted(title: str, columns: tuple, records: list[dict], width: int, drop_or
     always = ("id", "kernel", "duration_ns", "launches", "median_ns")
     present = [column for column in columns
                if column[1] in always or any(plain(record.get(column[1])) is not None for record in records)]
-    names = [record["kernel"] for record in records]
-
-    def rows_for(name_width: int) -> list[dict]:
-        return [{**record, "kernel": name} for record, name in zip(records, telling_names(names, name_width))]
-
-    shown, rows = fit_named(present, rows_for, NAME_WIDTHS, width, drop_order)
+    shown, rows = fit_named(present, named_rows(records), NAME_WIDTHS, width, drop_order)
     return Table(title, tuple(shown), rows, caption, left_out=left_out(present, shown, rows))
 
 

@@ -4,6 +4,8 @@ a new ladder's table needs no change here."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, TypeGuard
+
 from rich.table import Table
 
 from nsprof.ladder.registry import get_op
@@ -11,6 +13,9 @@ from nsprof.ladder_runs.bench import PAIRED
 from nsprof.render import format as fmt
 from nsprof.render.document import Table as DocumentTable
 from nsprof.render.terminal_table import terminal_table
+
+if TYPE_CHECKING:
+    from nsprof.ladder.op_model import Op
 
 STATUS = {"ok": "ok", "failed": "FAILED", "error": "ERROR"}
 # left out in this order where the terminal is too narrow: the title and the tile are in
@@ -25,33 +30,62 @@ def results_table(records: list[dict], env: dict, dram_ceiling=None, width: int 
     spaces; sizes, tiles and numbers stay whole; DROP_ORDER's columns go first, named in the
     caption). `dram_ceiling`: the Ceiling that % DRAM is of (nsprof.ladder_runs.bench.add_pct_dram)."""
     op = get_op(records[0]["op"]) if records else None
-    by_bytes = op is not None and op.headline == "bytes"
-    gbytes = lambda tbytes: fmt.bytes_per_s(tbytes * 1e12, unit=False)  # noqa: E731 (one unit for bandwidth: GB/s)
-    tflops = lambda value: fmt.flops_per_s(value * 1e12, unit=False)  # noqa: E731
-    rates = [("GB/s", "tbytes_per_s", gbytes), ("% DRAM", "pct_dram", ".0f"), ("TFLOP/s", "tflops", tflops)] \
-        if by_bytes else [("TFLOP/s", "tflops", tflops)]
     library = op.library if op else "cuBLAS"
-    columns = [("stage", "stage", ""), ("title", "title", ""), ("size", "size", ""), ("tile", "tile", ""),
-               ("status", "status", ""), ("median ms", "median_ms", ".4f"), ("spread", "spread_pct", fmt.percent),
-               ("torch ms", "torch_ms", ".4f"),
-               *rates, (f"% {library}", "pct_cublas_shown", ""), ("x CPU\nloop", "speedup_vs_cpu_loop", fmt.speedup),
-               ("x CPU\nBLAS", "speedup_vs_cpu_blas", fmt.speedup), ("rel. error", "rel_error", ".1e")]
-    columns = [c for c in columns if c[1] not in OPTIONAL or any(r.get(c[1]) is not None for r in records)]
     reversed_order = set(map(id, paired_against_medians(records)))
     rows = [{**r, "status": STATUS.get(r["status"], r["status"]),  # a baseline timed only for % cuBLAS says so
              "stage": r["stage"] + (" (baseline)" if r.get("baseline_only") else ""),
              "pct_cublas_shown": fmt.share(r.get("pct_cublas")) + ("*" if id(r) in reversed_order else "")}
             for r in records]
-    notes = _status_notes(records)  # "not available", "skipped" say why
+    notes = _record_notes(records) + _reading_notes(records, env, op, library, dram_ceiling, bool(reversed_order))
+    title = machine_title(env)
+    return terminal_table(DocumentTable(title, _columns(records, op, library), rows, "; ".join(notes) or None, DROP_ORDER,
+                                whole=("size", "tile", "status")), width)
+
+
+def _columns(records: list[dict], op: Op | None, library: str) -> list[tuple]:
+    """The table's columns: the op's rates (an op judged by bytes leads with its bandwidth), and
+    OPTIONAL's only where some record has them."""
+    tflops = ("TFLOP/s", "tflops", _tflops)
+    rates = [("GB/s", "tbytes_per_s", _gbytes), ("% DRAM", "pct_dram", ".0f"), tflops] if _by_bytes(op) else [tflops]
+    columns = [("stage", "stage", ""), ("title", "title", ""), ("size", "size", ""), ("tile", "tile", ""),
+               ("status", "status", ""), ("median ms", "median_ms", ".4f"), ("spread", "spread_pct", fmt.percent),
+               ("torch ms", "torch_ms", ".4f"),
+               *rates, (f"% {library}", "pct_cublas_shown", ""), ("x CPU\nloop", "speedup_vs_cpu_loop", fmt.speedup),
+               ("x CPU\nBLAS", "speedup_vs_cpu_blas", fmt.speedup), ("rel. error", "rel_error", ".1e")]
+    return [c for c in columns if c[1] not in OPTIONAL or any(r.get(c[1]) is not None for r in records)]
+
+
+def _by_bytes(op: Op | None) -> TypeGuard[Op]:
+    """Whether the op is judged by the bytes it moves (its headline), not its FLOPs."""
+    return op is not None and op.headline == "bytes"
+
+
+def _gbytes(tbytes: float) -> str:
+    """TB/s as GB/s, one unit for bandwidth everywhere."""
+    return fmt.bytes_per_s(tbytes * 1e12, unit=False)
+
+
+def _tflops(value: float) -> str:
+    """TFLOP/s without the unit (the heading names it)."""
+    return fmt.flops_per_s(value * 1e12, unit=False)
+
+
+def _record_notes(records: list[dict]) -> list[str]:
+    """What single records need said: why one is not ok ("not available", "skipped"), work timed
+    apart or included, and a Triton stage's tuning."""
+    notes = _status_notes(records)
     notes += [f"{r['stage']} {r['size']}: {r['prepare']} {r['prepare_ms']:.4f} ms, timed apart"
               for r in records if r.get("prepare_ms") is not None]
     notes += [f"{r['stage']} {r['size']}: includes {name} {ms:.4f} ms"
               for r in records if r.get("steps_ms") for name, ms in r["steps_ms"].items()]
-    notes += [tuning_note(r) for r in records if r.get("details")]
-    if baselines := baseline_note(records):
-        notes.append(baselines)
-    if faster := torch_note(records):
-        notes.append(faster)
+    return notes + [tuning_note(r) for r in records if r.get("details")]
+
+
+def _reading_notes(records: list[dict], env: dict, op: Op | None, library: str, dram_ceiling,
+                   reversed_order: bool) -> list[str]:
+    """How to read the columns: what % of the library is of and how it was timed, the spread, a
+    busy host, the bandwidth and the CPU speed-ups."""
+    notes = [note for note in (baseline_note(records), torch_note(records)) if note]
     if any(r.get("pct_cublas_method") == PAIRED for r in records):
         notes.append(f"% {library} of GPU stages: their launches alternating with the faster "
                      "library's (ABAB), so that the clock moves both alike under the power limit; median ms: each timed alone")
@@ -61,14 +95,12 @@ def results_table(records: list[dict], env: dict, dram_ceiling=None, width: int 
     notes.append("spread: the interquartile range of the timed launches over their median")
     if busy := busy_host_note(records, env):
         notes.append(busy)
-    if by_bytes and op is not None:
+    if _by_bytes(op):
         notes.append(f"GB/s: {op.min_bytes_rule} bytes over the median time; % DRAM: of {_dram_source(dram_ceiling)}")
     if any(r.get("speedup_vs_cpu_loop") or r.get("speedup_vs_cpu_blas") for r in records):
         notes.append("x CPU loop, x CPU BLAS: how many times faster than the serial CPU loop and the CPU's BLAS at the "
                      "same size (the CPU stages on the wall clock, the GPU stages by CUDA events)")
-    title = machine_title(env)
-    return terminal_table(DocumentTable(title, columns, rows, "; ".join(notes) or None, DROP_ORDER,
-                                whole=("size", "tile", "status")), width)
+    return notes
 
 
 def machine_title(env: dict) -> str:

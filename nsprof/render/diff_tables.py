@@ -20,6 +20,7 @@ from nsprof.render.table_names import telling_names
 
 NAME_MIN = 16
 NAME_WIDTH = 40  # the widest a name reads in diff's tables and its chart, so that both name a row alike
+SECTION_TITLES = {"kernel": "Kernels", "range": "NVTX ranges", "stage": "Stages"}
 
 
 def telling_labels(names, width: int, kernels: bool = True) -> dict[str, str]:
@@ -59,10 +60,9 @@ def diff_blocks(result: DiffResult, width: int, chart_png: bytes | None = None) 
         blocks.append(_host_table(result.host))
     if result.contributors:
         blocks.append(_contributors_table(result, width))
-    for title, label, rows in (("Kernels", "kernel", result.kernels), ("NVTX ranges", "range", result.ranges),
-                               ("Stages", "stage", result.stages)):
+    for label, rows in _sections(result):
         if rows:
-            blocks.append(_change_table(title, label, rows, result, width))
+            blocks.append(_change_table(SECTION_TITLES[label], label, rows, result, width))
     blocks += _why_blocks(result, width)
     if chart_png is not None:
         blocks.append(Image(CHART_FILE, "change in median time per kernel, with its 95% interval", chart_png))
@@ -127,43 +127,82 @@ def summary(result: DiffResult) -> list[str]:
     """Sentences that answer: faster or not, how sure, and why."""
     lines = loop_lines(result)
     if result.stage_pair:
-        for row in result.stages:
-            lines.append(f"{row_label(row)}: time {fmt.duration_ns(row['a_median_ns'])} -> "
-                         f"{fmt.duration_ns(row['b_median_ns'])}, {_change(row)} ({_verdict(row, result)})"
-                         + "".join(f"; {_counter_phrase(name, values)}" for name, values in
-                                   _top_counters(row.get("metrics", {}))) + ".")
-        return lines
-    for section, label, rows in (("kernels", "kernel", result.kernels), ("ranges", "range", result.ranges),
-                                 ("stages", "stage", result.stages)):
-        if not rows:
-            continue
-        counts = {status: sum(row["status"] == status for row in rows)
-                  for status in ("faster", "slower", "same", "unstable", COMPILED, "added", "removed", NOT_CALLED)}
-        lines.append(f"{_counted(len(rows), section)}: " + ", ".join(f"{n} {status}" for status, n in counts.items() if n)
-                     + ".")
-        views = [view for row in rows for view in (_range_views(row) if label == "range" else [row])]
-        for row in [view for view in views if view["status"] in ("faster", "slower")][:3]:
-            name = row_label(row) if label == "stage" else short_kernel_name(row[label], 40)
-            lines.append(f"{name} {row['status']}: {_change(row)}.")
-        for row in [view for view in views if view["status"] == "unstable" and label == "kernel"][:3]:
-            lines.append(f"{short_kernel_name(row[label], 40)} unstable: its medians compare other work (other "
-                         f"configurations, or other shares of them), not called.")
-        for row in [view for view in views if view["status"] == COMPILED][:3]:
-            lines.append(f"{short_kernel_name(row[label], 40)} compiled differently: {row['compiled']}; not called.")
-        for row in [view for view in views if view["status"] == NOT_CALLED and view["significant"]][:3]:
-            lines.append(f"{row[label]}'s own duration (CPU, not called): {_change(row)}.")
-        undecided = sum(bool(view.get("undecided")) for view in views)
-        if undecided:
-            its, it = ("its", "it") if undecided == 1 else ("their", "them")
-            lines.append(f"{_counted(undecided, section)} moved past --min-change within the noise floor of {its} "
-                         f"category, or in work two GPUs cannot compare: capture both sides on one machine, with "
-                         f"several runs (nsprof profile --runs 5), to decide {it}." if result.apart else
-                         f"{_counted(undecided, section)} moved past --min-change within the noise floor of {its} "
-                         f"category: one run a side cannot decide {it}; {RUNS_DECIDE}.")
-        untestable = sum(not row["testable"] and row["a_count"] and row["b_count"] for row in rows)
-        if untestable:
-            lines.append(f"{_counted(untestable, section)} ran fewer than {MIN_SAMPLES} times on a side: nothing can be "
-                         f"called for {'it' if untestable == 1 else 'them'}.")
+        return lines + [_stage_sentence(row, result) for row in result.stages]
+    for label, rows in _sections(result):
+        if rows:
+            lines += _section_sentences(label, rows, result.apart)
+    return lines + _totals_sentences(result)
+
+
+def _sections(result: DiffResult) -> tuple[tuple[str, list[dict]], ...]:
+    """Each section's row label and rows, in the order the summary and the tables take them."""
+    return ("kernel", result.kernels), ("range", result.ranges), ("stage", result.stages)
+
+
+def _stage_sentence(row: dict, result: DiffResult) -> str:
+    """One stage of a stage pair: its time A -> B, change, verdict and the counters that moved most."""
+    counters = "".join(f"; {_counter_phrase(name, values)}" for name, values in _top_counters(row.get("metrics", {})))
+    return (f"{row_label(row)}: time {fmt.duration_ns(row['a_median_ns'])} -> "
+            f"{fmt.duration_ns(row['b_median_ns'])}, {_change(row)} ({_verdict(row, result)}){counters}.")
+
+
+def _section_sentences(label: str, rows: list[dict], apart: bool) -> list[str]:
+    """A section's statuses counted, its notable rows, and what could not be decided or tested."""
+    section = f"{label}s"  # kernels, ranges, stages
+    views = [view for row in rows for view in (_range_views(row) if label == "range" else [row])]
+    return [_status_counts(section, rows), *_notable_sentences(label, views),
+            *_undecided_sentences(section, views, apart), *_untestable_sentences(section, rows)]
+
+
+def _status_counts(section: str, rows: list[dict]) -> str:
+    """'3 kernels: 1 slower, 2 same.'"""
+    counts = {status: sum(row["status"] == status for row in rows)
+              for status in ("faster", "slower", "same", "unstable", COMPILED, "added", "removed", NOT_CALLED)}
+    return f"{_counted(len(rows), section)}: " + ", ".join(f"{n} {status}" for status, n in counts.items() if n) + "."
+
+
+def _notable_sentences(label: str, views: list[dict]) -> list[str]:
+    """Up to three rows each: called faster or slower, unstable (kernels), compiled differently,
+    and own durations that moved (not called)."""
+    def first(*statuses: str) -> list[dict]:
+        return [view for view in views if view["status"] in statuses][:3]
+
+    lines = [f"{row_label(row) if label == 'stage' else short_kernel_name(row[label], 40)} {row['status']}: {_change(row)}."
+             for row in first("faster", "slower")]
+    if label == "kernel":
+        lines += [f"{short_kernel_name(row[label], 40)} unstable: its medians compare other work (other "
+                  f"configurations, or other shares of them), not called." for row in first("unstable")]
+    lines += [f"{short_kernel_name(row[label], 40)} compiled differently: {row['compiled']}; not called."
+              for row in first(COMPILED)]
+    return lines + [f"{row[label]}'s own duration (CPU, not called): {_change(row)}."
+                    for row in [view for view in views if view["status"] == NOT_CALLED and view["significant"]][:3]]
+
+
+def _undecided_sentences(section: str, views: list[dict], apart: bool) -> list[str]:
+    """How many rows moved past --min-change within the noise floor, and what would decide them."""
+    undecided = sum(bool(view.get("undecided")) for view in views)
+    if not undecided:
+        return []
+    its, it = ("its", "it") if undecided == 1 else ("their", "them")
+    moved = f"{_counted(undecided, section)} moved past --min-change within the noise floor of {its} category"
+    if apart:
+        return [f"{moved}, or in work two GPUs cannot compare: capture both sides on one machine, with "
+                f"several runs (nsprof profile --runs 5), to decide {it}."]
+    return [f"{moved}: one run a side cannot decide {it}; {RUNS_DECIDE}."]
+
+
+def _untestable_sentences(section: str, rows: list[dict]) -> list[str]:
+    """How many rows ran on both sides too few times for an interval."""
+    untestable = sum(not row["testable"] and row["a_count"] and row["b_count"] for row in rows)
+    if not untestable:
+        return []
+    return [f"{_counted(untestable, section)} ran fewer than {MIN_SAMPLES} times on a side: nothing can be "
+            f"called for {'it' if untestable == 1 else 'them'}."]
+
+
+def _totals_sentences(result: DiffResult) -> list[str]:
+    """The total kernel time A -> B, and the host side's verdict where it changed."""
+    lines = []
     kernel_time = next((row for row in result.totals if row["quantity"] == "kernel_ns"), None)
     if kernel_time and kernel_time["change_pct"] is not None:
         lines.append(f"Total kernel time {fmt.duration_ns(kernel_time['a_ns'])} -> "
@@ -265,27 +304,17 @@ def _change_table(title: str, label: str, rows: list[dict], result: DiffResult, 
     CHANGE_ROWS (significant changes first, then added and removed, then the rest)."""
     more = len(rows) - CHANGE_ROWS
     among = [str(row[label]) for row in rows] if label != "stage" else []
-    rows = rows[:CHANGE_ROWS]
     headers = [label, "n A/B", "A median", "B median", "change", "95% CI", "status"]
-    shown: list[tuple[dict, str, str | None]] = [(row, row_label(row) if label == "stage" else str(row[label]), None)
-                                                 for row in rows]
     if label == "range":
         headers.insert(1, "time")
-        shown = [(view, name, "own" if view is not row or row["basis"] == "duration" else "GPU")
-                 for row, name, _ in shown for view in _range_views(row)]
+    shown = _change_rows(label, rows[:CHANGE_ROWS])
     cells = [[name] + ([] if kind is None else [kind]) +
              [f"{row['a_count']}/{row['b_count']}", fmt.duration_ns(row["a_median_ns"]), fmt.duration_ns(row["b_median_ns"]),
               fmt.change(row["change_pct"]), _interval(row), _status(row)]
              for row, name, kind in shown]
     medians = (headers.index("A median"), headers.index("B median"))
     headers, cells = _fitted(headers, cells, width, drop=medians, kernels=label == "kernel", among=among)
-    notes = []
-    if any(_status(row) == "same*" for row, _, _ in shown):
-        floor = " or the noise floor of its category" if result.noise is not None else ""
-        notes.append(f"same*: a real change (its interval excludes 0) under --min-change {result.min_change_pct:g}%{floor}")
-    if any(_status(row) == UNDECIDED for row, _, _ in shown):
-        notes.append(f"{UNDECIDED}: past --min-change {result.min_change_pct:g}% but within the noise floor of its category, "
-                     f"which one run a side cannot tell apart: {RUNS_DECIDE}")
+    notes = _status_notes([_status(row) for row, _, _ in shown], result)
     if label == "range":
         notes.append("GPU: the kernels, graphs and copies the range launched; own: the range's own duration, "
                      "CPU time, which drifts between runs more than its interval (from one run) says: never called")
@@ -295,6 +324,29 @@ def _change_table(title: str, label: str, rows: list[dict], result: DiffResult, 
         notes.append("left out to fit the terminal: A median, B median (in --json: a_median_ns, b_median_ns)")
     return Table.preformatted(headers, cells, [header not in (label, "time") for header in headers], title=title,
                               caption="; ".join(notes) or None)
+
+
+def _change_rows(label: str, rows: list[dict]) -> list[tuple[dict, str, str | None]]:
+    """Each row with its name and, for a range, which time it holds: its GPU time, or its own
+    duration (a row of its own where the range also has GPU time)."""
+    shown: list[tuple[dict, str, str | None]] = [(row, row_label(row) if label == "stage" else str(row[label]), None)
+                                                 for row in rows]
+    if label == "range":
+        shown = [(view, name, "own" if view is not row or row["basis"] == "duration" else "GPU")
+                 for row, name, _ in shown for view in _range_views(row)]
+    return shown
+
+
+def _status_notes(statuses: list[str], result: DiffResult) -> list[str]:
+    """What same* and undecided mean, where a table shows them."""
+    notes = []
+    if "same*" in statuses:
+        floor = " or the noise floor of its category" if result.noise is not None else ""
+        notes.append(f"same*: a real change (its interval excludes 0) under --min-change {result.min_change_pct:g}%{floor}")
+    if UNDECIDED in statuses:
+        notes.append(f"{UNDECIDED}: past --min-change {result.min_change_pct:g}% but within the noise floor of its category, "
+                     f"which one run a side cannot tell apart: {RUNS_DECIDE}")
+    return notes
 
 
 def _range_views(row: dict) -> list[dict]:

@@ -38,59 +38,94 @@ def ladder_chart(records: list[dict], title: str, value: str = "tflops", ylabel:
     baseline in the records dashed, a second (cuBLAS TF32) dotted. CPU stages (`on_cpu`) hatched,
     on a log axis when the bars span more than LOG_SPAN; GPU bars labelled with their
     `speedup_vs_cpu_blas` where the records have it."""
-    ok = [r for r in records if r["status"] == "ok"]
-    sizes = list(dict.fromkeys(r["size"] for r in ok))
-    if len(sizes) > MAX_SIZES:  # thousands of sizes (CPU stage records): a bar each would fill no chart
-        drawn = spread_sizes(sizes, MAX_SIZES)
-        title += f"\n{len(drawn)} of {len(sizes):,} sizes drawn, spread from {drawn[0]} to {drawn[-1]}"
-        sizes, ok = drawn, [r for r in ok if r["size"] in drawn]
+    ok, sizes, title = _drawn_records(records, title)
     stages = list(dict.fromkeys(r["stage"] for r in ok))
     on_cpu = {r["stage"] for r in ok if r.get("on_cpu")}
-    heights = [r[value] for r in ok if _positive(r.get(value))]
-    log = bool(heights) and max(heights) > LOG_SPAN * min(heights)
     # 1.1 in a stage keeps 12-character title lines apart ("tensor cores" beside "wgmma + TMA" ran
     # into each other at 0.95); tests/test_report.py measures their boxes
     fig, ax = plt.subplots(figsize=(max(10, STAGE_INCHES * len(stages)), 4.8), dpi=110)
-    libraries = list(dict.fromkeys(r["stage"] for r in ok if is_baseline_stage(r["op"], r["stage"])))[:2]
-    styles = dict(zip(libraries, ("--", ":")))
+    styles = _baseline_styles(ok)
     width = 0.8 / len(sizes)
     colors = plt.get_cmap("viridis")([0.15 + 0.7 * i / max(1, len(sizes) - 1) for i in range(len(sizes))])
     labelled = False
     for i, size in enumerate(sizes):
-        by_stage = {r["stage"]: r[value] for r in ok if r["size"] == size}
+        at_size = [r for r in ok if r["size"] == size]
+        by_stage = {r["stage"]: r[value] for r in at_size}
         xs = [s + (i - (len(sizes) - 1) / 2) * width for s in range(len(stages))]
-        bars = ax.bar(xs, [by_stage.get(s, 0) for s in stages], width, label=problem_size(size), color=colors[i])
-        for bar, stage in zip(bars.patches, stages):
-            if stage in on_cpu:
-                bar.set(facecolor="white", edgecolor=colors[i], hatch=CPU_HATCH, linewidth=0.8)
-        labelled |= _speedup_labels(ax, [r for r in ok if r["size"] == size], stages, xs, value, vertical=len(sizes) > 1)
-        for library, style in styles.items():
-            if by_stage.get(library):  # across the stages compared with it only: v10 (TF32) is not FP32 cuBLAS's
-                compared = [at for at, stage in enumerate(stages) if _baseline_of(ok, stage) == library]
-                ax.hlines(by_stage[library], min(compared) - 0.45, max(compared) + 0.45, color=colors[i],
-                          linestyle=style, linewidth=0.9, alpha=0.8)
+        _bars(ax, [by_stage.get(s, 0) for s in stages], xs, width, colors[i], problem_size(size),
+              [stage in on_cpu for stage in stages])
+        labelled |= _speedup_labels(ax, at_size, stages, xs, value, vertical=len(sizes) > 1)
+        _baseline_lines(ax, ok, stages, by_stage, styles, colors[i])
     titles = {r["stage"]: r["title"] for r in ok}
     ax.set_xticks(range(len(stages)), [f"{s}\n{_wrap(titles[s])}" for s in stages], fontsize=8)
-    ax.set_ylabel(ylabel + (" (log scale)" if log else ""))
-    if log:
-        _log_axis(ax, min(heights), max(heights))
+    _value_axis(ax, [r[value] for r in ok if _positive(r.get(value))], ylabel)
     ax.set_title(title, fontsize=11)
-    lines = ", ".join(f"{'dashed' if style == '--' else 'dotted'}: {library}" for library, style in styles.items())
-    legend_title = f"size ({lines or 'no cuBLAS'})"
-    if on_cpu or labelled:
-        notes = ["hatched: CPU stages,\ntimed on the wall clock"] if on_cpu else []
-        notes += ["over GPU bars: x CPU BLAS\n(its time over theirs)"] if labelled else []
-        handles = [Patch(color=colors[i], label=problem_size(size)) for i, size in enumerate(sizes)]
-        handles += [Patch(facecolor="white", edgecolor="#555555", hatch=CPU_HATCH, label="CPU stage")] if on_cpu else []
-        # beside the axes: the notes are long, and over the bars they would hide the tallest and its label
-        ax.legend(handles=handles, title="\n".join([legend_title, *notes]), fontsize=8, title_fontsize=8, loc="upper left",
-                  bbox_to_anchor=(1.01, 1.0), alignment="left", borderaxespad=0.0)
-    else:
-        ax.legend(title=legend_title, fontsize=8, title_fontsize=8, loc="upper left")
+    _legend(ax, [problem_size(size) for size in sizes], colors, styles, bool(on_cpu), labelled)
     ax.grid(axis="y", alpha=0.3)
     ax.set_axisbelow(True)
     fig.tight_layout()
     return fig
+
+
+def _drawn_records(records: list[dict], title: str) -> tuple[list[dict], list, str]:
+    """The ok records at the sizes drawn, their sizes and the title: past MAX_SIZES sizes (thousands
+    of CPU stage records: a bar each would fill no chart), MAX_SIZES spread over them, the title saying so."""
+    ok = [r for r in records if r["status"] == "ok"]
+    sizes = list(dict.fromkeys(r["size"] for r in ok))
+    if len(sizes) > MAX_SIZES:
+        drawn = spread_sizes(sizes, MAX_SIZES)
+        title += f"\n{len(drawn)} of {len(sizes):,} sizes drawn, spread from {drawn[0]} to {drawn[-1]}"
+        sizes, ok = drawn, [r for r in ok if r["size"] in drawn]
+    return ok, sizes, title
+
+
+def _baseline_styles(records: list[dict]) -> dict[str, str]:
+    """The line style of each baseline (library) stage in the records: the first dashed, a second dotted."""
+    libraries = list(dict.fromkeys(r["stage"] for r in records if is_baseline_stage(r["op"], r["stage"])))[:2]
+    return dict(zip(libraries, ("--", ":")))
+
+
+def _value_axis(ax: Axes, heights: list[float], ylabel: str) -> None:
+    """The y-axis's label, and a log scale where the bars' `heights` span more than LOG_SPAN."""
+    log = bool(heights) and max(heights) > LOG_SPAN * min(heights)
+    ax.set_ylabel(ylabel + (" (log scale)" if log else ""))
+    if log:
+        _log_axis(ax, min(heights), max(heights))
+
+
+def _bars(ax: Axes, heights: list[float], xs: list[float], width: float, color, label: str, hatched: list[bool]) -> None:
+    """One size's bars, one a stage; those of CPU stages (`hatched`) white and hatched in the size's color."""
+    bars = ax.bar(xs, heights, width, label=label, color=color)
+    for bar, cpu in zip(bars.patches, hatched):
+        if cpu:
+            bar.set(facecolor="white", edgecolor=color, hatch=CPU_HATCH, linewidth=0.8)
+
+
+def _baseline_lines(ax: Axes, records: list[dict], stages: list[str], by_stage: dict, styles: dict, color) -> None:
+    """At one size, each baseline's value as a line across the stages compared with it only: v10
+    (TF32) is not FP32 cuBLAS's."""
+    for library, style in styles.items():
+        if by_stage.get(library):
+            compared = [at for at, stage in enumerate(stages) if _baseline_of(records, stage) == library]
+            ax.hlines(by_stage[library], min(compared) - 0.45, max(compared) + 0.45, color=color,
+                      linestyle=style, linewidth=0.9, alpha=0.8)
+
+
+def _legend(ax: Axes, sizes: list[str], colors, styles: dict, on_cpu: bool, labelled: bool) -> None:
+    """The sizes, titled with which line is which baseline; with CPU stages or speed-up labels,
+    beside the axes with notes that say what hatching and labels mean."""
+    lines = ", ".join(f"{'dashed' if style == '--' else 'dotted'}: {library}" for library, style in styles.items())
+    legend_title = f"size ({lines or 'no cuBLAS'})"
+    if not (on_cpu or labelled):
+        ax.legend(title=legend_title, fontsize=8, title_fontsize=8, loc="upper left")
+        return
+    notes = ["hatched: CPU stages,\ntimed on the wall clock"] if on_cpu else []
+    notes += ["over GPU bars: x CPU BLAS\n(its time over theirs)"] if labelled else []
+    handles = [Patch(color=colors[i], label=size) for i, size in enumerate(sizes)]
+    handles += [Patch(facecolor="white", edgecolor="#555555", hatch=CPU_HATCH, label="CPU stage")] if on_cpu else []
+    # beside the axes: the notes are long, and over the bars they would hide the tallest and its label
+    ax.legend(handles=handles, title="\n".join([legend_title, *notes]), fontsize=8, title_fontsize=8, loc="upper left",
+              bbox_to_anchor=(1.01, 1.0), alignment="left", borderaxespad=0.0)
 
 
 def _speedup_labels(ax: Axes, records: list[dict], stages: list[str], xs: list[float], value: str, vertical: bool) -> bool:

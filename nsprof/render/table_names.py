@@ -51,6 +51,17 @@ def telling_names(names, width: int, kernels: bool = True) -> list[str]:
     return [labels[name] for name in names]
 
 
+def named_rows(records: list[dict], key: str = "kernel", kernels: bool = True) -> Callable[[int], list[dict]]:
+    """`rows_for` of terminal_table.fit_named: the records with their `key` names (telling_names)
+    at most the width asked."""
+    names = [record[key] for record in records]
+
+    def rows_for(name_width: int) -> list[dict]:
+        return [{**record, key: name} for record, name in zip(records, telling_names(names, name_width, kernels))]
+
+    return rows_for
+
+
 def _numbered_apart(labels: dict[str, str], texts: dict[str, str], width: int,
                     fit: Callable[[str, int], str]) -> dict[str, str]:
     """`labels` with every name after the first of a label numbered: fitted again into the room

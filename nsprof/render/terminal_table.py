@@ -43,6 +43,16 @@ def cell(value, spec) -> str:
     return format(value, spec) if isinstance(value, (int, float)) else str(value)
 
 
+def in_us(spec: str):
+    """A column's format for nanoseconds shown in microseconds (its heading says us)."""
+    return lambda ns: format(ns / 1e3, spec)
+
+
+def in_mb(spec: str):
+    """A column's format for bytes shown in MB."""
+    return lambda nbytes: format(nbytes / 1e6, spec)
+
+
 def rich_table(title: str | None, columns: tuple, rows: Sequence[dict], caption: str | None = None,
                width: int | None = None, whole: tuple[str, ...] = ()) -> Table:
     """A rich Table: numbers right-aligned, text folded. Given the terminal's `width`, a table too
