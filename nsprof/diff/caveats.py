@@ -6,6 +6,7 @@ from __future__ import annotations
 from nsprof.diff.judge import FEW_RUNS, Judge
 from nsprof.diff.noise import NoiseFloor
 from nsprof.diff.sides import UNNAMED_GPU, Side
+from nsprof.diff.types import KernelRow, Row
 
 APART_WARNING = ("A and B ran on different GPUs (no UUID in common): no run measures the variation between machines, "
                  "so a change is called only beyond the noise floor of its category, and not at all in work of 10-100 "
@@ -21,9 +22,9 @@ def timing_source_warnings(sources: dict) -> list[str]:
     return []
 
 
-def count_warnings(kernels: list[dict]) -> list[str]:
+def count_warnings(kernels: list[KernelRow]) -> list[str]:
     """Where kernels both sides ran ran a different number of times (a run): their totals compare different work."""
-    def per_run(row: dict, side: str) -> float:  # across runs, counts are summed over the side's runs
+    def per_run(row: Row, side: str) -> float:  # across runs, counts are summed over the side's runs
         return row[f"{side}_count"] / row.get(f"{side}_runs", 1)
 
     matched = [row for row in kernels if row["a_count"] and row["b_count"]]

@@ -11,6 +11,7 @@ import numpy as np
 from nsprof.analyze.host_idle import HOST_WORK, LAUNCHING, WAITED
 from nsprof.analyze.host_types import HostSide
 from nsprof.analyze.host_verdict import UNDECIDED, busiest
+from nsprof.diff.types import HostChange, HostRow
 
 # (key, label, unit): "ns" and "count" are per iteration where the sides have iterations; "pct" is a share
 QUANTITIES = (("window_ns", "time", "ns"), ("gpu_busy_pct", "GPU busy", "pct"), ("gpu_idle_ns", "GPU idle", "ns"),
@@ -39,7 +40,7 @@ def host_figures(host: HostSide | None) -> dict[str, float | None] | None:
     return figures
 
 
-def host_rows(a: list[HostSide | None], b: list[HostSide | None]) -> dict | None:
+def host_rows(a: list[HostSide | None], b: list[HostSide | None]) -> HostChange | None:
     """The comparison of two sides' host analyses (each a list, one per run): `basis` (per iteration
     of which range), each side's verdict, and `rows` (quantity, label, unit, a, b, change_pct: a
     relative change, in points for a share). None where a run has no host side or no iterations."""
@@ -47,7 +48,7 @@ def host_rows(a: list[HostSide | None], b: list[HostSide | None]) -> dict | None
     if not a or not b or len(figures[0]) < len(a) or len(figures[1]) < len(b):
         return None
     sides = [_mean(side) for side in figures]
-    rows = []
+    rows: list[HostRow] = []
     for key, label, unit in QUANTITIES:
         before, after = sides[0][key], sides[1][key]
         if before is None or after is None:

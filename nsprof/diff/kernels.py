@@ -4,6 +4,8 @@ rules that moved (nsprof.diff.why)."""
 
 from __future__ import annotations
 
+from typing import cast
+
 import pandas as pd
 
 from nsprof.diff.compiled import differences, is_compiled_program
@@ -13,10 +15,11 @@ from nsprof.diff.mix import as_runs, mix_moved
 from nsprof.diff.rows import ordered, records
 from nsprof.diff.sides import Side
 from nsprof.diff.statistics import compare_runs, compare_samples
+from nsprof.diff.types import KernelRow
 from nsprof.diff.why import add_why, kernel_counters
 
 
-def kernel_rows(a: Side, b: Side, instances: dict, rules: dict, judge: Judge) -> list[dict]:
+def kernel_rows(a: Side, b: Side, instances: dict, rules: dict, judge: Judge) -> list[KernelRow]:
     """The kernel rows of two captures (`instances`: sides.side_instances of each; `rules`: why.capture_rules
     of each), largest changes first."""
     launches = {side: instances[side]["launches"] for side in ("a", "b")}
@@ -37,7 +40,7 @@ def kernel_rows(a: Side, b: Side, instances: dict, rules: dict, judge: Judge) ->
         sides = {"a": a_name, "b": key if row["b_count"] else None}
         add_why(record, counters, rules, sides, sides)
         rows.append(record)
-    return rows
+    return cast(list[KernelRow], rows)  # records() builds them from the called frame's columns
 
 
 def _keyed_launches(launches: dict, matches: pd.DataFrame) -> dict:

@@ -3,17 +3,20 @@ launched no GPU work (never called: judge.not_called), with the own duration bes
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import pandas as pd
 
 from nsprof.diff.judge import Judge, not_called
 from nsprof.diff.rows import ROW_FIELDS, ordered, plain, records, values
 from nsprof.diff.sides import Side
+from nsprof.diff.types import RangeRow
 
 LINKED_SHARE = 0.5  # of a side's kernels linked to their launch calls: fewer, and no range's GPU time can be told
 
 
-def capture_range_rows(a: Side, b: Side, instances: dict, judge: Judge) -> tuple[list[dict], list[str]]:
+def capture_range_rows(a: Side, b: Side, instances: dict, judge: Judge) -> tuple[list[RangeRow], list[str]]:
     """The range rows of two captures (`instances`: sides.side_instances of each), and a warning
     where a side links its GPU work to no CUDA call: its ranges then compare by their own durations."""
     unlinked = [side.upper() for side, capture in (("a", a), ("b", b)) if not _links_work_to_calls(capture)]
@@ -30,7 +33,7 @@ def capture_range_rows(a: Side, b: Side, instances: dict, judge: Judge) -> tuple
                     "(nsprof profile does)"]
 
 
-def range_rows(a: pd.DataFrame, b: pd.DataFrame, judge: Judge) -> list[dict]:
+def range_rows(a: pd.DataFrame, b: pd.DataFrame, judge: Judge) -> list[RangeRow]:
     """Range rows from each side's range instances (key, run, gpu_time_ns, duration_ns, kind), largest changes first."""
     kinds = pd.concat([a, b]).drop_duplicates("key").set_index("key")["kind"]  # copies or ranges, A's first
     gpu = judge.called(judge.compare(*values(a, b, "gpu_time_ns")), kinds)
@@ -46,7 +49,7 @@ def range_rows(a: pd.DataFrame, b: pd.DataFrame, judge: Judge) -> list[dict]:
         record["basis"] = basis[key]
         record["duration"] = {column: plain(own.at[key, column]) for column in ROW_FIELDS if column in own}
         rows.append(record)
-    return rows
+    return cast(list[RangeRow], rows)  # records() builds them from the called frame's columns
 
 
 def _links_work_to_calls(capture: Side) -> bool:

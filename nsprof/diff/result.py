@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from nsprof.diff.judge import ADDED, REMOVED
 from nsprof.diff.loop import LoopChange
 from nsprof.diff.noise import NoiseFloor
+from nsprof.diff.types import Contributor, HostChange, KernelRow, RangeRow, Row, StageRow, TotalRow
 
 
 @dataclass(frozen=True)
@@ -15,11 +17,11 @@ class DiffResult:
 
     a: str
     b: str
-    kernels: list[dict]
-    ranges: list[dict]
-    stages: list[dict]
-    totals: list[dict]
-    contributors: list[dict]
+    kernels: list[KernelRow]
+    ranges: list[RangeRow]
+    stages: list[StageRow]
+    totals: list[TotalRow]
+    contributors: list[Contributor]
     warnings: list[str]
     method: str
     min_change_pct: float
@@ -27,7 +29,7 @@ class DiffResult:
     time_source: dict = field(default_factory=dict)  # side -> "nsys" (or the timeline's tool), "ncu" or "bench"
     runs: dict = field(default_factory=dict)  # side -> how many runs it holds
     noise: NoiseFloor | None = None  # the floors a one-run diff called changes beyond
-    host: dict | None = None  # nsprof.diff.host.host_rows: the host side of two programs' captures
+    host: HostChange | None = None  # nsprof.diff.host.host_rows: the host side of two programs' captures
     apart: bool = False  # the sides ran on different GPUs: work of 10-100 us and copies were not called (noise.MACHINE_PACED)
     loop: LoopChange | None = None  # nsprof.diff.loop: the time an iteration takes, where both sides have a loop
 
@@ -38,8 +40,9 @@ class DiffResult:
 
     def slower_than(self, pct: float) -> list[str]:
         """One line per kernel, range or stage significantly slower by more than `pct` percent."""
+        tables: tuple[tuple[str, str, Sequence[Row]], ...] = (
+            ("kernels", "kernel", self.kernels), ("ranges", "range", self.ranges), ("stages", "stage", self.stages))
         return [f"{section[:-1]} {row[label]}: {row['change_pct']:+.1f}% "
                 f"[{row['ci_low_pct']:+.1f}%, {row['ci_high_pct']:+.1f}%]"
-                for section, label, rows in (("kernels", "kernel", self.kernels), ("ranges", "range", self.ranges),
-                                             ("stages", "stage", self.stages))
-                for row in rows if row["significant"] and row["change_pct"] > pct]
+                for section, label, rows in tables
+                for row in rows if row["significant"] and row["change_pct"] is not None and row["change_pct"] > pct]

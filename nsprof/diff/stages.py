@@ -4,11 +4,14 @@ records, or stage X of A against stage Y of B (`stage_pair`)."""
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import pandas as pd
 
 from nsprof.diff.judge import Judge, not_called
 from nsprof.diff.rows import ROW_FIELDS, plain, records, values
+from nsprof.diff.types import StageRow
 from nsprof.diff.why import add_why, stage_counters
 from nsprof.errors import UsageError
 from nsprof.ladder_analysis.capture import stages_of
@@ -16,7 +19,7 @@ from nsprof.ranges import parse_stage_range
 
 
 def capture_stage_rows(analyses: dict, instances: dict, rules: dict, judge: Judge,
-                       stage_pair: tuple[str, str] | None) -> list[dict]:
+                       stage_pair: tuple[str, str] | None) -> list[StageRow]:
     """The stage rows of two captures (`analyses` and `instances`: sides.side_instances, of each side;
     `rules`: why.capture_rules of each): every stage, or the two of `stage_pair`."""
     stage_a, stage_b = (instances[side]["stages"] for side in ("a", "b"))
@@ -32,7 +35,7 @@ def capture_stage_rows(analyses: dict, instances: dict, rules: dict, judge: Judg
 
 
 def stage_rows(stats: pd.DataFrame, counters: dict, rules: dict, judge: Judge,
-               stage_pair: tuple[str, str] | None, main_kernels: dict, durations: pd.DataFrame | None = None) -> list[dict]:
+               stage_pair: tuple[str, str] | None, main_kernels: dict, durations: pd.DataFrame | None = None) -> list[StageRow]:
     """Stage rows from `stats` already called (judge.called); `durations`, the stages' own
     durations, not yet."""
     stats = stats.loc[sorted(stats.index, key=_stage_order)]
@@ -47,7 +50,7 @@ def stage_rows(stats: pd.DataFrame, counters: dict, rules: dict, judge: Judge,
         if duration is not None:
             record["duration"] = duration
         rows.append(record)
-    return rows
+    return cast(list[StageRow], rows)  # records() builds them from the called frame's columns
 
 
 def _own_duration(durations: pd.DataFrame | None, key: str, judge: Judge) -> dict | None:

@@ -6,14 +6,15 @@ from __future__ import annotations
 import numpy as np
 
 from nsprof.diff.sides import Side
+from nsprof.diff.types import Contributor, KernelRow, TotalRow
 
 TOP_CONTRIBUTORS = 5
 
 
-def totals(a: Side, b: Side) -> list[dict]:
+def totals(a: Side, b: Side) -> list[TotalRow]:
     """GPU busy, kernel, copy and idle time of each side: a run's, the mean of its runs' where it has several."""
     sides = [_mean_totals([_capture_totals(run) for run in (capture, *capture.runs)]) for capture in (a, b)]
-    rows = []
+    rows: list[TotalRow] = []
     for quantity in ("gpu_busy_ns", "kernel_ns", "copy_ns", "idle_ns"):
         before, after = sides[0].get(quantity), sides[1].get(quantity)
         change = 100 * (after / before - 1) if before and after is not None else None
@@ -38,7 +39,7 @@ def _capture_totals(capture: Side) -> dict:
     return {"gpu_busy_ns": float(busy), "idle_ns": float(span - busy), **analysis.gpu_totals}
 
 
-def contributors(kernels: list[dict]) -> list[dict]:
+def contributors(kernels: list[KernelRow]) -> list[Contributor]:
     """The kernels whose total time changed most, each with its share of all the movement (the sum
     of every kernel's absolute change): a net change can be small while kernels moved a lot both
     ways (fused kernels added, their eager parts removed), and a share of the net would pass 100%."""

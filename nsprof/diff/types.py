@@ -6,6 +6,9 @@ Schema derived from them (tests/json_schemas.py). The keys a row has only someti
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from typing_extensions import TypedDict  # pydantic reads it for docs/json (typing's, only from Python 3.12)
 
 
@@ -157,3 +160,6 @@ class DiffDocument(TypedDict):
     totals: TotalsJson
     host: HostChange | None
     loop: LoopChangeJson | None
+
+# A row of any of a diff's tables, read by key name (`row[label]`, label being kernel, range or stage)
+Row = Mapping[str, Any]

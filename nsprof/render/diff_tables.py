@@ -7,12 +7,14 @@ for a name the two median columns go (JSON keeps full names and every figure).""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from nsprof.diff import NOT_CALLED, DiffResult
 from nsprof.diff.compiled import COMPILED
 from nsprof.diff.loop import NOT_CALLED as LOOP_NOT_CALLED
 from nsprof.diff.noise import HOST_PACED, MACHINE_PACED, NEVER_CALLED, SHORT_NS
 from nsprof.diff.statistics import MIN_SAMPLES
+from nsprof.diff.types import DiffDocument, HostChange, Row
 from nsprof.kernel_names import short_kernel_name
 from nsprof.render import format as fmt
 from nsprof.render.document import Block, Bullets, Heading, Image, Paragraph, Table
@@ -34,7 +36,7 @@ CHART_FILE = "diff-chart.png"
 def diff_json(result: DiffResult) -> str:
     from nsprof.render.document_writers import json_ready
 
-    document = {
+    document: DiffDocument = {
         "a": result.a, "b": result.b, "method": result.method, "min_change_pct": result.min_change_pct,
         "stage_pair": list(result.stage_pair) if result.stage_pair else None, "time_source": result.time_source,
         "runs": result.runs, "noise": {"floor_pct": result.noise.pct, "source": result.noise.source, "short_ns": SHORT_NS,
@@ -134,19 +136,19 @@ def summary(result: DiffResult) -> list[str]:
     return lines + _totals_sentences(result)
 
 
-def _sections(result: DiffResult) -> tuple[tuple[str, list[dict]], ...]:
+def _sections(result: DiffResult) -> tuple[tuple[str, Sequence[Row]], ...]:
     """Each section's row label and rows, in the order the summary and the tables take them."""
     return ("kernel", result.kernels), ("range", result.ranges), ("stage", result.stages)
 
 
-def _stage_sentence(row: dict, result: DiffResult) -> str:
+def _stage_sentence(row: Row, result: DiffResult) -> str:
     """One stage of a stage pair: its time A -> B, change, verdict and the counters that moved most."""
     counters = "".join(f"; {_counter_phrase(name, values)}" for name, values in _top_counters(row.get("metrics", {})))
     return (f"{row_label(row)}: time {fmt.duration_ns(row['a_median_ns'])} -> "
             f"{fmt.duration_ns(row['b_median_ns'])}, {_change(row)} ({_verdict(row, result)}){counters}.")
 
 
-def _section_sentences(label: str, rows: list[dict], apart: bool) -> list[str]:
+def _section_sentences(label: str, rows: Sequence[Row], apart: bool) -> list[str]:
     """A section's statuses counted, its notable rows, and what could not be decided or tested."""
     section = f"{label}s"  # kernels, ranges, stages
     views = [view for row in rows for view in (_range_views(row) if label == "range" else [row])]
@@ -154,17 +156,17 @@ def _section_sentences(label: str, rows: list[dict], apart: bool) -> list[str]:
             *_undecided_sentences(section, views, apart), *_untestable_sentences(section, rows)]
 
 
-def _status_counts(section: str, rows: list[dict]) -> str:
+def _status_counts(section: str, rows: Sequence[Row]) -> str:
     """'3 kernels: 1 slower, 2 same.'"""
     counts = {status: sum(row["status"] == status for row in rows)
               for status in ("faster", "slower", "same", "unstable", COMPILED, "added", "removed", NOT_CALLED)}
     return f"{_counted(len(rows), section)}: " + ", ".join(f"{n} {status}" for status, n in counts.items() if n) + "."
 
 
-def _notable_sentences(label: str, views: list[dict]) -> list[str]:
+def _notable_sentences(label: str, views: Sequence[Row]) -> list[str]:
     """Up to three rows each: called faster or slower, unstable (kernels), compiled differently,
     and own durations that moved (not called)."""
-    def first(*statuses: str) -> list[dict]:
+    def first(*statuses: str) -> list[Row]:
         return [view for view in views if view["status"] in statuses][:3]
 
     lines = [f"{row_label(row) if label == 'stage' else short_kernel_name(row[label], 40)} {row['status']}: {_change(row)}."
@@ -178,7 +180,7 @@ def _notable_sentences(label: str, views: list[dict]) -> list[str]:
                     for row in [view for view in views if view["status"] == NOT_CALLED and view["significant"]][:3]]
 
 
-def _undecided_sentences(section: str, views: list[dict], apart: bool) -> list[str]:
+def _undecided_sentences(section: str, views: Sequence[Row], apart: bool) -> list[str]:
     """How many rows moved past --min-change within the noise floor, and what would decide them."""
     undecided = sum(bool(view.get("undecided")) for view in views)
     if not undecided:
@@ -191,7 +193,7 @@ def _undecided_sentences(section: str, views: list[dict], apart: bool) -> list[s
     return [f"{moved}: one run a side cannot decide {it}; {RUNS_DECIDE}."]
 
 
-def _untestable_sentences(section: str, rows: list[dict]) -> list[str]:
+def _untestable_sentences(section: str, rows: Sequence[Row]) -> list[str]:
     """How many rows ran on both sides too few times for an interval."""
     untestable = sum(not row["testable"] and row["a_count"] and row["b_count"] for row in rows)
     if not untestable:
@@ -217,7 +219,7 @@ def _counted(count: int, section: str) -> str:
     return f"{count} {section[:-1] if count == 1 else section}"
 
 
-def _verdict(row: dict, result: DiffResult) -> str:
+def _verdict(row: Row, result: DiffResult) -> str:
     if row["status"] == "unstable":
         return "launched a different number of times between runs: not called"
     if row["status"] == COMPILED:
@@ -234,7 +236,7 @@ def _verdict(row: dict, result: DiffResult) -> str:
     return "no change the launches can tell apart from noise"
 
 
-def _change(row: dict) -> str:
+def _change(row: Row) -> str:
     if row["change_pct"] is None:
         return row["status"]
     if row["ci_low_pct"] is None:
@@ -270,14 +272,14 @@ def _counter_value(name: str, value) -> str:
     return fmt.count(value)
 
 
-def row_label(row: dict) -> str:
+def row_label(row: Row) -> str:
     """A stage row's op, stage and size; a kernel's or range's full name."""
     if "label" in row:
         return f"{row['op']} {row['label']} {fmt.problem_size(row['size'])}"
     return str(row.get("kernel") or row.get("range"))
 
 
-def _interval(row: dict) -> str:
+def _interval(row: Row) -> str:
     if row["a_count"] and row["b_count"] and not row["testable"]:
         return "n<3"
     if row["ci_low_pct"] is None:
@@ -289,7 +291,7 @@ UNDECIDED = "undecided"
 RUNS_DECIDE = "capture several runs (nsprof profile --runs 5) to decide"
 
 
-def _status(row: dict) -> str:
+def _status(row: Row) -> str:
     if row.get("undecided"):
         return UNDECIDED
     return "same*" if row["status"] == "same" and row["significant"] else row["status"]
@@ -298,7 +300,7 @@ def _status(row: dict) -> str:
 CHANGE_ROWS = 25  # about a screenful of the largest changes (the rows come ordered); the rest in --json
 
 
-def _change_table(title: str, label: str, rows: list[dict], result: DiffResult, width: int) -> Table:
+def _change_table(title: str, label: str, rows: Sequence[Row], result: DiffResult, width: int) -> Table:
     """One row per kernel or stage; a range has a row for its GPU time and one for its own
     duration (`time`: GPU or own), the range alone having no GPU work only the latter. The first
     CHANGE_ROWS (significant changes first, then added and removed, then the rest)."""
@@ -326,10 +328,10 @@ def _change_table(title: str, label: str, rows: list[dict], result: DiffResult, 
                               caption="; ".join(notes) or None)
 
 
-def _change_rows(label: str, rows: list[dict]) -> list[tuple[dict, str, str | None]]:
+def _change_rows(label: str, rows: Sequence[Row]) -> list[tuple[Row, str, str | None]]:
     """Each row with its name and, for a range, which time it holds: its GPU time, or its own
     duration (a row of its own where the range also has GPU time)."""
-    shown: list[tuple[dict, str, str | None]] = [(row, row_label(row) if label == "stage" else str(row[label]), None)
+    shown: list[tuple[Row, str, str | None]] = [(row, row_label(row) if label == "stage" else str(row[label]), None)
                                                  for row in rows]
     if label == "range":
         shown = [(view, name, "own" if view is not row or row["basis"] == "duration" else "GPU")
@@ -349,7 +351,7 @@ def _status_notes(statuses: list[str], result: DiffResult) -> list[str]:
     return notes
 
 
-def _range_views(row: dict) -> list[dict]:
+def _range_views(row: Row) -> list[dict]:
     """A range row, then its own duration where that is not the row already."""
     own = row.get("duration")
     return [row] + ([{**own, "range": row["range"]}] if row["basis"] == "gpu_time" and own else [])
@@ -372,11 +374,11 @@ def _host_value(value, unit: str) -> str:
     return fmt.duration_ns(value)
 
 
-def _host_change(row: dict) -> str:
+def _host_change(row: Row) -> str:
     return fmt.change(row["change_pct"], " pt" if row["unit"] == "pct" else "%")
 
 
-def _host_table(host: dict) -> Table:
+def _host_table(host: HostChange) -> Table:
     """The host side of each capture (nsprof.diff.host), per iteration where both have them."""
     cells = [[row["label"], _host_value(row["a"], row["unit"]), _host_value(row["b"], row["unit"]), _host_change(row)]
              for row in host["rows"]]
@@ -387,12 +389,12 @@ def _host_table(host: dict) -> Table:
                                       "figures of each side, not tested for significance")
 
 
-def host_sentence(host: dict) -> str:
+def host_sentence(host: HostChange) -> str:
     """The host side's change of verdict in one sentence, with the idle causes that moved most."""
     rows = {row["quantity"]: row for row in host["rows"]}
     moved = [f"{rows[key]['label'].removeprefix('idle: ')} {_host_change(rows[key])}"
              for key in ("launch_overhead_ns", "synchronization_ns", "host_work_ns", "gpu_idle_ns")
-             if rows[key]["change_pct"] is not None and rows[key]["a"] and abs(rows[key]["change_pct"]) >= 10]
+             if (change := rows[key]["change_pct"]) is not None and rows[key]["a"] and abs(change) >= 10]
     return (f"Host side {host['a_verdict']} -> {host['b_verdict']}" + (f" ({host['basis']}: {', '.join(moved)})" if moved
                                                                      else "") + ".")
 
@@ -407,7 +409,8 @@ def _contributors_table(result: DiffResult, width: int) -> Table:
 
 def _why_blocks(result: DiffResult, width: int) -> list[Block]:
     cells, rules = [], []
-    for label, rows in (("kernel", result.kernels), ("stage", result.stages)):
+    tables: tuple[tuple[str, Sequence[Row]], ...] = (("kernel", result.kernels), ("stage", result.stages))
+    for label, rows in tables:
         for row in rows:
             name = row_label(row) if label == "stage" else str(row[label])
             for counter, values in (row.get("metrics") or {}).items():
