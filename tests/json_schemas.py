@@ -11,7 +11,8 @@ from pathlib import Path
 from pydantic import TypeAdapter
 
 from nsprof.analyze.captures_types import CapturesDocument
-from nsprof.diff.types import DiffDocument
+from nsprof.capture.checks import Check
+from nsprof.diff.types import DiffDocument, NoiseDocument, NoiseRecord
 from nsprof.render.json_documents import AnalyzeDocument
 
 DOCS = Path(__file__).parents[1] / "docs" / "json"
@@ -19,6 +20,9 @@ DOCUMENTS = {  # file stem -> (the document's type, the command that writes it)
     "analyze": (AnalyzeDocument, "nsprof analyze CAPTURE --json"),
     "analyze-captures": (CapturesDocument, "nsprof analyze DIRECTORY-OF-CAPTURES --json"),
     "diff": (DiffDocument, "nsprof diff A B --json"),
+    "noise": (NoiseDocument, "nsprof noise RUNS... --out FILE --json"),
+    "noise-record": (NoiseRecord, "the record nsprof noise writes (FILE), which nsprof diff --noise reads"),
+    "doctor": (list[Check], "nsprof doctor --json"),
 }
 
 

@@ -36,9 +36,9 @@ DIFFED = {  # two programs' captures, runs, JAX traces, two ladders' stages, ben
 }
 
 
-def json_of(*args: str) -> dict:
+def json_of(*args: str, exit_code: int = 0):
     result = CliRunner().invoke(app, [*args, "--json"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == exit_code, result.output
     return json.loads(result.stdout)
 
 
@@ -82,3 +82,17 @@ def test_many_captures_json_matches_its_schema():
 def test_diff_json_matches_its_schema(kind):
     a, b = DIFFED[kind]
     check(json_of("diff", str(a), str(b)), "diff")
+
+
+def test_noise_json_and_its_record_match_their_schema(tmp_path):
+    out = tmp_path / "noise.json"
+    check(json_of("noise", str(DATA / "runs" / "ab-base"), "--out", str(out)), "noise")
+    check(json.loads(out.read_text()), "noise-record")
+    check(json.loads((ROOT / "nsprof" / "diff" / "noise_floor.json").read_text()), "noise-record")  # nsprof's own
+
+
+def test_doctor_json_matches_its_schema():
+    """On this machine, without a GPU: CuPy missing, the GPU skipped, each check with its fix."""
+    checks = json_of("doctor", exit_code=1)  # something profiling needs is missing
+    assert {row["status"] for row in checks} >= {"missing", "ok"}
+    check(checks, "doctor")

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from importlib import metadata
 
+from typing_extensions import TypedDict  # pydantic reads it for docs/json (typing's, only from Python 3.12)
+
 from nsprof import metric_catalog
 from nsprof.capture.output import PERMISSION_ERROR, PERMISSION_FIX
 from nsprof.capture.tools import FoundTool, locate_tool
@@ -56,11 +58,20 @@ def probe_counters(ncu: str, timeout_s: float = 90) -> tuple[bool | None, str]:
     return None, f"ncu exited with code {done.returncode}: {last.strip()[:120]}"
 
 
-def _check(name: str, status: str, detail: str, fix: str | None = None) -> dict:
+class Check(TypedDict):
+    """One check of `nsprof doctor` (its --json prints a list of them; docs/json/doctor.schema.json)."""
+
+    check: str
+    status: str  # ok, missing, unknown, or skipped (something it needs is missing)
+    detail: str
+    fix: str | None  # what to do, where it is not ok
+
+
+def _check(name: str, status: str, detail: str, fix: str | None = None) -> Check:
     return {"check": name, "status": status, "detail": detail, "fix": fix}
 
 
-def environment_checks(nsys: str | None = None, ncu: str | None = None) -> list[dict]:
+def environment_checks(nsys: str | None = None, ncu: str | None = None) -> list[Check]:
     """Everything `nsprof profile --tool both` needs, each "ok", "missing", "unknown" or "skipped"
     (not checked because something it needs is missing)."""
     checks = []
@@ -99,7 +110,7 @@ def environment_checks(nsys: str | None = None, ncu: str | None = None) -> list[
     return checks
 
 
-def _counters_check(have_gpu: bool, ncu: FoundTool | None) -> dict:
+def _counters_check(have_gpu: bool, ncu: FoundTool | None) -> Check:
     if not (have_gpu and ncu):
         return _check("GPU counters", "skipped", "needs a GPU and ncu")
     readable, detail = probe_counters(ncu.path)

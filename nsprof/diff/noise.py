@@ -56,6 +56,7 @@ import pandas as pd
 
 from nsprof.diff.mix import as_runs, mix_moved
 from nsprof.diff.statistics import compare_samples
+from nsprof.diff.types import NoiseRecord
 from nsprof.errors import MissingPathError, ParseError
 from nsprof.parse.json_document import UnreadableDocument, read_json_object
 from nsprof.paths import missing_reason
@@ -173,7 +174,7 @@ def floors_of(changes: pd.DataFrame) -> dict[str, float]:
     return {str(name): FLOOR_MARGIN * float(value) for name, value in largest.groupby(tested["category"]).max().items()}
 
 
-def noise_document(floor: NoiseFloor, runs: int, gpu: str | None, created: str) -> dict:
+def noise_document(floor: NoiseFloor, runs: int, gpu: str | None, created: str) -> NoiseRecord:
     """A noise record of `floor` (noise_record reads it back): its floors, what measured them, over
     how many runs, on which GPU, and when."""
     return {"source": floor.source, "floor_pct": floor.pct, "runs": runs, "gpu": gpu, "created": created,

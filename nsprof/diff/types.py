@@ -161,5 +161,26 @@ class DiffDocument(TypedDict):
     host: HostChange | None
     loop: LoopChangeJson | None
 
+class _NoiseFloors(TypedDict):
+    source: str  # what measured the floors
+    floor_pct: dict[str, float]  # category -> the change an unchanged program moved by
+
+
+class NoiseRecord(_NoiseFloors, total=False):
+    """A noise record as `diff --noise` reads it: its floors and what measured them (nsprof's own,
+    nsprof/diff/noise_floor.json, say no more); `nsprof noise` writes every key."""
+
+    runs: int
+    gpu: str | None
+    created: str
+    short_ns: int
+
+
+class NoiseDocument(NoiseRecord):
+    """What `nsprof noise --json` prints: the record, and the files it was written to."""
+
+    written: list[str]
+
+
 # A row of any of a diff's tables, read by key name (`row[label]`, label being kernel, range or stage)
 Row = Mapping[str, Any]

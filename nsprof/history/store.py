@@ -18,10 +18,11 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -146,7 +147,7 @@ def is_history(path: Path) -> bool:
 NOISE_SCHEMA = "CREATE TABLE IF NOT EXISTS noise (gpu TEXT PRIMARY KEY, added TEXT NOT NULL, record TEXT NOT NULL)"
 
 
-def store_noise(conn: sqlite3.Connection, record: dict) -> None:
+def store_noise(conn: sqlite3.Connection, record: Mapping[str, Any]) -> None:
     """The noise record of record["gpu"] (nsprof.api.measure_noise_record names one always), replacing
     that GPU's earlier one, in one transaction."""
     with conn:

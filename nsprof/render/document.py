@@ -11,7 +11,7 @@ them: the terminal, Markdown and HTML show the formatted cells, JSON the values.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,7 +54,7 @@ class Bullets:
 class Table:
     title: str | None
     columns: Sequence[Column]
-    rows: Sequence[dict]  # records: a column's key picks its value
+    rows: Sequence[Mapping[str, Any]]  # records: a column's key picks its value
     caption: str | None = None  # a note under the table
     # record keys of the columns a terminal too narrow leaves out, in this order (the caption says which)
     drop_order: tuple[str, ...] = ()

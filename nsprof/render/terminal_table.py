@@ -9,7 +9,8 @@ nsprof.render.format.MISSING, whatever the table.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from rich.markup import escape
 from rich.table import Table
@@ -53,7 +54,7 @@ def in_mb(spec: str):
     return lambda nbytes: format(nbytes / 1e6, spec)
 
 
-def rich_table(title: str | None, columns: tuple, rows: Sequence[dict], caption: str | None = None,
+def rich_table(title: str | None, columns: tuple, rows: Sequence[Mapping[str, Any]], caption: str | None = None,
                width: int | None = None, whole: tuple[str, ...] = ()) -> Table:
     """A rich Table: numbers right-aligned, text folded. Given the terminal's `width`, a table too
     wide for it wraps its prose columns (text with spaces) at spaces and keeps every other column
@@ -70,7 +71,7 @@ def rich_table(title: str | None, columns: tuple, rows: Sequence[dict], caption:
     return table
 
 
-def fit_columns(columns: list, rows: Sequence[dict], width: int, drop_order: tuple[str, ...], prose: bool = False,
+def fit_columns(columns: list, rows: Sequence[Mapping[str, Any]], width: int, drop_order: tuple[str, ...], prose: bool = False,
                 whole: tuple[str, ...] = ()) -> list:
     """`columns` less the first of `drop_order` present, then the next, until the table fits `width`
     terminal columns (each column as wide as its heading's longest line or its widest cell; with
@@ -105,14 +106,14 @@ def fit_named(columns: list, rows_for, name_widths: tuple[int, ...], width: int,
     return columns_shown, rows
 
 
-def table_width(columns: list, rows: Sequence[dict], prose: bool = False, whole: tuple[str, ...] = ()) -> int:
+def table_width(columns: list, rows: Sequence[Mapping[str, Any]], prose: bool = False, whole: tuple[str, ...] = ()) -> int:
     """Terminal columns a table takes: each column as wide as its heading's longest line or its
     widest cell, plus rich's borders and padding; with `prose`, a prose column (text with spaces)
     only as wide as its longest word, as rich_table wraps it."""
     return 1 + sum(3 + width for width in (_least(columns, rows, whole) if prose else _natural(columns, rows)))
 
 
-def _natural(columns: Sequence, rows: Sequence[dict]) -> list[int]:
+def _natural(columns: Sequence, rows: Sequence[Mapping[str, Any]]) -> list[int]:
     return [max(max(len(line) for line in heading.split("\n")), max((len(cell(row.get(key), spec)) for row in rows), default=1))
             for heading, key, spec in columns]
 
@@ -120,7 +121,7 @@ def _natural(columns: Sequence, rows: Sequence[dict]) -> list[int]:
 PROSE_MIN = 24  # a prose column narrower than this reads as a word a line: columns go first
 
 
-def _least(columns: Sequence, rows: Sequence[dict], whole: tuple[str, ...] = ()) -> list[int]:
+def _least(columns: Sequence, rows: Sequence[Mapping[str, Any]], whole: tuple[str, ...] = ()) -> list[int]:
     """Each column's narrowest without breaking a word: headings wrap at spaces; a prose column's
     cells too, to their longest word or PROSE_MIN where their text is longer; other cells whole."""
     widths = []
@@ -136,7 +137,7 @@ def _least(columns: Sequence, rows: Sequence[dict], whole: tuple[str, ...] = ())
     return widths
 
 
-def _prose_widths(columns: tuple, rows: Sequence[dict], width: int, whole: tuple[str, ...] = ()) -> list[int] | None:
+def _prose_widths(columns: tuple, rows: Sequence[Mapping[str, Any]], width: int, whole: tuple[str, ...] = ()) -> list[int] | None:
     """Content widths that fit `width`: each column at its least (_least), what is left shared in
     proportion to how much wider each would be whole; None where the table fits as it is, or
     cannot fit even so."""
@@ -165,7 +166,7 @@ def terminal_table(block: DocumentTable, width: int) -> Table:
                       block.whole)
 
 
-def left_out(present: Sequence, shown: Sequence, rows: Sequence[dict] = ()) -> tuple[str, ...]:
+def left_out(present: Sequence, shown: Sequence, rows: Sequence[Mapping[str, Any]] = ()) -> tuple[str, ...]:
     """The headings (on one line) of the columns of `present` that are not `shown`, but those
     empty on every one of `rows` (nothing was lost with them): for a Table's left_out."""
     def empty(key, spec) -> bool:

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nsprof.verbs.common import path_or_none
 
+if TYPE_CHECKING:
+    from nsprof.capture.checks import Check
 
-def doctor(nsys: str | None = None, ncu: str | None = None) -> list[dict]:
+
+def doctor(nsys: str | None = None, ncu: str | None = None) -> list[Check]:
     """What profiling needs, checked (CuPy, GPU, driver, nvtx, nsys, ncu, counter access): one
     record per check (check, status, detail, fix), as `nsprof doctor --json` prints them."""
     from nsprof.capture.checks import environment_checks

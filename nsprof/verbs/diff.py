@@ -13,6 +13,7 @@ from nsprof.verbs.common import history_path, outside_profiles
 if TYPE_CHECKING:  # loaded with the calls that need them: `nsprof --help` stays fast
     from nsprof.diff import DiffResult, Side
     from nsprof.diff.noise import NoiseFloor
+    from nsprof.diff.types import NoiseDocument
 
 
 def diff(a: str | Path, b: str | Path | None = None, stages: tuple[str, str] | None = None,
@@ -67,7 +68,7 @@ def _side_gpu(side) -> str | None:
 
 
 def measure_noise_record(paths: Sequence[str | Path], out: str | Path, attribution: str = "thread",
-                         force: bool = False, db: str | Path | None = None) -> dict:
+                         force: bool = False, db: str | Path | None = None) -> NoiseDocument:
     """`nsprof noise`: the noise floors of one unchanged program from its runs, written as a noise
     record at `out` (what `diff --noise` reads) and, with `db`, kept in that history database as its
     GPU's record. Each path is a profile with runs, a directory of captures, or one capture; together
