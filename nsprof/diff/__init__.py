@@ -68,7 +68,7 @@ from nsprof.diff.judge import (
     floors_apply,
 )
 from nsprof.diff.kernels import compare_launch_runs, kernel_rows
-from nsprof.diff.loop import LoopChange, loop_change
+from nsprof.diff.loop import loop_change
 from nsprof.diff.noise import NoiseFloor, default_noise
 from nsprof.diff.ranges import capture_range_rows
 from nsprof.diff.result import DiffResult
@@ -76,6 +76,7 @@ from nsprof.diff.sides import UNNAMED_GPU, Side, machines_apart, run_frames, sid
 from nsprof.diff.stages import capture_stage_rows
 from nsprof.diff.statistics import MIN_SAMPLES
 from nsprof.diff.totals import contributors, totals
+from nsprof.diff.types import LoopChange
 from nsprof.diff.why import capture_rules
 from nsprof.errors import UsageError
 

@@ -12,40 +12,15 @@ at least min_change_pct."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import cast
-
 import numpy as np
 import pandas as pd
 
 from nsprof.analyze.iterations import Loop
 from nsprof.analyze.phases import STARTUP, Phase
 from nsprof.diff.statistics import compare_runs, compare_samples
-from nsprof.diff.types import LoopChangeJson
+from nsprof.diff.types import LoopChange
 
 FASTER, SLOWER, SAME, NOT_CALLED = "faster", "slower", "same", "not called"
-
-
-@dataclass(frozen=True)
-class LoopChange:
-    """A's and B's steady iterations (count, median), the change and its interval, the status, what
-    defined each side's iterations, and each side's start-up (the mean of its runs')."""
-
-    a_count: int
-    b_count: int
-    a_median_ns: float
-    b_median_ns: float
-    change_pct: float
-    ci_low_pct: float | None
-    ci_high_pct: float | None
-    status: str
-    a_source: str
-    b_source: str
-    a_startup_ns: float | None
-    b_startup_ns: float | None
-
-    def to_json(self) -> LoopChangeJson:
-        return cast(LoopChangeJson, asdict(self))  # its fields are the JSON's keys
 
 
 def loop_change(a: list[tuple[Loop | None, tuple[Phase, ...]]], b: list[tuple[Loop | None, tuple[Phase, ...]]],
@@ -70,5 +45,7 @@ def loop_change(a: list[tuple[Loop | None, tuple[Phase, ...]]], b: list[tuple[Lo
     called = low is not None and high is not None and (low > 0 or high < 0) and abs(change) >= min_change_pct
     status = NOT_CALLED if not across_runs else (SLOWER if change > 0 else FASTER) if called else SAME
     (spans_a, source_a, startup_a), (spans_b, source_b, startup_b) = sides
-    return LoopChange(sum(map(len, spans_a)), sum(map(len, spans_b)), float(row["a_median_ns"]), float(row["b_median_ns"]),
-                      change, low, high, status, source_a, source_b, startup_a, startup_b)
+    return {"a_count": sum(map(len, spans_a)), "b_count": sum(map(len, spans_b)), "a_median_ns": float(row["a_median_ns"]),
+            "b_median_ns": float(row["b_median_ns"]), "change_pct": change, "ci_low_pct": low, "ci_high_pct": high,
+            "status": status, "a_source": source_a, "b_source": source_b, "a_startup_ns": startup_a,
+            "b_startup_ns": startup_b}

@@ -6,9 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from nsprof.diff.judge import ADDED, REMOVED
-from nsprof.diff.loop import LoopChange
 from nsprof.diff.noise import NoiseFloor
-from nsprof.diff.types import Contributor, HostChange, KernelRow, RangeRow, Row, StageRow, TotalRow
+from nsprof.diff.types import Contributor, HostChange, KernelRow, LoopChange, RangeRow, Row, StageRow, TotalRow
 
 
 @dataclass(frozen=True)

@@ -112,8 +112,10 @@ class HostChange(TypedDict):
     rows: list[HostRow]
 
 
-class LoopChangeJson(TypedDict):
-    """The time an iteration takes, A against B (nsprof.diff.loop.LoopChange)."""
+class LoopChange(TypedDict):
+    """The time an iteration takes, A against B (nsprof.diff.loop.loop_change): each side's steady
+    iterations and median, the change and its interval, the call, what defined each side's
+    iterations, and each side's start-up (the mean of its runs')."""
 
     a_count: int
     b_count: int
@@ -159,7 +161,7 @@ class DiffDocument(TypedDict):
     stages: list[StageRow]
     totals: TotalsJson
     host: HostChange | None
-    loop: LoopChangeJson | None
+    loop: LoopChange | None
 
 class _NoiseFloors(TypedDict):
     source: str  # what measured the floors

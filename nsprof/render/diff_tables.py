@@ -45,7 +45,7 @@ def diff_json(result: DiffResult) -> str:
         if result.noise else None,
         "warnings": result.warnings, "kernels": result.kernels, "ranges": result.ranges, "stages": result.stages,
         "totals": {"rows": result.totals, "top_contributors": result.contributors}, "host": result.host,
-        "loop": result.loop.to_json() if result.loop else None,
+        "loop": result.loop,
     }
     return json.dumps(json_ready(document), indent=2)
 
@@ -110,14 +110,16 @@ def loop_lines(result: DiffResult) -> list[str]:
     loop = result.loop
     if loop is None:
         return []
-    interval = "" if loop.ci_low_pct is None else f", 95% interval {loop.ci_low_pct:+.1f}% to {loop.ci_high_pct:+.1f}%"
-    lines = [f"Loop: an iteration {fmt.duration_ns(loop.a_median_ns)} -> {fmt.duration_ns(loop.b_median_ns)} "
-             f"({loop.change_pct:+.1f}%{interval}; {loop.a_count:,} and {loop.b_count:,} steady iterations, "
-             f"{_loop_source(loop.a_source, loop.b_source)}): "
+    low, high = loop["ci_low_pct"], loop["ci_high_pct"]
+    interval = "" if low is None or high is None else f", 95% interval {low:+.1f}% to {high:+.1f}%"
+    lines = [f"Loop: an iteration {fmt.duration_ns(loop['a_median_ns'])} -> {fmt.duration_ns(loop['b_median_ns'])} "
+             f"({loop['change_pct']:+.1f}%{interval}; {loop['a_count']:,} and {loop['b_count']:,} steady iterations, "
+             f"{_loop_source(loop['a_source'], loop['b_source'])}): "
              + ("not called from one run a side: an iteration's time moves more between runs than within one; "
-                f"{RUNS_DECIDE}." if loop.status == LOOP_NOT_CALLED else f"{loop.status}.")]
-    if loop.a_startup_ns is not None and loop.b_startup_ns is not None:
-        lines.append(f"Start-up, on its own: {fmt.duration_ns(loop.a_startup_ns)} -> {fmt.duration_ns(loop.b_startup_ns)}.")
+                f"{RUNS_DECIDE}." if loop["status"] == LOOP_NOT_CALLED else f"{loop['status']}.")]
+    startups = loop["a_startup_ns"], loop["b_startup_ns"]
+    if startups[0] is not None and startups[1] is not None:
+        lines.append(f"Start-up, on its own: {fmt.duration_ns(startups[0])} -> {fmt.duration_ns(startups[1])}.")
     return lines
 
 
