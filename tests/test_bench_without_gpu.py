@@ -51,3 +51,10 @@ def test_a_cupy_without_a_driver_names_the_missing_driver(monkeypatch, tmp_path)
     with pytest.raises(GpuUnavailableError) as raised:
         gpu.require_cupy()
     assert "no NVIDIA driver" in raised.value.problem and "insufficient" not in raised.value.problem
+
+
+def test_no_stage_at_all_times_nothing_and_needs_no_gpu():
+    """A run of no stages (and no baselines) is no records, not a NameError on the problem it never made."""
+    from nsprof.ladder_runs.bench import run_bench
+
+    assert run_bench("sgemm", [], [(64, 64, 64)], baseline=False) == []

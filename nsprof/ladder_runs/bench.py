@@ -141,6 +141,7 @@ def run_bench(op: str, stages: list[Stage], sizes: list[Size], *, repeat: int | 
         problems = _problems(workload, size, cp, gpu=bool(on_gpu), cpu=len(on_gpu) < len(stages))
         launches: dict = {}  # the launches of the stages that verified at this size, for pairing
         first = len(records)
+        problem = None  # each stage's problem, let go with the size's (an empty ladder has none)
         for stage in todo:
             problem = problems["cpu" if stage.kind.on_host else "gpu"]
             if progress:
