@@ -13,6 +13,8 @@ from pydantic import TypeAdapter
 from nsprof.analyze.captures_types import CapturesDocument
 from nsprof.capture.checks import Check
 from nsprof.diff.types import DiffDocument, NoiseDocument, NoiseRecord
+from nsprof.history.store import HistoryRow
+from nsprof.ladder.op_model import StageJson
 from nsprof.render.json_documents import AnalyzeDocument
 
 DOCS = Path(__file__).parents[1] / "docs" / "json"
@@ -23,6 +25,8 @@ DOCUMENTS = {  # file stem -> (the document's type, the command that writes it)
     "noise": (NoiseDocument, "nsprof noise RUNS... --out FILE --json"),
     "noise-record": (NoiseRecord, "the record nsprof noise writes (FILE), which nsprof diff --noise reads"),
     "doctor": (list[Check], "nsprof doctor --json"),
+    "stages": (list[StageJson], "nsprof stages --json"),
+    "history": (list[HistoryRow], "nsprof history show --json"),
 }
 
 

@@ -96,3 +96,19 @@ def test_doctor_json_matches_its_schema():
     checks = json_of("doctor", exit_code=1)  # something profiling needs is missing
     assert {row["status"] for row in checks} >= {"missing", "ok"}
     check(checks, "doctor")
+
+
+@pytest.mark.parametrize("op", ["sgemm", "hgemm", "sgemv"])
+def test_stages_json_matches_its_schema(op):
+    check(json_of("stages", "--op", op), "stages")
+
+
+def test_history_json_matches_its_schema(tmp_path):
+    """A history of a bench record with its runs and of a program's capture (its kernels, ranges and host side)."""
+    db = str(tmp_path / "history.sqlite")
+    for record in (DATA / "runs" / "bench-a.json", PAIRS / "train-a.sqlite"):
+        added = CliRunner().invoke(app, ["history", "add", str(record), "--db", db, "--commit", "abc", "--branch", "main"])
+        assert added.exit_code == 0, added.output
+    rows = json_of("history", "show", "--db", db)
+    assert {row["kind"] for row in rows} >= {"bench", "kernel", "host"}
+    check(rows, "history")

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from typing_extensions import TypedDict  # pydantic reads it for docs/json (typing's, only from Python 3.12)
 
 from nsprof.errors import ParseError, UsageError
 from nsprof.paths import missing_reason, special_file_reason
@@ -47,6 +48,24 @@ SELECT e.id AS entry, e.added, e.created, e.commit_id, e.branch, e.gpu, e.source
        m.kind, m.name, m.median_ns, m.runs, m.run_medians_ns
 FROM measurements AS m JOIN entries AS e ON e.id = m.entry ORDER BY e.id
 """
+
+
+class HistoryRow(TypedDict):
+    """One measurement with its entry's fields (MEASUREMENTS_SQL): a row of `nsprof history show --json`."""
+
+    entry: int
+    added: str
+    created: str | None
+    commit_id: str | None
+    branch: str | None
+    gpu: str | None
+    source: str
+    source_kind: str  # what the entry was made from: a bench record, or a capture
+    kind: str  # bench, stage, kernel, range or host
+    name: str
+    median_ns: float
+    runs: int
+    run_medians_ns: list[float]
 
 
 @dataclass(frozen=True)

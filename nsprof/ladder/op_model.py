@@ -22,7 +22,9 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import Field, asdict, dataclass, fields
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
+from typing import Any, ClassVar, Protocol, TypeVar, cast, runtime_checkable
+
+from typing_extensions import TypedDict  # pydantic reads it for docs/json (typing's, only from Python 3.12)
 
 from nsprof.access import MemoryAccess
 from nsprof.ladder.stage_kinds import StageKind
@@ -160,6 +162,29 @@ def fixed_precision(name: str, description: str, tolerance: float) -> Precision:
     return Precision(name, description, f"{tolerance:g}", lambda size: tolerance, tolerance)
 
 
+class StageJson(TypedDict):
+    """A stage as `nsprof stages --json` lists it (Stage.to_json)."""
+
+    op: str
+    stage: str
+    title: str
+    kernel_file: str | None
+    kind: str  # its stage kind's name (nsprof.ladder.stage_kinds)
+    tiles: list[dict[str, Any]]  # its launch configurations: a kernel's tiles, a Triton stage's configurations
+    ragged: str
+    precision: str
+    changes: str
+    why: str
+    metric: str
+    watch: list[str]
+    notes: str
+    accesses: list[dict[str, Any]]  # one warp's loads and stores, as the SASS performs them
+    modelled_tile: str | None
+    tolerance: float | None  # a fixed tolerance, where the precision has one (tolerance_rule says how it is set)
+    tolerance_rule: str
+    precision_description: str
+
+
 @dataclass(frozen=True)
 class Stage:
     op: str
@@ -209,7 +234,7 @@ class Stage:
             return None
         return find_kernel(self.kernel_file)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> StageJson:
         d = {f.name: getattr(self, f.name) for f in fields(self)}
         d["kind"] = self.kind.name
         d["tiles"] = [asdict(t) for t in self.tiles]
@@ -218,7 +243,7 @@ class Stage:
         d["tolerance"] = self.precision.fixed
         d["tolerance_rule"] = self.precision.rule
         d["precision_description"] = self.precision.description
-        return d
+        return cast(StageJson, d)  # the dataclass's fields, with the nested ones made plain
 
 
 @dataclass(frozen=True)
