@@ -14,6 +14,7 @@ from nsprof.analyze.captures_types import CapturesDocument
 from nsprof.capture.checks import Check
 from nsprof.diff.types import DiffDocument, NoiseDocument, NoiseRecord
 from nsprof.history.store import HistoryRow
+from nsprof.history.trend import CheckDocument
 from nsprof.ladder.op_model import StageJson
 from nsprof.render.json_documents import AnalyzeDocument
 
@@ -27,6 +28,7 @@ DOCUMENTS = {  # file stem -> (the document's type, the command that writes it)
     "doctor": (list[Check], "nsprof doctor --json"),
     "stages": (list[StageJson], "nsprof stages --json"),
     "history": (list[HistoryRow], "nsprof history show --json"),
+    "history-check": (CheckDocument, "nsprof history check --fail-if-slower PCT --json"),
 }
 
 

@@ -112,3 +112,13 @@ def test_history_json_matches_its_schema(tmp_path):
     rows = json_of("history", "show", "--db", db)
     assert {row["kind"] for row in rows} >= {"bench", "kernel", "host"}
     check(rows, "history")
+
+
+def test_history_check_json_matches_its_schema(tmp_path):
+    db = str(tmp_path / "history.sqlite")
+    for record in (DATA / "runs" / "bench-a.json", DATA / "runs" / "bench-b.json"):
+        added = CliRunner().invoke(app, ["history", "add", str(record), "--db", db, "--commit", "abc"])
+        assert added.exit_code == 0, added.output
+    document = json_of("history", "check", "--db", db, "--fail-if-slower", "5")
+    assert document["rows"] and document["baseline"]
+    check(document, "history-check")

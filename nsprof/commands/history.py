@@ -81,6 +81,7 @@ def check(
     across runs, and fail naming each regression. Comparing nothing (no baseline, nothing in
     common) is a failure of its own, exit code 4, never a pass; with --first-passes, the first
     entry of its GPU and kind passes."""
+    from nsprof.history.trend import CheckDocument
     from nsprof.history.trend import check as compare
     from nsprof.render import format as fmt
     from nsprof.render.document_writers import to_terminal
@@ -102,8 +103,8 @@ def check(
                    "first, on the same GPU")
         raise typer.Exit(NOTHING_COMPARED_EXIT_CODE)
     if as_json:
-        typer.echo(json.dumps({**info, "rows": json.loads(stats.reset_index(names="key").to_json(orient="records"))},
-                              indent=2))
+        document: CheckDocument = {**info, "rows": json.loads(stats.reset_index(names="key").to_json(orient="records"))}
+        typer.echo(json.dumps(document, indent=2))
     else:
         to_terminal(check_blocks(stats, info, fail_if_slower), stdout())
     slower = stats[stats["status"] == "slower"]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from typing_extensions import TypedDict  # pydantic reads it for docs/json (typing's, only from Python 3.12)
 
 from nsprof.diff import NOT_CALLED
 from nsprof.diff.statistics import compare_runs
@@ -62,7 +63,42 @@ def change_points(medians: list[float] | np.ndarray) -> list[int]:
     return sorted(i for i, _ in kept)
 
 
-def check(history: pd.DataFrame, fail_if_slower: float, baseline: int = BASELINE) -> tuple[pd.DataFrame, dict]:
+class CheckRow(TypedDict):
+    """One stage, kernel or range of the newest entry against its baseline: `nsprof history check
+    --json`'s rows (statistics.compare_runs's columns, and the status)."""
+
+    key: str  # its kind and name
+    a_count: int
+    b_count: int
+    a_median_ns: float | None
+    b_median_ns: float | None
+    a_total_ns: float | None
+    b_total_ns: float | None
+    change_pct: float | None
+    ci_low_pct: float | None
+    ci_high_pct: float | None
+    testable: bool
+    a_runs: int
+    b_runs: int
+    unstable: bool
+    p_value: float | None
+    status: str  # slower, faster, same, unstable, or not called (the host's figures)
+
+
+class CheckInfo(TypedDict):
+    newest: int  # the entry checked
+    baseline: list[int]  # the entries it was checked against
+    gpu: str | None
+    kind: str
+
+
+class CheckDocument(CheckInfo):
+    """`nsprof history check --json`."""
+
+    rows: list[CheckRow]
+
+
+def check(history: pd.DataFrame, fail_if_slower: float, baseline: int = BASELINE) -> tuple[pd.DataFrame, CheckInfo]:
     """The newest entry's measurements against its baseline (module docstring): per stage, kernel
     and range both hold, STAT_COLUMNS and `status` (slower, faster, same or unstable), and what
     was compared ({"newest", "baseline": entry ids, "gpu", "kind"})."""

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from nsprof.history.summary import KINDS
-from nsprof.history.trend import BASELINE, CHANGE_P, MIN_CHANGE_PCT, WINDOW, change_points
+from nsprof.history.trend import BASELINE, CHANGE_P, MIN_CHANGE_PCT, WINDOW, CheckInfo, change_points
 from nsprof.render import format as fmt
 from nsprof.render.document import Block, Paragraph, Table
 from nsprof.render.format import counted
@@ -80,7 +80,7 @@ def entry_blocks(kind: str, name: str, series: pd.DataFrame) -> list[Block]:
                   drop_order=("branch", "added", "spread_pct", "runs"))]
 
 
-def check_blocks(stats: pd.DataFrame, info: dict, threshold: float) -> list[Block]:
+def check_blocks(stats: pd.DataFrame, info: CheckInfo, threshold: float) -> list[Block]:
     rows = []
     for key, row in stats.iterrows():
         kind, name = str(key).split(" ", 1)
