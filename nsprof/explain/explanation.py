@@ -19,7 +19,7 @@ from nsprof.explain.facts import topic_facts
 from nsprof.explain.model_sections import BANK_GRID_TITLE, global_model, shared_model, why_banks, why_sectors
 from nsprof.explain.page import Explanation, prose, section
 from nsprof.explain.topic import Topic
-from nsprof.explain.topics import get_topic, topic_list  # noqa: F401 (topic_list: its home is topics)
+from nsprof.explain.topics import get_topic
 from nsprof.ladder.registry import Stage, get_op, get_stage, select_stages
 from nsprof.paths import shown_path
 from nsprof.render.document import Block, Bullets, Drawing, Table
