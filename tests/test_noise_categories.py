@@ -108,16 +108,20 @@ def test_a_first_format_record_still_serves_each_kind(tmp_path):
 
 
 def test_benjamini_hochberg_keeps_an_unchanged_table_of_runs_quiet_and_finds_a_planted_change():
-    """Three runs against three of the torch.compile block on one machine: Welch's t alone finds
-    some of its hundreds of rows significant; over the table, Benjamini-Hochberg finds none of them,
-    yet a 5% slowdown of the hottest kernel in five runs against five is found."""
-    runs = program_runs("compile", "2") + program_runs("compile", "2b")
+    """Three runs against three of the JAX program, unchanged, on one machine: Welch's t at 5% alone
+    would call some of its 52 kernels (3, at p = 0.014 to 0.031); nsprof's rule (Benjamini-Hochberg
+    at a 1% false discovery rate over the table) finds none, and nothing is called. Yet a 5%
+    slowdown of the torch.compile block's hottest kernel, five runs against five, is found. (No row
+    here is below 1%, so this table does not tell the correction from a plain 1% threshold.)"""
+    jax = program_runs("jax")
     sides = [pd.concat([FRAMES[run]["kernels"].assign(run=number) for number, run in enumerate(part)])
-             for part in (runs[:3], runs[3:6])]
+             for part in (jax[:3], jax[3:6])]
     stats = compare_runs(*sides)
-    assert discoveries(stats["p_value"]).sum() <= (stats["p_value"] < 0.05).sum()
+    assert (stats["p_value"] < 0.05).sum() > 0  # Welch's t alone: rows by chance
+    assert not discoveries(stats["p_value"]).any()  # over the table: none
     assert not call_rows(stats, "kernels")["status"].isin(["faster", "slower"]).any()
-    hottest = sides[0].groupby("key")["value_ns"].sum().idxmax()
+    runs = program_runs("compile", "2") + program_runs("compile", "2b")
+    hottest = pd.concat([FRAMES[run]["kernels"] for run in runs[:3]]).groupby("key")["value_ns"].sum().idxmax()
     five = [pd.concat([FRAMES[run]["kernels"].assign(run=number) for number, run in enumerate(part)])
             for part in (runs[:5], program_runs("compile", "1") + runs[5:7])]
     five[1].loc[five[1]["key"] == hottest, "value_ns"] *= 1.05
