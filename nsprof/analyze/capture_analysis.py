@@ -147,7 +147,7 @@ class CaptureAnalysis:
 
     @cached_property
     def tool_versions(self) -> tuple[str, ...]:
-        """The versions of nsys that wrote the exports."""
+        """The versions of the tools that wrote the timelines (nsys's, or a profiler's), each once."""
         return tuple(sorted({export.tool_version for export in self._inputs.timelines if export.tool_version}))
 
     @cached_property

@@ -131,9 +131,14 @@ class LoopChange(TypedDict):
     b_startup_ns: float | None
 
 
-class NoiseJson(TypedDict):
-    floor_pct: dict[str, float]  # category -> the floor a one-run change must pass
+class _NoiseFloors(TypedDict):
     source: str  # what measured the floors
+    floor_pct: dict[str, float]  # category -> the change an unchanged program moved by
+
+
+class NoiseJson(_NoiseFloors):
+    """The floors a diff of one run a side called changes beyond, and what it never calls."""
+
     short_ns: int
     never_called: list[str]  # categories never called from one run
     not_called_across_gpus: list[str]
@@ -162,11 +167,6 @@ class DiffDocument(TypedDict):
     totals: TotalsJson
     host: HostChange | None
     loop: LoopChange | None
-
-class _NoiseFloors(TypedDict):
-    source: str  # what measured the floors
-    floor_pct: dict[str, float]  # category -> the change an unchanged program moved by
-
 
 class NoiseRecord(_NoiseFloors, total=False):
     """A noise record as `diff --noise` reads it: its floors and what measured them (nsprof's own,

@@ -53,7 +53,8 @@ class Measurements:
 
 def measurements(source: Source, profile: Capture, analysis: CaptureAnalysis) -> Measurements:
     """The measurements of the profile read from `source`, analyzed as `nsprof analyze` analyzes it
-    (the explain verb opens it through the front door: nsprof.verbs.explain_sources.opened)."""
+    (the explain verb finds it, nsprof.verbs.explain_sources, and opens it through the front door,
+    nsprof.profile_analysis.opened)."""
     if analysis.kernels is None or analysis.launches is None:  # the profile has no ncu output
         raise NsprofError(f"{source.path}: no Nsight Compute CSV to read measurements from",
                           "give a profile directory, an .ncu-rep or an ncu .csv (nsprof profile --tool ncu writes one)")

@@ -16,10 +16,17 @@ from nsprof.analyze.host_types import HostSide
 from nsprof.ladder_analysis.untimed import untimed_causes
 from nsprof.ladder_analysis.work import combine, with_peaks, work_records
 
+
+def _inserted(parts: tuple[str, ...], before: str, added: tuple[str, ...]) -> tuple[str, ...]:
+    """`parts` with `added` computed just before the part `before`."""
+    at = parts.index(before)
+    return (*parts[:at], *added, *parts[at:])
+
+
 # The generic parts, with the ladder's where they are computed: its stages among what diff compares,
 # its work (from which they come) before the steady state.
-DIFF_PARTS = (*GENERIC_DIFF_PARTS[:4], "stages", *GENERIC_DIFF_PARTS[4:])
-SHOWN_PARTS = (*GENERIC_SHOWN_PARTS[:13], "work", "stages", *GENERIC_SHOWN_PARTS[13:])
+DIFF_PARTS = _inserted(GENERIC_DIFF_PARTS, "gpu_utilization", ("stages",))
+SHOWN_PARTS = _inserted(GENERIC_SHOWN_PARTS, "loop", ("work", "stages"))
 
 
 class LadderCaptureAnalysis(CaptureAnalysis):
