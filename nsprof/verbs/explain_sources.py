@@ -13,11 +13,11 @@ from nsprof.explain.cpu_gap_facts import CAPTURE_FIX
 from nsprof.explain.evidence import Source
 from nsprof.ladder.registry import REPO_ROOT, all_ops
 from nsprof.parse.profile import tool_outputs
-from nsprof.parse.sources import PROFILES_DIR, latest_profile
+from nsprof.parse.sources import EXAMPLES, PROFILES_DIR, latest_profile
 from nsprof.paths import missing_reason
 from nsprof.profile_layout import CPU_RESULTS, PIPELINE_RESULTS
 
-EXAMPLES_DIR = REPO_ROOT / PROFILES_DIR / "examples"  # the committed captures
+EXAMPLES_DIR = REPO_ROOT / PROFILES_DIR / EXAMPLES  # the committed captures
 # The committed example capture of each ladder (profiles/examples/h200-<op>-<size>), where there is one.
 LADDER_EXAMPLES = {op: next(iter(sorted(EXAMPLES_DIR.glob(f"h200-{op}-*"))), EXAMPLES_DIR / f"h200-{op}") for op in all_ops()}
 PIPELINE_EXAMPLE = EXAMPLES_DIR / "h200-pipeline-1024"
