@@ -392,12 +392,13 @@ GPU_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI
 
 def busy_by_sql(path: Path, device: int, start: int, end: int) -> tuple[int, int]:
     """(busy, copy-busy) ns of one device in the window [start, end), from plain SQL over the export:
-    the union of the intervals of its operations that start in the window (host_side's window holds
-    those), clipped to its end (copies and memsets alone for the second)."""
+    the union of the intervals of its operations that overlap the window, each clipped to it (work
+    that began before the window and runs into it counts for its part inside), copies and memsets
+    alone for the second."""
     with sqlite3.connect(path) as conn:
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        spans = {table: conn.execute(f"SELECT start, min(end, ?) FROM {table} WHERE deviceId = ? AND start >= ? "
-                                     "AND start < ?", (end, device, start, end)).fetchall()
+        spans = {table: conn.execute(f"SELECT max(start, ?), min(end, ?) FROM {table} WHERE deviceId = ? AND end > ? "
+                                     "AND start < ?", (start, end, device, start, end)).fetchall()
                  for table in GPU_TABLES if table in tables}
 
     def union(intervals: list[tuple[int, int]]) -> int:
