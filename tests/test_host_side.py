@@ -9,6 +9,7 @@ import json
 import re
 import sqlite3
 from dataclasses import replace
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -322,10 +323,59 @@ def test_the_readme_shows_what_analyze_and_diff_print():
     assert table in diffed
 
 
+def per_iteration_by_sql(name: str, window_start: int) -> dict[str, float]:
+    """One decode capture's host-side times per iteration of decode_step, by plain SQL over its export
+    and the idle rules of nsprof.analyze.host_idle's docstring written out (the window's first
+    iteration is taken from host_side: where the warm-up ends is its judgement). The window runs from
+    that decode_step's start to the end of the last GPU work; each gap in the GPU's work (operations
+    overlapping the window, clipped to it) is charged by the launch call of the operation that ends
+    it, matched by correlation id and process: made before the GPU ran dry, to launch overhead if the
+    call had not returned, else to queued; made after, first to a synchronization of that thread the
+    GPU ran dry in (returned within 5 us of the gap's start and before the launch call) for the time
+    it was blocked, the rest to host work if over 200 us, else to launch overhead. Host time between
+    launches: the median, per thread, of the time between the starts of consecutive launch calls in
+    the window. (These windows hold no module loading and no blocking copy, whose rules are left out.)"""
+    with sqlite3.connect(HOST / f"{name}.sqlite") as conn:
+        steps = [start for (start,) in conn.execute("SELECT start FROM NVTX_EVENTS WHERE text = 'decode_step' ORDER BY start")]
+        tables = [table for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+                  if table in GPU_TABLES]
+        end = max(conn.execute(f"SELECT max(end) FROM {table}").fetchone()[0] for table in tables)
+        work = sorted(row for table in tables for row in conn.execute(
+            f"SELECT max(start, ?), end, correlationId, globalPid / 16777216 FROM {table} WHERE end > ? AND start < ?",
+            (window_start, window_start, end)))
+        calls = {(correlation, thread // 16777216): (start, stop, thread) for correlation, thread, start, stop in conn.execute(
+            "SELECT correlationId, globalTid, start, end FROM CUPTI_ACTIVITY_KIND_RUNTIME")}
+        named = ("SELECT r.globalTid, r.start, r.end FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r JOIN StringIds AS s "
+                 "ON s.id = r.nameId WHERE {} ORDER BY r.globalTid, r.start")
+        waits = conn.execute(named.format("s.value LIKE '%Synchronize%'")).fetchall()
+        launches = conn.execute(named.format("(s.value LIKE 'cu%LaunchKernel%' OR s.value LIKE 'cu%GraphLaunch%') "
+                                             "AND r.start >= ? AND r.start < ?"), (window_start, end)).fetchall()
+    idle = {LAUNCHING: 0, HOST_WORK: 0, WAITED: 0, QUEUED: 0}
+    reach = window_start  # the end of the GPU's work so far
+    for start, stop, correlation, process in work:
+        if start > reach:
+            gap = start - reach
+            call_start, call_end, thread = calls[correlation, process]
+            if call_start <= reach:
+                idle[LAUNCHING if call_end > reach else QUEUED] += gap
+            else:
+                before = [(wait_start, wait_end) for tid, wait_start, wait_end in waits if tid == thread and wait_start < reach]
+                blocked = min(reach - before[-1][0], gap) if before and reach - 5_000 <= before[-1][1] <= call_start else 0
+                idle[WAITED] += blocked
+                idle[HOST_WORK if gap - blocked > 200_000 else LAUNCHING] += gap - blocked
+        reach = max(reach, stop)
+    iterations = len(steps) - steps.index(window_start)
+    between = [b[1] - a[1] for a, b in pairwise(launches) if a[0] == b[0]]
+    return {"time per iteration": (end - window_start) / iterations,
+            "GPU idle per iteration": sum(idle.values()) / iterations,
+            **{f"idle: {cause} per iteration": idle[cause] / iterations for cause in (LAUNCHING, WAITED, HOST_WORK)},
+            "host time between launches (median)": float(np.median(between))}
+
+
 def test_history_keeps_the_host_side_per_iteration(tmp_path):
     """`history add` of the eager and the graphed decode: each entry holds the host side's times per
-    iteration, the same figures diff shows, and `history show` reads the launch overhead's fall."""
-    from nsprof.diff.host import host_figures
+    iteration as SQL over the export finds them (per_iteration_by_sql), and `history show` reads the
+    launch overhead's fall to none (the graphed decode's gaps are a synchronization's and queued work)."""
     from nsprof.history.store import measurements, opened
 
     db = tmp_path / "history.sqlite"
@@ -336,13 +386,15 @@ def test_history_keeps_the_host_side_per_iteration(tmp_path):
     with opened(db) as conn:
         stored = measurements(conn)
     host = stored[stored["kind"] == "host"].set_index(["entry", "name"])["median_ns"]
+    by_sql = {name: per_iteration_by_sql(name, host_of(name)["window"]["start_ns"]) for name in ("decode-eager", "decode-graph")}
     for entry, name in ((1, "decode-eager"), (2, "decode-graph")):
-        figures = host_figures(host_of(name))
-        assert host[(entry, "idle: launch overhead per iteration")] == figures["launch_overhead_ns"]
-        assert host[(entry, "time per iteration")] == figures["window_ns"]
-        assert host[(entry, "host time between launches (median)")] == figures["host_between_launches_ns"]
+        for quantity, expected in by_sql[name].items():
+            assert host[(entry, quantity)] == pytest.approx(expected, rel=1e-12), (name, quantity)
+    eager, graph = (by_sql[name][f"idle: {LAUNCHING} per iteration"] for name in ("decode-eager", "decode-graph"))
+    assert eager > 1e6 and graph == 0
     shown = CliRunner().invoke(app, ["history", "show", "--db", str(db)], env={"COLUMNS": "100"})
-    assert shown.exit_code == 0 and re.search(r"│ host +│ idle: launch overhead per iteration +│ +2 │ +0 ns │ +-100\.0 │",
+    change = re.escape(f"{100 * (graph / eager - 1):.1f}")
+    assert shown.exit_code == 0 and re.search(rf"│ host +│ idle: launch overhead per iteration +│ +2 │ +0 ns │ +{change} │",
                                                shown.stdout)
 
 
