@@ -398,6 +398,28 @@ def test_history_keeps_the_host_side_per_iteration(tmp_path):
                                                shown.stdout)
 
 
+def gaps_by_sql(path: Path, start: int, end: int) -> list[tuple[int, int | None]]:
+    """The gaps in one device's GPU work in the window [start, end) (its operations overlapping it,
+    clipped, by start then end), each as (length, the correlation id of the operation ending it), by
+    plain SQL over the export."""
+    with sqlite3.connect(path) as conn:
+        tables = [table for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+                  if table in GPU_TABLES]
+        work = sorted((row for table in tables for row in conn.execute(
+            f"SELECT max(start, ?), end, correlationId FROM {table} WHERE end > ? AND start < ?", (start, start, end))),
+            key=lambda row: row[:2])
+    gaps, reach = [], start
+    for begin, stop, correlation in work:
+        if begin > reach:
+            gaps.append((begin - reach, correlation))
+        reach = max(reach, stop)
+    return gaps
+
+
+TRAIN_SYNC = HOST / "train-sync.sqlite"
+UNLINKED = "undecided: the capture links most of the GPU's work to no launch call (its correlation ids are missing)"
+
+
 @pytest.mark.parametrize("damage", [
     "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET correlationId = NULL",
     "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET globalTid = NULL, correlationId = NULL",
@@ -407,13 +429,20 @@ def test_history_keeps_the_host_side_per_iteration(tmp_path):
 ])
 def test_a_damaged_capture_still_gets_an_honest_host_side(damage, tmp_path):
     """Links between GPU work and its calls cut, names or tables gone: analyze, explain and diff
-    still answer, with no traceback; where nothing links the work to its calls, the verdict says so."""
+    still answer, with no traceback, and the host side says what the damaged capture still shows.
+    Correlation ids cut from the calls: nothing links the work to its calls, so all the idle time is
+    unmatched (every gap, by SQL), no host cause is a fix and the verdict says why it is undecided;
+    cut from the kernels alone: exactly the gaps a kernel ends are unmatched (by SQL), the rest is
+    still judged. Thread names dropped: every figure is the intact capture's, its waits' thread named
+    by its id. The synchronization table dropped: the host side is the intact one's (waits are read
+    from the CUDA calls). NVTX ranges deleted: the loop is found in the GPU work instead, and the
+    waits have no range. Every busy time is the union of the damaged export's work by SQL."""
     damaged = tmp_path / "damaged.sqlite"
-    damaged.write_bytes((HOST / "train-sync.sqlite").read_bytes())
+    damaged.write_bytes(TRAIN_SYNC.read_bytes())
     with sqlite3.connect(damaged) as conn:
         conn.execute(damage)
     for argv in (["analyze", str(damaged)], ["explain", "gpu-idle", "--from", str(damaged)],
-                 ["diff", str(damaged), str(HOST / "train-sync.sqlite")]):
+                 ["diff", str(damaged), str(TRAIN_SYNC)]):
         result = CliRunner().invoke(app, argv, env={"COLUMNS": "100"})
         assert "Traceback" not in result.output
         assert result.exception is None or isinstance(result.exception, SystemExit), (argv, result.exception)
@@ -422,12 +451,38 @@ def test_a_damaged_capture_still_gets_an_honest_host_side(damage, tmp_path):
         else:
             assert result.exit_code == 0, (argv, result.output)
     analyzed = CliRunner().invoke(app, ["analyze", str(damaged)], env={"COLUMNS": "100"}).stdout
-    if "correlationId = NULL" in damage and "RUNTIME" in damage:
-        assert analyzed.startswith("Verdict: undecided")
-    elif damage.startswith("DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME"):
-        assert "Verdict" not in analyzed  # no CUDA calls: no host side to tell
-    else:
-        assert analyzed.startswith("Verdict: ")
+    if damage.startswith("DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME"):
+        assert "Verdict" not in analyzed and "host" not in analyze_json(damaged)  # no CUDA calls: no host side to tell
+        return
+    host, intact = analyze_json(damaged)["host"], analyze_json(TRAIN_SYNC)["host"]
+    window, [device] = host["window"], host["devices"]
+    assert (device["busy_ns"], device["copy_busy_ns"]) == busy_by_sql(damaged, 0, window["start_ns"], window["end_ns"])
+    gaps = gaps_by_sql(damaged, window["start_ns"], window["end_ns"])
+    assert sum(gap for gap, _ in gaps) == device["idle_ns"]
+    unmatched = device["idle_causes"]["unmatched"]
+    if "RUNTIME SET" in damage:
+        assert " ".join(analyzed.split()).startswith(f"Verdict: {UNLINKED}") and host["verdict"]["verdict"] == UNLINKED
+        assert unmatched == device["idle_ns"] > 0 and host["verdict"]["evidence"]["top_idle_cause"] == "unmatched"
+        assert not any(fix["kind"] == "host" for fix in host["fixes"])
+        if "globalTid" in damage:
+            assert {place["thread"] for place in host["waits"]["where"]} == {"an unnamed thread"}
+    elif "KERNEL" in damage:
+        assert unmatched == sum(gap for gap, correlation in gaps if correlation is None) > 0
+        assert analyzed.startswith("Verdict: synchronization-bound") and unmatched < device["idle_ns"] / 4
+    elif "ThreadNames" in damage:
+        with sqlite3.connect(TRAIN_SYNC) as conn:
+            (thread,) = conn.execute("SELECT DISTINCT r.globalTid % 16777216 FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r "
+                                     "JOIN StringIds AS s ON s.id = r.nameId WHERE s.value LIKE '%Synchronize%'").fetchone()
+        assert {place["thread"] for place in host["waits"]["where"]} == {f"thread {thread}"}
+        for place in (*host["waits"]["where"], *intact["waits"]["where"]):
+            place.pop("thread")
+        assert host == intact
+    elif "SYNCHRONIZATION" in damage:
+        assert host == intact
+    else:  # NVTX ranges gone
+        assert host["iterations"]["source"] == "found" and intact["iterations"]["source"] == "markers"
+        assert {place["range"] for place in host["waits"]["where"]} == {None}
+        assert host["verdict"]["verdict"] == intact["verdict"]["verdict"]
 
 
 def test_the_timeline_marks_why_the_gpu_waited():
