@@ -9,6 +9,7 @@ import json
 import re
 import sqlite3
 from dataclasses import replace
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +29,7 @@ from nsprof.parse.nsys_sqlite import COLUMNS, load_nsys
 
 DATA = Path(__file__).resolve().parent / "data"
 HOST = DATA / "host-side"
+EXAMPLES = Path(__file__).resolve().parents[1] / "profiles" / "examples"
 VERDICTS = {"decode-eager": HOST_BOUND, "decode-graph": GPU_BOUND, "copies-pageable": TRANSFER_BOUND,
             "copies-pinned": TRANSFER_BOUND, "gpu-bound": GPU_BOUND, "llama-generate": HOST_BOUND,
             "train-sync": SYNC_BOUND, "train-nosync": GPU_BOUND}
@@ -39,8 +41,18 @@ def analyze_json(path: Path) -> dict:
     return json.loads(result.stdout)
 
 
+# captures whose streams overlap (each stream's busy time summed exceeds the device's): a graph's
+# nodes on four streams, and the pipeline's copies beside its kernels
+OVERLAPPING_STREAMS = {"graph-node": DATA / "user-programs" / "graph-node.sqlite",
+                       "pipeline": EXAMPLES / "h200-pipeline-1024" / "nsys.sqlite"}
+
+
+def capture_path(name: str) -> Path:
+    return OVERLAPPING_STREAMS.get(name, HOST / f"{name}.sqlite")
+
+
 def host_of(name: str) -> dict:
-    export = load_nsys(HOST / f"{name}.sqlite")
+    export = load_nsys(capture_path(name))
     result = host_side(export, steady_part([export])[1])
     assert result is not None
     return result
@@ -49,13 +61,15 @@ def host_of(name: str) -> dict:
 @pytest.mark.parametrize("name", sorted(VERDICTS))
 def test_each_constructed_program_gets_its_verdict(name):
     """The verdict each program was built for, and the books balance: busy and idle make the
-    window, the causes make the idle time, and no host saving exceeds the idle time it caused."""
+    window, the causes make the idle time, and no host saving exceeds the idle time it caused.
+    busy + idle == span is bookkeeping only (host_side takes idle as span - busy): the busy time of
+    each device and stream is checked against plain SQL by test_busy_time_is_the_union_of_the_gpus_work_by_plain_sql."""
     host = host_of(name)
     assert host["verdict"]["verdict"] == VERDICTS[name], host["verdict"]
     span = host["window"]["span_ns"]
     for device in host["devices"]:
         for part in (device, *device["streams"]):  # the device, and each of its streams
-            assert part["busy_ns"] + part["idle_ns"] == span
+            assert part["busy_ns"] + part["idle_ns"] == span  # bookkeeping
             assert sum(part["idle_causes"].values()) == pytest.approx(part["idle_ns"], abs=1)
         assert max(stream["busy_ns"] for stream in device["streams"]) <= device["busy_ns"]
     idle = host["devices"][0]["idle_causes"]
@@ -309,10 +323,59 @@ def test_the_readme_shows_what_analyze_and_diff_print():
     assert table in diffed
 
 
+def per_iteration_by_sql(name: str, window_start: int) -> dict[str, float]:
+    """One decode capture's host-side times per iteration of decode_step, by plain SQL over its export
+    and the idle rules of nsprof.analyze.host_idle's docstring written out (the window's first
+    iteration is taken from host_side: where the warm-up ends is its judgement). The window runs from
+    that decode_step's start to the end of the last GPU work; each gap in the GPU's work (operations
+    overlapping the window, clipped to it) is charged by the launch call of the operation that ends
+    it, matched by correlation id and process: made before the GPU ran dry, to launch overhead if the
+    call had not returned, else to queued; made after, first to a synchronization of that thread the
+    GPU ran dry in (returned within 5 us of the gap's start and before the launch call) for the time
+    it was blocked, the rest to host work if over 200 us, else to launch overhead. Host time between
+    launches: the median, per thread, of the time between the starts of consecutive launch calls in
+    the window. (These windows hold no module loading and no blocking copy, whose rules are left out.)"""
+    with sqlite3.connect(HOST / f"{name}.sqlite") as conn:
+        steps = [start for (start,) in conn.execute("SELECT start FROM NVTX_EVENTS WHERE text = 'decode_step' ORDER BY start")]
+        tables = [table for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+                  if table in GPU_TABLES]
+        end = max(conn.execute(f"SELECT max(end) FROM {table}").fetchone()[0] for table in tables)
+        work = sorted(row for table in tables for row in conn.execute(
+            f"SELECT max(start, ?), end, correlationId, globalPid / 16777216 FROM {table} WHERE end > ? AND start < ?",
+            (window_start, window_start, end)))
+        calls = {(correlation, thread // 16777216): (start, stop, thread) for correlation, thread, start, stop in conn.execute(
+            "SELECT correlationId, globalTid, start, end FROM CUPTI_ACTIVITY_KIND_RUNTIME")}
+        named = ("SELECT r.globalTid, r.start, r.end FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r JOIN StringIds AS s "
+                 "ON s.id = r.nameId WHERE {} ORDER BY r.globalTid, r.start")
+        waits = conn.execute(named.format("s.value LIKE '%Synchronize%'")).fetchall()
+        launches = conn.execute(named.format("(s.value LIKE 'cu%LaunchKernel%' OR s.value LIKE 'cu%GraphLaunch%') "
+                                             "AND r.start >= ? AND r.start < ?"), (window_start, end)).fetchall()
+    idle = {LAUNCHING: 0, HOST_WORK: 0, WAITED: 0, QUEUED: 0}
+    reach = window_start  # the end of the GPU's work so far
+    for start, stop, correlation, process in work:
+        if start > reach:
+            gap = start - reach
+            call_start, call_end, thread = calls[correlation, process]
+            if call_start <= reach:
+                idle[LAUNCHING if call_end > reach else QUEUED] += gap
+            else:
+                before = [(wait_start, wait_end) for tid, wait_start, wait_end in waits if tid == thread and wait_start < reach]
+                blocked = min(reach - before[-1][0], gap) if before and reach - 5_000 <= before[-1][1] <= call_start else 0
+                idle[WAITED] += blocked
+                idle[HOST_WORK if gap - blocked > 200_000 else LAUNCHING] += gap - blocked
+        reach = max(reach, stop)
+    iterations = len(steps) - steps.index(window_start)
+    between = [b[1] - a[1] for a, b in pairwise(launches) if a[0] == b[0]]
+    return {"time per iteration": (end - window_start) / iterations,
+            "GPU idle per iteration": sum(idle.values()) / iterations,
+            **{f"idle: {cause} per iteration": idle[cause] / iterations for cause in (LAUNCHING, WAITED, HOST_WORK)},
+            "host time between launches (median)": float(np.median(between))}
+
+
 def test_history_keeps_the_host_side_per_iteration(tmp_path):
     """`history add` of the eager and the graphed decode: each entry holds the host side's times per
-    iteration, the same figures diff shows, and `history show` reads the launch overhead's fall."""
-    from nsprof.diff.host import host_figures
+    iteration as SQL over the export finds them (per_iteration_by_sql), and `history show` reads the
+    launch overhead's fall to none (the graphed decode's gaps are a synchronization's and queued work)."""
     from nsprof.history.store import measurements, opened
 
     db = tmp_path / "history.sqlite"
@@ -323,14 +386,38 @@ def test_history_keeps_the_host_side_per_iteration(tmp_path):
     with opened(db) as conn:
         stored = measurements(conn)
     host = stored[stored["kind"] == "host"].set_index(["entry", "name"])["median_ns"]
+    by_sql = {name: per_iteration_by_sql(name, host_of(name)["window"]["start_ns"]) for name in ("decode-eager", "decode-graph")}
     for entry, name in ((1, "decode-eager"), (2, "decode-graph")):
-        figures = host_figures(host_of(name))
-        assert host[(entry, "idle: launch overhead per iteration")] == figures["launch_overhead_ns"]
-        assert host[(entry, "time per iteration")] == figures["window_ns"]
-        assert host[(entry, "host time between launches (median)")] == figures["host_between_launches_ns"]
+        for quantity, expected in by_sql[name].items():
+            assert host[(entry, quantity)] == pytest.approx(expected, rel=1e-12), (name, quantity)
+    eager, graph = (by_sql[name][f"idle: {LAUNCHING} per iteration"] for name in ("decode-eager", "decode-graph"))
+    assert eager > 1e6 and graph == 0
     shown = CliRunner().invoke(app, ["history", "show", "--db", str(db)], env={"COLUMNS": "100"})
-    assert shown.exit_code == 0 and re.search(r"│ host +│ idle: launch overhead per iteration +│ +2 │ +0 ns │ +-100\.0 │",
+    change = re.escape(f"{100 * (graph / eager - 1):.1f}")
+    assert shown.exit_code == 0 and re.search(rf"│ host +│ idle: launch overhead per iteration +│ +2 │ +0 ns │ +{change} │",
                                                shown.stdout)
+
+
+def gaps_by_sql(path: Path, start: int, end: int) -> list[tuple[int, int | None]]:
+    """The gaps in one device's GPU work in the window [start, end) (its operations overlapping it,
+    clipped, by start then end), each as (length, the correlation id of the operation ending it), by
+    plain SQL over the export."""
+    with sqlite3.connect(path) as conn:
+        tables = [table for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+                  if table in GPU_TABLES]
+        work = sorted((row for table in tables for row in conn.execute(
+            f"SELECT max(start, ?), end, correlationId FROM {table} WHERE end > ? AND start < ?", (start, start, end))),
+            key=lambda row: row[:2])
+    gaps, reach = [], start
+    for begin, stop, correlation in work:
+        if begin > reach:
+            gaps.append((begin - reach, correlation))
+        reach = max(reach, stop)
+    return gaps
+
+
+TRAIN_SYNC = HOST / "train-sync.sqlite"
+UNLINKED = "undecided: the capture links most of the GPU's work to no launch call (its correlation ids are missing)"
 
 
 @pytest.mark.parametrize("damage", [
@@ -342,13 +429,20 @@ def test_history_keeps_the_host_side_per_iteration(tmp_path):
 ])
 def test_a_damaged_capture_still_gets_an_honest_host_side(damage, tmp_path):
     """Links between GPU work and its calls cut, names or tables gone: analyze, explain and diff
-    still answer, with no traceback; where nothing links the work to its calls, the verdict says so."""
+    still answer, with no traceback, and the host side says what the damaged capture still shows.
+    Correlation ids cut from the calls: nothing links the work to its calls, so all the idle time is
+    unmatched (every gap, by SQL), no host cause is a fix and the verdict says why it is undecided;
+    cut from the kernels alone: exactly the gaps a kernel ends are unmatched (by SQL), the rest is
+    still judged. Thread names dropped: every figure is the intact capture's, its waits' thread named
+    by its id. The synchronization table dropped: the host side is the intact one's (waits are read
+    from the CUDA calls). NVTX ranges deleted: the loop is found in the GPU work instead, and the
+    waits have no range. Every busy time is the union of the damaged export's work by SQL."""
     damaged = tmp_path / "damaged.sqlite"
-    damaged.write_bytes((HOST / "train-sync.sqlite").read_bytes())
+    damaged.write_bytes(TRAIN_SYNC.read_bytes())
     with sqlite3.connect(damaged) as conn:
         conn.execute(damage)
     for argv in (["analyze", str(damaged)], ["explain", "gpu-idle", "--from", str(damaged)],
-                 ["diff", str(damaged), str(HOST / "train-sync.sqlite")]):
+                 ["diff", str(damaged), str(TRAIN_SYNC)]):
         result = CliRunner().invoke(app, argv, env={"COLUMNS": "100"})
         assert "Traceback" not in result.output
         assert result.exception is None or isinstance(result.exception, SystemExit), (argv, result.exception)
@@ -357,12 +451,38 @@ def test_a_damaged_capture_still_gets_an_honest_host_side(damage, tmp_path):
         else:
             assert result.exit_code == 0, (argv, result.output)
     analyzed = CliRunner().invoke(app, ["analyze", str(damaged)], env={"COLUMNS": "100"}).stdout
-    if "correlationId = NULL" in damage and "RUNTIME" in damage:
-        assert analyzed.startswith("Verdict: undecided")
-    elif damage.startswith("DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME"):
-        assert "Verdict" not in analyzed  # no CUDA calls: no host side to tell
-    else:
-        assert analyzed.startswith("Verdict: ")
+    if damage.startswith("DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME"):
+        assert "Verdict" not in analyzed and "host" not in analyze_json(damaged)  # no CUDA calls: no host side to tell
+        return
+    host, intact = analyze_json(damaged)["host"], analyze_json(TRAIN_SYNC)["host"]
+    window, [device] = host["window"], host["devices"]
+    assert (device["busy_ns"], device["copy_busy_ns"]) == busy_by_sql(damaged, 0, window["start_ns"], window["end_ns"])
+    gaps = gaps_by_sql(damaged, window["start_ns"], window["end_ns"])
+    assert sum(gap for gap, _ in gaps) == device["idle_ns"]
+    unmatched = device["idle_causes"]["unmatched"]
+    if "RUNTIME SET" in damage:
+        assert " ".join(analyzed.split()).startswith(f"Verdict: {UNLINKED}") and host["verdict"]["verdict"] == UNLINKED
+        assert unmatched == device["idle_ns"] > 0 and host["verdict"]["evidence"]["top_idle_cause"] == "unmatched"
+        assert not any(fix["kind"] == "host" for fix in host["fixes"])
+        if "globalTid" in damage:
+            assert {place["thread"] for place in host["waits"]["where"]} == {"an unnamed thread"}
+    elif "KERNEL" in damage:
+        assert unmatched == sum(gap for gap, correlation in gaps if correlation is None) > 0
+        assert analyzed.startswith("Verdict: synchronization-bound") and unmatched < device["idle_ns"] / 4
+    elif "ThreadNames" in damage:
+        with sqlite3.connect(TRAIN_SYNC) as conn:
+            (thread,) = conn.execute("SELECT DISTINCT r.globalTid % 16777216 FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r "
+                                     "JOIN StringIds AS s ON s.id = r.nameId WHERE s.value LIKE '%Synchronize%'").fetchone()
+        assert {place["thread"] for place in host["waits"]["where"]} == {f"thread {thread}"}
+        for place in (*host["waits"]["where"], *intact["waits"]["where"]):
+            place.pop("thread")
+        assert host == intact
+    elif "SYNCHRONIZATION" in damage:
+        assert host == intact
+    else:  # NVTX ranges gone
+        assert host["iterations"]["source"] == "found" and intact["iterations"]["source"] == "markers"
+        assert {place["range"] for place in host["waits"]["where"]} == {None}
+        assert host["verdict"]["verdict"] == intact["verdict"]["verdict"]
 
 
 def test_the_timeline_marks_why_the_gpu_waited():
@@ -390,14 +510,16 @@ GPU_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI
               "CUPTI_ACTIVITY_KIND_GRAPH_TRACE")
 
 
-def busy_by_sql(path: Path, device: int, start: int, end: int) -> tuple[int, int]:
-    """(busy, copy-busy) ns of one device in the window [start, end), from plain SQL over the export:
-    the union of the intervals of its operations that start in the window (host_side's window holds
-    those), clipped to its end (copies and memsets alone for the second)."""
+def busy_by_sql(path: Path, device: int, start: int, end: int, stream: int | None = None) -> tuple[int, int]:
+    """(busy, copy-busy) ns of one device, or one stream of it, in the window [start, end), from plain
+    SQL over the export: the union of the intervals of its operations that overlap the window, each
+    clipped to it (work that began before the window and runs into it counts for its part inside),
+    copies and memsets alone for the second."""
+    on_stream = "" if stream is None else f" AND streamId = {int(stream)}"
     with sqlite3.connect(path) as conn:
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        spans = {table: conn.execute(f"SELECT start, min(end, ?) FROM {table} WHERE deviceId = ? AND start >= ? "
-                                     "AND start < ?", (end, device, start, end)).fetchall()
+        spans = {table: conn.execute(f"SELECT max(start, ?), min(end, ?) FROM {table} WHERE deviceId = ? AND end > ? "
+                                     f"AND start < ?{on_stream}", (start, end, device, start, end)).fetchall()
                  for table in GPU_TABLES if table in tables}
 
     def union(intervals: list[tuple[int, int]]) -> int:
@@ -413,12 +535,18 @@ def busy_by_sql(path: Path, device: int, start: int, end: int) -> tuple[int, int
     return union([span for found in spans.values() for span in found]), union(copies)
 
 
-@pytest.mark.parametrize("name", sorted(VERDICTS))
+@pytest.mark.parametrize("name", [*sorted(VERDICTS), *OVERLAPPING_STREAMS])
 def test_busy_time_is_the_union_of_the_gpus_work_by_plain_sql(name):
-    """Each device's busy and copy-busy time in the window against the union of its kernels, graphs,
-    copies and memsets read by SQL: an oracle apart from nsprof's reader and interval merge (breaking
-    the merge, summing overlapping kernels, fails it)."""
-    host, window = host_of(name), host_of(name)["window"]
+    """Each device's and each stream's busy and copy-busy time in the window against the union of its
+    kernels, graphs, copies and memsets read by SQL: an oracle apart from nsprof's reader and interval
+    merge, on the constructed programs (one stream each) and on two captures whose streams overlap,
+    where summing the operations instead of merging them would count time twice."""
+    host = host_of(name)
+    window = host["window"]
     for device in host["devices"]:
-        busy, copy_busy = busy_by_sql(HOST / f"{name}.sqlite", device["device_id"], window["start_ns"], window["end_ns"])
-        assert device["busy_ns"] == busy and device["copy_busy_ns"] == copy_busy, (name, device["device_id"])
+        for part, stream in ((device, None), *((each, each["stream_id"]) for each in device["streams"])):
+            busy, copy_busy = busy_by_sql(capture_path(name), device["device_id"], window["start_ns"], window["end_ns"],
+                                          stream)
+            assert (part["busy_ns"], part["copy_busy_ns"]) == (busy, copy_busy), (name, device["device_id"], stream)
+        if name in OVERLAPPING_STREAMS:
+            assert sum(stream["busy_ns"] for stream in device["streams"]) > 1.1 * device["busy_ns"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import sqlite3
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -162,15 +163,59 @@ def test_bad_from_is_a_one_line_error(tmp_path):
 
 # --- where the time went ----------------------------------------------------------------------------
 
-def test_time_breakdown_adds_up():
-    export = load_nsys(EXAMPLE / "nsys.sqlite")
+WORK_TABLES = {"kernels": "CUPTI_ACTIVITY_KIND_KERNEL", "memcpys": "CUPTI_ACTIVITY_KIND_MEMCPY",
+               "memsets": "CUPTI_ACTIVITY_KIND_MEMSET"}
+
+
+def breakdown_by_sql(path: Path) -> dict:
+    """Where the time went, by plain SQL over the export: the span from the first CUDA call or GPU
+    operation to the end of the last; per activity its count and the union of its intervals; idle,
+    the span less the union of all GPU work; the gaps in that union, from the span's start to its end;
+    and the kernels' summed durations."""
+    def merged(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        found: list[list[int]] = []
+        for start, end in sorted(intervals):
+            if found and start <= found[-1][1]:
+                found[-1][1] = max(found[-1][1], end)
+            else:
+                found.append([start, end])
+        return [(start, end) for start, end in found]
+
+    with sqlite3.connect(path) as conn:
+        tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        work = {name: conn.execute(f"SELECT start, end FROM {table}").fetchall() if table in tables else []
+                for name, table in WORK_TABLES.items()}
+        first, last = conn.execute("SELECT min(start), max(end) FROM CUPTI_ACTIVITY_KIND_RUNTIME").fetchone()
+    everything = [interval for intervals in work.values() for interval in intervals]
+    first, last = min(first, *(start for start, _ in everything)), max(last, *(end for _, end in everything))
+    busy = merged(everything)
+    edges = [first, *(edge for interval in busy for edge in interval), last]
+    return {"span": last - first, "idle": last - first - sum(end - start for start, end in busy),
+            "activities": {name: (len(intervals), sum(end - start for start, end in merged(intervals)))
+                           for name, intervals in work.items()},
+            "gaps": sorted((b - a for a, b in zip(edges[::2], edges[1::2]) if b > a), reverse=True),
+            "kernel_ns": sum(end - start for start, end in work["kernels"])}
+
+
+@pytest.mark.parametrize("capture", [EXAMPLE, REPO / "profiles" / "examples" / "h200-pipeline-1024"],
+                         ids=["sgemm-ladder", "pipeline"])
+def test_time_breakdown_is_the_exports_by_sql(capture):
+    """Each activity's count and time (the union of its intervals), the idle time and the largest idle
+    gaps against plain SQL over the export (breakdown_by_sql). The ladder's work runs on one stream;
+    the pipeline's copies overlap each other and its kernels (so its activities sum to more than the
+    span's busy part, and summing intervals instead of merging them would count time twice)."""
+    export = load_nsys(capture / "nsys.sqlite")
     breakdown = time_breakdown(export)
+    by_sql = breakdown_by_sql(capture / "nsys.sqlite")
     gpu = breakdown.gpu.set_index("activity")
-    assert gpu.loc["kernels", "count"] == len(export.kernels)
-    assert gpu["time_ns"].sum() == pytest.approx(breakdown.span_ns, rel=1e-9)  # busy + idle, no overlaps
-    assert breakdown.gaps["duration_ns"].is_monotonic_decreasing
-    assert breakdown.kernels["time_ns"].sum() == export.kernels["duration_ns"].sum()
+    assert breakdown.span_ns == by_sql["span"] and gpu.loc["idle", "time_ns"] == by_sql["idle"]
+    for activity, (count, time_ns) in by_sql["activities"].items():
+        assert (gpu.loc[activity, "count"], gpu.loc[activity, "time_ns"]) == (count, time_ns), activity
+    assert list(breakdown.gaps["duration_ns"]) == by_sql["gaps"][:3]
+    assert breakdown.kernels["time_ns"].sum() == by_sql["kernel_ns"]
     assert "cudaMalloc" in set(breakdown.api["api"])  # version suffixes (_v3020) dropped
+    if capture != EXAMPLE:  # the activities overlap: together they exceed the busy time
+        assert gpu.drop("idle")["time_ns"].sum() > 1.05 * (by_sql["span"] - by_sql["idle"])
 
 
 # --- formatting and documents -----------------------------------------------------------------------

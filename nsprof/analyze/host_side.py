@@ -8,8 +8,9 @@ iterations that hold at most that many (or its last operations, without iteratio
 repeats itself, and the analysis then takes the same time on a 10M-kernel capture as on a 2M one.
 In the window, per device:
 
-- how busy the GPU was (the union of kernels, copies, memsets and graphs), and how much of that was
-  copies; the same per stream;
+- how busy the GPU was (the union of kernels, copies, memsets and graphs; work that began before the
+  window and runs into it, such as the previous iteration's graph, counts for its part inside), and
+  how much of that was copies; the same per stream;
 - the launches: how many per second, the median kernel, the host's time between launch calls and in
   each, how long after its launch call a kernel started, and the queue depth (GPU work launched and
   not finished when a launch call begins: 0 means the GPU had nothing left to do);
@@ -86,12 +87,14 @@ def host_side(export: GpuTimeline, state: SteadyState | None, ceiling: Ceiling |
     # every GPU operation of the window, and only those: a 10M-kernel capture's whole table is not made
     inside = gpu_events([_within(export, window)],
                         ("device_id", "stream_id", "kind", "start_ns", "end_ns", "correlation_id", "pid"))
+    carried = gpu_events([_within(export, window, carried=True)], ("device_id", "stream_id", "kind", "end_ns"))
     calls = host_calls(export)
     others = calls.others
     others = others.iloc[slice(*np.searchsorted(others["start_ns"].to_numpy(), [window.start_ns, window.end_ns]))]
     waits = others[others["blocking"].to_numpy() & (others["kind"] != COPY).to_numpy()]
     rows = calls.find(*_ids(inside))  # each operation's launch call, found once
-    devices = [_device(device, inside[mine], rows[mine], calls, window) for device, mine in _split(inside["device_id"])]
+    devices = [_device(device, inside[mine], rows[mine], calls, window,
+                       carried[(carried["device_id"] == device).to_numpy()]) for device, mine in _split(inside["device_id"])]
     activity = host_activity(export, gaps, _launching_threads(calls, window)) if gaps is not None else None
     figures: HostFigures = {"window": window.to_json(), "devices": devices,
               "launches": _launches(export, calls, inside, rows, window),
@@ -155,11 +158,15 @@ def idle_marks(export: GpuTimeline, events: pd.DataFrame, shown: tuple[int, int]
     return pd.concat(marks, ignore_index=True)[["device_id", "start_ns", "end_ns", "cause"]]
 
 
-def _within(export: GpuTimeline, window: Window) -> GpuTimeline:
-    """The export's GPU operations that start in the window, with the columns gpu_events reads."""
+def _within(export: GpuTimeline, window: Window, carried: bool = False) -> GpuTimeline:
+    """The export's GPU operations that start in the window, with the columns gpu_events reads; with
+    `carried`, those that began before it and run into it instead (a graph launched in the iteration
+    before the window, still running when it opens)."""
     def rows(frame: pd.DataFrame, columns: tuple[str, ...]) -> pd.DataFrame:
         start = frame["start_ns"].to_numpy()
         kept = [column for column in columns if column in frame]
+        if carried:
+            return frame.loc[(start < window.start_ns) & (frame["end_ns"].to_numpy() > window.start_ns), kept]
         return frame.loc[(start >= window.start_ns) & (start < window.end_ns), kept]
 
     ids = ("start_ns", "end_ns", "device_id", "stream_id", "correlation_id", "global_pid", "pid")
@@ -167,14 +174,17 @@ def _within(export: GpuTimeline, window: Window) -> GpuTimeline:
                    memcpys=rows(export.memcpys, (*ids, "bytes", "copy_kind")), memsets=rows(export.memsets, (*ids, "bytes")))
 
 
-def _device(device_id: int, events: pd.DataFrame, rows: np.ndarray, calls: HostCalls, window: Window) -> DeviceFigures:
+def _device(device_id: int, events: pd.DataFrame, rows: np.ndarray, calls: HostCalls, window: Window,
+            carried: pd.DataFrame) -> DeviceFigures:
     """One device's busy time, copy share and idle time by cause over the window (`rows`: each
-    event's launch call), and the same of each of its streams (`streams`: a stream is idle while
-    it runs nothing, though others may)."""
-    figures = _busy_and_idle(events, rows, calls, window)
+    event's launch call; `carried`: its work that began before the window and runs into it), and the
+    same of each of its streams (`streams`: a stream is idle while it runs nothing, though others may)."""
+    figures = _busy_and_idle(events, rows, calls, window, carried)
     parts = _split(events["stream_id"])
     streams: list[StreamFigures] = [
-        {"stream_id": stream, **(figures if len(parts) == 1 else _busy_and_idle(events[mine], rows[mine], calls, window))}
+        {"stream_id": stream, **(figures if len(parts) == 1 and carried["stream_id"].isin([stream]).all()
+                                 else _busy_and_idle(events[mine], rows[mine], calls, window,
+                                                     carried[(carried["stream_id"] == stream).to_numpy()]))}
         for stream, mine in parts]
     return {"device_id": device_id, **figures, "streams": streams}
 
@@ -188,18 +198,27 @@ def _split(ids: pd.Series) -> list[tuple[int, slice | np.ndarray]]:
     return [(int(value), values == value) for value in distinct]
 
 
-def _busy_and_idle(events: pd.DataFrame, rows: np.ndarray, calls: HostCalls, window: Window) -> BusyAndIdle:
+def _busy_and_idle(events: pd.DataFrame, rows: np.ndarray, calls: HostCalls, window: Window,
+                   carried: pd.DataFrame) -> BusyAndIdle:
+    """Busy time (the union of the work in the window, and of the part in it of work `carried` into
+    it), the copies' part of it, and the idle time by cause: the GPU is idle from the window's start
+    only once the carried work has ended."""
     start = events["start_ns"].to_numpy(np.int64)
     end = events["end_ns"].to_numpy(np.int64)
-    busy_start, busy_end = merged_intervals(np.maximum(start, window.start_ns), np.minimum(end, window.end_ns))
-    busy = int((busy_end - busy_start).sum())
-    is_copy = ~_is_work(events)
-    copy_start, copy_end = merged_intervals(np.maximum(start[is_copy], window.start_ns),
-                                            np.minimum(end[is_copy], window.end_ns))
+
+    def busy_ns(mine: np.ndarray, carried_mine: np.ndarray) -> tuple[int, int]:
+        """The union's length, and the end of the carried work (the window's start without any)."""
+        reach = min(int(carried["end_ns"].to_numpy(np.int64)[carried_mine].max(initial=window.start_ns)), window.end_ns)
+        merged_start, merged_end = merged_intervals(np.r_[window.start_ns, np.maximum(start[mine], window.start_ns)],
+                                                    np.r_[reach, np.minimum(end[mine], window.end_ns)])
+        return int((merged_end - merged_start).sum()), reach
+
+    busy, reach = busy_ns(np.ones(len(start), dtype=bool), np.ones(len(carried), dtype=bool))
+    copy_busy, _ = busy_ns(~_is_work(events), ~_is_work(carried))
     span = window.end_ns - window.start_ns
     return {"busy_ns": busy, "busy_pct": 100 * busy / span if span else 100.0,
-            "copy_busy_ns": int((copy_end - copy_start).sum()), "idle_ns": span - busy,
-            "idle_causes": idle_causes(start, end, rows, calls, window.start_ns)}
+            "copy_busy_ns": copy_busy, "idle_ns": span - busy,
+            "idle_causes": idle_causes(start, end, rows, calls, reach)}
 
 
 def _is_work(events: pd.DataFrame) -> np.ndarray:
