@@ -36,8 +36,6 @@ REPO = Path(__file__).resolve().parents[1]
 H200 = DATA / "h200" / "nsys-sgemm-ladder-1024.sqlite"
 H200_NCU = {page: DATA / "h200" / f"ncu-sgemm-ladder-1024-{page}.csv" for page in ("raw", "raw-auto", "details")}
 SAXPY = DATA / "nsys-pipit" / "saxpy-mpi-cuda_nsys_perlmutter0.sqlite"
-needs_h200 = pytest.mark.skipif(not (H200.exists() and all(p.exists() for p in H200_NCU.values())),
-                                reason="H200 captures not in tests/data/h200")
 
 FADD, FMUL, FFMA = (f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum" for op in ("fadd", "fmul", "ffma"))
 
@@ -343,7 +341,6 @@ def range_by_sql(path: Path, domain: str, name: str) -> dict:
             "memset_count": memsets, "gpu_ops": kernels + memcpys + memsets}
 
 
-@needs_h200
 def test_json_for_an_nsys_export():
     doc = run_json(H200)
     assert doc["gpu"] == "NVIDIA H200" and doc["ceiling"]["source"] == "datasheet"
@@ -357,7 +354,6 @@ def test_json_for_an_nsys_export():
     assert doc["attribution"] == "thread" and doc["gpu_utilization"][0]["device_id"] == 0
 
 
-@needs_h200
 def test_real_ladder_flops_are_exactly_2mnk():
     kernels = kernel_metrics(load_ncu_csv(H200_NCU["raw"]).kernels)
     stage = kernels["nvtx"].str[0].str.extract(r"sgemm/(v\d+)/")[0]
@@ -384,7 +380,6 @@ def test_json_for_an_ncu_csv(tmp_path, page):
         assert field in first
 
 
-@needs_h200
 def test_directory_joins_stages_of_real_captures(tmp_path):
     shutil.copy(H200, tmp_path / "nsys.sqlite")
     for page, path in H200_NCU.items():  # three pages of one ncu run: each launch counted once
