@@ -16,7 +16,6 @@ from nsprof.ladder.registry import get_stage, stages_for
 from nsprof.profile_analysis import opened
 
 H200_RAW = Path(__file__).parent / "data" / "h200" / "ncu-sgemm-ladder-1024-raw.csv"
-needs_h200 = pytest.mark.skipif(not H200_RAW.exists(), reason="H200 capture not in tests/data/h200")
 
 
 def shared(shape: str, pattern: str, width: int = 4, op: str = "load"):
@@ -194,7 +193,6 @@ def h200():
     return measurements(Source(H200_RAW, "test fixture"), *opened(H200_RAW))
 
 
-@needs_h200
 def test_predicted_instruction_counts_match_the_h200_exactly(h200):
     declared = [row for row in shared_memory_comparison(h200) if row["predicted_instructions"] is not None]
     assert {row["stage"] for row in declared} == {f"v{i}" for i in range(2, 9)}
@@ -202,7 +200,6 @@ def test_predicted_instruction_counts_match_the_h200_exactly(h200):
         assert row["predicted_instructions"] == row["measured_instructions"], (row["stage"], row["op"])
 
 
-@needs_h200
 @pytest.mark.parametrize("stage, n_way", [("v2", 1.2), ("v3", 5.0), ("v4", 1.2), ("v5", 3.0), ("v6", 3.0), ("v7", 3.0),
                                           ("v8", 3.0)])
 def test_predicted_load_wavefronts_per_instruction_match_the_h200(h200, stage, n_way):
@@ -211,13 +208,11 @@ def test_predicted_load_wavefronts_per_instruction_match_the_h200(h200, stage, n
     assert row["measured_wavefronts_per_instruction"] == pytest.approx(n_way, abs=1e-3)
 
 
-@needs_h200
 def test_v3_load_conflicts_are_exactly_the_predicted_excess_wavefronts(h200):
     row = next(r for r in shared_memory_comparison(h200, ["v3"]) if r["op"] == "load")
     assert row["predicted_conflicts"] == row["measured_conflicts"] == 4_194_304
 
 
-@needs_h200
 def test_v5_v6_store_conflicts_against_the_h200(h200):
     v5, v6 = (next(r for r in shared_memory_comparison(h200, [s]) if r["op"] == "store") for s in ("v5", "v6"))
     assert (v5["predicted_wavefronts_per_instruction"], v6["predicted_wavefronts_per_instruction"]) == (2.4, 1.6)
@@ -229,7 +224,6 @@ def test_v5_v6_store_conflicts_against_the_h200(h200):
     assert predicted == 262_144 and measured == pytest.approx(predicted, rel=0.02)
 
 
-@needs_h200
 def test_sector_model_predicts_l1_bytes_of_every_stage(h200):
     rows = l1_bytes_comparison(h200)
     assert [r["stage"] for r in rows] == [f"v{i}" for i in range(1, 9)]
