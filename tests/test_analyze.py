@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import math
 import shutil
+import sqlite3
+import statistics
 import tempfile
+from contextlib import closing
 from pathlib import Path
 
 import pandas as pd
@@ -33,8 +36,6 @@ REPO = Path(__file__).resolve().parents[1]
 H200 = DATA / "h200" / "nsys-sgemm-ladder-1024.sqlite"
 H200_NCU = {page: DATA / "h200" / f"ncu-sgemm-ladder-1024-{page}.csv" for page in ("raw", "raw-auto", "details")}
 SAXPY = DATA / "nsys-pipit" / "saxpy-mpi-cuda_nsys_perlmutter0.sqlite"
-needs_h200 = pytest.mark.skipif(not (H200.exists() and all(p.exists() for p in H200_NCU.values())),
-                                reason="H200 captures not in tests/data/h200")
 
 FADD, FMUL, FFMA = (f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum" for op in ("fadd", "fmul", "ffma"))
 
@@ -295,23 +296,64 @@ def run_json(*args: str) -> dict:
     return json.loads(result.output)
 
 
-@needs_h200
+# One NVTX range by plain SQL on the export: its push/pop instances (eventType 59) in its domain
+# (the domain's create event, 75), and the kernels, memcpys and memsets whose runtime call started on
+# the instance's thread while it was open (matched by correlation id within the process), per table:
+# rows, GPU time, bytes.
+INSTANCES_SQL = """
+SELECT n.globalTid AS tid, n.start, n."end" FROM NVTX_EVENTS n
+LEFT JOIN StringIds s ON s.id = n.textId
+JOIN NVTX_EVENTS d ON d.eventType = 75 AND d.domainId = n.domainId
+WHERE n.eventType = 59 AND d.text = :domain AND COALESCE(n.text, s.value) = :name
+"""
+RANGE_WORK_SQL = f"""
+WITH instances AS ({INSTANCES_SQL}),
+calls AS (
+    SELECT DISTINCT r.correlationId, r.globalTid / 16777216 AS pid FROM instances
+    JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.globalTid = instances.tid AND r.start >= instances.start
+                                          AND r.start < instances."end"),
+work AS (
+    SELECT 'kernel' AS kind, correlationId, globalPid, start, "end", 0 AS bytes FROM CUPTI_ACTIVITY_KIND_KERNEL
+    UNION ALL SELECT 'memcpy', correlationId, globalPid, start, "end", bytes FROM CUPTI_ACTIVITY_KIND_MEMCPY
+    UNION ALL SELECT 'memset', correlationId, globalPid, start, "end", bytes FROM CUPTI_ACTIVITY_KIND_MEMSET)
+SELECT work.kind, count(*), sum(work."end" - work.start), sum(work.bytes) FROM work
+JOIN calls ON calls.correlationId = work.correlationId AND calls.pid = work.globalPid / 16777216
+GROUP BY work.kind
+"""
+
+
+def range_by_sql(path: Path, domain: str, name: str) -> dict:
+    """analyze --json's row of one range, each figure by INSTANCES_SQL and RANGE_WORK_SQL (the median
+    of its instances' end - start by the standard library's statistics.median), none from nsprof."""
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+        names = {"domain": domain, "name": name}
+        open_ns = [ns for (ns,) in conn.execute(f'SELECT "end" - start FROM ({INSTANCES_SQL})', names)]
+        work = {kind: (count, ns, nbytes) for kind, count, ns, nbytes in conn.execute(RANGE_WORK_SQL, names)}
+        graph_tables = conn.execute("SELECT count(*) FROM sqlite_master WHERE name LIKE '%GRAPH%'").fetchone()[0]
+    assert not graph_tables  # no CUDA graph traced at graph level: no graph launches to count
+    kernels, kernel_ns, _ = work.get("kernel", (0, 0, 0))
+    memcpys, memcpy_ns, memcpy_bytes = work.get("memcpy", (0, 0, 0))
+    memsets, memset_ns, memset_bytes = work.get("memset", (0, 0, 0))
+    return {"range": f"{domain}:{name}", "domain": domain, "name": name, "count": len(open_ns),
+            "median_ns": statistics.median(open_ns), "kernels": kernels, "graphs": 0,
+            "gpu_time_ns": kernel_ns + memcpy_ns + memset_ns, "kernel_ns": kernel_ns, "copy_ns": memcpy_ns + memset_ns,
+            "memcpy_bytes": memcpy_bytes, "memcpy_count": memcpys, "memset_bytes": memset_bytes,
+            "memset_count": memsets, "gpu_ops": kernels + memcpys + memsets}
+
+
 def test_json_for_an_nsys_export():
     doc = run_json(H200)
     assert doc["gpu"] == "NVIDIA H200" and doc["ceiling"]["source"] == "datasheet"
     assert "kernels" not in doc and "stages" not in doc
     stage = next(r for r in doc["ranges"] if r["range"] == "nsprof:sgemm/v8/1024x1024x1024")
-    copy_ns = stage["copy_ns"]  # its five memsets' time (equal to plain SQL: test_parse_nsys)
-    assert stage == {"range": "nsprof:sgemm/v8/1024x1024x1024", "domain": "nsprof", "name": "sgemm/v8/1024x1024x1024",
-                     "count": 5, "median_ns": 45942,  # SQL: the median of NVTX_EVENTS' end - start of its five
-                     "kernels": 5, "graphs": 0, "gpu_time_ns": 263325 + copy_ns, "kernel_ns": 263325,
-                     "copy_ns": copy_ns, "memcpy_bytes": 0, "memcpy_count": 0, "memset_bytes": 5 * 4194304,
-                     "memset_count": 5, "gpu_ops": 10}
-    assert copy_ns > 0
+    expected = range_by_sql(H200, "nsprof", "sgemm/v8/1024x1024x1024")
+    assert stage == expected
+    # what the stage is: v8 (split-K) zeroes C with a 4 MiB memset before each of its 5 timed launches
+    assert (expected["count"], expected["kernels"], expected["memset_count"], expected["memset_bytes"]) == (
+        5, 5, 5, 5 * 4194304) and expected["copy_ns"] > 0
     assert doc["attribution"] == "thread" and doc["gpu_utilization"][0]["device_id"] == 0
 
 
-@needs_h200
 def test_real_ladder_flops_are_exactly_2mnk():
     kernels = kernel_metrics(load_ncu_csv(H200_NCU["raw"]).kernels)
     stage = kernels["nvtx"].str[0].str.extract(r"sgemm/(v\d+)/")[0]
@@ -338,7 +380,6 @@ def test_json_for_an_ncu_csv(tmp_path, page):
         assert field in first
 
 
-@needs_h200
 def test_directory_joins_stages_of_real_captures(tmp_path):
     shutil.copy(H200, tmp_path / "nsys.sqlite")
     for page, path in H200_NCU.items():  # three pages of one ncu run: each launch counted once

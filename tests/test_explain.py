@@ -17,7 +17,6 @@ runner = CliRunner()
 H200_RAW = Path(__file__).parent / "data" / "h200" / "ncu-sgemm-ladder-1024-raw.csv"
 EXAMPLE = Path(__file__).resolve().parents[1] / "profiles" / "examples" / "h200-sgemm-1024"
 EXAMPLE_PROFILE = EXAMPLE_PROFILES["sgemm"]
-needs_example = pytest.mark.skipif(not EXAMPLE_PROFILE.is_dir(), reason="the committed example profile is missing")
 
 
 def invoke(*args):
@@ -55,7 +54,6 @@ def test_list_names_every_topic_with_its_summary():
     assert len(TOPICS) >= 9 and {"bank-conflicts", "coalescing", "tensor-cores"} <= set(TOPICS)
 
 
-@needs_example
 @pytest.mark.parametrize("topic", list(TOPICS))
 def test_every_topic_renders_in_all_three_formats(topic, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)  # no ./profiles: the committed example is read
@@ -101,7 +99,6 @@ def test_tensor_cores_walks_the_hgemm_ladder_with_its_measurements():
     assert any("2^-11 + 4 sqrt(K) 2^-24" in fact for fact in doc["facts"])
 
 
-@needs_example
 def test_without_from_the_example_profile_is_used_and_named(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     result = invoke("explain", "bank-conflicts")
@@ -152,7 +149,6 @@ def test_described_global_accesses():
     assert row.exit_code == 0 and "16 sector(s) of 32 bytes in 4 line(s)" in row.stdout
 
 
-@needs_example
 @pytest.mark.parametrize("stage, store_n_way", [("v5", 2), ("v6", 1)])
 def test_stage_accesses_and_measurements(stage, store_n_way, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
@@ -168,7 +164,6 @@ def test_stage_accesses_and_measurements(stage, store_n_way, monkeypatch, tmp_pa
     assert doc["evidence"]["steps"][0]["before"] == "v5" and doc["evidence"]["steps"][0]["nsys_change_pct"] < 0
 
 
-@needs_example
 def test_stage_view_draws_the_conflicted_store_and_suggests_the_padding(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     result = invoke("explain", "bank-conflicts", "--stage", "v5")

@@ -10,6 +10,7 @@ import csv
 import gzip
 import json
 import os
+import shlex
 import shutil
 from collections import Counter, defaultdict
 from decimal import Decimal
@@ -210,12 +211,14 @@ def _printed(*args: str) -> str:
 
 
 def test_the_readme_and_the_manual_show_what_the_commands_print(tmp_path, monkeypatch):
-    """The README's trace block and the manual page's blocks are lines of the commands' real output."""
+    """The README's trace block is the command it shows, then the first lines of what it prints and
+    '...'; the manual page's blocks are the start of, or a run of lines in, the commands' real output."""
     monkeypatch.chdir(REPO)
     readme = section(README, "Your own program")
-    shown = readme[readme.index("A PyTorch profiler trace"):].split("```")[1].strip().splitlines()
-    printed = _printed("analyze", "tests/data/kineto/train.json.gz").splitlines()
-    assert all(line in printed for line in shown) and shown[0] == printed[0]
+    command, *shown, more = readme[readme.index("A PyTorch profiler trace"):].split("```")[1].strip().splitlines()
+    assert command == "$ nsprof analyze tests/data/kineto/train.json.gz" and more == "..."
+    printed = _printed(*shlex.split(command.removeprefix("$ nsprof "))).splitlines()
+    assert shown and shown == printed[:len(shown)] and len(printed) > len(shown)
     blocks = page("pytorch-profiler.md").split("```")[1::2]  # analyze, diff, the joined profile
     assert blocks[0].strip() == "\n".join(printed[:len(blocks[0].strip().splitlines())])
     differ = _printed("diff", "tests/data/kineto/train", "tests/data/kineto/train.json.gz")
@@ -223,7 +226,7 @@ def test_the_readme_and_the_manual_show_what_the_commands_print(tmp_path, monkey
     profile = tmp_path / "torch_train_step-20261128-142638"
     shutil.copytree(NSYS["train"], profile)
     shutil.copy(TRACES["train"], profile)
-    assert blocks[2].strip() in _printed("analyze", str(profile)) and "aten::_foreach_add_" in blocks[2]
+    assert f"\n{blocks[2].strip()}\n" in f"\n{_printed('analyze', str(profile))}" and "aten::_foreach_add_" in blocks[2]
 
 
 def test_timeline_report_diff_and_history_take_a_trace(tmp_path):

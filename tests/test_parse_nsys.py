@@ -23,8 +23,7 @@ DATA = Path(__file__).parent / "data"
 SAXPY = DATA / "nsys-pipit" / "saxpy-mpi-cuda_nsys_perlmutter0.sqlite"  # nsys 2022.2
 CLOVERLEAF = DATA / "nsys-pipit" / "perlmutter-cloverleaf-cuda.sqlite"  # nsys 2024.5, no NVTX_EVENTS
 H200 = DATA / "h200" / "nsys-sgemm-ladder-1024.sqlite"  # nsys 2025.3, nsprof's own NVTX ranges
-EXPORTS = [SAXPY, CLOVERLEAF] + ([H200] if H200.exists() else [])
-needs_h200 = pytest.mark.skipif(not H200.exists(), reason="H200 capture not in tests/data/h200")
+EXPORTS = [SAXPY, CLOVERLEAF, H200]  # unpacked beside their tracked .xz by tests/conftest.py (packed_data.py)
 
 
 def sql(path: Path, query: str) -> list[tuple]:
@@ -78,7 +77,7 @@ def test_column_subset_reads_the_same_values_as_the_whole_table(path):
 
 def test_column_subset_names_only_known_tables_and_columns():
     with pytest.raises(ValueError, match="kernels has no column"):
-        load_nsys(H200 if H200.exists() else SAXPY, {"kernels": ("no_such_column",)})
+        load_nsys(H200, {"kernels": ("no_such_column",)})
     with pytest.raises(ValueError, match="no event table"):
         load_nsys(SAXPY, {"nvtx": ("name",)})
 
@@ -160,7 +159,6 @@ def test_saxpy_ranges_each_hold_one_kernel():
     assert summary.loc[summary["domain"] == "MPI", ["kernels", "memcpy_count"]].to_numpy().sum() == 0
 
 
-@needs_h200
 def test_h200_split_k_stage_ranges_hold_a_memset_and_a_kernel_per_launch():
     summary = range_summary(load_nsys(H200)).set_index("range")
     # v8 (split-K) zeroes C with a 4 MiB memset, then launches sgemm_v8_128x128; five timed launches
@@ -189,7 +187,6 @@ WHERE n.eventType = 59 GROUP BY range ORDER BY range
 """
 
 
-@needs_h200
 def test_h200_attribution_equals_plain_sql():
     summary = range_summary(load_nsys(H200))  # in natural order (v2 before v10), SQL's in plain text order
     assert sorted(summary[["range", "count", "kernels", "kernel_ns"]].itertuples(index=False, name=None)) == sorted(

@@ -49,7 +49,6 @@ RAW = DATA / "h200" / "ncu-sgemm-ladder-1024-raw.csv"
 H200_NSYS = DATA / "h200" / "nsys-sgemm-ladder-1024.sqlite"
 RTX = "NVIDIA GeForce RTX 4090"
 EXAMPLE_PROFILE = EXAMPLE_PROFILES["sgemm"]
-needs_example = pytest.mark.skipif(not EXAMPLE_PROFILE.is_dir(), reason="the committed example profile is missing")
 
 runner = CliRunner()
 
@@ -171,7 +170,6 @@ def test_explain_reads_the_profile_roofline_calls_latest(tmp_path, monkeypatch):
     assert evidence_doc["reason"].startswith("the newest capture of another program under profiles/")  # no op in the manifest
 
 
-@needs_example
 def test_explain_falls_back_to_the_example_and_says_so(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "profiles" / "plots").mkdir(parents=True)
