@@ -1,5 +1,5 @@
-"""nsprof's noise floors from a corpus of programs it was not tuned on, checked leaving each program
-out (issue 43). Two steps:
+"""nsprof's noise floors from a corpus of eight programs (seven it was not tuned on, and its own
+SGEMM ladder), checked leaving each program out (issue 43). Two steps:
 
     python3 benchmarks/noise_corpus.py --extract /tmp/corpus   # captures -> benchmarks/records/2026-11-28-h200-noise-corpus/
     python3 benchmarks/noise_corpus.py                         # -> noise_floor.json, noise_corpus.md/.json
@@ -78,6 +78,7 @@ PROGRAMS = {  # name: what ran (tests/programs/...), as benchmarks/gpu/noise_cor
 LEASES = {  # lease (its folder's suffix, or an earlier day's data): (day, GPU)
     "1": ("2026-11-28", "GPU-1f371f81"), "2": ("2026-11-28", "GPU-473e2a3c"), "2b": ("2026-11-28", "GPU-473e2a3c"),
     "d1126": ("2026-11-26", "GPU-8edee9e8"), "d1124": ("2026-11-24", "GPU-ad0ef40d"),
+    "heldout": ("2026-11-29", "GPU-5775c9d1"),  # never in the corpus: benchmarks/noise_heldout.py
 }
 EARLIER = (("compile", DATA / "runs" / "torch", "d1126"), ("ladder", DATA / "runs" / "ladder", "d1126"),
            ("train", DATA / "diff-pairs" / "train-a.sqlite", "d1124"),
@@ -88,8 +89,10 @@ SPLITS = 40  # random disjoint splits per program
 SEED = 43
 
 
-def extract(folder: Path) -> None:
-    """The corpus's runs as frames (module docstring) into CORPUS: runs.csv, keys.csv.xz, launches.csv.xz."""
+def extract(folder: Path, target: Path = CORPUS, earlier: tuple = EARLIER) -> None:
+    """The runs of `folder`'s leases and `earlier` as frames (module docstring) into `target`
+    (the corpus, or the held-out runs of benchmarks/noise_heldout.py): runs.csv, keys.csv.xz,
+    configs.csv.xz, launches.csv.xz."""
     found = []  # (program, lease, capture path)
     for lease_dir in sorted(folder.glob("corpus-*")):
         lease = lease_dir.name.removeprefix("corpus-")
@@ -100,7 +103,7 @@ def extract(folder: Path) -> None:
             pattern = "*/*/" if program == "ladder" else "*.sqlite"
             found += [(program, lease, path) for path in sorted((lease_dir / program).glob(pattern))]
     frames, runs = [], []
-    for program, path, lease in EARLIER:
+    for program, path, lease in earlier:
         found += [(program, lease, path)]
     for program, lease, path in found:
         for number, run in enumerate(run_frames(api.diff_side(path))):
@@ -117,11 +120,11 @@ def extract(folder: Path) -> None:
     # a kernel launch's grid and block, numbered in configs.csv.xz (0: none, as for ranges)
     configs = pd.Index(["", *sorted(set(launches["config"].dropna()) - {""})])
     launches["config"] = configs.get_indexer(launches["config"].fillna(""))
-    CORPUS.mkdir(parents=True, exist_ok=True)
-    pd.DataFrame(runs).to_csv(CORPUS / "runs.csv", index=False)
-    _write_xz(pd.DataFrame({"key": keys}), CORPUS / "keys.csv.xz")
-    _write_xz(pd.DataFrame({"config": configs}), CORPUS / "configs.csv.xz")
-    _write_xz(launches[["run", "kind", "key", "value_ns", "config"]], CORPUS / "launches.csv.xz")
+    target.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(runs).to_csv(target / "runs.csv", index=False)
+    _write_xz(pd.DataFrame({"key": keys}), target / "keys.csv.xz")
+    _write_xz(pd.DataFrame({"config": configs}), target / "configs.csv.xz")
+    _write_xz(launches[["run", "kind", "key", "value_ns", "config"]], target / "launches.csv.xz")
 
 
 def _write_xz(frame: pd.DataFrame, path: Path) -> None:
@@ -134,12 +137,12 @@ def _read_xz(path: Path) -> pd.DataFrame:
     return pd.read_csv(io.BytesIO(lzma.decompress(path.read_bytes())), keep_default_na=False)
 
 
-def load() -> tuple[pd.DataFrame, dict[int, dict[str, pd.DataFrame]]]:
-    """The corpus's runs table and each run's frames (run_frames' form)."""
-    runs = pd.read_csv(CORPUS / "runs.csv")
-    keys = _read_xz(CORPUS / "keys.csv.xz")["key"]
-    configs = _read_xz(CORPUS / "configs.csv.xz")["config"]
-    launches = _read_xz(CORPUS / "launches.csv.xz")
+def load(folder: Path = CORPUS) -> tuple[pd.DataFrame, dict[int, dict[str, pd.DataFrame]]]:
+    """The runs table of the corpus (or of `folder`, extract's target) and each run's frames (run_frames' form)."""
+    runs = pd.read_csv(folder / "runs.csv")
+    keys = _read_xz(folder / "keys.csv.xz")["key"]
+    configs = _read_xz(folder / "configs.csv.xz")["config"]
+    launches = _read_xz(folder / "launches.csv.xz")
     launches["key"] = keys.to_numpy(object)[launches["key"].to_numpy()]
     launches["config"] = configs.to_numpy(object)[launches["config"].to_numpy()]
     launches["value_ns"] = launches["value_ns"].astype(float)
@@ -437,7 +440,7 @@ def markdown(record: dict) -> str:
 
     floors = record["floor_pct"]
     lines = [
-        "# Noise floors from a corpus of programs nsprof was not tuned on",
+        "# Noise floors from a corpus of eight programs: seven nsprof was not tuned on, and its own SGEMM ladder",
         "",
         f"{record['card']}, {record['date']}: captured by `{record['command']}`, three leases of the GPU machine "
         "(two machines, GPU-1f371f81 and GPU-473e2a3c, the second twice, minutes apart) plus earlier days' runs of the "

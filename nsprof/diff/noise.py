@@ -4,7 +4,7 @@ With one run a side, a diff's interval comes from the launches of that run alone
 of the variation between runs, which is often larger (an unchanged torch.compile program: a copy
 range 4.3% slower, an optimizer kernel 4.9%; an unchanged training step's optimizer kernel 15%
 between two machines). Such a diff calls a change only beyond the floor of its row's category
-(`category`), which a corpus of programs nsprof was not tuned on showed to matter
+(`category`), which a corpus of eight programs (seven nsprof was not tuned on) showed to matter
 (benchmarks/records/2026-11-28-h200-noise-corpus/noise_corpus.md):
 
 - the duration class of the row's median (the slower side's): 10-100 us or over 100 us; kernels,
