@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Issue 60's measure of where HGEMM stands: h6 (and h8, Triton) paired with the fastest library (h7:
+# cuBLAS, cuBLASLt's candidates, torch.mm) at every square size the issue lists, a ragged one, and the
+# model shapes M tokens x (N, K) of a transformer's projections and its LM head. Two runs, each in a
+# fresh process, copied to $OUT as they end (a timed-out call keeps what finished). Run from the
+# repository root with .devkit carried. SHAPES=squares or SHAPES=models runs one half.
+source benchmarks/gpu/record_start.sh
+SQUARES=1024,2048,3072,4096,6144,8192,3000x5000x2000
+MODELS=""
+for m in 1 16 128 2048 8192; do for nk in 4096x4096 14336x4096 4096x14336 128256x4096; do MODELS+="${MODELS:+,}${m}x${nk}"; done; done
+declare -A SIZES=([squares]=$SQUARES [models]=$MODELS)
+for half in ${SHAPES:-squares models}; do
+  for run in 1 2; do
+    timeout 280 python3 -m nsprof bench --op hgemm --stage "${STAGES:-h6,h8}" --size "${SIZES[$half]}" \
+      --save-as "$OUT/bench-hgemm-$half-run$run.json" > "$OUT/bench-hgemm-$half-run$run.txt" 2>&1
+    echo "bench $half run $run exit $? ($((SECONDS - START)) s)"
+    cp "$OUT/bench-hgemm-$half-run$run".* "$OUT/host.txt" "$FINAL/"
+  done
+done
+echo "total $((SECONDS - START)) s"
