@@ -20,6 +20,7 @@ from nsprof.explain.model_sections import BANK_GRID_TITLE, global_model, shared_
 from nsprof.explain.page import Explanation, prose, section
 from nsprof.explain.topic import Topic
 from nsprof.explain.topics import get_topic
+from nsprof.explain.waves import wave_section
 from nsprof.ladder.registry import Stage, get_op, get_stage, select_stages
 from nsprof.paths import shown_path
 from nsprof.render.document import Block, Bullets, Drawing, Table
@@ -77,6 +78,10 @@ def ladder_explanation(focus: Focus, found: evidence.Source | None, measured: ev
         doc.update(records)
     elif topic.space == "global":
         model, records = global_model(topic, stage, stages)
+        blocks += model
+        doc.update(records)
+    elif topic.space == "waves":
+        model, records = wave_section(stages, measured.manifest if measured else None)
         blocks += model
         doc.update(records)
     doc["facts"] = topic_facts(topic.name, stages, measured)
@@ -142,7 +147,7 @@ def explain_access(name: str, shape: tuple[int, int] | None, pattern: str, width
     """An access the user describes (see nsprof.access.user_access) through the topic's model:
     the numbers, the reasons, and a drawing. The computed fields are at the top of the JSON."""
     topic = get_topic(name)
-    if topic.space is None:
+    if topic.space not in DEFAULT_SHAPES:
         raise UsageError(f"--shape and --access describe a memory access; topic '{name}' has no access model",
                          "use them with bank-conflicts (shared memory) or coalescing (global memory)")
     access = user_access(topic.space, shape or DEFAULT_SHAPES[topic.space], pattern, width, op)

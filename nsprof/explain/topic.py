@@ -13,7 +13,7 @@ class Topic:
     name: str
     summary: str  # one line, for --list
     text: str  # Markdown
-    space: str | None = None  # the access model it uses: "shared" (banks), "global" (sectors) or none
+    space: str | None = None  # the model it uses: "shared" (banks), "global" (sectors), "waves" (the launch plan) or none
     op: str = "sgemm"  # the ladder whose stages and measurements it uses
     stages: tuple[str, ...] = ()  # ladder stages it is about, in ladder order
     steps: tuple[tuple[str, str], ...] = ()  # (before, after): stage changes it explains

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from nsprof.errors import UsageError
 from nsprof.explain.topic import Topic
+from nsprof.explain.topics_tensor_cores import TENSOR_CORE_TOPICS
 
 if TYPE_CHECKING:
     from nsprof.explain.page import Explanation
@@ -382,88 +383,7 @@ tolerance that grows with sqrt(K).""",
         stages=("s1", "s2", "s5", "s6", "s7"),
         references=("Higham, Accuracy and Stability of Numerical Algorithms, ch. 4: summation",),
     ),
-    Topic(
-        "tensor-cores",
-        "Matrix instructions do a whole tile of multiply-adds each; the work is feeding them: "
-        "fragments, ldmatrix, swizzle, wgmma.",
-        """\
-A tensor-core instruction multiplies whole tiles: WMMA's m16n16k16 (h1-h4) is 4,096 multiply-adds
-per warp, issued as two `HMMA.16816`; PTX `mma.sync.m16n8k16` (h5) is 2,048 per warp instruction;
-Hopper's `wgmma.m64n256k16` (h6) is 262,144 per instruction of a 4-warp warpgroup, and runs
-asynchronously while the warps go on. fp16 inputs, float32 accumulators: each element of C is
-rounded to fp16 once, at the end (the seed tutorial accumulated in fp16, whose error grows with K).
-
-The math is cheap; feeding it is the work. Operands of `mma.sync` must sit in registers in a fixed
-fragment layout: h1 loads fragments straight from global memory with narrow loads, h2 onwards with
-`ldmatrix`, which moves four 8x8 tiles of 16-bit values per instruction (at least 4 wavefronts,
-one per tile, when conflict-free). Its 8 lanes of a phase read 8 rows of 16 bytes: unpadded rows
-whose pitch is a multiple of 128 bytes put all 8 in the same banks (h3: 4- and 8-way conflicts).
-h4 pads each row by 16 bytes; h5 permutes the 16-byte chunks of each row with an XOR of the row
-(swizzle): conflict-free with no wasted bytes. h6 has no ldmatrix at all: TMA writes tiles in the
-hardware's 128-byte swizzle and `wgmma` reads them from shared memory by descriptor.
-
-`wgmma` is asynchronous: a warpgroup issues it, commits the group and goes on; `wgmma.wait_group`
-later says which groups are done, and only then may their shared-memory stage be refilled. So the
-kernels split the warps: a producer warpgroup issues TMA copies into a ring of stages, consumer
-warpgroups issue `wgmma` on full stages, and mbarriers hand each stage back and forth. The layout is
-the contract between the two: a matrix descriptor names a start address and the 1,024-byte stride
-between 8-row x 128-byte swizzle atoms, and each k step moves the start by 32 bytes inside the
-swizzled rows. An operand whose K runs along those 128-byte rows is K-major. For fp16 either
-operand may instead be MN-major (h6 reads the row-major B that way, `imm-trans-b`); for TF32
-(SGEMM's v11, `--op sgemm`) there is no transpose immediate: a shared-memory operand must be
-K-major. v11's small tiles transpose B into an N x K matrix first and pay for it in their time; its
-large tile instead computes C^T = B^T A^T, with A's rows as the shared-memory operand and B's tile
-read into registers as the other one, which `wgmma` may take from registers in any layout the lanes
-can load.""",
-        op="hgemm",
-        stages=("h1", "h2", "h3", "h4", "h5", "h6", "h7"),
-        steps=(("h2", "h3"), ("h3", "h4"), ("h4", "h5"), ("h5", "h6")),
-        other_ladders={"sgemm": (("v9", "v9t", "v10", "v11"), (("v10", "v11"),))},
-        quantities=("tensor_flops", "tensor_hgmma_flops", "tensor_hgmma_tf32_flops", "smem_ldsm_instructions",
-                    "smem_ld_conflicts", "tflops_per_s", "pct_of_compute_peak"),
-        caveats=("SGEMM's v10 uses the same path in TF32 (`mma.sync.m16n8k8`, inputs rounded to a 10-bit mantissa): "
-                 "`nsprof explain roofline` shows it against the FP32 stages.",
-                 "A TF32 `wgmma` does half the multiply-adds of an fp16 one per cycle (k8 against k16 per "
-                 "instruction), so v11's ceiling is about half of h6's.",),
-        references=("PTX ISA: warp-level matrix instructions (mma, ldmatrix) and asynchronous warpgroup "
-                    "matrix instructions (wgmma, matrix descriptors, swizzling modes)",),
-    ),
-    Topic(
-        "triton",
-        "A Triton kernel states the tile and the dot; the compiler writes the pipeline: how close it "
-        "comes to the hand-written stage and cuBLAS, and why.",
-        """A Triton kernel is written per block of the output: load a tile, `tl.dot` it, store it. Everything
-the CUDA ladder does by hand below that line, Triton's compiler does: the shared-memory layout and
-its swizzle, the vector width of each load, the software pipeline of `num_stages` buffers filled by
-`cp.async` (or TMA, when the kernel reads through tensor descriptors), the fragment layouts, and on
-Hopper the choice of `wgmma` for `tl.dot`. What is left to the author is the tile (BLOCK_M x BLOCK_N x
-BLOCK_K), the warps and stages, the order of the tiles (GROUP_M rows at a time, for L2 reuse), and
-the precision: `tl.dot` on float32 is TF32 unless told `input_precision="ieee"`.
-
-So a Triton stage is tuned, not written: nsprof compiles each declared configuration, verifies it
-and times it before the stage is timed, and keeps the fastest. The measured gap to the hand-written
-stage beside it is what the compiler did not do: h6 (wgmma fed by TMA, warp-specialized producer and
-consumers, persistent) against h8; v11 against v12t, where TF32 `wgmma` needs its shared-memory
-operands K-major and v12t transposes B first (fed the row-major B, Triton shuffled every tile through
-registers and ran at a quarter of cuBLAS; v11's large tile reads B into registers as the MMA's other
-operand instead); s6 against s8, where s8 lacks s6's split over K and falls
-to half of cuBLAS when rows are few. At small sizes a Triton launch is host-bound: its Python launch
-path takes tens of microseconds, longer than the kernel.""",
-        op="hgemm",
-        stages=("h6", "h7", "h8"),
-        steps=(("h6", "h8"),),
-        other_ladders={"sgemm": (("v8", "v9", "v12", "v9t", "v11", "v12t"), (("v8", "v12"), ("v11", "v12t"))),
-                       "sgemv": (("s6", "s7", "s8"), (("s6", "s8"),))},
-        quantities=("tflops_per_s", "pct_of_compute_peak", "tensor_flops", "tensor_hgmma_flops", "tensor_hgmma_tf32_flops",
-                    "registers", "smem_ld_conflicts", "dram_pct_of_peak"),
-        caveats=("The stage's tuning picks by 20 launches after 5 warm-up; on a noisy GPU two configurations within "
-                 "a few percent can swap between runs (benchmarks/records/2026-11-26-h200-triton/h200-triton.md shows "
-                 "v12t's do).",
-                 "A Triton stage's kernel name is its @triton.jit function's: the SGEMM and HGEMM stages share "
-                 "`matmul_kernel`, told apart in a capture by their stage's NVTX range and launch configuration."),
-        references=("Triton tutorials 03 (matrix multiplication) and 09 (persistent matmul with TMA descriptors)",
-                    "PTX ISA: wgmma operand layouts (K-major and MN-major, TF32's K-major-only rule)"),
-    ),
+    *TENSOR_CORE_TOPICS,
 )}
 
 

@@ -1,0 +1,132 @@
+"""The topics of `nsprof explain` about the matrix instructions' stages (nsprof.explain.topics holds
+the rest and the lookup): the tensor cores and how they are fed, how a product's tiles fill the GPU
+in waves, and what Triton's compiler writes for the same tile."""
+
+from __future__ import annotations
+
+from nsprof.explain.topic import Topic
+
+TENSOR_CORE_TOPICS: tuple[Topic, ...] = (
+    Topic(
+        "tensor-cores",
+        "Matrix instructions do a whole tile of multiply-adds each; the work is feeding them: "
+        "fragments, ldmatrix, swizzle, wgmma.",
+        """\
+A tensor-core instruction multiplies whole tiles: WMMA's m16n16k16 (h1-h4) is 4,096 multiply-adds
+per warp, issued as two `HMMA.16816`; PTX `mma.sync.m16n8k16` (h5) is 2,048 per warp instruction;
+Hopper's `wgmma.m64n256k16` (h6) is 262,144 per instruction of a 4-warp warpgroup, and runs
+asynchronously while the warps go on. fp16 inputs, float32 accumulators: each element of C is
+rounded to fp16 once, at the end (the seed tutorial accumulated in fp16, whose error grows with K).
+
+The math is cheap; feeding it is the work. Operands of `mma.sync` must sit in registers in a fixed
+fragment layout: h1 loads fragments straight from global memory with narrow loads, h2 onwards with
+`ldmatrix`, which moves four 8x8 tiles of 16-bit values per instruction (at least 4 wavefronts,
+one per tile, when conflict-free). Its 8 lanes of a phase read 8 rows of 16 bytes: unpadded rows
+whose pitch is a multiple of 128 bytes put all 8 in the same banks (h3: 4- and 8-way conflicts).
+h4 pads each row by 16 bytes; h5 permutes the 16-byte chunks of each row with an XOR of the row
+(swizzle): conflict-free with no wasted bytes. h6 has no ldmatrix at all: TMA writes tiles in the
+hardware's 128-byte swizzle and `wgmma` reads them from shared memory by descriptor.
+
+`wgmma` is asynchronous: a warpgroup issues it, commits the group and goes on; `wgmma.wait_group`
+later says which groups are done, and only then may their shared-memory stage be refilled. So the
+kernels split the warps: a producer warpgroup issues TMA copies into a ring of stages, consumer
+warpgroups issue `wgmma` on full stages, and mbarriers hand each stage back and forth. The layout is
+the contract between the two: a matrix descriptor names a start address and the 1,024-byte stride
+between 8-row x 128-byte swizzle atoms, and each k step moves the start by 32 bytes inside the
+swizzled rows. An operand whose K runs along those 128-byte rows is K-major. For fp16 either
+operand may instead be MN-major (h6 reads the row-major B that way, `imm-trans-b`); for TF32
+(SGEMM's v11, `--op sgemm`) there is no transpose immediate: a shared-memory operand must be
+K-major. v11's small tiles transpose B into an N x K matrix first and pay for it in their time; its
+large tile instead computes C^T = B^T A^T, with A's rows as the shared-memory operand and B's tile
+read into registers as the other one, which `wgmma` may take from registers in any layout the lanes
+can load.""",
+        op="hgemm",
+        stages=("h1", "h2", "h3", "h4", "h5", "h6", "h7"),
+        steps=(("h2", "h3"), ("h3", "h4"), ("h4", "h5"), ("h5", "h6")),
+        other_ladders={"sgemm": (("v9", "v9t", "v10", "v11"), (("v10", "v11"),))},
+        quantities=("tensor_flops", "tensor_hgmma_flops", "tensor_hgmma_tf32_flops", "smem_ldsm_instructions",
+                    "smem_ld_conflicts", "tflops_per_s", "pct_of_compute_peak"),
+        caveats=("SGEMM's v10 uses the same path in TF32 (`mma.sync.m16n8k8`, inputs rounded to a 10-bit mantissa): "
+                 "`nsprof explain roofline` shows it against the FP32 stages.",
+                 "A TF32 `wgmma` does half the multiply-adds of an fp16 one per cycle (k8 against k16 per "
+                 "instruction), so v11's ceiling is about half of h6's.",),
+        references=("PTX ISA: warp-level matrix instructions (mma, ldmatrix) and asynchronous warpgroup "
+                    "matrix instructions (wgmma, matrix descriptors, swizzling modes)",),
+    ),
+    Topic(
+        "wave-quantization",
+        "A grid runs in waves of one block per slot: a last wave that fills few SMs leaves the rest idle, "
+        "which is why 3072^3 is harder than 4096^3.",
+        """\
+A matrix product is cut into tiles of C, one block each, and the GPU runs as many blocks at once as
+it has **slots**: SMs times the blocks one SM fits (one, for h6's 128x256 tile, which takes most of
+an SM's shared memory and registers). The grid runs in **waves**: 288 tiles on 132 slots are two
+full waves and a third of 24 blocks, during which 108 SMs have nothing to do. Every block takes
+about as long as any other, so the product takes three rounds for 2.18 rounds of work: **wave
+quantization**. It is worst where the tiles are few: a size a little past a whole number of waves,
+or a problem with few rows (a decode step's 16 tokens make one row of tiles).
+
+The cures change the cut, not the tile's code. **A smaller tile** makes more, shorter blocks and a
+finer last wave, but reads more operand bytes per FLOP (a 128x128 tile loads as much A and B per
+k step as a 128x256 one for half the products). **Split-K** cuts K as well, so that every tile
+becomes several blocks whose partial sums are added at the end: more blocks, at the cost of the
+adds and a workspace. **Stream-K** keeps the whole tiles in the waves they fill and shares only the
+last, partial wave's tiles out: every slot takes an even share of their k steps, and the blocks
+that shared a tile add their sums (h6's stream-K tile does so where the last wave is at most 0.6
+full). A **persistent** kernel launches one block per slot and walks the tiles itself, so the
+schedule, not the hardware, decides who takes what; libraries pick the tile, the cluster and the
+schedule per problem from many candidates.
+
+The table below is the launch plan `nsprof bench` would run, counted in waves on the profile's
+GPU: which sizes it cuts evenly, where the last wave is thin and what the plan does about it.""",
+        space="waves",
+        op="hgemm",
+        stages=("h6",),
+        other_ladders={"sgemm": (("v8", "v11"), ())},
+        quantities=("tflops_per_s", "pct_of_compute_peak"),
+        caveats=("The model counts blocks and assumes each takes the same time: it leaves out the shared tiles' "
+                 "added sums, the L2's reuse (the tile order) and the clock, so it says where the time can go, not "
+                 "how much a size loses.",
+                 "Measured on an H200, paired with the fastest library: h6 reads 84.7% of it at 3072^3 and 97.4% at "
+                 "4096^3, against 103.8% at 8192^3 (benchmarks/records/2026-11-29-h200-hgemm/h200-hgemm.md, run 1)."),
+        references=("NVIDIA CUTLASS: the persistent tile scheduler and stream-K (Osama et al., 'Stream-K: "
+                    "Work-centric Parallel Decomposition for Dense Matrix-Matrix Multiplication on the GPU', 2023)",
+                    "CUDA C++ Best Practices Guide: occupancy and the number of blocks per SM"),
+    ),
+    Topic(
+        "triton",
+        "A Triton kernel states the tile and the dot; the compiler writes the pipeline: how close it "
+        "comes to the hand-written stage and cuBLAS, and why.",
+        """A Triton kernel is written per block of the output: load a tile, `tl.dot` it, store it. Everything
+the CUDA ladder does by hand below that line, Triton's compiler does: the shared-memory layout and
+its swizzle, the vector width of each load, the software pipeline of `num_stages` buffers filled by
+`cp.async` (or TMA, when the kernel reads through tensor descriptors), the fragment layouts, and on
+Hopper the choice of `wgmma` for `tl.dot`. What is left to the author is the tile (BLOCK_M x BLOCK_N x
+BLOCK_K), the warps and stages, the order of the tiles (GROUP_M rows at a time, for L2 reuse), and
+the precision: `tl.dot` on float32 is TF32 unless told `input_precision="ieee"`.
+
+So a Triton stage is tuned, not written: nsprof compiles each declared configuration, verifies it
+and times it before the stage is timed, and keeps the fastest. The measured gap to the hand-written
+stage beside it is what the compiler did not do: h6 (wgmma fed by TMA, warp-specialized producer and
+consumers, persistent) against h8; v11 against v12t, where TF32 `wgmma` needs its shared-memory
+operands K-major and v12t transposes B first (fed the row-major B, Triton shuffled every tile through
+registers and ran at a quarter of cuBLAS; v11's large tile reads B into registers as the MMA's other
+operand instead); s6 against s8, where s8 lacks s6's split over K and falls
+to half of cuBLAS when rows are few. At small sizes a Triton launch is host-bound: its Python launch
+path takes tens of microseconds, longer than the kernel.""",
+        op="hgemm",
+        stages=("h6", "h7", "h8"),
+        steps=(("h6", "h8"),),
+        other_ladders={"sgemm": (("v8", "v9", "v12", "v9t", "v11", "v12t"), (("v8", "v12"), ("v11", "v12t"))),
+                       "sgemv": (("s6", "s7", "s8"), (("s6", "s8"),))},
+        quantities=("tflops_per_s", "pct_of_compute_peak", "tensor_flops", "tensor_hgmma_flops", "tensor_hgmma_tf32_flops",
+                    "registers", "smem_ld_conflicts", "dram_pct_of_peak"),
+        caveats=("The stage's tuning picks by 20 launches after 5 warm-up; on a noisy GPU two configurations within "
+                 "a few percent can swap between runs (benchmarks/records/2026-11-26-h200-triton/h200-triton.md shows "
+                 "v12t's do).",
+                 "A Triton stage's kernel name is its @triton.jit function's: the SGEMM and HGEMM stages share "
+                 "`matmul_kernel`, told apart in a capture by their stage's NVTX range and launch configuration."),
+        references=("Triton tutorials 03 (matrix multiplication) and 09 (persistent matmul with TMA descriptors)",
+                    "PTX ISA: wgmma operand layouts (K-major and MN-major, TF32's K-major-only rule)"),
+    ),
+)

@@ -1,0 +1,116 @@
+"""How a matrix product's tiles fill the GPU, in waves: the launch plan a stage would run (the same
+nsprof.ladder.ops.matmul.choose_plan that `nsprof bench` launches) at the sizes a topic names, on
+the SMs of the profile's GPU.
+
+A wave is one block on every slot (SMs x the blocks the entry fits on one SM). A grid of B blocks
+runs ceil(B / slots) rounds; the last holds B mod slots blocks, and while it runs the other slots
+idle unless the plan shares its tiles out (stream-K: every slot takes an even share of the last
+tiles' k steps) or splits K from the start.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from nsprof.explain.page import section
+from nsprof.ladder.ops.matmul import choose_plan
+from nsprof.ladder.registry import Stage
+from nsprof.render.document import Block, Bullets, Table
+from nsprof.sizes import size_label
+
+# the issue's squares, a ragged size, and a transformer's projections: decode, prefill, the LM head
+SIZES = ((1024, 1024, 1024), (2048, 2048, 2048), (3072, 3072, 3072), (4096, 4096, 4096), (6144, 6144, 6144),
+         (8192, 8192, 8192), (3000, 5000, 2000), (16, 4096, 4096), (2048, 14336, 4096), (8192, 128256, 4096))
+
+
+@dataclass(frozen=True)
+class Waves:
+    """One problem's plan, counted in waves."""
+
+    size: str
+    tile: str
+    split_k: int
+    blocks: int  # tiles x the K split
+    slots: int  # blocks that run at once
+    shared_tiles: int  # the last tiles whose k steps every slot shares (stream-K); 0: none
+
+    @property
+    def waves(self) -> float:
+        return self.blocks / self.slots
+
+    @property
+    def last_wave_fill(self) -> float:
+        """How full the last round is (1.0: whole waves)."""
+        rest = self.blocks % self.slots
+        return 1.0 if rest == 0 else rest / self.slots
+
+    @property
+    def idle_share(self) -> float:
+        """The share of the slots' time, over every round, that the last round leaves idle when no
+        tile is shared out (each block taking the same time)."""
+        rounds = math.ceil(self.blocks / self.slots)
+        return 1 - self.blocks / (rounds * self.slots)
+
+    def to_json(self) -> dict:
+        return {"size": self.size, "tile": self.tile, "split_k": self.split_k, "blocks": self.blocks,
+                "slots": self.slots, "waves": round(self.waves, 3), "last_wave_fill": round(self.last_wave_fill, 3),
+                "idle_share_unshared": round(self.idle_share, 3), "shared_tiles": self.shared_tiles}
+
+
+def waves_of(stage: Stage, m: int, n: int, k: int, sm_count: int) -> Waves:
+    """The plan `nsprof bench` would launch for an M x N x K product of `stage`, on `sm_count` SMs."""
+    plan = choose_plan(stage, m, n, k, sm_count)
+    tile = plan.tile
+    blocks = math.ceil(m / tile.bm) * math.ceil(n / tile.bn) * plan.split_k
+    return Waves(size_label((m, n, k)), tile.shape, plan.split_k, blocks, sm_count * tile.blocks_per_sm,
+                 plan.shared_tiles if plan.split_k == 1 else 0)
+
+
+H200_SMS = 132  # where no profile names its GPU: the H200 nsprof's examples ran on
+_COLUMNS = (("size", "size", ""), ("tile", "tile", ""), ("split\nK", "split_k", "d"), ("blocks", "blocks", "d"),
+            ("slots", "slots", "d"), ("waves", "waves", ".2f"), ("last\nwave", "last_wave_fill", ".0%"),
+            ("idle if\nunshared", "idle_share_unshared", ".0%"), ("shared\ntiles", "shared_tiles", "d"))
+_DROP_ORDER = ("slots", "split_k", "blocks")  # where the terminal is narrow: the waves and the idle share stay
+
+
+def sm_count_of(manifest: dict | None) -> tuple[int, str]:
+    """The SMs of the profile's GPU (its manifest's device), else an H200's; and where that came from."""
+    device = (manifest or {}).get("device") or {}
+    if device.get("sm_count"):
+        return int(device["sm_count"]), f"{device.get('name', 'the GPU')}, from the profile's manifest"
+    return H200_SMS, "an H200's: no profile's manifest names its GPU"
+
+
+def wave_section(stages: list[Stage], manifest: dict | None) -> tuple[list[Block], dict]:
+    """Per stage, its launch plan counted in waves at SIZES, and what the worst fills mean."""
+    sm_count, source = sm_count_of(manifest)
+    blocks: list[Block] = []
+    records: dict = {"sm_count": sm_count, "sm_count_source": source, "waves": []}
+    for stage in stages:
+        if not stage.tiles:
+            continue
+        plans = [waves_of(stage, *size, sm_count) for size in SIZES]
+        rows = [{"stage": stage.stage, **plan.to_json()} for plan in plans]
+        records["waves"] += rows
+        blocks.append(Table(f"{stage.stage}: its launch plan on {sm_count} SMs ({source})", _COLUMNS, rows, None,
+                            _DROP_ORDER))
+        blocks.append(Bullets(_worst(stage, plans)))
+    return section("Waves, as nsprof bench would launch them", blocks), records
+
+
+def _worst(stage: Stage, plans: list[Waves]) -> list[str]:
+    """What the most quantized plan and the least filled one leave idle."""
+    quantized = max((p for p in plans if p.waves > 1), key=lambda p: p.idle_share)
+    rounds = math.ceil(quantized.blocks / quantized.slots)
+    lines = [f"{quantized.size}: {quantized.blocks} blocks of {quantized.tile} on {quantized.slots} slots are "
+             f"{quantized.waves:.2f} waves; the last of {rounds} rounds holds {quantized.blocks % quantized.slots} "
+             f"({quantized.last_wave_fill:.0%} of the slots), so {quantized.idle_share:.0%} of the slots' time would "
+             "idle unless its tiles are shared"
+             + (f": {stage.stage} shares those {quantized.shared_tiles} tiles' k steps over every slot (stream-K)."
+                if quantized.shared_tiles else ".")]
+    sparse = min(plans, key=lambda p: p.waves)
+    if sparse.waves < 1:
+        lines.append(f"{sparse.size}: {sparse.blocks} blocks of {sparse.tile} (K split {sparse.split_k}) are "
+                     f"{sparse.waves:.2f} of a wave: {sparse.slots - sparse.blocks} of {sparse.slots} slots get no block.")
+    return lines

@@ -1,0 +1,103 @@
+"""`nsprof explain wave-quantization`: the launch plan counted in waves (nsprof.explain.waves),
+checked against the plans the H200 ran (the tile column of the committed bench records, written
+by the launcher on the GPU) and against the counts done by hand."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nsprof.cli import app
+from nsprof.explain.topics import get_topic
+from nsprof.explain.waves import SIZES, sm_count_of, waves_of
+from nsprof.ladder.ops.tiles import as_tiles
+from nsprof.ladder.registry import get_stage
+from nsprof.sizes import parse_label
+
+ROOT = Path(__file__).resolve().parents[1]
+RECORDS = {op: ROOT / "benchmarks" / "records" / f"2026-11-29-h200-{op}" / f"h200-{op}.json" for op in ("sgemm", "hgemm")}
+LABEL = re.compile(r"^(?P<shape>\d+x\d+)x\d+(?:/split(?P<split>\d+)|/tail(?P<tail>\d+))?$")
+
+
+def ran_on_the_h200() -> list[tuple[str, dict]]:
+    """The block-tiled GPU stages of the H200 ladder records, each with the record's env."""
+    found = []
+    for op, path in RECORDS.items():
+        document = json.loads(path.read_text())
+        found += [(op, {**row, "sm_count": document["env"]["sm_count"]}) for row in document["results"]
+                  if row["status"] == "ok" and LABEL.match(str(row.get("tile")))]
+    return found
+
+
+@pytest.mark.parametrize("op, row", ran_on_the_h200(), ids=lambda value: value["stage"] + " " + value["size"]
+                         if isinstance(value, dict) else value)
+def test_the_model_counts_the_plan_the_h200_ran(op, row):
+    """Tile, K split and stream-K tail as the launcher labelled them on the GPU (h6 at 3072^3:
+    128x256x64/tail24), and the blocks and slots counted by hand from them."""
+    m, n, k = parse_label(row["size"])
+    waves = waves_of(get_stage(op, row["stage"]), m, n, k, row["sm_count"])
+    label = LABEL.match(row["tile"])
+    assert waves.tile == label["shape"] and waves.split_k == int(label["split"] or 1) == row["split_k"]
+    assert waves.shared_tiles == int(label["tail"] or 0)
+    bm, bn = map(int, label["shape"].split("x"))
+    assert waves.blocks == math.ceil(m / bm) * math.ceil(n / bn) * waves.split_k
+    # a slot per block an SM fits, as the entry's __launch_bounds__ promise (the registry declares it)
+    fits = next(tile.blocks_per_sm for tile in as_tiles(get_stage(op, row["stage"]).tiles) if tile.shape == waves.tile)
+    assert waves.slots == row["sm_count"] * fits
+    rounds = math.ceil(waves.blocks / waves.slots)
+    assert waves.idle_share == pytest.approx(1 - waves.blocks / (rounds * waves.slots))
+
+
+def test_the_topic_s_worked_example_is_the_model_s():
+    """The text's 3072^3 example (288 tiles, 132 slots, a third wave of 24, 108 SMs idle, 2.18
+    waves) is what the model gives for h6 on an H200."""
+    text = " ".join(get_topic("wave-quantization").text.split())
+    waves = waves_of(get_stage("hgemm", "h6"), 3072, 3072, 3072, 132)
+    rest = waves.blocks % waves.slots
+    assert f"{waves.blocks} tiles on {waves.slots} slots" in text and f"a third of {rest} blocks" in text
+    assert f"{waves.slots - rest} SMs have nothing to do" in text and f"{waves.waves:.2f} rounds of work" in text
+    assert math.ceil(waves.waves) == 3 and "three rounds" in text
+
+
+def test_explain_shows_every_size_on_the_profile_s_gpu():
+    result = CliRunner().invoke(app, ["explain", "wave-quantization", "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["sm_count"] == 132 and document["sm_count_source"] == "NVIDIA H200, from the profile's manifest"
+    assert [row["size"] for row in document["waves"]] == ["x".join(map(str, size)) for size in SIZES]
+    decode = next(row for row in document["waves"] if row["size"] == "16x4096x4096")
+    assert decode["blocks"] == 4096 // 64 and decode["waves"] == pytest.approx(64 / 132, abs=1e-3)
+    shown = CliRunner().invoke(app, ["explain", "wave-quantization"], env={"COLUMNS": "80"}).stdout
+    words = " ".join(shown.split())
+    assert "68 of 132 slots get no block" in words and "h6 shares those 24 tiles' k steps" in words
+    assert max(len(line) for line in shown.splitlines()) <= 80
+
+
+def test_without_a_manifest_the_sms_are_an_h200_s_and_it_says_so():
+    assert sm_count_of(None) == (132, "an H200's: no profile's manifest names its GPU")
+    assert sm_count_of({"device": {"name": "NVIDIA H100 PCIe", "sm_count": 114}})[0] == 114
+
+
+def test_an_access_asked_of_the_wave_topic_is_refused_in_one_line():
+    result = CliRunner().invoke(app, ["explain", "wave-quantization", "--shape", "32x32"])
+    assert result.exit_code == 2 and "has no access model" in result.output and "Traceback" not in result.output
+
+
+def test_whole_waves_leave_nothing_idle():
+    from nsprof.explain.waves import Waves
+
+    whole = Waves("x", "128x256", 1, 264, 132, 0)
+    assert whole.waves == 2 and whole.last_wave_fill == 1.0 and whole.idle_share == 0
+
+
+def test_the_manual_shows_what_explain_prints():
+    """docs/explain.md's wave-quantization block is lines the command prints at 100 columns, in order."""
+    page = (ROOT / "docs" / "explain.md").read_text()
+    shown = page.split("$ nsprof explain wave-quantization\n...\n", 1)[1].split("\n...\n```", 1)[0]
+    printed = CliRunner().invoke(app, ["explain", "wave-quantization"], env={"COLUMNS": "100"}).stdout
+    assert shown in printed and shown.startswith("Waves, as nsprof bench would launch them\n")
