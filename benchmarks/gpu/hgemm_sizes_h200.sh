@@ -3,8 +3,17 @@
 # cuBLAS, cuBLASLt's candidates, torch.mm) at every square size the issue lists, a ragged one, and the
 # model shapes M tokens x (N, K) of a transformer's projections and its LM head. Two runs, each in a
 # fresh process, copied to $OUT as they end (a timed-out call keeps what finished). Run from the
-# repository root with .devkit carried. SHAPES=squares or SHAPES=models runs one half.
+# repository root with .devkit carried. SHAPES=squares or SHAPES=models runs one half. First, unless
+# PROBE=0, a probe of split-K for the few-row shapes (h6's 128x64 entry splits K over gridDim.z, but
+# no declared tile allows a split: `nsprof explain wave-quantization` counts 64 blocks for 132 SMs
+# at 16 x 4096 x 4096), each plan verified before it is timed against the library.
 source benchmarks/gpu/record_start.sh
+if [ "${PROBE:-1}" = 1 ]; then
+  timeout 240 python3 benchmarks/gpu/tune_stage.py --op hgemm --stage h6 \
+    --sizes 1x4096x4096,16x4096x4096,128x4096x4096,16x14336x4096,16x4096x14336,128x4096x14336 \
+    --plans auto,128x64/2,128x64/4,128x64/8,128x128/2,128x128/4 > "$OUT/probe-splitk.txt" 2>&1
+  echo "split-K probe exit $? ($((SECONDS - START)) s)"; cp "$OUT/probe-splitk.txt" "$FINAL/"
+fi
 SQUARES=1024,2048,3072,4096,6144,8192,3000x5000x2000
 MODELS=""
 for m in 1 16 128 2048 8192; do for nk in 4096x4096 14336x4096 4096x14336 128256x4096; do MODELS+="${MODELS:+,}${m}x${nk}"; done; done
