@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import stats as scipy_stats
+from noise_rule import floors_by_rule
 from typer.testing import CliRunner
 
 from nsprof import api
@@ -324,18 +324,7 @@ def corpus_floors_by_rule(program: str) -> dict[str, float]:
             if called:
                 change = 100 * (np.median(y) / np.median(x) - 1)
                 changes["10-100 us" if slower < 100_000 else "over 100 us"].append((change, x, y))
-    floors = {}
-    for name, rows in changes.items():
-        if rows:
-            floors[name] = 0.0
-        for change, x, y in sorted(rows, key=lambda row: -abs(row[0])):  # the largest significant one sets it
-            interval = scipy_stats.bootstrap((x, y), lambda a, b, axis: np.median(b, axis=axis) / np.median(a, axis=axis),
-                                             method="percentile", n_resamples=4000, vectorized=True,
-                                             random_state=1).confidence_interval
-            if interval.low > 1 or interval.high < 1:
-                floors[name] = 1.5 * abs(change)
-                break
-    return floors
+    return floors_by_rule(changes)
 
 
 def test_nsprofs_floors_are_the_corpus_s_by_the_documented_rule_and_measure_noise_measures_them():

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy import stats as scipy_stats
+from noise_rule import floors_by_rule
 from typer.testing import CliRunner
 
 from nsprof.cli import app
@@ -80,18 +80,7 @@ def floors_by_sql_and_scipy(exports: list[Path]) -> dict[str, float]:
                 if slower >= 10_000 and not (key[0] == "copies" and slower < 100_000):
                     change = 100 * (np.median(b[key]) / np.median(a[key]) - 1)
                     changes["10-100 us" if slower < 100_000 else "over 100 us"].append((change, a[key], b[key]))
-    floors = {}
-    for name, rows in changes.items():
-        if rows:
-            floors[name] = 0.0
-        for change, a, b in sorted(rows, key=lambda row: -abs(row[0])):  # the largest significant one sets it
-            interval = scipy_stats.bootstrap((a, b), lambda x, y, axis: np.median(y, axis=axis) / np.median(x, axis=axis),
-                                             method="percentile", n_resamples=4000, vectorized=True,
-                                             random_state=1).confidence_interval
-            if interval.low > 1 or interval.high < 1:
-                floors[name] = 1.5 * abs(change)
-                break
-    return floors
+    return floors_by_rule(changes)
 
 
 @pytest.mark.parametrize("runs, count", [(RUNS / "torch", 5), (BASE, 10)], ids=["torch-compile", "ab-spin"])
