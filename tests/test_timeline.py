@@ -15,6 +15,16 @@ from nsprof.parse.nsys_sqlite import load_nsys
 from nsprof.render.chrome_trace import GPU_PID_BASE
 
 DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.fixture(autouse=True)
+def _figures_closed():
+    """The tests draw timeline_figure's figures themselves (nsprof's callers save and close them):
+    close each test's, or pyplot holds them all and warns past 20."""
+    yield
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
 CAPTURES = [DATA / "user-programs" / f"{name}.sqlite" for name in ("train", "graph", "graph-node")] + [
     DATA / "nsys-pipit" / "perlmutter-cloverleaf-cuda.sqlite", DATA / "h200" / "nsys-sgemm-ladder-1024.sqlite",
     DATA / "timeline" / "nsys-12000-kernels.sqlite"]
