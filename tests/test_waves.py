@@ -101,3 +101,14 @@ def test_the_manual_shows_what_explain_prints():
     shown = page.split("$ nsprof explain wave-quantization\n...\n", 1)[1].split("\n...\n```", 1)[0]
     printed = CliRunner().invoke(app, ["explain", "wave-quantization"], env={"COLUMNS": "100"}).stdout
     assert shown in printed and shown.startswith("Waves, as nsprof bench would launch them\n")
+
+
+def test_a_stage_that_declares_no_residency_is_named_not_counted():
+    """v1 declares no blocks per SM (a 32x32 block of 1,024 threads, two to an SM): counting its
+    waves with one would be wrong, so the page says why it is left out; h7 is a library call."""
+    for op, stage in (("sgemm", "v1"), ("hgemm", "h7")):
+        result = CliRunner().invoke(app, ["explain", "wave-quantization", "--op", op, "--stage", stage, "--json"])
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["waves"] == []
+        shown = " ".join(CliRunner().invoke(app, ["explain", "wave-quantization", "--op", op, "--stage", stage]).stdout.split())
+        assert f"{stage} is not counted" in shown

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from nsprof.explain.page import section
+from nsprof.explain.page import prose, section
 from nsprof.ladder.ops.matmul import choose_plan
 from nsprof.ladder.registry import Stage
 from nsprof.render.document import Block, Bullets, Table
@@ -82,13 +82,17 @@ def sm_count_of(manifest: dict | None) -> tuple[int, str]:
     return H200_SMS, "an H200's: no profile's manifest names its GPU"
 
 
-def wave_section(stages: list[Stage], manifest: dict | None) -> tuple[list[Block], dict]:
-    """Per stage, its launch plan counted in waves at SIZES, and what the worst fills mean."""
+def wave_section(stages: list[Stage], modelled: tuple[str, ...], manifest: dict | None) -> tuple[list[Block], dict]:
+    """Per stage, its launch plan counted in waves at SIZES, and what the worst fills mean. Only the
+    `modelled` stages (the topic's) declare how many of their blocks one SM holds, which a wave needs:
+    another is named, not counted with a guess."""
     sm_count, source = sm_count_of(manifest)
     blocks: list[Block] = []
     records: dict = {"sm_count": sm_count, "sm_count_source": source, "waves": []}
     for stage in stages:
-        if not stage.tiles:
+        if stage.stage not in modelled or not stage.tiles:
+            blocks.append(prose(f"{stage.stage} is not counted: a wave needs how many of a stage's blocks one SM "
+                                f"holds, which only {' and '.join(modelled)} declare (their entries' launch bounds)."))
             continue
         plans = [waves_of(stage, *size, sm_count) for size in SIZES]
         rows = [{"stage": stage.stage, **plan.to_json()} for plan in plans]
