@@ -45,6 +45,7 @@ from nsprof.diff import (  # noqa: E402
     DEFAULT_MIN_CHANGE_PCT,
     call_rows,
     compare_launch_runs,
+    compare_launch_samples,
     floors_apply,
     run_frames,
 )
@@ -205,7 +206,7 @@ def leave_one_out(changes: pd.DataFrame) -> list[dict]:
 TABLES = {"kernels": ("kernels",), "ranges": ("copies", "ranges")}  # a diff's tables and the frames each holds
 
 
-def _side(frames: dict, runs: list[int], table: str) -> pd.DataFrame:
+def table_side(frames: dict, runs: list[int], table: str) -> pd.DataFrame:
     """One side of a diff table: the runs' launches or range instances, each run numbered."""
     parts = [frames[run][kind].assign(run=number) for number, run in enumerate(runs)
              for kind in TABLES[table] if kind in frames[run]]
@@ -214,18 +215,24 @@ def _side(frames: dict, runs: list[int], table: str) -> pd.DataFrame:
                       "kind": pd.Series(dtype=object), "config": pd.Series(dtype=object), "run": pd.Series(dtype=int)})
 
 
-def _called(runs: pd.DataFrame, run_ids: tuple[list[int], list[int]], a: pd.DataFrame, b: pd.DataFrame,
-            floors: NoiseFloor, few: bool = True) -> pd.DataFrame:
+def called_as_diff(runs: pd.DataFrame, run_ids: tuple[list[int], list[int]], a: pd.DataFrame, b: pd.DataFrame,
+                   floors: NoiseFloor, few: bool = True) -> pd.DataFrame:
     """A diff table of two sides of runs (`run_ids`: theirs), called as `nsprof diff` calls it (each
     key's kind is A's), with `floors` where it applies them (floors_apply: too few runs a side, or
     runs that share no GPU, machines_apart); without `few`, only where the machines differ (the runs
-    alone judge the rest: what the few-runs rule is measured against)."""
+    alone judge the rest: what the few-runs rule is measured against). One run a side is compared by
+    its launches' own spread, more by the spread between runs."""
     gpus = runs.set_index("run")["gpu"]
     apart = not set(gpus[list(run_ids[0])]) & set(gpus[list(run_ids[1])])
     applied = floors if (floors_apply(len(run_ids[0]), len(run_ids[1]), apart) if few else apart) else None
     kinds = pd.concat([a, b]).drop_duplicates("key").set_index("key")["kind"]
-    compared = compare_launch_runs(a, b) if (a["kind"] == "kernels").all() else compare_runs(a, b)
-    return call_rows(compared, kinds, noise=applied, across_runs=True, apart=apart)
+    kernels = bool((a["kind"] == "kernels").all())
+    across_runs = len(run_ids[0]) > 1 or len(run_ids[1]) > 1
+    if across_runs:
+        compared = compare_launch_runs(a, b) if kernels else compare_runs(a, b)
+    else:
+        compared = compare_launch_samples(a, b) if kernels else compare_samples(a, b)
+    return call_rows(compared, kinds, noise=applied, across_runs=across_runs, apart=apart)
 
 
 def _splits(run_ids: list[int], per_side: int, rng: np.random.Generator) -> list[tuple[list[int], list[int]]]:
@@ -260,8 +267,8 @@ def runs_no_change(runs: pd.DataFrame, frames: dict, changes: pd.DataFrame, per_
                 continue
             calling, worst = 0, ""
             for a, b in splits:
-                called = pd.concat([_called(runs, (a, b), _side(frames, a, table), _side(frames, b, table), floors, few)
-                                    for table in TABLES])
+                called = pd.concat([called_as_diff(runs, (a, b), table_side(frames, a, table), table_side(frames, b, table),
+                                                   floors, few) for table in TABLES])
                 hits = called[called["status"].isin(["faster", "slower"])]
                 calling += bool(len(hits))
                 if len(hits):
@@ -307,7 +314,7 @@ def power(runs: pd.DataFrame, frames: dict, changes: pd.DataFrame, per_side: int
         ids = runs.loc[(runs["program"] == program) & (runs["day"] == CORPUS_DAY), "run"].tolist()
         found, totals, spread = {}, {}, {}
         for table in TABLES:
-            side = _side(frames, ids, table)
+            side = table_side(frames, ids, table)
             totals.update(side.groupby("key")["value_ns"].sum().to_dict())
             medians = side.groupby(["key", "run"])["value_ns"].median().groupby(level="key")
             spread.update((100 * (medians.max() / medians.min() - 1)).to_dict())
@@ -345,12 +352,12 @@ def power_one_run(runs: pd.DataFrame, frames: dict, changes: pd.DataFrame) -> li
         totals: dict[str, float] = {}
         for a, b in pairs:
             for table in TABLES:
-                both = _side(frames, [a, b], table)
+                both = table_side(frames, [a, b], table)
                 chosen = targets(both, 2)
                 if not chosen:
                     continue
                 totals.update(both.groupby("key")["value_ns"].sum().to_dict())
-                first, second = _side(frames, [a], table), _side(frames, [b], table)
+                first, second = table_side(frames, [a], table), table_side(frames, [b], table)
                 second.loc[second["key"].isin(chosen), "value_ns"] *= 1 + PLANTED_PCT / 100
                 kinds = both.drop_duplicates("key").set_index("key")["kind"]
                 called = call_rows(compare_samples(first, second), kinds, noise=floors)
@@ -374,9 +381,9 @@ def _real_power(runs: pd.DataFrame, frames: dict, ids: list[int], table: str, ch
     hits = dict.fromkeys(chosen, 0)
     splits = _splits(ids, per_side, rng)
     for a, b in splits:
-        planted = _side(frames, b, table)
+        planted = table_side(frames, b, table)
         planted.loc[planted["key"].isin(chosen), "value_ns"] *= 1 + PLANTED_PCT / 100
-        called = _called(runs, (a, b), _side(frames, a, table), planted, floors)
+        called = called_as_diff(runs, (a, b), table_side(frames, a, table), planted, floors)
         for key in chosen:
             hits[key] += called.at[key, "status"] == "slower"
     return {key: hit / len(splits) for key, hit in hits.items()}
@@ -384,7 +391,7 @@ def _real_power(runs: pd.DataFrame, frames: dict, ids: list[int], table: str, ch
 
 def _simulated_power(per_run: pd.DataFrame, chosen: list[str], per_side: int, rng) -> dict[str, float]:
     """Each row's run medians drawn log-normal with the spread of its medians across the runs of
-    `per_run` (_side), side B's shifted by the planted change, compared as compare_runs compares
+    `per_run` (table_side), side B's shifted by the planted change, compared as compare_runs compares
     runs (one trial per key of a made-up table of SPLITS * 5 rows, so the table's many comparisons
     count as in a diff)."""
     logs = np.log(per_run[per_run["key"].isin(chosen)].groupby(["key", "run"])["value_ns"].median().unstack())

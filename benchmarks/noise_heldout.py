@@ -6,7 +6,7 @@ run again, unchanged, on an H200 and a day the corpus never saw, and kept out of
 
 The captures come from `LEASE=heldout BACK_TO_BACK=2 BUDGET=430 bash benchmarks/gpu/noise_corpus_h200.sh`
 (one lease, unpacked under one folder as corpus-heldout/PROGRAM/). The second step, on CPU, diffs
-each program's held-out runs as `nsprof diff` does (benchmarks/noise_corpus.py's _called):
+each program's held-out runs as `nsprof diff` does (benchmarks/noise_corpus.py's called_as_diff):
 
 - one run a side, every pair of one program's held-out runs, with nsprof's floors as shipped
   (nsprof/diff/noise_floor.json) and with the floors learned from the corpus without the program;
@@ -35,10 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import noise_corpus as corpus
 
-from nsprof.diff import call_rows
-from nsprof.diff.mix import as_runs, mix_moved
 from nsprof.diff.noise import NOISE_RECORD, noise_record
-from nsprof.diff.statistics import compare_samples
 
 HELD_OUT = corpus.ROOT / "benchmarks" / "records" / "2026-11-29-h200-noise-heldout"
 OFFSET = 100_000  # held-out run ids, apart from the corpus's in one runs table
@@ -55,37 +52,30 @@ def both() -> tuple[pd.DataFrame, dict]:
 
 
 def diffed(runs: pd.DataFrame, frames: dict, a: list[int], b: list[int], floors) -> pd.DataFrame:
-    """Both tables of a diff of runs `a` against runs `b`, called as `nsprof diff` calls them: one
-    run a side by the launches' own spread (a kernel whose mix of configurations moved, unstable),
-    more by the spread between runs (noise_corpus._called)."""
-    if len(a) > 1 or len(b) > 1:
-        return pd.concat([corpus._called(runs, (a, b), corpus._side(frames, a, table), corpus._side(frames, b, table),
-                                         floors) for table in corpus.TABLES])
-    gpus = runs.set_index("run")["gpu"]
-    tables = []
-    for table in corpus.TABLES:
-        first, second = corpus._side(frames, a, table), corpus._side(frames, b, table)
-        compared = compare_samples(first, second)
-        if table == "kernels":
-            compared["unstable"] = compared.index.isin(mix_moved(as_runs(first, second)))
-        kinds = pd.concat([first, second]).drop_duplicates("key").set_index("key")["kind"]
-        tables.append(call_rows(compared, kinds, noise=floors, across_runs=False, apart=gpus[a[0]] != gpus[b[0]]))
-    return pd.concat(tables)
+    """Both tables of a diff of runs `a` against runs `b`, called as `nsprof diff` calls them
+    (noise_corpus.called_as_diff)."""
+    return pd.concat([corpus.called_as_diff(runs, (a, b), corpus.table_side(frames, a, table),
+                                            corpus.table_side(frames, b, table), floors) for table in corpus.TABLES])
+
+
+def _decided(called: pd.DataFrame) -> pd.DataFrame:
+    """The significant rows a floor decided (not those unstable, compiled differently or on one side
+    only, which are never called)."""
+    return called[called["status"].isin(["same", "faster", "slower"]) & called["significant"].fillna(False).astype(bool)]
 
 
 def closest(called: pd.DataFrame) -> float:
-    """The largest |change| over its threshold among the significant rows a finite floor decided
-    (not those unstable, compiled differently or on one side only, which are never called)."""
-    decided = called["status"].isin(["same", "faster", "slower"]) & called["significant"].fillna(False).astype(bool)
-    held = called[decided & np.isfinite(called["floor_pct"].astype(float))]
-    held = held[held["floor_pct"].astype(float) > 0]
+    """The largest |change| over its threshold among the significant rows a finite floor decided."""
+    decided = _decided(called)
+    threshold = decided["floor_pct"].astype(float)
+    held = decided[np.isfinite(threshold) & (threshold > 0)]
     return float((held["change_pct"].abs() / held["floor_pct"].astype(float)).max()) if len(held) else 0.0
 
 
 def largest(called: pd.DataFrame) -> dict[str, float]:
     """Per class of a floor (10-100 us, over 100 us), the largest |change| of a significant row it decided."""
-    decided = called[called["status"].isin(["same", "faster", "slower"]) & called["significant"].fillna(False).astype(bool)
-                     & called["floor"].isin(["10-100 us", "over 100 us"])]
+    decided = _decided(called)
+    decided = decided[decided["floor"].isin(["10-100 us", "over 100 us"])]
     return decided.groupby("floor")["change_pct"].agg(lambda change: float(change.abs().max())).to_dict()
 
 
@@ -131,7 +121,8 @@ def evaluate(runs: pd.DataFrame, frames: dict) -> list[dict]:
 
 def _triples(day: list[int]) -> list[tuple[int, ...]]:
     """Up to 10 disjoint-ish triples of the corpus day's runs, in order (reproducible, no sampling)."""
-    return list(combinations(day, 3))[:: max(1, len(list(combinations(day, 3))) // 10)][:10]
+    triples = list(combinations(day, 3))
+    return triples[:: max(1, len(triples) // 10)][:10]
 
 
 def markdown(record: dict) -> str:
@@ -143,7 +134,7 @@ def markdown(record: dict) -> str:
         + ", ".join(f"{name} {count}" for name, count in record["runs"].items())
         + f". The table is `{record['command']}` on CPU, from this record's runs.csv, keys.csv.xz and launches.csv.xz "
         "(nsprof.diff.run_frames' form, extracted by `--extract`).", "",
-        "Each pair or split is diffed as `nsprof diff` calls rows (benchmarks/noise_corpus.py's _called: with one "
+        "Each pair or split is diffed as `nsprof diff` calls rows (benchmarks/noise_corpus.py's called_as_diff: with one "
         "run or fewer than 5 a side the floors apply; across GPUs work of 10-100 us and copies are not called). "
         "**calling**: pairs or splits with any row called faster or slower, of those compared. **closest**: the "
         "largest |change| of a significant row over the threshold it met (its floor, or the 2% minimum change "

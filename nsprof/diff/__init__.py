@@ -67,7 +67,7 @@ from nsprof.diff.judge import (
     call_rows,
     floors_apply,
 )
-from nsprof.diff.kernels import compare_launch_runs, kernel_rows
+from nsprof.diff.kernels import compare_launch_runs, compare_launch_samples, kernel_rows
 from nsprof.diff.loop import loop_change
 from nsprof.diff.noise import NoiseFloor, default_noise
 from nsprof.diff.ranges import capture_range_rows
@@ -148,6 +148,7 @@ __all__ = [
     "Side",
     "call_rows",
     "compare_launch_runs",
+    "compare_launch_samples",
     "diff_captures",
     "floors_apply",
     "run_frames",

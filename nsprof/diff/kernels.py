@@ -56,14 +56,19 @@ def _keyed_launches(launches: dict, matches: pd.DataFrame) -> dict:
 
 def _compared_launches(keyed: dict, instances: dict, judge: Judge) -> pd.DataFrame:
     """The sides' launches compared per kernel, with `unstable` and the `compiled` reasons (nsprof.diff.compiled)."""
-    if judge.across_runs:
-        compared = compare_launch_runs(keyed["a"], keyed["b"])
-    else:  # one run a side: a mix of configurations in other proportions is unstable too
-        compared = compare_samples(keyed["a"], keyed["b"])
-        compared["unstable"] = compared.index.isin(mix_moved(as_runs(keyed["a"], keyed["b"])))
+    compare = compare_launch_runs if judge.across_runs else compare_launch_samples
+    compared = compare(keyed["a"], keyed["b"])
     compiled = all(is_compiled_program(instances[side]["ranges"]["key"], instances[side]["source"]) for side in "ab")
     reasons = differences(keyed["a"], keyed["b"], compiled)
     compared["compiled"] = compared.index.map(reasons)
+    return compared
+
+
+def compare_launch_samples(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
+    """compare_samples of one run a side's kernel launches (key, value_ns, config): a kernel is also
+    unstable where its mix of configurations in other proportions moves its median (mix.mix_moved)."""
+    compared = compare_samples(a, b)
+    compared["unstable"] = compared.index.isin(mix_moved(as_runs(a, b)))
     return compared
 
 

@@ -40,17 +40,23 @@ class Waves:
         return self.blocks / self.slots
 
     @property
+    def rounds(self) -> int:
+        return math.ceil(self.blocks / self.slots)
+
+    @property
+    def last_round_blocks(self) -> int:
+        return self.blocks - (self.rounds - 1) * self.slots
+
+    @property
     def last_wave_fill(self) -> float:
         """How full the last round is (1.0: whole waves)."""
-        rest = self.blocks % self.slots
-        return 1.0 if rest == 0 else rest / self.slots
+        return self.last_round_blocks / self.slots
 
     @property
     def idle_share(self) -> float:
         """The share of the slots' time, over every round, that the last round leaves idle when no
         tile is shared out (each block taking the same time)."""
-        rounds = math.ceil(self.blocks / self.slots)
-        return 1 - self.blocks / (rounds * self.slots)
+        return 1 - self.blocks / (self.rounds * self.slots)
 
     def to_json(self) -> dict:
         return {"size": self.size, "tile": self.tile, "split_k": self.split_k, "blocks": self.blocks,
@@ -106,9 +112,8 @@ def wave_section(stages: list[Stage], modelled: tuple[str, ...], manifest: dict 
 def _worst(stage: Stage, plans: list[Waves]) -> list[str]:
     """What the most quantized plan and the least filled one leave idle."""
     quantized = max((p for p in plans if p.waves > 1), key=lambda p: p.idle_share)
-    rounds = math.ceil(quantized.blocks / quantized.slots)
     lines = [f"{quantized.size}: {quantized.blocks} blocks of {quantized.tile} on {quantized.slots} slots are "
-             f"{quantized.waves:.2f} waves; the last of {rounds} rounds holds {quantized.blocks % quantized.slots} "
+             f"{quantized.waves:.2f} waves; the last of {quantized.rounds} rounds holds {quantized.last_round_blocks} "
              f"({quantized.last_wave_fill:.0%} of the slots), so {quantized.idle_share:.0%} of the slots' time would "
              "idle unless its tiles are shared"
              + (f": {stage.stage} shares those {quantized.shared_tiles} tiles' k steps over every slot (stream-K)."
