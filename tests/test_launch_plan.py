@@ -3,7 +3,7 @@
 import pytest
 
 from nsprof.errors import UsageError
-from nsprof.ladder.ops.matmul import choose_plan, spreads_evenly
+from nsprof.ladder.ops.matmul import busy_share, choose_plan, spreads_evenly
 from nsprof.ladder.registry import get_stage
 from nsprof.ladder_runs.bench import unavailable_reason
 from nsprof.launch.compile import arch_runs
@@ -84,7 +84,6 @@ def test_v8_shares_out_the_last_wave_by_stream_k(size, shape, shared):
 @pytest.mark.parametrize(
     "size, entry, shared",
     [
-        ((3072, 3072, 3072), "hgemm_h6_sk_tma_128x256", 24),  # 288 tiles = 2 waves + 24: 0.18 full, shared
         ((5120, 5120, 5120), "hgemm_h6_sk_tma_128x256", 8),  # 800 = 6 waves + 8
         ((8192, 8192, 8192), "hgemm_h6_sk_tma_128x256", 68),  # 2048 = 15 waves + 68: 0.52 full, shared
         ((4096, 4096, 4096), "hgemm_h6_tma_128x256", 0),  # 512 = 3 waves + 116: 0.88 full, kept whole (plain entry)
@@ -95,6 +94,43 @@ def test_v8_shares_out_the_last_wave_by_stream_k(size, shape, shared):
 def test_h6_shares_out_only_a_last_wave_at_most_0_6_full(size, entry, shared):
     plan = choose_plan(get_stage("hgemm", "h6"), *size, H200_SMS)
     assert (plan.tile.entry, plan.shared_tiles, plan.shared_blocks) == (entry, shared, H200_SMS if shared else 0)
+
+
+@pytest.mark.parametrize(
+    "size, entry",
+    [
+        ((3072, 3072, 3072), "hgemm_h6_128x192"),  # 288 tiles of 128x256 keep 73% of the slots busy, 384 of 128x192 97%
+        ((5120, 5120, 5120), "hgemm_h6_sk_tma_128x256"),  # 87% against 91%: too little gained
+        ((8192, 8192, 8192), "hgemm_h6_sk_tma_128x256"),  # 97% against 99%
+        ((3000, 5000, 2000), "hgemm_h6_tma_128x256"),  # 91% against 98%: 128x192 ran slower there
+        ((2048, 2048, 2048), "hgemm_h6_128x128"),  # less than a wave of 128x192 tiles: never an alternative
+        ((1, 4096, 4096), "hgemm_h6_64x256"),  # a few-row product keeps its few-row tile
+    ],
+)
+def test_h6_takes_128x192_only_where_its_waves_keep_a_tenth_more_of_the_slots_busy(size, entry):
+    assert choose_plan(get_stage("hgemm", "h6"), *size, H200_SMS).tile.entry == entry
+
+
+def test_busy_share_counts_the_idle_slots_of_the_last_round():
+    assert busy_share(264, 132) == 1.0
+    assert busy_share(288, 132) == pytest.approx(288 / 396)
+    assert busy_share(10, 132) == pytest.approx(10 / 132)
+
+
+@pytest.mark.parametrize(
+    "size, shape, split",
+    [
+        ((1, 4096, 4096), "64x256", 8),  # 16 tiles: 8 slices fill one wave (128 blocks), 16 would spill into a second
+        ((16, 14336, 4096), "64x256", 2),  # 56 tiles: 112 blocks; 224 ran 1.7 waves and 13% slower
+        ((64, 4096, 14336), "64x256", 8),
+        ((16, 128256, 4096), "64x256", 1),  # 501 tiles: waves enough without a split
+        ((65, 4096, 4096), "128x64", 1),  # more than 64 rows: the 128-row tiles
+        ((16, 4096, 128), "64x128", 1),  # K of one slice: too few blocks either way, the last few-row tile
+    ],
+)
+def test_few_row_products_take_a_64_row_tile_split_to_fill_one_wave(size, shape, split):
+    plan = choose_plan(get_stage("hgemm", "h6"), *size, H200_SMS)
+    assert (plan.tile.shape, plan.split_k) == (shape, split)
 
 
 def test_a_forced_tail_of_none_runs_h6s_plain_entry_and_any_other_its_stream_k_entry():

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from nsprof.cli import app
 from nsprof.explain.topics import get_topic
-from nsprof.explain.waves import SIZES, sm_count_of, waves_of
+from nsprof.explain.waves import SIZES, Waves, sm_count_of, waves_of
 from nsprof.ladder.ops.tiles import as_tiles
 from nsprof.ladder.registry import get_stage
 from nsprof.sizes import parse_label
@@ -54,14 +54,19 @@ def test_the_model_counts_the_plan_the_h200_ran(op, row):
 
 
 def test_the_topic_s_worked_example_is_the_model_s():
-    """The text's 3072^3 example (288 tiles, 132 slots, a third wave of 24, 108 SMs idle, 2.18
-    waves) is what the model gives for h6 on an H200."""
+    """The text's 3072^3 example (288 tiles of 128x256, 132 slots, a third wave of 24, 108 SMs idle, 2.18
+    waves) is what h6's 128x256 tile gives on an H200, and its cure (384 tiles of 128x192, 2.91 waves, 97%
+    busy against 73%) is the plan the model gives for h6 there."""
     text = " ".join(get_topic("wave-quantization").text.split())
-    waves = waves_of(get_stage("hgemm", "h6"), 3072, 3072, 3072, 132)
-    rest = waves.blocks % waves.slots
-    assert f"{waves.blocks} tiles on {waves.slots} slots" in text and f"a third of {rest} blocks" in text
-    assert f"{waves.slots - rest} SMs have nothing to do" in text and f"{waves.waves:.2f} rounds of work" in text
-    assert math.ceil(waves.waves) == 3 and "three rounds" in text
+    h6 = get_stage("hgemm", "h6")
+    wide = Waves("3072", "128x256", 1, (3072 // 128) * (3072 // 256), 132, 0)
+    rest = wide.blocks % wide.slots
+    assert f"{wide.blocks} tiles on {wide.slots} slots" in text and f"a third of {rest} blocks" in text
+    assert f"{wide.slots - rest} SMs have nothing to do" in text and f"{wide.waves:.2f} rounds of work" in text
+    assert math.ceil(wide.waves) == 3 and "three rounds" in text
+    chosen = waves_of(h6, 3072, 3072, 3072, 132)
+    assert chosen.tile == "128x192" and f"into {chosen.blocks}, {chosen.waves:.2f} waves" in text
+    assert f"keep {1 - chosen.idle_share:.0%} of the slots busy against 128x256's {1 - wide.idle_share:.0%}" in text
 
 
 def test_explain_shows_every_size_on_the_profile_s_gpu():
@@ -71,10 +76,11 @@ def test_explain_shows_every_size_on_the_profile_s_gpu():
     assert document["sm_count"] == 132 and document["sm_count_source"] == "NVIDIA H200, from the profile's manifest"
     assert [row["size"] for row in document["waves"]] == ["x".join(map(str, size)) for size in SIZES]
     decode = next(row for row in document["waves"] if row["size"] == "16x4096x4096")
-    assert decode["blocks"] == 4096 // 64 and decode["waves"] == pytest.approx(64 / 132, abs=1e-3)
+    # 16 tiles of 64x256, K split in 8: one wave less 4 blocks (16 slices would spill into a second)
+    assert (decode["tile"], decode["split_k"], decode["blocks"]) == ("64x256", 8, 128)
     shown = CliRunner().invoke(app, ["explain", "wave-quantization"], env={"COLUMNS": "80"}).stdout
     words = " ".join(shown.split())
-    assert "68 of 132 slots get no block" in words and "h6 shares those 24 tiles' k steps" in words
+    assert "4 of 132 slots get no block" in words and "3000x5000x2000: 480 blocks of 128x256" in words
     assert max(len(line) for line in shown.splitlines()) <= 80
 
 

@@ -74,8 +74,8 @@ __device__ __forceinline__ void fence_acc(float (&d)[R]) {
 }
 
 // wgmma.mma_async m64nNk{K} with float32 accumulators in registers (N/2 per thread), A and B from
-// shared memory by descriptor: HOPPER_WGMMA(K, TYPES, IMMS) defines wgmma_n256, wgmma_n128 and
-// wgmma_n64 for one instruction (its K and types, e.g. "16", "f32.f16.f16") and wgmma_bn<BN>, which
+// shared memory by descriptor: HOPPER_WGMMA(K, TYPES, IMMS) defines wgmma_n256, wgmma_n192, wgmma_n128
+// and wgmma_n64 for one instruction (its K and types, e.g. "16", "f32.f16.f16") and wgmma_bn<BN>, which
 // picks one by tile width. scale_d = 0 ignores the old D (a tile's first k step); imm-scale-a/b = 1;
 // IMMS holds whatever immediates the types add (f16's imm-trans-a/b: ", 0, 1"; tf32 has none).
 #define HOPPER_D32 \
@@ -84,6 +84,8 @@ __device__ __forceinline__ void fence_acc(float (&d)[R]) {
 #define HOPPER_D64 HOPPER_D32 ", " \
     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
     "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define HOPPER_D96 HOPPER_D64 ", " \
+    "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
 #define HOPPER_D128 HOPPER_D64 ", " \
     "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
     "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
@@ -93,6 +95,7 @@ __device__ __forceinline__ void fence_acc(float (&d)[R]) {
                        "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
 #define HOPPER_ACC32 HOPPER_ACC8(0), HOPPER_ACC8(8), HOPPER_ACC8(16), HOPPER_ACC8(24)
 #define HOPPER_ACC64 HOPPER_ACC32, HOPPER_ACC8(32), HOPPER_ACC8(40), HOPPER_ACC8(48), HOPPER_ACC8(56)
+#define HOPPER_ACC96 HOPPER_ACC64, HOPPER_ACC8(64), HOPPER_ACC8(72), HOPPER_ACC8(80), HOPPER_ACC8(88)
 #define HOPPER_ACC128 HOPPER_ACC64, HOPPER_ACC8(64), HOPPER_ACC8(72), HOPPER_ACC8(80), HOPPER_ACC8(88), \
                       HOPPER_ACC8(96), HOPPER_ACC8(104), HOPPER_ACC8(112), HOPPER_ACC8(120)
 // One width: D's operands are %0..%(N/2 - 1), then the descriptors a, b and scale_d.
@@ -107,12 +110,14 @@ __device__ __forceinline__ void fence_acc(float (&d)[R]) {
     }
 #define HOPPER_WGMMA(K, TYPES, IMMS)                                                                         \
     HOPPER_WGMMA_N(256, K, TYPES, IMMS, HOPPER_D128, HOPPER_ACC128, "%128", "%129", "%130")                 \
+    HOPPER_WGMMA_N(192, K, TYPES, IMMS, HOPPER_D96, HOPPER_ACC96, "%96", "%97", "%98")                       \
     HOPPER_WGMMA_N(128, K, TYPES, IMMS, HOPPER_D64, HOPPER_ACC64, "%64", "%65", "%66")                       \
     HOPPER_WGMMA_N(64, K, TYPES, IMMS, HOPPER_D32, HOPPER_ACC32, "%32", "%33", "%34")                        \
     template <int BN>                                                                                        \
     __device__ __forceinline__ void wgmma_bn(float (&d)[BN / 2], unsigned long long a, unsigned long long b, \
                                              int scale_d) {                                                  \
         if constexpr (BN == 256) wgmma_n256(d, a, b, scale_d);                                               \
+        else if constexpr (BN == 192) wgmma_n192(d, a, b, scale_d);                                          \
         else if constexpr (BN == 128) wgmma_n128(d, a, b, scale_d);                                          \
         else wgmma_n64(d, a, b, scale_d);                                                                    \
     }

@@ -110,6 +110,15 @@
 #ifndef H6_STAGES_128       // ring depth of the cooperative 128x128 entry
 #define H6_STAGES_128 6
 #endif
+#ifndef H6_STAGES_192       // ring depth of the 128x192 entry (5 x 40 KB)
+#define H6_STAGES_192 5
+#endif
+#ifndef H6_STAGES_64x256     // ring depths of the 64-row entries (5 x 40 KB, 8 x 24 KB)
+#define H6_STAGES_64x256 5
+#endif
+#ifndef H6_STAGES_64x128
+#define H6_STAGES_64x128 8
+#endif
 #ifndef H6_PP_STAGES        // ring depth of the ping-pong entries with 128x128 warpgroup tiles
 #define H6_PP_STAGES 6
 #endif
@@ -425,11 +434,13 @@ __device__ __forceinline__ int count_piece(int* counter) {
 // Shared memory (1024-byte aligned): STAGES x [A 128x64 (16 KB) | B as BN/64 boxes of 64x64
 // (8 KB each)], then the full[STAGES] and empty[STAGES] mbarriers.
 // ---------------------------------------------------------------------------------------
-template <int BN, int STAGES, bool PERSISTENT, int CLUSTER, int EPI, bool SHARE = false>
+template <int BN, int STAGES, bool PERSISTENT, int CLUSTER, int EPI, bool SHARE = false, int BM = 128>
 __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, const void* tmB, __half* C,
                                         float* partials, int whole_units = 0) {
-    constexpr int BM = 128;
-    constexpr int A_BYTES = BM * H6_BK * 2;            // 16 KB
+    // BM = 128: consumer c owns rows 64c..64c+63 and all BN columns; BM = 64 (few-row products):
+    // both own all 64 rows, consumer c columns c*BN/2.. (WN wide), so a tile reads half the A.
+    constexpr int WN = BM == 128 ? BN : BN / 2;        // a consumer's fragment width
+    constexpr int A_BYTES = BM * H6_BK * 2;            // 16 KB (8 KB for BM = 64)
     constexpr int B_BOX_BYTES = H6_BK * 64 * 2;        // one 64 (K) x 64 (N) box, 8 KB
     constexpr int B_BOXES = BN / 64;
     constexpr int STAGE_BYTES = A_BYTES + B_BOXES * B_BOX_BYTES;
@@ -437,7 +448,8 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     static_assert(B_BOXES % CLUSTER == 0, "B boxes must split evenly over the cluster");
     static_assert(PERSISTENT || CLUSTER == 1, "clusters only in the persistent form");
     static_assert(STAGES >= 2, "a stage is released one k tile late (wgmma.wait_group 1)");
-    static_assert(!SHARE || (PERSISTENT && CLUSTER == 1), "stream-K tails only in the persistent form");
+    static_assert(!SHARE || CLUSTER == 1, "shared tiles only without clusters");
+    static_assert(BM == 128 || (BM == 64 && CLUSTER == 1 && EPI != 2), "64-row tiles: no clusters, no TMA stores");
 
     const unsigned base = (smem_u32(h6_smem) + 1023u) & ~1023u;  // 128B swizzle atoms: 1024 B
     const unsigned scratch = base + STAGES * STAGE_BYTES;        // EPI 1: 2 KB per consumer warp
@@ -476,8 +488,8 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     const int per_slice = (all_k_tiles + slices - 1) / slices;
     const int k_tile0 = slice * per_slice;
     const int k_tiles = max(0, min(per_slice, all_k_tiles - k_tile0));
-    // Whole units first; with SHARE, those past whole_units are shared out by k steps.
-    const int whole = SHARE ? whole_units : num_units;
+    // Whole units first; with SHARE (persistent), those past whole_units are shared out by k steps.
+    const int whole = SHARE && PERSISTENT ? whole_units : num_units;
     const int shared_units = num_units - whole;
     const H6Share share{whole, shared_units, all_k_tiles};
     const auto walk = [&]() {
@@ -533,13 +545,14 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     } else {
         // ---------------- consumers ----------------
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(H6_CONSUMER_REGS));
-        const int c = warpgroup - 1;  // rows 64c .. 64c+63 of the tile
+        const int c = warpgroup - 1;
+        const int c_row = BM == 128 ? 64 * c : 0, c_col = BM == 128 ? 0 : WN * c;  // this consumer's slab
         const int warp = tid / 32, lane = tid % 32;
         // Descriptor templates at stage 0; a stage / k step adds (byte offset >> 4) to the
         // address field (no carry out of it: shared addresses are < 256 KB).
-        const unsigned long long desc_a0 = make_desc(base + c * 64 * 128, 16, 1024);
-        const unsigned long long desc_b0 = make_desc(base + A_BYTES, B_BOX_BYTES, 1024);
-        float acc[BN / 2];
+        const unsigned long long desc_a0 = make_desc(base + c_row * 128, 16, 1024);
+        const unsigned long long desc_b0 = make_desc(base + A_BYTES + c_col / 64 * B_BOX_BYTES, B_BOX_BYTES, 1024);
+        float acc[WN / 2];
         int s = 0;
         unsigned phase = 0;
         H6Walk w = walk();
@@ -553,7 +566,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
             int prev = 0;
             if (ke == kb) {  // a K slice past the last k tile adds zeros
 #pragma unroll
-                for (int j = 0; j < BN / 2; ++j) acc[j] = 0.f;
+                for (int j = 0; j < WN / 2; ++j) acc[j] = 0.f;
             }
             for (int kt = kb; kt < ke; ++kt) {
                 mbar_wait(full_bar + 8 * s, phase);
@@ -565,7 +578,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
                     // 16 rows of 128 bytes = 2048 bytes (two whole 8-row swizzle atoms).
                     const unsigned long long da = desc_a0 + ((s * STAGE_BYTES + kk * 32) >> 4);
                     const unsigned long long db = desc_b0 + ((s * STAGE_BYTES + kk * 2048) >> 4);
-                    wgmma_bn<BN>(acc, da, db, kt != kb || kk != 0);
+                    wgmma_bn<WN>(acc, da, db, kt != kb || kk != 0);
                 }
                 wgmma_commit();
                 fence_acc(acc);
@@ -589,17 +602,22 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
             }
 
             if constexpr (SHARE) {
-                if (kb > 0 || ke < all_k_tiles) {  // a piece of a shared unit
+                if (kb > 0 || ke < all_k_tiles) {  // a piece of a shared unit (or a K slice of a tile)
                     const int t = tid + 128 * c;   // consumer thread 0..255
                     const int first = u * all_k_tiles;
-                    // shared_units x BM x BN float sums, then a counter per shared unit
-                    float* sums = partials + (size_t)(u - whole) * BM * BN;
-                    int* counter = reinterpret_cast<int*>(partials + (size_t)shared_units * BM * BN) + (u - whole);
+                    // shared units x BM x BN float sums, then a counter per shared unit; split-K: every
+                    // tile is shared by its gridDim.z slices
+                    const int index = PERSISTENT ? u - whole : (int)(blockIdx.y * gridDim.x + blockIdx.x);
+                    const int count = PERSISTENT ? shared_units : (int)(gridDim.x * gridDim.y);
+                    float* sums = partials + (size_t)index * BM * BN;
+                    int* counter = reinterpret_cast<int*>(partials + (size_t)count * BM * BN) + index;
                     const unsigned verdict = empty_bar + 8 * STAGES;  // thread 0 tells the others
-                    add_into_sums<BN>(acc, sums, t);
+                    // a thread whose fragment rows all lie past M adds and takes nothing (few-row products)
+                    const bool rows_in = m0 + c_row + warp * 16 + lane / 4 < M;
+                    if (rows_in) add_into_sums<WN>(acc, sums, t);
                     consumers_sync();
                     if (t == 0) {
-                        const int pieces = share.pieces((int)blockIdx.x, first, first + all_k_tiles);
+                        const int pieces = PERSISTENT ? share.pieces((int)blockIdx.x, first, first + all_k_tiles) : slices;
                         const int last = count_piece(counter) == pieces - 1;
                         if (last) *counter = 0;  // every piece has counted: ready for the next launch
                         asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(verdict), "r"(last) : "memory");
@@ -608,21 +626,21 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
                     unsigned last;
                     asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(last) : "r"(verdict) : "memory");
                     if (!last) continue;  // a later piece stores the unit
-                    take_sums<BN>(acc, sums, t);
+                    if (rows_in) take_sums<WN>(acc, sums, t);
                 }
             }
             // Epilogue (fragment layout: see store_slab_direct).
             if constexpr (EPI == 2) {  // C is the address of C's tensor map (nsprof.ops.matmul)
-                store_slab_tma<BN>(acc, C, m0 + c * 64, n0, warp, lane, tid, c, scratch + c * (H6_TMA_BOXES * 8192));
-            } else if (slices == 1) {
-                store_slab<BN, EPI>(acc, C, M, N, m0 + c * 64 + warp * 16, n0, lane, scratch + (c * 4 + warp) * 2048);
+                store_slab_tma<WN>(acc, C, m0 + c_row, n0 + c_col, warp, lane, tid, c, scratch + c * (H6_TMA_BOXES * 8192));
+            } else if (slices == 1 || SHARE) {
+                store_slab<WN, EPI>(acc, C, M, N, m0 + c_row + warp * 16, n0 + c_col, lane, scratch + (c * 4 + warp) * 2048);
             } else {
-                const int row = m0 + c * 64 + warp * 16 + lane / 4;
-                const int col = n0 + 2 * (lane % 4);
+                const int row = m0 + c_row + warp * 16 + lane / 4;
+                const int col = n0 + c_col + 2 * (lane % 4);
                 float* p0 = partials + (size_t)slice * M * N + (size_t)row * N + col;
                 float* p1 = p0 + (size_t)8 * N;
 #pragma unroll
-                for (int j = 0; j < BN / 8; ++j) {
+                for (int j = 0; j < WN / 8; ++j) {
                     if (col + 8 * j >= N) break;
                     if (row < M) *reinterpret_cast<float2*>(p0 + 8 * j) = make_float2(acc[4 * j], acc[4 * j + 1]);
                     if (row + 8 < M) *reinterpret_cast<float2*>(p1 + 8 * j) = make_float2(acc[4 * j + 2], acc[4 * j + 3]);
@@ -847,7 +865,49 @@ hgemm_h6_128x128(int M, int N, int K, const void* tmA, const void* tmB, __half* 
 
 extern "C" __global__ void __launch_bounds__(384, 1)
 hgemm_h6_128x64(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
-    H6_SM90A_ONLY((h6_body<64, 5, false, 1, H6_EPI>(M, N, K, tmA, tmB, C, partials)));
+    H6_SM90A_ONLY((h6_body<64, 5, false, 1, H6_EPI, true>(M, N, K, tmA, tmB, C, partials)));
+}
+
+// 128 x 192 tiles (C staged through shared memory: three 64-column boxes do not go out in pairs of TMA
+// stores): where 128 x 256 leaves a last wave mostly empty, e.g. 3072^3, 288 tiles of 128 x 256 for 132
+// SMs (2.18 waves: 73% of the slots busy) against 384 of 128 x 192 (2.91 waves: 97%).
+extern "C" __global__ void __launch_bounds__(384, 1)
+hgemm_h6_128x192(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
+    H6_SM90A_ONLY((h6_body<192, H6_STAGES_192, true, 1, H6_EPI>(M, N, K, tmA, tmB, C, partials)));
+}
+
+// Few-row products (M <= 64): 64-row tiles, each consumer warpgroup a 64 x bn/2 half, K split
+// over gridDim.z. A 128-row tile would run twice the tensor-core work of the rows that exist
+// (at 16 x 14336 x 4096 the MMAs of 128 rows take as long as streaming B once); these run half
+// and keep up to H6_STAGES_64 stages of B in flight per SM.
+extern "C" __global__ void __launch_bounds__(384, 1)
+hgemm_h6_64x256(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
+    H6_SM90A_ONLY((h6_body<256, H6_STAGES_64x256, false, 1, H6_EPI, true, 64>(M, N, K, tmA, tmB, C, partials)));
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+hgemm_h6_64x128(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
+    H6_SM90A_ONLY((h6_body<128, H6_STAGES_64x128, false, 1, H6_EPI, true, 64>(M, N, K, tmA, tmB, C, partials)));
+}
+
+// Stream-K forms (persistent, one block per SM, the last tiles' k steps shared out evenly): candidates
+// for products whose tiles do not fill the SMs (14336 columns: 56 tiles of 64 x 256, 112 of 128 x 128).
+extern "C" __global__ void __launch_bounds__(384, 1)
+hgemm_h6_sk_64x256(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials,
+                   int whole_units, int shared_blocks) {
+    H6_SM90A_ONLY((h6_body<256, H6_STAGES_64x256, true, 1, H6_EPI, true, 64>(M, N, K, tmA, tmB, C, partials, whole_units)));
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+hgemm_h6_sk_64x128(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials,
+                   int whole_units, int shared_blocks) {
+    H6_SM90A_ONLY((h6_body<128, H6_STAGES_64x128, true, 1, H6_EPI, true, 64>(M, N, K, tmA, tmB, C, partials, whole_units)));
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+hgemm_h6_sk_128x128(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials,
+                    int whole_units, int shared_blocks) {
+    H6_SM90A_ONLY((h6_body<128, H6_STAGES_128, true, 1, H6_EPI, true>(M, N, K, tmA, tmB, C, partials, whole_units)));
 }
 
 // Ping-pong entries (bm x bn = the unit: CLUSTER warpgroup tiles stacked vertically).

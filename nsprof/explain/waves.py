@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 
 from nsprof.explain.page import prose, section
-from nsprof.ladder.ops.matmul import choose_plan
+from nsprof.ladder.ops.matmul import busy_share, choose_plan
 from nsprof.ladder.registry import Stage
 from nsprof.render.document import Block, Bullets, Table
 from nsprof.sizes import size_label
@@ -56,7 +56,7 @@ class Waves:
     def idle_share(self) -> float:
         """The share of the slots' time, over every round, that the last round leaves idle when no
         tile is shared out (each block taking the same time)."""
-        return 1 - self.blocks / (self.rounds * self.slots)
+        return 1 - busy_share(self.blocks, self.slots)
 
     def to_json(self) -> dict:
         return {"size": self.size, "tile": self.tile, "split_k": self.split_k, "blocks": self.blocks,

@@ -36,17 +36,29 @@ def _t(bm, bn, bk, threads, entry, smem=0, max_split_k=1, **extra) -> Tile:
     return Tile(bm, bn, bk, (threads, 1), entry, smem, max_split_k, **extra)
 
 
-def _h6(bm: int, bn: int, smem: int, persistent: bool = False, stream_k: bool = False, tma_store: bool = False) -> Tile:
+def _h6(bm: int, bn: int, smem: int, persistent: bool = False, stream_k: bool = False, tma_store: bool = False,
+        split_sums: bool = False, fill_gain: float | None = None) -> Tile:
     """An h6 tile: 3 warpgroups, 64-deep k-tiles; A's TMA box is 128 rows of 64 halves (128 bytes: one
     swizzle atom), B's 64 rows of 64 columns (a tile of B is bn/64 such boxes). `stream_k`: the
     persistent kernel that shares a last wave at most 0.6 full out by k steps (on an H100, sharing a
     fuller one was slower); `tma_store`: C stored by TMA from swizzled staging boxes (0.5-0.7% faster
     than the staged epilogue at 4096^3 on an H100, up to 0.4% elsewhere:
-    benchmarks/records/2026-11-26-h100-h6-stream-k/h100-h6-stream-k.md)."""
+    benchmarks/records/2026-11-26-h100-h6-stream-k/h100-h6-stream-k.md); `split_sums`: a K split's slices add
+    their sums in a workspace, the last one storing C (no reduce kernel); `fill_gain`: an alternative tile
+    (nsprof.ladder.ops.matmul.choose_plan)."""
     entry = f"hgemm_h6_{'sk_' if stream_k else ''}{'tma_' if tma_store else ''}{bm}x{bn}"
     return _t(bm, bn, 64, 384, entry, smem, arch="sm_90a", tma_boxes=((128, 64), (64, 64)),
-              swizzle=128, persistent=persistent, stream_k=stream_k, sums_in_workspace=stream_k,
-              max_tail_fill=0.6 if stream_k else 1.0, tma_store=tma_store)
+              swizzle=128, persistent=persistent, stream_k=stream_k, sums_in_workspace=stream_k or split_sums,
+              max_tail_fill=0.6 if stream_k else 1.0, tma_store=tma_store, fill_gain=fill_gain)
+
+
+def _h6_few_rows(bn: int, stages: int) -> Tile:
+    """An h6 tile for products of at most 64 rows: 64 x bn, each consumer warpgroup 64 x bn/2, K split over
+    gridDim.z until the blocks fill the SMs, the slices adding their sums in a workspace (the last stores
+    C); a `stages`-deep ring (+ 16 KB of staging for C)."""
+    smem = 1024 + stages * (64 * 128 + bn * 128) + 16384 + 256
+    return _t(64, bn, 64, 384, f"hgemm_h6_64x{bn}", smem, max_split_k=16, arch="sm_90a",
+              tma_boxes=((64, 64), (64, 64)), swizzle=128, max_rows=64, sums_in_workspace=True)
 
 
 # 1 KB of alignment slack + 4 stages x 48 KB + 2 consumer warpgroups x 2 staging boxes of 8 KB + barriers
@@ -114,7 +126,9 @@ STAGES = (
         "hgemm", "h6", "wgmma fed by TMA, warp-specialized", "kernels/hgemm/h6_wgmma_tma.cu", NVRTC,
         (_h6(128, 256, _H6_TMA_SMEM, persistent=True, stream_k=True, tma_store=True),
          _h6(128, 256, _H6_TMA_SMEM, persistent=True, tma_store=True),
-         _h6(128, 128, 214272, persistent=True), _h6(128, 64, 140544)),
+         _h6(128, 128, 214272, persistent=True), _h6(128, 64, 140544, split_sums=True),
+         _h6_few_rows(256, 5), _h6_few_rows(128, 8),
+         _h6(128, 192, 1024 + 5 * 40960 + 16384 + 256, persistent=True, fill_gain=0.1)),
         "tma-fill", FP16,
         changes="Hopper's wgmma (m64nNk16, operands read from shared memory by descriptor) fed by TMA into "
                 "128-byte-swizzled shared memory; a producer warpgroup and two consumer warpgroups with "

@@ -140,7 +140,8 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
     the SMs (`spreads_evenly`), or as far as it may. Otherwise fall back to the smallest tile.
     `forced_tile` ("64x128"), `forced_split` and `forced_tail` (tiles shared at the end) override
     the choice, for tuning runs; `tiles` limits the choice to those this GPU can run. A stream_k
-    tile that needs no split shares its last tiles out (`stream_k_tail`).
+    tile that needs no split shares its last tiles out (`stream_k_tail`). Where few-row tiles fit M,
+    only they are tried (`for_rows`); an alternative tile may then replace the choice (`_better_filled`).
 
     Why the even spread (measured on the H200 with v8, benchmarks/gpu/sgemm_peak_h200.sh):
     at 1000x1200x800, 80 tiles of 128x128 split in 2 give 160 blocks, so 28 SMs run two blocks and
@@ -155,15 +156,68 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
         if forced_split is not None:
             return _unless_needless(_with_sharing(chosen[0], m, n, forced_split, sm_count, forced_tail), chosen)
         candidates = tuple(chosen)
+    else:
+        candidates = for_rows(candidates, m)
+    alternatives = tuple(t for t in candidates if t.fill_gain is not None)
+    candidates = tuple(t for t in candidates if t.fill_gain is None) or candidates
     for tile in candidates:
         blocks = math.ceil(m / tile.bm) * math.ceil(n / tile.bn)
-        split = 1
-        while not spreads_evenly(blocks * split, sm_count) and split * 2 <= tile.max_split_k \
-                and k >= split * 2 * MIN_SLICE_K:
-            split *= 2
-        if blocks * split >= sm_count or tile is candidates[-1]:
-            return _unless_needless(_with_sharing(tile, m, n, split, sm_count, forced_tail), candidates)
+        split = _split(tile, blocks, k, sm_count)
+        fills = blocks * split >= sm_count or (tile.max_rows is not None and 2 * blocks * split > sm_count)
+        if fills or tile is candidates[-1]:  # a few-row tile: more than half a wave, all one wave can hold
+            plan = _unless_needless(_with_sharing(tile, m, n, split, sm_count, forced_tail), candidates)
+            return _better_filled(plan, alternatives, m, n, sm_count)
     raise AssertionError("unreachable: the last tile always returns")
+
+
+def busy_share(blocks: int, slots: int) -> float:
+    """The share of the slots' time a grid keeps busy over its rounds (ceil(blocks / slots)), each block
+    taking the same time: 1.0 for whole waves."""
+    return blocks / (math.ceil(blocks / slots) * slots)
+
+
+def _better_filled(plan: LaunchPlan, alternatives: tuple[Tile, ...], m: int, n: int, sm_count: int) -> LaunchPlan:
+    """An unsplit plan of at least a wave gives way to an alternative tile (`fill_gain`) whose waves keep
+    that much more of the slots busy. Why a margin (the H200, paired with torch.mm,
+    benchmarks/records/2026-11-29-h200-hgemm-sizes): at 3072^3, 128 x 192 keeps 97% busy against 128 x 256's
+    73% and ran 640.7 TFLOP/s against 588.6 (84% -> 100% of torch.mm); at 3000 x 5000 x 2000, 98% against
+    91%, it ran 481 against 505; at 8192^3, 99% against 97%, 645 against 675."""
+    def tiles(tile: Tile) -> int:
+        return math.ceil(m / tile.bm) * math.ceil(n / tile.bn)
+
+    if plan.split_k > 1 or tiles(plan.tile) < sm_count * plan.tile.blocks_per_sm:
+        return plan
+    busy = busy_share(tiles(plan.tile), sm_count * plan.tile.blocks_per_sm)
+    for tile in alternatives:
+        slots = sm_count * tile.blocks_per_sm
+        if tiles(tile) >= slots and busy_share(tiles(tile), slots) >= busy + (tile.fill_gain or 0.0):
+            return LaunchPlan(tile)
+    return plan
+
+
+def _split(tile: Tile, blocks: int, k: int, sm_count: int) -> int:
+    """The K split of a tile's blocks: doubled until they spread evenly over the SMs; a few-row tile's
+    (`max_rows`) only while they still fit one wave, since its products stream B from memory and a
+    second, partial wave of blocks costs more than the SMs one wave leaves idle (16 x 14336 x 4096 on
+    the H200: 56 tiles of 64 x 256 split in 2 ran 54.7 TFLOP/s, in 4 47.6, 224 blocks in 1.7 waves)."""
+    def may_double(split: int) -> bool:
+        return split * 2 <= tile.max_split_k and k >= split * 2 * MIN_SLICE_K
+
+    split = 1
+    if tile.max_rows is not None:
+        while may_double(split) and blocks * split * 2 <= sm_count:
+            split *= 2
+        return split
+    while not spreads_evenly(blocks * split, sm_count) and may_double(split):
+        split *= 2
+    return split
+
+
+def for_rows(tiles: tuple[Tile, ...], m: int) -> tuple[Tile, ...]:
+    """The tiles an M-row product may take: those made for at most M rows (`max_rows`) where there are
+    any (a taller tile would multiply rows of zeros), else the others."""
+    few = tuple(t for t in tiles if t.max_rows is not None and m <= t.max_rows)
+    return few or tuple(t for t in tiles if t.max_rows is None) or tiles
 
 
 def _unless_needless(plan: LaunchPlan, candidates: tuple[Tile, ...] | list[Tile]) -> LaunchPlan:
@@ -273,9 +327,11 @@ class MatmulWorkload:
         sizes = (np.int32(mp), np.int32(np_), np.int32(kp))
         sharing = (np.int32(whole_tiles), np.int32(plan.shared_blocks)) if tile.stream_k else ()
         block = (tile.threads[0], tile.threads[1], 1)
-        add_up = self._split_k_step(tools, split, mp, np_)
-        workspace_sums = self._workspace_sums(tools, tile, plan.shared_tiles) \
-            if plan.shared_tiles and tile.sums_in_workspace else None
+        # tiles whose blocks add float32 sums into a workspace: a stream-K tile's shared ones, or every
+        # tile of a K split whose slices sum there themselves (no partials, no reduce kernel)
+        summed = plan.shared_tiles if tile.stream_k else tiles_x * tiles_y * (split > 1)
+        workspace_sums = self._workspace_sums(tools, tile, summed) if summed and tile.sums_in_workspace else None
+        add_up = None if tile.sums_in_workspace else self._split_k_step(tools, split, mp, np_)
         operands = self._tensor_maps(tools, tile, tile.tma_boxes, mp, np_, kp) if tile.tma_boxes else (lambda a, b: (a, b))
         output = self._store_map(tools, tile, mp, np_) if tile.tma_store else (lambda c: c)
         # kernels that read an operand transposed get it from a first kernel of their own, timed with the stage

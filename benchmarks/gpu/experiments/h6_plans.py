@@ -1,0 +1,98 @@
+"""Issue 60's probe of h6's launch plans: each plan verified, then timed paired with torch.mm.
+
+A plan is TILE[/SPLIT][@TAIL]: a declared tile shape ("128x256") or a kernel entry (declared, or one of
+CANDIDATES: "hgemm_h6_sk_64x256"), a split-K factor, and for a stream-K tile how many of the last tiles
+its blocks share out by k steps (0: none; the launcher's own rule shares a last wave at most 0.6
+full). "auto" is the launcher's choice. Prints one JSON line a point
+(appended to --out too) and a table; a plan that fails to launch or verify is a failed row, not a
+failed probe.
+
+    python3 benchmarks/gpu/experiments/h6_plans.py --sizes 3072,4096 \\
+        --plans auto,128x256@0,128x256@156,128x256@288 --out $OUT/h6-plans.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+
+
+def candidates():
+    """Undeclared h6 entries (kernels/hgemm/h6_wgmma_tma.cu): the stream-K forms of the 64-row tiles and of
+    128 x 128, and the 128 x 192 tile."""
+    from nsprof.ladder.ops.tiles import Tile
+
+    def sk(bm, bn, stages):
+        smem = 1024 + stages * (bm * 128 + bn * 128) + 16384 + 256
+        return Tile(bm, bn, 64, (384, 1), f"hgemm_h6_sk_{bm}x{bn}", smem, arch="sm_90a",
+                    tma_boxes=((bm, 64), (64, 64)), swizzle=128, persistent=True, stream_k=True,
+                    sums_in_workspace=True, max_rows=64 if bm == 64 else None)
+
+    wide = Tile(128, 192, 64, (384, 1), "hgemm_h6_128x192", 1024 + 5 * 40960 + 16384 + 256, arch="sm_90a",
+                tma_boxes=((128, 64), (64, 64)), swizzle=128, persistent=True)
+    return (sk(64, 256, 5), sk(64, 128, 8), sk(128, 128, 6), wide)
+
+
+def parse_plan(text: str) -> tuple[str | None, int | None, int | None]:
+    if text == "auto":
+        return None, None, None
+    head, _, tail = text.partition("@")
+    shape, _, split = head.partition("/")
+    return shape, int(split or 1), int(tail) if tail else None
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", required=True)
+    ap.add_argument("--plans", default="auto")
+    ap.add_argument("--stage", default="h6")
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    from nsprof.ladder.registry import get_op, get_stage
+    from nsprof.ladder_runs.torch_baseline import torch_launch
+    from nsprof.launch.measure import paired_medians, verify
+    from nsprof.launch.tools import launch_tools
+    from nsprof.sizes import parse_sizes, size_label
+
+    tools, op = launch_tools(), get_op("hgemm")
+    stage, library = get_stage("hgemm", args.stage), get_stage("hgemm", "h7")
+    rows = []
+    for size in parse_sizes([args.sizes], op.dims):
+        problem = op.workload.problem(tools.xp, size)
+        mm = torch_launch(op.workload.library_call(library, problem), "fp16")
+        for plan in args.plans.split(","):
+            shape, split, tail = parse_plan(plan)
+            row = {"size": size_label(size), "plan": plan}
+            variant = stage
+            if shape and shape.startswith("hgemm_"):  # one entry: the stage with that tile alone
+                tile = next(t for t in stage.tiles + candidates() if t.entry == shape)
+                variant, shape = dataclasses.replace(stage, tiles=(tile,)), tile.shape
+            try:
+                launcher = op.workload.launcher(variant, problem, tools, tile_shape=shape, split_k=split, tail=tail)
+                problem.refresh()
+                err = verify(launcher, problem)
+                row.update(tile=launcher.tile_label, entry=launcher.entry, err=err, ok=err <= stage.tolerance(size))
+                if row["ok"]:
+                    ms, torch_ms = paired_medians(launcher.run, mm)
+                    row.update(ms=ms, torch_ms=torch_ms, pct_torch=100 * torch_ms / ms,
+                               tflops=op.flops(size) / ms / 1e9)
+            except Exception as exc:  # one failed point, not a failed probe
+                row.update(ok=False, error=f"{type(exc).__name__}: {exc}"[:300])
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+            if args.out:
+                with open(args.out, "a") as sink:
+                    sink.write(json.dumps(row) + "\n")
+    print(f"{'size':>18} {'plan':>16} {'tile':>24} {'TFLOP/s':>8} {'%torch':>7} {'ok':>3}")
+    for r in rows:
+        print(f"{r['size']:>18} {r['plan']:>16} {r.get('tile', '-'):>24} {r.get('tflops', float('nan')):>8.1f} "
+              f"{r.get('pct_torch', float('nan')):>7.1f} {'yes' if r.get('ok') else 'NO':>3}")
+
+
+if __name__ == "__main__":
+    main()
