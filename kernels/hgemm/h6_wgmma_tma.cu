@@ -876,6 +876,18 @@ hgemm_h6_128x192(int M, int N, int K, const void* tmA, const void* tmB, __half* 
     H6_SM90A_ONLY((h6_body<192, H6_STAGES_192, true, 1, H6_EPI>(M, N, K, tmA, tmB, C, partials)));
 }
 
+// Candidates for products of a hundred-odd rows (128 x 4096 x 4096: 16 tiles of 128 x 256): K split over
+// gridDim.z, the slices adding their sums in a workspace, the last storing C.
+extern "C" __global__ void __launch_bounds__(384, 1)
+hgemm_h6_split_128x256(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
+    H6_SM90A_ONLY((h6_body<256, 4, false, 1, H6_EPI, true>(M, N, K, tmA, tmB, C, partials)));
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+hgemm_h6_split_128x128(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
+    H6_SM90A_ONLY((h6_body<128, H6_STAGES_128, false, 1, H6_EPI, true>(M, N, K, tmA, tmB, C, partials)));
+}
+
 // Few-row products (M <= 64): 64-row tiles, each consumer warpgroup a 64 x bn/2 half, K split
 // over gridDim.z. A 128-row tile would run twice the tensor-core work of the rows that exist
 // (at 16 x 14336 x 4096 the MMAs of 128 rows take as long as streaming B once); these run half
