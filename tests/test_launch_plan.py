@@ -124,11 +124,13 @@ def test_busy_share_counts_the_idle_slots_of_the_last_round():
         ((16, 14336, 4096), "64x256", 2),  # 56 tiles: 112 blocks; 224 ran 1.7 waves and 13% slower
         ((64, 4096, 14336), "64x256", 8),
         ((16, 128256, 4096), "64x256", 1),  # 501 tiles: waves enough without a split
-        ((65, 4096, 4096), "128x64", 1),  # more than 64 rows: the 128-row tiles
+        ((65, 4096, 4096), "128x128", 4),  # more than 64 rows: 128x128 split in 4, one wave of 128 blocks
+        ((128, 14336, 4096), "128x64", 1),  # 224 tiles of 128x64 fill the SMs unsplit
+        ((129, 4096, 4096), "128x64", 1),  # past 128 rows no tile splits: the last, smallest tile
         ((16, 4096, 128), "64x128", 1),  # K of one slice: too few blocks either way, the last few-row tile
     ],
 )
-def test_few_row_products_take_a_64_row_tile_split_to_fill_one_wave(size, shape, split):
+def test_few_row_products_take_a_tile_for_few_rows_split_to_fill_one_wave(size, shape, split):
     plan = choose_plan(get_stage("hgemm", "h6"), *size, H200_SMS)
     assert (plan.tile.shape, plan.split_k) == (shape, split)
 

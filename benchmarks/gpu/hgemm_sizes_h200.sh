@@ -5,7 +5,8 @@
 # copied to $OUT as they end (a timed-out call keeps what finished). Run from the repository root with .devkit
 # carried. Steps: the GPU tests of the HGEMM ladder (TESTS=0 skips), a probe of plans for products of a
 # hundred-odd rows (PROBE=0 skips; benchmarks/gpu/experiments/h6_plans.py, each plan verified before it is
-# timed against torch.mm), then the benches (SHAPES=squares or models runs one half; RUNS=1 one run).
+# timed against torch.mm), the kernels torch.mm runs at each size (LIBRARY=0 skips), then the benches
+# (SHAPES=squares or models runs one half; RUNS=1 one run).
 source benchmarks/gpu/record_start.sh
 if [ "${TESTS:-1}" = 1 ]; then
   timeout 240 python3 -m pytest -q -m gpu tests/test_gpu_stages.py -k "hgemm or h6" -p no:cacheprovider \
@@ -23,12 +24,17 @@ SQUARES=1024,2048,3072,4096,6144,8192,3000x5000x2000
 MODELS=""
 for m in 1 16 128 2048 8192; do for nk in 4096x4096 14336x4096 4096x14336 128256x4096; do MODELS+="${MODELS:+,}${m}x${nk}"; done; done
 declare -A SIZES=([squares]=$SQUARES [models]=$MODELS) STAGES=([squares]=${SQUARE_STAGES:-h6,h8} [models]=${MODEL_STAGES:-h6})
+if [ "${LIBRARY:-1}" = 1 ]; then  # the kernels torch.mm runs at every size
+  timeout 120 python3 benchmarks/gpu/experiments/library_kernels.py --sizes "$SQUARES,$MODELS" \
+    --out "$OUT/library-kernels.json" > "$OUT/library-kernels.txt" 2>&1
+  echo "library kernels exit $? ($((SECONDS - START)) s)"; cp "$OUT/library-kernels.json" "$FINAL/"
+fi
 for half in ${SHAPES:-squares models}; do
   for run in $(seq "${RUNS:-2}"); do
     timeout 280 python3 -m nsprof bench --op hgemm --stage "${STAGES[$half]}" --size "${SIZES[$half]}" \
       --save-as "$OUT/bench-hgemm-$half-run$run.json" > "$OUT/bench-hgemm-$half-run$run.txt" 2>&1
     echo "bench $half run $run exit $? ($((SECONDS - START)) s)"
-    cp "$OUT/bench-hgemm-$half-run$run".* "$OUT/host.txt" "$FINAL/"
+    cp "$OUT/bench-hgemm-$half-run$run.json" "$OUT/host.txt" "$FINAL/"  # the device returns at most 8 files
   done
 done
 echo "total $((SECONDS - START)) s"

@@ -876,8 +876,9 @@ hgemm_h6_128x192(int M, int N, int K, const void* tmA, const void* tmB, __half* 
     H6_SM90A_ONLY((h6_body<192, H6_STAGES_192, true, 1, H6_EPI>(M, N, K, tmA, tmB, C, partials)));
 }
 
-// Candidates for products of a hundred-odd rows (128 x 4096 x 4096: 16 tiles of 128 x 256): K split over
-// gridDim.z, the slices adding their sums in a workspace, the last storing C.
+// Products of 65 to 128 rows whose persistent tiles do not fill the SMs (128 x 4096 x 4096: 32 tiles of
+// 128 x 128): K split over gridDim.z, the slices adding their sums in a workspace, the last storing C.
+// hgemm_h6_split_128x128 is declared (nsprof/ladder/ops/hgemm.py); the 128 x 256 form a candidate.
 extern "C" __global__ void __launch_bounds__(384, 1)
 hgemm_h6_split_128x256(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
     H6_SM90A_ONLY((h6_body<256, 4, false, 1, H6_EPI, true>(M, N, K, tmA, tmB, C, partials)));

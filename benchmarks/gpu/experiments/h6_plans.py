@@ -24,22 +24,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 def candidates():
     """Undeclared h6 entries (kernels/hgemm/h6_wgmma_tma.cu): the stream-K forms of the 64-row tiles and of
-    128 x 128, the 128 x 192 tile, and 128-row tiles split over K with their sums in a workspace."""
+    128 x 128, the 128 x 192 tile, and 128 x 256 split over K with its sums in a workspace."""
     from nsprof.ladder.ops.tiles import Tile
 
     def sk(bm, bn, stages):
         smem = 1024 + stages * (bm * 128 + bn * 128) + 16384 + 256
         return Tile(bm, bn, 64, (384, 1), f"hgemm_h6_sk_{bm}x{bn}", smem, arch="sm_90a",
                     tma_boxes=((bm, 64), (64, 64)), swizzle=128, persistent=True, stream_k=True,
-                    sums_in_workspace=True, max_rows=64 if bm == 64 else None)
+                    sums_in_workspace=True, few_rows=64 if bm == 64 else None)
 
     wide = Tile(128, 192, 64, (384, 1), "hgemm_h6_128x192", 1024 + 5 * 40960 + 16384 + 256, arch="sm_90a",
                 tma_boxes=((128, 64), (64, 64)), swizzle=128, persistent=True)
-    def split(bn):
-        return Tile(128, bn, 64, (384, 1), f"hgemm_h6_split_128x{bn}", 214272, max_split_k=16, arch="sm_90a",
-                    tma_boxes=((128, 64), (64, 64)), swizzle=128, sums_in_workspace=True)
-
-    return (sk(64, 256, 5), sk(64, 128, 8), sk(128, 128, 6), wide, split(256), split(128))
+    split = Tile(128, 256, 64, (384, 1), "hgemm_h6_split_128x256", 214272, max_split_k=16, arch="sm_90a",
+                 tma_boxes=((128, 64), (64, 64)), swizzle=128, sums_in_workspace=True, max_rows=128)
+    return (sk(64, 256, 5), sk(64, 128, 8), sk(128, 128, 6), wide, split)
 
 
 def parse_plan(text: str) -> tuple[str | None, int | None, int | None]:

@@ -58,7 +58,15 @@ def _h6_few_rows(bn: int, stages: int) -> Tile:
     C); a `stages`-deep ring (+ 16 KB of staging for C)."""
     smem = 1024 + stages * (64 * 128 + bn * 128) + 16384 + 256
     return _t(64, bn, 64, 384, f"hgemm_h6_64x{bn}", smem, max_split_k=16, arch="sm_90a",
-              tma_boxes=((64, 64), (64, 64)), swizzle=128, max_rows=64, sums_in_workspace=True)
+              tma_boxes=((64, 64), (64, 64)), swizzle=128, few_rows=64, sums_in_workspace=True)
+
+
+def _h6_split(bn: int) -> Tile:
+    """An h6 tile for products of 65 to 128 rows whose persistent tiles do not fill the SMs (16 tiles of
+    128x256 at 128 x 4096 x 4096): 128 x bn blocks, K split over gridDim.z to fill one wave, the slices
+    adding their sums in a workspace."""
+    return _t(128, bn, 64, 384, f"hgemm_h6_split_128x{bn}", 214272, max_split_k=16, arch="sm_90a",
+              tma_boxes=((128, 64), (64, 64)), swizzle=128, max_rows=128, sums_in_workspace=True)
 
 
 # 1 KB of alignment slack + 4 stages x 48 KB + 2 consumer warpgroups x 2 staging boxes of 8 KB + barriers
@@ -126,7 +134,7 @@ STAGES = (
         "hgemm", "h6", "wgmma fed by TMA, warp-specialized", "kernels/hgemm/h6_wgmma_tma.cu", NVRTC,
         (_h6(128, 256, _H6_TMA_SMEM, persistent=True, stream_k=True, tma_store=True),
          _h6(128, 256, _H6_TMA_SMEM, persistent=True, tma_store=True),
-         _h6(128, 128, 214272, persistent=True), _h6(128, 64, 140544, split_sums=True),
+         _h6(128, 128, 214272, persistent=True), _h6(128, 64, 140544, split_sums=True), _h6_split(128),
          _h6_few_rows(256, 5), _h6_few_rows(128, 8),
          _h6(128, 192, 1024 + 5 * 40960 + 16384 + 256, persistent=True, fill_gain=0.1)),
         "tma-fill", FP16,

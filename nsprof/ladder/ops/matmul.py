@@ -163,8 +163,8 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
     for tile in candidates:
         blocks = math.ceil(m / tile.bm) * math.ceil(n / tile.bn)
         split = _split(tile, blocks, k, sm_count)
-        fills = blocks * split >= sm_count or (tile.max_rows is not None and 2 * blocks * split > sm_count)
-        if fills or tile is candidates[-1]:  # a few-row tile: more than half a wave, all one wave can hold
+        fills = blocks * split >= sm_count or (_for_few_rows(tile) and 2 * blocks * split > sm_count)
+        if fills or tile is candidates[-1]:  # a tile for few rows: more than half a wave, all one wave holds
             plan = _unless_needless(_with_sharing(tile, m, n, split, sm_count, forced_tail), candidates)
             return _better_filled(plan, alternatives, m, n, sm_count)
     raise AssertionError("unreachable: the last tile always returns")
@@ -196,15 +196,15 @@ def _better_filled(plan: LaunchPlan, alternatives: tuple[Tile, ...], m: int, n: 
 
 
 def _split(tile: Tile, blocks: int, k: int, sm_count: int) -> int:
-    """The K split of a tile's blocks: doubled until they spread evenly over the SMs; a few-row tile's
-    (`max_rows`) only while they still fit one wave, since its products stream B from memory and a
+    """The K split of a tile's blocks: doubled until they spread evenly over the SMs; a tile's for few
+    rows (`few_rows`, `max_rows`) only while they still fit one wave, since its products stream B from memory and a
     second, partial wave of blocks costs more than the SMs one wave leaves idle (16 x 14336 x 4096 on
     the H200: 56 tiles of 64 x 256 split in 2 ran 54.7 TFLOP/s, in 4 47.6, 224 blocks in 1.7 waves)."""
     def may_double(split: int) -> bool:
         return split * 2 <= tile.max_split_k and k >= split * 2 * MIN_SLICE_K
 
     split = 1
-    if tile.max_rows is not None:
+    if _for_few_rows(tile):
         while may_double(split) and blocks * split * 2 <= sm_count:
             split *= 2
         return split
@@ -213,11 +213,16 @@ def _split(tile: Tile, blocks: int, k: int, sm_count: int) -> int:
     return split
 
 
+def _for_few_rows(tile: Tile) -> bool:
+    return tile.few_rows is not None or tile.max_rows is not None
+
+
 def for_rows(tiles: tuple[Tile, ...], m: int) -> tuple[Tile, ...]:
-    """The tiles an M-row product may take: those made for at most M rows (`max_rows`) where there are
-    any (a taller tile would multiply rows of zeros), else the others."""
-    few = tuple(t for t in tiles if t.max_rows is not None and m <= t.max_rows)
-    return few or tuple(t for t in tiles if t.max_rows is None) or tiles
+    """The tiles an M-row product may take: those made for at most M rows (`few_rows`) where there are
+    any (a taller tile would multiply rows of zeros), else the others that allow M rows (`max_rows`)."""
+    few = tuple(t for t in tiles if t.few_rows is not None and m <= t.few_rows)
+    allowed = tuple(t for t in tiles if t.few_rows is None and (t.max_rows is None or m <= t.max_rows))
+    return few or allowed or tiles
 
 
 def _unless_needless(plan: LaunchPlan, candidates: tuple[Tile, ...] | list[Tile]) -> LaunchPlan:
@@ -225,7 +230,7 @@ def _unless_needless(plan: LaunchPlan, candidates: tuple[Tile, ...] | list[Tile]
     nothing, to the declared tile of its shape that never shares: the same kernel without the sharing
     code. (h6's stream-K entry unshared ran at 0.996-1.000 of its plain entry at 4096^3 on an H100,
     paired: benchmarks/records/2026-11-26-h100-h6-stream-k/h100-h6-stream-k.md.)"""
-    if not plan.tile.sums_in_workspace or plan.shared_tiles:
+    if not (plan.tile.stream_k and plan.tile.sums_in_workspace) or plan.shared_tiles:
         return plan
     twin = next((t for t in candidates if t.shape == plan.tile.shape and not t.stream_k), None)
     return plan if twin is None else LaunchPlan(twin, plan.split_k)

@@ -35,8 +35,10 @@ class Tile:
     adds; a tile that is not stream_k does the same with the slices of a K split (no reduce kernel).
     A stream_k tile shares its last wave only when that wave would fill at most `max_tail_fill` of the
     slots. A `tma_store` kernel stores C through a TMA tensor map: its C argument is the map's device
-    address (64 x 64 boxes, the tile's swizzle). A tile with `max_rows` is for few-row products: where
-    M is at most that, the launcher tries only such tiles, and never otherwise. A tile with
+    address (64 x 64 boxes, the tile's swizzle). A tile with `few_rows` is made for products of at
+    most that many rows: where M fits, the launcher tries only such tiles, and never otherwise; one
+    with `max_rows` is never tried for products of more rows. Both split K only as far as one wave
+    holds (their products stream B from memory). A tile with
     `fill_gain` is an alternative to the launcher's choice, taken where its waves keep at least that
     share more of the slots busy (3072^3: 128 x 192 for 128 x 256; matmul.choose_plan).
     """
@@ -61,7 +63,8 @@ class Tile:
     sums_in_workspace: bool = False
     max_tail_fill: float = 1.0
     tma_store: bool = False
-    max_rows: int | None = None  # chosen only for products of at most this many rows (M)
+    few_rows: int | None = None  # where M is at most this, only such tiles are tried
+    max_rows: int | None = None  # never tried for products of more rows than this
     fill_gain: float | None = None  # an alternative: taken only where its waves keep this much more busy
 
     @property
