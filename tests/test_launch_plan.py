@@ -125,7 +125,7 @@ def test_busy_share_counts_the_idle_slots_of_the_last_round():
         ((64, 4096, 14336), "64x256", 8),
         ((16, 128256, 4096), "64x256", 1),  # 501 tiles: waves enough without a split
         ((65, 4096, 4096), "128x128", 4),  # more than 64 rows: 128x128 split in 4, one wave of 128 blocks
-        ((128, 14336, 4096), "128x64", 1),  # 224 tiles of 128x64 fill the SMs unsplit
+        ((128, 14336, 4096), "128x128", 1),  # 112 blocks: all one wave holds (128x64's 224 ran two thirds as fast)
         ((129, 4096, 4096), "128x64", 1),  # past 128 rows no tile splits: the last, smallest tile
         ((16, 4096, 128), "64x128", 1),  # K of one slice: too few blocks either way, the last few-row tile
     ],

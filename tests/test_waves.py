@@ -20,25 +20,29 @@ from nsprof.ladder.registry import get_stage
 from nsprof.sizes import parse_label
 
 ROOT = Path(__file__).resolve().parents[1]
-RECORDS = {op: ROOT / "benchmarks" / "records" / f"2026-11-29-h200-{op}" / f"h200-{op}.json" for op in ("sgemm", "hgemm")}
+RECORDS = {"sgemm": [ROOT / "benchmarks" / "records" / "2026-11-29-h200-sgemm" / "h200-sgemm.json"],
+           "hgemm": [ROOT / "benchmarks" / "records" / "2026-11-29-h200-hgemm-sizes" / f"{half}-run1.json"
+                     for half in ("squares", "models")]}
 LABEL = re.compile(r"^(?P<shape>\d+x\d+)x\d+(?:/split(?P<split>\d+)|/tail(?P<tail>\d+))?$")
 
 
 def ran_on_the_h200() -> list[tuple[str, dict]]:
     """The block-tiled GPU stages of the H200 ladder records, each with the record's env."""
     found = []
-    for op, path in RECORDS.items():
-        document = json.loads(path.read_text())
-        found += [(op, {**row, "sm_count": document["env"]["sm_count"]}) for row in document["results"]
-                  if row["status"] == "ok" and LABEL.match(str(row.get("tile")))]
+    for op, paths in RECORDS.items():
+        for path in paths:
+            document = json.loads(path.read_text())
+            found += [(op, {**row, "sm_count": document["env"]["sm_count"]}) for row in document["results"]
+                      if row["status"] == "ok" and LABEL.match(str(row.get("tile")))]
     return found
 
 
 @pytest.mark.parametrize("op, row", ran_on_the_h200(), ids=lambda value: value["stage"] + " " + value["size"]
                          if isinstance(value, dict) else value)
 def test_the_model_counts_the_plan_the_h200_ran(op, row):
-    """Tile, K split and stream-K tail as the launcher labelled them on the GPU (h6 at 3072^3:
-    128x256x64/tail24), and the blocks and slots counted by hand from them."""
+    """Tile, K split and stream-K tail as the launcher labelled them on the GPU (h6 at 8192^3:
+    128x256x64/tail68; at 16 x 4096 x 4096: 64x256x64/split8), and the blocks and slots counted by hand
+    from them."""
     m, n, k = parse_label(row["size"])
     waves = waves_of(get_stage(op, row["stage"]), m, n, k, row["sm_count"])
     label = LABEL.match(row["tile"])

@@ -56,6 +56,18 @@
 // at 5120^3 and 8192^3, even at 3072^3; with 4 staging boxes the ring drops to 3 stages and it
 // loses 1.5-2.7%. hgemm_h6_128x256 and hgemm_h6_sk_128x256, the same with the staged epilogue,
 // stay as candidates.
+// Tiles per problem (issue 60; nsprof/ladder/ops/hgemm.py declares them, matmul.choose_plan picks;
+// measured on the H200, paired: benchmarks/records/2026-11-29-h200-hgemm-sizes/h200-hgemm-sizes.md):
+//  * hgemm_h6_128x192 (staged C: three 64-column boxes do not go out in pairs of TMA stores): taken where
+//    its waves keep a tenth more of the 132 slots busy than the other tiles' (3072^3: 384 tiles, 97%,
+//    against 288 of 128x256, 73%): 84.5% -> 99.8% of the library there; slower where the fill is alike.
+//  * hgemm_h6_64x256 / 64x128 (BM = 64 in h6_body) for products of at most 64 rows: both consumer
+//    warpgroups take all 64 rows and half the columns each, so a tile multiplies half the rows of zeros of a
+//    128-row one; K split over gridDim.z to fill one wave (SHARE: the slices add their float32 sums in a
+//    workspace, only rows below M, the last to count stores C; no reduce kernel). 26-75% -> 94.5-124%.
+//  * hgemm_h6_split_128x128: the same split for 65-128 rows where the persistent tiles do not fill the SMs.
+//  * hgemm_h6_sk_64x256 / sk_64x128 / sk_128x128 (stream-K over every tile) and hgemm_h6_split_128x256 lost
+//    to the splits: candidates only.
 // Measured on the H200 over four runs: 588-683 TFLOP/s at 4096^3 (88-104% of cuBLAS), 598-649
 // at 8192^3 (92-101%); at 512x2048x1024 the 128x64 tile runs 197 TFLOP/s, 139% of cuBLAS.
 // Layouts: A (row-major M x K) is K-major for wgmma: its TMA box is {64 K = 128 bytes, 128

@@ -91,8 +91,10 @@ GPU: which sizes it cuts evenly, where the last wave is thin and what the plan d
         caveats=("The model counts blocks and assumes each takes the same time: it leaves out the shared tiles' "
                  "added sums, the L2's reuse (the tile order) and the clock, so it says where the time can go, not "
                  "how much a size loses.",
-                 "Measured on an H200, paired with the fastest library: h6 reads 84.7% of it at 3072^3 and 97.4% at "
-                 "4096^3, against 103.8% at 8192^3 (benchmarks/records/2026-11-29-h200-hgemm/h200-hgemm.md, run 1)."),
+                 "Measured on an H200, paired with the fastest library: with 128x256 tiles h6 read 84.5% of it at "
+                 "3072^3, with 128x192 99.8%; 97.1% at 4096^3 and 104.0% at 8192^3; 16 x 4096 x 4096 went from 38.1% "
+                 "(64 blocks of 128x64) to 100.4% (benchmarks/records/2026-11-29-h200-hgemm-sizes/h200-hgemm-sizes.md, "
+                 "run 1)."),
         references=("NVIDIA CUTLASS: the persistent tile scheduler and stream-K (Osama et al., 'Stream-K: "
                     "Work-centric Parallel Decomposition for Dense Matrix-Matrix Multiplication on the GPU', 2023)",
                     "CUDA C++ Best Practices Guide: occupancy and the number of blocks per SM"),

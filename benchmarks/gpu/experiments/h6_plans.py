@@ -1,6 +1,6 @@
 """Issue 60's probe of h6's launch plans: each plan verified, then timed paired with torch.mm.
 
-A plan is TILE[/SPLIT][@TAIL]: a declared tile shape ("128x256") or a kernel entry (declared, or one of
+A plan is TILE[/SPLIT][@TAIL] (SPLIT "auto": the launcher's split for that tile): a declared tile shape ("128x256") or a kernel entry (declared, or one of
 CANDIDATES: "hgemm_h6_sk_64x256"), a split-K factor, and for a stream-K tile how many of the last tiles
 its blocks share out by k steps (0: none; the launcher's own rule shares a last wave at most 0.6
 full). "auto" is the launcher's choice. Prints one JSON line a point
@@ -45,7 +45,7 @@ def parse_plan(text: str) -> tuple[str | None, int | None, int | None]:
         return None, None, None
     head, _, tail = text.partition("@")
     shape, _, split = head.partition("/")
-    return shape, int(split or 1), int(tail) if tail else None
+    return shape, None if split == "auto" else int(split or 1), int(tail) if tail else None
 
 
 def main() -> None:

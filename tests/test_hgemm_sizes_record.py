@@ -1,0 +1,43 @@
+"""Issue 60's HGEMM record: its page shows the tables benchmarks/hgemm_sizes_record.py prints from the record's
+runs, and every row of those runs was verified, paired with the library and measured on an H200."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+RECORD = ROOT / "benchmarks" / "records" / "2026-11-29-h200-hgemm-sizes"
+RUNS = sorted(RECORD.glob("*-run[12].json"))
+
+
+def _record_script():
+    spec = importlib.util.spec_from_file_location("hgemm_sizes_record", ROOT / "benchmarks" / "hgemm_sizes_record.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("half", ["squares", "models"])
+def test_the_page_shows_the_tables_the_runs_give(half):
+    text, past = _record_script().table(RECORD, half)
+    page = (RECORD / "h200-hgemm-sizes.md").read_text()
+    assert text in page
+    assert f"At or past the library in both runs: {len(past)} of {text.count(chr(10)) - 1}" in page
+
+
+def test_the_record_holds_two_runs_of_each_half():
+    assert [path.name for path in RUNS] == ["models-run1.json", "models-run2.json", "squares-run1.json",
+                                            "squares-run2.json"]
+
+
+@pytest.mark.parametrize("path", RUNS, ids=lambda path: path.name)
+def test_every_gpu_row_was_verified_paired_and_ran_on_an_h200(path):
+    document = json.loads(path.read_text())
+    assert document["env"]["device"] == "NVIDIA H200" and document["env"]["sm_count"] == 132
+    for row in document["results"]:
+        assert row["status"] == "ok" and row["rel_error"] <= row["tolerance"], (row["stage"], row["size"])
+        assert row["pct_cublas_method"] == "paired", (row["stage"], row["size"])
