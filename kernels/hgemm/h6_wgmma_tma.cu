@@ -91,7 +91,7 @@
 // fills the parts of a box past M, N or K with zeros (the last k tile is partly zeros, which add
 // nothing); the tile counts round up, and the epilogues store only rows < M and columns < N (with
 // N % 8 == 0 a 16-byte chunk or a column pair is wholly inside or outside). A K slice of split-K
-// past the last k tile has no tiles: its consumers write zero partials. Before, the launcher
+// past the last k tile has no tiles: its consumers add zeros and count. Before, the launcher
 // zero-padded A, B and C to whole tiles on every launch (48% of cuBLAS at 1000x1200x808). When
 // K % 8 != 0 or N % 8 != 0 the launcher still pads.
 // Precision: products of f16 inputs are accumulated in f32 by the tensor cores; C is
@@ -100,10 +100,12 @@
 // barriers: 4 x 48 KB (128x256), 5 x 32 KB (128x128), 5 x 24 KB (128x64); ping-pong: 6 x 32 KB
 // (128x128 warpgroup tiles), 5 x 40 KB (64x256: 8 KB of A). H6_EPI / H6_PP_EPI = 1 add 16 KB.
 // smem = 1024 + STAGES x stage bytes + 16384 x EPI + 256 (at most 232448).
-// Split-K (the non-persistent 128x64 entry, when gridDim.z > 1): slice z walks K tiles
-// [z*K/gridDim.z, (z+1)*K/gridDim.z) and writes float32 partials for the reduce kernel. Its
-// line says split=1: at 512x2048x1024 its 128 blocks already nearly fill the 132 SMs, and a
-// split would run a second wave (one 121 KB block per SM) plus the reduction.
+// Split-K (the non-persistent entries, when gridDim.z > 1): slice z walks K tiles
+// [z*K/gridDim.z, (z+1)*K/gridDim.z) and adds its float32 sums into the tile's sums in the
+// workspace (SHARE, as the stream-K pieces do); the last slice to count stores C. Before, the
+// slices wrote partials that a reduce kernel summed: at 16 x 14336 x 4096 that ran 51.6 TFLOP/s
+// against 54.7 (two calls on the H200). At 512x2048x1024 the 128x64 entry's 128 blocks already
+// nearly fill the 132 SMs, and a split would run a second wave (one 121 KB block per SM).
 // hgemm_h6_debug_tma: a slow one-warpgroup check of the TMA half alone (swizzled tiles read
 // back with scalar loads and FMAs, no wgmma): if it verifies and the others do not, the
 // fault is in the wgmma descriptors or the fragment layout, not in the copies.
@@ -462,6 +464,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     static_assert(STAGES >= 2, "a stage is released one k tile late (wgmma.wait_group 1)");
     static_assert(!SHARE || CLUSTER == 1, "shared tiles only without clusters");
     static_assert(BM == 128 || (BM == 64 && CLUSTER == 1 && EPI != 2), "64-row tiles: no clusters, no TMA stores");
+    static_assert(PERSISTENT || SHARE, "a K split's slices add their sums in the workspace");
 
     const unsigned base = (smem_u32(h6_smem) + 1023u) & ~1023u;  // 128B swizzle atoms: 1024 B
     const unsigned scratch = base + STAGES * STAGE_BYTES;        // EPI 1: 2 KB per consumer warp
@@ -644,19 +647,8 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
             // Epilogue (fragment layout: see store_slab_direct).
             if constexpr (EPI == 2) {  // C is the address of C's tensor map (nsprof.ops.matmul)
                 store_slab_tma<WN>(acc, C, m0 + c_row, n0 + c_col, warp, lane, tid, c, scratch + c * (H6_TMA_BOXES * 8192));
-            } else if (slices == 1 || SHARE) {
-                store_slab<WN, EPI>(acc, C, M, N, m0 + c_row + warp * 16, n0 + c_col, lane, scratch + (c * 4 + warp) * 2048);
             } else {
-                const int row = m0 + c_row + warp * 16 + lane / 4;
-                const int col = n0 + c_col + 2 * (lane % 4);
-                float* p0 = partials + (size_t)slice * M * N + (size_t)row * N + col;
-                float* p1 = p0 + (size_t)8 * N;
-#pragma unroll
-                for (int j = 0; j < WN / 8; ++j) {
-                    if (col + 8 * j >= N) break;
-                    if (row < M) *reinterpret_cast<float2*>(p0 + 8 * j) = make_float2(acc[4 * j], acc[4 * j + 1]);
-                    if (row + 8 < M) *reinterpret_cast<float2*>(p1 + 8 * j) = make_float2(acc[4 * j + 2], acc[4 * j + 3]);
-                }
+                store_slab<WN, EPI>(acc, C, M, N, m0 + c_row + warp * 16, n0 + c_col, lane, scratch + (c * 4 + warp) * 2048);
             }
         }
         if constexpr (EPI == 2) {

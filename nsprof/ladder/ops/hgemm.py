@@ -54,8 +54,8 @@ def _h6(bm: int, bn: int, smem: int, persistent: bool = False, stream_k: bool = 
 
 def _h6_few_rows(bn: int, stages: int) -> Tile:
     """An h6 tile for products of at most 64 rows: 64 x bn, each consumer warpgroup 64 x bn/2, K split over
-    gridDim.z until the blocks fill the SMs, the slices adding their sums in a workspace (the last stores
-    C); a `stages`-deep ring (+ 16 KB of staging for C)."""
+    gridDim.z to fill one wave, the slices adding their sums in a workspace (the last stores C); a
+    `stages`-deep ring (+ 16 KB of staging for C)."""
     smem = 1024 + stages * (64 * 128 + bn * 128) + 16384 + 256
     return _t(64, bn, 64, 384, f"hgemm_h6_64x{bn}", smem, max_split_k=16, arch="sm_90a",
               tma_boxes=((64, 64), (64, 64)), swizzle=128, few_rows=64, sums_in_workspace=True)
@@ -70,6 +70,8 @@ def _h6_split(bn: int) -> Tile:
               tma_boxes=((128, 64), (64, 64)), swizzle=128, max_rows=128, sums_in_workspace=True)
 
 
+# 1 KB of alignment slack + 5 stages x 40 KB (128x192) + 16 KB of staging for C + barriers
+_H6_192_SMEM = 1024 + 5 * 40960 + 16384 + 256
 # 1 KB of alignment slack + 4 stages x 48 KB + 2 consumer warpgroups x 2 staging boxes of 8 KB + barriers
 _H6_TMA_SMEM = 1024 + 4 * 49152 + 2 * 2 * 8192 + 256
 
@@ -137,7 +139,7 @@ STAGES = (
          _h6(128, 256, _H6_TMA_SMEM, persistent=True, tma_store=True),
          _h6(128, 128, 214272, persistent=True), _h6_split(128), _h6(128, 64, 140544, split_sums=True),
          _h6_few_rows(256, 5), _h6_few_rows(128, 8),
-         _h6(128, 192, 1024 + 5 * 40960 + 16384 + 256, persistent=True, fill_gain=0.1)),
+         _h6(128, 192, _H6_192_SMEM, persistent=True, fill_gain=0.1)),
         "tma-fill", FP16,
         changes="Hopper's wgmma (m64nNk16, operands read from shared memory by descriptor) fed by TMA into "
                 "128-byte-swizzled shared memory; a producer warpgroup and two consumer warpgroups with "

@@ -196,9 +196,9 @@ def _better_filled(plan: LaunchPlan, alternatives: tuple[Tile, ...], m: int, n: 
 
 
 def _split(tile: Tile, blocks: int, k: int, sm_count: int) -> int:
-    """The K split of a tile's blocks: doubled until they spread evenly over the SMs; a tile's for few
-    rows (`few_rows`, `max_rows`) only while they still fit one wave, since its products stream B from memory and a
-    second, partial wave of blocks costs more than the SMs one wave leaves idle (16 x 14336 x 4096 on
+    """The K split of a tile's blocks: doubled until they spread evenly over the SMs. A tile for few rows
+    (`few_rows`, `max_rows`) doubles only while its blocks still fit one wave: its products stream B from
+    memory, and a second, partial wave costs more than the SMs one wave leaves idle (16 x 14336 x 4096 on
     the H200: 56 tiles of 64 x 256 split in 2 ran 54.7 TFLOP/s, in 4 47.6, 224 blocks in 1.7 waves)."""
     def may_double(split: int) -> bool:
         return split * 2 <= tile.max_split_k and k >= split * 2 * MIN_SLICE_K
@@ -214,6 +214,7 @@ def _split(tile: Tile, blocks: int, k: int, sm_count: int) -> int:
 
 
 def _for_few_rows(tile: Tile) -> bool:
+    """A tile made for few rows, or never used past a row limit: its products stream B from memory."""
     return tile.few_rows is not None or tile.max_rows is not None
 
 

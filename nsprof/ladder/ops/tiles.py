@@ -38,9 +38,9 @@ class Tile:
     address (64 x 64 boxes, the tile's swizzle). A tile with `few_rows` is made for products of at
     most that many rows: where M fits, the launcher tries only such tiles, and never otherwise; one
     with `max_rows` is never tried for products of more rows. Both split K only as far as one wave
-    holds (their products stream B from memory). A tile with
-    `fill_gain` is an alternative to the launcher's choice, taken where its waves keep at least that
-    share more of the slots busy (3072^3: 128 x 192 for 128 x 256; matmul.choose_plan).
+    holds (their products stream B from memory). A tile with `fill_gain` is an alternative to the
+    launcher's choice, taken where its waves keep at least that share more of the slots busy (3072^3:
+    128 x 192 for 128 x 256; matmul.choose_plan).
     """
 
     bm: int
