@@ -1,76 +1,16 @@
-"""How a matrix product's tiles fill the GPU, in waves: the launch plan a stage would run (the same
-nsprof.ladder.ops.matmul.choose_plan that `nsprof bench` launches) at the sizes a topic names, on
-the SMs of the profile's GPU.
-
-A wave is one block on every slot (SMs x the blocks the entry fits on one SM). A grid of B blocks
-runs ceil(B / slots) rounds; the last holds B mod slots blocks, and while it runs the other slots
-idle unless the plan shares its tiles out (stream-K: every slot takes an even share of the last
-tiles' k steps) or splits K from the start.
-"""
+"""`nsprof explain wave-quantization`'s page: the launch plan a stage would run, counted in waves
+(nsprof.ladder.ops.waves), at the sizes the topic names, on the SMs of the profile's GPU."""
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-
 from nsprof.explain.page import prose, section
-from nsprof.ladder.ops.matmul import busy_share, choose_plan
+from nsprof.ladder.ops.waves import Waves, waves_of
 from nsprof.ladder.registry import Stage
 from nsprof.render.document import Block, Bullets, Table
-from nsprof.sizes import size_label
 
 # the issue's squares, a ragged size, and a transformer's projections: decode, prefill, the LM head
 SIZES = ((1024, 1024, 1024), (2048, 2048, 2048), (3072, 3072, 3072), (4096, 4096, 4096), (6144, 6144, 6144),
          (8192, 8192, 8192), (3000, 5000, 2000), (16, 4096, 4096), (2048, 14336, 4096), (8192, 128256, 4096))
-
-
-@dataclass(frozen=True)
-class Waves:
-    """One problem's plan, counted in waves."""
-
-    size: str
-    tile: str
-    split_k: int
-    blocks: int  # tiles x the K split
-    slots: int  # blocks that run at once
-    shared_tiles: int  # the last tiles whose k steps every slot shares (stream-K); 0: none
-
-    @property
-    def waves(self) -> float:
-        return self.blocks / self.slots
-
-    @property
-    def rounds(self) -> int:
-        return math.ceil(self.blocks / self.slots)
-
-    @property
-    def last_round_blocks(self) -> int:
-        return self.blocks - (self.rounds - 1) * self.slots
-
-    @property
-    def last_wave_fill(self) -> float:
-        """How full the last round is (1.0: whole waves)."""
-        return self.last_round_blocks / self.slots
-
-    @property
-    def idle_share(self) -> float:
-        """The share of the slots' time, over every round, that the last round leaves idle when no
-        tile is shared out (each block taking the same time)."""
-        return 1 - busy_share(self.blocks, self.slots)
-
-    def to_json(self) -> dict:
-        return {"size": self.size, "tile": self.tile, "split_k": self.split_k, "blocks": self.blocks,
-                "slots": self.slots, "waves": round(self.waves, 3), "last_wave_fill": round(self.last_wave_fill, 3),
-                "idle_share_unshared": round(self.idle_share, 3), "shared_tiles": self.shared_tiles}
-
-
-def waves_of(stage: Stage, m: int, n: int, k: int, sm_count: int) -> Waves:
-    """The plan `nsprof bench` would launch for an M x N x K product of `stage`, on `sm_count` SMs."""
-    plan = choose_plan(stage, m, n, k, sm_count)
-    tile = plan.tile
-    blocks = math.ceil(m / tile.bm) * math.ceil(n / tile.bn) * plan.split_k
-    return Waves(size_label((m, n, k)), tile.shape, plan.split_k, blocks, sm_count * tile.blocks_per_sm,
-                 plan.shared_tiles if plan.split_k == 1 else 0)
 
 
 H200_SMS = 132  # where no profile names its GPU: the H200 nsprof's examples ran on

@@ -43,6 +43,7 @@ class LadderAnalysis:
     cpu_roofs: list[Roof] = field(default_factory=list)  # the host's, for the CPU stages (host_roofs); [] when not measured
     chosen: str | None = None  # which profiles were read and why, where the command chose them (no --from)
     flows: dict[str, FlowTimeline] = field(default_factory=dict)  # per profile name with an `nsprof pipeline` record
+    sm_count: int | None = None  # the GPU's SMs, as the profiles' manifests name them; None where none does
 
 
 def ladder_gpu(gpus: dict[str, str | None]) -> str | None:
@@ -80,4 +81,13 @@ def analyze_ladder(captures: list[LadderCapture], gpu: str | None, ceiling: Ceil
     cpu = host_roofs(host)
     flows = {capture.name: flow for capture in used if (flow := capture.analysis.flows) is not None}
     return LadderAnalysis(gpu, roofs(ceiling), work, roofline_points(work, ceiling, cpu), used, timelines, hot, cpu,
-                          flows=flows)
+                          flows=flows, sm_count=_sm_count(used))
+
+
+def _sm_count(captures: list[LadderCapture]) -> int | None:
+    """The SMs of the profiles' GPU (one GPU: ladder_gpu), from the first manifest that names them."""
+    for capture in captures:
+        device = (capture.analysis.manifest or {}).get("device") or {}
+        if device.get("sm_count"):
+            return int(device["sm_count"])
+    return None

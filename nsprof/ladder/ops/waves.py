@@ -1,0 +1,83 @@
+"""A matrix product's launch plan counted in waves: the plan a stage would run (the same
+nsprof.ladder.ops.matmul.choose_plan that `nsprof bench` launches) on a GPU's SMs.
+
+A wave is one block on every slot (SMs x the blocks the entry fits on one SM). A grid of B blocks
+runs ceil(B / slots) rounds; the last holds B mod slots blocks, and while it runs the other slots
+idle unless the plan shares its tiles out (stream-K: every slot takes an even share of the last
+tiles' k steps) or splits K from the start. Only stages whose entries' launch bounds declare how
+many blocks one SM holds are counted (COUNTED): another's wave would be a guess.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from nsprof.ladder.op_model import Stage
+from nsprof.ladder.ops.matmul import busy_share, choose_plan
+from nsprof.sizes import size_label
+
+# per op, the stages whose every entry's __launch_bounds__ say how many blocks one SM holds (Tile.blocks_per_sm)
+COUNTED = {"hgemm": ("h6",), "sgemm": ("v8", "v11")}
+
+
+def counted(stage: Stage) -> bool:
+    return stage.stage in COUNTED.get(stage.op, ())
+
+
+@dataclass(frozen=True)
+class Waves:
+    """One problem's plan, counted in waves."""
+
+    size: str
+    tile: str
+    split_k: int
+    blocks: int  # tiles x the K split
+    slots: int  # blocks that run at once
+    shared_tiles: int  # the last tiles whose k steps every slot shares (stream-K); 0: none
+
+    @property
+    def waves(self) -> float:
+        return self.blocks / self.slots
+
+    @property
+    def rounds(self) -> int:
+        return math.ceil(self.blocks / self.slots)
+
+    @property
+    def last_round_blocks(self) -> int:
+        return self.blocks - (self.rounds - 1) * self.slots
+
+    @property
+    def last_wave_fill(self) -> float:
+        """How full the last round is (1.0: whole waves)."""
+        return self.last_round_blocks / self.slots
+
+    @property
+    def idle_share(self) -> float:
+        """The share of the slots' time, over every round, that the last round leaves idle when no
+        tile is shared out (each block taking the same time)."""
+        return 1 - busy_share(self.blocks, self.slots)
+
+    def to_json(self) -> dict:
+        return {"size": self.size, "tile": self.tile, "split_k": self.split_k, "blocks": self.blocks,
+                "slots": self.slots, "waves": round(self.waves, 3), "last_wave_fill": round(self.last_wave_fill, 3),
+                "idle_share_unshared": round(self.idle_share, 3), "shared_tiles": self.shared_tiles}
+
+
+def waves_of(stage: Stage, m: int, n: int, k: int, sm_count: int) -> Waves:
+    """The plan `nsprof bench` would launch for an M x N x K product of `stage`, on `sm_count` SMs."""
+    plan = choose_plan(stage, m, n, k, sm_count)
+    tile = plan.tile
+    blocks = math.ceil(m / tile.bm) * math.ceil(n / tile.bn) * plan.split_k
+    return Waves(size_label((m, n, k)), tile.shape, plan.split_k, blocks, sm_count * tile.blocks_per_sm,
+                 plan.shared_tiles if plan.split_k == 1 else 0)
+
+
+def plan_text(waves: Waves) -> str:
+    """'384 blocks of 128x192 on 132 slots: 2.91 waves, 3% of the slots' time idle' (the K split and the
+    tiles stream-K shares out, where the plan has them)."""
+    split = f" (K split in {waves.split_k})" if waves.split_k > 1 else ""
+    text = (f"{waves.blocks} blocks of {waves.tile}{split} on {waves.slots} slots: {waves.waves:.2f} "
+            f"{'wave' if waves.waves <= 1 else 'waves'}, {waves.idle_share:.0%} of the slots' time idle")
+    return text + (f" but for the last {waves.shared_tiles} tiles, shared out by k steps" if waves.shared_tiles else "")
