@@ -7,12 +7,14 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
-from nsprof.api import load_ladder
+from nsprof.api import load_ladder, write_roofline
 from nsprof.explain.topics import get_topic
 from nsprof.ladder.ops.waves import COUNTED, counted, plan_text, waves_of
 from nsprof.ladder.registry import get_stage, stages_for
+from nsprof.ladder_analysis.profiles import with_launch_plans
 from nsprof.render.document import Paragraph
 from nsprof.render.report import report_document
 
@@ -41,9 +43,17 @@ def test_the_report_says_how_h6s_launch_fills_the_h200_and_counts_no_triton_wave
     assert "launched as" not in lines["h8"]  # Triton's blocks per SM are the compiler's: no wave is counted
 
 
-def test_without_the_gpus_sm_count_no_plan_is_said():
-    ladder = dataclasses.replace(load_ladder([EXAMPLE], False, None), sm_count=None)
-    assert all("launched as" not in line for line in _bound_lines(ladder).values())
+def test_the_csv_holds_the_plan_and_without_the_gpus_sm_count_none_is_said(tmp_path):
+    ladder = load_ladder([EXAMPLE], False, None)
+    write_roofline(ladder, tmp_path)
+    table = pd.read_csv(tmp_path / "roofline.csv")
+    h6 = table[table["stage"] == "h6"]
+    assert len(h6) and (h6["launch_plan"] == plan_text(waves_of(get_stage("hgemm", "h6"), 1024, 1024, 1024, 132))).all()
+    assert h6["launch_waves"].round(3).eq(0.97).all() and table[table["stage"] == "h8"]["launch_plan"].isna().all()
+    unknown = with_launch_plans(ladder.points, None)
+    assert unknown["launch_plan"].isna().all()
+    blind = dataclasses.replace(ladder, points=unknown, sm_count=None)
+    assert all("launched as" not in line for line in _bound_lines(blind).values())
 
 
 @pytest.mark.parametrize("size, text", [

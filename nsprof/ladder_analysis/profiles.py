@@ -17,6 +17,7 @@ from nsprof.analyze.roofline import Roof, roofline_points, roofs
 from nsprof.analyze.timeline import TimeBreakdown
 from nsprof.ceilings.peaks import Ceiling
 from nsprof.errors import UsageError
+from nsprof.ladder.ops.waves import launch_waves, plan_text
 from nsprof.ladder_analysis.capture import LadderCaptureAnalysis
 from nsprof.ladder_analysis.work import combine, host_roofs, with_compulsory_intensity, with_peaks
 
@@ -35,7 +36,7 @@ class LadderAnalysis:
     gpu: str | None
     roofs: list[Roof]  # from the GPU's ceilings
     work: pd.DataFrame  # combine's columns
-    points: pd.DataFrame  # nsprof.analyze.roofline.POINT_COLUMNS
+    points: pd.DataFrame  # nsprof.analyze.roofline.POINT_COLUMNS, then with_launch_plans's
     captures: list[LadderCapture]  # the profiles shown: those some work row comes from, or with no work rows at all
     timelines: dict[str, TimeBreakdown]  # per profile name, for those with an nsys capture
     hot_kernels: dict[str, tuple[pd.DataFrame, dict]] = field(default_factory=dict)  # per profile name with
@@ -80,8 +81,19 @@ def analyze_ladder(captures: list[LadderCapture], gpu: str | None, ceiling: Ceil
            if (analysis := capture.analysis).hot_kernels is not None}
     cpu = host_roofs(host)
     flows = {capture.name: flow for capture in used if (flow := capture.analysis.flows) is not None}
-    return LadderAnalysis(gpu, roofs(ceiling), work, roofline_points(work, ceiling, cpu), used, timelines, hot, cpu,
-                          flows=flows, sm_count=_sm_count(used))
+    sm_count = _sm_count(used)
+    points = with_launch_plans(roofline_points(work, ceiling, cpu), sm_count)
+    return LadderAnalysis(gpu, roofs(ceiling), work, points, used, timelines, hot, cpu, flows=flows, sm_count=sm_count)
+
+
+def with_launch_plans(points: pd.DataFrame, sm_count: int | None) -> pd.DataFrame:
+    """The points with how a counted stage's launch fills the GPU at their size (nsprof.ladder.ops.waves):
+    `launch_plan` (its text), `launch_waves` and `launch_idle_share`; empty for other work, or without the
+    GPU's SM count. What the report's stage sections and roofline.csv say of it."""
+    plans = [launch_waves(row.op, row.stage, row.size, sm_count) for row in points[["op", "stage", "size"]].itertuples()]
+    return points.assign(launch_plan=[plan_text(p) if p else None for p in plans],
+                         launch_waves=[p.waves if p else None for p in plans],
+                         launch_idle_share=[p.idle_share if p else None for p in plans])
 
 
 def _sm_count(captures: list[LadderCapture]) -> int | None:

@@ -21,7 +21,6 @@ from nsprof.analyze.pipeline import FlowTimeline
 from nsprof.analyze.roofline import COMPULSORY, CPU_MEMORY_ROOF, LEVELS, binding_points, chart_groups, unplaced_work
 from nsprof.analyze.timeline import TimeBreakdown
 from nsprof.ladder.cpu_speedups import BLAS_KEY, LOOP_KEY
-from nsprof.ladder.ops.waves import counted, plan_text, waves_of
 from nsprof.ladder.registry import Stage, all_ops, all_stages, baseline_stages, get_op, headline
 from nsprof.ladder_analysis.profiles import LadderAnalysis
 from nsprof.ladder_analysis.work import WALL_CLOCK, stage_changes
@@ -33,7 +32,6 @@ from nsprof.render.hot_kernels_table import hot_kernels_table
 from nsprof.render.ladder import ladder_chart
 from nsprof.render.roofline import roof_rate, roofline_figure
 from nsprof.render.stage_notes import stage_notes
-from nsprof.sizes import parse_label
 
 LEVEL_NAMES = {**{level.key: level.name for level in LEVELS}, COMPULSORY: "compulsory"}  # a CPU stage's: FLOP per compulsory byte
 # How the report names and formats each column that stage_changes compares: catalogued metrics
@@ -349,7 +347,7 @@ def _stage_sections(ladder: LadderAnalysis, stages: pd.DataFrame) -> list[Block]
             blocks.append(_change_table(mine))
             if any(change["column"].startswith("stall_") and change["after"] is None for change in mine):
                 blocks.append(Paragraph(f"Not collected in this profile: {STALLS_HINT}."))
-        bounds = [f"{fmt.problem_size(row['size'])}: {_bound_sentence(row)}{_plan_clause(described, row, ladder.sm_count)}"
+        bounds = [f"{fmt.problem_size(row['size'])}: {_bound_sentence(row)}{_plan_clause(row)}"
                   for _, row in binding[(binding["stage"] == stage) & (binding["op"] == op)].iterrows()]
         if bounds:
             blocks.append(Paragraph("Bound now: " + "; ".join(bounds) + "."))
@@ -415,15 +413,10 @@ def _bound_sentence(row: pd.Series) -> str:
             f"({fmt.ratio(row['intensity_flop_per_byte'], 1)} FLOP per {level} byte)")
 
 
-def _plan_clause(stage: Stage | None, row: pd.Series, sm_count: int | None) -> str:
+def _plan_clause(row: pd.Series) -> str:
     """Why a tiled stage sits where it does at a size: its launch plan counted in waves on the profile's GPU
-    (nsprof.ladder.ops.waves), for the stages whose entries declare how many blocks an SM holds."""
-    if stage is None or sm_count is None or not counted(stage) or not isinstance(row["size"], str):
-        return ""
-    size = parse_label(row["size"])
-    if len(size) != 3:
-        return ""
-    return ", launched as " + plan_text(waves_of(stage, *size, sm_count))
+    (nsprof.ladder_analysis.profiles.with_launch_plans), where one is counted."""
+    return f", launched as {row['launch_plan']}" if isinstance(row.get("launch_plan"), str) else ""
 
 
 def _relative_change(before: float | None, after: float | None) -> str:

@@ -21,7 +21,7 @@ ROOFLINE_FILES = ("roofline.png", "roofline.svg", "roofline.csv")
 # roofline.csv: what each point is, where it sits, what bounds it, then where it came from.
 ROOFLINE_CSV_COLUMNS = ("label", "kernel", "level", "intensity_flop_per_byte", "flops_source", "gflops_per_s",
                         "bound", "pct_of_roof", "roof_gflops_per_s", "roof_source", "compute_roof", "duration_ns",
-                        "time_source", "op", "stage", "size", "profile")
+                        "time_source", "op", "stage", "size", "profile", "launch_plan", "launch_waves", "launch_idle_share")
 
 
 def load_ladder(paths: Sequence[str | Path] | None = None, keep_all: bool = False,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from nsprof.ladder.op_model import Stage
 from nsprof.ladder.ops.matmul import busy_share, choose_plan
+from nsprof.ladder.registry import get_stage
 from nsprof.sizes import size_label
 
 # per op, the stages whose every entry's __launch_bounds__ say how many blocks one SM holds (Tile.blocks_per_sm)
@@ -72,6 +73,18 @@ def waves_of(stage: Stage, m: int, n: int, k: int, sm_count: int) -> Waves:
     blocks = math.ceil(m / tile.bm) * math.ceil(n / tile.bn) * plan.split_k
     return Waves(size_label((m, n, k)), tile.shape, plan.split_k, blocks, sm_count * tile.blocks_per_sm,
                  plan.shared_tiles if plan.split_k == 1 else 0)
+
+
+def launch_waves(op: object, stage: object, size: object, sm_count: int | None) -> Waves | None:
+    """The plan of a counted stage (COUNTED) at a size label ("3072x3072x3072") on `sm_count` SMs, counted in
+    waves; None for another stage or kernel, a size of another shape, or no SM count."""
+    if sm_count is None or not isinstance(op, str) or not isinstance(stage, str) or not isinstance(size, str):
+        return None
+    dims = size.split("x")
+    if stage not in COUNTED.get(op, ()) or len(dims) != 3 or not all(d.isdigit() for d in dims):
+        return None
+    m, n, k = map(int, dims)
+    return waves_of(get_stage(op, stage), m, n, k, sm_count)
 
 
 def plan_text(waves: Waves) -> str:
