@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -54,6 +55,7 @@ def main() -> None:
     ap.add_argument("--plans", default="auto")
     ap.add_argument("--stage", default="h6")
     ap.add_argument("--out")
+    ap.add_argument("--defines", default="", help='compile-time knobs, "A=1,2;B=3": every combination')
     args = ap.parse_args()
     from nsprof.ladder.registry import get_op, get_stage
     from nsprof.ladder_runs.torch_baseline import torch_launch
@@ -67,15 +69,18 @@ def main() -> None:
     for size in parse_sizes([args.sizes], op.dims):
         problem = op.workload.problem(tools.xp, size)
         mm = torch_launch(op.workload.library_call(library, problem), "fp16")
-        for plan in args.plans.split(","):
+        knobs = [()] if not args.defines else list(itertools.product(
+            *[[f"{name}={v}" for v in values.split(",")] for name, values in (p.split("=", 1) for p in args.defines.split(";"))]))
+        for plan, defines in itertools.product(args.plans.split(","), knobs):
             shape, split, tail = parse_plan(plan)
-            row = {"size": size_label(size), "plan": plan}
+            row = {"size": size_label(size), "plan": plan + "".join(f" {d}" for d in defines)}
             variant = stage
             if shape and shape.startswith("hgemm_"):  # one entry: the stage with that tile alone
                 tile = next(t for t in stage.tiles + candidates() if t.entry == shape)
                 variant, shape = dataclasses.replace(stage, tiles=(tile,)), tile.shape
             try:
-                launcher = op.workload.launcher(variant, problem, tools, tile_shape=shape, split_k=split, tail=tail)
+                launcher = op.workload.launcher(variant, problem, tools, tile_shape=shape, split_k=split, tail=tail,
+                                                defines=defines)
                 problem.refresh()
                 err = verify(launcher, problem)
                 row.update(tile=launcher.tile_label, entry=launcher.entry, err=err, ok=err <= stage.tolerance(size))
