@@ -143,8 +143,7 @@ STAGES = (
         "tma-fill", FP16,
         changes="Hopper's wgmma (m64nNk16, operands read from shared memory by descriptor) fed by TMA into "
                 "128-byte-swizzled shared memory; a producer warpgroup and two consumer warpgroups with "
-                "full/empty mbarriers, setmaxnreg; persistent blocks; C stored back by TMA; the tile chosen per "
-                "problem (128x192 where its waves fill the SMs better, 64-row tiles split over K for few rows)",
+                "full/empty mbarriers, setmaxnreg; persistent blocks; C stored back by TMA",
         why="wgmma issues a 64xNx16 product per warpgroup asynchronously and reads B from shared memory without "
             "ldmatrix; TMA moves whole tiles with one thread, so the consumers only do math",
         metric="sm__inst_executed_pipe_tensor_op_gmma replaces _hmma; tensor-pipe active cycles near cuBLAS's",
