@@ -20,6 +20,7 @@ import json
 
 from nsprof.ladder.ops.sgemm import V8_STAGES, _v8_smem, _v10_smem, _v11_smem
 from nsprof.ladder.registry import Stage, baseline_stage, get_op, get_stage
+from nsprof.ladder_runs.stage_launch import stage_launcher
 from nsprof.launch.measure import time_launches, verify
 from nsprof.launch.tools import launch_tools
 from nsprof.sizes import parse_sizes
@@ -90,7 +91,7 @@ def main() -> None:
         problem = op.workload.problem(tools.xp, size)
         label = "x".join(map(str, size))
         if not args.verify_only:
-            base = time_launches(op.workload.library_launcher(cublas, problem, tools).run).median_ms
+            base = time_launches(stage_launcher(cublas, problem, tools).run).median_ms
         variants = [combo for spec in args.knobs or [""] for combo in knob_combinations(spec)]
         for plan, knobs in itertools.product(args.plans.split(","), variants):
             shape, split = parse_plan(plan)
