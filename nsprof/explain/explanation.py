@@ -81,7 +81,7 @@ def ladder_explanation(focus: Focus, found: evidence.Source | None, measured: ev
         blocks += model
         doc.update(records)
     elif topic.space == "waves":
-        model, records = wave_section(stages, topic.ladder(focus.op)[0], measured.manifest if measured else None)
+        model, records = wave_section(stages, measured.manifest if measured else None)
         blocks += model
         doc.update(records)
     doc["facts"] = topic_facts(topic.name, stages, measured)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from nsprof.explain.page import prose, section
-from nsprof.ladder.ops.waves import Waves, waves_of
+from nsprof.ladder.ops.waves import COUNTED, Waves, counted, manifest_sm_count, waves_of
 from nsprof.ladder.registry import Stage
 from nsprof.render.document import Block, Bullets, Table
 
@@ -22,23 +22,23 @@ _DROP_ORDER = ("slots", "split_k", "blocks")  # where the terminal is narrow: th
 
 def sm_count_of(manifest: dict | None) -> tuple[int, str]:
     """The SMs of the profile's GPU (its manifest's device), else an H200's; and where that came from."""
-    device = (manifest or {}).get("device") or {}
-    if device.get("sm_count"):
-        return int(device["sm_count"]), f"{device.get('name', 'the GPU')}, from the profile's manifest"
+    if count := manifest_sm_count(manifest):
+        return count, f"{(manifest or {})['device'].get('name', 'the GPU')}, from the profile's manifest"
     return H200_SMS, "an H200's: no profile's manifest names its GPU"
 
 
-def wave_section(stages: list[Stage], modelled: tuple[str, ...], manifest: dict | None) -> tuple[list[Block], dict]:
+def wave_section(stages: list[Stage], manifest: dict | None) -> tuple[list[Block], dict]:
     """Per stage, its launch plan counted in waves at SIZES, and what the worst fills mean. Only the
-    `modelled` stages (the topic's) declare how many of their blocks one SM holds, which a wave needs:
-    another is named, not counted with a guess."""
+    counted stages (nsprof.ladder.ops.waves.COUNTED) declare how many of their blocks one SM holds, which
+    a wave needs: another is named, not counted with a guess."""
     sm_count, source = sm_count_of(manifest)
     blocks: list[Block] = []
     records: dict = {"sm_count": sm_count, "sm_count_source": source, "waves": []}
     for stage in stages:
-        if stage.stage not in modelled or not stage.tiles:
+        if not counted(stage):
             blocks.append(prose(f"{stage.stage} is not counted: a wave needs how many of a stage's blocks one SM "
-                                f"holds, which only {' and '.join(modelled)} declare (their entries' launch bounds)."))
+                                f"holds, which only {' and '.join(COUNTED[stage.op])} declare (their entries' launch "
+                                "bounds)."))
             continue
         plans = [waves_of(stage, *size, sm_count) for size in SIZES]
         rows = [{"stage": stage.stage, **plan.to_json()} for plan in plans]

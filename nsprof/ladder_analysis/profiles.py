@@ -17,7 +17,7 @@ from nsprof.analyze.roofline import Roof, roofline_points, roofs
 from nsprof.analyze.timeline import TimeBreakdown
 from nsprof.ceilings.peaks import Ceiling
 from nsprof.errors import UsageError
-from nsprof.ladder.ops.waves import launch_waves, plan_text
+from nsprof.ladder.ops.waves import launch_waves, manifest_sm_count, plan_text
 from nsprof.ladder_analysis.capture import LadderCaptureAnalysis
 from nsprof.ladder_analysis.work import combine, host_roofs, with_compulsory_intensity, with_peaks
 
@@ -98,8 +98,4 @@ def with_launch_plans(points: pd.DataFrame, sm_count: int | None) -> pd.DataFram
 
 def _sm_count(captures: list[LadderCapture]) -> int | None:
     """The SMs of the profiles' GPU (one GPU: ladder_gpu), from the first manifest that names them."""
-    for capture in captures:
-        device = (capture.analysis.manifest or {}).get("device") or {}
-        if device.get("sm_count"):
-            return int(device["sm_count"])
-    return None
+    return next((count for capture in captures if (count := manifest_sm_count(capture.analysis.manifest))), None)

@@ -1,7 +1,7 @@
 """Issue 60's probe of h6's launch plans: each plan verified, then timed paired with torch.mm.
 
 A plan is TILE[/SPLIT][@TAIL] (SPLIT "auto": the launcher's split for that tile): a declared tile shape ("128x256") or a kernel entry (declared, or one of
-CANDIDATES: "hgemm_h6_sk_64x256"), a split-K factor, and for a stream-K tile how many of the last tiles
+candidates(): "hgemm_h6_sk_64x256"), a split-K factor, and for a stream-K tile how many of the last tiles
 its blocks share out by k steps (0: none; the launcher's own rule shares a last wave at most 0.6
 full). "auto" is the launcher's choice. Prints one JSON line a point
 (appended to --out too) and a table; a plan that fails to launch or verify is a failed row, not a
@@ -23,22 +23,18 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 
-def candidates():
-    """Undeclared h6 entries (kernels/hgemm/h6_wgmma_tma.cu): the stream-K forms of the 64-row tiles and of
-    128 x 128, the 128 x 192 tile, and 128 x 256 split over K with its sums in a workspace."""
-    from nsprof.ladder.ops.tiles import Tile
+def candidates(declared):
+    """Undeclared h6 entries (kernels/hgemm/h6_wgmma_tma.cu), each the declared tile of its shape as the
+    kernel runs it: the stream-K forms of the 64-row tiles and of 128 x 128 (persistent, sharing tiles by
+    k steps), and 128 x 256 split over K like hgemm_h6_split_128x128."""
+    by_entry = {tile.entry: tile for tile in declared}
 
-    def sk(bm, bn, stages):
-        smem = 1024 + stages * (bm * 128 + bn * 128) + 16384 + 256
-        return Tile(bm, bn, 64, (384, 1), f"hgemm_h6_sk_{bm}x{bn}", smem, arch="sm_90a",
-                    tma_boxes=((bm, 64), (64, 64)), swizzle=128, persistent=True, stream_k=True,
-                    sums_in_workspace=True, few_rows=64 if bm == 64 else None)
+    def sk(entry):
+        return dataclasses.replace(by_entry[entry], entry=entry.replace("hgemm_h6_", "hgemm_h6_sk_"), persistent=True,
+                                   stream_k=True, sums_in_workspace=True, max_split_k=1)
 
-    wide = Tile(128, 192, 64, (384, 1), "hgemm_h6_128x192", 1024 + 5 * 40960 + 16384 + 256, arch="sm_90a",
-                tma_boxes=((128, 64), (64, 64)), swizzle=128, persistent=True)
-    split = Tile(128, 256, 64, (384, 1), "hgemm_h6_split_128x256", 214272, max_split_k=16, arch="sm_90a",
-                 tma_boxes=((128, 64), (64, 64)), swizzle=128, sums_in_workspace=True, max_rows=128)
-    return (sk(64, 256, 5), sk(64, 128, 8), sk(128, 128, 6), wide, split)
+    split = dataclasses.replace(by_entry["hgemm_h6_split_128x128"], bn=256, entry="hgemm_h6_split_128x256")
+    return (sk("hgemm_h6_64x256"), sk("hgemm_h6_64x128"), sk("hgemm_h6_128x128"), split)
 
 
 def parse_plan(text: str) -> tuple[str | None, int | None, int | None]:
@@ -76,7 +72,7 @@ def main() -> None:
             row = {"size": size_label(size), "plan": plan + "".join(f" {d}" for d in defines)}
             variant = stage
             if shape and shape.startswith("hgemm_"):  # one entry: the stage with that tile alone
-                tile = next(t for t in stage.tiles + candidates() if t.entry == shape)
+                tile = next(t for t in stage.tiles + candidates(stage.tiles) if t.entry == shape)
                 variant, shape = dataclasses.replace(stage, tiles=(tile,)), tile.shape
             try:
                 launcher = op.workload.launcher(variant, problem, tools, tile_shape=shape, split_k=split, tail=tail,

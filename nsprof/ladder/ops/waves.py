@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from nsprof.ladder.op_model import Stage
 from nsprof.ladder.ops.matmul import busy_share, choose_plan
 from nsprof.ladder.registry import get_stage
-from nsprof.sizes import size_label
+from nsprof.sizes import parse_label, size_label
 
 # per op, the stages whose every entry's __launch_bounds__ say how many blocks one SM holds (Tile.blocks_per_sm)
 COUNTED = {"hgemm": ("h6",), "sgemm": ("v8", "v11")}
@@ -24,6 +24,12 @@ COUNTED = {"hgemm": ("h6",), "sgemm": ("v8", "v11")}
 
 def counted(stage: Stage) -> bool:
     return stage.stage in COUNTED.get(stage.op, ())
+
+
+def manifest_sm_count(manifest: dict | None) -> int | None:
+    """The SMs of the GPU a profile's manifest names (its device), or None."""
+    device = (manifest or {}).get("device") or {}
+    return int(device["sm_count"]) if device.get("sm_count") else None
 
 
 @dataclass(frozen=True)
@@ -76,15 +82,12 @@ def waves_of(stage: Stage, m: int, n: int, k: int, sm_count: int) -> Waves:
 
 
 def launch_waves(op: object, stage: object, size: object, sm_count: int | None) -> Waves | None:
-    """The plan of a counted stage (COUNTED) at a size label ("3072x3072x3072") on `sm_count` SMs, counted in
-    waves; None for another stage or kernel, a size of another shape, or no SM count."""
-    if sm_count is None or not isinstance(op, str) or not isinstance(stage, str) or not isinstance(size, str):
+    """The plan of a counted stage (COUNTED: matrix products, sized "MxNxK") at a size label on `sm_count`
+    SMs, counted in waves; None for another stage or kernel (NaN in a points frame), or no SM count."""
+    if sm_count is None or not isinstance(op, str) or stage not in COUNTED.get(op, ()) or not isinstance(size, str):
         return None
-    dims = size.split("x")
-    if stage not in COUNTED.get(op, ()) or len(dims) != 3 or not all(d.isdigit() for d in dims):
-        return None
-    m, n, k = map(int, dims)
-    return waves_of(get_stage(op, stage), m, n, k, sm_count)
+    m, n, k = parse_label(size)
+    return waves_of(get_stage(op, str(stage)), m, n, k, sm_count)
 
 
 def plan_text(waves: Waves) -> str:
