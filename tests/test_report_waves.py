@@ -12,7 +12,7 @@ import pytest
 
 from nsprof.api import load_ladder, write_roofline
 from nsprof.explain.topics import get_topic
-from nsprof.ladder.ops.waves import COUNTED, counted, plan_text, waves_of
+from nsprof.ladder.ops.waves import COUNTED, counted, launch_waves, plan_text, waves_of
 from nsprof.ladder.registry import get_stage, stages_for
 from nsprof.ladder_analysis.profiles import with_launch_plans
 from nsprof.render.document import Paragraph
@@ -73,3 +73,12 @@ def test_the_report_counts_the_stages_the_wave_topic_counts():
     for op, names in COUNTED.items():
         assert tuple(topic.ladder(op)[0]) == names
         assert [stage.stage for stage in stages_for(op) if counted(stage)] == list(names)
+
+
+def test_no_plan_is_counted_for_a_size_of_another_shape_or_an_uncounted_stage():
+    """A stage range's size may hold any count of dimensions (nsprof.ranges): only MxNxK is counted, and
+    only for the counted stages; other work's NaNs give none."""
+    assert launch_waves("sgemm", "v8", "1024x1024", 132) is None
+    assert launch_waves("sgemm", "v1", "1024x1024x1024", 132) is None
+    assert launch_waves(float("nan"), float("nan"), float("nan"), 132) is None
+    assert launch_waves("sgemm", "v8", "1024x1024x1024", 132) == waves_of(get_stage("sgemm", "v8"), 1024, 1024, 1024, 132)

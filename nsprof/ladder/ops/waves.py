@@ -83,10 +83,14 @@ def waves_of(stage: Stage, m: int, n: int, k: int, sm_count: int) -> Waves:
 
 def launch_waves(op: object, stage: object, size: object, sm_count: int | None) -> Waves | None:
     """The plan of a counted stage (COUNTED: matrix products, sized "MxNxK") at a size label on `sm_count`
-    SMs, counted in waves; None for another stage or kernel (NaN in a points frame), or no SM count."""
+    SMs, counted in waves; None for another stage or kernel (NaN in a points frame), a size of another
+    shape, or no SM count."""
     if sm_count is None or not isinstance(op, str) or stage not in COUNTED.get(op, ()) or not isinstance(size, str):
         return None
-    m, n, k = parse_label(size)
+    dims = parse_label(size)  # a stage range's size is digits joined by x (nsprof.ranges), of any count
+    if len(dims) != 3:
+        return None
+    m, n, k = dims
     return waves_of(get_stage(op, str(stage)), m, n, k, sm_count)
 
 
