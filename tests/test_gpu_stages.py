@@ -311,6 +311,29 @@ def test_h6_tiles_for_few_rows_verify_split_over_k(entry, split, size, padded, t
     assert verify(launcher, problem) <= stage.tolerance(size), f"{launcher.tile_label} {size}"
 
 
+@pytest.mark.parametrize("entry", ["hgemm_h6_16x256", "hgemm_h6_16x128"])
+@pytest.mark.parametrize("split", [1, 4, 16])
+@pytest.mark.parametrize("size, padded", [((1, 1200, 808), False), ((16, 4104, 1096), False), ((7, 520, 296), False),
+                                          ((9, 1000, 804), True)])
+def test_h6_tiles_for_16_rows_verify_split_over_k(entry, split, size, padded, tools):
+    """The 16-row tiles load 16 rows of A and let the MMAs read the rest of their 64 from B's boxes: rows of C
+    that are never stored or summed. One row, 16, a ragged 7 and 9, K split so that slices end mid-product."""
+    import dataclasses
+
+    from nsprof.ladder.registry import get_stage
+    from nsprof.ladder_runs.bench import unavailable_reason
+    from nsprof.launch.measure import verify
+
+    stage, op = get_stage("hgemm", "h6"), get_op("hgemm")
+    if reason := unavailable_reason(stage, tools):
+        pytest.skip(reason)
+    alone = dataclasses.replace(stage, tiles=tuple(t for t in stage.tiles if t.entry == entry))
+    problem = op.workload.problem(tools.xp, size, seed=sum(size) + split)
+    launcher = op.workload.launcher(alone, problem, tools, tile_shape=alone.tiles[0].shape, split_k=split)
+    assert launcher.entry == entry and (launcher.padded_shape is not None) == padded
+    assert verify(launcher, problem) <= stage.tolerance(size), f"{launcher.tile_label} {size}"
+
+
 @pytest.mark.parametrize("tile", ["256x128", "128x256", "128x128", "128x64"])
 def test_every_v11_tile_verifies_at_a_ragged_size(tile, tools):
     from nsprof.ladder.registry import get_stage

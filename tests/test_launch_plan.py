@@ -104,7 +104,7 @@ def test_h6_shares_out_only_a_last_wave_at_most_0_6_full(size, entry, shared):
         ((8192, 8192, 8192), "hgemm_h6_sk_tma_128x256"),  # 97% against 99%
         ((3000, 5000, 2000), "hgemm_h6_tma_128x256"),  # 91% against 98%: 128x192 ran slower there
         ((2048, 2048, 2048), "hgemm_h6_128x128"),  # less than a wave of 128x192 tiles: never an alternative
-        ((1, 4096, 4096), "hgemm_h6_64x256"),  # a few-row product keeps its few-row tile
+        ((1, 4096, 4096), "hgemm_h6_16x256"),  # a few-row product keeps its few-row tile
     ],
 )
 def test_h6_takes_128x192_only_where_its_waves_keep_a_tenth_more_of_the_slots_busy(size, entry):
@@ -120,14 +120,16 @@ def test_busy_share_counts_the_idle_slots_of_the_last_round():
 @pytest.mark.parametrize(
     "size, shape, split",
     [
-        ((1, 4096, 4096), "64x256", 8),  # 16 tiles: 8 slices fill one wave (128 blocks), 16 would spill into a second
-        ((16, 14336, 4096), "64x256", 2),  # 56 tiles: 112 blocks; 224 ran 1.7 waves and 13% slower
+        ((1, 4096, 4096), "16x256", 8),  # 16 tiles: 8 slices fill one wave (128 blocks), 16 would spill into a second
+        ((16, 14336, 4096), "16x128", 1),  # 112 blocks unsplit, one wave, before 16x256's 56 split in 2
+        ((17, 14336, 4096), "64x256", 2),  # past 16 rows: 56 tiles, 112 blocks; 224 ran 1.7 waves and 13% slower
         ((64, 4096, 14336), "64x256", 8),
-        ((16, 128256, 4096), "64x256", 1),  # 501 tiles: waves enough without a split
+        ((16, 128256, 4096), "16x256", 1),  # 501 tiles: waves enough without a split; 16x128's 1002 are past one wave
         ((65, 4096, 4096), "128x128", 4),  # more than 64 rows: 128x128 split in 4, one wave of 128 blocks
         ((128, 14336, 4096), "128x128", 1),  # 112 blocks: all one wave holds (128x64's 224 ran two thirds as fast)
         ((129, 4096, 4096), "128x64", 1),  # past 128 rows no tile splits: the last, smallest tile
-        ((16, 4096, 128), "64x128", 1),  # K of one slice: too few blocks either way, the last few-row tile
+        ((16, 4096, 128), "16x128", 1),  # K of one slice: too few blocks either way, the last few-row tile
+        ((64, 4096, 128), "64x128", 1),
     ],
 )
 def test_few_row_products_take_a_tile_for_few_rows_split_to_fill_one_wave(size, shape, split):
@@ -180,6 +182,14 @@ def test_a_grid_spreads_evenly_when_the_average_sm_is_near_the_busiest(blocks, e
 def test_forced_tile_and_split():
     plan = choose_plan(V8, 4096, 4096, 4096, H200_SMS, forced_tile="64x128", forced_split=2)
     assert (plan.tile.shape, plan.split_k) == ("64x128", 2)
+
+
+def test_a_forced_16_row_tile_refuses_a_taller_product():
+    """The 16-row tiles load only 16 rows of A: 17 rows would be wrong (the kernel traps), so nsprof says why."""
+    h6 = get_stage("hgemm", "h6")
+    assert choose_plan(h6, 16, 4096, 4096, H200_SMS, forced_tile="16x256").tile.entry == "hgemm_h6_16x256"
+    with pytest.raises(UsageError, match="runs products of at most 16 rows, not 17"):
+        choose_plan(h6, 17, 4096, 4096, H200_SMS, forced_tile="16x256")
 
 
 def test_unknown_forced_tile_lists_the_choices():

@@ -133,6 +133,12 @@
 #ifndef H6_STAGES_64x128
 #define H6_STAGES_64x128 8
 #endif
+#ifndef H6_STAGES_16x256     // ring depths of the 16-row entries (6 x 34 KB, 11 x 18 KB)
+#define H6_STAGES_16x256 6
+#endif
+#ifndef H6_STAGES_16x128
+#define H6_STAGES_16x128 11
+#endif
 #ifndef H6_PP_STAGES        // ring depth of the ping-pong entries with 128x128 warpgroup tiles
 #define H6_PP_STAGES 6
 #endif
@@ -153,6 +159,9 @@
 #define H6_TMA_STAGES 4
 #endif
 #define H6_TMA_BYTES (2 * H6_TMA_BOXES * 8192)
+#ifndef H6_OVERLAP_EPI      // EPI 1 and 2: a tile's rounds of stores go out after the next tile's first
+#define H6_OVERLAP_EPI 1    // k tiles are issued (1), or before them, the tensor cores waiting (0)
+#endif
 
 // Dynamic shared memory (the launcher passes smem bytes: the tiles plus 1 KB of slack for
 // aligning them to 1024 bytes, which the 128-byte swizzle pattern is defined against).
@@ -255,59 +264,59 @@ __device__ __forceinline__ void store_slab_direct(const float (&d)[BN / 2], __ha
     }
 }
 
-// The warp's 16 rows x 64 columns h*64.. of its D fragment as halves, into a shared tile of
+// A slab's halves, packed two to a register as stmatrix takes them: h[i] = (d[2i], d[2i+1]).
+template <int BN>
+__device__ __forceinline__ void pack_slab(const float (&d)[BN / 2], unsigned (&h)[BN / 4]) {
+#pragma unroll
+    for (int i = 0; i < BN / 4; ++i) h[i] = pack_half2(d[2 * i], d[2 * i + 1]);
+}
+
+// The warp's 16 rows x 64 columns chunk*64.. of its packed D fragment into a shared tile of
 // 128-byte rows in the 128-byte swizzle (16-byte chunk c of row r at chunk c ^ (r % 8)): four
 // stmatrix.x4. row_start: the address of this lane's row, row (lane / 8 % 2) * 8 + lane % 8 of the
 // 16, which must sit at a row r with r % 8 == lane % 8. stmatrix takes exactly the D fragment's
 // layout (lane l holds row l/4, columns 2(l%4) + {0,1} of each 8x8 matrix); matrix i of an x4 is
 // the top (i even) or bottom (i odd) 8 rows of 8-column group 2q + i/2 of the 64 columns.
 template <int BN>
-__device__ __forceinline__ void stmatrix_64_columns(const float (&d)[BN / 2], int h, unsigned row_start, int lane) {
+__device__ __forceinline__ void stmatrix_64_columns(const unsigned (&h)[BN / 4], int chunk, unsigned row_start,
+                                                    int lane) {
     const int mi = lane / 8, rr = lane % 8;
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
-        const int j = 8 * h + 2 * q;
+        const int j = 8 * chunk + 2 * q;
         const unsigned addr = row_start + ((unsigned)((2 * q + (mi >> 1)) ^ rr) << 4);
         asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n"
-                     ::"r"(addr), "r"(pack_half2(d[4 * j], d[4 * j + 1])),
-                       "r"(pack_half2(d[4 * j + 2], d[4 * j + 3])),
-                       "r"(pack_half2(d[4 * j + 4], d[4 * j + 5])),
-                       "r"(pack_half2(d[4 * j + 6], d[4 * j + 7]))
-                     : "memory");
+                     ::"r"(addr), "r"(h[2 * j]), "r"(h[2 * j + 1]), "r"(h[2 * j + 2]), "r"(h[2 * j + 3]) : "memory");
     }
 }
 
-// Staged: per 64 columns, stmatrix_64_columns writes the warp's 16 x 64 halves into a 2 KB
-// shared tile of 16 rows x 128 bytes, then each lane reads back 16-byte chunks and stores
+// Staged (EPI 1), one 64-column chunk: stmatrix_64_columns writes the warp's 16 x 64 halves into a
+// 2 KB shared tile of 16 rows x 128 bytes, then each lane reads back 16-byte chunks and stores
 // them: a warp's store covers 4 whole 128-byte rows (8 times fewer L2 write requests than the
 // direct form). With the swizzle, stmatrix's 8 rows of one matrix and the readback's 8 lanes
 // of one row hit 8 different bank groups (no conflicts).
 template <int BN>
-__device__ __forceinline__ void store_slab_staged(const float (&d)[BN / 2], __half* C, int M, int N, int row0,
-                                                  int n0, int lane, unsigned scratch) {
+__device__ __forceinline__ void store_chunk_staged(const unsigned (&h)[BN / 4], int chunk, __half* C, int M, int N,
+                                                   int row0, int n0, int lane, unsigned scratch) {
     const unsigned st_row = scratch + ((lane / 8 % 2) * 8 + lane % 8) * 128;  // this lane's row
-    // readback: pass it reads row 4it + lane/8, chunk lane%8.
-    const int rd_c = lane % 8;
+    const int rd_c = lane % 8;  // readback: pass it reads row 4it + lane/8, chunk lane%8
+    stmatrix_64_columns<BN>(h, chunk, st_row, lane);
+    __syncwarp();
 #pragma unroll
-    for (int h = 0; h < BN / 64; ++h) {
-        stmatrix_64_columns<BN>(d, h, st_row, lane);
-        __syncwarp();
-#pragma unroll
-        for (int it = 0; it < 4; ++it) {
-            const int r = 4 * it + lane / 8;
-            unsigned v0, v1, v2, v3;
-            asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
-                         : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
-                         : "r"(scratch + r * 128 + ((unsigned)(rd_c ^ (r & 7)) << 4))
-                         : "memory");
-            const int col = n0 + 64 * h + 8 * rd_c;  // N % 8 == 0: the chunk is wholly inside or outside
-            __half* dst = C + (size_t)(row0 + r) * N + col;
-            if (row0 + r < M && col < N)
-                asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};\n"
-                             ::"l"(dst), "r"(v0), "r"(v1), "r"(v2), "r"(v3) : "memory");
-        }
-        __syncwarp();  // every lane's reads are done before the next chunk overwrites the tile
+    for (int it = 0; it < 4; ++it) {
+        const int r = 4 * it + lane / 8;
+        unsigned v0, v1, v2, v3;
+        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
+                     : "r"(scratch + r * 128 + ((unsigned)(rd_c ^ (r & 7)) << 4))
+                     : "memory");
+        const int col = n0 + 64 * chunk + 8 * rd_c;  // N % 8 == 0: the chunk is wholly inside or outside
+        __half* dst = C + (size_t)(row0 + r) * N + col;
+        if (row0 + r < M && col < N)
+            asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};\n"
+                         ::"l"(dst), "r"(v0), "r"(v1), "r"(v2), "r"(v3) : "memory");
     }
+    __syncwarp();  // every lane's reads are done before the next chunk overwrites the tile
 }
 
 // A consumer warpgroup's own barrier (ids 2 and 3, 128 threads; immediate ids, see named_bar_sync).
@@ -316,42 +325,83 @@ __device__ __forceinline__ void warpgroup_sync(int c) {
     else asm volatile("bar.sync 3, 128;\n" ::: "memory");
 }
 
-// TMA stores (EPI 2): the warpgroup's 64 x BN slab of C (rows row0.., columns n0..) goes out as
-// 64 x 64 boxes through H6_TMA_BOXES staging boxes at buf (8 KB each, 1024-aligned, in the
-// 128-byte swizzle the map of C names: 16-byte chunk c of row r at chunk c ^ (r % 8)). Each warp
-// writes its 16 rows of a box with four stmatrix.x4 (as store_slab_staged), thread 0 of the
-// warpgroup stores the boxes with one cp.async.bulk.tensor each and the warpgroup goes on: the
-// TMA unit writes C to global memory while the next tile's MMAs run. Only a box's reuse waits
-// (for the reads of the stores before it). Rows past M and columns past N are not written.
+// TMA stores (EPI 2), one round: the warpgroup's 64 x BN slab of C (rows row0.., columns n0..) goes
+// out as 64 x 64 boxes through H6_TMA_BOXES staging boxes at buf (8 KB each, 1024-aligned, in the
+// 128-byte swizzle the map of C names), a round of H6_TMA_BOXES boxes at a time. Each warp writes its
+// 16 rows of a box with four stmatrix.x4, thread 0 of the warpgroup stores the boxes with one
+// cp.async.bulk.tensor each and the warpgroup goes on: the TMA unit writes C to global memory while the
+// MMAs run. Only a box's reuse waits (for the reads of the stores before it). Rows past M and columns
+// past N are not written.
 template <int BN>
-__device__ __forceinline__ void store_slab_tma(const float (&d)[BN / 2], const void* tmC, int row0, int n0, int warp,
-                                               int lane, int tid, int c, unsigned buf) {
-    constexpr int BOXES = BN / 64;
-    static_assert(BOXES % H6_TMA_BOXES == 0, "the slab's boxes go out in whole rounds");
+__device__ __forceinline__ void store_round_tma(const unsigned (&h)[BN / 4], int round, const void* tmC, int row0,
+                                                int n0, int warp, int lane, int tid, int c, unsigned buf) {
+    static_assert((BN / 64) % H6_TMA_BOXES == 0, "the slab's boxes go out in whole rounds");
     const unsigned row_addr = (16 * warp + (lane / 8 % 2) * 8 + lane % 8) * 128;  // this lane's row
+    if (tid == 0) bulk_wait_read();  // the staging boxes' last stores have read them
+    warpgroup_sync(c);
 #pragma unroll
-    for (int round = 0; round < BOXES / H6_TMA_BOXES; ++round) {
-        if (tid == 0) bulk_wait_read();  // the staging boxes' last stores have read them
-        warpgroup_sync(c);
+    for (int b = 0; b < H6_TMA_BOXES; ++b)  // 64-column box round * H6_TMA_BOXES + b of the slab
+        stmatrix_64_columns<BN>(h, round * H6_TMA_BOXES + b, buf + b * 8192 + row_addr, lane);
+    fence_async_shared();  // our stmatrix writes, seen by the TMA unit
+    warpgroup_sync(c);
+    if (tid == 0) {
 #pragma unroll
-        for (int b = 0; b < H6_TMA_BOXES; ++b)  // 64-column box round * H6_TMA_BOXES + b of the slab
-            stmatrix_64_columns<BN>(d, round * H6_TMA_BOXES + b, buf + b * 8192 + row_addr, lane);
-        fence_async_shared();  // our stmatrix writes, seen by the TMA unit
-        warpgroup_sync(c);
-        if (tid == 0) {
-#pragma unroll
-            for (int b = 0; b < H6_TMA_BOXES; ++b)
-                tma_store_2d(tmC, n0 + 64 * (round * H6_TMA_BOXES + b), row0, buf + b * 8192);
-            bulk_commit();
-        }
+        for (int b = 0; b < H6_TMA_BOXES; ++b)
+            tma_store_2d(tmC, n0 + 64 * (round * H6_TMA_BOXES + b), row0, buf + b * 8192);
+        bulk_commit();
     }
 }
+
+// Where a consumer warp's stores go: C (EPI 1: the matrix; EPI 2: the address of its tensor map),
+// its size, and the warp's staging (EPI 1: its 2 KB tile; EPI 2: its warpgroup's boxes).
+struct SlabOut {
+    __half* C;
+    int M, N, warp, lane, tid, c;
+    unsigned buf;
+};
+
+// A consumer warpgroup's 64 x BN slab of C, converted to halves, while its stores go out in rounds
+// (EPI 1: a 64-column chunk of each warp's 16 rows; EPI 2: H6_TMA_BOXES boxes of the warpgroup), from
+// round `next` on (ROUNDS: none left). Held in halves, the slab leaves the accumulators free: the
+// rounds go out while the next tile's first k tiles are multiplied (H6_OVERLAP_EPI).
+template <int BN, int EPI>
+struct PendingSlab {
+    static constexpr int ROUNDS = EPI == 2 ? BN / 64 / H6_TMA_BOXES : BN / 64;
+    unsigned h[BN / 4];
+    int row0 = 0, n0 = 0, next = ROUNDS;  // row0: the warpgroup's first row (EPI 2), the warp's (EPI 1)
+
+    __device__ __forceinline__ void hold(const float (&d)[BN / 2], int first_row, int first_col) {
+        pack_slab<BN>(d, h);
+        row0 = first_row;
+        n0 = first_col;
+        next = 0;
+    }
+    // The next round, if any (each round its own instance, so that every index into h is a constant).
+    template <int R = 0>
+    __device__ __forceinline__ void store_one(const SlabOut& o) {
+        if constexpr (R < ROUNDS) {
+            if (next != R) return store_one<R + 1>(o);
+            if constexpr (EPI == 2) store_round_tma<BN>(h, R, o.C, row0, n0, o.warp, o.lane, o.tid, o.c, o.buf);
+            else store_chunk_staged<BN>(h, R, o.C, o.M, o.N, row0, n0, o.lane, o.buf);
+            ++next;
+        }
+    }
+    __device__ __forceinline__ void store_rest(const SlabOut& o) {
+#pragma unroll
+        for (int r = 0; r < ROUNDS; ++r) store_one(o);
+    }
+};
 
 template <int BN, int EPI>
 __device__ __forceinline__ void store_slab(const float (&d)[BN / 2], __half* C, int M, int N, int row0, int n0,
                                            int lane, unsigned scratch) {
-    if constexpr (EPI == 1) store_slab_staged<BN>(d, C, M, N, row0, n0, lane, scratch);
-    else store_slab_direct<BN>(d, C, M, N, row0, n0, lane);
+    if constexpr (EPI == 1) {
+        PendingSlab<BN, 1> slab;
+        slab.hold(d, row0, n0);
+        slab.store_rest(SlabOut{C, M, N, 0, lane, 0, 0, scratch});
+    } else {
+        store_slab_direct<BN>(d, C, M, N, row0, n0, lane);
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -406,14 +456,15 @@ struct H6Share {
 // The two consumer warpgroups only (barrier 1, 256 threads; the producer never joins).
 __device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, 256;\n" ::: "memory"); }
 
-// Consumer thread t (0..255) adds its BN/2 accumulators into a unit's float32 sums as float4s t,
-// t + 256, ... (vector reductions, done in L2; every piece's thread t holds the same fragment).
-template <int BN>
+// Consumer thread t (0..T-1: 256, or fewer where a tile's rows end early) adds its BN/2 accumulators
+// into a unit's float32 sums as float4s t, t + T, ... (vector reductions, done in L2; every piece's
+// thread t holds the same fragment).
+template <int BN, int T = 256>
 __device__ __forceinline__ void add_into_sums(const float (&d)[BN / 2], float* sums, int t) {
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j)
         asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n"
-                     ::"l"(sums + 4 * (j * 256 + t)), "f"(d[4 * j]), "f"(d[4 * j + 1]), "f"(d[4 * j + 2]), "f"(d[4 * j + 3])
+                     ::"l"(sums + 4 * (j * T + t)), "f"(d[4 * j]), "f"(d[4 * j + 1]), "f"(d[4 * j + 2]), "f"(d[4 * j + 3])
                      : "memory");
 }
 
@@ -421,16 +472,16 @@ __device__ __forceinline__ void add_into_sums(const float (&d)[BN / 2], float* s
 // copy in L1), then zeroes them for the next launch. Loading straight into the accumulators
 // needs no registers beside them; adding loaded values to them spilled, and the spill slowed
 // the main loop by 0.5%.
-template <int BN>
+template <int BN, int T = 256>
 __device__ __forceinline__ void take_sums(float (&d)[BN / 2], float* sums, int t) {
     float4* p = reinterpret_cast<float4*>(sums) + t;
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) {
-        const float4 v = __ldcg(p + j * 256);
+        const float4 v = __ldcg(p + j * T);
         d[4 * j] = v.x; d[4 * j + 1] = v.y; d[4 * j + 2] = v.z; d[4 * j + 3] = v.w;
     }
 #pragma unroll
-    for (int j = 0; j < BN / 8; ++j) __stcg(p + j * 256, make_float4(0.f, 0.f, 0.f, 0.f));
+    for (int j = 0; j < BN / 8; ++j) __stcg(p + j * T, make_float4(0.f, 0.f, 0.f, 0.f));
 }
 
 // After consumers_sync (every consumer thread's reductions issued): publish them and count
@@ -448,13 +499,23 @@ __device__ __forceinline__ int count_piece(int* counter) {
 // Shared memory (1024-byte aligned): STAGES x [A 128x64 (16 KB) | B as BN/64 boxes of 64x64
 // (8 KB each)], then the full[STAGES] and empty[STAGES] mbarriers.
 // ---------------------------------------------------------------------------------------
-template <int BN, int STAGES, bool PERSISTENT, int CLUSTER, int EPI, bool SHARE = false, int BM = 128>
+template <int BN, int STAGES, bool PERSISTENT, int CLUSTER, int EPI, bool SHARE = false, int BM = 128,
+          int A_ROWS = BM>
 __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, const void* tmB, __half* C,
                                         float* partials, int whole_units = 0) {
     // BM = 128: consumer c owns rows 64c..64c+63 and all BN columns; BM = 64 (few-row products):
     // both own all 64 rows, consumer c columns c*BN/2.. (WN wide), so a tile reads half the A.
+    // A_ROWS < BM (products of at most A_ROWS rows): TMA loads only A's first A_ROWS rows; the MMAs
+    // read the other rows of the 64-row operand from whatever follows in the stage (B), which only
+    // makes rows of C past A_ROWS, and those are never stored or summed.
     constexpr int WN = BM == 128 ? BN : BN / 2;        // a consumer's fragment width
-    constexpr int A_BYTES = BM * H6_BK * 2;            // 16 KB (8 KB for BM = 64)
+    constexpr int A_BYTES = A_ROWS * H6_BK * 2;        // 16 KB (8 KB for BM = 64, 2 KB for 16 rows)
+    // the warps of a consumer whose rows can exist, and the consumer threads that sum a tile (SHARE)
+    constexpr int ROW_WARPS = A_ROWS < BM ? A_ROWS / 16 : 4;
+    constexpr int SUM_THREADS = 2 * 32 * ROW_WARPS;
+    static_assert(A_ROWS == BM || (BM == 64 && A_ROWS % 16 == 0 && A_ROWS < 64 && CLUSTER == 1),
+                  "fewer rows of A than the tile: 64-row tiles without clusters");
+    if (A_ROWS < BM && M > A_ROWS) __trap();  // the launcher gives these entries products of at most A_ROWS rows
     constexpr int B_BOX_BYTES = H6_BK * 64 * 2;        // one 64 (K) x 64 (N) box, 8 KB
     constexpr int B_BOXES = BN / 64;
     constexpr int STAGE_BYTES = A_BYTES + B_BOXES * B_BOX_BYTES;
@@ -568,6 +629,9 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
         const unsigned long long desc_a0 = make_desc(base + c_row * 128, 16, 1024);
         const unsigned long long desc_b0 = make_desc(base + A_BYTES + c_col / 64 * B_BOX_BYTES, B_BOX_BYTES, 1024);
         float acc[WN / 2];
+        PendingSlab<WN, EPI> pending;  // EPI 1, 2: the last tile's halves, while their stores go out
+        const SlabOut out{C, M, N, warp, lane, tid, c,
+                          EPI == 2 ? scratch + c * (H6_TMA_BOXES * 8192) : scratch + (c * 4 + warp) * 2048};
         int s = 0;
         unsigned phase = 0;
         H6Walk w = walk();
@@ -597,6 +661,8 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
                 }
                 wgmma_commit();
                 fence_acc(acc);
+                // While this k tile's MMAs run, a round of the last tile's stores (the first k tiles of a tile).
+                if constexpr (EPI != 0 && H6_OVERLAP_EPI) pending.store_one(out);
                 // Keep this k tile's MMAs in flight; the previous tile's are then done and
                 // its stage can go back to the producer.
                 wgmma_wait<1>();
@@ -615,21 +681,22 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
 #pragma unroll
                 for (int r = 1; r < CLUSTER; ++r) mbar_arrive_cluster(empty_bar + 8 * prev, (rank + r) % CLUSTER);
             }
+            if constexpr (EPI != 0) pending.store_rest(out);  // fewer k tiles than rounds
 
             if constexpr (SHARE) {
                 if (kb > 0 || ke < all_k_tiles) {  // a piece of a shared unit (or a K slice of a tile)
-                    const int t = tid + 128 * c;   // consumer thread 0..255
+                    const int t = tid + 32 * ROW_WARPS * c;  // consumer thread 0..SUM_THREADS-1 (if its rows exist)
                     const int first = u * all_k_tiles;
                     // shared units x BM x BN float sums, then a counter per shared unit; split-K: every
                     // tile is shared by its gridDim.z slices
                     const int index = PERSISTENT ? u - whole : (int)(blockIdx.y * gridDim.x + blockIdx.x);
                     const int count = PERSISTENT ? shared_units : (int)(gridDim.x * gridDim.y);
-                    float* sums = partials + (size_t)index * BM * BN;
-                    int* counter = reinterpret_cast<int*>(partials + (size_t)count * BM * BN) + index;
+                    float* sums = partials + (size_t)index * A_ROWS * BN;
+                    int* counter = reinterpret_cast<int*>(partials + (size_t)count * A_ROWS * BN) + index;
                     const unsigned verdict = empty_bar + 8 * STAGES;  // thread 0 tells the others
                     // a thread whose fragment rows all lie past M adds and takes nothing (few-row products)
-                    const bool rows_in = m0 + c_row + warp * 16 + lane / 4 < M;
-                    if (rows_in) add_into_sums<WN>(acc, sums, t);
+                    const bool rows_in = warp < ROW_WARPS && m0 + c_row + warp * 16 + lane / 4 < M;
+                    if (rows_in) add_into_sums<WN, SUM_THREADS>(acc, sums, t);
                     consumers_sync();
                     if (t == 0) {
                         const int pieces = PERSISTENT ? share.pieces((int)blockIdx.x, first, first + all_k_tiles) : slices;
@@ -641,16 +708,18 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
                     unsigned last;
                     asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(last) : "r"(verdict) : "memory");
                     if (!last) continue;  // a later piece stores the unit
-                    if (rows_in) take_sums<WN>(acc, sums, t);
+                    if (rows_in) take_sums<WN, SUM_THREADS>(acc, sums, t);
                 }
             }
             // Epilogue (fragment layout: see store_slab_direct).
-            if constexpr (EPI == 2) {  // C is the address of C's tensor map (nsprof.ops.matmul)
-                store_slab_tma<WN>(acc, C, m0 + c_row, n0 + c_col, warp, lane, tid, c, scratch + c * (H6_TMA_BOXES * 8192));
-            } else {
-                store_slab<WN, EPI>(acc, C, M, N, m0 + c_row + warp * 16, n0 + c_col, lane, scratch + (c * 4 + warp) * 2048);
-            }
+            // EPI 2: C is the address of C's tensor map (nsprof.ops.matmul), the warpgroup stores its slab;
+            // EPI 1: each warp its 16 rows, if they can exist.
+            if constexpr (EPI == 2) pending.hold(acc, m0 + c_row, n0 + c_col);
+            else if (EPI == 1 && warp < ROW_WARPS) pending.hold(acc, m0 + c_row + warp * 16, n0 + c_col);
+            else if (warp < ROW_WARPS) store_slab_direct<WN>(acc, C, M, N, m0 + c_row + warp * 16, n0 + c_col, lane);
+            if constexpr (EPI != 0 && !(PERSISTENT && H6_OVERLAP_EPI)) pending.store_rest(out);
         }
+        if constexpr (EPI != 0) pending.store_rest(out);  // the block's last tile
         if constexpr (EPI == 2) {
             if (tid == 0) bulk_wait();  // the last stores read shared memory the block gives up on exit
         }
@@ -905,6 +974,19 @@ hgemm_h6_64x256(int M, int N, int K, const void* tmA, const void* tmB, __half* C
 extern "C" __global__ void __launch_bounds__(384, 1)
 hgemm_h6_64x128(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
     H6_SM90A_ONLY((h6_body<128, H6_STAGES_64x128, false, 1, H6_EPI, true, 64>(M, N, K, tmA, tmB, C, partials)));
+}
+
+// Products of at most 16 rows (decode: 1 to 16 tokens): the 64-row tiles loading only A's first 16 rows
+// (2 KB a stage instead of 8), so the ring holds a stage more of B (6 x 34 KB for 16 x 256, 11 x 18 KB for
+// 16 x 128, against 5 x 40 KB and 8 x 24 KB); the MMAs still run 64 rows (wgmma's m64).
+extern "C" __global__ void __launch_bounds__(384, 1)
+hgemm_h6_16x256(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
+    H6_SM90A_ONLY((h6_body<256, H6_STAGES_16x256, false, 1, H6_EPI, true, 64, 16>(M, N, K, tmA, tmB, C, partials)));
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+hgemm_h6_16x128(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
+    H6_SM90A_ONLY((h6_body<128, H6_STAGES_16x128, false, 1, H6_EPI, true, 64, 16>(M, N, K, tmA, tmB, C, partials)));
 }
 
 // Stream-K forms (persistent, one block per SM, the last tiles' k steps shared out evenly): candidates

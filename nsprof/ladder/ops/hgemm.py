@@ -52,13 +52,21 @@ def _h6(bm: int, bn: int, smem: int, persistent: bool = False, stream_k: bool = 
               max_tail_fill=0.6 if stream_k else 1.0, tma_store=tma_store, fill_gain=fill_gain)
 
 
-def _h6_few_rows(bn: int, stages: int) -> Tile:
-    """An h6 tile for products of at most 64 rows: 64 x bn, each consumer warpgroup 64 x bn/2, K split over
-    gridDim.z to fill one wave, the slices adding their sums in a workspace (the last stores C); a
-    `stages`-deep ring (+ 16 KB of staging for C)."""
-    smem = 1024 + stages * (64 * 128 + bn * 128) + 16384 + 256
-    return _t(64, bn, 64, 384, f"hgemm_h6_64x{bn}", smem, max_split_k=16, arch="sm_90a",
-              tma_boxes=((64, 64), (64, 64)), swizzle=128, few_rows=64, sums_in_workspace=True)
+def _h6_few_rows(bn: int, stages: int, rows: int = 64, one_wave_first: bool = False) -> Tile:
+    """An h6 tile for products of at most `rows` (64 or 16) rows: rows x bn, each consumer warpgroup 64 x bn/2
+    (wgmma's m64: a 16-row tile loads 16 rows of A, 2 KB a stage, and its ring holds more stages of B), K
+    split over gridDim.z to fill one wave, the slices adding their sums in a workspace (the last stores C); a
+    `stages`-deep ring (+ 16 KB of staging for C).
+
+    Why 16 rows (the H200, paired with torch.mm, benchmarks/records/2026-11-29-h200-hgemm-sizes, call 12): at
+    1 x 128256 x 4096, 6 stages of 16 x 256 ran 4.5 TFLOP/s (99.5%) against 5 of 64 x 256's 4.1 (91.2%); at
+    N = 14336, 112 unsplit blocks of 16 x 128 (11 stages) 100.4-100.5% against 96.1-97.9% for 16 x 256 split in
+    2 (hence `one_wave_first`; 64 x 128, 8 stages, ran 80-88% there against 64 x 256's 94-96%)."""
+    smem = 1024 + stages * (rows * 128 + bn * 128) + 16384 + 256
+    return _t(rows, bn, 64, 384, f"hgemm_h6_{rows}x{bn}", smem, max_split_k=16, arch="sm_90a",
+              tma_boxes=((rows, 64), (64, 64)), swizzle=128, few_rows=rows, sums_in_workspace=True,
+              max_rows=rows if rows < 64 else None,  # the MMAs' other rows of A are not loaded
+              one_wave_first=one_wave_first)
 
 
 def _h6_split(bn: int) -> Tile:
@@ -138,7 +146,8 @@ STAGES = (
         (_h6(128, 256, _H6_TMA_SMEM, persistent=True, stream_k=True, tma_store=True),
          _h6(128, 256, _H6_TMA_SMEM, persistent=True, tma_store=True),
          _h6(128, 128, 214272, persistent=True), _h6_split(128), _h6(128, 64, 140544, split_sums=True),
-         _h6_few_rows(256, 5), _h6_few_rows(128, 8),
+         _h6_few_rows(256, 5), _h6_few_rows(128, 8), _h6_few_rows(256, 6, rows=16),
+         _h6_few_rows(128, 11, rows=16, one_wave_first=True),
          _h6(128, 192, _H6_192_SMEM, persistent=True, fill_gain=0.1)),
         "tma-fill", FP16,
         changes="Hopper's wgmma (m64nNk16, operands read from shared memory by descriptor) fed by TMA into "

@@ -141,7 +141,8 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
     `forced_tile` ("64x128"), `forced_split` and `forced_tail` (tiles shared at the end) override
     the choice, for tuning runs; `tiles` limits the choice to those this GPU can run. A stream_k
     tile that needs no split shares its last tiles out (`stream_k_tail`). Where few-row tiles fit M,
-    only they are tried (`for_rows`); an alternative tile may then replace the choice (`_better_filled`).
+    only they are tried (`for_rows`), one that fills one wave unsplit first (`one_wave_first`); an
+    alternative tile may then replace the choice (`_better_filled`).
 
     Why the even spread (measured on the H200 with v8, benchmarks/gpu/sgemm_peak_h200.sh):
     at 1000x1200x800, 80 tiles of 128x128 split in 2 give 160 blocks, so 28 SMs run two blocks and
@@ -153,6 +154,9 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
         if not chosen:
             shapes = ", ".join(t.shape for t in candidates)
             raise UsageError(f"stage {stage.stage} has no {forced_tile} tile", f"choose one of: {shapes}")
+        if chosen[0].max_rows is not None and m > chosen[0].max_rows:
+            raise UsageError(f"the {forced_tile} tile of stage {stage.stage} runs products of at most "
+                             f"{chosen[0].max_rows} rows, not {m}", "choose a taller tile, or leave the choice to nsprof")
         if forced_split is not None:
             return _unless_needless(_with_sharing(chosen[0], m, n, forced_split, sm_count, forced_tail), chosen)
         candidates = tuple(chosen)
@@ -160,6 +164,9 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
         candidates = for_rows(candidates, m)
     alternatives = tuple(t for t in candidates if t.fill_gain is not None)
     candidates = tuple(t for t in candidates if t.fill_gain is None) or candidates
+    for tile in candidates:
+        if tile.one_wave_first and sm_count < 2 * math.ceil(m / tile.bm) * math.ceil(n / tile.bn) <= 2 * sm_count:
+            return LaunchPlan(tile)
     for tile in candidates:
         blocks = math.ceil(m / tile.bm) * math.ceil(n / tile.bn)
         split = _split(tile, blocks, k, sm_count)
@@ -219,9 +226,11 @@ def _for_few_rows(tile: Tile) -> bool:
 
 
 def for_rows(tiles: tuple[Tile, ...], m: int) -> tuple[Tile, ...]:
-    """The tiles an M-row product may take: those made for at most M rows (`few_rows`) where there are
-    any (a taller tile would multiply rows of zeros), else the others that allow M rows (`max_rows`)."""
-    few = tuple(t for t in tiles if t.few_rows is not None and m <= t.few_rows)
+    """The tiles an M-row product may take: those made for the fewest rows that still hold M (`few_rows`)
+    where there are any (a taller tile would multiply or load rows of zeros), else the others that allow M
+    rows (`max_rows`)."""
+    fits = [t.few_rows for t in tiles if t.few_rows is not None and m <= t.few_rows]
+    few = tuple(t for t in tiles if fits and t.few_rows == min(fits))
     allowed = tuple(t for t in tiles if t.few_rows is None and (t.max_rows is None or m <= t.max_rows))
     return few or allowed or tiles
 

@@ -40,7 +40,10 @@ class Tile:
     with `max_rows` is never tried for products of more rows. Both split K only as far as one wave
     holds (their products stream B from memory). A tile with `fill_gain` is an alternative to the
     launcher's choice, taken where its waves keep at least that share more of the slots busy (3072^3:
-    128 x 192 for 128 x 256; matmul.choose_plan).
+    128 x 192 for 128 x 256; matmul.choose_plan). A tile with `one_wave_first` is taken unsplit, before
+    the tiles declared ahead of it, where its blocks fill more than half of one wave and no more (a
+    narrower tile with a deep ring, unsplit, against a wider one that would split K: 16 x 128 against
+    16 x 256 at N = 14336).
     """
 
     bm: int
@@ -66,6 +69,7 @@ class Tile:
     few_rows: int | None = None  # where M is at most this, only such tiles are tried
     max_rows: int | None = None  # never tried for products of more rows than this
     fill_gain: float | None = None  # an alternative: taken only where its waves keep this much more busy
+    one_wave_first: bool = False  # taken unsplit, before the tiles ahead of it, where it fills half a wave to one
 
     @property
     def shape(self) -> str:
