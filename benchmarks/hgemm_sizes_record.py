@@ -1,9 +1,9 @@
-"""The tables of issue 60's HGEMM record (benchmarks/records/2026-11-29-h200-hgemm-sizes): per size, the kernel
-torch.mm ran (library-kernels.json), the library candidate the bench kept, h6's tile, its rate and its % of the
-faster library in each run (paired), and its % before the session's change (before-*.json, one run); h8's % at
-the squares. Prints Markdown; the record's page holds what it printed.
+"""The tables of issue 60's HGEMM records (benchmarks/records/2026-11-29-h200-hgemm-sizes, -hgemm-rows-overlap):
+per size, the kernel torch.mm ran (library-kernels.json), the library candidate the bench kept, h6's tile, its
+rate and its % of the faster library in each run (paired), and its % before the record's change (before-*.json,
+one run); h8's % at the squares. Prints Markdown; the record's page holds what it printed.
 
-    python3 benchmarks/hgemm_sizes_record.py benchmarks/records/2026-11-29-h200-hgemm-sizes
+    python3 benchmarks/hgemm_sizes_record.py benchmarks/records/2026-11-29-h200-hgemm-rows-overlap
 """
 
 from __future__ import annotations

@@ -287,37 +287,23 @@ def test_h6_runs_ragged_sizes_by_tma_zero_fill(tile, split, size, padded, tools)
     assert verify(launcher, problem) <= stage.tolerance(size)
 
 
-@pytest.mark.parametrize("entry", ["hgemm_h6_64x256", "hgemm_h6_64x128", "hgemm_h6_split_128x128"])
+# one row, a ragged 17 and 100, a whole 64, K % 8 != 0 padded; the 16-row tiles: 1, 16, a ragged 7 and 9
+_FEW_ROW_SIZES = [((1, 1200, 808), False), ((17, 4104, 1096), False), ((64, 520, 296), False),
+                  ((33, 1000, 804), True), ((100, 4104, 1096), False)]
+_SIXTEEN_ROW_SIZES = [((1, 1200, 808), False), ((16, 4104, 1096), False), ((7, 520, 296), False),
+                      ((9, 1000, 804), True)]
+
+
+@pytest.mark.parametrize("entry, size, padded",
+                         [(entry, *case) for entry in ("hgemm_h6_64x256", "hgemm_h6_64x128", "hgemm_h6_split_128x128")
+                          for case in _FEW_ROW_SIZES]
+                         + [(entry, *case) for entry in ("hgemm_h6_16x256", "hgemm_h6_16x128") for case in _SIXTEEN_ROW_SIZES])
 @pytest.mark.parametrize("split", [1, 4, 16])
-@pytest.mark.parametrize("size, padded", [((1, 1200, 808), False), ((17, 4104, 1096), False), ((64, 520, 296), False),
-                                          ((33, 1000, 804), True), ((100, 4104, 1096), False)])
 def test_h6_tiles_for_few_rows_verify_split_over_k(entry, split, size, padded, tools):
-    """The 64-row tiles (each consumer warpgroup half the columns) and the 128-row tile split over K, its slices
-    adding their sums in a workspace: one row, a ragged 17 and 100, a whole 64, K split so that slices end
-    mid-product (1096: 18 k tiles in 16 slices of 2, the last ones empty), K % 8 != 0 padded."""
-    import dataclasses
-
-    from nsprof.ladder.registry import get_stage
-    from nsprof.ladder_runs.bench import unavailable_reason
-    from nsprof.launch.measure import verify
-
-    stage, op = get_stage("hgemm", "h6"), get_op("hgemm")
-    if reason := unavailable_reason(stage, tools):
-        pytest.skip(reason)
-    alone = dataclasses.replace(stage, tiles=tuple(t for t in stage.tiles if t.entry == entry))
-    problem = op.workload.problem(tools.xp, size, seed=sum(size) + split)
-    launcher = op.workload.launcher(alone, problem, tools, tile_shape=alone.tiles[0].shape, split_k=split)
-    assert launcher.entry == entry and (launcher.padded_shape is not None) == padded
-    assert verify(launcher, problem) <= stage.tolerance(size), f"{launcher.tile_label} {size}"
-
-
-@pytest.mark.parametrize("entry", ["hgemm_h6_16x256", "hgemm_h6_16x128"])
-@pytest.mark.parametrize("split", [1, 4, 16])
-@pytest.mark.parametrize("size, padded", [((1, 1200, 808), False), ((16, 4104, 1096), False), ((7, 520, 296), False),
-                                          ((9, 1000, 804), True)])
-def test_h6_tiles_for_16_rows_verify_split_over_k(entry, split, size, padded, tools):
-    """The 16-row tiles load 16 rows of A and let the MMAs read the rest of their 64 from B's boxes: rows of C
-    that are never stored or summed. One row, 16, a ragged 7 and 9, K split so that slices end mid-product."""
+    """The 64-row tiles (each consumer warpgroup half the columns), the 16-row ones (16 rows of A loaded, the
+    MMAs' other rows read from B's boxes: rows of C never stored or summed) and the 128-row tile split over K,
+    its slices adding their sums in a workspace, K split so that slices end mid-product (1096: 18 k tiles in
+    16 slices of 2, the last ones empty)."""
     import dataclasses
 
     from nsprof.ladder.registry import get_stage

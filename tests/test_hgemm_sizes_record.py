@@ -1,4 +1,4 @@
-"""Issue 60's HGEMM record: its page shows the tables benchmarks/hgemm_sizes_record.py prints from the record's
+"""Issue 60's HGEMM records: each page shows the tables benchmarks/hgemm_sizes_record.py prints from the record's
 runs, and every row of those runs was verified, paired with the library and measured on an H200."""
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-RECORD = ROOT / "benchmarks" / "records" / "2026-11-29-h200-hgemm-sizes"
-RUNS = sorted(RECORD.glob("*-run[12].json"))
+RECORDS = [ROOT / "benchmarks" / "records" / f"2026-11-29-h200-hgemm-{topic}" for topic in ("sizes", "rows-overlap")]
+RUNS = [path for record in RECORDS for pattern in ("*-run[12].json", "*-call*-[12].json")  # a record's earlier runs too
+        for path in sorted(record.glob(pattern))]
 
 
 def _record_script():
@@ -21,17 +22,19 @@ def _record_script():
     return module
 
 
+@pytest.mark.parametrize("record", RECORDS, ids=lambda path: path.name)
 @pytest.mark.parametrize("half", ["squares", "models"])
-def test_the_page_shows_the_tables_the_runs_give(half):
-    text, past = _record_script().table(RECORD, half)
-    page = (RECORD / "h200-hgemm-sizes.md").read_text()
-    assert text in page
-    assert f"At or past the library in both runs: {len(past)} of {text.count(chr(10)) - 1}" in page
+def test_the_page_shows_the_tables_the_runs_give(record, half):
+    text, past = _record_script().table(record, half)
+    (page,) = record.glob("*.md")
+    assert text in page.read_text()
+    assert f"At or past the library in both runs: {len(past)} of {text.count(chr(10)) - 1}" in page.read_text()
 
 
-def test_the_record_holds_two_runs_of_each_half():
-    assert [path.name for path in RUNS] == ["models-run1.json", "models-run2.json", "squares-run1.json",
-                                            "squares-run2.json"]
+@pytest.mark.parametrize("record", RECORDS, ids=lambda path: path.name)
+def test_the_record_holds_two_runs_of_each_half(record):
+    assert [path.name for path in sorted(record.glob("*-run[12].json"))] == [
+        "models-run1.json", "models-run2.json", "squares-run1.json", "squares-run2.json"]
 
 
 @pytest.mark.parametrize("path", RUNS, ids=lambda path: path.name)

@@ -88,7 +88,7 @@ def test_v8_shares_out_the_last_wave_by_stream_k(size, shape, shared):
         ((8192, 8192, 8192), "hgemm_h6_sk_tma_128x256", 68),  # 2048 = 15 waves + 68: 0.52 full, shared
         ((4096, 4096, 4096), "hgemm_h6_tma_128x256", 0),  # 512 = 3 waves + 116: 0.88 full, kept whole (plain entry)
         ((6144, 6144, 6144), "hgemm_h6_tma_128x256", 0),  # 1152 = 8 waves + 96: 0.73 full, kept whole
-        ((2048, 2048, 2048), "hgemm_h6_128x128", 0),  # 128 tiles of 128x256 are too few for 132 SMs
+        ((2048, 2048, 2048), "hgemm_h6_pp_128x128", 0),  # 128 tiles of 128x256 are too few for 132 SMs
     ],
 )
 def test_h6_shares_out_only_a_last_wave_at_most_0_6_full(size, entry, shared):
@@ -103,7 +103,7 @@ def test_h6_shares_out_only_a_last_wave_at_most_0_6_full(size, entry, shared):
         ((5120, 5120, 5120), "hgemm_h6_sk_tma_128x256"),  # 87% against 91%: too little gained
         ((8192, 8192, 8192), "hgemm_h6_sk_tma_128x256"),  # 97% against 99%
         ((3000, 5000, 2000), "hgemm_h6_tma_128x256"),  # 91% against 98%: 128x192 ran slower there
-        ((2048, 2048, 2048), "hgemm_h6_128x128"),  # less than a wave of 128x192 tiles: never an alternative
+        ((2048, 2048, 2048), "hgemm_h6_pp_128x128"),  # less than a wave of 128x192 tiles: never an alternative
         ((1, 4096, 4096), "hgemm_h6_16x256"),  # a few-row product keeps its few-row tile
     ],
 )

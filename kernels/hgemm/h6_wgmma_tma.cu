@@ -38,16 +38,28 @@
 //    warpgroup tile reads more operand bytes per FLOP than 128x256, so the cl2 forms
 //    multicast B to a vertically adjacent pair of blocks (per block and k step: 16 KB of A
 //    + 8 KB of B for 128x128 tiles, 8 + 16 KB for 64x256, against 48 KB for 128x256).
+//    hgemm_h6_pp_128x128 is the declared 128x128 tile (issue 60): with the staged epilogue
+//    (H6_PP_EPI=1) it ran 99.8% of the library at 2048^3 against 97.2-98.8% for the cooperative
+//    hgemm_h6_128x128, now a candidate; with fragment stores it had lost everywhere.
+//  * epilogues under the next tile's MMAs (H6_OVERLAP_EPI, the persistent cooperative tiles): a
+//    consumer warpgroup converts its accumulators to halves (PendingSlab: 64 registers for 64x256),
+//    which frees them, and stores the slab in rounds, one after each of the next tile's first k
+//    tiles is issued, while those MMAs run: +0.3 to +0.5 points of the library at 4096^3, 6144^3,
+//    8192^3 and the 2048- and 8192-row model shapes (TMA stores; two cards, paired).
 // Tuning knobs (-D, defaults = the entries as declared): H6_EPI / H6_PP_EPI = 1 stores C
 // through a 2 KB shared tile per warp (stmatrix, then 16-byte stores covering whole 128-byte
 // rows: 8x fewer L2 write requests than the 4-byte fragment stores; +16 KB of shared memory);
 // H6_EPI=1 is the default of the entries that do not store C by TMA (596 -> 640-750 TFLOP/s
-// at 4096^3 on the H200, against the fragment stores); H6_STAGES_128,
+// at 4096^3 on the H200, against the fragment stores); H6_STAGES_128, H6_STAGES_192,
+// H6_STAGES_64x256, H6_STAGES_64x128, H6_STAGES_16x256, H6_STAGES_16x128,
 // H6_PP_STAGES, H6_PP64_STAGES: ring depths (6 for 128x128: 578 -> 626 at 4096^3);
+// H6_OVERLAP_EPI = 0 stores a tile's C before the next tile's MMAs;
 // H6_GROUP_ROWS: the tile order; H6_TMA_BOXES, H6_TMA_STAGES: the TMA-store entries' staging boxes
-// and ring. The ping-pong (pp) and cluster (cl2) entries are tuning candidates the launcher does
-// not declare: each lost to the cooperative 128x256 kernel with the staged epilogue
-// (benchmarks/records/2026-11-22-h200-hgemm/h200-hgemm.md, "Tuning sweeps").
+// and ring. The cluster (cl2) entries and the ping-pong ones but hgemm_h6_pp_128x128 are tuning
+// candidates the launcher does not declare: each lost to the cooperative 128x256 kernel with the
+// staged epilogue (benchmarks/records/2026-11-22-h200-hgemm/h200-hgemm.md, "Tuning sweeps"; the cl2
+// TMA-store entry again by 0.3-0.9 points on the H200 in
+// benchmarks/records/2026-11-29-h200-hgemm-rows-overlap/h200-hgemm-rows-overlap.md).
 // Declared 128x256 entries (measured on an H100: benchmarks/records/2026-11-26-h100-h6-stream-k/h100-h6-stream-k.md):
 // hgemm_h6_sk_tma_128x256 where the last wave is at most 0.6 full (stream-K tail), else
 // hgemm_h6_tma_128x256. Both store C by TMA (EPI 2: stmatrix into swizzled staging boxes, one
@@ -65,6 +77,11 @@
 //    warpgroups take all 64 rows and half the columns each, so a tile multiplies half the rows of zeros of a
 //    128-row one; K split over gridDim.z to fill one wave (SHARE: the slices add their float32 sums in a
 //    workspace, only rows below M, the last to count stores C; no reduce kernel). 26-75% -> 94.5-124%.
+//  * hgemm_h6_16x256 / 16x128 (BM = 64, A_ROWS = 16 in h6_body) for products of at most 16 rows: TMA loads
+//    only A's first 16 rows (2 KB a stage), the MMAs read the other 48 from the B boxes that follow (rows of C
+//    that are never stored or summed), and the ring holds 6 stages of 16x256 or 11 of 16x128 (5 and 8 of the
+//    64-row tiles): 1 x 128256 x 4096 91% -> 99% of torch.mm; 16x128 runs unsplit where its blocks fill half a
+//    wave to one (N = 14336: 94-98% -> 99-100.5%).
 //  * hgemm_h6_split_128x128: the same split for 65-128 rows where the persistent tiles do not fill the SMs.
 //  * hgemm_h6_sk_64x256 / sk_64x128 / sk_128x128 (stream-K over every tile) and hgemm_h6_split_128x256 lost
 //    to the splits: candidates only.
@@ -146,7 +163,7 @@
 #define H6_PP64_STAGES 5
 #endif
 #ifndef H6_PP_EPI           // the epilogue of the ping-pong entries (as H6_EPI)
-#define H6_PP_EPI 0
+#define H6_PP_EPI 1
 #endif
 #ifndef H6_GROUP_ROWS       // tile order: rows of C walked down before moving right
 #define H6_GROUP_ROWS 2048

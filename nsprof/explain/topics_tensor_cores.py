@@ -71,8 +71,9 @@ finer last wave, but reads more operand bytes per FLOP (a 128x128 tile loads as 
 k step as a 128x256 one for half the products). **A tile sized to the problem**: 128x192 tiles cut
 3072^3 into 384, 2.91 waves that keep 97% of the slots busy against 128x256's 73%; h6 takes them
 where their waves keep a tenth more of the slots busy. **Few rows**: 16 tokens fill an eighth of a
-128-row tile, so h6 runs 64-row tiles there (half the tensor-core work of zero rows) and splits K
-until one wave is as full as it gets. **Split-K** cuts K as well, so that every tile
+128-row tile, so h6 runs 64-row tiles there (half the tensor-core work of zero rows; at most 16 rows,
+it loads only those rows of A and keeps more stages of B in flight) and splits K until one wave is as
+full as it gets. **Split-K** cuts K as well, so that every tile
 becomes several blocks whose partial sums are added at the end: more blocks, at the cost of the
 adds and a workspace. **Stream-K** keeps the whole tiles in the waves they fill and shares only the
 last, partial wave's tiles out: every slot takes an even share of their k steps, and the blocks
@@ -92,9 +93,10 @@ GPU: which sizes it cuts evenly, where the last wave is thin and what the plan d
                  "added sums, the L2's reuse (the tile order) and the clock, so it says where the time can go, not "
                  "how much a size loses.",
                  "Measured on an H200, paired with the fastest library: with 128x256 tiles h6 read 84.5% of it at "
-                 "3072^3, with 128x192 99.8%; 97.1% at 4096^3 and 104.0% at 8192^3; 16 x 4096 x 4096 went from 38.1% "
-                 "(64 blocks of 128x64) to 100.4% (benchmarks/records/2026-11-29-h200-hgemm-sizes/h200-hgemm-sizes.md, "
-                 "run 1)."),
+                 "3072^3 (benchmarks/records/2026-11-29-h200-hgemm-sizes/h200-hgemm-sizes.md), with 128x192 99.8%; "
+                 "97.0% at 4096^3 (3.88 waves) and 100.6% at 8192^3; 16 x 4096 x 4096 went from 38.1% (64 blocks of "
+                 "128x64) to 127.8% (128 of 16x256, K split in 8; "
+                 "benchmarks/records/2026-11-29-h200-hgemm-rows-overlap/h200-hgemm-rows-overlap.md, run 1)."),
         references=("NVIDIA CUTLASS: the persistent tile scheduler and stream-K (Osama et al., 'Stream-K: "
                     "Work-centric Parallel Decomposition for Dense Matrix-Matrix Multiplication on the GPU', 2023)",
                     "CUDA C++ Best Practices Guide: occupancy and the number of blocks per SM"),

@@ -1,4 +1,6 @@
-"""Issue 60's probe of h6's launch plans: each plan verified, then timed paired with torch.mm.
+"""Issue 60's probe of h6's launch plans: each plan verified, then timed paired with torch.mm (--against
+library: with the faster, paired, of torch.mm and the library stage's kept cuBLASLt candidate, as nsprof
+bench pairs).
 
 A plan is TILE[/SPLIT][@TAIL] (SPLIT "auto": the launcher's split for that tile): a declared tile shape ("128x256") or a kernel entry (declared, or one of
 candidates(): "hgemm_h6_sk_64x256"), a split-K factor, and for a stream-K tile how many of the last tiles
@@ -26,7 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 def candidates(declared):
     """Undeclared h6 entries (kernels/hgemm/h6_wgmma_tma.cu), each the declared tile of its shape as the
     kernel runs it: the stream-K forms of the 64-row tiles and of 128 x 128 (persistent, sharing tiles by
-    k steps), and 128 x 256 split over K like hgemm_h6_split_128x128."""
+    k steps), 128 x 256 split over K like hgemm_h6_split_128x128, 128 x 256 in clusters of two that multicast B
+    (hgemm_h6_cl2_tma_256x256, a unit of 256 x 256), the cooperative 128 x 128 tile (hgemm_h6_128x128) and the
+    ping-pong one in clusters of two (hgemm_h6_pp_cl2_256x128)."""
     by_entry = {tile.entry: tile for tile in declared}
 
     def sk(entry):
@@ -34,7 +38,13 @@ def candidates(declared):
                                    stream_k=True, sums_in_workspace=True, max_split_k=1)
 
     split = dataclasses.replace(by_entry["hgemm_h6_split_128x128"], bn=256, entry="hgemm_h6_split_128x256")
-    return (sk("hgemm_h6_64x256"), sk("hgemm_h6_64x128"), sk("hgemm_h6_128x128"), split)
+    cluster = dataclasses.replace(by_entry["hgemm_h6_tma_128x256"], entry="hgemm_h6_cl2_tma_256x256", bm=256)
+    # the declared 128 x 128 tile is the ping-pong one; its cooperative form (both warpgroups on one tile), that
+    # form's stream-K entry, and the ping-pong one in clusters of two that multicast B (a unit of 256 x 128)
+    ping_pong = by_entry["hgemm_h6_pp_128x128"]
+    by_entry["hgemm_h6_128x128"] = dataclasses.replace(ping_pong, entry="hgemm_h6_128x128")
+    return (sk("hgemm_h6_64x256"), sk("hgemm_h6_64x128"), sk("hgemm_h6_128x128"), split, cluster,
+            by_entry["hgemm_h6_128x128"], dataclasses.replace(ping_pong, entry="hgemm_h6_pp_cl2_256x128", bm=256))
 
 
 def parse_plan(text: str) -> tuple[str | None, int | None, int | None]:
@@ -52,8 +62,12 @@ def main() -> None:
     ap.add_argument("--stage", default="h6")
     ap.add_argument("--out")
     ap.add_argument("--defines", default="", help='compile-time knobs, "A=1,2;B=3": every combination')
+    ap.add_argument("--against", choices=("torch", "library"), default="torch",
+                    help="pair with torch.mm, or with the faster (paired) of it and the library stage's kept "
+                         "cuBLASLt candidate, as nsprof bench pairs (pct_library)")
     args = ap.parse_args()
     from nsprof.ladder.registry import get_op, get_stage
+    from nsprof.ladder_runs.stage_launch import stage_launcher
     from nsprof.ladder_runs.torch_baseline import torch_launch
     from nsprof.launch.measure import paired_medians, verify
     from nsprof.launch.tools import launch_tools
@@ -64,12 +78,18 @@ def main() -> None:
     rows = []
     for size in parse_sizes([args.sizes], op.dims):
         problem = op.workload.problem(tools.xp, size)
-        mm = torch_launch(op.workload.library_call(library, problem), "fp16")
+        base = torch_launch(op.workload.library_call(library, problem), "fp16")
+        against = "torch.mm"
+        if args.against == "library":
+            kept = stage_launcher(library, problem, tools)
+            kept_ms, torch_ms = paired_medians(kept.run, base)
+            if kept_ms < torch_ms:
+                base, against = kept.run, f"cuBLAS {kept.tile_label}"
         knobs = [()] if not args.defines else list(itertools.product(
             *[[f"{name}={v}" for v in values.split(",")] for name, values in (p.split("=", 1) for p in args.defines.split(";"))]))
         for plan, defines in itertools.product(args.plans.split(","), knobs):
             shape, split, tail = parse_plan(plan)
-            row = {"size": size_label(size), "plan": plan + "".join(f" {d}" for d in defines)}
+            row = {"size": size_label(size), "plan": plan + "".join(f" {d}" for d in defines), "against": against}
             variant = stage
             if shape and shape.startswith("hgemm_"):  # one entry: the stage with that tile alone
                 tile = next(t for t in stage.tiles + candidates(stage.tiles) if t.entry == shape)
@@ -81,9 +101,10 @@ def main() -> None:
                 err = verify(launcher, problem)
                 row.update(tile=launcher.tile_label, entry=launcher.entry, err=err, ok=err <= stage.tolerance(size))
                 if row["ok"]:
-                    ms, torch_ms = paired_medians(launcher.run, mm)
-                    row.update(ms=ms, torch_ms=torch_ms, pct_torch=100 * torch_ms / ms,
-                               tflops=op.flops(size) / ms / 1e9)
+                    ms, their_ms = paired_medians(launcher.run, base)
+                    key = "torch" if args.against == "torch" else "library"
+                    row.update({"ms": ms, f"{key}_ms": their_ms, f"pct_{key}": 100 * their_ms / ms,
+                                "tflops": op.flops(size) / ms / 1e9})
             except Exception as exc:  # one failed point, not a failed probe
                 row.update(ok=False, error=f"{type(exc).__name__}: {exc}"[:300])
             rows.append(row)
@@ -91,10 +112,11 @@ def main() -> None:
             if args.out:
                 with open(args.out, "a") as sink:
                     sink.write(json.dumps(row) + "\n")
-    print(f"{'size':>18} {'plan':>16} {'tile':>24} {'TFLOP/s':>8} {'%torch':>7} {'ok':>3}")
+    key = "torch" if args.against == "torch" else "library"
+    print(f"{'size':>18} {'plan':>16} {'tile':>24} {'TFLOP/s':>8} {'%' + key:>8} {'ok':>3}  against")
     for r in rows:
         print(f"{r['size']:>18} {r['plan']:>16} {r.get('tile', '-'):>24} {r.get('tflops', float('nan')):>8.1f} "
-              f"{r.get('pct_torch', float('nan')):>7.1f} {'yes' if r.get('ok') else 'NO':>3}")
+              f"{r.get('pct_' + key, float('nan')):>8.1f} {'yes' if r.get('ok') else 'NO':>3}  {r['against']}")
 
 
 if __name__ == "__main__":

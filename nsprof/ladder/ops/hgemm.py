@@ -37,7 +37,7 @@ def _t(bm, bn, bk, threads, entry, smem=0, max_split_k=1, **extra) -> Tile:
 
 
 def _h6(bm: int, bn: int, smem: int, persistent: bool = False, stream_k: bool = False, tma_store: bool = False,
-        split_sums: bool = False, fill_gain: float | None = None) -> Tile:
+        split_sums: bool = False, fill_gain: float | None = None, ping_pong: bool = False) -> Tile:
     """An h6 tile: 3 warpgroups, 64-deep k-tiles; A's TMA box is 128 rows of 64 halves (128 bytes: one
     swizzle atom), B's 64 rows of 64 columns (a tile of B is bn/64 such boxes). `stream_k`: the
     persistent kernel that shares a last wave at most 0.6 full out by k steps (on an H100, sharing a
@@ -45,8 +45,9 @@ def _h6(bm: int, bn: int, smem: int, persistent: bool = False, stream_k: bool = 
     than the staged epilogue at 4096^3 on an H100, up to 0.4% elsewhere:
     benchmarks/records/2026-11-26-h100-h6-stream-k/h100-h6-stream-k.md); `split_sums`: a K split's slices add
     their sums in a workspace, the last one storing C (no reduce kernel); `fill_gain`: an alternative tile
-    (nsprof.ladder.ops.matmul.choose_plan)."""
-    entry = f"hgemm_h6_{'sk_' if stream_k else ''}{'tma_' if tma_store else ''}{bm}x{bn}"
+    (nsprof.ladder.ops.matmul.choose_plan); `ping_pong`: each consumer warpgroup owns whole tiles, the two
+    taking turns at the tensor cores, so one's epilogue runs under the other's MMAs."""
+    entry = f"hgemm_h6_{'pp_' if ping_pong else ''}{'sk_' if stream_k else ''}{'tma_' if tma_store else ''}{bm}x{bn}"
     return _t(bm, bn, 64, 384, entry, smem, arch="sm_90a", tma_boxes=((128, 64), (64, 64)),
               swizzle=128, persistent=persistent, stream_k=stream_k, sums_in_workspace=stream_k or split_sums,
               max_tail_fill=0.6 if stream_k else 1.0, tma_store=tma_store, fill_gain=fill_gain)
@@ -145,7 +146,7 @@ STAGES = (
         "hgemm", "h6", "wgmma fed by TMA, warp-specialized", "kernels/hgemm/h6_wgmma_tma.cu", NVRTC,
         (_h6(128, 256, _H6_TMA_SMEM, persistent=True, stream_k=True, tma_store=True),
          _h6(128, 256, _H6_TMA_SMEM, persistent=True, tma_store=True),
-         _h6(128, 128, 214272, persistent=True), _h6_split(128), _h6(128, 64, 140544, split_sums=True),
+         _h6(128, 128, 214272, persistent=True, ping_pong=True), _h6_split(128), _h6(128, 64, 140544, split_sums=True),
          _h6_few_rows(256, 5), _h6_few_rows(128, 8), _h6_few_rows(256, 6, rows=16),
          _h6_few_rows(128, 11, rows=16, one_wave_first=True),
          _h6(128, 192, _H6_192_SMEM, persistent=True, fill_gain=0.1)),
