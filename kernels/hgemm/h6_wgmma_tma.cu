@@ -704,7 +704,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
                 if (kb > 0 || ke < all_k_tiles) {  // a piece of a shared unit (or a K slice of a tile)
                     const int t = tid + 32 * ROW_WARPS * c;  // consumer thread 0..SUM_THREADS-1 (if its rows exist)
                     const int first = u * all_k_tiles;
-                    // shared units x BM x BN float sums, then a counter per shared unit; split-K: every
+                    // shared units x A_ROWS x BN float sums, then a counter per shared unit; split-K: every
                     // tile is shared by its gridDim.z slices
                     const int index = PERSISTENT ? u - whole : (int)(blockIdx.y * gridDim.x + blockIdx.x);
                     const int count = PERSISTENT ? shared_units : (int)(gridDim.x * gridDim.y);

@@ -66,6 +66,7 @@ def main() -> None:
                     help="pair with torch.mm, or with the faster (paired) of it and the library stage's kept "
                          "cuBLASLt candidate, as nsprof bench pairs (pct_library)")
     args = ap.parse_args()
+    key = "torch" if args.against == "torch" else "library"  # the rows' pct_torch or pct_library
     from nsprof.ladder.registry import get_op, get_stage
     from nsprof.ladder_runs.stage_launch import stage_launcher
     from nsprof.ladder_runs.torch_baseline import torch_launch
@@ -102,7 +103,6 @@ def main() -> None:
                 row.update(tile=launcher.tile_label, entry=launcher.entry, err=err, ok=err <= stage.tolerance(size))
                 if row["ok"]:
                     ms, their_ms = paired_medians(launcher.run, base)
-                    key = "torch" if args.against == "torch" else "library"
                     row.update({"ms": ms, f"{key}_ms": their_ms, f"pct_{key}": 100 * their_ms / ms,
                                 "tflops": op.flops(size) / ms / 1e9})
             except Exception as exc:  # one failed point, not a failed probe
@@ -112,7 +112,6 @@ def main() -> None:
             if args.out:
                 with open(args.out, "a") as sink:
                     sink.write(json.dumps(row) + "\n")
-    key = "torch" if args.against == "torch" else "library"
     print(f"{'size':>18} {'plan':>16} {'tile':>24} {'TFLOP/s':>8} {'%' + key:>8} {'ok':>3}  against")
     for r in rows:
         print(f"{r['size']:>18} {r['plan']:>16} {r.get('tile', '-'):>24} {r.get('tflops', float('nan')):>8.1f} "
