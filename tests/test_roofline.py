@@ -453,3 +453,19 @@ def test_with_no_from_one_ladder_on_one_gpu_is_drawn_and_named(tmp_path, monkeyp
     result = CliRunner().invoke(app, ["roofline", "out"])
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith("read 1 profile of the hgemm ladder on NVIDIA H200 under profiles/ (the newest ladder")
+
+
+def test_the_subtitle_says_how_the_counted_stages_filled_the_gpu(every_example):
+    """Issue 60: the roofline says why a point sits under its roof as far as the launch goes: h6 (and SGEMM's v8,
+    v11) in waves on the profile's GPU, as roofline.csv's launch_* columns hold them; the other ladders say nothing."""
+    _, charts = every_example
+    subtitles = {chart.file_name: chart.figure.axes[0].get_title() for chart in charts}
+    hgemm = next(chart for chart in charts if chart.file_name == "roofline-hgemm.png")
+    h6 = hgemm.points.dropna(subset=["launch_waves"]).iloc[0]
+    assert h6["stage"] == "h6" and h6["launch_plan"].startswith("128 blocks of 128x64 on 132 slots")
+    assert f"launched in waves: h6 at 1024³ {h6['launch_waves']:.2f} ({h6['launch_idle_share']:.0%} of the slots idle)" \
+        in subtitles["roofline-hgemm.png"]
+    assert "launched in waves: v8 at 1024³" in subtitles["roofline-sgemm.png"]
+    assert "launched in waves" not in subtitles["roofline-sgemv.png"]
+    assert all(len(line) <= SOURCES_WIDTH for text in subtitles.values() for line in text.splitlines()
+               if line.startswith("launched in waves"))

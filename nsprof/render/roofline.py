@@ -97,7 +97,7 @@ def roofline_figure(points: pd.DataFrame, roofs: list[Roof], gpu: str | None,
                    s=MARKER_PT ** 2, zorder=4, marker=MARKERS[level], c=colors[at_level.to_numpy()],
                    edgecolors=CPU_COLOR if on_cpu else "white", linewidths=1.0 if on_cpu else 0.6, gid=f"points:{level}")
     fig.suptitle(_title(points, gpu, host), fontsize=12, fontweight="bold")
-    ax.set_title(_sources_line(points) + _ceiling_line(shown, points) + _host_line(host)
+    ax.set_title(_sources_line(points) + _ceiling_line(shown, points) + _host_line(host) + _waves_line(points)
                  + _unlabelled_note(len(labelled) - len(named)) + sizes_note, fontsize=9, color="#444444")
     _legend(fig, points)
     fig.draw_without_rendering()  # settle the layout, then freeze it: labels are placed for this layout
@@ -421,17 +421,32 @@ def _sources_line(points: pd.DataFrame) -> str:
     """'from h200-sgemm-1024, h200-sgemm-tf32-1024\n': the profiles the points come from, as many as
     fit the figure's width, then how many more ('and 3 more': the CSV and the report name each)."""
     profiles = [name for name in dict.fromkeys(points["profile"]) if isinstance(name, str)]
-    if not profiles:
+    return _fitted("from ", profiles, "") + "\n" if profiles else ""
+
+
+def _waves_line(points: pd.DataFrame) -> str:
+    """'\nlaunched in waves: h6 at 1024³ 0.97 (3% of the slots idle)': how the stages whose launch
+    plan is counted (nsprof.ladder.ops.waves.COUNTED; roofline.csv's launch_* columns) filled the GPU at each
+    size, part of why a point sits under its roof; as many as the subtitle's width holds, then how many more."""
+    if "launch_waves" not in points:
         return ""
-    shown = profiles[:1]
-    for name in profiles[1:]:
-        rest = len(profiles) - len(shown) - 1
-        tail = f" and {rest} more" if rest else ""
-        if len("from " + ", ".join([*shown, name]) + tail) > SOURCES_WIDTH:
+    counted = points.dropna(subset=["launch_waves"]).drop_duplicates(["stage", "size"])
+    parts = [f"{row.stage} at {_size_name(row.size)} {row.launch_waves:.2f} ({row.launch_idle_share:.0%} of the "
+             "slots idle)" for row in counted.itertuples()]
+    return "\n" + _fitted("launched in waves: ", parts, " (roofline.csv)") if parts else ""
+
+
+def _fitted(head: str, parts: list[str], where: str) -> str:
+    """head + as many of `parts` as fit SOURCES_WIDTH, then 'and N more' + `where` (where the rest are named)."""
+    shown = parts[:1]
+    for part in parts[1:]:
+        rest = len(parts) - len(shown) - 1
+        tail = f" and {rest} more{where}" if rest else ""
+        if len(head + ", ".join([*shown, part]) + tail) > SOURCES_WIDTH:
             break
-        shown.append(name)
-    more = len(profiles) - len(shown)
-    return f"from {', '.join(shown)}" + (f" and {more} more" if more else "") + "\n"
+        shown.append(part)
+    more = len(parts) - len(shown)
+    return head + ", ".join(shown) + (f" and {more} more{where}" if more else "")
 
 
 def _ceiling_line(roofs: list[Roof], points: pd.DataFrame) -> str:
