@@ -59,10 +59,11 @@ def _h6_few_rows(bn: int, stages: int, rows: int = 64, one_wave_first: bool = Fa
     split over gridDim.z to fill one wave, the slices adding their sums in a workspace (the last stores C); a
     `stages`-deep ring (+ 16 KB of staging for C).
 
-    Why 16 rows (the H200, paired with torch.mm, benchmarks/records/2026-11-29-h200-hgemm-sizes, call 12): at
-    1 x 128256 x 4096, 6 stages of 16 x 256 ran 4.5 TFLOP/s (99.5%) against 5 of 64 x 256's 4.1 (91.2%); at
+    Why 16 rows (the H200, paired with torch.mm, benchmarks/records/2026-11-29-h200-hgemm-rows-overlap, call 1):
+    at 1 x 128256 x 4096, 6 stages of 16 x 256 ran 4.5 TFLOP/s (99.5%) against 5 of 64 x 256's 4.1 (91.2%); at
     N = 14336, 112 unsplit blocks of 16 x 128 (11 stages) 100.4-100.5% against 96.1-97.9% for 16 x 256 split in
-    2 (hence `one_wave_first`; 64 x 128, 8 stages, ran 80-88% there against 64 x 256's 94-96%)."""
+    2 (hence `one_wave_first`; 64 x 128, 8 stages, had run 80-88% there against 64 x 256's 94-96%:
+    benchmarks/records/2026-11-29-h200-hgemm-sizes)."""
     smem = 1024 + stages * (rows * 128 + bn * 128) + 16384 + 256
     return _t(rows, bn, 64, 384, f"hgemm_h6_{rows}x{bn}", smem, max_split_k=16, arch="sm_90a",
               tma_boxes=((rows, 64), (64, 64)), swizzle=128, few_rows=rows, sums_in_workspace=True,

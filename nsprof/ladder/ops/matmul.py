@@ -165,10 +165,10 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
     alternatives = tuple(t for t in candidates if t.fill_gain is not None)
     candidates = tuple(t for t in candidates if t.fill_gain is None) or candidates
     for tile in candidates:
-        if tile.one_wave_first and sm_count < 2 * math.ceil(m / tile.bm) * math.ceil(n / tile.bn) <= 2 * sm_count:
+        if tile.one_wave_first and sm_count < 2 * tile.count(m, n) <= 2 * sm_count:
             return LaunchPlan(tile)
     for tile in candidates:
-        blocks = math.ceil(m / tile.bm) * math.ceil(n / tile.bn)
+        blocks = tile.count(m, n)
         split = _split(tile, blocks, k, sm_count)
         fills = blocks * split >= sm_count or (_for_few_rows(tile) and 2 * blocks * split > sm_count)
         if fills or tile is candidates[-1]:  # a tile for few rows: more than half a wave, all one wave holds
@@ -189,15 +189,12 @@ def _better_filled(plan: LaunchPlan, alternatives: tuple[Tile, ...], m: int, n: 
     benchmarks/records/2026-11-29-h200-hgemm-sizes): at 3072^3, 128 x 192 keeps 97% busy against 128 x 256's
     73% and ran 640.7 TFLOP/s against 588.6 (84% -> 100% of torch.mm); at 3000 x 5000 x 2000, 98% against
     91%, it ran 481 against 505; at 8192^3, 99% against 97%, 645 against 675."""
-    def tiles(tile: Tile) -> int:
-        return math.ceil(m / tile.bm) * math.ceil(n / tile.bn)
-
-    if plan.split_k > 1 or tiles(plan.tile) < sm_count * plan.tile.blocks_per_sm:
+    if plan.split_k > 1 or plan.tile.count(m, n) < sm_count * plan.tile.blocks_per_sm:
         return plan
-    busy = busy_share(tiles(plan.tile), sm_count * plan.tile.blocks_per_sm)
+    busy = busy_share(plan.tile.count(m, n), sm_count * plan.tile.blocks_per_sm)
     for tile in alternatives:
         slots = sm_count * tile.blocks_per_sm
-        if tiles(tile) >= slots and busy_share(tiles(tile), slots) >= busy + (tile.fill_gain or 0.0):
+        if tile.count(m, n) >= slots and busy_share(tile.count(m, n), slots) >= busy + (tile.fill_gain or 0.0):
             return LaunchPlan(tile)
     return plan
 
@@ -250,7 +247,7 @@ def _with_sharing(tile: Tile, m: int, n: int, split: int, sm_count: int, forced_
     """The plan of a tile and split; a stream_k tile also says which tiles its blocks share."""
     if not tile.stream_k:
         return LaunchPlan(tile, split)
-    tiles = math.ceil(m / tile.bm) * math.ceil(n / tile.bn)
+    tiles = tile.count(m, n)
     if split > 1:
         return LaunchPlan(tile, split, tiles, tiles * split)
     slots = sm_count * tile.blocks_per_sm

@@ -80,6 +80,10 @@ class Tile:
         """Every kernel name a launch of this tile can show in a profile."""
         return (self.entry,) if self.unchecked_entry is None else (self.entry, self.unchecked_entry)
 
+    def count(self, m: int, n: int) -> int:
+        """How many of these tiles cover an M x N C (the last row and column of tiles ragged)."""
+        return -(-m // self.bm) * -(-n // self.bn)
+
     def entry_for(self, m: int, n: int, k: int, split_k: int = 1) -> str:
         """The entry that runs an M x N x K product (K split in split_k slices): the unchecked one
         when there is one and the product is whole tiles, whole bk-deep steps in every K slice

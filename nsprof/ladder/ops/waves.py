@@ -76,7 +76,7 @@ def waves_of(stage: Stage, m: int, n: int, k: int, sm_count: int) -> Waves:
     """The plan `nsprof bench` would launch for an M x N x K product of `stage`, on `sm_count` SMs."""
     plan = choose_plan(stage, m, n, k, sm_count)
     tile = plan.tile
-    blocks = math.ceil(m / tile.bm) * math.ceil(n / tile.bn) * plan.split_k
+    blocks = tile.count(m, n) * plan.split_k
     return Waves(size_label((m, n, k)), tile.shape, plan.split_k, blocks, sm_count * tile.blocks_per_sm,
                  plan.shared_tiles if plan.split_k == 1 else 0)
 
