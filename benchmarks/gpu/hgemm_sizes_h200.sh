@@ -5,7 +5,7 @@
 # copied to $OUT as they end (a timed-out call keeps what finished). Run from the repository root with .devkit
 # carried. Steps: the GPU tests of the HGEMM ladder (TESTS=0 skips), a probe of plans for products of a
 # hundred-odd rows (PROBE=0 skips; benchmarks/gpu/experiments/h6_plans.py, each plan verified before it is
-# timed against torch.mm), the kernels torch.mm runs at each size (LIBRARY=0 skips), then the benches
+# timed against torch.mm, or as PROBE_AGAINST says, with PROBE_DEFINES as its --defines), the kernels torch.mm runs at each size (LIBRARY=0 skips), then the benches
 # (SHAPES=squares or models runs one half; RUNS=1 one run).
 source benchmarks/gpu/record_start.sh
 if [ "${TESTS:-1}" = 1 ]; then
@@ -17,6 +17,7 @@ if [ "${PROBE:-1}" = 1 ]; then
   timeout 150 python3 benchmarks/gpu/experiments/h6_plans.py --out "$OUT/h6-plans.jsonl" \
     --sizes "${PROBE_SIZES:-128x4096x4096,128x14336x4096,128x4096x14336}" \
     --plans "${PROBE_PLANS:-auto,hgemm_h6_split_128x256/2,hgemm_h6_split_128x256/4,hgemm_h6_split_128x256/8,hgemm_h6_split_128x128/2,hgemm_h6_split_128x128/4}" \
+    ${PROBE_DEFINES:+--defines "$PROBE_DEFINES"} --against "${PROBE_AGAINST:-torch}" \
     > "$OUT/h6-plans.txt" 2>&1
   echo "plan probe ($((SECONDS - START)) s)"; cp "$OUT"/h6-plans.* "$FINAL/"
 fi

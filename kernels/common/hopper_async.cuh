@@ -43,6 +43,23 @@ __device__ __forceinline__ void tma_load_2d(unsigned dst, const void* tmap, int 
         ::"r"(dst), "l"(tmap), "r"(c0), "r"(c1), "r"(bar) : "memory");
 }
 
+// The same with an L2 eviction policy for the box's lines (a createpolicy result: l2_policy).
+__device__ __forceinline__ void tma_load_2d_hint(unsigned dst, const void* tmap, int c0, int c1, unsigned bar,
+                                                 unsigned long long policy) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+        " [%0], [%1, {%2, %3}], [%4], %5;\n"
+        ::"r"(dst), "l"(tmap), "r"(c0), "r"(c1), "r"(bar), "l"(policy) : "memory");
+}
+
+// An L2 eviction policy for the lines it covers: evict first (data read once) or normal.
+__device__ __forceinline__ unsigned long long l2_policy(bool evict_first) {
+    unsigned long long policy;
+    if (evict_first) asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+    else asm volatile("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;\n" : "=l"(policy));
+    return policy;
+}
+
 // One TMA box stored: shared src (written in the map's swizzle) -> global (c0 = column, c1 = row);
 // the parts of the box past the map's sizes are not written. The issuing thread tracks its stores
 // in bulk groups: commit them, then wait until their reads of shared memory (.read) or the whole

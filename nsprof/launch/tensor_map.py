@@ -17,7 +17,8 @@ import ctypes
 CU_TENSOR_MAP_DATA_TYPE = {1: 0, 2: 6, 4: 7}  # element bytes -> UINT8, FLOAT16, FLOAT32
 CU_TENSOR_MAP_INTERLEAVE_NONE = 0
 CU_TENSOR_MAP_SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}  # bytes -> NONE, 32B, 64B, 128B
-CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2
+CU_TENSOR_MAP_L2_PROMOTION = {0: 0, 64: 1, 128: 2, 256: 3}  # bytes -> NONE, L2_64B, L2_128B, L2_256B
+L2_PROMOTION_BYTES = 128  # the sector L2 fetches around a TMA miss (h6_plans.py --l2 varies it)
 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0  # out-of-bounds elements read as zeros
 TENSOR_MAP_BYTES = 128  # sizeof(CUtensorMap): 16 x uint64, 64-byte aligned on the host
 
@@ -74,7 +75,7 @@ def encode_2d(address: int, rows: int, cols: int, row_stride_bytes: int, box_row
     TMA copy moves a box of box_rows x box_cols elements into shared memory with the given
     swizzle (0, 32, 64 or 128 bytes; with a swizzle, box_cols * elem_bytes must not exceed
     it). Elements are float16 (elem_bytes=2; 4 gives float32, 1 uint8), not interleaved, L2
-    promotion 128 bytes, and out-of-bounds elements read as zeros. Raises RuntimeError
+    promotion L2_PROMOTION_BYTES, and out-of-bounds elements read as zeros. Raises RuntimeError
     naming the CUresult when the driver rejects the map (alignment: address and
     row_stride_bytes must be multiples of 16; boxes at most 256 per dimension).
     """
@@ -93,7 +94,8 @@ def encode_2d(address: int, rows: int, cols: int, row_stride_bytes: int, box_row
     result = lib.cuTensorMapEncodeTiled(
         ctypes.c_void_p(out), CU_TENSOR_MAP_DATA_TYPE[elem_bytes], 2, ctypes.c_void_p(address),
         global_dim, global_strides, box_dim, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-        CU_TENSOR_MAP_SWIZZLE[swizzle_bytes], CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        CU_TENSOR_MAP_SWIZZLE[swizzle_bytes], CU_TENSOR_MAP_L2_PROMOTION[L2_PROMOTION_BYTES],
+        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
     )
     _check(lib, result, f"cuTensorMapEncodeTiled({rows}x{cols}, box {box_rows}x{box_cols}, swizzle {swizzle_bytes})")
     return ctypes.string_at(out, TENSOR_MAP_BYTES)

@@ -65,11 +65,14 @@ def main() -> None:
     ap.add_argument("--against", choices=("torch", "library"), default="torch",
                     help="pair with torch.mm, or with the faster (paired) of it and the library stage's kept "
                          "cuBLASLt candidate, as nsprof bench pairs (pct_library)")
+    ap.add_argument("--l2", default="128", help="the tensor maps' L2 promotion in bytes (0, 64, 128, 256): "
+                                                "each value a point of every plan")
     args = ap.parse_args()
     key = "torch" if args.against == "torch" else "library"  # the rows' pct_torch or pct_library
     from nsprof.ladder.registry import get_op, get_stage
     from nsprof.ladder_runs.stage_launch import stage_launcher
     from nsprof.ladder_runs.torch_baseline import torch_launch
+    from nsprof.launch import tensor_map
     from nsprof.launch.measure import paired_medians, verify
     from nsprof.launch.tools import launch_tools
     from nsprof.sizes import parse_sizes, size_label
@@ -88,9 +91,12 @@ def main() -> None:
                 base, against = kept.run, f"cuBLAS {kept.tile_label}"
         knobs = [()] if not args.defines else list(itertools.product(
             *[[f"{name}={v}" for v in values.split(",")] for name, values in (p.split("=", 1) for p in args.defines.split(";"))]))
-        for plan, defines in itertools.product(args.plans.split(","), knobs):
+        promotions = [int(v) for v in args.l2.split(",")]
+        for plan, defines, promotion in itertools.product(args.plans.split(","), knobs, promotions):
             shape, split, tail = parse_plan(plan)
-            row = {"size": size_label(size), "plan": plan + "".join(f" {d}" for d in defines), "against": against}
+            tensor_map.L2_PROMOTION_BYTES = promotion  # read when the launcher encodes its maps
+            label = plan + "".join(f" {d}" for d in defines) + (f" L2={promotion}" if args.l2 != "128" else "")
+            row = {"size": size_label(size), "plan": label, "against": against}
             variant = stage
             if shape and shape.startswith("hgemm_"):  # one entry: the stage with that tile alone
                 tile = next(t for t in stage.tiles + candidates(stage.tiles) if t.entry == shape)
