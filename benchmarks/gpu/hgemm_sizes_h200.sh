@@ -3,10 +3,11 @@
 # (h7: cuBLAS, cuBLASLt's candidates, torch.mm) at every square size the issue lists, a ragged one, and the model
 # shapes M tokens x (N, K) of a transformer's projections and its LM head. Two runs, each in a fresh process,
 # copied to $OUT as they end (a timed-out call keeps what finished). Run from the repository root with .devkit
-# carried. Steps: the GPU tests of the HGEMM ladder (TESTS=0 skips), a probe of plans for products of a
-# hundred-odd rows (PROBE=0 skips; benchmarks/gpu/experiments/h6_plans.py, each plan verified before it is
-# timed against torch.mm, or as PROBE_AGAINST says, with PROBE_DEFINES as its --defines), the kernels torch.mm runs at each size (LIBRARY=0 skips), then the benches
-# (SHAPES=squares or models runs one half; RUNS=1 one run).
+# carried. Steps: the GPU tests of the HGEMM ladder (TESTS=0 skips), a probe of plans (PROBE=0 skips;
+# benchmarks/gpu/experiments/h6_plans.py, each plan verified before it is timed against torch.mm or as
+# PROBE_AGAINST says; PROBE_SIZES, PROBE_PLANS, PROBE_DEFINES its --sizes, --plans, --defines; by default
+# the products of a hundred-odd rows), the kernels torch.mm runs at each size (LIBRARY=0 skips), then the
+# benches (SHAPES=squares or models runs one half; RUNS=1 one run).
 source benchmarks/gpu/record_start.sh
 if [ "${TESTS:-1}" = 1 ]; then
   timeout 240 python3 -m pytest -q -m gpu tests/test_gpu_stages.py -k "hgemm or h6" -p no:cacheprovider \

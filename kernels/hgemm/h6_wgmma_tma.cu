@@ -53,7 +53,8 @@
 // at 4096^3 on the H200, against the fragment stores); H6_STAGES_128, H6_STAGES_192,
 // H6_STAGES_64x256, H6_STAGES_64x128, H6_STAGES_16x256, H6_STAGES_16x128,
 // H6_PP_STAGES, H6_PP64_STAGES: ring depths (6 for 128x128: 578 -> 626 at 4096^3);
-// H6_OVERLAP_EPI = 0 stores a tile's C before the next tile's MMAs;
+// H6_OVERLAP_EPI = 0 stores a tile's C before the next tile's MMAs; H6_B_EVICT_FIRST = 0 loads B with the
+// normal L2 policy everywhere;
 // H6_GROUP_ROWS: the tile order; H6_TMA_BOXES, H6_TMA_STAGES: the TMA-store entries' staging boxes
 // and ring. The cluster (cl2) entries and the ping-pong ones but hgemm_h6_pp_128x128 are tuning
 // candidates the launcher does not declare: each lost to the cooperative 128x256 kernel with the
@@ -83,6 +84,12 @@
 //    64-row tiles): 1 x 128256 x 4096 91% -> 99% of torch.mm; 16x128 runs unsplit where its blocks fill half a
 //    wave to one (N = 14336: 94-98% -> 99-100.5%).
 //  * hgemm_h6_split_128x128: the same split for 65-128 rows where the persistent tiles do not fill the SMs.
+//  * B evicted first (H6_B_EVICT_FIRST, every h6_body entry): where C is one row of tiles each element of B
+//    is loaded once, and where B is also larger than any Hopper L2 it cannot stay there for the next launch:
+//    the producer loads it with an L2::evict_first policy, and A and the split's sums keep their lines. At the
+//    decode shapes whose B is 112 MiB: 32-34 -> 28-30 us on most cards (up to 21%), 0.3-2% on others; where B
+//    fits (16 x 4096 x 4096) or every row of tiles reads it (2048 x 4096 x 4096), evicting it first cost 4-13%
+//    (benchmarks/records/2026-11-30-h200-hgemm-evict-first/h200-hgemm-evict-first.md).
 //  * hgemm_h6_sk_64x256 / sk_64x128 / sk_128x128 (stream-K over every tile) and hgemm_h6_split_128x256 lost
 //    to the splits: candidates only.
 // Measured on the H200 over four runs: 588-683 TFLOP/s at 4096^3 (88-104% of cuBLAS), 598-649
