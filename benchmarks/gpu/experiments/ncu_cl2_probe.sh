@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Issue 60: the clustered 128x256 entry (hgemm_h6_cl2_tma_256x256, B multicast to two vertically adjacent
+# tiles) against the declared one under ncu, the clocks left alone, at 4096^3 and 2048 x 14336 x 4096: time,
+# cycles, SM clock, L2 and DRAM bytes, issue activity of the first five launches of h6 and torch.mm's kernel
+# (each plan's verification, then its pairing with torch.mm; benchmarks/gpu/experiments/h6_plans.py). Run from the
+# repository root with .devkit carried; every capture's raw page lands in one $OUT/ncu-cl2.csv.
+source benchmarks/gpu/record_start.sh
+M=gpu__time_duration.sum,gpc__cycles_elapsed.max,sm__cycles_elapsed.avg.per_second,lts__t_bytes.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum
+for size in 4096 2048x14336x4096; do for plan in hgemm_h6_cl2_tma_256x256 auto; do
+  timeout 150 ncu --clock-control none -k 'regex:hgemm_h6|nvjet' -c 5 --metrics $M -o /tmp/n-$plan-$size python3 benchmarks/gpu/experiments/h6_plans.py --sizes $size --plans $plan > /tmp/log-$plan-$size.txt 2>&1
+  echo "$plan $size exit $? ($((SECONDS-START)) s)"
+  ncu --import /tmp/n-$plan-$size.ncu-rep --csv --page raw --print-units base > $OUT/ncu-$plan-$size.csv 2>&1
+  tail -3 /tmp/log-$plan-$size.txt
+done; done
+cat $OUT/ncu-*.csv > $FINAL/ncu-cl2.csv; cp $OUT/host.txt $FINAL/
