@@ -18,7 +18,7 @@ CU_TENSOR_MAP_DATA_TYPE = {1: 0, 2: 6, 4: 7}  # element bytes -> UINT8, FLOAT16,
 CU_TENSOR_MAP_INTERLEAVE_NONE = 0
 CU_TENSOR_MAP_SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}  # bytes -> NONE, 32B, 64B, 128B
 CU_TENSOR_MAP_L2_PROMOTION = {0: 0, 64: 1, 128: 2, 256: 3}  # bytes -> NONE, L2_64B, L2_128B, L2_256B
-L2_PROMOTION_BYTES = 128  # the sector L2 fetches around a TMA miss (h6_plans.py --l2 varies it)
+L2_PROMOTION_BYTES = 128  # what L2 fetches around a TMA miss (256 ran h6 2-6% slower; h6_plans.py --l2)
 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0  # out-of-bounds elements read as zeros
 TENSOR_MAP_BYTES = 128  # sizeof(CUtensorMap): 16 x uint64, 64-byte aligned on the host
 
