@@ -13,28 +13,16 @@ __device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
 }
 
-#ifndef HOPPER_WAIT_NS      // mbar_wait's suspend-time hint: a waiting thread may sleep up to this many ns
-#define HOPPER_WAIT_NS 0    // until the phase completes; 0 leaves the time to the hardware's default
-#endif
-
-// Wait until the phase with the given parity has completed (try_wait suspends the thread in
-// hardware for a while before returning false, so the loop does not hammer shared memory).
+// Spin until the phase with the given parity has completed (try_wait suspends for a while
+// in hardware before returning false, so the loop does not hammer shared memory).
 __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
     unsigned done;
     do {
-        if constexpr (HOPPER_WAIT_NS > 0) {
-            asm volatile(
-                "{\n .reg .pred p;\n"
-                " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2, %3;\n"
-                " selp.u32 %0, 1, 0, p;\n}\n"
-                : "=r"(done) : "r"(bar), "r"(parity), "n"(HOPPER_WAIT_NS) : "memory");
-        } else {
-            asm volatile(
-                "{\n .reg .pred p;\n"
-                " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                " selp.u32 %0, 1, 0, p;\n}\n"
-                : "=r"(done) : "r"(bar), "r"(parity) : "memory");
-        }
+        asm volatile(
+            "{\n .reg .pred p;\n"
+            " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+            " selp.u32 %0, 1, 0, p;\n}\n"
+            : "=r"(done) : "r"(bar), "r"(parity) : "memory");
     } while (!done);
 }
 

@@ -207,9 +207,6 @@ extern __shared__ unsigned char h6_smem[];
 #define H6_SM90A_ONLY(call) call
 #endif
 
-#ifndef HOPPER_WAIT_NS       // h6's barrier waits may sleep until their phase completes (a suspend-time
-#define HOPPER_WAIT_NS 10000000  // hint, as CUTLASS's waits give), rather than poll
-#endif
 #include "../common/hopper_async.cuh"
 
 // Arrive on the barrier at the same offset in another block of the cluster. Default
