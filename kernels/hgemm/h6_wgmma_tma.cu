@@ -1049,6 +1049,17 @@ hgemm_h6_pp_128x128(int M, int N, int K, const void* tmA, const void* tmB, __hal
     H6_SM90A_ONLY((h6_pp_body<128, 128, H6_PP_STAGES, 1, H6_PP_EPI>(M, N, K, tmA, tmB, C)));
 }
 
+// 64 x 64 warpgroup tiles in a 13-deep ring (13 x 16 KB + 16 KB of staging): what the library runs at
+// 128 x 4096 x 4096 (nvjet 64x64_64x13: 128 tiles, K whole, one a block), where h6's split 128 x 128 tiles
+// read 89-95% of it. A candidate, not yet run on a GPU (issue 60's next probe).
+#ifndef H6_PP64x64_STAGES
+#define H6_PP64x64_STAGES 13
+#endif
+extern "C" __global__ void __launch_bounds__(384, 1)
+hgemm_h6_pp_64x64(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
+    H6_SM90A_ONLY((h6_pp_body<64, 64, H6_PP64x64_STAGES, 1, H6_PP_EPI>(M, N, K, tmA, tmB, C)));
+}
+
 extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
 hgemm_h6_pp_cl2_256x128(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
     H6_SM90A_ONLY((h6_pp_body<128, 128, H6_PP_STAGES, 2, H6_PP_EPI>(M, N, K, tmA, tmB, C)));
