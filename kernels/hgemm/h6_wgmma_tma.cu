@@ -613,7 +613,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
             prefetch_tmap(tmB);
             // B read once (C one row of tiles) and too large to stay in the L2 between launches: its
             // lines go first, and the L2 keeps A and the workspace's sums (the header: "B evicted first").
-            const bool b_streams = H6_B_EVICT_FIRST && units_m == 1 && (long long)K * N * 2 > H6_L2_BYTES;
+            const bool b_streams = H6_B_EVICT_FIRST && units_m == 1 && (long long)K * N * sizeof(__half) > H6_L2_BYTES;
             const unsigned long long b_policy = l2_policy(b_streams);
             int s = 0;
             unsigned phase = 0;

@@ -80,6 +80,9 @@ def main() -> None:
     from nsprof.launch.tools import launch_tools
     from nsprof.sizes import parse_sizes, size_label
 
+    promotions = [int(v) for v in args.l2.split(",") if v.isdigit()]
+    if len(promotions) != len(args.l2.split(",")) or not set(promotions) <= set(tensor_map.CU_TENSOR_MAP_L2_PROMOTION):
+        ap.error(f"--l2 {args.l2}: each value one of {sorted(tensor_map.CU_TENSOR_MAP_L2_PROMOTION)} (bytes)")
     tools, op = launch_tools(), get_op("hgemm")
     stage, library = get_stage("hgemm", args.stage), get_stage("hgemm", "h7")
     rows = []
@@ -94,7 +97,6 @@ def main() -> None:
                 base, against = kept.run, f"cuBLAS {kept.tile_label}"
         knobs = [()] if not args.defines else list(itertools.product(
             *[[f"{name}={v}" for v in values.split(",")] for name, values in (p.split("=", 1) for p in args.defines.split(";"))]))
-        promotions = [int(v) for v in args.l2.split(",")]
         for plan, defines, promotion in itertools.product(args.plans.split(","), knobs, promotions):
             shape, split, tail = parse_plan(plan)
             tensor_map.L2_PROMOTION_BYTES = promotion  # read when the launcher encodes its maps
