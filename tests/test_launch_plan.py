@@ -192,24 +192,6 @@ def test_a_forced_16_row_tile_refuses_a_taller_product():
         choose_plan(h6, 17, 4096, 4096, H200_SMS, forced_tile="16x256")
 
 
-def test_a_cluster_split_tile_always_splits_k_in_its_cluster_and_refuses_another_split():
-    """Its kernel's cluster dims are compiled in: the grid's z must be exactly the cluster, and its slices
-    sum among themselves, so the launcher gives it no reduce step."""
-    import dataclasses
-
-    h6 = get_stage("hgemm", "h6")
-    split = next(t for t in h6.tiles if t.entry == "hgemm_h6_split_128x128")
-    tile = dataclasses.replace(split, entry="hgemm_h6_ks4_128x128", cluster_split=4, max_split_k=4,
-                               sums_in_workspace=False)
-    alone = dataclasses.replace(h6, tiles=(tile,))
-    for k in (4096, 512, 64):  # however deep: a slice past K adds zeros
-        plan = choose_plan(alone, 128, 4096, k, H200_SMS)
-        assert (plan.tile.entry, plan.split_k) == ("hgemm_h6_ks4_128x128", 4)
-    assert choose_plan(alone, 128, 4096, 4096, H200_SMS, forced_tile="128x128", forced_split=4).split_k == 4
-    with pytest.raises(UsageError, match="always splits K in 4, not 2"):
-        choose_plan(alone, 128, 4096, 4096, H200_SMS, forced_tile="128x128", forced_split=2)
-
-
 def test_unknown_forced_tile_lists_the_choices():
     with pytest.raises(UsageError, match="Choose one of: 256x128, 128x128, 64x128, 64x64"):
         choose_plan(V8, 64, 64, 64, H200_SMS, forced_tile="32x32")

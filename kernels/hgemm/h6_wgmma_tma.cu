@@ -522,74 +522,13 @@ __device__ __forceinline__ int count_piece(int* counter) {
 }
 
 // ---------------------------------------------------------------------------------------
-// K split inside a cluster (KSPLIT > 1: the cluster is the tile's KSPLIT slices along gridDim.z):
-// after its MMAs each block writes its float32 accumulators into its own shared memory (the ring,
-// whose stages are all read by then), and after a cluster barrier block r sums chunk range r of the
-// tile from every block's copy through distributed shared memory (ld.shared::cluster) and stores it.
-// The slices' sums never go through the L2: no vector reductions into a workspace, no counter, no
-// last slice that reads the whole tile back (the SHARE split's serial tail).
-// Layout of a copy: consumer thread t's 8-column group q (its float4 d[4q..4q+3]) at (q * 256 + t) * 16
-// bytes, so a warp's 32 float4 stores and loads are 512 contiguous bytes (no bank conflicts).
-// ---------------------------------------------------------------------------------------
-__device__ __forceinline__ float4 ld_cluster_f4(unsigned local, unsigned rank) {
-    float4 v;
-    asm volatile(
-        "{\n .reg .b32 remote;\n"
-        " mapa.shared::cluster.u32 remote, %4, %5;\n"
-        " ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [remote];\n}\n"
-        : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(local), "r"(rank) : "memory");
-    return v;
-}
-
-// Called by every consumer thread (t = 0..255; the producer warpgroup meets the same two cluster
-// barriers); row0 / n0: the first row and column of this warp's 16-row slab of C; rows_in: whether
-// the slab's rows can exist (few-row tiles: warps past A's rows write, read and store nothing).
-template <int WN, int KSPLIT>
-__device__ __forceinline__ void cluster_sum_store(const float (&d)[WN / 2], unsigned buf, __half* C, int M, int N,
-                                                  int row0, int n0, int lane, int t, bool rows_in) {
-    constexpr int GROUPS = WN / 8, MINE = GROUPS / KSPLIT;  // 8-column groups: all, and this block's
-    static_assert(GROUPS % KSPLIT == 0, "the slices share the tile's column groups evenly");
-    if (rows_in) {
-#pragma unroll
-        for (int q = 0; q < GROUPS; ++q)
-            asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n"
-                         ::"r"(buf + (q * 256 + t) * 16), "f"(d[4 * q]), "f"(d[4 * q + 1]), "f"(d[4 * q + 2]),
-                           "f"(d[4 * q + 3]) : "memory");
-    }
-    cluster_sync();  // every slice's copy written (release / acquire: visible across the cluster)
-    if (rows_in) {
-        const int first = (int)cluster_rank() * MINE;
-        float4 sum[MINE];
-#pragma unroll
-        for (int i = 0; i < MINE; ++i) sum[i] = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll
-        for (int s = 0; s < KSPLIT; ++s) {
-#pragma unroll
-            for (int i = 0; i < MINE; ++i) {
-                const float4 v = ld_cluster_f4(buf + ((first + i) * 256 + t) * 16, s);
-                sum[i].x += v.x; sum[i].y += v.y; sum[i].z += v.z; sum[i].w += v.w;
-            }
-        }
-        const int r0 = row0 + lane / 4, col = n0 + 2 * (lane % 4);
-#pragma unroll
-        for (int i = 0; i < MINE; ++i) {
-            const int c = col + 8 * (first + i);
-            if (c >= N) break;  // N % 8 == 0: a column pair is wholly inside or outside
-            if (r0 < M) *reinterpret_cast<__half2*>(C + (size_t)r0 * N + c) = __floats2half2_rn(sum[i].x, sum[i].y);
-            if (r0 + 8 < M) *reinterpret_cast<__half2*>(C + (size_t)(r0 + 8) * N + c) = __floats2half2_rn(sum[i].z, sum[i].w);
-        }
-    }
-    cluster_sync();  // no block leaves (freeing its shared memory) while another still reads its copy
-}
-
-// ---------------------------------------------------------------------------------------
 // The kernel body. Block = 3 warpgroups: 0 = producer, 1 and 2 = consumers (rows 0-63 and
 // 64-127 of the block's 128-row tile, all BN columns each).
 // Shared memory (1024-byte aligned): STAGES x [A 128x64 (16 KB) | B as BN/64 boxes of 64x64
 // (8 KB each)], then the full[STAGES] and empty[STAGES] mbarriers.
 // ---------------------------------------------------------------------------------------
 template <int BN, int STAGES, bool PERSISTENT, int CLUSTER, int EPI, bool SHARE = false, int BM = 128,
-          int A_ROWS = BM, int KSPLIT = 1>
+          int A_ROWS = BM>
 __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, const void* tmB, __half* C,
                                         float* partials, int whole_units = 0) {
     // BM = 128: consumer c owns rows 64c..64c+63 and all BN columns; BM = 64 (few-row products):
@@ -605,7 +544,6 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     static_assert(A_ROWS == BM || (BM == 64 && A_ROWS % 16 == 0 && A_ROWS < 64 && CLUSTER == 1),
                   "fewer rows of A than the tile: 64-row tiles without clusters");
     if (A_ROWS < BM && M > A_ROWS) __trap();  // the launcher gives these entries products of at most A_ROWS rows
-    if (KSPLIT > 1 && gridDim.z != KSPLIT) __trap();  // the slices of a tile are exactly its cluster
     constexpr int B_BOX_BYTES = H6_BK * 64 * 2;        // one 64 (K) x 64 (N) box, 8 KB
     constexpr int B_BOXES = BN / 64;
     constexpr int STAGE_BYTES = A_BYTES + B_BOXES * B_BOX_BYTES;
@@ -615,9 +553,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     static_assert(STAGES >= 2, "a stage is released one k tile late (wgmma.wait_group 1)");
     static_assert(!SHARE || CLUSTER == 1, "shared tiles only without clusters");
     static_assert(BM == 128 || (BM == 64 && CLUSTER == 1 && EPI != 2), "64-row tiles: no clusters, no TMA stores");
-    static_assert(PERSISTENT || SHARE || KSPLIT > 1, "a K split's slices add their sums in the workspace or the cluster");
-    static_assert(KSPLIT == 1 || (!PERSISTENT && !SHARE && CLUSTER == 1 && STAGES * STAGE_BYTES >= 512 * WN),
-                  "a cluster's K split: one tile a block, the ring holding the block's float32 sums");
+    static_assert(PERSISTENT || SHARE, "a K split's slices add their sums in the workspace");
 
     const unsigned base = (smem_u32(h6_smem) + 1023u) & ~1023u;  // 128B swizzle atoms: 1024 B
     const unsigned scratch = base + STAGES * STAGE_BYTES;        // EPI 1: 2 KB per consumer warp
@@ -716,10 +652,6 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
             }
         }
         __syncwarp();
-        if constexpr (KSPLIT > 1) {  // the consumers' two (cluster_sum_store)
-            cluster_sync();
-            cluster_sync();
-        }
     } else {
         // ---------------- consumers ----------------
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(H6_CONSUMER_REGS));
@@ -785,12 +717,6 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
             }
             if constexpr (EPI != 0) pending.store_rest(out);  // fewer k tiles than rounds
 
-            if constexpr (KSPLIT > 1) {
-                consumers_sync();  // both warpgroups' MMAs have read the ring: it takes the sums
-                cluster_sum_store<WN, KSPLIT>(acc, base, C, M, N, m0 + c_row + warp * 16, n0 + c_col, lane,
-                                              tid + 128 * c, warp < ROW_WARPS);
-                continue;
-            }
             if constexpr (SHARE) {
                 if (kb > 0 || ke < all_k_tiles) {  // a piece of a shared unit (or a K slice of a tile)
                     const int t = tid + 32 * ROW_WARPS * c;  // consumer thread 0..SUM_THREADS-1 (if its rows exist)
@@ -1068,29 +994,6 @@ hgemm_h6_split_128x256(int M, int N, int K, const void* tmA, const void* tmB, __
 extern "C" __global__ void __launch_bounds__(384, 1)
 hgemm_h6_split_128x128(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
     H6_SM90A_ONLY((h6_body<128, H6_STAGES_128, false, 1, H6_EPI, true>(M, N, K, tmA, tmB, C, partials)));
-}
-
-// The same K split with the slices summed in their cluster (cluster_sum_store: KSPLIT blocks along
-// gridDim.z, the tile's sums exchanged through distributed shared memory, no workspace): candidates
-// for 128 x 4096 x 4096, where the split 128 x 128 tiles read 89-95% of the library.
-extern "C" __global__ void __cluster_dims__(1, 1, 4) __launch_bounds__(384, 1)
-hgemm_h6_ks4_128x128(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
-    H6_SM90A_ONLY((h6_body<128, H6_STAGES_128, false, 1, 0, false, 128, 128, 4>(M, N, K, tmA, tmB, C, partials)));
-}
-
-extern "C" __global__ void __cluster_dims__(1, 1, 2) __launch_bounds__(384, 1)
-hgemm_h6_ks2_128x256(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
-    H6_SM90A_ONLY((h6_body<256, 4, false, 1, 0, false, 128, 128, 2>(M, N, K, tmA, tmB, C, partials)));
-}
-
-extern "C" __global__ void __cluster_dims__(1, 1, 8) __launch_bounds__(384, 1)
-hgemm_h6_ks8_128x256(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
-    H6_SM90A_ONLY((h6_body<256, 4, false, 1, 0, false, 128, 128, 8>(M, N, K, tmA, tmB, C, partials)));
-}
-
-extern "C" __global__ void __cluster_dims__(1, 1, 8) __launch_bounds__(384, 1)
-hgemm_h6_ks8_16x256(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
-    H6_SM90A_ONLY((h6_body<256, H6_STAGES_16x256, false, 1, 0, false, 64, 16, 8>(M, N, K, tmA, tmB, C, partials)));
 }
 
 // Few-row products (M <= 64): 64-row tiles, each consumer warpgroup a 64 x bn/2 half, K split

@@ -31,8 +31,7 @@ def candidates(declared):
     k steps), 128 x 256 split over K like hgemm_h6_split_128x128, 128 x 256 in clusters of two that multicast B
     (hgemm_h6_cl2_tma_256x256, a unit of 256 x 256), the cooperative 128 x 128 tile (hgemm_h6_128x128), the
     ping-pong one in clusters of two (hgemm_h6_pp_cl2_256x128) and ping-pong 64 x 64 tiles in a 13-deep ring
-    (hgemm_h6_pp_64x64: 1024 bytes of alignment + 13 stages of 16 KB + 16 KB of staging + barriers), and the K
-    splits whose slices sum the tile in their cluster (hgemm_h6_ks*: a cluster of 4 or 8 along gridDim.z)."""
+    (hgemm_h6_pp_64x64: 1024 bytes of alignment + 13 stages of 16 KB + 16 KB of staging + barriers)."""
     by_entry = {tile.entry: tile for tile in declared}
 
     def sk(entry):
@@ -47,18 +46,8 @@ def candidates(declared):
     by_entry["hgemm_h6_128x128"] = dataclasses.replace(ping_pong, entry="hgemm_h6_128x128")
     small = dataclasses.replace(ping_pong, entry="hgemm_h6_pp_64x64", bm=64, bn=64, tma_boxes=((64, 64), (64, 64)),
                                 dynamic_smem_bytes=1024 + 13 * 16384 + 16384 + 256)
-    def cluster_split(tile, entry, slices):  # the K split summed in its cluster, no staging for C
-        ring = {"hgemm_h6_ks4_128x128": 6 * 32768, "hgemm_h6_ks8_128x256": 4 * 49152, "hgemm_h6_ks2_128x256": 4 * 49152,
-                "hgemm_h6_ks8_16x256": 6 * (2048 + 32768)}[entry]
-        return dataclasses.replace(tile, entry=entry, cluster_split=slices, max_split_k=slices,
-                                   sums_in_workspace=False, dynamic_smem_bytes=1024 + ring + 256,
-                                   max_rows=tile.max_rows if tile.few_rows else None)
-
     return (sk("hgemm_h6_64x256"), sk("hgemm_h6_64x128"), sk("hgemm_h6_128x128"), split, cluster,
-            by_entry["hgemm_h6_128x128"], dataclasses.replace(ping_pong, entry="hgemm_h6_pp_cl2_256x128", bm=256), small,
-            cluster_split(by_entry["hgemm_h6_split_128x128"], "hgemm_h6_ks4_128x128", 4),
-            cluster_split(split, "hgemm_h6_ks8_128x256", 8), cluster_split(split, "hgemm_h6_ks2_128x256", 2),
-            cluster_split(by_entry["hgemm_h6_16x256"], "hgemm_h6_ks8_16x256", 8))
+            by_entry["hgemm_h6_128x128"], dataclasses.replace(ping_pong, entry="hgemm_h6_pp_cl2_256x128", bm=256), small)
 
 
 def parse_plan(text: str) -> tuple[str | None, int | None, int | None]:

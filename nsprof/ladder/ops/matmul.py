@@ -157,9 +157,6 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
         if chosen[0].max_rows is not None and m > chosen[0].max_rows:
             raise UsageError(f"the {forced_tile} tile of stage {stage.stage} runs products of at most "
                              f"{chosen[0].max_rows} rows, not {m}", "choose a taller tile, or leave the choice to nsprof")
-        if forced_split is not None and chosen[0].cluster_split not in (1, forced_split):
-            raise UsageError(f"the {forced_tile} tile of stage {stage.stage} always splits K in "
-                             f"{chosen[0].cluster_split}, not {forced_split}", "leave the split to nsprof")
         if forced_split is not None:
             return _unless_needless(_with_sharing(chosen[0], m, n, forced_split, sm_count, forced_tail), chosen)
         candidates = tuple(chosen)
@@ -210,8 +207,6 @@ def _split(tile: Tile, blocks: int, k: int, sm_count: int) -> int:
     def may_double(split: int) -> bool:
         return split * 2 <= tile.max_split_k and k >= split * 2 * MIN_SLICE_K
 
-    if tile.cluster_split > 1:
-        return tile.cluster_split  # its kernel's cluster: the split is compiled in
     split = 1
     if _for_few_rows(tile):
         while may_double(split) and blocks * split * 2 <= sm_count:
@@ -348,7 +343,7 @@ class MatmulWorkload:
         # tile of a K split whose slices sum there themselves (no partials, no reduce kernel)
         summed = plan.shared_tiles if tile.stream_k else tiles_x * tiles_y * (split > 1)
         workspace_sums = self._workspace_sums(tools, tile, summed) if summed and tile.sums_in_workspace else None
-        add_up = None if tile.sums_in_workspace or tile.cluster_split > 1 else self._split_k_step(tools, split, mp, np_)
+        add_up = None if tile.sums_in_workspace else self._split_k_step(tools, split, mp, np_)
         operands = self._tensor_maps(tools, tile, tile.tma_boxes, mp, np_, kp) if tile.tma_boxes else (lambda a, b: (a, b))
         output = self._store_map(tools, tile, mp, np_) if tile.tma_store else (lambda c: c)
         # kernels that read an operand transposed get it from a first kernel of their own, timed with the stage

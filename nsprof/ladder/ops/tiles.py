@@ -43,9 +43,7 @@ class Tile:
     128 x 192 for 128 x 256; matmul.choose_plan). A tile with `one_wave_first` is taken unsplit, before
     the tiles declared ahead of it, where its blocks fill more than half of one wave and no more (a
     narrower tile with a deep ring, unsplit, against a wider one that would split K: 16 x 128 against
-    16 x 256 at N = 14336). A tile with `cluster_split` > 1 always splits K in that many slices, which
-    run as one cluster along gridDim.z and sum the tile among themselves through distributed shared
-    memory (no workspace, no reduce kernel).
+    16 x 256 at N = 14336).
     """
 
     bm: int
@@ -72,7 +70,6 @@ class Tile:
     max_rows: int | None = None  # never tried for products of more rows than this
     fill_gain: float | None = None  # an alternative: taken only where its waves keep this much more busy
     one_wave_first: bool = False  # taken unsplit, before the tiles ahead of it, where it fills half a wave to one
-    cluster_split: int = 1  # K always split in this many slices, summed in their cluster
 
     @property
     def shape(self) -> str:
