@@ -46,6 +46,13 @@
 //    which frees them, and stores the slab in rounds, one after each of the next tile's first k
 //    tiles is issued, while those MMAs run: +0.3 to +0.5 points of the library at 4096^3, 6144^3,
 //    8192^3 and the 2048- and 8192-row model shapes (TMA stores; two cards, paired).
+//  * the next tile looked up early (the persistent entries but the stream-K ones): between a tile's last MMAs
+//    (wgmma.wait_group 0) and the next tile's first, the tensor cores wait while the consumers convert the
+//    accumulators and find the next tile. The lookup (two integer divisions of the tile order) now runs under
+//    the first k tile's MMAs, and the accumulators are no longer zeroed with 128 selects per tile (only a split's
+//    empty K slice needs that). Paired with the library on one H200, off / on, twice each: 2048 x 14336 x 4096
+//    100.5 / 100.9%, 2048 x 128256 x 4096 98.4 / 99.1%, 8192 x 4096 x 4096 100.6 / 100.9%, 4096^3 97.7 / 97.8%,
+//    2048 x 4096 x 4096 98.5 / 98.7% (benchmarks/records/2026-11-30-h200-hgemm-look-ahead).
 // Tuning knobs (-D, defaults = the entries as declared): H6_EPI / H6_PP_EPI = 1 stores C
 // through a 2 KB shared tile per warp (stmatrix, then 16-byte stores covering whole 128-byte
 // rows: 8x fewer L2 write requests than the 4-byte fragment stores; +16 KB of shared memory);
@@ -528,7 +535,7 @@ __device__ __forceinline__ int count_piece(int* counter) {
 // (8 KB each)], then the full[STAGES] and empty[STAGES] mbarriers.
 // ---------------------------------------------------------------------------------------
 template <int BN, int STAGES, bool PERSISTENT, int CLUSTER, int EPI, bool SHARE = false, int BM = 128,
-          int A_ROWS = BM>
+          int A_ROWS = BM, bool SHARE_A = false>
 __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, const void* tmB, __half* C,
                                         float* partials, int whole_units = 0) {
     // BM = 128: consumer c owns rows 64c..64c+63 and all BN columns; BM = 64 (few-row products):
@@ -547,8 +554,12 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     constexpr int B_BOX_BYTES = H6_BK * 64 * 2;        // one 64 (K) x 64 (N) box, 8 KB
     constexpr int B_BOXES = BN / 64;
     constexpr int STAGE_BYTES = A_BYTES + B_BOXES * B_BOX_BYTES;
-    constexpr int MY_B_BOXES = B_BOXES / CLUSTER;      // boxes this block fetches (and multicasts)
+    // CLUSTER > 1: the cluster's tiles stacked vertically share B (each block fetches B_BOXES / CLUSTER boxes and
+    // multicasts them), or with SHARE_A side by side share A (each block fetches BM / CLUSTER rows of it).
+    constexpr int MY_B_BOXES = SHARE_A ? B_BOXES : B_BOXES / CLUSTER;  // boxes this block fetches
+    constexpr int MY_A_ROWS = SHARE_A ? BM / CLUSTER : BM;             // rows of A this block fetches
     static_assert(B_BOXES % CLUSTER == 0, "B boxes must split evenly over the cluster");
+    static_assert(!SHARE_A || (CLUSTER > 1 && BM == 128 && A_ROWS == BM), "A shared: 128-row tiles in clusters");
     static_assert(PERSISTENT || CLUSTER == 1, "clusters only in the persistent form");
     static_assert(STAGES >= 2, "a stage is released one k tile late (wgmma.wait_group 1)");
     static_assert(!SHARE || CLUSTER == 1, "shared tiles only without clusters");
@@ -582,8 +593,10 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     // The same unit sequence for producer and consumers (the pipeline's stage/phase counters
     // run on across units).
     const int tiles_n = (N + BN - 1) / BN;
-    const int units_m = (M + BM * CLUSTER - 1) / (BM * CLUSTER);
-    const int num_units = PERSISTENT ? units_m * tiles_n : 1;
+    constexpr int UNIT_ROWS = SHARE_A ? BM : BM * CLUSTER;  // a unit: the cluster's tiles
+    const int units_m = (M + UNIT_ROWS - 1) / UNIT_ROWS;
+    const int units_n = SHARE_A ? (tiles_n + CLUSTER - 1) / CLUSTER : tiles_n;
+    const int num_units = PERSISTENT ? units_m * units_n : 1;
     const int first_unit = PERSISTENT ? (int)(blockIdx.x / CLUSTER) : 0;
     const int unit_step = PERSISTENT ? (int)(gridDim.x / CLUSTER) : 1;
     const int slices = PERSISTENT ? 1 : (int)gridDim.z;
@@ -596,6 +609,15 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     const int whole = SHARE && PERSISTENT ? whole_units : num_units;
     const int shared_units = num_units - whole;
     const H6Share share{whole, shared_units, all_k_tiles};
+    // The first row and column of C of this block's tile of unit u (with SHARE_A, the second tile of a unit
+    // at the right edge may lie past N: its B is zeros and its stores are clipped, but it fetches its half of A).
+    const auto tile_origin = [&](int u, int& m0, int& n0) {
+        int um, un;
+        if (PERSISTENT) unit_coords<UNIT_ROWS>(u, units_m, units_n, um, un);
+        else { um = blockIdx.y; un = blockIdx.x; }
+        m0 = SHARE_A ? um * BM : (um * CLUSTER + (int)rank) * BM;
+        n0 = SHARE_A ? (un * CLUSTER + (int)rank) * BN : un * BN;
+    };
     const auto walk = [&]() {
         H6Walk w{first_unit, unit_step, whole, k_tile0, k_tile0 + k_tiles, 0, 0, all_k_tiles};
         if (SHARE && shared_units > 0) {
@@ -620,11 +642,8 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
             H6Walk w = walk();
             int u, kb, ke;
             while (w.next(u, kb, ke)) {
-                int um, tn;
-                if (PERSISTENT) unit_coords<BM * CLUSTER>(u, units_m, tiles_n, um, tn);
-                else { um = blockIdx.y; tn = blockIdx.x; }
-                const int m0 = (um * CLUSTER + (int)rank) * BM;
-                const int n0 = tn * BN;
+                int m0, n0;
+                tile_origin(u, m0, n0);
                 for (int kt = kb; kt < ke; ++kt) {
                     // Free once every consumer warp (of every block of the cluster, since our
                     // B boxes land in all of them) has finished reading it. The first pass
@@ -633,14 +652,18 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
                     const unsigned fb = full_bar + 8 * s;
                     const unsigned sa = base + s * STAGE_BYTES;
                     const int k0 = kt * H6_BK;
-                    // Counts all bytes landing in this block: A, our B boxes and the peers'.
+                    // Counts all bytes landing in this block: ours and the peers' multicasts.
                     mbar_arrive_expect_tx(fb, STAGE_BYTES);
-                    tma_load_2d(sa, tmA, k0, m0, fb);
+                    if constexpr (SHARE_A)  // our rows of A, into every block of the cluster
+                        tma_load_2d_multicast(sa + rank * (MY_A_ROWS * 128), tmA, k0, m0 + (int)rank * MY_A_ROWS, fb,
+                                              (unsigned short)((1u << CLUSTER) - 1));
+                    else
+                        tma_load_2d(sa, tmA, k0, m0, fb);
 #pragma unroll
                     for (int j = 0; j < MY_B_BOXES; ++j) {
-                        const int box = (int)rank * MY_B_BOXES + j;
+                        const int box = SHARE_A ? j : (int)rank * MY_B_BOXES + j;
                         const unsigned dst = sa + A_BYTES + box * B_BOX_BYTES;
-                        if constexpr (CLUSTER > 1)
+                        if constexpr (CLUSTER > 1 && !SHARE_A)
                             tma_load_2d_multicast(dst, tmB, n0 + 64 * box, k0, fb, (unsigned short)((1u << CLUSTER) - 1));
                         else if (b_streams)
                             tma_load_2d_hint(dst, tmB, n0 + 64 * box, k0, fb, b_policy);
@@ -669,17 +692,26 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
         int s = 0;
         unsigned phase = 0;
         H6Walk w = walk();
-        int u, kb, ke;
-        while (w.next(u, kb, ke)) {
-            int um, tn;
-            if (PERSISTENT) unit_coords<BM * CLUSTER>(u, units_m, tiles_n, um, tn);
-            else { um = blockIdx.y; tn = blockIdx.x; }
-            const int m0 = (um * CLUSTER + (int)rank) * BM;
-            const int n0 = tn * BN;
+        // The walk runs one unit ahead: the next unit and its tile's origin (two integer divisions, ~80
+        // dependent instructions) are found under this tile's first MMAs, not between its last MMAs and the
+        // next tile's first, where the tensor cores wait (the header: "the next tile looked up early").
+        int u, kb, ke, m0 = 0, n0 = 0;
+        bool more = w.next(u, kb, ke);
+        if (more) tile_origin(u, m0, n0);
+        while (more) {
+            int next_u = 0, next_kb = 0, next_ke = 0, next_m0 = 0, next_n0 = 0;
+            bool looked_ahead = false, next_more = false;
+            const auto look_ahead = [&]() {
+                next_more = w.next(next_u, next_kb, next_ke);
+                if (next_more) tile_origin(next_u, next_m0, next_n0);
+                looked_ahead = true;
+            };
             int prev = 0;
-            if (ke == kb) {  // a K slice past the last k tile adds zeros
+            if constexpr (SHARE) {
+                if (ke == kb) {  // a K slice past the last k tile adds zeros
 #pragma unroll
-                for (int j = 0; j < WN / 2; ++j) acc[j] = 0.f;
+                    for (int j = 0; j < WN / 2; ++j) acc[j] = 0.f;
+                }
             }
             for (int kt = kb; kt < ke; ++kt) {
                 mbar_wait(full_bar + 8 * s, phase);
@@ -695,6 +727,10 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
                 }
                 wgmma_commit();
                 fence_acc(acc);
+                // (The stream-K and split entries look ahead after their epilogue: 5 more live registers spill there.)
+                if constexpr (!SHARE) {
+                    if (!looked_ahead) look_ahead();
+                }
                 // While this k tile's MMAs run, a round of the last tile's stores (the first k tiles of a tile).
                 if constexpr (EPI != 0 && H6_OVERLAP_EPI) pending.store_one(out);
                 // Keep this k tile's MMAs in flight; the previous tile's are then done and
@@ -717,6 +753,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
             }
             if constexpr (EPI != 0) pending.store_rest(out);  // fewer k tiles than rounds
 
+            bool stores = true;  // this block stores the tile (with SHARE: its last piece)
             if constexpr (SHARE) {
                 if (kb > 0 || ke < all_k_tiles) {  // a piece of a shared unit (or a K slice of a tile)
                     const int t = tid + 32 * ROW_WARPS * c;  // consumer thread 0..SUM_THREADS-1 (if its rows exist)
@@ -741,17 +778,22 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
                     consumers_sync();
                     unsigned last;
                     asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(last) : "r"(verdict) : "memory");
-                    if (!last) continue;  // a later piece stores the unit
-                    if (rows_in) take_sums<WN, SUM_THREADS>(acc, sums, t);
+                    stores = last;  // else a later piece stores the unit
+                    if (last && rows_in) take_sums<WN, SUM_THREADS>(acc, sums, t);
                 }
             }
             // Epilogue (fragment layout: see store_slab_direct).
             // EPI 2: C is the address of C's tensor map (nsprof.ops.matmul), the warpgroup stores its slab;
             // EPI 1: each warp its 16 rows, if they can exist.
-            if constexpr (EPI == 2) pending.hold(acc, m0 + c_row, n0 + c_col);
-            else if (EPI == 1 && warp < ROW_WARPS) pending.hold(acc, m0 + c_row + warp * 16, n0 + c_col);
-            else if (warp < ROW_WARPS) store_slab_direct<WN>(acc, C, M, N, m0 + c_row + warp * 16, n0 + c_col, lane);
-            if constexpr (EPI != 0 && !(PERSISTENT && H6_OVERLAP_EPI)) pending.store_rest(out);
+            if (stores) {
+                if constexpr (EPI == 2) pending.hold(acc, m0 + c_row, n0 + c_col);
+                else if (EPI == 1 && warp < ROW_WARPS) pending.hold(acc, m0 + c_row + warp * 16, n0 + c_col);
+                else if (warp < ROW_WARPS) store_slab_direct<WN>(acc, C, M, N, m0 + c_row + warp * 16, n0 + c_col, lane);
+                if constexpr (EPI != 0 && !(PERSISTENT && H6_OVERLAP_EPI)) pending.store_rest(out);
+            }
+            if (!looked_ahead) look_ahead();
+            more = next_more;
+            u = next_u; kb = next_kb; ke = next_ke; m0 = next_m0; n0 = next_n0;
         }
         if constexpr (EPI != 0) pending.store_rest(out);  // the block's last tile
         if constexpr (EPI == 2) {
@@ -963,6 +1005,14 @@ hgemm_h6_cl2_256x256(int M, int N, int K, const void* tmA, const void* tmB, __ha
 extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
 hgemm_h6_cl2_tma_256x256(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
     H6_SM90A_ONLY((h6_body<256, H6_TMA_STAGES, true, 2, 2>(M, N, K, tmA, tmB, C, partials)));
+}
+
+// Clusters of two side by side that share A (a unit of 128 x 512): each block fetches 64 of the 128 rows of A
+// (a 64-row TMA box) and multicasts them; B is each tile's own. In h6's tile order the blocks of one column
+// of units already read the same B at about the same time, so A is the operand left to share (a candidate).
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
+hgemm_h6_cla_tma_128x512(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
+    H6_SM90A_ONLY((h6_body<256, H6_TMA_STAGES, true, 2, 2, false, 128, 128, true>(M, N, K, tmA, tmB, C, partials)));
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1)
