@@ -535,7 +535,7 @@ __device__ __forceinline__ int count_piece(int* counter) {
 // (8 KB each)], then the full[STAGES] and empty[STAGES] mbarriers.
 // ---------------------------------------------------------------------------------------
 template <int BN, int STAGES, bool PERSISTENT, int CLUSTER, int EPI, bool SHARE = false, int BM = 128,
-          int A_ROWS = BM, bool SHARE_A = false>
+          int A_ROWS = BM>
 __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, const void* tmB, __half* C,
                                         float* partials, int whole_units = 0) {
     // BM = 128: consumer c owns rows 64c..64c+63 and all BN columns; BM = 64 (few-row products):
@@ -554,12 +554,8 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     constexpr int B_BOX_BYTES = H6_BK * 64 * 2;        // one 64 (K) x 64 (N) box, 8 KB
     constexpr int B_BOXES = BN / 64;
     constexpr int STAGE_BYTES = A_BYTES + B_BOXES * B_BOX_BYTES;
-    // CLUSTER > 1: the cluster's tiles stacked vertically share B (each block fetches B_BOXES / CLUSTER boxes and
-    // multicasts them), or with SHARE_A side by side share A (each block fetches BM / CLUSTER rows of it).
-    constexpr int MY_B_BOXES = SHARE_A ? B_BOXES : B_BOXES / CLUSTER;  // boxes this block fetches
-    constexpr int MY_A_ROWS = SHARE_A ? BM / CLUSTER : BM;             // rows of A this block fetches
+    constexpr int MY_B_BOXES = B_BOXES / CLUSTER;      // boxes this block fetches (and multicasts)
     static_assert(B_BOXES % CLUSTER == 0, "B boxes must split evenly over the cluster");
-    static_assert(!SHARE_A || (CLUSTER > 1 && BM == 128 && A_ROWS == BM), "A shared: 128-row tiles in clusters");
     static_assert(PERSISTENT || CLUSTER == 1, "clusters only in the persistent form");
     static_assert(STAGES >= 2, "a stage is released one k tile late (wgmma.wait_group 1)");
     static_assert(!SHARE || CLUSTER == 1, "shared tiles only without clusters");
@@ -593,10 +589,8 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     // The same unit sequence for producer and consumers (the pipeline's stage/phase counters
     // run on across units).
     const int tiles_n = (N + BN - 1) / BN;
-    constexpr int UNIT_ROWS = SHARE_A ? BM : BM * CLUSTER;  // a unit: the cluster's tiles
-    const int units_m = (M + UNIT_ROWS - 1) / UNIT_ROWS;
-    const int units_n = SHARE_A ? (tiles_n + CLUSTER - 1) / CLUSTER : tiles_n;
-    const int num_units = PERSISTENT ? units_m * units_n : 1;
+    const int units_m = (M + BM * CLUSTER - 1) / (BM * CLUSTER);
+    const int num_units = PERSISTENT ? units_m * tiles_n : 1;
     const int first_unit = PERSISTENT ? (int)(blockIdx.x / CLUSTER) : 0;
     const int unit_step = PERSISTENT ? (int)(gridDim.x / CLUSTER) : 1;
     const int slices = PERSISTENT ? 1 : (int)gridDim.z;
@@ -609,14 +603,13 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     const int whole = SHARE && PERSISTENT ? whole_units : num_units;
     const int shared_units = num_units - whole;
     const H6Share share{whole, shared_units, all_k_tiles};
-    // The first row and column of C of this block's tile of unit u (with SHARE_A, the second tile of a unit
-    // at the right edge may lie past N: its B is zeros and its stores are clipped, but it fetches its half of A).
+    // The first row and column of C of this block's tile of unit u.
     const auto tile_origin = [&](int u, int& m0, int& n0) {
-        int um, un;
-        if (PERSISTENT) unit_coords<UNIT_ROWS>(u, units_m, units_n, um, un);
-        else { um = blockIdx.y; un = blockIdx.x; }
-        m0 = SHARE_A ? um * BM : (um * CLUSTER + (int)rank) * BM;
-        n0 = SHARE_A ? (un * CLUSTER + (int)rank) * BN : un * BN;
+        int um, tn;
+        if (PERSISTENT) unit_coords<BM * CLUSTER>(u, units_m, tiles_n, um, tn);
+        else { um = blockIdx.y; tn = blockIdx.x; }
+        m0 = (um * CLUSTER + (int)rank) * BM;
+        n0 = tn * BN;
     };
     const auto walk = [&]() {
         H6Walk w{first_unit, unit_step, whole, k_tile0, k_tile0 + k_tiles, 0, 0, all_k_tiles};
@@ -652,18 +645,14 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
                     const unsigned fb = full_bar + 8 * s;
                     const unsigned sa = base + s * STAGE_BYTES;
                     const int k0 = kt * H6_BK;
-                    // Counts all bytes landing in this block: ours and the peers' multicasts.
+                    // Counts all bytes landing in this block: A, our B boxes and the peers'.
                     mbar_arrive_expect_tx(fb, STAGE_BYTES);
-                    if constexpr (SHARE_A)  // our rows of A, into every block of the cluster
-                        tma_load_2d_multicast(sa + rank * (MY_A_ROWS * 128), tmA, k0, m0 + (int)rank * MY_A_ROWS, fb,
-                                              (unsigned short)((1u << CLUSTER) - 1));
-                    else
-                        tma_load_2d(sa, tmA, k0, m0, fb);
+                    tma_load_2d(sa, tmA, k0, m0, fb);
 #pragma unroll
                     for (int j = 0; j < MY_B_BOXES; ++j) {
-                        const int box = SHARE_A ? j : (int)rank * MY_B_BOXES + j;
+                        const int box = (int)rank * MY_B_BOXES + j;
                         const unsigned dst = sa + A_BYTES + box * B_BOX_BYTES;
-                        if constexpr (CLUSTER > 1 && !SHARE_A)
+                        if constexpr (CLUSTER > 1)
                             tma_load_2d_multicast(dst, tmB, n0 + 64 * box, k0, fb, (unsigned short)((1u << CLUSTER) - 1));
                         else if (b_streams)
                             tma_load_2d_hint(dst, tmB, n0 + 64 * box, k0, fb, b_policy);
@@ -1005,14 +994,6 @@ hgemm_h6_cl2_256x256(int M, int N, int K, const void* tmA, const void* tmB, __ha
 extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
 hgemm_h6_cl2_tma_256x256(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
     H6_SM90A_ONLY((h6_body<256, H6_TMA_STAGES, true, 2, 2>(M, N, K, tmA, tmB, C, partials)));
-}
-
-// Clusters of two side by side that share A (a unit of 128 x 512): each block fetches 64 of the 128 rows of A
-// (a 64-row TMA box) and multicasts them; B is each tile's own. In h6's tile order the blocks of one column
-// of units already read the same B at about the same time, so A is the operand left to share (a candidate).
-extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
-hgemm_h6_cla_tma_128x512(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
-    H6_SM90A_ONLY((h6_body<256, H6_TMA_STAGES, true, 2, 2, false, 128, 128, true>(M, N, K, tmA, tmB, C, partials)));
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1)
