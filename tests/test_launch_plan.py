@@ -99,7 +99,7 @@ def test_h6_shares_out_only_a_last_wave_at_most_0_6_full(size, entry, shared):
 @pytest.mark.parametrize(
     "size, entry",
     [
-        ((3072, 3072, 3072), "hgemm_h6_128x192"),  # 288 tiles of 128x256 keep 73% of the slots busy, 384 of 128x192 97%
+        ((3072, 3072, 3072), "hgemm_h6_tma_128x192"),  # 288 tiles of 128x256 keep 73% of the slots busy, 384 of 128x192 97%
         ((5120, 5120, 5120), "hgemm_h6_sk_tma_128x256"),  # 87% against 91%: too little gained
         ((8192, 8192, 8192), "hgemm_h6_sk_tma_128x256"),  # 97% against 99%
         ((3000, 5000, 2000), "hgemm_h6_tma_128x256"),  # 91% against 98%: 128x192 ran slower there

@@ -78,9 +78,12 @@
 // stay as candidates.
 // Tiles per problem (issue 60; nsprof/ladder/ops/hgemm.py declares them, matmul.choose_plan picks;
 // measured on the H200, paired: benchmarks/records/2026-11-29-h200-hgemm-sizes/h200-hgemm-sizes.md):
-//  * hgemm_h6_128x192 (staged C: three 64-column boxes do not go out in pairs of TMA stores): taken where
-//    its waves keep a tenth more of the 132 slots busy than the other tiles' (3072^3: 384 tiles, 97%,
-//    against 288 of 128x256, 73%): 84.5% -> 99.8% of the library there; slower where the fill is alike.
+//  * hgemm_h6_tma_128x192: taken where its waves keep a tenth more of the 132 slots busy than the other
+//    tiles' (3072^3: 384 tiles, 97%, against 288 of 128x256, 73%): 84.5% -> 99.8% of the library there;
+//    slower where the fill is alike. C goes out by TMA in three rounds of one staging box per warpgroup
+//    (three 64-column boxes do not pair): 99.7-99.9% against 99.4-99.5% for the staged form (hgemm_h6_128x192,
+//    now a candidate) at 3072^3, three pairs on one card
+//    (benchmarks/records/2026-11-30-h200-hgemm-look-ahead/h200-hgemm-look-ahead.md).
 //  * hgemm_h6_64x256 / 64x128 (BM = 64 in h6_body) for products of at most 64 rows: both consumer
 //    warpgroups take all 64 rows and half the columns each, so a tile multiplies half the rows of zeros of a
 //    128-row one; K split over gridDim.z to fill one wave (SHARE: the slices add their float32 sums in a
@@ -189,7 +192,6 @@
 #ifndef H6_TMA_STAGES       // ring depth of the TMA-store entry (4 x 48 KB + 2 x 16 KB of boxes fit)
 #define H6_TMA_STAGES 4
 #endif
-#define H6_TMA_BYTES (2 * H6_TMA_BOXES * 8192)
 #ifndef H6_B_EVICT_FIRST    // 1: B's TMA loads evict first where B is read once and outgrows the L2
 #define H6_B_EVICT_FIRST 1  // (h6_body: C one row of tiles, B over H6_L2_BYTES); 0: normal
 #endif
@@ -367,22 +369,27 @@ __device__ __forceinline__ void warpgroup_sync(int c) {
 // cp.async.bulk.tensor each and the warpgroup goes on: the TMA unit writes C to global memory while the
 // MMAs run. Only a box's reuse waits (for the reads of the stores before it). Rows past M and columns
 // past N are not written.
+// The staging boxes of a slab BN wide: H6_TMA_BOXES where its 64-column boxes go out in whole rounds of
+// that many, else one (a 64 x 192 slab: three rounds of one box).
+template <int BN>
+__host__ __device__ constexpr int tma_boxes() { return (BN / 64) % H6_TMA_BOXES == 0 ? H6_TMA_BOXES : 1; }
+
 template <int BN>
 __device__ __forceinline__ void store_round_tma(const unsigned (&h)[BN / 4], int round, const void* tmC, int row0,
                                                 int n0, int warp, int lane, int tid, int c, unsigned buf) {
-    static_assert((BN / 64) % H6_TMA_BOXES == 0, "the slab's boxes go out in whole rounds");
+    constexpr int BOXES = tma_boxes<BN>();
     const unsigned row_addr = (16 * warp + (lane / 8 % 2) * 8 + lane % 8) * 128;  // this lane's row
     if (tid == 0) bulk_wait_read();  // the staging boxes' last stores have read them
     warpgroup_sync(c);
 #pragma unroll
-    for (int b = 0; b < H6_TMA_BOXES; ++b)  // 64-column box round * H6_TMA_BOXES + b of the slab
-        stmatrix_64_columns<BN>(h, round * H6_TMA_BOXES + b, buf + b * 8192 + row_addr, lane);
+    for (int b = 0; b < BOXES; ++b)  // 64-column box round * BOXES + b of the slab
+        stmatrix_64_columns<BN>(h, round * BOXES + b, buf + b * 8192 + row_addr, lane);
     fence_async_shared();  // our stmatrix writes, seen by the TMA unit
     warpgroup_sync(c);
     if (tid == 0) {
 #pragma unroll
-        for (int b = 0; b < H6_TMA_BOXES; ++b)
-            tma_store_2d(tmC, n0 + 64 * (round * H6_TMA_BOXES + b), row0, buf + b * 8192);
+        for (int b = 0; b < BOXES; ++b)
+            tma_store_2d(tmC, n0 + 64 * (round * BOXES + b), row0, buf + b * 8192);
         bulk_commit();
     }
 }
@@ -401,7 +408,7 @@ struct SlabOut {
 // rounds go out while the next tile's first k tiles are multiplied (H6_OVERLAP_EPI).
 template <int BN, int EPI>
 struct PendingSlab {
-    static constexpr int ROUNDS = EPI == 2 ? BN / 64 / H6_TMA_BOXES : BN / 64;
+    static constexpr int ROUNDS = EPI == 2 ? BN / 64 / tma_boxes<BN>() : BN / 64;
     unsigned h[BN / 4];
     int row0 = 0, n0 = 0, next = ROUNDS;  // row0: the warpgroup's first row (EPI 2), the warp's (EPI 1)
 
@@ -564,8 +571,9 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
 
     const unsigned base = (smem_u32(h6_smem) + 1023u) & ~1023u;  // 128B swizzle atoms: 1024 B
     const unsigned scratch = base + STAGES * STAGE_BYTES;        // EPI 1: 2 KB per consumer warp
-    // EPI 1: 2 KB per consumer warp; EPI 2: H6_TMA_BOXES boxes of 8 KB per consumer warpgroup
-    const unsigned full_bar = scratch + (EPI == 1 ? H6_EPI_BYTES : EPI == 2 ? H6_TMA_BYTES : 0);  // full[s]: + 8 s
+    // EPI 1: 2 KB per consumer warp; EPI 2: tma_boxes<WN>() boxes of 8 KB per consumer warpgroup
+    constexpr int STAGING = EPI == 1 ? H6_EPI_BYTES : EPI == 2 ? 2 * tma_boxes<WN>() * 8192 : 0;
+    const unsigned full_bar = scratch + STAGING;  // full[s]: + 8 s
     const unsigned empty_bar = full_bar + 8 * STAGES;            // empty[s] at empty_bar + 8 s
 
     const int warpgroup = threadIdx.x / 128;
@@ -677,7 +685,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
         float acc[WN / 2];
         PendingSlab<WN, EPI> pending;  // EPI 1, 2: the last tile's halves, while their stores go out
         const SlabOut out{C, M, N, warp, lane, tid, c,
-                          EPI == 2 ? scratch + c * (H6_TMA_BOXES * 8192) : scratch + (c * 4 + warp) * 2048};
+                          EPI == 2 ? scratch + c * (tma_boxes<WN>() * 8192) : scratch + (c * 4 + warp) * 2048};
         int s = 0;
         unsigned phase = 0;
         H6Walk w = walk();
@@ -1006,12 +1014,18 @@ hgemm_h6_128x64(int M, int N, int K, const void* tmA, const void* tmB, __half* C
     H6_SM90A_ONLY((h6_body<64, 5, false, 1, H6_EPI, true>(M, N, K, tmA, tmB, C, partials)));
 }
 
-// 128 x 192 tiles (C staged through shared memory: three 64-column boxes do not go out in pairs of TMA
-// stores): where 128 x 256 leaves a last wave mostly empty, e.g. 3072^3, 288 tiles of 128 x 256 for 132
-// SMs (2.18 waves: 73% of the slots busy) against 384 of 128 x 192 (2.91 waves: 97%).
+// 128 x 192 tiles: where 128 x 256 leaves a last wave mostly empty, e.g. 3072^3, 288 tiles of 128 x 256 for
+// 132 SMs (2.18 waves: 73% of the slots busy) against 384 of 128 x 192 (2.91 waves: 97%). This form stages C
+// through shared memory and stores it with the threads (a candidate); hgemm_h6_tma_128x192, declared, stores
+// it by TMA, a warpgroup's 64 x 192 slab in three rounds of one staging box (5 stages x 40 KB + 2 x 8 KB).
 extern "C" __global__ void __launch_bounds__(384, 1)
 hgemm_h6_128x192(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
     H6_SM90A_ONLY((h6_body<192, H6_STAGES_192, true, 1, H6_EPI>(M, N, K, tmA, tmB, C, partials)));
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+hgemm_h6_tma_128x192(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
+    H6_SM90A_ONLY((h6_body<192, H6_STAGES_192, true, 1, 2>(M, N, K, tmA, tmB, C, partials)));
 }
 
 // Products of 65 to 128 rows whose persistent tiles do not fill the SMs (128 x 4096 x 4096: 32 tiles of

@@ -80,8 +80,8 @@ def _h6_split(bn: int) -> Tile:
               tma_boxes=((128, 64), (64, 64)), swizzle=128, max_rows=128, sums_in_workspace=True)
 
 
-# 1 KB of alignment slack + 5 stages x 40 KB (128x192) + 16 KB of staging for C + barriers
-_H6_192_SMEM = 1024 + 5 * 40960 + 16384 + 256
+# 1 KB of alignment slack + 5 stages x 40 KB (128x192) + 2 consumer warpgroups x 1 staging box of 8 KB + barriers
+_H6_192_SMEM = 1024 + 5 * 40960 + 2 * 8192 + 256
 # 1 KB of alignment slack + 4 stages x 48 KB + 2 consumer warpgroups x 2 staging boxes of 8 KB + barriers
 _H6_TMA_SMEM = 1024 + 4 * 49152 + 2 * 2 * 8192 + 256
 
@@ -150,7 +150,7 @@ STAGES = (
          _h6(128, 128, 214272, persistent=True, ping_pong=True), _h6_split(128), _h6(128, 64, 140544, split_sums=True),
          _h6_few_rows(256, 5), _h6_few_rows(128, 8), _h6_few_rows(256, 6, rows=16),
          _h6_few_rows(128, 11, rows=16, one_wave_first=True),
-         _h6(128, 192, _H6_192_SMEM, persistent=True, fill_gain=0.1)),
+         _h6(128, 192, _H6_192_SMEM, persistent=True, tma_store=True, fill_gain=0.1)),
         "tma-fill", FP16,
         changes="Hopper's wgmma (m64nNk16, operands read from shared memory by descriptor) fed by TMA into "
                 "128-byte-swizzled shared memory; a producer warpgroup and two consumer warpgroups with "
