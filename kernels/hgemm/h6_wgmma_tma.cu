@@ -81,8 +81,8 @@
 //  * hgemm_h6_tma_128x192: taken where its waves keep a tenth more of the 132 slots busy than the other
 //    tiles' (3072^3: 384 tiles, 97%, against 288 of 128x256, 73%): 84.5% -> 99.8% of the library there;
 //    slower where the fill is alike. C goes out by TMA in three rounds of one staging box per warpgroup
-//    (three 64-column boxes do not pair): 99.7-99.9% against 99.4-99.5% for the staged form (hgemm_h6_128x192,
-//    now a candidate) at 3072^3, three pairs on one card
+//    (three 64-column boxes do not pair): at 3072^3, three pairs on each of two cards, 99.7-99.9% and
+//    99.1-99.8% against 99.4-99.5% and 99.2-99.4% for the staged form (hgemm_h6_128x192, now a candidate)
 //    (benchmarks/records/2026-11-30-h200-hgemm-look-ahead/h200-hgemm-look-ahead.md).
 //  * hgemm_h6_64x256 / 64x128 (BM = 64 in h6_body) for products of at most 64 rows: both consumer
 //    warpgroups take all 64 rows and half the columns each, so a tile multiplies half the rows of zeros of a
