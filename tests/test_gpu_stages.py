@@ -263,8 +263,8 @@ def test_v10_runs_ragged_sizes_by_cp_async_zero_fill(tile, size, padded, entry_s
     assert verify(launcher, problem) <= stage.tolerance(size)
 
 
-@pytest.mark.parametrize("tile, split", [("128x256", 1), ("128x192", 1), ("128x128", 1), ("128x64", 1), ("128x64", 2),
-                                         ("128x64", 4)])
+@pytest.mark.parametrize("tile, split", [("128x256", 1), ("128x192", 1), ("256x256", 1), ("256x192", 1), ("128x128", 1),
+                                         ("128x64", 1), ("128x64", 2), ("128x64", 4)])
 @pytest.mark.parametrize("size, padded", [((1000, 1200, 808), False), ((300, 520, 1096), False),
                                           ((300, 520, 296), False), ((1000, 1200, 804), True)])
 def test_h6_runs_ragged_sizes_by_tma_zero_fill(tile, split, size, padded, tools):

@@ -102,13 +102,36 @@ def test_h6_shares_out_only_a_last_wave_at_most_0_6_full(size, entry, shared):
         ((3072, 3072, 3072), "hgemm_h6_tma_128x192"),  # 288 tiles of 128x256 keep 73% of the slots busy, 384 of 128x192 97%
         ((5120, 5120, 5120), "hgemm_h6_sk_tma_128x256"),  # 87% against 91%: too little gained
         ((8192, 8192, 8192), "hgemm_h6_sk_tma_128x256"),  # 97% against 99%
-        ((3000, 5000, 2000), "hgemm_h6_tma_128x256"),  # 91% against 98%: 128x192 ran slower there
+        ((3072, 5120, 2048), "hgemm_h6_tma_128x192"),  # 91% against 98%
+        ((6144, 4096, 2048), "hgemm_h6_tma_128x256"),  # 94% against 97%: too little gained
         ((2048, 2048, 2048), "hgemm_h6_pp_128x128"),  # less than a wave of 128x192 tiles: never an alternative
         ((1, 4096, 4096), "hgemm_h6_16x256"),  # a few-row product keeps its few-row tile
     ],
 )
-def test_h6_takes_128x192_only_where_its_waves_keep_a_tenth_more_of_the_slots_busy(size, entry):
+def test_h6_takes_128x192_only_where_its_waves_keep_a_twentieth_more_of_the_slots_busy(size, entry):
     assert choose_plan(get_stage("hgemm", "h6"), *size, H200_SMS).tile.entry == entry
+
+
+@pytest.mark.parametrize(
+    "size, entry",
+    [
+        ((3000, 5000, 2000), "hgemm_h6_cl2_tma_256x192"),  # K % 64 = 16, N % 64 = 8; 128x192 by the fill
+        ((6000, 6000, 1000), "hgemm_h6_cl2_tma_256x256"),  # its stream-K tail given up with the tile
+        ((4096, 4096, 4000), "hgemm_h6_cl2_tma_256x256"),  # K alone
+        ((4096, 4040, 4096), "hgemm_h6_cl2_tma_256x256"),  # N alone
+        ((3072, 5120, 2048), "hgemm_h6_tma_128x192"),  # whole 128-byte lines: no clusters
+        ((4096, 4096, 4096), "hgemm_h6_tma_128x256"),
+        ((128, 4096, 4000), "hgemm_h6_split_128x128"),  # a split tile has no clustered form
+    ],
+)
+def test_h6_takes_its_clustered_tiles_where_rows_are_not_whole_128_byte_lines(size, entry):
+    assert choose_plan(get_stage("hgemm", "h6"), *size, H200_SMS).tile.entry == entry
+
+
+def test_a_forced_tile_keeps_its_own_form_on_unaligned_rows():
+    stage = get_stage("hgemm", "h6")
+    assert choose_plan(stage, 3000, 5000, 2000, H200_SMS, forced_tile="128x256").tile.entry == "hgemm_h6_tma_128x256"
+    assert choose_plan(stage, 3000, 5000, 2000, H200_SMS, forced_tile="256x256").tile.entry == "hgemm_h6_cl2_tma_256x256"
 
 
 def test_busy_share_counts_the_idle_slots_of_the_last_round():

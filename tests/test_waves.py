@@ -21,7 +21,7 @@ from nsprof.sizes import parse_label
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDS = {"sgemm": [ROOT / "benchmarks" / "records" / "2026-11-29-h200-sgemm" / "h200-sgemm.json"],
-           "hgemm": [ROOT / "benchmarks" / "records" / "2026-11-29-h200-hgemm-rows-overlap" / f"{half}-run1.json"
+           "hgemm": [ROOT / "benchmarks" / "records" / "2026-11-30-h200-hgemm-multicast" / f"{half}-run1.json"
                      for half in ("squares", "models")]}
 LABEL = re.compile(r"^(?P<shape>\d+x\d+)x\d+(?:/split(?P<split>\d+)|/tail(?P<tail>\d+))?$")
 
@@ -51,8 +51,8 @@ def test_the_model_counts_the_plan_the_h200_ran(op, row):
     bm, bn = map(int, label["shape"].split("x"))
     assert waves.blocks == math.ceil(m / bm) * math.ceil(n / bn) * waves.split_k
     # a slot per block an SM fits, as the entry's __launch_bounds__ promise (the registry declares it)
-    fits = next(tile.blocks_per_sm for tile in as_tiles(get_stage(op, row["stage"]).tiles) if tile.shape == waves.tile)
-    assert waves.slots == row["sm_count"] * fits
+    tile = next(tile for tile in as_tiles(get_stage(op, row["stage"]).tiles) if tile.shape == waves.tile)
+    assert waves.slots == row["sm_count"] * tile.blocks_per_sm // tile.cluster  # a cluster's tile: its blocks' SMs
     rounds = math.ceil(waves.blocks / waves.slots)
     assert waves.idle_share == pytest.approx(1 - waves.blocks / (rounds * waves.slots))
 
@@ -84,7 +84,10 @@ def test_explain_shows_every_size_on_the_profile_s_gpu():
     assert (decode["tile"], decode["split_k"], decode["blocks"]) == ("16x256", 8, 128)
     shown = CliRunner().invoke(app, ["explain", "wave-quantization"], env={"COLUMNS": "80"}).stdout
     words = " ".join(shown.split())
-    assert "4 of 132 slots get no block" in words and "3000x5000x2000: 480 blocks of 128x256" in words
+    assert "4 of 132 slots get no block" in words and "2048x2048x2048: 256 blocks of 128x128" in words
+    ragged = next(row for row in document["waves"] if row["size"] == "3000x5000x2000")
+    # 12 x 27 tiles of 256x192, each a cluster of two blocks: 66 slots of two SMs
+    assert (ragged["tile"], ragged["blocks"], ragged["slots"]) == ("256x192", 324, 66)
     assert max(len(line) for line in shown.splitlines()) <= 80
 
 

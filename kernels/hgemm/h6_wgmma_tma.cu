@@ -26,9 +26,12 @@
 //  * hgemm_h6_cl2_256x256: the same kernel in clusters of two blocks (two vertically
 //    adjacent 128x256 tiles that share B); each block fetches half of B's tile and TMA
 //    multicasts it to both, so L2->SM traffic per tile drops from 48 to 32 KB per k step.
-//    (Use it if it verifies and wins; otherwise hgemm_h6_128x256 is the default.) Its form with TMA
-//    stores of C, hgemm_h6_cl2_tma_256x256, also lost on an H100: 0.994-0.996 of the declared
-//    128x256 TMA-store kernel at 4096^3, 0.991-1.000 at 8192^3 (benchmarks/records/2026-11-26-h100-flow-handover/h100-flow-handover.md).
+//    Where A's and B's rows are whole 128-byte lines it gains nothing: its form with TMA stores of C,
+//    hgemm_h6_cl2_tma_256x256, ran 0.994-0.996 of the declared 128x256 TMA-store kernel at 4096^3 on an
+//    H100, 0.991-1.000 at 8192^3 (benchmarks/records/2026-11-26-h100-flow-handover/h100-flow-handover.md).
+//    Where they are not (K or N not a multiple of 64), every box row straddles two lines and the L2 falls
+//    behind: hgemm_h6_cl2_tma_256x256 and hgemm_h6_cl2_tma_256x192 (128x192 tiles; one block fetches one
+//    of B's three boxes, the other two) are declared for those products (see "Tiles per problem").
 //  * ping-pong entries (hgemm_h6_pp_*): in the entries above both consumer warpgroups finish
 //    a tile together and store C while the tensor cores idle (about 9% of the time at
 //    4096^3, judging by how much faster the same kernels run at K = 8192). Here each consumer
@@ -63,9 +66,10 @@
 // H6_OVERLAP_EPI = 0 stores a tile's C before the next tile's MMAs; H6_B_EVICT_FIRST = 0 loads B with the
 // normal L2 policy everywhere;
 // H6_GROUP_ROWS: the tile order; H6_TMA_BOXES, H6_TMA_STAGES: the TMA-store entries' staging boxes
-// and ring. The cluster (cl2) entries and the ping-pong ones but hgemm_h6_pp_128x128 are tuning
-// candidates the launcher does not declare: each lost to the cooperative 128x256 kernel with the
-// staged epilogue (benchmarks/records/2026-11-22-h200-hgemm/h200-hgemm.md, "Tuning sweeps"; the cl2
+// and ring; H6_TRACE = 1: each consumer warpgroup records its tiles' clocks (h6_trace, read by
+// benchmarks/gpu/experiments/h6_timeline.py). The cl2 entries but the two TMA-store ones and the
+// ping-pong ones but hgemm_h6_pp_128x128 are tuning candidates the launcher does not declare: each
+// lost to the cooperative 128x256 kernel with the staged epilogue (benchmarks/records/2026-11-22-h200-hgemm/h200-hgemm.md, "Tuning sweeps"; the cl2
 // TMA-store entry again by 0.3-0.9 points on the H200 in
 // benchmarks/records/2026-11-29-h200-hgemm-rows-overlap/h200-hgemm-rows-overlap.md).
 // Declared 128x256 entries (measured on an H100: benchmarks/records/2026-11-26-h100-h6-stream-k/h100-h6-stream-k.md):
@@ -78,12 +82,19 @@
 // stay as candidates.
 // Tiles per problem (issue 60; nsprof/ladder/ops/hgemm.py declares them, matmul.choose_plan picks;
 // measured on the H200, paired: benchmarks/records/2026-11-29-h200-hgemm-sizes/h200-hgemm-sizes.md):
-//  * hgemm_h6_tma_128x192: taken where its waves keep a tenth more of the 132 slots busy than the other
+//  * hgemm_h6_tma_128x192: taken where its waves keep a twentieth more of the 132 slots busy than the other
 //    tiles' (3072^3: 384 tiles, 97%, against 288 of 128x256, 73%): 84.5% -> 99.8% of the library there;
-//    slower where the fill is alike. C goes out by TMA in three rounds of one staging box per warpgroup
+//    alike where the fill is within 4 points. C goes out by TMA in three rounds of one staging box per warpgroup
 //    (three 64-column boxes do not pair): at 3072^3, three pairs on each of two cards, 99.7-99.9% and
 //    99.1-99.8% against 99.4-99.5% and 99.2-99.4% for the staged form (hgemm_h6_128x192, now a candidate)
 //    (benchmarks/records/2026-11-30-h200-hgemm-look-ahead/h200-hgemm-look-ahead.md).
+//  * hgemm_h6_cl2_tma_256x256 / 256x192: the 128x256 and 128x192 tiles in clusters of two that multicast B,
+//    taken instead of them where A's or B's rows are not whole 128-byte lines. A tile's clocks (H6_TRACE) at
+//    3000 x 5000 x 2000: 1253 cycles a k step for 128x256 (1024 if the tensor cores never waited), 22 thousand
+//    of a tile's 40 thousand spent waiting for full stages; in clusters 1122 and 7.5 thousand, and 837 for
+//    128x192 in clusters (768 ideal). Paired with the library on the H200: 3000 x 5000 x 2000 86-89% -> 97-99%,
+//    2000 x 7000 x 3000 80% -> 93%, 5000^3 76% -> 88-89%, 6000 x 6000 x 1000 88% -> 101%, 4000^3 95.4% ->
+//    95.0% (benchmarks/records/2026-11-30-h200-hgemm-multicast/h200-hgemm-multicast.md).
 //  * hgemm_h6_64x256 / 64x128 (BM = 64 in h6_body) for products of at most 64 rows: both consumer
 //    warpgroups take all 64 rows and half the columns each, so a tile multiplies half the rows of zeros of a
 //    128-row one; K split over gridDim.z to fill one wave (SHARE: the slices add their float32 sums in a
@@ -198,6 +209,9 @@
 #define H6_L2_BYTES (64ll << 20)  // more than any sm_90 GPU's L2 (H100 50 MB, H200 60 MiB)
 #ifndef H6_OVERLAP_EPI      // EPI 1 and 2: a tile's rounds of stores go out after the next tile's first
 #define H6_OVERLAP_EPI 1    // k tiles are issued (1), or before them, the tensor cores waiting (0)
+#endif
+#ifndef H6_TRACE            // 1: thread 0 of each consumer warpgroup records its tiles' clocks in h6_trace
+#define H6_TRACE 0          // (h6_body; read by benchmarks/gpu/experiments/h6_timeline.py)
 #endif
 
 // Dynamic shared memory (the launcher passes smem bytes: the tiles plus 1 KB of slack for
@@ -498,6 +512,14 @@ struct H6Share {
 // The two consumer warpgroups only (barrier 1, 256 threads; the producer never joins).
 __device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, 256;\n" ::: "memory"); }
 
+#if H6_TRACE
+// Per block (up to 160), consumer warpgroup and tile (its first 64): the clock before the tile's first MMAs
+// are issued, the clock when its last MMAs are done, and the cycles it spent waiting for full stages and for
+// its MMAs (wgmma.wait_group 1).
+#define H6_TRACE_TILES 64
+__device__ unsigned long long h6_trace[160 * 2 * H6_TRACE_TILES * 4];
+#endif
+
 // Consumer thread t (0..T-1: 256, or fewer where a tile's rows end early) adds its BN/2 accumulators
 // into a unit's float32 sums as float4s t, t + T, ... (vector reductions, done in L2; every piece's
 // thread t holds the same fragment).
@@ -561,8 +583,9 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     constexpr int B_BOX_BYTES = H6_BK * 64 * 2;        // one 64 (K) x 64 (N) box, 8 KB
     constexpr int B_BOXES = BN / 64;
     constexpr int STAGE_BYTES = A_BYTES + B_BOXES * B_BOX_BYTES;
-    constexpr int MY_B_BOXES = B_BOXES / CLUSTER;      // boxes this block fetches (and multicasts)
-    static_assert(B_BOXES % CLUSTER == 0, "B boxes must split evenly over the cluster");
+    // The B boxes this block fetches (and multicasts): [rank * B_BOXES / CLUSTER, (rank + 1) * B_BOXES / CLUSTER),
+    // at most MY_B_BOXES (a 192-wide tile's three boxes: one and two).
+    constexpr int MY_B_BOXES = (B_BOXES + CLUSTER - 1) / CLUSTER;
     static_assert(PERSISTENT || CLUSTER == 1, "clusters only in the persistent form");
     static_assert(STAGES >= 2, "a stage is released one k tile late (wgmma.wait_group 1)");
     static_assert(!SHARE || CLUSTER == 1, "shared tiles only without clusters");
@@ -656,9 +679,11 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
                     // Counts all bytes landing in this block: A, our B boxes and the peers'.
                     mbar_arrive_expect_tx(fb, STAGE_BYTES);
                     tma_load_2d(sa, tmA, k0, m0, fb);
+                    const int first_box = (int)rank * B_BOXES / CLUSTER, end_box = ((int)rank + 1) * B_BOXES / CLUSTER;
 #pragma unroll
                     for (int j = 0; j < MY_B_BOXES; ++j) {
-                        const int box = (int)rank * MY_B_BOXES + j;
+                        const int box = first_box + j;
+                        if (box >= end_box) break;
                         const unsigned dst = sa + A_BYTES + box * B_BOX_BYTES;
                         if constexpr (CLUSTER > 1)
                             tma_load_2d_multicast(dst, tmB, n0 + 64 * box, k0, fb, (unsigned short)((1u << CLUSTER) - 1));
@@ -695,13 +720,15 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
         int u, kb, ke, m0 = 0, n0 = 0;
         bool more = w.next(u, kb, ke);
         if (more) tile_origin(u, m0, n0);
+#if H6_TRACE
+        int tr_tile = 0;
+#endif
         while (more) {
             int next_u = 0, next_kb = 0, next_ke = 0, next_m0 = 0, next_n0 = 0;
-            bool looked_ahead = false, next_more = false;
+            bool next_more = false;
             const auto look_ahead = [&]() {
                 next_more = w.next(next_u, next_kb, next_ke);
                 if (next_more) tile_origin(next_u, next_m0, next_n0);
-                looked_ahead = true;
             };
             int prev = 0;
             if constexpr (SHARE) {
@@ -710,8 +737,19 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
                     for (int j = 0; j < WN / 2; ++j) acc[j] = 0.f;
                 }
             }
+#if H6_TRACE
+            unsigned long long tr_begin = 0, tr_full = 0, tr_mma = 0;
+#endif
             for (int kt = kb; kt < ke; ++kt) {
+#if H6_TRACE
+                const unsigned long long tr0 = clock64();
+#endif
                 mbar_wait(full_bar + 8 * s, phase);
+#if H6_TRACE
+                const unsigned long long tr1 = clock64();
+                tr_full += tr1 - tr0;
+                if (kt == kb) tr_begin = tr1;
+#endif
                 fence_acc(acc);
                 wgmma_fence();  // orders our earlier register accesses before the async MMAs
 #pragma unroll
@@ -726,13 +764,19 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
                 fence_acc(acc);
                 // (The stream-K and split entries look ahead after their epilogue: 5 more live registers spill there.)
                 if constexpr (!SHARE) {
-                    if (!looked_ahead) look_ahead();
+                    if (kt == kb) look_ahead();
                 }
                 // While this k tile's MMAs run, a round of the last tile's stores (the first k tiles of a tile).
                 if constexpr (EPI != 0 && H6_OVERLAP_EPI) pending.store_one(out);
                 // Keep this k tile's MMAs in flight; the previous tile's are then done and
                 // its stage can go back to the producer.
+#if H6_TRACE
+                const unsigned long long tr2 = clock64();
+#endif
                 wgmma_wait<1>();
+#if H6_TRACE
+                tr_mma += clock64() - tr2;
+#endif
                 if (kt > kb && lane == 0) {
                     mbar_arrive(empty_bar + 8 * prev);
 #pragma unroll
@@ -743,6 +787,13 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
             }
             wgmma_wait<0>();
             fence_acc(acc);
+#if H6_TRACE
+            if (tid == 0 && tr_tile < H6_TRACE_TILES && blockIdx.x < 160) {
+                unsigned long long* r = h6_trace + ((blockIdx.x * 2 + c) * H6_TRACE_TILES + tr_tile) * 4;
+                r[0] = tr_begin; r[1] = clock64(); r[2] = tr_full; r[3] = tr_mma;
+            }
+            ++tr_tile;
+#endif
             if (lane == 0 && ke > kb) {
                 mbar_arrive(empty_bar + 8 * prev);
 #pragma unroll
@@ -788,7 +839,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
                 else if (warp < ROW_WARPS) store_slab_direct<WN>(acc, C, M, N, m0 + c_row + warp * 16, n0 + c_col, lane);
                 if constexpr (EPI != 0 && !(PERSISTENT && H6_OVERLAP_EPI)) pending.store_rest(out);
             }
-            if (!looked_ahead) look_ahead();
+            if constexpr (SHARE) look_ahead();  // the others looked ahead under the first k tile's MMAs
             more = next_more;
             u = next_u; kb = next_kb; ke = next_ke; m0 = next_m0; n0 = next_n0;
         }
@@ -1002,6 +1053,12 @@ hgemm_h6_cl2_256x256(int M, int N, int K, const void* tmA, const void* tmB, __ha
 extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
 hgemm_h6_cl2_tma_256x256(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
     H6_SM90A_ONLY((h6_body<256, H6_TMA_STAGES, true, 2, 2>(M, N, K, tmA, tmB, C, partials)));
+}
+
+// 128 x 192 tiles in clusters of two (a unit of 256 x 192; rank 0 fetches B's first box, rank 1 the other two).
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
+hgemm_h6_cl2_tma_256x192(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
+    H6_SM90A_ONLY((h6_body<192, H6_STAGES_192, true, 2, 2>(M, N, K, tmA, tmB, C, partials)));
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1)

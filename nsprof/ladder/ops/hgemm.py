@@ -53,6 +53,22 @@ def _h6(bm: int, bn: int, smem: int, persistent: bool = False, stream_k: bool = 
               max_tail_fill=0.6 if stream_k else 1.0, tma_store=tma_store, fill_gain=fill_gain)
 
 
+def _h6_multicast(bn: int, smem: int) -> Tile:
+    """h6's persistent 128 x bn tile (TMA stores) in clusters of two: two vertically adjacent tiles (a unit of
+    256 x bn) share B, each block loading some of B's boxes and multicasting them to both, so a block reads
+    16 KB of A and half of B's bytes from the L2 per k step. It replaces the 128 x bn tile where the rows of A
+    or B are not whole 128-byte lines (`replaces_unaligned`: K or N not a multiple of 64).
+
+    Why (the H200, paired with the library, benchmarks/records/2026-11-30-h200-hgemm-multicast): there each
+    box row straddles two lines and the L2 falls behind; a tile's k step took 1253 cycles at 3000 x 5000 x 2000
+    (768 ideal for 128 x 192, 1024 for 128 x 256), 1122 in clusters, and 837 for 128 x 192 in clusters. Paired:
+    3000 x 5000 x 2000 86-89% -> 97-99% (256 x 192), 2000 x 7000 x 3000 80% -> 93%, 5000^3 76% -> 88-89%,
+    6000 x 6000 x 1000 88% -> 101%, 4000^3 95.4% -> 95.0%; where rows are whole lines, alike or up to 0.5
+    points slower (3072 x 5120 x 2048, 4096^3)."""
+    return _t(256, bn, 64, 384, f"hgemm_h6_cl2_tma_256x{bn}", smem, arch="sm_90a", tma_boxes=((128, 64), (64, 64)),
+              swizzle=128, persistent=True, tma_store=True, replaces_unaligned=f"128x{bn}", cluster=2)
+
+
 def _h6_few_rows(bn: int, stages: int, rows: int = 64, one_wave_first: bool = False) -> Tile:
     """An h6 tile for products of at most `rows` (64 or 16) rows: rows x bn, each consumer warpgroup 64 x bn/2
     (wgmma's m64: a 16-row tile loads 16 rows of A, 2 KB a stage, and its ring holds more stages of B), K
@@ -150,7 +166,8 @@ STAGES = (
          _h6(128, 128, 214272, persistent=True, ping_pong=True), _h6_split(128), _h6(128, 64, 140544, split_sums=True),
          _h6_few_rows(256, 5), _h6_few_rows(128, 8), _h6_few_rows(256, 6, rows=16),
          _h6_few_rows(128, 11, rows=16, one_wave_first=True),
-         _h6(128, 192, _H6_192_SMEM, persistent=True, tma_store=True, fill_gain=0.1)),
+         _h6(128, 192, _H6_192_SMEM, persistent=True, tma_store=True, fill_gain=0.05),
+         _h6_multicast(256, _H6_TMA_SMEM), _h6_multicast(192, _H6_192_SMEM)),
         "tma-fill", FP16,
         changes="Hopper's wgmma (m64nNk16, operands read from shared memory by descriptor) fed by TMA into "
                 "128-byte-swizzled shared memory; a producer warpgroup and two consumer warpgroups with "

@@ -142,7 +142,8 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
     the choice, for tuning runs; `tiles` limits the choice to those this GPU can run. A stream_k
     tile that needs no split shares its last tiles out (`stream_k_tail`). Where few-row tiles fit M,
     only they are tried (`for_rows`), one that fills one wave unsplit first (`one_wave_first`); an
-    alternative tile may then replace the choice (`_better_filled`).
+    alternative tile may then replace the choice (`_better_filled`), and where rows are not whole TMA
+    boxes wide, its clustered form (`_unaligned_form`).
 
     Why the even spread (measured on the H200 with v8, benchmarks/gpu/sgemm_peak_h200.sh):
     at 1000x1200x800, 80 tiles of 128x128 split in 2 give 160 blocks, so 28 SMs run two blocks and
@@ -163,7 +164,8 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
     else:
         candidates = for_rows(candidates, m)
     alternatives = tuple(t for t in candidates if t.fill_gain is not None)
-    candidates = tuple(t for t in candidates if t.fill_gain is None) or candidates
+    replacements = tuple(t for t in candidates if t.replaces_unaligned is not None)
+    candidates = tuple(t for t in candidates if t.fill_gain is None and t.replaces_unaligned is None) or candidates
     for tile in candidates:
         if tile.one_wave_first and sm_count < 2 * tile.count(m, n) <= 2 * sm_count:
             return LaunchPlan(tile)
@@ -173,7 +175,7 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
         fills = blocks * split >= sm_count or (_for_few_rows(tile) and 2 * blocks * split > sm_count)
         if fills or tile is candidates[-1]:  # a tile for few rows: more than half a wave, all one wave holds
             plan = _unless_needless(_with_sharing(tile, m, n, split, sm_count, forced_tail), candidates)
-            return _better_filled(plan, alternatives, m, n, sm_count)
+            return _unaligned_form(_better_filled(plan, alternatives, m, n, sm_count), replacements, n, k)
     raise AssertionError("unreachable: the last tile always returns")
 
 
@@ -185,10 +187,12 @@ def busy_share(blocks: int, slots: int) -> float:
 
 def _better_filled(plan: LaunchPlan, alternatives: tuple[Tile, ...], m: int, n: int, sm_count: int) -> LaunchPlan:
     """An unsplit plan of at least a wave gives way to an alternative tile (`fill_gain`) whose waves keep
-    that much more of the slots busy. Why a margin (the H200, paired with torch.mm,
-    benchmarks/records/2026-11-29-h200-hgemm-sizes): at 3072^3, 128 x 192 keeps 97% busy against 128 x 256's
-    73% and ran 640.7 TFLOP/s against 588.6 (84% -> 100% of torch.mm); at 3000 x 5000 x 2000, 98% against
-    91%, it ran 481 against 505; at 8192^3, 99% against 97%, 645 against 675."""
+    that much more of the slots busy. Why a margin (the H200, paired with the library): at 3072^3, 128 x 192
+    keeps 97% busy against 128 x 256's 73% and ran 640.7 TFLOP/s against 588.6 (84% -> 100% of torch.mm,
+    benchmarks/records/2026-11-29-h200-hgemm-sizes); with 5.5 to 7.3 points more busy it ran 91.0-101.6% of the
+    library against 84.1-96.0% (3072 x 4608 x 2048, 5120 x 3072 x 2048, 3072 x 5120 x 2048), with 3.0 and 4.3
+    points alike (6144 x 4096 x 2048, 5120 x 5120 x 2048), and at 8192^3 (2.3 points) 645 against 675
+    (benchmarks/records/2026-11-30-h200-hgemm-multicast)."""
     if plan.split_k > 1 or plan.tile.count(m, n) < sm_count * plan.tile.blocks_per_sm:
         return plan
     busy = busy_share(plan.tile.count(m, n), sm_count * plan.tile.blocks_per_sm)
@@ -197,6 +201,18 @@ def _better_filled(plan: LaunchPlan, alternatives: tuple[Tile, ...], m: int, n: 
         if tile.count(m, n) >= slots and busy_share(tile.count(m, n), slots) >= busy + (tile.fill_gain or 0.0):
             return LaunchPlan(tile)
     return plan
+
+
+def _unaligned_form(plan: LaunchPlan, replacements: tuple[Tile, ...], n: int, k: int) -> LaunchPlan:
+    """Where the rows of A or B are not whole TMA boxes wide, a tile declared to replace the chosen one there
+    (`replaces_unaligned`) does, unsplit and sharing nothing. Each box row then straddles two 128-byte lines,
+    and the L2 serves more sectors for the same bytes; h6's replacements are its tiles in clusters of two that
+    share B's boxes by multicast, a third less traffic per block (nsprof/ladder/ops/hgemm.py says what they
+    measured)."""
+    if plan.split_k > 1 or plan.tile.rows_in_whole_boxes(n, k):
+        return plan
+    twin = next((t for t in replacements if t.replaces_unaligned == plan.tile.shape), None)
+    return plan if twin is None else LaunchPlan(twin)
 
 
 def _split(tile: Tile, blocks: int, k: int, sm_count: int) -> int:

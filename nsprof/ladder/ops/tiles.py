@@ -43,7 +43,8 @@ class Tile:
     128 x 192 for 128 x 256; matmul.choose_plan). A tile with `one_wave_first` is taken unsplit, before
     the tiles declared ahead of it, where its blocks fill more than half of one wave and no more (a
     narrower tile with a deep ring, unsplit, against a wider one that would split K: 16 x 128 against
-    16 x 256 at N = 14336).
+    16 x 256 at N = 14336). A tile with `replaces_unaligned` (a shape) is taken instead of the tile of that
+    shape where the rows of A or B are not whole TMA boxes wide (`rows_in_whole_boxes`; matmul.choose_plan).
     """
 
     bm: int
@@ -70,6 +71,8 @@ class Tile:
     max_rows: int | None = None  # never tried for products of more rows than this
     fill_gain: float | None = None  # an alternative: taken only where its waves keep this much more busy
     one_wave_first: bool = False  # taken unsplit, before the tiles ahead of it, where it fills half a wave to one
+    replaces_unaligned: str | None = None  # the shape of the tile it replaces where rows are not whole boxes
+    cluster: int = 1  # blocks per cluster: a tile is that many blocks' tiles stacked, and takes as many slots
 
     @property
     def shape(self) -> str:
@@ -83,6 +86,14 @@ class Tile:
     def count(self, m: int, n: int) -> int:
         """How many of these tiles cover an M x N C (the last row and column of tiles ragged)."""
         return -(-m // self.bm) * -(-n // self.bn)
+
+    def rows_in_whole_boxes(self, n: int, k: int) -> bool:
+        """Whether the rows of A (K long) and of B (N long) are whole TMA boxes wide: each box row then
+        starts a 128-byte line (with 128-byte swizzled boxes) rather than straddling two."""
+        if self.tma_boxes is None:
+            return True
+        (_, a_cols), (_, b_cols) = self.tma_boxes
+        return k % a_cols == 0 and n % b_cols == 0
 
     def entry_for(self, m: int, n: int, k: int, split_k: int = 1) -> str:
         """The entry that runs an M x N x K product (K split in split_k slices): the unchecked one

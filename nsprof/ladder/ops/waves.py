@@ -77,7 +77,8 @@ def waves_of(stage: Stage, m: int, n: int, k: int, sm_count: int) -> Waves:
     plan = choose_plan(stage, m, n, k, sm_count)
     tile = plan.tile
     blocks = tile.count(m, n) * plan.split_k
-    return Waves(size_label((m, n, k)), tile.shape, plan.split_k, blocks, sm_count * tile.blocks_per_sm,
+    # a cluster's tile is its blocks' tiles stacked: one slot holds a cluster's worth of SMs
+    return Waves(size_label((m, n, k)), tile.shape, plan.split_k, blocks, sm_count * tile.blocks_per_sm // tile.cluster,
                  plan.shared_tiles if plan.split_k == 1 else 0)
 
 

@@ -1,0 +1,111 @@
+"""Issue 60: where an h6 tile's time goes, from the clocks its consumer warpgroups record (H6_TRACE=1,
+kernels/hgemm/h6_wgmma_tma.cu). For each size and plan (as h6_plans.py: "auto", a tile shape or a kernel
+entry) and each set of --defines, one verified, warmed launch is traced: per block, consumer warpgroup and
+tile, the clock before its first MMAs are issued and when its last are done, and the cycles spent waiting for
+full stages and for MMAs. Printed and written (--out, JSON lines) per point, medians over the tiles:
+
+  tile cycles     first issue -> last MMAs done, and per k tile
+  gap             a warpgroup's last MMAs done -> its next tile's first issue (the tensor cores' share of it
+                  idle unless the other warpgroup's MMAs run then)
+  skew            the second consumer's last-MMAs-done clock minus the first's, on the same tile
+  full wait       cycles per tile waiting for TMA to fill a stage (the producer behind)
+  mma wait        cycles per tile in wgmma.wait_group 1 (the tensor cores busy: the expected wait)
+
+    python3 benchmarks/gpu/experiments/h6_timeline.py --sizes 4096,2048x14336x4096 --defines "H6_STAGGER=0,1"
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import itertools
+import json
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # h6_plans
+
+TILES, FIELDS, BLOCKS = 64, 4, 160  # H6_TRACE_TILES, values per tile, blocks traced (the kernel's h6_trace)
+
+
+def summarize(trace, k_tiles: int) -> dict:
+    """Medians over the traced tiles of one launch; trace is (blocks, 2, TILES, FIELDS) of clocks."""
+    tiles, gaps, skews, full, mma = [], [], [], [], []
+    for block in trace:
+        for c in (0, 1):
+            rows = [r for r in block[c] if r[1] > 0]
+            tiles += [int(r[1] - r[0]) for r in rows]
+            full += [int(r[2]) for r in rows]
+            mma += [int(r[3]) for r in rows]
+            gaps += [int(b[0] - a[1]) for a, b in itertools.pairwise(rows)]
+        both = [(a, b) for a, b in zip(block[0], block[1]) if a[1] > 0 and b[1] > 0]
+        skews += [int(b[1]) - int(a[1]) for a, b in both]
+    med = lambda v: statistics.median(v) if v else float("nan")  # noqa: E731
+    return {"tiles_traced": len(tiles), "tile_cycles": med(tiles), "cycles_per_k_tile": med(tiles) / k_tiles,
+            "gap": med(gaps), "gap_p90": sorted(gaps)[int(0.9 * len(gaps))] if gaps else float("nan"),
+            "skew": med(skews), "abs_skew": med([abs(v) for v in skews]), "full_wait": med(full), "mma_wait": med(mma)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", required=True)
+    ap.add_argument("--plans", default="auto")
+    ap.add_argument("--defines", default="", help='compile-time knobs, "A=1,2;B=3": every combination')
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    from h6_plans import candidates, parse_plan
+
+    from nsprof.ladder.registry import get_op, get_stage
+    from nsprof.launch.measure import verify
+    from nsprof.launch.tools import launch_tools
+    from nsprof.sizes import parse_sizes, size_label
+
+    tools, op, stage = launch_tools(), get_op("hgemm"), get_stage("hgemm", "h6")
+    knobs = [()] if not args.defines else list(itertools.product(
+        *[[f"{name}={v}" for v in values.split(",")] for name, values in (p.split("=", 1) for p in args.defines.split(";"))]))
+    rows = []
+    for size in parse_sizes([args.sizes], op.dims):
+        problem = op.workload.problem(tools.xp, size)
+        for plan, defines in itertools.product(args.plans.split(","), knobs):
+            shape, split, tail = parse_plan(plan)
+            variant = stage
+            if shape and shape.startswith("hgemm_"):
+                tile = next(t for t in stage.tiles + candidates(stage.tiles) if t.entry == shape)
+                variant, shape = dataclasses.replace(stage, tiles=(tile,)), tile.shape
+            traced = (*defines, "H6_TRACE=1")
+            row = {"size": size_label(size), "plan": plan + "".join(f" {d}" for d in defines)}
+            try:
+                launcher = op.workload.launcher(variant, problem, tools, tile_shape=shape, split_k=split, tail=tail,
+                                                defines=traced)
+                problem.refresh()
+                err = verify(launcher, problem)
+                row.update(tile=launcher.tile_label, entry=launcher.entry, ok=err <= stage.tolerance(size))
+                for _ in range(5):
+                    launcher.run()
+                trace = tools.module_global(stage.kernel_path(), "h6_trace", arch="sm_90a", defines=traced)
+                buffer = tools.xp.ndarray((BLOCKS, 2, TILES, FIELDS), dtype=tools.xp.uint64, memptr=trace)
+                buffer.fill(0)
+                launcher.run()
+                tools.xp.cuda.Device().synchronize()
+                row.update(summarize(buffer.get(), -(-size[2] // 64)))
+            except Exception as exc:  # one failed point, not a failed probe
+                row.update(ok=False, error=f"{type(exc).__name__}: {exc}"[:300])
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+            if args.out:
+                with open(args.out, "a") as sink:
+                    sink.write(json.dumps(row) + "\n")
+    print(f"{'size':>16} {'plan':>22} {'tile cyc':>9} {'/k tile':>7} {'gap':>6} {'gap90':>6} {'|skew|':>6} "
+          f"{'full':>6} {'mma':>7}")
+    for r in rows:
+        if "tile_cycles" not in r:
+            print(f"{r['size']:>16} {r['plan']:>22}  failed: {r.get('error', 'did not verify')}")
+            continue
+        print(f"{r['size']:>16} {r['plan']:>22} {r['tile_cycles']:>9.0f} {r['cycles_per_k_tile']:>7.0f} {r['gap']:>6.0f} "
+              f"{r['gap_p90']:>6.0f} {r['abs_skew']:>6.0f} {r['full_wait']:>6.0f} {r['mma_wait']:>7.0f}")
+
+
+if __name__ == "__main__":
+    main()
