@@ -70,7 +70,7 @@ The cures change the cut, not the tile's code. **A smaller tile** makes more, sh
 finer last wave, but reads more operand bytes per FLOP (a 128x128 tile loads as much A and B per
 k step as a 128x256 one for half the products). **A tile sized to the problem**: 128x192 tiles cut
 3072^3 into 384, 2.91 waves that keep 97% of the slots busy against 128x256's 73%; h6 takes them
-where their waves keep a tenth more of the slots busy. **Few rows**: 16 tokens fill an eighth of a
+where their waves keep a twentieth more of the slots busy. **Few rows**: 16 tokens fill an eighth of a
 128-row tile, so h6 runs 64-row tiles there (half the tensor-core work of zero rows; at most 16 rows,
 it loads only those rows of A and keeps more stages of B in flight) and splits K until one wave is as
 full as it gets. **Split-K** cuts K as well, so that every tile
