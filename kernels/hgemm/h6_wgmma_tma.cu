@@ -512,13 +512,41 @@ struct H6Share {
 // The two consumer warpgroups only (barrier 1, 256 threads; the producer never joins).
 __device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, 256;\n" ::: "memory"); }
 
-#if H6_TRACE
-// Per block (up to 160), consumer warpgroup and tile (its first 64): the clock before the tile's first MMAs
-// are issued, the clock when its last MMAs are done, and the cycles it spent waiting for full stages and for
-// its MMAs (wgmma.wait_group 1).
+// A consumer warpgroup's tile clocks (H6_TRACE = 1; without it every call is empty). Per block (up to 160),
+// consumer warpgroup and tile (its first 64), in h6_trace: the clock before the tile's first MMAs are issued,
+// the clock when its last MMAs are done, and the cycles it waited for full stages and for its MMAs
+// (wgmma.wait_group 1).
 #define H6_TRACE_TILES 64
+#if H6_TRACE
 __device__ unsigned long long h6_trace[160 * 2 * H6_TRACE_TILES * 4];
 #endif
+struct TileClock {
+#if H6_TRACE
+    unsigned long long begin = 0, full = 0, mma = 0, mark = 0;
+    int tile = 0;
+    __device__ __forceinline__ void new_tile() { begin = full = mma = 0; }
+    __device__ __forceinline__ void mark_now() { mark = clock64(); }
+    __device__ __forceinline__ void stage_full(bool first) {
+        const unsigned long long now = clock64();
+        full += now - mark;
+        if (first) begin = now;
+    }
+    __device__ __forceinline__ void mmas_waited() { mma += clock64() - mark; }
+    __device__ __forceinline__ void tile_done(int c, int tid) {
+        if (tid == 0 && tile < H6_TRACE_TILES && blockIdx.x < 160) {
+            unsigned long long* r = h6_trace + ((blockIdx.x * 2 + c) * H6_TRACE_TILES + tile) * 4;
+            r[0] = begin; r[1] = clock64(); r[2] = full; r[3] = mma;
+        }
+        ++tile;
+    }
+#else
+    __device__ __forceinline__ void new_tile() {}
+    __device__ __forceinline__ void mark_now() {}
+    __device__ __forceinline__ void stage_full(bool) {}
+    __device__ __forceinline__ void mmas_waited() {}
+    __device__ __forceinline__ void tile_done(int, int) {}
+#endif
+};
 
 // Consumer thread t (0..T-1: 256, or fewer where a tile's rows end early) adds its BN/2 accumulators
 // into a unit's float32 sums as float4s t, t + T, ... (vector reductions, done in L2; every piece's
@@ -720,9 +748,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
         int u, kb, ke, m0 = 0, n0 = 0;
         bool more = w.next(u, kb, ke);
         if (more) tile_origin(u, m0, n0);
-#if H6_TRACE
-        int tr_tile = 0;
-#endif
+        TileClock tile_clock;
         while (more) {
             int next_u = 0, next_kb = 0, next_ke = 0, next_m0 = 0, next_n0 = 0;
             bool next_more = false;
@@ -737,19 +763,11 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
                     for (int j = 0; j < WN / 2; ++j) acc[j] = 0.f;
                 }
             }
-#if H6_TRACE
-            unsigned long long tr_begin = 0, tr_full = 0, tr_mma = 0;
-#endif
+            tile_clock.new_tile();
             for (int kt = kb; kt < ke; ++kt) {
-#if H6_TRACE
-                const unsigned long long tr0 = clock64();
-#endif
+                tile_clock.mark_now();
                 mbar_wait(full_bar + 8 * s, phase);
-#if H6_TRACE
-                const unsigned long long tr1 = clock64();
-                tr_full += tr1 - tr0;
-                if (kt == kb) tr_begin = tr1;
-#endif
+                tile_clock.stage_full(kt == kb);
                 fence_acc(acc);
                 wgmma_fence();  // orders our earlier register accesses before the async MMAs
 #pragma unroll
@@ -770,13 +788,9 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
                 if constexpr (EPI != 0 && H6_OVERLAP_EPI) pending.store_one(out);
                 // Keep this k tile's MMAs in flight; the previous tile's are then done and
                 // its stage can go back to the producer.
-#if H6_TRACE
-                const unsigned long long tr2 = clock64();
-#endif
+                tile_clock.mark_now();
                 wgmma_wait<1>();
-#if H6_TRACE
-                tr_mma += clock64() - tr2;
-#endif
+                tile_clock.mmas_waited();
                 if (kt > kb && lane == 0) {
                     mbar_arrive(empty_bar + 8 * prev);
 #pragma unroll
@@ -787,13 +801,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
             }
             wgmma_wait<0>();
             fence_acc(acc);
-#if H6_TRACE
-            if (tid == 0 && tr_tile < H6_TRACE_TILES && blockIdx.x < 160) {
-                unsigned long long* r = h6_trace + ((blockIdx.x * 2 + c) * H6_TRACE_TILES + tr_tile) * 4;
-                r[0] = tr_begin; r[1] = clock64(); r[2] = tr_full; r[3] = tr_mma;
-            }
-            ++tr_tile;
-#endif
+            tile_clock.tile_done(c, tid);
             if (lane == 0 && ke > kb) {
                 mbar_arrive(empty_bar + 8 * prev);
 #pragma unroll
