@@ -515,14 +515,23 @@ __device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, 256
 // A consumer warpgroup's tile clocks (H6_TRACE = 1; without it every call is empty). Per block (up to 160),
 // consumer warpgroup and tile (its first 64), in h6_trace: the clock before the tile's first MMAs are issued,
 // the clock when its last MMAs are done, and the cycles it waited for full stages and for its MMAs
-// (wgmma.wait_group 1).
+// (wgmma.wait_group 1). Per block, in h6_trace_blocks (consumer 0's thread 0): the clock at the kernel's
+// start, before its first MMAs, when its last are done and at its end (its last stores read), and the global
+// timer (ns) at the start and the end.
 #define H6_TRACE_TILES 64
 #if H6_TRACE
 __device__ unsigned long long h6_trace[160 * 2 * H6_TRACE_TILES * 4];
+__device__ unsigned long long h6_trace_blocks[160 * 6];
+__device__ __forceinline__ unsigned long long global_ns() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+    return t;
+}
 #endif
 struct TileClock {
 #if H6_TRACE
-    unsigned long long begin = 0, full = 0, mma = 0, mark = 0;
+    unsigned long long start = clock64(), start_ns = global_ns();  // constructed at the kernel's start
+    unsigned long long begin = 0, full = 0, mma = 0, mark = 0, first = 0, last = 0;
     int tile = 0;
     __device__ __forceinline__ void new_tile() { begin = full = mma = 0; }
     __device__ __forceinline__ void mark_now() { mark = clock64(); }
@@ -537,7 +546,15 @@ struct TileClock {
             unsigned long long* r = h6_trace + ((blockIdx.x * 2 + c) * H6_TRACE_TILES + tile) * 4;
             r[0] = begin; r[1] = clock64(); r[2] = full; r[3] = mma;
         }
+        if (tile == 0) first = begin;
+        last = clock64();
         ++tile;
+    }
+    __device__ __forceinline__ void block_done(int c, int tid) {
+        if (c == 0 && tid == 0 && blockIdx.x < 160) {
+            unsigned long long* r = h6_trace_blocks + blockIdx.x * 6;
+            r[0] = start; r[1] = first; r[2] = last; r[3] = clock64(); r[4] = start_ns; r[5] = global_ns();
+        }
     }
 #else
     __device__ __forceinline__ void new_tile() {}
@@ -545,6 +562,7 @@ struct TileClock {
     __device__ __forceinline__ void stage_full(bool) {}
     __device__ __forceinline__ void mmas_waited() {}
     __device__ __forceinline__ void tile_done(int, int) {}
+    __device__ __forceinline__ void block_done(int, int) {}
 #endif
 };
 
@@ -620,6 +638,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     static_assert(BM == 128 || (BM == 64 && CLUSTER == 1 && EPI != 2), "64-row tiles: no clusters, no TMA stores");
     static_assert(PERSISTENT || SHARE, "a K split's slices add their sums in the workspace");
 
+    TileClock tile_clock;  // H6_TRACE: from the kernel's start
     const unsigned base = (smem_u32(h6_smem) + 1023u) & ~1023u;  // 128B swizzle atoms: 1024 B
     const unsigned scratch = base + STAGES * STAGE_BYTES;        // EPI 1: 2 KB per consumer warp
     // EPI 1: 2 KB per consumer warp; EPI 2: tma_boxes<WN>() boxes of 8 KB per consumer warpgroup
@@ -748,7 +767,6 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
         int u, kb, ke, m0 = 0, n0 = 0;
         bool more = w.next(u, kb, ke);
         if (more) tile_origin(u, m0, n0);
-        TileClock tile_clock;
         while (more) {
             int next_u = 0, next_kb = 0, next_ke = 0, next_m0 = 0, next_n0 = 0;
             bool next_more = false;
@@ -855,6 +873,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
         if constexpr (EPI == 2) {
             if (tid == 0) bulk_wait();  // the last stores read shared memory the block gives up on exit
         }
+        tile_clock.block_done(c, tid);
     }
     // No block of a cluster may exit while its peer can still arrive on its barriers.
     if constexpr (CLUSTER > 1) cluster_sync();

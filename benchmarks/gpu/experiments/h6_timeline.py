@@ -11,6 +11,10 @@ full stages and for MMAs. Printed and written (--out, JSON lines) per point, med
   full wait       cycles per tile waiting for TMA to fill a stage (the producer behind)
   mma wait        cycles per tile in wgmma.wait_group 1 (the tensor cores busy: the expected wait)
 
+and per block (medians): the cycles from the kernel's start to its first MMAs (prologue) and from its last MMAs
+done to its end (epilogue: the last stores), the SM clock (cycles over the global timer's ns), and over the
+launch, the span from the first block's start to the last one's end against the launch's CUDA-event time.
+
     python3 benchmarks/gpu/experiments/h6_timeline.py --sizes 4096,2048x14336x4096 --defines "H6_STAGGER=0,1"
 """
 
@@ -46,6 +50,18 @@ def summarize(trace, k_tiles: int) -> dict:
     return {"tiles_traced": len(tiles), "tile_cycles": med(tiles), "cycles_per_k_tile": med(tiles) / k_tiles,
             "gap": med(gaps), "gap_p90": sorted(gaps)[int(0.9 * len(gaps))] if gaps else float("nan"),
             "skew": med(skews), "abs_skew": med([abs(v) for v in skews]), "full_wait": med(full), "mma_wait": med(mma)}
+
+
+def summarize_blocks(blocks, event_ms: float) -> dict:
+    """Block-level medians of one launch; blocks is (BLOCKS, 6): start, first MMAs, last MMAs done, end (clocks),
+    start and end (global ns)."""
+    rows = [r for r in blocks if r[3] > 0]
+    med = lambda v: statistics.median(v) if v else float("nan")  # noqa: E731
+    return {"prologue": med([int(r[1] - r[0]) for r in rows]), "epilogue": med([int(r[3] - r[2]) for r in rows]),
+            "mhz": med([1000 * int(r[3] - r[0]) / max(1, int(r[5] - r[4])) for r in rows]),
+            "span_us": (max(int(r[5]) for r in rows) - min(int(r[4]) for r in rows)) / 1000 if rows else float("nan"),
+            "start_spread_us": (max(int(r[4]) for r in rows) - min(int(r[4]) for r in rows)) / 1000 if rows else float("nan"),
+            "event_us": 1000 * event_ms}
 
 
 def main() -> None:
@@ -85,11 +101,18 @@ def main() -> None:
                 for _ in range(5):
                     launcher.run()
                 trace = tools.module_global(stage.kernel_path(), "h6_trace", arch="sm_90a", defines=traced)
+                per_block = tools.module_global(stage.kernel_path(), "h6_trace_blocks", arch="sm_90a", defines=traced)
                 buffer = tools.xp.ndarray((BLOCKS, 2, TILES, FIELDS), dtype=tools.xp.uint64, memptr=trace)
+                blocks = tools.xp.ndarray((BLOCKS, 6), dtype=tools.xp.uint64, memptr=per_block)
                 buffer.fill(0)
+                blocks.fill(0)
+                start, end = tools.xp.cuda.Event(), tools.xp.cuda.Event()
+                start.record()
                 launcher.run()
-                tools.xp.cuda.Device().synchronize()
+                end.record()
+                end.synchronize()
                 row.update(summarize(buffer.get(), -(-size[2] // 64)))
+                row.update(summarize_blocks(blocks.get(), tools.xp.cuda.get_elapsed_time(start, end)))
             except Exception as exc:  # one failed point, not a failed probe
                 row.update(ok=False, error=f"{type(exc).__name__}: {exc}"[:300])
             rows.append(row)
@@ -98,13 +121,14 @@ def main() -> None:
                 with open(args.out, "a") as sink:
                     sink.write(json.dumps(row) + "\n")
     print(f"{'size':>16} {'plan':>22} {'tile cyc':>9} {'/k tile':>7} {'gap':>6} {'gap90':>6} {'|skew|':>6} "
-          f"{'full':>6} {'mma':>7}")
+          f"{'full':>6} {'mma':>5} {'prolog':>6} {'epilog':>6} {'MHz':>5} {'span us':>7} {'event us':>8}")
     for r in rows:
         if "tile_cycles" not in r:
             print(f"{r['size']:>16} {r['plan']:>22}  failed: {r.get('error', 'did not verify')}")
             continue
         print(f"{r['size']:>16} {r['plan']:>22} {r['tile_cycles']:>9.0f} {r['cycles_per_k_tile']:>7.0f} {r['gap']:>6.0f} "
-              f"{r['gap_p90']:>6.0f} {r['abs_skew']:>6.0f} {r['full_wait']:>6.0f} {r['mma_wait']:>7.0f}")
+              f"{r['gap_p90']:>6.0f} {r['abs_skew']:>6.0f} {r['full_wait']:>6.0f} {r['mma_wait']:>5.0f} "
+              f"{r['prologue']:>6.0f} {r['epilogue']:>6.0f} {r['mhz']:>5.0f} {r['span_us']:>7.1f} {r['event_us']:>8.1f}")
 
 
 if __name__ == "__main__":
