@@ -55,12 +55,12 @@ def summarize(trace, k_tiles: int) -> dict:
 def summarize_blocks(blocks, event_ms: float) -> dict:
     """Block-level medians of one launch; blocks is (BLOCKS, 6): start, first MMAs, last MMAs done, end (clocks),
     start and end (global ns)."""
-    rows = [r for r in blocks if r[3] > 0]
+    rows = [[int(v) for v in r] for r in blocks if r[3] > 0 and r[1] > 0]  # blocks that ran a tile
     med = lambda v: statistics.median(v) if v else float("nan")  # noqa: E731
-    return {"prologue": med([int(r[1] - r[0]) for r in rows]), "epilogue": med([int(r[3] - r[2]) for r in rows]),
-            "mhz": med([1000 * int(r[3] - r[0]) / max(1, int(r[5] - r[4])) for r in rows]),
-            "span_us": (max(int(r[5]) for r in rows) - min(int(r[4]) for r in rows)) / 1000 if rows else float("nan"),
-            "start_spread_us": (max(int(r[4]) for r in rows) - min(int(r[4]) for r in rows)) / 1000 if rows else float("nan"),
+    return {"prologue": med([r[1] - r[0] for r in rows]), "epilogue": med([r[3] - r[2] for r in rows]),
+            "mhz": med([1000 * (r[3] - r[0]) / max(1, r[5] - r[4]) for r in rows]),
+            "span_us": (max(r[5] for r in rows) - min(r[4] for r in rows)) / 1000 if rows else float("nan"),
+            "start_spread_us": (max(r[4] for r in rows) - min(r[4] for r in rows)) / 1000 if rows else float("nan"),
             "event_us": 1000 * event_ms}
 
 
