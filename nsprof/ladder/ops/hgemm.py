@@ -63,8 +63,9 @@ def _h6_multicast(bn: int, smem: int) -> Tile:
     box row straddles two lines and the L2 falls behind; a tile's k step took 1253 cycles at 3000 x 5000 x 2000
     (768 ideal for 128 x 192, 1024 for 128 x 256), 1122 in clusters, and 837 for 128 x 192 in clusters. Paired:
     3000 x 5000 x 2000 86-89% -> 97-99% (256 x 192), 2000 x 7000 x 3000 80% -> 93%, 5000^3 76% -> 88-89%,
-    6000 x 6000 x 1000 88% -> 101%, 4000^3 95.4% -> 95.0%; where rows are whole lines, alike or up to 0.5
-    points slower (3072 x 5120 x 2048, 4096^3)."""
+    6000 x 6000 x 1000 88% -> 101%, 4000^3 95.4% -> 95.0%; where rows are whole lines, or straddle them in K
+    or N alone, alike or up to 0.5 points slower (3072 x 5120 x 2048, 4096^3, 4096 x 4096 x 4000, 4096 x 4000 x
+    4096)."""
     return _t(256, bn, 64, 384, f"hgemm_h6_cl2_tma_256x{bn}", smem, arch="sm_90a", tma_boxes=((128, 64), (64, 64)),
               swizzle=128, persistent=True, tma_store=True, replaces_unaligned=f"128x{bn}", cluster=2)
 
