@@ -3,7 +3,7 @@
 import pytest
 
 from nsprof.errors import UsageError
-from nsprof.ladder.ops.matmul import busy_share, choose_plan, spreads_evenly
+from nsprof.ladder.ops.launch_plan import busy_share, choose_plan, spreads_evenly
 from nsprof.ladder.registry import get_stage
 from nsprof.ladder_runs.bench import unavailable_reason
 from nsprof.launch.compile import arch_runs

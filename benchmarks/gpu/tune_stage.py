@@ -3,7 +3,7 @@
 Each point is verified before it is timed, and compared with cuBLAS in the stage's own precision
 (v9t, cuBLAS TF32, for v10 and v11). Used to choose the defaults in
 kernels/sgemm/v08_double_buffering.cu, v10_tensor_cores.cu and v11_wgmma_tma.cu and the tile rule
-in nsprof.ladder.ops.matmul.choose_plan (any op: --op hgemm). Prints one JSON line per point, then a table.
+in nsprof.ladder.ops.launch_plan.choose_plan (any op: --op hgemm). Prints one JSON line per point, then a table.
 
     python3 benchmarks/gpu/tune_stage.py --stage v8 --sizes 1024,4096 \\
         --plans auto,128x128/1,64x128/1 --knobs "V8_BK=8,16;V8_MIN_BLOCKS=1,2" --knobs "V8_TN=16"

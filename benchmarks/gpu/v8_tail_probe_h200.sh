@@ -3,7 +3,7 @@
 # then benchmarks/gpu/experiments/v8_tail_probe.py twice: v8's 256x128 and 128x128 tiles with no
 # tiles shared and with the last wave's tiles shared, against cuBLAS FP32 at sizes with a partial
 # last wave and with whole waves, with the SM clock and power. (Earlier runs of this script timed
-# sharing one more wave's tiles, slower everywhere (nsprof.ladder.ops.matmul.stream_k_tail), and the
+# sharing one more wave's tiles, slower everywhere (nsprof.ladder.ops.launch_plan.stream_k_tail), and the
 # 256x128 tile in three rings before it joined v8: benchmarks/experiments/2026-11-24-h200-sgemm-tail-probe/h200-sgemm-tail-probe.json.)
 # (The first run of this probe, with a prototype that split the last wave's tiles in 2-8 K slices,
 # also took one launch of cuBLAS and of v8 at 8192^3 under ncu --clock-control none: see

@@ -80,7 +80,7 @@
 // at 5120^3 and 8192^3, even at 3072^3; with 4 staging boxes the ring drops to 3 stages and it
 // loses 1.5-2.7%. hgemm_h6_128x256 and hgemm_h6_sk_128x256, the same with the staged epilogue,
 // stay as candidates.
-// Tiles per problem (issue 60; nsprof/ladder/ops/hgemm.py declares them, matmul.choose_plan picks;
+// Tiles per problem (issue 60; nsprof/ladder/ops/hgemm.py declares them, launch_plan.choose_plan picks;
 // measured on the H200, paired: benchmarks/records/2026-11-29-h200-hgemm-sizes/h200-hgemm-sizes.md):
 //  * hgemm_h6_tma_128x192: taken where its waves keep a twentieth more of the 132 slots busy than the other
 //    tiles' (3072^3: 384 tiles, 97%, against 288 of 128x256, 73%): 84.5% -> 99.8% of the library there;
@@ -857,7 +857,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
                 }
             }
             // Epilogue (fragment layout: see store_slab_direct).
-            // EPI 2: C is the address of C's tensor map (nsprof.ops.matmul), the warpgroup stores its slab;
+            // EPI 2: C is the address of C's tensor map (nsprof.ladder.ops.matmul), the warpgroup stores its slab;
             // EPI 1: each warp its 16 rows, if they can exist.
             if (stores) {
                 if constexpr (EPI == 2) pending.hold(acc, m0 + c_row, n0 + c_col);
@@ -1049,7 +1049,7 @@ hgemm_h6_128x256(int M, int N, int K, const void* tmA, const void* tmB, __half* 
 
 // The same with a stream-K tail: units past whole_units are shared out by k steps over the
 // grid's shared_blocks (= gridDim.x) blocks; partials holds the float32 sums of each shared
-// unit (128 x 256), then a counter per shared unit, all zeroed (nsprof.ops.matmul).
+// unit (128 x 256), then a counter per shared unit, all zeroed (nsprof.ladder.ops.matmul).
 extern "C" __global__ void __launch_bounds__(384, 1)
 hgemm_h6_sk_128x256(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials,
                     int whole_units, int shared_blocks) {

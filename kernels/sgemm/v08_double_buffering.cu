@@ -28,7 +28,7 @@
 // block per SM, each adding its sums into C (zeroed there) with float4 atomics, so the last wave
 // ends evenly instead of leaving SMs idle. The smaller tiles keep a 3-D grid whose z splits K
 // when there are too few tiles (1024^3: 64 of 128x128 for 132 SMs, split in 4), the slices adding
-// into a zeroed C. The launcher (nsprof.ops.matmul.choose_plan) chooses and the bench prints the
+// into a zeroed C. The launcher (nsprof.ladder.ops.launch_plan.choose_plan) chooses and the bench prints the
 // plan ("256x128x16/tail68": the last 68 tiles shared). On the H200
 // (benchmarks/gpu/v8_tail_probe_h200.sh, 2026-11-24, % of cuBLAS fp32 in the same process):
 // 128x128 alone 97.2 / 95.5% at 8192 / 4096^3, sharing its last wave 98.0-98.3 / 97.2%, the 256x128
@@ -368,7 +368,7 @@ __device__ __forceinline__ void sgemm_v8_body(int M, int N, int K,
     }
 }
 
-// The blocks' work (a 1-D grid; the launcher, nsprof.ops.matmul, chooses the numbers):
+// The blocks' work (a 1-D grid; the launcher, nsprof.ladder.ops.matmul, chooses the numbers):
 // blocks [0, whole_tiles) each compute one tile over all of K, in row order; the tiles after them
 // are shared out over the next `shared_blocks` blocks by k steps (stream-K): block u takes the
 // u-th of shared_blocks equal runs of those tiles' BK-deep steps, laid end to end tile after tile,
@@ -408,7 +408,7 @@ __device__ __forceinline__ void sgemm_v8_blocks(int M, int N, int K, const float
 // Two entry points per block tile: sgemm_v8_<BM>x<BN> checks every access (any M, N, K);
 // sgemm_v8_<BM>x<BN>_unchecked assumes whole tiles (M % BM == N % BN == K % BK == 0, so every row
 // is also float4-aligned) and carries no bounds checks. The launcher picks one per launch
-// (nsprof.ops.matmul: Tile.unchecked_entry).
+// (nsprof.ladder.ops.matmul: Tile.unchecked_entry).
 #define V8_ARGS int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C
 // The 256x128 tile is cuBLAS's shape for this product on the H200 (ncu at 8192^3: 256 threads,
 // one block per SM): 8x16 outputs a thread, 128 FMAs per 6 shared loads, up to 255 registers.

@@ -33,7 +33,7 @@ def main() -> None:
     ap.add_argument("--check", default=CHECK)
     ap.add_argument("--every-tail", action="store_true", help="also time it with the last wave shared at any fill")
     args = ap.parse_args()
-    from nsprof.ladder.ops.matmul import stream_k_tail
+    from nsprof.ladder.ops.launch_plan import stream_k_tail
     from nsprof.ladder.registry import get_op, get_stage
     from nsprof.ladder_runs.torch_baseline import torch_launch
     from nsprof.launch.measure import paired_medians, time_launches, verify

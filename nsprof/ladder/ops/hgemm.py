@@ -45,7 +45,7 @@ def _h6(bm: int, bn: int, smem: int, persistent: bool = False, stream_k: bool = 
     than the staged epilogue at 4096^3 on an H100, up to 0.4% elsewhere:
     benchmarks/records/2026-11-26-h100-h6-stream-k/h100-h6-stream-k.md); `split_sums`: a K split's slices add
     their sums in a workspace, the last one storing C (no reduce kernel); `fill_gain`: an alternative tile
-    (nsprof.ladder.ops.matmul.choose_plan); `ping_pong`: each consumer warpgroup owns whole tiles, the two
+    (nsprof.ladder.ops.launch_plan.choose_plan); `ping_pong`: each consumer warpgroup owns whole tiles, the two
     taking turns at the tensor cores, so one's epilogue runs under the other's MMAs."""
     entry = f"hgemm_h6_{'pp_' if ping_pong else ''}{'sk_' if stream_k else ''}{'tma_' if tma_store else ''}{bm}x{bn}"
     return _t(bm, bn, 64, 384, entry, smem, arch="sm_90a", tma_boxes=((128, 64), (64, 64)),

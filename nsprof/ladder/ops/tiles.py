@@ -27,7 +27,7 @@ class Tile:
     multiples of 4, whole tiles also keep float32 rows float4-aligned).
     `stream_k` entries take a 1-D grid and two more arguments, (whole_tiles, shared_blocks): the
     first blocks compute whole tiles, the rest share the remaining tiles' k steps out evenly
-    (split-K, or the last wave's tiles; nsprof.ladder.ops.matmul.choose_plan). `blocks_per_sm` is what the
+    (split-K, or the last wave's tiles; nsprof.ladder.ops.launch_plan.choose_plan). `blocks_per_sm` is what the
     entry's __launch_bounds__ promise to fit on one SM: a wave of the grid is SMs x that.
     A `persistent` stream_k tile keeps its grid of one block per SM and walks its whole tiles first;
     with `sums_in_workspace`, the blocks that share a tile add their float32 sums into a workspace (the
@@ -40,11 +40,11 @@ class Tile:
     with `max_rows` is never tried for products of more rows. Both split K only as far as one wave
     holds (their products stream B from memory). A tile with `fill_gain` is an alternative to the
     launcher's choice, taken where its waves keep at least that share more of the slots busy (3072^3:
-    128 x 192 for 128 x 256; matmul.choose_plan). A tile with `one_wave_first` is taken unsplit, before
+    128 x 192 for 128 x 256; launch_plan.choose_plan). A tile with `one_wave_first` is taken unsplit, before
     the tiles declared ahead of it, where its blocks fill more than half of one wave and no more (a
     narrower tile with a deep ring, unsplit, against a wider one that would split K: 16 x 128 against
     16 x 256 at N = 14336). A tile with `replaces_unaligned` (a shape) is taken instead of the tile of that
-    shape where the rows of A or B are not whole TMA boxes wide (`rows_in_whole_boxes`; matmul.choose_plan).
+    shape where the rows of A or B are not whole TMA boxes wide (`rows_in_whole_boxes`; launch_plan.choose_plan).
     """
 
     bm: int

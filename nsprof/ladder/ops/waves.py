@@ -1,5 +1,5 @@
 """A matrix product's launch plan counted in waves: the plan a stage would run (the same
-nsprof.ladder.ops.matmul.choose_plan that `nsprof bench` launches) on a GPU's SMs.
+nsprof.ladder.ops.launch_plan.choose_plan that `nsprof bench` launches) on a GPU's SMs.
 
 A wave is one block on every slot (SMs x the blocks the entry fits on one SM). A grid of B blocks
 runs ceil(B / slots) rounds; the last holds B mod slots blocks, and while it runs the other slots
@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 
 from nsprof.ladder.op_model import Stage
-from nsprof.ladder.ops.matmul import busy_share, choose_plan
+from nsprof.ladder.ops.launch_plan import busy_share, choose_plan
 from nsprof.ladder.registry import get_stage
 from nsprof.sizes import parse_label, size_label
 

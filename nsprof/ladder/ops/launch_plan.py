@@ -1,0 +1,204 @@
+"""How a matrix product is cut into blocks: the tile, the K split and the tiles a stream-K grid shares
+out, chosen from a stage's declared tiles for the problem and the GPU's SMs (`choose_plan`). The launcher
+(nsprof.ladder.ops.matmul) runs the plan; `nsprof explain wave-quantization` counts it in waves
+(nsprof.ladder.ops.waves).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from nsprof.errors import UsageError
+from nsprof.ladder.op_model import Stage
+from nsprof.ladder.ops.tiles import Tile, as_tiles
+
+MIN_SLICE_K = 128  # a K split keeps each slice at least this deep, so the partial sums stay worth a launch
+# A grid fills the GPU evenly when the SMs' average block count is at least this share of the busiest SM's
+# (blocks spread round-robin): 1.94 of 2 per SM (0.97) runs at full speed, 1.21 of 2 (0.61) does not.
+EVEN_SPREAD = 0.8
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    """How a product is cut into blocks: the tile, the K split and, for a stream_k tile, the last
+    `shared_tiles` tiles whose k steps `shared_blocks` blocks share out evenly (a K split of a
+    stream_k tile shares every tile: split x tiles blocks)."""
+
+    tile: Tile
+    split_k: int = 1
+    shared_tiles: int = 0
+    shared_blocks: int = 0
+
+
+def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile: str | None = None,
+                forced_split: int | None = None, tiles: tuple[Tile, ...] | None = None,
+                forced_tail: int | None = None) -> LaunchPlan:
+    """Pick the block tile (and split-K factor) that keeps every SM busy.
+
+    In registry order (largest tile first), take the first tile that yields at least one
+    block per SM on its own, or with a split of K that the tile allows (each slice at least
+    MIN_SLICE_K deep). A tile that can split K splits until its blocks also spread evenly over
+    the SMs (`spreads_evenly`), or as far as it may. Otherwise fall back to the smallest tile.
+    `forced_tile` ("64x128"), `forced_split` and `forced_tail` (tiles shared at the end) override
+    the choice, for tuning runs; `tiles` limits the choice to those this GPU can run. A stream_k
+    tile that needs no split shares its last tiles out (`stream_k_tail`). Where few-row tiles fit M,
+    only they are tried (`for_rows`), one that fills one wave unsplit first (`one_wave_first`); an
+    alternative tile may then replace the choice (`_better_filled`), and where rows are not whole TMA
+    boxes wide, its clustered form (`_unaligned_form`).
+
+    Why the even spread (measured on the H200 with v8, benchmarks/gpu/sgemm_peak_h200.sh):
+    at 1000x1200x800, 80 tiles of 128x128 split in 2 give 160 blocks, so 28 SMs run two blocks and
+    104 run one, at 79% of cuBLAS; split in 4 (320 blocks, 2.4 per SM) the same kernel reads 99%.
+    """
+    candidates = as_tiles(stage.tiles) if tiles is None else tiles
+    if forced_tile:
+        chosen = [t for t in candidates if t.shape == forced_tile]
+        if not chosen:
+            shapes = ", ".join(t.shape for t in candidates)
+            raise UsageError(f"stage {stage.stage} has no {forced_tile} tile", f"choose one of: {shapes}")
+        if chosen[0].max_rows is not None and m > chosen[0].max_rows:
+            raise UsageError(f"the {forced_tile} tile of stage {stage.stage} runs products of at most "
+                             f"{chosen[0].max_rows} rows, not {m}", "choose a taller tile, or leave the choice to nsprof")
+        if forced_split is not None:
+            return _unless_needless(_with_sharing(chosen[0], m, n, forced_split, sm_count, forced_tail), chosen)
+        candidates = tuple(chosen)
+    else:
+        candidates = for_rows(candidates, m)
+    candidates, alternatives, replacements = _by_role(candidates)
+    for tile in candidates:
+        if tile.one_wave_first and sm_count < 2 * tile.count(m, n) <= 2 * sm_count:
+            return LaunchPlan(tile)
+    for tile in candidates:
+        blocks = tile.count(m, n)
+        split = _split(tile, blocks, k, sm_count)
+        fills = blocks * split >= sm_count or (_for_few_rows(tile) and 2 * blocks * split > sm_count)
+        if fills or tile is candidates[-1]:  # a tile for few rows: more than half a wave, all one wave holds
+            plan = _unless_needless(_with_sharing(tile, m, n, split, sm_count, forced_tail), candidates)
+            return _unaligned_form(_better_filled(plan, alternatives, m, n, sm_count), replacements, n, k)
+    raise AssertionError("unreachable: the last tile always returns")
+
+
+def _by_role(tiles: tuple[Tile, ...]) -> tuple[tuple[Tile, ...], tuple[Tile, ...], tuple[Tile, ...]]:
+    """The tiles the launcher chooses from (all of them where none is plain: a forced alternative), the
+    alternatives that may replace the choice (`fill_gain`) and the replacements where rows are not whole
+    boxes (`replaces_unaligned`)."""
+    alternatives = tuple(t for t in tiles if t.fill_gain is not None)
+    replacements = tuple(t for t in tiles if t.replaces_unaligned is not None)
+    plain = tuple(t for t in tiles if t.fill_gain is None and t.replaces_unaligned is None)
+    return plain or tiles, alternatives, replacements
+
+
+def busy_share(blocks: int, slots: int) -> float:
+    """The share of the slots' time a grid keeps busy over its rounds (ceil(blocks / slots)), each block
+    taking the same time: 1.0 for whole waves."""
+    return blocks / (math.ceil(blocks / slots) * slots)
+
+
+def _better_filled(plan: LaunchPlan, alternatives: tuple[Tile, ...], m: int, n: int, sm_count: int) -> LaunchPlan:
+    """An unsplit plan of at least a wave gives way to an alternative tile (`fill_gain`) whose waves keep
+    that much more of the slots busy. Why a margin (the H200, paired with the library): at 3072^3, 128 x 192
+    keeps 97% busy against 128 x 256's 73% and ran 640.7 TFLOP/s against 588.6 (84% -> 100% of torch.mm,
+    benchmarks/records/2026-11-29-h200-hgemm-sizes); with 5.5 to 7.3 points more busy it ran 91.0-101.6% of the
+    library against 84.1-96.0% (3072 x 4608 x 2048, 5120 x 3072 x 2048, 3072 x 5120 x 2048), with 3.0 and 4.3
+    points alike (6144 x 4096 x 2048, 5120 x 5120 x 2048), and at 8192^3 (2.3 points) 645 against 675
+    (benchmarks/records/2026-11-30-h200-hgemm-multicast)."""
+    if plan.split_k > 1 or plan.tile.count(m, n) < sm_count * plan.tile.blocks_per_sm:
+        return plan
+    busy = busy_share(plan.tile.count(m, n), sm_count * plan.tile.blocks_per_sm)
+    for tile in alternatives:
+        slots = sm_count * tile.blocks_per_sm
+        if tile.count(m, n) >= slots and busy_share(tile.count(m, n), slots) >= busy + (tile.fill_gain or 0.0):
+            return LaunchPlan(tile)
+    return plan
+
+
+def _unaligned_form(plan: LaunchPlan, replacements: tuple[Tile, ...], n: int, k: int) -> LaunchPlan:
+    """Where the rows of A or B are not whole TMA boxes wide, a tile declared to replace the chosen one there
+    (`replaces_unaligned`) does, unsplit and sharing nothing. Each box row then straddles two 128-byte lines,
+    and the L2 serves more sectors for the same bytes; h6's replacements are its tiles in clusters of two that
+    share B's boxes by multicast, a third less traffic per block (nsprof/ladder/ops/hgemm.py says what they
+    measured)."""
+    if plan.split_k > 1 or plan.tile.rows_in_whole_boxes(n, k):
+        return plan
+    twin = next((t for t in replacements if t.replaces_unaligned == plan.tile.shape), None)
+    return plan if twin is None else LaunchPlan(twin)
+
+
+def _split(tile: Tile, blocks: int, k: int, sm_count: int) -> int:
+    """The K split of a tile's blocks: doubled until they spread evenly over the SMs. A tile for few rows
+    (`few_rows`, `max_rows`) doubles only while its blocks still fit one wave: its products stream B from
+    memory, and a second, partial wave costs more than the SMs one wave leaves idle (16 x 14336 x 4096 on
+    the H200: 56 tiles of 64 x 256 split in 2 ran 54.7 TFLOP/s, in 4 47.6, 224 blocks in 1.7 waves)."""
+    def may_double(split: int) -> bool:
+        return split * 2 <= tile.max_split_k and k >= split * 2 * MIN_SLICE_K
+
+    split = 1
+    if _for_few_rows(tile):
+        while may_double(split) and blocks * split * 2 <= sm_count:
+            split *= 2
+        return split
+    while not spreads_evenly(blocks * split, sm_count) and may_double(split):
+        split *= 2
+    return split
+
+
+def _for_few_rows(tile: Tile) -> bool:
+    """A tile made for few rows, or never used past a row limit: its products stream B from memory."""
+    return tile.few_rows is not None or tile.max_rows is not None
+
+
+def for_rows(tiles: tuple[Tile, ...], m: int) -> tuple[Tile, ...]:
+    """The tiles an M-row product may take: those made for the fewest rows that still hold M (`few_rows`)
+    where there are any (a taller tile would multiply or load rows of zeros), else the others that allow M
+    rows (`max_rows`)."""
+    fits = [t.few_rows for t in tiles if t.few_rows is not None and m <= t.few_rows]
+    few = tuple(t for t in tiles if fits and t.few_rows == min(fits))
+    allowed = tuple(t for t in tiles if t.few_rows is None and (t.max_rows is None or m <= t.max_rows))
+    return few or allowed or tiles
+
+
+def _unless_needless(plan: LaunchPlan, candidates: tuple[Tile, ...] | list[Tile]) -> LaunchPlan:
+    """A tile that is there to share its last wave (`sums_in_workspace`) gives way, where it would share
+    nothing, to the declared tile of its shape that never shares: the same kernel without the sharing
+    code. (h6's stream-K entry unshared ran at 0.996-1.000 of its plain entry at 4096^3 on an H100,
+    paired: benchmarks/records/2026-11-26-h100-h6-stream-k/h100-h6-stream-k.md.)"""
+    if not (plan.tile.stream_k and plan.tile.sums_in_workspace) or plan.shared_tiles:
+        return plan
+    twin = next((t for t in candidates if t.shape == plan.tile.shape and not t.stream_k), None)
+    return plan if twin is None else LaunchPlan(twin, plan.split_k)
+
+
+def _with_sharing(tile: Tile, m: int, n: int, split: int, sm_count: int, forced_tail: int | None) -> LaunchPlan:
+    """The plan of a tile and split; a stream_k tile also says which tiles its blocks share."""
+    if not tile.stream_k:
+        return LaunchPlan(tile, split)
+    tiles = tile.count(m, n)
+    if split > 1:
+        return LaunchPlan(tile, split, tiles, tiles * split)
+    slots = sm_count * tile.blocks_per_sm
+    shared = stream_k_tail(tiles, slots, tile.max_tail_fill) if forced_tail is None else min(forced_tail, tiles)
+    return LaunchPlan(tile, 1, shared, slots if shared else 0)
+
+
+def stream_k_tail(tiles: int, slots: int, max_fill: float = 1.0) -> int:
+    """How many of the last tiles one block per slot shares out by k steps: those of the last, partial
+    wave, when there is more than one wave (with fewer tiles than slots, `spreads_evenly` decides) and
+    the last wave fills at most `max_fill` of the slots (a tile's `max_tail_fill`).
+
+    Why (measured on the H200,
+    benchmarks/experiments/2026-11-24-h200-sgemm-tail-probe/h200-sgemm-tail-probe.json, v8 against cuBLAS
+    FP32): at 8192^3, 2048 tiles of 256x128 fill 15.5 waves of 132 slots; whole tiles only read 97.0-
+    97.7%, sharing the last 68 99.5-100.3%; 4096^3 95.8-96.2 -> 98.1-98.8%, 3072^3 81.4 -> 110.2-110.7%
+    (24 shared). With 128x128 tiles (264 slots) the same rule gave 97.2 -> 98.0-98.3% at 8192^3;
+    sharing one more wave's tiles as well was slower at every size (97.7, 95.8, 107.4%).
+    h6's stream-K tile shares only a last wave at most 0.6 full
+    (benchmarks/records/2026-11-26-h100-h6-stream-k/h100-h6-stream-k.md).
+    """
+    tail = tiles % slots if tiles > slots else 0
+    return tail if tail <= max_fill * slots else 0
+
+
+def spreads_evenly(blocks: int, sm_count: int) -> bool:
+    """At least one block per SM, and the average SM's share at least EVEN_SPREAD of the busiest one's."""
+    return blocks >= sm_count and blocks / sm_count / math.ceil(blocks / sm_count) >= EVEN_SPREAD
