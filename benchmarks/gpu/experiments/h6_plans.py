@@ -61,6 +61,31 @@ def parse_plan(text: str) -> tuple[str | None, int | None, int | None]:
     return shape, None if split == "auto" else int(split or 1), int(tail) if tail else None
 
 
+def resolve_plan(stage, text: str):
+    """A plan's stage (with only that tile where the plan names a kernel entry), tile shape, split and tail."""
+    shape, split, tail = parse_plan(text)
+    if shape and shape.startswith("hgemm_"):  # one entry: the stage with that tile alone
+        tile = next(t for t in stage.tiles + candidates(stage.tiles) if t.entry == shape)
+        return dataclasses.replace(stage, tiles=(tile,)), tile.shape, split, tail
+    return stage, shape, split, tail
+
+
+def knob_sets(defines: str) -> list[tuple[str, ...]]:
+    """--defines "A=1,2;B=3" as every combination: [("A=1", "B=3"), ("A=2", "B=3")]; none: [()]."""
+    if not defines:
+        return [()]
+    return list(itertools.product(*[[f"{name}={v}" for v in values.split(",")]
+                                    for name, values in (p.split("=", 1) for p in defines.split(";"))]))
+
+
+def emit(row: dict, out: str | None) -> None:
+    """One point: printed as a JSON line, and appended to `out`."""
+    print(json.dumps(row), flush=True)
+    if out:
+        with open(out, "a") as sink:
+            sink.write(json.dumps(row) + "\n")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", required=True)
@@ -98,17 +123,11 @@ def main() -> None:
             kept_ms, torch_ms = paired_medians(kept.run, base)
             if kept_ms < torch_ms:
                 base, against = kept.run, f"cuBLAS {kept.tile_label}"
-        knobs = [()] if not args.defines else list(itertools.product(
-            *[[f"{name}={v}" for v in values.split(",")] for name, values in (p.split("=", 1) for p in args.defines.split(";"))]))
-        for plan, defines, promotion in itertools.product(args.plans.split(","), knobs, promotions):
-            shape, split, tail = parse_plan(plan)
+        for plan, defines, promotion in itertools.product(args.plans.split(","), knob_sets(args.defines), promotions):
+            variant, shape, split, tail = resolve_plan(stage, plan)
             tensor_map.L2_PROMOTION_BYTES = promotion  # read when the launcher encodes its maps
             label = plan + "".join(f" {d}" for d in defines) + (f" L2={promotion}" if args.l2 != "128" else "")
             row = {"size": size_label(size), "plan": label, "against": against}
-            variant = stage
-            if shape and shape.startswith("hgemm_"):  # one entry: the stage with that tile alone
-                tile = next(t for t in stage.tiles + candidates(stage.tiles) if t.entry == shape)
-                variant, shape = dataclasses.replace(stage, tiles=(tile,)), tile.shape
             try:
                 launcher = op.workload.launcher(variant, problem, tools, tile_shape=shape, split_k=split, tail=tail,
                                                 defines=defines)
@@ -122,10 +141,7 @@ def main() -> None:
             except Exception as exc:  # one failed point, not a failed probe
                 row.update(ok=False, error=f"{type(exc).__name__}: {exc}"[:300])
             rows.append(row)
-            print(json.dumps(row), flush=True)
-            if args.out:
-                with open(args.out, "a") as sink:
-                    sink.write(json.dumps(row) + "\n")
+            emit(row, args.out)
     print(f"{'size':>18} {'plan':>16} {'tile':>24} {'TFLOP/s':>8} {'%' + key:>8} {'ok':>3}  against")
     for r in rows:
         print(f"{r['size']:>18} {r['plan']:>16} {r.get('tile', '-'):>24} {r.get('tflops', float('nan')):>8.1f} "

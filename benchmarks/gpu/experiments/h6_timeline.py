@@ -21,9 +21,7 @@ launch, the span from the first block's start to the last one's end against the 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import itertools
-import json
 import statistics
 import sys
 from pathlib import Path
@@ -71,7 +69,7 @@ def main() -> None:
     ap.add_argument("--defines", default="", help='compile-time knobs, "A=1,2;B=3": every combination')
     ap.add_argument("--out")
     args = ap.parse_args()
-    from h6_plans import candidates, parse_plan
+    from h6_plans import emit, knob_sets, resolve_plan
 
     from nsprof.ladder.registry import get_op, get_stage
     from nsprof.launch.measure import verify
@@ -79,17 +77,11 @@ def main() -> None:
     from nsprof.sizes import parse_sizes, size_label
 
     tools, op, stage = launch_tools(), get_op("hgemm"), get_stage("hgemm", "h6")
-    knobs = [()] if not args.defines else list(itertools.product(
-        *[[f"{name}={v}" for v in values.split(",")] for name, values in (p.split("=", 1) for p in args.defines.split(";"))]))
     rows = []
     for size in parse_sizes([args.sizes], op.dims):
         problem = op.workload.problem(tools.xp, size)
-        for plan, defines in itertools.product(args.plans.split(","), knobs):
-            shape, split, tail = parse_plan(plan)
-            variant = stage
-            if shape and shape.startswith("hgemm_"):
-                tile = next(t for t in stage.tiles + candidates(stage.tiles) if t.entry == shape)
-                variant, shape = dataclasses.replace(stage, tiles=(tile,)), tile.shape
+        for plan, defines in itertools.product(args.plans.split(","), knob_sets(args.defines)):
+            variant, shape, split, tail = resolve_plan(stage, plan)
             traced = (*defines, "H6_TRACE=1")
             row = {"size": size_label(size), "plan": plan + "".join(f" {d}" for d in defines)}
             try:
@@ -98,6 +90,8 @@ def main() -> None:
                 problem.refresh()
                 err = verify(launcher, problem)
                 row.update(tile=launcher.tile_label, entry=launcher.entry, ok=err <= stage.tolerance(size))
+                if not row["ok"]:  # a wrong kernel is reported as failed, never traced as if it worked
+                    raise ValueError(f"did not verify (error {err:.2e})")
                 for _ in range(5):
                     launcher.run()
                 trace = tools.module_global(stage.kernel_path(), "h6_trace", arch="sm_90a", defines=traced)
@@ -116,10 +110,7 @@ def main() -> None:
             except Exception as exc:  # one failed point, not a failed probe
                 row.update(ok=False, error=f"{type(exc).__name__}: {exc}"[:300])
             rows.append(row)
-            print(json.dumps(row), flush=True)
-            if args.out:
-                with open(args.out, "a") as sink:
-                    sink.write(json.dumps(row) + "\n")
+            emit(row, args.out)
     print(f"{'size':>16} {'plan':>22} {'tile cyc':>9} {'/k tile':>7} {'gap':>6} {'gap90':>6} {'|skew|':>6} "
           f"{'full':>6} {'mma':>5} {'prolog':>6} {'epilog':>6} {'MHz':>5} {'span us':>7} {'event us':>8}")
     for r in rows:
