@@ -113,6 +113,19 @@
 //    (benchmarks/records/2026-11-30-h200-hgemm-evict-first/h200-hgemm-evict-first.md).
 //  * hgemm_h6_sk_64x256 / sk_64x128 / sk_128x128 (stream-K over every tile) and hgemm_h6_split_128x256 lost
 //    to the splits: candidates only.
+//  * fewer instructions a k tile (the ping-pong body): the warpgroup index is broadcast from lane 0, so the
+//    compiler keeps the MMA descriptors in uniform registers. Under ncu at locked clocks h6 and the library's
+//    kernels take the same cycles (within 0.7%) at 2048^3, 4096^3, 2048 x 4096 x 4096 and 8192 x 4096 x 4096,
+//    but h6 issued instructions in 21-33% of the cycles against the library's 12%: at the power limit the
+//    same watts clock it lower. 2048^3 then ran +0.5, +1.0 and +1.9 points of the library (three pairs, two
+//    cards); in h6_body the same broadcast (75 -> 47 instructions from a k tile's wait to its last MMA) gained
+//    nothing measurable at 128x256 and read 1-2 points lower at the few-row tiles, so h6_body keeps threadIdx.
+//    With it, hgemm_h6_pp_128x128 ran 0.1-1.3 points ahead of hgemm_h6_tma_128x256 at 4096^3, 6144^3 and the
+//    2048-row shapes (N of 4096 and 14336), and takes over its whole, unsplit plans where B has at most 2^26
+//    elements (nsprof/ladder/ops/launch_plan.py: _taken_over; at 2048 x 128256 x 4096 it ran 7-9 points
+//    behind) (benchmarks/records/2026-11-30-h200-hgemm-energy/h200-hgemm-energy.md).
+//  * tried, no change (same record): try_wait with a suspend-time hint (NANOSLEEP.SYNCS until the barrier
+//    flips, not a spin), and the tile order grouping 256 to 8192 rows, each within 0.6 points paired.
 // Measured on the H200 over four runs: 588-683 TFLOP/s at 4096^3 (88-104% of cuBLAS), 598-649
 // at 8192^3 (92-101%); at 512x2048x1024 the 128x64 tile runs 197 TFLOP/s, 139% of cuBLAS.
 // Layouts: A (row-major M x K) is K-major for wgmma: its TMA box is {64 K = 128 bytes, 128
@@ -792,8 +805,8 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
                 for (int kk = 0; kk < H6_BK / 16; ++kk) {
                     // A: k16 step = 32 bytes inside the 128-byte swizzled row. B: k16 step =
                     // 16 rows of 128 bytes = 2048 bytes (two whole 8-row swizzle atoms).
-                    const unsigned long long da = desc_a0 + ((s * STAGE_BYTES + kk * 32) >> 4);
-                    const unsigned long long db = desc_b0 + ((s * STAGE_BYTES + kk * 2048) >> 4);
+                    const unsigned long long da = desc_a0 + (((unsigned)s * STAGE_BYTES + kk * 32u) >> 4);
+                    const unsigned long long db = desc_b0 + (((unsigned)s * STAGE_BYTES + kk * 2048u) >> 4);
                     wgmma_bn<WN>(acc, da, db, kt != kb || kk != 0);
                 }
                 wgmma_commit();
@@ -923,7 +936,9 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
     const unsigned full_bar = scratch + (EPI == 1 ? H6_EPI_BYTES : 0);
     const unsigned empty_bar = full_bar + 8 * STAGES;
 
-    const int warpgroup = threadIdx.x / 128;
+    // Broadcast from lane 0, so the compiler knows the warpgroup is the same in every lane and keeps what derives
+    // from it (the MMA descriptors) in uniform registers: fewer instructions a k tile (the header says what it gained).
+    const int warpgroup = __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0);
     const int tid = threadIdx.x % 128;
     const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0u;
 
@@ -1006,10 +1021,10 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
                 wgmma_fence();
 #pragma unroll
                 for (int kk = 0; kk < H6_BK / 16; ++kk) {
-                    const unsigned long long db = desc_b0 + ((s * STAGE_BYTES + kk * 2048) >> 4);
+                    const unsigned long long db = desc_b0 + (((unsigned)s * STAGE_BYTES + kk * 2048u) >> 4);
 #pragma unroll
                     for (int f = 0; f < F; ++f) {
-                        const unsigned long long da = desc_a0 + ((s * STAGE_BYTES + f * 8192 + kk * 32) >> 4);
+                        const unsigned long long da = desc_a0 + (((unsigned)s * STAGE_BYTES + f * 8192u + kk * 32u) >> 4);
                         wgmma_bn<BN>(acc[f], da, db, (kt | kk) != 0);
                     }
                 }

@@ -37,7 +37,8 @@ def _t(bm, bn, bk, threads, entry, smem=0, max_split_k=1, **extra) -> Tile:
 
 
 def _h6(bm: int, bn: int, smem: int, persistent: bool = False, stream_k: bool = False, tma_store: bool = False,
-        split_sums: bool = False, fill_gain: float | None = None, ping_pong: bool = False) -> Tile:
+        split_sums: bool = False, fill_gain: float | None = None, ping_pong: bool = False,
+        takes_over: str | None = None) -> Tile:
     """An h6 tile: 3 warpgroups, 64-deep k-tiles; A's TMA box is 128 rows of 64 halves (128 bytes: one
     swizzle atom), B's 64 rows of 64 columns (a tile of B is bn/64 such boxes). `stream_k`: the
     persistent kernel that shares a last wave at most 0.6 full out by k steps (on an H100, sharing a
@@ -46,11 +47,12 @@ def _h6(bm: int, bn: int, smem: int, persistent: bool = False, stream_k: bool = 
     benchmarks/records/2026-11-26-h100-h6-stream-k/h100-h6-stream-k.md); `split_sums`: a K split's slices add
     their sums in a workspace, the last one storing C (no reduce kernel); `fill_gain`: an alternative tile
     (nsprof.ladder.ops.launch_plan.choose_plan); `ping_pong`: each consumer warpgroup owns whole tiles, the two
-    taking turns at the tensor cores, so one's epilogue runs under the other's MMAs."""
+    taking turns at the tensor cores, so one's epilogue runs under the other's MMAs; `takes_over`: the shape whose
+    whole, unsplit plans it runs (nsprof.ladder.ops.launch_plan.TAKE_OVER_MAX_B says where)."""
     entry = f"hgemm_h6_{'pp_' if ping_pong else ''}{'sk_' if stream_k else ''}{'tma_' if tma_store else ''}{bm}x{bn}"
     return _t(bm, bn, 64, 384, entry, smem, arch="sm_90a", tma_boxes=((128, 64), (64, 64)),
               swizzle=128, persistent=persistent, stream_k=stream_k, sums_in_workspace=stream_k or split_sums,
-              max_tail_fill=0.6 if stream_k else 1.0, tma_store=tma_store, fill_gain=fill_gain)
+              max_tail_fill=0.6 if stream_k else 1.0, tma_store=tma_store, fill_gain=fill_gain, takes_over=takes_over)
 
 
 def _h6_multicast(bn: int, smem: int) -> Tile:
@@ -164,7 +166,7 @@ STAGES = (
         "hgemm", "h6", "wgmma fed by TMA, warp-specialized", "kernels/hgemm/h6_wgmma_tma.cu", NVRTC,
         (_h6(128, 256, _H6_TMA_SMEM, persistent=True, stream_k=True, tma_store=True),
          _h6(128, 256, _H6_TMA_SMEM, persistent=True, tma_store=True),
-         _h6(128, 128, 214272, persistent=True, ping_pong=True), _h6_split(128), _h6(128, 64, 140544, split_sums=True),
+         _h6(128, 128, 214272, persistent=True, ping_pong=True, takes_over="128x256"), _h6_split(128), _h6(128, 64, 140544, split_sums=True),
          _h6_few_rows(256, 5), _h6_few_rows(128, 8), _h6_few_rows(256, 6, rows=16),
          _h6_few_rows(128, 11, rows=16, one_wave_first=True),
          _h6(128, 192, _H6_192_SMEM, persistent=True, tma_store=True, fill_gain=0.05),

@@ -17,6 +17,9 @@ MIN_SLICE_K = 128  # a K split keeps each slice at least this deep, so the parti
 # A grid fills the GPU evenly when the SMs' average block count is at least this share of the busiest SM's
 # (blocks spread round-robin): 1.94 of 2 per SM (0.97) runs at full speed, 1.21 of 2 (0.61) does not.
 EVEN_SPREAD = 0.8
+# A tile that takes over another's plans (`Tile.takes_over`) does so only where B has at most this many elements
+# (128 MiB of halves): h6's ping-pong 128 x 128 ran ahead of 128 x 256 with B of 117 MB and behind it with 1 GB.
+TAKE_OVER_MAX_B = 1 << 26
 
 
 @dataclass(frozen=True)
@@ -44,8 +47,9 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
     the choice, for tuning runs; `tiles` limits the choice to those this GPU can run. A stream_k
     tile that needs no split shares its last tiles out (`stream_k_tail`). Where few-row tiles fit M,
     only they are tried (`for_rows`), one that fills one wave unsplit first (`one_wave_first`); an
-    alternative tile may then replace the choice (`_better_filled`), and where rows are not whole TMA
-    boxes wide, its clustered form (`_unaligned_form`).
+    alternative tile may then replace the choice (`_better_filled`), where rows are not whole TMA
+    boxes wide, its clustered form (`_unaligned_form`), and elsewhere a tile that takes over its plans
+    (`_taken_over`).
 
     Why the even spread (measured on the H200 with v8, benchmarks/gpu/sgemm_peak_h200.sh):
     at 1000x1200x800, 80 tiles of 128x128 split in 2 give 160 blocks, so 28 SMs run two blocks and
@@ -75,7 +79,8 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
         fills = blocks * split >= sm_count or (_for_few_rows(tile) and 2 * blocks * split > sm_count)
         if fills or tile is candidates[-1]:  # a tile for few rows: more than half a wave, all one wave holds
             plan = _unless_needless(_with_sharing(tile, m, n, split, sm_count, forced_tail), candidates)
-            return _unaligned_form(_better_filled(plan, alternatives, m, n, sm_count), replacements, n, k)
+            plan = _unaligned_form(_better_filled(plan, alternatives, m, n, sm_count), replacements, n, k)
+            return _taken_over(plan, candidates, m, n, k)
     raise AssertionError("unreachable: the last tile always returns")
 
 
@@ -123,6 +128,19 @@ def _unaligned_form(plan: LaunchPlan, replacements: tuple[Tile, ...], n: int, k:
         return plan
     twin = next((t for t in replacements if t.replaces_unaligned == plan.tile.shape), None)
     return plan if twin is None else LaunchPlan(twin)
+
+
+def _taken_over(plan: LaunchPlan, candidates: tuple[Tile, ...], m: int, n: int, k: int) -> LaunchPlan:
+    """A plan that splits and shares nothing, of more than one row of tiles, with B of at most TAKE_OVER_MAX_B
+    elements, runs on a tile declared to take over the plans of its tile's shape (`takes_over`). Why (the H200,
+    paired with the library, benchmarks/records/2026-11-30-h200-hgemm-energy): h6's ping-pong 128 x 128 tiles
+    ran 0.1-1.3 points ahead of 128 x 256 at 4096^3, 6144^3, 4096 x 4096 x 2048 and the 2048-row shapes with
+    N of 4096 and 14336, alike at 8192 x 4096 x 4096 and 8192 x 4096 x 14336, and 7-9 points behind at
+    2048 x 128256 x 4096 (B of 1 GB). With one row of tiles 128 x 256 evicts B first (nsprof/ladder/ops/hgemm.py)."""
+    if plan.split_k > 1 or plan.shared_tiles or m <= plan.tile.bm or k * n > TAKE_OVER_MAX_B:
+        return plan
+    heir = next((t for t in candidates if t.takes_over == plan.tile.shape), None)
+    return plan if heir is None else LaunchPlan(heir)
 
 
 def _split(tile: Tile, blocks: int, k: int, sm_count: int) -> int:

@@ -45,6 +45,9 @@ class Tile:
     narrower tile with a deep ring, unsplit, against a wider one that would split K: 16 x 128 against
     16 x 256 at N = 14336). A tile with `replaces_unaligned` (a shape) is taken instead of the tile of that
     shape where the rows of A or B are not whole TMA boxes wide (`rows_in_whole_boxes`; launch_plan.choose_plan).
+    A tile with `takes_over` (a shape) runs the plans the launcher makes of the tile of that shape where they
+    split nothing and share nothing, C has more than one row of those tiles, and B is not much larger than an L2
+    (launch_plan.TAKE_OVER_MAX_B).
     """
 
     bm: int
@@ -72,6 +75,7 @@ class Tile:
     fill_gain: float | None = None  # an alternative: taken only where its waves keep this much more busy
     one_wave_first: bool = False  # taken unsplit, before the tiles ahead of it, where it fills half a wave to one
     replaces_unaligned: str | None = None  # the shape of the tile it replaces where rows are not whole boxes
+    takes_over: str | None = None  # the shape of the tile whose whole, unsplit plans it runs
     cluster: int = 1  # blocks per cluster: a tile is that many blocks' tiles stacked, and takes as many slots
 
     @property
