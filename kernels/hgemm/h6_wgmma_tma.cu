@@ -125,7 +125,8 @@
 //    elements (nsprof/ladder/ops/launch_plan.py: _taken_over; at 2048 x 128256 x 4096 it ran 7-9 points
 //    behind) (benchmarks/records/2026-11-30-h200-hgemm-energy/h200-hgemm-energy.md).
 //  * tried, no change (same record): try_wait with a suspend-time hint (NANOSLEEP.SYNCS until the barrier
-//    flips, not a spin), and the tile order grouping 256 to 8192 rows, each within 0.6 points paired.
+//    flips, not a spin: within 0.5 points at seven of nine shapes, 1.7-2.3 lower at two few-row ones), and the
+//    tile order grouping 256 to 8192 rows (no group size ahead at more than two of seven shape-and-tile pairs).
 // Measured on the H200 over four runs: 588-683 TFLOP/s at 4096^3 (88-104% of cuBLAS), 598-649
 // at 8192^3 (92-101%); at 512x2048x1024 the 128x64 tile runs 197 TFLOP/s, 139% of cuBLAS.
 // Layouts: A (row-major M x K) is K-major for wgmma: its TMA box is {64 K = 128 bytes, 128
