@@ -239,12 +239,13 @@ def test_the_chart_and_the_report_table_name_each_kernel_alike():
 
 def test_each_launch_s_configuration_label_is_its_grid_and_block_on_a_real_capture(real_program):
     """The real JAX capture (37,628 launches in hundreds of configurations): each launch's label,
-    made once per distinct configuration, is its own grid and block joined, as a row-by-row join
+    made once per distinct configuration, is its own grid, block, registers and dynamic shared memory joined, as a row-by-row join
     makes it (which took 71 s of a 1M-launch diff)."""
     from nsprof.analyze.capture_facts import gpu_launches
-    from nsprof.analyze.launch_configs import LAUNCH_SIZES
+    from nsprof.analyze.launch_configs import LAUNCH_RESOURCES, LAUNCH_SIZES
 
     export = load_profile(real_program("jax-a")).timelines[0]
     labels = gpu_launches([export])["config"].iloc[:len(export.kernels)]
-    expected = export.kernels[list(LAUNCH_SIZES)].astype("Int64").astype(str).agg(",".join, axis=1)
+    columns = [*LAUNCH_SIZES, *LAUNCH_RESOURCES]
+    expected = export.kernels[columns].astype("Int64").astype(str).agg(",".join, axis=1)
     assert labels.nunique() > 50 and labels.tolist() == expected.tolist()

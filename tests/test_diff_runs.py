@@ -252,8 +252,10 @@ def test_two_single_runs_of_an_unchanged_program_call_nothing(a, b):
 
 
 def triton_configs(export: Path) -> dict[str, set[tuple]]:
-    """Per Triton kernel of an nsys export, its launch configurations, by SQL."""
-    query = ("SELECT s.value, k.gridX, k.gridY, k.gridZ, k.blockX, k.blockY, k.blockZ FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+    """Per Triton kernel of an nsys export, its launch configurations (sizes, registers, dynamic shared memory),
+    by SQL."""
+    query = ("SELECT s.value, k.gridX, k.gridY, k.gridZ, k.blockX, k.blockY, k.blockZ, k.registersPerThread, "
+             "k.dynamicSharedMemory FROM CUPTI_ACTIVITY_KIND_KERNEL k "
              "JOIN StringIds s ON s.id = k.demangledName WHERE s.value LIKE 'triton%'")
     configs: dict[str, set[tuple]] = {}
     with sqlite3.connect(f"file:{export}?mode=ro", uri=True) as db:
@@ -272,7 +274,8 @@ def test_torch_compile_s_autotuning_in_one_run_is_compiled_differently():
     assert len(moved) == 2
     rows = {row["kernel"]: row for row in api.diff(a, b).kernels}
     assert {name for name, row in rows.items() if row["status"] == "compiled differently"} == moved
-    assert all(rows[name]["compiled"].startswith("other launch configurations") for name in moved)
+    assert all(rows[name]["compiled"].startswith("other launch configurations") and " regs)" in rows[name]["compiled"]
+               for name in moved)
 
 
 def test_two_stages_of_one_capture_ran_in_one_run_so_no_floor_applies():

@@ -51,7 +51,7 @@ from nsprof.parse.profile import Capture
 ANALYSIS_COLUMNS = {
     "kernels": ("start_ns", "end_ns", "duration_ns", "device_id", "stream_id", "correlation_id", "global_pid", "kernel",
                 "mangled_name",
-                "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "dynamic_smem_bytes",
+                "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "dynamic_smem_bytes", "registers_per_thread",
                 "operator"),  # a framework trace's (torch.profiler): what launched each kernel
     "runtime": ("start_ns", "end_ns", "correlation_id", "global_tid", "api"),
 }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from nsprof.analyze.launch_configs import LAUNCH_SIZES, combined_codes
+from nsprof.analyze.launch_configs import LAUNCH_RESOURCES, LAUNCH_SIZES, combined_codes
 from nsprof.parse.model import GpuTimeline, LaunchCounters
 
 GPU_NAME_METRIC = "device__attribute_display_name"
@@ -14,8 +14,8 @@ GPU_LAUNCH_COLUMNS = ("name", "start_ns", "value_ns", "config", "operator")
 
 def gpu_launches(nsys: list[GpuTimeline]) -> pd.DataFrame:
     """Every kernel and graph launch nsys traced, in GPU_LAUNCH_COLUMNS: its name, start and
-    duration (`value_ns`), and its grid and block as one label ("" for a graph, or where the export
-    holds none), and the framework's operator that launched it where the timeline names one (XLA's
+    duration (`value_ns`), and its grid, block, registers and dynamic shared memory as one label ("" for a
+    graph, or where the export holds no sizes), and the framework's operator that launched it where the timeline names one (XLA's
     module and op): what `nsprof diff` compares launch by launch."""
     frames = []
     for export in nsys:
@@ -49,13 +49,15 @@ def gpu_totals(nsys: list[GpuTimeline]) -> dict:
 
 
 def _launch_configs(kernels: pd.DataFrame) -> pd.Series:
-    """Each launch's grid and block as one label ("" where the export holds none)."""
+    """Each launch's grid and block, and its registers per thread and dynamic shared memory where the export
+    holds both, as one label ("" where the export holds no sizes)."""
     if kernels.empty or not all(column in kernels for column in LAUNCH_SIZES):  # (an empty row-wise agg is a frame)
         return pd.Series("", index=kernels.index, dtype=object)
+    columns = [*LAUNCH_SIZES, *(LAUNCH_RESOURCES if all(c in kernels for c in LAUNCH_RESOURCES) else ())]
     # labels made once per distinct configuration (a million launches share a few dozen), then taken per launch
-    codes = combined_codes(kernels[column].to_numpy() for column in LAUNCH_SIZES)
+    codes = combined_codes(kernels[column].to_numpy() for column in columns)
     _, first = np.unique(codes, return_index=True)
-    labels = kernels[list(LAUNCH_SIZES)].iloc[first].astype("Int64").astype(str).agg(",".join, axis=1).to_numpy(object)
+    labels = kernels[columns].iloc[first].astype("Int64").astype(str).agg(",".join, axis=1).to_numpy(object)
     return pd.Series(labels[codes], index=kernels.index, dtype=object)
 
 

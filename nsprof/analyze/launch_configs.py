@@ -10,6 +10,10 @@ import numpy as np
 import pandas as pd
 
 LAUNCH_SIZES = tuple(f"{part}_{axis}" for part in ("grid", "block") for axis in "xyz")  # nsys_sqlite's columns
+# what a launch asks of each SM beyond its sizes, where the export holds it (nsys does; a trace may not): the same
+# kernel recompiled (its registers), or an autotuner's other pipeline depth (its dynamic shared memory), shows here
+# with its grid and block unchanged
+LAUNCH_RESOURCES = ("registers_per_thread", "dynamic_smem_bytes")
 Configuration = tuple[str, str, str]  # kernel name, grid, block
 
 

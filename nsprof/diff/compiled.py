@@ -16,7 +16,9 @@ A kernel compiled differently (`differences`), where either side shows it:
   sides, or by an op that runs another set of kernels on the other side (an op's kernels added or
   removed are this too, not `added` or `removed`; an eager PyTorch operator's are not);
 - in a compiled program (XLA's, or a Triton kernel of torch.compile): launched in other launch
-  configurations, or another number of times a run.
+  configurations (grid and block, and where the export holds them registers per thread and dynamic
+  shared memory: a recompiled kernel, or an autotuner's other pipeline depth, with the same sizes),
+  or another number of times a run.
 Such rows are `compiled differently`, never faster or slower; the loop's time per iteration (one
 execution of the program's step) still compares the programs as they ran.
 
@@ -103,11 +105,19 @@ def _sets(frame: pd.DataFrame, column: str) -> dict:
 
 
 def _configs(labels: set) -> set:
-    """Launch configurations as `grid 128x1x1 block 384x1x1` (capture_facts labels them
-    `128,1,1,384,1,1`)."""
+    """Launch configurations as `grid 132x1x1 block 384x1x1 (168 regs, 213 KB smem)` (capture_facts labels them
+    `132,1,1,384,1,1,168,218112`: the sizes, then registers per thread and dynamic shared memory where the
+    export holds them)."""
     def named(label: str) -> str:
-        sizes = label.split(",")
-        return f"grid {'x'.join(sizes[:3])} block {'x'.join(sizes[3:])}" if len(sizes) == 6 else label
+        parts = label.split(",")
+        if len(parts) not in (6, 8):
+            return label
+        text = f"grid {'x'.join(parts[:3])} block {'x'.join(parts[3:6])}"
+        if len(parts) == 8 and parts[6].isdigit() and parts[7].isdigit():
+            smem = int(parts[7])
+            shared = "" if not smem else f", {smem / 1024:.0f} KB smem" if smem >= 1024 else f", {smem} B smem"
+            text += f" ({parts[6]} regs{shared})"
+        return text
     return {named(label) for label in labels}
 
 
