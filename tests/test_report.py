@@ -163,8 +163,9 @@ def test_bad_from_is_a_one_line_error(tmp_path):
 
 # --- where the time went ----------------------------------------------------------------------------
 
-WORK_TABLES = {"kernels": "CUPTI_ACTIVITY_KIND_KERNEL", "memcpys": "CUPTI_ACTIVITY_KIND_MEMCPY",
-               "memsets": "CUPTI_ACTIVITY_KIND_MEMSET"}
+WORK_TABLES = {"kernels": "CUPTI_ACTIVITY_KIND_KERNEL", "graphs": "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
+               "memcpys": "CUPTI_ACTIVITY_KIND_MEMCPY", "memsets": "CUPTI_ACTIVITY_KIND_MEMSET"}
+GRAPH_PROGRAM = REPO / "tests" / "data" / "user-programs" / "graph.sqlite"  # a graph replayed 5 times, traced whole
 
 
 def breakdown_by_sql(path: Path) -> dict:
@@ -197,24 +198,27 @@ def breakdown_by_sql(path: Path) -> dict:
             "kernel_ns": sum(end - start for start, end in work["kernels"])}
 
 
-@pytest.mark.parametrize("capture", [EXAMPLE, REPO / "profiles" / "examples" / "h200-pipeline-1024"],
-                         ids=["sgemm-ladder", "pipeline"])
-def test_time_breakdown_is_the_exports_by_sql(capture):
+@pytest.mark.parametrize("export_path", [EXAMPLE / "nsys.sqlite", REPO / "profiles" / "examples" / "h200-pipeline-1024" /
+                                         "nsys.sqlite", GRAPH_PROGRAM], ids=["sgemm-ladder", "pipeline", "graph"])
+def test_time_breakdown_is_the_exports_by_sql(export_path):
     """Each activity's count and time (the union of its intervals), the idle time and the largest idle
     gaps against plain SQL over the export (breakdown_by_sql). The ladder's work runs on one stream;
     the pipeline's copies overlap each other and its kernels (so its activities sum to more than the
-    span's busy part, and summing intervals instead of merging them would count time twice)."""
-    export = load_nsys(capture / "nsys.sqlite")
+    span's busy part, and summing intervals instead of merging them would count time twice); the graph
+    program's five launches of a graph traced whole are GPU work that no kernel row lists."""
+    export = load_nsys(export_path)
     breakdown = time_breakdown(export)
-    by_sql = breakdown_by_sql(capture / "nsys.sqlite")
+    by_sql = breakdown_by_sql(export_path)
     gpu = breakdown.gpu.set_index("activity")
     assert breakdown.span_ns == by_sql["span"] and gpu.loc["idle", "time_ns"] == by_sql["idle"]
     for activity, (count, time_ns) in by_sql["activities"].items():
-        assert (gpu.loc[activity, "count"], gpu.loc[activity, "time_ns"]) == (count, time_ns), activity
+        if count or activity != "graphs":  # no graphs row where nothing was traced whole
+            assert (gpu.loc[activity, "count"], gpu.loc[activity, "time_ns"]) == (count, time_ns), activity
+    assert ("graphs" in gpu.index) == (export_path == GRAPH_PROGRAM)
     assert list(breakdown.gaps["duration_ns"]) == by_sql["gaps"][:3]
     assert breakdown.kernels["time_ns"].sum() == by_sql["kernel_ns"]
     assert "cudaMalloc" in set(breakdown.api["api"])  # version suffixes (_v3020) dropped
-    if capture != EXAMPLE:  # the activities overlap: together they exceed the busy time
+    if "pipeline" in str(export_path):  # the activities overlap: together they exceed the busy time
         assert gpu.drop("idle")["time_ns"].sum() > 1.05 * (by_sql["span"] - by_sql["idle"])
 
 

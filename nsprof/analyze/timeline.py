@@ -1,8 +1,8 @@
 """Where the time of an nsys capture went (pure functions over an GpuTimeline).
 
 The span runs from the first CUDA API call or GPU operation to the end of the last one. Over it:
-the GPU's time in kernels, memcpys and memsets (each the union of its intervals, so concurrent
-work counts once) and idle (the span minus the union of all GPU work: launch gaps, host work,
+the GPU's time in kernels, whole-graph launches, memcpys and memsets (each the union of its intervals,
+so concurrent work counts once) and idle (the span minus the union of all GPU work: launch gaps, host work,
 compilation, start-up); the largest idle gaps; the kernels that took the most GPU time; and the
 CPU time spent inside CUDA API calls, per function.
 """
@@ -33,8 +33,11 @@ class TimeBreakdown:
 
 
 def time_breakdown(export: GpuTimeline, gaps: int = 3) -> TimeBreakdown | None:
-    """The capture's time, or None when it recorded no CUDA activity at all."""
-    work = {"kernels": export.kernels, "memcpys": export.memcpys, "memsets": export.memsets}
+    """The capture's time, or None when it recorded no CUDA activity at all. Graphs traced whole (nsys's
+    default: one GPU operation a launch, its kernels not listed) are work of their own, shown where there are any."""
+    work = {"kernels": export.kernels, "graphs": export.graphs, "memcpys": export.memcpys, "memsets": export.memsets}
+    if not len(export.graphs):
+        del work["graphs"]
     events = [frame for frame in (*work.values(), export.runtime) if len(frame)]
     if not events:
         return None
