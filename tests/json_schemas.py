@@ -12,6 +12,7 @@ from pydantic import TypeAdapter
 
 from nsprof.analyze.captures_types import CapturesDocument
 from nsprof.capture.checks import Check
+from nsprof.ceilings.types import CpuCeilings, GpuCeilings
 from nsprof.diff.types import DiffDocument, NoiseDocument, NoiseRecord
 from nsprof.history.store import HistoryRow
 from nsprof.history.trend import CheckDocument
@@ -29,6 +30,8 @@ DOCUMENTS = {  # file stem -> (the document's type, the command that writes it)
     "stages": (list[StageJson], "nsprof stages --json"),
     "history": (list[HistoryRow], "nsprof history show --json"),
     "history-check": (CheckDocument, "nsprof history check --fail-if-slower PCT --json"),
+    "ceilings": (GpuCeilings, "nsprof ceilings --json (and the ceilings-<gpu>.json it saves)"),
+    "ceilings-cpu": (CpuCeilings, "nsprof ceilings --cpu --json (and the file it saves)"),
 }
 
 

@@ -122,3 +122,27 @@ def test_history_check_json_matches_its_schema(tmp_path):
     document = json_of("history", "check", "--db", db, "--fail-if-slower", "5")
     assert document["rows"] and document["baseline"]
     check(document, "history-check")
+
+
+def test_the_ceilings_an_h200_measured_match_their_schema():
+    """profiles/ceilings-nvidia-h200.json is what `nsprof ceilings --json` printed and saved on the H200; a
+    ceiling's key renamed, or its value a string, fails."""
+    document = json.loads((ROOT / "profiles" / "ceilings-nvidia-h200.json").read_text())
+    check(document, "ceilings")
+    document["ceilings"]["dram_tbyte_per_s"]["bandwidth"] = document["ceilings"]["dram_tbyte_per_s"].pop("value")
+    with pytest.raises(jsonschema.ValidationError, match="bandwidth"):
+        check(document, "ceilings")
+
+
+def test_the_cpu_ceilings_measured_here_and_kept_match_their_schema(monkeypatch, tmp_path):
+    """`nsprof ceilings --cpu --json` run here (a copy and a product small enough for CI), and the CPU ceilings
+    the repository keeps from earlier runs."""
+    from nsprof.ladder_runs import cpu_ceilings
+
+    monkeypatch.setattr(cpu_ceilings, "COPY_BYTES", 64 << 20)
+    monkeypatch.setattr(cpu_ceilings, "FP32_N", 512)
+    monkeypatch.setenv("NSPROF_DATA_DIR", str(tmp_path))
+    check(json_of("ceilings", "--cpu", "--no-save"), "ceilings-cpu")
+    for kept in (*DATA.glob("cpu-rung/*/ceilings-cpu.json"), *EXAMPLES.glob("*/ceilings-cpu.json")):
+        check(json.loads(kept.read_text()), "ceilings-cpu")
+

@@ -9,7 +9,9 @@ profile keeps the ceilings it was measured under wherever it is analyzed.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from nsprof.errors import ParseError
 from nsprof.output import write_atomically
@@ -78,7 +80,7 @@ def manifest_copy(gpu_name: str | None) -> dict | None:
     return {"copied_from": str(path), **document}
 
 
-def save_ceilings(document: dict, directory: Path | None = None) -> Path:
+def save_ceilings(document: Mapping[str, Any], directory: Path | None = None) -> Path:
     """Write the document to DIRECTORY/ceilings-<gpu>.json (default: the data directory) in one
     step, and return the path.
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -50,7 +52,7 @@ def ceilings(
         stderr().print(f"ceilings written to {path}")
 
 
-def cpu_ceilings_table(document: dict):
+def cpu_ceilings_table(document: Mapping[str, Any]):
     """The host CPU's measured roofs, as a document table."""
     from nsprof.render import format as fmt
     from nsprof.render.document import Table
@@ -65,7 +67,7 @@ def cpu_ceilings_table(document: dict):
                  "the CPU rung's roofs (v0, v0b, v0blas; s0, s0b, s0blas), measured on the wall clock", ("how",))
 
 
-def ceilings_table(document: dict):
+def ceilings_table(document: Mapping[str, Any]):
     """What was measured beside the datasheet, as a document table (nsprof.render.document)."""
     from nsprof.analyze.roofline import LEVELS, UNITS
     from nsprof.ceilings.peaks import MEASURABLE, datasheet_ceiling

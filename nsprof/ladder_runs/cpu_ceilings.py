@@ -15,10 +15,12 @@ from __future__ import annotations
 import ctypes
 import datetime as dt
 from collections.abc import Callable
+from typing import cast
 
 import numpy as np
 
 from nsprof import __version__
+from nsprof.ceilings.types import Ceiling, CpuCeilings, CpuDevice
 from nsprof.ladder.cpu_roles import PARALLEL_FLAGS
 from nsprof.ladder.op_model import find_kernel
 from nsprof.ladder_runs.cpu_stage import compiled, host_info, time_wall
@@ -29,7 +31,7 @@ COPY_BYTES = 1 << 30
 REPEAT = 5
 
 
-def measure_cpu_ceilings(progress: Callable[[str], None] = lambda message: None) -> dict:
+def measure_cpu_ceilings(progress: Callable[[str], None] = lambda message: None) -> CpuCeilings:
     """The host's ceilings document: {"kind": "cpu", "device": {"device": "CPU <model>", and
     host_info()}, "created", "nsprof_version", "ceilings": {"fp32_tflops", "dram_tbyte_per_s"}}, each
     entry with its value, method and timing; saved as the GPUs' are (nsprof.ceilings.files), under
@@ -39,12 +41,13 @@ def measure_cpu_ceilings(progress: Callable[[str], None] = lambda message: None)
     progress("memory bandwidth: a streaming copy")
     bandwidth = _stream_copy(COPY_BYTES)
     host = host_info()
-    return {"kind": "cpu", "device": {"device": f"CPU {host['cpu']}", **host}, "nsprof_version": __version__,
+    device = cast(CpuDevice, {"device": f"CPU {host['cpu']}", **host})
+    return {"kind": "cpu", "device": device, "nsprof_version": __version__,
             "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "ceilings": {"fp32_tflops": fp32, "dram_tbyte_per_s": bandwidth}}
 
 
-def _blas_fp32(n: int) -> dict:
+def _blas_fp32(n: int) -> Ceiling:
     rng = np.random.default_rng(0)
     a, b = (rng.standard_normal((n, n), dtype=np.float32) for _ in range(2))
     out = np.empty((n, n), np.float32)
@@ -54,7 +57,7 @@ def _blas_fp32(n: int) -> dict:
                          method=f"NumPy's matmul (its BLAS) on float32 at {n}^3, every core")
 
 
-def _stream_copy(size: int) -> dict:
+def _stream_copy(size: int) -> Ceiling:
     copy = compiled(str(find_kernel("kernels/common/cpu_stream.c")), PARALLEL_FLAGS).nsprof_cpu_copy
     copy.argtypes, copy.restype = [ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p], None
     source = np.ones(size // 4, np.float32)

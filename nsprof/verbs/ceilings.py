@@ -10,6 +10,7 @@ from nsprof.verbs.common import path_or_none
 
 if TYPE_CHECKING:
     from nsprof.capture.checks import Check
+    from nsprof.ceilings.types import CpuCeilings, GpuCeilings
 
 
 def doctor(nsys: str | None = None, ncu: str | None = None) -> list[Check]:
@@ -21,7 +22,7 @@ def doctor(nsys: str | None = None, ncu: str | None = None) -> list[Check]:
 
 
 def measure_ceilings(out: str | Path | None = None, save: bool = True,
-                     progress: Callable[[str], None] | None = None) -> tuple[dict, list[Path]]:
+                     progress: Callable[[str], None] | None = None) -> tuple[GpuCeilings, list[Path]]:
     """This GPU's roofs, measured (GPU): the document `nsprof ceilings --json` prints, and the file
     it was saved to in nsprof's data directory (or `out`) when `save`."""
     from nsprof.ceilings.files import save_ceilings
@@ -34,7 +35,7 @@ def measure_ceilings(out: str | Path | None = None, save: bool = True,
 
 
 def measure_cpu_ceilings(out: str | Path | None = None, save: bool = True,
-                         progress: Callable[[str], None] | None = None) -> tuple[dict, list[Path]]:
+                         progress: Callable[[str], None] | None = None) -> tuple[CpuCeilings, list[Path]]:
     """This host CPU's roofs, measured (no GPU): the document `nsprof ceilings --cpu --json` prints
     (nsprof.ladder_runs.cpu_ceilings), and the file it was saved to (as a GPU's are) when `save`."""
     from nsprof.ceilings.files import save_ceilings
