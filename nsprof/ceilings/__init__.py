@@ -3,6 +3,7 @@ which apply to a capture. One module per job:
 
 - peaks: the Ceiling record, the datasheet table per GPU, measured values laid over it. Pure data.
 - files: ceilings-<gpu>.json as `nsprof ceilings` saves it, and the copy a capture puts in its manifest.
+- types: the document `nsprof ceilings --json` prints and saves, as types (a MeasuredCeiling each).
 - resolve: the ceiling that applies to a capture (--ceilings, else its manifest, else the data
   directory, over the datasheet), each value naming its source.
 

@@ -9,7 +9,7 @@ from typing import Literal
 from typing_extensions import NotRequired, TypedDict  # pydantic reads them for docs/json
 
 
-class Ceiling(TypedDict):
+class MeasuredCeiling(TypedDict):
     """One measured roof: TB/s or TFLOP/s as its key names (dram_tbyte_per_s, fp32_tflop_per_s), the amount
     one launch moves or computes over the median launch time."""
 
@@ -46,7 +46,7 @@ class GpuCeilings(TypedDict):
     nsprof_version: str
     created: str  # ISO 8601, UTC
     device: GpuDevice
-    ceilings: dict[str, Ceiling]
+    ceilings: dict[str, MeasuredCeiling]
 
 
 class CpuDevice(TypedDict):
@@ -68,4 +68,4 @@ class CpuCeilings(TypedDict):
     device: CpuDevice
     nsprof_version: str
     created: str
-    ceilings: dict[str, Ceiling]
+    ceilings: dict[str, MeasuredCeiling]

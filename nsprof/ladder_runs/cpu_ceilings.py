@@ -20,7 +20,7 @@ from typing import cast
 import numpy as np
 
 from nsprof import __version__
-from nsprof.ceilings.types import Ceiling, CpuCeilings, CpuDevice
+from nsprof.ceilings.types import CpuCeilings, CpuDevice, MeasuredCeiling
 from nsprof.ladder.cpu_roles import PARALLEL_FLAGS
 from nsprof.ladder.op_model import find_kernel
 from nsprof.ladder_runs.cpu_stage import compiled, host_info, time_wall
@@ -47,7 +47,7 @@ def measure_cpu_ceilings(progress: Callable[[str], None] = lambda message: None)
             "ceilings": {"fp32_tflops": fp32, "dram_tbyte_per_s": bandwidth}}
 
 
-def _blas_fp32(n: int) -> Ceiling:
+def _blas_fp32(n: int) -> MeasuredCeiling:
     rng = np.random.default_rng(0)
     a, b = (rng.standard_normal((n, n), dtype=np.float32) for _ in range(2))
     out = np.empty((n, n), np.float32)
@@ -57,7 +57,7 @@ def _blas_fp32(n: int) -> Ceiling:
                          method=f"NumPy's matmul (its BLAS) on float32 at {n}^3, every core")
 
 
-def _stream_copy(size: int) -> Ceiling:
+def _stream_copy(size: int) -> MeasuredCeiling:
     copy = compiled(str(find_kernel("kernels/common/cpu_stream.c")), PARALLEL_FLAGS).nsprof_cpu_copy
     copy.argtypes, copy.restype = [ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p], None
     source = np.ones(size // 4, np.float32)

@@ -27,7 +27,7 @@ from typing import cast
 import numpy as np
 
 from nsprof import __version__
-from nsprof.ceilings.types import Ceiling, GpuCeilings, GpuDevice
+from nsprof.ceilings.types import GpuCeilings, GpuDevice, MeasuredCeiling
 from nsprof.launch.gpu import device_info, require_cupy
 from nsprof.launch.measure import time_launches
 
@@ -92,7 +92,7 @@ def measure_ceilings(progress: Callable[[str], None] = lambda message: None) -> 
         ("host-to-device bandwidth (pinned)", "h2d_tbyte_per_s", lambda: measure_host_copy(cp, to_device=True)),
         ("device-to-host bandwidth (pinned)", "d2h_tbyte_per_s", lambda: measure_host_copy(cp, to_device=False)),
     )
-    ceilings: dict[str, Ceiling] = {}
+    ceilings: dict[str, MeasuredCeiling] = {}
     for message, name, measure in steps:
         progress(f"measuring {message}")
         ceilings[name] = {**measure(), "date": today}
@@ -100,7 +100,7 @@ def measure_ceilings(progress: Callable[[str], None] = lambda message: None) -> 
             "device": cast(GpuDevice, device), "ceilings": ceilings}
 
 
-def measure_dram(cp) -> Ceiling:
+def measure_dram(cp) -> MeasuredCeiling:
     free_bytes, _ = cp.cuda.runtime.memGetInfo()
     size = min(COPY_BYTES, free_bytes // 4)  # two buffers, with room to spare
     source = cp.ones(size, dtype=cp.uint8)
@@ -111,7 +111,7 @@ def measure_dram(cp) -> Ceiling:
                   method=f"device-to-device copy of {size / 2**30:g} GiB (bytes read + written)")
 
 
-def measure_l2(cp, device: dict) -> Ceiling:
+def measure_l2(cp, device: dict) -> MeasuredCeiling:
     l2_bytes = device["l2_mib"] * 2**20
     size = int(min(24 * 2**20, max(2**20, l2_bytes / 2.5))) // 16 * 16  # fits in L2 with room to spare
     data = cp.zeros(size // 4, dtype=cp.float32)
@@ -125,7 +125,7 @@ def measure_l2(cp, device: dict) -> Ceiling:
                   method=f"{L2_PASSES} reads of a {size / 2**20:g} MiB buffer with ld.global.cg (L2, not L1)")
 
 
-def measure_fp32(cp, device: dict) -> Ceiling:
+def measure_fp32(cp, device: dict) -> MeasuredCeiling:
     out = cp.zeros(1, dtype=cp.float32)
     kernel = cp.RawKernel(FMA_SOURCE, "fma_peak")
     blocks = device["sm_count"] * (THREADS_PER_SM // BLOCK) * 4  # four full waves
@@ -137,7 +137,7 @@ def measure_fp32(cp, device: dict) -> Ceiling:
                   method=f"FMA microbenchmark ({FMA_CHAINS} independent chains per thread, {blocks:,} blocks of {BLOCK})")
 
 
-def measure_hgemm(cp) -> Ceiling:
+def measure_hgemm(cp) -> MeasuredCeiling:
     rng = cp.random.default_rng(0)
     a = rng.standard_normal((HGEMM_N, HGEMM_N), dtype=cp.float32).astype(cp.float16)
     b = rng.standard_normal((HGEMM_N, HGEMM_N), dtype=cp.float32).astype(cp.float16)
@@ -148,7 +148,7 @@ def measure_hgemm(cp) -> Ceiling:
                   method=f"cuBLAS HGEMM (cupy.matmul, float16) at {HGEMM_N}^3")
 
 
-def measure_host_copy(cp, to_device: bool) -> Ceiling:
+def measure_host_copy(cp, to_device: bool) -> MeasuredCeiling:
     import cupyx
 
     host = cupyx.empty_pinned(HOST_COPY_BYTES, dtype=np.uint8)
@@ -164,8 +164,8 @@ def measure_host_copy(cp, to_device: bool) -> Ceiling:
                   method=f"asynchronous copy of {HOST_COPY_BYTES >> 20} MiB, {direction}")
 
 
-def ceiling_entry(tera_per_s: float, timing, method: str, **amounts) -> Ceiling:
+def ceiling_entry(tera_per_s: float, timing, method: str, **amounts) -> MeasuredCeiling:
     """One ceiling (TB/s or TFLOP/s: an amount per launch over the median launch time in ms, / 1e9)."""
     summary = timing.summary()
-    return cast(Ceiling, {"value": round(tera_per_s, 4), "method": f"{method}, median of {summary['runs']}",
+    return cast(MeasuredCeiling, {"value": round(tera_per_s, 4), "method": f"{method}, median of {summary['runs']}",
                           **amounts, **{key: summary[key] for key in ("median_ms", "spread_pct", "runs")}})
