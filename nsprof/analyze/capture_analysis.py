@@ -25,6 +25,7 @@ from nsprof.analyze.host_types import HostSide
 from nsprof.analyze.hot_kernels import capture_hot_kernels, launch_table
 from nsprof.analyze.iterations import Loop, capture_loop, steady_part
 from nsprof.analyze.kernel_groups import kernel_groups
+from nsprof.analyze.launch_configs import LAUNCH_RESOURCES, LAUNCH_SIZES
 from nsprof.analyze.launch_findings import missing_metrics, rule_results
 from nsprof.analyze.nvtx_attribution import (
     THREAD,
@@ -51,7 +52,7 @@ from nsprof.parse.profile import Capture
 ANALYSIS_COLUMNS = {
     "kernels": ("start_ns", "end_ns", "duration_ns", "device_id", "stream_id", "correlation_id", "global_pid", "kernel",
                 "mangled_name",
-                "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "dynamic_smem_bytes", "registers_per_thread",
+                *LAUNCH_SIZES, *LAUNCH_RESOURCES,  # a launch's configuration (capture_facts labels it by these)
                 "operator"),  # a framework trace's (torch.profiler): what launched each kernel
     "runtime": ("start_ns", "end_ns", "correlation_id", "global_tid", "api"),
 }

@@ -32,6 +32,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # h6_plans
 TILES, FIELDS, BLOCKS = 64, 4, 160  # H6_TRACE_TILES, values per tile, blocks traced (the kernel's h6_trace)
 
 
+def median(values) -> float:
+    """The median, NaN where nothing was traced."""
+    return statistics.median(values) if values else float("nan")
+
+
 def summarize(trace, k_tiles: int) -> dict:
     """Medians over the traced tiles of one launch; trace is (blocks, 2, TILES, FIELDS) of clocks."""
     tiles, gaps, skews, full, mma = [], [], [], [], []
@@ -44,19 +49,18 @@ def summarize(trace, k_tiles: int) -> dict:
             gaps += [int(b[0] - a[1]) for a, b in itertools.pairwise(rows)]
         both = [(a, b) for a, b in zip(block[0], block[1]) if a[1] > 0 and b[1] > 0]
         skews += [int(b[1]) - int(a[1]) for a, b in both]
-    med = lambda v: statistics.median(v) if v else float("nan")  # noqa: E731
-    return {"tiles_traced": len(tiles), "tile_cycles": med(tiles), "cycles_per_k_tile": med(tiles) / k_tiles,
-            "gap": med(gaps), "gap_p90": sorted(gaps)[int(0.9 * len(gaps))] if gaps else float("nan"),
-            "skew": med(skews), "abs_skew": med([abs(v) for v in skews]), "full_wait": med(full), "mma_wait": med(mma)}
+    return {"tiles_traced": len(tiles), "tile_cycles": median(tiles), "cycles_per_k_tile": median(tiles) / k_tiles,
+            "gap": median(gaps), "gap_p90": sorted(gaps)[int(0.9 * len(gaps))] if gaps else float("nan"),
+            "skew": median(skews), "abs_skew": median([abs(v) for v in skews]), "full_wait": median(full),
+            "mma_wait": median(mma)}
 
 
 def summarize_blocks(blocks, event_ms: float) -> dict:
     """Block-level medians of one launch; blocks is (BLOCKS, 6): start, first MMAs, last MMAs done, end (clocks),
     start and end (global ns)."""
     rows = [[int(v) for v in r] for r in blocks if r[3] > 0 and r[1] > 0]  # blocks that ran a tile
-    med = lambda v: statistics.median(v) if v else float("nan")  # noqa: E731
-    return {"prologue": med([r[1] - r[0] for r in rows]), "epilogue": med([r[3] - r[2] for r in rows]),
-            "mhz": med([1000 * (r[3] - r[0]) / max(1, r[5] - r[4]) for r in rows]),
+    return {"prologue": median([r[1] - r[0] for r in rows]), "epilogue": median([r[3] - r[2] for r in rows]),
+            "mhz": median([1000 * (r[3] - r[0]) / max(1, r[5] - r[4]) for r in rows]),
             "span_us": (max(r[5] for r in rows) - min(r[4] for r in rows)) / 1000 if rows else float("nan"),
             "start_spread_us": (max(r[4] for r in rows) - min(r[4] for r in rows)) / 1000 if rows else float("nan"),
             "event_us": 1000 * event_ms}
