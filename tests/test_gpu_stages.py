@@ -264,7 +264,7 @@ def test_v10_runs_ragged_sizes_by_cp_async_zero_fill(tile, size, padded, entry_s
 
 
 @pytest.mark.parametrize("tile, split", [("128x256", 1), ("128x192", 1), ("256x256", 1), ("256x192", 1), ("128x128", 1),
-                                         ("128x64", 1), ("128x64", 2), ("128x64", 4)])
+                                         ("128x64", 1), ("128x64", 2), ("128x64", 4), ("64x64", 1)])
 @pytest.mark.parametrize("size, padded", [((1000, 1200, 808), False), ((300, 520, 1096), False),
                                           ((300, 520, 296), False), ((1000, 1200, 804), True)])
 def test_h6_runs_ragged_sizes_by_tma_zero_fill(tile, split, size, padded, tools):
@@ -285,6 +285,23 @@ def test_h6_runs_ragged_sizes_by_tma_zero_fill(tile, split, size, padded, tools)
     launcher = op.workload.launcher(stage, problem, tools, tile_shape=tile, split_k=split)
     assert (launcher.padded_shape is not None) == padded, size
     assert verify(launcher, problem) <= stage.tolerance(size)
+
+
+@pytest.mark.parametrize("size", [(128, 4096, 4096), (128, 3072, 3072), (128, 4096, 4000), (128, 8192, 1096)])
+def test_h6_ping_pong_64x64_runs_where_it_replaces_a_shallow_split(size, tools):
+    """The launcher's own plan at 128 rows (no tile forced): the ping-pong 64 x 64 tile, K whole, verified; K of
+    4000 and 1096 leave the last k tile partly zeros."""
+    from nsprof.ladder.registry import get_stage
+    from nsprof.ladder_runs.bench import unavailable_reason
+    from nsprof.launch.measure import verify
+
+    stage, op = get_stage("hgemm", "h6"), get_op("hgemm")
+    if reason := unavailable_reason(stage, tools):
+        pytest.skip(reason)
+    problem = op.workload.problem(tools.xp, size, seed=sum(size))
+    launcher = op.workload.launcher(stage, problem, tools)
+    assert launcher.entry == "hgemm_h6_pp_64x64" and launcher.padded_shape is None
+    assert verify(launcher, problem) <= stage.tolerance(size), f"{launcher.tile_label} {size}"
 
 
 # one row, a ragged 17 and 100, a whole 64, K % 8 != 0 padded; the 16-row tiles: 1, 16, a ragged 7 and 9

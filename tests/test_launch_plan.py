@@ -122,7 +122,7 @@ def test_h6_takes_128x192_only_where_its_waves_keep_a_twentieth_more_of_the_slot
         ((4096, 4040, 4096), "hgemm_h6_cl2_tma_256x256"),  # N alone
         ((3072, 5120, 2048), "hgemm_h6_tma_128x192"),  # whole 128-byte lines: no clusters
         ((4096, 4096, 4096), "hgemm_h6_pp_128x128"),  # whole lines: the ping-pong tile takes 128x256's plan
-        ((128, 4096, 4000), "hgemm_h6_split_128x128"),  # a split tile has no clustered form
+        ((96, 4096, 4000), "hgemm_h6_split_128x128"),  # a split tile has no clustered form
     ],
 )
 def test_h6_takes_its_clustered_tiles_where_rows_are_not_whole_128_byte_lines(size, entry):
@@ -144,6 +144,26 @@ def test_h6_takes_its_clustered_tiles_where_rows_are_not_whole_128_byte_lines(si
 )
 def test_h6_ping_pong_tile_takes_over_whole_128x256_plans_where_b_is_not_much_larger_than_the_l2(size, entry):
     assert choose_plan(get_stage("hgemm", "h6"), *size, H200_SMS).tile.entry == entry
+
+
+@pytest.mark.parametrize(
+    "size, entry, split",
+    [
+        ((128, 4096, 4096), "hgemm_h6_pp_64x64", 1),  # 128 x 128 split in 4: slices of 1024; 128 tiles of 64 x 64
+        ((128, 4096, 8192), "hgemm_h6_pp_64x64", 1),  # slices of 2048, the deepest replaced
+        ((128, 8192, 4096), "hgemm_h6_pp_64x64", 1),  # split in 2; 256 tiles keep 97% of two waves busy
+        ((128, 3072, 3072), "hgemm_h6_pp_64x64", 1),  # 96 tiles: one wave
+        ((128, 4096, 14336), "hgemm_h6_split_128x128", 4),  # slices of 3584: deep enough to keep the split
+        ((128, 5120, 5120), "hgemm_h6_split_128x128", 2),  # slices of 2560
+        ((128, 6144, 4096), "hgemm_h6_split_128x128", 2),  # 192 tiles keep 73% of two waves busy
+        ((96, 4096, 4096), "hgemm_h6_split_128x128", 4),  # 96 rows are not whole 64-row tiles
+        ((128, 14336, 4096), "hgemm_h6_split_128x128", 1),  # unsplit: nothing to replace
+        ((64, 4096, 4096), "hgemm_h6_64x256", 8),  # a few-row tile's split stays
+    ],
+)
+def test_h6_ping_pong_64x64_replaces_shallow_splits_of_128x128(size, entry, split):
+    plan = choose_plan(get_stage("hgemm", "h6"), *size, H200_SMS)
+    assert (plan.tile.entry, plan.split_k) == (entry, split)
 
 
 def test_a_forced_tile_is_not_taken_over():

@@ -21,7 +21,7 @@ from nsprof.sizes import parse_label
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDS = {"sgemm": [ROOT / "benchmarks" / "records" / "2026-11-29-h200-sgemm" / "h200-sgemm.json"],
-           "hgemm": [ROOT / "benchmarks" / "records" / "2026-11-30-h200-hgemm-energy" / f"{half}-run1.json"
+           "hgemm": [ROOT / "benchmarks" / "records" / "2026-11-30-h200-hgemm-pp64" / f"{half}-run1.json"
                      for half in ("squares", "models")]}
 LABEL = re.compile(r"^(?P<shape>\d+x\d+)x\d+(?:/split(?P<split>\d+)|/tail(?P<tail>\d+))?$")
 

@@ -105,6 +105,14 @@
 //    64-row tiles): 1 x 128256 x 4096 91% -> 99% of torch.mm; 16x128 runs unsplit where its blocks fill half a
 //    wave to one (N = 14336: 94-98% -> 99-100.5%).
 //  * hgemm_h6_split_128x128: the same split for 65-128 rows where the persistent tiles do not fill the SMs.
+//  * hgemm_h6_pp_64x64 (h6_pp_body, WM = BN = 64, a 13-deep ring): the library's tile at 128 x 4096 x 4096. It
+//    replaces 128 x 128's K split where the slices are at most 2048 deep, M is whole 64-row tiles and its own
+//    tiles fit a wave or keep 90% of the SMs busy: the split's slices each add 64 KB of float32 sums in a
+//    workspace, a fixed cost that shallow slices do not hide. On one H200, against the split (TFLOP/s):
+//    128 x 4096 x 2048 157 -> 214, 128 x 4096 x 4096 255 -> 306 (89-90% -> 105-106% of the library),
+//    128 x 4096 x 8192 301 -> 348, 128 x 3072 x 3072 161 -> 186; behind with deep slices (128 x 4096 x 14336
+//    386 -> 336) and at 96 and 72 rows (nsprof/ladder/ops/launch_plan.py: _unsplit_form;
+//    benchmarks/records/2026-11-30-h200-hgemm-pp64).
 //  * B evicted first (H6_B_EVICT_FIRST, every h6_body entry): where C is one row of tiles each element of B
 //    is loaded once, and where B is also larger than any Hopper L2 it cannot stay there for the next launch:
 //    the producer loads it with an L2::evict_first policy, and A and the split's sums keep their lines. At the
@@ -124,7 +132,16 @@
 //    2048-row shapes (N of 4096 and 14336), and takes over its whole, unsplit plans where B has at most 2^26
 //    elements (nsprof/ladder/ops/launch_plan.py: _taken_over; at 2048 x 128256 x 4096 it ran 7-9 points
 //    behind) (benchmarks/records/2026-11-30-h200-hgemm-energy/h200-hgemm-energy.md).
-//  * tried, no change (same record): try_wait with a suspend-time hint (NANOSLEEP.SYNCS until the barrier
+//  * the ring's descriptors and barriers stepped, not rebuilt (both bodies): each k tile rebuilt stage s's MMA
+//    descriptors and barrier addresses from the shared window's base (the compiler rematerialised them);
+//    carried from one k tile to the next: 88 -> 64 instructions a k tile of hgemm_h6_pp_128x128, 72 -> 32 from
+//    the full barrier's wait to the last MMA of hgemm_h6_cl2_tma_256x192. Under ncu at locked clocks h6 still
+//    issued 1.26x (ping-pong, 2048^3 and 2048 x 14336 x 4096) and 3.1x (256 x 192 in clusters, 3000 x 5000 x
+//    2000) the library's instructions in the same cycles, and asked the L2 for 1.75-1.9x and 1.3x its sectors.
+//    Paired with the library, off / on, both orders: 2048 x 14336 x 4096 97.6 / 98.3% and 97.8 / 98.3%; at 15
+//    more shapes on two H200s within 0.5 points or within the spread of the two orders (3000 x 5000 x 2000
+//    94.9 / 100.0% and 99.8 / 98.7%) (benchmarks/records/2026-11-30-h200-hgemm-pp64).
+//  * tried, no change (benchmarks/records/2026-11-30-h200-hgemm-energy): try_wait with a suspend-time hint (NANOSLEEP.SYNCS until the barrier
 //    flips, not a spin: within 0.5 points at seven of nine shapes, 1.7-2.3 lower at two few-row ones), and the
 //    tile order grouping 256 to 8192 rows (no group size ahead at more than two of seven shape-and-tile pairs).
 // Measured on the H200 over four runs: 588-683 TFLOP/s at 4096^3 (88-104% of cuBLAS), 598-649
@@ -774,6 +791,10 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
                           EPI == 2 ? scratch + c * (tma_boxes<WN>() * 8192) : scratch + (c * 4 + warp) * 2048};
         int s = 0;
         unsigned phase = 0;
+        // Stage s's descriptors and full barrier, stepped with the ring (the header: "the ring's descriptors and
+        // barriers stepped, not rebuilt"; no carry leaves a descriptor's address field: shared addresses < 256 KB).
+        unsigned long long da_s = desc_a0, db_s = desc_b0;
+        unsigned fb_s = full_bar;
         H6Walk w = walk();
         // The walk runs one unit ahead: the next unit and its tile's origin (two integer divisions, ~80
         // dependent instructions) are found under this tile's first MMAs, not between its last MMAs and the
@@ -788,7 +809,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
                 next_more = w.next(next_u, next_kb, next_ke);
                 if (next_more) tile_origin(next_u, next_m0, next_n0);
             };
-            int prev = 0;
+            unsigned prev_eb = 0;  // the empty barrier of the stage read last
             if constexpr (SHARE) {
                 if (ke == kb) {  // a K slice past the last k tile adds zeros
 #pragma unroll
@@ -798,7 +819,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
             tile_clock.new_tile();
             for (int kt = kb; kt < ke; ++kt) {
                 tile_clock.mark_now();
-                mbar_wait(full_bar + 8 * s, phase);
+                mbar_wait(fb_s, phase);
                 tile_clock.stage_full(kt == kb);
                 fence_acc(acc);
                 wgmma_fence();  // orders our earlier register accesses before the async MMAs
@@ -806,8 +827,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
                 for (int kk = 0; kk < H6_BK / 16; ++kk) {
                     // A: k16 step = 32 bytes inside the 128-byte swizzled row. B: k16 step =
                     // 16 rows of 128 bytes = 2048 bytes (two whole 8-row swizzle atoms).
-                    const unsigned long long da = desc_a0 + (((unsigned)s * STAGE_BYTES + kk * 32u) >> 4);
-                    const unsigned long long db = desc_b0 + (((unsigned)s * STAGE_BYTES + kk * 2048u) >> 4);
+                    const unsigned long long da = da_s + kk * (32u / 16), db = db_s + kk * (2048u / 16);
                     wgmma_bn<WN>(acc, da, db, kt != kb || kk != 0);
                 }
                 wgmma_commit();
@@ -824,20 +844,25 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
                 wgmma_wait<1>();
                 tile_clock.mmas_waited();
                 if (kt > kb && lane == 0) {
-                    mbar_arrive(empty_bar + 8 * prev);
+                    mbar_arrive(prev_eb);
 #pragma unroll
-                    for (int r = 1; r < CLUSTER; ++r) mbar_arrive_cluster(empty_bar + 8 * prev, (rank + r) % CLUSTER);
+                    for (int r = 1; r < CLUSTER; ++r) mbar_arrive_cluster(prev_eb, (rank + r) % CLUSTER);
                 }
-                prev = s;
-                if (++s == STAGES) { s = 0; phase ^= 1; }
+                prev_eb = fb_s + (empty_bar - full_bar);
+                if (++s == STAGES) {
+                    s = 0; phase ^= 1;
+                    da_s = desc_a0; db_s = desc_b0; fb_s = full_bar;
+                } else {
+                    da_s += STAGE_BYTES / 16; db_s += STAGE_BYTES / 16; fb_s += 8;
+                }
             }
             wgmma_wait<0>();
             fence_acc(acc);
             tile_clock.tile_done(c, tid);
             if (lane == 0 && ke > kb) {
-                mbar_arrive(empty_bar + 8 * prev);
+                mbar_arrive(prev_eb);
 #pragma unroll
-                for (int r = 1; r < CLUSTER; ++r) mbar_arrive_cluster(empty_bar + 8 * prev, (rank + r) % CLUSTER);
+                for (int r = 1; r < CLUSTER; ++r) mbar_arrive_cluster(prev_eb, (rank + r) % CLUSTER);
             }
             if constexpr (EPI != 0) pending.store_rest(out);  // fewer k tiles than rounds
 
@@ -1013,19 +1038,24 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
             const int g0 = i * k_tiles;  // this tile's first ring slot
             int s = g0 % STAGES;
             unsigned phase = (unsigned)(g0 / STAGES) & 1u;
+            // Stage s's descriptors and barriers, stepped with the ring, so the k loop does not rebuild them from
+            // the shared window's base (no carry leaves a descriptor's address field: shared addresses < 256 KB).
+            unsigned long long da_s = desc_a0 + (unsigned)s * (STAGE_BYTES / 16);
+            unsigned long long db_s = desc_b0 + (unsigned)s * (STAGE_BYTES / 16);
+            unsigned fb_s = full_bar + 8 * s;
             if (i > 0) named_bar_sync(1 + c);  // our turn: the other warpgroup issued tile i-1
-            int prev = 0;
+            unsigned prev_eb = 0;  // the empty barrier of the stage read last
             for (int kt = 0; kt < k_tiles; ++kt) {
-                mbar_wait(full_bar + 8 * s, phase);
+                mbar_wait(fb_s, phase);
 #pragma unroll
                 for (int f = 0; f < F; ++f) fence_acc(acc[f]);
                 wgmma_fence();
 #pragma unroll
                 for (int kk = 0; kk < H6_BK / 16; ++kk) {
-                    const unsigned long long db = desc_b0 + (((unsigned)s * STAGE_BYTES + kk * 2048u) >> 4);
+                    const unsigned long long db = db_s + kk * (2048u / 16);
 #pragma unroll
                     for (int f = 0; f < F; ++f) {
-                        const unsigned long long da = desc_a0 + (((unsigned)s * STAGE_BYTES + f * 8192u + kk * 32u) >> 4);
+                        const unsigned long long da = da_s + (f * 8192u + kk * 32u) / 16;
                         wgmma_bn<BN>(acc[f], da, db, (kt | kk) != 0);
                     }
                 }
@@ -1035,20 +1065,26 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
                 for (int f = 0; f < F; ++f) fence_acc(acc[f]);
                 wgmma_wait<1>();
                 if (kt > 0 && lane == 0) {
-                    mbar_arrive(empty_bar + 8 * prev);
+                    mbar_arrive(prev_eb);
 #pragma unroll
-                    for (int r = 1; r < CLUSTER; ++r) mbar_arrive_cluster(empty_bar + 8 * prev, (rank + r) % CLUSTER);
+                    for (int r = 1; r < CLUSTER; ++r) mbar_arrive_cluster(prev_eb, (rank + r) % CLUSTER);
                 }
-                prev = s;
-                if (++s == STAGES) { s = 0; phase ^= 1; }
+                prev_eb = fb_s + (empty_bar - full_bar);
+                if (++s == STAGES) {
+                    s = 0; phase ^= 1;
+                    da_s -= (STAGES - 1) * (STAGE_BYTES / 16); db_s -= (STAGES - 1) * (STAGE_BYTES / 16);
+                    fb_s -= 8 * (STAGES - 1);
+                } else {
+                    da_s += STAGE_BYTES / 16; db_s += STAGE_BYTES / 16; fb_s += 8;
+                }
             }
             wgmma_wait<0>();
 #pragma unroll
             for (int f = 0; f < F; ++f) fence_acc(acc[f]);
             if (lane == 0) {
-                mbar_arrive(empty_bar + 8 * prev);
+                mbar_arrive(prev_eb);
 #pragma unroll
-                for (int r = 1; r < CLUSTER; ++r) mbar_arrive_cluster(empty_bar + 8 * prev, (rank + r) % CLUSTER);
+                for (int r = 1; r < CLUSTER; ++r) mbar_arrive_cluster(prev_eb, (rank + r) % CLUSTER);
             }
 #pragma unroll
             for (int f = 0; f < F; ++f)
@@ -1195,8 +1231,8 @@ hgemm_h6_pp_128x128(int M, int N, int K, const void* tmA, const void* tmB, __hal
 }
 
 // 64 x 64 warpgroup tiles in a 13-deep ring (13 x 16 KB + 16 KB of staging): what the library runs at
-// 128 x 4096 x 4096 (nvjet 64x64_64x13: 128 tiles, K whole, one a block), where h6's split 128 x 128 tiles
-// read 89-95% of it. A candidate, not yet run on a GPU (issue 60's next probe).
+// 128 x 4096 x 4096 (nvjet 64x64_64x13: 128 tiles, K whole, one a block). Declared to replace 128 x 128's
+// shallow K splits (header, "Tiles per problem").
 #ifndef H6_PP64x64_STAGES
 #define H6_PP64x64_STAGES 13
 #endif

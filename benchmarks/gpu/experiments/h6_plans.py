@@ -29,9 +29,8 @@ def candidates(declared):
     """Undeclared h6 entries (kernels/hgemm/h6_wgmma_tma.cu), each the declared tile of its shape as the
     kernel runs it: the stream-K forms of the 64-row tiles and of 128 x 128 (persistent, sharing tiles by
     k steps), 128 x 256 split over K like hgemm_h6_split_128x128, the cooperative 128 x 128 tile
-    (hgemm_h6_128x128), the ping-pong one in clusters of two (hgemm_h6_pp_cl2_256x128) and ping-pong 64 x 64
-    tiles in a 13-deep ring (hgemm_h6_pp_64x64: 1024 bytes of alignment + 13 stages of 16 KB + 16 KB of staging
-    + barriers), and 128 x 192 with C stored by the threads through a staging tile (hgemm_h6_128x192)."""
+    (hgemm_h6_128x128), the ping-pong one in clusters of two (hgemm_h6_pp_cl2_256x128), and 128 x 192 with C
+    stored by the threads through a staging tile (hgemm_h6_128x192)."""
     by_entry = {tile.entry: tile for tile in declared}
 
     def sk(entry):
@@ -43,13 +42,11 @@ def candidates(declared):
     # form's stream-K entry, and the ping-pong one in clusters of two that multicast B (a unit of 256 x 128)
     ping_pong = by_entry["hgemm_h6_pp_128x128"]
     by_entry["hgemm_h6_128x128"] = dataclasses.replace(ping_pong, entry="hgemm_h6_128x128")
-    small = dataclasses.replace(ping_pong, entry="hgemm_h6_pp_64x64", bm=64, bn=64, tma_boxes=((64, 64), (64, 64)),
-                                dynamic_smem_bytes=1024 + 13 * 16384 + 16384 + 256)
     # 128 x 192 with C staged through 16 KB of shared memory and stored by the threads (before TMA stores)
     staged_192 = dataclasses.replace(by_entry["hgemm_h6_tma_128x192"], entry="hgemm_h6_128x192", tma_store=False,
                                      dynamic_smem_bytes=1024 + 5 * 40960 + 16384 + 256)
     return (sk("hgemm_h6_64x256"), sk("hgemm_h6_64x128"), sk("hgemm_h6_128x128"), split,
-            by_entry["hgemm_h6_128x128"], dataclasses.replace(ping_pong, entry="hgemm_h6_pp_cl2_256x128", bm=256), small,
+            by_entry["hgemm_h6_128x128"], dataclasses.replace(ping_pong, entry="hgemm_h6_pp_cl2_256x128", bm=256),
             staged_192)
 
 

@@ -38,7 +38,7 @@ def _t(bm, bn, bk, threads, entry, smem=0, max_split_k=1, **extra) -> Tile:
 
 def _h6(bm: int, bn: int, smem: int, persistent: bool = False, stream_k: bool = False, tma_store: bool = False,
         split_sums: bool = False, fill_gain: float | None = None, ping_pong: bool = False,
-        takes_over: str | None = None) -> Tile:
+        takes_over: str | None = None, replaces_split: str | None = None) -> Tile:
     """An h6 tile: 3 warpgroups, 64-deep k-tiles; A's TMA box is 128 rows of 64 halves (128 bytes: one
     swizzle atom), B's 64 rows of 64 columns (a tile of B is bn/64 such boxes). `stream_k`: the
     persistent kernel that shares a last wave at most 0.6 full out by k steps (on an H100, sharing a
@@ -48,11 +48,14 @@ def _h6(bm: int, bn: int, smem: int, persistent: bool = False, stream_k: bool = 
     their sums in a workspace, the last one storing C (no reduce kernel); `fill_gain`: an alternative tile
     (nsprof.ladder.ops.launch_plan.choose_plan); `ping_pong`: each consumer warpgroup owns whole tiles, the two
     taking turns at the tensor cores, so one's epilogue runs under the other's MMAs; `takes_over`: the shape whose
-    whole, unsplit plans it runs (nsprof.ladder.ops.launch_plan.TAKE_OVER_MAX_B says where)."""
+    whole, unsplit plans it runs (nsprof.ladder.ops.launch_plan.TAKE_OVER_MAX_B says where); `replaces_split`: the
+    shape whose shallow K splits it runs unsplit (nsprof.ladder.ops.launch_plan.SHALLOW_SLICE_K says where). A's
+    box is as tall as the tile, at most 128 rows."""
     entry = f"hgemm_h6_{'pp_' if ping_pong else ''}{'sk_' if stream_k else ''}{'tma_' if tma_store else ''}{bm}x{bn}"
-    return _t(bm, bn, 64, 384, entry, smem, arch="sm_90a", tma_boxes=((128, 64), (64, 64)),
+    return _t(bm, bn, 64, 384, entry, smem, arch="sm_90a", tma_boxes=((min(bm, 128), 64), (64, 64)),
               swizzle=128, persistent=persistent, stream_k=stream_k, sums_in_workspace=stream_k or split_sums,
-              max_tail_fill=0.6 if stream_k else 1.0, tma_store=tma_store, fill_gain=fill_gain, takes_over=takes_over)
+              max_tail_fill=0.6 if stream_k else 1.0, tma_store=tma_store, fill_gain=fill_gain, takes_over=takes_over,
+              replaces_split=replaces_split)
 
 
 def _h6_multicast(bn: int, smem: int) -> Tile:
@@ -99,6 +102,8 @@ def _h6_split(bn: int) -> Tile:
               tma_boxes=((128, 64), (64, 64)), swizzle=128, max_rows=128, sums_in_workspace=True)
 
 
+# 1 KB of alignment slack + 13 stages x 16 KB (64x64: A's 8 KB box and one of B's) + 16 KB of staging + barriers
+_H6_PP64x64_SMEM = 1024 + 13 * 16384 + 16384 + 256
 # 1 KB of alignment slack + 5 stages x 40 KB (128x192) + 2 consumer warpgroups x 1 staging box of 8 KB + barriers
 _H6_192_SMEM = 1024 + 5 * 40960 + 2 * 8192 + 256
 # 1 KB of alignment slack + 4 stages x 48 KB + 2 consumer warpgroups x 2 staging boxes of 8 KB + barriers
@@ -167,6 +172,7 @@ STAGES = (
         (_h6(128, 256, _H6_TMA_SMEM, persistent=True, stream_k=True, tma_store=True),
          _h6(128, 256, _H6_TMA_SMEM, persistent=True, tma_store=True),
          _h6(128, 128, 214272, persistent=True, ping_pong=True, takes_over="128x256"), _h6_split(128),
+         _h6(64, 64, _H6_PP64x64_SMEM, persistent=True, ping_pong=True, replaces_split="128x128"),
          _h6(128, 64, 140544, split_sums=True),
          _h6_few_rows(256, 5), _h6_few_rows(128, 8), _h6_few_rows(256, 6, rows=16),
          _h6_few_rows(128, 11, rows=16, one_wave_first=True),

@@ -20,6 +20,11 @@ EVEN_SPREAD = 0.8
 # A tile that takes over another's plans (`Tile.takes_over`) does so only where B has at most this many elements
 # (128 MiB of halves): h6's ping-pong 128 x 128 ran ahead of 128 x 256 with B of 117 MB and behind it with 1 GB.
 TAKE_OVER_MAX_B = 1 << 26
+# A K split whose slices are at most this deep gives way to a tile declared to replace it (`Tile.replaces_split`),
+# where that tile's blocks fit one wave or keep at least FILLED_SHARE of the slots busy: h6's split 128 x 128 tile
+# pays a fixed cost a slice (its float32 sums added in a workspace) that deep slices hide and shallow ones do not.
+SHALLOW_SLICE_K = 2048
+FILLED_SHARE = 0.9
 
 
 @dataclass(frozen=True)
@@ -48,8 +53,8 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
     tile that needs no split shares its last tiles out (`stream_k_tail`). Where few-row tiles fit M,
     only they are tried (`for_rows`), one that fills one wave unsplit first (`one_wave_first`); an
     alternative tile may then replace the choice (`_better_filled`), where rows are not whole TMA
-    boxes wide, its clustered form (`_unaligned_form`), and elsewhere a tile that takes over its plans
-    (`_taken_over`).
+    boxes wide, its clustered form (`_unaligned_form`), a shallow K split a tile that needs none
+    (`_unsplit_form`), and elsewhere a tile that takes over its plans (`_taken_over`).
 
     Why the even spread (measured on the H200 with v8, benchmarks/gpu/sgemm_peak_h200.sh):
     at 1000x1200x800, 80 tiles of 128x128 split in 2 give 160 blocks, so 28 SMs run two blocks and
@@ -80,17 +85,17 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
         if fills or tile is candidates[-1]:  # a tile for few rows: more than half a wave, all one wave holds
             plan = _unless_needless(_with_sharing(tile, m, n, split, sm_count, forced_tail), candidates)
             plan = _unaligned_form(_better_filled(plan, alternatives, m, n, sm_count), replacements, n, k)
-            return _taken_over(plan, candidates, m, n, k)
+            return _taken_over(_unsplit_form(plan, replacements, m, n, k, sm_count), candidates, m, n, k)
     raise AssertionError("unreachable: the last tile always returns")
 
 
 def _by_role(tiles: tuple[Tile, ...]) -> tuple[tuple[Tile, ...], tuple[Tile, ...], tuple[Tile, ...]]:
     """The tiles the launcher chooses from (all of them where none is plain: a forced alternative), the
     alternatives that may replace the choice (`fill_gain`) and the replacements where rows are not whole
-    boxes (`replaces_unaligned`)."""
+    boxes (`replaces_unaligned`) or K is split shallow (`replaces_split`)."""
     alternatives = tuple(t for t in tiles if t.fill_gain is not None)
-    replacements = tuple(t for t in tiles if t.replaces_unaligned is not None)
-    plain = tuple(t for t in tiles if t.fill_gain is None and t.replaces_unaligned is None)
+    replacements = tuple(t for t in tiles if t.replaces_unaligned is not None or t.replaces_split is not None)
+    plain = tuple(t for t in tiles if t.fill_gain is None and t not in replacements)
     return plain or tiles, alternatives, replacements
 
 
@@ -128,6 +133,25 @@ def _unaligned_form(plan: LaunchPlan, replacements: tuple[Tile, ...], n: int, k:
         return plan
     twin = next((t for t in replacements if t.replaces_unaligned == plan.tile.shape), None)
     return plan if twin is None else LaunchPlan(twin)
+
+
+def _unsplit_form(plan: LaunchPlan, replacements: tuple[Tile, ...], m: int, n: int, k: int,
+                  sm_count: int) -> LaunchPlan:
+    """A K split into slices at most SHALLOW_SLICE_K deep gives way, unsplit, to a tile declared to replace that
+    tile's splits (`replaces_split`) where M is whole rows of it and its blocks fit one wave or keep at least
+    FILLED_SHARE of the slots busy. Why (the H200, benchmarks/records/2026-11-30-h200-hgemm-pp64): h6's ping-pong
+    64 x 64 tile in a 13-deep ring, against 128 x 128 split in 2 to 8, ran 214 against 157 TFLOP/s at 128 x 4096 x 2048, 306 against 255 at
+    128 x 4096 x 4096, 348 against 301 at 128 x 4096 x 8192, 334 against 304 at 128 x 8192 x 4096 and 186 against
+    161 at 128 x 3072 x 3072; alike at 128 x 2048 x 4096 (64 tiles) and 128 x 6144 x 4096 (192 tiles, 73% busy);
+    behind with slices 2560 and 3584 deep (128 x 5120 x 5120, 128 x 4096 x 14336: 247 against 290, 336 against
+    386) and where M is not whole rows of it (96 and 72 rows: 183 against 192, 112 against 138)."""
+    if plan.split_k == 1 or k > plan.split_k * SHALLOW_SLICE_K:
+        return plan
+    heir = next((t for t in replacements if t.replaces_split == plan.tile.shape), None)
+    if heir is None or m % heir.bm:
+        return plan
+    tiles, slots = heir.count(m, n), sm_count * heir.blocks_per_sm
+    return LaunchPlan(heir) if tiles <= slots or busy_share(tiles, slots) >= FILLED_SHARE else plan
 
 
 def _taken_over(plan: LaunchPlan, candidates: tuple[Tile, ...], m: int, n: int, k: int) -> LaunchPlan:

@@ -47,7 +47,9 @@ class Tile:
     shape where the rows of A or B are not whole TMA boxes wide (`rows_in_whole_boxes`; launch_plan.choose_plan).
     A tile with `takes_over` (a shape) runs the plans the launcher makes of the tile of that shape where they
     split nothing and share nothing, C has more than one row of those tiles, and B is not much larger than an L2
-    (launch_plan.TAKE_OVER_MAX_B).
+    (launch_plan.TAKE_OVER_MAX_B). A tile with `replaces_split` (a shape) runs unsplit where the launcher would
+    split K of the tile of that shape into shallow slices (launch_plan.SHALLOW_SLICE_K) and its own tiles fill
+    the SMs (launch_plan.choose_plan).
     """
 
     bm: int
@@ -76,6 +78,7 @@ class Tile:
     one_wave_first: bool = False  # taken unsplit, before the tiles ahead of it, where it fills half a wave to one
     replaces_unaligned: str | None = None  # the shape of the tile it replaces where rows are not whole boxes
     takes_over: str | None = None  # the shape of the tile whose whole, unsplit plans it runs
+    replaces_split: str | None = None  # the shape of the tile whose shallow K splits it replaces, unsplit
     cluster: int = 1  # blocks per cluster: a tile is that many blocks' tiles stacked, and takes as many slots
 
     @property
