@@ -140,11 +140,12 @@ def _unsplit_form(plan: LaunchPlan, replacements: tuple[Tile, ...], m: int, n: i
     """A K split into slices at most SHALLOW_SLICE_K deep gives way, unsplit, to a tile declared to replace that
     tile's splits (`replaces_split`) where M is whole rows of it and its blocks fit one wave or keep at least
     FILLED_SHARE of the slots busy. Why (the H200, benchmarks/records/2026-11-30-h200-hgemm-pp64): h6's ping-pong
-    64 x 64 tile in a 13-deep ring, against 128 x 128 split in 2 to 8, ran 214 against 157 TFLOP/s at 128 x 4096 x 2048, 306 against 255 at
-    128 x 4096 x 4096, 348 against 301 at 128 x 4096 x 8192, 334 against 304 at 128 x 8192 x 4096 and 186 against
-    161 at 128 x 3072 x 3072; alike at 128 x 2048 x 4096 (64 tiles) and 128 x 6144 x 4096 (192 tiles, 73% busy);
-    behind with slices 2560 and 3584 deep (128 x 5120 x 5120, 128 x 4096 x 14336: 247 against 290, 336 against
-    386) and where M is not whole rows of it (96 and 72 rows: 183 against 192, 112 against 138)."""
+    64 x 64 tile in a 13-deep ring, against 128 x 128 split in 2 to 8, ran 214 against 157 TFLOP/s at
+    128 x 4096 x 2048, 306 against 255 at 128 x 4096 x 4096, 348 against 301 at 128 x 4096 x 8192, 334 against
+    304 at 128 x 8192 x 4096 and 186 against 161 at 128 x 3072 x 3072; alike at 128 x 2048 x 4096 (64 tiles) and
+    128 x 6144 x 4096 (192 tiles, 73% busy); behind with slices 2560 and 3584 deep (128 x 5120 x 5120,
+    128 x 4096 x 14336: 247 against 290, 336 against 386) and where M is not whole rows of it (96 and 72 rows:
+    183 against 192, 112 against 138)."""
     if plan.split_k == 1 or k > plan.split_k * SHALLOW_SLICE_K:
         return plan
     heir = next((t for t in replacements if t.replaces_split == plan.tile.shape), None)
