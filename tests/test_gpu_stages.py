@@ -304,6 +304,29 @@ def test_h6_ping_pong_64x64_runs_where_it_replaces_a_shallow_split(size, tools):
     assert verify(launcher, problem) <= stage.tolerance(size), f"{launcher.tile_label} {size}"
 
 
+@pytest.mark.parametrize("size, padded", [((2048, 4096, 1024), False), ((1000, 1200, 808), False),
+                                          ((300, 520, 1096), False), ((1000, 1200, 804), True)])
+def test_h6_ping_pong_tile_storing_c_by_tma_verifies(size, padded, tools):
+    """hgemm_h6_pp_tma_128x128, the tile that runs the 128x256 plans it takes over: the launcher's own plan at
+    2048 x 4096 x 1024, then forced at ragged sizes (TMA clips the boxes past M and N) and a padded one."""
+    import dataclasses
+
+    from nsprof.ladder.registry import get_stage
+    from nsprof.ladder_runs.bench import unavailable_reason
+    from nsprof.launch.measure import verify
+
+    stage, op = get_stage("hgemm", "h6"), get_op("hgemm")
+    if reason := unavailable_reason(stage, tools):
+        pytest.skip(reason)
+    entry = "hgemm_h6_pp_tma_128x128"
+    if size != (2048, 4096, 1024):
+        stage = dataclasses.replace(stage, tiles=tuple(t for t in stage.tiles if t.entry == entry))
+    problem = op.workload.problem(tools.xp, size, seed=sum(size))
+    launcher = op.workload.launcher(stage, problem, tools)
+    assert launcher.entry == entry and (launcher.padded_shape is not None) == padded
+    assert verify(launcher, problem) <= stage.tolerance(size), f"{launcher.tile_label} {size}"
+
+
 # one row, a ragged 17 and 100, a whole 64, K % 8 != 0 padded; the 16-row tiles: 1, 16, a ragged 7 and 9
 _FEW_ROW_SIZES = [((1, 1200, 808), False), ((17, 4104, 1096), False), ((64, 520, 296), False),
                   ((33, 1000, 804), True), ((100, 4104, 1096), False)]

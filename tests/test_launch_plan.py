@@ -87,9 +87,9 @@ def test_v8_shares_out_the_last_wave_by_stream_k(size, shape, shared):
         ((5120, 5120, 5120), "hgemm_h6_sk_tma_128x256", 8),  # 800 = 6 waves + 8
         ((8192, 8192, 8192), "hgemm_h6_sk_tma_128x256", 68),  # 2048 = 15 waves + 68: 0.52 full, shared
         # 512 = 3 waves + 116: 0.88 full, kept whole, so the ping-pong tile takes the plan over
-        ((4096, 4096, 4096), "hgemm_h6_pp_128x128", 0),
-        ((6144, 6144, 6144), "hgemm_h6_pp_128x128", 0),  # 1152 = 8 waves + 96: 0.73 full, kept whole
-        ((2048, 2048, 2048), "hgemm_h6_pp_128x128", 0),  # 128 tiles of 128x256 are too few for 132 SMs
+        ((4096, 4096, 4096), "hgemm_h6_pp_tma_128x128", 0),
+        ((6144, 6144, 6144), "hgemm_h6_pp_tma_128x128", 0),  # 1152 = 8 waves + 96: 0.73 full, kept whole
+        ((2048, 2048, 2048), "hgemm_h6_pp_128x128", 0),  # 128 tiles of 128x256 are too few: its own plan, not one taken over
     ],
 )
 def test_h6_shares_out_only_a_last_wave_at_most_0_6_full(size, entry, shared):
@@ -104,7 +104,7 @@ def test_h6_shares_out_only_a_last_wave_at_most_0_6_full(size, entry, shared):
         ((5120, 5120, 5120), "hgemm_h6_sk_tma_128x256"),  # 87% against 91%: too little gained
         ((8192, 8192, 8192), "hgemm_h6_sk_tma_128x256"),  # 97% against 99%
         ((3072, 5120, 2048), "hgemm_h6_tma_128x192"),  # 91% against 98%
-        ((6144, 4096, 2048), "hgemm_h6_pp_128x128"),  # 94% against 97%: too little gained (128x256's, taken over)
+        ((6144, 4096, 2048), "hgemm_h6_pp_tma_128x128"),  # 94% against 97%: too little gained (128x256's, taken over)
         ((2048, 2048, 2048), "hgemm_h6_pp_128x128"),  # less than a wave of 128x192 tiles: never an alternative
         ((1, 4096, 4096), "hgemm_h6_16x256"),  # a few-row product keeps its few-row tile
     ],
@@ -121,7 +121,7 @@ def test_h6_takes_128x192_only_where_its_waves_keep_a_twentieth_more_of_the_slot
         ((4096, 4096, 4000), "hgemm_h6_cl2_tma_256x256"),  # K alone
         ((4096, 4040, 4096), "hgemm_h6_cl2_tma_256x256"),  # N alone
         ((3072, 5120, 2048), "hgemm_h6_tma_128x192"),  # whole 128-byte lines: no clusters
-        ((4096, 4096, 4096), "hgemm_h6_pp_128x128"),  # whole lines: the ping-pong tile takes 128x256's plan
+        ((4096, 4096, 4096), "hgemm_h6_pp_tma_128x128"),  # whole lines: the ping-pong tile takes 128x256's plan
         ((96, 4096, 4000), "hgemm_h6_split_128x128"),  # a split tile has no clustered form
     ],
 )
@@ -132,9 +132,9 @@ def test_h6_takes_its_clustered_tiles_where_rows_are_not_whole_128_byte_lines(si
 @pytest.mark.parametrize(
     "size, entry",
     [
-        ((2048, 4096, 4096), "hgemm_h6_pp_128x128"),  # whole, unsplit 128x256 plans: taken over
-        ((2048, 14336, 4096), "hgemm_h6_pp_128x128"),  # B of 58.7 M elements, under the limit
-        ((8192, 4096, 14336), "hgemm_h6_pp_128x128"),
+        ((2048, 4096, 4096), "hgemm_h6_pp_tma_128x128"),  # whole, unsplit 128x256 plans: taken over
+        ((2048, 14336, 4096), "hgemm_h6_pp_tma_128x128"),  # B of 58.7 M elements, under the limit
+        ((8192, 4096, 14336), "hgemm_h6_pp_tma_128x128"),
         ((2048, 128256, 4096), "hgemm_h6_tma_128x256"),  # B of 525 M elements: 128x256 ran 7-9 points ahead
         ((128, 128256, 4096), "hgemm_h6_tma_128x256"),  # one row of tiles: 128x256 evicts B first
         ((8192, 14336, 4096), "hgemm_h6_sk_tma_128x256"),  # a plan that shares its last wave stays

@@ -129,9 +129,9 @@
 //    cards); in h6_body the same broadcast (75 -> 47 instructions from a k tile's wait to its last MMA) gained
 //    nothing measurable at 128x256 and read 1-2 points lower at the few-row tiles, so h6_body keeps threadIdx.
 //    With it, hgemm_h6_pp_128x128 ran 0.1-1.3 points ahead of hgemm_h6_tma_128x256 at 4096^3, 6144^3 and the
-//    2048-row shapes (N of 4096 and 14336), and takes over its whole, unsplit plans where B has at most 2^26
-//    elements (nsprof/ladder/ops/launch_plan.py: _taken_over; at 2048 x 128256 x 4096 it ran 7-9 points
-//    behind) (benchmarks/records/2026-11-30-h200-hgemm-energy/h200-hgemm-energy.md).
+//    2048-row shapes (N of 4096 and 14336), and the ping-pong tile (now its TMA-store form, below) takes over
+//    those whole, unsplit plans where B has at most 2^26 elements (nsprof/ladder/ops/launch_plan.py: _taken_over;
+//    at 2048 x 128256 x 4096 it ran 7-9 points behind) (benchmarks/records/2026-11-30-h200-hgemm-energy).
 //  * the ring's descriptors and barriers stepped, not rebuilt (both bodies): each k tile rebuilt stage s's MMA
 //    descriptors and barrier addresses from the shared window's base (the compiler rematerialised them);
 //    carried from one k tile to the next: 88 -> 64 instructions a k tile of hgemm_h6_pp_128x128, 72 -> 32 from
@@ -141,6 +141,13 @@
 //    Paired with the library, off / on, both orders: 2048 x 14336 x 4096 97.6 / 98.3% and 97.8 / 98.3%; at 15
 //    more shapes on two H200s within 0.5 points or within the spread of the two orders (3000 x 5000 x 2000
 //    94.9 / 100.0% and 99.8 / 98.7%) (benchmarks/records/2026-11-30-h200-hgemm-pp64).
+//  * C stored by TMA in the ping-pong body (hgemm_h6_pp_tma_128x128): each warpgroup's fragments go out through two
+//    staging boxes (stmatrix, then one cp.async.bulk.tensor a box) instead of each warp's 2 KB tile and 16-byte
+//    stores. Paired with the library on one H200, against the staged form: 8192 x 4096 x 4096 +0.9 to +1.4 points,
+//    2048 x 14336 x 4096 +0.5 to +1.1, 4096^3 +0.6, 2048 x 4096 x 4096 and 2048 x 4096 x 14336 +0.2 to +0.3, but
+//    2048^3 (two tiles a block, the last one's epilogue under no MMAs) 0.3-0.8 lower; so it runs the 128 x 256 plans
+//    the ping-pong tile takes over, and hgemm_h6_pp_128x128 keeps its own (2048^3) (benchmarks/records/
+//    2026-11-30-h200-hgemm-pp64). With 64 x 64 tiles (one staging box) it lost 5-10%.
 //  * tried, no change (benchmarks/records/2026-11-30-h200-hgemm-energy): try_wait with a suspend-time hint (NANOSLEEP.SYNCS until the barrier
 //    flips, not a spin: within 0.5 points at seven of nine shapes, 1.7-2.3 lower at two few-row ones), and the
 //    tile order grouping 256 to 8192 rows (no group size ahead at more than two of seven shape-and-tile pairs).
@@ -401,10 +408,12 @@ __device__ __forceinline__ void store_chunk_staged(const unsigned (&h)[BN / 4], 
     __syncwarp();  // every lane's reads are done before the next chunk overwrites the tile
 }
 
-// A consumer warpgroup's own barrier (ids 2 and 3, 128 threads; immediate ids, see named_bar_sync).
+// A consumer warpgroup's own barrier (ids FIRST and FIRST + 1, 128 threads; immediate ids, see named_bar_sync):
+// 2 and 3 in h6_body, 3 and 4 in the ping-pong body, whose turns take 1 and 2.
+template <int FIRST = 2>
 __device__ __forceinline__ void warpgroup_sync(int c) {
-    if (c == 0) asm volatile("bar.sync 2, 128;\n" ::: "memory");
-    else asm volatile("bar.sync 3, 128;\n" ::: "memory");
+    if (c == 0) asm volatile("bar.sync %0, 128;\n" ::"n"(FIRST) : "memory");
+    else asm volatile("bar.sync %0, 128;\n" ::"n"(FIRST + 1) : "memory");
 }
 
 // TMA stores (EPI 2), one round: the warpgroup's 64 x BN slab of C (rows row0.., columns n0..) goes
@@ -419,18 +428,18 @@ __device__ __forceinline__ void warpgroup_sync(int c) {
 template <int BN>
 __host__ __device__ constexpr int tma_boxes() { return (BN / 64) % H6_TMA_BOXES == 0 ? H6_TMA_BOXES : 1; }
 
-template <int BN>
+template <int BN, int BAR = 2>
 __device__ __forceinline__ void store_round_tma(const unsigned (&h)[BN / 4], int round, const void* tmC, int row0,
                                                 int n0, int warp, int lane, int tid, int c, unsigned buf) {
     constexpr int BOXES = tma_boxes<BN>();
     const unsigned row_addr = (16 * warp + (lane / 8 % 2) * 8 + lane % 8) * 128;  // this lane's row
     if (tid == 0) bulk_wait_read();  // the staging boxes' last stores have read them
-    warpgroup_sync(c);
+    warpgroup_sync<BAR>(c);
 #pragma unroll
     for (int b = 0; b < BOXES; ++b)  // 64-column box round * BOXES + b of the slab
         stmatrix_64_columns<BN>(h, round * BOXES + b, buf + b * 8192 + row_addr, lane);
     fence_async_shared();  // our stmatrix writes, seen by the TMA unit
-    warpgroup_sync(c);
+    warpgroup_sync<BAR>(c);
     if (tid == 0) {
 #pragma unroll
         for (int b = 0; b < BOXES; ++b)
@@ -959,7 +968,8 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
 
     const unsigned base = (smem_u32(h6_smem) + 1023u) & ~1023u;
     const unsigned scratch = base + STAGES * STAGE_BYTES;
-    const unsigned full_bar = scratch + (EPI == 1 ? H6_EPI_BYTES : 0);
+    // EPI 1: 2 KB per consumer warp; EPI 2: tma_boxes<BN>() staging boxes of 8 KB per consumer warpgroup
+    const unsigned full_bar = scratch + (EPI == 1 ? H6_EPI_BYTES : EPI == 2 ? 2 * tma_boxes<BN>() * 8192 : 0);
     const unsigned empty_bar = full_bar + 8 * STAGES;
 
     // Broadcast from lane 0, so the compiler knows the warpgroup is the same in every lane and keeps what derives
@@ -1087,8 +1097,21 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
                 for (int r = 1; r < CLUSTER; ++r) mbar_arrive_cluster(prev_eb, (rank + r) % CLUSTER);
             }
 #pragma unroll
-            for (int f = 0; f < F; ++f)
-                store_slab<BN, EPI>(acc[f], C, M, N, m0 + f * 64 + warp * 16, n0, lane, scratch + (c * 4 + warp) * 2048);
+            for (int f = 0; f < F; ++f) {
+                if constexpr (EPI == 2) {  // C is the address of C's tensor map: the fragment goes out by TMA
+                    unsigned h[BN / 4];
+                    pack_slab<BN>(acc[f], h);
+#pragma unroll
+                    for (int r = 0; r < BN / 64 / tma_boxes<BN>(); ++r)
+                        store_round_tma<BN, 3>(h, r, C, m0 + f * 64, n0, warp, lane, tid, c,
+                                               scratch + c * tma_boxes<BN>() * 8192);
+                } else {
+                    store_slab<BN, EPI>(acc[f], C, M, N, m0 + f * 64 + warp * 16, n0, lane, scratch + (c * 4 + warp) * 2048);
+                }
+            }
+        }
+        if constexpr (EPI == 2) {
+            if (tid == 0) bulk_wait();  // the last stores read shared memory the block gives up on exit
         }
     }
     if constexpr (CLUSTER > 1) cluster_sync();
@@ -1239,6 +1262,20 @@ hgemm_h6_pp_128x128(int M, int N, int K, const void* tmA, const void* tmB, __hal
 extern "C" __global__ void __launch_bounds__(384, 1)
 hgemm_h6_pp_64x64(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
     H6_SM90A_ONLY((h6_pp_body<64, 64, H6_PP64x64_STAGES, 1, H6_PP_EPI>(M, N, K, tmA, tmB, C)));
+}
+
+// The ping-pong tiles with C stored by TMA (EPI 2: each fragment through its warpgroup's two staging boxes of 8 KB,
+// in place of the warps' 2 KB tiles; 6 x 32 KB + 2 x 16 KB): hgemm_h6_pp_tma_128x128 runs the 128 x 256 plans the
+// ping-pong tile takes over (header, "C stored by TMA in the ping-pong body"); hgemm_h6_pp_tma_64x64, with one
+// staging box, is a candidate (it lost to hgemm_h6_pp_64x64).
+extern "C" __global__ void __launch_bounds__(384, 1)
+hgemm_h6_pp_tma_128x128(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
+    H6_SM90A_ONLY((h6_pp_body<128, 128, H6_PP_STAGES, 1, 2>(M, N, K, tmA, tmB, C)));
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+hgemm_h6_pp_tma_64x64(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
+    H6_SM90A_ONLY((h6_pp_body<64, 64, H6_PP64x64_STAGES, 1, 2>(M, N, K, tmA, tmB, C)));
 }
 
 extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)

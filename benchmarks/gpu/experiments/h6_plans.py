@@ -29,8 +29,8 @@ def candidates(declared):
     """Undeclared h6 entries (kernels/hgemm/h6_wgmma_tma.cu), each the declared tile of its shape as the
     kernel runs it: the stream-K forms of the 64-row tiles and of 128 x 128 (persistent, sharing tiles by
     k steps), 128 x 256 split over K like hgemm_h6_split_128x128, the cooperative 128 x 128 tile
-    (hgemm_h6_128x128), the ping-pong one in clusters of two (hgemm_h6_pp_cl2_256x128), and 128 x 192 with C
-    stored by the threads through a staging tile (hgemm_h6_128x192)."""
+    (hgemm_h6_128x128), the ping-pong one in clusters of two (hgemm_h6_pp_cl2_256x128), ping-pong 64 x 64 with C
+    stored by TMA (hgemm_h6_pp_tma_64x64: a warpgroup's staging box in place of the warps' 2 KB tiles), and 128 x 192 with C stored by the threads through a staging tile (hgemm_h6_128x192)."""
     by_entry = {tile.entry: tile for tile in declared}
 
     def sk(entry):
@@ -45,7 +45,13 @@ def candidates(declared):
     # 128 x 192 with C staged through 16 KB of shared memory and stored by the threads (before TMA stores)
     staged_192 = dataclasses.replace(by_entry["hgemm_h6_tma_128x192"], entry="hgemm_h6_128x192", tma_store=False,
                                      dynamic_smem_bytes=1024 + 5 * 40960 + 16384 + 256)
-    return (sk("hgemm_h6_64x256"), sk("hgemm_h6_64x128"), sk("hgemm_h6_128x128"), split,
+    def by_tma(entry, staging):  # 1 KB of alignment + the ring + two warpgroups' staging boxes + barriers
+        tile = by_entry[entry]
+        ring = tile.dynamic_smem_bytes - 1024 - 16384 - 256
+        return dataclasses.replace(tile, entry=entry.replace("_pp_", "_pp_tma_"), tma_store=True,
+                                   dynamic_smem_bytes=1024 + ring + 2 * staging + 256)
+
+    return (by_tma("hgemm_h6_pp_64x64", 8192), sk("hgemm_h6_64x256"), sk("hgemm_h6_64x128"), sk("hgemm_h6_128x128"), split,
             by_entry["hgemm_h6_128x128"], dataclasses.replace(ping_pong, entry="hgemm_h6_pp_cl2_256x128", bm=256),
             staged_192)
 
