@@ -17,6 +17,7 @@ from nsprof.diff.types import DiffDocument, NoiseDocument, NoiseRecord
 from nsprof.history.store import HistoryRow
 from nsprof.history.trend import CheckDocument
 from nsprof.ladder.op_model import StageJson
+from nsprof.ladder_runs.bench_types import BenchDocument
 from nsprof.render.json_documents import AnalyzeDocument
 
 DOCS = Path(__file__).parents[1] / "docs" / "json"
@@ -32,6 +33,7 @@ DOCUMENTS = {  # file stem -> (the document's type, the command that writes it)
     "history-check": (CheckDocument, "nsprof history check --fail-if-slower PCT --json"),
     "ceilings": (GpuCeilings, "nsprof ceilings --json (and the ceilings-<gpu>.json it saves)"),
     "ceilings-cpu": (CpuCeilings, "nsprof ceilings --cpu --json (and the file it saves)"),
+    "bench": (BenchDocument, "nsprof bench --json (and the results file it writes)"),
 }
 
 

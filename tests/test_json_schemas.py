@@ -146,3 +146,50 @@ def test_the_cpu_ceilings_measured_here_and_kept_match_their_schema(monkeypatch,
     for kept in (*DATA.glob("cpu-rung/*/ceilings-cpu.json"), *EXAMPLES.glob("*/ceilings-cpu.json")):
         check(json.loads(kept.read_text()), "ceilings-cpu")
 
+
+
+def _bench_documents() -> list[tuple[str, dict]]:
+    """Every bench results file the repository keeps (records, examples, test data), each run's document; a
+    record script packed a second run's document into one file under "run2" (the first run's env applies)."""
+    found = []
+    for pattern in ("benchmarks/records/**/*.json", "profiles/**/*.json", "tests/data/**/*.json"):
+        for path in sorted(ROOT.glob(pattern)):
+            document = json.loads(path.read_text()) if b'"nsprof_version"' in path.read_bytes()[:400] else None
+            if not isinstance(document, dict) or "results" not in document or "env" not in document:
+                continue
+            name = str(path.relative_to(ROOT))
+            packed = document.pop("run2", None)
+            found.append((name, document))
+            if packed is not None:
+                found.append((f"{name} run2", {"nsprof_version": document["nsprof_version"], "env": document["env"],
+                                               **packed}))
+    return found
+
+
+BENCH_DOCUMENTS = _bench_documents()
+
+
+def test_the_bench_records_kept_are_many_and_of_every_kind():
+    """The files below are what the schema is checked against: GPU and CPU benches, --runs merges."""
+    envs = {("device" in doc["env"], "cpu" in doc["env"]) for _, doc in BENCH_DOCUMENTS}
+    assert len(BENCH_DOCUMENTS) > 100 and envs == {(True, False), (True, True), (False, True)}
+    assert any("runs" in doc for _, doc in BENCH_DOCUMENTS)
+
+
+@pytest.mark.parametrize("name, document", BENCH_DOCUMENTS, ids=[name for name, _ in BENCH_DOCUMENTS])
+def test_every_bench_record_kept_matches_its_schema(name, document):
+    check(document, "bench")
+
+
+def test_bench_json_run_here_matches_its_schema_and_the_schema_can_fail():
+    """`nsprof bench --json` run here: the CPU's serial loop timed, and a GPU stage (timed on a GPU, skipped
+    without one). A record with a status nsprof never writes, or a key it does not declare, fails."""
+    document = json_of("bench", "--op", "sgemm", "--stage", "v0,v1", "--size", "64", "--repeat", "3",
+                       "--warmup", "0", "--no-save")
+    check(document, "bench")
+    by_stage = {record["stage"]: record for record in document["results"]}
+    assert by_stage["v0"]["status"] == "ok" and by_stage["v0"]["cpu_role"] == "loop"
+    assert by_stage["v1"]["status"] in ("ok", "skipped")
+    for broken in ({**by_stage["v0"], "status": "fast"}, {**by_stage["v0"], "speed": 1.0}):
+        with pytest.raises(jsonschema.ValidationError):
+            check({**document, "results": [broken]}, "bench")

@@ -49,16 +49,21 @@ class GpuCeilings(TypedDict):
     ceilings: dict[str, MeasuredCeiling]
 
 
-class CpuDevice(TypedDict):
-    """The host CPU (nsprof.ladder_runs.cpu_stage.host_info)."""
+class CpuHost(TypedDict):
+    """The host CPU as nsprof.ladder_runs.cpu_stage.host_info describes it (a bench's CPU stages name it too)."""
 
-    device: str  # "CPU <model>"
     cpu: str
     cpu_cores: int | None
     cpu_simd: str | None  # the widest vector extension it has: avx512f, avx2, sve, ...
     blas: str
     compiler: str | None
     host_load: NotRequired[float | None]  # the 1-minute load average before the measurement
+
+
+class CpuDevice(CpuHost):
+    """The host CPU, named as a device."""
+
+    device: str  # "CPU <model>"
 
 
 class CpuCeilings(TypedDict):

@@ -326,6 +326,8 @@ def check_output(out_dir: Path, path: Path | None, force: bool = False):
 
 
 def results_document(records: list[dict], env: dict) -> dict:
+    """What `nsprof bench --json` prints and the results file holds: a BenchDocument
+    (nsprof.ladder_runs.bench_types, whose JSON Schema is docs/json/bench.schema.json)."""
     return {
         "nsprof_version": __version__,
         "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),

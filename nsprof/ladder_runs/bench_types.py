@@ -1,0 +1,76 @@
+"""The document `nsprof bench --json` prints and `--save-as` writes, as types: the environment, and a record
+per stage and size. docs/json/bench.schema.json is derived from them (tests/json_schemas.py), and every bench
+record kept in the repository is checked against it. Keys that older records lack are NotRequired."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from typing_extensions import NotRequired, TypedDict  # pydantic reads them for docs/json
+
+from nsprof.ceilings.types import CpuHost, GpuDevice
+
+
+class GpuAndCpuHost(GpuDevice, CpuHost):
+    """A bench of GPU and CPU stages: the GPU (nsprof.launch.gpu.device_info) and the host CPU."""
+
+
+class BenchRecord(TypedDict):
+    """One stage at one size (nsprof.ladder_runs.bench: _record, bench_stage). A stage that failed
+    verification, or was not available or skipped, has no timing (median_ms and the rest None or absent)."""
+
+    op: str  # the ladder: sgemm, hgemm, sgemv
+    stage: str
+    title: str
+    precision: Literal["fp32", "tf32", "fp16"]
+    m: int
+    n: NotRequired[int]  # a matrix product's (SGEMV's size is M x K)
+    k: int
+    size: str  # the label: 4096x4096x4096
+    status: Literal["ok", "failed", "not available", "skipped", "error", "not run"]
+    message: str | None  # why a stage was not timed
+    baseline_only: NotRequired[bool]  # a library stage timed only for % cuBLAS, not asked for
+    rel_error: float | None  # against the float64 reference, on fresh inputs into a NaN-poisoned output
+    tolerance: float
+    tile: str | None  # the launch configuration: 128x256x64, 128x256x64/split4, a library's candidate
+    split_k: int | None
+    padded: bool | None  # whether the launcher copied the operands into whole tiles
+    details: NotRequired[dict[str, Any] | None]  # a tuned stage's trials (autotune) and what it compiled to
+    # CUDA events after warm-up (nsprof.launch.measure): the median and the spread of `runs` launches
+    median_ms: float | None
+    q1_ms: NotRequired[float]
+    q3_ms: NotRequired[float]
+    min_ms: NotRequired[float]
+    max_ms: NotRequired[float]
+    spread_pct: NotRequired[float]  # (q3 - q1) / median
+    runs: NotRequired[int]
+    warmup: NotRequired[int]
+    tflops: float | None
+    tbytes_per_s: NotRequired[float | None]  # each matrix moved once over the median
+    pct_dram: NotRequired[float]  # tbytes_per_s over the DRAM ceiling
+    baseline: NotRequired[str]  # the library stage in this precision that % cuBLAS is of
+    pct_cublas: float | None
+    pct_cublas_of: NotRequired[str | None]  # which library: cuBLAS, a cuBLASLt candidate, torch.mm
+    pct_cublas_method: NotRequired[Literal["paired", "medians"]]  # launches in turn, or medians timed apart
+    prepare: NotRequired[str | None]  # a step the stage needs first (SGEMV's transpose), timed apart
+    prepare_ms: NotRequired[float | None]
+    steps_ms: NotRequired[dict[str, float] | None]  # work inside the stage's time, each timed alone too
+    torch_call: NotRequired[str]  # a library stage's: PyTorch's same product, timed beside it
+    torch_ms: NotRequired[float | None]
+    torch_message: NotRequired[str | None]  # why PyTorch has no time
+    cpu_role: NotRequired[Literal["loop", "blocked", "blas"]]  # a CPU stage's
+    speedup_vs_cpu_loop: NotRequired[float]  # where the CPU's serial loop was timed at the same size
+    speedup_vs_cpu_blas: NotRequired[float]
+    run_medians_ms: NotRequired[list[float]]  # --runs N: every run's median, in run order
+    run_pct_cublas: NotRequired[list[float]]  # and each run's paired % cuBLAS
+
+
+class BenchDocument(TypedDict):
+    """`nsprof bench --json`, and the results file it writes."""
+
+    nsprof_version: str
+    created: str  # ISO 8601, UTC
+    command: str
+    env: GpuDevice | GpuAndCpuHost | CpuHost  # a GPU bench, one with CPU stages, CPU stages alone
+    results: list[BenchRecord]
+    runs: NotRequired[int]  # --runs N: the fresh processes the records' medians come from
