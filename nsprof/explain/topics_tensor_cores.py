@@ -52,8 +52,12 @@ Past that, a kernel that keeps the tensor cores as busy as the library's can sti
 ncu at locked clocks h6 and cuBLAS's kernel take the same cycles at 4096^3 and three other shapes,
 but h6 issued an instruction in 21-33% of its cycles against the library's 12% and asked the L2 for
 7-25% more sectors. At the card's power limit the same watts then buy a lower clock. Work between the MMAs
-counts: a warpgroup index the compiler can prove the same in every lane (broadcast from lane 0)
-keeps the MMA descriptors in uniform registers, and h6's ping-pong tile gained 0.5-1.9 points.""",
+counts, if less than the counts suggest: a warpgroup index the compiler can prove the same in every lane
+(broadcast from lane 0) keeps the MMA descriptors in uniform registers, and h6's ping-pong tile gained
+0.5-1.9 points; carrying the ring's descriptors from one k tile to the next instead of rebuilding them
+(a quarter to a half of the k loop's instructions) gained at most 0.7. How C leaves counts too: stored
+by TMA, one store a 64 x 64 box, the ping-pong tile ran up to 1.4 points ahead of 16-byte stores by
+every thread, except where a block has two tiles and the last one's stores run under no MMAs.""",
         op="hgemm",
         stages=("h1", "h2", "h3", "h4", "h5", "h6", "h7"),
         steps=(("h2", "h3"), ("h3", "h4"), ("h4", "h5"), ("h5", "h6")),
@@ -89,7 +93,9 @@ where their waves keep a twentieth more of the slots busy. **Few rows**: 16 toke
 it loads only those rows of A and keeps more stages of B in flight) and splits K until one wave is as
 full as it gets. **Split-K** cuts K as well, so that every tile
 becomes several blocks whose partial sums are added at the end: more blocks, at the cost of the
-adds and a workspace. **Stream-K** keeps the whole tiles in the waves they fill and shares only the
+adds and a workspace, a cost a shallow slice does not hide: at 128 x 4096 x 4096 h6's 32 tiles of
+128x128 split in four read 89-90% of the library, and 128 tiles of 64x64 with K whole (the library's own
+cut there) 105-106%; h6 takes them where a split's slices would be at most 2048 deep. **Stream-K** keeps the whole tiles in the waves they fill and shares only the
 last, partial wave's tiles out: every slot takes an even share of their k steps, and the blocks
 that shared a tile add their sums (h6's stream-K tile does so where the last wave is at most 0.6
 full). A **persistent** kernel launches one block per slot and walks the tiles itself, so the
