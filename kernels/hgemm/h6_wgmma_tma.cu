@@ -136,8 +136,8 @@
 //    descriptors and barrier addresses from the shared window's base (the compiler rematerialised them);
 //    carried from one k tile to the next: 88 -> 64 instructions a k tile of hgemm_h6_pp_128x128, 72 -> 32 from
 //    the full barrier's wait to the last MMA of hgemm_h6_cl2_tma_256x192. Under ncu at locked clocks h6 still
-//    issued 1.26x (ping-pong, 2048^3 and 2048 x 14336 x 4096) and 3.1x (256 x 192 in clusters, 3000 x 5000 x
-//    2000) the library's instructions in the same cycles, and asked the L2 for 1.75-1.9x and 1.3x its sectors.
+//    issued 1.26x (ping-pong, stepped, 2048^3 and 2048 x 14336 x 4096) and 3.1x (256 x 192 in clusters, before
+//    h6_body was stepped, 3000 x 5000 x 2000) the library's instructions in the same cycles, and asked the L2 for 1.75-1.9x and 1.3x its sectors.
 //    Paired with the library, off / on, both orders: 2048 x 14336 x 4096 97.6 / 98.3% and 97.8 / 98.3%; at 15
 //    more shapes on two H200s within 0.5 points or within the spread of the two orders (3000 x 5000 x 2000
 //    94.9 / 100.0% and 99.8 / 98.7%) (benchmarks/records/2026-11-30-h200-hgemm-pp64).
