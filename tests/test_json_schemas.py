@@ -154,7 +154,8 @@ def _bench_documents() -> list[tuple[str, dict]]:
     found = []
     for pattern in ("benchmarks/records/**/*.json", "profiles/**/*.json", "tests/data/**/*.json"):
         for path in sorted(ROOT.glob(pattern)):
-            document = json.loads(path.read_text()) if b'"nsprof_version"' in path.read_bytes()[:400] else None
+            raw = path.read_bytes()
+            document = json.loads(raw) if b'"nsprof_version"' in raw[:400] else None
             if not isinstance(document, dict) or "results" not in document or "env" not in document:
                 continue
             name = str(path.relative_to(ROOT))

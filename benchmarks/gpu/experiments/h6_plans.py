@@ -45,13 +45,10 @@ def candidates(declared):
     # 128 x 192 with C staged through 16 KB of shared memory and stored by the threads (before TMA stores)
     staged_192 = dataclasses.replace(by_entry["hgemm_h6_tma_128x192"], entry="hgemm_h6_128x192", tma_store=False,
                                      dynamic_smem_bytes=1024 + 5 * 40960 + 16384 + 256)
-    def by_tma(entry, staging):  # 1 KB of alignment + the ring + two warpgroups' staging boxes + barriers
-        tile = by_entry[entry]
-        ring = tile.dynamic_smem_bytes - 1024 - 16384 - 256
-        return dataclasses.replace(tile, entry=entry.replace("_pp_", "_pp_tma_"), tma_store=True,
-                                   dynamic_smem_bytes=1024 + ring + 2 * staging + 256)
-
-    return (by_tma("hgemm_h6_pp_64x64", 8192), sk("hgemm_h6_64x256"), sk("hgemm_h6_64x128"), sk("hgemm_h6_128x128"), split,
+    # ping-pong 64 x 64 with C stored by TMA: 13 stages of 16 KB and one 8 KB staging box per warpgroup
+    small_tma = dataclasses.replace(by_entry["hgemm_h6_pp_64x64"], entry="hgemm_h6_pp_tma_64x64", tma_store=True,
+                                    dynamic_smem_bytes=1024 + 13 * 16384 + 2 * 8192 + 256)
+    return (small_tma, sk("hgemm_h6_64x256"), sk("hgemm_h6_64x128"), sk("hgemm_h6_128x128"), split,
             by_entry["hgemm_h6_128x128"], dataclasses.replace(ping_pong, entry="hgemm_h6_pp_cl2_256x128", bm=256),
             staged_192)
 
