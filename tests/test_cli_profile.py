@@ -81,9 +81,11 @@ def test_dry_run_needs_no_gpu_and_no_tools_and_creates_nothing(tmp_path, monkeyp
     assert len(lines) == 3
     directory = re.search(r"-o (\S+)/nsys ", lines[0]).group(1)
     assert re.fullmatch(rf"{re.escape(str(out))}/sgemm-v1-v6-4096-\d{{8}}-\d{{6}}", directory)
-    assert lines[0].startswith("nsys profile -t cuda,nvtx --export=sqlite -o ")
+    # the workload's timed launches unheld (NSPROF_HOLD=0): the profilers see only the launches asked for
+    assert lines[0].startswith("NSPROF_HOLD=0 nsys profile -t cuda,nvtx --export=sqlite -o ")
     assert lines[0].endswith(f"--no-baseline --save-as {directory}/bench-nsys.json")
-    assert lines[1].startswith("ncu --clock-control none --nvtx --nvtx-include 'nsprof@sgemm\\/v1\\/4096x4096x4096/' "
+    assert lines[1].startswith("NSPROF_HOLD=0 ncu --clock-control none --nvtx "
+                               "--nvtx-include 'nsprof@sgemm\\/v1\\/4096x4096x4096/' "
                                "--nvtx-include 'nsprof@sgemm\\/v6\\/4096x4096x4096/' --metrics gpu__time_duration.sum,")
     assert " --repeat 3 --warmup 3 " in lines[1]
     assert lines[2] == f"ncu --import {directory}/ncu.ncu-rep --csv --page raw --print-units base > {directory}/ncu-raw.csv"
@@ -95,7 +97,7 @@ def test_dry_run_shows_a_found_tool_by_its_path(tools, tmp_path):
                     "--out", tmp_path / "p", "--dry-run")
     assert result.exit_code == 0, result.output
     lines = result.stdout.strip().splitlines()
-    assert [line.split()[0] for line in lines] == [str(tools["ncu"])] * 2
+    assert [line.removeprefix("NSPROF_HOLD=0 ").split()[0] for line in lines] == [str(tools["ncu"])] * 2
     assert (f"--clock-control base --nvtx --nvtx-include 'nsprof@sgemm\\/v6\\/4096x4096x4096/' "
             f"--metrics {','.join(PRESETS['smem'])} -o") in lines[0]
 

@@ -1,5 +1,7 @@
 """Timing policy (no GPU: the CUDA-event timer is replaced by one that reports fixed times)."""
 
+import time
+
 import pytest
 
 from nsprof.launch import measure
@@ -10,7 +12,7 @@ def fake_events(monkeypatch):
     """Every launch 'takes' `ms[0]` milliseconds of GPU time; the calls are recorded."""
     calls, ms = [], [1.0]
 
-    def event_times(launch, count, range_name):
+    def event_times(launch, count, range_name, held=True):
         calls.append((count, range_name))
         return [ms[0]] * count
 
@@ -39,3 +41,68 @@ def test_an_explicit_warmup_count_is_kept(fake_events):
     calls, _ = fake_events
     assert measure.time_launches(lambda: None, repeat=5, warmup=0).warmup == 0
     assert calls == [(5, None)]
+
+
+@pytest.fixture
+def simulated_gpu(monkeypatch):
+    """_queue replaced by a model of a host that takes `host_s` to queue each launch and a GPU that takes
+    `gpu_s` to run one: a chunk is clean (each time the GPU's own) when its hold outlasts what the host needs
+    beyond what the GPU is busy with; otherwise every launch reads the host's time. The holds are recorded."""
+    speeds, holds = {"host_s": 30e-6, "gpu_s": 8e-6}, []
+
+    def queue(launches, range_name, hold_s):
+        holds.append((len(launches), hold_s))
+        n, host_s, gpu_s = len(launches), speeds["host_s"], speeds["gpu_s"]
+        clean = host_s <= gpu_s or hold_s >= n * host_s - (n - 1) * gpu_s
+        ahead = hold_s > 0 and n * host_s < hold_s
+        return [1e3 * (gpu_s if clean else max(gpu_s, host_s))] * n, n * host_s, ahead
+
+    monkeypatch.setattr(measure, "_queue", queue)
+    return speeds, holds
+
+
+def test_a_slow_host_never_leaks_into_the_times(simulated_gpu):
+    speeds, holds = simulated_gpu
+    times = measure._timed([lambda: None] * 100, None)
+    assert times == [1e3 * speeds["gpu_s"]] * 100  # 8 us each, not the host's 30
+    assert all(n <= measure.CHUNK and hold > 0 for n, hold in holds)
+
+
+def test_a_hold_that_ended_early_is_retried_longer(simulated_gpu):
+    speeds, holds = simulated_gpu
+    speeds["host_s"] = 200e-6  # 32 launches need 6.4 ms of queuing: the first 2 ms hold is too short
+    times = measure._timed([lambda: None] * 40, None)
+    assert times == [1e3 * speeds["gpu_s"]] * 40
+    assert holds[1][1] > holds[0][1] and len(holds) > 2
+
+
+def test_once_the_gpu_is_the_slower_the_rest_runs_in_one_go(simulated_gpu):
+    speeds, holds = simulated_gpu
+    speeds["host_s"], speeds["gpu_s"] = 20e-6, 200e-6
+    assert len(measure._timed([lambda: None] * 100, None)) == 100
+    assert [n for n, _ in holds] == [measure.CHUNK, 100 - measure.CHUNK]
+    assert holds[1][1] < holds[0][1]  # a hold of a few launches, not of a chunk
+
+
+def test_a_host_that_cannot_get_ahead_still_ends(simulated_gpu):
+    speeds, holds = simulated_gpu
+    speeds["host_s"] = 10e-3  # a launch that waits for the GPU itself: no hold is ever long enough
+    assert len(measure._timed([lambda: None] * 64, None)) == 64
+    assert max(hold for _, hold in holds) == measure.MAX_HOLD_S
+
+
+@pytest.mark.gpu
+def test_the_host_time_of_a_launch_stays_out_of_its_gpu_time():
+    """A launch that spends 300 us on the host before queuing a few-microsecond kernel: timed with the host
+    held ahead, its median is the kernel's (once the interval of every launch held those 300 us)."""
+    import cupy as cp
+
+    x = cp.ones(1024, dtype=cp.float32)
+
+    def slow_host():
+        time.sleep(300e-6)
+        cp.multiply(x, 2, out=x)
+
+    assert measure.time_launches(slow_host, repeat=64).median_ms < 0.1
+    ours, theirs = measure.paired_medians(slow_host, lambda: cp.add(x, 1, out=x), pairs=32)
+    assert ours < 0.1 and theirs < 0.1

@@ -65,8 +65,8 @@
 // H6_PP_STAGES, H6_PP64_STAGES: ring depths (6 for 128x128: 578 -> 626 at 4096^3);
 // H6_OVERLAP_EPI = 0 stores a tile's C before the next tile's MMAs; H6_B_EVICT_FIRST = 0 loads B with the
 // normal L2 policy everywhere;
-// H6_GROUP_ROWS: the tile order; H6_TMA_BOXES, H6_TMA_STAGES: the TMA-store entries' staging boxes
-// and ring; H6_TRACE = 1: each consumer warpgroup records its tiles' clocks (h6_trace, read by
+// H6_GROUP_ROWS, H6_PP_GROUP_ROWS: the tile order (cooperative, ping-pong entries); H6_TMA_BOXES,
+// H6_TMA_STAGES: the TMA-store entries' staging boxes and ring; H6_TRACE = 1: each consumer warpgroup records its tiles' clocks (h6_trace, read by
 // benchmarks/gpu/experiments/h6_timeline.py). The cl2 entries but the two TMA-store ones and the
 // ping-pong ones but hgemm_h6_pp_128x128 are tuning candidates the launcher does not declare: each
 // lost to the cooperative 128x256 kernel with the staged epilogue (benchmarks/records/2026-11-22-h200-hgemm/h200-hgemm.md, "Tuning sweeps"; the cl2
@@ -148,6 +148,13 @@
 //    2048^3 (two tiles a block, the last one's epilogue under no MMAs) 0.3-0.8 lower; so it runs the 128 x 256 plans
 //    the ping-pong tile takes over, and hgemm_h6_pp_128x128 keeps its own (2048^3) (benchmarks/records/
 //    2026-11-30-h200-hgemm-pp64). With 64 x 64 tiles (one staging box) it lost 5-10%.
+//  * the ping-pong entries walk groups of 1024 rows of C (H6_PP_GROUP_ROWS; the cooperative ones 2048): paired
+//    with the library, hgemm_h6_pp_tma_128x128 with 1024 against 2048 was ahead in 13 of 18 pairs at seven shapes,
+//    behind in 2, +0.26 points on average. Alone at the power limit the ping-pong tile takes the library's cycles
+//    or fewer at a 2.6-4.1% lower clock; it moves 32 KB from the L2 a k tile for 128 x 128 x 64 MACs, and 8 KB
+//    more cost 5% at 2048^3 and 19% at 2048 x 14336 x 4096. Multicasting B to a pair (hgemm_h6_pp_cl2_256x128)
+//    gave no time back, and per k step the cooperative 128x256 keeps the library's pace where the ping-pong tile
+//    falls 1-2% behind (benchmarks/records/2026-11-30-h200-hgemm-group-rows).
 //  * tried, no change (benchmarks/records/2026-11-30-h200-hgemm-energy): try_wait with a suspend-time hint (NANOSLEEP.SYNCS until the barrier
 //    flips, not a spin: within 0.5 points at seven of nine shapes, 1.7-2.3 lower at two few-row ones), and the
 //    tile order grouping 256 to 8192 rows (no group size ahead at more than two of seven shape-and-tile pairs).
@@ -233,6 +240,9 @@
 #endif
 #ifndef H6_GROUP_ROWS       // tile order: rows of C walked down before moving right
 #define H6_GROUP_ROWS 2048
+#endif
+#ifndef H6_PP_GROUP_ROWS    // the same for the ping-pong entries (header, "Tiles per problem")
+#define H6_PP_GROUP_ROWS 1024
 #endif
 #define H6_EPI_BYTES 16384  // staging for H6_EPI=1: 8 consumer warps x 16 rows x 128 bytes
 #ifndef H6_TMA_BOXES        // EPI 2 (TMA stores): 64x64 boxes of C staged per consumer warpgroup
@@ -322,9 +332,9 @@ HOPPER_WGMMA("16", "f32.f16.f16", ", 0, 1")
 // one wave of 132 blocks touches about 16 row-tiles of A and 8 column-tiles of B instead of
 // 1 x 132 (better L2 reuse).
 // ---------------------------------------------------------------------------------------
-template <int UNIT_ROWS>
+template <int UNIT_ROWS, int GROUP_ROWS = H6_GROUP_ROWS>
 __device__ __forceinline__ void unit_coords(int u, int units_m, int tiles_n, int& um, int& tn) {
-    grouped_coords<H6_GROUP_ROWS, UNIT_ROWS>(u, units_m, tiles_n, um, tn);
+    grouped_coords<GROUP_ROWS, UNIT_ROWS>(u, units_m, tiles_n, um, tn);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1008,7 +1018,7 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
             unsigned phase = 0;
             for (int i = 0; i < my_units; ++i) {
                 int um, tn;
-                unit_coords<WM * CLUSTER>(first_unit + i * unit_step, units_m, tiles_n, um, tn);
+                unit_coords<WM * CLUSTER, H6_PP_GROUP_ROWS>(first_unit + i * unit_step, units_m, tiles_n, um, tn);
                 const int m0 = (um * CLUSTER + (int)rank) * WM;
                 const int n0 = tn * BN;
                 for (int kt = 0; kt < k_tiles; ++kt) {
@@ -1042,7 +1052,7 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
         float acc[F][BN / 2];
         for (int i = c; i < my_units; i += 2) {
             int um, tn;
-            unit_coords<WM * CLUSTER>(first_unit + i * unit_step, units_m, tiles_n, um, tn);
+            unit_coords<WM * CLUSTER, H6_PP_GROUP_ROWS>(first_unit + i * unit_step, units_m, tiles_n, um, tn);
             const int m0 = (um * CLUSTER + (int)rank) * WM;
             const int n0 = tn * BN;
             const int g0 = i * k_tiles;  // this tile's first ring slot

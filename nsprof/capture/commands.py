@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nsprof.capture.request import ProfileRequest
+from nsprof.launch import HOLD_VARIABLE
 from nsprof.profile_layout import CPU_CEILINGS, CPU_TOOL, NCU_CSV, NCU_REPORT, NSYS_REPORT, RUNS_DIR, bench_results_name
 from nsprof.ranges import NVTX_DOMAIN, range_name
 from nsprof.sizes import Size, short_size
@@ -78,12 +79,17 @@ def nvtx_include(stage: Stage, size: Size) -> str:
     return f"{NVTX_DOMAIN}@{escaped}/"
 
 
+# The workload's timed launches go in one run, with no hold kernels of nsprof.launch.measure._timed between them:
+# the profilers must see the launches asked for (ncu replays each one; a hold would show in nsys's timeline).
+UNHELD = ((HOLD_VARIABLE, "0"),)
+
+
 def nsys_commands(request: ProfileRequest, nsys: str, directory: Path) -> list[Command]:
     report = directory / NSYS_REPORT
     argv = [nsys, "profile", "-t", "cuda,nvtx", "--export=sqlite", "-o", str(report), "--force-overwrite=false",
             *workload_argv(request, "nsys", directory)]
     outputs = (report.with_suffix(".nsys-rep"), report.with_suffix(".sqlite"))
-    return [Command("nsys", "profile", tuple(argv), directory / "nsys.log", outputs)]
+    return [Command("nsys", "profile", tuple(argv), directory / "nsys.log", outputs, env=UNHELD)]
 
 
 def ncu_commands(request: ProfileRequest, ncu: str, directory: Path) -> list[Command]:
@@ -97,7 +103,7 @@ def ncu_commands(request: ProfileRequest, ncu: str, directory: Path) -> list[Com
     export = [ncu, "--import", str(rep), "--csv", "--page", "raw", "--print-units", "base"]
     log = directory / "ncu.log"
     return [
-        Command("ncu", "profile", tuple(profile), log, (rep,)),
+        Command("ncu", "profile", tuple(profile), log, (rep,), env=UNHELD),
         Command("ncu", "export", tuple(export), log, (directory / NCU_CSV,), stdout=directory / NCU_CSV),
     ]
 

@@ -94,9 +94,9 @@ it loads only those rows of A and keeps more stages of B in flight) and splits K
 full as it gets. **Split-K** cuts K as well, so that every tile
 becomes several blocks whose partial sums are added at the end: more blocks, at the cost of the
 adds and a workspace, a cost a shallow slice does not hide: at 128 x 4096 x 4096 h6's 32 tiles of
-128x128 split in four read 89-90% of the library, and 128 tiles of 64x64 with K whole (the library's own
-cut there) 105-106%; h6 takes them where a split's slices would be at most 2048 deep. **Stream-K**
-keeps the whole tiles in the waves they fill and shares only the last, partial wave's tiles out:
+128x128 split in four ran a sixth slower than 128 tiles of 64x64 with K whole (the library's own cut
+there), which run 112-114% of the library; h6 takes them where a split's slices would be at most
+2048 deep. **Stream-K** keeps the whole tiles in the waves they fill and shares only the last, partial wave's tiles out:
 every slot takes an even share of their k steps, and the blocks
 that shared a tile add their sums (h6's stream-K tile does so where the last wave is at most 0.6
 full). A **persistent** kernel launches one block per slot and walks the tiles itself, so the

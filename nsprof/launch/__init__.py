@@ -4,3 +4,7 @@ measures the GPU's and the host's ceilings (gpu_ceilings, cpu_ceilings).
 Only this package imports CuPy, and only when a GPU command runs, so parsing and reporting work on
 machines without a GPU or CuPy.
 """
+
+# "0" in the environment: time launches in one run, with no holds of the GPU between them (nsprof.launch.measure
+# ._timed); nsprof profile sets it for its workload, whose profilers must see only the launches asked for.
+HOLD_VARIABLE = "NSPROF_HOLD"

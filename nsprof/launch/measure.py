@@ -3,16 +3,34 @@
 from __future__ import annotations
 
 import contextlib
+import functools
+import os
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from nsprof.launch import HOLD_VARIABLE
 from nsprof.launch.gpu import require_cupy
 from nsprof.ranges import NVTX_DOMAIN
 
 TARGET_S = 0.25  # timed launches per stage and size fill about this long by default
 WARMUP_S = 0.1  # untimed launches fill at least this long by default: an idle GPU's clocks ramp up first
 MAX_WARMUP = 20_000
+
+# The host queued ahead of the GPU (_timed): launches go in chunks, each behind a hold of the GPU long enough for
+# the host to queue the whole chunk first (the host's time for the last chunk, HOLD_MARGIN times over), until a
+# chunk shows the GPU slower than the host; from there the rest go in one run behind a hold of a few launches.
+CHUNK = 32  # launches a hold covers: their commands (events around each) stay well inside the launch queue
+FIRST_HOLD_S = 2e-3
+HOLD_MARGIN = 1.5
+MAX_HOLD_S = 0.05
+HOLD_SOURCE = r'''extern "C" __global__ void nsprof_hold(unsigned long long ns) {
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < ns);
+}'''
 
 
 def nvtx_range(name: str | None):
@@ -63,17 +81,68 @@ class Timing:
         }
 
 
-def _event_times(launch, count: int, range_name: str | None) -> list[float]:
+@functools.cache
+def _hold_kernel():
+    return require_cupy().RawKernel(HOLD_SOURCE, "nsprof_hold")
+
+
+def _queue(launches: Sequence[Callable[[], object]], range_name: str | None,
+           hold_s: float) -> tuple[list[float], float, bool]:
+    """Hold the GPU for `hold_s` (one thread reading the global timer), queue each launch between its own CUDA
+    events, and wait for them: their times (ms), the host's seconds to queue them, and whether the host had
+    queued them all before the hold ended (so no interval holds the GPU waiting for the host)."""
     cp = require_cupy()
-    starts = [cp.cuda.Event() for _ in range(count)]
-    ends = [cp.cuda.Event() for _ in range(count)]
-    for start, end in zip(starts, ends):
+    held = cp.cuda.Event(disable_timing=True)
+    if hold_s > 0:
+        _hold_kernel()((1,), (1,), (np.uint64(int(hold_s * 1e9)),))
+        held.record()
+    events = [(cp.cuda.Event(), cp.cuda.Event()) for _ in launches]
+    began = time.perf_counter()
+    for launch, (start, end) in zip(launches, events):
         with nvtx_range(range_name):
             start.record()
             launch()
             end.record()
-    ends[-1].synchronize()
-    return [cp.cuda.get_elapsed_time(s, e) for s, e in zip(starts, ends)]
+    host_s = time.perf_counter() - began
+    ahead = hold_s > 0 and not held.done
+    events[-1][1].synchronize()
+    return [cp.cuda.get_elapsed_time(s, e) for s, e in events], host_s, ahead
+
+
+def _timed(launches: Sequence[Callable[[], object]], range_name: str | None) -> list[float]:
+    """Each launch's time (ms) between its own CUDA events, the host kept ahead of the GPU.
+
+    An event pair times what the GPU did between them: where the host takes longer to queue a launch (Python,
+    a library's call) than the GPU takes to run it, the GPU catches up, runs the start event at once and then
+    waits for the kernel, so the interval holds the host's time too (at 128 x 4096 x 4096, a 14 us HGEMM, 30 us
+    of it: benchmarks/records/2026-11-30-h200-hgemm-group-rows). So the launches go in chunks of CHUNK, each
+    behind a hold of the GPU that outlasts the host's queuing of the chunk, and a chunk whose hold ended first
+    is timed again behind a longer one. Once a chunk shows the GPU slower than the host, the rest go in one run:
+    the host then stays ahead of a GPU it never lets idle, as an HGEMM at its power limit would run. With
+    NSPROF_HOLD=0 (nsprof profile's workload: a profiler must see the launches asked for and no holds between
+    them) the launches go in one run, unheld."""
+    if os.environ.get(HOLD_VARIABLE, "1") == "0":
+        return _queue(launches, range_name, 0.0)[0]
+    times: list[float] = []
+    hold_s, done, alone = FIRST_HOLD_S, 0, False
+    while done < len(launches):
+        chunk = launches[done:] if alone else launches[done:done + CHUNK]
+        chunk_times, host_s, ahead = _queue(chunk, range_name, hold_s)
+        if not (ahead or alone or hold_s >= MAX_HOLD_S):
+            hold_s = min(MAX_HOLD_S, 2 * hold_s + host_s)  # the GPU caught up: again, held longer
+            continue
+        times += chunk_times
+        done += len(chunk)
+        per_launch_host_s = host_s / len(chunk)
+        alone = alone or float(np.median(chunk_times)) / 1e3 >= HOLD_MARGIN * per_launch_host_s
+        hold_s = 4 * per_launch_host_s if alone else min(MAX_HOLD_S, HOLD_MARGIN * per_launch_host_s * CHUNK)
+    return times
+
+
+def _event_times(launch, count: int, range_name: str | None, held: bool = True) -> list[float]:
+    """`count` launches timed as _timed does, or (`held` False: warm-ups, which only need the GPU busy for a
+    while) queued in one run with no hold."""
+    return _timed([launch] * count, range_name) if held else _queue([launch] * count, range_name, 0.0)[0]
 
 
 def _warm_up(launch) -> list[float]:
@@ -81,19 +150,20 @@ def _warm_up(launch) -> list[float]:
     right after an idle spell otherwise run at the low clocks the GPU idled at."""
     times: list[float] = []
     while len(times) < MAX_WARMUP and (len(times) < 3 or sum(times) < WARMUP_S * 1e3):
-        times += _event_times(launch, min(max(3, len(times)), MAX_WARMUP - len(times)), None)
+        times += _event_times(launch, min(max(3, len(times)), MAX_WARMUP - len(times)), None, held=False)
     return times
 
 
 def time_launches(launch, repeat: int | None = None, warmup: int | None = None,
                   range_name: str | None = None) -> Timing:
     """Warm up (outside any range; by default at least 3 launches and WARMUP_S), then time each
-    launch with its own pair of CUDA events.
+    launch with its own pair of CUDA events, the host kept ahead of the GPU (_timed).
 
     With no `repeat`, run enough launches to fill about TARGET_S (10 to 500 launches),
     using the warm-up launches to estimate the time of one.
     """
-    warm_times = _warm_up(launch) if warmup is None else _event_times(launch, warmup, None) if warmup > 0 else []
+    warm_times = (_warm_up(launch) if warmup is None else _event_times(launch, warmup, None, held=False)
+                  if warmup > 0 else [])
     if repeat is None:
         per_launch_s = max(float(np.median(warm_times)) / 1e3, 1e-6) if warm_times else 1e-3
         repeat = int(min(500, max(10, TARGET_S / per_launch_s)))
@@ -102,11 +172,11 @@ def time_launches(launch, repeat: int | None = None, warmup: int | None = None,
 
 def paired_medians(ours, theirs, pairs: int | None = None) -> tuple[float, float]:
     """Median ms of `ours` and of `theirs` launched alternately (ABAB), each launch between its own
-    CUDA events, after a warm-up of both. A GPU at its power limit moves its clock within a run; timed
-    one after the other, two kernels meet different clocks (h6 against torch.mm at 4096^3 moved from
-    0.88 to 1.01 between rounds on an H100), while launched in turn they meet the same ones (0.994 to
-    0.999; benchmarks/records/2026-11-26-h100-paired-library/h100-paired-library.md). With no `pairs`, as
-    many as fill about TARGET_S."""
+    CUDA events (the host kept ahead of the GPU: _timed), after a warm-up of both. A GPU at its power
+    limit moves its clock within a run; timed one after the other, two kernels meet different clocks (h6
+    against torch.mm at 4096^3 moved from 0.88 to 1.01 between rounds on an H100), while launched in turn
+    they meet the same ones (0.994 to 0.999; benchmarks/records/2026-11-26-h100-paired-library/
+    h100-paired-library.md). With no `pairs`, as many as fill about TARGET_S."""
     def both() -> None:
         ours()
         theirs()
@@ -115,13 +185,5 @@ def paired_medians(ours, theirs, pairs: int | None = None) -> tuple[float, float
     if pairs is None:
         per_pair_s = max(float(np.median(warm)) / 1e3, 1e-6)
         pairs = int(min(500, max(10, TARGET_S / per_pair_s)))
-    turns = [ours, theirs] * pairs
-    cp = require_cupy()
-    events = [(cp.cuda.Event(), cp.cuda.Event()) for _ in turns]
-    for launch, (start, end) in zip(turns, events):
-        start.record()
-        launch()
-        end.record()
-    events[-1][1].synchronize()
-    times = np.array([cp.cuda.get_elapsed_time(start, end) for start, end in events])
+    times = np.array(_timed([ours, theirs] * pairs, None))
     return float(np.median(times[0::2])), float(np.median(times[1::2]))

@@ -1,24 +1,25 @@
 """Is a stage slower alone than in turn with the library because of its own power draw? Runs HGEMM kernels at
-4096^3, each alone for a few seconds of back-to-back launches (and, with --in-turn, the first two
-alternating), while nvidia-smi samples the SM clock and the power draw every 50 ms; prints each phase's
-median clock, power and per-launch times. Each cycle runs every phase once; the cycles repeat the order.
+one size, each alone for a few seconds of back-to-back launches (and, with --in-turn, the first two
+alternating), while nvidia-smi samples the SM clock and the power draw every 50 ms and NVML's energy counter
+is read at each phase's ends; prints each phase's median clock, power, energy per launch and per-launch times.
+Each cycle runs every phase once; the cycles repeat the order.
 
-Kernels (--kernels, comma separated): h6 (as declared), h6-cl2-tma (hgemm_h6_cl2_tma_256x256, the cluster of
-two with TMA stores), library (the h7 stage as `nsprof bench` tunes it: the fastest verified of CuPy's call
-and cuBLASLt's algorithms; its pick is printed), cublaslt-3 (cuBLASLt's algorithm 3 alone, the pick of the HGEMM
-record at 4096^3), torch.mm.
+Kernels (--kernels, comma separated): library (the h7 stage as `nsprof bench` tunes it: the fastest verified of
+CuPy's call and cuBLASLt's algorithms; its pick is printed), cublaslt-3 (cuBLASLt's algorithm 3 alone, the pick
+of the HGEMM record at 4096^3), torch.mm, and h6 plans as h6_plans.py names them, with compile-time knobs after
+"+": "h6:auto", "h6:hgemm_h6_pp_128x128+H6_PP_STAGES=5" ("h6" is h6:auto, "h6-cl2-tma"
+h6:hgemm_h6_cl2_tma_256x256).
 
     python3 benchmarks/gpu/experiments/clocks_under_load.py --out $OUT/clocks.json
-        [--kernels h6,torch.mm] [--in-turn] [--cycles 2]
+        [--size 2048] [--kernels h6,torch.mm] [--in-turn] [--cycles 2] [--phase-s 3]
 
 The defaults are the first run's (benchmarks/experiments/2026-11-26-h100-clocks-under-load/h100-clocks-under-load.json):
-h6 and torch.mm, in turn, two cycles.
+h6 and torch.mm at 4096^3, in turn, two cycles.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import subprocess
 import sys
@@ -30,6 +31,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 PHASE_S = 3.0
 
 
+ALIASES = {"h6": "h6:auto", "h6-cl2-tma": "h6:hgemm_h6_cl2_tma_256x256"}
+
+
+def h6_launcher(spec: str, problem, tools, op):
+    """h6:PLAN[+KNOB=V...]: the plan as h6_plans.py resolves it, built with those knobs."""
+    from benchmarks.gpu.experiments.h6_plans import plan_knobs, resolve_plan
+    from nsprof.ladder.registry import get_stage
+
+    plan, knobs = plan_knobs(spec.split(":", 1)[1])
+    variant, shape, split, tail = resolve_plan(get_stage("hgemm", "h6"), plan)
+    return op.workload.launcher(variant, problem, tools, tile_shape=shape, split_k=split, tail=tail, defines=knobs)
+
+
 def kernels(names: list[str], problem, size, tools, op):
     """name -> a launch of it, each verified first."""
     from nsprof.ladder.registry import get_stage
@@ -38,8 +52,6 @@ def kernels(names: list[str], problem, size, tools, op):
     from nsprof.launch.measure import verify
 
     h6, h7 = get_stage("hgemm", "h6"), get_stage("hgemm", "h7")
-    plain = next(t for t in h6.tiles if t.entry == "hgemm_h6_tma_128x256")
-    cluster = dataclasses.replace(h6, tiles=(dataclasses.replace(plain, entry="hgemm_h6_cl2_tma_256x256", bm=256),))
     found = {}
     for name in names:
         if name == "torch.mm":
@@ -48,11 +60,25 @@ def kernels(names: list[str], problem, size, tools, op):
         if name in ("library", "cublaslt-3"):
             launcher = stage_launcher(h7, problem, tools, "cuBLASLt 3" if name == "cublaslt-3" else None)
         else:
-            launcher = op.workload.launcher({"h6": h6, "h6-cl2-tma": cluster}[name], problem, tools)
+            launcher = h6_launcher(ALIASES.get(name, name), problem, tools, op)
         assert verify(launcher, problem) <= h6.tolerance(size), name
-        print(name, "runs", getattr(launcher, "tile_label", None) or getattr(launcher, "label", ""), flush=True)
+        print(name, "runs", getattr(launcher, "tile_label", None) or getattr(launcher, "label", ""),
+              getattr(launcher, "entry", ""), flush=True)
         found[name] = launcher.run
     return found
+
+
+def energy_mj():
+    """NVML's energy counter of GPU 0 (millijoules since the driver loaded), or None where NVML will not say."""
+    import ctypes
+    try:
+        nvml = ctypes.CDLL("libnvidia-ml.so.1")
+        handle, value = ctypes.c_void_p(), ctypes.c_ulonglong()
+        if nvml.nvmlInit_v2() or nvml.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(handle)):
+            return None
+        return None if nvml.nvmlDeviceGetTotalEnergyConsumption(handle, ctypes.byref(value)) else value.value
+    except OSError:
+        return None
 
 
 def main() -> None:
@@ -62,6 +88,7 @@ def main() -> None:
     ap.add_argument("--kernels", default="h6,torch.mm")
     ap.add_argument("--in-turn", action=argparse.BooleanOptionalAction, default=True)
     ap.add_argument("--cycles", type=int, default=2)
+    ap.add_argument("--phase-s", type=float, default=PHASE_S)
     args = ap.parse_args()
     import cupy as cp
     import numpy as np
@@ -81,8 +108,9 @@ def main() -> None:
 
     def run(name, chosen: list[str]):
         events = []
+        joules = energy_mj()
         start = time.time()
-        while time.time() - start < PHASE_S:  # chunks of 100 launches queued ahead, one wait per chunk
+        while time.time() - start < args.phase_s:  # chunks of 100 launches queued ahead, one wait per chunk
             chunk = []
             for _ in range(100 // len(chosen)):
                 for kernel in chosen:
@@ -96,9 +124,11 @@ def main() -> None:
             events += chunk
         events[-1][2].synchronize()
         end = time.time()
+        spent = energy_mj()
         times = {k: [cp.cuda.get_elapsed_time(a, b) for kernel, a, b in events if kernel == k] for k in chosen}
-        phases.append({"phase": name, "start": start, "end": end,
-                       **{f"{k}_median_ms": float(np.median(v)) for k, v in times.items() if v}})
+        phases.append({"phase": name, "start": start, "end": end, "launches": len(events),
+                       "mj_per_launch": (spent - joules) / len(events) if joules is not None and spent is not None
+                       else None, **{f"{k}_median_ms": float(np.median(v)) for k, v in times.items() if v}})
         time.sleep(1.0)  # the clock settles between phases
 
     time.sleep(1.0)

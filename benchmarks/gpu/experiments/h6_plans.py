@@ -29,8 +29,8 @@ def candidates(declared):
     """Undeclared h6 entries (kernels/hgemm/h6_wgmma_tma.cu), each the declared tile of its shape as the
     kernel runs it: the stream-K forms of the 64-row tiles and of 128 x 128 (persistent, sharing tiles by
     k steps), 128 x 256 split over K like hgemm_h6_split_128x128, the cooperative 128 x 128 tile
-    (hgemm_h6_128x128), the ping-pong one in clusters of two (hgemm_h6_pp_cl2_256x128), ping-pong 64 x 64 with C
-    stored by TMA (hgemm_h6_pp_tma_64x64: a warpgroup's staging box in place of the warps' 2 KB tiles), and 128 x 192 with C stored by the threads through a staging tile (hgemm_h6_128x192)."""
+    (hgemm_h6_128x128), the ping-pong ones in clusters of two (hgemm_h6_pp_cl2_256x128, hgemm_h6_pp_cl2_128x256),
+    ping-pong 64 x 64 with C stored by TMA (hgemm_h6_pp_tma_64x64: a warpgroup's staging box in place of the warps' 2 KB tiles), and 128 x 192 with C stored by the threads through a staging tile (hgemm_h6_128x192)."""
     by_entry = {tile.entry: tile for tile in declared}
 
     def sk(entry):
@@ -50,6 +50,9 @@ def candidates(declared):
                                     dynamic_smem_bytes=1024 + 13 * 16384 + 2 * 8192 + 256)
     return (small_tma, sk("hgemm_h6_64x256"), sk("hgemm_h6_64x128"), sk("hgemm_h6_128x128"), split,
             by_entry["hgemm_h6_128x128"], dataclasses.replace(ping_pong, entry="hgemm_h6_pp_cl2_256x128", bm=256),
+            # ping-pong 64 x 256 warpgroup tiles in clusters of two (a unit of 128 x 256) that multicast B
+            dataclasses.replace(ping_pong, entry="hgemm_h6_pp_cl2_128x256", bm=128, bn=256,
+                                tma_boxes=((64, 64), (64, 64)), dynamic_smem_bytes=1024 + 5 * 40960 + 16384 + 256),
             staged_192)
 
 
@@ -59,6 +62,12 @@ def parse_plan(text: str) -> tuple[str | None, int | None, int | None]:
     head, _, tail = text.partition("@")
     shape, _, split = head.partition("/")
     return shape, None if split == "auto" else int(split or 1), int(tail) if tail else None
+
+
+def plan_knobs(text: str) -> tuple[str, tuple[str, ...]]:
+    """PLAN+KNOB=V+...: the plan and its own compile-time knobs."""
+    plan, *knobs = text.split("+")
+    return plan, tuple(knobs)
 
 
 def resolve_plan(stage, text: str):
@@ -123,7 +132,9 @@ def main() -> None:
             kept_ms, torch_ms = paired_medians(kept.run, base)
             if kept_ms < torch_ms:
                 base, against = kept.run, f"cuBLAS {kept.tile_label}"
-        for plan, defines, promotion in itertools.product(args.plans.split(","), knob_sets(args.defines), promotions):
+        for text, defines, promotion in itertools.product(args.plans.split(","), knob_sets(args.defines), promotions):
+            plan, own = plan_knobs(text)
+            defines = own + defines
             variant, shape, split, tail = resolve_plan(stage, plan)
             tensor_map.L2_PROMOTION_BYTES = promotion  # read when the launcher encodes its maps
             label = plan + "".join(f" {d}" for d in defines) + (f" L2={promotion}" if args.l2 != "128" else "")
