@@ -84,10 +84,12 @@ def test_once_the_gpu_is_the_slower_the_rest_runs_in_one_go(simulated_gpu):
     assert holds[1][1] < holds[0][1]  # a hold of a few launches, not of a chunk
 
 
-def test_a_host_that_cannot_get_ahead_still_ends(simulated_gpu):
+def test_a_launch_no_hold_helps_is_tried_a_bounded_number_of_times(simulated_gpu):
     speeds, holds = simulated_gpu
     speeds["host_s"] = 10e-3  # a launch that waits for the GPU itself: no hold is ever long enough
-    assert len(measure._timed([lambda: None] * 64, None)) == 64
+    assert len(measure._timed([lambda: None] * 100, None)) == 100
+    # the first chunk, tried again twice, held longer up to the cap; then the rest in one run
+    assert [n for n, _ in holds] == [measure.CHUNK] * (1 + measure.RETRIES) + [100 - measure.CHUNK]
     assert max(hold for _, hold in holds) == measure.MAX_HOLD_S
 
 

@@ -26,6 +26,7 @@ CHUNK = 32  # launches a hold covers: their commands (events around each) stay w
 FIRST_HOLD_S = 2e-3
 HOLD_MARGIN = 1.5
 MAX_HOLD_S = 0.05
+RETRIES = 2  # a chunk the GPU reached first is timed again, held longer, at most this often
 HOLD_SOURCE = r'''extern "C" __global__ void nsprof_hold(unsigned long long ns) {
     unsigned long long t0, t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
@@ -117,25 +118,30 @@ def _timed(launches: Sequence[Callable[[], object]], range_name: str | None) -> 
     waits for the kernel, so the interval holds the host's time too (at 128 x 4096 x 4096, a 14 us HGEMM, 30 us
     of it: benchmarks/records/2026-11-30-h200-hgemm-group-rows). So the launches go in chunks of CHUNK, each
     behind a hold of the GPU that outlasts the host's queuing of the chunk, and a chunk whose hold ended first
-    is timed again behind a longer one. Once a chunk shows the GPU slower than the host, the rest go in one run:
+    is timed again behind a longer one (RETRIES times at most: a launch that waits for the GPU itself outlasts
+    any hold). Once a chunk shows the GPU slower than the host, or no hold helped, the rest go in one run:
     the host then stays ahead of a GPU it never lets idle, as an HGEMM at its power limit would run. With
     NSPROF_HOLD=0 (nsprof profile's workload: a profiler must see the launches asked for and no holds between
     them) the launches go in one run, unheld."""
     if os.environ.get(HOLD_VARIABLE, "1") == "0":
         return _queue(launches, range_name, 0.0)[0]
     times: list[float] = []
-    hold_s, done, alone = FIRST_HOLD_S, 0, False
+    hold_s, done, alone, tries = FIRST_HOLD_S, 0, False, 0
     while done < len(launches):
         chunk = launches[done:] if alone else launches[done:done + CHUNK]
         chunk_times, host_s, ahead = _queue(chunk, range_name, hold_s)
-        if not (ahead or alone or hold_s >= MAX_HOLD_S):
+        if not (ahead or alone) and tries < RETRIES:
+            tries += 1
             hold_s = min(MAX_HOLD_S, 2 * hold_s + host_s)  # the GPU caught up: again, held longer
             continue
         times += chunk_times
         done += len(chunk)
         per_launch_host_s = host_s / len(chunk)
-        alone = alone or float(np.median(chunk_times)) / 1e3 >= HOLD_MARGIN * per_launch_host_s
+        # A chunk the host could not get ahead of, held longer too, waits on the GPU itself (a launch that
+        # synchronizes: no hold helps it), so the rest go in one run, as do those of a GPU slower than the host.
+        alone = alone or not ahead or float(np.median(chunk_times)) / 1e3 >= HOLD_MARGIN * per_launch_host_s
         hold_s = 4 * per_launch_host_s if alone else min(MAX_HOLD_S, HOLD_MARGIN * per_launch_host_s * CHUNK)
+        tries = 0
     return times
 
 
