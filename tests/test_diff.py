@@ -16,6 +16,7 @@ from nsprof import api
 from nsprof.cli import app
 from nsprof.diff.matching import match_kernels
 from nsprof.diff.statistics import compare_samples
+from nsprof.launch import HELD
 from nsprof.parse import load_profile
 
 SGEMM = "profiles/examples/h200-sgemm-1024"
@@ -249,3 +250,21 @@ def test_each_launch_s_configuration_label_is_its_grid_and_block_on_a_real_captu
     columns = [*LAUNCH_SIZES, *LAUNCH_RESOURCES]
     expected = export.kernels[columns].astype("Int64").astype(str).agg(",".join, axis=1)
     assert labels.nunique() > 50 and labels.tolist() == expected.tolist()
+
+
+def test_bench_records_timed_with_and_without_the_host_held_ahead_compare_with_a_warning(tmp_path):
+    """A results file from before the hold names no `timing`; one from after says the host was held ahead: the
+    short kernels' times of the two are not alike, and the diff says so (and says nothing where both agree)."""
+    a, b = (json.loads(Path(f"tests/data/runs/bench-{side}.json").read_text()) for side in "ab")
+    assert "timing" not in a and "timing" not in b
+    held = tmp_path / "bench-b.json"
+    held.write_text(json.dumps({**b, "timing": HELD}))
+    before = tmp_path / "bench-a.json"
+    before.write_text(json.dumps(a))
+    warnings = api.diff(before, held).warnings
+    assert [w for w in warnings if w.startswith("timed differently")] == [
+        f"timed differently: A without the host held ahead (a file from before the hold), B {HELD}; unheld, a kernel "
+        "shorter than the host's time to queue a launch reads the host's time too (nsprof.launch.measure._timed)"]
+    both = tmp_path / "bench-a-held.json"
+    both.write_text(json.dumps({**a, "timing": HELD}))
+    assert not any(w.startswith("timed differently") for w in api.diff(both, held).warnings)

@@ -108,3 +108,22 @@ def test_the_host_time_of_a_launch_stays_out_of_its_gpu_time():
     assert measure.time_launches(slow_host, repeat=64).median_ms < 0.1
     ours, theirs = measure.paired_medians(slow_host, lambda: cp.add(x, 1, out=x), pairs=32)
     assert ours < 0.1 and theirs < 0.1
+
+
+def test_a_gpu_bench_names_how_its_launches_were_timed_and_a_cpu_bench_does_not(monkeypatch):
+    """The results file's `timing` is the method _timed used (held unless NSPROF_HOLD=0), one of the two its
+    type declares; a bench of CPU stages alone, timed on the wall clock, names none."""
+    import typing
+
+    from nsprof.ladder_runs.bench import results_document
+    from nsprof.ladder_runs.bench_types import BenchDocument
+    from nsprof.launch import HELD, HOLD_VARIABLE, UNHELD
+
+    declared = typing.get_args(typing.get_args(typing.get_type_hints(BenchDocument, include_extras=True)["timing"])[0])
+    assert set(declared) == {HELD, UNHELD}
+    gpu = {"device": "NVIDIA H200"}
+    monkeypatch.delenv(HOLD_VARIABLE, raising=False)
+    assert results_document([], gpu)["timing"] == HELD
+    monkeypatch.setenv(HOLD_VARIABLE, "0")
+    assert results_document([], gpu)["timing"] == UNHELD
+    assert "timing" not in results_document([], {"cpu": "x86_64"})

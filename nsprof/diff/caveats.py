@@ -88,6 +88,10 @@ def bench_warnings(a: dict, b: dict) -> list[str]:
     for key in ("driver", "runtime_cuda", "cupy"):
         if envs[0].get(key) and envs[1].get(key) and envs[0][key] != envs[1][key]:
             warnings.append(f"different {key}: A {envs[0][key]}, B {envs[1][key]}")
+    timings = [bench.get("timing") or "without the host held ahead (a file from before the hold)" for bench in (a, b)]
+    if "device" in envs[0] and "device" in envs[1] and timings[0] != timings[1]:
+        warnings.append(f"timed differently: A {timings[0]}, B {timings[1]}; unheld, a kernel shorter than the host's "
+                        "time to queue a launch reads the host's time too (nsprof.launch.measure._timed)")
     return warnings
 
 

@@ -72,5 +72,9 @@ class BenchDocument(TypedDict):
     created: str  # ISO 8601, UTC
     command: str
     env: GpuDevice | GpuAndCpuHost | CpuHost  # a GPU bench, one with CPU stages, CPU stages alone
+    # How the GPU stages' launches were timed (nsprof.launch.measure._timed): with the host held ahead of the GPU,
+    # or unheld (NSPROF_HOLD=0, nsprof profile's workload). Absent from CPU benches and from files before the hold,
+    # whose kernels shorter than the host's launch time read the host's time too.
+    timing: NotRequired[Literal["host held ahead", "unheld"]]
     results: list[BenchRecord]
     runs: NotRequired[int]  # --runs N: the fresh processes the records' medians come from

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from nsprof.launch import HOLD_VARIABLE
+from nsprof.launch import UNHELD, timing_method
 from nsprof.launch.gpu import require_cupy
 from nsprof.ranges import NVTX_DOMAIN
 
@@ -123,7 +122,7 @@ def _timed(launches: Sequence[Callable[[], object]], range_name: str | None) -> 
     the host then stays ahead of a GPU it never lets idle, as an HGEMM at its power limit would run. With
     NSPROF_HOLD=0 (nsprof profile's workload: a profiler must see the launches asked for and no holds between
     them) the launches go in one run, unheld."""
-    if os.environ.get(HOLD_VARIABLE, "1") == "0":
+    if timing_method() == UNHELD:
         return _queue(launches, range_name, 0.0)[0]
     times: list[float] = []
     hold_s, done, alone, tries = FIRST_HOLD_S, 0, False, 0
