@@ -92,9 +92,10 @@ def _queue(launches: Sequence[Callable[[], object]], range_name: str | None,
     events, and wait for them: their times (ms), the host's seconds to queue them, and whether the host had
     queued them all before the hold ended (so no interval holds the GPU waiting for the host)."""
     cp = require_cupy()
-    held = cp.cuda.Event(disable_timing=True)
+    held = None
     if hold_s > 0:
         _hold_kernel()((1,), (1,), (np.uint64(int(hold_s * 1e9)),))
+        held = cp.cuda.Event(disable_timing=True)
         held.record()
     events = [(cp.cuda.Event(), cp.cuda.Event()) for _ in launches]
     began = time.perf_counter()
@@ -104,7 +105,7 @@ def _queue(launches: Sequence[Callable[[], object]], range_name: str | None,
             launch()
             end.record()
     host_s = time.perf_counter() - began
-    ahead = hold_s > 0 and not held.done
+    ahead = held is not None and not held.done
     events[-1][1].synchronize()
     return [cp.cuda.get_elapsed_time(s, e) for s, e in events], host_s, ahead
 
