@@ -89,7 +89,7 @@ def test_v8_shares_out_the_last_wave_by_stream_k(size, shape, shared):
         # 512 = 3 waves + 116: 0.88 full, kept whole, so the ping-pong tile takes the plan over
         ((4096, 4096, 4096), "hgemm_h6_pp_tma_128x128", 0),
         ((6144, 6144, 6144), "hgemm_h6_pp_tma_128x128", 0),  # 1152 = 8 waves + 96: 0.73 full, kept whole
-        ((2048, 2048, 2048), "hgemm_h6_pp_128x128", 0),  # 128 tiles of 128x256 are too few: its own plan, not one taken over
+        ((2048, 2048, 2048), "hgemm_h6_pp_tma_128x128", 0),  # 128 tiles of 128x256 are too few: its own 128x128 plan
     ],
 )
 def test_h6_shares_out_only_a_last_wave_at_most_0_6_full(size, entry, shared):
@@ -105,7 +105,7 @@ def test_h6_shares_out_only_a_last_wave_at_most_0_6_full(size, entry, shared):
         ((8192, 8192, 8192), "hgemm_h6_sk_tma_128x256"),  # 97% against 99%
         ((3072, 5120, 2048), "hgemm_h6_tma_128x192"),  # 91% against 98%
         ((6144, 4096, 2048), "hgemm_h6_pp_tma_128x128"),  # 94% against 97%: too little gained (128x256's, taken over)
-        ((2048, 2048, 2048), "hgemm_h6_pp_128x128"),  # less than a wave of 128x192 tiles: never an alternative
+        ((2048, 2048, 2048), "hgemm_h6_pp_tma_128x128"),  # less than a wave of 128x192 tiles: never an alternative
         ((1, 4096, 4096), "hgemm_h6_16x256"),  # a few-row product keeps its few-row tile
     ],
 )

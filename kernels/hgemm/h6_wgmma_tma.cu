@@ -214,6 +214,9 @@
 #ifndef H6_STAGES_128       // ring depth of the cooperative 128x128 entry
 #define H6_STAGES_128 6
 #endif
+#ifndef H6_STAGES_128x64    // ring depth of the 128x64 entry (6 x 24 KB)
+#define H6_STAGES_128x64 6
+#endif
 #ifndef H6_STAGES_192       // ring depth of the 128x192 entry (5 x 40 KB)
 #define H6_STAGES_192 5
 #endif
@@ -1180,7 +1183,7 @@ hgemm_h6_128x128(int M, int N, int K, const void* tmA, const void* tmB, __half* 
 
 extern "C" __global__ void __launch_bounds__(384, 1)
 hgemm_h6_128x64(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
-    H6_SM90A_ONLY((h6_body<64, 5, false, 1, H6_EPI, true>(M, N, K, tmA, tmB, C, partials)));
+    H6_SM90A_ONLY((h6_body<64, H6_STAGES_128x64, false, 1, H6_EPI, true>(M, N, K, tmA, tmB, C, partials)));
 }
 
 // 128 x 192 tiles: where 128 x 256 leaves a last wave mostly empty, e.g. 3072^3, 288 tiles of 128 x 256 for

@@ -39,7 +39,7 @@ def h6_launcher(spec: str, problem, tools, op):
     from benchmarks.gpu.experiments.h6_plans import plan_knobs, resolve_plan
     from nsprof.ladder.registry import get_stage
 
-    plan, knobs = plan_knobs(spec.split(":", 1)[1])
+    plan, knobs, _ = plan_knobs(spec.split(":", 1)[1])
     variant, shape, split, tail = resolve_plan(get_stage("hgemm", "h6"), plan)
     return op.workload.launcher(variant, problem, tools, tile_shape=shape, split_k=split, tail=tail, defines=knobs)
 

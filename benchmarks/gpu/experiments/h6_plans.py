@@ -28,8 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 def candidates(declared):
     """Undeclared h6 entries (kernels/hgemm/h6_wgmma_tma.cu), each the declared tile of its shape as the
     kernel runs it: the stream-K forms of the 64-row tiles and of 128 x 128 (persistent, sharing tiles by
-    k steps), 128 x 256 split over K like hgemm_h6_split_128x128, the cooperative 128 x 128 tile
-    (hgemm_h6_128x128), the ping-pong ones in clusters of two (hgemm_h6_pp_cl2_256x128, hgemm_h6_pp_cl2_128x256),
+    k steps), 128 x 256 split over K like hgemm_h6_split_128x128, the ping-pong 128 x 128 tile with C staged
+    through shared memory (hgemm_h6_pp_128x128) and its cooperative form (hgemm_h6_128x128), the ping-pong ones in clusters of two (hgemm_h6_pp_cl2_256x128, hgemm_h6_pp_cl2_128x256),
     ping-pong 64 x 64 with C stored by TMA (hgemm_h6_pp_tma_64x64: a warpgroup's staging box in place of the warps' 2 KB tiles), and 128 x 192 with C stored by the threads through a staging tile (hgemm_h6_128x192)."""
     by_entry = {tile.entry: tile for tile in declared}
 
@@ -38,9 +38,11 @@ def candidates(declared):
                                    stream_k=True, sums_in_workspace=True, max_split_k=1)
 
     split = dataclasses.replace(by_entry["hgemm_h6_split_128x128"], bn=256, entry="hgemm_h6_split_128x256")
-    # the declared 128 x 128 tile is the ping-pong one; its cooperative form (both warpgroups on one tile), that
-    # form's stream-K entry, and the ping-pong one in clusters of two that multicast B (a unit of 256 x 128)
-    ping_pong = by_entry["hgemm_h6_pp_128x128"]
+    # the declared 128 x 128 tile is the ping-pong one that stores C by TMA; its form with C staged through 16 KB
+    # of shared memory and stored by the threads, that form's cooperative twin (both warpgroups on one tile) and
+    # its stream-K entry, and the ping-pong one in clusters of two that multicast B (a unit of 256 x 128)
+    ping_pong = dataclasses.replace(by_entry["hgemm_h6_pp_tma_128x128"], entry="hgemm_h6_pp_128x128", tma_store=False,
+                                    takes_over=None, dynamic_smem_bytes=1024 + 6 * 32768 + 16384 + 256)
     by_entry["hgemm_h6_128x128"] = dataclasses.replace(ping_pong, entry="hgemm_h6_128x128")
     # 128 x 192 with C staged through 16 KB of shared memory and stored by the threads (before TMA stores)
     staged_192 = dataclasses.replace(by_entry["hgemm_h6_tma_128x192"], entry="hgemm_h6_128x192", tma_store=False,
@@ -49,7 +51,7 @@ def candidates(declared):
     small_tma = dataclasses.replace(by_entry["hgemm_h6_pp_64x64"], entry="hgemm_h6_pp_tma_64x64", tma_store=True,
                                     dynamic_smem_bytes=1024 + 13 * 16384 + 2 * 8192 + 256)
     return (small_tma, sk("hgemm_h6_64x256"), sk("hgemm_h6_64x128"), sk("hgemm_h6_128x128"), split,
-            by_entry["hgemm_h6_128x128"], dataclasses.replace(ping_pong, entry="hgemm_h6_pp_cl2_256x128", bm=256),
+            by_entry["hgemm_h6_128x128"], ping_pong, dataclasses.replace(ping_pong, entry="hgemm_h6_pp_cl2_256x128", bm=256),
             # ping-pong 64 x 256 warpgroup tiles in clusters of two (a unit of 128 x 256) that multicast B
             dataclasses.replace(ping_pong, entry="hgemm_h6_pp_cl2_128x256", bm=128, bn=256,
                                 tma_boxes=((64, 64), (64, 64)), dynamic_smem_bytes=1024 + 5 * 40960 + 16384 + 256),
@@ -64,10 +66,12 @@ def parse_plan(text: str) -> tuple[str | None, int | None, int | None]:
     return shape, None if split == "auto" else int(split or 1), int(tail) if tail else None
 
 
-def plan_knobs(text: str) -> tuple[str, tuple[str, ...]]:
-    """PLAN+KNOB=V+...: the plan and its own compile-time knobs."""
+def plan_knobs(text: str) -> tuple[str, tuple[str, ...], int | None]:
+    """PLAN+KNOB=V+...: the plan, its own compile-time knobs, and the shared memory its kernel is launched
+    with where a knob SMEM=BYTES sets it (a knob that deepens a ring needs more than the tile declares)."""
     plan, *knobs = text.split("+")
-    return plan, tuple(knobs)
+    smem = [int(k.split("=", 1)[1]) for k in knobs if k.startswith("SMEM=")]
+    return plan, tuple(k for k in knobs if not k.startswith("SMEM=")), smem[-1] if smem else None
 
 
 def resolve_plan(stage, text: str):
@@ -133,11 +137,14 @@ def main() -> None:
             if kept_ms < torch_ms:
                 base, against = kept.run, f"cuBLAS {kept.tile_label}"
         for text, defines, promotion in itertools.product(args.plans.split(","), knob_sets(args.defines), promotions):
-            plan, own = plan_knobs(text)
+            plan, own, smem = plan_knobs(text)
             defines = own + defines
             variant, shape, split, tail = resolve_plan(stage, plan)
+            if smem:
+                variant = dataclasses.replace(variant, tiles=tuple(dataclasses.replace(t, dynamic_smem_bytes=smem)
+                                                                   for t in variant.tiles))
             tensor_map.L2_PROMOTION_BYTES = promotion  # read when the launcher encodes its maps
-            label = plan + "".join(f" {d}" for d in defines) + (f" L2={promotion}" if args.l2 != "128" else "")
+            label = plan + "".join(f" {d}" for d in defines) + (f" SMEM={smem}" if smem else "") + (f" L2={promotion}" if args.l2 != "128" else "")
             row = {"size": size_label(size), "plan": label, "against": against}
             try:
                 launcher = op.workload.launcher(variant, problem, tools, tile_shape=shape, split_k=split, tail=tail,

@@ -106,6 +106,8 @@ def _h6_split(bn: int) -> Tile:
 _H6_PP_TMA_SMEM = 1024 + 6 * 32768 + 2 * 2 * 8192 + 256
 # 1 KB of alignment slack + 13 stages x 16 KB (64x64: A's 8 KB box and one of B's) + 16 KB of staging + barriers
 _H6_PP64x64_SMEM = 1024 + 13 * 16384 + 16384 + 256
+# 1 KB of alignment slack + 6 stages x 24 KB (128x64: A's 16 KB box and one of B's) + 16 KB of staging + barriers
+_H6_128x64_SMEM = 1024 + 6 * 24576 + 16384 + 256
 # 1 KB of alignment slack + 5 stages x 40 KB (128x192) + 2 consumer warpgroups x 1 staging box of 8 KB + barriers
 _H6_192_SMEM = 1024 + 5 * 40960 + 2 * 8192 + 256
 # 1 KB of alignment slack + 4 stages x 48 KB + 2 consumer warpgroups x 2 staging boxes of 8 KB + barriers
@@ -173,10 +175,9 @@ STAGES = (
         "hgemm", "h6", "wgmma fed by TMA, warp-specialized", "kernels/hgemm/h6_wgmma_tma.cu", NVRTC,
         (_h6(128, 256, _H6_TMA_SMEM, persistent=True, stream_k=True, tma_store=True),
          _h6(128, 256, _H6_TMA_SMEM, persistent=True, tma_store=True),
-         _h6(128, 128, 214272, persistent=True, ping_pong=True), _h6_split(128),
          _h6(128, 128, _H6_PP_TMA_SMEM, persistent=True, ping_pong=True, tma_store=True, takes_over="128x256"),
-         _h6(64, 64, _H6_PP64x64_SMEM, persistent=True, ping_pong=True, replaces_split="128x128"),
-         _h6(128, 64, 140544, split_sums=True),
+         _h6_split(128), _h6(64, 64, _H6_PP64x64_SMEM, persistent=True, ping_pong=True, replaces_split="128x128"),
+         _h6(128, 64, _H6_128x64_SMEM, split_sums=True),
          _h6_few_rows(256, 5), _h6_few_rows(128, 8), _h6_few_rows(256, 6, rows=16),
          _h6_few_rows(128, 11, rows=16, one_wave_first=True),
          _h6(128, 192, _H6_192_SMEM, persistent=True, tma_store=True, fill_gain=0.05),
