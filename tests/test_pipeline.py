@@ -259,3 +259,25 @@ def test_the_report_puts_each_whole_flow_against_the_cpus_blas(tmp_path):
     blas = record["cpu"]
     assert f"than the CPU's BLAS ({blas['stage']}) on the same product in host memory" in markdown
     assert blas["cpu"] in markdown
+
+
+def test_the_flows_under_nsys_are_timed_unheld(tmp_path, monkeypatch):
+    """The capture's workload times its flows with no hold kernels between them (NSPROF_HOLD=0, as nsprof
+    profile's workload): the timeline the breakdown reads shows the flows' own launches alone."""
+    from nsprof.capture.program import program_commands
+    from nsprof.ladder.registry import get_stage
+    from nsprof.verbs.pipeline import _pipeline_breakdown
+
+    asked = []
+
+    def capture(request, out, tools, progress):
+        asked.append(request)
+        raise RuntimeError("stop before running nsys")
+
+    monkeypatch.setattr("nsprof.capture.tools.find_tool", lambda tool, path: tool)
+    monkeypatch.setattr("nsprof.capture.session.capture_program", capture)
+    with pytest.raises(RuntimeError, match="stop before"):
+        _pipeline_breakdown("sgemm", [get_stage("sgemm", "v8")], (512, 512, 512), 1, [], tmp_path, None,
+                            lambda message: None)
+    [nsys] = program_commands(asked[0], {"nsys": "nsys"}, tmp_path)
+    assert ("NSPROF_HOLD", "0") in nsys.env and nsys.shell.split(" nsys ")[0].split()[-1] == "NSPROF_HOLD=0"

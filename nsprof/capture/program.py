@@ -76,6 +76,7 @@ class ProgramRequest:
     guided: bool = False  # ncu profiles the hot kernels nsys found (module docstring)
     top: int = DEFAULT_TOP
     runs: int = 1  # nsys runs, each in a fresh process (nsprof.capture.commands.further_runs)
+    env: tuple[tuple[str, str], ...] = ()  # set for the program besides (nsprof pipeline's: its timing unheld)
 
     @property
     def name(self) -> str:
@@ -143,7 +144,8 @@ def program_commands(request: ProgramRequest, tool_paths: dict[str, str], direct
         argv = [tool_paths["nsys"], "profile", "-t", "cuda,nvtx", *request.nsys_options, "--export=sqlite", "-o", str(report),
                 "--force-overwrite=false", *request.argv]
         commands.append(Command("nsys", "profile", tuple(argv), directory / "nsys.log",
-                                (report.with_suffix(".nsys-rep"), report.with_suffix(".sqlite")), env=triton_cache(directory)))
+                                (report.with_suffix(".nsys-rep"), report.with_suffix(".sqlite")),
+                                env=triton_cache(directory) + request.env))
         commands += further_runs(commands, request.runs, directory)
     if "ncu" in request.tools:
         filters = [arg for name in request.ranges for arg in ("--nvtx-include", nvtx_filter(name))]
@@ -169,7 +171,7 @@ def _ncu_commands(request: ProgramRequest, ncu: str, directory: Path, filters: l
     sections = [arg for section in NCU_SECTIONS for arg in ("--section", section)]
     argv = [ncu, "--clock-control", request.clock_control, "--nvtx", *filters, *sections,
             "--metrics", ",".join(request.metrics), "-o", str(report), *request.argv]
-    commands = [Command("ncu", "profile", tuple(argv), log, (rep,))]
+    commands = [Command("ncu", "profile", tuple(argv), log, (rep,), env=request.env)]
     for page, csv_file, units in (("raw", NCU_CSV, ["--print-units", "base"]), ("details", NCU_DETAILS_CSV, [])):
         export = [ncu, "--import", str(rep), "--csv", "--page", page, *units]
         commands.append(Command("ncu", "export", tuple(export), log, (directory / csv_file,), stdout=directory / csv_file))
