@@ -41,9 +41,10 @@
 //    warpgroup tile reads more operand bytes per FLOP than 128x256, so the cl2 forms
 //    multicast B to a vertically adjacent pair of blocks (per block and k step: 16 KB of A
 //    + 8 KB of B for 128x128 tiles, 8 + 16 KB for 64x256, against 48 KB for 128x256).
-//    hgemm_h6_pp_128x128 is the declared 128x128 tile (issue 60): with the staged epilogue
-//    (H6_PP_EPI=1) it ran 99.8% of the library at 2048^3 against 97.2-98.8% for the cooperative
-//    hgemm_h6_128x128, now a candidate; with fragment stores it had lost everywhere.
+//    The ping-pong 128x128 tile is the declared 128x128 tile (issue 60): with the staged epilogue
+//    (H6_PP_EPI=1, hgemm_h6_pp_128x128) it ran 99.8% of the library at 2048^3 against 97.2-98.8% for the
+//    cooperative hgemm_h6_128x128, now a candidate; with fragment stores it had lost everywhere. It now
+//    stores C by TMA (hgemm_h6_pp_tma_128x128, below); the staged form is a candidate.
 //  * epilogues under the next tile's MMAs (H6_OVERLAP_EPI, the persistent cooperative tiles): a
 //    consumer warpgroup converts its accumulators to halves (PendingSlab: 64 registers for 64x256),
 //    which frees them, and stores the slab in rounds, one after each of the next tile's first k
@@ -61,14 +62,14 @@
 // rows: 8x fewer L2 write requests than the 4-byte fragment stores; +16 KB of shared memory);
 // H6_EPI=1 is the default of the entries that do not store C by TMA (596 -> 640-750 TFLOP/s
 // at 4096^3 on the H200, against the fragment stores); H6_STAGES_128, H6_STAGES_192,
-// H6_STAGES_64x256, H6_STAGES_64x128, H6_STAGES_16x256, H6_STAGES_16x128,
+// H6_STAGES_128x64, H6_STAGES_64x256, H6_STAGES_64x128, H6_STAGES_16x256, H6_STAGES_16x128,
 // H6_PP_STAGES, H6_PP64_STAGES: ring depths (6 for 128x128: 578 -> 626 at 4096^3);
 // H6_OVERLAP_EPI = 0 stores a tile's C before the next tile's MMAs; H6_B_EVICT_FIRST = 0 loads B with the
 // normal L2 policy everywhere;
 // H6_GROUP_ROWS, H6_PP_GROUP_ROWS: the tile order (cooperative, ping-pong entries); H6_TMA_BOXES,
 // H6_TMA_STAGES: the TMA-store entries' staging boxes and ring; H6_TRACE = 1: each consumer warpgroup records its tiles' clocks (h6_trace, read by
 // benchmarks/gpu/experiments/h6_timeline.py). The cl2 entries but the two TMA-store ones and the
-// ping-pong ones but hgemm_h6_pp_128x128 are tuning candidates the launcher does not declare: each
+// ping-pong ones but hgemm_h6_pp_tma_128x128 and hgemm_h6_pp_64x64 are tuning candidates the launcher does not declare: each
 // lost to the cooperative 128x256 kernel with the staged epilogue (benchmarks/records/2026-11-22-h200-hgemm/h200-hgemm.md, "Tuning sweeps"; the cl2
 // TMA-store entry again by 0.3-0.9 points on the H200 in
 // benchmarks/records/2026-11-29-h200-hgemm-rows-overlap/h200-hgemm-rows-overlap.md).
@@ -145,9 +146,12 @@
 //    staging boxes (stmatrix, then one cp.async.bulk.tensor a box) instead of each warp's 2 KB tile and 16-byte
 //    stores. Paired with the library on one H200, against the staged form: 8192 x 4096 x 4096 +0.9 to +1.4 points,
 //    2048 x 14336 x 4096 +0.5 to +1.1, 4096^3 +0.6, 2048 x 4096 x 4096 and 2048 x 4096 x 14336 +0.2 to +0.3, but
-//    2048^3 (two tiles a block, the last one's epilogue under no MMAs) 0.3-0.8 lower; so it runs the 128 x 256 plans
-//    the ping-pong tile takes over, and hgemm_h6_pp_128x128 keeps its own (2048^3) (benchmarks/records/
-//    2026-11-30-h200-hgemm-pp64). With 64 x 64 tiles (one staging box) it lost 5-10%.
+//    2048^3 (two tiles a block, the last one's epilogue under no MMAs) 0.3-0.8 lower (benchmarks/records/
+//    2026-11-30-h200-hgemm-pp64), so it first ran only the 128 x 256 plans the ping-pong tile takes over. That
+//    2048^3 reading held the host's time (benchmarks/records/2026-11-30-h200-hgemm-group-rows): with the host
+//    held ahead it ran 0.1-0.3, 0.5-0.7 and 1.1 points ahead there (three calls, two cards), and it now runs
+//    the 128 x 128 plans too (benchmarks/records/2026-11-30-h200-hgemm-ring-depth). With 64 x 64 tiles (one
+//    staging box) it lost 5-10%.
 //  * the ping-pong entries walk groups of 1024 rows of C (H6_PP_GROUP_ROWS; the cooperative ones 2048): paired
 //    with the library, hgemm_h6_pp_tma_128x128 with 1024 against 2048 was ahead in 13 of 18 pairs at seven shapes,
 //    behind in 2, +0.26 points on average. Alone at the power limit the ping-pong tile takes the library's cycles
@@ -155,6 +159,16 @@
 //    more cost 5% at 2048^3 and 19% at 2048 x 14336 x 4096. Multicasting B to a pair (hgemm_h6_pp_cl2_256x128)
 //    gave no time back, and per k step the cooperative 128x256 keeps the library's pace where the ping-pong tile
 //    falls 1-2% behind (benchmarks/records/2026-11-30-h200-hgemm-group-rows).
+//  * a 6-deep ring for 128x64 (H6_STAGES_128x64; 1024^3: 128 blocks, 16 k tiles each): 6, 7 and 8 stages read
+//    99.6-100.0% of torch.mm at 1024^3 against 98.5-98.9% for 5, in the same call, both orders (2.2 points in
+//    another call); 6 is the shallowest of them (benchmarks/records/2026-11-30-h200-hgemm-ring-depth).
+//  * tried, slower (benchmarks/records/2026-11-30-h200-hgemm-ring-depth): the tensor maps passed by value as
+//    `const __grid_constant__` parameters, the CUDA guide's way, instead of their device addresses (the record's
+//    maps-by-value.diff): 1024^3 -2.0, 2048^3 -0.6, hgemm_h6_pp_tma_128x128 at 2048^3 -2.6, hgemm_h6_tma_128x256
+//    -1.6 points, alike at 4096^3 and the 2048-row shapes, +1.0 to +1.5 at 16 x 4096 x 4096 (one card, one call);
+//    C stored by TMA from 128x64 (one staging box a warpgroup:
+//    -0.4 to -0.7 at 1024^3 and 512 x 2048 x 1024); 16 x 384 tiles (m64n192, 4 stages: the library's width at
+//    1 x 128256 x 4096) level there (99.3-99.5 against 99.5-99.6%), +1 point at 16 x 128256 x 4096.
 //  * tried, no change (benchmarks/records/2026-11-30-h200-hgemm-energy): try_wait with a suspend-time hint (NANOSLEEP.SYNCS until the barrier
 //    flips, not a spin: within 0.5 points at seven of nine shapes, 1.7-2.3 lower at two few-row ones), and the
 //    tile order grouping 256 to 8192 rows (no group size ahead at more than two of seven shape-and-tile pairs).
@@ -187,7 +201,7 @@
 // Precision: products of f16 inputs are accumulated in f32 by the tensor cores; C is
 // rounded to f16 once (the seed tutorial accumulated in f16, whose error grows with K).
 // Shared memory: 1 KB of alignment slack + STAGES x (16 KB of A + BN x 128 bytes of B) + the
-// barriers: 4 x 48 KB (128x256), 5 x 32 KB (128x128), 5 x 24 KB (128x64); ping-pong: 6 x 32 KB
+// barriers: 4 x 48 KB (128x256), 5 x 32 KB (128x128), 6 x 24 KB (128x64); ping-pong: 6 x 32 KB
 // (128x128 warpgroup tiles), 5 x 40 KB (64x256: 8 KB of A). H6_EPI / H6_PP_EPI = 1 add 16 KB.
 // smem = 1024 + STAGES x stage bytes + 16384 x EPI + 256 (at most 232448).
 // Split-K (the non-persistent entries, when gridDim.z > 1): slice z walks K tiles
@@ -1260,7 +1274,8 @@ hgemm_h6_sk_128x128(int M, int N, int K, const void* tmA, const void* tmB, __hal
     H6_SM90A_ONLY((h6_body<128, H6_STAGES_128, true, 1, H6_EPI, true>(M, N, K, tmA, tmB, C, partials, whole_units)));
 }
 
-// Ping-pong entries (bm x bn = the unit: CLUSTER warpgroup tiles stacked vertically).
+// Ping-pong entries (bm x bn = the unit: CLUSTER warpgroup tiles stacked vertically). hgemm_h6_pp_128x128 stages
+// C through the warps' 2 KB tiles: a candidate since its TMA-store form below took its plans.
 extern "C" __global__ void __launch_bounds__(384, 1)
 hgemm_h6_pp_128x128(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
     H6_SM90A_ONLY((h6_pp_body<128, 128, H6_PP_STAGES, 1, H6_PP_EPI>(M, N, K, tmA, tmB, C)));
@@ -1278,9 +1293,9 @@ hgemm_h6_pp_64x64(int M, int N, int K, const void* tmA, const void* tmB, __half*
 }
 
 // The ping-pong tiles with C stored by TMA (EPI 2: each fragment through its warpgroup's two staging boxes of 8 KB,
-// in place of the warps' 2 KB tiles; 6 x 32 KB + 2 x 16 KB): hgemm_h6_pp_tma_128x128 runs the 128 x 256 plans the
-// ping-pong tile takes over (header, "C stored by TMA in the ping-pong body"); hgemm_h6_pp_tma_64x64, with one
-// staging box, is a candidate (it lost to hgemm_h6_pp_64x64).
+// in place of the warps' 2 KB tiles; 6 x 32 KB + 2 x 16 KB): hgemm_h6_pp_tma_128x128 is the declared 128 x 128 tile
+// and runs the 128 x 256 plans the ping-pong tile takes over (header, "C stored by TMA in the ping-pong body");
+// hgemm_h6_pp_tma_64x64, with one staging box, is a candidate (it lost to hgemm_h6_pp_64x64).
 extern "C" __global__ void __launch_bounds__(384, 1)
 hgemm_h6_pp_tma_128x128(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
     H6_SM90A_ONLY((h6_pp_body<128, 128, H6_PP_STAGES, 1, 2>(M, N, K, tmA, tmB, C)));
