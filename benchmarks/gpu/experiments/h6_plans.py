@@ -29,8 +29,10 @@ def candidates(declared):
     """Undeclared h6 entries (kernels/hgemm/h6_wgmma_tma.cu), each the declared tile of its shape as the
     kernel runs it: the stream-K forms of the 64-row tiles and of 128 x 128 (persistent, sharing tiles by
     k steps), 128 x 256 split over K like hgemm_h6_split_128x128, the ping-pong 128 x 128 tile with C staged
-    through shared memory (hgemm_h6_pp_128x128) and its cooperative form (hgemm_h6_128x128), the ping-pong ones in clusters of two (hgemm_h6_pp_cl2_256x128, hgemm_h6_pp_cl2_128x256),
-    ping-pong 64 x 64 with C stored by TMA (hgemm_h6_pp_tma_64x64: a warpgroup's staging box in place of the warps' 2 KB tiles), and 128 x 192 with C stored by the threads through a staging tile (hgemm_h6_128x192)."""
+    through shared memory (hgemm_h6_pp_128x128) and its cooperative form (hgemm_h6_128x128), the ping-pong ones
+    in clusters of two (hgemm_h6_pp_cl2_256x128, hgemm_h6_pp_cl2_128x256), ping-pong 64 x 64 with C stored by TMA
+    (hgemm_h6_pp_tma_64x64: a warpgroup's staging box in place of the warps' 2 KB tiles), and 128 x 192 with C
+    stored by the threads through a staging tile (hgemm_h6_128x192)."""
     by_entry = {tile.entry: tile for tile in declared}
 
     def sk(entry):
@@ -144,7 +146,8 @@ def main() -> None:
                 variant = dataclasses.replace(variant, tiles=tuple(dataclasses.replace(t, dynamic_smem_bytes=smem)
                                                                    for t in variant.tiles))
             tensor_map.L2_PROMOTION_BYTES = promotion  # read when the launcher encodes its maps
-            label = plan + "".join(f" {d}" for d in defines) + (f" SMEM={smem}" if smem else "") + (f" L2={promotion}" if args.l2 != "128" else "")
+            label = (plan + "".join(f" {d}" for d in defines) + (f" SMEM={smem}" if smem else "")
+                     + (f" L2={promotion}" if args.l2 != "128" else ""))
             row = {"size": size_label(size), "plan": label, "against": against}
             try:
                 launcher = op.workload.launcher(variant, problem, tools, tile_shape=shape, split_k=split, tail=tail,
