@@ -169,7 +169,8 @@
 //    C stored by TMA from 128x64 (one staging box a warpgroup:
 //    -0.4 to -0.7 at 1024^3 and 512 x 2048 x 1024); 16 x 384 tiles (m64n192, 4 stages: the library's width at
 //    1 x 128256 x 4096) level there (99.3-99.5 against 99.5-99.6%), +1 point at 16 x 128256 x 4096; 128x64's
-//    C from the fragments (H6_EPI=0): 88% against 99% at 1024^3.
+//    C from the fragments (H6_EPI=0): 88% against 99% at 1024^3; 128x64 in persistent clusters of two that
+//    multicast B: 88% against 100.4-100.8% at 1024^3.
 //  * tried, no change (benchmarks/records/2026-11-30-h200-hgemm-energy): try_wait with a suspend-time hint (NANOSLEEP.SYNCS until the barrier
 //    flips, not a spin: within 0.5 points at seven of nine shapes, 1.7-2.3 lower at two few-row ones), and the
 //    tile order grouping 256 to 8192 rows (no group size ahead at more than two of seven shape-and-tile pairs).
