@@ -23,7 +23,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--out")
     ap.add_argument("--separate", action="store_true",
-                    help="h6 on buffers of its own, as nsprof bench gives each stage (default: all three share them)")
+                    help="h6 on buffers of its own (default: all three share them; in nsprof bench torch.mm keeps "
+                         "the arrays it was made on while a stage's refresh makes new ones)")
     args = ap.parse_args()
     from benchmarks.gpu.experiments.h6_plans import emit
     from nsprof.ladder.registry import get_op, get_stage
