@@ -81,7 +81,7 @@ def nvtx_include(stage: Stage, size: Size) -> str:
 
 # The workload's timed launches go in one run, with no hold kernels of nsprof.launch.measure._timed between them:
 # the profilers must see the launches asked for (ncu replays each one; a hold would show in nsys's timeline).
-UNHELD = ((HOLD_VARIABLE, "0"),)
+UNHELD_ENV = ((HOLD_VARIABLE, "0"),)
 
 
 def nsys_commands(request: ProfileRequest, nsys: str, directory: Path) -> list[Command]:
@@ -89,7 +89,7 @@ def nsys_commands(request: ProfileRequest, nsys: str, directory: Path) -> list[C
     argv = [nsys, "profile", "-t", "cuda,nvtx", "--export=sqlite", "-o", str(report), "--force-overwrite=false",
             *workload_argv(request, "nsys", directory)]
     outputs = (report.with_suffix(".nsys-rep"), report.with_suffix(".sqlite"))
-    return [Command("nsys", "profile", tuple(argv), directory / "nsys.log", outputs, env=UNHELD)]
+    return [Command("nsys", "profile", tuple(argv), directory / "nsys.log", outputs, env=UNHELD_ENV)]
 
 
 def ncu_commands(request: ProfileRequest, ncu: str, directory: Path) -> list[Command]:
@@ -103,7 +103,7 @@ def ncu_commands(request: ProfileRequest, ncu: str, directory: Path) -> list[Com
     export = [ncu, "--import", str(rep), "--csv", "--page", "raw", "--print-units", "base"]
     log = directory / "ncu.log"
     return [
-        Command("ncu", "profile", tuple(profile), log, (rep,), env=UNHELD),
+        Command("ncu", "profile", tuple(profile), log, (rep,), env=UNHELD_ENV),
         Command("ncu", "export", tuple(export), log, (directory / NCU_CSV,), stdout=directory / NCU_CSV),
     ]
 

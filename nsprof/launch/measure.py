@@ -86,6 +86,12 @@ def _hold_kernel():
     return require_cupy().RawKernel(HOLD_SOURCE, "nsprof_hold")
 
 
+def hold_gpu(seconds: float) -> None:
+    """Queue a kernel that keeps the GPU busy for `seconds` (one thread reading the global timer): what is
+    queued after it waits, so the host can get ahead."""
+    _hold_kernel()((1,), (1,), (np.uint64(int(seconds * 1e9)),))
+
+
 def _queue(launches: Sequence[Callable[[], object]], range_name: str | None,
            hold_s: float) -> tuple[list[float], float, bool]:
     """Hold the GPU for `hold_s` (one thread reading the global timer), queue each launch between its own CUDA
@@ -94,7 +100,7 @@ def _queue(launches: Sequence[Callable[[], object]], range_name: str | None,
     cp = require_cupy()
     held = None
     if hold_s > 0:
-        _hold_kernel()((1,), (1,), (np.uint64(int(hold_s * 1e9)),))
+        hold_gpu(hold_s)
         held = cp.cuda.Event(disable_timing=True)
         held.record()
     events = [(cp.cuda.Event(), cp.cuda.Event()) for _ in launches]

@@ -116,7 +116,7 @@ def _pipeline_breakdown(op, stages, size, chunks, records, out: Path, nsys, prog
     join each variant's median breakdown to its record."""
     from nsprof.analyze.gpu_events import gpu_events
     from nsprof.analyze.pipeline import flow_breakdown
-    from nsprof.capture.commands import UNHELD
+    from nsprof.capture.commands import UNHELD_ENV
     from nsprof.capture.program import ProgramRequest
     from nsprof.capture.session import capture_program
     from nsprof.capture.tools import find_tool
@@ -133,7 +133,7 @@ def _pipeline_breakdown(op, stages, size, chunks, records, out: Path, nsys, prog
                                       "chunks": chunks, "repeat": CAPTURED_FLOWS, "warmup": CAPTURED_FLOWS})
     request = ProgramRequest(argv=tuple(argv), tools=("nsys",), metrics=(), clock_control="none", ranges=(), kernel=None,
                              launch_count=1, label=f"pipeline-{op}-{short_size(size)}",
-                             nsys_options=("--cuda-graph-trace=node",), env=UNHELD)
+                             nsys_options=("--cuda-graph-trace=node",), env=UNHELD_ENV)
     progress("capturing the flows under nsys")
     directory, _ = capture_program(request, out, {"nsys": nsys}, progress=progress)
     export = opened_profile(directory).timelines[0]

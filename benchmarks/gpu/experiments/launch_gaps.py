@@ -2,7 +2,7 @@
 records another; where the host takes longer to queue a pair than the GPU takes to run it, the GPU has caught
 up, runs the start event at once and then waits for the kernel, so the interval holds part of the launch's host
 time. Here each size's h6 plan and the library's kept candidate are timed in turn twice: as paired_medians does,
-and with a head start (a spin kernel holds the GPU while the host queues CHUNK pairs, so they then run back to
+and with a head start (a hold of the GPU while the host queues CHUNK pairs, so they then run back to
 back). Prints, per size, both medians of each, their ratio (% of the library), and how much of the GPU's time
 the head-started chunks left idle between kernels.
 
@@ -18,24 +18,20 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
-SPIN = r'''extern "C" __global__ void spin(unsigned long long ns) {
-    unsigned long long t0, t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-    do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < ns);
-}'''
-
 
 def head_started(ours, theirs, chunks: int, chunk: int):
-    """Medians of ours and theirs in turn, each chunk of pairs queued behind a spin kernel long enough for the
-    host to queue it (twice the host time the last chunk took), and the idle share inside the chunks."""
+    """Medians of ours and theirs in turn, each chunk of pairs queued behind a hold of the GPU
+    (nsprof.launch.measure.hold_gpu) long enough for the host to queue it (twice the host time the last chunk
+    took), and the idle share inside the chunks."""
     import cupy as cp
     import numpy as np
 
-    spin = cp.RawKernel(SPIN, "spin")
+    from nsprof.launch.measure import hold_gpu
+
     host_s = 2e-3
     ours_t, theirs_t, idle = [], [], []
     for _ in range(chunks):
-        spin((1,), (1,), (np.uint64(int(2 * host_s * 1e9)),))
+        hold_gpu(2 * host_s)
         t0 = time.perf_counter()
         events = [(cp.cuda.Event(), cp.cuda.Event()) for _ in range(2 * chunk)]
         for i, (start, end) in enumerate(events):
