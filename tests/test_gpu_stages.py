@@ -422,6 +422,25 @@ def test_a_library_stage_keeps_its_fastest_verified_algorithm_and_times_torch_be
     assert record["pct_cublas_of"] == ("cuBLAS" if record["median_ms"] <= record["torch_ms"] else record["torch_call"])
 
 
+@pytest.mark.parametrize("name, size", [("hgemm/h7", (1000, 1200, 808)), ("sgemv/s7", (1000, 1001))])
+def test_torch_runs_on_the_arrays_each_later_stage_refreshed(name, size, tools):
+    """In the bench the library stage makes PyTorch's launch; each later stage's refresh then draws new
+    arrays, and the launch paired with that stage must compute their product (it once kept the first)."""
+    pytest.importorskip("torch")
+    from nsprof.ladder.registry import get_op, get_stage
+    from nsprof.ladder_runs.torch_baseline import torch_launch
+
+    stage = get_stage(*name.split("/"))
+    workload = get_op(stage.op).workload
+    problem = workload.problem(tools.xp, size)
+    launch = torch_launch(workload.library_call(stage, problem), stage.precision.name)
+    for _ in range(2):
+        problem.refresh()
+        problem.poison_output()
+        launch()
+        assert problem.relative_error() <= stage.tolerance(size)
+
+
 @pytest.mark.parametrize("name", ["sgemm/v12t", "hgemm/h8", "sgemv/s8"])
 def test_a_triton_stage_is_tuned_before_timing_and_says_what_it_compiled(name, tmp_path):
     """bench records every trial, the kept configuration (the fastest verified one) as the tile, and

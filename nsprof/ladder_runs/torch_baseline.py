@@ -33,14 +33,25 @@ def torch_timing(stage: Stage, problem, call: LibraryCall, size, *, repeat: int 
 
 
 def torch_launch(call: LibraryCall, precision: str) -> Callable[[], object]:
-    """torch.mm or torch.mv on the LibraryCall's arrays, TF32 allowed only for a TF32 stage, on CuPy's current stream."""
+    """torch.mm or torch.mv on the LibraryCall's current arrays (read at each launch, as the library's
+    own candidates read them: a stage's refresh makes new ones, and a launch paired with that stage's
+    must run on the stage's), TF32 allowed only for a TF32 stage, on CuPy's current stream."""
     import torch
 
-    a, b, out = (torch.from_dlpack(array) for array in call.arrays())
     function = {"mm": torch.mm, "mv": torch.mv}[call.torch_call]
     settings = torch.backends.cuda.matmul
+    wrapped: dict[tuple[int, ...], tuple] = {}  # the tensors of the arrays last seen, by their addresses
+
+    def tensors() -> tuple:
+        arrays = call.arrays()
+        key = tuple(array.data.ptr for array in arrays)
+        if key not in wrapped:  # new arrays: wrap them (no copy), and let the old ones go
+            wrapped.clear()
+            wrapped[key] = tuple(torch.from_dlpack(array) for array in arrays)
+        return wrapped[key]
 
     def run() -> None:
+        a, b, out = tensors()
         allowed = settings.allow_tf32
         settings.allow_tf32 = precision == "tf32"  # PyTorch's float32 products are FP32 unless allowed
         try:
