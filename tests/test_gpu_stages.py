@@ -441,6 +441,42 @@ def test_torch_runs_on_the_arrays_each_later_stage_refreshed(name, size, tools):
         assert problem.relative_error() <= stage.tolerance(size)
 
 
+@pytest.mark.parametrize("launch_of", ["h6", "torch.mm"])
+def test_timed_launches_run_on_every_set_of_buffers_the_rotation_holds(launch_of, tools):
+    """Cold inputs (nsprof.launch.rotation): timed launches, in chunks of fewer than the sets, write every
+    set's product (h6's tensor maps and PyTorch's tensors follow the moving buffers), and the problem ends
+    on its own buffers."""
+    from nsprof.ladder.registry import get_op, get_stage
+    from nsprof.ladder_runs.bench import unavailable_reason
+    from nsprof.launch.measure import CHUNK, time_launches
+    from nsprof.launch.rotation import rotating_inputs
+
+    op, size = get_op("hgemm"), (256, 512, 256)
+    problem = op.workload.problem(tools.xp, size)
+    stage = get_stage("hgemm", "h6" if launch_of == "h6" else "h7")
+    if launch_of == "h6":
+        if reason := unavailable_reason(stage, tools):
+            pytest.skip(reason)
+        run = op.workload.launcher(stage, problem, tools).run
+    else:
+        pytest.importorskip("torch")
+        from nsprof.ladder_runs.torch_baseline import torch_launch
+
+        run = torch_launch(op.workload.library_call(stage, problem), "fp16")
+    own = problem.C
+    with rotating_inputs(problem) as rotation:
+        assert rotation.sets > CHUNK
+        for _, _, out in rotation.copies:
+            out.fill(float("nan"))
+        problem.poison_output()
+        time_launches(run, repeat=rotation.sets, warmup=0)
+        reference = problem.reference()
+        for _, _, out in rotation.copies:
+            error = float(tools.xp.linalg.norm(out.astype("float64") - reference) / tools.xp.linalg.norm(reference))
+            assert error <= stage.tolerance(size)
+    assert problem.C is own and problem.relative_error() <= stage.tolerance(size)
+
+
 @pytest.mark.parametrize("name", ["sgemm/v12t", "hgemm/h8", "sgemv/s8"])
 def test_a_triton_stage_is_tuned_before_timing_and_says_what_it_compiled(name, tmp_path):
     """bench records every trial, the kept configuration (the fastest verified one) as the tile, and

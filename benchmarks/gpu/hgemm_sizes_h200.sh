@@ -7,7 +7,8 @@
 # benchmarks/gpu/experiments/h6_plans.py, each plan verified before it is timed against torch.mm or as
 # PROBE_AGAINST says; PROBE_SIZES, PROBE_PLANS, PROBE_DEFINES its --sizes, --plans, --defines; by default
 # the products of a hundred-odd rows), the kernels torch.mm runs at each size (LIBRARY=0 skips), then the
-# benches (SHAPES=squares or models runs one half; RUNS=1 one run).
+# benches (SHAPES=squares or models runs one half; RUNS=1 one run; BENCH_FLAGS more options of nsprof bench, such
+# as --warm-inputs, and TAG a word in their files' names).
 source benchmarks/gpu/record_start.sh
 if [ "${TESTS:-1}" = 1 ]; then
   timeout 240 python3 -m pytest -q -m gpu tests/test_gpu_stages.py -k "hgemm or h6" -p no:cacheprovider \
@@ -33,10 +34,11 @@ if [ "${LIBRARY:-1}" = 1 ]; then  # the kernels torch.mm runs at every size
 fi
 for half in ${SHAPES:-squares models}; do
   for run in $(seq "${RUNS:-2}"); do
-    timeout 280 python3 -m nsprof bench --op hgemm --stage "${STAGES[$half]}" --size "${SIZES[$half]}" \
-      --save-as "$OUT/bench-hgemm-$half-run$run.json" > "$OUT/bench-hgemm-$half-run$run.txt" 2>&1
+    name=bench-hgemm-$half${TAG:+-$TAG}-run$run
+    timeout 280 python3 -m nsprof bench --op hgemm --stage "${STAGES[$half]}" --size "${SIZES[$half]}" ${BENCH_FLAGS:-} \
+      --save-as "$OUT/$name.json" > "$OUT/$name.txt" 2>&1
     echo "bench $half run $run exit $? ($((SECONDS - START)) s)"
-    cp "$OUT/bench-hgemm-$half-run$run.json" "$OUT/host.txt" "$FINAL/"  # the device returns at most 8 files
+    cp "$OUT/$name.json" "$OUT/host.txt" "$FINAL/"  # the device returns at most 8 files
   done
 done
 echo "total $((SECONDS - START)) s"

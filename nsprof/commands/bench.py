@@ -33,6 +33,11 @@ def bench(
         help="Measure '% cuBLAS' with each stage's launches alternating with the fastest library's, so that a "
              "clock moving under the power limit moves both alike (one clock: a kernel's own power draw does not "
              "show); --no-paired divides the medians timed apart, each at the clock its own draw allows."),
+    cold_inputs: bool = typer.Option(
+        True, "--cold-inputs/--warm-inputs",
+        help="Time each launch on the next of several copies of its buffers, so that none finds its inputs in L2 "
+             "(as a program does weights it last read a layer ago); --warm-inputs times every launch on one set, "
+             "which stays in L2 where it fits."),
     as_json: bool = typer.Option(False, "--json", help="Print the results as JSON instead of a table."),
     out: Path = typer.Option(Path("profiles"), "--out", help="Directory for the results file bench-<op>-<time>.json."),
     save: bool = typer.Option(True, "--save/--no-save", help="Write the results file."),
@@ -67,7 +72,8 @@ def bench(
     with progress_line() as progress:
         run = api.bench(stage, size, op, repeat=repeat, warmup=warmup, baseline=baseline, tile=tile,
                         out=out if save else None, save_as=save_as if save else None, force=force, tuned=tuned,
-                        progress=progress, runs=runs, paired=paired)
+                        progress=progress, runs=runs, paired=paired,
+                        cold_inputs=cold_inputs)
     if as_json:
         typer.echo(json.dumps(run.document, indent=2))
     else:

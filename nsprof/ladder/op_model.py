@@ -53,7 +53,10 @@ class LaunchConfig(Protocol):
 
 @runtime_checkable
 class Problem(Protocol):
-    """One problem on the GPU: inputs, an output and a float64 reference (verification)."""
+    """One problem on the GPU: inputs, an output and a float64 reference (verification). Launches read
+    its `buffers` (the attribute names of its inputs and output) at each call."""
+
+    buffers: ClassVar[tuple[str, ...]]
 
     def refresh(self) -> None:
         """Draw fresh inputs (each verification sees data no earlier stage was tuned on)."""

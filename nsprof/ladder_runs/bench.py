@@ -5,10 +5,11 @@ Returns plain records (dicts) so that the CLI, the JSON file and the profiler al
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from nsprof import __version__
@@ -121,13 +122,16 @@ def unavailable_reason(stage: Stage, tools) -> str | None:
 def run_bench(op: str, stages: list[Stage], sizes: list[Size], *, repeat: int | None = None,
               warmup: int | None = None, baseline: bool = True, tile: str | None = None,
               kept: dict[tuple[str, str, str], str] | None = None, progress: Progress | None = None,
-              paired: bool = True, no_gpu: str | None = None) -> list[dict]:
+              paired: bool = True, no_gpu: str | None = None, cold_inputs: bool = True) -> list[dict]:
     """Every stage at every size, plus the baselines of their precisions (cuBLAS FP32, cuBLAS TF32)
     for % of cuBLAS, which `paired` measures with each stage's launches alternating with the fastest
     library's (pair_with_library; else from the medians timed apart). `kept` ((op, stage, size
     label) -> configuration, kept_configurations) pins
     Triton stages to the configurations an earlier run kept. `no_gpu`: why this machine has no
-    usable GPU; its GPU stages are then recorded "skipped" with that reason, and the CPU stages run."""
+    usable GPU; its GPU stages are then recorded "skipped" with that reason, and the CPU stages run.
+    `cold_inputs`: every GPU launch timed (tuning, stage, library, pairs) on the next of several sets of the
+    problem's buffers (nsprof.launch.rotation), none left in L2 by a recent launch; each record says how many
+    sets (`input_sets`; 1: every launch on the one set)."""
     kept = kept or {}
     if no_gpu is not None:
         return _run_without_gpu(op, stages, sizes, no_gpu, repeat=repeat, warmup=warmup, progress=progress)
@@ -142,17 +146,20 @@ def run_bench(op: str, stages: list[Stage], sizes: list[Size], *, repeat: int | 
         launches: dict = {}  # the launches of the stages that verified at this size, for pairing
         first = len(records)
         problem = None  # each stage's problem, let go with the size's (an empty ladder has none)
-        for stage in todo:
-            problem = problems["cpu" if stage.kind.on_host else "gpu"]
-            if progress:
-                progress(f"{stage.op} {stage.stage} {size_label(size)}")
-            rec, broken = _bench_one(stage, size, problem, tools, broken, repeat=repeat, warmup=warmup,
-                                     tile=kept.get((stage.op, stage.stage, size_label(size)), tile),
-                                     launches=launches if paired else None)
-            rec["baseline_only"] = stage not in stages
-            records.append(rec)
-        if launches and not broken:
-            _pair_size(op, size, records[first:], launches, progress)
+        with _input_sets(problems["gpu"], cold_inputs) as sets:
+            for stage in todo:
+                problem = problems["cpu" if stage.kind.on_host else "gpu"]
+                if progress:
+                    progress(f"{stage.op} {stage.stage} {size_label(size)}")
+                rec, broken = _bench_one(stage, size, problem, tools, broken, repeat=repeat, warmup=warmup,
+                                         tile=kept.get((stage.op, stage.stage, size_label(size)), tile),
+                                         launches=launches if paired else None)
+                rec["baseline_only"] = stage not in stages
+                if not stage.kind.on_host:
+                    rec["input_sets"] = sets
+                records.append(rec)
+            if launches and not broken:
+                _pair_size(op, size, records[first:], launches, progress)
         del problems, problem, launches
         if cp is not None:
             cp.get_default_memory_pool().free_all_blocks()
@@ -168,6 +175,19 @@ def _run_without_gpu(op: str, stages: list[Stage], sizes: list[Size], no_gpu: st
                if not stage.kind.on_host]
     cpu = [stage for stage in stages if stage.kind.on_host]
     return (run_bench(op, cpu, sizes, repeat=repeat, warmup=warmup, progress=progress) if cpu else []) + skipped
+
+
+@contextlib.contextmanager
+def _input_sets(problem, cold: bool) -> Iterator[int]:
+    """The sets of buffers the GPU launches at one size rotate among (nsprof.launch.rotation): 1 where
+    `cold` is off or no GPU stage runs."""
+    if problem is None or not cold:
+        yield 1
+        return
+    from nsprof.launch.rotation import rotating_inputs
+
+    with rotating_inputs(problem) as rotation:
+        yield rotation.sets
 
 
 def _problems(workload, size: Size, cp, *, gpu: bool, cpu: bool) -> dict:

@@ -52,6 +52,7 @@ class BenchRecord(TypedDict):
     pct_cublas: float | None
     pct_cublas_of: NotRequired[str | None]  # which library: cuBLAS, a cuBLASLt candidate, torch.mm
     pct_cublas_method: NotRequired[Literal["paired", "medians"]]  # launches in turn, or medians timed apart
+    input_sets: NotRequired[int]  # a GPU stage's: the sets of buffers its launches rotated among (1: one set)
     prepare: NotRequired[str | None]  # a step the stage needs first (SGEMV's transpose), timed apart
     prepare_ms: NotRequired[float | None]
     steps_ms: NotRequired[dict[str, float] | None]  # work inside the stage's time, each timed alone too

@@ -7,10 +7,12 @@ cuBLAS is of the faster of the two (nsprof.ladder_runs.bench)."""
 from __future__ import annotations
 
 import importlib.util
+from collections import OrderedDict
 from collections.abc import Callable
 
 from nsprof.ladder.op_model import LibraryCall, Stage
 from nsprof.launch.measure import time_launches
+from nsprof.launch.rotation import active_rotation
 from nsprof.launch.torch_stream import on_cupy_stream
 
 
@@ -40,14 +42,18 @@ def torch_launch(call: LibraryCall, precision: str) -> Callable[[], object]:
 
     function = {"mm": torch.mm, "mv": torch.mv}[call.torch_call]
     settings = torch.backends.cuda.matmul
-    wrapped: dict[tuple[int, ...], tuple] = {}  # the tensors of the arrays last seen, by their addresses
+    wrapped: OrderedDict[tuple[int, ...], tuple] = OrderedDict()  # tensors by their arrays' addresses
 
     def tensors() -> tuple:
         arrays = call.arrays()
         key = tuple(array.data.ptr for array in arrays)
-        if key not in wrapped:  # new arrays: wrap them (no copy), and let the old ones go
-            wrapped.clear()
-            wrapped[key] = tuple(torch.from_dlpack(array) for array in arrays)
+        if key in wrapped:
+            wrapped.move_to_end(key)
+            return wrapped[key]
+        wrapped[key] = tuple(torch.from_dlpack(array) for array in arrays)  # no copy
+        rotation = active_rotation()  # keep the sets launches rotate among, let arrays a refresh replaced go
+        while len(wrapped) > (rotation.sets if rotation else 1):
+            wrapped.popitem(last=False)
         return wrapped[key]
 
     def run() -> None:

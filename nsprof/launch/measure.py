@@ -12,6 +12,7 @@ import numpy as np
 
 from nsprof.launch import UNHELD, timing_method
 from nsprof.launch.gpu import require_cupy
+from nsprof.launch.rotation import active_rotation
 from nsprof.ranges import NVTX_DOMAIN
 
 TARGET_S = 0.25  # timed launches per stage and size fill about this long by default
@@ -104,12 +105,19 @@ def _queue(launches: Sequence[Callable[[], object]], range_name: str | None,
         held = cp.cuda.Event(disable_timing=True)
         held.record()
     events = [(cp.cuda.Event(), cp.cuda.Event()) for _ in launches]
+    rotation = active_rotation()  # cold inputs: each launch on the next set of buffers (nsprof.launch.rotation)
     began = time.perf_counter()
-    for launch, (start, end) in zip(launches, events):
-        with nvtx_range(range_name):
-            start.record()
-            launch()
-            end.record()
+    try:
+        for launch, (start, end) in zip(launches, events):
+            if rotation:
+                rotation.step()
+            with nvtx_range(range_name):
+                start.record()
+                launch()
+                end.record()
+    finally:
+        if rotation:
+            rotation.restore()
     host_s = time.perf_counter() - began
     ahead = held is not None and not held.done
     events[-1][1].synchronize()

@@ -92,6 +92,8 @@ def _reading_notes(records: list[dict], env: dict, op: Op | None, library: str, 
     if reversed_order:
         notes.append(f"*: timed alone, the medians order the stage and {library} the other way round (each met the "
                      "clock its own power draw allows; in turn they met one clock)")
+    if inputs := _inputs_note(records):
+        notes.append(inputs)
     notes.append("spread: the interquartile range of the timed launches over their median")
     if busy := busy_host_note(records, env):
         notes.append(busy)
@@ -101,6 +103,18 @@ def _reading_notes(records: list[dict], env: dict, op: Op | None, library: str, 
         notes.append("x CPU loop, x CPU BLAS: how many times faster than the serial CPU loop and the CPU's BLAS at the "
                      "same size (the CPU stages on the wall clock, the GPU stages by CUDA events)")
     return notes
+
+
+def _inputs_note(records: list[dict]) -> str | None:
+    """Whether the GPU launches found their buffers in L2 (nsprof.launch.rotation); None for a record
+    from before nsprof said."""
+    sets = [r["input_sets"] for r in records if r.get("input_sets")]
+    if not sets:
+        return None
+    if max(sets) == 1:
+        return "inputs: every launch on one set of buffers (--warm-inputs, or too large for L2 to keep)"
+    return (f"inputs: each launch on the next of up to {max(sets)} copies of its buffers, none left in L2 by a "
+            "recent launch (one set where the problem is 4 L2s or more)")
 
 
 def machine_title(env: dict) -> str:

@@ -39,10 +39,11 @@ def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: s
           repeat: int | None = None, warmup: int | None = None, baseline: bool = True, tile: str | None = None,
           out: str | Path | None = None, save_as: str | Path | None = None, force: bool = False,
           tuned: str | Path | None = None, progress: Callable[[str], None] | None = None, runs: int = 1,
-          paired: bool = True) -> BenchRun:
+          paired: bool = True, cold_inputs: bool = True) -> BenchRun:
     """Verify, then time, each stage at each size (GPU), with the baselines of their precisions
     (`baseline`) for % of the library, measured with the launches in turn where `paired`
-    (nsprof.ladder_runs.bench.pair_with_library); `tile` forces a block tile; `tuned`, a bench record whose
+    (nsprof.ladder_runs.bench.pair_with_library), each launch on cold inputs where `cold_inputs`
+    (nsprof.launch.rotation); `tile` forces a block tile; `tuned`, a bench record whose
     kept Triton configurations are reused instead of tuning again; `runs` > 1 repeats it all in
     fresh processes (nsprof.ladder_runs.bench_runs). The results are saved to
     OUT/bench-<op>-<time>.json with `out`, or to `save_as` (replaced only where nsprof wrote it,
@@ -74,12 +75,13 @@ def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: s
 
         argv = workload_argv("bench", {"stages": [s.stage for s in chosen], "sizes": [size_label(s) for s in parsed],
                                        "op": op, "repeat": repeat, "warmup": warmup, "baseline": baseline, "tile": tile,
-                                       "tuned": None if tuned is None else str(tuned), "paired": paired})
+                                       "tuned": None if tuned is None else str(tuned), "paired": paired,
+                                       "cold_inputs": cold_inputs})
         document = merged(run_in_fresh_processes(argv, runs, progress or (lambda message: None)))
         records = document["results"]
     else:
         records = run_bench(op, chosen, parsed, repeat=repeat, warmup=warmup, baseline=baseline, tile=tile, kept=kept,
-                            progress=progress, paired=paired, no_gpu=no_gpu)
+                            progress=progress, paired=paired, no_gpu=no_gpu, cold_inputs=cold_inputs)
         document = results_document(records, env)
     # CPU stages alone name no GPU, so no GPU's ceilings
     ceiling = resolve_ceiling(env["device"]) if get_op(op).headline == "bytes" and "device" in env else None

@@ -53,6 +53,8 @@ class MatmulProblem:
     """A (M x K), B (K x N) drawn from a standard normal and rounded to the op's type, the output
     buffer C and a lazily computed float64 reference."""
 
+    buffers = ("A", "B", "C")  # what a launch reads and writes (nsprof.launch.rotation moves them)
+
     def __init__(self, xp, size: Size, dtype: str, seed: int = 0):
         self.xp = xp
         self.m, self.n, self.k = size

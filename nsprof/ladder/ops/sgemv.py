@@ -51,6 +51,8 @@ class GemvProblem:
     """A (M x K) and x (K) drawn from a standard normal in float32, the output y and a lazily computed
     float64 reference."""
 
+    buffers = ("A", "x", "y")  # what a launch reads and writes (nsprof.launch.rotation moves them)
+
     def __init__(self, xp, size: Size, seed: int = 0):
         self.xp = xp
         self.m, self.k = size
