@@ -1,7 +1,8 @@
 """The tables of issue 60's HGEMM records (benchmarks/records/2026-11-29-h200-hgemm-sizes, -hgemm-rows-overlap):
 per size, the kernel torch.mm ran (library-kernels.json), the library candidate the bench kept, h6's tile, its
 rate and its % of the faster library in each run (paired), and its % before the record's change (before-*.json,
-one run); h8's % at the squares. Prints Markdown; the record's page holds what it printed.
+one run; or warm-*.json: one run on warm inputs, `nsprof bench --warm-inputs`); h8's % at the squares. Prints
+Markdown; the record's page holds what it printed.
 
     python3 benchmarks/hgemm_sizes_record.py benchmarks/records/2026-11-29-h200-hgemm-rows-overlap
 """
@@ -26,11 +27,13 @@ def _pct(row: dict | None) -> str:
 def table(folder: Path, half: str) -> tuple[str, list[str]]:
     """The Markdown table of one half (squares or models), and the sizes at or past the library in both runs."""
     runs = [_rows(folder / f"{half}-run{i}.json") for i in (1, 2)]
-    before = _rows(folder / f"before-{half}.json")
+    other, label = next((path, label) for path, label in ((folder / f"before-{half}.json", "before"),
+                                                          (folder / f"warm-{half}.json", "warm")) if path.exists())
+    before = _rows(other)
     kernels = {row["size"]: row["kernels"] for row in json.loads((folder / "library-kernels.json").read_text())["sizes"]}
     sizes = list(dict.fromkeys(size for size, stage in runs[0] if stage == "h6"))
     with_h8 = any(stage == "h8" for _, stage in runs[0])
-    head = "| size | torch.mm's kernel | library kept | h6 tile | h6 TFLOP/s | h6 % | h6 % before |" + \
+    head = f"| size | torch.mm's kernel | library kept | h6 tile | h6 TFLOP/s | h6 % | h6 % {label} |" + \
         (" h8 % |" if with_h8 else "")
     lines = [head, "|" + " --- |" * (head.count("|") - 1)]
     past = []

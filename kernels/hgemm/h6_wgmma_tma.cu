@@ -159,9 +159,11 @@
 //    more cost 5% at 2048^3 and 19% at 2048 x 14336 x 4096. Multicasting B to a pair (hgemm_h6_pp_cl2_256x128)
 //    gave no time back, and per k step the cooperative 128x256 keeps the library's pace where the ping-pong tile
 //    falls 1-2% behind (benchmarks/records/2026-11-30-h200-hgemm-group-rows).
-//  * a 6-deep ring for 128x64 (H6_STAGES_128x64; 1024^3: 128 blocks, 16 k tiles each): 6, 7 and 8 stages read
-//    99.6-100.0% of torch.mm at 1024^3 against 98.5-98.9% for 5, in the same call, both orders (2.2 points in
-//    another call); 6 is the shallowest of them (benchmarks/records/2026-11-30-h200-hgemm-ring-depth).
+//  * an 8-deep ring for 128x64 (H6_STAGES_128x64; 1024^3: 128 blocks, 16 k tiles each, 6 of them in flight
+//    at first): on inputs the L2 holds, 6, 7 and 8 stages read 99.6-100.0% of torch.mm at 1024^3 against
+//    98.5-98.9% for 5 (benchmarks/records/2026-11-30-h200-hgemm-ring-depth); on cold inputs, as nsprof bench
+//    now times, every first load waits on DRAM and 8 stages read 98.6% against 94.1% for 6 and 81.7% for 4
+//    (benchmarks/records/2026-11-30-h200-hgemm-cold-inputs). 8 x 24 KB and the staging tile fill the 227 KB.
 //  * tried, slower (benchmarks/records/2026-11-30-h200-hgemm-ring-depth): the tensor maps passed by value as
 //    `const __grid_constant__` parameters, the CUDA guide's way, instead of their device addresses (the record's
 //    maps-by-value.diff): 1024^3 -2.0, 2048^3 -0.6, hgemm_h6_pp_tma_128x128 at 2048^3 -2.6, hgemm_h6_tma_128x256
@@ -203,7 +205,7 @@
 // Precision: products of f16 inputs are accumulated in f32 by the tensor cores; C is
 // rounded to f16 once (the seed tutorial accumulated in f16, whose error grows with K).
 // Shared memory: 1 KB of alignment slack + STAGES x (16 KB of A + BN x 128 bytes of B) + the
-// barriers: 4 x 48 KB (128x256), 5 x 32 KB (128x128), 6 x 24 KB (128x64); ping-pong: 6 x 32 KB
+// barriers: 4 x 48 KB (128x256), 5 x 32 KB (128x128), 8 x 24 KB (128x64); ping-pong: 6 x 32 KB
 // (128x128 warpgroup tiles), 5 x 40 KB (64x256: 8 KB of A). H6_EPI / H6_PP_EPI = 1 add 16 KB.
 // smem = 1024 + STAGES x stage bytes + 16384 x EPI + 256 (at most 232448).
 // Split-K (the non-persistent entries, when gridDim.z > 1): slice z walks K tiles
@@ -230,8 +232,8 @@
 #ifndef H6_STAGES_128       // ring depth of the cooperative 128x128 entry
 #define H6_STAGES_128 6
 #endif
-#ifndef H6_STAGES_128x64    // ring depth of the 128x64 entry (6 x 24 KB)
-#define H6_STAGES_128x64 6
+#ifndef H6_STAGES_128x64    // ring depth of the 128x64 entry (8 x 24 KB)
+#define H6_STAGES_128x64 8
 #endif
 #ifndef H6_STAGES_192       // ring depth of the 128x192 entry (5 x 40 KB)
 #define H6_STAGES_192 5

@@ -3,9 +3,9 @@
 program runs on weights it last touched a layer ago. While `rotating_inputs(problem)` is active, every launch
 nsprof.launch.measure queues first points the problem at the next of several sets of its buffers (copies of
 its own, at other addresses), so that a launch's were last touched COLD_L2S L2s of traffic earlier, whichever
-launch (a library's, a paired stage's) came between. On an H200 one set against rotation moved h6's % of the
-library by up to 15 points at decode shapes and 7 at 1024^3, and not at all past 4 L2s
-(benchmarks/records/2026-11-30-h200-hgemm-cold-inputs).
+launch (a library's, a paired stage's) came between. On an H200, one set against rotated ones moved h6's % of
+the library by 7-16 points at the decode shapes and 8 at 1024^3; from 4 L2s up the two agreed within their
+spread (benchmarks/records/2026-11-30-h200-hgemm-cold-inputs).
 
 Launches read the problem's buffers at each call (the op contract), so pointing its attributes is the whole
 rotation; the problem's own set is back in place after every queue of launches, where verification and a

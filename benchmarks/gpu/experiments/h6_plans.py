@@ -1,6 +1,6 @@
 """Issue 60's probe of h6's launch plans: each plan verified, then timed paired with torch.mm (--against
 library: with the faster, paired, of torch.mm and the library stage's kept cuBLASLt candidate, as nsprof
-bench pairs).
+bench pairs), on cold inputs as nsprof bench times (--warm-inputs: one set of buffers).
 
 A plan is TILE[/SPLIT][@TAIL] (SPLIT "auto": the launcher's split for that tile): a declared tile shape ("128x256") or a kernel entry (declared, or one of
 candidates(): "hgemm_h6_sk_64x256"), a split-K factor, and for a stream-K tile how many of the last tiles
@@ -16,6 +16,7 @@ failed probe.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import itertools
 import json
@@ -101,6 +102,53 @@ def emit(row: dict, out: str | None) -> None:
             sink.write(json.dumps(row) + "\n")
 
 
+def probe_size(args, size, problem, stage, library, tools) -> list[dict]:
+    """Every plan, knob set and L2 promotion at one size: its rows."""
+    from nsprof.ladder.registry import get_op
+    from nsprof.ladder_runs.stage_launch import stage_launcher
+    from nsprof.ladder_runs.torch_baseline import torch_launch
+    from nsprof.launch import tensor_map
+    from nsprof.launch.measure import paired_medians, verify
+    from nsprof.sizes import size_label
+
+    op, key = get_op("hgemm"), "torch" if args.against == "torch" else "library"
+    promotions = [int(v) for v in args.l2.split(",")]
+    rows: list[dict] = []
+    base = torch_launch(op.workload.library_call(library, problem), "fp16")
+    against = "torch.mm"
+    if args.against == "library":
+        kept = stage_launcher(library, problem, tools)
+        kept_ms, torch_ms = paired_medians(kept.run, base)
+        if kept_ms < torch_ms:
+            base, against = kept.run, f"cuBLAS {kept.tile_label}"
+    for text, defines, promotion in itertools.product(args.plans.split(","), knob_sets(args.defines), promotions):
+        plan, own, smem = plan_knobs(text)
+        defines = own + defines
+        variant, shape, split, tail = resolve_plan(stage, plan)
+        if smem:
+            variant = dataclasses.replace(variant, tiles=tuple(dataclasses.replace(t, dynamic_smem_bytes=smem)
+                                                               for t in variant.tiles))
+        tensor_map.L2_PROMOTION_BYTES = promotion  # read when the launcher encodes its maps
+        label = (plan + "".join(f" {d}" for d in defines) + (f" SMEM={smem}" if smem else "")
+                 + (f" L2={promotion}" if args.l2 != "128" else ""))
+        row = {"size": size_label(size), "plan": label, "against": against}
+        try:
+            launcher = op.workload.launcher(variant, problem, tools, tile_shape=shape, split_k=split, tail=tail,
+                                            defines=defines)
+            problem.refresh()
+            err = verify(launcher, problem)
+            row.update(tile=launcher.tile_label, entry=launcher.entry, err=err, ok=err <= stage.tolerance(size))
+            if row["ok"]:
+                ms, their_ms = paired_medians(launcher.run, base)
+                row.update({"ms": ms, f"{key}_ms": their_ms, f"pct_{key}": 100 * their_ms / ms,
+                            "tflops": op.flops(size) / ms / 1e9})
+        except Exception as exc:  # one failed point, not a failed probe
+            row.update(ok=False, error=f"{type(exc).__name__}: {exc}"[:300])
+        rows.append(row)
+        emit(row, args.out)
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", required=True)
@@ -111,17 +159,17 @@ def main() -> None:
     ap.add_argument("--against", choices=("torch", "library"), default="torch",
                     help="pair with torch.mm, or with the faster (paired) of it and the library stage's kept "
                          "cuBLASLt candidate, as nsprof bench pairs (pct_library)")
+    ap.add_argument("--warm-inputs", action="store_true",
+                    help="every launch on one set of buffers (default: cold inputs, as nsprof bench times)")
     ap.add_argument("--l2", default="128", help="the tensor maps' L2 promotion in bytes (0, 64, 128, 256): "
                                                 "each value a point of every plan")
     args = ap.parse_args()
     key = "torch" if args.against == "torch" else "library"  # the rows' pct_torch or pct_library
     from nsprof.ladder.registry import get_op, get_stage
-    from nsprof.ladder_runs.stage_launch import stage_launcher
-    from nsprof.ladder_runs.torch_baseline import torch_launch
     from nsprof.launch import tensor_map
-    from nsprof.launch.measure import paired_medians, verify
+    from nsprof.launch.rotation import rotating_inputs
     from nsprof.launch.tools import launch_tools
-    from nsprof.sizes import parse_sizes, size_label
+    from nsprof.sizes import parse_sizes
 
     promotions = [int(v) for v in args.l2.split(",") if v.isdigit()]
     if len(promotions) != len(args.l2.split(",")) or not set(promotions) <= set(tensor_map.CU_TENSOR_MAP_L2_PROMOTION):
@@ -131,38 +179,8 @@ def main() -> None:
     rows = []
     for size in parse_sizes([args.sizes], op.dims):
         problem = op.workload.problem(tools.xp, size)
-        base = torch_launch(op.workload.library_call(library, problem), "fp16")
-        against = "torch.mm"
-        if args.against == "library":
-            kept = stage_launcher(library, problem, tools)
-            kept_ms, torch_ms = paired_medians(kept.run, base)
-            if kept_ms < torch_ms:
-                base, against = kept.run, f"cuBLAS {kept.tile_label}"
-        for text, defines, promotion in itertools.product(args.plans.split(","), knob_sets(args.defines), promotions):
-            plan, own, smem = plan_knobs(text)
-            defines = own + defines
-            variant, shape, split, tail = resolve_plan(stage, plan)
-            if smem:
-                variant = dataclasses.replace(variant, tiles=tuple(dataclasses.replace(t, dynamic_smem_bytes=smem)
-                                                                   for t in variant.tiles))
-            tensor_map.L2_PROMOTION_BYTES = promotion  # read when the launcher encodes its maps
-            label = (plan + "".join(f" {d}" for d in defines) + (f" SMEM={smem}" if smem else "")
-                     + (f" L2={promotion}" if args.l2 != "128" else ""))
-            row = {"size": size_label(size), "plan": label, "against": against}
-            try:
-                launcher = op.workload.launcher(variant, problem, tools, tile_shape=shape, split_k=split, tail=tail,
-                                                defines=defines)
-                problem.refresh()
-                err = verify(launcher, problem)
-                row.update(tile=launcher.tile_label, entry=launcher.entry, err=err, ok=err <= stage.tolerance(size))
-                if row["ok"]:
-                    ms, their_ms = paired_medians(launcher.run, base)
-                    row.update({"ms": ms, f"{key}_ms": their_ms, f"pct_{key}": 100 * their_ms / ms,
-                                "tflops": op.flops(size) / ms / 1e9})
-            except Exception as exc:  # one failed point, not a failed probe
-                row.update(ok=False, error=f"{type(exc).__name__}: {exc}"[:300])
-            rows.append(row)
-            emit(row, args.out)
+        with contextlib.nullcontext() if args.warm_inputs else rotating_inputs(problem):
+            rows += probe_size(args, size, problem, stage, library, tools)
     print(f"{'size':>18} {'plan':>16} {'tile':>24} {'TFLOP/s':>8} {'%' + key:>8} {'ok':>3}  against")
     for r in rows:
         print(f"{r['size']:>18} {r['plan']:>16} {r.get('tile', '-'):>24} {r.get('tflops', float('nan')):>8.1f} "
