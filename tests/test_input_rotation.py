@@ -88,6 +88,6 @@ def test_a_problem_of_four_l2s_keeps_one_set():
 
 def test_the_bench_table_says_how_the_inputs_met_l2():
     cold = [{"input_sets": 31}, {"input_sets": 2}, {"stage": "v0"}]
-    assert "up to 31 copies" in _inputs_note(cold)
+    assert "up to 31 sets" in _inputs_note(cold)
     assert "one set" in _inputs_note([{"input_sets": 1}])
     assert _inputs_note([{"stage": "h6"}]) is None  # a record from before nsprof said

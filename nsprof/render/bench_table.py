@@ -113,8 +113,9 @@ def _inputs_note(records: list[dict]) -> str | None:
         return None
     if max(sets) == 1:
         return "inputs: every launch on one set of buffers (--warm-inputs, or too large for L2 to keep)"
-    return (f"inputs: each launch on the next of up to {max(sets)} copies of its buffers, none left in L2 by a "
-            "recent launch (one set where the problem is 4 L2s or more)")
+    # "4 L2s": nsprof.launch.rotation.ROTATE_BELOW_L2S
+    return (f"inputs: each launch on the next of up to {max(sets)} sets of its buffers (copies), none left in L2 "
+            "by a recent launch (one set where the problem is 4 L2s or more)")
 
 
 def machine_title(env: dict) -> str:
