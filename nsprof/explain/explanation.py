@@ -13,6 +13,7 @@ from nsprof.errors import UsageError
 from nsprof.explain import evidence
 from nsprof.explain.bank_model import analyze_shared, conflict_free_row_length
 from nsprof.explain.coalescing import analyze_global
+from nsprof.explain.cold_inputs import inputs_section
 from nsprof.explain.drawings import bank_drawing, sector_map
 from nsprof.explain.evidence_sections import evidence_section
 from nsprof.explain.facts import topic_facts
@@ -82,6 +83,10 @@ def ladder_explanation(focus: Focus, found: evidence.Source | None, measured: ev
         doc.update(records)
     elif topic.space == "waves":
         model, records = wave_section(stages, measured.manifest if measured else None)
+        blocks += model
+        doc.update(records)
+    elif topic.space == "inputs":
+        model, records = inputs_section(get_op(focus.op), measured.manifest if measured else None)
         blocks += model
         doc.update(records)
     doc["facts"] = topic_facts(topic.name, stages, measured)

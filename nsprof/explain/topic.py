@@ -13,7 +13,8 @@ class Topic:
     name: str
     summary: str  # one line, for --list
     text: str  # Markdown
-    space: str | None = None  # the model it uses: "shared" (banks), "global" (sectors), "waves" (the launch plan) or none
+    # its model: "shared" (banks), "global" (sectors), "waves" (the launch plan), "inputs" (the L2) or none
+    space: str | None = None
     op: str = "sgemm"  # the ladder whose stages and measurements it uses
     stages: tuple[str, ...] = ()  # ladder stages it is about, in ladder order
     steps: tuple[tuple[str, str], ...] = ()  # (before, after): stage changes it explains

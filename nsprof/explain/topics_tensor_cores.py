@@ -1,6 +1,6 @@
 """The topics of `nsprof explain` about the matrix instructions' stages (nsprof.explain.topics holds
 the rest and the lookup): the tensor cores and how they are fed, how a product's tiles fill the GPU
-in waves, and what Triton's compiler writes for the same tile."""
+in waves, what a timed launch finds in the L2, and what Triton's compiler writes for the same tile."""
 
 from __future__ import annotations
 
@@ -121,6 +121,43 @@ GPU: which sizes it cuts evenly, where the last wave is thin and what the plan d
         references=("NVIDIA CUTLASS: the persistent tile scheduler and stream-K (Osama et al., 'Stream-K: "
                     "Work-centric Parallel Decomposition for Dense Matrix-Matrix Multiplication on the GPU', 2023)",
                     "CUDA C++ Best Practices Guide: occupancy and the number of blocks per SM"),
+    ),
+    Topic(
+        "cold-inputs",
+        "Timed over and over on one set of buffers, a kernel reads the L2, not DRAM: why nsprof bench rotates "
+        "copies of its inputs, and what one set hid.",
+        """\
+A benchmark launches the same kernel hundreds of times. On one set of buffers, every launch after
+the first finds in the L2 what the last one left there: the whole problem where it fits (a 1024^3
+HGEMM touches 6 MiB, an H200's L2 holds 60), and where it nearly fits, the part the previous launch
+read last. A program rarely runs that way: a model reads each layer's weights once a step, long after
+the L2 last held them. Paired timing makes it subtler: when two kernels alternate on one set, each
+starts on its partner's leftovers, and the one whose order of reads suits the other's gains. At
+1 x 4096 x 14336 on an H200 (a decode step's projection) h6 read 113% of the library on one set and
+100% on rotated sets, while each kernel timed alone took the same time both ways.
+
+So `nsprof bench` gives each timed launch cold inputs. While a size runs, every launch it times
+(the library's tuning, the stage, `torch.mm`, the pairs) first moves the problem to the next of
+several sets of its buffers (its own and copies at other addresses), as many as keep three L2s of
+other traffic between two uses of one set; from 4 L2s up, one set (what a launch finds left over is
+a small share of what it moves). Each GPU record says how many sets its launches used
+(`input_sets`), the table's caption how its inputs met the L2, and `--warm-inputs` times on one set.
+Triton's `do_bench` gets cold inputs another way, clearing the L2 before every run; rotating copies
+keeps the GPU doing only the products between timed launches, as a program's steady state does.
+
+The table is what the rule gives at this ladder's sizes on the profile's GPU.""",
+        space="inputs",
+        op="hgemm",
+        stages=("h6", "h7"),
+        other_ladders={"sgemm": (("v8", "v9"), ()), "sgemv": (("s6", "s7"), ())},
+        caveats=("The rotation leaves alone the buffers a launcher keeps of its own (a padded copy, SGEMV's "
+                 "transposed A): those stay warm.",
+                 "Problems under about 3 MiB (on a 60 MiB L2) stay partly warm: 64 sets at most.",
+                 "Measured on an H200, paired with the fastest library (benchmarks/records/"
+                 "2026-11-30-h200-hgemm-cold-inputs): on one set h6 read 7-16 points more at the decode shapes "
+                 "and 8 more at 1024^3; from 4 L2s up the two ways agreed within their spread."),
+        references=("NVIDIA Hopper tuning guide: the L2 cache",
+                    "triton.testing.do_bench: the L2 cleared before each timed run"),
     ),
     Topic(
         "triton",
