@@ -164,6 +164,8 @@
 //    98.5-98.9% for 5 (benchmarks/records/2026-11-30-h200-hgemm-ring-depth); on cold inputs, as nsprof bench
 //    now times, every first load waits on DRAM and 8 stages read 98.6% against 94.1% for 6 and 81.7% for 4
 //    (benchmarks/records/2026-11-30-h200-hgemm-cold-inputs). 8 x 24 KB and the staging tile fill the 227 KB.
+//    Tried there and slower: the producer prefetching the k tiles past the ring into the L2 at a tile's
+//    start (cp.async.bulk.prefetch.tensor): 1024^3 80.5% against 97.4-97.8%, 128 x 4096 x 14336 67-92%.
 //  * tried, slower (benchmarks/records/2026-11-30-h200-hgemm-ring-depth): the tensor maps passed by value as
 //    `const __grid_constant__` parameters, the CUDA guide's way, instead of their device addresses (the record's
 //    maps-by-value.diff): 1024^3 -2.0, 2048^3 -0.6, hgemm_h6_pp_tma_128x128 at 2048^3 -2.6, hgemm_h6_tma_128x256
