@@ -268,3 +268,21 @@ def test_bench_records_timed_with_and_without_the_host_held_ahead_compare_with_a
     both = tmp_path / "bench-a-held.json"
     both.write_text(json.dumps({**a, "timing": HELD}))
     assert not any(w.startswith("timed differently") for w in api.diff(both, held).warnings)
+
+
+def test_bench_records_on_cold_and_on_warm_inputs_compare_with_a_warning(tmp_path):
+    """A results file from before 2026-11-30 names no `inputs` and timed every launch on one set of buffers; one
+    after says its launches rotated among copies: the diff says the inputs differ, and nothing where both agree."""
+    a, b = (json.loads(Path(f"tests/data/runs/bench-{side}.json").read_text()) for side in "ab")
+    assert "inputs" not in a and "inputs" not in b
+    cold = tmp_path / "bench-b.json"
+    cold.write_text(json.dumps({**b, "inputs": "cold"}))
+    before = tmp_path / "bench-a.json"
+    before.write_text(json.dumps(a))
+    warnings = [w for w in api.diff(before, cold).warnings if w.startswith("different inputs")]
+    assert warnings == ["different inputs: A every launch on one set of buffers, B each launch on the next of several "
+                        "copies of its buffers; on one set a product that fits in the L2 reads it from there (nsprof "
+                        "explain cold-inputs)"]
+    both = tmp_path / "bench-a-cold.json"
+    both.write_text(json.dumps({**a, "inputs": "cold"}))
+    assert not any(w.startswith("different inputs") for w in api.diff(both, cold).warnings)

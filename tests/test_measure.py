@@ -111,8 +111,9 @@ def test_the_host_time_of_a_launch_stays_out_of_its_gpu_time():
 
 
 def test_a_gpu_bench_names_how_its_launches_were_timed_and_a_cpu_bench_does_not(monkeypatch):
-    """The results file's `timing` is the method _timed used (held unless NSPROF_HOLD=0), one of the two its
-    type declares; a bench of CPU stages alone, timed on the wall clock, names none."""
+    """The results file's `timing` is the method _timed used (held unless NSPROF_HOLD=0), and its `inputs` cold
+    unless --warm-inputs, each one of the values its type declares; a bench of CPU stages alone, timed on the
+    wall clock, names neither."""
     import typing
 
     from nsprof.ladder_runs.bench import results_document
@@ -127,3 +128,7 @@ def test_a_gpu_bench_names_how_its_launches_were_timed_and_a_cpu_bench_does_not(
     monkeypatch.setenv(HOLD_VARIABLE, "0")
     assert results_document([], gpu)["timing"] == UNHELD
     assert "timing" not in results_document([], {"cpu": "x86_64"})
+    declared = typing.get_args(typing.get_args(typing.get_type_hints(BenchDocument, include_extras=True)["inputs"])[0])
+    assert set(declared) == {"cold", "warm"}
+    assert results_document([], gpu)["inputs"] == "cold" and results_document([], gpu, False)["inputs"] == "warm"
+    assert "inputs" not in results_document([], {"cpu": "x86_64"})

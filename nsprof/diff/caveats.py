@@ -92,7 +92,15 @@ def bench_warnings(a: dict, b: dict) -> list[str]:
     if "device" in envs[0] and "device" in envs[1] and timings[0] != timings[1]:
         warnings.append(f"timed differently: A {timings[0]}, B {timings[1]}; unheld, a kernel shorter than the host's "
                         "time to queue a launch reads the host's time too (nsprof.launch.measure._timed)")
+    inputs = [_INPUTS[bench.get("inputs", "warm")] for bench in (a, b)]
+    if "device" in envs[0] and "device" in envs[1] and inputs[0] != inputs[1]:
+        warnings.append(f"different inputs: A {inputs[0]}, B {inputs[1]}; on one set a product that fits in the L2 "
+                        "reads it from there (nsprof explain cold-inputs)")
     return warnings
+
+
+_INPUTS = {"cold": "each launch on the next of several copies of its buffers",
+           "warm": "every launch on one set of buffers"}
 
 
 def _software_warnings(a: dict, b: dict) -> list[str]:

@@ -345,13 +345,14 @@ def check_output(out_dir: Path, path: Path | None, force: bool = False):
     return check_outputs([path], force) if path is not None else None
 
 
-def results_document(records: list[dict], env: dict) -> dict:
+def results_document(records: list[dict], env: dict, cold_inputs: bool = True) -> dict:
     """What `nsprof bench --json` prints and the results file holds: a BenchDocument
     (nsprof.ladder_runs.bench_types, whose JSON Schema is docs/json/bench.schema.json)."""
     from nsprof.launch import timing_method
 
-    # how the GPU stages' launches were timed (a bench with none names none): files before 2026-11-30 name none
-    timing = {"timing": timing_method()} if "device" in env else {}
+    # how the GPU stages' launches were timed, and on which inputs (a bench with none names neither): files before
+    # 2026-11-30 name neither
+    timing = {"timing": timing_method(), "inputs": "cold" if cold_inputs else "warm"} if "device" in env else {}
     return {
         "nsprof_version": __version__,
         "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),

@@ -77,5 +77,9 @@ class BenchDocument(TypedDict):
     # or unheld (NSPROF_HOLD=0, nsprof profile's workload). Absent from CPU benches and from files before the hold,
     # whose kernels shorter than the host's launch time read the host's time too.
     timing: NotRequired[Literal["host held ahead", "unheld"]]
+    # Whether each GPU launch found its inputs in the L2: "cold", each on the next of several copies of the
+    # buffers (nsprof.launch.rotation), or "warm", every launch on one set (--warm-inputs; files before
+    # 2026-11-30 name none and timed warm). Absent from CPU benches.
+    inputs: NotRequired[Literal["cold", "warm"]]
     results: list[BenchRecord]
     runs: NotRequired[int]  # --runs N: the fresh processes the records' medians come from

@@ -82,7 +82,7 @@ def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: s
     else:
         records = run_bench(op, chosen, parsed, repeat=repeat, warmup=warmup, baseline=baseline, tile=tile, kept=kept,
                             progress=progress, paired=paired, no_gpu=no_gpu, cold_inputs=cold_inputs)
-        document = results_document(records, env)
+        document = results_document(records, env, cold_inputs)
     # CPU stages alone name no GPU, so no GPU's ceilings
     ceiling = resolve_ceiling(env["device"]) if get_op(op).headline == "bytes" and "device" in env else None
     add_pct_dram(records, ceiling)
