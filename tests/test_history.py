@@ -79,6 +79,23 @@ def test_comparing_nothing_is_its_own_failure(tmp_path):
     assert other.exit_code == NOTHING_COMPARED_EXIT_CODE and "of kind bench" in other.stderr
 
 
+def test_bench_records_on_cold_inputs_are_compared_only_with_each_other(tmp_path):
+    """A record that rotated its buffers (`"inputs": "cold"`) is another kind of entry than one timed on one set:
+    the first of them has no baseline among the warm ones, the second has the first."""
+    db = tmp_path / "h.sqlite"
+    record = json.loads((RUNS / "bench-a.json").read_text())
+    warm, cold = tmp_path / "warm.json", tmp_path / "cold.json"
+    warm.write_text(json.dumps(record))
+    cold.write_text(json.dumps({**record, "inputs": "cold"}))
+    add(db, [warm, warm, cold])
+    first = history(db, "check", "--fail-if-slower", "2")
+    assert first.exit_code == NOTHING_COMPARED_EXIT_CODE and "0 earlier entries" in first.stderr
+    assert "of kind bench on cold inputs" in " ".join(first.stderr.split())
+    add(db, [cold], first_commit=4)
+    second = json.loads(history(db, "check", "--fail-if-slower", "2", "--json").stdout)
+    assert second["kind"] == "bench on cold inputs" and second["baseline"] == [3] and second["rows"]
+
+
 def test_add_is_all_or_none(tmp_path):
     db = tmp_path / "h.sqlite"
     add(db, BASE[:1])

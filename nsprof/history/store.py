@@ -2,7 +2,7 @@
 
 - `entries`: one row per `history add`: when it was added and measured, the commit and branch,
   the GPU, driver, CUDA and tool versions it ran with, the file it came from and its kind
-  ("bench" or "capture");
+  ("bench", "bench on cold inputs" or "capture": nsprof.history.summary);
 - `measurements`: per entry, one row per stage, kernel or range it measured: the median of its
   run medians, how many runs, and each run's median (JSON), so that a check can weigh runs;
 - `noise`: one noise record per GPU (`nsprof noise RUNS --out FILE --db PATH`; nsprof.diff.
