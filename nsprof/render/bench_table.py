@@ -10,6 +10,7 @@ from rich.table import Table
 
 from nsprof.ladder.registry import get_op
 from nsprof.ladder_runs.bench import PAIRED
+from nsprof.launch.rotation import ROTATE_BELOW_L2S
 from nsprof.render import format as fmt
 from nsprof.render.document import Table as DocumentTable
 from nsprof.render.terminal_table import terminal_table
@@ -113,9 +114,8 @@ def _inputs_note(records: list[dict]) -> str | None:
         return None
     if max(sets) == 1:
         return "inputs: every launch on one set of buffers (--warm-inputs, or too large for L2 to keep)"
-    # "4 L2s": nsprof.launch.rotation.ROTATE_BELOW_L2S
     return (f"inputs: each launch on the next of up to {max(sets)} sets of its buffers (copies), none left in L2 "
-            "by a recent launch (one set where the problem is 4 L2s or more)")
+            f"by a recent launch (one set where the problem is {ROTATE_BELOW_L2S} L2s or more)")
 
 
 def machine_title(env: dict) -> str:

@@ -102,8 +102,8 @@ def emit(row: dict, out: str | None) -> None:
             sink.write(json.dumps(row) + "\n")
 
 
-def probe_size(args, size, problem, stage, library, tools) -> list[dict]:
-    """Every plan, knob set and L2 promotion at one size: its rows."""
+def probe_size(args, size, problem, stage, library, tools, promotions: list[int]) -> list[dict]:
+    """Every plan, knob set and L2 promotion (`promotions`, --l2 read) at one size: its rows."""
     from nsprof.ladder.registry import get_op
     from nsprof.ladder_runs.stage_launch import stage_launcher
     from nsprof.ladder_runs.torch_baseline import torch_launch
@@ -112,7 +112,6 @@ def probe_size(args, size, problem, stage, library, tools) -> list[dict]:
     from nsprof.sizes import size_label
 
     op, key = get_op("hgemm"), "torch" if args.against == "torch" else "library"
-    promotions = [int(v) for v in args.l2.split(",")]
     rows: list[dict] = []
     base = torch_launch(op.workload.library_call(library, problem), "fp16")
     against = "torch.mm"
@@ -180,7 +179,7 @@ def main() -> None:
     for size in parse_sizes([args.sizes], op.dims):
         problem = op.workload.problem(tools.xp, size)
         with contextlib.nullcontext() if args.warm_inputs else rotating_inputs(problem):
-            rows += probe_size(args, size, problem, stage, library, tools)
+            rows += probe_size(args, size, problem, stage, library, tools, promotions)
     print(f"{'size':>18} {'plan':>16} {'tile':>24} {'TFLOP/s':>8} {'%' + key:>8} {'ok':>3}  against")
     for r in rows:
         print(f"{r['size']:>18} {r['plan']:>16} {r.get('tile', '-'):>24} {r.get('tflops', float('nan')):>8.1f} "
