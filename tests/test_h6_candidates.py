@@ -31,3 +31,18 @@ def test_every_candidate_is_an_entry_of_the_kernel_and_none_is_declared():
     assert declared <= entries and "hgemm_h6_16x128" in declared
     assert set(found) <= entries - declared, sorted(set(found) - (entries - declared))
     assert len(found) == len(set(found)) and "hgemm_h6_128x128" in found  # the cooperative form of the declared pp tile
+
+
+def test_each_candidate_is_launched_as_its_kernel_takes_its_maps_and_clusters():
+    """A kernel that takes its tensor maps as __grid_constant__ parameters must get their bytes (maps_by_value), one
+    that takes addresses the addresses; a kernel built for clusters of two is a tile of two blocks (cluster)."""
+    source = (ROOT / "kernels" / "hgemm" / "h6_wgmma_tma.cu").read_text()
+    kernels = {name: (dims, params) for dims, name, params in re.findall(
+        r'extern "C" __global__ void(?: __cluster_dims__\((\d+)[^)]*\))? __launch_bounds__\([^)]*\)\s*(\w+)\(([^)]*)\)',
+        source)}
+    tiles = [*as_tiles(get_stage("hgemm", "h6").tiles), *_candidates()]
+    for tile in tiles:
+        dims, params = kernels[tile.entry]
+        assert tile.maps_by_value == ("__grid_constant__" in params), tile.entry
+        assert tile.cluster == int(dims or 1), tile.entry
+    assert sum(t.maps_by_value for t in tiles) == 3 and sum(t.cluster == 2 for t in tiles) >= 5

@@ -683,7 +683,7 @@ __device__ __forceinline__ int count_piece(int* counter) {
 // (8 KB each)], then the full[STAGES] and empty[STAGES] mbarriers.
 // ---------------------------------------------------------------------------------------
 template <int BN, int STAGES, bool PERSISTENT, int CLUSTER, int EPI, bool SHARE = false, int BM = 128,
-          int A_ROWS = BM>
+          int A_ROWS = BM, bool PAIR_N = false>
 __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, const void* tmB, __half* C,
                                         float* partials, int whole_units = 0) {
     // BM = 128: consumer c owns rows 64c..64c+63 and all BN columns; BM = 64 (few-row products):
@@ -702,12 +702,18 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     constexpr int B_BOX_BYTES = H6_BK * 64 * 2;        // one 64 (K) x 64 (N) box, 8 KB
     constexpr int B_BOXES = BN / 64;
     constexpr int STAGE_BYTES = A_BYTES + B_BOXES * B_BOX_BYTES;
-    // The B boxes this block fetches (and multicasts): [rank * B_BOXES / CLUSTER, (rank + 1) * B_BOXES / CLUSTER),
+    // PAIR_N: a cluster of two side by side (a unit of BM x 2 BN) shares A: each block fetches half of A's rows
+    // and multicasts them to both, and fetches its own B. Else the cluster's tiles are stacked and share B.
+    constexpr int B_SHARERS = PAIR_N ? 1 : CLUSTER;
+    // The B boxes this block fetches (and multicasts): [rank * B_BOXES / B_SHARERS, (rank + 1) * B_BOXES / B_SHARERS),
     // at most MY_B_BOXES (a 192-wide tile's three boxes: one and two).
-    constexpr int MY_B_BOXES = (B_BOXES + CLUSTER - 1) / CLUSTER;
-    static_assert(PERSISTENT || CLUSTER == 1, "clusters only in the persistent form");
+    constexpr int MY_B_BOXES = (B_BOXES + B_SHARERS - 1) / B_SHARERS;
+    constexpr int UNIT_ROWS = PAIR_N ? BM : BM * CLUSTER, UNIT_COLS = PAIR_N ? BN * CLUSTER : BN;
+    static_assert(!PAIR_N || (CLUSTER == 2 && BM == 128 && A_ROWS == BM), "side-by-side pairs of 128-row tiles");
+    static_assert(PERSISTENT || CLUSTER == 1 || PAIR_N, "stacked clusters only in the persistent form");
     static_assert(STAGES >= 2, "a stage is released one k tile late (wgmma.wait_group 1)");
-    static_assert(!SHARE || CLUSTER == 1, "shared tiles only without clusters");
+    // (a split's slices of a side-by-side pair: each block adds its own tile's sums)
+    static_assert(!SHARE || CLUSTER == 1 || (PAIR_N && !PERSISTENT), "shared tiles only without clusters");
     static_assert(BM == 128 || (BM == 64 && CLUSTER == 1 && EPI != 2), "64-row tiles: no clusters, no TMA stores");
     static_assert(PERSISTENT || SHARE, "a K split's slices add their sums in the workspace");
 
@@ -739,8 +745,8 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
 
     // The same unit sequence for producer and consumers (the pipeline's stage/phase counters
     // run on across units).
-    const int tiles_n = (N + BN - 1) / BN;
-    const int units_m = (M + BM * CLUSTER - 1) / (BM * CLUSTER);
+    const int tiles_n = (N + UNIT_COLS - 1) / UNIT_COLS;
+    const int units_m = (M + UNIT_ROWS - 1) / UNIT_ROWS;
     const int num_units = PERSISTENT ? units_m * tiles_n : 1;
     const int first_unit = PERSISTENT ? (int)(blockIdx.x / CLUSTER) : 0;
     const int unit_step = PERSISTENT ? (int)(gridDim.x / CLUSTER) : 1;
@@ -757,10 +763,15 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     // The first row and column of C of this block's tile of unit u.
     const auto tile_origin = [&](int u, int& m0, int& n0) {
         int um, tn;
-        if (PERSISTENT) unit_coords<BM * CLUSTER>(u, units_m, tiles_n, um, tn);
-        else { um = blockIdx.y; tn = blockIdx.x; }
-        m0 = (um * CLUSTER + (int)rank) * BM;
-        n0 = tn * BN;
+        if (PERSISTENT) unit_coords<UNIT_ROWS>(u, units_m, tiles_n, um, tn);
+        else { um = blockIdx.y; tn = blockIdx.x; }  // (PAIR_N: the grid's x counts blocks, rank included)
+        if constexpr (PAIR_N) {
+            m0 = um * BM;
+            n0 = PERSISTENT ? (tn * CLUSTER + (int)rank) * BN : tn * BN;
+        } else {
+            m0 = (um * CLUSTER + (int)rank) * BM;
+            n0 = tn * BN;
+        }
     };
     const auto walk = [&]() {
         H6Walk w{first_unit, unit_step, whole, k_tile0, k_tile0 + k_tiles, 0, 0, all_k_tiles};
@@ -798,14 +809,18 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
                     const int k0 = kt * H6_BK;
                     // Counts all bytes landing in this block: A, our B boxes and the peers'.
                     mbar_arrive_expect_tx(fb, STAGE_BYTES);
-                    tma_load_2d(sa, tmA, k0, m0, fb);
-                    const int first_box = (int)rank * B_BOXES / CLUSTER, end_box = ((int)rank + 1) * B_BOXES / CLUSTER;
+                    if constexpr (PAIR_N)  // our half of A's rows (A's box is BM / 2 rows), into both blocks
+                        tma_load_2d_multicast(sa + rank * (A_BYTES / 2), tmA, k0, m0 + (int)rank * (BM / 2), fb, 3);
+                    else
+                        tma_load_2d(sa, tmA, k0, m0, fb);
+                    const int b_rank = B_SHARERS > 1 ? (int)rank : 0;  // among the blocks that share B
+                    const int first_box = b_rank * B_BOXES / B_SHARERS, end_box = (b_rank + 1) * B_BOXES / B_SHARERS;
 #pragma unroll
                     for (int j = 0; j < MY_B_BOXES; ++j) {
                         const int box = first_box + j;
                         if (box >= end_box) break;
                         const unsigned dst = sa + A_BYTES + box * B_BOX_BYTES;
-                        if constexpr (CLUSTER > 1)
+                        if constexpr (B_SHARERS > 1)
                             tma_load_2d_multicast(dst, tmB, n0 + 64 * box, k0, fb, (unsigned short)((1u << CLUSTER) - 1));
                         else if (b_streams)
                             tma_load_2d_hint(dst, tmB, n0 + 64 * box, k0, fb, b_policy);
@@ -1206,6 +1221,26 @@ hgemm_h6_128x64(int M, int N, int K, const void* tmA, const void* tmB, __half* C
     H6_SM90A_ONLY((h6_body<64, H6_STAGES_128x64, false, 1, H6_EPI, true>(M, N, K, tmA, tmB, C, partials)));
 }
 
+// Side-by-side pairs that share A (candidates, issue 60: the library's 1x2 clusters at 1024^3 and 2048^3). A
+// cluster of two blocks computes a unit of 128 x 2 BN; each block fetches 64 of A's 128 rows (A's box is 64 rows)
+// and multicasts them to both, and its own B, so a block reads 8 KB of A a k step instead of 16.
+// hgemm_h6_cl2a_128x128: the 128x64 tile in pairs (the grid's x counts blocks; K split as hgemm_h6_128x64);
+// hgemm_h6_cl2a_tma_128x256 / 128x512: the persistent 128x128 and 128x256 cooperative tiles, C stored by TMA.
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
+hgemm_h6_cl2a_128x128(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
+    H6_SM90A_ONLY((h6_body<64, H6_STAGES_128x64, false, 2, H6_EPI, true, 128, 128, true>(M, N, K, tmA, tmB, C, partials)));
+}
+
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
+hgemm_h6_cl2a_tma_128x256(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
+    H6_SM90A_ONLY((h6_body<128, H6_STAGES_128, true, 2, 2, false, 128, 128, true>(M, N, K, tmA, tmB, C, partials)));
+}
+
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
+hgemm_h6_cl2a_tma_128x512(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
+    H6_SM90A_ONLY((h6_body<256, H6_TMA_STAGES, true, 2, 2, false, 128, 128, true>(M, N, K, tmA, tmB, C, partials)));
+}
+
 // 128 x 192 tiles: where 128 x 256 leaves a last wave mostly empty, e.g. 3072^3, 288 tiles of 128 x 256 for
 // 132 SMs (2.18 waves: 73% of the slots busy) against 384 of 128 x 192 (2.91 waves: 97%). This form stages C
 // through shared memory and stores it with the threads (a candidate); hgemm_h6_tma_128x192, declared, stores
@@ -1296,6 +1331,33 @@ hgemm_h6_pp_128x128(int M, int N, int K, const void* tmA, const void* tmB, __hal
 extern "C" __global__ void __launch_bounds__(384, 1)
 hgemm_h6_pp_64x64(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
     H6_SM90A_ONLY((h6_pp_body<64, 64, H6_PP64x64_STAGES, 1, H6_PP_EPI>(M, N, K, tmA, tmB, C)));
+}
+
+// Candidates (issue 60, on cold inputs): entries that take A's and B's tensor maps (and C's, where they store C by
+// TMA) by value, as const __grid_constant__ parameters, instead of their device addresses (Tile.maps_by_value).
+// A map in global memory is fetched before the first load it describes: where the launch's inputs are cold, that
+// fetch waits on DRAM too, in series with the first loads. Parameters arrive with the launch.
+struct alignas(64) TmaMap {
+    unsigned char bytes[128];
+};
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+hgemm_h6_byval_128x64(int M, int N, int K, const __grid_constant__ TmaMap tmA, const __grid_constant__ TmaMap tmB,
+                      __half* C, float* partials) {
+    H6_SM90A_ONLY((h6_body<64, H6_STAGES_128x64, false, 1, H6_EPI, true>(M, N, K, &tmA, &tmB, C, partials)));
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+hgemm_h6_byval_16x256(int M, int N, int K, const __grid_constant__ TmaMap tmA, const __grid_constant__ TmaMap tmB,
+                      __half* C, float* partials) {
+    H6_SM90A_ONLY((h6_body<256, H6_STAGES_16x256, false, 1, H6_EPI, true, 64, 16>(M, N, K, &tmA, &tmB, C, partials)));
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+hgemm_h6_byval_pp_tma_128x128(int M, int N, int K, const __grid_constant__ TmaMap tmA,
+                              const __grid_constant__ TmaMap tmB, const __grid_constant__ TmaMap tmC, float* partials) {
+    H6_SM90A_ONLY((h6_pp_body<128, 128, H6_PP_STAGES, 1, 2>(
+        M, N, K, &tmA, &tmB, reinterpret_cast<__half*>(const_cast<TmaMap*>(&tmC)))));
 }
 
 // The ping-pong tiles with C stored by TMA (EPI 2: each fragment through its warpgroup's two staging boxes of 8 KB,

@@ -32,8 +32,9 @@ def candidates(declared):
     k steps), 128 x 256 split over K like hgemm_h6_split_128x128, the ping-pong 128 x 128 tile with C staged
     through shared memory (hgemm_h6_pp_128x128) and its cooperative form (hgemm_h6_128x128), the ping-pong ones
     in clusters of two (hgemm_h6_pp_cl2_256x128, hgemm_h6_pp_cl2_128x256), ping-pong 64 x 64 with C stored by TMA
-    (hgemm_h6_pp_tma_64x64: a warpgroup's staging box in place of the warps' 2 KB tiles), and 128 x 192 with C
-    stored by the threads through a staging tile (hgemm_h6_128x192)."""
+    (hgemm_h6_pp_tma_64x64: a warpgroup's staging box in place of the warps' 2 KB tiles), 128 x 192 with C
+    stored by the threads through a staging tile (hgemm_h6_128x192), and tiles in side-by-side pairs that share A
+    (hgemm_h6_cl2a_*: the unit's shape), and three tiles that take their tensor maps by value (hgemm_h6_byval_*)."""
     by_entry = {tile.entry: tile for tile in declared}
 
     def sk(entry):
@@ -53,10 +54,22 @@ def candidates(declared):
     # ping-pong 64 x 64 with C stored by TMA: 13 stages of 16 KB and one 8 KB staging box per warpgroup
     small_tma = dataclasses.replace(by_entry["hgemm_h6_pp_64x64"], entry="hgemm_h6_pp_tma_64x64", tma_store=True,
                                     dynamic_smem_bytes=1024 + 13 * 16384 + 2 * 8192 + 256)
-    return (small_tma, sk("hgemm_h6_64x256"), sk("hgemm_h6_64x128"), sk("hgemm_h6_128x128"), split,
-            by_entry["hgemm_h6_128x128"], ping_pong, dataclasses.replace(ping_pong, entry="hgemm_h6_pp_cl2_256x128", bm=256),
+    # side-by-side pairs that share A (each block fetches 64 of A's rows and multicasts them): the 128 x 64 tile in
+    # pairs (a unit of 128 x 128, K split as 128 x 64), the persistent cooperative 128 x 128 and 128 x 256 (TMA stores)
+    pairs = (dataclasses.replace(by_entry["hgemm_h6_128x64"], entry="hgemm_h6_cl2a_128x128", bn=128, cluster=2,
+                                 tma_boxes=((64, 64), (64, 64))),
+             dataclasses.replace(by_entry["hgemm_h6_tma_128x256"], entry="hgemm_h6_cl2a_tma_128x256", bn=256, cluster=2,
+                                 tma_boxes=((64, 64), (64, 64)), dynamic_smem_bytes=1024 + 6 * 32768 + 2 * 2 * 8192 + 256),
+             dataclasses.replace(by_entry["hgemm_h6_tma_128x256"], entry="hgemm_h6_cl2a_tma_128x512", bn=512, cluster=2,
+                                 tma_boxes=((64, 64), (64, 64))))
+    # tensor maps passed by value (const __grid_constant__ parameters), not as device addresses: on cold inputs
+    by_value = tuple(dataclasses.replace(by_entry[entry], entry=entry.replace("hgemm_h6_", "hgemm_h6_byval_"),
+                                         maps_by_value=True, takes_over=None)
+                     for entry in ("hgemm_h6_128x64", "hgemm_h6_16x256", "hgemm_h6_pp_tma_128x128"))
+    return (*pairs, *by_value, small_tma, sk("hgemm_h6_64x256"), sk("hgemm_h6_64x128"), sk("hgemm_h6_128x128"), split,
+            by_entry["hgemm_h6_128x128"], ping_pong, dataclasses.replace(ping_pong, entry="hgemm_h6_pp_cl2_256x128", bm=256, cluster=2),
             # ping-pong 64 x 256 warpgroup tiles in clusters of two (a unit of 128 x 256) that multicast B
-            dataclasses.replace(ping_pong, entry="hgemm_h6_pp_cl2_128x256", bm=128, bn=256,
+            dataclasses.replace(ping_pong, entry="hgemm_h6_pp_cl2_128x256", bm=128, bn=256, cluster=2,
                                 tma_boxes=((64, 64), (64, 64)), dynamic_smem_bytes=1024 + 5 * 40960 + 16384 + 256),
             staged_192)
 

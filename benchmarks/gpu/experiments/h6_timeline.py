@@ -14,6 +14,7 @@ full stages and for MMAs. Printed and written (--out, JSON lines) per point, med
 and per block (medians): the cycles from the kernel's start to its first MMAs (prologue) and from its last MMAs
 done to its end (epilogue: the last stores), the SM clock (cycles over the global timer's ns), and over the
 launch, the span from the first block's start to the last one's end against the launch's CUDA-event time.
+With --cold every launch runs on the next of the sets of buffers nsprof bench rotates among (cold inputs).
 
     python3 benchmarks/gpu/experiments/h6_timeline.py --sizes 4096,2048x14336x4096 --defines "H6_STAGGER=0,1"
 """
@@ -21,6 +22,7 @@ launch, the span from the first block's start to the last one's end against the 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import statistics
 import sys
@@ -66,17 +68,47 @@ def summarize_blocks(blocks, event_ms: float) -> dict:
             "event_us": 1000 * event_ms}
 
 
+def trace_launch(tools, stage, launcher, traced: tuple[str, ...], size, rotation) -> dict:
+    """Five launches to warm up, then one traced and timed: its summaries. With `rotation` (--cold) each launch
+    first steps the problem to its next set of buffers, outside the timed interval."""
+    def run() -> None:
+        if rotation:
+            rotation.step()
+        launcher.run()
+
+    for _ in range(5):
+        run()
+    trace = tools.module_global(stage.kernel_path(), "h6_trace", arch="sm_90a", defines=traced)
+    per_block = tools.module_global(stage.kernel_path(), "h6_trace_blocks", arch="sm_90a", defines=traced)
+    buffer = tools.xp.ndarray((BLOCKS, 2, TILES, FIELDS), dtype=tools.xp.uint64, memptr=trace)
+    blocks = tools.xp.ndarray((BLOCKS, 6), dtype=tools.xp.uint64, memptr=per_block)
+    buffer.fill(0)
+    blocks.fill(0)
+    start, end = tools.xp.cuda.Event(), tools.xp.cuda.Event()
+    if rotation:
+        rotation.step()
+    start.record()
+    launcher.run()
+    end.record()
+    end.synchronize()
+    return {**summarize(buffer.get(), -(-size[2] // 64)),
+            **summarize_blocks(blocks.get(), tools.xp.cuda.get_elapsed_time(start, end))}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", required=True)
     ap.add_argument("--plans", default="auto")
     ap.add_argument("--defines", default="", help='compile-time knobs, "A=1,2;B=3": every combination')
     ap.add_argument("--out")
+    ap.add_argument("--cold", action="store_true",
+                    help="each launch on the next of the sets of buffers nsprof bench rotates among (cold inputs)")
     args = ap.parse_args()
     from h6_plans import emit, knob_sets, resolve_plan
 
     from nsprof.ladder.registry import get_op, get_stage
     from nsprof.launch.measure import verify
+    from nsprof.launch.rotation import rotating_inputs
     from nsprof.launch.tools import launch_tools
     from nsprof.sizes import parse_sizes, size_label
 
@@ -96,21 +128,8 @@ def main() -> None:
                 row.update(tile=launcher.tile_label, entry=launcher.entry, ok=err <= stage.tolerance(size))
                 if not row["ok"]:  # a wrong kernel is reported as failed, never traced as if it worked
                     raise ValueError(f"did not verify (error {err:.2e})")
-                for _ in range(5):
-                    launcher.run()
-                trace = tools.module_global(stage.kernel_path(), "h6_trace", arch="sm_90a", defines=traced)
-                per_block = tools.module_global(stage.kernel_path(), "h6_trace_blocks", arch="sm_90a", defines=traced)
-                buffer = tools.xp.ndarray((BLOCKS, 2, TILES, FIELDS), dtype=tools.xp.uint64, memptr=trace)
-                blocks = tools.xp.ndarray((BLOCKS, 6), dtype=tools.xp.uint64, memptr=per_block)
-                buffer.fill(0)
-                blocks.fill(0)
-                start, end = tools.xp.cuda.Event(), tools.xp.cuda.Event()
-                start.record()
-                launcher.run()
-                end.record()
-                end.synchronize()
-                row.update(summarize(buffer.get(), -(-size[2] // 64)))
-                row.update(summarize_blocks(blocks.get(), tools.xp.cuda.get_elapsed_time(start, end)))
+                with rotating_inputs(problem) if args.cold else contextlib.nullcontext() as rotation:
+                    row.update(trace_launch(tools, stage, launcher, traced, size, rotation))
             except Exception as exc:  # one failed point, not a failed probe
                 row.update(ok=False, error=f"{type(exc).__name__}: {exc}"[:300])
             rows.append(row)

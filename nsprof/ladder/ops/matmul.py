@@ -171,8 +171,8 @@ class MatmulWorkload:
             grid = (tools.sm_count, 1, 1)
         elif tile.stream_k:
             grid = (whole_tiles + plan.shared_blocks, 1, 1)
-        else:
-            grid = (tiles_x, tiles_y, split)
+        else:  # a cluster's tiles of a non-persistent tile are side by side: the grid's x counts blocks
+            grid = (tiles_x * tile.cluster, tiles_y, split)
         shared_rows = whole_tiles // tiles_x * tile.bm  # the first row of C that shared tiles add into
         sizes = (np.int32(mp), np.int32(np_), np.int32(kp))
         sharing = (np.int32(whole_tiles), np.int32(plan.shared_blocks)) if tile.stream_k else ()
@@ -267,31 +267,31 @@ class MatmulWorkload:
         return SplitKReduction(tools, tools.load_kernel(find_kernel(path), entry), split, mp * np_)
 
     def _store_map(self, tools: LaunchTools, tile: Tile, mp: int, np_: int):
-        """C of a kernel that stores it by TMA: the device address of C's tensor map (64 x 64 boxes),
-        encoded once per buffer."""
+        """C of a kernel that stores it by TMA: C's tensor map (64 x 64 boxes), encoded once per buffer, as the
+        map's device address or its bytes (`Tile.maps_by_value`)."""
         xp, elem = tools.xp, np.dtype(self.dtype).itemsize
         cache: dict[int, Any] = {}
 
         def output(c):
             if c.data.ptr not in cache:
                 encoded = tools.encode_tensor_map(c.data.ptr, mp, np_, np_ * elem, 64, 64, tile.swizzle, elem)
-                cache[c.data.ptr] = xp.asarray(np.frombuffer(encoded, dtype=np.uint8))
-            return np.uint64(cache[c.data.ptr].data.ptr)
+                cache[c.data.ptr] = _map_argument(xp, encoded, tile.maps_by_value)
+            return cache[c.data.ptr][0]
 
         return output
 
     @staticmethod
     def _workspace_sums(tools: LaunchTools, tile: Tile, shared_tiles: int):
-        """The workspace of a persistent tile whose blocks share tiles by k steps: the float32 sums
-        of each shared tile (bm x bn), then a counter per shared tile, zeroed once (each tile's last
-        piece zeroes its sums and counter again)."""
-        return tools.xp.zeros(shared_tiles * (tile.bm * tile.bn + 1), dtype=tools.xp.float32)
+        """The workspace of a tile whose blocks share tiles by k steps or K slices: the float32 sums
+        of each shared tile (bm x bn), then a counter per block's part of it (one, or a cluster's side by
+        side), zeroed once (each tile's last piece zeroes its sums and counter again)."""
+        return tools.xp.zeros(shared_tiles * (tile.bm * tile.bn + tile.cluster), dtype=tools.xp.float32)
 
     def _tensor_maps(self, tools: LaunchTools, tile: Tile, boxes: tuple[tuple[int, int], tuple[int, int]],
                      mp: int, np_: int, kp: int):
-        """Operands of a TMA kernel: the device addresses of A's and B's tensor maps, encoded once
-        per pair of buffers (the maps hold the buffers' addresses). B is K x N, or N x K for a
-        kernel that reads it K-major. The maps have the matrices' true sizes: TMA reads zeros past them."""
+        """Operands of a TMA kernel: A's and B's tensor maps, encoded once per pair of buffers (the maps hold
+        the buffers' addresses), as their device addresses or their bytes (`Tile.maps_by_value`). B is K x N, or
+        N x K for a kernel that reads it K-major. The maps have the matrices' true sizes: TMA reads zeros past them."""
         xp, elem = tools.xp, np.dtype(self.dtype).itemsize
         (a_rows, a_cols), (b_rows, b_cols) = boxes
         b_shape = (np_, kp) if tile.b_k_major else (kp, np_)
@@ -302,11 +302,21 @@ class MatmulWorkload:
             if key not in cache:
                 ta = tools.encode_tensor_map(a.data.ptr, mp, kp, kp * elem, a_rows, a_cols, tile.swizzle, elem)
                 tb = tools.encode_tensor_map(b.data.ptr, *b_shape, b_shape[1] * elem, b_rows, b_cols, tile.swizzle, elem)
-                cache[key] = xp.asarray(np.frombuffer(ta + tb, dtype=np.uint8))  # pool blocks are 512-byte aligned
-            base = cache[key].data.ptr
-            return np.uint64(base), np.uint64(base + 128)
+                cache[key] = (_map_argument(xp, ta, tile.maps_by_value), _map_argument(xp, tb, tile.maps_by_value))
+            return cache[key][0][0], cache[key][1][0]
 
         return operands
+
+
+def _map_argument(xp, encoded: bytes, by_value: bool) -> tuple[Any, Any]:
+    """One tensor map as a kernel argument, and what keeps its storage alive: a one-element array of its 128
+    bytes, which CuPy passes by value (a `const __grid_constant__` parameter), or the device address of a copy
+    (pool blocks are 512-byte aligned; a map in global memory must be 64)."""
+    if by_value:
+        value = np.frombuffer(encoded, dtype=np.dtype((np.void, len(encoded))))
+        return value, value
+    copy = xp.asarray(np.frombuffer(encoded, dtype=np.uint8))
+    return np.uint64(copy.data.ptr), copy
 
 
 class SplitKReduction:

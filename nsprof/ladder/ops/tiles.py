@@ -35,7 +35,8 @@ class Tile:
     adds; a tile that is not stream_k does the same with the slices of a K split (no reduce kernel).
     A stream_k tile shares its last wave only when that wave would fill at most `max_tail_fill` of the
     slots. A `tma_store` kernel stores C through a TMA tensor map: its C argument is the map's device
-    address (64 x 64 boxes, the tile's swizzle). A tile with `few_rows` is made for products of at
+    address (64 x 64 boxes, the tile's swizzle). A kernel with `maps_by_value` takes its tensor maps' 128 bytes
+    as parameters instead of their device addresses. A tile with `few_rows` is made for products of at
     most that many rows: where M fits, the launcher tries only such tiles, and never otherwise; one
     with `max_rows` is never tried for products of more rows. Both split K only as far as one wave
     holds (their products stream B from memory). A tile with `fill_gain` is an alternative to the
@@ -79,7 +80,8 @@ class Tile:
     replaces_unaligned: str | None = None  # the shape of the tile it replaces where rows are not whole boxes
     takes_over: str | None = None  # the shape of the tile whose whole, unsplit plans it runs
     replaces_split: str | None = None  # the shape of the tile whose shallow K splits it replaces, unsplit
-    cluster: int = 1  # blocks per cluster: a tile is that many blocks' tiles stacked, and takes as many slots
+    maps_by_value: bool = False
+    cluster: int = 1  # blocks per cluster: a tile is theirs (stacked if persistent, else side by side), in as many slots
 
     @property
     def shape(self) -> str:

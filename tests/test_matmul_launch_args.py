@@ -1,0 +1,92 @@
+"""What the GEMM launcher hands an h6 kernel, read on the CPU: its grid and its tensor-map arguments. A candidate in
+side-by-side clusters counts blocks in the grid's x (the kernel's tile origin reads blockIdx.x as a block's own
+columns), and one that takes its maps by value gets their 128 bytes, not a device address: a mismatch either way
+only shows on the GPU machine, as a wrong product or a fault."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import itertools
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+
+from nsprof.ladder.op_model import LaunchTools
+from nsprof.ladder.registry import get_op, get_stage
+
+ROOT = Path(__file__).resolve().parents[1]
+_ADDRESSES = itertools.count(1 << 20, 4096)
+
+
+class DeviceArray:
+    """A stand-in for a CuPy array: its bytes and a device address."""
+
+    def __init__(self, host: np.ndarray):
+        self.host, self.nbytes = host, host.nbytes
+        self.data = SimpleNamespace(ptr=next(_ADDRESSES))
+
+
+def _xp():
+    return SimpleNamespace(asarray=DeviceArray, float32=np.float32,
+                           zeros=lambda shape, dtype: DeviceArray(np.zeros(shape, dtype)),
+                           full=lambda shape, value, dtype: DeviceArray(np.full(shape, value, dtype)))
+
+
+def _launch(tile, size):
+    """Launch `tile` alone (h6's stage with that tile) on an M x N x K problem: the grid and arguments it got."""
+    calls, maps = [], []
+
+    def encode(address, rows, cols, stride, box_rows, box_cols, swizzle, elem):
+        encoded = (f"{address}:{rows}x{cols}/{box_rows}x{box_cols}".encode()).ljust(128, b"\0")
+        maps.append(encoded)
+        return encoded
+
+    def kernel_for(*_args, **_kwargs):
+        return lambda grid, block, args, shared_mem: calls.append((grid, args, shared_mem))
+
+    tools = LaunchTools(_xp(), 132, "9.0", kernel_for, encode, lambda t: True, lambda *a, **k: 0)
+    m, n, k = size
+    problem = SimpleNamespace(m=m, n=n, k=k, A=DeviceArray(np.zeros((m, k), np.float16)),
+                              B=DeviceArray(np.zeros((k, n), np.float16)), C=DeviceArray(np.zeros((m, n), np.float16)))
+    stage = dataclasses.replace(get_stage("hgemm", "h6"), tiles=(tile,))
+    get_op("hgemm").workload.launcher(stage, problem, tools).run()
+    (grid, args, shared_mem), = calls
+    return grid, args, shared_mem, maps
+
+
+def _candidate(entry: str):
+    spec = importlib.util.spec_from_file_location("h6_plans", ROOT / "benchmarks" / "gpu" / "experiments" / "h6_plans.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return next(t for t in module.candidates(get_stage("hgemm", "h6").tiles) if t.entry == entry)
+
+
+def test_a_side_by_side_pair_counts_blocks_in_the_grid_x_and_an_odd_column_of_tiles_gets_a_whole_pair():
+    pair = _candidate("hgemm_h6_cl2a_128x128")  # two 128 x 64 blocks a cluster
+    grid, args, _, maps = _launch(pair, (1024, 904, 1024))  # 15 columns of 64: the last pair's second block idles
+    assert grid == (16, 8, 1)
+    assert [int(a) for a in args[:3]] == [1024, 904, 1024]
+    assert b"/64x64" in maps[0]  # A's box: 64 rows, the half of A's 128 a block fetches and multicasts
+    a_map, b_map = args[3], args[4]
+    assert isinstance(a_map, np.uint64) and isinstance(b_map, np.uint64) and a_map != b_map
+
+
+def test_the_declared_128x64_tile_keeps_its_grid_of_tiles():
+    tile = next(t for t in get_stage("hgemm", "h6").tiles if t.entry == "hgemm_h6_128x64")
+    grid, _, _, maps = _launch(tile, (1024, 904, 1024))
+    assert grid == (15, 8, 1)
+    assert b"/128x64" in maps[0]
+
+
+def test_maps_by_value_go_as_their_bytes_and_c_s_map_too_where_c_is_stored_by_tma():
+    tile = _candidate("hgemm_h6_byval_pp_tma_128x128")
+    grid, args, _, maps = _launch(tile, (2048, 2048, 2048))
+    assert grid == (132, 1, 1)
+    a_map, b_map, c_map = args[3], args[4], args[5]
+    for value, encoded in zip((a_map, b_map, c_map), maps):
+        assert isinstance(value, np.ndarray) and value.dtype.itemsize == 128 and value.tobytes() == encoded
+    by_address = _launch(dataclasses.replace(tile, maps_by_value=False), (2048, 2048, 2048))[1]
+    assert all(isinstance(v, np.uint64) for v in by_address[3:6])
