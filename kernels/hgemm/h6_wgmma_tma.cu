@@ -175,6 +175,13 @@
 //    1 x 128256 x 4096) level there (99.3-99.5 against 99.5-99.6%), +1 point at 16 x 128256 x 4096; 128x64's
 //    C from the fragments (H6_EPI=0): 88% against 99% at 1024^3; 128x64 in persistent clusters of two that
 //    multicast B: 88% against 100.4-100.8% at 1024^3.
+//  * tried, slower (benchmarks/records/2026-11-30-h200-hgemm-pairs-maps): the library's 1x2 clusters, pairs of tiles
+//    side by side that share A (PAIR_N, hgemm_h6_cl2a_*: each block fetches 64 of A's rows and multicasts them).
+//    1024^3 88.4% against 97.5%, 2048^3 95.2-95.4% against 98.8%. On cold inputs a pair reaches its first MMAs
+//    355 cycles sooner, then takes 26 cycles more a k step (355 against 329): each stage waits for both blocks.
+//    Tensor maps by value (hgemm_h6_byval_*, const __grid_constant__; Tile.maps_by_value): -0.6 to +1.5 points
+//    at ten shapes on cold inputs, one card (at 1024^3 the kernel's start to its first MMAs 3139 cycles against
+//    3218); candidates.
 //  * tried, no change (benchmarks/records/2026-11-30-h200-hgemm-energy): try_wait with a suspend-time hint (NANOSLEEP.SYNCS until the barrier
 //    flips, not a spin: within 0.5 points at seven of nine shapes, 1.7-2.3 lower at two few-row ones), and the
 //    tile order grouping 256 to 8192 rows (no group size ahead at more than two of seven shape-and-tile pairs).
