@@ -233,7 +233,11 @@ def test_real_guided_capture_profiles_every_hot_kernel(tmp_path):
     assert 1 <= len(chosen) <= 4 and manifest["ncu_filters"] == {"guided": True, "top": 4}
     doc = json.loads(CliRunner().invoke(app, ["analyze", str(directory), "--json"]).stdout)
     profiled = {(row["kernel"], row["grid"], row["block"]): row["ncu_launches"] for row in doc["hot_kernels"]}
-    assert all(profiled.get((k["kernel"], k["grid"], k["block"]), 0) >= 1 for k in chosen), (chosen, profiled)
+    missed = [(k["kernel"][:80], k["grid"], k["block"], k["launches"]) for k in chosen
+              if profiled.get((k["kernel"], k["grid"], k["block"]), 0) < 1]
+    # (it failed once of three runs on an H200, in the whole GPU suite only: what ncu said is the first clue)
+    ncu_log = (directory / "ncu.log").read_text(errors="replace").splitlines() if (directory / "ncu.log").exists() else []
+    assert not missed, (missed, manifest["guided"]["skip_per_configuration"], [line for line in ncu_log if "==" in line][-15:])
 
 
 def test_a_guided_capture_with_nothing_to_hand_ncu_says_so(tmp_path, stand_ins, monkeypatch):

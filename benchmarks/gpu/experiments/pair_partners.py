@@ -2,7 +2,8 @@
 the library stage's kept cuBLASLt candidate, that one chosen by pairing the two libraries. Here, per size, h6's
 plan, torch.mm and the kept candidate are each timed alone (the host held ahead, as the bench times), then every
 ordered pair of them in turn (paired_medians), over --rounds rounds. Prints one JSON line a size (appended to
---out): the medians alone (us) and, per pair, both medians and the first's % of the second's speed.
+--out): the medians alone (us) and, per pair, both medians and the first's % of the second's speed. --cold: every
+launch on the next of the sets of buffers nsprof bench rotates among.
 
     python3 benchmarks/gpu/experiments/pair_partners.py --sizes 128x4096x14336 --out $OUT/pair-partners.jsonl
 """
@@ -10,6 +11,7 @@ ordered pair of them in turn (paired_medians), over --rounds rounds. Prints one 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import sys
 from pathlib import Path
@@ -25,12 +27,18 @@ def main() -> None:
     ap.add_argument("--separate", action="store_true",
                     help="h6 on buffers of its own (default: all three share them; in nsprof bench torch.mm keeps "
                          "the arrays it was made on while a stage's refresh makes new ones)")
+    ap.add_argument("--cold", action="store_true",
+                    help="every launch on the next of the sets of buffers nsprof bench rotates among (with all three "
+                         "on one problem's buffers)")
     args = ap.parse_args()
+    if args.cold and args.separate:
+        ap.error("--cold rotates the one problem all three share: leave out --separate")
     from benchmarks.gpu.experiments.h6_plans import emit
     from nsprof.ladder.registry import get_op, get_stage
     from nsprof.ladder_runs.stage_launch import stage_launcher
     from nsprof.ladder_runs.torch_baseline import torch_launch
     from nsprof.launch.measure import paired_medians, time_launches, verify
+    from nsprof.launch.rotation import rotating_inputs
     from nsprof.launch.tools import launch_tools
     from nsprof.sizes import parse_sizes, size_label
 
@@ -44,14 +52,16 @@ def main() -> None:
         kept = stage_launcher(h7, problem, tools)
         runs = {"h6": ours.run, "torch.mm": torch_launch(op.workload.library_call(h7, problem), "fp16"),
                 f"cuBLAS {kept.tile_label}": kept.run}
-        row: dict = {"size": size_label(size), "h6": ours.tile_label, "separate": args.separate, "alone_us": {},
-                     "pairs": []}
-        for _ in range(args.rounds):
-            for name, run in runs.items():
-                row["alone_us"].setdefault(name, []).append(time_launches(run).median_ms * 1e3)
-            for first, second in itertools.permutations(runs, 2):
-                a, b = paired_medians(runs[first], runs[second])
-                row["pairs"].append({"first": first, "second": second, "us": [a * 1e3, b * 1e3], "pct": 100 * b / a})
+        row: dict = {"size": size_label(size), "h6": ours.tile_label, "separate": args.separate, "cold": args.cold,
+                     "alone_us": {}, "pairs": []}
+        with rotating_inputs(problem) if args.cold else contextlib.nullcontext():
+            for _ in range(args.rounds):
+                for name, run in runs.items():
+                    row["alone_us"].setdefault(name, []).append(time_launches(run).median_ms * 1e3)
+                for first, second in itertools.permutations(runs, 2):
+                    a, b = paired_medians(runs[first], runs[second])
+                    row["pairs"].append({"first": first, "second": second, "us": [a * 1e3, b * 1e3],
+                                         "pct": 100 * b / a})
         emit(row, args.out)
 
 
