@@ -33,8 +33,9 @@ def candidates(declared):
     through shared memory (hgemm_h6_pp_128x128) and its cooperative form (hgemm_h6_128x128), the ping-pong ones
     in clusters of two (hgemm_h6_pp_cl2_256x128, hgemm_h6_pp_cl2_128x256), ping-pong 64 x 64 with C stored by TMA
     (hgemm_h6_pp_tma_64x64: a warpgroup's staging box in place of the warps' 2 KB tiles), 128 x 192 with C
-    stored by the threads through a staging tile (hgemm_h6_128x192), and tiles in side-by-side pairs that share A
-    (hgemm_h6_cl2a_*: the unit's shape), and three tiles that take their tensor maps by value (hgemm_h6_byval_*)."""
+    stored by the threads through a staging tile (hgemm_h6_128x192), tiles in side-by-side pairs that share A
+    (hgemm_h6_cl2a_*, named by the pair's shape), and three tiles that take their tensor maps by value
+    (hgemm_h6_byval_*)."""
     by_entry = {tile.entry: tile for tile in declared}
 
     def sk(entry):
