@@ -38,6 +38,7 @@ class GpuDevice(TypedDict):
     cupy: str
     python: str
     host: str
+    uuid: NotRequired[str | None]  # the card, as nvidia-smi names it (GPU-...): two cards of one model told apart
 
 
 class GpuCeilings(TypedDict):

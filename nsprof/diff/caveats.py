@@ -85,6 +85,9 @@ def bench_warnings(a: dict, b: dict) -> list[str]:
     warnings = []
     if envs[0].get("device") != envs[1].get("device"):
         warnings.append(f"different GPUs: A ran on {envs[0].get('device')}, B on {envs[1].get('device')}")
+    elif envs[0].get("uuid") and envs[1].get("uuid") and envs[0]["uuid"] != envs[1]["uuid"]:
+        warnings.append(f"different cards: A ran on {envs[0]['uuid']}, B on {envs[1]['uuid']}; two cards of one model "
+                        "differ by a few percent at some sizes")
     for key in ("driver", "runtime_cuda", "cupy"):
         if envs[0].get(key) and envs[1].get(key) and envs[0][key] != envs[1][key]:
             warnings.append(f"different {key}: A {envs[0][key]}, B {envs[1][key]}")

@@ -88,6 +88,7 @@ def device_info() -> dict:
         return f"{v // 1000}.{(v % 1000) // 10}"
 
     clock_khz = props.get("clockRate") or cupy.cuda.runtime.deviceGetAttribute(13, dev.id)  # cudaDevAttrClockRate
+    smi = _nvidia_smi("driver_version,pci.bus_id,uuid")
     return {
         "device": name,
         "compute_capability": f"{props['major']}.{props['minor']}",
@@ -95,7 +96,8 @@ def device_info() -> dict:
         "sm_clock_max_mhz": clock_khz // 1000,
         "memory_gib": round(props["totalGlobalMem"] / 2**30, 1),
         "l2_mib": round(props.get("l2CacheSize", 0) / 2**20, 1),
-        "driver": nvidia_driver_version(),
+        "driver": smi[0][0] if smi else None,
+        "uuid": card_uuid(smi, (props.get("pciDomainID"), props.get("pciBusID"), props.get("pciDeviceID"))),
         "driver_cuda": _version(cupy.cuda.runtime.driverGetVersion()),
         "runtime_cuda": _version(cupy.cuda.runtime.runtimeGetVersion()),
         "cupy": cupy.__version__,
@@ -106,12 +108,35 @@ def device_info() -> dict:
 
 def nvidia_driver_version() -> str | None:
     """The display-driver version (e.g. 580.159.03), which the CUDA runtime does not report."""
+    rows = _nvidia_smi("driver_version")
+    return rows[0][0] if rows else None
+
+
+def card_uuid(rows: list[list[str]], pci_address: tuple) -> str | None:
+    """The UUID (GPU-...) of the card at `pci_address` (domain, bus, device), from nvidia-smi's rows of
+    driver_version, pci.bus_id, uuid: it tells two cards of one model apart, which can differ by a few percent at
+    some sizes (benchmarks/records/2026-11-30-h200-hgemm-pairs-maps). None where nvidia-smi does not list it."""
+    for row in rows:
+        if len(row) == 3 and _pci_address(row[1]) == pci_address:
+            return row[2]
+    return None
+
+
+def _pci_address(bus_id: str) -> tuple[int, int, int] | None:
+    """nvidia-smi's pci.bus_id, '00000000:3B:00.0', as (domain, bus, device): (0, 59, 0)."""
     try:
-        out = subprocess.run(
-            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-            capture_output=True, text=True, timeout=20, check=True,
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
+        domain, bus, device_function = bus_id.split(":")
+        return int(domain, 16), int(bus, 16), int(device_function.split(".")[0], 16)
+    except ValueError:
         return None
-    return out.strip().splitlines()[0] if out.strip() else None
+
+
+def _nvidia_smi(fields: str) -> list[list[str]]:
+    """nvidia-smi's answer to --query-gpu=`fields`: a row of values a GPU; none where it cannot run."""
+    try:
+        out = subprocess.run(["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [[cell.strip() for cell in line.split(",")] for line in out.splitlines() if line.strip()]
 
