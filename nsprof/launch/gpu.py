@@ -96,7 +96,7 @@ def device_info() -> dict:
         "sm_clock_max_mhz": clock_khz // 1000,
         "memory_gib": round(props["totalGlobalMem"] / 2**30, 1),
         "l2_mib": round(props.get("l2CacheSize", 0) / 2**20, 1),
-        "driver": smi[0][0] if smi else None,
+        "driver": smi[0][0] if smi else nvidia_driver_version(),  # (the driver alone, where the card's fields fail)
         "uuid": card_uuid(smi, (props.get("pciDomainID"), props.get("pciBusID"), props.get("pciDeviceID"))),
         "driver_cuda": _version(cupy.cuda.runtime.driverGetVersion()),
         "runtime_cuda": _version(cupy.cuda.runtime.runtimeGetVersion()),
