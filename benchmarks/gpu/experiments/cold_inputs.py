@@ -34,22 +34,19 @@ def main() -> None:
     ap.add_argument("--sizes", required=True)
     ap.add_argument("--out")
     args = ap.parse_args()
-    from benchmarks.gpu.experiments.h6_plans import emit
+    from benchmarks.gpu.experiments.h6_plans import emit, h6_and_library
     from nsprof.ladder.registry import get_op, get_stage
-    from nsprof.ladder_runs.stage_launch import stage_launcher
     from nsprof.ladder_runs.torch_baseline import torch_launch
-    from nsprof.launch.measure import paired_medians, verify
+    from nsprof.launch.measure import paired_medians
     from nsprof.launch.tools import launch_tools
     from nsprof.sizes import parse_sizes, size_label
 
     tools, op = launch_tools(), get_op("hgemm")
     l2 = tools.xp.cuda.Device().attributes["L2CacheSize"]
-    h6, h7 = get_stage("hgemm", "h6"), get_stage("hgemm", "h7")
+    h7 = get_stage("hgemm", "h7")
     for size in parse_sizes([args.sizes], op.dims):
         problem = op.workload.problem(tools.xp, size)
-        ours = op.workload.launcher(h6, problem, tools)
-        assert verify(ours, problem) <= h6.tolerance(size)
-        kept = stage_launcher(h7, problem, tools)
+        ours, kept = h6_and_library(tools, problem, size)
         partners = {"torch.mm": torch_launch(op.workload.library_call(h7, problem), "fp16"),
                     f"cuBLAS {kept.tile_label}": kept.run}
         m, n, k = size

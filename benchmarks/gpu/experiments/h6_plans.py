@@ -108,6 +108,20 @@ def knob_sets(defines: str) -> list[tuple[str, ...]]:
                                     for name, values in (p.split("=", 1) for p in defines.split(";"))]))
 
 
+def h6_and_library(tools, problem, size, own=None):
+    """h6's launcher (the launcher's own plan) on `own` (default `problem`), verified against the float64 reference,
+    and the library stage's kept cuBLASLt candidate on `problem`: the pair the experiments time side by side."""
+    from nsprof.ladder.registry import get_op, get_stage
+    from nsprof.ladder_runs.stage_launch import stage_launcher
+    from nsprof.launch.measure import verify
+
+    h6 = get_stage("hgemm", "h6")
+    own = problem if own is None else own
+    ours = get_op("hgemm").workload.launcher(h6, own, tools)
+    assert verify(ours, own) <= h6.tolerance(size)
+    return ours, stage_launcher(get_stage("hgemm", "h7"), problem, tools)
+
+
 def emit(row: dict, out: str | None) -> None:
     """One point: printed as a JSON line, and appended to `out`."""
     print(json.dumps(row), flush=True)

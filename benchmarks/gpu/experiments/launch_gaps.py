@@ -55,20 +55,16 @@ def main() -> None:
     ap.add_argument("--chunk", type=int, default=40)
     ap.add_argument("--chunks", type=int, default=12)
     args = ap.parse_args()
-    from benchmarks.gpu.experiments.h6_plans import emit
-    from nsprof.ladder.registry import get_op, get_stage
-    from nsprof.ladder_runs.stage_launch import stage_launcher
-    from nsprof.launch.measure import paired_medians, verify
+    from benchmarks.gpu.experiments.h6_plans import emit, h6_and_library
+    from nsprof.ladder.registry import get_op
+    from nsprof.launch.measure import paired_medians
     from nsprof.launch.tools import launch_tools
     from nsprof.sizes import parse_sizes, size_label
 
     tools, op = launch_tools(), get_op("hgemm")
-    h6, h7 = get_stage("hgemm", "h6"), get_stage("hgemm", "h7")
     for size in parse_sizes([args.sizes], op.dims):
         problem = op.workload.problem(tools.xp, size)
-        ours = op.workload.launcher(h6, problem, tools)
-        assert verify(ours, problem) <= h6.tolerance(size)
-        library = stage_launcher(h7, problem, tools)
+        ours, library = h6_and_library(tools, problem, size)
         row = {"size": size_label(size), "h6": ours.tile_label, "library": library.tile_label}
         for order in (1, 2):
             a, b = paired_medians(ours.run, library.run)

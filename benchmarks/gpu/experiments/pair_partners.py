@@ -33,23 +33,20 @@ def main() -> None:
     args = ap.parse_args()
     if args.cold and args.separate:
         ap.error("--cold rotates the one problem all three share: leave out --separate")
-    from benchmarks.gpu.experiments.h6_plans import emit
+    from benchmarks.gpu.experiments.h6_plans import emit, h6_and_library
     from nsprof.ladder.registry import get_op, get_stage
-    from nsprof.ladder_runs.stage_launch import stage_launcher
     from nsprof.ladder_runs.torch_baseline import torch_launch
-    from nsprof.launch.measure import paired_medians, time_launches, verify
+    from nsprof.launch.measure import paired_medians, time_launches
     from nsprof.launch.rotation import rotating_inputs
     from nsprof.launch.tools import launch_tools
     from nsprof.sizes import parse_sizes, size_label
 
     tools, op = launch_tools(), get_op("hgemm")
-    h6, h7 = get_stage("hgemm", "h6"), get_stage("hgemm", "h7")
+    h7 = get_stage("hgemm", "h7")
     for size in parse_sizes([args.sizes], op.dims):
         problem = op.workload.problem(tools.xp, size)
         own = op.workload.problem(tools.xp, size, seed=1) if args.separate else problem
-        ours = op.workload.launcher(h6, own, tools)
-        assert verify(ours, own) <= h6.tolerance(size)
-        kept = stage_launcher(h7, problem, tools)
+        ours, kept = h6_and_library(tools, problem, size, own)
         runs = {"h6": ours.run, "torch.mm": torch_launch(op.workload.library_call(h7, problem), "fp16"),
                 f"cuBLAS {kept.tile_label}": kept.run}
         row: dict = {"size": size_label(size), "h6": ours.tile_label, "separate": args.separate, "cold": args.cold,
