@@ -96,6 +96,17 @@ def test_bench_records_on_cold_inputs_are_compared_only_with_each_other(tmp_path
     assert second["kind"] == "bench on cold inputs" and second["baseline"] == [3] and second["rows"]
 
 
+def test_a_record_that_rotated_before_files_named_their_inputs_is_a_cold_one(tmp_path):
+    """The cold-inputs record's runs were written before the results file said `inputs`; their rows say they
+    rotated among 2 to 7 sets (`input_sets`): history files them with the records that say "cold"."""
+    db = tmp_path / "h.sqlite"
+    unnamed = Path("benchmarks/records/2026-11-30-h200-hgemm-cold-inputs/models-run1.json")
+    assert "inputs" not in json.loads(unnamed.read_text())
+    add(db, [Path("benchmarks/records/2026-11-30-h200-hgemm-pairs-maps/models-run1.json"), unnamed])
+    second = json.loads(history(db, "check", "--fail-if-slower", "50", "--json").stdout)
+    assert second["kind"] == "bench on cold inputs" and second["baseline"] == [1]
+
+
 def test_add_is_all_or_none(tmp_path):
     db = tmp_path / "h.sqlite"
     add(db, BASE[:1])

@@ -7,6 +7,7 @@ from nsprof.diff.judge import FEW_RUNS, Judge
 from nsprof.diff.noise import NoiseFloor
 from nsprof.diff.sides import UNNAMED_GPU, Side
 from nsprof.diff.types import KernelRow, Row
+from nsprof.ladder_runs.bench_types import timed_inputs
 
 APART_WARNING = ("A and B ran on different GPUs (no UUID in common): no run measures the variation between machines, "
                  "so a change is called only beyond the noise floor of its category, and not at all in work of 10-100 "
@@ -95,7 +96,7 @@ def bench_warnings(a: dict, b: dict) -> list[str]:
     if "device" in envs[0] and "device" in envs[1] and timings[0] != timings[1]:
         warnings.append(f"timed differently: A {timings[0]}, B {timings[1]}; unheld, a kernel shorter than the host's "
                         "time to queue a launch reads the host's time too (nsprof.launch.measure._timed)")
-    inputs = [_INPUTS[bench.get("inputs", "warm")] for bench in (a, b)]
+    inputs = [_INPUTS[timed_inputs(bench)] for bench in (a, b)]
     if "device" in envs[0] and "device" in envs[1] and inputs[0] != inputs[1]:
         warnings.append(f"different inputs: A {inputs[0]}, B {inputs[1]}; on one set a product that fits in the L2 "
                         "reads it from there (nsprof explain cold-inputs)")

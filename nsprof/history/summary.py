@@ -3,9 +3,9 @@ kernel and range, and the versions it ran with.
 
 - A bench record (`nsprof bench --save-as`, with --runs or not): each timed stage and size,
   `op/stage/size`, of kind "bench", by its runs' medians (run_medians_ms) or its one median. The entry's
-  kind is "bench", or "bench on cold inputs" where the record says its launches rotated among copies of
-  their buffers (nsprof.launch.rotation): a check compares records timed the same way only, since a
-  product that fits in the L2 runs faster on one set.
+  kind is "bench", or "bench on cold inputs" where the record's launches rotated among copies of their
+  buffers (nsprof.launch.rotation; nsprof.ladder_runs.bench_types.timed_inputs): a check compares records
+  timed the same way only, since a product that fits in the L2 runs faster on one set.
 - A capture (a profile, with its runs when taken with --runs, or a directory of captures of one
   program): each kernel, copy range and range by its median in each run, named by its family
   (nsprof.analyze.families: XLA's numbered names are one); the ladder's stage ranges as kind
@@ -26,6 +26,7 @@ import pandas as pd
 
 from nsprof.analyze.families import family_column
 from nsprof.history.store import Measurement
+from nsprof.ladder_runs.bench_types import timed_inputs
 from nsprof.printable import printable
 from nsprof.ranges import parse_stage_range
 
@@ -53,7 +54,7 @@ def _bench(path: Path, record: dict) -> tuple[dict, list[Measurement]]:
                                  tuple(median * 1e6 for median in medians)))
     entry = {"created": record.get("created"), "gpu": env.get("device"), "driver": env.get("driver"),
              "cuda": env.get("runtime_cuda"), "tools": json.dumps({"cupy": env.get("cupy")}), "source": str(path),
-             "kind": COLD_BENCH if record.get("inputs") == "cold" else "bench"}
+             "kind": COLD_BENCH if timed_inputs(record) == "cold" else "bench"}
     return entry, found
 
 

@@ -79,7 +79,17 @@ class BenchDocument(TypedDict):
     timing: NotRequired[Literal["host held ahead", "unheld"]]
     # Whether each GPU launch found its inputs in the L2: "cold", each on the next of several copies of the
     # buffers (nsprof.launch.rotation), or "warm", every launch on one set (--warm-inputs; files before
-    # 2026-11-30 name none and timed warm). Absent from CPU benches.
+    # 2026-11-30 name none and timed warm). Absent from CPU benches; read it with `timed_inputs`.
     inputs: NotRequired[Literal["cold", "warm"]]
     results: list[BenchRecord]
     runs: NotRequired[int]  # --runs N: the fresh processes the records' medians come from
+
+
+def timed_inputs(document: dict) -> Literal["cold", "warm"]:
+    """How a bench file's GPU launches met their inputs: as its `inputs` says, else "cold" where a record rotated
+    among more than one set of buffers (its `input_sets`: files written between the rotation and the field),
+    else "warm" (files from before the rotation)."""
+    if document.get("inputs") in ("cold", "warm"):
+        return document["inputs"]
+    rotated = any((record.get("input_sets") or 1) > 1 for record in document.get("results") or [])
+    return "cold" if rotated else "warm"
