@@ -4,9 +4,10 @@ the GPU machine."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
+
+from h6_probe import h6_candidates
 
 from nsprof.ladder.ops.tiles import as_tiles
 from nsprof.ladder.registry import get_stage
@@ -14,20 +15,12 @@ from nsprof.ladder.registry import get_stage
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _candidates():
-    spec = importlib.util.spec_from_file_location("h6_plans", ROOT / "benchmarks" / "gpu" / "experiments" / "h6_plans.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.candidates(get_stage("hgemm", "h6").tiles)
-
-
 def test_every_candidate_is_an_entry_of_the_kernel_and_none_is_declared():
     source = (ROOT / "kernels" / "hgemm" / "h6_wgmma_tma.cu").read_text()
     entries = set(re.findall(r'extern "C" __global__ void(?: __cluster_dims__\([^)]*\))? __launch_bounds__\([^)]*\)\s*'
                              r"(\w+)\(", source))
     declared = {tile.entry for tile in as_tiles(get_stage("hgemm", "h6").tiles)}
-    found = [tile.entry for tile in _candidates()]
+    found = [tile.entry for tile in h6_candidates()]
     assert declared <= entries and "hgemm_h6_16x128" in declared
     assert set(found) <= entries - declared, sorted(set(found) - (entries - declared))
     assert len(found) == len(set(found)) and "hgemm_h6_128x128" in found  # the cooperative form of the declared pp tile
@@ -40,7 +33,7 @@ def test_each_candidate_is_launched_as_its_kernel_takes_its_maps_and_clusters():
     kernels = {name: (dims, params) for dims, name, params in re.findall(
         r'extern "C" __global__ void(?: __cluster_dims__\((\d+)[^)]*\))? __launch_bounds__\([^)]*\)\s*(\w+)\(([^)]*)\)',
         source)}
-    tiles = [*as_tiles(get_stage("hgemm", "h6").tiles), *_candidates()]
+    tiles = [*as_tiles(get_stage("hgemm", "h6").tiles), *h6_candidates()]
     for tile in tiles:
         dims, params = kernels[tile.entry]
         assert tile.maps_by_value == ("__grid_constant__" in params), tile.entry

@@ -6,17 +6,15 @@ only shows on the GPU machine, as a wrong product or a fault."""
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import itertools
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
+from h6_probe import h6_candidates
 
 from nsprof.ladder.op_model import LaunchTools
 from nsprof.ladder.registry import get_op, get_stage
 
-ROOT = Path(__file__).resolve().parents[1]
 _ADDRESSES = itertools.count(1 << 20, 4096)
 
 
@@ -57,11 +55,7 @@ def _launch(tile, size):
 
 
 def _candidate(entry: str):
-    spec = importlib.util.spec_from_file_location("h6_plans", ROOT / "benchmarks" / "gpu" / "experiments" / "h6_plans.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return next(t for t in module.candidates(get_stage("hgemm", "h6").tiles) if t.entry == entry)
+    return next(t for t in h6_candidates() if t.entry == entry)
 
 
 def test_a_side_by_side_pair_counts_blocks_in_the_grid_x_and_an_odd_column_of_tiles_gets_a_whole_pair():

@@ -1,0 +1,19 @@
+"""The h6 probe's candidate tiles (benchmarks/gpu/experiments/h6_plans.py: candidates), for the tests that check
+them against the kernel and the launcher; the script lives outside the package, so it is loaded from its file."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from nsprof.ladder.registry import get_stage
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def h6_candidates():
+    spec = importlib.util.spec_from_file_location("h6_plans", ROOT / "benchmarks" / "gpu" / "experiments" / "h6_plans.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.candidates(get_stage("hgemm", "h6").tiles)
