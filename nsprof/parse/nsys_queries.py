@@ -110,15 +110,23 @@ def scan_int_columns(conn: sqlite3.Connection, path: Path, spec: IntColumns) -> 
     )
     ((first, last),) = fetch(conn, path, ROWIDS_SQL.format(table=spec.table))
     ((rows,),) = fetch(conn, path, f"SELECT count(*) FROM {spec.table}")
-    local = threading.local()
+    # A connection per thread (sqlite3 connections stay in theirs), by thread id. Not a threading.local: on
+    # CPython 3.11, freeing one takes the interpreter's thread-state lock while it holds the GIL, and freed in
+    # another thread (a Dask worker's profiler holds the frames it sampled) it deadlocked the analysis of many
+    # captures (tests/test_many_captures.py hung in CI, every thread waiting for the GIL or that lock).
+    opened: dict[int, sqlite3.Connection] = {}
+    opening = threading.Lock()
+
+    def connection() -> sqlite3.Connection:
+        with opening:
+            if threading.get_ident() not in opened:
+                opened[threading.get_ident()] = _connect(path)
+            return opened[threading.get_ident()]
 
     def read_chunk(chunk: tuple[int, int]) -> list[np.ndarray]:
-        if not hasattr(local, "conn"):  # a connection per thread (sqlite3 connections stay in theirs)
-            local.conn = _connect(path)
-            opened.append(local.conn)
         start, stop = chunk
         sql = COLUMN_SCAN_SQL.format(aggregates=aggregates, table=spec.table, first=start, last=stop)
-        (row,) = fetch(local.conn, path, sql)
+        (row,) = fetch(connection(), path, sql)
         count, texts = row[0], row[1:]
         arrays = []
         for source, text in zip(spec.columns.values(), texts):
@@ -132,7 +140,6 @@ def scan_int_columns(conn: sqlite3.Connection, path: Path, spec: IntColumns) -> 
     # table is held once, plus the chunks in flight.
     columns = [np.empty(rows, dtype=np.int64) for _ in spec.columns]
     filled = 0
-    opened: list[sqlite3.Connection] = []
     try:
         with ThreadPoolExecutor(SCAN_THREADS) as pool:
             for arrays in pool.map(read_chunk, _chunks(conn, path, spec.table, first, last, rows)):
@@ -143,7 +150,7 @@ def scan_int_columns(conn: sqlite3.Connection, path: Path, spec: IntColumns) -> 
                     column[filled:filled + count] = values
                 filled += count
     finally:
-        for opened_conn in opened:
+        for opened_conn in opened.values():
             opened_conn.close()
     if filled != rows:
         raise ParseError(f"{path}: table {spec.table} changed while it was read")
