@@ -111,9 +111,9 @@ def scan_int_columns(conn: sqlite3.Connection, path: Path, spec: IntColumns) -> 
     ((first, last),) = fetch(conn, path, ROWIDS_SQL.format(table=spec.table))
     ((rows,),) = fetch(conn, path, f"SELECT count(*) FROM {spec.table}")
     # A connection per thread (sqlite3 connections stay in theirs), by thread id. Not a threading.local: on
-    # CPython 3.11, freeing one takes the interpreter's thread-state lock while it holds the GIL, and freed in
-    # another thread (a Dask worker's profiler holds the frames it sampled) it deadlocked the analysis of many
-    # captures (tests/test_many_captures.py hung in CI, every thread waiting for the GIL or that lock).
+    # CPython 3.11, freeing one takes the interpreter's thread-state lock while holding the GIL. A CI run of
+    # tests/test_many_captures.py hung that way: a Dask worker's profiler thread, freeing frames it had
+    # sampled, held the GIL in that lock's wait while every other thread waited for the GIL.
     opened: dict[int, sqlite3.Connection] = {}
     opening = threading.Lock()
 
