@@ -500,3 +500,32 @@ def test_a_triton_stage_is_tuned_before_timing_and_says_what_it_compiled(name, t
     assert compiled["num_warps"] and compiled["registers"] and compiled["spills"] == 0
     if op != "sgemv" and json.loads(result.stdout)["env"]["compute_capability"] == "9.0":
         assert compiled["sass"]["wgmma"] > 0 and compiled["sass"]["ffma"] < compiled["sass"]["wgmma"] * 4
+
+
+@pytest.mark.parametrize("size", [(1024, 1024, 1024), (2048, 2048, 2048), (16, 4096, 4096), (1000, 808, 808)])
+def test_h6_launched_back_to_back_reads_what_the_launch_before_it_wrote(size, tools):
+    """h6 starts as a programmatic dependent launch: its blocks may be placed before the kernel ahead of it ends.
+    Here each round poisons C1 (a CuPy kernel), h6 writes C1 = A B, and h6 at once reads C1 as its A: C2 = C1 B,
+    queued with no synchronisation between. A block that read C1 before the launch ahead had written it would
+    find NaN; one that wrote C1 before the poison ended, NaN in C1."""
+    from nsprof.ladder.registry import get_stage
+    from nsprof.ladder_runs.bench import unavailable_reason
+
+    stage, op = get_stage("hgemm", "h6"), get_op("hgemm")
+    if reason := unavailable_reason(stage, tools):
+        pytest.skip(reason)
+    assert size[1] == size[2]  # C1 (m x n) is the second product's A (m x k)
+    first = op.workload.problem(tools.xp, size, seed=1)
+    second = op.workload.problem(tools.xp, size, seed=2)
+    second.A = first.C
+    launchers = [op.workload.launcher(stage, p, tools) for p in (first, second)]
+    assert all(launcher.entry.startswith("hgemm_h6") for launcher in launchers)
+    for _ in range(20):
+        first.poison_output()
+        second.poison_output()
+        for launcher in launchers:
+            launcher.run()
+        second._reference = None  # of the C1 this round wrote
+        tools.xp.cuda.Device().synchronize()
+        assert first.relative_error() <= stage.tolerance(size)
+        assert second.relative_error() <= stage.tolerance(size), launchers[1].tile_label

@@ -39,3 +39,18 @@ def test_each_candidate_is_launched_as_its_kernel_takes_its_maps_and_clusters():
         assert tile.maps_by_value == ("__grid_constant__" in params), tile.entry
         assert tile.cluster == int(dims or 1), tile.entry
     assert sum(t.maps_by_value for t in tiles) == 3 and sum(t.cluster == 2 for t in tiles) >= 5
+
+
+def test_every_h6_body_waits_for_the_grid_before_it_ahead_of_its_first_load():
+    """h6's tiles are launched as programmatic dependent launches: a body that loaded A or B, or stored C, before
+    griddepcontrol.wait could read what the kernel before it had not finished writing (only on the GPU, by chance)."""
+    source = (ROOT / "kernels" / "hgemm" / "h6_wgmma_tma.cu").read_text()
+    entry_bodies = set(re.findall(r"H6_SM90A_ONLY\(\((\w+)<", source))
+    assert entry_bodies == {"h6_body", "h6_pp_body"}
+    helper = re.search(r"void await_previous_grid\(\) \{(.*?)\n\}", source, re.S)
+    assert helper and "griddepcontrol.wait;" in helper.group(1)
+    for body in entry_bodies:
+        start = source.index(f"void {body}(")
+        text = source[start:source.index("\n}\n", start)]
+        waits = text.index("await_previous_grid();")
+        assert waits < min(text.index(op) for op in ("tma_load", "prefetch_tmap", "store_")), body

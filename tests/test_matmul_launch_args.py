@@ -5,6 +5,7 @@ only shows on the GPU machine, as a wrong product or a fault."""
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import itertools
 from types import SimpleNamespace
@@ -14,6 +15,7 @@ from h6_probe import h6_candidates
 
 from nsprof.ladder.op_model import LaunchTools
 from nsprof.ladder.registry import get_op, get_stage
+from nsprof.launch.dependent_launch import kernel_argument
 
 _ADDRESSES = itertools.count(1 << 20, 4096)
 
@@ -34,14 +36,15 @@ def _xp():
 
 def _launch(tile, size):
     """Launch `tile` alone (h6's stage with that tile) on an M x N x K problem: the grid and arguments it got."""
-    calls, maps = [], []
+    calls, maps, loads = [], [], []
 
     def encode(address, rows, cols, stride, box_rows, box_cols, swizzle, elem):
         encoded = (f"{address}:{rows}x{cols}/{box_rows}x{box_cols}".encode()).ljust(128, b"\0")
         maps.append(encoded)
         return encoded
 
-    def kernel_for(*_args, **_kwargs):
+    def kernel_for(*_args, **kwargs):
+        loads.append(kwargs)
         return lambda grid, block, args, shared_mem: calls.append((grid, args, shared_mem))
 
     tools = LaunchTools(_xp(), 132, "9.0", kernel_for, encode, lambda t: True, lambda *a, **k: 0)
@@ -51,6 +54,7 @@ def _launch(tile, size):
     stage = dataclasses.replace(get_stage("hgemm", "h6"), tiles=(tile,))
     get_op("hgemm").workload.launcher(stage, problem, tools).run()
     (grid, args, shared_mem), = calls
+    assert loads[0]["dependent_launch"] == tile.dependent_launch
     return grid, args, shared_mem, maps
 
 
@@ -84,3 +88,18 @@ def test_maps_by_value_go_as_their_bytes_and_c_s_map_too_where_c_is_stored_by_tm
         assert isinstance(value, np.ndarray) and value.dtype.itemsize == 128 and value.tobytes() == encoded
     by_address = _launch(dataclasses.replace(tile, maps_by_value=False), (2048, 2048, 2048))[1]
     assert all(isinstance(v, np.uint64) for v in by_address[3:6])
+
+
+def test_every_h6_tile_is_a_dependent_launch_and_its_arguments_pack_as_its_parameters():
+    """cuLaunchKernelEx takes each parameter's bytes: an int as 4, a map by value as its 128, an address (a map's,
+    C's, the workspace's or none) as 8."""
+    tiles = [*get_stage("hgemm", "h6").tiles, *h6_candidates()]
+    assert all(t.dependent_launch for t in tiles)
+    _, args, _, maps = _launch(_candidate("hgemm_h6_byval_pp_tma_128x128"), (2048, 2048, 2048))
+    packed = [kernel_argument(a) for a in args]
+    assert [ctypes.sizeof(p) for p in packed] == [4, 4, 4, 128, 128, 128, 8]
+    assert packed[0].value == 2048 and bytes(packed[3]) == maps[0] and packed[6].value == 0  # no workspace
+    _, args, _, _ = _launch(_candidate("hgemm_h6_cl2a_128x128"), (1024, 904, 1024))
+    packed = [kernel_argument(a) for a in args]
+    assert [ctypes.sizeof(p) for p in packed] == [4, 4, 4, 8, 8, 8, 8]
+    assert packed[5].value == args[5].data.ptr and packed[6].value == 0  # C, no workspace

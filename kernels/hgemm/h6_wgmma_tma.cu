@@ -57,6 +57,12 @@
 //    empty K slice needs that). Paired with the library on one H200, off / on, twice each: 2048 x 14336 x 4096
 //    100.5 / 100.9%, 2048 x 128256 x 4096 98.4 / 99.1%, 8192 x 4096 x 4096 100.6 / 100.9%, 4096^3 97.7 / 97.8%,
 //    2048 x 4096 x 4096 98.5 / 98.7% (benchmarks/records/2026-11-30-h200-hgemm-look-ahead).
+//  * a programmatic dependent launch (await_previous_grid, below): the launcher starts every entry with
+//    cuLaunchKernelEx's programmatic-stream-serialization attribute, so a grid is launched as the blocks of the
+//    kernel before it exit, and its blocks set up their barriers while that kernel's writes are flushed. Back to
+//    back, on an H200: 6.1-6.3 us a launch at 1024^3 against 7.45-7.75 launched plainly, 11% faster at 1 x 4096
+//    x 4096, 2-4% at 2048^3 (benchmarks/records/2026-11-30-h200-hgemm-dependent-launch). Timed each between
+//    its own CUDA events, as nsprof bench times, no change: an event between two kernels keeps them apart.
 // Tuning knobs (-D, defaults = the entries as declared): H6_EPI / H6_PP_EPI = 1 stores C
 // through a 2 KB shared tile per warp (stmatrix, then 16-byte stores covering whole 128-byte
 // rows: 8x fewer L2 write requests than the 4-byte fragment stores; +16 KB of shared memory);
@@ -68,7 +74,8 @@
 // normal L2 policy everywhere;
 // H6_GROUP_ROWS, H6_PP_GROUP_ROWS: the tile order (cooperative, ping-pong entries); H6_TMA_BOXES,
 // H6_TMA_STAGES: the TMA-store entries' staging boxes and ring; H6_TRACE = 1: each consumer warpgroup records its tiles' clocks (h6_trace, read by
-// benchmarks/gpu/experiments/h6_timeline.py). The cl2 entries but the two TMA-store ones and the
+// benchmarks/gpu/experiments/h6_timeline.py); H6_EARLY_TRIGGER = 1: each block lets the next grid in once it has
+// waited for the one before (griddepcontrol.launch_dependents). The cl2 entries but the two TMA-store ones and the
 // ping-pong ones but hgemm_h6_pp_tma_128x128 and hgemm_h6_pp_64x64 are tuning candidates the launcher does not declare: each
 // lost to the cooperative 128x256 kernel with the staged epilogue (benchmarks/records/2026-11-22-h200-hgemm/h200-hgemm.md, "Tuning sweeps"; the cl2
 // TMA-store entry again by 0.3-0.9 points on the H200 in
@@ -291,6 +298,21 @@
 #ifndef H6_TRACE            // 1: thread 0 of each consumer warpgroup records its tiles' clocks in h6_trace
 #define H6_TRACE 0          // (h6_body; read by benchmarks/gpu/experiments/h6_timeline.py)
 #endif
+
+// The launcher starts h6 as a programmatic dependent launch (nsprof/launch/dependent_launch.py): it is launched
+// once the blocks of the grid before it have all exited, before that grid's writes are flushed, so each block sets
+// up its barriers, then waits for that grid to finish before it reads A and B or writes C. Without the launch
+// attribute the wait is a no-op. H6_EARLY_TRIGGER = 1 lets the next grid in once every block has waited here
+// (griddepcontrol.launch_dependents; its blocks then sit on the SMs this grid leaves idle): back to back that cost
+// 2-4% at N = 14336 and 128 x 4096 x 4096 and gained nothing elsewhere, so by default no block calls it
+// (benchmarks/records/2026-11-30-h200-hgemm-dependent-launch).
+#ifndef H6_EARLY_TRIGGER
+#define H6_EARLY_TRIGGER 0
+#endif
+__device__ __forceinline__ void await_previous_grid() {
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+    if (H6_EARLY_TRIGGER) asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+}
 
 // Dynamic shared memory (the launcher passes smem bytes: the tiles plus 1 KB of slack for
 // aligning them to 1024 bytes, which the 128-byte swizzle pattern is defined against).
@@ -749,6 +771,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     }
     if constexpr (CLUSTER > 1) cluster_sync();
     else __syncthreads();
+    await_previous_grid();
 
     // The same unit sequence for producer and consumers (the pipeline's stage/phase counters
     // run on across units).
@@ -1044,6 +1067,7 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
     }
     if constexpr (CLUSTER > 1) cluster_sync();
     else __syncthreads();
+    await_previous_grid();
 
     const int tiles_n = (N + BN - 1) / BN;
     const int units_m = (M + WM * CLUSTER - 1) / (WM * CLUSTER);

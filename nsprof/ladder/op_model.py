@@ -134,7 +134,7 @@ class LaunchTools:
     xp: Any  # CuPy
     sm_count: int
     compute_capability: str  # "9.0"
-    load_kernel: Callable[..., Any]  # (path, entry, *, dynamic_smem_bytes, arch, defines) -> kernel
+    load_kernel: Callable[..., Any]  # (path, entry, *, dynamic_smem_bytes, arch, defines, dependent_launch) -> kernel
     encode_tensor_map: Callable[..., bytes]  # nsprof.launch.tensor_map.encode_2d
     runs: Callable[[LaunchConfig], bool]  # whether this GPU can run a launch configuration (its arch)
     module_global: Callable[..., Any]  # (path, name, *, arch, defines) -> a module variable's device address

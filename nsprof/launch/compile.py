@@ -14,6 +14,7 @@ from functools import cache
 from pathlib import Path
 
 from nsprof.errors import KernelBuildError
+from nsprof.launch.dependent_launch import DependentLaunch
 from nsprof.launch.gpu import cuda_include_dir, require_cupy
 
 _ARCH = re.compile(r"^sm_(\d+)(\d)(a?)$")  # sm_90a: major 9, minor 0; sm_100a: 10, 0
@@ -96,11 +97,12 @@ def module_global(path: Path, name: str, *, arch: str | None = None, defines: tu
 
 
 def load_kernel(path: Path, entry: str, *, dynamic_smem_bytes: int = 0, arch: str | None = None,
-                defines: tuple[str, ...] = ()):
-    """The CuPy RawKernel `entry` of the source at `path`, with its dynamic shared memory allowed."""
+                defines: tuple[str, ...] = (), dependent_launch: bool = False):
+    """The CuPy RawKernel `entry` of the source at `path`, with its dynamic shared memory allowed; with
+    `dependent_launch`, called as a programmatic dependent launch (nsprof.launch.dependent_launch)."""
     kernel = _module(str(path), path.stat().st_mtime, nvrtc_options(defines, path.parent), arch).get_function(entry)
     if dynamic_smem_bytes > 0:
         # Static and dynamic shared memory together may pass 48 KB only after opting in; a kernel
         # with 48 KB of dynamic memory and a few static bytes (an mbarrier) needs it too.
         kernel.max_dynamic_shared_size_bytes = dynamic_smem_bytes
-    return kernel
+    return DependentLaunch(kernel) if dependent_launch else kernel

@@ -32,6 +32,12 @@ FP16 = Precision("fp16", "fp16 inputs and output, float32 accumulation",
 
 
 
+# Every h6 tile: wgmma and setmaxnreg need sm_90a; the launch overlaps the grid before it (each body waits for its
+# writes first), which hides the gap between kernels run back to back: at 1024^3 on an H200, 64 launches in a row
+# took 6.2 us each against 7.7 us launched plainly (benchmarks/records/2026-11-30-h200-hgemm-dependent-launch).
+H6_LAUNCH = {"arch": "sm_90a", "dependent_launch": True}
+
+
 def _t(bm, bn, bk, threads, entry, smem=0, max_split_k=1, **extra) -> Tile:
     return Tile(bm, bn, bk, (threads, 1), entry, smem, max_split_k, **extra)
 
@@ -52,7 +58,7 @@ def _h6(bm: int, bn: int, smem: int, persistent: bool = False, stream_k: bool = 
     shape whose shallow K splits it runs unsplit (nsprof.ladder.ops.launch_plan.SHALLOW_SLICE_K says where). A's
     box is as tall as the tile, at most 128 rows."""
     entry = f"hgemm_h6_{'pp_' if ping_pong else ''}{'sk_' if stream_k else ''}{'tma_' if tma_store else ''}{bm}x{bn}"
-    return _t(bm, bn, 64, 384, entry, smem, arch="sm_90a", tma_boxes=((min(bm, 128), 64), (64, 64)),
+    return _t(bm, bn, 64, 384, entry, smem, **H6_LAUNCH, tma_boxes=((min(bm, 128), 64), (64, 64)),
               swizzle=128, persistent=persistent, stream_k=stream_k, sums_in_workspace=stream_k or split_sums,
               max_tail_fill=0.6 if stream_k else 1.0, tma_store=tma_store, fill_gain=fill_gain, takes_over=takes_over,
               replaces_split=replaces_split)
@@ -71,7 +77,7 @@ def _h6_multicast(bn: int, smem: int) -> Tile:
     6000 x 6000 x 1000 88% -> 101%, 4000^3 95.4% -> 95.0%; where rows are whole lines, or straddle them in K
     or N alone, alike or up to 0.5 points slower (3072 x 5120 x 2048, 4096^3, 4096 x 4096 x 4000, 4096 x 4000 x
     4096)."""
-    return _t(256, bn, 64, 384, f"hgemm_h6_cl2_tma_256x{bn}", smem, arch="sm_90a", tma_boxes=((128, 64), (64, 64)),
+    return _t(256, bn, 64, 384, f"hgemm_h6_cl2_tma_256x{bn}", smem, **H6_LAUNCH, tma_boxes=((128, 64), (64, 64)),
               swizzle=128, persistent=True, tma_store=True, replaces_unaligned=f"128x{bn}", cluster=2)
 
 
@@ -87,7 +93,7 @@ def _h6_few_rows(bn: int, stages: int, rows: int = 64, one_wave_first: bool = Fa
     2 (hence `one_wave_first`; 64 x 128, 8 stages, had run 80-88% there against 64 x 256's 94-96%:
     benchmarks/records/2026-11-29-h200-hgemm-sizes)."""
     smem = 1024 + stages * (rows * 128 + bn * 128) + 16384 + 256
-    return _t(rows, bn, 64, 384, f"hgemm_h6_{rows}x{bn}", smem, max_split_k=16, arch="sm_90a",
+    return _t(rows, bn, 64, 384, f"hgemm_h6_{rows}x{bn}", smem, max_split_k=16, **H6_LAUNCH,
               tma_boxes=((rows, 64), (64, 64)), swizzle=128, few_rows=rows, sums_in_workspace=True,
               max_rows=rows if rows < 64 else None,  # the MMAs' other rows of A are not loaded
               one_wave_first=one_wave_first)
@@ -98,7 +104,7 @@ def _h6_split(bn: int) -> Tile:
     128x256 at 128 x 4096 x 4096): 128 x bn blocks, K split over gridDim.z to fill one wave, the slices
     adding their sums in a workspace. Tried before 128x64, whose 224 tiles fill the SMs at 128 x 14336 x
     4096 but ran 67.8% of torch.mm there, against 100.1% for 112 unsplit blocks of this tile (the H200)."""
-    return _t(128, bn, 64, 384, f"hgemm_h6_split_128x{bn}", 214272, max_split_k=16, arch="sm_90a",
+    return _t(128, bn, 64, 384, f"hgemm_h6_split_128x{bn}", 214272, max_split_k=16, **H6_LAUNCH,
               tma_boxes=((128, 64), (64, 64)), swizzle=128, max_rows=128, sums_in_workspace=True)
 
 

@@ -159,7 +159,7 @@ class MatmulWorkload:
             mp, np_, kp = m, n, k
         entry = tile.entry_for(mp, np_, kp, split)  # no bounds checks on whole tiles, where the kernel has such an entry
         kernel = tools.load_kernel(stage.kernel_path(), entry, dynamic_smem_bytes=tile.dynamic_smem_bytes,
-                                   arch=tile.arch, defines=defines)
+                                   arch=tile.arch, defines=defines, dependent_launch=tile.dependent_launch)
         if max(mp * kp, kp * np_, mp * np_) > INT32_MAX:
             raise UsageError(
                 f"{m}x{n}x{k} is too large for {stage.stage}: its kernels index with 32-bit ints",

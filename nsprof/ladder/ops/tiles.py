@@ -50,7 +50,9 @@ class Tile:
     split nothing and share nothing, C has more than one row of those tiles, and B is not much larger than an L2
     (launch_plan.TAKE_OVER_MAX_B). A tile with `replaces_split` (a shape) runs unsplit where the launcher would
     split K of the tile of that shape into shallow slices (launch_plan.SHALLOW_SLICE_K) and its own tiles fill
-    the SMs (launch_plan.choose_plan).
+    the SMs (launch_plan.choose_plan). A tile with `dependent_launch` is launched as a programmatic dependent
+    launch (nsprof.launch.dependent_launch): its kernel waits for the grid before it in the stream (griddepcontrol)
+    before it touches memory, so its blocks can be placed while that grid finishes.
     """
 
     bm: int
@@ -82,6 +84,7 @@ class Tile:
     replaces_split: str | None = None  # the shape of the tile whose shallow K splits it replaces, unsplit
     maps_by_value: bool = False
     cluster: int = 1  # blocks per cluster: a tile is theirs (stacked if persistent, else side by side), in as many slots
+    dependent_launch: bool = False  # launched to overlap the grid before it (the kernel waits for its writes)
 
     @property
     def shape(self) -> str:

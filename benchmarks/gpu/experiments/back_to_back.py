@@ -1,0 +1,208 @@
+"""Issue 60: h6 and the library run back to back. nsprof bench times each launch between its own CUDA events;
+an event between two kernels keeps the second from starting before the first has finished, so what h6's
+programmatic dependent launch hides (the gap between kernels, and a block's set-up) never shows there. Here,
+per size, h6 as the launcher starts it, the same plan launched plainly ("h6 plain", as CuPy launches), torch.mm
+and the library stage's kept cuBLASLt candidate are each queued --count times in a chain behind one hold of the
+GPU (nsprof.launch.measure.hold_gpu), one event before the first launch and one after the last, the four chains
+in turn for --rounds rounds: per launch, the median over the rounds (us), the spread (max - min over the
+median), and h6's % of the faster library's speed. --cold: every launch on the next of the sets of buffers
+nsprof bench rotates among. One JSON line a size (appended to --out).
+
+--dependent-vs-plain pairs h6 as launched with the same plan launched plainly (no library), both ways: each
+launch between its own events (paired_medians, as the bench pairs) and chains of each in turn.
+
+Under nsys (`nsys profile -t cuda`) every chain starts with the hold kernel (nsprof_hold), and --analyze SQLITE
+reads the export: per chain, each kernel's median duration and the median and least gap from one kernel's end to
+the next one's start (negative where a kernel was placed before the one ahead of it had ended).
+
+    python3 benchmarks/gpu/experiments/back_to_back.py --sizes 1024,2048 --cold --out $OUT/b2b.jsonl
+    python3 benchmarks/gpu/experiments/back_to_back.py --sizes 1024 --cold --dependent-vs-plain --out $OUT/dvp.jsonl
+    nsys profile -t cuda -o $OUT/b2b python3 benchmarks/gpu/experiments/back_to_back.py --sizes 1024 --cold
+    python3 benchmarks/gpu/experiments/back_to_back.py --analyze $OUT/b2b.sqlite
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import itertools
+import sqlite3
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+
+HOLD_KERNEL = "nsprof_hold"
+
+
+def chain(run, count: int) -> tuple[float, bool]:
+    """Hold the GPU, queue `count` launches of `run` with an event before the first and after the last: the span
+    (ms), and whether the host had queued them all before the hold ended (no gap waiting for the host)."""
+    import cupy as cp
+
+    from nsprof.launch.measure import hold_gpu
+    from nsprof.launch.rotation import active_rotation
+
+    hold_gpu(0.02)
+    held = cp.cuda.Event(disable_timing=True)
+    held.record()
+    rotation = active_rotation()
+    first, last = cp.cuda.Event(), cp.cuda.Event()
+    first.record()
+    try:
+        for _ in range(count):
+            if rotation:
+                rotation.step()
+            run()
+    finally:
+        if rotation:
+            rotation.restore()
+    last.record()
+    ahead = not held.done
+    last.synchronize()
+    return cp.cuda.get_elapsed_time(first, last), ahead
+
+
+def plain_h6(tools, problem, size, defines=()):
+    """h6's plan launched as CuPy launches (cuLaunchKernel), not as a programmatic dependent launch: its
+    griddepcontrol instructions are then no-ops. Verified."""
+    import dataclasses
+
+    from nsprof.ladder.registry import get_op, get_stage
+    from nsprof.launch.measure import verify
+
+    def load(*a, **kw):
+        return tools.load_kernel(*a, **{**kw, "dependent_launch": False})
+
+    h6 = get_stage("hgemm", "h6")
+    launcher = get_op("hgemm").workload.launcher(h6, problem, dataclasses.replace(tools, load_kernel=load),
+                                                 defines=defines)
+    error = verify(launcher, problem)
+    assert error <= h6.tolerance(size), error
+    return launcher
+
+
+def run_sizes(args) -> None:
+    import cupy as cp
+
+    from benchmarks.gpu.experiments.h6_plans import emit, h6_and_library
+    from nsprof.ladder.registry import get_op, get_stage
+    from nsprof.ladder_runs.torch_baseline import torch_launch
+    from nsprof.launch.rotation import rotating_inputs
+    from nsprof.launch.tools import launch_tools
+    from nsprof.sizes import parse_sizes, size_label
+
+    tools, op = launch_tools(), get_op("hgemm")
+    for size in parse_sizes([args.sizes], op.dims):
+        problem = op.workload.problem(tools.xp, size)
+        ours, kept = h6_and_library(tools, problem, size)
+        runs = {"h6": ours.run, "h6 plain": plain_h6(tools, problem, size).run,
+                "torch.mm": torch_launch(op.workload.library_call(get_stage("hgemm", "h7"), problem), "fp16"),
+                "cublasLt": kept.run}
+        chains: dict[str, list[float]] = {name: [] for name in runs}
+        behind = 0
+        with rotating_inputs(problem) if args.cold else contextlib.nullcontext():
+            for run in runs.values():  # warm up: the clocks up, every kernel loaded
+                began = time.perf_counter()
+                while time.perf_counter() - began < 0.1:
+                    run()
+                cp.cuda.Device().synchronize()
+            for _ in range(args.rounds):  # a chain of each in turn: the four meet the same clocks
+                for name, run in runs.items():
+                    span, ahead = chain(run, args.count)
+                    chains[name].append(1e3 * span / args.count)
+                    behind += not ahead
+        chain_us = {name: statistics.median(t) for name, t in chains.items()}
+        library = min(chain_us["torch.mm"], chain_us["cublasLt"])
+        emit({"size": size_label(size), "h6": ours.tile_label, "cublasLt": kept.tile_label, "cold": args.cold,
+              "count": args.count, "rounds": args.rounds, "chain_us": chain_us,
+              "spread_pct": {name: 100 * (max(t) - min(t)) / statistics.median(t) for name, t in chains.items()},
+              "pct_of_library": 100 * library / chain_us["h6"], "plain_pct_of_library": 100 * library / chain_us["h6 plain"],
+              "host_behind": behind}, args.out)
+
+
+def dependent_against_plain(args) -> None:
+    """Per size, h6 as the launcher starts it against the same plan launched plainly, paired: each launch between
+    its own events, the two in turn (paired_medians, as nsprof bench pairs), and chains of --count launches, a chain
+    of each in turn for --rounds rounds. One JSON line a size: both medians (us) and the plain one's % of the
+    dependent one's time, each way."""
+    from benchmarks.gpu.experiments.h6_plans import emit
+    from nsprof.ladder.registry import get_op, get_stage
+    from nsprof.launch.measure import paired_medians, verify
+    from nsprof.launch.rotation import rotating_inputs
+    from nsprof.launch.tools import launch_tools
+    from nsprof.sizes import parse_sizes, size_label
+
+    tools, op = launch_tools(), get_op("hgemm")
+    h6 = get_stage("hgemm", "h6")
+    for size in parse_sizes([args.sizes], op.dims):
+        problem = op.workload.problem(tools.xp, size)
+        defines = tuple(args.defines.split(";")) if args.defines else ()
+        dependent = op.workload.launcher(h6, problem, tools, defines=defines)
+        assert verify(dependent, problem) <= h6.tolerance(size)
+        plain = plain_h6(tools, problem, size, defines)
+        with rotating_inputs(problem) if args.cold else contextlib.nullcontext():
+            each = paired_medians(dependent.run, plain.run)
+            chains: tuple[list[float], list[float]] = ([], [])
+            for _ in range(args.rounds):
+                for spans, launcher in zip(chains, (dependent, plain)):
+                    spans.append(chain(launcher.run, args.count)[0] / args.count)
+        chain_ms = [statistics.median(c) for c in chains]
+        emit({"size": size_label(size), "h6": dependent.tile_label, "defines": defines, "cold": args.cold, "count": args.count,
+              "each_us": [1e3 * t for t in each], "each_pct": 100 * each[1] / each[0],
+              "chain_us": [1e3 * t for t in chain_ms], "chain_pct": 100 * chain_ms[1] / chain_ms[0]}, args.out)
+
+
+def analyze(path: str) -> None:
+    """Per queue of an nsys export of this script (the kernels from one hold kernel to the next), each kernel's
+    median duration and the gaps between neighbours (us)."""
+    db = sqlite3.connect(path)
+    rows = db.execute("SELECT k.start, k.end, s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+                      "JOIN StringIds s ON s.id = k.shortName ORDER BY k.start").fetchall()
+    queues: list[list[tuple[int, int, str]]] = []
+    for start, end, name in rows:
+        if name == HOLD_KERNEL:
+            queues.append([])
+        elif queues:
+            queues[-1].append((start, end, name))
+    for i, kernels in enumerate(queues):
+        if len(kernels) < 8:  # the bench's own holds while the library stage picks its candidate
+            continue
+        durations: dict[str, list[float]] = {}
+        for start, end, name in kernels:
+            durations.setdefault(name[:60], []).append((end - start) / 1e3)
+        gaps = [(b[0] - a[1]) / 1e3 for a, b in itertools.pairwise(kernels)]
+        overlaps = sum(g < 0 for g in gaps)
+        print(f"queue {i}: {len(kernels)} kernels, gap median {statistics.median(gaps):.2f} us, least "
+              f"{min(gaps):.2f}, {overlaps} overlapping")
+        for name, d in durations.items():
+            q = statistics.quantiles(d) if len(d) > 1 else d * 3
+            print(f"  {name}: {len(d)} x median {statistics.median(d):.2f} us (q1 {q[0]:.2f}, q3 {q[2]:.2f})")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes")
+    ap.add_argument("--count", type=int, default=32)
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--cold", action="store_true")
+    ap.add_argument("--out")
+    ap.add_argument("--analyze", metavar="SQLITE")
+    ap.add_argument("--dependent-vs-plain", action="store_true",
+                    help="h6 as launched against the same plan launched plainly, paired (no library)")
+    ap.add_argument("--defines", help="with --dependent-vs-plain: the kernel's compile definitions, as A=1;B=2")
+    args = ap.parse_args()
+    if args.analyze:
+        analyze(args.analyze)
+    elif args.sizes and args.dependent_vs_plain:
+        dependent_against_plain(args)
+    elif args.sizes:
+        run_sizes(args)
+    else:
+        ap.error("give --sizes, or --analyze an export")
+
+
+if __name__ == "__main__":
+    main()
