@@ -58,3 +58,11 @@ def test_no_stage_at_all_times_nothing_and_needs_no_gpu():
     from nsprof.ladder_runs.bench import run_bench
 
     assert run_bench("sgemm", [], [(64, 64, 64)], baseline=False) == []
+
+
+def test_back_to_back_without_pairs_is_one_line_and_no_run(no_gpu, tmp_path):
+    result = CliRunner().invoke(app, ["bench", "--stage", "v0", "--size", "64", "--back-to-back", "--no-paired",
+                                      "--out", str(tmp_path)])
+    assert result.exit_code == 2, result.output
+    assert result.output.count("\n") == 1 and "--back-to-back" in result.output and "Leave out --no-paired" in result.output
+    assert "Traceback" not in result.output and not list(tmp_path.iterdir())

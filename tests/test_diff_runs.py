@@ -477,3 +477,15 @@ def test_three_runs_a_side_meet_the_floors_too_and_five_are_judged_by_their_runs
     (spin_slower,) = groups_of(tmp_path, {"three-slower": slower})
     spin = next(row for row in api.diff(three_a, spin_slower).kernels if row["kernel"] == "spin")
     assert spin["status"] == "slower" and spin["floor"] == "over 100 us"
+
+
+def test_bench_runs_keep_the_median_of_the_runs_back_to_back_figures_where_every_run_has_them():
+    record = json.loads((Path(__file__).parents[1] / "profiles" / "examples" / "h200-sgemm-1024" / "bench-nsys.json")
+                        .read_text())
+    documents = [json.loads(json.dumps(record)) for _ in range(3)]
+    for document, percent in zip(documents, (101.0, 104.0, 99.0)):
+        document["results"][1].update(back_to_back_ms=percent / 100, pct_cublas_back_to_back=percent)
+    documents[0]["results"][2]["pct_cublas_back_to_back"] = 90.0
+    out = merged(documents)
+    assert out["results"][1]["pct_cublas_back_to_back"] == 101.0 and out["results"][1]["back_to_back_ms"] == 1.01
+    assert out["results"][2]["status"] == "ok" and out["results"][2]["pct_cublas_back_to_back"] == 90.0  # no median

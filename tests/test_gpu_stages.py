@@ -211,6 +211,25 @@ def test_percent_of_cublas_is_paired_by_default(tmp_path):
     assert "alternating with the faster library's (ABAB)" in " ".join(table.stdout.split())
 
 
+def test_back_to_back_times_each_paired_stage_and_the_library_in_chains(tmp_path):
+    """--back-to-back: every paired GPU record gets a launch's time in chains and the library's % of it (of the
+    library the pairs chose), and the table shows the column and says what it is."""
+    from typer.testing import CliRunner
+
+    from nsprof.cli import app
+
+    result = CliRunner().invoke(app, ["bench", "--op", "hgemm", "--stage", "h5,h6", "--size", "1024",
+                                      "--back-to-back", "--save-as", str(tmp_path / "b2b.json")], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    records = {r["stage"]: r for r in json.loads((tmp_path / "b2b.json").read_text())["results"]}
+    assert set(records) == {"h5", "h6", "h7"}
+    for record in records.values():
+        assert record["back_to_back_ms"] > 0 and record["pct_cublas_back_to_back"] > 0, record["stage"]
+    assert records["h7"]["pct_cublas_back_to_back"] <= 100  # of the faster of itself and torch.mm
+    assert records["h5"]["pct_cublas_back_to_back"] < records["h6"]["pct_cublas_back_to_back"]
+    assert "back to back (--back-to-back)" in " ".join(result.stdout.split())
+
+
 def test_cublas_tf32_rounds_and_fp32_cublas_is_restored_after_it(tools):
     """v9t computes in TF32 (an error far above FP32's, within TF32's tolerance); v9 right after it is FP32
     again (CuPy's compute type was put back)."""

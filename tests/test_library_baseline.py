@@ -94,6 +94,58 @@ def test_paired_percentages_are_of_the_faster_library_from_the_same_pairs(monkey
     assert v8["pct_cublas"] == pytest.approx(100 * fastest / 2.0) and v8["pct_cublas_method"] == bench.PAIRED
 
 
+@pytest.mark.parametrize("torch_ms, library", [(0.8, "torch.mm"), (1.2, "cuBLAS")])
+def test_back_to_back_figures_come_from_chains_of_the_pairs_the_percentages_chose(monkeypatch, torch_ms, library):
+    """--back-to-back: each pair is timed again in chains (here slower than the pairs, and the library's
+    chains faster than torch.mm's where the pairs say otherwise): the figures are the chains', of the library the
+    pairs chose; the library stage's is of the faster of itself and torch.mm, as its pct_cublas."""
+    from nsprof.ladder_runs import bench
+    from nsprof.launch import back_to_back, measure
+
+    monkeypatch.setattr(measure, "paired_medians", lambda ours, theirs, pairs=None: (ours.ms, theirs.ms))
+    chains = []
+
+    def fake_chained(ours, theirs, rounds=back_to_back.ROUNDS):
+        chains.append((ours.ms, theirs.ms))
+        return 0.9 * ours.ms if ours.ms == 1.0 else 1.5 * ours.ms, 1.5 * theirs.ms
+
+    monkeypatch.setattr(back_to_back, "chained_medians", fake_chained)
+    size = "4096x4096x4096"
+    records = [dict(op="sgemm", stage="v9", baseline="v9", size=size, status="ok", median_ms=5.0, torch_call="torch.mm"),
+               dict(op="sgemm", stage="v8", baseline="v9", size=size, status="ok", median_ms=9.0)]
+    launches = {"v9": Timed(1.0), (bench.TORCH, "v9"): Timed(torch_ms), "v8": Timed(2.0)}
+    bench.pair_with_library(records, launches, back_to_back=True)
+    v9, v8 = records
+    fastest = min(1.0, torch_ms)
+    assert chains == [(1.0, torch_ms), (2.0, fastest)] and v8["pct_cublas_of"] == library
+    assert v9["back_to_back_ms"] == pytest.approx(0.9)
+    assert v9["pct_cublas_back_to_back"] == pytest.approx(100 * min(0.9, 1.5 * torch_ms) / 0.9)
+    assert v8["back_to_back_ms"] == pytest.approx(3.0)
+    assert v8["pct_cublas_back_to_back"] == pytest.approx(100 * 1.5 * fastest / 3.0)
+    plain = [dict(r) for r in records]
+    for r in plain:
+        del r["back_to_back_ms"], r["pct_cublas_back_to_back"]
+    bench.pair_with_library(plain, launches)
+    assert len(chains) == 2 and not any("back_to_back_ms" in r for r in plain)
+
+
+def test_the_back_to_back_column_fits_80_columns_on_a_real_bench():
+    """`nsprof bench --back-to-back` on an H200 (the dependent-launch record): the column and its note, each row's
+    % of the file, at 80 columns."""
+    from rich.console import Console
+
+    document = json.loads((RECORD.parents[1] / "2026-11-30-h200-hgemm-dependent-launch" / "bench-back-to-back.json")
+                          .read_text())
+    console = Console(width=80, record=True)
+    console.print(results_table(document["results"], document["env"], width=80))
+    lines = console.export_text().splitlines()
+    assert max(len(line.rstrip()) for line in lines) <= 80
+    assert "% cuBLAS back to back (--back-to-back): the same pair in chains" in " ".join(" ".join(lines).split())
+    rows = [line for line in lines if "x" in line and "ok" in line]
+    assert [row.split("│")[-2].strip() for row in rows] == [
+        f"{r['pct_cublas_back_to_back']:.0f}" for r in document["results"]]
+
+
 def test_a_paired_percentage_the_medians_contradict_is_marked_and_explained():
     """The H100 SGEMM record: v11 at 1024x1280x768 read 113% of cuBLAS TF32 in turn while its median
     timed alone (0.0257 ms) is slower than the library's; the row says so with a mark the caption

@@ -38,6 +38,11 @@ def bench(
         help="Time each launch on the next of several copies of its buffers, so that none finds its inputs in L2 "
              "(as a program does weights it last read a layer ago); --warm-inputs times every launch on one set, "
              "which stays in L2 where it fits."),
+    back_to_back: bool = typer.Option(
+        False, "--back-to-back",
+        help="Also time each stage and the library it is paired with back to back: chains of launches with no "
+             "events between, the two in turn (the '% cuBLAS back to back' column). An event between two launches "
+             "keeps the second from starting early, so a kernel that overlaps the one before it shows only here."),
     as_json: bool = typer.Option(False, "--json", help="Print the results as JSON instead of a table."),
     out: Path = typer.Option(Path("profiles"), "--out", help="Directory for the results file bench-<op>-<time>.json."),
     save: bool = typer.Option(True, "--save/--no-save", help="Write the results file."),
@@ -73,7 +78,7 @@ def bench(
         run = api.bench(stage, size, op, repeat=repeat, warmup=warmup, baseline=baseline, tile=tile,
                         out=out if save else None, save_as=save_as if save else None, force=force, tuned=tuned,
                         progress=progress, runs=runs, paired=paired,
-                        cold_inputs=cold_inputs)
+                        cold_inputs=cold_inputs, back_to_back=back_to_back)
     if as_json:
         typer.echo(json.dumps(run.document, indent=2))
     else:

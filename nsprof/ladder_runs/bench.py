@@ -122,7 +122,8 @@ def unavailable_reason(stage: Stage, tools) -> str | None:
 def run_bench(op: str, stages: list[Stage], sizes: list[Size], *, repeat: int | None = None,
               warmup: int | None = None, baseline: bool = True, tile: str | None = None,
               kept: dict[tuple[str, str, str], str] | None = None, progress: Progress | None = None,
-              paired: bool = True, no_gpu: str | None = None, cold_inputs: bool = True) -> list[dict]:
+              paired: bool = True, no_gpu: str | None = None, cold_inputs: bool = True,
+              back_to_back: bool = False) -> list[dict]:
     """Every stage at every size, plus the baselines of their precisions (cuBLAS FP32, cuBLAS TF32)
     for % of cuBLAS, which `paired` measures with each stage's launches alternating with the fastest
     library's (pair_with_library; else from the medians timed apart). `kept` ((op, stage, size
@@ -131,7 +132,8 @@ def run_bench(op: str, stages: list[Stage], sizes: list[Size], *, repeat: int | 
     usable GPU; its GPU stages are then recorded "skipped" with that reason, and the CPU stages run.
     `cold_inputs`: every GPU launch timed (tuning, stage, library, pairs) on the next of several sets of the
     problem's buffers (nsprof.launch.rotation), none left in L2 by a recent launch; each record says how many
-    sets (`input_sets`; 1: every launch on the one set)."""
+    sets (`input_sets`; 1: every launch on the one set). `back_to_back` (with `paired`): each pair timed in chains
+    too (pair_with_library)."""
     kept = kept or {}
     if no_gpu is not None:
         return _run_without_gpu(op, stages, sizes, no_gpu, repeat=repeat, warmup=warmup, progress=progress)
@@ -159,7 +161,7 @@ def run_bench(op: str, stages: list[Stage], sizes: list[Size], *, repeat: int | 
                     rec["input_sets"] = sets
                 records.append(rec)
             if launches and not broken:
-                _pair_size(op, size, records[first:], launches, progress)
+                _pair_size(op, size, records[first:], launches, progress, back_to_back)
         del problems, problem, launches
         if cp is not None:
             cp.get_default_memory_pool().free_all_blocks()
@@ -224,11 +226,13 @@ def _bench_one(stage: Stage, size: Size, problem, tools, broken: str | None, *, 
         return _failed(stage, size, "error", broken), broken
 
 
-def _pair_size(op: str, size: Size, records: list[dict], launches: dict, progress: Progress | None) -> None:
+def _pair_size(op: str, size: Size, records: list[dict], launches: dict, progress: Progress | None,
+               back_to_back: bool) -> None:
     """pair_with_library on the records of one size, saying so."""
     if progress:
-        progress(f"{op} {size_label(size)}: each stage against the library, launched in turn")
-    pair_with_library(records, launches)
+        progress(f"{op} {size_label(size)}: each stage against the library, launched in turn"
+                 + (", then back to back" if back_to_back else ""))
+    pair_with_library(records, launches, back_to_back)
 
 
 def _gpu():
@@ -261,14 +265,24 @@ def kept_configurations(path: Path) -> dict[tuple[str, str, str], str]:
                          "pass a results file that nsprof bench wrote") from None
 
 
-def pair_with_library(records: list[dict], launches: dict) -> None:
+def pair_with_library(records: list[dict], launches: dict, back_to_back: bool = False) -> None:
     """% of cuBLAS with the launches in turn (nsprof.launch.measure.paired_medians), for the records
     of one size: each library stage against PyTorch's call for the same product decides which is
     faster, then every other GPU stage that verified runs in turn with that faster one.
     `pct_cublas` is the library's median over the stage's from those same pairs, `pct_cublas_of`
     names the library, `pct_cublas_method` is PAIRED. Stages not paired (CPU stages, a library
-    without PyTorch) keep the medians timed apart (_add_pct_cublas)."""
+    without PyTorch) keep the medians timed apart (_add_pct_cublas). With `back_to_back`, each pair is
+    timed again in chains (nsprof.launch.back_to_back.chained_medians): the stage's `back_to_back_ms` and
+    `pct_cublas_back_to_back`, of the library the pairs chose."""
     from nsprof.launch.measure import paired_medians
+
+    def chained(record: dict, own, other, of_faster: bool = False) -> None:
+        """The record's back-to-back figures against `other`, or against the faster of the two (a library
+        stage against PyTorch's call, as its pct_cublas)."""
+        from nsprof.launch.back_to_back import chained_medians
+
+        ours, theirs = chained_medians(own, other)
+        record.update(back_to_back_ms=ours, pct_cublas_back_to_back=100 * (min(ours, theirs) if of_faster else theirs) / ours)
 
     fastest: dict[str, tuple[Callable[[], object], str]] = {}
     for r in records:
@@ -283,12 +297,16 @@ def pair_with_library(records: list[dict], launches: dict) -> None:
                 fastest[r["stage"]] = (torch, r["torch_call"])
             r.update(pct_cublas=100 * min(ours, theirs) / ours, pct_cublas_of=fastest[r["stage"]][1],
                      pct_cublas_method=PAIRED)
+            if back_to_back:
+                chained(r, own, torch, of_faster=True)
     for r in records:
         run, base = launches.get(r["stage"]), fastest.get(r["baseline"])
         if r["status"] != "ok" or run is None or base is None or r["stage"] in fastest:
             continue
         ours, theirs = paired_medians(run, base[0])
         r.update(pct_cublas=100 * theirs / ours, pct_cublas_of=base[1], pct_cublas_method=PAIRED)
+        if back_to_back:
+            chained(r, run, base[0])
 
 
 def _add_pct_cublas(records: list[dict]) -> None:

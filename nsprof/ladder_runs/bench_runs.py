@@ -16,6 +16,7 @@ from collections.abc import Callable
 from nsprof.errors import NsprofError
 
 RECORD_KEY = ("op", "stage", "size")
+BACK_TO_BACK = ("back_to_back_ms", "pct_cublas_back_to_back")
 
 
 def run_in_fresh_processes(argv: list[str], runs: int, progress: Callable[[str], None]) -> list[dict]:
@@ -35,7 +36,8 @@ def run_in_fresh_processes(argv: list[str], runs: int, progress: Callable[[str],
 def merged(documents: list[dict]) -> dict:
     """The first run's document, each record given `run_medians_ms` (every run's median, in run
     order) and `median_ms` their median, and where every run paired it with the library,
-    `run_pct_cublas` and `pct_cublas` their median; a stage that failed or was not timed in any run
+    `run_pct_cublas` and `pct_cublas` their median (and the back-to-back figures theirs, where every run has
+    them); a stage that failed or was not timed in any run
     keeps that run's status."""
     first = documents[0]
     by_key = [{tuple(r[k] for k in RECORD_KEY): r for r in document["results"]} for document in documents]
@@ -55,5 +57,9 @@ def merged(documents: list[dict]) -> dict:
         if all(run.get("pct_cublas_method") == "paired" for run in runs if run is not None) and None not in percents:
             record["run_pct_cublas"] = percents  # each run's own pairs: the spread of % cuBLAS between runs
             record["pct_cublas"] = statistics.median(percents)
+        for figure in BACK_TO_BACK:  # --back-to-back: the median of the runs'
+            values = [run.get(figure) for run in runs if run is not None]
+            if None not in values:
+                record[figure] = statistics.median(values)
     first["runs"] = len(documents)
     return first

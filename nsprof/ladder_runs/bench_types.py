@@ -62,6 +62,10 @@ class BenchRecord(TypedDict):
     cpu_role: NotRequired[Literal["loop", "blocked", "blas"]]  # a CPU stage's
     speedup_vs_cpu_loop: NotRequired[float]  # where the CPU's serial loop was timed at the same size
     speedup_vs_cpu_blas: NotRequired[float]
+    # --back-to-back: the stage's launches in chains with no events between, in turn with the library's
+    # (nsprof.launch.back_to_back): the median ms of one launch, and the library's over it, of pct_cublas_of
+    back_to_back_ms: NotRequired[float]
+    pct_cublas_back_to_back: NotRequired[float]
     run_medians_ms: NotRequired[list[float]]  # --runs N: every run's median, in run order
     run_pct_cublas: NotRequired[list[float]]  # and each run's paired % cuBLAS
 

@@ -93,17 +93,24 @@ def hold_gpu(seconds: float) -> None:
     _hold_kernel()((1,), (1,), (np.uint64(int(seconds * 1e9)),))
 
 
+def held_for(hold_s: float):
+    """Hold the GPU for `hold_s` (hold_gpu) and return an event recorded behind the hold: while it is not done, the
+    GPU has not reached what the host queued after it. None (and no hold) where `hold_s` is 0."""
+    if hold_s <= 0:
+        return None
+    hold_gpu(hold_s)
+    held = require_cupy().cuda.Event(disable_timing=True)
+    held.record()
+    return held
+
+
 def _queue(launches: Sequence[Callable[[], object]], range_name: str | None,
            hold_s: float) -> tuple[list[float], float, bool]:
     """Hold the GPU for `hold_s` (one thread reading the global timer), queue each launch between its own CUDA
     events, and wait for them: their times (ms), the host's seconds to queue them, and whether the host had
     queued them all before the hold ended (so no interval holds the GPU waiting for the host)."""
     cp = require_cupy()
-    held = None
-    if hold_s > 0:
-        hold_gpu(hold_s)
-        held = cp.cuda.Event(disable_timing=True)
-        held.record()
+    held = held_for(hold_s)
     events = [(cp.cuda.Event(), cp.cuda.Event()) for _ in launches]
     rotation = active_rotation()  # cold inputs: each launch on the next set of buffers (nsprof.launch.rotation)
     began = time.perf_counter()
@@ -165,7 +172,7 @@ def _event_times(launch, count: int, range_name: str | None, held: bool = True) 
     return _timed([launch] * count, range_name) if held else _queue([launch] * count, range_name, 0.0)[0]
 
 
-def _warm_up(launch) -> list[float]:
+def warm_up(launch) -> list[float]:
     """At least 3 launches and WARMUP_S of them (at most MAX_WARMUP): microsecond kernels timed
     right after an idle spell otherwise run at the low clocks the GPU idled at."""
     times: list[float] = []
@@ -182,7 +189,7 @@ def time_launches(launch, repeat: int | None = None, warmup: int | None = None,
     With no `repeat`, run enough launches to fill about TARGET_S (10 to 500 launches),
     using the warm-up launches to estimate the time of one.
     """
-    warm_times = (_warm_up(launch) if warmup is None else _event_times(launch, warmup, None, held=False)
+    warm_times = (warm_up(launch) if warmup is None else _event_times(launch, warmup, None, held=False)
                   if warmup > 0 else [])
     if repeat is None:
         per_launch_s = max(float(np.median(warm_times)) / 1e3, 1e-6) if warm_times else 1e-3
@@ -201,7 +208,7 @@ def paired_medians(ours, theirs, pairs: int | None = None) -> tuple[float, float
         ours()
         theirs()
 
-    warm = _warm_up(both)
+    warm = warm_up(both)
     if pairs is None:
         per_pair_s = max(float(np.median(warm)) / 1e3, 1e-6)
         pairs = int(min(500, max(10, TARGET_S / per_pair_s)))

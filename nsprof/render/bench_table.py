@@ -23,7 +23,7 @@ STATUS = {"ok": "ok", "failed": "FAILED", "error": "ERROR"}
 # `nsprof stages` and --json, the error and the spread in --json
 DROP_ORDER = ("title", "tile", "torch_ms", "rel_error", "spread_pct", "speedup_vs_cpu_blas")
 # shown only where some record has them (no PyTorch, no CPU stage: nothing but dashes)
-OPTIONAL = ("torch_ms", "speedup_vs_cpu_loop", "speedup_vs_cpu_blas")
+OPTIONAL = ("torch_ms", "pct_cublas_back_to_back", "speedup_vs_cpu_loop", "speedup_vs_cpu_blas")
 
 
 def results_table(records: list[dict], env: dict, dram_ceiling=None, width: int = 160) -> Table:
@@ -51,7 +51,9 @@ def _columns(records: list[dict], op: Op | None, library: str) -> list[tuple]:
     columns = [("stage", "stage", ""), ("title", "title", ""), ("size", "size", ""), ("tile", "tile", ""),
                ("status", "status", ""), ("median ms", "median_ms", ".4f"), ("spread", "spread_pct", fmt.percent),
                ("torch ms", "torch_ms", ".4f"),
-               *rates, (f"% {library}", "pct_cublas_shown", ""), ("x CPU\nloop", "speedup_vs_cpu_loop", fmt.speedup),
+               *rates, (f"% {library}", "pct_cublas_shown", ""),
+               (f"% {library}\nback to\nback", "pct_cublas_back_to_back", fmt.share),
+               ("x CPU\nloop", "speedup_vs_cpu_loop", fmt.speedup),
                ("x CPU\nBLAS", "speedup_vs_cpu_blas", fmt.speedup), ("rel. error", "rel_error", ".1e")]
     return [c for c in columns if c[1] not in OPTIONAL or any(r.get(c[1]) is not None for r in records)]
 
@@ -90,6 +92,10 @@ def _reading_notes(records: list[dict], env: dict, op: Op | None, library: str, 
     if any(r.get("pct_cublas_method") == PAIRED for r in records):
         notes.append(f"% {library} of GPU stages: their launches alternating with the faster "
                      "library's (ABAB), so that the clock moves both alike under the power limit; median ms: each timed alone")
+    if any(r.get("pct_cublas_back_to_back") is not None for r in records):
+        notes.append(f"% {library} back to back (--back-to-back): the same pair in chains of launches with no events "
+                     "between, the two in turn; an event between two launches keeps a kernel from starting before the "
+                     "one ahead ends, and within a chain each kernel meets the clock its own power draw allows")
     if reversed_order:
         notes.append(f"*: timed alone, the medians order the stage and {library} the other way round (each met the "
                      "clock its own power draw allows; in turn they met one clock)")

@@ -39,11 +39,12 @@ def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: s
           repeat: int | None = None, warmup: int | None = None, baseline: bool = True, tile: str | None = None,
           out: str | Path | None = None, save_as: str | Path | None = None, force: bool = False,
           tuned: str | Path | None = None, progress: Callable[[str], None] | None = None, runs: int = 1,
-          paired: bool = True, cold_inputs: bool = True) -> BenchRun:
+          paired: bool = True, cold_inputs: bool = True, back_to_back: bool = False) -> BenchRun:
     """Verify, then time, each stage at each size (GPU), with the baselines of their precisions
     (`baseline`) for % of the library, measured with the launches in turn where `paired`
     (nsprof.ladder_runs.bench.pair_with_library), each launch on cold inputs where `cold_inputs`
-    (nsprof.launch.rotation); `tile` forces a block tile; `tuned`, a bench record whose
+    (nsprof.launch.rotation), and in chains too where `back_to_back` (nsprof.launch.back_to_back); `tile` forces a
+    block tile; `tuned`, a bench record whose
     kept Triton configurations are reused instead of tuning again; `runs` > 1 repeats it all in
     fresh processes (nsprof.ladder_runs.bench_runs). The results are saved to
     OUT/bench-<op>-<time>.json with `out`, or to `save_as` (replaced only where nsprof wrote it,
@@ -62,6 +63,11 @@ def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: s
     from nsprof.sizes import parse_sizes, size_label
 
     check_runs(runs)
+    if back_to_back and not paired:
+        from nsprof.errors import UsageError
+
+        raise UsageError("--back-to-back times the stages against the library in turn, which --no-paired leaves out",
+                         "leave out --no-paired")
     chosen = select_stages(op, stages)
     parsed = parse_sizes(sizes, get_op(op).dims)
     check_tile(chosen, tile)
@@ -76,12 +82,13 @@ def bench(stages: list[str] | None = None, sizes: list[str] | None = None, op: s
         argv = workload_argv("bench", {"stages": [s.stage for s in chosen], "sizes": [size_label(s) for s in parsed],
                                        "op": op, "repeat": repeat, "warmup": warmup, "baseline": baseline, "tile": tile,
                                        "tuned": None if tuned is None else str(tuned), "paired": paired,
-                                       "cold_inputs": cold_inputs})
+                                       "cold_inputs": cold_inputs, "back_to_back": back_to_back})
         document = merged(run_in_fresh_processes(argv, runs, progress or (lambda message: None)))
         records = document["results"]
     else:
         records = run_bench(op, chosen, parsed, repeat=repeat, warmup=warmup, baseline=baseline, tile=tile, kept=kept,
-                            progress=progress, paired=paired, no_gpu=no_gpu, cold_inputs=cold_inputs)
+                            progress=progress, paired=paired, no_gpu=no_gpu, cold_inputs=cold_inputs,
+                            back_to_back=back_to_back)
         document = results_document(records, env, cold_inputs)
     # CPU stages alone name no GPU, so no GPU's ceilings
     ceiling = resolve_ceiling(env["device"]) if get_op(op).headline == "bytes" and "device" in env else None

@@ -38,31 +38,12 @@ HOLD_KERNEL = "nsprof_hold"
 
 
 def chain(run, count: int) -> tuple[float, bool]:
-    """Hold the GPU, queue `count` launches of `run` with an event before the first and after the last: the span
-    (ms), and whether the host had queued them all before the hold ended (no gap waiting for the host)."""
-    import cupy as cp
+    """`count` launches of `run` in a chain behind a 20 ms hold of the GPU (nsprof.launch.back_to_back.time_chain):
+    the span (ms), and whether the host had queued them all before the hold ended."""
+    from nsprof.launch.back_to_back import time_chain
 
-    from nsprof.launch.measure import hold_gpu
-    from nsprof.launch.rotation import active_rotation
-
-    hold_gpu(0.02)
-    held = cp.cuda.Event(disable_timing=True)
-    held.record()
-    rotation = active_rotation()
-    first, last = cp.cuda.Event(), cp.cuda.Event()
-    first.record()
-    try:
-        for _ in range(count):
-            if rotation:
-                rotation.step()
-            run()
-    finally:
-        if rotation:
-            rotation.restore()
-    last.record()
-    ahead = not held.done
-    last.synchronize()
-    return cp.cuda.get_elapsed_time(first, last), ahead
+    span, _, ahead = time_chain(run, count, 0.02)
+    return span, ahead
 
 
 def plain_h6(tools, problem, size, defines=()):
