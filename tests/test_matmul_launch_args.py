@@ -103,3 +103,20 @@ def test_every_h6_tile_is_a_dependent_launch_and_its_arguments_pack_as_its_param
     packed = [kernel_argument(a) for a in args]
     assert [ctypes.sizeof(p) for p in packed] == [4, 4, 4, 8, 8, 8, 8]
     assert packed[5].value == args[5].data.ptr and packed[6].value == 0  # C, no workspace
+
+
+def test_the_launch_configuration_has_cuda_h_s_layout():
+    """cuLaunchKernelEx reads CUlaunchConfig and CUlaunchAttribute by offset (x86-64 cuda.h: the attribute's id
+    padded to 8 bytes before a 64-byte union; the stream after seven unsigned ints, padded to 8)."""
+    from nsprof.launch.dependent_launch import (
+        PROGRAMMATIC_STREAM_SERIALIZATION,
+        LaunchAttribute,
+        LaunchConfig,
+        serialization_attribute,
+    )
+
+    assert ctypes.sizeof(LaunchAttribute) == 72 and LaunchAttribute.value.offset == 8
+    assert (LaunchConfig.stream.offset, LaunchConfig.attrs.offset, LaunchConfig.num_attrs.offset) == (32, 40, 48)
+    attribute = serialization_attribute()
+    assert attribute.id == PROGRAMMATIC_STREAM_SERIALIZATION == 6
+    assert int.from_bytes(bytes(attribute.value[:4]), "little") == 1 and not any(attribute.value[4:])

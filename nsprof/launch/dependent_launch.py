@@ -65,13 +65,13 @@ class DependentLaunch:
     def __call__(self, grid: Sequence[int], block: Sequence[int], args: Sequence[Any], shared_mem: int = 0) -> None:
         import cupy
 
-        from nsprof.launch.tensor_map import _check, _driver
+        from nsprof.launch.tensor_map import check_result, driver
 
         attribute = serialization_attribute()
         config = LaunchConfig((ctypes.c_uint * 3)(*grid), (ctypes.c_uint * 3)(*block), shared_mem,
                               ctypes.c_void_p(cupy.cuda.get_current_stream().ptr), ctypes.pointer(attribute), 1)
         values = [kernel_argument(a) for a in args]
         params = (ctypes.c_void_p * len(values))(*[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values])
-        lib = _driver()
-        _check(lib, lib.cuLaunchKernelEx(ctypes.byref(config), ctypes.c_void_p(self.function.ptr), params, None),
+        lib = driver()
+        check_result(lib, lib.cuLaunchKernelEx(ctypes.byref(config), ctypes.c_void_p(self.function.ptr), params, None),
                "cuLaunchKernelEx")

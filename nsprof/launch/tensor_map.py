@@ -25,7 +25,7 @@ TENSOR_MAP_BYTES = 128  # sizeof(CUtensorMap): 16 x uint64, 64-byte aligned on t
 _lib = None
 
 
-def _driver():
+def driver():
     """libcuda with the three entry points typed, initialised once."""
     global _lib
     if _lib is None:
@@ -52,12 +52,12 @@ def _driver():
             ctypes.c_int,                       # CUtensorMapFloatOOBfill
         ]
         lib.cuTensorMapEncodeTiled.restype = ctypes.c_int
-        _check(lib, lib.cuInit(0), "cuInit")
+        check_result(lib, lib.cuInit(0), "cuInit")
         _lib = lib
     return _lib
 
 
-def _check(lib, result: int, call: str) -> None:
+def check_result(lib, result: int, call: str) -> None:
     if result != 0:
         name = ctypes.c_char_p()
         if lib.cuGetErrorName(result, ctypes.byref(name)) == 0 and name.value:
@@ -83,7 +83,7 @@ def encode_2d(address: int, rows: int, cols: int, row_stride_bytes: int, box_row
         raise ValueError(f"elem_bytes must be one of {sorted(CU_TENSOR_MAP_DATA_TYPE)}, not {elem_bytes}")
     if swizzle_bytes not in CU_TENSOR_MAP_SWIZZLE:
         raise ValueError(f"swizzle_bytes must be one of {sorted(CU_TENSOR_MAP_SWIZZLE)}, not {swizzle_bytes}")
-    lib = _driver()
+    lib = driver()
     global_dim = (ctypes.c_uint64 * 2)(cols, rows)
     global_strides = (ctypes.c_uint64 * 1)(row_stride_bytes)
     box_dim = (ctypes.c_uint32 * 2)(box_cols, box_rows)
@@ -97,5 +97,5 @@ def encode_2d(address: int, rows: int, cols: int, row_stride_bytes: int, box_row
         CU_TENSOR_MAP_SWIZZLE[swizzle_bytes], CU_TENSOR_MAP_L2_PROMOTION[L2_PROMOTION_BYTES],
         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
     )
-    _check(lib, result, f"cuTensorMapEncodeTiled({rows}x{cols}, box {box_rows}x{box_cols}, swizzle {swizzle_bytes})")
+    check_result(lib, result, f"cuTensorMapEncodeTiled({rows}x{cols}, box {box_rows}x{box_cols}, swizzle {swizzle_bytes})")
     return ctypes.string_at(out, TENSOR_MAP_BYTES)
