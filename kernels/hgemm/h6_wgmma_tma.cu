@@ -61,7 +61,7 @@
 //    cuLaunchKernelEx's programmatic-stream-serialization attribute, so a grid is launched as the blocks of the
 //    kernel before it exit, and its blocks set up their barriers while that kernel's writes are flushed. Back to
 //    back, on an H200: 6.1-6.3 us a launch at 1024^3 against 7.45-7.75 launched plainly, 11% faster at 1 x 4096
-//    x 4096, 2-4% at 2048^3 (benchmarks/records/2026-11-30-h200-hgemm-dependent-launch). Timed each between
+//    x 4096, 2-5% at 2048^3 (benchmarks/records/2026-11-30-h200-hgemm-dependent-launch). Timed each between
 //    its own CUDA events, as nsprof bench times, no change: an event between two kernels keeps them apart.
 // Tuning knobs (-D, defaults = the entries as declared): H6_EPI / H6_PP_EPI = 1 stores C
 // through a 2 KB shared tile per warp (stmatrix, then 16-byte stores covering whole 128-byte

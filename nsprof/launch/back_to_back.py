@@ -7,9 +7,8 @@ programmatic dependent launch, as h6 is) hides, the gap between kernels and its 
 there. Here a chain of launches goes behind one hold of the GPU (the host queues it all first), with an event
 before the first and after the last only: the span over the launches is the time of one launch back to back. The
 stage's chain and the library's run in turn, round after round, so that a clock that moves over a run moves both;
-within a chain each kernel runs at the clock its own power draw allows (on an H200, h6 read 93.5-97.8% of the
-library back to back from 4096^3 up, where it reads 99-102% in the bench's pairs:
-benchmarks/records/2026-11-30-h200-hgemm-dependent-launch).
+within a chain each kernel runs at the clock its own power draw allows, as in `--no-paired`
+(benchmarks/records/2026-11-30-h200-hgemm-dependent-launch).
 """
 
 from __future__ import annotations
