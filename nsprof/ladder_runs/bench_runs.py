@@ -50,16 +50,27 @@ def merged(documents: list[dict]) -> dict:
             record["message"] = (bad or {}).get("message") or "missing from one of the runs"
             record["median_ms"] = None
             continue
-        medians = [run["median_ms"] for run in runs if run is not None]
-        record["run_medians_ms"] = medians
-        record["median_ms"] = statistics.median(medians)
-        percents = [run.get("pct_cublas") for run in runs if run is not None]
-        if all(run.get("pct_cublas_method") == "paired" for run in runs if run is not None) and None not in percents:
-            record["run_pct_cublas"] = percents  # each run's own pairs: the spread of % cuBLAS between runs
-            record["pct_cublas"] = statistics.median(percents)
-        for figure in BACK_TO_BACK:  # --back-to-back: the median of the runs'
-            values = [run.get(figure) for run in runs if run is not None]
-            if None not in values:
-                record[figure] = statistics.median(values)
+        _merge_timings(record, [run for run in runs if run is not None])
     first["runs"] = len(documents)
     return first
+
+
+def _merge_timings(record: dict, runs: list[dict]) -> None:
+    """One record's timings from every run's (all timed): the medians, the paired % cuBLAS where every run paired
+    it, and the back-to-back figures where every run has them."""
+    medians = [run["median_ms"] for run in runs]
+    record["run_medians_ms"] = medians
+    record["median_ms"] = statistics.median(medians)
+    percents = _every_runs(runs, "pct_cublas")
+    if all(run.get("pct_cublas_method") == "paired" for run in runs) and percents:
+        record["run_pct_cublas"] = percents  # each run's own pairs: the spread of % cuBLAS between runs
+        record["pct_cublas"] = statistics.median(percents)
+    for figure in BACK_TO_BACK:  # --back-to-back: the median of the runs'
+        if values := _every_runs(runs, figure):
+            record[figure] = statistics.median(values)
+
+
+def _every_runs(runs: list[dict], key: str) -> list[float]:
+    """Every run's `key`, in run order; empty where a run has none."""
+    values = [float(run[key]) for run in runs if run.get(key) is not None]
+    return values if len(values) == len(runs) else []
