@@ -286,7 +286,14 @@ first launch) and allocation inside the loop stall the host too.
 nsprof splits the GPU's idle time over the program's steady state by what held up the next piece
 of work: its launch call came after the GPU went idle (the host's fault: after a wait, with module
 loading, in a short gap between launches, or in a long stretch of the host's own code), or it was
-queued already and waited on something else. A fix saves no more than the idle time it caused.""",
+queued already and waited on something else. A fix saves no more than the idle time it caused.
+
+Even with the host ahead, two kernels queued back to back leave the GPU idle between them while the
+second is launched and the first's writes are flushed: on an H200, 1.4 us between HGEMMs of 6.1 us
+at 1024^3. A **programmatic dependent launch** (cudaLaunchKernelEx with programmatic stream
+serialization; the kernel waits in griddepcontrol.wait before it touches memory) launches the second
+as the first's blocks exit: nsprof's h6 went from 7.45-7.75 to 6.1-6.3 us a launch there. A CUDA event
+between the two keeps them apart, so only a chain of launches shows it (`nsprof bench --back-to-back`).""",
         caveats=(
             "Under nsys every CUDA call costs more: tracing added about half to an eager decode's host time on an "
             "H200 (benchmarks/records/2026-11-28-h200-host-side/h200-host-side.md), so a captured program looks more "
@@ -303,6 +310,7 @@ queued already and waited on something else. A fix saves no more than the idle t
             "gpu_gaps)",
             "Holistic Trace Analysis: idle time breakdown (host wait, kernel wait, other)",
             "PyTorch: CUDA graphs (torch.cuda.CUDAGraph) and torch.compile(mode='reduce-overhead')",
+            "CUDA C++ Programming Guide: programmatic dependent launch and synchronization",
         ),
     ),
     Topic(
