@@ -61,15 +61,15 @@ class DependentLaunch:
 
     def __init__(self, kernel):
         self.function = getattr(kernel, "kernel", kernel)  # a RawKernel's CUfunction (cupy.cuda.function.Function)
+        self.attribute = serialization_attribute()  # the same for every launch: built once, off the launch path
 
     def __call__(self, grid: Sequence[int], block: Sequence[int], args: Sequence[Any], shared_mem: int = 0) -> None:
         import cupy
 
         from nsprof.launch.tensor_map import check_result, driver
 
-        attribute = serialization_attribute()
         config = LaunchConfig((ctypes.c_uint * 3)(*grid), (ctypes.c_uint * 3)(*block), shared_mem,
-                              ctypes.c_void_p(cupy.cuda.get_current_stream().ptr), ctypes.pointer(attribute), 1)
+                              ctypes.c_void_p(cupy.cuda.get_current_stream().ptr), ctypes.pointer(self.attribute), 1)
         values = [kernel_argument(a) for a in args]
         params = (ctypes.c_void_p * len(values))(*[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values])
         lib = driver()
