@@ -43,7 +43,8 @@ def test_each_candidate_is_launched_as_its_kernel_takes_its_maps_and_clusters():
 
 def test_every_h6_body_waits_for_the_grid_before_it_ahead_of_its_first_load():
     """h6's tiles are launched as programmatic dependent launches: a body that loaded A or B, or stored C, before
-    griddepcontrol.wait could read what the kernel before it had not finished writing (only on the GPU, by chance)."""
+    griddepcontrol.wait could read what the kernel before it had not finished writing (only on the GPU, by chance).
+    Only the tensor maps, which the host writes, are asked for before the wait (prefetch_maps_early)."""
     source = (ROOT / "kernels" / "hgemm" / "h6_wgmma_tma.cu").read_text()
     entry_bodies = set(re.findall(r"H6_SM90A_ONLY\(\((\w+)<", source))
     assert entry_bodies == {"h6_body", "h6_pp_body"}
@@ -54,3 +55,6 @@ def test_every_h6_body_waits_for_the_grid_before_it_ahead_of_its_first_load():
         text = source[start:source.index("\n}\n", start)]
         waits = text.index("await_previous_grid();")
         assert waits < min(text.index(op) for op in ("tma_load", "prefetch_tmap", "store_")), body
+        assert text.index("prefetch_maps_early(tmA, tmB") < waits, body
+    early = re.search(r"void prefetch_maps_early\((.*?)\n\}", source, re.S)
+    assert early and set(re.findall(r"(\w+)\(", early.group(1))) == {"prefetch_tmap"}

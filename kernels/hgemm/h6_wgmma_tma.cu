@@ -63,6 +63,11 @@
 //    back, on an H200: 6.1-6.3 us a launch at 1024^3 against 7.45-7.75 launched plainly, 11% faster at 1 x 4096
 //    x 4096, 2-5% at 2048^3 (benchmarks/records/2026-11-30-h200-hgemm-dependent-launch). Timed each between
 //    its own CUDA events, as nsprof bench times, no change: an event between two kernels keeps them apart.
+//  * the tensor maps asked for as a block starts (prefetch_maps_early, H6_EARLY_PREFETCH): before the barriers
+//    are set up and the wait for the grid before, not right before the first loads. Paired with the late prefetch
+//    on cold inputs: 1024^3 +1.1 to +2.5 points, the 16-row tiles at 1 and 16 x 4096 x 4096 +0.4 to +1.3, within
+//    the noise elsewhere; the record's 1024^3 went from 97.2-97.9% to 99.3-99.6% of the library
+//    (benchmarks/records/2026-12-01-h200-hgemm-early-maps).
 // Tuning knobs (-D, defaults = the entries as declared): H6_EPI / H6_PP_EPI = 1 stores C
 // through a 2 KB shared tile per warp (stmatrix, then 16-byte stores covering whole 128-byte
 // rows: 8x fewer L2 write requests than the 4-byte fragment stores; +16 KB of shared memory);
@@ -75,7 +80,8 @@
 // H6_GROUP_ROWS, H6_PP_GROUP_ROWS: the tile order (cooperative, ping-pong entries); H6_TMA_BOXES,
 // H6_TMA_STAGES: the TMA-store entries' staging boxes and ring; H6_TRACE = 1: each consumer warpgroup records its tiles' clocks (h6_trace, read by
 // benchmarks/gpu/experiments/h6_timeline.py); H6_EARLY_TRIGGER = 1: each block lets the next grid in once it has
-// waited for the one before (griddepcontrol.launch_dependents). The cl2 entries but the two TMA-store ones and the
+// waited for the one before (griddepcontrol.launch_dependents); H6_EARLY_PREFETCH = 0: the producer asks for the
+// tensor maps right before its first loads. The cl2 entries but the two TMA-store ones and the
 // ping-pong ones but hgemm_h6_pp_tma_128x128 and hgemm_h6_pp_64x64 are tuning candidates the launcher does not declare: each
 // lost to the cooperative 128x256 kernel with the staged epilogue (benchmarks/records/2026-11-22-h200-hgemm/h200-hgemm.md, "Tuning sweeps"; the cl2
 // TMA-store entry again by 0.3-0.9 points on the H200 in
@@ -189,6 +195,10 @@
 //    Tensor maps by value (hgemm_h6_byval_*, const __grid_constant__; Tile.maps_by_value): -0.6 to +1.5 points
 //    at ten shapes on cold inputs, one card (at 1024^3 the kernel's start to its first MMAs 3139 cycles against
 //    3218); candidates.
+//  * tried, slower (benchmarks/records/2026-12-01-h200-hgemm-early-maps): the declared ping-pong tile in 2 x 1
+//    clusters that multicast B (hgemm_h6_pp_cl2_tma_256x128, the library's fastest shape at 2048^3): 96.0%
+//    against 98.8% there, behind at five of six shapes. By ncu's count h6's clusters ask the L2 for 7-13% more
+//    than its unclustered tiles, where the library's ask for 7-19% less.
 //  * tried, no change (benchmarks/records/2026-11-30-h200-hgemm-energy): try_wait with a suspend-time hint (NANOSLEEP.SYNCS until the barrier
 //    flips, not a spin: within 0.5 points at seven of nine shapes, 1.7-2.3 lower at two few-row ones), and the
 //    tile order grouping 256 to 8192 rows (no group size ahead at more than two of seven shape-and-tile pairs).
@@ -331,6 +341,24 @@ extern __shared__ unsigned char h6_smem[];
 #endif
 
 #include "../common/hopper_async.cuh"
+
+// The tensor maps asked for as a block starts (H6_EARLY_PREFETCH, default 1): thread 0 prefetches them before the
+// barriers are set up and before the wait for the grid before it, instead of right before the first loads, which
+// then waited for the map's fetch (from DRAM on cold inputs: a map per set of buffers). The maps are written by
+// the host before any launch that reads them, never by a kernel, so the wait need not cover them. Paired with
+// the late prefetch on an H200, cold inputs: 1024^3 +1.8%, 512 x 2048 x 1024 +1.4%, 1 and 16 x 4096 x 4096 +0.9%,
+// from 2048^3 up within 0.3% (benchmarks/records/2026-12-01-h200-hgemm-early-maps).
+#ifndef H6_EARLY_PREFETCH
+#define H6_EARLY_PREFETCH 1
+#endif
+// (tmC: C's map, for the entries that store C by TMA; else null)
+__device__ __forceinline__ void prefetch_maps_early(const void* tmA, const void* tmB, const void* tmC) {
+    if (H6_EARLY_PREFETCH && threadIdx.x == 0) {
+        prefetch_tmap(tmA);
+        prefetch_tmap(tmB);
+        if (tmC) prefetch_tmap(tmC);
+    }
+}
 
 // Arrive on the barrier at the same offset in another block of the cluster. Default
 // (.release.cta) semantics: the arrival only says "our MMAs finished reading the stage", it
@@ -758,6 +786,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     const int tid = threadIdx.x % 128;
     const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0u;
 
+    prefetch_maps_early(tmA, tmB, EPI == 2 ? (const void*)C : nullptr);
     if (threadIdx.x == 0) {
 #pragma unroll
         for (int s = 0; s < STAGES; ++s) {
@@ -816,8 +845,10 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
         // ---------------- producer ----------------
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(H6_PRODUCER_REGS));
         if (tid == 0) {
-            prefetch_tmap(tmA);
-            prefetch_tmap(tmB);
+            if (!H6_EARLY_PREFETCH) {
+                prefetch_tmap(tmA);
+                prefetch_tmap(tmB);
+            }
             // B read once (C one row of tiles) and too large to stay in the L2 between launches: its
             // lines go first, and the L2 keeps A and the workspace's sums (the header: "B evicted first").
             const bool b_streams = H6_B_EVICT_FIRST && units_m == 1 && (long long)K * N * sizeof(__half) > H6_L2_BYTES;
@@ -1056,6 +1087,7 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
     const int tid = threadIdx.x % 128;
     const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0u;
 
+    prefetch_maps_early(tmA, tmB, EPI == 2 ? (const void*)C : nullptr);
     if (threadIdx.x == 0) {
 #pragma unroll
         for (int s = 0; s < STAGES; ++s) {
@@ -1081,8 +1113,10 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
         // ---------------- producer (as in h6_body; tiles in the block's order) ----------------
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(H6_PRODUCER_REGS));
         if (tid == 0) {
-            prefetch_tmap(tmA);
-            prefetch_tmap(tmB);
+            if (!H6_EARLY_PREFETCH) {
+                prefetch_tmap(tmA);
+                prefetch_tmap(tmB);
+            }
             int s = 0;
             unsigned phase = 0;
             for (int i = 0; i < my_units; ++i) {
@@ -1408,6 +1442,13 @@ hgemm_h6_pp_tma_64x64(int M, int N, int K, const void* tmA, const void* tmB, __h
 extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
 hgemm_h6_pp_cl2_256x128(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
     H6_SM90A_ONLY((h6_pp_body<128, 128, H6_PP_STAGES, 2, H6_PP_EPI>(M, N, K, tmA, tmB, C)));
+}
+
+// The declared ping-pong tile (C by TMA) in stacked pairs that multicast B: the library's fastest kernel at 2048^3
+// on an H200 is a ping-pong 128 x 128 tile in 2 x 1 clusters (nvjet 128x128_64x6_2x1, cuBLASLt's candidate 2).
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
+hgemm_h6_pp_cl2_tma_256x128(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
+    H6_SM90A_ONLY((h6_pp_body<128, 128, H6_PP_STAGES, 2, 2>(M, N, K, tmA, tmB, C)));
 }
 
 extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
