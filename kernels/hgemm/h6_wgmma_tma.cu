@@ -646,18 +646,30 @@ __device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, 256
 // consumer warpgroup and tile (its first 64), in h6_trace: the clock before the tile's first MMAs are issued,
 // the clock when its last MMAs are done, and the cycles it waited for full stages and for its MMAs
 // (wgmma.wait_group 1). Per block, in h6_trace_blocks (consumer 0's thread 0): the clock at the kernel's
-// start, before its first MMAs, when its last are done and at its end (its last stores read), and the global
-// timer (ns) at the start and the end.
+// start, before its first MMAs, when its last are done and at its end (its last stores read), the global
+// timer (ns) at the start and the end, and thread 0's clocks on the way to the first loads (trace_producer).
 #define H6_TRACE_TILES 64
 #if H6_TRACE
 __device__ unsigned long long h6_trace[160 * 2 * H6_TRACE_TILES * 4];
-__device__ unsigned long long h6_trace_blocks[160 * 6];
+__device__ unsigned long long h6_trace_blocks[160 * 12];
 __device__ __forceinline__ unsigned long long global_ns() {
     unsigned long long t;
     asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
     return t;
 }
 #endif
+#if H6_TRACE
+// A block's row in the traces: its linear index (a grid of tiles, or of persistent blocks, counts blocks in x).
+__device__ __forceinline__ unsigned traced_block() { return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z); }
+#endif
+// Thread 0's clock (the producer's thread) into its block's row: slot 11 as it starts, 8 when the barriers are set
+// up, 9 past the block's barrier, 10 past the wait for the grid before, 6 as the producer starts, 7 when its first
+// stage's loads are issued.
+__device__ __forceinline__ void trace_producer(int slot) {
+#if H6_TRACE
+    if (threadIdx.x == 0 && traced_block() < 160) h6_trace_blocks[traced_block() * 12 + slot] = clock64();
+#endif
+}
 struct TileClock {
 #if H6_TRACE
     unsigned long long start = clock64(), start_ns = global_ns();  // constructed at the kernel's start
@@ -672,8 +684,8 @@ struct TileClock {
     }
     __device__ __forceinline__ void mmas_waited() { mma += clock64() - mark; }
     __device__ __forceinline__ void tile_done(int c, int tid) {
-        if (tid == 0 && tile < H6_TRACE_TILES && blockIdx.x < 160) {
-            unsigned long long* r = h6_trace + ((blockIdx.x * 2 + c) * H6_TRACE_TILES + tile) * 4;
+        if (tid == 0 && tile < H6_TRACE_TILES && traced_block() < 160) {
+            unsigned long long* r = h6_trace + ((traced_block() * 2 + c) * H6_TRACE_TILES + tile) * 4;
             r[0] = begin; r[1] = clock64(); r[2] = full; r[3] = mma;
         }
         if (tile == 0) first = begin;
@@ -681,8 +693,8 @@ struct TileClock {
         ++tile;
     }
     __device__ __forceinline__ void block_done(int c, int tid) {
-        if (c == 0 && tid == 0 && blockIdx.x < 160) {
-            unsigned long long* r = h6_trace_blocks + blockIdx.x * 6;
+        if (c == 0 && tid == 0 && traced_block() < 160) {
+            unsigned long long* r = h6_trace_blocks + traced_block() * 12;
             r[0] = start; r[1] = first; r[2] = last; r[3] = clock64(); r[4] = start_ns; r[5] = global_ns();
         }
     }
@@ -786,6 +798,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     const int tid = threadIdx.x % 128;
     const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0u;
 
+    trace_producer(11);
     prefetch_maps_early(tmA, tmB, EPI == 2 ? (const void*)C : nullptr);
     if (threadIdx.x == 0) {
 #pragma unroll
@@ -797,10 +810,13 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
         // block of the cluster must see them initialised.
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        trace_producer(8);
     }
     if constexpr (CLUSTER > 1) cluster_sync();
     else __syncthreads();
+    trace_producer(9);
     await_previous_grid();
+    trace_producer(10);
 
     // The same unit sequence for producer and consumers (the pipeline's stage/phase counters
     // run on across units).
@@ -845,6 +861,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
         // ---------------- producer ----------------
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(H6_PRODUCER_REGS));
         if (tid == 0) {
+            trace_producer(6);
             if (!H6_EARLY_PREFETCH) {
                 prefetch_tmap(tmA);
                 prefetch_tmap(tmB);
@@ -855,6 +872,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
             const unsigned long long b_policy = l2_policy(b_streams);
             int s = 0;
             unsigned phase = 0;
+            bool issued = false;  // H6_TRACE: the first stage's loads
             H6Walk w = walk();
             int u, kb, ke;
             while (w.next(u, kb, ke)) {
@@ -888,6 +906,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
                         else
                             tma_load_2d(dst, tmB, n0 + 64 * box, k0, fb);
                     }
+                    if (H6_TRACE && !issued) { trace_producer(7); issued = true; }
                     if (++s == STAGES) { s = 0; phase ^= 1; }
                 }
             }
@@ -1075,6 +1094,8 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
     static_assert(B_BOXES % CLUSTER == 0, "B boxes must split evenly over the cluster");
     static_assert(STAGES >= 2, "a stage is released one k tile late (wgmma.wait_group 1)");
 
+    TileClock tile_clock;  // H6_TRACE: from the kernel's start (each warpgroup its own tiles; the block's row is
+                           // warpgroup 1's: its first tile is the block's first, its end is not the block's)
     const unsigned base = (smem_u32(h6_smem) + 1023u) & ~1023u;
     const unsigned scratch = base + STAGES * STAGE_BYTES;
     // EPI 1: 2 KB per consumer warp; EPI 2: tma_boxes<BN>() staging boxes of 8 KB per consumer warpgroup
@@ -1087,6 +1108,7 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
     const int tid = threadIdx.x % 128;
     const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0u;
 
+    trace_producer(11);
     prefetch_maps_early(tmA, tmB, EPI == 2 ? (const void*)C : nullptr);
     if (threadIdx.x == 0) {
 #pragma unroll
@@ -1096,10 +1118,13 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        trace_producer(8);
     }
     if constexpr (CLUSTER > 1) cluster_sync();
     else __syncthreads();
+    trace_producer(9);
     await_previous_grid();
+    trace_producer(10);
 
     const int tiles_n = (N + BN - 1) / BN;
     const int units_m = (M + WM * CLUSTER - 1) / (WM * CLUSTER);
@@ -1113,12 +1138,14 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
         // ---------------- producer (as in h6_body; tiles in the block's order) ----------------
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(H6_PRODUCER_REGS));
         if (tid == 0) {
+            trace_producer(6);
             if (!H6_EARLY_PREFETCH) {
                 prefetch_tmap(tmA);
                 prefetch_tmap(tmB);
             }
             int s = 0;
             unsigned phase = 0;
+            bool issued = false;  // H6_TRACE: the first stage's loads
             for (int i = 0; i < my_units; ++i) {
                 int um, tn;
                 unit_coords<WM * CLUSTER, H6_PP_GROUP_ROWS>(first_unit + i * unit_step, units_m, tiles_n, um, tn);
@@ -1140,6 +1167,7 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
                         else
                             tma_load_2d(dst, tmB, n0 + 64 * box, k0, fb);
                     }
+                    if (H6_TRACE && !issued) { trace_producer(7); issued = true; }
                     if (++s == STAGES) { s = 0; phase ^= 1; }
                 }
             }
@@ -1168,8 +1196,11 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
             unsigned fb_s = full_bar + 8 * s;
             if (i > 0) named_bar_sync(1 + c);  // our turn: the other warpgroup issued tile i-1
             unsigned prev_eb = 0;  // the empty barrier of the stage read last
+            tile_clock.new_tile();
             for (int kt = 0; kt < k_tiles; ++kt) {
+                tile_clock.mark_now();
                 mbar_wait(fb_s, phase);
+                tile_clock.stage_full(kt == 0);
 #pragma unroll
                 for (int f = 0; f < F; ++f) fence_acc(acc[f]);
                 wgmma_fence();
@@ -1186,7 +1217,9 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
                 if (kt == k_tiles - 1 && i + 1 < my_units) named_bar_arrive(2 - c);  // the other's turn
 #pragma unroll
                 for (int f = 0; f < F; ++f) fence_acc(acc[f]);
+                tile_clock.mark_now();
                 wgmma_wait<1>();
+                tile_clock.mmas_waited();
                 if (kt > 0 && lane == 0) {
                     mbar_arrive(prev_eb);
 #pragma unroll
@@ -1204,6 +1237,7 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
             wgmma_wait<0>();
 #pragma unroll
             for (int f = 0; f < F; ++f) fence_acc(acc[f]);
+            tile_clock.tile_done(c, tid);
             if (lane == 0) {
                 mbar_arrive(prev_eb);
 #pragma unroll
@@ -1226,6 +1260,7 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
         if constexpr (EPI == 2) {
             if (tid == 0) bulk_wait();  // the last stores read shared memory the block gives up on exit
         }
+        tile_clock.block_done(c, tid);
     }
     if constexpr (CLUSTER > 1) cluster_sync();
 }

@@ -11,10 +11,13 @@ full stages and for MMAs. Printed and written (--out, JSON lines) per point, med
   full wait       cycles per tile waiting for TMA to fill a stage (the producer behind)
   mma wait        cycles per tile in wgmma.wait_group 1 (the tensor cores busy: the expected wait)
 
-and per block (medians): the cycles from the kernel's start to its first MMAs (prologue) and from its last MMAs
+and per block (medians): the cycles from the kernel's start to its first MMAs (prologue: thread 0's steps
+to its first loads, then the first stage's wait) and from its last MMAs
 done to its end (epilogue: the last stores), the SM clock (cycles over the global timer's ns), and over the
 launch, the span from the first block's start to the last one's end against the launch's CUDA-event time.
 With --cold every launch runs on the next of the sets of buffers nsprof bench rotates among (cold inputs).
+In the ping-pong entries each warpgroup takes its own tiles: "gap" then spans the other warpgroup's turn, "skew"
+compares two different tiles, and the block's row is the first warpgroup's (its end is not the block's end).
 
     python3 benchmarks/gpu/experiments/h6_timeline.py --sizes 4096,2048x14336x4096 --defines "H6_STAGGER=0,1"
 """
@@ -58,10 +61,18 @@ def summarize(trace, k_tiles: int) -> dict:
 
 
 def summarize_blocks(blocks, event_ms: float) -> dict:
-    """Block-level medians of one launch; blocks is (BLOCKS, 6): start, first MMAs, last MMAs done, end (clocks),
-    start and end (global ns)."""
+    """Block-level medians of one launch; blocks is (BLOCKS, 12): start, first MMAs, last MMAs done, end (clocks),
+    start and end (global ns), then thread 0's clocks (kernels/hgemm/h6_wgmma_tma.cu, trace_producer): the producer's
+    start, its first stage's loads issued, the barriers set up, past the block's barrier, past the wait for the grid
+    before, thread 0's start. The prologue (start -> first MMAs) splits into thread 0's steps from its own start
+    (init, sync, wait, producer: each from the step before) and the first stage's wait (its loads issued -> first
+    MMAs)."""
     rows = [[int(v) for v in r] for r in blocks if r[3] > 0 and r[1] > 0]  # blocks that ran a tile
+    steps = [r for r in rows if r[11] > 0 and r[7] >= r[6] >= r[10] >= r[9] >= r[8] >= r[11]]
     return {"prologue": median([r[1] - r[0] for r in rows]), "epilogue": median([r[3] - r[2] for r in rows]),
+            "thread0_start": median([r[11] - r[0] for r in steps]), "init": median([r[8] - r[11] for r in steps]), "sync": median([r[9] - r[8] for r in steps]),
+            "wait": median([r[10] - r[9] for r in steps]), "producer_start": median([r[6] - r[10] for r in steps]),
+            "issue": median([r[7] - r[6] for r in steps]), "first_stage": median([r[1] - r[7] for r in steps]),
             "mhz": median([1000 * (r[3] - r[0]) / max(1, r[5] - r[4]) for r in rows]),
             "span_us": (max(r[5] for r in rows) - min(r[4] for r in rows)) / 1000 if rows else float("nan"),
             "start_spread_us": (max(r[4] for r in rows) - min(r[4] for r in rows)) / 1000 if rows else float("nan"),
@@ -81,7 +92,7 @@ def trace_launch(tools, stage, launcher, traced: tuple[str, ...], size, rotation
     trace = tools.module_global(stage.kernel_path(), "h6_trace", arch="sm_90a", defines=traced)
     per_block = tools.module_global(stage.kernel_path(), "h6_trace_blocks", arch="sm_90a", defines=traced)
     buffer = tools.xp.ndarray((BLOCKS, 2, TILES, FIELDS), dtype=tools.xp.uint64, memptr=trace)
-    blocks = tools.xp.ndarray((BLOCKS, 6), dtype=tools.xp.uint64, memptr=per_block)
+    blocks = tools.xp.ndarray((BLOCKS, 12), dtype=tools.xp.uint64, memptr=per_block)
     buffer.fill(0)
     blocks.fill(0)
     start, end = tools.xp.cuda.Event(), tools.xp.cuda.Event()
@@ -135,14 +146,18 @@ def main() -> None:
             rows.append(row)
             emit(row, args.out)
     print(f"{'size':>16} {'plan':>22} {'tile cyc':>9} {'/k tile':>7} {'gap':>6} {'gap90':>6} {'|skew|':>6} "
-          f"{'full':>6} {'mma':>5} {'prolog':>6} {'epilog':>6} {'MHz':>5} {'span us':>7} {'event us':>8}")
+          f"{'full':>6} {'mma':>5} {'prolog':>6} {'init':>5} {'sync':>5} {'wait':>5} {'prod':>5} {'issue':>5} {'1st stg':>7} "
+          f"{'epilog':>6} {'MHz':>5} {'span us':>7} "
+          f"{'event us':>8}")
     for r in rows:
         if "tile_cycles" not in r:
             print(f"{r['size']:>16} {r['plan']:>22}  failed: {r.get('error', 'did not verify')}")
             continue
         print(f"{r['size']:>16} {r['plan']:>22} {r['tile_cycles']:>9.0f} {r['cycles_per_k_tile']:>7.0f} {r['gap']:>6.0f} "
               f"{r['gap_p90']:>6.0f} {r['abs_skew']:>6.0f} {r['full_wait']:>6.0f} {r['mma_wait']:>5.0f} "
-              f"{r['prologue']:>6.0f} {r['epilogue']:>6.0f} {r['mhz']:>5.0f} {r['span_us']:>7.1f} {r['event_us']:>8.1f}")
+              f"{r['prologue']:>6.0f} {r['init']:>5.0f} {r['sync']:>5.0f} {r['wait']:>5.0f} {r['producer_start']:>5.0f} "
+              f"{r['issue']:>5.0f} {r['first_stage']:>7.0f} {r['epilogue']:>6.0f} {r['mhz']:>5.0f} "
+              f"{r['span_us']:>7.1f} {r['event_us']:>8.1f}")
 
 
 if __name__ == "__main__":
