@@ -145,6 +145,11 @@ a small share of what it moves). Each GPU record says how many sets its launches
 Triton's `do_bench` gets cold inputs another way, clearing the L2 before every run; rotating copies
 keeps the GPU doing only the products between timed launches, as a program's steady state does.
 
+What is cold is not only the data. A TMA kernel that reads its tensor maps from global memory (a map
+per buffer) finds the map cold too, and its first load waits for the map before it waits for the
+data. h6 asks for its maps as a block starts, before it sets up its barriers: on an H200 that gained
+1-2.5 points of the library at 1024^3 on cold inputs.
+
 The table is what the rule gives at this ladder's sizes on the profile's GPU.""",
         space="inputs",
         op="hgemm",
@@ -155,7 +160,8 @@ The table is what the rule gives at this ladder's sizes on the profile's GPU."""
                  "Problems under about 3 MiB (on a 60 MiB L2) stay partly warm: 64 sets at most.",
                  "Measured on an H200, paired with the fastest library (benchmarks/records/"
                  "2026-11-30-h200-hgemm-cold-inputs): on one set h6 read 7-16 points more at the decode shapes "
-                 "and 8 more at 1024^3; from 4 L2s up the two ways agreed within their spread."),
+                 "and 8 more at 1024^3; from 4 L2s up the two ways agreed within their spread. The tensor maps asked "
+                 "for early: benchmarks/records/2026-12-01-h200-hgemm-early-maps."),
         references=("NVIDIA Hopper tuning guide: the L2 cache",
                     "triton.testing.do_bench: the L2 cleared before each timed run"),
     ),
