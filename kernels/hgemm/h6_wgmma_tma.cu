@@ -345,9 +345,8 @@ extern __shared__ unsigned char h6_smem[];
 // The tensor maps asked for as a block starts (H6_EARLY_PREFETCH, default 1): thread 0 prefetches them before the
 // barriers are set up and before the wait for the grid before it, instead of right before the first loads, which
 // then waited for the map's fetch (from DRAM on cold inputs: a map per set of buffers). The maps are written by
-// the host before any launch that reads them, never by a kernel, so the wait need not cover them. Paired with
-// the late prefetch on an H200, cold inputs: 1024^3 +1.8%, 512 x 2048 x 1024 +1.4%, 1 and 16 x 4096 x 4096 +0.9%,
-// from 2048^3 up within 0.3% (benchmarks/records/2026-12-01-h200-hgemm-early-maps).
+// the host before any launch that reads them, never by a kernel, so the wait need not cover them (what it gained:
+// the header's list of changes).
 #ifndef H6_EARLY_PREFETCH
 #define H6_EARLY_PREFETCH 1
 #endif
@@ -657,8 +656,6 @@ __device__ __forceinline__ unsigned long long global_ns() {
     asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
     return t;
 }
-#endif
-#if H6_TRACE
 // A block's row in the traces: its linear index (a grid of tiles, or of persistent blocks, counts blocks in x).
 __device__ __forceinline__ unsigned traced_block() { return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z); }
 #endif
