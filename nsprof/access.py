@@ -13,7 +13,9 @@ from __future__ import annotations
 import ast
 import operator
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+
+from typing_extensions import TypedDict  # pydantic reads it for docs/json (typing's, only from Python 3.12)
 
 from nsprof.errors import UsageError
 
@@ -21,6 +23,23 @@ WARP_SIZE = 32
 SPACES = ("shared", "global")
 OPS = ("load", "store")
 WIDTHS = (4, 8, 16)  # bytes a lane moves: 32-, 64- and 128-bit accesses
+
+
+class MemoryAccessJson(TypedDict):
+    """A MemoryAccess as `nsprof explain --json` writes it (its fields, in their order)."""
+
+    source: str
+    space: str
+    op: str
+    array: str
+    shape: tuple[int, int]
+    row: str
+    col: str
+    width: int
+    element_bytes: int
+    count: int
+    once: bool
+    note: str
 
 
 @dataclass(frozen=True)
@@ -54,8 +73,10 @@ class MemoryAccess:
     def row_bytes(self) -> int:
         return self.shape[1] * self.element_bytes
 
-    def to_json(self) -> dict:
-        return asdict(self)
+    def to_json(self) -> MemoryAccessJson:
+        return {"source": self.source, "space": self.space, "op": self.op, "array": self.array, "shape": self.shape,
+                "row": self.row, "col": self.col, "width": self.width, "element_bytes": self.element_bytes,
+                "count": self.count, "once": self.once, "note": self.note}
 
 
 def lane_elements(access: MemoryAccess) -> list[tuple[int, int]]:

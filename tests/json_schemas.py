@@ -14,6 +14,7 @@ from nsprof.analyze.captures_types import CapturesDocument
 from nsprof.capture.checks import Check
 from nsprof.ceilings.types import CpuCeilings, GpuCeilings
 from nsprof.diff.types import DiffDocument, NoiseDocument, NoiseRecord
+from nsprof.explain.explain_types import ExplainDocument
 from nsprof.history.store import HistoryRow
 from nsprof.history.trend import CheckDocument
 from nsprof.ladder.op_model import StageJson
@@ -34,6 +35,7 @@ DOCUMENTS = {  # file stem -> (the document's type, the command that writes it)
     "ceilings": (GpuCeilings, "nsprof ceilings --json (and the ceilings-<gpu>.json it saves)"),
     "ceilings-cpu": (CpuCeilings, "nsprof ceilings --cpu --json (and the file it saves)"),
     "bench": (BenchDocument, "nsprof bench --json (and the results file it writes)"),
+    "explain": (ExplainDocument, "nsprof explain [TOPIC] --json"),
 }
 
 

@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from nsprof.cli import app
+from nsprof.explain.topics import TOPICS
 
 jsonschema = pytest.importorskip("jsonschema")
 json_schemas = pytest.importorskip("json_schemas", reason="pydantic derives the schemas")
@@ -194,3 +195,70 @@ def test_bench_json_run_here_matches_its_schema_and_the_schema_can_fail():
     for broken in ({**by_stage["v0"], "status": "fast"}, {**by_stage["v0"], "speed": 1.0}):
         with pytest.raises(jsonschema.ValidationError):
             check({**document, "results": [broken]}, "bench")
+
+
+def test_explain_list_json_matches_its_schema():
+    document = json_of("explain", "--list")
+    assert [row["topic"] for row in document["topics"]] == list(TOPICS)
+    check(document, "explain")
+
+
+@pytest.mark.parametrize("topic", list(TOPICS))
+def test_explain_json_of_every_topic_matches_its_schema(topic, monkeypatch, tmp_path):
+    """Each topic on the committed example capture it finds by itself (no ./profiles here): a ladder's
+    profile, `nsprof pipeline`'s, a program's, or the one with CPU stages beside the GPU's."""
+    monkeypatch.chdir(tmp_path)
+    document = json_of("explain", topic)
+    assert document["topic"] == topic and document["evidence"] is not None
+    check(document, "explain")
+
+
+EXPLAINED = {  # a stage's declared accesses through each model, a program's profile read for bank conflicts, the
+    # measured topics on the captures their own tests read, and accesses the user describes through both models
+    "one stage's shared accesses": ("bank-conflicts", "--stage", "v5"),
+    "one stage's global accesses": ("coalescing", "--stage", "v3"),
+    "one stage's launch plan": ("wave-quantization", "--op", "hgemm", "--stage", "h6"),
+    "kernels without stage ranges": ("bank-conflicts", "--from", str(EXAMPLES / "h200-program-torch-train")),
+    "a program's host side": ("gpu-idle", "--from", str(DATA / "host-side" / "train-sync.sqlite")),
+    "the pipeline's copies": ("pipeline", "--from", str(EXAMPLES / "h200-pipeline-1024")),
+    "a padded column": ("bank-conflicts", "--shape", "32x33", "--access", "column"),
+    "paired 128-bit loads": ("bank-conflicts", "--shape", "32x32", "--access", "lane/2,(lane%2)*4", "--width", "16"),
+    "a store": ("bank-conflicts", "--access", "row", "--width", "8", "--store"),
+    "a column of a matrix": ("coalescing", "--shape", "1024x1024", "--access", "column"),
+    "float4 rows": ("coalescing", "--access", "row", "--width", "16"),
+}
+
+
+@pytest.mark.parametrize("kind", EXPLAINED)
+def test_explain_json_matches_its_schema(kind):
+    check(json_of("explain", *EXPLAINED[kind]), "explain")
+
+
+@pytest.mark.parametrize("capture", ["sgemm-1024", "sgemv-4096"])
+def test_explain_gpu_vs_cpu_json_matches_its_schema(capture, cpu_rung_capture):
+    """The committed captures with CPU stages and roofs measured on a CI-like host (tests/conftest.py)."""
+    document = json_of("explain", "gpu-vs-cpu", "--from", str(cpu_rung_capture(capture)))
+    assert document["measured"]["cpu_stages"] and document["measured"]["tiling"]
+    check(document, "explain")
+
+
+def test_the_explain_schema_holds_each_page_to_its_keys():
+    """Every page is closed, down to its records: a key no type declares, one renamed, or a number as a
+    string fails; so does a key of the bank model on the sector model's page."""
+    pages = {"ladder": json_of("explain", "bank-conflicts"), "access": json_of("explain", *EXPLAINED["float4 rows"]),
+             "measured": json_of("explain", *EXPLAINED["a program's host side"])}
+    for document in pages.values():
+        check(document, "explain")
+    broken = [
+        {**pages["ladder"], "note": "a key no type declares"},
+        {**pages["measured"], "evidence": {**pages["measured"]["evidence"], "gpu": "H200"}},  # a ladder page's key
+        {**pages["access"], "n_way": 1},  # the bank model's
+        {**pages["access"], "sectors": "4"},
+    ]
+    renamed = json.loads(json.dumps(pages["ladder"]))
+    renamed["evidence"]["shared_memory"][0]["conflicts"] = renamed["evidence"]["shared_memory"][0].pop("measured_conflicts")
+    nested = json.loads(json.dumps(pages["ladder"]))
+    nested["examples"][0]["lanes"] = []
+    for document in (*broken, renamed, nested):
+        with pytest.raises(jsonschema.ValidationError):
+            check(document, "explain")

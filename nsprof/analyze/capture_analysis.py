@@ -38,6 +38,7 @@ from nsprof.analyze.nvtx_attribution import (
 from nsprof.analyze.operators import launching_operators, with_operators
 from nsprof.analyze.phases import Phase, phases
 from nsprof.analyze.pipeline import FlowTimeline, copy_facts, fastest_flow_timeline
+from nsprof.analyze.pipeline_types import CopyFacts
 from nsprof.analyze.program_harness import SteadyState
 from nsprof.analyze.summaries import kernel_family_summary, kernel_summary, memcpy_summary
 from nsprof.analyze.timeline import TimeBreakdown, time_breakdown
@@ -217,7 +218,7 @@ class CaptureAnalysis:
         return gpu_utilization(self._inputs.timelines) if self.has_nsys else None
 
     @cached_property
-    def copies(self) -> dict | None:
+    def copies(self) -> CopyFacts | None:
         """Copy rates by direction and host memory, and how copies overlapped (nsprof.analyze.pipeline.copy_facts)."""
         return copy_facts(self._inputs.timelines) if self.has_nsys else None
 

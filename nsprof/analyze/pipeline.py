@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from nsprof.analyze.gpu_events import DTOH, HTOD, KERNEL, capture_origin, covered_ns, gpu_events, range_window
+from nsprof.analyze.pipeline_types import BusFloor, CopyFacts, CopyRate, FastestFlow
 from nsprof.ceilings.peaks import Ceiling
 from nsprof.parse.model import GpuTimeline
 from nsprof.ranges import pipeline_range
@@ -33,9 +34,9 @@ BREAKDOWN_COLUMNS = ("range", "flows", "h2d_ms", "kernel_ms", "d2h_ms", "overlap
 WAITING_KERNELS = ("watch_rows",)  # kernels that spin until a copy lands (kernels/common/watch_rows.cu)
 
 
-def bus_floor(bytes_in: int, bytes_out: int, ceiling: Ceiling | None) -> dict:
-    """{"floor_ms", "sequential_floor_ms", "h2d_gbyte_per_s", "d2h_gbyte_per_s", "source"}; the
-    times are None when the bandwidths were not measured."""
+def bus_floor(bytes_in: int, bytes_out: int, ceiling: Ceiling | None) -> BusFloor:
+    """The least time the bytes can take over the bus; its times are None when the bandwidths were not
+    measured."""
     h2d = ceiling.h2d_tbyte_per_s if ceiling else None
     d2h = ceiling.d2h_tbyte_per_s if ceiling else None
     if ceiling is None or not h2d or not d2h:
@@ -91,13 +92,13 @@ def _one_flow(work: pd.DataFrame) -> dict:
             "idle_ms": (span - busy) * ms, "gpu_span_ms": span * ms}
 
 
-def copy_facts(nsys: list[GpuTimeline]) -> dict:
+def copy_facts(nsys: list[GpuTimeline]) -> CopyFacts:
     """Copy rates by direction and host-memory kind (`copy_rates`, for directions that moved a MiB or
     more: the rates of tiny copies are latency, not bandwidth), and the union of each kind of GPU work
     and of their overlaps, in ms: `h2d_ms`, `d2h_ms`, `kernel_ms`, `both_directions_at_once_ms`,
     `copies_during_kernels_ms`."""
     copies = pd.concat([export.memcpys for export in nsys], ignore_index=True)
-    rates = []
+    rates: list[CopyRate] = []
     pageable = (copies["src_kind"] == "Pageable") | (copies["dst_kind"] == "Pageable")
     for (direction, is_pageable), group in copies.assign(pageable=pageable).groupby(["copy_kind", "pageable"]):
         if group["bytes"].sum() >= 1 << 20:
@@ -116,7 +117,7 @@ def copy_facts(nsys: list[GpuTimeline]) -> dict:
             "both_directions_at_once_ms": both_copies / 1e6, "copies_during_kernels_ms": copy_and_kernel / 1e6}
 
 
-def fastest_flow(document: dict | None) -> dict | None:
+def fastest_flow(document: dict | None) -> FastestFlow | None:
     """An `nsprof pipeline` record's fastest warm variant (`best`), the tutorial's pageable flow of
     the same stage (`pageable`), the size and the bus floor; None without a timed warm variant."""
     warm = [r for r in (document or {}).get("records", []) if r.get("median_ms") is not None and r["variant"] != "cold"]

@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 
 from nsprof.access import WARP_SIZE, MemoryAccess, lane_byte_ranges
 from nsprof.errors import UsageError
+from nsprof.explain.explain_types import BankFigures, BankJson
 
 BANKS = 32
 BANK_BYTES = 4
@@ -68,9 +69,13 @@ class BankAnalysis:
         """The conflict degree: most distinct words one bank serves within a phase (1 = conflict-free)."""
         return max(self.phase_wavefronts)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> BankJson:
+        return {"access": self.access.to_json(), **self.figures()}
+
+    def figures(self) -> BankFigures:
+        """What the model computes, without the access it computes it for."""
         return {
-            "access": self.access.to_json(), "n_way": self.n_way, "wavefronts": self.wavefronts,
+            "n_way": self.n_way, "wavefronts": self.wavefronts,
             "min_wavefronts": self.min_wavefronts, "excess_wavefronts": self.excess_wavefronts,
             "paired": self.paired, "phases": [list(p) for p in self.phases],
             "phase_wavefronts": list(self.phase_wavefronts),

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nsprof.access import MemoryAccess, lane_byte_ranges
+from nsprof.explain.explain_types import SectorFigures, SectorJson
 
 SECTOR_BYTES = 32
 LINE_BYTES = 128
@@ -40,9 +41,13 @@ class SectorAnalysis:
         """Bytes used per byte moved in the sectors touched (1.0 = every fetched byte is used)."""
         return self.bytes_used / (len(self.sectors) * SECTOR_BYTES)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> SectorJson:
+        return {"access": self.access.to_json(), **self.figures()}
+
+    def figures(self) -> SectorFigures:
+        """What the model computes, without the access it computes it for."""
         return {
-            "access": self.access.to_json(), "sectors": len(self.sectors), "lines": len(self.lines),
+            "sectors": len(self.sectors), "lines": len(self.lines),
             "min_sectors": self.min_sectors, "bytes_used": self.bytes_used,
             "efficiency": round(self.efficiency, 4), "sector_ids": list(self.sectors), "line_ids": list(self.lines),
             "lanes": [{"lane": lane, "start": start, "end": end} for lane, (start, end) in enumerate(self.lane_ranges)],

@@ -4,6 +4,7 @@ rotates among (nsprof.launch.rotation's rule, the one the bench applies)."""
 
 from __future__ import annotations
 
+from nsprof.explain.explain_types import InputsRow, InputsSectionJson
 from nsprof.explain.page import section
 from nsprof.explain.waves import SIZES as WAVE_SIZES
 from nsprof.ladder.op_model import Op
@@ -33,17 +34,17 @@ def l2_of(manifest: dict | None) -> tuple[float, str]:
     return H200_L2_MIB, "an H200's: no profile's manifest names its GPU"
 
 
-def inputs_section(op: Op, manifest: dict | None) -> tuple[list[Block], dict]:
+def inputs_section(op: Op, manifest: dict | None) -> tuple[list[Block], InputsSectionJson]:
     """The table of SIZES[op] against the L2, and what it means for timing them."""
     l2_mib, source = l2_of(manifest)
     rows = [_row(op, size, l2_mib) for size in SIZES[op.name]]
-    records = {"l2_mib": l2_mib, "l2_source": source, "inputs": rows}
+    records: InputsSectionJson = {"l2_mib": l2_mib, "l2_source": source, "inputs": rows}
     table = Table(f"{op.name}: one product's buffers against a {l2_mib:g} MiB L2 ({source})", _COLUMNS, rows, None,
                   _DROP_ORDER)
     return section("What a timed launch finds in the L2", [table, Bullets(_summary(rows))]), records
 
 
-def _row(op: Op, size: tuple[int, ...], l2_mib: float) -> dict:
+def _row(op: Op, size: tuple[int, ...], l2_mib: float) -> InputsRow:
     footprint = op.min_bytes(size)  # each matrix once: A, B (x) and C (y), what the buffers hold
     sets = set_count(footprint, int(l2_mib * MIB))
     l2s = footprint / (l2_mib * MIB)
@@ -53,7 +54,7 @@ def _row(op: Op, size: tuple[int, ...], l2_mib: float) -> dict:
             "sets": sets, "apart_mib": (sets - 1) * footprint / MIB}
 
 
-def _summary(rows: list[dict]) -> list[str]:
+def _summary(rows: list[InputsRow]) -> list[str]:
     inside = [r["size"] for r in rows if r["l2s"] <= 1]
     near = [r["size"] for r in rows if 1 < r["l2s"] < ROTATE_BELOW_L2S]
     lines = []

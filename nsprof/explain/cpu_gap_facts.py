@@ -8,13 +8,28 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Literal
 
 import pandas as pd
 
 from nsprof.analyze import Ceiling
 from nsprof.analyze.roofline import precision_unit
 from nsprof.errors import NsprofError, ParseError, UsageError
+from nsprof.explain.cpu_gap_types import (
+    AgainstRoofs,
+    AtIntensity,
+    CpuGapFacts,
+    CpuMachine,
+    CpuRoofs,
+    GpuMachine,
+    GpuRoofs,
+    LadderTile,
+    Roofs,
+    SerialLoop,
+    TileNeed,
+    Tiling,
+    TimedStage,
+)
 from nsprof.ladder.cpu_speedups import BLAS_KEY, LOOP_KEY
 from nsprof.ladder.ops.tiles import as_tile
 from nsprof.ladder.registry import get_op, get_stage
@@ -44,7 +59,7 @@ LOOP_MEMORY = {
 
 
 def cpu_gap_facts(path: Path, profile: Capture, analysis: CaptureAnalysis, op: str | None = None,
-                  stage: str | None = None) -> dict:
+                  stage: str | None = None) -> CpuGapFacts:
     """The two machines' roofs and ridge points, the stages measured at the largest size where the
     CPU and the GPU both ran (the fastest GPU stage, or `stage`), how the speed-up over the CPU's
     BLAS compares with the ratio of the roofs, why the serial loop is far below its own roof, and
@@ -67,19 +82,17 @@ def cpu_gap_facts(path: Path, profile: Capture, analysis: CaptureAnalysis, op: s
             raise UsageError(f"{path}: GPU stage {stage} was not timed at {size}", "leave out --stage for the fastest one")
     spec, dims = get_op(op), parse_label(size)
     intensity = spec.flops(dims) / spec.min_bytes(dims)
-    gpu, cpu = _gpu(analysis.gpu, analysis.ceiling), _cpu(profile.cpu.env or {}, profile.cpu.ceilings)
-    for machine in (gpu, cpu):
-        machine["ridge_flop_per_byte"] = _ratio(machine["fp32_tflop_per_s"], machine["dram_tbyte_per_s"])
-        machine["attainable_tflop_per_s"] = _attainable(machine, intensity)
-        machine["bound"] = _bound(machine, intensity)
-    roles: dict[str, dict] = {}
+    gpu_roofs, cpu_roofs = _gpu(analysis.gpu, analysis.ceiling), _cpu(profile.cpu.env or {}, profile.cpu.ceilings)
+    gpu: GpuMachine = {**gpu_roofs, **_at_intensity(gpu_roofs, intensity)}
+    cpu: CpuMachine = {**cpu_roofs, **_at_intensity(cpu_roofs, intensity)}
+    roles: dict[str, TimedStage] = {}
     for _, row in cpu_rows.iterrows():  # in ladder order: loop, blocked, BLAS
         roles.setdefault(row["cpu_role"], _record(row))
     fastest = gpu_rows.loc[gpu_rows["time_per_launch_ns"].idxmin()]
     blas_precision = get_stage(op, roles["blas"]["stage"]).precision.name if "blas" in roles else "fp32"
     same_precision = gpu_rows[gpu_rows["precision"] == blas_precision]
     like = same_precision.loc[same_precision["time_per_launch_ns"].idxmin()] if len(same_precision) else None
-    facts = {
+    facts: CpuGapFacts = {
         "source": str(path), "op": op, "op_title": spec.title, "size": size, "gpu": gpu, "cpu": cpu,
         "fp32_ratio": _ratio(gpu["fp32_tflop_per_s"], cpu["fp32_tflop_per_s"]),
         "bandwidth_ratio": _ratio(gpu["dram_tbyte_per_s"], cpu["dram_tbyte_per_s"]),
@@ -96,15 +109,23 @@ def cpu_gap_facts(path: Path, profile: Capture, analysis: CaptureAnalysis, op: s
     return facts
 
 
-def _gpu(name: str | None, ceiling: Ceiling | None) -> dict[str, Any]:
+def _gpu(name: str | None, ceiling: Ceiling | None) -> GpuRoofs:
     """The GPU's roofs as the analysis resolved them (measured where `nsprof ceilings` saved them)."""
-    fields = ("fp32_tflop_per_s", "dram_tbyte_per_s")
-    values = {field: _value(getattr(ceiling, field)) if ceiling else None for field in fields}
-    return {"name": name, **values, "fp32_source": ceiling.source_of(fields[0]) if ceiling else None,
-            "dram_source": ceiling.source_of(fields[1]) if ceiling else None}
+    if ceiling is None:
+        return {"name": name, "fp32_tflop_per_s": None, "dram_tbyte_per_s": None, "fp32_source": None, "dram_source": None}
+    return {"name": name, "fp32_tflop_per_s": _value(ceiling.fp32_tflop_per_s),
+            "dram_tbyte_per_s": _value(ceiling.dram_tbyte_per_s), "fp32_source": ceiling.source_of("fp32_tflop_per_s"),
+            "dram_source": ceiling.source_of("dram_tbyte_per_s")}
 
 
-def _cpu(env: dict, ceilings: dict | None) -> dict[str, Any]:
+def _at_intensity(roofs: Roofs, intensity: float) -> AtIntensity:
+    """A machine's ridge point, its roofline at the op's FLOPs per byte, and which roof bounds it there."""
+    ridge = _ratio(roofs["fp32_tflop_per_s"], roofs["dram_tbyte_per_s"])
+    return {"ridge_flop_per_byte": ridge, "attainable_tflop_per_s": _attainable(roofs, intensity),
+            "bound": _bound(ridge, intensity)}
+
+
+def _cpu(env: dict, ceilings: dict | None) -> CpuRoofs:
     """The host of the CPU stages (bench-cpu.json's env) and its roofs (ceilings-cpu.json), if measured."""
     measured = (ceilings or {}).get("ceilings") or {}
     return {"name": env.get("cpu"), "cores": env.get("cpu_cores"), "simd": env.get("cpu_simd"), "blas": env.get("blas"),
@@ -145,20 +166,21 @@ def _size(rows: pd.DataFrame, path: Path, op: str) -> tuple[str, pd.DataFrame, p
     return size, on_cpu[on_cpu["size"] == size], on_gpu[on_gpu["size"] == size]
 
 
-def _record(row: pd.Series, ceiling: Ceiling | None = None) -> dict:
+def _record(row: pd.Series, ceiling: Ceiling | None = None) -> TimedStage:
     """One timed stage as the facts name it: its time, rate and the analysis's speed-ups; for a
     GPU stage, the peak of the units its precision computes on."""
     declared = get_stage(row["op"], row["stage"])
-    record = {"stage": declared.stage, "title": declared.title, "precision": declared.precision.name,
-              "time_ms": float(row["time_per_launch_ns"]) / 1e6, "time_source": row["time_source"],
-              "tflops_per_s": _value(row.get("tflops_per_s")), "pct_of_compute_peak": _value(row.get("pct_of_compute_peak")),
-              LOOP_KEY: _value(row.get(LOOP_KEY)), BLAS_KEY: _value(row.get(BLAS_KEY))}
+    record: TimedStage = {
+        "stage": declared.stage, "title": declared.title, "precision": declared.precision.name,
+        "time_ms": float(row["time_per_launch_ns"]) / 1e6, "time_source": row["time_source"],
+        "tflops_per_s": _value(row.get("tflops_per_s")), "pct_of_compute_peak": _value(row.get("pct_of_compute_peak")),
+        LOOP_KEY: _value(row.get(LOOP_KEY)), BLAS_KEY: _value(row.get(BLAS_KEY))}
     if ceiling is not None and (unit := precision_unit(declared.precision.name)) and unit.ceiling_field:
         record["compute_roof"], record["compute_roof_tflop_per_s"] = unit.name, _value(getattr(ceiling, unit.ceiling_field))
     return record
 
 
-def _against_roofs(row: pd.Series, blas: dict | None, gpu: dict, cpu: dict) -> dict:
+def _against_roofs(row: pd.Series, blas: TimedStage | None, gpu: GpuMachine, cpu: CpuMachine) -> AgainstRoofs:
     """The fastest GPU stage of the CPU's BLAS's precision against that BLAS: its speed-up, the ratio
     of the two machines' roofs at the op's intensity, and how close each side came to its roof (the
     speed-up is the roof ratio x the GPU's fraction / the CPU's fraction)."""
@@ -170,7 +192,8 @@ def _against_roofs(row: pd.Series, blas: dict | None, gpu: dict, cpu: dict) -> d
             "roof_ratio": roof_ratio, "pct_of_roof_ratio": _pct(_ratio(record[BLAS_KEY], roof_ratio))}
 
 
-def _serial_loop(loop: dict | None, cpu: dict, op: str, dims: tuple[int, ...], element_bytes: int) -> dict | None:
+def _serial_loop(loop: TimedStage | None, cpu: CpuMachine, op: str, dims: tuple[int, ...],
+                 element_bytes: int) -> SerialLoop | None:
     """How far the serial loop is below the CPU's roof, and the one core's share of that roof it had."""
     if loop is None:
         return None
@@ -186,36 +209,41 @@ def _serial_loop(loop: dict | None, cpu: dict, op: str, dims: tuple[int, ...], e
             "why": reason.format(row_bytes=dims[1] * element_bytes) if reason and len(dims) == 3 else reason}
 
 
-def _tiling(op: str, element_bytes: int, ndim: int, intensity: float, gpu: dict, cpu: dict) -> dict:
+def _tiling(op: str, element_bytes: int, ndim: int, intensity: float, gpu: GpuMachine, cpu: CpuMachine) -> Tiling:
     """FLOPs per byte loaded: the naive loop's (one multiply-add per two elements loaded), a T x T
     tile's (2T^3 FLOPs per 2T^2 elements: T / element_bytes), the tile each machine needs to turn
     compute-bound (T >= element_bytes x its ridge point), and the ladder's own tiles."""
     naive = 2 / (2 * element_bytes)
-    machines = {}
-    for name, machine in (("gpu", gpu), ("cpu", cpu)):
-        ridge = machine["ridge_flop_per_byte"]
-        machines[name] = {"ridge_flop_per_byte": ridge, "min_tile": element_bytes * ridge if ridge else None}
-    tiles = []
+    gpu_need, cpu_need = (_tile_need(machine["ridge_flop_per_byte"], element_bytes) for machine in (gpu, cpu))
+    tiles: list[LadderTile] = []
     for stage_name in TILED_STAGES.get(op, ()) if ndim == 3 else ():
         stage = get_stage(op, stage_name)
         tile = as_tile(stage.tiles[0])  # its first (largest) tile
         bm, bn = tile.bm, tile.bn
         flop_per_byte = 2 * bm * bn / (element_bytes * (bm + bn))
         tiles.append({"stage": stage.stage, "title": stage.title, "tile": f"{bm}x{bn}", "flop_per_byte": flop_per_byte,
-                      **{f"above_{name}_ridge": (flop_per_byte >= m["ridge_flop_per_byte"]) if m["ridge_flop_per_byte"] else None
-                         for name, m in machines.items()}})
+                      "above_gpu_ridge": _above(flop_per_byte, gpu_need), "above_cpu_ridge": _above(flop_per_byte, cpu_need)})
     return {"matrix_product": ndim == 3, "element_bytes": element_bytes, "naive_flop_per_byte": naive,
-            "op_intensity_flop_per_byte": intensity, **machines, "ladder_tiles": tiles}
+            "op_intensity_flop_per_byte": intensity, "gpu": gpu_need, "cpu": cpu_need, "ladder_tiles": tiles}
 
 
-def _attainable(machine: dict, intensity: float) -> float | None:
+def _tile_need(ridge: float | None, element_bytes: int) -> TileNeed:
+    return {"ridge_flop_per_byte": ridge, "min_tile": element_bytes * ridge if ridge else None}
+
+
+def _above(flop_per_byte: float, need: TileNeed) -> bool | None:
+    """Whether a tile's FLOPs per byte reach a machine's ridge (None: the machine has no ridge point)."""
+    ridge = need["ridge_flop_per_byte"]
+    return (flop_per_byte >= ridge) if ridge else None
+
+
+def _attainable(roofs: Roofs, intensity: float) -> float | None:
     """The roofline at the op's intensity: min(compute roof, intensity x bandwidth), TFLOP/s."""
-    peak, bandwidth = machine["fp32_tflop_per_s"], machine["dram_tbyte_per_s"]
+    peak, bandwidth = roofs["fp32_tflop_per_s"], roofs["dram_tbyte_per_s"]
     return min(peak, intensity * bandwidth) if peak and bandwidth else None
 
 
-def _bound(machine: dict, intensity: float) -> str | None:
-    ridge = machine["ridge_flop_per_byte"]
+def _bound(ridge: float | None, intensity: float) -> Literal["compute", "memory"] | None:
     return None if ridge is None else "compute" if intensity >= ridge else "memory"
 
 
@@ -236,24 +264,27 @@ def _pct(fraction: float | None) -> float | None:
 
 # --- the facts as sentences ----------------------------------------------------------------------
 
-def fact_sections(facts: dict) -> dict[str, list[str]]:
+def fact_sections(facts: CpuGapFacts) -> dict[str, list[str]]:
     """The facts as sentences with their numbers (Markdown), under the headings of the page."""
     return {"roofs": _roof_lines(facts), "measured": _measured_lines(facts), "tiling": _tiling_lines(facts)}
 
 
-def _roof_lines(facts: dict) -> list[str]:
+def _roof_lines(facts: CpuGapFacts) -> list[str]:
     gpu, cpu = facts["gpu"], facts["cpu"]
     lines = []
+    gpu_fp32, cpu_fp32, gpu_dram, cpu_dram = (gpu["fp32_tflop_per_s"], cpu["fp32_tflop_per_s"], gpu["dram_tbyte_per_s"],
+                                              cpu["dram_tbyte_per_s"])
     if facts["fp32_ratio"] and facts["bandwidth_ratio"]:
-        lines.append(f"The GPU's FP32 roof is **{num(facts['fp32_ratio'])}x** the CPU's ({num(gpu['fp32_tflop_per_s'])} "
-                     f"against {num(cpu['fp32_tflop_per_s'])} TFLOP/s); its memory bandwidth **"
-                     f"{num(facts['bandwidth_ratio'])}x** ({num(gpu['dram_tbyte_per_s'] * 1e3)} against "
-                     f"{num(cpu['dram_tbyte_per_s'] * 1e3)} GB/s).")
+        assert gpu_fp32 and cpu_fp32 and gpu_dram and cpu_dram  # a ratio is of two roofs
+        lines.append(f"The GPU's FP32 roof is **{num(facts['fp32_ratio'])}x** the CPU's ({num(gpu_fp32)} "
+                     f"against {num(cpu_fp32)} TFLOP/s); its memory bandwidth **"
+                     f"{num(facts['bandwidth_ratio'])}x** ({num(gpu_dram * 1e3)} against "
+                     f"{num(cpu_dram * 1e3)} GB/s).")
     else:
-        for what, key, ratio in (("FP32 roof", "fp32_tflop_per_s", "fp32_ratio"), ("bandwidth", "dram_tbyte_per_s",
-                                                                                    "bandwidth_ratio")):
-            lines.append(f"The GPU's {what} is **{num(facts[ratio])}x** the CPU's." if facts[ratio] else
-                         f"The two {what}s are not compared: {_missing(gpu[key], cpu[key])}.")
+        for what, ratio, gpu_roof, cpu_roof in (("FP32 roof", facts["fp32_ratio"], gpu_fp32, cpu_fp32),
+                                                ("bandwidth", facts["bandwidth_ratio"], gpu_dram, cpu_dram)):
+            lines.append(f"The GPU's {what} is **{num(ratio)}x** the CPU's." if ratio else
+                         f"The two {what}s are not compared: {_missing(gpu_roof, cpu_roof)}.")
     sources = {_source(gpu["fp32_source"]), _source(gpu["dram_source"])}
     lines.append(f"The GPU, {gpu['name'] or 'unknown'}: {' and '.join(sorted(sources))} (`nsprof ceilings`). The CPU, "
                  f"{cpu['name'] or 'the host'} ({cpu['cores'] or '?'} hardware threads, {cpu['simd'] or 'no known SIMD'}, "
@@ -280,35 +311,37 @@ def _roof_lines(facts: dict) -> list[str]:
     line = (f"{facts['op_title']} at {size} does {num(intensity)} FLOPs per byte at its minimum traffic "
             f"({facts['min_bytes_rule']} bytes), {where}")
     if facts["roof_ratio"]:
+        gpu_roof, cpu_roof = gpu["attainable_tflop_per_s"], cpu["attainable_tflop_per_s"]
+        assert gpu_roof and cpu_roof  # the ratio is of both
         line += (f"; the roofs at that intensity, min(compute, intensity x bandwidth), are "
-                 f"{num(gpu['attainable_tflop_per_s'])} and {num(cpu['attainable_tflop_per_s'])} TFLOP/s: "
+                 f"{num(gpu_roof)} and {num(cpu_roof)} TFLOP/s: "
                  f"**{num(facts['roof_ratio'])}x**")
     lines.append(line + ".")
     return lines
 
 
-def _measured_lines(facts: dict) -> list[str]:
+def _measured_lines(facts: CpuGapFacts) -> list[str]:
     """The stages measured, in sentences: the CPU's, the fastest GPU stage's, like for like, against
     the ratio of the roofs, and why the serial loop is slow."""
     return [_cpu_stages_line(facts), _fastest_line(facts), *_like_for_like_lines(facts), *_serial_loop_lines(facts)]
 
 
-def _cpu_stages_line(facts: dict) -> str:
+def _cpu_stages_line(facts: CpuGapFacts) -> str:
     timed = ", ".join(f"{_named(r)} {num(r['time_ms'])} ms" for r in facts["cpu_stages"].values())
     return (f"The CPU stages at {facts['size']}, median wall-clock time of a run: {timed}."
             + "".join(f" {r['stage']} was not timed ({r['message'] or r['status']})." for r in facts["cpu_not_timed"]))
 
 
-def _fastest_line(facts: dict) -> str:
+def _fastest_line(facts: CpuGapFacts) -> str:
     fastest = facts["fastest_gpu"]
-    speedups = [f"**{num(fastest[key])}x** the CPU's {what}" for key, what in ((LOOP_KEY, "serial loop"), (BLAS_KEY, "BLAS"))
-                if fastest[key]]
+    speedups = [f"**{num(times)}x** the CPU's {what}"
+                for times, what in ((fastest[LOOP_KEY], "serial loop"), (fastest[BLAS_KEY], "BLAS")) if times]
     return (f"The fastest GPU stage, {_named(fastest)}, took {num(fastest['time_ms'] * 1e3)} µs "
             f"({TIME_SOURCES.get(fastest['time_source'], fastest['time_source'])})"
             + (": " + " and ".join(speedups) if speedups else "") + ".")
 
 
-def _like_for_like_lines(facts: dict) -> list[str]:
+def _like_for_like_lines(facts: CpuGapFacts) -> list[str]:
     """The fastest stage in the CPU stages' precision where the fastest is in another, and that
     stage's speed-up over the CPU's BLAS against the ratio of the roofs."""
     lines = []
@@ -316,18 +349,21 @@ def _like_for_like_lines(facts: dict) -> list[str]:
     cpu_fp32 = facts["cpu"]["fp32_tflop_per_s"]
     if like and fastest["stage"] != like["stage"]:
         line = f"{fastest['stage']} computes in {fastest['precision'].upper()}, not {like['precision'].upper()}"
-        if fastest.get("compute_roof_tflop_per_s") and cpu_fp32:
-            line += (f": under the {fastest['compute_roof']} roof of {num(fastest['compute_roof_tflop_per_s'])} TFLOP/s, "
-                     f"{num(fastest['compute_roof_tflop_per_s'] / cpu_fp32)}x the CPU's FP32 roof")
+        if (roof := fastest.get("compute_roof_tflop_per_s")) and cpu_fp32:
+            line += (f": under the {fastest['compute_roof']} roof of {num(roof)} TFLOP/s, "
+                     f"{num(roof / cpu_fp32)}x the CPU's FP32 roof")
         lines.append(line + f". Like for like, the fastest {like['precision'].upper()} GPU stage is "
                      f"{_named(like)}, {num(like['time_ms'] * 1e3)} µs"
                      + (f": {num(like[BLAS_KEY])}x the CPU's BLAS." if like[BLAS_KEY] else "."))
     if like and blas and like[BLAS_KEY] and like["roof_ratio"]:
-        over = like["cpu_blas_pct_of_roof"] is not None and like["cpu_blas_pct_of_roof"] > 100
+        share, gpu_pct, cpu_pct = like["pct_of_roof_ratio"], like["gpu_pct_of_roof"], like["cpu_blas_pct_of_roof"]
+        # the roofs are both known (their ratio is), and a stage with a time has a rate: the op's FLOPs over it
+        assert share is not None and gpu_pct is not None and cpu_pct is not None
+        over = cpu_pct > 100
         lines.append(f"Against the ratio of the roofs: {like['stage']}'s {num(like[BLAS_KEY])}x over the CPU's BLAS is "
-                     f"**{num(like['pct_of_roof_ratio'])}%** of the {num(like['roof_ratio'])}x the roofs allow. The speed-up "
+                     f"**{num(share)}%** of the {num(like['roof_ratio'])}x the roofs allow. The speed-up "
                      f"is that ratio x how close each side came to its own roof: {like['stage']} reached "
-                     f"{num(like['gpu_pct_of_roof'])}% of the GPU's, the CPU's BLAS {num(like['cpu_blas_pct_of_roof'])}% "
+                     f"{num(gpu_pct)}% of the GPU's, the CPU's BLAS {num(cpu_pct)}% "
                      "of the CPU's"
                      + (" (over 100%: the CPU's roofs were measured on other problems, a large product and a large copy; "
                         "a smaller one can run faster, its operands held in the caches)" if over else "") + ".")
@@ -337,12 +373,14 @@ def _like_for_like_lines(facts: dict) -> list[str]:
     return lines
 
 
-def _serial_loop_lines(facts: dict) -> list[str]:
+def _serial_loop_lines(facts: CpuGapFacts) -> list[str]:
     """How far the serial loop is below the CPU's roof, and why: one thread, scalar arithmetic."""
     loop = facts["serial_loop"]
     if not loop:
         return []
-    line = f"The serial loop {loop['stage']} reached {num(loop['tflops_per_s'] * 1e3)} GFLOP/s"
+    rate = loop["tflops_per_s"]
+    assert rate is not None  # a stage with a time (_stage_rows keeps those) has a rate: the op's FLOPs over it
+    line = f"The serial loop {loop['stage']} reached {num(rate * 1e3)} GFLOP/s"
     if loop["pct_of_cpu_roof"] is not None:
         line += f", **{num(loop['pct_of_cpu_roof'])}%** of the CPU's own roof at this intensity"
     if loop["pct_of_cpu_fp32"] is not None and facts["cpu"]["bound"] == "memory":
@@ -359,17 +397,18 @@ def _serial_loop_lines(facts: dict) -> list[str]:
     return [line + "."]
 
 
-def _tiling_lines(facts: dict) -> list[str]:
+def _tiling_lines(facts: CpuGapFacts) -> list[str]:
     tiling, gpu, cpu = facts["tiling"], facts["gpu"], facts["cpu"]
     eb, naive = tiling["element_bytes"], tiling["naive_flop_per_byte"]
-    ridges = {"GPU": gpu["ridge_flop_per_byte"], "CPU": cpu["ridge_flop_per_byte"]}
+    gpu_ridge, cpu_ridge = gpu["ridge_flop_per_byte"], cpu["ridge_flop_per_byte"]
     if not tiling["matrix_product"]:
-        below = all(ridge and tiling["op_intensity_flop_per_byte"] < ridge for ridge in ridges.values())
-        return [f"Each element of A is used by one multiply-add: {num(tiling['op_intensity_flop_per_byte'])} FLOP per byte "
-                "at most, whatever the blocking (only x is reused)"
-                + (f", below the GPU's ridge ({num(ridges['GPU'])}) and the CPU's ({num(ridges['CPU'])}): no tiling makes "
-                   "it compute-bound, and the speed-up is bounded by the bandwidth ratio." if below else ".")]
-    below_both = all(ridge and naive < ridge for ridge in ridges.values())
+        intensity = tiling["op_intensity_flop_per_byte"]
+        below = (f", below the GPU's ridge ({num(gpu_ridge)}) and the CPU's ({num(cpu_ridge)}): no tiling makes it "
+                 "compute-bound, and the speed-up is bounded by the bandwidth ratio."
+                 if gpu_ridge and cpu_ridge and intensity < gpu_ridge and intensity < cpu_ridge else ".")
+        return [f"Each element of A is used by one multiply-add: {num(intensity)} FLOP per byte "
+                "at most, whatever the blocking (only x is reused)" + below]
+    below_both = all(ridge and naive < ridge for ridge in (gpu_ridge, cpu_ridge))
     lines = [f"The naive loop loads two {eb}-byte elements for each multiply-add: 2 FLOPs per {2 * eb} bytes, "
              f"{num(naive)} FLOP/byte" + (", below both ridges" if below_both else "") + ". A block computing a T x T "
              f"tile of C loads a T x T tile of A and one of B (2T² elements, {2 * eb}T² bytes) into fast memory and does "
@@ -380,7 +419,8 @@ def _tiling_lines(facts: dict) -> list[str]:
         lines.append(f"Compute-bound from T ≥ {eb} x ridge: T ≥ {num(gpu_tile)} on the GPU, T ≥ {num(cpu_tile)} on the "
                      "CPU, whose fast memory is its caches and registers.")
     for tile in tiling["ladder_tiles"]:
-        sides = {m: tile[f"above_{m.lower()}_ridge"] for m in ("GPU", "CPU") if tile[f"above_{m.lower()}_ridge"] is not None}
+        sides = {m: above for m, above in (("GPU", tile["above_gpu_ridge"]), ("CPU", tile["above_cpu_ridge"]))
+                 if above is not None}
         if len(set(sides.values())) == 1 and len(sides) == 2:
             where = f", {'above' if sides['GPU'] else 'below'} both ridges"
         else:
@@ -392,7 +432,7 @@ def _tiling_lines(facts: dict) -> list[str]:
     return lines
 
 
-def _named(record: dict) -> str:
+def _named(record: TimedStage | LadderTile) -> str:
     """A stage and its title, without the CPU stages' "CPU: " (the sentence says which machine):
     "v8 (double buffering)", "v10 tensor cores (TF32 mma.sync)" (no parentheses in parentheses)."""
     title = record["title"].removeprefix("CPU: ")

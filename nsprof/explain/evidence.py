@@ -21,6 +21,7 @@ from nsprof import metric_catalog
 from nsprof.analyze import Ceiling
 from nsprof.analyze.metrics import TOTALS
 from nsprof.errors import NsprofError
+from nsprof.explain.explain_types import KernelConflicts, L1BytesRow, SharedMemoryRow, SharedPrediction, StepTime
 from nsprof.explain.occupancy import blocks_by_registers
 from nsprof.explain.prediction import MixPrediction, predict_l1_bytes, predict_mix
 from nsprof.ladder.ops.tiles import Tile  # a block tile: what the launch geometry is counted in
@@ -96,11 +97,11 @@ def staged(m: Measurements, names: list[str] | None = None) -> list[tuple[Stage,
 _KINDS = (("load", "ld"), ("store", "st"))
 
 
-def shared_memory_comparison(m: Measurements, names: list[str] | None = None) -> list[dict]:
+def shared_memory_comparison(m: Measurements, names: list[str] | None = None) -> list[SharedMemoryRow]:
     """Per stage, size and op (load/store): the declared mix's prediction beside the kernel's
     measured shared-memory counters, all per launch. A stage that declares no such access but
     executed some has its measured side only."""
-    rows = []
+    rows: list[SharedMemoryRow] = []
     for stage, size, group in staged(m, names):
         geometry = launch_geometry(stage, size, group)
         warp_tiles = None if geometry is None else geometry[0] * geometry[1]
@@ -122,20 +123,20 @@ def shared_memory_comparison(m: Measurements, names: list[str] | None = None) ->
     return rows
 
 
-def _predicted(mix: MixPrediction | None, warp_tiles: int | None) -> dict:
+def _predicted(mix: MixPrediction | None, warp_tiles: int | None) -> SharedPrediction:
     if mix is None:
-        return dict.fromkeys(("predicted_wavefronts_per_instruction", "predicted_instructions",
-                              "predicted_wavefronts", "predicted_conflicts"))
+        return {"predicted_wavefronts_per_instruction": None, "predicted_instructions": None,
+                "predicted_wavefronts": None, "predicted_conflicts": None}
     return {"predicted_wavefronts_per_instruction": round(mix.wavefronts_per_instruction, 4),
             "predicted_instructions": _times(mix.instructions, warp_tiles),
             "predicted_wavefronts": _times(mix.wavefronts, warp_tiles),
             "predicted_conflicts": _times(mix.excess_wavefronts, warp_tiles)}
 
 
-def l1_bytes_comparison(m: Measurements, names: list[str] | None = None) -> list[dict]:
+def l1_bytes_comparison(m: Measurements, names: list[str] | None = None) -> list[L1BytesRow]:
     """Per stage and size: sector bytes of every declared global access (the sector model) beside
     l1tex__t_bytes (bytes requested from L1), per launch."""
-    rows = []
+    rows: list[L1BytesRow] = []
     for stage, size, group in staged(m, names):
         if not any(a.space == "global" for a in stage.accesses):
             continue
@@ -165,10 +166,10 @@ def _dims(text) -> list[int] | None:
     return numbers or None
 
 
-def kernels_by_conflicts(m: Measurements) -> list[dict]:
+def kernels_by_conflicts(m: Measurements) -> list[KernelConflicts]:
     """Every kernel with shared-memory counters, most bank conflicts per launch first."""
     measured = m.launches.dropna(subset=["smem_ld_conflicts", "smem_st_conflicts"], how="all")
-    rows = []
+    rows: list[KernelConflicts] = []
     for kernel, group in measured.groupby("kernel", sort=False):
         ld, st = _mean(group["smem_ld_conflicts"]), _mean(group["smem_st_conflicts"])
         rows.append({
@@ -180,24 +181,28 @@ def kernels_by_conflicts(m: Measurements) -> list[dict]:
     return sorted(rows, key=lambda row: -row["conflicts"])
 
 
-def step_times(m: Measurements, steps: tuple[tuple[str, str], ...]) -> list[dict]:
+def step_times(m: Measurements, steps: tuple[tuple[str, str], ...]) -> list[StepTime]:
     """Time per launch before and after each optimization step, per size: from nsys (the timeline
     run) where the profile has it, and ncu's gpu__time_duration (measured under replay)."""
-    rows = []
+    rows: list[StepTime] = []
     stages = m.stages
     for before, after in steps:
         for size in stages.loc[stages["stage"] == before, "size"]:
             pair = [stages[(stages["stage"] == s) & (stages["size"] == size)] for s in (before, after)]
             if any(p.empty for p in pair):
                 continue
-            row = {"before": before, "after": after, "size": size}
-            for tool, column in (("nsys", "nsys_time_per_launch_ns"), ("ncu", "ncu_time_per_launch_ns")):
-                b, a = (_plain(p[column].iloc[0]) if column in p else None for p in pair)
-                row[f"{tool}_before_us"] = None if b is None else b / 1e3
-                row[f"{tool}_after_us"] = None if a is None else a / 1e3
-                row[f"{tool}_change_pct"] = None if not (a and b) else 100 * (a - b) / b
-            rows.append(row)
+            nsys, ncu = (_before_after(pair, column) for column in ("nsys_time_per_launch_ns", "ncu_time_per_launch_ns"))
+            rows.append({"before": before, "after": after, "size": size,
+                         "nsys_before_us": nsys[0], "nsys_after_us": nsys[1], "nsys_change_pct": nsys[2],
+                         "ncu_before_us": ncu[0], "ncu_after_us": ncu[1], "ncu_change_pct": ncu[2]})
     return rows
+
+
+def _before_after(pair: list[pd.DataFrame], column: str) -> tuple[float | None, float | None, float | None]:
+    """A time column of the stages before and after a step: both in us, and the change in %."""
+    b, a = (_plain(p[column].iloc[0]) if column in p else None for p in pair)
+    return (None if b is None else b / 1e3, None if a is None else a / 1e3,
+            None if not (a and b) else 100 * (a - b) / b)
 
 
 # -- other measured quantities, by name (topics list the names they show) -----------------------

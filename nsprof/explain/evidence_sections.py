@@ -4,10 +4,9 @@ and for profiles without nsprof stage ranges, kernels ranked by bank conflicts."
 
 from __future__ import annotations
 
-from typing import Any
-
 from nsprof.explain import evidence
 from nsprof.explain.evidence import Measurements, Source
+from nsprof.explain.explain_types import ConflictChange, Evidence, EvidenceParts
 from nsprof.explain.page import prose, section
 from nsprof.explain.topic import Topic
 from nsprof.ladder.registry import Stage
@@ -42,44 +41,45 @@ _RANKING_COLUMNS = (("kernel", "kernel", ""), ("launches", "launches", "d"), ("c
 
 
 def evidence_section(topic: Topic, stages: list[Stage], steps: tuple, found: Source | None,
-                     measured: Measurements | None) -> tuple[list[Block], dict | None]:
+                     measured: Measurements | None) -> tuple[list[Block], Evidence | None]:
     """The section, and its records for JSON (None when there was no profile to read)."""
     if found is None or measured is None:  # both are None, or neither
         return section("Measured", [prose("No measurements: no ncu CSV under ./profiles and no committed example. "
                                           "Run `nsprof profile`, or pass --from PATH.")]), None
     names = [s.stage for s in stages]
-    record: dict[str, Any] = {"source": str(found.path), "reason": found.reason, "gpu": measured.gpu}
+    parts: EvidenceParts = {}  # what the profile measured of the topic, filled in below
     blocks: list[Block] = [prose(f"From `{found.path}`: {found.reason}. GPU: {measured.gpu or 'not recorded'}.")]
     measured_stages = list(dict.fromkeys(s.stage for s, _, _ in evidence.staged(measured)))
     if not measured_stages:
-        blocks += _unstaged(topic, measured, record)
+        blocks += _unstaged(topic, measured, parts)
     elif not set(names) & set(measured_stages):
         blocks.append(prose(f"This profile measured {', '.join(measured_stages)}, none of {', '.join(names)}: "
                             "pass --from with a profile of those stages."))
     elif topic.space == "shared":
-        blocks += _shared_memory(measured, names, steps, record)
+        blocks += _shared_memory(measured, names, steps, parts)
     else:
-        blocks += _l1_bytes(topic, measured, names, record) + _quantities(topic, measured, names, record)
-    record["steps"] = evidence.step_times(measured, steps) if measured_stages else []
-    if record["steps"]:
-        blocks.append(Table("Time per launch across each step", _TIME_COLUMNS, record["steps"],
+        blocks += _l1_bytes(topic, measured, names, parts) + _quantities(topic, measured, names, parts)
+    times = evidence.step_times(measured, steps) if measured_stages else []
+    if times:
+        blocks.append(Table("Time per launch across each step", _TIME_COLUMNS, times,
                             "nsys: the timeline run's GPU time per launch; ncu: gpu__time_duration under replay, "
                             "every kernel of the stage (a split-K reduce too) per launch, a mean, as the stages table "
                             "has it (analyze's kernel tables give each kernel's own median)", _TIME_DROP_ORDER))
+    record: Evidence = {"source": str(found.path), "reason": found.reason, "gpu": measured.gpu, **parts, "steps": times}
     # a topic that measures nothing of its own (float-sums reads the profile's verification above)
     return section("Measured" if len(blocks) > 1 else "Profile read", blocks), record
 
 
-def _shared_memory(measured: Measurements, names: list[str], steps: tuple, record: dict) -> list[Block]:
+def _shared_memory(measured: Measurements, names: list[str], steps: tuple, parts: EvidenceParts) -> list[Block]:
     rows = evidence.shared_memory_comparison(measured, names)
-    record["shared_memory"] = rows
+    parts["shared_memory"] = rows
     blocks: list[Block] = [Table(f"Shared {op}s per launch: predicted from the declared accesses, measured by ncu",
                                  _COMPARISON_COLUMNS, [r for r in rows if r["op"] == op],
                                  f"measured wavefronts/instr.: every shared {op} of the stage's own kernel, averaged "
                                  "(nsprof analyze's n-way column, which also counts a step the stage runs, such "
                                  "as v8's transpose of A)", _COMPARISON_DROP_ORDER)
                            for op in ("load", "store") if any(r["op"] == op for r in rows)]
-    changes = []
+    changes: list[ConflictChange] = []
     for before, after in steps:
         for op in ("load", "store"):
             was, now = (next((r for r in rows if r["stage"] == s and r["op"] == op), None) for s in (before, after))
@@ -87,7 +87,7 @@ def _shared_memory(measured: Measurements, names: list[str], steps: tuple, recor
                 changes.append({"step": f"{before} -> {after}", "op": op, "size": was["size"],
                                 "predicted_change": _difference(now["predicted_conflicts"], was["predicted_conflicts"]),
                                 "measured_change": _difference(now["measured_conflicts"], was["measured_conflicts"])})
-    record["conflict_changes"] = changes
+    parts["conflict_changes"] = changes
     if changes:
         blocks.append(Table("Bank conflicts per launch removed (-) or added (+) by each step",
                             (("step", "step", ""), ("op", "op", ""), ("size", "size", ""),
@@ -96,22 +96,22 @@ def _shared_memory(measured: Measurements, names: list[str], steps: tuple, recor
     return blocks
 
 
-def _l1_bytes(topic: Topic, measured: Measurements, names: list[str], record: dict) -> list[Block]:
+def _l1_bytes(topic: Topic, measured: Measurements, names: list[str], parts: EvidenceParts) -> list[Block]:
     """The sector model predicts what l1tex__t_bytes measures: both, where the topic shows L1 bytes."""
     rows = evidence.l1_bytes_comparison(measured, names) if "l1_mbytes" in topic.quantities else []
     if not rows:
         return []
-    record["l1_bytes"] = rows
+    parts["l1_bytes"] = rows
     return [Table("L1 bytes requested per launch: the sector model against l1tex__t_bytes",
                   (("stage", "stage", ""), ("size", "size", ""), ("predicted", "predicted_l1_bytes", ",.0f"),
                    ("measured", "measured_l1_bytes", ",.0f")), rows)]
 
 
-def _quantities(topic: Topic, measured: Measurements, names: list[str], record: dict) -> list[Block]:
+def _quantities(topic: Topic, measured: Measurements, names: list[str], parts: EvidenceParts) -> list[Block]:
     if not topic.quantities:
         return []
     rows, missing, keys = evidence.stage_quantities(measured, names, topic.quantities)
-    record["quantities"], record["missing_metrics"] = rows, missing
+    parts["quantities"], parts["missing_metrics"] = rows, missing
     columns = (("stage", "stage", ""), ("size", "size", ""),
                *((evidence.QUANTITIES[k].label, k, evidence.QUANTITIES[k].spec) for k in keys))
     notes = [f"{MISSING}: not in this profile; collect with nsprof profile --metrics default,{','.join(missing)}"] \
@@ -122,14 +122,14 @@ def _quantities(topic: Topic, measured: Measurements, names: list[str], record: 
     return [Table("Measured per launch (Nsight Compute, unless said)", columns, rows, "; ".join(notes) or None)]
 
 
-def _unstaged(topic: Topic, measured: Measurements, record: dict) -> list[Block]:
+def _unstaged(topic: Topic, measured: Measurements, parts: EvidenceParts) -> list[Block]:
     note = "No nsprof stage ranges (nsprof:OP/STAGE/MxNxK) in this profile, so no stage-by-stage comparison."
     if topic.space != "shared":
         return [prose(note)]
-    record["kernels"] = evidence.kernels_by_conflicts(measured)
+    parts["kernels"] = evidence.kernels_by_conflicts(measured)
     return [prose(note + " Kernels ranked by measured shared-memory bank conflicts per launch:"),
-            Table("Kernels by bank conflicts (ncu)", _RANKING_COLUMNS, record["kernels"], None, _RANKING_DROP_ORDER)]
+            Table("Kernels by bank conflicts (ncu)", _RANKING_COLUMNS, parts["kernels"], None, _RANKING_DROP_ORDER)]
 
 
-def _difference(after, before):
+def _difference(after: float | None, before: float | None) -> float | None:
     return None if after is None or before is None else after - before

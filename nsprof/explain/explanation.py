@@ -4,9 +4,8 @@ front door: nsprof.verbs.explain_sources). The public entry points of nsprof.exp
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from nsprof.access import user_access
 from nsprof.errors import UsageError
@@ -16,6 +15,19 @@ from nsprof.explain.coalescing import analyze_global
 from nsprof.explain.cold_inputs import inputs_section
 from nsprof.explain.drawings import bank_drawing, sector_map
 from nsprof.explain.evidence_sections import evidence_section
+from nsprof.explain.explain_types import (
+    AccessPage,
+    DescribedAccess,
+    EvidenceSource,
+    GpuVsCpuPage,
+    HostFacts,
+    LadderPage,
+    LadderStage,
+    LadderStep,
+    MeasuredPage,
+    ModelJson,
+    PipelineFacts,
+)
 from nsprof.explain.facts import topic_facts
 from nsprof.explain.model_sections import BANK_GRID_TITLE, global_model, shared_model, why_banks, why_sectors
 from nsprof.explain.page import Explanation, prose, section
@@ -67,37 +79,33 @@ def ladder_explanation(focus: Focus, found: evidence.Source | None, measured: ev
     examples, or on one stage's declared accesses; computed facts; and the measurements `found`
     (the explain verb finds and opens them: nsprof.verbs.explain_sources)."""
     topic, stage, stages, steps = focus.topic, focus.stage, focus.stages, focus.steps
-    doc: dict[str, Any] = {"topic": topic.name, "summary": topic.summary, "text": topic.text,
-                           "stage": stage.stage if stage else None}
-
-    ladder, doc["ladder"] = _ladder(topic, stage, steps, focus.op)
-    blocks = [prose(topic.text), *ladder]
-    if topic.space == "shared":
-        measured_names = {s.stage for s, _, _ in evidence.staged(measured)} if measured else set()
-        model, records = shared_model(topic, stage, [s for s in stages if s.stage not in measured_names])
-        blocks += model
-        doc.update(records)
-    elif topic.space == "global":
-        model, records = global_model(topic, stage, stages)
-        blocks += model
-        doc.update(records)
-    elif topic.space == "waves":
-        model, records = wave_section(stages, measured.manifest if measured else None)
-        blocks += model
-        doc.update(records)
-    elif topic.space == "inputs":
-        model, records = inputs_section(get_op(focus.op), measured.manifest if measured else None)
-        blocks += model
-        doc.update(records)
-    doc["facts"] = topic_facts(topic.name, stages, measured)
-    if doc["facts"]:
-        blocks += section("Computed for this ladder", [Bullets(doc["facts"])])
-    measured_section, doc["evidence"] = evidence_section(topic, stages, steps, found, measured)
-    blocks += measured_section
-    doc["caveats"], doc["references"] = list(topic.caveats), list(topic.references)
-    blocks += _caveats_and_sources(topic)
+    ladder, rows = _ladder(topic, stage, steps, focus.op)
+    model, records = _model(focus, measured)
+    facts = topic_facts(topic.name, stages, measured)
+    measured_section, found_evidence = evidence_section(topic, stages, steps, found, measured)
+    # the model's records sit between the ladder and the facts, as they always have in the JSON
+    doc: LadderPage = {"topic": topic.name, "summary": topic.summary, "text": topic.text,
+                       "stage": stage.stage if stage else None, "ladder": rows, **records, "facts": facts,
+                       "evidence": found_evidence, "caveats": list(topic.caveats), "references": list(topic.references)}
+    blocks = [prose(topic.text), *ladder, *model, *(section("Computed for this ladder", [Bullets(facts)]) if facts else []),
+              *measured_section, *_caveats_and_sources(topic)]
     title = topic.name + (f": {stage.stage} {stage.title}" if stage else "")
     return Explanation(title, topic.summary, blocks, doc)
+
+
+def _model(focus: Focus, measured: evidence.Measurements | None) -> tuple[list[Block], ModelJson]:
+    """The topic's model on its stages (or one stage), with its records; nothing for a topic without one."""
+    topic, stage, stages = focus.topic, focus.stage, focus.stages
+    if topic.space == "shared":
+        measured_names = {s.stage for s, _, _ in evidence.staged(measured)} if measured else set()
+        return shared_model(topic, stage, [s for s in stages if s.stage not in measured_names])
+    if topic.space == "global":
+        return global_model(topic, stage, stages)
+    if topic.space == "waves":
+        return wave_section(stages, measured.manifest if measured else None)
+    if topic.space == "inputs":
+        return inputs_section(get_op(focus.op), measured.manifest if measured else None)
+    return [], {}  # no model: no records
 
 
 def pipeline_explanation(topic: Topic, source: evidence.Source, profile: Capture, analysis: CaptureAnalysis) -> Explanation:
@@ -116,11 +124,10 @@ def gpu_idle_explanation(topic: Topic, source: evidence.Source, analysis: Captur
     return _measured_page(topic, source, facts, fact_lines(facts))
 
 
-def _measured_page(topic: Topic, source: evidence.Source, facts: Mapping[str, Any], lines: list[str]) -> Explanation:
+def _measured_page(topic: Topic, source: evidence.Source, facts: PipelineFacts | HostFacts, lines: list[str]) -> Explanation:
     """A topic's text, then the facts measured in the capture read, in Markdown bullets."""
-    doc = {"topic": topic.name, "summary": topic.summary, "text": topic.text, "facts": lines, "measured": facts,
-           "evidence": {"source": str(source.path), "reason": source.reason}, "caveats": list(topic.caveats),
-           "references": list(topic.references)}
+    doc: MeasuredPage = {"topic": topic.name, "summary": topic.summary, "text": topic.text, "facts": lines, "measured": facts,
+                         "evidence": _evidence(source), "caveats": list(topic.caveats), "references": list(topic.references)}
     blocks = [prose(topic.text), *section(f"Measured in {shown_path(source.path)} ({source.reason})",
                                           [Bullets(lines, markdown=True)]), *_caveats_and_sources(topic)]
     return Explanation(topic.name, topic.summary, blocks, doc)
@@ -136,10 +143,10 @@ def gpu_vs_cpu_explanation(topic: Topic, source: evidence.Source, profile: Captu
     facts = cpu_gap_facts(path, profile, analysis, op, stage)
     sections = fact_sections(facts)
     ladder, rows = _ladder(topic, None, (), facts["op"])
-    doc = {"topic": topic.name, "summary": topic.summary, "text": topic.text, "ladder": rows,
-           "facts": [line for lines in sections.values() for line in lines], "measured": facts,
-           "evidence": {"source": str(path), "reason": reason}, "caveats": list(topic.caveats),
-           "references": list(topic.references)}
+    doc: GpuVsCpuPage = {"topic": topic.name, "summary": topic.summary, "text": topic.text, "ladder": rows,
+                         "facts": [line for lines in sections.values() for line in lines], "measured": facts,
+                         "evidence": _evidence(source), "caveats": list(topic.caveats),
+                         "references": list(topic.references)}
     blocks = [prose(topic.text), *ladder,
               *section(f"Measured in {shown_path(path)} ({reason})", [Bullets(sections["roofs"], markdown=True)]),
               *section(f"The stages at {facts['size']}", [Bullets(sections["measured"], markdown=True)]),
@@ -156,19 +163,18 @@ def explain_access(name: str, shape: tuple[int, int] | None, pattern: str, width
         raise UsageError(f"--shape and --access describe a memory access; topic '{name}' has no access model",
                          "use them with bank-conflicts (shared memory) or coalescing (global memory)")
     access = user_access(topic.space, shape or DEFAULT_SHAPES[topic.space], pattern, width, op)
-    doc = {"topic": topic.name, "summary": topic.summary, "access": access.source, "shape": list(access.shape),
-           "width": access.width, "op": access.op}
+    described: DescribedAccess = {"topic": topic.name, "summary": topic.summary, "access": access.source,
+                                  "shape": list(access.shape), "width": access.width, "op": access.op}
+    doc: AccessPage
     if topic.space == "shared":
         banks = analyze_shared(access)
         row_length = conflict_free_row_length([access]) if banks.n_way > 1 else None
-        doc["conflict_free_row_length"] = row_length
-        why, drawing, computed = why_banks(banks, row_length), bank_drawing(BANK_GRID_TITLE, banks), banks.to_json()
+        why, drawing = why_banks(banks, row_length), bank_drawing(BANK_GRID_TITLE, banks)
+        doc = {**described, "conflict_free_row_length": row_length, **banks.figures(), "explanation": why}
     else:
         sectors = analyze_global(access)
         why, drawing = why_sectors(sectors), Drawing("cache lines and sectors touched", sector_map(sectors))
-        computed = sectors.to_json()
-    doc.update({key: value for key, value in computed.items() if key != "access"})
-    doc["explanation"] = why
+        doc = {**described, **sectors.figures(), "explanation": why}
     return Explanation(f"{topic.name}: {access.source}", topic.summary, [Bullets(why), drawing], doc)
 
 
@@ -181,17 +187,25 @@ def _caveats_and_sources(topic: Topic) -> list[Block]:
     return blocks
 
 
-def _ladder(topic: Topic, stage: Stage | None, steps: tuple, op: str) -> tuple[list[Block], list[dict]]:
+def _evidence(source: evidence.Source) -> EvidenceSource:
+    return {"source": str(source.path), "reason": source.reason}
+
+
+def _ladder(topic: Topic, stage: Stage | None, steps: tuple, op: str) -> tuple[list[Block], list[LadderStep] | list[LadderStage]]:
     """From the registry: what each of the topic's steps changed, or what its stages change."""
+    rows: list[LadderStep] | list[LadderStage]
     if steps:
-        rows = [{"step": f"{before} -> {after}", **{k: getattr(get_stage(op, after), k) for k in ("changes", "why", "metric")}}
-                for before, after in steps]
+        changed = [(f"{before} -> {after}", get_stage(op, after)) for before, after in steps]
+        step_rows: list[LadderStep] = [{"step": step, "changes": s.changes, "why": s.why, "metric": s.metric}
+                                       for step, s in changed]
+        rows = step_rows
         columns: tuple[tuple[str, str, str], ...] = (("step", "step", ""), ("what changed", "changes", ""),
                                                      ("why", "why", ""), ("metric to watch", "metric", ""))
     else:
         names = topic.ladder(op)[0]
         chosen = [stage] if stage else select_stages(op, list(names)) if names else []
-        rows = [{"stage": s.stage, "title": s.title, "changes": s.changes} for s in chosen]
+        stage_rows: list[LadderStage] = [{"stage": s.stage, "title": s.title, "changes": s.changes} for s in chosen]
+        rows = stage_rows
         columns = (("stage", "stage", ""), ("title", "title", ""), ("what it changes", "changes", ""))
     # where the terminal is narrow, why goes first, then what changed: the metric to watch stays whole
     table = Table("From the stage registry", columns, rows, None, ("why", "changes") if steps else ("title",))

@@ -7,22 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from nsprof.analyze.host_types import HostSide
 from nsprof.analyze.host_verdict import IDLE_CAUSES, busiest
-from nsprof.analyze.loop_types import LoopJson, PhaseJson
 from nsprof.errors import ParseError
+from nsprof.explain.explain_types import HostFacts
 from nsprof.render.host_tables import figure, per_iteration_ns
 
 if TYPE_CHECKING:
     from nsprof.analyze.capture_analysis import CaptureAnalysis
-
-
-class HostFacts(HostSide):
-    """The host side with its loop and phases (their JSON) and what analyze says of them."""
-
-    loop: LoopJson | None
-    phases: list[PhaseJson]
-    said: list[str]
 
 
 def host_facts(path: Path, analysis: CaptureAnalysis) -> HostFacts:

@@ -8,6 +8,15 @@ from nsprof.access import parse_shape, user_access
 from nsprof.explain.bank_model import BankAnalysis, analyze_shared, conflict_free_row_length
 from nsprof.explain.coalescing import SectorAnalysis, analyze_global
 from nsprof.explain.drawings import bank_drawing, sector_map
+from nsprof.explain.explain_types import (
+    BankExample,
+    BankModelJson,
+    MixPredictionRow,
+    SectorExample,
+    SectorModelJson,
+    SectorRow,
+    StageSectorRow,
+)
 from nsprof.explain.page import prose, section
 from nsprof.explain.prediction import MixPrediction, predict_mix, sass_name
 from nsprof.explain.topic import Topic
@@ -24,11 +33,11 @@ _SECTOR_COLUMNS = (("sectors", "sectors", "d"), ("lines", "lines", "d"), ("fewes
                    ("bytes used / moved", "efficiency", ".0%"))
 
 
-def shared_model(topic: Topic, stage: Stage | None, unmeasured: list[Stage]) -> tuple[list[Block], dict]:
+def shared_model(topic: Topic, stage: Stage | None, unmeasured: list[Stage]) -> tuple[list[Block], BankModelJson]:
     """The bank model on `stage`'s shared accesses, or on the topic's examples; the kernel-wide
     prediction for `unmeasured` stages (measured ones get it beside the measurement)."""
     blocks: list[Block] = []
-    records: dict = {}
+    records: BankModelJson = {}
     if stage is not None:
         analyses = [analyze_shared(a) for a in stage.accesses if a.space == "shared"]
         records["accesses"] = [{"stage": stage.stage, **a.to_json()} for a in analyses]
@@ -61,13 +70,13 @@ def shared_model(topic: Topic, stage: Stage | None, unmeasured: list[Stage]) -> 
     return section("The bank model", blocks), records
 
 
-def global_model(topic: Topic, stage: Stage | None, stages: list[Stage]) -> tuple[list[Block], dict]:
+def global_model(topic: Topic, stage: Stage | None, stages: list[Stage]) -> tuple[list[Block], SectorModelJson]:
     """The sector model on `stage`'s global accesses, or on the topic's examples and every global
     access of `stages`."""
     blocks: list[Block]
     if stage is not None:
         analyses = [analyze_global(a) for a in stage.accesses if a.space == "global"]
-        records = {"accesses": [{"stage": stage.stage, **a.to_json()} for a in analyses]}
+        records: SectorModelJson = {"accesses": [{"stage": stage.stage, **a.to_json()} for a in analyses]}
         if not analyses:
             return section(f"{stage.stage}'s global accesses", [prose(f"{stage.stage} declares no global access.")]), records
         partners = _partners(topic, stage)
@@ -77,10 +86,11 @@ def global_model(topic: Topic, stage: Stage | None, stages: list[Stage]) -> tupl
         blocks += [Drawing(f"{a.access.source}: sectors touched", sector_map(a))
                    for a in analyses if a.efficiency < 1 or _changed(a, partners)]
         return section("The sector model", blocks), records
-    examples = [{"shape": shape, "access": pattern, "width": width,
-                 **_sector_row(analyze_global(user_access("global", parse_shape(shape), pattern, width)))}
-                for shape, pattern, width in topic.examples]
-    ladder = [{"stage": s.stage, **_sector_row(analyze_global(a))} for s in stages for a in s.accesses if a.space == "global"]
+    examples: list[SectorExample] = [{"shape": shape, "access": pattern, "width": width,
+                                      **_sector_row(analyze_global(user_access("global", parse_shape(shape), pattern, width)))}
+                                     for shape, pattern, width in topic.examples]
+    ladder: list[StageSectorRow] = [{"stage": s.stage, **_sector_row(analyze_global(a))}
+                                    for s in stages for a in s.accesses if a.space == "global"]
     blocks = [Table("Worked by the model (floats, one warp request)",
                     (("shape", "shape", ""), ("access", "access", ""), ("bytes/lane", "width", "d"), *_SECTOR_COLUMNS),
                     examples),
@@ -123,19 +133,19 @@ def _bank_row(a: BankAnalysis) -> dict:
             "excess_wavefronts": a.excess_wavefronts}
 
 
-def _bank_example(shape: str, pattern: str, width: int) -> dict:
+def _bank_example(shape: str, pattern: str, width: int) -> BankExample:
     a = analyze_shared(user_access("shared", parse_shape(shape), pattern, width))
     return {"shape": shape, "access": pattern, "width": width, "wavefronts": a.wavefronts,
             "min_wavefronts": a.min_wavefronts, "n_way": a.n_way, "excess_wavefronts": a.excess_wavefronts}
 
 
-def _mix_row(stage: Stage, op: str, mix: MixPrediction) -> dict:
+def _mix_row(stage: Stage, op: str, mix: MixPrediction) -> MixPredictionRow:
     return {"stage": stage.stage, "op": op, "mix": mix.describe(),
             "wavefronts_per_instruction": mix.wavefronts_per_instruction,
             "conflicts_per_instruction": mix.excess_wavefronts / mix.instructions}
 
 
-def _sector_row(a: SectorAnalysis) -> dict:
+def _sector_row(a: SectorAnalysis) -> SectorRow:
     count = f"{a.access.count} once" if a.access.once else f"{a.access.count}/K tile"
     return {"source": a.access.source, "sass": sass_name(a.access), "count": count, "sectors": len(a.sectors),
             "lines": len(a.lines), "min_sectors": a.min_sectors, "efficiency": a.efficiency}

@@ -4,8 +4,12 @@ its title and summary, with the JSON document `--json` prints in place of the te
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from nsprof.render.document import Block, Heading, Paragraph
+
+if TYPE_CHECKING:  # the types import the models' records; `explain --list` needs none of them
+    from nsprof.explain.explain_types import ExplainDocument
 
 
 @dataclass(frozen=True)
@@ -13,7 +17,7 @@ class Explanation:
     title: str
     summary: str
     blocks: list[Block]
-    document: dict  # what --json prints: the records behind the tables, and more
+    document: ExplainDocument  # what --json prints: the records behind the tables, and more
 
     def page(self) -> list[Block]:
         """The whole document: the title, the summary in italics, then the blocks."""

@@ -9,12 +9,13 @@ from typing import TYPE_CHECKING
 
 from nsprof.analyze.pipeline import fastest_flow
 from nsprof.errors import ParseError
+from nsprof.explain.explain_types import PipelineFacts
 
 if TYPE_CHECKING:
     from nsprof.analyze.capture_analysis import CaptureAnalysis
     from nsprof.parse.profile import Capture
 
-def pipeline_facts(path: Path, profile: Capture, analysis: CaptureAnalysis) -> dict:
+def pipeline_facts(path: Path, profile: Capture, analysis: CaptureAnalysis) -> PipelineFacts:
     """Copy rates by direction and host-memory kind, how much copies overlapped each other and the
     kernels, and (for an `nsprof pipeline` capture) each variant against the bus floor
     (the capture's analysis: CaptureAnalysis.copies; nsprof.analyze.pipeline.fastest_flow)."""
@@ -23,7 +24,7 @@ def pipeline_facts(path: Path, profile: Capture, analysis: CaptureAnalysis) -> d
     return {"source": str(path), **analysis.copies, "pipeline": fastest_flow(profile.pipeline)}
 
 
-def fact_lines(facts: dict) -> list[str]:
+def fact_lines(facts: PipelineFacts) -> list[str]:
     """The facts as sentences with their numbers."""
     lines = []
     by = {(r["direction"], r["host_memory"]): r for r in facts["copy_rates"]}
@@ -41,10 +42,10 @@ def fact_lines(facts: dict) -> list[str]:
                  f"during kernels for {facts['copies_during_kernels_ms']:.3f} ms.")
     run = facts["pipeline"]
     if run:
-        best, floor = run["best"], run["floor"] or {}
+        best, floor = run["best"], run["floor"]
         line = (f"`nsprof pipeline` at {run['size']}: the fastest variant, {best['stage']} {best['variant']}, took "
                 f"{best['median_ms']:.3f} ms (median, CUDA events around each flow)")
-        if floor.get("floor_ms"):
+        if floor and floor.get("floor_ms"):  # as the capture's pipeline.json has it
             line += (f", {best['median_ms'] / floor['floor_ms']:.2f}x the bus floor of {floor['floor_ms']:.3f} ms "
                      f"({floor['h2d_gbyte_per_s']:.1f} GB/s in, {floor['d2h_gbyte_per_s']:.1f} GB/s out, pinned)")
         if run["pageable"]:

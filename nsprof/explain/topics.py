@@ -16,6 +16,7 @@ from nsprof.explain.topic import Topic
 from nsprof.explain.topics_tensor_cores import TENSOR_CORE_TOPICS
 
 if TYPE_CHECKING:
+    from nsprof.explain.explain_types import TopicSummary
     from nsprof.explain.page import Explanation
 
 
@@ -408,7 +409,7 @@ def topic_list() -> Explanation:
     from nsprof.explain.page import Explanation
     from nsprof.render.document import Table
 
-    rows = [{"topic": t.name, "summary": t.summary} for t in TOPICS.values()]
+    rows: list[TopicSummary] = [{"topic": t.name, "summary": t.summary} for t in TOPICS.values()]
     table = Table("Topics (nsprof explain TOPIC)", (("topic", "topic", ""), ("summary", "summary", "")), rows)
     return Explanation("nsprof explain", "Topics, each explained with this ladder's own numbers.",
                        [table], {"topics": rows})

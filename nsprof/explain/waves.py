@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from nsprof.explain.explain_types import StageWaves, WaveSectionJson
 from nsprof.explain.page import prose, section
 from nsprof.ladder.ops.waves import COUNTED, Waves, counted, manifest_sm_count, waves_of
 from nsprof.ladder.registry import Stage
@@ -27,13 +28,13 @@ def sm_count_of(manifest: dict | None) -> tuple[int, str]:
     return H200_SMS, "an H200's: no profile's manifest names its GPU"
 
 
-def wave_section(stages: list[Stage], manifest: dict | None) -> tuple[list[Block], dict]:
+def wave_section(stages: list[Stage], manifest: dict | None) -> tuple[list[Block], WaveSectionJson]:
     """Per stage, its launch plan counted in waves at SIZES, and what the worst fills mean. Only the
     counted stages (nsprof.ladder.ops.waves.COUNTED) declare how many of their blocks one SM holds, which
     a wave needs: another is named, not counted with a guess."""
     sm_count, source = sm_count_of(manifest)
     blocks: list[Block] = []
-    records: dict = {"sm_count": sm_count, "sm_count_source": source, "waves": []}
+    records: WaveSectionJson = {"sm_count": sm_count, "sm_count_source": source, "waves": []}
     for stage in stages:
         if not counted(stage):
             blocks.append(prose(f"{stage.stage} is not counted: a wave needs how many of a stage's blocks one SM "
@@ -41,7 +42,7 @@ def wave_section(stages: list[Stage], manifest: dict | None) -> tuple[list[Block
                                 "bounds)."))
             continue
         plans = [waves_of(stage, *size, sm_count) for size in SIZES]
-        rows = [{"stage": stage.stage, **plan.to_json()} for plan in plans]
+        rows: list[StageWaves] = [{"stage": stage.stage, **plan.to_json()} for plan in plans]
         records["waves"] += rows
         blocks.append(Table(f"{stage.stage}: its launch plan on {sm_count} SMs ({source})", _COLUMNS, rows, None,
                             _DROP_ORDER))

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import Final
 
 from nsprof.errors import NsprofError
 
-LOOP_KEY, BLAS_KEY = "speedup_vs_cpu_loop", "speedup_vs_cpu_blas"
+# Final: literal keys, which mypy checks against the typed records that carry them
+LOOP_KEY: Final = "speedup_vs_cpu_loop"
+BLAS_KEY: Final = "speedup_vs_cpu_blas"
 
 
 def cpu_speedups(rows: Sequence[Mapping], time_key: str) -> list[dict[str, float | None]]:

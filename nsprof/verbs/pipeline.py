@@ -26,6 +26,7 @@ def pipeline(op: str = "sgemm", stages: list[str] | None = None, size: str = "10
     "breakdown" (where it came from, or why there is none), "cpu" (the CPU BLAS's record, or None)},
     which the capture's directory keeps as pipeline.json."""
     from nsprof.analyze.pipeline import against_floor, bus_floor
+    from nsprof.analyze.pipeline_types import BusFloor
     from nsprof.ceilings.resolve import resolve_ceiling
     from nsprof.ladder.registry import get_op, select_stages
     from nsprof.ladder_runs.pipeline import cold_record, measure_pipeline
@@ -52,7 +53,7 @@ def pipeline(op: str = "sgemm", stages: list[str] | None = None, size: str = "10
             progress(f"{stage.stage} cold, in a fresh process")
             records.append(cold_record(stage, parsed))
     ceiling = resolve_ceiling(env["device"])
-    def floor_of(bytes_in: int, bytes_out: int) -> dict:
+    def floor_of(bytes_in: int, bytes_out: int) -> BusFloor:
         return bus_floor(bytes_in, bytes_out, ceiling)
     records = against_floor(records, floor_of)
     floor = floor_of(records[0]["bytes_in"], records[0]["bytes_out"]) if records else None

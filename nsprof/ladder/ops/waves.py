@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from typing_extensions import TypedDict  # pydantic reads it for docs/json (typing's, only from Python 3.12)
+
 from nsprof.ladder.op_model import Stage
 from nsprof.ladder.ops.launch_plan import busy_share, choose_plan
 from nsprof.ladder.registry import get_stage
@@ -30,6 +32,20 @@ def manifest_sm_count(manifest: dict | None) -> int | None:
     """The SMs of the GPU a profile's manifest names (its device), or None."""
     device = (manifest or {}).get("device") or {}
     return int(device["sm_count"]) if device.get("sm_count") else None
+
+
+class WavesJson(TypedDict):
+    """A plan counted in waves, as `nsprof explain wave-quantization --json` writes it (Waves.to_json)."""
+
+    size: str
+    tile: str
+    split_k: int
+    blocks: int
+    slots: int
+    waves: float
+    last_wave_fill: float
+    idle_share_unshared: float
+    shared_tiles: int
 
 
 @dataclass(frozen=True)
@@ -66,7 +82,7 @@ class Waves:
         tile is shared out (each block taking the same time)."""
         return 1 - busy_share(self.blocks, self.slots)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> WavesJson:
         return {"size": self.size, "tile": self.tile, "split_k": self.split_k, "blocks": self.blocks,
                 "slots": self.slots, "waves": round(self.waves, 3), "last_wave_fill": round(self.last_wave_fill, 3),
                 "idle_share_unshared": round(self.idle_share, 3), "shared_tiles": self.shared_tiles}
