@@ -65,14 +65,17 @@ def summarize_blocks(blocks, event_ms: float) -> dict:
     start and end (global ns), then thread 0's clocks (kernels/hgemm/h6_wgmma_tma.cu, trace_producer): the producer's
     start, its first stage's loads issued, the barriers set up, past the block's barrier, past the wait for the grid
     before, thread 0's start. The prologue (start -> first MMAs) splits into thread 0's steps from its own start
-    (init, sync, wait, producer: each from the step before) and the first stage's wait (its loads issued -> first
-    MMAs)."""
+    (init, sync, wait, producer: each from the step before; in that order only), thread 0's start to its first
+    loads issued (first_loads, in either order) and the first stage's wait (its loads issued -> first MMAs)."""
     rows = [[int(v) for v in r] for r in blocks if r[3] > 0 and r[1] > 0]  # blocks that ran a tile
     steps = [r for r in rows if r[11] > 0 and r[7] >= r[6] >= r[10] >= r[9] >= r[8] >= r[11]]
     return {"prologue": median([r[1] - r[0] for r in rows]), "epilogue": median([r[3] - r[2] for r in rows]),
             "thread0_start": median([r[11] - r[0] for r in steps]), "init": median([r[8] - r[11] for r in steps]), "sync": median([r[9] - r[8] for r in steps]),
             "wait": median([r[10] - r[9] for r in steps]), "producer_start": median([r[6] - r[10] for r in steps]),
-            "issue": median([r[7] - r[6] for r in steps]), "first_stage": median([r[1] - r[7] for r in steps]),
+            "issue": median([r[7] - r[6] for r in steps]),
+            # in either order of thread 0's steps (H6_EARLY_ISSUE issues before the block's barrier)
+            "first_loads": median([r[7] - r[11] for r in rows if r[11] > 0 and r[7] >= r[11]]),
+            "first_stage": median([r[1] - r[7] for r in rows if r[7] > 0]),
             "mhz": median([1000 * (r[3] - r[0]) / max(1, r[5] - r[4]) for r in rows]),
             "span_us": (max(r[5] for r in rows) - min(r[4] for r in rows)) / 1000 if rows else float("nan"),
             "start_spread_us": (max(r[4] for r in rows) - min(r[4] for r in rows)) / 1000 if rows else float("nan"),
@@ -146,7 +149,7 @@ def main() -> None:
             rows.append(row)
             emit(row, args.out)
     print(f"{'size':>16} {'plan':>22} {'tile cyc':>9} {'/k tile':>7} {'gap':>6} {'gap90':>6} {'|skew|':>6} "
-          f"{'full':>6} {'mma':>5} {'prolog':>6} {'init':>5} {'sync':>5} {'wait':>5} {'prod':>5} {'issue':>5} {'1st stg':>7} "
+          f"{'full':>6} {'mma':>5} {'prolog':>6} {'init':>5} {'sync':>5} {'wait':>5} {'prod':>5} {'issue':>5} {'to ld':>6} {'1st stg':>7} "
           f"{'epilog':>6} {'MHz':>5} {'span us':>7} "
           f"{'event us':>8}")
     for r in rows:
@@ -156,7 +159,7 @@ def main() -> None:
         print(f"{r['size']:>16} {r['plan']:>22} {r['tile_cycles']:>9.0f} {r['cycles_per_k_tile']:>7.0f} {r['gap']:>6.0f} "
               f"{r['gap_p90']:>6.0f} {r['abs_skew']:>6.0f} {r['full_wait']:>6.0f} {r['mma_wait']:>5.0f} "
               f"{r['prologue']:>6.0f} {r['init']:>5.0f} {r['sync']:>5.0f} {r['wait']:>5.0f} {r['producer_start']:>5.0f} "
-              f"{r['issue']:>5.0f} {r['first_stage']:>7.0f} {r['epilogue']:>6.0f} {r['mhz']:>5.0f} "
+              f"{r['issue']:>5.0f} {r['first_loads']:>6.0f} {r['first_stage']:>7.0f} {r['epilogue']:>6.0f} {r['mhz']:>5.0f} "
               f"{r['span_us']:>7.1f} {r['event_us']:>8.1f}")
 
 
