@@ -748,6 +748,33 @@ __device__ __forceinline__ int count_piece(int* counter) {
 // Shared memory (1024-byte aligned): STAGES x [A 128x64 (16 KB) | B as BN/64 boxes of 64x64
 // (8 KB each)], then the full[STAGES] and empty[STAGES] mbarriers.
 // ---------------------------------------------------------------------------------------
+// A block's start, in every body: the tensor maps asked for; thread 0 sets up the ring's barriers (full[s]: the
+// producer's arrive.expect_tx; empty[s]: `empty_arrivals`); the block (or the cluster) waits until they are set
+// up, then for the grid before it (the launch overlaps that grid: await_previous_grid).
+template <int STAGES, int CLUSTER>
+__device__ __forceinline__ void start_block(unsigned full_bar, unsigned empty_bar, unsigned empty_arrivals,
+                                            const void* tmA, const void* tmB, const void* tmC) {
+    trace_producer(11);
+    prefetch_maps_early(tmA, tmB, tmC);
+    if (threadIdx.x == 0) {
+#pragma unroll
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(full_bar + 8 * s, 1);
+            mbar_init(empty_bar + 8 * s, empty_arrivals);
+        }
+        // The inits are generic-proxy writes; TMA's complete_tx (async proxy) and the other
+        // block of the cluster must see them initialised.
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        trace_producer(8);
+    }
+    if constexpr (CLUSTER > 1) cluster_sync();
+    else __syncthreads();
+    trace_producer(9);
+    await_previous_grid();
+    trace_producer(10);
+}
+
 template <int BN, int STAGES, bool PERSISTENT, int CLUSTER, int EPI, bool SHARE = false, int BM = 128,
           int A_ROWS = BM, bool PAIR_N = false>
 __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, const void* tmB, __half* C,
@@ -795,25 +822,8 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     const int tid = threadIdx.x % 128;
     const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0u;
 
-    trace_producer(11);
-    prefetch_maps_early(tmA, tmB, EPI == 2 ? (const void*)C : nullptr);
-    if (threadIdx.x == 0) {
-#pragma unroll
-        for (int s = 0; s < STAGES; ++s) {
-            mbar_init(full_bar + 8 * s, 1);                   // the producer's arrive.expect_tx
-            mbar_init(empty_bar + 8 * s, 8 * CLUSTER);        // one arrive per consumer warp, per block
-        }
-        // The inits are generic-proxy writes; TMA's complete_tx (async proxy) and the other
-        // block of the cluster must see them initialised.
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-        trace_producer(8);
-    }
-    if constexpr (CLUSTER > 1) cluster_sync();
-    else __syncthreads();
-    trace_producer(9);
-    await_previous_grid();
-    trace_producer(10);
+    // the ring's empty barriers: one arrive per consumer warp, per block
+    start_block<STAGES, CLUSTER>(full_bar, empty_bar, 8 * CLUSTER, tmA, tmB, EPI == 2 ? (const void*)C : nullptr);
 
     // The same unit sequence for producer and consumers (the pipeline's stage/phase counters
     // run on across units).
@@ -1105,23 +1115,8 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
     const int tid = threadIdx.x % 128;
     const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0u;
 
-    trace_producer(11);
-    prefetch_maps_early(tmA, tmB, EPI == 2 ? (const void*)C : nullptr);
-    if (threadIdx.x == 0) {
-#pragma unroll
-        for (int s = 0; s < STAGES; ++s) {
-            mbar_init(full_bar + 8 * s, 1);
-            mbar_init(empty_bar + 8 * s, 4 * CLUSTER);        // the 4 warps of one warpgroup, per block
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-        trace_producer(8);
-    }
-    if constexpr (CLUSTER > 1) cluster_sync();
-    else __syncthreads();
-    trace_producer(9);
-    await_previous_grid();
-    trace_producer(10);
+    // the ring's empty barriers: the 4 warps of the warpgroup reading a stage, per block
+    start_block<STAGES, CLUSTER>(full_bar, empty_bar, 4 * CLUSTER, tmA, tmB, EPI == 2 ? (const void*)C : nullptr);
 
     const int tiles_n = (N + BN - 1) / BN;
     const int units_m = (M + WM * CLUSTER - 1) / (WM * CLUSTER);
