@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from nsprof.launch.tensor_map import check_result, driver
+
 PROGRAMMATIC_STREAM_SERIALIZATION = 6  # CUlaunchAttributeID in cuda.h
 # The kernels' scalar parameters, by NumPy type
 SCALARS: dict[np.dtype, type[ctypes._SimpleCData]] = {
@@ -60,18 +62,16 @@ class DependentLaunch:
     launch on the current stream."""
 
     def __init__(self, kernel):
-        self.function = getattr(kernel, "kernel", kernel)  # a RawKernel's CUfunction (cupy.cuda.function.Function)
-        self.attribute = serialization_attribute()  # the same for every launch: built once, off the launch path
-
-    def __call__(self, grid: Sequence[int], block: Sequence[int], args: Sequence[Any], shared_mem: int = 0) -> None:
         import cupy
 
-        from nsprof.launch.tensor_map import check_result, driver
+        self.function = getattr(kernel, "kernel", kernel)  # a RawKernel's CUfunction (cupy.cuda.function.Function)
+        self.attribute = serialization_attribute()  # the same for every launch: built once, off the launch path
+        self.cupy, self.lib = cupy, driver()  # looked up once, not on each launch
 
+    def __call__(self, grid: Sequence[int], block: Sequence[int], args: Sequence[Any], shared_mem: int = 0) -> None:
         config = LaunchConfig((ctypes.c_uint * 3)(*grid), (ctypes.c_uint * 3)(*block), shared_mem,
-                              ctypes.c_void_p(cupy.cuda.get_current_stream().ptr), ctypes.pointer(self.attribute), 1)
+                              ctypes.c_void_p(self.cupy.cuda.get_current_stream().ptr), ctypes.pointer(self.attribute), 1)
         values = [kernel_argument(a) for a in args]
         params = (ctypes.c_void_p * len(values))(*[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values])
-        lib = driver()
-        check_result(lib, lib.cuLaunchKernelEx(ctypes.byref(config), ctypes.c_void_p(self.function.ptr), params, None),
-               "cuLaunchKernelEx")
+        result = self.lib.cuLaunchKernelEx(ctypes.byref(config), ctypes.c_void_p(self.function.ptr), params, None)
+        check_result(self.lib, result, "cuLaunchKernelEx")
