@@ -38,7 +38,6 @@ import itertools
 import sqlite3
 import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
@@ -76,11 +75,10 @@ def plain_h6(tools, problem, size, defines=()):
 
 
 def run_sizes(args) -> None:
-    import cupy as cp
-
     from benchmarks.gpu.experiments.h6_plans import emit, h6_and_library
     from nsprof.ladder.registry import get_op, get_stage
     from nsprof.ladder_runs.torch_baseline import torch_launch
+    from nsprof.launch.measure import warm_up
     from nsprof.launch.rotation import rotating_inputs
     from nsprof.launch.tools import launch_tools
     from nsprof.sizes import parse_sizes, size_label
@@ -95,11 +93,8 @@ def run_sizes(args) -> None:
         chains: dict[str, list[float]] = {name: [] for name in runs}
         behind = 0
         with rotating_inputs(problem) if args.cold else contextlib.nullcontext():
-            for run in runs.values():  # warm up: the clocks up, every kernel loaded
-                began = time.perf_counter()
-                while time.perf_counter() - began < 0.1:
-                    run()
-                cp.cuda.Device().synchronize()
+            for run in runs.values():  # the clocks up, every kernel loaded
+                warm_up(run)
             for _ in range(args.rounds):  # a chain of each in turn: the four meet the same clocks
                 for name, run in runs.items():
                     span, ahead = chain(run, args.count)
