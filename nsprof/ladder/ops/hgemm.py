@@ -33,8 +33,8 @@ FP16 = Precision("fp16", "fp16 inputs and output, float32 accumulation",
 
 
 # Every h6 tile: wgmma and setmaxnreg need sm_90a; the launch overlaps the grid before it (each body waits for its
-# writes first), which hides the gap between kernels run back to back: at 1024^3 on an H200, 64 launches in a row
-# took 6.2 us each against 7.7 us launched plainly (benchmarks/records/2026-11-30-h200-hgemm-dependent-launch).
+# writes first), which hides the gap between kernels run back to back: at 1024^3 on H200s, in chains of 32 launches,
+# 6.1-6.3 us each against 7.45-7.75 us launched plainly (benchmarks/records/2026-11-30-h200-hgemm-dependent-launch).
 H6_LAUNCH = {"arch": "sm_90a", "dependent_launch": True}
 
 
