@@ -54,10 +54,17 @@ def test_every_h6_body_waits_for_the_grid_before_it_ahead_of_its_first_load():
     start = re.search(r"void start_block\((.*?)\n\}", source, re.S)
     assert start and start.group(1).index("prefetch_maps_early(") < start.group(1).index("await_previous_grid();")
     assert not any(op in start.group(1) for op in ("tma_load", "prefetch_tmap", "store_"))
+    # H6_EARLY_ISSUE: thread 0 issues the ring's first pass in start_block, after a wait of its own
+    early_pass = start.group(1).index("first_pass();")
+    assert "await_previous_grid();" in start.group(1)[start.group(1).index("issues_early<"):early_pass]
     for body in entry_bodies:
         begin = source.index(f"void {body}(")
         text = source[begin:source.index("\n}\n", begin)]
-        waits = text.index("start_block<")
-        assert waits < min(text.index(op) for op in ("tma_load", "prefetch_tmap", "store_")), body
+        # the producer's loop is a lambda, run where it is called: in start_block after thread 0's wait
+        # (H6_EARLY_ISSUE), or after start_block
+        loop = text.index("const auto produce = [&]")
+        text = text[:loop] + text[text.index("\n    };\n", loop):]
+        firsts = [text.find(op) for op in ("tma_load", "prefetch_tmap", "store_", "produce(")]
+        assert "produce(" in text and text.index("start_block<") < min(f for f in firsts if f >= 0), body
     early = re.search(r"void prefetch_maps_early\((.*?)\n\}", source, re.S)
     assert early and set(re.findall(r"(\w+)\(", early.group(1))) == {"prefetch_tmap"}

@@ -350,6 +350,15 @@ extern __shared__ unsigned char h6_smem[];
 #ifndef H6_EARLY_PREFETCH
 #define H6_EARLY_PREFETCH 1
 #endif
+// H6_EARLY_ISSUE = 1 (a candidate, not yet measured): thread 0 waits for the grid before and issues the ring's first
+// pass as soon as it has set up the barriers, before the block's barrier and the producer's setmaxnreg (a block
+// spent 1800-2200 cycles before its first load: benchmarks/records/2026-12-01-h200-hgemm-early-maps, section 7).
+#ifndef H6_EARLY_ISSUE
+#define H6_EARLY_ISSUE 0
+#endif
+// (not in clusters: their multicasts land in a peer block that may not have set up its barriers yet)
+template <int CLUSTER>
+constexpr bool issues_early = H6_EARLY_ISSUE && CLUSTER == 1;
 // (tmC: C's map, for the entries that store C by TMA; else null)
 __device__ __forceinline__ void prefetch_maps_early(const void* tmA, const void* tmB, const void* tmC) {
     if (H6_EARLY_PREFETCH && threadIdx.x == 0) {
@@ -751,9 +760,10 @@ __device__ __forceinline__ int count_piece(int* counter) {
 // A block's start, in every body: the tensor maps asked for; thread 0 sets up the ring's barriers (full[s]: the
 // producer's arrive.expect_tx; empty[s]: `empty_arrivals`); the block (or the cluster) waits until they are set
 // up, then for the grid before it (the launch overlaps that grid: await_previous_grid).
-template <int STAGES, int CLUSTER>
+template <int STAGES, int CLUSTER, class FirstPass>
 __device__ __forceinline__ void start_block(unsigned full_bar, unsigned empty_bar, unsigned empty_arrivals,
-                                            const void* tmA, const void* tmB, const void* tmC) {
+                                            const void* tmA, const void* tmB, const void* tmC,
+                                            const FirstPass& first_pass) {
     trace_producer(11);
     prefetch_maps_early(tmA, tmB, tmC);
     if (threadIdx.x == 0) {
@@ -767,6 +777,10 @@ __device__ __forceinline__ void start_block(unsigned full_bar, unsigned empty_ba
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
         trace_producer(8);
+        if constexpr (issues_early<CLUSTER>) {
+            await_previous_grid();
+            first_pass();
+        }
     }
     if constexpr (CLUSTER > 1) cluster_sync();
     else __syncthreads();
@@ -810,6 +824,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     static_assert(BM == 128 || (BM == 64 && CLUSTER == 1 && EPI != 2), "64-row tiles: no clusters, no TMA stores");
     static_assert(PERSISTENT || SHARE, "a K split's slices add their sums in the workspace");
 
+    constexpr bool EARLY = issues_early<CLUSTER>;  // thread 0 issues the ring's first pass in start_block
     TileClock tile_clock;  // H6_TRACE: from the kernel's start
     const unsigned base = (smem_u32(h6_smem) + 1023u) & ~1023u;  // 128B swizzle atoms: 1024 B
     const unsigned scratch = base + STAGES * STAGE_BYTES;        // EPI 1: 2 KB per consumer warp
@@ -821,9 +836,6 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     const int warpgroup = threadIdx.x / 128;
     const int tid = threadIdx.x % 128;
     const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0u;
-
-    // the ring's empty barriers: one arrive per consumer warp, per block
-    start_block<STAGES, CLUSTER>(full_bar, empty_bar, 8 * CLUSTER, tmA, tmB, EPI == 2 ? (const void*)C : nullptr);
 
     // The same unit sequence for producer and consumers (the pipeline's stage/phase counters
     // run on across units).
@@ -864,6 +876,65 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
         return w;
     };
 
+    // The producer's loop (thread 0): the walk's k steps from the `from`-th to the one before `until`, each loaded
+    // into the ring's next stage once its readers have freed it (steps before `from` only move the ring on).
+    // H6_EARLY_ISSUE: the ring's first pass, which waits for no reader, is issued before the block's barrier.
+    const auto produce = [&](int from, int until) {
+        // B read once (C one row of tiles) and too large to stay in the L2 between launches: its
+        // lines go first, and the L2 keeps A and the workspace's sums (the header: "B evicted first").
+        const bool b_streams = H6_B_EVICT_FIRST && units_m == 1 && (long long)K * N * sizeof(__half) > H6_L2_BYTES;
+        const unsigned long long b_policy = l2_policy(b_streams);
+        int s = 0;
+        unsigned phase = 0;
+        int step = 0;  // the walk's k steps so far
+        H6Walk w = walk();
+        int u, kb, ke;
+        while (w.next(u, kb, ke)) {
+            int m0, n0;
+            tile_origin(u, m0, n0);
+            for (int kt = kb; kt < ke; ++kt, ++step) {
+                if (EARLY && step == until) return;
+                if (EARLY && step < from) {  // issued before the block's barrier
+                    if (++s == STAGES) { s = 0; phase ^= 1; }
+                    continue;
+                }
+                // Free once every consumer warp (of every block of the cluster, since our
+                // B boxes land in all of them) has finished reading it. The first pass
+                // waits on the phase "before" the first: it returns at once.
+                mbar_wait(empty_bar + 8 * s, phase ^ 1);
+                const unsigned fb = full_bar + 8 * s;
+                const unsigned sa = base + s * STAGE_BYTES;
+                const int k0 = kt * H6_BK;
+                // Counts all bytes landing in this block: A, our B boxes and the peers'.
+                mbar_arrive_expect_tx(fb, STAGE_BYTES);
+                if constexpr (PAIR_N)  // our half of A's rows (A's box is BM / 2 rows), into both blocks
+                    tma_load_2d_multicast(sa + rank * (A_BYTES / 2), tmA, k0, m0 + (int)rank * (BM / 2), fb, 3);
+                else
+                    tma_load_2d(sa, tmA, k0, m0, fb);
+                const int b_rank = B_SHARERS > 1 ? (int)rank : 0;  // among the blocks that share B
+                const int first_box = b_rank * B_BOXES / B_SHARERS, end_box = (b_rank + 1) * B_BOXES / B_SHARERS;
+#pragma unroll
+                for (int j = 0; j < MY_B_BOXES; ++j) {
+                    const int box = first_box + j;
+                    if (box >= end_box) break;
+                    const unsigned dst = sa + A_BYTES + box * B_BOX_BYTES;
+                    if constexpr (B_SHARERS > 1)
+                        tma_load_2d_multicast(dst, tmB, n0 + 64 * box, k0, fb, (unsigned short)((1u << CLUSTER) - 1));
+                    else if (b_streams)
+                        tma_load_2d_hint(dst, tmB, n0 + 64 * box, k0, fb, b_policy);
+                    else
+                        tma_load_2d(dst, tmB, n0 + 64 * box, k0, fb);
+                }
+                if (H6_TRACE && step == 0) trace_producer(7);
+                if (++s == STAGES) { s = 0; phase ^= 1; }
+            }
+        }
+    };
+
+    // the ring's empty barriers: one arrive per consumer warp, per block
+    start_block<STAGES, CLUSTER>(full_bar, empty_bar, 8 * CLUSTER, tmA, tmB, EPI == 2 ? (const void*)C : nullptr,
+                                 [&] { produce(0, STAGES); });
+
     if (warpgroup == 0) {
         // ---------------- producer ----------------
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(H6_PRODUCER_REGS));
@@ -873,50 +944,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
                 prefetch_tmap(tmA);
                 prefetch_tmap(tmB);
             }
-            // B read once (C one row of tiles) and too large to stay in the L2 between launches: its
-            // lines go first, and the L2 keeps A and the workspace's sums (the header: "B evicted first").
-            const bool b_streams = H6_B_EVICT_FIRST && units_m == 1 && (long long)K * N * sizeof(__half) > H6_L2_BYTES;
-            const unsigned long long b_policy = l2_policy(b_streams);
-            int s = 0;
-            unsigned phase = 0;
-            bool issued = false;  // H6_TRACE: the first stage's loads
-            H6Walk w = walk();
-            int u, kb, ke;
-            while (w.next(u, kb, ke)) {
-                int m0, n0;
-                tile_origin(u, m0, n0);
-                for (int kt = kb; kt < ke; ++kt) {
-                    // Free once every consumer warp (of every block of the cluster, since our
-                    // B boxes land in all of them) has finished reading it. The first pass
-                    // waits on the phase "before" the first: it returns at once.
-                    mbar_wait(empty_bar + 8 * s, phase ^ 1);
-                    const unsigned fb = full_bar + 8 * s;
-                    const unsigned sa = base + s * STAGE_BYTES;
-                    const int k0 = kt * H6_BK;
-                    // Counts all bytes landing in this block: A, our B boxes and the peers'.
-                    mbar_arrive_expect_tx(fb, STAGE_BYTES);
-                    if constexpr (PAIR_N)  // our half of A's rows (A's box is BM / 2 rows), into both blocks
-                        tma_load_2d_multicast(sa + rank * (A_BYTES / 2), tmA, k0, m0 + (int)rank * (BM / 2), fb, 3);
-                    else
-                        tma_load_2d(sa, tmA, k0, m0, fb);
-                    const int b_rank = B_SHARERS > 1 ? (int)rank : 0;  // among the blocks that share B
-                    const int first_box = b_rank * B_BOXES / B_SHARERS, end_box = (b_rank + 1) * B_BOXES / B_SHARERS;
-#pragma unroll
-                    for (int j = 0; j < MY_B_BOXES; ++j) {
-                        const int box = first_box + j;
-                        if (box >= end_box) break;
-                        const unsigned dst = sa + A_BYTES + box * B_BOX_BYTES;
-                        if constexpr (B_SHARERS > 1)
-                            tma_load_2d_multicast(dst, tmB, n0 + 64 * box, k0, fb, (unsigned short)((1u << CLUSTER) - 1));
-                        else if (b_streams)
-                            tma_load_2d_hint(dst, tmB, n0 + 64 * box, k0, fb, b_policy);
-                        else
-                            tma_load_2d(dst, tmB, n0 + 64 * box, k0, fb);
-                    }
-                    if (H6_TRACE && !issued) { trace_producer(7); issued = true; }
-                    if (++s == STAGES) { s = 0; phase ^= 1; }
-                }
-            }
+            produce(EARLY ? STAGES : 0, 1 << 30);
         }
         __syncwarp();
     } else {
@@ -1103,6 +1131,7 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
 
     TileClock tile_clock;  // H6_TRACE: from the kernel's start (each warpgroup its own tiles; the block's row is
                            // warpgroup 1's: its first tile is the block's first, its end is not the block's)
+    constexpr bool EARLY = issues_early<CLUSTER>;  // as in h6_body
     const unsigned base = (smem_u32(h6_smem) + 1023u) & ~1023u;
     const unsigned scratch = base + STAGES * STAGE_BYTES;
     // EPI 1: 2 KB per consumer warp; EPI 2: tma_boxes<BN>() staging boxes of 8 KB per consumer warpgroup
@@ -1115,9 +1144,6 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
     const int tid = threadIdx.x % 128;
     const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0u;
 
-    // the ring's empty barriers: the 4 warps of the warpgroup reading a stage, per block
-    start_block<STAGES, CLUSTER>(full_bar, empty_bar, 4 * CLUSTER, tmA, tmB, EPI == 2 ? (const void*)C : nullptr);
-
     const int tiles_n = (N + BN - 1) / BN;
     const int units_m = (M + WM * CLUSTER - 1) / (WM * CLUSTER);
     const int num_units = units_m * tiles_n;
@@ -1125,6 +1151,47 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
     const int unit_step = (int)(gridDim.x / CLUSTER);
     const int my_units = first_unit < num_units ? (num_units - first_unit + unit_step - 1) / unit_step : 0;
     const int k_tiles = (K + H6_BK - 1) / H6_BK;  // the last one zero-filled past K
+
+    // The producer's loop (thread 0), as h6_body's: k steps from the `from`-th to the one before `until`.
+    const auto produce = [&](int from, int until) {
+        int s = 0;
+        unsigned phase = 0;
+        int step = 0;  // k steps so far
+        for (int i = 0; i < my_units; ++i) {
+            int um, tn;
+            unit_coords<WM * CLUSTER, H6_PP_GROUP_ROWS>(first_unit + i * unit_step, units_m, tiles_n, um, tn);
+            const int m0 = (um * CLUSTER + (int)rank) * WM;
+            const int n0 = tn * BN;
+            for (int kt = 0; kt < k_tiles; ++kt, ++step) {
+                if (EARLY && step == until) return;
+                if (EARLY && step < from) {  // issued before the block's barrier
+                    if (++s == STAGES) { s = 0; phase ^= 1; }
+                    continue;
+                }
+                mbar_wait(empty_bar + 8 * s, phase ^ 1);
+                const unsigned fb = full_bar + 8 * s;
+                const unsigned sa = base + s * STAGE_BYTES;
+                const int k0 = kt * H6_BK;
+                mbar_arrive_expect_tx(fb, STAGE_BYTES);
+                tma_load_2d(sa, tmA, k0, m0, fb);
+#pragma unroll
+                for (int j = 0; j < MY_B_BOXES; ++j) {
+                    const int box = (int)rank * MY_B_BOXES + j;
+                    const unsigned dst = sa + A_BYTES + box * B_BOX_BYTES;
+                    if constexpr (CLUSTER > 1)
+                        tma_load_2d_multicast(dst, tmB, n0 + 64 * box, k0, fb, (unsigned short)((1u << CLUSTER) - 1));
+                    else
+                        tma_load_2d(dst, tmB, n0 + 64 * box, k0, fb);
+                }
+                if (H6_TRACE && step == 0) trace_producer(7);
+                if (++s == STAGES) { s = 0; phase ^= 1; }
+            }
+        }
+    };
+
+    // the ring's empty barriers: the 4 warps of the warpgroup reading a stage, per block
+    start_block<STAGES, CLUSTER>(full_bar, empty_bar, 4 * CLUSTER, tmA, tmB, EPI == 2 ? (const void*)C : nullptr,
+                                 [&] { produce(0, STAGES); });
 
     if (warpgroup == 0) {
         // ---------------- producer (as in h6_body; tiles in the block's order) ----------------
@@ -1135,34 +1202,7 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
                 prefetch_tmap(tmA);
                 prefetch_tmap(tmB);
             }
-            int s = 0;
-            unsigned phase = 0;
-            bool issued = false;  // H6_TRACE: the first stage's loads
-            for (int i = 0; i < my_units; ++i) {
-                int um, tn;
-                unit_coords<WM * CLUSTER, H6_PP_GROUP_ROWS>(first_unit + i * unit_step, units_m, tiles_n, um, tn);
-                const int m0 = (um * CLUSTER + (int)rank) * WM;
-                const int n0 = tn * BN;
-                for (int kt = 0; kt < k_tiles; ++kt) {
-                    mbar_wait(empty_bar + 8 * s, phase ^ 1);
-                    const unsigned fb = full_bar + 8 * s;
-                    const unsigned sa = base + s * STAGE_BYTES;
-                    const int k0 = kt * H6_BK;
-                    mbar_arrive_expect_tx(fb, STAGE_BYTES);
-                    tma_load_2d(sa, tmA, k0, m0, fb);
-#pragma unroll
-                    for (int j = 0; j < MY_B_BOXES; ++j) {
-                        const int box = (int)rank * MY_B_BOXES + j;
-                        const unsigned dst = sa + A_BYTES + box * B_BOX_BYTES;
-                        if constexpr (CLUSTER > 1)
-                            tma_load_2d_multicast(dst, tmB, n0 + 64 * box, k0, fb, (unsigned short)((1u << CLUSTER) - 1));
-                        else
-                            tma_load_2d(dst, tmB, n0 + 64 * box, k0, fb);
-                    }
-                    if (H6_TRACE && !issued) { trace_producer(7); issued = true; }
-                    if (++s == STAGES) { s = 0; phase ^= 1; }
-                }
-            }
+            produce(EARLY ? STAGES : 0, 1 << 30);
         }
         __syncwarp();
     } else {
