@@ -199,6 +199,13 @@
 //    clusters that multicast B (hgemm_h6_pp_cl2_tma_256x128, the library's fastest shape at 2048^3): 96.0%
 //    against 98.8% there, behind at five of six shapes. By ncu's count h6's clusters ask the L2 for 7-13% more
 //    than its unclustered tiles, where the library's ask for 7-19% less.
+//  * tried, slower (benchmarks/records/2026-12-01-h200-hgemm-block-start): a block's start hurried two ways. Thread 0
+//    issuing the ring's first pass before the block's barrier (H6_EARLY_ISSUE) sends the loads ~700 cycles sooner,
+//    but the first stage lands no sooner: 1024^3 95.7% of h6 as declared. Asking the L2 for the first 4 k tiles by
+//    address as the block starts (the record's l2-prefetch.diff; by bulk prefetch or by line): the first stage
+//    waits 892 cycles against 1912, but the block's start takes longer: 82-92% of the library at 1024^3 and
+//    2048^3 against 98-99%, 94-97% at the decode shapes against 99-103%. The cold start is bound by the memory
+//    system, not by when the loads are asked for.
 //  * tried, no change (benchmarks/records/2026-11-30-h200-hgemm-energy): try_wait with a suspend-time hint (NANOSLEEP.SYNCS until the barrier
 //    flips, not a spin: within 0.5 points at seven of nine shapes, 1.7-2.3 lower at two few-row ones), and the
 //    tile order grouping 256 to 8192 rows (no group size ahead at more than two of seven shape-and-tile pairs).
@@ -350,9 +357,10 @@ extern __shared__ unsigned char h6_smem[];
 #ifndef H6_EARLY_PREFETCH
 #define H6_EARLY_PREFETCH 1
 #endif
-// H6_EARLY_ISSUE = 1 (a candidate, not yet measured): thread 0 waits for the grid before and issues the ring's first
-// pass as soon as it has set up the barriers, before the block's barrier and the producer's setmaxnreg (a block
-// spent 1800-2200 cycles before its first load: benchmarks/records/2026-12-01-h200-hgemm-early-maps, section 7).
+// H6_EARLY_ISSUE = 1 (tried, slower): thread 0 waits for the grid before and issues the ring's first pass as soon as
+// it has set up the barriers, before the block's barrier and the producer's setmaxnreg. Its loads go out ~700 cycles
+// sooner, yet the first stage lands no sooner; 1024^3 95.7%, 128 x 4096 x 4096 91.8% of h6 as declared, the decode
+// shapes +0.2 to +0.6 (benchmarks/records/2026-12-01-h200-hgemm-block-start).
 #ifndef H6_EARLY_ISSUE
 #define H6_EARLY_ISSUE 0
 #endif
@@ -365,42 +373,6 @@ __device__ __forceinline__ void prefetch_maps_early(const void* tmA, const void*
         prefetch_tmap(tmA);
         prefetch_tmap(tmB);
         if (tmC) prefetch_tmap(tmC);
-    }
-}
-
-// The first k tiles of a block's first tile asked of the L2 by address as the block starts (the hgemm_h6_l2pf_*
-// candidates, which are given A's and B's addresses): on cold inputs their DRAM reads need not wait for the tensor
-// maps, which are cold too. A prefetch brings nothing into the SM and the L2 is where the grid before it writes, so
-// it may run before griddepcontrol.wait. H6_L2PF_STAGES k tiles; H6_L2PF_MODE 1: a bulk prefetch (TMA) of each
-// row's span, 2: the threads' prefetch.global.L2 of each 128-byte line. Warp 0 (thread 0 sets up the ring) takes none.
-#ifndef H6_L2PF_STAGES
-#define H6_L2PF_STAGES 4
-#endif
-#ifndef H6_L2PF_MODE
-#define H6_L2PF_MODE 1
-#endif
-template <int ROWS, int COLS>
-__device__ __forceinline__ void prefetch_first_k_tiles(const __half* A, const __half* B, int M, int N, int K, int m0,
-                                                       int n0, int k_tile) {
-    const int k0 = k_tile * H6_BK, k1 = min(K, (k_tile + H6_L2PF_STAGES) * H6_BK);
-    const int rows_a = min(ROWS, M - m0), rows_b = k1 - k0;
-    const int a_bytes = (k1 - k0) * 2 & ~15, b_bytes = min(COLS, N - n0) * 2 & ~15;  // rows 16-byte aligned (TMA's rule)
-    const int t = (int)threadIdx.x - 32, T = (int)blockDim.x - 32;
-    if (t < 0 || rows_a <= 0 || rows_b <= 0) return;
-    if (H6_L2PF_MODE == 1) {
-        for (int i = t; i < rows_a + rows_b; i += T) {
-            const __half* row = i < rows_a ? A + (size_t)(m0 + i) * K + k0 : B + (size_t)(k0 + i - rows_a) * N + n0;
-            const int bytes = i < rows_a ? a_bytes : b_bytes;
-            if (bytes > 0) asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(row), "r"(bytes) : "memory");
-        }
-    } else {
-        const int a_lines = (a_bytes + 127) / 128, b_lines = (b_bytes + 127) / 128;
-        for (int i = t; i < rows_a * a_lines + rows_b * b_lines; i += T) {
-            const bool in_a = i < rows_a * a_lines;
-            const int j = in_a ? i : i - rows_a * a_lines, lines = in_a ? a_lines : b_lines;
-            const __half* row = in_a ? A + (size_t)(m0 + j / lines) * K + k0 : B + (size_t)(k0 + j / lines) * N + n0;
-            asm volatile("prefetch.global.L2 [%0];\n" ::"l"(reinterpret_cast<const char*>(row) + 128 * (j % lines)) : "memory");
-        }
     }
 }
 
@@ -828,8 +800,7 @@ __device__ __forceinline__ void start_block(unsigned full_bar, unsigned empty_ba
 template <int BN, int STAGES, bool PERSISTENT, int CLUSTER, int EPI, bool SHARE = false, int BM = 128,
           int A_ROWS = BM, bool PAIR_N = false>
 __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, const void* tmB, __half* C,
-                                        float* partials, int whole_units = 0, const __half* A = nullptr,
-                                        const __half* B = nullptr) {
+                                        float* partials, int whole_units = 0) {
     // BM = 128: consumer c owns rows 64c..64c+63 and all BN columns; BM = 64 (few-row products):
     // both own all 64 rows, consumer c columns c*BN/2.. (WN wide), so a tile reads half the A.
     // A_ROWS < BM (products of at most A_ROWS rows): TMA loads only A's first A_ROWS rows; the MMAs
@@ -968,14 +939,6 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
         }
     };
 
-    if (A != nullptr) {  // (hgemm_h6_l2pf_*)
-        H6Walk w = walk();
-        int u, kb, ke, m0, n0;
-        if (w.next(u, kb, ke)) {
-            tile_origin(u, m0, n0);
-            prefetch_first_k_tiles<A_ROWS, BN>(A, B, M, N, K, m0, n0, kb);
-        }
-    }
     // the ring's empty barriers: one arrive per consumer warp, per block
     start_block<STAGES, CLUSTER>(full_bar, empty_bar, 8 * CLUSTER, tmA, tmB, EPI == 2 ? (const void*)C : nullptr,
                                  [&] { produce(0, STAGES); });
@@ -1162,8 +1125,7 @@ __device__ __forceinline__ void named_bar_arrive(int id) {
 }
 
 template <int WM, int BN, int STAGES, int CLUSTER, int EPI>
-__device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA, const void* tmB, __half* C,
-                                           const __half* A = nullptr, const __half* B = nullptr) {
+__device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA, const void* tmB, __half* C) {
     constexpr int F = WM / 64;                         // m64 accumulator fragments per warpgroup
     constexpr int A_BYTES = WM * H6_BK * 2;            // one A box of WM rows x 128 bytes
     constexpr int B_BOX_BYTES = H6_BK * 64 * 2;        // 8 KB
@@ -1235,11 +1197,6 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
         }
     };
 
-    if (A != nullptr && my_units > 0) {  // (hgemm_h6_l2pf_*)
-        int um, tn;
-        unit_coords<WM * CLUSTER, H6_PP_GROUP_ROWS>(first_unit, units_m, tiles_n, um, tn);
-        prefetch_first_k_tiles<WM, BN>(A, B, M, N, K, (um * CLUSTER + (int)rank) * WM, tn * BN, 0);
-    }
     // the ring's empty barriers: the 4 warps of the warpgroup reading a stage, per block
     start_block<STAGES, CLUSTER>(full_bar, empty_bar, 4 * CLUSTER, tmA, tmB, EPI == 2 ? (const void*)C : nullptr,
                                  [&] { produce(0, STAGES); });
@@ -1523,27 +1480,6 @@ hgemm_h6_pp_64x64(int M, int N, int K, const void* tmA, const void* tmB, __half*
 struct alignas(64) TmaMap {
     unsigned char bytes[128];
 };
-
-// The first k tiles asked of the L2 by address as a block starts (prefetch_first_k_tiles): the declared 128x64,
-// 16x256 and ping-pong 128x128 entries, given A's and B's addresses after their own arguments.
-extern "C" __global__ void __launch_bounds__(384, 1)
-hgemm_h6_l2pf_128x64(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials,
-                     const __half* A, const __half* B) {
-    H6_SM90A_ONLY((h6_body<64, H6_STAGES_128x64, false, 1, H6_EPI, true>(M, N, K, tmA, tmB, C, partials, 0, A, B)));
-}
-
-extern "C" __global__ void __launch_bounds__(384, 1)
-hgemm_h6_l2pf_16x256(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials,
-                     const __half* A, const __half* B) {
-    H6_SM90A_ONLY((h6_body<256, H6_STAGES_16x256, false, 1, H6_EPI, true, 64, 16>(M, N, K, tmA, tmB, C, partials, 0,
-                                                                                   A, B)));
-}
-
-extern "C" __global__ void __launch_bounds__(384, 1)
-hgemm_h6_l2pf_pp_tma_128x128(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials,
-                             const __half* A, const __half* B) {
-    H6_SM90A_ONLY((h6_pp_body<128, 128, H6_PP_STAGES, 1, 2>(M, N, K, tmA, tmB, C, A, B)));
-}
 
 extern "C" __global__ void __launch_bounds__(384, 1)
 hgemm_h6_byval_128x64(int M, int N, int K, const __grid_constant__ TmaMap tmA, const __grid_constant__ TmaMap tmB,

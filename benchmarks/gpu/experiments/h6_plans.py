@@ -67,11 +67,7 @@ def candidates(declared):
     by_value = tuple(dataclasses.replace(by_entry[entry], entry=entry.replace("hgemm_h6_", "hgemm_h6_byval_"),
                                          maps_by_value=True, takes_over=None)
                      for entry in ("hgemm_h6_128x64", "hgemm_h6_16x256", "hgemm_h6_pp_tma_128x128"))
-    # the first k tiles asked of the L2 by address as a block starts (the kernels are given A's and B's addresses)
-    prefetching = tuple(dataclasses.replace(by_entry[entry], entry=entry.replace("hgemm_h6_", "hgemm_h6_l2pf_"),
-                                            operand_addresses=True, takes_over=None)
-                        for entry in ("hgemm_h6_128x64", "hgemm_h6_16x256", "hgemm_h6_pp_tma_128x128"))
-    return (*pairs, *by_value, *prefetching, small_tma, sk("hgemm_h6_64x256"), sk("hgemm_h6_64x128"), sk("hgemm_h6_128x128"), split,
+    return (*pairs, *by_value, small_tma, sk("hgemm_h6_64x256"), sk("hgemm_h6_64x128"), sk("hgemm_h6_128x128"), split,
             by_entry["hgemm_h6_128x128"], ping_pong, dataclasses.replace(ping_pong, entry="hgemm_h6_pp_cl2_256x128", bm=256, cluster=2),
             dataclasses.replace(by_entry["hgemm_h6_pp_tma_128x128"], entry="hgemm_h6_pp_cl2_tma_256x128", bm=256, cluster=2,
                                 takes_over=None),

@@ -202,8 +202,7 @@ class MatmulWorkload:
             if self.partials_argument:
                 workspace = add_up.partials if add_up else workspace_sums
                 args.append(np.uint64(0) if workspace is None else workspace)
-            addresses = (a, b) if tile.operand_addresses else ()
-            kernel(grid, block, (*args, *sharing, *addresses), shared_mem=tile.dynamic_smem_bytes)
+            kernel(grid, block, (*args, *sharing), shared_mem=tile.dynamic_smem_bytes)
             if add_up is not None:  # split over K into partials
                 add_up.into(c)
 

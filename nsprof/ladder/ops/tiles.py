@@ -36,8 +36,7 @@ class Tile:
     A stream_k tile shares its last wave only when that wave would fill at most `max_tail_fill` of the
     slots. A `tma_store` kernel stores C through a TMA tensor map: its C argument is the map's device
     address (64 x 64 boxes, the tile's swizzle). A kernel with `maps_by_value` takes its tensor maps' 128 bytes
-    as parameters instead of their device addresses; one with `operand_addresses` is also given A's and B's
-    device addresses, after its other arguments (it asks the L2 for its first k tiles by address). A tile with `few_rows` is made for products of at
+    as parameters instead of their device addresses. A tile with `few_rows` is made for products of at
     most that many rows: where M fits, the launcher tries only such tiles, and never otherwise; one
     with `max_rows` is never tried for products of more rows. Both split K only as far as one wave
     holds (their products stream B from memory). A tile with `fill_gain` is an alternative to the
@@ -84,7 +83,6 @@ class Tile:
     takes_over: str | None = None  # the shape of the tile whose whole, unsplit plans it runs
     replaces_split: str | None = None  # the shape of the tile whose shallow K splits it replaces, unsplit
     maps_by_value: bool = False
-    operand_addresses: bool = False  # A's and B's addresses after the kernel's other arguments
     cluster: int = 1  # blocks per cluster: a tile is theirs (stacked if persistent, else side by side), in as many slots
     dependent_launch: bool = False  # launched to overlap the grid before it (the kernel waits for its writes)
 
