@@ -299,6 +299,15 @@
 #define H6_PP_GROUP_ROWS 1024
 #endif
 #define H6_EPI_BYTES 16384  // staging for H6_EPI=1: 8 consumer warps x 16 rows x 128 bytes
+#ifndef H6_RING_STAGING     // the ping-pong body's last tile stages C in the ring (the header)
+#define H6_RING_STAGING 1
+#endif
+#ifndef H6_MAPS_FIRST       // candidates: the maps asked for as the body's first step, not in start_block
+#define H6_MAPS_FIRST 0
+#endif
+#ifndef H6_PARALLEL_INIT    // the ring's barriers set up by a lane of warp 0 each, not all by thread 0
+#define H6_PARALLEL_INIT 0
+#endif
 #ifndef H6_TMA_BOXES        // EPI 2 (TMA stores): 64x64 boxes of C staged per consumer warpgroup
 #define H6_TMA_BOXES 2      // at once (8 KB each); 4 holds a warpgroup's whole 64x256 slab
 #endif
@@ -528,7 +537,7 @@ __device__ __forceinline__ void warpgroup_sync(int c) {
 // 16 rows of a box with four stmatrix.x4, thread 0 of the warpgroup stores the boxes with one
 // cp.async.bulk.tensor each and the warpgroup goes on: the TMA unit writes C to global memory while the
 // MMAs run. Only a box's reuse waits (for the reads of the stores before it). Rows past M and columns
-// past N are not written.
+// past N are not written. `fresh` staging boxes (never stored from) skip that wait.
 // The staging boxes of a slab BN wide: H6_TMA_BOXES where its 64-column boxes go out in whole rounds of
 // that many, else one (a 64 x 192 slab: three rounds of one box).
 template <int BN>
@@ -536,11 +545,14 @@ __host__ __device__ constexpr int tma_boxes() { return (BN / 64) % H6_TMA_BOXES 
 
 template <int BN, int BAR = 2>
 __device__ __forceinline__ void store_round_tma(const unsigned (&h)[BN / 4], int round, const void* tmC, int row0,
-                                                int n0, int warp, int lane, int tid, int c, unsigned buf) {
+                                                int n0, int warp, int lane, int tid, int c, unsigned buf,
+                                                bool fresh = false) {
     constexpr int BOXES = tma_boxes<BN>();
     const unsigned row_addr = (16 * warp + (lane / 8 % 2) * 8 + lane % 8) * 128;  // this lane's row
-    if (tid == 0) bulk_wait_read();  // the staging boxes' last stores have read them
-    warpgroup_sync<BAR>(c);
+    if (!fresh) {
+        if (tid == 0) bulk_wait_read();  // the staging boxes' last stores have read them
+        warpgroup_sync<BAR>(c);
+    }
 #pragma unroll
     for (int b = 0; b < BOXES; ++b)  // 64-column box round * BOXES + b of the slab
         stmatrix_64_columns<BN>(h, round * BOXES + b, buf + b * 8192 + row_addr, lane);
@@ -667,7 +679,7 @@ __device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, 256
 #define H6_TRACE_TILES 64
 #if H6_TRACE
 __device__ unsigned long long h6_trace[160 * 2 * H6_TRACE_TILES * 4];
-__device__ unsigned long long h6_trace_blocks[160 * 12];
+__device__ unsigned long long h6_trace_blocks[160 * 20];
 __device__ __forceinline__ unsigned long long global_ns() {
     unsigned long long t;
     asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
@@ -681,7 +693,7 @@ __device__ __forceinline__ unsigned traced_block() { return blockIdx.x + gridDim
 // stage's loads are issued.
 __device__ __forceinline__ void trace_producer(int slot) {
 #if H6_TRACE
-    if (threadIdx.x == 0 && traced_block() < 160) h6_trace_blocks[traced_block() * 12 + slot] = clock64();
+    if (threadIdx.x == 0 && traced_block() < 160) h6_trace_blocks[traced_block() * 20 + slot] = clock64();
 #endif
 }
 struct TileClock {
@@ -706,9 +718,18 @@ struct TileClock {
         last = clock64();
         ++tile;
     }
+    // A consumer's thread 0 on its way through its last epilogue: consumer 0's in slots 12-14, consumer 1's in
+    // 16-18 (the bodies say which step); consumer 1's last MMAs done in slot 15.
+    __device__ __forceinline__ void epilogue_step(int slot, int c, int tid) {
+        if (tid == 0 && traced_block() < 160) {
+            unsigned long long* r = h6_trace_blocks + traced_block() * 20;
+            if (c == 1 && slot == 12) r[15] = last;
+            r[slot + 4 * c] = clock64();
+        }
+    }
     __device__ __forceinline__ void block_done(int c, int tid) {
         if (c == 0 && tid == 0 && traced_block() < 160) {
-            unsigned long long* r = h6_trace_blocks + traced_block() * 12;
+            unsigned long long* r = h6_trace_blocks + traced_block() * 20;
             r[0] = start; r[1] = first; r[2] = last; r[3] = clock64(); r[4] = start_ns; r[5] = global_ns();
         }
     }
@@ -718,6 +739,7 @@ struct TileClock {
     __device__ __forceinline__ void stage_full(bool) {}
     __device__ __forceinline__ void mmas_waited() {}
     __device__ __forceinline__ void tile_done(int, int) {}
+    __device__ __forceinline__ void epilogue_step(int, int, int) {}
     __device__ __forceinline__ void block_done(int, int) {}
 #endif
 };
@@ -773,15 +795,23 @@ __device__ __forceinline__ void start_block(unsigned full_bar, unsigned empty_ba
                                             const void* tmA, const void* tmB, const void* tmC,
                                             const FirstPass& first_pass) {
     trace_producer(11);
-    prefetch_maps_early(tmA, tmB, tmC);
-    if (threadIdx.x == 0) {
+    if (!H6_MAPS_FIRST) prefetch_maps_early(tmA, tmB, tmC);
+    static_assert(!(H6_PARALLEL_INIT && H6_EARLY_ISSUE), "thread 0 issues early only behind barriers it set up");
+    static_assert(!H6_PARALLEL_INIT || 2 * STAGES <= 32, "a barrier a lane of warp 0");
+    if (H6_PARALLEL_INIT ? threadIdx.x < 2 * STAGES : threadIdx.x == 0) {
+        if (H6_PARALLEL_INIT) {  // lane s: full[s]; lane STAGES + s: empty[s]
+            const int s = (int)threadIdx.x % STAGES;
+            if ((int)threadIdx.x < STAGES) mbar_init(full_bar + 8 * s, 1);
+            else mbar_init(empty_bar + 8 * s, empty_arrivals);
+        } else {
 #pragma unroll
-        for (int s = 0; s < STAGES; ++s) {
-            mbar_init(full_bar + 8 * s, 1);
-            mbar_init(empty_bar + 8 * s, empty_arrivals);
+            for (int s = 0; s < STAGES; ++s) {
+                mbar_init(full_bar + 8 * s, 1);
+                mbar_init(empty_bar + 8 * s, empty_arrivals);
+            }
         }
         // The inits are generic-proxy writes; TMA's complete_tx (async proxy) and the other
-        // block of the cluster must see them initialised.
+        // block of the cluster must see them initialised (each fence covers its own thread's inits).
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
         trace_producer(8);
@@ -811,6 +841,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     // the warps of a consumer whose rows can exist, and the consumer threads that sum a tile (SHARE)
     constexpr int ROW_WARPS = A_ROWS < BM ? A_ROWS / 16 : 4;
     constexpr int SUM_THREADS = 2 * 32 * ROW_WARPS;
+    if (H6_MAPS_FIRST) prefetch_maps_early(tmA, tmB, EPI == 2 ? (const void*)C : nullptr);
     static_assert(A_ROWS == BM || (BM == 64 && A_ROWS % 16 == 0 && A_ROWS < 64 && CLUSTER == 1),
                   "fewer rows of A than the tile: 64-row tiles without clusters");
     if (A_ROWS < BM && M > A_ROWS) __trap();  // the launcher gives these entries products of at most A_ROWS rows
@@ -1082,9 +1113,12 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
                 if constexpr (EPI == 2) pending.hold(acc, m0 + c_row, n0 + c_col);
                 else if (EPI == 1 && warp < ROW_WARPS) pending.hold(acc, m0 + c_row + warp * 16, n0 + c_col);
                 else if (warp < ROW_WARPS) store_slab_direct<WN>(acc, C, M, N, m0 + c_row + warp * 16, n0 + c_col, lane);
+                tile_clock.epilogue_step(12, c, tid);
                 if constexpr (EPI != 0 && !(PERSISTENT && H6_OVERLAP_EPI)) pending.store_rest(out);
+                tile_clock.epilogue_step(13, c, tid);
             }
             if constexpr (SHARE) look_ahead();  // the others looked ahead under the first k tile's MMAs
+            tile_clock.epilogue_step(14, c, tid);
             more = next_more;
             u = next_u; kb = next_kb; ke = next_ke; m0 = next_m0; n0 = next_n0;
         }
@@ -1126,6 +1160,7 @@ __device__ __forceinline__ void named_bar_arrive(int id) {
 
 template <int WM, int BN, int STAGES, int CLUSTER, int EPI>
 __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA, const void* tmB, __half* C) {
+    if (H6_MAPS_FIRST) prefetch_maps_early(tmA, tmB, EPI == 2 ? (const void*)C : nullptr);
     constexpr int F = WM / 64;                         // m64 accumulator fragments per warpgroup
     constexpr int A_BYTES = WM * H6_BK * 2;            // one A box of WM rows x 128 bytes
     constexpr int B_BOX_BYTES = H6_BK * 64 * 2;        // 8 KB
@@ -1283,23 +1318,32 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
 #pragma unroll
                 for (int r = 1; r < CLUSTER; ++r) mbar_arrive_cluster(prev_eb, (rank + r) % CLUSTER);
             }
+            // H6_RING_STAGING: the block's last tile stages C in the ring, which nothing reads or loads any more (the
+            // other warpgroup's turn ended before ours began; every stage loaded was read), every box its own: no
+            // round waits for the reads of the one before.
+            const bool in_ring = H6_RING_STAGING && i == my_units - 1;
+            static_assert(F * BN / 64 * 8192 <= STAGES * STAGE_BYTES, "C's boxes fit in the ring");
 #pragma unroll
             for (int f = 0; f < F; ++f) {
                 if constexpr (EPI == 2) {  // C is the address of C's tensor map: the fragment goes out by TMA
                     unsigned h[BN / 4];
                     pack_slab<BN>(acc[f], h);
+                    constexpr int ROUNDS = BN / 64 / tma_boxes<BN>();
 #pragma unroll
-                    for (int r = 0; r < BN / 64 / tma_boxes<BN>(); ++r)
+                    for (int r = 0; r < ROUNDS; ++r)
                         store_round_tma<BN, 3>(h, r, C, m0 + f * 64, n0, warp, lane, tid, c,
-                                               scratch + c * tma_boxes<BN>() * 8192);
+                                               in_ring ? base + (f * ROUNDS + r) * tma_boxes<BN>() * 8192
+                                                       : scratch + c * tma_boxes<BN>() * 8192, in_ring);
                 } else {
                     store_slab<BN, EPI>(acc[f], C, M, N, m0 + f * 64 + warp * 16, n0, lane, scratch + (c * 4 + warp) * 2048);
                 }
             }
+            tile_clock.epilogue_step(12, c, tid);
         }
         if constexpr (EPI == 2) {
             if (tid == 0) bulk_wait();  // the last stores read shared memory the block gives up on exit
         }
+        tile_clock.epilogue_step(13, c, tid);
         tile_clock.block_done(c, tid);
     }
     if constexpr (CLUSTER > 1) cluster_sync();

@@ -34,7 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # h6_plans
 
-TILES, FIELDS, BLOCKS = 64, 4, 160  # H6_TRACE_TILES, values per tile, blocks traced (the kernel's h6_trace)
+TILES, FIELDS, BLOCKS, SLOTS = 64, 4, 160, 20  # H6_TRACE_TILES, values per tile, blocks traced, clocks a block
 
 
 def median(values) -> float:
@@ -61,15 +61,24 @@ def summarize(trace, k_tiles: int) -> dict:
 
 
 def summarize_blocks(blocks, event_ms: float) -> dict:
-    """Block-level medians of one launch; blocks is (BLOCKS, 12): start, first MMAs, last MMAs done, end (clocks),
+    """Block-level medians of one launch; blocks is (BLOCKS, SLOTS): start, first MMAs, last MMAs done, end (clocks),
     start and end (global ns), then thread 0's clocks (kernels/hgemm/h6_wgmma_tma.cu, trace_producer): the producer's
     start, its first stage's loads issued, the barriers set up, past the block's barrier, past the wait for the grid
     before, thread 0's start. The prologue (start -> first MMAs) splits into thread 0's steps from its own start
     (init, sync, wait, producer: each from the step before; in that order only), thread 0's start to its first
-    loads issued (first_loads, in either order) and the first stage's wait (its loads issued -> first MMAs)."""
+    loads issued (first_loads, in either order) and the first stage's wait (its loads issued -> first MMAs). The
+    epilogue splits at consumer 0's clocks 12 and 13: h6_body's fragments packed (to_stores) and its staged stores
+    issued (stores); the ping-pong body's stores issued (to_stores) and the wait for the TMA stores' reads (stores);
+    then the rest to the end (to_end). Consumer 1's (clocks 15-17: its last MMAs done, then as consumer 0's 12 and
+    13): c1_to_stores and c1_stores; in the ping-pong body its end is the block's."""
     rows = [[int(v) for v in r] for r in blocks if r[3] > 0 and r[1] > 0]  # blocks that ran a tile
     steps = [r for r in rows if r[11] > 0 and r[7] >= r[6] >= r[10] >= r[9] >= r[8] >= r[11]]
+    ends = [r for r in rows if r[3] >= r[13] >= r[12] >= r[2]]
     return {"prologue": median([r[1] - r[0] for r in rows]), "epilogue": median([r[3] - r[2] for r in rows]),
+            "to_stores": median([r[12] - r[2] for r in ends]), "stores": median([r[13] - r[12] for r in ends]),
+            "to_end": median([r[3] - r[13] for r in ends]),
+            "c1_to_stores": median([r[16] - r[15] for r in rows if r[17] >= r[16] >= r[15] > 0]),
+            "c1_stores": median([r[17] - r[16] for r in rows if r[17] >= r[16] >= r[15] > 0]),
             "thread0_start": median([r[11] - r[0] for r in steps]), "init": median([r[8] - r[11] for r in steps]), "sync": median([r[9] - r[8] for r in steps]),
             "wait": median([r[10] - r[9] for r in steps]), "producer_start": median([r[6] - r[10] for r in steps]),
             "issue": median([r[7] - r[6] for r in steps]),
@@ -95,7 +104,7 @@ def trace_launch(tools, stage, launcher, traced: tuple[str, ...], size, rotation
     trace = tools.module_global(stage.kernel_path(), "h6_trace", arch="sm_90a", defines=traced)
     per_block = tools.module_global(stage.kernel_path(), "h6_trace_blocks", arch="sm_90a", defines=traced)
     buffer = tools.xp.ndarray((BLOCKS, 2, TILES, FIELDS), dtype=tools.xp.uint64, memptr=trace)
-    blocks = tools.xp.ndarray((BLOCKS, 12), dtype=tools.xp.uint64, memptr=per_block)
+    blocks = tools.xp.ndarray((BLOCKS, SLOTS), dtype=tools.xp.uint64, memptr=per_block)
     buffer.fill(0)
     blocks.fill(0)
     start, end = tools.xp.cuda.Event(), tools.xp.cuda.Event()
@@ -150,7 +159,7 @@ def main() -> None:
             emit(row, args.out)
     print(f"{'size':>16} {'plan':>22} {'tile cyc':>9} {'/k tile':>7} {'gap':>6} {'gap90':>6} {'|skew|':>6} "
           f"{'full':>6} {'mma':>5} {'prolog':>6} {'init':>5} {'sync':>5} {'wait':>5} {'prod':>5} {'issue':>5} {'to ld':>6} {'1st stg':>7} "
-          f"{'epilog':>6} {'MHz':>5} {'span us':>7} "
+          f"{'epilog':>6} {'to st':>5} {'st':>5} {'end':>5} {'1:tost':>6} {'1:st':>5} {'MHz':>5} {'span us':>7} "
           f"{'event us':>8}")
     for r in rows:
         if "tile_cycles" not in r:
@@ -159,7 +168,9 @@ def main() -> None:
         print(f"{r['size']:>16} {r['plan']:>22} {r['tile_cycles']:>9.0f} {r['cycles_per_k_tile']:>7.0f} {r['gap']:>6.0f} "
               f"{r['gap_p90']:>6.0f} {r['abs_skew']:>6.0f} {r['full_wait']:>6.0f} {r['mma_wait']:>5.0f} "
               f"{r['prologue']:>6.0f} {r['init']:>5.0f} {r['sync']:>5.0f} {r['wait']:>5.0f} {r['producer_start']:>5.0f} "
-              f"{r['issue']:>5.0f} {r['first_loads']:>6.0f} {r['first_stage']:>7.0f} {r['epilogue']:>6.0f} {r['mhz']:>5.0f} "
+              f"{r['issue']:>5.0f} {r['first_loads']:>6.0f} {r['first_stage']:>7.0f} {r['epilogue']:>6.0f} "
+              f"{r['to_stores']:>5.0f} {r['stores']:>5.0f} {r['to_end']:>5.0f} "
+              f"{r['c1_to_stores']:>6.0f} {r['c1_stores']:>5.0f} {r['mhz']:>5.0f} "
               f"{r['span_us']:>7.1f} {r['event_us']:>8.1f}")
 
 
