@@ -772,47 +772,6 @@ __device__ __forceinline__ void take_sums(float (&d)[BN / 2], float* sums, int t
     for (int j = 0; j < BN / 8; ++j) __stcg(p + j * T, make_float4(0.f, 0.f, 0.f, 0.f));
 }
 
-// K slices in a cluster (h6_body's K_CLUSTER; hgemm_h6_kcl8_16x256): each block's consumer thread t puts its
-// accumulators into its own shared memory at `sums` in add_into_sums' layout (float4s t, t + T, ...); then the
-// cluster's blocks each add up their share of those float4s over every block, in rank order (the same sums
-// whichever block finishes last), and store them. Distributed shared memory in place of the workspace in L2: no
-// counter, and no block waits on a fence and an atomic before the last one loads the sums.
-template <int BN, int T>
-__device__ __forceinline__ void put_sums(const float (&d)[BN / 2], unsigned sums, int t) {
-#pragma unroll
-    for (int j = 0; j < BN / 8; ++j)
-        asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n"
-                     ::"r"(sums + 16u * (j * T + t)), "f"(d[4 * j]), "f"(d[4 * j + 1]), "f"(d[4 * j + 2]), "f"(d[4 * j + 3])
-                     : "memory");
-}
-
-// Thread `thread` (of the 256 consumer threads) of the block of cluster rank r adds float4 r * MINE + thread of every
-// block's sums and stores it: thread t's float4 j holds (16-row tiles, consumer t / 32's fragment, lane t % 32) rows
-// lane / 4 and lane / 4 + 8, columns 8 j + 2 (lane % 4) + {0, 1} of the consumer's BN columns.
-template <int BN, int T, int SLICES>
-__device__ __forceinline__ void add_slices_and_store(unsigned sums, __half* C, int M, int N, int m0, int n0, int thread) {
-    constexpr int UNITS = BN / 8 * T, MINE = UNITS / SLICES;
-    static_assert(UNITS % SLICES == 0 && MINE <= 256 && T == 64, "a float4 a thread; the 16-row tiles' layout");
-    if (thread >= MINE) return;
-    const int unit = (int)cluster_rank() * MINE + thread, j = unit / T, t = unit % T;
-    float4 total = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll
-    for (int slice = 0; slice < SLICES; ++slice) {
-        float4 v;
-        asm volatile("{\n .reg .b32 remote;\n"
-                     " mapa.shared::cluster.u32 remote, %4, %5;\n"
-                     " ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [remote];\n}\n"
-                     : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-                     : "r"(sums + 16u * unit), "r"(slice) : "memory");
-        total.x += v.x; total.y += v.y; total.z += v.z; total.w += v.w;
-    }
-    const int lane = t % 32, row = lane / 4, col = (t / 32) * BN + 8 * j + 2 * (lane % 4);
-    if (n0 + col >= N) return;  // N % 8 == 0: both columns or neither
-    __half* out = C + (size_t)(m0 + row) * N + n0 + col;
-    if (m0 + row < M) *reinterpret_cast<__half2*>(out) = __floats2half2_rn(total.x, total.y);
-    if (m0 + row + 8 < M) *reinterpret_cast<__half2*>(out + 8 * (size_t)N) = __floats2half2_rn(total.z, total.w);
-}
-
 // After consumers_sync (every consumer thread's reductions issued): publish them and count
 // this piece; returns the count before it (acquire: the earlier pieces' sums are visible).
 __device__ __forceinline__ int count_piece(int* counter) {
@@ -869,7 +828,7 @@ __device__ __forceinline__ void start_block(unsigned full_bar, unsigned empty_ba
 }
 
 template <int BN, int STAGES, bool PERSISTENT, int CLUSTER, int EPI, bool SHARE = false, int BM = 128,
-          int A_ROWS = BM, bool PAIR_N = false, int K_CLUSTER = 1>
+          int A_ROWS = BM, bool PAIR_N = false>
 __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, const void* tmB, __half* C,
                                         float* partials, int whole_units = 0) {
     // BM = 128: consumer c owns rows 64c..64c+63 and all BN columns; BM = 64 (few-row products):
@@ -903,8 +862,6 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     static_assert(!SHARE || CLUSTER == 1 || (PAIR_N && !PERSISTENT), "shared tiles only without clusters");
     static_assert(BM == 128 || (BM == 64 && CLUSTER == 1 && EPI != 2), "64-row tiles: no clusters, no TMA stores");
     static_assert(PERSISTENT || SHARE, "a K split's slices add their sums in the workspace");
-    static_assert(K_CLUSTER == 1 || (BM == 64 && A_ROWS == 16 && !PERSISTENT && SHARE && CLUSTER == 1),
-                  "K slices in a cluster: the 16-row tiles, split");
 
     constexpr bool EARLY = issues_early<CLUSTER>;  // thread 0 issues the ring's first pass in start_block
     TileClock tile_clock;  // H6_TRACE: from the kernel's start
@@ -1121,11 +1078,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
             if constexpr (EPI != 0) pending.store_rest(out);  // fewer k tiles than rounds
 
             bool stores = true;  // this block stores the tile (with SHARE: its last piece)
-            if constexpr (K_CLUSTER > 1) {  // the slice's sums into the ring, which both consumers are done reading
-                consumers_sync();
-                if (warp < ROW_WARPS) put_sums<WN, SUM_THREADS>(acc, base, tid + 32 * ROW_WARPS * c);
-                stores = false;  // the cluster adds the slices' sums and stores them (add_slices_and_store)
-            } else if constexpr (SHARE) {
+            if constexpr (SHARE) {
                 if (kb > 0 || ke < all_k_tiles) {  // a piece of a shared unit (or a K slice of a tile)
                     const int t = tid + 32 * ROW_WARPS * c;  // consumer thread 0..SUM_THREADS-1 (if its rows exist)
                     const int first = u * all_k_tiles;
@@ -1174,13 +1127,6 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
             if (tid == 0) bulk_wait();  // the last stores read shared memory the block gives up on exit
         }
         tile_clock.block_done(c, tid);
-    }
-    if constexpr (K_CLUSTER > 1) {
-        cluster_sync();  // every slice's sums in its shared memory
-        if (warpgroup > 0)
-            add_slices_and_store<WN, SUM_THREADS, K_CLUSTER>(base, C, M, N, (int)blockIdx.y * BM, (int)blockIdx.x * BN,
-                                                            tid + 128 * (warpgroup - 1));
-        cluster_sync();  // no block leaves while the others read its sums
     }
     // No block of a cluster may exit while its peer can still arrive on its barriers.
     if constexpr (CLUSTER > 1) cluster_sync();
@@ -1578,14 +1524,6 @@ hgemm_h6_pp_64x64(int M, int N, int K, const void* tmA, const void* tmB, __half*
 struct alignas(64) TmaMap {
     unsigned char bytes[128];
 };
-
-// The 16x256 tile split 8 ways over K, the slices a cluster that adds their sums in distributed shared memory
-// (put_sums, add_slices_and_store): a candidate, launched split 8 only.
-extern "C" __global__ void __cluster_dims__(1, 1, 8) __launch_bounds__(384, 1)
-hgemm_h6_kcl8_16x256(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
-    H6_SM90A_ONLY((h6_body<256, H6_STAGES_16x256, false, 1, H6_EPI, true, 64, 16, false, 8>(M, N, K, tmA, tmB, C,
-                                                                                          partials)));
-}
 
 extern "C" __global__ void __launch_bounds__(384, 1)
 hgemm_h6_byval_128x64(int M, int N, int K, const __grid_constant__ TmaMap tmA, const __grid_constant__ TmaMap tmB,

@@ -67,9 +67,7 @@ def candidates(declared):
     by_value = tuple(dataclasses.replace(by_entry[entry], entry=entry.replace("hgemm_h6_", "hgemm_h6_byval_"),
                                          maps_by_value=True, takes_over=None)
                      for entry in ("hgemm_h6_128x64", "hgemm_h6_16x256", "hgemm_h6_pp_tma_128x128"))
-    # the 16x256 tile's 8 K slices as a cluster that adds their sums in distributed shared memory (plan "/8" only)
-    k_cluster = dataclasses.replace(by_entry["hgemm_h6_16x256"], entry="hgemm_h6_kcl8_16x256", takes_over=None)
-    return (*pairs, *by_value, k_cluster, small_tma, sk("hgemm_h6_64x256"), sk("hgemm_h6_64x128"), sk("hgemm_h6_128x128"), split,
+    return (*pairs, *by_value, small_tma, sk("hgemm_h6_64x256"), sk("hgemm_h6_64x128"), sk("hgemm_h6_128x128"), split,
             by_entry["hgemm_h6_128x128"], ping_pong, dataclasses.replace(ping_pong, entry="hgemm_h6_pp_cl2_256x128", bm=256, cluster=2),
             dataclasses.replace(by_entry["hgemm_h6_pp_tma_128x128"], entry="hgemm_h6_pp_cl2_tma_256x128", bm=256, cluster=2,
                                 takes_over=None),
