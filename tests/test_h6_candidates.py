@@ -56,7 +56,7 @@ def test_every_h6_body_waits_for_the_grid_before_it_ahead_of_its_first_load():
     assert not any(op in start.group(1) for op in ("tma_load", "prefetch_tmap", "store_"))
     # H6_EARLY_ISSUE: thread 0 issues the ring's first pass in start_block, after a wait of its own
     early_pass = start.group(1).index("first_pass();")
-    assert "await_previous_grid();" in start.group(1)[start.group(1).index("issues_early<"):early_pass]
+    assert "await_previous_grid();" in start.group(1)[start.group(1).index("if constexpr (EARLY)"):early_pass]
     for body in entry_bodies:
         begin = source.index(f"void {body}(")
         text = source[begin:source.index("\n}\n", begin)]

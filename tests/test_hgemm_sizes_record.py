@@ -15,7 +15,7 @@ RECORDS = [ROOT / "benchmarks" / "records" / name for name in (
     "2026-11-30-h200-hgemm-look-ahead", "2026-11-30-h200-hgemm-multicast", "2026-11-30-h200-hgemm-energy",
     "2026-11-30-h200-hgemm-pp64", "2026-11-30-h200-hgemm-group-rows", "2026-11-30-h200-hgemm-ring-depth",
     "2026-11-30-h200-hgemm-cold-inputs", "2026-11-30-h200-hgemm-pairs-maps", "2026-11-30-h200-hgemm-dependent-launch",
-    "2026-12-01-h200-hgemm-early-maps")]
+    "2026-12-01-h200-hgemm-early-maps", "2026-12-01-h200-hgemm-block-start")]
 RUNS = [path for record in RECORDS for pattern in ("*-run[12].json", "*-call*-[12].json")  # a record's earlier runs too
         for path in sorted(record.glob(pattern))]
 

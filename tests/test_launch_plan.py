@@ -106,7 +106,7 @@ def test_h6_shares_out_only_a_last_wave_at_most_0_6_full(size, entry, shared):
         ((3072, 5120, 2048), "hgemm_h6_tma_128x192"),  # 91% against 98%
         ((6144, 4096, 2048), "hgemm_h6_pp_tma_128x128"),  # 94% against 97%: too little gained (128x256's, taken over)
         ((2048, 2048, 2048), "hgemm_h6_pp_tma_128x128"),  # less than a wave of 128x192 tiles: never an alternative
-        ((1, 4096, 4096), "hgemm_h6_16x256"),  # a few-row product keeps its few-row tile
+        ((1, 4096, 4096), "hgemm_h6_16x128"),  # a few-row product keeps a few-row tile
     ],
 )
 def test_h6_takes_128x192_only_where_its_waves_keep_a_twentieth_more_of_the_slots_busy(size, entry):
@@ -159,6 +159,7 @@ def test_h6_ping_pong_tile_takes_over_whole_128x256_plans_where_b_is_not_much_la
         ((96, 4096, 4096), "hgemm_h6_split_128x128", 4),  # 96 rows are not whole 64-row tiles
         ((128, 14336, 4096), "hgemm_h6_split_128x128", 1),  # unsplit: nothing to replace
         ((64, 4096, 4096), "hgemm_h6_64x256", 8),  # a few-row tile's split stays
+        ((128, 8192, 1096), "hgemm_h6_pp_64x64", 1),  # (a 128-row split tile is no 16-row tile: _fewer_slices)
     ],
 )
 def test_h6_ping_pong_64x64_replaces_shallow_splits_of_128x128(size, entry, split):
@@ -186,7 +187,11 @@ def test_busy_share_counts_the_idle_slots_of_the_last_round():
 @pytest.mark.parametrize(
     "size, shape, split",
     [
-        ((1, 4096, 4096), "16x256", 8),  # 16 tiles: 8 slices fill one wave (128 blocks), 16 would spill into a second
+        # 16 tiles of 16x256: 8 slices of 512 would fill one wave (128 blocks); 16x128 makes as many, 4 of 1024
+        ((1, 4096, 4096), "16x128", 4),
+        ((16, 4096, 4096), "16x128", 4),
+        ((1, 4096, 14336), "16x256", 8),  # slices of 1792: deep enough, 16x256 keeps its split
+        ((1, 4096, 8192), "16x256", 8),  # slices of 1024
         ((16, 14336, 4096), "16x128", 1),  # 112 blocks unsplit, one wave, before 16x256's 56 split in 2
         ((17, 14336, 4096), "64x256", 2),  # past 16 rows: 56 tiles, 112 blocks; 224 ran 1.7 waves and 13% slower
         ((64, 4096, 14336), "64x256", 8),

@@ -60,7 +60,7 @@ def test_the_csv_holds_the_plan_and_without_the_gpus_sm_count_none_is_said(tmp_p
     ((3072, 3072, 3072), "384 blocks of 128x192 on 132 slots: 2.91 waves, 3% of the slots' time idle"),
     ((8192, 8192, 8192), "2048 blocks of 128x256 on 132 slots: 15.52 waves, 3% of the slots' time idle but for "
                          "the last 68 tiles, shared out by k steps"),
-    ((16, 4096, 4096), "128 blocks of 16x256 (K split in 8) on 132 slots: 0.97 wave, 3% of the slots' time idle"),
+    ((16, 4096, 4096), "128 blocks of 16x128 (K split in 4) on 132 slots: 0.97 wave, 3% of the slots' time idle"),
 ])
 def test_a_plan_reads_as_blocks_waves_and_idle_slots(size, text):
     assert plan_text(waves_of(get_stage("hgemm", "h6"), *size, 132)) == text

@@ -21,7 +21,7 @@ from nsprof.sizes import parse_label
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDS = {"sgemm": [ROOT / "benchmarks" / "records" / "2026-11-29-h200-sgemm" / "h200-sgemm.json"],
-           "hgemm": [ROOT / "benchmarks" / "records" / "2026-11-30-h200-hgemm-pp64" / f"{half}-run1.json"
+           "hgemm": [ROOT / "benchmarks" / "records" / "2026-12-01-h200-hgemm-block-start" / f"{half}-run1.json"
                      for half in ("squares", "models")]}
 LABEL = re.compile(r"^(?P<shape>\d+x\d+)x\d+(?:/split(?P<split>\d+)|/tail(?P<tail>\d+))?$")
 
@@ -41,7 +41,7 @@ def ran_on_the_h200() -> list[tuple[str, dict]]:
                          if isinstance(value, dict) else value)
 def test_the_model_counts_the_plan_the_h200_ran(op, row):
     """Tile, K split and stream-K tail as the launcher labelled them on the GPU (h6 at 8192^3:
-    128x256x64/tail68; at 16 x 4096 x 4096: 16x256x64/split8), and the blocks and slots counted by hand
+    128x256x64/tail68; at 16 x 4096 x 4096: 16x128x64/split4), and the blocks and slots counted by hand
     from them."""
     m, n, k = parse_label(row["size"])
     waves = waves_of(get_stage(op, row["stage"]), m, n, k, row["sm_count"])
@@ -80,8 +80,8 @@ def test_explain_shows_every_size_on_the_profile_s_gpu():
     assert document["sm_count"] == 132 and document["sm_count_source"] == "NVIDIA H200, from the profile's manifest"
     assert [row["size"] for row in document["waves"]] == ["x".join(map(str, size)) for size in SIZES]
     decode = next(row for row in document["waves"] if row["size"] == "16x4096x4096")
-    # 16 tiles of 16x256, K split in 8: one wave less 4 blocks (16 slices would spill into a second)
-    assert (decode["tile"], decode["split_k"], decode["blocks"]) == ("16x256", 8, 128)
+    # 32 tiles of 16x128, K split in 4 (16x256's 8 slices of 512 would be shallow): one wave less 4 blocks
+    assert (decode["tile"], decode["split_k"], decode["blocks"]) == ("16x128", 4, 128)
     shown = CliRunner().invoke(app, ["explain", "wave-quantization"], env={"COLUMNS": "80"}).stdout
     words = " ".join(shown.split())
     assert "4 of 132 slots get no block" in words and "2048x2048x2048: 256 blocks of 128x128" in words

@@ -68,6 +68,12 @@
 //    on cold inputs: 1024^3 +1.1 to +2.5 points, the 16-row tiles at 1 and 16 x 4096 x 4096 +0.4 to +1.3, within
 //    the noise elsewhere; the record's 1024^3 went from 97.2-97.9% to 99.3-99.6% of the library
 //    (benchmarks/records/2026-12-01-h200-hgemm-early-maps).
+//  * the ping-pong body's last tile stages C in the ring (H6_RING_STAGING): the block's last tile has the ring to
+//    itself, so each of its boxes of C gets its own 8 KB and no TMA store waits for the one before to read its
+//    box. The block's last epilogue 1442 cycles against 1804; 2048^3 +0.9 points, the other ping-pong shapes 0.0
+//    to +0.7. The 16-row tiles issue their ring's first pass before the block's barrier (H6_EARLY_ISSUE = 2):
+//    +0.2 to +1.8 points at the decode shapes, where it costs 4-9 points in the other tiles
+//    (benchmarks/records/2026-12-01-h200-hgemm-block-start).
 // Tuning knobs (-D, defaults = the entries as declared): H6_EPI / H6_PP_EPI = 1 stores C
 // through a 2 KB shared tile per warp (stmatrix, then 16-byte stores covering whole 128-byte
 // rows: 8x fewer L2 write requests than the 4-byte fragment stores; +16 KB of shared memory);
@@ -81,7 +87,8 @@
 // H6_TMA_STAGES: the TMA-store entries' staging boxes and ring; H6_TRACE = 1: each consumer warpgroup records its tiles' clocks (h6_trace, read by
 // benchmarks/gpu/experiments/h6_timeline.py); H6_EARLY_TRIGGER = 1: each block lets the next grid in once it has
 // waited for the one before (griddepcontrol.launch_dependents); H6_EARLY_PREFETCH = 0: the producer asks for the
-// tensor maps right before its first loads. The cl2 entries but the two TMA-store ones and the
+// tensor maps right before its first loads; H6_EARLY_ISSUE, H6_RING_STAGING, H6_MAPS_FIRST, H6_PARALLEL_INIT: a
+// block's start and end (their definitions say what each measured). The cl2 entries but the two TMA-store ones and the
 // ping-pong ones but hgemm_h6_pp_tma_128x128 and hgemm_h6_pp_64x64 are tuning candidates the launcher does not declare: each
 // lost to the cooperative 128x256 kernel with the staged epilogue (benchmarks/records/2026-11-22-h200-hgemm/h200-hgemm.md, "Tuning sweeps"; the cl2
 // TMA-store entry again by 0.3-0.9 points on the H200 in
@@ -302,11 +309,11 @@
 #ifndef H6_RING_STAGING     // the ping-pong body's last tile stages C in the ring (the header)
 #define H6_RING_STAGING 1
 #endif
-#ifndef H6_MAPS_FIRST       // candidates: the maps asked for as the body's first step, not in start_block
-#define H6_MAPS_FIRST 0
+#ifndef H6_MAPS_FIRST       // 1: the maps asked for as the body's first step, not in start_block (tried: no change,
+#define H6_MAPS_FIRST 0     // 99.4-100.2% of h6 as declared; benchmarks/records/2026-12-01-h200-hgemm-block-start)
 #endif
-#ifndef H6_PARALLEL_INIT    // the ring's barriers set up by a lane of warp 0 each, not all by thread 0
-#define H6_PARALLEL_INIT 0
+#ifndef H6_PARALLEL_INIT    // 1: the ring's barriers set up by a lane of warp 0 each, each with its fences, not all by
+#define H6_PARALLEL_INIT 0  // thread 0 (tried: 95-98.5% of h6 as declared, the same record)
 #endif
 #ifndef H6_TMA_BOXES        // EPI 2 (TMA stores): 64x64 boxes of C staged per consumer warpgroup
 #define H6_TMA_BOXES 2      // at once (8 KB each); 4 holds a warpgroup's whole 64x256 slab
@@ -366,16 +373,18 @@ extern __shared__ unsigned char h6_smem[];
 #ifndef H6_EARLY_PREFETCH
 #define H6_EARLY_PREFETCH 1
 #endif
-// H6_EARLY_ISSUE = 1 (tried, slower): thread 0 waits for the grid before and issues the ring's first pass as soon as
-// it has set up the barriers, before the block's barrier and the producer's setmaxnreg. Its loads go out ~700 cycles
-// sooner, yet the first stage lands no sooner; 1024^3 95.7%, 128 x 4096 x 4096 91.8% of h6 as declared, the decode
-// shapes +0.2 to +0.6 (benchmarks/records/2026-12-01-h200-hgemm-block-start).
+// H6_EARLY_ISSUE: thread 0 waits for the grid before and issues the ring's first pass as soon as it has set up the
+// barriers, before the block's barrier and the producer's setmaxnreg; 1: in every unclustered body, 2 (declared):
+// in the few-row tiles' (A_ROWS < BM), 0: none. Their loads go out ~700 cycles sooner. The tiles that stream B for
+// few rows gain: 16x256 split 8 +0.2 to +1.8 points against the library at 1 and 16 x 4096 x 4096 and 1 x 4096 x
+// 14336; elsewhere the first stage lands no sooner and the block's start is longer: 1024^3 95.7%, 128 x 4096 x
+// 4096 91.8% of h6 without (benchmarks/records/2026-12-01-h200-hgemm-block-start).
 #ifndef H6_EARLY_ISSUE
-#define H6_EARLY_ISSUE 0
+#define H6_EARLY_ISSUE 2
 #endif
 // (not in clusters: their multicasts land in a peer block that may not have set up its barriers yet)
-template <int CLUSTER>
-constexpr bool issues_early = H6_EARLY_ISSUE && CLUSTER == 1;
+template <int CLUSTER, bool FEW_ROWS>
+constexpr bool issues_early = CLUSTER == 1 && (H6_EARLY_ISSUE == 1 || (H6_EARLY_ISSUE == 2 && FEW_ROWS));
 // (tmC: C's map, for the entries that store C by TMA; else null)
 __device__ __forceinline__ void prefetch_maps_early(const void* tmA, const void* tmB, const void* tmC) {
     if (H6_EARLY_PREFETCH && threadIdx.x == 0) {
@@ -790,13 +799,13 @@ __device__ __forceinline__ int count_piece(int* counter) {
 // A block's start, in every body: the tensor maps asked for; thread 0 sets up the ring's barriers (full[s]: the
 // producer's arrive.expect_tx; empty[s]: `empty_arrivals`); the block (or the cluster) waits until they are set
 // up, then for the grid before it (the launch overlaps that grid: await_previous_grid).
-template <int STAGES, int CLUSTER, class FirstPass>
+template <int STAGES, int CLUSTER, bool EARLY, class FirstPass>
 __device__ __forceinline__ void start_block(unsigned full_bar, unsigned empty_bar, unsigned empty_arrivals,
                                             const void* tmA, const void* tmB, const void* tmC,
                                             const FirstPass& first_pass) {
     trace_producer(11);
     if (!H6_MAPS_FIRST) prefetch_maps_early(tmA, tmB, tmC);
-    static_assert(!(H6_PARALLEL_INIT && H6_EARLY_ISSUE), "thread 0 issues early only behind barriers it set up");
+    static_assert(!(H6_PARALLEL_INIT && EARLY), "thread 0 issues early only behind barriers it set up");
     static_assert(!H6_PARALLEL_INIT || 2 * STAGES <= 32, "a barrier a lane of warp 0");
     if (H6_PARALLEL_INIT ? threadIdx.x < 2 * STAGES : threadIdx.x == 0) {
         if (H6_PARALLEL_INIT) {  // lane s: full[s]; lane STAGES + s: empty[s]
@@ -815,7 +824,7 @@ __device__ __forceinline__ void start_block(unsigned full_bar, unsigned empty_ba
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
         trace_producer(8);
-        if constexpr (issues_early<CLUSTER>) {
+        if constexpr (EARLY) {  // issues_early
             await_previous_grid();
             first_pass();
         }
@@ -863,7 +872,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     static_assert(BM == 128 || (BM == 64 && CLUSTER == 1 && EPI != 2), "64-row tiles: no clusters, no TMA stores");
     static_assert(PERSISTENT || SHARE, "a K split's slices add their sums in the workspace");
 
-    constexpr bool EARLY = issues_early<CLUSTER>;  // thread 0 issues the ring's first pass in start_block
+    constexpr bool EARLY = issues_early<CLUSTER, (A_ROWS < BM)>;  // thread 0 issues the ring's first pass in start_block
     TileClock tile_clock;  // H6_TRACE: from the kernel's start
     const unsigned base = (smem_u32(h6_smem) + 1023u) & ~1023u;  // 128B swizzle atoms: 1024 B
     const unsigned scratch = base + STAGES * STAGE_BYTES;        // EPI 1: 2 KB per consumer warp
@@ -971,7 +980,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     };
 
     // the ring's empty barriers: one arrive per consumer warp, per block
-    start_block<STAGES, CLUSTER>(full_bar, empty_bar, 8 * CLUSTER, tmA, tmB, EPI == 2 ? (const void*)C : nullptr,
+    start_block<STAGES, CLUSTER, EARLY>(full_bar, empty_bar, 8 * CLUSTER, tmA, tmB, EPI == 2 ? (const void*)C : nullptr,
                                  [&] { produce(0, STAGES); });
 
     if (warpgroup == 0) {
@@ -1174,7 +1183,7 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
 
     TileClock tile_clock;  // H6_TRACE: from the kernel's start (each warpgroup its own tiles; the block's row is
                            // warpgroup 1's: its first tile is the block's first, its end is not the block's)
-    constexpr bool EARLY = issues_early<CLUSTER>;  // as in h6_body
+    constexpr bool EARLY = issues_early<CLUSTER, false>;  // as in h6_body
     const unsigned base = (smem_u32(h6_smem) + 1023u) & ~1023u;
     const unsigned scratch = base + STAGES * STAGE_BYTES;
     // EPI 1: 2 KB per consumer warp; EPI 2: tma_boxes<BN>() staging boxes of 8 KB per consumer warpgroup
@@ -1233,7 +1242,7 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
     };
 
     // the ring's empty barriers: the 4 warps of the warpgroup reading a stage, per block
-    start_block<STAGES, CLUSTER>(full_bar, empty_bar, 4 * CLUSTER, tmA, tmB, EPI == 2 ? (const void*)C : nullptr,
+    start_block<STAGES, CLUSTER, EARLY>(full_bar, empty_bar, 4 * CLUSTER, tmA, tmB, EPI == 2 ? (const void*)C : nullptr,
                                  [&] { produce(0, STAGES); });
 
     if (warpgroup == 0) {

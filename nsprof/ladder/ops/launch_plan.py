@@ -25,6 +25,9 @@ TAKE_OVER_MAX_B = 1 << 26
 # pays a fixed cost a slice (its float32 sums added in a workspace) that deep slices hide and shallow ones do not.
 SHALLOW_SLICE_K = 2048
 FILLED_SHARE = 0.9
+# A 16-row tile's K split into slices shallower than this gives way to a narrower 16-row tile that makes as many
+# blocks with fewer, deeper slices (`_fewer_slices`).
+FEW_ROW_SLICE_K = 1024
 
 
 @dataclass(frozen=True)
@@ -52,7 +55,8 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
     the choice, for tuning runs; `tiles` limits the choice to those this GPU can run. A stream_k
     tile that needs no split shares its last tiles out (`stream_k_tail`). Where few-row tiles fit M,
     only they are tried (`for_rows`), one that fills one wave unsplit first (`one_wave_first`); an
-    alternative tile may then replace the choice (`_better_filled`), where rows are not whole TMA
+    alternative tile may then replace the choice (`_better_filled`), a narrower few-row tile a shallow split of a
+    wider one (`_fewer_slices`), where rows are not whole TMA
     boxes wide, its clustered form (`_unaligned_form`), a shallow K split a tile that needs none
     (`_unsplit_form`), and elsewhere a tile that takes over its plans (`_taken_over`).
 
@@ -84,6 +88,7 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
         fills = blocks * split >= sm_count or (_for_few_rows(tile) and 2 * blocks * split > sm_count)
         if fills or tile is candidates[-1]:  # a tile for few rows: more than half a wave, all one wave holds
             plan = _unless_needless(_with_sharing(tile, m, n, split, sm_count, forced_tail), candidates)
+            plan = _fewer_slices(plan, candidates, m, n, k)
             plan = _unaligned_form(_better_filled(plan, alternatives, m, n, sm_count), replacements, n, k)
             return _taken_over(_unsplit_form(plan, replacements, m, n, k, sm_count), candidates, m, n, k)
     raise AssertionError("unreachable: the last tile always returns")
@@ -120,6 +125,24 @@ def _better_filled(plan: LaunchPlan, alternatives: tuple[Tile, ...], m: int, n: 
         slots = sm_count * tile.blocks_per_sm
         if tile.count(m, n) >= slots and busy_share(tile.count(m, n), slots) >= busy + (tile.fill_gain or 0.0):
             return LaunchPlan(tile)
+    return plan
+
+
+def _fewer_slices(plan: LaunchPlan, candidates: tuple[Tile, ...], m: int, n: int, k: int) -> LaunchPlan:
+    """A 16-row tile's K split into slices shallower than FEW_ROW_SLICE_K gives way to a narrower tile for the
+    same rows that makes as many blocks with a smaller split, its slices deeper: each slice adds its sums in the
+    workspace and the last loads them, a cost per slice that shallow slices do not hide. Why (the H200, paired
+    with the library, benchmarks/records/2026-12-01-h200-hgemm-block-start): 16 x 128 split in 4 ran 103.9-104.6%
+    at 1 and 16 x 4096 x 4096 against 100.8-103.7% for 16 x 256 split in 8 (slices of 512); alike at
+    1 x 4096 x 14336 (slices of 1792: 99.6-100.8 against 100.4-102.2)."""
+    wide = plan.tile
+    if plan.split_k == 1 or None in (wide.few_rows, wide.max_rows) or k >= plan.split_k * FEW_ROW_SLICE_K:
+        return plan
+    for tile in candidates:
+        split, rest = divmod(plan.split_k * tile.bn, wide.bn)
+        if (tile.few_rows == wide.few_rows and tile.bn < wide.bn and not rest and 1 <= split < plan.split_k
+                and split <= tile.max_split_k and tile.count(m, n) * split == wide.count(m, n) * plan.split_k):
+            return LaunchPlan(tile, split)
     return plan
 
 
