@@ -55,10 +55,10 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
     the choice, for tuning runs; `tiles` limits the choice to those this GPU can run. A stream_k
     tile that needs no split shares its last tiles out (`stream_k_tail`). Where few-row tiles fit M,
     only they are tried (`for_rows`), one that fills one wave unsplit first (`one_wave_first`); an
-    alternative tile may then replace the choice (`_better_filled`), a narrower few-row tile a shallow split of a
-    wider one (`_fewer_slices`), where rows are not whole TMA
-    boxes wide, its clustered form (`_unaligned_form`), a shallow K split a tile that needs none
-    (`_unsplit_form`), and elsewhere a tile that takes over its plans (`_taken_over`).
+    alternative tile may then replace the choice (`_better_filled`), a narrower 16-row tile a wider one's shallow
+    split (`_fewer_slices`), where rows are not whole TMA boxes wide, its clustered form (`_unaligned_form`), a
+    shallow K split a tile that needs none (`_unsplit_form`), and elsewhere a tile that takes over its plans
+    (`_taken_over`).
 
     Why the even spread (measured on the H200 with v8, benchmarks/gpu/sgemm_peak_h200.sh):
     at 1000x1200x800, 80 tiles of 128x128 split in 2 give 160 blocks, so 28 SMs run two blocks and
