@@ -87,8 +87,8 @@
 // H6_TMA_STAGES: the TMA-store entries' staging boxes and ring; H6_TRACE = 1: each consumer warpgroup records its tiles' clocks (h6_trace, read by
 // benchmarks/gpu/experiments/h6_timeline.py); H6_EARLY_TRIGGER = 1: each block lets the next grid in once it has
 // waited for the one before (griddepcontrol.launch_dependents); H6_EARLY_PREFETCH = 0: the producer asks for the
-// tensor maps right before its first loads; H6_EARLY_ISSUE, H6_RING_STAGING, H6_MAPS_FIRST, H6_PARALLEL_INIT: a
-// block's start and end (their definitions say what each measured). The cl2 entries but the two TMA-store ones and the
+// tensor maps right before its first loads; H6_EARLY_ISSUE, H6_RING_STAGING: a block's start and end (their
+// definitions say what each measured). The cl2 entries but the two TMA-store ones and the
 // ping-pong ones but hgemm_h6_pp_tma_128x128 and hgemm_h6_pp_64x64 are tuning candidates the launcher does not declare: each
 // lost to the cooperative 128x256 kernel with the staged epilogue (benchmarks/records/2026-11-22-h200-hgemm/h200-hgemm.md, "Tuning sweeps"; the cl2
 // TMA-store entry again by 0.3-0.9 points on the H200 in
@@ -212,7 +212,9 @@
 //    address as the block starts (the record's l2-prefetch.diff; by bulk prefetch or by line): the first stage
 //    waits 892 cycles against 1912, but the block's start takes longer: 82-92% of the library at 1024^3 and
 //    2048^3 against 98-99%, 94-97% at the decode shapes against 99-103%. The cold start is bound by the memory
-//    system, not by when the loads are asked for.
+//    system, not by when the loads are asked for. Also no faster (the record's start-variants.diff): the maps asked
+//    for as the body's first step (99.4-100.2% of h6 as declared), the ring's barriers set up by a lane of warp 0
+//    each, each with its fences (95-98.5%).
 //  * tried, no change (benchmarks/records/2026-11-30-h200-hgemm-energy): try_wait with a suspend-time hint (NANOSLEEP.SYNCS until the barrier
 //    flips, not a spin: within 0.5 points at seven of nine shapes, 1.7-2.3 lower at two few-row ones), and the
 //    tile order grouping 256 to 8192 rows (no group size ahead at more than two of seven shape-and-tile pairs).
@@ -308,12 +310,6 @@
 #define H6_EPI_BYTES 16384  // staging for H6_EPI=1: 8 consumer warps x 16 rows x 128 bytes
 #ifndef H6_RING_STAGING     // the ping-pong body's last tile stages C in the ring (the header)
 #define H6_RING_STAGING 1
-#endif
-#ifndef H6_MAPS_FIRST       // 1: the maps asked for as the body's first step, not in start_block (tried: no change,
-#define H6_MAPS_FIRST 0     // 99.4-100.2% of h6 as declared; benchmarks/records/2026-12-01-h200-hgemm-block-start)
-#endif
-#ifndef H6_PARALLEL_INIT    // 1: the ring's barriers set up by a lane of warp 0 each, each with its fences, not all by
-#define H6_PARALLEL_INIT 0  // thread 0 (tried: 95-98.5% of h6 as declared, the same record)
 #endif
 #ifndef H6_TMA_BOXES        // EPI 2 (TMA stores): 64x64 boxes of C staged per consumer warpgroup
 #define H6_TMA_BOXES 2      // at once (8 KB each); 4 holds a warpgroup's whole 64x256 slab
@@ -804,23 +800,15 @@ __device__ __forceinline__ void start_block(unsigned full_bar, unsigned empty_ba
                                             const void* tmA, const void* tmB, const void* tmC,
                                             const FirstPass& first_pass) {
     trace_producer(11);
-    if (!H6_MAPS_FIRST) prefetch_maps_early(tmA, tmB, tmC);
-    static_assert(!(H6_PARALLEL_INIT && EARLY), "thread 0 issues early only behind barriers it set up");
-    static_assert(!H6_PARALLEL_INIT || 2 * STAGES <= 32, "a barrier a lane of warp 0");
-    if (H6_PARALLEL_INIT ? threadIdx.x < 2 * STAGES : threadIdx.x == 0) {
-        if (H6_PARALLEL_INIT) {  // lane s: full[s]; lane STAGES + s: empty[s]
-            const int s = (int)threadIdx.x % STAGES;
-            if ((int)threadIdx.x < STAGES) mbar_init(full_bar + 8 * s, 1);
-            else mbar_init(empty_bar + 8 * s, empty_arrivals);
-        } else {
+    prefetch_maps_early(tmA, tmB, tmC);
+    if (threadIdx.x == 0) {
 #pragma unroll
-            for (int s = 0; s < STAGES; ++s) {
-                mbar_init(full_bar + 8 * s, 1);
-                mbar_init(empty_bar + 8 * s, empty_arrivals);
-            }
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(full_bar + 8 * s, 1);
+            mbar_init(empty_bar + 8 * s, empty_arrivals);
         }
         // The inits are generic-proxy writes; TMA's complete_tx (async proxy) and the other
-        // block of the cluster must see them initialised (each fence covers its own thread's inits).
+        // block of the cluster must see them initialised.
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
         trace_producer(8);
@@ -850,7 +838,6 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     // the warps of a consumer whose rows can exist, and the consumer threads that sum a tile (SHARE)
     constexpr int ROW_WARPS = A_ROWS < BM ? A_ROWS / 16 : 4;
     constexpr int SUM_THREADS = 2 * 32 * ROW_WARPS;
-    if (H6_MAPS_FIRST) prefetch_maps_early(tmA, tmB, EPI == 2 ? (const void*)C : nullptr);
     static_assert(A_ROWS == BM || (BM == 64 && A_ROWS % 16 == 0 && A_ROWS < 64 && CLUSTER == 1),
                   "fewer rows of A than the tile: 64-row tiles without clusters");
     if (A_ROWS < BM && M > A_ROWS) __trap();  // the launcher gives these entries products of at most A_ROWS rows
@@ -1169,7 +1156,6 @@ __device__ __forceinline__ void named_bar_arrive(int id) {
 
 template <int WM, int BN, int STAGES, int CLUSTER, int EPI>
 __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA, const void* tmB, __half* C) {
-    if (H6_MAPS_FIRST) prefetch_maps_early(tmA, tmB, EPI == 2 ? (const void*)C : nullptr);
     constexpr int F = WM / 64;                         // m64 accumulator fragments per warpgroup
     constexpr int A_BYTES = WM * H6_BK * 2;            // one A box of WM rows x 128 bytes
     constexpr int B_BOX_BYTES = H6_BK * 64 * 2;        // 8 KB

@@ -74,11 +74,11 @@ def summarize_blocks(blocks, event_ms: float) -> dict:
     rows = [[int(v) for v in r] for r in blocks if r[3] > 0 and r[1] > 0]  # blocks that ran a tile
     steps = [r for r in rows if r[11] > 0 and r[7] >= r[6] >= r[10] >= r[9] >= r[8] >= r[11]]
     ends = [r for r in rows if r[3] >= r[13] >= r[12] >= r[2]]
+    c1_ends = [r for r in rows if r[17] >= r[16] >= r[15] > 0]
     return {"prologue": median([r[1] - r[0] for r in rows]), "epilogue": median([r[3] - r[2] for r in rows]),
             "to_stores": median([r[12] - r[2] for r in ends]), "stores": median([r[13] - r[12] for r in ends]),
             "to_end": median([r[3] - r[13] for r in ends]),
-            "c1_to_stores": median([r[16] - r[15] for r in rows if r[17] >= r[16] >= r[15] > 0]),
-            "c1_stores": median([r[17] - r[16] for r in rows if r[17] >= r[16] >= r[15] > 0]),
+            "c1_to_stores": median([r[16] - r[15] for r in c1_ends]), "c1_stores": median([r[17] - r[16] for r in c1_ends]),
             "thread0_start": median([r[11] - r[0] for r in steps]), "init": median([r[8] - r[11] for r in steps]), "sync": median([r[9] - r[8] for r in steps]),
             "wait": median([r[10] - r[9] for r in steps]), "producer_start": median([r[6] - r[10] for r in steps]),
             "issue": median([r[7] - r[6] for r in steps]),
