@@ -496,6 +496,33 @@ def test_timed_launches_run_on_every_set_of_buffers_the_rotation_holds(launch_of
     assert problem.C is own and problem.relative_error() <= stage.tolerance(size)
 
 
+@pytest.mark.parametrize("stage_name", ["s2", "s3", "s4"])
+def test_sgemvs_transposed_a_follows_the_sets_of_buffers(stage_name, tools):
+    """s2-s4 read a transpose of A their launcher makes: each set of cold inputs gets its own, so a timed launch
+    reads its own set's A (a copy negated here gives y = -A x), never the problem's set's transpose, warm in L2."""
+    from nsprof.ladder.registry import get_stage
+    from nsprof.launch.measure import time_launches
+    from nsprof.launch.rotation import rotating_inputs
+
+    op, size = get_op("sgemv"), (1000, 1001)
+    problem = op.workload.problem(tools.xp, size)
+    stage = get_stage("sgemv", stage_name)
+    with rotating_inputs(problem) as rotation:
+        assert rotation.sets > 2
+        for a, _, y in rotation.copies:
+            a *= -1
+            y.fill(float("nan"))
+        launcher = op.workload.launcher(stage, problem, tools)
+        problem.poison_output()
+        launcher.prepare()
+        time_launches(launcher.run, repeat=rotation.sets, warmup=0)
+        negated = -problem.reference()
+        for _, _, y in rotation.copies:
+            error = float(tools.xp.linalg.norm(y.astype("float64") - negated) / tools.xp.linalg.norm(negated))
+            assert error <= stage.tolerance(size)
+    assert problem.relative_error() <= stage.tolerance(size)
+
+
 @pytest.mark.parametrize("name", ["sgemm/v12t", "hgemm/h8", "sgemv/s8"])
 def test_a_triton_stage_is_tuned_before_timing_and_says_what_it_compiled(name, tmp_path):
     """bench records every trial, the kept configuration (the fastest verified one) as the tile, and

@@ -9,7 +9,15 @@ import pytest
 
 from nsprof.ladder.ops.matmul import MatmulProblem
 from nsprof.ladder.ops.sgemv import GemvProblem
-from nsprof.launch.rotation import COLD_L2S, MAX_SETS, ROTATE_BELOW_L2S, active_rotation, rotating_inputs, set_count
+from nsprof.launch.rotation import (
+    COLD_L2S,
+    MAX_SETS,
+    ROTATE_BELOW_L2S,
+    active_rotation,
+    per_input_set,
+    rotating_inputs,
+    set_count,
+)
 from nsprof.render.bench_table import _inputs_note
 
 L2 = 60 * 2**20  # an H200's, as CUDA reports it
@@ -74,6 +82,31 @@ def test_a_queue_goes_on_from_the_set_the_last_one_left():
         rotation.restore()
         rotation.step()
         assert problem.B is rotation.copies[1][1]
+
+
+def test_a_launchers_own_buffer_follows_the_sets_and_a_refreshed_input_gets_the_own_one():
+    """SGEMV's transposed A: one made per copy when the launcher is built, the launcher's own on the problem's set."""
+    problem = GemvProblem(np, (48, 32))
+    footprint = sum(getattr(problem, name).nbytes for name in problem.buffers)
+    own = problem.A.T.copy()
+    outside = per_input_set(problem, "A", own, lambda a: a.T.copy())
+    with rotating_inputs(problem, l2_bytes=footprint) as rotation:
+        made = []
+        transposed_now = per_input_set(problem, "A", own, lambda a: made.append(a) or -a.T)
+        assert [a is copy[0] for a, copy in zip(made, rotation.copies, strict=True)] == [True] * (rotation.sets - 1)
+        seen = []
+        for _ in range(rotation.sets):
+            rotation.step()
+            seen.append(transposed_now())
+            assert outside() is own  # built with no rotation active: never moves
+        assert seen[0] is own and all(np.array_equal(t, -problem.A.T) for t in seen[1:])
+        assert len({id(t) for t in seen}) == rotation.sets
+        rotation.restore()
+        problem.refresh()
+        assert transposed_now() is own
+    other = GemvProblem(np, (48, 32))
+    with rotating_inputs(other, l2_bytes=footprint):  # another problem's rotation: nothing made
+        assert per_input_set(problem, "A", own, lambda a: pytest.fail("made for another problem"))() is own
 
 
 def test_a_problem_of_four_l2s_keeps_one_set():

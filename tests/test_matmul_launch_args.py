@@ -16,6 +16,7 @@ from h6_probe import h6_candidates
 from nsprof.ladder.op_model import LaunchTools
 from nsprof.ladder.registry import get_op, get_stage
 from nsprof.launch.dependent_launch import kernel_argument
+from nsprof.launch.rotation import per_input_set
 
 _ADDRESSES = itertools.count(1 << 20, 4096)
 
@@ -47,7 +48,7 @@ def _launch(tile, size):
         loads.append(kwargs)
         return lambda grid, block, args, shared_mem: calls.append((grid, args, shared_mem))
 
-    tools = LaunchTools(_xp(), 132, "9.0", kernel_for, encode, lambda t: True, lambda *a, **k: 0)
+    tools = LaunchTools(_xp(), 132, "9.0", kernel_for, encode, lambda t: True, lambda *a, **k: 0, per_input_set)
     m, n, k = size
     problem = SimpleNamespace(m=m, n=n, k=k, A=DeviceArray(np.zeros((m, k), np.float16)),
                               B=DeviceArray(np.zeros((k, n), np.float16)), C=DeviceArray(np.zeros((m, n), np.float16)))

@@ -138,6 +138,9 @@ class LaunchTools:
     encode_tensor_map: Callable[..., bytes]  # nsprof.launch.tensor_map.encode_2d
     runs: Callable[[LaunchConfig], bool]  # whether this GPU can run a launch configuration (its arch)
     module_global: Callable[..., Any]  # (path, name, *, arch, defines) -> a module variable's device address
+    # (problem, input name, own buffer, make) -> what gives a buffer the launcher derives from that input for the
+    # set of buffers the timed launches are on (nsprof.launch.rotation.per_input_set: cold inputs)
+    per_input_set: Callable[..., Callable[[], Any]]
 
 
 _STAGE_NAME = re.compile(r"^[a-z]*(\d+)([a-z]*)$")

@@ -9,15 +9,17 @@ spread (benchmarks/records/2026-11-30-h200-hgemm-cold-inputs).
 
 Launches read the problem's buffers at each call (the op contract), so pointing its attributes is the whole
 rotation; the problem's own set is back in place after every queue of launches, where verification and a
-stage's refresh find it. Buffers a launcher keeps of its own (a padded copy, SGEMV's transposed A) do not move.
+stage's refresh find it. A buffer a launcher makes from the inputs and reads in its launches (SGEMV's transposed
+A) follows the sets through `per_input_set`; a padded copy the launch itself writes from the inputs needs nothing.
 """
 
 from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
+from typing import Any
 
 COLD_L2S = 3  # a launch's buffers were last touched this many L2s of traffic earlier
 ROTATE_BELOW_L2S = 4  # problems this many L2s or larger keep one set: measured level either way
@@ -94,3 +96,22 @@ def rotating_inputs(problem, l2_bytes: int | None = None) -> Iterator[InputRotat
     finally:
         _active.reset(token)
         rotation.restore()
+
+
+def per_input_set(problem, name: str, own: Any, make: Callable[[Any], Any]) -> Callable[[], Any]:
+    """A launcher's buffer derived from the problem's input `name` that moves with the sets: `own` (the
+    launcher keeps it up to date) on the problem's own set, and on each copy of the active rotation one that
+    `make(copy's input)` builds now, outside any timing (none where no rotation is active). Returns what gives
+    the one for the set the problem points at now, checked by identity, so a refreshed own input gets `own`."""
+    rotation = active_rotation()
+    made: dict[int, tuple[Any, Any]] = {}
+    if rotation is not None and rotation.problem is problem and name in rotation.names:
+        index = rotation.names.index(name)
+        made = {id(copy[index]): (copy[index], make(copy[index])) for copy in rotation.copies}
+
+    def current() -> Any:
+        source = getattr(problem, name)
+        entry = made.get(id(source))
+        return entry[1] if entry is not None and entry[0] is source else own
+
+    return current

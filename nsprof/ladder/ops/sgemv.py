@@ -124,17 +124,25 @@ class GemvWorkload:
         if form == ROWS:
             return GemvLauncher(lambda: kernel(grid, block, (*dims, problem.A, problem.x, problem.y),
                                                shared_mem=tile.dynamic_smem_bytes), label)
-        at = xp.empty((k, m), dtype=xp.float32)
         transpose = tools.load_kernel(find_kernel(TRANSPOSE[0]), TRANSPOSE[1])
 
+        def transposed(a, at=None):
+            at = xp.empty((k, m), dtype=xp.float32) if at is None else at
+            transpose((math.ceil(k / 32), math.ceil(m / 32)), (32, 8), (*dims, a, at))
+            return at
+
+        own = xp.empty((k, m), dtype=xp.float32)
+        # cold inputs: each set of buffers the timed launches rotate among gets its own transpose (made here)
+        at_now = tools.per_input_set(problem, "A", own, transposed)
+
         def prepare():
-            transpose((math.ceil(k / 32), math.ceil(m / 32)), (32, 8), (*dims, problem.A, at))
+            transposed(problem.A, own)
 
         if form == TRANSPOSED:
-            return GemvLauncher(lambda: kernel(grid, block, (*dims, at, problem.x, problem.y),
+            return GemvLauncher(lambda: kernel(grid, block, (*dims, at_now(), problem.x, problem.y),
                                                shared_mem=tile.dynamic_smem_bytes), label, prepare, "transpose")
         constant = tools.module_global(stage.kernel_path(), "sgemv_x_const", defines=defines)
-        run = self._chunked(kernel, constant, grid, block, problem, at, tile)
+        run = self._chunked(kernel, constant, grid, block, problem, at_now, tile)
         return GemvLauncher(run, label, prepare, "transpose")
 
     def library_call(self, stage: Stage, problem: GemvProblem) -> LibraryCall:
@@ -165,12 +173,14 @@ class GemvWorkload:
         return GemvLauncher(run, f"{tile.threads[0]} threads, {tile.bm} rows/block, split K {split}")
 
     @staticmethod
-    def _chunked(kernel, constant, grid, block, problem: GemvProblem, at, tile: Tile) -> Callable[[], None]:
+    def _chunked(kernel, constant, grid, block, problem: GemvProblem, at_now: Callable[[], object],
+                 tile: Tile) -> Callable[[], None]:
         """s3: x does not fit constant memory past 16,384 floats, so one launch per chunk of x,
         each adding into y; the copies into constant memory are part of the stage's work."""
         m, k = problem.m, problem.k
 
         def run():
+            at = at_now()
             for k0 in range(0, k, CONSTANT_CHUNK):
                 kc = min(CONSTANT_CHUNK, k - k0)
                 constant.copy_from_device_async(problem.x[k0:k0 + kc].data, kc * 4)
