@@ -155,8 +155,8 @@ The table is what the rule gives at this ladder's sizes on the profile's GPU."""
         op="hgemm",
         stages=("h6", "h7"),
         other_ladders={"sgemm": (("v8", "v9"), ()), "sgemv": (("s6", "s7"), ())},
-        caveats=("The rotation leaves alone the buffers a launcher keeps of its own (a padded copy, SGEMV's "
-                 "transposed A): those stay warm.",
+        caveats=("A padded copy, which a launch writes from the inputs right before its kernel reads it, is warm; "
+                 "a buffer a launcher makes once from them (SGEMV's transposed A) gets one per set.",
                  "Problems under about 3 MiB (on a 60 MiB L2) stay partly warm: 64 sets at most.",
                  "Measured on an H200, paired with the fastest library (benchmarks/records/"
                  "2026-11-30-h200-hgemm-cold-inputs): on one set h6 read 7-16 points more at the decode shapes "

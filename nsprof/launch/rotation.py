@@ -10,7 +10,8 @@ spread (benchmarks/records/2026-11-30-h200-hgemm-cold-inputs).
 Launches read the problem's buffers at each call (the op contract), so pointing its attributes is the whole
 rotation; the problem's own set is back in place after every queue of launches, where verification and a
 stage's refresh find it. A buffer a launcher makes from the inputs and reads in its launches (SGEMV's transposed
-A) follows the sets through `per_input_set`; a padded copy the launch itself writes from the inputs needs nothing.
+A) follows the sets through `per_input_set`; a padded copy, which the launch writes from the moved inputs, follows
+them by itself (and is warm when its kernel reads it).
 """
 
 from __future__ import annotations
