@@ -150,7 +150,9 @@ def probe_size(args, size, problem, stage, library, tools, promotions: list[int]
         kept_ms, torch_ms = paired_medians(kept.run, base)
         if kept_ms < torch_ms:
             base, against = kept.run, f"cuBLAS {kept.tile_label}"
-    for text, defines, promotion in itertools.product(args.plans.split(","), knob_sets(args.defines), promotions):
+    sm_counts = [int(v) for v in args.sms.split(",")] if args.sms else [tools.sm_count]
+    for text, defines, promotion, sms in itertools.product(args.plans.split(","), knob_sets(args.defines), promotions,
+                                                           sm_counts):
         plan, own, smem = plan_knobs(text)
         defines = own + defines
         variant, shape, split, tail = resolve_plan(stage, plan)
@@ -159,10 +161,11 @@ def probe_size(args, size, problem, stage, library, tools, promotions: list[int]
                                                                for t in variant.tiles))
         tensor_map.L2_PROMOTION_BYTES = promotion  # read when the launcher encodes its maps
         label = (plan + "".join(f" {d}" for d in defines) + (f" SMEM={smem}" if smem else "")
-                 + (f" L2={promotion}" if args.l2 != "128" else ""))
+                 + (f" L2={promotion}" if args.l2 != "128" else "") + (f" SMS={sms}" if args.sms else ""))
         row = {"size": size_label(size), "plan": label, "against": against}
         try:
-            launcher = op.workload.launcher(variant, problem, tools, tile_shape=shape, split_k=split, tail=tail,
+            told = tools if sms == tools.sm_count else dataclasses.replace(tools, sm_count=sms)
+            launcher = op.workload.launcher(variant, problem, told, tile_shape=shape, split_k=split, tail=tail,
                                             defines=defines)
             problem.refresh()
             err = verify(launcher, problem)
@@ -192,6 +195,9 @@ def main() -> None:
                     help="every launch on one set of buffers (default: cold inputs, as nsprof bench times)")
     ap.add_argument("--l2", default="128", help="the tensor maps' L2 promotion in bytes (0, 64, 128, 256): "
                                                 "each value a point of every plan")
+    ap.add_argument("--sms", default="", help="SM counts the launcher is told of (the grid of a persistent tile, "
+                                              "and what the plan is chosen for): each value a point of every plan; "
+                                              "default the GPU's")
     args = ap.parse_args()
     key = "torch" if args.against == "torch" else "library"  # the rows' pct_torch or pct_library
     from nsprof.ladder.registry import get_op, get_stage
