@@ -150,7 +150,7 @@ def probe_size(args, size, problem, stage, library, tools, promotions: list[int]
         kept_ms, torch_ms = paired_medians(kept.run, base)
         if kept_ms < torch_ms:
             base, against = kept.run, f"cuBLAS {kept.tile_label}"
-    sm_counts = [int(v) for v in args.sms.split(",")] if args.sms else [tools.sm_count]
+    sm_counts = [int(v) for v in args.sms.split(",")] if args.sms else [tools.sm_count]  # checked in main
     for text, defines, promotion, sms in itertools.product(args.plans.split(","), knob_sets(args.defines), promotions,
                                                            sm_counts):
         plan, own, smem = plan_knobs(text)
@@ -209,6 +209,8 @@ def main() -> None:
     promotions = [int(v) for v in args.l2.split(",") if v.isdigit()]
     if len(promotions) != len(args.l2.split(",")) or not set(promotions) <= set(tensor_map.CU_TENSOR_MAP_L2_PROMOTION):
         ap.error(f"--l2 {args.l2}: each value one of {sorted(tensor_map.CU_TENSOR_MAP_L2_PROMOTION)} (bytes)")
+    if args.sms and not all(v.isdigit() and int(v) > 0 for v in args.sms.split(",")):
+        ap.error(f"--sms {args.sms}: each value a positive number of SMs")
     tools, op = launch_tools(), get_op("hgemm")
     stage, library = get_stage("hgemm", args.stage), get_stage("hgemm", "h7")
     rows = []
