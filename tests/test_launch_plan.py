@@ -132,6 +132,36 @@ def test_h6_takes_its_clustered_tiles_where_rows_are_not_whole_128_byte_lines(si
 @pytest.mark.parametrize(
     "size, entry",
     [
+        ((2000, 1800, 1000), "hgemm_h6_cl2_tma_256x256"),  # 128 tiles of 128x256; K, N % 16 = 8: rows inside sectors
+        ((4000, 1000, 4000), "hgemm_h6_cl2_tma_256x256"),  # N alone starts rows inside sectors
+        ((2000, 2000, 2000), "hgemm_h6_cl2_tma_256x256"),  # whole sectors, but neither operand whole lines
+        ((8000, 504, 2048), "hgemm_h6_cl2_tma_256x256"),  # 126 tiles: 95% of the wave
+        ((1000, 4000, 1024), "hgemm_h6_pp_tma_128x128"),  # A whole lines, B whole sectors: the two waves ran ahead
+        ((2048, 1920, 4000), "hgemm_h6_pp_tma_128x128"),  # B whole lines, A whole sectors
+        ((2048, 2048, 2048), "hgemm_h6_pp_tma_128x128"),  # whole lines: 128 tiles of 128x256 leave 4 SMs idle
+        ((1000, 3000, 2000), "hgemm_h6_pp_tma_128x128"),  # 96 tiles: too far from a wave
+        ((1000, 4000, 2000, 140), "hgemm_h6_pp_tma_128x128"),  # on 140 SMs 128 tiles are 91% of a wave
+    ],
+)
+def test_h6_runs_a_nearly_full_wave_of_128x256_in_clusters_where_rows_straddle_sectors(size, entry):
+    *mnk, sms = size if len(size) == 4 else (*size, H200_SMS)
+    assert choose_plan(get_stage("hgemm", "h6"), *mnk, sms).tile.entry == entry
+
+
+@pytest.mark.parametrize(
+    "size, entry",
+    [
+        ((1400, 2900, 3000), "hgemm_h6_pp_tma_128x128"),  # 11 x 12 tiles in one round; 6 x 12 units in two
+        ((1500, 2800, 1024), "hgemm_h6_cl2_tma_256x256"),  # 12 x 11 tiles; 6 x 11 units: one round each
+    ],
+)
+def test_h6_keeps_its_unclustered_plan_where_the_clusters_would_take_another_round(size, entry):
+    assert choose_plan(get_stage("hgemm", "h6"), *size, H200_SMS).tile.entry == entry
+
+
+@pytest.mark.parametrize(
+    "size, entry",
+    [
         ((2048, 4096, 4096), "hgemm_h6_pp_tma_128x128"),  # whole, unsplit 128x256 plans: taken over
         ((2048, 14336, 4096), "hgemm_h6_pp_tma_128x128"),  # B of 58.7 M elements, under the limit
         ((8192, 4096, 14336), "hgemm_h6_pp_tma_128x128"),

@@ -74,6 +74,12 @@
 //    to +0.7. The 16-row tiles issue their ring's first pass before the block's barrier (H6_EARLY_ISSUE = 2):
 //    +0.2 to +1.8 points at the decode shapes, where it costs 4-9 points in the other tiles
 //    (benchmarks/records/2026-12-01-h200-hgemm-block-start).
+//  * a cluster's blocks meet once (H6_CLUSTER_SPLIT, every clustered entry): they met on a cluster barrier at the start
+//    and again at the end, 712-736 cycles each. Now each thread arrives (relaxed) once the ring's barriers are set up
+//    and waits after its setmaxnreg, and at the end the producer waits for every stage it loaded to be freed by the
+//    consumers of both blocks. The start's barrier 135-137 cycles; paired: the declared clusters +0.1 to +1.0 points
+//    (3000 x 5000 x 2000 102.0 / 100.0 -> 102.2 / 101.0%), the ping-pong tile in clusters at 2048^3 96.4 -> 98.9%,
+//    the 128 x 64 pairs at 1024^3 91 -> 100% (benchmarks/records/2026-12-01-h200-hgemm-cluster-split).
 // Tuning knobs (-D, defaults = the entries as declared): H6_EPI / H6_PP_EPI = 1 stores C
 // through a 2 KB shared tile per warp (stmatrix, then 16-byte stores covering whole 128-byte
 // rows: 8x fewer L2 write requests than the 4-byte fragment stores; +16 KB of shared memory);
@@ -420,6 +426,35 @@ __device__ __forceinline__ unsigned cluster_rank() {
 __device__ __forceinline__ void cluster_sync() {
     asm volatile("barrier.cluster.arrive.release.aligned;\n"
                  "barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
+// H6_CLUSTER_SPLIT (default 1; 0: a cluster barrier at the start and at the end): a cluster's blocks meet once.
+// At the start each thread arrives on the cluster's barrier once the ring's barriers are set up, and waits on it
+// after its setmaxnreg, so the barrier's round trip to the peer runs under the register handover. At the end, in
+// place of a second cluster barrier, the producer waits until the consumers of every block have freed each stage it
+// loaded (CUTLASS's "producer tail"): no peer can then still arrive on this block's barriers, and a block leaves as
+// soon as its own work is done.
+#ifndef H6_CLUSTER_SPLIT
+#define H6_CLUSTER_SPLIT 1
+#endif
+template <int CLUSTER>
+constexpr bool splits_cluster_sync = CLUSTER > 1 && H6_CLUSTER_SPLIT;
+// Relaxed: what the peer must see, the barriers' inits, fence.mbarrier_init.release.cluster has published (the
+// PTX ISA's pairing); a release arrive costs ~600 cycles (its fence), the time a block's start had taken in clusters.
+__device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory"); }
+template <int CLUSTER>
+__device__ __forceinline__ void cluster_wait_if_split() {
+    if constexpr (splits_cluster_sync<CLUSTER>) asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+// The producer's tail (H6_CLUSTER_SPLIT): the wait a next load of each stage would make, stage by stage from (s, phase).
+template <int STAGES, int CLUSTER>
+__device__ __forceinline__ void producer_tail(unsigned empty_bar, int s, unsigned phase) {
+    if constexpr (splits_cluster_sync<CLUSTER>) {
+        for (int i = 0; i < STAGES; ++i) {
+            mbar_wait(empty_bar + 8 * s, phase ^ 1);
+            if (++s == STAGES) { s = 0; phase ^= 1; }
+        }
+    }
 }
 
 // wgmma matrix descriptor (PTX ISA "Matrix Descriptor Format"): start address >> 4 in bits
@@ -817,7 +852,8 @@ __device__ __forceinline__ void start_block(unsigned full_bar, unsigned empty_ba
             first_pass();
         }
     }
-    if constexpr (CLUSTER > 1) cluster_sync();
+    if constexpr (splits_cluster_sync<CLUSTER>) cluster_arrive();  // the wait: cluster_wait_if_split
+    else if constexpr (CLUSTER > 1) cluster_sync();
     else __syncthreads();
     trace_producer(9);
     await_previous_grid();
@@ -964,6 +1000,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
                 if (++s == STAGES) { s = 0; phase ^= 1; }
             }
         }
+        producer_tail<STAGES, CLUSTER>(empty_bar, s, phase);
     };
 
     // the ring's empty barriers: one arrive per consumer warp, per block
@@ -973,6 +1010,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     if (warpgroup == 0) {
         // ---------------- producer ----------------
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(H6_PRODUCER_REGS));
+        cluster_wait_if_split<CLUSTER>();
         if (tid == 0) {
             trace_producer(6);
             if (!H6_EARLY_PREFETCH) {
@@ -985,6 +1023,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     } else {
         // ---------------- consumers ----------------
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(H6_CONSUMER_REGS));
+        cluster_wait_if_split<CLUSTER>();
         const int c = warpgroup - 1;
         const int c_row = BM == 128 ? 64 * c : 0, c_col = BM == 128 ? 0 : WN * c;  // this consumer's slab
         const int warp = tid / 32, lane = tid % 32;
@@ -1124,8 +1163,9 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
         }
         tile_clock.block_done(c, tid);
     }
-    // No block of a cluster may exit while its peer can still arrive on its barriers.
-    if constexpr (CLUSTER > 1) cluster_sync();
+    // No block of a cluster may exit while its peer can still arrive on its barriers (H6_CLUSTER_SPLIT: the
+    // producer's tail has waited for those arrivals).
+    if constexpr (CLUSTER > 1 && !splits_cluster_sync<CLUSTER>) cluster_sync();
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1225,6 +1265,7 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
                 if (++s == STAGES) { s = 0; phase ^= 1; }
             }
         }
+        producer_tail<STAGES, CLUSTER>(empty_bar, s, phase);
     };
 
     // the ring's empty barriers: the 4 warps of the warpgroup reading a stage, per block
@@ -1234,6 +1275,7 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
     if (warpgroup == 0) {
         // ---------------- producer (as in h6_body; tiles in the block's order) ----------------
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(H6_PRODUCER_REGS));
+        cluster_wait_if_split<CLUSTER>();
         if (tid == 0) {
             trace_producer(6);
             if (!H6_EARLY_PREFETCH) {
@@ -1246,6 +1288,7 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
     } else {
         // ---------------- consumers: tiles in turn ----------------
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(H6_CONSUMER_REGS));
+        cluster_wait_if_split<CLUSTER>();
         const int c = warpgroup - 1;
         const int warp = tid / 32, lane = tid % 32;
         const unsigned long long desc_a0 = make_desc(base, 16, 1024);   // fragment f: + f * 8 KB
@@ -1341,7 +1384,7 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
         tile_clock.epilogue_step(13, c, tid);
         tile_clock.block_done(c, tid);
     }
-    if constexpr (CLUSTER > 1) cluster_sync();
+    if constexpr (CLUSTER > 1 && !splits_cluster_sync<CLUSTER>) cluster_sync();  // as h6_body's end
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1)

@@ -25,6 +25,10 @@ TAKE_OVER_MAX_B = 1 << 26
 # pays a fixed cost a slice (its float32 sums added in a workspace) that deep slices hide and shallow ones do not.
 SHALLOW_SLICE_K = 2048
 FILLED_SHARE = 0.9
+# A tile whose blocks fill at least this share of one wave, but not all of it, runs in its clustered form where rows
+# straddle the L2's sectors or lines (`_nearly_full_wave`), rather than leaving the launcher to a smaller tile.
+NEARLY_FULL_WAVE = 0.95
+SECTOR_HALVES = 16  # 32 bytes of fp16: a row that is not whole sectors starts inside one
 # A 16-row tile's K split into slices shallower than this gives way to a narrower 16-row tile that makes as many
 # blocks with fewer, deeper slices (`_fewer_slices`).
 FEW_ROW_SLICE_K = 1024
@@ -56,7 +60,8 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
     tile that needs no split shares its last tiles out (`stream_k_tail`). Where few-row tiles fit M,
     only they are tried (`for_rows`), one that fills one wave unsplit first (`one_wave_first`); an
     alternative tile may then replace the choice (`_better_filled`), a narrower 16-row tile a wider one's shallow
-    split (`_fewer_slices`), where rows are not whole TMA boxes wide, its clustered form (`_unaligned_form`), a
+    split (`_fewer_slices`), where rows are not whole TMA boxes wide, its clustered form (`_unaligned_form`; and
+    where a tile falls just short of one wave, rather than a smaller tile: `_nearly_full_wave`), a
     shallow K split a tile that needs none (`_unsplit_form`), and elsewhere a tile that takes over its plans
     (`_taken_over`).
 
@@ -86,10 +91,13 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
         blocks = tile.count(m, n)
         split = _split(tile, blocks, k, sm_count)
         fills = blocks * split >= sm_count or (_for_few_rows(tile) and 2 * blocks * split > sm_count)
+        twin = None if fills or split > 1 else _nearly_full_wave(tile, replacements, m, n, k, sm_count)
+        if twin is not None:
+            return LaunchPlan(twin)
         if fills or tile is candidates[-1]:  # a tile for few rows: more than half a wave, all one wave holds
             plan = _unless_needless(_with_sharing(tile, m, n, split, sm_count, forced_tail), candidates)
             plan = _fewer_slices(plan, candidates, m, n, k)
-            plan = _unaligned_form(_better_filled(plan, alternatives, m, n, sm_count), replacements, n, k)
+            plan = _unaligned_form(_better_filled(plan, alternatives, m, n, sm_count), replacements, m, n, k, sm_count)
             return _taken_over(_unsplit_form(plan, replacements, m, n, k, sm_count), candidates, m, n, k)
     raise AssertionError("unreachable: the last tile always returns")
 
@@ -146,16 +154,51 @@ def _fewer_slices(plan: LaunchPlan, candidates: tuple[Tile, ...], m: int, n: int
     return plan
 
 
-def _unaligned_form(plan: LaunchPlan, replacements: tuple[Tile, ...], n: int, k: int) -> LaunchPlan:
+def _unaligned_form(plan: LaunchPlan, replacements: tuple[Tile, ...], m: int, n: int, k: int,
+                    sm_count: int) -> LaunchPlan:
     """Where the rows of A or B are not whole TMA boxes wide, a tile declared to replace the chosen one there
     (`replaces_unaligned`) does, unsplit and sharing nothing. Each box row then straddles two 128-byte lines,
     and the L2 serves more sectors for the same bytes; h6's replacements are its tiles in clusters of two that
     share B's boxes by multicast, a third less traffic per block (nsprof/ladder/ops/hgemm.py says what they
-    measured)."""
+    measured). Not where its clusters take more rounds than the tile's blocks: a unit is two tiles stacked, so an
+    odd count of tile rows leaves half a unit over (1400 x 2900 x 3000: 132 tiles of 128 x 256 in one round, 72 units
+    for 66 clusters in two, 78% of the library against 95% for the tile's own plan; benchmarks/records/
+    2026-12-01-h200-hgemm-cluster-split)."""
     if plan.split_k > 1 or plan.tile.rows_in_whole_boxes(n, k):
         return plan
     twin = next((t for t in replacements if t.replaces_unaligned == plan.tile.shape), None)
-    return plan if twin is None else LaunchPlan(twin)
+    if twin is None or _rounds(twin, m, n, sm_count) > _rounds(plan.tile, m, n, sm_count):
+        return plan
+    return LaunchPlan(twin)
+
+
+def _rounds(tile: Tile, m: int, n: int, sm_count: int) -> int:
+    """How many rounds a tile's blocks (a clustered tile's units) take on the GPU's slots."""
+    return math.ceil(tile.count(m, n) / (sm_count * tile.blocks_per_sm // tile.cluster))
+
+
+def _nearly_full_wave(tile: Tile, replacements: tuple[Tile, ...], m: int, n: int, k: int,
+                      sm_count: int) -> Tile | None:
+    """The clustered form (`replaces_unaligned`) of a tile whose blocks fill at least NEARLY_FULL_WAVE of one wave
+    but not all of it, where the rows of A or B start inside a 32-byte sector (K or N not a multiple of 16) or
+    neither's rows are whole TMA boxes, and the clusters fit one wave; else None, and the launcher goes on to a
+    smaller tile. Why (the H200, paired with the library, benchmarks/records/2026-12-01-h200-hgemm-cluster-split):
+    there 128 tiles of 128 x 256 in clusters of two ran ahead of the two waves of ping-pong 128 x 128 tiles the
+    launcher took, whose box rows straddle sectors, in 27 of 28 pairs at 14 shapes, by 1-28 points (2000 x 1800 x
+    1000 70 -> 98% of the library, 4000 x 1000 x 4000 70-80 -> 98-100%, 8000 x 504 x 2048 76-85 -> 98-100%, 2000^3
+    85-88 -> 99-100%; three cards, 8 of the shapes held out from the rule's making); where one operand's rows are
+    whole lines and the other's whole sectors the ping-pong tile stayed ahead by
+    0.8-2.6 points at four shapes (1000 x 4000 x 1024, 1024 x 4096 x 2000, 2048 x 2000 x 4096, 2048 x 1920 x 4000)
+    and behind by 0.5-1.0 at a fifth (2000 x 1920 x 2000)."""
+    blocks = tile.count(m, n)
+    if tile.tma_boxes is None or not NEARLY_FULL_WAVE * sm_count <= blocks < sm_count:
+        return None
+    (_, a_cols), (_, b_cols) = tile.tma_boxes
+    inside_sectors = k % SECTOR_HALVES or n % SECTOR_HALVES
+    if not (inside_sectors or (k % a_cols and n % b_cols)):
+        return None
+    twin = next((t for t in replacements if t.replaces_unaligned == tile.shape), None)
+    return None if twin is None or _rounds(twin, m, n, sm_count) > 1 else twin
 
 
 def _unsplit_form(plan: LaunchPlan, replacements: tuple[Tile, ...], m: int, n: int, k: int,
