@@ -118,8 +118,9 @@ def test_h6_takes_128x192_only_where_its_waves_keep_a_twentieth_more_of_the_slot
     [
         ((3000, 5000, 2000), "hgemm_h6_cl2_tma_256x192"),  # K % 64 = 16, N % 64 = 8; 128x192 by the fill
         ((6000, 6000, 1000), "hgemm_h6_cl2_tma_256x256"),  # its stream-K tail given up with the tile
-        ((4096, 4096, 4000), "hgemm_h6_cl2_tma_256x256"),  # K alone
-        ((4096, 4040, 4096), "hgemm_h6_cl2_tma_256x256"),  # N alone
+        ((4096, 4096, 4040), "hgemm_h6_cl2_tma_256x256"),  # K alone, its rows starting inside sectors
+        ((4096, 4040, 4096), "hgemm_h6_cl2_tma_256x256"),  # N alone, the same
+        ((4096, 4000, 4096), "hgemm_h6_cl2_tma_256x256"),  # N alone at whole sectors, K deep: the shared B pays
         ((3072, 5120, 2048), "hgemm_h6_tma_128x192"),  # whole 128-byte lines: no clusters
         ((4096, 4096, 4096), "hgemm_h6_pp_tma_128x128"),  # whole lines: the ping-pong tile takes 128x256's plan
         ((96, 4096, 4000), "hgemm_h6_split_128x128"),  # a split tile has no clustered form
@@ -152,7 +153,7 @@ def test_h6_runs_a_nearly_full_wave_of_128x256_in_clusters_where_rows_straddle_s
     "size, entry",
     [
         ((1400, 2900, 3000), "hgemm_h6_pp_tma_128x128"),  # 11 x 12 tiles in one round; 6 x 12 units in two
-        ((1500, 2800, 1024), "hgemm_h6_cl2_tma_256x256"),  # 12 x 11 tiles; 6 x 11 units: one round each
+        ((1500, 2800, 1000), "hgemm_h6_cl2_tma_256x256"),  # 12 x 11 tiles; 6 x 11 units: one round each
     ],
 )
 def test_h6_keeps_its_unclustered_plan_where_the_clusters_would_take_another_round(size, entry):
@@ -169,7 +170,7 @@ def test_h6_keeps_its_unclustered_plan_where_the_clusters_would_take_another_rou
         ((128, 128256, 4096), "hgemm_h6_tma_128x256"),  # one row of tiles: 128x256 evicts B first
         ((8192, 14336, 4096), "hgemm_h6_sk_tma_128x256"),  # a plan that shares its last wave stays
         ((3072, 3072, 3072), "hgemm_h6_tma_128x192"),  # another tile's plan stays
-        ((4096, 4096, 4000), "hgemm_h6_cl2_tma_256x256"),  # rows that straddle lines keep the clusters
+        ((4096, 4096, 4040), "hgemm_h6_cl2_tma_256x256"),  # rows that start inside sectors keep the clusters
     ],
 )
 def test_h6_ping_pong_tile_takes_over_whole_128x256_plans_where_b_is_not_much_larger_than_the_l2(size, entry):
@@ -195,6 +196,21 @@ def test_h6_ping_pong_tile_takes_over_whole_128x256_plans_where_b_is_not_much_la
 def test_h6_ping_pong_64x64_replaces_shallow_splits_of_128x128(size, entry, split):
     plan = choose_plan(get_stage("hgemm", "h6"), *size, H200_SMS)
     assert (plan.tile.entry, plan.split_k) == (entry, split)
+
+
+@pytest.mark.parametrize(
+    "size, entry",
+    [
+        ((4096, 4096, 4000), "hgemm_h6_pp_tma_128x128"),  # A's rows alone straddle lines, at whole sectors
+        ((8192, 4096, 2032), "hgemm_h6_pp_tma_128x128"),
+        ((4096, 4000, 2048), "hgemm_h6_pp_tma_128x128"),  # B's alone, K no deeper than 2048
+        ((4096, 4000, 4096), "hgemm_h6_cl2_tma_256x256"),  # B's alone, K deeper: the clusters share B
+        ((2048, 128256, 2000), "hgemm_h6_cl2_tma_256x256"),  # B too large to be taken over: the clusters stay
+        ((3072, 3072, 5008), "hgemm_h6_cl2_tma_256x192"),  # 128x192's plan: no tile takes it over
+    ],
+)
+def test_h6_gives_one_sided_whole_sector_rows_to_the_ping_pong_tile_where_it_takes_the_plan_over(size, entry):
+    assert choose_plan(get_stage("hgemm", "h6"), *size, H200_SMS).tile.entry == entry
 
 
 def test_a_forced_tile_is_not_taken_over():

@@ -121,7 +121,9 @@
 //    of a tile's 40 thousand spent waiting for full stages; in clusters 1122 and 7.5 thousand, and 837 for
 //    128x192 in clusters (768 ideal). Paired with the library on the H200: 3000 x 5000 x 2000 86-89% -> 97-99%,
 //    2000 x 7000 x 3000 80% -> 93%, 5000^3 76% -> 88-89%, 6000 x 6000 x 1000 88% -> 101%, 4000^3 95.4% ->
-//    95.0% (benchmarks/records/2026-11-30-h200-hgemm-multicast/h200-hgemm-multicast.md).
+//    95.0% (benchmarks/records/2026-11-30-h200-hgemm-multicast/h200-hgemm-multicast.md). Where the launcher takes
+//    them, and where it does not (a wave just short of the SMs, one operand straddling alone), nsprof/ladder/ops/
+//    launch_plan.py says (benchmarks/records/2026-12-01-h200-hgemm-cluster-split).
 //  * hgemm_h6_64x256 / 64x128 (BM = 64 in h6_body) for products of at most 64 rows: both consumer
 //    warpgroups take all 64 rows and half the columns each, so a tile multiplies half the rows of zeros of a
 //    128-row one; K split over gridDim.z to fill one wave (SHARE: the slices add their float32 sums in a

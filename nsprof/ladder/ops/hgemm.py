@@ -77,7 +77,9 @@ def _h6_multicast(bn: int, smem: int) -> Tile:
     6000 x 6000 x 1000 88% -> 101%, 4000^3 95.4% -> 95.0%; where rows are whole lines, or straddle them in K
     or N alone, alike or up to 0.5 points slower (3072 x 5120 x 2048, 4096^3, 4096 x 4096 x 4000, 4096 x 4000 x
     4096). It also runs a wave of 128 x 256 that falls just short of the SMs where rows straddle sectors
-    (nsprof.ladder.ops.launch_plan._nearly_full_wave), but not where its clusters would take another round."""
+    (nsprof.ladder.ops.launch_plan._nearly_full_wave), but not where its clusters would take another round, nor
+    where one operand's rows alone straddle lines at whole sectors and the ping-pong tile reads them better
+    (launch_plan._ping_pong_reads_it_better)."""
     return _t(256, bn, 64, 384, f"hgemm_h6_cl2_tma_256x{bn}", smem, **H6_LAUNCH, tma_boxes=((128, 64), (64, 64)),
               swizzle=128, persistent=True, tma_store=True, replaces_unaligned=f"128x{bn}", cluster=2)
 

@@ -29,6 +29,9 @@ FILLED_SHARE = 0.9
 # straddle the L2's sectors or lines (`_nearly_full_wave`), rather than leaving the launcher to a smaller tile.
 NEARLY_FULL_WAVE = 0.95
 SECTOR_HALVES = 16  # 32 bytes of fp16: a row that is not whole sectors starts inside one
+# Where only B's rows straddle lines, at whole sectors, the ping-pong tile keeps the plan up to this K; deeper, the
+# clusters' shared B pays (`_ping_pong_reads_it_better`).
+B_STRADDLE_MAX_K = 2048
 # A 16-row tile's K split into slices shallower than this gives way to a narrower 16-row tile that makes as many
 # blocks with fewer, deeper slices (`_fewer_slices`).
 FEW_ROW_SLICE_K = 1024
@@ -97,7 +100,8 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
         if fills or tile is candidates[-1]:  # a tile for few rows: more than half a wave, all one wave holds
             plan = _unless_needless(_with_sharing(tile, m, n, split, sm_count, forced_tail), candidates)
             plan = _fewer_slices(plan, candidates, m, n, k)
-            plan = _unaligned_form(_better_filled(plan, alternatives, m, n, sm_count), replacements, m, n, k, sm_count)
+            plan = _unaligned_form(_better_filled(plan, alternatives, m, n, sm_count), replacements, candidates,
+                                   m, n, k, sm_count)
             return _taken_over(_unsplit_form(plan, replacements, m, n, k, sm_count), candidates, m, n, k)
     raise AssertionError("unreachable: the last tile always returns")
 
@@ -154,8 +158,8 @@ def _fewer_slices(plan: LaunchPlan, candidates: tuple[Tile, ...], m: int, n: int
     return plan
 
 
-def _unaligned_form(plan: LaunchPlan, replacements: tuple[Tile, ...], m: int, n: int, k: int,
-                    sm_count: int) -> LaunchPlan:
+def _unaligned_form(plan: LaunchPlan, replacements: tuple[Tile, ...], candidates: tuple[Tile, ...], m: int, n: int,
+                    k: int, sm_count: int) -> LaunchPlan:
     """Where the rows of A or B are not whole TMA boxes wide, a tile declared to replace the chosen one there
     (`replaces_unaligned`) does, unsplit and sharing nothing. Each box row then straddles two 128-byte lines,
     and the L2 serves more sectors for the same bytes; h6's replacements are its tiles in clusters of two that
@@ -163,13 +167,36 @@ def _unaligned_form(plan: LaunchPlan, replacements: tuple[Tile, ...], m: int, n:
     measured). Not where its clusters take more rounds than the tile's blocks: a unit is two tiles stacked, so an
     odd count of tile rows leaves half a unit over (1400 x 2900 x 3000: 132 tiles of 128 x 256 in one round, 72 units
     for 66 clusters in two, 78% of the library against 95% for the tile's own plan; benchmarks/records/
-    2026-12-01-h200-hgemm-cluster-split)."""
+    2026-12-01-h200-hgemm-cluster-split). Nor where one operand's rows alone straddle lines at whole sectors and
+    the tile that takes over the plan's (`_taken_over`) reads them better (`_ping_pong_reads_it_better`): that tile
+    runs it."""
     if plan.split_k > 1 or plan.tile.rows_in_whole_boxes(n, k):
         return plan
+    if _ping_pong_reads_it_better(plan.tile, n, k):
+        heir = _taken_over(plan, candidates, m, n, k)
+        if heir is not plan:
+            return heir
     twin = next((t for t in replacements if t.replaces_unaligned == plan.tile.shape), None)
     if twin is None or _rounds(twin, m, n, sm_count) > _rounds(plan.tile, m, n, sm_count):
         return plan
     return LaunchPlan(twin)
+
+
+def _ping_pong_reads_it_better(tile: Tile, n: int, k: int) -> bool:
+    """Whether the rows of one operand alone straddle lines, at whole 32-byte sectors (a multiple of 16 halves, not
+    of a box), and that operand is A, or B with K at most B_STRADDLE_MAX_K: there h6's ping-pong tile ran ahead of
+    the clusters, which share B. Why (the H200, paired with the library, benchmarks/records/
+    2026-12-01-h200-hgemm-cluster-split, section 5): A's rows alone, ahead by 0.7-3.0 points at six shapes (4096 x
+    4096 x 4000, 8192 x 4096 x 4000, 4096 x 4096 x 6000, 6144 x 4096 x 3056, 8192 x 4096 x 2032, 2048 x 4096 x 6000);
+    B's with K <= 2048, ahead by 0.4-3.1 at five (3072 x 4000 x 2048, 4096 x 4000 x 2048, 1500 x 2800 x 1024,
+    4096 x 3056 x 2048, 2048 x 6000 x 1024); B's with K of 3072 or more, behind by 1.3-8.3 at seven (4096 x 4000 x
+    4096, 8192 x 4000 x 4096, 6144 x 4000 x 4096, 4096 x 4000 x 8192, 2048 x 4000 x 4096, 4096 x 2000 x 4096, 3072 x
+    6000 x 3072). Split between its two runs: 4096 x 4096 x 2000, 3072 x 4080 x 1536."""
+    if tile.tma_boxes is None or k % SECTOR_HALVES or n % SECTOR_HALVES:
+        return False
+    (_, a_cols), (_, b_cols) = tile.tma_boxes
+    a_whole, b_whole = k % a_cols == 0, n % b_cols == 0
+    return (b_whole and not a_whole) or (a_whole and not b_whole and k <= B_STRADDLE_MAX_K)
 
 
 def _rounds(tile: Tile, m: int, n: int, sm_count: int) -> int:
