@@ -213,6 +213,23 @@ def test_h6_gives_one_sided_whole_sector_rows_to_the_ping_pong_tile_where_it_tak
     assert choose_plan(get_stage("hgemm", "h6"), *size, H200_SMS).tile.entry == entry
 
 
+@pytest.mark.parametrize(
+    "size, entry",
+    [
+        ((1024, 2048, 1024), "hgemm_h6_pp_tma_128x128"),  # 128 tiles: 97% of the wave, taken as full
+        ((2048, 1024, 4096), "hgemm_h6_pp_tma_128x128"),
+        ((1000, 2048, 1024), "hgemm_h6_pp_tma_128x128"),  # M ragged: rows are still whole boxes
+        ((1024, 1024, 1024), "hgemm_h6_128x64"),  # 64 tiles: half a wave, the smaller tile's two waves
+        ((1024, 2040, 1024), "hgemm_h6_128x64"),  # B's rows not whole boxes: not measured, not taken
+        ((1024, 2048, 1024, 128), "hgemm_h6_pp_tma_128x128"),  # on 128 SMs the 128 tiles fill the wave
+        ((1024, 2048, 1024, 140), "hgemm_h6_128x64"),  # on 140, 91% of it
+    ],
+)
+def test_h6_takes_a_nearly_full_wave_of_ping_pong_128x128_tiles_as_full(size, entry):
+    *mnk, sms = size if len(size) == 4 else (*size, H200_SMS)
+    assert choose_plan(get_stage("hgemm", "h6"), *mnk, sms).tile.entry == entry
+
+
 def test_a_forced_tile_is_not_taken_over():
     stage = get_stage("hgemm", "h6")
     assert choose_plan(stage, 4096, 4096, 4096, H200_SMS, forced_tile="128x256").tile.entry == "hgemm_h6_tma_128x256"

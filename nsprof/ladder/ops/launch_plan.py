@@ -93,7 +93,8 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
     for tile in candidates:
         blocks = tile.count(m, n)
         split = _split(tile, blocks, k, sm_count)
-        fills = blocks * split >= sm_count or (_for_few_rows(tile) and 2 * blocks * split > sm_count)
+        fills = (blocks * split >= sm_count or (_for_few_rows(tile) and 2 * blocks * split > sm_count)
+                 or _fills_nearly(tile, m, n, k, blocks * split, sm_count))
         twin = None if fills or split > 1 else _nearly_full_wave(tile, replacements, m, n, k, sm_count)
         if twin is not None:
             return LaunchPlan(twin)
@@ -180,6 +181,18 @@ def _unaligned_form(plan: LaunchPlan, replacements: tuple[Tile, ...], candidates
     if twin is None or _rounds(twin, m, n, sm_count) > _rounds(plan.tile, m, n, sm_count):
         return plan
     return LaunchPlan(twin)
+
+
+def _fills_nearly(tile: Tile, m: int, n: int, k: int, blocks: int, sm_count: int) -> bool:
+    """Whether a `nearly_full_wave` tile's blocks fill at least NEARLY_FULL_WAVE of one wave, C has more than one
+    row of its tiles and rows are whole TMA boxes: the launcher then takes it as if they filled the wave. Why (the
+    H200, paired with the library, benchmarks/records/2026-12-01-h200-hgemm-cluster-split, section 7): 128 tiles of
+    h6's ping-pong 128 x 128 ran 99.4-101.1% of the library at 1024 x 2048 x 1024, 2048 x 1024 x 1024, 1024 x 2048 x
+    2048 and 2048 x 1024 x 4096, where the 256 tiles of 128 x 64 the launcher took next, two waves, ran 80-85%.
+    Measured only where rows are whole boxes; 128 x 256's nearly full wave at 2048^3 ran behind the ping-pong tile's
+    two (97.0 against 99.1-99.7%: benchmarks/records/2026-12-01-h200-hgemm-tile-traffic), so it is not marked."""
+    return (tile.nearly_full_wave and NEARLY_FULL_WAVE * sm_count <= blocks < sm_count and m > tile.bm
+            and tile.rows_in_whole_boxes(n, k))
 
 
 def _ping_pong_reads_it_better(tile: Tile, n: int, k: int) -> bool:
