@@ -188,9 +188,11 @@ def _fills_nearly(tile: Tile, m: int, n: int, k: int, blocks: int, sm_count: int
     row of its tiles and rows are whole TMA boxes: the launcher then takes it as if they filled the wave. Why (the
     H200, paired with the library, benchmarks/records/2026-12-01-h200-hgemm-cluster-split, section 7): 128 tiles of
     h6's ping-pong 128 x 128 ran 99.4-101.1% of the library at 1024 x 2048 x 1024, 2048 x 1024 x 1024, 1024 x 2048 x
-    2048 and 2048 x 1024 x 4096, where the 256 tiles of 128 x 64 the launcher took next, two waves, ran 80-85%.
-    Measured only where rows are whole boxes; 128 x 256's nearly full wave at 2048^3 ran behind the ping-pong tile's
-    two (97.0 against 99.1-99.7%: benchmarks/records/2026-12-01-h200-hgemm-tile-traffic), so it is not marked."""
+    2048 and 2048 x 1024 x 4096, where the 256 tiles of 128 x 64 the launcher took next, two waves, ran 80-85%; at
+    four shapes held out (1000 x 2048 x 1024, 1024 x 2048 x 8192, 1024 x 2048 x 512, 2048 x 1024 x 256) 99.3-100.8%
+    against 79-84%. Measured only where rows are whole boxes; 128 x 256's nearly full wave at 2048^3 ran behind
+    the ping-pong tile's two (97.0 against 99.1-99.7%: benchmarks/records/2026-12-01-h200-hgemm-tile-traffic), so it
+    is not marked."""
     return (tile.nearly_full_wave and NEARLY_FULL_WAVE * sm_count <= blocks < sm_count and m > tile.bm
             and tile.rows_in_whole_boxes(n, k))
 

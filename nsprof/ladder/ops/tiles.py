@@ -46,8 +46,9 @@ class Tile:
     narrower tile with a deep ring, unsplit, against a wider one that would split K: 16 x 128 against
     16 x 256 at N = 14336). A tile with `nearly_full_wave` is taken where its blocks fill nearly all of one wave
     (launch_plan.NEARLY_FULL_WAVE), rows are whole boxes and C has more than one row of it, as if they filled it,
-    rather than the smaller tile after it. A tile with `replaces_unaligned` (a shape) is taken instead of the tile of that
-    shape where the rows of A or B are not whole TMA boxes wide (`rows_in_whole_boxes`; launch_plan.choose_plan).
+    rather than the smaller tile after it. A tile with `replaces_unaligned` (a shape) is taken instead of the tile
+    of that shape where the rows of A or B are not whole TMA boxes wide (`rows_in_whole_boxes`;
+    launch_plan.choose_plan).
     A tile with `takes_over` (a shape) runs the plans the launcher makes of the tile of that shape where they
     split nothing and share nothing, C has more than one row of those tiles, and B is not much larger than an L2
     (launch_plan.TAKE_OVER_MAX_B). A tile with `replaces_split` (a shape) runs unsplit where the launcher would
