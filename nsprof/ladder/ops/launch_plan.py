@@ -193,8 +193,18 @@ def _fills_nearly(tile: Tile, m: int, n: int, k: int, blocks: int, sm_count: int
     against 79-84%. Measured only where rows are whole boxes; 128 x 256's nearly full wave at 2048^3 ran behind
     the ping-pong tile's two (97.0 against 99.1-99.7%: benchmarks/records/2026-12-01-h200-hgemm-tile-traffic), so it
     is not marked."""
-    return (tile.nearly_full_wave and NEARLY_FULL_WAVE * sm_count <= blocks < sm_count and m > tile.bm
+    return (tile.nearly_full_wave and _just_short_of_a_wave(blocks, sm_count) and m > tile.bm
             and tile.rows_in_whole_boxes(n, k))
+
+
+def _just_short_of_a_wave(blocks: int, sm_count: int) -> bool:
+    """Whether blocks fill at least NEARLY_FULL_WAVE of one wave of the GPU's SMs, but not all of it."""
+    return NEARLY_FULL_WAVE * sm_count <= blocks < sm_count
+
+
+def _rows_inside_sectors(n: int, k: int) -> bool:
+    """Whether the rows of A (K halves long) or of B (N halves) start inside a 32-byte sector of the L2."""
+    return bool(k % SECTOR_HALVES or n % SECTOR_HALVES)
 
 
 def _ping_pong_reads_it_better(tile: Tile, n: int, k: int) -> bool:
@@ -207,10 +217,9 @@ def _ping_pong_reads_it_better(tile: Tile, n: int, k: int) -> bool:
     4096 x 3056 x 2048, 2048 x 6000 x 1024); B's with K of 3072 or more, behind by 1.3-8.3 at seven (4096 x 4000 x
     4096, 8192 x 4000 x 4096, 6144 x 4000 x 4096, 4096 x 4000 x 8192, 2048 x 4000 x 4096, 4096 x 2000 x 4096, 3072 x
     6000 x 3072). Split between its two runs: 4096 x 4096 x 2000, 3072 x 4080 x 1536."""
-    if tile.tma_boxes is None or k % SECTOR_HALVES or n % SECTOR_HALVES:
+    if tile.tma_boxes is None or _rows_inside_sectors(n, k):
         return False
-    (_, a_cols), (_, b_cols) = tile.tma_boxes
-    a_whole, b_whole = k % a_cols == 0, n % b_cols == 0
+    a_whole, b_whole = tile.whole_box_rows(n, k)
     return (b_whole and not a_whole) or (a_whole and not b_whole and k <= B_STRADDLE_MAX_K)
 
 
@@ -232,12 +241,9 @@ def _nearly_full_wave(tile: Tile, replacements: tuple[Tile, ...], m: int, n: int
     whole lines and the other's whole sectors the ping-pong tile stayed ahead by
     0.8-2.6 points at four shapes (1000 x 4000 x 1024, 1024 x 4096 x 2000, 2048 x 2000 x 4096, 2048 x 1920 x 4000)
     and behind by 0.5-1.0 at a fifth (2000 x 1920 x 2000)."""
-    blocks = tile.count(m, n)
-    if tile.tma_boxes is None or not NEARLY_FULL_WAVE * sm_count <= blocks < sm_count:
+    if tile.tma_boxes is None or not _just_short_of_a_wave(tile.count(m, n), sm_count):
         return None
-    (_, a_cols), (_, b_cols) = tile.tma_boxes
-    inside_sectors = k % SECTOR_HALVES or n % SECTOR_HALVES
-    if not (inside_sectors or (k % a_cols and n % b_cols)):
+    if not (_rows_inside_sectors(n, k) or not any(tile.whole_box_rows(n, k))):
         return None
     twin = next((t for t in replacements if t.replaces_unaligned == tile.shape), None)
     return None if twin is None or _rounds(twin, m, n, sm_count) > 1 else twin

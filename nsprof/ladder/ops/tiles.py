@@ -106,10 +106,14 @@ class Tile:
     def rows_in_whole_boxes(self, n: int, k: int) -> bool:
         """Whether the rows of A (K long) and of B (N long) are whole TMA boxes wide: each box row then
         starts a 128-byte line (with 128-byte swizzled boxes) rather than straddling two."""
+        return all(self.whole_box_rows(n, k))
+
+    def whole_box_rows(self, n: int, k: int) -> tuple[bool, bool]:
+        """Whether the rows of A (K long), and of B (N long), are whole TMA boxes wide (both, without boxes)."""
         if self.tma_boxes is None:
-            return True
+            return True, True
         (_, a_cols), (_, b_cols) = self.tma_boxes
-        return k % a_cols == 0 and n % b_cols == 0
+        return k % a_cols == 0, n % b_cols == 0
 
     def entry_for(self, m: int, n: int, k: int, split_k: int = 1) -> str:
         """The entry that runs an M x N x K product (K split in split_k slices): the unchecked one
