@@ -140,6 +140,36 @@ def test_h6_tiles_shared_out_by_stream_k_add_parked_sums(size, tail, tools):
         assert err <= stage.tolerance(size), f"{launcher.tile_label} {size}: relative error {err:.3g}"
 
 
+@pytest.mark.parametrize("bn", [256, 192])
+@pytest.mark.parametrize("size", [(512, 512, 512), (1000, 1200, 808), (300, 4100, 1000), (2048, 4096, 264),
+                                  (1000, 1200, 4040)])
+@pytest.mark.parametrize("tail", [1, 5, 10_000])
+def test_h6_clusters_share_their_last_units_by_stream_k(bn, size, tail, tools):
+    """h6's clusters of two with a stream-K tail (hgemm_h6_cl2_sk_tma_256x{bn}): the grid's 66 clusters share the
+    last `tail` units (two stacked tiles) by k steps, both blocks of a cluster walking the same runs, each adding its
+    own tile's float32 sums; runs that cross units, empty runs (512^3), a unit's second tile wholly past M (300
+    rows), ragged K. A counter left raised would break the next launch: verify runs twice."""
+    import dataclasses
+
+    from nsprof.ladder.registry import get_stage
+    from nsprof.ladder_runs.bench import unavailable_reason
+    from nsprof.launch.measure import verify
+
+    stage, op = get_stage("hgemm", "h6"), get_op("hgemm")
+    if reason := unavailable_reason(stage, tools):
+        pytest.skip(reason)
+    entry = f"hgemm_h6_cl2_sk_tma_256x{bn}"
+    stage = dataclasses.replace(stage, tiles=tuple(t for t in stage.tiles if t.entry == entry))
+    problem = op.workload.problem(tools.xp, size, seed=sum(size) + tail + bn)
+    launcher = op.workload.launcher(stage, problem, tools, tile_shape=f"256x{bn}", split_k=1, tail=tail)
+    assert launcher.entry == entry
+    assert launcher.plan.shared_tiles == min(tail, -(-size[0] // 256) * -(-size[1] // bn))
+    for _ in range(2):
+        problem.refresh()
+        err = verify(launcher, problem)
+        assert err <= stage.tolerance(size), f"{launcher.tile_label} {size}: relative error {err:.3g}"
+
+
 @pytest.mark.parametrize("size", [(1000, 1200, 808), (300, 520, 296), (4095, 4097, 4093), (3072, 3072, 3072),
                                   (4096, 4096, 1024)])
 def test_h6_with_the_staged_epilogue_verifies(size, tools):

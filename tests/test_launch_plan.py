@@ -131,6 +131,21 @@ def test_h6_takes_its_clustered_tiles_where_rows_are_not_whole_128_byte_lines(si
 
 
 @pytest.mark.parametrize(
+    "size, entry, shared",
+    [
+        ((5000, 5000, 5000), "hgemm_h6_cl2_sk_tma_256x256", 4),  # 400 units: 6 rounds of 66 clusters and 4 over
+        ((4500, 3000, 5000), "hgemm_h6_cl2_sk_tma_256x192", 24),  # 288 units: a last round 0.36 full
+        ((2000, 7000, 3000), "hgemm_h6_cl2_tma_256x256", 0),  # K of 3000: a round too short for the sums
+        ((3000, 5000, 4000), "hgemm_h6_cl2_tma_256x192", 0),  # 12 x 27 = 324 units: the last round 0.91 full
+        ((4096, 4096, 4040), "hgemm_h6_cl2_tma_256x256", 0),  # 256 units: the last round 0.88 full
+    ],
+)
+def test_h6_clusters_share_a_short_last_round_by_k_steps_only_where_k_is_deep(size, entry, shared):
+    plan = choose_plan(get_stage("hgemm", "h6"), *size, H200_SMS)
+    assert (plan.tile.entry, plan.shared_tiles, plan.shared_blocks) == (entry, shared, H200_SMS // 2 if shared else 0)
+
+
+@pytest.mark.parametrize(
     "size, entry",
     [
         ((2000, 1800, 1000), "hgemm_h6_cl2_tma_256x256"),  # 128 tiles of 128x256; K, N % 16 = 8: rows inside sectors

@@ -124,6 +124,12 @@
 //    95.0% (benchmarks/records/2026-11-30-h200-hgemm-multicast/h200-hgemm-multicast.md). Where the launcher takes
 //    them, and where it does not (a wave just short of the SMs, one operand straddling alone), nsprof/ladder/ops/
 //    launch_plan.py says (benchmarks/records/2026-12-01-h200-hgemm-cluster-split).
+//  * hgemm_h6_cl2_sk_tma_256x256 / 256x192: the same clusters with h6_body's stream-K tail. At 5000^3 the clusters'
+//    400 units take 7 rounds of 66, the last with 4: six rounds' work in seven. The units of a last round at most
+//    0.6 full are shared out by k steps over the clusters' runs (H6Share<CLUSTER>: both blocks of a cluster walk
+//    one run, so B's multicast stays in step; each adds its own tile's sums in the workspace). Where K is at least
+//    4000 (launch_plan._with_shared_tail): 5000^3 88.5% -> 93.5%, 5000 x 2000 x 8192 82% -> 90.5%; with shallower K
+//    a round does not outweigh the sums, and it lost (benchmarks/records/2026-12-01-h200-hgemm-cluster-tail).
 //  * hgemm_h6_64x256 / 64x128 (BM = 64 in h6_body) for products of at most 64 rows: both consumer
 //    warpgroups take all 64 rows and half the columns each, so a tile multiplies half the rows of zeros of a
 //    128-row one; K split over gridDim.z to fill one wave (SHARE: the slices add their float32 sums in a
@@ -693,18 +699,21 @@ struct H6Walk {
 };
 
 // The shared units' runs: where block b's starts, and how many runs share a unit.
+// A run is a block's, or a cluster's: the blocks of a cluster walk the same units, each its own tile of them.
+template <int CLUSTER>
 struct H6Share {
     int whole, shared_units, k_tiles;
-    // The first shared step of block b's run (b = gridDim.x: the end of the last run).
+    __device__ __forceinline__ static unsigned runs() { return gridDim.x / CLUSTER; }
+    // The first shared step of run b (b = runs(): the end of the last run).
     __device__ __forceinline__ int start(int b) const {
-        return whole * k_tiles + (int)((long long)b * shared_units * k_tiles / gridDim.x);
+        return whole * k_tiles + (int)((long long)b * shared_units * k_tiles / runs());
     }
     // How many runs hold a piece of the unit whose k steps are [first, end): block me's (which
     // does) and its neighbours' (runs may be empty when there are fewer steps than blocks).
     __device__ __forceinline__ int pieces(int me, int first, int end) const {
         int n = 1;
         for (int b = me - 1; b >= 0 && start(b + 1) > first; --b) n += start(b) < start(b + 1);
-        for (int b = me + 1; b < (int)gridDim.x && start(b) < end; ++b) n += start(b) < start(b + 1);
+        for (int b = me + 1; b < (int)runs() && start(b) < end; ++b) n += start(b) < start(b + 1);
         return n;
     }
 };
@@ -893,7 +902,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     static_assert(PERSISTENT || CLUSTER == 1 || PAIR_N, "stacked clusters only in the persistent form");
     static_assert(STAGES >= 2, "a stage is released one k tile late (wgmma.wait_group 1)");
     // (a split's slices of a side-by-side pair: each block adds its own tile's sums)
-    static_assert(!SHARE || CLUSTER == 1 || (PAIR_N && !PERSISTENT), "shared tiles only without clusters");
+    static_assert(!SHARE || CLUSTER == 1 || PAIR_N != PERSISTENT, "shared tiles: stacked clusters walk units as one");
     static_assert(BM == 128 || (BM == 64 && CLUSTER == 1 && EPI != 2), "64-row tiles: no clusters, no TMA stores");
     static_assert(PERSISTENT || SHARE, "a K split's slices add their sums in the workspace");
 
@@ -926,7 +935,8 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     // Whole units first; with SHARE (persistent), those past whole_units are shared out by k steps.
     const int whole = SHARE && PERSISTENT ? whole_units : num_units;
     const int shared_units = num_units - whole;
-    const H6Share share{whole, shared_units, all_k_tiles};
+    const unsigned run = blockIdx.x / CLUSTER;  // the stream-K run this block walks (a cluster's blocks alike)
+    const H6Share<CLUSTER> share{whole, shared_units, all_k_tiles};
     // The first row and column of C of this block's tile of unit u.
     const auto tile_origin = [&](int u, int& m0, int& n0) {
         int um, tn;
@@ -943,8 +953,8 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     const auto walk = [&]() {
         H6Walk w{first_unit, unit_step, whole, k_tile0, k_tile0 + k_tiles, 0, 0, all_k_tiles};
         if (SHARE && shared_units > 0) {
-            w.it = share.start(blockIdx.x);
-            w.hi = share.start(blockIdx.x + 1);
+            w.it = share.start(run);
+            w.hi = share.start(run + 1);
         }
         return w;
     };
@@ -1119,10 +1129,10 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
                 if (kb > 0 || ke < all_k_tiles) {  // a piece of a shared unit (or a K slice of a tile)
                     const int t = tid + 32 * ROW_WARPS * c;  // consumer thread 0..SUM_THREADS-1 (if its rows exist)
                     const int first = u * all_k_tiles;
-                    // shared units x A_ROWS x BN float sums, then a counter per shared unit; split-K: every
-                    // tile is shared by its gridDim.z slices
-                    const int index = PERSISTENT ? u - whole : (int)(blockIdx.y * gridDim.x + blockIdx.x);
-                    const int count = PERSISTENT ? shared_units : (int)(gridDim.x * gridDim.y);
+                    // shared tiles x A_ROWS x BN float sums (a shared unit's tiles: one a block of the cluster), then a
+                    // counter per shared tile; split-K: every tile is shared by its gridDim.z slices
+                    const int index = PERSISTENT ? (u - whole) * CLUSTER + (int)rank : (int)(blockIdx.y * gridDim.x + blockIdx.x);
+                    const int count = PERSISTENT ? shared_units * CLUSTER : (int)(gridDim.x * gridDim.y);
                     float* sums = partials + (size_t)index * A_ROWS * BN;
                     int* counter = reinterpret_cast<int*>(partials + (size_t)count * A_ROWS * BN) + index;
                     const unsigned verdict = empty_bar + 8 * STAGES;  // thread 0 tells the others
@@ -1131,7 +1141,7 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
                     if (rows_in) add_into_sums<WN, SUM_THREADS>(acc, sums, t);
                     consumers_sync();
                     if (t == 0) {
-                        const int pieces = PERSISTENT ? share.pieces((int)blockIdx.x, first, first + all_k_tiles) : slices;
+                        const int pieces = PERSISTENT ? share.pieces((int)run, first, first + all_k_tiles) : slices;
                         const int last = count_piece(counter) == pieces - 1;
                         if (last) *counter = 0;  // every piece has counted: ready for the next launch
                         asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(verdict), "r"(last) : "memory");
@@ -1433,6 +1443,19 @@ hgemm_h6_cl2_tma_256x256(int M, int N, int K, const void* tmA, const void* tmB, 
 extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
 hgemm_h6_cl2_tma_256x192(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
     H6_SM90A_ONLY((h6_body<192, H6_STAGES_192, true, 2, 2>(M, N, K, tmA, tmB, C, partials)));
+}
+
+// The clusters of two with a stream-K tail (launch_plan._with_shared_tail): units past whole_units are shared out by
+// k steps over the grid's clusters, both blocks of a cluster walking the same runs, each adding its own tile's sums.
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
+hgemm_h6_cl2_sk_tma_256x256(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials,
+                            int whole_units, int shared_blocks) {
+    H6_SM90A_ONLY((h6_body<256, H6_TMA_STAGES, true, 2, 2, true>(M, N, K, tmA, tmB, C, partials, whole_units)));
+}
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
+hgemm_h6_cl2_sk_tma_256x192(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials,
+                            int whole_units, int shared_blocks) {
+    H6_SM90A_ONLY((h6_body<192, H6_STAGES_192, true, 2, 2, true>(M, N, K, tmA, tmB, C, partials, whole_units)));
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1)

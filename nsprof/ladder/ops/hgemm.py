@@ -64,7 +64,7 @@ def _h6(bm: int, bn: int, smem: int, persistent: bool = False, stream_k: bool = 
               replaces_split=replaces_split, nearly_full_wave=nearly_full_wave)
 
 
-def _h6_multicast(bn: int, smem: int) -> Tile:
+def _h6_multicast(bn: int, smem: int, stream_k: bool = False) -> Tile:
     """h6's persistent 128 x bn tile (TMA stores) in clusters of two: two vertically adjacent tiles (a unit of
     256 x bn) share B, each block loading some of B's boxes and multicasting them to both, so a block reads
     16 KB of A and half of B's bytes from the L2 per k step. It replaces the 128 x bn tile where the rows of A
@@ -79,9 +79,15 @@ def _h6_multicast(bn: int, smem: int) -> Tile:
     4096). It also runs a wave of 128 x 256 that falls just short of the SMs where rows straddle sectors
     (nsprof.ladder.ops.launch_plan._nearly_full_wave), but not where its clusters would take another round, nor
     where one operand's rows alone straddle lines at whole sectors and the ping-pong tile reads them better
-    (launch_plan._ping_pong_reads_it_better)."""
-    return _t(256, bn, 64, 384, f"hgemm_h6_cl2_tma_256x{bn}", smem, **H6_LAUNCH, tma_boxes=((128, 64), (64, 64)),
-              swizzle=128, persistent=True, tma_store=True, replaces_unaligned=f"128x{bn}", cluster=2)
+    (launch_plan._ping_pong_reads_it_better).
+
+    With `stream_k` (hgemm_h6_cl2_sk_tma_256x{bn}): the clusters share the units of a last wave at most 0.6 full by
+    k steps, each block adding its own tile's float32 sums in the workspace, where K is deep enough that a round
+    outweighs what the sums cost (launch_plan._with_shared_tail)."""
+    return _t(256, bn, 64, 384, f"hgemm_h6_cl2_{'sk_' if stream_k else ''}tma_256x{bn}", smem, **H6_LAUNCH,
+              tma_boxes=((128, 64), (64, 64)), swizzle=128, persistent=True, tma_store=True,
+              replaces_unaligned=f"128x{bn}", cluster=2, stream_k=stream_k, sums_in_workspace=stream_k,
+              max_tail_fill=0.6 if stream_k else 1.0)
 
 
 def _h6_few_rows(bn: int, stages: int, rows: int = 64, one_wave_first: bool = False) -> Tile:
@@ -191,7 +197,8 @@ STAGES = (
          _h6_few_rows(256, 5), _h6_few_rows(128, 8), _h6_few_rows(256, 6, rows=16),
          _h6_few_rows(128, 11, rows=16, one_wave_first=True),
          _h6(128, 192, _H6_192_SMEM, persistent=True, tma_store=True, fill_gain=0.05),
-         _h6_multicast(256, _H6_TMA_SMEM), _h6_multicast(192, _H6_192_SMEM)),
+         _h6_multicast(256, _H6_TMA_SMEM), _h6_multicast(192, _H6_192_SMEM),
+         _h6_multicast(256, _H6_TMA_SMEM, stream_k=True), _h6_multicast(192, _H6_192_SMEM, stream_k=True)),
         "tma-fill", FP16,
         changes="Hopper's wgmma (m64nNk16, operands read from shared memory by descriptor) fed by TMA into "
                 "128-byte-swizzled shared memory; a producer warpgroup and two consumer warpgroups with "

@@ -35,6 +35,9 @@ B_STRADDLE_MAX_K = 2048
 # A 16-row tile's K split into slices shallower than this gives way to a narrower 16-row tile that makes as many
 # blocks with fewer, deeper slices (`_fewer_slices`).
 FEW_ROW_SLICE_K = 1024
+# The clusters share a last wave's units by k steps (`_with_shared_tail`) only where K is at least this deep: a
+# round then outweighs the float32 sums the shared units' pieces add and read.
+CLUSTER_TAIL_MIN_K = 4000
 
 
 @dataclass(frozen=True)
@@ -177,10 +180,33 @@ def _unaligned_form(plan: LaunchPlan, replacements: tuple[Tile, ...], candidates
         heir = _taken_over(plan, candidates, m, n, k)
         if heir is not plan:
             return heir
-    twin = next((t for t in replacements if t.replaces_unaligned == plan.tile.shape), None)
+    twin = _clustered_form(plan.tile, replacements)
     if twin is None or _rounds(twin, m, n, sm_count) > _rounds(plan.tile, m, n, sm_count):
         return plan
-    return LaunchPlan(twin)
+    return _with_shared_tail(LaunchPlan(twin), replacements, m, n, k, sm_count)
+
+
+def _clustered_form(tile: Tile, replacements: tuple[Tile, ...]) -> Tile | None:
+    """The tile declared to replace `tile` where rows are not whole boxes (`replaces_unaligned`), sharing nothing."""
+    return next((t for t in replacements if t.replaces_unaligned == tile.shape and not t.stream_k), None)
+
+
+def _with_shared_tail(plan: LaunchPlan, replacements: tuple[Tile, ...], m: int, n: int, k: int,
+                      sm_count: int) -> LaunchPlan:
+    """The clusters' plan with a stream-K tail: where K is at least CLUSTER_TAIL_MIN_K deep and their last wave's
+    units fill at most the stream-K form's `max_tail_fill` of the clusters, that form (the same tile, `stream_k`)
+    shares those units by k steps, each block adding its tile's sums in the workspace. Why (the H200, paired with
+    the library, benchmarks/records/2026-12-01-h200-hgemm-cluster-tail): 400 units of 256 x 256 take 7 rounds of 66
+    clusters at 5000^3, the last with 4 units; shared, 88.5 -> 93.5%. With K of 5000 ahead by 3.3-5.1 points at
+    four shapes; with K of 1000-3000 behind by 0.3-5.6 at six and ahead at two (256 x 192: 2500 x 5000 x 3000,
+    2000 x 7000 x 3000): a round of a shallow K does not outweigh the sums. On nine held-out shapes with K of 4096-8192
+    ahead at seven by 1.7-8.9 points (5000 x 2000 x 8192 81.7 -> 90.5%), tied at one, and behind by 0.9 at 8192 x
+    8192 x 4000, whose short round is one of 16."""
+    sharing = next((t for t in replacements if t.stream_k and t.shape == plan.tile.shape), None)
+    if sharing is None or k < CLUSTER_TAIL_MIN_K:
+        return plan
+    shared = _with_sharing(sharing, m, n, plan.split_k, sm_count, None)
+    return shared if shared.shared_tiles else plan
 
 
 def _fills_nearly(tile: Tile, m: int, n: int, k: int, blocks: int, sm_count: int) -> bool:
@@ -245,7 +271,7 @@ def _nearly_full_wave(tile: Tile, replacements: tuple[Tile, ...], m: int, n: int
         return None
     if not (_rows_inside_sectors(n, k) or not any(tile.whole_box_rows(n, k))):
         return None
-    twin = next((t for t in replacements if t.replaces_unaligned == tile.shape), None)
+    twin = _clustered_form(tile, replacements)
     return None if twin is None or _rounds(twin, m, n, sm_count) > 1 else twin
 
 
@@ -333,7 +359,7 @@ def _with_sharing(tile: Tile, m: int, n: int, split: int, sm_count: int, forced_
     tiles = tile.count(m, n)
     if split > 1:
         return LaunchPlan(tile, split, tiles, tiles * split)
-    slots = sm_count * tile.blocks_per_sm
+    slots = sm_count * tile.blocks_per_sm // tile.cluster  # a clustered tile's units: one a cluster's slots
     shared = stream_k_tail(tiles, slots, tile.max_tail_fill) if forced_tail is None else min(forced_tail, tiles)
     return LaunchPlan(tile, 1, shared, slots if shared else 0)
 
