@@ -135,7 +135,7 @@ def test_h6_takes_its_clustered_tiles_where_rows_are_not_whole_128_byte_lines(si
     [
         ((5000, 5000, 5000), "hgemm_h6_cl2_sk_tma_256x256", 4),  # 400 units: 6 rounds of 66 clusters and 4 over
         ((4500, 3000, 5000), "hgemm_h6_cl2_sk_tma_256x192", 24),  # 288 units: a last round 0.36 full
-        ((2000, 7000, 3000), "hgemm_h6_cl2_tma_256x256", 0),  # K of 3000: a round too short for the sums
+        ((5000, 7000, 3000), "hgemm_h6_cl2_tma_256x256", 0),  # K of 3000: a round too short for the sums
         ((3000, 5000, 4000), "hgemm_h6_cl2_tma_256x192", 0),  # 12 x 27 = 324 units: the last round 0.91 full
         ((4096, 4096, 4040), "hgemm_h6_cl2_tma_256x256", 0),  # 256 units: the last round 0.88 full
     ],
@@ -143,6 +143,20 @@ def test_h6_takes_its_clustered_tiles_where_rows_are_not_whole_128_byte_lines(si
 def test_h6_clusters_share_a_short_last_round_by_k_steps_only_where_k_is_deep(size, entry, shared):
     plan = choose_plan(get_stage("hgemm", "h6"), *size, H200_SMS)
     assert (plan.tile.entry, plan.shared_tiles, plan.shared_blocks) == (entry, shared, H200_SMS // 2 if shared else 0)
+
+
+@pytest.mark.parametrize(
+    "size, entry",
+    [
+        ((2000, 7000, 3000), "hgemm_h6_cl2_tma_256x192"),  # 296 units of 256 x 192 keep 89.7% busy, 224 of 256 x 256 84.8%
+        ((5000, 5000, 1000), "hgemm_h6_cl2_tma_256x192"),  # 90.9% against 86.6%
+        ((5000, 2000, 3000), "hgemm_h6_cl2_tma_256x256"),  # 83.3% against 80.8%: too little gained
+        ((14336, 2500, 2000), "hgemm_h6_cl2_tma_256x256"),  # N % 8 = 4: padded rows, left as they were
+        ((5000, 5000, 5000), "hgemm_h6_cl2_sk_tma_256x256"),  # K deep: the short round is shared instead
+    ],
+)
+def test_h6_clusters_give_way_to_clusters_that_keep_more_of_the_slots_busy_where_k_is_shallow(size, entry):
+    assert choose_plan(get_stage("hgemm", "h6"), *size, H200_SMS).tile.entry == entry
 
 
 @pytest.mark.parametrize(

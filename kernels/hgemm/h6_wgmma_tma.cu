@@ -129,7 +129,9 @@
 //    0.6 full are shared out by k steps over the clusters' runs (H6Share<CLUSTER>: both blocks of a cluster walk
 //    one run, so B's multicast stays in step; each adds its own tile's sums in the workspace). Where K is at least
 //    4000 (launch_plan._with_shared_tail): 5000^3 88.5% -> 93.5%, 5000 x 2000 x 8192 82% -> 90.5%; with shallower K
-//    a round does not outweigh the sums, and it lost (benchmarks/records/2026-12-01-h200-hgemm-cluster-tail).
+//    a round does not outweigh the sums, and it lost; there 128 x 192's clusters take the plan instead where their
+//    units keep 4 points more of the slots busy (launch_plan._better_filled_clusters: 2000 x 7000 x 3000 89% -> 93%)
+//    (benchmarks/records/2026-12-01-h200-hgemm-cluster-tail).
 //  * hgemm_h6_64x256 / 64x128 (BM = 64 in h6_body) for products of at most 64 rows: both consumer
 //    warpgroups take all 64 rows and half the columns each, so a tile multiplies half the rows of zeros of a
 //    128-row one; K split over gridDim.z to fill one wave (SHARE: the slices add their float32 sums in a

@@ -38,6 +38,11 @@ FEW_ROW_SLICE_K = 1024
 # The clusters share a last wave's units by k steps (`_with_shared_tail`) only where K is at least this deep: a
 # round then outweighs the float32 sums the shared units' pieces add and read.
 CLUSTER_TAIL_MIN_K = 4000
+# Where K is shallower than that, clusters give way to an alternative tile's clusters whose units keep at least this
+# much more of the clusters' slots busy (`_better_filled_clusters`), below the alternative's own `fill_gain`.
+CLUSTER_FILL_GAIN = 0.04
+# Rows that are not a multiple of this many halves (16 bytes, TMA's strides) the workload pads to whole tiles.
+TMA_STRIDE_HALVES = 8
 
 
 @dataclass(frozen=True)
@@ -106,6 +111,7 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
             plan = _fewer_slices(plan, candidates, m, n, k)
             plan = _unaligned_form(_better_filled(plan, alternatives, m, n, sm_count), replacements, candidates,
                                    m, n, k, sm_count)
+            plan = _better_filled_clusters(plan, alternatives, replacements, m, n, k, sm_count)
             return _taken_over(_unsplit_form(plan, replacements, m, n, k, sm_count), candidates, m, n, k)
     raise AssertionError("unreachable: the last tile always returns")
 
@@ -184,6 +190,30 @@ def _unaligned_form(plan: LaunchPlan, replacements: tuple[Tile, ...], candidates
     if twin is None or _rounds(twin, m, n, sm_count) > _rounds(plan.tile, m, n, sm_count):
         return plan
     return _with_shared_tail(LaunchPlan(twin), replacements, m, n, k, sm_count)
+
+
+def _better_filled_clusters(plan: LaunchPlan, alternatives: tuple[Tile, ...], replacements: tuple[Tile, ...], m: int,
+                            n: int, k: int, sm_count: int) -> LaunchPlan:
+    """A clustered plan that shares no tail, where K is shallower than CLUSTER_TAIL_MIN_K, gives way to an alternative
+    tile's clustered form (`_clustered_form`) whose units keep at least CLUSTER_FILL_GAIN more of the clusters' slots
+    busy. Why (the H200, paired with the library, benchmarks/records/2026-12-01-h200-hgemm-cluster-tail): 128 x 192's
+    clusters ran ahead of 128 x 256's with 4.3-4.9 points more busy by 3.5-5.5 points of the library (3500 x 4000 x
+    3000, 2000 x 7000 x 3000 89 -> 93%, 3500 x 4000 x 2000, 5000 x 5000 x 1000), and alike or behind with 2.5-3.0
+    (5000 x 2000 x 3000, 6000 x 2000 x 3000; ahead at 2500 x 10000 x 3000); on three held-out shapes ahead by
+    3.1-8.3 (14336 x 3000 x 1024 101 -> 109%). Deeper K shares the short round instead (`_with_shared_tail`). Not
+    where rows are padded (N or K not a multiple of TMA_STRIDE_HALVES): at six such shapes alike or up to 1.5 behind."""
+    tile = plan.tile
+    padded = n % TMA_STRIDE_HALVES or k % TMA_STRIDE_HALVES
+    if tile.replaces_unaligned is None or tile.stream_k or plan.split_k > 1 or k >= CLUSTER_TAIL_MIN_K or padded:
+        return plan
+    slots = sm_count * tile.blocks_per_sm // tile.cluster
+    busy = busy_share(tile.count(m, n), slots)
+    for alternative in alternatives:
+        twin = _clustered_form(alternative, replacements)
+        if (twin is not None and twin.cluster == tile.cluster and twin.count(m, n) >= slots
+                and busy_share(twin.count(m, n), slots) >= busy + CLUSTER_FILL_GAIN):
+            return LaunchPlan(twin)
+    return plan
 
 
 def _clustered_form(tile: Tile, replacements: tuple[Tile, ...]) -> Tile | None:
