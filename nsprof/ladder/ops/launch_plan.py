@@ -201,10 +201,10 @@ def _better_filled_clusters(plan: LaunchPlan, alternatives: tuple[Tile, ...], re
     3000, 2000 x 7000 x 3000 89 -> 93%, 3500 x 4000 x 2000, 5000 x 5000 x 1000), and alike or behind with 2.5-3.0
     (5000 x 2000 x 3000, 6000 x 2000 x 3000; ahead at 2500 x 10000 x 3000); on three held-out shapes ahead by
     3.1-8.3 (14336 x 3000 x 1024 101 -> 109%). Deeper K shares the short round instead (`_with_shared_tail`). Not
-    where rows are padded (N or K not a multiple of TMA_STRIDE_HALVES): at six such shapes alike or up to 1.5 behind."""
+    where rows are padded (`_rows_padded`): at six such shapes alike or up to 1.5 behind."""
     tile = plan.tile
-    padded = n % TMA_STRIDE_HALVES or k % TMA_STRIDE_HALVES
-    if tile.replaces_unaligned is None or tile.stream_k or plan.split_k > 1 or k >= CLUSTER_TAIL_MIN_K or padded:
+    if (tile.replaces_unaligned is None or tile.stream_k or plan.split_k > 1 or k >= CLUSTER_TAIL_MIN_K
+            or _rows_padded(n, k)):
         return plan
     slots = sm_count * tile.blocks_per_sm // tile.cluster
     busy = busy_share(tile.count(m, n), slots)
@@ -214,6 +214,12 @@ def _better_filled_clusters(plan: LaunchPlan, alternatives: tuple[Tile, ...], re
                 and busy_share(twin.count(m, n), slots) >= busy + CLUSTER_FILL_GAIN):
             return LaunchPlan(twin)
     return plan
+
+
+def _rows_padded(n: int, k: int) -> bool:
+    """Whether the workload pads the rows of A or B to whole tiles: N or K is not a multiple of TMA_STRIDE_HALVES, so
+    the rows are not 16-byte strides (the kernel then reads whole lines of the padded copies)."""
+    return bool(n % TMA_STRIDE_HALVES or k % TMA_STRIDE_HALVES)
 
 
 def _clustered_form(tile: Tile, replacements: tuple[Tile, ...]) -> Tile | None:
@@ -231,9 +237,9 @@ def _with_shared_tail(plan: LaunchPlan, replacements: tuple[Tile, ...], m: int, 
     four shapes; with K of 1000-3000 behind by 0.3-5.6 at six and ahead at two (256 x 192: 2500 x 5000 x 3000,
     2000 x 7000 x 3000): a round of a shallow K does not outweigh the sums. On nine held-out shapes with K of 4096-8192
     ahead at seven by 1.7-8.9 points (5000 x 2000 x 8192 81.7 -> 90.5%), tied at one, and behind by 0.9 at 8192 x
-    8192 x 4000, whose short round is one of 16."""
+    8192 x 4000, whose short round is one of 16. Measured only where rows are not padded (`_rows_padded`)."""
     sharing = next((t for t in replacements if t.stream_k and t.shape == plan.tile.shape), None)
-    if sharing is None or k < CLUSTER_TAIL_MIN_K:
+    if sharing is None or k < CLUSTER_TAIL_MIN_K or _rows_padded(n, k):
         return plan
     shared = _with_sharing(sharing, m, n, plan.split_k, sm_count, None)
     return shared if shared.shared_tiles else plan
