@@ -84,10 +84,15 @@ def test_explain_shows_every_size_on_the_profile_s_gpu():
     assert (decode["tile"], decode["split_k"], decode["blocks"]) == ("16x128", 4, 128)
     shown = CliRunner().invoke(app, ["explain", "wave-quantization"], env={"COLUMNS": "80"}).stdout
     words = " ".join(shown.split())
-    assert "4 of 132 slots get no block" in words and "2048x2048x2048: 256 blocks of 128x128" in words
+    assert "4 of 132 slots get no block" in words
     ragged = next(row for row in document["waves"] if row["size"] == "3000x5000x2000")
     # 12 x 27 tiles of 256x192, each a cluster of two blocks: 66 slots of two SMs
     assert (ragged["tile"], ragged["blocks"], ragged["slots"]) == ("256x192", 324, 66)
+    # the most quantized plan: 400 units of 256x256 in 7 rounds of 66 clusters, the last 4 shared by k steps
+    sliver = next(row for row in document["waves"] if row["size"] == "5000x5000x5000")
+    assert (sliver["blocks"], sliver["slots"], sliver["shared_tiles"]) == (400, 66, 4)
+    assert "5000x5000x5000: 400 blocks of 256x256 on 66 slots are 6.06 waves" in words
+    assert "h6 shares those 4 tiles' k steps over every slot (stream-K)" in words
     assert max(len(line) for line in shown.splitlines()) <= 80
 
 
