@@ -29,10 +29,11 @@ class Tile:
     first blocks compute whole tiles, the rest share the remaining tiles' k steps out evenly
     (split-K, or the last wave's tiles; nsprof.ladder.ops.launch_plan.choose_plan). `blocks_per_sm` is what the
     entry's __launch_bounds__ promise to fit on one SM: a wave of the grid is SMs x that.
-    A `persistent` stream_k tile keeps its grid of one block per SM and walks its whole tiles first;
-    with `sums_in_workspace`, the blocks that share a tile add their float32 sums into a workspace (the
-    kernel's `partials` argument) and the last of them stores the tile, so C (float16) takes no atomic
-    adds; a tile that is not stream_k does the same with the slices of a K split (no reduce kernel).
+    A `persistent` stream_k tile keeps its grid of one block per SM and walks its whole tiles first (a clustered
+    one: each cluster walks its units as one, its slots SMs / `cluster`); with `sums_in_workspace`, the blocks
+    that share a tile add their float32 sums into a workspace (the kernel's `partials` argument) and the last of
+    them stores the tile, so C (float16) takes no atomic adds; a tile that is not stream_k does the same with the
+    slices of a K split (no reduce kernel).
     A stream_k tile shares its last wave only when that wave would fill at most `max_tail_fill` of the
     slots. A `tma_store` kernel stores C through a TMA tensor map: its C argument is the map's device
     address (64 x 64 boxes, the tile's swizzle). A kernel with `maps_by_value` takes its tensor maps' 128 bytes
