@@ -41,8 +41,7 @@ CLUSTER_TAIL_MIN_K = 4000
 # Where K is shallower than that, clusters give way to an alternative tile's clusters whose units keep at least this
 # much more of the clusters' slots busy (`_better_filled_clusters`), below the alternative's own `fill_gain`.
 CLUSTER_FILL_GAIN = 0.04
-# Rows that are not a multiple of this many halves (16 bytes, TMA's strides) the workload pads to whole tiles.
-TMA_STRIDE_HALVES = 8
+HALF_BYTES = 2  # h6's operands are float16
 
 
 @dataclass(frozen=True)
@@ -201,12 +200,13 @@ def _better_filled_clusters(plan: LaunchPlan, alternatives: tuple[Tile, ...], re
     3000, 2000 x 7000 x 3000 89 -> 93%, 3500 x 4000 x 2000, 5000 x 5000 x 1000), and alike or behind with 2.5-3.0
     (5000 x 2000 x 3000, 6000 x 2000 x 3000; ahead at 2500 x 10000 x 3000); on three held-out shapes ahead by
     3.1-8.3 (14336 x 3000 x 1024 101 -> 109%). Deeper K shares the short round instead (`_with_shared_tail`). Not
-    where rows are padded (`_rows_padded`): at six such shapes alike or up to 1.5 behind."""
+    where rows are padded (not `Tile.rows_aligned`: the workload pads them to whole tiles): at six such shapes alike
+    or up to 1.5 behind."""
     tile = plan.tile
     if (tile.replaces_unaligned is None or tile.stream_k or plan.split_k > 1 or k >= CLUSTER_TAIL_MIN_K
-            or _rows_padded(n, k)):
+            or not tile.rows_aligned(n, k, HALF_BYTES)):
         return plan
-    slots = sm_count * tile.blocks_per_sm // tile.cluster
+    slots = tile.slots(sm_count)
     busy = busy_share(tile.count(m, n), slots)
     for alternative in alternatives:
         twin = _clustered_form(alternative, replacements)
@@ -214,12 +214,6 @@ def _better_filled_clusters(plan: LaunchPlan, alternatives: tuple[Tile, ...], re
                 and busy_share(twin.count(m, n), slots) >= busy + CLUSTER_FILL_GAIN):
             return LaunchPlan(twin)
     return plan
-
-
-def _rows_padded(n: int, k: int) -> bool:
-    """Whether the workload pads the rows of A or B to whole tiles: N or K is not a multiple of TMA_STRIDE_HALVES, so
-    the rows are not 16-byte strides (the kernel then reads whole lines of the padded copies)."""
-    return bool(n % TMA_STRIDE_HALVES or k % TMA_STRIDE_HALVES)
 
 
 def _clustered_form(tile: Tile, replacements: tuple[Tile, ...]) -> Tile | None:
@@ -237,9 +231,9 @@ def _with_shared_tail(plan: LaunchPlan, replacements: tuple[Tile, ...], m: int, 
     four shapes; with K of 1000-3000 behind by 0.3-5.6 at six and ahead at two (256 x 192: 2500 x 5000 x 3000,
     2000 x 7000 x 3000): a round of a shallow K does not outweigh the sums. On nine held-out shapes with K of 4096-8192
     ahead at seven by 1.7-8.9 points (5000 x 2000 x 8192 81.7 -> 90.5%), tied at one, and behind by 0.9 at 8192 x
-    8192 x 4000, whose short round is one of 16. Measured only where rows are not padded (`_rows_padded`)."""
+    8192 x 4000, whose short round is one of 16. Measured only where rows are not padded (`Tile.rows_aligned`)."""
     sharing = next((t for t in replacements if t.stream_k and t.shape == plan.tile.shape), None)
-    if sharing is None or k < CLUSTER_TAIL_MIN_K or _rows_padded(n, k):
+    if sharing is None or k < CLUSTER_TAIL_MIN_K or not sharing.rows_aligned(n, k, HALF_BYTES):
         return plan
     shared = _with_sharing(sharing, m, n, plan.split_k, sm_count, None)
     return shared if shared.shared_tiles else plan
@@ -287,7 +281,7 @@ def _ping_pong_reads_it_better(tile: Tile, n: int, k: int) -> bool:
 
 def _rounds(tile: Tile, m: int, n: int, sm_count: int) -> int:
     """How many rounds a tile's blocks (a clustered tile's units) take on the GPU's slots."""
-    return math.ceil(tile.count(m, n) / (sm_count * tile.blocks_per_sm // tile.cluster))
+    return math.ceil(tile.count(m, n) / tile.slots(sm_count))
 
 
 def _nearly_full_wave(tile: Tile, replacements: tuple[Tile, ...], m: int, n: int, k: int,
@@ -395,7 +389,7 @@ def _with_sharing(tile: Tile, m: int, n: int, split: int, sm_count: int, forced_
     tiles = tile.count(m, n)
     if split > 1:
         return LaunchPlan(tile, split, tiles, tiles * split)
-    slots = sm_count * tile.blocks_per_sm // tile.cluster  # a clustered tile's units: one a cluster's slots
+    slots = tile.slots(sm_count)
     shared = stream_k_tail(tiles, slots, tile.max_tail_fill) if forced_tail is None else min(forced_tail, tiles)
     return LaunchPlan(tile, 1, shared, slots if shared else 0)
 

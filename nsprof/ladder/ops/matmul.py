@@ -153,7 +153,7 @@ class MatmulWorkload:
         runnable = tuple(t for t in as_tiles(stage.tiles) if tools.runs(t))
         plan = choose_plan(stage, m, n, k, tools.sm_count, tile_shape, split_k, runnable, tail)
         tile, split = plan.tile, plan.split_k
-        if stage.ragged == "pad" or (stage.ragged in ZERO_FILL and not self.rows_aligned(tile, n, k)):
+        if stage.ragged == "pad" or (stage.ragged in ZERO_FILL and not tile.rows_aligned(n, k, np.dtype(self.dtype).itemsize)):
             mp, np_, kp = _round_up(m, tile.bm), _round_up(n, tile.bn), _round_up(k, tile.bk * split)
         else:
             mp, np_, kp = m, n, k
@@ -232,14 +232,6 @@ class MatmulWorkload:
     def library_call(self, stage: Stage, problem: MatmulProblem) -> LibraryCall:
         return LibraryCall("cublasGemmEx", lambda: (problem.A, problem.B, problem.C), (problem.m, problem.n, problem.k),
                            self.dtype, "mm")
-
-    def rows_aligned(self, tile: Tile, n: int, k: int) -> bool:
-        """Whether every row the kernel copies in 16-byte pieces starts 16 bytes apart, as a TMA tensor
-        map or a 16-byte cp.async needs: A's rows of K elements, and B's of N (of K when the kernel
-        reads B transposed). In float32 that is K % 4 == 0 (and N % 4 == 0); in float16, % 8."""
-        item = np.dtype(self.dtype).itemsize
-        b_row = k if tile.b_k_major else n
-        return k * item % 16 == 0 and b_row * item % 16 == 0
 
     @staticmethod
     def _transposer(stage: Stage, tools: LaunchTools, tile: Tile, operand: str, rows: int, cols: int,

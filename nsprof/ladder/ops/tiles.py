@@ -104,6 +104,19 @@ class Tile:
         """How many of these tiles cover an M x N C (the last row and column of tiles ragged)."""
         return -(-m // self.bm) * -(-n // self.bn)
 
+    def slots(self, sm_count: int) -> int:
+        """How many of these tiles run at once on `sm_count` SMs: a block per slot, a clustered tile's
+        `cluster` blocks taking that many slots."""
+        return sm_count * self.blocks_per_sm // self.cluster
+
+    def rows_aligned(self, n: int, k: int, item_bytes: int) -> bool:
+        """Whether every row the kernel copies in 16-byte pieces starts 16 bytes apart, as a TMA tensor
+        map or a 16-byte cp.async needs: A's rows of K elements, and B's of N (of K when the kernel
+        reads B transposed). In float32 that is K % 4 == 0 (and N % 4 == 0); in float16, % 8. Where
+        they are not, the workload pads the operands to whole tiles (nsprof.ladder.ops.matmul)."""
+        b_row = k if self.b_k_major else n
+        return k * item_bytes % 16 == 0 and b_row * item_bytes % 16 == 0
+
     def rows_in_whole_boxes(self, n: int, k: int) -> bool:
         """Whether the rows of A (K long) and of B (N long) are whole TMA boxes wide: each box row then
         starts a 128-byte line (with 128-byte swizzled boxes) rather than straddling two."""

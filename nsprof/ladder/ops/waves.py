@@ -94,7 +94,7 @@ def waves_of(stage: Stage, m: int, n: int, k: int, sm_count: int) -> Waves:
     tile = plan.tile
     blocks = tile.count(m, n) * plan.split_k
     # a cluster's tile is its blocks' tiles stacked: one slot holds a cluster's worth of SMs
-    return Waves(size_label((m, n, k)), tile.shape, plan.split_k, blocks, sm_count * tile.blocks_per_sm // tile.cluster,
+    return Waves(size_label((m, n, k)), tile.shape, plan.split_k, blocks, tile.slots(sm_count),
                  plan.shared_tiles if plan.split_k == 1 else 0)
 
 
