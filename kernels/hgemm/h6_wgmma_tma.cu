@@ -80,6 +80,14 @@
 //    consumers of both blocks. The start's barrier 135-137 cycles; paired: the declared clusters +0.1 to +1.0 points
 //    (3000 x 5000 x 2000 102.0 / 100.0 -> 102.2 / 101.0%), the ping-pong tile in clusters at 2048^3 96.4 -> 98.9%,
 //    the 128 x 64 pairs at 1024^3 91 -> 100% (benchmarks/records/2026-12-01-h200-hgemm-cluster-split).
+//  * a block's last tile from the registers (H6_LAST_DIRECT, the entries whose C goes out through a staging tile):
+//    each quad of lanes transposes its 4 x 4 blocks of column pairs by two rounds of shuffles and stores 16 bytes a
+//    lane (store_slab_quads), with no round trip through shared memory. A block's end takes as long either way (C's
+//    last stores wait on the memory system: about 45 cycles per KB a block stores, every block at once), but its
+//    stores start sooner: ahead in 18 of 21 pairs at seven shapes, 1024^3 +0.7, 1024 x 1024 x 2048 +1.6 points.
+//    The non-persistent entries' only tile goes out so, and 128x64's ring takes the staging tile's 16 KB as a
+//    ninth stage: 1024^3 100.0-100.7% -> 101.5-102.0%. Where C goes out by TMA the same stores gained nothing
+//    (-1.6 to +0.8 points), and TMA stays (benchmarks/records/2026-12-01-h200-hgemm-last-direct).
 // Tuning knobs (-D, defaults = the entries as declared): H6_EPI / H6_PP_EPI = 1 stores C
 // through a 2 KB shared tile per warp (stmatrix, then 16-byte stores covering whole 128-byte
 // rows: 8x fewer L2 write requests than the 4-byte fragment stores; +16 KB of shared memory);
@@ -195,11 +203,12 @@
 //    more cost 5% at 2048^3 and 19% at 2048 x 14336 x 4096. Multicasting B to a pair (hgemm_h6_pp_cl2_256x128)
 //    gave no time back, and per k step the cooperative 128x256 keeps the library's pace where the ping-pong tile
 //    falls 1-2% behind (benchmarks/records/2026-11-30-h200-hgemm-group-rows).
-//  * an 8-deep ring for 128x64 (H6_STAGES_128x64; 1024^3: 128 blocks, 16 k tiles each, 6 of them in flight
+//  * a 9-deep ring for 128x64 (H6_STAGES_128x64; 1024^3: 128 blocks, 16 k tiles each, 6 of them in flight
 //    at first): on inputs the L2 holds, 6, 7 and 8 stages read 99.6-100.0% of torch.mm at 1024^3 against
 //    98.5-98.9% for 5 (benchmarks/records/2026-11-30-h200-hgemm-ring-depth); on cold inputs, as nsprof bench
 //    now times, every first load waits on DRAM and 8 stages read 98.6% against 94.1% for 6 and 81.7% for 4
-//    (benchmarks/records/2026-11-30-h200-hgemm-cold-inputs). 8 x 24 KB and the staging tile fill the 227 KB.
+//    (benchmarks/records/2026-11-30-h200-hgemm-cold-inputs). 8 x 24 KB and the staging tile filled the 227 KB;
+//    with C from the registers (H6_LAST_DIRECT, below) the staging tile's 16 KB hold a ninth stage.
 //    Tried there and slower: the producer prefetching the k tiles past the ring into the L2 at a tile's
 //    start (cp.async.bulk.prefetch.tensor): 1024^3 80.5% against 97.4-97.8%, 128 x 4096 x 14336 67-92%.
 //  * tried, slower (benchmarks/records/2026-11-30-h200-hgemm-ring-depth): the tensor maps passed by value as
@@ -263,9 +272,10 @@
 // Precision: products of f16 inputs are accumulated in f32 by the tensor cores; C is
 // rounded to f16 once (the seed tutorial accumulated in f16, whose error grows with K).
 // Shared memory: 1 KB of alignment slack + STAGES x (16 KB of A + BN x 128 bytes of B) + the
-// barriers: 4 x 48 KB (128x256), 5 x 32 KB (128x128), 8 x 24 KB (128x64); ping-pong: 6 x 32 KB
-// (128x128 warpgroup tiles), 5 x 40 KB (64x256: 8 KB of A). H6_EPI / H6_PP_EPI = 1 add 16 KB.
-// smem = 1024 + STAGES x stage bytes + 16384 x EPI + 256 (at most 232448).
+// barriers: 4 x 48 KB (128x256), 5 x 32 KB (128x128), 9 x 24 KB (128x64); ping-pong: 6 x 32 KB
+// (128x128 warpgroup tiles), 5 x 40 KB (64x256: 8 KB of A). H6_EPI / H6_PP_EPI = 1 add 16 KB, but not in the
+// non-persistent entries, whose only tile goes out from the registers (H6_LAST_DIRECT).
+// smem = 1024 + STAGES x stage bytes + 16384 x staged EPI + 256 (at most 232448).
 // Split-K (the non-persistent entries, when gridDim.z > 1): slice z walks K tiles
 // [z*K/gridDim.z, (z+1)*K/gridDim.z) and adds its float32 sums into the tile's sums in the
 // workspace (SHARE, as the stream-K pieces do); the last slice to count stores C. Before, the
@@ -290,8 +300,8 @@
 #ifndef H6_STAGES_128       // ring depth of the cooperative 128x128 entry
 #define H6_STAGES_128 6
 #endif
-#ifndef H6_STAGES_128x64    // ring depth of the 128x64 entry (8 x 24 KB)
-#define H6_STAGES_128x64 8
+#ifndef H6_STAGES_128x64    // ring depth of the 128x64 entry (9 x 24 KB, no staging tile: H6_LAST_DIRECT)
+#define H6_STAGES_128x64 9
 #endif
 #ifndef H6_STAGES_192       // ring depth of the 128x192 entry (5 x 40 KB)
 #define H6_STAGES_192 5
@@ -339,6 +349,9 @@
 #define H6_L2_BYTES (64ll << 20)  // more than any sm_90 GPU's L2 (H100 50 MB, H200 60 MiB)
 #ifndef H6_OVERLAP_EPI      // EPI 1 and 2: a tile's rounds of stores go out after the next tile's first
 #define H6_OVERLAP_EPI 1    // k tiles are issued (1), or before them, the tensor cores waiting (0)
+#endif
+#ifndef H6_LAST_DIRECT      // 1: where C goes out through a staging tile (EPI 1), a block's last tile stores it
+#define H6_LAST_DIRECT 1    // from the registers instead (store_slab_quads; the header says what it measured)
 #endif
 #ifndef H6_TRACE            // 1: thread 0 of each consumer warpgroup records its tiles' clocks in h6_trace
 #define H6_TRACE 0          // (h6_body; read by benchmarks/gpu/experiments/h6_timeline.py)
@@ -515,6 +528,45 @@ __device__ __forceinline__ void store_slab_direct(const float (&d)[BN / 2], __ha
         if (col0 + 8 * j >= N) break;  // N % 8 == 0: the pair is wholly inside or outside
         if (r0 < M) *reinterpret_cast<__half2*>(c0 + 8 * j) = __floats2half2_rn(d[4 * j], d[4 * j + 1]);
         if (r0 + 8 < M) *reinterpret_cast<__half2*>(c1 + 8 * j) = __floats2half2_rn(d[4 * j + 2], d[4 * j + 3]);
+    }
+}
+
+// Quads (H6_LAST_DIRECT): 16-byte stores straight from the registers, no shared memory and nothing to wait for
+// before the block exits. A quad of lanes holds one row's 8-column groups, each lane a column pair of each;
+// a 4 x 4 transpose in two shuffle rounds (xor 2 swaps the off-diagonal 2 x 2 blocks, xor 1 transposes each)
+// gives lane q all four pairs of group j0 + q: 16 contiguous bytes. A warp's store covers 8 rows x 64 bytes.
+__device__ __forceinline__ void transpose_quad(unsigned& a0, unsigned& a1, unsigned& a2, unsigned& a3, int q) {
+    const bool top = q < 2, even = (q & 1) == 0;
+    unsigned x0 = top ? a2 : a0, x1 = top ? a3 : a1;
+    x0 = __shfl_xor_sync(0xffffffffu, x0, 2);
+    x1 = __shfl_xor_sync(0xffffffffu, x1, 2);
+    if (top) { a2 = x0; a3 = x1; } else { a0 = x0; a1 = x1; }
+    x0 = even ? a1 : a0; x1 = even ? a3 : a2;
+    x0 = __shfl_xor_sync(0xffffffffu, x0, 1);
+    x1 = __shfl_xor_sync(0xffffffffu, x1, 1);
+    if (even) { a1 = x0; a3 = x1; } else { a0 = x0; a2 = x1; }
+}
+
+template <int BN>
+__device__ __forceinline__ void store_slab_quads(const float (&d)[BN / 2], __half* C, int M, int N, int row0,
+                                                 int n0, int lane) {
+    static_assert(BN % 32 == 0, "whole 4 x 4 blocks of 8-column groups");
+    const int q = lane % 4;
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {  // rows lane/4 and lane/4 + 8 of the warp's 16
+        const int r = row0 + lane / 4 + 8 * half;
+#pragma unroll
+        for (int j0 = 0; j0 < BN / 8; j0 += 4) {
+            unsigned a0 = pack_half2(d[4 * j0 + 2 * half], d[4 * j0 + 2 * half + 1]);
+            unsigned a1 = pack_half2(d[4 * j0 + 4 + 2 * half], d[4 * j0 + 5 + 2 * half]);
+            unsigned a2 = pack_half2(d[4 * j0 + 8 + 2 * half], d[4 * j0 + 9 + 2 * half]);
+            unsigned a3 = pack_half2(d[4 * j0 + 12 + 2 * half], d[4 * j0 + 13 + 2 * half]);
+            transpose_quad(a0, a1, a2, a3, q);
+            const int col = n0 + 8 * (j0 + q);  // N % 8 == 0: the 8 columns are wholly inside or outside
+            if (r < M && col < N)
+                asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};\n"
+                             ::"l"(C + (size_t)r * N + col), "r"(a0), "r"(a1), "r"(a2), "r"(a3) : "memory");
+        }
     }
 }
 
@@ -912,8 +964,10 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
     TileClock tile_clock;  // H6_TRACE: from the kernel's start
     const unsigned base = (smem_u32(h6_smem) + 1023u) & ~1023u;  // 128B swizzle atoms: 1024 B
     const unsigned scratch = base + STAGES * STAGE_BYTES;        // EPI 1: 2 KB per consumer warp
-    // EPI 1: 2 KB per consumer warp; EPI 2: tma_boxes<WN>() boxes of 8 KB per consumer warpgroup
-    constexpr int STAGING = EPI == 1 ? H6_EPI_BYTES : EPI == 2 ? 2 * tma_boxes<WN>() * 8192 : 0;
+    // EPI 1: 2 KB per consumer warp (none where every tile is a block's last and goes out from the registers:
+    // H6_LAST_DIRECT); EPI 2: tma_boxes<WN>() boxes of 8 KB per consumer warpgroup
+    constexpr bool ALL_DIRECT = H6_LAST_DIRECT && EPI == 1 && !PERSISTENT;
+    constexpr int STAGING = EPI == 1 ? (ALL_DIRECT ? 0 : H6_EPI_BYTES) : EPI == 2 ? 2 * tma_boxes<WN>() * 8192 : 0;
     const unsigned full_bar = scratch + STAGING;  // full[s]: + 8 s
     const unsigned empty_bar = full_bar + 8 * STAGES;            // empty[s] at empty_bar + 8 s
 
@@ -1158,8 +1212,12 @@ __device__ __forceinline__ void h6_body(int M, int N, int K, const void* tmA, co
             // Epilogue (fragment layout: see store_slab_direct).
             // EPI 2: C is the address of C's tensor map (nsprof.ladder.ops.matmul), the warpgroup stores its slab;
             // EPI 1: each warp its 16 rows, if they can exist.
+            // H6_LAST_DIRECT: the block's last tile (a non-persistent block's only one) from the registers
+            const bool direct = H6_LAST_DIRECT && EPI == 1 && (!PERSISTENT || (!SHARE && !next_more));
             if (stores) {
-                if constexpr (EPI == 2) pending.hold(acc, m0 + c_row, n0 + c_col);
+                if (direct) {
+                    if (warp < ROW_WARPS) store_slab_quads<WN>(acc, C, M, N, m0 + c_row + warp * 16, n0 + c_col, lane);
+                } else if constexpr (EPI == 2) pending.hold(acc, m0 + c_row, n0 + c_col);
                 else if (EPI == 1 && warp < ROW_WARPS) pending.hold(acc, m0 + c_row + warp * 16, n0 + c_col);
                 else if (warp < ROW_WARPS) store_slab_direct<WN>(acc, C, M, N, m0 + c_row + warp * 16, n0 + c_col, lane);
                 tile_clock.epilogue_step(12, c, tid);
@@ -1377,7 +1435,9 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
             static_assert(F * BN / 64 * 8192 <= STAGES * STAGE_BYTES, "C's boxes fit in the ring");
 #pragma unroll
             for (int f = 0; f < F; ++f) {
-                if constexpr (EPI == 2) {  // C is the address of C's tensor map: the fragment goes out by TMA
+                if (H6_LAST_DIRECT && EPI == 1 && i == my_units - 1) {  // as in h6_body
+                    store_slab_quads<BN>(acc[f], C, M, N, m0 + f * 64 + warp * 16, n0, lane);
+                } else if constexpr (EPI == 2) {  // C is the address of C's tensor map: the fragment goes out by TMA
                     unsigned h[BN / 4];
                     pack_slab<BN>(acc[f], h);
                     constexpr int ROUNDS = BN / 64 / tma_boxes<BN>();

@@ -121,8 +121,9 @@ def _h6_split(bn: int) -> Tile:
 _H6_PP_TMA_SMEM = 1024 + 6 * 32768 + 2 * 2 * 8192 + 256
 # 1 KB of alignment slack + 13 stages x 16 KB (64x64: A's 8 KB box and one of B's) + 16 KB of staging + barriers
 _H6_PP64x64_SMEM = 1024 + 13 * 16384 + 16384 + 256
-# 1 KB of alignment slack + 8 stages x 24 KB (128x64: A's 16 KB box and one of B's) + 16 KB of staging + barriers
-_H6_128x64_SMEM = 1024 + 8 * 24576 + 16384 + 256
+# 1 KB of alignment slack + 9 stages x 24 KB (128x64: A's 16 KB box and one of B's) + barriers; C goes out from the
+# registers (the kernel's H6_LAST_DIRECT), so no staging tile
+_H6_128x64_SMEM = 1024 + 9 * 24576 + 256
 # 1 KB of alignment slack + 5 stages x 40 KB (128x192) + 2 consumer warpgroups x 1 staging box of 8 KB + barriers
 _H6_192_SMEM = 1024 + 5 * 40960 + 2 * 8192 + 256
 # 1 KB of alignment slack + 4 stages x 48 KB + 2 consumer warpgroups x 2 staging boxes of 8 KB + barriers
