@@ -245,16 +245,20 @@ def test_h6_gives_one_sided_whole_sector_rows_to_the_ping_pong_tile_where_it_tak
 @pytest.mark.parametrize(
     "size, entry",
     [
-        ((1024, 2048, 1024), "hgemm_h6_pp_tma_128x128"),  # 128 tiles: 97% of the wave, taken as full
+        ((1024, 2048, 1024), "hgemm_h6_pp_tma_128x128"),  # 128 tiles in one round, against 256 of 128x64 in two
         ((2048, 1024, 4096), "hgemm_h6_pp_tma_128x128"),
-        ((1000, 2048, 1024), "hgemm_h6_pp_tma_128x128"),  # M ragged: rows are still whole boxes
-        ((1024, 1024, 1024), "hgemm_h6_128x64"),  # 64 tiles: half a wave, the smaller tile's two waves
-        ((1024, 2040, 1024), "hgemm_h6_128x64"),  # B's rows not whole boxes: not measured, not taken
-        ((1024, 2048, 1024, 128), "hgemm_h6_pp_tma_128x128"),  # on 128 SMs the 128 tiles fill the wave
-        ((1024, 2048, 1024, 140), "hgemm_h6_128x64"),  # on 140, 91% of it
+        ((1000, 2048, 1024), "hgemm_h6_pp_tma_128x128"),  # M ragged
+        ((1024, 2040, 1024), "hgemm_h6_pp_tma_128x128"),  # B's rows not whole boxes: alike
+        ((1000, 1200, 808), "hgemm_h6_pp_tma_128x128"),  # 80 tiles, 61% of the SMs: one round still beats two
+        ((300, 3000, 2000), "hgemm_h6_pp_tma_128x128"),  # three rows of tiles
+        ((1024, 1024, 1024), "hgemm_h6_128x64"),  # 128x64's 128 tiles fit one round: it stays
+        ((1000, 1000, 1000), "hgemm_h6_128x64"),
+        ((128, 14336, 4096), "hgemm_h6_split_128x128"),  # one row of tiles: not this rule's
+        ((1024, 2048, 1024, 128), "hgemm_h6_pp_tma_128x128"),  # on 128 SMs
+        ((1024, 1024, 1024, 114), "hgemm_h6_pp_tma_128x128"),  # on 114, 128x64's 128 tiles take two rounds
     ],
 )
-def test_h6_takes_a_nearly_full_wave_of_ping_pong_128x128_tiles_as_full(size, entry):
+def test_h6_takes_one_round_of_ping_pong_128x128_tiles_over_two_of_128x64(size, entry):
     *mnk, sms = size if len(size) == 4 else (*size, H200_SMS)
     assert choose_plan(get_stage("hgemm", "h6"), *mnk, sms).tile.entry == entry
 

@@ -9,11 +9,12 @@ from nsprof.ladder.ops.waves import COUNTED, Waves, counted, manifest_sm_count, 
 from nsprof.ladder.registry import Stage
 from nsprof.render.document import Block, Bullets, Table
 
-# the squares, two ragged sizes (5000^3: a sliver of a last round that clusters share by k steps), and a
-# transformer's projections: decode, prefill, the LM head
+# the squares, three ragged sizes (5000^3: a sliver of a last round that clusters share by k steps;
+# 1000 x 1200 x 808: one part-empty round rather than two), and a transformer's projections: decode, prefill, the
+# LM head
 SIZES = ((1024, 1024, 1024), (2048, 2048, 2048), (3072, 3072, 3072), (4096, 4096, 4096), (6144, 6144, 6144),
-         (8192, 8192, 8192), (3000, 5000, 2000), (5000, 5000, 5000), (16, 4096, 4096), (2048, 14336, 4096),
-         (8192, 128256, 4096))
+         (8192, 8192, 8192), (3000, 5000, 2000), (5000, 5000, 5000), (1000, 1200, 808), (16, 4096, 4096),
+         (2048, 14336, 4096), (8192, 128256, 4096))
 
 
 H200_SMS = 132  # where no profile names its GPU: the H200 nsprof's examples ran on

@@ -44,7 +44,7 @@ def _t(bm, bn, bk, threads, entry, smem=0, max_split_k=1, **extra) -> Tile:
 
 def _h6(bm: int, bn: int, smem: int, persistent: bool = False, stream_k: bool = False, tma_store: bool = False,
         split_sums: bool = False, fill_gain: float | None = None, ping_pong: bool = False,
-        takes_over: str | None = None, replaces_split: str | None = None, nearly_full_wave: bool = False) -> Tile:
+        takes_over: str | None = None, replaces_split: str | None = None, one_round_first: bool = False) -> Tile:
     """An h6 tile: 3 warpgroups, 64-deep k-tiles; A's TMA box is 128 rows of 64 halves (128 bytes: one
     swizzle atom), B's 64 rows of 64 columns (a tile of B is bn/64 such boxes). `stream_k`: the
     persistent kernel that shares a last wave at most 0.6 full out by k steps (on an H100, sharing a
@@ -61,7 +61,7 @@ def _h6(bm: int, bn: int, smem: int, persistent: bool = False, stream_k: bool = 
     return _t(bm, bn, 64, 384, entry, smem, **H6_LAUNCH, tma_boxes=((min(bm, 128), 64), (64, 64)),
               swizzle=128, persistent=persistent, stream_k=stream_k, sums_in_workspace=stream_k or split_sums,
               max_tail_fill=0.6 if stream_k else 1.0, tma_store=tma_store, fill_gain=fill_gain, takes_over=takes_over,
-              replaces_split=replaces_split, nearly_full_wave=nearly_full_wave)
+              replaces_split=replaces_split, one_round_first=one_round_first)
 
 
 def _h6_multicast(bn: int, smem: int, stream_k: bool = False) -> Tile:
@@ -192,7 +192,7 @@ STAGES = (
         (_h6(128, 256, _H6_TMA_SMEM, persistent=True, stream_k=True, tma_store=True),
          _h6(128, 256, _H6_TMA_SMEM, persistent=True, tma_store=True),
          _h6(128, 128, _H6_PP_TMA_SMEM, persistent=True, ping_pong=True, tma_store=True, takes_over="128x256",
-             nearly_full_wave=True),
+             one_round_first=True),
          _h6_split(128), _h6(64, 64, _H6_PP64x64_SMEM, persistent=True, ping_pong=True, replaces_split="128x128"),
          _h6(128, 64, _H6_128x64_SMEM, split_sums=True),
          _h6_few_rows(256, 5), _h6_few_rows(128, 8), _h6_few_rows(256, 6, rows=16),

@@ -69,7 +69,8 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
     the choice, for tuning runs; `tiles` limits the choice to those this GPU can run. A stream_k
     tile that needs no split shares its last tiles out (`stream_k_tail`). Where few-row tiles fit M,
     only they are tried (`for_rows`), one that fills one wave unsplit first (`one_wave_first`); an
-    alternative tile may then replace the choice (`_better_filled`), a narrower 16-row tile a wider one's shallow
+    alternative tile may then replace the choice (`_better_filled`), a larger tile that fits one round the smaller
+    tile's two (`_in_one_round`), a narrower 16-row tile a wider one's shallow
     split (`_fewer_slices`), where rows are not whole TMA boxes wide, its clustered form (`_unaligned_form`; and
     where a tile falls just short of one wave, rather than a smaller tile: `_nearly_full_wave`), a
     shallow K split a tile that needs none (`_unsplit_form`), and elsewhere a tile that takes over its plans
@@ -97,15 +98,15 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
     for tile in candidates:
         if tile.one_wave_first and sm_count < 2 * tile.count(m, n) <= 2 * sm_count:
             return LaunchPlan(tile)
-    for tile in candidates:
+    for tried, tile in enumerate(candidates):
         blocks = tile.count(m, n)
         split = _split(tile, blocks, k, sm_count)
-        fills = (blocks * split >= sm_count or (_for_few_rows(tile) and 2 * blocks * split > sm_count)
-                 or _fills_nearly(tile, m, n, k, blocks * split, sm_count))
+        fills = blocks * split >= sm_count or (_for_few_rows(tile) and 2 * blocks * split > sm_count)
         twin = None if fills or split > 1 else _nearly_full_wave(tile, replacements, m, n, k, sm_count)
         if twin is not None:
             return LaunchPlan(twin)
         if fills or tile is candidates[-1]:  # a tile for few rows: more than half a wave, all one wave holds
+            tile, split = _in_one_round(tile, split, candidates[:tried], m, n, sm_count)
             plan = _unless_needless(_with_sharing(tile, m, n, split, sm_count, forced_tail), candidates)
             plan = _fewer_slices(plan, candidates, m, n, k)
             plan = _unaligned_form(_better_filled(plan, alternatives, m, n, sm_count), replacements, candidates,
@@ -239,18 +240,24 @@ def _with_shared_tail(plan: LaunchPlan, replacements: tuple[Tile, ...], m: int, 
     return shared if shared.shared_tiles else plan
 
 
-def _fills_nearly(tile: Tile, m: int, n: int, k: int, blocks: int, sm_count: int) -> bool:
-    """Whether a `nearly_full_wave` tile's blocks fill at least NEARLY_FULL_WAVE of one wave, C has more than one
-    row of its tiles and rows are whole TMA boxes: the launcher then takes it as if they filled the wave. Why (the
-    H200, paired with the library, benchmarks/records/2026-12-01-h200-hgemm-cluster-split, section 7): 128 tiles of
-    h6's ping-pong 128 x 128 ran 99.4-101.1% of the library at 1024 x 2048 x 1024, 2048 x 1024 x 1024, 1024 x 2048 x
-    2048 and 2048 x 1024 x 4096, where the 256 tiles of 128 x 64 the launcher took next, two waves, ran 80-85%; at
-    four shapes held out (1000 x 2048 x 1024, 1024 x 2048 x 8192, 1024 x 2048 x 512, 2048 x 1024 x 256) 99.3-100.8%
-    against 79-84%. Measured only where rows are whole boxes; 128 x 256's nearly full wave at 2048^3 ran behind
-    the ping-pong tile's two (97.0 against 99.1-99.7%: benchmarks/records/2026-12-01-h200-hgemm-tile-traffic), so it
-    is not marked."""
-    return (tile.nearly_full_wave and _just_short_of_a_wave(blocks, sm_count) and m > tile.bm
-            and tile.rows_in_whole_boxes(n, k))
+def _in_one_round(tile: Tile, split: int, tried: tuple[Tile, ...], m: int, n: int,
+                  sm_count: int) -> tuple[Tile, int]:
+    """Where `tile`'s blocks take two rounds or more, unsplit, a tile tried before it that is marked `one_round_first`
+    (larger, so it did not fill the SMs) and whose blocks fit one round, C having more than one row of them; else
+    `tile` and its split. Each round pays a block's start and end again, and a larger tile asks the L2 for fewer
+    bytes a FLOP. Why (the H200, paired with the library, benchmarks/records/2026-12-01-h200-hgemm-last-direct,
+    section 6): one round of h6's ping-pong 128 x 128 tiles, 55-76% of the SMs, ran 11-21 points ahead of the two
+    rounds of 128 x 64 the launcher had taken at 1000 x 1200 x 808 (65 -> 86%), 1200 x 1000 x 800, 768 x 1536 x 1024,
+    1024 x 1536 x 1024 and 1280^3, whole or ragged rows alike; where 128 x 64 fits one round (1000^3: 128 tiles,
+    81% against 72%) it stays. A nearly full round of the ping-pong tile had run 99.3-101.1% where 128 x 64's two
+    ran 79-85% (1024 x 2048 x 1024 and seven more shapes: benchmarks/records/2026-12-01-h200-hgemm-cluster-split,
+    section 7)."""
+    if split > 1 or _rounds(tile, m, n, sm_count) < 2:
+        return tile, split
+    for larger in tried:
+        if larger.one_round_first and m > larger.bm and _rounds(larger, m, n, sm_count) == 1:
+            return larger, 1
+    return tile, split
 
 
 def _just_short_of_a_wave(blocks: int, sm_count: int) -> bool:

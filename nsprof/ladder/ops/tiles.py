@@ -45,10 +45,10 @@ class Tile:
     128 x 192 for 128 x 256; launch_plan.choose_plan). A tile with `one_wave_first` is taken unsplit, before
     the tiles declared ahead of it, where its blocks fill more than half of one wave and no more (a
     narrower tile with a deep ring, unsplit, against a wider one that would split K: 16 x 128 against
-    16 x 256 at N = 14336). A tile with `nearly_full_wave` is taken where its blocks fill nearly all of one wave
-    (launch_plan.NEARLY_FULL_WAVE), rows are whole boxes and C has more than one row of it, as if they filled it,
-    rather than the smaller tile after it. A tile with `replaces_unaligned` (a shape) is taken instead of the tile
-    of that shape where the rows of A or B are not whole TMA boxes wide (`rows_in_whole_boxes`;
+    16 x 256 at N = 14336). A tile with `one_round_first` is taken where its blocks fit one round, however
+    full, and C has more than one row of it, rather than a smaller tile whose blocks would take two
+    (launch_plan._in_one_round). A tile with `replaces_unaligned` (a shape) is taken instead of the tile of
+    that shape where the rows of A or B are not whole TMA boxes wide (`rows_in_whole_boxes`;
     launch_plan.choose_plan).
     A tile with `takes_over` (a shape) runs the plans the launcher makes of the tile of that shape where they
     split nothing and share nothing, C has more than one row of those tiles, and B is not much larger than an L2
@@ -83,7 +83,7 @@ class Tile:
     max_rows: int | None = None  # never tried for products of more rows than this
     fill_gain: float | None = None  # an alternative: taken only where its waves keep this much more busy
     one_wave_first: bool = False  # taken unsplit, before the tiles ahead of it, where it fills half a wave to one
-    nearly_full_wave: bool = False  # its blocks fill a wave once they fill NEARLY_FULL_WAVE of it (launch_plan)
+    one_round_first: bool = False  # taken in one round where a smaller tile would take two (launch_plan)
     replaces_unaligned: str | None = None  # the shape of the tile it replaces where rows are not whole boxes
     takes_over: str | None = None  # the shape of the tile whose whole, unsplit plans it runs
     replaces_split: str | None = None  # the shape of the tile whose shallow K splits it replaces, unsplit
