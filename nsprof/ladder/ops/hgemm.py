@@ -94,14 +94,14 @@ def _h6_few_rows(bn: int, stages: int, rows: int = 64, one_wave_first: bool = Fa
     """An h6 tile for products of at most `rows` (64 or 16) rows: rows x bn, each consumer warpgroup 64 x bn/2
     (wgmma's m64: a 16-row tile loads 16 rows of A, 2 KB a stage, and its ring holds more stages of B), K
     split over gridDim.z to fill one wave, the slices adding their sums in a workspace (the last stores C); a
-    `stages`-deep ring (+ 16 KB of staging for C).
+    `stages`-deep ring (C goes out from the registers: no staging tile).
 
     Why 16 rows (the H200, paired with torch.mm, benchmarks/records/2026-11-29-h200-hgemm-rows-overlap, call 1):
     at 1 x 128256 x 4096, 6 stages of 16 x 256 ran 4.5 TFLOP/s (99.5%) against 5 of 64 x 256's 4.1 (91.2%); at
     N = 14336, 112 unsplit blocks of 16 x 128 (11 stages) 100.4-100.5% against 96.1-97.9% for 16 x 256 split in
     2 (hence `one_wave_first`; 64 x 128, 8 stages, had run 80-88% there against 64 x 256's 94-96%:
     benchmarks/records/2026-11-29-h200-hgemm-sizes)."""
-    smem = 1024 + stages * (rows * 128 + bn * 128) + 16384 + 256
+    smem = 1024 + stages * (rows * 128 + bn * 128) + 256
     return _t(rows, bn, 64, 384, f"hgemm_h6_{rows}x{bn}", smem, max_split_k=16, **H6_LAUNCH,
               tma_boxes=((rows, 64), (64, 64)), swizzle=128, few_rows=rows, sums_in_workspace=True,
               max_rows=rows if rows < 64 else None,  # the MMAs' other rows of A are not loaded
@@ -113,10 +113,12 @@ def _h6_split(bn: int) -> Tile:
     128x256 at 128 x 4096 x 4096): 128 x bn blocks, K split over gridDim.z to fill one wave, the slices
     adding their sums in a workspace. Tried before 128x64, whose 224 tiles fill the SMs at 128 x 14336 x
     4096 but ran 67.8% of torch.mm there, against 100.1% for 112 unsplit blocks of this tile (the H200)."""
-    return _t(128, bn, 64, 384, f"hgemm_h6_split_128x{bn}", 214272, max_split_k=16, **H6_LAUNCH,
+    return _t(128, bn, 64, 384, f"hgemm_h6_split_128x{bn}", _H6_SPLIT_SMEM, max_split_k=16, **H6_LAUNCH,
               tma_boxes=((128, 64), (64, 64)), swizzle=128, max_rows=128, sums_in_workspace=True)
 
 
+# 1 KB of alignment slack + 6 stages x 32 KB (128x128, K split) + barriers; C goes out from the registers
+_H6_SPLIT_SMEM = 1024 + 6 * 32768 + 256
 # 1 KB of alignment slack + 6 stages x 32 KB + 2 consumer warpgroups x 2 staging boxes of 8 KB + barriers
 _H6_PP_TMA_SMEM = 1024 + 6 * 32768 + 2 * 2 * 8192 + 256
 # 1 KB of alignment slack + 13 stages x 16 KB (64x64: A's 8 KB box and one of B's) + 16 KB of staging + barriers
