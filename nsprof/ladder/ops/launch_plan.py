@@ -244,13 +244,13 @@ def _in_one_round(tile: Tile, split: int, tried: tuple[Tile, ...], m: int, n: in
                   sm_count: int) -> tuple[Tile, int]:
     """Where `tile`'s blocks take two rounds or more, unsplit, a tile tried before it that is marked `one_round_first`
     (larger, so it did not fill the SMs) and whose blocks fit one round, C having more than one row of them; else
-    `tile` and its split. Each round pays a block's start and end again, and a larger tile asks the L2 for fewer
-    bytes a FLOP. Why (the H200, paired with the library, benchmarks/records/2026-12-01-h200-hgemm-last-direct,
-    section 6): one round of h6's ping-pong 128 x 128 tiles, 55-76% of the SMs, ran 11-21 points ahead of the two
-    rounds of 128 x 64 the launcher had taken at 1000 x 1200 x 808 (65 -> 86%), 1200 x 1000 x 800, 768 x 1536 x 1024,
-    1024 x 1536 x 1024 and 1280^3, whole or ragged rows alike; where 128 x 64 fits one round (1000^3: 128 tiles,
-    81% against 72%) it stays. A nearly full round of the ping-pong tile had run 99.3-101.1% where 128 x 64's two
-    ran 79-85% (1024 x 2048 x 1024 and seven more shapes: benchmarks/records/2026-12-01-h200-hgemm-cluster-split,
+    `tile` and its split. Each round pays a block's start and end again, and a larger tile asks the L2 for fewer bytes
+    a FLOP. Why (the H200, paired with the library, benchmarks/records/2026-12-01-h200-hgemm-last-direct, section 6):
+    one round of h6's ping-pong 128 x 128 tiles, 55-76% of the SMs, ran 11-21 points ahead of the two rounds of 128 x
+    64 the launcher had taken at 1000 x 1200 x 808 (65 -> 85.7%; 84.9% in nsprof bench), 1200 x 1000 x 800, 768 x 1536
+    x 1024, 1024 x 1536 x 1024 and 1280^3, whole or ragged rows alike; where 128 x 64 fits one round (1000^3: 128
+    tiles, 81% against 72%) it stays. A nearly full round of the ping-pong tile had run 99.3-101.1% where 128 x 64's
+    two ran 79-85% (1024 x 2048 x 1024 and seven more shapes: benchmarks/records/2026-12-01-h200-hgemm-cluster-split,
     section 7)."""
     if split > 1 or _rounds(tile, m, n, sm_count) < 2:
         return tile, split
