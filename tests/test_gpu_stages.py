@@ -376,6 +376,31 @@ def test_h6_ping_pong_tile_storing_c_by_tma_verifies(size, padded, tools):
     assert verify(launcher, problem) <= stage.tolerance(size), f"{launcher.tile_label} {size}"
 
 
+@pytest.mark.parametrize("size, padded", [((1400, 1400, 1400), False), ((3000, 1000, 2000), False),
+                                          ((130, 1000, 808), False), ((300, 520, 1096), False),
+                                          ((1000, 1200, 804), True)])
+def test_h6_ping_pong_tiles_in_clusters_verify(size, padded, tools):
+    """hgemm_h6_pp_cl2_tma_256x128, two stacked ping-pong tiles sharing B by multicast: the launcher's own plan
+    where rows straddle lines (1400^3, two rounds at 3000 x 1000 x 2000), then forced where a unit's second tile
+    is mostly or wholly past M (130 and 300 rows) and where rows are padded."""
+    import dataclasses
+
+    from nsprof.ladder.registry import get_stage
+    from nsprof.ladder_runs.bench import unavailable_reason
+    from nsprof.launch.measure import verify
+
+    stage, op = get_stage("hgemm", "h6"), get_op("hgemm")
+    if reason := unavailable_reason(stage, tools):
+        pytest.skip(reason)
+    entry = "hgemm_h6_pp_cl2_tma_256x128"
+    if size[0] < 1000 or padded:
+        stage = dataclasses.replace(stage, tiles=tuple(t for t in stage.tiles if t.entry == entry))
+    problem = op.workload.problem(tools.xp, size, seed=sum(size))
+    launcher = op.workload.launcher(stage, problem, tools)
+    assert launcher.entry == entry and (launcher.padded_shape is not None) == padded
+    assert verify(launcher, problem) <= stage.tolerance(size), f"{launcher.tile_label} {size}"
+
+
 # one row, a ragged 17 and 100, a whole 64, K % 8 != 0 padded; the 16-row tiles: 1, 16, a ragged 7 and 9
 _FEW_ROW_SIZES = [((1, 1200, 808), False), ((17, 4104, 1096), False), ((64, 520, 296), False),
                   ((33, 1000, 804), True), ((100, 4104, 1096), False)]

@@ -169,8 +169,9 @@ def test_h6_clusters_give_way_to_clusters_that_keep_more_of_the_slots_busy_where
         ((1000, 4000, 1024), "hgemm_h6_pp_tma_128x128"),  # A whole lines, B whole sectors: the two waves ran ahead
         ((2048, 1920, 4000), "hgemm_h6_pp_tma_128x128"),  # B whole lines, A whole sectors
         ((2048, 2048, 2048), "hgemm_h6_pp_tma_128x128"),  # whole lines: 128 tiles of 128x256 leave 4 SMs idle
-        ((1000, 3000, 2000), "hgemm_h6_pp_tma_128x128"),  # 96 tiles: too far from a wave
-        ((1000, 4000, 2000, 140), "hgemm_h6_pp_tma_128x128"),  # on 140 SMs 128 tiles are 91% of a wave
+        # 96 tiles: too far from a wave (the ping-pong tile runs, in clusters: B's rows straddle lines)
+        ((1000, 3000, 2000), "hgemm_h6_pp_cl2_tma_256x128"),
+        ((1000, 4000, 2000, 140), "hgemm_h6_pp_cl2_tma_256x128"),  # on 140 SMs 128 tiles are 91% of a wave
     ],
 )
 def test_h6_runs_a_nearly_full_wave_of_128x256_in_clusters_where_rows_straddle_sectors(size, entry):
@@ -248,9 +249,11 @@ def test_h6_gives_one_sided_whole_sector_rows_to_the_ping_pong_tile_where_it_tak
         ((1024, 2048, 1024), "hgemm_h6_pp_tma_128x128"),  # 128 tiles in one round, against 256 of 128x64 in two
         ((2048, 1024, 4096), "hgemm_h6_pp_tma_128x128"),
         ((1000, 2048, 1024), "hgemm_h6_pp_tma_128x128"),  # M ragged
-        ((1024, 2040, 1024), "hgemm_h6_pp_tma_128x128"),  # B's rows not whole boxes: alike
-        ((1000, 1200, 808), "hgemm_h6_pp_tma_128x128"),  # 80 tiles, 61% of the SMs: one round still beats two
-        ((300, 3000, 2000), "hgemm_h6_pp_tma_128x128"),  # three rows of tiles
+        # where B's rows straddle lines the ping-pong tiles run in clusters of two (40 units of 256x128 at 1000 x
+        # 1200 x 808: 80 tiles, 61% of the SMs, one round still beats two)
+        ((1024, 2040, 1024), "hgemm_h6_pp_cl2_tma_256x128"),
+        ((1000, 1200, 808), "hgemm_h6_pp_cl2_tma_256x128"),
+        ((300, 3000, 2000), "hgemm_h6_pp_cl2_tma_256x128"),  # three rows of tiles, two units
         ((1024, 1024, 1024), "hgemm_h6_128x64"),  # 128x64's 128 tiles fit one round: it stays
         ((1000, 1000, 1000), "hgemm_h6_128x64"),
         ((128, 14336, 4096), "hgemm_h6_split_128x128"),  # one row of tiles: not this rule's
@@ -261,6 +264,24 @@ def test_h6_gives_one_sided_whole_sector_rows_to_the_ping_pong_tile_where_it_tak
 def test_h6_takes_one_round_of_ping_pong_128x128_tiles_over_two_of_128x64(size, entry):
     *mnk, sms = size if len(size) == 4 else (*size, H200_SMS)
     assert choose_plan(get_stage("hgemm", "h6"), *mnk, sms).tile.entry == entry
+
+
+@pytest.mark.parametrize(
+    "size, entry",
+    [
+        ((1400, 1400, 1400), "hgemm_h6_pp_cl2_tma_256x128"),  # both operands' rows inside sectors: 66 units
+        ((3000, 1000, 2000), "hgemm_h6_pp_cl2_tma_256x128"),  # two rounds either way
+        ((2048, 1000, 2048), "hgemm_h6_pp_cl2_tma_256x128"),  # B's rows alone straddle, inside sectors
+        ((1024, 2000, 4000), "hgemm_h6_pp_cl2_tma_256x128"),  # both straddle at whole sectors
+        ((1400, 1500, 3000), "hgemm_h6_pp_tma_128x128"),  # 132 tiles in one round, 72 units in two
+        ((3000, 512, 1000), "hgemm_h6_pp_tma_128x128"),  # A's rows alone straddle: sharing B does not help
+        ((1024, 2000, 1024), "hgemm_h6_pp_tma_128x128"),  # B's alone at whole sectors, K <= 2048: read better
+        ((2048, 2048, 2048), "hgemm_h6_pp_tma_128x128"),  # whole lines
+        ((1400, 2000, 2000), "hgemm_h6_cl2_tma_256x192"),  # 128 x 192's clusters fill one round, 96 units two
+    ],
+)
+def test_h6_runs_its_ping_pong_tiles_in_clusters_where_b_rows_straddle_lines(size, entry):
+    assert choose_plan(get_stage("hgemm", "h6"), *size, H200_SMS).tile.entry == entry
 
 
 def test_a_forced_tile_is_not_taken_over():

@@ -93,7 +93,8 @@ where their waves keep a twentieth more of the slots busy. **Few rows**: 16 toke
 it loads only those rows of A and keeps more stages of B in flight) and splits K until one wave is as
 full as it gets. **Fewer rounds**: every round pays a block's start and end again, so where a smaller
 tile's blocks would take two rounds, one round of a larger tile wins even with SMs left idle: h6 runs
-1000 x 1200 x 808 as 80 ping-pong 128x128 tiles, not 152 of 128x64 (65% -> 85-86% of the library).
+1000 x 1200 x 808 as 80 ping-pong 128x128 tiles, not 152 of 128x64 (65% -> 85% of the library; in
+clusters of two that share B, since its rows straddle lines, 88%).
 **Split-K** cuts K as well, so that every tile
 becomes several blocks whose partial sums are added at the end: more blocks, at the cost of the
 adds and a workspace, a cost a shallow slice does not hide: at 128 x 4096 x 4096 h6's 32 tiles of
@@ -121,9 +122,10 @@ GPU: which sizes it cuts evenly, where the last wave is thin and what the plan d
                  "97.0% at 4096^3 (3.88 waves) and 100.6% at 8192^3; 16 x 4096 x 4096 went from 38.1% (64 blocks of "
                  "128x64) to 127.8% (128 of 16x256, K split in 8; "
                  "benchmarks/records/2026-11-29-h200-hgemm-rows-overlap/h200-hgemm-rows-overlap.md, run 1); "
-                 "1000 x 1200 x 808 from 65% (152 tiles of 128x64, two rounds) to 85-86% (80 ping-pong 128x128 "
+                 "1000 x 1200 x 808 from 65% (152 tiles of 128x64, two rounds) to 85% (80 ping-pong 128x128 "
                  "tiles, one round; benchmarks/records/2026-12-01-h200-hgemm-last-direct/h200-hgemm-last-direct.md, "
-                 "section 6)."),
+                 "section 6) and 88% (those tiles in 40 clusters of two that share B; "
+                 "benchmarks/records/2026-12-01-h200-hgemm-straddled-rows/h200-hgemm-straddled-rows.md)."),
         references=("NVIDIA CUTLASS: the persistent tile scheduler and stream-K (Osama et al., 'Stream-K: "
                     "Work-centric Parallel Decomposition for Dense Matrix-Matrix Multiplication on the GPU', 2023)",
                     "CUDA C++ Best Practices Guide: occupancy and the number of blocks per SM"),

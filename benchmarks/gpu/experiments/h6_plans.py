@@ -31,7 +31,7 @@ def candidates(declared):
     kernel runs it: the stream-K forms of the 64-row tiles and of 128 x 128 (persistent, sharing tiles by
     k steps), 128 x 256 split over K like hgemm_h6_split_128x128, the ping-pong 128 x 128 tile with C staged
     through shared memory (hgemm_h6_pp_128x128) and its cooperative form (hgemm_h6_128x128), the ping-pong ones
-    in clusters of two (hgemm_h6_pp_cl2_256x128, hgemm_h6_pp_cl2_128x256; hgemm_h6_pp_cl2_tma_256x128 stores C by TMA), ping-pong 64 x 64 with C stored by TMA
+    in clusters of two (hgemm_h6_pp_cl2_256x128, hgemm_h6_pp_cl2_128x256; the declared hgemm_h6_pp_cl2_tma_256x128 stores C by TMA), ping-pong 64 x 64 with C stored by TMA
     (hgemm_h6_pp_tma_64x64: a warpgroup's staging box in place of the warps' 2 KB tiles), 128 x 192 with C
     stored by the threads through a staging tile (hgemm_h6_128x192), tiles in side-by-side pairs that share A
     (hgemm_h6_cl2a_*, named by the pair's shape), and three tiles that take their tensor maps by value
@@ -69,8 +69,6 @@ def candidates(declared):
                      for entry in ("hgemm_h6_128x64", "hgemm_h6_16x256", "hgemm_h6_pp_tma_128x128"))
     return (*pairs, *by_value, small_tma, sk("hgemm_h6_64x256"), sk("hgemm_h6_64x128"), sk("hgemm_h6_128x128"), split,
             by_entry["hgemm_h6_128x128"], ping_pong, dataclasses.replace(ping_pong, entry="hgemm_h6_pp_cl2_256x128", bm=256, cluster=2),
-            dataclasses.replace(by_entry["hgemm_h6_pp_tma_128x128"], entry="hgemm_h6_pp_cl2_tma_256x128", bm=256, cluster=2,
-                                takes_over=None),
             # ping-pong 64 x 256 warpgroup tiles in clusters of two (a unit of 128 x 256) that multicast B
             dataclasses.replace(ping_pong, entry="hgemm_h6_pp_cl2_128x256", bm=128, bn=256, cluster=2,
                                 tma_boxes=((64, 64), (64, 64)), dynamic_smem_bytes=1024 + 5 * 40960 + 16384 + 256),

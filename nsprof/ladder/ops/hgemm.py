@@ -8,6 +8,7 @@ bounds checks and every row is 16-byte aligned for cp.async and TMA.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from nsprof.ladder.op_model import LIBRARY_TUNING, Op, Precision, Stage
@@ -88,6 +89,25 @@ def _h6_multicast(bn: int, smem: int, stream_k: bool = False) -> Tile:
               tma_boxes=((128, 64), (64, 64)), swizzle=128, persistent=True, tma_store=True,
               replaces_unaligned=f"128x{bn}", cluster=2, stream_k=stream_k, sums_in_workspace=stream_k,
               max_tail_fill=0.6 if stream_k else 1.0)
+
+
+def _h6_pp_multicast() -> Tile:
+    """h6's ping-pong 128 x 128 tile (TMA stores) in clusters of two: two vertically adjacent tiles (a unit of
+    256 x 128) share B, each block loading one of its two boxes and multicasting it to both, so a block asks the
+    L2 for a quarter fewer requests per k step. It replaces the ping-pong tile where the rows of A or B are not
+    whole 128-byte lines (`replaces_unaligned`), unless its clusters would take more rounds than the tiles, or one
+    operand's rows alone straddle lines at whole sectors (launch_plan._unaligned_form).
+
+    Why (the H200, paired with the library, benchmarks/records/2026-12-01-h200-hgemm-straddled-rows): where every
+    box row straddles two lines the TMA unit asks the L2 for three pieces of it, not one (ncu at 1400^3: 1.66
+    sectors a request against 4.0 at 1408^3, 3.7 times the requests), and the tile waits on them: 1400^3 ran 79%
+    of the library against 101% at 1408^3. In clusters: 1400^3 80 -> 85%, 1000 x 1200 x 808 80-84 -> 92-93%,
+    1200 x 1000 x 800 77-80 -> 89-90%, 3000 x 1000 x 2000 62 -> 79%, 1800^3 63-64 -> 73%, 500 x 2800 x 2000 and
+    1500 x 768 x 1000 +1.5 to +6 points, alike at 1100 x 1200 x 1000 and 300 x 3000 x 2000; behind where its units
+    take a second round (1400 x 1500 x 3000: 88 -> 76%)."""
+    return dataclasses.replace(_h6(128, 128, _H6_PP_TMA_SMEM, persistent=True, ping_pong=True, tma_store=True),
+                               bm=256, entry="hgemm_h6_pp_cl2_tma_256x128", cluster=2, replaces_unaligned="128x128",
+                               only_where_b_straddles=True)
 
 
 def _h6_few_rows(bn: int, stages: int, rows: int = 64, one_wave_first: bool = False) -> Tile:
@@ -200,7 +220,7 @@ STAGES = (
          _h6_few_rows(256, 5), _h6_few_rows(128, 8), _h6_few_rows(256, 6, rows=16),
          _h6_few_rows(128, 11, rows=16, one_wave_first=True),
          _h6(128, 192, _H6_192_SMEM, persistent=True, tma_store=True, fill_gain=0.05),
-         _h6_multicast(256, _H6_TMA_SMEM), _h6_multicast(192, _H6_192_SMEM),
+         _h6_multicast(256, _H6_TMA_SMEM), _h6_multicast(192, _H6_192_SMEM), _h6_pp_multicast(),
          _h6_multicast(256, _H6_TMA_SMEM, stream_k=True), _h6_multicast(192, _H6_192_SMEM, stream_k=True)),
         "tma-fill", FP16,
         changes="Hopper's wgmma (m64nNk16, operands read from shared memory by descriptor) fed by TMA into "

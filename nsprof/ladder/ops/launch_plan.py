@@ -184,9 +184,9 @@ def _unaligned_form(plan: LaunchPlan, replacements: tuple[Tile, ...], candidates
         return plan
     if _ping_pong_reads_it_better(plan.tile, n, k):
         heir = _taken_over(plan, candidates, m, n, k)
-        if heir is not plan:
+        if heir is not plan or plan.tile.takes_over is not None:  # (the ping-pong tile's own plan stays too)
             return heir
-    twin = _clustered_form(plan.tile, replacements)
+    twin = _clustered_form(plan.tile, replacements, n, k)
     if twin is None or _rounds(twin, m, n, sm_count) > _rounds(plan.tile, m, n, sm_count):
         return plan
     return _with_shared_tail(LaunchPlan(twin), replacements, m, n, k, sm_count)
@@ -210,16 +210,18 @@ def _better_filled_clusters(plan: LaunchPlan, alternatives: tuple[Tile, ...], re
     slots = tile.slots(sm_count)
     busy = busy_share(tile.count(m, n), slots)
     for alternative in alternatives:
-        twin = _clustered_form(alternative, replacements)
+        twin = _clustered_form(alternative, replacements, n, k)
         if (twin is not None and twin.cluster == tile.cluster and twin.count(m, n) >= slots
                 and busy_share(twin.count(m, n), slots) >= busy + CLUSTER_FILL_GAIN):
             return LaunchPlan(twin)
     return plan
 
 
-def _clustered_form(tile: Tile, replacements: tuple[Tile, ...]) -> Tile | None:
-    """The tile declared to replace `tile` where rows are not whole boxes (`replaces_unaligned`), sharing nothing."""
-    return next((t for t in replacements if t.replaces_unaligned == tile.shape and not t.stream_k), None)
+def _clustered_form(tile: Tile, replacements: tuple[Tile, ...], n: int, k: int) -> Tile | None:
+    """The tile declared to replace `tile` where rows are not whole boxes (`replaces_unaligned`), sharing nothing;
+    None where that tile helps only with B's rows (`only_where_b_straddles`) and those are whole boxes."""
+    twin = next((t for t in replacements if t.replaces_unaligned == tile.shape and not t.stream_k), None)
+    return None if twin is None or (twin.only_where_b_straddles and tile.whole_box_rows(n, k)[1]) else twin
 
 
 def _with_shared_tail(plan: LaunchPlan, replacements: tuple[Tile, ...], m: int, n: int, k: int,
@@ -308,7 +310,7 @@ def _nearly_full_wave(tile: Tile, replacements: tuple[Tile, ...], m: int, n: int
         return None
     if not (_rows_inside_sectors(n, k) or not any(tile.whole_box_rows(n, k))):
         return None
-    twin = _clustered_form(tile, replacements)
+    twin = _clustered_form(tile, replacements, n, k)
     return None if twin is None or _rounds(twin, m, n, sm_count) > 1 else twin
 
 
