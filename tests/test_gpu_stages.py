@@ -376,13 +376,21 @@ def test_h6_ping_pong_tile_storing_c_by_tma_verifies(size, padded, tools):
     assert verify(launcher, problem) <= stage.tolerance(size), f"{launcher.tile_label} {size}"
 
 
-@pytest.mark.parametrize("size, padded", [((1400, 1400, 1400), False), ((3000, 1000, 2000), False),
-                                          ((130, 1000, 808), False), ((300, 520, 1096), False),
-                                          ((1000, 1200, 804), True)])
-def test_h6_ping_pong_tiles_in_clusters_verify(size, padded, tools):
-    """hgemm_h6_pp_cl2_tma_256x128, two stacked ping-pong tiles sharing B by multicast: the launcher's own plan
-    where rows straddle lines (1400^3, two rounds at 3000 x 1000 x 2000), then forced where a unit's second tile
-    is mostly or wholly past M (130 and 300 rows) and where rows are padded."""
+_CLUSTER_CASES = [((130, 1000, 808), False), ((300, 520, 1096), False), ((1000, 1200, 804), True)]
+
+
+@pytest.mark.parametrize("entry, size, padded",
+                         [("hgemm_h6_pp_cl2_tma_256x128", (1400, 1400, 1400), False),
+                          ("hgemm_h6_pp_cl2_tma_256x128", (3000, 1000, 2000), False),
+                          ("hgemm_h6_pp_cl2a_tma_128x256", (4000, 512, 3000), False),
+                          ("hgemm_h6_pp_cl2a_tma_128x256", (2500, 1024, 3000), False)]
+                         + [(entry, *case) for entry in ("hgemm_h6_pp_cl2_tma_256x128", "hgemm_h6_pp_cl2a_tma_128x256")
+                            for case in _CLUSTER_CASES])
+def test_h6_ping_pong_tiles_in_clusters_verify(entry, size, padded, tools):
+    """The ping-pong tile in clusters of two: stacked, sharing B by multicast (hgemm_h6_pp_cl2_tma_256x128), and
+    side by side, sharing A (hgemm_h6_pp_cl2a_tma_128x256). The launcher's own plans where rows straddle lines (the
+    stacked pairs in two rounds at 3000 x 1000 x 2000), then forced where a unit's second tile is mostly or wholly
+    past M or N (130 rows, 1000 columns; 300 rows, 520 columns) and where rows are padded."""
     import dataclasses
 
     from nsprof.ladder.registry import get_stage
@@ -392,7 +400,6 @@ def test_h6_ping_pong_tiles_in_clusters_verify(size, padded, tools):
     stage, op = get_stage("hgemm", "h6"), get_op("hgemm")
     if reason := unavailable_reason(stage, tools):
         pytest.skip(reason)
-    entry = "hgemm_h6_pp_cl2_tma_256x128"
     if size[0] < 1000 or padded:
         stage = dataclasses.replace(stage, tiles=tuple(t for t in stage.tiles if t.entry == entry))
     problem = op.workload.problem(tools.xp, size, seed=sum(size))

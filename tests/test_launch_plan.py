@@ -274,13 +274,17 @@ def test_h6_takes_one_round_of_ping_pong_128x128_tiles_over_two_of_128x64(size, 
         ((2048, 1000, 2048), "hgemm_h6_pp_cl2_tma_256x128"),  # B's rows alone straddle, inside sectors
         ((1024, 2000, 4000), "hgemm_h6_pp_cl2_tma_256x128"),  # both straddle at whole sectors
         ((1400, 1500, 3000), "hgemm_h6_pp_tma_128x128"),  # 132 tiles in one round, 72 units in two
-        ((3000, 512, 1000), "hgemm_h6_pp_tma_128x128"),  # A's rows alone straddle: sharing B does not help
+        # A's rows alone straddle, inside sectors: side-by-side pairs that share A (taken over by nothing)
+        ((3000, 512, 1000), "hgemm_h6_pp_cl2a_tma_128x256"),
+        ((2500, 1024, 3000), "hgemm_h6_pp_cl2a_tma_128x256"),
+        ((2048, 2048, 2000), "hgemm_h6_pp_tma_128x128"),  # A's alone at whole sectors: read better
+        ((128, 14336, 1000), "hgemm_h6_split_128x128"),  # the split tile for few rows shares only a shape with it
         ((1024, 2000, 1024), "hgemm_h6_pp_tma_128x128"),  # B's alone at whole sectors, K <= 2048: read better
         ((2048, 2048, 2048), "hgemm_h6_pp_tma_128x128"),  # whole lines
         ((1400, 2000, 2000), "hgemm_h6_cl2_tma_256x192"),  # 128 x 192's clusters fill one round, 96 units two
     ],
 )
-def test_h6_runs_its_ping_pong_tiles_in_clusters_where_b_rows_straddle_lines(size, entry):
+def test_h6_runs_its_ping_pong_tiles_in_clusters_where_rows_straddle_lines(size, entry):
     assert choose_plan(get_stage("hgemm", "h6"), *size, H200_SMS).tile.entry == entry
 
 

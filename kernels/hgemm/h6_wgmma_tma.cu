@@ -1266,17 +1266,21 @@ __device__ __forceinline__ void named_bar_arrive(int id) {
     else asm volatile("bar.arrive 2, 256;\n" ::: "memory");
 }
 
-template <int WM, int BN, int STAGES, int CLUSTER, int EPI>
+template <int WM, int BN, int STAGES, int CLUSTER, int EPI, bool PAIR_N = false>
 __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA, const void* tmB, __half* C) {
     constexpr int F = WM / 64;                         // m64 accumulator fragments per warpgroup
-    constexpr int A_BYTES = WM * H6_BK * 2;            // one A box of WM rows x 128 bytes
+    constexpr int A_BYTES = WM * H6_BK * 2;            // A's WM rows x 128 bytes (PAIR_N: two boxes of WM / 2 rows)
     constexpr int B_BOX_BYTES = H6_BK * 64 * 2;        // 8 KB
     constexpr int B_BOXES = BN / 64;
     constexpr int STAGE_BYTES = A_BYTES + B_BOXES * B_BOX_BYTES;
-    constexpr int MY_B_BOXES = B_BOXES / CLUSTER;
+    // PAIR_N: a cluster's tiles side by side (a unit of WM x CLUSTER BN) share A, each block fetching half of its
+    // rows and multicasting them to both, and fetch their own B; else stacked (CLUSTER WM x BN), sharing B.
+    constexpr int MY_B_BOXES = PAIR_N ? B_BOXES : B_BOXES / CLUSTER;
+    constexpr int UNIT_ROWS = PAIR_N ? WM : WM * CLUSTER, UNIT_COLS = PAIR_N ? BN * CLUSTER : BN;
     static_assert(WM == 64 || WM == 128, "one or two m64 fragments");
     static_assert(F * BN / 2 <= 128, "at most 128 accumulators per thread");
-    static_assert(B_BOXES % CLUSTER == 0, "B boxes must split evenly over the cluster");
+    static_assert(PAIR_N || B_BOXES % CLUSTER == 0, "B boxes must split evenly over the cluster");
+    static_assert(!PAIR_N || (CLUSTER == 2 && WM == 128), "side-by-side pairs of 128-row tiles");
     static_assert(STAGES >= 2, "a stage is released one k tile late (wgmma.wait_group 1)");
 
     TileClock tile_clock;  // H6_TRACE: from the kernel's start (each warpgroup its own tiles; the block's row is
@@ -1294,13 +1298,20 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
     const int tid = threadIdx.x % 128;
     const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0u;
 
-    const int tiles_n = (N + BN - 1) / BN;
-    const int units_m = (M + WM * CLUSTER - 1) / (WM * CLUSTER);
+    const int tiles_n = (N + UNIT_COLS - 1) / UNIT_COLS;
+    const int units_m = (M + UNIT_ROWS - 1) / UNIT_ROWS;
     const int num_units = units_m * tiles_n;
     const int first_unit = (int)(blockIdx.x / CLUSTER);
     const int unit_step = (int)(gridDim.x / CLUSTER);
     const int my_units = first_unit < num_units ? (num_units - first_unit + unit_step - 1) / unit_step : 0;
     const int k_tiles = (K + H6_BK - 1) / H6_BK;  // the last one zero-filled past K
+    // The first row and column of C of this block's tile of the block's i-th unit.
+    const auto tile_origin = [&](int i, int& m0, int& n0) {
+        int um, tn;
+        unit_coords<UNIT_ROWS, H6_PP_GROUP_ROWS>(first_unit + i * unit_step, units_m, tiles_n, um, tn);
+        m0 = PAIR_N ? um * WM : (um * CLUSTER + (int)rank) * WM;
+        n0 = PAIR_N ? (tn * CLUSTER + (int)rank) * BN : tn * BN;
+    };
 
     // The producer's loop (thread 0), as h6_body's: k steps from the `from`-th to the one before `until`.
     const auto produce = [&](int from, int until) {
@@ -1308,10 +1319,8 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
         unsigned phase = 0;
         int step = 0;  // k steps so far
         for (int i = 0; i < my_units; ++i) {
-            int um, tn;
-            unit_coords<WM * CLUSTER, H6_PP_GROUP_ROWS>(first_unit + i * unit_step, units_m, tiles_n, um, tn);
-            const int m0 = (um * CLUSTER + (int)rank) * WM;
-            const int n0 = tn * BN;
+            int m0, n0;
+            tile_origin(i, m0, n0);
             for (int kt = 0; kt < k_tiles; ++kt, ++step) {
                 if (EARLY && step == until) return;
                 if (EARLY && step < from) {  // issued before the block's barrier
@@ -1323,12 +1332,15 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
                 const unsigned sa = base + s * STAGE_BYTES;
                 const int k0 = kt * H6_BK;
                 mbar_arrive_expect_tx(fb, STAGE_BYTES);
-                tma_load_2d(sa, tmA, k0, m0, fb);
+                if constexpr (PAIR_N)  // our half of A's rows, into both blocks
+                    tma_load_2d_multicast(sa + rank * (A_BYTES / 2), tmA, k0, m0 + (int)rank * (WM / 2), fb, 3);
+                else
+                    tma_load_2d(sa, tmA, k0, m0, fb);
 #pragma unroll
                 for (int j = 0; j < MY_B_BOXES; ++j) {
-                    const int box = (int)rank * MY_B_BOXES + j;
+                    const int box = PAIR_N ? j : (int)rank * MY_B_BOXES + j;
                     const unsigned dst = sa + A_BYTES + box * B_BOX_BYTES;
-                    if constexpr (CLUSTER > 1)
+                    if constexpr (CLUSTER > 1 && !PAIR_N)
                         tma_load_2d_multicast(dst, tmB, n0 + 64 * box, k0, fb, (unsigned short)((1u << CLUSTER) - 1));
                     else
                         tma_load_2d(dst, tmB, n0 + 64 * box, k0, fb);
@@ -1367,10 +1379,8 @@ __device__ __forceinline__ void h6_pp_body(int M, int N, int K, const void* tmA,
         const unsigned long long desc_b0 = make_desc(base + A_BYTES, B_BOX_BYTES, 1024);
         float acc[F][BN / 2];
         for (int i = c; i < my_units; i += 2) {
-            int um, tn;
-            unit_coords<WM * CLUSTER, H6_PP_GROUP_ROWS>(first_unit + i * unit_step, units_m, tiles_n, um, tn);
-            const int m0 = (um * CLUSTER + (int)rank) * WM;
-            const int n0 = tn * BN;
+            int m0, n0;
+            tile_origin(i, m0, n0);
             const int g0 = i * k_tiles;  // this tile's first ring slot
             int s = g0 % STAGES;
             unsigned phase = (unsigned)(g0 / STAGES) & 1u;
@@ -1693,6 +1703,13 @@ hgemm_h6_pp_cl2_256x128(int M, int N, int K, const void* tmA, const void* tmB, _
 extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
 hgemm_h6_pp_cl2_tma_256x128(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
     H6_SM90A_ONLY((h6_pp_body<128, 128, H6_PP_STAGES, 2, 2>(M, N, K, tmA, tmB, C)));
+}
+
+// The declared ping-pong tile in side-by-side pairs that multicast A (a unit of 128 x 256): declared where B's rows are
+// whole lines and A's start inside sectors, which the stacked pairs' shared B does not help.
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
+hgemm_h6_pp_cl2a_tma_128x256(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
+    H6_SM90A_ONLY((h6_pp_body<128, 128, H6_PP_STAGES, 2, 2, true>(M, N, K, tmA, tmB, C)));
 }
 
 extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)

@@ -107,7 +107,26 @@ def _h6_pp_multicast() -> Tile:
     take a second round (1400 x 1500 x 3000: 88 -> 76%)."""
     return dataclasses.replace(_h6(128, 128, _H6_PP_TMA_SMEM, persistent=True, ping_pong=True, tma_store=True),
                                bm=256, entry="hgemm_h6_pp_cl2_tma_256x128", cluster=2, replaces_unaligned="128x128",
-                               only_where_b_straddles=True)
+                               straddle="B")
+
+
+def _h6_pp_pairs() -> Tile:
+    """h6's ping-pong 128 x 128 tile (TMA stores) in side-by-side pairs (a unit of 128 x 256) that share A: each
+    block loads half of A's rows and multicasts them to both, and loads its own B. It replaces the ping-pong tile
+    where B's rows are whole 128-byte lines and A's start inside 32-byte sectors (`straddle`): there A's box rows
+    are the ones the TMA unit asks for in pieces, and the stacked pairs' shared B does not help.
+
+    Why (the H200, paired with the library, benchmarks/records/2026-12-01-h200-hgemm-straddled-rows): fitted at four
+    shapes, 2500 x 1024 x 3000 59-61 -> 71%, 4000 x 512 x 3000 84-89 -> 100%, 3000 x 512 x 1000 87-90 -> 94%, alike
+    at 1500 x 768 x 1000; at twelve held out, ahead at nine by 3-12 points (2048 x 1024 x 5000 82-84 -> 94%, 300 x
+    4096 x 1000 72-73 -> 84-85%, 6000 x 512 x 3000 72-75 -> 83%), alike at one, behind at two whose 128 tiles nearly
+    fill one round (512 x 4096 x 1000 95 -> 92%, 1000 x 2048 x 1000 97-98 -> 92%). Behind where A's rows straddle at
+    whole sectors (2048 x 2048 x 2000: 98.5 -> 89%, where the plain tile stays: launch_plan._ping_pong_reads_it_better),
+    where the rows of both straddle (3000 x 1000 x 2000: 77 -> 70%, against the stacked pairs), and against 128 x
+    256's clusters where those run (2000 x 2048 x 3000: 99 -> 87-91%)."""
+    return dataclasses.replace(_h6(128, 128, _H6_PP_TMA_SMEM, persistent=True, ping_pong=True, tma_store=True),
+                               bn=256, entry="hgemm_h6_pp_cl2a_tma_128x256", cluster=2, replaces_unaligned="128x128",
+                               straddle="A inside sectors", tma_boxes=((64, 64), (64, 64)))
 
 
 def _h6_few_rows(bn: int, stages: int, rows: int = 64, one_wave_first: bool = False) -> Tile:
@@ -220,7 +239,7 @@ STAGES = (
          _h6_few_rows(256, 5), _h6_few_rows(128, 8), _h6_few_rows(256, 6, rows=16),
          _h6_few_rows(128, 11, rows=16, one_wave_first=True),
          _h6(128, 192, _H6_192_SMEM, persistent=True, tma_store=True, fill_gain=0.05),
-         _h6_multicast(256, _H6_TMA_SMEM), _h6_multicast(192, _H6_192_SMEM), _h6_pp_multicast(),
+         _h6_multicast(256, _H6_TMA_SMEM), _h6_multicast(192, _H6_192_SMEM), _h6_pp_multicast(), _h6_pp_pairs(),
          _h6_multicast(256, _H6_TMA_SMEM, stream_k=True), _h6_multicast(192, _H6_192_SMEM, stream_k=True)),
         "tma-fill", FP16,
         changes="Hopper's wgmma (m64nNk16, operands read from shared memory by descriptor) fed by TMA into "

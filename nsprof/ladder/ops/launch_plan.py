@@ -204,8 +204,9 @@ def _better_filled_clusters(plan: LaunchPlan, alternatives: tuple[Tile, ...], re
     where rows are padded (not `Tile.rows_aligned`: the workload pads them to whole tiles): at six such shapes alike
     or up to 1.5 behind."""
     tile = plan.tile
+    # (pairs that share A keep their plan: the alternatives' clusters share B, which A's straddling rows do not need)
     if (tile.replaces_unaligned is None or tile.stream_k or plan.split_k > 1 or k >= CLUSTER_TAIL_MIN_K
-            or not tile.rows_aligned(n, k, HALF_BYTES)):
+            or not tile.rows_aligned(n, k, HALF_BYTES) or tile.straddle == "A inside sectors"):
         return plan
     slots = tile.slots(sm_count)
     busy = busy_share(tile.count(m, n), slots)
@@ -218,10 +219,24 @@ def _better_filled_clusters(plan: LaunchPlan, alternatives: tuple[Tile, ...], re
 
 
 def _clustered_form(tile: Tile, replacements: tuple[Tile, ...], n: int, k: int) -> Tile | None:
-    """The tile declared to replace `tile` where rows are not whole boxes (`replaces_unaligned`), sharing nothing;
-    None where that tile helps only with B's rows (`only_where_b_straddles`) and those are whole boxes."""
-    twin = next((t for t in replacements if t.replaces_unaligned == tile.shape and not t.stream_k), None)
-    return None if twin is None or (twin.only_where_b_straddles and tile.whole_box_rows(n, k)[1]) else twin
+    """The tile declared to replace `tile` where rows are not whole boxes (`replaces_unaligned`), sharing nothing, for
+    the rows that straddle here (`Tile.straddle`); None if there is none, or `tile` is one for few rows (h6's split
+    128 x 128 shares the ping-pong tile's shape, not its replacements)."""
+    if _for_few_rows(tile):
+        return None
+    return next((t for t in replacements if t.replaces_unaligned == tile.shape and not t.stream_k
+                 and _straddles_as(t.straddle, tile, n, k)), None)
+
+
+def _straddles_as(straddle: str, tile: Tile, n: int, k: int) -> bool:
+    """Whether `tile`'s box rows straddle lines as a replacement's `straddle` asks: "either" operand's, "B" (B's rows
+    not whole boxes), "A inside sectors" (B's whole boxes, A's rows starting inside a 32-byte sector)."""
+    a_whole, b_whole = tile.whole_box_rows(n, k)
+    if straddle == "B":
+        return not b_whole
+    if straddle == "A inside sectors":
+        return b_whole and k % SECTOR_HALVES != 0
+    return not (a_whole and b_whole)
 
 
 def _with_shared_tail(plan: LaunchPlan, replacements: tuple[Tile, ...], m: int, n: int, k: int,
@@ -341,7 +356,8 @@ def _taken_over(plan: LaunchPlan, candidates: tuple[Tile, ...], m: int, n: int, 
     ran 0.1-1.3 points ahead of 128 x 256 at 4096^3, 6144^3, 4096 x 4096 x 2048 and the 2048-row shapes with
     N of 4096 and 14336, alike at 8192 x 4096 x 4096 and 8192 x 4096 x 14336, and 7-9 points behind at
     2048 x 128256 x 4096 (B of 1 GB). With one row of tiles 128 x 256 evicts B first (nsprof/ladder/ops/hgemm.py)."""
-    if plan.split_k > 1 or plan.shared_tiles or m <= plan.tile.bm or k * n > TAKE_OVER_MAX_B:
+    if (plan.split_k > 1 or plan.shared_tiles or m <= plan.tile.bm or k * n > TAKE_OVER_MAX_B
+            or plan.tile.replaces_unaligned is not None):  # (a clustered form keeps its plan: its unit is its shape)
         return plan
     heir = next((t for t in candidates if t.takes_over == plan.tile.shape), None)
     return plan if heir is None else LaunchPlan(heir)

@@ -49,7 +49,9 @@ class Tile:
     full, and C has more than one row of it, rather than a smaller tile whose blocks would take two
     (launch_plan._in_one_round). A tile with `replaces_unaligned` (a shape) is taken instead of the tile of
     that shape where the rows of A or B are not whole TMA boxes wide (`rows_in_whole_boxes`;
-    launch_plan.choose_plan), with `only_where_b_straddles` only where B's rows are not.
+    launch_plan.choose_plan), as its `straddle` says: "either" operand's rows (the default), only where B's are not
+    ("B": it shares B, which A's straddling rows do not need), or only where B's are and A's start inside 32-byte
+    sectors ("A inside sectors": it shares A).
     A tile with `takes_over` (a shape) runs the plans the launcher makes of the tile of that shape where they
     split nothing and share nothing, C has more than one row of those tiles, and B is not much larger than an L2
     (launch_plan.TAKE_OVER_MAX_B). A tile with `replaces_split` (a shape) runs unsplit where the launcher would
@@ -85,7 +87,7 @@ class Tile:
     one_wave_first: bool = False  # taken unsplit, before the tiles ahead of it, where it fills half a wave to one
     one_round_first: bool = False  # taken in one round where a smaller tile would take two (launch_plan)
     replaces_unaligned: str | None = None  # the shape of the tile it replaces where rows are not whole boxes
-    only_where_b_straddles: bool = False  # ... and only where B's rows are not (it shares B; A's it cannot help)
+    straddle: str = "either"  # ... whose rows: "either" operand's, "B" or "A inside sectors" (B's whole boxes)
     takes_over: str | None = None  # the shape of the tile whose whole, unsplit plans it runs
     replaces_split: str | None = None  # the shape of the tile whose shallow K splits it replaces, unsplit
     maps_by_value: bool = False
