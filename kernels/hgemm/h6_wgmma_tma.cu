@@ -140,6 +140,13 @@
 //    a round does not outweigh the sums, and it lost; there 128 x 192's clusters take the plan instead where their
 //    units keep 4 points more of the slots busy (launch_plan._better_filled_clusters: 2000 x 7000 x 3000 89% -> 93%)
 //    (benchmarks/records/2026-12-01-h200-hgemm-cluster-tail).
+//  * hgemm_h6_pp_cl2_tma_256x128 / hgemm_h6_pp_cl2a_tma_128x256: the ping-pong tile in clusters of two, stacked
+//    sharing B, or side by side sharing A (h6_pp_body's PAIR_N: each block loads half of A's rows and multicasts
+//    them). Where a box row straddles two lines the TMA unit asks the L2 for it in three pieces (ncu at 1400^3: 1.66
+//    sectors a request against 4.0 at 1408^3); sharing the operand whose rows straddle halves its requests. The
+//    stacked pairs run where B's rows straddle (1400^3 79% -> 85%, 512 x 3000 x 2000 83% -> 100%), the side-by-side
+//    ones where only A's do, inside sectors (4000 x 512 x 3000 84-89% -> 100%); launch_plan._clustered_form
+//    (benchmarks/records/2026-12-01-h200-hgemm-straddled-rows).
 //  * hgemm_h6_64x256 / 64x128 (BM = 64 in h6_body) for products of at most 64 rows: both consumer
 //    warpgroups take all 64 rows and half the columns each, so a tile multiplies half the rows of zeros of a
 //    128-row one; K split over gridDim.z to fill one wave (SHARE: the slices add their float32 sums in a
@@ -230,7 +237,8 @@
 //  * tried, slower (benchmarks/records/2026-12-01-h200-hgemm-early-maps): the declared ping-pong tile in 2 x 1
 //    clusters that multicast B (hgemm_h6_pp_cl2_tma_256x128, the library's fastest shape at 2048^3): 96.0%
 //    against 98.8% there, behind at five of six shapes. By ncu's count h6's clusters ask the L2 for 7-13% more
-//    than its unclustered tiles, where the library's ask for 7-19% less.
+//    than its unclustered tiles, where the library's ask for 7-19% less. (Where B's rows straddle lines it is
+//    declared: above.)
 //  * tried, slower (benchmarks/records/2026-12-01-h200-hgemm-block-start): a block's start hurried two ways. Thread 0
 //    issuing the ring's first pass before the block's barrier (H6_EARLY_ISSUE) sends the loads ~700 cycles sooner,
 //    but the first stage lands no sooner: 1024^3 95.7% of h6 as declared. Asking the L2 for the first 4 k tiles by
