@@ -94,17 +94,18 @@ def _h6_multicast(bn: int, smem: int, stream_k: bool = False) -> Tile:
 def _h6_pp_multicast() -> Tile:
     """h6's ping-pong 128 x 128 tile (TMA stores) in clusters of two: two vertically adjacent tiles (a unit of
     256 x 128) share B, each block loading one of its two boxes and multicasting it to both, so a block asks the
-    L2 for a quarter fewer requests per k step. It replaces the ping-pong tile where the rows of A or B are not
-    whole 128-byte lines (`replaces_unaligned`), unless its clusters would take more rounds than the tiles, or one
-    operand's rows alone straddle lines at whole sectors (launch_plan._unaligned_form).
+    L2 for a quarter fewer requests per k step. It replaces the ping-pong tile where B's rows are not whole
+    128-byte lines (`replaces_unaligned`, `straddle`), unless its clusters would take more rounds than the tiles, or
+    B's rows alone straddle at whole sectors with K at most 2048 (launch_plan._unaligned_form).
 
     Why (the H200, paired with the library, benchmarks/records/2026-12-01-h200-hgemm-straddled-rows): where every
     box row straddles two lines the TMA unit asks the L2 for three pieces of it, not one (ncu at 1400^3: 1.66
-    sectors a request against 4.0 at 1408^3, 3.7 times the requests), and the tile waits on them: 1400^3 ran 79%
-    of the library against 101% at 1408^3. In clusters: 1400^3 80 -> 85%, 1000 x 1200 x 808 80-84 -> 92-93%,
-    1200 x 1000 x 800 77-80 -> 89-90%, 3000 x 1000 x 2000 62 -> 79%, 1800^3 63-64 -> 73%, 500 x 2800 x 2000 and
-    1500 x 768 x 1000 +1.5 to +6 points, alike at 1100 x 1200 x 1000 and 300 x 3000 x 2000; behind where its units
-    take a second round (1400 x 1500 x 3000: 88 -> 76%)."""
+    sectors a request against 4.0 at 1408^3, 4.3-4.6 times the TMA's requests), and the tile waits on them: 1400^3
+    ran 79% of the library against 101% at 1408^3. In clusters: 1400^3 80 -> 85%, 1000 x 1200 x 808 80-84 -> 92-93%,
+    1200 x 1000 x 800 77-80 -> 89-90%, 3000 x 1000 x 2000 62 -> 79%, 1800^3 63-64 -> 73%, 500 x 2800 x 2000 +2 to +6
+    points, alike at 1100 x 1200 x 1000 and 300 x 3000 x 2000; behind where its units take a second round (1400 x
+    1500 x 3000: 88 -> 76%). Held out where B's rows straddle: ahead at all six by 4-18 points (512 x 3000 x 2000
+    83 -> 100%); where A's alone straddle, mixed (+4, -0.6 to -3.0, alike), and the side-by-side pairs take those."""
     return dataclasses.replace(_h6(128, 128, _H6_PP_TMA_SMEM, persistent=True, ping_pong=True, tma_store=True),
                                bm=256, entry="hgemm_h6_pp_cl2_tma_256x128", cluster=2, replaces_unaligned="128x128",
                                straddle="B")

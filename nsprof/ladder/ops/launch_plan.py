@@ -173,8 +173,9 @@ def _unaligned_form(plan: LaunchPlan, replacements: tuple[Tile, ...], candidates
     """Where the rows of A or B are not whole TMA boxes wide, a tile declared to replace the chosen one there
     (`replaces_unaligned`) does, unsplit and sharing nothing. Each box row then straddles two 128-byte lines,
     and the L2 serves more sectors for the same bytes; h6's replacements are its tiles in clusters of two that
-    share B's boxes by multicast, a third less traffic per block (nsprof/ladder/ops/hgemm.py says what they
-    measured). Not where its clusters take more rounds than the tile's blocks: a unit is two tiles stacked, so an
+    share B's boxes by multicast, a third less traffic per block, and for its ping-pong tile pairs that share the
+    operand whose rows straddle (`Tile.straddle`; nsprof/ladder/ops/hgemm.py says what they measured). Not where its
+    clusters take more rounds than the tile's blocks: a unit is two tiles stacked, so an
     odd count of tile rows leaves half a unit over (1400 x 2900 x 3000: 132 tiles of 128 x 256 in one round, 72 units
     for 66 clusters in two, 78% of the library against 95% for the tile's own plan; benchmarks/records/
     2026-12-01-h200-hgemm-cluster-split). Nor where one operand's rows alone straddle lines at whole sectors and
