@@ -3,7 +3,8 @@
 import pytest
 
 from nsprof.errors import UsageError
-from nsprof.ladder.ops.launch_plan import busy_share, choose_plan, spreads_evenly
+from nsprof.ladder.ops.launch_plan import busy_share, choose_plan, run_shape, spreads_evenly
+from nsprof.ladder.ops.tiles import as_tiles
 from nsprof.ladder.registry import get_stage
 from nsprof.ladder_runs.bench import unavailable_reason
 from nsprof.launch.compile import arch_runs
@@ -151,7 +152,6 @@ def test_h6_clusters_share_a_short_last_round_by_k_steps_only_where_k_is_deep(si
         ((2000, 7000, 3000), "hgemm_h6_cl2_tma_256x192"),  # 296 units of 256 x 192 keep 89.7% busy, 224 of 256 x 256 84.8%
         ((5000, 5000, 1000), "hgemm_h6_cl2_tma_256x192"),  # 90.9% against 86.6%
         ((5000, 2000, 3000), "hgemm_h6_cl2_tma_256x256"),  # 83.3% against 80.8%: too little gained
-        ((14336, 2500, 2000), "hgemm_h6_cl2_tma_256x256"),  # N % 8 = 4: padded rows, left as they were
         ((5000, 5000, 5000), "hgemm_h6_cl2_sk_tma_256x256"),  # K deep: the short round is shared instead
     ],
 )
@@ -286,6 +286,25 @@ def test_h6_takes_one_round_of_ping_pong_128x128_tiles_over_two_of_128x64(size, 
 )
 def test_h6_runs_its_ping_pong_tiles_in_clusters_where_rows_straddle_lines(size, entry):
     assert choose_plan(get_stage("hgemm", "h6"), *size, H200_SMS).tile.entry == entry
+
+
+@pytest.mark.parametrize(
+    "stage, size, shape",
+    [
+        (("hgemm", "h6"), (14336, 2500, 2000), (14336, 2560, 2000)),  # B's rows (N % 8 = 4) copied, whole lines
+        (("hgemm", "h6"), (1000, 1200, 804), (1000, 1200, 832)),  # A's and B's (K % 8 = 4) copied, C as it is
+        (("hgemm", "h6"), (1, 1, 1), (1, 64, 64)),
+        (("hgemm", "h6"), (1000, 1200, 808), (1000, 1200, 808)),  # 16-byte rows: run as they are
+        (("sgemm", "v11"), (17, 33, 9), (17, 64, 32)),  # float32: 4-element rows, 32-element lines
+        (("hgemm", "h5"), (17, 33, 9), (17, 33, 9)),  # padded to whole tiles of the tile it takes, by the launcher
+    ],
+)
+def test_a_tma_stage_runs_copies_of_only_the_operands_whose_rows_are_not_16_byte_aligned(stage, size, shape):
+    st = get_stage(*stage)
+    item = 2 if st.op == "hgemm" else 4
+    assert run_shape(st, *size, item) == shape
+    if stage[1] == "h6":  # as many tiles of every width h6 declares, so the plan counts the same blocks
+        assert all(t.count(*shape[:2]) == t.count(*size[:2]) for t in as_tiles(st.tiles))
 
 
 def test_a_forced_tile_is_not_taken_over():

@@ -200,7 +200,8 @@ class Stage:
     kind: StageKind  # what the work is: nsprof.ladder.stage_kinds (NVRTC source, library call, Triton kernel)
     tiles: tuple[LaunchConfig, ...]  # first is the default; launch picks among them by size (a Triton stage's: tried)
     # how sizes off the tile are handled: "bounds-check", "pad", "tma-fill" (TMA zero-fills reads past
-    # the edges, stores are bounds-checked; padded only where a row is not 16-byte aligned), "async-fill"
+    # the edges, stores are bounds-checked; an operand whose rows are not 16-byte aligned is copied, its rows
+    # whole 128-byte lines: nsprof.ladder.ops.launch_plan.run_shape), "async-fill"
     # (the same with cp.async's zero fill) or "library"
     ragged: str
     precision: Precision  # how it computes and the tolerance it is held to (one of the op's precisions)

@@ -41,7 +41,6 @@ CLUSTER_TAIL_MIN_K = 4000
 # Where K is shallower than that, clusters give way to an alternative tile's clusters whose units keep at least this
 # much more of the clusters' slots busy (`_better_filled_clusters`), below the alternative's own `fill_gain`.
 CLUSTER_FILL_GAIN = 0.04
-HALF_BYTES = 2  # h6's operands are float16
 
 
 @dataclass(frozen=True)
@@ -59,7 +58,8 @@ class LaunchPlan:
 def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile: str | None = None,
                 forced_split: int | None = None, tiles: tuple[Tile, ...] | None = None,
                 forced_tail: int | None = None) -> LaunchPlan:
-    """Pick the block tile (and split-K factor) that keeps every SM busy.
+    """Pick the block tile (and split-K factor) that keeps every SM busy, for the M x N x K the stage's kernels run
+    (`run_shape`: a TMA stage's copies of rows that are not 16-byte aligned).
 
     In registry order (largest tile first), take the first tile that yields at least one
     block per SM on its own, or with a split of K that the tile allows (each slice at least
@@ -114,6 +114,22 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
             plan = _better_filled_clusters(plan, alternatives, replacements, m, n, k, sm_count)
             return _taken_over(_unsplit_form(plan, replacements, m, n, k, sm_count), candidates, m, n, k)
     raise AssertionError("unreachable: the last tile always returns")
+
+
+def run_shape(stage: Stage, m: int, n: int, k: int, item_bytes: int) -> tuple[int, int, int]:
+    """The M x N x K a stage's kernels run for an M x N x K product, the one `choose_plan` plans. A TMA stage
+    ("tma-fill") reads past the edges as zeros, so it runs the product as it is where every row is 16-byte aligned;
+    where A's (K) or B's (N) are not, it runs on a copy of that operand (and of C, for N) whose rows are whole
+    128-byte lines, as many tiles as before. The other stages pad to whole tiles of the tile they take
+    (nsprof.ladder.ops.matmul), or run as they are."""
+    if stage.ragged != "tma-fill":
+        return m, n, k
+
+    def pitch(length: int) -> int:
+        line = 128 // item_bytes
+        return length if length * item_bytes % 16 == 0 else -(-length // line) * line
+
+    return m, pitch(n), pitch(k)
 
 
 def _by_role(tiles: tuple[Tile, ...]) -> tuple[tuple[Tile, ...], tuple[Tile, ...], tuple[Tile, ...]]:
@@ -201,13 +217,11 @@ def _better_filled_clusters(plan: LaunchPlan, alternatives: tuple[Tile, ...], re
     clusters ran ahead of 128 x 256's with 4.3-4.9 points more busy by 3.5-5.5 points of the library (3500 x 4000 x
     3000, 2000 x 7000 x 3000 89 -> 93%, 3500 x 4000 x 2000, 5000 x 5000 x 1000), and alike or behind with 2.5-3.0
     (5000 x 2000 x 3000, 6000 x 2000 x 3000; ahead at 2500 x 10000 x 3000); on three held-out shapes ahead by
-    3.1-8.3 (14336 x 3000 x 1024 101 -> 109%). Deeper K shares the short round instead (`_with_shared_tail`). Not
-    where rows are padded (not `Tile.rows_aligned`: the workload pads them to whole tiles): at six such shapes alike
-    or up to 1.5 behind."""
+    3.1-8.3 (14336 x 3000 x 1024 101 -> 109%). Deeper K shares the short round instead (`_with_shared_tail`)."""
     tile = plan.tile
     # (pairs that share A keep their plan: the alternatives' clusters share B, which A's straddling rows do not need)
     if (tile.replaces_unaligned is None or tile.stream_k or plan.split_k > 1 or k >= CLUSTER_TAIL_MIN_K
-            or not tile.rows_aligned(n, k, HALF_BYTES) or tile.straddle == "A inside sectors"):
+            or tile.straddle == "A inside sectors"):
         return plan
     slots = tile.slots(sm_count)
     busy = busy_share(tile.count(m, n), slots)
@@ -250,9 +264,9 @@ def _with_shared_tail(plan: LaunchPlan, replacements: tuple[Tile, ...], m: int, 
     four shapes; with K of 1000-3000 behind by 0.3-5.6 at six and ahead at two (256 x 192: 2500 x 5000 x 3000,
     2000 x 7000 x 3000): a round of a shallow K does not outweigh the sums. On nine held-out shapes with K of 4096-8192
     ahead at seven by 1.7-8.9 points (5000 x 2000 x 8192 81.7 -> 90.5%), tied at one, and behind by 0.9 at 8192 x
-    8192 x 4000, whose short round is one of 16. Measured only where rows are not padded (`Tile.rows_aligned`)."""
+    8192 x 4000, whose short round is one of 16."""
     sharing = next((t for t in replacements if t.stream_k and t.shape == plan.tile.shape), None)
-    if sharing is None or k < CLUSTER_TAIL_MIN_K or not sharing.rows_aligned(n, k, HALF_BYTES):
+    if sharing is None or k < CLUSTER_TAIL_MIN_K:
         return plan
     shared = _with_sharing(sharing, m, n, plan.split_k, sm_count, None)
     return shared if shared.shared_tiles else plan

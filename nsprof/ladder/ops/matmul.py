@@ -17,7 +17,7 @@ import numpy as np
 
 from nsprof.errors import UsageError
 from nsprof.ladder.op_model import LaunchTools, LibraryCall, Stage, find_kernel
-from nsprof.ladder.ops.launch_plan import LaunchPlan, choose_plan
+from nsprof.ladder.ops.launch_plan import LaunchPlan, choose_plan, run_shape
 from nsprof.ladder.ops.tiles import Tile, as_tiles
 from nsprof.sizes import Size
 from nsprof.triton_config import TritonConfig
@@ -150,13 +150,15 @@ class MatmulWorkload:
                  split_k: int | None = None, defines: tuple[str, ...] = (), tail: int | None = None) -> Launcher:
         xp = tools.xp
         m, n, k = problem.m, problem.n, problem.k
+        item = np.dtype(self.dtype).itemsize
         runnable = tuple(t for t in as_tiles(stage.tiles) if tools.runs(t))
-        plan = choose_plan(stage, m, n, k, tools.sm_count, tile_shape, split_k, runnable, tail)
+        _, np_, kp = run_shape(stage, m, n, k, item)  # a TMA stage's copies of rows that are not 16-byte aligned
+        plan = choose_plan(stage, m, np_, kp, tools.sm_count, tile_shape, split_k, runnable, tail)
         tile, split = plan.tile, plan.split_k
-        if stage.ragged == "pad" or (stage.ragged in ZERO_FILL and not tile.rows_aligned(n, k, np.dtype(self.dtype).itemsize)):
+        if stage.ragged == "pad" or (stage.ragged == "async-fill" and not tile.rows_aligned(n, k, item)):
             mp, np_, kp = _round_up(m, tile.bm), _round_up(n, tile.bn), _round_up(k, tile.bk * split)
         else:
-            mp, np_, kp = m, n, k
+            mp = m
         entry = tile.entry_for(mp, np_, kp, split)  # no bounds checks on whole tiles, where the kernel has such an entry
         kernel = tools.load_kernel(stage.kernel_path(), entry, dynamic_smem_bytes=tile.dynamic_smem_bytes,
                                    arch=tile.arch, defines=defines, dependent_launch=tile.dependent_launch)
@@ -216,16 +218,20 @@ class MatmulWorkload:
             return Launcher(lambda: launch(problem.A, problem.B, problem.C), plan, None, steps, entry)
 
         # Zero padding on the device: the pad regions stay zero, only the interior is copied
-        # per launch; the copies are part of the stage's timed work.
-        a_pad = xp.zeros((mp, kp), dtype=self.dtype)
-        b_pad = xp.zeros((kp, np_), dtype=self.dtype)
-        c_pad = xp.full((mp, np_), np.nan, dtype=self.dtype)
+        # per launch; the copies are part of the stage's timed work. An operand of its own shape needs none.
+        a_pad = None if (mp, kp) == (m, k) else xp.zeros((mp, kp), dtype=self.dtype)
+        b_pad = None if (kp, np_) == (k, n) else xp.zeros((kp, np_), dtype=self.dtype)
+        c_pad = None if (mp, np_) == (m, n) else xp.full((mp, np_), np.nan, dtype=self.dtype)
 
         def run_padded():
-            a_pad[:m, :k] = problem.A
-            b_pad[:k, :n] = problem.B
-            launch(a_pad, b_pad, c_pad)
-            problem.C[...] = c_pad[:m, :n]
+            if a_pad is not None:
+                a_pad[:m, :k] = problem.A
+            if b_pad is not None:
+                b_pad[:k, :n] = problem.B
+            launch(problem.A if a_pad is None else a_pad, problem.B if b_pad is None else b_pad,
+                   problem.C if c_pad is None else c_pad)
+            if c_pad is not None:
+                problem.C[...] = c_pad[:m, :n]
 
         return Launcher(run_padded, plan, (mp, np_, kp), entry=entry)
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing_extensions import TypedDict  # pydantic reads it for docs/json (typing's, only from Python 3.12)
 
 from nsprof.ladder.op_model import Stage
-from nsprof.ladder.ops.launch_plan import busy_share, choose_plan
-from nsprof.ladder.registry import get_stage
+from nsprof.ladder.ops.launch_plan import busy_share, choose_plan, run_shape
+from nsprof.ladder.registry import get_op, get_stage
 from nsprof.sizes import parse_label, size_label
 
 # per op, the stages whose every entry's __launch_bounds__ say how many blocks one SM holds (Tile.blocks_per_sm)
@@ -89,8 +89,9 @@ class Waves:
 
 
 def waves_of(stage: Stage, m: int, n: int, k: int, sm_count: int) -> Waves:
-    """The plan `nsprof bench` would launch for an M x N x K product of `stage`, on `sm_count` SMs."""
-    plan = choose_plan(stage, m, n, k, sm_count)
+    """The plan `nsprof bench` would launch for an M x N x K product of `stage`, on `sm_count` SMs (for the shape
+    its kernels run: `run_shape`)."""
+    plan = choose_plan(stage, *run_shape(stage, m, n, k, get_op(stage.op).element_bytes), sm_count)
     tile = plan.tile
     blocks = tile.count(m, n) * plan.split_k
     # a cluster's tile is its blocks' tiles stacked: one slot holds a cluster's worth of SMs
