@@ -316,8 +316,8 @@ STAGES = (
         metric="sm__pipe_tensor_op_gmma_cycles_active approaches the elapsed cycles; smsp__inst_executed falls >10x against v10",
         watch=('tensor_flops', 'sm_throughput_pct'),
         notes="sm_90a only; A's float32 bits are read as TF32 (truncated), B is rounded with cvt.rna (into registers, "
-        "or in the transpose); ragged M, N, K by TMA's zero fill and bounds-checked stores, padded only when K % 4 != 0 "
-        "(and, for the 256x128 tile, N % 4 != 0)",
+        "or in the transpose); ragged M, N, K by TMA's zero fill and bounds-checked stores; where K % 4 != 0 or "
+        "N % 4 != 0 the operands whose rows are not 16-byte aligned are copied into rows of whole 128-byte lines",
     ),
     Stage(
         "sgemm", "v12", "Triton (FP32)", "kernels/common/triton_matmul.py", TRITON,
