@@ -70,3 +70,15 @@ def test_v11_builds_elsewhere_with_its_gemm_entries_reduced_to_a_trap(arch, tmp_
     assert len(gemm_entries) >= 4  # 128x256, 128x128, 128x64 and the register-sourced rs_256x128
     assert "wgmma" not in text and "cp.async.bulk.tensor" not in text and text.count("trap;") == len(gemm_entries)
     assert "cvt.rna.tf32.f32" in text  # the transpose rounds B to TF32
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
+def test_the_padded_copies_kernel_compiles_with_an_entry_per_element_size(tmp_path):
+    """kernels/common/copy_rows.cu, which the GEMM ladders copy operands and C through where they pad rows."""
+    from nsprof.ladder.op_model import find_kernel
+    from nsprof.ladder.ops.matmul import COPY_ROWS
+
+    result = subprocess.run([NVCC, "-arch=sm_90", "-Xptxas", "-v", "-c", str(find_kernel(COPY_ROWS)),
+                             "-o", str(tmp_path / "copy.o")], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert {"copy_rows_2", "copy_rows_4"} <= set(_ptxas_report(result.stderr))

@@ -128,6 +128,24 @@ def _round_up(x: int, multiple: int) -> int:
     return -(-x // multiple) * multiple
 
 
+COPY_ROWS = "kernels/common/copy_rows.cu"
+
+
+def _row_copier(tools: LaunchTools, item_bytes: int) -> Callable[[Any, Any], None]:
+    """copy(dst, src): src (rows x cols, any row pitch) into dst's first rows and columns, by COPY_ROWS's kernel for
+    the element size. (CuPy's strided assignment divides a 64-bit index per element: at 16 x 50257 x 4096 its copy
+    of B was most of h6's time.)"""
+    kernel = tools.load_kernel(find_kernel(COPY_ROWS), f"copy_rows_{item_bytes}")
+
+    def copy(dst, src) -> None:
+        rows, cols = src.shape
+        kernel((math.ceil(cols / 128), min(math.ceil(rows / 8), 65535), 1), (32, 8, 1),
+               (src, np.int64(src.strides[0] // item_bytes), dst, np.int64(dst.strides[0] // item_bytes),
+                np.int32(rows), np.int32(cols)))
+
+    return copy
+
+
 @dataclass(frozen=True)
 class MatmulWorkload:
     """How a GEMM op's stages run: the element type, and how a kernel adds up a K split.
@@ -222,16 +240,17 @@ class MatmulWorkload:
         a_pad = None if (mp, kp) == (m, k) else xp.zeros((mp, kp), dtype=self.dtype)
         b_pad = None if (kp, np_) == (k, n) else xp.zeros((kp, np_), dtype=self.dtype)
         c_pad = None if (mp, np_) == (m, n) else xp.full((mp, np_), np.nan, dtype=self.dtype)
+        copy = _row_copier(tools, item)
 
         def run_padded():
             if a_pad is not None:
-                a_pad[:m, :k] = problem.A
+                copy(a_pad, problem.A)
             if b_pad is not None:
-                b_pad[:k, :n] = problem.B
+                copy(b_pad, problem.B)
             launch(problem.A if a_pad is None else a_pad, problem.B if b_pad is None else b_pad,
                    problem.C if c_pad is None else c_pad)
             if c_pad is not None:
-                problem.C[...] = c_pad[:m, :n]
+                copy(problem.C, c_pad[:m, :n])
 
         return Launcher(run_padded, plan, (mp, np_, kp), entry=entry)
 
