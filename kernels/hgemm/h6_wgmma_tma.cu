@@ -276,7 +276,8 @@
 // N % 8 == 0 a 16-byte chunk or a column pair is wholly inside or outside). A K slice of split-K
 // past the last k tile has no tiles: its consumers add zeros and count. Before, the launcher
 // zero-padded A, B and C to whole tiles on every launch (48% of cuBLAS at 1000x1200x808). When
-// K % 8 != 0 or N % 8 != 0 the launcher still pads.
+// K % 8 != 0 or N % 8 != 0 the launcher copies the operand whose rows are not 16 bytes apart (and C, for N) into
+// rows of whole 128-byte lines (nsprof.ladder.ops.launch_plan.run_shape).
 // Precision: products of f16 inputs are accumulated in f32 by the tensor cores; C is
 // rounded to f16 once (the seed tutorial accumulated in f16, whose error grows with K).
 // Shared memory: 1 KB of alignment slack + STAGES x (16 KB of A + BN x 128 bytes of B) + the

@@ -34,7 +34,7 @@ class BenchRecord(TypedDict):
     tolerance: float
     tile: str | None  # the launch configuration: 128x256x64, 128x256x64/split4, a library's candidate
     split_k: int | None
-    padded: bool | None  # whether the launcher copied the operands into whole tiles
+    padded: bool | None  # whether the launcher copied operands (to whole tiles, or a TMA stage's rows to whole lines)
     details: NotRequired[dict[str, Any] | None]  # a tuned stage's trials (autotune) and what it compiled to
     # CUDA events after warm-up (nsprof.launch.measure): the median and the spread of `runs` launches
     median_ms: float | None

@@ -116,7 +116,8 @@ class Tile:
         """Whether every row the kernel copies in 16-byte pieces starts 16 bytes apart, as a TMA tensor
         map or a 16-byte cp.async needs: A's rows of K elements, and B's of N (of K when the kernel
         reads B transposed). In float32 that is K % 4 == 0 (and N % 4 == 0); in float16, % 8. Where
-        they are not, the workload pads the operands to whole tiles (nsprof.ladder.ops.matmul)."""
+        they are not, a cp.async stage's workload pads the operands to whole tiles (nsprof.ladder.ops.matmul); a
+        TMA stage's copies only those rows (nsprof.ladder.ops.launch_plan.run_shape)."""
         b_row = k if self.b_k_major else n
         return k * item_bytes % 16 == 0 and b_row * item_bytes % 16 == 0
 
