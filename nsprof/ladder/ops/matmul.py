@@ -24,9 +24,6 @@ from nsprof.triton_config import TritonConfig
 
 INT32_MAX = 2**31 - 1
 DIMS = "MxNxK"
-# ragged policies whose kernels read zeros past the edges (TMA boxes, cp.async with a source size of
-# 0) and check their stores: they run on A, B and C as they are wherever rows_aligned holds
-ZERO_FILL = ("tma-fill", "async-fill")
 
 
 def flops(size: Size) -> int:
