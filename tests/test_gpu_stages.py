@@ -383,7 +383,7 @@ _CLUSTER_CASES = [((130, 1000, 808), False), ((300, 520, 1096), False), ((1000, 
                          [("hgemm_h6_pp_cl2_tma_256x128", (1400, 1400, 1400), False),
                           ("hgemm_h6_pp_cl2_tma_256x128", (3000, 1000, 2000), False),
                           ("hgemm_h6_pp_cl2a_tma_128x256", (4000, 512, 3000), False),
-                          ("hgemm_h6_pp_cl2a_tma_128x256", (2500, 1024, 3000), False)]
+                          ("hgemm_h6_pp_cl2a_tma_128x256", (3000, 512, 1000), False)]
                          + [(entry, *case) for entry in ("hgemm_h6_pp_cl2_tma_256x128", "hgemm_h6_pp_cl2a_tma_128x256")
                             for case in _CLUSTER_CASES])
 def test_h6_ping_pong_tiles_in_clusters_verify(entry, size, padded, tools):

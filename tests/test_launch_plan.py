@@ -169,8 +169,8 @@ def test_h6_clusters_give_way_to_clusters_that_keep_more_of_the_slots_busy_where
         ((1000, 4000, 1024), "hgemm_h6_pp_tma_128x128"),  # A whole lines, B whole sectors: the two waves ran ahead
         ((2048, 1920, 4000), "hgemm_h6_pp_tma_128x128"),  # B whole lines, A whole sectors
         ((2048, 2048, 2048), "hgemm_h6_pp_tma_128x128"),  # whole lines: 128 tiles of 128x256 leave 4 SMs idle
-        # 96 tiles: too far from a wave (the ping-pong tile runs, in clusters: B's rows straddle lines)
-        ((1000, 3000, 2000), "hgemm_h6_pp_cl2_tma_256x128"),
+        # 96 tiles: too far from a wave (one round of 128 x 192 runs, in clusters: B's rows straddle lines)
+        ((1000, 3000, 2000), "hgemm_h6_cl2_tma_256x192"),
         ((1000, 4000, 2000, 140), "hgemm_h6_pp_cl2_tma_256x128"),  # on 140 SMs 128 tiles are 91% of a wave
     ],
 )
@@ -269,6 +269,23 @@ def test_h6_takes_one_round_of_ping_pong_128x128_tiles_over_two_of_128x64(size, 
 @pytest.mark.parametrize(
     "size, entry",
     [
+        ((1536, 1536, 1536), "hgemm_h6_tma_128x192"),  # 144 ping-pong tiles take two rounds, 96 of 128 x 192 one
+        ((1024, 3072, 1024), "hgemm_h6_tma_128x192"),
+        ((300, 6144, 2048), "hgemm_h6_tma_128x192"),  # three rows of tiles
+        ((1000, 3072, 2000), "hgemm_h6_cl2_tma_256x192"),  # B's rows straddle lines: 128 x 192 in clusters
+        ((2048, 2048, 2048), "hgemm_h6_pp_tma_128x128"),  # 176 tiles of 128 x 192: two rounds as well
+        ((2048, 4096, 4096), "hgemm_h6_pp_tma_128x128"),  # four rounds against three: no fewer tiles' work
+        ((1024, 2048, 1024), "hgemm_h6_pp_tma_128x128"),  # the ping-pong tile's 128 fit one round
+        ((128, 6144, 2048), "hgemm_h6_split_128x128"),  # one row of tiles: not this rule's
+    ],
+)
+def test_h6_takes_one_round_of_128x192_tiles_over_two_of_the_ping_pong_tile(size, entry):
+    assert choose_plan(get_stage("hgemm", "h6"), *size, H200_SMS).tile.entry == entry
+
+
+@pytest.mark.parametrize(
+    "size, entry",
+    [
         ((1400, 1400, 1400), "hgemm_h6_pp_cl2_tma_256x128"),  # both operands' rows inside sectors: 66 units
         ((3000, 1000, 2000), "hgemm_h6_pp_cl2_tma_256x128"),  # two rounds either way
         ((2048, 1000, 2048), "hgemm_h6_pp_cl2_tma_256x128"),  # B's rows alone straddle, inside sectors
@@ -276,7 +293,7 @@ def test_h6_takes_one_round_of_ping_pong_128x128_tiles_over_two_of_128x64(size, 
         ((1400, 1500, 3000), "hgemm_h6_pp_tma_128x128"),  # 132 tiles in one round, 72 units in two
         # A's rows alone straddle, inside sectors: side-by-side pairs that share A (taken over by nothing)
         ((3000, 512, 1000), "hgemm_h6_pp_cl2a_tma_128x256"),
-        ((2500, 1024, 3000), "hgemm_h6_pp_cl2a_tma_128x256"),
+        ((2500, 1024, 3000), "hgemm_h6_cl2_tma_256x192"),  # 160 ping-pong tiles, 120 of 128 x 192: one round
         ((2048, 2048, 2000), "hgemm_h6_pp_tma_128x128"),  # A's alone at whole sectors: read better
         ((128, 14336, 1000), "hgemm_h6_split_128x128"),  # the split tile for few rows shares only a shape with it
         ((1024, 2000, 1024), "hgemm_h6_pp_tma_128x128"),  # B's alone at whole sectors, K <= 2048: read better

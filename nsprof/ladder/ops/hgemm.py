@@ -239,7 +239,7 @@ STAGES = (
          _h6(128, 64, _H6_128x64_SMEM, split_sums=True),
          _h6_few_rows(256, 5), _h6_few_rows(128, 8), _h6_few_rows(256, 6, rows=16),
          _h6_few_rows(128, 11, rows=16, one_wave_first=True),
-         _h6(128, 192, _H6_192_SMEM, persistent=True, tma_store=True, fill_gain=0.05),
+         _h6(128, 192, _H6_192_SMEM, persistent=True, tma_store=True, fill_gain=0.05, one_round_first=True),
          _h6_multicast(256, _H6_TMA_SMEM), _h6_multicast(192, _H6_192_SMEM), _h6_pp_multicast(), _h6_pp_pairs(),
          _h6_multicast(256, _H6_TMA_SMEM, stream_k=True), _h6_multicast(192, _H6_192_SMEM, stream_k=True)),
         "tma-fill", FP16,

@@ -106,7 +106,7 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
         if twin is not None:
             return LaunchPlan(twin)
         if fills or tile is candidates[-1]:  # a tile for few rows: more than half a wave, all one wave holds
-            tile, split = _in_one_round(tile, split, candidates[:tried], m, n, sm_count)
+            tile, split = _in_one_round(tile, split, candidates[:tried] + alternatives, m, n, sm_count)
             plan = _unless_needless(_with_sharing(tile, m, n, split, sm_count, forced_tail), candidates)
             plan = _fewer_slices(plan, candidates, m, n, k)
             plan = _unaligned_form(_better_filled(plan, alternatives, m, n, sm_count), replacements, candidates,
@@ -272,23 +272,32 @@ def _with_shared_tail(plan: LaunchPlan, replacements: tuple[Tile, ...], m: int, 
     return shared if shared.shared_tiles else plan
 
 
-def _in_one_round(tile: Tile, split: int, tried: tuple[Tile, ...], m: int, n: int,
+def _in_one_round(tile: Tile, split: int, larger: tuple[Tile, ...], m: int, n: int,
                   sm_count: int) -> tuple[Tile, int]:
-    """Where `tile`'s blocks take two rounds or more, unsplit, a tile tried before it that is marked `one_round_first`
-    (larger, so it did not fill the SMs) and whose blocks fit one round, C having more than one row of them; else
-    `tile` and its split. Each round pays a block's start and end again, and a larger tile asks the L2 for fewer bytes
-    a FLOP. Why (the H200, paired with the library, benchmarks/records/2026-12-01-h200-hgemm-last-direct, section 6):
-    one round of h6's ping-pong 128 x 128 tiles, 55-76% of the SMs, ran 11-21 points ahead of the two rounds of 128 x
-    64 the launcher had taken at 1000 x 1200 x 808 (65 -> 85.7%; 84.9% in nsprof bench), 1200 x 1000 x 800, 768 x 1536
-    x 1024, 1024 x 1536 x 1024 and 1280^3, whole or ragged rows alike; where 128 x 64 fits one round (1000^3: 128
-    tiles, 81% against 72%) it stays. A nearly full round of the ping-pong tile had run 99.3-101.1% where 128 x 64's
-    two ran 79-85% (1024 x 2048 x 1024 and seven more shapes: benchmarks/records/2026-12-01-h200-hgemm-cluster-split,
-    section 7)."""
+    """Where `tile`'s blocks take two rounds or more, unsplit, the first of `larger` (tiles tried before it, which
+    did not fill the SMs, then the alternatives) that is marked `one_round_first`, whose blocks fit one round, C
+    having more than one row of them, and whose tile is no larger than `tile`'s rounds of tiles; else `tile` and its
+    split. Each round pays a block's start and end again, and a larger tile asks the L2 for fewer bytes a FLOP. Why
+    (the H200, paired with the library):
+    - one round of h6's ping-pong 128 x 128 tiles, 55-76% of the SMs, ran 11-21 points ahead of the two rounds of
+      128 x 64 the launcher had taken at 1000 x 1200 x 808 (65 -> 85.7%; 84.9% in nsprof bench), 1200 x 1000 x 800,
+      768 x 1536 x 1024, 1024 x 1536 x 1024 and 1280^3, whole or ragged rows alike; where 128 x 64 fits one round
+      (1000^3: 128 tiles, 81% against 72%) it stays. A nearly full round of the ping-pong tile had run
+      99.3-101.1% where 128 x 64's two ran 79-85% (1024 x 2048 x 1024 and seven more shapes:
+      benchmarks/records/2026-12-01-h200-hgemm-last-direct, section 6; 2026-12-01-h200-hgemm-cluster-split,
+      section 7).
+    - one round of 128 x 192 tiles (1.5 times a ping-pong tile's work) ran 9-20 points ahead of the ping-pong
+      tile's two rounds, in both orders, at all seven shapes probed: 1536^3 73 -> 86%, 1024 x 3072 x 1024 87-88 ->
+      100-101%, 2048 x 1536 x 2048 85 -> 100%, 1152 x 2304 x 2048 83 -> 100%, 300 x 6144 x 2048 58 -> 76-77%,
+      768 x 3072 x 4096 70 -> 86-90%, 1280 x 1920 x 1024 79 -> 88.5%
+      (benchmarks/records/2026-12-01-h200-hgemm-one-round-wider, section 2)."""
     if split > 1 or _rounds(tile, m, n, sm_count) < 2:
         return tile, split
-    for larger in tried:
-        if larger.one_round_first and m > larger.bm and _rounds(larger, m, n, sm_count) == 1:
-            return larger, 1
+    work = _rounds(tile, m, n, sm_count) * tile.bm * tile.bn
+    for other in larger:
+        if (other.one_round_first and m > other.bm and _rounds(other, m, n, sm_count) == 1
+                and other.bm * other.bn <= work):
+            return other, 1
     return tile, split
 
 
