@@ -171,7 +171,11 @@ def test_h6_clusters_give_way_to_clusters_that_keep_more_of_the_slots_busy_where
         ((2048, 2048, 2048), "hgemm_h6_pp_tma_128x128"),  # whole lines: 128 tiles of 128x256 leave 4 SMs idle
         # 96 tiles: too far from a wave (one round of 128 x 192 runs, in clusters: B's rows straddle lines)
         ((1000, 3000, 2000), "hgemm_h6_cl2_tma_256x192"),
-        ((1000, 4000, 2000, 140), "hgemm_h6_pp_cl2_tma_256x128"),  # on 140 SMs 128 tiles are 91% of a wave
+        ((1000, 4000, 2000, 140), "hgemm_h6_cl2_tma_256x256"),  # on 140 SMs 128 tiles are 91% of a wave
+        ((1800, 1800, 1800), "hgemm_h6_cl2_tma_256x256"),  # 120 tiles: 91%
+        ((1600, 2000, 1800), "hgemm_h6_cl2_tma_256x256"),  # 104 tiles: 79%
+        ((1000, 4000, 2000, 168), "hgemm_h6_cl2_tma_256x192"),  # 76%: one round of 128 x 192, in clusters
+        ((14336, 64, 1000, 114), "hgemm_h6_128x64"),  # 112 of 114, but 128 x 256 is four times as wide as N
     ],
 )
 def test_h6_runs_a_nearly_full_wave_of_128x256_in_clusters_where_rows_straddle_sectors(size, entry):

@@ -27,7 +27,7 @@ SHALLOW_SLICE_K = 2048
 FILLED_SHARE = 0.9
 # A tile whose blocks fill at least this share of one wave, but not all of it, runs in its clustered form where rows
 # straddle the L2's sectors or lines (`_nearly_full_wave`), rather than leaving the launcher to a smaller tile.
-NEARLY_FULL_WAVE = 0.95
+NEARLY_FULL_WAVE = 0.78
 SECTOR_HALVES = 16  # 32 bytes of fp16: a row that is not whole sectors starts inside one
 # Where only B's rows straddle lines, at whole sectors, the ping-pong tile keeps the plan up to this K; deeper, the
 # clusters' shared B pays (`_ping_pong_reads_it_better`).
@@ -344,8 +344,14 @@ def _nearly_full_wave(tile: Tile, replacements: tuple[Tile, ...], m: int, n: int
     85-88 -> 99-100%; three cards, 8 of the shapes held out from the rule's making); where one operand's rows are
     whole lines and the other's whole sectors the ping-pong tile stayed ahead by
     0.8-2.6 points at four shapes (1000 x 4000 x 1024, 1024 x 4096 x 2000, 2048 x 2000 x 4096, 2048 x 1920 x 4000)
-    and behind by 0.5-1.0 at a fifth (2000 x 1920 x 2000)."""
+    and behind by 0.5-1.0 at a fifth (2000 x 1920 x 2000). Less full (benchmarks/records/
+    2026-12-01-h200-hgemm-one-round-wider, section 4): where 104-120 tiles of 128 x 256 fill 79-91% of the wave, the
+    clusters ran 2-17 points ahead of the ping-pong tile's clusters in two rounds at all eight shapes probed, in both
+    orders (1800^3 69-70 -> 82-83%, 1600 x 2000 x 1800 77 -> 94%, 1600 x 2200 x 1000 86 -> 98%). Only where C has
+    more than one row of the tiles and N fills one: a tile wider than N would leave most of its products zero."""
     if tile.tma_boxes is None or not _just_short_of_a_wave(tile.count(m, n), sm_count):
+        return None
+    if m <= tile.bm or n < tile.bn:
         return None
     if not (_rows_inside_sectors(n, k) or not any(tile.whole_box_rows(n, k))):
         return None
