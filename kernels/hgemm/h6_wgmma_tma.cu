@@ -248,6 +248,9 @@
 //    system, not by when the loads are asked for. Also no faster (the record's start-variants.diff): the maps asked
 //    for as the body's first step (99.4-100.2% of h6 as declared), the ring's barriers set up by a lane of warp 0
 //    each, each with its fences (95-98.5%).
+//  * tried, slower (benchmarks/records/2026-12-01-h200-hgemm-one-round-wider, section 1): both warpgroups of a ping-pong
+//    block on its last tile, 64 rows each, the other joining once its own last stores are issued, so that the
+//    block's end stores half as much: 0.1-3.0 points slower at 12 of 13 shapes (2048^3 99.2-99.3 -> 97.7-98.1%).
 //  * tried, no change (benchmarks/records/2026-11-30-h200-hgemm-energy): try_wait with a suspend-time hint (NANOSLEEP.SYNCS until the barrier
 //    flips, not a spin: within 0.5 points at seven of nine shapes, 1.7-2.3 lower at two few-row ones), and the
 //    tile order grouping 256 to 8192 rows (no group size ahead at more than two of seven shape-and-tile pairs).

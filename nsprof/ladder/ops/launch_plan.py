@@ -289,7 +289,8 @@ def _in_one_round(tile: Tile, split: int, larger: tuple[Tile, ...], m: int, n: i
     - one round of 128 x 192 tiles (1.5 times a ping-pong tile's work) ran 9-20 points ahead of the ping-pong
       tile's two rounds, in both orders, at all seven shapes probed: 1536^3 73 -> 86%, 1024 x 3072 x 1024 87-88 ->
       100-101%, 2048 x 1536 x 2048 85 -> 100%, 1152 x 2304 x 2048 83 -> 100%, 300 x 6144 x 2048 58 -> 76-77%,
-      768 x 3072 x 4096 70 -> 86-90%, 1280 x 1920 x 1024 79 -> 88.5%
+      768 x 3072 x 4096 70 -> 86-90%, 1280 x 1920 x 1024 79 -> 88.5%; held out, ahead at 12 of 13 shapes by 12-31
+      points (in clusters where rows straddle: 1000 x 3072 x 2000 85 -> 99-100%), alike at K = 256
       (benchmarks/records/2026-12-01-h200-hgemm-one-round-wider, section 2)."""
     if split > 1 or _rounds(tile, m, n, sm_count) < 2:
         return tile, split
@@ -346,8 +347,9 @@ def _nearly_full_wave(tile: Tile, replacements: tuple[Tile, ...], m: int, n: int
     0.8-2.6 points at four shapes (1000 x 4000 x 1024, 1024 x 4096 x 2000, 2048 x 2000 x 4096, 2048 x 1920 x 4000)
     and behind by 0.5-1.0 at a fifth (2000 x 1920 x 2000). Less full (benchmarks/records/
     2026-12-01-h200-hgemm-one-round-wider, section 4): where 104-120 tiles of 128 x 256 fill 79-91% of the wave, the
-    clusters ran 2-17 points ahead of the ping-pong tile's clusters in two rounds at all eight shapes probed, in both
-    orders (1800^3 69-70 -> 82-83%, 1600 x 2000 x 1800 77 -> 94%, 1600 x 2200 x 1000 86 -> 98%). Only where C has
+    clusters ran 2-18 points ahead of the ping-pong tile's clusters in two rounds at all eight shapes probed, in both
+    orders (1800^3 69-70 -> 82-83%, 1600 x 2000 x 1800 77 -> 94%, 1600 x 2200 x 1000 86 -> 98%); held out, ahead at
+    three of four by 1-7 points, behind by 1.3-1.4 at 7000 x 512 x 1000 (side-by-side pairs). Only where C has
     more than one row of the tiles and N fills one: a tile wider than N would leave most of its products zero."""
     if tile.tma_boxes is None or not _just_short_of_a_wave(tile.count(m, n), sm_count):
         return None

@@ -45,13 +45,13 @@ class Tile:
     128 x 192 for 128 x 256; launch_plan.choose_plan). A tile with `one_wave_first` is taken unsplit, before
     the tiles declared ahead of it, where its blocks fill more than half of one wave and no more (a
     narrower tile with a deep ring, unsplit, against a wider one that would split K: 16 x 128 against
-    16 x 256 at N = 14336). A tile with `one_round_first` is taken where its blocks fit one round, however
-    full, and C has more than one row of it, rather than a smaller tile whose blocks would take two
-    (launch_plan._in_one_round). A tile with `replaces_unaligned` (a shape) is taken instead of the tile of
-    that shape where the rows of A or B are not whole TMA boxes wide (`rows_in_whole_boxes`;
-    launch_plan.choose_plan), as its `straddle` says: "either" operand's rows (the default), only where B's are not
-    ("B": it shares B, which A's straddling rows do not need), or only where B's are and A's start inside 32-byte
-    sectors ("A inside sectors": it shares A).
+    16 x 256 at N = 14336). A tile with `one_round_first` is taken where its blocks fit one round, however full, and
+    C has more than one row of it, rather than a smaller tile whose blocks would take two, if one of its tiles is no
+    more work than the smaller tile's rounds of tiles (launch_plan._in_one_round). A tile with `replaces_unaligned`
+    (a shape) is taken instead of the tile of that shape where the rows of A or B are not whole TMA boxes wide
+    (`rows_in_whole_boxes`; launch_plan.choose_plan), as its `straddle` says: "either" operand's rows (the default),
+    only where B's are not ("B": it shares B, which A's straddling rows do not need), or only where B's are and A's
+    start inside 32-byte sectors ("A inside sectors": it shares A).
     A tile with `takes_over` (a shape) runs the plans the launcher makes of the tile of that shape where they
     split nothing and share nothing, C has more than one row of those tiles, and B is not much larger than an L2
     (launch_plan.TAKE_OVER_MAX_B). A tile with `replaces_split` (a shape) runs unsplit where the launcher would
