@@ -257,7 +257,7 @@ def test_h6_gives_one_sided_whole_sector_rows_to_the_ping_pong_tile_where_it_tak
         # 1200 x 808: 80 tiles, 61% of the SMs, one round still beats two)
         ((1024, 2040, 1024), "hgemm_h6_pp_cl2_tma_256x128"),
         ((1000, 1200, 808), "hgemm_h6_pp_cl2_tma_256x128"),
-        ((300, 3000, 2000), "hgemm_h6_pp_cl2_tma_256x128"),  # three rows of tiles, two units
+        ((512, 3000, 2000), "hgemm_h6_pp_cl2_tma_256x128"),  # four rows of tiles, two units
         ((1024, 1024, 1024), "hgemm_h6_128x64"),  # 128x64's 128 tiles fit one round: it stays
         ((1000, 1000, 1000), "hgemm_h6_128x64"),
         ((128, 14336, 4096), "hgemm_h6_split_128x128"),  # one row of tiles: not this rule's
@@ -284,6 +284,24 @@ def test_h6_takes_one_round_of_ping_pong_128x128_tiles_over_two_of_128x64(size, 
     ],
 )
 def test_h6_takes_one_round_of_128x192_tiles_over_two_of_the_ping_pong_tile(size, entry):
+    assert choose_plan(get_stage("hgemm", "h6"), *size, H200_SMS).tile.entry == entry
+
+
+@pytest.mark.parametrize(
+    "size, entry",
+    [
+        ((300, 3000, 2000), "hgemm_h6_64x128"),  # 128-row tiles leave 22% of their rows empty, 64-row ones 6%
+        ((180, 4000, 4000), "hgemm_h6_64x128"),
+        ((140, 4500, 4096), "hgemm_h6_64x128"),
+        ((300, 1000, 2000), "hgemm_h6_128x64"),  # 40 tiles of 64 x 128: under half a round
+        ((384, 2560, 2048), "hgemm_h6_128x64"),  # no row empty
+        ((440, 2200, 2048), "hgemm_h6_pp_cl2_tma_256x128"),  # 14% of the rows empty: under ROW_WASTE
+        ((200, 8192, 2048), "hgemm_h6_pp_tma_128x128"),  # 256 tiles of 64 x 128: two rounds
+        ((200, 4096, 2048), "hgemm_h6_128x64"),  # 64-row tiles leave as many rows empty
+        ((300, 16, 1000), "hgemm_h6_128x64"),  # 64 x 128 would multiply more zeros past N than it saves past M
+    ],
+)
+def test_h6_runs_64_row_tiles_where_taller_tiles_leave_rows_empty(size, entry):
     assert choose_plan(get_stage("hgemm", "h6"), *size, H200_SMS).tile.entry == entry
 
 
@@ -359,7 +377,7 @@ def test_busy_share_counts_the_idle_slots_of_the_last_round():
         ((16, 128256, 4096), "16x256", 1),  # 501 tiles: waves enough without a split; 16x128's 1002 are past one wave
         ((65, 4096, 4096), "128x128", 4),  # more than 64 rows: 128x128 split in 4, one wave of 128 blocks
         ((128, 14336, 4096), "128x128", 1),  # 112 blocks: all one wave holds (128x64's 224 ran two thirds as fast)
-        ((129, 4096, 4096), "128x64", 1),  # past 128 rows no tile splits: the last, smallest tile
+        ((129, 4096, 4096), "64x128", 1),  # past 128 rows no tile splits; 64-row tiles leave fewer rows empty
         ((16, 4096, 128), "16x128", 1),  # K of one slice: too few blocks either way, the last few-row tile
         ((64, 4096, 128), "64x128", 1),
     ],

@@ -91,9 +91,10 @@ k step as a 128x256 one for half the products). **A tile sized to the problem**:
 where their waves keep a twentieth more of the slots busy. **Few rows**: 16 tokens fill an eighth of a
 128-row tile, so h6 runs 64-row tiles there (half the tensor-core work of zero rows; at most 16 rows,
 it loads only those rows of A and keeps more stages of B in flight) and splits K until one wave is as
-full as it gets. **Fewer rounds**: every round pays a block's start and end again, so where a smaller
-tile's blocks would take two rounds, one round of a larger tile wins even with SMs left idle: h6 runs
-1000 x 1200 x 808 as 80 ping-pong 128x128 tiles, not 152 of 128x64 (65% -> 85% of the library; in
+full as it gets; at a few hundred rows it runs them where 128-row tiles would leave 15% of their rows
+or more empty (300 x 3000 x 2000: 57% -> 77%). **Fewer rounds**: every round pays a block's start and
+end again, so where a smaller tile's blocks would take two rounds, one round of a larger tile wins
+even with SMs left idle: h6 runs 1000 x 1200 x 808 as 80 ping-pong 128x128 tiles, not 152 of 128x64 (65% -> 85% of the library; in
 clusters of two that share B, since its rows straddle lines, 88%), and 1536^3 as 96 tiles of 128x192,
 not 144 ping-pong tiles in two rounds (73% -> 86%).
 **Split-K** cuts K as well, so that every tile

@@ -41,6 +41,9 @@ CLUSTER_TAIL_MIN_K = 4000
 # Where K is shallower than that, clusters give way to an alternative tile's clusters whose units keep at least this
 # much more of the clusters' slots busy (`_better_filled_clusters`), below the alternative's own `fill_gain`.
 CLUSTER_FILL_GAIN = 0.04
+# Where at least this share of a plan's tile rows lies past M, 64-row tiles that fit one round run instead
+# (`_finer_rows`).
+ROW_WASTE = 0.15
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,7 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
     104 run one, at 79% of cuBLAS; split in 4 (320 blocks, 2.4 per SM) the same kernel reads 99%.
     """
     candidates = as_tiles(stage.tiles) if tiles is None else tiles
+    every_tile = candidates
     if forced_tile:
         chosen = [t for t in candidates if t.shape == forced_tile]
         if not chosen:
@@ -112,7 +116,8 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
             plan = _unaligned_form(_better_filled(plan, alternatives, m, n, sm_count), replacements, candidates,
                                    m, n, k, sm_count)
             plan = _better_filled_clusters(plan, alternatives, replacements, m, n, k, sm_count)
-            return _taken_over(_unsplit_form(plan, replacements, m, n, k, sm_count), candidates, m, n, k)
+            plan = _taken_over(_unsplit_form(plan, replacements, m, n, k, sm_count), candidates, m, n, k)
+            return plan if forced_tile else _finer_rows(plan, every_tile, m, n, sm_count)
     raise AssertionError("unreachable: the last tile always returns")
 
 
@@ -300,6 +305,32 @@ def _in_one_round(tile: Tile, split: int, larger: tuple[Tile, ...], m: int, n: i
                 and other.bm * other.bn <= work):
             return other, 1
     return tile, split
+
+
+def _finer_rows(plan: LaunchPlan, tiles: tuple[Tile, ...], m: int, n: int, sm_count: int) -> LaunchPlan:
+    """An unsplit plan of 128-row tiles or taller, at least ROW_WASTE of whose rows lie past M, gives way to the
+    narrowest 64-row tile for few rows (`few_rows` 64) where its blocks fill at least half of one round and no more,
+    C has more than one row of them and fewer of their products lie past M or N. Why (the H200, paired with the
+    library, benchmarks/records/2026-12-01-h200-hgemm-one-round-wider, section 6): 64 x 128 tiles ran 11-21 points
+    ahead where the plan's tiles left 17-49% of their rows past M (300 x 3000 x 2000 56-57 -> 76-77%, 320 x 3072 x
+    2048 80 -> 91%), alike at 14% (440 x 2200 x 2048), 15 points behind at none (384 x 2560 x 2048); held out, ahead
+    at five shapes by 2-31 points (180 x 4000 x 4000 56-57 -> 83-88%) and behind by 6-8 where they made 40 and 20
+    blocks, which set the half round; with it, ahead at four fresh shapes by 7-19 points. Where they take two rounds,
+    36-57 points behind (200 x 8192 x 2048, 256 x 14336 x 4096); the wider 64 x 256 read 64% at 300 x 3000 x 2000."""
+    if plan.split_k > 1 or plan.shared_tiles or plan.tile.bm < 128 or m <= 64:
+        return plan
+    finer = min((t for t in tiles if t.few_rows == 64), key=lambda t: t.bn, default=None)
+    if finer is None or not finer.slots(sm_count) <= 2 * finer.count(m, n) <= 2 * finer.slots(sm_count):
+        return plan
+    if _waste(plan.tile, m) < ROW_WASTE or _waste(finer, m, n) >= _waste(plan.tile, m, n):
+        return plan
+    return LaunchPlan(finer)
+
+
+def _waste(tile: Tile, m: int, n: int | None = None) -> float:
+    """The share of the products of C's tiles that lies past M or N (no N: of their rows, past M)."""
+    cols = 1.0 if n is None else n / (-(-n // tile.bn) * tile.bn)
+    return 1 - m / (-(-m // tile.bm) * tile.bm) * cols
 
 
 def _just_short_of_a_wave(blocks: int, sm_count: int) -> bool:
