@@ -41,8 +41,8 @@ CLUSTER_TAIL_MIN_K = 4000
 # Where K is shallower than that, clusters give way to an alternative tile's clusters whose units keep at least this
 # much more of the clusters' slots busy (`_better_filled_clusters`), below the alternative's own `fill_gain`.
 CLUSTER_FILL_GAIN = 0.04
-# Where at least this share of a plan's tile rows lies past M, 64-row tiles that fit one round run instead
-# (`_finer_rows`).
+# Where at least this share of a plan's tile rows lies past M, 64-row tiles that fill half a round to one run
+# instead (`_finer_rows`).
 ROW_WASTE = 0.15
 
 
@@ -77,7 +77,7 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
     split (`_fewer_slices`), where rows are not whole TMA boxes wide, its clustered form (`_unaligned_form`; and
     where a tile falls just short of one wave, rather than a smaller tile: `_nearly_full_wave`), a
     shallow K split a tile that needs none (`_unsplit_form`), and elsewhere a tile that takes over its plans
-    (`_taken_over`).
+    (`_taken_over`); last, where the plan's tiles leave many rows past M, 64-row tiles (`_finer_rows`).
 
     Why the even spread (measured on the H200 with v8, benchmarks/gpu/sgemm_peak_h200.sh):
     at 1000x1200x800, 80 tiles of 128x128 split in 2 give 160 blocks, so 28 SMs run two blocks and
