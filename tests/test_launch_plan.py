@@ -295,7 +295,7 @@ def test_h6_takes_one_round_of_128x192_tiles_over_two_of_the_ping_pong_tile(size
         ((140, 4500, 4096), "hgemm_h6_64x128"),
         ((300, 1000, 2000), "hgemm_h6_128x64"),  # 40 tiles of 64 x 128: under half a round
         ((384, 2560, 2048), "hgemm_h6_128x64"),  # no row empty
-        ((440, 2200, 2048), "hgemm_h6_pp_cl2_tma_256x128"),  # 14% of the rows empty: under ROW_WASTE
+        ((440, 2200, 2048), "hgemm_h6_pp_cl2_tma_256x128"),  # 14% of the rows empty: under rounds.ROW_WASTE
         ((200, 8192, 2048), "hgemm_h6_pp_tma_128x128"),  # 256 tiles of 64 x 128: two rounds
         ((200, 4096, 2048), "hgemm_h6_128x64"),  # 64-row tiles leave as many rows empty
         ((300, 16, 1000), "hgemm_h6_128x64"),  # 64 x 128 would multiply more zeros past N than it saves past M

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from nsprof.errors import UsageError
 from nsprof.ladder.op_model import Stage
+from nsprof.ladder.ops.rounds import finer_rows, in_one_round, rounds
 from nsprof.ladder.ops.tiles import Tile, as_tiles
 
 MIN_SLICE_K = 128  # a K split keeps each slice at least this deep, so the partial sums stay worth a launch
@@ -41,9 +42,6 @@ CLUSTER_TAIL_MIN_K = 4000
 # Where K is shallower than that, clusters give way to an alternative tile's clusters whose units keep at least this
 # much more of the clusters' slots busy (`_better_filled_clusters`), below the alternative's own `fill_gain`.
 CLUSTER_FILL_GAIN = 0.04
-# Where at least this share of a plan's tile rows lies past M, 64-row tiles that fill half a round to one run
-# instead (`_finer_rows`).
-ROW_WASTE = 0.15
 
 
 @dataclass(frozen=True)
@@ -73,11 +71,11 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
     tile that needs no split shares its last tiles out (`stream_k_tail`). Where few-row tiles fit M,
     only they are tried (`for_rows`), one that fills one wave unsplit first (`one_wave_first`); an
     alternative tile may then replace the choice (`_better_filled`), a larger tile that fits one round the smaller
-    tile's two (`_in_one_round`), a narrower 16-row tile a wider one's shallow
+    tile's two (`rounds.in_one_round`), a narrower 16-row tile a wider one's shallow
     split (`_fewer_slices`), where rows are not whole TMA boxes wide, its clustered form (`_unaligned_form`; and
     where a tile falls just short of one wave, rather than a smaller tile: `_nearly_full_wave`), a
     shallow K split a tile that needs none (`_unsplit_form`), and elsewhere a tile that takes over its plans
-    (`_taken_over`); last, where the plan's tiles leave many rows past M, 64-row tiles (`_finer_rows`).
+    (`_taken_over`); last, where the plan's tiles leave many rows past M, 64-row tiles (`rounds.finer_rows`).
 
     Why the even spread (measured on the H200 with v8, benchmarks/gpu/sgemm_peak_h200.sh):
     at 1000x1200x800, 80 tiles of 128x128 split in 2 give 160 blocks, so 28 SMs run two blocks and
@@ -110,14 +108,16 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
         if twin is not None:
             return LaunchPlan(twin)
         if fills or tile is candidates[-1]:  # a tile for few rows: more than half a wave, all one wave holds
-            tile, split = _in_one_round(tile, split, candidates[:tried] + alternatives, m, n, sm_count)
+            tile, split = in_one_round(tile, split, candidates[:tried] + alternatives, m, n, sm_count)
             plan = _unless_needless(_with_sharing(tile, m, n, split, sm_count, forced_tail), candidates)
             plan = _fewer_slices(plan, candidates, m, n, k)
             plan = _unaligned_form(_better_filled(plan, alternatives, m, n, sm_count), replacements, candidates,
                                    m, n, k, sm_count)
             plan = _better_filled_clusters(plan, alternatives, replacements, m, n, k, sm_count)
             plan = _taken_over(_unsplit_form(plan, replacements, m, n, k, sm_count), candidates, m, n, k)
-            return plan if forced_tile else _finer_rows(plan, every_tile, m, n, sm_count)
+            finer = None if forced_tile or plan.split_k > 1 or plan.shared_tiles else finer_rows(
+                plan.tile, every_tile, m, n, sm_count)
+            return plan if finer is None else LaunchPlan(finer)
     raise AssertionError("unreachable: the last tile always returns")
 
 
@@ -209,7 +209,7 @@ def _unaligned_form(plan: LaunchPlan, replacements: tuple[Tile, ...], candidates
         if heir is not plan or plan.tile.takes_over is not None:  # (the ping-pong tile's own plan stays too)
             return heir
     twin = _clustered_form(plan.tile, replacements, n, k)
-    if twin is None or _rounds(twin, m, n, sm_count) > _rounds(plan.tile, m, n, sm_count):
+    if twin is None or rounds(twin, m, n, sm_count) > rounds(plan.tile, m, n, sm_count):
         return plan
     return _with_shared_tail(LaunchPlan(twin), replacements, m, n, k, sm_count)
 
@@ -277,62 +277,6 @@ def _with_shared_tail(plan: LaunchPlan, replacements: tuple[Tile, ...], m: int, 
     return shared if shared.shared_tiles else plan
 
 
-def _in_one_round(tile: Tile, split: int, larger: tuple[Tile, ...], m: int, n: int,
-                  sm_count: int) -> tuple[Tile, int]:
-    """Where `tile`'s blocks take two rounds or more, unsplit, the first of `larger` (tiles tried before it, which
-    did not fill the SMs, then the alternatives) that is marked `one_round_first`, whose blocks fit one round, C
-    having more than one row of them, and whose tile is no larger than `tile`'s rounds of tiles; else `tile` and its
-    split. Each round pays a block's start and end again, and a larger tile asks the L2 for fewer bytes a FLOP. Why
-    (the H200, paired with the library):
-    - one round of h6's ping-pong 128 x 128 tiles, 55-76% of the SMs, ran 11-21 points ahead of the two rounds of
-      128 x 64 the launcher had taken at 1000 x 1200 x 808 (65 -> 85.7%; 84.9% in nsprof bench), 1200 x 1000 x 800,
-      768 x 1536 x 1024, 1024 x 1536 x 1024 and 1280^3, whole or ragged rows alike; where 128 x 64 fits one round
-      (1000^3: 128 tiles, 81% against 72%) it stays. A nearly full round of the ping-pong tile had run
-      99.3-101.1% where 128 x 64's two ran 79-85% (1024 x 2048 x 1024 and seven more shapes:
-      benchmarks/records/2026-12-01-h200-hgemm-last-direct, section 6; 2026-12-01-h200-hgemm-cluster-split,
-      section 7).
-    - one round of 128 x 192 tiles (1.5 times a ping-pong tile's work) ran 9-20 points ahead of the ping-pong
-      tile's two rounds, in both orders, at all seven shapes probed: 1536^3 73 -> 86%, 1024 x 3072 x 1024 87-88 ->
-      100-101%, 2048 x 1536 x 2048 85 -> 100%, 1152 x 2304 x 2048 83 -> 100%, 300 x 6144 x 2048 58 -> 76-77%,
-      768 x 3072 x 4096 70 -> 86-90%, 1280 x 1920 x 1024 79 -> 88.5%; held out, ahead at 12 of 13 shapes by 12-31
-      points (in clusters where rows straddle: 1000 x 3072 x 2000 85 -> 99-100%), alike at K = 256
-      (benchmarks/records/2026-12-01-h200-hgemm-one-round-wider, section 2)."""
-    if split > 1 or _rounds(tile, m, n, sm_count) < 2:
-        return tile, split
-    work = _rounds(tile, m, n, sm_count) * tile.bm * tile.bn
-    for other in larger:
-        if (other.one_round_first and m > other.bm and _rounds(other, m, n, sm_count) == 1
-                and other.bm * other.bn <= work):
-            return other, 1
-    return tile, split
-
-
-def _finer_rows(plan: LaunchPlan, tiles: tuple[Tile, ...], m: int, n: int, sm_count: int) -> LaunchPlan:
-    """An unsplit plan of 128-row tiles or taller, at least ROW_WASTE of whose rows lie past M, gives way to the
-    narrowest 64-row tile for few rows (`few_rows` 64) where its blocks fill at least half of one round and no more,
-    C has more than one row of them and fewer of their products lie past M or N. Why (the H200, paired with the
-    library, benchmarks/records/2026-12-01-h200-hgemm-one-round-wider, section 6): 64 x 128 tiles ran 11-21 points
-    ahead where the plan's tiles left 17-49% of their rows past M (300 x 3000 x 2000 56-57 -> 76-77%, 320 x 3072 x
-    2048 80 -> 91%), alike at 14% (440 x 2200 x 2048), 15 points behind at none (384 x 2560 x 2048); held out, ahead
-    at five shapes by 2-31 points (180 x 4000 x 4000 56-57 -> 83-88%) and behind by 6-8 where they made 40 and 20
-    blocks, which set the half round; with it, ahead at four fresh shapes by 7-19 points. Where they take two rounds,
-    36-57 points behind (200 x 8192 x 2048, 256 x 14336 x 4096); the wider 64 x 256 read 64% at 300 x 3000 x 2000."""
-    if plan.split_k > 1 or plan.shared_tiles or plan.tile.bm < 128 or m <= 64:
-        return plan
-    finer = min((t for t in tiles if t.few_rows == 64), key=lambda t: t.bn, default=None)
-    if finer is None or not finer.slots(sm_count) <= 2 * finer.count(m, n) <= 2 * finer.slots(sm_count):
-        return plan
-    if _waste(plan.tile, m) < ROW_WASTE or _waste(finer, m, n) >= _waste(plan.tile, m, n):
-        return plan
-    return LaunchPlan(finer)
-
-
-def _waste(tile: Tile, m: int, n: int | None = None) -> float:
-    """The share of the products of C's tiles that lies past M or N (no N: of their rows, past M)."""
-    cols = 1.0 if n is None else n / (-(-n // tile.bn) * tile.bn)
-    return 1 - m / (-(-m // tile.bm) * tile.bm) * cols
-
-
 def _just_short_of_a_wave(blocks: int, sm_count: int) -> bool:
     """Whether blocks fill at least NEARLY_FULL_WAVE of one wave of the GPU's SMs, but not all of it."""
     return NEARLY_FULL_WAVE * sm_count <= blocks < sm_count
@@ -357,11 +301,6 @@ def _ping_pong_reads_it_better(tile: Tile, n: int, k: int) -> bool:
         return False
     a_whole, b_whole = tile.whole_box_rows(n, k)
     return (b_whole and not a_whole) or (a_whole and not b_whole and k <= B_STRADDLE_MAX_K)
-
-
-def _rounds(tile: Tile, m: int, n: int, sm_count: int) -> int:
-    """How many rounds a tile's blocks (a clustered tile's units) take on the GPU's slots."""
-    return math.ceil(tile.count(m, n) / tile.slots(sm_count))
 
 
 def _nearly_full_wave(tile: Tile, replacements: tuple[Tile, ...], m: int, n: int, k: int,
@@ -389,7 +328,7 @@ def _nearly_full_wave(tile: Tile, replacements: tuple[Tile, ...], m: int, n: int
     if not (_rows_inside_sectors(n, k) or not any(tile.whole_box_rows(n, k))):
         return None
     twin = _clustered_form(tile, replacements, n, k)
-    return None if twin is None or _rounds(twin, m, n, sm_count) > 1 else twin
+    return None if twin is None or rounds(twin, m, n, sm_count) > 1 else twin
 
 
 def _unsplit_form(plan: LaunchPlan, replacements: tuple[Tile, ...], m: int, n: int, k: int,

@@ -47,7 +47,7 @@ class Tile:
     narrower tile with a deep ring, unsplit, against a wider one that would split K: 16 x 128 against
     16 x 256 at N = 14336). A tile with `one_round_first` is taken where its blocks fit one round, however full, and
     C has more than one row of it, rather than a smaller tile whose blocks would take two, if one of its tiles is no
-    more work than the smaller tile's rounds of tiles (launch_plan._in_one_round). A tile with `replaces_unaligned`
+    more work than the smaller tile's rounds of tiles (rounds.in_one_round). A tile with `replaces_unaligned`
     (a shape) is taken instead of the tile of that shape where the rows of A or B are not whole TMA boxes wide
     (`rows_in_whole_boxes`; launch_plan.choose_plan), as its `straddle` says: "either" operand's rows (the default),
     only where B's are not ("B": it shares B, which A's straddling rows do not need), or only where B's are and A's
