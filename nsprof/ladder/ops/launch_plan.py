@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from nsprof.errors import UsageError
 from nsprof.ladder.op_model import Stage
 from nsprof.ladder.ops.rounds import finer_rows, in_one_round, rounds
-from nsprof.ladder.ops.tiles import Tile, as_tiles
+from nsprof.ladder.ops.tiles import Tile, as_tiles, round_up
 
 MIN_SLICE_K = 128  # a K split keeps each slice at least this deep, so the partial sums stay worth a launch
 # A grid fills the GPU evenly when the SMs' average block count is at least this share of the busiest SM's
@@ -132,7 +132,7 @@ def run_shape(stage: Stage, m: int, n: int, k: int, item_bytes: int) -> tuple[in
 
     def pitch(length: int) -> int:
         line = 128 // item_bytes
-        return length if length * item_bytes % 16 == 0 else -(-length // line) * line
+        return length if length * item_bytes % 16 == 0 else round_up(length, line)
 
     return m, pitch(n), pitch(k)
 

@@ -18,7 +18,7 @@ import numpy as np
 from nsprof.errors import UsageError
 from nsprof.ladder.op_model import LaunchTools, LibraryCall, Stage, find_kernel
 from nsprof.ladder.ops.launch_plan import LaunchPlan, choose_plan, run_shape
-from nsprof.ladder.ops.tiles import Tile, as_tiles
+from nsprof.ladder.ops.tiles import Tile, as_tiles, round_up
 from nsprof.sizes import Size
 from nsprof.triton_config import TritonConfig
 
@@ -121,10 +121,6 @@ def triton_config(bm: int, bn: int, bk: int, warps: int, stages: int, tma: bool 
     return TritonConfig("matmul_kernel_tma" if tma else "matmul_kernel", blocks, warps, stages, variant="tma" if tma else "")
 
 
-def _round_up(x: int, multiple: int) -> int:
-    return -(-x // multiple) * multiple
-
-
 COPY_ROWS = "kernels/common/copy_rows.cu"
 
 
@@ -171,7 +167,7 @@ class MatmulWorkload:
         plan = choose_plan(stage, m, np_, kp, tools.sm_count, tile_shape, split_k, runnable, tail)
         tile, split = plan.tile, plan.split_k
         if stage.ragged == "pad" or (stage.ragged == "async-fill" and not tile.rows_aligned(n, k, item)):
-            mp, np_, kp = _round_up(m, tile.bm), _round_up(n, tile.bn), _round_up(k, tile.bk * split)
+            mp, np_, kp = round_up(m, tile.bm), round_up(n, tile.bn), round_up(k, tile.bk * split)
         else:
             mp = m
         entry = tile.entry_for(mp, np_, kp, split)  # no bounds checks on whole tiles, where the kernel has such an entry
@@ -202,7 +198,7 @@ class MatmulWorkload:
         operands = self._tensor_maps(tools, tile, tile.tma_boxes, mp, np_, kp) if tile.tma_boxes else (lambda a, b: (a, b))
         output = self._store_map(tools, tile, mp, np_) if tile.tma_store else (lambda c: c)
         # kernels that read an operand transposed get it from a first kernel of their own, timed with the stage
-        transpose_a = self._transposer(stage, tools, tile, "a", mp, kp, (kp, _round_up(mp, 4)), defines) \
+        transpose_a = self._transposer(stage, tools, tile, "a", mp, kp, (kp, round_up(mp, 4)), defines) \
             if tile.a_m_major else None
         transpose_b = self._transposer(stage, tools, tile, "b", kp, np_, (np_, kp), defines) if tile.b_k_major else None
 

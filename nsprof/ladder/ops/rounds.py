@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from nsprof.ladder.ops.tiles import Tile
+from nsprof.ladder.ops.tiles import Tile, round_up
 
 # Where at least this share of a plan's tile rows lies past M, 64-row tiles that fill half a round to one run
 # instead (`finer_rows`).
@@ -72,5 +72,5 @@ def finer_rows(tile: Tile, tiles: tuple[Tile, ...], m: int, n: int, sm_count: in
 
 def _waste(tile: Tile, m: int, n: int | None = None) -> float:
     """The share of the products of C's tiles that lies past M or N (no N: of their rows, past M)."""
-    cols = 1.0 if n is None else n / (-(-n // tile.bn) * tile.bn)
-    return 1 - m / (-(-m // tile.bm) * tile.bm) * cols
+    cols = 1.0 if n is None else n / round_up(n, tile.bn)
+    return 1 - m / round_up(m, tile.bm) * cols

@@ -143,6 +143,11 @@ class Tile:
 
 
 
+def round_up(x: int, multiple: int) -> int:
+    """x rounded up to a whole number of `multiple`s: the rows or columns whole tiles (or 128-byte lines) cover."""
+    return -(-x // multiple) * multiple
+
+
 def as_tile(config: LaunchConfig) -> Tile:
     """A stage's launch configuration as the Tile the GEMM and GEMV launchers read (the op contract
     types it as any LaunchConfig); a configuration of another type is a declaration error."""
