@@ -96,7 +96,7 @@ or more empty (300 x 3000 x 2000: 57% -> 77%). **Fewer rounds**: every round pay
 end again, so where a smaller tile's blocks would take two rounds, one round of a larger tile wins
 even with SMs left idle: h6 runs 1000 x 1200 x 808 as 80 ping-pong 128x128 tiles, not 152 of 128x64 (65% -> 85% of the library; in
 clusters of two that share B, since its rows straddle lines, 88%), and 1536^3 as 96 tiles of 128x192,
-not 144 ping-pong tiles in two rounds (73% -> 86%).
+not 144 ping-pong tiles in two rounds (73% -> 84-86%).
 **Split-K** cuts K as well, so that every tile
 becomes several blocks whose partial sums are added at the end: more blocks, at the cost of the
 adds and a workspace, a cost a shallow slice does not hide: at 128 x 4096 x 4096 h6's 32 tiles of
