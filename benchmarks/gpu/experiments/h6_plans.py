@@ -39,8 +39,12 @@ def candidates(declared):
     by_entry = {tile.entry: tile for tile in declared}
 
     def sk(entry):
-        return dataclasses.replace(by_entry[entry], entry=entry.replace("hgemm_h6_", "hgemm_h6_sk_"), persistent=True,
-                                   stream_k=True, sums_in_workspace=True, max_split_k=1)
+        # persistent, a block's tiles are not all its last: C goes out through the 16 KB staging tile (H6_EPI 1),
+        # which the declared few-row tiles, storing from the registers, leave out of their shared memory
+        tile = by_entry[entry]
+        smem = tile.dynamic_smem_bytes + (16384 if tile.few_rows else 0)
+        return dataclasses.replace(tile, entry=entry.replace("hgemm_h6_", "hgemm_h6_sk_"), persistent=True,
+                                   stream_k=True, sums_in_workspace=True, max_split_k=1, dynamic_smem_bytes=smem)
 
     split = dataclasses.replace(by_entry["hgemm_h6_split_128x128"], bn=256, entry="hgemm_h6_split_128x256")
     # the declared 128 x 128 tile is the ping-pong one that stores C by TMA; its form with C staged through 16 KB
