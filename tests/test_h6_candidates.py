@@ -68,3 +68,25 @@ def test_every_h6_body_waits_for_the_grid_before_it_ahead_of_its_first_load():
         assert "produce(" in text and text.index("start_block<") < min(f for f in firsts if f >= 0), body
     early = re.search(r"void prefetch_maps_early\((.*?)\n\}", source, re.S)
     assert early and set(re.findall(r"(\w+)\(", early.group(1))) == {"prefetch_tmap"}
+
+
+def test_persistent_candidates_that_stage_c_have_shared_memory_for_it():
+    """A persistent h6_body entry that stores C through the threads (H6_EPI 1) stages every tile but a block's last in
+    16 KB of shared memory past its ring; a candidate launched with only the ring's bytes writes past its allocation
+    (the few-row tiles' stream-K forms did: benchmarks/records/2026-12-01-h200-hgemm-coop-units, section 6)."""
+    source = (ROOT / "kernels" / "hgemm" / "h6_wgmma_tma.cu").read_text()
+    depths = {name: int(value) for name, value in re.findall(r"#define (H6_STAGES_\w+) (\d+)", source)}
+    staged = 0
+    for tile in h6_candidates():
+        # h6_body<BN, STAGES, PERSISTENT, CLUSTER, EPI[, SHARE[, BM[, A_ROWS]]]>
+        body = re.search(rf"\b{tile.entry}\([^)]*\) \{{\s*H6_SM90A_ONLY\(\(h6_body<(\d+), (\w+), (true|false), \d+, "
+                         r"(\w+)(?:, (?:true|false))?(?:, (\d+))?(?:, (\d+))?", source)
+        if not body or body.group(3) != "true" or body.group(4) != "H6_EPI":
+            continue
+        bn, stages, bm = int(body.group(1)), depths[body.group(2)], int(body.group(5) or 128)
+        a_rows = int(body.group(6) or bm)
+        ring = stages * (a_rows + bn) * 128  # a stage: A's rows and B's columns, 64 halves (128 bytes) each
+        assert tile.dynamic_smem_bytes >= 1024 + ring + 16384, (tile.entry, tile.dynamic_smem_bytes)
+        staged += 1
+    # the stream-K forms of 64 x 256, 64 x 128 and 128 x 128, 128 x 128's cooperative form and 128 x 192 staged
+    assert staged >= 5
