@@ -72,10 +72,14 @@ def test_every_h6_body_waits_for_the_grid_before_it_ahead_of_its_first_load():
 
 def test_persistent_candidates_that_stage_c_have_shared_memory_for_it():
     """A persistent h6_body entry that stores C through the threads (H6_EPI 1) stages every tile but a block's last in
-    16 KB of shared memory past its ring; a candidate launched with only the ring's bytes writes past its allocation
-    (the few-row tiles' stream-K forms did: benchmarks/records/2026-12-01-h200-hgemm-coop-units, section 6)."""
+    H6_EPI_BYTES (16 KB) of shared memory past its ring; a candidate launched with only the ring's bytes writes past
+    its allocation (the few-row tiles' stream-K forms did: benchmarks/records/2026-12-01-h200-hgemm-coop-units,
+    section 6)."""
     source = (ROOT / "kernels" / "hgemm" / "h6_wgmma_tma.cu").read_text()
     depths = {name: int(value) for name, value in re.findall(r"#define (H6_STAGES_\w+) (\d+)", source)}
+    epi_bytes = re.search(r"#define H6_EPI_BYTES (\d+)", source)
+    assert epi_bytes
+    staging = int(epi_bytes.group(1))  # the 8 consumer warps' 2 KB tiles
     staged = 0
     for tile in h6_candidates():
         # h6_body<BN, STAGES, PERSISTENT, CLUSTER, EPI[, SHARE[, BM[, A_ROWS]]]>
@@ -86,7 +90,7 @@ def test_persistent_candidates_that_stage_c_have_shared_memory_for_it():
         bn, stages, bm = int(body.group(1)), depths[body.group(2)], int(body.group(5) or 128)
         a_rows = int(body.group(6) or bm)
         ring = stages * (a_rows + bn) * 128  # a stage: A's rows and B's columns, 64 halves (128 bytes) each
-        assert tile.dynamic_smem_bytes >= 1024 + ring + 16384, (tile.entry, tile.dynamic_smem_bytes)
+        assert tile.dynamic_smem_bytes >= 1024 + ring + staging, (tile.entry, tile.dynamic_smem_bytes)
         staged += 1
     # the stream-K forms of 64 x 256, 64 x 128 and 128 x 128, 128 x 128's cooperative form and 128 x 192 staged
     assert staged >= 5

@@ -40,9 +40,10 @@ def candidates(declared):
 
     def sk(entry):
         # persistent, a block's tiles are not all its last: C goes out through the 16 KB staging tile (H6_EPI 1),
-        # which the declared few-row tiles, storing from the registers, leave out of their shared memory
+        # which a declared tile that is not persistent stores from the registers (the kernel's ALL_DIRECT) and so
+        # leaves out of its shared memory
         tile = by_entry[entry]
-        smem = tile.dynamic_smem_bytes + (16384 if tile.few_rows else 0)
+        smem = tile.dynamic_smem_bytes + (0 if tile.persistent else 16384)
         return dataclasses.replace(tile, entry=entry.replace("hgemm_h6_", "hgemm_h6_sk_"), persistent=True,
                                    stream_k=True, sums_in_workspace=True, max_split_k=1, dynamic_smem_bytes=smem)
 
