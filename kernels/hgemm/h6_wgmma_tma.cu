@@ -253,8 +253,8 @@
 //    block's end stores half as much: 0.1-3.0 points slower at 12 of 13 shapes (2048^3 99.2-99.3 -> 97.7-98.1%).
 //  * tried, slower (benchmarks/records/2026-12-01-h200-hgemm-coop-units, the record's coop-units.diff): the library's
 //    cooperative 256 x 128 unit at 2048^3 and 4096^3, both warpgroups on one unit (B read once for two 128 x 128
-//    tiles), alone and in pairs sharing A. Its k tiles run at the MMAs' 1024 cycles (the ping-pong tile's 521-529
-//    against 512), but a block's unit ends with 64 KB of C stored at once (3290-3454 cycles to the block's end
+//    tiles), alone and in pairs sharing A. Its k tiles take 1022-1034 cycles, the MMAs' 1024 (the ping-pong tile's
+//    521-529 against 512), but a block's unit ends with 64 KB of C stored at once (3290-3454 cycles to the block's end
 //    against 1451): 2048^3 96.5-96.8% against 99.1-99.4%; each unit's C under the next unit's k tiles slowed them to
 //    1062 cycles. Also no faster there: a tile's C asked into the L2 as it starts (its last stores took as long).
 //  * tried, no change (benchmarks/records/2026-11-30-h200-hgemm-energy): try_wait with a suspend-time hint (NANOSLEEP.SYNCS until the barrier
