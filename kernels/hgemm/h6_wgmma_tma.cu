@@ -257,6 +257,11 @@
 //    521-529 against 512), but a block's unit ends with 64 KB of C stored at once (3290-3454 cycles to the block's end
 //    against 1451): 2048^3 96.5-96.8% against 99.1-99.4%; each unit's C under the next unit's k tiles slowed them to
 //    1062 cycles. Also no faster there: a tile's C asked into the L2 as it starts (its last stores took as long).
+//  * tried, no change (benchmarks/records/2026-12-01-h200-hgemm-block-ends, its diffs): the ping-pong tile's wgmma.fence
+//    before a tile's first k tile only (ptxas injects a warpgroup.arrive in the k loop anyway, C7519); the block's
+//    last tile multiplied fragment by fragment, its first fragment's C stored under the second's last MMAs (the
+//    block's end 674 + 768 -> 339 + 719 cycles, the pairs unchanged: 2048^3 99.25 -> 99.33% over four rounds); and,
+//    slower, every tile's C from the registers with the staging tile's 16 KB a seventh stage (2048^3 97.1-97.8%).
 //  * tried, no change (benchmarks/records/2026-11-30-h200-hgemm-energy): try_wait with a suspend-time hint (NANOSLEEP.SYNCS until the barrier
 //    flips, not a spin: within 0.5 points at seven of nine shapes, 1.7-2.3 lower at two few-row ones), and the
 //    tile order grouping 256 to 8192 rows (no group size ahead at more than two of seven shape-and-tile pairs).
@@ -798,7 +803,8 @@ __device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, 256
 // the clock when its last MMAs are done, and the cycles it waited for full stages and for its MMAs
 // (wgmma.wait_group 1). Per block, in h6_trace_blocks (consumer 0's thread 0): the clock at the kernel's
 // start, before its first MMAs, when its last are done and at its end (its last stores read), the global
-// timer (ns) at the start and the end, and thread 0's clocks on the way to the first loads (trace_producer).
+// timer (ns) at the start and the end (consumer 1's end in slot 19), and thread 0's clocks on the way to the first
+// loads (trace_producer).
 #define H6_TRACE_TILES 64
 #if H6_TRACE
 __device__ unsigned long long h6_trace[160 * 2 * H6_TRACE_TILES * 4];
@@ -851,9 +857,13 @@ struct TileClock {
         }
     }
     __device__ __forceinline__ void block_done(int c, int tid) {
-        if (c == 0 && tid == 0 && traced_block() < 160) {
+        if (tid == 0 && traced_block() < 160) {
             unsigned long long* r = h6_trace_blocks + traced_block() * 20;
-            r[0] = start; r[1] = first; r[2] = last; r[3] = clock64(); r[4] = start_ns; r[5] = global_ns();
+            if (c == 0) {
+                r[0] = start; r[1] = first; r[2] = last; r[3] = clock64(); r[4] = start_ns; r[5] = global_ns();
+            } else {
+                r[19] = global_ns();  // consumer 1's end: the ping-pong block's
+            }
         }
     }
 #else

@@ -14,7 +14,8 @@ full stages and for MMAs. Printed and written (--out, JSON lines) per point, med
 and per block (medians): the cycles from the kernel's start to its first MMAs (prologue: thread 0's steps
 to its first loads, then the first stage's wait) and from its last MMAs
 done to its end (epilogue: the last stores), the SM clock (cycles over the global timer's ns), and over the
-launch, the span from the first block's start to the last one's end against the launch's CUDA-event time.
+launch, the span from the first block's start to the last one's end against the launch's CUDA-event time, and
+the median block's end and the 90th percentile's (end50, end90: how far the last block trails the rest).
 With --cold every launch runs on the next of the sets of buffers nsprof bench rotates among (cold inputs).
 In the ping-pong entries each warpgroup takes its own tiles: "gap" then spans the other warpgroup's turn, "skew"
 compares two different tiles, and the block's row is the first warpgroup's (its end is not the block's end).
@@ -60,6 +61,17 @@ def summarize(trace, k_tiles: int) -> dict:
             "mma_wait": median(mma)}
 
 
+def block_ends(rows) -> dict:
+    """The blocks' ends in us from the grid's first start (global timer): the median block's, the 90th
+    percentile's and the last one's (span_us). A block ends with the later of its consumers (slot 5, consumer
+    0's; slot 19, consumer 1's): the ping-pong block with consumer 1."""
+    if not rows:
+        return {"end_p50_us": float("nan"), "end_p90_us": float("nan"), "span_us": float("nan")}
+    first = min(r[4] for r in rows)
+    ends = sorted((max(r[5], r[19]) - first) / 1000 for r in rows)
+    return {"end_p50_us": median(ends), "end_p90_us": ends[int(0.9 * (len(ends) - 1))], "span_us": ends[-1]}
+
+
 def summarize_blocks(blocks, event_ms: float) -> dict:
     """Block-level medians of one launch; blocks is (BLOCKS, SLOTS): start, first MMAs, last MMAs done, end (clocks),
     start and end (global ns), then thread 0's clocks (kernels/hgemm/h6_wgmma_tma.cu, trace_producer): the producer's
@@ -86,8 +98,8 @@ def summarize_blocks(blocks, event_ms: float) -> dict:
             "first_loads": median([r[7] - r[11] for r in rows if r[11] > 0 and r[7] >= r[11]]),
             "first_stage": median([r[1] - r[7] for r in rows if r[7] > 0]),
             "mhz": median([1000 * (r[3] - r[0]) / max(1, r[5] - r[4]) for r in rows]),
-            "span_us": (max(r[5] for r in rows) - min(r[4] for r in rows)) / 1000 if rows else float("nan"),
             "start_spread_us": (max(r[4] for r in rows) - min(r[4] for r in rows)) / 1000 if rows else float("nan"),
+            **block_ends(rows),
             "event_us": 1000 * event_ms}
 
 
@@ -160,7 +172,7 @@ def main() -> None:
     print(f"{'size':>16} {'plan':>22} {'tile cyc':>9} {'/k tile':>7} {'gap':>6} {'gap90':>6} {'|skew|':>6} "
           f"{'full':>6} {'mma':>5} {'prolog':>6} {'init':>5} {'sync':>5} {'wait':>5} {'prod':>5} {'issue':>5} {'to ld':>6} {'1st stg':>7} "
           f"{'epilog':>6} {'to st':>5} {'st':>5} {'end':>5} {'1:tost':>6} {'1:st':>5} {'MHz':>5} {'span us':>7} "
-          f"{'event us':>8}")
+          f"{'event us':>8} {'end50':>6} {'end90':>6}")
     for r in rows:
         if "tile_cycles" not in r:
             print(f"{r['size']:>16} {r['plan']:>22}  failed: {r.get('error', 'did not verify')}")
@@ -171,7 +183,7 @@ def main() -> None:
               f"{r['issue']:>5.0f} {r['first_loads']:>6.0f} {r['first_stage']:>7.0f} {r['epilogue']:>6.0f} "
               f"{r['to_stores']:>5.0f} {r['stores']:>5.0f} {r['to_end']:>5.0f} "
               f"{r['c1_to_stores']:>6.0f} {r['c1_stores']:>5.0f} {r['mhz']:>5.0f} "
-              f"{r['span_us']:>7.1f} {r['event_us']:>8.1f}")
+              f"{r['span_us']:>7.2f} {r['event_us']:>8.1f} {r['end_p50_us']:>6.2f} {r['end_p90_us']:>6.2f}")
 
 
 if __name__ == "__main__":
