@@ -153,9 +153,12 @@
 //    workspace, only rows below M, the last to count stores C; no reduce kernel). 26-75% -> 94.5-124%.
 //  * hgemm_h6_16x256 / 16x128 (BM = 64, A_ROWS = 16 in h6_body) for products of at most 16 rows: TMA loads
 //    only A's first 16 rows (2 KB a stage), the MMAs read the other 48 from the B boxes that follow (rows of C
-//    that are never stored or summed), and the ring holds 6 stages of 16x256 or 11 of 16x128 (5 and 8 of the
-//    64-row tiles): 1 x 128256 x 4096 91% -> 99% of torch.mm; 16x128 runs unsplit where its blocks fill half a
-//    wave to one (N = 14336: 94-98% -> 99-100.5%).
+//    that are never stored or summed), and the ring holds 11 stages of 16x128 (8 of the 64-row tile): 1 x 128256
+//    x 4096 91% -> 99% of torch.mm; 16x128 runs unsplit where its blocks fill half a wave to one (N = 14336:
+//    94-98% -> 99-100.5%). 16x256's ring is 5 deep, one stage short of what fits: paired on two H200s, 6 stages
+//    read 0.8-1.5 points lower at the four products it runs (1 and 16 x 128256 x 4096, 1 and 16 x 4096 x 14336),
+//    4 alike there but 10 points lower unsplit at N = 14336
+//    (benchmarks/records/2026-12-01-h200-hgemm-block-ends, section 5).
 //  * hgemm_h6_split_128x128: the same split for 65-128 rows where the persistent tiles do not fill the SMs.
 //  * hgemm_h6_pp_64x64 (h6_pp_body, WM = BN = 64, a 13-deep ring): the library's tile at 128 x 4096 x 4096. It
 //    replaces 128 x 128's K split where the slices are at most 2048 deep, M is whole 64-row tiles and its own
@@ -335,8 +338,8 @@
 #ifndef H6_STAGES_64x128
 #define H6_STAGES_64x128 8
 #endif
-#ifndef H6_STAGES_16x256     // ring depths of the 16-row entries (6 x 34 KB, 11 x 18 KB)
-#define H6_STAGES_16x256 6
+#ifndef H6_STAGES_16x256     // ring depths of the 16-row entries (5 x 34 KB, 11 x 18 KB)
+#define H6_STAGES_16x256 5
 #endif
 #ifndef H6_STAGES_16x128
 #define H6_STAGES_16x128 11
@@ -1630,8 +1633,8 @@ hgemm_h6_64x128(int M, int N, int K, const void* tmA, const void* tmB, __half* C
 }
 
 // Products of at most 16 rows (decode: 1 to 16 tokens): the 64-row tiles loading only A's first 16 rows
-// (2 KB a stage instead of 8), so the ring holds a stage more of B (6 x 34 KB for 16 x 256, 11 x 18 KB for
-// 16 x 128, against 5 x 40 KB and 8 x 24 KB); the MMAs still run 64 rows (wgmma's m64).
+// (2 KB a stage instead of 8), so a stage is 34 KB for 16 x 256 (5 of them; 6 fit, and ran slower) and 18 KB for
+// 16 x 128 (11, against 8 x 24 KB); the MMAs still run 64 rows (wgmma's m64).
 extern "C" __global__ void __launch_bounds__(384, 1)
 hgemm_h6_16x256(int M, int N, int K, const void* tmA, const void* tmB, __half* C, float* partials) {
     H6_SM90A_ONLY((h6_body<256, H6_STAGES_16x256, false, 1, H6_EPI, true, 64, 16>(M, N, K, tmA, tmB, C, partials)));
