@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
-from h6_probe import h6_candidates
+import pytest
+from h6_probe import h6_candidates, probe
 
 from nsprof.ladder.ops.tiles import as_tiles
 from nsprof.ladder.registry import get_stage
@@ -94,3 +96,25 @@ def test_persistent_candidates_that_stage_c_have_shared_memory_for_it():
         staged += 1
     # the stream-K forms of 64 x 256, 64 x 128 and 128 x 128, 128 x 128's cooperative form and 128 x 192 staged
     assert staged >= 5
+
+
+def test_every_h6_tile_declares_the_shared_memory_of_its_ring():
+    """The probe's reading of a ring (h6_plans.ring_bytes: the entry's template arguments and its depth's #define)
+    against what each declared and candidate tile is launched with: a tile that declares less than its ring writes
+    past its shared memory. A knob that deepens 16 x 256's ring to 6 stages needs more than the tile declares, so
+    the probe refuses that plan without SMEM instead of launching it (it faulted once:
+    benchmarks/records/2026-12-01-h200-hgemm-block-ends, call 9)."""
+    ring_bytes = probe().ring_bytes
+    read = 0
+    for tile in [*as_tiles(get_stage("hgemm", "h6").tiles), *h6_candidates()]:
+        needed = ring_bytes(tile.entry, ())
+        if needed is None:  # an entry of another body (the TMA test entry)
+            continue
+        assert tile.dynamic_smem_bytes >= needed, (tile.entry, tile.dynamic_smem_bytes, needed)
+        read += 1
+    assert read >= 30
+    few_rows = next(t for t in as_tiles(get_stage("hgemm", "h6").tiles) if t.entry == "hgemm_h6_16x256")
+    launch = SimpleNamespace(entry=few_rows.entry, plan=SimpleNamespace(tile=few_rows))
+    probe().refuse_short_ring(launch, ("H6_STAGES_16x256=4",))
+    with pytest.raises(ValueError, match=r"hgemm_h6_16x256's ring needs 209920 bytes .* add \+SMEM=BYTES"):
+        probe().refuse_short_ring(launch, ("H6_STAGES_16x256=6",))

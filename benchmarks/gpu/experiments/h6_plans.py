@@ -7,7 +7,8 @@ candidates(): "hgemm_h6_sk_64x256"), a split-K factor, and for a stream-K tile h
 its blocks share out by k steps (0: none; the launcher's own rule shares a last wave at most 0.6
 full). "auto" is the launcher's choice. Prints one JSON line a point
 (appended to --out too) and a table; a plan that fails to launch or verify is a failed row, not a
-failed probe.
+failed probe. A knob that deepens a ring past the shared memory its tile declares needs +SMEM=BYTES in the plan;
+without it the point is refused before launch (a launch would fault and end the process).
 
     python3 benchmarks/gpu/experiments/h6_plans.py --sizes 3072,4096 \\
         --plans auto,128x256@0,128x256@156,128x256@288 --out $OUT/h6-plans.jsonl
@@ -20,6 +21,7 @@ import contextlib
 import dataclasses
 import itertools
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -78,6 +80,42 @@ def candidates(declared):
             dataclasses.replace(ping_pong, entry="hgemm_h6_pp_cl2_128x256", bm=128, bn=256, cluster=2,
                                 tma_boxes=((64, 64), (64, 64)), dynamic_smem_bytes=1024 + 5 * 40960 + 16384 + 256),
             staged_192)
+
+
+KERNEL = Path(__file__).resolve().parents[3] / "kernels" / "hgemm" / "h6_wgmma_tma.cu"
+
+
+def ring_bytes(entry: str, defines: tuple[str, ...], source: str | None = None) -> int | None:
+    """The shared memory an h6 entry's ring takes under `defines` (its depth a -D knob or the kernel's default), with
+    the 1 KB of alignment slack: what the launch must give it at least (a staging tile of C comes on top). None for
+    an entry whose body this does not read. A deeper ring than the tile declares, launched with the tile's bytes,
+    writes past its shared memory (an illegal address that ends the probe's process): a plan that deepens a ring
+    names SMEM too."""
+    text = source if source is not None else KERNEL.read_text()
+    found = re.search(rf"\b{entry}\([^)]*\) \{{\s*H6_SM90A_ONLY\(\((h6_body|h6_pp_body)<([^>]*)>", text)
+    if not found:
+        return None
+    body, args = found.group(1), [a.strip() for a in found.group(2).split(",")]
+    # h6_body<BN, STAGES, PERSISTENT, CLUSTER, EPI[, SHARE[, BM[, A_ROWS[, PAIR_N]]]]>: A_ROWS rows of A a stage;
+    # h6_pp_body<WM, BN, STAGES, CLUSTER, EPI[, PAIR_N]>: WM rows of A; both BN columns of B
+    if body == "h6_body":
+        bn, depth = int(args[0]), args[1]
+        a_rows = int(args[7]) if len(args) > 7 else int(args[6]) if len(args) > 6 else 128
+    else:
+        a_rows, bn, depth = int(args[0]), int(args[1]), args[2]
+    knobs = dict(d.split("=", 1) for d in defines if "=" in d)
+    default = re.search(rf"#define {depth} (\d+)", text)
+    stages = int(knobs.get(depth) or (default.group(1) if default else depth))
+    return 1024 + stages * (a_rows + bn) * 128
+
+
+def refuse_short_ring(launcher, defines: tuple[str, ...]) -> None:
+    """Raise, before anything is launched, where the launch gives an h6 entry less shared memory than its ring takes
+    under `defines` (ring_bytes): such a launch faults and takes the process with it, every later point lost."""
+    needed = ring_bytes(launcher.entry, defines) if launcher.entry and launcher.plan else None
+    if needed and launcher.plan.tile.dynamic_smem_bytes < needed:
+        raise ValueError(f"{launcher.entry}'s ring needs {needed} bytes of shared memory under {defines}, the tile "
+                         f"gives {launcher.plan.tile.dynamic_smem_bytes}: add +SMEM=BYTES to the plan")
 
 
 def parse_plan(text: str) -> tuple[str | None, int | None, int | None]:
@@ -170,6 +208,7 @@ def probe_size(args, size, problem, stage, library, tools, promotions: list[int]
             told = tools if sms == tools.sm_count else dataclasses.replace(tools, sm_count=sms)
             launcher = op.workload.launcher(variant, problem, told, tile_shape=shape, split_k=split, tail=tail,
                                             defines=defines)
+            refuse_short_ring(launcher, defines)
             problem.refresh()
             err = verify(launcher, problem)
             row.update(tile=launcher.tile_label, entry=launcher.entry, err=err, ok=err <= stage.tolerance(size))

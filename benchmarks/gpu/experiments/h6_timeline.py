@@ -139,7 +139,7 @@ def main() -> None:
     ap.add_argument("--cold", action="store_true",
                     help="each launch on the next of the sets of buffers nsprof bench rotates among (cold inputs)")
     args = ap.parse_args()
-    from h6_plans import emit, knob_sets, resolve_plan
+    from h6_plans import emit, knob_sets, refuse_short_ring, resolve_plan
 
     from nsprof.ladder.registry import get_op, get_stage
     from nsprof.launch.measure import verify
@@ -158,6 +158,7 @@ def main() -> None:
             try:
                 launcher = op.workload.launcher(variant, problem, tools, tile_shape=shape, split_k=split, tail=tail,
                                                 defines=traced)
+                refuse_short_ring(launcher, traced)
                 problem.refresh()
                 err = verify(launcher, problem)
                 row.update(tile=launcher.tile_label, entry=launcher.entry, ok=err <= stage.tolerance(size))
