@@ -85,13 +85,13 @@ def candidates(declared):
 KERNEL = Path(__file__).resolve().parents[3] / "kernels" / "hgemm" / "h6_wgmma_tma.cu"
 
 
-def ring_bytes(entry: str, defines: tuple[str, ...], source: str | None = None) -> int | None:
+def ring_bytes(entry: str, defines: tuple[str, ...]) -> int | None:
     """The shared memory an h6 entry's ring takes under `defines` (its depth a -D knob or the kernel's default), with
     the 1 KB of alignment slack: what the launch must give it at least (a staging tile of C comes on top). None for
     an entry whose body this does not read. A deeper ring than the tile declares, launched with the tile's bytes,
     writes past its shared memory (an illegal address that ends the probe's process): a plan that deepens a ring
     names SMEM too."""
-    text = source if source is not None else KERNEL.read_text()
+    text = KERNEL.read_text()
     found = re.search(rf"\b{entry}\([^)]*\) \{{\s*H6_SM90A_ONLY\(\((h6_body|h6_pp_body)<([^>]*)>", text)
     if not found:
         return None
