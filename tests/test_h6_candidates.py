@@ -78,21 +78,16 @@ def test_persistent_candidates_that_stage_c_have_shared_memory_for_it():
     its allocation (the few-row tiles' stream-K forms did: benchmarks/records/2026-12-01-h200-hgemm-coop-units,
     section 6)."""
     source = (ROOT / "kernels" / "hgemm" / "h6_wgmma_tma.cu").read_text()
-    depths = {name: int(value) for name, value in re.findall(r"#define (H6_STAGES_\w+) (\d+)", source)}
     epi_bytes = re.search(r"#define H6_EPI_BYTES (\d+)", source)
     assert epi_bytes
     staging = int(epi_bytes.group(1))  # the 8 consumer warps' 2 KB tiles
     staged = 0
     for tile in h6_candidates():
-        # h6_body<BN, STAGES, PERSISTENT, CLUSTER, EPI[, SHARE[, BM[, A_ROWS]]]>
-        body = re.search(rf"\b{tile.entry}\([^)]*\) \{{\s*H6_SM90A_ONLY\(\(h6_body<(\d+), (\w+), (true|false), \d+, "
-                         r"(\w+)(?:, (?:true|false))?(?:, (\d+))?(?:, (\d+))?", source)
-        if not body or body.group(3) != "true" or body.group(4) != "H6_EPI":
+        found = probe().body_arguments(tile.entry)  # h6_body<BN, STAGES, PERSISTENT, CLUSTER, EPI, ...>
+        if not found or found[0] != "h6_body" or found[1][2] != "true" or found[1][4] != "H6_EPI":
             continue
-        bn, stages, bm = int(body.group(1)), depths[body.group(2)], int(body.group(5) or 128)
-        a_rows = int(body.group(6) or bm)
-        ring = stages * (a_rows + bn) * 128  # a stage: A's rows and B's columns, 64 halves (128 bytes) each
-        assert tile.dynamic_smem_bytes >= 1024 + ring + staging, (tile.entry, tile.dynamic_smem_bytes)
+        ring = probe().ring_bytes(tile.entry, ())  # with the 1 KB of alignment slack
+        assert tile.dynamic_smem_bytes >= ring + staging, (tile.entry, tile.dynamic_smem_bytes)
         staged += 1
     # the stream-K forms of 64 x 256, 64 x 128 and 128 x 128, 128 x 128's cooperative form and 128 x 192 staged
     assert staged >= 5

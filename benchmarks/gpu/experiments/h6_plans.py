@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import functools
 import itertools
 import json
 import re
@@ -85,26 +86,36 @@ def candidates(declared):
 KERNEL = Path(__file__).resolve().parents[3] / "kernels" / "hgemm" / "h6_wgmma_tma.cu"
 
 
+@functools.cache
+def kernel_source() -> str:
+    return KERNEL.read_text()
+
+
+def body_arguments(entry: str) -> tuple[str, list[str]] | None:
+    """The body an h6 entry runs (h6_body or h6_pp_body) and its template arguments as the kernel's source writes
+    them; None for an entry of another body. h6_body<BN, STAGES, PERSISTENT, CLUSTER, EPI[, SHARE[, BM[, A_ROWS[,
+    PAIR_N]]]]>, h6_pp_body<WM, BN, STAGES, CLUSTER, EPI[, PAIR_N]>."""
+    found = re.search(rf"\b{entry}\([^)]*\) \{{\s*H6_SM90A_ONLY\(\((h6_body|h6_pp_body)<([^>]*)>", kernel_source())
+    return (found.group(1), [a.strip() for a in found.group(2).split(",")]) if found else None
+
+
 def ring_bytes(entry: str, defines: tuple[str, ...]) -> int | None:
     """The shared memory an h6 entry's ring takes under `defines` (its depth a -D knob or the kernel's default), with
     the 1 KB of alignment slack: what the launch must give it at least (a staging tile of C comes on top). None for
     an entry whose body this does not read. A deeper ring than the tile declares, launched with the tile's bytes,
     writes past its shared memory (an illegal address that ends the probe's process): a plan that deepens a ring
     names SMEM too."""
-    text = KERNEL.read_text()
-    found = re.search(rf"\b{entry}\([^)]*\) \{{\s*H6_SM90A_ONLY\(\((h6_body|h6_pp_body)<([^>]*)>", text)
+    found = body_arguments(entry)
     if not found:
         return None
-    body, args = found.group(1), [a.strip() for a in found.group(2).split(",")]
-    # h6_body<BN, STAGES, PERSISTENT, CLUSTER, EPI[, SHARE[, BM[, A_ROWS[, PAIR_N]]]]>: A_ROWS rows of A a stage;
-    # h6_pp_body<WM, BN, STAGES, CLUSTER, EPI[, PAIR_N]>: WM rows of A; both BN columns of B
-    if body == "h6_body":
+    body, args = found
+    if body == "h6_body":  # a stage: A_ROWS rows of A (BM, else 128) and BN columns of B
         bn, depth = int(args[0]), args[1]
         a_rows = int(args[7]) if len(args) > 7 else int(args[6]) if len(args) > 6 else 128
-    else:
+    else:  # WM rows of A and BN columns of B
         a_rows, bn, depth = int(args[0]), int(args[1]), args[2]
     knobs = dict(d.split("=", 1) for d in defines if "=" in d)
-    default = re.search(rf"#define {depth} (\d+)", text)
+    default = re.search(rf"#define {depth} (\d+)", kernel_source())
     stages = int(knobs.get(depth) or (default.group(1) if default else depth))
     return 1024 + stages * (a_rows + bn) * 128
 
