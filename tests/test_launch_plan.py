@@ -223,7 +223,7 @@ def test_h6_ping_pong_tile_takes_over_whole_128x256_plans_where_b_is_not_much_la
         ((128, 6144, 4096), "hgemm_h6_split_128x128", 2),  # 192 tiles keep 73% of two waves busy
         ((96, 4096, 4096), "hgemm_h6_split_128x128", 4),  # 96 rows are not whole 64-row tiles
         ((128, 14336, 4096), "hgemm_h6_split_128x128", 1),  # unsplit: nothing to replace
-        ((64, 4096, 4096), "hgemm_h6_64x256", 8),  # a few-row tile's split stays
+        ((64, 4096, 4096), "hgemm_h6_64x128", 4),  # a few-row tile's split stays (64 x 256's 8 slices: _fewer_slices)
         ((128, 8192, 1096), "hgemm_h6_pp_64x64", 1),  # (a 128-row split tile is no 16-row tile: _fewer_slices)
     ],
 )
@@ -373,7 +373,7 @@ def test_busy_share_counts_the_idle_slots_of_the_last_round():
         ((1, 4096, 8192), "16x256", 8),  # slices of 1024
         ((16, 14336, 4096), "16x128", 1),  # 112 blocks unsplit, one wave, before 16x256's 56 split in 2
         ((17, 14336, 4096), "64x256", 2),  # past 16 rows: 56 tiles, 112 blocks; 224 ran 1.7 waves and 13% slower
-        ((64, 4096, 14336), "64x256", 8),
+        ((64, 4096, 14336), "64x128", 4),  # 64 x 256's 8 slices of 1792 are shallow for 64 rows: _fewer_slices
         ((16, 128256, 4096), "16x256", 1),  # 501 tiles: waves enough without a split; 16x128's 1002 are past one wave
         ((65, 4096, 4096), "128x128", 4),  # more than 64 rows: 128x128 split in 4, one wave of 128 blocks
         ((128, 14336, 4096), "128x128", 1),  # 112 blocks: all one wave holds (128x64's 224 ran two thirds as fast)
@@ -383,6 +383,23 @@ def test_busy_share_counts_the_idle_slots_of_the_last_round():
     ],
 )
 def test_few_row_products_take_a_tile_for_few_rows_split_to_fill_one_wave(size, shape, split):
+    plan = choose_plan(get_stage("hgemm", "h6"), *size, H200_SMS)
+    assert (plan.tile.shape, plan.split_k) == (shape, split)
+
+
+@pytest.mark.parametrize(
+    "size, shape, split",
+    [
+        ((64, 4096, 4096), "64x128", 4),  # 64 x 256 in 8 slices of 512 -> as many blocks, 4 slices of 1024
+        ((32, 4096, 4096), "64x128", 4),
+        ((50, 2048, 4096), "64x128", 8),  # 64 x 256 in 16 slices of 256
+        ((64, 14336, 4096), "64x128", 1),  # 64 x 256's 2 slices of 2048: shallow for 64 rows (4096)
+        ((40, 14336, 4096), "64x128", 1),  # ... and for 40 (2560)
+        ((17, 14336, 4096), "64x256", 2),  # deep enough for the 17 rows summed (1088)
+        ((64, 28672, 4096), "64x256", 1),  # unsplit: nothing to replace
+    ],  # (a 16-row tile counts 16 rows at 1 x 4096 x 4096: above, 16 x 128 split in 4)
+)
+def test_a_few_row_split_gives_way_to_deeper_slices_by_the_rows_it_sums(size, shape, split):
     plan = choose_plan(get_stage("hgemm", "h6"), *size, H200_SMS)
     assert (plan.tile.shape, plan.split_k) == (shape, split)
 

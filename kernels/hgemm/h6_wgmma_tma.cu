@@ -150,15 +150,19 @@
 //  * hgemm_h6_64x256 / 64x128 (BM = 64 in h6_body) for products of at most 64 rows: both consumer
 //    warpgroups take all 64 rows and half the columns each, so a tile multiplies half the rows of zeros of a
 //    128-row one; K split over gridDim.z to fill one wave (SHARE: the slices add their float32 sums in a
-//    workspace, only rows below M, the last to count stores C; no reduce kernel). 26-75% -> 94.5-124%.
+//    workspace, only rows below M, the last to count stores C; no reduce kernel). 26-75% -> 94.5-124%. Where
+//    64x256's slices would be shallow for the rows they sum, 64x128 makes as many blocks with half the slices
+//    (launch_plan._fewer_slices): 64 x 4096 x 4096 74% -> 87%, 64 x 14336 x 4096 95% -> 105%.
 //  * hgemm_h6_16x256 / 16x128 (BM = 64, A_ROWS = 16 in h6_body) for products of at most 16 rows: TMA loads
 //    only A's first 16 rows (2 KB a stage), the MMAs read the other 48 from the B boxes that follow (rows of C
-//    that are never stored or summed), and the ring holds 11 stages of 16x128 (8 of the 64-row tile): 1 x 128256
-//    x 4096 91% -> 99% of torch.mm; 16x128 runs unsplit where its blocks fill half a wave to one (N = 14336:
-//    94-98% -> 99-100.5%). 16x256's ring is 5 deep, one stage short of what fits: paired on two H200s, 6 stages
-//    read 0.8-1.5 points lower at the four products it runs (1 and 16 x 128256 x 4096, 1 and 16 x 4096 x 14336),
-//    4 alike there but 10 points lower unsplit at N = 14336
-//    (benchmarks/records/2026-12-01-h200-hgemm-block-ends, section 5).
+//    that are never stored or summed): 1 x 128256 x 4096 91% -> 99% of torch.mm; 16x128 runs unsplit where its
+//    blocks fill half a wave to one (N = 14336: 94-98% -> 99-100.5%). Neither ring is as deep as fits, which
+//    these tiles, streaming B from DRAM, read faster: 16x256's is 5 deep (6 read 0.8-1.5 points lower at the four
+//    products it runs, 1 and 16 x 128256 x 4096, 1 and 16 x 4096 x 14336; 4 alike there but 10 points lower unsplit
+//    at N = 14336: benchmarks/records/2026-12-01-h200-hgemm-block-ends, section 5), 16x128's 6 (of 11: +0.7 to
+//    +4.1 points at 1 and 16 x 4096 x 4096 and x 14336 x 4096, +2.8 to +5.1 at 3 x 5000 x 3000, two cards; held
+//    out, +11 at 8 x 11008 x 4096 and within 1.5 at six others; 5 alike but behind 6 at 3 x 5000 x 3000, 4 7-10
+//    points lower than 11 at N = 14336 and 5000: benchmarks/records/2026-12-01-h200-hgemm-decode-rings).
 //  * hgemm_h6_split_128x128: the same split for 65-128 rows where the persistent tiles do not fill the SMs.
 //  * hgemm_h6_pp_64x64 (h6_pp_body, WM = BN = 64, a 13-deep ring): the library's tile at 128 x 4096 x 4096. It
 //    replaces 128 x 128's K split where the slices are at most 2048 deep, M is whole 64-row tiles and its own
@@ -338,11 +342,11 @@
 #ifndef H6_STAGES_64x128
 #define H6_STAGES_64x128 8
 #endif
-#ifndef H6_STAGES_16x256     // ring depths of the 16-row entries (5 x 34 KB, 11 x 18 KB)
+#ifndef H6_STAGES_16x256     // ring depths of the 16-row entries (5 x 34 KB, 6 x 18 KB)
 #define H6_STAGES_16x256 5
 #endif
 #ifndef H6_STAGES_16x128
-#define H6_STAGES_16x128 11
+#define H6_STAGES_16x128 6
 #endif
 #ifndef H6_PP_STAGES        // ring depth of the ping-pong entries with 128x128 warpgroup tiles
 #define H6_PP_STAGES 6

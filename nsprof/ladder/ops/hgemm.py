@@ -140,9 +140,10 @@ def _h6_few_rows(bn: int, stages: int, rows: int = 64, one_wave_first: bool = Fa
     at 1 x 128256 x 4096, 6 stages of 16 x 256 ran 4.5 TFLOP/s (99.5%) against 5 of 64 x 256's 4.1 (91.2%); at
     N = 14336, 112 unsplit blocks of 16 x 128 (11 stages) 100.4-100.5% against 96.1-97.9% for 16 x 256 split in
     2 (hence `one_wave_first`; 64 x 128, 8 stages, had run 80-88% there against 64 x 256's 94-96%:
-    benchmarks/records/2026-11-29-h200-hgemm-sizes). 16 x 256 keeps 5 stages of the 6 that fit: 6 read 0.8-1.5
-    points lower at the four products it runs, paired on two cards (benchmarks/records/2026-12-01-h200-hgemm-block-ends,
-    section 5)."""
+    benchmarks/records/2026-11-29-h200-hgemm-sizes). Neither ring is as deep as fits: 16 x 256 keeps 5 stages of
+    6, which read 0.8-1.5 points lower at the four products it runs (benchmarks/records/2026-12-01-h200-hgemm-block-ends,
+    section 5), and 16 x 128 6 of 11, +0.7 to +5.1 points at five products (11 had run the figures above;
+    benchmarks/records/2026-12-01-h200-hgemm-decode-rings). Both paired on two cards."""
     smem = 1024 + stages * (rows * 128 + bn * 128) + 256
     return _t(rows, bn, 64, 384, f"hgemm_h6_{rows}x{bn}", smem, max_split_k=16, **H6_LAUNCH,
               tma_boxes=((rows, 64), (64, 64)), swizzle=128, few_rows=rows, sums_in_workspace=True,
@@ -240,7 +241,7 @@ STAGES = (
          _h6_split(128), _h6(64, 64, _H6_PP64x64_SMEM, persistent=True, ping_pong=True, replaces_split="128x128"),
          _h6(128, 64, _H6_128x64_SMEM, split_sums=True),
          _h6_few_rows(256, 5), _h6_few_rows(128, 8), _h6_few_rows(256, 5, rows=16),
-         _h6_few_rows(128, 11, rows=16, one_wave_first=True),
+         _h6_few_rows(128, 6, rows=16, one_wave_first=True),
          _h6(128, 192, _H6_192_SMEM, persistent=True, tma_store=True, fill_gain=0.05, one_round_first=True),
          _h6_multicast(256, _H6_TMA_SMEM), _h6_multicast(192, _H6_192_SMEM), _h6_pp_multicast(), _h6_pp_pairs(),
          _h6_multicast(256, _H6_TMA_SMEM, stream_k=True), _h6_multicast(192, _H6_192_SMEM, stream_k=True)),

@@ -33,8 +33,8 @@ SECTOR_HALVES = 16  # 32 bytes of fp16: a row that is not whole sectors starts i
 # Where only B's rows straddle lines, at whole sectors, the ping-pong tile keeps the plan up to this K; deeper, the
 # clusters' shared B pays (`_ping_pong_reads_it_better`).
 B_STRADDLE_MAX_K = 2048
-# A 16-row tile's K split into slices shallower than this gives way to a narrower 16-row tile that makes as many
-# blocks with fewer, deeper slices (`_fewer_slices`).
+# A few-row tile's K split into slices shallower than this per 16 rows it sums (at least 16) gives way to a narrower
+# tile for as many rows that makes as many blocks with fewer, deeper slices (`_fewer_slices`).
 FEW_ROW_SLICE_K = 1024
 # The clusters share a last wave's units by k steps (`_with_shared_tail`) only where K is at least this deep: a
 # round then outweighs the float32 sums the shared units' pieces add and read.
@@ -172,14 +172,22 @@ def _better_filled(plan: LaunchPlan, alternatives: tuple[Tile, ...], m: int, n: 
 
 
 def _fewer_slices(plan: LaunchPlan, candidates: tuple[Tile, ...], m: int, n: int, k: int) -> LaunchPlan:
-    """A 16-row tile's K split into slices shallower than FEW_ROW_SLICE_K gives way to a narrower tile for the
-    same rows that makes as many blocks with a smaller split, its slices deeper: each slice adds its sums in the
-    workspace and the last loads them, a cost per slice that shallow slices do not hide. Why (the H200, paired
-    with the library, benchmarks/records/2026-12-01-h200-hgemm-block-start): 16 x 128 split in 4 ran 103.9-104.6%
-    at 1 and 16 x 4096 x 4096 against 100.8-103.7% for 16 x 256 split in 8 (slices of 512); alike at
-    1 x 4096 x 14336 (slices of 1792: 99.6-100.8 against 100.4-102.2)."""
+    """A few-row tile's K split into slices shallower than FEW_ROW_SLICE_K per 16 rows it sums (M's rows up to
+    the tile's, at least 16) gives way to a narrower tile for the same rows that makes as many blocks with a
+    smaller split, its slices deeper: each slice adds float32 sums for its rows below M in the workspace and the
+    last loads them, a cost per slice that shallow slices do not hide. Why (the H200, paired with the library):
+    16 x 128 split in 4 ran 103.9-104.6% at 1 and 16 x 4096 x 4096 against 100.8-103.7% for 16 x 256 split in 8
+    (slices of 512), alike at 1 x 4096 x 14336 (slices of 1792: 99.6-100.8 against 100.4-102.2;
+    benchmarks/records/2026-12-01-h200-hgemm-block-start). 64 x 128 against 64 x 256 with twice the split, fitted
+    at four shapes: 87-90% against 74-81% at 48 and 64 x 4096 x 4096, 104% against 97-98% at 32 rows, 98.4-98.5%
+    against 90.4-91.0% at 64 x 4096 x 14336 (slices of 1792); held out at eleven, ahead at nine by 4 to 17 points
+    (64 x 14336 x 4096 95 -> 105-106%, slices of 2048), alike at 33 x 8192 x 8192 (2048 against 2112), behind at
+    17 x 14336 x 4096 (64 x 128 unsplit 82% against 95%): so the depth scales with M's rows, not the tile's, which
+    keeps the split there (2048 against 1088). On a second card, the rule as it stands ahead at all seven products
+    tried, by 3-14 points (benchmarks/records/2026-12-01-h200-hgemm-decode-rings)."""
     wide = plan.tile
-    if plan.split_k == 1 or None in (wide.few_rows, wide.max_rows) or k >= plan.split_k * FEW_ROW_SLICE_K:
+    summed_rows = max(min(m, wide.few_rows or 0), 16)
+    if plan.split_k == 1 or wide.few_rows is None or k >= plan.split_k * FEW_ROW_SLICE_K * summed_rows // 16:
         return plan
     for tile in candidates:
         split, rest = divmod(plan.split_k * tile.bn, wide.bn)
