@@ -186,8 +186,10 @@ def _fewer_slices(plan: LaunchPlan, candidates: tuple[Tile, ...], m: int, n: int
     keeps the split there (2048 against 1088). On a second card, the rule as it stands ahead at all seven products
     tried, by 3-14 points (benchmarks/records/2026-12-01-h200-hgemm-decode-rings)."""
     wide = plan.tile
-    summed_rows = max(min(m, wide.few_rows or 0), 16)
-    if plan.split_k == 1 or wide.few_rows is None or k >= plan.split_k * FEW_ROW_SLICE_K * summed_rows // 16:
+    if plan.split_k == 1 or wide.few_rows is None:
+        return plan
+    summed_rows = max(min(m, wide.few_rows), 16)
+    if k >= plan.split_k * FEW_ROW_SLICE_K * summed_rows // 16:
         return plan
     for tile in candidates:
         split, rest = divmod(plan.split_k * tile.bn, wide.bn)
