@@ -1,7 +1,9 @@
 """Is a stage slower alone than in turn with the library because of its own power draw? Runs HGEMM kernels at
 one size, each alone for a few seconds of back-to-back launches (and, with --in-turn, the first two
 alternating), while nvidia-smi samples the SM clock and the power draw every 50 ms and NVML's energy counter
-is read at each phase's ends; prints each phase's median clock, power, energy per launch and per-launch times.
+is read at each phase's ends; prints each phase's median clock, power, energy per launch, per-launch times and
+its wall time per launch (well past the kernel's time, the host could not keep up and the GPU idled between
+launches: the phase does not measure the kernel's own draw).
 Each cycle runs every phase once; the cycles repeat the order.
 
 Kernels (--kernels, comma separated): library (the h7 stage as `nsprof bench` tunes it: the fastest verified of
@@ -126,7 +128,11 @@ def main() -> None:
         end = time.time()
         spent = energy_mj()
         times = {k: [cp.cuda.get_elapsed_time(a, b) for kernel, a, b in events if kernel == k] for k in chosen}
+        # the phase's time per launch, the longer of the host's queuing and the GPU's: well past the kernel's own
+        # time, the GPU idled between launches and the phase is not the kernel's power draw (h6 at 2048^3:
+        # 47.6-49.7 us against 28; benchmarks/records/2026-12-01-h200-hgemm-decode-rings, section 5)
         phases.append({"phase": name, "start": start, "end": end, "launches": len(events),
+                       "wall_us_per_launch": (end - start) / len(events) * 1e6,
                        "mj_per_launch": (spent - joules) / len(events) if joules is not None and spent is not None
                        else None, **{f"{k}_median_ms": float(np.median(v)) for k, v in times.items() if v}})
         time.sleep(1.0)  # the clock settles between phases
