@@ -152,7 +152,7 @@
 //    128-row one; K split over gridDim.z to fill one wave (SHARE: the slices add their float32 sums in a
 //    workspace, only rows below M, the last to count stores C; no reduce kernel). 26-75% -> 94.5-124%. Where
 //    64x256's slices would be shallow for the rows they sum, 64x128 makes as many blocks with half the slices
-//    (launch_plan._fewer_slices): 64 x 4096 x 4096 74% -> 87%, 64 x 14336 x 4096 95% -> 105%.
+//    (launch_plan._fewer_slices): 64 x 4096 x 4096 74% -> 87%, 64 x 14336 x 4096 94-96% -> 101-106% (two cards).
 //  * hgemm_h6_16x256 / 16x128 (BM = 64, A_ROWS = 16 in h6_body) for products of at most 16 rows: TMA loads
 //    only A's first 16 rows (2 KB a stage), the MMAs read the other 48 from the B boxes that follow (rows of C
 //    that are never stored or summed): 1 x 128256 x 4096 91% -> 99% of torch.mm; 16x128 runs unsplit where its
