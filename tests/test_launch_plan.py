@@ -394,11 +394,13 @@ def test_few_row_products_take_a_tile_for_few_rows_split_to_fill_one_wave(size, 
         ((50, 2048, 4096), "64x128", 8),  # 64 x 256 in 16 slices of 256
         ((64, 14336, 4096), "64x128", 1),  # 64 x 256's 2 slices of 2048: shallow for 64 rows (4096)
         ((40, 14336, 4096), "64x128", 1),  # ... and for 40 (2560)
-        ((17, 14336, 4096), "64x256", 2),  # deep enough for the 17 rows summed (1088)
         ((64, 28672, 4096), "64x256", 1),  # unsplit: nothing to replace
-    ],  # (a 16-row tile counts 16 rows at 1 x 4096 x 4096: above, 16 x 128 split in 4)
+    ],
 )
 def test_a_few_row_split_gives_way_to_deeper_slices_by_the_rows_it_sums(size, shape, split):
+    """The rows summed are M's, up to the tile's, at least 16: the few-row test above holds the two ends, 17 x 14336 x
+    4096 keeping 64 x 256 in 2 slices of 2048 (deep enough for 17 rows: 1088), and 1 x 4096 x 4096 counting 16 rows
+    (16 x 128 split in 4 in place of 16 x 256 in 8)."""
     plan = choose_plan(get_stage("hgemm", "h6"), *size, H200_SMS)
     assert (plan.tile.shape, plan.split_k) == (shape, split)
 
