@@ -121,3 +121,62 @@ def test_the_launch_configuration_has_cuda_h_s_layout():
     attribute = serialization_attribute()
     assert attribute.id == PROGRAMMATIC_STREAM_SERIALIZATION == 6
     assert int.from_bytes(bytes(attribute.value[:4]), "little") == 1 and not any(attribute.value[4:])
+
+
+class _Driver:
+    """cuLaunchKernelEx as the launch sees it: each call's configuration and parameter pointers."""
+
+    def __init__(self):
+        self.calls = []
+
+    def cuLaunchKernelEx(self, config, function, params, extra):
+        self.calls.append((config._obj, params))
+        return 0
+
+
+def _dependent_launch(monkeypatch):
+    from nsprof.launch import dependent_launch
+
+    stream = SimpleNamespace(ptr=0)
+    monkeypatch.setitem(__import__("sys").modules, "cupy",
+                        SimpleNamespace(cuda=SimpleNamespace(get_current_stream=lambda: stream)))
+    lib = _Driver()
+    monkeypatch.setattr(dependent_launch, "driver", lambda: lib)
+    monkeypatch.setattr(dependent_launch, "check_result", lambda *a: None)
+    return dependent_launch.DependentLaunch(SimpleNamespace(ptr=1234)), lib, stream
+
+
+def _passed(params, sizes):
+    """The bytes each parameter pointer points at."""
+    return [ctypes.string_at(params[i], size) for i, size in enumerate(sizes)]
+
+
+def test_a_dependent_launch_packs_each_set_of_arguments_once_and_passes_the_current_values(monkeypatch):
+    launch, lib, stream = _dependent_launch(monkeypatch)
+    c = DeviceArray(np.zeros(4, np.float16))
+    tensor_map = np.frombuffer(b"m" * 128, dtype=np.dtype((np.void, 128)))
+    first = (np.int32(2048), tensor_map, c)
+    second = (np.int32(1024), tensor_map, c)
+    sizes = [4, 128, 8]
+    expected_first = [(2048).to_bytes(4, "little"), b"m" * 128, c.data.ptr.to_bytes(8, "little")]
+    launch((132, 1, 1), (384, 1, 1), first, 1000)
+    launch((132, 1, 1), (384, 1, 1), second, 1000)
+    launch((132, 1, 1), (384, 1, 1), (np.int32(2048), tensor_map, c), 1000)  # equal values, new objects
+    (config, p1), (_, p2), (again, p3) = lib.calls
+    assert _passed(p1, sizes) == expected_first and _passed(p3, sizes) == expected_first
+    assert _passed(p2, sizes)[0] == (1024).to_bytes(4, "little")
+    assert p3 is p1 and again is config and len(launch.packed) == 2  # built once, reused
+    assert (list(config.grid), list(config.block), config.shared_mem_bytes) == ([132, 1, 1], [384, 1, 1], 1000)
+    stream.ptr = 77  # another stream: another configuration
+    launch((132, 1, 1), (384, 1, 1), first, 1000)
+    assert lib.calls[-1][0].stream == 77 and len(launch.configs) == 2
+
+
+def test_a_dependent_launch_keeps_a_bounded_number_of_argument_sets(monkeypatch):
+    from nsprof.launch.dependent_launch import MAX_CACHED
+
+    launch, lib, _ = _dependent_launch(monkeypatch)
+    for size in range(MAX_CACHED + 5):
+        launch((1, 1, 1), (32, 1, 1), (np.int32(size),))
+    assert len(launch.packed) == MAX_CACHED
+    assert _passed(lib.calls[-1][1], [4]) == [(MAX_CACHED + 4).to_bytes(4, "little")]
