@@ -23,6 +23,7 @@ PROGRAMMATIC_STREAM_SERIALIZATION = 6  # CUlaunchAttributeID in cuda.h
 SCALARS: dict[np.dtype, type[ctypes._SimpleCData]] = {
     np.dtype(np.int32): ctypes.c_int32, np.dtype(np.uint32): ctypes.c_uint32, np.dtype(np.int64): ctypes.c_int64,
     np.dtype(np.uint64): ctypes.c_uint64, np.dtype(np.float32): ctypes.c_float}
+SCALARS_BY_TYPE = {dtype.type for dtype in SCALARS}
 
 
 class LaunchAttribute(ctypes.Structure):
@@ -62,10 +63,11 @@ class DependentLaunch:
     launch on the current stream.
 
     The launch configuration and the packed parameters are built once per distinct grid and stream and per
-    distinct argument values, and reused: building them through ctypes took most of a launch's host time (29-46 us
-    of Python a launch, measured with the driver mocked), more than a 2048^3 HGEMM's 28 us on the GPU, so a loop
-    of launches could not keep the GPU busy. The arguments are keyed by value (`argument_key`): a scalar, a map's
-    bytes, a device array's address."""
+    distinct argument values, and reused. Building them through ctypes on every launch took 31 us of Python a
+    launch, against 4.5 us now (medians, the driver mocked, a 2-core CPU: benchmarks/launch_cost.py); on an H200's
+    host an h6 launch and its two events took 47.6-49.7 us, more than a 2048^3 HGEMM's 28 us on the GPU, so a
+    loop of launches left the GPU idle (benchmarks/records/2026-12-01-h200-hgemm-decode-rings, section 5). The
+    arguments are keyed by value (`argument_key`): a scalar, a map's bytes, a device array's address."""
 
     def __init__(self, kernel):
         import cupy
@@ -115,9 +117,11 @@ def _bounded(cache: dict, value):
 
 
 def argument_key(value: Any) -> Any:
-    """What an argument passes, as a dictionary key: the bytes kernel_argument would pack."""
+    """What an argument passes, as a dictionary key: a scalar's type and value (NumPy scalars hash and compare by
+    value), a map's bytes, a device array's address."""
+    kind = type(value)
+    if kind in SCALARS_BY_TYPE:
+        return kind, value
     if isinstance(value, (np.ndarray, np.void)):
         return value.tobytes()
-    if isinstance(value, np.generic):
-        return value.dtype.char, value.item()
     return getattr(getattr(value, "data", None), "ptr", None) or id(value)
