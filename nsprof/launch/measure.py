@@ -197,20 +197,26 @@ def time_launches(launch, repeat: int | None = None, warmup: int | None = None,
     return Timing(_event_times(launch, repeat, range_name), len(warm_times))
 
 
-def paired_medians(ours, theirs, pairs: int | None = None) -> tuple[float, float]:
-    """Median ms of `ours` and of `theirs` launched alternately (ABAB), each launch between its own
-    CUDA events (the host kept ahead of the GPU: _timed), after a warm-up of both. A GPU at its power
-    limit moves its clock within a run; timed one after the other, two kernels meet different clocks (h6
-    against torch.mm at 4096^3 moved from 0.88 to 1.01 between rounds on an H100), while launched in turn
-    they meet the same ones (0.994 to 0.999; benchmarks/records/2026-11-26-h100-paired-library/
-    h100-paired-library.md). With no `pairs`, as many as fill about TARGET_S."""
-    def both() -> None:
-        ours()
-        theirs()
+def in_turn_medians(launches: Sequence[Callable[[], object]], rounds: int | None = None) -> list[float]:
+    """Median ms of each of `launches`, launched in turn (ABC ABC ...), each launch between its own CUDA events
+    (the host kept ahead of the GPU: _timed), after a warm-up of them all. A GPU at its power limit moves its
+    clock within a run; timed one after the other, two kernels meet different clocks (h6 against torch.mm at
+    4096^3 moved from 0.88 to 1.01 between rounds on an H100), while launched in turn they meet the same ones
+    (0.994 to 0.999; benchmarks/records/2026-11-26-h100-paired-library/h100-paired-library.md). With no
+    `rounds`, as many as fill about TARGET_S."""
+    def each_in_turn() -> None:
+        for launch in launches:
+            launch()
 
-    warm = warm_up(both)
-    if pairs is None:
-        per_pair_s = max(float(np.median(warm)) / 1e3, 1e-6)
-        pairs = int(min(500, max(10, TARGET_S / per_pair_s)))
-    times = np.array(_timed([ours, theirs] * pairs, None))
-    return float(np.median(times[0::2])), float(np.median(times[1::2]))
+    warm = warm_up(each_in_turn)
+    if rounds is None:
+        per_round_s = max(float(np.median(warm)) / 1e3, 1e-6)
+        rounds = int(min(500, max(10, TARGET_S / per_round_s)))
+    times = np.array(_timed(list(launches) * rounds, None))
+    return [float(np.median(times[i::len(launches)])) for i in range(len(launches))]
+
+
+def paired_medians(ours, theirs, pairs: int | None = None) -> tuple[float, float]:
+    """Median ms of `ours` and of `theirs` launched alternately (ABAB: in_turn_medians), `pairs` of them."""
+    ours_ms, theirs_ms = in_turn_medians([ours, theirs], pairs)
+    return ours_ms, theirs_ms

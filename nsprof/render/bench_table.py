@@ -176,8 +176,10 @@ def tuning_note(record: dict) -> str:
     168 registers, 0 spills, 192 KB shared; SASS: 512 HGMMA (wgmma), 64 UTMALDG (TMA)'."""
     tuning, compiled = record["details"]["autotune"], record["details"].get("compiled")
     verified = sum(trial["status"] == "ok" for trial in tuning["trials"])
+    in_turn = sum("in_turn_ms" in trial for trial in tuning["trials"])  # the finalists (nsprof.ladder_runs.tuning)
+    fastest = f"the fastest of {in_turn} timed in turn" if in_turn else "the fastest"
     text = (f"{record['stage']} {record['size']}: kept {tuning['kept']} of {len(tuning['trials'])} tried ({verified} "
-            f"verified, the fastest; tuning never timed as the stage)")
+            f"verified, {fastest}; tuning never timed as the stage)")
     if compiled is None:  # a library stage: its candidates are cuBLAS's algorithms
         return text
     text += (f", {compiled['registers']} registers, {compiled['spills']} spills, "
