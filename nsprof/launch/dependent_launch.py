@@ -66,8 +66,10 @@ class DependentLaunch:
     distinct argument values, and reused. Building them through ctypes on every launch took 31 us of Python a
     launch, against 4.5 us now (medians, the driver mocked, a 2-core CPU: benchmarks/launch_cost.py); on an H200's
     host an h6 launch and its two events took 47.6-49.7 us, more than a 2048^3 HGEMM's 28 us on the GPU, so a
-    loop of launches left the GPU idle (benchmarks/records/2026-12-01-h200-hgemm-decode-rings, section 5). The
-    arguments are keyed by value (`argument_key`): a scalar, a map's bytes, a device array's address."""
+    loop of launches left the GPU idle (benchmarks/records/2026-12-01-h200-hgemm-decode-rings, section 5); with
+    the cache, 30.8-30.9 us a launch on the wall clock for a 28.1 us kernel: the GPU stays busy
+    (benchmarks/records/2026-12-02-h200-hgemm-library-finalists, section 4). The arguments are keyed by value
+    (`argument_key`): a scalar, a map's bytes, a device array's address."""
 
     def __init__(self, kernel):
         import cupy
