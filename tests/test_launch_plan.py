@@ -198,16 +198,22 @@ def test_h6_keeps_its_unclustered_plan_where_the_clusters_would_take_another_rou
     "size, entry",
     [
         ((2048, 4096, 4096), "hgemm_h6_pp_tma_128x128"),  # whole, unsplit 128x256 plans: taken over
-        ((2048, 14336, 4096), "hgemm_h6_pp_tma_128x128"),  # B of 58.7 M elements, under the limit
+        ((2048, 14336, 4096), "hgemm_h6_pp_tma_128x128"),
         ((8192, 4096, 14336), "hgemm_h6_pp_tma_128x128"),
-        ((2048, 128256, 4096), "hgemm_h6_tma_128x256"),  # B of 525 M elements: 128x256 ran 7-9 points ahead
+        ((2048, 128256, 4096), "hgemm_h6_pp_tma_128x128"),  # B of 525 M elements, far past the L2: taken over too
         ((128, 128256, 4096), "hgemm_h6_tma_128x256"),  # one row of tiles: 128x256 evicts B first
-        ((8192, 14336, 4096), "hgemm_h6_sk_tma_128x256"),  # a plan that shares its last wave stays
+        # 128x256's plans that share a tail, where 128x128's rounds keep 98% of the SMs busy: 7168 tiles in 55
+        # rounds of 132 (98.7%), 5376 in 41 (99.3%), 32064 in 243 (99.96%)
+        ((8192, 14336, 4096), "hgemm_h6_pp_tma_128x128"),
+        ((6144, 14336, 4096), "hgemm_h6_pp_tma_128x128"),
+        ((4096, 128256, 4096), "hgemm_h6_pp_tma_128x128"),
+        ((8192, 8192, 8192), "hgemm_h6_sk_tma_128x256"),  # 4096 in 32 rounds, 97.0%: the tail stays
+        ((5120, 5120, 5120), "hgemm_h6_sk_tma_128x256"),  # 1600 in 13, 93.2%
         ((3072, 3072, 3072), "hgemm_h6_tma_128x192"),  # another tile's plan stays
         ((4096, 4096, 4040), "hgemm_h6_cl2_tma_256x256"),  # rows that start inside sectors keep the clusters
     ],
 )
-def test_h6_ping_pong_tile_takes_over_whole_128x256_plans_where_b_is_not_much_larger_than_the_l2(size, entry):
+def test_h6_ping_pong_tile_takes_over_unsplit_128x256_plans_and_tails_where_its_rounds_are_full(size, entry):
     assert choose_plan(get_stage("hgemm", "h6"), *size, H200_SMS).tile.entry == entry
 
 
@@ -239,7 +245,7 @@ def test_h6_ping_pong_64x64_replaces_shallow_splits_of_128x128(size, entry, spli
         ((8192, 4096, 2032), "hgemm_h6_pp_tma_128x128"),
         ((4096, 4000, 2048), "hgemm_h6_pp_tma_128x128"),  # B's alone, K no deeper than 2048
         ((4096, 4000, 4096), "hgemm_h6_cl2_tma_256x256"),  # B's alone, K deeper: the clusters share B
-        ((2048, 128256, 2000), "hgemm_h6_cl2_tma_256x256"),  # B too large to be taken over: the clusters stay
+        ((2048, 128256, 2000), "hgemm_h6_cl2_tma_256x256"),  # B past STRADDLED_TAKE_OVER_MAX_B: the clusters stay
         ((3072, 3072, 5008), "hgemm_h6_cl2_tma_256x192"),  # 128x192's plan: no tile takes it over
     ],
 )

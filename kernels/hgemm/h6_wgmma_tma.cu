@@ -190,7 +190,10 @@
 //    With it, hgemm_h6_pp_128x128 ran 0.1-1.3 points ahead of hgemm_h6_tma_128x256 at 4096^3, 6144^3 and the
 //    2048-row shapes (N of 4096 and 14336), and the ping-pong tile (now its TMA-store form, below) takes over
 //    those whole, unsplit plans where B has at most 2^26 elements (nsprof/ladder/ops/launch_plan.py: _taken_over;
-//    at 2048 x 128256 x 4096 it ran 7-9 points behind) (benchmarks/records/2026-11-30-h200-hgemm-energy).
+//    at 2048 x 128256 x 4096 it ran 7-9 points behind) (benchmarks/records/2026-11-30-h200-hgemm-energy). Since
+//    2026-12-02 it also takes over plans with B past 2^26 elements (2048 x 128256 x 4096 +1.0 to +1.7 points) and
+//    plans that share a stream-K tail where its own rounds are 98% full (8192 x 14336 x 4096 +2.4 to +3.3)
+//    (benchmarks/records/2026-12-02-h200-hgemm-library-finalists).
 //  * the ring's descriptors and barriers stepped, not rebuilt (both bodies): each k tile rebuilt stage s's MMA
 //    descriptors and barrier addresses from the shared window's base (the compiler rematerialised them);
 //    carried from one k tile to the next: 88 -> 64 instructions a k tile of hgemm_h6_pp_128x128, 72 -> 32 from

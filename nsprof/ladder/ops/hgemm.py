@@ -55,7 +55,7 @@ def _h6(bm: int, bn: int, smem: int, persistent: bool = False, stream_k: bool = 
     their sums in a workspace, the last one storing C (no reduce kernel); `fill_gain`: an alternative tile
     (nsprof.ladder.ops.launch_plan.choose_plan); `ping_pong`: each consumer warpgroup owns whole tiles, the two
     taking turns at the tensor cores, so one's epilogue runs under the other's MMAs; `takes_over`: the shape whose
-    whole, unsplit plans it runs (nsprof.ladder.ops.launch_plan.TAKE_OVER_MAX_B says where); `replaces_split`: the
+    unsplit plans it runs (nsprof.ladder.ops.launch_plan._taken_over says where); `replaces_split`: the
     shape whose shallow K splits it runs unsplit (nsprof.ladder.ops.launch_plan.SHALLOW_SLICE_K says where). A's
     box is as tall as the tile, at most 128 rows."""
     entry = f"hgemm_h6_{'pp_' if ping_pong else ''}{'sk_' if stream_k else ''}{'tma_' if tma_store else ''}{bm}x{bn}"

@@ -14,13 +14,17 @@ from nsprof.ladder.op_model import Stage
 from nsprof.ladder.ops.rounds import finer_rows, in_one_round, rounds
 from nsprof.ladder.ops.tiles import Tile, as_tiles, round_up
 
+# A plan that shares a stream-K tail is taken over (`_taken_over`) only where the heir's own rounds keep at least
+# this share of the SMs busy: it has no tail to even its last round out (8192^3: 97%, alike; 8192 x 14336 x 4096
+# 98.7% and 6144 x 14336 x 4096 99.3%, ahead).
+TAKE_OVER_TAIL_BUSY = 0.98
+# Where rows straddle lines, the ping-pong tile takes over (`_unaligned_form`) only where B has at most this many
+# elements: it was measured there with B of up to 117 MB; past it the clusters that share B stay.
+STRADDLED_TAKE_OVER_MAX_B = 1 << 26
 MIN_SLICE_K = 128  # a K split keeps each slice at least this deep, so the partial sums stay worth a launch
 # A grid fills the GPU evenly when the SMs' average block count is at least this share of the busiest SM's
 # (blocks spread round-robin): 1.94 of 2 per SM (0.97) runs at full speed, 1.21 of 2 (0.61) does not.
 EVEN_SPREAD = 0.8
-# A tile that takes over another's plans (`Tile.takes_over`) does so only where B has at most this many elements
-# (128 MiB of halves): h6's ping-pong 128 x 128 ran ahead of 128 x 256 with B of 117 MB and behind it with 1 GB.
-TAKE_OVER_MAX_B = 1 << 26
 # A K split whose slices are at most this deep gives way to a tile declared to replace it (`Tile.replaces_split`),
 # where that tile's blocks fit one wave or keep at least FILLED_SHARE of the slots busy: h6's split 128 x 128 tile
 # pays a fixed cost a slice (its float32 sums added in a workspace) that deep slices hide and shallow ones do not.
@@ -114,7 +118,7 @@ def choose_plan(stage: Stage, m: int, n: int, k: int, sm_count: int, forced_tile
             plan = _unaligned_form(_better_filled(plan, alternatives, m, n, sm_count), replacements, candidates,
                                    m, n, k, sm_count)
             plan = _better_filled_clusters(plan, alternatives, replacements, m, n, k, sm_count)
-            plan = _taken_over(_unsplit_form(plan, replacements, m, n, k, sm_count), candidates, m, n, k)
+            plan = _taken_over(_unsplit_form(plan, replacements, m, n, k, sm_count), candidates, m, n, sm_count)
             finer = None if forced_tile or plan.split_k > 1 or plan.shared_tiles else finer_rows(
                 plan.tile, every_tile, m, n, sm_count)
             return plan if finer is None else LaunchPlan(finer)
@@ -214,8 +218,8 @@ def _unaligned_form(plan: LaunchPlan, replacements: tuple[Tile, ...], candidates
     runs it."""
     if plan.split_k > 1 or plan.tile.rows_in_whole_boxes(n, k):
         return plan
-    if _ping_pong_reads_it_better(plan.tile, n, k):
-        heir = _taken_over(plan, candidates, m, n, k)
+    if k * n <= STRADDLED_TAKE_OVER_MAX_B and _ping_pong_reads_it_better(plan.tile, n, k):
+        heir = _taken_over(plan, candidates, m, n, sm_count)
         if heir is not plan or plan.tile.takes_over is not None:  # (the ping-pong tile's own plan stays too)
             return heir
     twin = _clustered_form(plan.tile, replacements, n, k)
@@ -361,18 +365,28 @@ def _unsplit_form(plan: LaunchPlan, replacements: tuple[Tile, ...], m: int, n: i
     return LaunchPlan(heir) if tiles <= slots or busy_share(tiles, slots) >= FILLED_SHARE else plan
 
 
-def _taken_over(plan: LaunchPlan, candidates: tuple[Tile, ...], m: int, n: int, k: int) -> LaunchPlan:
-    """A plan that splits and shares nothing, of more than one row of tiles, with B of at most TAKE_OVER_MAX_B
-    elements, runs on a tile declared to take over the plans of its tile's shape (`takes_over`). Why (the H200,
-    paired with the library, benchmarks/records/2026-11-30-h200-hgemm-energy): h6's ping-pong 128 x 128 tiles
-    ran 0.1-1.3 points ahead of 128 x 256 at 4096^3, 6144^3, 4096 x 4096 x 2048 and the 2048-row shapes with
-    N of 4096 and 14336, alike at 8192 x 4096 x 4096 and 8192 x 4096 x 14336, and 7-9 points behind at
-    2048 x 128256 x 4096 (B of 1 GB). With one row of tiles 128 x 256 evicts B first (nsprof/ladder/ops/hgemm.py)."""
-    if (plan.split_k > 1 or plan.shared_tiles or m <= plan.tile.bm or k * n > TAKE_OVER_MAX_B
+def _taken_over(plan: LaunchPlan, candidates: tuple[Tile, ...], m: int, n: int, sm_count: int) -> LaunchPlan:
+    """A plan that splits no K, of more than one row of tiles, runs on a tile declared to take over the plans of
+    its tile's shape (`takes_over`); one that shares a stream-K tail, where the heir's rounds keep
+    TAKE_OVER_TAIL_BUSY of the SMs busy. Why (the H200, paired with the library):
+    - h6's ping-pong 128 x 128 tiles ran 0.1-1.3 points ahead of 128 x 256 at 4096^3, 6144^3, 4096 x 4096 x 2048
+      and the 2048-row shapes with N of 4096 and 14336, alike at 8192 x 4096 x 4096 and 8192 x 4096 x 14336
+      (benchmarks/records/2026-11-30-h200-hgemm-energy).
+    - Where B outgrew 2^26 elements or 128 x 256 shared a tail, against the library's pick timed in turn, three
+      rounds on two cards (benchmarks/records/2026-12-02-h200-hgemm-library-finalists, section 6): ahead in every
+      round at 8192 x 14336 x 4096 by 2.4-3.3 points (tail 20: 98.0-98.3 -> 100.7-101.4%), 2048 x 128256 x 4096 by
+      1.0-1.7 and 8192 x 128256 x 4096 by 0.5-2.0 (B of 1 GB, where the ping-pong tile of eight records before ran
+      7-9 behind); held out, two rounds, by 2.8-5.4 at 4096 x 128256 x 4096 (tail 60) and 3.6-3.7 at 6144 x 14336 x
+      4096 (tail 48: 95.7-96.0 -> 99.4-99.5%); alike at 8192^3 (tail 68: +0.2 and -0.5).
+    With one row of tiles 128 x 256 evicts B first (nsprof/ladder/ops/hgemm.py) and keeps its plan."""
+    if (plan.split_k > 1 or m <= plan.tile.bm
             or plan.tile.replaces_unaligned is not None):  # (a clustered form keeps its plan: its unit is its shape)
         return plan
     heir = next((t for t in candidates if t.takes_over == plan.tile.shape), None)
-    return plan if heir is None else LaunchPlan(heir)
+    if heir is None or (plan.shared_tiles and
+                        busy_share(heir.count(m, n), sm_count * heir.blocks_per_sm) < TAKE_OVER_TAIL_BUSY):
+        return plan
+    return LaunchPlan(heir)
 
 
 def _split(tile: Tile, blocks: int, k: int, sm_count: int) -> int:

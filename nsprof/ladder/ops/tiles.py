@@ -52,13 +52,13 @@ class Tile:
     (`rows_in_whole_boxes`; launch_plan.choose_plan), as its `straddle` says: "either" operand's rows (the default),
     only where B's are not ("B": it shares B, which A's straddling rows do not need), or only where B's are and A's
     start inside 32-byte sectors ("A inside sectors": it shares A).
-    A tile with `takes_over` (a shape) runs the plans the launcher makes of the tile of that shape where they
-    split nothing and share nothing, C has more than one row of those tiles, and B is not much larger than an L2
-    (launch_plan.TAKE_OVER_MAX_B). A tile with `replaces_split` (a shape) runs unsplit where the launcher would
-    split K of the tile of that shape into shallow slices (launch_plan.SHALLOW_SLICE_K) and its own tiles fill
-    the SMs (launch_plan.choose_plan). A tile with `dependent_launch` is launched as a programmatic dependent
-    launch (nsprof.launch.dependent_launch): its kernel waits for the grid before it in the stream (griddepcontrol)
-    before it touches memory, so its blocks can be placed while that grid finishes.
+    A tile with `takes_over` (a shape) runs the plans the launcher makes of the tile of that shape where they split
+    no K and C has more than one row of those tiles (launch_plan._taken_over). A tile with `replaces_split` (a
+    shape) runs unsplit where the launcher would split K of the tile of that shape into shallow slices
+    (launch_plan.SHALLOW_SLICE_K) and its own tiles fill the SMs (launch_plan.choose_plan). A tile with
+    `dependent_launch` is launched as a programmatic dependent launch (nsprof.launch.dependent_launch): its kernel
+    waits for the grid before it in the stream (griddepcontrol) before it touches memory, so its blocks can be
+    placed while that grid finishes.
     """
 
     bm: int
@@ -88,7 +88,7 @@ class Tile:
     one_round_first: bool = False  # taken in one round where a smaller tile would take two (launch_plan)
     replaces_unaligned: str | None = None  # the shape of the tile it replaces where rows are not whole boxes
     straddle: str = "either"  # ... whose rows: "either" operand's, "B" or "A inside sectors" (B's whole boxes)
-    takes_over: str | None = None  # the shape of the tile whose whole, unsplit plans it runs
+    takes_over: str | None = None  # the shape of the tile whose unsplit plans it runs
     replaces_split: str | None = None  # the shape of the tile whose shallow K splits it replaces, unsplit
     maps_by_value: bool = False
     cluster: int = 1  # blocks per cluster: a tile is theirs (stacked if persistent, else side by side), in as many slots
