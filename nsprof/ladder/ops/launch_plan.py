@@ -18,8 +18,8 @@ from nsprof.ladder.ops.tiles import Tile, as_tiles, round_up
 # this share of the SMs busy: it has no tail to even its last round out (8192^3: 97%, alike; 8192 x 14336 x 4096
 # 98.7% and 6144 x 14336 x 4096 99.3%, ahead).
 TAKE_OVER_TAIL_BUSY = 0.98
-# Where rows straddle lines, the ping-pong tile takes over (`_unaligned_form`) only where B has at most this many
-# elements: it was measured there with B of up to 117 MB; past it the clusters that share B stay.
+# Where rows straddle lines, the ping-pong tile takes over (`_unaligned_form`) only plans that share no tail, with B
+# of at most this many elements: it was measured there so; past it the clusters that share B stay.
 STRADDLED_TAKE_OVER_MAX_B = 1 << 26
 MIN_SLICE_K = 128  # a K split keeps each slice at least this deep, so the partial sums stay worth a launch
 # A grid fills the GPU evenly when the SMs' average block count is at least this share of the busiest SM's
@@ -218,7 +218,7 @@ def _unaligned_form(plan: LaunchPlan, replacements: tuple[Tile, ...], candidates
     runs it."""
     if plan.split_k > 1 or plan.tile.rows_in_whole_boxes(n, k):
         return plan
-    if k * n <= STRADDLED_TAKE_OVER_MAX_B and _ping_pong_reads_it_better(plan.tile, n, k):
+    if not plan.shared_tiles and k * n <= STRADDLED_TAKE_OVER_MAX_B and _ping_pong_reads_it_better(plan.tile, n, k):
         heir = _taken_over(plan, candidates, m, n, sm_count)
         if heir is not plan or plan.tile.takes_over is not None:  # (the ping-pong tile's own plan stays too)
             return heir
