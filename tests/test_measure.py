@@ -93,6 +93,32 @@ def test_a_launch_no_hold_helps_is_tried_a_bounded_number_of_times(simulated_gpu
     assert max(hold for _, hold in holds) == measure.MAX_HOLD_S
 
 
+def test_launches_in_turn_each_get_their_own_times_from_every_round(monkeypatch):
+    """in_turn_medians queues the launches ABC ABC ... (as many rounds as fill TARGET_S after the warm-up says
+    how long one takes) and gives each launch the median of its own times; paired_medians is its two-launch case."""
+    class Launch:
+        def __init__(self, ms: float):
+            self.ms = ms
+
+        def __call__(self) -> None:
+            pass
+
+    queued: list[list] = []
+
+    def timed(launches, range_name):
+        queued.append(list(launches))
+        return [launch.ms * (1 + 0.01 * (i % 7)) for i, launch in enumerate(launches)]  # each near its own time
+
+    monkeypatch.setattr(measure, "_timed", timed)
+    monkeypatch.setattr(measure, "warm_up", lambda each_in_turn: [6.0] * 3)  # one round of the three: 6 ms
+    a, b, c = Launch(1.0), Launch(2.0), Launch(3.0)
+    medians = measure.in_turn_medians([a, b, c])
+    rounds = int(measure.TARGET_S / 6e-3)
+    assert queued[-1] == [a, b, c] * rounds
+    assert [round(m) for m in medians] == [1, 2, 3] and medians[0] < medians[1] < medians[2]
+    assert measure.paired_medians(b, a, pairs=12)[0] > 1.5 and queued[-1] == [b, a] * 12
+
+
 @pytest.mark.gpu
 def test_the_host_time_of_a_launch_stays_out_of_its_gpu_time():
     """A launch that spends 300 us on the host before queuing a few-microsecond kernel: timed with the host
