@@ -12,7 +12,7 @@ verified on fresh inputs and timed like any other: a trial is never timed as the
 Why the second round: at 4096^3 on H200s the trials kept cuBLASLt's algorithm 3 in some runs and algorithm 0 or
 cublasGemmEx in others, within 2% of each other; paired with h6, algorithm 3 was 2.5-3 points the faster
 (benchmarks/records/2026-12-02-h200-hgemm-library-finalists), so a bench's "fastest library" depended on the
-order of its trials. Timed in turn, algorithm 3 was 2-3% ahead of algorithms 0 and 1 in both runs.
+order of its trials. Timed in turn, algorithm 3 was 1.6-3.2% ahead of algorithms 0 and 1 in every run (three cards).
 """
 
 from __future__ import annotations
