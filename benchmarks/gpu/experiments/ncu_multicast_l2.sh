@@ -5,7 +5,11 @@
 # CASES: "SIZE|PLANS|LIBRARY_KERNEL_REGEX" a line. Run from the repository root with .devkit carried; one CSV back.
 source benchmarks/gpu/record_start.sh
 M=${METRICS:-gpu__time_duration.sum,gpc__cycles_elapsed.max,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_requests_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_ltcfabric.sum,l1tex__m_xbar2l1tex_read_bytes.sum,dram__bytes_read.sum,smsp__inst_executed.sum}
-CASES=${CASES:-"2048|auto,hgemm_h6_pp_cl2_tma_256x128|nvjet_sm90_hsh_128x128_64x6_2x1
+# The library's kernel at 2048^3 and 4096^3 is its fastest there once its candidates are timed in turn (benchmarks/
+# records/2026-12-02-h200-hgemm-library-finalists): 128 x 128 in 2 x 1 clusters. cuBLAS computes the transposed
+# product, so its pairs likely sit side by side along our N (h6's cl2a, sharing A), not stacked (h6's cl2, sharing B).
+CASES=${CASES:-"2048|auto,hgemm_h6_pp_cl2_tma_256x128,hgemm_h6_pp_cl2a_tma_128x256|nvjet_sm90_hsh_128x128_64x6_2x1
+4096|auto,hgemm_h6_pp_cl2_tma_256x128,hgemm_h6_pp_cl2a_tma_128x256|nvjet_sm90_hsh_128x128_64x6_2x1
 1024|auto,hgemm_h6_cl2a_128x128|nvjet_sm90_hsh_128x64_64x8_1x2"}
 i=0
 while IFS='|' read -r size plans library; do
