@@ -27,6 +27,7 @@ from nsprof.explain.prediction import MixPrediction, predict_l1_bytes, predict_m
 from nsprof.ladder.ops.tiles import Tile  # a block tile: what the launch geometry is counted in
 from nsprof.ladder.registry import Stage, all_stages
 from nsprof.ladder_analysis.capture import stages_of
+from nsprof.ladder_runs.bench_types import StageDetails
 from nsprof.ranges import parse_stage_range
 from nsprof.render.format import count, flops_per_s  # FLOP counts as the report shows them: 2.15 G
 from nsprof.sizes import parse_label
@@ -49,7 +50,7 @@ class Measurements:
     launches: pd.DataFrame  # one row per ncu launch: kernel_metrics columns, launch columns, op/stage/size
     stages: pd.DataFrame  # per stage and size: nsprof.ladder_analysis.work's work columns (CaptureAnalysis.stages)
     manifest: dict | None = None  # the profile directory's manifest.json, where it has one
-    tuning: dict | None = None  # its Triton stages' tuning, (stage, size) -> details (nsprof.parse.documents.read_tuning)
+    tuning: dict[tuple[str, str], StageDetails] | None = None  # its tuned stages', (stage, size) -> details (read_tuning)
 
 
 def measurements(source: Source, profile: Capture, analysis: CaptureAnalysis) -> Measurements:

@@ -12,7 +12,7 @@ from nsprof.explain.evidence import QUANTITIES, Measurements, staged
 from nsprof.explain.prediction import predict_mix, sass_name
 from nsprof.ladder.ops.tiles import Tile  # the block tile's geometry: what these facts are about
 from nsprof.ladder.registry import Stage, get_op
-from nsprof.render.bench_table import SASS_WORDS
+from nsprof.render.bench_table import sass_counts
 from nsprof.render.format import bytes_per_s, flops_per_s
 from nsprof.sizes import parse_label
 
@@ -212,8 +212,7 @@ def _triton(stages: list[Stage], m: Measurements | None) -> list[str]:
         if "compiled" not in details:  # a library stage's tuning over cuBLAS's algorithms
             continue
         tuning, compiled = details["autotune"], details["compiled"]
-        sass = compiled.get("sass") or {}
-        path = ", ".join(f"{sass[key]:,} {opcode}" for key, opcode in SASS_WORDS.items() if sass.get(key)) or "not read"
+        path = ", ".join(sass_counts(compiled.get("sass"))) or "not read"
         facts.append(f"{name} at {size}: kept {tuning['kept']} of {len(tuning['trials'])} tried; {compiled.get('registers')} "
                      f"registers, {compiled.get('spills')} spills, {(compiled.get('shared_bytes') or 0) / 1024:.0f} KB "
                      f"shared memory; its SASS: {path}.")

@@ -4,7 +4,7 @@ record kept in the repository is checked against it. Keys that older records lac
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from typing_extensions import NotRequired, TypedDict  # pydantic reads them for docs/json
 
@@ -13,6 +13,59 @@ from nsprof.ceilings.types import CpuHost, GpuDevice
 
 class GpuAndCpuHost(GpuDevice, CpuHost):
     """A bench of GPU and CPU stages: the GPU (nsprof.launch.gpu.device_info) and the host CPU."""
+
+
+class TuningTrial(TypedDict):
+    """One candidate of a tuned stage (nsprof.ladder_runs.tuning): built and launched once, verified on a poisoned
+    output, then timed after warm-up, one candidate after the other."""
+
+    config: str  # the candidate: a Triton configuration ("128x256x64 w8 s3 tma"), "cuBLASLt 3", "cublasGemmEx"
+    status: Literal["ok", "failed", "error"]  # verified; wrong; could not be built or launched here
+    message: str | None  # why a candidate that is not ok is not
+    median_ms: float | None
+    rel_error: float | None
+    in_turn_ms: NotRequired[float]  # a finalist's median timed again in turn with the other finalists
+
+
+class Tuning(TypedDict):
+    """How a tuned stage chose its launch: every candidate's trial, the one kept, and the rule that kept it."""
+
+    kept: str  # the kept candidate's config
+    trials: list[TuningTrial]
+    rule: str
+
+
+class SassCounts(TypedDict):
+    """How often each instruction that tells a kernel's path apart is in a Triton kernel's SASS
+    (nsprof.ladder_runs.triton_stage.SASS_OPCODES names the opcode of each)."""
+
+    wgmma: int
+    mma_sync: int
+    tma_load: int
+    tma_store: int
+    cp_async: int
+    ffma: int
+    global_load: int
+    shared_load: int
+
+
+class CompiledFacts(TypedDict):
+    """What Triton compiled a tuned stage's kept configuration to (None where Triton does not say)."""
+
+    kernel: str | None
+    num_warps: int | None
+    num_stages: int | None
+    shared_bytes: int | None
+    registers: int | None
+    spills: int | None
+    sass: SassCounts | None  # None where the disassembler is missing
+
+
+class StageDetails(TypedDict):
+    """A tuned stage's record's details: its tuning, and for a Triton stage what it compiled to."""
+
+    autotune: Tuning
+    compiled: NotRequired[CompiledFacts]
 
 
 class BenchRecord(TypedDict):
@@ -35,7 +88,7 @@ class BenchRecord(TypedDict):
     tile: str | None  # the launch configuration: 128x256x64, 128x256x64/split4, a library's candidate
     split_k: int | None
     padded: bool | None  # whether the launcher copied operands (to whole tiles, or a TMA stage's rows to whole lines)
-    details: NotRequired[dict[str, Any] | None]  # a tuned stage's trials (autotune) and what it compiled to
+    details: NotRequired[StageDetails | None]  # a tuned stage's: its trials, and what Triton compiled it to
     # CUDA events after warm-up (nsprof.launch.measure): the median and the spread of `runs` launches
     median_ms: float | None
     q1_ms: NotRequired[float]

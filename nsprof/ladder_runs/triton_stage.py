@@ -25,9 +25,11 @@ import sys
 from functools import cache
 from pathlib import Path
 from types import ModuleType
+from typing import cast
 
 from nsprof.errors import KernelBuildError
 from nsprof.ladder.op_model import Stage
+from nsprof.ladder_runs.bench_types import CompiledFacts, SassCounts
 from nsprof.ladder_runs.tuning import Candidate, TunedLauncher, tune
 from nsprof.launch.torch_stream import on_cupy_stream
 from nsprof.triton_config import TritonConfig
@@ -50,20 +52,21 @@ def triton_launcher(stage: Stage, problem, tile_shape: str | None = None) -> Tun
     return tuned.launcher(compiled=compiled_facts(tuned.first))
 
 
-def compiled_facts(compiled) -> dict:
+def compiled_facts(compiled) -> CompiledFacts:
     """What Triton compiled: warps, pipeline stages, registers, spills, shared memory, and the
     counts of SASS_OPCODES in its SASS (None where the disassembler is missing)."""
     metadata = compiled.metadata
-    facts = {"kernel": getattr(metadata, "name", None), "num_warps": getattr(metadata, "num_warps", None),
-             "num_stages": getattr(metadata, "num_stages", None), "shared_bytes": getattr(metadata, "shared", None),
-             "registers": getattr(compiled, "n_regs", None), "spills": getattr(compiled, "n_spills", None)}
     try:
         sass = compiled.asm["sass"]
     except Exception:  # nvdisasm not found
         sass = None
-    facts["sass"] = None if sass is None else {
-        name: len(re.findall(rf"\b{opcode}\b", sass)) for name, opcode in SASS_OPCODES.items()}
-    return facts
+    # SASS_OPCODES names every key of SassCounts (tests/test_triton_stage_facts.py)
+    counts = None if sass is None else cast(
+        SassCounts, {name: len(re.findall(rf"\b{opcode}\b", sass)) for name, opcode in SASS_OPCODES.items()})
+    return {"kernel": getattr(metadata, "name", None), "num_warps": getattr(metadata, "num_warps", None),
+            "num_stages": getattr(metadata, "num_stages", None), "shared_bytes": getattr(metadata, "shared", None),
+            "registers": getattr(compiled, "n_regs", None), "spills": getattr(compiled, "n_spills", None),
+            "sass": counts}
 
 
 @cache

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from nsprof.errors import KernelBuildError
 from nsprof.ladder.op_model import Stage
+from nsprof.ladder_runs.bench_types import CompiledFacts, StageDetails, Tuning, TuningTrial
 from nsprof.launch.gpu import require_cupy
 from nsprof.launch.measure import in_turn_medians, nvtx_range, time_launches
 from nsprof.ranges import tune_range_name
@@ -54,17 +55,19 @@ class Tuned:
     label: str  # the kept candidate's
     launch: Callable[[], object]
     first: object  # what its first (untimed) launch returned: what Triton compiled
-    autotune: dict  # {"kept", "trials", "rule"}: a record's details["autotune"]
+    autotune: Tuning  # a record's details["autotune"]
 
-    def launcher(self, **details) -> TunedLauncher:
-        """The kept candidate as a stage's launcher; `details` besides the tuning (what Triton compiled)."""
+    def launcher(self, compiled: CompiledFacts | None = None) -> TunedLauncher:
+        """The kept candidate as a stage's launcher, its record's details the tuning and what Triton compiled."""
         launch = self.launch
 
         def run() -> None:
             launch()
 
-        return TunedLauncher(run, self.label, {"autotune": self.autotune, **details},
-                             steps=dict(getattr(launch, "steps", {})))
+        details: StageDetails = {"autotune": self.autotune}
+        if compiled is not None:
+            details["compiled"] = compiled
+        return TunedLauncher(run, self.label, details, steps=dict(getattr(launch, "steps", {})))
 
 
 @dataclass
@@ -73,7 +76,7 @@ class TunedLauncher:
 
     run: Callable[[], None]
     tile_label: str
-    details: dict = field(default_factory=dict)
+    details: StageDetails
     split_k: None = None
     padded_shape: None = None
     prepare: None = None
@@ -91,7 +94,8 @@ def pinned(candidates: list[Candidate], label: str | None) -> list[Candidate]:
 def tune(stage: Stage, problem, candidates: list[Candidate]) -> Tuned:
     """Try every candidate on `problem` (module docstring) and keep the fastest that verified."""
     size = tuple(getattr(problem, dim) for dim in ("m", "n", "k") if hasattr(problem, dim))
-    trials, kept = [], {}
+    trials: list[TuningTrial] = []
+    kept: dict[str, tuple[Callable, object]] = {}
     for candidate in candidates:
         trial, result = _trial(stage, problem, candidate, size)
         trials.append(trial)
@@ -106,15 +110,21 @@ def tune(stage: Stage, problem, candidates: list[Candidate]) -> Tuned:
     return Tuned(best["config"], launch, first, {"kept": best["config"], "trials": trials, "rule": RULE})
 
 
-def finalists(trials: list[dict]) -> list[dict]:
+def finalists(trials: list[TuningTrial]) -> list[TuningTrial]:
     """The verified trials whose median is within FINALIST_MARGIN of the fastest, fastest first, at most
     MAX_FINALISTS."""
-    ranked = sorted((trial for trial in trials if trial["status"] == "ok"), key=lambda trial: trial["median_ms"])
-    limit = ranked[0]["median_ms"] * (1 + FINALIST_MARGIN)
-    return [trial for trial in ranked if trial["median_ms"] <= limit][:MAX_FINALISTS]
+    ranked = sorted((trial for trial in trials if trial["status"] == "ok"), key=_median)
+    limit = _median(ranked[0]) * (1 + FINALIST_MARGIN)
+    return [trial for trial in ranked if _median(trial) <= limit][:MAX_FINALISTS]
 
 
-def _in_turn_fastest(final: list[dict], kept: dict, range_name: str) -> dict:
+def _median(trial: TuningTrial) -> float:
+    """A verified trial's median (a trial that is not ok has none, and is never ranked)."""
+    assert trial["median_ms"] is not None, trial
+    return trial["median_ms"]
+
+
+def _in_turn_fastest(final: list[TuningTrial], kept: dict[str, tuple[Callable, object]], range_name: str) -> TuningTrial:
     """The finalist with the fastest median timed in turn with the others (each trial gains its `in_turn_ms`);
     a lone finalist without another round."""
     if len(final) == 1:
@@ -126,11 +136,11 @@ def _in_turn_fastest(final: list[dict], kept: dict, range_name: str) -> dict:
     return min(final, key=lambda trial: trial["in_turn_ms"])
 
 
-def _trial(stage: Stage, problem, candidate: Candidate, size) -> tuple[dict, tuple[Callable, object] | None]:
+def _trial(stage: Stage, problem, candidate: Candidate, size) -> tuple[TuningTrial, tuple[Callable, object] | None]:
     """One candidate built, verified and timed: the trial's record, and its launch with what its
     first launch returned (None for a candidate that failed: the record says why)."""
     cp = require_cupy()
-    trial: dict = {"config": candidate.label, "status": "ok", "message": None, "median_ms": None, "rel_error": None}
+    trial: TuningTrial = {"config": candidate.label, "status": "ok", "message": None, "median_ms": None, "rel_error": None}
     with nvtx_range(tune_range_name(stage.op, stage.stage, size, candidate.label)):  # every launch of the trial
         try:
             launch = candidate.build()

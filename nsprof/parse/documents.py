@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from nsprof.errors import ParseError
+from nsprof.ladder_runs.bench_types import StageDetails
 from nsprof.parse.bench_record import result_problem
 from nsprof.parse.json_document import JSON_TYPES, json_type, read_json_object
 from nsprof.parse.model import CpuRung
@@ -61,7 +62,7 @@ def read_pipeline_results(path: Path) -> dict | None:
     return document
 
 
-def read_tuning(path: Path) -> dict[tuple[str, str], dict] | None:
+def read_tuning(path: Path) -> dict[tuple[str, str], StageDetails] | None:
     """What a capture's bench record (bench-nsys.json, written by the nsys pass; the ncu pass reuses
     it) says of its tuned stages (Triton and library): (stage, size) -> `details` (the tuning's trials and kept
     configuration, and what Triton compiled: nsprof.ladder_runs.triton_stage); None without the file.

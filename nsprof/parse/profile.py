@@ -21,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from nsprof.errors import MissingPathError, ParseError
+from nsprof.ladder_runs.bench_types import StageDetails
 from nsprof.ncu_log import profiled_launches
 from nsprof.parse import jax_trace
 from nsprof.parse.documents import read_cpu_rung, read_manifest, read_pipeline_results, read_tuning
@@ -57,7 +58,7 @@ class Capture:
     timelines: list[GpuTimeline] = field(default_factory=list)
     counters: list[LaunchCounters] = field(default_factory=list)
     pipeline: dict | None = None  # pipeline.json: what `nsprof pipeline` measured, where it made this capture
-    tuning: dict | None = None  # bench-nsys.json's Triton stages: (stage, size) -> their tuning (documents.read_tuning)
+    tuning: dict[tuple[str, str], StageDetails] | None = None  # bench-nsys.json's tuned stages (documents.read_tuning)
     triton: pd.DataFrame | None = None  # triton-cache/: the kernels the program's Triton compiled (triton_cache)
     cpu: CpuRung | None = None  # bench-cpu.json and ceilings-cpu.json: the CPU stages timed beside the capture
     # torch.profiler traces beside nsys output: read for their operators (nsprof.analyze.operators), not timed

@@ -4,12 +4,13 @@ a new ladder's table needs no change here."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypeGuard
+from typing import TYPE_CHECKING, Literal, TypeGuard
 
 from rich.table import Table
 
 from nsprof.ladder.registry import get_op
 from nsprof.ladder_runs.bench import PAIRED
+from nsprof.ladder_runs.bench_types import SassCounts, StageDetails
 from nsprof.launch.rotation import ROTATE_BELOW_L2S
 from nsprof.render import format as fmt
 from nsprof.render.document import Table as DocumentTable
@@ -174,7 +175,8 @@ def tuning_note(record: dict) -> str:
     """A Triton stage's tuning and what it compiled to (nsprof.ladder_runs.triton_stage): 'v12t 4096^3:
     kept 128x256x32 w8 s3 of 5 tried (5 verified, the fastest; tuning never timed as the stage),
     168 registers, 0 spills, 192 KB shared; SASS: 512 HGMMA (wgmma), 64 UTMALDG (TMA)'."""
-    tuning, compiled = record["details"]["autotune"], record["details"].get("compiled")
+    details: StageDetails = record["details"]
+    tuning, compiled = details["autotune"], details.get("compiled")
     verified = sum(trial["status"] == "ok" for trial in tuning["trials"])
     in_turn = sum("in_turn_ms" in trial for trial in tuning["trials"])  # the finalists (nsprof.ladder_runs.tuning)
     fastest = f"the fastest of {in_turn} timed in turn" if in_turn else "the fastest"
@@ -184,15 +186,22 @@ def tuning_note(record: dict) -> str:
         return text
     text += (f", {compiled['registers']} registers, {compiled['spills']} spills, "
              f"{(compiled['shared_bytes'] or 0) / 1024:.0f} KB shared")
-    sass = compiled.get("sass")
-    if sass:
-        counts = [f"{sass[name]:,} {opcode}" for name, opcode in SASS_WORDS.items() if sass.get(name)]
+    if compiled.get("sass"):
+        counts = sass_counts(compiled.get("sass"))
         text += "; SASS: " + (", ".join(counts) if counts else "none of " + ", ".join(SASS_WORDS.values()))
     return text
 
 
-SASS_WORDS = {"wgmma": "HGMMA (wgmma)", "mma_sync": "HMMA (mma.sync)", "tma_load": "UTMALDG (TMA)",
-              "cp_async": "LDGSTS (cp.async)", "ffma": "FFMA"}  # what says which path the kernel took
+SassWord = Literal["wgmma", "mma_sync", "tma_load", "cp_async", "ffma"]
+SASS_WORDS: dict[SassWord, str] = {  # what says which path the kernel took
+    "wgmma": "HGMMA (wgmma)", "mma_sync": "HMMA (mma.sync)", "tma_load": "UTMALDG (TMA)",
+    "cp_async": "LDGSTS (cp.async)", "ffma": "FFMA"}
+
+
+def sass_counts(sass: SassCounts | None) -> list[str]:
+    """How many of each of SASS_WORDS's instructions a Triton kernel's SASS holds ("512 HGMMA (wgmma)"), those it
+    holds none of left out; none where its SASS was not read."""
+    return [f"{sass[name]:,} {word}" for name, word in SASS_WORDS.items() if sass and sass.get(name)]
 
 
 def _status_notes(records: list[dict]) -> list[str]:
