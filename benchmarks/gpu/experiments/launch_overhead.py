@@ -2,8 +2,10 @@
 the GPU at every size (benchmarks/records/2026-12-02-h200-hgemm-kernel-time, section 3). Here kernels that do
 nothing but stamp the global timer as each block starts and ends are launched in h6's configuration and in
 smaller ones, plainly (as CuPy launches) and as programmatic dependent launches (as h6 is launched), each launch
-between its own CUDA events as nsprof bench times. Under nsys the export gives each launch's duration; with the
-stamps (--out) each launch's time with no block running is its duration minus its blocks' span.
+between its own CUDA events as nsprof bench times: first with the kernels' code and data left in the L2 ("warm"),
+then each launch after a write that evicts the L2 ("cold", outside the events, as the bench's rotated inputs
+leave a kernel's code cold). Under nsys the export gives each launch's duration; with the stamps (--out) each
+launch's time with no block running is its duration minus its blocks' span.
 
     nsys profile -t cuda --export sqlite -o /tmp/lo python3 benchmarks/gpu/experiments/launch_overhead.py \\
         --out $OUT/launch-overhead.json
@@ -67,9 +69,13 @@ VARIANTS = {
 }
 
 
+PHASES = ("warm", "cold")
+EVICT_BYTES = 256 << 20  # written between the cold launches: four times any Hopper L2
+
+
 def launch_all(launches: int) -> dict[str, list[list[int]]]:
-    """Every variant `launches` times in turn (each launch between its own events); per variant, each launch's
-    [first block's start, last block's end] in global-timer ns."""
+    """Every variant `launches` times in turn in each of PHASES (each launch between its own events); per variant,
+    each launch's [first block's start, last block's end] in global-timer ns, the warm launches first."""
     import cupy as cp
     import numpy as np
 
@@ -77,7 +83,8 @@ def launch_all(launches: int) -> dict[str, list[list[int]]]:
 
     module = cp.RawModule(code=SOURCE, options=("-std=c++17",), name_expressions=None)
     out = cp.zeros(132 * 128 * 128, dtype=cp.float16)
-    stamps = {name: cp.zeros(2 * launches, dtype=cp.uint64) for name in VARIANTS}
+    stamps = {name: cp.zeros(2 * len(PHASES) * launches, dtype=cp.uint64) for name in VARIANTS}
+    evict = cp.empty(EVICT_BYTES, dtype=cp.uint8)
     calls = {}
     for name, (grid, block, smem, dependent) in VARIANTS.items():
         kernel = module.get_function(name)
@@ -87,8 +94,10 @@ def launch_all(launches: int) -> dict[str, list[list[int]]]:
         calls[name] = (launch, grid, block, smem)
     for stamp in stamps.values():  # each launch's first start is the least of its blocks' (atomicMin)
         stamp[0::2] = np.uint64(2**64 - 1)
-    for i in range(launches):
+    for i in range(len(PHASES) * launches):
         for name, (launch, grid, block, smem) in calls.items():
+            if i >= launches:  # cold: nothing of the kernel's left in the L2
+                evict.fill(i % 251)
             start, end = cp.cuda.Event(), cp.cuda.Event()
             start.record()
             launch((grid,), (block,), (stamps[name], cp.int32(i), out), shared_mem=smem)
@@ -109,7 +118,8 @@ def no_block_times(durations_ns: list[int], spans: list[list[int]]) -> dict:
 
 
 def read(export: str, stamped: dict[str, list[list[int]]]) -> dict[str, dict]:
-    """Each variant's no_block_times, its launches' durations read from the nsys export in launch order."""
+    """Each variant's no_block_times in each of PHASES, its launches' durations read from the nsys export in launch
+    order."""
     from nsprof.parse.nsys_sqlite import load_nsys
 
     kernels = load_nsys(export, columns={"kernels": ["start_ns", "end_ns", "short_name"]}).kernels
@@ -117,8 +127,14 @@ def read(export: str, stamped: dict[str, list[list[int]]]) -> dict[str, dict]:
     found = {}
     for name, spans in stamped.items():
         mine = kernels[kernels["short_name"].astype(str) == name]
-        found[name] = {"grid, block, shared bytes, dependent": VARIANTS[name],
-                       **no_block_times((mine["end_ns"] - mine["start_ns"]).tolist(), spans)}
+        durations = (mine["end_ns"] - mine["start_ns"]).tolist()
+        if len(durations) != len(spans):
+            raise ValueError(f"{name}: {len(durations)} launches in the export against {len(spans)} stamped")
+        half = len(spans) // len(PHASES)
+        for number, phase in enumerate(PHASES):
+            part = slice(number * half, (number + 1) * half)
+            found[f"{name} {phase}"] = {"grid, block, shared bytes, dependent": VARIANTS[name],
+                                        **no_block_times(durations[part], spans[part])}
     return found
 
 
@@ -134,7 +150,7 @@ def main() -> None:
         result = read(args.read, stamped)
         out.write_text(json.dumps({"stamps": stamped, "no_block": result}))
         for name, row in result.items():
-            print(f"{name:14s} {row['launches']:4d} launches: duration {row['duration_us']:7.2f} us, blocks' span "
+            print(f"{name:19s} {row['launches']:4d} launches: duration {row['duration_us']:7.2f} us, blocks' span "
                   f"{row['span_us']:7.2f} us, no block {row['no_block_us']:5.2f} us")
     else:
         out.write_text(json.dumps({"stamps": launch_all(args.launches)}))
