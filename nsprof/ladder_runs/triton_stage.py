@@ -60,7 +60,7 @@ def compiled_facts(compiled) -> CompiledFacts:
         sass = compiled.asm["sass"]
     except Exception:  # nvdisasm not found
         sass = None
-    # SASS_OPCODES names every key of SassCounts (tests/test_triton_stage_facts.py)
+    # SASS_OPCODES names every key of SassCounts (tests/test_tuning_types.py)
     counts = None if sass is None else cast(
         SassCounts, {name: len(re.findall(rf"\b{opcode}\b", sass)) for name, opcode in SASS_OPCODES.items()})
     return {"kernel": getattr(metadata, "name", None), "num_warps": getattr(metadata, "num_warps", None),
