@@ -12,7 +12,9 @@ launch's time with no block running is its duration minus its blocks' span.
     python3 benchmarks/gpu/experiments/launch_overhead.py --read /tmp/lo.sqlite --out $OUT/launch-overhead.json
 
 Each variant is a kernel of its own name, so that the export tells them apart: the grid, the block, the dynamic
-shared memory, clusters of two, and the stores of a 128 x 128 tile of halves a block (what h6 writes last).
+shared memory, clusters of two, and the stores of a 128 x 128 tile of halves a block (what h6 writes last), by
+the threads or, as h6 stores them, by the async proxy from shared memory, the block then waiting for the writes
+(h6's end) or only for the reads.
 """
 
 from __future__ import annotations
@@ -42,6 +44,22 @@ __device__ __forceinline__ unsigned long long now_ns() {
 #define TILE_STORE                                                                                \
     for (int i = threadIdx.x; i < 128 * 128 / 8; i += blockDim.x)                                 \
         reinterpret_cast<uint4*>(out)[blockIdx.x * (128 * 128 / 8) + i] = make_uint4(i, 1, 2, 3);
+// the same 32 KB stored as h6 stores C: from shared memory by the async proxy (a bulk copy, as a TMA store), thread
+// 0 then waiting for the copy to be written (WAIT "cp.async.bulk.wait_group 0", h6's end) or only read
+#define BULK_STORE(WAIT)                                                                          \
+    extern __shared__ __align__(128) unsigned char staged[];                                      \
+    for (int i = threadIdx.x; i < 32768 / 16; i += blockDim.x)                                    \
+        reinterpret_cast<uint4*>(staged)[i] = make_uint4(i, 1, 2, 3);                             \
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");                                  \
+    __syncthreads();                                                                              \
+    if (threadIdx.x == 0) {                                                                       \
+        const unsigned from = (unsigned)__cvta_generic_to_shared(staged);                         \
+        char* to = reinterpret_cast<char*>(out) + (size_t)blockIdx.x * 32768;                     \
+        asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], 32768;"             \
+                     :: "l"(to), "r"(from) : "memory");                                           \
+        asm volatile("cp.async.bulk.commit_group;" ::: "memory");                                 \
+        asm volatile(WAIT ::: "memory");                                                          \
+    }
 extern "C" __global__ void lo_small(unsigned long long* stamps, int launch, void* out) { BODY() }
 extern "C" __global__ void lo_grid(unsigned long long* stamps, int launch, void* out) { BODY() }
 extern "C" __global__ void lo_smem(unsigned long long* stamps, int launch, void* out) { BODY() }
@@ -55,6 +73,12 @@ extern "C" __global__ void lo_stores_pdl(unsigned long long* stamps, int launch,
     asm volatile("griddepcontrol.wait;" ::: "memory");
     BODY(TILE_STORE)
 }
+extern "C" __global__ void lo_bulk(unsigned long long* stamps, int launch, void* out) {
+    BODY(BULK_STORE("cp.async.bulk.wait_group 0;"))
+}
+extern "C" __global__ void lo_bulk_read(unsigned long long* stamps, int launch, void* out) {
+    BODY(BULK_STORE("cp.async.bulk.wait_group.read 0;"))
+}
 """
 H6_SMEM = 231680  # hgemm_h6_pp_tma_128x128's dynamic shared memory (ncu, the record's call 3)
 # name -> (grid, block, dynamic shared memory, launched as a programmatic dependent launch)
@@ -66,6 +90,8 @@ VARIANTS = {
     "lo_cluster": (132, 384, H6_SMEM, False),
     "lo_stores": (132, 384, H6_SMEM, False),
     "lo_stores_pdl": (132, 384, H6_SMEM, True),
+    "lo_bulk": (132, 384, H6_SMEM, False),
+    "lo_bulk_read": (132, 384, H6_SMEM, False),
 }
 
 
