@@ -1,6 +1,6 @@
 """benchmarks/gpu/experiments/pair_kernels.py on a real export: call 7 of the record
 2026-12-02-h200-hgemm-kernel-time (h6_plans.py pairing h6 with the library under nsys on an H200), cut to about 30
-pairs at 2048^3 and 30 at 4096^3 (tests/data/h200/pair-h6-library.sqlite.xz). The script lives outside the package,
+pairs at 2048^3 and 30 at 4096^3 (tests/data/paired/h6-library.sqlite.xz). The script lives outside the package,
 so it is loaded from its file."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 from nsprof.parse.nsys_sqlite import load_nsys
 
 ROOT = Path(__file__).resolve().parents[1]
-EXPORT = ROOT / "tests" / "data" / "h200" / "pair-h6-library.sqlite.xz"
+EXPORT = ROOT / "tests" / "data" / "paired" / "h6-library.sqlite.xz"
 
 
 def script():
