@@ -4,22 +4,13 @@ from its file."""
 
 from __future__ import annotations
 
-import functools
-import importlib.util
-from pathlib import Path
+from script_files import script
 
 from nsprof.ladder.registry import get_stage
 
-ROOT = Path(__file__).resolve().parents[1]
 
-
-@functools.cache
 def probe():
-    spec = importlib.util.spec_from_file_location("h6_plans", ROOT / "benchmarks" / "gpu" / "experiments" / "h6_plans.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return script("benchmarks/gpu/experiments/h6_plans.py")
 
 
 def h6_candidates():

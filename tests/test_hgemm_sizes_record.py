@@ -3,11 +3,11 @@ runs, and every row of those runs was verified, paired with the library and meas
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+from script_files import script
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDS = [ROOT / "benchmarks" / "records" / name for name in (
@@ -21,10 +21,7 @@ RUNS = [path for record in RECORDS for pattern in ("*-run[12].json", "*-call*-[1
 
 
 def _record_script():
-    spec = importlib.util.spec_from_file_location("hgemm_sizes_record", ROOT / "benchmarks" / "hgemm_sizes_record.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return script("benchmarks/hgemm_sizes_record.py")
 
 
 @pytest.mark.parametrize("record", RECORDS, ids=lambda path: path.name)

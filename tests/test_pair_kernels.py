@@ -5,13 +5,13 @@ so it is loaded from its file."""
 
 from __future__ import annotations
 
-import importlib.util
 import lzma
 import sqlite3
 import statistics
 from pathlib import Path
 
 import pytest
+from script_files import script
 
 from nsprof.parse.nsys_sqlite import load_nsys
 
@@ -19,13 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 EXPORT = ROOT / "tests" / "data" / "paired" / "h6-library.sqlite.xz"
 
 
-def script():
-    spec = importlib.util.spec_from_file_location("pair_kernels",
-                                                  ROOT / "benchmarks" / "gpu" / "experiments" / "pair_kernels.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def pair_kernels():
+    return script("benchmarks/gpu/experiments/pair_kernels.py")
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +39,7 @@ def raw_kernels(path: Path) -> list[tuple[str, int, int]]:
 
 def test_each_alternating_stretch_gives_each_kernels_own_median_and_the_gap_before_it(export):
     kernels = load_nsys(export, columns={"kernels": ["start_ns", "end_ns", "short_name"]}).kernels
-    rows = script().stretches(kernels, "hgemm_h6", "nvjet_sm90", min_pairs=10)
+    rows = pair_kernels().stretches(kernels, "hgemm_h6", "nvjet_sm90", min_pairs=10)
     raw = raw_kernels(export)
     # the two sizes the export holds, told apart by h6's kernel time (about 26 us and 207 us)
     assert len(rows) == 4 and set(rows["side"]) == {"ours", "theirs"}
@@ -67,5 +62,5 @@ def test_each_alternating_stretch_gives_each_kernels_own_median_and_the_gap_befo
 
 def test_stretches_shorter_than_asked_are_left_out(export):
     kernels = load_nsys(export, columns={"kernels": ["start_ns", "end_ns", "short_name"]}).kernels
-    assert script().stretches(kernels, "hgemm_h6", "nvjet_sm90", min_pairs=40).empty
-    assert script().stretches(kernels, "hgemm_h6", "no such kernel", min_pairs=1).empty
+    assert pair_kernels().stretches(kernels, "hgemm_h6", "nvjet_sm90", min_pairs=40).empty
+    assert pair_kernels().stretches(kernels, "hgemm_h6", "no such kernel", min_pairs=1).empty
