@@ -21,30 +21,19 @@ from nsprof.sizes import parse_label
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDS = {"sgemm": [ROOT / "benchmarks" / "records" / "2026-11-29-h200-sgemm" / "h200-sgemm.json"],
-           "hgemm": [ROOT / "benchmarks" / "records" / "2026-12-01-h200-hgemm-block-start" / f"{half}-run1.json"
-                     for half in ("squares", "models")]}
+           "hgemm": [ROOT / "benchmarks" / "records" / "2026-12-02-h200-hgemm-kernel-time" / name
+                     for name in ("h200-hgemm-kernel-time.json", "models-run1.json")]}  # squares, model shapes
 LABEL = re.compile(r"^(?P<shape>\d+x\d+)x\d+(?:/split(?P<split>\d+)|/tail(?P<tail>\d+))?$")
-# Products whose h6 plan changed after the hgemm record above (nsprof.ladder.ops.launch_plan._taken_over, 2026-12-02):
-# the H200 ran the new plan, verified, in that day's probes (plan "128x128"), not yet in a bench.
-REPLANNED = ROOT / "benchmarks" / "records" / "2026-12-02-h200-hgemm-library-finalists" / "probes.jsonl"
-REPLANNED_SIZES = ("2048x128256x4096", "8192x14336x4096", "8192x128256x4096")
 
 
 def ran_on_the_h200() -> list[tuple[str, dict]]:
-    """The block-tiled GPU stages of the H200 ladder records, each with the record's env; for the products
-    planned anew since, the plan the probes ran."""
+    """The block-tiled GPU stages of the H200 ladder records, each with the record's env."""
     found = []
     for op, paths in RECORDS.items():
         for path in paths:
             document = json.loads(path.read_text())
             found += [(op, {**row, "sm_count": document["env"]["sm_count"]}) for row in document["results"]
-                      if row["status"] == "ok" and LABEL.match(str(row.get("tile")))
-                      and not (row["stage"] == "h6" and row["size"] in REPLANNED_SIZES)]
-    probes = [json.loads(line) for line in REPLANNED.read_text().splitlines()]
-    for size in REPLANNED_SIZES:
-        probe = next(p for p in probes if p["size"] == size and p["plan"] == "128x128" and p["ok"])
-        # (the probes ran on H200s: 132 SMs, as their host files say)
-        found.append(("hgemm", {"stage": "h6", "size": size, "tile": probe["tile"], "split_k": 1, "sm_count": 132}))
+                      if row["status"] == "ok" and LABEL.match(str(row.get("tile")))]
     return found
 
 
