@@ -186,8 +186,9 @@ def tuning_note(record: dict) -> str:
         return text
     text += (f", {compiled['registers']} registers, {compiled['spills']} spills, "
              f"{(compiled['shared_bytes'] or 0) / 1024:.0f} KB shared")
-    if compiled.get("sass"):
-        counts = sass_counts(compiled.get("sass"))
+    sass = compiled.get("sass")
+    if sass:
+        counts = sass_counts(sass)
         text += "; SASS: " + (", ".join(counts) if counts else "none of " + ", ".join(SASS_WORDS.values()))
     return text
 
